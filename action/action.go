@@ -1,0 +1,254 @@
+// Package action holds the action object of a job definition (what a job
+// does when it fires), the Executor interface that carries an action out,
+// and a Registry that maps action types to executors.
+//
+// The built-in types are Http, Https, StorageQueue, ServiceBusQueue and
+// ServiceBusTopic; their executors live in the sub-packages http,
+// storagequeue and servicebus. A host adds its own types by registering an
+// Executor under a new Type.
+package action
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jobclock/scheduler/retry"
+)
+
+// Type names the kind of action. The built-in values are below in their
+// canonical spelling; JSON input is accepted in any case.
+type Type string
+
+// The built-in action types.
+const (
+	HTTP            Type = "Http"
+	HTTPS           Type = "Https"
+	StorageQueue    Type = "StorageQueue"
+	ServiceBusQueue Type = "ServiceBusQueue"
+	ServiceBusTopic Type = "ServiceBusTopic"
+)
+
+// BuiltinTypes lists the action types that the module itself executes.
+var BuiltinTypes = []Type{HTTP, HTTPS, StorageQueue, ServiceBusQueue, ServiceBusTopic}
+
+// Builtin reports whether t is one of BuiltinTypes.
+func (t Type) Builtin() bool {
+	for _, k := range BuiltinTypes {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+// UnmarshalJSON accepts any case for the built-in types and stores their
+// canonical spelling; other values are kept as given.
+func (t *Type) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = Type(s)
+	for _, k := range BuiltinTypes {
+		if strings.EqualFold(s, string(k)) {
+			*t = k
+		}
+	}
+	return nil
+}
+
+// Action is the "action" object of a job definition, and also its
+// "errorAction" (which may not itself have an ErrorAction). Exactly one of
+// the payload fields goes with Type: Request for Http and Https,
+// QueueMessage for StorageQueue, ServiceBusQueueMessage and
+// ServiceBusTopicMessage for the Service Bus types. Custom holds the
+// payload of a host-registered type.
+type Action struct {
+	Type                   Type                    `json:"type"`
+	Request                *HTTPRequest            `json:"request,omitempty"`
+	QueueMessage           *StorageQueueMessage    `json:"queueMessage,omitempty"`
+	ServiceBusQueueMessage *ServiceBusQueueMessage `json:"serviceBusQueueMessage,omitempty"`
+	ServiceBusTopicMessage *ServiceBusTopicMessage `json:"serviceBusTopicMessage,omitempty"`
+	// Custom is the payload of a host-registered action type, kept as raw
+	// JSON for its executor to decode.
+	Custom json.RawMessage `json:"custom,omitempty"`
+	// RetryPolicy says how failed attempts are retried. Nil means the
+	// default policy (see package retry).
+	RetryPolicy *retry.Policy `json:"retryPolicy,omitempty"`
+	// ErrorAction runs when every attempt of an occurrence has failed.
+	ErrorAction *Action `json:"errorAction,omitempty"`
+}
+
+// HTTPRequest is the "request" object of an Http or Https action.
+type HTTPRequest struct {
+	URI            string            `json:"uri"`
+	Method         string            `json:"method"`
+	Headers        map[string]string `json:"headers,omitempty"`
+	Body           string            `json:"body,omitempty"`
+	Authentication *Authentication   `json:"authentication,omitempty"`
+}
+
+// AuthType is the kind of outbound HTTP authentication.
+type AuthType string
+
+// The outbound authentication types in their canonical spelling.
+const (
+	AuthClientCertificate    AuthType = "ClientCertificate"
+	AuthActiveDirectoryOAuth AuthType = "ActiveDirectoryOAuth"
+	AuthBasic                AuthType = "Basic"
+)
+
+var authTypes = []AuthType{AuthClientCertificate, AuthActiveDirectoryOAuth, AuthBasic}
+
+// Valid reports whether t is a known type in canonical spelling.
+func (t AuthType) Valid() bool {
+	for _, k := range authTypes {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+// UnmarshalJSON accepts any case and stores the canonical spelling of known
+// values; unknown values are kept as given.
+func (t *AuthType) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = AuthType(s)
+	for _, k := range authTypes {
+		if strings.EqualFold(s, string(k)) {
+			*t = k
+		}
+	}
+	return nil
+}
+
+// Authentication is the "authentication" object of an HTTP request. Which
+// fields apply depends on Type:
+//   - Basic: Username, Password.
+//   - ClientCertificate: Pfx (base64 of a PKCS#12 file) and Password; the
+//     Certificate* fields are filled in by the scheduler for display.
+//   - ActiveDirectoryOAuth: Tenant, Audience, ClientID, Secret; Authority
+//     overrides the token endpoint's base URL (default
+//     https://login.microsoftonline.com/).
+//
+// Password, Pfx and Secret are secrets: accepted on input, never returned by
+// the management API.
+type Authentication struct {
+	Type AuthType `json:"type"`
+
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+
+	Pfx                       string     `json:"pfx,omitempty"`
+	CertificateThumbprint     string     `json:"certificateThumbprint,omitempty"`
+	CertificateSubjectName    string     `json:"certificateSubjectName,omitempty"`
+	CertificateExpirationDate *time.Time `json:"certificateExpirationDate,omitempty"`
+
+	Tenant    string `json:"tenant,omitempty"`
+	Audience  string `json:"audience,omitempty"`
+	ClientID  string `json:"clientId,omitempty"`
+	Secret    string `json:"secret,omitempty"`
+	Authority string `json:"authority,omitempty"`
+}
+
+// StorageQueueMessage is the "queueMessage" object of a StorageQueue action.
+type StorageQueueMessage struct {
+	StorageAccount string `json:"storageAccount"`
+	QueueName      string `json:"queueName"`
+	SASToken       string `json:"sasToken"`
+	Message        string `json:"message"`
+}
+
+// ServiceBusMessage holds the fields common to Service Bus queue and topic
+// messages.
+type ServiceBusMessage struct {
+	Namespace                 string                    `json:"namespace"`
+	TransportType             TransportType             `json:"transportType,omitempty"`
+	Authentication            *ServiceBusAuthentication `json:"authentication,omitempty"`
+	Message                   string                    `json:"message"`
+	BrokeredMessageProperties *BrokeredMessageProperties `json:"brokeredMessageProperties,omitempty"`
+	CustomMessageProperties   map[string]string         `json:"customMessageProperties,omitempty"`
+}
+
+// ServiceBusQueueMessage is the "serviceBusQueueMessage" object.
+type ServiceBusQueueMessage struct {
+	ServiceBusMessage
+	QueueName string `json:"queueName"`
+}
+
+// ServiceBusTopicMessage is the "serviceBusTopicMessage" object.
+type ServiceBusTopicMessage struct {
+	ServiceBusMessage
+	TopicPath string `json:"topicPath"`
+}
+
+// TransportType is the Service Bus transport: NotSpecified, NetMessaging or
+// AMQP. Every value is sent over AMQP.
+type TransportType string
+
+// The transport types in their canonical spelling.
+const (
+	TransportNotSpecified TransportType = "NotSpecified"
+	TransportNetMessaging TransportType = "NetMessaging"
+	TransportAMQP         TransportType = "AMQP"
+)
+
+var transportTypes = []TransportType{TransportNotSpecified, TransportNetMessaging, TransportAMQP}
+
+// Valid reports whether t is a known type in canonical spelling.
+func (t TransportType) Valid() bool {
+	for _, k := range transportTypes {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+// UnmarshalJSON accepts any case and stores the canonical spelling of known
+// values; unknown values are kept as given.
+func (t *TransportType) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = TransportType(s)
+	for _, k := range transportTypes {
+		if strings.EqualFold(s, string(k)) {
+			*t = k
+		}
+	}
+	return nil
+}
+
+// ServiceBusAuthentication is the "authentication" object of a Service Bus
+// message. SASKey is a secret: accepted on input, never returned.
+type ServiceBusAuthentication struct {
+	SASKeyName string `json:"sasKeyName,omitempty"`
+	SASKey     string `json:"sasKey,omitempty"`
+	// Type is "SharedAccessKey" or "NotSpecified".
+	Type string `json:"type,omitempty"`
+}
+
+// BrokeredMessageProperties are the system properties of a Service Bus
+// message. TimeToLive is an ISO 8601 duration.
+type BrokeredMessageProperties struct {
+	ContentType             string          `json:"contentType,omitempty"`
+	CorrelationID           string          `json:"correlationId,omitempty"`
+	ForcePersistence        bool            `json:"forcePersistence,omitempty"`
+	Label                   string          `json:"label,omitempty"`
+	MessageID               string          `json:"messageId,omitempty"`
+	PartitionKey            string          `json:"partitionKey,omitempty"`
+	ReplyTo                 string          `json:"replyTo,omitempty"`
+	ReplyToSessionID        string          `json:"replyToSessionId,omitempty"`
+	ScheduledEnqueueTimeUtc *time.Time      `json:"scheduledEnqueueTimeUtc,omitempty"`
+	SessionID               string          `json:"sessionId,omitempty"`
+	TimeToLive              *retry.Duration `json:"timeToLive,omitempty"`
+	To                      string          `json:"to,omitempty"`
+	ViaPartitionKey         string          `json:"viaPartitionKey,omitempty"`
+}

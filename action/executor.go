@@ -1,0 +1,101 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Executor carries out one attempt of an action. It returns a nil error when
+// the attempt succeeded. A non-nil error is a failed attempt; the Result may
+// still be non-nil to carry the response that explains the failure.
+//
+// Execute must honour ctx: the scheduler cancels it when the attempt's
+// timeout passes or the scheduler stops. Executors are called from many
+// goroutines at once. A panic in Execute is recovered by the scheduler and
+// recorded as a failed attempt.
+type Executor interface {
+	Execute(ctx context.Context, req *Request) (*Result, error)
+}
+
+// ExecutorFunc adapts a function to the Executor interface.
+type ExecutorFunc func(ctx context.Context, req *Request) (*Result, error)
+
+// Execute calls f(ctx, req).
+func (f ExecutorFunc) Execute(ctx context.Context, req *Request) (*Result, error) { return f(ctx, req) }
+
+// Request is one attempt of an action, with the scheduler's metadata about
+// it. Executors put the metadata on the wire (HTTP headers, message
+// properties) so that receivers can identify and de-duplicate attempts.
+type Request struct {
+	// Action is the action to carry out (the job's action or its
+	// errorAction). Executors must not modify it.
+	Action *Action
+	// JobID and CollectionID identify the job ("reports/nightly" style
+	// names chosen by the scheduler; see the root package).
+	JobID        string
+	CollectionID string
+	// ExecutionTag is the same for every attempt of one occurrence, also
+	// across scheduler instances, so receivers can drop duplicates.
+	ExecutionTag string
+	// ClientRequestID is new for every attempt.
+	ClientRequestID string
+	// ExpectedTime is the instant the occurrence was scheduled for.
+	ExpectedTime time.Time
+	// Occurrence is the occurrence number (history's repeatCount, from 1).
+	Occurrence int
+	// Retry is the retry number within the occurrence: 0 for the first
+	// attempt (history's retryCount).
+	Retry int
+	// ErrorAction is true when Action is the job's errorAction.
+	ErrorAction bool
+}
+
+// Result describes the outcome of an attempt for the job's history.
+type Result struct {
+	// Message is a short description of the outcome for people, such as
+	// the response status and the start of the response body. The
+	// scheduler truncates it for history.
+	Message string
+}
+
+// Registry maps action types to executors. The zero value is an empty
+// registry ready for use; it is safe for concurrent use.
+type Registry struct {
+	mu sync.RWMutex
+	m  map[Type]Executor
+}
+
+// Register makes e the executor for actions of type t, replacing any
+// executor registered for t before. It panics if e is nil or t is empty.
+func (r *Registry) Register(t Type, e Executor) {
+	if e == nil || t == "" {
+		panic(fmt.Sprintf("action: Register(%q) with nil executor or empty type", t))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = make(map[Type]Executor)
+	}
+	r.m[t] = e
+}
+
+// Lookup returns the executor registered for t.
+func (r *Registry) Lookup(t Type) (Executor, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.m[t]
+	return e, ok
+}
+
+// Types returns the registered types in no particular order.
+func (r *Registry) Types() []Type {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	ts := make([]Type, 0, len(r.m))
+	for t := range r.m {
+		ts = append(ts, t)
+	}
+	return ts
+}

@@ -1,0 +1,88 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// Job is a job definition: the "properties" object of an Azure Scheduler
+// job. Parse one with [ParseJob]; marshal it with encoding/json to get the
+// canonical JSON back.
+type Job struct {
+	// StartTime is when the job first runs (no recurrence or no schedule)
+	// or the earliest instant it may run (with a schedule). Nil means the
+	// job's creation time.
+	StartTime *time.Time `json:"startTime,omitempty"`
+	// Action is what the job does. Required.
+	Action action.Action `json:"action"`
+	// Recurrence says how the job repeats. Nil means it runs once.
+	Recurrence *recurrence.Recurrence `json:"recurrence,omitempty"`
+	// State is Enabled, Disabled, Completed or Faulted. Empty means
+	// Enabled.
+	State JobState `json:"state,omitempty"`
+	// Status is maintained by the scheduler; it is ignored on input.
+	Status *JobStatus `json:"status,omitempty"`
+}
+
+// JobState is the state of a job.
+type JobState string
+
+// The job states in their canonical spelling.
+const (
+	JobEnabled   JobState = "Enabled"
+	JobDisabled  JobState = "Disabled"
+	JobCompleted JobState = "Completed"
+	JobFaulted   JobState = "Faulted"
+)
+
+var jobStates = []JobState{JobEnabled, JobDisabled, JobCompleted, JobFaulted}
+
+// Valid reports whether s is a known state in canonical spelling.
+func (s JobState) Valid() bool {
+	for _, k := range jobStates {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Final reports whether s is Completed or Faulted, states that cannot be
+// changed.
+func (s JobState) Final() bool { return s == JobCompleted || s == JobFaulted }
+
+// UnmarshalJSON accepts any case and stores the canonical spelling of known
+// values; unknown values are kept as given for validation to report.
+func (s *JobState) UnmarshalJSON(b []byte) error {
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = JobState(v)
+	for _, k := range jobStates {
+		if strings.EqualFold(v, string(k)) {
+			*s = k
+		}
+	}
+	return nil
+}
+
+// JobStatus is the read-only "status" object that the scheduler maintains.
+type JobStatus struct {
+	// LastExecutionTime is when the last attempt started; nil before the
+	// first.
+	LastExecutionTime *time.Time `json:"lastExecutionTime,omitempty"`
+	// NextExecutionTime is when the next occurrence is due; nil when the
+	// job has no further occurrence.
+	NextExecutionTime *time.Time `json:"nextExecutionTime,omitempty"`
+	// ExecutionCount counts attempts of the main action, retries included.
+	ExecutionCount int `json:"executionCount"`
+	// FailureCount counts failed attempts of the main action.
+	FailureCount int `json:"failureCount"`
+	// FaultedCount counts occurrences whose every attempt failed.
+	FaultedCount int `json:"faultedCount"`
+}

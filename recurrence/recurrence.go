@@ -1,0 +1,153 @@
+// Package recurrence holds the recurrence object of a job definition and turns
+// it, together with the job's start, into the exact instants the job runs.
+//
+// The types in this file mirror the JSON of the job definition's
+// "recurrence" object. Enum values are accepted in any case on input and
+// written back in their canonical spelling ("Week", "Monday").
+package recurrence
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Frequency is the unit of a recurrence: Minute, Hour, Day, Week, Month or
+// Year. Values outside that set survive unmarshalling unchanged so that
+// validation can report them; use [Frequency.Valid] to check.
+type Frequency string
+
+// The frequencies a recurrence may have, in their canonical spelling.
+const (
+	Minute Frequency = "Minute"
+	Hour   Frequency = "Hour"
+	Day    Frequency = "Day"
+	Week   Frequency = "Week"
+	Month  Frequency = "Month"
+	Year   Frequency = "Year"
+)
+
+var frequencies = []Frequency{Minute, Hour, Day, Week, Month, Year}
+
+// Valid reports whether f is one of the known frequencies in canonical
+// spelling.
+func (f Frequency) Valid() bool {
+	for _, k := range frequencies {
+		if f == k {
+			return true
+		}
+	}
+	return false
+}
+
+// UnmarshalJSON accepts any case and stores the canonical spelling of known
+// values; unknown values are kept as given.
+func (f *Frequency) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*f = Frequency(canonical(s, frequencies))
+	return nil
+}
+
+// Weekday is a day of the week in its canonical spelling ("Monday").
+// Unknown values survive unmarshalling so that validation can report them;
+// use [Weekday.Valid] to check.
+type Weekday string
+
+// The days of the week, in their canonical spelling.
+const (
+	Sunday    Weekday = "Sunday"
+	Monday    Weekday = "Monday"
+	Tuesday   Weekday = "Tuesday"
+	Wednesday Weekday = "Wednesday"
+	Thursday  Weekday = "Thursday"
+	Friday    Weekday = "Friday"
+	Saturday  Weekday = "Saturday"
+)
+
+var weekdays = []Weekday{Sunday, Monday, Tuesday, Wednesday, Thursday, Friday, Saturday}
+
+// Valid reports whether d is a known day in canonical spelling.
+func (d Weekday) Valid() bool {
+	for _, k := range weekdays {
+		if d == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Time returns the [time.Weekday] of d; ok is false for an unknown day.
+func (d Weekday) Time() (wd time.Weekday, ok bool) {
+	for i, k := range weekdays {
+		if d == k {
+			return time.Weekday(i), true
+		}
+	}
+	return 0, false
+}
+
+// UnmarshalJSON accepts any case and stores the canonical spelling of known
+// values; unknown values are kept as given.
+func (d *Weekday) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*d = Weekday(canonical(s, weekdays))
+	return nil
+}
+
+// Recurrence says how often a job repeats and when it stops. It is the
+// "recurrence" object of a job definition.
+type Recurrence struct {
+	// Frequency is the unit between occurrences. Required.
+	Frequency Frequency `json:"frequency"`
+	// Interval is the number of Frequency units between occurrences.
+	// Zero means 1.
+	Interval int `json:"interval,omitempty"`
+	// Count is the number of occurrences that run, counted from the first
+	// one that runs. Zero means no limit.
+	Count int `json:"count,omitempty"`
+	// EndTime is the last instant at which an occurrence may run
+	// (inclusive). Nil means no end.
+	EndTime *time.Time `json:"endTime,omitempty"`
+	// TimeZone is the IANA (or Windows) name of the zone in which the
+	// schedule's hours, minutes and days are evaluated. Empty means UTC.
+	TimeZone string `json:"timeZone,omitempty"`
+	// Schedule narrows or widens the occurrences within each period.
+	// Nil means one occurrence per period, at the start's wall time.
+	Schedule *Schedule `json:"schedule,omitempty"`
+}
+
+// Schedule is the "schedule" object of a recurrence: the minutes, hours,
+// days and months at which a job runs within each period.
+type Schedule struct {
+	Minutes            []int               `json:"minutes,omitempty"`
+	Hours              []int               `json:"hours,omitempty"`
+	WeekDays           []Weekday           `json:"weekDays,omitempty"`
+	MonthDays          []int               `json:"monthDays,omitempty"`
+	MonthlyOccurrences []MonthlyOccurrence `json:"monthlyOccurrences,omitempty"`
+	Months             []int               `json:"months,omitempty"`
+}
+
+// MonthlyOccurrence selects a weekday within a month: Occurrence 1 is the
+// first such day, -1 the last; 0 (absent) means every such day of the month.
+// On input the key "Occurrence" is accepted as well as "occurrence".
+type MonthlyOccurrence struct {
+	Day        Weekday `json:"day"`
+	Occurrence int     `json:"occurrence,omitempty"`
+}
+
+// canonical returns the member of set that equals s ignoring case, or s
+// unchanged when there is none.
+func canonical[T ~string](s string, set []T) string {
+	for _, k := range set {
+		if strings.EqualFold(s, string(k)) {
+			return string(k)
+		}
+	}
+	return s
+}
