@@ -151,3 +151,20 @@ func canonical[T ~string](s string, set []T) string {
 	}
 	return s
 }
+
+// FieldError is a problem with one field of a recurrence. Path is the JSON
+// path within the recurrence object ("schedule.hours[1]"), Value the
+// offending value as JSON text (empty when the field is missing), Reason
+// what is wrong ("is not an hour (0-23)").
+type FieldError struct {
+	Path   string
+	Value  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Value == "" {
+		return e.Path + ": " + e.Reason
+	}
+	return e.Path + ": " + e.Value + " " + e.Reason
+}

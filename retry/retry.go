@@ -103,16 +103,20 @@ type ValidateOptions struct {
 	MinInterval time.Duration
 }
 
-// FieldError is a problem with one field of a retry policy. Field is the
-// JSON name within the policy ("retryCount").
+// FieldError is a problem with one field of a retry policy. Path is the
+// JSON path within the policy ("retryCount"), Value the offending value as
+// JSON text (empty when the field is missing), Reason what is wrong.
 type FieldError struct {
-	Field  string
-	Value  any
+	Path   string
+	Value  string
 	Reason string
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s: %v %s", e.Field, e.Value, e.Reason)
+	if e.Value == "" {
+		return e.Path + ": " + e.Reason
+	}
+	return e.Path + ": " + e.Value + " " + e.Reason
 }
 
 // Validate reports every problem with p as joined *FieldError values. A nil
@@ -128,12 +132,12 @@ func (p *Policy) Validate(opts *ValidateOptions) error {
 	var errs []error
 	switch {
 	case p.Type == "":
-		errs = append(errs, &FieldError{"retryType", `""`, "is required (None or Fixed)"})
+		errs = append(errs, &FieldError{"retryType", "", "is required (None or Fixed)"})
 	case !p.Type.Valid():
 		errs = append(errs, &FieldError{"retryType", strconv.Quote(string(p.Type)), "is not a retry type (None or Fixed)"})
 	}
 	if p.Count != nil && (*p.Count < 0 || *p.Count > MaxCount) {
-		errs = append(errs, &FieldError{"retryCount", *p.Count, fmt.Sprintf("is out of range (0-%d)", MaxCount)})
+		errs = append(errs, &FieldError{"retryCount", strconv.Itoa(*p.Count), fmt.Sprintf("is out of range (0-%d)", MaxCount)})
 	}
 	if d := time.Duration(p.Interval); p.Interval != 0 {
 		switch {
