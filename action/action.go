@@ -167,12 +167,12 @@ type StorageQueueMessage struct {
 // ServiceBusMessage holds the fields common to Service Bus queue and topic
 // messages.
 type ServiceBusMessage struct {
-	Namespace                 string                    `json:"namespace"`
-	TransportType             TransportType             `json:"transportType,omitempty"`
-	Authentication            *ServiceBusAuthentication `json:"authentication,omitempty"`
-	Message                   string                    `json:"message"`
+	Namespace                 string                     `json:"namespace"`
+	TransportType             TransportType              `json:"transportType,omitempty"`
+	Authentication            *ServiceBusAuthentication  `json:"authentication,omitempty"`
+	Message                   string                     `json:"message"`
 	BrokeredMessageProperties *BrokeredMessageProperties `json:"brokeredMessageProperties,omitempty"`
-	CustomMessageProperties   map[string]string         `json:"customMessageProperties,omitempty"`
+	CustomMessageProperties   map[string]string          `json:"customMessageProperties,omitempty"`
 }
 
 // ServiceBusQueueMessage is the "serviceBusQueueMessage" object.
