@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh machine: installs and starts what the
+# tests need (the local test peers from npm, PostgreSQL from Debian's
+# packages when its store is present), checks formatting and vet, then runs
+# every package's tests with the race detector, and the benchmark module's
+# tests once.
+#
+#   bash scripts/test.sh            # everything
+#   bash scripts/test.sh ./recurrence/...   # only the packages given
+#
+# With CI=true a test that needs a service fails when the service is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+state=$(mktemp -d /tmp/jobclock-test.XXXXXX)
+chmod 755 "$state"
+cleanup() {
+	for f in "$state"/*.stop; do
+		[ -e "$f" ] && bash "$f" >/dev/null 2>&1 || true
+	done
+	for f in "$state"/*.pid; do
+		[ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+	done
+	rm -rf "$state"
+}
+trap cleanup EXIT
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchain: $(go version)"
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+if [ -f bench/go.mod ]; then (cd bench && go vet ./...); fi
+
+# Services. Each start script takes the state directory, starts its service
+# on a free loopback port, leaves a .pid or .stop file there and prints the
+# export lines the tests read.
+for svc in azurite sbpeer postgres; do
+	script=scripts/start-$svc.sh
+	if [ -f "$script" ]; then
+		step "start $svc"
+		exports=$(bash "$script" "$state")
+		echo "$exports"
+		eval "$exports"
+	fi
+done
+
+pkgs=("$@")
+[ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
+
+step "go test -race ${pkgs[*]}"
+go test -race -count=1 -timeout 20m "${pkgs[@]}"
+
+if [ $# -eq 0 ] && [ -f bench/go.mod ]; then
+	step "benchmark module (tests only)"
+	(cd bench && go test -count=1 -timeout 10m ./...)
+fi
