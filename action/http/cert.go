@@ -1,0 +1,194 @@
+package http
+
+import (
+	"container/list"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	nethttp "net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+	pkcs12 "software.sslmate.com/src/go-pkcs12"
+)
+
+// Certificate describes the client certificate of a ClientCertificate
+// authentication, for display in place of the secret pfx.
+type Certificate struct {
+	// Thumbprint is the SHA-1 hash of the certificate in upper-case hex,
+	// as Windows shows it.
+	Thumbprint string
+	// SubjectName is the subject distinguished name ("CN=client,O=Example").
+	SubjectName string
+	// ExpirationDate is the end of the certificate's validity (NotAfter).
+	ExpirationDate time.Time
+}
+
+// ReadCertificate decodes pfx (the base64 of a PKCS#12 file, as in the
+// "pfx" field) with password and describes its leaf certificate. Errors are
+// *FieldError values naming request.authentication.pfx or
+// request.authentication.password.
+func ReadCertificate(pfx, password string) (*Certificate, error) {
+	cert, err := parsePfx(pfx, password)
+	if err != nil {
+		return nil, err
+	}
+	leaf := cert.Leaf
+	sum := sha1.Sum(leaf.Raw)
+	return &Certificate{
+		Thumbprint:     strings.ToUpper(hex.EncodeToString(sum[:])),
+		SubjectName:    leaf.Subject.String(),
+		ExpirationDate: leaf.NotAfter.UTC(),
+	}, nil
+}
+
+// parsePfx decodes the base64 PKCS#12 data in pfx into a TLS certificate
+// with its chain. Errors never contain the password.
+func parsePfx(pfx, password string) (*tls.Certificate, error) {
+	data, err := decodeBase64(pfx)
+	if err != nil {
+		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "is not valid base64: " + err.Error()}
+	}
+	key, leaf, chain, err := pkcs12.DecodeChain(data, password)
+	switch {
+	case errors.Is(err, pkcs12.ErrIncorrectPassword), errors.Is(err, pkcs12.ErrDecryption):
+		return nil, &FieldError{Path: "request.authentication.password", Reason: "does not open the pfx (incorrect password)"}
+	case err != nil:
+		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "is not a usable PKCS#12 file: " + err.Error()}
+	case key == nil || leaf == nil:
+		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "holds no certificate with a private key"}
+	}
+	c := &tls.Certificate{Certificate: [][]byte{leaf.Raw}, PrivateKey: key, Leaf: leaf}
+	for _, ca := range chain {
+		c.Certificate = append(c.Certificate, ca.Raw)
+	}
+	return c, nil
+}
+
+// decodeBase64 accepts standard base64 with or without padding and
+// ignores whitespace (line breaks of PEM-style wrapping).
+func decodeBase64(s string) ([]byte, error) {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '\r', '\n':
+			return -1
+		}
+		return r
+	}, s)
+	if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+		return b, nil
+	}
+	return base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
+}
+
+// certClient returns a client whose transport presents the certificate of
+// a, making and caching it on first use.
+func (e *Executor) certClient(a *action.Authentication) (*nethttp.Client, error) {
+	if e.baseTLS == nil {
+		return nil, fmt.Errorf("ClientCertificate authentication needs a *net/http.Transport: %s", e.baseTLSErr)
+	}
+	h := sha256.New()
+	h.Write([]byte(a.Pfx))
+	h.Write([]byte{0})
+	h.Write([]byte(a.Password))
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	if c := e.certs.get(key); c != nil {
+		return c, nil
+	}
+	cert, err := parsePfx(a.Pfx, a.Password)
+	if err != nil {
+		return nil, err
+	}
+	tr := e.baseTLS.Clone()
+	if tr.IdleConnTimeout <= 0 {
+		// An evicted transport may still get a connection back from a
+		// request in flight; make sure that connection does not idle
+		// forever.
+		tr.IdleConnTimeout = 90 * time.Second
+	}
+	cfg := tr.TLSClientConfig
+	if cfg == nil {
+		cfg = &tls.Config{}
+	} else {
+		cfg = cfg.Clone()
+	}
+	cfg.Certificates = []tls.Certificate{*cert}
+	cfg.GetClientCertificate = nil
+	tr.TLSClientConfig = cfg
+	c := *e.client
+	c.Transport = tr
+	return e.certs.put(key, &c, tr), nil
+}
+
+// certCache is a least-recently-used cache of clients by certificate.
+type certCache struct {
+	mu  sync.Mutex
+	max int
+	ll  *list.List // of *certEntry, most recent first
+	m   map[[sha256.Size]byte]*list.Element
+}
+
+type certEntry struct {
+	key    [sha256.Size]byte
+	client *nethttp.Client
+	tr     *nethttp.Transport
+}
+
+func newCertCache(max int) *certCache {
+	return &certCache{max: max, ll: list.New(), m: make(map[[sha256.Size]byte]*list.Element)}
+}
+
+func (c *certCache) get(key [sha256.Size]byte) *nethttp.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[key]; ok {
+		c.ll.MoveToFront(el)
+		return el.Value.(*certEntry).client
+	}
+	return nil
+}
+
+// put stores client under key unless another caller stored one first, and
+// returns the client to use.
+func (c *certCache) put(key [sha256.Size]byte, client *nethttp.Client, tr *nethttp.Transport) *nethttp.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[key]; ok {
+		c.ll.MoveToFront(el)
+		return el.Value.(*certEntry).client
+	}
+	c.m[key] = c.ll.PushFront(&certEntry{key: key, client: client, tr: tr})
+	for c.ll.Len() > c.max {
+		el := c.ll.Back()
+		ent := el.Value.(*certEntry)
+		c.ll.Remove(el)
+		delete(c.m, ent.key)
+		// Requests in flight keep their connections; only idle ones go.
+		ent.tr.CloseIdleConnections()
+	}
+	return client
+}
+
+// len reports the number of cached certificates.
+func (c *certCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ll.Len()
+}
+
+func (c *certCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for el := c.ll.Front(); el != nil; el = el.Next() {
+		el.Value.(*certEntry).tr.CloseIdleConnections()
+	}
+	c.ll.Init()
+	clear(c.m)
+}

@@ -1,0 +1,59 @@
+package http
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// FieldError is a problem with one field of an HTTP action. Path is the
+// JSON path within the action ("request.authentication.pfx"), Value the
+// offending value as JSON text (empty when the field is missing or is a
+// secret), Reason what is wrong.
+type FieldError struct {
+	Path   string
+	Value  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Value == "" {
+		return e.Path + ": " + e.Reason
+	}
+	return e.Path + ": " + e.Value + " " + e.Reason
+}
+
+// StatusError is the error of an attempt whose response status was not
+// 2xx (redirects included, since they are not followed).
+type StatusError struct {
+	// Host is the host (and port, if the URL has one) that answered.
+	Host string
+	// StatusCode is the response status code, such as 404.
+	StatusCode int
+	// Status is the reason phrase, such as "Not Found".
+	Status string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("http: host '%s' answered %d %s", e.Host, e.StatusCode, e.Status)
+}
+
+// RequestError is the error of an attempt that got no response: the
+// connection failed, the attempt timed out or was canceled, the action's
+// authentication could not be prepared (Err is then often a *FieldError), or
+// the token endpoint refused. Err never contains a secret of the action.
+type RequestError struct {
+	// Host is the host (and port, if the URL has one) of the request.
+	Host string
+	// Err is the cause. Timeouts unwrap to context.DeadlineExceeded and
+	// cancellation to context.Canceled.
+	Err error
+}
+
+func (e *RequestError) Error() string {
+	return fmt.Sprintf("http: request to host '%s' failed: %v", e.Host, e.Err)
+}
+
+// Unwrap returns e.Err.
+func (e *RequestError) Unwrap() error { return e.Err }
+
+func quote(s string) string { return strconv.Quote(s) }

@@ -1,0 +1,40 @@
+package http_test
+
+import (
+	"context"
+	"fmt"
+	nethttp "net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+	httpaction "github.com/jobclock/scheduler/action/http"
+)
+
+func Example() {
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		fmt.Fprintf(w, "job %s ran", r.Header.Get("x-ms-scheduler-jobid"))
+	}))
+	defer srv.Close()
+
+	ex := httpaction.New(&httpaction.Options{Timeout: 10 * time.Second})
+	defer ex.Close()
+	res, err := ex.Execute(context.Background(), &action.Request{
+		Action: &action.Action{
+			Type:    action.HTTP,
+			Request: &action.HTTPRequest{URI: srv.URL + "/hook", Method: "POST", Body: "{}"},
+		},
+		JobID:           "nightly",
+		CollectionID:    "reports",
+		ExecutionTag:    "occurrence-1",
+		ClientRequestID: "attempt-1",
+		ExpectedTime:    time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC),
+	})
+	fmt.Println("error:", err)
+	_, body, _ := strings.Cut(res.Message, " Body: ")
+	fmt.Println("body:", body)
+	// Output:
+	// error: <nil>
+	// body: job nightly ran
+}

@@ -1,0 +1,573 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jobclock/scheduler/action"
+)
+
+// Defaults of Options.
+const (
+	// DefaultTimeout is the time one attempt may take, from sending the
+	// request to reading the response, when Options.Timeout is zero.
+	DefaultTimeout = 60 * time.Second
+	// DefaultMaxMessageBody is how many bytes of the response body
+	// Result.Message keeps when Options.MaxMessageBody is zero.
+	DefaultMaxMessageBody = 2048
+	// DefaultAuthority is the base URL of the Microsoft Entra ID (Azure AD)
+	// token endpoint used by ActiveDirectoryOAuth authentication when
+	// neither the action nor Options names one.
+	DefaultAuthority = "https://login.microsoftonline.com/"
+	// DefaultTokenRefreshMargin is how long before its expiry a cached
+	// access token is replaced when Options.TokenRefreshMargin is zero.
+	DefaultTokenRefreshMargin = 5 * time.Minute
+	// DefaultMaxTokens is how many access tokens are cached when
+	// Options.MaxTokens is zero.
+	DefaultMaxTokens = 1000
+	// DefaultMaxCertificates is how many client certificates (each with its
+	// own connection pool) are cached when Options.MaxCertificates is zero.
+	DefaultMaxCertificates = 32
+	// DefaultUserAgent is the User-Agent of outbound requests whose action
+	// sets none.
+	DefaultUserAgent = "jobclock"
+)
+
+// The headers the executor adds to every request, spelled in lower case on
+// the wire. Header values of the action with these names (in any case) are
+// replaced.
+const (
+	HeaderJobID                 = "x-ms-scheduler-jobid"
+	HeaderJobCollectionID       = "x-ms-scheduler-jobcollectionid"
+	HeaderExpectedExecutionTime = "x-ms-scheduler-expected-execution-time"
+	HeaderExecutionTag          = "x-ms-scheduler-execution-tag"
+	HeaderClientRequestID       = "x-ms-client-request-id"
+)
+
+var schedulerHeaders = []string{
+	HeaderJobID, HeaderJobCollectionID, HeaderExpectedExecutionTime, HeaderExecutionTag, HeaderClientRequestID,
+}
+
+// Bounds that are not options.
+const (
+	// drainLimit is how much of a response body beyond what the message
+	// keeps is read and discarded so that the connection can be reused.
+	// A longer body is not read further; its connection is closed.
+	drainLimit = 256 << 10
+	// maxMessageHeaders bounds the "Response Headers" part of a message.
+	maxMessageHeaders = 4096
+	// maxTokenResponse bounds the body read from a token endpoint.
+	maxTokenResponse = 64 << 10
+)
+
+// Options configures an Executor. The zero value, and a nil *Options, mean
+// every default.
+type Options struct {
+	// Timeout bounds one attempt: connecting, sending, waiting for the
+	// response and reading the part of its body that is kept. The context
+	// passed to Execute can end the attempt sooner. Defaults to
+	// DefaultTimeout (60s).
+	Timeout time.Duration
+
+	// Client supplies the transport settings (proxy, TLS roots, dialer,
+	// connection pool) and cookie jar of outbound requests. Its
+	// CheckRedirect is ignored: redirects are never followed. Its Timeout,
+	// if set, applies as well as Timeout. ClientCertificate authentication
+	// needs Client.Transport to be nil or a *net/http.Transport, which is
+	// cloned once per certificate. The executor does not modify Client.
+	// Nil means a client with a clone of net/http's DefaultTransport that
+	// keeps up to 16 idle connections per host.
+	Client *nethttp.Client
+
+	// MaxMessageBody is how many bytes of the response body Result.Message
+	// keeps; a longer body is cut at a UTF-8 character boundary and marked
+	// "(truncated)". Defaults to DefaultMaxMessageBody (2048). A negative
+	// value keeps no body.
+	MaxMessageBody int
+
+	// Authority is the base URL of the token endpoint for
+	// ActiveDirectoryOAuth authentication, used when the action's
+	// authentication has no "authority". Defaults to DefaultAuthority.
+	Authority string
+
+	// TokenRefreshMargin is how long before expiry a cached access token is
+	// fetched anew; it is capped at half the token's lifetime. Defaults to
+	// DefaultTokenRefreshMargin (5m).
+	TokenRefreshMargin time.Duration
+
+	// MaxTokens bounds the access token cache. Defaults to DefaultMaxTokens.
+	MaxTokens int
+
+	// MaxCertificates bounds the cache of parsed client certificates and
+	// their connection pools; the least recently used one is dropped (and
+	// its idle connections closed) when a new one does not fit. Defaults to
+	// DefaultMaxCertificates.
+	MaxCertificates int
+}
+
+// Executor runs Http and Https actions. Create it with New; it is safe for
+// concurrent use. Call Close when done with it to release idle connections.
+type Executor struct {
+	timeout   time.Duration
+	maxBody   int
+	authority string
+
+	client       *nethttp.Client    // plain requests and token requests
+	ownTransport *nethttp.Transport // the transport New created, if any
+	baseTLS      *nethttp.Transport // template for certificate transports; nil if unavailable
+	baseTLSErr   string             // why baseTLS is nil
+
+	certs  *certCache
+	tokens *tokenCache
+}
+
+var _ action.Executor = (*Executor)(nil)
+
+// New returns an Executor configured by opts; nil opts means all defaults.
+func New(opts *Options) *Executor {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	switch {
+	case o.MaxMessageBody == 0:
+		o.MaxMessageBody = DefaultMaxMessageBody
+	case o.MaxMessageBody < 0:
+		o.MaxMessageBody = 0
+	}
+	if o.Authority == "" {
+		o.Authority = DefaultAuthority
+	}
+	if o.TokenRefreshMargin <= 0 {
+		o.TokenRefreshMargin = DefaultTokenRefreshMargin
+	}
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = DefaultMaxTokens
+	}
+	if o.MaxCertificates <= 0 {
+		o.MaxCertificates = DefaultMaxCertificates
+	}
+
+	e := &Executor{timeout: o.Timeout, maxBody: o.MaxMessageBody, authority: o.Authority}
+	var c nethttp.Client
+	if o.Client != nil {
+		c = *o.Client
+	}
+	switch t := c.Transport.(type) {
+	case nil:
+		if o.Client == nil {
+			tr := defaultTransport()
+			e.ownTransport = tr
+			c.Transport = tr
+			e.baseTLS = tr
+		} else if dt, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {
+			e.baseTLS = dt
+		} else {
+			e.baseTLSErr = fmt.Sprintf("net/http.DefaultTransport is a %T, not a *net/http.Transport", nethttp.DefaultTransport)
+		}
+	case *nethttp.Transport:
+		e.baseTLS = t
+	default:
+		e.baseTLSErr = fmt.Sprintf("Options.Client.Transport is a %T, not a *net/http.Transport", t)
+	}
+	c.CheckRedirect = noRedirect
+	e.client = &c
+	e.certs = newCertCache(o.MaxCertificates)
+	e.tokens = newTokenCache(o.MaxTokens, o.TokenRefreshMargin)
+	return e
+}
+
+func defaultTransport() *nethttp.Transport {
+	if dt, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {
+		t := dt.Clone()
+		t.MaxIdleConnsPerHost = 16
+		return t
+	}
+	return &nethttp.Transport{Proxy: nethttp.ProxyFromEnvironment, MaxIdleConnsPerHost: 16}
+}
+
+func noRedirect(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse }
+
+// Close releases the idle connections of the transports the executor made
+// (its default transport and one per cached client certificate) and empties
+// its caches. The executor stays usable; later requests open new
+// connections. A transport supplied in Options.Client is left alone.
+func (e *Executor) Close() {
+	if e == nil || e.certs == nil {
+		return
+	}
+	if e.ownTransport != nil {
+		e.ownTransport.CloseIdleConnections()
+	}
+	e.certs.clear()
+	e.tokens.clear()
+}
+
+// errTimeout is the cause of an attempt's context when Options.Timeout ends it.
+var errTimeout = errors.New("timeout")
+
+// Execute sends the HTTP request of req.Action and reports whether the
+// response status was 2xx. It returns a nil error on success. On failure
+// the error says why, and the Result (non-nil whenever req.Action has a
+// request) carries the message for the job's history: the response status,
+// headers and the start of the body, or why no response came. A non-2xx
+// response gives a *StatusError; no response (connection error, timeout,
+// cancellation, refused token request) a *RequestError; a problem with the
+// action's fields a *FieldError, which may be wrapped in a *RequestError
+// naming the host. Use errors.As to tell them apart. A nil ctx means
+// context.Background().
+func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Result, error) {
+	if e == nil || e.client == nil {
+		return nil, errors.New("http: Executor not created with New")
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if req == nil || req.Action == nil {
+		return nil, errors.New("http: Execute called without an action")
+	}
+	hr := req.Action.Request
+	if hr == nil {
+		err := &FieldError{Path: "request", Reason: fmt.Sprintf("is required for %s actions", req.Action.Type)}
+		return &action.Result{Message: "Http Action - " + err.Error()}, err
+	}
+	p, err := prepare(hr)
+	if err != nil {
+		if p != nil {
+			return failure(p.u.Host, err, nil)
+		}
+		return &action.Result{Message: strings.ToValidUTF8("Http Action - "+err.Error(), "\uFFFD")}, err
+	}
+	host := p.u.Host
+
+	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errTimeout)
+	defer cancel()
+
+	hreq, err := nethttp.NewRequestWithContext(ctx, p.method, p.u.String(), bodyReader(hr.Body))
+	if err != nil {
+		return failure(host, &FieldError{Path: "request.method", Value: quote(hr.Method), Reason: err.Error()}, nil)
+	}
+	for k, v := range hr.Headers {
+		if isSchedulerHeader(k) {
+			continue
+		}
+		if strings.EqualFold(k, "Host") {
+			hreq.Host = v
+			continue
+		}
+		hreq.Header.Set(k, v)
+	}
+	if hreq.Header.Get("User-Agent") == "" {
+		hreq.Header.Set("User-Agent", DefaultUserAgent)
+	}
+	// Set directly so that the names go on the wire in lower case.
+	hreq.Header[HeaderJobID] = []string{req.JobID}
+	hreq.Header[HeaderJobCollectionID] = []string{req.CollectionID}
+	hreq.Header[HeaderExpectedExecutionTime] = []string{req.ExpectedTime.UTC().Format(time.RFC3339Nano)}
+	hreq.Header[HeaderExecutionTag] = []string{req.ExecutionTag}
+	hreq.Header[HeaderClientRequestID] = []string{req.ClientRequestID}
+
+	client := e.client
+	var secrets []string
+	if a := hr.Authentication; a != nil {
+		switch a.Type {
+		case action.AuthBasic:
+			hreq.SetBasicAuth(a.Username, a.Password)
+			secrets = append(secrets, a.Password, hreq.Header.Get("Authorization"))
+		case action.AuthClientCertificate:
+			secrets = append(secrets, a.Password, a.Pfx)
+			c, err := e.certClient(a)
+			if err != nil {
+				return failure(host, err, secrets)
+			}
+			client = c
+		case action.AuthActiveDirectoryOAuth:
+			secrets = append(secrets, a.Secret)
+			tok, err := e.token(ctx, a)
+			if err != nil {
+				return failure(host, e.timeoutErr(ctx, err), secrets)
+			}
+			hreq.Header.Set("Authorization", "Bearer "+tok)
+			secrets = append(secrets, tok)
+		}
+	}
+
+	resp, err := client.Do(hreq)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return failure(host, e.timeoutErr(ctx, err), secrets)
+	}
+	msg, readErr := e.describe(host, resp)
+	resp.Body.Close()
+	if readErr != nil {
+		// The status alone decides success: a body cut short (by the
+		// timeout, say) does not turn a 2xx into a failure. The message
+		// says what happened.
+		msg += " (reading the body failed: " + e.timeoutErr(ctx, readErr).Error() + ")"
+	}
+	res := &action.Result{Message: strings.ToValidUTF8(redact(msg, secrets), "\uFFFD")}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return res, &StatusError{Host: host, StatusCode: resp.StatusCode, Status: statusText(resp)}
+	}
+	return res, nil
+}
+
+// timeoutErr turns the context errors of an ended attempt into errors that
+// say what ended it; other errors are returned as they are.
+func (e *Executor) timeoutErr(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	switch {
+	case context.Cause(ctx) == errTimeout:
+		return fmt.Errorf("timed out after %v: %w", e.timeout, context.DeadlineExceeded)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("timed out (the attempt's deadline passed): %w", context.DeadlineExceeded)
+	default:
+		return fmt.Errorf("canceled: %w", context.Cause(ctx))
+	}
+}
+
+// failure makes the result and error of an attempt that got no response.
+func failure(host string, err error, secrets []string) (*action.Result, error) {
+	text := redact(err.Error(), secrets)
+	msg := fmt.Sprintf("Http Action - Request to host '%s' failed: %s", host, text)
+	return &action.Result{Message: strings.ToValidUTF8(msg, "\uFFFD")}, &RequestError{Host: host, Err: redactErr(err, text)}
+}
+
+// prepared is the checked part of an HTTP request.
+type prepared struct {
+	u      *url.URL
+	method string
+}
+
+// prepare checks the fields of r that Execute needs. It returns a non-nil
+// prepared with the URL whenever the URL could be parsed, so that errors
+// about other fields can name the host.
+func prepare(r *action.HTTPRequest) (*prepared, error) {
+	if r.URI == "" {
+		return nil, &FieldError{Path: "request.uri", Reason: "is required"}
+	}
+	u, err := url.Parse(r.URI)
+	if err != nil {
+		return nil, &FieldError{Path: "request.uri", Reason: "is not a valid URL: " + unwrapURLError(err)}
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return nil, &FieldError{Path: "request.uri", Value: quote(u.Redacted()), Reason: "must be an absolute http or https URL"}
+	}
+	if u.Host == "" {
+		return nil, &FieldError{Path: "request.uri", Value: quote(u.Redacted()), Reason: "has no host"}
+	}
+	p := &prepared{u: u, method: strings.ToUpper(r.Method)}
+	if r.Method == "" {
+		return p, &FieldError{Path: "request.method", Reason: "is required"}
+	}
+	if !isToken(r.Method) {
+		return p, &FieldError{Path: "request.method", Value: quote(r.Method), Reason: "is an invalid method (not an HTTP token)"}
+	}
+	if a := r.Authentication; a != nil {
+		switch a.Type {
+		case "", "NotSpecified", action.AuthBasic:
+		case action.AuthClientCertificate:
+			if scheme != "https" {
+				return p, &FieldError{Path: "request.authentication.type", Value: quote(string(a.Type)), Reason: "needs an https uri"}
+			}
+			if a.Pfx == "" {
+				return p, &FieldError{Path: "request.authentication.pfx", Reason: "is required for ClientCertificate authentication"}
+			}
+		case action.AuthActiveDirectoryOAuth:
+			for _, f := range []struct{ path, v string }{
+				{"request.authentication.tenant", a.Tenant},
+				{"request.authentication.audience", a.Audience},
+				{"request.authentication.clientId", a.ClientID},
+				{"request.authentication.secret", a.Secret},
+			} {
+				if f.v == "" {
+					return p, &FieldError{Path: f.path, Reason: "is required for ActiveDirectoryOAuth authentication"}
+				}
+			}
+		default:
+			return p, &FieldError{Path: "request.authentication.type", Value: quote(string(a.Type)), Reason: "is not an authentication type (ClientCertificate, ActiveDirectoryOAuth or Basic)"}
+		}
+	}
+	return p, nil
+}
+
+// ValidateRequest reports the problems Execute would find with r before
+// sending it: a missing or malformed uri, a missing method, an unknown
+// authentication type, missing authentication fields, and a pfx that is not
+// base64 or that its password does not open. Errors are *FieldError values
+// whose Path is relative to the action ("request.uri"). A nil r is
+// reported as a missing request.
+func ValidateRequest(r *action.HTTPRequest) error {
+	if r == nil {
+		return &FieldError{Path: "request", Reason: "is required"}
+	}
+	if _, err := prepare(r); err != nil {
+		return err
+	}
+	if a := r.Authentication; a != nil && a.Type == action.AuthClientCertificate {
+		if _, err := parsePfx(a.Pfx, a.Password); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110 section 5.6.2).
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return s != ""
+}
+
+func isSchedulerHeader(name string) bool {
+	for _, h := range schedulerHeaders {
+		if strings.EqualFold(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+func bodyReader(body string) io.Reader {
+	if body == "" {
+		return nil
+	}
+	return strings.NewReader(body)
+}
+
+// describe reads what the message keeps of resp's body, drains a bounded
+// amount more, and formats the message the way Azure Scheduler did:
+//
+//	Http Action - Response from host 'HOST': 'STATUS' Response Headers: Name: value\r\n... Body: BODY
+func (e *Executor) describe(host string, resp *nethttp.Response) (string, error) {
+	body, readErr := io.ReadAll(io.LimitReader(resp.Body, int64(e.maxBody)+1))
+	if readErr == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Http Action - Response from host '%s': '%s' Response Headers: ", host, statusText(resp))
+	b.WriteString(formatHeaders(resp.Header))
+	b.WriteString(" Body: ")
+	text, cut := truncateUTF8(body, e.maxBody)
+	b.WriteString(text)
+	if cut {
+		b.WriteString("... (truncated)")
+	}
+	return b.String(), readErr
+}
+
+// statusText is the reason phrase of resp ("Not Found"), or the standard
+// one for its code when the server sent none.
+func statusText(resp *nethttp.Response) string {
+	s := strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode)))
+	if s == "" {
+		s = nethttp.StatusText(resp.StatusCode)
+	}
+	if s == "" {
+		s = fmt.Sprint(resp.StatusCode)
+	}
+	return s
+}
+
+func formatHeaders(h nethttp.Header) string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		for _, v := range h[k] {
+			line := k + ": " + v + "\r\n"
+			if b.Len()+len(line) > maxMessageHeaders {
+				b.WriteString("... (truncated)\r\n")
+				return b.String()
+			}
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// truncateUTF8 returns at most max bytes of b, cut before a UTF-8 sequence
+// that would not fit, and whether anything was cut.
+func truncateUTF8(b []byte, max int) (string, bool) {
+	if len(b) <= max {
+		return string(b), false
+	}
+	// b[max] exists. If it continues a multi-byte sequence, back up to
+	// the sequence's first byte (at most UTFMax-1 bytes for valid UTF-8).
+	i := max
+	for j := max; j > 0 && j > max-utf8.UTFMax; j-- {
+		if utf8.RuneStart(b[j]) {
+			i = j
+			break
+		}
+	}
+	return string(b[:i]), true
+}
+
+// redact replaces each secret of at least 4 bytes in s with "***". Shorter
+// secrets are left, since replacing them would garble the text.
+func redact(s string, secrets []string) string {
+	for _, sec := range secrets {
+		if len(sec) >= 4 {
+			s = strings.ReplaceAll(s, sec, "***")
+		}
+	}
+	return s
+}
+
+// redactErr keeps err when redaction did not change its text, so that
+// errors.Is and errors.As still see the chain; otherwise it returns an
+// error with the redacted text that still unwraps to the context errors.
+func redactErr(err error, text string) error {
+	if text == err.Error() {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return &redactedError{text, context.DeadlineExceeded}
+	case errors.Is(err, context.Canceled):
+		return &redactedError{text, context.Canceled}
+	}
+	return &redactedError{text, nil}
+}
+
+type redactedError struct {
+	text string
+	err  error
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func unwrapURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
