@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 
 state=$(mktemp -d /tmp/jobclock-test.XXXXXX)
 chmod 755 "$state"
+# The npm-based peers put their logs and pid files here.
+export JOBCLOCK_TESTENV_RUN=$state
 cleanup() {
 	for f in "$state"/*.stop; do
 		[ -e "$f" ] && bash "$f" >/dev/null 2>&1 || true

@@ -1,0 +1,342 @@
+package servicebus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"github.com/Azure/go-amqp"
+
+	"github.com/jobclock/scheduler/action"
+)
+
+// The application properties that carry the scheduler's execution metadata;
+// the same names as the HTTP action's headers.
+const (
+	PropertyJobID                 = "x-ms-scheduler-jobid"
+	PropertyJobCollectionID       = "x-ms-scheduler-jobcollectionid"
+	PropertyExpectedExecutionTime = "x-ms-scheduler-expected-execution-time"
+	PropertyExecutionTag          = "x-ms-scheduler-execution-tag"
+	PropertyClientRequestID       = "x-ms-client-request-id"
+)
+
+// FieldError is a problem with one field of a Service Bus action, found
+// before anything was sent. Path is the JSON path of the field
+// ("action.serviceBusQueueMessage.queueName"), Value the offending value as
+// JSON text (empty when the field is missing or secret), Reason what is
+// wrong.
+type FieldError struct {
+	Path   string
+	Value  string
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if e.Value == "" {
+		return e.Path + ": " + e.Reason
+	}
+	return e.Path + ": " + e.Value + " " + e.Reason
+}
+
+// target is what a send is about, whichever the action type.
+type target struct {
+	kind   string // "queue" or "topic"
+	label  string // "ServiceBusQueue" or "ServiceBusTopic" for messages
+	path   string // JSON path of the payload object
+	entity string
+	field  string // "queueName" or "topicPath"
+	msg    *action.ServiceBusMessage
+}
+
+func resolve(req *action.Request) (*target, error) {
+	root := "action"
+	if req.ErrorAction {
+		root = "errorAction"
+	}
+	a := req.Action
+	q, t := a.ServiceBusQueueMessage, a.ServiceBusTopicMessage
+	useQueue := a.Type == action.ServiceBusQueue || a.Type != action.ServiceBusTopic && q != nil
+	if useQueue {
+		p := root + ".serviceBusQueueMessage"
+		if q == nil {
+			return nil, &FieldError{Path: p, Reason: "is required for a ServiceBusQueue action"}
+		}
+		return &target{kind: "queue", label: "ServiceBusQueue", path: p, entity: q.QueueName, field: "queueName", msg: &q.ServiceBusMessage}, nil
+	}
+	p := root + ".serviceBusTopicMessage"
+	if t == nil {
+		return nil, &FieldError{Path: p, Reason: "is required for a ServiceBusTopic action"}
+	}
+	return &target{kind: "topic", label: "ServiceBusTopic", path: p, entity: t.TopicPath, field: "topicPath", msg: &t.ServiceBusMessage}, nil
+}
+
+// Execute sends the message of req.Action (ServiceBusQueueMessage or
+// ServiceBusTopicMessage, chosen by the action type) to its queue or topic.
+// It returns a Result naming the entity and the message id, or a failed
+// attempt (a non-nil error, and a Result saying the same for the history).
+func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Result, error) {
+	if req == nil || req.Action == nil {
+		return nil, errors.New("servicebus: request without an action")
+	}
+	t, err := resolve(req)
+	if err != nil {
+		return &action.Result{Message: "ServiceBus Action - " + err.Error()}, err
+	}
+	res, err := e.send(ctx, req, t)
+	if err != nil {
+		return &action.Result{Message: t.label + " Action - " + err.Error()}, err
+	}
+	return res, nil
+}
+
+func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (*action.Result, error) {
+	msg, err := e.validate(req, t)
+	if err != nil {
+		return nil, err
+	}
+	m := t.msg
+	host := e.host(m.Namespace)
+	ce, err := e.acquire(host, m.Authentication.SASKeyName, m.Authentication.SASKey)
+	if err != nil {
+		return nil, err
+	}
+	defer e.release(ce)
+	s, err := ce.sender(t.entity)
+	if err != nil {
+		return nil, fmt.Errorf("service bus %s %q: %w", t.kind, t.entity, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
+	defer cancel()
+	start := time.Now()
+	if err := s.SendMessage(ctx, msg, nil); err != nil {
+		return nil, e.describe(err, t, host, time.Since(start))
+	}
+	id := ""
+	if msg.MessageID != nil {
+		id = *msg.MessageID
+	}
+	return &action.Result{Message: fmt.Sprintf("%s Action - Message sent to %s '%s/%s' (message id %s, %d bytes)",
+		t.label, t.kind, m.Namespace, t.entity, id, len(msg.Body))}, nil
+}
+
+// validate checks the action's fields and builds the message.
+func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Message, error) {
+	m := t.msg
+	var errs []error
+	bad := func(field, value, reason string) {
+		errs = append(errs, &FieldError{Path: t.path + "." + field, Value: value, Reason: reason})
+	}
+	if r := namespaceProblem(m.Namespace); r != "" {
+		bad("namespace", quoteIf(m.Namespace), r)
+	}
+	if r := entityProblem(t.entity); r != "" {
+		bad(t.field, quoteIf(t.entity), r)
+	}
+	if m.TransportType != "" && !strings.EqualFold(string(m.TransportType), string(action.TransportNotSpecified)) &&
+		!strings.EqualFold(string(m.TransportType), string(action.TransportNetMessaging)) &&
+		!strings.EqualFold(string(m.TransportType), string(action.TransportAMQP)) {
+		bad("transportType", strconv.Quote(string(m.TransportType)), "is not a transport type (NotSpecified, NetMessaging or AMQP)")
+	}
+	switch a := m.Authentication; {
+	case a == nil:
+		bad("authentication", "", "is required (type SharedAccessKey with sasKeyName and sasKey)")
+	default:
+		if a.Type != "" && !strings.EqualFold(a.Type, "SharedAccessKey") && !strings.EqualFold(a.Type, "NotSpecified") {
+			bad("authentication.type", strconv.Quote(a.Type), "is not an authentication type (SharedAccessKey or NotSpecified)")
+		}
+		switch {
+		case a.SASKeyName == "":
+			bad("authentication.sasKeyName", "", "is required (the name of a shared access policy, such as RootManageSharedAccessKey)")
+		case len(a.SASKeyName) > 256 || strings.ContainsAny(a.SASKeyName, ";=\r\n"):
+			bad("authentication.sasKeyName", quoteIf(a.SASKeyName), "is not a shared access policy name (at most 256 characters, no ';' or '=')")
+		}
+		switch {
+		case a.SASKey == "":
+			bad("authentication.sasKey", "", "is required (the policy's primary or secondary key)")
+		case strings.ContainsAny(a.SASKey, ";\r\n"):
+			bad("authentication.sasKey", "", "contains ';' or a line break, which a shared access key never does")
+		}
+	}
+	if !utf8.ValidString(m.Message) {
+		bad("message", "", "is not valid UTF-8")
+	}
+
+	msg := &azservicebus.Message{Body: []byte(m.Message)}
+	str := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	if p := m.BrokeredMessageProperties; p != nil {
+		bp := "brokeredMessageProperties."
+		for _, f := range []struct{ name, v string }{{"messageId", p.MessageID}, {"sessionId", p.SessionID}, {"partitionKey", p.PartitionKey}, {"replyToSessionId", p.ReplyToSessionID}} {
+			if len(f.v) > 128 {
+				bad(bp+f.name, "", fmt.Sprintf("is %d characters long; Service Bus allows at most 128", len(f.v)))
+			}
+		}
+		if p.SessionID != "" && p.PartitionKey != "" && p.SessionID != p.PartitionKey {
+			bad(bp+"partitionKey", strconv.Quote(p.PartitionKey), fmt.Sprintf("differs from sessionId %q; Service Bus requires them to be equal when both are set", p.SessionID))
+		}
+		if p.TimeToLive != nil && *p.TimeToLive <= 0 {
+			bad(bp+"timeToLive", strconv.Quote(p.TimeToLive.String()), "must be positive")
+		}
+		msg.ContentType = str(p.ContentType)
+		msg.CorrelationID = str(p.CorrelationID)
+		msg.Subject = str(p.Label)
+		msg.MessageID = str(p.MessageID)
+		msg.PartitionKey = str(p.PartitionKey)
+		msg.ReplyTo = str(p.ReplyTo)
+		msg.ReplyToSessionID = str(p.ReplyToSessionID)
+		msg.SessionID = str(p.SessionID)
+		msg.To = str(p.To)
+		if p.ScheduledEnqueueTimeUtc != nil {
+			st := p.ScheduledEnqueueTimeUtc.UTC()
+			msg.ScheduledEnqueueTime = &st
+		}
+		if p.TimeToLive != nil {
+			d := time.Duration(*p.TimeToLive)
+			msg.TimeToLive = &d
+		}
+		// ForcePersistence and ViaPartitionKey: no counterpart, see the
+		// package documentation.
+	}
+	if msg.MessageID == nil {
+		msg.MessageID = str(req.ClientRequestID)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	props := make(map[string]any, len(m.CustomMessageProperties)+5)
+	for k, v := range m.CustomMessageProperties {
+		props[k] = v
+	}
+	meta := map[string]string{
+		PropertyJobID:           req.JobID,
+		PropertyJobCollectionID: req.CollectionID,
+		PropertyExecutionTag:    req.ExecutionTag,
+		PropertyClientRequestID: req.ClientRequestID,
+	}
+	if !req.ExpectedTime.IsZero() {
+		meta[PropertyExpectedExecutionTime] = req.ExpectedTime.UTC().Format(time.RFC3339)
+	}
+	for k, v := range meta {
+		if v != "" {
+			props[k] = v
+		}
+	}
+	if len(props) > 0 {
+		msg.ApplicationProperties = props
+	}
+	return msg, nil
+}
+
+func quoteIf(s string) string {
+	if s == "" {
+		return ""
+	}
+	return strconv.Quote(s)
+}
+
+// namespaceProblem applies Service Bus's namespace name rules: 6-50
+// letters, digits and hyphens, starting with a letter and ending with a
+// letter or digit.
+func namespaceProblem(s string) string {
+	switch {
+	case s == "":
+		return "is required (the namespace name, such as \"contoso\")"
+	case strings.Contains(s, "."):
+		return "looks like a host name; give only the namespace name (\"contoso\", not \"contoso.servicebus.windows.net\")"
+	case len(s) < 6 || len(s) > 50:
+		return fmt.Sprintf("is %d characters long; a namespace name has 6 to 50", len(s))
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			return fmt.Sprintf("contains %q; a namespace name has only letters, digits and hyphens", c)
+		}
+	}
+	if c := s[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		return "does not start with a letter"
+	}
+	if s[len(s)-1] == '-' {
+		return "ends with a hyphen"
+	}
+	return ""
+}
+
+// entityProblem applies Service Bus's queue and topic name rules: 1-260
+// letters, digits, '.', '-', '_' and '/' (path segments), not starting or
+// ending with '/'.
+func entityProblem(s string) string {
+	switch {
+	case s == "":
+		return "is required"
+	case len(s) > 260:
+		return fmt.Sprintf("is %d characters long; Service Bus allows at most 260", len(s))
+	case s[0] == '/' || s[len(s)-1] == '/':
+		return "starts or ends with '/'"
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune(".-_/", c)) {
+			return fmt.Sprintf("contains %q; a queue or topic name has only letters, digits, '.', '-', '_' and '/'", c)
+		}
+	}
+	return ""
+}
+
+// sendError is a failed send: a message for people and the underlying
+// error, reachable with errors.As (*azservicebus.Error, *amqp.Error).
+type sendError struct {
+	msg string
+	err error
+}
+
+func (e *sendError) Error() string { return e.msg }
+func (e *sendError) Unwrap() error { return e.err }
+
+// describe turns a send error into a message a person can act on.
+func (e *Executor) describe(err error, t *target, host string, elapsed time.Duration) error {
+	m := t.msg
+	where := fmt.Sprintf("%s '%s' in namespace '%s'", t.kind, t.entity, m.Namespace)
+	wrap := func(format string, args ...any) error { return &sendError{msg: fmt.Sprintf(format, args...), err: err} }
+
+	var sbErr *azservicebus.Error
+	var amqpErr *amqp.Error
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, azservicebus.ErrMessageTooLarge) ||
+		errors.As(err, &amqpErr) && amqpErr.Condition == amqp.ErrCondMessageSizeExceeded:
+		return wrap("message of %d bytes is too large for %s (Service Bus takes 256 KiB per message on the Standard tier, 100 MB on Premium)", len(m.Message), where)
+	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeUnauthorizedAccess ||
+		errors.As(err, &amqpErr) && amqpErr.Condition == amqp.ErrCondUnauthorizedAccess:
+		return wrap("key '%s' refused (401 unauthorized) by namespace '%s' for %s %q: check authentication.sasKeyName and sasKey, and that the policy grants Send",
+			m.Authentication.SASKeyName, m.Namespace, t.kind, t.entity)
+	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeNotFound ||
+		errors.As(err, &amqpErr) && amqpErr.Condition == amqp.ErrCondNotFound:
+		return wrap("%s does not exist (amqp:not-found); create it or correct %s", where, t.field)
+	case errors.As(err, &amqpErr) && amqpErr.Condition == amqp.ErrCondNotAllowed:
+		return wrap("%s refused the message (amqp:not-allowed): %s", where, amqpErr.Description)
+	case errors.As(err, &amqpErr) && amqpErr.Condition == "com.microsoft:entity-disabled":
+		return wrap("%s is disabled", where)
+	case errors.Is(err, context.DeadlineExceeded):
+		return wrap("no answer from namespace '%s' (%s) within %s while sending to %s %q", m.Namespace, host, elapsed.Round(time.Millisecond), t.kind, t.entity)
+	case errors.Is(err, context.Canceled):
+		return wrap("send to %s canceled", where)
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return wrap("namespace '%s' unreachable at %s: %v", m.Namespace, host, opErr.Err)
+	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeConnectionLost && strings.Contains(err.Error(), "dial "):
+		// azservicebus.Error does not unwrap: the dial error is only in its text.
+		_, dial, _ := strings.Cut(err.Error(), "dial ")
+		return wrap("namespace '%s' unreachable at %s: dial %s", m.Namespace, host, dial)
+	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeConnectionLost:
+		return wrap("connection to namespace '%s' (%s) lost while sending to %s %q: %v", m.Namespace, host, t.kind, t.entity, err)
+	}
+	return wrap("send to %s failed: %v", where, err)
+}
