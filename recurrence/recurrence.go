@@ -1,9 +1,7 @@
-// Package recurrence holds the recurrence object of a job definition and turns
-// it, together with the job's start, into the exact instants the job runs.
-//
 // The types in this file mirror the JSON of the job definition's
 // "recurrence" object. Enum values are accepted in any case on input and
 // written back in their canonical spelling ("Week", "Monday").
+
 package recurrence
 
 import (

@@ -2,39 +2,725 @@ package recurrence
 
 import (
 	"errors"
+	"fmt"
 	"iter"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/teambition/rrule-go"
 )
 
-// Rule is a recurrence compiled against the instant its periods count from.
-// It is safe for concurrent use.
-//
-// PLACEHOLDER: the expansion is being written; the signatures below are the
-// contract the rest of the module codes against.
+// Next computes between minWindow and maxWindow occurrences at once (more
+// when the caller walks from one occurrence to the next); later calls whose
+// answer lies within the computed window are answered from it.
+const (
+	minWindow = 4
+	maxWindow = 64
+)
+
+// searchHorizon is how far Compile looks for a first occurrence of a
+// monthly or yearly rule before it reports that the schedule never matches.
+const searchHorizon = 400 // years
+
+// Rule is a recurrence compiled against the instant its periods count from
+// (the job's startTime, or its creation time when it has none). Its methods
+// are pure functions of their arguments: a Rule reads no clock. It is safe
+// for concurrent use.
 type Rule struct {
-	rec   Recurrence
-	start time.Time
+	loc    *time.Location
+	zone   *zoneInfo
+	start  time.Time // first instant an occurrence may have
+	end    time.Time // last instant an occurrence may have, when hasEnd
+	hasEnd bool
+	count  int
+
+	// step > 0: Minute or Hour without a schedule; occurrences are
+	// start + k*step in elapsed time.
+	step time.Duration
+
+	// Otherwise occurrences are expanded by rrule-go in "wall" space: wall
+	// clock readings of loc written as UTC times, so that the expansion
+	// never meets a DST transition. opts holds one rule per day set whose
+	// union is wanted (monthDays, ordinal and plain monthlyOccurrences).
+	freq      Frequency
+	interval  int64
+	opts      []rrule.ROption
+	rules     []*rrule.RRule // opts built, with DTSTART wallStart; copied, never changed
+	wallStart time.Time      // start's wall clock, whole seconds
+	nanos     time.Duration  // start's sub-second part, kept without a schedule
+	wallUntil time.Time      // zero when there is no end
+
+	win atomic.Pointer[window]
 }
 
-// Compile checks r and returns the Rule whose first period holds start (the
-// job's startTime, or its creation time when it has none).
+// window is a run of consecutive occurrences: list holds every occurrence
+// in (lo, list[len(list)-1]], in order; done says there are none after it.
+type window struct {
+	lo   time.Time
+	list []time.Time
+	done bool
+}
+
+// Compile validates r (see [Recurrence.Validate]) and returns the Rule whose
+// first period holds start: the job's startTime, or its creation time when it
+// has none. No occurrence is earlier than start. A nil r or a zero start is
+// an error, and so is a schedule that can never match a date that exists
+// (day 31 in a month that is always short; a [*FieldError] for "schedule").
 func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 	if r == nil {
 		return nil, errors.New("recurrence: nil recurrence")
 	}
-	return &Rule{rec: *r, start: start}, nil
+	if start.IsZero() {
+		return nil, errors.New("recurrence: zero start time")
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	loc, err := LoadTimeZone(r.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	start = start.Round(0).In(loc)
+	rl := &Rule{
+		loc:      loc,
+		zone:     zoneOf(loc),
+		start:    start,
+		count:    r.Count,
+		freq:     r.Frequency,
+		interval: int64(max(r.Interval, 1)),
+	}
+	if r.EndTime != nil {
+		rl.end, rl.hasEnd = r.EndTime.Round(0), true
+	}
+	sched := r.Schedule
+	if sched != nil && sched.empty() {
+		sched = nil
+	}
+	if sched == nil && (r.Frequency == Minute || r.Frequency == Hour) {
+		unit := time.Minute
+		if r.Frequency == Hour {
+			unit = time.Hour
+		}
+		rl.step = time.Duration(rl.interval) * unit
+		return rl, nil
+	}
+
+	wall := rl.zone.wall(start)
+	rl.wallStart = wall.Truncate(time.Second)
+	if sched == nil {
+		rl.nanos = wall.Sub(rl.wallStart)
+	}
+	if rl.hasEnd {
+		rl.wallUntil = rl.zone.wall(rl.end).Add(rl.zone.maxJump + time.Second)
+		if !rl.wallUntil.After(rl.wallStart) {
+			// Ends before it starts: no occurrences. Keep an Until that
+			// rrule-go can tell from "no end".
+			rl.wallUntil = rl.wallStart.Add(-time.Second)
+		}
+	}
+	rl.opts = buildOptions(r.Frequency, int(rl.interval), sched, rl.wallStart)
+	if rl.interval == 1 {
+		for i := range rl.opts {
+			rl.opts[i] = daily(rl.opts[i])
+		}
+	}
+	if err := rl.checkGrid(); err != nil {
+		return nil, err
+	}
+	for _, o := range rl.opts {
+		o.Dtstart, o.Until = rl.wallStart, rl.wallUntil
+		rl.rules = append(rl.rules, mustRRule(o))
+	}
+
+	if r.Frequency == Month || r.Frequency == Year {
+		if !rl.matchesWithin(rl.wallStart.AddDate(searchHorizon, 0, 0)) {
+			return nil, &FieldError{Path: "schedule", Reason: "never matches a date that exists (for example day 31 in months that have 30 days or fewer), counting from the start " + start.Format(time.RFC3339)}
+		}
+	}
+	return rl, nil
 }
+
+// checkGrid rejects Minute and Hour rules whose interval never lands on a
+// scheduled minute or hour (every 30 minutes from minute 10 never reaches
+// minute 15): their expansion would search forever.
+func (r *Rule) checkGrid() error {
+	o := r.opts[0]
+	var cycle, phase int64
+	switch r.freq {
+	case Minute:
+		cycle = 1440
+		phase = int64(r.wallStart.Hour()*60 + r.wallStart.Minute())
+	case Hour:
+		cycle = 24
+		phase = int64(r.wallStart.Hour())
+	default:
+		return nil
+	}
+	g := gcd(r.interval, cycle)
+	for x := phase % g; x < cycle; x += g {
+		if r.freq == Hour {
+			if len(o.Byhour) == 0 || slices.Contains(o.Byhour, int(x)) {
+				return nil
+			}
+			continue
+		}
+		h, m := int(x/60), int(x%60)
+		if (len(o.Byhour) == 0 || slices.Contains(o.Byhour, h)) && (len(o.Byminute) == 0 || slices.Contains(o.Byminute, m)) {
+			return nil
+		}
+	}
+	return &FieldError{Path: "schedule", Reason: fmt.Sprintf("never matches: every %d %ss counted from the start %s never lands on a scheduled %s",
+		r.interval, strings.ToLower(string(r.freq)), r.start.Format(time.RFC3339), map[Frequency]string{Minute: "hour and minute", Hour: "hour"}[r.freq])}
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// empty reports whether s has no entries at all (then it is treated as
+// absent).
+func (s *Schedule) empty() bool {
+	return len(s.Minutes) == 0 && len(s.Hours) == 0 && len(s.WeekDays) == 0 &&
+		len(s.MonthDays) == 0 && len(s.MonthlyOccurrences) == 0 && len(s.Months) == 0
+}
+
+var rruleFreq = map[Frequency]rrule.Frequency{
+	Minute: rrule.MINUTELY,
+	Hour:   rrule.HOURLY,
+	Day:    rrule.DAILY,
+	Week:   rrule.WEEKLY,
+	Month:  rrule.MONTHLY,
+	Year:   rrule.YEARLY,
+}
+
+var rruleDay = map[Weekday]rrule.Weekday{
+	Monday: rrule.MO, Tuesday: rrule.TU, Wednesday: rrule.WE, Thursday: rrule.TH,
+	Friday: rrule.FR, Saturday: rrule.SA, Sunday: rrule.SU,
+}
+
+// buildOptions returns the rrule options whose union is the recurrence.
+// Every BY* part that RRULE would default from DTSTART is filled in
+// explicitly from the original start, so that a rule re-anchored at a later
+// DTSTART keeps the same defaults.
+func buildOptions(f Frequency, interval int, s *Schedule, ws time.Time) []rrule.ROption {
+	base := rrule.ROption{Freq: rruleFreq[f], Interval: interval, Wkst: rrule.MO}
+	coarse := f != Minute && f != Hour // Day or coarser
+	if s == nil {
+		base.Bysecond = []int{ws.Second()}
+		base.Byminute = []int{ws.Minute()}
+		base.Byhour = []int{ws.Hour()}
+		switch f {
+		case Week:
+			base.Byweekday = []rrule.Weekday{rruleDay[weekdays[ws.Weekday()]]}
+		case Month:
+			base.Bymonthday = []int{ws.Day()}
+		case Year:
+			base.Bymonth = []int{int(ws.Month())}
+			base.Bymonthday = []int{ws.Day()}
+		}
+		return []rrule.ROption{base}
+	}
+
+	base.Bysecond = []int{0}
+	switch {
+	case len(s.Minutes) > 0:
+		base.Byminute = slices.Clone(s.Minutes)
+	case f != Minute:
+		base.Byminute = []int{ws.Minute()}
+	}
+	switch {
+	case len(s.Hours) > 0:
+		base.Byhour = slices.Clone(s.Hours)
+	case coarse && len(s.Minutes) > 0:
+		base.Byhour = make([]int, 24)
+		for h := range base.Byhour {
+			base.Byhour[h] = h
+		}
+	case coarse:
+		base.Byhour = []int{ws.Hour()}
+	}
+	if len(s.Months) > 0 {
+		base.Bymonth = slices.Clone(s.Months)
+	}
+	switch f {
+	case Week:
+		if len(s.WeekDays) > 0 {
+			for _, d := range s.WeekDays {
+				base.Byweekday = append(base.Byweekday, rruleDay[d])
+			}
+		} else {
+			base.Byweekday = []rrule.Weekday{rruleDay[weekdays[ws.Weekday()]]}
+		}
+	case Month:
+		var out []rrule.ROption
+		if len(s.MonthDays) > 0 {
+			o := base
+			o.Bymonthday = slices.Clone(s.MonthDays)
+			out = append(out, o)
+		}
+		var nth, every []rrule.Weekday
+		for _, m := range s.MonthlyOccurrences {
+			d := rruleDay[m.Day]
+			if m.Occurrence == 0 {
+				every = append(every, d)
+			} else {
+				nth = append(nth, d.Nth(m.Occurrence))
+			}
+		}
+		for _, days := range [][]rrule.Weekday{nth, every} {
+			if len(days) > 0 {
+				o := base
+				o.Byweekday = days
+				out = append(out, o)
+			}
+		}
+		if len(out) == 0 {
+			base.Bymonthday = []int{ws.Day()}
+			out = append(out, base)
+		}
+		return out
+	case Year:
+		if len(base.Bymonth) == 0 {
+			base.Bymonth = []int{int(ws.Month())}
+		}
+		base.Bymonthday = []int{ws.Day()}
+	}
+	return []rrule.ROption{base}
+}
+
+// daily returns a DAILY rule equivalent to o when o is a weekly, monthly or
+// yearly rule with interval 1 whose days are chosen by filters alone (no
+// ordinal weekdays, which need the month around them). rrule-go produces a
+// whole period before it yields the first occurrence of it; day by day, a
+// call that needs the next few occurrences does a day's work, not a
+// month's.
+func daily(o rrule.ROption) rrule.ROption {
+	if o.Interval != 1 || o.Freq != rrule.WEEKLY && o.Freq != rrule.MONTHLY && o.Freq != rrule.YEARLY {
+		return o
+	}
+	for _, d := range o.Byweekday {
+		if d.N() != 0 {
+			return o
+		}
+	}
+	o.Freq = rrule.DAILY
+	return o
+}
+
+// Location returns the time zone in which the rule's schedule is evaluated
+// (UTC when the recurrence names none). Occurrences are returned in it.
+func (r *Rule) Location() *time.Location { return r.loc }
 
 // Next returns the first occurrence strictly after after, or the zero Time
-// when the recurrence has ended (endTime). It does not apply Count: Count
-// counts occurrences that ran, which only the caller knows; see
-// [Rule.Occurrences].
+// when there is none (the recurrence's endTime, which is inclusive, has
+// passed). Occurrences are never earlier than the start the rule was
+// compiled with.
+//
+// Next does not apply Count: Count counts occurrences that ran, which only
+// the caller knows; see [Rule.Occurrences]. The cost of a call does not
+// depend on how long ago the start was, and consecutive calls are answered
+// from a small cache of the occurrences computed last.
 func (r *Rule) Next(after time.Time) time.Time {
-	panic("not implemented")
+	after = after.Round(0)
+	if r.hasEnd && !after.Before(r.end) {
+		return time.Time{}
+	}
+	if r.step > 0 {
+		return r.nextStep(after)
+	}
+	limit := minWindow
+	if w := r.win.Load(); w != nil && !after.Before(w.lo) {
+		list := w.list
+		i := sort.Search(len(list), func(i int) bool { return list[i].After(after) })
+		if i < len(list) {
+			return list[i]
+		}
+		if w.done {
+			return time.Time{}
+		}
+		if len(list) > 0 && after.Equal(list[len(list)-1]) {
+			// The caller is walking occurrence by occurrence: compute
+			// more at once.
+			limit = min(2*len(list), maxWindow)
+		}
+	}
+	w := r.expand(after, limit)
+	r.win.Store(w)
+	if len(w.list) == 0 {
+		return time.Time{}
+	}
+	return w.list[0]
 }
 
-// Occurrences yields, in increasing order, the occurrences at or after from,
-// applying Count (counted from the first yielded) and EndTime.
+// nextStep is Next for rules that step in elapsed time.
+func (r *Rule) nextStep(after time.Time) time.Time {
+	t := r.start
+	if !after.Before(r.start) {
+		d := after.Sub(r.start)
+		if d > time.Duration(1<<63-1)-r.step {
+			return time.Time{}
+		}
+		t = r.start.Add((d/r.step + 1) * r.step)
+	}
+	if r.hasEnd && t.After(r.end) {
+		return time.Time{}
+	}
+	return t
+}
+
+// Occurrences yields, in increasing order, the occurrences at or after
+// from, stopping after Count of them (counted from the first yielded, since
+// Count counts occurrences that actually run) or at EndTime, whichever comes
+// first. Without either it never ends on its own.
 func (r *Rule) Occurrences(from time.Time) iter.Seq[time.Time] {
-	panic("not implemented")
+	return func(yield func(time.Time) bool) {
+		n := 0
+		for t := r.Next(from.Round(0).Add(-1)); !t.IsZero(); t = r.Next(t) {
+			if !yield(t) {
+				return
+			}
+			n++
+			if r.count > 0 && n >= r.count {
+				return
+			}
+		}
+	}
+}
+
+// expand computes the window of occurrences after after: at least limit of
+// them unless the recurrence ends first.
+func (r *Rule) expand(after time.Time, limit int) *window {
+	w := &window{lo: after}
+	a := after
+	if a.Before(r.start) {
+		a = r.start.Add(-1)
+	}
+	jump := r.zone.maxJump
+	// A wall clock reading earlier than ws cannot map to an instant after a.
+	ws := r.zone.wall(a).Add(-jump).Truncate(time.Second)
+	if ws.Before(r.wallStart) {
+		ws = r.wallStart
+	}
+	next := r.walls(r.anchor(ws))
+	conv := converter{z: r.zone}
+	out := make([]time.Time, 0, limit+limit/2)
+	var h time.Time // the limit-th occurrence, once known
+	for {
+		wt, ok := next()
+		if !ok {
+			w.done = true
+			break
+		}
+		if wt.Before(ws) {
+			continue
+		}
+		t := conv.instant(wt.Add(r.nanos))
+		if !h.IsZero() && t.Add(-jump).After(h) {
+			// Later wall readings map to instants after t-jump: done.
+			break
+		}
+		if !t.After(a) || r.hasEnd && t.After(r.end) {
+			continue
+		}
+		out = append(out, t)
+		if h.IsZero() && len(out) >= limit {
+			slices.SortFunc(out, time.Time.Compare)
+			h = out[len(out)-1]
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	out = slices.CompactFunc(out, time.Time.Equal)
+	if !h.IsZero() {
+		i := sort.Search(len(out), func(i int) bool { return out[i].After(h) })
+		out = out[:i]
+	}
+	for i := range out {
+		out[i] = out[i].In(r.loc)
+	}
+	w.list = out
+	return w
+}
+
+// matchesWithin reports whether the rule has an occurrence with a wall
+// clock reading before limit.
+func (r *Rule) matchesWithin(limit time.Time) bool {
+	next := r.wallsOf(r.opts, r.wallStart, limit)
+	_, ok := next()
+	return ok
+}
+
+// walls returns an iterator over the rule's wall clock readings at or after
+// dtstart (which anchor must have placed on the rule's period grid), in
+// increasing order without repeats.
+func (r *Rule) walls(dtstart time.Time) func() (time.Time, bool) {
+	its := make([]func() (time.Time, bool), 0, len(r.rules))
+	for _, tmpl := range r.rules {
+		// Re-anchor a copy of the rule built by Compile: DTStart rebuilds
+		// it without validating the options again.
+		c := *tmpl
+		c.DTStart(dtstart)
+		its = append(its, c.Iterator())
+	}
+	return merge(its)
+}
+
+// wallsOf is walls for the given options, ending after until.
+func (r *Rule) wallsOf(opts []rrule.ROption, dtstart, until time.Time) func() (time.Time, bool) {
+	its := make([]func() (time.Time, bool), 0, len(opts))
+	for _, o := range opts {
+		o.Dtstart, o.Until = dtstart, until
+		its = append(its, mustRRule(o).Iterator())
+	}
+	return merge(its)
+}
+
+// merge returns the union of increasing iterators, in increasing order
+// without repeats.
+func merge(its []func() (time.Time, bool)) func() (time.Time, bool) {
+	if len(its) == 1 {
+		return its[0]
+	}
+	heads := make([]time.Time, len(its))
+	live := make([]bool, len(its))
+	for i, it := range its {
+		heads[i], live[i] = it()
+	}
+	return func() (time.Time, bool) {
+		best := -1
+		for i := range its {
+			if live[i] && (best < 0 || heads[i].Before(heads[best])) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return time.Time{}, false
+		}
+		t := heads[best]
+		for i := range its {
+			for live[i] && !heads[i].After(t) {
+				heads[i], live[i] = its[i]()
+			}
+		}
+		return t, true
+	}
+}
+
+// mustRRule builds a rrule-go rule from options that Validate has checked
+// (it checks every bound rrule-go checks).
+func mustRRule(o rrule.ROption) *rrule.RRule {
+	rr, err := rrule.NewRRule(o)
+	if err != nil {
+		panic(fmt.Sprintf("recurrence: rrule rejected validated options: %v", err))
+	}
+	return rr
+}
+
+// anchor returns a DTSTART for a rule that yields exactly the wall clock
+// readings at or after ws that the rule compiled from wallStart yields:
+// ws itself when its period is one the interval selects (periods count
+// from the one holding the start; weeks start on Monday), else the start of
+// the next selected period.
+func (r *Rule) anchor(ws time.Time) time.Time {
+	if !ws.After(r.wallStart) {
+		return r.wallStart
+	}
+	q := r.periodIndex(ws)
+	if q%r.interval == 0 {
+		return ws
+	}
+	return r.periodStart((q/r.interval + 1) * r.interval)
+}
+
+// periodIndex returns how many frequency units (not intervals) lie between
+// the period holding wallStart and the one holding w (w >= wallStart).
+func (r *Rule) periodIndex(w time.Time) int64 {
+	s := r.wallStart
+	switch r.freq {
+	case Minute:
+		return int64(w.Sub(s.Truncate(time.Minute)) / time.Minute)
+	case Hour:
+		return int64(w.Sub(s.Truncate(time.Hour)) / time.Hour)
+	case Day:
+		return civilDay(w) - civilDay(s)
+	case Week:
+		return (civilDay(w) - mondayOf(s)) / 7
+	case Month:
+		return int64(w.Year()*12+int(w.Month())) - int64(s.Year()*12+int(s.Month()))
+	default: // Year
+		return int64(w.Year() - s.Year())
+	}
+}
+
+// periodStart returns the first wall clock reading of period q.
+func (r *Rule) periodStart(q int64) time.Time {
+	s := r.wallStart
+	switch r.freq {
+	case Minute:
+		return s.Truncate(time.Minute).Add(time.Duration(q) * time.Minute)
+	case Hour:
+		return s.Truncate(time.Hour).Add(time.Duration(q) * time.Hour)
+	case Day:
+		return time.Unix((civilDay(s)+q)*86400, 0).UTC()
+	case Week:
+		return time.Unix((mondayOf(s)+7*q)*86400, 0).UTC()
+	case Month:
+		return time.Date(s.Year(), s.Month()+time.Month(q), 1, 0, 0, 0, 0, time.UTC)
+	default: // Year
+		return time.Date(s.Year()+int(q), 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+}
+
+// civilDay returns the day number of a wall time (days since 1970-01-01).
+func civilDay(w time.Time) int64 {
+	u := w.Unix()
+	d := u / 86400
+	if u%86400 < 0 {
+		d--
+	}
+	return d
+}
+
+// mondayOf returns the day number of the Monday that begins w's week.
+func mondayOf(w time.Time) int64 {
+	return civilDay(w) - int64((w.Weekday()+6)%7)
+}
+
+// zoneInfo describes a location for converting wall clock readings to
+// instants.
+type zoneInfo struct {
+	loc     *time.Location
+	fixed   bool  // never changes offset
+	offset  int64 // seconds east of UTC, when fixed
+	maxJump time.Duration
+}
+
+var zoneInfos sync.Map // *time.Location -> *zoneInfo
+
+// zoneOf returns the zoneInfo of loc, computing it once: whether it has any
+// offset change between 1900 and 2200, and the largest such change.
+func zoneOf(loc *time.Location) *zoneInfo {
+	if z, ok := zoneInfos.Load(loc); ok {
+		return z.(*zoneInfo)
+	}
+	z := &zoneInfo{loc: loc, fixed: true}
+	t := time.Date(1900, 1, 1, 0, 0, 0, 0, loc)
+	limit := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+	_, off := t.Zone()
+	z.offset = int64(off)
+	for i := 0; t.Before(limit) && i < 10000; i++ {
+		_, end := t.ZoneBounds()
+		if end.IsZero() {
+			break
+		}
+		if !end.After(t) {
+			// Beyond its table a zone's periods are computed per year, and
+			// ZoneBounds can report the year's end as a period's end even
+			// at that instant; step over it.
+			end = t.Add(24 * time.Hour)
+		}
+		_, o1 := t.Zone()
+		_, o2 := end.Zone()
+		if o1 != o2 {
+			z.fixed = false
+			z.maxJump = max(z.maxJump, time.Duration(abs(o2-o1))*time.Second)
+		}
+		t = end
+	}
+	if !z.fixed {
+		z.offset = 0
+	}
+	zoneInfos.Store(loc, z)
+	return z
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// wall returns the wall clock reading of t in the zone, written as UTC.
+func (z *zoneInfo) wall(t time.Time) time.Time {
+	if z.fixed {
+		return t.Add(time.Duration(z.offset) * time.Second).UTC()
+	}
+	_, off := t.In(z.loc).Zone()
+	return t.Add(time.Duration(off) * time.Second).UTC()
+}
+
+// converter maps wall clock readings to instants, remembering the zone
+// period of the last answer so that most lookups are one subtraction.
+type converter struct {
+	z      *zoneInfo
+	off    int64
+	lo, hi int64 // instants (Unix seconds) for which off alone decides
+	ok     bool
+}
+
+// instant returns the instant at which the zone's clocks read w (written as
+// UTC). A reading that does not exist (in a spring-forward gap) is moved
+// forward by the gap, as if the clocks had not changed yet (02:30 becomes
+// 03:30); a reading that exists twice (fall-back) is the first of the two.
+func (c *converter) instant(w time.Time) time.Time {
+	u, ns := w.Unix(), int64(w.Nanosecond())
+	if c.z.fixed {
+		return time.Unix(u-c.z.offset, ns)
+	}
+	if c.ok {
+		if x := u - c.off; x >= c.lo && x < c.hi {
+			return time.Unix(x, ns)
+		}
+	}
+	x := c.z.instant(u)
+	t := time.Unix(x, 0).In(c.z.loc)
+	_, off := t.Zone()
+	s, e := t.ZoneBounds()
+	jump := int64(c.z.maxJump / time.Second)
+	c.off, c.ok = int64(off), true
+	c.lo, c.hi = -1<<62, 1<<62
+	if !s.IsZero() {
+		c.lo = s.Unix() + jump
+	}
+	if !e.IsZero() {
+		c.hi = e.Unix() - jump
+	}
+	return time.Unix(x, ns)
+}
+
+// offsetAt returns the zone's offset in seconds at Unix time u.
+func (z *zoneInfo) offsetAt(u int64) int64 {
+	_, off := time.Unix(u, 0).In(z.loc).Zone()
+	return int64(off)
+}
+
+// instant is converter.instant without the memory, on Unix seconds: u is the
+// wall reading's seconds as if it were UTC.
+func (z *zoneInfo) instant(u int64) int64 {
+	const span = 2 * 86400
+	o1, o2 := z.offsetAt(u-span), z.offsetAt(u+span)
+	c1, c2 := u-o1, u-o2
+	v1, v2 := z.offsetAt(c1) == o1, z.offsetAt(c2) == o2
+	switch {
+	case v1 && v2:
+		return min(c1, c2)
+	case v1:
+		return c1
+	case v2:
+		return c2
+	}
+	// Neither the earlier nor the later offset gives this reading: either a
+	// gap (take the offset before it, which moves the reading forward), or
+	// more than one change within the span.
+	if o3 := z.offsetAt(c1); z.offsetAt(u-o3) == o3 {
+		return u - o3
+	}
+	return c1
 }

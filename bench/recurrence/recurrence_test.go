@@ -1,0 +1,115 @@
+// Package recurrence_test compares jobclock's recurrence expansion with
+// robfig/cron v3 on the same schedule and the same instants.
+package recurrence_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// The schedule: every 15 minutes on weekdays, 9:00 to 16:45 UTC.
+const cronSpec = "*/15 9-16 * * 1-5"
+
+var from = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func jobclockRule(tb testing.TB) *recurrence.Rule {
+	tb.Helper()
+	rule, err := recurrence.Compile(&recurrence.Recurrence{
+		Frequency: recurrence.Week,
+		Schedule: &recurrence.Schedule{
+			WeekDays: []recurrence.Weekday{recurrence.Monday, recurrence.Tuesday, recurrence.Wednesday, recurrence.Thursday, recurrence.Friday},
+			Hours:    []int{9, 10, 11, 12, 13, 14, 15, 16},
+			Minutes:  []int{0, 15, 30, 45},
+		},
+	}, time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return rule
+}
+
+func cronSchedule(tb testing.TB) cron.Schedule {
+	tb.Helper()
+	s, err := cron.ParseStandard(cronSpec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// scattered returns instants a little over three days apart, so that
+// consecutive calls cannot be answered from the previous call's work.
+func scattered() []time.Time {
+	out := make([]time.Time, 512)
+	for i := range out {
+		out[i] = from.Add(time.Duration(i) * (3*24*time.Hour + 7*time.Minute + 13*time.Second))
+	}
+	return out
+}
+
+// TestSameInstants makes sure both benchmarks ask the same questions and
+// get the same answers.
+func TestSameInstants(t *testing.T) {
+	rule, sched := jobclockRule(t), cronSchedule(t)
+	a, b := from, from
+	for range 5000 {
+		a, b = rule.Next(a), sched.Next(b)
+		if !a.Equal(b) {
+			t.Fatalf("jobclock %v, robfig/cron %v", a, b)
+		}
+	}
+	for _, after := range scattered() {
+		if a, b := rule.Next(after), sched.Next(after); !a.Equal(b) {
+			t.Fatalf("Next(%v): jobclock %v, robfig/cron %v", after, a, b)
+		}
+	}
+}
+
+// BenchmarkWalk walks forward occurrence by occurrence from the same
+// instant, as a scheduler does.
+func BenchmarkWalk(b *testing.B) {
+	b.Run("jobclock", func(b *testing.B) {
+		rule := jobclockRule(b)
+		b.ReportAllocs()
+		t := from
+		for b.Loop() {
+			t = rule.Next(t)
+		}
+	})
+	b.Run("robfig-cron", func(b *testing.B) {
+		sched := cronSchedule(b)
+		b.ReportAllocs()
+		t := from
+		for b.Loop() {
+			t = sched.Next(t)
+		}
+	})
+}
+
+// BenchmarkScattered asks for the next occurrence after instants days
+// apart, where no call can reuse the previous one's work.
+func BenchmarkScattered(b *testing.B) {
+	afters := scattered()
+	b.Run("jobclock", func(b *testing.B) {
+		rule := jobclockRule(b)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			rule.Next(afters[i%len(afters)])
+			i++
+		}
+	})
+	b.Run("robfig-cron", func(b *testing.B) {
+		sched := cronSchedule(b)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			sched.Next(afters[i%len(afters)])
+			i++
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package recurrence_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// benchWalk measures Next as a scheduler calls it: each call asks for the
+// occurrence after the previous one.
+func benchWalk(b *testing.B, rec *recurrence.Recurrence, start, from time.Time) {
+	rule, err := recurrence.Compile(rec, start)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	t := from
+	for b.Loop() {
+		t = rule.Next(t)
+		if t.IsZero() {
+			b.Fatal("no occurrence")
+		}
+	}
+}
+
+func BenchmarkNextDocumentedSchedule(b *testing.B) {
+	start := time.Date(2012, 8, 4, 0, 0, 0, 0, time.UTC)
+	benchWalk(b, &recurrence.Recurrence{Frequency: recurrence.Week, Schedule: &recurrence.Schedule{
+		WeekDays: []recurrence.Weekday{recurrence.Monday, recurrence.Wednesday, recurrence.Friday}, Hours: []int{10, 22}}},
+		start, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+}
+
+func BenchmarkNextWeekdays15Min(b *testing.B) {
+	benchWalk(b, &recurrence.Recurrence{Frequency: recurrence.Week, Schedule: &recurrence.Schedule{
+		WeekDays: []recurrence.Weekday{recurrence.Monday, recurrence.Tuesday, recurrence.Wednesday, recurrence.Thursday, recurrence.Friday},
+		Hours:    []int{9, 10, 11, 12, 13, 14, 15, 16}, Minutes: []int{0, 15, 30, 45}}},
+		time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// The minutely benchmarks use a schedule (every minute of every hour) so
+// that they expand through rrule-go; a Minute rule without a schedule is
+// plain arithmetic.
+var minutely = &recurrence.Recurrence{Frequency: recurrence.Minute, Schedule: &recurrence.Schedule{
+	Hours: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}}}
+
+func BenchmarkNextMinutelyYearOld(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	benchWalk(b, minutely, now.AddDate(-1, 0, 0), now)
+}
+
+func BenchmarkNextMinutelyFresh(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	benchWalk(b, minutely, now, now)
+}
+
+// BenchmarkNextMinutelyYearOldCold calls Next for instants far apart, so
+// every call expands a new window: the cost of re-anchoring itself.
+func BenchmarkNextMinutelyYearOldCold(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rule, err := recurrence.Compile(minutely, now.AddDate(-1, 0, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	t := now
+	for b.Loop() {
+		t = rule.Next(t).Add(24 * time.Hour)
+	}
+}
+
+func BenchmarkNextMinutelyElapsed(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	benchWalk(b, &recurrence.Recurrence{Frequency: recurrence.Minute}, now.AddDate(-1, 0, 0), now)
+}

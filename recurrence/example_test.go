@@ -1,0 +1,77 @@
+package recurrence_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// The documented schedule: Monday, Wednesday and Friday at 10:00 and 22:00
+// UTC (minute 0, from the start), counting from 2012-08-04 (a Saturday), at
+// most 10 runs, ending 2012-11-04.
+func ExampleRule_Occurrences() {
+	var rec recurrence.Recurrence
+	err := json.Unmarshal([]byte(`{
+		"frequency": "week",
+		"interval": 1,
+		"schedule": {"weekDays": ["Monday", "Wednesday", "Friday"], "hours": [10, 22]},
+		"count": 10,
+		"endTime": "2012-11-04T00:00:00Z"
+	}`), &rec)
+	if err != nil {
+		panic(err)
+	}
+	start := time.Date(2012, 8, 4, 0, 0, 0, 0, time.UTC)
+	rule, err := recurrence.Compile(&rec, start)
+	if err != nil {
+		panic(err)
+	}
+	n := 0
+	for t := range rule.Occurrences(start) {
+		fmt.Println(t.Format("Mon 2006-01-02 15:04"))
+		if n++; n == 5 {
+			break
+		}
+	}
+	// Output:
+	// Mon 2012-08-06 10:00
+	// Mon 2012-08-06 22:00
+	// Wed 2012-08-08 10:00
+	// Wed 2012-08-08 22:00
+	// Fri 2012-08-10 10:00
+}
+
+// A schedule in a time zone keeps its wall clock time across daylight
+// saving changes; 02:30 does not exist on 2025-03-09 in New York, so that
+// day's run moves forward by the gap, to 03:30.
+func ExampleRule_Next() {
+	rule, err := recurrence.Compile(&recurrence.Recurrence{
+		Frequency: recurrence.Day,
+		TimeZone:  "Eastern Standard Time",
+		Schedule:  &recurrence.Schedule{Hours: []int{2}, Minutes: []int{30}},
+	}, time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		panic(err)
+	}
+	t := time.Date(2025, 3, 8, 0, 0, 0, 0, time.UTC)
+	for range 3 {
+		t = rule.Next(t)
+		fmt.Println(t.Format(time.RFC3339), t.UTC().Format("15:04Z"))
+	}
+	// Output:
+	// 2025-03-08T02:30:00-05:00 07:30Z
+	// 2025-03-09T03:30:00-04:00 07:30Z
+	// 2025-03-10T02:30:00-04:00 06:30Z
+}
+
+func ExampleRecurrence_Validate() {
+	var rec recurrence.Recurrence
+	_ = json.Unmarshal([]byte(`{"frequency":"fortnight","schedule":{"hours":[5,25],"weekDays":["Monday","Funday"]}}`), &rec)
+	fmt.Println(rec.Validate())
+	// Output:
+	// frequency: "fortnight" is not a frequency (Minute, Hour, Day, Week, Month or Year)
+	// schedule.hours[1]: 25 is not an hour (0-23)
+	// schedule.weekDays[1]: "Funday" is not a day of the week (Monday to Sunday)
+}

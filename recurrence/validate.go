@@ -1,0 +1,165 @@
+package recurrence
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// MaxInterval returns the largest interval frequency f accepts, or 0 for an
+// unknown frequency. Minute, Hour, Day, Week and Month follow Azure
+// Scheduler (1000, 1000, 548 days, 78 weeks, 18 months); Year, which Azure
+// Scheduler lists but never bounded, is capped at 10.
+func MaxInterval(f Frequency) int {
+	switch f {
+	case Minute, Hour:
+		return 1000
+	case Day:
+		return 548
+	case Week:
+		return 78
+	case Month:
+		return 18
+	case Year:
+		return 10
+	}
+	return 0
+}
+
+// Validate checks r and returns every problem at once, joined with
+// [errors.Join]; each is a [*FieldError] whose Path is relative to the
+// recurrence object ("schedule.hours[1]"). It returns nil when r is valid.
+// A nil r is valid (it has nothing to check). Zero Interval and Count mean
+// absent, and an empty schedule array is the same as an absent one.
+//
+// Beyond the ranges of each field, Validate enforces which schedule fields
+// go with which frequency: weekDays needs Week; monthDays and
+// monthlyOccurrences need Month; months needs Month or Year. A value listed
+// twice in one array is rejected.
+func (r *Recurrence) Validate() error {
+	if r == nil {
+		return nil
+	}
+	var errs []error
+	add := func(path, value, reason string) {
+		errs = append(errs, &FieldError{Path: path, Value: value, Reason: reason})
+	}
+	switch {
+	case r.Frequency == "":
+		add("frequency", "", "is required (Minute, Hour, Day, Week, Month or Year)")
+	case !r.Frequency.Valid():
+		add("frequency", jsonText(string(r.Frequency)), "is not a frequency (Minute, Hour, Day, Week, Month or Year)")
+	}
+	if r.Interval < 0 {
+		add("interval", strconv.Itoa(r.Interval), "must be at least 1")
+	} else if max := MaxInterval(r.Frequency); max > 0 && r.Interval > max {
+		add("interval", strconv.Itoa(r.Interval), fmt.Sprintf("is more than %d, the most frequency %s allows", max, r.Frequency))
+	}
+	if r.Count < 0 {
+		add("count", strconv.Itoa(r.Count), "must be at least 1")
+	}
+	if r.TimeZone != "" {
+		if _, err := LoadTimeZone(r.TimeZone); err != nil {
+			add("timeZone", jsonText(r.TimeZone), "is not a known time zone (an IANA name such as \"Europe/Paris\" or a Windows name such as \"W. Europe Standard Time\")")
+		}
+	}
+	if s := r.Schedule; s != nil {
+		ints := func(name string, vals []int, ok func(int) bool, reason string) {
+			seen := make(map[int]int, len(vals))
+			for i, v := range vals {
+				path := fmt.Sprintf("schedule.%s[%d]", name, i)
+				if !ok(v) {
+					add(path, strconv.Itoa(v), reason)
+					continue
+				}
+				if j, dup := seen[v]; dup {
+					add(path, strconv.Itoa(v), fmt.Sprintf("repeats schedule.%s[%d]", name, j))
+					continue
+				}
+				seen[v] = i
+			}
+		}
+		ints("minutes", s.Minutes, func(v int) bool { return v >= 0 && v <= 59 }, "is not a minute (0-59)")
+		ints("hours", s.Hours, func(v int) bool { return v >= 0 && v <= 23 }, "is not an hour (0-23)")
+		ints("monthDays", s.MonthDays, func(v int) bool { return v >= 1 && v <= 31 || v >= -31 && v <= -1 },
+			"is not a day of the month (1 to 31, or -31 to -1 counting back from the last day)")
+		ints("months", s.Months, func(v int) bool { return v >= 1 && v <= 12 }, "is not a month (1-12)")
+
+		if len(s.WeekDays) > 7 {
+			add("schedule.weekDays", "", fmt.Sprintf("has %d entries, more than the 7 days of a week", len(s.WeekDays)))
+		}
+		seenDay := map[Weekday]int{}
+		for i, d := range s.WeekDays {
+			path := fmt.Sprintf("schedule.weekDays[%d]", i)
+			if !d.Valid() {
+				add(path, jsonText(string(d)), "is not a day of the week (Monday to Sunday)")
+				continue
+			}
+			if j, dup := seenDay[d]; dup {
+				add(path, jsonText(string(d)), fmt.Sprintf("repeats schedule.weekDays[%d]", j))
+				continue
+			}
+			seenDay[d] = i
+		}
+		type occKey struct {
+			d Weekday
+			n int
+		}
+		seenOcc := map[occKey]int{}
+		for i, o := range s.MonthlyOccurrences {
+			path := fmt.Sprintf("schedule.monthlyOccurrences[%d]", i)
+			ok := true
+			switch {
+			case o.Day == "":
+				add(path+".day", "", "is required (Monday to Sunday)")
+				ok = false
+			case !o.Day.Valid():
+				add(path+".day", jsonText(string(o.Day)), "is not a day of the week (Monday to Sunday)")
+				ok = false
+			}
+			if o.Occurrence < -5 || o.Occurrence > 5 {
+				add(path+".occurrence", strconv.Itoa(o.Occurrence), "is not an occurrence in a month (-5 to 5; 0 or absent means every such day)")
+				ok = false
+			}
+			if !ok {
+				continue
+			}
+			k := occKey{o.Day, o.Occurrence}
+			if j, dup := seenOcc[k]; dup {
+				add(path, "", fmt.Sprintf("repeats schedule.monthlyOccurrences[%d]", j))
+				continue
+			}
+			seenOcc[k] = i
+		}
+
+		if r.Frequency.Valid() {
+			needs := func(name string, n int, allowed ...Frequency) {
+				if n == 0 {
+					return
+				}
+				for _, f := range allowed {
+					if r.Frequency == f {
+						return
+					}
+				}
+				want := string(allowed[0])
+				if len(allowed) == 2 {
+					want += " or " + string(allowed[1])
+				}
+				add("schedule."+name, "", fmt.Sprintf("needs frequency %s, not %s", want, r.Frequency))
+			}
+			needs("weekDays", len(s.WeekDays), Week)
+			needs("monthDays", len(s.MonthDays), Month)
+			needs("monthlyOccurrences", len(s.MonthlyOccurrences), Month)
+			needs("months", len(s.Months), Month, Year)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// jsonText returns s as a JSON string literal.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
