@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -156,35 +157,41 @@ func (p *Policy) Validate(opts *ValidateOptions) error {
 type Duration time.Duration
 
 // String returns d in ISO 8601 form using days, hours, minutes and seconds
-// ("P1DT2H", "PT30S", "PT0S").
+// ("P1DT2H", "PT30S", "PT1.5S", "PT0S"); a negative d gets a leading "-".
+// Seconds are written exactly, down to the nanosecond, so that
+// ParseDuration(d.String()) == d for every d >= 0.
 func (d Duration) String() string {
 	v := time.Duration(d)
 	if v == 0 {
 		return "PT0S"
 	}
 	var b strings.Builder
+	u := uint64(v)
 	if v < 0 {
 		b.WriteByte('-')
-		v = -v
+		u = -u
 	}
 	b.WriteByte('P')
-	if days := v / (24 * time.Hour); days > 0 {
+	const day = uint64(24 * time.Hour)
+	if days := u / day; days > 0 {
 		fmt.Fprintf(&b, "%dD", days)
-		v -= days * 24 * time.Hour
+		u %= day
 	}
-	if v > 0 {
+	if u > 0 {
 		b.WriteByte('T')
-		if h := v / time.Hour; h > 0 {
+		if h := u / uint64(time.Hour); h > 0 {
 			fmt.Fprintf(&b, "%dH", h)
-			v -= h * time.Hour
+			u %= uint64(time.Hour)
 		}
-		if m := v / time.Minute; m > 0 {
+		if m := u / uint64(time.Minute); m > 0 {
 			fmt.Fprintf(&b, "%dM", m)
-			v -= m * time.Minute
+			u %= uint64(time.Minute)
 		}
-		if v > 0 {
-			s := strconv.FormatFloat(v.Seconds(), 'f', -1, 64)
-			b.WriteString(s)
+		if u > 0 {
+			fmt.Fprintf(&b, "%d", u/uint64(time.Second))
+			if ns := u % uint64(time.Second); ns > 0 {
+				b.WriteString(strings.TrimRight(fmt.Sprintf(".%09d", ns), "0"))
+			}
 			b.WriteByte('S')
 		}
 	}
@@ -209,8 +216,11 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // ParseDuration parses an ISO 8601 duration ("PT30S", "P1DT12H", "P18M",
-// "PT1.5S") or the "[d.]hh:mm:ss[.fff]" form. Months count as 30 days,
-// years as 365 days and weeks as 7 days. Negative durations are rejected.
+// "PT1.5S", "P2W") or the "[d.]hh:mm:ss[.fffffff]" form. Months count as 30
+// days, years as 365 days and weeks as 7 days. Units must appear in the
+// order Y, M, W, D, T, H, M, S, each at most once; only the last may have a
+// fraction (with "." or ","). Negative durations are rejected, and so are
+// durations beyond about 292 years (time.Duration's range).
 func ParseDuration(s string) (Duration, error) {
 	orig := s
 	bad := func(why string) (Duration, error) {
@@ -229,55 +239,78 @@ func ParseDuration(s string) (Duration, error) {
 	if s == "" {
 		return bad("no components")
 	}
+	const (
+		dateUnits = "ymwd"
+		timeUnits = "hms"
+	)
 	var total time.Duration
 	inTime := false
 	seen := false
+	fraction := false
+	last := -1 // index of the last unit seen within dateUnits or timeUnits
 	for len(s) > 0 {
 		if s[0] == 'T' || s[0] == 't' {
 			if inTime {
 				return bad("second T")
 			}
-			inTime = true
+			inTime, last = true, -1
 			s = s[1:]
 			if s == "" {
 				return bad("nothing after T")
 			}
 			continue
 		}
+		if fraction {
+			return bad("only the last component may have a fraction")
+		}
 		i := 0
-		for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == ',') {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			i++
 		}
-		if i == 0 || i == len(s) {
+		intPart := s[:i]
+		fracPart := ""
+		if i < len(s) && (s[i] == '.' || s[i] == ',') {
+			j := i + 1
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			fracPart = s[i+1 : j]
+			if fracPart == "" {
+				return bad("no digits after the decimal mark")
+			}
+			fraction = true
+			i = j
+		}
+		if intPart == "" && fracPart == "" || i == len(s) {
 			return bad("expected a number followed by a unit")
 		}
-		num, err := strconv.ParseFloat(strings.ReplaceAll(s[:i], ",", "."), 64)
-		if err != nil {
-			return bad("bad number")
+		units := dateUnits
+		if inTime {
+			units = timeUnits
 		}
-		var unit time.Duration
-		switch u := s[i] | 0x20; {
-		case !inTime && u == 'y':
-			unit = 365 * 24 * time.Hour
-		case !inTime && u == 'm':
-			unit = 30 * 24 * time.Hour
-		case !inTime && u == 'w':
-			unit = 7 * 24 * time.Hour
-		case !inTime && u == 'd':
-			unit = 24 * time.Hour
-		case inTime && u == 'h':
-			unit = time.Hour
-		case inTime && u == 'm':
-			unit = time.Minute
-		case inTime && u == 's':
-			unit = time.Second
-		default:
+		k := strings.IndexByte(units, s[i]|0x20)
+		if k < 0 {
 			return bad(fmt.Sprintf("unit %q not allowed here", s[i]))
 		}
-		if num*float64(unit) > float64(1<<62) {
+		if k <= last {
+			return bad(fmt.Sprintf("unit %q out of order or repeated", s[i]))
+		}
+		last = k
+		unit := map[byte]time.Duration{
+			'y': 365 * 24 * time.Hour, 'w': 7 * 24 * time.Hour, 'd': 24 * time.Hour,
+			'h': time.Hour, 's': time.Second,
+		}[s[i]|0x20]
+		if s[i]|0x20 == 'm' {
+			unit = 30 * 24 * time.Hour
+			if inTime {
+				unit = time.Minute
+			}
+		}
+		v, ok := component(intPart, fracPart, unit)
+		if !ok || total > math.MaxInt64-v {
 			return bad("too large")
 		}
-		total += time.Duration(num * float64(unit))
+		total += v
 		seen = true
 		s = s[i+1:]
 	}
@@ -287,32 +320,84 @@ func ParseDuration(s string) (Duration, error) {
 	return Duration(total), nil
 }
 
-// parseClock parses "[d.]hh:mm:ss[.fff]".
+// component returns intPart.fracPart units, exactly to the nanosecond
+// (digits beyond are dropped); ok is false on overflow.
+func component(intPart, fracPart string, unit time.Duration) (time.Duration, bool) {
+	var n int64
+	if intPart != "" {
+		var err error
+		n, err = strconv.ParseInt(intPart, 10, 64)
+		if err != nil || n > math.MaxInt64/int64(unit) {
+			return 0, false
+		}
+	}
+	v := time.Duration(n) * unit
+	if fracPart != "" {
+		if len(fracPart) > 9 {
+			fracPart = fracPart[:9]
+		}
+		f, _ := strconv.ParseInt(fracPart, 10, 64)
+		scale := int64(1)
+		for range len(fracPart) {
+			scale *= 10
+		}
+		// Every unit is a whole number of seconds, so unit/scale is exact.
+		fv := time.Duration(f) * (unit / time.Duration(scale))
+		if v > math.MaxInt64-fv {
+			return 0, false
+		}
+		v += fv
+	}
+	return v, true
+}
+
+// parseClock parses "[d.]hh:mm:ss[.fffffff]", the form of .NET's TimeSpan.
 func parseClock(s string) (Duration, error) {
 	bad := func() (Duration, error) {
 		return 0, fmt.Errorf("%q is not a duration; use ISO 8601 such as \"PT30S\" or hh:mm:ss", s)
 	}
-	var days int64
-	rest := s
-	parts := strings.Split(rest, ":")
+	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
 		return bad()
 	}
+	var days int64
 	if d, h, ok := strings.Cut(parts[0], "."); ok {
-		n, err := strconv.ParseInt(d, 10, 32)
-		if err != nil || n < 0 {
+		n, ok := digits(d, 8)
+		if !ok {
 			return bad()
 		}
 		days = n
 		parts[0] = h
 	}
-	h, err1 := strconv.ParseInt(parts[0], 10, 32)
-	m, err2 := strconv.ParseInt(parts[1], 10, 32)
-	sec, err3 := strconv.ParseFloat(parts[2], 64)
-	if err1 != nil || err2 != nil || err3 != nil || h < 0 || h > 23 || m < 0 || m > 59 || sec < 0 || sec >= 60 {
+	sec, frac, _ := strings.Cut(parts[2], ".")
+	h, ok1 := digits(parts[0], 2)
+	m, ok2 := digits(parts[1], 2)
+	sc, ok3 := digits(sec, 2)
+	if !ok1 || !ok2 || !ok3 || h > 23 || m > 59 || sc > 59 {
 		return bad()
 	}
 	total := time.Duration(days)*24*time.Hour + time.Duration(h)*time.Hour + time.Duration(m)*time.Minute +
-		time.Duration(sec*float64(time.Second))
+		time.Duration(sc)*time.Second
+	if strings.Contains(parts[2], ".") {
+		if _, ok := digits(frac, 100); !ok {
+			return bad()
+		}
+		fv, _ := component("", frac, time.Second)
+		total += fv
+	}
 	return Duration(total), nil
+}
+
+// digits parses s as an unsigned decimal of 1 to max digits.
+func digits(s string, max int) (int64, bool) {
+	if s == "" || len(s) > max {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
 }

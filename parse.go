@@ -1,0 +1,712 @@
+package scheduler
+
+// # Jobs
+//
+// A job definition is the JSON "properties" object of an Azure Scheduler
+// job: startTime, action (with its retryPolicy and errorAction), recurrence
+// and state. [ParseJob] reads one. The input may be either that object
+// itself or the ARM resource envelope {"id": ..., "name": ..., "type": ...,
+// "properties": {...}}, whose id, name and type are accepted and ignored.
+// The input may contain // and /* */ comments and trailing commas, so the
+// examples of the Azure documentation parse as printed.
+//
+// Object keys are matched without regard to case, as the original service
+// did ("Occurrence" and "occurrence" are the same key; so are "startTime"
+// and "StartTime"); two keys that differ only in case are an error. Enum
+// values (frequency, weekday, state, action type, retry type, auth type,
+// transport type, HTTP method) are accepted in any case and written back in
+// their canonical spelling ("Week", "Monday", "Enabled", "Http", "Fixed",
+// "GET"). A null value is the same as an absent one. The read-only status
+// object is ignored on input, whatever it contains.
+//
+// Times (startTime, recurrence.endTime, certificateExpirationDate,
+// scheduledEnqueueTimeUtc) are ISO 8601: "2012-08-04T00:00Z" (seconds may
+// be left out), "2012-08-04T00:00:00.123+02:00", or a bare date
+// "2012-11-04" (midnight UTC). A date-time without an offset is UTC. See
+// [ParseTime]. Durations (retryInterval, timeToLive) are ISO 8601 ("PT30S",
+// "P1D") or "[d.]hh:mm:ss"; see [retry.ParseDuration].
+//
+// Marshalling a parsed [Job] with encoding/json writes the canonical form,
+// which parses back to an equal Job.
+//
+// # Validation
+//
+// ParseJob reports every problem at once, ordered by path. Each is a
+// [*ValidationError] carrying the JSON path of the offending field
+// ("recurrence.schedule.hours[1]", or "properties.recurrence..." inside an
+// envelope), the offending value as JSON text (never for secrets such as
+// password, pfx, secret, sasKey and sasToken) and the reason, and prints as
+// "recurrence.schedule.hours[1]: 25 is not an hour (0-23)". The errors are
+// joined with [errors.Join]; [ValidationErrors] returns them as a slice,
+// and errors.Is(err, ErrInvalid) reports whether err is a validation
+// failure. Input that is not JSON at all gives a single [*SyntaxError]
+// naming the line and column. Problems concerning the document as a whole
+// (its size, a top level that is not an object) have the path "job".
+// Unknown members are errors ("action.request.urii: unknown field"), so a
+// typo cannot silently drop part of a definition; the older names
+// "httpAuthentication" (for authentication) and "certificateExpiration"
+// (for certificateExpirationDate) are accepted. A value of the wrong JSON
+// type is reported once, at its path (recurrence.interval: "two" is not an
+// integer).
+//
+// The rules: an action is required and its type must be a built-in type or
+// one listed in [ParseOptions.ActionTypes]; the payload for that type
+// (request, queueMessage, serviceBusQueueMessage, serviceBusTopicMessage, or
+// custom for a host-registered type) must be present and the others absent.
+// An Http action may call http or https URLs, an Https action only https
+// ones; the URI must be absolute with a host and at most 2,048 characters;
+// the method is one of GET, PUT, POST, DELETE, PATCH, HEAD and OPTIONS; at
+// most 50 headers; a body of at most 8,192 characters. Authentication
+// (Basic: username and password; ClientCertificate: pfx in base64 and
+// password; ActiveDirectoryOAuth: tenant, audience, clientId and secret)
+// needs an https URI, since it would otherwise send secrets in clear text,
+// unless [ParseOptions.AllowInsecureAuthentication] is set. Storage queue
+// messages need storageAccount, queueName, sasToken and message; Service
+// Bus messages need namespace, queueName or topicPath, and message, and
+// with SharedAccessKey authentication sasKeyName and sasKey. A
+// retryPolicy has a retryCount of 0 to 20 and a retryInterval of 15 seconds
+// ([ParseOptions.MinRetryInterval]) to 18 months. An errorAction follows
+// the same rules but may not have an errorAction of its own. The state may
+// be set to Enabled or Disabled; Completed and Faulted are reached only by
+// running. The recurrence is checked by [recurrence.Recurrence.Validate]
+// (an interval or count given as 0 is an error too) and must match at
+// least one date that exists.
+// The whole definition, without comments and insignificant whitespace, is
+// at most 16,000 bytes. A startTime more than 18 months ahead is rejected
+// when [ParseOptions.Now] is set. An endTime in the past is accepted: such
+// a job completes without running.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
+
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/retry"
+)
+
+// Limits on a job definition, as the Azure Scheduler documented them.
+const (
+	// MaxJobSize is the largest job definition in bytes, measured
+	// without comments and insignificant whitespace.
+	MaxJobSize = 16000
+	// MaxURILength is the longest HTTP request URI, in characters.
+	MaxURILength = 2048
+	// MaxHeaders is the largest number of HTTP request headers.
+	MaxHeaders = 50
+	// MaxBodyLength is the longest HTTP request body, in characters.
+	MaxBodyLength = 8192
+	// MaxStartAhead is how far in the future a startTime may lie: 18
+	// months (548 days). It is checked only when ParseOptions.Now is set.
+	MaxStartAhead = 548 * 24 * time.Hour
+	// MaxInputSize is the largest input ParseJob reads at all, comments
+	// included; larger input is rejected before parsing.
+	MaxInputSize = 1 << 20
+)
+
+// ErrInvalid is the error that every validation failure matches with
+// errors.Is: each [*ValidationError] and [*SyntaxError] reports itself as
+// ErrInvalid.
+var ErrInvalid = errors.New("scheduler: invalid job definition")
+
+// ValidationError is one problem with a job definition.
+type ValidationError struct {
+	// Path is the JSON path of the offending field, such as
+	// "recurrence.schedule.hours[1]" or "action.request.headers.Accept";
+	// "job" for a problem with the definition as a whole.
+	Path string
+	// Value is the offending value as JSON text (abbreviated when long,
+	// left out for secrets); empty when the field is missing or the
+	// value does not matter.
+	Value string
+	// Reason says what is wrong, such as "is not an hour (0-23)".
+	Reason string
+}
+
+// Error returns "PATH: VALUE REASON", or "PATH: REASON" when Value is
+// empty.
+func (e *ValidationError) Error() string {
+	if e.Value == "" {
+		return e.Path + ": " + e.Reason
+	}
+	return e.Path + ": " + e.Value + " " + e.Reason
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// SyntaxError reports input that is not JSON (with comments and trailing
+// commas allowed). Line and Column count from 1; Column counts bytes.
+type SyntaxError struct {
+	Line   int
+	Column int
+	Msg    string
+}
+
+// Error returns "line L, column C: MSG".
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *SyntaxError) Is(target error) bool { return target == ErrInvalid }
+
+// ValidationErrors returns the [*ValidationError] values in err, in order,
+// looking through errors joined with errors.Join and wrapped with %w. It
+// returns nil when there are none (also for a nil err or a [*SyntaxError]).
+func ValidationErrors(err error) []*ValidationError {
+	var out []*ValidationError
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *ValidationError:
+			out = append(out, e)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// ParseOptions adjusts what ParseJob and Job.Validate accept. A nil
+// *ParseOptions means the zero value.
+type ParseOptions struct {
+	// ActionTypes lists the action types a host has registered besides
+	// the built-in ones. They are matched without regard to case and
+	// written back in the spelling given here; their payload is the
+	// action's "custom" member. Nil means only the built-in types.
+	ActionTypes []action.Type
+	// MinRetryInterval is the smallest retryInterval accepted. Zero
+	// means retry.MinInterval (15 seconds); lower it for local tests.
+	MinRetryInterval time.Duration
+	// Now, when set, is the current time against which a startTime more
+	// than MaxStartAhead ahead is rejected. Zero skips that check.
+	Now time.Time
+	// AllowInsecureAuthentication permits HTTP authentication on an
+	// http (not https) URI, for tests against local servers. False
+	// means authentication requires https.
+	AllowInsecureAuthentication bool
+}
+
+// ParseJob parses and validates a job definition. It returns the job in
+// canonical form, or a nil Job and an error listing every problem: joined
+// [*ValidationError] values, or a single [*SyntaxError]. Both match
+// [ErrInvalid]. opts may be nil. See the package documentation for the
+// accepted syntax and the rules.
+func ParseJob(data []byte, opts *ParseOptions) (*Job, error) {
+	if opts == nil {
+		opts = &ParseOptions{}
+	}
+	if len(data) > MaxInputSize {
+		return nil, &ValidationError{Path: rootPath, Reason: fmt.Sprintf("is %d bytes, more than the %d bytes read at most", len(data), MaxInputSize)}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		// A // comment on the last line needs a newline to end it.
+		data = append(data[:len(data):len(data)], '\n')
+	}
+	ast, err := hujson.Parse(data)
+	if err != nil {
+		return nil, hujsonSyntaxError(err)
+	}
+	ast.Standardize()
+	std := ast.Pack()
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, std); err != nil {
+		return nil, jsonSyntaxError(std, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(std))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, jsonSyntaxError(std, err)
+	}
+
+	p := &parser{}
+	if compact.Len() > MaxJobSize {
+		p.add(rootPath, "", fmt.Sprintf("is %d bytes, more than the limit of %s", compact.Len(), thousands(MaxJobSize)))
+	}
+	root, ok := tree.(map[string]any)
+	if !ok {
+		p.add(rootPath, valueText(tree), "is not an object")
+		return nil, p.err()
+	}
+	prefix := ""
+	if props, ok := envelope(p, root); ok {
+		root, prefix = props, "properties"
+		if root == nil {
+			return nil, p.err()
+		}
+	}
+	norm, _ := p.walk(prefix, root, jobType)
+	canon, err := json.Marshal(norm)
+	if err != nil {
+		p.add(rootPath, "", "cannot be encoded: "+err.Error())
+		return nil, p.err()
+	}
+	job := new(Job)
+	if err := json.Unmarshal(canon, job); err != nil {
+		p.add(rootPath, "", "cannot be decoded: "+err.Error())
+		return nil, p.err()
+	}
+	job.Status = nil
+	canonicalize(job, opts)
+	for _, e := range validateJob(job, opts) {
+		if prefix != "" {
+			e.Path = prefix + "." + e.Path
+		}
+		p.addChecked(e)
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// rootPath is the path of problems with the definition as a whole.
+const rootPath = "job"
+
+// envelope recognises the ARM resource envelope {"id", "name", "type",
+// "properties"}. It returns the properties object (nil when it is not an
+// object) and true when root is an envelope.
+func envelope(p *parser, root map[string]any) (map[string]any, bool) {
+	var propsKey string
+	for k := range root {
+		if strings.EqualFold(k, "properties") {
+			propsKey = k
+		}
+	}
+	if propsKey == "" {
+		return nil, false
+	}
+	keys := sortedKeys(root)
+	for _, k := range keys {
+		switch {
+		case k == propsKey:
+		case strings.EqualFold(k, "id"), strings.EqualFold(k, "name"), strings.EqualFold(k, "type"):
+			if v := root[k]; v != nil {
+				if _, ok := v.(string); !ok {
+					p.add(strings.ToLower(k), valueText(v), "is not a string")
+				}
+			}
+		case strings.EqualFold(k, "properties"):
+			p.add(k, "", "is a duplicate of "+strconv.Quote(propsKey))
+		default:
+			p.add(pathKey("", k), "", "unknown field")
+		}
+	}
+	props, ok := root[propsKey].(map[string]any)
+	if !ok {
+		p.add("properties", valueText(root[propsKey]), "is not an object")
+		return nil, true
+	}
+	return props, true
+}
+
+// ParseTime parses an ISO 8601 date or date-time as job definitions write
+// them: "2012-08-04T00:00Z" (seconds optional), "2012-08-04T00:00:00.123+02:00",
+// offsets as "+02:00", "+0200" or "+02", and a bare date "2012-11-04"
+// meaning midnight UTC. A date-time without an offset is UTC. The letters T
+// and Z may be lower case.
+func ParseTime(s string) (time.Time, error) {
+	u := strings.ToUpper(s)
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, u); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time such as \"2012-08-04T00:00Z\" or \"2012-11-04\"", s)
+}
+
+var timeLayouts = []string{
+	"2006-01-02T15:04:05Z07:00", // fractional seconds are accepted after the seconds
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02T15:04:05Z0700",
+	"2006-01-02T15:04Z0700",
+	"2006-01-02T15:04:05Z07",
+	"2006-01-02T15:04Z07",
+	"2006-01-02T15:04:05", // no offset: time.Parse gives UTC
+	"2006-01-02T15:04",
+	"2006-01-02",
+}
+
+// parser collects problems while it walks the decoded JSON tree.
+type parser struct {
+	errs []error
+	// bad holds the paths at which decoding found a problem; rule
+	// checks do not report again at or under them.
+	bad []string
+}
+
+func (p *parser) add(path, value, reason string) {
+	p.errs = append(p.errs, &ValidationError{Path: path, Value: value, Reason: reason})
+	p.bad = append(p.bad, path)
+}
+
+// addChecked adds e unless decoding already reported a problem at or above
+// e's path (a field dropped for a type error must not also be "required").
+func (p *parser) addChecked(e *ValidationError) {
+	for _, b := range p.bad {
+		if e.Path == b || strings.HasPrefix(e.Path, b) && (e.Path[len(b)] == '.' || e.Path[len(b)] == '[') {
+			return
+		}
+	}
+	p.errs = append(p.errs, e)
+}
+
+// err returns the problems found, ordered by path.
+func (p *parser) err() error {
+	slices.SortStableFunc(p.errs, func(a, b error) int {
+		return strings.Compare(pathOrder(a.(*ValidationError).Path), pathOrder(b.(*ValidationError).Path))
+	})
+	return errors.Join(p.errs...)
+}
+
+// pathOrder returns a key that sorts paths by member name and by array
+// index in numeric order, with problems of the whole job first.
+func pathOrder(path string) string {
+	if path == rootPath {
+		return ""
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(path, '[')
+		if i < 0 {
+			b.WriteString(path)
+			return b.String()
+		}
+		b.WriteString(path[:i+1])
+		path = path[i+1:]
+		j := 0
+		for j < len(path) && path[j] >= '0' && path[j] <= '9' {
+			j++
+		}
+		if j > 0 {
+			fmt.Fprintf(&b, "%020s", path[:j])
+			path = path[j:]
+		}
+	}
+}
+
+var (
+	jobType      = reflect.TypeFor[Job]()
+	timeType     = reflect.TypeFor[time.Time]()
+	durationType = reflect.TypeFor[retry.Duration]()
+	rawType      = reflect.TypeFor[json.RawMessage]()
+	authType     = reflect.TypeFor[action.Authentication]()
+	requestType  = reflect.TypeFor[action.HTTPRequest]()
+	recurType    = reflect.TypeFor[recurrence.Recurrence]()
+)
+
+// positiveFields are integer members that, when given, must be at least 1
+// (their zero value in Go means "absent").
+var positiveFields = map[reflect.Type]map[string]bool{
+	recurType: {"interval": true, "count": true},
+}
+
+// ignoredFields are members accepted and dropped on input.
+var ignoredFields = map[reflect.Type]map[string]bool{
+	jobType: {"status": true},
+}
+
+// secretFields are members whose values errors never show.
+var secretFields = map[string]bool{"password": true, "pfx": true, "secret": true, "sasKey": true, "sasToken": true}
+
+// fieldAliases maps older spellings of a member (lower case) to its JSON
+// name: names of the 2014-08-01-preview API and of the authentication
+// documentation.
+var fieldAliases = map[reflect.Type]map[string]string{
+	authType:    {"certificateexpiration": "certificateExpirationDate"},
+	requestType: {"httpauthentication": "authentication"},
+}
+
+// jsonField is one member of a struct as encoding/json sees it.
+type jsonField struct {
+	name string
+	typ  reflect.Type
+}
+
+var fieldCache sync.Map // reflect.Type -> []jsonField
+
+// fieldsOf lists the JSON members of struct type t, flattening embedded
+// structs, in declaration order.
+func fieldsOf(t reflect.Type) []jsonField {
+	if v, ok := fieldCache.Load(t); ok {
+		return v.([]jsonField)
+	}
+	var out []jsonField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			out = append(out, fieldsOf(f.Type)...)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, jsonField{name, f.Type})
+	}
+	fieldCache.Store(t, out)
+	return out
+}
+
+// walk checks v (decoded with UseNumber) against the Go type t and returns
+// the value to encode for it in canonical form. ok is false when the value
+// is to be left out: it is null, or it was reported as a problem.
+func (p *parser) walk(path string, v any, t reflect.Type) (out any, ok bool) {
+	if v == nil {
+		return nil, false
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case timeType:
+		s, isStr := v.(string)
+		if !isStr {
+			p.add(path, valueText(v), "is not a time; use an ISO 8601 string such as \"2012-08-04T00:00Z\"")
+			return nil, false
+		}
+		tm, err := ParseTime(s)
+		if err != nil {
+			p.add(path, valueText(v), "is not a time; use ISO 8601 such as \"2012-08-04T00:00Z\" or \"2012-11-04\"")
+			return nil, false
+		}
+		return tm.Format(time.RFC3339Nano), true
+	case durationType:
+		s, isStr := v.(string)
+		if !isStr {
+			p.add(path, valueText(v), "is not a duration; use an ISO 8601 string such as \"PT30S\"")
+			return nil, false
+		}
+		d, err := retry.ParseDuration(s)
+		if err != nil {
+			p.add(path, valueText(v), strings.TrimPrefix(err.Error(), strconv.Quote(s)+" "))
+			return nil, false
+		}
+		if d <= 0 {
+			p.add(path, valueText(v), "is not longer than zero")
+			return nil, false
+		}
+		return d.String(), true
+	case rawType:
+		return v, true
+	}
+	switch t.Kind() {
+	case reflect.String:
+		if _, isStr := v.(string); !isStr {
+			p.add(path, valueText(v), "is not a string")
+			return nil, false
+		}
+		return v, true
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n, isNum := v.(json.Number)
+		if !isNum {
+			p.add(path, valueText(v), "is not an integer")
+			return nil, false
+		}
+		if _, err := strconv.ParseInt(string(n), 10, t.Bits()); err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				p.add(path, valueText(v), "is out of range")
+			} else {
+				p.add(path, valueText(v), "is not an integer")
+			}
+			return nil, false
+		}
+		return v, true
+	case reflect.Bool:
+		if _, isBool := v.(bool); !isBool {
+			p.add(path, valueText(v), "is not a boolean (true or false)")
+			return nil, false
+		}
+		return v, true
+	case reflect.Slice:
+		arr, isArr := v.([]any)
+		if !isArr {
+			p.add(path, valueText(v), "is not an array")
+			return nil, false
+		}
+		res := make([]any, len(arr))
+		for i, x := range arr {
+			// A bad element becomes null, which decodes to the zero
+			// value, so the indexes of later elements stay right.
+			res[i], _ = p.walk(fmt.Sprintf("%s[%d]", path, i), x, t.Elem())
+		}
+		return res, true
+	case reflect.Map:
+		obj, isObj := v.(map[string]any)
+		if !isObj {
+			p.add(path, valueText(v), "is not an object")
+			return nil, false
+		}
+		res := make(map[string]any, len(obj))
+		for _, k := range sortedKeys(obj) {
+			if x, ok := p.walk(pathKey(path, k), obj[k], t.Elem()); ok {
+				res[k] = x
+			}
+		}
+		return res, true
+	case reflect.Struct:
+		obj, isObj := v.(map[string]any)
+		if !isObj {
+			p.add(path, valueText(v), "is not an object")
+			return nil, false
+		}
+		return p.walkStruct(path, obj, t), true
+	}
+	p.add(path, valueText(v), fmt.Sprintf("has unsupported type %s", t))
+	return nil, false
+}
+
+func (p *parser) walkStruct(path string, obj map[string]any, t reflect.Type) map[string]any {
+	fields := fieldsOf(t)
+	matched := make([]string, len(fields))
+	for _, k := range sortedKeys(obj) {
+		if ignoredFields[t][strings.ToLower(k)] {
+			continue
+		}
+		name := k
+		if a, ok := fieldAliases[t][strings.ToLower(k)]; ok {
+			name = a
+		}
+		i := slices.IndexFunc(fields, func(f jsonField) bool { return strings.EqualFold(f.name, name) })
+		switch {
+		case i < 0:
+			p.add(pathKey(path, k), "", "unknown field")
+		case matched[i] != "":
+			p.add(pathKey(path, k), "", fmt.Sprintf("is a duplicate of %q", matched[i]))
+		default:
+			matched[i] = k
+		}
+	}
+	res := make(map[string]any, len(obj))
+	for i, f := range fields {
+		if matched[i] == "" {
+			continue
+		}
+		fp := pathKey(path, f.name)
+		before := len(p.errs)
+		x, ok := p.walk(fp, obj[matched[i]], f.typ)
+		if secretFields[f.name] {
+			for _, e := range p.errs[before:] {
+				e.(*ValidationError).Value = ""
+			}
+		}
+		if !ok {
+			continue
+		}
+		if n, isNum := x.(json.Number); isNum && positiveFields[t][f.name] && strings.TrimLeft(string(n), "-0") == "" {
+			p.add(fp, string(n), "must be at least 1")
+			continue
+		}
+		res[f.name] = x
+	}
+	return res
+}
+
+// pathKey appends member k to path: ".k", or `["k"]` when k is not a
+// plain name.
+func pathKey(path, k string) string {
+	plain := k != ""
+	for i, r := range k {
+		if !(r == '_' || r == '-' && i > 0 || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' && i > 0) {
+			plain = false
+		}
+	}
+	if !plain {
+		return path + "[" + strconv.Quote(k) + "]"
+	}
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// maxValueText is how many characters of an offending value an error
+// shows.
+const maxValueText = 64
+
+// valueText renders v as JSON text, abbreviated to maxValueText
+// characters.
+func valueText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return abbreviate(string(b))
+}
+
+func abbreviate(s string) string {
+	if utf8.RuneCountInString(s) <= maxValueText {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxValueText-3]) + "..."
+}
+
+// thousands formats n with comma separators ("16,000").
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func hujsonSyntaxError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "hujson: ")
+	var line, col int
+	if n, _ := fmt.Sscanf(msg, "line %d, column %d: ", &line, &col); n == 2 {
+		if _, rest, ok := strings.Cut(msg, ": "); ok {
+			msg = rest
+		}
+		return &SyntaxError{Line: line, Column: col, Msg: msg}
+	}
+	return &SyntaxError{Line: 1, Column: 1, Msg: msg}
+}
+
+func jsonSyntaxError(data []byte, err error) error {
+	off := int64(len(data))
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return &SyntaxError{Line: line, Column: col, Msg: err.Error()}
+}

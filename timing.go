@@ -1,0 +1,107 @@
+package scheduler
+
+import (
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// Timing is a job's schedule as of its creation time: when it first runs
+// and when it runs after that. Get one with [Job.Timing]. It is safe for
+// concurrent use.
+//
+// The rules (startTime absent means the creation time stands in for it):
+//   - No recurrence: one occurrence, at startTime, or at the creation
+//     time when startTime has passed ("run once immediately").
+//   - Recurrence without a schedule: occurrences lie on the grid of
+//     startTime plus whole intervals; the first is the first grid point at
+//     or after the creation time. With startTime 2015-04-07T14:00Z, every
+//     2 days, and a job created 2015-04-08T13:00Z, that is 2015-04-09T14:00Z.
+//   - Recurrence with a schedule: the first schedule match at or after the
+//     later of startTime and the creation time; interval periods count from
+//     startTime's period.
+//
+// count counts occurrences from the first one; endTime is inclusive; when
+// both are given, whichever ends the job first wins. An endTime before the
+// first occurrence leaves no occurrence at all.
+type Timing struct {
+	rule  *recurrence.Rule // nil without recurrence
+	first time.Time
+	count int
+}
+
+// Timing returns j's timing for a job created (or last put) at created.
+// It fails only when the recurrence does not compile; a job that passed
+// [ParseJob] or [Job.Validate] always has a timing.
+func (j *Job) Timing(created time.Time) (*Timing, error) {
+	created = created.Round(0) // drop the monotonic reading
+	start := created
+	if j.StartTime != nil {
+		start = *j.StartTime
+	}
+	from := start
+	if created.After(from) {
+		from = created
+	}
+	if j.Recurrence == nil {
+		return &Timing{first: from, count: 1}, nil
+	}
+	rule, err := recurrence.Compile(j.Recurrence, start)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler: job timing: %w", err)
+	}
+	return &Timing{
+		rule:  rule,
+		first: rule.Next(from.Add(-time.Nanosecond)),
+		count: j.Recurrence.Count,
+	}, nil
+}
+
+// First returns the first occurrence, or the zero Time when the job has
+// none (its endTime lies before it).
+func (t *Timing) First() time.Time { return t.first }
+
+// Next returns the first occurrence strictly after after: First when after
+// is before it, else the next one of the recurrence. It returns the zero
+// Time when there is none (no recurrence, or past endTime). Next does not
+// apply count, which counts occurrences that ran; the caller keeps that
+// tally and compares it with [Timing.Count].
+func (t *Timing) Next(after time.Time) time.Time {
+	switch {
+	case t.first.IsZero():
+		return time.Time{}
+	case after.Before(t.first):
+		return t.first
+	case t.rule == nil:
+		return time.Time{}
+	}
+	return t.rule.Next(after)
+}
+
+// Count returns the most occurrences the job runs: 1 without a
+// recurrence, else the recurrence's count, where 0 means no limit.
+func (t *Timing) Count() int { return t.count }
+
+// Occurrences yields the job's occurrences in order: First, then each
+// Next, stopping after Count occurrences (when Count > 0) or past endTime.
+func (t *Timing) Occurrences() iter.Seq[time.Time] {
+	return func(yield func(time.Time) bool) {
+		n := 0
+		for at := t.first; !at.IsZero(); {
+			if !yield(at) {
+				return
+			}
+			n++
+			if t.count > 0 && n >= t.count {
+				return
+			}
+			next := t.Next(at)
+			if !next.After(at) {
+				return
+			}
+			at = next
+		}
+	}
+}

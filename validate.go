@@ -1,0 +1,448 @@
+package scheduler
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/retry"
+)
+
+// HTTPMethods lists the methods an HTTP action may use, in canonical
+// (upper-case) spelling.
+var HTTPMethods = []string{"GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS"}
+
+// Validate reports every problem with j as joined [*ValidationError]
+// values ordered by path (nil when j is valid), applying the rules that [ParseJob] applies
+// after decoding; paths are relative to the job ("action.request.uri").
+// Enum values must be in canonical spelling, except that the HTTP method
+// and host-registered action types may be in any case. Validate does not
+// modify j. opts may be nil.
+func (j *Job) Validate(opts *ParseOptions) error {
+	if opts == nil {
+		opts = &ParseOptions{}
+	}
+	p := &parser{}
+	for _, e := range validateJob(j, opts) {
+		p.errs = append(p.errs, e)
+	}
+	return p.err()
+}
+
+// canonicalize rewrites the values that ParseJob accepts in any case and
+// that the JSON decoders of the types do not already canonicalize.
+func canonicalize(j *Job, opts *ParseOptions) {
+	for a := &j.Action; a != nil; a = a.ErrorAction {
+		if t, ok := customType(a.Type, opts); ok && !a.Type.Builtin() {
+			a.Type = t
+		}
+		if r := a.Request; r != nil {
+			if m := strings.ToUpper(r.Method); isMethod(m) {
+				r.Method = m
+			}
+		}
+		for _, m := range []*action.ServiceBusMessage{sbMessage(a.ServiceBusQueueMessage), sbTopicMessage(a.ServiceBusTopicMessage)} {
+			if m != nil && m.Authentication != nil {
+				for _, k := range sbAuthTypes {
+					if strings.EqualFold(m.Authentication.Type, k) {
+						m.Authentication.Type = k
+					}
+				}
+			}
+		}
+	}
+}
+
+func sbMessage(m *action.ServiceBusQueueMessage) *action.ServiceBusMessage {
+	if m == nil {
+		return nil
+	}
+	return &m.ServiceBusMessage
+}
+
+func sbTopicMessage(m *action.ServiceBusTopicMessage) *action.ServiceBusMessage {
+	if m == nil {
+		return nil
+	}
+	return &m.ServiceBusMessage
+}
+
+// sbAuthTypes are the Service Bus authentication types.
+var sbAuthTypes = []string{"SharedAccessKey", "NotSpecified"}
+
+func isMethod(m string) bool {
+	for _, k := range HTTPMethods {
+		if m == k {
+			return true
+		}
+	}
+	return false
+}
+
+// customType returns the registered spelling of host type t.
+func customType(t action.Type, opts *ParseOptions) (action.Type, bool) {
+	for _, k := range opts.ActionTypes {
+		if strings.EqualFold(string(t), string(k)) {
+			return k, true
+		}
+	}
+	return t, false
+}
+
+// checker collects rule violations.
+type checker struct {
+	opts *ParseOptions
+	errs []*ValidationError
+}
+
+func (c *checker) add(path, value, reason string) {
+	c.errs = append(c.errs, &ValidationError{Path: path, Value: value, Reason: reason})
+}
+
+func validateJob(j *Job, opts *ParseOptions) []*ValidationError {
+	c := &checker{opts: opts}
+	if !opts.Now.IsZero() && j.StartTime != nil && j.StartTime.Sub(opts.Now) > MaxStartAhead {
+		c.add("startTime", quoteTime(*j.StartTime), "is more than 18 months (548 days) from now")
+	}
+	if isZeroAction(&j.Action) {
+		c.add("action", "", "is required")
+	} else {
+		c.action("action", &j.Action, false)
+	}
+	switch j.State {
+	case "", JobEnabled, JobDisabled:
+	case JobCompleted, JobFaulted:
+		c.add("state", strconv.Quote(string(j.State)), "cannot be set; a job becomes Completed or Faulted when its last occurrence has run (use Enabled or Disabled)")
+	default:
+		c.add("state", valueText(string(j.State)), "is not a job state (Enabled or Disabled)")
+	}
+	if j.Recurrence != nil {
+		c.recurrence(j.Recurrence, j.StartTime)
+	}
+	return c.errs
+}
+
+func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
+	err := r.Validate()
+	if err == nil {
+		// Compile also rejects a schedule that never matches a date
+		// that exists (day 31 of February), whatever the start.
+		start := c.opts.Now
+		if startTime != nil {
+			start = *startTime
+		}
+		if start.IsZero() {
+			start = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+		}
+		_, err = recurrence.Compile(r, start)
+	}
+	for _, err := range flatten(err) {
+		var fe *recurrence.FieldError
+		if errors.As(err, &fe) {
+			reason := fe.Reason
+			if startTime == nil {
+				// The start was made up here; do not mention it.
+				reason, _, _ = strings.Cut(reason, ", counting from the start")
+			}
+			c.add(joinPath("recurrence", fe.Path), fe.Value, reason)
+		} else {
+			c.add("recurrence", "", err.Error())
+		}
+	}
+}
+
+// flatten lists the leaves of an error joined with errors.Join.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func joinPath(base, rel string) string {
+	switch {
+	case rel == "":
+		return base
+	case strings.HasPrefix(rel, "["):
+		return base + rel
+	}
+	return base + "." + rel
+}
+
+func isZeroAction(a *action.Action) bool {
+	return a.Type == "" && a.Request == nil && a.QueueMessage == nil && a.ServiceBusQueueMessage == nil &&
+		a.ServiceBusTopicMessage == nil && a.Custom == nil && a.RetryPolicy == nil && a.ErrorAction == nil
+}
+
+// payloads names the payload member of each built-in type.
+var payloads = map[action.Type]string{
+	action.HTTP:            "request",
+	action.HTTPS:           "request",
+	action.StorageQueue:    "queueMessage",
+	action.ServiceBusQueue: "serviceBusQueueMessage",
+	action.ServiceBusTopic: "serviceBusTopicMessage",
+}
+
+func (c *checker) typeList() string {
+	names := make([]string, 0, len(action.BuiltinTypes)+len(c.opts.ActionTypes))
+	for _, t := range action.BuiltinTypes {
+		names = append(names, string(t))
+	}
+	for _, t := range c.opts.ActionTypes {
+		names = append(names, string(t))
+	}
+	return orList(names)
+}
+
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
+	present := map[string]bool{
+		"request":                a.Request != nil,
+		"queueMessage":           a.QueueMessage != nil,
+		"serviceBusQueueMessage": a.ServiceBusQueueMessage != nil,
+		"serviceBusTopicMessage": a.ServiceBusTopicMessage != nil,
+		"custom":                 a.Custom != nil,
+	}
+	want := ""
+	known := true
+	switch _, custom := customType(a.Type, c.opts); {
+	case a.Type == "":
+		c.add(path+".type", "", "is required ("+c.typeList()+")")
+		known = false
+	case a.Type.Builtin():
+		want = payloads[a.Type]
+	case custom:
+		want = "custom"
+	default:
+		c.add(path+".type", valueText(string(a.Type)), "is not an action type ("+c.typeList()+")")
+		known = false
+	}
+	if known {
+		for _, name := range []string{"request", "queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage", "custom"} {
+			switch {
+			case name == want && !present[name] && name != "custom":
+				c.add(path+"."+name, "", "is required for type "+string(a.Type))
+			case name != want && present[name]:
+				c.add(path+"."+name, "", "does not apply to type "+string(a.Type))
+			}
+		}
+		switch want {
+		case "request":
+			if a.Request != nil {
+				c.request(path+".request", a.Request, a.Type)
+			}
+		case "queueMessage":
+			if q := a.QueueMessage; q != nil {
+				p := path + ".queueMessage"
+				c.required(p+".storageAccount", q.StorageAccount)
+				c.required(p+".queueName", q.QueueName)
+				c.required(p+".sasToken", q.SASToken)
+				c.required(p+".message", q.Message)
+			}
+		case "serviceBusQueueMessage":
+			if m := a.ServiceBusQueueMessage; m != nil {
+				p := path + ".serviceBusQueueMessage"
+				c.required(p+".queueName", m.QueueName)
+				c.serviceBus(p, &m.ServiceBusMessage)
+			}
+		case "serviceBusTopicMessage":
+			if m := a.ServiceBusTopicMessage; m != nil {
+				p := path + ".serviceBusTopicMessage"
+				c.required(p+".topicPath", m.TopicPath)
+				c.serviceBus(p, &m.ServiceBusMessage)
+			}
+		}
+	}
+	if a.RetryPolicy != nil {
+		for _, err := range flatten(a.RetryPolicy.Validate(&retry.ValidateOptions{MinInterval: c.opts.MinRetryInterval})) {
+			var fe *retry.FieldError
+			if errors.As(err, &fe) {
+				c.add(joinPath(path+".retryPolicy", fe.Path), fe.Value, fe.Reason)
+			} else {
+				c.add(path+".retryPolicy", "", err.Error())
+			}
+		}
+	}
+	if a.ErrorAction != nil {
+		if isErrorAction {
+			c.add(path+".errorAction", "", "is not allowed: an errorAction cannot have an errorAction of its own")
+		} else if isZeroAction(a.ErrorAction) {
+			c.add(path+".errorAction.type", "", "is required ("+c.typeList()+")")
+		} else {
+			c.action(path+".errorAction", a.ErrorAction, true)
+		}
+	}
+}
+
+func (c *checker) required(path, v string) {
+	if v == "" {
+		c.add(path, "", "is required")
+	}
+}
+
+func (c *checker) request(path string, r *action.HTTPRequest, typ action.Type) {
+	secure := false
+	switch n := utf8.RuneCountInString(r.URI); {
+	case r.URI == "":
+		c.add(path+".uri", "", "is required")
+	case n > MaxURILength:
+		c.add(path+".uri", valueText(r.URI), fmt.Sprintf("is %s characters long, more than the limit of %s", thousands(n), thousands(MaxURILength)))
+	default:
+		u, err := url.Parse(r.URI)
+		switch {
+		case err != nil:
+			c.add(path+".uri", valueText(r.URI), "is not a URL")
+		case u.Scheme != "http" && u.Scheme != "https":
+			c.add(path+".uri", valueText(r.URI), "is not an absolute http or https URL")
+		case u.Host == "" || u.Hostname() == "":
+			c.add(path+".uri", valueText(r.URI), "has no host")
+		case typ == action.HTTPS && u.Scheme != "https":
+			c.add(path+".uri", valueText(r.URI), "is not an https URL, as an Https action requires")
+		default:
+			secure = u.Scheme == "https"
+		}
+	}
+	switch m := r.Method; {
+	case m == "":
+		c.add(path+".method", "", "is required ("+orList(HTTPMethods)+")")
+	case !isMethod(strings.ToUpper(m)):
+		c.add(path+".method", valueText(m), "is not an HTTP method ("+orList(HTTPMethods)+")")
+	}
+	if len(r.Headers) > MaxHeaders {
+		c.add(path+".headers", "", fmt.Sprintf("has %d headers, more than the limit of %d", len(r.Headers), MaxHeaders))
+	}
+	for _, k := range sortedKeys(anyMap(r.Headers)) {
+		switch {
+		case !validHeaderName(k):
+			c.add(pathKey(path+".headers", k), "", "is not a valid header name")
+		case strings.ContainsAny(r.Headers[k], "\r\n\x00"):
+			c.add(pathKey(path+".headers", k), "", "contains a line break or NUL, which a header value may not")
+		}
+	}
+	if n := utf8.RuneCountInString(r.Body); n > MaxBodyLength {
+		c.add(path+".body", "", fmt.Sprintf("is %s characters long, more than the limit of %s", thousands(n), thousands(MaxBodyLength)))
+	}
+	if r.Authentication != nil {
+		c.auth(path+".authentication", r.Authentication)
+		if !secure && r.URI != "" && !c.opts.AllowInsecureAuthentication && strings.HasPrefix(strings.ToLower(r.URI), "http:") {
+			c.add(path+".authentication", "", "requires an https uri, so that credentials are not sent in clear text")
+		}
+	}
+}
+
+func anyMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k := range m {
+		out[k] = nil
+	}
+	return out
+}
+
+// validHeaderName reports whether k is an RFC 9110 token.
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		b := k[i]
+		if b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func (c *checker) auth(path string, a *action.Authentication) {
+	// Secret values are never echoed in errors.
+	set := map[string]bool{
+		"username": a.Username != "", "password": a.Password != "", "pfx": a.Pfx != "",
+		"tenant": a.Tenant != "", "audience": a.Audience != "", "clientId": a.ClientID != "",
+		"secret": a.Secret != "", "authority": a.Authority != "",
+	}
+	var need, allowed []string
+	switch a.Type {
+	case "":
+		c.add(path+".type", "", "is required (Basic, ClientCertificate or ActiveDirectoryOAuth)")
+		return
+	case action.AuthBasic:
+		need = []string{"username", "password"}
+	case action.AuthClientCertificate:
+		need = []string{"pfx", "password"}
+	case action.AuthActiveDirectoryOAuth:
+		need = []string{"tenant", "audience", "clientId", "secret"}
+		allowed = []string{"authority"}
+	default:
+		c.add(path+".type", valueText(string(a.Type)), "is not an authentication type (Basic, ClientCertificate or ActiveDirectoryOAuth)")
+		return
+	}
+	for _, f := range need {
+		if !set[f] {
+			c.add(path+"."+f, "", fmt.Sprintf("is required for %s authentication", a.Type))
+		}
+	}
+	for _, f := range []string{"username", "password", "pfx", "tenant", "audience", "clientId", "secret", "authority"} {
+		if set[f] && !contains(need, f) && !contains(allowed, f) {
+			c.add(path+"."+f, "", fmt.Sprintf("does not apply to %s authentication", a.Type))
+		}
+	}
+	if a.Type == action.AuthClientCertificate && a.Pfx != "" {
+		if _, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(a.Pfx), "")); err != nil {
+			c.add(path+".pfx", "", "is not valid base64")
+		}
+	}
+	if a.Authority != "" {
+		if u, err := url.Parse(a.Authority); err != nil || u.Scheme != "https" || u.Host == "" {
+			c.add(path+".authority", valueText(a.Authority), "is not an absolute https URL")
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) serviceBus(path string, m *action.ServiceBusMessage) {
+	c.required(path+".namespace", m.Namespace)
+	c.required(path+".message", m.Message)
+	if m.TransportType != "" && !m.TransportType.Valid() {
+		c.add(path+".transportType", valueText(string(m.TransportType)), "is not a transport type (NotSpecified, NetMessaging or AMQP)")
+	}
+	if a := m.Authentication; a != nil {
+		switch a.Type {
+		case "", "NotSpecified":
+		case "SharedAccessKey":
+			c.required(path+".authentication.sasKeyName", a.SASKeyName)
+			c.required(path+".authentication.sasKey", a.SASKey)
+		default:
+			c.add(path+".authentication.type", valueText(a.Type), "is not a Service Bus authentication type (SharedAccessKey or NotSpecified)")
+		}
+	}
+}
+
+func quoteTime(t time.Time) string { return strconv.Quote(t.Format(time.RFC3339Nano)) }

@@ -1,0 +1,306 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+)
+
+// httpAction is a valid action to build jobs around.
+const httpAction = `{"type": "https", "request": {"uri": "https://example.com/hook", "method": "POST"}}`
+
+func withAction(a string) string { return `{"action": ` + a + `}` }
+
+func withRequest(r string) string { return withAction(`{"type": "https", "request": ` + r + `}`) }
+
+func TestParseJobRules(t *testing.T) {
+	manyHeaders := make([]string, 51)
+	for i := range manyHeaders {
+		manyHeaders[i] = fmt.Sprintf(`"X-H%d": "v"`, i)
+	}
+	tests := []struct {
+		name string
+		in   string
+		opts *scheduler.ParseOptions
+		want []string // nil: valid
+	}{
+		// Job level.
+		{name: "minimal", in: withAction(httpAction)},
+		{name: "action missing", in: `{"state": "enabled"}`, want: []string{"action: is required"}},
+		{name: "action null", in: `{"action": null}`, want: []string{"action: is required"}},
+		{name: "action not object", in: `{"action": "http"}`, want: []string{`action: "http" is not an object`}},
+		{name: "state disabled", in: `{"action": ` + httpAction + `, "state": "DISABLED"}`},
+		{name: "state completed", in: `{"action": ` + httpAction + `, "state": "completed"}`,
+			want: []string{`state: "Completed" cannot be set; a job becomes Completed or Faulted when its last occurrence has run (use Enabled or Disabled)`}},
+		{name: "state faulted", in: `{"action": ` + httpAction + `, "state": "Faulted"}`,
+			want: []string{`state: "Faulted" cannot be set; a job becomes Completed or Faulted when its last occurrence has run (use Enabled or Disabled)`}},
+		{name: "state unknown", in: `{"action": ` + httpAction + `, "state": "running"}`,
+			want: []string{`state: "running" is not a job state (Enabled or Disabled)`}},
+		{name: "state not string", in: `{"action": ` + httpAction + `, "state": true}`,
+			want: []string{`state: true is not a string`}},
+		{name: "top level not object", in: `[1, 2]`, want: []string{"job: [1,2] is not an object"}},
+		{name: "start time bad", in: `{"action": ` + httpAction + `, "startTime": "tomorrow"}`,
+			want: []string{`startTime: "tomorrow" is not a time; use ISO 8601 such as "2012-08-04T00:00Z" or "2012-11-04"`}},
+		{name: "start time number", in: `{"action": ` + httpAction + `, "startTime": 1344038400}`,
+			want: []string{`startTime: 1344038400 is not a time; use an ISO 8601 string such as "2012-08-04T00:00Z"`}},
+		{name: "start time far ahead", in: `{"action": ` + httpAction + `, "startTime": "2027-06-01T00:00Z"}`,
+			opts: &scheduler.ParseOptions{Now: time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)},
+			want: []string{`startTime: "2027-06-01T00:00:00Z" is more than 18 months (548 days) from now`}},
+		{name: "start time 18 months ahead", in: `{"action": ` + httpAction + `, "startTime": "2027-05-01T00:00Z"}`,
+			opts: &scheduler.ParseOptions{Now: time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)}},
+		{name: "start time far ahead without now", in: `{"action": ` + httpAction + `, "startTime": "2099-06-01T00:00Z"}`},
+		{name: "end time in the past", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "endTime": "2001-01-01"}}`,
+			opts: &scheduler.ParseOptions{Now: time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)}},
+
+		// Unknown fields and duplicates.
+		{name: "unknown field", in: withRequest(`{"urii": "https://example.com/", "method": "GET"}`),
+			want: []string{"action.request.uri: is required", "action.request.urii: unknown field"}},
+		{name: "unknown top field", in: `{"action": ` + httpAction + `, "recurence": {"frequency": "day"}}`,
+			want: []string{"recurence: unknown field"}},
+		{name: "unknown odd key", in: `{"action": ` + httpAction + `, "a b": 1}`,
+			want: []string{`["a b"]: unknown field`}},
+		{name: "unknown schedule field", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "schedule": {"minute": [30], "hour": [8]}}}`,
+			want: []string{"recurrence.schedule.hour: unknown field", "recurrence.schedule.minute: unknown field"}},
+		{name: "duplicate key in other case", in: `{"action": ` + httpAction + `, "startTime": "2012-08-04", "StartTime": "2012-08-05"}`,
+			want: []string{`startTime: is a duplicate of "StartTime"`}},
+		{name: "old names accepted", in: withRequest(`{"uri": "https://example.com/", "method": "GET",
+			"httpAuthentication": {"type": "clientCertificate", "pfx": "AAEC", "password": "p", "certificateExpiration": "2030-01-01"}}`)},
+
+		// Types.
+		{name: "interval string", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "interval": "two"}}`,
+			want: []string{`recurrence.interval: "two" is not an integer`}},
+		{name: "interval fraction", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "interval": 1.5}}`,
+			want: []string{`recurrence.interval: 1.5 is not an integer`}},
+		{name: "interval huge", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "interval": 99999999999999999999}}`,
+			want: []string{`recurrence.interval: 99999999999999999999 is out of range`}},
+		{name: "interval zero", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "interval": 0}}`,
+			want: []string{`recurrence.interval: 0 must be at least 1`}},
+		{name: "count zero", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "count": 0}}`,
+			want: []string{`recurrence.count: 0 must be at least 1`}},
+		{name: "hours not array", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "schedule": {"hours": 10}}}`,
+			want: []string{`recurrence.schedule.hours: 10 is not an array`}},
+		{name: "hour element wrong type keeps indexes", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "schedule": {"hours": ["ten", 10, 25]}}}`,
+			want: []string{`recurrence.schedule.hours[0]: "ten" is not an integer`, "recurrence.schedule.hours[2]: 25 is not an hour (0-23)"}},
+		{name: "required field wrong type reported once", in: withRequest(`{"uri": 5, "method": "GET"}`),
+			want: []string{"action.request.uri: 5 is not a string"}},
+		{name: "payload wrong type reported once", in: withAction(`{"type": "http", "request": []}`),
+			want: []string{"action.request: [] is not an object"}},
+		{name: "header value not string", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "headers": {"X-N": 1}}`),
+			want: []string{"action.request.headers.X-N: 1 is not a string"}},
+		{name: "bool wrong type", in: withAction(`{"type": "serviceBusTopic", "serviceBusTopicMessage": {"namespace": "n", "topicPath": "t",
+			"message": "m", "brokeredMessageProperties": {"forcePersistence": "yes"}}}`),
+			want: []string{`action.serviceBusTopicMessage.brokeredMessageProperties.forcePersistence: "yes" is not a boolean (true or false)`}},
+		{name: "long value abbreviated", in: `{"action": ` + httpAction + `, "state": "` + strings.Repeat("a", 100) + `"}`,
+			want: []string{`state: "` + strings.Repeat("a", 60) + `... is not a job state (Enabled or Disabled)`}},
+
+		// Action type and payload.
+		{name: "type missing", in: withAction(`{"request": {"uri": "https://example.com/", "method": "GET"}}`),
+			want: []string{"action.type: is required (Http, Https, StorageQueue, ServiceBusQueue or ServiceBusTopic)"}},
+		{name: "type unknown", in: withAction(`{"type": "ftp"}`),
+			want: []string{`action.type: "ftp" is not an action type (Http, Https, StorageQueue, ServiceBusQueue or ServiceBusTopic)`}},
+		{name: "type unknown lists host types", in: withAction(`{"type": "ftp"}`), opts: &scheduler.ParseOptions{ActionTypes: []action.Type{"Kafka"}},
+			want: []string{`action.type: "ftp" is not an action type (Http, Https, StorageQueue, ServiceBusQueue, ServiceBusTopic or Kafka)`}},
+		{name: "payload missing and foreign", in: withAction(`{"type": "http", "queueMessage": {"storageAccount": "a", "queueName": "q", "sasToken": "t", "message": "m"}}`),
+			want: []string{"action.queueMessage: does not apply to type Http", "action.request: is required for type Http"}},
+
+		// HTTP.
+		{name: "http with https uri", in: withAction(`{"type": "http", "request": {"uri": "https://example.com/", "method": "GET"}}`)},
+		{name: "https with http uri", in: withRequest(`{"uri": "http://example.com/", "method": "GET"}`),
+			want: []string{`action.request.uri: "http://example.com/" is not an https URL, as an Https action requires`}},
+		{name: "uri missing", in: withRequest(`{"method": "GET"}`), want: []string{"action.request.uri: is required"}},
+		{name: "uri relative", in: withRequest(`{"uri": "/foo", "method": "GET"}`),
+			want: []string{`action.request.uri: "/foo" is not an absolute http or https URL`}},
+		{name: "uri ftp", in: withRequest(`{"uri": "ftp://example.com/", "method": "GET"}`),
+			want: []string{`action.request.uri: "ftp://example.com/" is not an absolute http or https URL`}},
+		{name: "uri no host", in: withRequest(`{"uri": "https:///path", "method": "GET"}`),
+			want: []string{`action.request.uri: "https:///path" has no host`}},
+		{name: "uri unparsable", in: withRequest(`{"uri": "https://example.com/%zz", "method": "GET"}`),
+			want: []string{`action.request.uri: "https://example.com/%zz" is not a URL`}},
+		{name: "uri 2048", in: withRequest(`{"uri": "https://example.com/` + strings.Repeat("a", 2048-20) + `", "method": "GET"}`)},
+		{name: "uri 2049", in: withRequest(`{"uri": "https://example.com/` + strings.Repeat("a", 2049-20) + `", "method": "GET"}`),
+			want: []string{`action.request.uri: "https://example.com/` + strings.Repeat("a", 40) + `... is 2,049 characters long, more than the limit of 2,048`}},
+		{name: "method missing", in: withRequest(`{"uri": "https://example.com/"}`),
+			want: []string{"action.request.method: is required (GET, PUT, POST, DELETE, PATCH, HEAD or OPTIONS)"}},
+		{name: "method unknown", in: withRequest(`{"uri": "https://example.com/", "method": "FETCH"}`),
+			want: []string{`action.request.method: "FETCH" is not an HTTP method (GET, PUT, POST, DELETE, PATCH, HEAD or OPTIONS)`}},
+		{name: "method options lower", in: withRequest(`{"uri": "https://example.com/", "method": "options"}`)},
+		{name: "50 headers", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "headers": {` + strings.Join(manyHeaders[:50], ",") + `}}`)},
+		{name: "51 headers", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "headers": {` + strings.Join(manyHeaders, ",") + `}}`),
+			want: []string{"action.request.headers: has 51 headers, more than the limit of 50"}},
+		{name: "header name", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "headers": {"bad name": "v", "": "v"}}`),
+			want: []string{`action.request.headers[""]: is not a valid header name`, `action.request.headers["bad name"]: is not a valid header name`}},
+		{name: "header value newline", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "headers": {"X-A": "a\r\nX-B: b"}}`),
+			want: []string{`action.request.headers.X-A: contains a line break or NUL, which a header value may not`}},
+		{name: "secret not shown", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "Basic", "username": "u", "password": 12345}}`),
+			want: []string{"action.request.authentication.password: is not a string"}},
+		{name: "body 8192 characters", in: withRequest(`{"uri": "https://example.com/", "method": "POST", "body": "` + strings.Repeat("é", 4100) + strings.Repeat("a", 4092) + `"}`)},
+		{name: "body 8193 characters", in: withRequest(`{"uri": "https://example.com/", "method": "POST", "body": "` + strings.Repeat("b", 8193) + `"}`),
+			want: []string{"action.request.body: is 8,193 characters long, more than the limit of 8,192"}},
+
+		// Authentication.
+		{name: "basic", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "basic", "username": "u", "password": "p"}}`)},
+		{name: "basic missing password", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "Basic", "username": "u"}}`),
+			want: []string{"action.request.authentication.password: is required for Basic authentication"}},
+		{name: "basic foreign field", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "Basic", "username": "u", "password": "p", "secret": "s"}}`),
+			want: []string{"action.request.authentication.secret: does not apply to Basic authentication"}},
+		{name: "auth over http", in: withAction(`{"type": "http", "request": {"uri": "http://example.com/", "method": "GET", "authentication": {"type": "Basic", "username": "u", "password": "p"}}}`),
+			want: []string{"action.request.authentication: requires an https uri, so that credentials are not sent in clear text"}},
+		{name: "auth over http allowed", in: withAction(`{"type": "http", "request": {"uri": "http://127.0.0.1:8080/", "method": "GET", "authentication": {"type": "Basic", "username": "u", "password": "p"}}}`),
+			opts: &scheduler.ParseOptions{AllowInsecureAuthentication: true}},
+		{name: "auth type missing", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"username": "u"}}`),
+			want: []string{"action.request.authentication.type: is required (Basic, ClientCertificate or ActiveDirectoryOAuth)"}},
+		{name: "auth type unknown", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "Digest"}}`),
+			want: []string{`action.request.authentication.type: "Digest" is not an authentication type (Basic, ClientCertificate or ActiveDirectoryOAuth)`}},
+		{name: "client certificate bad base64", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "ClientCertificate", "pfx": "not base64!", "password": "p"}}`),
+			want: []string{"action.request.authentication.pfx: is not valid base64"}},
+		{name: "client certificate missing", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "ClientCertificate"}}`),
+			want: []string{"action.request.authentication.password: is required for ClientCertificate authentication",
+				"action.request.authentication.pfx: is required for ClientCertificate authentication"}},
+		{name: "oauth missing everything", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "activeDirectoryOAuth"}}`),
+			want: []string{"action.request.authentication.audience: is required for ActiveDirectoryOAuth authentication",
+				"action.request.authentication.clientId: is required for ActiveDirectoryOAuth authentication",
+				"action.request.authentication.secret: is required for ActiveDirectoryOAuth authentication",
+				"action.request.authentication.tenant: is required for ActiveDirectoryOAuth authentication"}},
+		{name: "oauth bad authority", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "ActiveDirectoryOAuth",
+			"tenant": "t", "audience": "https://management.core.windows.net/", "clientId": "c", "secret": "s", "authority": "http://login.example/"}}`),
+			want: []string{`action.request.authentication.authority: "http://login.example/" is not an absolute https URL`}},
+
+		// Queues.
+		{name: "storage queue missing", in: withAction(`{"type": "storageQueue", "queueMessage": {"storageAccount": "a"}}`),
+			want: []string{"action.queueMessage.message: is required", "action.queueMessage.queueName: is required", "action.queueMessage.sasToken: is required"}},
+		{name: "service bus queue missing", in: withAction(`{"type": "serviceBusQueue", "serviceBusQueueMessage": {"transportType": "tcp", "authentication": {"type": "key"}}}`),
+			want: []string{
+				`action.serviceBusQueueMessage.authentication.type: "key" is not a Service Bus authentication type (SharedAccessKey or NotSpecified)`,
+				"action.serviceBusQueueMessage.message: is required",
+				"action.serviceBusQueueMessage.namespace: is required",
+				"action.serviceBusQueueMessage.queueName: is required",
+				`action.serviceBusQueueMessage.transportType: "tcp" is not a transport type (NotSpecified, NetMessaging or AMQP)`}},
+		{name: "service bus topic sas", in: withAction(`{"type": "serviceBusTopic", "serviceBusTopicMessage": {"namespace": "n", "topicPath": "t", "message": "m",
+			"authentication": {"type": "sharedAccessKey", "sasKeyName": "RootManageSharedAccessKey"}}}`),
+			want: []string{"action.serviceBusTopicMessage.authentication.sasKey: is required"}},
+		{name: "time to live zero", in: withAction(`{"type": "serviceBusTopic", "serviceBusTopicMessage": {"namespace": "n", "topicPath": "t", "message": "m",
+			"brokeredMessageProperties": {"timeToLive": "PT0S"}}}`),
+			want: []string{`action.serviceBusTopicMessage.brokeredMessageProperties.timeToLive: "PT0S" is not longer than zero`}},
+
+		// Retry policy.
+		{name: "retry bounds", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"retryPolicy": {"retryType": "fixed", "retryCount": 21, "retryInterval": "PT5S"}}`),
+			want: []string{"action.retryPolicy.retryCount: 21 is out of range (0-20)",
+				`action.retryPolicy.retryInterval: "PT5S" is shorter than the minimum of PT15S`}},
+		{name: "retry floor lowered", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"retryPolicy": {"retryType": "fixed", "retryInterval": "PT1S"}}`), opts: &scheduler.ParseOptions{MinRetryInterval: time.Second}},
+		{name: "retry interval too long", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"retryPolicy": {"retryType": "fixed", "retryInterval": "P19M"}}`),
+			want: []string{`action.retryPolicy.retryInterval: "P570D" is longer than the maximum of P548D`}},
+		{name: "retry interval 18 months", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"retryPolicy": {"retryType": "fixed", "retryInterval": "P18M"}}`)},
+		{name: "retry interval garbage", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"retryPolicy": {"retryType": "fixed", "retryInterval": "soon"}}`),
+			want: []string{`action.retryPolicy.retryInterval: "soon" is not a duration (missing P); use ISO 8601 such as "PT30S" or "P1D"`}},
+		{name: "retry interval zero", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"retryPolicy": {"retryType": "fixed", "retryInterval": "PT0S"}}`),
+			want: []string{`action.retryPolicy.retryInterval: "PT0S" is not longer than zero`}},
+		{name: "retry type missing and unknown", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"retryPolicy": {"retryCount": 2}, "errorAction": {"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"retryPolicy": {"retryType": "exponential"}}}`),
+			want: []string{`action.errorAction.retryPolicy.retryType: "exponential" is not a retry type (None or Fixed)`,
+				"action.retryPolicy.retryType: is required (None or Fixed)"}},
+
+		// Error action.
+		{name: "error action nested", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"errorAction": {"type": "https", "request": {"uri": "https://example.com/e", "method": "POST"},
+			"errorAction": {"type": "https", "request": {"uri": "https://example.com/e2", "method": "POST"}}}}`),
+			want: []string{"action.errorAction.errorAction: is not allowed: an errorAction cannot have an errorAction of its own"}},
+		{name: "error action invalid", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
+			"errorAction": {"type": "storageQueue", "queueMessage": {"storageAccount": "a", "queueName": "q", "sasToken": "t"}}}`),
+			want: []string{"action.errorAction.queueMessage.message: is required"}},
+		{name: "error action empty", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"}, "errorAction": {}}`),
+			want: []string{"action.errorAction.type: is required (Http, Https, StorageQueue, ServiceBusQueue or ServiceBusTopic)"}},
+
+		// Recurrence (rules owned by package recurrence; paths prefixed here).
+		{name: "hour out of range", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "schedule": {"hours": [1, 25]}}}`,
+			want: []string{"recurrence.schedule.hours[1]: 25 is not an hour (0-23)"}},
+		{name: "ordered by index", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "schedule": {"hours": [0, 1, 24, 3, 4, 5, 6, 7, 8, 9, 25]}}}`,
+			want: []string{"recurrence.schedule.hours[2]: 24 is not an hour (0-23)", "recurrence.schedule.hours[10]: 25 is not an hour (0-23)"}},
+		{name: "frequency missing", in: `{"action": ` + httpAction + `, "recurrence": {}}`,
+			want: []string{"recurrence.frequency: is required (Minute, Hour, Day, Week, Month or Year)"}},
+		{name: "occurrence key any case", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "month",
+			"schedule": {"monthlyOccurrences": [{"day": "friday", "Occurrence": 9}, {"day": "monday", "occurrence": -9}]}}}`,
+			want: []string{"recurrence.schedule.monthlyOccurrences[0].occurrence: 9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)",
+				"recurrence.schedule.monthlyOccurrences[1].occurrence: -9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)"}},
+
+		// Several problems at once, in different parts of the job.
+		{name: "several at once", in: `{
+			"startTime": "2012-08-04T00:00",
+			"action": {"type": "https", "request": {"uri": "http://example.com/", "method": "FETCH", "bdy": "x"},
+				"retryPolicy": {"retryType": "fixed", "retryCount": -1}},
+			"recurrence": {"frequency": "week", "interval": "2", "schedule": {"weekDays": ["monday", "someday"], "hours": [24]}},
+			"state": "paused",
+		}`,
+			want: []string{
+				"action.request.bdy: unknown field",
+				`action.request.method: "FETCH" is not an HTTP method (GET, PUT, POST, DELETE, PATCH, HEAD or OPTIONS)`,
+				`action.request.uri: "http://example.com/" is not an https URL, as an Https action requires`,
+				"action.retryPolicy.retryCount: -1 is out of range (0-20)",
+				`recurrence.interval: "2" is not an integer`,
+				"recurrence.schedule.hours[0]: 24 is not an hour (0-23)",
+				`recurrence.schedule.weekDays[1]: "someday" is not a day of the week (Monday to Sunday)`,
+				`state: "paused" is not a job state (Enabled or Disabled)`,
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j, err := scheduler.ParseJob([]byte(tt.in), tt.opts)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("ParseJob = %v, want no error", err)
+				}
+				if j == nil {
+					t.Fatal("ParseJob returned a nil job and no error")
+				}
+				if err := j.Validate(tt.opts); err != nil {
+					t.Errorf("Validate(parsed job) = %v, want nil", err)
+				}
+				return
+			}
+			if j != nil {
+				t.Errorf("ParseJob returned a job along with errors")
+			}
+			wantErrs(t, err, tt.want...)
+		})
+	}
+}
+
+func TestJobValidate(t *testing.T) {
+	var j scheduler.Job
+	if err := j.Validate(nil); err == nil || err.Error() != "action: is required" {
+		t.Errorf("Validate(zero job) = %v, want action: is required", err)
+	}
+	j.Action = action.Action{Type: action.HTTPS, Request: &action.HTTPRequest{URI: "https://example.com/", Method: "get"}}
+	if err := j.Validate(nil); err != nil {
+		t.Errorf("Validate(valid job) = %v", err)
+	}
+	if j.Action.Request.Method != "get" {
+		t.Errorf("Validate modified the job: method = %q", j.Action.Request.Method)
+	}
+	j.State = scheduler.JobCompleted
+	wantErrs(t, j.Validate(nil), `state: "Completed" cannot be set; a job becomes Completed or Faulted when its last occurrence has run (use Enabled or Disabled)`)
+}
+
+func TestParseJobScheduleNeverMatches(t *testing.T) {
+	_, err := scheduler.ParseJob([]byte(`{"action": `+httpAction+`, "recurrence": {"frequency": "month", "schedule": {"months": [2], "monthDays": [30]}}}`), nil)
+	if err == nil {
+		t.Fatal("ParseJob(February 30th every year) succeeded, want error")
+	}
+	errs := scheduler.ValidationErrors(err)
+	if len(errs) != 1 || !strings.HasPrefix(errs[0].Path, "recurrence") {
+		t.Errorf("ParseJob(February 30th) = %v, want one problem under recurrence", err)
+	}
+	if !strings.Contains(err.Error(), "recurrence.schedule") {
+		t.Errorf("error %q does not name recurrence.schedule", err)
+	}
+}
