@@ -1,0 +1,397 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-co-op/gocron/v2"
+	"github.com/google/uuid"
+	"github.com/robfig/cron/v3"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// engine is what each benchmark drives: one-shot jobs that call fire with
+// their due instant when they start.
+type engine interface {
+	add(i int, at time.Time) error
+	get(i int) bool
+	remove(i int) error
+	start()
+	stop()
+}
+
+type fireFunc func(due time.Time)
+
+// jobclock -------------------------------------------------------------
+
+type jobclock struct {
+	s   *scheduler.Scheduler
+	ctx context.Context
+}
+
+const noop action.Type = "Noop"
+
+func newJobclock(fire fireFunc, capacity int) engine {
+	reg := &action.Registry{}
+	reg.Register(noop, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		fire(req.ExpectedTime)
+		return nil, nil
+	}))
+	s, err := scheduler.New(memory.New(), &scheduler.Config{
+		Executors: reg, MaxConcurrency: 1000, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	quota := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: capacity}}}
+	if _, err := s.PutCollection(ctx, "bench", quota, nil); err != nil {
+		panic(err)
+	}
+	return &jobclock{s: s, ctx: ctx}
+}
+
+func (j *jobclock) add(i int, at time.Time) error {
+	def := &scheduler.Job{StartTime: &at, Action: action.Action{Type: noop, Custom: json.RawMessage(`{}`)}}
+	_, err := j.s.PutJob(j.ctx, "bench", jobName(i), def, nil)
+	return err
+}
+func (j *jobclock) get(i int) bool {
+	_, err := j.s.GetJob(j.ctx, "bench", jobName(i))
+	return err == nil
+}
+func (j *jobclock) remove(i int) error { return j.s.DeleteJob(j.ctx, "bench", jobName(i)) }
+func (j *jobclock) start()             { j.s.Start(j.ctx) }
+func (j *jobclock) stop()              { j.s.Stop(j.ctx) }
+
+func jobName(i int) string { return fmt.Sprintf("j%07d", i) }
+
+// robfig/cron v3 ---------------------------------------------------------
+
+type robfig struct {
+	c    *cron.Cron
+	fire fireFunc
+	mu   sync.Mutex
+	ids  map[int]cron.EntryID
+}
+
+// once is a cron.Schedule that fires once, at at.
+type once struct{ at time.Time }
+
+func (o once) Next(t time.Time) time.Time {
+	if t.Before(o.at) {
+		return o.at
+	}
+	return time.Time{}
+}
+
+func newRobfig(fire fireFunc, capacity int) engine {
+	return &robfig{c: cron.New(), fire: fire, ids: make(map[int]cron.EntryID, capacity)}
+}
+
+func (r *robfig) add(i int, at time.Time) error {
+	id := r.c.Schedule(once{at}, cron.FuncJob(func() { r.fire(at) }))
+	r.mu.Lock()
+	r.ids[i] = id
+	r.mu.Unlock()
+	return nil
+}
+func (r *robfig) id(i int) cron.EntryID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ids[i]
+}
+func (r *robfig) get(i int) bool { return r.c.Entry(r.id(i)).Valid() }
+func (r *robfig) remove(i int) error {
+	r.c.Remove(r.id(i))
+	return nil
+}
+func (r *robfig) start() { r.c.Start() }
+func (r *robfig) stop()  { <-r.c.Stop().Done() }
+
+// gocron v2 --------------------------------------------------------------
+
+type gocronEngine struct {
+	s    gocron.Scheduler
+	fire fireFunc
+	mu   sync.Mutex
+	ids  map[int]uuid.UUID
+}
+
+func newGocron(fire fireFunc, capacity int) engine {
+	s, err := gocron.NewScheduler()
+	if err != nil {
+		panic(err)
+	}
+	return &gocronEngine{s: s, fire: fire, ids: make(map[int]uuid.UUID, capacity)}
+}
+
+func (g *gocronEngine) add(i int, at time.Time) error {
+	j, err := g.s.NewJob(gocron.OneTimeJob(gocron.OneTimeJobStartDateTime(at)), gocron.NewTask(func() { g.fire(at) }))
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.ids[i] = j.ID()
+	g.mu.Unlock()
+	return nil
+}
+func (g *gocronEngine) id(i int) uuid.UUID {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.ids[i]
+}
+func (g *gocronEngine) get(i int) bool {
+	// gocron v2 has no lookup by ID; Jobs() copies every job.
+	id := g.id(i)
+	for _, j := range g.s.Jobs() {
+		if j.ID() == id {
+			return true
+		}
+	}
+	return false
+}
+func (g *gocronEngine) remove(i int) error { return g.s.RemoveJob(g.id(i)) }
+func (g *gocronEngine) start()             { g.s.Start() }
+func (g *gocronEngine) stop()              { g.s.Shutdown() }
+
+var engines = []struct {
+	name string
+	new  func(fire fireFunc, capacity int) engine
+}{
+	{"jobclock", newJobclock},
+	{"robfig", newRobfig},
+	{"gocron", newGocron},
+}
+
+// helpers -------------------------------------------------------------------
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// recorder collects start instants.
+type recorder struct {
+	n     atomic.Int64
+	want  int64
+	done  chan struct{}
+	mu    sync.Mutex
+	late  []time.Duration
+	last  time.Time
+	track bool
+}
+
+func newRecorder(want int, track bool) *recorder {
+	r := &recorder{want: int64(want), done: make(chan struct{}), track: track}
+	if track {
+		r.late = make([]time.Duration, 0, want)
+	}
+	return r
+}
+
+func (r *recorder) fire(due time.Time) {
+	now := time.Now()
+	r.mu.Lock()
+	if r.track {
+		r.late = append(r.late, now.Sub(due))
+	}
+	if now.After(r.last) {
+		r.last = now
+	}
+	r.mu.Unlock()
+	if r.n.Add(1) == r.want {
+		close(r.done)
+	}
+}
+
+// wait waits until every job has fired or the deadline passes.
+func (r *recorder) wait(deadline time.Time) {
+	select {
+	case <-r.done:
+	case <-time.After(time.Until(deadline)):
+	}
+}
+
+// benchmarks ------------------------------------------------------------------
+
+func BenchmarkRegister(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		for _, e := range engines {
+			b.Run(fmt.Sprintf("%s/%d", e.name, n), func(b *testing.B) {
+				far := time.Now().Add(24 * time.Hour)
+				for b.Loop() {
+					before := liveHeap()
+					eng := e.new(func(time.Time) {}, n)
+					t0 := time.Now()
+					for i := range n {
+						if err := eng.add(i, far.Add(time.Duration(i)*time.Millisecond)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					elapsed := time.Since(t0)
+					after := liveHeap()
+					b.ReportMetric(float64(elapsed.Nanoseconds())/float64(n), "ns/job")
+					b.ReportMetric(float64(after-before)/float64(n), "B/job")
+					runtime.KeepAlive(eng)
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkBurst100k(b *testing.B) {
+	const n = 100_000
+	for _, e := range engines {
+		b.Run(e.name, func(b *testing.B) {
+			for b.Loop() {
+				rec := newRecorder(n, false)
+				eng := e.new(rec.fire, n)
+				// Register with a due time far enough ahead for the slowest
+				// engine, then start.
+				t0 := time.Now()
+				due := t0.Add(20 * time.Second).Truncate(time.Second)
+				for i := range n {
+					if err := eng.add(i, due); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if time.Now().After(due) {
+					b.Skipf("registering %d jobs took %v, past the due time", n, time.Since(t0))
+				}
+				eng.start()
+				time.Sleep(time.Until(due))
+				cpu0 := cpuTime()
+				rec.wait(due.Add(60 * time.Second))
+				cpu := cpuTime() - cpu0
+				fired := rec.n.Load()
+				rec.mu.Lock()
+				last := rec.last
+				rec.mu.Unlock()
+				eng.stop()
+				b.ReportMetric(last.Sub(due).Seconds(), "burst-s")
+				b.ReportMetric(float64(cpu.Microseconds())/float64(max(fired, 1)), "cpu-us/occ")
+				b.ReportMetric(float64(n-fired), "lost")
+			}
+		})
+	}
+}
+
+func BenchmarkSteady10kPerSecond(b *testing.B) {
+	const rate, seconds = 10_000, 3
+	const n = rate * seconds
+	for _, e := range engines {
+		b.Run(e.name, func(b *testing.B) {
+			for b.Loop() {
+				rec := newRecorder(n, true)
+				eng := e.new(rec.fire, n)
+				t0 := time.Now().Add(10 * time.Second).Truncate(time.Second)
+				step := time.Second / rate
+				for i := range n {
+					if err := eng.add(i, t0.Add(time.Duration(i)*step)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if time.Now().After(t0) {
+					b.Skipf("registering took past the start of the load")
+				}
+				eng.start()
+				time.Sleep(time.Until(t0))
+				cpu0 := cpuTime()
+				rec.wait(t0.Add(seconds*time.Second + 10*time.Second))
+				cpu := cpuTime() - cpu0
+				eng.stop()
+				rec.mu.Lock()
+				late := slices.Clone(rec.late)
+				rec.mu.Unlock()
+				slices.Sort(late)
+				pct := func(p float64) float64 {
+					if len(late) == 0 {
+						return 0
+					}
+					return float64(late[int(p*float64(len(late)-1))].Microseconds()) / 1000
+				}
+				b.ReportMetric(pct(0.50), "p50-ms")
+				b.ReportMetric(pct(0.99), "p99-ms")
+				b.ReportMetric(float64(cpu.Microseconds())/float64(max(len(late), 1)), "cpu-us/occ")
+				b.ReportMetric(float64(n-len(late)), "lost")
+			}
+		})
+	}
+}
+
+func BenchmarkOpsAt1M(b *testing.B) {
+	const n, ops = 1_000_000, 1000
+	for _, e := range engines {
+		b.Run(e.name, func(b *testing.B) {
+			for b.Loop() {
+				eng := e.new(func(time.Time) {}, n+ops)
+				far := time.Now().Add(24 * time.Hour)
+				for i := range n {
+					if err := eng.add(i, far.Add(time.Duration(i)*time.Millisecond)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				eng.start()
+				// Measure the steady state, not the collection of the
+				// registration's garbage or start-up work.
+				runtime.GC()
+				time.Sleep(2 * time.Second)
+				ops := ops
+				switch e.name {
+				case "robfig":
+					ops = 100 // every operation scans or copies every job
+				case "gocron":
+					ops = 10 // the same, and slower still
+				}
+				measure := func(f func(i int)) float64 {
+					t0 := time.Now()
+					for i := n; i < n+ops; i++ {
+						f(i)
+					}
+					return float64(time.Since(t0).Microseconds()) / float64(ops)
+				}
+				add := measure(func(i int) {
+					if err := eng.add(i, far.Add(-time.Hour)); err != nil {
+						b.Fatal(err)
+					}
+				})
+				get := measure(func(i int) {
+					if !eng.get(i) {
+						b.Fatalf("job %d not found", i)
+					}
+				})
+				remove := measure(func(i int) {
+					if err := eng.remove(i); err != nil {
+						b.Fatal(err)
+					}
+				})
+				eng.stop()
+				b.ReportMetric(add, "add-us")
+				b.ReportMetric(get, "get-us")
+				b.ReportMetric(remove, "remove-us")
+			}
+		})
+	}
+}

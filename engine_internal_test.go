@@ -1,0 +1,211 @@
+package scheduler
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/retry"
+)
+
+var base = time.Date(2030, 5, 6, 7, 0, 0, 0, time.UTC)
+
+func minuteJob(count int) *Job {
+	return &Job{
+		Action:     action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}},
+		StartTime:  &base,
+		Recurrence: &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 1, Count: count},
+	}
+}
+
+func TestMachineAdvance(t *testing.T) {
+	m := func(p MisfirePolicy) machine { return machine{misfire: p, threshold: time.Minute} }
+	type want struct {
+		run      bool
+		due      time.Time
+		next     time.Time
+		state    JobState
+		hist     int
+		waiting  bool
+		expected time.Time // of the run, when run
+	}
+	tests := []struct {
+		name  string
+		m     machine
+		count int
+		setup func(s *JobSchedule)
+		now   time.Time
+		want  want
+	}{
+		{
+			name: "first occurrence due",
+			m:    m(MisfireRunOnce), now: base,
+			setup: func(s *JobSchedule) { s.NextOccurrence = base },
+			want:  want{run: true, due: base, next: base.Add(time.Minute), state: JobEnabled, expected: base},
+		},
+		{
+			name: "not yet due",
+			m:    m(MisfireRunOnce), now: base.Add(-time.Second),
+			setup: func(s *JobSchedule) { s.NextOccurrence = base },
+			want:  want{due: base, next: base, state: JobEnabled},
+		},
+		{
+			name: "last occurrence by count",
+			m:    m(MisfireRunOnce), count: 2, now: base.Add(time.Minute),
+			setup: func(s *JobSchedule) { s.NextOccurrence = base.Add(time.Minute); s.Counted = 1 },
+			want:  want{run: true, due: base.Add(time.Minute), state: JobEnabled, expected: base.Add(time.Minute)},
+		},
+		{
+			name: "runOnce after downtime skips to the next after now",
+			m:    m(MisfireRunOnce), now: base.Add(10*time.Minute + 30*time.Second),
+			setup: func(s *JobSchedule) { s.NextOccurrence = base },
+			want: want{run: true, due: base.Add(10*time.Minute + 30*time.Second), next: base.Add(11 * time.Minute),
+				state: JobEnabled, expected: base},
+		},
+		{
+			// The second missed occurrence waits (Postponed), the third
+			// is next.
+			name: "runAll after downtime goes one by one",
+			m:    m(MisfireRunAll), now: base.Add(10*time.Minute + 30*time.Second),
+			setup: func(s *JobSchedule) { s.NextOccurrence = base },
+			want: want{run: true, due: base.Add(10*time.Minute + 30*time.Second), next: base.Add(2 * time.Minute), state: JobEnabled,
+				expected: base, hist: 1, waiting: true},
+		},
+		{
+			name: "skip drops a late occurrence",
+			m:    m(MisfireSkip), now: base.Add(10*time.Minute + 30*time.Second),
+			setup: func(s *JobSchedule) { s.NextOccurrence = base },
+			want:  want{due: base.Add(11 * time.Minute), next: base.Add(11 * time.Minute), state: JobEnabled},
+		},
+		{
+			name: "skip runs an occurrence within the threshold",
+			m:    m(MisfireSkip), now: base.Add(30 * time.Second),
+			setup: func(s *JobSchedule) { s.NextOccurrence = base },
+			want:  want{run: true, due: base.Add(30 * time.Second), next: base.Add(time.Minute), state: JobEnabled, expected: base},
+		},
+		{
+			name: "occurrence due during retry wait is postponed",
+			m:    m(MisfireRunOnce), now: base.Add(time.Minute),
+			setup: func(s *JobSchedule) {
+				s.NextOccurrence = base.Add(time.Minute)
+				s.Current = &Occurrence{Number: 1, Expected: base, Retry: 1, At: base.Add(90 * time.Second)}
+				s.Occurrences, s.Counted = 1, 1
+			},
+			want: want{due: base.Add(90 * time.Second), next: base.Add(2 * time.Minute), state: JobEnabled, hist: 1, waiting: true},
+		},
+		{
+			name: "no further occurrence after a failure: Faulted",
+			m:    m(MisfireRunOnce), now: base,
+			setup: func(s *JobSchedule) { s.LastFailed = true; s.Occurrences = 1 },
+			want:  want{state: JobFaulted},
+		},
+		{
+			name: "waiting occurrence starts when the current one is done",
+			m:    m(MisfireRunOnce), now: base.Add(90 * time.Second),
+			setup: func(s *JobSchedule) {
+				s.NextOccurrence = base.Add(2 * time.Minute)
+				s.Waiting = &Occurrence{Number: 2, Expected: base.Add(time.Minute)}
+			},
+			want: want{run: true, due: base.Add(90 * time.Second), next: base.Add(2 * time.Minute), state: JobEnabled, expected: base.Add(time.Minute)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &JobRecord{Collection: "c", Name: "j", Job: minuteJob(tt.count), State: JobEnabled, Schedule: JobSchedule{Anchor: base}}
+			tt.setup(&r.Schedule)
+			tm, err := r.Job.Timing(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, hist := tt.m.advance(r, tm, tt.now)
+			got := want{run: run != nil, due: r.Schedule.DueAt, next: r.Schedule.NextOccurrence, state: r.State, hist: len(hist), waiting: r.Schedule.Waiting != nil}
+			if run != nil {
+				got.expected = run.Expected
+			}
+			if got != tt.want {
+				t.Errorf("advance(%v) = %+v, want %+v", tt.now, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMachineComplete(t *testing.T) {
+	fixed := func(n int) *JobRecord {
+		j := minuteJob(0)
+		j.Action.RetryPolicy = nil
+		if n >= 0 {
+			p := retryFixed(n)
+			j.Action.RetryPolicy = p
+		}
+		return &JobRecord{Collection: "c", Name: "j", Job: j, State: JobEnabled}
+	}
+	end := base.Add(time.Second)
+	fail := outcome{start: base, end: end, err: io.EOF, message: "eof"}
+	ok := outcome{start: base, end: end}
+	t.Run("failure with retries left schedules a retry", func(t *testing.T) {
+		r := fixed(-1)
+		o := &Occurrence{Number: 1, Tag: "t", At: base}
+		r.Schedule.Current = o
+		h := machine{}.complete(r, o, fail)
+		c := r.Schedule.Current
+		if h.Status != StatusFailed || c == nil || c.Retry != 1 || !c.At.Equal(end.Add(30*time.Second)) || r.Status.FailureCount != 1 || r.Status.ExecutionCount != 1 {
+			t.Errorf("after a failed first attempt: entry %+v, current %+v, status %+v", h, c, r.Status)
+		}
+	})
+	t.Run("last failure without error action ends the occurrence failed", func(t *testing.T) {
+		r := fixed(0)
+		o := &Occurrence{Number: 1, Tag: "t", At: base}
+		r.Schedule.Current = o
+		machine{}.complete(r, o, fail)
+		if r.Schedule.Current != nil || !r.Schedule.LastFailed || r.Status.FaultedCount != 1 {
+			t.Errorf("schedule %+v status %+v; want no current occurrence, LastFailed, faultedCount 1", r.Schedule, r.Status)
+		}
+	})
+	t.Run("error action success still counts the occurrence as failed", func(t *testing.T) {
+		r := fixed(0)
+		ea := r.Job.Action
+		ea.ErrorAction = nil
+		r.Job.Action.ErrorAction = &ea
+		o := &Occurrence{Number: 1, Tag: "t", At: base, ErrorAction: true}
+		r.Schedule.Current = o
+		h := machine{}.complete(r, o, ok)
+		if h.ActionName != ErrorAction || r.Schedule.Current != nil || !r.Schedule.LastFailed || r.Status.ExecutionCount != 0 {
+			t.Errorf("entry %+v schedule %+v status %+v", h, r.Schedule, r.Status)
+		}
+	})
+	t.Run("outcome of a replaced occurrence only counts", func(t *testing.T) {
+		r := fixed(3)
+		o := &Occurrence{Number: 1, Tag: "old", At: base}
+		r.Schedule.Current = &Occurrence{Number: 2, Tag: "new", At: base}
+		machine{}.complete(r, o, fail)
+		if r.Schedule.Current.Tag != "new" || r.Schedule.Current.Retry != 0 || r.Status.FailureCount != 1 {
+			t.Errorf("schedule %+v status %+v", r.Schedule.Current, r.Status)
+		}
+	})
+}
+
+func retryFixed(n int) *retry.Policy {
+	return &retry.Policy{Type: retry.Fixed, Count: &n}
+}
+
+func TestTruncate(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"hello", 10, "hello"},
+		{"hello", 3, "hel"},
+		{"héllo", 2, "h"}, // é is two bytes; cutting inside it drops it
+		{"héllo", 3, "hé"},
+		{"日本", 4, "日"},
+		{"日本", 2, ""},
+	}
+	for _, tt := range tests {
+		if got := truncate(tt.in, tt.n); got != tt.want {
+			t.Errorf("truncate(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}

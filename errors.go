@@ -1,0 +1,65 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error returned by the [Scheduler] and by a [Store]
+// that has one of these causes matches it with errors.Is; the message around
+// it names the collection, job or option concerned.
+var (
+	// ErrNotFound means the collection or job does not exist.
+	ErrNotFound = errors.New("scheduler: not found")
+	// ErrConflict means a write lost a race: the stored record changed
+	// since it was read (its Version differs), or a record to be created
+	// already exists. The Scheduler retries such conflicts internally;
+	// a Store returns it to the Scheduler.
+	ErrConflict = errors.New("scheduler: conflict")
+	// ErrPreconditionFailed means the IfMatch option of a write did not
+	// match the ETag of the stored collection or job (HTTP 412). It also
+	// matches ErrConflict, so callers that only care about "somebody else
+	// wrote first" may test for either.
+	ErrPreconditionFailed = fmt.Errorf("scheduler: precondition failed (ETag mismatch): %w", ErrConflict)
+	// ErrQuotaExceeded means a write would exceed the collection's quota:
+	// its maximum job count or its maximum recurrence (HTTP 409).
+	ErrQuotaExceeded = errors.New("scheduler: quota exceeded")
+	// ErrFinalState means the job is Completed or Faulted, states that
+	// cannot be changed (only deleted, or replaced by PutJob).
+	ErrFinalState = errors.New("scheduler: job is in a final state")
+	// ErrCollectionNotEnabled means the operation needs an Enabled
+	// collection (RunJob on a job of a Disabled or Suspended collection).
+	ErrCollectionNotEnabled = errors.New("scheduler: job collection is not enabled")
+	// ErrStopped is returned by every method of a Scheduler after Stop
+	// has been called, and by Start when called twice.
+	ErrStopped = errors.New("scheduler: stopped")
+	// ErrLeaseLost is returned by a Store when the caller no longer holds
+	// the lease on a job it claimed: another owner claimed it after the
+	// lease expired. The Scheduler drops the outcome of such an attempt.
+	ErrLeaseLost = errors.New("scheduler: lease lost")
+)
+
+// QuotaError describes a quota violation. It matches [ErrQuotaExceeded].
+type QuotaError struct {
+	// Collection is the job collection whose quota is exceeded.
+	Collection string
+	// Quota is "maxJobCount" or "maxRecurrence".
+	Quota string
+	// Limit is the quota's value as text ("5", "1 Hour").
+	Limit string
+	// Reason says what would exceed it.
+	Reason string
+}
+
+// Error returns a message naming the collection, quota and limit.
+func (e *QuotaError) Error() string {
+	return fmt.Sprintf("scheduler: job collection %q: quota %s (%s) exceeded: %s", e.Collection, e.Quota, e.Limit, e.Reason)
+}
+
+// Is reports whether target is ErrQuotaExceeded.
+func (e *QuotaError) Is(target error) bool { return target == ErrQuotaExceeded }
+
+// notFound returns an error matching ErrNotFound that names the resource.
+func notFound(kind, name string) error {
+	return fmt.Errorf("%s %q: %w", kind, name, ErrNotFound)
+}

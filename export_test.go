@@ -1,0 +1,9 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+)
+
+// RunDue exposes the loop's step function to the external tests.
+func (s *Scheduler) RunDue(ctx context.Context, now time.Time) time.Time { return s.runDue(ctx, now) }

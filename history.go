@@ -1,0 +1,83 @@
+package scheduler
+
+import (
+	"time"
+)
+
+// # History
+//
+// Every attempt of a job's action leaves one [HistoryEntry]: the main
+// action's first attempt (retryCount 0), each retry, and each attempt of
+// the error action (actionName ErrorAction). An occurrence that comes due
+// while the previous one is still in progress leaves an entry with status
+// Postponed. repeatCount is the occurrence number, counted from 1;
+// manual runs (RunJob) are occurrences too. The message holds the
+// executor's description of the outcome (for HTTP, the response status and
+// at most 2,048 bytes of the body), cut to MaxHistoryMessage bytes.
+//
+// Entries are listed newest first. They are kept for Config.HistoryRetention
+// (60 days) and at most Config.HistoryPerJob (1,000) per job; both limits
+// are applied by a periodic prune, so a job may briefly hold a few more.
+// Config.OnHistory sees each entry as soon as it is stored.
+
+// MaxHistoryMessage is the longest message kept in a history entry, in
+// bytes; longer messages are cut at a UTF-8 boundary.
+const MaxHistoryMessage = 4096
+
+// ActionName says which action a history entry is about.
+type ActionName string
+
+// The action names in their canonical spelling.
+const (
+	MainAction  ActionName = "MainAction"
+	ErrorAction ActionName = "ErrorAction"
+)
+
+// ExecutionStatus is the outcome of an attempt.
+type ExecutionStatus string
+
+// The execution statuses in their canonical spelling.
+const (
+	StatusCompleted ExecutionStatus = "Completed"
+	StatusFailed    ExecutionStatus = "Failed"
+	StatusPostponed ExecutionStatus = "Postponed"
+)
+
+var executionStatuses = []ExecutionStatus{StatusCompleted, StatusFailed, StatusPostponed}
+
+// Valid reports whether s is a known status in canonical spelling.
+func (s ExecutionStatus) Valid() bool { return oneOf(s, executionStatuses) }
+
+// UnmarshalJSON accepts any case and stores the canonical spelling of known
+// values; unknown values are kept as given.
+func (s *ExecutionStatus) UnmarshalJSON(b []byte) error {
+	return unmarshalEnum(b, s, executionStatuses)
+}
+
+// HistoryEntry is one attempt of a job's action, or one postponed
+// occurrence. Its JSON form has the names of Azure Scheduler's history
+// properties plus collection, job and executionTag.
+type HistoryEntry struct {
+	// Collection and Job identify the job.
+	Collection string `json:"collection"`
+	Job        string `json:"job"`
+	// ActionName is MainAction or ErrorAction.
+	ActionName ActionName `json:"actionName"`
+	// Status is Completed, Failed or Postponed.
+	Status ExecutionStatus `json:"status"`
+	// ExpectedExecutionTime is when the occurrence was scheduled.
+	ExpectedExecutionTime time.Time `json:"expectedExecutionTime"`
+	// StartTime and EndTime bound the attempt. For a Postponed entry
+	// both are the instant the occurrence was found waiting.
+	StartTime time.Time `json:"startTime"`
+	EndTime   time.Time `json:"endTime"`
+	// RetryCount is the retry number within the occurrence (0 for the
+	// first attempt); the error action counts its own attempts from 0.
+	RetryCount int `json:"retryCount"`
+	// RepeatCount is the occurrence number, from 1.
+	RepeatCount int `json:"repeatCount"`
+	// Message describes the outcome.
+	Message string `json:"message,omitempty"`
+	// ExecutionTag is the tag shared by the attempts of the occurrence.
+	ExecutionTag string `json:"executionTag,omitempty"`
+}

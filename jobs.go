@@ -1,0 +1,530 @@
+package scheduler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tailscale/hujson"
+)
+
+// maxWriteAttempts bounds the retries of a write that lost a race with the
+// run loop or another writer.
+const maxWriteAttempts = 10
+
+// PutJobOptions are the options of [Scheduler.PutJob].
+type PutJobOptions struct {
+	// IfMatch, when not empty, makes the write fail with
+	// ErrPreconditionFailed unless the job exists with this ETag.
+	IfMatch string
+}
+
+// PatchJobOptions are the options of [Scheduler.PatchJob].
+type PatchJobOptions struct {
+	// IfMatch, when not empty, makes the write fail with
+	// ErrPreconditionFailed unless the job's ETag is this.
+	IfMatch string
+}
+
+// ListJobsOptions are the options of [Scheduler.ListJobs].
+type ListJobsOptions struct {
+	// State keeps only jobs in this state; empty keeps all.
+	State JobState
+	// Top is the most jobs returned, 1 to 100; 0 means 100.
+	Top int
+	// Skip is the number of jobs left out first (0-based index of the
+	// first job returned).
+	Skip int
+}
+
+// ListHistoryOptions are the options of [Scheduler.ListHistory].
+type ListHistoryOptions struct {
+	// Status keeps only entries with this status; empty keeps all.
+	Status ExecutionStatus
+	// Top is the most entries returned, 1 to 100; 0 means 100.
+	Top int
+	// Skip is the number of entries left out first.
+	Skip int
+}
+
+// MaxPageSize is the largest Top of a list call.
+const MaxPageSize = 100
+
+// checkJobKey validates a collection and job name pair.
+func checkJobKey(collection, name string) error {
+	return errors.Join(checkName("collection", collection), checkName("job", name))
+}
+
+// checkDefinition validates def against the scheduler's rules and returns
+// an immutable copy without state and status.
+func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
+	if def == nil {
+		return nil, &ValidationError{Path: "job", Reason: "is required"}
+	}
+	c := *def
+	c.Status = nil
+	opts := s.parse
+	opts.Now = now
+	if err := c.Validate(&opts); err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(&c)
+	if err != nil {
+		return nil, &ValidationError{Path: "job", Reason: "cannot be encoded: " + err.Error()}
+	}
+	if len(data) > MaxJobSize {
+		return nil, &ValidationError{Path: "job", Reason: fmt.Sprintf("is %d bytes, more than the limit of %d", len(data), MaxJobSize)}
+	}
+	// A deep copy, so that later changes by the caller do not reach the
+	// store.
+	cp := new(Job)
+	if err := json.Unmarshal(data, cp); err != nil {
+		return nil, &ValidationError{Path: "job", Reason: "cannot be decoded: " + err.Error()}
+	}
+	cp.State = ""
+	return cp, nil
+}
+
+// stateOf returns the state a definition asks for: Enabled unless it says
+// Disabled.
+func stateOf(def *Job) JobState {
+	if def.State == JobDisabled {
+		return JobDisabled
+	}
+	return JobEnabled
+}
+
+// checkRecurrenceQuota reports whether t is too frequent for col.
+func checkRecurrenceQuota(col *CollectionRecord, name string, t *Timing) error {
+	limit := col.Definition.MaxRecurrence()
+	if limit.Period() <= time.Minute {
+		// Occurrences fall on whole minutes or lie whole minutes apart,
+		// so no job is more frequent than once a minute.
+		return nil
+	}
+	gap, ok := shortestGap(t)
+	if !ok || gap >= limit.Period() {
+		return nil
+	}
+	return &QuotaError{Collection: col.Name, Quota: "maxRecurrence", Limit: limit.String(),
+		Reason: fmt.Sprintf("job %q can run %s apart", name, gap)}
+}
+
+// quotaSample is the number of occurrences expanded to find the shortest
+// gap of a schedule.
+const quotaSample = 200
+
+// shortestGap returns the shortest time between consecutive occurrences
+// among the first quotaSample; ok is false when there are fewer than two.
+func shortestGap(t *Timing) (gap time.Duration, ok bool) {
+	var prev time.Time
+	n := 0
+	for at := range t.Occurrences() {
+		if n > 0 {
+			if d := at.Sub(prev); !ok || d < gap {
+				gap, ok = d, true
+			}
+		}
+		prev = at
+		n++
+		if n >= quotaSample {
+			break
+		}
+	}
+	return gap, ok
+}
+
+// preconditions checks IfMatch against the stored ETag.
+func preconditions(kind, name, ifMatch, etag string, exists bool) error {
+	if ifMatch == "" || ifMatch == "*" && exists {
+		return nil
+	}
+	if !exists {
+		return fmt.Errorf("%s %q does not exist: %w", kind, name, ErrPreconditionFailed)
+	}
+	if ifMatch != etag {
+		return fmt.Errorf("%s %q has ETag %q, not %q: %w", kind, name, etag, ifMatch, ErrPreconditionFailed)
+	}
+	return nil
+}
+
+// PutJob creates the job, or replaces its definition. The collection must
+// exist (ErrNotFound naming it). Creating a job in a full collection, or a
+// job more frequent than the collection's maxRecurrence, fails with
+// ErrQuotaExceeded. An invalid definition fails with ErrInvalid (joined
+// [*ValidationError] values). A replaced job is scheduled as if created
+// now (an attempt in flight still records its outcome, but retries of its
+// occurrence are dropped); its status counters and history are kept, and a
+// job in a final state becomes Enabled (or Disabled) again. opts may be
+// nil. It returns the stored record; its Version is 1 when the job was
+// created.
+func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if err := checkJobKey(collection, name); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &PutJobOptions{}
+	}
+	now := time.Now()
+	job, err := s.checkDefinition(def, now)
+	if err != nil {
+		return nil, err
+	}
+	t, err := job.Timing(now)
+	if err != nil {
+		return nil, err
+	}
+	for range maxWriteAttempts {
+		col, err := s.store.GetCollection(ctx, collection)
+		if err != nil {
+			return nil, fmt.Errorf("put job %q: %w", name, err)
+		}
+		if err := checkRecurrenceQuota(col, name, t); err != nil {
+			return nil, err
+		}
+		old, err := s.store.GetJob(ctx, collection, name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		if err := preconditions("job", name, opts.IfMatch, etagOf(old), old != nil); err != nil {
+			return nil, err
+		}
+		r := &JobRecord{
+			Collection: collection, Name: name, Job: job, State: stateOf(def),
+			ETag: newETag(), Created: now, Updated: now,
+			Schedule: JobSchedule{Anchor: now, NextOccurrence: t.First()},
+		}
+		if old != nil {
+			r.Version, r.Created, r.Status = old.Version, old.Created, old.Status
+			r.Schedule.Occurrences = old.Schedule.Occurrences
+			r.Schedule.LastFailed = old.Schedule.LastFailed
+		}
+		s.machine().settle(r, now)
+		err = s.store.PutJob(ctx, r)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Version++
+		s.notify()
+		return r, nil
+	}
+	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+func etagOf(r *JobRecord) string {
+	if r == nil {
+		return ""
+	}
+	return r.ETag
+}
+
+// update reads the job, applies change, and writes it back, retrying when
+// the run loop or another writer got there first. change returns the new
+// record or an error; it may be called several times.
+func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if err := checkJobKey(collection, name); err != nil {
+		return nil, err
+	}
+	for range maxWriteAttempts {
+		r, err := s.store.GetJob(ctx, collection, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := preconditions("job", name, ifMatch, r.ETag, true); err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		if err := change(r, now); err != nil {
+			return nil, err
+		}
+		r.Updated = now
+		s.machine().settle(r, now)
+		err = s.store.PutJob(ctx, r)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Version++
+		s.notify()
+		return r, nil
+	}
+	return nil, fmt.Errorf("update job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// PatchJob merges patch into the job's definition and stores the result.
+// patch is a JSON merge patch (RFC 7386) of the job definition: fields it
+// leaves out keep their values, null removes a field (such as
+// "authentication"), comments and trailing commas are allowed, and the ARM
+// envelope {"properties": {...}} is accepted. It may not set "status"
+// (read-only) nor a state other than Enabled and Disabled; a job in a final
+// state cannot be patched (ErrFinalState). The merged definition is
+// validated like PutJob's; the job keeps its anchor and occurrence count,
+// and its next occurrence is recomputed from the new definition (the first
+// at or after now). opts may be nil.
+func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
+	if opts == nil {
+		opts = &PatchJobOptions{}
+	}
+	p, err := parsePatch(patch, "job")
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for k, v := range p {
+		switch {
+		case strings.EqualFold(k, "status"):
+			errs = append(errs, &ValidationError{Path: "status", Reason: "is read-only and cannot be patched"})
+		case strings.EqualFold(k, "state"):
+			st, _ := v.(string)
+			if v != nil && !strings.EqualFold(st, string(JobEnabled)) && !strings.EqualFold(st, string(JobDisabled)) {
+				b, _ := json.Marshal(v)
+				errs = append(errs, &ValidationError{Path: "state", Value: string(b), Reason: "cannot be set; a patch may set Enabled or Disabled"})
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s.update(ctx, collection, name, opts.IfMatch, func(r *JobRecord, now time.Time) error {
+		if r.State.Final() {
+			return fmt.Errorf("patch job %q: it is %s: %w", name, r.State, ErrFinalState)
+		}
+		cur := r.Definition()
+		cur.Status = nil
+		base, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(base, &doc); err != nil {
+			return err
+		}
+		merged, err := json.Marshal(mergePatch(doc, p))
+		if err != nil {
+			return err
+		}
+		opts := s.parse
+		opts.Now = now
+		def, err := ParseJob(merged, &opts)
+		if err != nil {
+			return err
+		}
+		job, err := s.checkDefinition(def, now)
+		if err != nil {
+			return err
+		}
+		col, err := s.store.GetCollection(ctx, collection)
+		if err != nil {
+			return err
+		}
+		t, err := job.Timing(r.Schedule.Anchor)
+		if err != nil {
+			return err
+		}
+		if err := checkRecurrenceQuota(col, name, t); err != nil {
+			return err
+		}
+		r.Job, r.State, r.ETag = job, stateOf(def), newETag()
+		reschedule(r, t, now)
+		return nil
+	})
+}
+
+// reschedule recomputes the next occurrence after a change of definition
+// or state: the first at or after now. Disabling drops the occurrence in
+// progress and the one waiting.
+func reschedule(r *JobRecord, t *Timing, now time.Time) {
+	sc := &r.Schedule
+	if r.State == JobDisabled {
+		sc.Current, sc.Waiting = nil, nil
+	}
+	sc.NextOccurrence = time.Time{}
+	if c := t.Count(); c == 0 || sc.Counted < c {
+		sc.NextOccurrence = t.Next(now.Add(-time.Nanosecond))
+	}
+}
+
+// parsePatch reads a JSON merge patch document, unwrapping an ARM envelope.
+func parsePatch(data []byte, what string) (map[string]any, error) {
+	std, err := hujson.Standardize(bytes.Clone(data))
+	if err != nil {
+		return nil, &ValidationError{Path: what, Reason: "patch is not JSON: " + err.Error()}
+	}
+	var p map[string]any
+	if err := json.Unmarshal(std, &p); err != nil || p == nil {
+		return nil, &ValidationError{Path: what, Reason: "patch is not a JSON object"}
+	}
+	if what == "job" {
+		for k, v := range p {
+			if strings.EqualFold(k, "properties") {
+				inner, ok := v.(map[string]any)
+				if !ok {
+					return nil, &ValidationError{Path: "properties", Reason: "is not an object"}
+				}
+				return inner, nil
+			}
+		}
+	}
+	return p, nil
+}
+
+// mergePatch applies an RFC 7386 merge patch, matching keys without regard
+// to case as the service did.
+func mergePatch(doc map[string]any, patch map[string]any) map[string]any {
+	if doc == nil {
+		doc = make(map[string]any)
+	}
+	for k, v := range patch {
+		key := k
+		for dk := range doc {
+			if strings.EqualFold(dk, k) {
+				key = dk
+			}
+		}
+		if v == nil {
+			delete(doc, key)
+			continue
+		}
+		if pv, ok := v.(map[string]any); ok {
+			dv, _ := doc[key].(map[string]any)
+			doc[key] = mergePatch(dv, pv)
+			continue
+		}
+		doc[key] = v
+	}
+	return doc
+}
+
+// EnableJob sets the job's state to Enabled; its next occurrence is the
+// first at or after now. ErrFinalState for a Completed or Faulted job.
+func (s *Scheduler) EnableJob(ctx context.Context, collection, name string) (*JobRecord, error) {
+	return s.PatchJob(ctx, collection, name, []byte(`{"state":"Enabled"}`), nil)
+}
+
+// DisableJob sets the job's state to Disabled: it runs no more
+// occurrences (retries pending are dropped) until enabled again.
+// ErrFinalState for a Completed or Faulted job.
+func (s *Scheduler) DisableJob(ctx context.Context, collection, name string) (*JobRecord, error) {
+	return s.PatchJob(ctx, collection, name, []byte(`{"state":"Disabled"}`), nil)
+}
+
+// GetJob returns the job, or an error matching ErrNotFound.
+func (s *Scheduler) GetJob(ctx context.Context, collection, name string) (*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if err := checkJobKey(collection, name); err != nil {
+		return nil, err
+	}
+	return s.store.GetJob(ctx, collection, name)
+}
+
+// DeleteJob deletes the job and its history, in whatever state it is. An
+// attempt in flight finishes but its outcome is dropped.
+func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	if err := checkJobKey(collection, name); err != nil {
+		return err
+	}
+	return s.store.DeleteJob(ctx, collection, name)
+}
+
+// RunJob runs the job once now, outside its schedule: the run is an
+// occurrence of its own (with retries and the error action) that counts in
+// the status counters like any other, but not toward recurrence.count.
+// When an occurrence is in progress, the run is postponed until it ends.
+// A Disabled job may be run; a Completed or Faulted one may not
+// (ErrFinalState), nor a job of a collection that is not Enabled
+// (ErrCollectionNotEnabled).
+func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRecord, error) {
+	return s.update(ctx, collection, name, "", func(r *JobRecord, now time.Time) error {
+		if r.State.Final() {
+			return fmt.Errorf("run job %q: it is %s: %w", name, r.State, ErrFinalState)
+		}
+		col, err := s.store.GetCollection(ctx, collection)
+		if err != nil {
+			return err
+		}
+		if st := col.Definition.State(); st != CollectionEnabled {
+			return fmt.Errorf("run job %q: job collection %q is %s: %w", name, collection, st, ErrCollectionNotEnabled)
+		}
+		if r.Schedule.RunRequested.IsZero() {
+			r.Schedule.RunRequested = now
+		}
+		return nil
+	})
+}
+
+// ListJobs returns the collection's jobs ordered by name, one page at a
+// time. opts may be nil (the first 100 jobs).
+func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJobsOptions) ([]*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &ListJobsOptions{}
+	}
+	errs := []error{checkName("collection", collection), checkPage(opts.Top, opts.Skip)}
+	if opts.State != "" && !opts.State.Valid() {
+		errs = append(errs, &ValidationError{Path: "state", Value: strconv.Quote(string(opts.State)), Reason: "is not a job state (Enabled, Disabled, Completed or Faulted)"})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Skip: opts.Skip, Top: pageSize(opts.Top)})
+}
+
+// ListHistory returns the job's history, newest first, one page at a
+// time. opts may be nil (the newest 100 entries).
+func (s *Scheduler) ListHistory(ctx context.Context, collection, name string, opts *ListHistoryOptions) ([]HistoryEntry, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &ListHistoryOptions{}
+	}
+	errs := []error{checkJobKey(collection, name), checkPage(opts.Top, opts.Skip)}
+	if opts.Status != "" && !opts.Status.Valid() {
+		errs = append(errs, &ValidationError{Path: "status", Value: strconv.Quote(string(opts.Status)), Reason: "is not an execution status (Completed, Failed or Postponed)"})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return s.store.ListHistory(ctx, collection, name, HistoryFilter{Status: opts.Status, Skip: opts.Skip, Top: pageSize(opts.Top)})
+}
+
+func checkPage(top, skip int) error {
+	var errs []error
+	if top < 0 || top > MaxPageSize {
+		errs = append(errs, &ValidationError{Path: "top", Value: strconv.Itoa(top), Reason: fmt.Sprintf("is out of range (1-%d)", MaxPageSize)})
+	}
+	if skip < 0 {
+		errs = append(errs, &ValidationError{Path: "skip", Value: strconv.Itoa(skip), Reason: "is negative"})
+	}
+	return errors.Join(errs...)
+}
+
+func pageSize(top int) int {
+	if top == 0 {
+		return MaxPageSize
+	}
+	return top
+}

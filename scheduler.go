@@ -1,0 +1,444 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/action/servicebus"
+	"github.com/jobclock/scheduler/action/storagequeue"
+)
+
+// # Lifecycle
+//
+// [New] checks the Config and returns a Scheduler that does nothing until
+// [Scheduler.Start]. The management methods (PutJob, GetJob, ...) work
+// before Start as well: they read and write the store. Start launches one
+// goroutine that owns the timer and Config.MaxConcurrency workers: the
+// loop claims due jobs from the store and hands each to a worker, which
+// runs the attempt and records its outcome; the loop then sleeps
+// until the next job is due, until a management call wakes it, or for at
+// most Config.PollInterval, so that work added by other processes sharing
+// the store is found. [Scheduler.Stop] stops claiming, waits for the
+// attempts in flight to end and record their outcome, and returns; if its
+// context ends first, the attempts' contexts are cancelled and Stop returns
+// the context's error. After Stop every method returns [ErrStopped].
+//
+// Occurrences missed while no Scheduler was running (or while the job's
+// collection was not Enabled) are handled by Config.Misfire: by default
+// each job runs once as soon as the scheduler is back, and then continues
+// on its schedule.
+
+// Defaults of Config.
+const (
+	// DefaultMaxConcurrency is the default limit of attempts in flight.
+	DefaultMaxConcurrency = 100
+	// DefaultActionTimeout is the default limit of one attempt: Azure
+	// Scheduler's HTTP timeout.
+	DefaultActionTimeout = 60 * time.Second
+	// DefaultMinRetryInterval is the default smallest retryInterval a job
+	// may ask for.
+	DefaultMinRetryInterval = 15 * time.Second
+	// DefaultHistoryRetention is how long history entries are kept.
+	DefaultHistoryRetention = 60 * 24 * time.Hour
+	// DefaultHistoryPerJob is how many history entries a job keeps.
+	DefaultHistoryPerJob = 1000
+	// DefaultFinalJobRetention is how long Completed and Faulted jobs are
+	// kept.
+	DefaultFinalJobRetention = 60 * 24 * time.Hour
+	// DefaultLeaseDuration is how long a claimed job stays leased to
+	// this instance without being extended.
+	DefaultLeaseDuration = 2 * time.Minute
+	// DefaultPollInterval is the longest the loop sleeps without asking
+	// the store for due work.
+	DefaultPollInterval = 5 * time.Second
+	// DefaultMisfireThreshold is how late an occurrence may start before
+	// MisfireSkip drops it.
+	DefaultMisfireThreshold = time.Minute
+	// pruneInterval is how often retention is applied.
+	pruneInterval = 10 * time.Minute
+	// claimBatch is the most jobs claimed in one store call.
+	claimBatch = 256
+)
+
+// MisfirePolicy says what happens to occurrences that were missed because
+// no scheduler was running.
+type MisfirePolicy string
+
+// The misfire policies.
+const (
+	// MisfireRunOnce runs a job once, as soon as possible, for all the
+	// occurrences it missed, then continues on its schedule. The
+	// history entry carries the expected time of the first one missed.
+	MisfireRunOnce MisfirePolicy = "runOnce"
+	// MisfireSkip drops occurrences more than Config.MisfireThreshold
+	// late; the job continues with its next occurrence after now. A job
+	// left with no further occurrence ends Completed (or Faulted when its
+	// last occurrence that ran failed).
+	MisfireSkip MisfirePolicy = "skip"
+	// MisfireRunAll runs every missed occurrence, one after the other.
+	MisfireRunAll MisfirePolicy = "runAll"
+)
+
+// Config configures a Scheduler. The zero value (and a nil *Config) means
+// every default.
+type Config struct {
+	// Logger receives the scheduler's log. Nil means slog.Default().
+	Logger *slog.Logger
+	// Executors maps action types to executors. Types it does not have
+	// fall back to the built-in executors, made with ActionTimeout and
+	// otherwise default options: action/http for Http and Https,
+	// action/storagequeue for StorageQueue, action/servicebus for
+	// ServiceBusQueue and ServiceBusTopic. Register an executor of your
+	// own for a built-in type to give it other options (an emulator
+	// endpoint, a client). Nil means only the built-ins.
+	// Types registered here besides the built-in ones are accepted in job
+	// definitions ("custom" payload).
+	Executors *action.Registry
+	// MaxConcurrency is the most attempts in flight at once; Start runs
+	// that many worker goroutines. Defaults to DefaultMaxConcurrency
+	// (100).
+	MaxConcurrency int
+	// ActionTimeout bounds every attempt: its context carries this
+	// deadline, and the built-in HTTP executor uses it as its timeout.
+	// Defaults to DefaultActionTimeout (60s).
+	ActionTimeout time.Duration
+	// MinRetryInterval is the smallest retryInterval a job may ask for.
+	// Defaults to DefaultMinRetryInterval (15s); lower it for tests and
+	// demonstrations.
+	MinRetryInterval time.Duration
+	// HistoryRetention is how long history entries are kept. Defaults
+	// to DefaultHistoryRetention (60 days).
+	HistoryRetention time.Duration
+	// HistoryPerJob is how many history entries each job keeps.
+	// Defaults to DefaultHistoryPerJob (1,000).
+	HistoryPerJob int
+	// FinalJobRetention is how long Completed and Faulted jobs are kept
+	// before they are deleted. Defaults to DefaultFinalJobRetention (60
+	// days).
+	FinalJobRetention time.Duration
+	// Misfire says what happens to occurrences missed while no scheduler
+	// ran. Defaults to MisfireRunOnce.
+	Misfire MisfirePolicy
+	// MisfireThreshold is how late an occurrence may be before
+	// MisfireSkip drops it. Defaults to DefaultMisfireThreshold (1m).
+	MisfireThreshold time.Duration
+	// InstanceID names this scheduler as the owner of the leases it
+	// takes in a shared store; it must differ between processes. Empty
+	// means hostname-pid-random.
+	InstanceID string
+	// LeaseDuration is how long a claimed job stays leased; attempts
+	// that run longer extend it. Defaults to DefaultLeaseDuration (2m).
+	LeaseDuration time.Duration
+	// PollInterval is the longest the scheduler sleeps without asking the
+	// store for due work, which matters when other processes add work to
+	// a shared store. Defaults to DefaultPollInterval (5s).
+	PollInterval time.Duration
+	// OnHistory, when set, is called with each history entry right after
+	// it is stored, in the order of each job's entries. It is called from
+	// several goroutines at once and must return quickly. Nil means no
+	// callback.
+	OnHistory func(HistoryEntry)
+}
+
+// WithDefaults returns a copy of c (which may be nil) with every zero field
+// set to its default.
+func (c *Config) WithDefaults() Config {
+	var d Config
+	if c != nil {
+		d = *c
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.MaxConcurrency == 0 {
+		d.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if d.ActionTimeout == 0 {
+		d.ActionTimeout = DefaultActionTimeout
+	}
+	if d.MinRetryInterval == 0 {
+		d.MinRetryInterval = DefaultMinRetryInterval
+	}
+	if d.HistoryRetention == 0 {
+		d.HistoryRetention = DefaultHistoryRetention
+	}
+	if d.HistoryPerJob == 0 {
+		d.HistoryPerJob = DefaultHistoryPerJob
+	}
+	if d.FinalJobRetention == 0 {
+		d.FinalJobRetention = DefaultFinalJobRetention
+	}
+	if d.Misfire == "" {
+		d.Misfire = MisfireRunOnce
+	}
+	if d.MisfireThreshold == 0 {
+		d.MisfireThreshold = DefaultMisfireThreshold
+	}
+	if d.InstanceID == "" {
+		host, _ := os.Hostname()
+		d.InstanceID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randomHex(4))
+	}
+	if d.LeaseDuration == 0 {
+		d.LeaseDuration = DefaultLeaseDuration
+	}
+	if d.PollInterval == 0 {
+		d.PollInterval = DefaultPollInterval
+	}
+	return d
+}
+
+// ConfigError is an invalid Config field.
+type ConfigError struct {
+	// Field is the name of the Config field.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error returns "scheduler: Config.FIELD REASON".
+func (e *ConfigError) Error() string { return "scheduler: Config." + e.Field + " " + e.Reason }
+
+// validate checks a Config that has its defaults applied.
+func (c *Config) validate() error {
+	var errs []error
+	bad := func(field, reason string) { errs = append(errs, &ConfigError{field, reason}) }
+	if c.MaxConcurrency < 0 {
+		bad("MaxConcurrency", "is negative")
+	}
+	if c.ActionTimeout < 0 {
+		bad("ActionTimeout", "is negative")
+	}
+	if c.MinRetryInterval < 0 {
+		bad("MinRetryInterval", "is negative")
+	}
+	if c.HistoryRetention < 0 {
+		bad("HistoryRetention", "is negative")
+	}
+	if c.HistoryPerJob < 0 {
+		bad("HistoryPerJob", "is negative")
+	}
+	if c.FinalJobRetention < 0 {
+		bad("FinalJobRetention", "is negative")
+	}
+	switch c.Misfire {
+	case MisfireRunOnce, MisfireSkip, MisfireRunAll:
+	default:
+		bad("Misfire", fmt.Sprintf("is %q, not one of runOnce, skip, runAll", c.Misfire))
+	}
+	if c.MisfireThreshold < 0 {
+		bad("MisfireThreshold", "is negative")
+	}
+	if c.LeaseDuration < time.Second {
+		bad("LeaseDuration", "is shorter than 1s")
+	}
+	if c.PollInterval < time.Millisecond {
+		bad("PollInterval", "is shorter than 1ms")
+	}
+	if strings.TrimSpace(c.InstanceID) == "" {
+		bad("InstanceID", "is blank")
+	}
+	return errors.Join(errs...)
+}
+
+// Scheduler runs the jobs of a Store. Create one with [New]; it is safe for
+// concurrent use.
+type Scheduler struct {
+	store    Store
+	cfg      Config
+	log      *slog.Logger
+	builtins action.Registry
+	parse    ParseOptions
+	timings  timingCache
+	// closeBuiltins releases the built-in executors' connections.
+	closeBuiltins func(context.Context) error
+
+	wake    chan struct{}  // capacity 1: "look at the store again"
+	sem     chan struct{}  // one token per claimed job in flight
+	work    chan task      // claimed jobs for the workers
+	wg      sync.WaitGroup // claimed jobs in flight
+	workers sync.WaitGroup
+	pool    bool // the workers run (set by Start before the loop starts)
+
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	cancel    context.CancelFunc // stops the loop
+	loopDone  chan struct{}
+	execCtx   context.Context // parent of every attempt's context
+	execStop  context.CancelFunc
+	nextPrune time.Time
+	pruning   atomic.Bool // a prune runs
+}
+
+// New returns a Scheduler over store. cfg may be nil for all defaults; a
+// Config with an invalid field returns joined [*ConfigError] values.
+func New(store Store, cfg *Config) (*Scheduler, error) {
+	if store == nil {
+		return nil, errors.New("scheduler: New: store is nil")
+	}
+	c := cfg.WithDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		store: store,
+		cfg:   c,
+		log:   c.Logger,
+		wake:  make(chan struct{}, 1),
+		sem:   make(chan struct{}, c.MaxConcurrency),
+		work:  make(chan task, c.MaxConcurrency),
+	}
+	httpExec := httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
+	queueExec := storagequeue.New(&storagequeue.Options{Timeout: c.ActionTimeout})
+	busExec := servicebus.New(&servicebus.Options{Timeout: c.ActionTimeout})
+	s.builtins.Register(action.HTTP, httpExec)
+	s.builtins.Register(action.HTTPS, httpExec)
+	s.builtins.Register(action.StorageQueue, queueExec)
+	s.builtins.Register(action.ServiceBusQueue, busExec)
+	s.builtins.Register(action.ServiceBusTopic, busExec)
+	s.closeBuiltins = func(ctx context.Context) error {
+		httpExec.Close()
+		return errors.Join(queueExec.Close(), busExec.Close(ctx))
+	}
+	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
+	if c.Executors != nil {
+		for _, t := range c.Executors.Types() {
+			if !t.Builtin() {
+				s.parse.ActionTypes = append(s.parse.ActionTypes, t)
+			}
+		}
+	}
+	s.execCtx, s.execStop = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// executor returns the executor for t: the host's, else the built-in one.
+func (s *Scheduler) executor(t action.Type) (action.Executor, bool) {
+	if s.cfg.Executors != nil {
+		if e, ok := s.cfg.Executors.Lookup(t); ok {
+			return e, true
+		}
+	}
+	return s.builtins.Lookup(t)
+}
+
+// Start starts the run loop and returns once it runs. ctx bounds only the
+// start-up; use Stop to stop. Start returns ErrStopped after Stop and an
+// error when already started.
+func (s *Scheduler) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return ErrStopped
+	}
+	if s.started {
+		return errors.New("scheduler: Start: already started")
+	}
+	s.started = true
+	loopCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.loopDone = make(chan struct{})
+	s.pool = true
+	for range s.cfg.MaxConcurrency {
+		s.workers.Add(1)
+		go s.worker()
+	}
+	go s.loop(loopCtx)
+	s.log.Info("scheduler started", "instance", s.cfg.InstanceID)
+	return nil
+}
+
+// Stop stops claiming work and waits until the attempts in flight have
+// ended and their outcome is stored. When ctx ends first, it cancels the
+// attempts' contexts and returns ctx.Err() without waiting further. After
+// Stop, every method returns ErrStopped; a second Stop returns ErrStopped.
+func (s *Scheduler) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return ErrStopped
+	}
+	s.stopped = true
+	cancel, loopDone := s.cancel, s.loopDone
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-loopDone
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(s.work) // ends the workers
+		s.workers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.execStop()
+		if err := s.closeBuiltins(ctx); err != nil {
+			s.log.Warn("close executors", "err", err)
+		}
+		s.log.Info("scheduler stopped", "instance", s.cfg.InstanceID)
+		return nil
+	case <-ctx.Done():
+		s.execStop()
+		return ctx.Err()
+	}
+}
+
+// live returns ErrStopped after Stop.
+func (s *Scheduler) live() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return ErrStopped
+	}
+	return nil
+}
+
+// notify wakes the loop without blocking.
+func (s *Scheduler) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// randomHex returns 2n random hexadecimal digits. The values name
+// occurrences and requests; they need to be unique, not secret.
+func randomHex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 2*n)
+	for i := 0; i < n; i += 8 {
+		v := rand.Uint64()
+		for j := 0; j < 8 && i+j < n; j++ {
+			c := byte(v >> (8 * j))
+			b[2*(i+j)], b[2*(i+j)+1] = digits[c>>4], digits[c&15]
+		}
+	}
+	return string(b)
+}
+
+// newETag returns a fresh entity tag.
+func newETag() string { return randomHex(8) }
+
+// newUUID returns a random RFC 4122 version 4 UUID.
+func newUUID() string {
+	h := []byte(randomHex(16))
+	h[12] = '4'
+	h[16] = "89ab"[h[16]%4]
+	return string(h[:8]) + "-" + string(h[8:12]) + "-" + string(h[12:16]) + "-" + string(h[16:20]) + "-" + string(h[20:])
+}

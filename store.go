@@ -1,0 +1,331 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+)
+
+// # Stores
+//
+// A [Store] keeps collections, jobs, their scheduling state and their
+// history. The Scheduler is the only writer of the scheduling state; the
+// store's job is to keep records, enforce the few atomic rules listed on
+// each method (versions, leases, the job-count quota) and index jobs by the
+// time they are next due so that [Store.ClaimDue] is cheap. Several
+// Scheduler processes may share one store: due work is claimed under a
+// lease, and the outcome is recorded only by the lease holder.
+//
+// A store never reads a clock: every instant comes from the caller. Stores
+// return times in UTC. Records passed in and returned are copies: a store
+// must not keep or modify the caller's structs, except that [Job]
+// definitions are treated as immutable and may be shared.
+
+// Store is the storage interface of the scheduler. store/memory is the
+// reference implementation; store/storetest checks any implementation.
+//
+// Errors: a missing collection or job is reported with an error matching
+// [ErrNotFound]; a version mismatch, or a create of something that exists,
+// with [ErrConflict]; a lost lease with [ErrLeaseLost]; a full collection
+// with [ErrQuotaExceeded]. Wrap them with %w and say what failed.
+//
+// Versions: every collection and job record has a Version that the store
+// increases by one on each successful write, whoever makes it (API writes,
+// claims, recorded outcomes). Writes are compare-and-swap on it: the caller
+// passes the record it read, and the write fails with ErrConflict when the
+// stored Version differs. Version 0 in a Put means "create": it fails with
+// ErrConflict when the record exists.
+type Store interface {
+	// PutCollection creates c (c.Version == 0) or replaces it (c.Version
+	// equal to the stored one). On success the stored Version is
+	// c.Version+1. Replacing a collection with a quota smaller than the
+	// number of jobs it holds fails with ErrQuotaExceeded (the limit is
+	// c.Definition.MaxJobCount()). Changing the state to anything but
+	// Enabled takes the collection's jobs out of ClaimDue and NextDue;
+	// changing it back puts them in again with their stored due times.
+	PutCollection(ctx context.Context, c *CollectionRecord) error
+
+	// GetCollection returns the collection, or ErrNotFound.
+	GetCollection(ctx context.Context, name string) (*CollectionRecord, error)
+
+	// ListCollections returns every collection, ordered by name.
+	ListCollections(ctx context.Context) ([]*CollectionRecord, error)
+
+	// DeleteCollection deletes the collection, its jobs and their
+	// history in one atomic step, leases or not. ErrNotFound when it does
+	// not exist.
+	DeleteCollection(ctx context.Context, name string) error
+
+	// PutJob creates j (j.Version == 0) or replaces it (j.Version equal
+	// to the stored one), including its scheduling state, Due index
+	// entry and state. On success the stored Version is j.Version+1.
+	// The collection must exist (ErrNotFound naming it otherwise). A
+	// create fails with ErrQuotaExceeded when the collection already
+	// holds its MaxJobCount() jobs; the count and the insert are atomic.
+	// A replace keeps the stored lease (LeaseOwner, LeaseUntil) whatever
+	// j says, so an attempt in flight can still record its outcome (it
+	// will see ErrConflict and re-read first).
+	PutJob(ctx context.Context, j *JobRecord) error
+
+	// GetJob returns the job, or ErrNotFound (naming the collection when
+	// that is what is missing).
+	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
+
+	// ListJobs returns the collection's jobs ordered by name, after
+	// filtering by f.State (empty: all) and skipping f.Skip; at most
+	// f.Top of them (0: no limit). ErrNotFound when the collection does
+	// not exist.
+	ListJobs(ctx context.Context, collection string, f JobFilter) ([]*JobRecord, error)
+
+	// DeleteJob deletes the job and its history, leased or not.
+	// ErrNotFound when it does not exist.
+	DeleteJob(ctx context.Context, collection, name string) error
+
+	// ClaimDue leases up to limit jobs that are due at now and returns
+	// them, earliest Due first (ties in any order). A job is due when
+	// its Schedule.DueAt is set and not after now, its collection is
+	// Enabled, and it has no lease or its lease has expired
+	// (LeaseUntil not after now). Each returned job has LeaseOwner =
+	// owner, LeaseUntil = leaseUntil and a Version one higher than
+	// before; the same job is never returned to two concurrent callers
+	// whose leases overlap. limit < 1 claims nothing.
+	ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*JobRecord, error)
+
+	// NextDue returns the earliest instant at which ClaimDue would find
+	// a job: the later of a job's DueAt and its LeaseUntil, over jobs of
+	// Enabled collections; the zero Time when no job has a DueAt.
+	NextDue(ctx context.Context) (time.Time, error)
+
+	// ExtendLease moves the lease of a job the caller holds to until.
+	// ErrLeaseLost when owner does not hold the lease; ErrNotFound when
+	// the job is gone. It does not change the Version.
+	ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error
+
+	// Record stores the outcome of work on a claimed job in one atomic
+	// step: it replaces the job record with j (state, status, scheduling
+	// state; definition and ETag as given), releases the lease, and
+	// appends history in order. It fails, changing nothing, with
+	// ErrNotFound when the job is gone, ErrLeaseLost when owner does not
+	// hold the lease (an expired lease that nobody else claimed still
+	// counts as held), and ErrConflict when j.Version differs from the
+	// stored one. On success the stored Version is j.Version+1.
+	Record(ctx context.Context, owner string, j *JobRecord, history []HistoryEntry) error
+
+	// ListHistory returns the job's history newest first (the reverse of
+	// the order in which entries were recorded), filtered by f.Status
+	// (empty: all), skipping f.Skip, at most f.Top entries (0: no limit).
+	// ErrNotFound when the job does not exist.
+	ListHistory(ctx context.Context, collection, job string, f HistoryFilter) ([]HistoryEntry, error)
+
+	// Prune applies retention: it deletes history entries whose EndTime
+	// is before p.HistoryBefore (zero: none), keeps at most p.PerJob
+	// newest entries of each job (0: no limit), and deletes jobs in a
+	// final state (Completed, Faulted) whose Updated is before
+	// p.FinalJobsBefore (zero: none), with their history. It returns the
+	// number of history entries and jobs deleted.
+	Prune(ctx context.Context, p PruneRequest) (int, error)
+}
+
+// CollectionRecord is a stored job collection.
+type CollectionRecord struct {
+	// Name is the collection's name.
+	Name string
+	// Definition is the collection's plan, state and quota.
+	Definition JobCollection
+	// ETag changes on every write through the Scheduler's API; callers
+	// pass it back as IfMatch for optimistic concurrency.
+	ETag string
+	// Version is the store's write counter; see [Store].
+	Version int64
+	// Created and Updated are when the collection was created and last
+	// written.
+	Created, Updated time.Time
+}
+
+// JobRecord is a stored job with its state, status and scheduling state.
+// The Scheduler's job methods return it.
+type JobRecord struct {
+	// Collection and Name identify the job.
+	Collection, Name string
+	// Job is the definition as given, with State and Status left empty;
+	// see [JobRecord.Definition] for the definition with both filled in.
+	Job *Job
+	// State is Enabled, Disabled, Completed or Faulted.
+	State JobState
+	// Status holds the counters and execution times.
+	Status JobStatus
+	// ETag changes on every write through the Scheduler's API (not when
+	// the job runs); callers pass it back as IfMatch.
+	ETag string
+	// Version is the store's write counter; see [Store]. It is 1 right
+	// after the job is created.
+	Version int64
+	// Created is when the job was created; Updated when it was last
+	// written by anyone.
+	Created, Updated time.Time
+	// Schedule is the scheduler's bookkeeping. Stores keep it as is and
+	// index Schedule.DueAt.
+	Schedule JobSchedule
+	// LeaseOwner is the instance working on the job and LeaseUntil when
+	// its lease expires; empty and zero when none.
+	LeaseOwner string
+	LeaseUntil time.Time
+}
+
+// ID returns "collection/name".
+func (r *JobRecord) ID() string { return r.Collection + "/" + r.Name }
+
+// Definition returns a copy of the job definition with State and Status
+// filled in from the record.
+func (r *JobRecord) Definition() *Job {
+	j := *r.Job
+	j.State = r.State
+	st := r.Status
+	j.Status = &st
+	return &j
+}
+
+// Clone returns a copy of r that shares only the immutable Job.
+func (r *JobRecord) Clone() *JobRecord {
+	c := *r
+	c.Status = r.Status.clone()
+	c.Schedule = r.Schedule.clone()
+	return &c
+}
+
+func (s JobStatus) clone() JobStatus {
+	if s.LastExecutionTime != nil {
+		t := *s.LastExecutionTime
+		s.LastExecutionTime = &t
+	}
+	if s.NextExecutionTime != nil {
+		t := *s.NextExecutionTime
+		s.NextExecutionTime = &t
+	}
+	return s
+}
+
+// JobSchedule is the scheduler's bookkeeping for one job. A store persists
+// it unchanged (for example as JSON) and indexes DueAt; it never interprets
+// the other fields.
+type JobSchedule struct {
+	// DueAt is when the scheduler must next look at the job; zero when
+	// nothing is pending (a final or disabled job).
+	DueAt time.Time `json:"dueAt,omitzero"`
+	// Anchor is the instant the job's timing counts from: its creation,
+	// or the last PutJob that replaced it.
+	Anchor time.Time `json:"anchor,omitzero"`
+	// NextOccurrence is the scheduled instant of the next occurrence not
+	// yet started; zero when there is none.
+	NextOccurrence time.Time `json:"nextOccurrence,omitzero"`
+	// Occurrences is the number of occurrences started so far (the
+	// repeatCount of the latest one), manual runs included.
+	Occurrences int `json:"occurrences,omitempty"`
+	// Counted is the number of scheduled occurrences taken so far,
+	// which recurrence.count limits.
+	Counted int `json:"counted,omitempty"`
+	// Current is the occurrence in progress (retries or the error action
+	// pending); nil when none.
+	Current *Occurrence `json:"current,omitempty"`
+	// Waiting is an occurrence that came due while Current was in
+	// progress and was postponed; it starts when Current ends.
+	Waiting *Occurrence `json:"waiting,omitempty"`
+	// RunRequested is when RunJob asked for a run that has not started
+	// yet; zero when none.
+	RunRequested time.Time `json:"runRequested,omitzero"`
+	// LastFailed reports whether the latest finished occurrence failed.
+	LastFailed bool `json:"lastFailed,omitempty"`
+}
+
+func (s JobSchedule) clone() JobSchedule {
+	if s.Current != nil {
+		c := *s.Current
+		s.Current = &c
+	}
+	if s.Waiting != nil {
+		w := *s.Waiting
+		s.Waiting = &w
+	}
+	return s
+}
+
+// Occurrence is one occurrence of a job in progress or waiting.
+type Occurrence struct {
+	// Number is the occurrence number (history's repeatCount).
+	Number int `json:"number,omitempty"`
+	// Expected is the instant the occurrence was scheduled for.
+	Expected time.Time `json:"expected"`
+	// Tag is the execution tag shared by all attempts of the occurrence.
+	Tag string `json:"tag,omitempty"`
+	// Manual marks a run requested with RunJob.
+	Manual bool `json:"manual,omitempty"`
+	// ErrorAction reports that the main action's attempts are exhausted
+	// and the error action's are under way.
+	ErrorAction bool `json:"errorAction,omitempty"`
+	// Retry is the retry number of the next attempt (0 for the first).
+	Retry int `json:"retry,omitempty"`
+	// At is when the next attempt is due.
+	At time.Time `json:"at,omitzero"`
+}
+
+// JobFilter selects jobs for [Store.ListJobs].
+type JobFilter struct {
+	// State keeps only jobs in this state; empty keeps all.
+	State JobState
+	// Skip leaves out this many jobs first.
+	Skip int
+	// Top returns at most this many jobs; 0 means no limit.
+	Top int
+}
+
+// HistoryFilter selects history entries for [Store.ListHistory].
+type HistoryFilter struct {
+	// Status keeps only entries with this status; empty keeps all.
+	Status ExecutionStatus
+	// Skip leaves out this many entries first.
+	Skip int
+	// Top returns at most this many entries; 0 means no limit.
+	Top int
+}
+
+// PruneRequest says what [Store.Prune] deletes.
+type PruneRequest struct {
+	// HistoryBefore deletes history entries that ended before it; zero
+	// deletes none by age.
+	HistoryBefore time.Time
+	// PerJob keeps at most this many newest entries per job; zero keeps
+	// all.
+	PerJob int
+	// FinalJobsBefore deletes Completed and Faulted jobs last updated
+	// before it; zero deletes none.
+	FinalJobsBefore time.Time
+}
+
+// Clone returns a deep copy of r.
+func (r *CollectionRecord) Clone() *CollectionRecord {
+	c := *r
+	c.Definition = r.Definition.clone()
+	return &c
+}
+
+func (c JobCollection) clone() JobCollection {
+	if c.Tags != nil {
+		t := make(map[string]string, len(c.Tags))
+		for k, v := range c.Tags {
+			t[k] = v
+		}
+		c.Tags = t
+	}
+	if p := c.Properties.SKU; p != nil {
+		s := *p
+		c.Properties.SKU = &s
+	}
+	if p := c.Properties.Quota; p != nil {
+		q := *p
+		if q.MaxRecurrence != nil {
+			m := *q.MaxRecurrence
+			q.MaxRecurrence = &m
+		}
+		c.Properties.Quota = &q
+	}
+	return c
+}

@@ -1,0 +1,13 @@
+package memory_test
+
+import (
+	"testing"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) scheduler.Store { return memory.New() })
+}

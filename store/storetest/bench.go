@@ -1,0 +1,146 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+)
+
+// BenchmarkClaimRecord measures the store's side of running occurrences:
+// each worker claims due jobs (up to 32 at a time) and records each one's
+// outcome with one history entry, leaving it due again. Every store in
+// stores is one instance (as another process would be) and runs workers
+// goroutines; all share one database. It reports occurrences/s.
+func BenchmarkClaimRecord(b *testing.B, stores []scheduler.Store, workers int) {
+	ctx := context.Background()
+	s0 := stores[0]
+	const jobs = 2000
+	c := &scheduler.CollectionRecord{Name: "bench"}
+	c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: jobs}
+	if err := s0.PutCollection(ctx, c); err != nil {
+		b.Fatal(err)
+	}
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range jobs {
+		if err := s0.PutJob(ctx, newJob("bench", fmt.Sprintf("j%05d", i), base.Add(time.Duration(i)*time.Microsecond))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	now := base.Add(24 * time.Hour)
+	var left atomic.Int64
+	left.Store(int64(b.N))
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for i, s := range stores {
+		for w := range workers {
+			owner := fmt.Sprintf("i%d-w%d", i, w)
+			wg.Go(func() {
+				for left.Load() > 0 {
+					got, err := s.ClaimDue(ctx, now, owner, now.Add(time.Hour), 32)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					for _, j := range got {
+						h := scheduler.HistoryEntry{Collection: j.Collection, Job: j.Name, ActionName: scheduler.MainAction,
+							Status: scheduler.StatusCompleted, ExpectedExecutionTime: j.Schedule.DueAt, StartTime: now, EndTime: now,
+							RepeatCount: j.Schedule.Occurrences + 1, Message: "Http 200 OK"}
+						j.Schedule.Occurrences++
+						j.Status.ExecutionCount++
+						j.Schedule.DueAt = j.Schedule.DueAt.Add(time.Second)
+						if err := s.Record(ctx, owner, j, []scheduler.HistoryEntry{h}); err != nil {
+							b.Error(err)
+							return
+						}
+						left.Add(-1)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "occurrences/s")
+}
+
+// BenchmarkEngine measures occurrences per second end to end: one
+// Scheduler per store in stores (all over one database), a no-op executor,
+// and b.N one-time jobs created before the schedulers start. Each job runs
+// once: claim, execute, record its history and final state. It reports
+// occurrences/s.
+func BenchmarkEngine(b *testing.B, stores []scheduler.Store) {
+	ctx := context.Background()
+	var done atomic.Int64
+	all := make(chan struct{})
+	n := int64(b.N)
+	reg := &action.Registry{}
+	noop := action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		return &action.Result{Message: "ok"}, nil
+	})
+	reg.Register(action.HTTP, noop)
+	scheds := make([]*scheduler.Scheduler, len(stores))
+	for i, st := range stores {
+		s, err := scheduler.New(st, &scheduler.Config{
+			Executors: reg, InstanceID: fmt.Sprintf("bench-%d", i), MaxConcurrency: 256,
+			PollInterval: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+			OnHistory: func(scheduler.HistoryEntry) {
+				if done.Add(1) == n {
+					close(all)
+				}
+			},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		scheds[i] = s
+	}
+	def := &scheduler.JobCollection{}
+	def.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
+	def.Properties.Quota = &scheduler.Quota{MaxJobCount: b.N + 1}
+	if _, err := scheds[0].PutCollection(ctx, "bench", def, nil); err != nil {
+		b.Fatal(err)
+	}
+	// Create the jobs with a few writers at once.
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < n; i = next.Add(1) - 1 {
+				job := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1:1/", Method: "POST"}}}
+				if _, err := scheds[0].PutJob(ctx, "bench", fmt.Sprintf("j%07d", i), job, nil); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if b.Failed() {
+		return
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for _, s := range scheds {
+		if err := s.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	select {
+	case <-all:
+	case <-time.After(5 * time.Minute):
+		b.Errorf("%d of %d occurrences ran within 5 minutes", done.Load(), n)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	for _, s := range scheds {
+		s.Stop(ctx)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "occurrences/s")
+}
