@@ -73,3 +73,51 @@ func BenchmarkNextMinutelyElapsed(b *testing.B) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	benchWalk(b, &recurrence.Recurrence{Frequency: recurrence.Minute}, now.AddDate(-1, 0, 0), now)
 }
+
+// scatteredAfters returns n instants step apart from from, so that
+// consecutive calls cannot be answered from the previous call's work.
+func scatteredAfters(from time.Time, step time.Duration, n int) []time.Time {
+	out := make([]time.Time, n)
+	for i := range out {
+		out[i] = from.Add(time.Duration(i) * step)
+	}
+	return out
+}
+
+// benchScattered measures Next for instants far apart.
+func benchScattered(b *testing.B, rec *recurrence.Recurrence, start time.Time, afters []time.Time) {
+	rule, err := recurrence.Compile(rec, start)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if rule.Next(afters[i%len(afters)]).IsZero() {
+			b.Fatal("no occurrence")
+		}
+		i++
+	}
+}
+
+func BenchmarkNextScatteredWeekdaysBerlin(b *testing.B) {
+	benchScattered(b, &recurrence.Recurrence{Frequency: recurrence.Week, TimeZone: "Europe/Berlin", Schedule: &recurrence.Schedule{
+		WeekDays: []recurrence.Weekday{recurrence.Monday, recurrence.Tuesday, recurrence.Wednesday, recurrence.Thursday, recurrence.Friday},
+		Hours:    []int{9, 10, 11, 12, 13, 14, 15, 16}, Minutes: []int{0, 15, 30, 45}}},
+		time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC),
+		scatteredAfters(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 3*24*time.Hour+7*time.Minute+13*time.Second, 512))
+}
+
+func BenchmarkNextScatteredMonthlyNewYork(b *testing.B) {
+	benchScattered(b, &recurrence.Recurrence{Frequency: recurrence.Month, TimeZone: "America/New_York", Schedule: &recurrence.Schedule{
+		MonthlyOccurrences: []recurrence.MonthlyOccurrence{{Day: recurrence.Friday, Occurrence: -1}, {Day: recurrence.Monday, Occurrence: 1}},
+		Hours:              []int{9}, Minutes: []int{30}}},
+		time.Date(2025, 1, 6, 0, 0, 0, 0, time.UTC),
+		scatteredAfters(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 11*24*time.Hour+7*time.Minute+13*time.Second, 512))
+}
+
+func BenchmarkNextScatteredYearly(b *testing.B) {
+	benchScattered(b, &recurrence.Recurrence{Frequency: recurrence.Year},
+		time.Date(2024, 2, 29, 9, 0, 0, 0, time.UTC),
+		scatteredAfters(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 101*24*time.Hour+7*time.Minute, 512))
+}

@@ -70,4 +70,11 @@
 // [Rule.Next] costs the same however long ago the start was: it expands the
 // rule from a point on the start's period grid close to the instant asked
 // about, and keeps the occurrences it computed for the calls that follow.
+// Once a rule is used beyond those, it expands its wall clock pattern once:
+// one period for Minute and Hour rules with a schedule and for Day and Week
+// rules, and each kind of month (by month of the year, length and first
+// weekday) for Month and Year rules. Every later call, for any instant, is
+// then a search in that pattern and a conversion to the zone's time, well
+// under a microsecond. The pattern is at most a few thousand readings; a
+// rule scheduled every minute takes a few hundred microseconds to expand it.
 package recurrence

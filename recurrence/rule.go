@@ -54,7 +54,9 @@ type Rule struct {
 	nanos     time.Duration  // start's sub-second part, kept without a schedule
 	wallUntil time.Time      // zero when there is no end
 
-	win atomic.Pointer[window]
+	win  atomic.Pointer[window]
+	tpl  atomic.Pointer[template]  // expanded once a window no longer answers; see template
+	conv atomic.Pointer[converter] // the zone period met last, for nextTemplate
 }
 
 // window is a run of consecutive occurrences: list holds every occurrence
@@ -325,8 +327,11 @@ func (r *Rule) Location() *time.Location { return r.loc }
 //
 // Next does not apply Count: Count counts occurrences that ran, which only
 // the caller knows; see [Rule.Occurrences]. The cost of a call does not
-// depend on how long ago the start was, and consecutive calls are answered
-// from a small cache of the occurrences computed last.
+// depend on how long ago the start was. The first calls expand a few
+// occurrences at a time and later ones are answered from them; once a rule
+// is used beyond those, it expands its wall clock pattern once (one period,
+// or each kind of month for Month and Year rules) and answers every later
+// call from it by arithmetic, wherever the instant asked about lies.
 func (r *Rule) Next(after time.Time) time.Time {
 	after = after.Round(0)
 	if r.hasEnd && !after.Before(r.end) {
@@ -335,8 +340,13 @@ func (r *Rule) Next(after time.Time) time.Time {
 	if r.step > 0 {
 		return r.nextStep(after)
 	}
+	tp := r.tpl.Load()
+	if tp != nil && tp.ok {
+		return r.nextTemplate(tp, after)
+	}
 	limit := minWindow
-	if w := r.win.Load(); w != nil && !after.Before(w.lo) {
+	w := r.win.Load()
+	if w != nil && !after.Before(w.lo) {
 		list := w.list
 		i := sort.Search(len(list), func(i int) bool { return list[i].After(after) })
 		if i < len(list) {
@@ -351,7 +361,16 @@ func (r *Rule) Next(after time.Time) time.Time {
 			limit = min(2*len(list), maxWindow)
 		}
 	}
-	w := r.expand(after, limit)
+	if w != nil && tp == nil {
+		// The rule is in use beyond its first few occurrences: expand one
+		// period of it once, if its pattern allows, and answer from that.
+		tp = r.buildTemplate()
+		r.tpl.Store(tp)
+		if tp.ok {
+			return r.nextTemplate(tp, after)
+		}
+	}
+	w = r.expand(after, limit)
 	r.win.Store(w)
 	if len(w.list) == 0 {
 		return time.Time{}
@@ -439,6 +458,11 @@ func (r *Rule) expand(after time.Time, limit int) *window {
 	out = slices.CompactFunc(out, time.Time.Equal)
 	if !h.IsZero() {
 		i := sort.Search(len(out), func(i int) bool { return out[i].After(h) })
+		if i < len(out) {
+			// Occurrences after h were met and dropped: the window is
+			// not the last one even when the expansion ended.
+			w.done = false
+		}
 		out = out[:i]
 	}
 	for i := range out {
@@ -670,13 +694,18 @@ type converter struct {
 // forward by the gap, as if the clocks had not changed yet (02:30 becomes
 // 03:30); a reading that exists twice (fall-back) is the first of the two.
 func (c *converter) instant(w time.Time) time.Time {
-	u, ns := w.Unix(), int64(w.Nanosecond())
+	return time.Unix(c.instantSec(w.Unix()), int64(w.Nanosecond()))
+}
+
+// instantSec is instant on whole seconds: u is the reading written as UTC
+// (Unix seconds), the result Unix seconds.
+func (c *converter) instantSec(u int64) int64 {
 	if c.z.fixed {
-		return time.Unix(u-c.z.offset, ns)
+		return u - c.z.offset
 	}
 	if c.ok {
 		if x := u - c.off; x >= c.lo && x < c.hi {
-			return time.Unix(x, ns)
+			return x
 		}
 	}
 	x := c.z.instant(u)
@@ -692,7 +721,7 @@ func (c *converter) instant(w time.Time) time.Time {
 	if !e.IsZero() {
 		c.hi = e.Unix() - jump
 	}
-	return time.Unix(x, ns)
+	return x
 }
 
 // offsetAt returns the zone's offset in seconds at Unix time u.

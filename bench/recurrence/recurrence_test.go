@@ -16,10 +16,17 @@ const cronSpec = "*/15 9-16 * * 1-5"
 
 var from = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func jobclockRule(tb testing.TB) *recurrence.Rule {
+// zone is where the zoned benchmarks evaluate the schedule: its clocks
+// change twice a year, outside the scheduled hours.
+const zone = "Europe/Berlin"
+
+func jobclockRule(tb testing.TB) *recurrence.Rule { return jobclockRuleIn(tb, "") }
+
+func jobclockRuleIn(tb testing.TB, tz string) *recurrence.Rule {
 	tb.Helper()
 	rule, err := recurrence.Compile(&recurrence.Recurrence{
 		Frequency: recurrence.Week,
+		TimeZone:  tz,
 		Schedule: &recurrence.Schedule{
 			WeekDays: []recurrence.Weekday{recurrence.Monday, recurrence.Tuesday, recurrence.Wednesday, recurrence.Thursday, recurrence.Friday},
 			Hours:    []int{9, 10, 11, 12, 13, 14, 15, 16},
@@ -32,9 +39,15 @@ func jobclockRule(tb testing.TB) *recurrence.Rule {
 	return rule
 }
 
-func cronSchedule(tb testing.TB) cron.Schedule {
+func cronSchedule(tb testing.TB) cron.Schedule { return cronScheduleIn(tb, "") }
+
+func cronScheduleIn(tb testing.TB, tz string) cron.Schedule {
 	tb.Helper()
-	s, err := cron.ParseStandard(cronSpec)
+	spec := cronSpec
+	if tz != "" {
+		spec = "CRON_TZ=" + tz + " " + spec
+	}
+	s, err := cron.ParseStandard(spec)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -54,17 +67,19 @@ func scattered() []time.Time {
 // TestSameInstants makes sure both benchmarks ask the same questions and
 // get the same answers.
 func TestSameInstants(t *testing.T) {
-	rule, sched := jobclockRule(t), cronSchedule(t)
-	a, b := from, from
-	for range 5000 {
-		a, b = rule.Next(a), sched.Next(b)
-		if !a.Equal(b) {
-			t.Fatalf("jobclock %v, robfig/cron %v", a, b)
+	for _, tz := range []string{"", zone} {
+		rule, sched := jobclockRuleIn(t, tz), cronScheduleIn(t, tz)
+		a, b := from, from
+		for range 5000 {
+			a, b = rule.Next(a), sched.Next(b)
+			if !a.Equal(b) {
+				t.Fatalf("%q: jobclock %v, robfig/cron %v", tz, a, b)
+			}
 		}
-	}
-	for _, after := range scattered() {
-		if a, b := rule.Next(after), sched.Next(after); !a.Equal(b) {
-			t.Fatalf("Next(%v): jobclock %v, robfig/cron %v", after, a, b)
+		for _, after := range scattered() {
+			if a, b := rule.Next(after), sched.Next(after); !a.Equal(b) {
+				t.Fatalf("%q: Next(%v): jobclock %v, robfig/cron %v", tz, after, a, b)
+			}
 		}
 	}
 }
@@ -105,6 +120,30 @@ func BenchmarkScattered(b *testing.B) {
 	})
 	b.Run("robfig-cron", func(b *testing.B) {
 		sched := cronSchedule(b)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			sched.Next(afters[i%len(afters)])
+			i++
+		}
+	})
+}
+
+// BenchmarkScatteredZoned is BenchmarkScattered with the schedule
+// evaluated in a zone whose clocks change.
+func BenchmarkScatteredZoned(b *testing.B) {
+	afters := scattered()
+	b.Run("jobclock", func(b *testing.B) {
+		rule := jobclockRuleIn(b, zone)
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			rule.Next(afters[i%len(afters)])
+			i++
+		}
+	})
+	b.Run("robfig-cron", func(b *testing.B) {
+		sched := cronScheduleIn(b, zone)
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {

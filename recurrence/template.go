@@ -1,0 +1,201 @@
+package recurrence
+
+import (
+	"slices"
+	"time"
+)
+
+// maxTemplatePeriod and maxTemplateSize bound the one period a template
+// expands: the longest is a Minute rule whose interval shares no factor with
+// a day's 1440 minutes (997 days), the largest a Week rule scheduled every
+// minute of every day (10080 readings).
+const (
+	maxTemplatePeriod = 1100 * 86400 // seconds
+	maxTemplateSize   = 1 << 15
+)
+
+// template is the wall clock pattern of a rule, expanded once. Without cal,
+// the pattern repeats identically every period: its readings are
+// origin + k*period + offs[i] for every k >= 0 and i, at or after the
+// start's reading. With cal (Month and Year rules) it is kept month by
+// month. Readings are whole seconds of the zone's wall clock written as UTC
+// (Unix seconds).
+type template struct {
+	ok     bool      // false: the rule has none; Next expands it
+	origin int64     // first reading of the period holding the start
+	period int64     // seconds
+	offs   []int32   // readings within a period, from its first, increasing
+	start  int64     // the start's reading: none is earlier
+	until  int64     // no reading is later, when the rule has an end
+	cal    *calendar // Month and Year rules: readings month by month
+}
+
+// noTemplate marks a rule whose pattern is not a template's.
+var noTemplate = &template{}
+
+// buildTemplate returns the template of the rule, or noTemplate. Minute
+// and Hour rules with a schedule, and Day and Week rules, choose readings
+// by the time of day and the weekday alone: periods of the frequency
+// selected by the interval hold the same readings at the same offsets once
+// the period is long enough to hold a whole number of days (of weeks when
+// weekdays are selected), so one such period, expanded by rrule-go, answers
+// for all of them. Month and Year rules get a calendar.
+func (r *Rule) buildTemplate() *template {
+	if r.freq == Month || r.freq == Year {
+		return r.buildCalendar()
+	}
+	if r.step > 0 || len(r.opts) != 1 {
+		return noTemplate
+	}
+	o := r.opts[0]
+	if len(o.Bymonth) > 0 || len(o.Bymonthday) > 0 || len(o.Byyearday) > 0 || len(o.Byweekno) > 0 ||
+		len(o.Bysetpos) > 0 || len(o.Byeaster) > 0 {
+		return noTemplate
+	}
+	for _, d := range o.Byweekday {
+		if d.N() != 0 {
+			return noTemplate
+		}
+	}
+	const day, week = 86400, 7 * 86400
+	ws := r.wallStart.Unix()
+	var unit, origin int64
+	switch r.freq {
+	case Minute:
+		unit = 60
+	case Hour:
+		unit = 3600
+	case Day:
+		unit = day
+	case Week:
+		unit = week
+		origin = mondayOf(r.wallStart) * day
+	default:
+		return noTemplate
+	}
+	if r.freq != Week {
+		origin = floorDiv(ws, unit) * unit
+	}
+	cycle := int64(day)
+	if len(o.Byweekday) > 0 {
+		cycle = week
+	}
+	step := r.interval * unit
+	period := step / gcd(step, cycle) * cycle
+	if period > maxTemplatePeriod {
+		return noTemplate
+	}
+	tp := &template{ok: true, origin: origin, period: period, start: ws}
+	if r.hasEnd {
+		tp.until = r.wallUntil.Unix()
+	}
+	next := r.wallsOf(r.opts, time.Unix(origin, 0).UTC(), time.Unix(origin+period-1, 0).UTC())
+	for {
+		w, ok := next()
+		if !ok {
+			break
+		}
+		off := w.Unix() - origin
+		if off < 0 || off >= period || len(tp.offs) == maxTemplateSize {
+			return noTemplate
+		}
+		tp.offs = append(tp.offs, int32(off))
+	}
+	if len(tp.offs) == 0 || !slices.IsSorted(tp.offs) {
+		return noTemplate
+	}
+	return tp
+}
+
+// nextTemplate is Next for a rule with a template: it visits the readings
+// from the earliest that can map to an instant after after, in the same
+// order and with the same stopping rule as expand. A calendar that gives
+// up leaves the call to expand.
+func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
+	if tp.cal != nil {
+		if t, ok := r.nextCalendar(tp, after); ok {
+			return t
+		}
+		w := r.expand(after, minWindow)
+		if len(w.list) == 0 {
+			return time.Time{}
+		}
+		return w.list[0]
+	}
+	a := after
+	if a.Before(r.start) {
+		a = r.start.Add(-1)
+	}
+	c := converter{z: r.zone}
+	if p := r.conv.Load(); p != nil {
+		c = *p
+	}
+	c0 := c
+	jump := r.zone.maxJump
+	// A reading earlier than ws cannot map to an instant after a.
+	ws := c.wallSec(a) - int64(jump/time.Second)
+	if ws < tp.start {
+		ws = tp.start
+	}
+	d := ws - tp.origin
+	k := d / tp.period
+	i, _ := slices.BinarySearch(tp.offs, int32(d-k*tp.period))
+	base := tp.origin + k*tp.period
+	var best time.Time
+	found := false
+	for {
+		if i == len(tp.offs) {
+			i = 0
+			base += tp.period
+		}
+		w := base + int64(tp.offs[i])
+		i++
+		if r.hasEnd && w > tp.until {
+			break
+		}
+		t := time.Unix(c.instantSec(w), int64(r.nanos))
+		if found && t.Add(-jump).After(best) {
+			// Later readings map to instants after t-jump: done.
+			break
+		}
+		if !t.After(a) || r.hasEnd && t.After(r.end) {
+			continue
+		}
+		if !found || t.Before(best) {
+			best, found = t, true
+		}
+	}
+	if c != c0 {
+		p := new(converter)
+		*p = c
+		r.conv.Store(p)
+	}
+	if !found {
+		return time.Time{}
+	}
+	return best.In(r.loc)
+}
+
+// wallSec returns the zone's wall clock reading at t in whole seconds,
+// written as UTC (Unix seconds), using the remembered zone period when it
+// holds t.
+func (c *converter) wallSec(t time.Time) int64 {
+	u := t.Unix()
+	if c.z.fixed {
+		return u + c.z.offset
+	}
+	if c.ok && u >= c.lo && u < c.hi {
+		return u + c.off
+	}
+	_, off := t.In(c.z.loc).Zone()
+	return u + int64(off)
+}
+
+// floorDiv returns a/b rounded towards minus infinity (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
