@@ -16,34 +16,6 @@ import (
 	"github.com/jobclock/scheduler/recurrence"
 )
 
-// # Job collections
-//
-// A job collection groups jobs under a plan (SKU) with quotas and a state.
-// Its JSON form is the ARM resource body without the read-only parts:
-//
-//	{"location": "West Europe", "tags": {...},
-//	 "properties": {"sku": {"name": "Standard"}, "state": "Enabled",
-//	                "quota": {"maxJobCount": 10, "maxRecurrence": {"frequency": "Hour", "interval": 1}}}}
-//
-// The plans and their default quotas:
-//
-//	Free        5 jobs     at most once an hour
-//	Standard    50 jobs    at most once a minute (the default plan)
-//	P10Premium  50 jobs    at most once a minute
-//	P20Premium  1000 jobs  at most once a minute
-//
-// An explicit quota overrides the plan's values field by field, in either
-// direction. A job is too frequent for maxRecurrence when two of its
-// occurrences can lie closer together than the quota's period: the
-// scheduler expands the first 200 occurrences of the job (count and
-// endTime applied) and compares the shortest gap between consecutive ones
-// with the quota's frequency times its interval, where a day counts as 23
-// hours, a week as 7 days less an hour and a month as 28 days (the shortest
-// each can be, so that daylight saving time and short months never make an
-// allowed schedule look too frequent). A job with a single occurrence is
-// never too frequent. So a Minute recurrence with schedule minutes
-// [0,15,30,45] has a 15-minute gap and is refused under an hourly quota.
-
 // CollectionState is the state of a job collection.
 type CollectionState string
 

@@ -1,8 +1,268 @@
 // Package scheduler is an embeddable job scheduler with the semantics of
 // Azure Scheduler: job collections with quotas, jobs whose JSON definition
-// says when to run and what to do, retry policies, an error action, job
-// states and status counters, and a queryable execution history.
+// says when to run (startTime, recurrence with advanced schedules, count,
+// endTime) and what to do (an HTTP request, an Azure Storage queue message,
+// a Service Bus queue or topic message), retry policies, an error action,
+// job states and status counters, and a queryable execution history.
 //
-// This file is the map of the package; each section is filled in as the
-// corresponding part lands.
+// A host program creates a [Scheduler] over a [Store], puts collections and
+// jobs into it, and starts it:
+//
+//	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: logger}) // nil Config: all defaults
+//	_, err = s.PutCollection(ctx, "reports", &scheduler.JobCollection{}, nil)
+//	job, err := scheduler.ParseJob(definition, nil)
+//	rec, err := s.PutJob(ctx, "reports", "nightly", job, nil)
+//	err = s.Start(ctx)        // returns once running
+//	err = s.Stop(shutdownCtx) // waits for running attempts, or returns ctx.Err()
+//
+// The packages around this one: [github.com/jobclock/scheduler/recurrence]
+// expands recurrences, [github.com/jobclock/scheduler/retry] holds retry
+// policies, [github.com/jobclock/scheduler/action] the action object, the
+// Executor interface and its registry, with one executor each in
+// action/http, action/storagequeue and action/servicebus. The stores are
+// store/memory, store/sqlite (the embedded default) and store/postgres
+// (several processes on one database); store/storetest checks any of them.
+// httpapi serves the Azure Scheduler management REST API over a Scheduler,
+// and cmd/jobclock is the command-line tool.
+//
+// # Jobs
+//
+// A job definition is the JSON "properties" object of an Azure Scheduler
+// job: startTime, action (with its retryPolicy and errorAction), recurrence
+// and state. [ParseJob] reads one. The input may be either that object
+// itself or the ARM resource envelope {"id": ..., "name": ..., "type": ...,
+// "properties": {...}}, whose id, name and type are accepted and ignored.
+// The input may contain // and /* */ comments and trailing commas, so the
+// examples of the Azure documentation parse as printed.
+//
+// Object keys are matched without regard to case, as the original service
+// did ("Occurrence" and "occurrence" are the same key; so are "startTime"
+// and "StartTime"); two keys that differ only in case are an error. Enum
+// values (frequency, weekday, state, action type, retry type, auth type,
+// transport type, HTTP method) are accepted in any case and written back in
+// their canonical spelling ("Week", "Monday", "Enabled", "Http", "Fixed",
+// "GET"). A null value is the same as an absent one. The read-only status
+// object is ignored on input, whatever it contains.
+//
+// Times (startTime, recurrence.endTime, certificateExpirationDate,
+// scheduledEnqueueTimeUtc) are ISO 8601: "2012-08-04T00:00Z" (seconds may
+// be left out), "2012-08-04T00:00:00.123+02:00", or a bare date
+// "2012-11-04" (midnight UTC). A date-time without an offset is UTC. See
+// [ParseTime]. Durations (retryInterval, timeToLive) are ISO 8601 ("PT30S",
+// "P1D") or "[d.]hh:mm:ss"; see [retry.ParseDuration].
+//
+// Marshalling a parsed [Job] with encoding/json writes the canonical form,
+// which parses back to an equal Job.
+//
+// # Validation
+//
+// ParseJob reports every problem at once, ordered by path. Each is a
+// [*ValidationError] carrying the JSON path of the offending field
+// ("recurrence.schedule.hours[1]", or "properties.recurrence..." inside an
+// envelope), the offending value as JSON text (never for secrets such as
+// password, pfx, secret, sasKey and sasToken) and the reason, and prints as
+// "recurrence.schedule.hours[1]: 25 is not an hour (0-23)". The errors are
+// joined with [errors.Join]; [ValidationErrors] returns them as a slice,
+// and errors.Is(err, ErrInvalid) reports whether err is a validation
+// failure. Input that is not JSON at all gives a single [*SyntaxError]
+// naming the line and column. Problems concerning the document as a whole
+// (its size, a top level that is not an object) have the path "job".
+// Unknown members are errors ("action.request.urii: unknown field"), so a
+// typo cannot silently drop part of a definition; the older names
+// "httpAuthentication" (for authentication) and "certificateExpiration"
+// (for certificateExpirationDate) are accepted. A value of the wrong JSON
+// type is reported once, at its path (recurrence.interval: "two" is not an
+// integer).
+//
+// The rules: an action is required and its type must be a built-in type or
+// one listed in [ParseOptions.ActionTypes]; the payload for that type
+// (request, queueMessage, serviceBusQueueMessage, serviceBusTopicMessage, or
+// custom for a host-registered type) must be present and the others absent.
+// An Http action may call http or https URLs, an Https action only https
+// ones; the URI must be absolute with a host and at most 2,048 characters;
+// the method is one of GET, PUT, POST, DELETE, PATCH, HEAD and OPTIONS; at
+// most 50 headers; a body of at most 8,192 characters. Authentication
+// (Basic: username and password; ClientCertificate: pfx in base64 and
+// password; ActiveDirectoryOAuth: tenant, audience, clientId and secret)
+// needs an https URI, since it would otherwise send secrets in clear text,
+// unless [ParseOptions.AllowInsecureAuthentication] is set. Storage queue
+// messages need storageAccount, queueName, sasToken and message; Service
+// Bus messages need namespace, queueName or topicPath, and message, and
+// with SharedAccessKey authentication sasKeyName and sasKey. A
+// retryPolicy has a retryCount of 0 to 20 and a retryInterval of 15 seconds
+// ([ParseOptions.MinRetryInterval]) to 18 months. An errorAction follows
+// the same rules but may not have an errorAction of its own. The state may
+// be set to Enabled or Disabled; Completed and Faulted are reached only by
+// running. The recurrence is checked by [recurrence.Recurrence.Validate]
+// (an interval or count given as 0 is an error too) and must match at
+// least one date that exists.
+// The whole definition, without comments and insignificant whitespace, is
+// at most 16,000 bytes. A startTime more than 18 months ahead is rejected
+// when [ParseOptions.Now] is set. An endTime in the past is accepted: such
+// a job completes without running.
+//
+// # Recurrence
+//
+// A job's recurrence is expanded by package recurrence, whose
+// documentation states every rule: schedule times in the recurrence's
+// timeZone (UTC without one), RFC 5545 semantics on rrule-go with Azure
+// Scheduler's rules on top (minutes without hours means every hour, whole
+// minutes, monthDays and monthlyOccurrences as a union, days that do not
+// exist skipped, periods counted from the start's, Monday weeks), and
+// daylight saving time handled so that a time in a spring-forward gap runs
+// shifted by the gap and a fall-back hour runs once.
+//
+// When a job runs first ([Job.Timing]): without startTime it counts from
+// its creation; with no recurrence it runs once, at startTime or at once
+// when startTime is absent or past; with a recurrence but no schedule it
+// runs on the grid startTime + k*interval, the first point at or after its
+// creation (so a past startTime only sets the phase); with a schedule it
+// runs at the first match at or after both startTime and its creation.
+// count counts occurrences that actually run, from the first; endTime is
+// inclusive; with both, whichever ends the job first wins; an endTime in
+// the past is accepted and the job completes without running.
+//
+// # Actions
+//
+// An action's type picks its executor from an [action.Registry]. The
+// Scheduler registers the built-in executors for Http and Https (see
+// action/http: success on 2xx, no redirects, Basic, client certificate and
+// OAuth authentication), StorageQueue and ServiceBusQueue/ServiceBusTopic;
+// Config.Executors adds or replaces executors, so a host can run its own
+// action types (a Go function, a gRPC call) by registering an
+// [action.Executor] under a new type and listing it in
+// [ParseOptions.ActionTypes]. Every attempt carries the execution metadata
+// of the original service: x-ms-scheduler-jobid,
+// x-ms-scheduler-jobcollectionid, x-ms-scheduler-expected-execution-time,
+// x-ms-scheduler-execution-tag (the same for every attempt of an
+// occurrence, also across scheduler processes, so receivers can drop
+// duplicates) and x-ms-client-request-id (new per attempt), as HTTP
+// headers or message properties.
+//
+// # Retries
+//
+// An attempt fails when its executor returns an error, panics, or outlives
+// Config.ActionTimeout. A failed attempt of the main action is retried per
+// the action's retryPolicy (omitted: Fixed, 4 retries, 30 s apart; None:
+// no retry), each retry waiting retryInterval after the previous attempt
+// ended. When the last retry fails, the occurrence is faulted:
+// faultedCount increases and the errorAction, if any, runs at once, with
+// its own retryPolicy or else the main action's. executionCount and
+// failureCount count attempts of the main action, retries included;
+// errorAction attempts appear in history only. An occurrence whose main
+// action failed counts as failed even when its errorAction succeeds.
+//
+// A job ends when it has no further occurrence (it ran once, or reached
+// count or endTime): Completed when its last occurrence succeeded, Faulted
+// when it failed. Both states are final; the job can still be deleted, or
+// replaced with PutJob.
+//
+// Only one occurrence of a job is in progress at a time. An occurrence that
+// comes due while the previous one is running or waiting for a retry gets
+// a Postponed history entry and starts when the previous one ends; at most
+// one waits, and with the runOnce and skip misfire policies further
+// occurrences that come due meanwhile are merged into the waiting one (they
+// do not run and do not count toward count). With runAll they wait their
+// turn.
+//
+// # Job collections
+//
+// A job collection groups jobs under a plan (SKU) with quotas and a state.
+// Its JSON form is the ARM resource body without the read-only parts:
+//
+//	{"location": "West Europe", "tags": {...},
+//	 "properties": {"sku": {"name": "Standard"}, "state": "Enabled",
+//	                "quota": {"maxJobCount": 10, "maxRecurrence": {"frequency": "Hour", "interval": 1}}}}
+//
+// The plans and their default quotas:
+//
+//	Free        5 jobs     at most once an hour
+//	Standard    50 jobs    at most once a minute (the default plan)
+//	P10Premium  50 jobs    at most once a minute
+//	P20Premium  1000 jobs  at most once a minute
+//
+// An explicit quota overrides the plan's values field by field, in either
+// direction. A job is too frequent for maxRecurrence when two of its
+// occurrences can lie closer together than the quota's period: the
+// scheduler expands the first 200 occurrences of the job (count and
+// endTime applied) and compares the shortest gap between consecutive ones
+// with the quota's frequency times its interval, where a day counts as 23
+// hours, a week as 7 days less an hour and a month as 28 days (the shortest
+// each can be, so that daylight saving time and short months never make an
+// allowed schedule look too frequent). A job with a single occurrence is
+// never too frequent. So a Minute recurrence with schedule minutes
+// [0,15,30,45] has a 15-minute gap and is refused under an hourly quota.
+//
+// # History
+//
+// Every attempt of a job's action leaves one [HistoryEntry]: the main
+// action's first attempt (retryCount 0), each retry, and each attempt of
+// the error action (actionName ErrorAction). An occurrence that comes due
+// while the previous one is still in progress leaves an entry with status
+// Postponed. repeatCount is the occurrence number, counted from 1;
+// manual runs (RunJob) are occurrences too. The message holds the
+// executor's description of the outcome (for HTTP, the response status and
+// at most 2,048 bytes of the body), cut to MaxHistoryMessage bytes.
+//
+// Entries are listed newest first. They are kept for Config.HistoryRetention
+// (60 days) and at most Config.HistoryPerJob (1,000) per job; both limits
+// are applied by a periodic prune, so a job may briefly hold a few more.
+// Config.OnHistory sees each entry as soon as it is stored.
+//
+// # Lifecycle
+//
+// [New] checks the Config and returns a Scheduler that does nothing until
+// [Scheduler.Start]. The management methods (PutJob, GetJob, ...) work
+// before Start as well: they read and write the store. Start launches one
+// goroutine that owns the timer and Config.MaxConcurrency workers: the
+// loop claims due jobs from the store and hands each to a worker, which
+// runs the attempt and records its outcome; the loop then sleeps
+// until the next job is due, until a management call wakes it, or for at
+// most Config.PollInterval, so that work added by other processes sharing
+// the store is found. [Scheduler.Stop] stops claiming, waits for the
+// attempts in flight to end and record their outcome, and returns; if its
+// context ends first, the attempts' contexts are cancelled and Stop returns
+// the context's error. After Stop every method returns [ErrStopped].
+//
+// Occurrences missed while no Scheduler was running (or while the job's
+// collection was not Enabled) are handled by Config.Misfire: by default
+// each job runs once as soon as the scheduler is back, and then continues
+// on its schedule.
+//
+// # Stores
+//
+// A [Store] keeps collections, jobs, their scheduling state and their
+// history. The Scheduler is the only writer of the scheduling state; the
+// store's job is to keep records, enforce the few atomic rules listed on
+// each method (versions, leases, the job-count quota) and index jobs by the
+// time they are next due so that [Store.ClaimDue] is cheap. Several
+// Scheduler processes may share one store: due work is claimed under a
+// lease, and the outcome is recorded only by the lease holder.
+//
+// A store never reads a clock: every instant comes from the caller. Stores
+// return times in UTC. Records passed in and returned are copies: a store
+// must not keep or modify the caller's structs, except that [Job]
+// definitions are treated as immutable and may be shared.
+//
+// Two optional capabilities are found by type assertion: a
+// [BatchRecorder] records many outcomes in one call (the memory, SQLite
+// and PostgreSQL stores have it), and a [Notifier] wakes the Schedulers of
+// other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
+// otherwise other processes see new work within Config.PollInterval).
+// The execution tag of an occurrence is derived from the job's identity,
+// creation time and occurrence number, so an instance that takes an
+// occurrence over after another died mid-attempt sends the same tag.
+//
+// # Testing
+//
+// A user's own Store backend runs the conformance suite:
+//
+//	func TestMyStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) scheduler.Store { return mystore.New(t) })
+//	}
+//
+// The Scheduler reads time only through the standard library, so code that
+// embeds it can be tested inside testing/synctest bubbles with fake time,
+// as this package's own loop tests are. An [action.ExecutorFunc] registered
+// in Config.Executors replaces real endpoints in tests.
 package scheduler

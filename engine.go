@@ -12,32 +12,6 @@ import (
 	"github.com/jobclock/scheduler/action"
 )
 
-// # Retries
-//
-// An attempt fails when its executor returns an error, panics, or outlives
-// Config.ActionTimeout. A failed attempt of the main action is retried per
-// the action's retryPolicy (omitted: Fixed, 4 retries, 30 s apart; None:
-// no retry), each retry waiting retryInterval after the previous attempt
-// ended. When the last retry fails, the occurrence is faulted:
-// faultedCount increases and the errorAction, if any, runs at once, with
-// its own retryPolicy or else the main action's. executionCount and
-// failureCount count attempts of the main action, retries included;
-// errorAction attempts appear in history only. An occurrence whose main
-// action failed counts as failed even when its errorAction succeeds.
-//
-// A job ends when it has no further occurrence (it ran once, or reached
-// count or endTime): Completed when its last occurrence succeeded, Faulted
-// when it failed. Both states are final; the job can still be deleted, or
-// replaced with PutJob.
-//
-// Only one occurrence of a job is in progress at a time. An occurrence that
-// comes due while the previous one is running or waiting for a retry gets
-// a Postponed history entry and starts when the previous one ends; at most
-// one waits, and with the runOnce and skip misfire policies further
-// occurrences that come due meanwhile are merged into the waiting one (they
-// do not run and do not count toward count). With runAll they wait their
-// turn.
-
 // timingCache keeps compiled timings by job, valid while the job's ETag and
 // anchor are unchanged (every API write changes the ETag).
 type timingCache struct {
@@ -135,7 +109,7 @@ func (m machine) advance(r *JobRecord, t *Timing, now time.Time) (run *Occurrenc
 
 // start makes o the current occurrence, due at now.
 func (m machine) start(r *JobRecord, o *Occurrence, now time.Time) {
-	o.Tag = randomHex(8)
+	o.Tag = executionTag(r, o.Number)
 	o.At = now
 	o.Retry = 0
 	o.ErrorAction = false
@@ -417,10 +391,12 @@ func (s *Scheduler) worker() {
 // process advances a claimed job and runs its attempt, or records the
 // bookkeeping when no attempt is due. It holds a slot of the semaphore.
 func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time) {
+	handedOff := false // the slot goes with the outcome to the batch
 	defer func() {
-		<-s.sem
-		s.wg.Done()
-		s.notify() // the job may be due again, or the loop may wait for a slot
+		if !handedOff {
+			s.release()
+			s.notify() // the job may be due again, or the loop may wait for a slot
+		}
 	}()
 	ctx := context.Background()
 	m := s.machine()
@@ -435,7 +411,7 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 		// r is this goroutine's own copy: advance may change it in place.
 		run, hist := m.advance(r, t, now)
 		if run != nil {
-			s.attempt(execCtx, r, t, run, hist, now)
+			handedOff = s.attempt(execCtx, r, t, run, hist, now)
 			return
 		}
 		err = s.store.Record(ctx, s.cfg.InstanceID, r, hist)
@@ -455,6 +431,12 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 		r = fresh
 	}
 	s.log.Error("record job: too many conflicts", "job", r.Name, "collection", r.Collection)
+}
+
+// release gives back the slot of a claimed job whose work is over.
+func (s *Scheduler) release() {
+	<-s.sem
+	s.wg.Done()
 }
 
 // record stores r with hist and releases the lease, logging failures.
@@ -483,34 +465,71 @@ func (s *Scheduler) emit(hist []HistoryEntry) {
 }
 
 // attempt runs one attempt of occurrence o of the claimed job r, then
-// records its outcome together with hist.
+// records its outcome together with hist. When the store is a
+// [BatchRecorder], the outcome joins the batch of outcomes to record and
+// attempt returns true: the job's slot is released once it is recorded.
 //
 // The store still holds the job as claimed: the start of the occurrence is
 // written only with its outcome. When an API write changed the job
 // meanwhile (ErrConflict), the claim-time step is replayed on the fresh
 // record at claimed, so that a run requested or a patch made during the
 // attempt is kept and the attempt still counts for its occurrence.
-func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time) {
+func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time) (handedOff bool) {
 	res := s.execute(execCtx, r, o)
+	if s.batch != nil {
+		p := pendingOutcome{r: r, t: t, o: o, res: res, hist: hist, claimed: claimed}
+		p.buf = histBufs.Get().(*[]HistoryEntry)
+		p.all = s.machine().applyOutcome(r, t, true, o, res, hist, (*p.buf)[:0])
+		s.enqueue(p)
+		return true
+	}
+	s.recordOutcome(r, t, o, res, hist, claimed, false)
+	return false
+}
+
+// applyOutcome applies the outcome res of attempt o to work and returns
+// the history to record with it, appended to buf: hist, the attempt's
+// entry, and the entries of what comes due meanwhile (only when timed,
+// that is when t is usable).
+func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurrence, res outcome, hist, buf []HistoryEntry) []HistoryEntry {
+	// Occurrences that came due during the attempt are postponed before
+	// the attempt's outcome can end the occurrence.
+	var pre []HistoryEntry
+	if timed && work.Schedule.Current != nil {
+		pre = m.postpone(work, t, res.end, nil)
+	}
+	h := m.complete(work, o, res)
+	all := append(append(buf, hist...), h)
+	all = append(all, pre...)
+	if timed {
+		_, more := m.advance(work, t, res.end)
+		all = append(all, more...)
+	}
+	return all
+}
+
+// recordOutcome records the outcome res of attempt o on the claimed job r,
+// re-reading the job and replaying the claim on a conflict; with reread it
+// starts with a fresh read (a first write conflicted already).
+func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res outcome, hist []HistoryEntry, claimed time.Time, reread bool) {
 	m := s.machine()
 	ctx := context.Background()
 	var terr error
 	for range 5 {
-		work := r // the attempt's own copy, replaced by a fresh read on conflict
-		// Occurrences that came due during the attempt are postponed
-		// before the attempt's outcome can end the occurrence.
-		var pre []HistoryEntry
-		if terr == nil && work.Schedule.Current != nil {
-			pre = m.postpone(work, t, res.end, nil)
+		if reread {
+			fresh, gerr := s.store.GetJob(ctx, r.Collection, r.Name)
+			if gerr != nil {
+				s.recordFailed(r, gerr)
+				return
+			}
+			r = fresh
+			if t, terr = s.timings.get(r); terr == nil {
+				m.replay(r, t, o, claimed)
+			}
 		}
-		h := m.complete(work, o, res)
-		all := append(hist[:len(hist):len(hist)], h)
-		all = append(all, pre...)
-		if terr == nil {
-			_, more := m.advance(work, t, res.end)
-			all = append(all, more...)
-		}
-		err := s.store.Record(ctx, s.cfg.InstanceID, work, all)
+		reread = true
+		all := m.applyOutcome(r, t, terr == nil, o, res, hist, nil)
+		err := s.store.Record(ctx, s.cfg.InstanceID, r, all)
 		if err == nil {
 			s.emit(all)
 			return
@@ -519,17 +538,116 @@ func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o 
 			s.recordFailed(r, err)
 			return
 		}
-		fresh, gerr := s.store.GetJob(ctx, r.Collection, r.Name)
-		if gerr != nil {
-			s.recordFailed(r, gerr)
-			return
-		}
-		r = fresh
-		if t, terr = s.timings.get(r); terr == nil {
-			m.replay(r, t, o, claimed)
-		}
 	}
 	s.log.Error("record job outcome: too many conflicts", "job", r.Name, "collection", r.Collection)
+}
+
+// pendingOutcome is an attempt's outcome waiting to be recorded: the
+// record and history to store, and what recordOutcome needs when that
+// conflicts.
+type pendingOutcome struct {
+	r       *JobRecord
+	all     []HistoryEntry
+	buf     *[]HistoryEntry // from histBufs, holding all once recorded
+	t       *Timing
+	o       *Occurrence
+	res     outcome
+	hist    []HistoryEntry
+	claimed time.Time
+}
+
+// histBufs recycles the history slices of batched outcomes, which a
+// BatchRecorder copies.
+var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
+
+// outcomeBatch gathers outcomes for a [BatchRecorder]. The worker that
+// adds an outcome while no flush is under way becomes the flusher: it
+// records its own outcome and every one added meanwhile, in batches of at
+// most recordBatch, until none is left. Attempts that end together thus
+// share a store call, and no goroutine waits for its turn.
+type outcomeBatch struct {
+	mu       sync.Mutex
+	pending  []pendingOutcome
+	spare    []pendingOutcome // the flusher's previous slice, for reuse
+	flushing bool
+	reqs     []RecordRequest // the flusher's
+}
+
+// retryOutcome records p again on its own goroutine, after a fresh read.
+// (A function of its own, so that p is copied to the heap only here.)
+func (s *Scheduler) retryOutcome(p pendingOutcome) {
+	go func() {
+		defer s.release()
+		defer s.notify()
+		s.recordOutcome(p.r, p.t, p.o, p.res, p.hist, p.claimed, true)
+	}()
+}
+
+var errShortBatch = errors.New("scheduler: the store's RecordBatch returned fewer errors than records")
+
+// recordBatch is the most outcomes recorded in one store call.
+const recordBatch = 256
+
+// enqueue adds p to the outcomes to record, and records them all unless
+// another worker does so already.
+func (s *Scheduler) enqueue(p pendingOutcome) {
+	b := &s.outcomes
+	b.mu.Lock()
+	b.pending = append(b.pending, p)
+	if b.flushing {
+		b.mu.Unlock()
+		return
+	}
+	b.flushing = true
+	for len(b.pending) > 0 {
+		all := b.pending
+		b.pending = b.spare
+		b.mu.Unlock()
+		for rest := all; len(rest) > 0; {
+			n := min(len(rest), recordBatch)
+			s.flush(rest[:n])
+			rest = rest[n:]
+		}
+		clear(all) // drop the references
+		b.mu.Lock()
+		b.spare = all[:0]
+	}
+	b.flushing = false
+	b.mu.Unlock()
+}
+
+// flush records batch in one store call, then releases the jobs' slots;
+// outcomes that conflicted with an API write are recorded again, each on
+// its own goroutine, after a fresh read.
+func (s *Scheduler) flush(batch []pendingOutcome) {
+	b := &s.outcomes
+	reqs := b.reqs[:0]
+	for _, p := range batch {
+		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
+	}
+	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
+	clear(reqs)
+	b.reqs = reqs[:0]
+	for i, p := range batch {
+		err := errShortBatch
+		if i < len(errs) {
+			err = errs[i]
+		}
+		switch {
+		case err == nil:
+			s.emit(p.all)
+			clear(p.all) // the store copied them
+			*p.buf = p.all[:0]
+			histBufs.Put(p.buf)
+			s.release()
+		case errors.Is(err, ErrConflict):
+			s.retryOutcome(p)
+		default:
+			s.recordFailed(p.r, err)
+			s.release()
+		}
+	}
+	s.notify() // the jobs may be due again, or the loop may wait for slots
 }
 
 // execute carries out the attempt and reports its outcome; it never panics.
@@ -568,10 +686,10 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		Retry:           o.Retry,
 		ErrorAction:     o.ErrorAction,
 	}
-	ctx, cancel := context.WithTimeout(execCtx, s.cfg.ActionTimeout)
-	defer cancel()
-	stopExtend := s.extendLease(r)
-	defer stopExtend()
+	ctx := newAttemptContext(execCtx, res.start.Add(s.cfg.ActionTimeout))
+	defer ctx.stop()
+	s.holdLease(r, res.start)
+	defer s.dropLease(r)
 	out, err := exec.Execute(ctx, req)
 	res.err = err
 	if out != nil && out.Message != "" {
@@ -589,35 +707,144 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	return res
 }
 
-// extendLease keeps the lease on r while an attempt runs, extending it
-// every third of Config.LeaseDuration, also past the attempt's timeout
-// when an executor ignores its context; the returned function stops it.
-// Short attempts cost one timer and no goroutine.
-func (s *Scheduler) extendLease(r *JobRecord) func() {
-	every := s.cfg.LeaseDuration / 3
-	var mu sync.Mutex
-	stopped := false
-	var timer *time.Timer
-	mu.Lock()
-	defer mu.Unlock()
-	timer = time.AfterFunc(every, func() {
-		err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
-		if err != nil {
-			s.log.Warn("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
-			return
-		}
-		mu.Lock()
-		if !stopped {
-			timer.Reset(every)
-		}
-		mu.Unlock()
-	})
-	return func() {
-		mu.Lock()
-		stopped = true
-		timer.Stop()
-		mu.Unlock()
+// attemptContext is an attempt's context: its parent's values and
+// cancellation, with a deadline. It behaves as context.WithDeadline's
+// context, cancelled when the attempt ends, but makes that context (and its
+// timer) only when something asks for Done or Value: most quick executors
+// never do, and they then cost no timer.
+type attemptContext struct {
+	parent   context.Context
+	deadline time.Time
+	mu       sync.Mutex
+	ctx      context.Context // nil until needed
+	cancel   context.CancelFunc
+	stopped  bool // the attempt ended
+}
+
+func newAttemptContext(parent context.Context, deadline time.Time) *attemptContext {
+	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
+	return &attemptContext{parent: parent, deadline: deadline}
+}
+
+// get returns the underlying context, making it on first use.
+func (c *attemptContext) get() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		c.ctx, c.cancel = context.WithDeadline(c.parent, c.deadline)
+		if c.stopped {
+			c.cancel()
+		}
+	}
+	return c.ctx
+}
+
+// stop cancels the context: the attempt is over.
+func (c *attemptContext) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+func (c *attemptContext) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *attemptContext) Done() <-chan struct{}       { return c.get().Done() }
+func (c *attemptContext) Value(key any) any           { return c.get().Value(key) }
+func (c *attemptContext) String() string              { return "scheduler.attemptContext" }
+
+func (c *attemptContext) Err() error {
+	c.mu.Lock()
+	ctx, stopped := c.ctx, c.stopped
+	c.mu.Unlock()
+	switch {
+	case ctx != nil:
+		return ctx.Err()
+	case c.parent.Err() != nil:
+		return c.parent.Err()
+	case !time.Now().Before(c.deadline):
+		return context.DeadlineExceeded
+	case stopped:
+		return context.Canceled
+	}
+	return nil
+}
+
+// leaseKeeper extends the leases of the jobs whose attempts are running:
+// one timer for all of them, armed only while there are some, rather than
+// one per attempt.
+type leaseKeeper struct {
+	mu    sync.Mutex
+	held  map[*JobRecord]time.Time // attempt's record: when to extend its lease
+	armed bool
+}
+
+// holdLease keeps the lease on r from start, when its attempt starts,
+// until dropLease: it is extended about every third of
+// Config.LeaseDuration, also past the attempt's timeout when an executor
+// ignores its context.
+func (s *Scheduler) holdLease(r *JobRecord, start time.Time) {
+	k := &s.leases
+	every := s.cfg.LeaseDuration / 3
+	k.mu.Lock()
+	if k.held == nil {
+		k.held = make(map[*JobRecord]time.Time)
+	}
+	k.held[r] = start.Add(every)
+	if !k.armed {
+		k.armed = true
+		time.AfterFunc(every/2, s.extendLeases)
+	}
+	k.mu.Unlock()
+}
+
+// dropLease ends holdLease.
+func (s *Scheduler) dropLease(r *JobRecord) {
+	k := &s.leases
+	k.mu.Lock()
+	delete(k.held, r)
+	k.mu.Unlock()
+}
+
+// extendLeases runs every sixth of Config.LeaseDuration while attempts
+// run. It extends the leases due for it within half a period, so that each
+// is extended at most a third of the lease after it was taken or last
+// extended, two thirds before it would expire.
+func (s *Scheduler) extendLeases() {
+	k := &s.leases
+	every := s.cfg.LeaseDuration / 3
+	now := time.Now()
+	var due []*JobRecord
+	k.mu.Lock()
+	for r, at := range k.held {
+		if !now.Before(at.Add(-every / 2)) {
+			due = append(due, r)
+			k.held[r] = now.Add(every)
+		}
+	}
+	k.mu.Unlock()
+	for _, r := range due {
+		err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration))
+		if err == nil {
+			continue
+		}
+		k.mu.Lock()
+		_, running := k.held[r]
+		k.mu.Unlock()
+		if running { // else the attempt ended and its outcome released the lease
+			s.log.Warn("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+		}
+	}
+	k.mu.Lock()
+	if len(k.held) == 0 {
+		k.armed = false
+	} else {
+		time.AfterFunc(every/2, s.extendLeases)
+	}
+	k.mu.Unlock()
 }
 
 // prune applies the retention limits.

@@ -4,22 +4,6 @@ import (
 	"time"
 )
 
-// # History
-//
-// Every attempt of a job's action leaves one [HistoryEntry]: the main
-// action's first attempt (retryCount 0), each retry, and each attempt of
-// the error action (actionName ErrorAction). An occurrence that comes due
-// while the previous one is still in progress leaves an entry with status
-// Postponed. repeatCount is the occurrence number, counted from 1;
-// manual runs (RunJob) are occurrences too. The message holds the
-// executor's description of the outcome (for HTTP, the response status and
-// at most 2,048 bytes of the body), cut to MaxHistoryMessage bytes.
-//
-// Entries are listed newest first. They are kept for Config.HistoryRetention
-// (60 days) and at most Config.HistoryPerJob (1,000) per job; both limits
-// are applied by a periodic prune, so a job may briefly hold a few more.
-// Config.OnHistory sees each entry as soon as it is stored.
-
 // MaxHistoryMessage is the longest message kept in a history entry, in
 // bytes; longer messages are cut at a UTF-8 boundary.
 const MaxHistoryMessage = 4096

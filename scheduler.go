@@ -18,26 +18,6 @@ import (
 	"github.com/jobclock/scheduler/action/storagequeue"
 )
 
-// # Lifecycle
-//
-// [New] checks the Config and returns a Scheduler that does nothing until
-// [Scheduler.Start]. The management methods (PutJob, GetJob, ...) work
-// before Start as well: they read and write the store. Start launches one
-// goroutine that owns the timer and Config.MaxConcurrency workers: the
-// loop claims due jobs from the store and hands each to a worker, which
-// runs the attempt and records its outcome; the loop then sleeps
-// until the next job is due, until a management call wakes it, or for at
-// most Config.PollInterval, so that work added by other processes sharing
-// the store is found. [Scheduler.Stop] stops claiming, waits for the
-// attempts in flight to end and record their outcome, and returns; if its
-// context ends first, the attempts' contexts are cancelled and Stop returns
-// the context's error. After Stop every method returns [ErrStopped].
-//
-// Occurrences missed while no Scheduler was running (or while the job's
-// collection was not Enabled) are handled by Config.Misfire: by default
-// each job runs once as soon as the scheduler is back, and then continues
-// on its schedule.
-
 // Defaults of Config.
 const (
 	// DefaultMaxConcurrency is the default limit of attempts in flight.
@@ -259,6 +239,9 @@ type Scheduler struct {
 	builtins action.Registry
 	parse    ParseOptions
 	timings  timingCache
+	batch    BatchRecorder // the store, when it is one; else nil
+	outcomes outcomeBatch
+	leases   leaseKeeper
 	// closeBuiltins releases the built-in executors' connections.
 	closeBuiltins func(context.Context) error
 
@@ -310,6 +293,7 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		httpExec.Close()
 		return errors.Join(queueExec.Close(), busExec.Close(ctx))
 	}
+	s.batch, _ = store.(BatchRecorder)
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
 	if c.Executors != nil {
 		for _, t := range c.Executors.Types() {
@@ -355,6 +339,21 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	for range s.cfg.MaxConcurrency {
 		s.workers.Add(1)
 		go s.worker()
+	}
+	if n, ok := s.store.(Notifier); ok {
+		// Writes by other processes wake the loop; without this they
+		// are found at the next poll.
+		if ch, err := n.Notify(loopCtx); err != nil {
+			s.log.Warn("store notifications unavailable; polling only", "err", err)
+		} else {
+			s.workers.Add(1)
+			go func() {
+				defer s.workers.Done()
+				for range ch {
+					s.notify()
+				}
+			}()
+		}
 	}
 	go s.loop(loopCtx)
 	s.log.Info("scheduler started", "instance", s.cfg.InstanceID)
@@ -421,7 +420,13 @@ func (s *Scheduler) notify() {
 // occurrences and requests; they need to be unique, not secret.
 func randomHex(n int) string {
 	const digits = "0123456789abcdef"
-	b := make([]byte, 2*n)
+	var buf [32]byte
+	b := buf[:]
+	if 2*n <= len(buf) {
+		b = buf[:2*n]
+	} else {
+		b = make([]byte, 2*n)
+	}
 	for i := 0; i < n; i += 8 {
 		v := rand.Uint64()
 		for j := 0; j < 8 && i+j < n; j++ {
@@ -437,8 +442,19 @@ func newETag() string { return randomHex(8) }
 
 // newUUID returns a random RFC 4122 version 4 UUID.
 func newUUID() string {
-	h := []byte(randomHex(16))
-	h[12] = '4'
-	h[16] = "89ab"[h[16]%4]
-	return string(h[:8]) + "-" + string(h[8:12]) + "-" + string(h[12:16]) + "-" + string(h[16:20]) + "-" + string(h[20:])
+	const digits = "0123456789abcdef"
+	var b [36]byte
+	v := [2]uint64{rand.Uint64(), rand.Uint64()}
+	j := 0
+	for i := range 32 {
+		if i == 8 || i == 12 || i == 16 || i == 20 {
+			b[j] = '-'
+			j++
+		}
+		b[j] = digits[v[i/16]>>(4*(i%16))&15]
+		j++
+	}
+	b[14] = '4'             // version
+	b[19] = "89ab"[b[19]%4] // variant
+	return string(b[:])
 }

@@ -5,21 +5,6 @@ import (
 	"time"
 )
 
-// # Stores
-//
-// A [Store] keeps collections, jobs, their scheduling state and their
-// history. The Scheduler is the only writer of the scheduling state; the
-// store's job is to keep records, enforce the few atomic rules listed on
-// each method (versions, leases, the job-count quota) and index jobs by the
-// time they are next due so that [Store.ClaimDue] is cheap. Several
-// Scheduler processes may share one store: due work is claimed under a
-// lease, and the outcome is recorded only by the lease holder.
-//
-// A store never reads a clock: every instant comes from the caller. Stores
-// return times in UTC. Records passed in and returned are copies: a store
-// must not keep or modify the caller's structs, except that [Job]
-// definitions are treated as immutable and may be shared.
-
 // Store is the storage interface of the scheduler. store/memory is the
 // reference implementation; store/storetest checks any implementation.
 //
@@ -123,6 +108,36 @@ type Store interface {
 	// p.FinalJobsBefore (zero: none), with their history. It returns the
 	// number of history entries and jobs deleted.
 	Prune(ctx context.Context, p PruneRequest) (int, error)
+}
+
+// BatchRecorder is an optional interface of a [Store]: recording the
+// outcomes of several claimed jobs in one call, which spares a store a lock
+// or a round trip per job. The Scheduler finds it by type assertion and,
+// when the store has it, records the outcomes of attempts through it;
+// otherwise it calls [Store.Record] once per job.
+type BatchRecorder interface {
+	// RecordBatch does what [Store.Record] does for each element of
+	// batch, in order, each on its own: an element that fails changes
+	// nothing and does not stop the others. It returns one error per
+	// element, nil for those recorded, with the same meanings as
+	// Record's.
+	//
+	// Unlike Record, RecordBatch may keep the JobRecord of each element
+	// it records (and what it points to, except the immutable [Job]),
+	// modifying it as it likes: the caller must not use those records
+	// afterwards. Records of elements that fail are left untouched;
+	// history entries are copied.
+	RecordBatch(ctx context.Context, owner string, batch []RecordRequest) []error
+}
+
+// RecordRequest is one element of [BatchRecorder.RecordBatch]: the
+// arguments of one [Store.Record] call.
+type RecordRequest struct {
+	// Job is the record to store; it must not be nil.
+	Job *JobRecord
+	// History is appended to the job's history, in order; nil appends
+	// nothing.
+	History []HistoryEntry
 }
 
 // CollectionRecord is a stored job collection.
@@ -328,4 +343,16 @@ func (c JobCollection) clone() JobCollection {
 		c.Properties.Quota = &q
 	}
 	return c
+}
+
+// Notifier is an optional capability of a [Store] shared by several
+// processes: Notify returns a channel that receives a value soon after any
+// process writes a job or enables a collection, so that a Scheduler looks
+// for due work at once instead of at its next poll (Config.PollInterval
+// stays the upper bound when notifications are lost). The channel is
+// closed when ctx ends. The Scheduler finds it by type assertion and
+// listens from Start to Stop; store/postgres implements it with
+// LISTEN/NOTIFY.
+type Notifier interface {
+	Notify(ctx context.Context) (<-chan struct{}, error)
 }

@@ -6,11 +6,18 @@
 //
 // Every job is a one-shot job at a given instant: Azure Scheduler has no
 // seconds frequency, so dense load is made of many one-shot jobs (robfig
-// gets an equivalent custom Schedule, gocron a OneTimeJob). Metrics:
+// gets an equivalent custom Schedule, gocron a OneTimeJob). Registration's
+// garbage is collected before each engine starts, so that the burst and
+// steady loads measure the engine, not the collection of what registering
+// left. Metrics:
 //
 //	ns/job, B/job     registering N jobs (time and live heap per job)
-//	burst-s           from the instant 100,000 jobs are due until the last has started
-//	cpu-us/occ        process CPU time per occurrence during the burst or steady load
+//	burst-s           from the instant 100,000 jobs are due until the last executor call
+//	                  (robfig: job function; gocron: task) has begun
+//	cpu-us/occ        process CPU time per occurrence during the burst (until the last
+//	                  has started) or the steady load
+//	cpu-stop-us/occ   the same, until Stop has returned: with the work that follows the
+//	                  last start (jobclock stores the outcomes and history then)
 //	p50-ms, p99-ms    lateness (start minus due) at 10,000 occurrences per second
 //	lost              occurrences that never started
 //	add-us, get-us, remove-us   one operation while 1,000,000 jobs are scheduled

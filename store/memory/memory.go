@@ -1,12 +1,14 @@
 // Package memory is the in-memory reference implementation of
 // [scheduler.Store]. It keeps everything in maps guarded by one mutex and
-// indexes due jobs in a binary heap, so claiming the next due job costs
-// O(log n) in the number of jobs. Data is lost when the process exits.
-// Several Schedulers in one process may share one Store.
+// indexes due jobs in two 4-ary heaps, one for jobs that are free and one
+// for jobs under lease, so claiming the next due job costs O(log n) in the
+// number of jobs and recording its outcome O(log m) in the number of jobs
+// under lease. It implements [scheduler.BatchRecorder]. Data is lost when
+// the process exits. Several Schedulers in one process may share one
+// Store.
 package memory
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -17,15 +19,23 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 )
 
-var _ scheduler.Store = (*Store)(nil)
+var (
+	_ scheduler.Store         = (*Store)(nil)
+	_ scheduler.BatchRecorder = (*Store)(nil)
+)
 
 // Store is an in-memory [scheduler.Store]. The zero value is not ready;
 // use [New]. It is safe for concurrent use.
 type Store struct {
 	mu    sync.Mutex
 	colls map[string]*coll
-	due   dueHeap
-	seq   uint64 // creation order of entries, the heap's tie-breaker
+	due   dueHeap // due jobs without a lease, or whose lease ends before they are due
+	held  dueHeap // due jobs whose lease ends after they are due
+	seq   uint64  // creation order of entries, the heaps' tie-breaker
+	// claimed maps the copy ClaimDue returned for an entry to the entry,
+	// so that Record finds it without two lookups by name in large maps.
+	// An entry has at most one: its latest claim, until recorded.
+	claimed map[*scheduler.JobRecord]*entry
 }
 
 type coll struct {
@@ -40,14 +50,18 @@ type entry struct {
 	rec   *scheduler.JobRecord
 	coll  *coll
 	hist  []scheduler.HistoryEntry
-	idx   int   // position in the heap; -1 when not in it
-	ready int64 // when ClaimDue may take it, in Unix nanoseconds
+	heap  *dueHeap // the heap holding it; nil when in none
+	idx   int      // position in heap
+	ready int64    // when ClaimDue may take it, in Unix nanoseconds
 	seq   uint64
+	// claim is the copy the latest ClaimDue returned, until recorded.
+	claim *scheduler.JobRecord
+	gone  bool // deleted
 }
 
 // New returns an empty Store.
 func New() *Store {
-	return &Store{colls: make(map[string]*coll)}
+	return &Store{colls: make(map[string]*coll), claimed: make(map[*scheduler.JobRecord]*entry)}
 }
 
 func utc(t time.Time) time.Time {
@@ -57,20 +71,25 @@ func utc(t time.Time) time.Time {
 	return t.Round(0).UTC()
 }
 
-func utcp(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
+// utcInPlace sets *t, if any, to UTC.
+func utcInPlace(t *time.Time) {
+	if t != nil {
+		*t = utc(*t)
 	}
-	u := utc(*t)
-	return &u
 }
 
 // normJob returns a copy of j with its times in UTC.
 func normJob(j *scheduler.JobRecord) *scheduler.JobRecord {
-	r := j.Clone()
+	r := j.Clone() // copies what the pointers point to
+	normInPlace(r)
+	return r
+}
+
+// normInPlace sets r's times, and those it points to, to UTC.
+func normInPlace(r *scheduler.JobRecord) {
 	r.Created, r.Updated, r.LeaseUntil = utc(r.Created), utc(r.Updated), utc(r.LeaseUntil)
-	r.Status.LastExecutionTime = utcp(r.Status.LastExecutionTime)
-	r.Status.NextExecutionTime = utcp(r.Status.NextExecutionTime)
+	utcInPlace(r.Status.LastExecutionTime)
+	utcInPlace(r.Status.NextExecutionTime)
 	s := &r.Schedule
 	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = utc(s.DueAt), utc(s.Anchor), utc(s.NextOccurrence), utc(s.RunRequested)
 	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
@@ -78,7 +97,6 @@ func normJob(j *scheduler.JobRecord) *scheduler.JobRecord {
 			o.Expected, o.At = utc(o.Expected), utc(o.At)
 		}
 	}
-	return r
 }
 
 func normHist(h scheduler.HistoryEntry) scheduler.HistoryEntry {
@@ -86,27 +104,69 @@ func normHist(h scheduler.HistoryEntry) scheduler.HistoryEntry {
 	return h
 }
 
-// reindex puts e in the due heap, moves it, or takes it out, according to
-// its record and its collection's state.
+// reindex puts e in the right heap, moves it, or takes it out, according
+// to its record and its collection's state. A claim moves a job from due
+// to held, where leases of one owner arrive in nearly increasing order
+// (cheap to push), and recording its outcome takes it out of the small
+// held heap instead of the large due heap.
 func (s *Store) reindex(e *entry) {
 	r := e.rec
 	in := !r.Schedule.DueAt.IsZero() && e.coll.rec.Definition.State() == scheduler.CollectionEnabled
 	if !in {
-		if e.idx >= 0 {
-			heap.Remove(&s.due, e.idx)
-		}
+		s.unindex(e)
 		return
 	}
-	ready := r.Schedule.DueAt
+	ready, h := r.Schedule.DueAt, &s.due
 	if r.LeaseOwner != "" && r.LeaseUntil.After(ready) {
-		ready = r.LeaseUntil
+		ready, h = r.LeaseUntil, &s.held
 	}
 	e.ready = ready.UnixNano()
-	if e.idx >= 0 {
-		heap.Fix(&s.due, e.idx)
-	} else {
-		heap.Push(&s.due, e)
+	switch e.heap {
+	case h:
+		h.fix(e.idx)
+	case nil:
+		h.push(e)
+	default:
+		e.heap.remove(e.idx)
+		h.push(e)
 	}
+}
+
+// forget drops what refers to e, which is being deleted.
+func (s *Store) forget(e *entry) {
+	s.unindex(e)
+	s.unclaim(e)
+	e.gone = true
+}
+
+// unclaim drops e's claim copy from s.claimed.
+func (s *Store) unclaim(e *entry) {
+	if e.claim != nil {
+		delete(s.claimed, e.claim)
+		e.claim = nil
+	}
+}
+
+// unindex takes e out of its heap, if any.
+func (s *Store) unindex(e *entry) {
+	if e.heap != nil {
+		e.heap.remove(e.idx)
+	}
+}
+
+// first returns the entry ClaimDue would take next, or nil.
+func (s *Store) first() *entry {
+	switch {
+	case len(s.due) == 0 && len(s.held) == 0:
+		return nil
+	case len(s.held) == 0:
+		return s.due[0].e
+	case len(s.due) == 0:
+		return s.held[0].e
+	case less(&s.held[0], &s.due[0]):
+		return s.held[0].e
+	}
+	return s.due[0].e
 }
 
 // PutCollection implements [scheduler.Store].
@@ -173,9 +233,7 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 		return fmt.Errorf("memory: delete job collection %q: %w", name, scheduler.ErrNotFound)
 	}
 	for _, e := range c.jobs {
-		if e.idx >= 0 {
-			heap.Remove(&s.due, e.idx)
-		}
+		s.forget(e)
 	}
 	delete(s.colls, name)
 	return nil
@@ -214,7 +272,7 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 		}
 		rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 		s.seq++
-		e = &entry{rec: rec, coll: c, idx: -1, seq: s.seq}
+		e = &entry{rec: rec, coll: c, seq: s.seq}
 		c.jobs[j.Name] = e
 		c.names = nil
 		s.reindex(e)
@@ -282,9 +340,7 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 	if err != nil {
 		return fmt.Errorf("memory: delete: %w", err)
 	}
-	if e.idx >= 0 {
-		heap.Remove(&s.due, e.idx)
-	}
+	s.forget(e)
 	delete(e.coll.jobs, name)
 	e.coll.names = nil
 	return nil
@@ -300,12 +356,19 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	}
 	var out []*scheduler.JobRecord
 	nowNs := now.UnixNano()
-	for len(out) < limit && len(s.due) > 0 && s.due[0].ready <= nowNs {
-		e := s.due[0]
+	for len(out) < limit {
+		e := s.first()
+		if e == nil || e.ready > nowNs {
+			break
+		}
 		e.rec.LeaseOwner, e.rec.LeaseUntil = owner, leaseUntil
 		e.rec.Version++
 		s.reindex(e)
-		out = append(out, e.rec.Clone())
+		c := e.rec.Clone()
+		s.unclaim(e)
+		e.claim = c
+		s.claimed[c] = e
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -314,10 +377,11 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.due) == 0 {
+	e := s.first()
+	if e == nil {
 		return time.Time{}, nil
 	}
-	return time.Unix(0, s.due[0].ready).UTC(), nil
+	return time.Unix(0, e.ready).UTC(), nil
 }
 
 // ExtendLease implements [scheduler.Store].
@@ -340,9 +404,37 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, err := s.lookup(j.Collection, j.Name)
-	if err != nil {
-		return fmt.Errorf("memory: record: %w", err)
+	return s.record(owner, j, history, false)
+}
+
+// RecordBatch implements [scheduler.BatchRecorder]: it records every
+// element under one acquisition of the lock, and keeps the records it
+// stores.
+func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	errs := make([]error, len(batch))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, b := range batch {
+		errs[i] = s.record(owner, b.Job, b.History, true)
+	}
+	return errs
+}
+
+// record does Record's work with s.mu held. keep stores j itself rather
+// than a copy.
+func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool) error {
+	e := s.claimed[j]
+	if e != nil {
+		s.unclaim(e)
+		if e.gone || e.rec.Collection != j.Collection || e.rec.Name != j.Name {
+			e = nil
+		}
+	}
+	if e == nil {
+		var err error
+		if e, err = s.lookup(j.Collection, j.Name); err != nil {
+			return fmt.Errorf("memory: record: %w", err)
+		}
 	}
 	if e.rec.LeaseOwner != owner || owner == "" {
 		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", j.ID(), e.rec.LeaseOwner, owner, scheduler.ErrLeaseLost)
@@ -350,10 +442,16 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 	if j.Version != e.rec.Version {
 		return fmt.Errorf("memory: record job %q: version %d, stored %d: %w", j.ID(), j.Version, e.rec.Version, scheduler.ErrConflict)
 	}
-	rec := normJob(j)
+	rec := j
+	if keep {
+		normInPlace(rec)
+	} else {
+		rec = normJob(j)
+	}
 	rec.Version = j.Version + 1
 	rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 	e.rec = rec
+	s.unclaim(e) // the lease is released
 	for _, h := range history {
 		e.hist = append(e.hist, normHist(h))
 	}
@@ -410,9 +508,7 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 				}
 			}
 			if !p.FinalJobsBefore.IsZero() && e.rec.State.Final() && e.rec.Updated.Before(p.FinalJobsBefore) {
-				if e.idx >= 0 {
-					heap.Remove(&s.due, e.idx)
-				}
+				s.forget(e)
 				delete(c.jobs, name)
 				c.names = nil
 				n++
@@ -433,32 +529,93 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 }
 
 // dueHeap orders entries by ready time, then by creation order so that
-// claims are deterministic.
-type dueHeap []*entry
+// claims are deterministic. It is 4-ary and keeps each entry's sort key
+// next to it, so that a claim among many jobs reads few cache lines.
+type dueHeap []heapItem
 
-func (h dueHeap) Len() int { return len(h) }
-func (h dueHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
+type heapItem struct {
+	ready int64
+	seq   uint64
+	e     *entry
+}
+
+func less(a, b *heapItem) bool {
 	if a.ready != b.ready {
 		return a.ready < b.ready
 	}
 	return a.seq < b.seq
 }
-func (h dueHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx = i
-	h[j].idx = j
+
+// push adds e, with its ready time set.
+func (h *dueHeap) push(e *entry) {
+	e.heap = h
+	*h = append(*h, heapItem{e.ready, e.seq, e})
+	h.up(len(*h) - 1)
 }
-func (h *dueHeap) Push(x any) {
-	e := x.(*entry)
-	e.idx = len(*h)
-	*h = append(*h, e)
-}
-func (h *dueHeap) Pop() any {
+
+// remove takes out the entry at i.
+func (h *dueHeap) remove(i int) {
 	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	e.idx = -1
-	return e
+	n := len(old) - 1
+	old[i].e.heap = nil
+	if i != n {
+		old[i] = old[n]
+		old[i].e.idx = i
+	}
+	old[n] = heapItem{}
+	*h = old[:n]
+	if i != n && !h.down(i) {
+		h.up(i)
+	}
+}
+
+// fix restores the order after the ready time of the entry at i changed.
+func (h *dueHeap) fix(i int) {
+	(*h)[i].ready = (*h)[i].e.ready
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h dueHeap) up(j int) {
+	x := h[j]
+	for j > 0 {
+		p := (j - 1) / 4
+		if !less(&x, &h[p]) {
+			break
+		}
+		h[j] = h[p]
+		h[j].e.idx = j
+		j = p
+	}
+	h[j] = x
+	x.e.idx = j
+}
+
+// down moves the entry at i0 down as far as it goes and reports whether
+// it moved.
+func (h dueHeap) down(i0 int) bool {
+	x := h[i0]
+	i, n := i0, len(h)
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		best := c
+		for k := c + 1; k < c+4 && k < n; k++ {
+			if less(&h[k], &h[best]) {
+				best = k
+			}
+		}
+		if !less(&h[best], &x) {
+			break
+		}
+		h[i] = h[best]
+		h[i].e.idx = i
+		i = best
+	}
+	h[i] = x
+	x.e.idx = i
+	return i > i0
 }

@@ -11,3 +11,7 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) scheduler.Store { return memory.New() })
 }
+
+func TestBatchRecorder(t *testing.T) {
+	storetest.RunBatchRecorder(t, func(t *testing.T) scheduler.Store { return memory.New() })
+}

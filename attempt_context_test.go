@@ -1,0 +1,97 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+type ctxKey struct{}
+
+func TestAttemptContext(t *testing.T) {
+	t.Run("deadline without Done", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := newAttemptContext(context.Background(), time.Now().Add(time.Second))
+			defer ctx.stop()
+			if err := ctx.Err(); err != nil {
+				t.Errorf("Err before the deadline = %v, want nil", err)
+			}
+			time.Sleep(time.Second)
+			if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Err at the deadline = %v, want DeadlineExceeded", err)
+			}
+			select {
+			case <-ctx.Done():
+			default:
+				t.Errorf("Done is open after the deadline")
+			}
+		})
+	})
+	t.Run("Done closes at the deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			ctx := newAttemptContext(context.Background(), start.Add(5*time.Second))
+			defer ctx.stop()
+			<-ctx.Done()
+			if d := time.Since(start); d != 5*time.Second {
+				t.Errorf("Done closed after %v, want 5s", d)
+			}
+			if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Err = %v, want DeadlineExceeded", err)
+			}
+		})
+	})
+	t.Run("parent cancelled", func(t *testing.T) {
+		parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
+		ctx := newAttemptContext(parent, time.Now().Add(time.Hour))
+		defer ctx.stop()
+		if v := ctx.Value(ctxKey{}); v != "v" {
+			t.Errorf("Value(k) = %v, want the parent's v", v)
+		}
+		child, stopChild := context.WithCancel(ctx)
+		defer stopChild()
+		cancel()
+		<-ctx.Done()
+		<-child.Done()
+		if err := ctx.Err(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Err = %v, want Canceled", err)
+		}
+	})
+	t.Run("parent cancelled before Done", func(t *testing.T) {
+		parent, cancel := context.WithCancel(context.Background())
+		ctx := newAttemptContext(parent, time.Now().Add(time.Hour))
+		defer ctx.stop()
+		cancel()
+		if err := ctx.Err(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Err = %v, want Canceled", err)
+		}
+	})
+	t.Run("stop", func(t *testing.T) {
+		ctx := newAttemptContext(context.Background(), time.Now().Add(time.Hour))
+		child, stopChild := context.WithCancel(ctx)
+		defer stopChild()
+		ctx.stop()
+		<-child.Done()
+		if err := ctx.Err(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Err after stop = %v, want Canceled", err)
+		}
+		late := newAttemptContext(context.Background(), time.Now().Add(time.Hour))
+		late.stop()
+		if err := late.Err(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Err after stop, before Done = %v, want Canceled", err)
+		}
+		<-late.Done() // made after stop: already closed
+	})
+	t.Run("earlier parent deadline", func(t *testing.T) {
+		d := time.Now().Add(time.Minute)
+		parent, cancel := context.WithDeadline(context.Background(), d)
+		defer cancel()
+		ctx := newAttemptContext(parent, d.Add(time.Hour))
+		defer ctx.stop()
+		if got, ok := ctx.Deadline(); !ok || !got.Equal(d) {
+			t.Errorf("Deadline = %v, %v; want the parent's %v", got, ok, d)
+		}
+	})
+}

@@ -1,0 +1,92 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// TestRecordClaimedCopy covers Record finding a job through the copy that
+// ClaimDue returned, and what happens when that copy is stale.
+func TestRecordClaimedCopy(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	newStore := func(t *testing.T) *Store {
+		s := New()
+		if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+			t.Fatal(err)
+		}
+		put := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled,
+			Schedule: scheduler.JobSchedule{DueAt: now}}
+		if err := s.PutJob(ctx, put); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	claim := func(t *testing.T, s *Store) *scheduler.JobRecord {
+		got, err := s.ClaimDue(ctx, now, "me", now.Add(time.Minute), 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("ClaimDue = %v, %v; want the job", got, err)
+		}
+		return got[0]
+	}
+	done := func(r *scheduler.JobRecord) *scheduler.JobRecord { r.Schedule.DueAt = time.Time{}; return r }
+
+	t.Run("recorded through the copy, then by name", func(t *testing.T) {
+		s := newStore(t)
+		c := claim(t, s)
+		if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: done(c)}}); errs[0] != nil {
+			t.Fatalf("RecordBatch: %v", errs[0])
+		}
+		// The copy is no longer a claim: a second record is checked by
+		// name, and its version is stale now.
+		again := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, Version: 2}
+		if err := s.Record(ctx, "me", again, nil); !errors.Is(err, scheduler.ErrLeaseLost) {
+			t.Errorf("second Record: %v, want ErrLeaseLost", err)
+		}
+	})
+	t.Run("job deleted and created again", func(t *testing.T) {
+		s := newStore(t)
+		c := claim(t, s)
+		if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}}); err != nil {
+			t.Fatal(err)
+		}
+		c.Version = 0 // as the new job's, so only the lease can refuse it
+		if err := s.Record(ctx, "me", done(c), nil); !errors.Is(err, scheduler.ErrLeaseLost) {
+			t.Errorf("Record of a claim on a deleted job: %v, want ErrLeaseLost from the new job", err)
+		}
+	})
+	t.Run("collection deleted", func(t *testing.T) {
+		s := newStore(t)
+		c := claim(t, s)
+		if err := s.DeleteCollection(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Record(ctx, "me", done(c), nil); !errors.Is(err, scheduler.ErrNotFound) {
+			t.Errorf("Record of a claim in a deleted collection: %v, want ErrNotFound", err)
+		}
+		if len(s.claimed) != 0 {
+			t.Errorf("%d claims kept after the collection was deleted, want 0", len(s.claimed))
+		}
+	})
+	t.Run("a copy from GetJob is found by name", func(t *testing.T) {
+		s := newStore(t)
+		claim(t, s)
+		g, err := s.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Record(ctx, "me", done(g), nil); err != nil {
+			t.Errorf("Record of a GetJob copy: %v", err)
+		}
+		if len(s.claimed) != 0 {
+			t.Errorf("%d claims kept after Record, want 0", len(s.claimed))
+		}
+	})
+}

@@ -1,0 +1,59 @@
+package memory
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestDueHeap checks the heap against a sorted slice through random
+// pushes, changes and removals.
+func TestDueHeap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var h dueHeap
+	var in []*entry
+	seq := uint64(0)
+	for step := range 5000 {
+		switch op := r.IntN(4); {
+		case op == 0 && len(in) > 0: // remove
+			i := r.IntN(len(in))
+			e := in[i]
+			h.remove(e.idx)
+			if e.heap != nil {
+				t.Fatalf("step %d: removed entry still points at its heap", step)
+			}
+			in = slices.Delete(in, i, i+1)
+		case op == 1 && len(in) > 0: // change
+			e := in[r.IntN(len(in))]
+			e.ready = r.Int64N(50)
+			h.fix(e.idx)
+		default: // push
+			seq++
+			e := &entry{ready: r.Int64N(50), seq: seq}
+			h.push(e)
+			in = append(in, e)
+		}
+		for i, it := range h {
+			if it.e.idx != i || it.e.heap != &h || it.ready != it.e.ready {
+				t.Fatalf("step %d: item %d is out of sync with its entry", step, i)
+			}
+			if i > 0 && less(&it, &h[(i-1)/4]) {
+				t.Fatalf("step %d: item %d sorts before its parent", step, i)
+			}
+		}
+	}
+	want := slices.Clone(in)
+	slices.SortFunc(want, func(a, b *entry) int {
+		if a.ready != b.ready {
+			return int(a.ready - b.ready)
+		}
+		return int(a.seq) - int(b.seq)
+	})
+	for i, w := range want {
+		got := h[0].e
+		h.remove(0)
+		if got != w {
+			t.Fatalf("pop %d = (%d, %d), want (%d, %d)", i, got.ready, got.seq, w.ready, w.seq)
+		}
+	}
+}
