@@ -1,0 +1,265 @@
+// Package sqlstore holds what the SQL store backends share: the mapping
+// between the scheduler's records and table rows, the time encoding of
+// indexed columns, and the loading of embedded schema migrations.
+package sqlstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// Nanos returns t as Unix nanoseconds for an indexed column, or nil for the
+// zero Time. Instants outside the int64 range (before 1678 or after 2262)
+// are clamped to its ends, which keeps their order relative to any instant
+// a scheduler can meet.
+func Nanos(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return NanosInt(t)
+}
+
+// NanosInt is like Nanos but returns the number itself, 0 for the zero
+// Time.
+func NanosInt(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	const minSec, maxSec = math.MinInt64/1_000_000_000 + 1, math.MaxInt64/1_000_000_000 - 1
+	switch s := t.Unix(); {
+	case s < minSec:
+		return math.MinInt64
+	case s > maxSec:
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// Time returns the UTC instant of Unix nanoseconds n; ok false (NULL)
+// gives the zero Time.
+func Time(n int64, ok bool) time.Time {
+	if !ok {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// UTC returns t in UTC without its monotonic reading; the zero Time stays
+// zero.
+func UTC(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.Round(0).UTC()
+}
+
+func utcp(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := UTC(*t)
+	return &u
+}
+
+// JobRow is a job record in column form. JSON columns hold the definition,
+// the status and the scheduling state; times are Unix nanoseconds, with
+// Null* false for the zero Time.
+type JobRow struct {
+	Collection, Name string
+	Definition       string // the Job as JSON; "null" for a nil Job
+	State            string
+	Status           string // JobStatus as JSON
+	Schedule         string // JobSchedule as JSON
+	ETag             string
+	Version          int64
+	Created, Updated int64
+	HasCreated       bool
+	HasUpdated       bool
+	DueAt            int64 // indexed copy of Schedule.DueAt, clamped
+	HasDue           bool
+	LeaseOwner       string
+	LeaseUntil       int64
+	HasLease         bool // LeaseUntil is set
+}
+
+// CreatedArg returns the created_at value to bind: the number, or nil for
+// NULL.
+func (r *JobRow) CreatedArg() any { return arg(r.Created, r.HasCreated) }
+
+// UpdatedArg returns the updated_at value to bind.
+func (r *JobRow) UpdatedArg() any { return arg(r.Updated, r.HasUpdated) }
+
+// DueArg returns the due_at value to bind.
+func (r *JobRow) DueArg() any { return arg(r.DueAt, r.HasDue) }
+
+// LeaseUntilArg returns the lease_until value to bind.
+func (r *JobRow) LeaseUntilArg() any { return arg(r.LeaseUntil, r.HasLease) }
+
+func arg(n int64, ok bool) any {
+	if !ok {
+		return nil
+	}
+	return n
+}
+
+// NormJob returns a copy of j with every time in UTC, as stores return it.
+// The definition is shared, as it is immutable.
+func NormJob(j *scheduler.JobRecord) *scheduler.JobRecord {
+	r := j.Clone()
+	r.Created, r.Updated, r.LeaseUntil = UTC(r.Created), UTC(r.Updated), UTC(r.LeaseUntil)
+	r.Status.LastExecutionTime = utcp(r.Status.LastExecutionTime)
+	r.Status.NextExecutionTime = utcp(r.Status.NextExecutionTime)
+	s := &r.Schedule
+	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = UTC(s.DueAt), UTC(s.Anchor), UTC(s.NextOccurrence), UTC(s.RunRequested)
+	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
+		if o != nil {
+			o.Expected, o.At = UTC(o.Expected), UTC(o.At)
+		}
+	}
+	return r
+}
+
+// EncodeJob returns the row of j, with its times normalised to UTC.
+func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
+	r := NormJob(j)
+	def, err := json.Marshal(r.Job)
+	if err != nil {
+		return nil, fmt.Errorf("encode definition of job %q: %w", r.ID(), err)
+	}
+	st, err := json.Marshal(r.Status)
+	if err != nil {
+		return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
+	}
+	sc, err := json.Marshal(r.Schedule)
+	if err != nil {
+		return nil, fmt.Errorf("encode schedule of job %q: %w", r.ID(), err)
+	}
+	row := &JobRow{
+		Collection: r.Collection, Name: r.Name, Definition: string(def), State: string(r.State),
+		Status: string(st), Schedule: string(sc), ETag: r.ETag, Version: r.Version,
+		Created: NanosInt(r.Created), HasCreated: !r.Created.IsZero(),
+		Updated: NanosInt(r.Updated), HasUpdated: !r.Updated.IsZero(),
+		DueAt: NanosInt(r.Schedule.DueAt), HasDue: !r.Schedule.DueAt.IsZero(),
+		LeaseOwner: r.LeaseOwner,
+		LeaseUntil: NanosInt(r.LeaseUntil), HasLease: !r.LeaseUntil.IsZero(),
+	}
+	return row, nil
+}
+
+// DecodeJob returns the record of a row.
+func DecodeJob(row *JobRow) (*scheduler.JobRecord, error) {
+	r := &scheduler.JobRecord{
+		Collection: row.Collection, Name: row.Name, State: scheduler.JobState(row.State), ETag: row.ETag,
+		Version: row.Version, Created: Time(row.Created, row.HasCreated), Updated: Time(row.Updated, row.HasUpdated),
+		LeaseOwner: row.LeaseOwner, LeaseUntil: Time(row.LeaseUntil, row.HasLease),
+	}
+	if row.Definition != "null" {
+		r.Job = new(scheduler.Job)
+		if err := json.Unmarshal([]byte(row.Definition), r.Job); err != nil {
+			return nil, fmt.Errorf("decode definition of job %q: %w", r.ID(), err)
+		}
+	}
+	if err := json.Unmarshal([]byte(row.Status), &r.Status); err != nil {
+		return nil, fmt.Errorf("decode status of job %q: %w", r.ID(), err)
+	}
+	if err := json.Unmarshal([]byte(row.Schedule), &r.Schedule); err != nil {
+		return nil, fmt.Errorf("decode schedule of job %q: %w", r.ID(), err)
+	}
+	return NormJob(r), nil
+}
+
+// CollectionRow is a collection record in column form.
+type CollectionRow struct {
+	Name             string
+	Definition       string // JobCollection as JSON
+	Enabled          bool   // the collection's state is Enabled
+	ETag             string
+	Version          int64
+	Created, Updated int64
+	HasCreated       bool
+	HasUpdated       bool
+}
+
+// CreatedArg returns the created_at value to bind: the number, or nil for
+// NULL.
+func (r *CollectionRow) CreatedArg() any { return arg(r.Created, r.HasCreated) }
+
+// UpdatedArg returns the updated_at value to bind.
+func (r *CollectionRow) UpdatedArg() any { return arg(r.Updated, r.HasUpdated) }
+
+// EncodeCollection returns the row of c.
+func EncodeCollection(c *scheduler.CollectionRecord) (*CollectionRow, error) {
+	def, err := json.Marshal(c.Definition)
+	if err != nil {
+		return nil, fmt.Errorf("encode job collection %q: %w", c.Name, err)
+	}
+	created, updated := UTC(c.Created), UTC(c.Updated)
+	return &CollectionRow{
+		Name: c.Name, Definition: string(def), Enabled: c.Definition.State() == scheduler.CollectionEnabled,
+		ETag: c.ETag, Version: c.Version,
+		Created: NanosInt(created), HasCreated: !created.IsZero(),
+		Updated: NanosInt(updated), HasUpdated: !updated.IsZero(),
+	}, nil
+}
+
+// DecodeCollection returns the record of a row.
+func DecodeCollection(row *CollectionRow) (*scheduler.CollectionRecord, error) {
+	c := &scheduler.CollectionRecord{
+		Name: row.Name, ETag: row.ETag, Version: row.Version,
+		Created: Time(row.Created, row.HasCreated), Updated: Time(row.Updated, row.HasUpdated),
+	}
+	if err := json.Unmarshal([]byte(row.Definition), &c.Definition); err != nil {
+		return nil, fmt.Errorf("decode job collection %q: %w", row.Name, err)
+	}
+	return c, nil
+}
+
+// HistoryRow is a history entry in column form: the whole entry as JSON,
+// with its status and end time as indexed columns.
+type HistoryRow struct {
+	Status  string
+	EndTime any // Unix nanoseconds or nil
+	Entry   string
+}
+
+// EncodeHistory returns the row of h, with its times in UTC.
+func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
+	h = NormHistory(h)
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
+	}
+	return &HistoryRow{Status: string(h.Status), EndTime: Nanos(h.EndTime), Entry: string(b)}, nil
+}
+
+// DecodeHistory returns the entry of a row's JSON column.
+func DecodeHistory(entry string) (scheduler.HistoryEntry, error) {
+	var h scheduler.HistoryEntry
+	if err := json.Unmarshal([]byte(entry), &h); err != nil {
+		return h, fmt.Errorf("decode history entry: %w", err)
+	}
+	return NormHistory(h), nil
+}
+
+// NormHistory returns h with its times in UTC.
+func NormHistory(h scheduler.HistoryEntry) scheduler.HistoryEntry {
+	h.ExpectedExecutionTime, h.StartTime, h.EndTime = UTC(h.ExpectedExecutionTime), UTC(h.StartTime), UTC(h.EndTime)
+	return h
+}
+
+// QuotaError returns the error of a create in a full collection.
+func QuotaError(collection string, limit, count int) error {
+	return &scheduler.QuotaError{Collection: collection, Quota: "maxJobCount", Limit: fmt.Sprint(limit),
+		Reason: fmt.Sprintf("the collection already holds %d jobs", count)}
+}
+
+// QuotaReplaceError returns the error of a collection replace whose quota
+// is below its job count.
+func QuotaReplaceError(collection string, limit, count int) error {
+	return &scheduler.QuotaError{Collection: collection, Quota: "maxJobCount", Limit: fmt.Sprint(limit),
+		Reason: fmt.Sprintf("the collection holds %d jobs", count)}
+}

@@ -1,0 +1,83 @@
+package postgres_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/postgres"
+	"github.com/jobclock/scheduler/store/storetest"
+)
+
+// go test -run '^$' -bench . -benchtime 20000x ./store/postgres/
+
+func instances(b *testing.B, n int) []scheduler.Store {
+	schema := newSchema(b)
+	stores := make([]scheduler.Store, n)
+	for i := range stores {
+		stores[i] = open(b, schema)
+	}
+	return stores
+}
+
+func BenchmarkClaimRecord(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
+			storetest.BenchmarkClaimRecord(b, instances(b, n), 16/n)
+		})
+	}
+}
+
+func BenchmarkEngine(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
+			storetest.BenchmarkEngine(b, instances(b, n))
+		})
+	}
+}
+
+// BenchmarkClaimDue measures claiming 10 due jobs among n stored ones. Each
+// round claims the same 10 jobs again, their previous leases having ended.
+func BenchmarkClaimDue(b *testing.B) {
+	for _, n := range []int{1_000, 1_000_000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			schema := newSchema(b)
+			s := open(b, schema)
+			if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "big"}); err != nil {
+				b.Fatal(err)
+			}
+			base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			conn, err := pgx.Connect(ctx, dsn(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			q := pgx.Identifier{schema}.Sanitize()
+			_, err = conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled)
+				SELECT 'big', 'j' || lpad(i::text, 7, '0'), '{"action":{"type":"Http","request":{"uri":"http://127.0.0.1/","method":"GET"}}}', 'Enabled',
+					'{"executionCount":0,"failureCount":0,"faultedCount":0}', '{}', 'e', 1,
+					CASE WHEN i < 10 THEN $2::bigint ELSE $3::bigint + i END, '', true
+				FROM generate_series(0, $1 - 1) AS i`, n, base.UnixNano(), base.Add(24*time.Hour).UnixNano())
+			if err == nil {
+				_, err = conn.Exec(ctx, "ANALYZE "+q+".jobs")
+			}
+			conn.Close(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("inserted %d jobs in %v", n, time.Since(start))
+			now := base
+			for b.Loop() {
+				got, err := s.ClaimDue(ctx, now, "bench", now.Add(time.Second), 10)
+				if err != nil || len(got) != 10 {
+					b.Fatalf("ClaimDue = %d jobs, %v; want 10", len(got), err)
+				}
+				now = now.Add(time.Second)
+			}
+		})
+	}
+}
+
+var _ = postgres.DefaultSchema

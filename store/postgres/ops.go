@@ -1,0 +1,698 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/sqlstore"
+)
+
+const jobCols = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until"
+
+const collCols = "name, definition, enabled, etag, version, created_at, updated_at"
+
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i := range parts {
+		parts[i] = p + parts[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+func scanJob(r pgx.Row, extra ...any) (*scheduler.JobRecord, error) {
+	var row sqlstore.JobRow
+	var created, updated, due, lease *int64
+	dest := []any{&row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
+		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease}
+	if err := r.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	set := func(p *int64, n *int64, ok *bool) {
+		if p != nil {
+			*n, *ok = *p, true
+		}
+	}
+	set(created, &row.Created, &row.HasCreated)
+	set(updated, &row.Updated, &row.HasUpdated)
+	set(due, &row.DueAt, &row.HasDue)
+	set(lease, &row.LeaseUntil, &row.HasLease)
+	return sqlstore.DecodeJob(&row)
+}
+
+func scanCollection(r pgx.Row) (*scheduler.CollectionRecord, error) {
+	var row sqlstore.CollectionRow
+	var created, updated *int64
+	if err := r.Scan(&row.Name, &row.Definition, &row.Enabled, &row.ETag, &row.Version, &created, &updated); err != nil {
+		return nil, err
+	}
+	if created != nil {
+		row.Created, row.HasCreated = *created, true
+	}
+	if updated != nil {
+		row.Updated, row.HasUpdated = *updated, true
+	}
+	return sqlstore.DecodeCollection(&row)
+}
+
+func collNotFound(op, name string) error {
+	return fmt.Errorf("store/postgres: %s: job collection %q: %w", op, name, scheduler.ErrNotFound)
+}
+
+func jobNotFound(op, collection, name string) error {
+	return fmt.Errorf("store/postgres: %s: job %q in collection %q: %w", op, name, collection, scheduler.ErrNotFound)
+}
+
+func wrap(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if strings.HasPrefix(err.Error(), "store/postgres:") {
+		return err
+	}
+	return fmt.Errorf("store/postgres: %s %q: %w", op, name, err)
+}
+
+// wake notifies listeners that due work may have changed; it is a hint, so
+// errors are ignored.
+func (s *Store) wake(ctx context.Context) {
+	s.pool.Exec(context.WithoutCancel(ctx), "SELECT pg_notify($1, '')", s.channel)
+}
+
+// PutCollection implements [scheduler.Store].
+func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
+	row, err := sqlstore.EncodeCollection(c)
+	if err != nil {
+		return fmt.Errorf("store/postgres: put job collection: %w", err)
+	}
+	changed := false
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		changed = false
+		if c.Version == 0 {
+			tag, err := tx.Exec(ctx, s.sql("INSERT INTO {s}.collections ("+collCols+") VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (name) DO NOTHING"),
+				row.Name, row.Definition, row.Enabled, row.ETag, row.CreatedArg(), row.UpdatedArg())
+			if err != nil {
+				return wrap("put job collection", c.Name, err)
+			}
+			if tag.RowsAffected() == 0 {
+				return fmt.Errorf("store/postgres: create job collection %q: it exists: %w", c.Name, scheduler.ErrConflict)
+			}
+			return nil
+		}
+		var version int64
+		var enabled bool
+		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return collNotFound("put job collection", c.Name)
+		}
+		if err != nil {
+			return wrap("put job collection", c.Name, err)
+		}
+		if c.Version != version {
+			return fmt.Errorf("store/postgres: put job collection %q: version %d, stored %d: %w", c.Name, c.Version, version, scheduler.ErrConflict)
+		}
+		s.step(ctx, tx, "count")
+		var n int
+		if err := tx.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE collection = $1"), c.Name).Scan(&n); err != nil {
+			return wrap("put job collection", c.Name, err)
+		}
+		if limit := c.Definition.MaxJobCount(); n > limit {
+			return sqlstore.QuotaReplaceError(c.Name, limit, n)
+		}
+		s.step(ctx, tx, "update collection")
+		if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.collections SET definition = $2, enabled = $3, etag = $4, version = $5, created_at = $6, updated_at = $7 WHERE name = $1"),
+			c.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg()); err != nil {
+			return wrap("put job collection", c.Name, err)
+		}
+		if enabled != row.Enabled {
+			s.step(ctx, tx, "update jobs")
+			if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.jobs SET coll_enabled = $2 WHERE collection = $1"), c.Name, row.Enabled); err != nil {
+				return wrap("put job collection", c.Name, err)
+			}
+			changed = row.Enabled
+		}
+		s.step(ctx, tx, "commit")
+		return nil
+	})
+	if err == nil && changed {
+		s.wake(ctx)
+	}
+	return err
+}
+
+// GetCollection implements [scheduler.Store].
+func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	c, err := scanCollection(s.pool.QueryRow(ctx, s.sql("SELECT "+collCols+" FROM {s}.collections WHERE name = $1"), name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, collNotFound("get", name)
+	}
+	if err != nil {
+		return nil, wrap("get job collection", name, err)
+	}
+	return c, nil
+}
+
+// ListCollections implements [scheduler.Store].
+func (s *Store) ListCollections(ctx context.Context) ([]*scheduler.CollectionRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.sql("SELECT "+collCols+" FROM {s}.collections ORDER BY name"))
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: list job collections: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*scheduler.CollectionRecord, error) { return scanCollection(r) })
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: list job collections: %w", err)
+	}
+	if out == nil {
+		out = []*scheduler.CollectionRecord{}
+	}
+	return out, nil
+}
+
+// DeleteCollection implements [scheduler.Store].
+func (s *Store) DeleteCollection(ctx context.Context, name string) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
+	if err != nil {
+		return wrap("delete job collection", name, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return collNotFound("delete", name)
+	}
+	return nil
+}
+
+// PutJob implements [scheduler.Store].
+func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
+	row, err := sqlstore.EncodeJob(j)
+	if err != nil {
+		return fmt.Errorf("store/postgres: put job: %w", err)
+	}
+	if j.Version == 0 {
+		err = s.createJob(ctx, j, row)
+	} else {
+		err = s.replaceJob(ctx, j, row)
+	}
+	if err == nil {
+		s.wake(ctx)
+	}
+	return err
+}
+
+func (s *Store) createJob(ctx context.Context, j *scheduler.JobRecord, row *sqlstore.JobRow) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		// The row lock serialises creates in one collection, so the
+		// count below and the insert are atomic.
+		var def string
+		var enabled bool
+		err := tx.QueryRow(ctx, s.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), j.Collection).Scan(&def, &enabled)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("store/postgres: put job %q: job collection %q: %w", j.Name, j.Collection, scheduler.ErrNotFound)
+		}
+		if err != nil {
+			return wrap("put job", j.ID(), err)
+		}
+		s.step(ctx, tx, "count")
+		var n, exists int
+		if err := tx.QueryRow(ctx, s.sql("SELECT count(*), count(*) FILTER (WHERE name = $2) FROM {s}.jobs WHERE collection = $1"),
+			j.Collection, j.Name).Scan(&n, &exists); err != nil {
+			return wrap("put job", j.ID(), err)
+		}
+		if exists > 0 {
+			return fmt.Errorf("store/postgres: create job %q: it exists: %w", j.ID(), scheduler.ErrConflict)
+		}
+		coll, err := sqlstore.DecodeCollection(&sqlstore.CollectionRow{Name: j.Collection, Definition: def})
+		if err != nil {
+			return fmt.Errorf("store/postgres: put job %q: %w", j.ID(), err)
+		}
+		if limit := coll.Definition.MaxJobCount(); n >= limit {
+			return sqlstore.QuotaError(j.Collection, limit, n)
+		}
+		s.step(ctx, tx, "insert")
+		_, err = tx.Exec(ctx, s.sql("INSERT INTO {s}.jobs ("+jobCols+", coll_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11)"),
+			row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), enabled)
+		if err != nil {
+			return wrap("put job", j.ID(), err)
+		}
+		s.step(ctx, tx, "commit")
+		return nil
+	})
+}
+
+func (s *Store) replaceJob(ctx context.Context, j *scheduler.JobRecord, row *sqlstore.JobRow) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, s.sql(`UPDATE {s}.jobs SET definition = $3, state = $4, status = $5, schedule = $6, etag = $7, version = $8 + 1,
+		created_at = $9, updated_at = $10, due_at = $11 WHERE collection = $1 AND name = $2 AND version = $8`),
+		j.Collection, j.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version,
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg())
+	if err != nil {
+		return wrap("put job", j.ID(), err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var version int64
+	err = s.pool.QueryRow(ctx, s.sql("SELECT version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.missing(ctx, "put job", j.Collection, j.Name)
+	}
+	if err != nil {
+		return wrap("put job", j.ID(), err)
+	}
+	return fmt.Errorf("store/postgres: put job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
+}
+
+// GetJob implements [scheduler.Store].
+func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler.JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	j, err := scanJob(s.pool.QueryRow(ctx, s.sql("SELECT "+jobCols+" FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, s.missing(ctx, "get job", collection, name)
+	}
+	if err != nil {
+		return nil, wrap("get job", collection+"/"+name, err)
+	}
+	return j, nil
+}
+
+// missing returns the not-found error of a job, naming the collection when
+// that is what is missing.
+func (s *Store) missing(ctx context.Context, op, collection, name string) error {
+	var one int
+	err := s.pool.QueryRow(ctx, s.sql("SELECT 1 FROM {s}.collections WHERE name = $1"), collection).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return collNotFound(fmt.Sprintf("%s %q", op, name), collection)
+	}
+	return jobNotFound(op, collection, name)
+}
+
+func limit(top int) any {
+	if top <= 0 {
+		return nil // LIMIT NULL: no limit
+	}
+	return top
+}
+
+// ListJobs implements [scheduler.Store].
+func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.JobFilter) ([]*scheduler.JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	// One statement, so the existence check and the listing see the same
+	// snapshot: the first row says whether the collection exists.
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+prefixed("j.", jobCols)+` FROM {s}.collections c
+		LEFT JOIN LATERAL (SELECT * FROM {s}.jobs WHERE collection = c.name AND ($2 = '' OR state = $2)
+			ORDER BY name LIMIT $3 OFFSET $4) j ON true
+		WHERE c.name = $1`), collection, string(f.State), limit(f.Top), max(f.Skip, 0))
+	if err != nil {
+		return nil, wrap("list jobs of collection", collection, err)
+	}
+	defer rows.Close()
+	found := false
+	var out []*scheduler.JobRecord
+	for rows.Next() {
+		found = true
+		if rows.RawValues()[0] == nil { // no job: the LEFT JOIN's row of NULLs
+			continue
+		}
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, wrap("list jobs of collection", collection, err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list jobs of collection", collection, err)
+	}
+	if !found {
+		return nil, collNotFound("list jobs", collection)
+	}
+	return out, nil
+}
+
+// DeleteJob implements [scheduler.Store].
+func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name)
+	if err != nil {
+		return wrap("delete job", collection+"/"+name, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return s.missing(ctx, "delete job", collection, name)
+	}
+	return nil
+}
+
+// ClaimDue implements [scheduler.Store].
+func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	if !leaseUntil.After(now) {
+		return nil, fmt.Errorf("store/postgres: claim: lease end %v is not after now %v", leaseUntil, now)
+	}
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.sql(`WITH c AS (
+			SELECT collection, name, ready_at FROM {s}.jobs
+			WHERE ready_at <= $1
+			ORDER BY ready_at, collection, name
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED
+		)
+		UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
+		FROM c WHERE j.collection = c.collection AND j.name = c.name
+		RETURNING `+prefixed("j.", jobCols)+`, c.ready_at`),
+		sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
+	}
+	type claimed struct {
+		j     *scheduler.JobRecord
+		ready int64
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
+		var c claimed
+		var err error
+		c.j, err = scanJob(r, &c.ready)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
+	}
+	slices.SortFunc(out, func(a, b claimed) int {
+		switch {
+		case a.ready != b.ready:
+			return cmpInt(a.ready, b.ready)
+		case a.j.Collection != b.j.Collection:
+			return strings.Compare(a.j.Collection, b.j.Collection)
+		}
+		return strings.Compare(a.j.Name, b.j.Name)
+	})
+	jobs := make([]*scheduler.JobRecord, len(out))
+	for i, c := range out {
+		jobs[i] = c.j
+	}
+	return jobs, nil
+}
+
+func cmpInt(a, b int64) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// NextDue implements [scheduler.Store].
+func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
+	if err := s.live(); err != nil {
+		return time.Time{}, err
+	}
+	var n *int64
+	if err := s.pool.QueryRow(ctx, s.sql("SELECT min(ready_at) FROM {s}.jobs WHERE ready_at IS NOT NULL")).Scan(&n); err != nil {
+		return time.Time{}, fmt.Errorf("store/postgres: next due job: %w", err)
+	}
+	if n == nil {
+		return time.Time{}, nil
+	}
+	return sqlstore.Time(*n, true), nil
+}
+
+// ExtendLease implements [scheduler.Store].
+func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, s.sql("UPDATE {s}.jobs SET lease_until = $4 WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> ''"),
+		collection, name, owner, sqlstore.NanosInt(until))
+	if err != nil {
+		return wrap("extend lease of job", collection+"/"+name, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var holder string
+	err = s.pool.QueryRow(ctx, s.sql("SELECT lease_owner FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name).Scan(&holder)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.missing(ctx, "extend lease", collection, name)
+	}
+	if err != nil {
+		return wrap("extend lease of job", collection+"/"+name, err)
+	}
+	return fmt.Errorf("store/postgres: extend lease of job %q: held by %q, not %q: %w", collection+"/"+name, holder, owner, scheduler.ErrLeaseLost)
+}
+
+// recordSQL updates the job, checked against the lease holder and the
+// version, and appends its history in one statement; it returns the number
+// of jobs updated (0 or 1).
+const recordSQL = `WITH u AS (
+		UPDATE {s}.jobs SET definition = $5, state = $6, status = $7, schedule = $8, etag = $9, version = $4 + 1,
+			created_at = $10, updated_at = $11, due_at = $12, lease_owner = '', lease_until = NULL
+		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND version = $4
+		RETURNING 1
+	), h AS (
+		INSERT INTO {s}.history (collection, job, status, end_time, entry)
+		SELECT $1, $2, x.status, x.end_time, x.entry::json
+		FROM unnest($13::text[], $14::bigint[], $15::text[]) WITH ORDINALITY AS x(status, end_time, entry, n)
+		WHERE EXISTS (SELECT 1 FROM u)
+		ORDER BY x.n
+	)
+	SELECT count(*) FROM u`
+
+// recordArgs returns the arguments of recordSQL.
+func recordArgs(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) ([]any, error) {
+	row, err := sqlstore.EncodeJob(j)
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: record: %w", err)
+	}
+	statuses := make([]string, len(history))
+	ends := make([]*int64, len(history))
+	entries := make([]string, len(history))
+	for i, h := range history {
+		hr, err := sqlstore.EncodeHistory(h)
+		if err != nil {
+			return nil, fmt.Errorf("store/postgres: record: %w", err)
+		}
+		statuses[i], entries[i] = hr.Status, hr.Entry
+		if e, ok := hr.EndTime.(int64); ok {
+			ends[i] = &e
+		}
+	}
+	return []any{j.Collection, j.Name, owner, j.Version, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), statuses, ends, entries}, nil
+}
+
+// Record implements [scheduler.Store]. The update of the job (checked
+// against owner and j.Version) and the insert of the history entries are
+// one statement, so they commit together or not at all.
+func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	args, err := recordArgs(owner, j, history)
+	if err != nil {
+		return err
+	}
+	updated := 0
+	if owner != "" {
+		if err := s.pool.QueryRow(ctx, s.sql(recordSQL), args...).Scan(&updated); err != nil {
+			if s.recorded(ctx, j) {
+				return nil
+			}
+			return wrap("record job", j.ID(), err)
+		}
+	}
+	if updated == 1 {
+		return nil
+	}
+	return s.whyNotRecorded(ctx, owner, j)
+}
+
+// whyNotRecorded returns the error of a Record that updated nothing.
+func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.JobRecord) error {
+	var holder string
+	var version int64
+	err := s.pool.QueryRow(ctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&holder, &version)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return s.missing(ctx, "record job", j.Collection, j.Name)
+	case err != nil:
+		return wrap("record job", j.ID(), err)
+	case holder != owner || owner == "":
+		return fmt.Errorf("store/postgres: record job %q: lease held by %q, not %q: %w", j.ID(), holder, owner, scheduler.ErrLeaseLost)
+	}
+	return fmt.Errorf("store/postgres: record job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
+}
+
+// RecordBatch implements [scheduler.BatchRecorder]: the elements' Record
+// statements go to the server in one round trip and commit together. A
+// statement that finds the lease lost or the version changed updates
+// nothing and does not disturb the others; when the round trip itself
+// fails, each element is checked for whether it was recorded.
+func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	errs := make([]error, len(batch))
+	if err := s.live(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	b := &pgx.Batch{}
+	var queued []int
+	for i, r := range batch {
+		if owner == "" {
+			continue
+		}
+		args, err := recordArgs(owner, r.Job, r.History)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		b.Queue(s.sql(recordSQL), args...)
+		queued = append(queued, i)
+	}
+	updated := make([]int, len(batch))
+	var berr error
+	if len(queued) > 0 {
+		br := s.pool.SendBatch(ctx, b)
+		for _, i := range queued {
+			if berr == nil {
+				berr = br.QueryRow().Scan(&updated[i])
+			}
+		}
+		if err := br.Close(); berr == nil {
+			berr = err
+		}
+	}
+	for i, r := range batch {
+		switch {
+		case errs[i] != nil:
+		case berr != nil && owner != "":
+			// The statements run in one implicit transaction: after an
+			// error, find out what committed.
+			if !s.recorded(ctx, r.Job) {
+				errs[i] = wrap("record job", r.Job.ID(), berr)
+			}
+		case updated[i] != 1:
+			errs[i] = s.whyNotRecorded(ctx, owner, r.Job)
+		}
+	}
+	return errs
+}
+
+// recorded reports whether a Record of j whose outcome the connection did
+// not report (a cancelled context, a lost connection) committed all the
+// same. Only that Record can have left the job with version j.Version+1
+// and no lease: a claim by anyone else would have raised the version
+// further, and a PutJob keeps the lease. The row lock waits for the
+// statement if it is still running.
+func (s *Store) recorded(ctx context.Context, j *scheduler.JobRecord) bool {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	var holder string
+	var version int64
+	err := s.pool.QueryRow(cctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2 FOR SHARE"),
+		j.Collection, j.Name).Scan(&holder, &version)
+	return err == nil && holder == "" && version == j.Version+1
+}
+
+// ListHistory implements [scheduler.Store].
+func (s *Store) ListHistory(ctx context.Context, collection, job string, f scheduler.HistoryFilter) ([]scheduler.HistoryEntry, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT h.entry::text FROM {s}.jobs j
+		LEFT JOIN LATERAL (SELECT entry FROM {s}.history WHERE collection = j.collection AND job = j.name AND ($3 = '' OR status = $3)
+			ORDER BY id DESC LIMIT $4 OFFSET $5) h ON true
+		WHERE j.collection = $1 AND j.name = $2`), collection, job, string(f.Status), limit(f.Top), max(f.Skip, 0))
+	if err != nil {
+		return nil, wrap("list history of job", collection+"/"+job, err)
+	}
+	found := false
+	var out []scheduler.HistoryEntry
+	for rows.Next() {
+		found = true
+		var e *string
+		if err := rows.Scan(&e); err != nil {
+			rows.Close()
+			return nil, wrap("list history of job", collection+"/"+job, err)
+		}
+		if e == nil {
+			continue
+		}
+		h, err := sqlstore.DecodeHistory(*e)
+		if err != nil {
+			rows.Close()
+			return nil, wrap("list history of job", collection+"/"+job, err)
+		}
+		out = append(out, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list history of job", collection+"/"+job, err)
+	}
+	if !found {
+		return nil, s.missing(ctx, "list history", collection, job)
+	}
+	return out, nil
+}
+
+// Prune implements [scheduler.Store].
+func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error) {
+	total := 0
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		total = 0
+		if !p.FinalJobsBefore.IsZero() {
+			tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)"),
+				sqlstore.NanosInt(p.FinalJobsBefore))
+			if err != nil {
+				return err
+			}
+			total += int(tag.RowsAffected())
+		}
+		if !p.HistoryBefore.IsZero() {
+			tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.history WHERE end_time IS NULL OR end_time < $1"), sqlstore.NanosInt(p.HistoryBefore))
+			if err != nil {
+				return err
+			}
+			total += int(tag.RowsAffected())
+		}
+		if p.PerJob > 0 {
+			tag, err := tx.Exec(ctx, s.sql(`DELETE FROM {s}.history h USING (
+					SELECT o.collection, o.job, (SELECT id FROM {s}.history WHERE collection = o.collection AND job = o.job
+						ORDER BY id DESC LIMIT 1 OFFSET $1) AS last
+					FROM {s}.history o GROUP BY o.collection, o.job HAVING count(*) > $1
+				) x
+				WHERE h.collection = x.collection AND h.job = x.job AND h.id <= x.last`), p.PerJob)
+			if err != nil {
+				return err
+			}
+			total += int(tag.RowsAffected())
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store/postgres: prune: %w", err)
+	}
+	return total, nil
+}

@@ -1,0 +1,295 @@
+// Package postgres is a [scheduler.Store] in PostgreSQL, for several
+// scheduler processes sharing one database. It uses pgx v5.
+//
+// Due jobs are claimed with SELECT ... FOR UPDATE SKIP LOCKED over an index
+// on the time they become claimable, so concurrent claimers never wait for
+// each other or take the same job, and a claim costs the same whatever the
+// number of jobs stored. A claim leases the job to its owner until a given
+// instant; Record checks the lease holder and the version and writes the
+// job, releases the lease and appends the history in one statement, so it
+// is atomic whatever happens to the connection.
+//
+// # Schema
+//
+// The tables live in their own schema (Options.Schema, "jobclock" by
+// default), created when missing: collections, jobs and history, with the
+// definitions, status and scheduling state as json columns and what is
+// queried as columns of its own with indexes (collection, name, state, due
+// time, lease). jobs.ready_at is a generated column, the later of the due
+// time and the lease end, NULL when the job is not due or its collection is
+// not Enabled; its partial index is what ClaimDue and NextDue read. Times
+// in columns are Unix nanoseconds; instants outside 1678–2262 are clamped in
+// the index (their exact value stays in the JSON).
+//
+// [Open] and [New] create or migrate the schema from migrations embedded in
+// the binary, under an advisory lock so that processes starting together
+// migrate once; table schema_version holds the version reached. A schema
+// written by a newer build is refused with a [*NewerSchemaError].
+//
+// # Wake-ups
+//
+// A write through PutJob or PutCollection sends a notification on a
+// channel named after the schema. [Store.Notify] returns a Go channel that
+// receives a value when another process (or this one) sent one, so a
+// scheduler can look for due work at once instead of at its next poll. It
+// is an optional capability, found by type assertion:
+//
+//	type Notifier interface {
+//		Notify(ctx context.Context) (<-chan struct{}, error)
+//	}
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/sqlstore"
+)
+
+var (
+	_ scheduler.Store         = (*Store)(nil)
+	_ scheduler.BatchRecorder = (*Store)(nil)
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+var migrations = func() []sqlstore.Migration {
+	m, err := sqlstore.LoadMigrations(migrationFiles, "migrations")
+	if err != nil {
+		panic("store/postgres: " + err.Error())
+	}
+	return m
+}()
+
+// SchemaVersion is the newest schema version this build knows.
+var SchemaVersion = len(migrations)
+
+// NewerSchemaError is returned by Open and New for a schema newer than this
+// build knows.
+type NewerSchemaError = sqlstore.NewerSchemaError
+
+// DefaultSchema is the schema that holds the tables unless Options.Schema
+// says otherwise.
+const DefaultSchema = "jobclock"
+
+// Options configures a Store. A nil *Options means every default.
+type Options struct {
+	// Schema is the PostgreSQL schema that holds the store's tables; it
+	// is created when missing. Defaults to DefaultSchema ("jobclock").
+	Schema string
+}
+
+// Store is a [scheduler.Store] in PostgreSQL. Create one with [Open] or
+// [New]; it is safe for concurrent use, and several processes may use the
+// same schema at once.
+type Store struct {
+	pool    *pgxpool.Pool
+	owned   bool
+	schema  string
+	channel string // notification channel
+	repl    *strings.Replacer
+
+	// hook, when set by tests, runs before each step of a multi-statement
+	// transaction.
+	hook func(ctx context.Context, tx pgx.Tx, step string)
+
+	mu       sync.Mutex
+	closed   bool
+	cancels  []context.CancelFunc // of Notify listeners
+	closedCh chan struct{}
+	wg       sync.WaitGroup
+}
+
+// Open connects to the database at dsn (a URL or key=value string as pgx
+// understands it, including pgxpool's settings such as pool_max_conns),
+// creates or migrates the schema, and returns a Store that owns the
+// connection pool: Close closes it. opts may be nil.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: open: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store/postgres: open: %w", err)
+	}
+	s, err := New(ctx, pool, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// New returns a Store over the host's pool, creating or migrating the
+// schema. Close leaves the pool open. opts may be nil.
+func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
+	if pool == nil {
+		return nil, errors.New("store/postgres: New: pool is nil")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Schema == "" {
+		o.Schema = DefaultSchema
+	}
+	if len(o.Schema) > 50 {
+		return nil, fmt.Errorf("store/postgres: Options.Schema %q is longer than 50 bytes", o.Schema)
+	}
+	q := pgx.Identifier{o.Schema}.Sanitize()
+	s := &Store{
+		pool: pool, schema: o.Schema, channel: "jobclock:" + o.Schema,
+		repl:     strings.NewReplacer("{s}.", q+"."),
+		closedCh: make(chan struct{}),
+	}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops the Notify listeners, and closes the pool when Open opened
+// it. Methods called after Close fail.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.closedCh)
+	for _, c := range s.cancels {
+		c()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	if s.owned {
+		s.pool.Close()
+	}
+	return nil
+}
+
+var errClosed = errors.New("store/postgres: store is closed")
+
+func (s *Store) live() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	return nil
+}
+
+// sql returns query with "{s}." replaced by the quoted schema.
+func (s *Store) sql(query string) string { return s.repl.Replace(query) }
+
+// step runs the test hook, if any.
+func (s *Store) step(ctx context.Context, tx pgx.Tx, name string) {
+	if s.hook != nil {
+		s.hook(ctx, tx, name)
+	}
+}
+
+// inTx runs fn in a transaction and commits it, retrying a few times when
+// PostgreSQL aborted it for a deadlock or a serialization failure.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		err = pgx.BeginFunc(ctx, s.pool, fn)
+		if !retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * 5 * time.Millisecond):
+		}
+	}
+	return err
+}
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// migrate creates or upgrades the schema in one transaction, under an
+// advisory lock.
+func (s *Store) migrate(ctx context.Context) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobclock migrate "+s.schema); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{s.schema}.Sanitize()); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename", s.schema)
+		if err != nil {
+			return err
+		}
+		tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		version := 0
+		has := false
+		for _, t := range tables {
+			has = has || t == "schema_version"
+		}
+		if !has {
+			if len(tables) > 0 {
+				return fmt.Errorf("store/postgres: schema %q holds tables of another application (%s) and no jobclock schema; use another Options.Schema",
+					s.schema, strings.Join(tables, ", "))
+			}
+			if _, err := tx.Exec(ctx, s.sql("CREATE TABLE {s}.schema_version (version integer NOT NULL)")); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, s.sql("INSERT INTO {s}.schema_version (version) VALUES (0)")); err != nil {
+				return err
+			}
+		} else if err := tx.QueryRow(ctx, s.sql("SELECT version FROM {s}.schema_version")).Scan(&version); err != nil {
+			return fmt.Errorf("store/postgres: read schema version: %w", err)
+		}
+		if version > len(migrations) {
+			return &NewerSchemaError{Backend: "store/postgres", Found: version, Known: len(migrations)}
+		}
+		if version == len(migrations) {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", pgx.Identifier{s.schema}.Sanitize()); err != nil {
+			return err
+		}
+		for _, m := range migrations[version:] {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("store/postgres: migration %s: %w", m.Name, err)
+			}
+			if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.schema_version SET version = $1"), m.Version); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return nil
+	}
+	var ns *NewerSchemaError
+	if errors.As(err, &ns) || strings.HasPrefix(err.Error(), "store/postgres:") {
+		return err
+	}
+	return fmt.Errorf("store/postgres: create or migrate schema %q: %w", s.schema, err)
+}

@@ -1,0 +1,608 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/sqlstore"
+)
+
+const jobCols = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until"
+
+const collCols = "name, definition, enabled, etag, version, created_at, updated_at"
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJob(r scanner, extra ...any) (*scheduler.JobRecord, error) {
+	var row sqlstore.JobRow
+	var created, updated, due, lease sql.NullInt64
+	dest := []any{&row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
+		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease}
+	if err := r.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	row.Created, row.HasCreated = created.Int64, created.Valid
+	row.Updated, row.HasUpdated = updated.Int64, updated.Valid
+	row.DueAt, row.HasDue = due.Int64, due.Valid
+	row.LeaseUntil, row.HasLease = lease.Int64, lease.Valid
+	return sqlstore.DecodeJob(&row)
+}
+
+func scanCollection(r scanner) (*scheduler.CollectionRecord, error) {
+	var row sqlstore.CollectionRow
+	var created, updated sql.NullInt64
+	if err := r.Scan(&row.Name, &row.Definition, &row.Enabled, &row.ETag, &row.Version, &created, &updated); err != nil {
+		return nil, err
+	}
+	row.Created, row.HasCreated = created.Int64, created.Valid
+	row.Updated, row.HasUpdated = updated.Int64, updated.Valid
+	return sqlstore.DecodeCollection(&row)
+}
+
+func collNotFound(op, name string) error {
+	return fmt.Errorf("store/sqlite: %s: job collection %q: %w", op, name, scheduler.ErrNotFound)
+}
+
+func jobNotFound(op, collection, name string) error {
+	return fmt.Errorf("store/sqlite: %s: job %q in collection %q: %w", op, name, collection, scheduler.ErrNotFound)
+}
+
+// PutCollection implements [scheduler.Store].
+func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
+	row, err := sqlstore.EncodeCollection(c)
+	if err != nil {
+		return fmt.Errorf("store/sqlite: put job collection: %w", err)
+	}
+	return s.write(ctx, func(tx *wtx) error {
+		var version int64
+		var enabled bool
+		err := tx.queryRow("SELECT version, enabled FROM collections WHERE name = ?", c.Name).Scan(&version, &enabled)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if c.Version != 0 {
+				return collNotFound("put job collection", c.Name)
+			}
+			_, err := tx.exec("INSERT INTO collections ("+collCols+") VALUES (?, ?, ?, ?, ?, ?, ?)",
+				row.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg())
+			return wrap("put job collection", c.Name, err)
+		case err != nil:
+			return wrap("put job collection", c.Name, err)
+		}
+		if c.Version != version {
+			return fmt.Errorf("store/sqlite: put job collection %q: version %d, stored %d: %w", c.Name, c.Version, version, scheduler.ErrConflict)
+		}
+		var n int
+		if err := tx.queryRow("SELECT count(*) FROM jobs WHERE collection = ?", c.Name).Scan(&n); err != nil {
+			return wrap("put job collection", c.Name, err)
+		}
+		if limit := c.Definition.MaxJobCount(); n > limit {
+			return sqlstore.QuotaReplaceError(c.Name, limit, n)
+		}
+		if _, err := tx.exec("UPDATE collections SET definition = ?, enabled = ?, etag = ?, version = ?, created_at = ?, updated_at = ? WHERE name = ?",
+			row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg(), c.Name); err != nil {
+			return wrap("put job collection", c.Name, err)
+		}
+		if enabled != row.Enabled {
+			if _, err := tx.exec("UPDATE jobs SET coll_enabled = ? WHERE collection = ?", row.Enabled, c.Name); err != nil {
+				return wrap("put job collection", c.Name, err)
+			}
+		}
+		return nil
+	})
+}
+
+func wrap(op, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store/sqlite: %s %q: %w", op, name, err)
+}
+
+// GetCollection implements [scheduler.Store].
+func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	c, err := scanCollection(s.db.QueryRowContext(ctx, "SELECT "+collCols+" FROM collections WHERE name = ?", name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, collNotFound("get", name)
+	}
+	if err != nil {
+		return nil, wrap("get job collection", name, err)
+	}
+	return c, nil
+}
+
+// ListCollections implements [scheduler.Store].
+func (s *Store) ListCollections(ctx context.Context) ([]*scheduler.CollectionRecord, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+collCols+" FROM collections ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: list job collections: %w", err)
+	}
+	defer rows.Close()
+	out := []*scheduler.CollectionRecord{}
+	for rows.Next() {
+		c, err := scanCollection(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store/sqlite: list job collections: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store/sqlite: list job collections: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteCollection implements [scheduler.Store].
+func (s *Store) DeleteCollection(ctx context.Context, name string) error {
+	return s.write(ctx, func(tx *wtx) error {
+		n, err := tx.exec("DELETE FROM collections WHERE name = ?", name)
+		if err != nil {
+			return wrap("delete job collection", name, err)
+		}
+		if n == 0 {
+			return collNotFound("delete", name)
+		}
+		return nil
+	})
+}
+
+// PutJob implements [scheduler.Store].
+func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
+	row, err := sqlstore.EncodeJob(j)
+	if err != nil {
+		return fmt.Errorf("store/sqlite: put job: %w", err)
+	}
+	return s.write(ctx, func(tx *wtx) error {
+		var def string
+		var enabled bool
+		err := tx.queryRow("SELECT definition, enabled FROM collections WHERE name = ?", j.Collection).Scan(&def, &enabled)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("store/sqlite: put job %q: job collection %q: %w", j.Name, j.Collection, scheduler.ErrNotFound)
+		}
+		if err != nil {
+			return wrap("put job", j.ID(), err)
+		}
+		if j.Version == 0 {
+			var n, exists int
+			if err := tx.queryRow("SELECT count(*), count(*) FILTER (WHERE name = ?) FROM jobs WHERE collection = ?", j.Name, j.Collection).Scan(&n, &exists); err != nil {
+				return wrap("put job", j.ID(), err)
+			}
+			if exists > 0 {
+				return fmt.Errorf("store/sqlite: create job %q: it exists: %w", j.ID(), scheduler.ErrConflict)
+			}
+			coll, err := sqlstore.DecodeCollection(&sqlstore.CollectionRow{Name: j.Collection, Definition: def})
+			if err != nil {
+				return fmt.Errorf("store/sqlite: put job %q: %w", j.ID(), err)
+			}
+			if limit := coll.Definition.MaxJobCount(); n >= limit {
+				return sqlstore.QuotaError(j.Collection, limit, n)
+			}
+			_, err = tx.exec("INSERT INTO jobs ("+jobCols+", coll_enabled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?)",
+				row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag, int64(1),
+				row.CreatedArg(), row.UpdatedArg(), row.DueArg(), enabled)
+			return wrap("put job", j.ID(), err)
+		}
+		n, err := tx.exec(`UPDATE jobs SET definition = ?, state = ?, status = ?, schedule = ?, etag = ?, version = ?,
+			created_at = ?, updated_at = ?, due_at = ? WHERE collection = ? AND name = ? AND version = ?`,
+			row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version+1,
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), j.Collection, j.Name, j.Version)
+		if err != nil {
+			return wrap("put job", j.ID(), err)
+		}
+		if n == 0 {
+			var version int64
+			err := tx.queryRow("SELECT version FROM jobs WHERE collection = ? AND name = ?", j.Collection, j.Name).Scan(&version)
+			if errors.Is(err, sql.ErrNoRows) {
+				return jobNotFound("put job", j.Collection, j.Name)
+			}
+			if err != nil {
+				return wrap("put job", j.ID(), err)
+			}
+			return fmt.Errorf("store/sqlite: put job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
+		}
+		return nil
+	})
+}
+
+// GetJob implements [scheduler.Store].
+func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler.JobRecord, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	j, err := scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE collection = ? AND name = ?", collection, name))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, s.missing(ctx, "get job", collection, name)
+	}
+	if err != nil {
+		return nil, wrap("get job", collection+"/"+name, err)
+	}
+	return j, nil
+}
+
+// missing returns the not-found error of a job, naming the collection when
+// that is what is missing.
+func (s *Store) missing(ctx context.Context, op, collection, name string) error {
+	var one int
+	err := s.db.QueryRowContext(ctx, "SELECT 1 FROM collections WHERE name = ?", collection).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return collNotFound(op+" "+fmt.Sprintf("%q", name), collection)
+	}
+	return jobNotFound(op, collection, name)
+}
+
+func limitOffset(top, skip int) (int, int) {
+	if top <= 0 {
+		top = -1
+	}
+	return top, max(skip, 0)
+}
+
+// ListJobs implements [scheduler.Store].
+func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.JobFilter) ([]*scheduler.JobRecord, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, wrap("list jobs of collection", collection, err)
+	}
+	defer tx.Rollback()
+	var one int
+	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM collections WHERE name = ?", collection).Scan(&one); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, collNotFound("list jobs", collection)
+		}
+		return nil, wrap("list jobs of collection", collection, err)
+	}
+	top, skip := limitOffset(f.Top, f.Skip)
+	var rows *sql.Rows
+	if f.State == "" {
+		rows, err = tx.QueryContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE collection = ? ORDER BY name LIMIT ? OFFSET ?", collection, top, skip)
+	} else {
+		rows, err = tx.QueryContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE collection = ? AND state = ? ORDER BY name LIMIT ? OFFSET ?", collection, string(f.State), top, skip)
+	}
+	if err != nil {
+		return nil, wrap("list jobs of collection", collection, err)
+	}
+	defer rows.Close()
+	var out []*scheduler.JobRecord
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, wrap("list jobs of collection", collection, err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list jobs of collection", collection, err)
+	}
+	return out, nil
+}
+
+// DeleteJob implements [scheduler.Store].
+func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
+	err := s.write(ctx, func(tx *wtx) error {
+		n, err := tx.exec("DELETE FROM jobs WHERE collection = ? AND name = ?", collection, name)
+		if err != nil {
+			return wrap("delete job", collection+"/"+name, err)
+		}
+		if n == 0 {
+			return errMissing
+		}
+		return nil
+	})
+	if errors.Is(err, errMissing) {
+		return s.missing(ctx, "delete job", collection, name)
+	}
+	return err
+}
+
+var errMissing = errors.New("missing")
+
+// ClaimDue implements [scheduler.Store].
+func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	if !leaseUntil.After(now) {
+		return nil, fmt.Errorf("store/sqlite: claim: lease end %v is not after now %v", leaseUntil, now)
+	}
+	var out []*scheduler.JobRecord
+	err := s.write(ctx, func(tx *wtx) error {
+		out = out[:0]
+		rows, err := tx.query("SELECT rowid FROM jobs WHERE ready_at <= ? ORDER BY ready_at, collection, name LIMIT ?", sqlstore.NanosInt(now), limit)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			j, err := scanJob(tx.queryRow("UPDATE jobs SET lease_owner = ?, lease_until = ?, version = version + 1 WHERE rowid = ? RETURNING "+jobCols,
+				owner, sqlstore.NanosInt(leaseUntil), id))
+			if err != nil {
+				return err
+			}
+			out = append(out, j)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: claim due jobs: %w", err)
+	}
+	return out, nil
+}
+
+// NextDue implements [scheduler.Store].
+func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
+	if err := s.readable(); err != nil {
+		return time.Time{}, err
+	}
+	var n sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, "SELECT min(ready_at) FROM jobs WHERE ready_at IS NOT NULL").Scan(&n); err != nil {
+		return time.Time{}, fmt.Errorf("store/sqlite: next due job: %w", err)
+	}
+	return sqlstore.Time(n.Int64, n.Valid), nil
+}
+
+// ExtendLease implements [scheduler.Store].
+func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	var holder string
+	err := s.write(ctx, func(tx *wtx) error {
+		n, err := tx.exec("UPDATE jobs SET lease_until = ? WHERE collection = ? AND name = ? AND lease_owner = ? AND lease_owner <> ''",
+			sqlstore.NanosInt(until), collection, name, owner)
+		if err != nil {
+			return wrap("extend lease of job", collection+"/"+name, err)
+		}
+		if n == 1 {
+			return nil
+		}
+		err = tx.queryRow("SELECT lease_owner FROM jobs WHERE collection = ? AND name = ?", collection, name).Scan(&holder)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errMissing
+		}
+		if err != nil {
+			return wrap("extend lease of job", collection+"/"+name, err)
+		}
+		return fmt.Errorf("store/sqlite: extend lease of job %q: held by %q, not %q: %w", collection+"/"+name, holder, owner, scheduler.ErrLeaseLost)
+	})
+	if errors.Is(err, errMissing) {
+		return s.missing(ctx, "extend lease", collection, name)
+	}
+	return err
+}
+
+// encodeRecord returns the rows of a Record call.
+func encodeRecord(j *scheduler.JobRecord, history []scheduler.HistoryEntry) (*sqlstore.JobRow, []*sqlstore.HistoryRow, error) {
+	row, err := sqlstore.EncodeJob(j)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store/sqlite: record: %w", err)
+	}
+	hist := make([]*sqlstore.HistoryRow, len(history))
+	for i, h := range history {
+		if hist[i], err = sqlstore.EncodeHistory(h); err != nil {
+			return nil, nil, fmt.Errorf("store/sqlite: record: %w", err)
+		}
+	}
+	return row, hist, nil
+}
+
+// record is the body of Record inside a write transaction. It returns
+// errMissing when the job does not exist.
+func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow, hist []*sqlstore.HistoryRow) error {
+	var n int64
+	if owner != "" {
+		var err error
+		n, err = tx.exec(`UPDATE jobs SET definition = ?, state = ?, status = ?, schedule = ?, etag = ?, version = ?,
+			created_at = ?, updated_at = ?, due_at = ?, lease_owner = '', lease_until = NULL
+			WHERE collection = ? AND name = ? AND lease_owner = ? AND version = ?`,
+			row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version+1,
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), j.Collection, j.Name, owner, j.Version)
+		if err != nil {
+			return wrap("record job", j.ID(), err)
+		}
+	}
+	if n == 0 {
+		var holder string
+		var version int64
+		err := tx.queryRow("SELECT lease_owner, version FROM jobs WHERE collection = ? AND name = ?", j.Collection, j.Name).Scan(&holder, &version)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return errMissing
+		case err != nil:
+			return wrap("record job", j.ID(), err)
+		case holder != owner || owner == "":
+			return fmt.Errorf("store/sqlite: record job %q: lease held by %q, not %q: %w", j.ID(), holder, owner, scheduler.ErrLeaseLost)
+		default:
+			return fmt.Errorf("store/sqlite: record job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
+		}
+	}
+	for _, h := range hist {
+		if _, err := tx.exec("INSERT INTO history (collection, job, status, end_time, entry) VALUES (?, ?, ?, ?, ?)",
+			j.Collection, j.Name, h.Status, h.EndTime, h.Entry); err != nil {
+			return wrap("record history of job", j.ID(), err)
+		}
+	}
+	return nil
+}
+
+// Record implements [scheduler.Store].
+func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	row, hist, err := encodeRecord(j, history)
+	if err != nil {
+		return err
+	}
+	err = s.write(ctx, func(tx *wtx) error { return record(tx, owner, j, row, hist) })
+	if errors.Is(err, errMissing) {
+		return s.missing(ctx, "record job", j.Collection, j.Name)
+	}
+	return err
+}
+
+// RecordBatch implements [scheduler.BatchRecorder]: the elements are
+// recorded in one transaction, each inside a savepoint of its own, so an
+// element that fails changes nothing and leaves the others alone.
+func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	errs := make([]error, len(batch))
+	type enc struct {
+		row  *sqlstore.JobRow
+		hist []*sqlstore.HistoryRow
+	}
+	encs := make([]enc, len(batch))
+	for i, r := range batch {
+		encs[i].row, encs[i].hist, errs[i] = encodeRecord(r.Job, r.History)
+	}
+	err := s.write(ctx, func(tx *wtx) error {
+		for i, r := range batch {
+			if errs[i] != nil {
+				continue
+			}
+			if _, err := tx.exec("SAVEPOINT r"); err != nil {
+				return err
+			}
+			errs[i] = record(tx, owner, r.Job, encs[i].row, encs[i].hist)
+			if errs[i] != nil {
+				if _, err := tx.exec("ROLLBACK TO r"); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.exec("RELEASE r"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for i, r := range batch {
+		switch {
+		case err != nil && (errs[i] == nil || errors.Is(errs[i], errMissing)):
+			// The transaction failed: nothing was recorded.
+			errs[i] = fmt.Errorf("store/sqlite: record job %q: %w", r.Job.ID(), err)
+		case errors.Is(errs[i], errMissing):
+			errs[i] = s.missing(ctx, "record job", r.Job.Collection, r.Job.Name)
+		}
+	}
+	return errs
+}
+
+// ListHistory implements [scheduler.Store].
+func (s *Store) ListHistory(ctx context.Context, collection, job string, f scheduler.HistoryFilter) ([]scheduler.HistoryEntry, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, wrap("list history of job", collection+"/"+job, err)
+	}
+	defer tx.Rollback()
+	var one int
+	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM jobs WHERE collection = ? AND name = ?", collection, job).Scan(&one); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, s.missing(ctx, "list history", collection, job)
+		}
+		return nil, wrap("list history of job", collection+"/"+job, err)
+	}
+	top, skip := limitOffset(f.Top, f.Skip)
+	var rows *sql.Rows
+	if f.Status == "" {
+		rows, err = tx.QueryContext(ctx, "SELECT entry FROM history WHERE collection = ? AND job = ? ORDER BY id DESC LIMIT ? OFFSET ?", collection, job, top, skip)
+	} else {
+		rows, err = tx.QueryContext(ctx, "SELECT entry FROM history WHERE collection = ? AND job = ? AND status = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+			collection, job, string(f.Status), top, skip)
+	}
+	if err != nil {
+		return nil, wrap("list history of job", collection+"/"+job, err)
+	}
+	defer rows.Close()
+	var out []scheduler.HistoryEntry
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			return nil, wrap("list history of job", collection+"/"+job, err)
+		}
+		h, err := sqlstore.DecodeHistory(e)
+		if err != nil {
+			return nil, wrap("list history of job", collection+"/"+job, err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap("list history of job", collection+"/"+job, err)
+	}
+	return out, nil
+}
+
+// Prune implements [scheduler.Store].
+func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error) {
+	total := 0
+	err := s.write(ctx, func(tx *wtx) error {
+		total = 0
+		if !p.FinalJobsBefore.IsZero() {
+			n, err := tx.exec("DELETE FROM jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < ?)",
+				sqlstore.NanosInt(p.FinalJobsBefore))
+			if err != nil {
+				return err
+			}
+			total += int(n)
+		}
+		if !p.HistoryBefore.IsZero() {
+			n, err := tx.exec("DELETE FROM history WHERE end_time IS NULL OR end_time < ?", sqlstore.NanosInt(p.HistoryBefore))
+			if err != nil {
+				return err
+			}
+			total += int(n)
+		}
+		if p.PerJob > 0 {
+			rows, err := tx.query("SELECT collection, job FROM history GROUP BY collection, job HAVING count(*) > ?", p.PerJob)
+			if err != nil {
+				return err
+			}
+			type key struct{ c, j string }
+			var over []key
+			for rows.Next() {
+				var k key
+				if err := rows.Scan(&k.c, &k.j); err != nil {
+					rows.Close()
+					return err
+				}
+				over = append(over, k)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, k := range over {
+				n, err := tx.exec(`DELETE FROM history WHERE collection = ? AND job = ? AND id <=
+					(SELECT id FROM history WHERE collection = ? AND job = ? ORDER BY id DESC LIMIT 1 OFFSET ?)`,
+					k.c, k.j, k.c, k.j, p.PerJob)
+				if err != nil {
+					return err
+				}
+				total += int(n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store/sqlite: prune: %w", err)
+	}
+	return total, nil
+}

@@ -1,0 +1,570 @@
+// Package sqlite is a [scheduler.Store] in one SQLite file, the embedded
+// default wherever the scheduler runs on its own. It uses the pure-Go driver
+// modernc.org/sqlite (no cgo) in WAL mode.
+//
+// All writes of one Store go through one connection owned by one
+// goroutine, in IMMEDIATE transactions, so that the rules of
+// [scheduler.Store] (versions, leases, the job-count quota) hold without
+// retries. Writes that arrive while a transaction commits are committed
+// together in the next one (group commit), each inside a savepoint of its
+// own, so a failed write leaves the others of its group alone and many
+// concurrent writes share one sync to disk. Reads use the other connections
+// of the pool and see the last committed state. Several processes may open
+// the same file: SQLite's lock serialises their writes, and a writer waits
+// up to Options.BusyTimeout for it.
+//
+// # Schema
+//
+// Tables collections, jobs and history hold the records; definitions,
+// status and scheduling state are JSON columns, and what is queried has a
+// column and an index of its own (collection, name, state, due time,
+// lease). Due jobs are found through the index on jobs.ready_at, a
+// generated column that is the later of the due time and the lease end, or
+// NULL when the job is not due or its collection is not Enabled; so
+// claiming costs the same whatever the number of jobs stored. Times in
+// columns are Unix nanoseconds; instants outside 1678–2262 are clamped in
+// the index (their exact value stays in the JSON).
+//
+// The schema is created and migrated by [Open] and [New], from migrations
+// embedded in the binary; table schema_version holds the version reached.
+// A file written by a newer build is refused with a [*NewerSchemaError]
+// rather than misread, and a file of another application with an error
+// that says so.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/sqlstore"
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+var (
+	_ scheduler.Store         = (*Store)(nil)
+	_ scheduler.BatchRecorder = (*Store)(nil)
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// migrations are the schema's steps, loaded once.
+var migrations = func() []sqlstore.Migration {
+	m, err := sqlstore.LoadMigrations(migrationFiles, "migrations")
+	if err != nil {
+		panic("store/sqlite: " + err.Error())
+	}
+	return m
+}()
+
+// SchemaVersion is the newest schema version this build knows.
+var SchemaVersion = len(migrations)
+
+// applicationID marks files written by this package ("JCLK").
+const applicationID = 0x4A434C4B
+
+// NewerSchemaError is returned by Open and New for a database whose schema
+// is newer than this build knows.
+type NewerSchemaError = sqlstore.NewerSchemaError
+
+// Defaults of Options.
+const (
+	// DefaultBusyTimeout is how long a write waits for another process
+	// that holds the database's write lock.
+	DefaultBusyTimeout = 5 * time.Second
+)
+
+// Options configures a Store. A nil *Options means every default.
+type Options struct {
+	// BusyTimeout is how long a write waits for the write lock that
+	// another process holds before it fails. Defaults to
+	// DefaultBusyTimeout (5s).
+	BusyTimeout time.Duration
+	// Synchronous is SQLite's synchronous setting for writes: "FULL"
+	// (every commit reaches the disk before it returns) or "NORMAL" (in
+	// WAL mode, a power loss may lose the last commits but never
+	// corrupts the file; a crash of the process loses nothing). Empty
+	// means "FULL".
+	Synchronous string
+	// MaxReaders is the most connections used for reads at once by
+	// Open. Defaults to 4. New leaves the host's pool settings alone.
+	MaxReaders int
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var d Options
+	if o != nil {
+		d = *o
+	}
+	if d.BusyTimeout == 0 {
+		d.BusyTimeout = DefaultBusyTimeout
+	}
+	if d.BusyTimeout < 0 {
+		return d, errors.New("store/sqlite: Options.BusyTimeout is negative")
+	}
+	switch strings.ToUpper(d.Synchronous) {
+	case "":
+		d.Synchronous = "FULL"
+	case "FULL", "NORMAL":
+		d.Synchronous = strings.ToUpper(d.Synchronous)
+	default:
+		return d, fmt.Errorf("store/sqlite: Options.Synchronous is %q, not FULL or NORMAL", d.Synchronous)
+	}
+	if d.MaxReaders == 0 {
+		d.MaxReaders = 4
+	}
+	if d.MaxReaders < 0 {
+		return d, errors.New("store/sqlite: Options.MaxReaders is negative")
+	}
+	return d, nil
+}
+
+// Store is a [scheduler.Store] in a SQLite database. Create one with
+// [Open] or [New]; it is safe for concurrent use.
+type Store struct {
+	db    *sql.DB
+	owned bool // Close closes db
+	name  string
+	opts  Options
+
+	// Writes are handed to one goroutine, which owns the write
+	// connection and commits them in groups; see write.
+	reqs       chan *writeReq
+	quit       chan struct{}
+	writerDone chan struct{}
+	w          *sql.Conn // the write connection; the writer's
+	stmts      map[string]*sql.Stmt
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Open opens (creating it when missing) the SQLite database file at path,
+// creates or migrates its schema, and returns a Store that owns it: Close
+// closes the file. opts may be nil.
+func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return nil, errors.New("store/sqlite: Open: path is empty")
+	}
+	if strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("store/sqlite: Open: path %q: use a plain file path without '?' or 'file:'", path)
+	}
+	dsn := path + fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(%s)",
+		o.BusyTimeout.Milliseconds(), o.Synchronous)
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(o.MaxReaders + 1)
+	db.SetMaxIdleConns(o.MaxReaders + 1)
+	db.SetConnMaxIdleTime(0)
+	s, err := newStore(ctx, db, path, o)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// New returns a Store over db, a database opened by the host with the
+// "sqlite" driver of modernc.org/sqlite on a file (an in-memory database
+// gives each connection a database of its own, which does not work). It
+// creates or migrates the schema. Close leaves db open. opts may be nil;
+// the Store sets busy_timeout, foreign_keys and synchronous on the one
+// connection it writes with and leaves the host's pool settings alone.
+func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if db == nil {
+		return nil, errors.New("store/sqlite: New: db is nil")
+	}
+	return newStore(ctx, db, "database", o)
+}
+
+func newStore(ctx context.Context, db *sql.DB, name string, o Options) (*Store, error) {
+	s := &Store{db: db, name: name, opts: o, stmts: make(map[string]*sql.Stmt),
+		reqs: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{})}
+	if err := s.connect(ctx); err != nil {
+		return nil, s.openError(err)
+	}
+	go s.writer()
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, s.openError(err)
+	}
+	return s, nil
+}
+
+// openError explains the errors of a file that is not a database.
+func (s *Store) openError(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("store/sqlite: open %s: not a SQLite database, or a corrupt one: %w", s.name, err)
+		}
+	}
+	if strings.HasPrefix(err.Error(), "store/sqlite:") {
+		return err
+	}
+	var ns *NewerSchemaError
+	if errors.As(err, &ns) {
+		return err
+	}
+	return fmt.Errorf("store/sqlite: open %s: %w", s.name, err)
+}
+
+// connect takes the write connection from the pool and sets it up.
+func (s *Store) connect(ctx context.Context) error {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{
+		fmt.Sprintf("PRAGMA busy_timeout = %d", s.opts.BusyTimeout.Milliseconds()),
+		"PRAGMA foreign_keys = ON",
+		"PRAGMA synchronous = " + s.opts.Synchronous,
+	} {
+		if _, err := c.ExecContext(ctx, p); err != nil {
+			c.Close()
+			return err
+		}
+	}
+	var mode string
+	if err := c.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		c.Close()
+		return err
+	}
+	s.w = c
+	clear(s.stmts)
+	return nil
+}
+
+// migrate creates or upgrades the schema in one transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(tx *wtx) error {
+		var app int64
+		if err := tx.c.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+			return err
+		}
+		if app != 0 && app != applicationID {
+			return fmt.Errorf("store/sqlite: open %s: the file belongs to another application (application_id %#x)", s.name, app)
+		}
+		rows, err := tx.c.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+		if err != nil {
+			return err
+		}
+		var tables []string
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return err
+			}
+			tables = append(tables, n)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		version := 0
+		if !slices.Contains(tables, "schema_version") {
+			if len(tables) > 0 {
+				return fmt.Errorf("store/sqlite: open %s: the database holds tables of another application (%s) and no jobclock schema; use a new file",
+					s.name, strings.Join(tables, ", "))
+			}
+			if _, err := tx.c.ExecContext(ctx, "CREATE TABLE schema_version (version INTEGER NOT NULL)"); err != nil {
+				return err
+			}
+			if _, err := tx.c.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES (0)"); err != nil {
+				return err
+			}
+		} else if err := tx.c.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&version); err != nil {
+			return fmt.Errorf("store/sqlite: open %s: read schema version: %w", s.name, err)
+		}
+		if version > len(migrations) {
+			return &NewerSchemaError{Backend: "store/sqlite", Found: version, Known: len(migrations)}
+		}
+		for _, m := range migrations[version:] {
+			if _, err := tx.c.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("store/sqlite: migration %s: %w", m.Name, err)
+			}
+			if _, err := tx.c.ExecContext(ctx, "UPDATE schema_version SET version = ?", m.Version); err != nil {
+				return err
+			}
+		}
+		if app == 0 {
+			if _, err := tx.c.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Close waits for the writes under way, releases the write connection,
+// and closes the database when Open opened it. Methods called after Close
+// fail.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.quit)
+	s.mu.Unlock()
+	<-s.writerDone
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	var err error
+	if s.w != nil {
+		err = s.w.Close()
+		s.w = nil
+	}
+	if s.owned {
+		err = errors.Join(err, s.db.Close())
+	}
+	return err
+}
+
+var errClosed = errors.New("store/sqlite: store is closed")
+
+// wtx is a write transaction on the write connection.
+type wtx struct {
+	s   *Store
+	c   *sql.Conn
+	ctx context.Context
+}
+
+// stmt returns the prepared statement of query on the write connection.
+func (t *wtx) stmt(query string) (*sql.Stmt, error) {
+	if st := t.s.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := t.c.PrepareContext(t.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	t.s.stmts[query] = st
+	return st, nil
+}
+
+func (t *wtx) exec(query string, args ...any) (int64, error) {
+	st, err := t.stmt(query)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(t.ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t *wtx) queryRow(query string, args ...any) *sql.Row {
+	st, err := t.stmt(query)
+	if err != nil {
+		// Let Scan report the error.
+		return t.c.QueryRowContext(t.ctx, query, args...)
+	}
+	return st.QueryRowContext(t.ctx, args...)
+}
+
+func (t *wtx) query(query string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(t.ctx, args...)
+}
+
+// writeReq is a write waiting for the writer.
+type writeReq struct {
+	ctx  context.Context
+	fn   func(*wtx) error
+	done chan error
+}
+
+// maxGroup is the most writes committed in one transaction.
+const maxGroup = 128
+
+// write runs fn in a write transaction and returns once it committed, or
+// failed and changed nothing. Writes are serialised through one goroutine
+// that commits the writes waiting at the same time in one transaction
+// (group commit), each inside a savepoint of its own so that a failed one
+// leaves the others alone; one commit, one sync, for the whole group.
+// Once a write has started it runs to its end even when ctx ends meanwhile
+// (an interrupted statement would roll back the whole group).
+func (s *Store) write(ctx context.Context, fn func(*wtx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.reqs <- req:
+	case <-s.quit:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-req.done
+}
+
+// writer runs groups of writes until Close.
+func (s *Store) writer() {
+	defer close(s.writerDone)
+	batch := make([]*writeReq, 0, maxGroup)
+	for {
+		select {
+		case r := <-s.reqs:
+			batch = append(batch[:0], r)
+		case <-s.quit:
+			return
+		}
+	more:
+		for len(batch) < maxGroup {
+			select {
+			case r := <-s.reqs:
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		s.runGroup(batch)
+		clear(batch)
+	}
+}
+
+// runGroup runs the writes of batch in one transaction and answers each.
+func (s *Store) runGroup(batch []*writeReq) {
+	ctx := context.Background()
+	errs := make([]error, len(batch))
+	live := 0
+	for i, r := range batch {
+		if errs[i] = r.ctx.Err(); errs[i] == nil {
+			live++
+		}
+	}
+	answer := func() {
+		for i, r := range batch {
+			r.done <- errs[i]
+		}
+	}
+	failAll := func(err error) {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		answer()
+	}
+	if live == 0 {
+		answer()
+		return
+	}
+	if s.w == nil {
+		if err := s.connect(ctx); err != nil {
+			failAll(fmt.Errorf("store/sqlite: reconnect: %w", err))
+			return
+		}
+	}
+	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		s.reset()
+		failAll(err)
+		return
+	}
+	exec := func(q string) error {
+		st, err := (&wtx{s: s, c: s.w, ctx: ctx}).stmt(q)
+		if err == nil {
+			_, err = st.ExecContext(ctx)
+		}
+		return err
+	}
+	rollback := func() {
+		if _, err := s.w.ExecContext(ctx, "ROLLBACK"); err != nil && !strings.Contains(err.Error(), "no transaction") {
+			s.reset()
+		}
+	}
+	single := live == 1
+	for i, r := range batch {
+		if errs[i] != nil {
+			continue
+		}
+		if !single {
+			if err := exec("SAVEPOINT w"); err != nil {
+				rollback()
+				failAll(err)
+				return
+			}
+		}
+		err := r.fn(&wtx{s: s, c: s.w, ctx: context.WithoutCancel(r.ctx)})
+		switch {
+		case err != nil && single:
+			rollback()
+			errs[i] = err
+			answer()
+			return
+		case err != nil:
+			errs[i] = err
+			if rerr := errors.Join(exec("ROLLBACK TO w"), exec("RELEASE w")); rerr != nil {
+				rollback()
+				failAll(rerr)
+				return
+			}
+		case !single:
+			if err := exec("RELEASE w"); err != nil {
+				rollback()
+				failAll(err)
+				return
+			}
+		}
+	}
+	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
+		rollback()
+		failAll(err)
+		return
+	}
+	answer()
+}
+
+// reset drops the write connection after an error that may have left it
+// unusable; the next write opens another.
+func (s *Store) reset() {
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	clear(s.stmts)
+	if s.w != nil {
+		s.w.Raw(func(any) error { return driver.ErrBadConn }) // discard it
+		s.w.Close()
+		s.w = nil
+	}
+}
+
+func (s *Store) readable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	return nil
+}
