@@ -1,0 +1,78 @@
+package action_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/jobclock/scheduler/action"
+)
+
+func TestRegistry(t *testing.T) {
+	var r action.Registry // the zero value is ready for use
+	if _, ok := r.Lookup(action.HTTP); ok {
+		t.Fatal("Lookup(Http) on an empty registry found an executor")
+	}
+	calls := 0
+	first := action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		calls++
+		return &action.Result{Message: "first " + req.JobID}, nil
+	})
+	second := action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		return &action.Result{Message: "second"}, nil
+	})
+	r.Register("Custom", first)
+	e, ok := r.Lookup("Custom")
+	if !ok {
+		t.Fatal("Lookup(Custom) after Register found nothing")
+	}
+	res, err := e.Execute(context.Background(), &action.Request{JobID: "c/j"})
+	if err != nil || res.Message != "first c/j" || calls != 1 {
+		t.Errorf("Execute = %+v, %v (calls %d), want first c/j, nil, 1", res, err, calls)
+	}
+	r.Register("Custom", second) // replaces
+	e, _ = r.Lookup("Custom")
+	if res, _ := e.Execute(context.Background(), &action.Request{}); res.Message != "second" {
+		t.Errorf("after a second Register, Execute = %q, want the replacement", res.Message)
+	}
+	if diff := cmp.Diff([]action.Type{"Custom"}, r.Types()); diff != "" {
+		t.Errorf("Types() (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		name string
+		t    action.Type
+		e    action.Executor
+	}{{"nil executor", "X", nil}, {"empty type", "", first}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register with %s did not panic", tc.name)
+				}
+			}()
+			r.Register(tc.t, tc.e)
+		}()
+	}
+}
+
+func TestEnumsAcceptAnyCase(t *testing.T) {
+	var a action.Action
+	in := `{"type": "storagequeue", "serviceBusQueueMessage": {"transportType": "netmessaging"},
+		"request": {"uri": "u", "method": "GET", "authentication": {"type": "activedirectoryoauth"}}}`
+	if err := json.Unmarshal([]byte(in), &a); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{string(a.Type), string(a.ServiceBusQueueMessage.TransportType), string(a.Request.Authentication.Type)}
+	want := []string{"StorageQueue", "NetMessaging", "ActiveDirectoryOAuth"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("canonical spellings (-want +got):\n%s", diff)
+	}
+	if !a.Type.Builtin() || action.Type("Custom").Builtin() {
+		t.Error("Builtin() is wrong for StorageQueue or Custom")
+	}
+	var u action.Type
+	if err := json.Unmarshal([]byte(`"gRPC"`), &u); err != nil || u != "gRPC" {
+		t.Errorf("unknown type = %q, %v; want it kept as given", u, err)
+	}
+}

@@ -1,0 +1,101 @@
+// Command jobclock checks job definitions, lists when they would run, runs
+// them, and serves the management REST API.
+//
+// Usage:
+//
+//	jobclock validate FILE|-
+//	jobclock next [-n N] [-from TIME] FILE|-
+//	jobclock run [flags] FILE...
+//	jobclock serve [flags]
+//	jobclock help
+//
+// validate prints "ok" for a valid job definition and exits 0; for an
+// invalid one it prints one line per problem to standard error, "PATH:
+// message" (or "line L, column C: message" for input that is not JSON),
+// and exits 1.
+//
+// next prints the first N (default 10) occurrences the job would run if it
+// were created at TIME (default now), one per line in RFC 3339 with
+// seconds, in UTC. It prints fewer lines when the job ends sooner (count,
+// endTime), and none when it never runs. TIME is ISO 8601 as in job
+// definitions ("2026-01-05T09:00Z", "2026-01-05"). An invalid job exits 1
+// with the same lines as validate.
+//
+// run loads job definitions into an embedded scheduler, runs them and
+// prints each history entry as a JSON line; serve runs the scheduler with
+// the Azure Scheduler management REST API (see "jobclock run -h" and
+// "jobclock serve -h").
+//
+// FILE "-" reads standard input. Exit status 2 means a usage error; 1 an
+// invalid job or an unreadable file.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `Usage:
+  jobclock validate FILE|-                     check a job definition; prints ok or one line per problem
+  jobclock next [-n N] [-from TIME] FILE|-     list the next N (default 10) occurrences of a job created at TIME (default now)
+  jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)
+  jobclock serve [flags]                       run the scheduler with its REST API (see jobclock serve -h)
+  jobclock help                                show this text
+
+FILE - reads standard input. Times are ISO 8601 ("2026-01-05T09:00Z"); occurrences print in UTC.
+`
+
+// run is the whole command: it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "validate":
+		return validateCmd(rest, stdin, stdout, stderr)
+	case "next":
+		return nextCmd(rest, stdin, stdout, stderr)
+	case "run":
+		// The run subcommand lives in run.go.
+		return runCmd(rest)
+	case "serve":
+		return serveCmd(rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "jobclock: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+}
+
+// readInput reads FILE, or standard input for "-".
+func readInput(name string, stdin io.Reader) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(name)
+}
+
+// parseArgs parses flags that may come before or after the operands and
+// returns the operands.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var operands []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return operands, nil
+		}
+		operands = append(operands, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("next", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int("n", 10, "how many occurrences to list (at least 1)")
+	from := fs.String("from", "", "the job's creation time, ISO 8601 (default now)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] FILE|-")
+		fs.PrintDefaults()
+	}
+	operands, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(operands) != 1 {
+		fs.Usage()
+		return 2
+	}
+	if *n < 1 {
+		fmt.Fprintf(stderr, "jobclock next: -n %d: must be at least 1\n", *n)
+		return 2
+	}
+	created := time.Now().UTC()
+	if *from != "" {
+		t, err := scheduler.ParseTime(*from)
+		if err != nil {
+			fmt.Fprintf(stderr, "jobclock next: -from: %v\n", err)
+			return 2
+		}
+		created = t
+	}
+	job, code := loadJob(operands[0], stdin, stderr, "next")
+	if job == nil {
+		return code
+	}
+	timing, err := job.Timing(created)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock next: %v\n", err)
+		return 1
+	}
+	i := 0
+	for at := range timing.Occurrences() {
+		fmt.Fprintln(stdout, at.UTC().Format(time.RFC3339))
+		if i++; i == *n {
+			break
+		}
+	}
+	return 0
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNext(t *testing.T) {
+	everyOtherDay := `{"startTime": "2015-04-07T14:00Z",
+		"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+		"recurrence": {"frequency": "day", "interval": 2}}`
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string
+		stderr string // substring
+	}{
+		{name: "documented past start", stdin: everyOtherDay, args: []string{"-n", "3", "-from", "2015-04-08T13:00Z", "-"},
+			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n2015-04-13T14:00:00Z\n"},
+		{name: "flags after the file", stdin: everyOtherDay, args: []string{"-", "-n", "2", "-from", "2015-04-08T13:00Z"},
+			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n"},
+		{name: "default ten", stdin: everyOtherDay, args: []string{"-from", "2015-04-08", "-"},
+			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n2015-04-13T14:00:00Z\n2015-04-15T14:00:00Z\n2015-04-17T14:00:00Z\n" +
+				"2015-04-19T14:00:00Z\n2015-04-21T14:00:00Z\n2015-04-23T14:00:00Z\n2015-04-25T14:00:00Z\n2015-04-27T14:00:00Z\n"},
+		{name: "count ends sooner", args: []string{"-n", "10", "-from", "2026-01-01", "-"},
+			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+				"recurrence": {"frequency": "week", "count": 2}}`,
+			stdout: "2026-01-05T09:00:00Z\n2026-01-12T09:00:00Z\n"},
+		{name: "endTime ends sooner, inclusive", args: []string{"-from", "2026-01-01", "-"},
+			stdin: `{"startTime": "2026-01-05T09:00+01:00", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+				"recurrence": {"frequency": "day", "endTime": "2026-01-07T08:00Z"}}`,
+			stdout: "2026-01-05T08:00:00Z\n2026-01-06T08:00:00Z\n2026-01-07T08:00:00Z\n"},
+		{name: "endTime passed: nothing", args: []string{"-from", "2027-01-01", "-"},
+			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+				"recurrence": {"frequency": "day", "endTime": "2026-02-01"}}`,
+			stdout: ""},
+		{name: "no recurrence", args: []string{"-from", "2026-01-01T10:00Z", "-"},
+			stdin:  `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}}`,
+			stdout: "2026-01-01T10:00:00Z\n"},
+		{name: "documented example job", args: []string{"-n", "3", "-from", "2012-08-01", "../../testdata/azure-example.json"},
+			stdout: "2012-08-06T10:00:00Z\n2012-08-06T22:00:00Z\n2012-08-08T10:00:00Z\n"},
+		// 08:30 in Paris on the 15th and the last Friday: 07:30Z in winter,
+		// 06:30Z in summer.
+		{name: "time zone winter", args: []string{"-n", "4", "-from", "2026-01-01", "../../testdata/monthly-timezone-job.json"},
+			stdout: "2026-01-15T07:30:00Z\n2026-01-30T07:30:00Z\n2026-02-15T07:30:00Z\n2026-02-27T07:30:00Z\n"},
+		{name: "time zone summer", args: []string{"-n", "2", "-from", "2026-06-01", "../../testdata/monthly-timezone-job.json"},
+			stdout: "2026-06-15T06:30:00Z\n2026-06-26T06:30:00Z\n"},
+		{name: "invalid job", args: []string{"-"}, code: 1, stdin: `{"action": {"type": "http"}}`,
+			stderr: "action.request: is required for type Http\n"},
+		{name: "n zero", args: []string{"-n", "0", "-"}, stdin: everyOtherDay, code: 2, stderr: "must be at least 1"},
+		{name: "n not a number", args: []string{"-n", "x", "-"}, stdin: everyOtherDay, code: 2, stderr: "invalid value"},
+		{name: "bad from", args: []string{"-from", "yesterday", "-"}, stdin: everyOtherDay, code: 2, stderr: `-from: "yesterday" is not an ISO 8601 time`},
+		{name: "no file", args: []string{}, code: 2, stderr: "Usage: jobclock next"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.stdin, append([]string{"next"}, tt.args...)...)
+			if code != tt.code {
+				t.Errorf("exit status = %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if stdout != tt.stdout {
+				t.Errorf("stdout =\n%s\nwant\n%s", stdout, tt.stdout)
+			}
+			if !strings.Contains(stderr, tt.stderr) || tt.stderr == "" && stderr != "" {
+				t.Errorf("stderr = %q, want %q", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestNextDefaultsToNow(t *testing.T) {
+	// A job without startTime or recurrence runs once, at its creation:
+	// now. The line is an RFC 3339 UTC time.
+	code, stdout, stderr := runCLI(t, `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}}`, "next", "-")
+	if code != 0 || !strings.HasSuffix(stdout, "Z\n") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("next = %d %q %q, want one UTC time", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tailscale/hujson"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/postgres"
+)
+
+const runUsage = `usage: jobclock run [flags] FILE...
+
+Loads job definitions into an embedded scheduler (in memory, or kept in
+the database given by -db or -postgres), runs them, and prints each
+history entry as one JSON line on stdout as it happens, and a summary of
+each job on stderr at the end. It exits with status 0 when every job has
+completed or faulted, or on Ctrl-C / SIGTERM after the attempts in flight
+have ended (a recurring job without count or endTime, or a Disabled one,
+runs until then); 1 when a file cannot be loaded; 2 on a usage error.
+
+Each FILE is either one job definition (the "properties" object of an
+Azure Scheduler job, or its ARM envelope), put as job BASENAME in the
+collection "default", or a collection file:
+
+  {
+    "name": "demo",                       // optional; default BASENAME
+    "collection": {"properties": {"sku": {"name": "Standard"}}},  // optional
+    "jobs": {
+      "hello": {"action": {"type": "Http", "request": {"uri": "...", "method": "GET"}}},
+      ...
+    }
+  }
+
+Comments and trailing commas are allowed. Names must start with a letter and
+hold only letters, digits, '-' and '_'.
+
+Flags:
+`
+
+// runCmd implements "jobclock run". It returns the process exit status.
+func runCmd(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runScheduler(ctx, args, os.Stdout, os.Stderr)
+}
+
+// runScheduler is runCmd without the signal handling: it stops when ctx
+// ends.
+func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("jobclock run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	minRetry := fs.Duration("min-retry-interval", scheduler.DefaultMinRetryInterval,
+		"smallest retryInterval a job may ask for; lower it for demonstrations (e.g. 1s)")
+	history := fs.Bool("history", true, "print each history entry as a JSON line on stdout (-history=false: only the summary)")
+	echo := fs.String("echo", "", "start a local HTTP receiver on `ADDR` (such as 127.0.0.1:8089) for jobs to call:\n"+
+		"/status/NNN answers with status NNN, any other path with 200 and a short text")
+	misfire := fs.String("misfire", string(scheduler.MisfireRunOnce), "misfire policy: runOnce, skip or runAll")
+	verbose := fs.Bool("v", false, "log the scheduler's debug messages on stderr")
+	dbPath := fs.String("db", "", "keep jobs and history in the SQLite database `file` (created when missing); default: in memory")
+	dsn := fs.String("postgres", "", "keep jobs and history in the PostgreSQL database at `DSN`")
+	schema := fs.String("schema", postgres.DefaultSchema, "PostgreSQL `schema` for the tables, created when missing (with -postgres)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, runUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *dbPath != "" && *dsn != "" {
+		fmt.Fprintln(stderr, "jobclock run: -db and -postgres cannot be used together")
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "jobclock run: no job files given")
+		fs.Usage()
+		return 2
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	if *echo != "" {
+		srv, err := startEcho(*echo, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "jobclock run: -echo %s: %v\n", *echo, err)
+			return 1
+		}
+		defer srv.Close()
+	}
+
+	var out sync.Mutex
+	events := make(chan struct{}, 1)
+	enc := json.NewEncoder(stdout)
+	cfg := &scheduler.Config{
+		Logger:           logger,
+		MinRetryInterval: *minRetry,
+		Misfire:          scheduler.MisfirePolicy(*misfire),
+		OnHistory: func(h scheduler.HistoryEntry) {
+			if *history {
+				out.Lock()
+				enc.Encode(h)
+				out.Unlock()
+			}
+			select {
+			case events <- struct{}{}:
+			default:
+			}
+		},
+	}
+	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+		return 1
+	}
+	defer closeStore()
+	s, err := scheduler.New(store, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+		return 2
+	}
+	jobs, err := load(ctx, s, fs.Args(), *minRetry)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+		return 1
+	}
+	if err := s.Start(ctx); err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+		return 1
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for !allFinal(ctx, s, jobs) {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(stderr, "jobclock run: stopping; waiting for attempts in flight")
+		case <-events:
+		case <-tick.C:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	summary := summarize(ctx, s, jobs)
+	if err := s.Stop(context.Background()); err != nil {
+		fmt.Fprintf(stderr, "jobclock run: stop: %v\n", err)
+	}
+	fmt.Fprint(stderr, summary)
+	return 0
+}
+
+type jobKey struct{ collection, name string }
+
+func allFinal(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) bool {
+	for _, k := range jobs {
+		r, err := s.GetJob(context.WithoutCancel(ctx), k.collection, k.name)
+		if err != nil || !r.State.Final() {
+			return false
+		}
+	}
+	return true
+}
+
+func summarize(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) string {
+	var b strings.Builder
+	for _, k := range jobs {
+		r, err := s.GetJob(context.WithoutCancel(ctx), k.collection, k.name)
+		if err != nil {
+			fmt.Fprintf(&b, "%s/%s: %v\n", k.collection, k.name, err)
+			continue
+		}
+		fmt.Fprintf(&b, "%s/%s: %s (executions %d, failures %d, faulted occurrences %d)\n",
+			k.collection, k.name, r.State, r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount)
+	}
+	return b.String()
+}
+
+// collectionFile is the format of a file holding a collection and its jobs.
+type collectionFile struct {
+	Name       string                     `json:"name"`
+	Collection json.RawMessage            `json:"collection"`
+	Jobs       map[string]json.RawMessage `json:"jobs"`
+}
+
+var unsafeName = regexp.MustCompile(`[^-_A-Za-z0-9]`)
+
+// baseName turns a file name into a collection or job name.
+func baseName(path string) string {
+	n := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return unsafeName.ReplaceAllString(n, "-")
+}
+
+// load reads every file and puts its collection and jobs. Errors name the
+// file and the JSON path.
+func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry time.Duration) ([]jobKey, error) {
+	var keys []jobKey
+	var errs []error
+	popts := &scheduler.ParseOptions{MinRetryInterval: minRetry, AllowInsecureAuthentication: true, Now: time.Now()}
+	defaultMade := false
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		std, err := hujson.Standardize(bytes.Clone(data))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", path, err))
+			continue
+		}
+		var probe map[string]json.RawMessage
+		if err := json.Unmarshal(std, &probe); err != nil {
+			errs = append(errs, fmt.Errorf("%s: not a JSON object: %v", path, err))
+			continue
+		}
+		if _, ok := probe["jobs"]; !ok {
+			if !defaultMade {
+				if _, err := s.PutCollection(ctx, "default", nil, nil); err != nil {
+					return nil, err
+				}
+				defaultMade = true
+			}
+			k := jobKey{"default", baseName(path)}
+			if err := putJob(ctx, s, k, data, popts); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", path, err))
+				continue
+			}
+			keys = append(keys, k)
+			continue
+		}
+		var cf collectionFile
+		dec := json.NewDecoder(bytes.NewReader(std))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cf); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %v", path, err))
+			continue
+		}
+		if cf.Name == "" {
+			cf.Name = baseName(path)
+		}
+		var def *scheduler.JobCollection
+		if len(cf.Collection) > 0 {
+			if def, err = scheduler.ParseCollection(cf.Collection); err != nil {
+				errs = append(errs, fmt.Errorf("%s: collection: %w", path, err))
+				continue
+			}
+		}
+		if _, err := s.PutCollection(ctx, cf.Name, def, nil); err != nil {
+			errs = append(errs, fmt.Errorf("%s: collection %q: %w", path, cf.Name, err))
+			continue
+		}
+		names := make([]string, 0, len(cf.Jobs))
+		for n := range cf.Jobs {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			k := jobKey{cf.Name, n}
+			if err := putJob(ctx, s, k, cf.Jobs[n], popts); err != nil {
+				errs = append(errs, fmt.Errorf("%s: jobs.%s: %w", path, n, err))
+				continue
+			}
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 && len(errs) == 0 {
+		errs = append(errs, errors.New("the files hold no jobs"))
+	}
+	return keys, errors.Join(errs...)
+}
+
+func putJob(ctx context.Context, s *scheduler.Scheduler, k jobKey, data []byte, popts *scheduler.ParseOptions) error {
+	job, err := scheduler.ParseJob(data, popts)
+	if err != nil {
+		return err
+	}
+	_, err = s.PutJob(ctx, k.collection, k.name, job, nil)
+	return err
+}
+
+// startEcho starts the local HTTP receiver that sample jobs call.
+func startEcho(addr string, log io.Writer) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	mux := http.NewServeMux()
+	mux.HandleFunc("/status/{code}", func(w http.ResponseWriter, r *http.Request) {
+		code := 0
+		fmt.Sscanf(r.PathValue("code"), "%d", &code)
+		if code < 100 || code > 599 {
+			code = http.StatusBadRequest
+		}
+		mu.Lock()
+		fmt.Fprintf(log, "echo: %s %s -> %d (job %s, occurrence tag %s)\n", r.Method, r.URL.Path, code,
+			r.Header.Get("x-ms-scheduler-jobid"), r.Header.Get("x-ms-scheduler-execution-tag"))
+		mu.Unlock()
+		w.WriteHeader(code)
+		fmt.Fprintf(w, "status %d as requested\n", code)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+		mu.Lock()
+		fmt.Fprintf(log, "echo: %s %s %q (job %s, occurrence tag %s)\n", r.Method, r.URL.Path, body,
+			r.Header.Get("x-ms-scheduler-jobid"), r.Header.Get("x-ms-scheduler-execution-tag"))
+		mu.Unlock()
+		fmt.Fprintf(w, "hello from %s; got %d bytes\n", r.URL.Path, len(body))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go srv.Serve(ln)
+	return srv, nil
+}

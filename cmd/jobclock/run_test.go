@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+func writeRunFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunCommand(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/fail") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	one := writeRunFile(t, dir, "one.json", `{"action": {"type": "Http", "request": {"uri": "`+srv.URL+`/one", "method": "GET"}}}`)
+	coll := writeRunFile(t, dir, "coll.json", `{
+		// a collection file
+		"name": "demo",
+		"jobs": {
+			"bad": {"action": {"type": "Http", "request": {"uri": "`+srv.URL+`/fail", "method": "GET"},
+				"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT0.1S", "retryCount": 1},
+				"errorAction": {"type": "Http", "request": {"uri": "`+srv.URL+`/alert", "method": "POST"}}}},
+		},
+	}`)
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code := runScheduler(ctx, []string{"-min-retry-interval", "100ms", one, coll}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
+	}
+	var entries []scheduler.HistoryEntry
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		var h scheduler.HistoryEntry
+		if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
+			t.Fatalf("stdout line %q is not a history entry: %v", sc.Text(), err)
+		}
+		entries = append(entries, h)
+	}
+	count := map[string]int{}
+	for _, h := range entries {
+		count[h.Collection+"/"+h.Job+"/"+string(h.ActionName)+"/"+string(h.Status)]++
+	}
+	want := map[string]int{
+		"default/one/MainAction/Completed": 1,
+		"demo/bad/MainAction/Failed":       2,
+		"demo/bad/ErrorAction/Completed":   1,
+	}
+	for k, n := range want {
+		if count[k] != n {
+			t.Errorf("%s: %d entries, want %d (all: %v)", k, count[k], n, count)
+		}
+	}
+	for _, s := range []string{"default/one: Completed", "demo/bad: Faulted (executions 2, failures 2, faulted occurrences 1)"} {
+		if !strings.Contains(stderr.String(), s) {
+			t.Errorf("stderr lacks %q:\n%s", s, stderr.String())
+		}
+	}
+}
+
+func TestRunCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeRunFile(t, dir, "bad.json", `{"action": {"type": "Http", "request": {"uri": "not a url", "method": "GET"}}}`)
+	badColl := writeRunFile(t, dir, "badcoll.json", `{"jobs": {"x": {"action": {"type": "Nope"}}}, "extra": 1}`)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "no job files"},
+		{[]string{"-nope"}, 2, "flag provided but not defined"},
+		{[]string{bad}, 1, "action.request.uri"},
+		{[]string{badColl}, 1, "extra"},
+		{[]string{filepath.Join(dir, "missing.json")}, 1, "missing.json"},
+		{[]string{"-misfire", "sometimes", bad}, 2, "Misfire"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := runScheduler(context.Background(), tt.args, &stdout, &stderr)
+		if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("run(%q) = %d, stderr %q; want %d and a message with %q", tt.args, code, stderr.String(), tt.code, tt.want)
+		}
+	}
+}
+
+func TestRunCommandStopsOnCancel(t *testing.T) {
+	dir := t.TempDir()
+	never := writeRunFile(t, dir, "never.json", `{"recurrence": {"frequency": "Day", "count": 5}, "action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	go func() { done <- runScheduler(ctx, []string{never}, &stdout, &stderr) }()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(stderr.String(), "default/never: Enabled") {
+			t.Errorf("run after cancel = %d, stderr %q", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after its context was cancelled")
+	}
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/store/postgres"
+)
+
+const serveUsage = `usage: jobclock serve [flags]
+
+Runs a scheduler with the management REST API (the Azure Scheduler ARM API,
+api-version 2016-03-01) on -addr. Jobs and history are kept in a SQLite file
+(-db, default jobclock.db) or a PostgreSQL database (-postgres DSN, tables in
+-schema). Several serve processes may share one PostgreSQL schema.
+
+Callers authenticate with a bearer token from -tokens FILE, or from the
+JOBCLOCK_API_TOKENS environment variable when -tokens is not given: one
+"TOKEN SUBSCRIPTION[,SUBSCRIPTION...]" entry per line (or separated by ';'),
+"*" for every subscription. Without tokens the API is open to anyone who can
+connect, so serve then refuses any -addr that is not a loopback address.
+
+Timeouts: request headers must arrive within 10s and the whole request
+within 30s; a response must be written within 60s; each request's work is
+bounded by 30s; idle keep-alive connections close after 120s. Request bodies
+are limited to 64 KiB. On SIGINT or SIGTERM the server stops accepting
+requests, finishes those in flight, then waits for the jobs' attempts in
+flight (at most -shutdown-timeout in all) and exits.
+
+Exit status: 0 after a clean shutdown; 1 when the store cannot be opened,
+the address cannot be listened on, the server fails, or the shutdown
+timeout passes first; 2 on a usage error.
+
+Flags:
+`
+
+// Timeouts of the HTTP server of serve.
+const (
+	serveReadHeaderTimeout = 10 * time.Second
+	serveReadTimeout       = 30 * time.Second
+	serveWriteTimeout      = 60 * time.Second
+	serveIdleTimeout       = 120 * time.Second
+	serveHandlerTimeout    = 30 * time.Second
+)
+
+// serveCmd is "jobclock serve": it returns the exit status.
+func serveCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on (port 0 picks a free port)")
+	dbPath := fs.String("db", "jobclock.db", "SQLite database `file`, created when missing")
+	dsn := fs.String("postgres", "", "PostgreSQL connection string (`DSN`) to use instead of SQLite")
+	schema := fs.String("schema", postgres.DefaultSchema, "PostgreSQL `schema` for the tables, created when missing (with -postgres)")
+	tokens := fs.String("tokens", "", "bearer token `file` (default: the JOBCLOCK_API_TOKENS environment variable)")
+	minRetry := fs.Duration("min-retry-interval", 0, "smallest retryInterval jobs may use (default 15s; lower it for tests)")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "jobclock serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	dbSet := false
+	fs.Visit(func(f *flag.Flag) { dbSet = dbSet || f.Name == "db" })
+	if dbSet && *dsn != "" {
+		fmt.Fprintln(stderr, "jobclock serve: -db and -postgres cannot be used together")
+		return 2
+	}
+	schemaSet := false
+	fs.Visit(func(f *flag.Flag) { schemaSet = schemaSet || f.Name == "schema" })
+	if schemaSet && *dsn == "" {
+		fmt.Fprintln(stderr, "jobclock serve: -schema needs -postgres")
+		return 2
+	}
+	if *minRetry < 0 {
+		fmt.Fprintln(stderr, "jobclock serve: -min-retry-interval is negative")
+		return 2
+	}
+	ta, err := httpapi.LoadTokenAuth(*tokens)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: -tokens: %v\n", err)
+		return 2
+	}
+	var auth httpapi.Authenticator
+	if ta != nil {
+		auth = ta
+	}
+	if auth == nil && !serveLoopback(*addr) {
+		fmt.Fprintf(stderr, "jobclock serve: refusing to serve on %s without authentication: give -tokens FILE or set %s, or use a loopback address such as 127.0.0.1:8080\n", *addr, httpapi.TokensEnv)
+		return 2
+	}
+
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 1
+	}
+	defer closeStore()
+	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry})
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 1
+	}
+	if err := s.Start(ctx); err != nil {
+		ln.Close()
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{
+		Handler:           httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout}),
+		ReadHeaderTimeout: serveReadHeaderTimeout,
+		ReadTimeout:       serveReadTimeout,
+		WriteTimeout:      serveWriteTimeout,
+		IdleTimeout:       serveIdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if auth == nil {
+		log.Warn("serving without authentication: loopback only; give -tokens FILE or set " + httpapi.TokensEnv + " to require bearer tokens")
+	}
+	fmt.Fprintf(stdout, "jobclock: listening on http://%s\n", ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	status := 0
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-served:
+		log.Error("server failed", "err", err)
+		status = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Error("http shutdown", "err", err)
+		status = 1
+	}
+	if err := s.Stop(sctx); err != nil {
+		log.Error("scheduler stop", "err", err)
+		status = 1
+	}
+	return status
+}
+
+// serveLoopback reports whether addr listens only on a loopback address.
+func serveLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

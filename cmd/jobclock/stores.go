@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/store/postgres"
+	"github.com/jobclock/scheduler/store/sqlite"
+)
+
+// openStore opens the PostgreSQL store when dsn is set (tables in schema),
+// else the SQLite file at dbPath, else, when both are empty, a memory
+// store. The returned func closes the store.
+func openStore(ctx context.Context, dbPath, dsn, schema string) (scheduler.Store, func(), error) {
+	switch {
+	case dsn != "":
+		st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema})
+		if err != nil {
+			return nil, nil, fmt.Errorf("open postgres: %w", err)
+		}
+		return st, func() { st.Close() }, nil
+	case dbPath != "":
+		st, err := sqlite.Open(ctx, dbPath, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open %s: %w", dbPath, err)
+		}
+		return st, func() { st.Close() }, nil
+	default:
+		return memory.New(), func() {}, nil
+	}
+}

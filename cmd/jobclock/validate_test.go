@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the command in-process and returns its exit status and
+// output.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// writeJob writes a job definition to a temporary file.
+func writeJob(t *testing.T, body string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "job.json")
+	if err := os.WriteFile(name, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+const validJob = `{
+	// comments and trailing commas are fine
+	"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"},},
+}`
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		stdin      string
+		code       int
+		stdout     string
+		stderrHas  []string
+		stderrNone bool
+	}{
+		{name: "valid file", args: []string{"validate", writeJob(t, validJob)}, code: 0, stdout: "ok\n", stderrNone: true},
+		{name: "valid stdin", args: []string{"validate", "-"}, stdin: validJob, code: 0, stdout: "ok\n", stderrNone: true},
+		{name: "documented example", args: []string{"validate", "../../testdata/azure-example.json"}, code: 0, stdout: "ok\n", stderrNone: true},
+		{name: "invalid", args: []string{"validate", "-"}, code: 1,
+			stdin: `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "FETCH"}},
+				"recurrence": {"frequency": "day", "schedule": {"hours": [1, 25]}}, "statee": 1}`,
+			stderrHas: []string{
+				`action.request.method: "FETCH" is not an HTTP method (GET, PUT, POST, DELETE, PATCH, HEAD or OPTIONS)` + "\n" +
+					"recurrence.schedule.hours[1]: 25 is not an hour (0-23)\n" +
+					"statee: unknown field\n",
+			}},
+		{name: "syntax error", args: []string{"validate", "-"}, stdin: "{\n  \"action\": }", code: 1,
+			stderrHas: []string{"line 2, column 13: "}},
+		{name: "missing file", args: []string{"validate", filepath.Join(t.TempDir(), "nope.json")}, code: 1,
+			stderrHas: []string{"jobclock validate: ", "nope.json", "no such file"}},
+		{name: "no operand", args: []string{"validate"}, code: 2, stderrHas: []string{"Usage: jobclock validate FILE|-"}},
+		{name: "two operands", args: []string{"validate", "a", "b"}, code: 2, stderrHas: []string{"Usage: jobclock validate FILE|-"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.stdin, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit status = %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if stdout != tt.stdout {
+				t.Errorf("stdout = %q, want %q", stdout, tt.stdout)
+			}
+			for _, s := range tt.stderrHas {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr = %q, want it to contain %q", stderr, s)
+				}
+			}
+			if tt.stderrNone && stderr != "" {
+				t.Errorf("stderr = %q, want nothing", stderr)
+			}
+		})
+	}
+}
+
+func TestValidateInvalidOneLinePerProblem(t *testing.T) {
+	code, _, stderr := runCLI(t, `{"state": "on"}`, "validate", "-")
+	want := "action: is required\n" + `state: "on" is not a job state (Enabled or Disabled)` + "\n"
+	if code != 1 || stderr != want {
+		t.Errorf("validate = %d, stderr %q; want 1, %q", code, stderr, want)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"help", "-h", "--help"} {
+		code, stdout, _ := runCLI(t, "", arg)
+		if code != 0 {
+			t.Errorf("%s: exit status %d, want 0", arg, code)
+		}
+		for _, sub := range []string{"validate", "next", "run"} {
+			if !strings.Contains(stdout, "jobclock "+sub) {
+				t.Errorf("%s: usage %q does not list %q", arg, stdout, sub)
+			}
+		}
+	}
+	if code, _, stderr := runCLI(t, ""); code != 2 || !strings.Contains(stderr, "Usage:") {
+		t.Errorf("no arguments: %d %q, want 2 and the usage", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "", "frobnicate"); code != 2 || !strings.Contains(stderr, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: %d %q, want 2 and a message", code, stderr)
+	}
+}

@@ -1,0 +1,65 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// A Scheduler over the memory store runs a job that calls a local HTTP
+// endpoint once, now; OnHistory sees the attempt.
+func ExampleScheduler() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Println("received", r.Method, r.URL.Path, "for job", r.Header.Get("x-ms-scheduler-jobid"))
+	}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	done := make(chan scheduler.HistoryEntry, 1)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{
+		Logger:    slog.New(slog.DiscardHandler),
+		OnHistory: func(h scheduler.HistoryEntry) { done <- h },
+	})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.PutCollection(ctx, "reports", &scheduler.JobCollection{}, nil); err != nil {
+		panic(err)
+	}
+	job, err := scheduler.ParseJob([]byte(`{
+		// no startTime and no recurrence: run once, now
+		"action": {"type": "Http", "request": {"uri": "`+srv.URL+`/nightly", "method": "POST"}},
+	}`), nil)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.PutJob(ctx, "reports", "nightly", job, nil); err != nil {
+		panic(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		panic(err)
+	}
+	h := <-done
+	fmt.Println(h.ActionName, h.Status, "occurrence", h.RepeatCount)
+	r, err := s.GetJob(ctx, "reports", "nightly")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.State, "after", r.Status.ExecutionCount, "execution")
+
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.Stop(stopCtx); err != nil {
+		panic(err)
+	}
+	// Output:
+	// received POST /nightly for job reports/nightly
+	// MainAction Completed occurrence 1
+	// Completed after 1 execution
+}

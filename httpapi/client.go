@@ -1,0 +1,332 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// Client calls the management API. Create one with [NewClient]; it is safe
+// for concurrent use. Errors from the API are *ResponseError values.
+type Client struct {
+	base       string
+	token      string
+	apiVersion string
+	hc         *http.Client
+}
+
+// ClientOptions configure a Client. A nil *ClientOptions means every
+// default.
+type ClientOptions struct {
+	// Token is sent as "Authorization: Bearer TOKEN". Empty sends none.
+	Token string
+	// HTTPClient sends the requests. Nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// APIVersion is the api-version query parameter. Empty means
+	// 2016-03-01.
+	APIVersion string
+}
+
+// NewClient returns a client for the API served at baseURL, such as
+// "http://127.0.0.1:8080". opts may be nil.
+func NewClient(baseURL string, opts *ClientOptions) *Client {
+	c := &Client{base: strings.TrimRight(baseURL, "/"), apiVersion: APIVersion20160301, hc: http.DefaultClient}
+	if opts != nil {
+		c.token = opts.Token
+		if opts.HTTPClient != nil {
+			c.hc = opts.HTTPClient
+		}
+		if opts.APIVersion != "" {
+			c.apiVersion = opts.APIVersion
+		}
+	}
+	return c
+}
+
+// CollectionRef names a job collection: its subscription, resource group
+// and name.
+type CollectionRef struct {
+	Subscription, ResourceGroup, Collection string
+}
+
+func (r CollectionRef) path() string {
+	return "/subscriptions/" + url.PathEscape(r.Subscription) + "/resourceGroups/" + url.PathEscape(r.ResourceGroup) +
+		"/providers/Microsoft.Scheduler/jobCollections/" + url.PathEscape(r.Collection)
+}
+
+func (r CollectionRef) jobPath(job string) string { return r.path() + "/jobs/" + url.PathEscape(job) }
+
+// WriteOptions are the options of the Client's PUT and PATCH methods.
+type WriteOptions struct {
+	// IfMatch is sent as the If-Match header: the write succeeds only if
+	// the resource's ETag is this ("*": if it exists). Empty sends none.
+	IfMatch string
+}
+
+// ListOptions are the options of ListJobs and ListHistory.
+type ListOptions struct {
+	// Filter is the $filter parameter, such as "state eq Enabled".
+	// Empty sends none.
+	Filter string
+	// Top is the page size, 1 to 100. Zero sends none (100).
+	Top int
+	// Skip is the index of the first item. Zero sends none.
+	Skip int
+}
+
+// ResponseError is an error response of the API.
+type ResponseError struct {
+	// StatusCode is the HTTP status.
+	StatusCode int
+	// RequestID is the x-ms-request-id header.
+	RequestID string
+	// Detail is the body's "error" object.
+	Detail ErrorDetail
+}
+
+// Error returns "httpapi: STATUS CODE: MESSAGE".
+func (e *ResponseError) Error() string {
+	return fmt.Sprintf("httpapi: %d %s: %s", e.StatusCode, e.Detail.Code, e.Detail.Message)
+}
+
+// do sends a request and decodes a 2xx response's body into out (when not
+// nil). It returns the response for its headers.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body any, opts *WriteOptions, out any) (*http.Response, error) {
+	if query == nil {
+		query = url.Values{}
+	}
+	query.Set("api-version", c.apiVersion)
+	var rd io.Reader
+	if body != nil {
+		var buf bytes.Buffer
+		if raw, ok := body.([]byte); ok {
+			buf.Write(raw)
+		} else if err := json.NewEncoder(&buf).Encode(body); err != nil {
+			return nil, fmt.Errorf("httpapi: encode request: %w", err)
+		}
+		rd = &buf
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path+"?"+query.Encode(), rd)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if opts != nil && opts.IfMatch != "" {
+		v := opts.IfMatch
+		if v != "*" && !strings.HasPrefix(v, `"`) {
+			v = `"` + v + `"`
+		}
+		req.Header.Set("If-Match", v)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: %s %s: read response: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &ResponseError{StatusCode: resp.StatusCode, RequestID: resp.Header.Get("x-ms-request-id")}
+		var er ErrorResponse
+		if json.Unmarshal(data, &er) == nil && er.Error.Code != "" {
+			e.Detail = er.Error
+		} else {
+			e.Detail = ErrorDetail{Code: http.StatusText(resp.StatusCode), Message: strings.TrimSpace(string(data))}
+		}
+		return resp, e
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp, fmt.Errorf("httpapi: %s %s: decode response: %w", method, path, err)
+		}
+	}
+	return resp, nil
+}
+
+func etagOf(resp *http.Response) string {
+	return strings.Trim(strings.TrimPrefix(resp.Header.Get("ETag"), "W/"), `"`)
+}
+
+// PutCollection creates or replaces the collection. def may be nil for a
+// Standard, Enabled collection. created reports a 201. opts may be nil.
+func (c *Client) PutCollection(ctx context.Context, ref CollectionRef, def *scheduler.JobCollection, opts *WriteOptions) (col *JobCollectionDefinition, created bool, err error) {
+	if def == nil {
+		def = &scheduler.JobCollection{}
+	}
+	col = new(JobCollectionDefinition)
+	resp, err := c.do(ctx, http.MethodPut, ref.path(), nil, def, opts, col)
+	if err != nil {
+		return nil, false, err
+	}
+	col.ETag = etagOf(resp)
+	return col, resp.StatusCode == http.StatusCreated, nil
+}
+
+// PatchCollection merge-patches the collection with patch, a JSON object
+// such as {"properties": {"state": "Suspended"}}. opts may be nil.
+func (c *Client) PatchCollection(ctx context.Context, ref CollectionRef, patch json.RawMessage, opts *WriteOptions) (*JobCollectionDefinition, error) {
+	col := new(JobCollectionDefinition)
+	resp, err := c.do(ctx, http.MethodPatch, ref.path(), nil, []byte(patch), opts, col)
+	if err != nil {
+		return nil, err
+	}
+	col.ETag = etagOf(resp)
+	return col, nil
+}
+
+// GetCollection returns the collection.
+func (c *Client) GetCollection(ctx context.Context, ref CollectionRef) (*JobCollectionDefinition, error) {
+	col := new(JobCollectionDefinition)
+	resp, err := c.do(ctx, http.MethodGet, ref.path(), nil, nil, nil, col)
+	if err != nil {
+		return nil, err
+	}
+	col.ETag = etagOf(resp)
+	return col, nil
+}
+
+// ListCollections returns the collections of a subscription, or of one of
+// its resource groups when resourceGroup is not empty.
+func (c *Client) ListCollections(ctx context.Context, subscription, resourceGroup string) ([]JobCollectionDefinition, error) {
+	path := "/subscriptions/" + url.PathEscape(subscription)
+	if resourceGroup != "" {
+		path += "/resourceGroups/" + url.PathEscape(resourceGroup)
+	}
+	var out JobCollectionListResult
+	if _, err := c.do(ctx, http.MethodGet, path+"/providers/Microsoft.Scheduler/jobCollections", nil, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// DeleteCollection deletes the collection with its jobs.
+func (c *Client) DeleteCollection(ctx context.Context, ref CollectionRef) error {
+	_, err := c.do(ctx, http.MethodDelete, ref.path(), nil, nil, nil, nil)
+	return err
+}
+
+// EnableCollection sets the collection's state to Enabled.
+func (c *Client) EnableCollection(ctx context.Context, ref CollectionRef) error {
+	_, err := c.do(ctx, http.MethodPost, ref.path()+"/enable", nil, nil, nil, nil)
+	return err
+}
+
+// DisableCollection sets the collection's state to Disabled.
+func (c *Client) DisableCollection(ctx context.Context, ref CollectionRef) error {
+	_, err := c.do(ctx, http.MethodPost, ref.path()+"/disable", nil, nil, nil, nil)
+	return err
+}
+
+// PutJob creates or replaces the job with the definition def (the
+// "properties" object). created reports a 201. opts may be nil.
+func (c *Client) PutJob(ctx context.Context, ref CollectionRef, name string, def *scheduler.Job, opts *WriteOptions) (job *JobDefinition, created bool, err error) {
+	if def == nil {
+		return nil, false, fmt.Errorf("httpapi: PutJob %q: definition is nil", name)
+	}
+	d := *def
+	d.Status = nil
+	job = new(JobDefinition)
+	resp, err := c.do(ctx, http.MethodPut, ref.jobPath(name), nil, map[string]any{"properties": &d}, opts, job)
+	if err != nil {
+		return nil, false, err
+	}
+	job.ETag = etagOf(resp)
+	return job, resp.StatusCode == http.StatusCreated, nil
+}
+
+// PutJobJSON is PutJob with the body given as JSON, the envelope
+// {"properties": {...}}.
+func (c *Client) PutJobJSON(ctx context.Context, ref CollectionRef, name string, body json.RawMessage, opts *WriteOptions) (job *JobDefinition, created bool, err error) {
+	job = new(JobDefinition)
+	resp, err := c.do(ctx, http.MethodPut, ref.jobPath(name), nil, []byte(body), opts, job)
+	if err != nil {
+		return nil, false, err
+	}
+	job.ETag = etagOf(resp)
+	return job, resp.StatusCode == http.StatusCreated, nil
+}
+
+// PatchJob merge-patches the job with patch, the envelope {"properties":
+// {...}} with the fields to change. opts may be nil.
+func (c *Client) PatchJob(ctx context.Context, ref CollectionRef, name string, patch json.RawMessage, opts *WriteOptions) (*JobDefinition, error) {
+	job := new(JobDefinition)
+	resp, err := c.do(ctx, http.MethodPatch, ref.jobPath(name), nil, []byte(patch), opts, job)
+	if err != nil {
+		return nil, err
+	}
+	job.ETag = etagOf(resp)
+	return job, nil
+}
+
+// GetJob returns the job.
+func (c *Client) GetJob(ctx context.Context, ref CollectionRef, name string) (*JobDefinition, error) {
+	job := new(JobDefinition)
+	resp, err := c.do(ctx, http.MethodGet, ref.jobPath(name), nil, nil, nil, job)
+	if err != nil {
+		return nil, err
+	}
+	job.ETag = etagOf(resp)
+	return job, nil
+}
+
+// DeleteJob deletes the job and its history.
+func (c *Client) DeleteJob(ctx context.Context, ref CollectionRef, name string) error {
+	_, err := c.do(ctx, http.MethodDelete, ref.jobPath(name), nil, nil, nil, nil)
+	return err
+}
+
+// RunJob runs the job once now.
+func (c *Client) RunJob(ctx context.Context, ref CollectionRef, name string) error {
+	_, err := c.do(ctx, http.MethodPost, ref.jobPath(name)+"/run", nil, nil, nil, nil)
+	return err
+}
+
+func listQuery(opts *ListOptions) url.Values {
+	q := url.Values{}
+	if opts != nil {
+		if opts.Filter != "" {
+			q.Set("$filter", opts.Filter)
+		}
+		if opts.Top != 0 {
+			q.Set("$top", strconv.Itoa(opts.Top))
+		}
+		if opts.Skip != 0 {
+			q.Set("$skip", strconv.Itoa(opts.Skip))
+		}
+	}
+	return q
+}
+
+// ListJobs returns one page of the collection's jobs. opts may be nil.
+func (c *Client) ListJobs(ctx context.Context, ref CollectionRef, opts *ListOptions) (*JobListResult, error) {
+	out := new(JobListResult)
+	if _, err := c.do(ctx, http.MethodGet, ref.path()+"/jobs", listQuery(opts), nil, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListHistory returns one page of the job's history, newest first. opts
+// may be nil.
+func (c *Client) ListHistory(ctx context.Context, ref CollectionRef, name string, opts *ListOptions) (*JobHistoryListResult, error) {
+	out := new(JobHistoryListResult)
+	if _, err := c.do(ctx, http.MethodGet, ref.jobPath(name)+"/history", listQuery(opts), nil, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,129 @@
+// Package httpapi serves the management REST API of a scheduler: the
+// Azure Scheduler ARM API (api-version 2016-03-01) as an http.Handler over
+// a *scheduler.Scheduler, plus a small [Client] for it.
+//
+//	h := httpapi.New(s, &httpapi.Options{Authenticator: auth})
+//	http.ListenAndServe("127.0.0.1:8080", h)
+//
+// # Operations
+//
+// Paths start with /subscriptions/{subscriptionId}; below,
+// RG = /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}
+// and JC = RG/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}.
+//
+//	GET    /subscriptions/{subscriptionId}/providers/Microsoft.Scheduler/jobCollections   list by subscription
+//	GET    RG/providers/Microsoft.Scheduler/jobCollections                                list by resource group
+//	GET    JC                          get a collection                    200
+//	PUT    JC                          create or replace a collection      201 created, 200 replaced
+//	PATCH  JC                          merge-patch a collection            200
+//	DELETE JC                          delete it with its jobs and history 200
+//	POST   JC/enable, JC/disable       set the collection's state          200, empty body
+//	GET    JC/jobs                     list jobs ($filter=state eq Enabled, $top, $skip)
+//	GET    JC/jobs/{jobName}           get a job                           200
+//	PUT    JC/jobs/{jobName}           create or replace a job             201 created, 200 replaced
+//	PATCH  JC/jobs/{jobName}           merge-patch a job                   200
+//	DELETE JC/jobs/{jobName}           delete a job and its history        200
+//	POST   JC/jobs/{jobName}/run       run the job once now                200, empty body
+//	GET    JC/jobs/{jobName}/history   list history, newest first ($filter=status eq Failed, $top, $skip)
+//
+// Every request needs the query parameter api-version=2016-03-01 (or
+// 2016-01-01, which is served identically); a missing one gets 400
+// MissingApiVersionParameter, another value 400 InvalidApiVersionParameter.
+//
+// # Tenancy
+//
+// A collection is stored in the engine under the name
+// "{subscriptionId}/{resourceGroupName}/{jobCollectionName}" (see
+// scheduler.MaxScopeSegments), so subscriptions and resource groups keep
+// tenants apart: the same collection name in two resource groups is two
+// collections, and listing a subscription or resource group shows only its
+// own. Collections created through the Go API without two scope segments
+// are not visible through this API. Subscription IDs are matched without
+// regard to case (they are stored in lower case, as GUIDs usually are);
+// resource group, collection and job names are case-sensitive, a
+// difference from ARM. The literal segments of a path (subscriptions,
+// resourceGroups, providers, Microsoft.Scheduler, jobCollections, jobs,
+// enable, disable, run, history) match in any case: the handler rewrites
+// them to their canonical spelling before routing with http.ServeMux, and
+// only at their positions, so a job named "History" stays "History".
+//
+// # Bodies
+//
+// Bodies are ARM resources with the swagger's field names. A job is
+// {"id", "type": "Microsoft.Scheduler/jobCollections/jobs", "name":
+// "{jobCollectionName}/{jobName}", "properties": {startTime, action,
+// recurrence, state, status}}; PUT and PATCH bodies must be the envelope
+// {"properties": {...}} (id, name and type are ignored). The properties are
+// parsed by scheduler.ParseJob: comments and trailing commas are allowed,
+// enums are case-insensitive, unknown fields are errors. PUT replaces the
+// whole job (status counters and history are kept); PATCH is a JSON merge
+// patch in which absent fields keep their values and null removes one.
+//
+// A collection is {"id", "type": "Microsoft.Scheduler/jobCollections",
+// "name", "location", "tags", "properties": {"sku": {"name"}, "state",
+// "quota": {"maxJobCount", "maxRecurrence": {"frequency", "interval"}}}}.
+// Responses show the effective plan, state and quota (the plan's limits
+// when no quota is set).
+//
+// A history entry is {"id", "type":
+// "Microsoft.Scheduler/jobCollections/jobs/history", "name", "properties":
+// {startTime, endTime, expectedExecutionTime, actionName, status, message,
+// retryCount, repeatCount}}; its ID ends with two 20-digit numbers that
+// sort newest first (see [JobHistoryDefinition]).
+//
+// Secrets are write-only: the password of Basic and ClientCertificate
+// authentication, the pfx, the OAuth secret, the storage queue sasToken
+// and the Service Bus sasKey are accepted and never returned. For a client
+// certificate, responses carry certificateThumbprint,
+// certificateSubjectName and certificateExpirationDate read from the
+// stored pfx. A PUT must therefore repeat the secrets; a PATCH that leaves
+// them out keeps them.
+//
+// Lists carry {"value": [...], "nextLink": URL or null}. Jobs and history
+// pages hold $top items (1 to 100, default 100) from $skip (default 0);
+// nextLink repeats the request with the next $skip and is null on the last
+// page. Collection lists are not paged. $filter is "state eq VALUE" for
+// jobs (Enabled, Disabled, Completed, Faulted) and "status eq VALUE" for
+// history (Completed, Failed, Postponed), in any case, VALUE optionally in
+// single quotes.
+//
+// # Concurrency
+//
+// GET, PUT and PATCH of jobs and collections return an ETag header (a
+// quoted entity tag). A PUT or PATCH with an If-Match header succeeds only
+// when the tag is current ("*": when the resource exists); otherwise 412
+// PreconditionFailed. The tag changes on every write through the API, not
+// when a job runs.
+//
+// # Errors
+//
+// Errors have the ARM body {"error": {"code", "message", "target",
+// "details"}}. target names the element at fault: a JSON path into the
+// body ("properties.recurrence.schedule.hours[1]"), a query parameter
+// ("$top", "api-version") or a path parameter ("jobName"). Several
+// problems at once give code BadRequest, a message listing all of them and
+// one entry per problem in details. Status codes: 400 invalid input, 401
+// AuthenticationFailed (with WWW-Authenticate: Bearer), 403
+// AuthorizationFailed (the caller may not reach the subscription), 404
+// ResourceNotFound (unknown path, collection or job), 405
+// MethodNotAllowed (with Allow), 409 QuotaExceeded (maxJobCount or
+// maxRecurrence) or Conflict (changing or running a Completed or Faulted
+// job, running a job of a collection that is not Enabled, a write race),
+// 412 PreconditionFailed, 413 RequestEntityTooLarge, 500
+// InternalServerError (a store failure, or a recovered panic, both logged),
+// 503 ServiceUnavailable (the scheduler is stopping). Every response has
+// an x-ms-request-id header, and echoes x-ms-client-request-id when the
+// request has one.
+//
+// # Authentication
+//
+// Options.Authenticator identifies callers; a [Principal] lists the
+// subscriptions a caller may reach. [TokenAuth] checks bearer tokens from
+// a list ("TOKEN SUBSCRIPTION[,SUBSCRIPTION...]" per line, "*" for all),
+// read from a file or the JOBCLOCK_API_TOKENS environment variable by
+// [LoadTokenAuth]. Without an Authenticator every caller reaches
+// everything: serve such a handler only on a loopback address.
+//
+// Request bodies are limited to Options.MaxBodyBytes (64 KiB) and each
+// request's work to Options.HandlerTimeout (30s).
+package httpapi

@@ -1,0 +1,495 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// The golden tests send a sequence of requests to one handler and compare
+// each exchange, rendered as text, with testdata/golden/NNN-name.txt.
+// Requests may use placeholders: {{start}} is a start time 30 days ahead
+// (midnight UTC) and {{etag}} the ETag of the latest response that had one.
+// Responses are normalised: ETags become "<etag>", request IDs
+// <request-id>, the start time {{start}}, times the scheduler chose
+// (status and history) <time>, and history IDs <history-id>.
+
+const (
+	sub1  = "/subscriptions/sub1"
+	rg1   = sub1 + "/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections"
+	jc1   = rg1 + "/jc1"
+	v     = "?api-version=2016-03-01"
+	token = "golden-token-0123456789"
+)
+
+type step struct {
+	name   string
+	method string
+	path   string
+	header map[string]string
+	body   string
+	// auth sends the request to the handler with token authentication.
+	auth bool
+	// after runs once the response has been recorded, before the next
+	// step (to wait for the scheduler).
+	after func(t *testing.T, e *env)
+}
+
+type env struct {
+	s     *scheduler.Scheduler
+	open  http.Handler
+	authd http.Handler
+}
+
+// fakeHTTP is the executor of Http and Https actions in these tests: URIs
+// whose path contains "fail" fail, others succeed.
+var fakeHTTP = action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+	uri := req.Action.Request.URI
+	if strings.Contains(uri, "fail") {
+		return &action.Result{Message: "Http Action - Response from host 'example.com': 'InternalServerError'"},
+			errors.New("500 Internal Server Error")
+	}
+	return &action.Result{Message: "Http Action - Response from host 'example.com': 'OK'"}, nil
+})
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	reg := new(action.Registry)
+	reg.Register(action.HTTP, fakeHTTP)
+	reg.Register(action.HTTPS, fakeHTTP)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: log, MinRetryInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Stop(ctx)
+	})
+	auth, err := httpapi.NewTokenAuth(token + " sub1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{
+		s:     s,
+		open:  httpapi.New(s, &httpapi.Options{Logger: log}),
+		authd: httpapi.New(s, &httpapi.Options{Logger: log, Authenticator: auth}),
+	}
+}
+
+// waitHistory waits until the job has n history entries.
+func waitHistory(collection, job string, n int) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			h, err := e.s.ListHistory(context.Background(), collection, job, nil)
+			if err != nil {
+				t.Fatalf("ListHistory: %v", err)
+			}
+			if len(h) >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s/%s has %d history entries after 10s, want %d", collection, job, len(h), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+const httpJob = `{
+  "properties": {
+    "startTime": "{{start}}",
+    "action": {
+      "type": "Http",
+      "request": {"uri": "http://example.com/ok", "method": "GET"},
+      "retryPolicy": {"retryType": "None"}
+    },
+    "recurrence": {"frequency": "Day", "interval": 1}
+  }
+}`
+
+const failingJob = `{
+  "properties": {
+    "startTime": "{{start}}",
+    "action": {
+      "type": "Http",
+      "request": {"uri": "http://example.com/fail", "method": "POST", "body": "x"},
+      "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1S", "retryCount": 1},
+      "errorAction": {
+        "type": "Http",
+        "request": {"uri": "http://example.com/alert", "method": "POST", "body": "job failed"},
+        "retryPolicy": {"retryType": "None"}
+      }
+    },
+    "recurrence": {"frequency": "Day", "interval": 1}
+  }
+}`
+
+func steps() []step {
+	jobs := jc1 + "/jobs"
+	return []step{
+		{name: "put-collection-created", method: "PUT", path: jc1 + v, body: `{
+  "location": "West Europe",
+  "tags": {"team": "reports"},
+  "properties": {
+    "sku": {"name": "Standard"},
+    "state": "Enabled",
+    "quota": {"maxJobCount": 4, "maxRecurrence": {"frequency": "Minute", "interval": 1}}
+  }
+}`},
+		{name: "put-collection-replaced", method: "PUT", path: jc1 + v, body: `{
+  "location": "West Europe",
+  "tags": {"team": "reports"},
+  "properties": {
+    "sku": {"name": "standard"},
+    "quota": {"maxJobCount": 4, "maxRecurrence": {"frequency": "minute", "interval": 1}}
+  }
+}`},
+		{name: "get-collection", method: "GET", path: jc1 + v},
+		{name: "get-collection-path-any-case", method: "GET", path: "/SUBSCRIPTIONS/Sub1/RESOURCEGROUPS/rg1/PROVIDERS/microsoft.scheduler/JOBCOLLECTIONS/jc1" + v},
+		{name: "get-collection-not-found", method: "GET", path: rg1 + "/nope" + v},
+		{name: "get-collection-other-resource-group", method: "GET", path: sub1 + "/resourceGroups/rg2/providers/Microsoft.Scheduler/jobCollections/jc1" + v},
+		{name: "put-collection-invalid-values", method: "PUT", path: rg1 + "/bad" + v, body: `{"properties": {"sku": {"name": "Gold"}, "state": "Deleted", "quota": {"maxJobCount": -1}}}`},
+		{name: "put-collection-unknown-field", method: "PUT", path: rg1 + "/bad" + v, body: `{"properties": {"skew": {"name": "Free"}}}`},
+		{name: "put-collection-empty-body", method: "PUT", path: rg1 + "/bad" + v},
+		{name: "put-collection-bad-name", method: "PUT", path: rg1 + "/1bad" + v, body: `{}`},
+		{name: "put-collection-bad-names", method: "PUT", path: "/subscriptions/-x/resourceGroups/rg*/providers/Microsoft.Scheduler/jobCollections/jc!" + v, body: `{}`},
+		{name: "get-collection-missing-api-version", method: "GET", path: jc1},
+		{name: "get-collection-bad-api-version", method: "GET", path: jc1 + "?api-version=2014-08-01-preview"},
+		{name: "get-collection-api-version-2016-01-01", method: "GET", path: jc1 + "?api-version=2016-01-01"},
+		{name: "patch-collection", method: "PATCH", path: jc1 + v, body: `{"properties": {"state": "Suspended"}, "tags": {"owner": "ops"}}`},
+		{name: "patch-collection-stale-if-match", method: "PATCH", path: jc1 + v, header: map[string]string{"If-Match": `"stale"`}, body: `{"properties": {"state": "Enabled"}}`},
+		{name: "patch-collection-current-if-match", method: "PATCH", path: jc1 + v, header: map[string]string{"If-Match": "{{etag}}"}, body: `{"properties": {"state": "Enabled"}}`},
+		{name: "patch-collection-invalid", method: "PATCH", path: jc1 + v, body: `{"properties": {"quota": {"maxRecurrence": {"frequency": "Second"}}}}`},
+		{name: "patch-collection-not-found", method: "PATCH", path: rg1 + "/nope" + v, body: `{"properties": {"state": "Enabled"}}`},
+		{name: "disable-collection", method: "POST", path: jc1 + "/disable" + v},
+		{name: "get-collection-disabled", method: "GET", path: jc1 + v},
+		{name: "enable-collection", method: "POST", path: jc1 + "/enable" + v},
+		{name: "enable-collection-not-found", method: "POST", path: rg1 + "/nope/enable" + v},
+		{name: "put-collection-other-resource-group", method: "PUT", path: sub1 + "/resourceGroups/rg2/providers/Microsoft.Scheduler/jobCollections/jc1" + v, body: `{"properties": {"sku": {"name": "Free"}}}`},
+		{name: "put-collection-other-subscription", method: "PUT", path: "/subscriptions/sub2/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1" + v, body: `{"properties": {"sku": {"name": "P20Premium"}}}`},
+		{name: "list-collections-by-resource-group", method: "GET", path: rg1 + v},
+		{name: "list-collections-by-subscription", method: "GET", path: sub1 + "/providers/Microsoft.Scheduler/jobCollections" + v},
+		{name: "list-collections-empty-subscription", method: "GET", path: "/subscriptions/sub3/providers/Microsoft.Scheduler/jobCollections" + v},
+		{name: "collection-wrong-method", method: "POST", path: jc1 + v},
+		{name: "unknown-path", method: "GET", path: sub1 + "/resourceGroups/rg1/providers/Microsoft.Web/sites" + v},
+
+		{name: "put-job-created", method: "PUT", path: jobs + "/j1" + v, body: `{
+  // Comments and trailing commas are accepted.
+  "properties": {
+    "startTime": "{{start}}",
+    "action": {
+      "type": "https",
+      "request": {
+        "uri": "https://example.com/report",
+        "method": "post",
+        "headers": {"Content-Type": "application/json"},
+        "body": "{\"report\": \"daily\"}",
+        "authentication": {"type": "Basic", "username": "svc", "password": "s3cret"},
+      },
+      "retryPolicy": {"retryType": "fixed", "retryInterval": "PT30S", "retryCount": 2},
+      "errorAction": {
+        "type": "StorageQueue",
+        "queueMessage": {"storageAccount": "acct", "queueName": "errors", "sasToken": "?sv=secret", "message": "failed"}
+      }
+    },
+    "recurrence": {"frequency": "week", "interval": 1, "count": 10, "schedule": {"weekDays": ["monday"], "hours": [9], "minutes": [0]}},
+    "state": "enabled"
+  }
+}`},
+		{name: "put-job-replaced", method: "PUT", path: jobs + "/j1" + v, body: httpJob},
+		{name: "get-job", method: "GET", path: jobs + "/j1" + v},
+		{name: "get-job-not-found", method: "GET", path: jobs + "/nope" + v},
+		{name: "get-job-collection-not-found", method: "GET", path: rg1 + "/nope/jobs/j1" + v},
+		{name: "put-job-collection-not-found", method: "PUT", path: rg1 + "/nope/jobs/j1" + v, body: httpJob},
+		{name: "put-job-invalid-hour", method: "PUT", path: jobs + "/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "recurrence": {"frequency": "Day", "schedule": {"hours": [1, 25]}}
+}}`},
+		{name: "put-job-several-errors", method: "PUT", path: jobs + "/bad" + v, body: `{"properties": {
+  "action": {"type": "Ftp", "retryPolicy": {"retryType": "Fixed", "retryCount": 21}},
+  "recurrence": {"frequency": "Fortnight"},
+  "stat": "Enabled"
+}}`},
+		{name: "put-job-not-an-envelope", method: "PUT", path: jobs + "/bad" + v, body: `{"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}}}`},
+		{name: "put-job-unknown-envelope-field", method: "PUT", path: jobs + "/bad" + v, body: `{"id": "x", "etag": "abc", "properties": {"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}}}}`},
+		{name: "put-job-not-json", method: "PUT", path: jobs + "/bad" + v, body: "{\"properties\": {\n  \"action\": }\n}"},
+		{name: "put-job-retry-interval-below-minimum", method: "PUT", path: jobs + "/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"},
+             "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT0.5S"}}
+}}`},
+		{name: "put-job-schedule-never-matches", method: "PUT", path: jobs + "/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "recurrence": {"frequency": "Month", "schedule": {"monthDays": [30, 31], "months": [2]}}
+}}`},
+		{name: "put-job-bad-name", method: "PUT", path: jobs + "/_bad" + v, body: httpJob},
+		{name: "put-job-final-state", method: "PUT", path: jobs + "/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "state": "Completed"
+}}`},
+		{name: "put-job-stale-if-match", method: "PUT", path: jobs + "/j1" + v, header: map[string]string{"If-Match": `"stale"`}, body: httpJob},
+		{name: "put-job-current-if-match", method: "PUT", path: jobs + "/j1" + v, header: map[string]string{"If-Match": "{{etag}}"}, body: httpJob},
+		{name: "put-job-too-frequent-for-free-plan", method: "PUT", path: sub1 + "/resourceGroups/rg2/providers/Microsoft.Scheduler/jobCollections/jc1/jobs/often" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "recurrence": {"frequency": "Minute", "interval": 15}
+}}`},
+		{name: "put-job-j2", method: "PUT", path: jobs + "/j2" + v, body: httpJob},
+		{name: "put-job-hist", method: "PUT", path: jobs + "/hist" + v, body: failingJob},
+		{name: "put-job-done", method: "PUT", path: jobs + "/done" + v, body: `{"properties": {
+  "startTime": "2020-01-01T00:00:00Z",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Day", "endTime": "2020-01-05T00:00:00Z"}
+}}`},
+		{name: "put-job-over-max-job-count", method: "PUT", path: jobs + "/j5" + v, body: httpJob},
+		{name: "put-collection-quota-below-job-count", method: "PUT", path: jc1 + v, body: `{"location": "West Europe", "properties": {"quota": {"maxJobCount": 2}}}`},
+		{name: "put-collection-stale-if-match", method: "PUT", path: jc1 + v, header: map[string]string{"If-Match": `"stale"`}, body: `{}`},
+		{name: "put-job-if-match-star-missing", method: "PUT", path: jobs + "/new" + v, header: map[string]string{"If-Match": "*"}, body: httpJob},
+		{name: "list-jobs-wrong-method", method: "DELETE", path: jobs + v},
+		{name: "patch-job", method: "PATCH", path: jobs + "/j2" + v, body: `{"properties": {"state": "Disabled", "recurrence": {"interval": 2}}}`},
+		{name: "patch-job-status", method: "PATCH", path: jobs + "/j2" + v, body: `{"properties": {"status": {"executionCount": 5}, "state": "Faulted"}}`},
+		{name: "patch-job-invalid", method: "PATCH", path: jobs + "/j2" + v, body: `{"properties": {"recurrence": {"schedule": {"minutes": [60]}}}}`},
+		{name: "patch-job-stale-if-match", method: "PATCH", path: jobs + "/j2" + v, header: map[string]string{"If-Match": `"stale"`}, body: `{"properties": {"state": "Enabled"}}`},
+		{name: "patch-job-not-found", method: "PATCH", path: jobs + "/nope" + v, body: `{"properties": {"state": "Enabled"}}`},
+		{name: "patch-job-completed", method: "PATCH", path: jobs + "/done" + v, body: `{"properties": {"state": "Enabled"}}`},
+		{name: "run-job-completed", method: "POST", path: jobs + "/done/run" + v},
+		{name: "list-jobs-first-page", method: "GET", path: jobs + v + "&$top=2"},
+		{name: "list-jobs-second-page", method: "GET", path: jobs + v + "&$top=2&$skip=2"},
+		{name: "list-jobs-filter", method: "GET", path: jobs + v + "&$filter=" + urlq("state eq disabled")},
+		{name: "list-jobs-filter-quoted", method: "GET", path: jobs + v + "&$filter=" + urlq("State eq 'Completed'")},
+		{name: "list-jobs-bad-filter", method: "GET", path: jobs + v + "&$filter=" + urlq("name eq j1")},
+		{name: "list-jobs-bad-top", method: "GET", path: jobs + v + "&$top=0"},
+		{name: "list-jobs-bad-top-and-skip", method: "GET", path: jobs + v + "&$top=101&$skip=-1"},
+		{name: "list-jobs-collection-not-found", method: "GET", path: rg1 + "/nope/jobs" + v},
+		{name: "run-job", method: "POST", path: jobs + "/hist/run" + v, after: waitHistory("sub1/rg1/jc1", "hist", 3)},
+		{name: "run-job-again", method: "POST", path: jobs + "/hist/run" + v, after: waitHistory("sub1/rg1/jc1", "hist", 6)},
+		{name: "list-history", method: "GET", path: jobs + "/hist/history" + v},
+		{name: "list-history-first-page", method: "GET", path: jobs + "/hist/history" + v + "&$top=4"},
+		{name: "list-history-last-page", method: "GET", path: jobs + "/hist/history" + v + "&$top=4&$skip=4"},
+		{name: "list-history-filter", method: "GET", path: jobs + "/hist/history" + v + "&$filter=" + urlq("status eq failed") + "&$top=1&$skip=1"},
+		{name: "list-history-filter-completed", method: "GET", path: jobs + "/hist/history" + v + "&$filter=" + urlq("status eq Completed")},
+		{name: "list-history-bad-filter", method: "GET", path: jobs + "/hist/history" + v + "&$filter=" + urlq("state eq Failed")},
+		{name: "list-history-job-not-found", method: "GET", path: jobs + "/nope/history" + v},
+		{name: "run-job-not-found", method: "POST", path: jobs + "/nope/run" + v},
+		{name: "job-wrong-method", method: "POST", path: jobs + "/j1" + v},
+		{name: "run-wrong-method", method: "GET", path: jobs + "/j1/run" + v},
+		{name: "history-path-any-case", method: "GET", path: sub1 + "/resourcegroups/rg1/providers/Microsoft.Scheduler/jobcollections/jc1/JOBS/hist/HISTORY" + v + "&$top=1"},
+		{name: "disable-collection-for-run", method: "POST", path: jc1 + "/disable" + v},
+		{name: "run-job-collection-disabled", method: "POST", path: jobs + "/j1/run" + v},
+		{name: "enable-collection-after-run", method: "POST", path: jc1 + "/enable" + v},
+		{name: "body-too-large", method: "PUT", path: jobs + "/big" + v, body: `{"properties": {"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "POST", "body": "` + strings.Repeat("x", 70000) + `"}}}}`},
+		{name: "job-body-over-job-size-limit", method: "PUT", path: jobs + "/big" + v, body: `{"properties": {"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "POST", "body": "` + strings.Repeat("x", 20000) + `"}}}}`},
+		{name: "client-request-id-echoed", method: "GET", path: jobs + "/j1" + v, header: map[string]string{"x-ms-client-request-id": "my-request-1"}},
+		{name: "auth-missing-token", auth: true, method: "GET", path: jc1 + v},
+		{name: "auth-unknown-token", auth: true, method: "GET", path: jc1 + v, header: map[string]string{"Authorization": "Bearer not-a-known-token-at-all"}},
+		{name: "auth-other-subscription", auth: true, method: "GET", path: "/subscriptions/sub2/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1" + v, header: map[string]string{"Authorization": "Bearer " + token}},
+		{name: "auth-allowed", auth: true, method: "GET", path: jc1 + v, header: map[string]string{"Authorization": "Bearer " + token}},
+		{name: "delete-job", method: "DELETE", path: jobs + "/j2" + v},
+		{name: "delete-job-not-found", method: "DELETE", path: jobs + "/j2" + v},
+		{name: "delete-collection", method: "DELETE", path: jc1 + v},
+		{name: "get-job-after-collection-deleted", method: "GET", path: jobs + "/j1" + v},
+		{name: "delete-collection-not-found", method: "DELETE", path: jc1 + v},
+	}
+}
+
+func urlq(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, " ", "%20"), "'", "%27") }
+
+func TestGolden(t *testing.T) {
+	e := newEnv(t)
+	start := time.Now().UTC().AddDate(0, 0, 30).Truncate(24 * time.Hour).Format(time.RFC3339)
+	etag := ""
+	dir := filepath.Join("testdata", "golden")
+	if *update {
+		os.RemoveAll(dir)
+		os.MkdirAll(dir, 0o755)
+	}
+	seen := map[string]bool{}
+	for i, st := range steps() {
+		file := filepath.Join(dir, fmt.Sprintf("%03d-%s.txt", i+1, st.name))
+		if seen[st.name] {
+			t.Fatalf("step name %q used twice", st.name)
+		}
+		seen[st.name] = true
+		fill := func(s string) string {
+			return strings.NewReplacer("{{start}}", start, "{{etag}}", `"`+etag+`"`).Replace(s)
+		}
+		var body io.Reader
+		if st.body != "" {
+			body = strings.NewReader(fill(st.body))
+		}
+		req := httptest.NewRequest(st.method, "http://example.com"+st.path, body)
+		for k, val := range st.header {
+			req.Header.Set(k, fill(val))
+		}
+		rec := httptest.NewRecorder()
+		h := e.open
+		if st.auth {
+			h = e.authd
+		}
+		h.ServeHTTP(rec, req)
+		if tag := rec.Header().Get("ETag"); tag != "" {
+			etag = strings.Trim(tag, `"`)
+		}
+		got := render(t, st, rec, start)
+		if *update {
+			if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if string(want) != got {
+				t.Errorf("%s: response differs from the golden file (-update rewrites it)\n--- want\n%s\n--- got\n%s", file, want, got)
+			}
+		}
+		if rec.Code >= 500 {
+			t.Errorf("%s: status %d", st.name, rec.Code)
+		}
+		if rec.Header().Get("x-ms-request-id") == "" {
+			t.Errorf("%s: no x-ms-request-id header", st.name)
+		}
+		if st.after != nil {
+			st.after(t, e)
+		}
+	}
+}
+
+var (
+	historyIDPattern = regexp.MustCompile(`\d{20}:\d{20}`)
+	timePattern      = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
+)
+
+// render writes one exchange as text.
+func render(t *testing.T, st step, rec *httptest.ResponseRecorder, start string) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n%s %s\n", st.name, st.method, st.path)
+	keys := slices.Sorted(mapsKeys(st.header))
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %s\n", k, st.header[k])
+	}
+	if st.auth && st.header["Authorization"] == "" {
+		b.WriteString("(no Authorization header)\n")
+	}
+	if st.body != "" {
+		body := st.body
+		if len(body) > 2000 {
+			body = body[:300] + fmt.Sprintf("... (%d bytes in all)", len(body))
+		}
+		fmt.Fprintf(&b, "\n%s\n", body)
+	}
+	fmt.Fprintf(&b, "\n=== response\n%d %s\n", rec.Code, http.StatusText(rec.Code))
+	hkeys := slices.Sorted(mapsKeys(rec.Header()))
+	for _, k := range hkeys {
+		val := strings.Join(rec.Header()[k], ", ")
+		switch k {
+		case "Etag":
+			val = `"<etag>"`
+		case "X-Ms-Request-Id":
+			if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(val) {
+				t.Errorf("%s: x-ms-request-id %q is not a UUID", st.name, val)
+			}
+			val = "<request-id>"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", k, val)
+	}
+	if rec.Body.Len() > 0 {
+		var doc any
+		dec := json.NewDecoder(bytes.NewReader(rec.Body.Bytes()))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			t.Errorf("%s: response body is not JSON: %v\n%s", st.name, err, rec.Body)
+			b.WriteString("\n" + rec.Body.String())
+		} else {
+			doc = normalise(doc, "", start)
+			var out bytes.Buffer
+			enc := json.NewEncoder(&out)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(doc); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "\n%s", out.Bytes())
+		}
+	}
+	return b.String()
+}
+
+func mapsKeys[M ~map[string]V, V any](m M) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// normalise replaces volatile values. key is the member name of v in its
+// parent object.
+func normalise(v any, key, start string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		isHistory := x["type"] == httpapi.TypeJobHistory
+		for k, val := range x {
+			switch {
+			case k == "status" && isMap(val):
+				// A job's status: the scheduler chose every time in it.
+				st := val.(map[string]any)
+				for sk, sv := range st {
+					if s, ok := sv.(string); ok && timePattern.MatchString(s) {
+						st[sk] = "<time>"
+					}
+				}
+			case k == "properties" && isHistory:
+				p := val.(map[string]any)
+				for _, tk := range []string{"startTime", "endTime", "expectedExecutionTime"} {
+					p[tk] = "<time>"
+				}
+			default:
+				x[k] = normalise(val, k, start)
+			}
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = normalise(x[i], key, start)
+		}
+		return x
+	case string:
+		x = historyIDPattern.ReplaceAllString(x, "<history-id>")
+		return strings.ReplaceAll(x, start, "{{start}}")
+	}
+	return v
+}
+
+func isMap(v any) bool { _, ok := v.(map[string]any); return ok }

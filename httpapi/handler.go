@@ -1,0 +1,437 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxBodyBytes is the default limit of a request body.
+	DefaultMaxBodyBytes = 64 << 10
+	// DefaultHandlerTimeout is the default limit of one request's work.
+	DefaultHandlerTimeout = 30 * time.Second
+)
+
+// The api-version values accepted.
+const (
+	APIVersion20160301 = "2016-03-01"
+	APIVersion20160101 = "2016-01-01"
+)
+
+// Options configure the handler. A nil *Options means every default.
+type Options struct {
+	// Authenticator identifies callers. Nil means no authentication:
+	// every request may reach every subscription (use only on a
+	// loopback address).
+	Authenticator Authenticator
+	// Logger receives the handler's log: refused requests (4xx) at
+	// Debug, server errors and recovered panics at Error. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// MaxBodyBytes limits request bodies; larger ones get 413. Defaults
+	// to DefaultMaxBodyBytes (64 KiB).
+	MaxBodyBytes int64
+	// HandlerTimeout bounds the context of each request's work. Defaults
+	// to DefaultHandlerTimeout (30s).
+	HandlerTimeout time.Duration
+	// BaseURL, such as "https://scheduler.example.com", is used to build
+	// nextLink URLs. Empty means the request's scheme and Host.
+	BaseURL string
+	// ActionTypes lists the action types registered in the scheduler's
+	// Config.Executors besides the built-in ones, so that job bodies using
+	// them are accepted. Nil means only the built-in types.
+	ActionTypes []action.Type
+}
+
+// handler is the http.Handler returned by New.
+type handler struct {
+	s     *scheduler.Scheduler
+	opts  Options
+	log   *slog.Logger
+	mux   *http.ServeMux
+	certs certCache
+}
+
+// New returns the management API of s as an http.Handler, to be served at
+// the root of a host (paths start with /subscriptions/). opts may be nil.
+// See the package documentation for the operations and the rules.
+func New(s *scheduler.Scheduler, opts *Options) http.Handler {
+	h := &handler{s: s, mux: http.NewServeMux()}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.Default()
+	}
+	if h.opts.MaxBodyBytes <= 0 {
+		h.opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if h.opts.HandlerTimeout <= 0 {
+		h.opts.HandlerTimeout = DefaultHandlerTimeout
+	}
+	h.opts.BaseURL = strings.TrimRight(h.opts.BaseURL, "/")
+	h.log = h.opts.Logger
+	h.routes()
+	return h
+}
+
+const (
+	subPath  = "/subscriptions/{subscriptionId}"
+	rgPath   = subPath + "/resourceGroups/{resourceGroupName}"
+	collsSub = subPath + "/providers/Microsoft.Scheduler/jobCollections"
+	colls    = rgPath + "/providers/Microsoft.Scheduler/jobCollections"
+	coll     = colls + "/{jobCollectionName}"
+	jobs     = coll + "/jobs"
+	job      = jobs + "/{jobName}"
+)
+
+// routes registers the operations. Every path also gets a method-less
+// pattern that answers 405 with the allowed methods, and "/" answers 404,
+// so that every response has an ARM error body.
+func (h *handler) routes() {
+	type op struct {
+		method string
+		fn     func(http.ResponseWriter, *http.Request) error
+	}
+	table := []struct {
+		path string
+		ops  []op
+	}{
+		{collsSub, []op{{"GET", h.listCollectionsBySubscription}}},
+		{colls, []op{{"GET", h.listCollectionsByResourceGroup}}},
+		{coll, []op{{"GET", h.getCollection}, {"PUT", h.putCollection}, {"PATCH", h.patchCollection}, {"DELETE", h.deleteCollection}}},
+		{coll + "/enable", []op{{"POST", h.enableCollection}}},
+		{coll + "/disable", []op{{"POST", h.disableCollection}}},
+		{jobs, []op{{"GET", h.listJobs}}},
+		{job, []op{{"GET", h.getJob}, {"PUT", h.putJob}, {"PATCH", h.patchJob}, {"DELETE", h.deleteJob}}},
+		{job + "/run", []op{{"POST", h.runJob}}},
+		{job + "/history", []op{{"GET", h.listHistory}}},
+	}
+	for _, e := range table {
+		var allow []string
+		for _, o := range e.ops {
+			allow = append(allow, o.method)
+			h.mux.Handle(o.method+" "+e.path, h.op(o.fn))
+		}
+		allowed := strings.Join(allow, ", ")
+		h.mux.HandleFunc(e.path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allowed)
+			h.writeError(w, r, newError(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "",
+				"The method %s is not allowed here; use %s.", r.Method, allowed))
+		})
+	}
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.writeError(w, r, newError(http.StatusNotFound, CodeResourceNotFound, "",
+			"No API operation matches the path %q.", r.URL.Path))
+	})
+}
+
+// ServeHTTP adds the request ID, recovers panics, authenticates the
+// caller, canonicalises the path and routes the request.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("x-ms-request-id", newRequestID())
+	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 200 {
+		w.Header().Set("x-ms-client-request-id", id)
+	}
+	rec := &recorder{ResponseWriter: w}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.log.Error("httpapi: panic serving request", "method", r.Method, "path", r.URL.Path,
+				"panic", v, "stack", string(debug.Stack()))
+			if !rec.wrote {
+				rec.Header().Del("ETag")
+				h.writeError(rec, r, newError(http.StatusInternalServerError, CodeInternalServerError, "",
+					"The server encountered an internal error. Please retry the request."))
+			}
+		}
+	}()
+	if a := h.opts.Authenticator; a != nil {
+		p, err := a.Authenticate(r)
+		if err != nil || p == nil {
+			rec.Header().Set("WWW-Authenticate", `Bearer realm="jobclock"`)
+			h.writeError(rec, r, newError(http.StatusUnauthorized, CodeAuthenticationFailed, "",
+				"Authentication failed: the request needs a valid bearer token in the Authorization header."))
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+	}
+	if p := canonicalPath(r.URL.Path); p != r.URL.Path {
+		r2 := new(http.Request)
+		*r2 = *r
+		u := *r.URL
+		u.Path, u.RawPath = p, ""
+		r2.URL = &u
+		r = r2
+	}
+	h.mux.ServeHTTP(rec, r)
+}
+
+// recorder notes whether a response has been started.
+type recorder struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.wrote = true
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// canonicalPath rewrites the literal segments of an API path to their
+// canonical spelling, so that they match without regard to case as ARM
+// paths do. Names (subscription, resource group, collection, job) are left
+// alone.
+func canonicalPath(p string) string {
+	segs := strings.Split(p, "/")
+	changed := false
+	lit := func(i int, want ...string) bool {
+		if i >= len(segs) {
+			return false
+		}
+		for _, w := range want {
+			if strings.EqualFold(segs[i], w) {
+				if segs[i] != w {
+					segs[i], changed = w, true
+				}
+				return true
+			}
+		}
+		return false
+	}
+	if len(segs) < 2 || segs[0] != "" || !lit(1, "subscriptions") {
+		return p
+	}
+	i := 3
+	if lit(i, "resourceGroups") {
+		i += 2
+	}
+	if lit(i, "providers") && lit(i+1, "Microsoft.Scheduler") && lit(i+2, "jobCollections") {
+		j := i + 4
+		if !lit(j, "enable", "disable") && lit(j, "jobs") {
+			lit(j+2, "run", "history")
+		}
+	}
+	if !changed {
+		return p
+	}
+	return strings.Join(segs, "/")
+}
+
+func newRequestID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	x := hex.EncodeToString(b)
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+}
+
+// op adapts an operation that returns an error to an http.Handler: the
+// error is written as an ARM error response.
+func (h *handler) op(fn func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), h.opts.HandlerTimeout)
+		defer cancel()
+		if err := fn(w, r.WithContext(ctx)); err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) {
+				ae = h.internal(r, err)
+			}
+			h.writeError(w, r, ae)
+		}
+	})
+}
+
+// internal logs an unexpected error and returns a 500 (or 503 when the
+// scheduler is stopped or the request timed out).
+func (h *handler) internal(r *http.Request, err error) *apiError {
+	switch {
+	case errors.Is(err, scheduler.ErrStopped):
+		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "",
+			"The scheduler is shutting down. Please retry the request.")
+	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
+		h.log.Error("httpapi: request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
+		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "",
+			"The operation could not be completed within the permitted time. Please retry the request.")
+	}
+	h.log.Error("httpapi: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	return newError(http.StatusInternalServerError, CodeInternalServerError, "",
+		"The server encountered an internal error. Please retry the request.")
+}
+
+func (h *handler) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
+	if e.status < 500 {
+		h.log.Debug("httpapi: request refused", "method", r.Method, "path", r.URL.Path,
+			"status", e.status, "code", e.detail.Code, "message", e.detail.Message)
+	}
+	writeJSON(w, e.status, ErrorResponse{Error: e.detail})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"InternalServerError","message":"The response could not be encoded."}}` + "\n")
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// writeEmpty writes a response without a body.
+func writeEmpty(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(status)
+}
+
+func setETag(w http.ResponseWriter, etag string) {
+	if etag != "" {
+		w.Header().Set("ETag", `"`+etag+`"`)
+	}
+}
+
+// ifMatch returns the entity tag of the If-Match header without quotes
+// ("*" as is); empty when there is none.
+func ifMatch(r *http.Request) string {
+	v := strings.TrimSpace(r.Header.Get("If-Match"))
+	v = strings.TrimPrefix(v, "W/")
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	return v
+}
+
+// Name rules, the same as the engine's: subscriptions and resource groups
+// are scope segments, collections and jobs names.
+var (
+	scopePattern = regexp.MustCompile(`^[A-Za-z0-9][-_.()A-Za-z0-9]{0,89}$`)
+	namePattern  = regexp.MustCompile(`^[A-Za-z][-_A-Za-z0-9]{0,99}$`)
+)
+
+// request is what an operation learns from the path and query.
+type request struct {
+	sc  scope
+	job string
+}
+
+// prelude checks what every operation needs: the caller may reach the
+// subscription, the api-version is known and the names in the path are
+// valid.
+func (h *handler) prelude(r *http.Request) (*request, error) {
+	sub := r.PathValue("subscriptionId")
+	if h.opts.Authenticator != nil && !PrincipalFrom(r.Context()).Allows(sub) {
+		return nil, newError(http.StatusForbidden, CodeAuthorizationFailed, "",
+			"The client is not authorized to reach subscription '%s'.", sub)
+	}
+	switch v := r.URL.Query().Get("api-version"); v {
+	case APIVersion20160301, APIVersion20160101:
+	case "":
+		return nil, newError(http.StatusBadRequest, CodeMissingAPIVersion, "api-version",
+			"The api-version query parameter is required; supported versions are %s and %s.", APIVersion20160301, APIVersion20160101)
+	default:
+		return nil, newError(http.StatusBadRequest, CodeInvalidAPIVersion, "api-version",
+			"The api-version '%s' is not supported; supported versions are %s and %s.", v, APIVersion20160301, APIVersion20160101)
+	}
+	req := &request{sc: scope{sub: strings.ToLower(sub), rg: r.PathValue("resourceGroupName"), jc: r.PathValue("jobCollectionName")}, job: r.PathValue("jobName")}
+	var details []ErrorDetail
+	check := func(param, v string, re *regexp.Regexp, rule string) {
+		if v == "" && param != "subscriptionId" {
+			return // not in this path
+		}
+		if !re.MatchString(v) {
+			details = append(details, ErrorDetail{Code: CodeBadRequest, Target: param,
+				Message: "The " + param + " '" + v + "' is invalid: " + rule + "."})
+		}
+	}
+	const scopeRule = "1 to 90 characters of letters, digits, '-', '_', '.', '(' and ')', starting with a letter or digit"
+	const nameRule = "1 to 100 characters of letters, digits, '-' and '_', starting with a letter"
+	check("subscriptionId", sub, scopePattern, scopeRule)
+	check("resourceGroupName", req.sc.rg, scopePattern, scopeRule)
+	check("jobCollectionName", req.sc.jc, namePattern, nameRule)
+	check("jobName", req.job, namePattern, nameRule)
+	switch len(details) {
+	case 0:
+		return req, nil
+	case 1:
+		return nil, &apiError{status: http.StatusBadRequest, detail: details[0]}
+	}
+	msgs := make([]string, len(details))
+	for i, d := range details {
+		msgs[i] = d.Message
+	}
+	return nil, &apiError{status: http.StatusBadRequest, detail: ErrorDetail{Code: CodeBadRequest,
+		Message: "The request has " + itoa(len(details)) + " errors: " + strings.Join(msgs, " "), Details: details}}
+}
+
+// body reads the request body within the size limit. An empty body is an
+// error.
+func (h *handler) body(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, newError(http.StatusRequestEntityTooLarge, CodeRequestEntityTooLarge, "",
+				"The request body is larger than %d bytes.", h.opts.MaxBodyBytes)
+		}
+		return nil, badRequest("", "The request body could not be read: %v.", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, badRequest("", "The request body is required.")
+	}
+	return data, nil
+}
+
+// pageURL returns the URL of r with $skip replaced.
+func (h *handler) pageURL(r *http.Request, skip int) string {
+	base := h.opts.BaseURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	// Keep the client's parameters as sent, replacing only $skip.
+	var parts []string
+	for _, kv := range strings.Split(r.URL.RawQuery, "&") {
+		k, _, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); kv == "" || err == nil && uk == "$skip" {
+			continue
+		}
+		parts = append(parts, kv)
+	}
+	parts = append(parts, "$skip="+itoa(skip))
+	return base + r.URL.EscapedPath() + "?" + strings.Join(parts, "&")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,455 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tailscale/hujson"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// engineError turns an error of the engine into an API error. prefix is
+// prepended to validation paths that lack it.
+func (h *handler) engineError(ctx context.Context, rq *request, err error, prefix string) error {
+	var ae *apiError
+	var qe *scheduler.QuotaError
+	var rfe *recurrence.FieldError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, scheduler.ErrPreconditionFailed):
+		what := "job collection '" + rq.sc.jc + "'"
+		var gerr error
+		if rq.job != "" {
+			what = "job '" + rq.job + "'"
+			_, gerr = h.s.GetJob(ctx, rq.sc.key(), rq.job)
+		} else {
+			_, gerr = h.s.GetCollection(ctx, rq.sc.key())
+		}
+		if errors.Is(gerr, scheduler.ErrNotFound) {
+			return newError(http.StatusPreconditionFailed, CodePreconditionFailed, "If-Match",
+				"The If-Match header requires the %s to exist, and it does not.", what)
+		}
+		return newError(http.StatusPreconditionFailed, CodePreconditionFailed, "If-Match",
+			"The If-Match header does not match the current ETag of the %s.", what)
+	case errors.Is(err, scheduler.ErrNotFound):
+		return h.notFound(ctx, rq)
+	case errors.As(err, &qe):
+		return newError(http.StatusConflict, CodeQuotaExceeded, "",
+			"The job collection '%s' would exceed its %s quota (%s): %s.", rq.sc.jc, qe.Quota, qe.Limit, h.local(rq, qe.Reason))
+	case errors.Is(err, scheduler.ErrQuotaExceeded):
+		return newError(http.StatusConflict, CodeQuotaExceeded, "",
+			"The job collection '%s' would exceed its quota: %s.", rq.sc.jc, h.local(rq, err.Error()))
+	case errors.Is(err, scheduler.ErrFinalState):
+		return newError(http.StatusConflict, CodeConflict, "",
+			"The job '%s' is Completed or Faulted, a final state: it cannot be changed or run; delete it or replace it with PUT.", rq.job)
+	case errors.Is(err, scheduler.ErrCollectionNotEnabled):
+		return newError(http.StatusConflict, CodeConflict, "",
+			"The job collection '%s' is not Enabled: enable it before running its jobs.", rq.sc.jc)
+	case errors.Is(err, scheduler.ErrInvalid):
+		return validationError(err, prefix)
+	case errors.As(err, &rfe):
+		// A recurrence that validates but cannot be expanded.
+		target := "properties.recurrence." + rfe.Path
+		return badRequest(target, "%s: %s", target, rfe.Reason)
+	case errors.Is(err, scheduler.ErrConflict):
+		return newError(http.StatusConflict, CodeConflict, "",
+			"The resource was changed by another request at the same time. Please retry the request.")
+	}
+	return err
+}
+
+// local rewrites engine text for the caller: the scoped collection name
+// becomes the collection's own name.
+func (h *handler) local(rq *request, s string) string {
+	return trimPrefix(strings.ReplaceAll(s, rq.sc.key(), rq.sc.jc))
+}
+
+// notFound says what is missing: the collection or the job.
+func (h *handler) notFound(ctx context.Context, rq *request) error {
+	if rq.job != "" {
+		if _, err := h.s.GetCollection(ctx, rq.sc.key()); err == nil {
+			return newError(http.StatusNotFound, CodeResourceNotFound, "",
+				"The job '%s' was not found in job collection '%s'.", rq.job, rq.sc.jc)
+		}
+	}
+	return newError(http.StatusNotFound, CodeResourceNotFound, "",
+		"The job collection '%s' was not found in resource group '%s'.", rq.sc.jc, rq.sc.rg)
+}
+
+// Collections.
+
+func (h *handler) listCollectionsBySubscription(w http.ResponseWriter, r *http.Request) error {
+	return h.listCollections(w, r, false)
+}
+
+func (h *handler) listCollectionsByResourceGroup(w http.ResponseWriter, r *http.Request) error {
+	return h.listCollections(w, r, true)
+}
+
+func (h *handler) listCollections(w http.ResponseWriter, r *http.Request, byRG bool) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	all, err := h.s.ListCollections(r.Context())
+	if err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	out := JobCollectionListResult{Value: []JobCollectionDefinition{}}
+	for _, c := range all {
+		sc, ok := splitKey(c.Name)
+		if !ok || sc.sub != rq.sc.sub || byRG && sc.rg != rq.sc.rg {
+			continue
+		}
+		out.Value = append(out.Value, collectionResource(sc, c))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *handler) getCollection(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	c, err := h.s.GetCollection(r.Context(), rq.sc.key())
+	if err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	setETag(w, c.ETag)
+	writeJSON(w, http.StatusOK, collectionResource(rq.sc, c))
+	return nil
+}
+
+func (h *handler) putCollection(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	data, err := h.body(w, r)
+	if err != nil {
+		return err
+	}
+	def, err := scheduler.ParseCollection(data)
+	if err != nil {
+		return validationError(err, "")
+	}
+	c, err := h.s.PutCollection(r.Context(), rq.sc.key(), def, &scheduler.PutCollectionOptions{IfMatch: ifMatch(r)})
+	if err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	status := http.StatusOK
+	if c.Version == 1 {
+		status = http.StatusCreated
+	}
+	setETag(w, c.ETag)
+	writeJSON(w, status, collectionResource(rq.sc, c))
+	return nil
+}
+
+func (h *handler) patchCollection(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	data, err := h.body(w, r)
+	if err != nil {
+		return err
+	}
+	c, err := h.s.PatchCollection(r.Context(), rq.sc.key(), data, &scheduler.PatchCollectionOptions{IfMatch: ifMatch(r)})
+	if err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	setETag(w, c.ETag)
+	writeJSON(w, http.StatusOK, collectionResource(rq.sc, c))
+	return nil
+}
+
+func (h *handler) deleteCollection(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	if err := h.s.DeleteCollection(r.Context(), rq.sc.key()); err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+func (h *handler) enableCollection(w http.ResponseWriter, r *http.Request) error {
+	return h.setCollectionState(w, r, (*scheduler.Scheduler).EnableCollection)
+}
+
+func (h *handler) disableCollection(w http.ResponseWriter, r *http.Request) error {
+	return h.setCollectionState(w, r, (*scheduler.Scheduler).DisableCollection)
+}
+
+func (h *handler) setCollectionState(w http.ResponseWriter, r *http.Request,
+	fn func(*scheduler.Scheduler, context.Context, string) (*scheduler.CollectionRecord, error)) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	if _, err := fn(h.s, r.Context(), rq.sc.key()); err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+// Jobs.
+
+// envelopeOnly checks that a job body is the ARM envelope {"properties":
+// {...}}. Bodies that are not JSON at all are left for the parser to
+// report with their line and column.
+func envelopeOnly(data []byte) error {
+	std, err := hujson.Standardize(bytes.Clone(data))
+	if err != nil {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(std, &top) != nil {
+		return nil
+	}
+	for k := range top {
+		if strings.EqualFold(k, "properties") {
+			return nil
+		}
+	}
+	return badRequest("properties", `properties: is required: the body is a job resource, {"properties": {"action": ..., "recurrence": ...}}`)
+}
+
+func (h *handler) parseOptions() *scheduler.ParseOptions {
+	// The scheduler checks the definition again with its own limits
+	// (the smallest retry interval), so the first pass is lenient there.
+	return &scheduler.ParseOptions{MinRetryInterval: time.Nanosecond, ActionTypes: h.opts.ActionTypes, Now: time.Now()}
+}
+
+func (h *handler) getJob(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	j, err := h.s.GetJob(r.Context(), rq.sc.key(), rq.job)
+	if err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	setETag(w, j.ETag)
+	writeJSON(w, http.StatusOK, h.jobResource(rq.sc, j))
+	return nil
+}
+
+func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	data, err := h.body(w, r)
+	if err != nil {
+		return err
+	}
+	if err := envelopeOnly(data); err != nil {
+		return err
+	}
+	def, err := scheduler.ParseJob(data, h.parseOptions())
+	if err != nil {
+		// ParseJob's paths start at the envelope already.
+		return validationError(err, "")
+	}
+	j, err := h.s.PutJob(r.Context(), rq.sc.key(), rq.job, def, &scheduler.PutJobOptions{IfMatch: ifMatch(r)})
+	if err != nil {
+		return h.engineError(r.Context(), rq, err, "properties")
+	}
+	status := http.StatusOK
+	if j.Version == 1 {
+		status = http.StatusCreated
+	}
+	setETag(w, j.ETag)
+	writeJSON(w, status, h.jobResource(rq.sc, j))
+	return nil
+}
+
+func (h *handler) patchJob(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	data, err := h.body(w, r)
+	if err != nil {
+		return err
+	}
+	if err := envelopeOnly(data); err != nil {
+		return err
+	}
+	j, err := h.s.PatchJob(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PatchJobOptions{IfMatch: ifMatch(r)})
+	if err != nil {
+		return h.engineError(r.Context(), rq, err, "properties")
+	}
+	setETag(w, j.ETag)
+	writeJSON(w, http.StatusOK, h.jobResource(rq.sc, j))
+	return nil
+}
+
+func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	if err := h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job); err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+func (h *handler) runJob(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	if _, err := h.s.RunJob(r.Context(), rq.sc.key(), rq.job); err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+// page is the paging and filtering of a list request.
+type page struct {
+	filter    string
+	top, skip int
+}
+
+// parsePage reads $filter ("FIELD eq VALUE", VALUE one of values in any
+// case, optionally in single quotes), $top (1..100, default 100) and $skip
+// (0 or more).
+func parsePage(r *http.Request, field string, values []string) (page, error) {
+	q := r.URL.Query()
+	p := page{top: scheduler.MaxPageSize}
+	var details []ErrorDetail
+	bad := func(target, format string, args ...any) {
+		details = append(details, badRequest(target, format, args...).detail)
+	}
+	if f := strings.TrimSpace(q.Get("$filter")); f != "" {
+		tok := strings.Fields(f)
+		ok := len(tok) == 3 && strings.EqualFold(tok[0], field) && strings.EqualFold(tok[1], "eq")
+		if ok {
+			v := strings.Trim(tok[2], "'")
+			ok = false
+			for _, k := range values {
+				if strings.EqualFold(v, k) {
+					p.filter, ok = k, true
+				}
+			}
+		}
+		if !ok {
+			bad("$filter", "The $filter '%s' is not supported: use '%s eq VALUE' with VALUE one of %s.", f, field, strings.Join(values, ", "))
+		}
+	}
+	if v := q.Get("$top"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > scheduler.MaxPageSize {
+			bad("$top", "The $top '%s' is invalid: it must be an integer from 1 to %d.", v, scheduler.MaxPageSize)
+		}
+		p.top = n
+	}
+	if v := q.Get("$skip"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1<<40 {
+			bad("$skip", "The $skip '%s' is invalid: it must be an integer of 0 or more.", v)
+		}
+		p.skip = n
+	}
+	switch len(details) {
+	case 0:
+		return p, nil
+	case 1:
+		return p, &apiError{status: http.StatusBadRequest, detail: details[0]}
+	}
+	msgs := make([]string, len(details))
+	for i, d := range details {
+		msgs[i] = d.Message
+	}
+	return p, &apiError{status: http.StatusBadRequest, detail: ErrorDetail{Code: CodeBadRequest,
+		Message: "The request has " + itoa(len(details)) + " errors: " + strings.Join(msgs, " "), Details: details}}
+}
+
+func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	p, err := parsePage(r, "state", []string{"Enabled", "Disabled", "Completed", "Faulted"})
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	opts := &scheduler.ListJobsOptions{State: scheduler.JobState(p.filter), Top: p.top, Skip: p.skip}
+	list, err := h.s.ListJobs(ctx, rq.sc.key(), opts)
+	if err != nil {
+		return h.engineError(ctx, rq, err, "")
+	}
+	out := JobListResult{Value: make([]JobDefinition, 0, len(list))}
+	for _, j := range list {
+		out.Value = append(out.Value, h.jobResource(rq.sc, j))
+	}
+	if len(list) == p.top {
+		next := p.skip + len(list)
+		more, err := h.s.ListJobs(ctx, rq.sc.key(), &scheduler.ListJobsOptions{State: opts.State, Top: 1, Skip: next})
+		if err != nil {
+			return h.engineError(ctx, rq, err, "")
+		}
+		if len(more) > 0 {
+			link := h.pageURL(r, next)
+			out.NextLink = &link
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	p, err := parsePage(r, "status", []string{"Completed", "Failed", "Postponed"})
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	opts := &scheduler.ListHistoryOptions{Status: scheduler.ExecutionStatus(p.filter), Top: p.top, Skip: p.skip}
+	list, err := h.s.ListHistory(ctx, rq.sc.key(), rq.job, opts)
+	if err != nil {
+		return h.engineError(ctx, rq, err, "")
+	}
+	out := JobHistoryListResult{Value: make([]JobHistoryDefinition, 0, len(list))}
+	for _, e := range list {
+		out.Value = append(out.Value, historyResource(rq.sc, rq.job, e))
+	}
+	if len(list) == p.top {
+		next := p.skip + len(list)
+		more, err := h.s.ListHistory(ctx, rq.sc.key(), rq.job, &scheduler.ListHistoryOptions{Status: opts.Status, Top: 1, Skip: next})
+		if err != nil {
+			return h.engineError(ctx, rq, err, "")
+		}
+		if len(more) > 0 {
+			link := h.pageURL(r, next)
+			out.NextLink = &link
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

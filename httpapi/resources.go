@@ -1,0 +1,304 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	httpaction "github.com/jobclock/scheduler/action/http"
+)
+
+// The ARM resource types.
+const (
+	TypeJobCollection = "Microsoft.Scheduler/jobCollections"
+	TypeJob           = "Microsoft.Scheduler/jobCollections/jobs"
+	TypeJobHistory    = "Microsoft.Scheduler/jobCollections/jobs/history"
+)
+
+// JobCollectionDefinition is the ARM resource of a job collection, as
+// returned by the API. Its properties show the effective plan, state and
+// quota: a collection stored without a plan shows Standard, without a
+// state Enabled, and without a quota the plan's limits.
+type JobCollectionDefinition struct {
+	ID         string                         `json:"id"`
+	Type       string                         `json:"type"`
+	Name       string                         `json:"name"`
+	Location   string                         `json:"location,omitempty"`
+	Tags       map[string]string              `json:"tags,omitempty"`
+	Properties scheduler.CollectionProperties `json:"properties"`
+	// ETag is the collection's entity tag, from the ETag response header
+	// (it is not part of the body). Client methods fill it in.
+	ETag string `json:"-"`
+}
+
+// JobDefinition is the ARM resource of a job. Properties is the job
+// definition with its state and status; secrets (passwords, pfx, OAuth
+// secrets, SAS tokens and keys) are always empty, and a client certificate
+// is described by certificateThumbprint, certificateSubjectName and
+// certificateExpirationDate instead.
+type JobDefinition struct {
+	ID         string         `json:"id"`
+	Type       string         `json:"type"`
+	Name       string         `json:"name"`
+	Properties *scheduler.Job `json:"properties"`
+	// ETag is the job's entity tag, from the ETag response header.
+	// Client methods fill it in.
+	ETag string `json:"-"`
+}
+
+// JobHistoryDefinition is the ARM resource of one job history entry. Its
+// ID ends with "{A}:{B}", two 20-digit numbers chosen so that IDs sort in
+// ascending order from the newest entry to the oldest: A counts down
+// from the entry's start time (DateTime.MaxValue ticks minus the start
+// time in .NET ticks, as the service did) and B from the occurrence, action
+// and retry numbers.
+type JobHistoryDefinition struct {
+	ID         string                         `json:"id"`
+	Type       string                         `json:"type"`
+	Name       string                         `json:"name"`
+	Properties JobHistoryDefinitionProperties `json:"properties"`
+}
+
+// JobHistoryDefinitionProperties are the properties of a history entry.
+type JobHistoryDefinitionProperties struct {
+	StartTime             time.Time                 `json:"startTime"`
+	EndTime               time.Time                 `json:"endTime"`
+	ExpectedExecutionTime time.Time                 `json:"expectedExecutionTime"`
+	ActionName            scheduler.ActionName      `json:"actionName"`
+	Status                scheduler.ExecutionStatus `json:"status"`
+	Message               string                    `json:"message"`
+	RetryCount            int                       `json:"retryCount"`
+	RepeatCount           int                       `json:"repeatCount"`
+}
+
+// JobCollectionListResult is one page of job collections.
+type JobCollectionListResult struct {
+	Value []JobCollectionDefinition `json:"value"`
+	// NextLink is the URL of the next page; nil on the last page.
+	NextLink *string `json:"nextLink"`
+}
+
+// JobListResult is one page of jobs.
+type JobListResult struct {
+	Value []JobDefinition `json:"value"`
+	// NextLink is the URL of the next page; nil on the last page.
+	NextLink *string `json:"nextLink"`
+}
+
+// JobHistoryListResult is one page of job history.
+type JobHistoryListResult struct {
+	Value []JobHistoryDefinition `json:"value"`
+	// NextLink is the URL of the next page; nil on the last page.
+	NextLink *string `json:"nextLink"`
+}
+
+// scope identifies a job collection through the API.
+type scope struct {
+	sub, rg, jc string
+}
+
+// key is the collection name in the engine.
+func (s scope) key() string { return s.sub + "/" + s.rg + "/" + s.jc }
+
+func (s scope) rgID() string {
+	return "/subscriptions/" + s.sub + "/resourceGroups/" + s.rg
+}
+
+func (s scope) collectionID() string {
+	return s.rgID() + "/providers/Microsoft.Scheduler/jobCollections/" + s.jc
+}
+
+func (s scope) jobID(job string) string { return s.collectionID() + "/jobs/" + job }
+
+// splitKey splits an engine collection name into its scope; ok is false
+// for names that do not have two scope segments.
+func splitKey(key string) (scope, bool) {
+	var parts [3]string
+	n := 0
+	start := 0
+	for i := 0; i <= len(key); i++ {
+		if i == len(key) || key[i] == '/' {
+			if n == 3 {
+				return scope{}, false
+			}
+			parts[n] = key[start:i]
+			n++
+			start = i + 1
+		}
+	}
+	if n != 3 {
+		return scope{}, false
+	}
+	return scope{parts[0], parts[1], parts[2]}, true
+}
+
+// collectionResource builds the response body of a collection.
+func collectionResource(sc scope, r *scheduler.CollectionRecord) JobCollectionDefinition {
+	def := r.Definition
+	mr := def.MaxRecurrence()
+	quota := &scheduler.Quota{MaxJobCount: def.MaxJobCount(), MaxRecurrence: &mr}
+	if def.Properties.Quota != nil {
+		quota.MaxJobOccurrence = def.Properties.Quota.MaxJobOccurrence
+	}
+	var tags map[string]string
+	if len(def.Tags) > 0 {
+		tags = make(map[string]string, len(def.Tags))
+		for k, v := range def.Tags {
+			tags[k] = v
+		}
+	}
+	return JobCollectionDefinition{
+		ID:       sc.collectionID(),
+		Type:     TypeJobCollection,
+		Name:     sc.jc,
+		Location: def.Location,
+		Tags:     tags,
+		Properties: scheduler.CollectionProperties{
+			SKU:   &scheduler.SKU{Name: def.Plan()},
+			State: def.State(),
+			Quota: quota,
+		},
+		ETag: r.ETag,
+	}
+}
+
+// jobResource builds the response body of a job, without secrets.
+func (h *handler) jobResource(sc scope, r *scheduler.JobRecord) JobDefinition {
+	return JobDefinition{
+		ID:         sc.jobID(r.Name),
+		Type:       TypeJob,
+		Name:       sc.jc + "/" + r.Name,
+		Properties: h.redact(r.Definition()),
+		ETag:       r.ETag,
+	}
+}
+
+// historyResource builds the response body of a history entry.
+func historyResource(sc scope, job string, e scheduler.HistoryEntry) JobHistoryDefinition {
+	id := historyID(e)
+	return JobHistoryDefinition{
+		ID:   sc.jobID(job) + "/history/" + id,
+		Type: TypeJobHistory,
+		Name: sc.jc + "/" + job + "/" + id,
+		Properties: JobHistoryDefinitionProperties{
+			StartTime:             e.StartTime,
+			EndTime:               e.EndTime,
+			ExpectedExecutionTime: e.ExpectedExecutionTime,
+			ActionName:            e.ActionName,
+			Status:                e.Status,
+			Message:               e.Message,
+			RetryCount:            e.RetryCount,
+			RepeatCount:           e.RepeatCount,
+		},
+	}
+}
+
+// maxTicks is .NET's DateTime.MaxValue.Ticks.
+const maxTicks = 3155378975999999999
+
+// unixEpochTicks is the Unix epoch in .NET ticks (100 ns since 0001-01-01).
+const unixEpochTicks = 621355968000000000
+
+// dotnetTicks returns t in .NET ticks.
+func dotnetTicks(t time.Time) int64 {
+	return unixEpochTicks + t.Unix()*10_000_000 + int64(t.Nanosecond())/100
+}
+
+// historyID returns the identifier of a history entry: newer entries have
+// smaller identifiers.
+func historyID(e scheduler.HistoryEntry) string {
+	a := int64(maxTicks) - dotnetTicks(e.StartTime)
+	if a < 0 {
+		a = 0
+	}
+	// Entries that started in the same tick: the later occurrence, the
+	// error action and the later retry come first.
+	n := int64(e.RepeatCount)<<24 | int64(e.RetryCount)&0x7fffff
+	if e.ActionName == scheduler.ErrorAction {
+		n |= 1 << 23
+	}
+	b := int64(math.MaxInt64) - n
+	return fmt.Sprintf("%020d:%020d", a, b)
+}
+
+// redact returns a copy of def without secrets, with client certificates
+// described.
+func (h *handler) redact(def *scheduler.Job) *scheduler.Job {
+	data, err := json.Marshal(def)
+	if err != nil {
+		return &scheduler.Job{State: def.State, Status: def.Status}
+	}
+	out := new(scheduler.Job)
+	if err := json.Unmarshal(data, out); err != nil {
+		return &scheduler.Job{State: def.State, Status: def.Status}
+	}
+	h.redactAction(&out.Action)
+	return out
+}
+
+func (h *handler) redactAction(a *action.Action) {
+	if a == nil {
+		return
+	}
+	if a.Request != nil && a.Request.Authentication != nil {
+		auth := a.Request.Authentication
+		if auth.Type == action.AuthClientCertificate && auth.Pfx != "" {
+			if c := h.certs.read(auth.Pfx, auth.Password); c != nil {
+				exp := c.ExpirationDate
+				auth.CertificateThumbprint = c.Thumbprint
+				auth.CertificateSubjectName = c.SubjectName
+				auth.CertificateExpirationDate = &exp
+			}
+		}
+		auth.Password, auth.Pfx, auth.Secret = "", "", ""
+	}
+	if a.QueueMessage != nil {
+		a.QueueMessage.SASToken = ""
+	}
+	if m := a.ServiceBusQueueMessage; m != nil && m.Authentication != nil {
+		m.Authentication.SASKey = ""
+	}
+	if m := a.ServiceBusTopicMessage; m != nil && m.Authentication != nil {
+		m.Authentication.SASKey = ""
+	}
+	h.redactAction(a.ErrorAction)
+}
+
+// certCache remembers the description of client certificates, so that
+// reading a job does not decode its PKCS#12 data every time.
+type certCache struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]*httpaction.Certificate
+}
+
+const certCacheSize = 256
+
+// read describes the certificate in pfx; nil when it cannot be read.
+func (c *certCache) read(pfx, password string) *httpaction.Certificate {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s:%s", len(pfx), pfx, password)
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	c.mu.Lock()
+	if cert, ok := c.m[key]; ok {
+		c.mu.Unlock()
+		return cert
+	}
+	c.mu.Unlock()
+	cert, err := httpaction.ReadCertificate(pfx, password)
+	if err != nil {
+		cert = nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= certCacheSize {
+		c.m = make(map[[sha256.Size]byte]*httpaction.Certificate)
+	}
+	c.m[key] = cert
+	return cert
+}
