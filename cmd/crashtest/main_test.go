@@ -37,7 +37,7 @@ func TestCrash(t *testing.T) {
 		t.Skip("JOBCLOCK_POSTGRES_DSN is not set; run eval \"$(bash scripts/start-postgres.sh DIR)\" first")
 	}
 	err := Run(context.Background(), Config{DSN: dsn, Jobs: 600, Duration: 140 * time.Second, KillAfter: 65 * time.Second,
-		Workers: 3, Lease: 5 * time.Second, Delay: 500 * time.Millisecond, Exe: os.Args[0], Out: tWriter{t},
+		Workers: 3, Lease: 5 * time.Second, Delay: 500 * time.Millisecond, Exe: os.Args[0], Out: tWriter{t}, StrictTags: true,
 		Log: filepath.Join(t.TempDir(), "receiver.jsonl")})
 	if err != nil {
 		t.Fatal(err)
