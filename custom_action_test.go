@@ -49,6 +49,16 @@ func TestHostActionType(t *testing.T) {
 		if !errors.As(err, &ve) || ve.Path != "action.type" {
 			t.Errorf("PutJob of an unregistered type = %v, want a ValidationError at action.type", err)
 		}
+		// A type registered after New is accepted as well.
+		reg.Register("Nope", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			return &action.Result{}, nil
+		}))
+		if _, err := s.PutJob(ctx, "c", "nope", &other, nil); err != nil {
+			t.Errorf("PutJob of a type registered after New: %v", err)
+		}
+		if _, err := s.PatchJob(ctx, "c", "produce", []byte(`{"action": {"custom": {"topic": "audit"}}}`), nil); err != nil {
+			t.Errorf("PatchJob of a job with a host type: %v", err)
+		}
 
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)

@@ -60,6 +60,22 @@ func checkJobKey(collection, name string) error {
 	return errors.Join(checkName("collection", collection), checkName("job", name))
 }
 
+// parseOptions returns the options jobs are checked with at now. The
+// host's action types are read from Config.Executors on each call, as
+// executors are looked up, so a type registered after New is accepted too.
+func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
+	opts := s.parse
+	opts.Now = now
+	if s.cfg.Executors != nil {
+		for _, t := range s.cfg.Executors.Types() {
+			if !t.Builtin() {
+				opts.ActionTypes = append(opts.ActionTypes, t)
+			}
+		}
+	}
+	return opts
+}
+
 // checkDefinition validates def against the scheduler's rules and returns
 // an immutable copy without state and status.
 func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
@@ -68,8 +84,7 @@ func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	}
 	c := *def
 	c.Status = nil
-	opts := s.parse
-	opts.Now = now
+	opts := s.parseOptions(now)
 	if err := c.Validate(&opts); err != nil {
 		return nil, err
 	}
@@ -319,8 +334,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 		if err != nil {
 			return err
 		}
-		opts := s.parse
-		opts.Now = now
+		opts := s.parseOptions(now)
 		def, err := ParseJob(merged, &opts)
 		if err != nil {
 			return err

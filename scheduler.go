@@ -295,13 +295,6 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	}
 	s.batch, _ = store.(BatchRecorder)
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
-	if c.Executors != nil {
-		for _, t := range c.Executors.Types() {
-			if !t.Builtin() {
-				s.parse.ActionTypes = append(s.parse.ActionTypes, t)
-			}
-		}
-	}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
 	return s, nil
 }
