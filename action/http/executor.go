@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -120,6 +121,8 @@ type Executor struct {
 	maxBody   int
 	authority string
 
+	given        *nethttp.Client    // Options.Client
+	once         sync.Once          // makes client and the transports
 	client       *nethttp.Client    // plain requests and token requests
 	ownTransport *nethttp.Transport // the transport New created, if any
 	baseTLS      *nethttp.Transport // template for certificate transports; nil if unavailable
@@ -159,33 +162,40 @@ func New(opts *Options) *Executor {
 		o.MaxCertificates = DefaultMaxCertificates
 	}
 
-	e := &Executor{timeout: o.Timeout, maxBody: o.MaxMessageBody, authority: o.Authority}
-	var c nethttp.Client
-	if o.Client != nil {
-		c = *o.Client
-	}
-	switch t := c.Transport.(type) {
-	case nil:
-		if o.Client == nil {
-			tr := defaultTransport()
-			e.ownTransport = tr
-			c.Transport = tr
-			e.baseTLS = tr
-		} else if dt, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {
-			e.baseTLS = dt
-		} else {
-			e.baseTLSErr = fmt.Sprintf("net/http.DefaultTransport is a %T, not a *net/http.Transport", nethttp.DefaultTransport)
-		}
-	case *nethttp.Transport:
-		e.baseTLS = t
-	default:
-		e.baseTLSErr = fmt.Sprintf("Options.Client.Transport is a %T, not a *net/http.Transport", t)
-	}
-	c.CheckRedirect = noRedirect
-	e.client = &c
+	e := &Executor{timeout: o.Timeout, maxBody: o.MaxMessageBody, authority: o.Authority, given: o.Client}
 	e.certs = newCertCache(o.MaxCertificates)
 	e.tokens = newTokenCache(o.MaxTokens, o.TokenRefreshMargin)
 	return e
+}
+
+// setup makes the client and transports on first use, so that a program
+// that never sends a request does not link the HTTP client.
+func (e *Executor) setup() {
+	e.once.Do(func() {
+		var c nethttp.Client
+		if e.given != nil {
+			c = *e.given
+		}
+		switch t := c.Transport.(type) {
+		case nil:
+			if e.given == nil {
+				tr := defaultTransport()
+				e.ownTransport = tr
+				c.Transport = tr
+				e.baseTLS = tr
+			} else if dt, ok := nethttp.DefaultTransport.(*nethttp.Transport); ok {
+				e.baseTLS = dt
+			} else {
+				e.baseTLSErr = fmt.Sprintf("net/http.DefaultTransport is a %T, not a *net/http.Transport", nethttp.DefaultTransport)
+			}
+		case *nethttp.Transport:
+			e.baseTLS = t
+		default:
+			e.baseTLSErr = fmt.Sprintf("Options.Client.Transport is a %T, not a *net/http.Transport", t)
+		}
+		c.CheckRedirect = noRedirect
+		e.client = &c
+	})
 }
 
 func defaultTransport() *nethttp.Transport {
@@ -207,6 +217,7 @@ func (e *Executor) Close() {
 	if e == nil || e.certs == nil {
 		return
 	}
+	e.setup()
 	if e.ownTransport != nil {
 		e.ownTransport.CloseIdleConnections()
 	}
@@ -228,9 +239,10 @@ var errTimeout = errors.New("timeout")
 // naming the host. Use errors.As to tell them apart. A nil ctx means
 // context.Background().
 func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Result, error) {
-	if e == nil || e.client == nil {
+	if e == nil || e.certs == nil {
 		return nil, errors.New("http: Executor not created with New")
 	}
+	e.setup()
 	if ctx == nil {
 		ctx = context.Background()
 	}
