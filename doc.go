@@ -19,7 +19,9 @@
 // expands recurrences, [github.com/jobclock/scheduler/retry] holds retry
 // policies, [github.com/jobclock/scheduler/action] the action object, the
 // Executor interface and its registry, with one executor each in
-// action/http, action/storagequeue and action/servicebus. The stores are
+// action/http (built into every Scheduler), action/storagequeue and
+// action/servicebus (added by the host, or both at once with
+// action/azure; see "Actions" below). The stores are
 // store/memory, store/sqlite (the embedded default) and store/postgres
 // (several processes on one database); store/storetest checks any of them.
 // httpapi serves the Azure Scheduler management REST API over a Scheduler,
@@ -124,14 +126,39 @@
 //
 // # Actions
 //
-// An action's type picks its executor from an [action.Registry]. The
-// Scheduler registers the built-in executors for Http and Https (see
-// action/http: success on 2xx, no redirects, Basic, client certificate and
-// OAuth authentication), StorageQueue and ServiceBusQueue/ServiceBusTopic;
-// Config.Executors adds or replaces executors, so a host can run its own
-// action types (a Go function, a gRPC call) by registering an
-// [action.Executor] under a new type and listing it in
-// [ParseOptions.ActionTypes]. Every attempt carries the execution metadata
+// An action's type picks its executor. Every Scheduler executes Http and
+// Https itself (see action/http: success on 2xx, no redirects, Basic,
+// client certificate and OAuth authentication). The other types need an
+// executor in the [action.Registry] given as Config.Executors, so that a
+// program links the Azure SDKs only when it sends to Azure:
+//
+//	reg := new(action.Registry)
+//	azure.Register(reg, nil)              // StorageQueue, ServiceBusQueue, ServiceBusTopic
+//	defer reg.Close(context.Background()) // after Stop: closes the Azure clients
+//	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
+//
+// storagequeue.Register and servicebus.Register add one of them. What each
+// import brings to a program (Go 1.26, linux/amd64, default build flags):
+//
+//	the root package and a store/memory Scheduler   7.8 MB, 12 packages outside the standard library
+//	+ store/sqlite                                   +4.5 MB (modernc.org/sqlite)
+//	+ action/azure                                   +2 MB (azcore, azqueue, azservicebus, go-amqp, x/net/http2)
+//
+// (a program that starts the Scheduler also links the HTTP client and TLS,
+// about 2.5 MB, as any program that calls HTTPS endpoints does; BENCHMARKS.md
+// has the measured programs.)
+//
+// A job whose action type (or errorAction type) has no executor is refused
+// by PutJob and PatchJob at action.type with the package to import and the
+// call that registers its executor; [ParseJob] alone accepts every
+// built-in type, since it does not know the Scheduler. A job stored by
+// another process whose Scheduler had the executor fails its attempts with
+// the same advice. Config.Executors also adds a host's own action types
+// (a Go function, a gRPC call): register an [action.Executor] under a new
+// type; its "custom" payload is accepted in job definitions. Registering an
+// executor for Http or Https replaces the built-in one.
+//
+// Every attempt carries the execution metadata
 // of the original service: x-ms-scheduler-jobid,
 // x-ms-scheduler-jobcollectionid, x-ms-scheduler-expected-execution-time,
 // x-ms-scheduler-execution-tag (the same for every attempt of an

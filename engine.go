@@ -671,7 +671,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	}
 	exec, ok := s.executor(act.Type)
 	if !ok {
-		res.err = fmt.Errorf("no executor registered for action type %q", act.Type)
+		res.err = fmt.Errorf("action type %q %s", act.Type, noExecutor(act.Type))
 		res.message = res.err.Error()
 		return res
 	}

@@ -88,6 +88,9 @@ func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if err := c.Validate(&opts); err != nil {
 		return nil, err
 	}
+	if err := s.checkExecutors(&c); err != nil {
+		return nil, err
+	}
 	data, err := json.Marshal(&c)
 	if err != nil {
 		return nil, &ValidationError{Path: "job", Reason: "cannot be encoded: " + err.Error()}

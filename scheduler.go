@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,8 +15,6 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
-	"github.com/jobclock/scheduler/action/servicebus"
-	"github.com/jobclock/scheduler/action/storagequeue"
 )
 
 // Defaults of Config.
@@ -74,15 +73,19 @@ const (
 type Config struct {
 	// Logger receives the scheduler's log. Nil means slog.Default().
 	Logger *slog.Logger
-	// Executors maps action types to executors. Types it does not have
-	// fall back to the built-in executors, made with ActionTimeout and
-	// otherwise default options: action/http for Http and Https,
-	// action/storagequeue for StorageQueue, action/servicebus for
-	// ServiceBusQueue and ServiceBusTopic. Register an executor of your
-	// own for a built-in type to give it other options (an emulator
-	// endpoint, a client). Nil means only the built-ins.
-	// Types registered here besides the built-in ones are accepted in job
-	// definitions ("custom" payload).
+	// Executors maps action types to executors. The Scheduler has one
+	// executor of its own, action/http (made with ActionTimeout) for
+	// Http and Https; every other type needs an executor registered
+	// here: azure.Register (package action/azure) adds StorageQueue,
+	// ServiceBusQueue and ServiceBusTopic in one line, or
+	// storagequeue.Register and servicebus.Register one at a time. A job
+	// whose action type has no executor is refused when it is put.
+	// Registering an executor for Http or Https replaces the built-in
+	// one (to give it other options or a client). Types registered here
+	// besides the built-in ones are accepted in job definitions, with
+	// their "custom" payload. The registry stays the host's: Stop does
+	// not close its executors (see [action.Registry.Close]). Nil means
+	// only Http and Https.
 	Executors *action.Registry
 	// MaxConcurrency is the most attempts in flight at once; Start runs
 	// that many worker goroutines. Defaults to DefaultMaxConcurrency
@@ -242,8 +245,9 @@ type Scheduler struct {
 	batch    BatchRecorder // the store, when it is one; else nil
 	outcomes outcomeBatch
 	leases   leaseKeeper
-	// closeBuiltins releases the built-in executors' connections.
-	closeBuiltins func(context.Context) error
+	// httpExec is the built-in executor of Http and Https; Stop closes
+	// its idle connections.
+	httpExec *httpaction.Executor
 
 	wake    chan struct{}  // capacity 1: "look at the store again"
 	sem     chan struct{}  // one token per claimed job in flight
@@ -281,18 +285,9 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		sem:   make(chan struct{}, c.MaxConcurrency),
 		work:  make(chan task, c.MaxConcurrency),
 	}
-	httpExec := httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
-	queueExec := storagequeue.New(&storagequeue.Options{Timeout: c.ActionTimeout})
-	busExec := servicebus.New(&servicebus.Options{Timeout: c.ActionTimeout})
-	s.builtins.Register(action.HTTP, httpExec)
-	s.builtins.Register(action.HTTPS, httpExec)
-	s.builtins.Register(action.StorageQueue, queueExec)
-	s.builtins.Register(action.ServiceBusQueue, busExec)
-	s.builtins.Register(action.ServiceBusTopic, busExec)
-	s.closeBuiltins = func(ctx context.Context) error {
-		httpExec.Close()
-		return errors.Join(queueExec.Close(), busExec.Close(ctx))
-	}
+	s.httpExec = httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
+	s.builtins.Register(action.HTTP, s.httpExec)
+	s.builtins.Register(action.HTTPS, s.httpExec)
 	s.batch, _ = store.(BatchRecorder)
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
@@ -307,6 +302,40 @@ func (s *Scheduler) executor(t action.Type) (action.Executor, bool) {
 		}
 	}
 	return s.builtins.Lookup(t)
+}
+
+// executorPackages names the package whose Register function adds the
+// executor of each built-in type that the Scheduler does not execute
+// itself.
+var executorPackages = map[action.Type]string{
+	action.StorageQueue:    "storagequeue",
+	action.ServiceBusQueue: "servicebus",
+	action.ServiceBusTopic: "servicebus",
+}
+
+// noExecutor says that t has no executor, and how to register one.
+func noExecutor(t action.Type) string {
+	if pkg, ok := executorPackages[t]; ok {
+		return fmt.Sprintf(`has no executor in this Scheduler: add one to the registry given as Config.Executors with %[1]s.Register(reg, nil) (import "github.com/jobclock/scheduler/action/%[1]s"), or azure.Register(reg, nil) (import "github.com/jobclock/scheduler/action/azure") for every Azure action type`, pkg)
+	}
+	return "has no executor in this Scheduler: add one to the registry given as Config.Executors"
+}
+
+// checkExecutors reports the actions of j whose type has no executor, at
+// action.type and action.errorAction.type.
+func (s *Scheduler) checkExecutors(j *Job) error {
+	var errs []error
+	check := func(path string, a *action.Action) {
+		if a == nil || a.Type == "" {
+			return
+		}
+		if _, ok := s.executor(a.Type); !ok {
+			errs = append(errs, &ValidationError{Path: path + ".type", Value: strconv.Quote(string(a.Type)), Reason: noExecutor(a.Type)})
+		}
+	}
+	check("action", &j.Action)
+	check("action.errorAction", j.Action.ErrorAction)
+	return errors.Join(errs...)
 }
 
 // Start starts the run loop and returns once it runs. ctx bounds only the
@@ -380,9 +409,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	select {
 	case <-done:
 		s.execStop()
-		if err := s.closeBuiltins(ctx); err != nil {
-			s.log.Warn("close executors", "err", err)
-		}
+		s.httpExec.Close()
 		s.log.Info("scheduler stopped", "instance", s.cfg.InstanceID)
 		return nil
 	case <-ctx.Done():

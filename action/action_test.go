@@ -3,6 +3,7 @@ package action_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,5 +75,52 @@ func TestEnumsAcceptAnyCase(t *testing.T) {
 	var u action.Type
 	if err := json.Unmarshal([]byte(`"gRPC"`), &u); err != nil || u != "gRPC" {
 		t.Errorf("unknown type = %q, %v; want it kept as given", u, err)
+	}
+}
+
+// Executors with each kind of Close method, counting the calls.
+type ctxCloser struct{ n *int }
+
+func (c *ctxCloser) Execute(context.Context, *action.Request) (*action.Result, error) {
+	return nil, nil
+}
+func (c *ctxCloser) Close(context.Context) error { *c.n++; return errors.New("ctx closer") }
+
+type errCloser struct{ n int }
+
+func (c *errCloser) Execute(context.Context, *action.Request) (*action.Result, error) {
+	return nil, nil
+}
+func (c *errCloser) Close() error { c.n++; return nil }
+
+type plainCloser struct{ n int }
+
+func (c *plainCloser) Execute(context.Context, *action.Request) (*action.Result, error) {
+	return nil, nil
+}
+func (c *plainCloser) Close() { c.n++ }
+
+// TestRegistryClose: Close closes each executor once, whatever the number
+// of types it serves and whichever Close method it has, skips executors
+// without one, and joins the errors.
+func TestRegistryClose(t *testing.T) {
+	var n int
+	a, b, c := &ctxCloser{&n}, &errCloser{}, &plainCloser{}
+	reg := new(action.Registry)
+	reg.Register("A1", a)
+	reg.Register("A2", a)
+	reg.Register("B", b)
+	reg.Register("C1", c)
+	reg.Register("C2", c)
+	reg.Register("F", action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return nil, nil }))
+	err := reg.Close(context.Background())
+	if err == nil || err.Error() != "ctx closer" {
+		t.Errorf("Close = %v, want the one error", err)
+	}
+	if n != 1 || b.n != 1 || c.n != 1 {
+		t.Errorf("Close calls = %d, %d, %d, want 1 each", n, b.n, c.n)
+	}
+	if _, ok := reg.Lookup("A1"); !ok {
+		t.Error("Close unregistered the executors")
 	}
 }

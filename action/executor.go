@@ -2,7 +2,9 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 )
@@ -98,4 +100,53 @@ func (r *Registry) Types() []Type {
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// Close closes every registered executor that has a Close method, each
+// once however many types it serves: Close(context.Context) error (as the
+// Service Bus executor has), Close() error (the storage queue executor) or
+// Close() (the HTTP executor). It returns their errors joined. Call it
+// after every Scheduler using r has stopped; a Scheduler never closes the
+// executors of the registry it was given. The executors stay registered.
+func (r *Registry) Close(ctx context.Context) error {
+	r.mu.RLock()
+	var closers []any
+	for _, e := range r.m {
+		switch e.(type) {
+		case interface{ Close(context.Context) error }, interface{ Close() error }, interface{ Close() }:
+		default:
+			continue
+		}
+		if !containsPointer(closers, e) {
+			closers = append(closers, e)
+		}
+	}
+	r.mu.RUnlock()
+	var errs []error
+	for _, c := range closers {
+		switch c := c.(type) {
+		case interface{ Close(context.Context) error }:
+			errs = append(errs, c.Close(ctx))
+		case interface{ Close() error }:
+			errs = append(errs, c.Close())
+		case interface{ Close() }:
+			c.Close()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// containsPointer reports whether list holds the pointer v;
+// executors that are not pointers are never found, so they are closed once
+// per registration.
+func containsPointer(list []any, v any) bool {
+	if reflect.ValueOf(v).Kind() != reflect.Pointer {
+		return false
+	}
+	for _, x := range list {
+		if reflect.TypeOf(x) == reflect.TypeOf(v) && x == v {
+			return true
+		}
+	}
+	return false
 }

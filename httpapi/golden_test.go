@@ -21,6 +21,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/action/azure"
 	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/store/memory"
 )
@@ -78,6 +79,7 @@ func newEnv(t *testing.T) *env {
 	reg := new(action.Registry)
 	reg.Register(action.HTTP, fakeHTTP)
 	reg.Register(action.HTTPS, fakeHTTP)
+	azure.Register(reg, nil) // as jobclock serve does
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: log, MinRetryInterval: time.Second})
 	if err != nil {

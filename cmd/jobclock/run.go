@@ -137,6 +137,9 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 1
 	}
 	defer closeStore()
+	reg := executors(scheduler.DefaultActionTimeout)
+	defer reg.Close(context.Background()) // after Stop
+	cfg.Executors = reg
 	s, err := scheduler.New(store, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)

@@ -120,7 +120,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeStore()
-	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry})
+	reg := executors(scheduler.DefaultActionTimeout)
+	defer reg.Close(context.Background()) // after Stop
+	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2

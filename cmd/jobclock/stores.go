@@ -3,8 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/action/azure"
+	"github.com/jobclock/scheduler/action/servicebus"
+	"github.com/jobclock/scheduler/action/storagequeue"
 	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/store/postgres"
 	"github.com/jobclock/scheduler/store/sqlite"
@@ -30,4 +35,17 @@ func openStore(ctx context.Context, dbPath, dsn, schema string) (scheduler.Store
 	default:
 		return memory.New(), func() {}, nil
 	}
+}
+
+// executors returns the executors run and serve add to the Scheduler's own
+// (Http and Https), so that the command runs every Azure Scheduler action
+// type: StorageQueue, ServiceBusQueue and ServiceBusTopic. timeout bounds
+// each send. Close the registry after the Scheduler stopped.
+func executors(timeout time.Duration) *action.Registry {
+	reg := new(action.Registry)
+	azure.Register(reg, &azure.Options{
+		StorageQueue: &storagequeue.Options{Timeout: timeout},
+		ServiceBus:   &servicebus.Options{Timeout: timeout},
+	})
+	return reg
 }
