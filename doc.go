@@ -249,8 +249,8 @@
 // and PostgreSQL stores have it), a [Notifier] wakes the Schedulers of
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
 // otherwise other processes see new work within Config.PollInterval), and
-// a [StatsReader] answers aggregate reads in one store call (the memory
-// store has it).
+// a [StatsReader] answers aggregate reads in one store call (the memory,
+// SQLite and PostgreSQL stores have it).
 //
 // Dashboards and metrics read aggregates through the Scheduler:
 // [Scheduler.JobCounts] (jobs per collection and state),
@@ -260,7 +260,7 @@
 // [Scheduler.RecentHistory] (the newest entries of all jobs, a page of at
 // most 100 at a time, optionally of one status). With a StatsReader store
 // each is one store call: the memory store keeps its job counts up to date
-// on every write. With
+// on every write, and the SQL stores answer from their indexes. With
 // another store the Scheduler computes the same answers from the listings,
 // which reads every job (and, for history, every job's history), so keep
 // such calls rare.

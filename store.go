@@ -363,8 +363,8 @@ type Notifier interface {
 // assertion: [Scheduler.JobCounts], [Scheduler.DueCount],
 // [Scheduler.HistoryCounts] and [Scheduler.RecentHistory] use it when the
 // store has it, and otherwise compute the same answers from the Store
-// methods, with a call per collection and per job. The memory store has
-// it; storetest.RunStats checks an implementation.
+// methods, with a call per collection and per job. The memory, SQLite and
+// PostgreSQL stores have it; storetest.RunStats checks an implementation.
 //
 // Each method reads one consistent state of the store, as a single read
 // transaction would see it. Like the other methods, none reads a clock.
