@@ -271,11 +271,26 @@
 // must not keep or modify the caller's structs, except that [Job]
 // definitions are treated as immutable and may be shared.
 //
-// Two optional capabilities are found by type assertion: a
+// Three optional capabilities are found by type assertion: a
 // [BatchRecorder] records many outcomes in one call (the memory, SQLite
-// and PostgreSQL stores have it), and a [Notifier] wakes the Schedulers of
+// and PostgreSQL stores have it), a [Notifier] wakes the Schedulers of
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
-// otherwise other processes see new work within Config.PollInterval).
+// otherwise other processes see new work within Config.PollInterval), and
+// a [StatsReader] answers aggregate reads in one store call (the memory,
+// SQLite and PostgreSQL stores have it).
+//
+// Dashboards and metrics read aggregates through the Scheduler:
+// [Scheduler.JobCounts] (jobs per collection and state),
+// [Scheduler.DueCount] (the backlog: jobs due now and not started),
+// [Scheduler.HistoryCounts] (history entries per bucket of time, action
+// name and status, at most MaxHistoryBuckets buckets) and
+// [Scheduler.RecentHistory] (the newest entries of all jobs, a page of at
+// most 100 at a time, optionally of one status). With a StatsReader store
+// each is one store call: the memory store keeps its job counts up to date
+// on every write, and the SQL stores answer from their indexes. With
+// another store the Scheduler computes the same answers from the listings,
+// which reads every job (and, for history, every job's history), so keep
+// such calls rare.
 // The execution tag of an occurrence is derived from the job's identity,
 // creation time and occurrence number, so an instance that takes an
 // occurrence over after another died mid-attempt sends the same tag.

@@ -63,3 +63,46 @@ func ExampleScheduler() {
 	// MainAction Completed occurrence 1
 	// Completed after 1 execution
 }
+
+// JobCounts and DueCount give the figures of a dashboard or a metrics
+// scrape in one store call each. Before Start, the job due now is the
+// backlog.
+func ExampleScheduler_JobCounts() {
+	ctx := context.Background()
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.PutCollection(ctx, "reports", &scheduler.JobCollection{}, nil); err != nil {
+		panic(err)
+	}
+	for name, def := range map[string]string{
+		"now":      `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}`,
+		"tomorrow": `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "startTime": "` + time.Now().Add(24*time.Hour).Format(time.RFC3339) + `"}`,
+		"paused":   `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "state": "Disabled"}`,
+	} {
+		job, err := scheduler.ParseJob([]byte(def), nil)
+		if err != nil {
+			panic(err)
+		}
+		if _, err := s.PutJob(ctx, "reports", name, job, nil); err != nil {
+			panic(err)
+		}
+	}
+	counts, err := s.JobCounts(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range counts {
+		fmt.Println(c.Collection, c.State, c.Jobs)
+	}
+	due, err := s.DueCount(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("due now:", due)
+	// Output:
+	// reports Disabled 1
+	// reports Enabled 2
+	// due now: 1
+}

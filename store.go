@@ -356,3 +356,79 @@ func (c JobCollection) clone() JobCollection {
 type Notifier interface {
 	Notify(ctx context.Context) (<-chan struct{}, error)
 }
+
+// StatsReader is an optional capability of a [Store]: aggregate reads for
+// dashboards and metrics, each answered in one store call however many
+// jobs and history entries the store holds. The Scheduler finds it by type
+// assertion: [Scheduler.JobCounts], [Scheduler.DueCount],
+// [Scheduler.HistoryCounts] and [Scheduler.RecentHistory] use it when the
+// store has it, and otherwise compute the same answers from the Store
+// methods, with a call per collection and per job. The memory, SQLite and
+// PostgreSQL stores have it; storetest.RunStats checks an implementation.
+//
+// Each method reads one consistent state of the store, as a single read
+// transaction would see it. Like the other methods, none reads a clock.
+type StatsReader interface {
+	// CountJobs returns how many jobs each collection holds in each
+	// state: one JobCount per collection and state with at least one
+	// job, ordered by collection name, then by state, both compared
+	// bytewise. A collection without jobs does not appear. A metrics
+	// scraper may call it every few seconds, so it should not decode job
+	// records (keep counts, or count over an index).
+	CountJobs(ctx context.Context) ([]JobCount, error)
+
+	// CountDue returns how many jobs ClaimDue would claim at now if
+	// there were no limit: jobs whose Schedule.DueAt is set and not
+	// after now, whose collection is Enabled, and that have no lease or
+	// whose lease has expired (LeaseUntil not after now). It claims
+	// nothing.
+	CountDue(ctx context.Context, now time.Time) (int, error)
+
+	// CountHistory counts the history entries whose EndTime lies in
+	// [from, to), in buckets of width step: bucket k covers
+	// [from+k*step, from+(k+1)*step), the last one cut at to. It returns
+	// one HistoryCount per bucket, action name and status with at least
+	// one entry, ordered by Start, then ActionName, then Status (names
+	// compared bytewise); Start is in UTC. Entries with a zero EndTime
+	// are never counted.
+	//
+	// The caller makes sure that step is positive, from is before to,
+	// both lie within the years 1678 to 2262 (what UnixNano can
+	// represent), and to is less than 292 years after from, as
+	// [Scheduler.HistoryCounts] does; a store may return an error or a
+	// meaningless answer otherwise, but must not panic.
+	CountHistory(ctx context.Context, from, to time.Time, step time.Duration) ([]HistoryCount, error)
+
+	// RecentHistory returns the history entries of all jobs newest first
+	// (the reverse of the order in which they were recorded, across
+	// jobs), filtered by f.Status (empty: all), skipping f.Skip, at most
+	// f.Top entries (0: no limit, as in ListHistory; callers that show
+	// pages pass a Top).
+	RecentHistory(ctx context.Context, f HistoryFilter) ([]HistoryEntry, error)
+}
+
+// JobCount is one element of [StatsReader.CountJobs]: the number of jobs
+// of a collection in a state.
+type JobCount struct {
+	// Collection is the collection's name.
+	Collection string
+	// State is the jobs' state.
+	State JobState
+	// Jobs is the number of jobs, at least 1.
+	Jobs int
+}
+
+// HistoryCount is one element of [StatsReader.CountHistory]: the number of
+// history entries of one action name and status whose EndTime lies in one
+// bucket of time.
+type HistoryCount struct {
+	// Start is the start of the bucket, in UTC; the bucket ends one step
+	// later (or at the end of the counted range, if that comes first).
+	Start time.Time
+	// ActionName is MainAction or ErrorAction.
+	ActionName ActionName
+	// Status is Completed, Failed or Postponed.
+	Status ExecutionStatus
+	// Entries is the number of entries, at least 1.
+	Entries int
+}

@@ -41,6 +41,15 @@ func TestDueHeap(t *testing.T) {
 				t.Fatalf("step %d: item %d sorts before its parent", step, i)
 			}
 		}
+		now, ready := r.Int64N(55)-2, 0
+		for _, e := range in {
+			if e.ready <= now {
+				ready++
+			}
+		}
+		if got := h.countReady(now); got != ready {
+			t.Fatalf("step %d: countReady(%d) = %d, want %d", step, now, got, ready)
+		}
 	}
 	want := slices.Clone(in)
 	slices.SortFunc(want, func(a, b *entry) int {

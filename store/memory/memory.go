@@ -3,9 +3,11 @@
 // indexes due jobs in two 4-ary heaps, one for jobs that are free and one
 // for jobs under lease, so claiming the next due job costs O(log n) in the
 // number of jobs and recording its outcome O(log m) in the number of jobs
-// under lease. It implements [scheduler.BatchRecorder]. Data is lost when
-// the process exits. Several Schedulers in one process may share one
-// Store.
+// under lease. It implements [scheduler.BatchRecorder], and
+// [scheduler.StatsReader] with each collection's job counts by state kept
+// up to date on every write, so counting jobs costs nothing per job. Data
+// is lost when the process exits. Several Schedulers in one process may
+// share one Store.
 package memory
 
 import (
@@ -22,6 +24,7 @@ import (
 var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
+	_ scheduler.StatsReader   = (*Store)(nil)
 )
 
 // Store is an in-memory [scheduler.Store]. The zero value is not ready;
@@ -32,6 +35,7 @@ type Store struct {
 	due   dueHeap // due jobs without a lease, or whose lease ends before they are due
 	held  dueHeap // due jobs whose lease ends after they are due
 	seq   uint64  // creation order of entries, the heaps' tie-breaker
+	hseq  uint64  // recording order of history entries
 	// claimed maps the copy ClaimDue returned for an entry to the entry,
 	// so that Record finds it without two lookups by name in large maps.
 	// An entry has at most one: its latest claim, until recorded.
@@ -41,18 +45,28 @@ type Store struct {
 type coll struct {
 	rec  *scheduler.CollectionRecord
 	jobs map[string]*entry
+	// states counts the jobs in each state; states without jobs have no
+	// key.
+	states map[scheduler.JobState]int
 	// names lists the jobs' names in order; nil after a create or delete
 	// until the next ListJobs sorts them again.
 	names []string
 }
 
+// histItem is a history entry with its place in the recording order of
+// the whole store.
+type histItem struct {
+	scheduler.HistoryEntry
+	seq uint64
+}
+
 type entry struct {
 	rec   *scheduler.JobRecord
 	coll  *coll
-	hist  []scheduler.HistoryEntry
-	heap  *dueHeap // the heap holding it; nil when in none
-	idx   int      // position in heap
-	ready int64    // when ClaimDue may take it, in Unix nanoseconds
+	hist  []histItem // in recording order
+	heap  *dueHeap   // the heap holding it; nil when in none
+	idx   int        // position in heap
+	ready int64      // when ClaimDue may take it, in Unix nanoseconds
 	seq   uint64
 	// claim is the copy the latest ClaimDue returned, until recorded.
 	claim *scheduler.JobRecord
@@ -132,11 +146,31 @@ func (s *Store) reindex(e *entry) {
 	}
 }
 
-// forget drops what refers to e, which is being deleted.
+// forget drops what refers to e, which is being deleted, and takes it out
+// of its collection's count.
 func (s *Store) forget(e *entry) {
 	s.unindex(e)
 	s.unclaim(e)
+	e.coll.count(e.rec.State, -1)
 	e.gone = true
+}
+
+// count adds d to the number of jobs in state st.
+func (c *coll) count(st scheduler.JobState, d int) {
+	if n := c.states[st] + d; n != 0 {
+		c.states[st] = n
+	} else {
+		delete(c.states, st)
+	}
+}
+
+// setRec replaces e's record with rec, keeping the state counts.
+func (e *entry) setRec(rec *scheduler.JobRecord) {
+	if e.rec.State != rec.State {
+		e.coll.count(e.rec.State, -1)
+		e.coll.count(rec.State, 1)
+	}
+	e.rec = rec
 }
 
 // unclaim drops e's claim copy from s.claimed.
@@ -181,7 +215,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		if c.Version != 0 {
 			return fmt.Errorf("memory: put collection %q: %w", c.Name, scheduler.ErrNotFound)
 		}
-		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*entry)}
+		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*entry), states: make(map[scheduler.JobState]int)}
 		return nil
 	}
 	if c.Version != old.rec.Version {
@@ -275,6 +309,7 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 		e = &entry{rec: rec, coll: c, seq: s.seq}
 		c.jobs[j.Name] = e
 		c.names = nil
+		c.count(rec.State, 1)
 		s.reindex(e)
 		return nil
 	}
@@ -282,7 +317,7 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 		return fmt.Errorf("memory: put job %q in collection %q: version %d, stored %d: %w", j.Name, j.Collection, j.Version, e.rec.Version, scheduler.ErrConflict)
 	}
 	rec.LeaseOwner, rec.LeaseUntil = e.rec.LeaseOwner, e.rec.LeaseUntil
-	e.rec = rec
+	e.setRec(rec)
 	s.reindex(e)
 	return nil
 }
@@ -450,10 +485,11 @@ func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler
 	}
 	rec.Version = j.Version + 1
 	rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
-	e.rec = rec
+	e.setRec(rec)
 	s.unclaim(e) // the lease is released
 	for _, h := range history {
-		e.hist = append(e.hist, normHist(h))
+		s.hseq++
+		e.hist = append(e.hist, histItem{normHist(h), s.hseq})
 	}
 	s.reindex(e)
 	return nil
@@ -470,7 +506,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	var out []scheduler.HistoryEntry
 	skip := f.Skip
 	for i := len(e.hist) - 1; i >= 0; i-- {
-		h := e.hist[i]
+		h := &e.hist[i]
 		if f.Status != "" && h.Status != f.Status {
 			continue
 		}
@@ -481,7 +517,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 		if f.Top > 0 && len(out) >= f.Top {
 			break
 		}
-		out = append(out, h)
+		out = append(out, h.HistoryEntry)
 	}
 	return out, nil
 }
@@ -516,7 +552,7 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 			}
 			h := e.hist
 			if !p.HistoryBefore.IsZero() {
-				h = slices.DeleteFunc(h, func(x scheduler.HistoryEntry) bool { return x.EndTime.Before(p.HistoryBefore) })
+				h = slices.DeleteFunc(h, func(x histItem) bool { return x.EndTime.Before(p.HistoryBefore) })
 			}
 			if p.PerJob > 0 && len(h) > p.PerJob {
 				h = slices.Delete(h, 0, len(h)-p.PerJob)

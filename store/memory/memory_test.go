@@ -15,3 +15,7 @@ func TestConformance(t *testing.T) {
 func TestBatchRecorder(t *testing.T) {
 	storetest.RunBatchRecorder(t, func(t *testing.T) scheduler.Store { return memory.New() })
 }
+
+func TestStats(t *testing.T) {
+	storetest.RunStats(t, func(t *testing.T) scheduler.Store { return memory.New() })
+}

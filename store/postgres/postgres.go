@@ -9,6 +9,10 @@
 // job, releases the lease and appends the history in one statement, so it
 // is atomic whatever happens to the connection.
 //
+// It implements [scheduler.BatchRecorder] and [scheduler.StatsReader],
+// whose counts are each one GROUP BY query over an index and whose recent
+// history reads the history table backwards.
+//
 // # Schema
 //
 // The tables live in their own schema (Options.Schema, "jobclock" by
@@ -58,6 +62,7 @@ import (
 var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
+	_ scheduler.StatsReader   = (*Store)(nil)
 )
 
 //go:embed migrations/*.sql

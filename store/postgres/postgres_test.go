@@ -83,3 +83,9 @@ func TestBatchRecorder(t *testing.T) {
 		return open(t, newSchema(t))
 	})
 }
+
+func TestStats(t *testing.T) {
+	storetest.RunStats(t, func(t *testing.T) scheduler.Store {
+		return open(t, newSchema(t))
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestOpenNewerSchema(t *testing.T) {
 	if !errors.As(err, &ns) || ns.Found != 7 || ns.Known != sqlite.SchemaVersion {
 		t.Fatalf("Open(schema version 7) = %v, want a *NewerSchemaError for 7", err)
 	}
-	want := "store/sqlite: database schema version 7 is newer than this build supports (1); upgrade jobclock"
+	want := fmt.Sprintf("store/sqlite: database schema version 7 is newer than this build supports (%d); upgrade jobclock", sqlite.SchemaVersion)
 	if err.Error() != want {
 		t.Errorf("Open(schema version 7) error %q, want %q", err, want)
 	}

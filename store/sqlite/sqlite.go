@@ -13,6 +13,11 @@
 // the same file: SQLite's lock serialises their writes, and a writer waits
 // up to Options.BusyTimeout for it.
 //
+// It implements [scheduler.BatchRecorder] (a batch of outcomes in one
+// transaction) and [scheduler.StatsReader], whose counts are each one
+// GROUP BY query over an index and whose recent history reads the history
+// table backwards.
+//
 // # Schema
 //
 // Tables collections, jobs and history hold the records; definitions,
@@ -53,6 +58,7 @@ import (
 var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
+	_ scheduler.StatsReader   = (*Store)(nil)
 )
 
 //go:embed migrations/*.sql

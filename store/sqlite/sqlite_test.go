@@ -63,3 +63,9 @@ func TestBatchRecorder(t *testing.T) {
 		return open(t, filepath.Join(t.TempDir(), "jobclock.db"))
 	})
 }
+
+func TestStats(t *testing.T) {
+	storetest.RunStats(t, func(t *testing.T) scheduler.Store {
+		return open(t, filepath.Join(t.TempDir(), "jobclock.db"))
+	})
+}

@@ -12,6 +12,10 @@
 // claimers), recording with a lost lease, history order, filters, paging
 // and retention, cascading deletes, and that errors match the scheduler's
 // sentinel errors.
+//
+// Stores with optional capabilities run their suites too:
+// [RunBatchRecorder] for [scheduler.BatchRecorder] and [RunStats] for
+// [scheduler.StatsReader].
 package storetest
 
 import (

@@ -1,0 +1,159 @@
+package memory
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// CountJobs implements [scheduler.StatsReader] from the counts each
+// collection keeps: its cost grows with the number of collections, not of
+// jobs.
+func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []scheduler.JobCount
+	for _, name := range slices.Sorted(maps.Keys(s.colls)) {
+		c := s.colls[name]
+		for _, st := range slices.Sorted(maps.Keys(c.states)) {
+			out = append(out, scheduler.JobCount{Collection: name, State: st, Jobs: c.states[st]})
+		}
+	}
+	return out, nil
+}
+
+// CountDue implements [scheduler.StatsReader]. It visits the heap
+// entries that are ready at now and their children, not the whole heaps.
+func (s *Store) CountDue(ctx context.Context, now time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nowNs := now.UnixNano()
+	return s.due.countReady(nowNs) + s.held.countReady(nowNs), nil
+}
+
+// countReady returns the number of entries whose ready time is not after
+// now. A heap's children are never ready before their parent, so the walk
+// stops at the first entry of each branch that is not ready.
+func (h dueHeap) countReady(now int64) int {
+	if len(h) == 0 || h[0].ready > now {
+		return 0
+	}
+	n, stack := 0, []int{0}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		n++
+		for c := 4*i + 1; c <= 4*i+4 && c < len(h); c++ {
+			if h[c].ready <= now {
+				stack = append(stack, c)
+			}
+		}
+	}
+	return n
+}
+
+// CountHistory implements [scheduler.StatsReader] by visiting every
+// history entry.
+func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.Duration) ([]scheduler.HistoryCount, error) {
+	if step <= 0 || !from.Before(to) {
+		return nil, fmt.Errorf("memory: count history: step %v from %v to %v is no range", step, from, to)
+	}
+	from, to = utc(from), utc(to)
+	type key struct {
+		bucket int64
+		action scheduler.ActionName
+		status scheduler.ExecutionStatus
+	}
+	n := map[key]int{}
+	s.mu.Lock()
+	for _, c := range s.colls {
+		for _, e := range c.jobs {
+			for i := range e.hist {
+				h := &e.hist[i]
+				if !h.EndTime.IsZero() && !h.EndTime.Before(from) && h.EndTime.Before(to) {
+					n[key{int64(h.EndTime.Sub(from) / step), h.ActionName, h.Status}]++
+				}
+			}
+		}
+	}
+	s.mu.Unlock()
+	out := make([]scheduler.HistoryCount, 0, len(n))
+	for k, c := range n {
+		out = append(out, scheduler.HistoryCount{Start: from.Add(time.Duration(k.bucket) * step), ActionName: k.action, Status: k.status, Entries: c})
+	}
+	slices.SortFunc(out, func(a, b scheduler.HistoryCount) int {
+		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.ActionName, b.ActionName), cmp.Compare(a.Status, b.Status))
+	})
+	return out, nil
+}
+
+// RecentHistory implements [scheduler.StatsReader]. It merges the jobs'
+// histories from their newest entries, so it reads about f.Skip+f.Top
+// entries plus one per job that has history.
+func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([]scheduler.HistoryEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var cs cursors
+	for _, c := range s.colls {
+		for _, e := range c.jobs {
+			cur := cursor{hist: e.hist, i: len(e.hist)}
+			if cur.next(f.Status) {
+				cs = append(cs, cur)
+			}
+		}
+	}
+	heap.Init(&cs)
+	var out []scheduler.HistoryEntry
+	for skip := f.Skip; len(cs) > 0 && (f.Top <= 0 || len(out) < f.Top); {
+		h := &cs[0].hist[cs[0].i]
+		if cs[0].next(f.Status) {
+			heap.Fix(&cs, 0)
+		} else {
+			heap.Pop(&cs)
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, h.HistoryEntry)
+	}
+	return out, nil
+}
+
+// cursor walks a job's history from the newest entry back.
+type cursor struct {
+	hist []histItem
+	i    int // the current entry
+}
+
+// next moves to the previous entry with the status (any when empty) and
+// reports whether there is one.
+func (c *cursor) next(status scheduler.ExecutionStatus) bool {
+	for c.i--; c.i >= 0; c.i-- {
+		if status == "" || c.hist[c.i].Status == status {
+			return true
+		}
+	}
+	return false
+}
+
+// cursors is a heap of cursors, the one at the most recently recorded
+// entry first.
+type cursors []cursor
+
+func (c cursors) Len() int           { return len(c) }
+func (c cursors) Less(i, j int) bool { return c[i].hist[c[i].i].seq > c[j].hist[c[j].i].seq }
+func (c cursors) Swap(i, j int)      { c[i], c[j] = c[j], c[i] }
+func (c *cursors) Push(x any)        { *c = append(*c, x.(cursor)) }
+func (c *cursors) Pop() any {
+	old := *c
+	x := old[len(old)-1]
+	*c = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,70 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/sqlite"
+)
+
+// TestMigrateFromVersion1 opens a file of schema version 1 that holds
+// history (one made by this build, with what migration 2 added taken away)
+// and checks that Open migrates it and keeps the data.
+func TestMigrateFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	s := open(t, path)
+	t0 := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	j := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+	if err := s.PutJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue = %v, %v", claimed, err)
+	}
+	hist := []scheduler.HistoryEntry{
+		{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusFailed, EndTime: t0, Message: "1"},
+		{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, EndTime: t0, Message: "2"},
+	}
+	if err := s.Record(ctx, "me", claimed[0], hist); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("DROP INDEX history_status; UPDATE schema_version SET version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s = open(t, path)
+	got, err := s.RecentHistory(ctx, scheduler.HistoryFilter{Status: scheduler.StatusFailed})
+	if err != nil || len(got) != 1 || got[0].Message != "1" {
+		t.Errorf("RecentHistory(Failed) after migration = %+v, %v; want entry 1", got, err)
+	}
+	s.Close()
+	db, err = sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version, indexes int
+	if err := db.QueryRow("SELECT version FROM schema_version").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'history_status'").Scan(&indexes); err != nil {
+		t.Fatal(err)
+	}
+	if version != sqlite.SchemaVersion || indexes != 1 {
+		t.Errorf("after migration: schema version %d, history_status indexes %d; want %d and 1", version, indexes, sqlite.SchemaVersion)
+	}
+}

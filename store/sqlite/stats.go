@@ -1,0 +1,117 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/sqlstore"
+)
+
+// CountJobs implements [scheduler.StatsReader] with one GROUP BY over the
+// index on jobs (collection, state).
+func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT collection, state, count(*) FROM jobs GROUP BY collection, state ORDER BY collection, state")
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: count jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []scheduler.JobCount
+	for rows.Next() {
+		var c scheduler.JobCount
+		if err := rows.Scan(&c.Collection, &c.State, &c.Jobs); err != nil {
+			return nil, fmt.Errorf("store/sqlite: count jobs: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store/sqlite: count jobs: %w", err)
+	}
+	return out, nil
+}
+
+// CountDue implements [scheduler.StatsReader] with a count over the
+// index ClaimDue reads.
+func (s *Store) CountDue(ctx context.Context, now time.Time) (int, error) {
+	if err := s.readable(); err != nil {
+		return 0, err
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM jobs WHERE ready_at <= ?", sqlstore.NanosInt(now)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store/sqlite: count due jobs: %w", err)
+	}
+	return n, nil
+}
+
+// CountHistory implements [scheduler.StatsReader] with one GROUP BY over
+// the range of the index on history end times.
+func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.Duration) ([]scheduler.HistoryCount, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	if err := sqlstore.CheckHistoryRange(from, to, step); err != nil {
+		return nil, fmt.Errorf("store/sqlite: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT (end_time - ?1) / ?2, json_extract(entry, '$.actionName'), status, count(*) FROM history
+		WHERE end_time >= ?1 AND end_time < ?3 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+		sqlstore.NanosInt(from), int64(step), sqlstore.NanosInt(to))
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: count history: %w", err)
+	}
+	defer rows.Close()
+	var out []scheduler.HistoryCount
+	for rows.Next() {
+		var bucket int64
+		var c scheduler.HistoryCount
+		if err := rows.Scan(&bucket, &c.ActionName, &c.Status, &c.Entries); err != nil {
+			return nil, fmt.Errorf("store/sqlite: count history: %w", err)
+		}
+		c.Start = sqlstore.BucketStart(from, step, bucket)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store/sqlite: count history: %w", err)
+	}
+	return out, nil
+}
+
+// RecentHistory implements [scheduler.StatsReader], reading the history
+// table backwards by id, through the index on (status, id) when filtered.
+func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([]scheduler.HistoryEntry, error) {
+	if err := s.readable(); err != nil {
+		return nil, err
+	}
+	top, skip := limitOffset(f.Top, f.Skip)
+	var rows *sql.Rows
+	var err error
+	if f.Status == "" {
+		rows, err = s.db.QueryContext(ctx, "SELECT entry FROM history ORDER BY id DESC LIMIT ? OFFSET ?", top, skip)
+	} else {
+		rows, err = s.db.QueryContext(ctx, "SELECT entry FROM history WHERE status = ? ORDER BY id DESC LIMIT ? OFFSET ?", string(f.Status), top, skip)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store/sqlite: recent history: %w", err)
+	}
+	defer rows.Close()
+	var out []scheduler.HistoryEntry
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			return nil, fmt.Errorf("store/sqlite: recent history: %w", err)
+		}
+		h, err := sqlstore.DecodeHistory(e)
+		if err != nil {
+			return nil, fmt.Errorf("store/sqlite: recent history: %w", err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store/sqlite: recent history: %w", err)
+	}
+	return out, nil
+}
