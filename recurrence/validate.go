@@ -53,9 +53,9 @@ func (r *Recurrence) resolve() (*Recurrence, error) {
 		return nil, nil
 	}
 	if r.Cron == "" {
-		return r, errors.Join(r.check(true)...)
+		return r, errors.Join(r.check(false)...)
 	}
-	errs := r.check(false)
+	errs := r.check(true)
 	x, err := r.ExpandCron()
 	if err != nil {
 		errs = append(errs, err)
@@ -63,21 +63,23 @@ func (r *Recurrence) resolve() (*Recurrence, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if errs := x.check(true); len(errs) > 0 {
+	if errs := x.check(false); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return x, nil
 }
 
-// check returns the problems of r's fields. A missing Frequency is one
-// only when requireFrequency is set.
-func (r *Recurrence) check(requireFrequency bool) []error {
+// check returns the problems of r's fields. With cron set, the fields are
+// those given next to a spec: a missing Frequency is no problem, and which
+// schedule members go with which frequency is left to the comparison with
+// the spec's.
+func (r *Recurrence) check(cron bool) []error {
 	var errs []error
 	add := func(path, value, reason string) {
 		errs = append(errs, &FieldError{Path: path, Value: value, Reason: reason})
 	}
 	switch {
-	case r.Frequency == "" && !requireFrequency:
+	case r.Frequency == "" && cron:
 	case r.Frequency == "":
 		add("frequency", "", "is required (Minute, Hour, Day, Week, Month or Year)")
 	case !r.Frequency.Valid():
@@ -165,7 +167,7 @@ func (r *Recurrence) check(requireFrequency bool) []error {
 			seenOcc[k] = i
 		}
 
-		if r.Frequency.Valid() {
+		if r.Frequency.Valid() && !cron {
 			needs := func(name string, n int, allowed ...Frequency) {
 				if n == 0 {
 					return
