@@ -256,16 +256,27 @@ type cronSpec struct {
 	domPos, monthPos           int
 }
 
-// The descriptors and the five fields each stands for.
-var cronDescriptors = map[string]string{
-	"@yearly":   "0 0 1 1 *",
-	"@annually": "0 0 1 1 *",
-	"@monthly":  "0 0 1 * *",
-	"@weekly":   "0 0 * * 0",
-	"@daily":    "0 0 * * *",
-	"@midnight": "0 0 * * *",
-	"@hourly":   "0 * * * *",
-}
+// cronDescriptors holds the descriptors, parsed from the five fields each
+// stands for.
+var cronDescriptors = func() map[string]*cronSpec {
+	m := make(map[string]*cronSpec)
+	for name, spec := range map[string]string{
+		"@yearly":   "0 0 1 1 *",
+		"@annually": "0 0 1 1 *",
+		"@monthly":  "0 0 1 * *",
+		"@weekly":   "0 0 * * 0",
+		"@daily":    "0 0 * * *",
+		"@midnight": "0 0 * * *",
+		"@hourly":   "0 * * * *",
+	} {
+		c := new(cronSpec)
+		if err := c.parseFields(strings.Fields(spec), 1); err != nil {
+			panic("recurrence: bad descriptor spec: " + err.Error())
+		}
+		m[name] = c
+	}
+	return m
+}()
 
 const fieldsReason = "expected 5 fields (minute, hour, day of month, month, day of week), or 6 with seconds first"
 
@@ -307,7 +318,7 @@ func ParseCron(spec string) (*Recurrence, error) {
 
 func parseCron(spec string) (*cronSpec, error) {
 	fields := strings.Fields(spec)
-	c := &cronSpec{text: strings.Join(fields, " ")}
+	c := &cronSpec{text: collapse(spec, fields)}
 	if len(fields) == 0 {
 		return nil, &CronError{Reason: "the spec is empty; " + fieldsReason}
 	}
@@ -351,6 +362,12 @@ func parseCron(spec string) (*cronSpec, error) {
 	if seconds {
 		first = 2
 	}
+	return c, c.parseFields(fields, first)
+}
+
+// parseFields reads the five fields minute to day of week; first is the
+// position of the minute field in the spec as written.
+func (c *cronSpec) parseFields(fields []string, first int) error {
 	c.domPos, c.monthPos = first+2, first+3
 	for i, f := range []struct {
 		def *cronField
@@ -358,10 +375,23 @@ func parseCron(spec string) (*cronSpec, error) {
 	}{{minutesField, &c.min}, {hoursField, &c.hour}, {domField, &c.dom}, {monthField, &c.month}, {dowField, &c.dow}} {
 		var reason string
 		if *f.out, reason = f.def.parse(fields[i]); reason != "" {
-			return nil, &CronError{Field: first + i, Name: f.def.name, Reason: reason}
+			return &CronError{Field: first + i, Name: f.def.name, Reason: reason}
 		}
 	}
-	return c, c.checkDays()
+	return c.checkDays()
+}
+
+// collapse returns spec's fields joined by single spaces: spec itself when
+// it is written that way already.
+func collapse(spec string, fields []string) string {
+	n := len(fields) - 1
+	for _, f := range fields {
+		n += len(f)
+	}
+	if n == len(spec) && !strings.ContainsAny(spec, "\t\n\v\f\r") {
+		return spec
+	}
+	return strings.Join(fields, " ")
 }
 
 // parseDescriptor reads an @ descriptor into c.
@@ -390,16 +420,12 @@ func (c *cronSpec) parseDescriptor(fields []string) error {
 	if name == "@reboot" {
 		return &CronError{Name: name, Reason: "has no time to run at; a job without a recurrence runs once, at its startTime"}
 	}
-	spec, ok := cronDescriptors[name]
+	d, ok := cronDescriptors[name]
 	if !ok {
 		return &CronError{Name: fields[0], Reason: "is not a descriptor (@yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every DURATION)"}
 	}
 	if len(fields) != 1 {
 		return &CronError{Name: fields[0], Reason: "takes no fields after it"}
-	}
-	d, err := parseCron(spec)
-	if err != nil {
-		panic("recurrence: bad descriptor spec: " + err.Error())
 	}
 	c.min, c.hour, c.dom, c.month, c.dow = d.min, d.hour, d.dom, d.month, d.dow
 	return nil
@@ -513,6 +539,7 @@ func (c *cronSpec) recurrence() *Recurrence {
 		}
 	case useDow:
 		r.Frequency = Week
+		s.WeekDays = make([]Weekday, 0, bits.OnesCount64(c.dow.bits))
 		for _, d := range weekOrder {
 			if c.dow.bits&(1<<d) != 0 {
 				s.WeekDays = append(s.WeekDays, weekdays[d])
@@ -534,11 +561,14 @@ func (c *cronSpec) recurrence() *Recurrence {
 // monthlyOccurrences lists the day of week field as monthly occurrences:
 // every such weekday, then nth weekdays not already covered, Monday first.
 func (c *cronSpec) monthlyOccurrences() []MonthlyOccurrence {
-	var out []MonthlyOccurrence
+	out := make([]MonthlyOccurrence, 0, bits.OnesCount64(c.dow.bits)+len(c.dow.nth))
 	for _, d := range weekOrder {
 		if c.dow.bits&(1<<d) != 0 {
 			out = append(out, MonthlyOccurrence{Day: weekdays[d]})
 		}
+	}
+	if len(c.dow.nth) == 0 {
+		return out
 	}
 	nth := slices.Clone(c.dow.nth)
 	order := func(o MonthlyOccurrence) int {
