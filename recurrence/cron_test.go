@@ -392,6 +392,24 @@ func TestValidateCron(t *testing.T) {
 	}
 }
 
+// throughJSON marshals r, reads it back and expands its spec again.
+func throughJSON(t testing.TB, r *recurrence.Recurrence) *recurrence.Recurrence {
+	t.Helper()
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back recurrence.Recurrence
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	x, err := back.ExpandCron()
+	if err != nil {
+		t.Fatalf("%s: ExpandCron after JSON: %v", data, err)
+	}
+	return x
+}
+
 // TestCronJSON checks that a recurrence from a spec survives JSON: the
 // cron member and the expanded fields, read back to an equal recurrence.
 func TestCronJSON(t *testing.T) {
@@ -400,20 +418,8 @@ func TestCronJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back recurrence.Recurrence
-		if err := json.Unmarshal(data, &back); err != nil {
-			t.Fatal(err)
-		}
-		x, err := back.ExpandCron()
-		if err != nil {
-			t.Fatalf("%s: ExpandCron after JSON: %v", data, err)
-		}
-		if diff := cmp.Diff(r, x); diff != "" {
-			t.Errorf("%s: after JSON (-want +got):\n%s", data, diff)
+		if diff := cmp.Diff(r, throughJSON(t, r)); diff != "" {
+			t.Errorf("%q after JSON (-want +got):\n%s", tt.spec, diff)
 		}
 	}
 }

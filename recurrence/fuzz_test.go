@@ -1,7 +1,6 @@
 package recurrence_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -150,16 +149,8 @@ func FuzzParseCron(f *testing.F) {
 		if !first.After(start) {
 			t.Fatalf("ParseCron(%q): Next(%v) = %v", spec, start, first)
 		}
-		data, err := json.Marshal(rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back recurrence.Recurrence
-		if err := json.Unmarshal(data, &back); err != nil {
-			t.Fatal(err)
-		}
-		if x, err := back.ExpandCron(); err != nil || !cmp.Equal(rec, x) {
-			t.Fatalf("ParseCron(%q) after JSON %s: %+v, %v", spec, data, x, err)
+		if x := throughJSON(t, rec); !cmp.Equal(rec, x) {
+			t.Fatalf("ParseCron(%q) = %+v, after JSON %+v", spec, rec, x)
 		}
 
 		fields := strings.Fields(spec)

@@ -16,28 +16,27 @@ import (
 // cronJob returns a job that runs at spec's instants in zone, for
 // "jobclock next -cron". With asJSON it prints the recurrence the spec
 // stands for instead and returns a nil job. On an invalid spec or zone it
-// writes one line per problem to stderr and returns a nil job and 1.
+// writes the problem to stderr, naming the flag, and returns a nil job
+// and 1.
 func cronJob(spec, zone string, asJSON bool, stdout, stderr io.Writer) (*scheduler.Job, int) {
 	if _, err := recurrence.ParseCron(spec); err != nil {
 		fmt.Fprintf(stderr, "jobclock next: -cron: %s\n", strings.TrimPrefix(err.Error(), "cron: "))
 		return nil, 1
 	}
-	r := &recurrence.Recurrence{Cron: spec, TimeZone: zone}
-	if err := r.Validate(); err != nil {
-		for _, e := range flatten(err) {
-			var fe *recurrence.FieldError
-			switch {
-			case !errors.As(e, &fe):
-				fmt.Fprintf(stderr, "jobclock next: %v\n", e)
-			case fe.Path == "timeZone":
-				fmt.Fprintf(stderr, "jobclock next: -tz: %s %s\n", fe.Value, fe.Reason)
-			default:
-				fmt.Fprintf(stderr, "jobclock next: %v\n", fe)
-			}
-		}
+	if _, err := recurrence.LoadTimeZone(zone); err != nil {
+		fmt.Fprintf(stderr, "jobclock next: -tz: %q is not a known time zone (an IANA name such as \"Europe/Paris\" or a Windows name such as \"W. Europe Standard Time\")\n", zone)
 		return nil, 1
 	}
-	r, _ = r.ExpandCron()
+	r, err := (&recurrence.Recurrence{Cron: spec, TimeZone: zone}).ExpandCron()
+	if err != nil {
+		// The spec parsed, so only -tz can disagree with it (CRON_TZ=).
+		var fe *recurrence.FieldError
+		if errors.As(err, &fe) {
+			err = fmt.Errorf("-tz: %s %s", fe.Value, fe.Reason)
+		}
+		fmt.Fprintf(stderr, "jobclock next: %v\n", err)
+		return nil, 1
+	}
 	if asJSON {
 		plain := *r
 		plain.Cron = "" // the recurrence in Azure Scheduler's terms, for any job definition
@@ -50,18 +49,6 @@ func cronJob(spec, zone string, asJSON bool, stdout, stderr io.Writer) (*schedul
 		return nil, 0
 	}
 	return &scheduler.Job{Recurrence: r}, 0
-}
-
-// flatten lists the leaves of an error joined with errors.Join.
-func flatten(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, flatten(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
 
 // flatArray matches an array that holds no array or object.
