@@ -124,6 +124,42 @@
 // inclusive; with both, whichever ends the job first wins; an endTime in
 // the past is accepted and the job completes without running.
 //
+// # Cron specs
+//
+// As an extension beyond Azure Scheduler, a recurrence may say when to run
+// with a cron spec, as robfig/cron, gocron and Kubernetes CronJobs take
+// them:
+//
+//	"recurrence": {"cron": "CRON_TZ=Europe/Berlin */15 9-16 * * 1-5", "count": 100}
+//
+// ParseJob expands the spec into the recurrence it stands for
+// ([recurrence.ParseCron] states the dialect and how each spec maps), and
+// the canonical form keeps both: the cron member, and the frequency,
+// timeZone and schedule that read like it (Week; weekDays Monday to
+// Friday; hours 9 to 16; minutes 0, 15, 30 and 45). It parses back to an
+// equal job. The job runs at the spec's instants whatever its startTime,
+// by this package's rules, daylight saving time included; package
+// recurrence documents, in a table, where robfig/cron runs differently
+// around clock changes (it skips 02:30 on a spring-forward day and runs it
+// twice on a fall-back day; jobclock runs it once, at 03:30 and at the
+// first 02:30).
+//
+// Fields given with a spec must agree with it: frequency, interval and
+// each schedule member (compared as sets) must equal the spec's, and
+// timeZone must name the same zone as a CRON_TZ= (or TZ=) prefix; a
+// conflict is an error at that path ("recurrence.schedule.hours: [10]
+// differs from the cron spec, which gives [9]"). Without a prefix the spec
+// runs in timeZone, UTC without one. count and endTime apply as to any
+// recurrence: count counts the spec's runs from the first. A spec that
+// does not parse is reported at recurrence.cron naming the field
+// ("recurrence.cron: field 2 (hours): 24 is out of range 0-23"). Specs the
+// recurrence model cannot express exactly (W, seconds other than 0, @every
+// not in whole minutes, a day such as February 30 that never occurs) are
+// refused, never approximated. A job put from Go with only a cron spec is
+// stored expanded; [Scheduler.PatchJob] replaces the fields an old spec
+// stood for when a patch gives a new one. "jobclock next -cron SPEC"
+// previews a spec and prints the recurrence it stands for.
+//
 // # Actions
 //
 // An action's type picks its executor. Every Scheduler executes Http and

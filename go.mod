@@ -9,6 +9,7 @@ require (
 	github.com/Azure/go-amqp v1.7.0
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	github.com/teambition/rrule-go v1.8.2
 	modernc.org/sqlite v1.60.1

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/jobclock/scheduler/recurrence"
 )
 
 // maxWriteAttempts bounds the retries of a write that lost a race with the
@@ -77,7 +79,7 @@ func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 }
 
 // checkDefinition validates def against the scheduler's rules and returns
-// an immutable copy without state and status.
+// an immutable copy without state and status, its cron spec expanded.
 func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
@@ -91,6 +93,7 @@ func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if err := s.checkExecutors(&c); err != nil {
 		return nil, err
 	}
+	expandCron(&c) // replaces c.Recurrence; def's stays as it was
 	data, err := json.Marshal(&c)
 	if err != nil {
 		return nil, &ValidationError{Path: "job", Reason: "cannot be encoded: " + err.Error()}
@@ -180,7 +183,8 @@ func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 // occurrence are dropped); its status counters and history are kept, and a
 // job in a final state becomes Enabled (or Disabled) again. opts may be
 // nil. It returns the stored record; its Version is 1 when the job was
-// created.
+// created. A recurrence given as a cron spec is stored with the fields the
+// spec stands for filled in (see [recurrence.Recurrence.ExpandCron]).
 func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
@@ -294,7 +298,11 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 // state cannot be patched (ErrFinalState). The merged definition is
 // validated like PutJob's; the job keeps its anchor and occurrence count,
 // and its next occurrence is recomputed from the new definition (the first
-// at or after now). opts may be nil.
+// at or after now). A patch that gives recurrence.cron a spec replaces the
+// frequency, interval and schedule the job had (and its timeZone, when
+// either spec has a CRON_TZ= prefix), so the new spec fills them in; a
+// patch that sets cron to null keeps them, so the job runs as before as a
+// plain recurrence. opts may be nil.
 func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
 	if opts == nil {
 		opts = &PatchJobOptions{}
@@ -333,6 +341,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 		if err := json.Unmarshal(base, &doc); err != nil {
 			return err
 		}
+		dropCronFields(doc, p)
 		merged, err := json.Marshal(mergePatch(doc, p))
 		if err != nil {
 			return err
@@ -399,6 +408,41 @@ func parsePatch(data []byte, what string) (map[string]any, error) {
 		}
 	}
 	return p, nil
+}
+
+// dropCronFields prepares doc, a stored definition, for a merge patch that
+// gives recurrence.cron a spec: it removes the fields a spec stands for
+// (frequency, interval, schedule, and timeZone when the old or the new spec
+// names a zone), so that the new spec fills them in instead of conflicting
+// with the old values. The patch may give any of them again.
+func dropCronFields(doc, patch map[string]any) {
+	pr, _ := memberFold(patch, "recurrence").(map[string]any)
+	spec, _ := memberFold(pr, "cron").(string)
+	dr, _ := doc["recurrence"].(map[string]any)
+	if spec == "" || dr == nil {
+		return
+	}
+	hasZone := func(spec string) bool {
+		r, err := recurrence.ParseCron(spec)
+		return err == nil && r.TimeZone != ""
+	}
+	old, _ := dr["cron"].(string)
+	for _, k := range []string{"frequency", "interval", "schedule"} {
+		delete(dr, k)
+	}
+	if hasZone(old) || hasZone(spec) {
+		delete(dr, "timeZone")
+	}
+}
+
+// memberFold returns the member of m whose key equals key ignoring case.
+func memberFold(m map[string]any, key string) any {
+	for k, v := range m {
+		if strings.EqualFold(k, key) {
+			return v
+		}
+	}
+	return nil
 }
 
 // mergePatch applies an RFC 7386 merge patch, matching keys without regard

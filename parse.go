@@ -285,8 +285,13 @@ func (p *parser) add(path, value, reason string) {
 }
 
 // addChecked adds e unless decoding already reported a problem at or above
-// e's path (a field dropped for a type error must not also be "required").
+// e's path (a field dropped for a type error must not also be "required"),
+// or e says a frequency is missing where decoding dropped the cron spec.
 func (p *parser) addChecked(e *ValidationError) {
+	if base, ok := strings.CutSuffix(e.Path, "recurrence.frequency"); ok && e.Value == "" && slices.Contains(p.bad, base+"recurrence.cron") {
+		// A cron member dropped for its type stood in for the frequency.
+		return
+	}
 	for _, b := range p.bad {
 		if e.Path == b || strings.HasPrefix(e.Path, b) && (e.Path[len(b)] == '.' || e.Path[len(b)] == '[') {
 			return

@@ -25,7 +25,8 @@ import (
 //
 // count counts occurrences from the first one; endTime is inclusive; when
 // both are given, whichever ends the job first wins. An endTime before the
-// first occurrence leaves no occurrence at all.
+// first occurrence leaves no occurrence at all. Instants are in UTC,
+// whatever the recurrence's timeZone, as stores keep them.
 type Timing struct {
 	rule  *recurrence.Rule // nil without recurrence
 	first time.Time
@@ -54,7 +55,7 @@ func (j *Job) Timing(created time.Time) (*Timing, error) {
 	}
 	return &Timing{
 		rule:  rule,
-		first: rule.Next(from.Add(-time.Nanosecond)),
+		first: rule.Next(from.Add(-time.Nanosecond)).UTC(),
 		count: j.Recurrence.Count,
 	}, nil
 }
@@ -77,7 +78,7 @@ func (t *Timing) Next(after time.Time) time.Time {
 	case t.rule == nil:
 		return time.Time{}
 	}
-	return t.rule.Next(after)
+	return t.rule.Next(after).UTC()
 }
 
 // Count returns the most occurrences the job runs: 1 without a

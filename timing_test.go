@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/recurrence"
 )
 
 func mustParse(t *testing.T, in string) *scheduler.Job {
@@ -221,5 +222,23 @@ func TestTimingErrors(t *testing.T) {
 	j.Recurrence.Frequency = "Fortnight"
 	if _, err := j.Timing(date("2026-01-01T00:00:00Z")); err == nil {
 		t.Errorf("Timing(invalid recurrence) succeeded, want error")
+	}
+}
+
+// TestTimingInUTC checks that a timing's instants are in UTC whatever the
+// recurrence's zone, so that what PutJob returns reads like what a store
+// gives back later.
+func TestTimingInUTC(t *testing.T) {
+	j := &scheduler.Job{Recurrence: &recurrence.Recurrence{Cron: "CRON_TZ=Europe/Berlin 30 2 * * *"}}
+	timing, err := j.Timing(date("2026-03-28T00:00:00Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, next := timing.First(), timing.Next(timing.First())
+	if first.Location() != time.UTC || next.Location() != time.UTC {
+		t.Errorf("First() = %v, Next() = %v; want both in UTC", first, next)
+	}
+	if !first.Equal(date("2026-03-28T01:30:00Z")) || !next.Equal(date("2026-03-29T01:30:00Z")) {
+		t.Errorf("First() = %v, Next() = %v; want 02:30 CET, then 03:30 CEST", first, next)
 	}
 }

@@ -37,8 +37,10 @@ func (j *Job) Validate(opts *ParseOptions) error {
 }
 
 // canonicalize rewrites the values that ParseJob accepts in any case and
-// that the JSON decoders of the types do not already canonicalize.
+// that the JSON decoders of the types do not already canonicalize, and
+// expands a recurrence's cron spec into the fields it stands for.
 func canonicalize(j *Job, opts *ParseOptions) {
+	expandCron(j)
 	for a := &j.Action; a != nil; a = a.ErrorAction {
 		if t, ok := customType(a.Type, opts); ok && !a.Type.Builtin() {
 			a.Type = t
@@ -56,6 +58,18 @@ func canonicalize(j *Job, opts *ParseOptions) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// expandCron fills in the frequency, interval, time zone and schedule that
+// the recurrence's cron spec stands for, so that the canonical form holds
+// both the spec and the recurrence it compiles to. A spec that does not
+// expand is left for validation to report.
+func expandCron(j *Job) {
+	if r := j.Recurrence; r != nil && r.Cron != "" {
+		if x, err := r.ExpandCron(); err == nil {
+			j.Recurrence = x
 		}
 	}
 }

@@ -233,6 +233,39 @@ func TestParseJobRules(t *testing.T) {
 			want: []string{"recurrence.schedule.monthlyOccurrences[0].occurrence: 9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)",
 				"recurrence.schedule.monthlyOccurrences[1].occurrence: -9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)"}},
 
+		// Cron specs (an extension; the spec's own rules are package recurrence's).
+		{name: "cron alone", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "0 9 * * 1-5"}}`},
+		{name: "cron with equal fields", in: `{"action": ` + httpAction + `, "recurrence": {"Cron": "0 9 * * 1-5", "frequency": "WEEK",
+			"interval": 1, "timeZone": "Europe/Berlin", "schedule": {"weekDays": ["friday", "monday", "tuesday", "wednesday", "thursday"], "hours": [9]}}}`},
+		{name: "cron zone by prefix and the same zone", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "CRON_TZ=Europe/Berlin 30 2 * * *", "timeZone": "W. Europe Standard Time"}}`},
+		{name: "cron field out of range", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "0 24 * * *"}}`,
+			want: []string{"recurrence.cron: field 2 (hours): 24 is out of range 0-23"}},
+		{name: "cron refused extension", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "0 9 15W * *"}}`,
+			want: []string{"recurrence.cron: field 3 (day of month): 15W (the weekday nearest a day) cannot be expressed exactly as a recurrence"}},
+		{name: "cron February 30th", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "0 0 30 2 *"}}`,
+			want: []string{"recurrence.cron: field 3 (day of month): no day it names occurs in February (field 4), so the spec never runs"}},
+		{name: "cron with conflicting fields", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "0 9 * * 1-5", "frequency": "day", "interval": 2,
+			"schedule": {"hours": [10], "minutes": [0]}}}`,
+			want: []string{
+				`recurrence.frequency: "Day" differs from the cron spec, which gives Week`,
+				"recurrence.interval: 2 differs from the cron spec, which gives 1",
+				"recurrence.schedule.hours: [10] differs from the cron spec, which gives [9]",
+			}},
+		{name: "cron zone conflicts with timeZone", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "TZ=Europe/Berlin 0 9 * * *", "timeZone": "America/New_York"}}`,
+			want: []string{`recurrence.timeZone: "America/New_York" differs from the cron spec, which gives "Europe/Berlin"`}},
+		{name: "cron and other problems", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "0 9 * * MON-FUN", "count": 0, "timeZone": "Mars/Olympus"}}`,
+			want: []string{
+				`recurrence.count: 0 must be at least 1`,
+				`recurrence.cron: field 5 (day of week): "FUN" in "MON-FUN" is not a day of the week (0-7 or SUN-SAT)`,
+				`recurrence.timeZone: "Mars/Olympus" is not a known time zone (an IANA name such as "Europe/Paris" or a Windows name such as "W. Europe Standard Time")`,
+			}},
+		{name: "cron not a string", in: `{"action": ` + httpAction + `, "recurrence": {"cron": 5}}`,
+			want: []string{"recurrence.cron: 5 is not a string"}},
+		{name: "cron empty means no spec", in: `{"action": ` + httpAction + `, "recurrence": {"cron": ""}}`,
+			want: []string{"recurrence.frequency: is required (Minute, Hour, Day, Week, Month or Year)"}},
+		{name: "cron in an envelope", in: `{"properties": {"action": ` + httpAction + `, "recurrence": {"cron": "0 9 * 13 *"}}}`,
+			want: []string{"properties.recurrence.cron: field 4 (month): 13 is out of range 1-12"}},
+
 		// Several problems at once, in different parts of the job.
 		{name: "several at once", in: `{
 			"startTime": "2012-08-04T00:00",

@@ -318,6 +318,31 @@ func steps() []step {
 		{name: "delete-collection", method: "DELETE", path: jc1 + v},
 		{name: "get-job-after-collection-deleted", method: "GET", path: jobs + "/j1" + v},
 		{name: "delete-collection-not-found", method: "DELETE", path: jc1 + v},
+
+		// Cron specs, an extension: expanded on PUT, kept on GET, and
+		// replaced by a PATCH that gives a new spec.
+		{name: "put-collection-cron-free", method: "PUT", path: rg1 + "/jccron" + v, body: `{"location": "West Europe", "properties": {"sku": {"name": "Free"}}}`},
+		{name: "put-job-cron-created", method: "PUT", path: rg1 + "/jccron/jobs/c1" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"cron": "CRON_TZ=Europe/Berlin 30 2 * * 1-5", "count": 10}
+}}`},
+		{name: "get-job-cron", method: "GET", path: rg1 + "/jccron/jobs/c1" + v},
+		{name: "patch-job-cron-new-spec", method: "PATCH", path: rg1 + "/jccron/jobs/c1" + v, body: `{"properties": {"recurrence": {"cron": "0 6 L * *"}}}`},
+		{name: "patch-job-cron-conflicting-field", method: "PATCH", path: rg1 + "/jccron/jobs/c1" + v, body: `{"properties": {"recurrence": {"frequency": "Week"}}}`},
+		{name: "put-job-cron-invalid-field", method: "PUT", path: rg1 + "/jccron/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "recurrence": {"cron": "0 24 * * *"}
+}}`},
+		{name: "put-job-cron-conflicting-fields", method: "PUT", path: rg1 + "/jccron/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "recurrence": {"cron": "CRON_TZ=Europe/Berlin 0 9 * * *", "frequency": "Week", "timeZone": "UTC"}
+}}`},
+		{name: "put-job-cron-too-frequent-for-free-plan", method: "PUT", path: rg1 + "/jccron/jobs/often" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "recurrence": {"cron": "*/15 * * * *"}
+}}`},
+		{name: "delete-collection-cron", method: "DELETE", path: rg1 + "/jccron" + v},
 	}
 }
 

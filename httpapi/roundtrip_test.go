@@ -139,6 +139,11 @@ func TestRoundTrip(t *testing.T) {
   },
   "recurrence": {"frequency": "Hour", "interval": 6, "count": 100}
 }}`,
+		"cron": `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/c", "method": "GET"}},
+  "recurrence": {"cron": "CRON_TZ=Europe/Berlin */15 9-16 * * 1-5", "count": 20, "endTime": "{{end}}"}
+}}`,
 		"queue": `{"properties": {
   "startTime": "{{start}}",
   "action": {

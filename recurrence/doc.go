@@ -65,6 +65,106 @@
 // yields, while [Rule.Next] cannot know how many ran and ignores it. When
 // both are given, whichever ends the recurrence first wins.
 //
+// # Cron specs
+//
+// [ParseCron] compiles a cron spec onto this model, and a recurrence's Cron
+// field carries one in a job definition (an extension beyond Azure
+// Scheduler; see [Recurrence.ExpandCron] for how it combines with the
+// other fields). The dialect is robfig/cron v3's: five fields (minute, hour,
+// day of month, month, day of week), or six with a seconds field first that
+// must be 0; "*" and "?"; numbers and the names JAN-DEC and SUN-SAT in any
+// case; ranges, steps ("*/15", "9-17/2", "5/10" for 5-59/10) and lists; the
+// descriptors @yearly, @annually, @monthly, @weekly, @daily, @midnight,
+// @hourly and @every; and a "CRON_TZ=Zone " or "TZ=Zone " prefix, which
+// sets timeZone. Beyond robfig/cron it accepts 7 for Sunday, L and L-n in
+// the day of month (the last day, n days before it) and 5L and 5#2 in the
+// day of week (the last Friday, the second Friday), which monthDays and
+// monthlyOccurrences express exactly.
+//
+// The recurrence runs at exactly the spec's instants whatever the start it
+// is compiled with: its interval is 1, so every period runs, and every
+// schedule field is given, so nothing defaults from the start. Its
+// frequency is the shortest period the spec repeats in, so that it reads
+// like the spec:
+//
+//	*/15 * * * *         Hour: minutes [0,15,30,45]
+//	* * * * *            Minute: minutes 0 to 59
+//	30 2 * * *           Day: hours [2], minutes [30]
+//	0 9 * * 1-5          Week: weekDays Monday to Friday, hours [9], minutes [0]
+//	*/15 9-16 * * 1-5    Week: the same days, hours 9 to 16, minutes [0,15,30,45]
+//	0 0 1 */2 *          Month: monthDays [1], months [1,3,5,7,9,11], hours [0], minutes [0]
+//	0 0 * 6 *            Month: monthDays 1 to 31, months [6]
+//	0 0 13 * 5           Month: monthDays [13] and monthlyOccurrences [{Friday}]
+//	0 18 * * 5L          Month: monthlyOccurrences [{Friday, -1}]
+//	@yearly              Month: monthDays [1], months [1], hours [0], minutes [0]
+//
+// Hours are left out when the spec runs in every hour (minutes without
+// hours mean every hour). "*/15" is not Minute with interval 15: without a
+// schedule a Minute rule steps from the start, which would put the runs at
+// :07, :22, ... for a job created at :07. @yearly is not Year, whose day
+// of the month comes from the start. "0 0 1 */2 *" is not Month with
+// interval 2, which would count months from the start's.
+//
+// Day of month and day of week follow robfig/cron: when either field is
+// "*" or "?" (without a step, or with step 1), a day must match both; when
+// both are restricted, a day matching either runs, which is the union of
+// monthDays and monthlyOccurrences. A restricted field that covers every
+// day ("1-31", "0-6") selects every day.
+//
+// "@every D" is Minute (or Hour, when D is whole hours) with interval D and
+// no schedule: it steps in elapsed time from the job's start, as
+// robfig/cron steps from when the entry is added. The first run is at the
+// start, as for every recurrence without a schedule; robfig/cron's is one
+// interval later. D must be a whole number of minutes, at most 1000
+// minutes, or whole hours up to 1000 hours.
+//
+// Refused, each with a [*CronError] naming the field: W (the weekday
+// nearest a day), which no set of days expresses; L alone in the day of
+// week; seconds other than 0; @every below a minute or not in whole
+// minutes; @reboot; a day of the month that occurs in none of the spec's
+// months ("0 0 30 2 *"); values out of range, backward ranges ("22-2"),
+// empty list elements and unknown names. A count or endTime given with a
+// spec keeps its meaning: count counts the spec's runs from the first.
+//
+// # Cron and daylight saving time
+//
+// robfig/cron v3 finds the next time by stepping the fields of a wall
+// clock reading, adding whole hours of elapsed time as it goes; around
+// clock changes that skips and repeats runs. jobclock runs a spec by the
+// rules above: a wall time in a spring-forward gap runs once, shifted by
+// the gap; a wall time that occurs twice runs once, at the first instant.
+// In UTC and in zones without daylight saving time the two give the same
+// instants (a test compares them on thousands of random specs over a
+// year). Where they differ, a test checks each row of this table (local
+// times in the zone; "none" means no run that day) and that every
+// difference on random specs around every clock change of a year is of
+// one of these kinds:
+//
+//	spec            zone                 local date  robfig/cron v3                              jobclock
+//	30 2 * * *      Europe/Berlin        2026-03-29  none                                        03:30 CEST
+//	*/20 2 * * *    Europe/Berlin        2026-03-29  none                                        03:00 CEST, 03:20 CEST, 03:40 CEST
+//	30 2 * * *      Europe/Berlin        2026-10-25  02:30 CEST, 02:30 CET                       02:30 CEST
+//	0 1-3 * * *     America/New_York     2026-11-01  01:00 EDT, 01:00 EST, 02:00 EST, 03:00 EST  01:00 EDT, 02:00 EST, 03:00 EST
+//	0 1-3 * * *     America/New_York     2026-03-08  01:00 EST, 03:00 EDT                        01:00 EST, 03:00 EDT
+//	0 0 * * *       America/Santiago     2026-09-06  none                                        01:00 -03
+//	0 12 * * 6      America/Santiago     2026-09-06  12:00 -03                                   none
+//	0 23 * * *      America/Santiago     2026-04-04  23:00 -03, 23:00 -04                        23:00 -03
+//	15 2 * * *      Australia/Lord_Howe  2026-10-04  none                                        02:45 +11
+//	45 1 * * *      Australia/Lord_Howe  2026-10-04  01:45 +1030, 02:45 +11                      01:45 +1030
+//	45 1 * * *      Australia/Lord_Howe  2026-04-05  01:45 +11, 01:45 +1030                      01:45 +11
+//	0 11 * * *      Australia/Lord_Howe  2026-04-05  none                                        11:00 +1030
+//
+// The kinds: robfig/cron skips a time in a gap (02:30 in Berlin on the
+// spring change; jobclock runs it at 03:30), and runs a time that occurs
+// twice twice (02:30 on the autumn change; every hourly spec runs 25
+// times that day). When the gap ends a run that exists anyway, both run
+// once (New York's 02:00 in March becomes 03:00). After a change at
+// midnight (Santiago), robfig/cron runs on a day the spec does not name: a
+// Saturday spec runs on the Sunday. In a zone whose clocks change by half
+// an hour (Lord Howe), its hour steps land on half hours, so it misses runs
+// for up to a day after the change and runs at times the spec does not
+// name (01:45 also at 02:45).
+//
 // # Cost
 //
 // [Rule.Next] costs the same however long ago the start was: it expands the

@@ -75,3 +75,34 @@ func ExampleRecurrence_Validate() {
 	// schedule.hours[1]: 25 is not an hour (0-23)
 	// schedule.weekDays[1]: "Funday" is not a day of the week (Monday to Sunday)
 }
+
+// A crontab line becomes a recurrence that reads like it: weekdays at
+// 9:00, 9:15, ... 16:45, Berlin time. Written as JSON it keeps the spec
+// next to the fields it stands for.
+func ExampleParseCron() {
+	rec, err := recurrence.ParseCron("CRON_TZ=Europe/Berlin */15 9-16 * * 1-5")
+	if err != nil {
+		panic(err)
+	}
+	out, _ := json.Marshal(rec)
+	fmt.Println(string(out))
+
+	rule, err := recurrence.Compile(rec, time.Date(2026, 3, 27, 15, 40, 0, 0, time.UTC))
+	if err != nil {
+		panic(err)
+	}
+	for t := range rule.Occurrences(time.Date(2026, 3, 27, 15, 40, 0, 0, time.UTC)) {
+		fmt.Println(t.Format("Mon 2006-01-02 15:04 MST"))
+		if t.Weekday() == time.Monday {
+			break
+		}
+	}
+
+	_, err = recurrence.ParseCron("0 24 * * *")
+	fmt.Println(err)
+	// Output:
+	// {"cron":"CRON_TZ=Europe/Berlin */15 9-16 * * 1-5","frequency":"Week","timeZone":"Europe/Berlin","schedule":{"minutes":[0,15,30,45],"hours":[9,10,11,12,13,14,15,16],"weekDays":["Monday","Tuesday","Wednesday","Thursday","Friday"]}}
+	// Fri 2026-03-27 16:45 CET
+	// Mon 2026-03-30 09:00 CEST
+	// cron: field 2 (hours): 24 is out of range 0-23
+}

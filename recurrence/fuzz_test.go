@@ -1,8 +1,12 @@
 package recurrence_test
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	cron "github.com/robfig/cron/v3"
 
 	"github.com/jobclock/scheduler/recurrence"
 )
@@ -106,6 +110,71 @@ func FuzzNext(f *testing.F) {
 		}
 		if rec.Count > 0 && n > rec.Count {
 			t.Fatalf("Occurrences yielded %d, count is %d", n, rec.Count)
+		}
+	})
+}
+
+// FuzzParseCron checks that ParseCron never panics, that every spec it
+// accepts gives a recurrence that validates, compiles, runs, and survives
+// JSON, and that where robfig/cron also accepts a plain spec (no
+// extension, no zone, no @every), both give the same first instants.
+func FuzzParseCron(f *testing.F) {
+	for _, c := range cronCases {
+		f.Add(c.spec)
+	}
+	for _, c := range cronErrors {
+		f.Add(c.spec)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	seconds := cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	f.Fuzz(func(t *testing.T, spec string) {
+		rec, err := recurrence.ParseCron(spec)
+		if err != nil {
+			if rec != nil {
+				t.Fatalf("ParseCron(%q) = %+v and error %v", spec, rec, err)
+			}
+			if !strings.HasPrefix(err.Error(), "cron: ") {
+				t.Fatalf("ParseCron(%q) error %q lacks the cron: prefix", spec, err)
+			}
+			return
+		}
+		if err := rec.Validate(); err != nil {
+			t.Fatalf("ParseCron(%q) = %+v, which does not validate: %v", spec, rec, err)
+		}
+		rule, err := recurrence.Compile(rec, start)
+		if err != nil {
+			t.Fatalf("Compile(ParseCron(%q)): %v", spec, err)
+		}
+		first := rule.Next(start)
+		if !first.After(start) {
+			t.Fatalf("ParseCron(%q): Next(%v) = %v", spec, start, first)
+		}
+		if x := throughJSON(t, rec); !cmp.Equal(rec, x) {
+			t.Fatalf("ParseCron(%q) = %+v, after JSON %+v", spec, rec, x)
+		}
+
+		fields := strings.Fields(spec)
+		if rec.TimeZone != "" || strings.HasPrefix(rec.Cron, "@every") || strings.ContainsAny(spec, "lLwW#") && !strings.HasPrefix(rec.Cron, "@") {
+			return
+		}
+		parser := cron.ParseStandard
+		if len(fields) == 6 {
+			parser = seconds.Parse
+		}
+		var sched cron.Schedule
+		func() {
+			defer func() { _ = recover() }() // robfig/cron panics on some input
+			sched, err = parser(spec)
+		}()
+		if sched == nil || err != nil {
+			return // robfig/cron refuses it (7 for Sunday, descriptors in upper case)
+		}
+		a, b := start, start
+		for range 5 {
+			a, b = rule.Next(a), sched.Next(b.In(time.UTC))
+			if !a.Equal(b) {
+				t.Fatalf("%q: jobclock %v, robfig/cron %v", spec, a, b)
+			}
 		}
 	})
 }

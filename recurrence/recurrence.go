@@ -101,7 +101,16 @@ func (d *Weekday) UnmarshalJSON(b []byte) error {
 // Recurrence says how often a job repeats and when it stops. It is the
 // "recurrence" object of a job definition.
 type Recurrence struct {
-	// Frequency is the unit between occurrences. Required.
+	// Cron is a cron spec ("*/15 9-16 * * 1-5", see [ParseCron]) that
+	// says when the job runs: an extension beyond Azure Scheduler.
+	// When set, Frequency, Interval and Schedule (and TimeZone, for a
+	// spec with a CRON_TZ= prefix) follow from it: left out, they are
+	// filled in by [Recurrence.ExpandCron]; given, they must equal the
+	// spec's. Count and EndTime apply as to any recurrence. Empty means
+	// no spec.
+	Cron string `json:"cron,omitempty"`
+	// Frequency is the unit between occurrences. Required unless Cron
+	// is set.
 	Frequency Frequency `json:"frequency"`
 	// Interval is the number of Frequency units between occurrences.
 	// Zero means 1.

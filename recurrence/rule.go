@@ -79,7 +79,8 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 	if start.IsZero() {
 		return nil, errors.New("recurrence: zero start time")
 	}
-	if err := r.Validate(); err != nil {
+	r, err := r.resolve()
+	if err != nil {
 		return nil, err
 	}
 	loc, err := LoadTimeZone(r.TimeZone)

@@ -37,15 +37,49 @@ func MaxInterval(f Frequency) int {
 // go with which frequency: weekDays needs Week; monthDays and
 // monthlyOccurrences need Month; months needs Month or Year. A value listed
 // twice in one array is rejected.
+//
+// A recurrence with a Cron spec needs no Frequency: Validate checks the
+// spec and the fields given with it as [Recurrence.ExpandCron] does, then
+// the recurrence the spec stands for.
 func (r *Recurrence) Validate() error {
+	_, err := r.resolve()
+	return err
+}
+
+// resolve validates r and returns the recurrence it stands for: r itself,
+// or r with its Cron spec expanded.
+func (r *Recurrence) resolve() (*Recurrence, error) {
 	if r == nil {
-		return nil
+		return nil, nil
 	}
+	if r.Cron == "" {
+		return r, errors.Join(r.check(false)...)
+	}
+	errs := r.check(true)
+	x, err := r.ExpandCron()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if errs := x.check(false); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return x, nil
+}
+
+// check returns the problems of r's fields. With cron set, the fields are
+// those given next to a spec: a missing Frequency is no problem, and which
+// schedule members go with which frequency is left to the comparison with
+// the spec's.
+func (r *Recurrence) check(cron bool) []error {
 	var errs []error
 	add := func(path, value, reason string) {
 		errs = append(errs, &FieldError{Path: path, Value: value, Reason: reason})
 	}
 	switch {
+	case r.Frequency == "" && cron:
 	case r.Frequency == "":
 		add("frequency", "", "is required (Minute, Hour, Day, Week, Month or Year)")
 	case !r.Frequency.Valid():
@@ -133,7 +167,7 @@ func (r *Recurrence) Validate() error {
 			seenOcc[k] = i
 		}
 
-		if r.Frequency.Valid() {
+		if r.Frequency.Valid() && !cron {
 			needs := func(name string, n int, allowed ...Frequency) {
 				if n == 0 {
 					return
@@ -155,7 +189,7 @@ func (r *Recurrence) Validate() error {
 			needs("months", len(s.Months), Month, Year)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // jsonText returns s as a JSON string literal.

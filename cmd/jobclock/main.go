@@ -5,6 +5,7 @@
 //
 //	jobclock validate FILE|-
 //	jobclock next [-n N] [-from TIME] FILE|-
+//	jobclock next [-n N] [-from TIME] [-tz ZONE] [-json] -cron SPEC
 //	jobclock run [flags] FILE...
 //	jobclock serve [flags]
 //	jobclock help
@@ -20,6 +21,15 @@
 // endTime), and none when it never runs. TIME is ISO 8601 as in job
 // definitions ("2026-01-05T09:00Z", "2026-01-05"). An invalid job exits 1
 // with the same lines as validate.
+//
+// next -cron SPEC previews a cron spec ("*/15 9-16 * * 1-5", with an
+// optional CRON_TZ= prefix) instead of a job: the occurrences of a job
+// whose recurrence is that spec, run in ZONE (-tz, an IANA or Windows
+// name; UTC by default). With -json it prints the recurrence the spec
+// stands for, as Azure Scheduler JSON (frequency, timeZone, schedule), so a
+// crontab line can become a job definition; a job definition may also
+// carry the spec itself as recurrence.cron. An invalid spec exits 1 with
+// the field at fault ("-cron: field 2 (hours): 24 is out of range 0-23").
 //
 // run loads job definitions into an embedded scheduler, runs them and
 // prints each history entry as a JSON line; serve runs the scheduler with
@@ -44,6 +54,7 @@ func main() {
 const usage = `Usage:
   jobclock validate FILE|-                     check a job definition; prints ok or one line per problem
   jobclock next [-n N] [-from TIME] FILE|-     list the next N (default 10) occurrences of a job created at TIME (default now)
+  jobclock next [-tz ZONE] [-json] -cron SPEC  the same for a cron spec; -json prints the recurrence it stands for
   jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)
   jobclock serve [flags]                       run the scheduler with its REST API (see jobclock serve -h)
   jobclock help                                show this text

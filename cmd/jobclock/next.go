@@ -15,8 +15,12 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	n := fs.Int("n", 10, "how many occurrences to list (at least 1)")
 	from := fs.String("from", "", "the job's creation time, ISO 8601 (default now)")
+	spec := fs.String("cron", "", "preview a cron `SPEC` (\"*/15 9-16 * * 1-5\") instead of a job definition")
+	tz := fs.String("tz", "", "with -cron: the time `ZONE` the spec runs in, IANA or Windows name (default UTC, or the spec's CRON_TZ=)")
+	asJSON := fs.Bool("json", false, "with -cron: print the recurrence the spec stands for, as JSON, instead of occurrences")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] FILE|-")
+		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-tz ZONE] [-json] -cron SPEC")
 		fs.PrintDefaults()
 	}
 	operands, err := parseArgs(fs, args)
@@ -26,7 +30,9 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	if len(operands) != 1 {
+	cronSet := false
+	fs.Visit(func(f *flag.Flag) { cronSet = cronSet || f.Name == "cron" })
+	if cronSet != (len(operands) == 0) || len(operands) > 1 || !cronSet && (*tz != "" || *asJSON) {
 		fs.Usage()
 		return 2
 	}
@@ -43,7 +49,13 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		created = t
 	}
-	job, code := loadJob(operands[0], stdin, stderr, "next")
+	var job *scheduler.Job
+	var code int
+	if cronSet {
+		job, code = cronJob(*spec, *tz, *asJSON, stdout, stderr)
+	} else {
+		job, code = loadJob(operands[0], stdin, stderr, "next")
+	}
 	if job == nil {
 		return code
 	}

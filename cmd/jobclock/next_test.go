@@ -53,6 +53,53 @@ func TestNext(t *testing.T) {
 		{name: "n not a number", args: []string{"-n", "x", "-"}, stdin: everyOtherDay, code: 2, stderr: "invalid value"},
 		{name: "bad from", args: []string{"-from", "yesterday", "-"}, stdin: everyOtherDay, code: 2, stderr: `-from: "yesterday" is not an ISO 8601 time`},
 		{name: "no file", args: []string{}, code: 2, stderr: "Usage: jobclock next"},
+
+		// Cron specs.
+		{name: "cron", args: []string{"-n", "3", "-from", "2026-01-03T10:00Z", "-cron", "0 9 * * 1-5"},
+			stdout: "2026-01-05T09:00:00Z\n2026-01-06T09:00:00Z\n2026-01-07T09:00:00Z\n"},
+		// 02:30 does not exist in Berlin on 2026-03-29: that day runs at
+		// 03:30 CEST, which is 01:30Z as well.
+		{name: "cron in a zone across the clock change", args: []string{"-cron", "30 2 * * *", "-tz", "Europe/Berlin", "-n", "4", "-from", "2026-03-27"},
+			stdout: "2026-03-27T01:30:00Z\n2026-03-28T01:30:00Z\n2026-03-29T01:30:00Z\n2026-03-30T00:30:00Z\n"},
+		{name: "cron with its own zone", args: []string{"-n", "2", "-from", "2026-07-01", "-cron", "CRON_TZ=America/New_York @daily"},
+			stdout: "2026-07-01T04:00:00Z\n2026-07-02T04:00:00Z\n"},
+		{name: "cron as JSON", args: []string{"-cron", "*/15 9-16 * * 1-5", "-tz", "W. Europe Standard Time", "-json"},
+			stdout: `{
+  "frequency": "Week",
+  "timeZone": "W. Europe Standard Time",
+  "schedule": {
+    "minutes": [0, 15, 30, 45],
+    "hours": [9, 10, 11, 12, 13, 14, 15, 16],
+    "weekDays": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+  }
+}
+`},
+		{name: "cron as JSON with monthly occurrences", args: []string{"-json", "-cron", "0 18 * * 5L"},
+			stdout: `{
+  "frequency": "Month",
+  "schedule": {
+    "minutes": [0],
+    "hours": [18],
+    "monthlyOccurrences": [
+      {
+        "day": "Friday",
+        "occurrence": -1
+      }
+    ]
+  }
+}
+`},
+		{name: "cron field out of range", args: []string{"-cron", "0 24 * * *"}, code: 1,
+			stderr: "jobclock next: -cron: field 2 (hours): 24 is out of range 0-23\n"},
+		{name: "cron empty", args: []string{"-cron", ""}, code: 1,
+			stderr: "jobclock next: -cron: the spec is empty"},
+		{name: "cron bad zone", args: []string{"-cron", "0 9 * * *", "-tz", "Mars/Olympus"}, code: 1,
+			stderr: `jobclock next: -tz: "Mars/Olympus" is not a known time zone`},
+		{name: "cron zone conflicts with -tz", args: []string{"-cron", "CRON_TZ=Europe/Berlin 0 9 * * *", "-tz", "America/New_York"}, code: 1,
+			stderr: `jobclock next: -tz: "America/New_York" differs from the cron spec, which gives "Europe/Berlin"` + "\n"},
+		{name: "cron and a file", args: []string{"-cron", "0 9 * * *", "-"}, stdin: everyOtherDay, code: 2, stderr: "Usage: jobclock next"},
+		{name: "json without cron", args: []string{"-json", "-"}, stdin: everyOtherDay, code: 2, stderr: "Usage: jobclock next"},
+		{name: "tz without cron", args: []string{"-tz", "UTC", "-"}, stdin: everyOtherDay, code: 2, stderr: "Usage: jobclock next"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// cronJob returns a job that runs at spec's instants in zone, for
+// "jobclock next -cron". With asJSON it prints the recurrence the spec
+// stands for instead and returns a nil job. On an invalid spec or zone it
+// writes the problem to stderr, naming the flag, and returns a nil job
+// and 1.
+func cronJob(spec, zone string, asJSON bool, stdout, stderr io.Writer) (*scheduler.Job, int) {
+	if _, err := recurrence.ParseCron(spec); err != nil {
+		fmt.Fprintf(stderr, "jobclock next: -cron: %s\n", strings.TrimPrefix(err.Error(), "cron: "))
+		return nil, 1
+	}
+	if _, err := recurrence.LoadTimeZone(zone); err != nil {
+		fmt.Fprintf(stderr, "jobclock next: -tz: %q is not a known time zone (an IANA name such as \"Europe/Paris\" or a Windows name such as \"W. Europe Standard Time\")\n", zone)
+		return nil, 1
+	}
+	r, err := (&recurrence.Recurrence{Cron: spec, TimeZone: zone}).ExpandCron()
+	if err != nil {
+		// The spec parsed, so only -tz can disagree with it (CRON_TZ=).
+		var fe *recurrence.FieldError
+		if errors.As(err, &fe) {
+			err = fmt.Errorf("-tz: %s %s", fe.Value, fe.Reason)
+		}
+		fmt.Fprintf(stderr, "jobclock next: %v\n", err)
+		return nil, 1
+	}
+	if asJSON {
+		plain := *r
+		plain.Cron = "" // the recurrence in Azure Scheduler's terms, for any job definition
+		out, err := json.MarshalIndent(&plain, "", "  ")
+		if err != nil {
+			fmt.Fprintf(stderr, "jobclock next: %v\n", err)
+			return nil, 1
+		}
+		fmt.Fprintf(stdout, "%s\n", flatArrays(out))
+		return nil, 0
+	}
+	return &scheduler.Job{Recurrence: r}, 0
+}
+
+// flatArray matches an array that holds no array or object.
+var flatArray = regexp.MustCompile(`\[[^\[\]{}]*\]`)
+
+// flatArrays puts each array of numbers or names in indented JSON on one
+// line, [0, 15, 30, 45], rather than a line per value.
+func flatArrays(b []byte) []byte {
+	return flatArray.ReplaceAllFunc(b, func(a []byte) []byte {
+		var out bytes.Buffer
+		if json.Compact(&out, a) != nil {
+			return a
+		}
+		return bytes.ReplaceAll(out.Bytes(), []byte(","), []byte(", "))
+	})
+}
