@@ -175,8 +175,10 @@ func postponed(r *JobRecord, o *Occurrence, now time.Time) HistoryEntry {
 }
 
 // settle computes DueAt, the status's NextExecutionTime and the final
-// state.
+// state, and marks r as written at now (retention of final jobs counts
+// from their last write, so from the run that ended them).
 func (m machine) settle(r *JobRecord, now time.Time) {
+	r.Updated = now
 	sc := &r.Schedule
 	enabled := r.State == JobEnabled
 	if r.State.Final() {

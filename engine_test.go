@@ -840,6 +840,32 @@ func TestRetention(t *testing.T) {
 	})
 }
 
+// TestRetentionCountsFromTheLastRun: a job that ends long after it was put
+// is kept for FinalJobRetention after the run that ended it, not after the
+// put.
+func TestRetentionCountsFromTheLastRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{FinalJobRetention: time.Hour})
+		e.start()
+		defer e.stop()
+		e.put("late", jobJSON(e.t0.Add(3*time.Hour), ""))
+		time.Sleep(3*time.Hour + 30*time.Minute)
+		synctest.Wait()
+		r, err := e.store.GetJob(context.Background(), "c", "late")
+		if err != nil {
+			t.Fatalf("job pruned 30 minutes after its run: %v", err)
+		}
+		if r.State != scheduler.JobCompleted || !r.Updated.Equal(e.t0.Add(3*time.Hour)) {
+			t.Errorf("job %s updated at %v, want Completed at 3h", r.State, r.Updated.Sub(e.t0))
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if _, err := e.store.GetJob(context.Background(), "c", "late"); !errors.Is(err, scheduler.ErrNotFound) {
+			t.Errorf("job kept more than FinalJobRetention after its run: %v", err)
+		}
+	})
+}
+
 // TestMergedOccurrencesDoNotCount pins that occurrences merged into a
 // waiting one do not use up recurrence.count.
 func TestMergedOccurrencesDoNotCount(t *testing.T) {

@@ -106,7 +106,7 @@ type Config struct {
 	// Defaults to DefaultHistoryPerJob (1,000).
 	HistoryPerJob int
 	// FinalJobRetention is how long Completed and Faulted jobs are kept
-	// before they are deleted. Defaults to DefaultFinalJobRetention (60
+	// after their last run (or last API write) before they are deleted. Defaults to DefaultFinalJobRetention (60
 	// days).
 	FinalJobRetention time.Duration
 	// Misfire says what happens to occurrences missed while no scheduler
