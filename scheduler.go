@@ -106,8 +106,8 @@ type Config struct {
 	// Defaults to DefaultHistoryPerJob (1,000).
 	HistoryPerJob int
 	// FinalJobRetention is how long Completed and Faulted jobs are kept
-	// after their last run (or last API write) before they are deleted. Defaults to DefaultFinalJobRetention (60
-	// days).
+	// after their last run (or last write through the API) before they
+	// are deleted. Defaults to DefaultFinalJobRetention (60 days).
 	FinalJobRetention time.Duration
 	// Misfire says what happens to occurrences missed while no scheduler
 	// ran. Defaults to MisfireRunOnce.
