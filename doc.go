@@ -172,7 +172,25 @@
 // Config.ActionTimeout. A failed attempt of the main action is retried per
 // the action's retryPolicy (omitted: Fixed, 4 retries, 30 s apart; None:
 // no retry), each retry waiting retryInterval after the previous attempt
-// ended. When the last retry fails, the occurrence is faulted:
+// ended.
+//
+// As an extension beyond Azure Scheduler, retryType may be Exponential, in
+// the shape of Azure Logic Apps' exponential interval policy: retry n
+// waits a time between max(2^(n-2)*retryInterval, minimumInterval) and
+// min(2^(n-1)*retryInterval, maximumInterval) (the first retry from
+// minimumInterval), with minimumInterval defaulting to 15 s and
+// maximumInterval to 548 days; both must lie between the smallest
+// retryInterval and 548 days, and apply only to Exponential.
+//
+//	"retryPolicy": {"retryType": "Exponential", "retryCount": 6, "retryInterval": "PT20S", "maximumInterval": "PT10M"}
+//
+// Logic Apps' member names type, count and interval are accepted too. The
+// point within each range is derived from the occurrence's execution tag
+// and the retry number rather than drawn at random: retries of jobs that
+// failed together spread over the range, and every instance (and a test,
+// with [retry.Policy.Delay]) computes the same instant.
+//
+// When the last retry fails, the occurrence is faulted:
 // faultedCount increases and the errorAction, if any, runs at once, with
 // its own retryPolicy or else the main action's. executionCount and
 // failureCount count attempts of the main action, retries included;

@@ -337,6 +337,7 @@ var (
 	authType     = reflect.TypeFor[action.Authentication]()
 	requestType  = reflect.TypeFor[action.HTTPRequest]()
 	recurType    = reflect.TypeFor[recurrence.Recurrence]()
+	policyType   = reflect.TypeFor[retry.Policy]()
 )
 
 // positiveFields are integer members that, when given, must be at least 1
@@ -353,12 +354,13 @@ var ignoredFields = map[reflect.Type]map[string]bool{
 // secretFields are members whose values errors never show.
 var secretFields = map[string]bool{"password": true, "pfx": true, "secret": true, "sasKey": true, "sasToken": true}
 
-// fieldAliases maps older spellings of a member (lower case) to its JSON
+// fieldAliases maps other spellings of a member (lower case) to its JSON
 // name: names of the 2014-08-01-preview API and of the authentication
-// documentation.
+// documentation, and Azure Logic Apps' names of the retry policy members.
 var fieldAliases = map[reflect.Type]map[string]string{
 	authType:    {"certificateexpiration": "certificateExpirationDate"},
 	requestType: {"httpauthentication": "authentication"},
+	policyType:  {"type": "retryType", "count": "retryCount", "interval": "retryInterval"},
 }
 
 // jsonField is one member of a struct as encoding/json sees it.
