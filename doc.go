@@ -77,7 +77,9 @@
 // integer).
 //
 // The rules: an action is required and its type must be a built-in type or
-// one listed in [ParseOptions.ActionTypes]; the payload for that type
+// one registered in the Scheduler's Config.Executors ([Scheduler.ParseJob];
+// the package-level ParseJob takes them from [ParseOptions.ActionTypes]);
+// the payload for that type
 // (request, queueMessage, serviceBusQueueMessage, serviceBusTopicMessage, or
 // custom for a host-registered type) must be present and the others absent.
 // An Http action may call http or https URLs, an Https action only https
@@ -157,6 +159,25 @@
 // (a Go function, a gRPC call): register an [action.Executor] under a new
 // type; its "custom" payload is accepted in job definitions. Registering an
 // executor for Http or Https replaces the built-in one.
+//
+// A Go function becomes an action type with [action.Handle], which decodes
+// each attempt's payload into the function's parameter type:
+//
+//	type Report struct{ To string `json:"to"` }
+//	report := action.Handle(reg, "Report", func(ctx context.Context, req *action.Request, r Report) error {
+//		return send(ctx, r.To)
+//	})
+//	job := &scheduler.Job{Action: report.Action(Report{To: "ops"}), Recurrence: &recurrence.Recurrence{Frequency: recurrence.Day}}
+//
+// report.Action puts the payload in the action's Payload, which PutJob
+// encodes into its JSON "custom" member; a definition in JSON gives
+// "custom" itself. That one registration is all the Scheduler needs: Go
+// definitions, JSON parsed with [Scheduler.ParseJob], PatchJob and the REST
+// API all accept the type, and the payload is decoded strictly into Report
+// when the job is put, with every member Report lacks and every value of
+// the wrong type reported at its path (action.custom.to: 42 is not a
+// string) before anything is stored. Any executor can check its actions
+// that way by being an [action.Validator].
 //
 // Every attempt carries the execution metadata
 // of the original service: x-ms-scheduler-jobid,

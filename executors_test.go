@@ -48,8 +48,8 @@ func TestAzureTypesNeedTheirExecutors(t *testing.T) {
 	}
 	got := scheduler.ValidationErrors(err)
 	want := []struct{ path, value, pkg, call string }{
-		{"action.type", `"StorageQueue"`, `"github.com/jobclock/scheduler/action/storagequeue"`, "storagequeue.Register(reg, nil)"},
 		{"action.errorAction.type", `"ServiceBusTopic"`, `"github.com/jobclock/scheduler/action/servicebus"`, "servicebus.Register(reg, nil)"},
+		{"action.type", `"StorageQueue"`, `"github.com/jobclock/scheduler/action/storagequeue"`, "storagequeue.Register(reg, nil)"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("PutJob errors = %v, want %d", got, len(want))

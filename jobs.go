@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/jobclock/scheduler/action"
 )
 
 // maxWriteAttempts bounds the retries of a write that lost a race with the
@@ -62,7 +64,9 @@ func checkJobKey(collection, name string) error {
 
 // parseOptions returns the options jobs are checked with at now. The
 // host's action types are read from Config.Executors on each call, as
-// executors are looked up, so a type registered after New is accepted too.
+// executors are looked up, so a type registered after New is accepted too;
+// an action whose type has no executor is refused, and executors that are
+// action.Validators check their actions.
 func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 	opts := s.parse
 	opts.Now = now
@@ -73,11 +77,26 @@ func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 			}
 		}
 	}
+	opts.executor = s.executor
 	return opts
 }
 
+// ParseJob parses and validates a job definition as [ParseJob] does, with
+// the rules this Scheduler applies when the job is put: the action types of
+// Config.Executors besides the built-in ones (each action's type must have
+// an executor, and executors that are an [action.Validator], such as an
+// [action.Handler], check their payload), Config.MinRetryInterval, and a
+// startTime at most 18 months from now. It is what the REST API parses
+// job bodies with; the package-level ParseJob checks a definition on its
+// own, without a Scheduler.
+func (s *Scheduler) ParseJob(data []byte) (*Job, error) {
+	opts := s.parseOptions(time.Now())
+	return ParseJob(data, &opts)
+}
+
 // checkDefinition validates def against the scheduler's rules and returns
-// an immutable copy without state and status.
+// an immutable copy without state and status, in canonical spelling, with
+// the actions' Payload encoded into Custom.
 func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
@@ -88,7 +107,7 @@ func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if err := c.Validate(&opts); err != nil {
 		return nil, err
 	}
-	if err := s.checkExecutors(&c); err != nil {
+	if err := encodePayloads(&c); err != nil {
 		return nil, err
 	}
 	data, err := json.Marshal(&c)
@@ -104,8 +123,34 @@ func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if err := json.Unmarshal(data, cp); err != nil {
 		return nil, &ValidationError{Path: "job", Reason: "cannot be decoded: " + err.Error()}
 	}
+	canonicalize(cp, &opts)
 	cp.State = ""
 	return cp, nil
+}
+
+// encodePayloads replaces the Payload of j's actions by its JSON in
+// Custom, on copies of the actions: the caller's stay as they were.
+func encodePayloads(j *Job) error {
+	enc := func(path string, a *action.Action) error {
+		if a.Payload == nil {
+			return nil
+		}
+		b, err := json.Marshal(a.Payload)
+		if err != nil {
+			return &ValidationError{Path: path + ".custom", Reason: "cannot be encoded as JSON: " + err.Error()}
+		}
+		a.Custom, a.Payload = b, nil
+		return nil
+	}
+	if err := enc("action", &j.Action); err != nil {
+		return err
+	}
+	if ea := j.Action.ErrorAction; ea != nil && ea.Payload != nil {
+		cp := *ea
+		j.Action.ErrorAction = &cp
+		return enc("action.errorAction", &cp)
+	}
+	return nil
 }
 
 // stateOf returns the state a definition asks for: Enabled unless it says

@@ -128,6 +128,11 @@ type ParseOptions struct {
 	// http (not https) URI, for tests against local servers. False
 	// means authentication requires https.
 	AllowInsecureAuthentication bool
+
+	// executor, when set, looks up the executor of an action type: a
+	// type without one is refused at its path, and an executor that is
+	// an action.Validator checks its actions. A Scheduler sets it.
+	executor func(action.Type) (action.Executor, bool)
 }
 
 // ParseJob parses and validates a job definition. It returns the job in
