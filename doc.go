@@ -5,12 +5,34 @@
 // a Service Bus queue or topic message), retry policies, an error action,
 // job states and status counters, and a queryable execution history.
 //
-// A host program creates a [Scheduler] over a [Store], puts collections and
-// jobs into it, and starts it:
+// The shortest way in: a Go function, run on a recurrence, durably in a
+// SQLite file, without writing a definition:
+//
+//	type Report struct{ To string `json:"to"` }
+//
+//	st, err := sqlite.Open(ctx, "reports.db", nil)
+//	reg := new(action.Registry)
+//	report := action.Handle(reg, "Report", func(ctx context.Context, req *action.Request, r Report) error {
+//		return send(ctx, r.To)
+//	})
+//	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
+//	_, err = s.Schedule(ctx, "nightly", recurrence.Daily(2, 30).In("Europe/Berlin"), report.Action(Report{To: "ops"}))
+//	err = s.Start(ctx)                 // returns once running
+//	defer s.Stop(context.Background()) // waits for attempts in flight
+//
+// [Scheduler.Schedule] puts the job in [DefaultCollection] the first time
+// and leaves it alone when the program starts again with the same job, so
+// the job keeps its place in its recurrence across restarts;
+// [action.Handle] turns the function into an action type whose payload
+// is checked when the job is put. examples/funcjob is this program.
+//
+// Underneath is the whole Azure Scheduler model: a host program creates a
+// [Scheduler] over a [Store], puts collections and jobs (written in Go or
+// as JSON definitions) into it, and starts it:
 //
 //	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: logger}) // nil Config: all defaults
 //	_, err = s.PutCollection(ctx, "reports", &scheduler.JobCollection{}, nil)
-//	job, err := scheduler.ParseJob(definition, nil)
+//	job, err := s.ParseJob(definition) // or a *scheduler.Job written in Go
 //	rec, err := s.PutJob(ctx, "reports", "nightly", job, nil)
 //	err = s.Start(ctx)        // returns once running
 //	err = s.Stop(shutdownCtx) // waits for running attempts, or returns ctx.Err()
@@ -114,7 +136,10 @@
 // minutes, monthDays and monthlyOccurrences as a union, days that do not
 // exist skipped, periods counted from the start's, Monday weeks), and
 // daylight saving time handled so that a time in a spring-forward gap runs
-// shifted by the gap and a fall-back hour runs once.
+// shifted by the gap and a fall-back hour runs once. In Go, a recurrence
+// is a struct literal or one of the constructors [recurrence.Every],
+// [recurrence.Hourly], [recurrence.Daily], [recurrence.Weekly] and
+// [recurrence.Monthly], with [recurrence.Recurrence.In] for the zone.
 //
 // When a job runs first ([Job.Timing]): without startTime it counts from
 // its creation; with no recurrence it runs once, at startTime or at once
@@ -167,7 +192,7 @@
 //	report := action.Handle(reg, "Report", func(ctx context.Context, req *action.Request, r Report) error {
 //		return send(ctx, r.To)
 //	})
-//	job := &scheduler.Job{Action: report.Action(Report{To: "ops"}), Recurrence: &recurrence.Recurrence{Frequency: recurrence.Day}}
+//	job := &scheduler.Job{Action: report.Action(Report{To: "ops"}), Recurrence: recurrence.Daily(2, 0)}
 //
 // report.Action puts the payload in the action's Payload, which PutJob
 // encodes into its JSON "custom" member; a definition in JSON gives

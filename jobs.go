@@ -230,6 +230,25 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 	if err := s.live(); err != nil {
 		return nil, err
 	}
+	r, err := s.putJob(ctx, s.store, collection, name, def, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return r, nil
+}
+
+// jobStore is the part of a Store that job writes go through: the
+// Scheduler's store, or a view of it inside a host's transaction.
+type jobStore interface {
+	GetCollection(ctx context.Context, name string) (*CollectionRecord, error)
+	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
+	PutJob(ctx context.Context, j *JobRecord) error
+	DeleteJob(ctx context.Context, collection, name string) error
+}
+
+// putJob is PutJob over st.
+func (s *Scheduler) putJob(ctx context.Context, st jobStore, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
 	if err := checkJobKey(collection, name); err != nil {
 		return nil, err
 	}
@@ -246,43 +265,50 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 		return nil, err
 	}
 	for range maxWriteAttempts {
-		col, err := s.store.GetCollection(ctx, collection)
+		col, err := st.GetCollection(ctx, collection)
 		if err != nil {
 			return nil, fmt.Errorf("put job %q: %w", name, err)
 		}
-		if err := checkRecurrenceQuota(col, name, t); err != nil {
-			return nil, err
-		}
-		old, err := s.store.GetJob(ctx, collection, name)
+		old, err := st.GetJob(ctx, collection, name)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
 		if err := preconditions("job", name, opts.IfMatch, etagOf(old), old != nil); err != nil {
 			return nil, err
 		}
-		r := &JobRecord{
-			Collection: collection, Name: name, Job: job, State: stateOf(def),
-			ETag: newETag(), Created: now, Updated: now,
-			Schedule: JobSchedule{Anchor: now, NextOccurrence: t.First()},
-		}
-		if old != nil {
-			r.Version, r.Created, r.Status = old.Version, old.Created, old.Status
-			r.Schedule.Occurrences = old.Schedule.Occurrences
-			r.Schedule.LastFailed = old.Schedule.LastFailed
-		}
-		s.machine().settle(r, now)
-		err = s.store.PutJob(ctx, r)
+		r, err := s.storeJob(ctx, st, col, name, job, stateOf(def), t, now, old)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		r.Version++
-		s.notify()
-		return r, nil
+		return r, err
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// storeJob writes the checked definition job, with timing t, as job name
+// of collection col, over old (nil: create it), and returns the stored
+// record. It fails with ErrConflict when another writer changed the job
+// since old was read.
+func (s *Scheduler) storeJob(ctx context.Context, st jobStore, col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
+	if err := checkRecurrenceQuota(col, name, t); err != nil {
+		return nil, err
+	}
+	r := &JobRecord{
+		Collection: col.Name, Name: name, Job: job, State: state,
+		ETag: newETag(), Created: now, Updated: now,
+		Schedule: JobSchedule{Anchor: now, NextOccurrence: t.First()},
+	}
+	if old != nil {
+		r.Version, r.Created, r.Status = old.Version, old.Created, old.Status
+		r.Schedule.Occurrences = old.Schedule.Occurrences
+		r.Schedule.LastFailed = old.Schedule.LastFailed
+	}
+	s.machine().settle(r, now)
+	if err := st.PutJob(ctx, r); err != nil {
+		return nil, err
+	}
+	r.Version++
+	return r, nil
 }
 
 func etagOf(r *JobRecord) string {
@@ -292,10 +318,10 @@ func etagOf(r *JobRecord) string {
 	return r.ETag
 }
 
-// update reads the job, applies change, and writes it back, retrying when
-// the run loop or another writer got there first. change returns the new
-// record or an error; it may be called several times.
-func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
+// update reads the job from st, applies change, and writes it back,
+// retrying when the run loop or another writer got there first. change
+// returns the new record or an error; it may be called several times.
+func (s *Scheduler) update(ctx context.Context, st jobStore, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
@@ -303,7 +329,7 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 		return nil, err
 	}
 	for range maxWriteAttempts {
-		r, err := s.store.GetJob(ctx, collection, name)
+		r, err := st.GetJob(ctx, collection, name)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +342,7 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 		}
 		r.Updated = now
 		s.machine().settle(r, now)
-		err = s.store.PutJob(ctx, r)
+		err = st.PutJob(ctx, r)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -324,7 +350,6 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 			return nil, err
 		}
 		r.Version++
-		s.notify()
 		return r, nil
 	}
 	return nil, fmt.Errorf("update job %q: too many concurrent writes: %w", name, ErrConflict)
@@ -341,6 +366,16 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 // and its next occurrence is recomputed from the new definition (the first
 // at or after now). opts may be nil.
 func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
+	r, err := s.patchJob(ctx, s.store, collection, name, patch, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return r, nil
+}
+
+// patchJob is PatchJob over st.
+func (s *Scheduler) patchJob(ctx context.Context, st jobStore, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
 	if opts == nil {
 		opts = &PatchJobOptions{}
 	}
@@ -364,7 +399,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return s.update(ctx, collection, name, opts.IfMatch, func(r *JobRecord, now time.Time) error {
+	return s.update(ctx, st, collection, name, opts.IfMatch, func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
 			return fmt.Errorf("patch job %q: it is %s: %w", name, r.State, ErrFinalState)
 		}
@@ -391,7 +426,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 		if err != nil {
 			return err
 		}
-		col, err := s.store.GetCollection(ctx, collection)
+		col, err := st.GetCollection(ctx, collection)
 		if err != nil {
 			return err
 		}
@@ -517,7 +552,7 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 // (ErrFinalState), nor a job of a collection that is not Enabled
 // (ErrCollectionNotEnabled).
 func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRecord, error) {
-	return s.update(ctx, collection, name, "", func(r *JobRecord, now time.Time) error {
+	r, err := s.update(ctx, s.store, collection, name, "", func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
 			return fmt.Errorf("run job %q: it is %s: %w", name, r.State, ErrFinalState)
 		}
@@ -533,6 +568,11 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return r, nil
 }
 
 // ListJobs returns the collection's jobs ordered by name, one page at a
