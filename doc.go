@@ -45,7 +45,8 @@
 // action/servicebus (added by the host, or both at once with
 // action/azure; see "Actions" below). The stores are
 // store/memory, store/sqlite (the embedded default) and store/postgres
-// (several processes on one database); store/storetest checks any of them.
+// (several processes on one database); store/storetest checks any of them,
+// and schedulertest helps hosts test their code that uses a Scheduler.
 // httpapi serves the Azure Scheduler management REST API over a Scheduler,
 // and cmd/jobclock is the command-line tool.
 //
@@ -354,6 +355,17 @@
 //
 // The Scheduler reads time only through the standard library, so code that
 // embeds it can be tested inside testing/synctest bubbles with fake time,
-// as this package's own loop tests are. An [action.ExecutorFunc] registered
-// in Config.Executors replaces real endpoints in tests.
+// as this package's own loop tests are (the SQLite store works inside a
+// bubble too). Package schedulertest has what a host's tests need: a
+// started Scheduler over the memory store (schedulertest.New), an executor
+// and an HTTP receiver that record every attempt with its metadata, and
+// waits (WaitRuns, WaitState) and history assertions that fail with a
+// go-cmp diff instead of hanging:
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		s := schedulertest.New(t, &scheduler.Config{Executors: reg})
+//		s.Schedule(t.Context(), "nightly", recurrence.Daily(2, 0), report.Action(Report{To: "ops"}))
+//		s.Timeout = 72 * time.Hour // fake time
+//		s.WaitRuns(scheduler.DefaultCollection, "nightly", 3)
+//	})
 package scheduler
