@@ -345,6 +345,38 @@
 // creation time and occurrence number, so an instance that takes an
 // occurrence over after another died mid-attempt sends the same tag.
 //
+// # Transactions
+//
+// A job can be written in the host's own database transaction, so that it
+// exists exactly when the host's rows do: an order and its follow-up job
+// commit together, and a rolled-back order leaves no job.
+// [Scheduler.PutJobTx], [Scheduler.PatchJobTx] and [Scheduler.DeleteJobTx]
+// take the transaction as their second argument, a pgx.Tx with
+// store/postgres or a *sql.Tx with store/sqlite (made with sqlite.New over
+// the host's *sql.DB):
+//
+//	tx, err := pool.Begin(ctx)
+//	defer tx.Rollback(ctx)
+//	_, err = tx.Exec(ctx, "INSERT INTO orders (id, total) VALUES ($1, $2)", id, total)
+//	_, err = s.PutJobTx(ctx, tx, "orders", "follow-up-"+id, &scheduler.Job{
+//		StartTime: &due, Action: followUp.Action(FollowUp{Order: id}),
+//	}, nil)
+//	err = tx.Commit(ctx)
+//
+// Validation and quota errors come back before the host commits and leave
+// the transaction usable. The job counts against its collection's quota
+// from the commit: a create locks the collection until the transaction
+// ends, so a second transaction that creates a job in the same collection
+// waits, and then sees the first one's job (two transactions that take
+// the last free slot at once cannot both commit). The Schedulers look for
+// due work when the transaction commits: on PostgreSQL through a
+// notification sent inside it (delivered only on commit, to every
+// instance), on SQLite because the Scheduler's next claim waits for the
+// transaction's write lock. SQLite writes one transaction at a time: begin
+// the host's write transactions IMMEDIATE (_txlock=immediate in the
+// driver's DSN) and keep them short. A Store with transactions implements
+// the optional [Transactional] interface.
+//
 // # Testing
 //
 // A user's own Store backend runs the conformance suite:

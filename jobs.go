@@ -238,17 +238,8 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 	return r, nil
 }
 
-// jobStore is the part of a Store that job writes go through: the
-// Scheduler's store, or a view of it inside a host's transaction.
-type jobStore interface {
-	GetCollection(ctx context.Context, name string) (*CollectionRecord, error)
-	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
-	PutJob(ctx context.Context, j *JobRecord) error
-	DeleteJob(ctx context.Context, collection, name string) error
-}
-
 // putJob is PutJob over st.
-func (s *Scheduler) putJob(ctx context.Context, st jobStore, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
+func (s *Scheduler) putJob(ctx context.Context, st TxStore, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
 	if err := checkJobKey(collection, name); err != nil {
 		return nil, err
 	}
@@ -289,7 +280,7 @@ func (s *Scheduler) putJob(ctx context.Context, st jobStore, collection, name st
 // of collection col, over old (nil: create it), and returns the stored
 // record. It fails with ErrConflict when another writer changed the job
 // since old was read.
-func (s *Scheduler) storeJob(ctx context.Context, st jobStore, col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
+func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
 	if err := checkRecurrenceQuota(col, name, t); err != nil {
 		return nil, err
 	}
@@ -321,7 +312,7 @@ func etagOf(r *JobRecord) string {
 // update reads the job from st, applies change, and writes it back,
 // retrying when the run loop or another writer got there first. change
 // returns the new record or an error; it may be called several times.
-func (s *Scheduler) update(ctx context.Context, st jobStore, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
+func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
@@ -375,7 +366,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 }
 
 // patchJob is PatchJob over st.
-func (s *Scheduler) patchJob(ctx context.Context, st jobStore, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
+func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
 	if opts == nil {
 		opts = &PatchJobOptions{}
 	}

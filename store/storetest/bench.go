@@ -144,3 +144,48 @@ func BenchmarkEngine(b *testing.B, stores []scheduler.Store) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "occurrences/s")
 }
+
+// BenchmarkPutTx compares putting a new job through a Scheduler with
+// PutJob (the store's own transaction) and with PutJobTx in a host's
+// transaction on the same store (begin, PutJobTx, commit), one job per
+// iteration, the same definition in both.
+func BenchmarkPutTx(b *testing.B, newBackend func(tb testing.TB) *TxBackend) {
+	ctx := context.Background()
+	job := &scheduler.Job{Action: action.Action{Type: "Tx", Custom: []byte(`{"order":"o-1"}`)}}
+	for _, mode := range []string{"Plain", "Tx"} {
+		b.Run(mode, func(b *testing.B) {
+			be := newBackend(b)
+			reg := new(action.Registry)
+			reg.Register("Tx", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) { return nil, nil }))
+			s, err := scheduler.New(be.Store, &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			def := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 1 << 30}}}
+			if _, err := s.PutCollection(ctx, "c", def, nil); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				i++
+				name := fmt.Sprintf("j%d", i)
+				if mode == "Plain" {
+					if _, err := s.PutJob(ctx, "c", name, job, nil); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				tx, err := be.Begin(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.PutJobTx(ctx, tx.Tx, "c", name, job, nil); err != nil {
+					b.Fatal(err)
+				}
+				if err := tx.Commit(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
