@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/jsonpath"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/retry"
 )
@@ -559,54 +558,13 @@ func (p *parser) walkStruct(path string, obj map[string]any, t reflect.Type) map
 	return res
 }
 
-// pathKey appends member k to path: ".k", or `["k"]` when k is not a
-// plain name.
-func pathKey(path, k string) string {
-	plain := k != ""
-	for i, r := range k {
-		if !(r == '_' || r == '-' && i > 0 || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' && i > 0) {
-			plain = false
-		}
-	}
-	if !plain {
-		return path + "[" + strconv.Quote(k) + "]"
-	}
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// maxValueText is how many characters of an offending value an error
-// shows.
-const maxValueText = 64
-
-// valueText renders v as JSON text, abbreviated to maxValueText
-// characters.
-func valueText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return abbreviate(string(b))
-}
-
-func abbreviate(s string) string {
-	if utf8.RuneCountInString(s) <= maxValueText {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:maxValueText-3]) + "..."
-}
+// pathKey, sortedKeys and valueText are shared with the
+// payload checks of package action.
+var (
+	pathKey    = jsonpath.Key
+	sortedKeys = jsonpath.SortedKeys
+	valueText  = jsonpath.Text
+)
 
 // thousands formats n with comma separators ("16,000").
 func thousands(n int) string {

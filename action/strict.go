@@ -11,7 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/jobclock/scheduler/internal/jsonpath"
 )
 
 // checkJSON reports every way in which data does not decode into a value
@@ -370,42 +371,16 @@ func structFields(t reflect.Type) []structField {
 	return out
 }
 
-// pathKey appends member k to path: ".k", or `["k"]` when k is not a plain
-// name.
-func pathKey(path, k string) string {
-	plain := k != ""
-	for i, r := range k {
-		if !(r == '_' || r == '-' && i > 0 || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' && i > 0) {
-			plain = false
-		}
-	}
-	if !plain {
-		return path + "[" + strconv.Quote(k) + "]"
-	}
-	return path + "." + k
-}
+// pathKey appends member k to a path under "custom", which is never
+// empty.
+func pathKey(path, k string) string { return jsonpath.Key(path, k) }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+var sortedKeys = jsonpath.SortedKeys
 
-// jsonText renders v as JSON text of at most 64 characters; empty for
-// nil.
+// jsonText renders v as abbreviated JSON text; empty for nil.
 func jsonText(v any) string {
 	if v == nil {
 		return ""
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	if utf8.RuneCount(b) <= 64 {
-		return string(b)
-	}
-	return string([]rune(string(b))[:61]) + "..."
+	return jsonpath.Text(v)
 }
