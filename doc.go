@@ -5,12 +5,34 @@
 // a Service Bus queue or topic message), retry policies, an error action,
 // job states and status counters, and a queryable execution history.
 //
-// A host program creates a [Scheduler] over a [Store], puts collections and
-// jobs into it, and starts it:
+// The shortest way in: a Go function, run on a recurrence, durably in a
+// SQLite file, without writing a definition:
+//
+//	type Report struct{ To string `json:"to"` }
+//
+//	st, err := sqlite.Open(ctx, "reports.db", nil)
+//	reg := new(action.Registry)
+//	report := action.Handle(reg, "Report", func(ctx context.Context, req *action.Request, r Report) error {
+//		return send(ctx, r.To)
+//	})
+//	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
+//	_, err = s.Schedule(ctx, "nightly", recurrence.Daily(2, 30).In("Europe/Berlin"), report.Action(Report{To: "ops"}))
+//	err = s.Start(ctx)                 // returns once running
+//	defer s.Stop(context.Background()) // waits for attempts in flight
+//
+// [Scheduler.Schedule] puts the job in [DefaultCollection] the first time
+// and leaves it alone when the program starts again with the same job, so
+// the job keeps its place in its recurrence across restarts;
+// [action.Handle] turns the function into an action type whose payload
+// is checked when the job is put. examples/funcjob is this program.
+//
+// Underneath is the whole Azure Scheduler model: a host program creates a
+// [Scheduler] over a [Store], puts collections and jobs (written in Go or
+// as JSON definitions) into it, and starts it:
 //
 //	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: logger}) // nil Config: all defaults
 //	_, err = s.PutCollection(ctx, "reports", &scheduler.JobCollection{}, nil)
-//	job, err := scheduler.ParseJob(definition, nil)
+//	job, err := s.ParseJob(definition) // or a *scheduler.Job written in Go
 //	rec, err := s.PutJob(ctx, "reports", "nightly", job, nil)
 //	err = s.Start(ctx)        // returns once running
 //	err = s.Stop(shutdownCtx) // waits for running attempts, or returns ctx.Err()
@@ -23,7 +45,8 @@
 // action/servicebus (added by the host, or both at once with
 // action/azure; see "Actions" below). The stores are
 // store/memory, store/sqlite (the embedded default) and store/postgres
-// (several processes on one database); store/storetest checks any of them.
+// (several processes on one database); store/storetest checks any of them,
+// and schedulertest helps hosts test their code that uses a Scheduler.
 // httpapi serves the Azure Scheduler management REST API over a Scheduler,
 // and cmd/jobclock is the command-line tool.
 //
@@ -77,7 +100,9 @@
 // integer).
 //
 // The rules: an action is required and its type must be a built-in type or
-// one listed in [ParseOptions.ActionTypes]; the payload for that type
+// one registered in the Scheduler's Config.Executors ([Scheduler.ParseJob];
+// the package-level ParseJob takes them from [ParseOptions.ActionTypes]);
+// the payload for that type
 // (request, queueMessage, serviceBusQueueMessage, serviceBusTopicMessage, or
 // custom for a host-registered type) must be present and the others absent.
 // An Http action may call http or https URLs, an Https action only https
@@ -112,7 +137,10 @@
 // minutes, monthDays and monthlyOccurrences as a union, days that do not
 // exist skipped, periods counted from the start's, Monday weeks), and
 // daylight saving time handled so that a time in a spring-forward gap runs
-// shifted by the gap and a fall-back hour runs once.
+// shifted by the gap and a fall-back hour runs once. In Go, a recurrence
+// is a struct literal or one of the constructors [recurrence.Every],
+// [recurrence.Hourly], [recurrence.Daily], [recurrence.Weekly] and
+// [recurrence.Monthly], with [recurrence.Recurrence.In] for the zone.
 //
 // When a job runs first ([Job.Timing]): without startTime it counts from
 // its creation; with no recurrence it runs once, at startTime or at once
@@ -194,6 +222,25 @@
 // type; its "custom" payload is accepted in job definitions. Registering an
 // executor for Http or Https replaces the built-in one.
 //
+// A Go function becomes an action type with [action.Handle], which decodes
+// each attempt's payload into the function's parameter type:
+//
+//	type Report struct{ To string `json:"to"` }
+//	report := action.Handle(reg, "Report", func(ctx context.Context, req *action.Request, r Report) error {
+//		return send(ctx, r.To)
+//	})
+//	job := &scheduler.Job{Action: report.Action(Report{To: "ops"}), Recurrence: recurrence.Daily(2, 0)}
+//
+// report.Action puts the payload in the action's Payload, which PutJob
+// encodes into its JSON "custom" member; a definition in JSON gives
+// "custom" itself. That one registration is all the Scheduler needs: Go
+// definitions, JSON parsed with [Scheduler.ParseJob], PatchJob and the REST
+// API all accept the type, and the payload is decoded strictly into Report
+// when the job is put, with every member Report lacks and every value of
+// the wrong type reported at its path (action.custom.to: 42 is not a
+// string) before anything is stored. Any executor can check its actions
+// that way by being an [action.Validator].
+//
 // Every attempt carries the execution metadata
 // of the original service: x-ms-scheduler-jobid,
 // x-ms-scheduler-jobcollectionid, x-ms-scheduler-expected-execution-time,
@@ -208,7 +255,25 @@
 // Config.ActionTimeout. A failed attempt of the main action is retried per
 // the action's retryPolicy (omitted: Fixed, 4 retries, 30 s apart; None:
 // no retry), each retry waiting retryInterval after the previous attempt
-// ended. When the last retry fails, the occurrence is faulted:
+// ended.
+//
+// As an extension beyond Azure Scheduler, retryType may be Exponential, in
+// the shape of Azure Logic Apps' exponential interval policy: retry n
+// waits a time between max(2^(n-2)*retryInterval, minimumInterval) and
+// min(2^(n-1)*retryInterval, maximumInterval) (the first retry from
+// minimumInterval), with minimumInterval defaulting to 15 s and
+// maximumInterval to 548 days; both must lie between the smallest
+// retryInterval and 548 days, and apply only to Exponential.
+//
+//	"retryPolicy": {"retryType": "Exponential", "retryCount": 6, "retryInterval": "PT20S", "maximumInterval": "PT10M"}
+//
+// Logic Apps' member names type, count and interval are accepted too. The
+// point within each range is derived from the occurrence's execution tag
+// and the retry number rather than drawn at random: retries of jobs that
+// failed together spread over the range, and every instance (and a test,
+// with [retry.Policy.Delay]) computes the same instant.
+//
+// When the last retry fails, the occurrence is faulted:
 // faultedCount increases and the errorAction, if any, runs at once, with
 // its own retryPolicy or else the main action's. executionCount and
 // failureCount count attempts of the main action, retries included;
@@ -331,6 +396,38 @@
 // creation time and occurrence number, so an instance that takes an
 // occurrence over after another died mid-attempt sends the same tag.
 //
+// # Transactions
+//
+// A job can be written in the host's own database transaction, so that it
+// exists exactly when the host's rows do: an order and its follow-up job
+// commit together, and a rolled-back order leaves no job.
+// [Scheduler.PutJobTx], [Scheduler.PatchJobTx] and [Scheduler.DeleteJobTx]
+// take the transaction as their second argument, a pgx.Tx with
+// store/postgres or a *sql.Tx with store/sqlite (made with sqlite.New over
+// the host's *sql.DB):
+//
+//	tx, err := pool.Begin(ctx)
+//	defer tx.Rollback(ctx)
+//	_, err = tx.Exec(ctx, "INSERT INTO orders (id, total) VALUES ($1, $2)", id, total)
+//	_, err = s.PutJobTx(ctx, tx, "orders", "follow-up-"+id, &scheduler.Job{
+//		StartTime: &due, Action: followUp.Action(FollowUp{Order: id}),
+//	}, nil)
+//	err = tx.Commit(ctx)
+//
+// Validation and quota errors come back before the host commits and leave
+// the transaction usable. The job counts against its collection's quota
+// from the commit: a create locks the collection until the transaction
+// ends, so a second transaction that creates a job in the same collection
+// waits, and then sees the first one's job (two transactions that take
+// the last free slot at once cannot both commit). The Schedulers look for
+// due work when the transaction commits: on PostgreSQL through a
+// notification sent inside it (delivered only on commit, to every
+// instance), on SQLite because the Scheduler's next claim waits for the
+// transaction's write lock. SQLite writes one transaction at a time: begin
+// the host's write transactions IMMEDIATE (_txlock=immediate in the
+// driver's DSN) and keep them short. A Store with transactions implements
+// the optional [Transactional] interface.
+//
 // # Testing
 //
 // A user's own Store backend runs the conformance suite:
@@ -341,6 +438,17 @@
 //
 // The Scheduler reads time only through the standard library, so code that
 // embeds it can be tested inside testing/synctest bubbles with fake time,
-// as this package's own loop tests are. An [action.ExecutorFunc] registered
-// in Config.Executors replaces real endpoints in tests.
+// as this package's own loop tests are (the SQLite store works inside a
+// bubble too). Package schedulertest has what a host's tests need: a
+// started Scheduler over the memory store (schedulertest.New), an executor
+// and an HTTP receiver that record every attempt with its metadata, and
+// waits (WaitRuns, WaitState) and history assertions that fail with a
+// go-cmp diff instead of hanging:
+//
+//	synctest.Test(t, func(t *testing.T) {
+//		s := schedulertest.New(t, &scheduler.Config{Executors: reg})
+//		s.Schedule(t.Context(), "nightly", recurrence.Daily(2, 0), report.Action(Report{To: "ops"}))
+//		s.Timeout = 72 * time.Hour // fake time
+//		s.WaitRuns(scheduler.DefaultCollection, "nightly", 3)
+//	})
 package scheduler

@@ -278,7 +278,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		r.Schedule.LastFailed = c.ErrorAction
 	case c.Retry < policy.Retries():
 		c.Retry++
-		c.At = res.end.Add(policy.Delay())
+		c.At = res.end.Add(policy.Delay(c.Retry, c.Tag))
 	case !c.ErrorAction:
 		r.Status.FaultedCount++
 		if r.Job.Action.ErrorAction != nil {

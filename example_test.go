@@ -25,7 +25,7 @@ func ExampleParseJob() {
 		return
 	}
 	fmt.Println(job.Action.Type, job.Action.Request.Method, job.Action.Request.URI)
-	fmt.Println(job.Action.RetryPolicy.Retries(), "retries", job.Action.RetryPolicy.Delay(), "apart")
+	fmt.Println(job.Action.RetryPolicy.Retries(), "retries", job.Action.RetryPolicy.Delay(1, ""), "apart")
 	fmt.Println(job.Recurrence.Frequency, job.Recurrence.Schedule.WeekDays)
 	// Output:
 	// Https POST https://example.com/reports

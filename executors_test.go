@@ -48,8 +48,8 @@ func TestAzureTypesNeedTheirExecutors(t *testing.T) {
 	}
 	got := scheduler.ValidationErrors(err)
 	want := []struct{ path, value, pkg, call string }{
-		{"action.type", `"StorageQueue"`, `"github.com/jobclock/scheduler/action/storagequeue"`, "storagequeue.Register(reg, nil)"},
 		{"action.errorAction.type", `"ServiceBusTopic"`, `"github.com/jobclock/scheduler/action/servicebus"`, "servicebus.Register(reg, nil)"},
+		{"action.type", `"StorageQueue"`, `"github.com/jobclock/scheduler/action/storagequeue"`, "storagequeue.Register(reg, nil)"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("PutJob errors = %v, want %d", got, len(want))
@@ -153,7 +153,7 @@ func TestJobWithoutExecutorFailsItsAttempt(t *testing.T) {
 // (and the command) do.
 func TestCoreImportsNoAzure(t *testing.T) {
 	core := []string{".", "./recurrence", "./retry", "./action", "./action/http",
-		"./store/memory", "./store/sqlite", "./store/postgres", "./store/storetest", "./httpapi"}
+		"./store/memory", "./store/sqlite", "./store/postgres", "./store/storetest", "./httpapi", "./schedulertest"}
 	bad := func(pkg string) bool {
 		return strings.HasPrefix(pkg, "github.com/Azure/") || strings.Contains(strings.ToLower(pkg), "amqp")
 	}

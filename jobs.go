@@ -12,6 +12,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -64,7 +65,9 @@ func checkJobKey(collection, name string) error {
 
 // parseOptions returns the options jobs are checked with at now. The
 // host's action types are read from Config.Executors on each call, as
-// executors are looked up, so a type registered after New is accepted too.
+// executors are looked up, so a type registered after New is accepted too;
+// an action whose type has no executor is refused, and executors that are
+// action.Validators check their actions.
 func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 	opts := s.parse
 	opts.Now = now
@@ -75,11 +78,26 @@ func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 			}
 		}
 	}
+	opts.executor = s.executor
 	return opts
 }
 
+// ParseJob parses and validates a job definition as [ParseJob] does, with
+// the rules this Scheduler applies when the job is put: the action types of
+// Config.Executors besides the built-in ones (each action's type must have
+// an executor, and executors that are an [action.Validator], such as an
+// [action.Handler], check their payload), Config.MinRetryInterval, and a
+// startTime at most 18 months from now. It is what the REST API parses
+// job bodies with; the package-level ParseJob checks a definition on its
+// own, without a Scheduler.
+func (s *Scheduler) ParseJob(data []byte) (*Job, error) {
+	opts := s.parseOptions(time.Now())
+	return ParseJob(data, &opts)
+}
+
 // checkDefinition validates def against the scheduler's rules and returns
-// an immutable copy without state and status, its cron spec expanded.
+// an immutable copy without state and status, in canonical spelling, with
+// the actions' Payload encoded into Custom and its cron spec expanded.
 func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
@@ -90,7 +108,7 @@ func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if err := c.Validate(&opts); err != nil {
 		return nil, err
 	}
-	if err := s.checkExecutors(&c); err != nil {
+	if err := encodePayloads(&c); err != nil {
 		return nil, err
 	}
 	expandCron(&c) // replaces c.Recurrence; def's stays as it was
@@ -107,8 +125,34 @@ func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
 	if err := json.Unmarshal(data, cp); err != nil {
 		return nil, &ValidationError{Path: "job", Reason: "cannot be decoded: " + err.Error()}
 	}
+	canonicalize(cp, &opts)
 	cp.State = ""
 	return cp, nil
+}
+
+// encodePayloads replaces the Payload of j's actions by its JSON in
+// Custom, on copies of the actions: the caller's stay as they were.
+func encodePayloads(j *Job) error {
+	enc := func(path string, a *action.Action) error {
+		if a.Payload == nil {
+			return nil
+		}
+		b, err := json.Marshal(a.Payload)
+		if err != nil {
+			return &ValidationError{Path: path + ".custom", Reason: "cannot be encoded as JSON: " + err.Error()}
+		}
+		a.Custom, a.Payload = b, nil
+		return nil
+	}
+	if err := enc("action", &j.Action); err != nil {
+		return err
+	}
+	if ea := j.Action.ErrorAction; ea != nil && ea.Payload != nil {
+		cp := *ea
+		j.Action.ErrorAction = &cp
+		return enc("action.errorAction", &cp)
+	}
+	return nil
 }
 
 // stateOf returns the state a definition asks for: Enabled unless it says
@@ -189,6 +233,16 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 	if err := s.live(); err != nil {
 		return nil, err
 	}
+	r, err := s.putJob(ctx, s.store, collection, name, def, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return r, nil
+}
+
+// putJob is PutJob over st.
+func (s *Scheduler) putJob(ctx context.Context, st TxStore, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
 	if err := checkJobKey(collection, name); err != nil {
 		return nil, err
 	}
@@ -205,43 +259,50 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 		return nil, err
 	}
 	for range maxWriteAttempts {
-		col, err := s.store.GetCollection(ctx, collection)
+		col, err := st.GetCollection(ctx, collection)
 		if err != nil {
 			return nil, fmt.Errorf("put job %q: %w", name, err)
 		}
-		if err := checkRecurrenceQuota(col, name, t); err != nil {
-			return nil, err
-		}
-		old, err := s.store.GetJob(ctx, collection, name)
+		old, err := st.GetJob(ctx, collection, name)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
 		if err := preconditions("job", name, opts.IfMatch, etagOf(old), old != nil); err != nil {
 			return nil, err
 		}
-		r := &JobRecord{
-			Collection: collection, Name: name, Job: job, State: stateOf(def),
-			ETag: newETag(), Created: now, Updated: now,
-			Schedule: JobSchedule{Anchor: now, NextOccurrence: t.First()},
-		}
-		if old != nil {
-			r.Version, r.Created, r.Status = old.Version, old.Created, old.Status
-			r.Schedule.Occurrences = old.Schedule.Occurrences
-			r.Schedule.LastFailed = old.Schedule.LastFailed
-		}
-		s.machine().settle(r, now)
-		err = s.store.PutJob(ctx, r)
+		r, err := s.storeJob(ctx, st, col, name, job, stateOf(def), t, now, old)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		r.Version++
-		s.notify()
-		return r, nil
+		return r, err
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// storeJob writes the checked definition job, with timing t, as job name
+// of collection col, over old (nil: create it), and returns the stored
+// record. It fails with ErrConflict when another writer changed the job
+// since old was read.
+func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
+	if err := checkRecurrenceQuota(col, name, t); err != nil {
+		return nil, err
+	}
+	r := &JobRecord{
+		Collection: col.Name, Name: name, Job: job, State: state,
+		ETag: newETag(), Created: now, Updated: now,
+		Schedule: JobSchedule{Anchor: now, NextOccurrence: t.First()},
+	}
+	if old != nil {
+		r.Version, r.Created, r.Status = old.Version, old.Created, old.Status
+		r.Schedule.Occurrences = old.Schedule.Occurrences
+		r.Schedule.LastFailed = old.Schedule.LastFailed
+	}
+	s.machine().settle(r, now)
+	if err := st.PutJob(ctx, r); err != nil {
+		return nil, err
+	}
+	r.Version++
+	return r, nil
 }
 
 func etagOf(r *JobRecord) string {
@@ -251,10 +312,10 @@ func etagOf(r *JobRecord) string {
 	return r.ETag
 }
 
-// update reads the job, applies change, and writes it back, retrying when
-// the run loop or another writer got there first. change returns the new
-// record or an error; it may be called several times.
-func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
+// update reads the job from st, applies change, and writes it back,
+// retrying when the run loop or another writer got there first. change
+// returns the new record or an error; it may be called several times.
+func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
@@ -262,7 +323,7 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 		return nil, err
 	}
 	for range maxWriteAttempts {
-		r, err := s.store.GetJob(ctx, collection, name)
+		r, err := st.GetJob(ctx, collection, name)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +336,7 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 		}
 		r.Updated = now
 		s.machine().settle(r, now)
-		err = s.store.PutJob(ctx, r)
+		err = st.PutJob(ctx, r)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -283,7 +344,6 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 			return nil, err
 		}
 		r.Version++
-		s.notify()
 		return r, nil
 	}
 	return nil, fmt.Errorf("update job %q: too many concurrent writes: %w", name, ErrConflict)
@@ -304,6 +364,16 @@ func (s *Scheduler) update(ctx context.Context, collection, name, ifMatch string
 // patch that sets cron to null keeps them, so the job runs as before as a
 // plain recurrence. opts may be nil.
 func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
+	r, err := s.patchJob(ctx, s.store, collection, name, patch, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return r, nil
+}
+
+// patchJob is PatchJob over st.
+func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
 	if opts == nil {
 		opts = &PatchJobOptions{}
 	}
@@ -327,7 +397,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return s.update(ctx, collection, name, opts.IfMatch, func(r *JobRecord, now time.Time) error {
+	return s.update(ctx, st, collection, name, opts.IfMatch, func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
 			return fmt.Errorf("patch job %q: it is %s: %w", name, r.State, ErrFinalState)
 		}
@@ -355,7 +425,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 		if err != nil {
 			return err
 		}
-		col, err := s.store.GetCollection(ctx, collection)
+		col, err := st.GetCollection(ctx, collection)
 		if err != nil {
 			return err
 		}
@@ -516,7 +586,7 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 // (ErrFinalState), nor a job of a collection that is not Enabled
 // (ErrCollectionNotEnabled).
 func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRecord, error) {
-	return s.update(ctx, collection, name, "", func(r *JobRecord, now time.Time) error {
+	r, err := s.update(ctx, s.store, collection, name, "", func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
 			return fmt.Errorf("run job %q: it is %s: %w", name, r.State, ErrFinalState)
 		}
@@ -532,6 +602,11 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return r, nil
 }
 
 // ListJobs returns the collection's jobs ordered by name, one page at a

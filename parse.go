@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/jsonpath"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/retry"
 )
@@ -128,6 +127,11 @@ type ParseOptions struct {
 	// http (not https) URI, for tests against local servers. False
 	// means authentication requires https.
 	AllowInsecureAuthentication bool
+
+	// executor, when set, looks up the executor of an action type: a
+	// type without one is refused at its path, and an executor that is
+	// an action.Validator checks its actions. A Scheduler sets it.
+	executor func(action.Type) (action.Executor, bool)
 }
 
 // ParseJob parses and validates a job definition. It returns the job in
@@ -342,6 +346,7 @@ var (
 	authType     = reflect.TypeFor[action.Authentication]()
 	requestType  = reflect.TypeFor[action.HTTPRequest]()
 	recurType    = reflect.TypeFor[recurrence.Recurrence]()
+	policyType   = reflect.TypeFor[retry.Policy]()
 )
 
 // positiveFields are integer members that, when given, must be at least 1
@@ -358,12 +363,13 @@ var ignoredFields = map[reflect.Type]map[string]bool{
 // secretFields are members whose values errors never show.
 var secretFields = map[string]bool{"password": true, "pfx": true, "secret": true, "sasKey": true, "sasToken": true}
 
-// fieldAliases maps older spellings of a member (lower case) to its JSON
+// fieldAliases maps other spellings of a member (lower case) to its JSON
 // name: names of the 2014-08-01-preview API and of the authentication
-// documentation.
+// documentation, and Azure Logic Apps' names of the retry policy members.
 var fieldAliases = map[reflect.Type]map[string]string{
 	authType:    {"certificateexpiration": "certificateExpirationDate"},
 	requestType: {"httpauthentication": "authentication"},
+	policyType:  {"type": "retryType", "count": "retryCount", "interval": "retryInterval"},
 }
 
 // jsonField is one member of a struct as encoding/json sees it.
@@ -557,54 +563,13 @@ func (p *parser) walkStruct(path string, obj map[string]any, t reflect.Type) map
 	return res
 }
 
-// pathKey appends member k to path: ".k", or `["k"]` when k is not a
-// plain name.
-func pathKey(path, k string) string {
-	plain := k != ""
-	for i, r := range k {
-		if !(r == '_' || r == '-' && i > 0 || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' && i > 0) {
-			plain = false
-		}
-	}
-	if !plain {
-		return path + "[" + strconv.Quote(k) + "]"
-	}
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// maxValueText is how many characters of an offending value an error
-// shows.
-const maxValueText = 64
-
-// valueText renders v as JSON text, abbreviated to maxValueText
-// characters.
-func valueText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return abbreviate(string(b))
-}
-
-func abbreviate(s string) string {
-	if utf8.RuneCountInString(s) <= maxValueText {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:maxValueText-3]) + "..."
-}
+// pathKey, sortedKeys and valueText are shared with the
+// payload checks of package action.
+var (
+	pathKey    = jsonpath.Key
+	sortedKeys = jsonpath.SortedKeys
+	valueText  = jsonpath.Text
+)
 
 // thousands formats n with comma separators ("16,000").
 func thousands(n int) string {

@@ -158,6 +158,31 @@ func TestParseJobCanonicalSpelling(t *testing.T) {
 	}
 }
 
+// TestParseJobExponentialRetry reads an Exponential retry policy written
+// with Azure Logic Apps' member names and writes it back canonically.
+func TestParseJobExponentialRetry(t *testing.T) {
+	data, err := os.ReadFile("testdata/exponential-retry-job.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := scheduler.ParseJob(data, nil)
+	if err != nil {
+		t.Fatalf("ParseJob: %v", err)
+	}
+	want := &retry.Policy{Type: retry.Exponential, Count: ptr(6), Interval: retry.Duration(20 * time.Second),
+		MinimumInterval: retry.Duration(15 * time.Second), MaximumInterval: retry.Duration(10 * time.Minute)}
+	if diff := cmp.Diff(want, j.Action.RetryPolicy); diff != "" {
+		t.Errorf("retryPolicy mismatch (-want +got):\n%s", diff)
+	}
+	out, err := json.Marshal(j.Action.RetryPolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := `{"retryType":"Exponential","retryInterval":"PT20S","retryCount":6,"minimumInterval":"PT15S","maximumInterval":"PT10M"}`; string(out) != w {
+		t.Errorf("canonical retryPolicy = %s, want %s", out, w)
+	}
+}
+
 func TestParseJobKeysAnyCase(t *testing.T) {
 	in := `{"StartTime": "2030-01-01T00:00Z", "ACTION": {"Type": "http", "Request": {"URI": "http://example.com/", "Method": "get"}}}`
 	j, err := scheduler.ParseJob([]byte(in), nil)

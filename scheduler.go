@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,23 +318,6 @@ func noExecutor(t action.Type) string {
 		return fmt.Sprintf(`has no executor in this Scheduler: add one to the registry given as Config.Executors with %[1]s.Register(reg, nil) (import "github.com/jobclock/scheduler/action/%[1]s"), or azure.Register(reg, nil) (import "github.com/jobclock/scheduler/action/azure") for every Azure action type`, pkg)
 	}
 	return "has no executor in this Scheduler: add one to the registry given as Config.Executors"
-}
-
-// checkExecutors reports the actions of j whose type has no executor, at
-// action.type and action.errorAction.type.
-func (s *Scheduler) checkExecutors(j *Job) error {
-	var errs []error
-	check := func(path string, a *action.Action) {
-		if a == nil || a.Type == "" {
-			return
-		}
-		if _, ok := s.executor(a.Type); !ok {
-			errs = append(errs, &ValidationError{Path: path + ".type", Value: strconv.Quote(string(a.Type)), Reason: noExecutor(a.Type)})
-		}
-	}
-	check("action", &j.Action)
-	check("action.errorAction", j.Action.ErrorAction)
-	return errors.Join(errs...)
 }
 
 // Start starts the run loop and returns once it runs. ctx bounds only the

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -199,7 +200,7 @@ func joinPath(base, rel string) string {
 
 func isZeroAction(a *action.Action) bool {
 	return a.Type == "" && a.Request == nil && a.QueueMessage == nil && a.ServiceBusQueueMessage == nil &&
-		a.ServiceBusTopicMessage == nil && a.Custom == nil && a.RetryPolicy == nil && a.ErrorAction == nil
+		a.ServiceBusTopicMessage == nil && a.Custom == nil && a.Payload == nil && a.RetryPolicy == nil && a.ErrorAction == nil
 }
 
 // payloads names the payload member of each built-in type.
@@ -235,7 +236,15 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 		"queueMessage":           a.QueueMessage != nil,
 		"serviceBusQueueMessage": a.ServiceBusQueueMessage != nil,
 		"serviceBusTopicMessage": a.ServiceBusTopicMessage != nil,
-		"custom":                 a.Custom != nil,
+		"custom":                 a.Custom != nil || a.Payload != nil,
+	}
+	before := len(c.errs)
+	if a.Custom != nil && a.Payload != nil {
+		c.add(path+".custom", "", "is set both as Custom and as Payload; set one of them")
+	} else if a.Payload != nil {
+		if _, err := json.Marshal(a.Payload); err != nil {
+			c.add(path+".custom", "", "cannot be encoded as JSON: "+err.Error())
+		}
 	}
 	want := ""
 	known := true
@@ -287,6 +296,9 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 			}
 		}
 	}
+	if known && len(c.errs) == before && c.opts.executor != nil {
+		c.executor(path, a)
+	}
 	if a.RetryPolicy != nil {
 		for _, err := range flatten(a.RetryPolicy.Validate(&retry.ValidateOptions{MinInterval: c.opts.MinRetryInterval})) {
 			var fe *retry.FieldError
@@ -304,6 +316,33 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 			c.add(path+".errorAction.type", "", "is required ("+c.typeList()+")")
 		} else {
 			c.action(path+".errorAction", a.ErrorAction, true)
+		}
+	}
+}
+
+// executor reports an action whose type has no executor, and the
+// problems that the executor, when it is an [action.Validator], finds with
+// the action.
+func (c *checker) executor(path string, a *action.Action) {
+	t := a.Type
+	if k, ok := customType(t, c.opts); ok {
+		t = k
+	}
+	exec, ok := c.opts.executor(t)
+	if !ok {
+		c.add(path+".type", strconv.Quote(string(a.Type)), noExecutor(t))
+		return
+	}
+	v, ok := exec.(action.Validator)
+	if !ok {
+		return
+	}
+	for _, err := range flatten(v.ValidateAction(a)) {
+		var fe *action.FieldError
+		if errors.As(err, &fe) {
+			c.add(joinPath(path, fe.Path), fe.Value, fe.Reason)
+		} else {
+			c.add(path, "", err.Error())
 		}
 	}
 }

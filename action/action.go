@@ -62,8 +62,8 @@ func (t *Type) UnmarshalJSON(b []byte) error {
 // "errorAction" (which may not itself have an ErrorAction). Exactly one of
 // the payload fields goes with Type: Request for Http and Https,
 // QueueMessage for StorageQueue, ServiceBusQueueMessage and
-// ServiceBusTopicMessage for the Service Bus types. Custom holds the
-// payload of a host-registered type.
+// ServiceBusTopicMessage for the Service Bus types. Custom (or, from Go,
+// Payload) holds the payload of a host-registered type.
 type Action struct {
 	Type                   Type                    `json:"type"`
 	Request                *HTTPRequest            `json:"request,omitempty"`
@@ -73,6 +73,13 @@ type Action struct {
 	// Custom is the payload of a host-registered action type, kept as raw
 	// JSON for its executor to decode.
 	Custom json.RawMessage `json:"custom,omitempty"`
+	// Payload is the payload of a host-registered action type as a Go
+	// value, for definitions written in Go: the scheduler encodes it
+	// with encoding/json into Custom when the job is put, so that
+	// executors (and stores) only ever see Custom. Set Custom or Payload,
+	// not both. Payload is not part of the JSON form: encoding/json
+	// leaves it out. Nil means none.
+	Payload any `json:"-"`
 	// RetryPolicy says how failed attempts are retried. Nil means the
 	// default policy (see package retry).
 	RetryPolicy *retry.Policy `json:"retryPolicy,omitempty"`

@@ -54,8 +54,10 @@
 // "{jobCollectionName}/{jobName}", "properties": {startTime, action,
 // recurrence, state, status}}; PUT and PATCH bodies must be the envelope
 // {"properties": {...}} (id, name and type are ignored). The properties are
-// parsed by scheduler.ParseJob: comments and trailing commas are allowed,
-// enums are case-insensitive, unknown fields are errors. PUT replaces the
+// parsed by the Scheduler's ParseJob: comments and trailing commas are
+// allowed, enums are case-insensitive, unknown fields are errors, and the
+// action types registered in the Scheduler's Config.Executors are accepted
+// with their payloads checked as PutJob checks them. PUT replaces the
 // whole job (status counters and history are kept); PATCH is a JSON merge
 // patch in which absent fields keep their values and null removes one.
 //

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
-	"github.com/jobclock/scheduler/action"
 )
 
 // Defaults of Options.
@@ -54,10 +53,6 @@ type Options struct {
 	// BaseURL, such as "https://scheduler.example.com", is used to build
 	// nextLink URLs. Empty means the request's scheme and Host.
 	BaseURL string
-	// ActionTypes lists the action types registered in the scheduler's
-	// Config.Executors besides the built-in ones, so that job bodies using
-	// them are accepted. Nil means only the built-in types.
-	ActionTypes []action.Type
 }
 
 // handler is the http.Handler returned by New.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tailscale/hujson"
 
@@ -231,12 +230,6 @@ func envelopeOnly(data []byte) error {
 	return badRequest("properties", `properties: is required: the body is a job resource, {"properties": {"action": ..., "recurrence": ...}}`)
 }
 
-func (h *handler) parseOptions() *scheduler.ParseOptions {
-	// The scheduler checks the definition again with its own limits
-	// (the smallest retry interval), so the first pass is lenient there.
-	return &scheduler.ParseOptions{MinRetryInterval: time.Nanosecond, ActionTypes: h.opts.ActionTypes, Now: time.Now()}
-}
-
 func (h *handler) getJob(w http.ResponseWriter, r *http.Request) error {
 	rq, err := h.prelude(r)
 	if err != nil {
@@ -263,7 +256,9 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	if err := envelopeOnly(data); err != nil {
 		return err
 	}
-	def, err := scheduler.ParseJob(data, h.parseOptions())
+	// The scheduler's own ParseJob accepts the action types registered
+	// in it and checks their payloads.
+	def, err := h.s.ParseJob(data)
 	if err != nil {
 		// ParseJob's paths start at the envelope already.
 		return validationError(err, "")

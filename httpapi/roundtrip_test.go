@@ -153,6 +153,19 @@ func TestRoundTrip(t *testing.T) {
   },
   "recurrence": {"frequency": "Day", "schedule": {"hours": [0, 12], "minutes": [0]}}
 }}`,
+		"exponential": `{"properties": {
+  "action": {
+    "type": "Http",
+    "request": {"uri": "http://example.com/sync", "method": "POST"},
+    "retryPolicy": {"retryType": "Exponential", "retryInterval": "PT20S", "retryCount": 6, "minimumInterval": "PT15S", "maximumInterval": "PT10M"},
+    "errorAction": {
+      "type": "Http",
+      "request": {"uri": "http://example.com/alert", "method": "POST"},
+      "retryPolicy": {"type": "exponential", "count": 2, "maximumInterval": "PT1H"}
+    }
+  },
+  "recurrence": {"frequency": "Hour", "interval": 1}
+}}`,
 	}
 	for name, body := range bodies {
 		t.Run(name, func(t *testing.T) {

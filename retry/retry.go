@@ -3,6 +3,35 @@
 //
 // A nil *Policy, and a job that omits "retryPolicy", mean the default:
 // Fixed, 4 retries, 30 seconds apart. Type None disables retries.
+//
+// # Exponential retries
+//
+// Besides Azure Scheduler's None and Fixed, a policy may be Exponential, an
+// extension in the shape of the exponential interval policy of Azure Logic
+// Apps: retry number n (from 1) waits a time drawn from a range that
+// doubles with each retry,
+//
+//	retry 1: from minimumInterval            to min(interval, maximumInterval)
+//	retry 2: from max(interval, minimum)     to min(2*interval, maximum)
+//	retry 3: from max(2*interval, minimum)   to min(4*interval, maximum)
+//	retry n: from max(2^(n-2)*interval, minimum) to min(2^(n-1)*interval, maximum)
+//
+// where interval is retryInterval (default 30 s), minimumInterval defaults
+// to 15 s ([MinInterval]: no retry comes sooner than the smallest
+// retryInterval, unless the job asks for a smaller minimumInterval where the
+// host lowered that floor) and maximumInterval to 548 days ([MaxInterval]).
+// When minimumInterval is above the computed upper end, the wait is
+// minimumInterval. The JSON members are retryType "Exponential",
+// retryCount, retryInterval, minimumInterval and maximumInterval; the
+// Logic Apps spellings type, count and interval are accepted for the first
+// three by the job parser. Counts are bounded as for Fixed (0 to 20).
+//
+// The point within the range is not drawn at random but derived from a seed
+// (the scheduler passes the occurrence's execution tag) and the retry
+// number: it is spread evenly over the range across occurrences, so that
+// the retries of many jobs failing together do not come back together,
+// while every scheduler instance computes the same instant for the same
+// retry and a test can predict it with [Policy.Delay].
 package retry
 
 import (
@@ -10,22 +39,30 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Type is the kind of retry policy: None or Fixed.
+// Type is the kind of retry policy: None, Fixed or Exponential.
 type Type string
 
 // The retry types in their canonical spelling.
 const (
 	None  Type = "None"
 	Fixed Type = "Fixed"
+	// Exponential waits a time from a range that doubles with each
+	// retry: an extension beyond Azure Scheduler, in the shape of Azure
+	// Logic Apps' exponential interval policy (see the package
+	// documentation).
+	Exponential Type = "Exponential"
 )
 
+var types = []Type{None, Fixed, Exponential}
+
 // Valid reports whether t is a known type in canonical spelling.
-func (t Type) Valid() bool { return t == None || t == Fixed }
+func (t Type) Valid() bool { return t == None || t == Fixed || t == Exponential }
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given for validation to report.
@@ -34,13 +71,11 @@ func (t *Type) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	switch {
-	case strings.EqualFold(s, string(None)):
-		*t = None
-	case strings.EqualFold(s, string(Fixed)):
-		*t = Fixed
-	default:
-		*t = Type(s)
+	*t = Type(s)
+	for _, k := range types {
+		if strings.EqualFold(s, string(k)) {
+			*t = k
+		}
 	}
 	return nil
 }
@@ -60,21 +95,36 @@ const (
 	MaxInterval = 548 * 24 * time.Hour
 	// MaxCount is the largest retryCount.
 	MaxCount = 20
+	// DefaultMinimumInterval is an Exponential policy's minimumInterval
+	// when it is omitted: the shortest wait before any retry.
+	DefaultMinimumInterval = MinInterval
+	// DefaultMaximumInterval is an Exponential policy's maximumInterval
+	// when it is omitted: the longest wait before any retry.
+	DefaultMaximumInterval = MaxInterval
 )
 
 // Policy is the "retryPolicy" object of an action.
 type Policy struct {
-	// Type is None or Fixed. Required in JSON.
+	// Type is None, Fixed or Exponential. Required in JSON.
 	Type Type `json:"retryType"`
-	// Interval is the wait between attempts. Zero means DefaultInterval.
+	// Interval is the wait between attempts of a Fixed policy, and the
+	// unit that an Exponential policy's ranges double from. Zero means
+	// DefaultInterval.
 	Interval Duration `json:"retryInterval,omitempty"`
 	// Count is the number of retries after the first attempt. Nil means
 	// DefaultCount.
 	Count *int `json:"retryCount,omitempty"`
+	// MinimumInterval is the shortest wait of an Exponential policy. Zero
+	// means DefaultMinimumInterval (15s). Only for Exponential.
+	MinimumInterval Duration `json:"minimumInterval,omitempty"`
+	// MaximumInterval is the longest wait of an Exponential policy. Zero
+	// means DefaultMaximumInterval (548 days). Only for Exponential.
+	MaximumInterval Duration `json:"maximumInterval,omitempty"`
 }
 
 // Retries returns the number of retries after the first attempt: 0 for
-// None, Count or DefaultCount for Fixed. A nil policy is the default policy.
+// None, Count or DefaultCount otherwise. A nil policy is the default
+// policy.
 func (p *Policy) Retries() int {
 	if p == nil {
 		return DefaultCount
@@ -88,13 +138,85 @@ func (p *Policy) Retries() int {
 	return *p.Count
 }
 
-// Delay returns the wait before the next attempt. A nil policy, or a zero
-// Interval, waits DefaultInterval.
-func (p *Policy) Delay() time.Duration {
+// interval returns Interval, or DefaultInterval when it is zero.
+func (p *Policy) interval() time.Duration {
 	if p == nil || p.Interval == 0 {
 		return DefaultInterval
 	}
 	return time.Duration(p.Interval)
+}
+
+// Range returns the bounds of the wait before retry number retry (from
+// 1): for Fixed (and a nil policy) both are the interval; for Exponential
+// they are the range of the package documentation, lo <= hi.
+func (p *Policy) Range(retry int) (lo, hi time.Duration) {
+	d := p.interval()
+	if p == nil || p.Type != Exponential {
+		return d, d
+	}
+	minimum, maximum := DefaultMinimumInterval, DefaultMaximumInterval
+	if p.MinimumInterval != 0 {
+		minimum = time.Duration(p.MinimumInterval)
+	}
+	if p.MaximumInterval != 0 {
+		maximum = time.Duration(p.MaximumInterval)
+	}
+	if retry > 1 {
+		lo = scaled(d, retry-2)
+	}
+	hi = scaled(d, retry-1)
+	clamp := func(v time.Duration) time.Duration { return max(minimum, min(v, maximum)) }
+	lo, hi = clamp(lo), clamp(hi)
+	if hi < lo { // minimum above maximum: validation refuses it
+		hi = lo
+	}
+	return lo, hi
+}
+
+// scaled returns d*2^k, saturating at the largest Duration.
+func scaled(d time.Duration, k int) time.Duration {
+	if k < 0 {
+		return d
+	}
+	if k >= 62 || d > math.MaxInt64>>k {
+		return math.MaxInt64
+	}
+	return d << k
+}
+
+// Delay returns the wait before retry number retry (from 1), counted from
+// the end of the attempt that failed. A Fixed policy (and a nil one, and
+// None, which never retries) waits its interval. An Exponential policy
+// waits a time within [Policy.Range] that depends only on seed and retry:
+// the same arguments give the same wait, and different seeds spread
+// evenly over the range. The scheduler passes the occurrence's execution
+// tag as seed.
+func (p *Policy) Delay(retry int, seed string) time.Duration {
+	lo, hi := p.Range(retry)
+	if hi == lo {
+		return lo
+	}
+	// FNV-1a over the seed and the retry number, then the SplitMix64
+	// finaliser so that nearby seeds land far apart.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(seed); i++ {
+		h = (h ^ uint64(seed[i])) * 1099511628211
+	}
+	for r := uint64(retry); ; r >>= 8 {
+		h = (h ^ (r & 0xff)) * 1099511628211
+		if r < 0x100 {
+			break
+		}
+	}
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	// An offset in [0, hi-lo], in integer arithmetic so that every
+	// platform computes the same instant.
+	off, _ := bits.Mul64(h, uint64(hi-lo)+1)
+	return lo + time.Duration(off)
 }
 
 // ValidateOptions adjusts the bounds that Validate checks.
@@ -133,19 +255,49 @@ func (p *Policy) Validate(opts *ValidateOptions) error {
 	var errs []error
 	switch {
 	case p.Type == "":
-		errs = append(errs, &FieldError{"retryType", "", "is required (None or Fixed)"})
+		errs = append(errs, &FieldError{"retryType", "", "is required (None, Fixed or Exponential)"})
 	case !p.Type.Valid():
-		errs = append(errs, &FieldError{"retryType", strconv.Quote(string(p.Type)), "is not a retry type (None or Fixed)"})
+		errs = append(errs, &FieldError{"retryType", strconv.Quote(string(p.Type)), "is not a retry type (None, Fixed or Exponential)"})
 	}
 	if p.Count != nil && (*p.Count < 0 || *p.Count > MaxCount) {
 		errs = append(errs, &FieldError{"retryCount", strconv.Itoa(*p.Count), fmt.Sprintf("is out of range (0-%d)", MaxCount)})
 	}
-	if d := time.Duration(p.Interval); p.Interval != 0 {
-		switch {
+	inRange := func(path string, v Duration) bool {
+		switch d := time.Duration(v); {
 		case d < minInterval:
-			errs = append(errs, &FieldError{"retryInterval", strconv.Quote(p.Interval.String()), fmt.Sprintf("is shorter than the minimum of %s", Duration(minInterval))})
+			errs = append(errs, &FieldError{path, strconv.Quote(v.String()), fmt.Sprintf("is shorter than the minimum of %s", Duration(minInterval))})
 		case d > MaxInterval:
-			errs = append(errs, &FieldError{"retryInterval", strconv.Quote(p.Interval.String()), fmt.Sprintf("is longer than the maximum of %s", Duration(MaxInterval))})
+			errs = append(errs, &FieldError{path, strconv.Quote(v.String()), fmt.Sprintf("is longer than the maximum of %s", Duration(MaxInterval))})
+		default:
+			return true
+		}
+		return false
+	}
+	if p.Interval != 0 {
+		inRange("retryInterval", p.Interval)
+	}
+	bounds := []struct {
+		path string
+		v    Duration
+	}{{"minimumInterval", p.MinimumInterval}, {"maximumInterval", p.MaximumInterval}}
+	if p.Type != Exponential && p.Type.Valid() {
+		for _, b := range bounds {
+			if b.v != 0 {
+				errs = append(errs, &FieldError{b.path, strconv.Quote(b.v.String()), fmt.Sprintf("does not apply to retryType %s (only to Exponential)", p.Type)})
+			}
+		}
+		return errors.Join(errs...)
+	}
+	minOK := p.MinimumInterval == 0 || inRange("minimumInterval", p.MinimumInterval)
+	maxOK := p.MaximumInterval == 0 || inRange("maximumInterval", p.MaximumInterval)
+	if minOK && maxOK && p.MaximumInterval != 0 {
+		switch {
+		case p.MinimumInterval != 0 && p.MinimumInterval > p.MaximumInterval:
+			errs = append(errs, &FieldError{"minimumInterval", strconv.Quote(p.MinimumInterval.String()),
+				fmt.Sprintf("is longer than maximumInterval (%s)", p.MaximumInterval)})
+		case p.MinimumInterval == 0 && time.Duration(p.MaximumInterval) < DefaultMinimumInterval:
+			errs = append(errs, &FieldError{"maximumInterval", strconv.Quote(p.MaximumInterval.String()),
+				fmt.Sprintf("is shorter than minimumInterval, which defaults to %s", Duration(DefaultMinimumInterval))})
 		}
 	}
 	return errors.Join(errs...)

@@ -150,8 +150,16 @@ func TestTypeUnmarshal(t *testing.T) {
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("Unmarshal mismatch (-want +got):\n%s", diff)
 	}
-	if err := json.Unmarshal([]byte(`{"retryType": "Exponential"}`), &p); err != nil || p.Type != "Exponential" || p.Type.Valid() {
+	if err := json.Unmarshal([]byte(`{"retryType": "Linear"}`), &p); err != nil || p.Type != "Linear" || p.Type.Valid() {
 		t.Errorf("unknown type: %q valid=%v err=%v, want kept as given and invalid", p.Type, p.Type.Valid(), err)
+	}
+	p = retry.Policy{}
+	if err := json.Unmarshal([]byte(`{"retryType": "EXPONENTIAL", "minimumInterval": "PT20S", "maximumInterval": "PT1H"}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	want = retry.Policy{Type: retry.Exponential, MinimumInterval: retry.Duration(20 * time.Second), MaximumInterval: retry.Duration(time.Hour)}
+	if diff := cmp.Diff(want, p); diff != "" {
+		t.Errorf("Unmarshal mismatch (-want +got):\n%s", diff)
 	}
 }
 
@@ -174,8 +182,10 @@ func TestRetriesAndDelay(t *testing.T) {
 		if got := tt.p.Retries(); got != tt.retries {
 			t.Errorf("%s: Retries() = %d, want %d", tt.name, got, tt.retries)
 		}
-		if got := tt.p.Delay(); got != tt.delay {
-			t.Errorf("%s: Delay() = %v, want %v", tt.name, got, tt.delay)
+		for retry := 1; retry <= 3; retry++ {
+			if got := tt.p.Delay(retry, "tag"); got != tt.delay {
+				t.Errorf("%s: Delay(%d) = %v, want %v", tt.name, retry, got, tt.delay)
+			}
 		}
 	}
 }
@@ -191,8 +201,8 @@ func TestValidate(t *testing.T) {
 		{name: "none", p: &retry.Policy{Type: retry.None}},
 		{name: "bounds", p: &retry.Policy{Type: retry.Fixed, Count: ptr(20), Interval: retry.Duration(retry.MaxInterval)}},
 		{name: "minimum", p: &retry.Policy{Type: retry.Fixed, Count: ptr(0), Interval: retry.Duration(15 * time.Second)}},
-		{name: "type missing", p: &retry.Policy{}, want: []string{"retryType: is required (None or Fixed)"}},
-		{name: "type unknown", p: &retry.Policy{Type: "Linear"}, want: []string{`retryType: "Linear" is not a retry type (None or Fixed)`}},
+		{name: "type missing", p: &retry.Policy{}, want: []string{"retryType: is required (None, Fixed or Exponential)"}},
+		{name: "type unknown", p: &retry.Policy{Type: "Linear"}, want: []string{`retryType: "Linear" is not a retry type (None, Fixed or Exponential)`}},
 		{name: "count high", p: &retry.Policy{Type: retry.Fixed, Count: ptr(21)}, want: []string{"retryCount: 21 is out of range (0-20)"}},
 		{name: "count negative", p: &retry.Policy{Type: retry.Fixed, Count: ptr(-1)}, want: []string{"retryCount: -1 is out of range (0-20)"}},
 		{name: "interval short", p: &retry.Policy{Type: retry.Fixed, Interval: retry.Duration(14 * time.Second)},
@@ -202,7 +212,7 @@ func TestValidate(t *testing.T) {
 		{name: "interval long", p: &retry.Policy{Type: retry.Fixed, Interval: retry.Duration(retry.MaxInterval + time.Second)},
 			want: []string{`retryInterval: "P548DT1S" is longer than the maximum of P548D`}},
 		{name: "all", p: &retry.Policy{Type: "x", Count: ptr(99), Interval: retry.Duration(time.Second)},
-			want: []string{`retryType: "x" is not a retry type (None or Fixed)`, "retryCount: 99 is out of range (0-20)",
+			want: []string{`retryType: "x" is not a retry type (None, Fixed or Exponential)`, "retryCount: 99 is out of range (0-20)",
 				`retryInterval: "PT1S" is shorter than the minimum of PT15S`}},
 	}
 	for _, tt := range tests {

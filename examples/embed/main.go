@@ -32,22 +32,23 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8090", "address to listen on")
 	flag.Parse()
-	if err := serve(*addr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ln, err := net.Listen("tcp", *addr)
+	if err == nil {
+		err = serve(ctx, ln, logger, nil)
+	}
+	if err != nil {
 		slog.Error("embed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func serve(addr string) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-
+// serve runs the service on ln until ctx ends. started, when not nil, is
+// called with the scheduler once the service runs (for tests).
+func serve(ctx context.Context, ln net.Listener, logger *slog.Logger, started func(*scheduler.Scheduler)) error {
 	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: logger})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
@@ -87,15 +88,15 @@ func serve(addr string) error {
 	if _, err := s.PutCollection(ctx, "service", nil, nil); err != nil {
 		return err
 	}
-	job, err := scheduler.ParseJob([]byte(`{
+	job, err := s.ParseJob([]byte(`{
 		"action": {
 			"type": "Http",
-			"request": {"uri": "http://`+ln.Addr().String()+`/webhook", "method": "POST",
+			"request": {"uri": "http://` + ln.Addr().String() + `/webhook", "method": "POST",
 				"headers": {"Content-Type": "application/json"}, "body": "{\"hello\": \"from jobclock\"}"},
 			"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT15S", "retryCount": 2}
 		},
 		"recurrence": {"frequency": "Minute", "interval": 1}
-	}`), nil)
+	}`))
 	if err != nil {
 		return err
 	}
@@ -108,6 +109,9 @@ func serve(addr string) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go srv.Serve(ln)
 	logger.Info("listening", "addr", ln.Addr().String())
+	if started != nil {
+		started(s)
+	}
 
 	<-ctx.Done()
 	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -16,6 +16,7 @@ import (
 	"encoding/base64"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net/url"
 	"os"
@@ -46,12 +47,12 @@ func main() {
 	if *endpoint == "" {
 		*endpoint = "http://127.0.0.1:10001/devstoreaccount1/"
 	}
-	if err := run(*endpoint, *queue, *message, *envelope, *b64); err != nil {
+	if err := run(os.Stdout, *endpoint, *queue, *message, *envelope, *b64); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(endpoint, queue, message string, envelope, b64 bool) error {
+func run(out io.Writer, endpoint, queue, message string, envelope, b64 bool) error {
 	u, err := url.Parse(endpoint)
 	if err != nil || u.Host == "" {
 		return fmt.Errorf("-endpoint %q: want a URL such as http://127.0.0.1:10001/devstoreaccount1/", endpoint)
@@ -108,7 +109,7 @@ func run(endpoint, queue, message string, envelope, b64 bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println(res.Message)
+	fmt.Fprintln(out, res.Message)
 
 	// 4. A receiver reads it back.
 	q := svc.NewQueueClient(queue)
@@ -118,10 +119,10 @@ func run(endpoint, queue, message string, envelope, b64 bool) error {
 	}
 	for _, m := range resp.Messages {
 		text := *m.MessageText
-		fmt.Printf("received message %s:\n%s\n", *m.MessageID, text)
+		fmt.Fprintf(out, "received message %s:\n%s\n", *m.MessageID, text)
 		if b64 {
 			if dec, err := base64.StdEncoding.DecodeString(text); err == nil {
-				fmt.Printf("decoded:\n%s\n", dec)
+				fmt.Fprintf(out, "decoded:\n%s\n", dec)
 			}
 		}
 		if _, err := q.DeleteMessage(ctx, *m.MessageID, *m.PopReceipt, nil); err != nil {

@@ -81,3 +81,8 @@ func BenchmarkClaimDue(b *testing.B) {
 }
 
 var _ = postgres.DefaultSchema
+
+// BenchmarkPutTx: PutJob against PutJobTx in a host's transaction.
+func BenchmarkPutTx(b *testing.B) {
+	storetest.BenchmarkPutTx(b, txBackend)
+}

@@ -9,13 +9,43 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/internal/sqlstore"
 )
 
-const jobCols = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until"
+const (
+	jobCols  = sqlstore.JobCols
+	collCols = sqlstore.CollectionCols
+)
 
-const collCols = "name, definition, enabled, etag, version, created_at, updated_at"
+// pgConn adapts a pgx.Tx or the pool to the shared operations.
+type pgConn struct {
+	q interface {
+		Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	}
+}
+
+func (c pgConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := c.q.Exec(ctx, query, args...)
+	return tag.RowsAffected(), err
+}
+
+func (c pgConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return pgRow{c.q.QueryRow(ctx, query, args...)}
+}
+
+// pgRow reports pgx.ErrNoRows as sqlstore.ErrNoRows.
+type pgRow struct{ r pgx.Row }
+
+func (r pgRow) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sqlstore.ErrNoRows
+	}
+	return err
+}
 
 func prefixed(p, cols string) string {
 	parts := strings.Split(cols, ", ")
@@ -26,46 +56,15 @@ func prefixed(p, cols string) string {
 }
 
 func scanJob(r pgx.Row, extra ...any) (*scheduler.JobRecord, error) {
-	var row sqlstore.JobRow
-	var created, updated, due, lease *int64
-	dest := []any{&row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
-		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease}
-	if err := r.Scan(append(dest, extra...)...); err != nil {
-		return nil, err
-	}
-	set := func(p *int64, n *int64, ok *bool) {
-		if p != nil {
-			*n, *ok = *p, true
-		}
-	}
-	set(created, &row.Created, &row.HasCreated)
-	set(updated, &row.Updated, &row.HasUpdated)
-	set(due, &row.DueAt, &row.HasDue)
-	set(lease, &row.LeaseUntil, &row.HasLease)
-	return sqlstore.DecodeJob(&row)
+	return sqlstore.ScanJob(r, extra...)
 }
 
 func scanCollection(r pgx.Row) (*scheduler.CollectionRecord, error) {
-	var row sqlstore.CollectionRow
-	var created, updated *int64
-	if err := r.Scan(&row.Name, &row.Definition, &row.Enabled, &row.ETag, &row.Version, &created, &updated); err != nil {
-		return nil, err
-	}
-	if created != nil {
-		row.Created, row.HasCreated = *created, true
-	}
-	if updated != nil {
-		row.Updated, row.HasUpdated = *updated, true
-	}
-	return sqlstore.DecodeCollection(&row)
+	return sqlstore.ScanCollection(r)
 }
 
 func collNotFound(op, name string) error {
 	return fmt.Errorf("store/postgres: %s: job collection %q: %w", op, name, scheduler.ErrNotFound)
-}
-
-func jobNotFound(op, collection, name string) error {
-	return fmt.Errorf("store/postgres: %s: job %q in collection %q: %w", op, name, collection, scheduler.ErrNotFound)
 }
 
 func wrap(op, name string, err error) error {
@@ -150,14 +149,7 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	c, err := scanCollection(s.pool.QueryRow(ctx, s.sql("SELECT "+collCols+" FROM {s}.collections WHERE name = $1"), name))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, collNotFound("get", name)
-	}
-	if err != nil {
-		return nil, wrap("get job collection", name, err)
-	}
-	return c, nil
+	return s.d.GetCollection(ctx, pgConn{s.pool}, name)
 }
 
 // ListCollections implements [scheduler.Store].
@@ -212,69 +204,14 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 }
 
 func (s *Store) createJob(ctx context.Context, j *scheduler.JobRecord, row *sqlstore.JobRow) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		// The row lock serialises creates in one collection, so the
-		// count below and the insert are atomic.
-		var def string
-		var enabled bool
-		err := tx.QueryRow(ctx, s.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), j.Collection).Scan(&def, &enabled)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("store/postgres: put job %q: job collection %q: %w", j.Name, j.Collection, scheduler.ErrNotFound)
-		}
-		if err != nil {
-			return wrap("put job", j.ID(), err)
-		}
-		s.step(ctx, tx, "count")
-		var n, exists int
-		if err := tx.QueryRow(ctx, s.sql("SELECT count(*), count(*) FILTER (WHERE name = $2) FROM {s}.jobs WHERE collection = $1"),
-			j.Collection, j.Name).Scan(&n, &exists); err != nil {
-			return wrap("put job", j.ID(), err)
-		}
-		if exists > 0 {
-			return fmt.Errorf("store/postgres: create job %q: it exists: %w", j.ID(), scheduler.ErrConflict)
-		}
-		coll, err := sqlstore.DecodeCollection(&sqlstore.CollectionRow{Name: j.Collection, Definition: def})
-		if err != nil {
-			return fmt.Errorf("store/postgres: put job %q: %w", j.ID(), err)
-		}
-		if limit := coll.Definition.MaxJobCount(); n >= limit {
-			return sqlstore.QuotaError(j.Collection, limit, n)
-		}
-		s.step(ctx, tx, "insert")
-		_, err = tx.Exec(ctx, s.sql("INSERT INTO {s}.jobs ("+jobCols+", coll_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11)"),
-			row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
-			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), enabled)
-		if err != nil {
-			return wrap("put job", j.ID(), err)
-		}
-		s.step(ctx, tx, "commit")
-		return nil
-	})
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.d.CreateJob(ctx, pgConn{tx}, j, row) })
 }
 
 func (s *Store) replaceJob(ctx context.Context, j *scheduler.JobRecord, row *sqlstore.JobRow) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, s.sql(`UPDATE {s}.jobs SET definition = $3, state = $4, status = $5, schedule = $6, etag = $7, version = $8 + 1,
-		created_at = $9, updated_at = $10, due_at = $11 WHERE collection = $1 AND name = $2 AND version = $8`),
-		j.Collection, j.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version,
-		row.CreatedArg(), row.UpdatedArg(), row.DueArg())
-	if err != nil {
-		return wrap("put job", j.ID(), err)
-	}
-	if tag.RowsAffected() == 1 {
-		return nil
-	}
-	var version int64
-	err = s.pool.QueryRow(ctx, s.sql("SELECT version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&version)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s.missing(ctx, "put job", j.Collection, j.Name)
-	}
-	if err != nil {
-		return wrap("put job", j.ID(), err)
-	}
-	return fmt.Errorf("store/postgres: put job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
+	return s.d.ReplaceJob(ctx, pgConn{s.pool}, j, row)
 }
 
 // GetJob implements [scheduler.Store].
@@ -282,25 +219,13 @@ func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	j, err := scanJob(s.pool.QueryRow(ctx, s.sql("SELECT "+jobCols+" FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, s.missing(ctx, "get job", collection, name)
-	}
-	if err != nil {
-		return nil, wrap("get job", collection+"/"+name, err)
-	}
-	return j, nil
+	return s.d.GetJob(ctx, pgConn{s.pool}, collection, name)
 }
 
 // missing returns the not-found error of a job, naming the collection when
 // that is what is missing.
 func (s *Store) missing(ctx context.Context, op, collection, name string) error {
-	var one int
-	err := s.pool.QueryRow(ctx, s.sql("SELECT 1 FROM {s}.collections WHERE name = $1"), collection).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return collNotFound(fmt.Sprintf("%s %q", op, name), collection)
-	}
-	return jobNotFound(op, collection, name)
+	return s.d.Missing(ctx, pgConn{s.pool}, op, collection, name)
 }
 
 func limit(top int) any {
@@ -352,14 +277,7 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name)
-	if err != nil {
-		return wrap("delete job", collection+"/"+name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return s.missing(ctx, "delete job", collection, name)
-	}
-	return nil
+	return s.d.DeleteJob(ctx, pgConn{s.pool}, collection, name)
 }
 
 // ClaimDue implements [scheduler.Store].

@@ -108,6 +108,8 @@ type Store struct {
 	// transaction.
 	hook func(ctx context.Context, tx pgx.Tx, step string)
 
+	d *sqlstore.Dialect // the operations shared with store/sqlite
+
 	mu       sync.Mutex
 	closed   bool
 	cancels  []context.CancelFunc // of Notify listeners
@@ -159,6 +161,14 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		repl:     strings.NewReplacer("{s}.", q+"."),
 		closedCh: make(chan struct{}),
 	}
+	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE",
+		Step: func(ctx context.Context, c sqlstore.Conn, step string) {
+			if pc, ok := c.(pgConn); ok {
+				if tx, ok := pc.q.(pgx.Tx); ok {
+					s.step(ctx, tx, step)
+				}
+			}
+		}}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}

@@ -67,3 +67,9 @@ func BenchmarkClaimDue(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPutTx: PutJob against PutJobTx in a host's transaction, on a
+// store over the host's *sql.DB (synchronous=FULL, the default).
+func BenchmarkPutTx(b *testing.B) {
+	storetest.BenchmarkPutTx(b, txBackend)
+}

@@ -11,45 +11,49 @@ import (
 	"github.com/jobclock/scheduler/internal/sqlstore"
 )
 
-const jobCols = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until"
+const (
+	jobCols  = sqlstore.JobCols
+	collCols = sqlstore.CollectionCols
+)
 
-const collCols = "name, definition, enabled, etag, version, created_at, updated_at"
+// sqlConn adapts a *sql.DB or *sql.Tx to the shared operations.
+type sqlConn struct {
+	q interface {
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	}
+}
+
+func (c sqlConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := c.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (c sqlConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return sqlRow{c.q.QueryRowContext(ctx, query, args...)}
+}
+
+// sqlRow reports sql.ErrNoRows as sqlstore.ErrNoRows.
+type sqlRow struct{ r *sql.Row }
+
+func (r sqlRow) Scan(dest ...any) error {
+	err := r.r.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sqlstore.ErrNoRows
+	}
+	return err
+}
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanJob(r scanner, extra ...any) (*scheduler.JobRecord, error) {
-	var row sqlstore.JobRow
-	var created, updated, due, lease sql.NullInt64
-	dest := []any{&row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
-		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease}
-	if err := r.Scan(append(dest, extra...)...); err != nil {
-		return nil, err
-	}
-	row.Created, row.HasCreated = created.Int64, created.Valid
-	row.Updated, row.HasUpdated = updated.Int64, updated.Valid
-	row.DueAt, row.HasDue = due.Int64, due.Valid
-	row.LeaseUntil, row.HasLease = lease.Int64, lease.Valid
-	return sqlstore.DecodeJob(&row)
+	return sqlstore.ScanJob(r, extra...)
 }
 
-func scanCollection(r scanner) (*scheduler.CollectionRecord, error) {
-	var row sqlstore.CollectionRow
-	var created, updated sql.NullInt64
-	if err := r.Scan(&row.Name, &row.Definition, &row.Enabled, &row.ETag, &row.Version, &created, &updated); err != nil {
-		return nil, err
-	}
-	row.Created, row.HasCreated = created.Int64, created.Valid
-	row.Updated, row.HasUpdated = updated.Int64, updated.Valid
-	return sqlstore.DecodeCollection(&row)
-}
-
-func collNotFound(op, name string) error {
-	return fmt.Errorf("store/sqlite: %s: job collection %q: %w", op, name, scheduler.ErrNotFound)
-}
-
-func jobNotFound(op, collection, name string) error {
-	return fmt.Errorf("store/sqlite: %s: job %q in collection %q: %w", op, name, collection, scheduler.ErrNotFound)
-}
+func (s *Store) collNotFound(op, name string) error { return s.d.CollectionNotFound(op, name) }
 
 // PutCollection implements [scheduler.Store].
 func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
@@ -64,7 +68,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if c.Version != 0 {
-				return collNotFound("put job collection", c.Name)
+				return s.collNotFound("put job collection", c.Name)
 			}
 			_, err := tx.exec("INSERT INTO collections ("+collCols+") VALUES (?, ?, ?, ?, ?, ?, ?)",
 				row.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg())
@@ -107,14 +111,7 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	c, err := scanCollection(s.db.QueryRowContext(ctx, "SELECT "+collCols+" FROM collections WHERE name = ?", name))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, collNotFound("get", name)
-	}
-	if err != nil {
-		return nil, wrap("get job collection", name, err)
-	}
-	return c, nil
+	return s.d.GetCollection(ctx, sqlConn{s.db}, name)
 }
 
 // ListCollections implements [scheduler.Store].
@@ -129,7 +126,7 @@ func (s *Store) ListCollections(ctx context.Context) ([]*scheduler.CollectionRec
 	defer rows.Close()
 	out := []*scheduler.CollectionRecord{}
 	for rows.Next() {
-		c, err := scanCollection(rows)
+		c, err := sqlstore.ScanCollection(rows)
 		if err != nil {
 			return nil, fmt.Errorf("store/sqlite: list job collections: %w", err)
 		}
@@ -149,7 +146,7 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 			return wrap("delete job collection", name, err)
 		}
 		if n == 0 {
-			return collNotFound("delete", name)
+			return s.collNotFound("delete", name)
 		}
 		return nil
 	})
@@ -162,54 +159,10 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 		return fmt.Errorf("store/sqlite: put job: %w", err)
 	}
 	return s.write(ctx, func(tx *wtx) error {
-		var def string
-		var enabled bool
-		err := tx.queryRow("SELECT definition, enabled FROM collections WHERE name = ?", j.Collection).Scan(&def, &enabled)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("store/sqlite: put job %q: job collection %q: %w", j.Name, j.Collection, scheduler.ErrNotFound)
-		}
-		if err != nil {
-			return wrap("put job", j.ID(), err)
-		}
 		if j.Version == 0 {
-			var n, exists int
-			if err := tx.queryRow("SELECT count(*), count(*) FILTER (WHERE name = ?) FROM jobs WHERE collection = ?", j.Name, j.Collection).Scan(&n, &exists); err != nil {
-				return wrap("put job", j.ID(), err)
-			}
-			if exists > 0 {
-				return fmt.Errorf("store/sqlite: create job %q: it exists: %w", j.ID(), scheduler.ErrConflict)
-			}
-			coll, err := sqlstore.DecodeCollection(&sqlstore.CollectionRow{Name: j.Collection, Definition: def})
-			if err != nil {
-				return fmt.Errorf("store/sqlite: put job %q: %w", j.ID(), err)
-			}
-			if limit := coll.Definition.MaxJobCount(); n >= limit {
-				return sqlstore.QuotaError(j.Collection, limit, n)
-			}
-			_, err = tx.exec("INSERT INTO jobs ("+jobCols+", coll_enabled) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', NULL, ?)",
-				row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag, int64(1),
-				row.CreatedArg(), row.UpdatedArg(), row.DueArg(), enabled)
-			return wrap("put job", j.ID(), err)
+			return s.d.CreateJob(tx.ctx, tx, j, row)
 		}
-		n, err := tx.exec(`UPDATE jobs SET definition = ?, state = ?, status = ?, schedule = ?, etag = ?, version = ?,
-			created_at = ?, updated_at = ?, due_at = ? WHERE collection = ? AND name = ? AND version = ?`,
-			row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version+1,
-			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), j.Collection, j.Name, j.Version)
-		if err != nil {
-			return wrap("put job", j.ID(), err)
-		}
-		if n == 0 {
-			var version int64
-			err := tx.queryRow("SELECT version FROM jobs WHERE collection = ? AND name = ?", j.Collection, j.Name).Scan(&version)
-			if errors.Is(err, sql.ErrNoRows) {
-				return jobNotFound("put job", j.Collection, j.Name)
-			}
-			if err != nil {
-				return wrap("put job", j.ID(), err)
-			}
-			return fmt.Errorf("store/sqlite: put job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
-		}
-		return nil
+		return s.d.ReplaceJob(tx.ctx, tx, j, row)
 	})
 }
 
@@ -218,25 +171,13 @@ func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	j, err := scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE collection = ? AND name = ?", collection, name))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, s.missing(ctx, "get job", collection, name)
-	}
-	if err != nil {
-		return nil, wrap("get job", collection+"/"+name, err)
-	}
-	return j, nil
+	return s.d.GetJob(ctx, sqlConn{s.db}, collection, name)
 }
 
 // missing returns the not-found error of a job, naming the collection when
 // that is what is missing.
 func (s *Store) missing(ctx context.Context, op, collection, name string) error {
-	var one int
-	err := s.db.QueryRowContext(ctx, "SELECT 1 FROM collections WHERE name = ?", collection).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return collNotFound(op+" "+fmt.Sprintf("%q", name), collection)
-	}
-	return jobNotFound(op, collection, name)
+	return s.d.Missing(ctx, sqlConn{s.db}, op, collection, name)
 }
 
 func limitOffset(top, skip int) (int, int) {
@@ -259,7 +200,7 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 	var one int
 	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM collections WHERE name = ?", collection).Scan(&one); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, collNotFound("list jobs", collection)
+			return nil, s.collNotFound("list jobs", collection)
 		}
 		return nil, wrap("list jobs of collection", collection, err)
 	}
@@ -290,20 +231,7 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 
 // DeleteJob implements [scheduler.Store].
 func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
-	err := s.write(ctx, func(tx *wtx) error {
-		n, err := tx.exec("DELETE FROM jobs WHERE collection = ? AND name = ?", collection, name)
-		if err != nil {
-			return wrap("delete job", collection+"/"+name, err)
-		}
-		if n == 0 {
-			return errMissing
-		}
-		return nil
-	})
-	if errors.Is(err, errMissing) {
-		return s.missing(ctx, "delete job", collection, name)
-	}
-	return err
+	return s.write(ctx, func(tx *wtx) error { return s.d.DeleteJob(tx.ctx, tx, collection, name) })
 }
 
 var errMissing = errors.New("missing")

@@ -151,6 +151,8 @@ type Store struct {
 	w          *sql.Conn // the write connection; the writer's
 	stmts      map[string]*sql.Stmt
 
+	d *sqlstore.Dialect // the operations shared with store/postgres
+
 	mu     sync.Mutex
 	closed bool
 }
@@ -205,7 +207,7 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 }
 
 func newStore(ctx context.Context, db *sql.DB, name string, o Options) (*Store, error) {
-	s := &Store{db: db, name: name, opts: o, stmts: make(map[string]*sql.Stmt),
+	s := &Store{db: db, name: name, opts: o, stmts: make(map[string]*sql.Stmt), d: &sqlstore.Dialect{Name: "store/sqlite"},
 		reqs: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.connect(ctx); err != nil {
 		return nil, s.openError(err)
@@ -393,6 +395,16 @@ func (t *wtx) queryRow(query string, args ...any) *sql.Row {
 		return t.c.QueryRowContext(t.ctx, query, args...)
 	}
 	return st.QueryRowContext(t.ctx, args...)
+}
+
+// Exec implements sqlstore.Conn on the write connection.
+func (t *wtx) Exec(_ context.Context, query string, args ...any) (int64, error) {
+	return t.exec(query, args...)
+}
+
+// QueryRow implements sqlstore.Conn on the write connection.
+func (t *wtx) QueryRow(_ context.Context, query string, args ...any) sqlstore.Row {
+	return sqlRow{t.queryRow(query, args...)}
 }
 
 func (t *wtx) query(query string, args ...any) (*sql.Rows, error) {

@@ -144,3 +144,63 @@ func BenchmarkEngine(b *testing.B, stores []scheduler.Store) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "occurrences/s")
 }
+
+// BenchmarkPutTx compares putting a new job through a Scheduler with
+// PutJob (the store's own transaction) and with PutJobTx in a host's
+// transaction on the same store (begin, PutJobTx, commit), the same
+// definition in both. Each iteration does one of each, alternating which
+// goes first, so that both see the same machine and the same table; it
+// reports the mean of each (plain-ns/put, tx-ns/put) and their ratio
+// (tx/plain).
+func BenchmarkPutTx(b *testing.B, newBackend func(tb testing.TB) *TxBackend) {
+	ctx := context.Background()
+	job := &scheduler.Job{Action: action.Action{Type: "Tx", Custom: []byte(`{"order":"o-1"}`)}}
+	be := newBackend(b)
+	reg := new(action.Registry)
+	reg.Register("Tx", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) { return nil, nil }))
+	s, err := scheduler.New(be.Store, &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	def := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 1 << 30}}}
+	if _, err := s.PutCollection(ctx, "c", def, nil); err != nil {
+		b.Fatal(err)
+	}
+	plainPut := func(name string) {
+		if _, err := s.PutJob(ctx, "c", name, job, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	txPut := func(name string) {
+		tx, err := be.Begin(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.PutJobTx(ctx, tx.Tx, "c", name, job, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var plain, inTx time.Duration
+	n := 0
+	for b.Loop() {
+		n++
+		timed := func(put func(string), name string, total *time.Duration) {
+			start := time.Now()
+			put(name)
+			*total += time.Since(start)
+		}
+		if n%2 == 0 {
+			timed(plainPut, fmt.Sprintf("p%d", n), &plain)
+			timed(txPut, fmt.Sprintf("t%d", n), &inTx)
+		} else {
+			timed(txPut, fmt.Sprintf("t%d", n), &inTx)
+			timed(plainPut, fmt.Sprintf("p%d", n), &plain)
+		}
+	}
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(n), "plain-ns/put")
+	b.ReportMetric(float64(inTx.Nanoseconds())/float64(n), "tx-ns/put")
+	b.ReportMetric(float64(inTx)/float64(plain), "tx/plain")
+}

@@ -1,12 +1,11 @@
-// Command funcjob runs a Go function as a job on the SQLite store: a
-// registry with the function's action type, a collection, PutJob, Start
-// and Stop. The size benchmark builds it.
+// Command funcjob runs a Go function as a job on the SQLite store, by the
+// shortest path: a typed handler, Schedule (the default collection, no
+// JSON), Start and Stop. The size benchmark builds it.
 package main
 
 import (
 	"context"
-	"fmt"
-	"os"
+	"log"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
@@ -14,40 +13,28 @@ import (
 	"github.com/jobclock/scheduler/store/sqlite"
 )
 
-func main() {
-	if err := run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+type Report struct {
+	To string `json:"to"`
 }
 
-func run(ctx context.Context) error {
+func main() {
+	ctx := context.Background()
 	st, err := sqlite.Open(ctx, "funcjob.db", nil)
 	if err != nil {
-		return err
+		log.Fatal(err)
 	}
-	defer st.Close()
 	reg := new(action.Registry)
-	reg.Register("Report", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-		fmt.Println("report", req.ExecutionTag)
-		return &action.Result{Message: "done"}, nil
-	}))
+	report := action.Handle(reg, "Report", func(ctx context.Context, req *action.Request, r Report) error {
+		log.Printf("report for %s, due %s", r.To, req.ExpectedTime)
+		return nil
+	})
 	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
+	if err == nil {
+		_, err = s.Schedule(ctx, "nightly", recurrence.Daily(2, 30).In("Europe/Berlin"), report.Action(Report{To: "ops"}))
+	}
 	if err != nil {
-		return err
+		log.Fatal(err)
 	}
-	if _, err := s.PutCollection(ctx, "reports", nil, nil); err != nil {
-		return err
-	}
-	job := &scheduler.Job{
-		Action:     action.Action{Type: "Report", Custom: []byte(`{}`)},
-		Recurrence: &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 1},
-	}
-	if _, err := s.PutJob(ctx, "reports", "minutely", job, nil); err != nil {
-		return err
-	}
-	if err := s.Start(ctx); err != nil {
-		return err
-	}
-	return s.Stop(ctx)
+	s.Start(ctx)
+	defer s.Stop(context.Background())
 }

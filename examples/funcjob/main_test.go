@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/schedulertest"
+)
+
+// syncBuffer is the program's output, written from the scheduler's
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Split(strings.TrimSpace(b.b.String()), "\n")
+}
+
+// TestRestartKeepsItsPlace runs the program for three minutes (fake
+// time), stops it for five, and starts it again: the job is not replaced,
+// the missed minutes run once, and the occurrences are numbered on.
+func TestRestartKeepsItsPlace(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "funcjob.db")
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var out syncBuffer
+		t0 := time.Now()
+
+		s, st, err := start(ctx, db, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := schedulertest.Wrap(t, s)
+		h.Timeout = 10 * time.Minute
+		first := h.WaitRuns(scheduler.DefaultCollection, "minutely", 3)
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+
+		time.Sleep(5 * time.Minute) // down for five minutes, from just after 2m
+		restart := time.Now()
+
+		s, st, err = start(ctx, db, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		defer s.Stop(ctx)
+		h = schedulertest.Wrap(t, s)
+		h.Timeout = 10 * time.Minute
+		second := h.WaitRuns(scheduler.DefaultCollection, "minutely", 6)
+		if second != nil && first != nil && second.Created != first.Created {
+			t.Errorf("the job was created again at %v (first at %v); want it kept", second.Created, first.Created)
+		}
+		m := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Minute) }
+		ok := scheduler.StatusCompleted
+		h.AssertHistory(scheduler.DefaultCollection, "minutely", []schedulertest.Entry{
+			{Action: scheduler.MainAction, Status: ok, Repeat: 1, Expected: m(0), Start: m(0)},
+			{Action: scheduler.MainAction, Status: ok, Repeat: 2, Expected: m(1), Start: m(1)},
+			{Action: scheduler.MainAction, Status: ok, Repeat: 3, Expected: m(2), Start: m(2)},
+			{Action: scheduler.MainAction, Status: ok, Repeat: 4, Expected: m(3), Start: restart}, // for the minutes missed
+			{Action: scheduler.MainAction, Status: ok, Repeat: 5, Expected: m(8), Start: m(8)},
+			{Action: scheduler.MainAction, Status: ok, Repeat: 6, Expected: m(9), Start: m(9)},
+		}, cmpopts.IgnoreFields(schedulertest.Entry{}, "Message"))
+		want := []string{"report 1 for ops, due 00:00", "report 2 for ops, due 00:01", "report 3 for ops, due 00:02",
+			"report 4 for ops, due 00:03", "report 5 for ops, due 00:08", "report 6 for ops, due 00:09"}
+		if diff := cmp.Diff(want, out.lines()); diff != "" {
+			t.Errorf("output (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestRun runs main's loop until its context ends.
+func TestRun(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "funcjob.db")
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		var out syncBuffer
+		if err := run(ctx, db, &out); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"report 1 for ops, due 00:00", "report 2 for ops, due 00:01"}, out.lines()); diff != "" {
+			t.Errorf("output (-want +got):\n%s", diff)
+		}
+	})
+}

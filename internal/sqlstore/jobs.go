@@ -1,0 +1,294 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// Conn runs the statements of the shared operations: a store's own
+// transaction or connection pool, or a transaction of the host's.
+// Implementations report a query that finds no row by returning ErrNoRows
+// from Row.Scan, and return the number of rows a statement changed from
+// Exec.
+type Conn interface {
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Row is the result of Conn.QueryRow.
+type Row interface{ Scan(dest ...any) error }
+
+// ErrNoRows is what a Conn's Row.Scan returns when there is no row.
+var ErrNoRows = errors.New("sqlstore: no rows")
+
+// Dialect is what the shared operations need to know about a backend.
+// Their statements are written once, for both backends: tables as
+// {s}.jobs, parameters as $1, $2, ... (which SQLite reads as numbered
+// parameters too) and {lock} where the collection row is locked for the
+// rest of the transaction.
+type Dialect struct {
+	// Name prefixes errors: "store/sqlite", "store/postgres".
+	Name string
+	// Schema is what {s}. becomes: a quoted schema name and a dot, or
+	// empty.
+	Schema string
+	// Lock is what {lock} becomes: " FOR NO KEY UPDATE" on PostgreSQL;
+	// empty on SQLite, whose write transactions lock the whole database.
+	Lock string
+	// Step, when set, runs before each step of a job's create ("count",
+	// "insert", "commit"), for tests that break a transaction there.
+	Step func(ctx context.Context, c Conn, step string)
+
+	queries sync.Map // template -> statement
+}
+
+// sql returns the statement of template q.
+func (d *Dialect) sql(q string) string {
+	if s, ok := d.queries.Load(q); ok {
+		return s.(string)
+	}
+	s := strings.NewReplacer("{s}.", d.Schema, "{lock}", d.Lock).Replace(q)
+	d.queries.Store(q, s)
+	return s
+}
+
+func (d *Dialect) step(ctx context.Context, c Conn, name string) {
+	if d.Step != nil {
+		d.Step(ctx, c, name)
+	}
+}
+
+// Wrap returns err as "NAME: OP "WHAT": err", unless it is nil or already
+// says which store it comes from.
+func (d *Dialect) Wrap(op, what string, err error) error {
+	if err == nil || strings.HasPrefix(err.Error(), d.Name+":") {
+		return err
+	}
+	return fmt.Errorf("%s: %s %q: %w", d.Name, op, what, err)
+}
+
+// The columns of the tables, in the order the scanners read them.
+const (
+	JobCols        = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until"
+	CollectionCols = "name, definition, enabled, etag, version, created_at, updated_at"
+)
+
+// ScanJob reads a row of JobCols, then extra.
+func ScanJob(r Row, extra ...any) (*scheduler.JobRecord, error) {
+	var row JobRow
+	var created, updated, due, lease *int64
+	dest := []any{&row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
+		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease}
+	if err := r.Scan(append(dest, extra...)...); err != nil {
+		return nil, err
+	}
+	set := func(p *int64, n *int64, ok *bool) {
+		if p != nil {
+			*n, *ok = *p, true
+		}
+	}
+	set(created, &row.Created, &row.HasCreated)
+	set(updated, &row.Updated, &row.HasUpdated)
+	set(due, &row.DueAt, &row.HasDue)
+	set(lease, &row.LeaseUntil, &row.HasLease)
+	return DecodeJob(&row)
+}
+
+// ScanCollection reads a row of CollectionCols.
+func ScanCollection(r Row) (*scheduler.CollectionRecord, error) {
+	var row CollectionRow
+	var created, updated *int64
+	if err := r.Scan(&row.Name, &row.Definition, &row.Enabled, &row.ETag, &row.Version, &created, &updated); err != nil {
+		return nil, err
+	}
+	if created != nil {
+		row.Created, row.HasCreated = *created, true
+	}
+	if updated != nil {
+		row.Updated, row.HasUpdated = *updated, true
+	}
+	return DecodeCollection(&row)
+}
+
+// CollectionNotFound returns the error of a missing collection.
+func (d *Dialect) CollectionNotFound(op, name string) error {
+	return fmt.Errorf("%s: %s: job collection %q: %w", d.Name, op, name, scheduler.ErrNotFound)
+}
+
+// JobNotFound returns the error of a missing job.
+func (d *Dialect) JobNotFound(op, collection, name string) error {
+	return fmt.Errorf("%s: %s: job %q in collection %q: %w", d.Name, op, name, collection, scheduler.ErrNotFound)
+}
+
+// Missing returns the not-found error of a job, naming the collection
+// when that is what is missing.
+func (d *Dialect) Missing(ctx context.Context, c Conn, op, collection, name string) error {
+	var one int
+	if err := c.QueryRow(ctx, d.sql("SELECT 1 FROM {s}.collections WHERE name = $1"), collection).Scan(&one); errors.Is(err, ErrNoRows) {
+		return d.CollectionNotFound(fmt.Sprintf("%s %q", op, name), collection)
+	}
+	return d.JobNotFound(op, collection, name)
+}
+
+// GetCollection implements [scheduler.Store.GetCollection] over c.
+func (d *Dialect) GetCollection(ctx context.Context, c Conn, name string) (*scheduler.CollectionRecord, error) {
+	col, err := ScanCollection(c.QueryRow(ctx, d.sql("SELECT "+CollectionCols+" FROM {s}.collections WHERE name = $1"), name))
+	if errors.Is(err, ErrNoRows) {
+		return nil, d.CollectionNotFound("get", name)
+	}
+	if err != nil {
+		return nil, d.Wrap("get job collection", name, err)
+	}
+	return col, nil
+}
+
+// GetJob implements [scheduler.Store.GetJob] over c.
+func (d *Dialect) GetJob(ctx context.Context, c Conn, collection, name string) (*scheduler.JobRecord, error) {
+	j, err := ScanJob(c.QueryRow(ctx, d.sql("SELECT "+JobCols+" FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name))
+	if errors.Is(err, ErrNoRows) {
+		return nil, d.Missing(ctx, c, "get job", collection, name)
+	}
+	if err != nil {
+		return nil, d.Wrap("get job", collection+"/"+name, err)
+	}
+	return j, nil
+}
+
+// PutJob implements [scheduler.Store.PutJob] over c: CreateJob when
+// j.Version is 0, else ReplaceJob.
+func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord) error {
+	row, err := EncodeJob(j)
+	if err != nil {
+		return fmt.Errorf("%s: put job: %w", d.Name, err)
+	}
+	if j.Version == 0 {
+		return d.CreateJob(ctx, c, j, row)
+	}
+	return d.ReplaceJob(ctx, c, j, row)
+}
+
+// CreateJob inserts job j (encoded as row), after checking that its
+// collection exists and has room for it. c must be a transaction: the
+// collection row stays locked ({lock}) until it ends, so that creates in
+// one collection are serialised and the count and the insert are atomic
+// up to the commit, whoever commits it.
+func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
+	var def string
+	var enabled bool
+	err := c.QueryRow(ctx, d.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1{lock}"), j.Collection).Scan(&def, &enabled)
+	if errors.Is(err, ErrNoRows) {
+		return fmt.Errorf("%s: put job %q: job collection %q: %w", d.Name, j.Name, j.Collection, scheduler.ErrNotFound)
+	}
+	if err != nil {
+		return d.Wrap("put job", j.ID(), err)
+	}
+	d.step(ctx, c, "count")
+	var n, exists int
+	if err := c.QueryRow(ctx, d.sql("SELECT count(*), count(*) FILTER (WHERE name = $2) FROM {s}.jobs WHERE collection = $1"),
+		j.Collection, j.Name).Scan(&n, &exists); err != nil {
+		return d.Wrap("put job", j.ID(), err)
+	}
+	if exists > 0 {
+		return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, j.ID(), scheduler.ErrConflict)
+	}
+	coll, err := DecodeCollection(&CollectionRow{Name: j.Collection, Definition: def})
+	if err != nil {
+		return fmt.Errorf("%s: put job %q: %w", d.Name, j.ID(), err)
+	}
+	if limit := coll.Definition.MaxJobCount(); n >= limit {
+		return QuotaError(j.Collection, limit, n)
+	}
+	d.step(ctx, c, "insert")
+	_, err = c.Exec(ctx, d.sql("INSERT INTO {s}.jobs ("+JobCols+", coll_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11)"),
+		row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), enabled)
+	if err != nil {
+		return d.Wrap("put job", j.ID(), err)
+	}
+	d.step(ctx, c, "commit")
+	return nil
+}
+
+// ReplaceJob updates job j (encoded as row) when its stored version is
+// j.Version, keeping the stored lease; ErrConflict when the version
+// differs, ErrNotFound when the job is gone. It is one statement, so c
+// need not be a transaction.
+func (d *Dialect) ReplaceJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
+	n, err := c.Exec(ctx, d.sql(`UPDATE {s}.jobs SET definition = $3, state = $4, status = $5, schedule = $6, etag = $7, version = $8 + 1,
+		created_at = $9, updated_at = $10, due_at = $11 WHERE collection = $1 AND name = $2 AND version = $8`),
+		j.Collection, j.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version,
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg())
+	if err != nil {
+		return d.Wrap("put job", j.ID(), err)
+	}
+	if n == 1 {
+		return nil
+	}
+	var version int64
+	err = c.QueryRow(ctx, d.sql("SELECT version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&version)
+	if errors.Is(err, ErrNoRows) {
+		return d.Missing(ctx, c, "put job", j.Collection, j.Name)
+	}
+	if err != nil {
+		return d.Wrap("put job", j.ID(), err)
+	}
+	return fmt.Errorf("%s: put job %q: version %d, stored %d: %w", d.Name, j.ID(), j.Version, version, scheduler.ErrConflict)
+}
+
+// DeleteJob implements [scheduler.Store.DeleteJob] over c.
+func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name string) error {
+	n, err := c.Exec(ctx, d.sql("DELETE FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name)
+	if err != nil {
+		return d.Wrap("delete job", collection+"/"+name, err)
+	}
+	if n == 0 {
+		return d.Missing(ctx, c, "delete job", collection, name)
+	}
+	return nil
+}
+
+// TxView is a store's job methods inside a transaction of the host's: the
+// [scheduler.TxStore] that the stores' InTx methods return.
+type TxView struct {
+	// D is the store's dialect; C the host's transaction.
+	D *Dialect
+	C Conn
+	// Wake, when set, runs in the transaction after a job is put, to wake
+	// the schedulers once it commits.
+	Wake func(ctx context.Context, c Conn) error
+}
+
+var _ scheduler.TxStore = (*TxView)(nil)
+
+// GetCollection implements [scheduler.TxStore].
+func (v *TxView) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	return v.D.GetCollection(ctx, v.C, name)
+}
+
+// GetJob implements [scheduler.TxStore].
+func (v *TxView) GetJob(ctx context.Context, collection, name string) (*scheduler.JobRecord, error) {
+	return v.D.GetJob(ctx, v.C, collection, name)
+}
+
+// PutJob implements [scheduler.TxStore].
+func (v *TxView) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
+	if err := v.D.PutJob(ctx, v.C, j); err != nil {
+		return err
+	}
+	if v.Wake != nil {
+		if err := v.Wake(ctx, v.C); err != nil {
+			return v.D.Wrap("wake schedulers after putting job", j.ID(), err)
+		}
+	}
+	return nil
+}
+
+// DeleteJob implements [scheduler.TxStore].
+func (v *TxView) DeleteJob(ctx context.Context, collection, name string) error {
+	return v.D.DeleteJob(ctx, v.C, collection, name)
+}

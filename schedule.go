@@ -1,0 +1,109 @@
+package scheduler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// DefaultCollection is the job collection of [Scheduler.Schedule]. It is
+// created when first needed, with the Standard plan's quota (50 jobs, at
+// most once a minute); create it yourself with PutCollection to give it
+// another plan or quota.
+const DefaultCollection = "default"
+
+// Schedule makes sure that the job name of [DefaultCollection] runs act on
+// the recurrence when, and returns its record. It is the short way to
+// schedule a Go function (an [action.Handler]'s Action) or any other
+// action, without writing a definition:
+//
+//	s.Schedule(ctx, "nightly-report", recurrence.Daily(2, 0), report.Action(Report{To: "ops"}))
+//
+// Schedule is meant to be called each time the program starts. It creates
+// the collection and the job when they do not exist, replaces the job
+// (as PutJob does, but a Disabled job stays Disabled) when its definition
+// differs from act and when, and leaves it alone when they are the same:
+// a job that is already scheduled keeps its place in its recurrence, its
+// counters and the occurrences it missed while the program was down, and
+// a job that an operator disabled stays disabled. A nil when runs act once, when the job is first created
+// (and never again while it exists, even once Completed). For a start
+// time, an end, a retry policy (set it on act) or another collection, use
+// PutJob.
+func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.Recurrence, act action.Action) (*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if err := checkJobKey(DefaultCollection, name); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	def := &Job{Action: act, Recurrence: when}
+	job, err := s.checkDefinition(def, now)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	t, err := job.Timing(now)
+	if err != nil {
+		return nil, err
+	}
+	col, err := s.defaultCollection(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for range maxWriteAttempts {
+		old, err := s.store.GetJob(ctx, DefaultCollection, name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			old = nil
+		case err != nil:
+			return nil, err
+		default:
+			if b, err := json.Marshal(old.Job); err == nil && bytes.Equal(b, canon) {
+				return old, nil
+			}
+		}
+		state := JobEnabled
+		if old != nil && old.State == JobDisabled {
+			state = JobDisabled
+		}
+		r, err := s.storeJob(ctx, s.store, col, name, job, state, t, now, old)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.notify()
+		return r, nil
+	}
+	return nil, fmt.Errorf("schedule job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// defaultCollection returns DefaultCollection, creating it when missing.
+func (s *Scheduler) defaultCollection(ctx context.Context) (*CollectionRecord, error) {
+	col, err := s.store.GetCollection(ctx, DefaultCollection)
+	if !errors.Is(err, ErrNotFound) {
+		return col, err
+	}
+	now := time.Now()
+	col = &CollectionRecord{Name: DefaultCollection, ETag: newETag(), Created: now, Updated: now}
+	err = s.store.PutCollection(ctx, col)
+	if errors.Is(err, ErrConflict) { // created meanwhile by another instance
+		return s.store.GetCollection(ctx, DefaultCollection)
+	}
+	if err != nil {
+		return nil, err
+	}
+	col.Version++
+	return col, nil
+}

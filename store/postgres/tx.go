@@ -1,0 +1,41 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/sqlstore"
+)
+
+var _ scheduler.Transactional = (*Store)(nil)
+
+// InTx implements [scheduler.Transactional]: the store's job methods
+// inside tx, a pgx.Tx that the host began on the store's database (from
+// its own pool or connection), for [scheduler.Scheduler.PutJobTx] and its
+// kin. The job is written exactly when the host commits, and not at all
+// when it rolls back.
+//
+// A job put through the view sends the store's wake-up notification
+// inside tx: PostgreSQL delivers it when tx commits (and never when it
+// rolls back), so every scheduler listening on the schema looks for due
+// work right after the commit. Creating a job locks its collection's row
+// until tx ends, as the store's own creates do, so that the collection's
+// job count is exact at commit: another create in that collection waits
+// for tx. An error from the database itself (a lost connection, a
+// serialization failure under REPEATABLE READ) leaves tx aborted, as any
+// statement's would; validation and quota errors do not touch it.
+func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
+	t, ok := tx.(pgx.Tx)
+	if !ok {
+		return nil, fmt.Errorf("store/postgres: the host's transaction must be a pgx.Tx, not a %T", tx)
+	}
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	return &sqlstore.TxView{D: s.d, C: pgConn{t}, Wake: func(ctx context.Context, c sqlstore.Conn) error {
+		_, err := c.Exec(ctx, "SELECT pg_notify($1, '')", s.channel)
+		return err
+	}}, nil
+}

@@ -1,0 +1,107 @@
+package postgres_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/postgres"
+	"github.com/jobclock/scheduler/store/storetest"
+)
+
+// hostPool is the host's own connection pool.
+func hostPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+func txBackend(t testing.TB) *storetest.TxBackend {
+	pool := hostPool(t)
+	st, err := postgres.New(context.Background(), pool, &postgres.Options{Schema: newSchema(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &storetest.TxBackend{Store: st, Begin: func(ctx context.Context) (*storetest.HostTx, error) {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &storetest.HostTx{Tx: tx, Commit: tx.Commit, Rollback: tx.Rollback}, nil
+	}}
+}
+
+func TestTransactions(t *testing.T) {
+	storetest.RunTx(t, txBackend)
+}
+
+// TestTransactionWakesOtherInstances: a job committed in a host's
+// transaction through one instance is run at once by another instance on
+// the same schema, which would otherwise poll only every hour.
+func TestTransactionWakesOtherInstances(t *testing.T) {
+	ctx := context.Background()
+	schema := newSchema(t)
+	pool := hostPool(t)
+	writer, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	runner := open(t, schema)
+
+	ran := make(chan string, 1)
+	reg := new(action.Registry)
+	reg.Register("Tx", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		ran <- req.JobID
+		return nil, nil
+	}))
+	quiet := slog.New(slog.DiscardHandler)
+	w, err := scheduler.New(writer, &scheduler.Config{Executors: reg, Logger: quiet, InstanceID: "writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := scheduler.New(runner, &scheduler.Config{Executors: reg, Logger: quiet, InstanceID: "runner", PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop(ctx)
+	time.Sleep(100 * time.Millisecond) // the runner listens and sleeps
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := w.PutJobTx(ctx, tx, "c", "j", &scheduler.Job{Action: action.Action{Type: "Tx"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatalf("the host's transaction after PutJobTx: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-ran:
+		if id != "c/j" {
+			t.Errorf("ran %s", id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the other instance did not run the job committed in the host's transaction")
+	}
+}

@@ -1,0 +1,139 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/sqlite"
+	"github.com/jobclock/scheduler/store/storetest"
+)
+
+// hostDB opens a database as a host that writes in its own transactions
+// does: BEGIN IMMEDIATE for every transaction, and a busy timeout.
+func hostDB(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(8)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func txBackend(t testing.TB) *storetest.TxBackend {
+	db := hostDB(t, filepath.Join(t.TempDir(), "app.db"))
+	st, err := sqlite.New(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return &storetest.TxBackend{Store: st, Begin: func(ctx context.Context) (*storetest.HostTx, error) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &storetest.HostTx{Tx: tx,
+			Commit:   func(context.Context) error { return tx.Commit() },
+			Rollback: func(context.Context) error { return tx.Rollback() }}, nil
+	}}
+}
+
+func TestTransactions(t *testing.T) {
+	storetest.RunTx(t, txBackend)
+}
+
+// TestInTxTakesTheWriteLock: once a job is put in a host's transaction, no
+// other connection writes until it ends.
+func TestInTxTakesTheWriteLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "app.db")
+	db := hostDB(t, path)
+	st, err := sqlite.New(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	// A deferred transaction, so that only InTx takes the lock.
+	plain, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	tx, err := plain.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := st.InTx(ctx, tx); err != nil {
+		t.Fatalf("InTx: %v", err)
+	}
+	other, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Errorf("BEGIN IMMEDIATE on another connection while the host's transaction holds the lock = %v, want database is locked", err)
+	}
+	tx.Rollback()
+	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Errorf("BEGIN IMMEDIATE after the host's transaction ended: %v", err)
+	} else {
+		other.ExecContext(ctx, "ROLLBACK")
+	}
+}
+
+// TestInTxStaleDeferredTransaction: a deferred transaction that read before
+// the scheduler wrote cannot take the lock, and says how to begin it.
+func TestInTxStaleDeferredTransaction(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "app.db")
+	db := hostDB(t, path)
+	st, err := sqlite.New(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	reg := new(action.Registry)
+	reg.Register("Tx", action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return nil, nil }))
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(1000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	tx, err := plain.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM jobs").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "c", "other", &scheduler.Job{Action: action.Action{Type: "Tx"}, StartTime: ptr(time.Now().Add(time.Hour))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.PutJobTx(ctx, tx, "c", "j", &scheduler.Job{Action: action.Action{Type: "Tx"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "_txlock=immediate") {
+		t.Errorf("PutJobTx in a stale deferred transaction = %v, want an error that names _txlock=immediate", err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

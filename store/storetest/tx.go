@@ -1,0 +1,335 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// HostTx is a transaction of the host's on a store's database, as a test
+// of [RunTx] begins it.
+type HostTx struct {
+	// Tx is what the store's InTx takes: a pgx.Tx, a *sql.Tx.
+	Tx any
+	// Commit and Rollback end it; the second call of either is a no-op
+	// or an error that the suite ignores.
+	Commit, Rollback func(ctx context.Context) error
+}
+
+// TxBackend is a store under test with the database it lives in.
+type TxBackend struct {
+	// Store is the store; it must be a [scheduler.Transactional].
+	Store scheduler.Store
+	// Begin begins a transaction of the host's on the store's database.
+	Begin func(ctx context.Context) (*HostTx, error)
+}
+
+// RunTx checks a [scheduler.Transactional] store through a Scheduler's
+// PutJobTx, PatchJobTx and DeleteJobTx: a commit makes the job exist and
+// run (waking a running scheduler that would otherwise sleep for an hour),
+// a rollback leaves no trace and the quota as it was, errors leave the
+// transaction usable, two transactions that take the last free slot of a
+// collection at once do not both commit, and a transaction of another
+// kind is refused. newBackend returns a fresh store and how to begin
+// transactions on its database.
+func RunTx(t *testing.T, newBackend func(tb testing.TB) *TxBackend) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, b *TxBackend)
+	}{
+		{"CommitRuns", txCommitRuns},
+		{"RollbackLeavesNoTrace", txRollback},
+		{"ErrorsBeforeCommit", txErrors},
+		{"PatchAndDelete", txPatchAndDelete},
+		{"LastSlotRace", txLastSlotRace},
+		{"WrongTransaction", txWrongKind},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.fn(t, newBackend(t))
+		})
+	}
+}
+
+// txScheduler returns a Scheduler over b's store with an executor for
+// type "Tx" that reports each job it runs on the returned channel. With
+// start it runs, polling only every hour.
+func txScheduler(t *testing.T, b *TxBackend, start bool) (*scheduler.Scheduler, <-chan string) {
+	t.Helper()
+	ran := make(chan string, 100)
+	reg := new(action.Registry)
+	reg.Register("Tx", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		ran <- req.JobID
+		return &action.Result{Message: "ran"}, nil
+	}))
+	s, err := scheduler.New(b.Store, &scheduler.Config{Executors: reg, PollInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start {
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Stop(context.Background()) })
+	}
+	return s, ran
+}
+
+func txJob() *scheduler.Job { return &scheduler.Job{Action: action.Action{Type: "Tx"}} }
+
+func begin(t *testing.T, b *TxBackend) *HostTx {
+	t.Helper()
+	tx, err := b.Begin(context.Background())
+	if err != nil {
+		t.Fatalf("begin the host's transaction: %v", err)
+	}
+	t.Cleanup(func() { tx.Rollback(context.Background()) })
+	return tx
+}
+
+func txCollection(t *testing.T, s *scheduler.Scheduler, name string, maxJobs int) {
+	t.Helper()
+	def := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: maxJobs}}}
+	if _, err := s.PutCollection(context.Background(), name, def, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func txCount(t *testing.T, s *scheduler.Scheduler, collection string) int {
+	t.Helper()
+	jobs, err := s.ListJobs(context.Background(), collection, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(jobs)
+}
+
+func txCommitRuns(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, ran := txScheduler(t, b, true)
+	txCollection(t, s, "c", 10)
+	time.Sleep(50 * time.Millisecond) // the loop is asleep, for an hour
+	tx := begin(t, b)
+	r, err := s.PutJobTx(ctx, tx.Tx, "c", "j", txJob(), nil)
+	if err != nil {
+		t.Fatalf("PutJobTx: %v", err)
+	}
+	if r.Version != 1 || r.Name != "j" {
+		t.Errorf("PutJobTx = %+v, want version 1 of c/j", r)
+	}
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case id := <-ran:
+		t.Fatalf("%s ran before the host committed", id)
+	default:
+	}
+	committed := time.Now()
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	select {
+	case id := <-ran:
+		if id != "c/j" {
+			t.Errorf("ran %s, want c/j", id)
+		}
+		t.Logf("ran %v after the commit", time.Since(committed).Round(time.Millisecond))
+	case <-time.After(20 * time.Second):
+		t.Fatal("the job committed in the host's transaction did not run; the running scheduler was not woken")
+	}
+	if got, err := s.GetJob(ctx, "c", "j"); err != nil || got.ETag != r.ETag {
+		t.Errorf("GetJob after commit = %+v, %v; want the record PutJobTx returned", got, err)
+	}
+}
+
+func txRollback(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, ran := txScheduler(t, b, true)
+	txCollection(t, s, "c", 1)
+	tx := begin(t, b)
+	if _, err := s.PutJobTx(ctx, tx.Tx, "c", "j", txJob(), nil); err != nil {
+		t.Fatalf("PutJobTx: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if _, err := s.GetJob(ctx, "c", "j"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("GetJob after rollback = %v, want ErrNotFound", err)
+	}
+	if n := txCount(t, s, "c"); n != 0 {
+		t.Errorf("%d jobs after rollback, want 0", n)
+	}
+	// The quota is as it was: the collection's one slot is free.
+	if _, err := s.PutJob(ctx, "c", "k", txJob(), nil); err != nil {
+		t.Errorf("PutJob into the only slot after a rollback: %v", err)
+	}
+	select {
+	case id := <-ran:
+		if id != "c/k" {
+			t.Errorf("%s ran, want only c/k", id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("c/k did not run")
+	}
+}
+
+func txErrors(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, _ := txScheduler(t, b, false)
+	txCollection(t, s, "c", 1)
+	if _, err := s.PutJob(ctx, "c", "full", txJob(), nil); err != nil {
+		t.Fatal(err)
+	}
+	txCollection(t, s, "d", 5)
+	tx := begin(t, b)
+	_, err := s.PutJobTx(ctx, tx.Tx, "d", "bad", &scheduler.Job{Action: action.Action{Type: "Nope"}}, nil)
+	if !errors.Is(err, scheduler.ErrInvalid) {
+		t.Errorf("PutJobTx of an invalid job = %v, want ErrInvalid", err)
+	}
+	_, err = s.PutJobTx(ctx, tx.Tx, "c", "over", txJob(), nil)
+	if !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("PutJobTx into a full collection = %v, want ErrQuotaExceeded", err)
+	}
+	_, err = s.PutJobTx(ctx, tx.Tx, "nope", "j", txJob(), nil)
+	if !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("PutJobTx into a missing collection = %v, want ErrNotFound", err)
+	}
+	// The transaction is still usable.
+	if _, err := s.PutJobTx(ctx, tx.Tx, "d", "good", txJob(), nil); err != nil {
+		t.Fatalf("PutJobTx after the errors: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if _, err := s.GetJob(ctx, "d", "good"); err != nil {
+		t.Errorf("GetJob of the job committed after errors: %v", err)
+	}
+	if n := txCount(t, s, "d"); n != 1 {
+		t.Errorf("%d jobs in d, want 1", n)
+	}
+}
+
+func txPatchAndDelete(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, _ := txScheduler(t, b, false)
+	txCollection(t, s, "c", 5)
+	for _, name := range []string{"p", "d"} {
+		job := &scheduler.Job{Action: action.Action{Type: "Tx"}, Recurrence: &recurrence.Recurrence{Frequency: recurrence.Hour}, State: scheduler.JobDisabled}
+		if _, err := s.PutJob(ctx, "c", name, job, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rolled back: nothing changes.
+	tx := begin(t, b)
+	if r, err := s.PatchJobTx(ctx, tx.Tx, "c", "p", []byte(`{"state": "Enabled"}`), nil); err != nil || r.State != scheduler.JobEnabled {
+		t.Fatalf("PatchJobTx = %+v, %v", r, err)
+	}
+	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "d"); err != nil {
+		t.Fatalf("DeleteJobTx: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.GetJob(ctx, "c", "p"); err != nil || r.State != scheduler.JobDisabled {
+		t.Errorf("after a rolled-back patch: %+v, %v; want Disabled", r, err)
+	}
+	if _, err := s.GetJob(ctx, "c", "d"); err != nil {
+		t.Errorf("after a rolled-back delete: %v", err)
+	}
+	// Committed: both take effect.
+	tx = begin(t, b)
+	if _, err := s.PatchJobTx(ctx, tx.Tx, "c", "p", []byte(`{"state": "Enabled"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "d"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "missing"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("DeleteJobTx of a missing job = %v, want ErrNotFound", err)
+	}
+	if _, err := s.PatchJobTx(ctx, tx.Tx, "c", "p", []byte(`{"state": "Completed"}`), nil); !errors.Is(err, scheduler.ErrInvalid) {
+		t.Errorf("PatchJobTx to Completed = %v, want ErrInvalid", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.GetJob(ctx, "c", "p"); err != nil || r.State != scheduler.JobEnabled {
+		t.Errorf("after a committed patch: %+v, %v; want Enabled", r, err)
+	}
+	if _, err := s.GetJob(ctx, "c", "d"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("after a committed delete: %v, want ErrNotFound", err)
+	}
+}
+
+// txLastSlotRace: two transactions add a job to a collection with one free
+// slot at the same time. The second waits for the first; once the first
+// commits, the second is refused with ErrQuotaExceeded (or cannot
+// proceed), so the collection never holds more than its quota.
+func txLastSlotRace(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, _ := txScheduler(t, b, false)
+	txCollection(t, s, "c", 2)
+	if _, err := s.PutJob(ctx, "c", "first", txJob(), nil); err != nil {
+		t.Fatal(err)
+	}
+	tx1 := begin(t, b)
+	if _, err := s.PutJobTx(ctx, tx1.Tx, "c", "a", txJob(), nil); err != nil {
+		t.Fatalf("PutJobTx in the first transaction: %v", err)
+	}
+	var wg sync.WaitGroup
+	var err2 error
+	started := make(chan struct{})
+	wg.Go(func() {
+		close(started)
+		tx2, err := b.Begin(ctx)
+		if err != nil {
+			err2 = fmt.Errorf("begin: %w", err)
+			return
+		}
+		defer tx2.Rollback(ctx)
+		if _, err2 = s.PutJobTx(ctx, tx2.Tx, "c", "b", txJob(), nil); err2 == nil {
+			err2 = tx2.Commit(ctx)
+		}
+	})
+	<-started
+	time.Sleep(300 * time.Millisecond) // the second transaction waits for the first
+	if err := tx1.Commit(ctx); err != nil {
+		t.Fatalf("commit the first transaction: %v", err)
+	}
+	wg.Wait()
+	if !errors.Is(err2, scheduler.ErrQuotaExceeded) {
+		t.Errorf("the second transaction: %v, want ErrQuotaExceeded", err2)
+	}
+	jobs, err := s.ListJobs(ctx, "c", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, j := range jobs {
+		names = append(names, j.Name)
+	}
+	if strings.Join(names, ",") != "a,first" {
+		t.Errorf("jobs after the race: %v, want a and first", names)
+	}
+}
+
+func txWrongKind(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, _ := txScheduler(t, b, false)
+	txCollection(t, s, "c", 5)
+	_, err := s.PutJobTx(ctx, "not a transaction", "c", "j", txJob(), nil)
+	if err == nil || !strings.Contains(err.Error(), "string") {
+		t.Errorf("PutJobTx with a string for a transaction = %v, want an error naming its type", err)
+	}
+	if _, err := s.GetJob(ctx, "c", "j"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("GetJob after a refused PutJobTx = %v", err)
+	}
+}

@@ -1,0 +1,90 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+)
+
+// txStore returns the view of the Scheduler's store inside tx.
+func (s *Scheduler) txStore(ctx context.Context, tx any) (TxStore, error) {
+	t, ok := s.store.(Transactional)
+	if !ok {
+		return nil, fmt.Errorf("scheduler: the store (%T) cannot write inside a transaction of the host's; store/sqlite and store/postgres can", s.store)
+	}
+	if tx == nil {
+		return nil, fmt.Errorf("scheduler: the host's transaction is nil")
+	}
+	return t.InTx(ctx, tx)
+}
+
+// afterTx wakes the loop after a write in a host's transaction when the
+// store has no Notifier of its own: the loop's next claim waits for the
+// transaction to end (SQLite lets one connection write at a time), and so
+// finds the job as soon as it is committed. A Notifier store wakes every
+// Scheduler itself at the commit.
+func (s *Scheduler) afterTx() {
+	if _, ok := s.store.(Notifier); !ok {
+		s.notify()
+	}
+}
+
+// PutJobTx is PutJob inside tx, a transaction the host began on the
+// store's database: a pgx.Tx for store/postgres, a *sql.Tx for
+// store/sqlite (see [Transactional]). The job exists, and counts against
+// the collection's quota, exactly when the host commits tx; a rollback
+// leaves no trace. Validation errors (ErrInvalid) and quota errors
+// (ErrQuotaExceeded) are returned here, before the host commits, and leave
+// tx usable; so that the job count is exact at commit, a create locks the
+// collection until tx ends, and another create in the same collection
+// (in another transaction, or by PutJob) waits for it. The Schedulers
+// look for due work when tx commits. The returned record is what tx holds
+// until then.
+func (s *Scheduler) PutJobTx(ctx context.Context, tx any, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	st, err := s.txStore(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.putJob(ctx, st, collection, name, def, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.afterTx()
+	return r, nil
+}
+
+// PatchJobTx is PatchJob inside tx; see [Scheduler.PutJobTx].
+func (s *Scheduler) PatchJobTx(ctx context.Context, tx any, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	st, err := s.txStore(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.patchJob(ctx, st, collection, name, patch, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.afterTx()
+	return r, nil
+}
+
+// DeleteJobTx is DeleteJob inside tx: the job and its history are gone
+// when the host commits tx, and stay when it rolls back; see
+// [Scheduler.PutJobTx].
+func (s *Scheduler) DeleteJobTx(ctx context.Context, tx any, collection, name string) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	if err := checkJobKey(collection, name); err != nil {
+		return err
+	}
+	st, err := s.txStore(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return st.DeleteJob(ctx, collection, name)
+}
