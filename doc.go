@@ -140,7 +140,8 @@
 // shifted by the gap and a fall-back hour runs once. In Go, a recurrence
 // is a struct literal or one of the constructors [recurrence.Every],
 // [recurrence.Hourly], [recurrence.Daily], [recurrence.Weekly] and
-// [recurrence.Monthly], with [recurrence.Recurrence.In] for the zone.
+// [recurrence.Monthly], with [recurrence.Recurrence.In] for the zone, or a
+// cron spec with [recurrence.Cron].
 //
 // When a job runs first ([Job.Timing]): without startTime it counts from
 // its creation; with no recurrence it runs once, at startTime or at once

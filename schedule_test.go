@@ -133,3 +133,44 @@ func TestScheduleKeepsItsPlace(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduleCron: a cron spec is one way to say when. The job runs at
+// cron's instants in the spec's zone, and scheduling it again at the next
+// start leaves it alone although the stored job holds the expanded
+// recurrence as well.
+func TestScheduleCron(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		reg := new(action.Registry)
+		d := newDigests(reg)
+		s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		when := recurrence.Cron("CRON_TZ=Europe/Berlin 30 2 * * 1-5")
+		first, err := s.Schedule(ctx, "nightly", when, d.h.Action(Digest{To: "a"}))
+		if err != nil {
+			t.Fatalf("Schedule with a cron spec: %v", err)
+		}
+		if when.Frequency != "" {
+			t.Errorf("Schedule changed the caller's recurrence: %+v", when)
+		}
+		berlin, _ := time.LoadLocation("Europe/Berlin")
+		now := time.Now().In(berlin)
+		want := time.Date(now.Year(), now.Month(), now.Day(), 2, 30, 0, 0, berlin)
+		for !want.After(now) || want.Weekday() == time.Saturday || want.Weekday() == time.Sunday {
+			want = time.Date(want.Year(), want.Month(), want.Day()+1, 2, 30, 0, 0, berlin)
+		}
+		if n := first.Status.NextExecutionTime; n == nil || !n.Equal(want) {
+			t.Errorf("next execution = %v, want %v", n, want)
+		}
+		again, err := s.Schedule(ctx, "nightly", recurrence.Cron("CRON_TZ=Europe/Berlin 30 2 * * 1-5"), d.h.Action(Digest{To: "a"}))
+		if err != nil || again.ETag != first.ETag {
+			t.Errorf("Schedule of the same cron job = %v; want it left alone", err)
+		}
+		_, err = s.Schedule(ctx, "bad", recurrence.Cron("30 24 * * *"), d.h.Action(Digest{To: "a"}))
+		if ve := scheduler.ValidationErrors(err); len(ve) != 1 || ve[0].Path != "recurrence.cron" {
+			t.Errorf("Schedule with a bad cron spec = %v, want one error at recurrence.cron", err)
+		}
+	})
+}

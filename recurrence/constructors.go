@@ -51,3 +51,12 @@ func (r *Recurrence) In(zone string) *Recurrence {
 	r.TimeZone = zone
 	return r
 }
+
+// Cron returns a recurrence given by a cron spec, such as
+// Cron("*/15 9-16 * * 1-5") or Cron("CRON_TZ=Europe/Berlin 30 2 * * *"):
+// the spec is kept in [Recurrence.Cron] and expanded when the job is put,
+// where a bad spec is reported with its field (see [ParseCron] for the
+// dialect and the rules). Use ParseCron to check a spec at once.
+func Cron(spec string) *Recurrence {
+	return &Recurrence{Cron: spec}
+}
