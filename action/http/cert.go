@@ -176,13 +176,6 @@ func (c *certCache) put(key [sha256.Size]byte, client *nethttp.Client, tr *netht
 	return client
 }
 
-// len reports the number of cached certificates.
-func (c *certCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
-}
-
 func (c *certCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
