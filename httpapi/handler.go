@@ -66,14 +66,14 @@ type handler struct {
 	opts  Options
 	log   *slog.Logger
 	mux   *http.ServeMux
-	certs certCache
+	certs *certCache
 }
 
 // New returns the management API of s as an http.Handler, to be served at
 // the root of a host (paths start with /subscriptions/). opts may be nil.
 // See the package documentation for the operations and the rules.
 func New(s *scheduler.Scheduler, opts *Options) http.Handler {
-	h := &handler{s: s, mux: http.NewServeMux()}
+	h := &handler{s: s, mux: http.NewServeMux(), certs: newCertCache()}
 	if opts != nil {
 		h.opts = *opts
 	}
