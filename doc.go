@@ -85,7 +85,9 @@
 // (Basic: username and password; ClientCertificate: pfx in base64 and
 // password; ActiveDirectoryOAuth: tenant, audience, clientId and secret)
 // needs an https URI, since it would otherwise send secrets in clear text,
-// unless [ParseOptions.AllowInsecureAuthentication] is set. Storage queue
+// unless [ParseOptions.AllowInsecureAuthentication] is set. A pfx whose
+// key derivations ask for more than [http.MaxPfxIterations] (1,000,000)
+// iterations, in the parts readable without its password, is rejected. Storage queue
 // messages need storageAccount, queueName, sasToken and message; Service
 // Bus messages need namespace, queueName or topicPath, and message, and
 // with SharedAccessKey authentication sasKeyName and sasKey. A

@@ -54,6 +54,9 @@ func parsePfx(pfx, password string) (*tls.Certificate, error) {
 	if err != nil {
 		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "is not valid base64: " + err.Error()}
 	}
+	if err := checkPfxWork(data, password); err != nil {
+		return nil, err
+	}
 	key, leaf, chain, err := pkcs12.DecodeChain(data, password)
 	switch {
 	case errors.Is(err, pkcs12.ErrIncorrectPassword), errors.Is(err, pkcs12.ErrDecryption):
