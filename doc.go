@@ -204,7 +204,9 @@
 // Postponed. repeatCount is the occurrence number, counted from 1;
 // manual runs (RunJob) are occurrences too. The message holds the
 // executor's description of the outcome (for HTTP, the response status and
-// at most 2,048 bytes of the body), cut to MaxHistoryMessage bytes.
+// at most 2,048 bytes of the body), followed by the error of a failed
+// attempt unless the description already quotes it, cut to
+// MaxHistoryMessage bytes.
 //
 // Entries are listed newest first. They are kept for Config.HistoryRetention
 // (60 days) and at most Config.HistoryPerJob (1,000) per job; both limits
