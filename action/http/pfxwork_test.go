@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/ecdsa"
@@ -22,6 +23,8 @@ import (
 	"time"
 
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
+
+	"github.com/jobclock/scheduler/action"
 )
 
 // TestRC2Vectors checks the RC2 cipher against the test vectors of RFC
@@ -296,6 +299,25 @@ func TestPfxOverLimitRefused(t *testing.T) {
 				t.Errorf("CheckPfxWork = %v, want nil (the key is behind the password)", err)
 			}
 		})
+	}
+}
+
+// TestPfxOverLimitAtRunTime: an attempt with such a certificate fails
+// before connecting, saying why.
+func TestPfxOverLimitAtRunTime(t *testing.T) {
+	e := New(nil)
+	defer e.Close()
+	pfx := base64.StdEncoding.EncodeToString(craft(t, "pw", true, 1000, 4_000_000_000, 1000))
+	req := &action.Request{Action: &action.Action{Type: action.HTTPS, Request: &action.HTTPRequest{
+		URI: "https://127.0.0.1:1/", Method: "GET",
+		Authentication: &action.Authentication{Type: action.AuthClientCertificate, Pfx: pfx, Password: "pw"}}}}
+	res, err := e.Execute(context.Background(), req)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Path != "request.authentication.pfx" {
+		t.Fatalf("Execute = %v, want a FieldError on the pfx", err)
+	}
+	if want := "request.authentication.pfx: asks for more than 1000000 key-derivation iterations"; !strings.Contains(res.Message, want) {
+		t.Errorf("message = %q, want it to contain %q", res.Message, want)
 	}
 }
 
