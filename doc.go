@@ -112,7 +112,9 @@
 // (Basic: username and password; ClientCertificate: pfx in base64 and
 // password; ActiveDirectoryOAuth: tenant, audience, clientId and secret)
 // needs an https URI, since it would otherwise send secrets in clear text,
-// unless [ParseOptions.AllowInsecureAuthentication] is set. Storage queue
+// unless [ParseOptions.AllowInsecureAuthentication] is set. A pfx whose
+// key derivations ask for more than [http.MaxPfxIterations] (1,000,000)
+// iterations, in the parts readable without its password, is rejected. Storage queue
 // messages need storageAccount, queueName, sasToken and message; Service
 // Bus messages need namespace, queueName or topicPath, and message, and
 // with SharedAccessKey authentication sasKeyName and sasKey. A
@@ -331,7 +333,9 @@
 // Postponed. repeatCount is the occurrence number, counted from 1;
 // manual runs (RunJob) are occurrences too. The message holds the
 // executor's description of the outcome (for HTTP, the response status and
-// at most 2,048 bytes of the body), cut to MaxHistoryMessage bytes.
+// at most 2,048 bytes of the body), followed by the error of a failed
+// attempt unless the description already quotes it, cut to
+// MaxHistoryMessage bytes.
 //
 // Entries are listed newest first. They are kept for Config.HistoryRetention
 // (60 days) and at most Config.HistoryPerJob (1,000) per job; both limits

@@ -696,7 +696,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	res.err = err
 	if out != nil && out.Message != "" {
 		res.message = out.Message
-		if err != nil && !strings.Contains(out.Message, err.Error()) {
+		if err != nil && !mentions(out.Message, err) {
 			res.message += ": " + err.Error()
 		}
 	} else if err != nil {
@@ -865,4 +865,17 @@ func (s *Scheduler) prune(ctx context.Context, now time.Time) {
 	if n > 0 {
 		s.log.Debug("applied retention", "deleted", n)
 	}
+}
+
+// mentions reports whether msg already gives the text of err or of an
+// error err wraps (the HTTP executor's message quotes the connection error
+// that its *RequestError wraps, for instance), so that history does not
+// say it twice.
+func mentions(msg string, err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if text := e.Error(); text != "" && strings.Contains(msg, text) {
+			return true
+		}
+	}
+	return false
 }

@@ -58,8 +58,3 @@ func (e *QuotaError) Error() string {
 
 // Is reports whether target is ErrQuotaExceeded.
 func (e *QuotaError) Is(target error) bool { return target == ErrQuotaExceeded }
-
-// notFound returns an error matching ErrNotFound that names the resource.
-func notFound(kind, name string) error {
-	return fmt.Errorf("%s %q: %w", kind, name, ErrNotFound)
-}

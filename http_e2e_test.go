@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,5 +91,67 @@ func TestHTTPEndToEnd(t *testing.T) {
 	r, err := s.GetJob(ctx, "web", "hook")
 	if err != nil || r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 2 || r.Status.FailureCount != 1 {
 		t.Errorf("job = %+v, %v; want Completed, 2 executions, 1 failure", r, err)
+	}
+}
+
+// TestHTTPFailureMessages checks the history messages of failed HTTP
+// attempts: each says what happened once, in the executor's words.
+func TestHTTPFailureMessages(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	refused := closed.URL
+	closed.Close()
+	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no such hook", http.StatusNotFound)
+	}))
+	defer notFound.Close()
+
+	done := make(chan scheduler.HistoryEntry, 10)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{
+		PollInterval: 50 * time.Millisecond,
+		Logger:       slog.New(slog.DiscardHandler),
+		OnHistory:    func(h scheduler.HistoryEntry) { done <- h },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(ctx)
+	if _, err := s.PutCollection(ctx, "web", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, uri := range map[string]string{"refused": refused, "missing": notFound.URL} {
+		job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "`+uri+`/hook", "method": "GET"},
+			"retryPolicy": {"retryType": "None"}}}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutJob(ctx, "web", name, job, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs := map[string]string{}
+	timeout := time.After(10 * time.Second)
+	for len(msgs) < 2 {
+		select {
+		case h := <-done:
+			msgs[h.Job] = h.Message
+		case <-timeout:
+			t.Fatalf("history after 10s: %v", msgs)
+		}
+	}
+	host := strings.TrimPrefix(refused, "http://")
+	want := "Http Action - Request to host '" + host + "' failed: dial tcp " + host + ": connect: connection refused"
+	if msgs["refused"] != want {
+		t.Errorf("message of a refused connection =\n%q\nwant\n%q", msgs["refused"], want)
+	}
+	// A response is described by the executor (status, headers, body),
+	// and the error's one-line summary follows.
+	m := msgs["missing"]
+	if !strings.HasPrefix(m, "Http Action - Response from host '") || !strings.Contains(m, "Body: no such hook") ||
+		strings.Count(m, "404") != 1 || !strings.HasSuffix(m, "answered 404 Not Found") {
+		t.Errorf("message of a 404 = %q, want the response described once, then its summary", m)
 	}
 }

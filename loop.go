@@ -17,7 +17,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		timer.Reset(max(wake.Sub(time.Now()), 0))
+		timer.Reset(max(time.Until(wake), 0))
 		select {
 		case <-ctx.Done():
 			return

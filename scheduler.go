@@ -423,7 +423,7 @@ func (s *Scheduler) notify() {
 func randomHex(n int) string {
 	const digits = "0123456789abcdef"
 	var buf [32]byte
-	b := buf[:]
+	var b []byte
 	if 2*n <= len(buf) {
 		b = buf[:2*n]
 	} else {

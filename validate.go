@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jobclock/scheduler/action"
+	httpaction "github.com/jobclock/scheduler/action/http"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/retry"
 )
@@ -462,6 +463,11 @@ func (c *checker) auth(path string, a *action.Authentication) {
 	if a.Type == action.AuthClientCertificate && a.Pfx != "" {
 		if _, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(a.Pfx), "")); err != nil {
 			c.add(path+".pfx", "", "is not valid base64")
+		} else if err := httpaction.CheckPfxWork(a.Pfx); err != nil {
+			var fe *httpaction.FieldError
+			if errors.As(err, &fe) {
+				c.add(path+".pfx", "", fe.Reason)
+			}
 		}
 	}
 	if a.Authority != "" {

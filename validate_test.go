@@ -157,6 +157,10 @@ func TestParseJobRules(t *testing.T) {
 			want: []string{`action.request.authentication.type: "Digest" is not an authentication type (Basic, ClientCertificate or ActiveDirectoryOAuth)`}},
 		{name: "client certificate bad base64", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "ClientCertificate", "pfx": "not base64!", "password": "p"}}`),
 			want: []string{"action.request.authentication.pfx: is not valid base64"}},
+		// A PKCS#12 file whose MAC asks for 2^40 key-derivation iterations.
+		{name: "client certificate too costly", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "ClientCertificate", "password": "p",
+			"pfx": "ME0CAQMwEQYJKoZIhvcNAQcBoAQEAjAAMDUwITAJBgUrDgMCGgUABBQAAAAAAAAAAAAAAAAAAAAAAAAAAAQIc2FsdHNhbHQCBgEAAAAAAA=="}}`),
+			want: []string{"action.request.authentication.pfx: asks for more than 1000000 key-derivation iterations; at most 1000000 are allowed (export the certificate with fewer iterations)"}},
 		{name: "client certificate missing", in: withRequest(`{"uri": "https://example.com/", "method": "GET", "authentication": {"type": "ClientCertificate"}}`),
 			want: []string{"action.request.authentication.password: is required for ClientCertificate authentication",
 				"action.request.authentication.pfx: is required for ClientCertificate authentication"}},

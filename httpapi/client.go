@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	scheduler "github.com/jobclock/scheduler"
 )
@@ -90,6 +92,10 @@ type ResponseError struct {
 	RequestID string
 	// Detail is the body's "error" object.
 	Detail ErrorDetail
+	// RetryAfter is the wait the Retry-After header asks for (with 429
+	// TooManyRequests and some 503 responses); zero when there is none.
+	// The Client does not retry by itself.
+	RetryAfter time.Duration
 }
 
 // Error returns "httpapi: STATUS CODE: MESSAGE".
@@ -141,7 +147,8 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return nil, fmt.Errorf("httpapi: %s %s: read response: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		e := &ResponseError{StatusCode: resp.StatusCode, RequestID: resp.Header.Get("x-ms-request-id")}
+		e := &ResponseError{StatusCode: resp.StatusCode, RequestID: resp.Header.Get("x-ms-request-id"),
+			RetryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
 		var er ErrorResponse
 		if json.Unmarshal(data, &er) == nil && er.Error.Code != "" {
 			e.Detail = er.Error
@@ -329,4 +336,18 @@ func (c *Client) ListHistory(ctx context.Context, ref CollectionRef, name string
 		return nil, err
 	}
 	return out, nil
+}
+
+// retryAfter reads a Retry-After value: whole seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		return time.Duration(min(n, int64(math.MaxInt64/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }

@@ -111,7 +111,8 @@
 // MethodNotAllowed (with Allow), 409 QuotaExceeded (maxJobCount or
 // maxRecurrence) or Conflict (changing or running a Completed or Faulted
 // job, running a job of a collection that is not Enabled, a write race),
-// 412 PreconditionFailed, 413 RequestEntityTooLarge, 500
+// 412 PreconditionFailed, 413 RequestEntityTooLarge, 429 TooManyRequests
+// (the caller's budget is used up; see Throttling), 500
 // InternalServerError (a store failure, or a recovered panic, both logged),
 // 503 ServiceUnavailable (the scheduler is stopping). Every response has
 // an x-ms-request-id header, and echoes x-ms-client-request-id when the
@@ -128,4 +129,25 @@
 //
 // Request bodies are limited to Options.MaxBodyBytes (64 KiB) and each
 // request's work to Options.HandlerTimeout (30s).
+//
+// # Throttling
+//
+// Each caller has a request budget, as in Azure Resource Manager: by
+// default 120,000 reads (GET, HEAD) and 12,000 writes (PUT, PATCH, DELETE,
+// POST) per hour, ten times ARM's limits, set with Options.Throttle
+// ([Throttle]). A caller is the authenticated principal, or the remote IP
+// address when the request is not authenticated (requests that fail
+// authentication count against their address). Each budget is a bucket
+// that refills evenly over the hour, so a caller may spend it at once and
+// then continues at its rate (3.3 writes a second by default). Every
+// response reports what is left of the budget of its kind:
+//
+//	x-ms-ratelimit-remaining-subscription-reads: 119998     (on reads)
+//	x-ms-ratelimit-remaining-subscription-writes: 11999     (on writes)
+//
+// A request beyond the budget gets 429 TooManyRequests with a Retry-After
+// header: the whole seconds until the next request of that kind is
+// allowed. The budgets live in the handler's memory, so several servers
+// (or a restart) each keep their own. [Client] reports Retry-After in
+// ResponseError.RetryAfter and does not retry by itself.
 package httpapi

@@ -42,6 +42,7 @@ const (
 	CodeQuotaExceeded         = "QuotaExceeded"
 	CodePreconditionFailed    = "PreconditionFailed"
 	CodeRequestEntityTooLarge = "RequestEntityTooLarge"
+	CodeTooManyRequests       = "TooManyRequests"
 	CodeInternalServerError   = "InternalServerError"
 	CodeServiceUnavailable    = "ServiceUnavailable"
 )

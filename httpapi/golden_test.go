@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +34,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // Requests may use placeholders: {{start}} is a start time 30 days ahead
 // (midnight UTC) and {{etag}} the ETag of the latest response that had one.
 // Responses are normalised: ETags become "<etag>", request IDs
-// <request-id>, the start time {{start}}, times the scheduler chose
-// (status and history) <time>, and history IDs <history-id>.
+// <request-id>, remaining rate limits <remaining>, the start time
+// {{start}}, times the scheduler chose (status and history) <time>, and
+// history IDs <history-id>.
 
 const (
 	sub1  = "/subscriptions/sub1"
@@ -446,6 +448,11 @@ func render(t *testing.T, st step, rec *httptest.ResponseRecorder, start string)
 				t.Errorf("%s: x-ms-request-id %q is not a UUID", st.name, val)
 			}
 			val = "<request-id>"
+		case "X-Ms-Ratelimit-Remaining-Subscription-Reads", "X-Ms-Ratelimit-Remaining-Subscription-Writes":
+			if n, err := strconv.Atoi(val); err != nil || n < 0 {
+				t.Errorf("%s: %s %q is not a count", st.name, k, val)
+			}
+			val = "<remaining>"
 		}
 		fmt.Fprintf(&b, "%s: %s\n", k, val)
 	}

@@ -53,6 +53,10 @@ type Options struct {
 	// BaseURL, such as "https://scheduler.example.com", is used to build
 	// nextLink URLs. Empty means the request's scheme and Host.
 	BaseURL string
+	// Throttle sets each caller's request budget. Nil means the defaults
+	// of [Throttle] (120,000 reads and 12,000 writes per hour); set
+	// Throttle.Disabled to turn throttling off.
+	Throttle *Throttle
 }
 
 // handler is the http.Handler returned by New.
@@ -61,14 +65,15 @@ type handler struct {
 	opts  Options
 	log   *slog.Logger
 	mux   *http.ServeMux
-	certs certCache
+	certs *certCache
+	limit *throttle // nil: no throttling
 }
 
 // New returns the management API of s as an http.Handler, to be served at
 // the root of a host (paths start with /subscriptions/). opts may be nil.
 // See the package documentation for the operations and the rules.
 func New(s *scheduler.Scheduler, opts *Options) http.Handler {
-	h := &handler{s: s, mux: http.NewServeMux()}
+	h := &handler{s: s, mux: http.NewServeMux(), certs: newCertCache()}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -83,6 +88,7 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 	}
 	h.opts.BaseURL = strings.TrimRight(h.opts.BaseURL, "/")
 	h.log = h.opts.Logger
+	h.limit = newThrottle(h.opts.Throttle)
 	h.routes()
 	return h
 }
@@ -139,7 +145,8 @@ func (h *handler) routes() {
 }
 
 // ServeHTTP adds the request ID, recovers panics, authenticates the
-// caller, canonicalises the path and routes the request.
+// caller, charges its budget, canonicalises the path and routes the
+// request.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-ms-request-id", newRequestID())
 	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 200 {
@@ -160,14 +167,27 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
+	var p *Principal
+	authenticated := true
 	if a := h.opts.Authenticator; a != nil {
-		p, err := a.Authenticate(r)
-		if err != nil || p == nil {
-			rec.Header().Set("WWW-Authenticate", `Bearer realm="jobclock"`)
-			h.writeError(rec, r, newError(http.StatusUnauthorized, CodeAuthenticationFailed, "",
-				"Authentication failed: the request needs a valid bearer token in the Authorization header."))
+		var err error
+		if p, err = a.Authenticate(r); err != nil || p == nil {
+			p, authenticated = nil, false
+		}
+	}
+	if h.limit != nil {
+		if e := h.limit.admit(rec, r, p); e != nil {
+			h.writeError(rec, r, e)
 			return
 		}
+	}
+	if !authenticated {
+		rec.Header().Set("WWW-Authenticate", `Bearer realm="jobclock"`)
+		h.writeError(rec, r, newError(http.StatusUnauthorized, CodeAuthenticationFailed, "",
+			"Authentication failed: the request needs a valid bearer token in the Authorization header."))
+		return
+	}
+	if p != nil {
 		r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
 	}
 	if p := canonicalPath(r.URL.Path); p != r.URL.Path {

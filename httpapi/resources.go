@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/internal/lru"
 )
 
 // The ARM resource types.
@@ -248,7 +248,7 @@ func (h *handler) redactAction(a *action.Action) {
 	if a.Request != nil && a.Request.Authentication != nil {
 		auth := a.Request.Authentication
 		if auth.Type == action.AuthClientCertificate && auth.Pfx != "" {
-			if c := h.certs.read(auth.Pfx, auth.Password); c != nil {
+			if c := h.readCert(auth.Pfx, auth.Password); c != nil {
 				exp := c.ExpirationDate
 				auth.CertificateThumbprint = c.Thumbprint
 				auth.CertificateSubjectName = c.SubjectName
@@ -269,36 +269,31 @@ func (h *handler) redactAction(a *action.Action) {
 	h.redactAction(a.ErrorAction)
 }
 
-// certCache remembers the description of client certificates, so that
-// reading a job does not decode its PKCS#12 data every time.
-type certCache struct {
-	mu sync.Mutex
-	m  map[[sha256.Size]byte]*httpaction.Certificate
-}
-
+// certCacheSize bounds the cache of certificate descriptions.
 const certCacheSize = 256
 
-// read describes the certificate in pfx; nil when it cannot be read.
-func (c *certCache) read(pfx, password string) *httpaction.Certificate {
-	h := sha256.New()
-	fmt.Fprintf(h, "%d:%s:%s", len(pfx), pfx, password)
+// certCache remembers the description of client certificates (nil for one
+// that cannot be read), so that reading a job does not decode its PKCS#12
+// data every time.
+type certCache = lru.Cache[[sha256.Size]byte, *httpaction.Certificate]
+
+func newCertCache() *certCache {
+	return lru.New[[sha256.Size]byte, *httpaction.Certificate](certCacheSize, nil)
+}
+
+// readCert describes the certificate in pfx; nil when it cannot be read.
+func (h *handler) readCert(pfx, password string) *httpaction.Certificate {
+	hash := sha256.New()
+	fmt.Fprintf(hash, "%d:%s:%s", len(pfx), pfx, password)
 	var key [sha256.Size]byte
-	h.Sum(key[:0])
-	c.mu.Lock()
-	if cert, ok := c.m[key]; ok {
-		c.mu.Unlock()
+	hash.Sum(key[:0])
+	if cert, ok := h.certs.Get(key); ok {
 		return cert
 	}
-	c.mu.Unlock()
 	cert, err := httpaction.ReadCertificate(pfx, password)
 	if err != nil {
 		cert = nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= certCacheSize {
-		c.m = make(map[[sha256.Size]byte]*httpaction.Certificate)
-	}
-	c.m[key] = cert
+	cert, _ = h.certs.Add(key, cert)
 	return cert
 }

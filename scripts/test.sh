@@ -3,7 +3,8 @@
 # tests need (the local test peers from npm, PostgreSQL from Debian's
 # packages when its store is present), checks formatting and vet, then runs
 # every package's tests with the race detector, and the benchmark module's
-# tests once.
+# tests once. staticcheck runs at a pinned version (STATICCHECK overrides
+# the module@version to run).
 #
 #   bash scripts/test.sh            # everything
 #   bash scripts/test.sh ./recurrence/...   # only the packages given
@@ -40,6 +41,11 @@ fi
 step "go vet"
 go vet ./...
 if [ -f bench/go.mod ]; then (cd bench && go vet ./...); fi
+
+staticcheck=${STATICCHECK:-honnef.co/go/tools/cmd/staticcheck@v0.8.2}
+step "staticcheck ($staticcheck)"
+go run "$staticcheck" ./...
+if [ -f bench/go.mod ]; then (cd bench && go run "$staticcheck" ./...); fi
 
 # Services. Each start script takes the state directory, starts its service
 # on a free loopback port, leaves a .pid or .stop file there and prints the

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"container/list"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/tls"
@@ -11,10 +10,10 @@ import (
 	"fmt"
 	nethttp "net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/lru"
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 )
 
@@ -54,6 +53,9 @@ func parsePfx(pfx, password string) (*tls.Certificate, error) {
 	data, err := decodeBase64(pfx)
 	if err != nil {
 		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "is not valid base64: " + err.Error()}
+	}
+	if err := checkPfxWork(data, password); err != nil {
+		return nil, err
 	}
 	key, leaf, chain, err := pkcs12.DecodeChain(data, password)
 	switch {
@@ -99,8 +101,8 @@ func (e *Executor) certClient(a *action.Authentication) (*nethttp.Client, error)
 	h.Write([]byte(a.Password))
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
-	if c := e.certs.get(key); c != nil {
-		return c, nil
+	if c, ok := e.certs.Get(key); ok {
+		return c.client, nil
 	}
 	cert, err := parsePfx(a.Pfx, a.Password)
 	if err != nil {
@@ -124,71 +126,20 @@ func (e *Executor) certClient(a *action.Authentication) (*nethttp.Client, error)
 	tr.TLSClientConfig = cfg
 	c := *e.client
 	c.Transport = tr
-	return e.certs.put(key, &c, tr), nil
+	// Another attempt may have cached the same certificate meanwhile; use
+	// that one (this transport has no connections yet).
+	cached, _ := e.certs.Add(key, &certClient{client: &c, tr: tr})
+	return cached.client, nil
 }
 
-// certCache is a least-recently-used cache of clients by certificate.
-type certCache struct {
-	mu  sync.Mutex
-	max int
-	ll  *list.List // of *certEntry, most recent first
-	m   map[[sha256.Size]byte]*list.Element
-}
-
-type certEntry struct {
-	key    [sha256.Size]byte
+// certClient is a cached client for one certificate, with its transport.
+type certClient struct {
 	client *nethttp.Client
 	tr     *nethttp.Transport
 }
 
-func newCertCache(max int) *certCache {
-	return &certCache{max: max, ll: list.New(), m: make(map[[sha256.Size]byte]*list.Element)}
-}
-
-func (c *certCache) get(key [sha256.Size]byte) *nethttp.Client {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.m[key]; ok {
-		c.ll.MoveToFront(el)
-		return el.Value.(*certEntry).client
-	}
-	return nil
-}
-
-// put stores client under key unless another caller stored one first, and
-// returns the client to use.
-func (c *certCache) put(key [sha256.Size]byte, client *nethttp.Client, tr *nethttp.Transport) *nethttp.Client {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.m[key]; ok {
-		c.ll.MoveToFront(el)
-		return el.Value.(*certEntry).client
-	}
-	c.m[key] = c.ll.PushFront(&certEntry{key: key, client: client, tr: tr})
-	for c.ll.Len() > c.max {
-		el := c.ll.Back()
-		ent := el.Value.(*certEntry)
-		c.ll.Remove(el)
-		delete(c.m, ent.key)
-		// Requests in flight keep their connections; only idle ones go.
-		ent.tr.CloseIdleConnections()
-	}
-	return client
-}
-
-// len reports the number of cached certificates.
-func (c *certCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.ll.Len()
-}
-
-func (c *certCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for el := c.ll.Front(); el != nil; el = el.Next() {
-		el.Value.(*certEntry).tr.CloseIdleConnections()
-	}
-	c.ll.Init()
-	clear(c.m)
+// newCertCache returns a cache of certificate clients; an evicted client's
+// idle connections are closed (requests in flight keep theirs).
+func newCertCache(size int) *lru.Cache[[sha256.Size]byte, *certClient] {
+	return lru.New(size, func(_ [sha256.Size]byte, c *certClient) { c.tr.CloseIdleConnections() })
 }

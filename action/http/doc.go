@@ -80,7 +80,14 @@
 //     Options.MaxCertificates are kept, and the least recently used one is
 //     dropped with its idle connections (a connection still in use is
 //     closed after at most 90 s idle). A wrong password or a malformed
-//     pfx fails the attempt with a *FieldError naming the field. Use
+//     pfx fails the attempt with a *FieldError naming the field. The
+//     iteration counts of a file's key derivations are chosen by whoever
+//     made it, so before deriving anything the executor adds them up (the
+//     MAC, the encrypted contents, the encrypted key, also when that key
+//     sits inside an encrypted content) and refuses a file asking for more
+//     than MaxPfxIterations (1,000,000, about a quarter of a second of one
+//     core); CheckPfxWork does the same without the password, for the
+//     parts readable without it, when a job is created. Use
 //     ReadCertificate to show a certificate's thumbprint, subject and
 //     expiry in place of the secret pfx.
 //   - ActiveDirectoryOAuth: a client-credentials access token is sent as

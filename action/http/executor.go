@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/lru"
 )
 
 // Defaults of Options.
@@ -128,7 +130,7 @@ type Executor struct {
 	baseTLS      *nethttp.Transport // template for certificate transports; nil if unavailable
 	baseTLSErr   string             // why baseTLS is nil
 
-	certs  *certCache
+	certs  *lru.Cache[[sha256.Size]byte, *certClient]
 	tokens *tokenCache
 }
 
@@ -221,7 +223,7 @@ func (e *Executor) Close() {
 	if e.ownTransport != nil {
 		e.ownTransport.CloseIdleConnections()
 	}
-	e.certs.clear()
+	e.certs.Clear()
 	e.tokens.clear()
 }
 

@@ -102,11 +102,11 @@ func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (*a
 	}
 	m := t.msg
 	host := e.host(m.Namespace)
-	ce, err := e.acquire(host, m.Authentication.SASKeyName, m.Authentication.SASKey)
+	ce, release, err := e.acquire(host, m.Authentication.SASKeyName, m.Authentication.SASKey)
 	if err != nil {
 		return nil, err
 	}
-	defer e.release(ce)
+	defer release()
 	s, err := ce.sender(t.entity)
 	if err != nil {
 		return nil, fmt.Errorf("service bus %s %q: %w", t.kind, t.entity, err)

@@ -1,7 +1,6 @@
 package servicebus
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -14,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/lru"
 )
 
 // Defaults for Options.
@@ -68,12 +68,15 @@ type Executor struct {
 	opts Options
 
 	inflight sync.WaitGroup // Execute calls holding a client
+	closing  sync.WaitGroup // evicted clients being closed
 
-	mu      sync.Mutex
-	closed  bool
-	clients map[clientKey]*list.Element // of *clientEntry
-	lru     *list.List                  // front: most recently used
-	closing sync.WaitGroup              // evicted clients being closed
+	// clients are held by the sends using them: one evicted meanwhile is
+	// closed when its last send ends.
+	clients *lru.Cache[clientKey, *clientEntry]
+
+	mu       sync.Mutex
+	closed   bool
+	closeErr error // the first error closing a client after Close began
 }
 
 type clientKey struct {
@@ -82,10 +85,7 @@ type clientKey struct {
 }
 
 type clientEntry struct {
-	key     clientKey
-	client  *azservicebus.Client
-	refs    int  // Execute calls using the client; guarded by Executor.mu
-	evicted bool // close when refs drops to 0; guarded by Executor.mu
+	client *azservicebus.Client
 
 	mu      sync.Mutex
 	senders map[string]*azservicebus.Sender // by entity
@@ -96,7 +96,7 @@ var _ action.Executor = (*Executor)(nil)
 // New returns an Executor. opts may be nil, meaning all defaults; it is
 // copied, so later changes have no effect.
 func New(opts *Options) *Executor {
-	e := &Executor{clients: make(map[clientKey]*list.Element), lru: list.New()}
+	e := &Executor{}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -112,6 +112,7 @@ func New(opts *Options) *Executor {
 	if e.opts.Retry == nil {
 		e.opts.Retry = &azservicebus.RetryOptions{MaxRetries: 2, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 2 * time.Second}
 	}
+	e.clients = lru.New(e.opts.MaxClients, func(_ clientKey, ce *clientEntry) { e.closeEvicted(ce) })
 	return e
 }
 
@@ -126,108 +127,92 @@ func Register(reg *action.Registry, opts *Options) *Executor {
 
 // Close waits for running sends to finish (or ctx to end), then closes
 // every client and its senders. Execute returns ErrClosed afterwards. It
-// returns the first error from closing, or ctx.Err() when ctx ended first.
+// returns the first error from closing, or ctx.Err() when ctx ended first;
+// clients still sending then close as their sends end.
 func (e *Executor) Close(ctx context.Context) error {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
 
-	done := make(chan struct{})
-	go func() { e.inflight.Wait(); e.closing.Wait(); close(done) }()
-	var waitErr error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		waitErr = ctx.Err()
+	if err := wait(ctx, &e.inflight); err != nil {
+		e.clients.Clear()
+		return err
 	}
-
+	// No send holds a client now, and none can start: every client is
+	// closed by Clear, and no more are added to e.closing.
+	e.clients.Clear()
+	if err := wait(ctx, &e.closing); err != nil {
+		return err
+	}
 	e.mu.Lock()
-	var entries []*clientEntry
-	for el := e.lru.Front(); el != nil; el = el.Next() {
-		entries = append(entries, el.Value.(*clientEntry))
-	}
-	clear(e.clients)
-	e.lru.Init()
-	e.mu.Unlock()
-
-	var errs []error
-	for _, ce := range entries {
-		if err := ce.client.Close(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if waitErr != nil {
-		return waitErr
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("servicebus: close: %w", errs[0])
+	defer e.mu.Unlock()
+	if e.closeErr != nil {
+		return fmt.Errorf("servicebus: close: %w", e.closeErr)
 	}
 	return nil
 }
 
+// wait waits for wg, or for ctx to end.
+func wait(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // acquire returns the client for host and key, creating it when needed, and
-// counts a user of it; release undoes that.
-func (e *Executor) acquire(host, keyName, key string) (*clientEntry, error) {
-	k := clientKey{host: host, keyName: keyName, keyHash: sha256.Sum256([]byte(key))}
+// holds it until release is called.
+func (e *Executor) acquire(host, keyName, key string) (ce *clientEntry, release func(), err error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
-		return nil, ErrClosed
+		e.mu.Unlock()
+		return nil, nil, ErrClosed
 	}
-	if el, ok := e.clients[k]; ok {
-		e.lru.MoveToFront(el)
-		ce := el.Value.(*clientEntry)
-		ce.refs++
-		e.inflight.Add(1)
-		return ce, nil
-	}
-	cs := "Endpoint=sb://" + host + "/;SharedAccessKeyName=" + keyName + ";SharedAccessKey=" + key
-	if e.opts.UseDevelopmentEmulator {
-		cs += ";UseDevelopmentEmulator=true"
-	}
-	c, err := azservicebus.NewClientFromConnectionString(cs, &azservicebus.ClientOptions{
-		ApplicationID: "jobclock",
-		RetryOptions:  *e.opts.Retry,
-		TLSConfig:     e.opts.TLSConfig,
+	e.inflight.Add(1)
+	e.mu.Unlock()
+	k := clientKey{host: host, keyName: keyName, keyHash: sha256.Sum256([]byte(key))}
+	ce, rel, err := e.clients.Acquire(k, func() (*clientEntry, error) {
+		cs := "Endpoint=sb://" + host + "/;SharedAccessKeyName=" + keyName + ";SharedAccessKey=" + key
+		if e.opts.UseDevelopmentEmulator {
+			cs += ";UseDevelopmentEmulator=true"
+		}
+		c, err := azservicebus.NewClientFromConnectionString(cs, &azservicebus.ClientOptions{
+			ApplicationID: "jobclock",
+			RetryOptions:  *e.opts.Retry,
+			TLSConfig:     e.opts.TLSConfig,
+		})
+		if err != nil {
+			// The connection string holds the key: never show it.
+			return nil, fmt.Errorf("service bus endpoint %q: cannot create a client (check Options.Endpoint)", host)
+		}
+		return &clientEntry{client: c, senders: make(map[string]*azservicebus.Sender)}, nil
 	})
 	if err != nil {
-		// The connection string holds the key: never show it.
-		return nil, fmt.Errorf("service bus endpoint %q: cannot create a client (check Options.Endpoint)", host)
+		e.inflight.Done()
+		return nil, nil, err
 	}
-	ce := &clientEntry{key: k, client: c, refs: 1, senders: make(map[string]*azservicebus.Sender)}
-	e.clients[k] = e.lru.PushFront(ce)
-	e.inflight.Add(1)
-	for e.lru.Len() > e.opts.MaxClients {
-		old := e.lru.Back()
-		e.lru.Remove(old)
-		oe := old.Value.(*clientEntry)
-		delete(e.clients, oe.key)
-		oe.evicted = true
-		if oe.refs == 0 {
-			e.closeEvicted(oe)
-		}
-	}
-	return ce, nil
+	return ce, func() { rel(); e.inflight.Done() }, nil
 }
 
-func (e *Executor) release(ce *clientEntry) {
-	e.mu.Lock()
-	ce.refs--
-	if ce.evicted && ce.refs == 0 {
-		e.closeEvicted(ce)
-	}
-	e.mu.Unlock()
-	e.inflight.Done()
-}
-
-// closeEvicted closes an evicted client in the background. e.mu is held.
+// closeEvicted closes a client that left the cache and that no send uses,
+// in the background.
 func (e *Executor) closeEvicted(ce *clientEntry) {
 	e.closing.Add(1)
 	go func() {
 		defer e.closing.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = ce.client.Close(ctx)
+		if err := ce.client.Close(ctx); err != nil {
+			e.mu.Lock()
+			if e.closed && e.closeErr == nil {
+				e.closeErr = err
+			}
+			e.mu.Unlock()
+		}
 	}()
 }
 

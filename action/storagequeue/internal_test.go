@@ -117,10 +117,7 @@ func TestClientCache(t *testing.T) {
 	if n := e.cachedClients(); n != 2 {
 		t.Errorf("after sends to 3 queues with MaxClients 2: %d cached clients, want 2", n)
 	}
-	e.mu.Lock()
-	_, oldest := e.clients[clientKey{"devstoreaccount1", queues[0], tok}]
-	e.mu.Unlock()
-	if oldest {
+	if _, oldest := e.clients.Get(clientKey{"devstoreaccount1", queues[0], tok}); oldest {
 		t.Error("the least recently used client was kept")
 	}
 }

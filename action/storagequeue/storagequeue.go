@@ -1,7 +1,6 @@
 package storagequeue
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/lru"
 )
 
 // Defaults for Options.
@@ -100,23 +100,17 @@ type Executor struct {
 
 	mu      sync.Mutex
 	closed  bool
-	clients map[clientKey]*list.Element // of *clientEntry
-	lru     *list.List                  // front: most recently used
+	clients *lru.Cache[clientKey, *azqueue.QueueClient]
 }
 
 type clientKey struct{ account, queue, sas string }
-
-type clientEntry struct {
-	key    clientKey
-	client *azqueue.QueueClient
-}
 
 var _ action.Executor = (*Executor)(nil)
 
 // New returns an Executor. opts may be nil, meaning all defaults; it is
 // copied, so later changes have no effect.
 func New(opts *Options) *Executor {
-	e := &Executor{clients: make(map[clientKey]*list.Element), lru: list.New()}
+	e := &Executor{}
 	if opts != nil {
 		e.opts = *opts
 	}
@@ -129,6 +123,9 @@ func New(opts *Options) *Executor {
 	if e.opts.MaxClients <= 0 {
 		e.opts.MaxClients = DefaultMaxClients
 	}
+	// The clients share the executor's transport: an evicted one needs no
+	// closing.
+	e.clients = lru.New[clientKey, *azqueue.QueueClient](e.opts.MaxClients, nil)
 	if e.opts.Retry == nil {
 		e.opts.Retry = &policy.RetryOptions{MaxRetries: 2, RetryDelay: 200 * time.Millisecond, MaxRetryDelay: 2 * time.Second}
 	}
@@ -155,9 +152,8 @@ func Register(reg *action.Registry, opts *Options) *Executor {
 func (e *Executor) Close() error {
 	e.mu.Lock()
 	e.closed = true
-	clear(e.clients)
-	e.lru.Init()
 	e.mu.Unlock()
+	e.clients.Clear()
 	if e.httpClient != nil {
 		e.httpClient.CloseIdleConnections()
 	}
@@ -224,41 +220,28 @@ func (e *Executor) execute(ctx context.Context, req *action.Request) (*action.Re
 // client returns the cached client for the account, queue and SAS token,
 // creating it (and evicting the least recently used one) when needed.
 func (e *Executor) client(account, queue, sasQuery string) (*azqueue.QueueClient, error) {
-	key := clientKey{account, queue, sasQuery}
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
 		return nil, ErrClosed
 	}
-	if el, ok := e.clients[key]; ok {
-		e.lru.MoveToFront(el)
-		return el.Value.(*clientEntry).client, nil
-	}
-	base := e.opts.Endpoint(account)
-	if !strings.HasSuffix(base, "/") {
-		base += "/"
-	}
-	u := base + queue + "?" + sasQuery
-	c, err := azqueue.NewQueueClientWithNoCredential(u, &azqueue.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Retry:     *e.opts.Retry,
-		Transport: e.transport,
-		Telemetry: policy.TelemetryOptions{ApplicationID: "jobclock"},
-	}})
-	if err != nil {
-		return nil, fmt.Errorf("storage queue endpoint %q for account %q: %w", base, account, err)
-	}
-	e.clients[key] = e.lru.PushFront(&clientEntry{key: key, client: c})
-	for e.lru.Len() > e.opts.MaxClients {
-		old := e.lru.Back()
-		e.lru.Remove(old)
-		delete(e.clients, old.Value.(*clientEntry).key)
-	}
-	return c, nil
+	return e.clients.GetOrCreate(clientKey{account, queue, sasQuery}, func() (*azqueue.QueueClient, error) {
+		base := e.opts.Endpoint(account)
+		if !strings.HasSuffix(base, "/") {
+			base += "/"
+		}
+		c, err := azqueue.NewQueueClientWithNoCredential(base+queue+"?"+sasQuery, &azqueue.ClientOptions{ClientOptions: azcore.ClientOptions{
+			Retry:     *e.opts.Retry,
+			Transport: e.transport,
+			Telemetry: policy.TelemetryOptions{ApplicationID: "jobclock"},
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("storage queue endpoint %q for account %q: %w", base, account, err)
+		}
+		return c, nil
+	})
 }
 
 // cachedClients reports the number of cached clients (for tests).
-func (e *Executor) cachedClients() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lru.Len()
-}
+func (e *Executor) cachedClients() int { return e.clients.Len() }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,6 +33,22 @@ JOBCLOCK_API_TOKENS environment variable when -tokens is not given: one
 "*" for every subscription. Without tokens the API is open to anyone who can
 connect, so serve then refuses any -addr that is not a loopback address.
 
+With -tls-cert and -tls-key (PEM files) serve speaks HTTPS (TLS 1.2 or
+later). The files are checked for changes every -tls-reload-interval and
+loaded again on SIGHUP, without a restart; a new pair that does not load
+(a key that does not match, a half-written file) leaves the previous
+certificate in use, and the log says why. Bearer tokens sent over plain
+HTTP can be read by anyone on the path, so with tokens serve refuses a
+non-loopback -addr without TLS, unless -allow-plaintext-tokens says that
+a proxy in front terminates TLS.
+
+Each caller (a token, or the remote address without one) may make
+-throttle-reads reads and -throttle-writes writes per -throttle-window,
+refilled evenly; beyond that the API answers 429 with Retry-After. Every
+response reports the remaining budget in the headers
+x-ms-ratelimit-remaining-subscription-reads or -writes. -no-throttle
+turns this off.
+
 Timeouts: request headers must arrive within 10s and the whole request
 within 30s; a response must be written within 60s; each request's work is
 bounded by 30s; idle keep-alive connections close after 120s. Request bodies
@@ -41,7 +58,8 @@ flight (at most -shutdown-timeout in all) and exits.
 
 Exit status: 0 after a clean shutdown; 1 when the store cannot be opened,
 the address cannot be listened on, the server fails, or the shutdown
-timeout passes first; 2 on a usage error.
+timeout passes first; 2 on a usage error (a flag, or a -tokens, -tls-cert
+or -tls-key file that cannot be used).
 
 Flags:
 `
@@ -70,6 +88,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	tokens := fs.String("tokens", "", "bearer token `file` (default: the JOBCLOCK_API_TOKENS environment variable)")
 	minRetry := fs.Duration("min-retry-interval", 0, "smallest retryInterval jobs may use (default 15s; lower it for tests)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
+	tlsFlags := addTLSFlags(fs)
+	throttleFlags := addThrottleFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -96,6 +116,15 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "jobclock serve: -min-retry-interval is negative")
 		return 2
 	}
+	if err := tlsFlags.check(); err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
+	throttle, err := throttleFlags.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
 	ta, err := httpapi.LoadTokenAuth(*tokens)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: -tokens: %v\n", err)
@@ -109,8 +138,19 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: refusing to serve on %s without authentication: give -tokens FILE or set %s, or use a loopback address such as 127.0.0.1:8080\n", *addr, httpapi.TokensEnv)
 		return 2
 	}
+	if why := tlsFlags.refusePlaintext(*addr, auth != nil); why != "" {
+		fmt.Fprintf(stderr, "jobclock serve: %s\n", why)
+		return 2
+	}
 
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	var certs *certReloader
+	if tlsFlags.enabled() {
+		if certs, err = newCertReloader(tlsFlags.cert, tlsFlags.key, log); err != nil {
+			fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+			return 2
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -138,7 +178,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	srv := &http.Server{
-		Handler:           httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout}),
+		Handler:           httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle}),
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
@@ -149,9 +189,21 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if auth == nil {
 		log.Warn("serving without authentication: loopback only; give -tokens FILE or set " + httpapi.TokensEnv + " to require bearer tokens")
 	}
-	fmt.Fprintf(stdout, "jobclock: listening on http://%s\n", ln.Addr())
+	scheme := "http"
+	if certs != nil {
+		scheme = "https"
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}
+		certs.start(ctx, tlsFlags.reloadInterval)
+	}
+	fmt.Fprintf(stdout, "jobclock: listening on %s://%s\n", scheme, ln.Addr())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() {
+		if certs != nil {
+			served <- srv.ServeTLS(ln, "", "")
+		} else {
+			served <- srv.Serve(ln)
+		}
+	}()
 
 	status := 0
 	select {

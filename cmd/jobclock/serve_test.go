@@ -363,6 +363,14 @@ func TestServeUsageErrors(t *testing.T) {
 		{"missing token file", []string{"-tokens", filepath.Join(dir, "nope")}, "read token file"},
 		{"negative retry", []string{"-min-retry-interval", "-1s"}, "negative"},
 		{"unknown flag", []string{"-port", "80"}, "flag provided but not defined"},
+		{"cert without key", []string{"-tls-cert", "c.pem"}, "-tls-cert and -tls-key go together"},
+		{"key without cert", []string{"-tls-key", "k.pem"}, "-tls-cert and -tls-key go together"},
+		{"missing cert files", []string{"-tls-cert", filepath.Join(dir, "nope.pem"), "-tls-key", filepath.Join(dir, "nope.key")}, "nope.pem"},
+		{"bad cert files", []string{"-tls-cert", bad, "-tls-key", bad}, "failed to find any PEM data"},
+		{"negative reload interval", []string{"-tls-reload-interval", "-1s"}, "-tls-reload-interval is negative"},
+		{"no reads", []string{"-throttle-reads", "0"}, "-throttle-reads must be at least 1"},
+		{"no writes", []string{"-throttle-writes", "-5"}, "-throttle-writes must be at least 1"},
+		{"no window", []string{"-throttle-window", "0s"}, "-throttle-window must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
