@@ -97,7 +97,11 @@
 // be set to Enabled or Disabled; Completed and Faulted are reached only by
 // running. The recurrence is checked by [recurrence.Recurrence.Validate]
 // (an interval or count given as 0 is an error too) and must match at
-// least one date that exists.
+// least one date that exists, counting its periods from startTime or,
+// without one, from [ParseOptions.Created], the job's creation instant
+// (every 3 months from a job created in February never reaches
+// December); PutJob checks from the time of the put, PatchJob from the
+// job's creation.
 // The whole definition, without comments and insignificant whitespace, is
 // at most 16,000 bytes. A startTime more than 18 months ahead is rejected
 // when [ParseOptions.Now] is set. An endTime in the past is accepted: such
@@ -113,6 +117,10 @@
 // exist skipped, periods counted from the start's, Monday weeks), and
 // daylight saving time handled so that a time in a spring-forward gap runs
 // shifted by the gap and a fall-back hour runs once.
+//
+// [Job.Describe] says when a job runs in words ("every week on Monday,
+// Wednesday and Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov
+// 2012"), and [Job.Location] is the zone its schedule is read in.
 //
 // When a job runs first ([Job.Timing]): without startTime it counts from
 // its creation; with no recurrence it runs once, at startTime or at once

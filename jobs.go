@@ -76,15 +76,17 @@ func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 	return opts
 }
 
-// checkDefinition validates def against the scheduler's rules and returns
-// an immutable copy without state and status.
-func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
+// checkDefinition validates def against the scheduler's rules for a job
+// created (or replaced) at created and returns an immutable copy without
+// state and status.
+func (s *Scheduler) checkDefinition(def *Job, now, created time.Time) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
 	}
 	c := *def
 	c.Status = nil
 	opts := s.parseOptions(now)
+	opts.Created = created
 	if err := c.Validate(&opts); err != nil {
 		return nil, err
 	}
@@ -192,7 +194,7 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 		opts = &PutJobOptions{}
 	}
 	now := time.Now()
-	job, err := s.checkDefinition(def, now)
+	job, err := s.checkDefinition(def, now, now)
 	if err != nil {
 		return nil, err
 	}
@@ -337,12 +339,14 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 		if err != nil {
 			return err
 		}
+		// The job keeps its anchor: its periods count from there.
 		opts := s.parseOptions(now)
+		opts.Created = r.Schedule.Anchor
 		def, err := ParseJob(merged, &opts)
 		if err != nil {
 			return err
 		}
-		job, err := s.checkDefinition(def, now)
+		job, err := s.checkDefinition(def, now, r.Schedule.Anchor)
 		if err != nil {
 			return err
 		}

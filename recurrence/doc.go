@@ -65,6 +65,19 @@
 // yields, while [Rule.Next] cannot know how many ran and ignores it. When
 // both are given, whichever ends the recurrence first wins.
 //
+// [Rule.Shifted] reports whether an occurrence runs later than its
+// schedule says because its wall time fell into such a gap.
+//
+// # Descriptions
+//
+// [Recurrence.Describe] says a recurrence in plain English, taking from the
+// start what the schedule leaves out: "every week on Monday, Wednesday and
+// Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov 2012", "every 15
+// minutes from 09:00 to 16:45 on Monday to Friday (UTC)", "on the last
+// Friday of every month at 05:15 (Europe/Berlin)". Times are wall clock
+// times in the zone named in parentheses, which also says what the zone's
+// daylight saving changes do to them.
+//
 // # Cost
 //
 // [Rule.Next] costs the same however long ago the start was: it expands the

@@ -4,7 +4,7 @@
 // Usage:
 //
 //	jobclock validate FILE|-
-//	jobclock next [-n N] [-from TIME] FILE|-
+//	jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-
 //	jobclock run [flags] FILE...
 //	jobclock serve [flags]
 //	jobclock help
@@ -16,10 +16,14 @@
 //
 // next prints the first N (default 10) occurrences the job would run if it
 // were created at TIME (default now), one per line in RFC 3339 with
-// seconds, in UTC. It prints fewer lines when the job ends sooner (count,
-// endTime), and none when it never runs. TIME is ISO 8601 as in job
-// definitions ("2026-01-05T09:00Z", "2026-01-05"). An invalid job exits 1
-// with the same lines as validate.
+// seconds, in UTC (with -local, in the job's time zone, with its offset).
+// It prints fewer lines when the job ends sooner (count, endTime), and none
+// when it never runs. TIME is ISO 8601 as in job definitions
+// ("2026-01-05T09:00Z", "2026-01-05"); a job without startTime counts its
+// periods from it, and so does the check that its schedule can run at all.
+// Unless -q is given, the schedule in words goes to standard error first
+// ("schedule: every week on Monday at 10:00 (UTC)"). An invalid job exits
+// 1 with the same lines as validate, which checks a job as if created now.
 //
 // run loads job definitions into an embedded scheduler, runs them and
 // prints each history entry as a JSON line; serve runs the scheduler with
@@ -43,7 +47,9 @@ func main() {
 
 const usage = `Usage:
   jobclock validate FILE|-                     check a job definition; prints ok or one line per problem
-  jobclock next [-n N] [-from TIME] FILE|-     list the next N (default 10) occurrences of a job created at TIME (default now)
+  jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-
+                                               list the next N (default 10) occurrences of a job created at TIME (default now),
+                                               after its schedule in words (on stderr; -q: not); -local: in the job's zone
   jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)
   jobclock serve [flags]                       run the scheduler with its REST API (see jobclock serve -h)
   jobclock help                                show this text

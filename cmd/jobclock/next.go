@@ -15,8 +15,10 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	n := fs.Int("n", 10, "how many occurrences to list (at least 1)")
 	from := fs.String("from", "", "the job's creation time, ISO 8601 (default now)")
+	local := fs.Bool("local", false, "print the times in the job's time zone (recurrence.timeZone) instead of UTC")
+	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] FILE|-")
+		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-")
 		fs.PrintDefaults()
 	}
 	operands, err := parseArgs(fs, args)
@@ -43,7 +45,7 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		created = t
 	}
-	job, code := loadJob(operands[0], stdin, stderr, "next")
+	job, code := loadJob(operands[0], stdin, stderr, "next", &scheduler.ParseOptions{Created: created})
 	if job == nil {
 		return code
 	}
@@ -52,9 +54,16 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock next: %v\n", err)
 		return 1
 	}
+	if !*quiet {
+		fmt.Fprintln(stderr, "schedule:", job.Describe(created))
+	}
+	loc := time.UTC
+	if *local {
+		loc = job.Location()
+	}
 	i := 0
 	for at := range timing.Occurrences() {
-		fmt.Fprintln(stdout, at.UTC().Format(time.RFC3339))
+		fmt.Fprintln(stdout, at.In(loc).Format(time.RFC3339))
 		if i++; i == *n {
 			break
 		}
