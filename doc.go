@@ -235,7 +235,9 @@
 // the error action (actionName ErrorAction). An occurrence that comes due
 // while the previous one is still in progress leaves an entry with status
 // Postponed. repeatCount is the occurrence number, counted from 1;
-// manual runs (RunJob) are occurrences too. The message holds the
+// manual runs (RunJob) are occurrences too. The failed last attempt of
+// an occurrence's main action is marked Faulted (faultedCount counts
+// those occurrences). The message holds the
 // executor's description of the outcome (for HTTP, the response status and
 // at most 2,048 bytes of the body), cut to MaxHistoryMessage bytes.
 //
@@ -291,9 +293,12 @@
 // [Scheduler.JobCounts] (jobs per collection and state),
 // [Scheduler.DueCount] (the backlog: jobs due now and not started),
 // [Scheduler.HistoryCounts] (history entries per bucket of time, action
-// name and status, at most MaxHistoryBuckets buckets) and
+// name and status, at most MaxHistoryBuckets buckets, with how many are
+// retries and how many faulted their occurrence) and
 // [Scheduler.RecentHistory] (the newest entries of all jobs, a page of at
-// most 100 at a time, optionally of one status). With a StatsReader store
+// most 100 at a time, optionally of one status or only faulted ones).
+// Both, like ListHistory, can be limited to some collections, so that a
+// view for one tenant counts only its own. With a StatsReader store
 // each is one store call: the memory store keeps its job counts up to date
 // on every write, and the SQL stores answer from their indexes. With
 // another store the Scheduler computes the same answers from the listings,

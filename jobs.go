@@ -42,10 +42,18 @@ type ListJobsOptions struct {
 	Skip int
 }
 
-// ListHistoryOptions are the options of [Scheduler.ListHistory].
+// ListHistoryOptions are the options of [Scheduler.ListHistory] and
+// [Scheduler.RecentHistory].
 type ListHistoryOptions struct {
 	// Status keeps only entries with this status; empty keeps all.
 	Status ExecutionStatus
+	// Faulted keeps only entries that faulted their occurrence
+	// ([HistoryEntry.Faulted]); false keeps all.
+	Faulted bool
+	// Collections keeps only entries of jobs in these collections; nil
+	// keeps all, an empty non-nil list keeps none. A dashboard limited to
+	// some tenants passes their collections.
+	Collections []string
 	// Top is the most entries returned, 1 to 100; 0 means 100.
 	Top int
 	// Skip is the number of entries left out first.
@@ -529,7 +537,13 @@ func (s *Scheduler) ListHistory(ctx context.Context, collection, name string, op
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return s.store.ListHistory(ctx, collection, name, HistoryFilter{Status: opts.Status, Skip: opts.Skip, Top: pageSize(opts.Top)})
+	return s.store.ListHistory(ctx, collection, name, historyFilter(opts))
+}
+
+// historyFilter is the store filter of opts, a page of at most
+// MaxPageSize entries.
+func historyFilter(opts *ListHistoryOptions) HistoryFilter {
+	return HistoryFilter{Status: opts.Status, Faulted: opts.Faulted, Collections: opts.Collections, Skip: opts.Skip, Top: pageSize(opts.Top)}
 }
 
 func checkPage(top, skip int) error {
