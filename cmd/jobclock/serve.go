@@ -32,6 +32,12 @@ JOBCLOCK_API_TOKENS environment variable when -tokens is not given: one
 "*" for every subscription. Without tokens the API is open to anyone who can
 connect, so serve then refuses any -addr that is not a loopback address.
 
+The web dashboard is at /ui/ (a browser that opens / is sent there). With
+tokens, people sign in to it with one and see the subscriptions it
+reaches; the sign-in lasts 12 hours, or until serve restarts unless
+JOBCLOCK_SESSION_KEY holds a session key (64 hex digits or more) shared by
+the processes behind one address.
+
 Timeouts: request headers must arrive within 10s and the whole request
 within 30s; a response must be written within 60s; each request's work is
 bounded by 30s; idle keep-alive connections close after 120s. Request bodies
@@ -137,8 +143,15 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
+	handler, err := withDashboard(httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout}), s, auth, log)
+	if err != nil {
+		ln.Close()
+		s.Stop(context.Background())
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
 	srv := &http.Server{
-		Handler:           httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout}),
+		Handler:           handler,
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
@@ -150,6 +163,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		log.Warn("serving without authentication: loopback only; give -tokens FILE or set " + httpapi.TokensEnv + " to require bearer tokens")
 	}
 	fmt.Fprintf(stdout, "jobclock: listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "jobclock: dashboard at http://%s%s/\n", ln.Addr(), dashboardPrefix)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
