@@ -25,7 +25,8 @@
 // store/memory, store/sqlite (the embedded default) and store/postgres
 // (several processes on one database); store/storetest checks any of them.
 // httpapi serves the Azure Scheduler management REST API over a Scheduler,
-// and cmd/jobclock is the command-line tool.
+// dashboard a web dashboard over one, and cmd/jobclock is the command-line
+// tool.
 //
 // # Jobs
 //

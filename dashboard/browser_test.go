@@ -627,11 +627,7 @@ func TestBrowserEscapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	if err := d.store.PutJob(ctx, &scheduler.JobRecord{Collection: "contoso/prod/reports", Name: evil, Job: job, State: scheduler.JobEnabled,
-		Created: now, Updated: now, Schedule: scheduler.JobSchedule{Anchor: now}}); err != nil {
-		t.Fatal(err)
-	}
+	putRaw(t, d.store, "contoso/prod/reports", evil, job)
 	b := newBrowser(t)
 	b.do("collection", chromedp.Navigate(d.url+"/collections/contoso%2Fprod%2Freports"), chromedp.WaitVisible(chromedp.CSS("table.jobs")))
 	time.Sleep(300 * time.Millisecond) // an injected image would fail to load and fire onerror by now

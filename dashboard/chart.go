@@ -103,7 +103,11 @@ func buildChart(title string, from time.Time, step time.Duration, n int, counts 
 	slot := plotW / float64(n)
 	barW := max(1, slot*0.4)
 	y := func(v int) float64 { return chartTop + plotH - plotH*float64(v)/float64(top) }
-	for _, v := range []int{0, top / 2, top} {
+	lines := []int{0, top}
+	if top%2 == 0 {
+		lines = []int{0, top / 2, top}
+	}
+	for _, v := range lines {
 		ch.Grid = append(ch.Grid, chartLine{Y: round1(y(v)), Label: itoa(v)})
 	}
 	every := n / 6

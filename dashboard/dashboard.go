@@ -67,6 +67,10 @@ type Options struct {
 	// Config.Executors besides the built-in ones, so that the try page
 	// accepts them. Nil means only the built-in types.
 	ActionTypes []action.Type
+	// MinRetryInterval is the smallest retryInterval the try page accepts:
+	// give the scheduler's Config.MinRetryInterval. Zero means 15s, the
+	// default.
+	MinRetryInterval time.Duration
 	// Logger receives the dashboard's log: failed sign-ins and refused
 	// requests at Info, server errors at Error. Nil means slog.Default().
 	Logger *slog.Logger

@@ -292,11 +292,7 @@ func TestEscaping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	if err := e.store.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: evil, Job: job, State: scheduler.JobEnabled,
-		Created: now, Updated: now, Schedule: scheduler.JobSchedule{Anchor: now}}); err != nil {
-		t.Fatal(err)
-	}
+	putRaw(t, e.store, "c", evil, job)
 	if _, err := e.s.PutJob(ctx, "c", "markup", job, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -409,6 +405,12 @@ func TestTryPage(t *testing.T) {
 	p = try(quarterly, "2027-02-11T17:00:00Z", "10")
 	wantStatus(t, "never matches", p, http.StatusUnprocessableEntity)
 	wantIn(t, "never matches", p, "recurrence.schedule.months", "are February, May, August and November")
+
+	// The retry floor is the scheduler's: 15s by default.
+	fast := `{"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}, "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT2S", "retryCount": 1}}}`
+	p = try(fast, "", "")
+	wantStatus(t, "fast retries", p, http.StatusUnprocessableEntity)
+	wantIn(t, "fast retries", p, "<code>action.retryPolicy.retryInterval</code>")
 
 	p = try(quarterly, "yesterday", "0")
 	wantStatus(t, "bad fields", p, http.StatusBadRequest)

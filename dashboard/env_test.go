@@ -230,3 +230,14 @@ func wantStatus(t *testing.T, what string, p page, status int) {
 		t.Errorf("%s: status %d, want %d; body:\n%s", what, p.status, status, p.body)
 	}
 }
+
+// putRaw writes a job straight into the store, as another program sharing
+// it might, bypassing the Scheduler's checks of names.
+func putRaw(t *testing.T, st scheduler.Store, coll, name string, job *scheduler.Job) {
+	t.Helper()
+	now := time.Now()
+	if err := st.PutJob(ctx, &scheduler.JobRecord{Collection: coll, Name: name, Job: job, State: scheduler.JobEnabled,
+		Created: now, Updated: now, Schedule: scheduler.JobSchedule{Anchor: now}}); err != nil {
+		t.Fatal(err)
+	}
+}

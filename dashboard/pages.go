@@ -195,20 +195,36 @@ type filterLink struct {
 }
 
 type jobRow struct {
-	Name, URL   string
-	State       string
-	Type        string
-	Target      string
-	Schedule    string
-	Next        stamp
-	LastRun     stamp
-	LastStatus  string
-	LastClass   string
-	Executions  int
-	Failures    int
-	Faulted     int
+	Name, URL string
+	State     string
+	jobSummary
 	nextSort    time.Time
 	lastRunSort time.Time
+}
+
+// jobSummary is what the collection's table and the job's page both show
+// of a job, from its record alone.
+type jobSummary struct {
+	Type, Target string
+	Schedule     string
+	Next         stamp
+	LastRun      stamp
+	LastStatus   string
+	LastClass    string
+	Executions   int
+	Failures     int
+	Faulted      int
+}
+
+func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
+	s := jobSummary{
+		Type: string(j.Job.Action.Type), Target: target(&j.Job.Action),
+		Schedule: j.Job.Describe(j.Schedule.Anchor), Next: atPtr(j.Status.NextExecutionTime, loc),
+		LastRun: atPtr(j.Status.LastExecutionTime, loc), Executions: j.Status.ExecutionCount,
+		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount,
+	}
+	s.LastStatus, s.LastClass = lastStatus(j)
+	return s
 }
 
 var jobColumns = []sortKey{{"name", "Job"}, {"state", "State"}, {"next", "Next run"}, {"last", "Last run"}, {"failures", "Failures"}}
@@ -327,21 +343,13 @@ func earlier(a, b time.Time) bool {
 // jobRow is the line of a job in a collection's table: what the record
 // holds, no store call.
 func (h *handler) jobRow(j *scheduler.JobRecord, now time.Time) jobRow {
-	loc := j.Job.Location()
-	row := jobRow{
-		Name: j.Name, URL: h.jobURL(j.Collection, j.Name, nil), State: string(j.State),
-		Type: string(j.Job.Action.Type), Target: target(&j.Job.Action),
-		Schedule: j.Job.Describe(j.Schedule.Anchor), Next: atPtr(j.Status.NextExecutionTime, loc),
-		LastRun: atPtr(j.Status.LastExecutionTime, loc), Executions: j.Status.ExecutionCount,
-		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount,
-	}
+	row := jobRow{Name: j.Name, URL: h.jobURL(j.Collection, j.Name, nil), State: string(j.State), jobSummary: summarize(j, j.Job.Location())}
 	if j.Status.NextExecutionTime != nil {
 		row.nextSort = *j.Status.NextExecutionTime
 	}
 	if j.Status.LastExecutionTime != nil {
 		row.lastRunSort = *j.Status.LastExecutionTime
 	}
-	row.LastStatus, row.LastClass = lastStatus(j)
 	return row
 }
 
@@ -403,28 +411,20 @@ type jobPage struct {
 	Final                     bool
 	CanRun                    bool
 	RunBlocked                string
-	Type, Target              string
-	Schedule                  string
-	Zone                      string
-	StartTime                 stamp
-	Created, Updated          stamp
-	Next                      stamp
-	LastRun                   stamp
-	LastStatus                string
-	LastClass                 string
-	Executions                int
-	Failures                  int
-	Faulted                   int
-	Occurrences               int
-	Current                   string
-	Upcoming                  upcomingTable
-	UpcomingNote              string
-	Definition                string
-	History                   []historyRow
-	Filters                   []filterLink
-	Pager                     pager
-	DeleteURL                 string
-	ActionURL                 string
+	jobSummary
+	Zone             string
+	StartTime        stamp
+	Created, Updated stamp
+	Occurrences      int
+	Current          string
+	Upcoming         upcomingTable
+	UpcomingNote     string
+	Definition       string
+	History          []historyRow
+	Filters          []filterLink
+	Pager            pager
+	DeleteURL        string
+	ActionURL        string
 }
 
 // upcomingTable is a table of occurrences; Zone is the job's zone, empty
@@ -507,18 +507,13 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 	loc := job.Location()
 	p := &jobPage{
 		Collection: c, CollectionURL: h.collectionURL(c, nil), Name: name, URL: h.jobURL(c, name, nil),
-		State: string(rec.State), Final: rec.State.Final(),
-		Type: string(job.Action.Type), Target: target(&job.Action),
-		Schedule: job.Describe(rec.Schedule.Anchor), StartTime: atPtr(job.StartTime, loc),
-		Created: at(rec.Created, loc), Updated: at(rec.Updated, loc),
-		Next: atPtr(rec.Status.NextExecutionTime, loc), LastRun: atPtr(rec.Status.LastExecutionTime, loc),
-		Executions: rec.Status.ExecutionCount, Failures: rec.Status.FailureCount,
-		Faulted: rec.Status.FaultedCount, Occurrences: rec.Schedule.Occurrences,
-		Definition: maskedJSON(rec.Definition()),
-		DeleteURL:  h.url(nil, "collections", c, "jobs", name, "delete"),
-		ActionURL:  h.jobURL(c, name, nil),
+		State: string(rec.State), Final: rec.State.Final(), jobSummary: summarize(rec, loc),
+		StartTime: atPtr(job.StartTime, loc), Created: at(rec.Created, loc), Updated: at(rec.Updated, loc),
+		Occurrences: rec.Schedule.Occurrences,
+		Definition:  maskedJSON(rec.Definition()),
+		DeleteURL:   h.url(nil, "collections", c, "jobs", name, "delete"),
+		ActionURL:   h.jobURL(c, name, nil),
 	}
-	p.LastStatus, p.LastClass = lastStatus(rec)
 	if loc != time.UTC {
 		p.Zone = loc.String()
 	}
@@ -766,7 +761,7 @@ func (h *handler) tryPost(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		h.render(w, r, http.StatusBadRequest, "try", v, p)
 		return "", nil
 	}
-	opts := scheduler.ParseOptions{ActionTypes: h.opts.ActionTypes, Created: created, Now: created}
+	opts := scheduler.ParseOptions{ActionTypes: h.opts.ActionTypes, MinRetryInterval: h.opts.MinRetryInterval, Created: created, Now: created}
 	job, err := scheduler.ParseJob([]byte(p.Definition), &opts)
 	if err != nil {
 		status = http.StatusUnprocessableEntity

@@ -27,8 +27,8 @@
 //
 // run loads job definitions into an embedded scheduler, runs them and
 // prints each history entry as a JSON line; serve runs the scheduler with
-// the Azure Scheduler management REST API (see "jobclock run -h" and
-// "jobclock serve -h").
+// the Azure Scheduler management REST API and the web dashboard at /ui/
+// (see "jobclock run -h" and "jobclock serve -h").
 //
 // FILE "-" reads standard input. Exit status 2 means a usage error; 1 an
 // invalid job or an unreadable file.
@@ -51,7 +51,7 @@ const usage = `Usage:
                                                list the next N (default 10) occurrences of a job created at TIME (default now),
                                                after its schedule in words (on stderr; -q: not); -local: in the job's zone
   jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)
-  jobclock serve [flags]                       run the scheduler with its REST API (see jobclock serve -h)
+  jobclock serve [flags]                       run the scheduler with its REST API and dashboard (see jobclock serve -h)
   jobclock help                                show this text
 
 FILE - reads standard input. Times are ISO 8601 ("2026-01-05T09:00Z"); occurrences print in UTC.

@@ -143,7 +143,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
-	handler, err := withDashboard(httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout}), s, auth, log)
+	handler, err := withDashboard(httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout}), s, auth, *minRetry, log)
 	if err != nil {
 		ln.Close()
 		s.Stop(context.Background())

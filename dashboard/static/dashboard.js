@@ -8,15 +8,17 @@
   var every = parseInt(body.getAttribute("data-refresh") || "0", 10);
   var busy = false;
 
-  // swap replaces the live parts of the page with those of html, keeping
-  // the messages the reader opened.
-  function swap(html) {
+  // swap replaces the live parts of the page that changed with those of
+  // html, keeping the messages the reader opened. Parts that did not
+  // change are left alone, so that what the reader is about to click
+  // stays where it is. The flash message changes only after an action.
+  function swap(html, withFlash) {
     var doc = new DOMParser().parseFromString(html, "text/html");
     var parts = document.querySelectorAll("[data-live][id]");
     for (var i = 0; i < parts.length; i++) {
       var old = parts[i];
       var fresh = doc.getElementById(old.id);
-      if (!fresh) {
+      if (!fresh || old.id === "flash" && !withFlash || old.innerHTML === fresh.innerHTML) {
         continue;
       }
       var open = {};
@@ -54,7 +56,7 @@
     load(location.href).then(function (r) {
       var path = new URL(r.res.url).pathname;
       if (r.res.ok && path === location.pathname) {
-        swap(r.text);
+        swap(r.text, false);
       }
     }).catch(function () {}).then(function () {
       busy = false;
@@ -73,10 +75,10 @@
     var forms = root.querySelectorAll("form[data-async]");
     for (var i = 0; i < forms.length; i++) {
       var f = forms[i];
-      if (f.getAttribute("data-bound")) {
+      if (f.jobclockBound) {
         continue;
       }
-      f.setAttribute("data-bound", "1");
+      f.jobclockBound = true; // a property, not an attribute: innerHTML stays comparable
       f.addEventListener("submit", submit);
     }
   }
@@ -97,7 +99,7 @@
         return;
       }
       if (r.res.ok) {
-        swap(r.text);
+        swap(r.text, true);
         return;
       }
       var doc = new DOMParser().parseFromString(r.text, "text/html");
