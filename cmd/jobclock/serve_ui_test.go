@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -87,5 +88,17 @@ func TestServeDashboard(t *testing.T) {
 	res, _ = get("/ui/collections/"+url.PathEscape("sub-b/rg/jc-of-sub-b"), "text/html")
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("sub-b's collection page for a token of sub-a = %d, want 404", res.StatusCode)
+	}
+}
+
+func TestServeBadSessionKey(t *testing.T) {
+	t.Setenv(httpapi.TokensEnv, "")
+	t.Setenv(SessionKeyEnv, "not hex")
+	var out, errb bytes.Buffer
+	if code := serveCmd([]string{"-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "j.db")}, &out, &errb); code != 2 {
+		t.Errorf("serve with a bad %s = %d, want 2", SessionKeyEnv, code)
+	}
+	if !strings.Contains(errb.String(), SessionKeyEnv+": want at least 64 hexadecimal digits") {
+		t.Errorf("stderr = %q", errb.String())
 	}
 }
