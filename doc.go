@@ -48,7 +48,8 @@
 // (several processes on one database); store/storetest checks any of them,
 // and schedulertest helps hosts test their code that uses a Scheduler.
 // httpapi serves the Azure Scheduler management REST API over a Scheduler,
-// and cmd/jobclock is the command-line tool.
+// dashboard a web dashboard over one, and cmd/jobclock is the command-line
+// tool.
 //
 // # Jobs
 //
@@ -124,7 +125,11 @@
 // be set to Enabled or Disabled; Completed and Faulted are reached only by
 // running. The recurrence is checked by [recurrence.Recurrence.Validate]
 // (an interval or count given as 0 is an error too) and must match at
-// least one date that exists.
+// least one date that exists, counting its periods from startTime or,
+// without one, from [ParseOptions.Created], the job's creation instant
+// (every 3 months from a job created in February never reaches
+// December); PutJob checks from the time of the put, PatchJob from the
+// job's creation.
 // The whole definition, without comments and insignificant whitespace, is
 // at most 16,000 bytes. A startTime more than 18 months ahead is rejected
 // when [ParseOptions.Now] is set. An endTime in the past is accepted: such
@@ -144,6 +149,10 @@
 // [recurrence.Hourly], [recurrence.Daily], [recurrence.Weekly] and
 // [recurrence.Monthly], with [recurrence.Recurrence.In] for the zone, or a
 // cron spec with [recurrence.Cron].
+//
+// [Job.Describe] says when a job runs in words ("every week on Monday,
+// Wednesday and Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov
+// 2012"), and [Job.Location] is the zone its schedule is read in.
 //
 // When a job runs first ([Job.Timing]): without startTime it counts from
 // its creation; with no recurrence it runs once, at startTime or at once
@@ -331,7 +340,9 @@
 // the error action (actionName ErrorAction). An occurrence that comes due
 // while the previous one is still in progress leaves an entry with status
 // Postponed. repeatCount is the occurrence number, counted from 1;
-// manual runs (RunJob) are occurrences too. The message holds the
+// manual runs (RunJob) are occurrences too. The failed last attempt of
+// an occurrence's main action is marked Faulted (faultedCount counts
+// those occurrences). The message holds the
 // executor's description of the outcome (for HTTP, the response status and
 // at most 2,048 bytes of the body), followed by the error of a failed
 // attempt unless the description already quotes it, cut to
@@ -389,9 +400,12 @@
 // [Scheduler.JobCounts] (jobs per collection and state),
 // [Scheduler.DueCount] (the backlog: jobs due now and not started),
 // [Scheduler.HistoryCounts] (history entries per bucket of time, action
-// name and status, at most MaxHistoryBuckets buckets) and
+// name and status, at most MaxHistoryBuckets buckets, with how many are
+// retries and how many faulted their occurrence) and
 // [Scheduler.RecentHistory] (the newest entries of all jobs, a page of at
-// most 100 at a time, optionally of one status). With a StatsReader store
+// most 100 at a time, optionally of one status or only faulted ones).
+// Both, like ListHistory, can be limited to some collections, so that a
+// view for one tenant counts only its own. With a StatsReader store
 // each is one store call: the memory store keeps its job counts up to date
 // on every write, and the SQL stores answer from their indexes. With
 // another store the Scheduler computes the same answers from the listings,

@@ -281,6 +281,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		c.At = res.end.Add(policy.Delay(c.Retry, c.Tag))
 	case !c.ErrorAction:
 		r.Status.FaultedCount++
+		h.Faulted = true
 		if r.Job.Action.ErrorAction != nil {
 			c.ErrorAction = true
 			c.Retry = 0

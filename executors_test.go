@@ -153,7 +153,7 @@ func TestJobWithoutExecutorFailsItsAttempt(t *testing.T) {
 // (and the command) do.
 func TestCoreImportsNoAzure(t *testing.T) {
 	core := []string{".", "./recurrence", "./retry", "./action", "./action/http",
-		"./store/memory", "./store/sqlite", "./store/postgres", "./store/storetest", "./httpapi", "./schedulertest"}
+		"./store/memory", "./store/sqlite", "./store/postgres", "./store/storetest", "./httpapi", "./schedulertest", "./dashboard"}
 	bad := func(pkg string) bool {
 		return strings.HasPrefix(pkg, "github.com/Azure/") || strings.Contains(strings.ToLower(pkg), "amqp")
 	}

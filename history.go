@@ -64,4 +64,8 @@ type HistoryEntry struct {
 	Message string `json:"message,omitempty"`
 	// ExecutionTag is the tag shared by the attempts of the occurrence.
 	ExecutionTag string `json:"executionTag,omitempty"`
+	// Faulted marks the failed last attempt of an occurrence's main
+	// action, after which the occurrence is faulted (the job's
+	// faultedCount counts it) and its errorAction, if any, runs.
+	Faulted bool `json:"faulted,omitempty"`
 }

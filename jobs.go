@@ -45,10 +45,18 @@ type ListJobsOptions struct {
 	Skip int
 }
 
-// ListHistoryOptions are the options of [Scheduler.ListHistory].
+// ListHistoryOptions are the options of [Scheduler.ListHistory] and
+// [Scheduler.RecentHistory].
 type ListHistoryOptions struct {
 	// Status keeps only entries with this status; empty keeps all.
 	Status ExecutionStatus
+	// Faulted keeps only entries that faulted their occurrence
+	// ([HistoryEntry.Faulted]); false keeps all.
+	Faulted bool
+	// Collections keeps only entries of jobs in these collections; nil
+	// keeps all, an empty non-nil list keeps none. A dashboard limited to
+	// some tenants passes their collections.
+	Collections []string
 	// Top is the most entries returned, 1 to 100; 0 means 100.
 	Top int
 	// Skip is the number of entries left out first.
@@ -95,16 +103,18 @@ func (s *Scheduler) ParseJob(data []byte) (*Job, error) {
 	return ParseJob(data, &opts)
 }
 
-// checkDefinition validates def against the scheduler's rules and returns
-// an immutable copy without state and status, in canonical spelling, with
-// the actions' Payload encoded into Custom and its cron spec expanded.
-func (s *Scheduler) checkDefinition(def *Job, now time.Time) (*Job, error) {
+// checkDefinition validates def against the scheduler's rules for a job
+// created (or replaced) at created and returns an immutable copy without
+// state and status, in canonical spelling, with the actions' Payload
+// encoded into Custom and its cron spec expanded.
+func (s *Scheduler) checkDefinition(def *Job, now, created time.Time) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
 	}
 	c := *def
 	c.Status = nil
 	opts := s.parseOptions(now)
+	opts.Created = created
 	if err := c.Validate(&opts); err != nil {
 		return nil, err
 	}
@@ -250,7 +260,7 @@ func (s *Scheduler) putJob(ctx context.Context, st TxStore, collection, name str
 		opts = &PutJobOptions{}
 	}
 	now := time.Now()
-	job, err := s.checkDefinition(def, now)
+	job, err := s.checkDefinition(def, now, now)
 	if err != nil {
 		return nil, err
 	}
@@ -416,12 +426,14 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return err
 		}
+		// The job keeps its anchor: its periods count from there.
 		opts := s.parseOptions(now)
+		opts.Created = r.Schedule.Anchor
 		def, err := ParseJob(merged, &opts)
 		if err != nil {
 			return err
 		}
-		job, err := s.checkDefinition(def, now)
+		job, err := s.checkDefinition(def, now, r.Schedule.Anchor)
 		if err != nil {
 			return err
 		}
@@ -644,7 +656,13 @@ func (s *Scheduler) ListHistory(ctx context.Context, collection, name string, op
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return s.store.ListHistory(ctx, collection, name, HistoryFilter{Status: opts.Status, Skip: opts.Skip, Top: pageSize(opts.Top)})
+	return s.store.ListHistory(ctx, collection, name, historyFilter(opts))
+}
+
+// historyFilter is the store filter of opts, a page of at most
+// MaxPageSize entries.
+func historyFilter(opts *ListHistoryOptions) HistoryFilter {
+	return HistoryFilter{Status: opts.Status, Faulted: opts.Faulted, Collections: opts.Collections, Skip: opts.Skip, Top: pageSize(opts.Top)}
 }
 
 func checkPage(top, skip int) error {

@@ -294,3 +294,35 @@ func TestDeleteCollectionCascades(t *testing.T) {
 		}
 	})
 }
+
+// TestPatchCountsFromCreation: a job without startTime counts its periods
+// from its creation, so a patch made months later is checked from there,
+// not from the time of the patch.
+func TestPatchCountsFromCreation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		// Created in January: every 3 months reaches October.
+		quarterly := `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/q", "method": "GET"}},
+			"recurrence": {"frequency": "Month", "interval": 3, "schedule": {"months": [10], "monthDays": [1], "hours": [6], "minutes": [0]}}}`
+		if e.t0.Month() != time.January {
+			t.Fatalf("the bubble starts in %v; the test needs January", e.t0.Month())
+		}
+		e.put("q", quarterly)
+		time.Sleep(40 * 24 * time.Hour) // February: from here every 3 months never reaches October
+		p, err := e.s.PatchJob(ctx, "c", "q", []byte(`{"action": {"request": {"uri": "http://127.0.0.1:9/q2"}}}`), nil)
+		if err != nil {
+			t.Fatalf("PatchJob in February: %v", err)
+		}
+		if next := p.Status.NextExecutionTime; next == nil || next.Month() != time.October {
+			t.Errorf("next execution after the patch = %v, want in October", next)
+		}
+		// A new job created now counts from February, and is refused.
+		job, err := scheduler.ParseJob([]byte(quarterly), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.s.PutJob(ctx, "c", "q3", job, nil)
+		wantValidation(t, "PutJob in February", err, "recurrence.schedule.months")
+	})
+}

@@ -123,6 +123,14 @@ type ParseOptions struct {
 	// Now, when set, is the current time against which a startTime more
 	// than MaxStartAhead ahead is rejected. Zero skips that check.
 	Now time.Time
+	// Created is the instant the job is created (or last replaced), from
+	// which a job without startTime counts its recurrence's periods, as
+	// [Job.Timing] does. The check that a schedule can ever run counts
+	// from it too: every 3 months from a job created in March reaches
+	// December, from one created in February it never does. Zero means
+	// Now, and when Now is zero as well, 2001-01-01T00:00Z. A job with a
+	// startTime counts from its startTime whatever Created says.
+	Created time.Time
 	// AllowInsecureAuthentication permits HTTP authentication on an
 	// http (not https) URI, for tests against local servers. False
 	// means authentication requires https.

@@ -44,7 +44,7 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	}
 	now := time.Now()
 	def := &Job{Action: act, Recurrence: when}
-	job, err := s.checkDefinition(def, now)
+	job, err := s.checkDefinition(def, now, now)
 	if err != nil {
 		return nil, err
 	}

@@ -85,52 +85,84 @@ func (s *Scheduler) DueCount(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// HistoryCountsOptions are the options of [Scheduler.HistoryCounts].
+type HistoryCountsOptions struct {
+	// Collections counts only the history of jobs in these collections;
+	// nil counts all, an empty non-nil list none. A dashboard limited to
+	// some tenants passes their collections.
+	Collections []string
+}
+
 // HistoryCounts counts the history entries of all jobs whose EndTime lies
 // in [from, to), in buckets of width step starting at from, by action name
 // and status, as [StatsReader.CountHistory] does: only non-zero counts,
-// ordered by bucket start, action name and status. It is what a chart of
-// occurrences and failures over time needs.
+// ordered by bucket start, action name and status, each with how many of
+// its entries are retries and how many faulted their occurrence. It is
+// what a chart of occurrences and failures over time needs. opts may be
+// nil (every collection).
 //
 // step must be positive, from before to, both within the years 1678 to
 // 2262, and the range must hold at most MaxHistoryBuckets buckets; an
 // error matching ErrInvalid names the argument at fault otherwise. With a
 // store that is a StatsReader it is one store call; otherwise it reads the
 // whole history of every job.
-func (s *Scheduler) HistoryCounts(ctx context.Context, from, to time.Time, step time.Duration) ([]HistoryCount, error) {
+func (s *Scheduler) HistoryCounts(ctx context.Context, from, to time.Time, step time.Duration, opts *HistoryCountsOptions) ([]HistoryCount, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
 	if err := checkHistoryRange(from, to, step); err != nil {
 		return nil, err
 	}
+	if opts == nil {
+		opts = &HistoryCountsOptions{}
+	}
 	from, to = from.Round(0).UTC(), to.Round(0).UTC()
 	if r, ok := s.store.(StatsReader); ok {
-		return r.CountHistory(ctx, from, to, step)
+		return r.CountHistory(ctx, from, to, step, opts.Collections)
 	}
 	type key struct {
 		bucket int64
 		action ActionName
 		status ExecutionStatus
 	}
-	n := map[key]int{}
-	err := s.eachJobHistory(ctx, HistoryFilter{}, func(hist []HistoryEntry) {
+	n := map[key]*HistoryCount{}
+	err := s.eachJobHistory(ctx, HistoryFilter{Collections: opts.Collections}, func(hist []HistoryEntry) {
 		for _, h := range hist {
-			if !h.EndTime.IsZero() && !h.EndTime.Before(from) && h.EndTime.Before(to) {
-				n[key{int64(h.EndTime.Sub(from) / step), h.ActionName, h.Status}]++
+			if h.EndTime.IsZero() || h.EndTime.Before(from) || !h.EndTime.Before(to) {
+				continue
 			}
+			k := key{int64(h.EndTime.Sub(from) / step), h.ActionName, h.Status}
+			c := n[k]
+			if c == nil {
+				c = &HistoryCount{Start: from.Add(time.Duration(k.bucket) * step), ActionName: k.action, Status: k.status}
+				n[k] = c
+			}
+			c.Add(&h)
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]HistoryCount, 0, len(n))
-	for k, c := range n {
-		out = append(out, HistoryCount{Start: from.Add(time.Duration(k.bucket) * step), ActionName: k.action, Status: k.status, Entries: c})
+	for _, c := range n {
+		out = append(out, *c)
 	}
 	slices.SortFunc(out, func(a, b HistoryCount) int {
 		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.ActionName, b.ActionName), cmp.Compare(a.Status, b.Status))
 	})
 	return out, nil
+}
+
+// Add counts h in c: one more entry, and one more retry or faulted entry
+// when h is one. It does not check that h belongs to c's bucket.
+func (c *HistoryCount) Add(h *HistoryEntry) {
+	c.Entries++
+	if h.RetryCount > 0 {
+		c.Retries++
+	}
+	if h.Faulted {
+		c.Faulted++
+	}
 }
 
 // checkHistoryRange validates the arguments of HistoryCounts.
@@ -169,7 +201,8 @@ func checkHistoryRange(from, to time.Time, step time.Duration) error {
 // one page at a time, as [StatsReader.RecentHistory] does; opts (which may
 // be nil) filters and pages as in [Scheduler.ListHistory]: at most 100
 // entries per call, 100 when opts.Top is 0. It is what a list of the
-// latest failures needs.
+// latest failures (opts.Status Failed) or faulted occurrences
+// (opts.Faulted) needs.
 //
 // With a store that is a StatsReader the order is the reverse of the
 // order in which entries were recorded, and it is one store call.
@@ -191,13 +224,15 @@ func (s *Scheduler) RecentHistory(ctx context.Context, opts *ListHistoryOptions)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	f := HistoryFilter{Status: opts.Status, Skip: opts.Skip, Top: pageSize(opts.Top)}
+	f := historyFilter(opts)
 	if r, ok := s.store.(StatsReader); ok {
 		return r.RecentHistory(ctx, f)
 	}
 	// Merge each job's newest Skip+Top entries, newest EndTime first.
 	var lists historyLists
-	err := s.eachJobHistory(ctx, HistoryFilter{Status: f.Status, Top: f.Skip + f.Top}, func(h []HistoryEntry) {
+	perJob := f
+	perJob.Skip, perJob.Top = 0, f.Skip+f.Top
+	err := s.eachJobHistory(ctx, perJob, func(h []HistoryEntry) {
 		if len(h) > 0 {
 			lists = append(lists, h)
 		}
@@ -258,14 +293,18 @@ func (s *Scheduler) eachJob(ctx context.Context, collection string, fn func(*Job
 	}
 }
 
-// eachJobHistory calls fn with the history of every job, as ListHistory
-// returns it with f. Jobs deleted meanwhile are left out.
+// eachJobHistory calls fn with the history of every job of the
+// collections f keeps, as ListHistory returns it with f. Jobs deleted
+// meanwhile are left out.
 func (s *Scheduler) eachJobHistory(ctx context.Context, f HistoryFilter, fn func([]HistoryEntry)) error {
 	colls, err := s.store.ListCollections(ctx)
 	if err != nil {
 		return err
 	}
 	for _, c := range colls {
+		if f.Collections != nil && !slices.Contains(f.Collections, c.Name) {
+			continue
+		}
 		var names []string
 		if err := s.eachJob(ctx, c.Name, func(j *JobRecord) { names = append(names, j.Name) }); err != nil {
 			return err

@@ -128,20 +128,34 @@ func TestStats(t *testing.T) {
 		hc := func(start time.Duration, a scheduler.ActionName, st scheduler.ExecutionStatus, n int) scheduler.HistoryCount {
 			return scheduler.HistoryCount{Start: e.t0.Add(start).UTC(), ActionName: a, Status: st, Entries: n}
 		}
-		// ok ends at 1s, 61s and 121s; bad's attempts at 2s, 24s and 46s,
-		// its error action at 48s.
+		// ok ends at 1s, 61s and 121s; bad's attempts at 2s, 24s and 46s
+		// (two retries, the last faulted), its error action at 48s.
+		badFailures := hc(0, main, failed, 3)
+		badFailures.Retries, badFailures.Faulted = 2, 1
 		wantCounts := []scheduler.HistoryCount{
-			hc(0, errA, done, 1), hc(0, main, done, 1), hc(0, main, failed, 3),
+			hc(0, errA, done, 1), hc(0, main, done, 1), badFailures,
 			hc(minute, main, done, 1), hc(2*minute, main, done, 1),
 		}
 		from := e.t0.In(time.FixedZone("UTC+1", 3600))
 		for _, b := range both {
-			got, err := b.s.HistoryCounts(ctx, from, e.t0.Add(5*minute), minute)
+			got, err := b.s.HistoryCounts(ctx, from, e.t0.Add(5*minute), minute, nil)
 			if err != nil {
 				t.Fatalf("HistoryCounts (%s): %v", b.name, err)
 			}
 			if diff := cmp.Diff(wantCounts, got); diff != "" {
 				t.Errorf("HistoryCounts (%s) (-want +got):\n%s", b.name, diff)
+			}
+			for _, tt := range []struct {
+				colls []string
+				want  []scheduler.HistoryCount
+			}{{[]string{"c", "x"}, wantCounts}, {[]string{"d"}, nil}, {[]string{}, nil}} {
+				got, err := b.s.HistoryCounts(ctx, from, e.t0.Add(5*minute), minute, &scheduler.HistoryCountsOptions{Collections: tt.colls})
+				if err != nil {
+					t.Fatalf("HistoryCounts(%q) (%s): %v", tt.colls, b.name, err)
+				}
+				if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("HistoryCounts(%q) (%s) (-want +got):\n%s", tt.colls, b.name, diff)
+				}
 			}
 			for _, c := range got {
 				if c.Start.Location() != time.UTC {
@@ -149,11 +163,13 @@ func TestStats(t *testing.T) {
 				}
 			}
 			// A range that ends at bad's last failure leaves it out.
-			got, err = b.s.HistoryCounts(ctx, e.t0, e.t0.Add(46*time.Second), 23*time.Second)
+			got, err = b.s.HistoryCounts(ctx, e.t0, e.t0.Add(46*time.Second), 23*time.Second, nil)
 			if err != nil {
 				t.Fatalf("HistoryCounts (%s): %v", b.name, err)
 			}
-			want := []scheduler.HistoryCount{hc(0, main, done, 1), hc(0, main, failed, 1), hc(23*time.Second, main, failed, 1)}
+			retry := hc(23*time.Second, main, failed, 1)
+			retry.Retries = 1
+			want := []scheduler.HistoryCount{hc(0, main, done, 1), hc(0, main, failed, 1), retry}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("HistoryCounts to 46s (%s) (-want +got):\n%s", b.name, diff)
 			}
@@ -179,6 +195,10 @@ func TestStats(t *testing.T) {
 			{&scheduler.ListHistoryOptions{Status: failed, Skip: 1}, all[4:6]},
 			{&scheduler.ListHistoryOptions{Status: done, Top: 3}, []line{all[0], all[1], all[2]}},
 			{&scheduler.ListHistoryOptions{Skip: 7}, nil},
+			{&scheduler.ListHistoryOptions{Faulted: true}, all[3:4]},
+			{&scheduler.ListHistoryOptions{Collections: []string{"d", "c"}, Top: 2}, all[:2]},
+			{&scheduler.ListHistoryOptions{Collections: []string{"d"}}, nil},
+			{&scheduler.ListHistoryOptions{Collections: []string{}}, nil},
 		} {
 			for _, b := range both {
 				h, err := b.s.RecentHistory(ctx, tt.opts)
@@ -202,7 +222,7 @@ func TestStats(t *testing.T) {
 		for _, b := range both {
 			_, err1 := b.s.JobCounts(ctx)
 			_, err2 := b.s.DueCount(ctx)
-			_, err3 := b.s.HistoryCounts(ctx, e.t0, e.t0.Add(minute), minute)
+			_, err3 := b.s.HistoryCounts(ctx, e.t0, e.t0.Add(minute), minute, nil)
 			_, err4 := b.s.RecentHistory(ctx, nil)
 			if b.s == fallback {
 				break // never started nor stopped
@@ -235,7 +255,7 @@ func TestStatsArguments(t *testing.T) {
 		{"to too late", t0, time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), 24 * time.Hour, []string{"to: ", "outside the years"}},
 		{"range too wide", time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC), 24 * 365 * time.Hour, []string{"to: ", "292 years"}},
 	} {
-		_, err := e.s.HistoryCounts(ctx, tt.from, tt.to, tt.step)
+		_, err := e.s.HistoryCounts(ctx, tt.from, tt.to, tt.step, nil)
 		if !errors.Is(err, scheduler.ErrInvalid) {
 			t.Errorf("HistoryCounts(%s) error %v, want one matching ErrInvalid", tt.name, err)
 			continue
@@ -246,7 +266,7 @@ func TestStatsArguments(t *testing.T) {
 			}
 		}
 	}
-	if _, err := e.s.HistoryCounts(ctx, t0, t0.Add(time.Hour), 360*time.Millisecond); err != nil {
+	if _, err := e.s.HistoryCounts(ctx, t0, t0.Add(time.Hour), 360*time.Millisecond, nil); err != nil {
 		t.Errorf("HistoryCounts(exactly 10000 buckets): %v", err)
 	}
 	for _, tt := range []struct {

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -96,9 +97,10 @@ type Store interface {
 	Record(ctx context.Context, owner string, j *JobRecord, history []HistoryEntry) error
 
 	// ListHistory returns the job's history newest first (the reverse of
-	// the order in which entries were recorded), filtered by f.Status
-	// (empty: all), skipping f.Skip, at most f.Top entries (0: no limit).
-	// ErrNotFound when the job does not exist.
+	// the order in which entries were recorded): the entries f keeps
+	// (its Status, Faulted and Collections, see [HistoryFilter.Keeps]),
+	// skipping f.Skip, at most f.Top entries (0: no limit). ErrNotFound
+	// when the job does not exist.
 	ListHistory(ctx context.Context, collection, job string, f HistoryFilter) ([]HistoryEntry, error)
 
 	// Prune applies retention: it deletes history entries whose EndTime
@@ -292,14 +294,28 @@ type JobFilter struct {
 	Top int
 }
 
-// HistoryFilter selects history entries for [Store.ListHistory].
+// HistoryFilter selects history entries for [Store.ListHistory] and
+// [StatsReader.RecentHistory]: the entries that [HistoryFilter.Keeps],
+// then a page of them.
 type HistoryFilter struct {
 	// Status keeps only entries with this status; empty keeps all.
 	Status ExecutionStatus
+	// Faulted keeps only entries that faulted their occurrence
+	// ([HistoryEntry.Faulted]); false keeps all.
+	Faulted bool
+	// Collections keeps only entries of jobs in these collections; nil
+	// keeps all, and an empty non-nil list keeps none.
+	Collections []string
 	// Skip leaves out this many entries first.
 	Skip int
 	// Top returns at most this many entries; 0 means no limit.
 	Top int
+}
+
+// Keeps reports whether h passes f's Status, Faulted and Collections.
+func (f *HistoryFilter) Keeps(h *HistoryEntry) bool {
+	return (f.Status == "" || h.Status == f.Status) && (!f.Faulted || h.Faulted) &&
+		(f.Collections == nil || slices.Contains(f.Collections, h.Collection))
 }
 
 // PruneRequest says what [Store.Prune] deletes.
@@ -397,13 +413,16 @@ type StatsReader interface {
 	// represent), and to is less than 292 years after from, as
 	// [Scheduler.HistoryCounts] does; a store may return an error or a
 	// meaningless answer otherwise, but must not panic.
-	CountHistory(ctx context.Context, from, to time.Time, step time.Duration) ([]HistoryCount, error)
+	//
+	// collections, when not nil, restricts the count to the history of
+	// jobs in those collections (an empty non-nil list counts nothing).
+	CountHistory(ctx context.Context, from, to time.Time, step time.Duration, collections []string) ([]HistoryCount, error)
 
 	// RecentHistory returns the history entries of all jobs newest first
 	// (the reverse of the order in which they were recorded, across
-	// jobs), filtered by f.Status (empty: all), skipping f.Skip, at most
-	// f.Top entries (0: no limit, as in ListHistory; callers that show
-	// pages pass a Top).
+	// jobs), those that f keeps (its Status, Faulted and Collections),
+	// skipping f.Skip, at most f.Top entries (0: no limit, as in
+	// ListHistory; callers that show pages pass a Top).
 	RecentHistory(ctx context.Context, f HistoryFilter) ([]HistoryEntry, error)
 }
 
@@ -431,6 +450,13 @@ type HistoryCount struct {
 	Status ExecutionStatus
 	// Entries is the number of entries, at least 1.
 	Entries int
+	// Retries is how many of them are retries (RetryCount above 0); the
+	// others are the first attempts of their occurrences (or Postponed
+	// entries), so Entries-Retries of MainAction counts occurrences.
+	Retries int
+	// Faulted is how many of them faulted their occurrence
+	// ([HistoryEntry.Faulted]).
+	Faulted int
 }
 
 // Transactional is an optional capability of a [Store] in a database the

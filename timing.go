@@ -60,6 +60,11 @@ func (j *Job) Timing(created time.Time) (*Timing, error) {
 	}, nil
 }
 
+// Rule returns the job's compiled recurrence, whose [recurrence.Rule.Shifted]
+// tells which occurrences a daylight saving change moved; nil for a job
+// without recurrence.
+func (t *Timing) Rule() *recurrence.Rule { return t.rule }
+
 // First returns the first occurrence, or the zero Time when the job has
 // none (its endTime lies before it).
 func (t *Timing) First() time.Time { return t.first }
@@ -105,4 +110,37 @@ func (t *Timing) Occurrences() iter.Seq[time.Time] {
 			at = next
 		}
 	}
+}
+
+// Location returns the time zone in which the job's schedule is read: the
+// recurrence's timeZone, or UTC without one (or when it names no zone this
+// host knows).
+func (j *Job) Location() *time.Location {
+	if j.Recurrence == nil {
+		return time.UTC
+	}
+	loc, err := recurrence.LoadTimeZone(j.Recurrence.TimeZone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// Describe says in words when a job created (or last put) at created runs:
+// its recurrence as [recurrence.Recurrence.Describe] says it, counted from
+// startTime or else from created ("every week on Monday at 10:00 (UTC)");
+// without a recurrence, "once at 4 Aug 2012 00:00 (UTC)", or "once, when
+// created" without startTime. A zero created is an unknown creation time.
+func (j *Job) Describe(created time.Time) string {
+	start := created
+	if j.StartTime != nil {
+		start = *j.StartTime
+	}
+	if j.Recurrence != nil {
+		return j.Recurrence.Describe(start)
+	}
+	if j.StartTime == nil || !created.IsZero() && !j.StartTime.After(created) {
+		return "once, when created"
+	}
+	return "once at " + j.StartTime.UTC().Format("2 Jan 2006 15:04") + " (UTC)"
 }

@@ -242,3 +242,64 @@ func TestTimingInUTC(t *testing.T) {
 		t.Errorf("First() = %v, Next() = %v; want 02:30 CET, then 03:30 CEST", first, next)
 	}
 }
+
+// TestParseCreated: without startTime, the check that a schedule can run
+// counts from ParseOptions.Created (else Now), as the job's Timing does.
+func TestParseCreated(t *testing.T) {
+	quarterly := jobWith("", `{"frequency": "Month", "interval": 3, "schedule": {"months": [12], "monthDays": [1, 14]}}`)
+	march, feb := date("2027-03-11T17:00:00Z"), date("2027-02-11T17:00:00Z")
+	tests := []struct {
+		name string
+		in   string
+		opts scheduler.ParseOptions
+		err  string // empty: valid
+	}{
+		{"created in March", quarterly, scheduler.ParseOptions{Created: march}, ""},
+		{"now in March", quarterly, scheduler.ParseOptions{Now: march}, ""},
+		{"created wins over now", quarterly, scheduler.ParseOptions{Created: march, Now: feb}, ""},
+		{"created in February", quarterly, scheduler.ParseOptions{Created: feb},
+			"recurrence.schedule.months: never matches: every 3 months counted from the creation time 2027-02-11T17:00:00Z are February, May, August and November, none of them a listed month"},
+		{"startTime wins", jobWith("2027-03-11T17:00:00Z", `{"frequency": "Month", "interval": 3, "schedule": {"months": [12], "monthDays": [1, 14]}}`),
+			scheduler.ParseOptions{Created: feb}, ""},
+		{"no creation time: not named", quarterly, scheduler.ParseOptions{},
+			"recurrence.schedule.months: never matches: every 3 months are January, April, July and October, none of them a listed month"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := scheduler.ParseJob([]byte(tt.in), &tt.opts)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.err {
+				t.Errorf("ParseJob error = %q, want %q", got, tt.err)
+			}
+		})
+	}
+}
+
+func TestJobDescribe(t *testing.T) {
+	created := date("2026-01-06T12:25:00Z")
+	tests := []struct {
+		name, in, want string
+		zone           string
+	}{
+		{"recurrence from the creation time", jobWith("", `{"frequency": "Day"}`), "every day at 12:25 (UTC)", "UTC"},
+		{"recurrence from startTime", jobWith("2026-02-01T08:00:00+01:00", `{"frequency": "Week", "timeZone": "Europe/Berlin"}`),
+			"every week on Sunday at 08:00 (Europe/Berlin)", "Europe/Berlin"},
+		{"once in the future", jobWith("2026-02-01T08:00:00Z", ""), "once at 1 Feb 2026 08:00 (UTC)", "UTC"},
+		{"once, startTime passed", jobWith("2025-02-01T08:00:00Z", ""), "once, when created", "UTC"},
+		{"once, no startTime", jobWith("", ""), "once, when created", "UTC"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := mustParse(t, tt.in)
+			if got := j.Describe(created); got != tt.want {
+				t.Errorf("Describe = %q, want %q", got, tt.want)
+			}
+			if got := j.Location().String(); got != tt.zone {
+				t.Errorf("Location = %s, want %s", got, tt.zone)
+			}
+		})
+	}
+}

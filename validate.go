@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -146,26 +147,38 @@ func validateJob(j *Job, opts *ParseOptions) []*ValidationError {
 }
 
 func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
+	// Compile also rejects a schedule that never matches a date that
+	// exists (day 31 of February), or whose interval never reaches a
+	// listed month (every 3 months from February in December), counting
+	// from startTime, or else from the creation instant, as the job's
+	// Timing does.
+	start, madeUp := c.opts.Created, false
+	if start.IsZero() {
+		start = c.opts.Now
+	}
+	if startTime != nil {
+		start = *startTime
+	}
+	if start.IsZero() {
+		start, madeUp = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), true
+	}
 	err := r.Validate()
 	if err == nil {
-		// Compile also rejects a schedule that never matches a date
-		// that exists (day 31 of February), whatever the start.
-		start := c.opts.Now
-		if startTime != nil {
-			start = *startTime
-		}
-		if start.IsZero() {
-			start = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
-		}
 		_, err = recurrence.Compile(r, start)
 	}
 	for _, err := range flatten(err) {
 		var fe *recurrence.FieldError
 		if errors.As(err, &fe) {
 			reason := fe.Reason
-			if startTime == nil {
-				// The start was made up here; do not mention it.
+			switch {
+			case madeUp:
+				// Do not mention a start made up here.
+				reason = madeUpStart.ReplaceAllString(reason, "")
+			case startTime == nil:
+				// Where the interval's phase matters, it is the
+				// creation's; a date that never exists never does.
 				reason, _, _ = strings.Cut(reason, ", counting from the start")
+				reason = strings.Replace(reason, "counted from the start ", "counted from the creation time ", 1)
 			}
 			c.add(joinPath("recurrence", fe.Path), fe.Value, reason)
 		} else {
@@ -173,6 +186,9 @@ func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
 		}
 	}
 }
+
+// madeUpStart matches where a recurrence error names its start.
+var madeUpStart = regexp.MustCompile(`,? count(ing|ed) from the start \S+`)
 
 // flatten lists the leaves of an error joined with errors.Join.
 func flatten(err error) []error {

@@ -70,7 +70,8 @@ type cronSet struct {
 	nth  []MonthlyOccurrence // day of week: nth weekdays (5#2, 5L)
 }
 
-func span(lo, hi int) uint64 { return (1<<(hi-lo+1) - 1) << lo }
+// bitRange is the set of the values lo to hi.
+func bitRange(lo, hi int) uint64 { return (1<<(hi-lo+1) - 1) << lo }
 
 // parse reads one field's text. It returns the reason when the text is not
 // a valid field.
@@ -443,7 +444,7 @@ func (c *cronSpec) checkDays() error {
 			continue
 		}
 		n := daysIn(m)
-		if c.dom.bits&span(1, n) != 0 || slices.ContainsFunc(c.dom.last, func(d int) bool { return -d <= n }) {
+		if c.dom.bits&bitRange(1, n) != 0 || slices.ContainsFunc(c.dom.last, func(d int) bool { return -d <= n }) {
 			return nil
 		}
 		months = append(months, time.Month(m).String())
@@ -466,7 +467,7 @@ func orWords(words []string) string {
 
 // ones lists the set bits of b from lo to hi.
 func ones(b uint64, lo, hi int) []int {
-	out := make([]int, 0, bits.OnesCount64(b&span(lo, hi)))
+	out := make([]int, 0, bits.OnesCount64(b&bitRange(lo, hi)))
 	for v := lo; v <= hi; v++ {
 		if b&(1<<v) != 0 {
 			out = append(out, v)
@@ -500,14 +501,14 @@ func (c *cronSpec) recurrence() *Recurrence {
 	}
 	s := &Schedule{Minutes: ones(c.min.bits, 0, 59)}
 	r.Schedule = s
-	allHours := c.hour.bits == span(0, 23)
-	allMonths := c.month.bits == span(1, 12)
+	allHours := c.hour.bits == bitRange(0, 23)
+	allMonths := c.month.bits == bitRange(1, 12)
 
 	// Which days: robfig/cron's rule. When day of month or day of week is
 	// unrestricted ("*" or "?"), a day must match both; when both are
 	// restricted, either.
-	allDom := c.dom.bits == span(1, 31)
-	allDow := c.dow.bits == span(0, 6)
+	allDom := c.dom.bits == bitRange(1, 31)
+	allDow := c.dow.bits == bitRange(0, 6)
 	useDom, useDow := false, false
 	switch {
 	case c.dom.star && c.dow.star:
@@ -535,7 +536,7 @@ func (c *cronSpec) recurrence() *Recurrence {
 			s.MonthlyOccurrences = c.monthlyOccurrences()
 		}
 		if !useDom && !useDow {
-			s.MonthDays = ones(span(1, 31), 1, 31)
+			s.MonthDays = ones(bitRange(1, 31), 1, 31)
 		}
 	case useDow:
 		r.Frequency = Week
@@ -547,7 +548,7 @@ func (c *cronSpec) recurrence() *Recurrence {
 		}
 	case !allHours:
 		r.Frequency = Day
-	case c.min.bits == span(0, 59):
+	case c.min.bits == bitRange(0, 59):
 		r.Frequency = Minute
 	default:
 		r.Frequency = Hour

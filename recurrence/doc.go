@@ -55,6 +55,8 @@
 // Hour frequencies without a schedule step in elapsed time: every 15
 // minutes means every 15 real minutes, whatever the clocks do. With a
 // schedule they count on the wall clock like the coarser frequencies.
+// [Rule.Shifted] reports whether an occurrence runs later than its
+// schedule says because its wall time fell into such a gap.
 //
 // # End and count
 //
@@ -64,6 +66,16 @@
 // that runs: [Rule.Occurrences] applies it from the first occurrence it
 // yields, while [Rule.Next] cannot know how many ran and ignores it. When
 // both are given, whichever ends the recurrence first wins.
+//
+// # Descriptions
+//
+// [Recurrence.Describe] says a recurrence in plain English, taking from the
+// start what the schedule leaves out: "every week on Monday, Wednesday and
+// Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov 2012", "every 15
+// minutes from 09:00 to 16:45 on Monday to Friday (UTC)", "on the last
+// Friday of every month at 05:15 (Europe/Berlin)". Times are wall clock
+// times in the zone named in parentheses, which also says what the zone's
+// daylight saving changes do to them.
 //
 // # Cron specs
 //

@@ -106,3 +106,33 @@ func ExampleParseCron() {
 	// Mon 2026-03-30 09:00 CEST
 	// cron: field 2 (hours): 24 is out of range 0-23
 }
+
+// A recurrence in words: what the schedule leaves out (here the minute)
+// comes from the start, and the zone is named with what its daylight
+// saving changes do to the times.
+func ExampleRecurrence_Describe() {
+	var rec recurrence.Recurrence
+	err := json.Unmarshal([]byte(`{
+		"frequency": "week",
+		"schedule": {"weekDays": ["Monday", "Wednesday", "Friday"], "hours": [10, 22]},
+		"count": 10,
+		"endTime": "2012-11-04T00:00:00Z"
+	}`), &rec)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(rec.Describe(time.Date(2012, 8, 4, 0, 0, 0, 0, time.UTC)))
+
+	lastFriday := &recurrence.Recurrence{Frequency: recurrence.Month, TimeZone: "Europe/Berlin",
+		Schedule: &recurrence.Schedule{MonthlyOccurrences: []recurrence.MonthlyOccurrence{{Day: recurrence.Friday, Occurrence: -1}}, Hours: []int{5}, Minutes: []int{15}}}
+	fmt.Println(lastFriday.Describe(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	nightly := &recurrence.Recurrence{Frequency: recurrence.Day, TimeZone: "Europe/Berlin",
+		Schedule: &recurrence.Schedule{Hours: []int{2}, Minutes: []int{30}}}
+	fmt.Println(nightly.Describe(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	fmt.Println((&recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 15}).Describe(time.Time{}))
+	// Output:
+	// every week on Monday, Wednesday and Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov 2012
+	// on the last Friday of every month at 05:15 (Europe/Berlin)
+	// every day at 02:30 (Europe/Berlin; 02:30 runs at 03:30 when clocks go forward; 02:30 runs once when clocks go back)
+	// every 15 minutes
+}

@@ -141,10 +141,39 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 
 	if r.Frequency == Month || r.Frequency == Year {
 		if !rl.matchesWithin(rl.wallStart.AddDate(searchHorizon, 0, 0)) {
+			if reason := rl.unreachedMonths(sched); reason != "" {
+				return nil, &FieldError{Path: "schedule.months", Reason: reason}
+			}
 			return nil, &FieldError{Path: "schedule", Reason: "never matches a date that exists (for example day 31 in months that have 30 days or fewer), counting from the start " + start.Format(time.RFC3339)}
 		}
 	}
 	return rl, nil
+}
+
+// unreachedMonths explains a Month rule whose interval, counted from the
+// start's month, never reaches a month the schedule lists; empty when that
+// is not why it never matches.
+func (r *Rule) unreachedMonths(s *Schedule) string {
+	if r.freq != Month || r.interval == 1 || s == nil || len(s.Months) == 0 {
+		return ""
+	}
+	first := int(r.wallStart.Month()) - 1
+	var reached []string
+	for m := first; ; {
+		if slices.Contains(s.Months, m+1) {
+			return ""
+		}
+		reached = append(reached, time.Month(m+1).String())
+		if m = (m + int(r.interval)) % 12; m == first {
+			break
+		}
+	}
+	list := strings.Join(reached[:len(reached)-1], ", ") + " and " + reached[len(reached)-1]
+	if len(reached) == 1 {
+		list = reached[0] + " only"
+	}
+	return fmt.Sprintf("never matches: every %d months counted from the start %s are %s, none of them a listed month",
+		r.interval, r.start.Format(time.RFC3339), list)
 }
 
 // checkGrid rejects Minute and Hour rules whose interval never lands on a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: installs and starts what the
-# tests need (the local test peers from npm, PostgreSQL from Debian's
-# packages when its store is present), checks formatting and vet, then runs
+# tests need (the local test peers from npm, PostgreSQL and Chromium from
+# Debian's packages), checks formatting and vet, then runs
 # every package's tests with the race detector, and the benchmark module's
 # tests once. staticcheck runs at a pinned version (STATICCHECK overrides
 # the module@version to run).
@@ -59,6 +59,17 @@ for svc in azurite sbpeer postgres; do
 		eval "$exports"
 	fi
 done
+
+# The dashboard's browser tests drive headless Chromium from Debian's
+# package; they fail without it when CI=true.
+if ! command -v chromium >/dev/null 2>&1; then
+	step "install chromium"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get install -y --no-install-recommends chromium; then
+		apt-get update && apt-get install -y --no-install-recommends chromium ||
+			echo "test.sh: could not install chromium; the browser tests will skip (or fail with CI=true)" >&2
+	fi
+fi
 
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)

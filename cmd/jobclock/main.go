@@ -4,8 +4,8 @@
 // Usage:
 //
 //	jobclock validate FILE|-
-//	jobclock next [-n N] [-from TIME] FILE|-
-//	jobclock next [-n N] [-from TIME] [-tz ZONE] [-json] -cron SPEC
+//	jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-
+//	jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] -cron SPEC
 //	jobclock run [flags] FILE...
 //	jobclock serve [flags]
 //	jobclock help
@@ -17,10 +17,14 @@
 //
 // next prints the first N (default 10) occurrences the job would run if it
 // were created at TIME (default now), one per line in RFC 3339 with
-// seconds, in UTC. It prints fewer lines when the job ends sooner (count,
-// endTime), and none when it never runs. TIME is ISO 8601 as in job
-// definitions ("2026-01-05T09:00Z", "2026-01-05"). An invalid job exits 1
-// with the same lines as validate.
+// seconds, in UTC (with -local, in the job's time zone, with its offset).
+// It prints fewer lines when the job ends sooner (count, endTime), and none
+// when it never runs. TIME is ISO 8601 as in job definitions
+// ("2026-01-05T09:00Z", "2026-01-05"); a job without startTime counts its
+// periods from it, and so does the check that its schedule can run at all.
+// Unless -q is given, the schedule in words goes to standard error first
+// ("schedule: every week on Monday at 10:00 (UTC)"). An invalid job exits
+// 1 with the same lines as validate, which checks a job as if created now.
 //
 // next -cron SPEC previews a cron spec ("*/15 9-16 * * 1-5", with an
 // optional CRON_TZ= prefix) instead of a job: the occurrences of a job
@@ -33,8 +37,8 @@
 //
 // run loads job definitions into an embedded scheduler, runs them and
 // prints each history entry as a JSON line; serve runs the scheduler with
-// the Azure Scheduler management REST API (see "jobclock run -h" and
-// "jobclock serve -h").
+// the Azure Scheduler management REST API and the web dashboard at /ui/
+// (see "jobclock run -h" and "jobclock serve -h").
 //
 // FILE "-" reads standard input. Exit status 2 means a usage error; 1 an
 // invalid job or an unreadable file.
@@ -53,10 +57,12 @@ func main() {
 
 const usage = `Usage:
   jobclock validate FILE|-                     check a job definition; prints ok or one line per problem
-  jobclock next [-n N] [-from TIME] FILE|-     list the next N (default 10) occurrences of a job created at TIME (default now)
+  jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-
+                                               list the next N (default 10) occurrences of a job created at TIME (default now),
+                                               after its schedule in words (on stderr; -q: not); -local: in the job's zone
   jobclock next [-tz ZONE] [-json] -cron SPEC  the same for a cron spec; -json prints the recurrence it stands for
   jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)
-  jobclock serve [flags]                       run the scheduler with its REST API (see jobclock serve -h)
+  jobclock serve [flags]                       run the scheduler with its REST API and dashboard (see jobclock serve -h)
   jobclock help                                show this text
 
 FILE - reads standard input. Times are ISO 8601 ("2026-01-05T09:00Z"); occurrences print in UTC.

@@ -18,9 +18,11 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	spec := fs.String("cron", "", "preview a cron `SPEC` (\"*/15 9-16 * * 1-5\") instead of a job definition")
 	tz := fs.String("tz", "", "with -cron: the time `ZONE` the spec runs in, IANA or Windows name (default UTC, or the spec's CRON_TZ=)")
 	asJSON := fs.Bool("json", false, "with -cron: print the recurrence the spec stands for, as JSON, instead of occurrences")
+	local := fs.Bool("local", false, "print the times in the job's time zone (recurrence.timeZone) instead of UTC")
+	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] FILE|-")
-		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-tz ZONE] [-json] -cron SPEC")
+		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-")
+		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] -cron SPEC")
 		fs.PrintDefaults()
 	}
 	operands, err := parseArgs(fs, args)
@@ -54,7 +56,7 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cronSet {
 		job, code = cronJob(*spec, *tz, *asJSON, stdout, stderr)
 	} else {
-		job, code = loadJob(operands[0], stdin, stderr, "next")
+		job, code = loadJob(operands[0], stdin, stderr, "next", &scheduler.ParseOptions{Created: created})
 	}
 	if job == nil {
 		return code
@@ -64,9 +66,16 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock next: %v\n", err)
 		return 1
 	}
+	if !*quiet {
+		fmt.Fprintln(stderr, "schedule:", job.Describe(created))
+	}
+	loc := time.UTC
+	if *local {
+		loc = job.Location()
+	}
 	i := 0
 	for at := range timing.Occurrences() {
-		fmt.Fprintln(stdout, at.UTC().Format(time.RFC3339))
+		fmt.Fprintln(stdout, at.In(loc).Format(time.RFC3339))
 		if i++; i == *n {
 			break
 		}

@@ -9,44 +9,63 @@ func TestNext(t *testing.T) {
 	everyOtherDay := `{"startTime": "2015-04-07T14:00Z",
 		"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
 		"recurrence": {"frequency": "day", "interval": 2}}`
+	quarterlyDecember := `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+		"recurrence": {"frequency": "Month", "interval": 3, "schedule": {"months": [12], "monthDays": [1, 14]}}}`
 	tests := []struct {
 		name   string
 		stdin  string
 		args   []string
 		code   int
 		stdout string
-		stderr string // substring
+		stderr string // exact for exit status 0, else a substring
 	}{
 		{name: "documented past start", stdin: everyOtherDay, args: []string{"-n", "3", "-from", "2015-04-08T13:00Z", "-"},
-			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n2015-04-13T14:00:00Z\n"},
+			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n2015-04-13T14:00:00Z\n", stderr: "schedule: every 2 days at 14:00 (UTC)\n"},
 		{name: "flags after the file", stdin: everyOtherDay, args: []string{"-", "-n", "2", "-from", "2015-04-08T13:00Z"},
-			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n"},
+			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n", stderr: "schedule: every 2 days at 14:00 (UTC)\n"},
 		{name: "default ten", stdin: everyOtherDay, args: []string{"-from", "2015-04-08", "-"},
 			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n2015-04-13T14:00:00Z\n2015-04-15T14:00:00Z\n2015-04-17T14:00:00Z\n" +
-				"2015-04-19T14:00:00Z\n2015-04-21T14:00:00Z\n2015-04-23T14:00:00Z\n2015-04-25T14:00:00Z\n2015-04-27T14:00:00Z\n"},
+				"2015-04-19T14:00:00Z\n2015-04-21T14:00:00Z\n2015-04-23T14:00:00Z\n2015-04-25T14:00:00Z\n2015-04-27T14:00:00Z\n",
+			stderr: "schedule: every 2 days at 14:00 (UTC)\n"},
 		{name: "count ends sooner", args: []string{"-n", "10", "-from", "2026-01-01", "-"},
 			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
 				"recurrence": {"frequency": "week", "count": 2}}`,
-			stdout: "2026-01-05T09:00:00Z\n2026-01-12T09:00:00Z\n"},
+			stdout: "2026-01-05T09:00:00Z\n2026-01-12T09:00:00Z\n", stderr: "schedule: every week on Monday at 09:00 (UTC), 2 times\n"},
 		{name: "endTime ends sooner, inclusive", args: []string{"-from", "2026-01-01", "-"},
 			stdin: `{"startTime": "2026-01-05T09:00+01:00", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
 				"recurrence": {"frequency": "day", "endTime": "2026-01-07T08:00Z"}}`,
-			stdout: "2026-01-05T08:00:00Z\n2026-01-06T08:00:00Z\n2026-01-07T08:00:00Z\n"},
+			stdout: "2026-01-05T08:00:00Z\n2026-01-06T08:00:00Z\n2026-01-07T08:00:00Z\n", stderr: "schedule: every day at 08:00 (UTC), until 7 Jan 2026 08:00\n"},
 		{name: "endTime passed: nothing", args: []string{"-from", "2027-01-01", "-"},
 			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
 				"recurrence": {"frequency": "day", "endTime": "2026-02-01"}}`,
-			stdout: ""},
+			stdout: "", stderr: "schedule: every day at 09:00 (UTC), until 1 Feb 2026\n"},
 		{name: "no recurrence", args: []string{"-from", "2026-01-01T10:00Z", "-"},
 			stdin:  `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}}`,
-			stdout: "2026-01-01T10:00:00Z\n"},
+			stdout: "2026-01-01T10:00:00Z\n", stderr: "schedule: once, when created\n"},
 		{name: "documented example job", args: []string{"-n", "3", "-from", "2012-08-01", "../../testdata/azure-example.json"},
-			stdout: "2012-08-06T10:00:00Z\n2012-08-06T22:00:00Z\n2012-08-08T10:00:00Z\n"},
+			stdout: "2012-08-06T10:00:00Z\n2012-08-06T22:00:00Z\n2012-08-08T10:00:00Z\n",
+			stderr: "schedule: every week on Monday, Wednesday and Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov 2012\n"},
 		// 08:30 in Paris on the 15th and the last Friday: 07:30Z in winter,
 		// 06:30Z in summer.
 		{name: "time zone winter", args: []string{"-n", "4", "-from", "2026-01-01", "../../testdata/monthly-timezone-job.json"},
-			stdout: "2026-01-15T07:30:00Z\n2026-01-30T07:30:00Z\n2026-02-15T07:30:00Z\n2026-02-27T07:30:00Z\n"},
+			stdout: "2026-01-15T07:30:00Z\n2026-01-30T07:30:00Z\n2026-02-15T07:30:00Z\n2026-02-27T07:30:00Z\n",
+			stderr: "schedule: on the 15th and the last Friday of every month at 08:30 (Europe/Paris)\n"},
 		{name: "time zone summer", args: []string{"-n", "2", "-from", "2026-06-01", "../../testdata/monthly-timezone-job.json"},
-			stdout: "2026-06-15T06:30:00Z\n2026-06-26T06:30:00Z\n"},
+			stdout: "2026-06-15T06:30:00Z\n2026-06-26T06:30:00Z\n", stderr: "schedule: on the 15th and the last Friday of every month at 08:30 (Europe/Paris)\n"},
+		{name: "local times", args: []string{"-n", "2", "-local", "-q", "-from", "2026-03-20", "../../testdata/monthly-timezone-job.json"},
+			stdout: "2026-03-27T08:30:00+01:00\n2026-04-15T08:30:00+02:00\n"},
+		{name: "quiet", args: []string{"-q", "-n", "1", "-from", "2015-04-08T13:00Z", "-"}, stdin: everyOtherDay,
+			stdout: "2015-04-09T14:00:00Z\n"},
+		// Without startTime, -from is the creation instant: every 3 months
+		// from March reaches December.
+		{name: "creation instant reaches the months", stdin: quarterlyDecember, args: []string{"-n", "3", "-from", "2027-03-11T17:00:00Z", "-"},
+			stdout: "2027-12-01T17:00:00Z\n2027-12-14T17:00:00Z\n2028-12-01T17:00:00Z\n",
+			stderr: "schedule: on the 1st and 14th of every 3rd month that is December at 17:00 (UTC)\n"},
+		{name: "same job with startTime", args: []string{"-n", "3", "-q", "-from", "2020-01-01", "-"},
+			stdin:  strings.Replace(quarterlyDecember, "{", `{"startTime": "2027-03-11T17:00:00Z",`, 1),
+			stdout: "2027-12-01T17:00:00Z\n2027-12-14T17:00:00Z\n2028-12-01T17:00:00Z\n"},
+		{name: "creation instant never reaches the months", stdin: quarterlyDecember, args: []string{"-from", "2027-02-11T17:00:00Z", "-"}, code: 1,
+			stderr: "recurrence.schedule.months: never matches: every 3 months counted from the creation time 2027-02-11T17:00:00Z are February, May, August and November, none of them a listed month\n"},
 		{name: "invalid job", args: []string{"-"}, code: 1, stdin: `{"action": {"type": "http"}}`,
 			stderr: "action.request: is required for type Http\n"},
 		{name: "n zero", args: []string{"-n", "0", "-"}, stdin: everyOtherDay, code: 2, stderr: "must be at least 1"},
@@ -56,13 +75,18 @@ func TestNext(t *testing.T) {
 
 		// Cron specs.
 		{name: "cron", args: []string{"-n", "3", "-from", "2026-01-03T10:00Z", "-cron", "0 9 * * 1-5"},
-			stdout: "2026-01-05T09:00:00Z\n2026-01-06T09:00:00Z\n2026-01-07T09:00:00Z\n"},
+			stdout: "2026-01-05T09:00:00Z\n2026-01-06T09:00:00Z\n2026-01-07T09:00:00Z\n",
+			stderr: "schedule: every week on Monday to Friday at 09:00 (UTC)\n"},
 		// 02:30 does not exist in Berlin on 2026-03-29: that day runs at
 		// 03:30 CEST, which is 01:30Z as well.
 		{name: "cron in a zone across the clock change", args: []string{"-cron", "30 2 * * *", "-tz", "Europe/Berlin", "-n", "4", "-from", "2026-03-27"},
-			stdout: "2026-03-27T01:30:00Z\n2026-03-28T01:30:00Z\n2026-03-29T01:30:00Z\n2026-03-30T00:30:00Z\n"},
+			stdout: "2026-03-27T01:30:00Z\n2026-03-28T01:30:00Z\n2026-03-29T01:30:00Z\n2026-03-30T00:30:00Z\n",
+			stderr: "schedule: every day at 02:30 (Europe/Berlin; 02:30 runs at 03:30 when clocks go forward; 02:30 runs once when clocks go back)\n"},
+		{name: "cron in local time", args: []string{"-q", "-local", "-cron", "30 2 * * *", "-tz", "Europe/Berlin", "-n", "3", "-from", "2026-03-28"},
+			stdout: "2026-03-28T02:30:00+01:00\n2026-03-29T03:30:00+02:00\n2026-03-30T02:30:00+02:00\n"},
 		{name: "cron with its own zone", args: []string{"-n", "2", "-from", "2026-07-01", "-cron", "CRON_TZ=America/New_York @daily"},
-			stdout: "2026-07-01T04:00:00Z\n2026-07-02T04:00:00Z\n"},
+			stdout: "2026-07-01T04:00:00Z\n2026-07-02T04:00:00Z\n",
+			stderr: "schedule: every day at 00:00 (America/New_York)\n"},
 		{name: "cron as JSON", args: []string{"-cron", "*/15 9-16 * * 1-5", "-tz", "W. Europe Standard Time", "-json"},
 			stdout: `{
   "frequency": "Week",
@@ -110,7 +134,7 @@ func TestNext(t *testing.T) {
 			if stdout != tt.stdout {
 				t.Errorf("stdout =\n%s\nwant\n%s", stdout, tt.stdout)
 			}
-			if !strings.Contains(stderr, tt.stderr) || tt.stderr == "" && stderr != "" {
+			if tt.code == 0 && stderr != tt.stderr || !strings.Contains(stderr, tt.stderr) {
 				t.Errorf("stderr = %q, want %q", stderr, tt.stderr)
 			}
 		})

@@ -49,6 +49,12 @@ response reports the remaining budget in the headers
 x-ms-ratelimit-remaining-subscription-reads or -writes. -no-throttle
 turns this off.
 
+The web dashboard is at /ui/ (a browser that opens / is sent there). With
+tokens, people sign in to it with one and see the subscriptions it
+reaches; the sign-in lasts 12 hours, or until serve restarts unless
+JOBCLOCK_SESSION_KEY holds a session key (64 hex digits or more) shared by
+the processes behind one address.
+
 Timeouts: request headers must arrive within 10s and the whole request
 within 30s; a response must be written within 60s; each request's work is
 bounded by 30s; idle keep-alive connections close after 120s. Request bodies
@@ -177,8 +183,15 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
+	handler, err := withDashboard(httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle}), s, auth, *minRetry, log)
+	if err != nil {
+		ln.Close()
+		s.Stop(context.Background())
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
 	srv := &http.Server{
-		Handler:           httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle}),
+		Handler:           handler,
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
@@ -196,6 +209,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		certs.start(ctx, tlsFlags.reloadInterval)
 	}
 	fmt.Fprintf(stdout, "jobclock: listening on %s://%s\n", scheme, ln.Addr())
+	fmt.Fprintf(stdout, "jobclock: dashboard at %s://%s%s/\n", scheme, ln.Addr(), dashboardPrefix)
 	served := make(chan error, 1)
 	go func() {
 		if certs != nil {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	scheduler "github.com/jobclock/scheduler"
 )
@@ -24,7 +25,9 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	job, code := loadJob(operands[0], stdin, stderr, "validate")
+	// A job without startTime counts from its creation: now, as when it
+	// is put.
+	job, code := loadJob(operands[0], stdin, stderr, "validate", &scheduler.ParseOptions{Created: time.Now()})
 	if job == nil {
 		return code
 	}
@@ -32,15 +35,15 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// loadJob reads and parses the job in name. On failure it writes the
-// problems to stderr and returns a nil job and the exit status.
-func loadJob(name string, stdin io.Reader, stderr io.Writer, cmd string) (*scheduler.Job, int) {
+// loadJob reads and parses the job in name with opts. On failure it writes
+// the problems to stderr and returns a nil job and the exit status.
+func loadJob(name string, stdin io.Reader, stderr io.Writer, cmd string, opts *scheduler.ParseOptions) (*scheduler.Job, int) {
 	data, err := readInput(name, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock %s: %v\n", cmd, err)
 		return nil, 1
 	}
-	job, err := scheduler.ParseJob(data, nil)
+	job, err := scheduler.ParseJob(data, opts)
 	if err != nil {
 		printProblems(stderr, err)
 		return nil, 1

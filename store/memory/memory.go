@@ -507,7 +507,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	skip := f.Skip
 	for i := len(e.hist) - 1; i >= 0; i-- {
 		h := &e.hist[i]
-		if f.Status != "" && h.Status != f.Status {
+		if !f.Keeps(&h.HistoryEntry) {
 			continue
 		}
 		if skip > 0 {

@@ -59,8 +59,8 @@ func (h dueHeap) countReady(now int64) int {
 }
 
 // CountHistory implements [scheduler.StatsReader] by visiting every
-// history entry.
-func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.Duration) ([]scheduler.HistoryCount, error) {
+// history entry of the collections counted.
+func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.Duration, collections []string) ([]scheduler.HistoryCount, error) {
 	if step <= 0 || !from.Before(to) {
 		return nil, fmt.Errorf("memory: count history: step %v from %v to %v is no range", step, from, to)
 	}
@@ -70,22 +70,32 @@ func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.
 		action scheduler.ActionName
 		status scheduler.ExecutionStatus
 	}
-	n := map[key]int{}
+	n := map[key]*scheduler.HistoryCount{}
 	s.mu.Lock()
-	for _, c := range s.colls {
+	for name, c := range s.colls {
+		if collections != nil && !slices.Contains(collections, name) {
+			continue
+		}
 		for _, e := range c.jobs {
 			for i := range e.hist {
-				h := &e.hist[i]
-				if !h.EndTime.IsZero() && !h.EndTime.Before(from) && h.EndTime.Before(to) {
-					n[key{int64(h.EndTime.Sub(from) / step), h.ActionName, h.Status}]++
+				h := &e.hist[i].HistoryEntry
+				if h.EndTime.IsZero() || h.EndTime.Before(from) || !h.EndTime.Before(to) {
+					continue
 				}
+				k := key{int64(h.EndTime.Sub(from) / step), h.ActionName, h.Status}
+				hc := n[k]
+				if hc == nil {
+					hc = &scheduler.HistoryCount{Start: from.Add(time.Duration(k.bucket) * step), ActionName: k.action, Status: k.status}
+					n[k] = hc
+				}
+				hc.Add(h)
 			}
 		}
 	}
 	s.mu.Unlock()
 	out := make([]scheduler.HistoryCount, 0, len(n))
-	for k, c := range n {
-		out = append(out, scheduler.HistoryCount{Start: from.Add(time.Duration(k.bucket) * step), ActionName: k.action, Status: k.status, Entries: c})
+	for _, hc := range n {
+		out = append(out, *hc)
 	}
 	slices.SortFunc(out, func(a, b scheduler.HistoryCount) int {
 		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.ActionName, b.ActionName), cmp.Compare(a.Status, b.Status))
@@ -100,10 +110,13 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var cs cursors
-	for _, c := range s.colls {
+	for name, c := range s.colls {
+		if f.Collections != nil && !slices.Contains(f.Collections, name) {
+			continue
+		}
 		for _, e := range c.jobs {
 			cur := cursor{hist: e.hist, i: len(e.hist)}
-			if cur.next(f.Status) {
+			if cur.next(&f) {
 				cs = append(cs, cur)
 			}
 		}
@@ -112,7 +125,7 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 	var out []scheduler.HistoryEntry
 	for skip := f.Skip; len(cs) > 0 && (f.Top <= 0 || len(out) < f.Top); {
 		h := &cs[0].hist[cs[0].i]
-		if cs[0].next(f.Status) {
+		if cs[0].next(&f) {
 			heap.Fix(&cs, 0)
 		} else {
 			heap.Pop(&cs)
@@ -132,11 +145,11 @@ type cursor struct {
 	i    int // the current entry
 }
 
-// next moves to the previous entry with the status (any when empty) and
-// reports whether there is one.
-func (c *cursor) next(status scheduler.ExecutionStatus) bool {
+// next moves to the previous entry that f keeps and reports whether there
+// is one.
+func (c *cursor) next(f *scheduler.HistoryFilter) bool {
 	for c.i--; c.i >= 0; c.i-- {
-		if status == "" || c.hist[c.i].Status == status {
+		if f.Keeps(&c.hist[c.i].HistoryEntry) {
 			return true
 		}
 	}

@@ -389,9 +389,10 @@ const recordSQL = `WITH u AS (
 		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND version = $4
 		RETURNING 1
 	), h AS (
-		INSERT INTO {s}.history (collection, job, status, end_time, entry)
-		SELECT $1, $2, x.status, x.end_time, x.entry::json
-		FROM unnest($13::text[], $14::bigint[], $15::text[]) WITH ORDINALITY AS x(status, end_time, entry, n)
+		INSERT INTO {s}.history (collection, job, status, end_time, entry, action_name, retry_count, faulted)
+		SELECT $1, $2, x.status, x.end_time, x.entry::json, x.action_name, x.retry_count, x.faulted
+		FROM unnest($13::text[], $14::bigint[], $15::text[], $16::text[], $17::integer[], $18::boolean[])
+			WITH ORDINALITY AS x(status, end_time, entry, action_name, retry_count, faulted, n)
 		WHERE EXISTS (SELECT 1 FROM u)
 		ORDER BY x.n
 	)
@@ -406,18 +407,22 @@ func recordArgs(owner string, j *scheduler.JobRecord, history []scheduler.Histor
 	statuses := make([]string, len(history))
 	ends := make([]*int64, len(history))
 	entries := make([]string, len(history))
+	actions := make([]string, len(history))
+	retries := make([]int32, len(history))
+	faulted := make([]bool, len(history))
 	for i, h := range history {
 		hr, err := sqlstore.EncodeHistory(h)
 		if err != nil {
 			return nil, fmt.Errorf("store/postgres: record: %w", err)
 		}
 		statuses[i], entries[i] = hr.Status, hr.Entry
+		actions[i], retries[i], faulted[i] = string(h.ActionName), int32(h.RetryCount), h.Faulted
 		if e, ok := hr.EndTime.(int64); ok {
 			ends[i] = &e
 		}
 	}
 	return []any{j.Collection, j.Name, owner, j.Version, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
-		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), statuses, ends, entries}, nil
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), statuses, ends, entries, actions, retries, faulted}, nil
 }
 
 // Record implements [scheduler.Store]. The update of the job (checked
@@ -539,10 +544,18 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	if err := s.live(); err != nil {
 		return nil, err
 	}
+	// A filter that leaves out the job's collection keeps no entries,
+	// but the job must still exist.
+	none := f.Collections != nil && !slices.Contains(f.Collections, collection)
+	f.Collections = nil
+	where, args := historyWhere(f, []any{collection, job, limit(f.Top), max(f.Skip, 0)})
+	if none {
+		where += " AND false"
+	}
 	rows, err := s.pool.Query(ctx, s.sql(`SELECT h.entry::text FROM {s}.jobs j
-		LEFT JOIN LATERAL (SELECT entry FROM {s}.history WHERE collection = j.collection AND job = j.name AND ($3 = '' OR status = $3)
-			ORDER BY id DESC LIMIT $4 OFFSET $5) h ON true
-		WHERE j.collection = $1 AND j.name = $2`), collection, job, string(f.Status), limit(f.Top), max(f.Skip, 0))
+		LEFT JOIN LATERAL (SELECT entry FROM {s}.history WHERE collection = j.collection AND job = j.name`+where+`
+			ORDER BY id DESC LIMIT $3 OFFSET $4) h ON true
+		WHERE j.collection = $1 AND j.name = $2`), args...)
 	if err != nil {
 		return nil, wrap("list history of job", collection+"/"+job, err)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,24 +46,31 @@ func (s *Store) CountDue(ctx context.Context, now time.Time) (int, error) {
 }
 
 // CountHistory implements [scheduler.StatsReader] with one GROUP BY over
-// the range of the index on history end times.
-func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.Duration) ([]scheduler.HistoryCount, error) {
+// the range of the index on history end times. It reads the action name,
+// retry count and fault from columns: the json operators refuse documents
+// that hold \u0000, which a message may.
+func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.Duration, collections []string) ([]scheduler.HistoryCount, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
 	if err := sqlstore.CheckHistoryRange(from, to, step); err != nil {
 		return nil, fmt.Errorf("store/postgres: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, s.sql(`SELECT (end_time - $1) / $2, (entry ->> 'actionName') COLLATE "C", status COLLATE "C", count(*)
-		FROM {s}.history WHERE end_time >= $1 AND end_time < $3 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`),
-		sqlstore.NanosInt(from), int64(step), sqlstore.NanosInt(to))
+	if collections != nil && len(collections) == 0 {
+		return nil, nil
+	}
+	args := []any{sqlstore.NanosInt(from), int64(step), sqlstore.NanosInt(to)}
+	where, args := historyWhere(scheduler.HistoryFilter{Collections: collections}, args)
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT (end_time - $1) / $2, action_name COLLATE "C", status COLLATE "C", count(*),
+		count(*) FILTER (WHERE retry_count > 0), count(*) FILTER (WHERE faulted)
+		FROM {s}.history WHERE end_time >= $1 AND end_time < $3`+where+` GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: count history: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scheduler.HistoryCount, error) {
 		var bucket int64
 		var c scheduler.HistoryCount
-		err := r.Scan(&bucket, &c.ActionName, &c.Status, &c.Entries)
+		err := r.Scan(&bucket, &c.ActionName, &c.Status, &c.Entries, &c.Retries, &c.Faulted)
 		c.Start = sqlstore.BucketStart(from, step, bucket)
 		return c, err
 	})
@@ -72,20 +80,39 @@ func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.
 	return out, nil
 }
 
+// historyWhere returns the conditions, each starting with " AND ", that
+// keep the history entries f keeps (without its page), numbering their
+// parameters after args, and args with their values appended.
+func historyWhere(f scheduler.HistoryFilter, args []any) (string, []any) {
+	var b strings.Builder
+	if f.Status != "" {
+		args = append(args, string(f.Status))
+		fmt.Fprintf(&b, " AND status = $%d", len(args))
+	}
+	if f.Faulted {
+		b.WriteString(" AND faulted")
+	}
+	if f.Collections != nil {
+		args = append(args, f.Collections)
+		fmt.Fprintf(&b, " AND collection = ANY($%d::text[])", len(args))
+	}
+	return b.String(), args
+}
+
 // RecentHistory implements [scheduler.StatsReader], reading the history
-// table backwards by id, through the index on (status, id) when filtered.
+// table backwards by id, through the index on (status, id) or the partial
+// index of faulted entries when filtered.
 func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([]scheduler.HistoryEntry, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	var rows pgx.Rows
-	var err error
-	if f.Status == "" {
-		rows, err = s.pool.Query(ctx, s.sql("SELECT entry::text FROM {s}.history ORDER BY id DESC LIMIT $1 OFFSET $2"), limit(f.Top), max(f.Skip, 0))
-	} else {
-		rows, err = s.pool.Query(ctx, s.sql("SELECT entry::text FROM {s}.history WHERE status = $1 ORDER BY id DESC LIMIT $2 OFFSET $3"),
-			string(f.Status), limit(f.Top), max(f.Skip, 0))
+	if f.Collections != nil && len(f.Collections) == 0 {
+		return nil, nil
 	}
+	where, args := historyWhere(f, nil)
+	args = append(args, limit(f.Top), max(f.Skip, 0))
+	rows, err := s.pool.Query(ctx, s.sql(fmt.Sprintf("SELECT entry::text FROM {s}.history WHERE true%s ORDER BY id DESC LIMIT $%d OFFSET $%d",
+		where, len(args)-1, len(args))), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: recent history: %w", err)
 	}

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // TestMigrateFromVersion1 opens a file of schema version 1 that holds
-// history (one made by this build, with what migration 2 added taken away)
+// history (one made by this build, with what migrations 2 and 3 added
+// taken away)
 // and checks that Open migrates it and keeps the data.
 func TestMigrateFromVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v1.db")
@@ -41,7 +43,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("DROP INDEX history_status; UPDATE schema_version SET version = 1"); err != nil {
+	if _, err := db.Exec("DROP INDEX history_status; DROP INDEX history_faulted; UPDATE schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -61,10 +63,29 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err := db.QueryRow("SELECT version FROM schema_version").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'history_status'").Scan(&indexes); err != nil {
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN ('history_status', 'history_faulted')").Scan(&indexes); err != nil {
 		t.Fatal(err)
 	}
-	if version != sqlite.SchemaVersion || indexes != 1 {
-		t.Errorf("after migration: schema version %d, history_status indexes %d; want %d and 1", version, indexes, sqlite.SchemaVersion)
+	if version != sqlite.SchemaVersion || indexes != 2 {
+		t.Errorf("after migration: schema version %d, history_status and history_faulted indexes %d; want %d and 2", version, indexes, sqlite.SchemaVersion)
+	}
+	// The latest faulted entries are read backwards through the partial
+	// index, not by scanning the history.
+	var plan strings.Builder
+	rows, err := db.Query("EXPLAIN QUERY PLAN SELECT entry FROM history WHERE true AND json_extract(entry, '$.faulted') = 1 ORDER BY id DESC LIMIT 10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if !strings.Contains(plan.String(), "history_faulted") {
+		t.Errorf("query plan of the faulted entries:\n%s\nwant one that uses index history_faulted", plan.String())
 	}
 }

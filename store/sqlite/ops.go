@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -448,14 +449,14 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 		}
 		return nil, wrap("list history of job", collection+"/"+job, err)
 	}
-	top, skip := limitOffset(f.Top, f.Skip)
-	var rows *sql.Rows
-	if f.Status == "" {
-		rows, err = tx.QueryContext(ctx, "SELECT entry FROM history WHERE collection = ? AND job = ? ORDER BY id DESC LIMIT ? OFFSET ?", collection, job, top, skip)
-	} else {
-		rows, err = tx.QueryContext(ctx, "SELECT entry FROM history WHERE collection = ? AND job = ? AND status = ? ORDER BY id DESC LIMIT ? OFFSET ?",
-			collection, job, string(f.Status), top, skip)
+	if f.Collections != nil && !slices.Contains(f.Collections, collection) {
+		return nil, nil
 	}
+	f.Collections = nil // the job's own collection is kept
+	top, skip := limitOffset(f.Top, f.Skip)
+	where, args := historyWhere(f)
+	args = append([]any{collection, job}, args...)
+	rows, err := tx.QueryContext(ctx, "SELECT entry FROM history WHERE collection = ? AND job = ?"+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, top, skip)...)
 	if err != nil {
 		return nil, wrap("list history of job", collection+"/"+job, err)
 	}

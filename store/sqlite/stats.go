@@ -2,8 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -50,16 +51,21 @@ func (s *Store) CountDue(ctx context.Context, now time.Time) (int, error) {
 
 // CountHistory implements [scheduler.StatsReader] with one GROUP BY over
 // the range of the index on history end times.
-func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.Duration) ([]scheduler.HistoryCount, error) {
+func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.Duration, collections []string) ([]scheduler.HistoryCount, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	if err := sqlstore.CheckHistoryRange(from, to, step); err != nil {
 		return nil, fmt.Errorf("store/sqlite: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT (end_time - ?1) / ?2, json_extract(entry, '$.actionName'), status, count(*) FROM history
-		WHERE end_time >= ?1 AND end_time < ?3 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
-		sqlstore.NanosInt(from), int64(step), sqlstore.NanosInt(to))
+	if collections != nil && len(collections) == 0 {
+		return nil, nil
+	}
+	where, args := historyWhere(scheduler.HistoryFilter{Collections: collections})
+	args = append([]any{sqlstore.NanosInt(from), int64(step), sqlstore.NanosInt(to)}, args...)
+	rows, err := s.db.QueryContext(ctx, `SELECT (end_time - ?1) / ?2, json_extract(entry, '$.actionName'), status, count(*),
+		coalesce(sum(json_extract(entry, '$.retryCount') > 0), 0), coalesce(sum(`+faultedExpr+`), 0) FROM history
+		WHERE end_time >= ?1 AND end_time < ?3`+where+` GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: count history: %w", err)
 	}
@@ -68,7 +74,7 @@ func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.
 	for rows.Next() {
 		var bucket int64
 		var c scheduler.HistoryCount
-		if err := rows.Scan(&bucket, &c.ActionName, &c.Status, &c.Entries); err != nil {
+		if err := rows.Scan(&bucket, &c.ActionName, &c.Status, &c.Entries, &c.Retries, &c.Faulted); err != nil {
 			return nil, fmt.Errorf("store/sqlite: count history: %w", err)
 		}
 		c.Start = sqlstore.BucketStart(from, step, bucket)
@@ -80,20 +86,45 @@ func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.
 	return out, nil
 }
 
+// faultedExpr is true for history entries that faulted their occurrence;
+// the partial index history_faulted is on the same expression.
+const faultedExpr = "json_extract(entry, '$.faulted') = 1"
+
+// historyWhere returns the conditions, each starting with " AND ", and
+// their arguments that keep the history entries f keeps (without its
+// page). Numbered parameters (?NNN) are not used, so the arguments follow
+// any that come before. Collections are given as one JSON array.
+func historyWhere(f scheduler.HistoryFilter) (string, []any) {
+	var b strings.Builder
+	var args []any
+	if f.Status != "" {
+		b.WriteString(" AND status = ?")
+		args = append(args, string(f.Status))
+	}
+	if f.Faulted {
+		b.WriteString(" AND " + faultedExpr)
+	}
+	if f.Collections != nil {
+		list, _ := json.Marshal(f.Collections)
+		b.WriteString(" AND collection IN (SELECT value FROM json_each(?))")
+		args = append(args, string(list))
+	}
+	return b.String(), args
+}
+
 // RecentHistory implements [scheduler.StatsReader], reading the history
-// table backwards by id, through the index on (status, id) when filtered.
+// table backwards by id, through the index on (status, id) or the partial
+// index of faulted entries when filtered.
 func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([]scheduler.HistoryEntry, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
-	top, skip := limitOffset(f.Top, f.Skip)
-	var rows *sql.Rows
-	var err error
-	if f.Status == "" {
-		rows, err = s.db.QueryContext(ctx, "SELECT entry FROM history ORDER BY id DESC LIMIT ? OFFSET ?", top, skip)
-	} else {
-		rows, err = s.db.QueryContext(ctx, "SELECT entry FROM history WHERE status = ? ORDER BY id DESC LIMIT ? OFFSET ?", string(f.Status), top, skip)
+	if f.Collections != nil && len(f.Collections) == 0 {
+		return nil, nil
 	}
+	top, skip := limitOffset(f.Top, f.Skip)
+	where, args := historyWhere(f)
+	rows, err := s.db.QueryContext(ctx, "SELECT entry FROM history WHERE true"+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, top, skip)...)
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: recent history: %w", err)
 	}

@@ -65,17 +65,34 @@ func (c statsChecker) due(step string, now time.Time, want int) {
 
 func (c statsChecker) history(step string, from, to time.Time, width time.Duration, want ...scheduler.HistoryCount) {
 	c.t.Helper()
-	got, err := c.r.CountHistory(ctx, from, to, width)
+	c.historyOf(step, nil, from, to, width, want...)
+}
+
+func (c statsChecker) historyOf(step string, colls []string, from, to time.Time, width time.Duration, want ...scheduler.HistoryCount) {
+	c.t.Helper()
+	got, err := c.r.CountHistory(ctx, from, to, width, colls)
 	if err != nil {
-		c.t.Fatalf("%s: CountHistory(%v, %v, %v): %v", step, from, to, width, err)
+		c.t.Fatalf("%s: CountHistory(%v, %v, %v, %q): %v", step, from, to, width, colls, err)
 	}
 	if diff := gocmp.Diff(want, got, emptyEqual); diff != "" {
-		c.t.Errorf("%s: CountHistory(%v, %v, %v) (-want +got):\n%s", step, from, to, width, diff)
+		c.t.Errorf("%s: CountHistory(%v, %v, %v, %q) (-want +got):\n%s", step, from, to, width, colls, diff)
 	}
 	for _, h := range got {
 		if h.Start.Location() != time.UTC {
 			c.t.Errorf("%s: CountHistory(%v, %v, %v): Start %v is not in UTC", step, from, to, width, h.Start)
 		}
+	}
+}
+
+// listed checks a job's history listing with filter f.
+func (c statsChecker) listed(step string, s scheduler.Store, coll, job string, f scheduler.HistoryFilter, want ...scheduler.HistoryEntry) {
+	c.t.Helper()
+	got, err := s.ListHistory(ctx, coll, job, f)
+	if err != nil {
+		c.t.Fatalf("%s: ListHistory(%s/%s, %+v): %v", step, coll, job, f, err)
+	}
+	if diff := gocmp.Diff(want, got, emptyEqual); diff != "" {
+		c.t.Errorf("%s: ListHistory(%s/%s, %+v) (-want +got):\n%s", step, coll, job, f, diff)
 	}
 }
 
@@ -117,8 +134,12 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 	jc := func(coll string, st scheduler.JobState, n int) scheduler.JobCount {
 		return scheduler.JobCount{Collection: coll, State: st, Jobs: n}
 	}
-	hc := func(start time.Time, a scheduler.ActionName, st scheduler.ExecutionStatus, n int) scheduler.HistoryCount {
-		return scheduler.HistoryCount{Start: start, ActionName: a, Status: st, Entries: n}
+	hc := func(start time.Time, a scheduler.ActionName, st scheduler.ExecutionStatus, n int, retriesFaulted ...int) scheduler.HistoryCount {
+		c := scheduler.HistoryCount{Start: start, ActionName: a, Status: st, Entries: n}
+		if len(retriesFaulted) == 2 {
+			c.Retries, c.Faulted = retriesFaulted[0], retriesFaulted[1]
+		}
+		return c
 	}
 	he := func(msg, coll, job string, a scheduler.ActionName, st scheduler.ExecutionStatus, end time.Time) scheduler.HistoryEntry {
 		return scheduler.HistoryEntry{Collection: coll, Job: job, ActionName: a, Status: st, ExpectedExecutionTime: at(0),
@@ -182,6 +203,7 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 
 	// Outcomes, recorded in an order that differs from their end times.
 	h1 := he("h1", "b", "k1", main, fail, at(time.Minute+10*time.Second))
+	h1.RetryCount, h1.Faulted = 1, true // the last retry failed
 	h2 := he("h2", "b", "k1", errA, done, at(time.Minute+20*time.Second))
 	h3 := he("h3", "a", "j1", main, done, at(time.Minute+5*time.Second))
 	record(claimed[0], scheduler.JobFaulted, time.Time{}, at(2*time.Minute), h1, h2)
@@ -194,7 +216,9 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 
 	j2 := claimOnly(t, s, at(10*time.Minute), at(15*time.Minute), 1, "a/j2")[0]
 	h4 := he("h4", "a", "j2", main, fail, at(10*time.Minute))
+	h4.Message = "h4: HTTP 500 \x00 binary \"body\"" // counted and listed like any other
 	h5 := he("h5", "a", "j2", main, done, at(20*time.Minute))
+	h5.RetryCount = 1
 	h6 := he("h6", "a", "j2", main, later, at(30*time.Minute))
 	record(j2, scheduler.JobEnabled, at(5*time.Hour+30*time.Minute), at(30*time.Minute), h4, h5, h6)
 	j3 := claimOnly(t, s, at(2*time.Hour), at(3*time.Hour), 10, "a/j3")[0]
@@ -216,20 +240,38 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 	c.recent(step, scheduler.HistoryFilter{Status: later}, h8, h6)
 	c.recent(step, scheduler.HistoryFilter{Skip: 20})
 	c.history(step, at(0), at(time.Hour), 10*time.Minute,
-		hc(at(0), errA, done, 1), hc(at(0), main, done, 1), hc(at(0), main, fail, 1), // h2, h3, h1
-		hc(at(10*time.Minute), main, fail, 1),  // h4, at the start of its bucket
-		hc(at(20*time.Minute), main, done, 1),  // h5
-		hc(at(30*time.Minute), main, later, 1)) // h6
+		hc(at(0), errA, done, 1), hc(at(0), main, done, 1), hc(at(0), main, fail, 1, 1, 1), // h2, h3, h1
+		hc(at(10*time.Minute), main, fail, 1),       // h4, at the start of its bucket
+		hc(at(20*time.Minute), main, done, 1, 1, 0), // h5
+		hc(at(30*time.Minute), main, later, 1))      // h6
 	c.history(step, at(0), at(3*time.Hour), time.Hour,
-		hc(at(0), errA, done, 1), hc(at(0), main, done, 2), hc(at(0), main, fail, 2), hc(at(0), main, later, 1),
+		hc(at(0), errA, done, 1), hc(at(0), main, done, 2, 1, 0), hc(at(0), main, fail, 2, 1, 1), hc(at(0), main, later, 1),
 		hc(at(2*time.Hour), main, done, 1))
+	// Only some collections.
+	c.historyOf(step, []string{"b"}, at(0), at(time.Hour), 10*time.Minute, hc(at(0), errA, done, 1), hc(at(0), main, fail, 1, 1, 1))
+	c.historyOf(step, []string{"e", "a"}, at(0), at(time.Hour), 10*time.Minute,
+		hc(at(0), main, done, 1), hc(at(10*time.Minute), main, fail, 1), hc(at(20*time.Minute), main, done, 1, 1, 0), hc(at(30*time.Minute), main, later, 1))
+	c.historyOf(step, []string{}, at(0), at(time.Hour), 10*time.Minute)
+	c.historyOf(step, []string{"nope"}, at(0), at(time.Hour), 10*time.Minute)
+	c.recent(step, scheduler.HistoryFilter{Faulted: true}, h1)
+	c.recent(step, scheduler.HistoryFilter{Faulted: true, Collections: []string{"a"}})
+	c.recent(step, scheduler.HistoryFilter{Collections: []string{"b"}}, h2, h1)
+	c.recent(step, scheduler.HistoryFilter{Collections: []string{"a", "d"}, Status: done, Top: 2}, h7, h5)
+	c.recent(step, scheduler.HistoryFilter{Collections: []string{}})
+	c.listed(step, s, "b", "k1", scheduler.HistoryFilter{Faulted: true}, h1)
+	c.listed(step, s, "b", "k1", scheduler.HistoryFilter{Faulted: true, Status: done})
+	c.listed(step, s, "a", "j2", scheduler.HistoryFilter{Collections: []string{"b"}})
+	c.listed(step, s, "a", "j2", scheduler.HistoryFilter{Collections: []string{"b", "a"}, Status: fail}, h4)
+	if _, err := s.ListHistory(ctx, "a", "nope", scheduler.HistoryFilter{Collections: []string{}}); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("%s: ListHistory(a/nope, no collections) = %v, want ErrNotFound", step, err)
+	}
 	// A range that starts on h1 and ends on h6, which is left out; buckets
 	// not aligned to the minute, the last one cut short.
 	from := at(time.Minute + 10*time.Second).In(time.FixedZone("UTC+1", 3600))
 	c.history(step, from, at(30*time.Minute), 7*time.Minute,
-		hc(at(time.Minute+10*time.Second), errA, done, 1), hc(at(time.Minute+10*time.Second), main, fail, 1),
+		hc(at(time.Minute+10*time.Second), errA, done, 1), hc(at(time.Minute+10*time.Second), main, fail, 1, 1, 1),
 		hc(at(8*time.Minute+10*time.Second), main, fail, 1),
-		hc(at(15*time.Minute+10*time.Second), main, done, 1))
+		hc(at(15*time.Minute+10*time.Second), main, done, 1, 1, 0))
 	c.history(step, at(3*time.Hour), at(4*time.Hour), time.Hour)
 	c.history(step, at(-time.Hour), at(time.Minute+5*time.Second), time.Nanosecond*7) // ends just before h3
 
@@ -373,9 +415,12 @@ func statsRandom(t *testing.T, s scheduler.Store) {
 				if rng.IntN(10) == 0 {
 					end = time.Time{}
 				}
-				hist = append(hist, scheduler.HistoryEntry{Collection: j.Collection, Job: j.Name,
+				h := scheduler.HistoryEntry{Collection: j.Collection, Job: j.Name,
 					ActionName: []scheduler.ActionName{scheduler.MainAction, scheduler.ErrorAction}[rng.IntN(2)],
-					Status:     statuses[rng.IntN(len(statuses))], StartTime: end, EndTime: end, Message: fmt.Sprint(seq)})
+					Status:     statuses[rng.IntN(len(statuses))], StartTime: end, EndTime: end, Message: fmt.Sprint(seq),
+					RetryCount: rng.IntN(3)}
+				h.Faulted = h.Status == scheduler.StatusFailed && h.ActionName == scheduler.MainAction && rng.IntN(2) == 0
+				hist = append(hist, h)
 			}
 			// Fails when the job was deleted, replaced or claimed again
 			// meanwhile; the checks below see whichever happened.
@@ -410,13 +455,6 @@ func checkAgainstListings(t *testing.T, s scheduler.Store, r scheduler.StatsRead
 	var wantJobs []scheduler.JobCount
 	wantDue := 0
 	var all []scheduler.HistoryEntry
-	type key struct {
-		start  time.Time
-		action scheduler.ActionName
-		status scheduler.ExecutionStatus
-	}
-	from, to, width := t0.Add(-time.Minute), t0.Add(100*time.Minute), 7*time.Minute
-	buckets := map[key]int{}
 	perJob := map[string][]scheduler.HistoryEntry{}
 	for _, c := range colls {
 		jobs, err := s.ListJobs(ctx, c.Name, scheduler.JobFilter{})
@@ -436,11 +474,6 @@ func checkAgainstListings(t *testing.T, s scheduler.Store, r scheduler.StatsRead
 			}
 			perJob[j.ID()] = h
 			all = append(all, h...)
-			for _, e := range h {
-				if !e.EndTime.IsZero() && !e.EndTime.Before(from) && e.EndTime.Before(to) {
-					buckets[key{from.Add(e.EndTime.Sub(from) / width * width), e.ActionName, e.Status}]++
-				}
-			}
 		}
 		for _, st := range []scheduler.JobState{"Completed", "Disabled", "Enabled", "Faulted"} {
 			if n[st] > 0 {
@@ -451,14 +484,11 @@ func checkAgainstListings(t *testing.T, s scheduler.Store, r scheduler.StatsRead
 	c := statsChecker{t, r}
 	c.jobs(step, wantJobs...)
 	c.due(step, now, wantDue)
-	var wantHist []scheduler.HistoryCount
-	for k, n := range buckets {
-		wantHist = append(wantHist, scheduler.HistoryCount{Start: k.start, ActionName: k.action, Status: k.status, Entries: n})
+	from, to, width := t0.Add(-time.Minute), t0.Add(100*time.Minute), 7*time.Minute
+	for _, only := range [][]string{nil, {"c0", "c2"}} {
+		f := scheduler.HistoryFilter{Collections: only}
+		c.historyOf(step, only, from, to, width, countBuckets(all, &f, from, to, width)...)
 	}
-	slices.SortFunc(wantHist, func(a, b scheduler.HistoryCount) int {
-		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.ActionName, b.ActionName), cmp.Compare(a.Status, b.Status))
-	})
-	c.history(step, from, to, width, wantHist...)
 
 	// RecentHistory holds every entry once, each job's in its own order.
 	recent, err := r.RecentHistory(ctx, scheduler.HistoryFilter{})
@@ -477,16 +507,56 @@ func checkAgainstListings(t *testing.T, s scheduler.Store, r scheduler.StatsRead
 			t.Errorf("%s: RecentHistory's entries of %s differ from ListHistory's (-ListHistory +RecentHistory):\n%s", step, id, diff)
 		}
 	}
-	for _, st := range []scheduler.ExecutionStatus{scheduler.StatusFailed, scheduler.StatusPostponed} {
+	filters := []scheduler.HistoryFilter{
+		{Status: scheduler.StatusFailed}, {Status: scheduler.StatusPostponed}, {Faulted: true},
+		{Collections: []string{"c1"}}, {Collections: []string{"c0", "c2"}, Status: scheduler.StatusCompleted}, {Collections: []string{"c2"}, Faulted: true},
+	}
+	for _, f := range filters {
 		var want []scheduler.HistoryEntry
 		for _, e := range recent {
-			if e.Status == st {
+			if f.Keeps(&e) {
 				want = append(want, e)
 			}
 		}
-		c.recent(step, scheduler.HistoryFilter{Status: st}, want...)
+		c.recent(step, f, want...)
 		if len(want) > 3 {
-			c.recent(step, scheduler.HistoryFilter{Status: st, Skip: 1, Top: 2}, want[1:3]...)
+			f.Skip, f.Top = 1, 2
+			c.recent(step, f, want[1:3]...)
 		}
 	}
+}
+
+// countBuckets counts the entries f keeps as CountHistory should.
+func countBuckets(all []scheduler.HistoryEntry, f *scheduler.HistoryFilter, from, to time.Time, width time.Duration) []scheduler.HistoryCount {
+	type key struct {
+		start  time.Time
+		action scheduler.ActionName
+		status scheduler.ExecutionStatus
+	}
+	buckets := map[key]*scheduler.HistoryCount{}
+	for _, e := range all {
+		if !f.Keeps(&e) || e.EndTime.IsZero() || e.EndTime.Before(from) || !e.EndTime.Before(to) {
+			continue
+		}
+		k := key{from.Add(e.EndTime.Sub(from) / width * width), e.ActionName, e.Status}
+		if buckets[k] == nil {
+			buckets[k] = &scheduler.HistoryCount{Start: k.start, ActionName: k.action, Status: k.status}
+		}
+		b := buckets[k]
+		b.Entries++
+		if e.RetryCount > 0 {
+			b.Retries++
+		}
+		if e.Faulted {
+			b.Faulted++
+		}
+	}
+	var out []scheduler.HistoryCount
+	for _, b := range buckets {
+		out = append(out, *b)
+	}
+	slices.SortFunc(out, func(a, b scheduler.HistoryCount) int {
+		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.ActionName, b.ActionName), cmp.Compare(a.Status, b.Status))
+	})
+	return out
 }

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jobclock/scheduler/httpapi"
+)
+
+// TestServeDashboard runs "jobclock serve" with tokens: a browser that
+// opens / is sent to /ui/, which asks it to sign in; a token limited to
+// one subscription sees its collections and not another's; the REST API
+// answers as before beside it.
+func TestServeDashboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	dir := t.TempDir()
+	const admin, limited = "admin-token-0123456789abcdef", "limited-token-0123456789abc"
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(admin+" *\n"+limited+" sub-a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, buildJobclock(t), "-addr", "127.0.0.1:0", "-tokens", tokens, "-db", filepath.Join(dir, "j.db"))
+	ctx := context.Background()
+	c := httpapi.NewClient(srv.url, &httpapi.ClientOptions{Token: admin})
+	for _, sub := range []string{"sub-a", "sub-b"} {
+		if _, _, err := c.PutCollection(ctx, httpapi.CollectionRef{Subscription: sub, ResourceGroup: "rg", Collection: "jc-of-" + sub}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	jar, _ := cookiejar.New(nil)
+	noFollow := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path, accept string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.url+path, nil)
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		res, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+
+	res, _ := get("/", "text/html,application/xhtml+xml")
+	if res.StatusCode != http.StatusFound || res.Header.Get("Location") != "/ui/" {
+		t.Errorf("GET / from a browser = %d to %q, want 302 to /ui/", res.StatusCode, res.Header.Get("Location"))
+	}
+	res, body := get("/", "application/json")
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `"error"`) {
+		t.Errorf("GET / from an API client = %d %s, want the API's 401", res.StatusCode, body)
+	}
+	res, _ = get("/ui/", "text/html")
+	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/ui/login") {
+		t.Fatalf("GET /ui/ signed out = %d to %q, want 303 to the sign-in page", res.StatusCode, res.Header.Get("Location"))
+	}
+	_, login := get("/ui/login", "text/html")
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(login)
+	if m == nil {
+		t.Fatalf("sign-in page has no form token:\n%s", login)
+	}
+	res, err := noFollow.PostForm(srv.url+"/ui/login", url.Values{"csrf": {m[1]}, "token": {limited}, "next": {"/ui/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in = %d, want 303", res.StatusCode)
+	}
+	res, body = get("/ui/", "text/html")
+	if res.StatusCode != http.StatusOK || !strings.Contains(body, "sub-a/rg/jc-of-sub-a") || strings.Contains(body, "jc-of-sub-b") {
+		t.Errorf("overview for a token of sub-a = %d; want sub-a's collection and not sub-b's:\n%s", res.StatusCode, body)
+	}
+	res, _ = get("/ui/collections/"+url.PathEscape("sub-b/rg/jc-of-sub-b"), "text/html")
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("sub-b's collection page for a token of sub-a = %d, want 404", res.StatusCode)
+	}
+}
+
+func TestServeBadSessionKey(t *testing.T) {
+	t.Setenv(httpapi.TokensEnv, "")
+	t.Setenv(SessionKeyEnv, "not hex")
+	var out, errb bytes.Buffer
+	if code := serveCmd([]string{"-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "j.db")}, &out, &errb); code != 2 {
+		t.Errorf("serve with a bad %s = %d, want 2", SessionKeyEnv, code)
+	}
+	if !strings.Contains(errb.String(), SessionKeyEnv+": want at least 64 hexadecimal digits") {
+		t.Errorf("stderr = %q", errb.String())
+	}
+}

@@ -1,0 +1,526 @@
+package dashboard_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+func TestOverview(t *testing.T) {
+	e := newEnv(t, envOptions{prefix: "/ui"})
+	e.collection("sub-a/rg/reports", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{SKU: &scheduler.SKU{Name: scheduler.SKUFree}}})
+	e.collection("sub-b/rg/other", nil)
+	e.job("sub-a/rg/reports", "ok", "/ok", "")
+	e.job("sub-a/rg/reports", "broken", "/fail", "")
+	e.job("sub-b/rg/other", "later", "/ok", `"startTime": "`+later(time.Hour)+`"`)
+	e.waitHistory("sub-a/rg/reports", "ok", 1)
+	e.waitHistory("sub-a/rg/reports", "broken", 1)
+
+	p := e.get("/")
+	wantStatus(t, "overview", p, http.StatusOK)
+	wantIn(t, "overview", p,
+		"sub-a/rg/reports", "Free", "2 / 5", // plan and quota use
+		"sub-b/rg/other", "1 / 50",
+		`<span class="num">3</span> jobs`, `<span class="num">1</span> Completed`, `<span class="num">1</span> Faulted`,
+		"due, not started", // the backlog: every collection is visible
+		"Last hour", "Last day", "2 occurrences, 2 attempts", "1 failed", "1 faulted",
+		"Latest faulted occurrences", "broken on purpose", // the faulted occurrence, its message
+	)
+	if n := strings.Count(p.body, `<rect class="occ"`); n != 60+48 {
+		t.Errorf("the charts have %d bars, want 60 and 48", n)
+	}
+
+	// Sorting is in the query string and orders the table.
+	p = e.get("/?sort=jobs&order=desc")
+	if a, b := strings.Index(p.body, ">sub-a/rg/reports<"), strings.Index(p.body, ">sub-b/rg/other<"); a < 0 || b < 0 || a > b {
+		t.Errorf("sorted by jobs, descending: sub-a (2 jobs) at %d, sub-b (1) at %d; want sub-a first", a, b)
+	}
+	wantIn(t, "sorted", p, `aria-sort="descending"`)
+	p = e.get("/?sort=jobs")
+	if a, b := strings.Index(p.body, ">sub-a/rg/reports<"), strings.Index(p.body, ">sub-b/rg/other<"); a < b {
+		t.Errorf("sorted by jobs, ascending: sub-b should come first")
+	}
+}
+
+func TestCollectionPage(t *testing.T) {
+	e := newEnv(t, envOptions{prefix: "/ui"})
+	quota := &scheduler.Quota{MaxJobCount: 200}
+	e.collection("c", &scheduler.JobCollection{Location: "West Europe", Tags: map[string]string{"team": "ops"},
+		Properties: scheduler.CollectionProperties{Quota: quota}})
+	// From the first Monday of January next year, 09:00 in Berlin (CET).
+	year := time.Now().Year() + 1
+	monday := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)
+	for monday.Weekday() != time.Monday {
+		monday = monday.AddDate(0, 0, 1)
+	}
+	future := `"startTime": "` + monday.Format(time.RFC3339) + `", "recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Monday"], "hours": [9], "minutes": [0]}, "timeZone": "Europe/Berlin"}`
+	for i := range 120 {
+		e.job("c", "job-"+pad(i), "/ok", future)
+	}
+	if _, err := e.s.DisableJob(ctx, "c", "job-007"); err != nil {
+		t.Fatal(err)
+	}
+
+	p := e.get(collPath("c"))
+	wantStatus(t, "collection", p, http.StatusOK)
+	wantIn(t, "collection", p, "West Europe", "team: ops", "120 of at most 200",
+		"Jobs 1–50 of 120", "job-000", "job-049",
+		"every week on Monday at 09:00 (Europe/Berlin)",                                    // the schedule in words
+		monday.Format("2006-01-02")+" 08:00 UTC", monday.Format("2006-01-02")+" 09:00 CET", // the next run in UTC and in the job's zone
+		"POST http://127.0.0.1", "never ran",
+		`Disabled <span class="count">1</span>`, `Enabled <span class="count">119</span>`)
+	wantNotIn(t, "collection", p, "job-050")
+
+	p = e.get(collPath("c") + "?skip=100")
+	wantIn(t, "page 3", p, "Jobs 101–120 of 120", "job-100", "job-119", `rel="prev"`)
+	wantNotIn(t, "page 3", p, "job-099", `rel="next"`)
+
+	p = e.get(collPath("c") + "?state=Disabled")
+	wantIn(t, "filter", p, "Jobs 1–1 of 1", "job-007", `aria-current="true" class="active">Disabled`)
+	wantNotIn(t, "filter", p, "job-006")
+
+	p = e.get(collPath("c") + "?top=25&sort=name&order=desc")
+	if a, b := strings.Index(p.body, ">job-024<"), strings.Index(p.body, ">job-000<"); a < 0 || b < 0 || a > b {
+		t.Errorf("name descending: job-024 at %d, job-000 at %d; want job-024 first", a, b)
+	}
+	wantIn(t, "page size", p, "Jobs 1–25 of 120")
+
+	for _, bad := range []string{"?state=Sleeping", "?skip=-1", "?top=7", "?skip=x"} {
+		wantStatus(t, "collection"+bad, e.get(collPath("c")+bad), http.StatusBadRequest)
+	}
+	wantStatus(t, "missing collection", e.get(collPath("nope")), http.StatusNotFound)
+}
+
+func pad(i int) string { return fmt.Sprintf("%03d", i) }
+
+func TestJobPage(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	// Daily at 02:30 in New York from 5 March next year: on the second
+	// Sunday of March the clocks go forward and 02:30 does not exist.
+	year := time.Now().Year() + 1
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip("no zone data:", err)
+	}
+	change := time.Date(year, 3, 8, 0, 0, 0, 0, ny)
+	for change.Weekday() != time.Sunday {
+		change = change.AddDate(0, 0, 1)
+	}
+	day := func(d time.Time) string { return d.Format("2006-01-02") }
+	e.job("c", "nightly", "/ok", fmt.Sprintf(`"startTime": "%d-03-05T00:00:00-05:00", "recurrence": {"frequency": "Day", "schedule": {"hours": [2], "minutes": [30]}, "timeZone": "America/New_York"}`, year))
+	p := e.get(jobPath("c", "nightly"))
+	wantStatus(t, "job", p, http.StatusOK)
+	wantIn(t, "job", p, "Runs every day at 02:30 (America/New_York; 02:30 runs at 03:30 when clocks go forward).",
+		fmt.Sprintf("%d-03-05 07:30 UTC", year), fmt.Sprintf("%d-03-05 02:30 EST", year), // first occurrence in both zones
+		day(change)+" 07:30 UTC", day(change)+" 03:30 EDT", "moved: its time did not exist that day",
+		day(change.AddDate(0, 0, 1))+" 06:30 UTC", day(change.AddDate(0, 0, 1))+" 02:30 EDT",
+		`id="run-now"`, `id="disable"`, "No history")
+	if n := strings.Count(p.body, `<td class="num">`); n < 20 {
+		t.Errorf("job page lists %d numbered cells, want 20 occurrences", n)
+	}
+	if n := strings.Count(p.body, `class="shifted"`); n != 1 {
+		t.Errorf("%d rows marked as moved by daylight saving time, want 1", n)
+	}
+	// Every 24 hours in elapsed time: after the change the runs are an
+	// hour later on the clock, which the table says.
+	e.job("c", "elapsed", "/ok", fmt.Sprintf(`"startTime": "%d-03-05T00:30:00-05:00", "recurrence": {"frequency": "Hour", "interval": 24, "timeZone": "America/New_York"}`, year))
+	p = e.get(jobPath("c", "elapsed"))
+	wantIn(t, "elapsed", p, "Runs every 24 hours at minute 30", day(change.AddDate(0, 0, 1))+" 01:30 EDT", "clocks changed before this run (UTC-04:00)")
+	wantNotIn(t, "elapsed", p, `class="shifted"`)
+
+	// Secrets are hidden in the definition; the rest is there.
+	e.job("c", "secret", "/ok?sig=s3cr3t-sig&x=1", `"startTime": "`+later(365*24*time.Hour)+`"`)
+	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Https", "request": {"uri": "https://user:pw@example.com/x?code=c0de", "method": "GET",
+		"headers": {"Authorization": "Bearer t0ken", "X-Api-Key": "k3y", "Accept": "text/plain"},
+		"authentication": {"type": "Basic", "username": "bob", "password": "hunter2"}}}, "startTime": "`+later(365*24*time.Hour)+`"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.PutJob(ctx, "c", "creds", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	p = e.get(jobPath("c", "creds"))
+	wantIn(t, "masked definition", p, `&#34;username&#34;: &#34;bob&#34;`, `&#34;Accept&#34;: &#34;text/plain&#34;`, `&#34;password&#34;: &#34;••••••&#34;`, "GET https://example.com/x?…")
+	wantNotIn(t, "masked definition", p, "hunter2", "t0ken", "k3y", "c0de", ":pw@")
+	p = e.get(jobPath("c", "secret"))
+	wantNotIn(t, "masked query", p, "s3cr3t-sig")
+
+	// History, its filter and its messages.
+	e.job("c", "flaky", "/fail", "")
+	e.waitHistory("c", "flaky", 1)
+	p = e.get(jobPath("c", "flaky"))
+	wantIn(t, "history", p, `<span class="badge status-Failed">Failed</span> <span class="badge faulted">faulted</span>`,
+		"<summary>Http Action - Response from host", `<pre class="message">`, "broken on purpose\nsecond line of the body")
+	wantIn(t, "faulted job", p, "A Faulted job does not run again")
+	wantNotIn(t, "faulted job", p, `id="run-now"`, `id="disable"`)
+	wantIn(t, "filter Failed", e.get(jobPath("c", "flaky")+"?status=Failed"), "broken on purpose")
+	if p := e.get(jobPath("c", "flaky") + "?status=Completed"); !strings.Contains(p.body, "No history") {
+		t.Errorf("status=Completed shows entries:\n%s", p.body)
+	}
+	wantIn(t, "filter Faulted", e.get(jobPath("c", "flaky")+"?status=Faulted"), "broken on purpose")
+	wantStatus(t, "bad filter", e.get(jobPath("c", "flaky")+"?status=Done"), http.StatusBadRequest)
+	wantStatus(t, "missing job", e.get(jobPath("c", "nope")), http.StatusNotFound)
+	wantStatus(t, "missing collection", e.get(jobPath("nope", "flaky")), http.StatusNotFound)
+}
+
+func TestHistoryPaging(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	e.job("c", "busy", "/ok", `"startTime": "`+later(365*24*time.Hour)+`"`)
+	for i := range 60 {
+		if _, err := e.s.RunJob(ctx, "c", "busy"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitHistory("c", "busy", i+1) // one run at a time: each its own entry
+	}
+	p := e.get(jobPath("c", "busy"))
+	if n := strings.Count(p.body, `<tr class="entry-Completed">`); n != 50 {
+		t.Errorf("first history page has %d entries, want 50", n)
+	}
+	wantIn(t, "first page", p, `rel="next"`)
+	p = e.get(jobPath("c", "busy") + "?skip=50")
+	if n := strings.Count(p.body, `<tr class="entry-Completed">`); n != 10 {
+		t.Errorf("second history page has %d entries, want 10", n)
+	}
+	wantIn(t, "second page", p, `rel="prev"`)
+	wantNotIn(t, "second page", p, `rel="next"`)
+}
+
+func TestActions(t *testing.T) {
+	e := newEnv(t, envOptions{prefix: "/ui"})
+	e.collection("c", nil)
+	e.job("c", "j", "/ok", `"startTime": "`+later(365*24*time.Hour)+`"`)
+	tok := e.token(jobPath("c", "j"))
+
+	p := e.post(jobPath("c", "j")+"/run", url.Values{"csrf": {tok}})
+	wantStatus(t, "run", p, http.StatusSeeOther)
+	if loc := p.header.Get("Location"); loc != "/ui"+jobPath("c", "j")+"?flash=run" {
+		t.Errorf("run redirects to %q", loc)
+	}
+	e.waitHistory("c", "j", 1)
+	wantIn(t, "after run", e.get(jobPath("c", "j")+"?flash=run"), "Run requested", "Completed", "thanks")
+
+	wantStatus(t, "disable", e.post(jobPath("c", "j")+"/disable", url.Values{"csrf": {tok}}), http.StatusSeeOther)
+	if r, _ := e.s.GetJob(ctx, "c", "j"); r.State != scheduler.JobDisabled {
+		t.Errorf("after disable: state %s", r.State)
+	}
+	wantIn(t, "disabled", e.get(jobPath("c", "j")), `id="enable"`, "The job is Disabled: these run only once it is enabled")
+	wantStatus(t, "enable", e.post(jobPath("c", "j")+"/enable", url.Values{"csrf": {tok}}), http.StatusSeeOther)
+	if r, _ := e.s.GetJob(ctx, "c", "j"); r.State != scheduler.JobEnabled {
+		t.Errorf("after enable: state %s", r.State)
+	}
+
+	// Delete asks first: without the confirmation the POST only leads to
+	// the question.
+	p = e.post(jobPath("c", "j")+"/delete", url.Values{"csrf": {tok}})
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasSuffix(loc, "/delete") {
+		t.Errorf("delete without confirm = %d to %q, want the confirmation page", p.status, loc)
+	}
+	if _, err := e.s.GetJob(ctx, "c", "j"); err != nil {
+		t.Fatalf("the job is gone without a confirmation: %v", err)
+	}
+	wantIn(t, "confirm page", e.get(jobPath("c", "j")+"/delete"), "Delete job j?", `name="confirm" value="yes"`)
+	p = e.post(jobPath("c", "j")+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}})
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui"+collPath("c")) {
+		t.Errorf("delete = %d to %q, want the collection", p.status, loc)
+	}
+	if _, err := e.s.GetJob(ctx, "c", "j"); err == nil {
+		t.Error("the job still exists after delete")
+	}
+	wantStatus(t, "run a deleted job", e.post(jobPath("c", "j")+"/run", url.Values{"csrf": {tok}}), http.StatusNotFound)
+	wantStatus(t, "unknown action", e.post(jobPath("c", "j")+"/explode", url.Values{"csrf": {tok}}), http.StatusNotFound)
+
+	// A job of a Disabled collection cannot run: 409 with the reason.
+	e.collection("off", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{State: scheduler.CollectionDisabled}})
+	e.job("off", "k", "/ok", `"startTime": "`+later(365*24*time.Hour)+`"`)
+	p = e.post(jobPath("off", "k")+"/run", url.Values{"csrf": {tok}})
+	wantStatus(t, "run in a disabled collection", p, http.StatusConflict)
+	wantIn(t, "run in a disabled collection", p, "Disabled")
+	wantIn(t, "its page", e.get(jobPath("off", "k")), "Its collection is Disabled")
+}
+
+func TestCSRF(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	e.job("c", "j", "/ok", `"startTime": "`+later(365*24*time.Hour)+`"`)
+	tok := e.token(jobPath("c", "j"))
+
+	wantStatus(t, "no token", e.post(jobPath("c", "j")+"/delete", url.Values{"confirm": {"yes"}}), http.StatusForbidden)
+	wantStatus(t, "wrong token", e.post(jobPath("c", "j")+"/delete", url.Values{"confirm": {"yes"}, "csrf": {tok + "x"}}), http.StatusForbidden)
+
+	// A token of another browser's session does not work in this one.
+	other := newEnv(t, envOptions{})
+	otherTok := other.token("/try")
+	wantStatus(t, "another session's token", e.post(jobPath("c", "j")+"/run", url.Values{"csrf": {otherTok}}), http.StatusForbidden)
+
+	// A cross-site form, even with the right token (say, read by a
+	// script of the same browser), is refused.
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+jobPath("c", "j")+"/delete", strings.NewReader(url.Values{"csrf": {tok}, "confirm": {"yes"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", "https://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	wantStatus(t, "cross-site", e.do(req), http.StatusForbidden)
+	if _, err := e.s.GetJob(ctx, "c", "j"); err != nil {
+		t.Fatalf("a refused request deleted the job: %v", err)
+	}
+	// GET never changes anything.
+	req, _ = http.NewRequest(http.MethodGet, e.srv.URL+jobPath("c", "j")+"/run", nil)
+	if p := e.do(req); p.status == http.StatusSeeOther {
+		t.Errorf("GET .../run = %d", p.status)
+	}
+	if h, _ := e.s.ListHistory(ctx, "c", "j", nil); len(h) != 0 {
+		t.Errorf("the job ran after refused requests: %v", h)
+	}
+	wantStatus(t, "with the token", e.post(jobPath("c", "j")+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}}), http.StatusSeeOther)
+}
+
+func TestEscaping(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", &scheduler.JobCollection{Location: "<b>bold</b>", Tags: map[string]string{"<i>k</i>": "<script>v</script>"}})
+	// A name the API refuses, written straight into the store by another
+	// program: it must still show as text.
+	const evil = `<img src=x onerror=alert(1)>`
+	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "http://example.com/<svg/onload=alert(3)>?q=\"><script>", "method": "GET",
+		"headers": {"X-Note": "</pre><script>alert(4)</script>"}}}, "startTime": "`+later(365*24*time.Hour)+`"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putRaw(t, e.store, "c", evil, job)
+	if _, err := e.s.PutJob(ctx, "c", "markup", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.job("c", "echo", "/html", "") // its history message is the markup the receiver answers
+	e.waitHistory("c", "echo", 1)
+
+	for _, path := range []string{"/", collPath("c"), jobPath("c", "markup"), jobPath("c", "echo"), jobPath("c", "markup") + "/delete", jobPath("c", evil)} {
+		p := e.get(path)
+		if path != jobPath("c", evil) {
+			wantStatus(t, path, p, http.StatusOK)
+		}
+		wantNotIn(t, path, p, "<img src=x", "<svg/onload", "<script>alert", "<script>v", "<b>bold", "<i>k")
+	}
+	wantIn(t, "collection", e.get(collPath("c")), "&lt;img src=x onerror=alert(1)&gt;")
+	// The API refuses the name, so its page says so, as text.
+	p := e.get(jobPath("c", evil))
+	wantStatus(t, "job page of a bad name", p, http.StatusBadRequest)
+	wantIn(t, "job page of a bad name", p, "&lt;img src=x onerror=alert(1)&gt;")
+	wantIn(t, "job page", e.get(jobPath("c", "markup")), "&lt;/pre&gt;&lt;script&gt;alert(4)", "&lt;svg/onload=alert(3)&gt;")
+	wantIn(t, "history message", e.get(jobPath("c", "echo")), "&lt;script&gt;alert(&#34;body&#34;)&lt;/script&gt;")
+	wantIn(t, "collection", e.get(collPath("c")), "&lt;b&gt;bold&lt;/b&gt;", "&lt;i&gt;k&lt;/i&gt;: &lt;script&gt;v&lt;/script&gt;")
+
+	// The try page shows what was pasted as text.
+	tok := e.token("/try")
+	p = e.post("/try", url.Values{"csrf": {tok}, "definition": {`{"action": "</textarea><script>alert(5)</script>"}`}})
+	wantNotIn(t, "try", p, "<script>alert(5)")
+	wantIn(t, "try", p, "&lt;/textarea&gt;&lt;script&gt;alert(5)")
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	e := newEnv(t, envOptions{prefix: "/ui"})
+	e.collection("c", nil)
+	e.job("c", "j", "/ok", `"startTime": "`+later(365*24*time.Hour)+`"`)
+	inlineScript := regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]|<script>|\son[a-z]+=|javascript:|style=`)
+	for _, path := range []string{"/", collPath("c"), jobPath("c", "j"), jobPath("c", "j") + "/delete", "/try", "/nope", "/static/dashboard.css"} {
+		p := e.get(path)
+		csp := p.header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("GET %s: Content-Security-Policy %q", path, csp)
+		}
+		if p.header.Get("X-Content-Type-Options") != "nosniff" || p.header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("GET %s: headers %v", path, p.header)
+		}
+		if m := inlineScript.FindString(p.body); m != "" && strings.HasSuffix(path, ".css") == false {
+			t.Errorf("GET %s: inline script or style %q", path, m)
+		}
+	}
+	p := e.get("/static/dashboard.js")
+	if ct := p.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/javascript") {
+		t.Errorf("dashboard.js served as %q", ct)
+	}
+	page := e.get("/")
+	m := regexp.MustCompile(`src="(/ui/static/dashboard\.js\?v=[0-9a-f]+)"`).FindStringSubmatch(page.body)
+	if m == nil {
+		t.Fatalf("the overview does not load the versioned script")
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+m[1], nil)
+	if cc := e.do(req).header.Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+		t.Errorf("the versioned script's Cache-Control = %q", cc)
+	}
+	if cc := page.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("a page's Cache-Control = %q, want no-store", cc)
+	}
+	wantStatus(t, "unknown page", e.get("/nope"), http.StatusNotFound)
+}
+
+func TestPrefixes(t *testing.T) {
+	for _, prefix := range []string{"", "/ui", "/ops/jobs"} {
+		e := newEnv(t, envOptions{prefix: prefix})
+		e.collection("c", nil)
+		e.job("c", "j", "/ok", `"startTime": "`+later(365*24*time.Hour)+`"`)
+		p := e.get("/")
+		wantStatus(t, prefix+" overview", p, http.StatusOK)
+		wantIn(t, prefix+" overview", p, `href="`+prefix+`/collections/c"`, `href="`+prefix+`/static/dashboard.css?v=`)
+		wantIn(t, prefix+" collection", e.get(collPath("c")), `href="`+prefix+`/collections/c/jobs/j"`)
+		tok := e.token(jobPath("c", "j"))
+		if loc := e.post(jobPath("c", "j")+"/disable", url.Values{"csrf": {tok}}).header.Get("Location"); !strings.HasPrefix(loc, prefix+"/collections/c/jobs/j") {
+			t.Errorf("prefix %q: redirect to %q", prefix, loc)
+		}
+	}
+}
+
+func TestTryPage(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	p := e.get("/try")
+	wantStatus(t, "try", p, http.StatusOK)
+	wantIn(t, "try", p, "<textarea", "weekDays")
+	tok := e.token("/try")
+	try := func(def, created, n string) page {
+		return e.post("/try", url.Values{"csrf": {tok}, "definition": {def}, "created": {created}, "n": {n}})
+	}
+
+	// Every problem at its JSON path.
+	p = try(`{"action": {"type": "Http", "request": {"uri": "ftp://x", "method": "FETCH"}}, "recurrence": {"frequency": "Week", "schedule": {"hours": [25], "monthDays": [40]}}}`, "", "")
+	wantStatus(t, "invalid", p, http.StatusUnprocessableEntity)
+	wantIn(t, "invalid", p, "problems", "<code>action.request.method</code>", "<code>action.request.uri</code>",
+		"<code>recurrence.schedule.hours[0]</code>", "is not an hour (0-23)", "<code>recurrence.schedule.monthDays[0]</code>")
+	p = try(`{"action": nope}`, "", "")
+	wantStatus(t, "not JSON", p, http.StatusUnprocessableEntity)
+	wantIn(t, "not JSON", p, "Not JSON", "line 1, column 12")
+
+	// The schedule in words and the occurrences of a job created at the
+	// time given: every 3 months from March reaches December.
+	quarterly := `{"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
+		"recurrence": {"frequency": "Month", "interval": 3, "count": 3, "schedule": {"months": [12], "monthDays": [1, 14]}}}`
+	p = try(quarterly, "2027-03-11T17:00:00Z", "10")
+	wantStatus(t, "valid", p, http.StatusOK)
+	wantIn(t, "valid", p, "Runs on the 1st and 14th of every 3rd month that is December at 17:00 (UTC), 3 times.",
+		"2027-12-01 17:00 UTC", "2027-12-14 17:00 UTC", "2028-12-01 17:00 UTC", "It runs 3 times in all.")
+	p = try(quarterly, "2027-02-11T17:00:00Z", "10")
+	wantStatus(t, "never matches", p, http.StatusUnprocessableEntity)
+	wantIn(t, "never matches", p, "recurrence.schedule.months", "are February, May, August and November")
+
+	// The retry floor is the scheduler's: 15s by default.
+	fast := `{"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}, "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT2S", "retryCount": 1}}}`
+	p = try(fast, "", "")
+	wantStatus(t, "fast retries", p, http.StatusUnprocessableEntity)
+	wantIn(t, "fast retries", p, "<code>action.retryPolicy.retryInterval</code>")
+
+	p = try(quarterly, "yesterday", "0")
+	wantStatus(t, "bad fields", p, http.StatusBadRequest)
+	wantIn(t, "bad fields", p, "<code>created</code>", "<code>occurrences</code>")
+}
+
+func TestAuthentication(t *testing.T) {
+	e := newEnv(t, envOptions{auth: true, prefix: "/ui", tls: true})
+	e.collection("sub-a/rg/mine", nil)
+	e.collection("sub-b/rg/theirs", nil)
+	e.collection("unscoped", nil)
+	e.job("sub-a/rg/mine", "ok", "/ok", "")
+	e.job("sub-b/rg/theirs", "secretjob", "/fail", "")
+	e.job("sub-b/rg/theirs", "other", "/ok", `"startTime": "`+later(365*24*time.Hour)+`"`)
+	e.waitHistory("sub-a/rg/mine", "ok", 1)
+	e.waitHistory("sub-b/rg/theirs", "secretjob", 1)
+
+	// Signed out: pages send to the sign-in page, actions are refused.
+	p := e.get("/")
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/login?next=") {
+		t.Errorf("signed out: GET / = %d to %q", p.status, loc)
+	}
+	tok := e.token("/login")
+	p = e.post(jobPath("sub-a/rg/mine", "ok")+"/run", url.Values{"csrf": {tok}})
+	wantStatus(t, "signed out: run", p, http.StatusUnauthorized)
+	wantStatus(t, "signed out: static files are public", e.get("/static/dashboard.css"), http.StatusOK)
+
+	// A wrong token.
+	p = e.signIn("wrong-token-0123456789abcdef")
+	wantStatus(t, "wrong token", p, http.StatusUnauthorized)
+	wantIn(t, "wrong token", p, "That token is not valid.")
+	if s := e.get("/"); s.status != http.StatusSeeOther {
+		t.Errorf("after a wrong token: GET / = %d, want still signed out", s.status)
+	}
+
+	// The limited token: a signed, HttpOnly, SameSite=Strict, Secure cookie.
+	p = e.signIn(limitedToken)
+	wantStatus(t, "right token", p, http.StatusSeeOther)
+	var cookie *http.Cookie
+	for _, c := range (&http.Response{Header: p.header}).Cookies() {
+		if c.Name == "jobclock_session" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || !cookie.Secure || cookie.SameSite != http.SameSiteStrictMode || cookie.MaxAge <= 0 || cookie.Path != "/ui/" {
+		t.Fatalf("session cookie = %+v; want HttpOnly, Secure, SameSite=Strict, expiring, path /ui/", cookie)
+	}
+	if strings.Contains(cookie.Value, limitedToken) {
+		t.Error("the session cookie holds the token")
+	}
+
+	// It sees sub-a and nothing of sub-b, on every page.
+	p = e.get("/")
+	wantStatus(t, "limited overview", p, http.StatusOK)
+	wantIn(t, "limited overview", p, "sub-a/rg/mine", "token#2", "1 occurrences")
+	wantNotIn(t, "limited overview", p, "sub-b", "theirs", "secretjob", "unscoped", "broken on purpose", "due, not started", "1 failed")
+	wantStatus(t, "their collection", e.get(collPath("sub-b/rg/theirs")), http.StatusNotFound)
+	wantStatus(t, "their job", e.get(jobPath("sub-b/rg/theirs", "secretjob")), http.StatusNotFound)
+	wantStatus(t, "their delete page", e.get(jobPath("sub-b/rg/theirs", "other")+"/delete"), http.StatusNotFound)
+	wantStatus(t, "unscoped collection", e.get(collPath("unscoped")), http.StatusNotFound)
+	tok = e.token("/")
+	for _, op := range []string{"run", "disable", "enable", "delete"} {
+		wantStatus(t, "their job: "+op, e.post(jobPath("sub-b/rg/theirs", "other")+"/"+op, url.Values{"csrf": {tok}, "confirm": {"yes"}}), http.StatusNotFound)
+	}
+	if r, err := e.s.GetJob(ctx, "sub-b/rg/theirs", "other"); err != nil || r.State != scheduler.JobEnabled || r.Schedule.RunRequested.IsZero() == false {
+		t.Errorf("their job after refused actions: %+v, %v", r, err)
+	}
+	wantIn(t, "own job", e.get(jobPath("sub-a/rg/mine", "ok")), "thanks")
+
+	// A tampered cookie is no session.
+	u, _ := url.Parse(e.srv.URL + "/ui/")
+	tampered := *cookie
+	tampered.Value = strings.Replace(cookie.Value, ".", "x.", 1)
+	e.client.Jar.SetCookies(u, []*http.Cookie{&tampered})
+	if s := e.get("/"); s.status != http.StatusSeeOther {
+		t.Errorf("tampered cookie: GET / = %d, want the sign-in page", s.status)
+	}
+
+	// The admin token sees everything, the backlog too; sign out ends it.
+	e.signIn(adminToken)
+	wantIn(t, "admin overview", e.get("/"), "sub-b/rg/theirs", "unscoped", "broken on purpose", "due, not started")
+	p = e.post("/logout", url.Values{"csrf": {e.token("/")}})
+	wantStatus(t, "sign out", p, http.StatusSeeOther)
+	if s := e.get("/"); s.status != http.StatusSeeOther {
+		t.Errorf("after signing out: GET / = %d", s.status)
+	}
+	// The sign-in page never sends the browser to another site.
+	e.signIn(limitedToken)
+	p = e.post("/login", url.Values{"csrf": {e.token("/login")}, "token": {limitedToken}, "next": {"https://evil.example/"}})
+	if loc := p.header.Get("Location"); loc != "/ui/" {
+		t.Errorf("sign-in with next=https://evil.example/ redirects to %q", loc)
+	}
+}
+
+func TestSessionExpires(t *testing.T) {
+	e := newEnv(t, envOptions{auth: true})
+	if p := e.signIn(adminToken); p.status != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", p.status)
+	}
+	wantStatus(t, "signed in", e.get("/"), http.StatusOK)
+	short := newEnv(t, envOptions{auth: true, ttl: time.Second})
+	short.signIn(adminToken)
+	wantStatus(t, "fresh", short.get("/"), http.StatusOK)
+	time.Sleep(2100 * time.Millisecond)
+	if p := short.get("/"); p.status != http.StatusSeeOther {
+		t.Errorf("after the session's TTL: GET / = %d, want the sign-in page", p.status)
+	}
+}
+
+// later returns the time d from now in RFC 3339, UTC, to the second.
+func later(d time.Duration) string {
+	return time.Now().Add(d).UTC().Truncate(time.Second).Format(time.RFC3339)
+}

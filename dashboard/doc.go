@@ -1,0 +1,57 @@
+// Package dashboard serves a web dashboard over a *scheduler.Scheduler: an
+// http.Handler that a host mounts in its own mux under any prefix, and that
+// jobclock serve mounts at /ui/.
+//
+//	mux.Handle("/ui/", dashboard.New(s, &dashboard.Options{Prefix: "/ui", Authenticator: auth}))
+//
+// # Pages
+//
+// The overview lists the collections with their plan, state, quota and
+// usage, the jobs by state, a chart of occurrences and failed attempts
+// over the last hour and the last day, and the latest faulted
+// occurrences. A collection's page lists its jobs, filtered by state and
+// a page at a time, each with its action (type and target, never a
+// secret), its schedule in words, its next run in UTC and in the job's
+// zone, its last run and how it went, and its counters. A job's page
+// shows its schedule in words, its next 20 occurrences in UTC and in its
+// zone (marking those a daylight saving change moved), its history with a
+// status filter and the full message of each attempt, its definition as
+// JSON with secrets hidden, and the actions run now, enable, disable and
+// delete (after a confirmation page). "Try a definition" checks a pasted
+// job definition as jobclock validate and jobclock next do: every problem
+// at its JSON path, or the schedule in words and the next occurrences.
+//
+// Filters, sort orders and pages are in the query string, so links can be
+// bookmarked and shared. A page of jobs follows the job names; sorting by
+// another column orders that page. No page makes a store call per row:
+// counts come from [scheduler.Scheduler.JobCounts],
+// [scheduler.Scheduler.HistoryCounts] and
+// [scheduler.Scheduler.RecentHistory].
+//
+// # Browsers
+//
+// Pages are rendered on the server with html/template, which escapes
+// everything users wrote (names, URIs, headers, messages). The pages that
+// show things work with JavaScript off; the dashboard's own small script
+// (static/dashboard.js, no build step) refreshes the parts of a page that
+// change every Options.Refresh and sends the action forms without a full
+// reload. A Content-Security-Policy allows only the dashboard's own script
+// and styles, nothing inline. Light and dark follow the browser's
+// prefers-color-scheme, and the layout fits a phone.
+//
+// # Security
+//
+// With Options.Authenticator set (the REST API's token authenticator), a
+// user signs in with an API token and sees only the collections of the
+// subscriptions that token reaches: collections named
+// "subscription/resourceGroup/name", as the REST API names them (a token
+// for every subscription sees every collection). The session is a signed
+// cookie (HMAC-SHA256 with Options.SessionKey) that expires after
+// Options.SessionTTL, HttpOnly, SameSite=Strict, and Secure over TLS.
+// Without an Authenticator the dashboard is open to whoever can connect,
+// as the REST API is; serve it on a loopback address only.
+//
+// Every change is a POST carrying a token derived from the session, and
+// cross-origin POSTs are refused (http.CrossOriginProtection), so another
+// site cannot make a browser run or delete a job.
+package dashboard

@@ -1,0 +1,865 @@
+package dashboard
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// Page sizes.
+const (
+	defaultJobsPage    = 50
+	historyPage        = 50
+	faultedOnOverview  = 10
+	upcomingOnJobPage  = 20
+	maxTryOccurrences  = 100
+	defaultTryOccurrrs = 20
+)
+
+var jobStates = []scheduler.JobState{scheduler.JobEnabled, scheduler.JobDisabled, scheduler.JobCompleted, scheduler.JobFaulted}
+
+// --- Overview ---
+
+type overviewPage struct {
+	States      []stateCount
+	TotalJobs   int
+	Backlog     int
+	ShowBacklog bool
+	Charts      []chart
+	Collections []collectionRow
+	Columns     []sortLink
+	Faulted     []historyRow
+	NoneVisible bool
+}
+
+type stateCount struct {
+	State string
+	Jobs  int
+}
+
+type collectionRow struct {
+	Name, URL     string
+	Plan, State   string
+	Jobs, Max     int
+	Usage         int // percent of the quota used
+	MaxRecurrence string
+	Enabled       int
+	Disabled      int
+	Completed     int
+	Faulted       int
+}
+
+var collectionColumns = []sortKey{{"name", "Collection"}, {"plan", "Plan"}, {"state", "State"}, {"jobs", "Jobs / quota"}, {"faulted", "Faulted"}}
+
+func (h *handler) overview(r *http.Request, v *viewer) (string, any, error) {
+	ctx := r.Context()
+	colls, only, err := h.visibleCollections(ctx, v)
+	if err != nil {
+		return "", nil, err
+	}
+	counts, err := h.s.JobCounts(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	byColl := map[string]map[scheduler.JobState]int{}
+	for _, c := range counts {
+		if byColl[c.Collection] == nil {
+			byColl[c.Collection] = map[scheduler.JobState]int{}
+		}
+		byColl[c.Collection][c.State] += c.Jobs
+	}
+	p := &overviewPage{NoneVisible: len(colls) == 0}
+	total := map[scheduler.JobState]int{}
+	for _, c := range colls {
+		n := byColl[c.Name]
+		row := collectionRow{
+			Name: c.Name, URL: h.collectionURL(c.Name, nil),
+			Plan: string(c.Definition.Plan()), State: string(c.Definition.State()),
+			Max: c.Definition.MaxJobCount(), MaxRecurrence: atMost(c.Definition.MaxRecurrence()),
+			Enabled: n[scheduler.JobEnabled], Disabled: n[scheduler.JobDisabled], Completed: n[scheduler.JobCompleted], Faulted: n[scheduler.JobFaulted],
+		}
+		for st, k := range n {
+			row.Jobs += k
+			total[st] += k
+		}
+		if row.Max > 0 {
+			row.Usage = min(100, row.Jobs*100/row.Max)
+		}
+		p.Collections = append(p.Collections, row)
+	}
+	for _, st := range jobStates {
+		p.States = append(p.States, stateCount{string(st), total[st]})
+		p.TotalJobs += total[st]
+	}
+	q := r.URL.Query()
+	key, desc := q.Get("sort"), q.Get("order") == "desc"
+	if !validSort(collectionColumns, key) {
+		key = "name"
+	}
+	sortBy(p.Collections, desc, func(a, b *collectionRow) bool {
+		switch key {
+		case "plan":
+			return a.Plan < b.Plan
+		case "state":
+			return a.State < b.State
+		case "jobs":
+			return a.Jobs < b.Jobs
+		case "faulted":
+			return a.Faulted < b.Faulted
+		}
+		return a.Name < b.Name
+	})
+	p.Columns = sortLinks(collectionColumns, q, key, desc, func(q url.Values) string { return h.url(q) })
+
+	// The backlog counts every collection's jobs: only for viewers who
+	// see them all.
+	if v.seesAll() {
+		p.ShowBacklog = true
+		if p.Backlog, err = h.s.DueCount(ctx); err != nil {
+			return "", nil, err
+		}
+	}
+	now := time.Now()
+	for _, spec := range []struct {
+		title string
+		step  time.Duration
+		n     int
+	}{{"Last hour", time.Minute, 60}, {"Last day", 30 * time.Minute, 48}} {
+		end := now.Truncate(spec.step).Add(spec.step)
+		from := end.Add(-time.Duration(spec.n) * spec.step)
+		hc, err := h.s.HistoryCounts(ctx, from, end, spec.step, &scheduler.HistoryCountsOptions{Collections: only})
+		if err != nil {
+			return "", nil, err
+		}
+		p.Charts = append(p.Charts, buildChart(spec.title, from, spec.step, spec.n, hc))
+	}
+	faulted, err := h.s.RecentHistory(ctx, &scheduler.ListHistoryOptions{Faulted: true, Collections: only, Top: faultedOnOverview})
+	if err != nil {
+		return "", nil, err
+	}
+	for _, e := range faulted {
+		p.Faulted = append(p.Faulted, h.historyRow(e, nil, true))
+	}
+	return "overview", p, nil
+}
+
+// atMost says a collection's maxRecurrence quota: "every minute", "every
+// 2 hours".
+func atMost(m scheduler.MaxRecurrence) string {
+	unit := strings.ToLower(string(m.Frequency))
+	if n := max(m.Interval, 1); n > 1 {
+		return fmt.Sprintf("every %d %ss", n, unit)
+	}
+	return "every " + unit
+}
+
+func validSort(keys []sortKey, key string) bool {
+	for _, k := range keys {
+		if k.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// --- Collection ---
+
+type collectionPage struct {
+	Name          string
+	Plan, State   string
+	Location      string
+	Tags          []string
+	Jobs, Max     int
+	MaxRecurrence string
+	Filters       []filterLink
+	Columns       []sortLink
+	Rows          []jobRow
+	Pager         pager
+	PageSizes     []filterLink
+	SortedPage    bool // sorted by something else than the name
+}
+
+type filterLink struct {
+	Label  string
+	Count  int
+	URL    string
+	Active bool
+}
+
+type jobRow struct {
+	Name, URL string
+	State     string
+	jobSummary
+	nextSort    time.Time
+	lastRunSort time.Time
+}
+
+// jobSummary is what the collection's table and the job's page both show
+// of a job, from its record alone.
+type jobSummary struct {
+	Type, Target string
+	Schedule     string
+	Next         stamp
+	LastRun      stamp
+	LastStatus   string
+	LastClass    string
+	Executions   int
+	Failures     int
+	Faulted      int
+}
+
+func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
+	s := jobSummary{
+		Type: string(j.Job.Action.Type), Target: target(&j.Job.Action),
+		Schedule: j.Job.Describe(j.Schedule.Anchor), Next: atPtr(j.Status.NextExecutionTime, loc),
+		LastRun: atPtr(j.Status.LastExecutionTime, loc), Executions: j.Status.ExecutionCount,
+		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount,
+	}
+	s.LastStatus, s.LastClass = lastStatus(j)
+	return s
+}
+
+var jobColumns = []sortKey{{"name", "Job"}, {"state", "State"}, {"next", "Next run"}, {"last", "Last run"}, {"failures", "Failures"}}
+
+func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
+	ctx := r.Context()
+	name := r.PathValue("collection")
+	if !v.sees(name) {
+		return "", nil, notFound("The collection")
+	}
+	col, err := h.s.GetCollection(ctx, name)
+	if err != nil {
+		return "", nil, notFoundAs(err, "The collection")
+	}
+	q := r.URL.Query()
+	state, err := parseState(q.Get("state"))
+	if err != nil {
+		return "", nil, err
+	}
+	top, err := parseChoice(q, "top", defaultJobsPage, 25, 50, 100)
+	if err != nil {
+		return "", nil, err
+	}
+	skip, err := parseSkip(q)
+	if err != nil {
+		return "", nil, err
+	}
+	counts, err := h.s.JobCounts(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	n := map[scheduler.JobState]int{}
+	all := 0
+	for _, c := range counts {
+		if c.Collection == name {
+			n[c.State] += c.Jobs
+			all += c.Jobs
+		}
+	}
+	jobs, err := h.s.ListJobs(ctx, name, &scheduler.ListJobsOptions{State: state, Top: top, Skip: skip})
+	if err != nil {
+		return "", nil, err
+	}
+	p := &collectionPage{
+		Name: name, Plan: string(col.Definition.Plan()), State: string(col.Definition.State()),
+		Location: col.Definition.Location, Jobs: all, Max: col.Definition.MaxJobCount(),
+		MaxRecurrence: atMost(col.Definition.MaxRecurrence()),
+	}
+	for k, val := range col.Definition.Tags {
+		p.Tags = append(p.Tags, k+": "+val)
+	}
+	slices.Sort(p.Tags)
+	link := func(q url.Values) string { return h.collectionURL(name, q) }
+	base := cloneQuery(q)
+	base.Del("flash")
+	for _, st := range append([]scheduler.JobState{""}, jobStates...) {
+		fq := cloneQuery(base)
+		fq.Del("skip")
+		label, count := "All", all
+		if st == "" {
+			fq.Del("state")
+		} else {
+			fq.Set("state", string(st))
+			label, count = string(st), n[st]
+		}
+		p.Filters = append(p.Filters, filterLink{Label: label, Count: count, URL: link(fq), Active: st == state})
+	}
+	for _, size := range []int{25, 50, 100} {
+		sq := cloneQuery(base)
+		sq.Del("skip")
+		sq.Set("top", itoa(size))
+		p.PageSizes = append(p.PageSizes, filterLink{Label: itoa(size), URL: link(sq), Active: size == top})
+	}
+	now := time.Now()
+	for _, j := range jobs {
+		p.Rows = append(p.Rows, h.jobRow(j, now))
+	}
+	key, desc := q.Get("sort"), q.Get("order") == "desc"
+	if !validSort(jobColumns, key) {
+		key = "name"
+	}
+	p.SortedPage = key != "name" && len(p.Rows) > 1
+	sortBy(p.Rows, desc, func(a, b *jobRow) bool {
+		switch key {
+		case "state":
+			return a.State < b.State
+		case "next":
+			return earlier(a.nextSort, b.nextSort)
+		case "last":
+			return earlier(a.lastRunSort, b.lastRunSort)
+		case "failures":
+			return a.Failures < b.Failures
+		}
+		return a.Name < b.Name
+	})
+	p.Columns = sortLinks(jobColumns, base, key, desc, link)
+	total := all
+	if state != "" {
+		total = n[state]
+	}
+	p.Pager = h.pager(base, skip, top, len(jobs), total, true, link)
+	return "collection", p, nil
+}
+
+// earlier orders times with the zero Time (never) last.
+func earlier(a, b time.Time) bool {
+	switch {
+	case a.IsZero():
+		return false
+	case b.IsZero():
+		return true
+	}
+	return a.Before(b)
+}
+
+// jobRow is the line of a job in a collection's table: what the record
+// holds, no store call.
+func (h *handler) jobRow(j *scheduler.JobRecord, now time.Time) jobRow {
+	row := jobRow{Name: j.Name, URL: h.jobURL(j.Collection, j.Name, nil), State: string(j.State), jobSummary: summarize(j, j.Job.Location())}
+	if j.Status.NextExecutionTime != nil {
+		row.nextSort = *j.Status.NextExecutionTime
+	}
+	if j.Status.LastExecutionTime != nil {
+		row.lastRunSort = *j.Status.LastExecutionTime
+	}
+	return row
+}
+
+// lastStatus says how the job's latest occurrence went, and the class
+// that colours it.
+func lastStatus(j *scheduler.JobRecord) (text, class string) {
+	switch c := j.Schedule.Current; {
+	case c != nil && c.ErrorAction:
+		return "running its error action", "running"
+	case c != nil && c.Retry > 0:
+		return fmt.Sprintf("retrying (retry %d)", c.Retry), "running"
+	case c != nil:
+		return "running", "running"
+	case j.Status.LastExecutionTime == nil:
+		return "never ran", "never"
+	case j.Schedule.LastFailed:
+		return "failed", "failed"
+	}
+	return "succeeded", "succeeded"
+}
+
+// pager builds the paging links of a table showing n rows from skip.
+func (h *handler) pager(q url.Values, skip, top, n, total int, known bool, link func(url.Values) string) pager {
+	at := func(s int) string {
+		pq := cloneQuery(q)
+		if s > 0 {
+			pq.Set("skip", itoa(s))
+		} else {
+			pq.Del("skip")
+		}
+		return link(pq)
+	}
+	p := pager{From: skip + 1, To: skip + n, Total: total, Known: known}
+	if n == 0 {
+		p.From = skip
+	}
+	if skip > 0 {
+		p.Prev = at(max(0, skip-top))
+	}
+	if known && skip+n < total || !known && n > top {
+		p.Next = at(skip + top)
+	}
+	if !known && n > top {
+		p.To = skip + top
+	}
+	if known {
+		p.Pages = pageLinks(skip, top, total, at)
+	}
+	return p
+}
+
+// --- Job ---
+
+type jobPage struct {
+	Collection, CollectionURL string
+	Name                      string
+	URL                       string
+	State                     string
+	Final                     bool
+	CanRun                    bool
+	RunBlocked                string
+	jobSummary
+	Zone             string
+	StartTime        stamp
+	Created, Updated stamp
+	Occurrences      int
+	Current          string
+	Upcoming         upcomingTable
+	UpcomingNote     string
+	Definition       string
+	History          []historyRow
+	Filters          []filterLink
+	Pager            pager
+	DeleteURL        string
+	ActionURL        string
+}
+
+// upcomingTable is a table of occurrences; Zone is the job's zone, empty
+// for UTC.
+type upcomingTable struct {
+	Zone string
+	Rows []occurrenceRow
+	DST  bool // a daylight saving change touches a row
+}
+
+func newUpcoming(zone string, rows []occurrenceRow) upcomingTable {
+	u := upcomingTable{Zone: zone, Rows: rows}
+	for _, r := range rows {
+		u.DST = u.DST || r.Shifted || r.Changed
+	}
+	return u
+}
+
+type occurrenceRow struct {
+	N       int
+	At      stamp
+	Shifted bool
+	Changed bool // the zone's offset differs from the previous row's
+	Offset  string
+}
+
+type historyRow struct {
+	Collection, Job, JobURL string
+	End                     stamp
+	Expected                stamp
+	Duration                string
+	Action                  string
+	Status                  string
+	Retry                   int
+	Occurrence              int
+	Faulted                 bool
+	Summary                 string
+	Message                 string
+	Long                    bool
+}
+
+// historyFilters are the choices of the history table's filter; Faulted
+// is a flag rather than a status.
+var historyFilters = []string{"", "Completed", "Failed", "Postponed", "Faulted"}
+
+func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
+	ctx := r.Context()
+	c, name := r.PathValue("collection"), r.PathValue("job")
+	if !v.sees(c) {
+		return "", nil, notFound("The job")
+	}
+	rec, err := h.s.GetJob(ctx, c, name)
+	if err != nil {
+		return "", nil, notFoundAs(err, "The job")
+	}
+	col, err := h.s.GetCollection(ctx, c)
+	if err != nil {
+		return "", nil, notFoundAs(err, "The job's collection")
+	}
+	q := r.URL.Query()
+	filter := q.Get("status")
+	if !slices.Contains(historyFilters, filter) {
+		return "", nil, &statusError{http.StatusBadRequest, fmt.Sprintf("status=%q is not a history filter: use Completed, Failed, Postponed or Faulted, or leave it out.", filter)}
+	}
+	skip, err := parseSkip(q)
+	if err != nil {
+		return "", nil, err
+	}
+	opts := &scheduler.ListHistoryOptions{Top: historyPage + 1, Skip: skip}
+	if filter == "Faulted" {
+		opts.Faulted = true
+	} else {
+		opts.Status = scheduler.ExecutionStatus(filter)
+	}
+	hist, err := h.s.ListHistory(ctx, c, name, opts)
+	if err != nil {
+		return "", nil, err
+	}
+	job := rec.Job
+	loc := job.Location()
+	p := &jobPage{
+		Collection: c, CollectionURL: h.collectionURL(c, nil), Name: name, URL: h.jobURL(c, name, nil),
+		State: string(rec.State), Final: rec.State.Final(), jobSummary: summarize(rec, loc),
+		StartTime: atPtr(job.StartTime, loc), Created: at(rec.Created, loc), Updated: at(rec.Updated, loc),
+		Occurrences: rec.Schedule.Occurrences,
+		Definition:  maskedJSON(rec.Definition()),
+		DeleteURL:   h.url(nil, "collections", c, "jobs", name, "delete"),
+		ActionURL:   h.jobURL(c, name, nil),
+	}
+	if loc != time.UTC {
+		p.Zone = loc.String()
+	}
+	switch st := col.Definition.State(); {
+	case rec.State.Final():
+		p.RunBlocked = "A " + string(rec.State) + " job does not run again; put it anew to reschedule it."
+	case st != scheduler.CollectionEnabled:
+		p.RunBlocked = "Its collection is " + string(st) + ": no job of it runs."
+	default:
+		p.CanRun = true
+	}
+	if cur := rec.Schedule.Current; cur != nil {
+		what := "the main action"
+		if cur.ErrorAction {
+			what = "the error action"
+		}
+		p.Current = fmt.Sprintf("Occurrence %d (expected %s) is in progress: attempt %d of %s", cur.Number, clock(cur.Expected.UTC()), cur.Retry+1, what)
+		if !cur.At.IsZero() {
+			p.Current += ", due " + clock(cur.At.UTC())
+		}
+		p.Current += "."
+	}
+	rows, note := upcoming(rec, upcomingOnJobPage)
+	p.Upcoming, p.UpcomingNote = newUpcoming(p.Zone, rows), note
+	link := func(q url.Values) string { return h.jobURL(c, name, q) }
+	base := cloneQuery(q)
+	base.Del("flash")
+	for _, f := range historyFilters {
+		fq := cloneQuery(base)
+		fq.Del("skip")
+		label := f
+		if f == "" {
+			fq.Del("status")
+			label = "All"
+		} else {
+			fq.Set("status", f)
+		}
+		p.Filters = append(p.Filters, filterLink{Label: label, URL: link(fq), Active: f == filter})
+	}
+	for i, e := range hist {
+		if i == historyPage {
+			break
+		}
+		p.History = append(p.History, h.historyRow(e, loc, false))
+	}
+	p.Pager = h.pager(base, skip, historyPage, len(hist), 0, false, link)
+	return "job", p, nil
+}
+
+// upcoming lists the next n occurrences of a job as its record has them,
+// with a note when they will not run as listed.
+func upcoming(rec *scheduler.JobRecord, n int) ([]occurrenceRow, string) {
+	if rec.State.Final() {
+		return nil, "The job is " + string(rec.State) + ": it has no further occurrences."
+	}
+	t, err := rec.Job.Timing(rec.Schedule.Anchor)
+	if err != nil {
+		return nil, "Its schedule cannot be computed: " + err.Error()
+	}
+	next := rec.Schedule.NextOccurrence
+	if next.IsZero() {
+		return nil, "No further occurrence: its count or endTime is reached."
+	}
+	limit := n
+	if c := t.Count(); c > 0 {
+		limit = min(n, c-rec.Schedule.Counted)
+	}
+	return occurrenceRows(t, next, limit, rec.Job.Location()), disabledNote(rec.State)
+}
+
+func disabledNote(st scheduler.JobState) string {
+	if st == scheduler.JobDisabled {
+		return "The job is Disabled: these run only once it is enabled again (from then on)."
+	}
+	return ""
+}
+
+// occurrenceRows lists up to limit occurrences of t from first on, marking
+// those a daylight saving change moved and those after a change of the
+// zone's offset.
+func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.Location) []occurrenceRow {
+	var out []occurrenceRow
+	var rule *recurrence.Rule
+	if t.Rule() != nil {
+		rule = t.Rule()
+	}
+	prevOff, havePrev := 0, false
+	for a := first; !a.IsZero() && len(out) < limit; {
+		_, off := a.In(loc).Zone()
+		row := occurrenceRow{N: len(out) + 1, At: at(a, loc), Offset: a.In(loc).Format("-07:00")}
+		row.Shifted = rule != nil && rule.Shifted(a)
+		row.Changed = havePrev && off != prevOff
+		prevOff, havePrev = off, true
+		out = append(out, row)
+		next := t.Next(a)
+		if !next.After(a) {
+			break
+		}
+		a = next
+	}
+	return out
+}
+
+// historyRow is the line of a history entry.
+func (h *handler) historyRow(e scheduler.HistoryEntry, loc *time.Location, withJob bool) historyRow {
+	row := historyRow{
+		End: at(e.EndTime, loc), Expected: at(e.ExpectedExecutionTime, loc),
+		Action: string(e.ActionName), Status: string(e.Status), Retry: e.RetryCount, Occurrence: e.RepeatCount,
+		Faulted: e.Faulted, Summary: firstLine(e.Message, 120), Message: e.Message,
+	}
+	row.Long = row.Summary != strings.TrimSpace(e.Message)
+	if d := e.EndTime.Sub(e.StartTime); d >= 0 && !e.StartTime.IsZero() && e.Status != scheduler.StatusPostponed {
+		row.Duration = d.Round(time.Millisecond).String()
+	}
+	if withJob {
+		row.Collection, row.Job, row.JobURL = e.Collection, e.Job, h.jobURL(e.Collection, e.Job, nil)
+	}
+	return row
+}
+
+// --- Actions ---
+
+type confirmPage struct {
+	Collection, Name string
+	JobURL           string
+	ActionURL        string
+}
+
+func (h *handler) confirmDelete(r *http.Request, v *viewer) (string, any, error) {
+	c, name := r.PathValue("collection"), r.PathValue("job")
+	if !v.sees(c) {
+		return "", nil, notFound("The job")
+	}
+	if _, err := h.s.GetJob(r.Context(), c, name); err != nil {
+		return "", nil, notFoundAs(err, "The job")
+	}
+	return "confirm", &confirmPage{Collection: c, Name: name, JobURL: h.jobURL(c, name, nil), ActionURL: h.url(nil, "collections", c, "jobs", name, "delete")}, nil
+}
+
+// jobAction runs, enables, disables or deletes a job.
+func (h *handler) jobAction(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
+	ctx := r.Context()
+	c, name, op := r.PathValue("collection"), r.PathValue("job"), r.PathValue("op")
+	if !v.sees(c) {
+		return "", notFound("The job")
+	}
+	var err error
+	switch op {
+	case "run":
+		_, err = h.s.RunJob(ctx, c, name)
+	case "enable":
+		_, err = h.s.EnableJob(ctx, c, name)
+	case "disable":
+		_, err = h.s.DisableJob(ctx, c, name)
+	case "delete":
+		if r.PostForm.Get("confirm") != "yes" {
+			return h.url(nil, "collections", c, "jobs", name, "delete"), nil
+		}
+		if err = h.s.DeleteJob(ctx, c, name); err == nil {
+			h.log.Info("dashboard: job deleted", "collection", c, "job", name, "user", v.name())
+			return h.collectionURL(c, url.Values{"flash": {"deleted"}, "job": {name}}), nil
+		}
+	default:
+		return "", &statusError{http.StatusNotFound, "There is no such action."}
+	}
+	if err != nil {
+		return "", notFoundAs(err, "The job")
+	}
+	h.log.Info("dashboard: job "+op, "collection", c, "job", name, "user", v.name())
+	return h.jobURL(c, name, url.Values{"flash": {op}}), nil
+}
+
+// flashes are the messages a page shows after an action, by the flash
+// query parameter.
+var flashes = map[string]string{
+	"run":     "Run requested: the job starts in a moment, and its history below shows the outcome.",
+	"enable":  "The job is enabled: it runs from its next occurrence on.",
+	"disable": "The job is disabled: it runs no more occurrences until enabled.",
+	"deleted": "The job was deleted with its history.",
+}
+
+// --- Try a definition ---
+
+type tryPage struct {
+	Definition string
+	Created    string
+	N          int
+	Checked    bool
+	Syntax     string
+	Problems   []problem
+	Schedule   string
+	Zone       string
+	Upcoming   upcomingTable
+	Note       string
+	Canonical  string
+}
+
+type problem struct {
+	Path, Value, Reason string
+}
+
+// tryExample fills the try page's form at first.
+const tryExample = `{
+  "startTime": "2012-08-04T00:00Z",
+  "action": {
+    "type": "Http",
+    "request": {"uri": "https://example.com/report", "method": "POST", "body": "nightly"},
+    "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 2}
+  },
+  "recurrence": {
+    "frequency": "Week",
+    "schedule": {"weekDays": ["Monday", "Wednesday", "Friday"], "hours": [10, 22], "minutes": [0]},
+    "timeZone": "Europe/Berlin"
+  }
+}`
+
+func (h *handler) try(r *http.Request, v *viewer) (string, any, error) {
+	return "try", &tryPage{Definition: tryExample, N: defaultTryOccurrrs}, nil
+}
+
+// tryPost checks a definition as jobclock validate and jobclock next do:
+// every problem at its JSON path, or the schedule in words and the next
+// occurrences of a job created at the time given (now when empty).
+func (h *handler) tryPost(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
+	f := r.PostForm
+	p := &tryPage{Definition: f.Get("definition"), Created: strings.TrimSpace(f.Get("created")), N: defaultTryOccurrrs, Checked: true}
+	status := http.StatusOK
+	created := time.Now().UTC().Truncate(time.Second)
+	if p.Created != "" {
+		t, err := scheduler.ParseTime(p.Created)
+		if err != nil {
+			p.Problems = append(p.Problems, problem{Path: "created", Value: strconv.Quote(p.Created), Reason: "is not an ISO 8601 time such as 2026-01-05T09:00Z"})
+		}
+		created = t
+	}
+	if s := strings.TrimSpace(f.Get("n")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxTryOccurrences {
+			p.Problems = append(p.Problems, problem{Path: "occurrences", Value: strconv.Quote(s), Reason: fmt.Sprintf("is not a number from 1 to %d", maxTryOccurrences)})
+		} else {
+			p.N = n
+		}
+	}
+	if len(p.Problems) > 0 {
+		h.render(w, r, http.StatusBadRequest, "try", v, p)
+		return "", nil
+	}
+	opts := scheduler.ParseOptions{ActionTypes: h.opts.ActionTypes, MinRetryInterval: h.opts.MinRetryInterval, Created: created, Now: created}
+	job, err := scheduler.ParseJob([]byte(p.Definition), &opts)
+	if err != nil {
+		status = http.StatusUnprocessableEntity
+		var se *scheduler.SyntaxError
+		if errors.As(err, &se) {
+			p.Syntax = se.Error()
+		}
+		for _, ve := range scheduler.ValidationErrors(err) {
+			p.Problems = append(p.Problems, problem{Path: ve.Path, Value: ve.Value, Reason: ve.Reason})
+		}
+		if p.Syntax == "" && len(p.Problems) == 0 {
+			p.Syntax = err.Error()
+		}
+		h.render(w, r, status, "try", v, p)
+		return "", nil
+	}
+	loc := job.Location()
+	if loc != time.UTC {
+		p.Zone = loc.String()
+	}
+	p.Schedule = job.Describe(created)
+	p.Canonical = maskedJSON(job)
+	if p.Created == "" {
+		p.Created = created.Format(time.RFC3339)
+	}
+	t, err := job.Timing(created)
+	if err != nil {
+		p.Note = "Its schedule cannot be computed: " + err.Error()
+	} else if first := t.First(); first.IsZero() {
+		p.Note = "It never runs: its endTime is before its first occurrence."
+	} else {
+		limit := p.N
+		if c := t.Count(); c > 0 {
+			limit = min(limit, c)
+		}
+		p.Upcoming = newUpcoming(p.Zone, occurrenceRows(t, first, limit, loc))
+		if n := len(p.Upcoming.Rows); n < p.N {
+			p.Note = fmt.Sprintf("It runs %d times in all.", n)
+		}
+	}
+	h.render(w, r, status, "try", v, p)
+	return "", nil
+}
+
+// --- Query parameters ---
+
+func parseState(s string) (scheduler.JobState, error) {
+	if s == "" {
+		return "", nil
+	}
+	for _, st := range jobStates {
+		if strings.EqualFold(s, string(st)) {
+			return st, nil
+		}
+	}
+	return "", &statusError{http.StatusBadRequest, fmt.Sprintf("state=%q is not a job state: use Enabled, Disabled, Completed or Faulted, or leave it out.", s)}
+}
+
+func parseSkip(q url.Values) (int, error) {
+	s := q.Get("skip")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1_000_000_000 {
+		return 0, &statusError{http.StatusBadRequest, fmt.Sprintf("skip=%q is not a number of rows to skip.", s)}
+	}
+	return n, nil
+}
+
+func parseChoice(q url.Values, name string, def int, choices ...int) (int, error) {
+	s := q.Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	for _, c := range choices {
+		if err == nil && n == c {
+			return n, nil
+		}
+	}
+	return 0, &statusError{http.StatusBadRequest, fmt.Sprintf("%s=%q is not one of %s.", name, s, joinInts(choices))}
+}
+
+// notFoundAs turns ErrNotFound into the page's own 404 message.
+func notFoundAs(err error, what string) error {
+	if errors.Is(err, scheduler.ErrNotFound) {
+		return notFound(what)
+	}
+	return err
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func joinInts(vals []int) string {
+	s := make([]string, len(vals))
+	for i, v := range vals {
+		s[i] = itoa(v)
+	}
+	return strings.Join(s, ", ")
+}

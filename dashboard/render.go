@@ -1,0 +1,125 @@
+package dashboard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"time"
+)
+
+// pageNames are the templates/NAME.html files that are pages; each is
+// parsed with layout.html.
+var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error"}
+
+// parseTemplates parses every page with the layout. The templates are
+// embedded, so a parse error is a bug: it panics.
+func parseTemplates() map[string]*template.Template {
+	out := make(map[string]*template.Template, len(pageNames))
+	for _, name := range pageNames {
+		out[name] = template.Must(template.New(name).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return out
+}
+
+// assetVersions holds a short hash of each static file, added to its URL
+// so that browsers may keep it for a long time and still see a new
+// version at once.
+var assetVersions = func() map[string]string {
+	out := map[string]string{}
+	fs.WalkDir(staticFiles, "static", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(staticFiles, path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		out[path[len("static/"):]] = hex.EncodeToString(sum[:6])
+		return nil
+	})
+	return out
+}()
+
+// asset returns the URL of a static file.
+func (h *handler) asset(name string) string {
+	return h.opts.Prefix + "/static/" + name + "?v=" + assetVersions[name]
+}
+
+// serveStatic serves the embedded files: for a long time when the URL
+// names the current version, else for revalidation.
+func (h *handler) serveStatic(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Path[len(h.opts.Prefix+"/static/"):]
+	if v := r.URL.Query().Get("v"); v != "" && v == assetVersions[name] {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	h.static.ServeHTTP(w, r)
+}
+
+// layout is what the layout template shows around a page.
+type layout struct {
+	Title     string
+	Nav       string
+	Home      string
+	TryURL    string
+	LoginURL  string
+	LogoutURL string
+	CSS, JS   string
+	User      string
+	AuthOn    bool
+	Token     string
+	Refresh   int // milliseconds; 0: no live refresh
+	Flash     string
+	Now       stamp
+	Page      any
+}
+
+// render writes the page name with data, within the layout.
+func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, name string, v *viewer, data any) {
+	l := layout{
+		Title: title(name, data), Nav: name, Home: h.url(nil), TryURL: h.url(nil, "try"),
+		LoginURL: h.url(nil, "login"), LogoutURL: h.url(nil, "logout"),
+		CSS: h.asset("dashboard.css"), JS: h.asset("dashboard.js"),
+		AuthOn: v.authOn, User: v.name(), Token: v.Token(),
+		Flash: flashes[r.URL.Query().Get("flash")], Now: at(time.Now(), nil), Page: data,
+	}
+	if h.opts.Refresh > 0 {
+		l.Refresh = int(h.opts.Refresh / time.Millisecond)
+	}
+	var b bytes.Buffer
+	if err := h.pages[name].ExecuteTemplate(&b, "layout", l); err != nil {
+		h.log.Error("dashboard: render", "page", name, "err", err)
+		http.Error(w, "the page could not be built", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
+
+// title is the page's title.
+func title(name string, data any) string {
+	switch p := data.(type) {
+	case *collectionPage:
+		return p.Name
+	case *jobPage:
+		return p.Name + " · " + p.Collection
+	case *confirmPage:
+		return "Delete " + p.Name
+	case errorPage:
+		return p.Title
+	}
+	switch name {
+	case "try":
+		return "Try a definition"
+	case "login":
+		return "Sign in"
+	}
+	return "Overview"
+}
