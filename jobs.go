@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -392,7 +394,8 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		return nil, err
 	}
 	var errs []error
-	for k, v := range p {
+	for _, k := range slices.Sorted(maps.Keys(p)) { // errors in path order
+		v := p[k]
 		switch {
 		case strings.EqualFold(k, "status"):
 			errs = append(errs, &ValidationError{Path: "status", Reason: "is read-only and cannot be patched"})
