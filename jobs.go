@@ -92,6 +92,15 @@ func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 	return opts
 }
 
+// ParseOptions returns the options this Scheduler checks definitions with
+// when they are put, at the current time: its host action types, executor
+// checks and MinRetryInterval. A caller that checks a job as if created at
+// another instant sets Created (and Now) on the copy; [Scheduler.ParseJob]
+// is ParseJob with these options.
+func (s *Scheduler) ParseOptions() ParseOptions {
+	return s.parseOptions(time.Now())
+}
+
 // ParseJob parses and validates a job definition as [ParseJob] does, with
 // the rules this Scheduler applies when the job is put: the action types of
 // Config.Executors besides the built-in ones (each action's type must have

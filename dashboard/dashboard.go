@@ -17,7 +17,6 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
-	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/httpapi"
 )
 
@@ -63,14 +62,6 @@ type Options struct {
 	// that change (history, counters, charts); the reader can turn it off.
 	// Defaults to DefaultRefresh (5s); negative turns it off.
 	Refresh time.Duration
-	// ActionTypes lists the action types registered in the scheduler's
-	// Config.Executors besides the built-in ones, so that the try page
-	// accepts them. Nil means only the built-in types.
-	ActionTypes []action.Type
-	// MinRetryInterval is the smallest retryInterval the try page accepts:
-	// give the scheduler's Config.MinRetryInterval. Zero means 15s, the
-	// default.
-	MinRetryInterval time.Duration
 	// Logger receives the dashboard's log: failed sign-ins and refused
 	// requests at Info, server errors at Error. Nil means slog.Default().
 	Logger *slog.Logger

@@ -406,11 +406,20 @@ func TestTryPage(t *testing.T) {
 	wantStatus(t, "never matches", p, http.StatusUnprocessableEntity)
 	wantIn(t, "never matches", p, "recurrence.schedule.months", "are February, May, August and November")
 
-	// The retry floor is the scheduler's: 15s by default.
+	// The checks are the scheduler's own: its retry floor (1 ms here, so
+	// 2 s passes where the 15 s default would refuse it), its host action
+	// types and their payload checks, its executors.
 	fast := `{"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}, "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT2S", "retryCount": 1}}}`
 	p = try(fast, "", "")
-	wantStatus(t, "fast retries", p, http.StatusUnprocessableEntity)
-	wantIn(t, "fast retries", p, "<code>action.retryPolicy.retryInterval</code>")
+	wantStatus(t, "fast retries", p, http.StatusOK)
+	p = try(`{"action": {"type": "digest", "custom": {"to": "ops"}}}`, "", "")
+	wantStatus(t, "host type", p, http.StatusOK)
+	p = try(`{"action": {"type": "Digest", "custom": {"to": 1, "cc": "x"}}}`, "", "")
+	wantStatus(t, "host type, bad payload", p, http.StatusUnprocessableEntity)
+	wantIn(t, "host type, bad payload", p, "<code>action.custom.to</code>", "<code>action.custom.cc</code>")
+	p = try(`{"action": {"type": "StorageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "q", "sasToken": "?sv=1&sig=x", "message": "m"}}}`, "", "")
+	wantStatus(t, "no executor", p, http.StatusUnprocessableEntity)
+	wantIn(t, "no executor", p, "<code>action.type</code>", "azure.Register")
 
 	p = try(quarterly, "yesterday", "0")
 	wantStatus(t, "bad fields", p, http.StatusBadRequest)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/dashboard"
 	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/store/memory"
@@ -28,6 +29,12 @@ const (
 	adminToken   = "admin-token-0123456789abcdef"
 	limitedToken = "limited-token-0123456789abc"
 )
+
+// digest is the payload of the host action type Digest that env's
+// scheduler registers.
+type digest struct {
+	To string `json:"to"`
+}
 
 // env is a started Scheduler over a memory store, a receiver its jobs
 // call (/fail answers 500, /html answers markup, anything else 200), and
@@ -66,7 +73,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 	}))
 	t.Cleanup(e.recv.Close)
-	s, err := scheduler.New(e.store, &scheduler.Config{Logger: slog.New(slog.DiscardHandler), MinRetryInterval: time.Millisecond, PollInterval: 50 * time.Millisecond})
+	reg := new(action.Registry)
+	action.Handle(reg, "Digest", func(ctx context.Context, req *action.Request, d digest) error { return nil })
+	s, err := scheduler.New(e.store, &scheduler.Config{Logger: slog.New(slog.DiscardHandler), MinRetryInterval: time.Millisecond, PollInterval: 50 * time.Millisecond, Executors: reg})
 	if err != nil {
 		t.Fatal(err)
 	}

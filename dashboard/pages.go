@@ -761,7 +761,8 @@ func (h *handler) tryPost(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		h.render(w, r, http.StatusBadRequest, "try", v, p)
 		return "", nil
 	}
-	opts := scheduler.ParseOptions{ActionTypes: h.opts.ActionTypes, MinRetryInterval: h.opts.MinRetryInterval, Created: created, Now: created}
+	opts := h.s.ParseOptions() // the scheduler's own checks: its action types, executors and retry floor
+	opts.Created, opts.Now = created, created
 	job, err := scheduler.ParseJob([]byte(p.Definition), &opts)
 	if err != nil {
 		status = http.StatusUnprocessableEntity

@@ -183,7 +183,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
-	handler, err := withDashboard(httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle}), s, auth, *minRetry, log)
+	handler, err := withDashboard(httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle}), s, auth, log)
 	if err != nil {
 		ln.Close()
 		s.Stop(context.Background())

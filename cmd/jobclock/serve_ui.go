@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/dashboard"
@@ -24,10 +23,9 @@ const dashboardPrefix = "/ui"
 
 // withDashboard returns the handler of serve: the dashboard at /ui/, a
 // redirect there for a browser that asks for /, and the REST API for
-// everything else. auth may be nil (no sign-in, as the API has none);
-// minRetry is serve's -min-retry-interval, for the try page.
-func withDashboard(api http.Handler, s *scheduler.Scheduler, auth httpapi.Authenticator, minRetry time.Duration, log *slog.Logger) (http.Handler, error) {
-	opts := &dashboard.Options{Prefix: dashboardPrefix, Authenticator: auth, MinRetryInterval: minRetry, Logger: log}
+// everything else. auth may be nil (no sign-in, as the API has none).
+func withDashboard(api http.Handler, s *scheduler.Scheduler, auth httpapi.Authenticator, log *slog.Logger) (http.Handler, error) {
+	opts := &dashboard.Options{Prefix: dashboardPrefix, Authenticator: auth, Logger: log}
 	if v := strings.TrimSpace(os.Getenv(SessionKeyEnv)); v != "" {
 		key, err := hex.DecodeString(v)
 		if err != nil || len(key) < 32 {
