@@ -72,7 +72,11 @@ type Store interface {
 	// (LeaseUntil not after now). Each returned job has LeaseOwner =
 	// owner, LeaseUntil = leaseUntil and a Version one higher than
 	// before; the same job is never returned to two concurrent callers
-	// whose leases overlap. limit < 1 claims nothing.
+	// whose leases overlap. limit < 1 claims nothing. Each returned job
+	// has PreviousLeaseOwner set to the LeaseOwner it had before the
+	// claim: the owner of the expired lease the claim replaced (the
+	// caller itself, when it claims its own expired lease again), or
+	// empty when the job was not leased.
 	ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*JobRecord, error)
 
 	// NextDue returns the earliest instant at which ClaimDue would find
@@ -184,6 +188,14 @@ type JobRecord struct {
 	// its lease expires; empty and zero when none.
 	LeaseOwner string
 	LeaseUntil time.Time
+	// PreviousLeaseOwner is set only on the records ClaimDue returns:
+	// the owner whose expired lease the claim replaced, empty when the
+	// job was not leased. A claim with a previous owner other than the
+	// claimant is a takeover: that owner stopped working on the job
+	// (it died, or lost the store) before recording its outcome. Stores
+	// do not keep it: PutJob and Record ignore it, and the other
+	// methods return it empty.
+	PreviousLeaseOwner string
 }
 
 // ID returns "collection/name".
