@@ -259,6 +259,12 @@ type JobSchedule struct {
 	// RunRequested is when RunJob asked for a run that has not started
 	// yet; zero when none.
 	RunRequested time.Time `json:"runRequested,omitzero"`
+	// RunTrace and RunTraceState are the W3C traceparent and tracestate
+	// of the span in the context of the RunJob call that asked for the
+	// run; empty when it had none. The run's occurrence continues that
+	// trace.
+	RunTrace      string `json:"runTrace,omitempty"`
+	RunTraceState string `json:"runTraceState,omitempty"`
 	// LastFailed reports whether the latest finished occurrence failed.
 	LastFailed bool `json:"lastFailed,omitempty"`
 }
@@ -292,6 +298,13 @@ type Occurrence struct {
 	Retry int `json:"retry,omitempty"`
 	// At is when the next attempt is due.
 	At time.Time `json:"at,omitzero"`
+	// Trace and TraceState are the W3C traceparent and tracestate that
+	// the spans of the occurrence's attempts are children of: the
+	// RunJob caller's span for a manual run, else the span of the
+	// occurrence's first attempt (so that its retries and error action
+	// join the first attempt's trace); empty when none was recorded.
+	Trace      string `json:"trace,omitempty"`
+	TraceState string `json:"traceState,omitempty"`
 }
 
 // JobFilter selects jobs for [Store.ListJobs].

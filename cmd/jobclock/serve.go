@@ -39,6 +39,7 @@ are limited to 64 KiB. On SIGINT or SIGTERM the server stops accepting
 requests, finishes those in flight, then waits for the jobs' attempts in
 flight (at most -shutdown-timeout in all) and exits.
 
+` + observeUsage + `
 Exit status: 0 after a clean shutdown; 1 when the store cannot be opened,
 the address cannot be listened on, the server fails, or the shutdown
 timeout passes first; 2 on a usage error.
@@ -70,6 +71,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	tokens := fs.String("tokens", "", "bearer token `file` (default: the JOBCLOCK_API_TOKENS environment variable)")
 	minRetry := fs.Duration("min-retry-interval", 0, "smallest retryInterval jobs may use (default 15s; lower it for tests)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
+	observe := addObserveFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -105,6 +107,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if ta != nil {
 		auth = ta
 	}
+	if err := observe.check(); err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
 	if auth == nil && !serveLoopback(*addr) {
 		fmt.Fprintf(stderr, "jobclock serve: refusing to serve on %s without authentication: give -tokens FILE or set %s, or use a loopback address such as 127.0.0.1:8080\n", *addr, httpapi.TokensEnv)
 		return 2
@@ -122,7 +128,15 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	defer closeStore()
 	reg := executors(scheduler.DefaultActionTimeout)
 	defer reg.Close(context.Background()) // after Stop
-	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg})
+	instance := (&scheduler.Config{}).WithDefaults().InstanceID
+	obs, err := setupObservability(ctx, observe, instance)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 1
+	}
+	defer shutdownObservability(obs, log)
+	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg,
+		InstanceID: instance, TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
@@ -137,8 +151,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
+	api := httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout,
+		TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
 	srv := &http.Server{
-		Handler:           httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout}),
+		Handler:           withHealth(api, s),
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
@@ -150,6 +166,13 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		log.Warn("serving without authentication: loopback only; give -tokens FILE or set " + httpapi.TokensEnv + " to require bearer tokens")
 	}
 	fmt.Fprintf(stdout, "jobclock: listening on http://%s\n", ln.Addr())
+	stopMetrics, err := serveMetrics(observe, obs, s, stdout, log)
+	if err != nil {
+		log.Error("metrics", "err", err)
+		ln.Close()
+		s.Stop(context.Background())
+		return 1
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -166,6 +189,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("http shutdown", "err", err)
 		status = 1
+	}
+	if err := stopMetrics(sctx); err != nil {
+		log.Error("metrics shutdown", "err", err)
 	}
 	if err := s.Stop(sctx); err != nil {
 		log.Error("scheduler stop", "err", err)
