@@ -21,47 +21,53 @@ type Ephemeral interface {
 	Ephemeral() bool
 }
 
-// secretField is one secret of a job definition: its JSON path and the
-// field that holds it.
+// secretField is one secret of a job definition: the JSON path of its
+// action and its own path within it, and the field that holds it.
 type secretField struct {
-	path string
-	v    *string
+	base, sub string
+	v         *string
 }
 
-// actionSecrets appends the secrets of a, whose JSON path is path, to out;
+// path returns the field's JSON path, such as
+// "action.request.authentication.password".
+func (f secretField) path() string { return f.base + f.sub }
+
+// actionSecrets appends the secrets of a, whose JSON path is base, to out;
 // not those of its error action.
-func actionSecrets(out []secretField, a *action.Action, path string) []secretField {
+func actionSecrets(out []secretField, a *action.Action, base string) []secretField {
 	if a == nil {
 		return out
 	}
-	add := func(p string, v *string) {
-		if *v != "" {
-			out = append(out, secretField{path + p, v})
-		}
-	}
 	if r := a.Request; r != nil && r.Authentication != nil {
 		au := r.Authentication
-		add(".request.authentication.password", &au.Password)
-		add(".request.authentication.pfx", &au.Pfx)
-		add(".request.authentication.secret", &au.Secret)
+		out = appendSecret(out, base, ".request.authentication.password", &au.Password)
+		out = appendSecret(out, base, ".request.authentication.pfx", &au.Pfx)
+		out = appendSecret(out, base, ".request.authentication.secret", &au.Secret)
 	}
 	if q := a.QueueMessage; q != nil {
-		add(".queueMessage.sasToken", &q.SASToken)
+		out = appendSecret(out, base, ".queueMessage.sasToken", &q.SASToken)
 	}
 	if m := a.ServiceBusQueueMessage; m != nil && m.Authentication != nil {
-		add(".serviceBusQueueMessage.authentication.sasKey", &m.Authentication.SASKey)
+		out = appendSecret(out, base, ".serviceBusQueueMessage.authentication.sasKey", &m.Authentication.SASKey)
 	}
 	if m := a.ServiceBusTopicMessage; m != nil && m.Authentication != nil {
-		add(".serviceBusTopicMessage.authentication.sasKey", &m.Authentication.SASKey)
+		out = appendSecret(out, base, ".serviceBusTopicMessage.authentication.sasKey", &m.Authentication.SASKey)
 	}
 	return out
+}
+
+func appendSecret(out []secretField, base, sub string, v *string) []secretField {
+	if *v == "" {
+		return out
+	}
+	return append(out, secretField{base, sub, v})
 }
 
 // jobSecrets returns the secrets of j's action and error action.
 func jobSecrets(j *Job) []secretField {
 	out := actionSecrets(nil, &j.Action, "action")
 	out = actionSecrets(out, j.Action.ErrorAction, "action.errorAction")
-	slices.SortFunc(out, func(a, b secretField) int { return strings.Compare(a.path, b.path) }) // errors in path order
+	slices.SortFunc(out, func(a, b secretField) int { return strings.Compare(a.path(), b.path()) }) // errors in path order
 	return out
 }
 
@@ -97,8 +103,8 @@ func ownSecrets(a action.Action) action.Action {
 
 // sealContext is what a secret is sealed for: the job and the field, so
 // that a sealed value opens nowhere else.
-func sealContext(collection, name, path string) string {
-	return collection + "/" + name + "#" + path
+func sealContext(collection, name string, f secretField) string {
+	return collection + "/" + name + "#" + f.base + f.sub
 }
 
 // anySealed reports whether one of fields holds a sealed value.
@@ -125,9 +131,9 @@ func (s *Scheduler) openDefinition(j *Job, collection, name string) (*Job, error
 		if !secrets.IsSealed(*f.v) {
 			continue
 		}
-		plain, err := s.openSecret(*f.v, collection, name, f.path)
+		plain, err := s.openSecret(*f.v, collection, name, f)
 		if err != nil {
-			errs = append(errs, &ValidationError{Path: f.path, Reason: err.Error()})
+			errs = append(errs, &ValidationError{Path: f.path(), Reason: err.Error()})
 			continue
 		}
 		*f.v = plain
@@ -138,11 +144,11 @@ func (s *Scheduler) openDefinition(j *Job, collection, name string) (*Job, error
 	return &c, nil
 }
 
-// openSecret opens the sealed value v of the field at path of a job. Its
-// error says why in words for a history entry or a validation error, never
-// with the value.
-func (s *Scheduler) openSecret(v, collection, name, path string) (string, error) {
-	plain, err := s.cfg.Secrets.Open(v, sealContext(collection, name, path))
+// openSecret opens the sealed value v of field f of a job. Its error says
+// why in words for a history entry or a validation error, never with the
+// value.
+func (s *Scheduler) openSecret(v, collection, name string, f secretField) (string, error) {
+	plain, err := s.cfg.Secrets.Open(v, sealContext(collection, name, f))
 	switch {
 	case err == nil:
 		return plain, nil
@@ -172,16 +178,16 @@ func (s *Scheduler) sealDefinition(j *Job, collection, name string) (*Job, error
 		}
 		errs := make([]error, len(fields))
 		for i, f := range fields {
-			errs[i] = &ValidationError{Path: f.path, Reason: "is a secret, and the scheduler has no key to seal it with before storing it (Config.Secrets; jobclock: -key-file or JOBCLOCK_SECRETS_KEY)"}
+			errs[i] = &ValidationError{Path: f.path(), Reason: "is a secret, and the scheduler has no key to seal it with before storing it (Config.Secrets; jobclock: -key-file or JOBCLOCK_SECRETS_KEY)"}
 		}
 		return nil, errors.Join(errs...)
 	}
 	c := *j
 	c.Action = ownSecrets(j.Action)
 	for _, f := range jobSecrets(&c) {
-		sealed, err := s.cfg.Secrets.Seal(*f.v, sealContext(collection, name, f.path))
+		sealed, err := s.cfg.Secrets.Seal(*f.v, sealContext(collection, name, f))
 		if err != nil {
-			return nil, fmt.Errorf("%s: seal: %w", f.path, err)
+			return nil, fmt.Errorf("%s: seal: %w", f.path(), err)
 		}
 		*f.v = sealed
 	}
@@ -205,9 +211,9 @@ func (s *Scheduler) openAction(a *action.Action, collection, name, path string) 
 		if !secrets.IsSealed(*f.v) {
 			continue
 		}
-		plain, err := s.openSecret(*f.v, collection, name, f.path)
+		plain, err := s.openSecret(*f.v, collection, name, f)
 		if err != nil {
-			return nil, fmt.Errorf("%s %w", f.path, err)
+			return nil, fmt.Errorf("%s %w", f.path(), err)
 		}
 		*f.v = plain
 	}

@@ -290,7 +290,7 @@ func (r *Keyring) Open(sealed, context string) (string, error) {
 		return "", ErrOpen
 	}
 	n := k.aead.NonceSize()
-	plain, err := k.aead.Open(nil, raw[:n], raw[n:], []byte(context))
+	plain, err := k.aead.Open(raw[n:n], raw[:n], raw[n:], []byte(context)) // in place
 	if err != nil {
 		return "", ErrOpen
 	}
