@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/secrets"
+	"github.com/jobclock/scheduler/store/postgres"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
 
@@ -153,5 +159,75 @@ func TestResealCommand(t *testing.T) {
 	}
 	if code := run([]string{"reseal", "-db", filepath.Join(dir, "missing.db")}, nil, &out, &errb); code != 1 {
 		t.Errorf("reseal of a missing database = %d, want 1", code)
+	}
+}
+
+// TestResealCommandPostgres reseals a PostgreSQL schema: a job put with
+// the old key (from JOBCLOCK_SECRETS_KEY) is sealed with the new one
+// afterwards, and its ETag stays.
+func TestResealCommandPostgres(t *testing.T) {
+	dsn := os.Getenv("JOBCLOCK_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("JOBCLOCK_POSTGRES_DSN is not set")
+		}
+		t.Skip("JOBCLOCK_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("reseal_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		st.Close()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	})
+	dir := t.TempDir()
+	oldFile, newFile := filepath.Join(dir, "old.key"), filepath.Join(dir, "new.key")
+	oldKey, err := secrets.WriteKeyFile(oldFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newKey, err := secrets.WriteKeyFile(newFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, _ := secrets.NewKeyring(oldKey)
+	s, err := scheduler.New(st, &scheduler.Config{Secrets: ring, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	def, err := scheduler.ParseJob([]byte(`{"state": "Disabled", "action": {"type": "Https", "request": {"uri": "https://example.com/", "method": "GET",
+		"authentication": {"type": "Basic", "username": "u", "password": "`+sealCanary+`"}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put, err := s.PutJob(ctx, "c", "j", def, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"reseal", "-postgres", dsn, "-schema", schema, "-key-file", newFile, "-old-key-file", oldFile}, nil, &out, &errb); code != 0 {
+		t.Fatalf("reseal -postgres = %d, stderr %q", code, errb.String())
+	}
+	if !strings.HasPrefix(out.String(), "resealed 1 jobs with key "+newKey.ID()) {
+		t.Errorf("reseal printed %q, want 1 job with key %s", out.String(), newKey.ID())
+	}
+	r, err := st.GetJob(ctx, "c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := secrets.KeyID(r.Job.Action.Request.Authentication.Password); id != newKey.ID() || r.ETag != put.ETag {
+		t.Errorf("after reseal: key %s, ETag %q; want key %s and ETag %q", id, r.ETag, newKey.ID(), put.ETag)
 	}
 }
