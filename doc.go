@@ -47,7 +47,8 @@
 // store/memory, store/sqlite (the embedded default) and store/postgres
 // (several processes on one database); store/storetest checks any of them,
 // and schedulertest helps hosts test their code that uses a Scheduler.
-// httpapi serves the Azure Scheduler management REST API over a Scheduler,
+// [github.com/jobclock/scheduler/secrets] holds the keys that seal the
+// secrets of job definitions (see "Secrets" below). httpapi serves the Azure Scheduler management REST API over a Scheduler,
 // dashboard a web dashboard over one, and cmd/jobclock is the command-line
 // tool.
 //
@@ -394,7 +395,8 @@
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
 // otherwise other processes see new work within Config.PollInterval), and
 // a [StatsReader] answers aggregate reads in one store call (the memory,
-// SQLite and PostgreSQL stores have it).
+// SQLite and PostgreSQL stores have it). A store that is [Ephemeral]
+// (the memory store) may be given secrets unsealed; see "Secrets".
 //
 // Dashboards and metrics read aggregates through the Scheduler:
 // [Scheduler.JobCounts] (jobs per collection and state),
@@ -414,6 +416,44 @@
 // The execution tag of an occurrence is derived from the job's identity,
 // creation time and occurrence number, so an instance that takes an
 // occurrence over after another died mid-attempt sends the same tag.
+//
+// # Secrets
+//
+// The secrets of a definition (an authentication's password, pfx and
+// OAuth secret, a storage queue message's sasToken, a Service Bus
+// message's sasKey, in the action and the error action) are stored sealed.
+// The Scheduler seals them with the primary key of Config.Secrets (a
+// [secrets.Keyring]) when a job is put (PutJob, PatchJob, Schedule and the
+// Tx variants), so every store, a host's own included, receives only
+// sealed values, and opens them for the executor of each attempt. Sealing
+// is AES-256-GCM; a sealed value ("sealed:v1:KEYID:...") names the key
+// that sealed it and opens only for the job and field it was sealed for,
+// so a sealed value copied into another job is refused at its path. The
+// management API never returns secrets (it describes a client certificate
+// by its thumbprint, subject and expiry, which the Scheduler reads when
+// the job is put); the [JobRecord] of GetJob and ListJobs holds them
+// sealed, and putting such a definition back (for the same job) keeps
+// them. Headers, bodies and messages are not secrets: credentials go in
+// the authentication objects. A host's custom action types seal their own.
+//
+// Without Config.Secrets a definition with a secret is refused with a
+// [*ValidationError] at each secret's path
+// ("action.request.authentication.password: is a secret, and the
+// scheduler has no key to seal it with ..."), unless the store is
+// [Ephemeral]: store/memory keeps nothing beyond the process, so there the
+// secrets are kept as given. With a key, the memory store gets sealed
+// values too.
+//
+// Keys rotate: a keyring holds several keys, the first of which seals
+// and all of which open. Give every Scheduler the new key after the old
+// one, then first, call [Scheduler.ResealSecrets] (or jobclock reseal) to
+// rewrite every job not sealed with the new key (secrets stored in clear
+// before sealing existed included), one atomic write per job keeping its
+// ETag and schedule, then drop the old key. An attempt whose secret does
+// not open (its key is not in the keyring) fails with a history entry
+// naming the field and the key. jobclock run and serve keep their key in
+// the file DB.key next to a SQLite database, created (mode 0600) on first
+// use, or take it from -key-file or JOBCLOCK_SECRETS_KEY (PostgreSQL).
 //
 // # Transactions
 //

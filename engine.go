@@ -779,6 +779,16 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		res.message = res.err.Error()
 		return res
 	}
+	path := "action"
+	if o.ErrorAction {
+		path = "action.errorAction"
+	}
+	act, err := s.openAction(act, r.Collection, r.Name, path)
+	if err != nil {
+		res.err = err
+		res.message = err.Error()
+		return res
+	}
 	req := &action.Request{
 		Action:          act,
 		JobID:           r.ID(),

@@ -115,13 +115,19 @@ func (s *Scheduler) ParseJob(data []byte) (*Job, error) {
 	return ParseJob(data, &opts)
 }
 
-// checkDefinition validates def against the scheduler's rules for a job
-// created (or replaced) at created and returns an immutable copy without
-// state and status, in canonical spelling, with the actions' Payload
-// encoded into Custom and its cron spec expanded.
-func (s *Scheduler) checkDefinition(def *Job, now, created time.Time) (*Job, error) {
+// checkDefinition validates def, job name of collection, against the
+// scheduler's rules for a job created (or replaced) at created and returns
+// an immutable copy without state and status, in canonical spelling, with
+// the actions' Payload encoded into Custom, its cron spec expanded, its
+// client certificates described and its secrets plain (sealed ones
+// opened): pass it through sealDefinition before storing it.
+func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, created time.Time) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
+	}
+	def, err := s.openDefinition(def, collection, name)
+	if err != nil {
+		return nil, err
 	}
 	c := *def
 	c.Status = nil
@@ -148,6 +154,7 @@ func (s *Scheduler) checkDefinition(def *Job, now, created time.Time) (*Job, err
 		return nil, &ValidationError{Path: "job", Reason: "cannot be decoded: " + err.Error()}
 	}
 	canonicalize(cp, &opts)
+	describeCertificates(cp)
 	cp.State = ""
 	return cp, nil
 }
@@ -272,8 +279,11 @@ func (s *Scheduler) putJob(ctx context.Context, st TxStore, collection, name str
 		opts = &PutJobOptions{}
 	}
 	now := time.Now()
-	job, err := s.checkDefinition(def, now, now)
+	job, err := s.checkDefinition(def, collection, name, now, now)
 	if err != nil {
+		return nil, err
+	}
+	if job, err = s.sealDefinition(job, collection, name); err != nil {
 		return nil, err
 	}
 	t, err := job.Timing(now)
@@ -424,7 +434,10 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if r.State.Final() {
 			return fmt.Errorf("patch job %q: it is %s: %w", name, r.State, ErrFinalState)
 		}
-		cur := r.Definition()
+		cur, err := s.openDefinition(r.Definition(), collection, name)
+		if err != nil {
+			return err
+		}
 		cur.Status = nil
 		base, err := json.Marshal(cur)
 		if err != nil {
@@ -446,8 +459,11 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return err
 		}
-		job, err := s.checkDefinition(def, now, r.Schedule.Anchor)
+		job, err := s.checkDefinition(def, collection, name, now, r.Schedule.Anchor)
 		if err != nil {
+			return err
+		}
+		if job, err = s.sealDefinition(job, collection, name); err != nil {
 			return err
 		}
 		col, err := st.GetCollection(ctx, collection)

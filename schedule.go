@@ -44,11 +44,15 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	}
 	now := time.Now()
 	def := &Job{Action: act, Recurrence: when}
-	job, err := s.checkDefinition(def, now, now)
+	plain, err := s.checkDefinition(def, DefaultCollection, name, now, now)
 	if err != nil {
 		return nil, err
 	}
-	canon, err := json.Marshal(job)
+	canon, err := json.Marshal(plain)
+	if err != nil {
+		return nil, err
+	}
+	job, err := s.sealDefinition(plain, DefaultCollection, name)
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +72,11 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 		case err != nil:
 			return nil, err
 		default:
-			if b, err := json.Marshal(old.Job); err == nil && bytes.Equal(b, canon) {
-				return old, nil
+			// Compared with its secrets open: sealing differs each time.
+			if cur, err := s.openDefinition(old.Job, DefaultCollection, name); err == nil {
+				if b, err := json.Marshal(cur); err == nil && bytes.Equal(b, canon) {
+					return old, nil
+				}
 			}
 		}
 		state := JobEnabled

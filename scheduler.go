@@ -17,6 +17,7 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/secrets"
 )
 
 // Defaults of Config.
@@ -160,6 +161,15 @@ type Config struct {
 	// several readers cost the store one count per period. Defaults to
 	// DefaultStatsMaxAge (10s).
 	StatsMaxAge time.Duration
+	// Secrets seals the secrets of job definitions (passwords, client
+	// certificates, OAuth secrets, SAS tokens and keys) before they reach
+	// the store, and opens them for the executors; see "Secrets" in the
+	// package documentation. Its primary key seals, every key opens. Nil
+	// means no key: a definition with a secret is then refused (with an
+	// error naming the field), unless the store is [Ephemeral], which
+	// keeps definitions as given since nothing it holds outlives the
+	// process.
+	Secrets *secrets.Keyring
 }
 
 // WithDefaults returns a copy of c (which may be nil) with every zero field

@@ -144,7 +144,9 @@ func (t *AuthType) UnmarshalJSON(b []byte) error {
 //     https://login.microsoftonline.com/).
 //
 // Password, Pfx and Secret are secrets: accepted on input, never returned by
-// the management API.
+// the management API, and stored sealed (see "Secrets" in the scheduler
+// package): the executor receives them in clear, a record read from a
+// store holds them sealed.
 type Authentication struct {
 	Type AuthType `json:"type"`
 
@@ -164,6 +166,7 @@ type Authentication struct {
 }
 
 // StorageQueueMessage is the "queueMessage" object of a StorageQueue action.
+// SASToken is a secret: accepted on input, never returned, stored sealed.
 type StorageQueueMessage struct {
 	StorageAccount string `json:"storageAccount"`
 	QueueName      string `json:"queueName"`
@@ -234,7 +237,8 @@ func (t *TransportType) UnmarshalJSON(b []byte) error {
 }
 
 // ServiceBusAuthentication is the "authentication" object of a Service Bus
-// message. SASKey is a secret: accepted on input, never returned.
+// message. SASKey is a secret: accepted on input, never returned, stored
+// sealed.
 type ServiceBusAuthentication struct {
 	SASKeyName string `json:"sasKeyName,omitempty"`
 	SASKey     string `json:"sasKey,omitempty"`

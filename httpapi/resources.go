@@ -247,7 +247,10 @@ func (h *handler) redactAction(a *action.Action) {
 	}
 	if a.Request != nil && a.Request.Authentication != nil {
 		auth := a.Request.Authentication
-		if auth.Type == action.AuthClientCertificate && auth.Pfx != "" {
+		// The scheduler describes certificates when a job is put, as the
+		// pfx is sealed from then on; jobs stored before that are
+		// described here.
+		if auth.Type == action.AuthClientCertificate && auth.Pfx != "" && auth.CertificateThumbprint == "" {
 			if c := h.readCert(auth.Pfx, auth.Password); c != nil {
 				exp := c.ExpirationDate
 				auth.CertificateThumbprint = c.Thumbprint

@@ -8,6 +8,8 @@
 //	jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] -cron SPEC
 //	jobclock run [flags] FILE...
 //	jobclock serve [flags]
+//	jobclock reseal (-db FILE | -postgres DSN) [-key-file NEW] [-old-key-file OLD]...
+//	jobclock keygen FILE
 //	jobclock help
 //
 // validate prints "ok" for a valid job definition and exits 0; for an
@@ -38,7 +40,13 @@
 // run loads job definitions into an embedded scheduler, runs them and
 // prints each history entry as a JSON line; serve runs the scheduler with
 // the Azure Scheduler management REST API and the web dashboard at /ui/
-// (see "jobclock run -h" and "jobclock serve -h").
+// (see "jobclock run -h" and "jobclock serve -h"). Both store the secrets
+// of job definitions sealed with a key from -key-file, the
+// JOBCLOCK_SECRETS_KEY environment variable, or (with SQLite) the file
+// DB.key next to the database, created when missing.
+//
+// reseal seals every secret stored in a database with a new key, for key
+// rotation (see "jobclock reseal -h"); keygen writes a new key file.
 //
 // FILE "-" reads standard input. Exit status 2 means a usage error; 1 an
 // invalid job or an unreadable file.
@@ -63,6 +71,9 @@ const usage = `Usage:
   jobclock next [-tz ZONE] [-json] -cron SPEC  the same for a cron spec; -json prints the recurrence it stands for
   jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)
   jobclock serve [flags]                       run the scheduler with its REST API and dashboard (see jobclock serve -h)
+  jobclock reseal (-db FILE | -postgres DSN) [-key-file NEW] [-old-key-file OLD]...
+                                               seal every stored secret with the key NEW (see jobclock reseal -h)
+  jobclock keygen FILE                         write a new secrets key to FILE (mode 0600)
   jobclock help                                show this text
 
 FILE - reads standard input. Times are ISO 8601 ("2026-01-05T09:00Z"); occurrences print in UTC.
@@ -84,6 +95,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCmd(rest)
 	case "serve":
 		return serveCmd(rest, stdout, stderr)
+	case "reseal":
+		return resealCmd(rest, stdout, stderr)
+	case "keygen":
+		return keygenCmd(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

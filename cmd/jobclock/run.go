@@ -53,6 +53,7 @@ collection "default", or a collection file:
 Comments and trailing commas are allowed. Names must start with a letter and
 hold only letters, digits, '-' and '_'.
 
+` + keyUsage + `
 ` + observeUsage + `
 Flags:
 `
@@ -79,6 +80,7 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dbPath := fs.String("db", "", "keep jobs and history in the SQLite database `file` (created when missing); default: in memory")
 	dsn := fs.String("postgres", "", "keep jobs and history in the PostgreSQL database at `DSN`")
 	schema := fs.String("schema", postgres.DefaultSchema, "PostgreSQL `schema` for the tables, created when missing (with -postgres)")
+	keys := addKeyFlags(fs)
 	observe := addObserveFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
@@ -137,6 +139,12 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 		},
 	}
+	ring, err := keys.keyring(*dbPath, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+		return 1
+	}
+	cfg.Secrets = ring
 	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)

@@ -62,6 +62,7 @@ are limited to 64 KiB. On SIGINT or SIGTERM the server stops accepting
 requests, finishes those in flight, then waits for the jobs' attempts in
 flight (at most -shutdown-timeout in all) and exits.
 
+` + keyUsage + `
 ` + observeUsage + `
 Exit status: 0 after a clean shutdown; 1 when the store cannot be opened,
 the address cannot be listened on, the server fails, or the shutdown
@@ -95,6 +96,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	tokens := fs.String("tokens", "", "bearer token `file` (default: the JOBCLOCK_API_TOKENS environment variable)")
 	minRetry := fs.Duration("min-retry-interval", 0, "smallest retryInterval jobs may use (default 15s; lower it for tests)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
+	keys := addKeyFlags(fs)
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
 	observe := addObserveFlags(fs)
@@ -166,6 +168,18 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	keyDB := *dbPath
+	if *dsn != "" {
+		keyDB = ""
+	}
+	ring, err := keys.keyring(keyDB, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 1
+	}
+	if ring == nil {
+		log.Warn("no secrets key: jobs with secrets are refused; give -key-file or set " + keyEnv)
+	}
 	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
@@ -181,7 +195,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer shutdownObservability(obs, log)
-	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg,
+	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg, Secrets: ring,
 		InstanceID: instance, TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)

@@ -227,6 +227,21 @@ func endToEnd(t *testing.T, storeArgs ...string) {
 	if _, _, err := c.PutJobJSON(ctx, ref, "broken", json.RawMessage(fail), nil); err != nil {
 		t.Fatalf("PutJob broken: %v", err)
 	}
+	// A job with a password: sealed with DB.key, created next to a SQLite
+	// database; refused on PostgreSQL, where no key was given.
+	secret := `{"properties": {"state": "Disabled", "action": {"type": "Https", "request": {"uri": "https://127.0.0.1:1/x", "method": "GET",
+		"authentication": {"type": "Basic", "username": "u", "password": "pw"}}}}}`
+	_, _, err = c.PutJobJSON(ctx, ref, "secret", json.RawMessage(secret), nil)
+	if storeArgs[0] == "-db" {
+		if err != nil {
+			t.Errorf("PutJob with a password on SQLite: %v", err)
+		}
+		if fi, err := os.Stat(storeArgs[1] + ".key"); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("key file next to the database: %v, %v; want a 0600 file", fi, err)
+		}
+	} else if !errors.As(err, &re) || re.StatusCode != http.StatusBadRequest || !strings.Contains(err.Error(), "action.request.authentication.password") {
+		t.Errorf("PutJob with a password on PostgreSQL without a key = %v, want 400 naming the field", err)
+	}
 
 	eventually(t, "job once completes", func() error {
 		j, err := c.GetJob(ctx, ref, "once")

@@ -25,6 +25,7 @@ var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
 	_ scheduler.StatsReader   = (*Store)(nil)
+	_ scheduler.Ephemeral     = (*Store)(nil)
 )
 
 // Store is an in-memory [scheduler.Store]. The zero value is not ready;
@@ -77,6 +78,11 @@ type entry struct {
 func New() *Store {
 	return &Store{colls: make(map[string]*coll), claimed: make(map[*scheduler.JobRecord]*entry)}
 }
+
+// Ephemeral returns true: nothing the store holds outlives the process, so
+// a Scheduler without Config.Secrets keeps job secrets in it unsealed
+// (see [scheduler.Ephemeral]).
+func (s *Store) Ephemeral() bool { return true }
 
 func utc(t time.Time) time.Time {
 	if t.IsZero() {

@@ -1,0 +1,328 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jobclock/scheduler/action"
+	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/secrets"
+)
+
+// Ephemeral is an optional capability of a [Store] that keeps what it
+// holds in the process's memory only, so that nothing outlives the process:
+// Ephemeral returns true. Without Config.Secrets, the Scheduler stores the
+// secrets of job definitions unsealed in such a store (there is nothing at
+// rest to protect) instead of refusing them. store/memory is ephemeral.
+type Ephemeral interface {
+	Ephemeral() bool
+}
+
+// secretField is one secret of a job definition: the JSON path of its
+// action and its own path within it, and the field that holds it.
+type secretField struct {
+	base, sub string
+	v         *string
+}
+
+// path returns the field's JSON path, such as
+// "action.request.authentication.password".
+func (f secretField) path() string { return f.base + f.sub }
+
+// actionSecrets appends the secrets of a, whose JSON path is base, to out;
+// not those of its error action.
+func actionSecrets(out []secretField, a *action.Action, base string) []secretField {
+	if a == nil {
+		return out
+	}
+	if r := a.Request; r != nil && r.Authentication != nil {
+		au := r.Authentication
+		out = appendSecret(out, base, ".request.authentication.password", &au.Password)
+		out = appendSecret(out, base, ".request.authentication.pfx", &au.Pfx)
+		out = appendSecret(out, base, ".request.authentication.secret", &au.Secret)
+	}
+	if q := a.QueueMessage; q != nil {
+		out = appendSecret(out, base, ".queueMessage.sasToken", &q.SASToken)
+	}
+	if m := a.ServiceBusQueueMessage; m != nil && m.Authentication != nil {
+		out = appendSecret(out, base, ".serviceBusQueueMessage.authentication.sasKey", &m.Authentication.SASKey)
+	}
+	if m := a.ServiceBusTopicMessage; m != nil && m.Authentication != nil {
+		out = appendSecret(out, base, ".serviceBusTopicMessage.authentication.sasKey", &m.Authentication.SASKey)
+	}
+	return out
+}
+
+func appendSecret(out []secretField, base, sub string, v *string) []secretField {
+	if *v == "" {
+		return out
+	}
+	return append(out, secretField{base, sub, v})
+}
+
+// jobSecrets returns the secrets of j's action and error action.
+func jobSecrets(j *Job) []secretField {
+	out := actionSecrets(nil, &j.Action, "action")
+	out = actionSecrets(out, j.Action.ErrorAction, "action.errorAction")
+	slices.SortFunc(out, func(a, b secretField) int { return strings.Compare(a.path(), b.path()) }) // errors in path order
+	return out
+}
+
+// ownSecrets returns a copy of a whose parts that hold secrets are copies
+// too, so that its secrets can be set without changing a. The error action
+// is copied likewise.
+func ownSecrets(a action.Action) action.Action {
+	if r := a.Request; r != nil && r.Authentication != nil {
+		rc, au := *r, *r.Authentication
+		rc.Authentication = &au
+		a.Request = &rc
+	}
+	if q := a.QueueMessage; q != nil {
+		qc := *q
+		a.QueueMessage = &qc
+	}
+	if m := a.ServiceBusQueueMessage; m != nil && m.Authentication != nil {
+		mc, au := *m, *m.Authentication
+		mc.Authentication = &au
+		a.ServiceBusQueueMessage = &mc
+	}
+	if m := a.ServiceBusTopicMessage; m != nil && m.Authentication != nil {
+		mc, au := *m, *m.Authentication
+		mc.Authentication = &au
+		a.ServiceBusTopicMessage = &mc
+	}
+	if a.ErrorAction != nil {
+		ea := ownSecrets(*a.ErrorAction)
+		a.ErrorAction = &ea
+	}
+	return a
+}
+
+// sealContext is what a secret is sealed for: the job and the field, so
+// that a sealed value opens nowhere else.
+func sealContext(collection, name string, f secretField) string {
+	return collection + "/" + name + "#" + f.base + f.sub
+}
+
+// anySealed reports whether one of fields holds a sealed value.
+func anySealed(fields []secretField) bool {
+	for _, f := range fields {
+		if secrets.IsSealed(*f.v) {
+			return true
+		}
+	}
+	return false
+}
+
+// openDefinition returns j with its sealed secrets opened: j itself when
+// none is sealed, else a copy. A value that does not open is a
+// [*ValidationError] at its path.
+func (s *Scheduler) openDefinition(j *Job, collection, name string) (*Job, error) {
+	if !anySealed(jobSecrets(j)) {
+		return j, nil
+	}
+	c := *j
+	c.Action = ownSecrets(j.Action)
+	var errs []error
+	for _, f := range jobSecrets(&c) {
+		if !secrets.IsSealed(*f.v) {
+			continue
+		}
+		plain, err := s.openSecret(*f.v, collection, name, f)
+		if err != nil {
+			errs = append(errs, &ValidationError{Path: f.path(), Reason: err.Error()})
+			continue
+		}
+		*f.v = plain
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// openSecret opens the sealed value v of field f of a job. Its error says
+// why in words for a history entry or a validation error, never with the
+// value.
+func (s *Scheduler) openSecret(v, collection, name string, f secretField) (string, error) {
+	plain, err := s.cfg.Secrets.Open(v, sealContext(collection, name, f))
+	switch {
+	case err == nil:
+		return plain, nil
+	case s.cfg.Secrets == nil:
+		return "", errors.New("is sealed, and the scheduler has no key to open it (Config.Secrets)")
+	case errors.Is(err, secrets.ErrUnknownKey):
+		id, _ := secrets.KeyID(v)
+		return "", fmt.Errorf("is sealed with key %s, which is not among the scheduler's keys (%v)", id, s.cfg.Secrets.IDs())
+	default:
+		return "", errors.New("is a sealed value that does not open for this job and field (a secret sealed for one job cannot be copied to another; give the secret itself)")
+	}
+}
+
+// sealDefinition returns j, whose secrets are plain, with its secrets
+// sealed for job name of collection: j itself when it has none, or when
+// there is no key and the store is Ephemeral; else a copy. Without a key,
+// each secret of a job bound for a store that is not Ephemeral is a
+// [*ValidationError] at its path.
+func (s *Scheduler) sealDefinition(j *Job, collection, name string) (*Job, error) {
+	fields := jobSecrets(j)
+	if len(fields) == 0 {
+		return j, nil
+	}
+	if s.cfg.Secrets == nil {
+		if e, ok := s.store.(Ephemeral); ok && e.Ephemeral() {
+			return j, nil
+		}
+		errs := make([]error, len(fields))
+		for i, f := range fields {
+			errs[i] = &ValidationError{Path: f.path(), Reason: "is a secret, and the scheduler has no key to seal it with before storing it (Config.Secrets; jobclock: -key-file or JOBCLOCK_SECRETS_KEY)"}
+		}
+		return nil, errors.Join(errs...)
+	}
+	c := *j
+	c.Action = ownSecrets(j.Action)
+	for _, f := range jobSecrets(&c) {
+		sealed, err := s.cfg.Secrets.Seal(*f.v, sealContext(collection, name, f))
+		if err != nil {
+			return nil, fmt.Errorf("%s: seal: %w", f.path(), err)
+		}
+		*f.v = sealed
+	}
+	return &c, nil
+}
+
+// openAction returns a, the action at path ("action" or
+// "action.errorAction") of job name of collection, with its sealed
+// secrets opened for its executor: a itself when none is sealed, else a
+// copy. The error names the field and why it does not open.
+func (s *Scheduler) openAction(a *action.Action, collection, name, path string) (*action.Action, error) {
+	var buf [4]secretField
+	if !anySealed(actionSecrets(buf[:0], a, path)) {
+		return a, nil
+	}
+	c := *a
+	c.ErrorAction = nil // not needed by the executor, and left sealed
+	c = ownSecrets(c)
+	c.ErrorAction = a.ErrorAction
+	for _, f := range actionSecrets(buf[:0], &c, path) {
+		if !secrets.IsSealed(*f.v) {
+			continue
+		}
+		plain, err := s.openSecret(*f.v, collection, name, f)
+		if err != nil {
+			return nil, fmt.Errorf("%s %w", f.path(), err)
+		}
+		*f.v = plain
+	}
+	return &c, nil
+}
+
+// describeCertificates fills in the Certificate* fields of the client
+// certificates in j (whose secrets are plain), for the management API to
+// show once the pfx is sealed. It changes j in place.
+func describeCertificates(j *Job) {
+	for _, a := range []*action.Action{&j.Action, j.Action.ErrorAction} {
+		if a == nil || a.Request == nil || a.Request.Authentication == nil {
+			continue
+		}
+		au := a.Request.Authentication
+		if au.Type != action.AuthClientCertificate || au.Pfx == "" {
+			continue
+		}
+		c, err := httpaction.ReadCertificate(au.Pfx, au.Password)
+		if err != nil {
+			continue
+		}
+		exp := c.ExpirationDate
+		au.CertificateThumbprint, au.CertificateSubjectName, au.CertificateExpirationDate = c.Thumbprint, c.SubjectName, &exp
+	}
+}
+
+// ResealSecrets seals every secret in the store with the primary key of
+// Config.Secrets: values sealed with another key of the keyring, and
+// values stored unsealed (before the store had a key). Each job is
+// rewritten in one atomic step, keeping its ETag, state and schedule; a
+// job changed meanwhile is read again. Jobs whose secrets are all sealed
+// with the primary key are left alone, so a reseal that stopped half-way
+// can be run again. It returns the number of jobs rewritten. A value that
+// does not open with any key stops it with an error naming the job and
+// field; the jobs rewritten until then stay rewritten.
+func (s *Scheduler) ResealSecrets(ctx context.Context) (int, error) {
+	if err := s.live(); err != nil {
+		return 0, err
+	}
+	if s.cfg.Secrets == nil {
+		return 0, errors.New("reseal: the scheduler has no key (Config.Secrets)")
+	}
+	cols, err := s.store.ListCollections(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, col := range cols {
+		for skip := 0; ; skip += MaxPageSize {
+			jobs, err := s.store.ListJobs(ctx, col.Name, JobFilter{Skip: skip, Top: MaxPageSize})
+			if errors.Is(err, ErrNotFound) {
+				break // deleted meanwhile
+			}
+			if err != nil {
+				return n, err
+			}
+			for _, r := range jobs {
+				done, err := s.resealJob(ctx, r)
+				if err != nil {
+					return n, err
+				}
+				if done {
+					n++
+				}
+			}
+			if len(jobs) < MaxPageSize {
+				break
+			}
+		}
+	}
+	return n, nil
+}
+
+// resealJob reseals the secrets of job r (as read from the store), reading
+// it again when another writer changed it. It reports whether it wrote.
+func (s *Scheduler) resealJob(ctx context.Context, r *JobRecord) (bool, error) {
+	primary := s.cfg.Secrets.Primary()
+	for range maxWriteAttempts {
+		stale := false
+		for _, f := range jobSecrets(r.Job) {
+			id, sealed := secrets.KeyID(*f.v)
+			stale = stale || !sealed || id != primary
+		}
+		if !stale {
+			return false, nil
+		}
+		plain, err := s.openDefinition(r.Job, r.Collection, r.Name)
+		if err != nil {
+			return false, fmt.Errorf("reseal job %q: %w", r.ID(), err)
+		}
+		job, err := s.sealDefinition(plain, r.Collection, r.Name)
+		if err != nil {
+			return false, fmt.Errorf("reseal job %q: %w", r.ID(), err)
+		}
+		w := r.Clone()
+		w.Job = job
+		err = s.store.PutJob(ctx, w)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return false, fmt.Errorf("reseal job %q: %w", r.ID(), err)
+		}
+		if r, err = s.store.GetJob(ctx, r.Collection, r.Name); errors.Is(err, ErrNotFound) {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+	}
+	return false, fmt.Errorf("reseal job %q: too many concurrent writes: %w", r.ID(), ErrConflict)
+}
