@@ -82,8 +82,12 @@ type Store interface {
 	NextDue(ctx context.Context) (time.Time, error)
 
 	// ExtendLease moves the lease of a job the caller holds to until.
-	// ErrLeaseLost when owner does not hold the lease; ErrNotFound when
-	// the job is gone. It does not change the Version.
+	// ErrLeaseLost when owner does not hold the lease (an expired lease
+	// that nobody else claimed still counts as held, as in Record);
+	// ErrNotFound when the job is gone. An empty owner holds no lease:
+	// ExtendLease with owner "" fails with ErrLeaseLost (ErrNotFound
+	// when the job is gone) and changes nothing, whether the job is
+	// leased or not. It does not change the Version.
 	ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error
 
 	// Record stores the outcome of work on a claimed job in one atomic

@@ -13,6 +13,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type Store struct {
 	// so that Record finds it without two lookups by name in large maps.
 	// An entry has at most one: its latest claim, until recorded.
 	claimed map[*scheduler.JobRecord]*entry
+	// randomTies breaks ties in the due order at random rather than by
+	// creation order (for tests: the contract leaves ties open).
+	randomTies bool
 }
 
 type coll struct {
@@ -307,6 +311,9 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 		rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 		s.seq++
 		e = &entry{rec: rec, coll: c, seq: s.seq}
+		if s.randomTies {
+			e.seq = rand.Uint64()
+		}
 		c.jobs[j.Name] = e
 		c.names = nil
 		c.count(rec.State, 1)
@@ -427,7 +434,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	if err != nil {
 		return fmt.Errorf("memory: extend lease: %w", err)
 	}
-	if e.rec.LeaseOwner != owner {
+	if e.rec.LeaseOwner != owner || owner == "" {
 		return fmt.Errorf("memory: extend lease of job %q: held by %q, not %q: %w", e.rec.ID(), e.rec.LeaseOwner, owner, scheduler.ErrLeaseLost)
 	}
 	e.rec.LeaseUntil = utc(until)
