@@ -9,7 +9,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
 // timingCache keeps compiled timings by job, valid while the job's ETag and
@@ -83,8 +86,7 @@ func (m machine) advance(r *JobRecord, t *Timing, now time.Time) (run *Occurrenc
 			m.start(r, w, now)
 		case !sc.RunRequested.IsZero() && !sc.RunRequested.After(now):
 			sc.Occurrences++
-			m.start(r, &Occurrence{Number: sc.Occurrences, Expected: sc.RunRequested, Manual: true}, now)
-			sc.RunRequested = time.Time{}
+			m.start(r, requested(sc), now)
 		case r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now):
 			if m.misfire == MisfireSkip && now.Sub(sc.NextOccurrence) > m.threshold {
 				m.moveOn(r, t, now)
@@ -159,11 +161,18 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 	}
 	if !sc.RunRequested.IsZero() && !sc.RunRequested.After(now) && sc.Waiting == nil {
 		sc.Occurrences++
-		sc.Waiting = &Occurrence{Number: sc.Occurrences, Expected: sc.RunRequested, Manual: true}
-		sc.RunRequested = time.Time{}
+		sc.Waiting = requested(sc)
 		hist = append(hist, postponed(r, sc.Waiting, now))
 	}
 	return hist
+}
+
+// requested returns the occurrence of the run RunJob requested, numbered
+// sc.Occurrences, and clears the request.
+func requested(sc *JobSchedule) *Occurrence {
+	o := &Occurrence{Number: sc.Occurrences, Expected: sc.RunRequested, Manual: true, Trace: sc.RunTrace, TraceState: sc.RunTraceState}
+	sc.RunRequested, sc.RunTrace, sc.RunTraceState = time.Time{}, "", ""
+	return o
 }
 
 func postponed(r *JobRecord, o *Occurrence, now time.Time) HistoryEntry {
@@ -236,6 +245,11 @@ type outcome struct {
 	start, end time.Time
 	err        error  // nil: the attempt succeeded
 	message    string // for history
+	// span is the attempt's span, ended; nil when not traced.
+	span trace.Span
+	// trace and traceState are the span's W3C trace context when the
+	// occurrence had none yet: its retries and error action join it.
+	trace, traceState string
 }
 
 // complete applies the outcome of an attempt of occurrence o to r and
@@ -267,6 +281,9 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 	c := r.Schedule.Current
 	if c == nil || c.Tag != o.Tag || c.ErrorAction != o.ErrorAction || c.Retry != o.Retry {
 		return h
+	}
+	if c.Trace == "" {
+		c.Trace, c.TraceState = res.trace, res.traceState
 	}
 	policy := r.Job.Action.RetryPolicy
 	if c.ErrorAction && r.Job.Action.ErrorAction != nil && r.Job.Action.ErrorAction.RetryPolicy != nil {
@@ -332,7 +349,9 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		return wakeBy // the next job that ends wakes the loop
 	}
 	limit := min(free, claimBatch)
+	t0 := s.tel.storeStart()
 	claims, err := s.store.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
+	s.tel.storeEnd(opClaimDue, t0, err)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("claim due jobs", "err", err)
@@ -351,7 +370,9 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	if len(claims) == limit {
 		return now // there may be more
 	}
+	t0 = s.tel.storeStart()
 	next, err := s.store.NextDue(ctx)
+	s.tel.storeEnd(opNextDue, t0, err)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("next due job", "err", err)
@@ -403,6 +424,15 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 	}()
 	ctx := context.Background()
 	m := s.machine()
+	var info attemptInfo
+	if prev := r.PreviousLeaseOwner; prev != "" {
+		r.PreviousLeaseOwner = ""
+		if prev != s.cfg.InstanceID {
+			info.prevOwner = prev
+			s.tel.takeover()
+			s.log.Info("took over a job whose lease expired", "job", r.Name, "collection", r.Collection, "previous_owner", prev)
+		}
+	}
 	for range 5 {
 		t, err := s.timings.get(r)
 		if err != nil {
@@ -412,23 +442,35 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 			return
 		}
 		// r is this goroutine's own copy: advance may change it in place.
+		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		run, hist := m.advance(r, t, now)
+		miss := s.tel.passedOver(r, t, next0, counted0, m.misfire, now)
 		if run != nil {
-			handedOff = s.attempt(execCtx, r, t, run, hist, now)
+			// A catch-up occurrence that absorbed the missed ones shows
+			// them on its attempt's span.
+			absorbed := miss != nil && run.Retry == 0 && !run.ErrorAction && run.Expected.Equal(next0)
+			if absorbed {
+				info.missed = miss
+			}
+			s.tel.recordMissed(miss, !absorbed)
+			handedOff = s.attempt(execCtx, r, t, run, hist, now, info)
 			return
 		}
+		t0 := s.tel.storeStart()
 		err = s.store.Record(ctx, s.cfg.InstanceID, r, hist)
+		s.tel.storeEnd(opRecord, t0, err)
 		if err == nil {
-			s.emit(hist)
+			s.emit(r.Job, hist)
+			s.tel.recordMissed(miss, true)
 			return
 		}
 		if !errors.Is(err, ErrConflict) {
-			s.recordFailed(r, err)
+			s.recordFailed(ctx, r, err)
 			return
 		}
-		fresh, gerr := s.store.GetJob(ctx, r.Collection, r.Name)
+		fresh, gerr := s.getJob(r.Collection, r.Name)
 		if gerr != nil {
-			s.recordFailed(r, gerr)
+			s.recordFailed(ctx, r, gerr)
 			return
 		}
 		r = fresh
@@ -444,21 +486,46 @@ func (s *Scheduler) release() {
 
 // record stores r with hist and releases the lease, logging failures.
 func (s *Scheduler) record(r *JobRecord, hist []HistoryEntry) {
-	if err := s.store.Record(context.Background(), s.cfg.InstanceID, r, hist); err != nil {
-		s.recordFailed(r, err)
+	t0 := s.tel.storeStart()
+	err := s.store.Record(context.Background(), s.cfg.InstanceID, r, hist)
+	s.tel.storeEnd(opRecord, t0, err)
+	if err != nil {
+		s.recordFailed(context.Background(), r, err)
 		return
 	}
-	s.emit(hist)
+	s.emit(r.Job, hist)
 }
 
-func (s *Scheduler) recordFailed(r *JobRecord, err error) {
+// getJob reads a job for the run loop.
+func (s *Scheduler) getJob(collection, name string) (*JobRecord, error) {
+	t0 := s.tel.storeStart()
+	r, err := s.store.GetJob(context.Background(), collection, name)
+	s.tel.storeEnd(opGetJob, t0, err)
+	return r, err
+}
+
+// recordFailed logs the failure to record the outcome of work on r; ctx
+// carries the attempt's span, if any.
+func (s *Scheduler) recordFailed(ctx context.Context, r *JobRecord, err error) {
 	if errors.Is(err, ErrNotFound) {
 		return // deleted meanwhile
 	}
-	s.log.Error("record job outcome", "job", r.Name, "collection", r.Collection, "err", err)
+	s.log.ErrorContext(ctx, "record job outcome", "job", r.Name, "collection", r.Collection, "err", err)
 }
 
-func (s *Scheduler) emit(hist []HistoryEntry) {
+// spanContext returns a context carrying the attempt's span of res, for
+// log records about the attempt.
+func (res *outcome) spanContext() context.Context {
+	if res.span == nil {
+		return context.Background()
+	}
+	return trace.ContextWithSpan(context.Background(), res.span)
+}
+
+// emit reports stored history entries of a job whose definition is def:
+// to telemetry and to Config.OnHistory.
+func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
+	s.tel.history(def, hist)
 	if s.cfg.OnHistory == nil {
 		return
 	}
@@ -477,12 +544,15 @@ func (s *Scheduler) emit(hist []HistoryEntry) {
 // meanwhile (ErrConflict), the claim-time step is replayed on the fresh
 // record at claimed, so that a run requested or a patch made during the
 // attempt is kept and the attempt still counts for its occurrence.
-func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time) (handedOff bool) {
-	res := s.execute(execCtx, r, o)
+func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo) (handedOff bool) {
+	res := s.execute(execCtx, r, o, info)
 	if s.batch != nil {
-		p := pendingOutcome{r: r, t: t, o: o, res: res, hist: hist, claimed: claimed}
+		p := pendingOutcome{r: r, def: r.Job, t: t, o: o, res: res, hist: hist, claimed: claimed}
 		p.buf = histBufs.Get().(*[]HistoryEntry)
-		p.all = s.machine().applyOutcome(r, t, true, o, res, hist, (*p.buf)[:0])
+		m := s.machine()
+		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
+		p.all = m.applyOutcome(r, t, true, o, res, hist, (*p.buf)[:0])
+		p.miss = s.tel.passedOver(r, t, next0, counted0, m.misfire, res.end)
 		s.enqueue(p)
 		return true
 	}
@@ -520,9 +590,9 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 	var terr error
 	for range 5 {
 		if reread {
-			fresh, gerr := s.store.GetJob(ctx, r.Collection, r.Name)
+			fresh, gerr := s.getJob(r.Collection, r.Name)
 			if gerr != nil {
-				s.recordFailed(r, gerr)
+				s.recordFailed(res.spanContext(), r, gerr)
 				return
 			}
 			r = fresh
@@ -531,18 +601,26 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 			}
 		}
 		reread = true
+		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		all := m.applyOutcome(r, t, terr == nil, o, res, hist, nil)
+		var miss *missed
+		if terr == nil {
+			miss = s.tel.passedOver(r, t, next0, counted0, m.misfire, res.end)
+		}
+		t0 := s.tel.storeStart()
 		err := s.store.Record(ctx, s.cfg.InstanceID, r, all)
+		s.tel.storeEnd(opRecord, t0, err)
 		if err == nil {
-			s.emit(all)
+			s.emit(r.Job, all)
+			s.tel.recordMissed(miss, true)
 			return
 		}
 		if !errors.Is(err, ErrConflict) {
-			s.recordFailed(r, err)
+			s.recordFailed(res.spanContext(), r, err)
 			return
 		}
 	}
-	s.log.Error("record job outcome: too many conflicts", "job", r.Name, "collection", r.Collection)
+	s.log.ErrorContext(res.spanContext(), "record job outcome: too many conflicts", "job", r.Name, "collection", r.Collection)
 }
 
 // pendingOutcome is an attempt's outcome waiting to be recorded: the
@@ -550,6 +628,8 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 // conflicts.
 type pendingOutcome struct {
 	r       *JobRecord
+	def     *Job // r.Job, which r may no longer hold once recorded
+	miss    *missed
 	all     []HistoryEntry
 	buf     *[]HistoryEntry // from histBufs, holding all once recorded
 	t       *Timing
@@ -628,7 +708,9 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	for _, p := range batch {
 		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
 	}
+	t0 := s.tel.storeStart()
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
+	s.tel.storeBatchEnd(t0, errs, len(batch))
 	clear(reqs)
 	b.reqs = reqs[:0]
 	for i, p := range batch {
@@ -638,7 +720,8 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 		}
 		switch {
 		case err == nil:
-			s.emit(p.all)
+			s.emit(p.def, p.all)
+			s.tel.recordMissed(p.miss, true)
 			clear(p.all) // the store copied them
 			*p.buf = p.all[:0]
 			histBufs.Put(p.buf)
@@ -646,26 +729,44 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 		case errors.Is(err, ErrConflict):
 			s.retryOutcome(p)
 		default:
-			s.recordFailed(p.r, err)
+			s.recordFailed(p.res.spanContext(), p.r, err)
 			s.release()
 		}
 	}
 	s.notify() // the jobs may be due again, or the loop may wait for slots
 }
 
+// The causes of attempts that failed without the executor's error.
+var (
+	errAttemptTimeout   = errors.New("attempt timed out")
+	errExecutorPanicked = errors.New("executor panicked")
+)
+
 // execute carries out the attempt and reports its outcome; it never panics.
-func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence) (res outcome) {
+// info describes the claim that started it, for its span.
+func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence, info attemptInfo) (res outcome) {
 	act := &r.Job.Action
 	if o.ErrorAction {
 		act = r.Job.Action.ErrorAction
 	}
 	res.start = time.Now()
+	var span trace.Span
+	if tr := s.tel.tracing(); tr != nil || o.Trace != "" {
+		execCtx, span = s.tel.startAttempt(execCtx, tr, r, o, act, res.start, info)
+	}
 	defer func() {
 		if p := recover(); p != nil {
-			res.err = fmt.Errorf("executor panicked: %v", p)
+			res.err = fmt.Errorf("%w: %v", errExecutorPanicked, p)
 			res.message = res.err.Error()
 		}
 		res.end = time.Now()
+		if span != nil {
+			endAttempt(span, &res)
+			res.span = span
+			if o.Trace == "" {
+				res.trace, res.traceState = tracectx.Format(span.SpanContext())
+			}
+		}
 	}()
 	if act == nil {
 		res.err = errors.New("the job has no error action")
@@ -704,7 +805,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		res.message = err.Error()
 	}
 	if err == nil && ctx.Err() != nil {
-		res.err = fmt.Errorf("attempt timed out after %s", s.cfg.ActionTimeout)
+		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, s.cfg.ActionTimeout)
 		res.message = res.err.Error()
 	}
 	return res
@@ -830,7 +931,9 @@ func (s *Scheduler) extendLeases() {
 	}
 	k.mu.Unlock()
 	for _, r := range due {
+		t0 := s.tel.storeStart()
 		err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration))
+		s.tel.storeEnd(opExtendLease, t0, err)
 		if err == nil {
 			continue
 		}
@@ -852,11 +955,13 @@ func (s *Scheduler) extendLeases() {
 
 // prune applies the retention limits.
 func (s *Scheduler) prune(ctx context.Context, now time.Time) {
+	t0 := s.tel.storeStart()
 	n, err := s.store.Prune(ctx, PruneRequest{
 		HistoryBefore:   now.Add(-s.cfg.HistoryRetention),
 		PerJob:          s.cfg.HistoryPerJob,
 		FinalJobsBefore: now.Add(-s.cfg.FinalJobRetention),
 	})
+	s.tel.storeEnd(opPrune, t0, err)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("apply retention", "err", err)
@@ -864,6 +969,7 @@ func (s *Scheduler) prune(ctx context.Context, now time.Time) {
 		return
 	}
 	if n > 0 {
+		s.tel.prunedRecords(n)
 		s.log.Debug("applied retention", "deleted", n)
 	}
 }

@@ -186,3 +186,47 @@ func TestCoreImportsNoAzure(t *testing.T) {
 		t.Error("action/azure links no Azure or AMQP package: the check above cannot see them")
 	}
 }
+
+// TestCoreImportsNoOpenTelemetrySDK: the core packages and the executors
+// depend on the OpenTelemetry API only; the SDK, the exporters and what
+// they bring (Prometheus, gRPC, protobuf) are for the command, the
+// examples and the tests.
+func TestCoreImportsNoOpenTelemetrySDK(t *testing.T) {
+	pkgs := []string{".", "./recurrence", "./retry", "./action", "./action/http", "./action/storagequeue",
+		"./action/servicebus", "./action/azure", "./store/memory", "./store/sqlite", "./store/postgres",
+		"./store/storetest", "./httpapi"}
+	bad := func(pkg string) bool {
+		for _, p := range []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters",
+			"go.opentelemetry.io/proto", "go.opentelemetry.io/contrib", "github.com/prometheus/", "google.golang.org/"} {
+			if strings.HasPrefix(pkg, p) {
+				return true
+			}
+		}
+		return false
+	}
+	list := func(pkgs ...string) []string {
+		out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, pkgs...)...).Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		return strings.Fields(string(out))
+	}
+	api := false
+	for _, d := range list(pkgs...) {
+		if bad(d) {
+			t.Errorf("the core imports %s", d)
+		}
+		api = api || d == "go.opentelemetry.io/otel/trace"
+	}
+	if !api {
+		t.Error("the core does not import the OpenTelemetry API: the check above cannot see it")
+	}
+	// The check itself finds the SDK where it belongs.
+	found := false
+	for _, d := range list("./cmd/jobclock") {
+		found = found || bad(d)
+	}
+	if !found {
+		t.Error("cmd/jobclock links no OpenTelemetry SDK or exporter: the check above cannot see them")
+	}
+}

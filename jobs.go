@@ -15,6 +15,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/tracectx"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -608,7 +609,9 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 // When an occurrence is in progress, the run is postponed until it ends.
 // A Disabled job may be run; a Completed or Faulted one may not
 // (ErrFinalState), nor a job of a collection that is not Enabled
-// (ErrCollectionNotEnabled).
+// (ErrCollectionNotEnabled). When ctx carries a span (RunJob called while
+// serving a traced request), the run's attempts are traced as its
+// children; a run already requested and not started keeps its own.
 func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRecord, error) {
 	r, err := s.update(ctx, s.store, collection, name, "", func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
@@ -621,8 +624,9 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 		if st := col.Definition.State(); st != CollectionEnabled {
 			return fmt.Errorf("run job %q: job collection %q is %s: %w", name, collection, st, ErrCollectionNotEnabled)
 		}
-		if r.Schedule.RunRequested.IsZero() {
-			r.Schedule.RunRequested = now
+		if sc := &r.Schedule; sc.RunRequested.IsZero() {
+			sc.RunRequested = now
+			sc.RunTrace, sc.RunTraceState = tracectx.Parent(ctx)
 		}
 		return nil
 	})

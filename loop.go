@@ -13,6 +13,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 	defer timer.Stop()
 	for {
 		now := time.Now()
+		s.stepped.Store(now.UnixNano())
 		wake := s.runDue(ctx, now)
 		if ctx.Err() != nil {
 			return

@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
 )
@@ -42,6 +45,9 @@ const (
 	// DefaultMisfireThreshold is how late an occurrence may start before
 	// MisfireSkip drops it.
 	DefaultMisfireThreshold = time.Minute
+	// DefaultStatsMaxAge is how long the job-count gauges reuse a
+	// reading of the store.
+	DefaultStatsMaxAge = 10 * time.Second
 	// pruneInterval is how often retention is applied.
 	pruneInterval = 10 * time.Minute
 	// claimBatch is the most jobs claimed in one store call.
@@ -130,6 +136,30 @@ type Config struct {
 	// several goroutines at once and must return quickly. Nil means no
 	// callback.
 	OnHistory func(HistoryEntry)
+	// TracerProvider makes the spans of attempts, postponed occurrences
+	// and misfires (see "Observing" in the package documentation). Nil
+	// means the global provider (otel.GetTracerProvider), which records
+	// nothing until the host installs an SDK with otel.SetTracerProvider;
+	// until then each attempt costs a few atomic loads.
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes the Scheduler's instruments. Nil means the
+	// global provider (otel.GetMeterProvider), which measures nothing
+	// until the host installs an SDK with otel.SetMeterProvider.
+	MeterProvider metric.MeterProvider
+	// MetricsByJob adds the attributes jobclock.collection and jobclock.job
+	// to the per-attempt instruments (jobclock.attempts,
+	// jobclock.attempt.duration, jobclock.occurrences.started,
+	// jobclock.occurrence.lateness). Each job then has time series of its
+	// own, so leave it off with more than a few hundred jobs. Defaults to
+	// false: those instruments carry the action type, action name and
+	// outcome only.
+	MetricsByJob bool
+	// StatsMaxAge is the longest the gauges jobclock.jobs and
+	// jobclock.jobs.due reuse the counts they read from the store (one
+	// JobCounts and one DueCount call), so that frequent scrapes by
+	// several readers cost the store one count per period. Defaults to
+	// DefaultStatsMaxAge (10s).
+	StatsMaxAge time.Duration
 }
 
 // WithDefaults returns a copy of c (which may be nil) with every zero field
@@ -175,6 +205,9 @@ func (c *Config) WithDefaults() Config {
 	}
 	if d.PollInterval == 0 {
 		d.PollInterval = DefaultPollInterval
+	}
+	if d.StatsMaxAge == 0 {
+		d.StatsMaxAge = DefaultStatsMaxAge
 	}
 	return d
 }
@@ -229,6 +262,9 @@ func (c *Config) validate() error {
 	if strings.TrimSpace(c.InstanceID) == "" {
 		bad("InstanceID", "is blank")
 	}
+	if c.StatsMaxAge < 0 {
+		bad("StatsMaxAge", "is negative")
+	}
 	return errors.Join(errs...)
 }
 
@@ -244,6 +280,7 @@ type Scheduler struct {
 	batch    BatchRecorder // the store, when it is one; else nil
 	outcomes outcomeBatch
 	leases   leaseKeeper
+	tel      *telemetry
 	// httpExec is the built-in executor of Http and Https; Stop closes
 	// its idle connections.
 	httpExec *httpaction.Executor
@@ -263,7 +300,8 @@ type Scheduler struct {
 	execCtx   context.Context // parent of every attempt's context
 	execStop  context.CancelFunc
 	nextPrune time.Time
-	pruning   atomic.Bool // a prune runs
+	pruning   atomic.Bool  // a prune runs
+	stepped   atomic.Int64 // when the loop last started a step, in Unix nanoseconds
 }
 
 // New returns a Scheduler over store. cfg may be nil for all defaults; a
@@ -279,7 +317,7 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s := &Scheduler{
 		store: store,
 		cfg:   c,
-		log:   c.Logger,
+		log:   slog.New(TraceHandler(c.Logger.Handler())),
 		wake:  make(chan struct{}, 1),
 		sem:   make(chan struct{}, c.MaxConcurrency),
 		work:  make(chan task, c.MaxConcurrency),
@@ -290,6 +328,7 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s.batch, _ = store.(BatchRecorder)
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
+	s.tel = newTelemetry(s)
 	return s, nil
 }
 
@@ -388,6 +427,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.workers.Wait()
 		close(done)
 	}()
+	defer s.tel.stop()
 	select {
 	case <-done:
 		s.execStop()
@@ -398,6 +438,35 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.execStop()
 		return ctx.Err()
 	}
+}
+
+// ErrNotStarted is returned by [Scheduler.Ready] before Start.
+var ErrNotStarted = errors.New("scheduler: not started")
+
+// Ready reports whether the Scheduler runs jobs, as a readiness probe asks:
+// nil when it has been started and not stopped, its run loop has stepped
+// recently (within three poll intervals, at least a minute), and its store
+// answers a query (NextDue) before ctx ends. Otherwise the error says why:
+// ErrNotStarted, ErrStopped, a stalled loop, or the store's error.
+func (s *Scheduler) Ready(ctx context.Context) error {
+	s.mu.Lock()
+	started, stopped := s.started, s.stopped
+	s.mu.Unlock()
+	switch {
+	case stopped:
+		return ErrStopped
+	case !started:
+		return ErrNotStarted
+	}
+	if last := s.stepped.Load(); last != 0 {
+		if d := time.Since(time.Unix(0, last)); d > max(3*s.cfg.PollInterval, time.Minute) {
+			return fmt.Errorf("scheduler: the run loop has not stepped for %s", d.Round(time.Second))
+		}
+	}
+	if _, err := s.store.NextDue(ctx); err != nil {
+		return fmt.Errorf("scheduler: the store does not answer: %w", err)
+	}
+	return nil
 }
 
 // live returns ErrStopped after Stop.

@@ -73,7 +73,11 @@ type Store interface {
 	// (LeaseUntil not after now). Each returned job has LeaseOwner =
 	// owner, LeaseUntil = leaseUntil and a Version one higher than
 	// before; the same job is never returned to two concurrent callers
-	// whose leases overlap. limit < 1 claims nothing.
+	// whose leases overlap. limit < 1 claims nothing. Each returned job
+	// has PreviousLeaseOwner set to the LeaseOwner it had before the
+	// claim: the owner of the expired lease the claim replaced (the
+	// caller itself, when it claims its own expired lease again), or
+	// empty when the job was not leased.
 	ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*JobRecord, error)
 
 	// NextDue returns the earliest instant at which ClaimDue would find
@@ -190,6 +194,14 @@ type JobRecord struct {
 	// its lease expires; empty and zero when none.
 	LeaseOwner string
 	LeaseUntil time.Time
+	// PreviousLeaseOwner is set only on the records ClaimDue returns:
+	// the owner whose expired lease the claim replaced, empty when the
+	// job was not leased. A claim with a previous owner other than the
+	// claimant is a takeover: that owner stopped working on the job
+	// (it died, or lost the store) before recording its outcome. Stores
+	// do not keep it: PutJob and Record ignore it, and the other
+	// methods return it empty.
+	PreviousLeaseOwner string
 }
 
 // ID returns "collection/name".
@@ -253,6 +265,12 @@ type JobSchedule struct {
 	// RunRequested is when RunJob asked for a run that has not started
 	// yet; zero when none.
 	RunRequested time.Time `json:"runRequested,omitzero"`
+	// RunTrace and RunTraceState are the W3C traceparent and tracestate
+	// of the span in the context of the RunJob call that asked for the
+	// run; empty when it had none. The run's occurrence continues that
+	// trace.
+	RunTrace      string `json:"runTrace,omitempty"`
+	RunTraceState string `json:"runTraceState,omitempty"`
 	// LastFailed reports whether the latest finished occurrence failed.
 	LastFailed bool `json:"lastFailed,omitempty"`
 }
@@ -286,6 +304,13 @@ type Occurrence struct {
 	Retry int `json:"retry,omitempty"`
 	// At is when the next attempt is due.
 	At time.Time `json:"at,omitzero"`
+	// Trace and TraceState are the W3C traceparent and tracestate that
+	// the spans of the occurrence's attempts are children of: the
+	// RunJob caller's span for a manual run, else the span of the
+	// occurrence's first attempt (so that its retries and error action
+	// join the first attempt's trace); empty when none was recorded.
+	Trace      string `json:"trace,omitempty"`
+	TraceState string `json:"traceState,omitempty"`
 }
 
 // JobFilter selects jobs for [Store.ListJobs].

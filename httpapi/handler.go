@@ -17,6 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	scheduler "github.com/jobclock/scheduler"
 )
 
@@ -57,6 +60,16 @@ type Options struct {
 	// of [Throttle] (120,000 reads and 12,000 writes per hour); set
 	// Throttle.Disabled to turn throttling off.
 	Throttle *Throttle
+	// TracerProvider traces each request as a server span named after
+	// its method and route pattern ("PUT /subscriptions/{subscriptionId}/..."),
+	// continuing the caller's W3C trace context (traceparent header). Nil
+	// means the global provider, which records nothing until the host
+	// installs an SDK.
+	TracerProvider trace.TracerProvider
+	// MeterProvider measures each request in the histogram
+	// http.server.request.duration (seconds) by method, route pattern,
+	// status code and scheme. Nil means the global provider.
+	MeterProvider metric.MeterProvider
 }
 
 // handler is the http.Handler returned by New.
@@ -87,10 +100,11 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 		h.opts.HandlerTimeout = DefaultHandlerTimeout
 	}
 	h.opts.BaseURL = strings.TrimRight(h.opts.BaseURL, "/")
+	h.opts.Logger = slog.New(scheduler.TraceHandler(h.opts.Logger.Handler()))
 	h.log = h.opts.Logger
 	h.limit = newThrottle(h.opts.Throttle)
 	h.routes()
-	return h
+	return newObserver(&h.opts).wrap(h)
 }
 
 const (
@@ -158,7 +172,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			h.log.Error("httpapi: panic serving request", "method", r.Method, "path", r.URL.Path,
+			h.log.ErrorContext(r.Context(), "httpapi: panic serving request", "method", r.Method, "path", r.URL.Path,
 				"panic", v, "stack", string(debug.Stack()))
 			if !rec.wrote {
 				rec.Header().Del("ETag")
@@ -199,6 +213,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r2
 	}
 	h.mux.ServeHTTP(rec, r)
+	noteRoute(r)
 }
 
 // recorder notes whether a response has been started.
@@ -292,18 +307,18 @@ func (h *handler) internal(r *http.Request, err error) *apiError {
 		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "",
 			"The scheduler is shutting down. Please retry the request.")
 	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
-		h.log.Error("httpapi: request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
+		h.log.ErrorContext(r.Context(), "httpapi: request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
 		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "",
 			"The operation could not be completed within the permitted time. Please retry the request.")
 	}
-	h.log.Error("httpapi: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	h.log.ErrorContext(r.Context(), "httpapi: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	return newError(http.StatusInternalServerError, CodeInternalServerError, "",
 		"The server encountered an internal error. Please retry the request.")
 }
 
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, e *apiError) {
 	if e.status < 500 {
-		h.log.Debug("httpapi: request refused", "method", r.Method, "path", r.URL.Path,
+		h.log.DebugContext(r.Context(), "httpapi: request refused", "method", r.Method, "path", r.URL.Path,
 			"status", e.status, "code", e.detail.Code, "message", e.detail.Message)
 	}
 	writeJSON(w, e.status, ErrorResponse{Error: e.detail})

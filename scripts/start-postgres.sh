@@ -59,9 +59,10 @@ log "initdb in $dir/data"
 	{ cat "$dir/initdb.log" >&2; exit 1; }
 
 log "starting on 127.0.0.1:$port"
-"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-	-o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
-	start >&2 || { cat "$dir/server.log" >&2; exit 1; }
+start=("${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30
+	-o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+	start)
+"${start[@]}" >&2 || { cat "$dir/server.log" >&2; exit 1; }
 
 for _ in $(seq 1 100); do
 	if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then break; fi
@@ -79,5 +80,20 @@ stop="$state/postgres.stop"
 } >"$stop"
 chmod +x "$stop"
 log "stop it with: bash $stop"
+
+# STATE_DIR/postgres.ctl stop|start stops the server (keeping its files) or
+# starts it again on the same port, for tests of what clients do while the
+# database is away.
+ctl="$state/postgres.ctl"
+{
+	echo "#!/usr/bin/env bash"
+	echo "# Usage: postgres.ctl stop|start: stops the server keeping its files, or starts it again."
+	echo 'case "$1" in'
+	printf 'stop) '; printf '%q ' "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast -w stop; echo ';;'
+	printf 'start) '; printf '%q ' "${start[@]}"; echo ';;'
+	echo '*) echo "usage: postgres.ctl stop|start" >&2; exit 2 ;;'
+	echo 'esac'
+} >"$ctl"
+chmod +x "$ctl"
 
 echo "export JOBCLOCK_POSTGRES_DSN='postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable'"

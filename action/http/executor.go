@@ -14,8 +14,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/lru"
+	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
 // Defaults of Options.
@@ -240,7 +244,16 @@ var errTimeout = errors.New("timeout")
 // action's fields a *FieldError, which may be wrapped in a *RequestError
 // naming the host. Use errors.As to tell them apart. A nil ctx means
 // context.Background().
-func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Result, error) {
+//
+// When ctx carries a span (the Scheduler's attempt span), the request is
+// traced as a client span, a child of it made with the same tracer
+// provider, named after the method and described with the OpenTelemetry
+// HTTP client conventions (http.request.method, server.address,
+// server.port, url.full with credentials and query values redacted,
+// http.response.status_code, error.type); the request carries that span's
+// W3C trace context in the traceparent and tracestate headers, replacing
+// the action's own headers of those names.
+func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *action.Result, err error) {
 	if e == nil || e.certs == nil {
 		return nil, errors.New("http: Executor not created with New")
 	}
@@ -267,6 +280,11 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errTimeout)
 	defer cancel()
+	var status int // of the response, if any
+	ctx, span := tracectx.Start(ctx, scope, p.method, trace.SpanKindClient, spanAttributes(p)...)
+	if span != nil {
+		defer func() { endSpan(span, status, err) }()
+	}
 
 	hreq, err := nethttp.NewRequestWithContext(ctx, p.method, p.u.String(), bodyReader(hr.Body))
 	if err != nil {
@@ -291,6 +309,11 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 	hreq.Header[HeaderExpectedExecutionTime] = []string{req.ExpectedTime.UTC().Format(time.RFC3339Nano)}
 	hreq.Header[HeaderExecutionTag] = []string{req.ExecutionTag}
 	hreq.Header[HeaderClientRequestID] = []string{req.ClientRequestID}
+	if span != nil {
+		delete(hreq.Header, "Traceparent")
+		delete(hreq.Header, "Tracestate")
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hreq.Header))
+	}
 
 	client := e.client
 	var secrets []string
@@ -325,6 +348,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 		}
 		return failure(host, e.timeoutErr(ctx, err), secrets)
 	}
+	status = resp.StatusCode
 	msg, readErr := e.describe(host, resp)
 	resp.Body.Close()
 	if readErr != nil {
@@ -333,7 +357,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 		// says what happened.
 		msg += " (reading the body failed: " + e.timeoutErr(ctx, readErr).Error() + ")"
 	}
-	res := &action.Result{Message: strings.ToValidUTF8(redact(msg, secrets), "\uFFFD")}
+	res = &action.Result{Message: strings.ToValidUTF8(redact(msg, secrets), "\uFFFD")}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return res, &StatusError{Host: host, StatusCode: resp.StatusCode, Status: statusText(resp)}
 	}

@@ -13,7 +13,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/go-amqp"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
 // The application properties that carry the scheduler's execution metadata;
@@ -95,13 +98,18 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 	return res, nil
 }
 
-func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (*action.Result, error) {
+func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (res *action.Result, err error) {
 	msg, err := e.validate(req, t)
 	if err != nil {
 		return nil, err
 	}
 	m := t.msg
 	host := e.host(m.Namespace)
+	ctx, span := tracectx.Start(ctx, scope, "send "+t.entity, trace.SpanKindProducer, spanAttributes(host, t.entity, msg)...)
+	if span != nil {
+		defer func() { tracectx.End(span, err, sendErrorType(err)) }()
+		setTraceProperties(ctx, msg)
+	}
 	ce, release, err := e.acquire(host, m.Authentication.SASKeyName, m.Authentication.SASKey)
 	if err != nil {
 		return nil, err

@@ -149,9 +149,14 @@ func parseSASTime(s string) (time.Time, bool) {
 }
 
 // envelopeElements are the child elements of the XML StorageQueueMessage
-// document Azure Scheduler posted, in their order on the wire.
+// document Azure Scheduler posted, in their order on the wire, followed by
+// the W3C trace context elements jobclock adds when the attempt is traced.
 var envelopeElements = [...]string{"ExecutionTag", "ClientRequestId", "ExpectedExecutionTime",
-	"SchedulerJobId", "SchedulerJobCollectionId", "Region", "Message"}
+	"SchedulerJobId", "SchedulerJobCollectionId", "Region", "Message", "TraceParent", "TraceState"}
+
+// optionalElements is the number of trailing envelopeElements that are
+// left out when empty.
+const optionalElements = 2
 
 // buildEnvelope writes the envelope document. Text is escaped the way .NET's
 // XmlSerializer does (&, < and >; quotes stay as they are), plus carriage
@@ -161,6 +166,9 @@ func buildEnvelope(values [len(envelopeElements)]string) string {
 	b.WriteString(`<?xml version="1.0" encoding="utf-8"?>`)
 	b.WriteString(`<StorageQueueMessage xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">`)
 	for i, name := range envelopeElements {
+		if i >= len(envelopeElements)-optionalElements && values[i] == "" {
+			continue
+		}
 		b.WriteString("<" + name + ">")
 		envelopeEscaper.WriteString(&b, values[i])
 		b.WriteString("</" + name + ">")
@@ -174,7 +182,10 @@ var envelopeEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;"
 // encode builds the queue message text: the message, wrapped in the
 // envelope and base64-encoded as the options say, and checks it can be
 // sent.
-func (e *Executor) encode(path, msg string, req *action.Request) (string, error) {
+//
+// traceparent and tracestate, when not empty, go into the envelope's
+// TraceParent and TraceState elements.
+func (e *Executor) encode(path, msg string, req *action.Request, traceparent, tracestate string) (string, error) {
 	text := msg
 	if !utf8.ValidString(msg) {
 		return "", &FieldError{Path: path + ".message", Reason: "is not valid UTF-8"}
@@ -185,7 +196,7 @@ func (e *Executor) encode(path, msg string, req *action.Request) (string, error)
 			expected = req.ExpectedTime.UTC().Format(time.RFC3339)
 		}
 		text = buildEnvelope([...]string{req.ExecutionTag, req.ClientRequestID, expected,
-			req.JobID, req.CollectionID, e.opts.Region, msg})
+			req.JobID, req.CollectionID, e.opts.Region, msg, traceparent, tracestate})
 	}
 	if i, r := xmlInvalid(msg); i >= 0 && (e.opts.Envelope || !e.opts.Base64) {
 		how := "a queue message cannot carry as text; enable base64 encoding to send it"

@@ -13,8 +13,11 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/lru"
+	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
 // Defaults for Options.
@@ -172,7 +175,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 	return res, nil
 }
 
-func (e *Executor) execute(ctx context.Context, req *action.Request) (*action.Result, error) {
+func (e *Executor) execute(ctx context.Context, req *action.Request) (res *action.Result, err error) {
 	if req == nil || req.Action == nil {
 		return nil, errors.New("storagequeue: request without an action")
 	}
@@ -189,7 +192,12 @@ func (e *Executor) execute(ctx context.Context, req *action.Request) (*action.Re
 	if err != nil {
 		return nil, err
 	}
-	text, err := e.encode(path, m.Message, req)
+	ctx, span := tracectx.Start(ctx, scope, "send "+m.QueueName, trace.SpanKindProducer, spanAttributes(e.opts.Endpoint(m.StorageAccount), m)...)
+	if span != nil {
+		defer func() { tracectx.End(span, err, enqueueErrorType(err)) }()
+	}
+	traceparent, tracestate := tracectx.Parent(ctx)
+	text, err := e.encode(path, m.Message, req, traceparent, tracestate)
 	if err != nil {
 		return nil, err
 	}

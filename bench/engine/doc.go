@@ -9,7 +9,11 @@
 // gets an equivalent custom Schedule, gocron a OneTimeJob). Registration's
 // garbage is collected before each engine starts, so that the burst and
 // steady loads measure the engine, not the collection of what registering
-// left. Metrics:
+// left. The burst and steady loads also run "jobclock-otel": jobclock with
+// the OpenTelemetry SDK installed, every attempt traced (sampled, batched
+// to an exporter that drops the spans) and measured by the Prometheus
+// exporter; plain "jobclock" uses the global providers with no SDK, as a
+// host that does not observe it. Metrics:
 //
 //	ns/job, B/job     registering N jobs (time and live heap per job)
 //	burst-s           from the instant 100,000 jobs are due until the last executor call

@@ -15,7 +15,11 @@ import (
 
 	"github.com/go-co-op/gocron/v2"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/robfig/cron/v3"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
@@ -37,21 +41,54 @@ type fireFunc func(due time.Time)
 // jobclock -------------------------------------------------------------
 
 type jobclock struct {
-	s   *scheduler.Scheduler
-	ctx context.Context
+	s     *scheduler.Scheduler
+	ctx   context.Context
+	after func() // run by stop; nil: nothing
 }
 
 const noop action.Type = "Noop"
 
 func newJobclock(fire fireFunc, capacity int) engine {
+	return newJobclockWith(fire, capacity, scheduler.Config{})
+}
+
+// newJobclockOtel is jobclock with the OpenTelemetry SDK installed: every
+// attempt traced (sampled, batched to an exporter that drops the spans)
+// and measured by the Prometheus exporter, which is scraped once at the
+// end.
+func newJobclockOtel(fire fireFunc, capacity int) engine {
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		panic(err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropSpans{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
+	e := newJobclockWith(fire, capacity, scheduler.Config{TracerProvider: tp, MeterProvider: mp}).(*jobclock)
+	e.after = func() {
+		if _, err := reg.Gather(); err != nil {
+			panic(err)
+		}
+		tp.Shutdown(context.Background())
+		mp.Shutdown(context.Background())
+	}
+	return e
+}
+
+// dropSpans is a span exporter that drops what it gets.
+type dropSpans struct{}
+
+func (dropSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (dropSpans) Shutdown(context.Context) error                             { return nil }
+
+func newJobclockWith(fire fireFunc, capacity int, cfg scheduler.Config) engine {
 	reg := &action.Registry{}
 	reg.Register(noop, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 		fire(req.ExpectedTime)
 		return nil, nil
 	}))
-	s, err := scheduler.New(memory.New(), &scheduler.Config{
-		Executors: reg, MaxConcurrency: 1000, Logger: slog.New(slog.DiscardHandler),
-	})
+	cfg.Executors, cfg.MaxConcurrency, cfg.Logger = reg, 1000, slog.New(slog.DiscardHandler)
+	s, err := scheduler.New(memory.New(), &cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -74,7 +111,12 @@ func (j *jobclock) get(i int) bool {
 }
 func (j *jobclock) remove(i int) error { return j.s.DeleteJob(j.ctx, "bench", jobName(i)) }
 func (j *jobclock) start()             { j.s.Start(j.ctx) }
-func (j *jobclock) stop()              { j.s.Stop(j.ctx) }
+func (j *jobclock) stop() {
+	j.s.Stop(j.ctx)
+	if j.after != nil {
+		j.after()
+	}
+}
 
 func jobName(i int) string { return fmt.Sprintf("j%07d", i) }
 
@@ -167,14 +209,20 @@ func (g *gocronEngine) remove(i int) error { return g.s.RemoveJob(g.id(i)) }
 func (g *gocronEngine) start()             { g.s.Start() }
 func (g *gocronEngine) stop()              { g.s.Shutdown() }
 
-var engines = []struct {
+type engineMaker struct {
 	name string
 	new  func(fire fireFunc, capacity int) engine
-}{
+}
+
+var engines = []engineMaker{
 	{"jobclock", newJobclock},
 	{"robfig", newRobfig},
 	{"gocron", newGocron},
 }
+
+// loadEngines are the engines of the load benchmarks: the others, and
+// jobclock with the OpenTelemetry SDK and the Prometheus exporter.
+var loadEngines = append(slices.Clone(engines), engineMaker{"jobclock-otel", newJobclockOtel})
 
 // helpers -------------------------------------------------------------------
 
@@ -263,7 +311,7 @@ func BenchmarkRegister(b *testing.B) {
 
 func BenchmarkBurst100k(b *testing.B) {
 	const n = 100_000
-	for _, e := range engines {
+	for _, e := range loadEngines {
 		b.Run(e.name, func(b *testing.B) {
 			for b.Loop() {
 				rec := newRecorder(n, false)
@@ -306,7 +354,7 @@ func BenchmarkBurst100k(b *testing.B) {
 func BenchmarkSteady10kPerSecond(b *testing.B) {
 	const rate, seconds = 10_000, 3
 	const n = rate * seconds
-	for _, e := range engines {
+	for _, e := range loadEngines {
 		b.Run(e.name, func(b *testing.B) {
 			for b.Loop() {
 				rec := newRecorder(n, true)

@@ -53,6 +53,7 @@ collection "default", or a collection file:
 Comments and trailing commas are allowed. Names must start with a letter and
 hold only letters, digits, '-' and '_'.
 
+` + observeUsage + `
 Flags:
 `
 
@@ -78,6 +79,7 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	dbPath := fs.String("db", "", "keep jobs and history in the SQLite database `file` (created when missing); default: in memory")
 	dsn := fs.String("postgres", "", "keep jobs and history in the PostgreSQL database at `DSN`")
 	schema := fs.String("schema", postgres.DefaultSchema, "PostgreSQL `schema` for the tables, created when missing (with -postgres)")
+	observe := addObserveFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
 		fs.PrintDefaults()
@@ -95,6 +97,10 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "jobclock run: no job files given")
 		fs.Usage()
+		return 2
+	}
+	if err := observe.check(); err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 2
 	}
 	level := slog.LevelWarn
@@ -140,6 +146,14 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	reg := executors(scheduler.DefaultActionTimeout)
 	defer reg.Close(context.Background()) // after Stop
 	cfg.Executors = reg
+	cfg.InstanceID = (&scheduler.Config{}).WithDefaults().InstanceID
+	obs, err := setupObservability(ctx, observe, cfg.InstanceID)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+		return 1
+	}
+	defer shutdownObservability(obs, logger)
+	cfg.TracerProvider, cfg.MeterProvider = obs.TracerProvider, obs.MeterProvider
 	s, err := scheduler.New(store, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
@@ -154,6 +168,13 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 1
 	}
+	stopMetrics, err := serveMetrics(observe, obs, s, stderr, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+		s.Stop(context.Background())
+		return 1
+	}
+	defer stopMetrics(context.Background())
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for !allFinal(ctx, s, jobs) {

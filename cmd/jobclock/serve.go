@@ -62,6 +62,7 @@ are limited to 64 KiB. On SIGINT or SIGTERM the server stops accepting
 requests, finishes those in flight, then waits for the jobs' attempts in
 flight (at most -shutdown-timeout in all) and exits.
 
+` + observeUsage + `
 Exit status: 0 after a clean shutdown; 1 when the store cannot be opened,
 the address cannot be listened on, the server fails, or the shutdown
 timeout passes first; 2 on a usage error (a flag, or a -tokens, -tls-cert
@@ -96,6 +97,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
+	observe := addObserveFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -140,6 +142,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if ta != nil {
 		auth = ta
 	}
+	if err := observe.check(); err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
 	if auth == nil && !serveLoopback(*addr) {
 		fmt.Fprintf(stderr, "jobclock serve: refusing to serve on %s without authentication: give -tokens FILE or set %s, or use a loopback address such as 127.0.0.1:8080\n", *addr, httpapi.TokensEnv)
 		return 2
@@ -168,7 +174,15 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	defer closeStore()
 	reg := executors(scheduler.DefaultActionTimeout)
 	defer reg.Close(context.Background()) // after Stop
-	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg})
+	instance := (&scheduler.Config{}).WithDefaults().InstanceID
+	obs, err := setupObservability(ctx, observe, instance)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 1
+	}
+	defer shutdownObservability(obs, log)
+	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg,
+		InstanceID: instance, TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
@@ -183,7 +197,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
-	handler, err := withDashboard(httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle}), s, auth, log)
+	api := httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle,
+		TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
+	handler, err := withDashboard(api, s, auth, log)
 	if err != nil {
 		ln.Close()
 		s.Stop(context.Background())
@@ -191,7 +207,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           withHealth(handler, s),
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
@@ -210,6 +226,13 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "jobclock: listening on %s://%s\n", scheme, ln.Addr())
 	fmt.Fprintf(stdout, "jobclock: dashboard at %s://%s%s/\n", scheme, ln.Addr(), dashboardPrefix)
+	stopMetrics, err := serveMetrics(observe, obs, s, stdout, log)
+	if err != nil {
+		log.Error("metrics", "err", err)
+		ln.Close()
+		s.Stop(context.Background())
+		return 1
+	}
 	served := make(chan error, 1)
 	go func() {
 		if certs != nil {
@@ -232,6 +255,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("http shutdown", "err", err)
 		status = 1
+	}
+	if err := stopMetrics(sctx); err != nil {
+		log.Error("metrics shutdown", "err", err)
 	}
 	if err := s.Stop(sctx); err != nil {
 		log.Error("scheduler stop", "err", err)

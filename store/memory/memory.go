@@ -375,6 +375,7 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	}
 	rec := normJob(j)
 	rec.Version = j.Version + 1
+	rec.PreviousLeaseOwner = ""
 	e := c.jobs[j.Name]
 	if e == nil {
 		if j.Version != 0 {
@@ -481,10 +482,12 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		if e == nil || e.ready > nowNs {
 			break
 		}
+		prev := e.rec.LeaseOwner // set only while a lease that expired is still in place
 		e.rec.LeaseOwner, e.rec.LeaseUntil = owner, leaseUntil
 		e.rec.Version++
 		s.reindex(e)
 		c := e.rec.Clone()
+		c.PreviousLeaseOwner = prev
 		s.unclaim(e)
 		e.claim = c
 		s.claimed[c] = e
@@ -569,7 +572,7 @@ func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler
 		rec = normJob(j)
 	}
 	rec.Version = j.Version + 1
-	rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
+	rec.LeaseOwner, rec.LeaseUntil, rec.PreviousLeaseOwner = "", time.Time{}, ""
 	e.setRec(rec)
 	s.unclaim(e) // the lease is released
 	s.appendHistory(e, history)

@@ -292,7 +292,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, s.sql(`WITH c AS (
-			SELECT collection, name, ready_at FROM {s}.jobs
+			SELECT collection, name, ready_at, lease_owner FROM {s}.jobs
 			WHERE ready_at <= $1
 			ORDER BY ready_at, collection, name
 			LIMIT $2
@@ -300,7 +300,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		)
 		UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
 		FROM c WHERE j.collection = c.collection AND j.name = c.name
-		RETURNING `+prefixed("j.", jobCols)+`, c.ready_at`),
+		RETURNING `+prefixed("j.", jobCols)+`, c.ready_at, c.lease_owner`),
 		sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
@@ -312,7 +312,11 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
 		var err error
-		c.j, err = scanJob(r, &c.ready)
+		var prev string // the owner of an expired lease, read before the update
+		c.j, err = scanJob(r, &c.ready, &prev)
+		if err == nil {
+			c.j.PreviousLeaseOwner = prev
+		}
 		return c, err
 	})
 	if err != nil {

@@ -248,29 +248,34 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	var out []*scheduler.JobRecord
 	err := s.write(ctx, func(tx *wtx) error {
 		out = out[:0]
-		rows, err := tx.query("SELECT rowid FROM jobs WHERE ready_at <= ? ORDER BY ready_at, collection, name LIMIT ?", sqlstore.NanosInt(now), limit)
+		rows, err := tx.query("SELECT rowid, lease_owner FROM jobs WHERE ready_at <= ? ORDER BY ready_at, collection, name LIMIT ?", sqlstore.NanosInt(now), limit)
 		if err != nil {
 			return err
 		}
-		var ids []int64
+		type due struct {
+			id   int64
+			prev string // the owner of an expired lease
+		}
+		var ids []due
 		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var d due
+			if err := rows.Scan(&d.id, &d.prev); err != nil {
 				rows.Close()
 				return err
 			}
-			ids = append(ids, id)
+			ids = append(ids, d)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for _, id := range ids {
+		for _, d := range ids {
 			j, err := scanJob(tx.queryRow("UPDATE jobs SET lease_owner = ?, lease_until = ?, version = version + 1 WHERE rowid = ? RETURNING "+jobCols,
-				owner, sqlstore.NanosInt(leaseUntil), id))
+				owner, sqlstore.NanosInt(leaseUntil), d.id))
 			if err != nil {
 				return err
 			}
+			j.PreviousLeaseOwner = d.prev
 			out = append(out, j)
 		}
 		return nil

@@ -505,6 +505,44 @@ func testLeases(t *testing.T, s scheduler.Store) {
 	if err := s.Record(ctx, "b", taken[0], nil); err != nil {
 		t.Errorf("Record(by new owner): %v", err)
 	}
+	if got[0].PreviousLeaseOwner != "" || taken[0].PreviousLeaseOwner != "a" {
+		t.Errorf("PreviousLeaseOwner of the first claim = %q, of the claim after a's lease expired = %q; want none and a",
+			got[0].PreviousLeaseOwner, taken[0].PreviousLeaseOwner)
+	}
+	// b's Record released the lease: the next claim takes it from nobody,
+	// and reads return no previous owner.
+	if j, err := s.GetJob(ctx, "c", "j"); err != nil || j.PreviousLeaseOwner != "" {
+		t.Errorf("GetJob after Record = PreviousLeaseOwner %q, %v; want none", prevOwner(j), err)
+	}
+	free, _ := s.ClaimDue(ctx, t0.Add(3*time.Minute), "c", t0.Add(4*time.Minute), 1)
+	if len(free) != 1 || free[0].PreviousLeaseOwner != "" {
+		t.Fatalf("ClaimDue of a released job = %v, PreviousLeaseOwner %q; want c/j from nobody", names(free), prevOwner(first(free)))
+	}
+	// An owner that claims its own expired lease again sees itself.
+	again, _ := s.ClaimDue(ctx, t0.Add(4*time.Minute), "c", t0.Add(5*time.Minute), 1)
+	if len(again) != 1 || again[0].PreviousLeaseOwner != "c" {
+		t.Errorf("ClaimDue of its own expired lease = %v, PreviousLeaseOwner %q; want c/j from c", names(again), prevOwner(first(again)))
+	}
+	if err := s.PutJob(ctx, again[0]); err != nil {
+		t.Fatalf("PutJob: %v", err)
+	}
+	if j, err := s.GetJob(ctx, "c", "j"); err != nil || j.PreviousLeaseOwner != "" {
+		t.Errorf("GetJob after PutJob of a claimed record = PreviousLeaseOwner %q, %v; want none (a store does not keep it)", prevOwner(j), err)
+	}
+}
+
+func first(js []*scheduler.JobRecord) *scheduler.JobRecord {
+	if len(js) == 0 {
+		return nil
+	}
+	return js[0]
+}
+
+func prevOwner(j *scheduler.JobRecord) string {
+	if j == nil {
+		return "<none>"
+	}
+	return j.PreviousLeaseOwner
 }
 
 func testConcurrentClaimers(t *testing.T, s scheduler.Store) {

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// observeUsage is the part of run's and serve's help about telemetry.
+const observeUsage = `Metrics and traces: -metrics-addr serves the scheduler's metrics in the
+Prometheus text format at /metrics, with /healthz and /readyz, on a
+loopback address unless a host is given (":9464" is 127.0.0.1:9464), as
+scrapers carry no token. Traces and metrics also go to an OpenTelemetry
+collector over OTLP/HTTP (protobuf) when OTEL_EXPORTER_OTLP_ENDPOINT (or
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) is
+set; the other OTEL_* variables (headers, timeout, compression,
+OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER,
+OTEL_METRIC_EXPORT_INTERVAL, OTEL_TRACES_EXPORTER=none,
+OTEL_METRICS_EXPORTER=none, OTEL_SDK_DISABLED) apply as the OpenTelemetry
+specification says. Without them nothing is exported.
+`
+
+// observeFlags are the telemetry flags of run and serve.
+type observeFlags struct {
+	metricsAddr *string
+}
+
+func addObserveFlags(fs *flag.FlagSet) *observeFlags {
+	return &observeFlags{
+		metricsAddr: fs.String("metrics-addr", "", "serve /metrics (Prometheus), /healthz and /readyz on `host:port` (\":9464\" means 127.0.0.1:9464)"),
+	}
+}
+
+// metricsListenAddr returns the address to listen on for -metrics-addr:
+// a loopback host when none is given.
+func metricsListenAddr(addr string) string {
+	if !strings.Contains(addr, ":") {
+		return net.JoinHostPort("127.0.0.1", addr) // a bare port
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr // net.Listen reports the error
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// check reports a usage error in the telemetry settings: an OTLP protocol
+// other than http/protobuf.
+func (f *observeFlags) check() error {
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+		return nil
+	}
+	for _, signal := range []string{"TRACES", "METRICS"} {
+		if !otlpWanted(signal) {
+			continue
+		}
+		if p := otlpProtocol(signal); p != "" && p != "http/protobuf" {
+			return fmt.Errorf("OTLP protocol %q (OTEL_EXPORTER_OTLP_PROTOCOL) is not supported: use http/protobuf, the default", p)
+		}
+	}
+	return nil
+}
+
+// observability is the OpenTelemetry SDK of a run or serve process.
+type observability struct {
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	metrics        http.Handler // the Prometheus exposition; nil without -metrics-addr
+	shutdown       []func(context.Context) error
+}
+
+// setupObservability makes the tracer and meter providers: an SDK with the
+// exporters the flags and the environment ask for, no-op providers when
+// there are none. The caller calls shutdown when done, which flushes what
+// is buffered.
+func setupObservability(ctx context.Context, f *observeFlags, instance string) (*observability, error) {
+	o := &observability{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()}
+	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
+		return o, nil
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	traces := otlpWanted("TRACES")
+	metrics := otlpWanted("METRICS")
+	if !traces && !metrics && *f.metricsAddr == "" {
+		return o, nil
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(semconv.ServiceName("jobclock"), semconv.ServiceInstanceID(instance)),
+		resource.WithFromEnv(), resource.WithTelemetrySDK(), resource.WithHost())
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("telemetry resource: %w", err)
+	}
+	if traces {
+		exp, err := otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp))
+		o.TracerProvider = tp
+		o.shutdown = append(o.shutdown, tp.Shutdown)
+	}
+	var readers []sdkmetric.Option
+	if metrics {
+		exp, err := otlpmetrichttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("OTLP metric exporter: %w", err)
+		}
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+	}
+	if *f.metricsAddr != "" {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		if err != nil {
+			return nil, fmt.Errorf("prometheus exporter: %w", err)
+		}
+		readers = append(readers, sdkmetric.WithReader(exp))
+		o.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	}
+	if len(readers) > 0 {
+		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+		o.MeterProvider = mp
+		o.shutdown = append(o.shutdown, mp.Shutdown)
+	}
+	return o, nil
+}
+
+// otlpWanted reports whether the environment asks for OTLP export of a
+// signal (TRACES or METRICS).
+func otlpWanted(signal string) bool {
+	if strings.EqualFold(os.Getenv("OTEL_"+signal+"_EXPORTER"), "none") {
+		return false
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
+}
+
+func otlpProtocol(signal string) string {
+	if p := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL"); p != "" {
+		return p
+	}
+	return os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+}
+
+// Shutdown flushes and stops the exporters.
+func (o *observability) Shutdown(ctx context.Context) error {
+	var errs []error
+	for _, f := range o.shutdown {
+		errs = append(errs, f(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// readyTimeout bounds a readiness check.
+const readyTimeout = 3 * time.Second
+
+// withHealth serves /healthz and /readyz without authentication and hands
+// every other request to next: /healthz answers 200 while the process
+// serves, /readyz 200 when the scheduler runs and its store answers, 503
+// with the reason otherwise.
+func withHealth(next http.Handler, s *scheduler.Scheduler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := s.Ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: %v\n", err)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+	if next != nil {
+		mux.Handle("/", next)
+	}
+	return mux
+}
+
+// serveMetrics serves /metrics, /healthz and /readyz on -metrics-addr, if
+// given, and prints where. It returns a func that stops the server.
+func serveMetrics(f *observeFlags, o *observability, s *scheduler.Scheduler, stdout io.Writer, log *slog.Logger) (stop func(context.Context) error, err error) {
+	if *f.metricsAddr == "" {
+		return func(context.Context) error { return nil }, nil
+	}
+	ln, err := net.Listen("tcp", metricsListenAddr(*f.metricsAddr))
+	if err != nil {
+		return nil, fmt.Errorf("-metrics-addr: %w", err)
+	}
+	if !serveLoopback(ln.Addr().String()) {
+		log.Warn("serving metrics without authentication on a non-loopback address", "addr", ln.Addr().String())
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", o.metrics)
+	health := withHealth(nil, s)
+	mux.Handle("GET /healthz", health)
+	mux.Handle("GET /readyz", health)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: serveReadHeaderTimeout, WriteTimeout: serveWriteTimeout,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go srv.Serve(ln)
+	fmt.Fprintf(stdout, "jobclock: metrics on http://%s/metrics\n", ln.Addr())
+	return srv.Shutdown, nil
+}
+
+// shutdownObservability flushes the exporters, waiting at most 5s.
+func shutdownObservability(o *observability, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := o.Shutdown(ctx); err != nil {
+		log.Warn("flushing telemetry", "err", err)
+	}
+}
