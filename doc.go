@@ -415,6 +415,35 @@
 // creation time and occurrence number, so an instance that takes an
 // occurrence over after another died mid-attempt sends the same tag.
 //
+// # Several instances
+//
+// Schedulers in several processes may share one store (PostgreSQL, or
+// any store whose ClaimDue is atomic across processes); each needs its own
+// Config.InstanceID. Each due job is claimed by one instance under a lease
+// of Config.LeaseDuration (10s by default). While the job's attempt runs,
+// its instance extends the lease every third of LeaseDuration (with
+// [Store.ExtendLease]), and the lease ends when the outcome is recorded.
+//
+// When an instance dies (killed, its machine lost, or cut off from the
+// store), its leases are no longer extended: at most LeaseDuration after
+// its last extension they expire, and another instance claims the jobs
+// as soon as they do, since the others' loops wake at the earliest lease
+// expiry ([Store.NextDue]). With the defaults a dead instance's work is
+// taken over within about 10 seconds, plus the time of one claim. An
+// occurrence whose attempt was in flight then runs again with the same
+// execution tag (the header x-ms-execution-tag), so that the receiver can
+// recognise the repeat; every other occurrence runs exactly once, and
+// none is lost. The next occurrences of those jobs are not merged away
+// by the takeover unless it makes them late by more than the recurrence
+// interval.
+//
+// The bound has a price: a running attempt costs one ExtendLease every
+// LeaseDuration/3, and an instance that cannot reach the store for two
+// thirds of LeaseDuration, or whose clock runs ahead of the others' by
+// that much, may see an attempt it is still running taken over. Raise
+// LeaseDuration (jobclock serve -lease, jobclock run -lease) when the
+// store may stall for seconds or the clocks are loosely kept.
+//
 // # Transactions
 //
 // A job can be written in the host's own database transaction, so that it

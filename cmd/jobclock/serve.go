@@ -95,6 +95,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	tokens := fs.String("tokens", "", "bearer token `file` (default: the JOBCLOCK_API_TOKENS environment variable)")
 	minRetry := fs.Duration("min-retry-interval", 0, "smallest retryInterval jobs may use (default 15s; lower it for tests)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
+	lease := addLeaseFlag(fs)
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
 	observe := addObserveFlags(fs)
@@ -122,6 +123,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *minRetry < 0 {
 		fmt.Fprintln(stderr, "jobclock serve: -min-retry-interval is negative")
+		return 2
+	}
+	if err := checkLease(*lease); err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
 	}
 	if err := tlsFlags.check(); err != nil {
@@ -182,7 +187,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer shutdownObservability(obs, log)
 	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg,
-		InstanceID: instance, TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
+		InstanceID: instance, LeaseDuration: *lease, TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
