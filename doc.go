@@ -444,6 +444,21 @@
 // LeaseDuration (jobclock serve -lease, jobclock run -lease) when the
 // store may stall for seconds or the clocks are loosely kept.
 //
+// When the store stops answering (a database restarting, a network cut),
+// the Scheduler keeps running: the loop asks for due work again every
+// second, and logs once that the store does not answer and once that it
+// answers again, with how long it was away ([Scheduler.Ready] meanwhile
+// reports the store's error). An attempt that ends meanwhile keeps its
+// lease (the heartbeat goes on trying) and its outcome is recorded again,
+// after waits of up to 2s and at once when the loop finds the store back,
+// so that the occurrence does not run again; a store reconnects by
+// itself (store/postgres does). Occurrences that came due meanwhile run
+// when the store is back, late but not lost (Config.Misfire decides what
+// happens to those more than one interval late). If the store was away
+// for longer than two thirds of LeaseDuration, another instance may take
+// such a job over first and run its occurrence again with the same
+// execution tag.
+//
 // # Transactions
 //
 // A job can be written in the host's own database transaction, so that it

@@ -293,6 +293,8 @@ type Scheduler struct {
 	batch    BatchRecorder // the store, when it is one; else nil
 	outcomes outcomeBatch
 	leases   leaseKeeper
+	health   storeHealth   // the loop's view of the store
+	retries  recordRetries // outcomes being recorded again
 	tel      *telemetry
 	// httpExec is the built-in executor of Http and Https; Stop closes
 	// its idle connections.
