@@ -102,6 +102,14 @@ type Store interface {
 	// hold the lease (an expired lease that nobody else claimed still
 	// counts as held), and ErrConflict when j.Version differs from the
 	// stored one. On success the stored Version is j.Version+1.
+	//
+	// The Scheduler repeats a Record that failed with an error other than
+	// these (a lost connection, say) until the store answers. A store
+	// whose write can commit although the caller hears an error should
+	// recognise such a repeat (same owner, j and history, after the first
+	// committed) and return nil for it, changing nothing; store/postgres
+	// does so by finding the history already stored. Otherwise the repeat
+	// fails with ErrLeaseLost, which the Scheduler logs.
 	Record(ctx context.Context, owner string, j *JobRecord, history []HistoryEntry) error
 
 	// ListHistory returns the job's history newest first (the reverse of
