@@ -459,6 +459,11 @@
 // such a job over first and run its occurrence again with the same
 // execution tag.
 //
+// A SQLite file that cannot grow (its disk is full, or it reached its
+// max_page_count) is handled the same way: writes fail, changing nothing,
+// with an error that wraps sqlite.ErrFull and says so, the Scheduler keeps
+// trying to record what ended meanwhile, and it resumes once there is room.
+//
 // # Transactions
 //
 // A job can be written in the host's own database transaction, so that it
