@@ -951,23 +951,19 @@ func (s *Scheduler) extendLeases() {
 		}
 	}
 	k.mu.Unlock()
+	// The extensions run side by side, so that a pass over many leases
+	// does not take longer than the leases have left when the store is
+	// slow; each lease runs a LeaseDuration from its own call.
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, extendParallel)
 	for _, r := range due {
-		t0 := s.tel.storeStart()
-		err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration))
-		s.tel.storeEnd(opExtendLease, t0, err)
-		if err == nil {
-			continue
-		}
-		k.mu.Lock()
-		_, running := k.held[r]
-		k.mu.Unlock()
-		if down, _ := s.health.down(); running && down && transient(err) {
-			// The loop has logged the outage already.
-			s.log.Debug("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
-		} else if running { // else the attempt ended and its outcome released the lease
-			s.log.Warn("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
-		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			s.extendLease(r)
+		})
 	}
+	wg.Wait()
 	k.mu.Lock()
 	if len(k.held) == 0 {
 		k.armed = false
@@ -975,6 +971,30 @@ func (s *Scheduler) extendLeases() {
 		time.AfterFunc(every/2, s.extendLeases)
 	}
 	k.mu.Unlock()
+}
+
+// extendParallel is the most ExtendLease calls extendLeases makes at once.
+const extendParallel = 16
+
+// extendLease extends the lease on r, whose attempt runs, by a
+// LeaseDuration from now.
+func (s *Scheduler) extendLease(r *JobRecord) {
+	k := &s.leases
+	t0 := s.tel.storeStart()
+	err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
+	s.tel.storeEnd(opExtendLease, t0, err)
+	if err == nil {
+		return
+	}
+	k.mu.Lock()
+	_, running := k.held[r]
+	k.mu.Unlock()
+	if down, _ := s.health.down(); running && down && transient(err) {
+		// The loop has logged the outage already.
+		s.log.Debug("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+	} else if running { // else the attempt ended and its outcome released the lease
+		s.log.Warn("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+	}
 }
 
 // prune applies the retention limits.

@@ -32,6 +32,7 @@ func transient(err error) bool {
 // storeHealth follows the loop's store calls, so that an outage is logged
 // once when it starts and once when it ends, rather than once a second.
 type storeHealth struct {
+	isDown    atomic.Bool // downSince is set; read without the lock
 	mu        sync.Mutex
 	downSince time.Time // zero while the store answers
 	failures  int
@@ -60,6 +61,7 @@ func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now
 	if first {
 		h.downSince = now
 		h.back = make(chan struct{})
+		h.isDown.Store(true)
 	}
 	h.failures++
 	h.mu.Unlock()
@@ -73,12 +75,16 @@ func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now
 // storeAnswered notes that a call of the loop succeeded at now.
 func (s *Scheduler) storeAnswered(now time.Time) {
 	h := &s.health
+	if !h.isDown.Load() {
+		return // the common case costs no lock
+	}
 	h.mu.Lock()
 	since, failures := h.downSince, h.failures
 	if h.back != nil {
 		close(h.back)
 	}
 	h.downSince, h.failures, h.back = time.Time{}, 0, nil
+	h.isDown.Store(false)
 	h.mu.Unlock()
 	if !since.IsZero() {
 		s.log.Warn("the store answers again", "down_for", now.Sub(since).Round(time.Millisecond).String(), "failed_calls", failures)
