@@ -442,7 +442,11 @@
 // thirds of LeaseDuration, or whose clock runs ahead of the others' by
 // that much, may see an attempt it is still running taken over. Raise
 // LeaseDuration (jobclock serve -lease, jobclock run -lease) when the
-// store may stall for seconds or the clocks are loosely kept.
+// store may stall for seconds or the clocks are loosely kept. The
+// heartbeats share the store's connections with claims and records: give
+// store/postgres a pool in proportion to Config.MaxConcurrency
+// (pool_max_conns in the connection string; pgx's default is 4, or the
+// number of CPUs when more).
 //
 // When the store stops answering (a database restarting, a network cut),
 // the Scheduler keeps running: the loop asks for due work again every
