@@ -455,6 +455,59 @@
 // the file DB.key next to a SQLite database, created (mode 0600) on first
 // use, or take it from -key-file or JOBCLOCK_SECRETS_KEY (PostgreSQL).
 //
+// # Several instances
+//
+// Schedulers in several processes may share one store (PostgreSQL, or
+// any store whose ClaimDue is atomic across processes); each needs its own
+// Config.InstanceID. Each due job is claimed by one instance under a lease
+// of Config.LeaseDuration (10s by default). While the job's attempt runs,
+// its instance extends the lease every third of LeaseDuration (with
+// [Store.ExtendLease]), and the lease ends when the outcome is recorded.
+//
+// When an instance dies (killed, its machine lost, or cut off from the
+// store), its leases are no longer extended: at most LeaseDuration after
+// its last extension they expire, and another instance claims the jobs
+// as soon as they do, since the others' loops wake at the earliest lease
+// expiry ([Store.NextDue]). With the defaults a dead instance's work is
+// taken over within about 10 seconds, plus the time of one claim. An
+// occurrence whose attempt was in flight then runs again with the same
+// execution tag (the header x-ms-execution-tag), so that the receiver can
+// recognise the repeat; every other occurrence runs exactly once, and
+// none is lost. The next occurrences of those jobs are not merged away
+// by the takeover unless it makes them late by more than the recurrence
+// interval.
+//
+// The bound has a price: a running attempt costs one ExtendLease every
+// LeaseDuration/3, and an instance that cannot reach the store for two
+// thirds of LeaseDuration, or whose clock runs ahead of the others' by
+// that much, may see an attempt it is still running taken over. Raise
+// LeaseDuration (jobclock serve -lease, jobclock run -lease) when the
+// store may stall for seconds or the clocks are loosely kept. The
+// heartbeats share the store's connections with claims and records: give
+// store/postgres a pool in proportion to Config.MaxConcurrency
+// (pool_max_conns in the connection string; pgx's default is 4, or the
+// number of CPUs when more).
+//
+// When the store stops answering (a database restarting, a network cut),
+// the Scheduler keeps running: the loop asks for due work again every
+// second, and logs once that the store does not answer and once that it
+// answers again, with how long it was away ([Scheduler.Ready] meanwhile
+// reports the store's error). An attempt that ends meanwhile keeps its
+// lease (the heartbeat goes on trying) and its outcome is recorded again,
+// after waits of up to 2s and at once when the loop finds the store back,
+// so that the occurrence does not run again; a store reconnects by
+// itself (store/postgres does). Occurrences that came due meanwhile run
+// when the store is back, late but not lost (Config.Misfire decides what
+// happens to those more than one interval late). If the store was away
+// for longer than two thirds of LeaseDuration, another instance may take
+// such a job over first and run its occurrence again with the same
+// execution tag.
+//
+// A SQLite file that cannot grow (its disk is full, or it reached its
+// max_page_count) is handled the same way: writes fail, changing nothing,
+// with an error that wraps sqlite.ErrFull and says so, the Scheduler keeps
+// trying to record what ended meanwhile, and it resumes once there is room.
+//
 // # Transactions
 //
 // A job can be written in the host's own database transaction, so that it

@@ -353,11 +353,10 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	claims, err := s.store.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
 	s.tel.storeEnd(opClaimDue, t0, err)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Error("claim due jobs", "err", err)
-		}
+		s.storeFailed(ctx, "claim due jobs", err, now)
 		return minTime(wakeBy, now.Add(time.Second))
 	}
+	s.storeAnswered(now)
 	for _, r := range claims {
 		s.sem <- struct{}{} // never blocks: at most free jobs were claimed
 		s.wg.Add(1)
@@ -374,9 +373,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	next, err := s.store.NextDue(ctx)
 	s.tel.storeEnd(opNextDue, t0, err)
 	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Error("next due job", "err", err)
-		}
+		s.storeFailed(ctx, "next due job", err, now)
 		return minTime(wakeBy, now.Add(time.Second))
 	}
 	if next.IsZero() {
@@ -422,6 +419,11 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 			s.notify() // the job may be due again, or the loop may wait for a slot
 		}
 	}()
+	if s.retries.stale(r) {
+		// The outcome of its last attempt is being recorded again, or
+		// was recorded over this claim (see recordAgain).
+		return
+	}
 	ctx := context.Background()
 	m := s.machine()
 	var info attemptInfo
@@ -588,6 +590,12 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 	m := s.machine()
 	ctx := context.Background()
 	var terr error
+	retrying := false // the outcome is being recorded again (see recordAgain)
+	defer func() {
+		if retrying {
+			s.retries.done(r.ID())
+		}
+	}()
 	for range 5 {
 		if reread {
 			fresh, gerr := s.getJob(r.Collection, r.Name)
@@ -595,6 +603,7 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 				s.recordFailed(res.spanContext(), r, gerr)
 				return
 			}
+			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
 			if t, terr = s.timings.get(r); terr == nil {
 				m.replay(r, t, o, claimed)
@@ -610,6 +619,16 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 		t0 := s.tel.storeStart()
 		err := s.store.Record(ctx, s.cfg.InstanceID, r, all)
 		s.tel.storeEnd(opRecord, t0, err)
+		if transient(err) {
+			if !retrying {
+				retrying = true
+				s.retries.add(r.ID())
+			}
+			// recordAgain logs what it could not record.
+			if err = s.recordAgain(res.spanContext(), r, all, err); err != nil && !errors.Is(err, ErrConflict) {
+				return
+			}
+		}
 		if err == nil {
 			s.emit(r.Job, all)
 			s.tel.recordMissed(miss, true)
@@ -728,6 +747,8 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 			s.release()
 		case errors.Is(err, ErrConflict):
 			s.retryOutcome(p)
+		case transient(err):
+			s.recordPendingAgain(p, err)
 		default:
 			s.recordFailed(p.res.spanContext(), p.r, err)
 			s.release()
@@ -940,20 +961,19 @@ func (s *Scheduler) extendLeases() {
 		}
 	}
 	k.mu.Unlock()
+	// The extensions run side by side, so that a pass over many leases
+	// does not take longer than the leases have left when the store is
+	// slow; each lease runs a LeaseDuration from its own call.
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, extendParallel)
 	for _, r := range due {
-		t0 := s.tel.storeStart()
-		err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration))
-		s.tel.storeEnd(opExtendLease, t0, err)
-		if err == nil {
-			continue
-		}
-		k.mu.Lock()
-		_, running := k.held[r]
-		k.mu.Unlock()
-		if running { // else the attempt ended and its outcome released the lease
-			s.log.Warn("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
-		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			s.extendLease(r)
+		})
 	}
+	wg.Wait()
 	k.mu.Lock()
 	if len(k.held) == 0 {
 		k.armed = false
@@ -961,6 +981,30 @@ func (s *Scheduler) extendLeases() {
 		time.AfterFunc(every/2, s.extendLeases)
 	}
 	k.mu.Unlock()
+}
+
+// extendParallel is the most ExtendLease calls extendLeases makes at once.
+const extendParallel = 16
+
+// extendLease extends the lease on r, whose attempt runs, by a
+// LeaseDuration from now.
+func (s *Scheduler) extendLease(r *JobRecord) {
+	k := &s.leases
+	t0 := s.tel.storeStart()
+	err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
+	s.tel.storeEnd(opExtendLease, t0, err)
+	if err == nil {
+		return
+	}
+	k.mu.Lock()
+	_, running := k.held[r]
+	k.mu.Unlock()
+	if down, _ := s.health.down(); running && down && transient(err) {
+		// The loop has logged the outage already.
+		s.log.Debug("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+	} else if running { // else the attempt ended and its outcome released the lease
+		s.log.Warn("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+	}
 }
 
 // prune applies the retention limits.

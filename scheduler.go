@@ -38,8 +38,11 @@ const (
 	// kept.
 	DefaultFinalJobRetention = 60 * 24 * time.Hour
 	// DefaultLeaseDuration is how long a claimed job stays leased to
-	// this instance without being extended.
-	DefaultLeaseDuration = 2 * time.Minute
+	// this instance without being extended. While an attempt runs, its
+	// lease is extended every third of this; when the instance dies,
+	// another one takes the job over at most this long after the last
+	// extension (see "Several instances" in the package documentation).
+	DefaultLeaseDuration = 10 * time.Second
 	// DefaultPollInterval is the longest the loop sleeps without asking
 	// the store for due work.
 	DefaultPollInterval = 5 * time.Second
@@ -125,8 +128,18 @@ type Config struct {
 	// takes in a shared store; it must differ between processes. Empty
 	// means hostname-pid-random.
 	InstanceID string
-	// LeaseDuration is how long a claimed job stays leased; attempts
-	// that run longer extend it. Defaults to DefaultLeaseDuration (2m).
+	// LeaseDuration is how long a claimed job stays leased without being
+	// extended. While an attempt runs, the Scheduler extends its lease
+	// every third of LeaseDuration (a heartbeat), so attempts may run
+	// longer. When an instance dies, the jobs it held are taken over by
+	// another instance sharing the store at most LeaseDuration after its
+	// last heartbeat: that bounds how late an occurrence in flight, or due
+	// just then, runs again. Shorter means faster takeover but one
+	// ExtendLease per running attempt more often, and less tolerance for a
+	// store that stalls (a lease not extended for two thirds of
+	// LeaseDuration may be taken over while its attempt still runs) or for
+	// clocks that disagree between instances. At least 1s. Defaults to
+	// DefaultLeaseDuration (10s).
 	LeaseDuration time.Duration
 	// PollInterval is the longest the scheduler sleeps without asking the
 	// store for due work, which matters when other processes add work to
@@ -290,6 +303,8 @@ type Scheduler struct {
 	batch    BatchRecorder // the store, when it is one; else nil
 	outcomes outcomeBatch
 	leases   leaseKeeper
+	health   storeHealth   // the loop's view of the store
+	retries  recordRetries // outcomes being recorded again
 	tel      *telemetry
 	// httpExec is the built-in executor of Http and Https; Stop closes
 	// its idle connections.

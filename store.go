@@ -86,8 +86,12 @@ type Store interface {
 	NextDue(ctx context.Context) (time.Time, error)
 
 	// ExtendLease moves the lease of a job the caller holds to until.
-	// ErrLeaseLost when owner does not hold the lease; ErrNotFound when
-	// the job is gone. It does not change the Version.
+	// ErrLeaseLost when owner does not hold the lease (an expired lease
+	// that nobody else claimed still counts as held, as in Record);
+	// ErrNotFound when the job is gone. An empty owner holds no lease:
+	// ExtendLease with owner "" fails with ErrLeaseLost (ErrNotFound
+	// when the job is gone) and changes nothing, whether the job is
+	// leased or not. It does not change the Version.
 	ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error
 
 	// Record stores the outcome of work on a claimed job in one atomic
@@ -98,6 +102,14 @@ type Store interface {
 	// hold the lease (an expired lease that nobody else claimed still
 	// counts as held), and ErrConflict when j.Version differs from the
 	// stored one. On success the stored Version is j.Version+1.
+	//
+	// The Scheduler repeats a Record that failed with an error other than
+	// these (a lost connection, say) until the store answers. A store
+	// whose write can commit although the caller hears an error should
+	// recognise such a repeat (same owner, j and history, after the first
+	// committed) and return nil for it, changing nothing; store/postgres
+	// does so by finding the history already stored. Otherwise the repeat
+	// fails with ErrLeaseLost, which the Scheduler logs.
 	Record(ctx context.Context, owner string, j *JobRecord, history []HistoryEntry) error
 
 	// ListHistory returns the job's history newest first (the reverse of

@@ -4,9 +4,12 @@
 // It starts an HTTP receiver, creates a collection of jobs that fire every
 // minute with start times spread across the minute, and runs three worker
 // processes (this same binary, each a Scheduler over store/postgres with
-// the built-in HTTP executor). Partway through it kills one worker with
-// SIGKILL, lets the others run on, stops them, and then checks the
-// receiver's log and the stored history:
+// the built-in HTTP executor and, unless -lease says otherwise, every
+// default of scheduler.Config). The receiver takes -delay to answer, and
+// -long-delay for every seventh job, longer than the default lease, so
+// that those attempts live on lease extensions. Partway through it kills
+// one worker with SIGKILL, lets the others run on, stops them, and then
+// checks the receiver's log and the stored history:
 //
 //   - every occurrence due during the run reached the receiver and has
 //     exactly one Completed history entry;
@@ -15,7 +18,10 @@
 //     instance ran again after the lease ran out (they are listed, with
 //     their execution tags);
 //   - every history entry matches a request the receiver saw (same job,
-//     expected time and execution tag) from a surviving instance.
+//     expected time and execution tag) from a surviving instance;
+//   - every occurrence first reached the receiver at most -max-late after
+//     its expected time (the takeover bound), and the occurrences run
+//     again after the kill did so at most -max-late after the kill.
 //
 // Usage:
 //
@@ -73,8 +79,10 @@ type Config struct {
 	Duration  time.Duration // from the first occurrence to the stop
 	KillAfter time.Duration // from the first occurrence to the SIGKILL
 	Workers   int           // worker processes
-	Lease     time.Duration // the workers' LeaseDuration
+	Lease     time.Duration // the workers' LeaseDuration; 0 for the default
 	Delay     time.Duration // how long the receiver takes to answer
+	LongDelay time.Duration // how long it takes for every seventh job; 0 for Delay
+	MaxLate   time.Duration // the most an occurrence may start late, or a takeover take; 0 for no limit
 	Exe       string        // the binary that runs a worker
 	Log       string        // file for the receiver's log (JSON lines); empty for none
 	// StrictTags fails the run when an occurrence run again after the
@@ -98,8 +106,10 @@ func main() {
 	flag.DurationVar(&cfg.Duration, "duration", 150*time.Second, "run time from the first occurrence")
 	flag.DurationVar(&cfg.KillAfter, "kill-after", 70*time.Second, "when to kill one worker, from the first occurrence")
 	flag.IntVar(&cfg.Workers, "workers", 3, "worker processes")
-	flag.DurationVar(&cfg.Lease, "lease", 5*time.Second, "the workers' lease duration")
-	flag.DurationVar(&cfg.Delay, "delay", 500*time.Millisecond, "how long the receiver takes to answer")
+	flag.DurationVar(&cfg.Lease, "lease", 0, "the workers' lease duration (default: scheduler.DefaultLeaseDuration)")
+	flag.DurationVar(&cfg.Delay, "delay", 2*time.Second, "how long the receiver takes to answer")
+	flag.DurationVar(&cfg.LongDelay, "long-delay", 25*time.Second, "how long the receiver takes to answer every seventh job")
+	flag.DurationVar(&cfg.MaxLate, "max-late", 15*time.Second, "fail when an occurrence starts later than this, or a takeover takes longer (0: no limit)")
 	flag.BoolVar(&cfg.StrictTags, "strict-tags", false, "fail when an occurrence run again after the kill has a new execution tag")
 	flag.StringVar(&cfg.Log, "log", "", "write the receiver's log to this file (JSON lines)")
 	flag.Parse()
@@ -123,10 +133,7 @@ func worker(id, dsn, schema string) error {
 		return err
 	}
 	defer st.Close()
-	lease, _ := time.ParseDuration(os.Getenv("JOBCLOCK_CRASHTEST_LEASE"))
-	if lease == 0 {
-		lease = 5 * time.Second
-	}
+	lease, _ := time.ParseDuration(os.Getenv("JOBCLOCK_CRASHTEST_LEASE")) // 0: the default
 	hx := httpaction.New(&httpaction.Options{Timeout: 30 * time.Second})
 	reg := &action.Registry{}
 	reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
@@ -143,7 +150,7 @@ func worker(id, dsn, schema string) error {
 		return hx.Execute(ctx, &r)
 	}))
 	s, err := scheduler.New(st, &scheduler.Config{
-		InstanceID: id, Executors: reg, LeaseDuration: lease, PollInterval: time.Second, MaxConcurrency: 200,
+		InstanceID: id, Executors: reg, LeaseDuration: lease,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("instance", id),
 	})
 	if err != nil {
@@ -179,6 +186,7 @@ func (o occurrence) String() string { return o.job + "@" + o.expected.Format("15
 // receiver logs every request.
 type receiver struct {
 	delay    time.Duration
+	long     map[string]time.Duration // job ID: its delay, when not delay
 	mu       sync.Mutex
 	hits     []hit
 	inFlight map[string]int // requests being answered, per instance
@@ -213,8 +221,16 @@ func (rv *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad expected time: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	time.Sleep(rv.delay)
+	time.Sleep(rv.delayOf(h.Job))
 	io.WriteString(w, "ok")
+}
+
+// delayOf returns how long the receiver takes to answer the job's requests.
+func (rv *receiver) delayOf(job string) time.Duration {
+	if d, ok := rv.long[job]; ok {
+		return d
+	}
+	return rv.delay
 }
 
 // Run runs the crash test and writes its report to cfg.Out; it returns an
@@ -236,7 +252,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer dropSchema(cfg.DSN, schema)
 	defer st.Close()
 
-	rv := &receiver{delay: cfg.Delay, inFlight: make(map[string]int)}
+	rv := &receiver{delay: cfg.Delay, long: make(map[string]time.Duration), inFlight: make(map[string]int)}
 	if cfg.Log != "" {
 		f, err := os.Create(cfg.Log)
 		if err != nil {
@@ -275,15 +291,24 @@ func Run(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
 		starts[collection+"/"+name] = start.UTC()
+		if cfg.LongDelay > 0 && i%7 == 0 {
+			rv.long[collection+"/"+name] = cfg.LongDelay
+		}
 	}
-	fmt.Fprintf(out, "crashtest: %d jobs every minute from %s, %d workers, schema %s, receiver %s\n",
-		cfg.Jobs, first.Format("15:04:05"), cfg.Workers, schema, url)
+	lease := cfg.Lease
+	if lease == 0 {
+		lease = scheduler.DefaultLeaseDuration
+	}
+	fmt.Fprintf(out, "crashtest: %d jobs every minute from %s, %d workers (lease %s), receiver %s answering in %s (%d jobs in %s), schema %s\n",
+		cfg.Jobs, first.Format("15:04:05"), cfg.Workers, lease, url, cfg.Delay, len(rv.long), cfg.LongDelay, schema)
 
 	procs := make([]*exec.Cmd, cfg.Workers)
 	for i := range procs {
 		c := exec.Command(cfg.Exe)
-		c.Env = append(os.Environ(), envWorker+"="+fmt.Sprintf("w%d", i), envDSN+"="+cfg.DSN, envSchema+"="+schema,
-			"JOBCLOCK_CRASHTEST_LEASE="+cfg.Lease.String())
+		c.Env = append(os.Environ(), envWorker+"="+fmt.Sprintf("w%d", i), envDSN+"="+cfg.DSN, envSchema+"="+schema)
+		if cfg.Lease != 0 {
+			c.Env = append(c.Env, "JOBCLOCK_CRASHTEST_LEASE="+cfg.Lease.String())
+		}
 		c.Stdout, c.Stderr = os.Stderr, os.Stderr
 		if err := c.Start(); err != nil {
 			return err
@@ -373,8 +398,20 @@ func Run(ctx context.Context, cfg Config) error {
 	killed := fmt.Sprintf("w%d", victim)
 	var missing, inFlight []string
 	sharedTags := 0
+	var takeovers []time.Duration // from the kill to each run again
+	var worst occurrence
+	worstLate := time.Duration(-1 << 63)
 	for _, o := range want {
 		hs := byOcc[o]
+		if len(hs) > 0 {
+			late := hs[0].At.Sub(o.expected)
+			for _, h := range hs[1:] {
+				late = min(late, h.At.Sub(o.expected))
+			}
+			if late > worstLate {
+				worst, worstLate = o, late
+			}
+		}
 		var completed []scheduler.HistoryEntry
 		for _, e := range history[o] {
 			if e.Status == scheduler.StatusCompleted {
@@ -400,7 +437,8 @@ func Run(ctx context.Context, cfg Config) error {
 					alive = append(alive, h)
 				}
 			}
-			if len(dead) == 1 && len(alive) == 1 && killedAt.Sub(dead[0].At) < cfg.Delay+time.Second {
+			if len(dead) == 1 && len(alive) == 1 && killedAt.Sub(dead[0].At) < rv.delayOf(o.job)+time.Second {
+				takeovers = append(takeovers, alive[0].At.Sub(killedAt))
 				same := "different tags"
 				if dead[0].Tag == alive[0].Tag {
 					same = "same tag"
@@ -447,6 +485,22 @@ func Run(ctx context.Context, cfg Config) error {
 	fmt.Fprintf(out, "crashtest: %d occurrences due until %s; receiver saw %d requests (%s)\n",
 		len(want), horizon.Format("15:04:05"), len(hits), strings.Join(inst, ", "))
 	fmt.Fprintf(out, "crashtest: %d in flight at the kill and run again after the lease ended (%d with the same execution tag)\n", len(inFlight), sharedTags)
+	slices.Sort(takeovers)
+	takeover := time.Duration(0)
+	if len(takeovers) > 0 {
+		takeover = takeovers[len(takeovers)-1]
+		fmt.Fprintf(out, "crashtest: takeover: in-flight occurrences ran again %s to %s after the kill\n",
+			takeovers[0].Round(time.Millisecond), takeover.Round(time.Millisecond))
+	}
+	fmt.Fprintf(out, "crashtest: latest first start: %s, %s after its expected time\n", worst, worstLate.Round(time.Millisecond))
+	if cfg.MaxLate > 0 {
+		if takeover > cfg.MaxLate {
+			problems = append(problems, fmt.Sprintf("takeover took %s, more than %s", takeover.Round(time.Millisecond), cfg.MaxLate))
+		}
+		if worstLate > cfg.MaxLate {
+			problems = append(problems, fmt.Sprintf("%s first started %s late, more than %s", worst, worstLate.Round(time.Millisecond), cfg.MaxLate))
+		}
+	}
 	for _, s := range inFlight {
 		fmt.Fprintln(out, "  in flight:", s)
 	}
@@ -460,7 +514,8 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("%d occurrences missing, %d other problems", len(missing), len(problems))
 	}
 	fmt.Fprintln(out, "crashtest: OK: no occurrence missing, none run twice except those in flight at the kill")
-	b, _ := json.Marshal(map[string]any{"occurrences": len(want), "requests": len(hits), "in_flight": len(inFlight), "shared_tags": sharedTags})
+	b, _ := json.Marshal(map[string]any{"occurrences": len(want), "requests": len(hits), "in_flight": len(inFlight), "shared_tags": sharedTags,
+		"takeover_seconds": takeover.Seconds(), "worst_lateness_seconds": worstLate.Seconds()})
 	fmt.Fprintf(out, "crashtest: %s\n", b)
 	return nil
 }

@@ -75,6 +75,7 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	history := fs.Bool("history", true, "print each history entry as a JSON line on stdout (-history=false: only the summary)")
 	echo := fs.String("echo", "", "start a local HTTP receiver on `ADDR` (such as 127.0.0.1:8089) for jobs to call:\n"+
 		"/status/NNN answers with status NNN, any other path with 200 and a short text")
+	lease := addLeaseFlag(fs)
 	misfire := fs.String("misfire", string(scheduler.MisfireRunOnce), "misfire policy: runOnce, skip or runAll")
 	verbose := fs.Bool("v", false, "log the scheduler's debug messages on stderr")
 	dbPath := fs.String("db", "", "keep jobs and history in the SQLite database `file` (created when missing); default: in memory")
@@ -94,6 +95,10 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if *dbPath != "" && *dsn != "" {
 		fmt.Fprintln(stderr, "jobclock run: -db and -postgres cannot be used together")
+		return 2
+	}
+	if err := checkLease(*lease); err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 2
 	}
 	if fs.NArg() == 0 {
@@ -126,6 +131,7 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cfg := &scheduler.Config{
 		Logger:           logger,
 		MinRetryInterval: *minRetry,
+		LeaseDuration:    *lease,
 		Misfire:          scheduler.MisfirePolicy(*misfire),
 		OnHistory: func(h scheduler.HistoryEntry) {
 			if *history {

@@ -97,6 +97,8 @@ func TestRunCommandErrors(t *testing.T) {
 		{[]string{badColl}, 1, "extra"},
 		{[]string{filepath.Join(dir, "missing.json")}, 1, "missing.json"},
 		{[]string{"-misfire", "sometimes", bad}, 2, "Misfire"},
+		{[]string{"-lease", "500ms", bad}, 2, "-lease 500ms is shorter than 1s"},
+		{[]string{"-lease", "ten", bad}, 2, `invalid value "ten" for flag -lease`},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

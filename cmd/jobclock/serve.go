@@ -97,6 +97,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	minRetry := fs.Duration("min-retry-interval", 0, "smallest retryInterval jobs may use (default 15s; lower it for tests)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
 	keys := addKeyFlags(fs)
+	lease := addLeaseFlag(fs)
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
 	observe := addObserveFlags(fs)
@@ -124,6 +125,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *minRetry < 0 {
 		fmt.Fprintln(stderr, "jobclock serve: -min-retry-interval is negative")
+		return 2
+	}
+	if err := checkLease(*lease); err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
 	}
 	if err := tlsFlags.check(); err != nil {
@@ -196,7 +201,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer shutdownObservability(obs, log)
 	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg, Secrets: ring,
-		InstanceID: instance, TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
+		InstanceID: instance, LeaseDuration: *lease, TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2

@@ -377,6 +377,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"bad token file", []string{"-tokens", bad}, "token entry 1"},
 		{"missing token file", []string{"-tokens", filepath.Join(dir, "nope")}, "read token file"},
 		{"negative retry", []string{"-min-retry-interval", "-1s"}, "negative"},
+		{"short lease", []string{"-lease", "999ms"}, "-lease 999ms is shorter than 1s"},
 		{"unknown flag", []string{"-port", "80"}, "flag provided but not defined"},
 		{"cert without key", []string{"-tls-cert", "c.pem"}, "-tls-cert and -tls-key go together"},
 		{"key without cert", []string{"-tls-key", "k.pem"}, "-tls-cert and -tls-key go together"},

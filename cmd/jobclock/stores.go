@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"time"
 
@@ -48,4 +49,19 @@ func executors(timeout time.Duration) *action.Registry {
 		ServiceBus:   &servicebus.Options{Timeout: timeout},
 	})
 	return reg
+}
+
+// addLeaseFlag defines -lease, the scheduler's Config.LeaseDuration.
+func addLeaseFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("lease", scheduler.DefaultLeaseDuration,
+		"how long a claimed job stays leased without a heartbeat (at least 1s): when a process sharing the\n"+
+			"store dies, another takes its jobs over within this long; raise it when the store may stall for seconds")
+}
+
+// checkLease checks the value of -lease.
+func checkLease(d time.Duration) error {
+	if d < time.Second {
+		return fmt.Errorf("-lease %s is shorter than 1s", d)
+	}
+	return nil
 }

@@ -5,14 +5,19 @@
 // number of jobs and recording its outcome O(log m) in the number of jobs
 // under lease. It implements [scheduler.BatchRecorder], and
 // [scheduler.StatsReader] with each collection's job counts by state kept
-// up to date on every write, so counting jobs costs nothing per job. Data
-// is lost when the process exits. Several Schedulers in one process may
-// share one Store.
+// up to date on every write, so counting jobs costs nothing per job. Prune
+// finds what it deletes through indexes of its own (final jobs by their
+// last write, jobs by their oldest history entry, jobs with more history
+// than the last PerJob), so its cost grows with what it deletes, not with
+// the number of jobs. Data is lost when the process exits. Several
+// Schedulers in one process may share one Store.
 package memory
 
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +46,16 @@ type Store struct {
 	// so that Record finds it without two lookups by name in large maps.
 	// An entry has at most one: its latest claim, until recorded.
 	claimed map[*scheduler.JobRecord]*entry
+	// randomTies breaks ties in the due order at random rather than by
+	// creation order (for tests: the contract leaves ties open).
+	randomTies bool
+
+	// What Prune needs, kept up to date by every write so that it
+	// visits only what it deletes.
+	finals timeHeap            // jobs in a final state, by Updated (heap 0)
+	aged   timeHeap            // jobs with history, by their oldest EndTime (heap 1)
+	over   map[*entry]struct{} // jobs with more than perJob history entries
+	perJob int                 // the PerJob of the last Prune; 0 before any
 }
 
 type coll struct {
@@ -72,11 +87,18 @@ type entry struct {
 	// claim is the copy the latest ClaimDue returned, until recorded.
 	claim *scheduler.JobRecord
 	gone  bool // deleted
+	// pos holds the entry's positions in Store.finals and Store.aged,
+	// plus one; 0 when not in the heap.
+	pos [2]int32
+	// oldest is the least EndTime in hist as a timeKey; meaningful only
+	// when hist is not empty.
+	oldest int64
 }
 
 // New returns an empty Store.
 func New() *Store {
-	return &Store{colls: make(map[string]*coll), claimed: make(map[*scheduler.JobRecord]*entry)}
+	return &Store{colls: make(map[string]*coll), claimed: make(map[*scheduler.JobRecord]*entry), over: make(map[*entry]struct{}),
+		finals: timeHeap{which: 0}, aged: timeHeap{which: 1}}
 }
 
 // Ephemeral returns true: nothing the store holds outlives the process, so
@@ -157,8 +179,66 @@ func (s *Store) reindex(e *entry) {
 func (s *Store) forget(e *entry) {
 	s.unindex(e)
 	s.unclaim(e)
+	s.finals.remove(e)
+	s.aged.remove(e)
+	delete(s.over, e)
 	e.coll.count(e.rec.State, -1)
 	e.gone = true
+}
+
+// trackFinal keeps e in s.finals, by its last write, while its state is
+// final. Every change of e.rec calls it.
+func (s *Store) trackFinal(e *entry) {
+	if e.rec.State.Final() {
+		if k := timeKey(e.rec.Updated); e.pos[0] == 0 || s.finals.at(e) != k {
+			s.finals.set(e, k)
+		}
+	} else if e.pos[0] != 0 {
+		s.finals.remove(e)
+	}
+}
+
+// appendHistory appends history to e's, keeping s.aged and s.over.
+func (s *Store) appendHistory(e *entry, history []scheduler.HistoryEntry) {
+	if len(history) == 0 {
+		return
+	}
+	oldest := e.oldest
+	if len(e.hist) == 0 {
+		oldest = math.MaxInt64
+	}
+	for _, h := range history {
+		s.hseq++
+		h = normHist(h)
+		e.hist = append(e.hist, histItem{h, s.hseq})
+		oldest = min(oldest, timeKey(h.EndTime))
+	}
+	if e.pos[1] == 0 || oldest != e.oldest {
+		e.oldest = oldest
+		s.aged.set(e, oldest)
+	}
+	if s.perJob > 0 && len(e.hist) > s.perJob {
+		s.over[e] = struct{}{}
+	}
+}
+
+// historyChanged updates s.aged and s.over after entries were deleted from
+// e's history.
+func (s *Store) historyChanged(e *entry) {
+	if len(e.hist) == 0 {
+		s.aged.remove(e)
+		delete(s.over, e)
+		return
+	}
+	oldest := int64(math.MaxInt64)
+	for _, h := range e.hist {
+		oldest = min(oldest, timeKey(h.EndTime))
+	}
+	e.oldest = oldest
+	s.aged.set(e, oldest)
+	if s.perJob == 0 || len(e.hist) <= s.perJob {
+		delete(s.over, e)
+	}
 }
 
 // count adds d to the number of jobs in state st.
@@ -314,10 +394,14 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 		rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 		s.seq++
 		e = &entry{rec: rec, coll: c, seq: s.seq}
+		if s.randomTies {
+			e.seq = rand.Uint64()
+		}
 		c.jobs[j.Name] = e
 		c.names = nil
 		c.count(rec.State, 1)
 		s.reindex(e)
+		s.trackFinal(e)
 		return nil
 	}
 	if j.Version != e.rec.Version {
@@ -326,6 +410,7 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	rec.LeaseOwner, rec.LeaseUntil = e.rec.LeaseOwner, e.rec.LeaseUntil
 	e.setRec(rec)
 	s.reindex(e)
+	s.trackFinal(e)
 	return nil
 }
 
@@ -436,7 +521,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	if err != nil {
 		return fmt.Errorf("memory: extend lease: %w", err)
 	}
-	if e.rec.LeaseOwner != owner {
+	if e.rec.LeaseOwner != owner || owner == "" {
 		return fmt.Errorf("memory: extend lease of job %q: held by %q, not %q: %w", e.rec.ID(), e.rec.LeaseOwner, owner, scheduler.ErrLeaseLost)
 	}
 	e.rec.LeaseUntil = utc(until)
@@ -496,11 +581,9 @@ func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler
 	rec.LeaseOwner, rec.LeaseUntil, rec.PreviousLeaseOwner = "", time.Time{}, ""
 	e.setRec(rec)
 	s.unclaim(e) // the lease is released
-	for _, h := range history {
-		s.hseq++
-		e.hist = append(e.hist, histItem{normHist(h), s.hseq})
-	}
+	s.appendHistory(e, history)
 	s.reindex(e)
+	s.trackFinal(e)
 	return nil
 }
 
@@ -531,46 +614,195 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	return out, nil
 }
 
-// pruneChunk is the number of jobs Prune visits between releases of the
-// lock.
+// pruneChunk is the number of jobs Prune deletes or trims between
+// releases of the lock.
 const pruneChunk = 1024
 
-// Prune implements [scheduler.Store]. It visits every job, but lets other
-// calls in after every pruneChunk jobs.
+// Prune implements [scheduler.Store]. It finds what it deletes through the
+// store's indexes: final jobs by their last write, jobs by their oldest
+// history entry, and jobs with more than PerJob entries. A call whose
+// PerJob differs from the previous call's counts every job's history once,
+// to know which jobs are over the new limit; the Scheduler always passes
+// the same. Other calls get in after every pruneChunk jobs.
 func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, visited := 0, 0
-	for _, c := range s.colls {
-		for name, e := range c.jobs {
-			// Let other callers in now and then: a prune visits every job.
-			// (Go allows changes to a map while it is being ranged over.)
-			if visited++; visited%pruneChunk == 0 {
-				s.mu.Unlock()
-				s.mu.Lock()
-				if c.jobs[name] != e {
-					continue
+	n, done := 0, 0
+	pause := func() {
+		if done++; done%pruneChunk == 0 {
+			s.mu.Unlock()
+			s.mu.Lock()
+		}
+	}
+	if !p.FinalJobsBefore.IsZero() {
+		cutoff := timeKey(p.FinalJobsBefore)
+		for {
+			e, at, ok := s.finals.min()
+			if !ok || at >= cutoff {
+				break
+			}
+			s.forget(e)
+			delete(e.coll.jobs, e.rec.Name)
+			e.coll.names = nil
+			n++
+			pause()
+		}
+	}
+	if !p.HistoryBefore.IsZero() {
+		cutoff := timeKey(p.HistoryBefore)
+		for {
+			e, oldest, ok := s.aged.min()
+			if !ok || oldest >= cutoff {
+				break
+			}
+			before := len(e.hist)
+			e.hist = slices.DeleteFunc(e.hist, func(x histItem) bool { return x.EndTime.Before(p.HistoryBefore) })
+			n += before - len(e.hist)
+			s.historyChanged(e)
+			pause()
+		}
+	}
+	if p.PerJob != s.perJob {
+		s.perJob = max(p.PerJob, 0)
+		clear(s.over)
+		if s.perJob > 0 {
+			for _, c := range s.colls {
+				for _, e := range c.jobs {
+					if len(e.hist) > s.perJob {
+						s.over[e] = struct{}{}
+					}
 				}
 			}
-			if !p.FinalJobsBefore.IsZero() && e.rec.State.Final() && e.rec.Updated.Before(p.FinalJobsBefore) {
-				s.forget(e)
-				delete(c.jobs, name)
-				c.names = nil
-				n++
+		}
+	}
+	if s.perJob > 0 {
+		over := make([]*entry, 0, len(s.over))
+		for e := range s.over {
+			over = append(over, e)
+		}
+		for _, e := range over {
+			if e.gone || len(e.hist) <= s.perJob {
+				delete(s.over, e)
 				continue
 			}
-			h := e.hist
-			if !p.HistoryBefore.IsZero() {
-				h = slices.DeleteFunc(h, func(x histItem) bool { return x.EndTime.Before(p.HistoryBefore) })
-			}
-			if p.PerJob > 0 && len(h) > p.PerJob {
-				h = slices.Delete(h, 0, len(h)-p.PerJob)
-			}
-			n += len(e.hist) - len(h)
-			e.hist = h
+			cut := len(e.hist) - s.perJob
+			e.hist = slices.Delete(e.hist, 0, cut)
+			n += cut
+			s.historyChanged(e)
+			pause()
 		}
 	}
 	return n, nil
+}
+
+// timeKey returns t as Unix nanoseconds, clamped to the int64 range, with
+// the zero Time least of all, so that keys compare as the instants do
+// within the years 1678 to 2262.
+func timeKey(t time.Time) int64 {
+	const minSec, maxSec = math.MinInt64/1_000_000_000 + 1, math.MaxInt64/1_000_000_000 - 1
+	switch s := t.Unix(); {
+	case t.IsZero():
+		return math.MinInt64
+	case s < minSec:
+		return math.MinInt64 + 1
+	case s > maxSec:
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// timeHeap is a binary min-heap of entries by a timeKey; each entry keeps
+// its position (plus one) in pos[which].
+type timeHeap struct {
+	items []timeItem
+	which int
+}
+
+type timeItem struct {
+	at int64
+	e  *entry
+}
+
+// min returns the entry with the least key.
+func (h *timeHeap) min() (*entry, int64, bool) {
+	if len(h.items) == 0 {
+		return nil, 0, false
+	}
+	return h.items[0].e, h.items[0].at, true
+}
+
+// at returns e's key; e must be in h.
+func (h *timeHeap) at(e *entry) int64 { return h.items[e.pos[h.which]-1].at }
+
+// set puts e in h with key at, or moves it there.
+func (h *timeHeap) set(e *entry, at int64) {
+	if e.pos[h.which] == 0 {
+		h.items = append(h.items, timeItem{at, e})
+		e.pos[h.which] = int32(len(h.items))
+		h.up(len(h.items) - 1)
+		return
+	}
+	i := int(e.pos[h.which]) - 1
+	h.items[i].at = at
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+// remove takes e out of h, if it is there.
+func (h *timeHeap) remove(e *entry) {
+	if e.pos[h.which] == 0 {
+		return
+	}
+	i, last := int(e.pos[h.which])-1, len(h.items)-1
+	e.pos[h.which] = 0
+	if i != last {
+		h.items[i] = h.items[last]
+		h.items[i].e.pos[h.which] = int32(i + 1)
+	}
+	h.items[last] = timeItem{}
+	h.items = h.items[:last]
+	if i != last && !h.down(i) {
+		h.up(i)
+	}
+}
+
+func (h *timeHeap) swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.items[i].e.pos[h.which] = int32(i + 1)
+	h.items[j].e.pos[h.which] = int32(j + 1)
+}
+
+func (h *timeHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h.items[i].at >= h.items[p].at {
+			return
+		}
+		h.swap(i, p)
+		i = p
+	}
+}
+
+// down moves the item at i0 down as far as it goes and reports whether it
+// moved.
+func (h *timeHeap) down(i0 int) bool {
+	i, n := i0, len(h.items)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if c+1 < n && h.items[c+1].at < h.items[c].at {
+			c++
+		}
+		if h.items[c].at >= h.items[i].at {
+			break
+		}
+		h.swap(i, c)
+		i = c
+	}
+	return i > i0
 }
 
 // dueHeap orders entries by ready time, then by creation order so that

@@ -211,6 +211,16 @@ func TestRecordCancelled(t *testing.T) {
 		err = s.Record(rctx, "me", j, entries)
 		<-killed
 		cancel()
+		// A cancelled statement may still run on the server: wait for it
+		// to end, so that the job and its history are read as it left
+		// them.
+		for range 100 {
+			var active int
+			if killer.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND query LIKE '%INSERT INTO%history%' AND state = 'active'").Scan(&active); active == 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		cur, n := get(), hist()
 		if err == nil {
 			done++
@@ -222,15 +232,38 @@ func TestRecordCancelled(t *testing.T) {
 		failed++
 		switch {
 		case cur.Version == j.Version && cur.LeaseOwner == "me" && n == before && cur.Status.ExecutionCount != j.Status.ExecutionCount:
-			// Nothing written; release the lease for the next round.
-			if err := s.Record(ctx, "me", cur, nil); err != nil {
-				if err := s.Record(ctx, "me", get(), nil); err != nil {
-					t.Fatal(err)
+			// Nothing written; release the lease for the next round. A
+			// dead connection of the pool may fail the release although
+			// it committed (a Record without history is not recognised
+			// when repeated): then the lease is gone all the same.
+			var err error
+			for range 5 {
+				if err = s.Record(ctx, "me", cur, nil); err == nil || errors.Is(err, scheduler.ErrLeaseLost) && get().LeaseOwner == "" {
+					err = nil
+					break
 				}
 			}
+			if err != nil {
+				t.Fatal(err)
+			}
 		case cur.Version == j.Version+1 && cur.LeaseOwner == "" && n == before+len(entries) && cur.Status.ExecutionCount == j.Status.ExecutionCount:
-			// Everything written, though the caller could not learn it.
+			// Everything written, though the caller could not learn it:
+			// a repeat of the Record is recognised and writes nothing.
 			ambiguous++
+			// Repeated as the Scheduler does, also over the dead
+			// connections the kill left in the pool.
+			var err error
+			for range 5 {
+				if err = s.Record(ctx, "me", j, entries); err == nil || errors.Is(err, scheduler.ErrLeaseLost) || errors.Is(err, scheduler.ErrConflict) {
+					break
+				}
+			}
+			if err != nil {
+				t.Errorf("Record repeated after one that committed = %v, want nil", err)
+			}
+			if again := hist(); again != n {
+				t.Errorf("Record repeated after one that committed: history %d, want %d", again, n)
+			}
 		default:
 			t.Errorf("after a Record that failed (%v): version %d owner %q history %d count %d; want all of %d, me, %d, %d or none of it",
 				err, cur.Version, cur.LeaseOwner, n, cur.Status.ExecutionCount, j.Version+1, before+len(entries), j.Status.ExecutionCount)
@@ -290,5 +323,71 @@ func TestNotify(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("channel not closed within 5s of ctx's end")
+	}
+}
+
+// TestRecordRepeated: a Record repeated after it committed (its caller
+// heard an error) is recognised by its history, also after the job was
+// written since, and writes nothing; a different outcome, or one without
+// history, still fails with ErrLeaseLost.
+func TestRecordRepeated(t *testing.T) {
+	s := open(t, newSchema(t))
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled,
+		Schedule: scheduler.JobSchedule{DueAt: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue = %v, %v", claimed, err)
+	}
+	j := claimed[0]
+	j.Schedule.DueAt = t0.Add(time.Hour)
+	start := t0.Add(123456789 * time.Nanosecond)
+	entry := func(start time.Time) []scheduler.HistoryEntry {
+		return []scheduler.HistoryEntry{
+			{Collection: "c", Job: "j", Status: scheduler.StatusCompleted, ExecutionTag: "tag1", StartTime: start, EndTime: start.Add(time.Second)},
+			{Collection: "c", Job: "j", Status: scheduler.StatusPostponed, StartTime: start, EndTime: start},
+		}
+	}
+	if err := s.Record(ctx, "me", j, entry(start)); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		h, err := s.ListHistory(ctx, "c", "j", scheduler.HistoryFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(h)
+	}
+	if err := s.Record(ctx, "me", j, entry(start)); err != nil {
+		t.Errorf("Record repeated = %v, want nil", err)
+	}
+	cur, err := s.GetJob(ctx, "c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutJob(ctx, cur); err != nil { // a write through the API meanwhile
+		t.Fatal(err)
+	}
+	if err := s.Record(ctx, "me", j, entry(start)); err != nil {
+		t.Errorf("Record repeated after a PutJob = %v, want nil", err)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("history holds %d entries after the repeats, want 2", n)
+	}
+	if err := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: j, History: entry(start)}})[0]; err != nil {
+		t.Errorf("RecordBatch repeating the Record = %v, want nil", err)
+	}
+	if err := s.Record(ctx, "me", j, entry(start.Add(time.Nanosecond))); !errors.Is(err, scheduler.ErrLeaseLost) {
+		t.Errorf("Record of another attempt = %v, want ErrLeaseLost", err)
+	}
+	if err := s.Record(ctx, "me", j, nil); !errors.Is(err, scheduler.ErrLeaseLost) {
+		t.Errorf("Record without history = %v, want ErrLeaseLost", err)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("history holds %d entries, want 2", n)
 	}
 }

@@ -443,7 +443,7 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 	updated := 0
 	if owner != "" {
 		if err := s.pool.QueryRow(ctx, s.sql(recordSQL), args...).Scan(&updated); err != nil {
-			if s.recorded(ctx, j) {
+			if s.recorded(ctx, j, history) {
 				return nil
 			}
 			return wrap("record job", j.ID(), err)
@@ -452,11 +452,12 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 	if updated == 1 {
 		return nil
 	}
-	return s.whyNotRecorded(ctx, owner, j)
+	return s.whyNotRecorded(ctx, owner, j, history)
 }
 
-// whyNotRecorded returns the error of a Record that updated nothing.
-func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.JobRecord) error {
+// whyNotRecorded returns the error of a Record that updated nothing, or
+// nil when it repeats one that committed (see historyStored).
+func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	var holder string
 	var version int64
 	err := s.pool.QueryRow(ctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&holder, &version)
@@ -465,7 +466,15 @@ func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.J
 		return s.missing(ctx, "record job", j.Collection, j.Name)
 	case err != nil:
 		return wrap("record job", j.ID(), err)
-	case holder != owner || owner == "":
+	}
+	if owner != "" {
+		if stored, err := s.historyStored(ctx, j, history); err != nil {
+			return wrap("record job", j.ID(), err)
+		} else if stored {
+			return nil
+		}
+	}
+	if holder != owner || owner == "" {
 		return fmt.Errorf("store/postgres: record job %q: lease held by %q, not %q: %w", j.ID(), holder, owner, scheduler.ErrLeaseLost)
 	}
 	return fmt.Errorf("store/postgres: record job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
@@ -517,11 +526,11 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		case berr != nil && owner != "":
 			// The statements run in one implicit transaction: after an
 			// error, find out what committed.
-			if !s.recorded(ctx, r.Job) {
+			if !s.recorded(ctx, r.Job, r.History) {
 				errs[i] = wrap("record job", r.Job.ID(), berr)
 			}
 		case updated[i] != 1:
-			errs[i] = s.whyNotRecorded(ctx, owner, r.Job)
+			errs[i] = s.whyNotRecorded(ctx, owner, r.Job, r.History)
 		}
 	}
 	return errs
@@ -531,16 +540,51 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 // not report (a cancelled context, a lost connection) committed all the
 // same. Only that Record can have left the job with version j.Version+1
 // and no lease: a claim by anyone else would have raised the version
-// further, and a PutJob keeps the lease. The row lock waits for the
-// statement if it is still running.
-func (s *Store) recorded(ctx context.Context, j *scheduler.JobRecord) bool {
+// further, and a PutJob keeps the lease. Failing that, the Record
+// committed if its history is stored (see historyStored). The row lock
+// waits for the statement if it is still running.
+func (s *Store) recorded(ctx context.Context, j *scheduler.JobRecord, history []scheduler.HistoryEntry) bool {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	var holder string
 	var version int64
 	err := s.pool.QueryRow(cctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2 FOR SHARE"),
 		j.Collection, j.Name).Scan(&holder, &version)
-	return err == nil && holder == "" && version == j.Version+1
+	if err != nil {
+		return false
+	}
+	if holder == "" && version == j.Version+1 {
+		return true
+	}
+	stored, err := s.historyStored(cctx, j, history)
+	return err == nil && stored
+}
+
+// historyStored reports whether every entry of history is stored for the
+// job j, which identifies a Record that committed although its caller
+// heard an error, when the caller repeats it later: the job may have been
+// claimed or written since, but the outcome of an attempt brings an entry
+// with the attempt's execution tag, retry count and start and end to the
+// nanosecond, which no other Record writes. A Record without history is
+// not recognised this way.
+func (s *Store) historyStored(ctx context.Context, j *scheduler.JobRecord, history []scheduler.HistoryEntry) (bool, error) {
+	if len(history) == 0 {
+		return false, nil
+	}
+	texts := make([]string, 0, len(history))
+	for _, h := range history {
+		hr, err := sqlstore.EncodeHistory(h)
+		if err != nil {
+			return false, err
+		}
+		if !slices.Contains(texts, hr.Entry) {
+			texts = append(texts, hr.Entry)
+		}
+	}
+	var n int
+	err := s.pool.QueryRow(ctx, s.sql(`SELECT count(DISTINCT entry::text) FROM {s}.history
+		WHERE collection = $1 AND job = $2 AND entry::text = ANY($3::text[])`), j.Collection, j.Name, texts).Scan(&n)
+	return n == len(texts), err
 }
 
 // ListHistory implements [scheduler.Store].

@@ -432,6 +432,8 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 			errs[i] = fmt.Errorf("store/sqlite: record job %q: %w", r.Job.ID(), err)
 		case errors.Is(errs[i], errMissing):
 			errs[i] = s.missing(ctx, "record job", r.Job.Collection, r.Job.Name)
+		default:
+			errs[i] = fullError(errs[i])
 		}
 	}
 	return errs

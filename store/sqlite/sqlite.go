@@ -472,6 +472,24 @@ func (s *Store) writer() {
 	}
 }
 
+// ErrFull is joined to the error of a write that failed because the
+// database is full: its disk has no room left, or the file reached its
+// max_page_count. The write changed nothing; writes succeed again once
+// there is room (deleting jobs or history frees pages inside the file, which
+// later writes reuse). A Scheduler keeps trying to record the outcomes of
+// the attempts that ended meanwhile.
+var ErrFull = errors.New("store/sqlite: the database is full (no room left on its disk, or its max_page_count reached); writes succeed again once there is room")
+
+// fullError returns err joined with ErrFull when SQLite reported a full
+// database (SQLITE_FULL), else err.
+func fullError(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
+		return fmt.Errorf("%w; %w", err, ErrFull)
+	}
+	return err
+}
+
 // runGroup runs the writes of batch in one transaction and answers each.
 func (s *Store) runGroup(batch []*writeReq) {
 	ctx := context.Background()
@@ -484,7 +502,7 @@ func (s *Store) runGroup(batch []*writeReq) {
 	}
 	answer := func() {
 		for i, r := range batch {
-			r.done <- errs[i]
+			r.done <- fullError(errs[i])
 		}
 	}
 	failAll := func(err error) {

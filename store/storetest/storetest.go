@@ -11,7 +11,10 @@
 // concurrency, claim order and leases (also with many concurrent
 // claimers), recording with a lost lease, history order, filters, paging
 // and retention, cascading deletes, and that errors match the scheduler's
-// sentinel errors.
+// sentinel errors. Where the contract leaves a choice open, the suite
+// accepts any: jobs due at the same instant may be claimed in any order
+// (store/memory runs the suite with such ties broken at random, to keep
+// it so).
 //
 // Stores with optional capabilities run their suites too:
 // [RunBatchRecorder] for [scheduler.BatchRecorder] and [RunStats] for
@@ -46,8 +49,10 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"JobCountQuotaConcurrent", testJobCountQuotaConcurrent},
 		{"ListJobs", testListJobs},
 		{"ClaimOrder", testClaimOrder},
+		{"ClaimTies", testClaimTies},
 		{"ClaimSkipsDisabledCollections", testClaimSkipsDisabled},
 		{"Leases", testLeases},
+		{"ExtendLeaseWithoutOwner", testExtendLeaseWithoutOwner},
 		{"ConcurrentClaimers", testConcurrentClaimers},
 		{"Record", testRecord},
 		{"PutKeepsLease", testPutKeepsLease},
@@ -391,6 +396,59 @@ func testClaimOrder(t *testing.T, s scheduler.Store) {
 	next, _ = s.NextDue(ctx)
 	if !next.Equal(now.Add(time.Minute)) {
 		t.Errorf("NextDue with leases until %v = %v", now.Add(time.Minute), next)
+	}
+}
+
+// testClaimTies checks jobs due at the same instant: the contract lets a
+// store claim them in any order, but each exactly once, and the limit
+// counts them.
+func testClaimTies(t *testing.T, s scheduler.Store) {
+	putCollection(t, s, "c", 0)
+	putCollection(t, s, "d", 0)
+	putJob(t, s, "c", "b", t0)
+	putJob(t, s, "c", "a", t0)
+	putJob(t, s, "d", "a", t0)
+	putJob(t, s, "c", "early", t0.Add(-time.Second))
+	want := map[string]bool{"c/a": true, "c/b": true, "d/a": true}
+	first, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 3)
+	if err != nil {
+		t.Fatalf("ClaimDue: %v", err)
+	}
+	if len(first) != 3 || names(first)[0] != "c/early" || !want[names(first)[1]] || !want[names(first)[2]] || names(first)[1] == names(first)[2] {
+		t.Fatalf("ClaimDue(limit 3) = %v, want c/early, then two of the jobs due at %v", names(first), t0)
+	}
+	rest, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 3)
+	if err != nil {
+		t.Fatalf("ClaimDue: %v", err)
+	}
+	if len(rest) != 1 || !want[rest[0].Collection+"/"+rest[0].Name] || rest[0].ID() == first[1].ID() || rest[0].ID() == first[2].ID() {
+		t.Errorf("second ClaimDue = %v, want the one job due at %v left out of %v", names(rest), t0, names(first))
+	}
+}
+
+// testExtendLeaseWithoutOwner checks that an empty owner holds no lease:
+// ExtendLease fails with ErrLeaseLost and changes nothing, whether the job
+// is leased or not.
+func testExtendLeaseWithoutOwner(t *testing.T, s scheduler.Store) {
+	putCollection(t, s, "c", 0)
+	free := putJob(t, s, "c", "free", t0.Add(time.Second))
+	putJob(t, s, "c", "held", t0)
+	wantErr(t, `ExtendLease("", a job nobody leased)`, s.ExtendLease(ctx, "c", "free", "", t0.Add(time.Hour)), scheduler.ErrLeaseLost)
+	wantErr(t, `ExtendLease("", a missing job)`, s.ExtendLease(ctx, "c", "nope", "", t0.Add(time.Hour)), scheduler.ErrNotFound)
+	if got, _ := s.GetJob(ctx, "c", "free"); got.LeaseOwner != "" || !got.LeaseUntil.IsZero() || got.Version != free.Version {
+		t.Errorf(`after ExtendLease(""): owner %q until %v version %d; want no lease, version %d`, got.LeaseOwner, got.LeaseUntil, got.Version, free.Version)
+	}
+	held, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+	if err != nil || len(held) != 1 || held[0].Name != "held" {
+		t.Fatalf("ClaimDue = %v, %v; want c/held", names(held), err)
+	}
+	wantErr(t, `ExtendLease("", a leased job)`, s.ExtendLease(ctx, "c", "held", "", t0.Add(time.Hour)), scheduler.ErrLeaseLost)
+	if got, _ := s.GetJob(ctx, "c", "held"); got.LeaseOwner != "me" || !got.LeaseUntil.Equal(t0.Add(time.Minute)) {
+		t.Errorf(`after ExtendLease("") of a leased job: owner %q until %v; want me until %v`, got.LeaseOwner, got.LeaseUntil, t0.Add(time.Minute))
+	}
+	// Nobody holds the job beyond its lease, nor the free one at all.
+	if got, _ := s.ClaimDue(ctx, t0.Add(time.Minute), "other", t0.Add(2*time.Minute), 10); len(got) != 2 {
+		t.Errorf("ClaimDue when the lease ended = %v, want both jobs", names(got))
 	}
 }
 

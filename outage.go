@@ -1,0 +1,254 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// What the Scheduler does while its store cannot be reached (a database
+// restarting, a network cut): the loop keeps asking for due work every
+// second and logs the outage once when it starts and once when it ends,
+// and the outcomes of attempts that end meanwhile are recorded again until
+// the store answers, so that their occurrences need not run again.
+
+// The waits between repeats of a Record that failed with an error of the
+// store rather than one of its verdicts: doubling from the first to the
+// last, and cut short when the loop finds the store answering again.
+const (
+	recordRetryFirst = 250 * time.Millisecond
+	recordRetryLast  = 2 * time.Second
+)
+
+// transient reports whether err, from a store call, may go away when the
+// call is repeated: any error but the store's verdicts on the call
+// (ErrNotFound, ErrConflict, ErrLeaseLost).
+func transient(err error) bool {
+	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrLeaseLost)
+}
+
+// storeHealth follows the loop's store calls, so that an outage is logged
+// once when it starts and once when it ends, rather than once a second.
+type storeHealth struct {
+	isDown    atomic.Bool // downSince is set; read without the lock
+	mu        sync.Mutex
+	downSince time.Time // zero while the store answers
+	failures  int
+	back      chan struct{} // closed when the store answers again
+}
+
+// down reports whether the loop's last store call failed, and returns a
+// channel closed when one succeeds again (nil when none failed).
+func (h *storeHealth) down() (bool, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.downSince.IsZero() {
+		return false, nil
+	}
+	return true, h.back
+}
+
+// storeFailed notes that the loop's call what failed with err at now.
+func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now time.Time) {
+	if ctx.Err() != nil {
+		return // stopping
+	}
+	h := &s.health
+	h.mu.Lock()
+	first := h.downSince.IsZero()
+	if first {
+		h.downSince = now
+		h.back = make(chan struct{})
+		h.isDown.Store(true)
+	}
+	h.failures++
+	h.mu.Unlock()
+	if first {
+		s.log.Error("the store does not answer; asking again every second", "call", what, "err", err)
+		return
+	}
+	s.log.Debug("the store still does not answer", "call", what, "err", err)
+}
+
+// storeAnswered notes that a call of the loop succeeded at now.
+func (s *Scheduler) storeAnswered(now time.Time) {
+	h := &s.health
+	if !h.isDown.Load() {
+		return // the common case costs no lock
+	}
+	h.mu.Lock()
+	since, failures := h.downSince, h.failures
+	if h.back != nil {
+		close(h.back)
+	}
+	h.downSince, h.failures, h.back = time.Time{}, 0, nil
+	h.isDown.Store(false)
+	h.mu.Unlock()
+	if !since.IsZero() {
+		s.log.Warn("the store answers again", "down_for", now.Sub(since).Round(time.Millisecond).String(), "failed_calls", failures)
+	}
+}
+
+// recordRetries tracks the jobs whose outcome this instance is recording
+// again, so that the loop does not run one again when it claims the job
+// itself once the lease has expired: such a claim is stale, since the
+// job's occurrence ran already. A claim is stale when it comes while the
+// outcome is being recorded, or when the outcome was recorded over it: the
+// Record then met ErrConflict and read the job as the claim left it
+// (leased to this instance, at the claim's version), which noteFresh
+// remembers.
+type recordRetries struct {
+	n      atomic.Int32 // pending plus len(claims), read without the lock
+	mu     sync.Mutex
+	ids    map[string]int   // job ID: outcomes being recorded again
+	claims map[string]int64 // job ID: version of a claim recorded over
+}
+
+func (p *recordRetries) add(id string) {
+	p.mu.Lock()
+	if p.ids == nil {
+		p.ids = make(map[string]int)
+	}
+	p.ids[id]++
+	p.n.Add(1)
+	p.mu.Unlock()
+}
+
+func (p *recordRetries) done(id string) {
+	p.mu.Lock()
+	if p.ids[id]--; p.ids[id] <= 0 {
+		delete(p.ids, id)
+	}
+	p.n.Add(-1)
+	p.mu.Unlock()
+}
+
+// noteFresh notes the fresh read of a job whose outcome is being recorded
+// again: when this instance holds its lease, a claim of this instance's
+// own loop left it so, and that claim is stale.
+func (p *recordRetries) noteFresh(fresh *JobRecord, instance string) {
+	if p.n.Load() == 0 || fresh.LeaseOwner != instance {
+		return
+	}
+	id := fresh.ID()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ids[id] == 0 {
+		return
+	}
+	if p.claims == nil {
+		p.claims = make(map[string]int64)
+	}
+	if _, ok := p.claims[id]; !ok {
+		p.n.Add(1)
+	}
+	p.claims[id] = fresh.Version
+}
+
+// stale reports whether the claimed job r is to be set aside: its outcome
+// is being recorded again, or was recorded over this claim.
+func (p *recordRetries) stale(r *JobRecord) bool {
+	if p.n.Load() == 0 {
+		return false
+	}
+	id := r.ID()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := p.claims[id]; ok && v <= r.Version {
+		delete(p.claims, id) // later claims are not stale
+		p.n.Add(-1)
+		if v == r.Version {
+			return true
+		}
+	}
+	return p.ids[id] > 0
+}
+
+// recordAgain repeats the Record of the outcome of an attempt on the
+// claimed job r, with history all, which failed with err, an error of the
+// store rather than a verdict, until the store gives one: the attempt ran,
+// and recording it spares its occurrence a run again. Meanwhile the lease
+// is extended as while the attempt ran, and a claim of the job by this
+// instance's own loop is set aside (see process), so that the outcome,
+// which then meets ErrConflict, is recorded on the fresh record.
+//
+// A Record that committed although the store reported an error is
+// recognised as such by stores that can (store/postgres returns nil for
+// it); on others the repeat meets ErrLeaseLost, as it does when another
+// instance took the job over meanwhile. recordAgain logs the outcome and
+// returns nil once recorded, ErrConflict for the caller to record on a
+// fresh read, another verdict of the store, or the last error when Stop
+// was called a LeaseDuration ago, or Stop's context ended, first.
+//
+// The caller has called s.retries.add for the job, and calls done once the
+// outcome is recorded, after a fresh read if need be.
+func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []HistoryEntry, err error) error {
+	// The lease is due for an extension at once: the last one may be a
+	// third of the lease ago.
+	s.holdLease(r, time.Now().Add(-s.cfg.LeaseDuration/3))
+	defer s.dropLease(r)
+	s.log.WarnContext(ctx, "record job outcome: the store failed; recording again until it answers", "job", r.Name, "collection", r.Collection, "err", err)
+	s.mu.Lock()
+	loopDone := s.loopDone // nil when runDue is driven without Start
+	s.mu.Unlock()
+	var giveUp <-chan time.Time
+	wait := recordRetryFirst
+	for tries := 1; ; tries++ {
+		_, back := s.health.down()
+		select {
+		case <-back: // the loop found the store answering again
+		case <-loopDone:
+			// Stopping: the lease expires anyway a LeaseDuration from
+			// now, when another instance may run the occurrence again.
+			loopDone, giveUp = nil, time.After(s.cfg.LeaseDuration)
+			continue
+		case <-giveUp:
+			s.log.ErrorContext(ctx, "record job outcome: gave up at stop; its occurrence runs again", "job", r.Name, "collection", r.Collection,
+				"tries", tries, "err", err)
+			return err
+		case <-s.execCtx.Done():
+			s.log.ErrorContext(ctx, "record job outcome: gave up at stop; its occurrence runs again", "job", r.Name, "collection", r.Collection,
+				"tries", tries, "err", err)
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, recordRetryLast)
+		t0 := s.tel.storeStart()
+		err = s.store.Record(context.Background(), s.cfg.InstanceID, r, all)
+		s.tel.storeEnd(opRecord, t0, err)
+		switch {
+		case err == nil:
+			s.log.InfoContext(ctx, "recorded job outcome after the store failed", "job", r.Name, "collection", r.Collection, "tries", tries+1)
+			return nil
+		case errors.Is(err, ErrLeaseLost):
+			s.log.WarnContext(ctx, "record job outcome: the lease was lost while the store failed: either the first try committed "+
+				"though the store reported an error, or another instance took the job over and runs its occurrence again",
+				"job", r.Name, "collection", r.Collection, "err", err)
+			return err
+		case !transient(err): // ErrConflict, or ErrNotFound: deleted meanwhile
+			return err
+		}
+	}
+}
+
+// recordPendingAgain records again, on a goroutine of its own, the outcome
+// p that RecordBatch failed to record with err, then releases its slot.
+func (s *Scheduler) recordPendingAgain(p pendingOutcome, err error) {
+	id := p.r.ID()
+	s.retries.add(id)
+	go func() {
+		defer s.release()
+		defer s.notify()
+		defer s.retries.done(id)
+		err := s.recordAgain(p.res.spanContext(), p.r, p.all, err)
+		switch {
+		case err == nil:
+			s.emit(p.def, p.all)
+			s.tel.recordMissed(p.miss, true)
+		case errors.Is(err, ErrConflict):
+			s.recordOutcome(p.r, p.t, p.o, p.res, p.hist, p.claimed, true)
+		}
+	}()
+}
