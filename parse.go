@@ -154,6 +154,16 @@ func ParseJob(data []byte, opts *ParseOptions) (*Job, error) {
 	if len(data) > MaxInputSize {
 		return nil, &ValidationError{Path: rootPath, Reason: fmt.Sprintf("is %d bytes, more than the %d bytes read at most", len(data), MaxInputSize)}
 	}
+	if job, ok := parseFast(data, opts); ok {
+		return job, nil
+	}
+	return parseGeneral(data, opts)
+}
+
+// parseGeneral is ParseJob's general path: it reports every problem of
+// any input. The fast path (parseFast) hands it every input that is not a
+// valid job.
+func parseGeneral(data []byte, opts *ParseOptions) (*Job, error) {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		// A // comment on the last line needs a newline to end it.
 		data = append(data[:len(data):len(data)], '\n')
@@ -382,8 +392,9 @@ var fieldAliases = map[reflect.Type]map[string]string{
 
 // jsonField is one member of a struct as encoding/json sees it.
 type jsonField struct {
-	name string
-	typ  reflect.Type
+	name  string
+	typ   reflect.Type
+	index []int // for reflect.Value.FieldByIndex
 }
 
 var fieldCache sync.Map // reflect.Type -> []jsonField
@@ -398,7 +409,10 @@ func fieldsOf(t reflect.Type) []jsonField {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			out = append(out, fieldsOf(f.Type)...)
+			for _, e := range fieldsOf(f.Type) {
+				e.index = append([]int{i}, e.index...)
+				out = append(out, e)
+			}
 			continue
 		}
 		if !f.IsExported() {
@@ -411,7 +425,7 @@ func fieldsOf(t reflect.Type) []jsonField {
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, jsonField{name, f.Type})
+		out = append(out, jsonField{name, f.Type, f.Index})
 	}
 	fieldCache.Store(t, out)
 	return out
