@@ -273,12 +273,57 @@ func envelope(p *parser, root map[string]any) (map[string]any, bool) {
 // and Z may be lower case.
 func ParseTime(s string) (time.Time, error) {
 	u := strings.ToUpper(s)
+	// Each form matches one layout: try that one first, and the others
+	// only when it fails, as a failed time.Parse costs an error value.
+	if layout := timeLayoutOf(u); layout != "" {
+		if t, err := time.Parse(layout, u); err == nil {
+			return t, nil
+		}
+	}
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, u); err == nil {
 			return t, nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time such as \"2012-08-04T00:00Z\" or \"2012-11-04\"", s)
+}
+
+// timeLayoutOf returns the layout of timeLayouts that u has the shape of,
+// or "" when it has none of their shapes.
+func timeLayoutOf(u string) string {
+	if len(u) == len("2006-01-02") {
+		return timeLayouts[8]
+	}
+	if len(u) < len("2006-01-02T15:04") || u[10] != 'T' {
+		return ""
+	}
+	rest, seconds := u[16:], false
+	if rest != "" && rest[0] == ':' {
+		// Seconds, and a fraction that the layouts with seconds accept.
+		seconds = true
+		i := 1
+		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.' || rest[i] == ',') {
+			i++
+		}
+		rest = rest[i:]
+	}
+	var zone int // index into the layouts with seconds
+	switch {
+	case rest == "":
+		zone = 6
+	case rest == "Z" || len(rest) == len("+07:00"):
+		zone = 0
+	case len(rest) == len("+0700"):
+		zone = 2
+	case len(rest) == len("+07"):
+		zone = 4
+	default:
+		return ""
+	}
+	if !seconds {
+		zone++
+	}
+	return timeLayouts[zone]
 }
 
 var timeLayouts = []string{

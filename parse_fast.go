@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -52,6 +53,13 @@ type fastType struct {
 	ptrs int          // number of pointers followed to reach typ
 	bits int          // fastInt: the integer's size
 	elem *fastType    // fastSlice, fastMap: the element
+	// fastStringUnmarshaler: what UnmarshalJSON made of a string
+	// literal (such as "monday" -> "Monday"), for at most maxEnumMemo
+	// literals. The types are enums whose UnmarshalJSON is a pure
+	// function of the literal, and encoding/json's unquoting is what
+	// costs.
+	enum     sync.Map
+	enumSize atomic.Int32
 	// fastStruct: the members, a lower-case name (or alias) to a member,
 	// and the lower-case names that are accepted and dropped.
 	fields  []fastField
@@ -152,6 +160,9 @@ type fastParser struct {
 	depth int
 	key   [64]byte // a member name in lower case
 }
+
+// maxEnumMemo bounds the literals remembered for each enum type.
+const maxEnumMemo = 256
 
 // maxFastDepth bounds nesting on the fast path; deeper input goes the
 // general way, which applies encoding/json's own limit.
@@ -592,7 +603,18 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		if _, ok := p.str(); !ok {
 			return false
 		}
-		return v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(p.b[start:p.i]) == nil
+		raw := p.b[start:p.i]
+		if c, ok := t.enum.Load(string(raw)); ok {
+			v.SetString(c.(string))
+			return true
+		}
+		if v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw) != nil {
+			return false
+		}
+		if t.enumSize.Add(1) <= maxEnumMemo {
+			t.enum.Store(string(raw), v.String())
+		}
+		return true
 	case fastInt:
 		s, ok := p.number()
 		if !ok {

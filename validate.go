@@ -162,10 +162,7 @@ func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
 	if start.IsZero() {
 		start, madeUp = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), true
 	}
-	err := r.Validate()
-	if err == nil {
-		_, err = recurrence.Compile(r, start)
-	}
+	_, err := recurrence.Compile(r, start) // validates r first
 	for _, err := range flatten(err) {
 		var fe *recurrence.FieldError
 		if errors.As(err, &fe) {
