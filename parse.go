@@ -440,6 +440,9 @@ type jsonField struct {
 	name  string
 	typ   reflect.Type
 	index []int // for reflect.Value.FieldByIndex
+	// omitEmpty and omitZero are the tag's options; other is set when
+	// the tag has an option beyond these two (such as ",string").
+	omitEmpty, omitZero, other bool
 }
 
 var fieldCache sync.Map // reflect.Type -> []jsonField
@@ -463,14 +466,26 @@ func fieldsOf(t reflect.Type) []jsonField {
 		if !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, options, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, jsonField{name, f.Type, f.Index})
+		jf := jsonField{name: name, typ: f.Type, index: f.Index}
+		for o := range strings.SplitSeq(options, ",") {
+			switch o {
+			case "":
+			case "omitempty":
+				jf.omitEmpty = true
+			case "omitzero":
+				jf.omitZero = true
+			default:
+				jf.other = true
+			}
+		}
+		out = append(out, jf)
 	}
 	fieldCache.Store(t, out)
 	return out
