@@ -56,10 +56,17 @@ var (
 	plainStructs      sync.Map // reflect.Type -> bool: no repeated member names, no tag options but omitempty and omitzero
 )
 
+var selfEncoders sync.Map // reflect.Type -> bool
+
 // selfEncoding reports whether values of t encode themselves.
 func selfEncoding(t reflect.Type) bool {
-	return t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
+	if v, ok := selfEncoders.Load(t); ok {
+		return v.(bool)
+	}
+	self := t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
 		reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)
+	selfEncoders.Store(t, self)
+	return self
 }
 
 // value copies src into dst, a settable zero value of the same type.
