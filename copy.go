@@ -98,9 +98,14 @@ func (c *copier) value(dst, src reflect.Value) bool {
 		if src.Len() == 0 {
 			return false // encoded as null, decoded as "null"
 		}
-		b, err := json.Marshal(json.RawMessage(src.Bytes()))
-		if err != nil {
-			return false
+		b := src.Bytes()
+		if compactJSON(b) {
+			b = append([]byte(nil), b...)
+		} else {
+			var err error
+			if b, err = json.Marshal(json.RawMessage(b)); err != nil {
+				return false
+			}
 		}
 		dst.SetBytes(b)
 		c.size += len(b)
@@ -225,6 +230,18 @@ func (c *copier) str(s string) bool {
 	}
 	c.size += n
 	return true
+}
+
+// compactJSON reports whether b is valid JSON that encoding/json would
+// write unchanged: no whitespace to drop, nothing to escape for HTML.
+func compactJSON(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n', '<', '>', '&', 0xE2:
+			return false
+		}
+	}
+	return json.Valid(b)
 }
 
 // emptyValue reports whether encoding/json's omitempty leaves v out.
