@@ -600,10 +600,13 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		return ok
 	case fastStringUnmarshaler:
 		start := p.i
-		if _, ok := p.str(); !ok {
+		if p.b[p.i] != '"' {
 			return false
 		}
-		raw := p.b[start:p.i]
+		if _, _, ok := p.scanString(); !ok {
+			return false
+		}
+		raw := p.b[start:p.i] // UnmarshalJSON decodes escapes and checks UTF-8
 		if c, ok := t.enum.Load(string(raw)); ok {
 			v.SetString(c.(string))
 			return true
@@ -679,12 +682,16 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		if p.b[p.i] != '[' {
 			return false
 		}
-		s := reflect.MakeSlice(t.typ, 0, 4)
+		v.SetLen(0)
 		ok := p.array(func() bool {
-			s = reflect.Append(s, reflect.Zero(t.typ.Elem()))
-			return p.value(s.Index(s.Len()-1), t.elem)
+			n := v.Len()
+			v.Grow(1)
+			v.SetLen(n + 1)
+			return p.value(v.Index(n), t.elem)
 		})
-		v.Set(s)
+		if ok && v.IsNil() {
+			v.Set(reflect.MakeSlice(t.typ, 0, 0)) // [] is an empty slice, not nil
+		}
 		return ok
 	case fastMap:
 		if p.b[p.i] != '{' {
