@@ -140,18 +140,14 @@ func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, crea
 		return nil, err
 	}
 	expandCron(&c) // replaces c.Recurrence; def's stays as it was
-	data, err := json.Marshal(&c)
-	if err != nil {
-		return nil, &ValidationError{Path: "job", Reason: "cannot be encoded: " + err.Error()}
-	}
-	if len(data) > MaxJobSize {
-		return nil, &ValidationError{Path: "job", Reason: fmt.Sprintf("is %d bytes, more than the limit of %d", len(data), MaxJobSize)}
-	}
-	// A deep copy, so that later changes by the caller do not reach the
-	// store.
-	cp := new(Job)
-	if err := json.Unmarshal(data, cp); err != nil {
-		return nil, &ValidationError{Path: "job", Reason: "cannot be decoded: " + err.Error()}
+	// A deep copy in the form JSON gives, so that later changes by the
+	// caller do not reach the store and every store keeps the same.
+	cp, ok := copyDefinition(&c)
+	if !ok {
+		var err error
+		if cp, err = copyThroughJSON(&c); err != nil {
+			return nil, err
+		}
 	}
 	canonicalize(cp, &opts)
 	describeCertificates(cp)

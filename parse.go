@@ -154,6 +154,16 @@ func ParseJob(data []byte, opts *ParseOptions) (*Job, error) {
 	if len(data) > MaxInputSize {
 		return nil, &ValidationError{Path: rootPath, Reason: fmt.Sprintf("is %d bytes, more than the %d bytes read at most", len(data), MaxInputSize)}
 	}
+	if job, ok := parseFast(data, opts); ok {
+		return job, nil
+	}
+	return parseGeneral(data, opts)
+}
+
+// parseGeneral is ParseJob's general path: it reports every problem of
+// any input. The fast path (parseFast) hands it every input that is not a
+// valid job.
+func parseGeneral(data []byte, opts *ParseOptions) (*Job, error) {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		// A // comment on the last line needs a newline to end it.
 		data = append(data[:len(data):len(data)], '\n')
@@ -263,12 +273,57 @@ func envelope(p *parser, root map[string]any) (map[string]any, bool) {
 // and Z may be lower case.
 func ParseTime(s string) (time.Time, error) {
 	u := strings.ToUpper(s)
+	// Each form matches one layout: try that one first, and the others
+	// only when it fails, as a failed time.Parse costs an error value.
+	if layout := timeLayoutOf(u); layout != "" {
+		if t, err := time.Parse(layout, u); err == nil {
+			return t, nil
+		}
+	}
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, u); err == nil {
 			return t, nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time such as \"2012-08-04T00:00Z\" or \"2012-11-04\"", s)
+}
+
+// timeLayoutOf returns the layout of timeLayouts that u has the shape of,
+// or "" when it has none of their shapes.
+func timeLayoutOf(u string) string {
+	if len(u) == len("2006-01-02") {
+		return timeLayouts[8]
+	}
+	if len(u) < len("2006-01-02T15:04") || u[10] != 'T' {
+		return ""
+	}
+	rest, seconds := u[16:], false
+	if rest != "" && rest[0] == ':' {
+		// Seconds, and a fraction that the layouts with seconds accept.
+		seconds = true
+		i := 1
+		for i < len(rest) && (rest[i] >= '0' && rest[i] <= '9' || rest[i] == '.' || rest[i] == ',') {
+			i++
+		}
+		rest = rest[i:]
+	}
+	var zone int // index into the layouts with seconds
+	switch {
+	case rest == "":
+		zone = 6
+	case rest == "Z" || len(rest) == len("+07:00"):
+		zone = 0
+	case len(rest) == len("+0700"):
+		zone = 2
+	case len(rest) == len("+07"):
+		zone = 4
+	default:
+		return ""
+	}
+	if !seconds {
+		zone++
+	}
+	return timeLayouts[zone]
 }
 
 var timeLayouts = []string{
@@ -382,8 +437,12 @@ var fieldAliases = map[reflect.Type]map[string]string{
 
 // jsonField is one member of a struct as encoding/json sees it.
 type jsonField struct {
-	name string
-	typ  reflect.Type
+	name  string
+	typ   reflect.Type
+	index []int // for reflect.Value.FieldByIndex
+	// omitEmpty and omitZero are the tag's options; other is set when
+	// the tag has an option beyond these two (such as ",string").
+	omitEmpty, omitZero, other bool
 }
 
 var fieldCache sync.Map // reflect.Type -> []jsonField
@@ -398,20 +457,35 @@ func fieldsOf(t reflect.Type) []jsonField {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			out = append(out, fieldsOf(f.Type)...)
+			for _, e := range fieldsOf(f.Type) {
+				e.index = append([]int{i}, e.index...)
+				out = append(out, e)
+			}
 			continue
 		}
 		if !f.IsExported() {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		name, options, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		out = append(out, jsonField{name, f.Type})
+		jf := jsonField{name: name, typ: f.Type, index: f.Index}
+		for o := range strings.SplitSeq(options, ",") {
+			switch o {
+			case "":
+			case "omitempty":
+				jf.omitEmpty = true
+			case "omitzero":
+				jf.omitZero = true
+			default:
+				jf.other = true
+			}
+		}
+		out = append(out, jf)
 	}
 	fieldCache.Store(t, out)
 	return out

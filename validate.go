@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -162,10 +163,7 @@ func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
 	if start.IsZero() {
 		start, madeUp = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), true
 	}
-	err := r.Validate()
-	if err == nil {
-		_, err = recurrence.Compile(r, start)
-	}
+	_, err := recurrence.Compile(r, start) // validates r first
 	for _, err := range flatten(err) {
 		var fe *recurrence.FieldError
 		if errors.As(err, &fe) {
@@ -220,6 +218,10 @@ func isZeroAction(a *action.Action) bool {
 		a.ServiceBusTopicMessage == nil && a.Custom == nil && a.Payload == nil && a.RetryPolicy == nil && a.ErrorAction == nil
 }
 
+// payloadMembers are the members of an action that hold its payload, in
+// the order their problems are reported.
+var payloadMembers = []string{"request", "queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage", "custom"}
+
 // payloads names the payload member of each built-in type.
 var payloads = map[action.Type]string{
 	action.HTTP:            "request",
@@ -248,12 +250,18 @@ func orList(names []string) string {
 }
 
 func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
-	present := map[string]bool{
-		"request":                a.Request != nil,
-		"queueMessage":           a.QueueMessage != nil,
-		"serviceBusQueueMessage": a.ServiceBusQueueMessage != nil,
-		"serviceBusTopicMessage": a.ServiceBusTopicMessage != nil,
-		"custom":                 a.Custom != nil || a.Payload != nil,
+	present := func(name string) bool {
+		switch name {
+		case "request":
+			return a.Request != nil
+		case "queueMessage":
+			return a.QueueMessage != nil
+		case "serviceBusQueueMessage":
+			return a.ServiceBusQueueMessage != nil
+		case "serviceBusTopicMessage":
+			return a.ServiceBusTopicMessage != nil
+		}
+		return a.Custom != nil || a.Payload != nil // custom
 	}
 	before := len(c.errs)
 	if a.Custom != nil && a.Payload != nil {
@@ -278,11 +286,11 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 		known = false
 	}
 	if known {
-		for _, name := range []string{"request", "queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage", "custom"} {
+		for _, name := range payloadMembers {
 			switch {
-			case name == want && !present[name] && name != "custom":
+			case name == want && !present(name) && name != "custom":
 				c.add(path+"."+name, "", "is required for type "+string(a.Type))
-			case name != want && present[name]:
+			case name != want && present(name):
 				c.add(path+"."+name, "", "does not apply to type "+string(a.Type))
 			}
 		}
@@ -401,7 +409,12 @@ func (c *checker) request(path string, r *action.HTTPRequest, typ action.Type) {
 	if len(r.Headers) > MaxHeaders {
 		c.add(path+".headers", "", fmt.Sprintf("has %d headers, more than the limit of %d", len(r.Headers), MaxHeaders))
 	}
-	for _, k := range sortedKeys(anyMap(r.Headers)) {
+	names := make([]string, 0, len(r.Headers))
+	for k := range r.Headers {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
 		switch {
 		case !validHeaderName(k):
 			c.add(pathKey(path+".headers", k), "", "is not a valid header name")
@@ -418,14 +431,6 @@ func (c *checker) request(path string, r *action.HTTPRequest, typ action.Type) {
 			c.add(path+".authentication", "", "requires an https uri, so that credentials are not sent in clear text")
 		}
 	}
-}
-
-func anyMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k := range m {
-		out[k] = nil
-	}
-	return out
 }
 
 // validHeaderName reports whether k is an RFC 9110 token.

@@ -214,6 +214,9 @@ func (h *handler) setCollectionState(w http.ResponseWriter, r *http.Request,
 // {...}}. Bodies that are not JSON at all are left for the parser to
 // report with their line and column.
 func envelopeOnly(data []byte) error {
+	if topLevelProperties(data) {
+		return nil
+	}
 	std, err := hujson.Standardize(bytes.Clone(data))
 	if err != nil {
 		return nil

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -228,25 +227,26 @@ func historyID(e scheduler.HistoryEntry) string {
 
 // redact returns a copy of def without secrets, with client certificates
 // described.
+//
+// The stored definition is shared read-only: redact copies only what it
+// changes (the actions, requests, messages and authentications on the way
+// to a secret) and shares the rest.
 func (h *handler) redact(def *scheduler.Job) *scheduler.Job {
-	data, err := json.Marshal(def)
-	if err != nil {
-		return &scheduler.Job{State: def.State, Status: def.Status}
-	}
-	out := new(scheduler.Job)
-	if err := json.Unmarshal(data, out); err != nil {
-		return &scheduler.Job{State: def.State, Status: def.Status}
-	}
+	out := *def
 	h.redactAction(&out.Action)
-	return out
+	return &out
 }
 
+// redactAction blanks the secrets of *a, which is the caller's own copy of
+// the action; what a points to is copied before it is changed.
 func (h *handler) redactAction(a *action.Action) {
 	if a == nil {
 		return
 	}
 	if a.Request != nil && a.Request.Authentication != nil {
-		auth := a.Request.Authentication
+		req, auth := *a.Request, *a.Request.Authentication
+		req.Authentication = &auth
+		a.Request = &req
 		// The scheduler describes certificates when a job is put, as the
 		// pfx is sealed from then on; jobs stored before that are
 		// described here.
@@ -261,15 +261,27 @@ func (h *handler) redactAction(a *action.Action) {
 		auth.Password, auth.Pfx, auth.Secret = "", "", ""
 	}
 	if a.QueueMessage != nil {
-		a.QueueMessage.SASToken = ""
+		q := *a.QueueMessage
+		q.SASToken = ""
+		a.QueueMessage = &q
 	}
 	if m := a.ServiceBusQueueMessage; m != nil && m.Authentication != nil {
-		m.Authentication.SASKey = ""
+		c, auth := *m, *m.Authentication
+		auth.SASKey = ""
+		c.Authentication = &auth
+		a.ServiceBusQueueMessage = &c
 	}
 	if m := a.ServiceBusTopicMessage; m != nil && m.Authentication != nil {
-		m.Authentication.SASKey = ""
+		c, auth := *m, *m.Authentication
+		auth.SASKey = ""
+		c.Authentication = &auth
+		a.ServiceBusTopicMessage = &c
 	}
-	h.redactAction(a.ErrorAction)
+	if a.ErrorAction != nil {
+		ea := *a.ErrorAction
+		h.redactAction(&ea)
+		a.ErrorAction = &ea
+	}
 }
 
 // certCacheSize bounds the cache of certificate descriptions.

@@ -49,10 +49,10 @@ type Rule struct {
 	freq      Frequency
 	interval  int64
 	opts      []rrule.ROption
-	rules     []*rrule.RRule // opts built, with DTSTART wallStart; copied, never changed
-	wallStart time.Time      // start's wall clock, whole seconds
-	nanos     time.Duration  // start's sub-second part, kept without a schedule
-	wallUntil time.Time      // zero when there is no end
+	rules     atomic.Pointer[[]*rrule.RRule] // opts built, with DTSTART wallStart, on first use; copied, never changed
+	wallStart time.Time                      // start's wall clock, whole seconds
+	nanos     time.Duration                  // start's sub-second part, kept without a schedule
+	wallUntil time.Time                      // zero when there is no end
 
 	win  atomic.Pointer[window]
 	tpl  atomic.Pointer[template]  // expanded once a window no longer answers; see template
@@ -133,10 +133,6 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 	}
 	if err := rl.checkGrid(); err != nil {
 		return nil, err
-	}
-	for _, o := range rl.opts {
-		o.Dtstart, o.Until = rl.wallStart, rl.wallUntil
-		rl.rules = append(rl.rules, mustRRule(o))
 	}
 
 	if r.Frequency == Month || r.Frequency == Year {
@@ -514,8 +510,9 @@ func (r *Rule) matchesWithin(limit time.Time) bool {
 // dtstart (which anchor must have placed on the rule's period grid), in
 // increasing order without repeats.
 func (r *Rule) walls(dtstart time.Time) func() (time.Time, bool) {
-	its := make([]func() (time.Time, bool), 0, len(r.rules))
-	for _, tmpl := range r.rules {
+	rules := r.builtRules()
+	its := make([]func() (time.Time, bool), 0, len(rules))
+	for _, tmpl := range rules {
 		// Re-anchor a copy of the rule built by Compile: DTStart rebuilds
 		// it without validating the options again.
 		c := *tmpl
@@ -523,6 +520,23 @@ func (r *Rule) walls(dtstart time.Time) func() (time.Time, bool) {
 		its = append(its, c.Iterator())
 	}
 	return merge(its)
+}
+
+// builtRules returns the rrule-go rules of r.opts, building them on first
+// use: a Rule compiled only to validate a recurrence never needs them.
+func (r *Rule) builtRules() []*rrule.RRule {
+	if p := r.rules.Load(); p != nil {
+		return *p
+	}
+	rules := make([]*rrule.RRule, 0, len(r.opts))
+	for _, o := range r.opts {
+		o.Dtstart, o.Until = r.wallStart, r.wallUntil
+		rules = append(rules, mustRRule(o))
+	}
+	if r.rules.CompareAndSwap(nil, &rules) {
+		return rules
+	}
+	return *r.rules.Load()
 }
 
 // wallsOf is walls for the given options, ending after until.

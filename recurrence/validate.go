@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -100,18 +101,21 @@ func (r *Recurrence) check(cron bool) []error {
 	}
 	if s := r.Schedule; s != nil {
 		ints := func(name string, vals []int, ok func(int) bool, reason string) {
-			seen := make(map[int]int, len(vals))
+			// Values lie in -31..59 when valid: a bit set finds repeats
+			// without a map.
+			var seen [2]uint64
 			for i, v := range vals {
-				path := fmt.Sprintf("schedule.%s[%d]", name, i)
 				if !ok(v) {
-					add(path, strconv.Itoa(v), reason)
+					add(fmt.Sprintf("schedule.%s[%d]", name, i), strconv.Itoa(v), reason)
 					continue
 				}
-				if j, dup := seen[v]; dup {
-					add(path, strconv.Itoa(v), fmt.Sprintf("repeats schedule.%s[%d]", name, j))
+				bit := uint(v + 64)
+				if seen[bit/64]&(1<<(bit%64)) != 0 {
+					j := slices.Index(vals, v)
+					add(fmt.Sprintf("schedule.%s[%d]", name, i), strconv.Itoa(v), fmt.Sprintf("repeats schedule.%s[%d]", name, j))
 					continue
 				}
-				seen[v] = i
+				seen[bit/64] |= 1 << (bit % 64)
 			}
 		}
 		ints("minutes", s.Minutes, func(v int) bool { return v >= 0 && v <= 59 }, "is not a minute (0-59)")
@@ -123,25 +127,25 @@ func (r *Recurrence) check(cron bool) []error {
 		if len(s.WeekDays) > 7 {
 			add("schedule.weekDays", "", fmt.Sprintf("has %d entries, more than the 7 days of a week", len(s.WeekDays)))
 		}
-		seenDay := map[Weekday]int{}
 		for i, d := range s.WeekDays {
-			path := fmt.Sprintf("schedule.weekDays[%d]", i)
 			if !d.Valid() {
-				add(path, jsonText(string(d)), "is not a day of the week (Monday to Sunday)")
+				add(fmt.Sprintf("schedule.weekDays[%d]", i), jsonText(string(d)), "is not a day of the week (Monday to Sunday)")
 				continue
 			}
-			if j, dup := seenDay[d]; dup {
-				add(path, jsonText(string(d)), fmt.Sprintf("repeats schedule.weekDays[%d]", j))
+			if j := slices.Index(s.WeekDays, d); j < i {
+				add(fmt.Sprintf("schedule.weekDays[%d]", i), jsonText(string(d)), fmt.Sprintf("repeats schedule.weekDays[%d]", j))
 				continue
 			}
-			seenDay[d] = i
 		}
 		type occKey struct {
 			d Weekday
 			n int
 		}
-		seenOcc := map[occKey]int{}
+		var seenOcc map[occKey]int
 		for i, o := range s.MonthlyOccurrences {
+			if seenOcc == nil {
+				seenOcc = map[occKey]int{}
+			}
 			path := fmt.Sprintf("schedule.monthlyOccurrences[%d]", i)
 			ok := true
 			switch {

@@ -302,6 +302,10 @@ func BenchmarkRegister(b *testing.B) {
 					after := liveHeap()
 					b.ReportMetric(float64(elapsed.Nanoseconds())/float64(n), "ns/job")
 					b.ReportMetric(float64(after-before)/float64(n), "B/job")
+					// The heap in use that the engine and its n jobs
+					// account for, after a collection: what the process
+					// holds with them less what it held before.
+					b.ReportMetric(float64(after-before)/(1<<20), "heap-MiB")
 					runtime.KeepAlive(eng)
 				}
 			})

@@ -366,10 +366,21 @@ func (s *Store) lookup(collection, name string) (*entry, error) {
 	}
 	e := c.jobs[name]
 	if e == nil {
-		return nil, fmt.Errorf("memory: job %q in collection %q: %w", name, collection, scheduler.ErrNotFound)
+		return nil, &missingJob{collection: collection, name: name}
 	}
 	return e, nil
 }
+
+// missingJob reports a job that does not exist. Its text is formatted only
+// when asked for: creating a job looks it up first, and formatting cost
+// more than the lookup.
+type missingJob struct{ collection, name string }
+
+func (e *missingJob) Error() string {
+	return fmt.Sprintf("memory: job %q in collection %q: %v", e.name, e.collection, scheduler.ErrNotFound)
+}
+
+func (e *missingJob) Unwrap() error { return scheduler.ErrNotFound }
 
 // PutJob implements [scheduler.Store].
 func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {

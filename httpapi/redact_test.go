@@ -1,0 +1,63 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// TestResponsesLeaveStoredSecrets checks that answering with a job whose
+// secrets are blanked changes nothing in the stored definition, which
+// responses share: the secrets are still there for the next attempt, and
+// for the next response to blank again.
+func TestResponsesLeaveStoredSecrets(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.PutCollection(ctx, "sub1/rg1/jc1", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := httpapi.New(s, &httpapi.Options{Logger: log})
+	body := `{"properties": {"action": {"type": "Https",
+		"request": {"uri": "https://example.com/", "method": "GET", "authentication": {"type": "Basic", "username": "u", "password": "secret-1"}},
+		"errorAction": {"type": "Https", "request": {"uri": "https://example.com/e", "method": "POST", "authentication": {"type": "Basic", "username": "u", "password": "secret-2"}}}},
+		"state": "Disabled"}}`
+	for i, method := range []string{"PUT", "GET", "GET"} {
+		rec := httptest.NewRecorder()
+		var rd io.Reader
+		if method == "PUT" {
+			rd = strings.NewReader(body)
+		}
+		h.ServeHTTP(rec, httptest.NewRequest(method, jc1+"/jobs/j1"+v, rd))
+		if rec.Code/100 != 2 {
+			t.Fatalf("%s: status %d: %s", method, rec.Code, rec.Body)
+		}
+		if strings.Contains(rec.Body.String(), "secret-") {
+			t.Errorf("response %d shows a secret: %s", i, rec.Body)
+		}
+		if !strings.Contains(rec.Body.String(), `"username":"u"`) {
+			t.Errorf("response %d lacks the username: %s", i, rec.Body)
+		}
+		r, err := s.GetJob(ctx, "sub1/rg1/jc1", "j1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, _ := json.Marshal(r.Job)
+		for _, secret := range []string{"secret-1", "secret-2"} {
+			if !strings.Contains(string(stored), secret) {
+				t.Errorf("after response %d the stored job lost %s: %s", i, secret, stored)
+			}
+		}
+	}
+}
