@@ -83,6 +83,9 @@ func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 	opts := s.parse
 	opts.Now = now
 	if s.cfg.Executors != nil {
+		// Clipped, so that appending never writes into an array that
+		// concurrent callers share.
+		opts.ActionTypes = slices.Clip(opts.ActionTypes)
 		for _, t := range s.cfg.Executors.Types() {
 			if !t.Builtin() {
 				opts.ActionTypes = append(opts.ActionTypes, t)
