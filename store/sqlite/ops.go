@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -245,45 +246,100 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	if !leaseUntil.After(now) {
 		return nil, fmt.Errorf("store/sqlite: claim: lease end %v is not after now %v", leaseUntil, now)
 	}
-	var out []*scheduler.JobRecord
+	// The writer only reads and updates rows; the JSON columns are
+	// decoded here, after the commit, so that claiming holds up other
+	// writes as little as possible.
+	type claimed struct {
+		row  *sqlstore.JobRow
+		prev string // the owner of an expired lease
+	}
+	var got []claimed
 	err := s.write(ctx, func(tx *wtx) error {
-		out = out[:0]
+		got = got[:0]
 		rows, err := tx.query("SELECT rowid, lease_owner FROM jobs WHERE ready_at <= ? ORDER BY ready_at, collection, name LIMIT ?", sqlstore.NanosInt(now), limit)
 		if err != nil {
 			return err
 		}
-		type due struct {
-			id   int64
-			prev string // the owner of an expired lease
-		}
-		var ids []due
+		// The rows' order, by rowid, and their ids as a JSON array.
+		order := make(map[int64]int)
+		ids := []byte{'['}
 		for rows.Next() {
-			var d due
-			if err := rows.Scan(&d.id, &d.prev); err != nil {
+			var id int64
+			var prev string
+			if err := rows.Scan(&id, &prev); err != nil {
 				rows.Close()
 				return err
 			}
-			ids = append(ids, d)
+			if len(got) > 0 {
+				ids = append(ids, ',')
+			}
+			ids = strconv.AppendInt(ids, id, 10)
+			order[id] = len(got)
+			got = append(got, claimed{prev: prev})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for _, d := range ids {
-			j, err := scanJob(tx.queryRow("UPDATE jobs SET lease_owner = ?, lease_until = ?, version = version + 1 WHERE rowid = ? RETURNING "+jobCols,
-				owner, sqlstore.NanosInt(leaseUntil), d.id))
+		if len(got) == 0 {
+			return nil
+		}
+		ids = append(ids, ']')
+		// One statement for all of them.
+		rows, err = tx.query("UPDATE jobs SET lease_owner = ?, lease_until = ?, version = version + 1 WHERE rowid IN (SELECT value FROM json_each(?)) RETURNING rowid, "+jobCols,
+			owner, sqlstore.NanosInt(leaseUntil), string(ids))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var id int64
+			row, err := sqlstore.ScanJobRow(rowsFirst{rows, &id})
 			if err != nil {
 				return err
 			}
-			j.PreviousLeaseOwner = d.prev
-			out = append(out, j)
+			i, ok := order[id]
+			if !ok || got[i].row != nil {
+				return fmt.Errorf("claimed row %d twice or unasked", id)
+			}
+			got[i].row = row
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n != len(got) {
+			return fmt.Errorf("claimed %d of %d due rows", n, len(got))
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: claim due jobs: %w", err)
 	}
+	out := make([]*scheduler.JobRecord, len(got))
+	for i, c := range got {
+		j, err := sqlstore.DecodeJob(c.row)
+		if err != nil {
+			// The claim stands; the lease lets the job be claimed again
+			// once it expires, as when a claimant dies.
+			return nil, fmt.Errorf("store/sqlite: claim due jobs: %w", err)
+		}
+		j.PreviousLeaseOwner = c.prev
+		out[i] = j
+	}
 	return out, nil
+}
+
+// rowsFirst scans a row whose first column is read into first and the
+// others into the destinations Scan is given.
+type rowsFirst struct {
+	rows  *sql.Rows
+	first any
+}
+
+func (r rowsFirst) Scan(dest ...any) error {
+	return r.rows.Scan(append([]any{r.first}, dest...)...)
 }
 
 // NextDue implements [scheduler.Store].
