@@ -449,38 +449,59 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: the elements are
-// recorded in one transaction, each inside a savepoint of its own, so an
-// element that fails changes nothing and leaves the others alone.
+// recorded in one transaction, and an element that fails changes nothing
+// and leaves the others alone.
+//
+// An element that fails before it changes anything (the job is gone, its
+// lease lost or its version stale: the update matched no row) needs no
+// savepoint, so the batch first runs without one per element. Should an
+// element fail after changing something, that run is undone and the
+// batch runs again with each element inside a savepoint of its own.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, len(batch))
 	type enc struct {
 		row  *sqlstore.JobRow
 		hist []*sqlstore.HistoryRow
+		err  error
 	}
 	encs := make([]enc, len(batch))
 	for i, r := range batch {
-		encs[i].row, encs[i].hist, errs[i] = encodeRecord(r.Job, r.History)
+		encs[i].row, encs[i].hist, encs[i].err = encodeRecord(r.Job, r.History)
 	}
-	err := s.write(ctx, func(tx *wtx) error {
-		for i, r := range batch {
-			if errs[i] != nil {
-				continue
-			}
-			if _, err := tx.exec("SAVEPOINT r"); err != nil {
-				return err
-			}
-			errs[i] = record(tx, owner, r.Job, encs[i].row, encs[i].hist)
-			if errs[i] != nil {
-				if _, err := tx.exec("ROLLBACK TO r"); err != nil {
+	run := func(savepoints bool) error {
+		return s.write(ctx, func(tx *wtx) error {
+			for i, r := range batch {
+				if errs[i] = encs[i].err; errs[i] != nil {
+					continue
+				}
+				if savepoints {
+					if _, err := tx.exec("SAVEPOINT r"); err != nil {
+						return err
+					}
+				}
+				errs[i] = record(tx, owner, r.Job, encs[i].row, encs[i].hist)
+				switch {
+				case !savepoints:
+					if errs[i] != nil && !changedNothing(errs[i]) {
+						return errRedo
+					}
+					continue
+				case errs[i] != nil:
+					if _, err := tx.exec("ROLLBACK TO r"); err != nil {
+						return err
+					}
+				}
+				if _, err := tx.exec("RELEASE r"); err != nil {
 					return err
 				}
 			}
-			if _, err := tx.exec("RELEASE r"); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
+	err := run(false)
+	if errors.Is(err, errRedo) {
+		err = run(true)
+	}
 	for i, r := range batch {
 		switch {
 		case err != nil && (errs[i] == nil || errors.Is(errs[i], errMissing)):
@@ -491,6 +512,15 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		}
 	}
 	return errs
+}
+
+// errRedo makes RecordBatch run its batch again with savepoints.
+var errRedo = errors.New("store/sqlite: record batch: an element failed after a change")
+
+// changedNothing reports whether record failed with err before it changed
+// anything: its update matched no row.
+func changedNothing(err error) bool {
+	return errors.Is(err, errMissing) || errors.Is(err, scheduler.ErrLeaseLost) || errors.Is(err, scheduler.ErrConflict)
 }
 
 // ListHistory implements [scheduler.Store].
