@@ -497,7 +497,7 @@ func (s *Scheduler) checkJobsFit(ctx context.Context, old, r *CollectionRecord) 
 			if j.State.Final() {
 				continue
 			}
-			t, err := s.timings.get(j)
+			t, err := s.timings.get(j, nil)
 			if err != nil {
 				continue
 			}

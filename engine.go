@@ -33,9 +33,16 @@ type cachedTiming struct {
 // maxCachedTimings bounds the cache; it is emptied when full.
 const maxCachedTimings = 1 << 16
 
-func (c *timingCache) get(r *JobRecord) (*Timing, error) {
+// The timing of a job without recurrence is cheaper to make than to look
+// up: get makes it in *buf, which it returns, so that the caller can keep
+// it on its stack (nil buf: a new one).
+func (c *timingCache) get(r *JobRecord, buf *Timing) (*Timing, error) {
 	if r.Job.Recurrence == nil {
-		return r.Job.Timing(r.Schedule.Anchor) // cheaper than the cache
+		if buf == nil {
+			buf = new(Timing)
+		}
+		*buf = r.Job.oneTimeTiming(r.Schedule.Anchor)
+		return buf, nil
 	}
 	key := timingKey{r.Collection, r.Name}
 	c.mu.Lock()
@@ -70,10 +77,21 @@ type machine struct {
 // progress, and settles DueAt, the status and the final state. It returns
 // the occurrence whose attempt is due now, or nil.
 func (m machine) advance(r *JobRecord, t *Timing, now time.Time) (run *Occurrence, hist []HistoryEntry) {
+	o, ok, hist := m.step(r, t, now)
+	if ok {
+		run = &o
+	}
+	return run, hist
+}
+
+// step is advance returning the due occurrence's copy by value, with ok
+// reporting whether there is one: the run loop keeps it without a heap
+// allocation.
+func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, ok bool, hist []HistoryEntry) {
 	sc := &r.Schedule
 	if r.State.Final() {
 		sc.DueAt = time.Time{}
-		return nil, nil
+		return Occurrence{}, false, nil
 	}
 	if sc.Current != nil {
 		hist = m.postpone(r, t, now, hist)
@@ -102,11 +120,10 @@ func (m machine) advance(r *JobRecord, t *Timing, now time.Time) (run *Occurrenc
 		}
 	}
 	if c := sc.Current; c != nil && !c.At.After(now) {
-		o := *c
-		run = &o
+		run, ok = *c, true
 	}
 	m.settle(r, now)
-	return run, hist
+	return run, ok, hist
 }
 
 // start makes o the current occurrence, due at now.
@@ -233,7 +250,7 @@ func (m machine) settle(r *JobRecord, now time.Time) {
 // an API write, and adopts o as its current occurrence when the step starts
 // the same one (same number, expected time, action and retry).
 func (m machine) replay(r *JobRecord, t *Timing, o *Occurrence, claimed time.Time) {
-	m.advance(r, t, claimed)
+	m.step(r, t, claimed)
 	c := r.Schedule.Current
 	if c != nil && c.Number == o.Number && c.Expected.Equal(o.Expected) && c.ErrorAction == o.ErrorAction && c.Retry == o.Retry {
 		c.Tag = o.Tag
@@ -435,8 +452,9 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 			s.log.Info("took over a job whose lease expired", "job", r.Name, "collection", r.Collection, "previous_owner", prev)
 		}
 	}
+	var tbuf Timing
 	for range 5 {
-		t, err := s.timings.get(r)
+		t, err := s.timings.get(r, &tbuf)
 		if err != nil {
 			s.log.Error("job timing", "job", r.Name, "collection", r.Collection, "err", err)
 			r.Schedule.DueAt = time.Time{}
@@ -445,9 +463,9 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 		}
 		// r is this goroutine's own copy: advance may change it in place.
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
-		run, hist := m.advance(r, t, now)
+		run, due, hist := m.step(r, t, now)
 		miss := s.tel.passedOver(r, t, next0, counted0, m.misfire, now)
-		if run != nil {
+		if due {
 			// A catch-up occurrence that absorbed the missed ones shows
 			// them on its attempt's span.
 			absorbed := miss != nil && run.Retry == 0 && !run.ErrorAction && run.Expected.Equal(next0)
@@ -455,7 +473,7 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 				info.missed = miss
 			}
 			s.tel.recordMissed(miss, !absorbed)
-			handedOff = s.attempt(execCtx, r, t, run, hist, now, info)
+			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info)
 			return
 		}
 		t0 := s.tel.storeStart()
@@ -549,12 +567,12 @@ func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
 func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo) (handedOff bool) {
 	res := s.execute(execCtx, r, o, info)
 	if s.batch != nil {
-		p := pendingOutcome{r: r, def: r.Job, t: t, o: o, res: res, hist: hist, claimed: claimed}
+		p := pendingOutcome{r: r, def: r.Job, t: *t, o: *o, res: res, hist: hist, claimed: claimed}
 		p.buf = histBufs.Get().(*[]HistoryEntry)
 		m := s.machine()
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
-		p.all = m.applyOutcome(r, t, true, o, res, hist, (*p.buf)[:0])
-		p.miss = s.tel.passedOver(r, t, next0, counted0, m.misfire, res.end)
+		p.all = m.applyOutcome(r, &p.t, true, &p.o, res, hist, (*p.buf)[:0])
+		p.miss = s.tel.passedOver(r, &p.t, next0, counted0, m.misfire, res.end)
 		s.enqueue(p)
 		return true
 	}
@@ -577,7 +595,7 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 	all := append(append(buf, hist...), h)
 	all = append(all, pre...)
 	if timed {
-		_, more := m.advance(work, t, res.end)
+		_, _, more := m.step(work, t, res.end)
 		all = append(all, more...)
 	}
 	return all
@@ -605,7 +623,7 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 			}
 			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
-			if t, terr = s.timings.get(r); terr == nil {
+			if t, terr = s.timings.get(r, nil); terr == nil {
 				m.replay(r, t, o, claimed)
 			}
 		}
@@ -651,8 +669,8 @@ type pendingOutcome struct {
 	miss    *missed
 	all     []HistoryEntry
 	buf     *[]HistoryEntry // from histBufs, holding all once recorded
-	t       *Timing
-	o       *Occurrence
+	t       Timing          // copies, so that an outcome costs no allocation
+	o       Occurrence      // of them
 	res     outcome
 	hist    []HistoryEntry
 	claimed time.Time
@@ -681,7 +699,7 @@ func (s *Scheduler) retryOutcome(p pendingOutcome) {
 	go func() {
 		defer s.release()
 		defer s.notify()
-		s.recordOutcome(p.r, p.t, p.o, p.res, p.hist, p.claimed, true)
+		s.recordOutcome(p.r, &p.t, &p.o, p.res, p.hist, p.claimed, true)
 	}()
 }
 
@@ -810,7 +828,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		res.message = err.Error()
 		return res
 	}
-	req := &action.Request{
+	st := &attemptState{req: action.Request{
 		Action:          act,
 		JobID:           r.ID(),
 		CollectionID:    r.Collection,
@@ -820,8 +838,9 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		Occurrence:      o.Number,
 		Retry:           o.Retry,
 		ErrorAction:     o.ErrorAction,
-	}
-	ctx := newAttemptContext(execCtx, res.start.Add(s.cfg.ActionTimeout))
+	}}
+	req, ctx := &st.req, &st.ctx
+	ctx.init(execCtx, res.start.Add(s.cfg.ActionTimeout))
 	defer ctx.stop()
 	s.holdLease(r, res.start)
 	defer s.dropLease(r)
@@ -857,10 +876,25 @@ type attemptContext struct {
 }
 
 func newAttemptContext(parent context.Context, deadline time.Time) *attemptContext {
+	c := new(attemptContext)
+	c.init(parent, deadline)
+	return c
+}
+
+// init readies c, which must be new, for an attempt under parent that
+// must end by deadline.
+func (c *attemptContext) init(parent context.Context, deadline time.Time) {
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	return &attemptContext{parent: parent, deadline: deadline}
+	c.parent, c.deadline = parent, deadline
+}
+
+// attemptState is what an attempt hands its executor, its context and its
+// request, in one allocation.
+type attemptState struct {
+	ctx attemptContext
+	req action.Request
 }
 
 // get returns the underlying context, making it on first use.

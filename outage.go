@@ -248,7 +248,7 @@ func (s *Scheduler) recordPendingAgain(p pendingOutcome, err error) {
 			s.emit(p.def, p.all)
 			s.tel.recordMissed(p.miss, true)
 		case errors.Is(err, ErrConflict):
-			s.recordOutcome(p.r, p.t, p.o, p.res, p.hist, p.claimed, true)
+			s.recordOutcome(p.r, &p.t, &p.o, p.res, p.hist, p.claimed, true)
 		}
 	}()
 }

@@ -47,7 +47,8 @@ func (j *Job) Timing(created time.Time) (*Timing, error) {
 		from = created
 	}
 	if j.Recurrence == nil {
-		return &Timing{first: from, count: 1}, nil
+		t := j.oneTimeTiming(created)
+		return &t, nil
 	}
 	rule, err := recurrence.Compile(j.Recurrence, start)
 	if err != nil {
@@ -64,6 +65,15 @@ func (j *Job) Timing(created time.Time) (*Timing, error) {
 // tells which occurrences a daylight saving change moved; nil for a job
 // without recurrence.
 func (t *Timing) Rule() *recurrence.Rule { return t.rule }
+
+// oneTimeTiming is Timing for a job without recurrence, as a value.
+func (j *Job) oneTimeTiming(created time.Time) Timing {
+	from := created.Round(0)
+	if j.StartTime != nil && j.StartTime.After(from) {
+		from = *j.StartTime
+	}
+	return Timing{first: from, count: 1}
+}
 
 // First returns the first occurrence, or the zero Time when the job has
 // none (its endTime lies before it).

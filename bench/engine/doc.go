@@ -13,7 +13,10 @@
 // the OpenTelemetry SDK installed, every attempt traced (sampled, batched
 // to an exporter that drops the spans) and measured by the Prometheus
 // exporter; plain "jobclock" uses the global providers with no SDK, as a
-// host that does not observe it. Metrics:
+// host that does not observe it. The flag -burstprofile=prefix writes a
+// CPU profile (prefix-<engine>.cpu) and an allocation profile
+// (prefix-<engine>.allocs, read with -base prefix-<engine>.allocs0) of
+// each burst alone, without the registration before it. Metrics:
 //
 //	ns/job, B/job     registering N jobs (time and live heap per job)
 //	burst-s           from the instant 100,000 jobs are due until the last executor call
@@ -23,6 +26,8 @@
 //	cpu-stop-us/occ   the same, until Stop has returned: with the work that follows the
 //	                  last start (jobclock stores the outcomes and history then)
 //	p50-ms, p99-ms    lateness (start minus due) at 10,000 occurrences per second
+//	allocs/occ, B/occ heap allocations per occurrence during the burst (until the last has
+//	                  started), counted by the runtime
 //	lost              occurrences that never started
 //	add-us, get-us, remove-us   one operation while 1,000,000 jobs are scheduled
 package engine

@@ -3,9 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -313,6 +316,48 @@ func BenchmarkRegister(b *testing.B) {
 	}
 }
 
+// burstProfile names the files that profile the burst alone: the CPU
+// profile from the due instant until every occurrence started, and the
+// allocations made meanwhile.
+var burstProfile = flag.String("burstprofile", "", "write `prefix`-<engine>.cpu and prefix-<engine>.allocs: profiles of BenchmarkBurst100k's burst alone")
+
+// profileBurst starts profiling the burst of the named engine, when asked
+// to, and returns the function that ends it.
+func profileBurst(b *testing.B, name string) (stop func()) {
+	if *burstProfile == "" {
+		return func() {}
+	}
+	base := *burstProfile + "-" + name
+	cpu, err := os.Create(base + ".cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Count allocations from here on only: the heap profile's alloc_*
+	// figures are cumulative, so take them as a difference with -base.
+	runtime.MemProfileRate = 4096
+	writeHeap(b, base+".allocs0")
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		cpu.Close()
+		writeHeap(b, base+".allocs")
+	}
+}
+
+func writeHeap(b *testing.B, name string) {
+	runtime.GC()
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func BenchmarkBurst100k(b *testing.B) {
 	const n = 100_000
 	for _, e := range loadEngines {
@@ -337,9 +382,14 @@ func BenchmarkBurst100k(b *testing.B) {
 				}
 				eng.start()
 				time.Sleep(time.Until(due))
+				stopProfile := profileBurst(b, e.name)
+				var ms0, ms1 runtime.MemStats
+				runtime.ReadMemStats(&ms0)
 				cpu0 := cpuTime()
 				rec.wait(due.Add(60 * time.Second))
 				cpu := cpuTime() - cpu0
+				runtime.ReadMemStats(&ms1)
+				stopProfile()
 				fired := rec.n.Load()
 				rec.mu.Lock()
 				last := rec.last
@@ -350,6 +400,8 @@ func BenchmarkBurst100k(b *testing.B) {
 				b.ReportMetric(float64(cpu.Microseconds())/float64(max(fired, 1)), "cpu-us/occ")
 				b.ReportMetric(float64(cpuAll.Microseconds())/float64(max(fired, 1)), "cpu-stop-us/occ")
 				b.ReportMetric(float64(n-fired), "lost")
+				b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(max(fired, 1)), "allocs/occ")
+				b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(max(fired, 1)), "B/occ")
 			}
 		})
 	}

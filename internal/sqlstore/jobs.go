@@ -80,7 +80,18 @@ const (
 
 // ScanJob reads a row of JobCols, then extra.
 func ScanJob(r Row, extra ...any) (*scheduler.JobRecord, error) {
-	var row JobRow
+	row, err := ScanJobRow(r, extra...)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeJob(row)
+}
+
+// ScanJobRow reads a row of JobCols, then extra, without decoding it:
+// a write transaction can leave [DecodeJob] to its caller, after the
+// commit.
+func ScanJobRow(r Row, extra ...any) (*JobRow, error) {
+	row := new(JobRow)
 	var created, updated, due, lease *int64
 	dest := []any{&row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
 		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease}
@@ -96,7 +107,7 @@ func ScanJob(r Row, extra ...any) (*scheduler.JobRecord, error) {
 	set(updated, &row.Updated, &row.HasUpdated)
 	set(due, &row.DueAt, &row.HasDue)
 	set(lease, &row.LeaseUntil, &row.HasLease)
-	return DecodeJob(&row)
+	return row, nil
 }
 
 // ScanCollection reads a row of CollectionCols.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -245,45 +246,100 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	if !leaseUntil.After(now) {
 		return nil, fmt.Errorf("store/sqlite: claim: lease end %v is not after now %v", leaseUntil, now)
 	}
-	var out []*scheduler.JobRecord
+	// The writer only reads and updates rows; the JSON columns are
+	// decoded here, after the commit, so that claiming holds up other
+	// writes as little as possible.
+	type claimed struct {
+		row  *sqlstore.JobRow
+		prev string // the owner of an expired lease
+	}
+	var got []claimed
 	err := s.write(ctx, func(tx *wtx) error {
-		out = out[:0]
+		got = got[:0]
 		rows, err := tx.query("SELECT rowid, lease_owner FROM jobs WHERE ready_at <= ? ORDER BY ready_at, collection, name LIMIT ?", sqlstore.NanosInt(now), limit)
 		if err != nil {
 			return err
 		}
-		type due struct {
-			id   int64
-			prev string // the owner of an expired lease
-		}
-		var ids []due
+		// The rows' order, by rowid, and their ids as a JSON array.
+		order := make(map[int64]int)
+		ids := []byte{'['}
 		for rows.Next() {
-			var d due
-			if err := rows.Scan(&d.id, &d.prev); err != nil {
+			var id int64
+			var prev string
+			if err := rows.Scan(&id, &prev); err != nil {
 				rows.Close()
 				return err
 			}
-			ids = append(ids, d)
+			if len(got) > 0 {
+				ids = append(ids, ',')
+			}
+			ids = strconv.AppendInt(ids, id, 10)
+			order[id] = len(got)
+			got = append(got, claimed{prev: prev})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for _, d := range ids {
-			j, err := scanJob(tx.queryRow("UPDATE jobs SET lease_owner = ?, lease_until = ?, version = version + 1 WHERE rowid = ? RETURNING "+jobCols,
-				owner, sqlstore.NanosInt(leaseUntil), d.id))
+		if len(got) == 0 {
+			return nil
+		}
+		ids = append(ids, ']')
+		// One statement for all of them.
+		rows, err = tx.query("UPDATE jobs SET lease_owner = ?, lease_until = ?, version = version + 1 WHERE rowid IN (SELECT value FROM json_each(?)) RETURNING rowid, "+jobCols,
+			owner, sqlstore.NanosInt(leaseUntil), string(ids))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var id int64
+			row, err := sqlstore.ScanJobRow(rowsFirst{rows, &id})
 			if err != nil {
 				return err
 			}
-			j.PreviousLeaseOwner = d.prev
-			out = append(out, j)
+			i, ok := order[id]
+			if !ok || got[i].row != nil {
+				return fmt.Errorf("claimed row %d twice or unasked", id)
+			}
+			got[i].row = row
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n != len(got) {
+			return fmt.Errorf("claimed %d of %d due rows", n, len(got))
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: claim due jobs: %w", err)
 	}
+	out := make([]*scheduler.JobRecord, len(got))
+	for i, c := range got {
+		j, err := sqlstore.DecodeJob(c.row)
+		if err != nil {
+			// The claim stands; the lease lets the job be claimed again
+			// once it expires, as when a claimant dies.
+			return nil, fmt.Errorf("store/sqlite: claim due jobs: %w", err)
+		}
+		j.PreviousLeaseOwner = c.prev
+		out[i] = j
+	}
 	return out, nil
+}
+
+// rowsFirst scans a row whose first column is read into first and the
+// others into the destinations Scan is given.
+type rowsFirst struct {
+	rows  *sql.Rows
+	first any
+}
+
+func (r rowsFirst) Scan(dest ...any) error {
+	return r.rows.Scan(append([]any{r.first}, dest...)...)
 }
 
 // NextDue implements [scheduler.Store].
@@ -393,38 +449,59 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: the elements are
-// recorded in one transaction, each inside a savepoint of its own, so an
-// element that fails changes nothing and leaves the others alone.
+// recorded in one transaction, and an element that fails changes nothing
+// and leaves the others alone.
+//
+// An element that fails before it changes anything (the job is gone, its
+// lease lost or its version stale: the update matched no row) needs no
+// savepoint, so the batch first runs without one per element. Should an
+// element fail after changing something, that run is undone and the
+// batch runs again with each element inside a savepoint of its own.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, len(batch))
 	type enc struct {
 		row  *sqlstore.JobRow
 		hist []*sqlstore.HistoryRow
+		err  error
 	}
 	encs := make([]enc, len(batch))
 	for i, r := range batch {
-		encs[i].row, encs[i].hist, errs[i] = encodeRecord(r.Job, r.History)
+		encs[i].row, encs[i].hist, encs[i].err = encodeRecord(r.Job, r.History)
 	}
-	err := s.write(ctx, func(tx *wtx) error {
-		for i, r := range batch {
-			if errs[i] != nil {
-				continue
-			}
-			if _, err := tx.exec("SAVEPOINT r"); err != nil {
-				return err
-			}
-			errs[i] = record(tx, owner, r.Job, encs[i].row, encs[i].hist)
-			if errs[i] != nil {
-				if _, err := tx.exec("ROLLBACK TO r"); err != nil {
+	run := func(savepoints bool) error {
+		return s.write(ctx, func(tx *wtx) error {
+			for i, r := range batch {
+				if errs[i] = encs[i].err; errs[i] != nil {
+					continue
+				}
+				if savepoints {
+					if _, err := tx.exec("SAVEPOINT r"); err != nil {
+						return err
+					}
+				}
+				errs[i] = record(tx, owner, r.Job, encs[i].row, encs[i].hist)
+				switch {
+				case !savepoints:
+					if errs[i] != nil && !changedNothing(errs[i]) {
+						return errRedo
+					}
+					continue
+				case errs[i] != nil:
+					if _, err := tx.exec("ROLLBACK TO r"); err != nil {
+						return err
+					}
+				}
+				if _, err := tx.exec("RELEASE r"); err != nil {
 					return err
 				}
 			}
-			if _, err := tx.exec("RELEASE r"); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
+	err := run(false)
+	if errors.Is(err, errRedo) {
+		err = run(true)
+	}
 	for i, r := range batch {
 		switch {
 		case err != nil && (errs[i] == nil || errors.Is(errs[i], errMissing)):
@@ -437,6 +514,15 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		}
 	}
 	return errs
+}
+
+// errRedo makes RecordBatch run its batch again with savepoints.
+var errRedo = errors.New("store/sqlite: record batch: an element failed after a change")
+
+// changedNothing reports whether record failed with err before it changed
+// anything: its update matched no row.
+func changedNothing(err error) bool {
+	return errors.Is(err, errMissing) || errors.Is(err, scheduler.ErrLeaseLost) || errors.Is(err, scheduler.ErrConflict)
 }
 
 // ListHistory implements [scheduler.Store].
