@@ -31,7 +31,8 @@ echo "== $(go version); $(nproc) CPUs; $(date -u +%FT%TZ); $(git rev-parse --sho
 (cd bench && run go test -run '^$' -bench . -benchtime 20000x -count 3 ./recurrence/)
 (cd bench && run go test -run '^$' -bench . -benchtime 1x ./size)
 run go test -run '^$' -bench . -benchtime 20000x ./recurrence/
-run go test -run '^$' -bench 'BenchmarkParseJob$|PutJobGoValue|BenchmarkAttempt|SealedAttempt' -benchtime 2000x -count 3 .
+run go test -run '^$' -bench 'BenchmarkParseJob$|PutJobGoValue' -benchtime 2000x -count 3 .
+run go test -run '^$' -bench 'BenchmarkAttempt|SealedAttempt' -benchtime 10x -count 2 .
 run go test -run '^$' -bench . -benchtime 2000x -count 3 ./httpapi/
 run go test -run '^$' -bench . -benchtime 20000x ./store/sqlite/
 run go test -run '^$' -bench 'ClaimRecord|Engine' -benchtime 20000x ./store/postgres/
