@@ -81,7 +81,15 @@ func (o *otelEnv) ended(name string) []sdktrace.ReadOnlySpan {
 			out = append(out, s)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].StartTime().Before(out[j].StartTime()) })
+	// By start, then by name: spans that start at the same instant on
+	// different goroutines end in either order.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if !a.StartTime().Equal(b.StartTime()) {
+			return a.StartTime().Before(b.StartTime())
+		}
+		return a.Name() < b.Name()
+	})
 	return out
 }
 
@@ -301,12 +309,13 @@ func TestTelemetryPostponed(t *testing.T) {
 			{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: 0, End: 90 * time.Second,
 				Attrs: attemptAttrs("j", action.HTTP, scheduler.MainAction, 1, 0, e.t0, 0, h[2].ExecutionTag, "Completed")},
 			// The second occurrence came due at 1m while the first ran; it
-			// was found waiting when the first ended, at 1m30s, and ran then.
+			// was found waiting when the first ended, at 1m30s, and ran then
+			// (spans starting at the same instant are listed by name).
+			{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: 90 * time.Second, End: 90 * time.Second,
+				Attrs: attemptAttrs("j", action.HTTP, scheduler.MainAction, 2, 0, e.t0.Add(m), 30*time.Second, h[0].ExecutionTag, "Completed")},
 			{Name: "jobclock.postpone", Kind: trace.SpanKindInternal, Start: 90 * time.Second, End: 90 * time.Second, Attrs: map[string]any{
 				"jobclock.collection": "c", "jobclock.job": "j", "jobclock.action.type": "Http", "jobclock.occurrence.number": int64(2),
 				"jobclock.occurrence.expected_time": rfc(e.t0.Add(m)), "jobclock.instance": "a"}},
-			{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: 90 * time.Second, End: 90 * time.Second,
-				Attrs: attemptAttrs("j", action.HTTP, scheduler.MainAction, 2, 0, e.t0.Add(m), 30*time.Second, h[0].ExecutionTag, "Completed")},
 		}
 		if diff := cmp.Diff(want, o.spanRows("", e.t0)); diff != "" {
 			t.Errorf("spans (-want +got):\n%s", diff)
