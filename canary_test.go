@@ -1,7 +1,6 @@
 package scheduler_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -21,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,29 +34,12 @@ import (
 	"github.com/jobclock/scheduler/action/servicebus"
 	"github.com/jobclock/scheduler/action/storagequeue"
 	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/secrets"
 	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/store/postgres"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
-
-// syncWriter is a log destination shared by goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // canary is the secret the canary tests look for; canaryControl is a
 // value stored in clear next to the secrets (a user name, a queue name),
@@ -203,7 +184,7 @@ func canaryScenario(t *testing.T, st scheduler.Store, keys *secrets.Keyring, atR
 	canaries := []string{canary, pfx, pfx[len(pfx)/2 : len(pfx)/2+40], basicHeader}
 
 	o := newOtel()
-	var logs syncWriter
+	var logs syncbuf.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	reg := &action.Registry{}
 	web := httpaction.New(&httpaction.Options{Client: target.Client(), Timeout: 5 * time.Second})

@@ -19,6 +19,7 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/store/postgres"
 )
@@ -64,24 +65,6 @@ func privateServer(t *testing.T) (string, func(verb string)) {
 	}
 }
 
-// lockedBuffer is a log written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // TestSchedulerSurvivesRestart restarts the PostgreSQL server under a
 // running Scheduler at its default settings while attempts are in flight
 // and occurrences come due: every occurrence runs exactly once and is
@@ -116,7 +99,7 @@ func TestSchedulerSurvivesRestart(t *testing.T) {
 	}))
 	defer rv.Close()
 
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	s, err := scheduler.New(st, &scheduler.Config{InstanceID: "a",
 		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {

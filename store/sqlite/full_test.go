@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -19,27 +18,10 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
-
-// lockedBuffer is a log written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // TestSchedulerSurvivesFullDatabase fills the database file up to its
 // limit (max_page_count, as a full disk would) under a running Scheduler
@@ -77,7 +59,7 @@ func TestSchedulerSurvivesFullDatabase(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	defer rv.Close()
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	s, err := scheduler.New(st, &scheduler.Config{InstanceID: "a",
 		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {
