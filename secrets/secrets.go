@@ -205,7 +205,14 @@ func writeNew(path, text string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Link(tmp.Name(), path) // fails with ErrExist when path exists
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Name the file, not the temporary one linked to it.
+			return fmt.Errorf("%s already exists; a key file is never overwritten: %w", path, fs.ErrExist)
+		}
+		return err
+	}
+	return nil
 }
 
 // WriteKeyFile creates a file at path (mode 0600) holding a new random key

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,6 +156,8 @@ func TestLoadOrCreateKeyFile(t *testing.T) {
 	}
 	if _, err := secrets.WriteKeyFile(path); err == nil {
 		t.Error("WriteKeyFile over an existing file succeeded")
+	} else if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), path) {
+		t.Errorf("WriteKeyFile over an existing file: %v; want fs.ErrExist naming %s", err, path)
 	}
 	if err := os.WriteFile(path, []byte("garbage\n"), 0o600); err != nil {
 		t.Fatal(err)
