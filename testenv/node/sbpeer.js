@@ -25,7 +25,8 @@
 // HTTP API (loopback, JSON):
 //   GET  /messages?address=<entity>  messages received on that entity, oldest first
 //   GET  /stats                      {connections_opened, connections_open,
-//                                     connections_by_key: {keyName: n}, attaches: {address: n}}
+//                                     connections_by_key: {keyName: n}, attaches: {address: n},
+//                                     cpu_us: processor time the peer has used, in µs}
 //   POST /keys  {"name":..,"key":..} register a SAS key
 //   POST /reset                      forget recorded messages and counters
 const rhea = require('rhea');
@@ -285,7 +286,8 @@ const api = http.createServer((req, res) => {
       return send(200, received.get((u.searchParams.get('address') || '').toLowerCase()) || []);
     }
     if (req.method === 'GET' && u.pathname === '/stats') {
-      return send(200, Object.assign({ connections_open: openConnections }, stats));
+      const cpu = process.cpuUsage();
+      return send(200, Object.assign({ connections_open: openConnections, cpu_us: cpu.user + cpu.system }, stats));
     }
     if (req.method === 'POST' && u.pathname === '/keys') {
       try {
