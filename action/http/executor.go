@@ -281,9 +281,13 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errTimeout)
 	defer cancel()
 	var status int // of the response, if any
-	ctx, span := tracectx.Start(ctx, scope, p.method, trace.SpanKindClient, spanAttributes(p)...)
-	if span != nil {
-		defer func() { endSpan(span, status, err) }()
+	var span trace.Span
+	// Without a trace context in ctx there is no span: skip describing one.
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		ctx, span = tracectx.Start(ctx, scope, p.method, trace.SpanKindClient, spanAttributes(p)...)
+		if span != nil {
+			defer func() { endSpan(span, status, err) }()
+		}
 	}
 
 	hreq, err := nethttp.NewRequestWithContext(ctx, p.method, p.u.String(), bodyReader(hr.Body))

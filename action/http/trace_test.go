@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/jobclock/scheduler/action"
 )
 
@@ -44,5 +46,28 @@ func TestNoTraceHeadersWithoutSpan(t *testing.T) {
 		if h.Get("traceparent") != headers["traceparent"] || h.Get("tracestate") != "" {
 			t.Errorf("with action headers %v: traceparent %q tracestate %q; want the action's own", headers, h.Get("traceparent"), h.Get("tracestate"))
 		}
+	}
+}
+
+// TestTraceHeadersWithoutTracer: a trace context in the context with no
+// tracer behind it (a remote parent, nothing recording) is still passed on
+// in the traceparent header, replacing the action's own.
+func TestTraceHeadersWithoutTracer(t *testing.T) {
+	got := make(chan nethttp.Header, 1)
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) { got <- r.Header }))
+	defer srv.Close()
+	e := New(nil)
+	defer e.Close()
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: [16]byte{0xa, 0xb, 0xc}, SpanID: [8]byte{0xd, 0xe}, TraceFlags: trace.FlagsSampled, Remote: true})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), sc)
+	headers := map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+	req := &action.Request{Action: &action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: srv.URL, Method: "GET", Headers: headers}}}
+	if _, err := e.Execute(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
+	if h := <-got; h.Get("traceparent") != want {
+		t.Errorf("traceparent %q, want %q", h.Get("traceparent"), want)
 	}
 }

@@ -58,21 +58,23 @@ type target struct {
 }
 
 func resolve(req *action.Request) (*target, error) {
-	root := "action"
-	if req.ErrorAction {
-		root = "errorAction"
-	}
 	a := req.Action
 	q, t := a.ServiceBusQueueMessage, a.ServiceBusTopicMessage
 	useQueue := a.Type == action.ServiceBusQueue || a.Type != action.ServiceBusTopic && q != nil
 	if useQueue {
-		p := root + ".serviceBusQueueMessage"
+		p := "action.serviceBusQueueMessage"
+		if req.ErrorAction {
+			p = "errorAction.serviceBusQueueMessage"
+		}
 		if q == nil {
 			return nil, &FieldError{Path: p, Reason: "is required for a ServiceBusQueue action"}
 		}
 		return &target{kind: "queue", label: "ServiceBusQueue", path: p, entity: q.QueueName, field: "queueName", msg: &q.ServiceBusMessage}, nil
 	}
-	p := root + ".serviceBusTopicMessage"
+	p := "action.serviceBusTopicMessage"
+	if req.ErrorAction {
+		p = "errorAction.serviceBusTopicMessage"
+	}
 	if t == nil {
 		return nil, &FieldError{Path: p, Reason: "is required for a ServiceBusTopic action"}
 	}
@@ -105,10 +107,14 @@ func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (re
 	}
 	m := t.msg
 	host := e.host(m.Namespace)
-	ctx, span := tracectx.Start(ctx, scope, "send "+t.entity, trace.SpanKindProducer, spanAttributes(host, t.entity, msg)...)
-	if span != nil {
-		defer func() { tracectx.End(span, err, sendErrorType(err)) }()
-		setTraceProperties(ctx, msg)
+	// Without a trace context in ctx there is no span: skip describing one.
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		var span trace.Span
+		ctx, span = tracectx.Start(ctx, scope, "send "+t.entity, trace.SpanKindProducer, spanAttributes(host, t.entity, msg)...)
+		if span != nil {
+			defer func() { tracectx.End(span, err, sendErrorType(err)) }()
+			setTraceProperties(ctx, msg)
+		}
 	}
 	ce, release, err := e.acquire(host, m.Authentication.SASKeyName, m.Authentication.SASKey)
 	if err != nil {
@@ -129,8 +135,8 @@ func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (re
 	if msg.MessageID != nil {
 		id = *msg.MessageID
 	}
-	return &action.Result{Message: fmt.Sprintf("%s Action - Message sent to %s '%s/%s' (message id %s, %d bytes)",
-		t.label, t.kind, m.Namespace, t.entity, id, len(msg.Body))}, nil
+	return &action.Result{Message: t.label + " Action - Message sent to " + t.kind + " '" + m.Namespace + "/" + t.entity +
+		"' (message id " + id + ", " + strconv.Itoa(len(msg.Body)) + " bytes)"}, nil
 }
 
 // validate checks the action's fields and builds the message.
@@ -180,7 +186,9 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 		if s == "" {
 			return nil
 		}
-		return &s
+		p := new(string)
+		*p = s
+		return p
 	}
 	if p := m.BrokeredMessageProperties; p != nil {
 		bp := "brokeredMessageProperties."
@@ -226,19 +234,18 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 	for k, v := range m.CustomMessageProperties {
 		props[k] = v
 	}
-	meta := map[string]string{
-		PropertyJobID:           req.JobID,
-		PropertyJobCollectionID: req.CollectionID,
-		PropertyExecutionTag:    req.ExecutionTag,
-		PropertyClientRequestID: req.ClientRequestID,
-	}
-	if !req.ExpectedTime.IsZero() {
-		meta[PropertyExpectedExecutionTime] = req.ExpectedTime.UTC().Format(time.RFC3339)
-	}
-	for k, v := range meta {
+	// The execution metadata replaces custom properties of the same names.
+	setProp := func(k, v string) {
 		if v != "" {
 			props[k] = v
 		}
+	}
+	setProp(PropertyJobID, req.JobID)
+	setProp(PropertyJobCollectionID, req.CollectionID)
+	setProp(PropertyExecutionTag, req.ExecutionTag)
+	setProp(PropertyClientRequestID, req.ClientRequestID)
+	if !req.ExpectedTime.IsZero() {
+		props[PropertyExpectedExecutionTime] = req.ExpectedTime.UTC().Format(time.RFC3339)
 	}
 	if len(props) > 0 {
 		msg.ApplicationProperties = props

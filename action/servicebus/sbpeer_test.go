@@ -99,6 +99,7 @@ type peerStats struct {
 	ConnectionsOpened int            `json:"connections_opened"`
 	ConnectionsByKey  map[string]int `json:"connections_by_key"`
 	Attaches          map[string]int `json:"attaches"`
+	CPUMicros         int64          `json:"cpu_us"` // processor time the peer has used
 }
 
 func (p *sbPeer) stats(tb testing.TB) peerStats {

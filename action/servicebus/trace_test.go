@@ -93,3 +93,30 @@ func TestNoTraceContextWithoutSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceContextPassedOnWithoutTracer: a trace context in the attempt's
+// context with no tracer behind it (a remote parent, nothing recording) is
+// still passed on in the message's properties.
+func TestTraceContextPassedOnWithoutTracer(t *testing.T) {
+	p := peer(t)
+	keyName, key := p.newKey(t)
+	e := servicebus.New(p.options())
+	defer e.Close(context.Background())
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: [16]byte{0xa, 0xb, 0xc}, SpanID: [8]byte{0xd, 0xe}, TraceFlags: trace.FlagsSampled, Remote: true})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), sc)
+	queue := "passed-on-" + randHex(3)
+	if _, err := e.Execute(ctx, queueRequest("contoso-sb", queue, keyName, key, "hello")); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	got := p.messages(t, queue)
+	if len(got) != 1 {
+		t.Fatalf("peer received %d messages, want 1", len(got))
+	}
+	parent := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
+	for _, k := range []string{"Diagnostic-Id", "traceparent"} {
+		if v := got[0].ApplicationProperties[k]; v != parent {
+			t.Errorf("application property %s = %v, want %s", k, v, parent)
+		}
+	}
+}

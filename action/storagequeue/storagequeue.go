@@ -192,9 +192,13 @@ func (e *Executor) execute(ctx context.Context, req *action.Request) (res *actio
 	if err != nil {
 		return nil, err
 	}
-	ctx, span := tracectx.Start(ctx, scope, "send "+m.QueueName, trace.SpanKindProducer, spanAttributes(e.opts.Endpoint(m.StorageAccount), m)...)
-	if span != nil {
-		defer func() { tracectx.End(span, err, enqueueErrorType(err)) }()
+	// Without a trace context in ctx there is no span: skip describing one.
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		var span trace.Span
+		ctx, span = tracectx.Start(ctx, scope, "send "+m.QueueName, trace.SpanKindProducer, spanAttributes(e.opts.Endpoint(m.StorageAccount), m)...)
+		if span != nil {
+			defer func() { tracectx.End(span, err, enqueueErrorType(err)) }()
+		}
 	}
 	traceparent, tracestate := tracectx.Parent(ctx)
 	text, err := e.encode(path, m.Message, req, traceparent, tracestate)

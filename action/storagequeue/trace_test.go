@@ -55,3 +55,31 @@ func TestEnvelopeTraceContext(t *testing.T) {
 		t.Errorf("envelope's last elements (-want +got):\n%s", diff)
 	}
 }
+
+// TestEnvelopeTraceContextWithoutTracer: a trace context in the attempt's
+// context with no tracer behind it (a remote parent, nothing recording) is
+// still passed on in the envelope.
+func TestEnvelopeTraceContextWithoutTracer(t *testing.T) {
+	p := azurite(t)
+	q := p.newQueue(t)
+	e := storagequeue.New(&storagequeue.Options{Endpoint: storagequeue.PathStyle(p.base), Envelope: true})
+	defer e.Close()
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: [16]byte{0xa, 0xb, 0xc}, SpanID: [8]byte{0xd, 0xe}, TraceFlags: trace.FlagsSampled, Remote: true})
+	ctx := trace.ContextWithRemoteSpanContext(context.Background(), sc)
+	if _, err := e.Execute(ctx, request(p.account, q, p.addSAS(t, q), "hello")); err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	got := p.receive(t, q)
+	if len(got) != 1 {
+		t.Fatalf("queue has %d messages, want 1", len(got))
+	}
+	_, _, children := parseEnvelope(t, *got[0].MessageText)
+	want := []element{{"Message", "hello"}, {"TraceParent", "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"}}
+	if len(children) != 8 {
+		t.Fatalf("envelope elements = %v, want 8", children)
+	}
+	if diff := cmp.Diff(want, children[6:]); diff != "" {
+		t.Errorf("envelope's last elements (-want +got):\n%s", diff)
+	}
+}
