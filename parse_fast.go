@@ -1,7 +1,9 @@
 package scheduler
 
 import (
+	"bytes"
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"strconv"
@@ -186,57 +188,68 @@ func parseFast(data []byte, opts *ParseOptions) (*Job, bool) {
 
 // space skips whitespace and comments.
 func (p *fastParser) space() bool {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\r', '\n':
-			p.i++
+	b, i := p.b, p.i
+	for i < len(b) {
+		switch c := b[i]; c {
+		case ' ':
+			// Indentation comes in runs of spaces: eight at a time.
+			i++
+			for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0x2020202020202020 {
+				i += 8
+			}
+		case '\t', '\r', '\n':
+			i++
 		case '/':
-			if p.i+1 >= len(p.b) {
+			if i+1 >= len(b) {
 				return false
 			}
 			var end int
-			switch p.b[p.i+1] {
+			switch b[i+1] {
 			case '/':
-				end = indexByteFrom(p.b, p.i+2, '\n')
+				end = bytes.IndexByte(b[i+2:], '\n')
 				if end < 0 {
-					end = len(p.b)
+					end = len(b)
 				} else {
-					end++
+					end += i + 3
 				}
 			case '*':
-				end = -1
-				for j := p.i + 2; j+1 < len(p.b); j++ {
-					if p.b[j] == '*' && p.b[j+1] == '/' {
-						end = j + 2
-						break
-					}
-				}
+				end = bytes.Index(b[i+2:], commentEnd)
 				if end < 0 {
 					return false
 				}
+				end += i + 4
 			default:
 				return false
 			}
-			for _, c := range p.b[p.i:end] {
-				if c >= utf8.RuneSelf {
-					return false // the general path checks UTF-8 and line separators
-				}
+			if !isASCII(b[i:end]) {
+				return false // the general path checks UTF-8 and line separators
 			}
-			p.i = end
+			i = end
 		default:
+			p.i = i
 			return true
 		}
 	}
+	p.i = i
 	return true
 }
 
-func indexByteFrom(b []byte, from int, c byte) int {
-	for j := from; j < len(b); j++ {
-		if b[j] == c {
-			return j
+var commentEnd = []byte("*/")
+
+// isASCII reports whether b holds only ASCII bytes, eight at a time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
 		}
 	}
-	return -1
+	return true
 }
 
 // root reads the top-level object into the Job v, unwrapping the ARM
