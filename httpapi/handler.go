@@ -414,7 +414,7 @@ func (h *handler) prelude(r *http.Request) (*request, error) {
 		return nil, newError(http.StatusForbidden, CodeAuthorizationFailed, "",
 			"The client is not authorized to reach subscription '%s'.", sub)
 	}
-	switch v := r.URL.Query().Get("api-version"); v {
+	switch v := apiVersion(r.URL); v {
 	case APIVersion20160301, APIVersion20160101:
 	case "":
 		return nil, newError(http.StatusBadRequest, CodeMissingAPIVersion, "api-version",
@@ -452,6 +452,16 @@ func (h *handler) prelude(r *http.Request) (*request, error) {
 	}
 	return nil, &apiError{status: http.StatusBadRequest, detail: ErrorDetail{Code: CodeBadRequest,
 		Message: "The request has " + itoa(len(details)) + " errors: " + strings.Join(msgs, " "), Details: details}}
+}
+
+// apiVersion returns the api-version query parameter of u, as
+// u.Query().Get does, without decoding the whole query when it is only
+// that parameter with a version spelled plainly.
+func apiVersion(u *url.URL) string {
+	if v, ok := strings.CutPrefix(u.RawQuery, "api-version="); ok && (v == APIVersion20160301 || v == APIVersion20160101) {
+		return v
+	}
+	return u.Query().Get("api-version")
 }
 
 // body reads the request body within the size limit. An empty body is an
