@@ -698,7 +698,9 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		v.SetLen(0)
 		ok := p.array(func() bool {
 			n := v.Len()
-			v.Grow(1)
+			if n == v.Cap() {
+				v.Grow(max(n, 4)) // lists are short: room for four at first
+			}
 			v.SetLen(n + 1)
 			return p.value(v.Index(n), t.elem)
 		})
