@@ -241,7 +241,18 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // paths do. Names (subscription, resource group, collection, job) are left
 // alone.
 func canonicalPath(p string) string {
-	segs := strings.Split(p, "/")
+	// Split without allocating for the paths the API serves (at most
+	// 16 segments); strings.Split's result otherwise.
+	var buf [16]string
+	segs := buf[:0]
+	for rest := p; ; {
+		seg, after, more := strings.Cut(rest, "/")
+		segs = append(segs, seg)
+		if !more {
+			break
+		}
+		rest = after
+	}
 	changed := false
 	lit := func(i int, want ...string) bool {
 		if i >= len(segs) {

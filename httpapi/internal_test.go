@@ -70,6 +70,11 @@ func TestCanonicalPath(t *testing.T) {
 		{"/healthz", "/healthz"},
 		{"", ""},
 		{"/", "/"},
+		// Empty segments, a trailing slash, more segments than the
+		// split keeps on the stack.
+		{"/subscriptions//resourcegroups/rg/", "/subscriptions//resourceGroups/rg/"},
+		{"/subscriptions/s/resourceGroups/rg/providers/microsoft.scheduler/jobcollections/jc/JOBS/j/HISTORY/a/b/c/d/e/f/g",
+			"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc/jobs/j/history/a/b/c/d/e/f/g"},
 	}
 	for _, tt := range tests {
 		if got := canonicalPath(tt.in); got != tt.want {
