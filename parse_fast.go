@@ -441,34 +441,45 @@ func (p *fastParser) scanString() (raw []byte, esc, ok bool) {
 
 // str reads a string value.
 func (p *fastParser) str() (string, bool) {
+	raw, s, esc, ok := p.strRaw()
+	if !esc {
+		s = string(raw)
+	}
+	return s, ok
+}
+
+// strRaw reads a string value: its bytes between the quotes, or when it
+// has escapes (esc), its decoded text s.
+func (p *fastParser) strRaw() (raw []byte, s string, esc, ok bool) {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
-		return "", false
+		return nil, "", false, false
 	}
 	start := p.i
-	raw, esc, ok := p.scanString()
+	raw, esc, ok = p.scanString()
 	if !ok {
-		return "", false
+		return nil, "", false, false
 	}
 	if esc {
-		var s string
-		if json.Unmarshal(p.b[start:p.i], &s) != nil {
-			return "", false
+		var u string // its own variable: a result whose address is taken lives on the heap
+		if json.Unmarshal(p.b[start:p.i], &u) != nil {
+			return nil, "", false, false
 		}
-		return s, true
+		return nil, u, true, true
 	}
-	for _, c := range raw {
-		if c >= utf8.RuneSelf {
-			if !utf8.Valid(raw) {
-				return "", false // encoding/json would replace the bad bytes
-			}
-			break
-		}
+	if !isASCII(raw) && !utf8.Valid(raw) {
+		return nil, "", false, false // encoding/json would replace the bad bytes
 	}
-	return string(raw), true
+	return raw, "", false, true
 }
 
 // number reads a JSON number and returns its text.
 func (p *fastParser) number() (string, bool) {
+	b, ok := p.numberBytes()
+	return string(b), ok
+}
+
+// numberBytes reads a JSON number and returns its text in the input.
+func (p *fastParser) numberBytes() ([]byte, bool) {
 	b, j := p.b, p.i
 	if j < len(b) && b[j] == '-' {
 		j++
@@ -481,7 +492,7 @@ func (p *fastParser) number() (string, bool) {
 			j++
 		}
 	default:
-		return "", false
+		return nil, false
 	}
 	if j < len(b) && b[j] == '.' {
 		j++
@@ -490,7 +501,7 @@ func (p *fastParser) number() (string, bool) {
 			j++
 		}
 		if j == d {
-			return "", false
+			return nil, false
 		}
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
@@ -503,16 +514,16 @@ func (p *fastParser) number() (string, bool) {
 			j++
 		}
 		if j == d {
-			return "", false
+			return nil, false
 		}
 	}
 	if j < len(b) && (b[j] == '+' || b[j] == '.' || 'a' <= b[j] && b[j] <= 'z' || 'A' <= b[j] && b[j] <= 'Z' || '0' <= b[j] && b[j] <= '9') {
-		return "", false // hujson reads such a run as one literal
+		return nil, false // hujson reads such a run as one literal
 	}
-	s := string(b[p.i:j])
+	n := b[p.i:j]
 	p.size += j - p.i
 	p.i = j
-	return s, true
+	return n, true
 }
 
 // literal reads true, false or null.
@@ -542,7 +553,7 @@ func (p *fastParser) skip() bool {
 	case c == '[':
 		return p.array(p.skip)
 	case c == '"':
-		_, ok := p.str()
+		_, _, _, ok := p.strRaw()
 		return ok
 	case c == 't':
 		return p.literal("true")
@@ -551,7 +562,7 @@ func (p *fastParser) skip() bool {
 	case c == 'n':
 		return p.literal("null")
 	}
-	_, ok := p.number()
+	_, ok := p.numberBytes()
 	return ok
 }
 
@@ -632,11 +643,11 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		}
 		return true
 	case fastInt:
-		s, ok := p.number()
+		b, ok := p.numberBytes()
 		if !ok {
 			return false
 		}
-		n, err := strconv.ParseInt(s, 10, t.bits)
+		n, err := strconv.ParseInt(string(b), 10, t.bits)
 		if err != nil {
 			return false
 		}
@@ -667,7 +678,11 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 				return false
 			}
 		}
-		v.Set(reflect.ValueOf(tm))
+		if v.CanAddr() {
+			*v.Addr().Interface().(*time.Time) = tm // without boxing tm
+		} else {
+			v.Set(reflect.ValueOf(tm))
+		}
 		return true
 	case fastDuration:
 		s, ok := p.str()
@@ -678,7 +693,7 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		if err != nil || d <= 0 {
 			return false
 		}
-		v.Set(reflect.ValueOf(d))
+		v.SetInt(int64(d))
 		return true
 	case fastRaw:
 		g, ok := p.generic()
