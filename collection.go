@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tailscale/hujson"
 
+	"github.com/jobclock/scheduler/internal/names"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -275,28 +275,20 @@ func decodeReason(err error) string {
 	return strings.TrimPrefix(msg, "json: ")
 }
 
-// namePattern is the rule for collection and job names.
-var namePattern = regexp.MustCompile(`^[A-Za-z][-_A-Za-z0-9]{0,99}$`)
-
-// validName reports whether name matches namePattern, without the cost of
-// a regular expression: every job put checks two names.
-func validName(name string) bool {
-	if len(name) == 0 || len(name) > 100 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		letter := 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
-		if !letter && (i == 0 || !('0' <= c && c <= '9' || c == '-' || c == '_')) {
+// validScope reports whether scope, the part of a collection name before
+// its last '/', is at most MaxScopeSegments valid segments.
+func validScope(scope string) bool {
+	for n := 1; ; n++ {
+		seg, rest, more := strings.Cut(scope, "/")
+		if n > MaxScopeSegments || !names.ValidScope(seg) {
 			return false
 		}
+		if !more {
+			return true
+		}
+		scope = rest
 	}
-	return true
 }
-
-// scopePattern is the rule for the optional scope segments of a
-// collection name ("subscription/resourceGroup/name").
-var scopePattern = regexp.MustCompile(`^[A-Za-z0-9][-_.()A-Za-z0-9]{0,89}$`)
 
 // MaxScopeSegments is the number of scope segments a collection name may
 // carry before the name itself: "team/reports" has one,
@@ -310,19 +302,14 @@ const MaxScopeSegments = 2
 func checkName(field, name string) error {
 	if field == "collection" {
 		if i := strings.LastIndexByte(name, '/'); i >= 0 {
-			scope := strings.Split(name[:i], "/")
-			ok := len(scope) <= MaxScopeSegments
-			for _, seg := range scope {
-				ok = ok && scopePattern.MatchString(seg)
-			}
-			if !ok {
+			if !validScope(name[:i]) {
 				return &ValidationError{Path: field, Value: strconv.Quote(name), Reason: fmt.Sprintf(
 					"has a bad scope: at most %d segments before the name, each 1 to 90 characters of letters, digits, '-', '_', '.', '(' and ')'", MaxScopeSegments)}
 			}
 			return checkName(field, name[i+1:])
 		}
 	}
-	if validName(name) {
+	if names.Valid(name) {
 		return nil
 	}
 	reason := "is not a valid name: 1 to 100 characters, starting with a letter, of letters, digits, '-' and '_'"

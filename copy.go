@@ -22,7 +22,7 @@ import (
 func copyDefinition(j *Job) (cp *Job, ok bool) {
 	c := &copier{}
 	cp = new(Job)
-	if !c.value(reflect.ValueOf(cp).Elem(), reflect.ValueOf(j).Elem()) || c.size > MaxJobSize {
+	if !c.value(reflect.ValueOf(cp).Elem(), reflect.ValueOf(j).Elem(), jobCopyPlan()) || c.size > MaxJobSize {
 		return nil, false
 	}
 	return cp, true
@@ -53,28 +53,118 @@ var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	zeroerType        = reflect.TypeFor[interface{ IsZero() bool }]()
-	plainStructs      sync.Map // reflect.Type -> bool: no repeated member names, no tag options but omitempty and omitzero
 )
-
-var selfEncoders sync.Map // reflect.Type -> bool
 
 // selfEncoding reports whether values of t encode themselves.
 func selfEncoding(t reflect.Type) bool {
-	if v, ok := selfEncoders.Load(t); ok {
-		return v.(bool)
-	}
-	self := t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
+	return t.Implements(marshalerType) || t.Implements(textMarshalerType) ||
 		reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)
-	selfEncoders.Store(t, self)
-	return self
 }
 
-// value copies src into dst, a settable zero value of the same type.
-func (c *copier) value(dst, src reflect.Value) bool {
-	t := src.Type()
-	switch t {
-	case timeType:
-		tm := src.Interface().(time.Time)
+// copyKind is how copier copies a Go type.
+type copyKind uint8
+
+const (
+	copyRefused copyKind = iota // through JSON instead
+	copyTime
+	copyDuration
+	copyRaw
+	copyString
+	copyBool
+	copyInt
+	copyPointer
+	copySlice
+	copyBytes // a byte slice: only nil is copied (bytes are base64)
+	copyMap
+	copyStruct
+)
+
+// copyPlan is what copier decides about a type once, rather than on
+// every copy: its kind, its element's plan, its members.
+type copyPlan struct {
+	kind   copyKind
+	elem   *copyPlan // copyPointer, copySlice, copyMap
+	fields []copyField
+	badKey bool // copyMap: keys JSON does not write as they are
+}
+
+type copyField struct {
+	index     []int
+	nameLen   int
+	omitEmpty bool
+	omitZero  bool
+	zeroer    bool // omitZero asks the type's IsZero
+	plan      *copyPlan
+}
+
+var (
+	copyPlans   = map[reflect.Type]*copyPlan{}
+	copyPlansMu sync.Mutex
+	jobCopyPlan = sync.OnceValue(func() *copyPlan {
+		copyPlansMu.Lock()
+		defer copyPlansMu.Unlock()
+		return copyPlanLocked(jobType)
+	})
+)
+
+func copyPlanLocked(t reflect.Type) *copyPlan {
+	if p, ok := copyPlans[t]; ok {
+		return p
+	}
+	p := &copyPlan{}
+	copyPlans[t] = p // before the members: types may refer to themselves
+	switch {
+	case t == timeType:
+		p.kind = copyTime
+	case t == durationType:
+		p.kind = copyDuration
+	case t == rawType:
+		p.kind = copyRaw
+	case t.Kind() != reflect.Pointer && selfEncoding(t):
+	case t.Kind() == reflect.String:
+		p.kind = copyString
+	case t.Kind() == reflect.Bool:
+		p.kind = copyBool
+	case t.Kind() == reflect.Int, t.Kind() == reflect.Int8, t.Kind() == reflect.Int16, t.Kind() == reflect.Int32, t.Kind() == reflect.Int64:
+		p.kind = copyInt
+	case t.Kind() == reflect.Pointer:
+		p.kind, p.elem = copyPointer, copyPlanLocked(t.Elem())
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		p.kind = copyBytes
+	case t.Kind() == reflect.Slice:
+		p.kind, p.elem = copySlice, copyPlanLocked(t.Elem())
+	case t.Kind() == reflect.Map:
+		p.kind, p.elem = copyMap, copyPlanLocked(t.Elem())
+		p.badKey = t.Key().Kind() != reflect.String || selfEncoding(t.Key())
+	case t.Kind() == reflect.Struct:
+		// Only structs without repeated member names and without tag
+		// options but omitempty and omitzero.
+		names := map[string]bool{}
+		for _, f := range fieldsOf(t) {
+			if f.other || names[f.name] {
+				p.fields = nil
+				return p
+			}
+			names[f.name] = true
+			p.fields = append(p.fields, copyField{index: f.index, nameLen: len(f.name), omitEmpty: f.omitEmpty,
+				omitZero: f.omitZero, zeroer: f.typ.Implements(zeroerType), plan: copyPlanLocked(f.typ)})
+		}
+		p.kind = copyStruct
+	}
+	return p
+}
+
+// value copies src into dst, a settable zero value of the same type,
+// whose plan p is.
+func (c *copier) value(dst, src reflect.Value, p *copyPlan) bool {
+	switch p.kind {
+	case copyTime:
+		var tm time.Time
+		if src.CanAddr() {
+			tm = *src.Addr().Interface().(*time.Time)
+		} else {
+			tm = src.Interface().(time.Time)
+		}
 		if y := tm.Year(); y < 0 || y > 9999 {
 			return false
 		}
@@ -87,14 +177,14 @@ func (c *copier) value(dst, src reflect.Value) bool {
 				return false
 			}
 		}
-		dst.Set(reflect.ValueOf(tm))
+		*dst.Addr().Interface().(*time.Time) = tm
 		c.size += len(`"2006-01-02T15:04:05.999999999-07:00"`)
 		return true
-	case durationType:
-		dst.Set(src)
+	case copyDuration:
+		dst.SetInt(src.Int())
 		c.size += 64
 		return true
-	case rawType:
+	case copyRaw:
 		if src.Len() == 0 {
 			return false // encoded as null, decoded as "null"
 		}
@@ -110,59 +200,58 @@ func (c *copier) value(dst, src reflect.Value) bool {
 		dst.SetBytes(b)
 		c.size += len(b)
 		return true
-	}
-	if t.Kind() != reflect.Pointer && selfEncoding(t) {
-		return false
-	}
-	switch t.Kind() {
-	case reflect.String:
+	case copyString:
 		s := src.String()
 		if !c.str(s) {
 			return false
 		}
 		dst.SetString(s)
 		return true
-	case reflect.Bool:
-		dst.Set(src)
+	case copyBool:
+		dst.SetBool(src.Bool())
 		c.size += len("false")
 		return true
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		dst.Set(src)
+	case copyInt:
+		dst.SetInt(src.Int())
 		c.size += len("-9223372036854775808")
 		return true
-	case reflect.Pointer:
+	case copyPointer:
 		c.size += len("null")
 		if src.IsNil() {
 			return true
 		}
-		p := reflect.New(t.Elem())
-		if !c.value(p.Elem(), src.Elem()) {
+		n := reflect.New(src.Type().Elem())
+		if !c.value(n.Elem(), src.Elem(), p.elem) {
 			return false
 		}
-		dst.Set(p)
+		dst.Set(n)
 		return true
-	case reflect.Slice:
+	case copyBytes:
 		c.size += len("[]")
-		if src.IsNil() || t.Elem().Kind() == reflect.Uint8 {
-			return src.IsNil() // a nil slice is null; bytes are base64
+		return src.IsNil() // a nil slice is null; bytes are base64
+	case copySlice:
+		c.size += len("[]")
+		if src.IsNil() {
+			return true
 		}
-		s := reflect.MakeSlice(t, src.Len(), src.Len())
+		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
 		for i := range src.Len() {
 			c.size++
-			if !c.value(s.Index(i), src.Index(i)) {
+			if !c.value(s.Index(i), src.Index(i), p.elem) {
 				return false
 			}
 		}
 		dst.Set(s)
 		return true
-	case reflect.Map:
+	case copyMap:
 		c.size += len("{}")
 		if src.IsNil() {
 			return true
 		}
-		if t.Key().Kind() != reflect.String || selfEncoding(t.Key()) {
+		if p.badKey {
 			return false
 		}
+		t := src.Type()
 		m := reflect.MakeMapWithSize(t, src.Len())
 		for it := src.MapRange(); it.Next(); {
 			c.size += 2
@@ -170,47 +259,29 @@ func (c *copier) value(dst, src reflect.Value) bool {
 				return false
 			}
 			e := reflect.New(t.Elem()).Elem()
-			if !c.value(e, it.Value()) {
+			if !c.value(e, it.Value(), p.elem) {
 				return false
 			}
 			m.SetMapIndex(it.Key(), e)
 		}
 		dst.Set(m)
 		return true
-	case reflect.Struct:
-		return c.structure(dst, src, t)
+	case copyStruct:
+		c.size += len("{}")
+		for i := range p.fields {
+			f := &p.fields[i]
+			v := src.FieldByIndex(f.index)
+			if f.omitEmpty && emptyValue(v) || f.omitZero && zeroValue(v, f.zeroer) {
+				continue
+			}
+			c.size += f.nameLen + len(`"":,`)
+			if !c.value(dst.FieldByIndex(f.index), v, f.plan) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
-}
-
-func (c *copier) structure(dst, src reflect.Value, t reflect.Type) bool {
-	fields := fieldsOf(t)
-	plain, known := plainStructs.Load(t)
-	if !known {
-		names := map[string]bool{}
-		p := true
-		for _, f := range fields {
-			p = p && !f.other && !names[f.name]
-			names[f.name] = true
-		}
-		plainStructs.Store(t, p)
-		plain = p
-	}
-	if !plain.(bool) {
-		return false
-	}
-	c.size += len("{}")
-	for _, f := range fields {
-		v := src.FieldByIndex(f.index)
-		if f.omitEmpty && emptyValue(v) || f.omitZero && zeroValue(v) {
-			continue
-		}
-		c.size += len(f.name) + len(`"":,`)
-		if !c.value(dst.FieldByIndex(f.index), v) {
-			return false
-		}
-	}
-	return true
 }
 
 // str adds the encoded length of s, at most, to c.size; false when s is
@@ -257,9 +328,10 @@ func emptyValue(v reflect.Value) bool {
 	return false
 }
 
-// zeroValue reports whether encoding/json's omitzero leaves v out.
-func zeroValue(v reflect.Value) bool {
-	if v.Type().Implements(zeroerType) {
+// zeroValue reports whether encoding/json's omitzero leaves v out; zeroer
+// says that v's type has an IsZero method.
+func zeroValue(v reflect.Value, zeroer bool) bool {
+	if zeroer {
 		if v.Kind() == reflect.Pointer && v.IsNil() {
 			return true
 		}

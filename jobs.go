@@ -15,6 +15,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/jsonput"
 	"github.com/jobclock/scheduler/internal/tracectx"
 	"github.com/jobclock/scheduler/recurrence"
 )
@@ -124,20 +125,27 @@ func (s *Scheduler) ParseJob(data []byte) (*Job, error) {
 // the actions' Payload encoded into Custom, its cron spec expanded, its
 // client certificates described and its secrets plain (sealed ones
 // opened): pass it through sealDefinition before storing it.
-func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, created time.Time) (*Job, error) {
+//
+// parsed says that def is what ParseJob returned for options
+// s.parseOptions(now) with Created set to created, and that nobody else
+// has seen it: ParseJob validated that very job with these rules, so it is
+// not validated again, unless opening sealed secrets changed it.
+func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, created time.Time, parsed bool) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
 	}
-	def, err := s.openDefinition(def, collection, name)
+	opened, err := s.openDefinition(def, collection, name)
 	if err != nil {
 		return nil, err
 	}
-	c := *def
+	c := *opened
 	c.Status = nil
 	opts := s.parseOptions(now)
 	opts.Created = created
-	if err := c.Validate(&opts); err != nil {
-		return nil, err
+	if !parsed || opened != def {
+		if err := c.Validate(&opts); err != nil {
+			return nil, err
+		}
 	}
 	if err := encodePayloads(&c); err != nil {
 		return nil, err
@@ -269,16 +277,50 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 	return r, nil
 }
 
+// putJSON parses the job definition data as [Scheduler.ParseJob] does and
+// puts it as PutJob does, validating it once: the job ParseJob returns
+// stays here, so PutJob's check that a caller's job is valid is already
+// done. A definition ParseJob refuses fails with a
+// [jsonput.ParseError] holding ParseJob's error. The REST API puts
+// jobs through it (see internal/jsonput).
+func (s *Scheduler) putJSON(ctx context.Context, collection, name string, data []byte, opts *PutJobOptions) (*JobRecord, error) {
+	now := time.Now()
+	popts := s.parseOptions(now)
+	def, err := ParseJob(data, &popts)
+	if err != nil {
+		return nil, &jsonput.ParseError{Err: err}
+	}
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	r, err := s.putJobAt(ctx, s.store, collection, name, def, opts, now, true)
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return r, nil
+}
+
+func init() {
+	jsonput.Put = func(ctx context.Context, s any, collection, name string, data []byte, ifMatch string) (any, error) {
+		return s.(*Scheduler).putJSON(ctx, collection, name, data, &PutJobOptions{IfMatch: ifMatch})
+	}
+}
+
 // putJob is PutJob over st.
 func (s *Scheduler) putJob(ctx context.Context, st TxStore, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
+	return s.putJobAt(ctx, st, collection, name, def, opts, time.Now(), false)
+}
+
+// putJobAt is putJob at now; parsed is as for checkDefinition.
+func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name string, def *Job, opts *PutJobOptions, now time.Time, parsed bool) (*JobRecord, error) {
 	if err := checkJobKey(collection, name); err != nil {
 		return nil, err
 	}
 	if opts == nil {
 		opts = &PutJobOptions{}
 	}
-	now := time.Now()
-	job, err := s.checkDefinition(def, collection, name, now, now)
+	job, err := s.checkDefinition(def, collection, name, now, now, parsed)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +500,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return err
 		}
-		job, err := s.checkDefinition(def, collection, name, now, r.Schedule.Anchor)
+		job, err := s.checkDefinition(def, collection, name, now, r.Schedule.Anchor, true)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 package scheduler
 
 import (
+	"bytes"
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
 	"reflect"
 	"strconv"
@@ -186,57 +188,68 @@ func parseFast(data []byte, opts *ParseOptions) (*Job, bool) {
 
 // space skips whitespace and comments.
 func (p *fastParser) space() bool {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\r', '\n':
-			p.i++
+	b, i := p.b, p.i
+	for i < len(b) {
+		switch c := b[i]; c {
+		case ' ':
+			// Indentation comes in runs of spaces: eight at a time.
+			i++
+			for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0x2020202020202020 {
+				i += 8
+			}
+		case '\t', '\r', '\n':
+			i++
 		case '/':
-			if p.i+1 >= len(p.b) {
+			if i+1 >= len(b) {
 				return false
 			}
 			var end int
-			switch p.b[p.i+1] {
+			switch b[i+1] {
 			case '/':
-				end = indexByteFrom(p.b, p.i+2, '\n')
+				end = bytes.IndexByte(b[i+2:], '\n')
 				if end < 0 {
-					end = len(p.b)
+					end = len(b)
 				} else {
-					end++
+					end += i + 3
 				}
 			case '*':
-				end = -1
-				for j := p.i + 2; j+1 < len(p.b); j++ {
-					if p.b[j] == '*' && p.b[j+1] == '/' {
-						end = j + 2
-						break
-					}
-				}
+				end = bytes.Index(b[i+2:], commentEnd)
 				if end < 0 {
 					return false
 				}
+				end += i + 4
 			default:
 				return false
 			}
-			for _, c := range p.b[p.i:end] {
-				if c >= utf8.RuneSelf {
-					return false // the general path checks UTF-8 and line separators
-				}
+			if !isASCII(b[i:end]) {
+				return false // the general path checks UTF-8 and line separators
 			}
-			p.i = end
+			i = end
 		default:
+			p.i = i
 			return true
 		}
 	}
+	p.i = i
 	return true
 }
 
-func indexByteFrom(b []byte, from int, c byte) int {
-	for j := from; j < len(b); j++ {
-		if b[j] == c {
-			return j
+var commentEnd = []byte("*/")
+
+// isASCII reports whether b holds only ASCII bytes, eight at a time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
 		}
 	}
-	return -1
+	return true
 }
 
 // root reads the top-level object into the Job v, unwrapping the ARM
@@ -428,34 +441,45 @@ func (p *fastParser) scanString() (raw []byte, esc, ok bool) {
 
 // str reads a string value.
 func (p *fastParser) str() (string, bool) {
+	raw, s, esc, ok := p.strRaw()
+	if !esc {
+		s = string(raw)
+	}
+	return s, ok
+}
+
+// strRaw reads a string value: its bytes between the quotes, or when it
+// has escapes (esc), its decoded text s.
+func (p *fastParser) strRaw() (raw []byte, s string, esc, ok bool) {
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
-		return "", false
+		return nil, "", false, false
 	}
 	start := p.i
-	raw, esc, ok := p.scanString()
+	raw, esc, ok = p.scanString()
 	if !ok {
-		return "", false
+		return nil, "", false, false
 	}
 	if esc {
-		var s string
-		if json.Unmarshal(p.b[start:p.i], &s) != nil {
-			return "", false
+		var u string // its own variable: a result whose address is taken lives on the heap
+		if json.Unmarshal(p.b[start:p.i], &u) != nil {
+			return nil, "", false, false
 		}
-		return s, true
+		return nil, u, true, true
 	}
-	for _, c := range raw {
-		if c >= utf8.RuneSelf {
-			if !utf8.Valid(raw) {
-				return "", false // encoding/json would replace the bad bytes
-			}
-			break
-		}
+	if !isASCII(raw) && !utf8.Valid(raw) {
+		return nil, "", false, false // encoding/json would replace the bad bytes
 	}
-	return string(raw), true
+	return raw, "", false, true
 }
 
 // number reads a JSON number and returns its text.
 func (p *fastParser) number() (string, bool) {
+	b, ok := p.numberBytes()
+	return string(b), ok
+}
+
+// numberBytes reads a JSON number and returns its text in the input.
+func (p *fastParser) numberBytes() ([]byte, bool) {
 	b, j := p.b, p.i
 	if j < len(b) && b[j] == '-' {
 		j++
@@ -468,7 +492,7 @@ func (p *fastParser) number() (string, bool) {
 			j++
 		}
 	default:
-		return "", false
+		return nil, false
 	}
 	if j < len(b) && b[j] == '.' {
 		j++
@@ -477,7 +501,7 @@ func (p *fastParser) number() (string, bool) {
 			j++
 		}
 		if j == d {
-			return "", false
+			return nil, false
 		}
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
@@ -490,16 +514,16 @@ func (p *fastParser) number() (string, bool) {
 			j++
 		}
 		if j == d {
-			return "", false
+			return nil, false
 		}
 	}
 	if j < len(b) && (b[j] == '+' || b[j] == '.' || 'a' <= b[j] && b[j] <= 'z' || 'A' <= b[j] && b[j] <= 'Z' || '0' <= b[j] && b[j] <= '9') {
-		return "", false // hujson reads such a run as one literal
+		return nil, false // hujson reads such a run as one literal
 	}
-	s := string(b[p.i:j])
+	n := b[p.i:j]
 	p.size += j - p.i
 	p.i = j
-	return s, true
+	return n, true
 }
 
 // literal reads true, false or null.
@@ -529,7 +553,7 @@ func (p *fastParser) skip() bool {
 	case c == '[':
 		return p.array(p.skip)
 	case c == '"':
-		_, ok := p.str()
+		_, _, _, ok := p.strRaw()
 		return ok
 	case c == 't':
 		return p.literal("true")
@@ -538,7 +562,7 @@ func (p *fastParser) skip() bool {
 	case c == 'n':
 		return p.literal("null")
 	}
-	_, ok := p.number()
+	_, ok := p.numberBytes()
 	return ok
 }
 
@@ -619,11 +643,11 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		}
 		return true
 	case fastInt:
-		s, ok := p.number()
+		b, ok := p.numberBytes()
 		if !ok {
 			return false
 		}
-		n, err := strconv.ParseInt(s, 10, t.bits)
+		n, err := strconv.ParseInt(string(b), 10, t.bits)
 		if err != nil {
 			return false
 		}
@@ -654,7 +678,11 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 				return false
 			}
 		}
-		v.Set(reflect.ValueOf(tm))
+		if v.CanAddr() {
+			*v.Addr().Interface().(*time.Time) = tm // without boxing tm
+		} else {
+			v.Set(reflect.ValueOf(tm))
+		}
 		return true
 	case fastDuration:
 		s, ok := p.str()
@@ -665,7 +693,7 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		if err != nil || d <= 0 {
 			return false
 		}
-		v.Set(reflect.ValueOf(d))
+		v.SetInt(int64(d))
 		return true
 	case fastRaw:
 		g, ok := p.generic()
@@ -685,7 +713,9 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		v.SetLen(0)
 		ok := p.array(func() bool {
 			n := v.Len()
-			v.Grow(1)
+			if n == v.Cap() {
+				v.Grow(max(n, 4)) // lists are short: room for four at first
+			}
 			v.SetLen(n + 1)
 			return p.value(v.Index(n), t.elem)
 		})

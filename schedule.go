@@ -44,7 +44,7 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	}
 	now := time.Now()
 	def := &Job{Action: act, Recurrence: when}
-	plain, err := s.checkDefinition(def, DefaultCollection, name, now, now)
+	plain, err := s.checkDefinition(def, DefaultCollection, name, now, now, false)
 	if err != nil {
 		return nil, err
 	}

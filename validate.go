@@ -163,7 +163,7 @@ func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
 	if start.IsZero() {
 		start, madeUp = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), true
 	}
-	_, err := recurrence.Compile(r, start) // validates r first
+	err := compileErr(r, start) // validates r first
 	for _, err := range flatten(err) {
 		var fe *recurrence.FieldError
 		if errors.As(err, &fe) {
@@ -183,6 +183,24 @@ func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
 			c.add("recurrence", "", err.Error())
 		}
 	}
+}
+
+// compileErr returns the error of recurrence.Compile(r, start), for a
+// non-nil r and a start that is not zero, without building the rule where
+// only r's fields and its time zone can be wrong: a Day or Week
+// recurrence without a cron spec (such rules need no search for a date
+// that exists or a grid they land on). TestCompileErrIsCompile checks
+// that the two agree.
+func compileErr(r *recurrence.Recurrence, start time.Time) error {
+	if r.Cron == "" && (r.Frequency == recurrence.Day || r.Frequency == recurrence.Week) {
+		if err := r.Validate(); err != nil {
+			return err
+		}
+		_, err := recurrence.LoadTimeZone(r.TimeZone)
+		return err
+	}
+	_, err := recurrence.Compile(r, start)
+	return err
 }
 
 // madeUpStart matches where a recurrence error names its start.

@@ -9,6 +9,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/jobclock/scheduler/internal/names"
 )
 
 // Authenticator identifies the caller of a request. The handler calls it
@@ -109,7 +111,7 @@ func NewTokenAuth(list string) (*TokenAuth, error) {
 			p.AllSubscriptions = true
 		} else {
 			for _, s := range strings.Split(subs, ",") {
-				if s == "" || s == "*" || !scopePattern.MatchString(s) {
+				if s == "" || s == "*" || !names.ValidScope(s) {
 					errs = append(errs, fmt.Errorf("token entry %d: subscription %q is not a subscription ID (or use \"*\" alone for all)", n, s))
 					continue
 				}

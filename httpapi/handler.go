@@ -11,16 +11,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/names"
 )
 
 // Defaults of Options.
@@ -162,9 +163,10 @@ func (h *handler) routes() {
 // caller, charges its budget, canonicalises the path and routes the
 // request.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("x-ms-request-id", newRequestID())
-	if id := r.Header.Get("x-ms-client-request-id"); id != "" && len(id) <= 200 {
-		w.Header().Set("x-ms-client-request-id", id)
+	h0 := w.Header()
+	h0[headerRequestID] = []string{newRequestID()}
+	if id := r.Header.Get(headerClientRequestID); id != "" && len(id) <= 200 {
+		h0[headerClientRequestID] = []string{id}
 	}
 	rec := &recorder{ResponseWriter: w}
 	defer func() {
@@ -239,7 +241,18 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 // paths do. Names (subscription, resource group, collection, job) are left
 // alone.
 func canonicalPath(p string) string {
-	segs := strings.Split(p, "/")
+	// Split without allocating for the paths the API serves (at most
+	// 16 segments); strings.Split's result otherwise.
+	var buf [16]string
+	segs := buf[:0]
+	for rest := p; ; {
+		seg, after, more := strings.Cut(rest, "/")
+		segs = append(segs, seg)
+		if !more {
+			break
+		}
+		rest = after
+	}
 	changed := false
 	lit := func(i int, want ...string) bool {
 		if i >= len(segs) {
@@ -274,13 +287,32 @@ func canonicalPath(p string) string {
 	return strings.Join(segs, "/")
 }
 
+// Response headers in canonical form, so that setting them needs no
+// canonicalisation (http.Header.Set would allocate one per call).
+var (
+	headerRequestID       = http.CanonicalHeaderKey("x-ms-request-id")
+	headerClientRequestID = http.CanonicalHeaderKey("x-ms-client-request-id")
+	headerRemainingReads  = http.CanonicalHeaderKey(HeaderRemainingReads)
+	headerRemainingWrites = http.CanonicalHeaderKey(HeaderRemainingWrites)
+)
+
+// newRequestID returns a random (version 4) UUID.
 func newRequestID() string {
-	b := make([]byte, 16)
-	rand.Read(b)
+	var b [16]byte
+	rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	x := hex.EncodeToString(b)
-	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+	var x [36]byte
+	hex.Encode(x[0:8], b[0:4])
+	x[8] = '-'
+	hex.Encode(x[9:13], b[4:6])
+	x[13] = '-'
+	hex.Encode(x[14:18], b[6:8])
+	x[18] = '-'
+	hex.Encode(x[19:23], b[8:10])
+	x[23] = '-'
+	hex.Encode(x[24:], b[10:])
+	return string(x[:])
 }
 
 // op adapts an operation that returns an error to an http.Handler: the
@@ -325,17 +357,34 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, e *apiError
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer putJSONBuffer(buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		buf.Reset()
 		buf.WriteString(`{"error":{"code":"InternalServerError","message":"The response could not be encoded."}}` + "\n")
 		status = http.StatusInternalServerError
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header()["Content-Type"] = []string{"application/json; charset=utf-8"}
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+}
+
+// jsonBuffers holds the buffers responses are encoded in: a job's
+// response is a few kilobytes, which a fresh buffer reaches by growing
+// several times.
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledJSONBuffer bounds the buffers kept for reuse, so that one
+// large list does not stay in memory.
+const maxPooledJSONBuffer = 64 << 10
+
+func putJSONBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledJSONBuffer {
+		b.Reset()
+		jsonBuffers.Put(b)
+	}
 }
 
 // writeEmpty writes a response without a body.
@@ -361,13 +410,6 @@ func ifMatch(r *http.Request) string {
 	return v
 }
 
-// Name rules, the same as the engine's: subscriptions and resource groups
-// are scope segments, collections and jobs names.
-var (
-	scopePattern = regexp.MustCompile(`^[A-Za-z0-9][-_.()A-Za-z0-9]{0,89}$`)
-	namePattern  = regexp.MustCompile(`^[A-Za-z][-_A-Za-z0-9]{0,99}$`)
-)
-
 // request is what an operation learns from the path and query.
 type request struct {
 	sc  scope
@@ -383,7 +425,7 @@ func (h *handler) prelude(r *http.Request) (*request, error) {
 		return nil, newError(http.StatusForbidden, CodeAuthorizationFailed, "",
 			"The client is not authorized to reach subscription '%s'.", sub)
 	}
-	switch v := r.URL.Query().Get("api-version"); v {
+	switch v := apiVersion(r.URL); v {
 	case APIVersion20160301, APIVersion20160101:
 	case "":
 		return nil, newError(http.StatusBadRequest, CodeMissingAPIVersion, "api-version",
@@ -394,21 +436,21 @@ func (h *handler) prelude(r *http.Request) (*request, error) {
 	}
 	req := &request{sc: scope{sub: strings.ToLower(sub), rg: r.PathValue("resourceGroupName"), jc: r.PathValue("jobCollectionName")}, job: r.PathValue("jobName")}
 	var details []ErrorDetail
-	check := func(param, v string, re *regexp.Regexp, rule string) {
+	check := func(param, v string, valid func(string) bool, rule string) {
 		if v == "" && param != "subscriptionId" {
 			return // not in this path
 		}
-		if !re.MatchString(v) {
+		if !valid(v) {
 			details = append(details, ErrorDetail{Code: CodeBadRequest, Target: param,
 				Message: "The " + param + " '" + v + "' is invalid: " + rule + "."})
 		}
 	}
 	const scopeRule = "1 to 90 characters of letters, digits, '-', '_', '.', '(' and ')', starting with a letter or digit"
 	const nameRule = "1 to 100 characters of letters, digits, '-' and '_', starting with a letter"
-	check("subscriptionId", sub, scopePattern, scopeRule)
-	check("resourceGroupName", req.sc.rg, scopePattern, scopeRule)
-	check("jobCollectionName", req.sc.jc, namePattern, nameRule)
-	check("jobName", req.job, namePattern, nameRule)
+	check("subscriptionId", sub, names.ValidScope, scopeRule)
+	check("resourceGroupName", req.sc.rg, names.ValidScope, scopeRule)
+	check("jobCollectionName", req.sc.jc, names.Valid, nameRule)
+	check("jobName", req.job, names.Valid, nameRule)
 	switch len(details) {
 	case 0:
 		return req, nil
@@ -421,6 +463,16 @@ func (h *handler) prelude(r *http.Request) (*request, error) {
 	}
 	return nil, &apiError{status: http.StatusBadRequest, detail: ErrorDetail{Code: CodeBadRequest,
 		Message: "The request has " + itoa(len(details)) + " errors: " + strings.Join(msgs, " "), Details: details}}
+}
+
+// apiVersion returns the api-version query parameter of u, as
+// u.Query().Get does, without decoding the whole query when it is only
+// that parameter with a version spelled plainly.
+func apiVersion(u *url.URL) string {
+	if v, ok := strings.CutPrefix(u.RawQuery, "api-version="); ok && (v == APIVersion20160301 || v == APIVersion20160101) {
+		return v
+	}
+	return u.Query().Get("api-version")
 }
 
 // body reads the request body within the size limit. An empty body is an

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +70,11 @@ func TestCanonicalPath(t *testing.T) {
 		{"/healthz", "/healthz"},
 		{"", ""},
 		{"/", "/"},
+		// Empty segments, a trailing slash, more segments than the
+		// split keeps on the stack.
+		{"/subscriptions//resourcegroups/rg/", "/subscriptions//resourceGroups/rg/"},
+		{"/subscriptions/s/resourceGroups/rg/providers/microsoft.scheduler/jobcollections/jc/JOBS/j/HISTORY/a/b/c/d/e/f/g",
+			"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc/jobs/j/history/a/b/c/d/e/f/g"},
 	}
 	for _, tt := range tests {
 		if got := canonicalPath(tt.in); got != tt.want {
@@ -92,6 +98,19 @@ func TestSplitKey(t *testing.T) {
 		got, ok := splitKey(tt.key)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("splitKey(%q) = %+v, %v; want %+v, %v", tt.key, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestAPIVersionIsQueryGet: apiVersion agrees with url.Values.Get on
+// queries its shortcut takes and on those it leaves to the full parse.
+func TestAPIVersionIsQueryGet(t *testing.T) {
+	for _, q := range []string{"", "api-version=2016-03-01", "api-version=2016-01-01", "api-version=2016-03-01&x=1",
+		"x=1&api-version=2016-03-01", "api-version=2016-03-02", "api-version=2016%2D03%2D01", "api-version=2016-03-01;x=1",
+		"api-version=2016-03-01&api-version=2016-01-01", "api-version=", "api-version", "Api-Version=2016-03-01", "api-version=2016+03-01"} {
+		u := &url.URL{Path: "/", RawQuery: q}
+		if got, want := apiVersion(u), u.Query().Get("api-version"); got != want {
+			t.Errorf("apiVersion(%q) = %q, want %q", q, got, want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/jsonput"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -260,16 +261,17 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// The scheduler's own ParseJob accepts the action types registered
-	// in it and checks their payloads.
-	def, err := h.s.ParseJob(data)
-	if err != nil {
+	// in it and checks their payloads; jsonput.Put is ParseJob followed
+	// by PutJob, validating the parsed job once.
+	rec, err := jsonput.Put(r.Context(), h.s, rq.sc.key(), rq.job, data, ifMatch(r))
+	if pe, ok := errors.AsType[*jsonput.ParseError](err); ok {
 		// ParseJob's paths start at the envelope already.
-		return validationError(err, "")
+		return validationError(pe.Err, "")
 	}
-	j, err := h.s.PutJob(r.Context(), rq.sc.key(), rq.job, def, &scheduler.PutJobOptions{IfMatch: ifMatch(r)})
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "properties")
 	}
+	j := rec.(*scheduler.JobRecord)
 	status := http.StatusOK
 	if j.Version == 1 {
 		status = http.StatusCreated

@@ -125,9 +125,9 @@ func (t *throttle) admit(w http.ResponseWriter, r *http.Request, p *Principal) *
 	}
 	bs, _ := t.callers.GetOrCreate(key, func() (*buckets, error) { return new(buckets), nil })
 	read := r.Method == http.MethodGet || r.Method == http.MethodHead
-	rule, header, kind, perWindow := t.writes, HeaderRemainingWrites, "write", t.writes.size
+	rule, header, kind, perWindow := t.writes, headerRemainingWrites, "write", t.writes.size
 	if read {
-		rule, header, kind, perWindow = t.reads, HeaderRemainingReads, "read", t.reads.size
+		rule, header, kind, perWindow = t.reads, headerRemainingReads, "read", t.reads.size
 	}
 	now := time.Now()
 	bs.mu.Lock()
@@ -148,7 +148,7 @@ func (t *throttle) admit(w http.ResponseWriter, r *http.Request, p *Principal) *
 	remaining, missing := b.tokens, 1-b.tokens
 	bs.mu.Unlock()
 
-	w.Header().Set(header, strconv.FormatInt(int64(math.Floor(remaining)), 10))
+	w.Header()[header] = []string{strconv.FormatInt(int64(math.Floor(remaining)), 10)}
 	if ok {
 		return nil
 	}

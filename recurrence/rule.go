@@ -131,6 +131,9 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 			rl.opts[i] = daily(rl.opts[i])
 		}
 	}
+	// Past this point only Minute, Hour, Month and Year rules can fail:
+	// the scheduler's validation relies on it to check Day and Week rules
+	// without building them (its TestCompileErrIsCompile).
 	if err := rl.checkGrid(); err != nil {
 		return nil, err
 	}
