@@ -77,8 +77,9 @@ func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.
 			continue
 		}
 		for _, e := range c.jobs {
-			for i := range e.hist {
-				h := &e.hist[i].HistoryEntry
+			hist := e.history()
+			for i := range hist {
+				h := &hist[i].HistoryEntry
 				if h.EndTime.IsZero() || h.EndTime.Before(from) || !h.EndTime.Before(to) {
 					continue
 				}
@@ -115,7 +116,8 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 			continue
 		}
 		for _, e := range c.jobs {
-			cur := cursor{hist: e.hist, i: len(e.hist)}
+			hist := e.history()
+			cur := cursor{hist: hist, i: len(hist)}
 			if cur.next(&f) {
 				cs = append(cs, cur)
 			}

@@ -1,0 +1,326 @@
+package memory
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// want returns what GetJob must return for a job put as r: r with its
+// times in UTC without monotonic readings, the given version and lease.
+func want(r *scheduler.JobRecord, version int64, owner string, until time.Time) *scheduler.JobRecord {
+	w := r.Clone()
+	normInPlace(w)
+	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner = version, owner, until, ""
+	return w
+}
+
+// freshRecord returns a record shaped as the Scheduler writes a new job:
+// the shape the compact form holds.
+func freshRecord(name string, now, next time.Time) *scheduler.JobRecord {
+	n := next
+	return &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{}, State: scheduler.JobEnabled,
+		Status: scheduler.JobStatus{NextExecutionTime: &n}, ETag: "0123456789abcdef", Created: now, Updated: now,
+		Schedule: scheduler.JobSchedule{DueAt: next, Anchor: now, NextOccurrence: next}}
+}
+
+// TestCompactForm puts records of many shapes, some with a compact form and
+// some without, and checks that each reads back exactly as put, and that
+// the compact form is used exactly where it can hold the record.
+func TestCompactForm(t *testing.T) {
+	ctx := context.Background()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().In(berlin) // with a monotonic reading and a zone
+	next := now.Add(90 * time.Minute).In(time.FixedZone("x", 3600))
+	far, early := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name    string
+		change  func(r *scheduler.JobRecord)
+		compact bool
+	}{
+		{"fresh", func(r *scheduler.JobRecord) {}, true},
+		{"disabled", func(r *scheduler.JobRecord) {
+			r.State, r.Schedule.DueAt, r.Status.NextExecutionTime = scheduler.JobDisabled, time.Time{}, nil
+		}, true},
+		{"completed", func(r *scheduler.JobRecord) {
+			r.State, r.Schedule.DueAt, r.Schedule.NextOccurrence, r.Status.NextExecutionTime = scheduler.JobCompleted, time.Time{}, time.Time{}, nil
+		}, true},
+		{"no state", func(r *scheduler.JobRecord) { r.State = "" }, true},
+		{"all times zero", func(r *scheduler.JobRecord) {
+			z := time.Time{}
+			r.Created, r.Updated, r.Schedule = z, z, scheduler.JobSchedule{}
+			r.Status.NextExecutionTime = &z
+		}, true},
+		{"same instants, other zones", func(r *scheduler.JobRecord) {
+			r.Created, r.Schedule.Anchor = now.UTC(), now.In(time.FixedZone("y", -7200))
+			n := next.UTC()
+			r.Status.NextExecutionTime, r.Schedule.DueAt = &n, next.In(berlin)
+		}, true},
+		{"unknown state", func(r *scheduler.JobRecord) { r.State = "Sleeping" }, false},
+		{"due earlier", func(r *scheduler.JobRecord) { r.Schedule.DueAt = now }, false},
+		{"next execution other", func(r *scheduler.JobRecord) { n := now; r.Status.NextExecutionTime = &n }, false},
+		{"created earlier", func(r *scheduler.JobRecord) { r.Created = now.Add(-time.Hour) }, false},
+		{"anchor earlier", func(r *scheduler.JobRecord) { r.Schedule.Anchor = now.Add(-time.Hour) }, false},
+		{"ran", func(r *scheduler.JobRecord) { l := now; r.Status.LastExecutionTime = &l }, false},
+		{"executions", func(r *scheduler.JobRecord) { r.Status.ExecutionCount = 3 }, false},
+		{"failures", func(r *scheduler.JobRecord) { r.Status.FailureCount = 1 }, false},
+		{"faults", func(r *scheduler.JobRecord) { r.Status.FaultedCount = 1 }, false},
+		{"occurrences", func(r *scheduler.JobRecord) { r.Schedule.Occurrences = 2 }, false},
+		{"counted", func(r *scheduler.JobRecord) { r.Schedule.Counted = 2 }, false},
+		{"current", func(r *scheduler.JobRecord) {
+			r.Schedule.Current = &scheduler.Occurrence{Number: 1, Expected: now, Tag: "t", At: next}
+		}, false},
+		{"waiting", func(r *scheduler.JobRecord) { r.Schedule.Waiting = &scheduler.Occurrence{Expected: next} }, false},
+		{"run requested", func(r *scheduler.JobRecord) { r.Schedule.RunRequested = now }, false},
+		{"run trace", func(r *scheduler.JobRecord) { r.Schedule.RunTrace, r.Schedule.RunTraceState = "tp", "ts" }, false},
+		{"last failed", func(r *scheduler.JobRecord) { r.Schedule.LastFailed = true }, false},
+		{"far future", func(r *scheduler.JobRecord) {
+			r.Created, r.Updated, r.Schedule.Anchor = far, far, far
+		}, false},
+		{"far past", func(r *scheduler.JobRecord) {
+			n := early
+			r.Schedule.NextOccurrence, r.Schedule.DueAt, r.Status.NextExecutionTime = early, early, &n
+		}, false},
+	}
+	s := New()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		r := freshRecord(tc.name, now, next)
+		tc.change(r)
+		w := want(r, 1, "", time.Time{})
+		if err := s.PutJob(ctx, r); err != nil {
+			t.Fatalf("%s: PutJob: %v", tc.name, err)
+		}
+		if e := s.colls["c"].jobs[tc.name]; (e.full() == nil) != tc.compact {
+			t.Errorf("%s: compact form %v, want %v", tc.name, e.full() == nil, tc.compact)
+		}
+		// The store keeps its own copy: changing the caller's record
+		// changes nothing stored.
+		r.Created, r.Schedule.NextOccurrence = r.Created.Add(time.Second), r.Schedule.NextOccurrence.Add(time.Second)
+		if p := r.Status.NextExecutionTime; p != nil {
+			*p = p.Add(time.Second)
+		}
+		got, err := s.GetJob(ctx, "c", tc.name)
+		if err != nil {
+			t.Fatalf("%s: GetJob: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: GetJob =\n%+v\nwant\n%+v", tc.name, got, w)
+		}
+		// What GetJob returns is the caller's.
+		if p := got.Status.NextExecutionTime; p != nil {
+			*p = p.Add(time.Hour)
+		}
+		got.Schedule.DueAt = got.Schedule.DueAt.Add(time.Hour)
+		if again, _ := s.GetJob(ctx, "c", tc.name); !reflect.DeepEqual(again, w) {
+			t.Errorf("%s: a change to what GetJob returned reached the store", tc.name)
+		}
+		if list, err := s.ListJobs(ctx, "c", scheduler.JobFilter{State: w.State}); err != nil || !containsEqual(list, w) {
+			t.Errorf("%s: ListJobs by state %q does not hold the record (%v)", tc.name, w.State, err)
+		}
+	}
+}
+
+func containsEqual(list []*scheduler.JobRecord, w *scheduler.JobRecord) bool {
+	for _, r := range list {
+		if reflect.DeepEqual(r, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCompactLifecycle follows a job from the compact form through a claim
+// (which keeps it), a lease extension, a recorded outcome that has no
+// compact form, and a replace that has one again, checking every read.
+func TestCompactLifecycle(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
+	s := New()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	put := freshRecord("j", now.Add(-time.Hour), now)
+	if err := s.PutJob(ctx, put); err != nil {
+		t.Fatal(err)
+	}
+	e := s.colls["c"].jobs["j"]
+	check := func(step string, w *scheduler.JobRecord, compact bool) {
+		t.Helper()
+		got, err := s.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: GetJob =\n%+v\nwant\n%+v", step, got, w)
+		}
+		if (e.full() == nil) != compact {
+			t.Errorf("%s: compact form %v, want %v", step, e.full() == nil, compact)
+		}
+	}
+	until := now.Add(time.Minute)
+	claimed, err := s.ClaimDue(ctx, now, "me", until, 10)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue = %v, %v", claimed, err)
+	}
+	w := want(put, 2, "me", until)
+	if w.PreviousLeaseOwner = ""; !reflect.DeepEqual(claimed[0], w) {
+		t.Errorf("ClaimDue returned\n%+v\nwant\n%+v", claimed[0], w)
+	}
+	check("claimed", w, true)
+	if n, _ := s.NextDue(ctx); !n.Equal(until) {
+		t.Errorf("NextDue while leased = %v, want the lease end %v", n, until)
+	}
+	until = until.Add(time.Minute)
+	if err := s.ExtendLease(ctx, "c", "j", "me", until); err != nil {
+		t.Fatal(err)
+	}
+	check("extended", want(put, 2, "me", until), true)
+
+	// An outcome the compact form cannot hold.
+	ran := claimed[0]
+	l := now.Add(time.Second)
+	ran.Status.LastExecutionTime, ran.Status.ExecutionCount = &l, 1
+	ran.Updated, ran.Schedule.DueAt = l, now.Add(time.Hour)
+	n := now.Add(time.Hour)
+	ran.Schedule.NextOccurrence, ran.Status.NextExecutionTime = n, &n
+	w = want(ran, 3, "", time.Time{})
+	if err := s.Record(ctx, "me", ran, []scheduler.HistoryEntry{{Collection: "c", Job: "j", EndTime: l}}); err != nil {
+		t.Fatal(err)
+	}
+	check("recorded", w, false)
+	if n, _ := s.NextDue(ctx); !n.Equal(now.Add(time.Hour)) {
+		t.Errorf("NextDue after the outcome = %v, want %v", n, now.Add(time.Hour))
+	}
+
+	// A replace shaped as a new job goes back to the compact form, and
+	// keeps the history.
+	again := freshRecord("j", now.Add(2*time.Second), now.Add(2*time.Hour))
+	again.Version = 3
+	if err := s.PutJob(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	check("replaced", want(again, 4, "", time.Time{}), true)
+	if h, err := s.ListHistory(ctx, "c", "j", scheduler.HistoryFilter{}); err != nil || len(h) != 1 {
+		t.Errorf("ListHistory after the replace = %v, %v; want the one entry", h, err)
+	}
+
+	// A claim of a compact job whose outcome still has a compact form.
+	claimed, err = s.ClaimDue(ctx, now.Add(3*time.Hour), "me", now.Add(4*time.Hour), 10)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("second ClaimDue = %v, %v", claimed, err)
+	}
+	out := claimed[0]
+	out.State = scheduler.JobDisabled
+	out.Schedule.DueAt, out.Status.NextExecutionTime = time.Time{}, nil
+	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: out}}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	w = want(again, 6, "", time.Time{})
+	w.State, w.Schedule.DueAt, w.Status.NextExecutionTime = scheduler.JobDisabled, time.Time{}, nil
+	check("recorded disabled", w, true)
+	if n, _ := s.NextDue(ctx); !n.IsZero() {
+		t.Errorf("NextDue with the only job disabled = %v, want none", n)
+	}
+	if counts, _ := s.CountJobs(ctx); len(counts) != 1 || counts[0].State != scheduler.JobDisabled || counts[0].Jobs != 1 {
+		t.Errorf("CountJobs = %+v, want one disabled job", counts)
+	}
+}
+
+// TestCompactRandom puts and records records of random shapes and checks
+// each read against the record as put.
+func TestCompactRandom(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(3, 4))
+	base := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
+	times := []time.Time{{}, base, base.Add(time.Hour), base.Add(-time.Hour), time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC)}
+	pick := func() time.Time { return times[r.IntN(len(times))] }
+	pickPtr := func() *time.Time {
+		if r.IntN(3) == 0 {
+			return nil
+		}
+		t := pick()
+		return &t
+	}
+	states := []scheduler.JobState{scheduler.JobEnabled, scheduler.JobDisabled, scheduler.JobCompleted, scheduler.JobFaulted, ""}
+	s := New()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	compact := 0
+	for i := range 3000 {
+		at := pick()
+		rec := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: states[r.IntN(len(states))],
+			ETag: "e", Created: at, Updated: at}
+		if r.IntN(4) == 0 {
+			rec.Created = pick()
+		}
+		rec.Schedule.Anchor, rec.Schedule.NextOccurrence = at, pick()
+		if r.IntN(4) == 0 {
+			rec.Schedule.Anchor = pick()
+		}
+		switch r.IntN(3) {
+		case 0:
+			rec.Schedule.DueAt = rec.Schedule.NextOccurrence
+		case 1:
+			rec.Schedule.DueAt = pick()
+		}
+		switch r.IntN(3) {
+		case 0:
+			n := rec.Schedule.NextOccurrence
+			rec.Status.NextExecutionTime = &n
+		case 1:
+			rec.Status.NextExecutionTime = pickPtr()
+		}
+		if r.IntN(5) == 0 {
+			rec.Status.LastExecutionTime = pickPtr()
+		}
+		if r.IntN(5) == 0 {
+			rec.Schedule.Occurrences = 1
+		}
+		old, err := s.GetJob(ctx, "c", "j")
+		if err == nil {
+			rec.Version = old.Version
+		}
+		w := want(rec, rec.Version+1, "", time.Time{})
+		if err == nil && r.IntN(2) == 0 && !old.Schedule.DueAt.IsZero() {
+			// Through a claim and a recorded outcome.
+			claimed, err := s.ClaimDue(ctx, old.Schedule.DueAt.Add(time.Second), "me", old.Schedule.DueAt.Add(time.Minute), 1)
+			if err != nil || len(claimed) != 1 {
+				t.Fatalf("step %d: ClaimDue = %v, %v", i, claimed, err)
+			}
+			rec.Version = claimed[0].Version
+			w.Version = rec.Version + 1
+			if err := s.Record(ctx, "me", rec, nil); err != nil {
+				t.Fatalf("step %d: Record: %v", i, err)
+			}
+		} else if err := s.PutJob(ctx, rec); err != nil {
+			t.Fatalf("step %d: PutJob: %v", i, err)
+		}
+		got, err := s.GetJob(ctx, "c", "j")
+		if err != nil || !reflect.DeepEqual(got, w) {
+			t.Fatalf("step %d: GetJob =\n%+v, %v\nwant\n%+v", i, got, err, w)
+		}
+		if s.colls["c"].jobs["j"].full() == nil {
+			compact++
+		}
+		next, _ := s.NextDue(ctx)
+		// (NextDue answers in Unix nanoseconds: only for DueAts that
+		// they can hold.)
+		if due := w.Schedule.DueAt; due.Year() < 2262 && (due.IsZero() != next.IsZero() || !next.Equal(due)) {
+			t.Fatalf("step %d: NextDue = %v, want the DueAt %v", i, next, w.Schedule.DueAt)
+		}
+	}
+	if compact < 100 || compact > 2900 {
+		t.Errorf("%d of 3000 records in compact form: the test mixes the forms too little", compact)
+	}
+}
