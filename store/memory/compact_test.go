@@ -46,6 +46,7 @@ func TestCompactForm(t *testing.T) {
 		compact bool
 	}{
 		{"fresh", func(r *scheduler.JobRecord) {}, true},
+		{"fresh, last failed", func(r *scheduler.JobRecord) { r.Schedule.LastFailed = true }, true},
 		{"disabled", func(r *scheduler.JobRecord) {
 			r.State, r.Schedule.DueAt, r.Status.NextExecutionTime = scheduler.JobDisabled, time.Time{}, nil
 		}, true},
@@ -66,24 +67,33 @@ func TestCompactForm(t *testing.T) {
 		{"unknown state", func(r *scheduler.JobRecord) { r.State = "Sleeping" }, false},
 		{"due earlier", func(r *scheduler.JobRecord) { r.Schedule.DueAt = now }, false},
 		{"next execution other", func(r *scheduler.JobRecord) { n := now; r.Status.NextExecutionTime = &n }, false},
-		{"created earlier", func(r *scheduler.JobRecord) { r.Created = now.Add(-time.Hour) }, false},
-		{"anchor earlier", func(r *scheduler.JobRecord) { r.Schedule.Anchor = now.Add(-time.Hour) }, false},
-		{"ran", func(r *scheduler.JobRecord) { l := now; r.Status.LastExecutionTime = &l }, false},
-		{"executions", func(r *scheduler.JobRecord) { r.Status.ExecutionCount = 3 }, false},
-		{"failures", func(r *scheduler.JobRecord) { r.Status.FailureCount = 1 }, false},
-		{"faults", func(r *scheduler.JobRecord) { r.Status.FaultedCount = 1 }, false},
-		{"occurrences", func(r *scheduler.JobRecord) { r.Schedule.Occurrences = 2 }, false},
-		{"counted", func(r *scheduler.JobRecord) { r.Schedule.Counted = 2 }, false},
+		{"created earlier", func(r *scheduler.JobRecord) { r.Created = now.Add(-time.Hour) }, true},
+		{"anchor earlier", func(r *scheduler.JobRecord) { r.Schedule.Anchor = now.Add(-time.Hour) }, true},
+		{"ran", func(r *scheduler.JobRecord) { l := now; r.Status.LastExecutionTime = &l }, true},
+		{"executions", func(r *scheduler.JobRecord) { r.Status.ExecutionCount = 3 }, true},
+		{"failures", func(r *scheduler.JobRecord) { r.Status.FailureCount = 1 }, true},
+		{"faults", func(r *scheduler.JobRecord) { r.Status.FaultedCount = 1 }, true},
+		{"occurrences", func(r *scheduler.JobRecord) { r.Schedule.Occurrences = 2 }, true},
+		{"counted", func(r *scheduler.JobRecord) { r.Schedule.Counted = 2 }, true},
 		{"current", func(r *scheduler.JobRecord) {
 			r.Schedule.Current = &scheduler.Occurrence{Number: 1, Expected: now, Tag: "t", At: next}
 		}, false},
 		{"waiting", func(r *scheduler.JobRecord) { r.Schedule.Waiting = &scheduler.Occurrence{Expected: next} }, false},
 		{"run requested", func(r *scheduler.JobRecord) { r.Schedule.RunRequested = now }, false},
 		{"run trace", func(r *scheduler.JobRecord) { r.Schedule.RunTrace, r.Schedule.RunTraceState = "tp", "ts" }, false},
-		{"last failed", func(r *scheduler.JobRecord) { r.Schedule.LastFailed = true }, false},
+		{"last failed", func(r *scheduler.JobRecord) { r.Schedule.LastFailed = true }, true},
 		{"far future", func(r *scheduler.JobRecord) {
 			r.Created, r.Updated, r.Schedule.Anchor = far, far, far
 		}, false},
+		{"ran, all at once", func(r *scheduler.JobRecord) {
+			l := now.Add(time.Minute)
+			r.Created, r.Updated, r.Status.LastExecutionTime = now.Add(-time.Hour), now.Add(2*time.Minute), &l
+			r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = 7, 3, 1
+			r.Schedule.Occurrences, r.Schedule.Counted, r.Schedule.LastFailed = 5, 4, true
+		}, true},
+		{"ran, last execution zero", func(r *scheduler.JobRecord) { l := time.Time{}; r.Status.LastExecutionTime = &l }, true},
+		{"ran, created far in the past", func(r *scheduler.JobRecord) { r.Created = early }, false},
+		{"ran, last execution far ahead", func(r *scheduler.JobRecord) { l := far; r.Status.LastExecutionTime = &l }, false},
 		{"far past", func(r *scheduler.JobRecord) {
 			n := early
 			r.Schedule.NextOccurrence, r.Schedule.DueAt, r.Status.NextExecutionTime = early, early, &n
@@ -141,7 +151,8 @@ func containsEqual(list []*scheduler.JobRecord, w *scheduler.JobRecord) bool {
 
 // TestCompactLifecycle follows a job from the compact form through a claim
 // (which keeps it), a lease extension, a recorded outcome that has no
-// compact form, and a replace that has one again, checking every read.
+// compact form (a retry pending), one that has, and a replace, checking
+// every read.
 func TestCompactLifecycle(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
@@ -186,30 +197,50 @@ func TestCompactLifecycle(t *testing.T) {
 	}
 	check("extended", want(put, 2, "me", until), true)
 
-	// An outcome the compact form cannot hold.
+	// An outcome the compact form cannot hold: a retry pending.
 	ran := claimed[0]
 	l := now.Add(time.Second)
-	ran.Status.LastExecutionTime, ran.Status.ExecutionCount = &l, 1
-	ran.Updated, ran.Schedule.DueAt = l, now.Add(time.Hour)
+	ran.Status.LastExecutionTime, ran.Status.ExecutionCount, ran.Status.FailureCount = &l, 1, 1
+	retry := now.Add(30 * time.Second)
+	ran.Updated, ran.Schedule.DueAt = l, retry
+	ran.Schedule.Current = &scheduler.Occurrence{Number: 1, Expected: now, Retry: 1, At: retry, Tag: "t"}
 	n := now.Add(time.Hour)
 	ran.Schedule.NextOccurrence, ran.Status.NextExecutionTime = n, &n
 	w = want(ran, 3, "", time.Time{})
 	if err := s.Record(ctx, "me", ran, []scheduler.HistoryEntry{{Collection: "c", Job: "j", EndTime: l}}); err != nil {
 		t.Fatal(err)
 	}
-	check("recorded", w, false)
+	check("retry pending", w, false)
+	if n, _ := s.NextDue(ctx); !n.Equal(retry) {
+		t.Errorf("NextDue with the retry pending = %v, want %v", n, retry)
+	}
+
+	// The retry succeeds: an outcome the compact form holds.
+	claimed, err = s.ClaimDue(ctx, retry, "me", retry.Add(time.Minute), 10)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue of the retry = %v, %v", claimed, err)
+	}
+	ran = claimed[0]
+	l = retry.Add(time.Second)
+	ran.Status.LastExecutionTime, ran.Status.ExecutionCount = &l, 2
+	ran.Updated, ran.Schedule.DueAt, ran.Schedule.Current, ran.Schedule.Occurrences = l, n, nil, 1
+	w = want(ran, 5, "", time.Time{})
+	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: ran}}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	check("recorded", w, true)
 	if n, _ := s.NextDue(ctx); !n.Equal(now.Add(time.Hour)) {
 		t.Errorf("NextDue after the outcome = %v, want %v", n, now.Add(time.Hour))
 	}
 
 	// A replace shaped as a new job goes back to the compact form, and
 	// keeps the history.
-	again := freshRecord("j", now.Add(2*time.Second), now.Add(2*time.Hour))
-	again.Version = 3
+	again := freshRecord("j", now.Add(2*time.Minute), now.Add(2*time.Hour))
+	again.Version = 5
 	if err := s.PutJob(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	check("replaced", want(again, 4, "", time.Time{}), true)
+	check("replaced", want(again, 6, "", time.Time{}), true)
 	if h, err := s.ListHistory(ctx, "c", "j", scheduler.HistoryFilter{}); err != nil || len(h) != 1 {
 		t.Errorf("ListHistory after the replace = %v, %v; want the one entry", h, err)
 	}
@@ -225,7 +256,7 @@ func TestCompactLifecycle(t *testing.T) {
 	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: out}}); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
-	w = want(again, 6, "", time.Time{})
+	w = want(again, 8, "", time.Time{})
 	w.State, w.Schedule.DueAt, w.Status.NextExecutionTime = scheduler.JobDisabled, time.Time{}, nil
 	check("recorded disabled", w, true)
 	if n, _ := s.NextDue(ctx); !n.IsZero() {
@@ -286,6 +317,12 @@ func TestCompactRandom(t *testing.T) {
 		}
 		if r.IntN(5) == 0 {
 			rec.Schedule.Occurrences = 1
+		}
+		if r.IntN(5) == 0 {
+			rec.Status.ExecutionCount, rec.Status.FaultedCount, rec.Schedule.LastFailed = 2, 1, true
+		}
+		if r.IntN(8) == 0 {
+			rec.Schedule.Current = &scheduler.Occurrence{Number: 1, At: pick()}
 		}
 		old, err := s.GetJob(ctx, "c", "j")
 		if err == nil {

@@ -78,13 +78,15 @@ type histItem struct {
 	seq uint64
 }
 
-// entry is a stored job. A job that has not run yet, the bulk of a store
-// that was just filled, keeps its record in compact form in the entry
-// itself: instants as Unix nanoseconds, the state as a small index, and the
-// fields such a record leaves empty left out (see entry.setCompact). Any
-// other record is kept whole in x.rec. Either way the Version is the
-// entry's and the lease is in x, so a claim changes neither form. Records
-// are built on read.
+// entry is a stored job. Its record is kept in compact form where it has
+// one (see entry.setCompact): instants as Unix nanoseconds, the state as a
+// small index, and what the record leaves empty left out. A job that has
+// not run yet, the bulk of a store that was just filled, keeps it in the
+// entry alone; a job that has run keeps its counters and the instants that
+// differ in x too. A record without a compact form (an occurrence under
+// way, a run requested) is kept whole in x.rec. Either way the Version is
+// the entry's and the lease is in x, so a claim changes neither form.
+// Records are built on read.
 type entry struct {
 	coll *coll
 	name string
@@ -98,16 +100,19 @@ type entry struct {
 	idx     int32 // position in the heap that holds it (see flags)
 	version int64
 	seq     uint64
-	x       *extra // nil until the job is claimed, has history, is final, or has no compact form
+	x       *extra // nil until the job is claimed, has run or history, is final, or has no compact form
 }
 
 // Bits of entry.flags.
 const (
-	inDue    = 1 << iota // in Store.due
-	inHeld               // in Store.held
-	gone                 // deleted
-	dueNext              // compact form: DueAt is NextOccurrence (else zero)
-	nextExec             // compact form: Status.NextExecutionTime points at NextOccurrence (else nil)
+	inDue      = 1 << iota // in Store.due
+	inHeld                 // in Store.held
+	gone                   // deleted
+	dueNext                // compact form: DueAt is NextOccurrence (else zero)
+	nextExec               // compact form: Status.NextExecutionTime points at NextOccurrence (else nil)
+	ran                    // compact form: x.run holds Created, Anchor, the counters and LastExecutionTime
+	lastExec               // compact form with ran: Status.LastExecutionTime is set
+	lastFailed             // compact form: Schedule.LastFailed
 )
 
 // extra is what an entry keeps beyond the compact form.
@@ -126,6 +131,15 @@ type extra struct {
 	// oldest is the least EndTime in hist as a timeKey; meaningful only
 	// when hist is not empty.
 	oldest int64
+	run    runPart
+}
+
+// runPart is the part of the compact form of a job that has run that the
+// entry itself has no room for.
+type runPart struct {
+	created, anchor, last        int64 // nanos; last is LastExecutionTime, when set
+	executions, failures, faults int
+	occurrences, counted         int
 }
 
 // ext returns e.x, creating it if need be.
@@ -216,16 +230,14 @@ func instant(ns int64) time.Time {
 }
 
 // setCompact stores j in compact form and reports whether it has one: a
-// record as the Scheduler writes a job that has not run (no status, no
-// occurrence under way, Created, Updated and Anchor the same instant).
+// record as the Scheduler writes a job with no occurrence under way and
+// no run requested, whose DueAt and NextExecutionTime are its
+// NextOccurrence or empty, with instants between the years 1678 and 2262.
 // It leaves e alone when j has none.
 func (e *entry) setCompact(j *scheduler.JobRecord) bool {
 	st := slices.Index(jobStates[:], j.State)
 	sc, status := &j.Schedule, &j.Status
-	if st < 0 || status.LastExecutionTime != nil || status.ExecutionCount != 0 || status.FailureCount != 0 || status.FaultedCount != 0 ||
-		sc.Occurrences != 0 || sc.Counted != 0 || sc.Current != nil || sc.Waiting != nil || !sc.RunRequested.IsZero() ||
-		sc.RunTrace != "" || sc.RunTraceState != "" || sc.LastFailed ||
-		!j.Created.Equal(j.Updated) || !sc.Anchor.Equal(j.Updated) {
+	if st < 0 || sc.Current != nil || sc.Waiting != nil || !sc.RunRequested.IsZero() || sc.RunTrace != "" || sc.RunTraceState != "" {
 		return false
 	}
 	updated, ok := nanos(j.Updated)
@@ -246,8 +258,29 @@ func (e *entry) setCompact(j *scheduler.JobRecord) bool {
 		}
 		f |= nextExec
 	}
+	if sc.LastFailed {
+		f |= lastFailed
+	}
+	if status.LastExecutionTime != nil || status.ExecutionCount != 0 || status.FailureCount != 0 || status.FaultedCount != 0 ||
+		sc.Occurrences != 0 || sc.Counted != 0 || !j.Created.Equal(j.Updated) || !sc.Anchor.Equal(j.Updated) {
+		created, ok := nanos(j.Created)
+		anchor, ok2 := nanos(sc.Anchor)
+		var last int64
+		ok3 := true
+		if p := status.LastExecutionTime; p != nil {
+			last, ok3 = nanos(*p)
+			f |= lastExec
+		}
+		if !ok || !ok2 || !ok3 {
+			return false
+		}
+		f |= ran
+		e.ext().run = runPart{created: created, anchor: anchor, last: last,
+			executions: status.ExecutionCount, failures: status.FailureCount, faults: status.FaultedCount,
+			occurrences: sc.Occurrences, counted: sc.Counted}
+	}
 	e.job, e.etag, e.updated, e.next, e.state = j.Job, j.ETag, updated, next, uint8(st)
-	e.flags = e.flags&^(dueNext|nextExec) | f
+	e.flags = e.flags&^(dueNext|nextExec|ran|lastExec|lastFailed) | f
 	if e.x != nil {
 		e.x.rec = nil
 	}
@@ -268,6 +301,7 @@ func (e *entry) set(j *scheduler.JobRecord, keep bool) {
 	r.Version, r.LeaseOwner, r.LeaseUntil, r.PreviousLeaseOwner = 0, "", time.Time{}, ""
 	e.ext().rec = r
 	e.job, e.etag = nil, ""
+	e.x.run = runPart{}
 }
 
 // recBox holds a record built for a caller with the instants its Status
@@ -310,6 +344,17 @@ func (e *entry) read() *scheduler.JobRecord {
 		if e.flags&nextExec != 0 {
 			b.next = next
 			r.Status.NextExecutionTime = &b.next
+		}
+		r.Schedule.LastFailed = e.flags&lastFailed != 0
+		if e.flags&ran != 0 {
+			run := &e.x.run
+			r.Created, r.Schedule.Anchor = instant(run.created), instant(run.anchor)
+			if e.flags&lastExec != 0 {
+				b.last = instant(run.last)
+				r.Status.LastExecutionTime = &b.last
+			}
+			r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = run.executions, run.failures, run.faults
+			r.Schedule.Occurrences, r.Schedule.Counted = run.occurrences, run.counted
 		}
 	}
 	r.Version = e.version
@@ -972,6 +1017,12 @@ func (h *timeHeap) at(e *entry) int64 { return h.items[e.x.pos[h.which]-1].at }
 func (h *timeHeap) set(e *entry, at int64) {
 	x := e.ext()
 	if x.pos[h.which] == 0 {
+		if len(h.items) == cap(h.items) {
+			// Double: append grows a large slice by a quarter, which
+			// copies and allocates five times the final size while
+			// a burst of outcomes fills the heap.
+			h.items = slices.Grow(h.items, max(len(h.items), 256))
+		}
 		h.items = append(h.items, timeItem{at, e})
 		x.pos[h.which] = int32(len(h.items))
 		h.up(len(h.items) - 1)
