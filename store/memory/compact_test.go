@@ -2,8 +2,10 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -359,5 +361,88 @@ func TestCompactRandom(t *testing.T) {
 	}
 	if compact < 100 || compact > 2900 {
 		t.Errorf("%d of 3000 records in compact form: the test mixes the forms too little", compact)
+	}
+}
+
+// TestCompactHistory records history entries of every shape, some with a
+// compact form and some without, and checks that ListHistory and
+// RecentHistory return them exactly as recorded, filters included.
+func TestCompactHistory(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().In(time.FixedZone("x", 5400)) // with a monotonic reading and a zone
+	s := New()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutJob(ctx, freshRecord("j", now, now)); err != nil {
+		t.Fatal(err)
+	}
+	base := scheduler.HistoryEntry{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
+		ExpectedExecutionTime: now, StartTime: now.Add(time.Millisecond), EndTime: now.Add(time.Second),
+		RetryCount: 2, RepeatCount: 7, Message: "Http 200 OK", ExecutionTag: "tag"}
+	shapes := []struct {
+		change  func(h *scheduler.HistoryEntry)
+		compact bool
+	}{
+		{func(h *scheduler.HistoryEntry) {}, true},
+		{func(h *scheduler.HistoryEntry) { h.Status, h.Faulted = scheduler.StatusFailed, true }, true},
+		{func(h *scheduler.HistoryEntry) {
+			h.ActionName, h.Status = scheduler.ErrorAction, scheduler.StatusPostponed
+		}, true},
+		{func(h *scheduler.HistoryEntry) { *h = scheduler.HistoryEntry{Collection: "c", Job: "j"} }, true},
+		{func(h *scheduler.HistoryEntry) { h.Status = "Skipped" }, false},
+		{func(h *scheduler.HistoryEntry) { h.ActionName = "Cleanup" }, false},
+		{func(h *scheduler.HistoryEntry) { h.Collection = "other" }, false},
+		{func(h *scheduler.HistoryEntry) { h.Job = "" }, false},
+		{func(h *scheduler.HistoryEntry) { h.EndTime = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC) }, false},
+		{func(h *scheduler.HistoryEntry) { h.ExpectedExecutionTime = time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC) }, false},
+	}
+	var recorded []scheduler.HistoryEntry
+	for i, sh := range shapes {
+		h := base
+		h.Message = fmt.Sprint(i)
+		sh.change(&h)
+		if sh.compact {
+			h.Message = fmt.Sprint(i) // kept through the change
+		}
+		claimed, err := s.ClaimDue(ctx, now.Add(time.Hour), "me", now.Add(2*time.Hour), 1)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("shape %d: ClaimDue = %v, %v", i, claimed, err)
+		}
+		if err := s.Record(ctx, "me", claimed[0], []scheduler.HistoryEntry{h}); err != nil {
+			t.Fatalf("shape %d: Record: %v", i, err)
+		}
+		hist := s.colls["c"].jobs["j"].history()
+		if got := hist[len(hist)-1].full == nil; got != sh.compact {
+			t.Errorf("shape %d: compact %v, want %v", i, got, sh.compact)
+		}
+		h.ExpectedExecutionTime, h.StartTime, h.EndTime = utc(h.ExpectedExecutionTime), utc(h.StartTime), utc(h.EndTime)
+		recorded = append(recorded, h)
+	}
+	slices.Reverse(recorded)
+	filters := []scheduler.HistoryFilter{{}, {Status: scheduler.StatusFailed}, {Faulted: true}, {Collections: []string{"other"}},
+		{Collections: []string{"c"}, Skip: 1, Top: 3}, {Status: "Skipped"}}
+	for _, f := range filters {
+		var w []scheduler.HistoryEntry
+		for _, h := range recorded {
+			if f.Keeps(&h) {
+				w = append(w, h)
+			}
+		}
+		w = w[min(f.Skip, len(w)):]
+		if f.Top > 0 {
+			w = w[:min(f.Top, len(w))]
+		}
+		got, err := s.ListHistory(ctx, "c", "j", f)
+		if err != nil || !reflect.DeepEqual(got, w) {
+			t.Errorf("ListHistory(%+v) =\n%+v, %v\nwant\n%+v", f, got, err, w)
+		}
+		if f.Collections != nil && !slices.Contains(f.Collections, "c") {
+			continue // RecentHistory goes by the job's collection
+		}
+		got, err = s.RecentHistory(ctx, f)
+		if err != nil || !reflect.DeepEqual(got, w) {
+			t.Errorf("RecentHistory(%+v) =\n%+v, %v\nwant\n%+v", f, got, err, w)
+		}
 	}
 }

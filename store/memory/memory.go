@@ -72,10 +72,75 @@ type coll struct {
 }
 
 // histItem is a history entry with its place in the recording order of
-// the whole store.
+// the whole store. It is kept in compact form, instants as Unix
+// nanoseconds and names as indexes, with the Collection and Job of the job
+// whose history it is; an entry that has no such form is kept whole in
+// full.
 type histItem struct {
-	scheduler.HistoryEntry
-	seq uint64
+	expected, start, end int64 // nanos
+	retry, repeat        int
+	message, tag         string
+	seq                  uint64
+	action, status       uint8 // indexes in actionNames and statuses
+	faulted              bool
+	full                 *scheduler.HistoryEntry
+}
+
+var (
+	actionNames = [...]scheduler.ActionName{"", scheduler.MainAction, scheduler.ErrorAction}
+	statuses    = [...]scheduler.ExecutionStatus{"", scheduler.StatusCompleted, scheduler.StatusFailed, scheduler.StatusPostponed}
+)
+
+// newHistItem returns h, an entry of e's history, as a histItem.
+func newHistItem(e *entry, h *scheduler.HistoryEntry, seq uint64) histItem {
+	action, status := slices.Index(actionNames[:], h.ActionName), slices.Index(statuses[:], h.Status)
+	expected, ok := nanos(h.ExpectedExecutionTime)
+	start, ok2 := nanos(h.StartTime)
+	end, ok3 := nanos(h.EndTime)
+	if action < 0 || status < 0 || !ok || !ok2 || !ok3 || h.Collection != e.coll.rec.Name || h.Job != e.name {
+		full := *h
+		full.ExpectedExecutionTime, full.StartTime, full.EndTime = utc(h.ExpectedExecutionTime), utc(h.StartTime), utc(h.EndTime)
+		return histItem{seq: seq, full: &full}
+	}
+	return histItem{expected: expected, start: start, end: end, retry: h.RetryCount, repeat: h.RepeatCount,
+		message: h.Message, tag: h.ExecutionTag, seq: seq, action: uint8(action), status: uint8(status), faulted: h.Faulted}
+}
+
+// entry returns the history entry of e that h holds.
+func (h *histItem) entry(e *entry) scheduler.HistoryEntry {
+	if h.full != nil {
+		return *h.full
+	}
+	return scheduler.HistoryEntry{Collection: e.coll.rec.Name, Job: e.name, ActionName: actionNames[h.action], Status: statuses[h.status],
+		ExpectedExecutionTime: instant(h.expected), StartTime: instant(h.start), EndTime: instant(h.end),
+		RetryCount: h.retry, RepeatCount: h.repeat, Message: h.message, ExecutionTag: h.tag, Faulted: h.faulted}
+}
+
+// keptBy reports whether f keeps the entry of e that h holds (see
+// [scheduler.HistoryFilter.Keeps]), without building all of it.
+func (h *histItem) keptBy(f *scheduler.HistoryFilter, e *entry) bool {
+	if h.full != nil {
+		return f.Keeps(h.full)
+	}
+	// The members that Keeps reads.
+	k := scheduler.HistoryEntry{Collection: e.coll.rec.Name, Status: statuses[h.status], Faulted: h.faulted}
+	return f.Keeps(&k)
+}
+
+// endTime returns the entry's EndTime.
+func (h *histItem) endTime() time.Time {
+	if h.full != nil {
+		return h.full.EndTime
+	}
+	return instant(h.end)
+}
+
+// endKey returns the timeKey of the entry's EndTime.
+func (h *histItem) endKey() int64 {
+	if h.full != nil {
+		return timeKey(h.full.EndTime)
+	}
+	return h.end // the nanos of an instant are its timeKey
 }
 
 // entry is a stored job. Its record is kept in compact form where it has
@@ -403,11 +468,6 @@ func normInPlace(r *scheduler.JobRecord) {
 	}
 }
 
-func normHist(h scheduler.HistoryEntry) scheduler.HistoryEntry {
-	h.ExpectedExecutionTime, h.StartTime, h.EndTime = utc(h.ExpectedExecutionTime), utc(h.StartTime), utc(h.EndTime)
-	return h
-}
-
 // reindex puts e in the right heap, moves it, or takes it out, according
 // to its record, lease and collection's state. A claim moves a job from
 // due to held, where leases of one owner arrive in nearly increasing order
@@ -468,11 +528,10 @@ func (s *Store) appendHistory(e *entry, history []scheduler.HistoryEntry) {
 	if len(x.hist) == 0 {
 		oldest = math.MaxInt64
 	}
-	for _, h := range history {
+	for i := range history {
 		s.hseq++
-		h = normHist(h)
-		x.hist = append(x.hist, histItem{h, s.hseq})
-		oldest = min(oldest, timeKey(h.EndTime))
+		x.hist = append(x.hist, newHistItem(e, &history[i], s.hseq))
+		oldest = min(oldest, x.hist[len(x.hist)-1].endKey())
 	}
 	if x.pos[1] == 0 || oldest != x.oldest {
 		x.oldest = oldest
@@ -493,8 +552,8 @@ func (s *Store) historyChanged(e *entry) {
 		return
 	}
 	oldest := int64(math.MaxInt64)
-	for _, h := range x.hist {
-		oldest = min(oldest, timeKey(h.EndTime))
+	for i := range x.hist {
+		oldest = min(oldest, x.hist[i].endKey())
 	}
 	x.oldest = oldest
 	s.aged.set(e, oldest)
@@ -877,7 +936,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	hist := e.history()
 	for i := len(hist) - 1; i >= 0; i-- {
 		h := &hist[i]
-		if !f.Keeps(&h.HistoryEntry) {
+		if !h.keptBy(&f, e) {
 			continue
 		}
 		if skip > 0 {
@@ -887,7 +946,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 		if f.Top > 0 && len(out) >= f.Top {
 			break
 		}
-		out = append(out, h.HistoryEntry)
+		out = append(out, h.entry(e))
 	}
 	return out, nil
 }
@@ -935,7 +994,7 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 			}
 			x := e.x
 			before := len(x.hist)
-			x.hist = slices.DeleteFunc(x.hist, func(h histItem) bool { return h.EndTime.Before(p.HistoryBefore) })
+			x.hist = slices.DeleteFunc(x.hist, func(h histItem) bool { return h.endTime().Before(p.HistoryBefore) })
 			n += before - len(x.hist)
 			s.historyChanged(e)
 			pause()

@@ -101,7 +101,8 @@ func snapshot(s *Store) map[string][]string {
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
 			msgs := []string{}
-			for _, h := range e.history() {
+			for _, it := range e.history() {
+				h := it.entry(e)
 				msgs = append(msgs, h.Message+"@"+h.EndTime.Format(time.TimeOnly))
 			}
 			out[e.id()] = msgs
@@ -136,7 +137,7 @@ func brutePrune(s *Store, p scheduler.PruneRequest) (map[string][]string, int) {
 			}
 			var kept []histItem
 			for _, h := range e.history() {
-				if p.HistoryBefore.IsZero() || !h.EndTime.Before(p.HistoryBefore) {
+				if p.HistoryBefore.IsZero() || !h.endTime().Before(p.HistoryBefore) {
 					kept = append(kept, h)
 				}
 			}
@@ -145,7 +146,8 @@ func brutePrune(s *Store, p scheduler.PruneRequest) (map[string][]string, int) {
 			}
 			n += len(e.history()) - len(kept)
 			msgs := []string{}
-			for _, h := range kept {
+			for _, it := range kept {
+				h := it.entry(e)
 				msgs = append(msgs, h.Message+"@"+h.EndTime.Format(time.TimeOnly))
 			}
 			out[e.id()] = msgs
@@ -173,10 +175,10 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 			}
 			if len(e.history()) > 0 {
 				aged++
-				oldest := e.history()[0].EndTime
+				oldest := e.history()[0].endTime()
 				for _, h := range e.history() {
-					if h.EndTime.Before(oldest) {
-						oldest = h.EndTime
+					if h.endTime().Before(oldest) {
+						oldest = h.endTime()
 					}
 				}
 				if posIn(e, 1) == 0 || s.aged.at(e) != timeKey(oldest) {
