@@ -120,3 +120,69 @@ func BenchmarkPrune(b *testing.B) {
 		}
 	}
 }
+
+// readStore returns a store with n jobs, as the Scheduler writes them
+// before they run (fresh) or after a few occurrences (ran).
+func readStore(b *testing.B, n int, ran bool) *memory.Store {
+	ctx := context.Background()
+	s := memory.New()
+	c := &scheduler.CollectionRecord{Name: "bench"}
+	c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: n}
+	if err := s.PutCollection(ctx, c); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := &scheduler.Job{}
+	for i := range n {
+		next := now.Add(time.Duration(i) * time.Millisecond)
+		nx := next
+		r := &scheduler.JobRecord{Collection: "bench", Name: fmt.Sprintf("j%07d", i), Job: job, State: scheduler.JobEnabled,
+			ETag: "0123456789abcdef", Created: now, Updated: now, Status: scheduler.JobStatus{NextExecutionTime: &nx},
+			Schedule: scheduler.JobSchedule{DueAt: next, Anchor: now, NextOccurrence: next}}
+		if ran {
+			last := now.Add(-time.Minute)
+			r.Created, r.Status.LastExecutionTime, r.Status.ExecutionCount = now.Add(-time.Hour), &last, 3
+			r.Schedule.Occurrences, r.Schedule.Counted = 3, 3
+		}
+		if err := s.PutJob(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+// BenchmarkGetJob measures GetJob among 100,000 jobs.
+func BenchmarkGetJob(b *testing.B) {
+	const n = 100_000
+	for _, ran := range []bool{false, true} {
+		b.Run(fmt.Sprintf("ran=%v", ran), func(b *testing.B) {
+			ctx := context.Background()
+			s := readStore(b, n, ran)
+			names := make([]string, 1024)
+			for i := range names {
+				names[i] = fmt.Sprintf("j%07d", (i*7919)%n)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := s.GetJob(ctx, "bench", names[i%len(names)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkListJobs measures a page of 100 jobs of a collection of 10,000,
+// as the dashboard and the REST API list them.
+func BenchmarkListJobs(b *testing.B) {
+	ctx := context.Background()
+	s := readStore(b, 10_000, true)
+	b.ReportAllocs()
+	for b.Loop() {
+		if got, err := s.ListJobs(ctx, "bench", scheduler.JobFilter{Skip: 5000, Top: 100}); err != nil || len(got) != 100 {
+			b.Fatal(len(got), err)
+		}
+	}
+}

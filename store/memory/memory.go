@@ -778,8 +778,12 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 		slices.Sort(c.names)
 	}
 	var out []*scheduler.JobRecord
-	skip := f.Skip
-	for _, n := range c.names {
+	names, skip := c.names, f.Skip
+	if f.State == "" {
+		// Every job counts: skip without looking them up.
+		names, skip = names[min(max(skip, 0), len(names)):], 0
+	}
+	for _, n := range names {
 		if f.Top > 0 && len(out) >= f.Top {
 			break
 		}
