@@ -186,3 +186,69 @@ func BenchmarkListJobs(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBurstClaimComplete measures the store's share of a burst as
+// the Scheduler drives it: 100,000 one-time jobs put as the Scheduler
+// writes them, all due at once, claimed 256 at a time and recorded
+// completed with one history entry each, in one RecordBatch. One op is one
+// occurrence.
+func BenchmarkBurstClaimComplete(b *testing.B) {
+	ctx := context.Background()
+	const jobs = 100_000
+	due := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := &scheduler.Job{}
+	var s *memory.Store
+	fill := func() {
+		s = memory.New()
+		c := &scheduler.CollectionRecord{Name: "bench"}
+		c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: jobs}
+		if err := s.PutCollection(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+		created := due.Add(-time.Minute)
+		for i := range jobs {
+			next := due
+			r := &scheduler.JobRecord{Collection: "bench", Name: fmt.Sprintf("j%07d", i), Job: job, State: scheduler.JobEnabled,
+				ETag: "0123456789abcdef", Created: created, Updated: created, Status: scheduler.JobStatus{NextExecutionTime: &next},
+				Schedule: scheduler.JobSchedule{DueAt: due, Anchor: created, NextOccurrence: due}}
+			if err := s.PutJob(ctx, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	now := due.Add(time.Millisecond)
+	batch := make([]scheduler.RecordRequest, 0, 256)
+	left := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		if left == 0 {
+			b.StopTimer()
+			fill()
+			left = jobs
+			b.StartTimer()
+		}
+		got, err := s.ClaimDue(ctx, now, "w", now.Add(time.Minute), min(256, b.N-done, left))
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch = batch[:0]
+		for _, j := range got {
+			h := scheduler.HistoryEntry{Collection: j.Collection, Job: j.Name, ActionName: scheduler.MainAction,
+				Status: scheduler.StatusCompleted, ExpectedExecutionTime: due, StartTime: now, EndTime: now,
+				RepeatCount: 1, Message: "Http 200 OK", ExecutionTag: "0123456789abcdef"}
+			start := now
+			j.State, j.Updated = scheduler.JobCompleted, now
+			j.Status.LastExecutionTime, j.Status.NextExecutionTime, j.Status.ExecutionCount = &start, nil, 1
+			j.Schedule.DueAt, j.Schedule.NextOccurrence, j.Schedule.Occurrences, j.Schedule.Counted = time.Time{}, time.Time{}, 1, 1
+			batch = append(batch, scheduler.RecordRequest{Job: j, History: []scheduler.HistoryEntry{h}})
+		}
+		for _, err := range s.RecordBatch(ctx, "w", batch) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		done += len(got)
+		left -= len(got)
+	}
+}

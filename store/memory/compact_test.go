@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,10 +106,12 @@ func TestCompactForm(t *testing.T) {
 	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
 		t.Fatal(err)
 	}
+	counts := map[scheduler.JobState]int{}
 	for _, tc := range cases {
 		r := freshRecord(tc.name, now, next)
 		tc.change(r)
 		w := want(r, 1, "", time.Time{})
+		counts[w.State]++
 		if err := s.PutJob(ctx, r); err != nil {
 			t.Fatalf("%s: PutJob: %v", tc.name, err)
 		}
@@ -138,6 +141,27 @@ func TestCompactForm(t *testing.T) {
 		}
 		if list, err := s.ListJobs(ctx, "c", scheduler.JobFilter{State: w.State}); err != nil || !containsEqual(list, w) {
 			t.Errorf("%s: ListJobs by state %q does not hold the record (%v)", tc.name, w.State, err)
+		}
+	}
+	// The counts by state, the unknown one included; then again after
+	// the unknown state's job is gone.
+	for round := range 2 {
+		got, err := s.CountJobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[scheduler.JobState]int{}
+		for _, c := range got {
+			m[c.State] = c.Jobs
+		}
+		if !reflect.DeepEqual(m, counts) || !slices.IsSortedFunc(got, func(a, b scheduler.JobCount) int { return strings.Compare(string(a.State), string(b.State)) }) {
+			t.Errorf("CountJobs = %+v, want %v in order", got, counts)
+		}
+		if round == 0 {
+			if err := s.DeleteJob(ctx, "c", "unknown state"); err != nil {
+				t.Fatal(err)
+			}
+			delete(counts, "Sleeping")
 		}
 	}
 }

@@ -18,6 +18,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -63,9 +64,10 @@ type Store struct {
 type coll struct {
 	rec  *scheduler.CollectionRecord
 	jobs map[string]*entry
-	// states counts the jobs in each state; states without jobs have no
-	// key.
-	states map[scheduler.JobState]int
+	// counts counts the jobs in each of jobStates, and others those in
+	// any other state (states without jobs have no key).
+	counts [len(jobStates)]int
+	others map[scheduler.JobState]int
 	// names lists the jobs' names in order; nil after a create or delete
 	// until the next ListJobs sorts them again.
 	names []string
@@ -564,11 +566,32 @@ func (s *Store) historyChanged(e *entry) {
 
 // count adds d to the number of jobs in state st.
 func (c *coll) count(st scheduler.JobState, d int) {
-	if n := c.states[st] + d; n != 0 {
-		c.states[st] = n
-	} else {
-		delete(c.states, st)
+	if i := slices.Index(jobStates[:], st); i >= 0 {
+		c.counts[i] += d
+		return
 	}
+	if c.others == nil {
+		c.others = make(map[scheduler.JobState]int)
+	}
+	if n := c.others[st] + d; n != 0 {
+		c.others[st] = n
+	} else {
+		delete(c.others, st)
+	}
+}
+
+// states returns the number of jobs in each state that has any.
+func (c *coll) states() map[scheduler.JobState]int {
+	m := maps.Clone(c.others)
+	if m == nil {
+		m = make(map[scheduler.JobState]int)
+	}
+	for i, n := range c.counts {
+		if n != 0 {
+			m[jobStates[i]] = n
+		}
+	}
+	return m
 }
 
 // setRec stores j as e's record (see entry.set), keeping the state counts.
@@ -630,7 +653,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		if c.Version != 0 {
 			return fmt.Errorf("memory: put collection %q: %w", c.Name, scheduler.ErrNotFound)
 		}
-		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*entry), states: make(map[scheduler.JobState]int)}
+		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*entry)}
 		return nil
 	}
 	if c.Version != old.rec.Version {

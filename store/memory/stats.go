@@ -20,9 +20,9 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	defer s.mu.Unlock()
 	var out []scheduler.JobCount
 	for _, name := range slices.Sorted(maps.Keys(s.colls)) {
-		c := s.colls[name]
-		for _, st := range slices.Sorted(maps.Keys(c.states)) {
-			out = append(out, scheduler.JobCount{Collection: name, State: st, Jobs: c.states[st]})
+		states := s.colls[name].states()
+		for _, st := range slices.Sorted(maps.Keys(states)) {
+			out = append(out, scheduler.JobCount{Collection: name, State: st, Jobs: states[st]})
 		}
 	}
 	return out, nil
