@@ -120,3 +120,135 @@ func BenchmarkPrune(b *testing.B) {
 		}
 	}
 }
+
+// readStore returns a store with n jobs, as the Scheduler writes them
+// before they run (fresh) or after a few occurrences (ran).
+func readStore(b *testing.B, n int, ran bool) *memory.Store {
+	ctx := context.Background()
+	s := memory.New()
+	c := &scheduler.CollectionRecord{Name: "bench"}
+	c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: n}
+	if err := s.PutCollection(ctx, c); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := &scheduler.Job{}
+	for i := range n {
+		next := now.Add(time.Duration(i) * time.Millisecond)
+		nx := next
+		r := &scheduler.JobRecord{Collection: "bench", Name: fmt.Sprintf("j%07d", i), Job: job, State: scheduler.JobEnabled,
+			ETag: "0123456789abcdef", Created: now, Updated: now, Status: scheduler.JobStatus{NextExecutionTime: &nx},
+			Schedule: scheduler.JobSchedule{DueAt: next, Anchor: now, NextOccurrence: next}}
+		if ran {
+			last := now.Add(-time.Minute)
+			r.Created, r.Status.LastExecutionTime, r.Status.ExecutionCount = now.Add(-time.Hour), &last, 3
+			r.Schedule.Occurrences, r.Schedule.Counted = 3, 3
+		}
+		if err := s.PutJob(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+// BenchmarkGetJob measures GetJob among 100,000 jobs.
+func BenchmarkGetJob(b *testing.B) {
+	const n = 100_000
+	for _, ran := range []bool{false, true} {
+		b.Run(fmt.Sprintf("ran=%v", ran), func(b *testing.B) {
+			ctx := context.Background()
+			s := readStore(b, n, ran)
+			names := make([]string, 1024)
+			for i := range names {
+				names[i] = fmt.Sprintf("j%07d", (i*7919)%n)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := s.GetJob(ctx, "bench", names[i%len(names)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkListJobs measures a page of 100 jobs of a collection of 10,000,
+// as the dashboard and the REST API list them.
+func BenchmarkListJobs(b *testing.B) {
+	ctx := context.Background()
+	s := readStore(b, 10_000, true)
+	b.ReportAllocs()
+	for b.Loop() {
+		if got, err := s.ListJobs(ctx, "bench", scheduler.JobFilter{Skip: 5000, Top: 100}); err != nil || len(got) != 100 {
+			b.Fatal(len(got), err)
+		}
+	}
+}
+
+// BenchmarkBurstClaimComplete measures the store's share of a burst as
+// the Scheduler drives it: 100,000 one-time jobs put as the Scheduler
+// writes them, all due at once, claimed 256 at a time and recorded
+// completed with one history entry each, in one RecordBatch. One op is one
+// occurrence.
+func BenchmarkBurstClaimComplete(b *testing.B) {
+	ctx := context.Background()
+	const jobs = 100_000
+	due := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := &scheduler.Job{}
+	var s *memory.Store
+	fill := func() {
+		s = memory.New()
+		c := &scheduler.CollectionRecord{Name: "bench"}
+		c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: jobs}
+		if err := s.PutCollection(ctx, c); err != nil {
+			b.Fatal(err)
+		}
+		created := due.Add(-time.Minute)
+		for i := range jobs {
+			next := due
+			r := &scheduler.JobRecord{Collection: "bench", Name: fmt.Sprintf("j%07d", i), Job: job, State: scheduler.JobEnabled,
+				ETag: "0123456789abcdef", Created: created, Updated: created, Status: scheduler.JobStatus{NextExecutionTime: &next},
+				Schedule: scheduler.JobSchedule{DueAt: due, Anchor: created, NextOccurrence: due}}
+			if err := s.PutJob(ctx, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	now := due.Add(time.Millisecond)
+	batch := make([]scheduler.RecordRequest, 0, 256)
+	left := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		if left == 0 {
+			b.StopTimer()
+			fill()
+			left = jobs
+			b.StartTimer()
+		}
+		got, err := s.ClaimDue(ctx, now, "w", now.Add(time.Minute), min(256, b.N-done, left))
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch = batch[:0]
+		for _, j := range got {
+			h := scheduler.HistoryEntry{Collection: j.Collection, Job: j.Name, ActionName: scheduler.MainAction,
+				Status: scheduler.StatusCompleted, ExpectedExecutionTime: due, StartTime: now, EndTime: now,
+				RepeatCount: 1, Message: "Http 200 OK", ExecutionTag: "0123456789abcdef"}
+			start := now
+			j.State, j.Updated = scheduler.JobCompleted, now
+			j.Status.LastExecutionTime, j.Status.NextExecutionTime, j.Status.ExecutionCount = &start, nil, 1
+			j.Schedule.DueAt, j.Schedule.NextOccurrence, j.Schedule.Occurrences, j.Schedule.Counted = time.Time{}, time.Time{}, 1, 1
+			batch = append(batch, scheduler.RecordRequest{Job: j, History: []scheduler.HistoryEntry{h}})
+		}
+		for _, err := range s.RecordBatch(ctx, "w", batch) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		done += len(got)
+		left -= len(got)
+	}
+}

@@ -9,13 +9,18 @@
 // finds what it deletes through indexes of its own (final jobs by their
 // last write, jobs by their oldest history entry, jobs with more history
 // than the last PerJob), so its cost grows with what it deletes, not with
-// the number of jobs. Data is lost when the process exits. Several
-// Schedulers in one process may share one Store.
+// the number of jobs. Jobs and history entries are kept in a compact form
+// and their records built when read: a job that has not run yet takes
+// about a hundred bytes besides its definition, which the store shares
+// with the Scheduler, and one that has run about 250 plus 96 per history
+// entry. Data is lost when the process exits. Several Schedulers in one
+// process may share one Store.
 package memory
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -61,38 +66,371 @@ type Store struct {
 type coll struct {
 	rec  *scheduler.CollectionRecord
 	jobs map[string]*entry
-	// states counts the jobs in each state; states without jobs have no
-	// key.
-	states map[scheduler.JobState]int
+	// counts counts the jobs in each of jobStates, and others those in
+	// any other state (states without jobs have no key).
+	counts [len(jobStates)]int
+	others map[scheduler.JobState]int
 	// names lists the jobs' names in order; nil after a create or delete
 	// until the next ListJobs sorts them again.
 	names []string
 }
 
 // histItem is a history entry with its place in the recording order of
-// the whole store.
+// the whole store. It is kept in compact form, instants as Unix
+// nanoseconds and names as indexes, with the Collection and Job of the job
+// whose history it is; an entry that has no such form is kept whole in
+// full.
 type histItem struct {
-	scheduler.HistoryEntry
-	seq uint64
+	expected, start, end int64 // nanos
+	retry, repeat        int
+	message, tag         string
+	seq                  uint64
+	action, status       uint8 // indexes in actionNames and statuses
+	faulted              bool
+	full                 *scheduler.HistoryEntry
 }
 
+var (
+	actionNames = [...]scheduler.ActionName{"", scheduler.MainAction, scheduler.ErrorAction}
+	statuses    = [...]scheduler.ExecutionStatus{"", scheduler.StatusCompleted, scheduler.StatusFailed, scheduler.StatusPostponed}
+)
+
+// newHistItem returns h, an entry of e's history, as a histItem.
+func newHistItem(e *entry, h *scheduler.HistoryEntry, seq uint64) histItem {
+	action, status := slices.Index(actionNames[:], h.ActionName), slices.Index(statuses[:], h.Status)
+	expected, ok := nanos(h.ExpectedExecutionTime)
+	start, ok2 := nanos(h.StartTime)
+	end, ok3 := nanos(h.EndTime)
+	if action < 0 || status < 0 || !ok || !ok2 || !ok3 || h.Collection != e.coll.rec.Name || h.Job != e.name {
+		full := *h
+		full.ExpectedExecutionTime, full.StartTime, full.EndTime = utc(h.ExpectedExecutionTime), utc(h.StartTime), utc(h.EndTime)
+		return histItem{seq: seq, full: &full}
+	}
+	return histItem{expected: expected, start: start, end: end, retry: h.RetryCount, repeat: h.RepeatCount,
+		message: h.Message, tag: h.ExecutionTag, seq: seq, action: uint8(action), status: uint8(status), faulted: h.Faulted}
+}
+
+// entry returns the history entry of e that h holds.
+func (h *histItem) entry(e *entry) scheduler.HistoryEntry {
+	if h.full != nil {
+		return *h.full
+	}
+	return scheduler.HistoryEntry{Collection: e.coll.rec.Name, Job: e.name, ActionName: actionNames[h.action], Status: statuses[h.status],
+		ExpectedExecutionTime: instant(h.expected), StartTime: instant(h.start), EndTime: instant(h.end),
+		RetryCount: h.retry, RepeatCount: h.repeat, Message: h.message, ExecutionTag: h.tag, Faulted: h.faulted}
+}
+
+// keptBy reports whether f keeps the entry of e that h holds (see
+// [scheduler.HistoryFilter.Keeps]), without building all of it.
+func (h *histItem) keptBy(f *scheduler.HistoryFilter, e *entry) bool {
+	if h.full != nil {
+		return f.Keeps(h.full)
+	}
+	// The members that Keeps reads.
+	k := scheduler.HistoryEntry{Collection: e.coll.rec.Name, Status: statuses[h.status], Faulted: h.faulted}
+	return f.Keeps(&k)
+}
+
+// endTime returns the entry's EndTime.
+func (h *histItem) endTime() time.Time {
+	if h.full != nil {
+		return h.full.EndTime
+	}
+	return instant(h.end)
+}
+
+// endKey returns the timeKey of the entry's EndTime.
+func (h *histItem) endKey() int64 {
+	if h.full != nil {
+		return timeKey(h.full.EndTime)
+	}
+	return h.end // the nanos of an instant are its timeKey
+}
+
+// entry is a stored job. Its record is kept in compact form where it has
+// one (see entry.setCompact): instants as Unix nanoseconds, the state as a
+// small index, and what the record leaves empty left out. A job that has
+// not run yet, the bulk of a store that was just filled, keeps it in the
+// entry alone; a job that has run keeps its counters and the instants that
+// differ in x too. A record without a compact form (an occurrence under
+// way, a run requested) is kept whole in x.rec. Either way the Version is
+// the entry's and the lease is in x, so a claim changes neither form.
+// Records are built on read.
 type entry struct {
-	rec   *scheduler.JobRecord
-	coll  *coll
-	hist  []histItem // in recording order
-	heap  *dueHeap   // the heap holding it; nil when in none
-	idx   int        // position in heap
-	ready int64      // when ClaimDue may take it, in Unix nanoseconds
-	seq   uint64
+	coll *coll
+	name string
+	// The compact form, meaningful while x or x.rec is nil.
+	job     *scheduler.Job
+	etag    string
+	updated int64 // Created, Updated and Schedule.Anchor, as nanos (see nanos)
+	next    int64 // Schedule.NextOccurrence, as nanos; DueAt and NextExecutionTime per flags
+	state   uint8 // index in jobStates
+	flags   uint8
+	idx     int32 // position in the heap that holds it (see flags)
+	version int64
+	seq     uint64
+	x       *extra // nil until the job is claimed, has run or history, is final, or has no compact form
+}
+
+// Bits of entry.flags.
+const (
+	inDue      = 1 << iota // in Store.due
+	inHeld                 // in Store.held
+	gone                   // deleted
+	dueNext                // compact form: DueAt is NextOccurrence (else zero)
+	nextExec               // compact form: Status.NextExecutionTime points at NextOccurrence (else nil)
+	ran                    // compact form: x.run holds Created, Anchor, the counters and LastExecutionTime
+	lastExec               // compact form with ran: Status.LastExecutionTime is set
+	lastFailed             // compact form: Schedule.LastFailed
+)
+
+// extra is what an entry keeps beyond the compact form.
+type extra struct {
+	// rec is the job's record when it has no compact form; its Version
+	// and lease fields are not used (the entry's are).
+	rec        *scheduler.JobRecord
+	leaseOwner string
+	leaseUntil time.Time
+	hist       []histItem // in recording order
 	// claim is the copy the latest ClaimDue returned, until recorded.
 	claim *scheduler.JobRecord
-	gone  bool // deleted
 	// pos holds the entry's positions in Store.finals and Store.aged,
 	// plus one; 0 when not in the heap.
 	pos [2]int32
 	// oldest is the least EndTime in hist as a timeKey; meaningful only
 	// when hist is not empty.
 	oldest int64
+	run    runPart
+}
+
+// runPart is the part of the compact form of a job that has run that the
+// entry itself has no room for.
+type runPart struct {
+	created, anchor, last        int64 // nanos; last is LastExecutionTime, when set
+	executions, failures, faults int
+	occurrences, counted         int
+}
+
+// ext returns e.x, creating it if need be.
+func (e *entry) ext() *extra {
+	if e.x == nil {
+		e.x = new(extra)
+	}
+	return e.x
+}
+
+// full returns the record kept whole, or nil when e is in compact form.
+func (e *entry) full() *scheduler.JobRecord {
+	if e.x == nil {
+		return nil
+	}
+	return e.x.rec
+}
+
+func (e *entry) jobState() scheduler.JobState {
+	if r := e.full(); r != nil {
+		return r.State
+	}
+	return jobStates[e.state]
+}
+
+func (e *entry) leaseOwner() string {
+	if e.x == nil {
+		return ""
+	}
+	return e.x.leaseOwner
+}
+
+func (e *entry) history() []histItem {
+	if e.x == nil {
+		return nil
+	}
+	return e.x.hist
+}
+
+func (e *entry) id() string { return e.coll.rec.Name + "/" + e.name }
+
+// dueAt returns the record's Schedule.DueAt.
+func (e *entry) dueAt() time.Time {
+	if r := e.full(); r != nil {
+		return r.Schedule.DueAt
+	}
+	if e.flags&dueNext == 0 {
+		return time.Time{}
+	}
+	return instant(e.next)
+}
+
+// updatedKey returns the timeKey of the record's Updated.
+func (e *entry) updatedKey() int64 {
+	if r := e.full(); r != nil {
+		return timeKey(r.Updated)
+	}
+	return e.updated // the nanos of an instant are its timeKey
+}
+
+// jobStates are the states the compact form can hold, by index.
+var jobStates = [...]scheduler.JobState{"", scheduler.JobEnabled, scheduler.JobDisabled, scheduler.JobCompleted, scheduler.JobFaulted}
+
+// zeroNanos stands for the zero Time in the compact form; no instant that
+// nanos accepts has it.
+const zeroNanos = math.MinInt64
+
+// nanos returns t as Unix nanoseconds, zeroNanos for the zero Time, and
+// false when t lies too far from 1970 for that (outside the years 1678
+// to 2262). instant(nanos(t)) is t in UTC without its monotonic reading,
+// as utc(t) is.
+func nanos(t time.Time) (int64, bool) {
+	const minSec, maxSec = math.MinInt64/1_000_000_000 + 1, math.MaxInt64/1_000_000_000 - 1
+	if t.IsZero() {
+		return zeroNanos, true
+	}
+	if s := t.Unix(); s < minSec || s > maxSec {
+		return 0, false
+	}
+	return t.UnixNano(), true
+}
+
+func instant(ns int64) time.Time {
+	if ns == zeroNanos {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// setCompact stores j in compact form and reports whether it has one: a
+// record as the Scheduler writes a job with no occurrence under way and
+// no run requested, whose DueAt and NextExecutionTime are its
+// NextOccurrence or empty, with instants between the years 1678 and 2262.
+// It leaves e alone when j has none.
+func (e *entry) setCompact(j *scheduler.JobRecord) bool {
+	st := slices.Index(jobStates[:], j.State)
+	sc, status := &j.Schedule, &j.Status
+	if st < 0 || sc.Current != nil || sc.Waiting != nil || !sc.RunRequested.IsZero() || sc.RunTrace != "" || sc.RunTraceState != "" {
+		return false
+	}
+	updated, ok := nanos(j.Updated)
+	next, ok2 := nanos(sc.NextOccurrence)
+	if !ok || !ok2 {
+		return false
+	}
+	var f uint8
+	if !sc.DueAt.IsZero() {
+		if !sc.DueAt.Equal(sc.NextOccurrence) {
+			return false
+		}
+		f |= dueNext
+	}
+	if n := status.NextExecutionTime; n != nil {
+		if !n.Equal(sc.NextOccurrence) {
+			return false
+		}
+		f |= nextExec
+	}
+	if sc.LastFailed {
+		f |= lastFailed
+	}
+	if status.LastExecutionTime != nil || status.ExecutionCount != 0 || status.FailureCount != 0 || status.FaultedCount != 0 ||
+		sc.Occurrences != 0 || sc.Counted != 0 || !j.Created.Equal(j.Updated) || !sc.Anchor.Equal(j.Updated) {
+		created, ok := nanos(j.Created)
+		anchor, ok2 := nanos(sc.Anchor)
+		var last int64
+		ok3 := true
+		if p := status.LastExecutionTime; p != nil {
+			last, ok3 = nanos(*p)
+			f |= lastExec
+		}
+		if !ok || !ok2 || !ok3 {
+			return false
+		}
+		f |= ran
+		e.ext().run = runPart{created: created, anchor: anchor, last: last,
+			executions: status.ExecutionCount, failures: status.FailureCount, faults: status.FaultedCount,
+			occurrences: sc.Occurrences, counted: sc.Counted}
+	}
+	e.job, e.etag, e.updated, e.next, e.state = j.Job, j.ETag, updated, next, uint8(st)
+	e.flags = e.flags&^(dueNext|nextExec|ran|lastExec|lastFailed) | f
+	if e.x != nil {
+		e.x.rec = nil
+	}
+	return true
+}
+
+// set stores j as e's record, in compact form when it has one. keep
+// stores j itself, rather than a copy, when it has not.
+func (e *entry) set(j *scheduler.JobRecord, keep bool) {
+	if e.setCompact(j) {
+		return
+	}
+	r := j
+	if !keep {
+		r = j.Clone()
+	}
+	normInPlace(r)
+	r.Version, r.LeaseOwner, r.LeaseUntil, r.PreviousLeaseOwner = 0, "", time.Time{}, ""
+	e.ext().rec = r
+	e.job, e.etag = nil, ""
+	e.x.run = runPart{}
+}
+
+// recBox holds a record built for a caller with the instants its Status
+// points to, in one allocation.
+type recBox struct {
+	rec        scheduler.JobRecord
+	last, next time.Time
+}
+
+// read returns a copy of e's record that shares only the immutable Job.
+func (e *entry) read() *scheduler.JobRecord {
+	b := new(recBox)
+	r := &b.rec
+	if f := e.full(); f != nil {
+		*r = *f
+		if p := f.Status.LastExecutionTime; p != nil {
+			b.last = *p
+			r.Status.LastExecutionTime = &b.last
+		}
+		if p := f.Status.NextExecutionTime; p != nil {
+			b.next = *p
+			r.Status.NextExecutionTime = &b.next
+		}
+		if p := f.Schedule.Current; p != nil {
+			o := *p
+			r.Schedule.Current = &o
+		}
+		if p := f.Schedule.Waiting; p != nil {
+			o := *p
+			r.Schedule.Waiting = &o
+		}
+	} else {
+		t, next := instant(e.updated), instant(e.next)
+		r.Collection, r.Name, r.Job, r.State, r.ETag = e.coll.rec.Name, e.name, e.job, jobStates[e.state], e.etag
+		r.Created, r.Updated = t, t
+		r.Schedule.Anchor, r.Schedule.NextOccurrence = t, next
+		if e.flags&dueNext != 0 {
+			r.Schedule.DueAt = next
+		}
+		if e.flags&nextExec != 0 {
+			b.next = next
+			r.Status.NextExecutionTime = &b.next
+		}
+		r.Schedule.LastFailed = e.flags&lastFailed != 0
+		if e.flags&ran != 0 {
+			run := &e.x.run
+			r.Created, r.Schedule.Anchor = instant(run.created), instant(run.anchor)
+			if e.flags&lastExec != 0 {
+				b.last = instant(run.last)
+				r.Status.LastExecutionTime = &b.last
+			}
+			r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = run.executions, run.failures, run.faults
+			r.Schedule.Occurrences, r.Schedule.Counted = run.occurrences, run.counted
+		}
+	}
+	r.Version = e.version
+	if e.x != nil {
+		r.LeaseOwner, r.LeaseUntil = e.x.leaseOwner, e.x.leaseUntil
+	}
+	return r
 }
 
 // New returns an empty Store.
@@ -120,13 +458,6 @@ func utcInPlace(t *time.Time) {
 	}
 }
 
-// normJob returns a copy of j with its times in UTC.
-func normJob(j *scheduler.JobRecord) *scheduler.JobRecord {
-	r := j.Clone() // copies what the pointers point to
-	normInPlace(r)
-	return r
-}
-
 // normInPlace sets r's times, and those it points to, to UTC.
 func normInPlace(r *scheduler.JobRecord) {
 	r.Created, r.Updated, r.LeaseUntil = utc(r.Created), utc(r.Updated), utc(r.LeaseUntil)
@@ -141,36 +472,29 @@ func normInPlace(r *scheduler.JobRecord) {
 	}
 }
 
-func normHist(h scheduler.HistoryEntry) scheduler.HistoryEntry {
-	h.ExpectedExecutionTime, h.StartTime, h.EndTime = utc(h.ExpectedExecutionTime), utc(h.StartTime), utc(h.EndTime)
-	return h
-}
-
 // reindex puts e in the right heap, moves it, or takes it out, according
-// to its record and its collection's state. A claim moves a job from due
-// to held, where leases of one owner arrive in nearly increasing order
+// to its record, lease and collection's state. A claim moves a job from
+// due to held, where leases of one owner arrive in nearly increasing order
 // (cheap to push), and recording its outcome takes it out of the small
 // held heap instead of the large due heap.
 func (s *Store) reindex(e *entry) {
-	r := e.rec
-	in := !r.Schedule.DueAt.IsZero() && e.coll.rec.Definition.State() == scheduler.CollectionEnabled
-	if !in {
+	dueAt := e.dueAt()
+	if dueAt.IsZero() || e.coll.rec.Definition.State() != scheduler.CollectionEnabled {
 		s.unindex(e)
 		return
 	}
-	ready, h := r.Schedule.DueAt, &s.due
-	if r.LeaseOwner != "" && r.LeaseUntil.After(ready) {
-		ready, h = r.LeaseUntil, &s.held
+	ready, h, which := dueAt, &s.due, uint8(inDue)
+	if x := e.x; x != nil && x.leaseOwner != "" && x.leaseUntil.After(ready) {
+		ready, h, which = x.leaseUntil, &s.held, inHeld
 	}
-	e.ready = ready.UnixNano()
-	switch e.heap {
-	case h:
-		h.fix(e.idx)
-	case nil:
-		h.push(e)
+	switch e.flags & (inDue | inHeld) {
+	case which:
+		h.fix(int(e.idx), ready.UnixNano())
+	case 0:
+		h.push(e, ready.UnixNano(), which)
 	default:
-		e.heap.remove(e.idx)
-		h.push(e)
+		s.unindex(e)
+		h.push(e, ready.UnixNano(), which)
 	}
 }
 
@@ -182,18 +506,18 @@ func (s *Store) forget(e *entry) {
 	s.finals.remove(e)
 	s.aged.remove(e)
 	delete(s.over, e)
-	e.coll.count(e.rec.State, -1)
-	e.gone = true
+	e.coll.count(e.jobState(), -1)
+	e.flags |= gone
 }
 
 // trackFinal keeps e in s.finals, by its last write, while its state is
-// final. Every change of e.rec calls it.
+// final. Every change of e's record calls it.
 func (s *Store) trackFinal(e *entry) {
-	if e.rec.State.Final() {
-		if k := timeKey(e.rec.Updated); e.pos[0] == 0 || s.finals.at(e) != k {
+	if e.jobState().Final() {
+		if k := e.updatedKey(); e.x == nil || e.x.pos[0] == 0 || s.finals.at(e) != k {
 			s.finals.set(e, k)
 		}
-	} else if e.pos[0] != 0 {
+	} else if e.x != nil && e.x.pos[0] != 0 {
 		s.finals.remove(e)
 	}
 }
@@ -203,21 +527,21 @@ func (s *Store) appendHistory(e *entry, history []scheduler.HistoryEntry) {
 	if len(history) == 0 {
 		return
 	}
-	oldest := e.oldest
-	if len(e.hist) == 0 {
+	x := e.ext()
+	oldest := x.oldest
+	if len(x.hist) == 0 {
 		oldest = math.MaxInt64
 	}
-	for _, h := range history {
+	for i := range history {
 		s.hseq++
-		h = normHist(h)
-		e.hist = append(e.hist, histItem{h, s.hseq})
-		oldest = min(oldest, timeKey(h.EndTime))
+		x.hist = append(x.hist, newHistItem(e, &history[i], s.hseq))
+		oldest = min(oldest, x.hist[len(x.hist)-1].endKey())
 	}
-	if e.pos[1] == 0 || oldest != e.oldest {
-		e.oldest = oldest
+	if x.pos[1] == 0 || oldest != x.oldest {
+		x.oldest = oldest
 		s.aged.set(e, oldest)
 	}
-	if s.perJob > 0 && len(e.hist) > s.perJob {
+	if s.perJob > 0 && len(x.hist) > s.perJob {
 		s.over[e] = struct{}{}
 	}
 }
@@ -225,68 +549,98 @@ func (s *Store) appendHistory(e *entry, history []scheduler.HistoryEntry) {
 // historyChanged updates s.aged and s.over after entries were deleted from
 // e's history.
 func (s *Store) historyChanged(e *entry) {
-	if len(e.hist) == 0 {
+	x := e.x
+	if len(x.hist) == 0 {
 		s.aged.remove(e)
 		delete(s.over, e)
 		return
 	}
 	oldest := int64(math.MaxInt64)
-	for _, h := range e.hist {
-		oldest = min(oldest, timeKey(h.EndTime))
+	for i := range x.hist {
+		oldest = min(oldest, x.hist[i].endKey())
 	}
-	e.oldest = oldest
+	x.oldest = oldest
 	s.aged.set(e, oldest)
-	if s.perJob == 0 || len(e.hist) <= s.perJob {
+	if s.perJob == 0 || len(x.hist) <= s.perJob {
 		delete(s.over, e)
 	}
 }
 
 // count adds d to the number of jobs in state st.
 func (c *coll) count(st scheduler.JobState, d int) {
-	if n := c.states[st] + d; n != 0 {
-		c.states[st] = n
+	if i := slices.Index(jobStates[:], st); i >= 0 {
+		c.counts[i] += d
+		return
+	}
+	if c.others == nil {
+		c.others = make(map[scheduler.JobState]int)
+	}
+	if n := c.others[st] + d; n != 0 {
+		c.others[st] = n
 	} else {
-		delete(c.states, st)
+		delete(c.others, st)
 	}
 }
 
-// setRec replaces e's record with rec, keeping the state counts.
-func (e *entry) setRec(rec *scheduler.JobRecord) {
-	if e.rec.State != rec.State {
-		e.coll.count(e.rec.State, -1)
-		e.coll.count(rec.State, 1)
+// states returns the number of jobs in each state that has any.
+func (c *coll) states() map[scheduler.JobState]int {
+	m := maps.Clone(c.others)
+	if m == nil {
+		m = make(map[scheduler.JobState]int)
 	}
-	e.rec = rec
+	for i, n := range c.counts {
+		if n != 0 {
+			m[jobStates[i]] = n
+		}
+	}
+	return m
+}
+
+// setRec stores j as e's record (see entry.set), keeping the state counts.
+func (e *entry) setRec(j *scheduler.JobRecord, keep bool) {
+	old := e.jobState()
+	e.set(j, keep)
+	if st := e.jobState(); st != old {
+		e.coll.count(old, -1)
+		e.coll.count(st, 1)
+	}
 }
 
 // unclaim drops e's claim copy from s.claimed.
 func (s *Store) unclaim(e *entry) {
-	if e.claim != nil {
-		delete(s.claimed, e.claim)
-		e.claim = nil
+	if e.x != nil && e.x.claim != nil {
+		delete(s.claimed, e.x.claim)
+		e.x.claim = nil
 	}
 }
 
 // unindex takes e out of its heap, if any.
 func (s *Store) unindex(e *entry) {
-	if e.heap != nil {
-		e.heap.remove(e.idx)
+	switch e.flags & (inDue | inHeld) {
+	case inDue:
+		s.due.remove(int(e.idx))
+	case inHeld:
+		s.held.remove(int(e.idx))
 	}
 }
 
-// first returns the entry ClaimDue would take next, or nil.
-func (s *Store) first() *entry {
+// first returns the entry ClaimDue would take next and when it is ready,
+// or nil.
+func (s *Store) first() (*entry, int64) {
+	var it *heapItem
 	switch {
 	case len(s.due) == 0 && len(s.held) == 0:
-		return nil
+		return nil, 0
 	case len(s.held) == 0:
-		return s.due[0].e
+		it = &s.due[0]
 	case len(s.due) == 0:
-		return s.held[0].e
+		it = &s.held[0]
 	case less(&s.held[0], &s.due[0]):
-		return s.held[0].e
+		it = &s.held[0]
+	default:
+		it = &s.due[0]
 	}
-	return s.due[0].e
+	return it.e, it.ready
 }
 
 // PutCollection implements [scheduler.Store].
@@ -301,7 +655,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		if c.Version != 0 {
 			return fmt.Errorf("memory: put collection %q: %w", c.Name, scheduler.ErrNotFound)
 		}
-		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*entry), states: make(map[scheduler.JobState]int)}
+		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*entry)}
 		return nil
 	}
 	if c.Version != old.rec.Version {
@@ -390,9 +744,6 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	if c == nil {
 		return fmt.Errorf("memory: put job %q: job collection %q: %w", j.Name, j.Collection, scheduler.ErrNotFound)
 	}
-	rec := normJob(j)
-	rec.Version = j.Version + 1
-	rec.PreviousLeaseOwner = ""
 	e := c.jobs[j.Name]
 	if e == nil {
 		if j.Version != 0 {
@@ -402,24 +753,24 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 			return &scheduler.QuotaError{Collection: j.Collection, Quota: "maxJobCount", Limit: fmt.Sprint(limit),
 				Reason: fmt.Sprintf("the collection already holds %d jobs", len(c.jobs))}
 		}
-		rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 		s.seq++
-		e = &entry{rec: rec, coll: c, seq: s.seq}
+		e = &entry{coll: c, name: j.Name, seq: s.seq, version: 1}
 		if s.randomTies {
 			e.seq = rand.Uint64()
 		}
+		e.set(j, false)
 		c.jobs[j.Name] = e
 		c.names = nil
-		c.count(rec.State, 1)
+		c.count(e.jobState(), 1)
 		s.reindex(e)
 		s.trackFinal(e)
 		return nil
 	}
-	if j.Version != e.rec.Version {
-		return fmt.Errorf("memory: put job %q in collection %q: version %d, stored %d: %w", j.Name, j.Collection, j.Version, e.rec.Version, scheduler.ErrConflict)
+	if j.Version != e.version {
+		return fmt.Errorf("memory: put job %q in collection %q: version %d, stored %d: %w", j.Name, j.Collection, j.Version, e.version, scheduler.ErrConflict)
 	}
-	rec.LeaseOwner, rec.LeaseUntil = e.rec.LeaseOwner, e.rec.LeaseUntil
-	e.setRec(rec)
+	e.setRec(j, false) // the stored lease stays
+	e.version++
 	s.reindex(e)
 	s.trackFinal(e)
 	return nil
@@ -433,7 +784,7 @@ func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler
 	if err != nil {
 		return nil, err
 	}
-	return e.rec.Clone(), nil
+	return e.read(), nil
 }
 
 // ListJobs implements [scheduler.Store].
@@ -452,20 +803,24 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 		slices.Sort(c.names)
 	}
 	var out []*scheduler.JobRecord
-	skip := f.Skip
-	for _, n := range c.names {
+	names, skip := c.names, f.Skip
+	if f.State == "" {
+		// Every job counts: skip without looking them up.
+		names, skip = names[min(max(skip, 0), len(names)):], 0
+	}
+	for _, n := range names {
 		if f.Top > 0 && len(out) >= f.Top {
 			break
 		}
 		e := c.jobs[n]
-		if f.State != "" && e.rec.State != f.State {
+		if f.State != "" && e.jobState() != f.State {
 			continue
 		}
 		if skip > 0 {
 			skip--
 			continue
 		}
-		out = append(out, e.rec.Clone())
+		out = append(out, e.read())
 	}
 	return out, nil
 }
@@ -495,19 +850,23 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	var out []*scheduler.JobRecord
 	nowNs := now.UnixNano()
 	for len(out) < limit {
-		e := s.first()
-		if e == nil || e.ready > nowNs {
+		e, ready := s.first()
+		if e == nil || ready > nowNs {
 			break
 		}
-		prev := e.rec.LeaseOwner // set only while a lease that expired is still in place
-		e.rec.LeaseOwner, e.rec.LeaseUntil = owner, leaseUntil
-		e.rec.Version++
+		x := e.ext()
+		prev := x.leaseOwner // set only while a lease that expired is still in place
+		x.leaseOwner, x.leaseUntil = owner, leaseUntil
+		e.version++
 		s.reindex(e)
-		c := e.rec.Clone()
+		c := e.read()
 		c.PreviousLeaseOwner = prev
 		s.unclaim(e)
-		e.claim = c
+		x.claim = c
 		s.claimed[c] = e
+		if out == nil {
+			out = make([]*scheduler.JobRecord, 0, min(limit, len(s.due)+len(s.held)+1))
+		}
 		out = append(out, c)
 	}
 	return out, nil
@@ -517,11 +876,11 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.first()
+	e, ready := s.first()
 	if e == nil {
 		return time.Time{}, nil
 	}
-	return time.Unix(0, e.ready).UTC(), nil
+	return time.Unix(0, ready).UTC(), nil
 }
 
 // ExtendLease implements [scheduler.Store].
@@ -532,10 +891,10 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	if err != nil {
 		return fmt.Errorf("memory: extend lease: %w", err)
 	}
-	if e.rec.LeaseOwner != owner || owner == "" {
-		return fmt.Errorf("memory: extend lease of job %q: held by %q, not %q: %w", e.rec.ID(), e.rec.LeaseOwner, owner, scheduler.ErrLeaseLost)
+	if held := e.leaseOwner(); held != owner || owner == "" {
+		return fmt.Errorf("memory: extend lease of job %q: held by %q, not %q: %w", e.id(), held, owner, scheduler.ErrLeaseLost)
 	}
-	e.rec.LeaseUntil = utc(until)
+	e.x.leaseUntil = utc(until)
 	s.reindex(e)
 	return nil
 }
@@ -549,7 +908,7 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
 // element under one acquisition of the lock, and keeps the records it
-// stores.
+// stores whole.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, len(batch))
 	s.mu.Lock()
@@ -561,12 +920,12 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 }
 
 // record does Record's work with s.mu held. keep stores j itself rather
-// than a copy.
+// than a copy, when it is stored whole.
 func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool) error {
 	e := s.claimed[j]
 	if e != nil {
 		s.unclaim(e)
-		if e.gone || e.rec.Collection != j.Collection || e.rec.Name != j.Name {
+		if e.flags&gone != 0 || e.coll.rec.Name != j.Collection || e.name != j.Name {
 			e = nil
 		}
 	}
@@ -576,21 +935,16 @@ func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler
 			return fmt.Errorf("memory: record: %w", err)
 		}
 	}
-	if e.rec.LeaseOwner != owner || owner == "" {
-		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", j.ID(), e.rec.LeaseOwner, owner, scheduler.ErrLeaseLost)
+	if held := e.leaseOwner(); held != owner || owner == "" {
+		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", j.ID(), held, owner, scheduler.ErrLeaseLost)
 	}
-	if j.Version != e.rec.Version {
-		return fmt.Errorf("memory: record job %q: version %d, stored %d: %w", j.ID(), j.Version, e.rec.Version, scheduler.ErrConflict)
+	if j.Version != e.version {
+		return fmt.Errorf("memory: record job %q: version %d, stored %d: %w", j.ID(), j.Version, e.version, scheduler.ErrConflict)
 	}
-	rec := j
-	if keep {
-		normInPlace(rec)
-	} else {
-		rec = normJob(j)
-	}
-	rec.Version = j.Version + 1
-	rec.LeaseOwner, rec.LeaseUntil, rec.PreviousLeaseOwner = "", time.Time{}, ""
-	e.setRec(rec)
+	e.setRec(j, keep)
+	e.version++
+	x := e.x // the lease made it
+	x.leaseOwner, x.leaseUntil = "", time.Time{}
 	s.unclaim(e) // the lease is released
 	s.appendHistory(e, history)
 	s.reindex(e)
@@ -608,9 +962,10 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	}
 	var out []scheduler.HistoryEntry
 	skip := f.Skip
-	for i := len(e.hist) - 1; i >= 0; i-- {
-		h := &e.hist[i]
-		if !f.Keeps(&h.HistoryEntry) {
+	hist := e.history()
+	for i := len(hist) - 1; i >= 0; i-- {
+		h := &hist[i]
+		if !h.keptBy(&f, e) {
 			continue
 		}
 		if skip > 0 {
@@ -620,7 +975,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 		if f.Top > 0 && len(out) >= f.Top {
 			break
 		}
-		out = append(out, h.HistoryEntry)
+		out = append(out, h.entry(e))
 	}
 	return out, nil
 }
@@ -653,7 +1008,7 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 				break
 			}
 			s.forget(e)
-			delete(e.coll.jobs, e.rec.Name)
+			delete(e.coll.jobs, e.name)
 			e.coll.names = nil
 			n++
 			pause()
@@ -666,9 +1021,10 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 			if !ok || oldest >= cutoff {
 				break
 			}
-			before := len(e.hist)
-			e.hist = slices.DeleteFunc(e.hist, func(x histItem) bool { return x.EndTime.Before(p.HistoryBefore) })
-			n += before - len(e.hist)
+			x := e.x
+			before := len(x.hist)
+			x.hist = slices.DeleteFunc(x.hist, func(h histItem) bool { return h.endTime().Before(p.HistoryBefore) })
+			n += before - len(x.hist)
 			s.historyChanged(e)
 			pause()
 		}
@@ -679,7 +1035,7 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 		if s.perJob > 0 {
 			for _, c := range s.colls {
 				for _, e := range c.jobs {
-					if len(e.hist) > s.perJob {
+					if len(e.history()) > s.perJob {
 						s.over[e] = struct{}{}
 					}
 				}
@@ -692,12 +1048,12 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 			over = append(over, e)
 		}
 		for _, e := range over {
-			if e.gone || len(e.hist) <= s.perJob {
+			if e.flags&gone != 0 || len(e.history()) <= s.perJob {
 				delete(s.over, e)
 				continue
 			}
-			cut := len(e.hist) - s.perJob
-			e.hist = slices.Delete(e.hist, 0, cut)
+			cut := len(e.x.hist) - s.perJob
+			e.x.hist = slices.Delete(e.x.hist, 0, cut)
 			n += cut
 			s.historyChanged(e)
 			pause()
@@ -723,7 +1079,7 @@ func timeKey(t time.Time) int64 {
 }
 
 // timeHeap is a binary min-heap of entries by a timeKey; each entry keeps
-// its position (plus one) in pos[which].
+// its position (plus one) in x.pos[which].
 type timeHeap struct {
 	items []timeItem
 	which int
@@ -743,17 +1099,24 @@ func (h *timeHeap) min() (*entry, int64, bool) {
 }
 
 // at returns e's key; e must be in h.
-func (h *timeHeap) at(e *entry) int64 { return h.items[e.pos[h.which]-1].at }
+func (h *timeHeap) at(e *entry) int64 { return h.items[e.x.pos[h.which]-1].at }
 
 // set puts e in h with key at, or moves it there.
 func (h *timeHeap) set(e *entry, at int64) {
-	if e.pos[h.which] == 0 {
+	x := e.ext()
+	if x.pos[h.which] == 0 {
+		if len(h.items) == cap(h.items) {
+			// Double: append grows a large slice by a quarter, which
+			// copies and allocates five times the final size while
+			// a burst of outcomes fills the heap.
+			h.items = slices.Grow(h.items, max(len(h.items), 256))
+		}
 		h.items = append(h.items, timeItem{at, e})
-		e.pos[h.which] = int32(len(h.items))
+		x.pos[h.which] = int32(len(h.items))
 		h.up(len(h.items) - 1)
 		return
 	}
-	i := int(e.pos[h.which]) - 1
+	i := int(x.pos[h.which]) - 1
 	h.items[i].at = at
 	if !h.down(i) {
 		h.up(i)
@@ -762,14 +1125,14 @@ func (h *timeHeap) set(e *entry, at int64) {
 
 // remove takes e out of h, if it is there.
 func (h *timeHeap) remove(e *entry) {
-	if e.pos[h.which] == 0 {
+	if e.x == nil || e.x.pos[h.which] == 0 {
 		return
 	}
-	i, last := int(e.pos[h.which])-1, len(h.items)-1
-	e.pos[h.which] = 0
+	i, last := int(e.x.pos[h.which])-1, len(h.items)-1
+	e.x.pos[h.which] = 0
 	if i != last {
 		h.items[i] = h.items[last]
-		h.items[i].e.pos[h.which] = int32(i + 1)
+		h.items[i].e.x.pos[h.which] = int32(i + 1)
 	}
 	h.items[last] = timeItem{}
 	h.items = h.items[:last]
@@ -780,8 +1143,8 @@ func (h *timeHeap) remove(e *entry) {
 
 func (h *timeHeap) swap(i, j int) {
 	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].e.pos[h.which] = int32(i + 1)
-	h.items[j].e.pos[h.which] = int32(j + 1)
+	h.items[i].e.x.pos[h.which] = int32(i + 1)
+	h.items[j].e.x.pos[h.which] = int32(j + 1)
 }
 
 func (h *timeHeap) up(i int) {
@@ -834,10 +1197,11 @@ func less(a, b *heapItem) bool {
 	return a.seq < b.seq
 }
 
-// push adds e, with its ready time set.
-func (h *dueHeap) push(e *entry) {
-	e.heap = h
-	*h = append(*h, heapItem{e.ready, e.seq, e})
+// push adds e, ready at ready; which is the flag (inDue or inHeld) that
+// says h holds it.
+func (h *dueHeap) push(e *entry, ready int64, which uint8) {
+	e.flags |= which
+	*h = append(*h, heapItem{ready, e.seq, e})
 	h.up(len(*h) - 1)
 }
 
@@ -845,10 +1209,10 @@ func (h *dueHeap) push(e *entry) {
 func (h *dueHeap) remove(i int) {
 	old := *h
 	n := len(old) - 1
-	old[i].e.heap = nil
+	old[i].e.flags &^= inDue | inHeld
 	if i != n {
 		old[i] = old[n]
-		old[i].e.idx = i
+		old[i].e.idx = int32(i)
 	}
 	old[n] = heapItem{}
 	*h = old[:n]
@@ -857,9 +1221,9 @@ func (h *dueHeap) remove(i int) {
 	}
 }
 
-// fix restores the order after the ready time of the entry at i changed.
-func (h *dueHeap) fix(i int) {
-	(*h)[i].ready = (*h)[i].e.ready
+// fix sets the ready time of the entry at i and restores the order.
+func (h *dueHeap) fix(i int, ready int64) {
+	(*h)[i].ready = ready
 	if !h.down(i) {
 		h.up(i)
 	}
@@ -873,11 +1237,11 @@ func (h dueHeap) up(j int) {
 			break
 		}
 		h[j] = h[p]
-		h[j].e.idx = j
+		h[j].e.idx = int32(j)
 		j = p
 	}
 	h[j] = x
-	x.e.idx = j
+	x.e.idx = int32(j)
 }
 
 // down moves the entry at i0 down as far as it goes and reports whether
@@ -900,10 +1264,10 @@ func (h dueHeap) down(i0 int) bool {
 			break
 		}
 		h[i] = h[best]
-		h[i].e.idx = i
+		h[i].e.idx = int32(i)
 		i = best
 	}
 	h[i] = x
-	x.e.idx = i
+	x.e.idx = int32(i)
 	return i > i0
 }

@@ -101,10 +101,11 @@ func snapshot(s *Store) map[string][]string {
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
 			msgs := []string{}
-			for _, h := range e.hist {
+			for _, it := range e.history() {
+				h := it.entry(e)
 				msgs = append(msgs, h.Message+"@"+h.EndTime.Format(time.TimeOnly))
 			}
-			out[e.rec.ID()] = msgs
+			out[e.id()] = msgs
 		}
 	}
 	return out
@@ -130,25 +131,26 @@ func brutePrune(s *Store, p scheduler.PruneRequest) (map[string][]string, int) {
 	n := 0
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
-			if !p.FinalJobsBefore.IsZero() && e.rec.State.Final() && e.rec.Updated.Before(p.FinalJobsBefore) {
+			if !p.FinalJobsBefore.IsZero() && e.jobState().Final() && e.read().Updated.Before(p.FinalJobsBefore) {
 				n++
 				continue
 			}
 			var kept []histItem
-			for _, h := range e.hist {
-				if p.HistoryBefore.IsZero() || !h.EndTime.Before(p.HistoryBefore) {
+			for _, h := range e.history() {
+				if p.HistoryBefore.IsZero() || !h.endTime().Before(p.HistoryBefore) {
 					kept = append(kept, h)
 				}
 			}
 			if p.PerJob > 0 && len(kept) > p.PerJob {
 				kept = kept[len(kept)-p.PerJob:]
 			}
-			n += len(e.hist) - len(kept)
+			n += len(e.history()) - len(kept)
 			msgs := []string{}
-			for _, h := range kept {
+			for _, it := range kept {
+				h := it.entry(e)
 				msgs = append(msgs, h.Message+"@"+h.EndTime.Format(time.TimeOnly))
 			}
-			out[e.rec.ID()] = msgs
+			out[e.id()] = msgs
 		}
 	}
 	return out, n
@@ -162,30 +164,31 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 	finals, aged := 0, 0
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
-			if e.rec.State.Final() {
+			rec := e.read()
+			if rec.State.Final() {
 				finals++
-				if e.pos[0] == 0 || s.finals.at(e) != timeKey(e.rec.Updated) {
-					t.Fatalf("step %d: final job %s is not in the index at its last write", step, e.rec.ID())
+				if posIn(e, 0) == 0 || s.finals.at(e) != timeKey(rec.Updated) {
+					t.Fatalf("step %d: final job %s is not in the index at its last write", step, rec.ID())
 				}
-			} else if e.pos[0] != 0 {
-				t.Fatalf("step %d: job %s (%s) is in the index of final jobs", step, e.rec.ID(), e.rec.State)
+			} else if posIn(e, 0) != 0 {
+				t.Fatalf("step %d: job %s (%s) is in the index of final jobs", step, rec.ID(), rec.State)
 			}
-			if len(e.hist) > 0 {
+			if len(e.history()) > 0 {
 				aged++
-				oldest := e.hist[0].EndTime
-				for _, h := range e.hist {
-					if h.EndTime.Before(oldest) {
-						oldest = h.EndTime
+				oldest := e.history()[0].endTime()
+				for _, h := range e.history() {
+					if h.endTime().Before(oldest) {
+						oldest = h.endTime()
 					}
 				}
-				if e.pos[1] == 0 || s.aged.at(e) != timeKey(oldest) {
-					t.Fatalf("step %d: job %s is not in the history index at its oldest entry %v", step, e.rec.ID(), oldest)
+				if posIn(e, 1) == 0 || s.aged.at(e) != timeKey(oldest) {
+					t.Fatalf("step %d: job %s is not in the history index at its oldest entry %v", step, rec.ID(), oldest)
 				}
-			} else if e.pos[1] != 0 {
-				t.Fatalf("step %d: job %s without history is in the history index", step, e.rec.ID())
+			} else if posIn(e, 1) != 0 {
+				t.Fatalf("step %d: job %s without history is in the history index", step, rec.ID())
 			}
-			if _, in := s.over[e]; s.perJob > 0 && len(e.hist) > s.perJob && !in {
-				t.Fatalf("step %d: job %s has %d entries, over %d, but is not marked", step, e.rec.ID(), len(e.hist), s.perJob)
+			if _, in := s.over[e]; s.perJob > 0 && len(e.history()) > s.perJob && !in {
+				t.Fatalf("step %d: job %s has %d entries, over %d, but is not marked", step, rec.ID(), len(e.history()), s.perJob)
 			}
 		}
 	}
@@ -195,7 +198,7 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 			t.Fatalf("step %d: %s index holds %d jobs, want %d", step, what, len(h.items), want)
 		}
 		for i, it := range h.items {
-			if int(it.e.pos[h.which]) != i+1 || it.e.gone {
+			if int(posIn(it.e, h.which)) != i+1 || it.e.flags&gone != 0 {
 				t.Fatalf("step %d: %s index item %d is out of sync with its job", step, what, i)
 			}
 			if i > 0 && it.at < h.items[(i-1)/2].at {
@@ -203,4 +206,13 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 			}
 		}
 	}
+}
+
+// posIn returns e's position in the time heap which, plus one; 0 when not
+// in it.
+func posIn(e *entry, which int) int32 {
+	if e.x == nil {
+		return 0
+	}
+	return e.x.pos[which]
 }

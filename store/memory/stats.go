@@ -20,9 +20,9 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	defer s.mu.Unlock()
 	var out []scheduler.JobCount
 	for _, name := range slices.Sorted(maps.Keys(s.colls)) {
-		c := s.colls[name]
-		for _, st := range slices.Sorted(maps.Keys(c.states)) {
-			out = append(out, scheduler.JobCount{Collection: name, State: st, Jobs: c.states[st]})
+		states := s.colls[name].states()
+		for _, st := range slices.Sorted(maps.Keys(states)) {
+			out = append(out, scheduler.JobCount{Collection: name, State: st, Jobs: states[st]})
 		}
 	}
 	return out, nil
@@ -77,18 +77,20 @@ func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.
 			continue
 		}
 		for _, e := range c.jobs {
-			for i := range e.hist {
-				h := &e.hist[i].HistoryEntry
-				if h.EndTime.IsZero() || h.EndTime.Before(from) || !h.EndTime.Before(to) {
+			hist := e.history()
+			for i := range hist {
+				end := hist[i].endTime()
+				if end.IsZero() || end.Before(from) || !end.Before(to) {
 					continue
 				}
-				k := key{int64(h.EndTime.Sub(from) / step), h.ActionName, h.Status}
+				h := hist[i].entry(e)
+				k := key{int64(end.Sub(from) / step), h.ActionName, h.Status}
 				hc := n[k]
 				if hc == nil {
 					hc = &scheduler.HistoryCount{Start: from.Add(time.Duration(k.bucket) * step), ActionName: k.action, Status: k.status}
 					n[k] = hc
 				}
-				hc.Add(h)
+				hc.Add(&h)
 			}
 		}
 	}
@@ -115,7 +117,8 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 			continue
 		}
 		for _, e := range c.jobs {
-			cur := cursor{hist: e.hist, i: len(e.hist)}
+			hist := e.history()
+			cur := cursor{e: e, hist: hist, i: len(hist)}
 			if cur.next(&f) {
 				cs = append(cs, cur)
 			}
@@ -124,7 +127,7 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 	heap.Init(&cs)
 	var out []scheduler.HistoryEntry
 	for skip := f.Skip; len(cs) > 0 && (f.Top <= 0 || len(out) < f.Top); {
-		h := &cs[0].hist[cs[0].i]
+		h := cs[0].hist[cs[0].i].entry(cs[0].e)
 		if cs[0].next(&f) {
 			heap.Fix(&cs, 0)
 		} else {
@@ -134,13 +137,14 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 			skip--
 			continue
 		}
-		out = append(out, h.HistoryEntry)
+		out = append(out, h)
 	}
 	return out, nil
 }
 
 // cursor walks a job's history from the newest entry back.
 type cursor struct {
+	e    *entry
 	hist []histItem
 	i    int // the current entry
 }
@@ -149,7 +153,7 @@ type cursor struct {
 // is one.
 func (c *cursor) next(f *scheduler.HistoryFilter) bool {
 	for c.i--; c.i >= 0; c.i-- {
-		if f.Keeps(&c.hist[c.i].HistoryEntry) {
+		if c.hist[c.i].keptBy(f, c.e) {
 			return true
 		}
 	}
