@@ -361,7 +361,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		}()
 	}
 	wakeBy := now.Add(s.cfg.PollInterval)
-	free := cap(s.sem) - len(s.sem)
+	free := s.cfg.MaxConcurrency - int(s.inFlight.Load())
 	if free == 0 {
 		return wakeBy // the next job that ends wakes the loop
 	}
@@ -374,12 +374,12 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		return minTime(wakeBy, now.Add(time.Second))
 	}
 	s.storeAnswered(now)
-	for _, r := range claims {
-		s.sem <- struct{}{} // never blocks: at most free jobs were claimed
-		s.wg.Add(1)
-		if s.pool {
-			s.work <- task{r, now} // never blocks either: same capacity
-		} else {
+	s.inFlight.Add(int64(len(claims))) // at most free: the loop alone adds
+	s.wg.Add(len(claims))
+	if s.pool {
+		s.work.push(claims, now)
+	} else {
+		for _, r := range claims {
 			go s.process(s.execCtx, r, now) // runDue driven without Start, in tests
 		}
 	}
@@ -406,12 +406,6 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// task is a claimed job handed to a worker.
-type task struct {
-	r   *JobRecord
-	now time.Time
-}
-
 // worker processes claimed jobs until s.work is closed. Config.MaxConcurrency
 // workers run from Start to Stop; reusing them spares a goroutine (and its
 // stack growth) per attempt.
@@ -421,7 +415,11 @@ func (s *Scheduler) worker() {
 	// register with one parent (a lock every attempt would contend on).
 	ctx, cancel := context.WithCancel(s.execCtx)
 	defer cancel()
-	for t := range s.work {
+	for {
+		t, ok := s.work.take()
+		if !ok {
+			return
+		}
 		s.process(ctx, t.r, t.now)
 	}
 }
@@ -500,7 +498,7 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 
 // release gives back the slot of a claimed job whose work is over.
 func (s *Scheduler) release() {
-	<-s.sem
+	s.inFlight.Add(-1)
 	s.wg.Done()
 }
 

@@ -310,12 +310,12 @@ type Scheduler struct {
 	// its idle connections.
 	httpExec *httpaction.Executor
 
-	wake    chan struct{}  // capacity 1: "look at the store again"
-	sem     chan struct{}  // one token per claimed job in flight
-	work    chan task      // claimed jobs for the workers
-	wg      sync.WaitGroup // claimed jobs in flight
-	workers sync.WaitGroup
-	pool    bool // the workers run (set by Start before the loop starts)
+	wake     chan struct{}  // capacity 1: "look at the store again"
+	inFlight atomic.Int64   // claimed jobs in flight, at most Config.MaxConcurrency
+	work     dispatch       // claimed jobs for the workers
+	wg       sync.WaitGroup // claimed jobs in flight
+	workers  sync.WaitGroup
+	pool     bool // the workers run (set by Start before the loop starts)
 
 	mu        sync.Mutex
 	started   bool
@@ -344,9 +344,8 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		cfg:   c,
 		log:   slog.New(TraceHandler(c.Logger.Handler())),
 		wake:  make(chan struct{}, 1),
-		sem:   make(chan struct{}, c.MaxConcurrency),
-		work:  make(chan task, c.MaxConcurrency),
 	}
+	s.work.init()
 	s.httpExec = httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
@@ -448,7 +447,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
-		close(s.work) // ends the workers
+		s.work.close() // ends the workers
 		s.workers.Wait()
 		close(done)
 	}()
