@@ -826,12 +826,13 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		res.message = err.Error()
 		return res
 	}
+	jobID, requestID := idAndUUID(r)
 	st := &attemptState{req: action.Request{
 		Action:          act,
-		JobID:           r.ID(),
+		JobID:           jobID,
 		CollectionID:    r.Collection,
 		ExecutionTag:    o.Tag,
-		ClientRequestID: newUUID(),
+		ClientRequestID: requestID,
 		ExpectedTime:    o.Expected,
 		Occurrence:      o.Number,
 		Retry:           o.Retry,

@@ -537,8 +537,14 @@ func newETag() string { return randomHex(8) }
 
 // newUUID returns a random RFC 4122 version 4 UUID.
 func newUUID() string {
-	const digits = "0123456789abcdef"
 	var b [36]byte
+	putUUID(&b)
+	return string(b[:])
+}
+
+// putUUID writes a random RFC 4122 version 4 UUID to b.
+func putUUID(b *[36]byte) {
+	const digits = "0123456789abcdef"
 	v := [2]uint64{rand.Uint64(), rand.Uint64()}
 	j := 0
 	for i := range 32 {
@@ -551,5 +557,20 @@ func newUUID() string {
 	}
 	b[14] = '4'             // version
 	b[19] = "89ab"[b[19]%4] // variant
-	return string(b[:])
+}
+
+// idAndUUID returns r.ID() and a newUUID in one allocation, for an
+// attempt's request.
+func idAndUUID(r *JobRecord) (id, uuid string) {
+	var u [36]byte
+	putUUID(&u)
+	var sb strings.Builder
+	sb.Grow(len(r.Collection) + 1 + len(r.Name) + len(u))
+	sb.WriteString(r.Collection)
+	sb.WriteByte('/')
+	sb.WriteString(r.Name)
+	n := sb.Len()
+	sb.Write(u[:])
+	both := sb.String()
+	return both[:n], both[n:]
 }
