@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -544,19 +546,20 @@ func newUUID() string {
 
 // putUUID writes a random RFC 4122 version 4 UUID to b.
 func putUUID(b *[36]byte) {
-	const digits = "0123456789abcdef"
-	v := [2]uint64{rand.Uint64(), rand.Uint64()}
-	j := 0
-	for i := range 32 {
-		if i == 8 || i == 12 || i == 16 || i == 20 {
-			b[j] = '-'
-			j++
-		}
-		b[j] = digits[v[i/16]>>(4*(i%16))&15]
-		j++
-	}
-	b[14] = '4'             // version
-	b[19] = "89ab"[b[19]%4] // variant
+	var v [16]byte
+	binary.LittleEndian.PutUint64(v[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(v[8:], rand.Uint64())
+	v[6] = v[6]&0x0f | 0x40 // version 4
+	v[8] = v[8]&0x3f | 0x80 // variant 10
+	hex.Encode(b[0:8], v[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], v[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], v[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], v[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], v[10:16])
 }
 
 // idAndUUID returns r.ID() and a newUUID in one allocation, for an
