@@ -537,13 +537,6 @@ func randomHex(n int) string {
 // newETag returns a fresh entity tag.
 func newETag() string { return randomHex(8) }
 
-// newUUID returns a random RFC 4122 version 4 UUID.
-func newUUID() string {
-	var b [36]byte
-	putUUID(&b)
-	return string(b[:])
-}
-
 // putUUID writes a random RFC 4122 version 4 UUID to b.
 func putUUID(b *[36]byte) {
 	var v [16]byte
@@ -562,7 +555,7 @@ func putUUID(b *[36]byte) {
 	hex.Encode(b[24:36], v[10:16])
 }
 
-// idAndUUID returns r.ID() and a newUUID in one allocation, for an
+// idAndUUID returns r.ID() and a random UUID in one allocation, for an
 // attempt's request.
 func idAndUUID(r *JobRecord) (id, uuid string) {
 	var u [36]byte
