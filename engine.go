@@ -796,7 +796,9 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 			res.err = fmt.Errorf("%w: %v", errExecutorPanicked, p)
 			res.message = res.err.Error()
 		}
-		res.end = time.Now()
+		if res.end.IsZero() { // the executor panicked, or did not run
+			res.end = time.Now()
+		}
 		if span != nil {
 			endAttempt(span, &res)
 			res.span = span
@@ -844,6 +846,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	s.holdLease(r, res.start)
 	defer s.dropLease(r)
 	out, err := exec.Execute(ctx, req)
+	res.end = time.Now()
 	res.err = err
 	if out != nil && out.Message != "" {
 		res.message = out.Message
@@ -853,7 +856,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	} else if err != nil {
 		res.message = err.Error()
 	}
-	if err == nil && ctx.Err() != nil {
+	if err == nil && ctx.errAt(res.end) != nil {
 		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, s.cfg.ActionTimeout)
 		res.message = res.err.Error()
 	}
@@ -924,7 +927,10 @@ func (c *attemptContext) Done() <-chan struct{}       { return c.get().Done() }
 func (c *attemptContext) Value(key any) any           { return c.get().Value(key) }
 func (c *attemptContext) String() string              { return "scheduler.attemptContext" }
 
-func (c *attemptContext) Err() error {
+func (c *attemptContext) Err() error { return c.errAt(time.Now()) }
+
+// errAt is Err at now.
+func (c *attemptContext) errAt(now time.Time) error {
 	c.mu.Lock()
 	ctx, stopped := c.ctx, c.stopped
 	c.mu.Unlock()
@@ -933,7 +939,7 @@ func (c *attemptContext) Err() error {
 		return ctx.Err()
 	case c.parent.Err() != nil:
 		return c.parent.Err()
-	case !time.Now().Before(c.deadline):
+	case !now.Before(c.deadline):
 		return context.DeadlineExceeded
 	case stopped:
 		return context.Canceled
