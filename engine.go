@@ -361,7 +361,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		}()
 	}
 	wakeBy := now.Add(s.cfg.PollInterval)
-	free := cap(s.sem) - len(s.sem)
+	free := s.cfg.MaxConcurrency - int(s.inFlight.Load())
 	if free == 0 {
 		return wakeBy // the next job that ends wakes the loop
 	}
@@ -374,12 +374,12 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		return minTime(wakeBy, now.Add(time.Second))
 	}
 	s.storeAnswered(now)
-	for _, r := range claims {
-		s.sem <- struct{}{} // never blocks: at most free jobs were claimed
-		s.wg.Add(1)
-		if s.pool {
-			s.work <- task{r, now} // never blocks either: same capacity
-		} else {
+	s.inFlight.Add(int64(len(claims))) // at most free: the loop alone adds
+	s.wg.Add(len(claims))
+	if s.pool {
+		s.work.push(claims, now)
+	} else {
+		for _, r := range claims {
 			go s.process(s.execCtx, r, now) // runDue driven without Start, in tests
 		}
 	}
@@ -406,12 +406,6 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// task is a claimed job handed to a worker.
-type task struct {
-	r   *JobRecord
-	now time.Time
-}
-
 // worker processes claimed jobs until s.work is closed. Config.MaxConcurrency
 // workers run from Start to Stop; reusing them spares a goroutine (and its
 // stack growth) per attempt.
@@ -421,7 +415,11 @@ func (s *Scheduler) worker() {
 	// register with one parent (a lock every attempt would contend on).
 	ctx, cancel := context.WithCancel(s.execCtx)
 	defer cancel()
-	for t := range s.work {
+	for {
+		t, ok := s.work.take()
+		if !ok {
+			return
+		}
 		s.process(ctx, t.r, t.now)
 	}
 }
@@ -500,7 +498,7 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 
 // release gives back the slot of a claimed job whose work is over.
 func (s *Scheduler) release() {
-	<-s.sem
+	s.inFlight.Add(-1)
 	s.wg.Done()
 }
 
@@ -798,7 +796,9 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 			res.err = fmt.Errorf("%w: %v", errExecutorPanicked, p)
 			res.message = res.err.Error()
 		}
-		res.end = time.Now()
+		if res.end.IsZero() { // the executor panicked, or did not run
+			res.end = time.Now()
+		}
 		if span != nil {
 			endAttempt(span, &res)
 			res.span = span
@@ -828,12 +828,13 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		res.message = err.Error()
 		return res
 	}
+	jobID, requestID := idAndUUID(r)
 	st := &attemptState{req: action.Request{
 		Action:          act,
-		JobID:           r.ID(),
+		JobID:           jobID,
 		CollectionID:    r.Collection,
 		ExecutionTag:    o.Tag,
-		ClientRequestID: newUUID(),
+		ClientRequestID: requestID,
 		ExpectedTime:    o.Expected,
 		Occurrence:      o.Number,
 		Retry:           o.Retry,
@@ -845,6 +846,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	s.holdLease(r, res.start)
 	defer s.dropLease(r)
 	out, err := exec.Execute(ctx, req)
+	res.end = time.Now()
 	res.err = err
 	if out != nil && out.Message != "" {
 		res.message = out.Message
@@ -854,7 +856,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	} else if err != nil {
 		res.message = err.Error()
 	}
-	if err == nil && ctx.Err() != nil {
+	if err == nil && ctx.errAt(res.end) != nil {
 		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, s.cfg.ActionTimeout)
 		res.message = res.err.Error()
 	}
@@ -925,7 +927,10 @@ func (c *attemptContext) Done() <-chan struct{}       { return c.get().Done() }
 func (c *attemptContext) Value(key any) any           { return c.get().Value(key) }
 func (c *attemptContext) String() string              { return "scheduler.attemptContext" }
 
-func (c *attemptContext) Err() error {
+func (c *attemptContext) Err() error { return c.errAt(time.Now()) }
+
+// errAt is Err at now.
+func (c *attemptContext) errAt(now time.Time) error {
 	c.mu.Lock()
 	ctx, stopped := c.ctx, c.stopped
 	c.mu.Unlock()
@@ -934,7 +939,7 @@ func (c *attemptContext) Err() error {
 		return ctx.Err()
 	case c.parent.Err() != nil:
 		return c.parent.Err()
-	case !time.Now().Before(c.deadline):
+	case !now.Before(c.deadline):
 		return context.DeadlineExceeded
 	case stopped:
 		return context.Canceled

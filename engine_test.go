@@ -782,6 +782,61 @@ func TestConcurrencyLimit(t *testing.T) {
 	})
 }
 
+// TestSlowAttemptsStartTogether checks that jobs due together all get a
+// worker at once when their attempts wait: each attempt waits until every
+// one has started, so an attempt left queued behind a waiting one would
+// hold them all until the timeout.
+func TestSlowAttemptsStartTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 40
+		e := newEnv(t, scheduler.Config{MaxConcurrency: n})
+		var mu sync.Mutex
+		started := 0
+		all := make(chan struct{})
+		var startedAt []time.Time
+		e.exec.fn = func(req *action.Request, _ int) error {
+			mu.Lock()
+			started++
+			startedAt = append(startedAt, time.Now())
+			if started == n {
+				close(all)
+			}
+			mu.Unlock()
+			select {
+			case <-all:
+				return nil
+			case <-time.After(time.Minute):
+				return errors.New("not every attempt started")
+			}
+		}
+		if _, err := e.s.PutCollection(context.Background(), "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			e.put(fmt.Sprintf("j%d", i), jobJSON(e.t0.Add(time.Minute), ""))
+		}
+		e.start()
+		defer e.stop()
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if started != n {
+			t.Fatalf("%d of %d attempts started", started, n)
+		}
+		for i, at := range startedAt {
+			if !at.Equal(startedAt[0]) {
+				t.Errorf("attempt %d started %v after the first", i, at.Sub(startedAt[0]))
+			}
+		}
+		for i := range n {
+			if h := e.history(fmt.Sprintf("j%d", i)); len(h) != 1 || h[0].Status != scheduler.StatusCompleted {
+				t.Errorf("j%d history %+v, want one Completed entry", i, h)
+			}
+		}
+	})
+}
+
 func TestOnHistory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{})

@@ -2,6 +2,8 @@ package scheduler
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -310,12 +312,12 @@ type Scheduler struct {
 	// its idle connections.
 	httpExec *httpaction.Executor
 
-	wake    chan struct{}  // capacity 1: "look at the store again"
-	sem     chan struct{}  // one token per claimed job in flight
-	work    chan task      // claimed jobs for the workers
-	wg      sync.WaitGroup // claimed jobs in flight
-	workers sync.WaitGroup
-	pool    bool // the workers run (set by Start before the loop starts)
+	wake     chan struct{}  // capacity 1: "look at the store again"
+	inFlight atomic.Int64   // claimed jobs in flight, at most Config.MaxConcurrency
+	work     dispatch       // claimed jobs for the workers
+	wg       sync.WaitGroup // claimed jobs in flight
+	workers  sync.WaitGroup
+	pool     bool // the workers run (set by Start before the loop starts)
 
 	mu        sync.Mutex
 	started   bool
@@ -344,9 +346,8 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		cfg:   c,
 		log:   slog.New(TraceHandler(c.Logger.Handler())),
 		wake:  make(chan struct{}, 1),
-		sem:   make(chan struct{}, c.MaxConcurrency),
-		work:  make(chan task, c.MaxConcurrency),
 	}
+	s.work.init()
 	s.httpExec = httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
@@ -448,7 +449,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()
-		close(s.work) // ends the workers
+		s.work.close() // ends the workers
 		s.workers.Wait()
 		close(done)
 	}()
@@ -536,21 +537,36 @@ func randomHex(n int) string {
 // newETag returns a fresh entity tag.
 func newETag() string { return randomHex(8) }
 
-// newUUID returns a random RFC 4122 version 4 UUID.
-func newUUID() string {
-	const digits = "0123456789abcdef"
-	var b [36]byte
-	v := [2]uint64{rand.Uint64(), rand.Uint64()}
-	j := 0
-	for i := range 32 {
-		if i == 8 || i == 12 || i == 16 || i == 20 {
-			b[j] = '-'
-			j++
-		}
-		b[j] = digits[v[i/16]>>(4*(i%16))&15]
-		j++
-	}
-	b[14] = '4'             // version
-	b[19] = "89ab"[b[19]%4] // variant
-	return string(b[:])
+// putUUID writes a random RFC 4122 version 4 UUID to b.
+func putUUID(b *[36]byte) {
+	var v [16]byte
+	binary.LittleEndian.PutUint64(v[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(v[8:], rand.Uint64())
+	v[6] = v[6]&0x0f | 0x40 // version 4
+	v[8] = v[8]&0x3f | 0x80 // variant 10
+	hex.Encode(b[0:8], v[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], v[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], v[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], v[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], v[10:16])
+}
+
+// idAndUUID returns r.ID() and a random UUID in one allocation, for an
+// attempt's request.
+func idAndUUID(r *JobRecord) (id, uuid string) {
+	var u [36]byte
+	putUUID(&u)
+	var sb strings.Builder
+	sb.Grow(len(r.Collection) + 1 + len(r.Name) + len(u))
+	sb.WriteString(r.Collection)
+	sb.WriteByte('/')
+	sb.WriteString(r.Name)
+	n := sb.Len()
+	sb.Write(u[:])
+	both := sb.String()
+	return both[:n], both[n:]
 }

@@ -14,15 +14,17 @@ import (
 // duplicate. A job deleted and created again under the same name has a new
 // creation instant and so new tags.
 func executionTag(r *JobRecord, n int) string {
-	h := sha256.New()
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(r.Created.UnixNano()))
-	binary.BigEndian.PutUint64(b[8:], uint64(n))
-	h.Write([]byte(r.Collection))
-	h.Write([]byte{0})
-	h.Write([]byte(r.Name))
-	h.Write([]byte{0})
-	h.Write(b[:])
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])[:8])
+	// collection NUL name NUL creation-ns occurrence, hashed in one go
+	// from a buffer on the stack for the usual lengths of names.
+	var buf [128]byte
+	b := append(buf[:0], r.Collection...)
+	b = append(b, 0)
+	b = append(b, r.Name...)
+	b = append(b, 0)
+	b = binary.BigEndian.AppendUint64(b, uint64(r.Created.UnixNano()))
+	b = binary.BigEndian.AppendUint64(b, uint64(n))
+	sum := sha256.Sum256(b)
+	var tag [16]byte
+	hex.Encode(tag[:], sum[:8])
+	return string(tag[:])
 }

@@ -153,8 +153,8 @@ func newTelemetry(s *Scheduler) *telemetry {
 	}
 	g := &gauges{s: s, maxAge: c.StatsMaxAge, jobs: jobs, due: due}
 	reg, err := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		o.ObserveInt64(inFlight, int64(len(s.sem)))
-		o.ObserveInt64(limit, int64(cap(s.sem)))
+		o.ObserveInt64(inFlight, s.inFlight.Load())
+		o.ObserveInt64(limit, int64(s.cfg.MaxConcurrency))
 		return g.observe(ctx, o)
 	}, jobs, due, inFlight, limit)
 	if err != nil {

@@ -1,0 +1,63 @@
+package scheduler
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestDispatchEachTaskOnce pushes tasks in batches while workers take
+// them, some of them slowly: every task is taken exactly once, and close
+// ends every worker once the queue is empty.
+func TestDispatchEachTaskOnce(t *testing.T) {
+	var d dispatch
+	d.init()
+	const workers, batches, per = 8, 50, 37
+	var mu sync.Mutex
+	taken := make(map[*JobRecord]int)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for {
+				tk, ok := d.take()
+				if !ok {
+					return
+				}
+				mu.Lock()
+				taken[tk.r]++
+				mu.Unlock()
+				if w%2 == 0 {
+					time.Sleep(10 * time.Microsecond)
+				}
+			}
+		})
+	}
+	var all []*JobRecord
+	for range batches {
+		claims := make([]*JobRecord, per)
+		for i := range claims {
+			claims[i] = new(JobRecord)
+		}
+		all = append(all, claims...)
+		d.push(claims, time.Now())
+	}
+	for {
+		mu.Lock()
+		n := len(taken)
+		mu.Unlock()
+		if n == len(all) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	d.close()
+	wg.Wait()
+	for i, r := range all {
+		if taken[r] != 1 {
+			t.Errorf("task %d taken %d times, want 1", i, taken[r])
+		}
+	}
+	if d.head != len(d.queue) {
+		t.Errorf("%d tasks left in the queue", len(d.queue)-d.head)
+	}
+}
