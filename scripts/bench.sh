@@ -38,7 +38,7 @@ run go test -run '^$' -bench . -benchtime 20000x ./store/sqlite/
 run go test -run '^$' -bench 'ClaimRecord|Engine' -benchtime 20000x ./store/postgres/
 run go test -run '^$' -bench ClaimDue -benchtime 2000x ./store/postgres/
 run go test -run '^$' -bench PutTx -benchtime 1000x -count 3 ./store/sqlite/ ./store/postgres/
-run go test -run '^$' -bench ClaimRecordBatch -benchtime 100000x ./store/memory/
+run go test -run '^$' -bench 'ClaimRecordBatch|GetJob|ListJobs|BurstClaimComplete' -benchtime 100000x ./store/memory/
 run go test -run '^$' -bench Prune -benchtime 500x ./store/memory/
 run go test -run '^$' -bench Execute -benchtime 2000x -benchmem ./action/http/
 run go test -run '^$' -bench PfxIterations -benchtime 20x ./action/http/
