@@ -470,3 +470,69 @@ func TestCompactHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactFormKeepsEveryField sets each field of a record's Status and
+// Schedule in turn, whatever fields those types have, and checks that the
+// record reads back as put: a field added to them later and not taught to
+// the compact form fails here.
+func TestCompactFormKeepsEveryField(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 5, 6, 7, 8, 9, 10, time.UTC)
+	next := now.Add(time.Hour)
+	s := New()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	// nonZero returns a value of type typ other than its zero value.
+	nonZero := func(typ reflect.Type) reflect.Value {
+		switch typ {
+		case reflect.TypeFor[time.Time]():
+			return reflect.ValueOf(now.Add(-time.Minute))
+		case reflect.TypeFor[*time.Time]():
+			v := now.Add(-2 * time.Minute)
+			return reflect.ValueOf(&v)
+		case reflect.TypeFor[*scheduler.Occurrence]():
+			return reflect.ValueOf(&scheduler.Occurrence{Number: 2, Expected: now, Tag: "t"})
+		}
+		v := reflect.New(typ).Elem()
+		switch typ.Kind() {
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			v.SetInt(3)
+		case reflect.String:
+			v.SetString("x")
+		default:
+			t.Fatalf("no non-zero value for %v: teach this test and the compact form about it", typ)
+		}
+		return v
+	}
+	n := 0
+	for _, part := range []string{"Status", "Schedule"} {
+		typ := reflect.ValueOf(scheduler.JobRecord{}).FieldByName(part).Type()
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name := fmt.Sprintf("%s.%s", part, f.Name)
+			r := freshRecord(name, now, next)
+			reflect.ValueOf(r).Elem().FieldByName(part).Field(i).Set(nonZero(f.Type))
+			w := want(r, 1, "", time.Time{})
+			if err := s.PutJob(ctx, r); err != nil {
+				t.Fatalf("%s: PutJob: %v", name, err)
+			}
+			got, err := s.GetJob(ctx, "c", name)
+			if err != nil {
+				t.Fatalf("%s: GetJob: %v", name, err)
+			}
+			if !reflect.DeepEqual(got, w) {
+				t.Errorf("%s: GetJob =\n%+v\nwant\n%+v", name, got, w)
+			}
+			n++
+		}
+	}
+	if n < 14 {
+		t.Fatalf("only %d fields set", n)
+	}
+}
