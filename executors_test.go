@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -228,5 +229,45 @@ func TestCoreImportsNoOpenTelemetrySDK(t *testing.T) {
 	}
 	if !found {
 		t.Error("cmd/jobclock links no OpenTelemetry SDK or exporter: the check above cannot see them")
+	}
+}
+
+// TestNewOnlyLinksNoParser: a program that makes a Scheduler and never
+// puts a job links neither the job parser nor the put path (about 1.4 MB),
+// which a hook set by the package's initialisation would drag into every
+// program that imports it. The same program with a PutJob call links
+// them, so the check can fail.
+func TestNewOnlyLinksNoParser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two programs")
+	}
+	dir := t.TempDir()
+	linked := func(src string) map[string]bool {
+		t.Helper()
+		bin := filepath.Join(dir, "prog")
+		cmd := exec.Command("go", "build", "-o", bin, src)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", src, err, out)
+		}
+		out, err := exec.Command("go", "tool", "nm", bin).Output()
+		if err != nil {
+			t.Fatalf("go tool nm: %v", err)
+		}
+		syms := map[string]bool{}
+		for _, name := range []string{"github.com/jobclock/scheduler.ParseJob", "github.com/jobclock/scheduler.(*Scheduler).putJobAt"} {
+			syms[name] = strings.Contains(string(out), " "+name+"\n")
+		}
+		return syms
+	}
+	for name, in := range linked("./testdata/newonly") {
+		if in {
+			t.Errorf("a program that only calls New links %s", name)
+		}
+	}
+	// The control: a program that puts a job links both.
+	for name, in := range linked("./testdata/putjob") {
+		if !in {
+			t.Errorf("the control program that puts a job does not link %s: the check cannot see it", name)
+		}
 	}
 }

@@ -29,7 +29,14 @@ type PutJobOptions struct {
 	// IfMatch, when not empty, makes the write fail with
 	// ErrPreconditionFailed unless the job exists with this ETag.
 	IfMatch string
+
+	// fromJSON, set only through internal/jsonput, makes PutJob parse
+	// the definition from JSON itself (its def is nil), as putJSON does.
+	fromJSON *jsonBody
 }
+
+// jsonBody is a job definition as JSON; see [PutJobOptions].
+type jsonBody struct{ data []byte }
 
 // PatchJobOptions are the options of [Scheduler.PatchJob].
 type PatchJobOptions struct {
@@ -266,6 +273,9 @@ func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 // created. A recurrence given as a cron spec is stored with the fields the
 // spec stands for filled in (see [recurrence.Recurrence.ExpandCron]).
 func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
+	if opts != nil && opts.fromJSON != nil {
+		return s.putJSON(ctx, collection, name, opts.fromJSON.data, &PutJobOptions{IfMatch: opts.IfMatch})
+	}
 	if err := s.live(); err != nil {
 		return nil, err
 	}
@@ -282,7 +292,9 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 // stays here, so PutJob's check that a caller's job is valid is already
 // done. A definition ParseJob refuses fails with a
 // [jsonput.ParseError] holding ParseJob's error. The REST API puts
-// jobs through it (see internal/jsonput).
+// jobs through it: it calls PutJob with the options jsonput.Options
+// makes, so that a program that never puts a job does not link the
+// parser and the put path.
 func (s *Scheduler) putJSON(ctx context.Context, collection, name string, data []byte, opts *PutJobOptions) (*JobRecord, error) {
 	now := time.Now()
 	popts := s.parseOptions(now)
@@ -302,8 +314,8 @@ func (s *Scheduler) putJSON(ctx context.Context, collection, name string, data [
 }
 
 func init() {
-	jsonput.Put = func(ctx context.Context, s any, collection, name string, data []byte, ifMatch string) (any, error) {
-		return s.(*Scheduler).putJSON(ctx, collection, name, data, &PutJobOptions{IfMatch: ifMatch})
+	jsonput.Options = func(data []byte, ifMatch string) any {
+		return &PutJobOptions{IfMatch: ifMatch, fromJSON: &jsonBody{data}}
 	}
 }
 

@@ -261,9 +261,10 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// The scheduler's own ParseJob accepts the action types registered
-	// in it and checks their payloads; jsonput.Put is ParseJob followed
-	// by PutJob, validating the parsed job once.
-	rec, err := jsonput.Put(r.Context(), h.s, rq.sc.key(), rq.job, data, ifMatch(r))
+	// in it and checks their payloads; PutJob with jsonput's options is
+	// ParseJob followed by PutJob, validating the parsed job once.
+	opts := jsonput.Options(data, ifMatch(r)).(*scheduler.PutJobOptions)
+	j, err := h.s.PutJob(r.Context(), rq.sc.key(), rq.job, nil, opts)
 	if pe, ok := errors.AsType[*jsonput.ParseError](err); ok {
 		// ParseJob's paths start at the envelope already.
 		return validationError(pe.Err, "")
@@ -271,7 +272,6 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "properties")
 	}
-	j := rec.(*scheduler.JobRecord)
 	status := http.StatusOK
 	if j.Version == 1 {
 		status = http.StatusCreated

@@ -6,17 +6,18 @@
 // JSON on the way to the store was validated by the parse itself and never
 // leaves the scheduler, so Put parses and puts in one step, at one
 // instant, with the same rules and results as Scheduler.ParseJob followed
-// by Scheduler.PutJob.
+// by Scheduler.PutJob. It does so when PutJob is called with a nil job and
+// the options Options makes: a program that never calls PutJob links
+// neither the parser nor the put path (a function the scheduler's init
+// referred to would be linked into every program that imports it).
 package jsonput
 
-import "context"
-
-// Put parses data as scheduler.Scheduler.ParseJob does and puts it as job
-// name of collection, with PutJobOptions.IfMatch set to ifMatch. s is a
-// *scheduler.Scheduler and the record it returns a *scheduler.JobRecord.
-// When ParseJob refuses data, the error is a *ParseError. Package
-// scheduler sets Put when it is initialised.
-var Put func(ctx context.Context, s any, collection, name string, data []byte, ifMatch string) (record any, err error)
+// Options returns a *scheduler.PutJobOptions with IfMatch set to ifMatch
+// with which Scheduler.PutJob, given a nil job, parses data as
+// Scheduler.ParseJob does and puts the result. When ParseJob refuses data,
+// PutJob's error is a *ParseError. Package scheduler sets Options when it
+// is initialised.
+var Options func(data []byte, ifMatch string) any
 
 // ParseError is Put's error when the definition itself is invalid: Err is
 // what ParseJob returned.
