@@ -83,25 +83,41 @@ func checkJobKey(collection, name string) error {
 }
 
 // parseOptions returns the options jobs are checked with at now. The
-// host's action types are read from Config.Executors on each call, as
-// executors are looked up, so a type registered after New is accepted too;
-// an action whose type has no executor is refused, and executors that are
+// host's action types are those of Config.Executors as last read; a type
+// not among them is looked for again in Config.Executors, as executors are
+// looked up, so a type registered after New is accepted too. (Types are
+// never unregistered, so the list read last holds no type that is gone.)
+// An action whose type has no executor is refused, and executors that are
 // action.Validators check their actions.
 func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 	opts := s.parse
 	opts.Now = now
 	if s.cfg.Executors != nil {
-		// Clipped, so that appending never writes into an array that
-		// concurrent callers share.
-		opts.ActionTypes = slices.Clip(opts.ActionTypes)
-		for _, t := range s.cfg.Executors.Types() {
-			if !t.Builtin() {
-				opts.ActionTypes = append(opts.ActionTypes, t)
-			}
+		if types := s.hostTypes.Load(); types != nil {
+			opts.ActionTypes = *types
+		} else {
+			opts.ActionTypes = s.readHostTypes()
+		}
+		opts.hostTypes = s.readHostTypes
+	}
+	return opts
+}
+
+// readHostTypes returns the action types of s.parse and the host's types
+// of Config.Executors besides the built-in ones, and keeps them for
+// parseOptions.
+func (s *Scheduler) readHostTypes() []action.Type {
+	// Clipped, so that appending never writes into an array that
+	// concurrent callers share.
+	types := slices.Clip(s.parse.ActionTypes)
+	for _, t := range s.cfg.Executors.Types() {
+		if !t.Builtin() {
+			types = append(types, t)
 		}
 	}
-	opts.executor = s.executor
-	return opts
+	types = slices.Clip(types)
+	s.hostTypes.Store(&types)
+	return types
 }
 
 // ParseOptions returns the options this Scheduler checks definitions with
@@ -110,7 +126,11 @@ func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 // another instant sets Created (and Now) on the copy; [Scheduler.ParseJob]
 // is ParseJob with these options.
 func (s *Scheduler) ParseOptions() ParseOptions {
-	return s.parseOptions(time.Now())
+	opts := s.parseOptions(time.Now())
+	if opts.hostTypes != nil {
+		opts.ActionTypes, opts.hostTypes = s.readHostTypes(), nil
+	}
+	return opts
 }
 
 // ParseJob parses and validates a job definition as [ParseJob] does, with

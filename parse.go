@@ -140,6 +140,11 @@ type ParseOptions struct {
 	// type without one is refused at its path, and an executor that is
 	// an action.Validator checks its actions. A Scheduler sets it.
 	executor func(action.Type) (action.Executor, bool)
+	// hostTypes, when set, returns the host's action types as they are
+	// now: ActionTypes may lack types registered since it was made, so a
+	// type that is neither built in nor found in ActionTypes is looked
+	// for again in what hostTypes returns. A Scheduler sets it.
+	hostTypes func() []action.Type
 }
 
 // ParseJob parses and validates a job definition. It returns the job in

@@ -329,6 +329,9 @@ type Scheduler struct {
 	nextPrune time.Time
 	pruning   atomic.Bool  // a prune runs
 	stepped   atomic.Int64 // when the loop last started a step, in Unix nanoseconds
+
+	// hostTypes is the list of host action types parseOptions read last.
+	hostTypes atomic.Pointer[[]action.Type]
 }
 
 // New returns a Scheduler over store. cfg may be nil for all defaults; a
@@ -353,6 +356,7 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s.builtins.Register(action.HTTPS, s.httpExec)
 	s.batch, _ = store.(BatchRecorder)
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
+	s.parse.executor = s.executor // made once: a method value allocates
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
 	s.tel = newTelemetry(s)
 	return s, nil

@@ -106,7 +106,18 @@ func isMethod(m string) bool {
 
 // customType returns the registered spelling of host type t.
 func customType(t action.Type, opts *ParseOptions) (action.Type, bool) {
-	for _, k := range opts.ActionTypes {
+	if k, ok := findType(t, opts.ActionTypes); ok || opts.hostTypes == nil || t.Builtin() {
+		return k, ok
+	}
+	// The host may have registered t since ActionTypes was made.
+	opts.ActionTypes, opts.hostTypes = opts.hostTypes(), nil
+	return findType(t, opts.ActionTypes)
+}
+
+// findType returns the spelling of t in types, matched without regard to
+// case.
+func findType(t action.Type, types []action.Type) (action.Type, bool) {
+	for _, k := range types {
 		if strings.EqualFold(string(t), string(k)) {
 			return k, true
 		}
@@ -250,6 +261,9 @@ var payloads = map[action.Type]string{
 }
 
 func (c *checker) typeList() string {
+	if h := c.opts.hostTypes; h != nil {
+		c.opts.ActionTypes, c.opts.hostTypes = h(), nil
+	}
 	names := make([]string, 0, len(action.BuiltinTypes)+len(c.opts.ActionTypes))
 	for _, t := range action.BuiltinTypes {
 		names = append(names, string(t))
