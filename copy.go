@@ -13,23 +13,20 @@ import (
 	"github.com/jobclock/scheduler/retry"
 )
 
-// copyDefinition returns the deep copy of j that encoding it to JSON and
-// decoding the result into a new Job gives (the form a definition is
-// stored in: only its JSON members, empty members left out as their tags
-// say, times without monotonic readings and with the zone JSON keeps, raw
-// JSON compacted), without encoding it. ok is false when the copy must be
-// made through JSON after all: j has a Status, holds a value whose encoding
-// this does not mirror (invalid UTF-8, a time outside years 0-9999, an
-// empty raw message), or its JSON may be longer than MaxJobSize. The copy
-// shares nothing that can change with j.
+// copyDefinition returns the deep copy of j without its Status that
+// encoding it to JSON and decoding the result into a new Job gives (the
+// form a definition is stored in: only its JSON members, empty members
+// left out as their tags say, times without monotonic readings and with
+// the zone JSON keeps, raw JSON compacted), without encoding it. ok is
+// false when the copy must be made through JSON after all: j holds a value
+// whose encoding this does not mirror (invalid UTF-8, a time outside years
+// 0-9999), or its JSON without Status may be longer than MaxJobSize. The
+// copy shares nothing that can change with j.
 //
 // It is written out member by member, which is several times faster than
 // walking the types by reflection; TestCopyDefinitionEveryField fails when
 // a member added to a definition type is not copied here.
 func copyDefinition(j *Job) (cp *Job, ok bool) {
-	if j.Status != nil {
-		return nil, false
-	}
 	c := &copier{size: overhead.job}
 	// (The job and its start time in one allocation would keep 8 bytes
 	// more per job: 176 instead of 144 and 24.)

@@ -98,7 +98,6 @@ func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 		} else {
 			opts.ActionTypes = s.readHostTypes()
 		}
-		opts.hostTypes = s.readHostTypes
 	}
 	return opts
 }
@@ -165,25 +164,35 @@ func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, crea
 	if err != nil {
 		return nil, err
 	}
-	c := *opened
-	c.Status = nil
 	opts := s.parseOptions(now)
 	opts.Created = created
+	// c is what is copied: opened itself when nothing in it changes
+	// before the copy (no Payload to encode, no cron spec to expand), else
+	// a shallow copy that those changes go to, leaving def as it was.
+	c := opened
+	if !plainDefinition(opened) {
+		cc := *opened
+		c = &cc
+	}
 	if !parsed || opened != def {
 		if err := c.Validate(&opts); err != nil {
 			return nil, err
 		}
 	}
-	if err := encodePayloads(&c); err != nil {
-		return nil, err
+	if c != opened {
+		if err := encodePayloads(c); err != nil {
+			return nil, err
+		}
+		expandCron(c) // replaces c.Recurrence
 	}
-	expandCron(&c) // replaces c.Recurrence; def's stays as it was
 	// A deep copy in the form JSON gives, so that later changes by the
 	// caller do not reach the store and every store keeps the same.
-	cp, ok := copyDefinition(&c)
+	cp, ok := copyDefinition(c)
 	if !ok {
+		noStatus := *c
+		noStatus.Status = nil
 		var err error
-		if cp, err = copyThroughJSON(&c); err != nil {
+		if cp, err = copyThroughJSON(&noStatus); err != nil {
 			return nil, err
 		}
 	}
@@ -191,6 +200,15 @@ func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, crea
 	describeCertificates(cp)
 	cp.State = ""
 	return cp, nil
+}
+
+// plainDefinition reports whether checkDefinition changes nothing in j
+// before copying it: no action has a Payload and the recurrence has no
+// cron spec.
+func plainDefinition(j *Job) bool {
+	a := &j.Action
+	return a.Payload == nil && (a.ErrorAction == nil || a.ErrorAction.Payload == nil) &&
+		(j.Recurrence == nil || j.Recurrence.Cron == "")
 }
 
 // encodePayloads replaces the Payload of j's actions by its JSON in

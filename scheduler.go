@@ -356,7 +356,11 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s.builtins.Register(action.HTTPS, s.httpExec)
 	s.batch, _ = store.(BatchRecorder)
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
-	s.parse.executor = s.executor // made once: a method value allocates
+	// Method values made once: each allocates.
+	s.parse.executor = s.executor
+	if c.Executors != nil {
+		s.parse.hostTypes = s.readHostTypes
+	}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
 	s.tel = newTelemetry(s)
 	return s, nil
