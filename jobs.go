@@ -382,7 +382,7 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 		return nil, err
 	}
 	for range maxWriteAttempts {
-		col, err := st.GetCollection(ctx, collection)
+		col, err := readCollection(ctx, st, collection)
 		if err != nil {
 			return nil, fmt.Errorf("put job %q: %w", name, err)
 		}
@@ -400,6 +400,24 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 		return r, err
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// collectionSharer is implemented by a store that can lend its record of
+// a collection (the memory store does): SharedCollection returns it as
+// GetCollection does, but not a copy, for a caller that only reads it. A
+// write to the collection replaces the record, so the one lent stays as
+// it was.
+type collectionSharer interface {
+	SharedCollection(ctx context.Context, name string) (*CollectionRecord, error)
+}
+
+// readCollection returns the collection of st for reading only: the
+// store's own record when st lends it, else a copy.
+func readCollection(ctx context.Context, st TxStore, name string) (*CollectionRecord, error) {
+	if sh, ok := st.(collectionSharer); ok {
+		return sh.SharedCollection(ctx, name)
+	}
+	return st.GetCollection(ctx, name)
 }
 
 // storeJob writes the checked definition job, with timing t, as job name

@@ -686,6 +686,21 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 	return c.rec.Clone(), nil
 }
 
+// SharedCollection returns the collection as GetCollection does, but the
+// store's own record rather than a copy: the caller must not modify it. A
+// write to the collection replaces the record, so the one returned stays
+// as it was. A Scheduler reads collections through it where it only reads
+// them (when it puts a job), to save a copy per put.
+func (s *Store) SharedCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.colls[name]
+	if c == nil {
+		return nil, fmt.Errorf("memory: job collection %q: %w", name, scheduler.ErrNotFound)
+	}
+	return c.rec, nil
+}
+
 // ListCollections implements [scheduler.Store].
 func (s *Store) ListCollections(ctx context.Context) ([]*scheduler.CollectionRecord, error) {
 	s.mu.Lock()

@@ -1,0 +1,79 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// TestSharedCollection: SharedCollection returns the record GetCollection
+// would, without copying it, and a write to the collection replaces the
+// record instead of changing the one lent. Run with -race, the readers
+// must not race with the writer.
+func TestSharedCollection(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New()
+	if _, err := s.SharedCollection(ctx, "c"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("SharedCollection of a missing collection: %v, want ErrNotFound", err)
+	}
+	def := scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 7,
+		MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c", Definition: def}); err != nil {
+		t.Fatal(err)
+	}
+	lent, err := s.SharedCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := s.SharedCollection(ctx, "c")
+	if lent != again {
+		t.Error("SharedCollection copied the record")
+	}
+	got, err := s.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, lent) {
+		t.Errorf("SharedCollection = %+v, GetCollection = %+v", lent, got)
+	}
+	want := got.Clone()
+
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				r, err := s.SharedCollection(ctx, "c")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_ = r.Definition.MaxJobCount() + r.Definition.MaxRecurrence().Interval + len(r.Name)
+			}
+		})
+	}
+	for i := range 50 {
+		cur, err := s.GetCollection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Definition.Properties.Quota.MaxJobCount = 10 + i
+		cur.Definition.Properties.Quota.MaxRecurrence.Interval = 2 + i
+		if err := s.PutCollection(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	if !reflect.DeepEqual(lent, want) {
+		t.Errorf("a write changed the record lent before it:\n%+v\nwant\n%+v", lent, want)
+	}
+	now, _ := s.SharedCollection(ctx, "c")
+	if q := now.Definition.Properties.Quota; q.MaxJobCount != 59 || q.MaxRecurrence.Interval != 51 {
+		t.Errorf("SharedCollection after the writes: quota %+v, want the last one written", q)
+	}
+}
