@@ -377,9 +377,13 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if job, err = s.sealDefinition(job, collection, name); err != nil {
 		return nil, err
 	}
-	t, err := job.Timing(now)
-	if err != nil {
-		return nil, err
+	// A one-time job's timing is a value here rather than on the heap.
+	one := job.oneTimeTiming(now)
+	t := &one
+	if job.Recurrence != nil {
+		if t, err = job.Timing(now); err != nil {
+			return nil, err
+		}
 	}
 	for range maxWriteAttempts {
 		col, err := readCollection(ctx, st, collection)
