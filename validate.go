@@ -125,9 +125,10 @@ func findType(t action.Type, types []action.Type) (action.Type, bool) {
 	return t, false
 }
 
-// checker collects rule violations.
+// checker collects rule violations. It holds a copy of the options, so
+// that they stay off the heap for its callers.
 type checker struct {
-	opts *ParseOptions
+	opts ParseOptions
 	errs []*ValidationError
 }
 
@@ -136,7 +137,7 @@ func (c *checker) add(path, value, reason string) {
 }
 
 func validateJob(j *Job, opts *ParseOptions) []*ValidationError {
-	c := &checker{opts: opts}
+	c := &checker{opts: *opts}
 	if !opts.Now.IsZero() && j.StartTime != nil && j.StartTime.Sub(opts.Now) > MaxStartAhead {
 		c.add("startTime", quoteTime(*j.StartTime), "is more than 18 months (548 days) from now")
 	}
@@ -305,7 +306,7 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 	}
 	want := ""
 	known := true
-	switch _, custom := customType(a.Type, c.opts); {
+	switch _, custom := customType(a.Type, &c.opts); {
 	case a.Type == "":
 		c.add(path+".type", "", "is required ("+c.typeList()+")")
 		known = false
@@ -382,7 +383,7 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 // the action.
 func (c *checker) executor(path string, a *action.Action) {
 	t := a.Type
-	if k, ok := customType(t, c.opts); ok {
+	if k, ok := customType(t, &c.opts); ok {
 		t = k
 	}
 	exec, ok := c.opts.executor(t)
