@@ -199,6 +199,7 @@ func (c *copier) stringMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil
 	}
+	c.size += len("{}")
 	cp := make(map[string]string, len(m))
 	for k, v := range m {
 		cp[c.str(k)] = c.str(v)
@@ -301,6 +302,7 @@ func (c *copier) recurrence(r *recurrence.Recurrence) *recurrence.Recurrence {
 		c.size += overhead.schedule
 		sc := &recurrence.Schedule{Minutes: c.ints(s.Minutes), Hours: c.ints(s.Hours), MonthDays: c.ints(s.MonthDays), Months: c.ints(s.Months)}
 		if len(s.WeekDays) > 0 {
+			c.size += len("[]")
 			sc.WeekDays = make([]recurrence.Weekday, len(s.WeekDays))
 			for i, d := range s.WeekDays {
 				sc.WeekDays[i] = recurrence.Weekday(c.str(string(d)))
@@ -308,6 +310,7 @@ func (c *copier) recurrence(r *recurrence.Recurrence) *recurrence.Recurrence {
 			}
 		}
 		if len(s.MonthlyOccurrences) > 0 {
+			c.size += len("[]")
 			sc.MonthlyOccurrences = make([]recurrence.MonthlyOccurrence, len(s.MonthlyOccurrences))
 			for i, o := range s.MonthlyOccurrences {
 				sc.MonthlyOccurrences[i] = recurrence.MonthlyOccurrence{Day: recurrence.Weekday(c.str(string(o.Day))), Occurrence: o.Occurrence}
