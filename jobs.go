@@ -408,18 +408,21 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 
 // collectionSharer is implemented by a store that can lend its record of
 // a collection (the memory store does): SharedCollection returns it as
-// GetCollection does, but not a copy, for a caller that only reads it. A
-// write to the collection replaces the record, so the one lent stays as
-// it was.
+// GetCollection does, but not a copy, for a caller that only reads it,
+// when via is the store itself (ok is false otherwise: a type that embeds
+// the store may have a GetCollection of its own). A write to the
+// collection replaces the record, so the one lent stays as it was.
 type collectionSharer interface {
-	SharedCollection(ctx context.Context, name string) (*CollectionRecord, error)
+	SharedCollection(ctx context.Context, via TxStore, name string) (rec *CollectionRecord, ok bool, err error)
 }
 
 // readCollection returns the collection of st for reading only: the
 // store's own record when st lends it, else a copy.
 func readCollection(ctx context.Context, st TxStore, name string) (*CollectionRecord, error) {
-	if sh, ok := st.(collectionSharer); ok {
-		return sh.SharedCollection(ctx, name)
+	if sh, is := st.(collectionSharer); is {
+		if rec, ok, err := sh.SharedCollection(ctx, st, name); ok {
+			return rec, err
+		}
 	}
 	return st.GetCollection(ctx, name)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -146,5 +147,40 @@ func TestPutReadsCollectionAsWritten(t *testing.T) {
 	}
 	if _, err := s.PutJob(ctx, "c", "after", def(), nil); err != nil {
 		t.Errorf("PutJob of a job every 30 minutes with maxRecurrence 1 Minute = %v", err)
+	}
+}
+
+// collectionCounter embeds the memory store and counts its GetCollection
+// calls, as a host's wrapper might.
+type collectionCounter struct {
+	*memory.Store
+	gets atomic.Int64
+}
+
+func (c *collectionCounter) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	c.gets.Add(1)
+	return c.Store.GetCollection(ctx, name)
+}
+
+// TestPutUsesWrappersGetCollection: a store that embeds the memory store
+// and has a GetCollection of its own is read through it when a job is
+// put; the memory store lends its record only to itself.
+func TestPutUsesWrappersGetCollection(t *testing.T) {
+	ctx := context.Background()
+	st := &collectionCounter{Store: memory.New()}
+	s, err := scheduler.New(st, &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := st.gets.Load()
+	def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}}}
+	if _, err := s.PutJob(ctx, "c", "j", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st.gets.Load() == before {
+		t.Error("PutJob did not read the collection through the wrapper's GetCollection")
 	}
 }

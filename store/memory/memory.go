@@ -690,15 +690,20 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 // store's own record rather than a copy: the caller must not modify it. A
 // write to the collection replaces the record, so the one returned stays
 // as it was. A Scheduler reads collections through it where it only reads
-// them (when it puts a job), to save a copy per put.
-func (s *Store) SharedCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+// them (when it puts a job), to save a copy per put. It lends the record
+// only when via, the store the Scheduler was given, is s itself; ok is
+// false for a type that embeds s, whose GetCollection may do more.
+func (s *Store) SharedCollection(ctx context.Context, via scheduler.TxStore, name string) (rec *scheduler.CollectionRecord, ok bool, err error) {
+	if m, _ := via.(*Store); m != s {
+		return nil, false, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.colls[name]
 	if c == nil {
-		return nil, fmt.Errorf("memory: job collection %q: %w", name, scheduler.ErrNotFound)
+		return nil, true, fmt.Errorf("memory: job collection %q: %w", name, scheduler.ErrNotFound)
 	}
-	return c.rec, nil
+	return c.rec, true, nil
 }
 
 // ListCollections implements [scheduler.Store].

@@ -19,19 +19,19 @@ import (
 func TestSharedCollection(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
-	if _, err := s.SharedCollection(ctx, "c"); !errors.Is(err, scheduler.ErrNotFound) {
-		t.Errorf("SharedCollection of a missing collection: %v, want ErrNotFound", err)
+	if _, ok, err := s.SharedCollection(ctx, s, "c"); !ok || !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("SharedCollection of a missing collection: %v, %v; want ErrNotFound", ok, err)
 	}
 	def := scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 7,
 		MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
 	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c", Definition: def}); err != nil {
 		t.Fatal(err)
 	}
-	lent, err := s.SharedCollection(ctx, "c")
-	if err != nil {
-		t.Fatal(err)
+	lent, ok, err := s.SharedCollection(ctx, s, "c")
+	if !ok || err != nil {
+		t.Fatal(ok, err)
 	}
-	again, _ := s.SharedCollection(ctx, "c")
+	again, _, _ := s.SharedCollection(ctx, s, "c")
 	if lent != again {
 		t.Error("SharedCollection copied the record")
 	}
@@ -43,12 +43,15 @@ func TestSharedCollection(t *testing.T) {
 		t.Errorf("SharedCollection = %+v, GetCollection = %+v", lent, got)
 	}
 	want := got.Clone()
+	if _, ok, _ := s.SharedCollection(ctx, wrapper{s}, "c"); ok {
+		t.Error("SharedCollection lent its record to a type that embeds the store")
+	}
 
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for range 200 {
-				r, err := s.SharedCollection(ctx, "c")
+				r, _, err := s.SharedCollection(ctx, s, "c")
 				if err != nil {
 					t.Error(err)
 					return
@@ -72,8 +75,11 @@ func TestSharedCollection(t *testing.T) {
 	if !reflect.DeepEqual(lent, want) {
 		t.Errorf("a write changed the record lent before it:\n%+v\nwant\n%+v", lent, want)
 	}
-	now, _ := s.SharedCollection(ctx, "c")
+	now, _, _ := s.SharedCollection(ctx, s, "c")
 	if q := now.Definition.Properties.Quota; q.MaxJobCount != 59 || q.MaxRecurrence.Interval != 51 {
 		t.Errorf("SharedCollection after the writes: quota %+v, want the last one written", q)
 	}
 }
+
+// wrapper embeds the store, as a host's wrapper would.
+type wrapper struct{ *memory.Store }
