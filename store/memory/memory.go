@@ -13,8 +13,9 @@
 // and their records built when read: a job that has not run yet takes
 // about a hundred bytes besides its definition, which the store shares
 // with the Scheduler, and one that has run about 250 plus 96 per history
-// entry. Data is lost when the process exits. Several Schedulers in one
-// process may share one Store.
+// entry. A Scheduler reads a collection's record without copying it when
+// it puts a job ([Store.SharedCollection]). Data is lost when the process
+// exits. Several Schedulers in one process may share one Store.
 package memory
 
 import (
