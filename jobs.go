@@ -386,7 +386,7 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 		}
 	}
 	for range maxWriteAttempts {
-		col, err := readCollection(ctx, st, collection)
+		col, err := st.GetCollection(ctx, collection)
 		if err != nil {
 			return nil, fmt.Errorf("put job %q: %w", name, err)
 		}
@@ -404,27 +404,6 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 		return r, err
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
-}
-
-// collectionSharer is implemented by a store that can lend its record of
-// a collection (the memory store does): SharedCollection returns it as
-// GetCollection does, but not a copy, for a caller that only reads it,
-// when via is the store itself (ok is false otherwise: a type that embeds
-// the store may have a GetCollection of its own). A write to the
-// collection replaces the record, so the one lent stays as it was.
-type collectionSharer interface {
-	SharedCollection(ctx context.Context, via TxStore, name string) (rec *CollectionRecord, ok bool, err error)
-}
-
-// readCollection returns the collection of st for reading only: the
-// store's own record when st lends it, else a copy.
-func readCollection(ctx context.Context, st TxStore, name string) (*CollectionRecord, error) {
-	if sh, is := st.(collectionSharer); is {
-		if rec, ok, err := sh.SharedCollection(ctx, st, name); ok {
-			return rec, err
-		}
-	}
-	return st.GetCollection(ctx, name)
 }
 
 // storeJob writes the checked definition job, with timing t, as job name

@@ -2,11 +2,9 @@ package scheduler_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -93,94 +91,5 @@ func TestPutLeavesDefinitionAlone(t *testing.T) {
 	}
 	if string(r.Job.Action.Custom) != `{"k":"v"}` {
 		t.Errorf("stored custom = %s, want the payload's JSON", r.Job.Action.Custom)
-	}
-}
-
-// TestPutReadsCollectionAsWritten puts recurring jobs while the
-// collection's maxRecurrence changes between allowing and refusing them:
-// run with -race, the puts must not race with the collection's writes
-// (the memory store lends the Scheduler its record), and once the last
-// write refuses them a put is refused.
-func TestPutReadsCollectionAsWritten(t *testing.T) {
-	ctx := context.Background()
-	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	quota := func(f recurrence.Frequency) *scheduler.JobCollection {
-		return &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 1000,
-			MaxRecurrence: &scheduler.MaxRecurrence{Frequency: f, Interval: 1}}}}
-	}
-	if _, err := s.PutCollection(ctx, "c", quota(recurrence.Minute), nil); err != nil {
-		t.Fatal(err)
-	}
-	def := func() *scheduler.Job { // every 30 minutes
-		return &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}},
-			Recurrence: &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 30}}
-	}
-	var wg sync.WaitGroup
-	for g := range 2 {
-		wg.Go(func() {
-			for i := range 50 {
-				_, err := s.PutJob(ctx, "c", fmt.Sprintf("j%d-%d", g, i), def(), nil)
-				if err != nil && !errors.Is(err, scheduler.ErrQuotaExceeded) {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	for i := range 20 {
-		f := recurrence.Minute
-		if i%2 == 1 {
-			f = recurrence.Hour
-		}
-		if _, err := s.PutCollection(ctx, "c", quota(f), nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
-	if _, err := s.PutJob(ctx, "c", "after", def(), nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
-		t.Errorf("PutJob of a job every 30 minutes with maxRecurrence 1 Hour = %v, want ErrQuotaExceeded", err)
-	}
-	if _, err := s.PutCollection(ctx, "c", quota(recurrence.Minute), nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.PutJob(ctx, "c", "after", def(), nil); err != nil {
-		t.Errorf("PutJob of a job every 30 minutes with maxRecurrence 1 Minute = %v", err)
-	}
-}
-
-// collectionCounter embeds the memory store and counts its GetCollection
-// calls, as a host's wrapper might.
-type collectionCounter struct {
-	*memory.Store
-	gets atomic.Int64
-}
-
-func (c *collectionCounter) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
-	c.gets.Add(1)
-	return c.Store.GetCollection(ctx, name)
-}
-
-// TestPutUsesWrappersGetCollection: a store that embeds the memory store
-// and has a GetCollection of its own is read through it when a job is
-// put; the memory store lends its record only to itself.
-func TestPutUsesWrappersGetCollection(t *testing.T) {
-	ctx := context.Background()
-	st := &collectionCounter{Store: memory.New()}
-	s, err := scheduler.New(st, &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	before := st.gets.Load()
-	def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}}}
-	if _, err := s.PutJob(ctx, "c", "j", def, nil); err != nil {
-		t.Fatal(err)
-	}
-	if st.gets.Load() == before {
-		t.Error("PutJob did not read the collection through the wrapper's GetCollection")
 	}
 }

@@ -13,9 +13,8 @@
 // and their records built when read: a job that has not run yet takes
 // about a hundred bytes besides its definition, which the store shares
 // with the Scheduler, and one that has run about 250 plus 96 per history
-// entry. A Scheduler reads a collection's record without copying it when
-// it puts a job ([Store.SharedCollection]). Data is lost when the process
-// exits. Several Schedulers in one process may share one Store.
+// entry. Data is lost when the process exits. Several Schedulers in one
+// process may share one Store.
 package memory
 
 import (
@@ -685,26 +684,6 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 		return nil, fmt.Errorf("memory: job collection %q: %w", name, scheduler.ErrNotFound)
 	}
 	return c.rec.Clone(), nil
-}
-
-// SharedCollection returns the collection as GetCollection does, but the
-// store's own record rather than a copy: the caller must not modify it. A
-// write to the collection replaces the record, so the one returned stays
-// as it was. A Scheduler reads collections through it where it only reads
-// them (when it puts a job), to save a copy per put. It lends the record
-// only when via, the store the Scheduler was given, is s itself; ok is
-// false for a type that embeds s, whose GetCollection may do more.
-func (s *Store) SharedCollection(ctx context.Context, via scheduler.TxStore, name string) (rec *scheduler.CollectionRecord, ok bool, err error) {
-	if m, _ := via.(*Store); m != s {
-		return nil, false, nil
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.colls[name]
-	if c == nil {
-		return nil, true, fmt.Errorf("memory: job collection %q: %w", name, scheduler.ErrNotFound)
-	}
-	return c.rec, true, nil
 }
 
 // ListCollections implements [scheduler.Store].
