@@ -70,6 +70,12 @@ func (c *timingCache) get(r *JobRecord, buf *Timing) (*Timing, error) {
 type machine struct {
 	misfire   MisfirePolicy
 	threshold time.Duration
+	// occ, when not nil, is where step starts a scheduled occurrence
+	// rather than in a new allocation: a worker's, reused from attempt to
+	// attempt. The caller moves it to the heap (see ownOccurrence) before
+	// the record outlives the worker's use of it; most attempts end the
+	// occurrence, and then nothing is moved.
+	occ *Occurrence
 }
 
 // advance brings r up to date at now: it postpones occurrences that came
@@ -112,7 +118,12 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			}
 			exp := m.take(r, t, now)
 			sc.Occurrences++
-			m.start(r, &Occurrence{Number: sc.Occurrences, Expected: exp}, now)
+			o := m.occ
+			if o == nil {
+				o = new(Occurrence)
+			}
+			*o = Occurrence{Number: sc.Occurrences, Expected: exp}
+			m.start(r, o, now)
 		}
 		// A run requested while an occurrence starts waits its turn.
 		if sc.Current != nil {
@@ -346,6 +357,16 @@ func (s *Scheduler) machine() machine {
 	return machine{misfire: s.cfg.Misfire, threshold: s.cfg.MisfireThreshold}
 }
 
+// ownOccurrence gives r a copy of its current occurrence when that is
+// buf, a worker's buffer (see machine.occ), so that r no longer refers to
+// it.
+func ownOccurrence(r *JobRecord, buf *Occurrence) {
+	if buf != nil && r.Schedule.Current == buf {
+		o := *buf
+		r.Schedule.Current = &o
+	}
+}
+
 // runDue is one step of the loop at now: it starts retention when due,
 // claims the jobs that are due, hands each to a worker (which records what
 // needs no attempt, or runs the attempt), and returns when the loop should
@@ -380,7 +401,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		s.work.push(claims, now)
 	} else {
 		for _, r := range claims {
-			go s.process(s.execCtx, r, now) // runDue driven without Start, in tests
+			go s.process(s.execCtx, r, now, nil) // runDue driven without Start, in tests
 		}
 	}
 	if len(claims) == limit {
@@ -415,18 +436,21 @@ func (s *Scheduler) worker() {
 	// register with one parent (a lock every attempt would contend on).
 	ctx, cancel := context.WithCancel(s.execCtx)
 	defer cancel()
+	occ := new(Occurrence) // see machine.occ
 	for {
 		t, ok := s.work.take()
 		if !ok {
 			return
 		}
-		s.process(ctx, t.r, t.now)
+		s.process(ctx, t.r, t.now, occ)
 	}
 }
 
 // process advances a claimed job and runs its attempt, or records the
 // bookkeeping when no attempt is due. It holds a slot of the semaphore.
-func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time) {
+// occ, when not nil, is the calling worker's occurrence buffer (see
+// machine.occ): no record refers to it once process returns.
+func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time, occ *Occurrence) {
 	handedOff := false // the slot goes with the outcome to the batch
 	defer func() {
 		if !handedOff {
@@ -441,6 +465,7 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 	}
 	ctx := context.Background()
 	m := s.machine()
+	m.occ = occ
 	var info attemptInfo
 	if prev := r.PreviousLeaseOwner; prev != "" {
 		r.PreviousLeaseOwner = ""
@@ -471,9 +496,10 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 				info.missed = miss
 			}
 			s.tel.recordMissed(miss, !absorbed)
-			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info)
+			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info, occ)
 			return
 		}
+		ownOccurrence(r, occ)
 		t0 := s.tel.storeStart()
 		err = s.store.Record(ctx, s.cfg.InstanceID, r, hist)
 		s.tel.storeEnd(opRecord, t0, err)
@@ -562,7 +588,10 @@ func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
 // meanwhile (ErrConflict), the claim-time step is replayed on the fresh
 // record at claimed, so that a run requested or a patch made during the
 // attempt is kept and the attempt still counts for its occurrence.
-func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo) (handedOff bool) {
+//
+// occ is the worker's occurrence buffer that r's current occurrence may
+// be (see machine.occ); r no longer refers to it when attempt records r.
+func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo, occ *Occurrence) (handedOff bool) {
 	res := s.execute(execCtx, r, o, info)
 	if s.batch != nil {
 		p := pendingOutcome{r: r, def: r.Job, t: *t, o: *o, res: res, hist: hist, claimed: claimed}
@@ -570,10 +599,12 @@ func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o 
 		m := s.machine()
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		p.all = m.applyOutcome(r, &p.t, true, &p.o, res, hist, (*p.buf)[:0])
+		ownOccurrence(r, occ) // the occurrence goes on: a retry or the error action
 		p.miss = s.tel.passedOver(r, &p.t, next0, counted0, m.misfire, res.end)
 		s.enqueue(p)
 		return true
 	}
+	ownOccurrence(r, occ)
 	s.recordOutcome(r, t, o, res, hist, claimed, false)
 	return false
 }
