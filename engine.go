@@ -983,8 +983,16 @@ func (c *attemptContext) errAt(now time.Time) error {
 // one per attempt.
 type leaseKeeper struct {
 	mu    sync.Mutex
-	held  map[*JobRecord]time.Time // attempt's record: when to extend its lease
+	held  map[*JobRecord]heldLease // by the attempt's record
 	armed bool
+}
+
+// heldLease is a lease that leaseKeeper extends. It names the job itself:
+// once its attempt ended, the record may be the store's again (see
+// [BatchRecorder]), so an extension under way must not read it.
+type heldLease struct {
+	at               time.Time // when to extend it
+	collection, name string
 }
 
 // holdLease keeps the lease on r from start, when its attempt starts,
@@ -996,9 +1004,9 @@ func (s *Scheduler) holdLease(r *JobRecord, start time.Time) {
 	every := s.cfg.LeaseDuration / 3
 	k.mu.Lock()
 	if k.held == nil {
-		k.held = make(map[*JobRecord]time.Time)
+		k.held = make(map[*JobRecord]heldLease)
 	}
-	k.held[r] = start.Add(every)
+	k.held[r] = heldLease{start.Add(every), r.Collection, r.Name}
 	if !k.armed {
 		k.armed = true
 		time.AfterFunc(every/2, s.extendLeases)
@@ -1022,12 +1030,17 @@ func (s *Scheduler) extendLeases() {
 	k := &s.leases
 	every := s.cfg.LeaseDuration / 3
 	now := time.Now()
-	var due []*JobRecord
+	type dueLease struct {
+		r *JobRecord // compared, not read
+		heldLease
+	}
+	var due []dueLease
 	k.mu.Lock()
-	for r, at := range k.held {
-		if !now.Before(at.Add(-every / 2)) {
-			due = append(due, r)
-			k.held[r] = now.Add(every)
+	for r, h := range k.held {
+		if !now.Before(h.at.Add(-every / 2)) {
+			h.at = now.Add(every)
+			k.held[r] = h
+			due = append(due, dueLease{r, h})
 		}
 	}
 	k.mu.Unlock()
@@ -1036,11 +1049,11 @@ func (s *Scheduler) extendLeases() {
 	// slow; each lease runs a LeaseDuration from its own call.
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, extendParallel)
-	for _, r := range due {
+	for _, d := range due {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			s.extendLease(r)
+			s.extendLease(d.r, d.collection, d.name)
 		})
 	}
 	wg.Wait()
@@ -1056,24 +1069,25 @@ func (s *Scheduler) extendLeases() {
 // extendParallel is the most ExtendLease calls extendLeases makes at once.
 const extendParallel = 16
 
-// extendLease extends the lease on r, whose attempt runs, by a
-// LeaseDuration from now.
-func (s *Scheduler) extendLease(r *JobRecord) {
+// extendLease extends the lease on job collection/name, whose attempt
+// on record r runs, by a LeaseDuration from now.
+func (s *Scheduler) extendLease(r *JobRecord, collection, name string) {
 	k := &s.leases
 	t0 := s.tel.storeStart()
-	err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
+	err := s.store.ExtendLease(context.Background(), collection, name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
 	s.tel.storeEnd(opExtendLease, t0, err)
 	if err == nil {
 		return
 	}
 	k.mu.Lock()
-	_, running := k.held[r]
+	h, running := k.held[r]
+	running = running && h.collection == collection && h.name == name
 	k.mu.Unlock()
 	if down, _ := s.health.down(); running && down && transient(err) {
 		// The loop has logged the outage already.
-		s.log.Debug("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+		s.log.Debug("extend lease", "job", name, "collection", collection, "err", err)
 	} else if running { // else the attempt ended and its outcome released the lease
-		s.log.Warn("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+		s.log.Warn("extend lease", "job", name, "collection", collection, "err", err)
 	}
 }
 
