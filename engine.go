@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -436,21 +438,33 @@ func (s *Scheduler) worker() {
 	// register with one parent (a lock every attempt would contend on).
 	ctx, cancel := context.WithCancel(s.execCtx)
 	defer cancel()
-	occ := new(Occurrence) // see machine.occ
+	w := &workerState{lease: s.leases.addSlot()}
+	defer s.leases.removeSlot(w.lease)
 	for {
 		t, ok := s.work.take()
 		if !ok {
 			return
 		}
-		s.process(ctx, t.r, t.now, occ)
+		s.process(ctx, t.r, t.now, w)
 	}
+}
+
+// workerState is what a worker reuses from attempt to attempt.
+type workerState struct {
+	occ   Occurrence // see machine.occ
+	lease *leaseSlot
 }
 
 // process advances a claimed job and runs its attempt, or records the
 // bookkeeping when no attempt is due. It holds a slot of the semaphore.
-// occ, when not nil, is the calling worker's occurrence buffer (see
-// machine.occ): no record refers to it once process returns.
-func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time, occ *Occurrence) {
+// w is the calling worker's state, nil when no worker calls; no record
+// refers to w.occ once process returns.
+func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time, w *workerState) {
+	var occ *Occurrence
+	var slot *leaseSlot
+	if w != nil {
+		occ, slot = &w.occ, w.lease
+	}
 	handedOff := false // the slot goes with the outcome to the batch
 	defer func() {
 		if !handedOff {
@@ -496,7 +510,7 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 				info.missed = miss
 			}
 			s.tel.recordMissed(miss, !absorbed)
-			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info, occ)
+			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info, occ, slot)
 			return
 		}
 		ownOccurrence(r, occ)
@@ -591,8 +605,9 @@ func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
 //
 // occ is the worker's occurrence buffer that r's current occurrence may
 // be (see machine.occ); r no longer refers to it when attempt records r.
-func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo, occ *Occurrence) (handedOff bool) {
-	res := s.execute(execCtx, r, o, info)
+// slot is the worker's lease slot, nil when no worker runs the attempt.
+func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo, occ *Occurrence, slot *leaseSlot) (handedOff bool) {
+	res := s.execute(execCtx, r, o, info, slot)
 	if s.batch != nil {
 		p := pendingOutcome{r: r, def: r.Job, t: *t, o: *o, res: res, hist: hist, claimed: claimed}
 		p.buf = histBufs.Get().(*[]HistoryEntry)
@@ -811,8 +826,9 @@ var (
 )
 
 // execute carries out the attempt and reports its outcome; it never panics.
-// info describes the claim that started it, for its span.
-func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence, info attemptInfo) (res outcome) {
+// info describes the claim that started it, for its span; slot is the
+// lease slot of the worker that runs it, if any.
+func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence, info attemptInfo, slot *leaseSlot) (res outcome) {
 	act := &r.Job.Action
 	if o.ErrorAction {
 		act = r.Job.Action.ErrorAction
@@ -874,8 +890,8 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	req, ctx := &st.req, &st.ctx
 	ctx.init(execCtx, res.start.Add(s.cfg.ActionTimeout))
 	defer ctx.stop()
-	s.holdLease(r, res.start)
-	defer s.dropLease(r)
+	s.holdLease(r, res.start, slot)
+	defer s.dropLease(r, slot)
 	out, err := exec.Execute(ctx, req)
 	res.end = time.Now()
 	res.err = err
@@ -980,11 +996,71 @@ func (c *attemptContext) errAt(now time.Time) error {
 
 // leaseKeeper extends the leases of the jobs whose attempts are running:
 // one timer for all of them, armed only while there are some, rather than
-// one per attempt.
+// one per attempt. A worker's attempts hold their leases in the worker's
+// own slot, so that attempts on different workers share no lock; other
+// attempts (and outcomes being recorded again) in held.
 type leaseKeeper struct {
 	mu    sync.Mutex
 	held  map[*JobRecord]heldLease // by the attempt's record
-	armed bool
+	slots []*leaseSlot             // the workers'
+	armed atomic.Bool              // the timer runs or will run extendLeases
+}
+
+// leaseSlot is the lease of the attempt that a worker runs, if any.
+type leaseSlot struct {
+	mu sync.Mutex
+	r  *JobRecord // the attempt's record (compared, not read); nil: none
+	heldLease
+}
+
+// addSlot registers and returns a worker's slot; removeSlot undoes it.
+func (k *leaseKeeper) addSlot() *leaseSlot {
+	sl := new(leaseSlot)
+	k.mu.Lock()
+	k.slots = append(k.slots, sl)
+	k.mu.Unlock()
+	return sl
+}
+
+func (k *leaseKeeper) removeSlot(sl *leaseSlot) {
+	k.mu.Lock()
+	if i := slices.Index(k.slots, sl); i >= 0 {
+		k.slots = slices.Delete(k.slots, i, i+1)
+	}
+	k.mu.Unlock()
+}
+
+// holds reports whether the lease on job collection/name held for record
+// r is still held. k.mu is held.
+func (k *leaseKeeper) holds(r *JobRecord, collection, name string) bool {
+	if h, ok := k.held[r]; ok && h.collection == collection && h.name == name {
+		return true
+	}
+	for _, sl := range k.slots {
+		sl.mu.Lock()
+		ok := sl.r == r && sl.collection == collection && sl.name == name
+		sl.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// active reports whether any lease is held. k.mu is held.
+func (k *leaseKeeper) active() bool {
+	if len(k.held) > 0 {
+		return true
+	}
+	for _, sl := range k.slots {
+		sl.mu.Lock()
+		ok := sl.r != nil
+		sl.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // heldLease is a lease that leaseKeeper extends. It names the job itself:
@@ -998,24 +1074,39 @@ type heldLease struct {
 // holdLease keeps the lease on r from start, when its attempt starts,
 // until dropLease: it is extended about every third of
 // Config.LeaseDuration, also past the attempt's timeout when an executor
-// ignores its context.
-func (s *Scheduler) holdLease(r *JobRecord, start time.Time) {
+// ignores its context. slot is the worker's that runs the attempt, nil
+// when none does.
+func (s *Scheduler) holdLease(r *JobRecord, start time.Time, slot *leaseSlot) {
 	k := &s.leases
 	every := s.cfg.LeaseDuration / 3
-	k.mu.Lock()
-	if k.held == nil {
-		k.held = make(map[*JobRecord]heldLease)
+	h := heldLease{start.Add(every), r.Collection, r.Name}
+	if slot != nil {
+		slot.mu.Lock()
+		slot.r, slot.heldLease = r, h
+		slot.mu.Unlock()
+	} else {
+		k.mu.Lock()
+		if k.held == nil {
+			k.held = make(map[*JobRecord]heldLease)
+		}
+		k.held[r] = h
+		k.mu.Unlock()
 	}
-	k.held[r] = heldLease{start.Add(every), r.Collection, r.Name}
-	if !k.armed {
-		k.armed = true
+	// After the lease is in place: extendLeases disarms before it
+	// looks for leases, so one of the two sees the other.
+	if !k.armed.Load() && k.armed.CompareAndSwap(false, true) {
 		time.AfterFunc(every/2, s.extendLeases)
 	}
-	k.mu.Unlock()
 }
 
 // dropLease ends holdLease.
-func (s *Scheduler) dropLease(r *JobRecord) {
+func (s *Scheduler) dropLease(r *JobRecord, slot *leaseSlot) {
+	if slot != nil {
+		slot.mu.Lock()
+		slot.r, slot.heldLease = nil, heldLease{}
+		slot.mu.Unlock()
+		return
+	}
 	k := &s.leases
 	k.mu.Lock()
 	delete(k.held, r)
@@ -1043,6 +1134,14 @@ func (s *Scheduler) extendLeases() {
 			due = append(due, dueLease{r, h})
 		}
 	}
+	for _, sl := range k.slots {
+		sl.mu.Lock()
+		if sl.r != nil && !now.Before(sl.at.Add(-every/2)) {
+			sl.at = now.Add(every)
+			due = append(due, dueLease{sl.r, sl.heldLease})
+		}
+		sl.mu.Unlock()
+	}
 	k.mu.Unlock()
 	// The extensions run side by side, so that a pass over many leases
 	// does not take longer than the leases have left when the store is
@@ -1057,13 +1156,13 @@ func (s *Scheduler) extendLeases() {
 		})
 	}
 	wg.Wait()
+	k.armed.Store(false)
 	k.mu.Lock()
-	if len(k.held) == 0 {
-		k.armed = false
-	} else {
+	active := k.active()
+	k.mu.Unlock()
+	if active && k.armed.CompareAndSwap(false, true) {
 		time.AfterFunc(every/2, s.extendLeases)
 	}
-	k.mu.Unlock()
 }
 
 // extendParallel is the most ExtendLease calls extendLeases makes at once.
@@ -1080,8 +1179,7 @@ func (s *Scheduler) extendLease(r *JobRecord, collection, name string) {
 		return
 	}
 	k.mu.Lock()
-	h, running := k.held[r]
-	running = running && h.collection == collection && h.name == name
+	running := k.holds(r, collection, name)
 	k.mu.Unlock()
 	if down, _ := s.health.down(); running && down && transient(err) {
 		// The loop has logged the outage already.
