@@ -939,8 +939,10 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
-// element under one acquisition of the lock, and keeps the records it
-// stores whole.
+// element under one acquisition of the lock, keeps the records it stores
+// whole, and reuses the records that ClaimDue handed out and that it
+// records in compact form for later claims: as the BatchRecorder contract
+// says, the caller must not use them once recorded.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, len(batch))
 	s.mu.Lock()
