@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -70,6 +72,12 @@ func (c *timingCache) get(r *JobRecord, buf *Timing) (*Timing, error) {
 type machine struct {
 	misfire   MisfirePolicy
 	threshold time.Duration
+	// occ, when not nil, is where step starts a scheduled occurrence
+	// rather than in a new allocation: a worker's, reused from attempt to
+	// attempt. The caller moves it to the heap (see ownOccurrence) before
+	// the record outlives the worker's use of it; most attempts end the
+	// occurrence, and then nothing is moved.
+	occ *Occurrence
 }
 
 // advance brings r up to date at now: it postpones occurrences that came
@@ -112,7 +120,12 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			}
 			exp := m.take(r, t, now)
 			sc.Occurrences++
-			m.start(r, &Occurrence{Number: sc.Occurrences, Expected: exp}, now)
+			o := m.occ
+			if o == nil {
+				o = new(Occurrence)
+			}
+			*o = Occurrence{Number: sc.Occurrences, Expected: exp}
+			m.start(r, o, now)
 		}
 		// A run requested while an occurrence starts waits its turn.
 		if sc.Current != nil {
@@ -346,6 +359,16 @@ func (s *Scheduler) machine() machine {
 	return machine{misfire: s.cfg.Misfire, threshold: s.cfg.MisfireThreshold}
 }
 
+// ownOccurrence gives r a copy of its current occurrence when that is
+// buf, a worker's buffer (see machine.occ), so that r no longer refers to
+// it.
+func ownOccurrence(r *JobRecord, buf *Occurrence) {
+	if buf != nil && r.Schedule.Current == buf {
+		o := *buf
+		r.Schedule.Current = &o
+	}
+}
+
 // runDue is one step of the loop at now: it starts retention when due,
 // claims the jobs that are due, hands each to a worker (which records what
 // needs no attempt, or runs the attempt), and returns when the loop should
@@ -380,7 +403,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		s.work.push(claims, now)
 	} else {
 		for _, r := range claims {
-			go s.process(s.execCtx, r, now) // runDue driven without Start, in tests
+			go s.process(s.execCtx, r, now, nil) // runDue driven without Start, in tests
 		}
 	}
 	if len(claims) == limit {
@@ -415,18 +438,33 @@ func (s *Scheduler) worker() {
 	// register with one parent (a lock every attempt would contend on).
 	ctx, cancel := context.WithCancel(s.execCtx)
 	defer cancel()
+	w := &workerState{lease: s.leases.addSlot()}
+	defer s.leases.removeSlot(w.lease)
 	for {
 		t, ok := s.work.take()
 		if !ok {
 			return
 		}
-		s.process(ctx, t.r, t.now)
+		s.process(ctx, t.r, t.now, w)
 	}
+}
+
+// workerState is what a worker reuses from attempt to attempt.
+type workerState struct {
+	occ   Occurrence // see machine.occ
+	lease *leaseSlot
 }
 
 // process advances a claimed job and runs its attempt, or records the
 // bookkeeping when no attempt is due. It holds a slot of the semaphore.
-func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time) {
+// w is the calling worker's state, nil when no worker calls; no record
+// refers to w.occ once process returns.
+func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time, w *workerState) {
+	var occ *Occurrence
+	var slot *leaseSlot
+	if w != nil {
+		occ, slot = &w.occ, w.lease
+	}
 	handedOff := false // the slot goes with the outcome to the batch
 	defer func() {
 		if !handedOff {
@@ -441,6 +479,7 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 	}
 	ctx := context.Background()
 	m := s.machine()
+	m.occ = occ
 	var info attemptInfo
 	if prev := r.PreviousLeaseOwner; prev != "" {
 		r.PreviousLeaseOwner = ""
@@ -471,9 +510,10 @@ func (s *Scheduler) process(execCtx context.Context, r *JobRecord, now time.Time
 				info.missed = miss
 			}
 			s.tel.recordMissed(miss, !absorbed)
-			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info)
+			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info, occ, slot)
 			return
 		}
+		ownOccurrence(r, occ)
 		t0 := s.tel.storeStart()
 		err = s.store.Record(ctx, s.cfg.InstanceID, r, hist)
 		s.tel.storeEnd(opRecord, t0, err)
@@ -562,18 +602,24 @@ func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
 // meanwhile (ErrConflict), the claim-time step is replayed on the fresh
 // record at claimed, so that a run requested or a patch made during the
 // attempt is kept and the attempt still counts for its occurrence.
-func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo) (handedOff bool) {
-	res := s.execute(execCtx, r, o, info)
+//
+// occ is the worker's occurrence buffer that r's current occurrence may
+// be (see machine.occ); r no longer refers to it when attempt records r.
+// slot is the worker's lease slot, nil when no worker runs the attempt.
+func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo, occ *Occurrence, slot *leaseSlot) (handedOff bool) {
+	res := s.execute(execCtx, r, o, info, slot)
 	if s.batch != nil {
 		p := pendingOutcome{r: r, def: r.Job, t: *t, o: *o, res: res, hist: hist, claimed: claimed}
 		p.buf = histBufs.Get().(*[]HistoryEntry)
 		m := s.machine()
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		p.all = m.applyOutcome(r, &p.t, true, &p.o, res, hist, (*p.buf)[:0])
+		ownOccurrence(r, occ) // the occurrence goes on: a retry or the error action
 		p.miss = s.tel.passedOver(r, &p.t, next0, counted0, m.misfire, res.end)
 		s.enqueue(p)
 		return true
 	}
+	ownOccurrence(r, occ)
 	s.recordOutcome(r, t, o, res, hist, claimed, false)
 	return false
 }
@@ -780,8 +826,9 @@ var (
 )
 
 // execute carries out the attempt and reports its outcome; it never panics.
-// info describes the claim that started it, for its span.
-func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence, info attemptInfo) (res outcome) {
+// info describes the claim that started it, for its span; slot is the
+// lease slot of the worker that runs it, if any.
+func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence, info attemptInfo, slot *leaseSlot) (res outcome) {
 	act := &r.Job.Action
 	if o.ErrorAction {
 		act = r.Job.Action.ErrorAction
@@ -843,8 +890,8 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	req, ctx := &st.req, &st.ctx
 	ctx.init(execCtx, res.start.Add(s.cfg.ActionTimeout))
 	defer ctx.stop()
-	s.holdLease(r, res.start)
-	defer s.dropLease(r)
+	s.holdLease(r, res.start, slot)
+	defer s.dropLease(r, slot)
 	out, err := exec.Execute(ctx, req)
 	res.end = time.Now()
 	res.err = err
@@ -949,34 +996,117 @@ func (c *attemptContext) errAt(now time.Time) error {
 
 // leaseKeeper extends the leases of the jobs whose attempts are running:
 // one timer for all of them, armed only while there are some, rather than
-// one per attempt.
+// one per attempt. A worker's attempts hold their leases in the worker's
+// own slot, so that attempts on different workers share no lock; other
+// attempts (and outcomes being recorded again) in held.
 type leaseKeeper struct {
 	mu    sync.Mutex
-	held  map[*JobRecord]time.Time // attempt's record: when to extend its lease
-	armed bool
+	held  map[*JobRecord]heldLease // by the attempt's record
+	slots []*leaseSlot             // the workers'
+	armed atomic.Bool              // the timer runs or will run extendLeases
+}
+
+// leaseSlot is the lease of the attempt that a worker runs, if any.
+type leaseSlot struct {
+	mu sync.Mutex
+	r  *JobRecord // the attempt's record (compared, not read); nil: none
+	heldLease
+}
+
+// addSlot registers and returns a worker's slot; removeSlot undoes it.
+func (k *leaseKeeper) addSlot() *leaseSlot {
+	sl := new(leaseSlot)
+	k.mu.Lock()
+	k.slots = append(k.slots, sl)
+	k.mu.Unlock()
+	return sl
+}
+
+func (k *leaseKeeper) removeSlot(sl *leaseSlot) {
+	k.mu.Lock()
+	if i := slices.Index(k.slots, sl); i >= 0 {
+		k.slots = slices.Delete(k.slots, i, i+1)
+	}
+	k.mu.Unlock()
+}
+
+// holds reports whether the lease on job collection/name held for record
+// r is still held. k.mu is held.
+func (k *leaseKeeper) holds(r *JobRecord, collection, name string) bool {
+	if h, ok := k.held[r]; ok && h.collection == collection && h.name == name {
+		return true
+	}
+	for _, sl := range k.slots {
+		sl.mu.Lock()
+		ok := sl.r == r && sl.collection == collection && sl.name == name
+		sl.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// active reports whether any lease is held. k.mu is held.
+func (k *leaseKeeper) active() bool {
+	if len(k.held) > 0 {
+		return true
+	}
+	for _, sl := range k.slots {
+		sl.mu.Lock()
+		ok := sl.r != nil
+		sl.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// heldLease is a lease that leaseKeeper extends. It names the job itself:
+// once its attempt ended, the record may be the store's again (see
+// [BatchRecorder]), so an extension under way must not read it.
+type heldLease struct {
+	at               time.Time // when to extend it
+	collection, name string
 }
 
 // holdLease keeps the lease on r from start, when its attempt starts,
 // until dropLease: it is extended about every third of
 // Config.LeaseDuration, also past the attempt's timeout when an executor
-// ignores its context.
-func (s *Scheduler) holdLease(r *JobRecord, start time.Time) {
+// ignores its context. slot is the worker's that runs the attempt, nil
+// when none does.
+func (s *Scheduler) holdLease(r *JobRecord, start time.Time, slot *leaseSlot) {
 	k := &s.leases
 	every := s.cfg.LeaseDuration / 3
-	k.mu.Lock()
-	if k.held == nil {
-		k.held = make(map[*JobRecord]time.Time)
+	h := heldLease{start.Add(every), r.Collection, r.Name}
+	if slot != nil {
+		slot.mu.Lock()
+		slot.r, slot.heldLease = r, h
+		slot.mu.Unlock()
+	} else {
+		k.mu.Lock()
+		if k.held == nil {
+			k.held = make(map[*JobRecord]heldLease)
+		}
+		k.held[r] = h
+		k.mu.Unlock()
 	}
-	k.held[r] = start.Add(every)
-	if !k.armed {
-		k.armed = true
+	// After the lease is in place: extendLeases disarms before it
+	// looks for leases, so one of the two sees the other.
+	if !k.armed.Load() && k.armed.CompareAndSwap(false, true) {
 		time.AfterFunc(every/2, s.extendLeases)
 	}
-	k.mu.Unlock()
 }
 
 // dropLease ends holdLease.
-func (s *Scheduler) dropLease(r *JobRecord) {
+func (s *Scheduler) dropLease(r *JobRecord, slot *leaseSlot) {
+	if slot != nil {
+		slot.mu.Lock()
+		slot.r, slot.heldLease = nil, heldLease{}
+		slot.mu.Unlock()
+		return
+	}
 	k := &s.leases
 	k.mu.Lock()
 	delete(k.held, r)
@@ -991,13 +1121,26 @@ func (s *Scheduler) extendLeases() {
 	k := &s.leases
 	every := s.cfg.LeaseDuration / 3
 	now := time.Now()
-	var due []*JobRecord
+	type dueLease struct {
+		r *JobRecord // compared, not read
+		heldLease
+	}
+	var due []dueLease
 	k.mu.Lock()
-	for r, at := range k.held {
-		if !now.Before(at.Add(-every / 2)) {
-			due = append(due, r)
-			k.held[r] = now.Add(every)
+	for r, h := range k.held {
+		if !now.Before(h.at.Add(-every / 2)) {
+			h.at = now.Add(every)
+			k.held[r] = h
+			due = append(due, dueLease{r, h})
 		}
+	}
+	for _, sl := range k.slots {
+		sl.mu.Lock()
+		if sl.r != nil && !now.Before(sl.at.Add(-every/2)) {
+			sl.at = now.Add(every)
+			due = append(due, dueLease{sl.r, sl.heldLease})
+		}
+		sl.mu.Unlock()
 	}
 	k.mu.Unlock()
 	// The extensions run side by side, so that a pass over many leases
@@ -1005,44 +1148,44 @@ func (s *Scheduler) extendLeases() {
 	// slow; each lease runs a LeaseDuration from its own call.
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, extendParallel)
-	for _, r := range due {
+	for _, d := range due {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			s.extendLease(r)
+			s.extendLease(d.r, d.collection, d.name)
 		})
 	}
 	wg.Wait()
+	k.armed.Store(false)
 	k.mu.Lock()
-	if len(k.held) == 0 {
-		k.armed = false
-	} else {
+	active := k.active()
+	k.mu.Unlock()
+	if active && k.armed.CompareAndSwap(false, true) {
 		time.AfterFunc(every/2, s.extendLeases)
 	}
-	k.mu.Unlock()
 }
 
 // extendParallel is the most ExtendLease calls extendLeases makes at once.
 const extendParallel = 16
 
-// extendLease extends the lease on r, whose attempt runs, by a
-// LeaseDuration from now.
-func (s *Scheduler) extendLease(r *JobRecord) {
+// extendLease extends the lease on job collection/name, whose attempt
+// on record r runs, by a LeaseDuration from now.
+func (s *Scheduler) extendLease(r *JobRecord, collection, name string) {
 	k := &s.leases
 	t0 := s.tel.storeStart()
-	err := s.store.ExtendLease(context.Background(), r.Collection, r.Name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
+	err := s.store.ExtendLease(context.Background(), collection, name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
 	s.tel.storeEnd(opExtendLease, t0, err)
 	if err == nil {
 		return
 	}
 	k.mu.Lock()
-	_, running := k.held[r]
+	running := k.holds(r, collection, name)
 	k.mu.Unlock()
 	if down, _ := s.health.down(); running && down && transient(err) {
 		// The loop has logged the outage already.
-		s.log.Debug("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+		s.log.Debug("extend lease", "job", name, "collection", collection, "err", err)
 	} else if running { // else the attempt ended and its outcome released the lease
-		s.log.Warn("extend lease", "job", r.Name, "collection", r.Collection, "err", err)
+		s.log.Warn("extend lease", "job", name, "collection", collection, "err", err)
 	}
 }
 

@@ -51,6 +51,9 @@ type Store struct {
 	// so that Record finds it without two lookups by name in large maps.
 	// An entry has at most one: its latest claim, until recorded.
 	claimed map[*scheduler.JobRecord]*entry
+	// spare holds boxes of claimed records that RecordBatch took back
+	// and did not keep, cleared, for the next claims (see recycle).
+	spare []*recBox
 	// randomTies breaks ties in the due order at random rather than by
 	// creation order (for tests: the contract leaves ties open).
 	randomTies bool
@@ -192,8 +195,8 @@ type extra struct {
 	leaseOwner string
 	leaseUntil time.Time
 	hist       []histItem // in recording order
-	// claim is the copy the latest ClaimDue returned, until recorded.
-	claim *scheduler.JobRecord
+	// claim holds the copy the latest ClaimDue returned, until recorded.
+	claim *recBox
 	// pos holds the entry's positions in Store.finals and Store.aged,
 	// plus one; 0 when not in the heap.
 	pos [2]int32
@@ -381,8 +384,10 @@ type recBox struct {
 }
 
 // read returns a copy of e's record that shares only the immutable Job.
-func (e *entry) read() *scheduler.JobRecord {
-	b := new(recBox)
+func (e *entry) read() *scheduler.JobRecord { return e.readInto(new(recBox)) }
+
+// readInto is read building the record in b, which must be cleared.
+func (e *entry) readInto(b *recBox) *scheduler.JobRecord {
 	r := &b.rec
 	if f := e.full(); f != nil {
 		*r = *f
@@ -609,8 +614,34 @@ func (e *entry) setRec(j *scheduler.JobRecord, keep bool) {
 // unclaim drops e's claim copy from s.claimed.
 func (s *Store) unclaim(e *entry) {
 	if e.x != nil && e.x.claim != nil {
-		delete(s.claimed, e.x.claim)
+		delete(s.claimed, &e.x.claim.rec)
 		e.x.claim = nil
+	}
+}
+
+// maxSpare bounds Store.spare: enough for the claims of a burst in flight
+// at once, about half a megabyte.
+const maxSpare = 1024
+
+// box returns a cleared recBox for a claimed record: a spare one when
+// there is one.
+func (s *Store) box() *recBox {
+	if n := len(s.spare); n > 0 {
+		b := s.spare[n-1]
+		s.spare[n-1] = nil
+		s.spare = s.spare[:n-1]
+		return b
+	}
+	return new(recBox)
+}
+
+// recycle keeps b, the box of a claimed record that RecordBatch recorded
+// and did not keep (its BatchRecorder contract gives the record to the
+// store), for a later claim.
+func (s *Store) recycle(b *recBox) {
+	if len(s.spare) < maxSpare {
+		*b = recBox{} // drop its references
+		s.spare = append(s.spare, b)
 	}
 }
 
@@ -859,10 +890,11 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		x.leaseOwner, x.leaseUntil = owner, leaseUntil
 		e.version++
 		s.reindex(e)
-		c := e.read()
+		b := s.box()
+		c := e.readInto(b)
 		c.PreviousLeaseOwner = prev
 		s.unclaim(e)
-		x.claim = c
+		x.claim = b
 		s.claimed[c] = e
 		if out == nil {
 			out = make([]*scheduler.JobRecord, 0, min(limit, len(s.due)+len(s.held)+1))
@@ -907,8 +939,10 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
-// element under one acquisition of the lock, and keeps the records it
-// stores whole.
+// element under one acquisition of the lock, keeps the records it stores
+// whole, and reuses the records that ClaimDue handed out and that it
+// records in compact form for later claims: as the BatchRecorder contract
+// says, the caller must not use them once recorded.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, len(batch))
 	s.mu.Lock()
@@ -923,7 +957,9 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 // than a copy, when it is stored whole.
 func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool) error {
 	e := s.claimed[j]
+	var box *recBox // holding j, when it is a claim of this store
 	if e != nil {
+		box = e.x.claim
 		s.unclaim(e)
 		if e.flags&gone != 0 || e.coll.rec.Name != j.Collection || e.name != j.Name {
 			e = nil
@@ -949,6 +985,9 @@ func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler
 	s.appendHistory(e, history)
 	s.reindex(e)
 	s.trackFinal(e)
+	if keep && box != nil && e.full() != j {
+		s.recycle(box) // j was copied into the compact form
+	}
 	return nil
 }
 
