@@ -20,16 +20,7 @@ import (
 // lists the types registered since.
 func TestHostTypesRegisteredLater(t *testing.T) {
 	ctx := context.Background()
-	noop := action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return &action.Result{}, nil })
-	reg := &action.Registry{}
-	reg.Register("First", noop)
-	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	s, reg := noopScheduler(t, "First")
 	job := func(typ action.Type) *scheduler.Job {
 		return &scheduler.Job{Action: action.Action{Type: typ, Custom: json.RawMessage(`{}`)}}
 	}
@@ -61,15 +52,7 @@ func TestHostTypesRegisteredLater(t *testing.T) {
 // before it started succeeds.
 func TestHostTypesConcurrent(t *testing.T) {
 	ctx := context.Background()
-	noop := action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return &action.Result{}, nil })
-	reg := &action.Registry{}
-	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	s, reg := noopScheduler(t)
 	var wg sync.WaitGroup
 	for g := range 4 { // 40 jobs: within the default quota of 50
 		wg.Go(func() {
@@ -84,4 +67,25 @@ func TestHostTypesConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// noop is an executor that does nothing and succeeds.
+var noop = action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return &action.Result{}, nil })
+
+// noopScheduler returns a Scheduler over a memory store with collection
+// "c", and its registry, where each of types runs noop.
+func noopScheduler(t *testing.T, types ...action.Type) (*scheduler.Scheduler, *action.Registry) {
+	t.Helper()
+	reg := &action.Registry{}
+	for _, typ := range types {
+		reg.Register(typ, noop)
+	}
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(context.Background(), "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s, reg
 }

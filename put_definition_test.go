@@ -3,14 +3,12 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/recurrence"
-	"github.com/jobclock/scheduler/store/memory"
 )
 
 // TestPutLeavesDefinitionAlone puts one caller's definition from many
@@ -20,17 +18,7 @@ import (
 // definition is unchanged afterwards and the stored jobs have no status.
 func TestPutLeavesDefinitionAlone(t *testing.T) {
 	ctx := context.Background()
-	noop := action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return &action.Result{}, nil })
-	reg := &action.Registry{}
-	reg.Register(action.HTTP, noop)
-	reg.Register("Noop", noop)
-	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := noopScheduler(t, action.HTTP, "Noop")
 	stored, err := s.PutJob(ctx, "c", "stored", sharedDef(), nil)
 	if err != nil {
 		t.Fatal(err)

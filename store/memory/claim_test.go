@@ -15,24 +15,10 @@ func TestRecordClaimedCopy(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	newStore := func(t *testing.T) *Store {
-		s := New()
-		if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
-			t.Fatal(err)
-		}
-		put := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled,
-			Schedule: scheduler.JobSchedule{DueAt: now}}
-		if err := s.PutJob(ctx, put); err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return storeWith(t, &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled,
+			Schedule: scheduler.JobSchedule{DueAt: now}})
 	}
-	claim := func(t *testing.T, s *Store) *scheduler.JobRecord {
-		got, err := s.ClaimDue(ctx, now, "me", now.Add(time.Minute), 1)
-		if err != nil || len(got) != 1 {
-			t.Fatalf("ClaimDue = %v, %v; want the job", got, err)
-		}
-		return got[0]
-	}
+	claim := func(t *testing.T, s *Store) *scheduler.JobRecord { return claimOne(t, s, now) }
 	done := func(r *scheduler.JobRecord) *scheduler.JobRecord { r.Schedule.DueAt = time.Time{}; return r }
 
 	t.Run("recorded through the copy, then by name", func(t *testing.T) {
@@ -89,4 +75,30 @@ func TestRecordClaimedCopy(t *testing.T) {
 			t.Errorf("%d claims kept after Record, want 0", len(s.claimed))
 		}
 	})
+}
+
+// storeWith returns a new store holding collection "c" and jobs.
+func storeWith(t *testing.T, jobs ...*scheduler.JobRecord) *Store {
+	t.Helper()
+	ctx := context.Background()
+	s := New()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range jobs {
+		if err := s.PutJob(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// claimOne claims one due job of s at at, failing t unless there is one.
+func claimOne(t *testing.T, s *Store, at time.Time) *scheduler.JobRecord {
+	t.Helper()
+	got, err := s.ClaimDue(context.Background(), at, "me", at.Add(time.Minute), 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ClaimDue = %v, %v; want one job", got, err)
+	}
+	return got[0]
 }

@@ -18,29 +18,16 @@ func TestClaimReusesRecordedRecords(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	newStore := func(t *testing.T) *Store {
-		s := New()
-		if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
-			t.Fatal(err)
-		}
+		var jobs []*scheduler.JobRecord
 		for i, name := range []string{"a", "b"} {
 			due := now.Add(time.Duration(i) * time.Second)
-			put := &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{}, State: scheduler.JobEnabled,
+			jobs = append(jobs, &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{}, State: scheduler.JobEnabled,
 				Created: now.Add(-time.Hour), Updated: now.Add(-time.Hour),
-				Schedule: scheduler.JobSchedule{DueAt: due, NextOccurrence: due, Anchor: now.Add(-time.Hour)}}
-			if err := s.PutJob(ctx, put); err != nil {
-				t.Fatal(err)
-			}
+				Schedule: scheduler.JobSchedule{DueAt: due, NextOccurrence: due, Anchor: now.Add(-time.Hour)}})
 		}
-		return s
+		return storeWith(t, jobs...)
 	}
-	claim := func(t *testing.T, s *Store, at time.Time) *scheduler.JobRecord {
-		t.Helper()
-		got, err := s.ClaimDue(ctx, at, "me", at.Add(time.Minute), 1)
-		if err != nil || len(got) != 1 {
-			t.Fatalf("ClaimDue = %v, %v; want one job", got, err)
-		}
-		return got[0]
-	}
+	claim := claimOne
 	// ran gives r what a run leaves: counters, the last execution, no
 	// next occurrence (so the compact form holds it).
 	ran := func(r *scheduler.JobRecord) {
