@@ -80,6 +80,7 @@ var (
 	fastPlansMu sync.Mutex
 	jobPlan     = sync.OnceValue(func() *fastType { return planOf(jobType) })
 
+	stringMapType       = reflect.TypeFor[map[string]string]()
 	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
@@ -726,6 +727,21 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 	case fastMap:
 		if p.b[p.i] != '{' {
 			return false
+		}
+		if t.typ == stringMapType {
+			// Headers: without reflection, which costs a value and a
+			// boxed key per member.
+			m := map[string]string{}
+			ok := p.object(func(_, name []byte) bool {
+				if p.i < len(p.b) && p.b[p.i] == 'n' {
+					return p.literal("null") // dropped, as the general path drops it
+				}
+				s, ok := p.str()
+				m[string(name)] = s
+				return ok
+			})
+			v.Set(reflect.ValueOf(m))
+			return ok
 		}
 		m := reflect.MakeMap(t.typ)
 		ok := p.object(func(_, name []byte) bool {
