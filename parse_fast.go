@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"sync"
@@ -193,9 +194,14 @@ func (p *fastParser) space() bool {
 	for i < len(b) {
 		switch c := b[i]; c {
 		case ' ':
-			// Indentation comes in runs of spaces: eight at a time.
+			// Indentation comes in runs of spaces: eight at a time, and
+			// the run's end found in the last eight at once.
 			i++
-			for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0x2020202020202020 {
+			for i+8 <= len(b) {
+				if x := binary.LittleEndian.Uint64(b[i:]) ^ spaces8; x != 0 {
+					i += bits.TrailingZeros64(x) / 8
+					break
+				}
 				i += 8
 			}
 		case '\t', '\r', '\n':
@@ -236,6 +242,19 @@ func (p *fastParser) space() bool {
 }
 
 var commentEnd = []byte("*/")
+
+const (
+	spaces8 = 0x2020202020202020 // eight spaces
+	ones8   = 0x0101010101010101
+	highs8  = 0x8080808080808080
+)
+
+// plainString8 reports whether none of the eight bytes in w ends a string
+// or needs a closer look: no quote, backslash or control character.
+func plainString8(w uint64) bool {
+	zero := func(v uint64) uint64 { return (v - ones8) &^ v & highs8 } // a zero byte
+	return zero(w^(ones8*'"'))|zero(w^(ones8*'\\'))|(w-ones8*0x20)&^w&highs8 == 0
+}
 
 // isASCII reports whether b holds only ASCII bytes, eight at a time.
 func isASCII(b []byte) bool {
@@ -407,6 +426,12 @@ func (p *fastParser) array(elem func() bool) bool {
 func (p *fastParser) scanString() (raw []byte, esc, ok bool) {
 	start := p.i + 1
 	for j := start; j < len(p.b); j++ {
+		for j+8 <= len(p.b) && plainString8(binary.LittleEndian.Uint64(p.b[j:])) {
+			j += 8
+		}
+		if j >= len(p.b) {
+			break
+		}
 		switch c := p.b[j]; {
 		case c == '"':
 			p.i = j + 1
