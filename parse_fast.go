@@ -64,9 +64,12 @@ type fastType struct {
 	enum     sync.Map
 	enumSize atomic.Int32
 	// fastStruct: the members, a lower-case name (or alias) to a member,
-	// and the lower-case names that are accepted and dropped.
+	// the names of members as encoding/json writes them (except those
+	// that are dropped) to a member, and the lower-case names that are
+	// accepted and dropped.
 	fields  []fastField
 	byName  map[string]int
+	byExact map[string]int
 	ignored map[string]bool
 }
 
@@ -131,7 +134,11 @@ func planLocked(t reflect.Type) *fastType {
 		p.kind = fastStruct
 		p.byName = map[string]int{}
 		p.ignored = ignoredFields[t]
+		p.byExact = map[string]int{}
 		for _, f := range fieldsOf(t) {
+			if !p.ignored[lowerASCII(f.name)] {
+				p.byExact[f.name] = len(p.fields)
+			}
 			p.byName[lowerASCII(f.name)] = len(p.fields)
 			p.fields = append(p.fields, fastField{index: f.index, t: planLocked(f.typ), positive: positiveFields[t][f.name]})
 		}
@@ -249,11 +256,13 @@ const (
 	highs8  = 0x8080808080808080
 )
 
-// plainString8 reports whether none of the eight bytes in w ends a string
-// or needs a closer look: no quote, backslash or control character.
-func plainString8(w uint64) bool {
+// stringEnds8 marks the bytes of w (little-endian) that end a string or
+// need a closer look: quotes, backslashes and control characters. It sets
+// the high bit of the first such byte, and perhaps of later bytes; it is 0
+// when there is none.
+func stringEnds8(w uint64) uint64 {
 	zero := func(v uint64) uint64 { return (v - ones8) &^ v & highs8 } // a zero byte
-	return zero(w^(ones8*'"'))|zero(w^(ones8*'\\'))|(w-ones8*0x20)&^w&highs8 == 0
+	return zero(w^(ones8*'"')) | zero(w^(ones8*'\\')) | (w-ones8*0x20)&^w&highs8
 }
 
 // isASCII reports whether b holds only ASCII bytes, eight at a time.
@@ -288,8 +297,8 @@ func (p *fastParser) root(v reflect.Value) bool {
 	p.i, p.size, p.depth = start, 0, 0
 	v.SetZero()
 	found := false
-	return p.object(func(key, _ []byte) bool {
-		switch string(key) {
+	return p.object(func(name []byte) bool {
+		switch string(p.lower(name)) {
 		case "properties":
 			if found || p.i >= len(p.b) || p.b[p.i] != '{' {
 				return false
@@ -308,9 +317,9 @@ func (p *fastParser) root(v reflect.Value) bool {
 }
 
 // object reads an object, calling member for each with the member's name
-// in lower case (key) and as written (name), and p at its value; member
-// reads the value. Names with escapes or non-ASCII letters are refused.
-func (p *fastParser) object(member func(key, name []byte) bool) bool {
+// as written and p at its value; member reads the value. Names with escapes
+// or non-ASCII letters, or longer than p.key, are refused.
+func (p *fastParser) object(member func(name []byte) bool) bool {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxFastDepth {
@@ -338,25 +347,15 @@ func (p *fastParser) object(member func(key, name []byte) bool) bool {
 		}
 		start := p.i
 		raw, esc, ok := p.scanString()
-		if !ok || esc || len(raw) > len(p.key) {
+		if !ok || esc || len(raw) > len(p.key) || !isASCII(raw) {
 			return false
-		}
-		key := p.key[:len(raw)]
-		for j, c := range raw {
-			if c >= utf8.RuneSelf {
-				return false
-			}
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			key[j] = c
 		}
 		p.size += p.i - start + 1 // name and colon
 		if !p.space() || p.i >= len(p.b) || p.b[p.i] != ':' {
 			return false
 		}
 		p.i++
-		if !p.space() || !member(key, raw) || !p.space() {
+		if !p.space() || !member(raw) || !p.space() {
 			return false
 		}
 		n++
@@ -374,6 +373,18 @@ func (p *fastParser) object(member func(key, name []byte) bool) bool {
 			return false
 		}
 	}
+}
+
+// lower returns the ASCII name in lower case, in p.key.
+func (p *fastParser) lower(name []byte) []byte {
+	key := p.key[:len(name)]
+	for j, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		key[j] = c
+	}
+	return key
 }
 
 // array reads an array, calling elem for each element with p at it.
@@ -425,12 +436,17 @@ func (p *fastParser) array(elem func() bool) bool {
 // invalid escapes, as JSON does.
 func (p *fastParser) scanString() (raw []byte, esc, ok bool) {
 	start := p.i + 1
-	for j := start; j < len(p.b); j++ {
-		for j+8 <= len(p.b) && plainString8(binary.LittleEndian.Uint64(p.b[j:])) {
-			j += 8
-		}
-		if j >= len(p.b) {
-			break
+	for j := start; ; j++ {
+		// Eight bytes at a time up to the first one that needs a look.
+		if j+8 <= len(p.b) {
+			m := stringEnds8(binary.LittleEndian.Uint64(p.b[j:]))
+			if m == 0 {
+				j += 7
+				continue
+			}
+			j += bits.TrailingZeros64(m) / 8
+		} else if j >= len(p.b) {
+			return nil, false, false
 		}
 		switch c := p.b[j]; {
 		case c == '"':
@@ -462,7 +478,6 @@ func (p *fastParser) scanString() (raw []byte, esc, ok bool) {
 			}
 		}
 	}
-	return nil, false, false
 }
 
 // str reads a string value.
@@ -575,7 +590,7 @@ func (p *fastParser) skip() bool {
 	}
 	switch c := p.b[p.i]; {
 	case c == '{':
-		return p.object(func(_, _ []byte) bool { return p.skip() })
+		return p.object(func([]byte) bool { return p.skip() })
 	case c == '[':
 		return p.array(p.skip)
 	case c == '"':
@@ -601,7 +616,7 @@ func (p *fastParser) generic() (any, bool) {
 	switch c := p.b[p.i]; {
 	case c == '{':
 		m := map[string]any{}
-		ok := p.object(func(_, name []byte) bool {
+		ok := p.object(func(name []byte) bool {
 			v, ok := p.generic()
 			m[string(name)] = v
 			return ok
@@ -757,7 +772,7 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 			// Headers: without reflection, which costs a value and a
 			// boxed key per member.
 			m := map[string]string{}
-			ok := p.object(func(_, name []byte) bool {
+			ok := p.object(func(name []byte) bool {
 				if p.i < len(p.b) && p.b[p.i] == 'n' {
 					return p.literal("null") // dropped, as the general path drops it
 				}
@@ -769,7 +784,7 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 			return ok
 		}
 		m := reflect.MakeMap(t.typ)
-		ok := p.object(func(_, name []byte) bool {
+		ok := p.object(func(name []byte) bool {
 			if p.i < len(p.b) && p.b[p.i] == 'n' {
 				return p.literal("null") // dropped, as the general path drops it
 			}
@@ -790,11 +805,17 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		if len(t.fields) > 64 {
 			return false
 		}
-		return p.object(func(key, _ []byte) bool {
-			if t.ignored[string(key)] {
-				return p.skip()
+		return p.object(func(name []byte) bool {
+			// Most names are written as the member is named: those need
+			// no lower-casing.
+			i, ok := t.byExact[string(name)]
+			if !ok {
+				key := p.lower(name)
+				if t.ignored[string(key)] {
+					return p.skip()
+				}
+				i, ok = t.byName[string(key)]
 			}
-			i, ok := t.byName[string(key)]
 			if !ok || seen&(1<<i) != 0 {
 				return false // unknown, or a duplicate
 			}
