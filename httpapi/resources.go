@@ -104,10 +104,6 @@ type scope struct {
 // key is the collection name in the engine.
 func (s scope) key() string { return s.sub + "/" + s.rg + "/" + s.jc }
 
-func (s scope) rgID() string {
-	return "/subscriptions/" + s.sub + "/resourceGroups/" + s.rg
-}
-
 func (s scope) collectionID() string {
 	return "/subscriptions/" + s.sub + "/resourceGroups/" + s.rg + "/providers/Microsoft.Scheduler/jobCollections/" + s.jc
 }
