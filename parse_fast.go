@@ -351,11 +351,13 @@ func (p *fastParser) object(member func(name []byte) bool) bool {
 			return false
 		}
 		p.size += p.i - start + 1 // name and colon
-		if !p.space() || p.i >= len(p.b) || p.b[p.i] != ':' {
+		// Each call of space is skipped where the next byte is the one
+		// expected (a colon, the value, a comma): the usual case.
+		if !p.at(':') && (!p.space() || !p.at(':')) {
 			return false
 		}
 		p.i++
-		if !p.space() || !member(raw) || !p.space() {
+		if !p.atValue() && !p.space() || !member(raw) || !p.at(',') && !p.space() {
 			return false
 		}
 		n++
@@ -365,7 +367,7 @@ func (p *fastParser) object(member func(name []byte) bool) bool {
 		switch p.b[p.i] {
 		case ',':
 			p.i++
-			if !p.space() {
+			if !p.at('"') && !p.space() {
 				return false
 			}
 		case '}':
@@ -374,6 +376,13 @@ func (p *fastParser) object(member func(name []byte) bool) bool {
 		}
 	}
 }
+
+// at reports whether the next byte is c.
+func (p *fastParser) at(c byte) bool { return p.i < len(p.b) && p.b[p.i] == c }
+
+// atValue reports whether the next byte starts a value rather than
+// whitespace or a comment (or is not there).
+func (p *fastParser) atValue() bool { return p.i < len(p.b) && p.b[p.i] > ' ' && p.b[p.i] != '/' }
 
 // lower returns the ASCII name in lower case, in p.key.
 func (p *fastParser) lower(name []byte) []byte {
