@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"sync"
@@ -63,9 +64,12 @@ type fastType struct {
 	enum     sync.Map
 	enumSize atomic.Int32
 	// fastStruct: the members, a lower-case name (or alias) to a member,
-	// and the lower-case names that are accepted and dropped.
+	// the names of members as encoding/json writes them (except those
+	// that are dropped) to a member, and the lower-case names that are
+	// accepted and dropped.
 	fields  []fastField
 	byName  map[string]int
+	byExact map[string]int
 	ignored map[string]bool
 }
 
@@ -80,6 +84,7 @@ var (
 	fastPlansMu sync.Mutex
 	jobPlan     = sync.OnceValue(func() *fastType { return planOf(jobType) })
 
+	stringMapType       = reflect.TypeFor[map[string]string]()
 	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
@@ -129,7 +134,11 @@ func planLocked(t reflect.Type) *fastType {
 		p.kind = fastStruct
 		p.byName = map[string]int{}
 		p.ignored = ignoredFields[t]
+		p.byExact = map[string]int{}
 		for _, f := range fieldsOf(t) {
+			if !p.ignored[lowerASCII(f.name)] {
+				p.byExact[f.name] = len(p.fields)
+			}
 			p.byName[lowerASCII(f.name)] = len(p.fields)
 			p.fields = append(p.fields, fastField{index: f.index, t: planLocked(f.typ), positive: positiveFields[t][f.name]})
 		}
@@ -192,9 +201,14 @@ func (p *fastParser) space() bool {
 	for i < len(b) {
 		switch c := b[i]; c {
 		case ' ':
-			// Indentation comes in runs of spaces: eight at a time.
+			// Indentation comes in runs of spaces: eight at a time, and
+			// the run's end found in the last eight at once.
 			i++
-			for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == 0x2020202020202020 {
+			for i+8 <= len(b) {
+				if x := binary.LittleEndian.Uint64(b[i:]) ^ spaces8; x != 0 {
+					i += bits.TrailingZeros64(x) / 8
+					break
+				}
 				i += 8
 			}
 		case '\t', '\r', '\n':
@@ -236,6 +250,21 @@ func (p *fastParser) space() bool {
 
 var commentEnd = []byte("*/")
 
+const (
+	spaces8 = 0x2020202020202020 // eight spaces
+	ones8   = 0x0101010101010101
+	highs8  = 0x8080808080808080
+)
+
+// stringEnds8 marks the bytes of w (little-endian) that end a string or
+// need a closer look: quotes, backslashes and control characters. It sets
+// the high bit of the first such byte, and perhaps of later bytes; it is 0
+// when there is none.
+func stringEnds8(w uint64) uint64 {
+	zero := func(v uint64) uint64 { return (v - ones8) &^ v & highs8 } // a zero byte
+	return zero(w^(ones8*'"')) | zero(w^(ones8*'\\')) | (w-ones8*0x20)&^w&highs8
+}
+
 // isASCII reports whether b holds only ASCII bytes, eight at a time.
 func isASCII(b []byte) bool {
 	for len(b) >= 8 {
@@ -268,8 +297,8 @@ func (p *fastParser) root(v reflect.Value) bool {
 	p.i, p.size, p.depth = start, 0, 0
 	v.SetZero()
 	found := false
-	return p.object(func(key, _ []byte) bool {
-		switch string(key) {
+	return p.object(func(name []byte) bool {
+		switch string(p.lower(name)) {
 		case "properties":
 			if found || p.i >= len(p.b) || p.b[p.i] != '{' {
 				return false
@@ -288,9 +317,9 @@ func (p *fastParser) root(v reflect.Value) bool {
 }
 
 // object reads an object, calling member for each with the member's name
-// in lower case (key) and as written (name), and p at its value; member
-// reads the value. Names with escapes or non-ASCII letters are refused.
-func (p *fastParser) object(member func(key, name []byte) bool) bool {
+// as written and p at its value; member reads the value. Names with escapes
+// or non-ASCII letters, or longer than p.key, are refused.
+func (p *fastParser) object(member func(name []byte) bool) bool {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxFastDepth {
@@ -318,25 +347,17 @@ func (p *fastParser) object(member func(key, name []byte) bool) bool {
 		}
 		start := p.i
 		raw, esc, ok := p.scanString()
-		if !ok || esc || len(raw) > len(p.key) {
+		if !ok || esc || len(raw) > len(p.key) || !isASCII(raw) {
 			return false
 		}
-		key := p.key[:len(raw)]
-		for j, c := range raw {
-			if c >= utf8.RuneSelf {
-				return false
-			}
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			key[j] = c
-		}
 		p.size += p.i - start + 1 // name and colon
-		if !p.space() || p.i >= len(p.b) || p.b[p.i] != ':' {
+		// Each call of space is skipped where the next byte is the one
+		// expected (a colon, the value, a comma): the usual case.
+		if !p.at(':') && (!p.space() || !p.at(':')) {
 			return false
 		}
 		p.i++
-		if !p.space() || !member(key, raw) || !p.space() {
+		if !p.atValue() && !p.space() || !member(raw) || !p.at(',') && !p.space() {
 			return false
 		}
 		n++
@@ -346,7 +367,7 @@ func (p *fastParser) object(member func(key, name []byte) bool) bool {
 		switch p.b[p.i] {
 		case ',':
 			p.i++
-			if !p.space() {
+			if !p.at('"') && !p.space() {
 				return false
 			}
 		case '}':
@@ -354,6 +375,25 @@ func (p *fastParser) object(member func(key, name []byte) bool) bool {
 			return false
 		}
 	}
+}
+
+// at reports whether the next byte is c.
+func (p *fastParser) at(c byte) bool { return p.i < len(p.b) && p.b[p.i] == c }
+
+// atValue reports whether the next byte starts a value rather than
+// whitespace or a comment (or is not there).
+func (p *fastParser) atValue() bool { return p.i < len(p.b) && p.b[p.i] > ' ' && p.b[p.i] != '/' }
+
+// lower returns the ASCII name in lower case, in p.key.
+func (p *fastParser) lower(name []byte) []byte {
+	key := p.key[:len(name)]
+	for j, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		key[j] = c
+	}
+	return key
 }
 
 // array reads an array, calling elem for each element with p at it.
@@ -405,7 +445,18 @@ func (p *fastParser) array(elem func() bool) bool {
 // invalid escapes, as JSON does.
 func (p *fastParser) scanString() (raw []byte, esc, ok bool) {
 	start := p.i + 1
-	for j := start; j < len(p.b); j++ {
+	for j := start; ; j++ {
+		// Eight bytes at a time up to the first one that needs a look.
+		if j+8 <= len(p.b) {
+			m := stringEnds8(binary.LittleEndian.Uint64(p.b[j:]))
+			if m == 0 {
+				j += 7
+				continue
+			}
+			j += bits.TrailingZeros64(m) / 8
+		} else if j >= len(p.b) {
+			return nil, false, false
+		}
 		switch c := p.b[j]; {
 		case c == '"':
 			p.i = j + 1
@@ -436,7 +487,6 @@ func (p *fastParser) scanString() (raw []byte, esc, ok bool) {
 			}
 		}
 	}
-	return nil, false, false
 }
 
 // str reads a string value.
@@ -549,7 +599,7 @@ func (p *fastParser) skip() bool {
 	}
 	switch c := p.b[p.i]; {
 	case c == '{':
-		return p.object(func(_, _ []byte) bool { return p.skip() })
+		return p.object(func([]byte) bool { return p.skip() })
 	case c == '[':
 		return p.array(p.skip)
 	case c == '"':
@@ -575,7 +625,7 @@ func (p *fastParser) generic() (any, bool) {
 	switch c := p.b[p.i]; {
 	case c == '{':
 		m := map[string]any{}
-		ok := p.object(func(_, name []byte) bool {
+		ok := p.object(func(name []byte) bool {
 			v, ok := p.generic()
 			m[string(name)] = v
 			return ok
@@ -727,8 +777,23 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		if p.b[p.i] != '{' {
 			return false
 		}
+		if t.typ == stringMapType {
+			// Headers: without reflection, which costs a value and a
+			// boxed key per member.
+			m := map[string]string{}
+			ok := p.object(func(name []byte) bool {
+				if p.i < len(p.b) && p.b[p.i] == 'n' {
+					return p.literal("null") // dropped, as the general path drops it
+				}
+				s, ok := p.str()
+				m[string(name)] = s
+				return ok
+			})
+			v.Set(reflect.ValueOf(m))
+			return ok
+		}
 		m := reflect.MakeMap(t.typ)
-		ok := p.object(func(_, name []byte) bool {
+		ok := p.object(func(name []byte) bool {
 			if p.i < len(p.b) && p.b[p.i] == 'n' {
 				return p.literal("null") // dropped, as the general path drops it
 			}
@@ -749,11 +814,17 @@ func (p *fastParser) value(v reflect.Value, t *fastType) bool {
 		if len(t.fields) > 64 {
 			return false
 		}
-		return p.object(func(key, _ []byte) bool {
-			if t.ignored[string(key)] {
-				return p.skip()
+		return p.object(func(name []byte) bool {
+			// Most names are written as the member is named: those need
+			// no lower-casing.
+			i, ok := t.byExact[string(name)]
+			if !ok {
+				key := p.lower(name)
+				if t.ignored[string(key)] {
+					return p.skip()
+				}
+				i, ok = t.byName[string(key)]
 			}
-			i, ok := t.byName[string(key)]
 			if !ok || seen&(1<<i) != 0 {
 				return false // unknown, or a duplicate
 			}

@@ -419,6 +419,14 @@ func (c *checker) request(path string, r *action.HTTPRequest, typ action.Type) {
 	case n > MaxURILength:
 		c.add(path+".uri", valueText(r.URI), fmt.Sprintf("is %s characters long, more than the limit of %s", thousands(n), thousands(MaxURILength)))
 	default:
+		if scheme := plainURLScheme(r.URI); scheme != "" {
+			// A shape url.Parse accepts as it is: only the scheme matters.
+			if typ == action.HTTPS && scheme != "https" {
+				c.add(path+".uri", valueText(r.URI), "is not an https URL, as an Https action requires")
+			}
+			secure = scheme == "https"
+			break
+		}
 		u, err := url.Parse(r.URI)
 		switch {
 		case err != nil:
@@ -464,6 +472,58 @@ func (c *checker) request(path string, r *action.HTTPRequest, typ action.Type) {
 			c.add(path+".authentication", "", "requires an https uri, so that credentials are not sent in clear text")
 		}
 	}
+}
+
+// plainURLScheme returns "http" or "https" when uri is an absolute URL of
+// the plain shape most jobs use, and "" otherwise: a lower-case http or
+// https scheme, a host of ASCII letters, digits, dots and hyphens, an
+// optional numeric port, and a path and query of unreserved characters,
+// slashes, '?', '=' and '&'. url.Parse accepts every such URL with that
+// scheme and a non-empty host name, so request validation needs no more;
+// anything else goes through url.Parse.
+func plainURLScheme(uri string) string {
+	var scheme, rest string
+	switch {
+	case strings.HasPrefix(uri, "https://"):
+		scheme, rest = "https", uri[len("https://"):]
+	case strings.HasPrefix(uri, "http://"):
+		scheme, rest = "http", uri[len("http://"):]
+	default:
+		return ""
+	}
+	i := 0
+	for i < len(rest) && (isAlnumASCII(rest[i]) || rest[i] == '.' || rest[i] == '-') {
+		i++
+	}
+	if i == 0 {
+		return ""
+	}
+	if i < len(rest) && rest[i] == ':' {
+		i++
+		d := i
+		for i < len(rest) && '0' <= rest[i] && rest[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return ""
+		}
+	}
+	if i < len(rest) && rest[i] != '/' && rest[i] != '?' {
+		return ""
+	}
+	for ; i < len(rest); i++ {
+		switch c := rest[i]; {
+		case isAlnumASCII(c):
+		case c == '-', c == '.', c == '_', c == '~', c == '/', c == '?', c == '=', c == '&':
+		default:
+			return ""
+		}
+	}
+	return scheme
+}
+
+func isAlnumASCII(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // validHeaderName reports whether k is an RFC 9110 token.

@@ -104,15 +104,14 @@ type scope struct {
 // key is the collection name in the engine.
 func (s scope) key() string { return s.sub + "/" + s.rg + "/" + s.jc }
 
-func (s scope) rgID() string {
-	return "/subscriptions/" + s.sub + "/resourceGroups/" + s.rg
-}
-
 func (s scope) collectionID() string {
-	return s.rgID() + "/providers/Microsoft.Scheduler/jobCollections/" + s.jc
+	return "/subscriptions/" + s.sub + "/resourceGroups/" + s.rg + "/providers/Microsoft.Scheduler/jobCollections/" + s.jc
 }
 
-func (s scope) jobID(job string) string { return s.collectionID() + "/jobs/" + job }
+// jobID is collectionID() + "/jobs/" + job, built in one piece.
+func (s scope) jobID(job string) string {
+	return "/subscriptions/" + s.sub + "/resourceGroups/" + s.rg + "/providers/Microsoft.Scheduler/jobCollections/" + s.jc + "/jobs/" + job
+}
 
 // splitKey splits an engine collection name into its scope; ok is false
 // for names that do not have two scope segments.
@@ -225,16 +224,31 @@ func historyID(e scheduler.HistoryEntry) string {
 	return fmt.Sprintf("%020d:%020d", a, b)
 }
 
-// redact returns a copy of def without secrets, with client certificates
-// described.
+// redact returns def without secrets, with client certificates described:
+// def itself when it holds none, else a copy.
 //
 // The stored definition is shared read-only: redact copies only what it
 // changes (the actions, requests, messages and authentications on the way
 // to a secret) and shares the rest.
 func (h *handler) redact(def *scheduler.Job) *scheduler.Job {
+	if !hasSecrets(&def.Action) {
+		return def
+	}
 	out := *def
 	h.redactAction(&out.Action)
 	return &out
+}
+
+// hasSecrets reports whether redactAction would change a.
+func hasSecrets(a *action.Action) bool {
+	for ; a != nil; a = a.ErrorAction {
+		if a.Request != nil && a.Request.Authentication != nil || a.QueueMessage != nil ||
+			a.ServiceBusQueueMessage != nil && a.ServiceBusQueueMessage.Authentication != nil ||
+			a.ServiceBusTopicMessage != nil && a.ServiceBusTopicMessage.Authentication != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // redactAction blanks the secrets of *a, which is the caller's own copy of

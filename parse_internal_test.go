@@ -1,0 +1,142 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestParseTimeUTCAgreesWithLayouts checks ParseTime's shortcut against
+// time.Parse with the layouts: every value the shortcut reads, the layouts
+// read as the same instant in the same location.
+func TestParseTimeUTCAgreesWithLayouts(t *testing.T) {
+	check := func(s string, mustRead bool) {
+		t.Helper()
+		got, ok := parseTimeUTC(s)
+		want, err := parseTimeLayouts(s)
+		switch {
+		case ok && err != nil:
+			t.Fatalf("parseTimeUTC(%q) = %v, the layouts refuse it: %v", s, got, err)
+		case ok && (got != want || got.Location() != want.Location()):
+			t.Fatalf("parseTimeUTC(%q) = %#v, the layouts read %#v", s, got, want)
+		case !ok && mustRead:
+			t.Fatalf("parseTimeUTC(%q) did not read it", s)
+		}
+	}
+	for _, s := range []string{"2012-08-04", "2012-08-04T00:00Z", "2012-08-04T10:30:59Z", "2012-08-04t00:00z",
+		"2012-11-04T23:59", "2012-11-04T23:59:00", "2000-02-29", "2024-02-29T12:00Z", "0000-01-01", "9999-12-31T23:59:59Z"} {
+		check(s, true)
+	}
+	for _, s := range []string{"2012-8-04", "2012-08-4", "2012/08/04", "2012-08-04T24:00Z", "2012-08-04T00:60Z",
+		"2012-08-04T00:00:60Z", "2012-08-04T00:00:5Z", "2012-08-04T00:00:05.5Z", "2012-08-04T0:00Z", "2012-08-04T00-00Z",
+		"1900-02-29", "2023-02-29", "2012-04-31", "2012-00-10", "2012-13-10", "2012-08-00", "2012-08-32", "-012-08-04",
+		"2012-08-04T00:00+02:00", "2012-08-04T00:00ZZ", "2012-08-04T00:00:00ZZ", "2012-08-04 00:00Z", "20a2-08-04", "2012-08-04T00:00:0aZ"} {
+		check(s, false)
+	}
+	// Every month and day around the edges, and times around theirs.
+	for _, y := range []int{1900, 2000, 2023, 2024} {
+		for m := 0; m <= 13; m++ {
+			for d := 0; d <= 32; d++ {
+				check(fmt.Sprintf("%04d-%02d-%02d", y, m, d), false)
+			}
+		}
+	}
+	for h := 0; h <= 25; h++ {
+		for mi := 0; mi <= 61; mi++ {
+			check(fmt.Sprintf("2012-08-04T%02d:%02dZ", h, mi), false)
+			check(fmt.Sprintf("2012-08-04T%02d:%02d:%02d", h, mi, mi), false)
+		}
+	}
+	// Random strings of the right lengths over digits and separators.
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "0123456789-:TtZz+. "
+	for range 200000 {
+		shape := []byte([]string{"2012-08-04", "2012-08-04T00:00Z", "2012-08-04T00:00:00Z", "2012-08-04T00:00"}[r.IntN(4)])
+		for range 1 + r.IntN(3) {
+			shape[r.IntN(len(shape))] = alphabet[r.IntN(len(alphabet))]
+		}
+		check(string(shape), false)
+	}
+	if _, err := ParseTime("2012-08-04T00:00Z"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ParseTime("2012-08-04T10:00Z"); !got.Equal(time.Date(2012, 8, 4, 10, 0, 0, 0, time.UTC)) {
+		t.Fatalf("ParseTime = %v", got)
+	}
+}
+
+// scanStringBytewise is fastParser.scanString one byte at a time: the
+// reference for its eight-at-a-time skipping.
+func scanStringBytewise(b []byte) (end int, esc, ok bool) {
+	for j := 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, esc, true
+		case c < 0x20:
+			return 0, false, false
+		case c == '\\':
+			esc = true
+			j++
+			if j >= len(b) {
+				return 0, false, false
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) {
+					return 0, false, false
+				}
+				for _, h := range b[j+1 : j+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return 0, false, false
+					}
+				}
+				j += 4
+			default:
+				return 0, false, false
+			}
+		}
+	}
+	return 0, false, false
+}
+
+// spaceBytewise is fastParser.space over spaces and line breaks one byte
+// at a time.
+func spaceBytewise(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// TestFastScanningMatchesBytewise checks the fast parser's word-at-a-time
+// scanning of strings and whitespace against byte-at-a-time readings, on
+// random input where every kind of byte lands at every offset of a word.
+func TestFastScanningMatchesBytewise(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	stringBytes := []byte("ab\"\\\x00\x1f\x20\x7f\x80\xffu0fn/ ")
+	spaceBytes := []byte("     \n\t\r x\"")
+	for range 300000 {
+		b := []byte{'"'}
+		for range r.IntN(24) {
+			b = append(b, stringBytes[r.IntN(len(stringBytes))])
+		}
+		p := &fastParser{b: b}
+		raw, esc, ok := p.scanString()
+		end, wantEsc, wantOK := scanStringBytewise(b)
+		if ok != wantOK || ok && (p.i != end || esc != wantEsc || string(raw) != string(b[1:end-1])) {
+			t.Fatalf("scanString(%q) = %q, %v, %v ending at %d; byte by byte: %v, %v ending at %d", b, raw, esc, ok, p.i, wantEsc, wantOK, end)
+		}
+
+		b = b[:0]
+		for range r.IntN(40) {
+			b = append(b, spaceBytes[r.IntN(len(spaceBytes))])
+		}
+		p = &fastParser{b: b}
+		if !p.space() || p.i != spaceBytewise(b) {
+			t.Fatalf("space(%q) stopped at %d, byte by byte at %d", b, p.i, spaceBytewise(b))
+		}
+	}
+}
