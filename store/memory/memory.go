@@ -1,9 +1,12 @@
 // Package memory is the in-memory reference implementation of
 // [scheduler.Store]. It keeps everything in maps guarded by one mutex and
-// indexes due jobs in two 4-ary heaps, one for jobs that are free and one
-// for jobs under lease, so claiming the next due job costs O(log n) in the
-// number of jobs and recording its outcome O(log m) in the number of jobs
-// under lease. It implements [scheduler.BatchRecorder], and
+// indexes due jobs in two queues, one for jobs that are free and one for
+// jobs under lease, each a FIFO for jobs that arrive in due order (jobs
+// put in the order they come due, leases taken one after another) and a
+// 4-ary heap for the others. Claiming the next due job costs O(1) for a
+// job in the FIFO and O(log n) in the number of jobs in the heap;
+// recording its outcome, which takes it out of the queue of jobs under
+// lease, costs the same. It implements [scheduler.BatchRecorder], and
 // [scheduler.StatsReader] with each collection's job counts by state kept
 // up to date on every write, so counting jobs costs nothing per job. Prune
 // finds what it deletes through indexes of its own (final jobs by their
@@ -43,10 +46,10 @@ var (
 type Store struct {
 	mu    sync.Mutex
 	colls map[string]*coll
-	due   dueHeap // due jobs without a lease, or whose lease ends before they are due
-	held  dueHeap // due jobs whose lease ends after they are due
-	seq   uint64  // creation order of entries, the heaps' tie-breaker
-	hseq  uint64  // recording order of history entries
+	due   queue  // due jobs without a lease, or whose lease ends before they are due
+	held  queue  // due jobs whose lease ends after they are due
+	seq   uint64 // creation order of entries, the heaps' tie-breaker
+	hseq  uint64 // recording order of history entries
 	// claimed maps the copy ClaimDue returned for an entry to the entry,
 	// so that Record finds it without two lookups by name in large maps.
 	// An entry has at most one: its latest claim, until recorded.
@@ -168,8 +171,8 @@ type entry struct {
 	updated int64 // Created, Updated and Schedule.Anchor, as nanos (see nanos)
 	next    int64 // Schedule.NextOccurrence, as nanos; DueAt and NextExecutionTime per flags
 	state   uint8 // index in jobStates
-	flags   uint8
-	idx     int32 // position in the heap that holds it (see flags)
+	flags   uint16
+	idx     int32 // place in the queue that holds it (see flags and queue)
 	version int64
 	seq     uint64
 	x       *extra // nil until the job is claimed, has run or history, is final, or has no compact form
@@ -185,6 +188,7 @@ const (
 	ran                    // compact form: x.run holds Created, Anchor, the counters and LastExecutionTime
 	lastExec               // compact form with ran: Status.LastExecutionTime is set
 	lastFailed             // compact form: Schedule.LastFailed
+	inFIFO                 // with inDue or inHeld: in that queue's FIFO
 )
 
 // extra is what an entry keeps beyond the compact form.
@@ -317,7 +321,7 @@ func (e *entry) setCompact(j *scheduler.JobRecord) bool {
 	if !ok || !ok2 {
 		return false
 	}
-	var f uint8
+	var f uint16
 	if !sc.DueAt.IsZero() {
 		if !sc.DueAt.Equal(sc.NextOccurrence) {
 			return false
@@ -477,29 +481,28 @@ func normInPlace(r *scheduler.JobRecord) {
 	}
 }
 
-// reindex puts e in the right heap, moves it, or takes it out, according
+// reindex puts e in the right queue, moves it, or takes it out, according
 // to its record, lease and collection's state. A claim moves a job from
-// due to held, where leases of one owner arrive in nearly increasing order
-// (cheap to push), and recording its outcome takes it out of the small
-// held heap instead of the large due heap.
+// due to held, where leases arrive in the order they end (the FIFO of
+// queue), and recording its outcome takes it out of held.
 func (s *Store) reindex(e *entry) {
 	dueAt := e.dueAt()
 	if dueAt.IsZero() || e.coll.rec.Definition.State() != scheduler.CollectionEnabled {
 		s.unindex(e)
 		return
 	}
-	ready, h, which := dueAt, &s.due, uint8(inDue)
+	ready, q, which := dueAt, &s.due, uint16(inDue)
 	if x := e.x; x != nil && x.leaseOwner != "" && x.leaseUntil.After(ready) {
-		ready, h, which = x.leaseUntil, &s.held, inHeld
+		ready, q, which = x.leaseUntil, &s.held, inHeld
 	}
 	switch e.flags & (inDue | inHeld) {
 	case which:
-		h.fix(int(e.idx), ready.UnixNano())
+		q.fix(e, ready.UnixNano())
 	case 0:
-		h.push(e, ready.UnixNano(), which)
+		q.push(e, ready.UnixNano(), which)
 	default:
 		s.unindex(e)
-		h.push(e, ready.UnixNano(), which)
+		q.push(e, ready.UnixNano(), which)
 	}
 }
 
@@ -649,27 +652,21 @@ func (s *Store) recycle(b *recBox) {
 func (s *Store) unindex(e *entry) {
 	switch e.flags & (inDue | inHeld) {
 	case inDue:
-		s.due.remove(int(e.idx))
+		s.due.remove(e)
 	case inHeld:
-		s.held.remove(int(e.idx))
+		s.held.remove(e)
 	}
 }
 
 // first returns the entry ClaimDue would take next and when it is ready,
 // or nil.
 func (s *Store) first() (*entry, int64) {
-	var it *heapItem
-	switch {
-	case len(s.due) == 0 && len(s.held) == 0:
+	it, held := s.due.first(), s.held.first()
+	if it == nil || held != nil && less(held, it) {
+		it = held
+	}
+	if it == nil {
 		return nil, 0
-	case len(s.held) == 0:
-		it = &s.due[0]
-	case len(s.due) == 0:
-		it = &s.held[0]
-	case less(&s.held[0], &s.due[0]):
-		it = &s.held[0]
-	default:
-		it = &s.due[0]
 	}
 	return it.e, it.ready
 }
@@ -897,7 +894,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		x.claim = b
 		s.claimed[c] = e
 		if out == nil {
-			out = make([]*scheduler.JobRecord, 0, min(limit, len(s.due)+len(s.held)+1))
+			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.held.len()+1))
 		}
 		out = append(out, c)
 	}
@@ -1238,7 +1235,7 @@ func less(a, b *heapItem) bool {
 
 // push adds e, ready at ready; which is the flag (inDue or inHeld) that
 // says h holds it.
-func (h *dueHeap) push(e *entry, ready int64, which uint8) {
+func (h *dueHeap) push(e *entry, ready int64, which uint16) {
 	e.flags |= which
 	*h = append(*h, heapItem{ready, e.seq, e})
 	h.up(len(*h) - 1)
