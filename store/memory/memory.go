@@ -1115,10 +1115,14 @@ func timeKey(t time.Time) int64 {
 }
 
 // timeHeap is a binary min-heap of entries by a timeKey; each entry keeps
-// its position (plus one) in x.pos[which].
+// its position (plus one) in x.pos[which]. Its items are kept in chunks of
+// timeChunk (the first one grows up to that size), so that growing it
+// neither copies nor leaves garbage: a burst of outcomes adds a job to
+// both of the store's time heaps per occurrence.
 type timeHeap struct {
-	items []timeItem
-	which int
+	chunks [][]timeItem // each full size (len timeChunk) but the first
+	n      int          // items in use
+	which  int
 }
 
 type timeItem struct {
@@ -1126,34 +1130,53 @@ type timeItem struct {
 	e  *entry
 }
 
+// timeChunk is the number of items in a chunk of a timeHeap (16 KiB).
+const timeChunk = 1024
+
+// item returns the item at i, which must be less than the room made.
+func (h *timeHeap) item(i int) *timeItem { return &h.chunks[uint(i)/timeChunk][uint(i)%timeChunk] }
+
+// grow makes room for an item at h.n.
+func (h *timeHeap) grow() {
+	k := uint(h.n) / timeChunk
+	switch {
+	case k < uint(len(h.chunks)) && uint(h.n)%timeChunk < uint(len(h.chunks[k])):
+	case k < uint(len(h.chunks)): // the first chunk, not full size yet
+		c := make([]timeItem, min(2*len(h.chunks[k]), timeChunk))
+		copy(c, h.chunks[k])
+		h.chunks[k] = c
+	case k == 0:
+		h.chunks = append(h.chunks, make([]timeItem, 64))
+	default:
+		h.chunks = append(h.chunks, make([]timeItem, timeChunk))
+	}
+}
+
 // min returns the entry with the least key.
 func (h *timeHeap) min() (*entry, int64, bool) {
-	if len(h.items) == 0 {
+	if h.n == 0 {
 		return nil, 0, false
 	}
-	return h.items[0].e, h.items[0].at, true
+	it := h.item(0)
+	return it.e, it.at, true
 }
 
 // at returns e's key; e must be in h.
-func (h *timeHeap) at(e *entry) int64 { return h.items[e.x.pos[h.which]-1].at }
+func (h *timeHeap) at(e *entry) int64 { return h.item(int(e.x.pos[h.which]) - 1).at }
 
 // set puts e in h with key at, or moves it there.
 func (h *timeHeap) set(e *entry, at int64) {
 	x := e.ext()
 	if x.pos[h.which] == 0 {
-		if len(h.items) == cap(h.items) {
-			// Double: append grows a large slice by a quarter, which
-			// copies and allocates five times the final size while
-			// a burst of outcomes fills the heap.
-			h.items = slices.Grow(h.items, max(len(h.items), 256))
-		}
-		h.items = append(h.items, timeItem{at, e})
-		x.pos[h.which] = int32(len(h.items))
-		h.up(len(h.items) - 1)
+		h.grow()
+		*h.item(h.n) = timeItem{at, e}
+		h.n++
+		x.pos[h.which] = int32(h.n)
+		h.up(h.n - 1)
 		return
 	}
 	i := int(x.pos[h.which]) - 1
-	h.items[i].at = at
+	h.item(i).at = at
 	if !h.down(i) {
 		h.up(i)
 	}
@@ -1164,29 +1187,31 @@ func (h *timeHeap) remove(e *entry) {
 	if e.x == nil || e.x.pos[h.which] == 0 {
 		return
 	}
-	i, last := int(e.x.pos[h.which])-1, len(h.items)-1
+	i, last := int(e.x.pos[h.which])-1, h.n-1
 	e.x.pos[h.which] = 0
 	if i != last {
-		h.items[i] = h.items[last]
-		h.items[i].e.x.pos[h.which] = int32(i + 1)
+		it := h.item(i)
+		*it = *h.item(last)
+		it.e.x.pos[h.which] = int32(i + 1)
 	}
-	h.items[last] = timeItem{}
-	h.items = h.items[:last]
+	*h.item(last) = timeItem{}
+	h.n = last
 	if i != last && !h.down(i) {
 		h.up(i)
 	}
 }
 
 func (h *timeHeap) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].e.x.pos[h.which] = int32(i + 1)
-	h.items[j].e.x.pos[h.which] = int32(j + 1)
+	a, b := h.item(i), h.item(j)
+	*a, *b = *b, *a
+	a.e.x.pos[h.which] = int32(i + 1)
+	b.e.x.pos[h.which] = int32(j + 1)
 }
 
 func (h *timeHeap) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if h.items[i].at >= h.items[p].at {
+		if h.item(i).at >= h.item(p).at {
 			return
 		}
 		h.swap(i, p)
@@ -1197,16 +1222,16 @@ func (h *timeHeap) up(i int) {
 // down moves the item at i0 down as far as it goes and reports whether it
 // moved.
 func (h *timeHeap) down(i0 int) bool {
-	i, n := i0, len(h.items)
+	i, n := i0, h.n
 	for {
 		c := 2*i + 1
 		if c >= n {
 			break
 		}
-		if c+1 < n && h.items[c+1].at < h.items[c].at {
+		if c+1 < n && h.item(c+1).at < h.item(c).at {
 			c++
 		}
-		if h.items[c].at >= h.items[i].at {
+		if h.item(c).at >= h.item(i).at {
 			break
 		}
 		h.swap(i, c)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -166,5 +167,57 @@ func TestQueueCompacts(t *testing.T) {
 	}
 	if q.len() != 0 || q.first() != nil {
 		t.Fatalf("len = %d after taking every entry", q.len())
+	}
+}
+
+// TestTimeHeap checks a time heap against a plain set through random
+// additions, changes and removals, growing it past several chunks and
+// shrinking it back, so that items cross the chunks' bounds both ways.
+func TestTimeHeap(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	h := timeHeap{which: 1}
+	at := map[*entry]int64{}
+	var in []*entry
+	for step := range 12000 {
+		grow := step%6000 < 3500 // grow to about 3,000 jobs, then shrink
+		switch op := r.IntN(10); {
+		case (op < 2 || !grow && op < 6) && len(in) > 0:
+			i := r.IntN(len(in))
+			h.remove(in[i])
+			if in[i].x.pos[1] != 0 {
+				t.Fatalf("step %d: removed entry keeps its position", step)
+			}
+			delete(at, in[i])
+			in = slices.Delete(in, i, i+1)
+		case op < 4 && len(in) > 0:
+			e := in[r.IntN(len(in))]
+			at[e] = r.Int64N(1000)
+			h.set(e, at[e])
+		default:
+			e := &entry{x: &extra{}}
+			at[e] = r.Int64N(1000)
+			h.set(e, at[e])
+			in = append(in, e)
+		}
+		if h.n != len(in) {
+			t.Fatalf("step %d: %d items, want %d", step, h.n, len(in))
+		}
+		least := int64(math.MaxInt64)
+		for i := range h.n {
+			it := h.item(i)
+			if int(it.e.x.pos[1]) != i+1 || it.at != at[it.e] {
+				t.Fatalf("step %d: item %d is out of sync with its entry", step, i)
+			}
+			if i > 0 && it.at < h.item((i-1)/2).at {
+				t.Fatalf("step %d: item %d sorts before its parent", step, i)
+			}
+			least = min(least, it.at)
+		}
+		if e, k, ok := h.min(); ok != (len(in) > 0) || ok && (k != least || at[e] != k) {
+			t.Fatalf("step %d: min = %d, %v; want %d", step, k, ok, least)
+		}
+	}
+	if len(h.chunks) < 3 {
+		t.Errorf("the heap grew to %d chunks only; the test checks little", len(h.chunks))
 	}
 }
