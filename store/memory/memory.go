@@ -1,9 +1,12 @@
 // Package memory is the in-memory reference implementation of
 // [scheduler.Store]. It keeps everything in maps guarded by one mutex and
-// indexes due jobs in two 4-ary heaps, one for jobs that are free and one
-// for jobs under lease, so claiming the next due job costs O(log n) in the
-// number of jobs and recording its outcome O(log m) in the number of jobs
-// under lease. It implements [scheduler.BatchRecorder], and
+// indexes due jobs in two queues, one for jobs that are free and one for
+// jobs under lease, each a FIFO for jobs that arrive in due order (jobs
+// put in the order they come due, leases taken one after another) and a
+// 4-ary heap for the others. Claiming the next due job costs O(1) for a
+// job in the FIFO and O(log n) in the number of jobs in the heap;
+// recording its outcome, which takes it out of the queue of jobs under
+// lease, costs the same. It implements [scheduler.BatchRecorder], and
 // [scheduler.StatsReader] with each collection's job counts by state kept
 // up to date on every write, so counting jobs costs nothing per job. Prune
 // finds what it deletes through indexes of its own (final jobs by their
@@ -43,10 +46,10 @@ var (
 type Store struct {
 	mu    sync.Mutex
 	colls map[string]*coll
-	due   dueHeap // due jobs without a lease, or whose lease ends before they are due
-	held  dueHeap // due jobs whose lease ends after they are due
-	seq   uint64  // creation order of entries, the heaps' tie-breaker
-	hseq  uint64  // recording order of history entries
+	due   queue  // due jobs without a lease, or whose lease ends before they are due
+	held  queue  // due jobs whose lease ends after they are due
+	seq   uint64 // creation order of entries, the heaps' tie-breaker
+	hseq  uint64 // recording order of history entries
 	// claimed maps the copy ClaimDue returned for an entry to the entry,
 	// so that Record finds it without two lookups by name in large maps.
 	// An entry has at most one: its latest claim, until recorded.
@@ -168,8 +171,8 @@ type entry struct {
 	updated int64 // Created, Updated and Schedule.Anchor, as nanos (see nanos)
 	next    int64 // Schedule.NextOccurrence, as nanos; DueAt and NextExecutionTime per flags
 	state   uint8 // index in jobStates
-	flags   uint8
-	idx     int32 // position in the heap that holds it (see flags)
+	flags   uint16
+	idx     int32 // place in the queue that holds it (see flags and queue)
 	version int64
 	seq     uint64
 	x       *extra // nil until the job is claimed, has run or history, is final, or has no compact form
@@ -185,6 +188,7 @@ const (
 	ran                    // compact form: x.run holds Created, Anchor, the counters and LastExecutionTime
 	lastExec               // compact form with ran: Status.LastExecutionTime is set
 	lastFailed             // compact form: Schedule.LastFailed
+	inFIFO                 // with inDue or inHeld: in that queue's FIFO
 )
 
 // extra is what an entry keeps beyond the compact form.
@@ -317,7 +321,7 @@ func (e *entry) setCompact(j *scheduler.JobRecord) bool {
 	if !ok || !ok2 {
 		return false
 	}
-	var f uint8
+	var f uint16
 	if !sc.DueAt.IsZero() {
 		if !sc.DueAt.Equal(sc.NextOccurrence) {
 			return false
@@ -477,29 +481,28 @@ func normInPlace(r *scheduler.JobRecord) {
 	}
 }
 
-// reindex puts e in the right heap, moves it, or takes it out, according
+// reindex puts e in the right queue, moves it, or takes it out, according
 // to its record, lease and collection's state. A claim moves a job from
-// due to held, where leases of one owner arrive in nearly increasing order
-// (cheap to push), and recording its outcome takes it out of the small
-// held heap instead of the large due heap.
+// due to held, where leases arrive in the order they end (the FIFO of
+// queue), and recording its outcome takes it out of held.
 func (s *Store) reindex(e *entry) {
 	dueAt := e.dueAt()
 	if dueAt.IsZero() || e.coll.rec.Definition.State() != scheduler.CollectionEnabled {
 		s.unindex(e)
 		return
 	}
-	ready, h, which := dueAt, &s.due, uint8(inDue)
+	ready, q, which := dueAt, &s.due, uint16(inDue)
 	if x := e.x; x != nil && x.leaseOwner != "" && x.leaseUntil.After(ready) {
-		ready, h, which = x.leaseUntil, &s.held, inHeld
+		ready, q, which = x.leaseUntil, &s.held, inHeld
 	}
 	switch e.flags & (inDue | inHeld) {
 	case which:
-		h.fix(int(e.idx), ready.UnixNano())
+		q.fix(e, ready.UnixNano())
 	case 0:
-		h.push(e, ready.UnixNano(), which)
+		q.push(e, ready.UnixNano(), which)
 	default:
 		s.unindex(e)
-		h.push(e, ready.UnixNano(), which)
+		q.push(e, ready.UnixNano(), which)
 	}
 }
 
@@ -649,27 +652,21 @@ func (s *Store) recycle(b *recBox) {
 func (s *Store) unindex(e *entry) {
 	switch e.flags & (inDue | inHeld) {
 	case inDue:
-		s.due.remove(int(e.idx))
+		s.due.remove(e)
 	case inHeld:
-		s.held.remove(int(e.idx))
+		s.held.remove(e)
 	}
 }
 
 // first returns the entry ClaimDue would take next and when it is ready,
 // or nil.
 func (s *Store) first() (*entry, int64) {
-	var it *heapItem
-	switch {
-	case len(s.due) == 0 && len(s.held) == 0:
+	it, held := s.due.first(), s.held.first()
+	if it == nil || held != nil && less(held, it) {
+		it = held
+	}
+	if it == nil {
 		return nil, 0
-	case len(s.held) == 0:
-		it = &s.due[0]
-	case len(s.due) == 0:
-		it = &s.held[0]
-	case less(&s.held[0], &s.due[0]):
-		it = &s.held[0]
-	default:
-		it = &s.due[0]
 	}
 	return it.e, it.ready
 }
@@ -897,7 +894,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		x.claim = b
 		s.claimed[c] = e
 		if out == nil {
-			out = make([]*scheduler.JobRecord, 0, min(limit, len(s.due)+len(s.held)+1))
+			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.held.len()+1))
 		}
 		out = append(out, c)
 	}
@@ -1118,10 +1115,14 @@ func timeKey(t time.Time) int64 {
 }
 
 // timeHeap is a binary min-heap of entries by a timeKey; each entry keeps
-// its position (plus one) in x.pos[which].
+// its position (plus one) in x.pos[which]. Its items are kept in chunks of
+// timeChunk (the first one grows up to that size), so that growing it
+// neither copies nor leaves garbage: a burst of outcomes adds a job to
+// both of the store's time heaps per occurrence.
 type timeHeap struct {
-	items []timeItem
-	which int
+	chunks [][]timeItem // each full size (len timeChunk) but the first
+	n      int          // items in use
+	which  int
 }
 
 type timeItem struct {
@@ -1129,34 +1130,53 @@ type timeItem struct {
 	e  *entry
 }
 
+// timeChunk is the number of items in a chunk of a timeHeap (16 KiB).
+const timeChunk = 1024
+
+// item returns the item at i, which must be less than the room made.
+func (h *timeHeap) item(i int) *timeItem { return &h.chunks[uint(i)/timeChunk][uint(i)%timeChunk] }
+
+// grow makes room for an item at h.n.
+func (h *timeHeap) grow() {
+	k := uint(h.n) / timeChunk
+	switch {
+	case k < uint(len(h.chunks)) && uint(h.n)%timeChunk < uint(len(h.chunks[k])):
+	case k < uint(len(h.chunks)): // the first chunk, not full size yet
+		c := make([]timeItem, min(2*len(h.chunks[k]), timeChunk))
+		copy(c, h.chunks[k])
+		h.chunks[k] = c
+	case k == 0:
+		h.chunks = append(h.chunks, make([]timeItem, 64))
+	default:
+		h.chunks = append(h.chunks, make([]timeItem, timeChunk))
+	}
+}
+
 // min returns the entry with the least key.
 func (h *timeHeap) min() (*entry, int64, bool) {
-	if len(h.items) == 0 {
+	if h.n == 0 {
 		return nil, 0, false
 	}
-	return h.items[0].e, h.items[0].at, true
+	it := h.item(0)
+	return it.e, it.at, true
 }
 
 // at returns e's key; e must be in h.
-func (h *timeHeap) at(e *entry) int64 { return h.items[e.x.pos[h.which]-1].at }
+func (h *timeHeap) at(e *entry) int64 { return h.item(int(e.x.pos[h.which]) - 1).at }
 
 // set puts e in h with key at, or moves it there.
 func (h *timeHeap) set(e *entry, at int64) {
 	x := e.ext()
 	if x.pos[h.which] == 0 {
-		if len(h.items) == cap(h.items) {
-			// Double: append grows a large slice by a quarter, which
-			// copies and allocates five times the final size while
-			// a burst of outcomes fills the heap.
-			h.items = slices.Grow(h.items, max(len(h.items), 256))
-		}
-		h.items = append(h.items, timeItem{at, e})
-		x.pos[h.which] = int32(len(h.items))
-		h.up(len(h.items) - 1)
+		h.grow()
+		*h.item(h.n) = timeItem{at, e}
+		h.n++
+		x.pos[h.which] = int32(h.n)
+		h.up(h.n - 1)
 		return
 	}
 	i := int(x.pos[h.which]) - 1
-	h.items[i].at = at
+	h.item(i).at = at
 	if !h.down(i) {
 		h.up(i)
 	}
@@ -1167,29 +1187,31 @@ func (h *timeHeap) remove(e *entry) {
 	if e.x == nil || e.x.pos[h.which] == 0 {
 		return
 	}
-	i, last := int(e.x.pos[h.which])-1, len(h.items)-1
+	i, last := int(e.x.pos[h.which])-1, h.n-1
 	e.x.pos[h.which] = 0
 	if i != last {
-		h.items[i] = h.items[last]
-		h.items[i].e.x.pos[h.which] = int32(i + 1)
+		it := h.item(i)
+		*it = *h.item(last)
+		it.e.x.pos[h.which] = int32(i + 1)
 	}
-	h.items[last] = timeItem{}
-	h.items = h.items[:last]
+	*h.item(last) = timeItem{}
+	h.n = last
 	if i != last && !h.down(i) {
 		h.up(i)
 	}
 }
 
 func (h *timeHeap) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].e.x.pos[h.which] = int32(i + 1)
-	h.items[j].e.x.pos[h.which] = int32(j + 1)
+	a, b := h.item(i), h.item(j)
+	*a, *b = *b, *a
+	a.e.x.pos[h.which] = int32(i + 1)
+	b.e.x.pos[h.which] = int32(j + 1)
 }
 
 func (h *timeHeap) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 2
-		if h.items[i].at >= h.items[p].at {
+		if h.item(i).at >= h.item(p).at {
 			return
 		}
 		h.swap(i, p)
@@ -1200,16 +1222,16 @@ func (h *timeHeap) up(i int) {
 // down moves the item at i0 down as far as it goes and reports whether it
 // moved.
 func (h *timeHeap) down(i0 int) bool {
-	i, n := i0, len(h.items)
+	i, n := i0, h.n
 	for {
 		c := 2*i + 1
 		if c >= n {
 			break
 		}
-		if c+1 < n && h.items[c+1].at < h.items[c].at {
+		if c+1 < n && h.item(c+1).at < h.item(c).at {
 			c++
 		}
-		if h.items[c].at >= h.items[i].at {
+		if h.item(c).at >= h.item(i).at {
 			break
 		}
 		h.swap(i, c)
@@ -1238,7 +1260,7 @@ func less(a, b *heapItem) bool {
 
 // push adds e, ready at ready; which is the flag (inDue or inHeld) that
 // says h holds it.
-func (h *dueHeap) push(e *entry, ready int64, which uint8) {
+func (h *dueHeap) push(e *entry, ready int64, which uint16) {
 	e.flags |= which
 	*h = append(*h, heapItem{ready, e.seq, e})
 	h.up(len(*h) - 1)

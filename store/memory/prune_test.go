@@ -194,14 +194,15 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 	}
 	for what, h := range map[string]*timeHeap{"finals": &s.finals, "aged": &s.aged} {
 		want := map[string]int{"finals": finals, "aged": aged}[what]
-		if len(h.items) != want {
-			t.Fatalf("step %d: %s index holds %d jobs, want %d", step, what, len(h.items), want)
+		if h.n != want {
+			t.Fatalf("step %d: %s index holds %d jobs, want %d", step, what, h.n, want)
 		}
-		for i, it := range h.items {
+		for i := range h.n {
+			it := h.item(i)
 			if int(posIn(it.e, h.which)) != i+1 || it.e.flags&gone != 0 {
 				t.Fatalf("step %d: %s index item %d is out of sync with its job", step, what, i)
 			}
-			if i > 0 && it.at < h.items[(i-1)/2].at {
+			if i > 0 && it.at < h.item((i-1)/2).at {
 				t.Fatalf("step %d: %s index out of heap order at %d", step, what, i)
 			}
 		}
