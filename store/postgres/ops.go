@@ -280,6 +280,40 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 	return s.d.DeleteJob(ctx, pgConn{s.pool}, collection, name)
 }
 
+// claimSQL leases the $2 jobs that are ready first at $1 to owner $3
+// until $4, and returns them with the instant each became ready and its
+// lease owner before the claim.
+//
+// The index jobs_due holds the due time of the jobs of Enabled
+// collections, and no lease column, so that a claim is a HOT update. A
+// job without a lease is ready at its due time: u takes the first $2 of
+// them in index order. A job with an expired lease is ready at the later
+// of its due time and its lease end, so it can only come before the last
+// of u when its due time does too: l looks among those jobs (all due jobs
+// when u found fewer than $2), which are u's own and the jobs leased now,
+// and c keeps the first $2 of both.
+var claimSQL = `WITH u AS (
+		SELECT collection, name, due_at AS ready, lease_owner FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= $1 AND lease_until IS NULL
+		ORDER BY due_at, collection, name
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	), l AS (
+		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
+			AND lease_until <= $1
+		ORDER BY 3, collection, name
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	), c AS (
+		SELECT * FROM u UNION ALL SELECT * FROM l
+		ORDER BY ready, collection, name
+		LIMIT $2
+	)
+	UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
+	FROM c WHERE j.collection = c.collection AND j.name = c.name
+	RETURNING ` + prefixed("j.", jobCols) + `, c.ready, c.lease_owner`
+
 // ClaimDue implements [scheduler.Store].
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
 	if limit < 1 {
@@ -291,17 +325,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.sql(`WITH c AS (
-			SELECT collection, name, ready_at, lease_owner FROM {s}.jobs
-			WHERE ready_at <= $1
-			ORDER BY ready_at, collection, name
-			LIMIT $2
-			FOR UPDATE SKIP LOCKED
-		)
-		UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
-		FROM c WHERE j.collection = c.collection AND j.name = c.name
-		RETURNING `+prefixed("j.", jobCols)+`, c.ready_at, c.lease_owner`),
-		sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
+	rows, err := s.pool.Query(ctx, s.sql(claimSQL), sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
 	}
@@ -345,13 +369,23 @@ func cmpInt(a, b int64) int {
 	return 1
 }
 
+// nextDueSQL returns the earliest instant at which a job is ready (see
+// claimSQL), NULL when none has a due time: the due time of the first job
+// without a lease, or the lease end of a leased job due no later.
+const nextDueSQL = `WITH u AS (
+		SELECT due_at FROM {s}.jobs WHERE coll_enabled AND due_at IS NOT NULL AND lease_until IS NULL
+		ORDER BY due_at LIMIT 1
+	)
+	SELECT LEAST((SELECT due_at FROM u), (SELECT min(GREATEST(due_at, lease_until)) FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= coalesce((SELECT due_at FROM u), 9223372036854775807) AND lease_until IS NOT NULL))`
+
 // NextDue implements [scheduler.Store].
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	if err := s.live(); err != nil {
 		return time.Time{}, err
 	}
 	var n *int64
-	if err := s.pool.QueryRow(ctx, s.sql("SELECT min(ready_at) FROM {s}.jobs WHERE ready_at IS NOT NULL")).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, s.sql(nextDueSQL)).Scan(&n); err != nil {
 		return time.Time{}, fmt.Errorf("store/postgres: next due job: %w", err)
 	}
 	if n == nil {

@@ -33,13 +33,13 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 }
 
 // CountDue implements [scheduler.StatsReader] with a count over the
-// index ClaimDue reads.
+// index ClaimDue reads, checking each due job's lease.
 func (s *Store) CountDue(ctx context.Context, now time.Time) (int, error) {
 	if err := s.live(); err != nil {
 		return 0, err
 	}
 	var n int
-	if err := s.pool.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE ready_at <= $1"), sqlstore.NanosInt(now)).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE coll_enabled AND due_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)"), sqlstore.NanosInt(now)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store/postgres: count due jobs: %w", err)
 	}
 	return n, nil
