@@ -291,18 +291,20 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 // of its due time and its lease end, so it can only come before the last
 // of u when its due time does too: l looks among those jobs (all due jobs
 // when u found fewer than $2), which are u's own and the jobs leased now,
-// and c keeps the first $2 of both.
+// and c keeps the first $2 of both. The update finds the rows by their
+// ctid, those u and l locked: a lookup of one page each, whatever the
+// planner thinks of the table's size.
 var claimSQL = `WITH u AS (
-		SELECT collection, name, due_at AS ready, lease_owner FROM {s}.jobs
+		SELECT ctid, collection, name, due_at AS ready, lease_owner FROM {s}.jobs
 		WHERE coll_enabled AND due_at <= $1 AND lease_until IS NULL
 		ORDER BY due_at, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), l AS (
-		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
+		SELECT ctid, collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
 		WHERE coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
 			AND lease_until <= $1
-		ORDER BY 3, collection, name
+		ORDER BY 4, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), c AS (
@@ -311,7 +313,7 @@ var claimSQL = `WITH u AS (
 		LIMIT $2
 	)
 	UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
-	FROM c WHERE j.collection = c.collection AND j.name = c.name
+	FROM c WHERE j.ctid = c.ctid
 	RETURNING ` + prefixed("j.", jobCols) + `, c.ready, c.lease_owner`
 
 // ClaimDue implements [scheduler.Store].
@@ -325,7 +327,15 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.sql(claimSQL), sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
+	b := &pgx.Batch{}
+	b.Queue(indexScansSQL)
+	b.Queue(s.sql(claimSQL), sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
 	}
@@ -343,6 +353,9 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		}
 		return c, err
 	})
+	if err == nil {
+		err = br.Close()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
 	}
@@ -379,13 +392,33 @@ const nextDueSQL = `WITH u AS (
 	SELECT LEAST((SELECT due_at FROM u), (SELECT min(GREATEST(due_at, lease_until)) FROM {s}.jobs
 		WHERE coll_enabled AND due_at <= coalesce((SELECT due_at FROM u), 9223372036854775807) AND lease_until IS NOT NULL))`
 
+// indexScansSQL makes the planner read jobs through its indexes for the
+// rest of the transaction (a pipeline of statements is one transaction).
+// ClaimDue and NextDue read a range of jobs_due whose end is only known
+// at run time, or filter it by a lease column whose statistics may not
+// exist yet: estimates that can make a sequential scan and a sort of every
+// due job look cheaper than reading the few that are needed in index
+// order.
+const indexScansSQL = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true)"
+
 // NextDue implements [scheduler.Store].
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	if err := s.live(); err != nil {
 		return time.Time{}, err
 	}
 	var n *int64
-	if err := s.pool.QueryRow(ctx, s.sql(nextDueSQL)).Scan(&n); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(indexScansSQL)
+	b.Queue(s.sql(nextDueSQL))
+	br := s.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&n)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return time.Time{}, fmt.Errorf("store/postgres: next due job: %w", err)
 	}
 	if n == nil {
