@@ -192,6 +192,11 @@ func TestMigrateFromVersion3(t *testing.T) {
 	if got, err := s.ListHistory(ctx, "c", "h", scheduler.HistoryFilter{}); err != nil || len(got) != 2 || got[0].Message != "2" || got[1].Message != "1" {
 		t.Errorf("ListHistory(c/h) after migration = %+v, %v; want entries 2 and 1", got, err)
 	}
+	for _, st := range []scheduler.ExecutionStatus{scheduler.StatusFailed, scheduler.StatusCompleted} {
+		if got, err := s.RecentHistory(ctx, scheduler.HistoryFilter{Status: st}); err != nil || len(got) != 1 || got[0].Status != st {
+			t.Errorf("RecentHistory(%s) after migration = %+v, %v; want one entry", st, got, err)
+		}
+	}
 	if next, err := s.NextDue(ctx); err != nil || !next.Equal(t0) {
 		t.Errorf("NextDue after migration = %v, %v; want %v", next, err, t0)
 	}

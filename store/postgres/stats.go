@@ -88,6 +88,10 @@ func historyWhere(f scheduler.HistoryFilter, args []any) (string, []any) {
 	if f.Status != "" {
 		args = append(args, string(f.Status))
 		fmt.Fprintf(&b, " AND status = $%d", len(args))
+		if f.Status != scheduler.StatusCompleted {
+			// The condition of the partial index history_status.
+			b.WriteString(" AND status <> 'Completed'")
+		}
 	}
 	if f.Faulted {
 		b.WriteString(" AND faulted")
@@ -100,8 +104,9 @@ func historyWhere(f scheduler.HistoryFilter, args []any) (string, []any) {
 }
 
 // RecentHistory implements [scheduler.StatsReader], reading the history
-// table backwards by id, through the index on (status, id) or the partial
-// index of faulted entries when filtered.
+// table backwards by id: through the primary key, the partial index on
+// (status, id) of the entries not Completed, or the partial index of
+// faulted entries, by filter.
 func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([]scheduler.HistoryEntry, error) {
 	if err := s.live(); err != nil {
 		return nil, err
