@@ -176,14 +176,22 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
-	if err != nil {
-		return wrap("delete job collection", name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return collNotFound("delete", name)
-	}
-	return nil
+	// The jobs go with the collection (a foreign key cascades); their
+	// history is deleted after them, by a statement that sees what a
+	// Record that held a job's row lock committed.
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
+		if err != nil {
+			return wrap("delete job collection", name, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return collNotFound("delete", name)
+		}
+		if _, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.history WHERE collection = $1"), name); err != nil {
+			return wrap("delete job collection", name, err)
+		}
+		return nil
+	})
 }
 
 // PutJob implements [scheduler.Store].
@@ -274,10 +282,9 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 
 // DeleteJob implements [scheduler.Store].
 func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
-	if err := s.live(); err != nil {
-		return err
-	}
-	return s.d.DeleteJob(ctx, pgConn{s.pool}, collection, name)
+	// The job and then its history, in one transaction (see
+	// DeleteCollection).
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.d.DeleteJob(ctx, pgConn{tx}, collection, name) })
 }
 
 // claimSQL leases the $2 jobs that are ready first at $1 to owner $3
@@ -709,12 +716,23 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		total = 0
 		if !p.FinalJobsBefore.IsZero() {
-			tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)"),
-				sqlstore.NanosInt(p.FinalJobsBefore))
+			var colls, names []string
+			err := tx.QueryRow(ctx, s.sql(`WITH d AS (
+					DELETE FROM {s}.jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)
+					RETURNING collection, name
+				)
+				SELECT coalesce(array_agg(collection), '{}'), coalesce(array_agg(name), '{}') FROM d`),
+				sqlstore.NanosInt(p.FinalJobsBefore)).Scan(&colls, &names)
 			if err != nil {
 				return err
 			}
-			total += int(tag.RowsAffected())
+			if len(names) > 0 {
+				if _, err := tx.Exec(ctx, s.sql(`DELETE FROM {s}.history h USING unnest($1::text[], $2::text[]) AS d(collection, name)
+					WHERE h.collection = d.collection AND h.job = d.name`), colls, names); err != nil {
+					return err
+				}
+			}
+			total += len(names)
 		}
 		if !p.HistoryBefore.IsZero() {
 			tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.history WHERE end_time IS NULL OR end_time < $1"), sqlstore.NanosInt(p.HistoryBefore))

@@ -27,7 +27,10 @@
 // in its pages for that). A job without a lease is ready at its due time,
 // a leased one at the later of its due time and its lease end. Times in
 // columns are Unix nanoseconds; instants outside 1678–2262 are clamped in
-// the index (their exact value stays in the JSON).
+// the index (their exact value stays in the JSON). History has no foreign
+// key to jobs, so that recording an entry does not look its job up again:
+// the store deletes a job's history in the transaction that deletes the
+// job.
 //
 // [Open] and [New] create or migrate the schema from migrations embedded in
 // the binary, under an advisory lock so that processes starting together
@@ -165,7 +168,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		repl:     strings.NewReplacer("{s}.", q+"."),
 		closedCh: make(chan struct{}),
 	}
-	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE",
+	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", DeleteHistory: true,
 		Step: func(ctx context.Context, c sqlstore.Conn, step string) {
 			if pc, ok := c.(pgConn); ok {
 				if tx, ok := pc.q.(pgx.Tx); ok {
