@@ -43,6 +43,10 @@ type Dialect struct {
 	// Step, when set, runs before each step of a job's create ("count",
 	// "insert", "commit"), for tests that break a transaction there.
 	Step func(ctx context.Context, c Conn, step string)
+	// DeleteHistory, when true, makes DeleteJob delete the job's history
+	// after the job, in the same transaction, for a schema whose history
+	// has no foreign key that cascades.
+	DeleteHistory bool
 
 	queries sync.Map // template -> statement
 }
@@ -259,6 +263,11 @@ func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name string
 	}
 	if n == 0 {
 		return d.Missing(ctx, c, "delete job", collection, name)
+	}
+	if d.DeleteHistory {
+		if _, err := c.Exec(ctx, d.sql("DELETE FROM {s}.history WHERE collection = $1 AND job = $2"), collection, name); err != nil {
+			return d.Wrap("delete job", collection+"/"+name, err)
+		}
 	}
 	return nil
 }

@@ -1,11 +1,16 @@
 package postgres_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/postgres"
 )
@@ -67,5 +72,209 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	if version != postgres.SchemaVersion || indexes != 2 {
 		t.Errorf("after migration: schema version %d, history_status and history_faulted indexes %d; want %d and 2", version, indexes, postgres.SchemaVersion)
+	}
+}
+
+// TestMigrateFromVersion3 builds a schema with migrations 1 to 3 (this
+// package's files), copies into it the jobs and history a store wrote, and
+// checks that Open migrates it, keeps them, and finds them due and claims
+// them in order of the instant they became ready, expired leases included.
+func TestMigrateFromVersion3(t *testing.T) {
+	srcSchema := newSchema(t)
+	src := open(t, srcSchema)
+	for _, c := range []string{"c", "d"} {
+		if err := src.PutCollection(ctx, &scheduler.CollectionRecord{Name: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(coll, name string, due time.Time) {
+		t.Helper()
+		j := &scheduler.JobRecord{Collection: coll, Name: name, Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: due}}
+		if err := src.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(now time.Time, owner string, until time.Time) *scheduler.JobRecord {
+		t.Helper()
+		got, err := src.ClaimDue(ctx, now, owner, until, 1)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("ClaimDue(%v) = %v, %v; want one job", now, got, err)
+		}
+		return got[0]
+	}
+	// h ran once and is due again at t0+20s; b's lease ended at t0+30s;
+	// x's lease ends at t0+2m; a and c never ran; d/j's collection is
+	// Disabled.
+	put("c", "h", t0.Add(-2*time.Minute))
+	put("c", "b", t0.Add(-time.Minute))
+	put("c", "x", t0.Add(-30*time.Second))
+	h := claim(t0.Add(-2*time.Minute), "me", t0)
+	h.Schedule.DueAt = t0.Add(20 * time.Second)
+	hist := []scheduler.HistoryEntry{
+		{Collection: "c", Job: "h", ActionName: scheduler.MainAction, Status: scheduler.StatusFailed, EndTime: t0.Add(-2 * time.Minute), Message: "1"},
+		{Collection: "c", Job: "h", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, EndTime: t0.Add(-2 * time.Minute), RetryCount: 1, Message: "2"},
+	}
+	if err := src.Record(ctx, "me", h, hist); err != nil {
+		t.Fatal(err)
+	}
+	if b := claim(t0.Add(-time.Minute), "gone", t0.Add(30*time.Second)); b.Name != "b" {
+		t.Fatalf("claimed %s, want b", b.Name)
+	}
+	if x := claim(t0.Add(-30*time.Second), "busy", t0.Add(2*time.Minute)); x.Name != "x" {
+		t.Fatalf("claimed %s, want x", x.Name)
+	}
+	put("c", "a", t0)
+	put("c", "c", t0.Add(10*time.Second))
+	put("d", "j", t0)
+	d, err := src.GetCollection(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Definition.Properties.State = scheduler.CollectionDisabled
+	if err := src.PutCollection(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+
+	// The schema of version 3, with the rows copied as they are.
+	conn := connect(t)
+	schema := newSchema(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	sq := pgx.Identifier{srcSchema}.Sanitize()
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+q+"; CREATE TABLE "+q+".schema_version (version integer NOT NULL); INSERT INTO "+q+".schema_version VALUES (3)"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", q); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"001_init.sql", "002_history_status.sql", "003_history_faulted.sql"} {
+		b, err := os.ReadFile(filepath.Join("migrations", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, string(b)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	const jobCols = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until, coll_enabled"
+	const histCols = "collection, job, status, end_time, entry, action_name, retry_count, faulted"
+	for _, stmt := range []string{
+		"INSERT INTO collections SELECT * FROM " + sq + ".collections",
+		"INSERT INTO jobs (" + jobCols + ") SELECT " + jobCols + " FROM " + sq + ".jobs",
+		"INSERT INTO history (" + histCols + ") SELECT " + histCols + " FROM " + sq + ".history ORDER BY id",
+	} {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s := open(t, schema)
+	var version int
+	if err := conn.QueryRow(ctx, "SELECT version FROM "+q+".schema_version").Scan(&version); err != nil || version != postgres.SchemaVersion {
+		t.Fatalf("schema version after migration = %d, %v; want %d", version, err, postgres.SchemaVersion)
+	}
+	for _, id := range [][2]string{{"c", "a"}, {"c", "b"}, {"c", "c"}, {"c", "h"}, {"c", "x"}, {"d", "j"}} {
+		want, err := src.GetJob(ctx, id[0], id[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetJob(ctx, id[0], id[1])
+		if diff := cmp.Diff(want, got); err != nil || diff != "" {
+			t.Errorf("GetJob(%s/%s) after migration: %v (-before +after):\n%s", id[0], id[1], err, diff)
+		}
+	}
+	if got, err := s.ListHistory(ctx, "c", "h", scheduler.HistoryFilter{}); err != nil || len(got) != 2 || got[0].Message != "2" || got[1].Message != "1" {
+		t.Errorf("ListHistory(c/h) after migration = %+v, %v; want entries 2 and 1", got, err)
+	}
+	for _, st := range []scheduler.ExecutionStatus{scheduler.StatusFailed, scheduler.StatusCompleted} {
+		if got, err := s.RecentHistory(ctx, scheduler.HistoryFilter{Status: st}); err != nil || len(got) != 1 || got[0].Status != st {
+			t.Errorf("RecentHistory(%s) after migration = %+v, %v; want one entry", st, got, err)
+		}
+	}
+	if next, err := s.NextDue(ctx); err != nil || !next.Equal(t0) {
+		t.Errorf("NextDue after migration = %v, %v; want %v", next, err, t0)
+	}
+	now := t0.Add(time.Minute)
+	if n, err := s.CountDue(ctx, now); err != nil || n != 4 {
+		t.Errorf("CountDue(t0+1m) after migration = %d, %v; want 4 (a, c, h, b)", n, err)
+	}
+	got, err := s.ClaimDue(ctx, now, "new", now.Add(time.Minute), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names, prev []string
+	for _, j := range got {
+		names, prev = append(names, j.Name), append(prev, j.PreviousLeaseOwner)
+	}
+	if want := []string{"a", "c", "h", "b"}; !slices.Equal(names, want) || !slices.Equal(prev, []string{"", "", "", "gone"}) {
+		t.Errorf("ClaimDue(t0+1m) after migration = %v, previous owners %q; want %v, previous owners of b only \"gone\"", names, prev, want)
+	}
+	got[2].Schedule.DueAt = time.Time{}
+	if err := s.Record(ctx, "new", got[2], []scheduler.HistoryEntry{{Collection: "c", Job: "h", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, EndTime: now, Message: "3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ListHistory(ctx, "c", "h", scheduler.HistoryFilter{}); err != nil || len(got) != 3 || got[0].Message != "3" {
+		t.Errorf("ListHistory(c/h) after a Record = %+v, %v; want entries 3, 2 and 1", got, err)
+	}
+}
+
+// TestClaimIsHOT checks that claiming a job writes no index entry: each
+// claim is a heap-only update, counted in n_tup_hot_upd (the jobs fill a
+// fraction of one page, so there is room for their new versions). The
+// store runs on a pool of one connection, whose statistics are flushed on
+// request.
+func TestClaimIsHOT(t *testing.T) {
+	schema := newSchema(t)
+	pool, err := pgxpool.New(ctx, dsn(t)+"&pool_max_conns=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	for i := range n {
+		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%02d", i), Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	updates := func() (upd, hot int64) {
+		t.Helper()
+		// Flush this connection's counts at the end of this statement, and
+		// read them in the next transaction.
+		if _, err := pool.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+			t.Fatal(err)
+		}
+		if err := pool.QueryRow(ctx, "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'jobs'", schema).Scan(&upd, &hot); err != nil {
+			t.Fatal(err)
+		}
+		return upd, hot
+	}
+	upd0, hot0 := updates()
+	for range n {
+		if got, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1); err != nil || len(got) != 1 {
+			t.Fatalf("ClaimDue = %d jobs, %v; want 1", len(got), err)
+		}
+	}
+	// An expired lease claimed again.
+	if got, err := s.ClaimDue(ctx, t0.Add(time.Minute), "you", t0.Add(2*time.Minute), 1); err != nil || len(got) != 1 || got[0].PreviousLeaseOwner != "me" {
+		t.Fatalf("ClaimDue(expired) = %v, %v; want one job leased by me before", got, err)
+	}
+	upd, hot := updates()
+	if upd-upd0 != n+1 || hot-hot0 != n+1 {
+		t.Errorf("claims of %d jobs: %d updates, %d of them HOT; want every one HOT", n+1, upd-upd0, hot-hot0)
 	}
 }

@@ -176,14 +176,22 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
-	if err != nil {
-		return wrap("delete job collection", name, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return collNotFound("delete", name)
-	}
-	return nil
+	// The jobs go with the collection (a foreign key cascades); their
+	// history is deleted after them, by a statement that sees what a
+	// Record that held a job's row lock committed.
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
+		if err != nil {
+			return wrap("delete job collection", name, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return collNotFound("delete", name)
+		}
+		if _, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.history WHERE collection = $1"), name); err != nil {
+			return wrap("delete job collection", name, err)
+		}
+		return nil
+	})
 }
 
 // PutJob implements [scheduler.Store].
@@ -274,11 +282,46 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 
 // DeleteJob implements [scheduler.Store].
 func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
-	if err := s.live(); err != nil {
-		return err
-	}
-	return s.d.DeleteJob(ctx, pgConn{s.pool}, collection, name)
+	// The job and then its history, in one transaction (see
+	// DeleteCollection).
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.d.DeleteJob(ctx, pgConn{tx}, collection, name) })
 }
+
+// claimSQL leases the $2 jobs that are ready first at $1 to owner $3
+// until $4, and returns them with the instant each became ready and its
+// lease owner before the claim.
+//
+// The index jobs_due holds the due time of the jobs of Enabled
+// collections, and no lease column, so that a claim is a HOT update. A
+// job without a lease is ready at its due time: u takes the first $2 of
+// them in index order. A job with an expired lease is ready at the later
+// of its due time and its lease end, so it can only come before the last
+// of u when its due time does too: l looks among those jobs (all due jobs
+// when u found fewer than $2), which are u's own and the jobs leased now,
+// and c keeps the first $2 of both. The update finds the rows by their
+// ctid, those u and l locked: a lookup of one page each, whatever the
+// planner thinks of the table's size.
+var claimSQL = `WITH u AS (
+		SELECT ctid, collection, name, due_at AS ready, lease_owner FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= $1 AND lease_until IS NULL
+		ORDER BY due_at, collection, name
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	), l AS (
+		SELECT ctid, collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
+			AND lease_until <= $1
+		ORDER BY 4, collection, name
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	), c AS (
+		SELECT * FROM u UNION ALL SELECT * FROM l
+		ORDER BY ready, collection, name
+		LIMIT $2
+	)
+	UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
+	FROM c WHERE j.ctid = c.ctid
+	RETURNING ` + prefixed("j.", jobCols) + `, c.ready, c.lease_owner`
 
 // ClaimDue implements [scheduler.Store].
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
@@ -291,17 +334,15 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.sql(`WITH c AS (
-			SELECT collection, name, ready_at, lease_owner FROM {s}.jobs
-			WHERE ready_at <= $1
-			ORDER BY ready_at, collection, name
-			LIMIT $2
-			FOR UPDATE SKIP LOCKED
-		)
-		UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
-		FROM c WHERE j.collection = c.collection AND j.name = c.name
-		RETURNING `+prefixed("j.", jobCols)+`, c.ready_at, c.lease_owner`),
-		sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
+	b := &pgx.Batch{}
+	b.Queue(indexScansSQL)
+	b.Queue(s.sql(claimSQL), sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
 	}
@@ -319,6 +360,9 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		}
 		return c, err
 	})
+	if err == nil {
+		err = br.Close()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
 	}
@@ -345,13 +389,46 @@ func cmpInt(a, b int64) int {
 	return 1
 }
 
+// nextDueSQL returns the earliest instant at which a job is ready (see
+// claimSQL), NULL when none has a due time: the due time of the first job
+// without a lease, or the lease end of a leased job due no later.
+const nextDueSQL = `WITH u AS (
+		SELECT due_at FROM {s}.jobs WHERE coll_enabled AND due_at IS NOT NULL AND lease_until IS NULL
+		ORDER BY due_at LIMIT 1
+	)
+	SELECT LEAST((SELECT due_at FROM u), (SELECT min(GREATEST(due_at, lease_until)) FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= coalesce((SELECT due_at FROM u), 9223372036854775807) AND lease_until IS NOT NULL))`
+
+// indexScansSQL makes the planner read jobs through its indexes for the
+// rest of the transaction (a pipeline of statements is one transaction).
+// ClaimDue and NextDue read a range of jobs_due whose end is only known
+// at run time, or filter it by a lease column whose statistics may not
+// exist yet: estimates that can make a sequential scan and a sort of every
+// due job look cheaper than reading the few that are needed in index
+// order. It also turns JIT compilation off: a generic plan estimates the
+// range up to a parameter as a third of the table, and on a large table
+// that estimate crosses jit_above_cost, so every claim would compile
+// (about 30 ms) the plan that then reads a few rows.
+const indexScansSQL = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)"
+
 // NextDue implements [scheduler.Store].
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	if err := s.live(); err != nil {
 		return time.Time{}, err
 	}
 	var n *int64
-	if err := s.pool.QueryRow(ctx, s.sql("SELECT min(ready_at) FROM {s}.jobs WHERE ready_at IS NOT NULL")).Scan(&n); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(indexScansSQL)
+	b.Queue(s.sql(nextDueSQL))
+	br := s.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&n)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return time.Time{}, fmt.Errorf("store/postgres: next due job: %w", err)
 	}
 	if n == nil {
@@ -642,12 +719,23 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		total = 0
 		if !p.FinalJobsBefore.IsZero() {
-			tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)"),
-				sqlstore.NanosInt(p.FinalJobsBefore))
+			var colls, names []string
+			err := tx.QueryRow(ctx, s.sql(`WITH d AS (
+					DELETE FROM {s}.jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)
+					RETURNING collection, name
+				)
+				SELECT coalesce(array_agg(collection), '{}'), coalesce(array_agg(name), '{}') FROM d`),
+				sqlstore.NanosInt(p.FinalJobsBefore)).Scan(&colls, &names)
 			if err != nil {
 				return err
 			}
-			total += int(tag.RowsAffected())
+			if len(names) > 0 {
+				if _, err := tx.Exec(ctx, s.sql(`DELETE FROM {s}.history h USING unnest($1::text[], $2::text[]) AS d(collection, name)
+					WHERE h.collection = d.collection AND h.job = d.name`), colls, names); err != nil {
+					return err
+				}
+			}
+			total += len(names)
 		}
 		if !p.HistoryBefore.IsZero() {
 			tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.history WHERE end_time IS NULL OR end_time < $1"), sqlstore.NanosInt(p.HistoryBefore))

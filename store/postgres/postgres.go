@@ -2,12 +2,13 @@
 // scheduler processes sharing one database. It uses pgx v5.
 //
 // Due jobs are claimed with SELECT ... FOR UPDATE SKIP LOCKED over an index
-// on the time they become claimable, so concurrent claimers never wait for
-// each other or take the same job, and a claim costs the same whatever the
-// number of jobs stored. A claim leases the job to its owner until a given
-// instant; Record checks the lease holder and the version and writes the
-// job, releases the lease and appends the history in one statement, so it
-// is atomic whatever happens to the connection.
+// on their due time, so concurrent claimers never wait for each other or
+// take the same job, and a claim costs the same whatever the number of jobs
+// stored (it reads past the jobs leased at the time). A claim leases the
+// job to its owner until a given instant; Record checks the lease holder
+// and the version and writes the job, releases the lease and appends the
+// history in one statement, so it is atomic whatever happens to the
+// connection.
 //
 // It implements [scheduler.BatchRecorder] and [scheduler.StatsReader],
 // whose counts are each one GROUP BY query over an index and whose recent
@@ -19,11 +20,17 @@
 // default), created when missing: collections, jobs and history, with the
 // definitions, status and scheduling state as json columns and what is
 // queried as columns of its own with indexes (collection, name, state, due
-// time, lease). jobs.ready_at is a generated column, the later of the due
-// time and the lease end, NULL when the job is not due or its collection is
-// not Enabled; its partial index is what ClaimDue and NextDue read. Times
-// in columns are Unix nanoseconds; instants outside 1678–2262 are clamped in
-// the index (their exact value stays in the JSON).
+// time). The partial index on the due time of the jobs of Enabled
+// collections is what ClaimDue, NextDue and CountDue read; it leaves out
+// the lease, so a claim changes no indexed column and PostgreSQL writes it
+// without touching the indexes (a HOT update: table jobs keeps free space
+// in its pages for that). A job without a lease is ready at its due time,
+// a leased one at the later of its due time and its lease end. Times in
+// columns are Unix nanoseconds; instants outside 1678–2262 are clamped in
+// the index (their exact value stays in the JSON). History has no foreign
+// key to jobs, so that recording an entry does not look its job up again:
+// the store deletes a job's history in the transaction that deletes the
+// job.
 //
 // [Open] and [New] create or migrate the schema from migrations embedded in
 // the binary, under an advisory lock so that processes starting together
@@ -161,7 +168,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		repl:     strings.NewReplacer("{s}.", q+"."),
 		closedCh: make(chan struct{}),
 	}
-	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE",
+	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", DeleteHistory: true,
 		Step: func(ctx context.Context, c sqlstore.Conn, step string) {
 			if pc, ok := c.(pgConn); ok {
 				if tx, ok := pc.q.(pgx.Tx); ok {

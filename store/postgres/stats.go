@@ -33,13 +33,13 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 }
 
 // CountDue implements [scheduler.StatsReader] with a count over the
-// index ClaimDue reads.
+// index ClaimDue reads, checking each due job's lease.
 func (s *Store) CountDue(ctx context.Context, now time.Time) (int, error) {
 	if err := s.live(); err != nil {
 		return 0, err
 	}
 	var n int
-	if err := s.pool.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE ready_at <= $1"), sqlstore.NanosInt(now)).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE coll_enabled AND due_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)"), sqlstore.NanosInt(now)).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store/postgres: count due jobs: %w", err)
 	}
 	return n, nil
@@ -88,6 +88,10 @@ func historyWhere(f scheduler.HistoryFilter, args []any) (string, []any) {
 	if f.Status != "" {
 		args = append(args, string(f.Status))
 		fmt.Fprintf(&b, " AND status = $%d", len(args))
+		if f.Status != scheduler.StatusCompleted {
+			// The condition of the partial index history_status.
+			b.WriteString(" AND status <> 'Completed'")
+		}
 	}
 	if f.Faulted {
 		b.WriteString(" AND faulted")
@@ -100,8 +104,9 @@ func historyWhere(f scheduler.HistoryFilter, args []any) (string, []any) {
 }
 
 // RecentHistory implements [scheduler.StatsReader], reading the history
-// table backwards by id, through the index on (status, id) or the partial
-// index of faulted entries when filtered.
+// table backwards by id: through the primary key, the partial index on
+// (status, id) of the entries not Completed, or the partial index of
+// faulted entries, by filter.
 func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([]scheduler.HistoryEntry, error) {
 	if err := s.live(); err != nil {
 		return nil, err

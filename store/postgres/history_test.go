@@ -1,0 +1,123 @@
+package postgres_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// historyRows counts the rows of the history table, and those whose job
+// is gone.
+func historyRows(t *testing.T, schema string) (rows, orphans int) {
+	t.Helper()
+	q := pgx.Identifier{schema}.Sanitize()
+	err := connect(t).QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM "+q+".jobs j WHERE j.collection = h.collection AND j.name = h.job)) FROM "+q+".history h").Scan(&rows, &orphans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, orphans
+}
+
+// runOnce puts job coll/name due at t0, claims it and records one entry,
+// leaving it Completed at t0.
+func runOnce(t *testing.T, s scheduler.Store, coll, name string) {
+	t.Helper()
+	j := &scheduler.JobRecord{Collection: coll, Name: name, Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+	if err := s.PutJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ClaimDue = %v, %v", got, err)
+	}
+	got[0].State, got[0].Schedule.DueAt, got[0].Updated = scheduler.JobCompleted, time.Time{}, t0
+	h := scheduler.HistoryEntry{Collection: coll, Job: got[0].Name, ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, EndTime: t0.Add(time.Hour)}
+	if err := s.Record(ctx, "me", got[0], []scheduler.HistoryEntry{h}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeletesRemoveHistory checks that DeleteJob, DeleteCollection and
+// Prune of final jobs remove the history rows of the jobs they delete,
+// which no foreign key cascades to.
+func TestDeletesRemoveHistory(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	for _, c := range []string{"a", "b"} {
+		if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range [][2]string{{"a", "1"}, {"a", "2"}, {"a", "3"}, {"b", "1"}} {
+		runOnce(t, s, id[0], id[1])
+	}
+	if rows, orphans := historyRows(t, schema); rows != 4 || orphans != 0 {
+		t.Fatalf("history: %d rows, %d of them orphans; want 4 and 0", rows, orphans)
+	}
+	if err := s.DeleteJob(ctx, "a", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if rows, orphans := historyRows(t, schema); rows != 3 || orphans != 0 {
+		t.Errorf("after DeleteJob: %d rows, %d of them orphans; want 3 and 0", rows, orphans)
+	}
+	// a/2 is Completed since t0, a/3 too; Prune them both.
+	if n, err := s.Prune(ctx, scheduler.PruneRequest{FinalJobsBefore: t0.Add(time.Second)}); err != nil || n != 3 {
+		t.Errorf("Prune(final jobs) = %d, %v; want 3 jobs (a/2, a/3, b/1)", n, err)
+	}
+	if rows, orphans := historyRows(t, schema); rows != 0 || orphans != 0 {
+		t.Errorf("after Prune: %d rows, %d of them orphans; want none", rows, orphans)
+	}
+	runOnce(t, s, "b", "2")
+	if err := s.DeleteCollection(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if rows, orphans := historyRows(t, schema); rows != 0 || orphans != 0 {
+		t.Errorf("after DeleteCollection: %d rows, %d of them orphans; want none", rows, orphans)
+	}
+	// A job made again under a deleted one's name starts without history.
+	runOnce(t, s, "a", "1")
+	if got, err := s.ListHistory(ctx, "a", "1", scheduler.HistoryFilter{}); err != nil || len(got) != 1 {
+		t.Errorf("ListHistory of a job made again = %d entries, %v; want 1", len(got), err)
+	}
+}
+
+// TestDeleteDuringRecord races DeleteJob against Records of the same jobs
+// and checks that no history outlives its job.
+func TestDeleteDuringRecord(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	for i := range n {
+		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%02d", i), Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), n)
+	if err != nil || len(claimed) != n {
+		t.Fatalf("ClaimDue = %d jobs, %v", len(claimed), err)
+	}
+	var wg sync.WaitGroup
+	for _, j := range claimed {
+		wg.Go(func() {
+			h := scheduler.HistoryEntry{Collection: "c", Job: j.Name, ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, EndTime: t0}
+			s.Record(ctx, "me", j, []scheduler.HistoryEntry{h}) // recorded, or the job is gone
+		})
+		wg.Go(func() {
+			if err := s.DeleteJob(ctx, "c", j.Name); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if rows, orphans := historyRows(t, schema); rows != 0 || orphans != 0 {
+		t.Errorf("after deleting every job: %d history rows, %d of them orphans; want none", rows, orphans)
+	}
+}
