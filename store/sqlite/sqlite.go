@@ -562,8 +562,14 @@ func (s *Store) runGroup(batch []*writeReq) {
 		case err != nil:
 			errs[i] = err
 			if rerr := errors.Join(exec("ROLLBACK TO w"), exec("RELEASE w")); rerr != nil {
+				// SQLite may have rolled the whole transaction back
+				// itself (it can after SQLITE_FULL, SQLITE_IOERR or
+				// SQLITE_NOMEM), so the savepoint is gone: the other
+				// writes of the group are undone for this write's
+				// reason, which their callers need to see (a full
+				// database, say), not only the missing savepoint.
 				rollback()
-				failAll(rerr)
+				failAll(fmt.Errorf("store/sqlite: undone with another write of the same transaction, which failed: %w (undoing that write alone: %w)", err, rerr))
 				return
 			}
 		case !single:
