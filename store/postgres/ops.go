@@ -299,19 +299,22 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 // of u when its due time does too: l looks among those jobs (all due jobs
 // when u found fewer than $2), which are u's own and the jobs leased now,
 // and c keeps the first $2 of both. The update finds the rows by their
-// ctid, those u and l locked: a lookup of one page each, whatever the
-// planner thinks of the table's size.
+// key, not by the ctid u and l saw: when another transaction updated a
+// row after the claim's snapshot (a put, a lease extension), the locking
+// read returns the newest version, which a lookup by ctid under the
+// statement's snapshot would not find, leaving the job locked but not
+// claimed and its place in c taken.
 var claimSQL = `WITH u AS (
-		SELECT ctid, collection, name, due_at AS ready, lease_owner FROM {s}.jobs
+		SELECT collection, name, due_at AS ready, lease_owner FROM {s}.jobs
 		WHERE coll_enabled AND due_at <= $1 AND lease_until IS NULL
 		ORDER BY due_at, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), l AS (
-		SELECT ctid, collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
+		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
 		WHERE coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
 			AND lease_until <= $1
-		ORDER BY 4, collection, name
+		ORDER BY ready, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), c AS (
@@ -320,7 +323,7 @@ var claimSQL = `WITH u AS (
 		LIMIT $2
 	)
 	UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
-	FROM c WHERE j.ctid = c.ctid
+	FROM c WHERE j.collection = c.collection AND j.name = c.name
 	RETURNING ` + prefixed("j.", jobCols) + `, c.ready, c.lease_owner`
 
 // ClaimDue implements [scheduler.Store].
