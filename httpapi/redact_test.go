@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -36,12 +37,7 @@ func TestResponsesLeaveStoredSecrets(t *testing.T) {
 		"errorAction": {"type": "Https", "request": {"uri": "https://example.com/e", "method": "POST", "authentication": {"type": "Basic", "username": "u", "password": "secret-2"}}}},
 		"state": "Disabled"}}`
 	for i, method := range []string{"PUT", "GET", "GET"} {
-		rec := httptest.NewRecorder()
-		var rd io.Reader
-		if method == "PUT" {
-			rd = strings.NewReader(body)
-		}
-		h.ServeHTTP(rec, httptest.NewRequest(method, jc1+"/jobs/j1"+v, rd))
+		rec := sendJob(h, method, body)
 		if rec.Code/100 != 2 {
 			t.Fatalf("%s: status %d: %s", method, rec.Code, rec.Body)
 		}
@@ -101,12 +97,7 @@ func TestResponsesBlankTheOnlySecret(t *testing.T) {
 			}
 			body := `{"properties": {"action": ` + a + `, "state": "Disabled"}}`
 			for _, method := range []string{"PUT", "GET"} {
-				rec := httptest.NewRecorder()
-				var rd io.Reader
-				if method == "PUT" {
-					rd = strings.NewReader(body)
-				}
-				h.ServeHTTP(rec, httptest.NewRequest(method, jc1+"/jobs/j1"+v, rd))
+				rec := sendJob(h, method, body)
 				if rec.Code/100 != 2 {
 					t.Fatalf("%s in %s (error action %v): status %d: %s", method, where, errorAction, rec.Code, rec.Body)
 				}
@@ -116,4 +107,16 @@ func TestResponsesBlankTheOnlySecret(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sendJob sends a PUT of body, or a GET, for job j1 of jc1 and returns the
+// response.
+func sendJob(h http.Handler, method, body string) *httptest.ResponseRecorder {
+	var rd io.Reader
+	if method == "PUT" {
+		rd = strings.NewReader(body)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, jc1+"/jobs/j1"+v, rd))
+	return rec
 }

@@ -90,16 +90,8 @@ func TestDeletesRemoveHistory(t *testing.T) {
 func TestDeleteDuringRecord(t *testing.T) {
 	schema := newSchema(t)
 	s := open(t, schema)
-	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 40
-	for i := range n {
-		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%02d", i), Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
-		if err := s.PutJob(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putDueJobs(t, s, n)
 	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), n)
 	if err != nil || len(claimed) != n {
 		t.Fatalf("ClaimDue = %d jobs, %v", len(claimed), err)
@@ -119,5 +111,19 @@ func TestDeleteDuringRecord(t *testing.T) {
 	wg.Wait()
 	if rows, orphans := historyRows(t, schema); rows != 0 || orphans != 0 {
 		t.Errorf("after deleting every job: %d history rows, %d of them orphans; want none", rows, orphans)
+	}
+}
+
+// putDueJobs puts collection c and jobs j00, j01, … (n of them) due at t0.
+func putDueJobs(t *testing.T, s scheduler.Store, n int) {
+	t.Helper()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%02d", i), Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

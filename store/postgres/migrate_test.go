@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,16 +240,8 @@ func TestClaimIsHOT(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
-		t.Fatal(err)
-	}
 	const n = 10
-	for i := range n {
-		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%02d", i), Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
-		if err := s.PutJob(ctx, j); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putDueJobs(t, s, n)
 	updates := func() (upd, hot int64) {
 		t.Helper()
 		// Flush this connection's counts at the end of this statement, and
