@@ -560,11 +560,13 @@ func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.J
 	return fmt.Errorf("store/postgres: record job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
 }
 
-// RecordBatch implements [scheduler.BatchRecorder]: the elements' Record
-// statements go to the server in one round trip and commit together. A
-// statement that finds the lease lost or the version changed updates
-// nothing and does not disturb the others; when the round trip itself
-// fails, each element is checked for whether it was recorded.
+// RecordBatch implements [scheduler.BatchRecorder]: one statement
+// (recordBatchSQL) updates the jobs and appends their history, so the
+// batch commits together. An element that finds its lease lost or its
+// version changed updates nothing and does not disturb the others; when
+// the round trip itself fails, each element is checked for whether it was
+// recorded. A batch that holds a job more than once is recorded one
+// statement per element, in order (recordEach).
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, len(batch))
 	if err := s.live(); err != nil {
@@ -573,12 +575,77 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		}
 		return errs
 	}
+	if owner == "" {
+		for i, r := range batch {
+			errs[i] = s.whyNotRecorded(ctx, owner, r.Job, r.History)
+		}
+		return errs
+	}
+	if repeatsJob(batch) {
+		return s.recordEach(ctx, owner, batch, errs)
+	}
+	var a batchArgs
+	for i, r := range batch {
+		errs[i] = a.add(i, r.Job, r.History)
+	}
+	if len(a.places) == 0 {
+		return errs
+	}
+	var done []int64
+	b := &pgx.Batch{}
+	b.Queue(indexScansSQL)
+	b.Queue(s.sql(recordBatchSQL), a.args(owner)...)
+	br := s.pool.SendBatch(ctx, b)
+	_, berr := br.Exec()
+	if berr == nil {
+		berr = br.QueryRow().Scan(&done)
+	}
+	if err := br.Close(); berr == nil {
+		berr = err
+	}
+	updated := make([]bool, len(batch))
+	for _, p := range done {
+		updated[a.places[p-1]] = true
+	}
+	for _, i := range a.places {
+		r := batch[i]
+		switch {
+		case berr != nil:
+			// The statement may have committed before the error
+			// reached us: find out.
+			if !s.recorded(ctx, r.Job, r.History) {
+				errs[i] = wrap("record job", r.Job.ID(), berr)
+			}
+		case !updated[i]:
+			errs[i] = s.whyNotRecorded(ctx, owner, r.Job, r.History)
+		}
+	}
+	return errs
+}
+
+// repeatsJob reports whether batch holds a job more than once.
+func repeatsJob(batch []scheduler.RecordRequest) bool {
+	if len(batch) < 2 {
+		return false
+	}
+	seen := make(map[[2]string]struct{}, len(batch))
+	for _, r := range batch {
+		k := [2]string{r.Job.Collection, r.Job.Name}
+		if _, ok := seen[k]; ok {
+			return true
+		}
+		seen[k] = struct{}{}
+	}
+	return false
+}
+
+// recordEach records the elements of batch with one Record statement
+// each, sent in one round trip, so that they commit together and each
+// sees what the ones before it wrote. owner is not empty.
+func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.RecordRequest, errs []error) []error {
 	b := &pgx.Batch{}
 	var queued []int
 	for i, r := range batch {
-		if owner == "" {
-			continue
-		}
 		args, err := recordArgs(owner, r.Job, r.History)
 		if err != nil {
 			errs[i] = err
@@ -603,7 +670,7 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 	for i, r := range batch {
 		switch {
 		case errs[i] != nil:
-		case berr != nil && owner != "":
+		case berr != nil:
 			// The statements run in one implicit transaction: after an
 			// error, find out what committed.
 			if !s.recorded(ctx, r.Job, r.History) {
@@ -614,6 +681,87 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		}
 	}
 	return errs
+}
+
+// recordBatchSQL is recordSQL for many jobs at once ($1 is the lease
+// owner): x holds one row per job, i its element's place in the batch;
+// u updates those still leased to $1 at their version and returns their
+// places; h appends the history of the elements u updated, in batch
+// order. It returns the places of the updated elements. A job may appear
+// once: when two rows of x match one job, which of them the update uses
+// is not defined.
+const recordBatchSQL = `WITH x AS (
+		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+			$10::bigint[], $11::bigint[], $12::bigint[])
+			WITH ORDINALITY AS x(collection, name, version, definition, state, status, schedule, etag, created_at, updated_at, due_at, i)
+	), u AS (
+		UPDATE {s}.jobs j SET definition = x.definition::json, state = x.state, status = x.status::json, schedule = x.schedule::json,
+			etag = x.etag, version = x.version + 1, created_at = x.created_at, updated_at = x.updated_at, due_at = x.due_at,
+			lease_owner = '', lease_until = NULL
+		FROM x WHERE j.collection = x.collection AND j.name = x.name AND j.lease_owner = $1 AND j.version = x.version
+		RETURNING x.i, j.collection, j.name
+	), h AS (
+		INSERT INTO {s}.history (collection, job, status, end_time, entry, action_name, retry_count, faulted)
+		SELECT u.collection, u.name, y.status, y.end_time, y.entry::json, y.action_name, y.retry_count, y.faulted
+		FROM unnest($13::bigint[], $14::text[], $15::bigint[], $16::text[], $17::text[], $18::integer[], $19::boolean[])
+			WITH ORDINALITY AS y(i, status, end_time, entry, action_name, retry_count, faulted, n)
+		JOIN u ON u.i = y.i
+		ORDER BY y.n
+	)
+	SELECT coalesce(array_agg(i), '{}') FROM u`
+
+// batchArgs collects the arguments of recordBatchSQL, one element at a
+// time.
+type batchArgs struct {
+	colls, names, defs, states, statuses, schedules, etags []string
+	versions                                               []int64
+	created, updated, due                                  []*int64
+	// The history entries, each with the place (from 1) of its element.
+	hElem                    []int64
+	hStatus, hEntry, hAction []string
+	hEnd                     []*int64
+	hRetry                   []int32
+	hFaulted                 []bool
+	places                   []int // batch index of each place - 1
+}
+
+func nullable(v any) *int64 {
+	if n, ok := v.(int64); ok {
+		return &n
+	}
+	return nil
+}
+
+// add appends the job and history of batch element i.
+func (a *batchArgs) add(i int, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	row, err := sqlstore.EncodeJob(j)
+	if err != nil {
+		return fmt.Errorf("store/postgres: record: %w", err)
+	}
+	rows := make([]*sqlstore.HistoryRow, len(history))
+	for k, h := range history {
+		if rows[k], err = sqlstore.EncodeHistory(h); err != nil {
+			return fmt.Errorf("store/postgres: record: %w", err)
+		}
+	}
+	place := int64(len(a.places) + 1)
+	for k, h := range history {
+		hr := rows[k]
+		a.hElem = append(a.hElem, place)
+		a.hStatus, a.hEntry, a.hAction = append(a.hStatus, hr.Status), append(a.hEntry, hr.Entry), append(a.hAction, string(h.ActionName))
+		a.hEnd, a.hRetry, a.hFaulted = append(a.hEnd, nullable(hr.EndTime)), append(a.hRetry, int32(h.RetryCount)), append(a.hFaulted, h.Faulted)
+	}
+	a.places = append(a.places, i)
+	a.colls, a.names, a.versions = append(a.colls, j.Collection), append(a.names, j.Name), append(a.versions, j.Version)
+	a.defs, a.states, a.statuses = append(a.defs, row.Definition), append(a.states, row.State), append(a.statuses, row.Status)
+	a.schedules, a.etags = append(a.schedules, row.Schedule), append(a.etags, row.ETag)
+	a.created, a.updated, a.due = append(a.created, nullable(row.CreatedArg())), append(a.updated, nullable(row.UpdatedArg())), append(a.due, nullable(row.DueArg()))
+	return nil
+}
+
+func (a *batchArgs) args(owner string) []any {
+	return []any{owner, a.colls, a.names, a.versions, a.defs, a.states, a.statuses, a.schedules, a.etags,
+		a.created, a.updated, a.due, a.hElem, a.hStatus, a.hEnd, a.hEntry, a.hAction, a.hRetry, a.hFaulted}
 }
 
 // recorded reports whether a Record of j whose outcome the connection did
