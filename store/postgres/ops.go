@@ -105,7 +105,8 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		}
 		var version int64
 		var enabled bool
-		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled)
+		var n int
+		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled, job_count FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled, &n)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return collNotFound("put job collection", c.Name)
 		}
@@ -116,10 +117,6 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 			return fmt.Errorf("store/postgres: put job collection %q: version %d, stored %d: %w", c.Name, c.Version, version, scheduler.ErrConflict)
 		}
 		s.step(ctx, tx, "count")
-		var n int
-		if err := tx.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE collection = $1"), c.Name).Scan(&n); err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
 		if limit := c.Definition.MaxJobCount(); n > limit {
 			return sqlstore.QuotaReplaceError(c.Name, limit, n)
 		}
@@ -871,9 +868,21 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 		total = 0
 		if !p.FinalJobsBefore.IsZero() {
 			var colls, names []string
-			err := tx.QueryRow(ctx, s.sql(`WITH d AS (
-					DELETE FROM {s}.jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)
+			// The collections are locked first, in name order, as
+			// CreateJob and DeleteJob lock a collection before its jobs;
+			// their job counts lose the jobs deleted.
+			err := tx.QueryRow(ctx, s.sql(`WITH c AS (
+					SELECT name FROM {s}.collections WHERE name IN (SELECT collection FROM {s}.jobs
+						WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1))
+					ORDER BY name
+					FOR NO KEY UPDATE
+				), d AS (
+					DELETE FROM {s}.jobs WHERE collection IN (SELECT name FROM c)
+						AND state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)
 					RETURNING collection, name
+				), u AS (
+					UPDATE {s}.collections x SET job_count = x.job_count - n.n
+					FROM (SELECT collection, count(*) AS n FROM d GROUP BY collection) n WHERE x.name = n.collection
 				)
 				SELECT coalesce(array_agg(collection), '{}'), coalesce(array_agg(name), '{}') FROM d`),
 				sqlstore.NanosInt(p.FinalJobsBefore)).Scan(&colls, &names)
