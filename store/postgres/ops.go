@@ -290,34 +290,52 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 //
 // The index jobs_due holds the due time of the jobs of Enabled
 // collections, and no lease column, so that a claim is a HOT update. A
-// job without a lease is ready at its due time: u takes the first $2 of
-// them in index order. A job with an expired lease is ready at the later
-// of its due time and its lease end, so it can only come before the last
-// of u when its due time does too: l looks among those jobs (all due jobs
-// when u found fewer than $2), which are u's own and the jobs leased now,
-// and c keeps the first $2 of both. The update finds the rows by their
-// key, not by the ctid u and l saw: when another transaction updated a
-// row after the claim's snapshot (a put, a lease extension), the locking
-// read returns the newest version, which a lookup by ctid under the
-// statement's snapshot would not find, leaving the job locked but not
-// claimed and its place in c taken.
-var claimSQL = `WITH u AS (
+// job without a lease is ready at its due time; one with an expired lease
+// at the later of its due time and its lease end, which is never before
+// its due time. f takes the first $2 jobs without a lease or with an
+// expired one, in index order, reading past the jobs leased now once.
+// When none of them has an expired lease (the usual case), they are the
+// answer: a job after the last of them in index order is due no earlier,
+// so it is ready no earlier, and ties go by collection and name as in the
+// index. Otherwise a job with an expired lease may be ready after jobs
+// that come later in the index, and the claim takes the first $2 by ready
+// instant of u and l, which run only then: u takes the first $2 jobs
+// without a lease in index order; l looks for expired leases only among
+// jobs due no later than the last of u (all due jobs if u found fewer than
+// $2), and the first $2 of both are claimed. The update finds the rows by
+// their key, not by the ctid the scans saw: when another transaction
+// updated a row after the claim's snapshot (a put, a lease extension),
+// the locking read returns the newest version, which a lookup by ctid
+// under the statement's snapshot would not find, leaving the job locked
+// but not claimed and its place taken.
+var claimSQL = `WITH f AS (
+		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner, lease_until IS NOT NULL AS expired FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+		ORDER BY due_at, collection, name
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	), x AS (
+		SELECT coalesce(bool_or(expired), false) AS expired FROM f
+	), u AS (
 		SELECT collection, name, due_at AS ready, lease_owner FROM {s}.jobs
-		WHERE coll_enabled AND due_at <= $1 AND lease_until IS NULL
+		WHERE (SELECT expired FROM x) AND coll_enabled AND due_at <= $1 AND lease_until IS NULL
 		ORDER BY due_at, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), l AS (
 		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
-		WHERE coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
+		WHERE (SELECT expired FROM x) AND coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
 			AND lease_until <= $1
 		ORDER BY ready, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), c AS (
-		SELECT * FROM u UNION ALL SELECT * FROM l
-		ORDER BY ready, collection, name
-		LIMIT $2
+		SELECT collection, name, ready, lease_owner FROM f WHERE NOT (SELECT expired FROM x)
+		UNION ALL (
+			SELECT * FROM u UNION ALL SELECT * FROM l
+			ORDER BY ready, collection, name
+			LIMIT $2
+		)
 	)
 	UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
 	FROM c WHERE j.collection = c.collection AND j.name = c.name
