@@ -429,24 +429,30 @@ const nextDueSQL = `WITH u AS (
 // (about 30 ms) the plan that then reads a few rows.
 const indexScansSQL = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)"
 
+// queryRowIndexed runs query, which returns one row, into dest after
+// indexScansSQL, in one round trip and one implicit transaction.
+func (s *Store) queryRowIndexed(ctx context.Context, dest any, query string, args ...any) error {
+	b := &pgx.Batch{}
+	b.Queue(indexScansSQL)
+	b.Queue(query, args...)
+	br := s.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(dest)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // NextDue implements [scheduler.Store].
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	if err := s.live(); err != nil {
 		return time.Time{}, err
 	}
 	var n *int64
-	b := &pgx.Batch{}
-	b.Queue(indexScansSQL)
-	b.Queue(s.sql(nextDueSQL))
-	br := s.pool.SendBatch(ctx, b)
-	_, err := br.Exec()
-	if err == nil {
-		err = br.QueryRow().Scan(&n)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := s.queryRowIndexed(ctx, &n, s.sql(nextDueSQL)); err != nil {
 		return time.Time{}, fmt.Errorf("store/postgres: next due job: %w", err)
 	}
 	if n == nil {
@@ -607,17 +613,7 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		return errs
 	}
 	var done []int64
-	b := &pgx.Batch{}
-	b.Queue(indexScansSQL)
-	b.Queue(s.sql(recordBatchSQL), a.args(owner)...)
-	br := s.pool.SendBatch(ctx, b)
-	_, berr := br.Exec()
-	if berr == nil {
-		berr = br.QueryRow().Scan(&done)
-	}
-	if err := br.Close(); berr == nil {
-		berr = err
-	}
+	berr := s.queryRowIndexed(ctx, &done, s.sql(recordBatchSQL), a.args(owner)...)
 	updated := make([]bool, len(batch))
 	for _, p := range done {
 		updated[a.places[p-1]] = true
