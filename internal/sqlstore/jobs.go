@@ -230,12 +230,14 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 		return QuotaError(j.Collection, limit, n)
 	}
 	d.step(ctx, c, "insert")
-	_, err = c.Exec(ctx, d.sql("INSERT INTO {s}.jobs ("+JobCols+", coll_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11)"),
-		row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
-		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), enabled)
-	if err == nil && d.JobCount {
-		_, err = c.Exec(ctx, d.sql("UPDATE {s}.collections SET job_count = job_count + 1 WHERE name = $1"), j.Collection)
+	const insert = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11)"
+	q := insert
+	if d.JobCount {
+		// One statement, one round trip fewer with the collection locked.
+		q = "WITH i AS (" + insert + " RETURNING collection) UPDATE {s}.collections SET job_count = job_count + 1 WHERE name = (SELECT collection FROM i)"
 	}
+	_, err = c.Exec(ctx, d.sql(q), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), enabled)
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
 	}
