@@ -1,11 +1,14 @@
 package postgres_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 )
 
 // TestClaimExpiredLeaseOrder: a job whose lease expired is ready at its
@@ -48,5 +51,38 @@ func TestClaimExpiredLeaseOrder(t *testing.T) {
 	}
 	if names, _ := claim(now, "new", 3); len(names) != 0 {
 		t.Errorf("claim with every job leased = %v, want none", names)
+	}
+}
+
+// TestClaimDefinitions: the jobs of one claim get their own definitions,
+// decoded once per text: equal definitions are equal, different ones
+// stay apart, whatever the order they come in.
+func TestClaimDefinitions(t *testing.T) {
+	s := open(t, newSchema(t))
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	defs := map[string]*scheduler.Job{}
+	for i := range 9 {
+		name := fmt.Sprintf("j%d", i)
+		uri := fmt.Sprintf("http://127.0.0.1/%d", i%3) // three definitions, interleaved
+		defs[name] = &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: uri, Method: "GET",
+			Headers: map[string]string{"x-job": uri}}}}
+		if i == 8 {
+			defs[name] = nil // no definition
+		}
+		j := &scheduler.JobRecord{Collection: "c", Name: name, Job: defs[name], State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+	if err != nil || len(got) != 9 {
+		t.Fatalf("ClaimDue = %d jobs, %v; want 9", len(got), err)
+	}
+	for _, j := range got {
+		if diff := cmp.Diff(defs[j.Name], j.Job); diff != "" {
+			t.Errorf("definition of claimed %s (-put +claimed):\n%s", j.Name, diff)
+		}
 	}
 }

@@ -368,11 +368,14 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		j     *scheduler.JobRecord
 		ready int64
 	}
+	defs := map[string]*scheduler.Job{} // jobs with the same definition share it
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		var err error
 		var prev string // the owner of an expired lease, read before the update
-		c.j, err = scanJob(r, &c.ready, &prev)
+		row, err := sqlstore.ScanJobRow(r, &c.ready, &prev)
+		if err == nil {
+			c.j, err = sqlstore.DecodeJobShared(row, defs)
+		}
 		if err == nil {
 			c.j.PreviousLeaseOwner = prev
 		}
