@@ -152,15 +152,28 @@ func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
 
 // DecodeJob returns the record of a row.
 func DecodeJob(row *JobRow) (*scheduler.JobRecord, error) {
+	return DecodeJobShared(row, nil)
+}
+
+// DecodeJobShared is DecodeJob for one of several rows read together
+// (a claim): a definition whose text defs holds is not decoded again but
+// shared, as definitions are immutable (records and their clones share
+// theirs); defs, when not nil, gains the definitions decoded.
+func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.JobRecord, error) {
 	r := &scheduler.JobRecord{
 		Collection: row.Collection, Name: row.Name, State: scheduler.JobState(row.State), ETag: row.ETag,
 		Version: row.Version, Created: Time(row.Created, row.HasCreated), Updated: Time(row.Updated, row.HasUpdated),
 		LeaseOwner: row.LeaseOwner, LeaseUntil: Time(row.LeaseUntil, row.HasLease),
 	}
 	if row.Definition != "null" {
-		r.Job = new(scheduler.Job)
-		if err := json.Unmarshal([]byte(row.Definition), r.Job); err != nil {
-			return nil, fmt.Errorf("decode definition of job %q: %w", r.ID(), err)
+		if r.Job = defs[row.Definition]; r.Job == nil {
+			r.Job = new(scheduler.Job)
+			if err := json.Unmarshal([]byte(row.Definition), r.Job); err != nil {
+				return nil, fmt.Errorf("decode definition of job %q: %w", r.ID(), err)
+			}
+			if defs != nil {
+				defs[row.Definition] = r.Job
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(row.Status), &r.Status); err != nil {

@@ -32,17 +32,18 @@ func TestOpenNewerSchema(t *testing.T) {
 	schema := newSchema(t)
 	open(t, schema).Close()
 	c := connect(t)
-	if _, err := c.Exec(ctx, "UPDATE "+pgx.Identifier{schema}.Sanitize()+".schema_version SET version = 7"); err != nil {
+	newer := postgres.SchemaVersion + 1
+	if _, err := c.Exec(ctx, "UPDATE "+pgx.Identifier{schema}.Sanitize()+".schema_version SET version = $1", newer); err != nil {
 		t.Fatal(err)
 	}
 	_, err := postgres.Open(ctx, dsn(t), &postgres.Options{Schema: schema})
 	var ns *postgres.NewerSchemaError
-	if !errors.As(err, &ns) || ns.Found != 7 {
-		t.Fatalf("Open(schema version 7) = %v, want a *NewerSchemaError", err)
+	if !errors.As(err, &ns) || ns.Found != newer {
+		t.Fatalf("Open(schema version %d) = %v, want a *NewerSchemaError", newer, err)
 	}
-	want := fmt.Sprintf("store/postgres: database schema version 7 is newer than this build supports (%d); upgrade jobclock", postgres.SchemaVersion)
+	want := fmt.Sprintf("store/postgres: database schema version %d is newer than this build supports (%d); upgrade jobclock", newer, postgres.SchemaVersion)
 	if err.Error() != want {
-		t.Errorf("Open(schema version 7) error %q, want %q", err, want)
+		t.Errorf("Open(schema version %d) error %q, want %q", newer, err, want)
 	}
 }
 

@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -160,8 +162,9 @@ func TestMigrateFromVersion3(t *testing.T) {
 	}
 	const jobCols = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until, coll_enabled"
 	const histCols = "collection, job, status, end_time, entry, action_name, retry_count, faulted"
+	const collCols = "name, definition, enabled, etag, version, created_at, updated_at"
 	for _, stmt := range []string{
-		"INSERT INTO collections SELECT * FROM " + sq + ".collections",
+		"INSERT INTO collections SELECT " + collCols + " FROM " + sq + ".collections",
 		"INSERT INTO jobs (" + jobCols + ") SELECT " + jobCols + " FROM " + sq + ".jobs",
 		"INSERT INTO history (" + histCols + ") SELECT " + histCols + " FROM " + sq + ".history ORDER BY id",
 	} {
@@ -220,6 +223,31 @@ func TestMigrateFromVersion3(t *testing.T) {
 	}
 	if got, err := s.ListHistory(ctx, "c", "h", scheduler.HistoryFilter{}); err != nil || len(got) != 3 || got[0].Message != "3" {
 		t.Errorf("ListHistory(c/h) after a Record = %+v, %v; want entries 3, 2 and 1", got, err)
+	}
+
+	// The job counts (migration 7) hold the jobs copied in: c holds 5,
+	// so a quota of 6 takes one more job, and a quota of 5 none.
+	rows, err := conn.Query(ctx, "SELECT name || '=' || job_count FROM "+q+".collections ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts, err := pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || !slices.Equal(counts, []string{"c=5", "d=1"}) {
+		t.Errorf("job counts after migration = %q, %v; want c=5, d=1", counts, err)
+	}
+	c, err := s.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: 6}
+	if err := s.PutCollection(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("n%d", i), Job: &scheduler.Job{}, State: scheduler.JobEnabled}
+		var qe *scheduler.QuotaError
+		if err := s.PutJob(ctx, j); (err == nil) != want || !want && !errors.As(err, &qe) {
+			t.Errorf("PutJob(c/n%d) with a quota of 6 = %v; want success %v, else a quota error", i, err, want)
+		}
 	}
 }
 

@@ -105,7 +105,8 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		}
 		var version int64
 		var enabled bool
-		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled)
+		var n int
+		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled, job_count FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled, &n)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return collNotFound("put job collection", c.Name)
 		}
@@ -116,10 +117,6 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 			return fmt.Errorf("store/postgres: put job collection %q: version %d, stored %d: %w", c.Name, c.Version, version, scheduler.ErrConflict)
 		}
 		s.step(ctx, tx, "count")
-		var n int
-		if err := tx.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE collection = $1"), c.Name).Scan(&n); err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
 		if limit := c.Definition.MaxJobCount(); n > limit {
 			return sqlstore.QuotaReplaceError(c.Name, limit, n)
 		}
@@ -293,34 +290,52 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 //
 // The index jobs_due holds the due time of the jobs of Enabled
 // collections, and no lease column, so that a claim is a HOT update. A
-// job without a lease is ready at its due time: u takes the first $2 of
-// them in index order. A job with an expired lease is ready at the later
-// of its due time and its lease end, so it can only come before the last
-// of u when its due time does too: l looks among those jobs (all due jobs
-// when u found fewer than $2), which are u's own and the jobs leased now,
-// and c keeps the first $2 of both. The update finds the rows by their
-// key, not by the ctid u and l saw: when another transaction updated a
-// row after the claim's snapshot (a put, a lease extension), the locking
-// read returns the newest version, which a lookup by ctid under the
-// statement's snapshot would not find, leaving the job locked but not
-// claimed and its place in c taken.
-var claimSQL = `WITH u AS (
+// job without a lease is ready at its due time; one with an expired lease
+// at the later of its due time and its lease end, which is never before
+// its due time. f takes the first $2 jobs without a lease or with an
+// expired one, in index order, reading past the jobs leased now once.
+// When none of them has an expired lease (the usual case), they are the
+// answer: a job after the last of them in index order is due no earlier,
+// so it is ready no earlier, and ties go by collection and name as in the
+// index. Otherwise a job with an expired lease may be ready after jobs
+// that come later in the index, and the claim takes the first $2 by ready
+// instant of u and l, which run only then: u takes the first $2 jobs
+// without a lease in index order; l looks for expired leases only among
+// jobs due no later than the last of u (all due jobs if u found fewer than
+// $2), and the first $2 of both are claimed. The update finds the rows by
+// their key, not by the ctid the scans saw: when another transaction
+// updated a row after the claim's snapshot (a put, a lease extension),
+// the locking read returns the newest version, which a lookup by ctid
+// under the statement's snapshot would not find, leaving the job locked
+// but not claimed and its place taken.
+var claimSQL = `WITH f AS (
+		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner, lease_until IS NOT NULL AS expired FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+		ORDER BY due_at, collection, name
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED
+	), x AS (
+		SELECT coalesce(bool_or(expired), false) AS expired FROM f
+	), u AS (
 		SELECT collection, name, due_at AS ready, lease_owner FROM {s}.jobs
-		WHERE coll_enabled AND due_at <= $1 AND lease_until IS NULL
+		WHERE (SELECT expired FROM x) AND coll_enabled AND due_at <= $1 AND lease_until IS NULL
 		ORDER BY due_at, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), l AS (
 		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
-		WHERE coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
+		WHERE (SELECT expired FROM x) AND coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
 			AND lease_until <= $1
 		ORDER BY ready, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), c AS (
-		SELECT * FROM u UNION ALL SELECT * FROM l
-		ORDER BY ready, collection, name
-		LIMIT $2
+		SELECT collection, name, ready, lease_owner FROM f WHERE NOT (SELECT expired FROM x)
+		UNION ALL (
+			SELECT * FROM u UNION ALL SELECT * FROM l
+			ORDER BY ready, collection, name
+			LIMIT $2
+		)
 	)
 	UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
 	FROM c WHERE j.collection = c.collection AND j.name = c.name
@@ -353,11 +368,14 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		j     *scheduler.JobRecord
 		ready int64
 	}
+	defs := map[string]*scheduler.Job{} // jobs with the same definition share it
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		var err error
 		var prev string // the owner of an expired lease, read before the update
-		c.j, err = scanJob(r, &c.ready, &prev)
+		row, err := sqlstore.ScanJobRow(r, &c.ready, &prev)
+		if err == nil {
+			c.j, err = sqlstore.DecodeJobShared(row, defs)
+		}
 		if err == nil {
 			c.j.PreviousLeaseOwner = prev
 		}
@@ -414,24 +432,30 @@ const nextDueSQL = `WITH u AS (
 // (about 30 ms) the plan that then reads a few rows.
 const indexScansSQL = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)"
 
+// queryRowIndexed runs query, which returns one row, into dest after
+// indexScansSQL, in one round trip and one implicit transaction.
+func (s *Store) queryRowIndexed(ctx context.Context, dest any, query string, args ...any) error {
+	b := &pgx.Batch{}
+	b.Queue(indexScansSQL)
+	b.Queue(query, args...)
+	br := s.pool.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(dest)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // NextDue implements [scheduler.Store].
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	if err := s.live(); err != nil {
 		return time.Time{}, err
 	}
 	var n *int64
-	b := &pgx.Batch{}
-	b.Queue(indexScansSQL)
-	b.Queue(s.sql(nextDueSQL))
-	br := s.pool.SendBatch(ctx, b)
-	_, err := br.Exec()
-	if err == nil {
-		err = br.QueryRow().Scan(&n)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := s.queryRowIndexed(ctx, &n, s.sql(nextDueSQL)); err != nil {
 		return time.Time{}, fmt.Errorf("store/postgres: next due job: %w", err)
 	}
 	if n == nil {
@@ -560,11 +584,13 @@ func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.J
 	return fmt.Errorf("store/postgres: record job %q: version %d, stored %d: %w", j.ID(), j.Version, version, scheduler.ErrConflict)
 }
 
-// RecordBatch implements [scheduler.BatchRecorder]: the elements' Record
-// statements go to the server in one round trip and commit together. A
-// statement that finds the lease lost or the version changed updates
-// nothing and does not disturb the others; when the round trip itself
-// fails, each element is checked for whether it was recorded.
+// RecordBatch implements [scheduler.BatchRecorder]: one statement
+// (recordBatchSQL) updates the jobs and appends their history, so the
+// batch commits together. An element that finds its lease lost or its
+// version changed updates nothing and does not disturb the others; when
+// the round trip itself fails, each element is checked for whether it was
+// recorded. A batch that holds a job more than once is recorded one
+// statement per element, in order (recordEach).
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, len(batch))
 	if err := s.live(); err != nil {
@@ -573,12 +599,67 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		}
 		return errs
 	}
+	if owner == "" {
+		for i, r := range batch {
+			errs[i] = s.whyNotRecorded(ctx, owner, r.Job, r.History)
+		}
+		return errs
+	}
+	if repeatsJob(batch) {
+		return s.recordEach(ctx, owner, batch, errs)
+	}
+	var a batchArgs
+	for i, r := range batch {
+		errs[i] = a.add(i, r.Job, r.History)
+	}
+	if len(a.places) == 0 {
+		return errs
+	}
+	var done []int64
+	berr := s.queryRowIndexed(ctx, &done, s.sql(recordBatchSQL), a.args(owner)...)
+	updated := make([]bool, len(batch))
+	for _, p := range done {
+		updated[a.places[p-1]] = true
+	}
+	for _, i := range a.places {
+		r := batch[i]
+		switch {
+		case berr != nil:
+			// The statement may have committed before the error
+			// reached us: find out.
+			if !s.recorded(ctx, r.Job, r.History) {
+				errs[i] = wrap("record job", r.Job.ID(), berr)
+			}
+		case !updated[i]:
+			errs[i] = s.whyNotRecorded(ctx, owner, r.Job, r.History)
+		}
+	}
+	return errs
+}
+
+// repeatsJob reports whether batch holds a job more than once.
+func repeatsJob(batch []scheduler.RecordRequest) bool {
+	if len(batch) < 2 {
+		return false
+	}
+	seen := make(map[[2]string]struct{}, len(batch))
+	for _, r := range batch {
+		k := [2]string{r.Job.Collection, r.Job.Name}
+		if _, ok := seen[k]; ok {
+			return true
+		}
+		seen[k] = struct{}{}
+	}
+	return false
+}
+
+// recordEach records the elements of batch with one Record statement
+// each, sent in one round trip, so that they commit together and each
+// sees what the ones before it wrote. owner is not empty.
+func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.RecordRequest, errs []error) []error {
 	b := &pgx.Batch{}
 	var queued []int
 	for i, r := range batch {
-		if owner == "" {
-			continue
-		}
 		args, err := recordArgs(owner, r.Job, r.History)
 		if err != nil {
 			errs[i] = err
@@ -603,7 +684,7 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 	for i, r := range batch {
 		switch {
 		case errs[i] != nil:
-		case berr != nil && owner != "":
+		case berr != nil:
 			// The statements run in one implicit transaction: after an
 			// error, find out what committed.
 			if !s.recorded(ctx, r.Job, r.History) {
@@ -614,6 +695,87 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		}
 	}
 	return errs
+}
+
+// recordBatchSQL is recordSQL for many jobs at once ($1 is the lease
+// owner): x holds one row per job, i its element's place in the batch;
+// u updates those still leased to $1 at their version and returns their
+// places; h appends the history of the elements u updated, in batch
+// order. It returns the places of the updated elements. A job may appear
+// once: when two rows of x match one job, which of them the update uses
+// is not defined.
+const recordBatchSQL = `WITH x AS (
+		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+			$10::bigint[], $11::bigint[], $12::bigint[])
+			WITH ORDINALITY AS x(collection, name, version, definition, state, status, schedule, etag, created_at, updated_at, due_at, i)
+	), u AS (
+		UPDATE {s}.jobs j SET definition = x.definition::json, state = x.state, status = x.status::json, schedule = x.schedule::json,
+			etag = x.etag, version = x.version + 1, created_at = x.created_at, updated_at = x.updated_at, due_at = x.due_at,
+			lease_owner = '', lease_until = NULL
+		FROM x WHERE j.collection = x.collection AND j.name = x.name AND j.lease_owner = $1 AND j.version = x.version
+		RETURNING x.i, j.collection, j.name
+	), h AS (
+		INSERT INTO {s}.history (collection, job, status, end_time, entry, action_name, retry_count, faulted)
+		SELECT u.collection, u.name, y.status, y.end_time, y.entry::json, y.action_name, y.retry_count, y.faulted
+		FROM unnest($13::bigint[], $14::text[], $15::bigint[], $16::text[], $17::text[], $18::integer[], $19::boolean[])
+			WITH ORDINALITY AS y(i, status, end_time, entry, action_name, retry_count, faulted, n)
+		JOIN u ON u.i = y.i
+		ORDER BY y.n
+	)
+	SELECT coalesce(array_agg(i), '{}') FROM u`
+
+// batchArgs collects the arguments of recordBatchSQL, one element at a
+// time.
+type batchArgs struct {
+	colls, names, defs, states, statuses, schedules, etags []string
+	versions                                               []int64
+	created, updated, due                                  []*int64
+	// The history entries, each with the place (from 1) of its element.
+	hElem                    []int64
+	hStatus, hEntry, hAction []string
+	hEnd                     []*int64
+	hRetry                   []int32
+	hFaulted                 []bool
+	places                   []int // batch index of each place - 1
+}
+
+func nullable(v any) *int64 {
+	if n, ok := v.(int64); ok {
+		return &n
+	}
+	return nil
+}
+
+// add appends the job and history of batch element i.
+func (a *batchArgs) add(i int, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	row, err := sqlstore.EncodeJob(j)
+	if err != nil {
+		return fmt.Errorf("store/postgres: record: %w", err)
+	}
+	rows := make([]*sqlstore.HistoryRow, len(history))
+	for k, h := range history {
+		if rows[k], err = sqlstore.EncodeHistory(h); err != nil {
+			return fmt.Errorf("store/postgres: record: %w", err)
+		}
+	}
+	place := int64(len(a.places) + 1)
+	for k, h := range history {
+		hr := rows[k]
+		a.hElem = append(a.hElem, place)
+		a.hStatus, a.hEntry, a.hAction = append(a.hStatus, hr.Status), append(a.hEntry, hr.Entry), append(a.hAction, string(h.ActionName))
+		a.hEnd, a.hRetry, a.hFaulted = append(a.hEnd, nullable(hr.EndTime)), append(a.hRetry, int32(h.RetryCount)), append(a.hFaulted, h.Faulted)
+	}
+	a.places = append(a.places, i)
+	a.colls, a.names, a.versions = append(a.colls, j.Collection), append(a.names, j.Name), append(a.versions, j.Version)
+	a.defs, a.states, a.statuses = append(a.defs, row.Definition), append(a.states, row.State), append(a.statuses, row.Status)
+	a.schedules, a.etags = append(a.schedules, row.Schedule), append(a.etags, row.ETag)
+	a.created, a.updated, a.due = append(a.created, nullable(row.CreatedArg())), append(a.updated, nullable(row.UpdatedArg())), append(a.due, nullable(row.DueArg()))
+	return nil
+}
+
+func (a *batchArgs) args(owner string) []any {
+	return []any{owner, a.colls, a.names, a.versions, a.defs, a.states, a.statuses, a.schedules, a.etags,
+		a.created, a.updated, a.due, a.hElem, a.hStatus, a.hEnd, a.hEntry, a.hAction, a.hRetry, a.hFaulted}
 }
 
 // recorded reports whether a Record of j whose outcome the connection did
@@ -723,9 +885,21 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 		total = 0
 		if !p.FinalJobsBefore.IsZero() {
 			var colls, names []string
-			err := tx.QueryRow(ctx, s.sql(`WITH d AS (
-					DELETE FROM {s}.jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)
+			// The collections are locked first, in name order, as
+			// CreateJob and DeleteJob lock a collection before its jobs;
+			// their job counts lose the jobs deleted.
+			err := tx.QueryRow(ctx, s.sql(`WITH c AS (
+					SELECT name FROM {s}.collections WHERE name IN (SELECT collection FROM {s}.jobs
+						WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1))
+					ORDER BY name
+					FOR NO KEY UPDATE
+				), d AS (
+					DELETE FROM {s}.jobs WHERE collection IN (SELECT name FROM c)
+						AND state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)
 					RETURNING collection, name
+				), u AS (
+					UPDATE {s}.collections x SET job_count = x.job_count - n.n
+					FROM (SELECT collection, count(*) AS n FROM d GROUP BY collection) n WHERE x.name = n.collection
 				)
 				SELECT coalesce(array_agg(collection), '{}'), coalesce(array_agg(name), '{}') FROM d`),
 				sqlstore.NanosInt(p.FinalJobsBefore)).Scan(&colls, &names)

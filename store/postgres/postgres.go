@@ -30,7 +30,9 @@
 // the index (their exact value stays in the JSON). History has no foreign
 // key to jobs, so that recording an entry does not look its job up again:
 // the store deletes a job's history in the transaction that deletes the
-// job.
+// job. A collection's row keeps the number of its jobs, written in the
+// transaction that creates or deletes one with the collection row locked,
+// so that the quota check of a create does not count the jobs.
 //
 // [Open] and [New] create or migrate the schema from migrations embedded in
 // the binary, under an advisory lock so that processes starting together
@@ -168,7 +170,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		repl:     strings.NewReplacer("{s}.", q+"."),
 		closedCh: make(chan struct{}),
 	}
-	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", DeleteHistory: true,
+	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", DeleteHistory: true, JobCount: true,
 		Step: func(ctx context.Context, c sqlstore.Conn, step string) {
 			if pc, ok := c.(pgConn); ok {
 				if tx, ok := pc.q.(pgx.Tx); ok {

@@ -20,10 +20,10 @@ var _ scheduler.Transactional = (*Store)(nil)
 // A job put through the view sends the store's wake-up notification
 // inside tx: PostgreSQL delivers it when tx commits (and never when it
 // rolls back), so every scheduler listening on the schema looks for due
-// work right after the commit. Creating a job locks its collection's row
-// until tx ends, as the store's own creates do, so that the collection's
-// job count is exact at commit: another create in that collection waits
-// for tx. An error from the database itself (a lost connection, a
+// work right after the commit. Creating or deleting a job locks its
+// collection's row until tx ends, as the store's own creates and deletes
+// do, so that the collection's job count is exact at commit: another
+// create or delete in that collection waits for tx. An error from the database itself (a lost connection, a
 // serialization failure under REPEATABLE READ) leaves tx aborted, as any
 // statement's would; validation and quota errors do not touch it.
 func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {

@@ -1,0 +1,88 @@
+package postgres_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+)
+
+// TestClaimExpiredLeaseOrder: a job whose lease expired is ready at its
+// lease end, after jobs due later than it but before that end, so a claim
+// that meets it first in due order must still return those jobs first.
+func TestClaimExpiredLeaseOrder(t *testing.T) {
+	s := open(t, newSchema(t))
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []string{"a", "b", "c", "d", "e"} {
+		j := &scheduler.JobRecord{Collection: "c", Name: n, Job: &scheduler.Job{}, State: scheduler.JobEnabled,
+			Schedule: scheduler.JobSchedule{DueAt: t0.Add(time.Duration(i) * 10 * time.Second)}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(now time.Time, owner string, limit int) (names, prev []string) {
+		t.Helper()
+		got, err := s.ClaimDue(ctx, now, owner, now.Add(time.Hour), limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range got {
+			names, prev = append(names, j.Name), append(prev, j.PreviousLeaseOwner)
+		}
+		return names, prev
+	}
+	// a's lease ends at t0+50s.
+	if got, err := s.ClaimDue(ctx, t0, "old", t0.Add(50*time.Second), 1); err != nil || len(got) != 1 || got[0].Name != "a" {
+		t.Fatalf("first claim = %v, %v; want a", got, err)
+	}
+	now := t0.Add(time.Minute)
+	if names, _ := claim(now, "new", 2); !slices.Equal(names, []string{"b", "c"}) {
+		t.Errorf("claim of 2 at t0+1m = %v, want b and c (ready at +10s, +20s), not a (ready at +50s)", names)
+	}
+	names, prev := claim(now, "new", 3)
+	if !slices.Equal(names, []string{"d", "e", "a"}) || !slices.Equal(prev, []string{"", "", "old"}) {
+		t.Errorf("claim of 3 at t0+1m = %v, previous owners %q; want d, e, a, previous owner of a only \"old\"", names, prev)
+	}
+	if names, _ := claim(now, "new", 3); len(names) != 0 {
+		t.Errorf("claim with every job leased = %v, want none", names)
+	}
+}
+
+// TestClaimDefinitions: the jobs of one claim get their own definitions,
+// decoded once per text: equal definitions are equal, different ones
+// stay apart, whatever the order they come in.
+func TestClaimDefinitions(t *testing.T) {
+	s := open(t, newSchema(t))
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	defs := map[string]*scheduler.Job{}
+	for i := range 9 {
+		name := fmt.Sprintf("j%d", i)
+		uri := fmt.Sprintf("http://127.0.0.1/%d", i%3) // three definitions, interleaved
+		defs[name] = &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: uri, Method: "GET",
+			Headers: map[string]string{"x-job": uri}}}}
+		if i == 8 {
+			defs[name] = nil // no definition
+		}
+		j := &scheduler.JobRecord{Collection: "c", Name: name, Job: defs[name], State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+	if err != nil || len(got) != 9 {
+		t.Fatalf("ClaimDue = %d jobs, %v; want 9", len(got), err)
+	}
+	for _, j := range got {
+		if diff := cmp.Diff(defs[j.Name], j.Job); diff != "" {
+			t.Errorf("definition of claimed %s (-put +claimed):\n%s", j.Name, diff)
+		}
+	}
+}
