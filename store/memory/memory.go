@@ -198,7 +198,11 @@ type extra struct {
 	rec        *scheduler.JobRecord
 	leaseOwner string
 	leaseUntil time.Time
-	hist       []histItem // in recording order
+	hist       []histItem // in recording order; the first one in one, until it grows
+	// one holds the first history item of a job, which most one-time jobs
+	// never go past: it comes with the extra rather than in an array of
+	// its own (see appendHistory).
+	one [1]histItem
 	// claim holds the copy the latest ClaimDue returned, until recorded.
 	claim *recBox
 	// pos holds the entry's positions in Store.finals and Store.aged,
@@ -539,11 +543,17 @@ func (s *Store) appendHistory(e *entry, history []scheduler.HistoryEntry) {
 	oldest := x.oldest
 	if len(x.hist) == 0 {
 		oldest = math.MaxInt64
+		if cap(x.hist) == 0 {
+			x.hist = x.one[:0]
+		}
 	}
 	for i := range history {
 		s.hseq++
 		x.hist = append(x.hist, newHistItem(e, &history[i], s.hseq))
 		oldest = min(oldest, x.hist[len(x.hist)-1].endKey())
+	}
+	if cap(x.hist) > 1 && x.one[0].seq != 0 {
+		x.one[0] = histItem{} // the history moved on: drop what it refers to
 	}
 	if x.pos[1] == 0 || oldest != x.oldest {
 		x.oldest = oldest
