@@ -32,6 +32,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/claimtoken"
 )
 
 var (
@@ -52,7 +53,8 @@ type Store struct {
 	hseq  uint64 // recording order of history entries
 	// claimed maps the copy ClaimDue returned for an entry to the entry,
 	// so that Record finds it without two lookups by name in large maps.
-	// An entry has at most one: its latest claim, until recorded.
+	// An entry has at most one: its latest claim, until recorded. The
+	// claims of ClaimDueTokens are not in it: their tokens find them.
 	claimed map[*scheduler.JobRecord]*entry
 	// spare holds boxes of claimed records that RecordBatch took back
 	// and did not keep, cleared, for the next claims (see recycle).
@@ -389,6 +391,10 @@ func (e *entry) set(j *scheduler.JobRecord, keep bool) {
 type recBox struct {
 	rec        scheduler.JobRecord
 	last, next time.Time
+	// For a claimed record: the store that claimed it, and whether it
+	// is in that store's claimed map.
+	from   *Store
+	mapped bool
 }
 
 // read returns a copy of e's record that shares only the immutable Job.
@@ -624,12 +630,23 @@ func (e *entry) setRec(j *scheduler.JobRecord, keep bool) {
 	}
 }
 
-// unclaim drops e's claim copy from s.claimed.
+// unclaim drops e's claim copy (and takes it out of s.claimed).
 func (s *Store) unclaim(e *entry) {
 	if e.x != nil && e.x.claim != nil {
-		delete(s.claimed, &e.x.claim.rec)
+		if e.x.claim.mapped {
+			delete(s.claimed, &e.x.claim.rec)
+		}
 		e.x.claim = nil
 	}
+}
+
+// claimOf returns the entry whose latest claim returned j, found by tok
+// or else in s.claimed; nil when j is no such claim.
+func (s *Store) claimOf(j *scheduler.JobRecord, tok claimtoken.Token) *entry {
+	if e, ok := tok.V.(*entry); ok && e.x != nil && e.x.claim != nil && &e.x.claim.rec == j && e.x.claim.from == s {
+		return e
+	}
+	return s.claimed[j]
 }
 
 // maxSpare bounds Store.spare: enough for the claims of a burst in flight
@@ -879,11 +896,32 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 
 // ClaimDue implements [scheduler.Store].
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	out, _, err := s.claimDue(now, owner, leaseUntil, limit, nil)
+	return out, err
+}
+
+// ClaimTokenStore returns s: the Scheduler passes the tokens of
+// ClaimDueTokens only to the store that handed them out, not to a type
+// that embeds it.
+func (s *Store) ClaimTokenStore() any { return s }
+
+// ClaimDueTokens is ClaimDue that also appends a token per claimed job to
+// toks, for RecordBatchTokens: what the Scheduler calls.
+func (s *Store) ClaimDueTokens(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
+	if toks == nil {
+		toks = []claimtoken.Token{} // not nil: tokens asked for
+	}
+	return s.claimDue(now, owner, leaseUntil, limit, toks)
+}
+
+// claimDue does ClaimDue's work. With toks not nil, it appends each
+// claim's token to toks; with toks nil, it keeps the claims in s.claimed.
+func (s *Store) claimDue(now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	leaseUntil = utc(leaseUntil)
 	if !leaseUntil.After(now) {
-		return nil, fmt.Errorf("memory: claim: lease end %v is not after now %v", leaseUntil, now)
+		return nil, toks, fmt.Errorf("memory: claim: lease end %v is not after now %v", leaseUntil, now)
 	}
 	var out []*scheduler.JobRecord
 	nowNs := now.UnixNano()
@@ -902,13 +940,19 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		c.PreviousLeaseOwner = prev
 		s.unclaim(e)
 		x.claim = b
-		s.claimed[c] = e
+		b.from = s
+		if toks != nil {
+			toks = append(toks, claimtoken.Token{V: e})
+		} else {
+			b.mapped = true
+			s.claimed[c] = e
+		}
 		if out == nil {
 			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.held.len()+1))
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out, toks, nil
 }
 
 // NextDue implements [scheduler.Store].
@@ -942,7 +986,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.record(owner, j, history, false)
+	return s.record(owner, j, history, false, claimtoken.Token{})
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
@@ -951,19 +995,32 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 // records in compact form for later claims: as the BatchRecorder contract
 // says, the caller must not use them once recorded.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	return s.RecordBatchTokens(ctx, owner, batch, nil)
+}
+
+// RecordBatchTokens is RecordBatch with the tokens that ClaimDueTokens
+// returned for the batch's claims in toks, by index: it finds a claimed
+// job by its token. A token that is missing, of another store, or not of
+// the latest claim of its record's job counts as none.
+func (s *Store) RecordBatchTokens(ctx context.Context, owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token) []error {
 	errs := make([]error, len(batch))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, b := range batch {
-		errs[i] = s.record(owner, b.Job, b.History, true)
+		var tok claimtoken.Token
+		if i < len(toks) {
+			tok = toks[i]
+		}
+		errs[i] = s.record(owner, b.Job, b.History, true, tok)
 	}
 	return errs
 }
 
 // record does Record's work with s.mu held. keep stores j itself rather
-// than a copy, when it is stored whole.
-func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool) error {
-	e := s.claimed[j]
+// than a copy, when it is stored whole; tok is the token of j's claim, if
+// any.
+func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool, tok claimtoken.Token) error {
+	e := s.claimOf(j, tok)
 	var box *recBox // holding j, when it is a claim of this store
 	if e != nil {
 		box = e.x.claim
