@@ -753,6 +753,7 @@ type outcomeBatch struct {
 	flushing bool
 	reqs     []RecordRequest // the flusher's
 	toks     []claimtoken.Token
+	errs     []error
 }
 
 // retryOutcome records p again on its own goroutine, after a fresh read.
@@ -811,7 +812,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	t0 := s.tel.storeStart()
 	var errs []error
 	if s.tokens != nil {
-		errs = s.tokens.RecordBatchTokens(context.Background(), s.cfg.InstanceID, reqs, toks)
+		errs = s.tokens.RecordBatchTokens(context.Background(), s.cfg.InstanceID, reqs, toks, b.errs[:0])
 	} else {
 		errs = s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
 	}
@@ -840,6 +841,10 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 			s.recordFailed(p.res.spanContext(), p.r, err)
 			s.release()
 		}
+	}
+	if s.tokens != nil { // errs is b.errs, grown
+		clear(errs)
+		b.errs = errs[:0]
 	}
 	s.notify() // the jobs may be due again, or the loop may wait for slots
 }

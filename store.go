@@ -164,9 +164,10 @@ type tokenStore interface {
 	// claimed job to toks and returns it, in the order of the jobs.
 	ClaimDueTokens(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*JobRecord, []claimtoken.Token, error)
 	// RecordBatchTokens is [BatchRecorder.RecordBatch] with the tokens of
-	// the batch's claims in toks, by index; a token that is missing or
-	// does not name the claim of its record counts as none.
-	RecordBatchTokens(ctx context.Context, owner string, batch []RecordRequest, toks []claimtoken.Token) []error
+	// the batch's claims in toks, by index (a token that is missing or
+	// does not name the claim of its record counts as none), returning
+	// the errors appended to errs.
+	RecordBatchTokens(ctx context.Context, owner string, batch []RecordRequest, toks []claimtoken.Token, errs []error) []error
 }
 
 // RecordRequest is one element of [BatchRecorder.RecordBatch]: the

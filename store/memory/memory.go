@@ -995,15 +995,16 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 // records in compact form for later claims: as the BatchRecorder contract
 // says, the caller must not use them once recorded.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
-	return s.RecordBatchTokens(ctx, owner, batch, nil)
+	return s.RecordBatchTokens(ctx, owner, batch, nil, nil)
 }
 
 // RecordBatchTokens is RecordBatch with the tokens that ClaimDueTokens
 // returned for the batch's claims in toks, by index: it finds a claimed
 // job by its token. A token that is missing, of another store, or not of
-// the latest claim of its record's job counts as none.
-func (s *Store) RecordBatchTokens(ctx context.Context, owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token) []error {
-	errs := make([]error, len(batch))
+// the latest claim of its record's job counts as none. It returns the
+// errors appended to errs.
+func (s *Store) RecordBatchTokens(ctx context.Context, owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token, errs []error) []error {
+	errs = slices.Grow(errs, len(batch))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, b := range batch {
@@ -1011,7 +1012,7 @@ func (s *Store) RecordBatchTokens(ctx context.Context, owner string, batch []sch
 		if i < len(toks) {
 			tok = toks[i]
 		}
-		errs[i] = s.record(owner, b.Job, b.History, true, tok)
+		errs = append(errs, s.record(owner, b.Job, b.History, true, tok))
 	}
 	return errs
 }

@@ -62,7 +62,12 @@ func TestClaimTokens(t *testing.T) {
 		}
 		spare := len(s.spare)
 		reqs := []scheduler.RecordRequest{done(got[0]), done(got[1]), done(got[2])}
-		for i, err := range s.RecordBatchTokens(ctx, "me", reqs, toks) {
+		earlier := errors.New("an earlier error")
+		errs := s.RecordBatchTokens(ctx, "me", reqs, toks, []error{earlier})
+		if len(errs) != 4 || errs[0] != earlier {
+			t.Fatalf("RecordBatchTokens = %v, want 4 errors after the one passed in", errs)
+		}
+		for i, err := range errs[1:] {
 			if err != nil {
 				t.Errorf("RecordBatchTokens[%d]: %v", i, err)
 			}
@@ -84,7 +89,7 @@ func TestClaimTokens(t *testing.T) {
 		reqs := []scheduler.RecordRequest{done(got[0]), done(got[1]), done(got[2]), done(got[3])}
 		// j0 and j1 swapped, j2 another store's, j3 none at all.
 		bad := []claimtoken.Token{toks[1], toks[0], otherToks[2]}
-		for i, err := range s.RecordBatchTokens(ctx, "me", reqs, bad) {
+		for i, err := range s.RecordBatchTokens(ctx, "me", reqs, bad, nil) {
 			if err != nil {
 				t.Errorf("RecordBatchTokens[%d]: %v", i, err)
 			}
@@ -108,7 +113,7 @@ func TestClaimTokens(t *testing.T) {
 		claim(t, s, "me", now, 1)
 		got, toks := claim(t, other, "me", now, 1)
 		// Recorded in s by name, as any record that is no claim of s.
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(got[0])}, toks); errs[0] != nil {
+		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(got[0])}, toks, nil); errs[0] != nil {
 			t.Errorf("RecordBatchTokens: %v", errs[0])
 		}
 		ranOnce(t, s, "j0")
@@ -126,13 +131,13 @@ func TestClaimTokens(t *testing.T) {
 		// The lease runs out; another instance claims the job.
 		later := now.Add(2 * time.Minute)
 		cur, curToks := claim(t, s, "you", later, 1)
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks); !errors.Is(errs[0], scheduler.ErrLeaseLost) {
+		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks, nil); !errors.Is(errs[0], scheduler.ErrLeaseLost) {
 			t.Errorf("record of the stale claim: %v, want ErrLeaseLost", errs[0])
 		}
 		// The stale token names the job, whose claim is now cur's: that
 		// one is still found by its own token.
 		spare := len(s.spare)
-		if errs := s.RecordBatchTokens(ctx, "you", []scheduler.RecordRequest{done(cur[0])}, curToks); errs[0] != nil {
+		if errs := s.RecordBatchTokens(ctx, "you", []scheduler.RecordRequest{done(cur[0])}, curToks, nil); errs[0] != nil {
 			t.Errorf("record of the current claim: %v", errs[0])
 		}
 		if len(s.spare) != spare+1 {
@@ -146,11 +151,11 @@ func TestClaimTokens(t *testing.T) {
 		cur, curToks := claim(t, s, "me", now.Add(2*time.Minute), 1)
 		// Same owner: the stale record fails on its version, and must
 		// not drop the current claim.
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks); !errors.Is(errs[0], scheduler.ErrConflict) {
+		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks, nil); !errors.Is(errs[0], scheduler.ErrConflict) {
 			t.Errorf("record of the stale claim: %v, want ErrConflict", errs[0])
 		}
 		spare := len(s.spare)
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(cur[0])}, curToks); errs[0] != nil {
+		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(cur[0])}, curToks, nil); errs[0] != nil {
 			t.Errorf("record of the current claim: %v", errs[0])
 		}
 		if len(s.spare) != spare+1 {
@@ -164,7 +169,7 @@ func TestClaimTokens(t *testing.T) {
 		if err := s.DeleteJob(ctx, "c", "j0"); err != nil {
 			t.Fatal(err)
 		}
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(got[0])}, toks); !errors.Is(errs[0], scheduler.ErrNotFound) {
+		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(got[0])}, toks, nil); !errors.Is(errs[0], scheduler.ErrNotFound) {
 			t.Errorf("record of a deleted job's claim: %v, want ErrNotFound", errs[0])
 		}
 	})
@@ -176,7 +181,7 @@ func TestClaimTokens(t *testing.T) {
 			t.Errorf("%d claims in the claimed map, want 1", len(s.claimed))
 		}
 		spare := len(s.spare)
-		errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(plain), done(got[0])}, []claimtoken.Token{{}, toks[0]})
+		errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(plain), done(got[0])}, []claimtoken.Token{{}, toks[0]}, nil)
 		if errs[0] != nil || errs[1] != nil {
 			t.Errorf("RecordBatchTokens = %v", errs)
 		}
