@@ -68,42 +68,36 @@ func TestFirstHistoryItemInline(t *testing.T) {
 	check("one entry", true)
 	record(2)
 	check("three entries", false)
-	if _, err := s.Prune(ctx, scheduler.PruneRequest{PerJob: 1}); err != nil {
-		t.Fatal(err)
+	// prune applies p, after which the history is keep.
+	prune := func(p scheduler.PruneRequest, keep []scheduler.HistoryEntry) {
+		t.Helper()
+		if _, err := s.Prune(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		model = keep
 	}
-	model = model[len(model)-1:]
+	byAge := scheduler.PruneRequest{HistoryBefore: now.Add(24 * time.Hour)}
+	prune(scheduler.PruneRequest{PerJob: 1}, model[len(model)-1:])
 	check("pruned to one", false)
 	record(1)
 	check("one more", false)
-	if _, err := s.Prune(ctx, scheduler.PruneRequest{HistoryBefore: now.Add(24 * time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	model = nil
+	prune(byAge, nil)
 	check("pruned", false)
 	record(1)
 	check("after pruning", false)
 
-	// A job whose only entry is pruned and then records again keeps
+	// A new job whose only entry is pruned and that records again keeps
 	// using its extra.
-	if err := s.PutJob(ctx, freshRecord("k", now, now)); err != nil {
-		t.Fatal(err)
-	}
 	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
 		t.Fatal(err)
 	}
-	model, n = nil, 0
 	if err := s.PutJob(ctx, freshRecord("j", now, now)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteJob(ctx, "c", "k"); err != nil {
-		t.Fatal(err)
-	}
+	model, n = nil, 0
 	record(1)
 	check("new job", true)
-	if _, err := s.Prune(ctx, scheduler.PruneRequest{HistoryBefore: now.Add(24 * time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	model = nil
+	prune(byAge, nil)
 	check("its entry pruned", true)
 	record(1)
 	check("recorded again", true)

@@ -125,44 +125,31 @@ func TestClaimTokens(t *testing.T) {
 			t.Errorf("other store's job has history %+v", h)
 		}
 	})
-	t.Run("stale claim", func(t *testing.T) {
-		s := newStore(t, 1)
-		old, oldToks := claim(t, s, "me", now, 1)
-		// The lease runs out; another instance claims the job.
-		later := now.Add(2 * time.Minute)
-		cur, curToks := claim(t, s, "you", later, 1)
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks, nil); !errors.Is(errs[0], scheduler.ErrLeaseLost) {
-			t.Errorf("record of the stale claim: %v, want ErrLeaseLost", errs[0])
-		}
-		// The stale token names the job, whose claim is now cur's: that
-		// one is still found by its own token.
-		spare := len(s.spare)
-		if errs := s.RecordBatchTokens(ctx, "you", []scheduler.RecordRequest{done(cur[0])}, curToks, nil); errs[0] != nil {
-			t.Errorf("record of the current claim: %v", errs[0])
-		}
-		if len(s.spare) != spare+1 {
-			t.Errorf("the current claim was not found by its token")
-		}
-		ranOnce(t, s, "j0")
-	})
-	t.Run("own expired claim taken again", func(t *testing.T) {
-		s := newStore(t, 1)
-		old, oldToks := claim(t, s, "me", now, 1)
-		cur, curToks := claim(t, s, "me", now.Add(2*time.Minute), 1)
-		// Same owner: the stale record fails on its version, and must
-		// not drop the current claim.
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks, nil); !errors.Is(errs[0], scheduler.ErrConflict) {
-			t.Errorf("record of the stale claim: %v, want ErrConflict", errs[0])
-		}
-		spare := len(s.spare)
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(cur[0])}, curToks, nil); errs[0] != nil {
-			t.Errorf("record of the current claim: %v", errs[0])
-		}
-		if len(s.spare) != spare+1 {
-			t.Errorf("the current claim was not found by its token")
-		}
-		ranOnce(t, s, "j0")
-	})
+	// A stale claim: the lease ran out and the job was claimed again, by
+	// another instance (the stale record has lost the lease) or by the
+	// same one (the stale record's version is old). Either way the stale
+	// token must not drop the current claim, which its own token finds.
+	for _, c := range []struct {
+		next string
+		want error
+	}{{"you", scheduler.ErrLeaseLost}, {"me", scheduler.ErrConflict}} {
+		t.Run("stale claim, claimed again by "+c.next, func(t *testing.T) {
+			s := newStore(t, 1)
+			old, oldToks := claim(t, s, "me", now, 1)
+			cur, curToks := claim(t, s, c.next, now.Add(2*time.Minute), 1)
+			if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks, nil); !errors.Is(errs[0], c.want) {
+				t.Errorf("record of the stale claim: %v, want %v", errs[0], c.want)
+			}
+			spare := len(s.spare)
+			if errs := s.RecordBatchTokens(ctx, c.next, []scheduler.RecordRequest{done(cur[0])}, curToks, nil); errs[0] != nil {
+				t.Errorf("record of the current claim: %v", errs[0])
+			}
+			if len(s.spare) != spare+1 {
+				t.Errorf("the current claim was not found by its token")
+			}
+			ranOnce(t, s, "j0")
+		})
+	}
 	t.Run("job deleted", func(t *testing.T) {
 		s := newStore(t, 1)
 		got, toks := claim(t, s, "me", now, 1)
