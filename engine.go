@@ -79,6 +79,10 @@ type machine struct {
 	// the record outlives the worker's use of it; most attempts end the
 	// occurrence, and then nothing is moved.
 	occ *Occurrence
+	// last, when not nil, is where complete puts the record's
+	// Status.LastExecutionTime rather than in a new allocation: room
+	// that the store gave with the claimed record (see claimtoken.Token).
+	last *time.Time
 }
 
 // advance brings r up to date at now: it postpones occurrences that came
@@ -306,8 +310,12 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		if failed {
 			r.Status.FailureCount++
 		}
-		st := res.start
-		r.Status.LastExecutionTime = &st
+		st := m.last
+		if st == nil {
+			st = new(time.Time)
+		}
+		*st = res.start
+		r.Status.LastExecutionTime = st
 	}
 	c := r.Schedule.Current
 	if c == nil || c.Tag != o.Tag || c.ErrorAction != o.ErrorAction || c.Retry != o.Retry {
@@ -628,6 +636,7 @@ func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, tok claimtoke
 		p := pendingOutcome{r: r, tok: tok, def: r.Job, t: *t, o: *o, res: res, hist: hist, claimed: claimed}
 		p.buf = histBufs.Get().(*[]HistoryEntry)
 		m := s.machine()
+		m.last = tok.Last
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		p.all = m.applyOutcome(r, &p.t, true, &p.o, res, hist, (*p.buf)[:0])
 		ownOccurrence(r, occ) // the occurrence goes on: a retry or the error action

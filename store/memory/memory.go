@@ -942,7 +942,7 @@ func (s *Store) claimDue(now time.Time, owner string, leaseUntil time.Time, limi
 		x.claim = b
 		b.from = s
 		if toks != nil {
-			toks = append(toks, claimtoken.Token{V: e})
+			toks = append(toks, claimtoken.Token{V: e, Last: &b.last})
 		} else {
 			b.mapped = true
 			s.claimed[c] = e
