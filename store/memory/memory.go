@@ -15,9 +15,13 @@
 // the number of jobs. Jobs and history entries are kept in a compact form
 // and their records built when read: a job that has not run yet takes
 // about a hundred bytes besides its definition, which the store shares
-// with the Scheduler, and one that has run about 250 plus 96 per history
-// entry. Data is lost when the process exits. Several Schedulers in one
-// process may share one Store.
+// with the Scheduler, and one that has run about 350 with its first
+// history entry, and 96 more per entry when it has more than one. A
+// Scheduler over the store finds each job it claimed again by a token the
+// store hands out with the claim ([Store.ClaimDueTokens],
+// [Store.RecordBatchTokens]: methods for the Scheduler alone). Data is
+// lost when the process exits. Several Schedulers in one process may share
+// one Store.
 package memory
 
 import (
