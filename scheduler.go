@@ -19,6 +19,7 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/internal/claimtoken"
 	"github.com/jobclock/scheduler/secrets"
 )
 
@@ -303,11 +304,14 @@ type Scheduler struct {
 	parse    ParseOptions
 	timings  timingCache
 	batch    BatchRecorder // the store, when it is one; else nil
-	outcomes outcomeBatch
-	leases   leaseKeeper
-	health   storeHealth   // the loop's view of the store
-	retries  recordRetries // outcomes being recorded again
-	tel      *telemetry
+	tokens   tokenStore    // the store, when it is one and a BatchRecorder; else nil
+	// claimToks is runDue's buffer for the tokens of a claim.
+	claimToks []claimtoken.Token
+	outcomes  outcomeBatch
+	leases    leaseKeeper
+	health    storeHealth   // the loop's view of the store
+	retries   recordRetries // outcomes being recorded again
+	tel       *telemetry
 	// httpExec is the built-in executor of Http and Https; Stop closes
 	// its idle connections.
 	httpExec *httpaction.Executor
@@ -355,6 +359,9 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
 	s.batch, _ = store.(BatchRecorder)
+	if ts, ok := store.(tokenStore); ok && s.batch != nil && ts.ClaimTokenStore() == any(store) {
+		s.tokens = ts
+	}
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
 	// Method values made once: each allocates.
 	s.parse.executor = s.executor

@@ -15,9 +15,13 @@
 // the number of jobs. Jobs and history entries are kept in a compact form
 // and their records built when read: a job that has not run yet takes
 // about a hundred bytes besides its definition, which the store shares
-// with the Scheduler, and one that has run about 250 plus 96 per history
-// entry. Data is lost when the process exits. Several Schedulers in one
-// process may share one Store.
+// with the Scheduler, and one that has run about 350 with its first
+// history entry, and 96 more per entry when it has more than one. A
+// Scheduler over the store finds each job it claimed again by a token the
+// store hands out with the claim ([Store.ClaimDueTokens],
+// [Store.RecordBatchTokens]: methods for the Scheduler alone). Data is
+// lost when the process exits. Several Schedulers in one process may share
+// one Store.
 package memory
 
 import (
@@ -32,6 +36,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/claimtoken"
 )
 
 var (
@@ -52,7 +57,8 @@ type Store struct {
 	hseq  uint64 // recording order of history entries
 	// claimed maps the copy ClaimDue returned for an entry to the entry,
 	// so that Record finds it without two lookups by name in large maps.
-	// An entry has at most one: its latest claim, until recorded.
+	// An entry has at most one: its latest claim, until recorded. The
+	// claims of ClaimDueTokens are not in it: their tokens find them.
 	claimed map[*scheduler.JobRecord]*entry
 	// spare holds boxes of claimed records that RecordBatch took back
 	// and did not keep, cleared, for the next claims (see recycle).
@@ -198,7 +204,11 @@ type extra struct {
 	rec        *scheduler.JobRecord
 	leaseOwner string
 	leaseUntil time.Time
-	hist       []histItem // in recording order
+	hist       []histItem // in recording order; the first one in one, until it grows
+	// one holds the first history item of a job, which most one-time jobs
+	// never go past: it comes with the extra rather than in an array of
+	// its own (see appendHistory).
+	one [1]histItem
 	// claim holds the copy the latest ClaimDue returned, until recorded.
 	claim *recBox
 	// pos holds the entry's positions in Store.finals and Store.aged,
@@ -385,6 +395,10 @@ func (e *entry) set(j *scheduler.JobRecord, keep bool) {
 type recBox struct {
 	rec        scheduler.JobRecord
 	last, next time.Time
+	// For a claimed record: the store that claimed it, and whether it
+	// is in that store's claimed map.
+	from   *Store
+	mapped bool
 }
 
 // read returns a copy of e's record that shares only the immutable Job.
@@ -539,11 +553,17 @@ func (s *Store) appendHistory(e *entry, history []scheduler.HistoryEntry) {
 	oldest := x.oldest
 	if len(x.hist) == 0 {
 		oldest = math.MaxInt64
+		if cap(x.hist) == 0 {
+			x.hist = x.one[:0]
+		}
 	}
 	for i := range history {
 		s.hseq++
 		x.hist = append(x.hist, newHistItem(e, &history[i], s.hseq))
 		oldest = min(oldest, x.hist[len(x.hist)-1].endKey())
+	}
+	if cap(x.hist) > 1 && x.one[0].seq != 0 {
+		x.one[0] = histItem{} // the history moved on: drop what it refers to
 	}
 	if x.pos[1] == 0 || oldest != x.oldest {
 		x.oldest = oldest
@@ -614,12 +634,23 @@ func (e *entry) setRec(j *scheduler.JobRecord, keep bool) {
 	}
 }
 
-// unclaim drops e's claim copy from s.claimed.
+// unclaim drops e's claim copy (and takes it out of s.claimed).
 func (s *Store) unclaim(e *entry) {
 	if e.x != nil && e.x.claim != nil {
-		delete(s.claimed, &e.x.claim.rec)
+		if e.x.claim.mapped {
+			delete(s.claimed, &e.x.claim.rec)
+		}
 		e.x.claim = nil
 	}
+}
+
+// claimOf returns the entry whose latest claim returned j, found by tok
+// or else in s.claimed; nil when j is no such claim.
+func (s *Store) claimOf(j *scheduler.JobRecord, tok claimtoken.Token) *entry {
+	if e, ok := tok.V.(*entry); ok && e.x != nil && e.x.claim != nil && &e.x.claim.rec == j && e.x.claim.from == s {
+		return e
+	}
+	return s.claimed[j]
 }
 
 // maxSpare bounds Store.spare: enough for the claims of a burst in flight
@@ -869,11 +900,32 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 
 // ClaimDue implements [scheduler.Store].
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	out, _, err := s.claimDue(now, owner, leaseUntil, limit, nil)
+	return out, err
+}
+
+// ClaimTokenStore returns s: the Scheduler passes the tokens of
+// ClaimDueTokens only to the store that handed them out, not to a type
+// that embeds it.
+func (s *Store) ClaimTokenStore() any { return s }
+
+// ClaimDueTokens is ClaimDue that also appends a token per claimed job to
+// toks, for RecordBatchTokens: what the Scheduler calls.
+func (s *Store) ClaimDueTokens(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
+	if toks == nil {
+		toks = []claimtoken.Token{} // not nil: tokens asked for
+	}
+	return s.claimDue(now, owner, leaseUntil, limit, toks)
+}
+
+// claimDue does ClaimDue's work. With toks not nil, it appends each
+// claim's token to toks; with toks nil, it keeps the claims in s.claimed.
+func (s *Store) claimDue(now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	leaseUntil = utc(leaseUntil)
 	if !leaseUntil.After(now) {
-		return nil, fmt.Errorf("memory: claim: lease end %v is not after now %v", leaseUntil, now)
+		return nil, toks, fmt.Errorf("memory: claim: lease end %v is not after now %v", leaseUntil, now)
 	}
 	var out []*scheduler.JobRecord
 	nowNs := now.UnixNano()
@@ -892,13 +944,19 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		c.PreviousLeaseOwner = prev
 		s.unclaim(e)
 		x.claim = b
-		s.claimed[c] = e
+		b.from = s
+		if toks != nil {
+			toks = append(toks, claimtoken.Token{V: e, Last: &b.last})
+		} else {
+			b.mapped = true
+			s.claimed[c] = e
+		}
 		if out == nil {
 			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.held.len()+1))
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out, toks, nil
 }
 
 // NextDue implements [scheduler.Store].
@@ -932,7 +990,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.record(owner, j, history, false)
+	return s.record(owner, j, history, false, claimtoken.Token{})
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
@@ -941,19 +999,33 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 // records in compact form for later claims: as the BatchRecorder contract
 // says, the caller must not use them once recorded.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
-	errs := make([]error, len(batch))
+	return s.RecordBatchTokens(ctx, owner, batch, nil, nil)
+}
+
+// RecordBatchTokens is RecordBatch with the tokens that ClaimDueTokens
+// returned for the batch's claims in toks, by index: it finds a claimed
+// job by its token. A token that is missing, of another store, or not of
+// the latest claim of its record's job counts as none. It returns the
+// errors appended to errs.
+func (s *Store) RecordBatchTokens(ctx context.Context, owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token, errs []error) []error {
+	errs = slices.Grow(errs, len(batch))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, b := range batch {
-		errs[i] = s.record(owner, b.Job, b.History, true)
+		var tok claimtoken.Token
+		if i < len(toks) {
+			tok = toks[i]
+		}
+		errs = append(errs, s.record(owner, b.Job, b.History, true, tok))
 	}
 	return errs
 }
 
 // record does Record's work with s.mu held. keep stores j itself rather
-// than a copy, when it is stored whole.
-func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool) error {
-	e := s.claimed[j]
+// than a copy, when it is stored whole; tok is the token of j's claim, if
+// any.
+func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool, tok claimtoken.Token) error {
+	e := s.claimOf(j, tok)
 	var box *recBox // holding j, when it is a claim of this store
 	if e != nil {
 		box = e.x.claim

@@ -1,0 +1,125 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// claimCountingStore embeds the memory store and counts its own ClaimDue
+// calls: the claim tokens that the embedded store's methods hand out must
+// not pass it by.
+type claimCountingStore struct {
+	*memory.Store
+	claims atomic.Int64
+}
+
+func (c *claimCountingStore) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	c.claims.Add(1)
+	return c.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
+}
+
+func TestClaimTokensOnlyOfTheStoreItself(t *testing.T) {
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.UsesClaimTokens() {
+		t.Errorf("a Scheduler over the memory store does not use its claim tokens")
+	}
+	st := &claimCountingStore{Store: memory.New()}
+	s, err = scheduler.New(st, &scheduler.Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.UsesClaimTokens() {
+		t.Fatalf("a Scheduler over a store that embeds the memory store uses the embedded store's claim tokens")
+	}
+	ctx := context.Background()
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	job, err := scheduler.ParseJob([]byte(jobJSON(t0, "")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "c", "j", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.RunDue(ctx, t0.Add(time.Second))
+	if st.claims.Load() == 0 {
+		t.Errorf("the embedding store's ClaimDue was not called")
+	}
+}
+
+// TestLastExecutionTimeOfEachClaim runs one-time jobs in batches on the
+// memory store, whose claimed records come with room for their
+// LastExecutionTime, and checks that each job's LastExecutionTime is the
+// start of its own attempt.
+func TestLastExecutionTimeOfEachClaim(t *testing.T) {
+	const n = 200
+	ctx := context.Background()
+	reg := new(action.Registry)
+	reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond) // starts apart, outcomes in mixed batches
+		return nil, nil
+	}))
+	var recorded atomic.Int64
+	done := make(chan struct{})
+	st := memory.New()
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: discard, MaxConcurrency: 16,
+		OnHistory: func(scheduler.HistoryEntry) {
+			if recorded.Add(1) == n {
+				close(done)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.UsesClaimTokens() {
+		t.Fatal("the Scheduler does not use the memory store's claim tokens")
+	}
+	col := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n}}}
+	if _, err := s.PutCollection(ctx, "c", col, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, err := s.PutJob(ctx, "c", fmt.Sprint("j", i), &scheduler.Job{Action: action.Action{Type: "Noop"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	starts := make(map[time.Time]bool)
+	for i := range n {
+		name := fmt.Sprint("j", i)
+		j, err := st.GetJob(ctx, "c", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := st.ListHistory(ctx, "c", name, scheduler.HistoryFilter{})
+		if err != nil || len(h) != 1 {
+			t.Fatalf("history of %s = %+v, %v; want one entry", name, h, err)
+		}
+		if last := j.Status.LastExecutionTime; last == nil || !last.Equal(h[0].StartTime) {
+			t.Errorf("%s: LastExecutionTime %v, want its attempt's start %v", name, last, h[0].StartTime)
+		}
+		starts[h[0].StartTime] = true
+	}
+	if len(starts) < n/2 {
+		t.Errorf("only %d different start times among %d attempts: the test tells little", len(starts), n)
+	}
+}
