@@ -427,6 +427,20 @@ func (e *encoder) recurrence(r *recurrence.Recurrence) {
 
 const hexDigits = "0123456789abcdef"
 
+const (
+	ones8  = 0x0101010101010101
+	highs8 = 0x8080808080808080
+)
+
+// special8 is 0 when none of the eight bytes of w is one appendString
+// writes other than as is: a quote, a backslash, a control character or a
+// byte of a multi-byte character. Otherwise the high bit of the first such
+// byte is set, perhaps with others.
+func special8(w uint64) uint64 {
+	zero := func(v uint64) uint64 { return (v - ones8) &^ v & highs8 } // a zero byte
+	return zero(w^(ones8*'"')) | zero(w^(ones8*'\\')) | (w-ones8*0x20)&^w&highs8 | w&highs8
+}
+
 // appendString appends s as a JSON string the way encoding/json writes it
 // without HTML escaping: quotes, backslashes and control characters
 // escaped, invalid UTF-8 replaced by U+FFFD, and U+2028 and U+2029
@@ -441,6 +455,19 @@ func appendString(b []byte, s string) []byte {
 func appendStringContent(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
+		// Pass over eight plain bytes at a time.
+		for i+8 <= len(s) {
+			t := s[i : i+8]
+			w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+			if special8(w) != 0 {
+				break
+			}
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,13 +68,13 @@ func TestEncodeJobRecordMatchesResource(t *testing.T) {
 		rec := &scheduler.JobRecord{Job: new(scheduler.Job)}
 		fillRandom(r, reflect.ValueOf(rec.Job).Elem(), 0)
 		fillRandom(r, reflect.ValueOf(&rec.Status).Elem(), 0)
-		rec.State = scheduler.JobState(randomStrings[r.IntN(len(randomStrings))])
-		rec.Name = randomStrings[r.IntN(len(randomStrings))]
+		rec.State = scheduler.JobState(randomString(r))
+		rec.Name = randomString(r)
 		if r.IntN(4) > 0 {
 			stripSecrets(&rec.Job.Action)
 		}
 		var sc scope
-		sc.sub, sc.rg, sc.jc = randomStrings[r.IntN(len(randomStrings))], randomStrings[r.IntN(len(randomStrings))], randomStrings[r.IntN(len(randomStrings))]
+		sc.sub, sc.rg, sc.jc = randomString(r), randomString(r), randomString(r)
 		got, ok := appendJobRecord(nil, sc, rec)
 		if hasSecrets(&rec.Job.Action) {
 			if ok {
@@ -116,6 +117,31 @@ func stripSecrets(a *action.Action) {
 	}
 }
 
+// TestAppendStringMatchesEncodingJSON puts every byte value, and the
+// characters JSON escapes, at every position of plain strings of up to
+// 20 bytes, where the eight-at-a-time pass and the byte loop meet.
+func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	specials := []string{"\u2028", "\u2029", "é", "😀", "\ufffd"}
+	for c := range 256 {
+		specials = append(specials, string([]byte{byte(c)}))
+	}
+	for n := range 21 {
+		plain := strings.Repeat("a", n)
+		for pos := range n + 1 {
+			for _, sp := range specials {
+				s := plain[:pos] + sp + plain[pos:]
+				want, _ := json.Marshal(s)
+				want = bytes.ReplaceAll(want, []byte(`\u003c`), []byte("<"))
+				want = bytes.ReplaceAll(want, []byte(`\u003e`), []byte(">"))
+				want = bytes.ReplaceAll(want, []byte(`\u0026`), []byte("&"))
+				if got := appendString(nil, s); !bytes.Equal(got, want) {
+					t.Fatalf("%q: got %s, want %s", s, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestEncodeOtherTypesFallBack checks that responses of other types are
 // left to encoding/json.
 func TestEncodeOtherTypesFallBack(t *testing.T) {
@@ -138,6 +164,20 @@ var randomStrings = []string{
 	"", "a", "Http", "http://example.com/a?b=c&d=<e>", "quote\"back\\slash", "\x00\x01\x1f\x7f",
 	"\b\f\n\r\t", "line\u2028sep\u2029", "bad\xffutf8\xc3", "é中文😀", "<script>&amp;</script>",
 	"\xe2\x80", "trailing\\", "\u00ff\u0100",
+}
+
+// randomString returns one of randomStrings, or several of them joined
+// with runs of plain bytes.
+func randomString(r *rand.Rand) string {
+	if r.IntN(2) == 0 {
+		return randomStrings[r.IntN(len(randomStrings))]
+	}
+	var b strings.Builder
+	for range 1 + r.IntN(4) {
+		b.WriteString(strings.Repeat("x", r.IntN(12)))
+		b.WriteString(randomStrings[r.IntN(len(randomStrings))])
+	}
+	return b.String()
 }
 
 // randomRaw are custom payloads, valid JSON with and without spaces;
@@ -179,7 +219,7 @@ func fillRandom(r *rand.Rand, v reflect.Value, depth int) {
 	}
 	switch v.Kind() {
 	case reflect.String:
-		v.SetString(randomStrings[r.IntN(len(randomStrings))])
+		v.SetString(randomString(r))
 	case reflect.Int, reflect.Int64:
 		ns := []int64{0, 1, -1, r.Int64N(1000), -r.Int64N(1 << 40), 1<<63 - 1}
 		v.SetInt(ns[r.IntN(len(ns))])
