@@ -294,6 +294,7 @@ var (
 	headerClientRequestID = http.CanonicalHeaderKey("x-ms-client-request-id")
 	headerRemainingReads  = http.CanonicalHeaderKey(HeaderRemainingReads)
 	headerRemainingWrites = http.CanonicalHeaderKey(HeaderRemainingWrites)
+	headerETag            = http.CanonicalHeaderKey("ETag")
 )
 
 // newRequestID returns a random (version 4) UUID.
@@ -359,16 +360,43 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, e *apiError
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer putJSONBuffer(buf)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if b, ok := appendResponse(buf.AvailableBuffer(), v); ok {
+		buf.Write(append(b, '\n'))
+	} else if err := encodeJSON(buf, v); err != nil {
 		buf.Reset()
 		buf.WriteString(`{"error":{"code":"InternalServerError","message":"The response could not be encoded."}}` + "\n")
 		status = http.StatusInternalServerError
 	}
+	writeBody(w, status, buf.Bytes())
+}
+
+// writeBody writes a response with the JSON body b.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Header()["Content-Type"] = []string{"application/json; charset=utf-8"}
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(b)
+}
+
+// writeJob writes the resource of the job r in scope sc, as
+// writeJSON(w, status, h.jobResource(sc, r)) does.
+func (h *handler) writeJob(w http.ResponseWriter, status int, sc scope, r *scheduler.JobRecord) {
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer putJSONBuffer(buf)
+	b, ok := appendJobRecord(buf.AvailableBuffer(), sc, r)
+	if !ok {
+		writeJSON(w, status, h.jobResource(sc, r))
+		return
+	}
+	buf.Write(append(b, '\n'))
+	writeBody(w, status, buf.Bytes())
+}
+
+// encodeJSON writes v to buf with encoding/json, as the API writes every
+// body: without HTML escaping, ending with a newline.
+func encodeJSON(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 // jsonBuffers holds the buffers responses are encoded in: a job's
@@ -395,7 +423,7 @@ func writeEmpty(w http.ResponseWriter, status int) {
 
 func setETag(w http.ResponseWriter, etag string) {
 	if etag != "" {
-		w.Header().Set("ETag", `"`+etag+`"`)
+		w.Header()[headerETag] = []string{`"` + etag + `"`}
 	}
 }
 

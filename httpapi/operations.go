@@ -244,7 +244,7 @@ func (h *handler) getJob(w http.ResponseWriter, r *http.Request) error {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	setETag(w, j.ETag)
-	writeJSON(w, http.StatusOK, h.jobResource(rq.sc, j))
+	h.writeJob(w, http.StatusOK, rq.sc, j)
 	return nil
 }
 
@@ -277,7 +277,7 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 		status = http.StatusCreated
 	}
 	setETag(w, j.ETag)
-	writeJSON(w, status, h.jobResource(rq.sc, j))
+	h.writeJob(w, status, rq.sc, j)
 	return nil
 }
 
@@ -298,7 +298,7 @@ func (h *handler) patchJob(w http.ResponseWriter, r *http.Request) error {
 		return h.engineError(r.Context(), rq, err, "properties")
 	}
 	setETag(w, j.ETag)
-	writeJSON(w, http.StatusOK, h.jobResource(rq.sc, j))
+	h.writeJob(w, http.StatusOK, rq.sc, j)
 	return nil
 }
 
