@@ -1,0 +1,146 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// TestPutReadsCollectionAsWritten puts recurring jobs while the
+// collection's maxRecurrence changes between allowing and refusing them:
+// run with -race, the puts must not race with the collection's writes
+// (the memory store lends a put its record), and once the last write
+// refuses them a put is refused.
+func TestPutReadsCollectionAsWritten(t *testing.T) {
+	ctx := context.Background()
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota := func(f recurrence.Frequency) *scheduler.JobCollection {
+		return &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 1000,
+			MaxRecurrence: &scheduler.MaxRecurrence{Frequency: f, Interval: 1}}}}
+	}
+	if _, err := s.PutCollection(ctx, "c", quota(recurrence.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	def := func() *scheduler.Job { // every 30 minutes
+		return &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}},
+			Recurrence: &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 30}}
+	}
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Go(func() {
+			for i := range 50 {
+				_, err := s.PutJob(ctx, "c", fmt.Sprintf("j%d-%d", g, i), def(), nil)
+				if err != nil && !errors.Is(err, scheduler.ErrQuotaExceeded) {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range 20 {
+		f := recurrence.Minute
+		if i%2 == 1 {
+			f = recurrence.Hour
+		}
+		if _, err := s.PutCollection(ctx, "c", quota(f), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	if _, err := s.PutJob(ctx, "c", "after", def(), nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("PutJob of a job every 30 minutes with maxRecurrence 1 Hour = %v, want ErrQuotaExceeded", err)
+	}
+	if _, err := s.PutCollection(ctx, "c", quota(recurrence.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "c", "after", def(), nil); err != nil {
+		t.Errorf("PutJob of a job every 30 minutes with maxRecurrence 1 Minute = %v", err)
+	}
+	if _, err := s.PutJob(ctx, "missing", "j", def(), nil); !errors.Is(err, scheduler.ErrNotFound) ||
+		err.Error() != `put job "j": memory: job collection "missing": scheduler: not found` {
+		t.Errorf("PutJob in a missing collection = %v", err)
+	}
+}
+
+// readCounter embeds the memory store and counts its GetCollection and
+// GetJob calls, as a host's wrapper might.
+type readCounter struct {
+	*memory.Store
+	colls, jobs atomic.Int64
+}
+
+func (c *readCounter) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	c.colls.Add(1)
+	return c.Store.GetCollection(ctx, name)
+}
+
+func (c *readCounter) GetJob(ctx context.Context, collection, name string) (*scheduler.JobRecord, error) {
+	c.jobs.Add(1)
+	return c.Store.GetJob(ctx, collection, name)
+}
+
+// TestPutReadsThroughWrapper: a store that embeds the memory store and
+// has a GetCollection and GetJob of its own is read through them when a
+// job is put; the memory store's read for puts serves only itself.
+func TestPutReadsThroughWrapper(t *testing.T) {
+	ctx := context.Background()
+	st := &readCounter{Store: memory.New()}
+	s, err := scheduler.New(st, &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	colls, jobs := st.colls.Load(), st.jobs.Load()
+	def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}}}
+	if _, err := s.PutJob(ctx, "c", "j", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st.colls.Load() == colls || st.jobs.Load() == jobs {
+		t.Errorf("PutJob read the collection %d and the job %d times through the wrapper, want at least once each",
+			st.colls.Load()-colls, st.jobs.Load()-jobs)
+	}
+}
+
+// TestPutReplacesWhatItRead: a put over a job that exists reads it (on
+// the memory store, in the same call as the collection) and keeps its
+// creation time and counts the version on; IfMatch is checked against it.
+func TestPutReplacesWhatItRead(t *testing.T) {
+	ctx := context.Background()
+	s, _ := noopScheduler(t, action.HTTP)
+	def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}},
+		Recurrence: &recurrence.Recurrence{Frequency: recurrence.Hour, Interval: 1}}
+	first, err := s.PutJob(ctx, "c", "j", def, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Version != 1 {
+		t.Errorf("created job's Version = %d, want 1", first.Version)
+	}
+	if _, err := s.PutJob(ctx, "c", "j", def, &scheduler.PutJobOptions{IfMatch: "nope"}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("PutJob with a wrong IfMatch = %v, want ErrPreconditionFailed", err)
+	}
+	second, err := s.PutJob(ctx, "c", "j", def, &scheduler.PutJobOptions{IfMatch: first.ETag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Version != 2 || !second.Created.Equal(first.Created) || second.ETag == first.ETag {
+		t.Errorf("replaced job: Version %d, Created %v, ETag %q; want 2, %v, an ETag other than %q",
+			second.Version, second.Created, second.ETag, first.Created, first.ETag)
+	}
+	if _, err := s.PutJob(ctx, "c", "new", def, &scheduler.PutJobOptions{IfMatch: "*"}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("PutJob of a new job with IfMatch * = %v, want ErrPreconditionFailed", err)
+	}
+}
