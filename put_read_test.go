@@ -143,4 +143,66 @@ func TestPutReplacesWhatItRead(t *testing.T) {
 	if _, err := s.PutJob(ctx, "c", "new", def, &scheduler.PutJobOptions{IfMatch: "*"}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
 		t.Errorf("PutJob of a new job with IfMatch * = %v, want ErrPreconditionFailed", err)
 	}
+	// Without IfMatch, a put creates the jobs that do not exist and
+	// replaces those that do.
+	for _, name := range []string{"j", "k", "k", "l", "l", "j"} {
+		before, _ := s.GetJob(ctx, "c", name)
+		r, err := s.PutJob(ctx, "c", name, def, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case before == nil && r.Version != 1:
+			t.Errorf("PutJob created %q with Version %d, want 1", name, r.Version)
+		case before != nil && (r.Version != before.Version+1 || !r.Created.Equal(before.Created)):
+			t.Errorf("PutJob replaced %q: Version %d, Created %v; want %d, %v", name, r.Version, r.Created, before.Version+1, before.Created)
+		}
+		if got, err := s.GetJob(ctx, "c", name); err != nil || got.ETag != r.ETag || got.Version != r.Version {
+			t.Errorf("GetJob(%q) after PutJob = %+v, %v; want ETag %q, Version %d", name, got, err, r.ETag, r.Version)
+		}
+	}
+}
+
+// TestConcurrentPutsCountEveryWrite: goroutines put the same jobs, each
+// creating or replacing them, some with IfMatch "*": every put writes once
+// (none is lost and none writes twice), so each job's Version is the number
+// of puts of it. Run with -race.
+func TestConcurrentPutsCountEveryWrite(t *testing.T) {
+	ctx := context.Background()
+	s, _ := noopScheduler(t, action.HTTP)
+	const goroutines, rounds, jobs = 4, 25, 5
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range rounds * jobs {
+				def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}},
+					Recurrence: &recurrence.Recurrence{Frequency: recurrence.Hour, Interval: 1 + g}}
+				var opts *scheduler.PutJobOptions
+				if i%3 == 2 {
+					opts = &scheduler.PutJobOptions{IfMatch: "*"}
+				}
+				name := fmt.Sprintf("j%d", i%jobs)
+				if _, err := s.PutJob(ctx, "c", name, def, opts); err != nil {
+					if opts != nil && errors.Is(err, scheduler.ErrPreconditionFailed) {
+						// IfMatch "*" before the job was created: count it as
+						// not written by putting it again without.
+						if _, err = s.PutJob(ctx, "c", name, def, nil); err == nil {
+							continue
+						}
+					}
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range jobs {
+		r, err := s.GetJob(ctx, "c", fmt.Sprintf("j%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Version != goroutines*rounds {
+			t.Errorf("job j%d: Version %d after %d puts", i, r.Version, goroutines*rounds)
+		}
+	}
 }
