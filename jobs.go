@@ -403,6 +403,12 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
 }
 
+// putReader is the memory store's read of what a put needs, in one call
+// and without copying the collection's record; see package putread.
+type putReader interface {
+	ReadForPut(key putread.Key, via any, collection, name string) (col *CollectionRecord, old *JobRecord, lent bool, err error)
+}
+
 // readForPut returns what a put of job name in collection reads from st:
 // the collection's record, which the caller must not change (st may lend
 // its own), and the job's record, nil when there is none.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"time"
-
-	"github.com/jobclock/scheduler/internal/putread"
 )
 
 // Store is the storage interface of the scheduler. store/memory is the
@@ -526,10 +524,4 @@ type TxStore interface {
 	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
 	PutJob(ctx context.Context, j *JobRecord) error
 	DeleteJob(ctx context.Context, collection, name string) error
-}
-
-// putReader is the memory store's read of what a put needs, in one call
-// and without copying the collection's record; see package putread.
-type putReader interface {
-	ReadForPut(key putread.Key, via any, collection, name string) (col *CollectionRecord, old *JobRecord, lent bool, err error)
 }
