@@ -12,6 +12,8 @@
 // takes a Key, which code outside this module cannot name.
 package putread
 
-// Key is the first argument of the memory store's put read. Its only
-// member is unexported, so code outside this module cannot make one.
-type Key struct{ key struct{} }
+// Key is the first argument of the memory store's put read. Code outside
+// this module can neither name it nor write a value of it: its only
+// member is blank, and a blank member of another package's struct type
+// makes that type a different one.
+type Key struct{ _ struct{} }
