@@ -16,6 +16,7 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/jsonput"
+	"github.com/jobclock/scheduler/internal/putread"
 	"github.com/jobclock/scheduler/internal/tracectx"
 	"github.com/jobclock/scheduler/recurrence"
 )
@@ -386,12 +387,8 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 		}
 	}
 	for range maxWriteAttempts {
-		col, err := st.GetCollection(ctx, collection)
+		col, old, err := readForPut(ctx, st, collection, name)
 		if err != nil {
-			return nil, fmt.Errorf("put job %q: %w", name, err)
-		}
-		old, err := st.GetJob(ctx, collection, name)
-		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
 		if err := preconditions("job", name, opts.IfMatch, etagOf(old), old != nil); err != nil {
@@ -404,6 +401,35 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 		return r, err
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// putReader is the memory store's read of what a put needs, in one call
+// and without copying the collection's record; see package putread.
+type putReader interface {
+	ReadForPut(key putread.Key, via any, collection, name string) (col *CollectionRecord, old *JobRecord, lent bool, err error)
+}
+
+// readForPut returns what a put of job name in collection reads from st:
+// the collection's record, which the caller must not change (st may lend
+// its own), and the job's record, nil when there is none.
+func readForPut(ctx context.Context, st TxStore, collection, name string) (col *CollectionRecord, old *JobRecord, err error) {
+	if r, ok := st.(putReader); ok {
+		col, old, lent, err := r.ReadForPut(putread.Key{}, st, collection, name)
+		if lent {
+			if err != nil {
+				return nil, nil, fmt.Errorf("put job %q: %w", name, err)
+			}
+			return col, old, nil
+		}
+	}
+	if col, err = st.GetCollection(ctx, collection); err != nil {
+		return nil, nil, fmt.Errorf("put job %q: %w", name, err)
+	}
+	old, err = st.GetJob(ctx, collection, name)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, nil, err
+	}
+	return col, old, nil
 }
 
 // storeJob writes the checked definition job, with timing t, as job name

@@ -67,7 +67,9 @@ func appendSecret(out []secretField, base, sub string, v *string) []secretField 
 func jobSecrets(j *Job) []secretField {
 	out := actionSecrets(nil, &j.Action, "action")
 	out = actionSecrets(out, j.Action.ErrorAction, "action.errorAction")
-	slices.SortFunc(out, func(a, b secretField) int { return strings.Compare(a.path(), b.path()) }) // errors in path order
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b secretField) int { return strings.Compare(a.path(), b.path()) }) // errors in path order
+	}
 	return out
 }
 

@@ -250,7 +250,7 @@ func isZeroAction(a *action.Action) bool {
 
 // payloadMembers are the members of an action that hold its payload, in
 // the order their problems are reported.
-var payloadMembers = []string{"request", "queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage", "custom"}
+var payloadMembers = [...]string{"request", "queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage", "custom"}
 
 // payloads names the payload member of each built-in type.
 var payloads = map[action.Type]string{
@@ -283,19 +283,6 @@ func orList(names []string) string {
 }
 
 func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
-	present := func(name string) bool {
-		switch name {
-		case "request":
-			return a.Request != nil
-		case "queueMessage":
-			return a.QueueMessage != nil
-		case "serviceBusQueueMessage":
-			return a.ServiceBusQueueMessage != nil
-		case "serviceBusTopicMessage":
-			return a.ServiceBusTopicMessage != nil
-		}
-		return a.Custom != nil || a.Payload != nil // custom
-	}
 	before := len(c.errs)
 	if a.Custom != nil && a.Payload != nil {
 		c.add(path+".custom", "", "is set both as Custom and as Payload; set one of them")
@@ -319,11 +306,14 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 		known = false
 	}
 	if known {
-		for _, name := range payloadMembers {
+		// Whether each of payloadMembers is set, in its order.
+		present := [len(payloadMembers)]bool{a.Request != nil, a.QueueMessage != nil,
+			a.ServiceBusQueueMessage != nil, a.ServiceBusTopicMessage != nil, a.Custom != nil || a.Payload != nil}
+		for i, name := range payloadMembers {
 			switch {
-			case name == want && !present(name) && name != "custom":
+			case name == want && !present[i] && name != "custom":
 				c.add(path+"."+name, "", "is required for type "+string(a.Type))
-			case name != want && present(name):
+			case name != want && present[i]:
 				c.add(path+"."+name, "", "does not apply to type "+string(a.Type))
 			}
 		}

@@ -37,6 +37,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/internal/claimtoken"
+	"github.com/jobclock/scheduler/internal/putread"
 )
 
 var (
@@ -743,6 +744,31 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 		return nil, fmt.Errorf("memory: job collection %q: %w", name, scheduler.ErrNotFound)
 	}
 	return c.rec.Clone(), nil
+}
+
+// ReadForPut returns what the Scheduler's put of job name in collection
+// reads, in one call: the collection's record, which is the store's own
+// (the store replaces it on every write and never changes it in place, so
+// it stays as it was read; the caller must not change it), and a copy of
+// the job's record, nil when there is none. It lends the record only to
+// the Scheduler of this module (key) putting through this very store
+// (via), so that a store embedding *Store and overriding GetCollection or
+// GetJob is read through its own methods: lent is false otherwise, and
+// nothing was read. A missing collection is GetCollection's error.
+func (s *Store) ReadForPut(key putread.Key, via any, collection, name string) (col *scheduler.CollectionRecord, old *scheduler.JobRecord, lent bool, err error) {
+	if v, ok := via.(*Store); !ok || v != s {
+		return nil, nil, false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.colls[collection]
+	if c == nil {
+		return nil, nil, true, fmt.Errorf("memory: job collection %q: %w", collection, scheduler.ErrNotFound)
+	}
+	if e := c.jobs[name]; e != nil {
+		old = e.read()
+	}
+	return c.rec, old, true, nil
 }
 
 // ListCollections implements [scheduler.Store].
