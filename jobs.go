@@ -404,18 +404,19 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 }
 
 // putReader is the memory store's read of what a put needs, in one call
-// and without copying the collection's record; see package putread.
+// and without copying the collection's record, reached through
+// putread.Of; see package putread.
 type putReader interface {
-	ReadForPut(key putread.Key, via any, collection, name string) (col *CollectionRecord, old *JobRecord, lent bool, err error)
+	ReadForPut(collection, name string) (col *CollectionRecord, old *JobRecord, err error)
 }
 
 // readForPut returns what a put of job name in collection reads from st:
 // the collection's record, which the caller must not change (st may lend
 // its own), and the job's record, nil when there is none.
 func readForPut(ctx context.Context, st TxStore, collection, name string) (col *CollectionRecord, old *JobRecord, err error) {
-	if r, ok := st.(putReader); ok {
-		col, old, lent, err := r.ReadForPut(putread.Key{}, st, collection, name)
-		if lent {
+	if of := putread.Of; of != nil {
+		if r, ok := of(st).(putReader); ok {
+			col, old, err := r.ReadForPut(collection, name)
 			if err != nil {
 				return nil, nil, fmt.Errorf("put job %q: %w", name, err)
 			}

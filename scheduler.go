@@ -359,8 +359,8 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
 	s.batch, _ = store.(BatchRecorder)
-	if ts, ok := store.(tokenStore); ok && s.batch != nil && ts.ClaimTokenStore() == any(store) {
-		s.tokens = ts
+	if of := claimtoken.Of; of != nil && s.batch != nil {
+		s.tokens, _ = of(store).(tokenStore)
 	}
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
 	// Method values made once: each allocates.

@@ -150,16 +150,11 @@ type BatchRecorder interface {
 	RecordBatch(ctx context.Context, owner string, batch []RecordRequest) []error
 }
 
-// tokenStore is an optional interface of a [BatchRecorder] that hands out
-// a token with each claimed job and finds the job by it when the outcome
-// is recorded, rather than by the record or the job's name. Its methods
-// take types of an internal package: only stores of this module have it.
+// tokenStore is what a [BatchRecorder] that hands out a token with each
+// claimed job, and finds the job by it when the outcome is recorded
+// rather than by the record or the job's name, offers the Scheduler
+// through claimtoken.Of: only stores of this module have it.
 type tokenStore interface {
-	// ClaimTokenStore returns the store itself. A type that embeds a
-	// store gets its methods without being that store: its own ClaimDue
-	// and RecordBatch must not be passed by, so the Scheduler uses the
-	// tokens only of a store that returns itself.
-	ClaimTokenStore() any
 	// ClaimDueTokens is [Store.ClaimDue] that also appends a token per
 	// claimed job to toks and returns it, in the order of the jobs.
 	ClaimDueTokens(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*JobRecord, []claimtoken.Token, error)

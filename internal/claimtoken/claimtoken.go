@@ -17,3 +17,11 @@ type Token struct {
 	// Status.LastExecutionTime itself.
 	Last *time.Time
 }
+
+// Of returns the token methods of store s for the Scheduler, nil when s
+// has none. The memory store sets it (when its package is in the
+// program) to answer for a *memory.Store itself only: a type that embeds
+// one has ClaimDue and RecordBatch of its own, which the tokens must not
+// pass by. Reaching the methods this way keeps them out of the store's
+// API.
+var Of func(s any) any

@@ -9,11 +9,11 @@
 // record it holds is a snapshot the Scheduler can read after the store's
 // lock is released, as long as nothing writes to it. Lending the record
 // must stay between the Scheduler and the store: the method that does it
-// takes a Key, which code outside this module cannot name.
+// is reached through Of, not through the store's API.
 package putread
 
-// Key is the first argument of the memory store's put read. Code outside
-// this module can neither name it nor write a value of it: its only
-// member is blank, and a blank member of another package's struct type
-// makes that type a different one.
-type Key struct{ _ struct{} }
+// Of returns the put read of store s for the Scheduler, nil when s lends
+// none. The memory store sets it (when its package is in the program) to
+// answer for a *memory.Store itself only, so that a type embedding one
+// and overriding GetCollection or GetJob is read through its own methods.
+var Of func(s any) any

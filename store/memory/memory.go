@@ -18,8 +18,8 @@
 // with the Scheduler, and one that has run about 350 with its first
 // history entry, and 96 more per entry when it has more than one. A
 // Scheduler over the store finds each job it claimed again by a token the
-// store hands out with the claim ([Store.ClaimDueTokens],
-// [Store.RecordBatchTokens]: methods for the Scheduler alone). Data is
+// store hands out with the claim (methods for the Scheduler alone, not
+// part of the store's API). Data is
 // lost when the process exits. Several Schedulers in one process may share
 // one Store.
 package memory
@@ -59,7 +59,7 @@ type Store struct {
 	// claimed maps the copy ClaimDue returned for an entry to the entry,
 	// so that Record finds it without two lookups by name in large maps.
 	// An entry has at most one: its latest claim, until recorded. The
-	// claims of ClaimDueTokens are not in it: their tokens find them.
+	// claims of claimDueTokens are not in it: their tokens find them.
 	claimed map[*scheduler.JobRecord]*entry
 	// spare holds boxes of claimed records that RecordBatch took back
 	// and did not keep, cleared, for the next claims (see recycle).
@@ -746,29 +746,59 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 	return c.rec.Clone(), nil
 }
 
-// ReadForPut returns what the Scheduler's put of job name in collection
+// readForPut returns what the Scheduler's put of job name in collection
 // reads, in one call: the collection's record, which is the store's own
 // (the store replaces it on every write and never changes it in place, so
 // it stays as it was read; the caller must not change it), and a copy of
-// the job's record, nil when there is none. It lends the record only to
-// the Scheduler of this module (key) putting through this very store
-// (via), so that a store embedding *Store and overriding GetCollection or
-// GetJob is read through its own methods: lent is false otherwise, and
-// nothing was read. A missing collection is GetCollection's error.
-func (s *Store) ReadForPut(key putread.Key, via any, collection, name string) (col *scheduler.CollectionRecord, old *scheduler.JobRecord, lent bool, err error) {
-	if v, ok := via.(*Store); !ok || v != s {
-		return nil, nil, false, nil
-	}
+// the job's record, nil when there is none. A missing collection is
+// GetCollection's error.
+func (s *Store) readForPut(collection, name string) (col *scheduler.CollectionRecord, old *scheduler.JobRecord, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.colls[collection]
 	if c == nil {
-		return nil, nil, true, fmt.Errorf("memory: job collection %q: %w", collection, scheduler.ErrNotFound)
+		return nil, nil, fmt.Errorf("memory: job collection %q: %w", collection, scheduler.ErrNotFound)
 	}
 	if e := c.jobs[name]; e != nil {
 		old = e.read()
 	}
-	return c.rec, old, true, nil
+	return c.rec, old, nil
+}
+
+// The Scheduler's own ways into the store, outside its API: see packages
+// claimtoken and putread. Each answers for a *Store itself only.
+func init() {
+	claimtoken.Of = func(st any) any {
+		if s, ok := st.(*Store); ok {
+			return tokenMethods{s}
+		}
+		return nil
+	}
+	putread.Of = func(st any) any {
+		if s, ok := st.(*Store); ok {
+			return putMethods{s}
+		}
+		return nil
+	}
+}
+
+// putMethods is the put read the store lends the Scheduler.
+type putMethods struct{ s *Store }
+
+func (p putMethods) ReadForPut(collection, name string) (*scheduler.CollectionRecord, *scheduler.JobRecord, error) {
+	return p.s.readForPut(collection, name)
+}
+
+// tokenMethods are the claim and record by token the store offers the
+// Scheduler.
+type tokenMethods struct{ s *Store }
+
+func (t tokenMethods) ClaimDueTokens(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
+	return t.s.claimDueTokens(now, owner, leaseUntil, limit, toks)
+}
+
+func (t tokenMethods) RecordBatchTokens(ctx context.Context, owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token, errs []error) []error {
+	return t.s.recordBatchTokens(owner, batch, toks, errs)
 }
 
 // ListCollections implements [scheduler.Store].
@@ -930,14 +960,9 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	return out, err
 }
 
-// ClaimTokenStore returns s: the Scheduler passes the tokens of
-// ClaimDueTokens only to the store that handed them out, not to a type
-// that embeds it.
-func (s *Store) ClaimTokenStore() any { return s }
-
-// ClaimDueTokens is ClaimDue that also appends a token per claimed job to
-// toks, for RecordBatchTokens: what the Scheduler calls.
-func (s *Store) ClaimDueTokens(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
+// claimDueTokens is ClaimDue that also appends a token per claimed job to
+// toks, for recordBatchTokens: what the Scheduler calls.
+func (s *Store) claimDueTokens(now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
 	if toks == nil {
 		toks = []claimtoken.Token{} // not nil: tokens asked for
 	}
@@ -1025,15 +1050,15 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 // records in compact form for later claims: as the BatchRecorder contract
 // says, the caller must not use them once recorded.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
-	return s.RecordBatchTokens(ctx, owner, batch, nil, nil)
+	return s.recordBatchTokens(owner, batch, nil, nil)
 }
 
-// RecordBatchTokens is RecordBatch with the tokens that ClaimDueTokens
+// recordBatchTokens is RecordBatch with the tokens that claimDueTokens
 // returned for the batch's claims in toks, by index: it finds a claimed
 // job by its token. A token that is missing, of another store, or not of
 // the latest claim of its record's job counts as none. It returns the
 // errors appended to errs.
-func (s *Store) RecordBatchTokens(ctx context.Context, owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token, errs []error) []error {
+func (s *Store) recordBatchTokens(owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token, errs []error) []error {
 	errs = slices.Grow(errs, len(batch))
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -23,8 +23,7 @@ import (
 func TestReadForPut(t *testing.T) {
 	ctx := context.Background()
 	s := memory.New()
-	var key putread.Key
-	if _, _, lent, err := s.ReadForPut(key, s, "c", "j"); !lent || !errors.Is(err, scheduler.ErrNotFound) {
+	if _, _, lent, err := readForPut(s, "c", "j"); !lent || !errors.Is(err, scheduler.ErrNotFound) {
 		t.Errorf("ReadForPut of a missing collection: lent %v, %v; want ErrNotFound", lent, err)
 	}
 	def := scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 7,
@@ -32,11 +31,11 @@ func TestReadForPut(t *testing.T) {
 	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c", Definition: def}); err != nil {
 		t.Fatal(err)
 	}
-	col, old, lent, err := s.ReadForPut(key, s, "c", "j")
+	col, old, lent, err := readForPut(s, "c", "j")
 	if !lent || err != nil || old != nil {
 		t.Fatalf("ReadForPut of a missing job = %v, %v, %v; want no job, lent", old, lent, err)
 	}
-	again, _, _, _ := s.ReadForPut(key, s, "c", "j")
+	again, _, _, _ := readForPut(s, "c", "j")
 	if col != again {
 		t.Error("ReadForPut copied the collection's record")
 	}
@@ -48,8 +47,8 @@ func TestReadForPut(t *testing.T) {
 		t.Errorf("ReadForPut's collection = %+v, GetCollection = %+v", col, got)
 	}
 	want := got.Clone()
-	for _, via := range []any{nil, wrapper{s}, &wrapper{s}, memory.New()} {
-		if c, o, lent, err := s.ReadForPut(key, via, "c", "j"); lent || c != nil || o != nil || err != nil {
+	for _, via := range []any{nil, wrapper{s}, &wrapper{s}} {
+		if c, o, lent, err := readForPut(via, "c", "j"); lent || c != nil || o != nil || err != nil {
 			t.Errorf("ReadForPut via %T = %v, %v, %v, %v; want nothing lent", via, c, o, lent, err)
 		}
 	}
@@ -61,7 +60,7 @@ func TestReadForPut(t *testing.T) {
 	if err := s.PutJob(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	_, old, _, err = s.ReadForPut(key, s, "c", "j")
+	_, old, _, err = readForPut(s, "c", "j")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +80,7 @@ func TestReadForPut(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for range 200 {
-				r, _, _, err := s.ReadForPut(key, s, "c", "j")
+				r, _, _, err := readForPut(s, "c", "j")
 				if err != nil {
 					t.Error(err)
 					return
@@ -105,10 +104,24 @@ func TestReadForPut(t *testing.T) {
 	if !reflect.DeepEqual(col, want) {
 		t.Errorf("a write changed the record lent before it:\n%+v\nwant\n%+v", col, want)
 	}
-	now, _, _, _ := s.ReadForPut(key, s, "c", "j")
+	now, _, _, _ := readForPut(s, "c", "j")
 	if q := now.Definition.Properties.Quota; q.MaxJobCount != 59 || q.MaxRecurrence.Interval != 51 {
 		t.Errorf("ReadForPut after the writes: quota %+v, want the last one written", q)
 	}
+}
+
+// readForPut reads what a put of job j in collection c needs through the
+// read the memory store lends the Scheduler; lent is false when st lends
+// none.
+func readForPut(st any, c, j string) (col *scheduler.CollectionRecord, old *scheduler.JobRecord, lent bool, err error) {
+	r, ok := putread.Of(st).(interface {
+		ReadForPut(collection, name string) (*scheduler.CollectionRecord, *scheduler.JobRecord, error)
+	})
+	if !ok {
+		return nil, nil, false, nil
+	}
+	col, old, err = r.ReadForPut(c, j)
+	return col, old, true, err
 }
 
 // wrapper embeds the store, as a host's wrapper would.

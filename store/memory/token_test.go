@@ -28,7 +28,7 @@ func TestClaimTokens(t *testing.T) {
 	}
 	claim := func(t *testing.T, s *Store, owner string, at time.Time, n int) ([]*scheduler.JobRecord, []claimtoken.Token) {
 		t.Helper()
-		got, toks, err := s.ClaimDueTokens(ctx, at, owner, at.Add(time.Minute), n, nil)
+		got, toks, err := (tokenMethods{s}).ClaimDueTokens(ctx, at, owner, at.Add(time.Minute), n, nil)
 		if err != nil || len(got) != n || len(toks) != n {
 			t.Fatalf("ClaimDueTokens = %d jobs, %d tokens, %v; want %d of each", len(got), len(toks), err, n)
 		}
@@ -63,7 +63,7 @@ func TestClaimTokens(t *testing.T) {
 		spare := len(s.spare)
 		reqs := []scheduler.RecordRequest{done(got[0]), done(got[1]), done(got[2])}
 		earlier := errors.New("an earlier error")
-		errs := s.RecordBatchTokens(ctx, "me", reqs, toks, []error{earlier})
+		errs := (tokenMethods{s}).RecordBatchTokens(ctx, "me", reqs, toks, []error{earlier})
 		if len(errs) != 4 || errs[0] != earlier {
 			t.Fatalf("RecordBatchTokens = %v, want 4 errors after the one passed in", errs)
 		}
@@ -89,7 +89,7 @@ func TestClaimTokens(t *testing.T) {
 		reqs := []scheduler.RecordRequest{done(got[0]), done(got[1]), done(got[2]), done(got[3])}
 		// j0 and j1 swapped, j2 another store's, j3 none at all.
 		bad := []claimtoken.Token{toks[1], toks[0], otherToks[2]}
-		for i, err := range s.RecordBatchTokens(ctx, "me", reqs, bad, nil) {
+		for i, err := range (tokenMethods{s}).RecordBatchTokens(ctx, "me", reqs, bad, nil) {
 			if err != nil {
 				t.Errorf("RecordBatchTokens[%d]: %v", i, err)
 			}
@@ -113,7 +113,7 @@ func TestClaimTokens(t *testing.T) {
 		claim(t, s, "me", now, 1)
 		got, toks := claim(t, other, "me", now, 1)
 		// Recorded in s by name, as any record that is no claim of s.
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(got[0])}, toks, nil); errs[0] != nil {
+		if errs := (tokenMethods{s}).RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(got[0])}, toks, nil); errs[0] != nil {
 			t.Errorf("RecordBatchTokens: %v", errs[0])
 		}
 		ranOnce(t, s, "j0")
@@ -137,11 +137,11 @@ func TestClaimTokens(t *testing.T) {
 			s := newStore(t, 1)
 			old, oldToks := claim(t, s, "me", now, 1)
 			cur, curToks := claim(t, s, c.next, now.Add(2*time.Minute), 1)
-			if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks, nil); !errors.Is(errs[0], c.want) {
+			if errs := (tokenMethods{s}).RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(old[0])}, oldToks, nil); !errors.Is(errs[0], c.want) {
 				t.Errorf("record of the stale claim: %v, want %v", errs[0], c.want)
 			}
 			spare := len(s.spare)
-			if errs := s.RecordBatchTokens(ctx, c.next, []scheduler.RecordRequest{done(cur[0])}, curToks, nil); errs[0] != nil {
+			if errs := (tokenMethods{s}).RecordBatchTokens(ctx, c.next, []scheduler.RecordRequest{done(cur[0])}, curToks, nil); errs[0] != nil {
 				t.Errorf("record of the current claim: %v", errs[0])
 			}
 			if len(s.spare) != spare+1 {
@@ -156,7 +156,7 @@ func TestClaimTokens(t *testing.T) {
 		if err := s.DeleteJob(ctx, "c", "j0"); err != nil {
 			t.Fatal(err)
 		}
-		if errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(got[0])}, toks, nil); !errors.Is(errs[0], scheduler.ErrNotFound) {
+		if errs := (tokenMethods{s}).RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(got[0])}, toks, nil); !errors.Is(errs[0], scheduler.ErrNotFound) {
 			t.Errorf("record of a deleted job's claim: %v, want ErrNotFound", errs[0])
 		}
 	})
@@ -168,7 +168,7 @@ func TestClaimTokens(t *testing.T) {
 			t.Errorf("%d claims in the claimed map, want 1", len(s.claimed))
 		}
 		spare := len(s.spare)
-		errs := s.RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(plain), done(got[0])}, []claimtoken.Token{{}, toks[0]}, nil)
+		errs := (tokenMethods{s}).RecordBatchTokens(ctx, "me", []scheduler.RecordRequest{done(plain), done(got[0])}, []claimtoken.Token{{}, toks[0]}, nil)
 		if errs[0] != nil || errs[1] != nil {
 			t.Errorf("RecordBatchTokens = %v", errs)
 		}
