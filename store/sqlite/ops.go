@@ -483,12 +483,16 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 				switch {
 				case !savepoints:
 					if errs[i] != nil && !changedNothing(errs[i]) {
-						return errRedo
+						// With the element's reason: should SQLite
+						// have undone the whole transaction (as it
+						// may on a full disk), the other writes of
+						// the transaction fail for it too.
+						return fmt.Errorf("%w: %w", errRedo, fullError(errs[i]))
 					}
 					continue
 				case errs[i] != nil:
 					if _, err := tx.exec("ROLLBACK TO r"); err != nil {
-						return err
+						return fmt.Errorf("%w (undoing that element alone: %w)", fullError(errs[i]), err)
 					}
 				}
 				if _, err := tx.exec("RELEASE r"); err != nil {
