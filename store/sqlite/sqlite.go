@@ -481,10 +481,10 @@ func (s *Store) writer() {
 var ErrFull = errors.New("store/sqlite: the database is full (no room left on its disk, or its max_page_count reached); writes succeed again once there is room")
 
 // fullError returns err joined with ErrFull when SQLite reported a full
-// database (SQLITE_FULL), else err.
+// database (SQLITE_FULL) and err does not say so yet, else err.
 func fullError(err error) error {
 	var se *sqlite.Error
-	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL && !errors.Is(err, ErrFull) {
 		return fmt.Errorf("%w; %w", err, ErrFull)
 	}
 	return err
