@@ -23,9 +23,15 @@ var _ scheduler.Transactional = (*Store)(nil)
 // work right after the commit. Creating or deleting a job locks its
 // collection's row until tx ends, as the store's own creates and deletes
 // do, so that the collection's job count is exact at commit: another
-// create or delete in that collection waits for tx. An error from the database itself (a lost connection, a
-// serialization failure under REPEATABLE READ) leaves tx aborted, as any
-// statement's would; validation and quota errors do not touch it.
+// create or delete in that collection waits for tx. Creates and
+// deletes update that row (the count it keeps), so at REPEATABLE READ or
+// SERIALIZABLE a create or delete in tx fails with a serialization
+// failure (SQLSTATE 40001) when another create or delete in the same
+// collection committed after tx took its snapshot: retry tx, as
+// PostgreSQL asks of every transaction at those levels. An error from the
+// database itself (a lost connection, a serialization failure) leaves tx
+// aborted, as any statement's would; validation and quota errors do not
+// touch it.
 func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 	t, ok := tx.(pgx.Tx)
 	if !ok {

@@ -2,10 +2,13 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
@@ -103,5 +106,73 @@ func TestTransactionWakesOtherInstances(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the other instance did not run the job committed in the host's transaction")
+	}
+}
+
+// TestRepeatableReadTxAfterConcurrentCreate pins what InTx documents for a
+// host's transaction at REPEATABLE READ: creating a job after another
+// create in the same collection committed since the transaction's
+// snapshot fails with a serialization failure (SQLSTATE 40001), because
+// both update the collection's job count; the retried transaction
+// succeeds and the count stays exact. At READ COMMITTED the same create
+// succeeds at once.
+func TestRepeatableReadTxAfterConcurrentCreate(t *testing.T) {
+	ctx := context.Background()
+	pool := hostPool(t)
+	st, err := postgres.New(ctx, pool, &postgres.Options{Schema: newSchema(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	reg := new(action.Registry)
+	reg.Register("Tx", action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return nil, nil }))
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	def := &scheduler.Job{StartTime: &later, Action: action.Action{Type: "Tx"}}
+	createAfterOther := func(iso pgx.TxIsoLevel, other, mine string) error {
+		tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: iso})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, "SELECT 1"); err != nil { // takes the snapshot
+			t.Fatal(err)
+		}
+		if _, err := s.PutJob(ctx, "c", other, def, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutJobTx(ctx, tx, "c", mine, def, nil); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	}
+
+	err = createAfterOther(pgx.RepeatableRead, "a1", "mine")
+	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "40001" {
+		t.Fatalf("REPEATABLE READ create after a concurrent create = %v, want SQLSTATE 40001", err)
+	}
+	if err := createAfterOther(pgx.ReadCommitted, "a2", "mine"); err != nil {
+		t.Fatalf("READ COMMITTED create after a concurrent create = %v", err)
+	}
+	// The retry (here at READ COMMITTED) counted once, the failed attempt
+	// not at all: a1, a2 and mine fill a quota of 3.
+	quota := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 3}}}
+	if _, err := s.PutCollection(ctx, "c", quota, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "c", "fourth", def, nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("a fourth job in a collection of 3 with a quota of 3 = %v, want ErrQuotaExceeded", err)
+	}
+	if err := s.DeleteJob(ctx, "c", "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "c", "fourth", def, nil); err != nil {
+		t.Errorf("a third job after a delete = %v", err)
 	}
 }
