@@ -130,9 +130,26 @@ func normJob(r *scheduler.JobRecord) {
 
 // EncodeJob returns the row of j, with its times normalised to UTC.
 func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
-	def, err := json.Marshal(j.Job) // NormJob leaves the definition as it is
-	if err != nil {
-		return nil, fmt.Errorf("encode definition of job %q: %w", j.ID(), err)
+	return EncodeJobShared(j, nil)
+}
+
+// EncodeJobShared is EncodeJob for one of several records written
+// together (a batch): the definition of a record that shares its
+// definition with one encoded before (the same *Job, as the records of
+// one claim share theirs) is not encoded again; defs, when not nil,
+// gains the definitions encoded. A definition does not change while it
+// is being written.
+func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*JobRow, error) {
+	def, ok := defs[j.Job]
+	if !ok || j.Job == nil {
+		b, err := json.Marshal(j.Job) // NormJob leaves the definition as it is
+		if err != nil {
+			return nil, fmt.Errorf("encode definition of job %q: %w", j.ID(), err)
+		}
+		def = string(b)
+		if defs != nil && j.Job != nil {
+			defs[j.Job] = def
+		}
 	}
 	r := j
 	// The status and schedule written without reflection, with their
@@ -140,6 +157,7 @@ func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
 	// encoding/json.
 	st, ok := appendStatus(make([]byte, 0, 128), &j.Status)
 	var sc []byte
+	var err error
 	if ok {
 		sc, ok = appendSchedule(make([]byte, 0, 192), &j.Schedule)
 	}
@@ -154,7 +172,7 @@ func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
 	}
 	// The times below are the same instants in any location.
 	row := &JobRow{
-		Collection: r.Collection, Name: r.Name, Definition: string(def), State: string(r.State),
+		Collection: r.Collection, Name: r.Name, Definition: def, State: string(r.State),
 		Status: string(st), Schedule: string(sc), ETag: r.ETag, Version: r.Version,
 		Created: NanosInt(r.Created), HasCreated: !r.Created.IsZero(),
 		Updated: NanosInt(r.Updated), HasUpdated: !r.Updated.IsZero(),

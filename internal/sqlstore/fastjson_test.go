@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -330,5 +331,39 @@ func TestEncodeJobAsBefore(t *testing.T) {
 		if !reflect.DeepEqual(back, &want) {
 			t.Fatalf("DecodeJob:\n got %+v\nwant %+v", back, &want)
 		}
+	}
+}
+
+// TestEncodeJobShared: records that share a definition get it encoded
+// once; each record gets the encoding of its own definition, whatever
+// the order, and a definition equal to another but not the same is
+// encoded for itself.
+func TestEncodeJobShared(t *testing.T) {
+	job := func(uri string) *scheduler.Job {
+		j := new(scheduler.Job)
+		if err := json.Unmarshal([]byte(`{"action":{"type":"Http","request":{"uri":"`+uri+`","method":"GET"}}}`), j); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	a, b, a2 := job("http://a/"), job("http://b/"), job("http://a/")
+	defs := map[*scheduler.Job]string{}
+	for i, def := range []*scheduler.Job{a, b, nil, a, a2, b, nil} {
+		row, err := EncodeJobShared(&scheduler.JobRecord{Collection: "c", Name: fmt.Sprint(i), Job: def}, defs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(def)
+		if row.Definition != string(want) {
+			t.Errorf("record %d: definition %s, want %s", i, row.Definition, want)
+		}
+	}
+	if len(defs) != 3 || defs[a] == "" || defs[b] == "" || defs[a2] == "" {
+		t.Errorf("encoded definitions %v, want those of a, b and a2", defs)
+	}
+	// A definition already in defs is taken from it, not encoded again.
+	defs[a] = `"kept"`
+	if row, err := EncodeJobShared(&scheduler.JobRecord{Job: a}, defs); err != nil || row.Definition != `"kept"` {
+		t.Errorf("EncodeJobShared of a known definition = %+v, %v; want the kept text", row, err)
 	}
 }

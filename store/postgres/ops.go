@@ -748,7 +748,15 @@ type batchArgs struct {
 	hEnd                     []*int64
 	hRetry                   []int32
 	hFaulted                 []bool
-	places                   []int // batch index of each place - 1
+	places                   []int                     // batch index of each place - 1
+	defJSON                  map[*scheduler.Job]string // the definitions encoded
+}
+
+func nullable64(n int64, ok bool) *int64 {
+	if ok {
+		return &n
+	}
+	return nil
 }
 
 func nullable(v any) *int64 {
@@ -760,7 +768,10 @@ func nullable(v any) *int64 {
 
 // add appends the job and history of batch element i.
 func (a *batchArgs) add(i int, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
-	row, err := sqlstore.EncodeJob(j)
+	if a.defJSON == nil {
+		a.defJSON = map[*scheduler.Job]string{}
+	}
+	row, err := sqlstore.EncodeJobShared(j, a.defJSON)
 	if err != nil {
 		return fmt.Errorf("store/postgres: record: %w", err)
 	}
@@ -781,7 +792,8 @@ func (a *batchArgs) add(i int, j *scheduler.JobRecord, history []scheduler.Histo
 	a.colls, a.names, a.versions = append(a.colls, j.Collection), append(a.names, j.Name), append(a.versions, j.Version)
 	a.defs, a.states, a.statuses = append(a.defs, row.Definition), append(a.states, row.State), append(a.statuses, row.Status)
 	a.schedules, a.etags = append(a.schedules, row.Schedule), append(a.etags, row.ETag)
-	a.created, a.updated, a.due = append(a.created, nullable(row.CreatedArg())), append(a.updated, nullable(row.UpdatedArg())), append(a.due, nullable(row.DueArg()))
+	a.created, a.updated, a.due = append(a.created, nullable64(row.Created, row.HasCreated)), append(a.updated, nullable64(row.Updated, row.HasUpdated)),
+		append(a.due, nullable64(row.DueAt, row.HasDue))
 	return nil
 }
 
