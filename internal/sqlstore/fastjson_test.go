@@ -195,37 +195,11 @@ func TestReadersMatchEncodingJSON(t *testing.T) {
 		st := randStatus(r)
 		sc := randSchedule(r)
 		for _, text := range []string{alter(mustMarshal(t, st)), alter(mustMarshal(t, sc))} {
-			var fs, js scheduler.JobStatus
-			if readStatus(text, &fs) {
+			if agrees(t, "status", text, readStatus, unmarshalStatus) {
 				read["status"]++
-				if err := json.Unmarshal([]byte(text), &js); err != nil {
-					t.Fatalf("status %s: read where encoding/json fails: %v", text, err)
-				}
-				if !reflect.DeepEqual(fs, js) {
-					t.Fatalf("status %s:\n got %+v\nwant %+v", text, fs, js)
-				}
 			}
-			var fc, jc scheduler.JobSchedule
-			if readSchedule(text, &fc) {
+			if agrees(t, "schedule", text, readSchedule, unmarshalSchedule) {
 				read["schedule"]++
-				if err := json.Unmarshal([]byte(text), &jc); err != nil {
-					t.Fatalf("schedule %s: read where encoding/json fails: %v", text, err)
-				}
-				if !reflect.DeepEqual(fc, jc) {
-					t.Fatalf("schedule %s:\n got %#v\nwant %#v", text, fc, jc)
-				}
-			}
-			// unmarshal* always decode as encoding/json does, with or
-			// without the reader.
-			var us, ws scheduler.JobStatus
-			uerr, werr := unmarshalStatus(text, &us), json.Unmarshal([]byte(text), &ws)
-			if (uerr == nil) != (werr == nil) || (uerr == nil && !reflect.DeepEqual(us, ws)) {
-				t.Fatalf("unmarshalStatus(%s) = %+v, %v; encoding/json %+v, %v", text, us, uerr, ws, werr)
-			}
-			var uc, wc scheduler.JobSchedule
-			uerr, werr = unmarshalSchedule(text, &uc), json.Unmarshal([]byte(text), &wc)
-			if (uerr == nil) != (werr == nil) || (uerr == nil && !reflect.DeepEqual(uc, wc)) {
-				t.Fatalf("unmarshalSchedule(%s) = %+v, %v; encoding/json %+v, %v", text, uc, uerr, wc, werr)
 			}
 		}
 	}
@@ -234,6 +208,24 @@ func TestReadersMatchEncodingJSON(t *testing.T) {
 			t.Errorf("%s: the reader read %d documents", k, read[k])
 		}
 	}
+}
+
+// agrees checks that a reader that accepts text decodes what
+// encoding/json decodes, and that unmarshal always decodes it so (value
+// and error); it returns whether the reader accepted text.
+func agrees[T any](t *testing.T, what, text string, read func(string, *T) bool, unmarshal func(string, *T) error) bool {
+	t.Helper()
+	var fast, want T
+	werr := json.Unmarshal([]byte(text), &want)
+	ok := read(text, &fast)
+	if ok && (werr != nil || !reflect.DeepEqual(fast, want)) {
+		t.Fatalf("%s %s: read %+v; encoding/json %+v, %v", what, text, fast, want, werr)
+	}
+	var got T
+	if err := unmarshal(text, &got); (err == nil) != (werr == nil) || (err == nil && !reflect.DeepEqual(got, want)) {
+		t.Fatalf("%s %s: unmarshal = %+v, %v; encoding/json %+v, %v", what, text, got, err, want, werr)
+	}
+	return ok
 }
 
 func mustMarshal(t *testing.T, v any) []byte {
@@ -261,11 +253,7 @@ func TestReaderEdges(t *testing.T) {
 		`{"lastExecutionTime":"2030-01-02T03:04:05\u005a","executionCount":1}`,
 		`{}`, `null`, ``, `{`,
 	} {
-		var us, ws scheduler.JobStatus
-		uerr, werr := unmarshalStatus(text, &us), json.Unmarshal([]byte(text), &ws)
-		if (uerr == nil) != (werr == nil) || (uerr == nil && !reflect.DeepEqual(us, ws)) {
-			t.Errorf("unmarshalStatus(%s) = %+v, %v; encoding/json %+v, %v", text, us, uerr, ws, werr)
-		}
+		agrees(t, "status", text, readStatus, unmarshalStatus)
 	}
 	for _, text := range []string{
 		`{"current":{"expected":"2030-01-02T03:04:05Z","tag":"a\"b"}}`,
@@ -277,11 +265,7 @@ func TestReaderEdges(t *testing.T) {
 		`{"lastFailed":true}`,
 		`{"lastFailed":tru}`,
 	} {
-		var uc, wc scheduler.JobSchedule
-		uerr, werr := unmarshalSchedule(text, &uc), json.Unmarshal([]byte(text), &wc)
-		if (uerr == nil) != (werr == nil) || (uerr == nil && !reflect.DeepEqual(uc, wc)) {
-			t.Errorf("unmarshalSchedule(%s) = %+v, %v; encoding/json %+v, %v", text, uc, uerr, wc, werr)
-		}
+		agrees(t, "schedule", text, readSchedule, unmarshalSchedule)
 	}
 }
 
