@@ -110,6 +110,12 @@ func arg(n int64, ok bool) any {
 // The definition is shared, as it is immutable.
 func NormJob(j *scheduler.JobRecord) *scheduler.JobRecord {
 	r := j.Clone()
+	normJob(r)
+	return r
+}
+
+// normJob sets every time of r, which nothing else holds, in UTC.
+func normJob(r *scheduler.JobRecord) {
 	r.Created, r.Updated, r.LeaseUntil = UTC(r.Created), UTC(r.Updated), UTC(r.LeaseUntil)
 	r.Status.LastExecutionTime = utcp(r.Status.LastExecutionTime)
 	r.Status.NextExecutionTime = utcp(r.Status.NextExecutionTime)
@@ -120,26 +126,53 @@ func NormJob(j *scheduler.JobRecord) *scheduler.JobRecord {
 			o.Expected, o.At = UTC(o.Expected), UTC(o.At)
 		}
 	}
-	return r
 }
 
 // EncodeJob returns the row of j, with its times normalised to UTC.
 func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
-	r := NormJob(j)
-	def, err := json.Marshal(r.Job)
-	if err != nil {
-		return nil, fmt.Errorf("encode definition of job %q: %w", r.ID(), err)
+	return EncodeJobShared(j, nil)
+}
+
+// EncodeJobShared is EncodeJob for one of several records written
+// together (a batch): the definition of a record that shares its
+// definition with one encoded before (the same *Job, as the records of
+// one claim share theirs) is not encoded again; defs, when not nil,
+// gains the definitions encoded. A definition does not change while it
+// is being written.
+func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*JobRow, error) {
+	def, ok := defs[j.Job]
+	if !ok || j.Job == nil {
+		b, err := json.Marshal(j.Job) // NormJob leaves the definition as it is
+		if err != nil {
+			return nil, fmt.Errorf("encode definition of job %q: %w", j.ID(), err)
+		}
+		def = string(b)
+		if defs != nil && j.Job != nil {
+			defs[j.Job] = def
+		}
 	}
-	st, err := json.Marshal(r.Status)
-	if err != nil {
-		return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
+	r := j
+	// The status and schedule written without reflection, with their
+	// times in UTC; failing that, those of a normalised copy by
+	// encoding/json.
+	st, ok := appendStatus(make([]byte, 0, 128), &j.Status)
+	var sc []byte
+	var err error
+	if ok {
+		sc, ok = appendSchedule(make([]byte, 0, 192), &j.Schedule)
 	}
-	sc, err := json.Marshal(r.Schedule)
-	if err != nil {
-		return nil, fmt.Errorf("encode schedule of job %q: %w", r.ID(), err)
+	if !ok {
+		r = NormJob(j)
+		if st, err = json.Marshal(r.Status); err != nil {
+			return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
+		}
+		if sc, err = json.Marshal(r.Schedule); err != nil {
+			return nil, fmt.Errorf("encode schedule of job %q: %w", r.ID(), err)
+		}
 	}
+	// The times below are the same instants in any location.
 	row := &JobRow{
-		Collection: r.Collection, Name: r.Name, Definition: string(def), State: string(r.State),
+		Collection: r.Collection, Name: r.Name, Definition: def, State: string(r.State),
 		Status: string(st), Schedule: string(sc), ETag: r.ETag, Version: r.Version,
 		Created: NanosInt(r.Created), HasCreated: !r.Created.IsZero(),
 		Updated: NanosInt(r.Updated), HasUpdated: !r.Updated.IsZero(),
@@ -176,13 +209,14 @@ func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.Jo
 			}
 		}
 	}
-	if err := json.Unmarshal([]byte(row.Status), &r.Status); err != nil {
+	if err := unmarshalStatus(row.Status, &r.Status); err != nil {
 		return nil, fmt.Errorf("decode status of job %q: %w", r.ID(), err)
 	}
-	if err := json.Unmarshal([]byte(row.Schedule), &r.Schedule); err != nil {
+	if err := unmarshalSchedule(row.Schedule, &r.Schedule); err != nil {
 		return nil, fmt.Errorf("decode schedule of job %q: %w", r.ID(), err)
 	}
-	return NormJob(r), nil
+	normJob(r)
+	return r, nil
 }
 
 // CollectionRow is a collection record in column form.
@@ -242,7 +276,11 @@ type HistoryRow struct {
 // EncodeHistory returns the row of h, with its times in UTC.
 func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
 	h = NormHistory(h)
-	b, err := json.Marshal(h)
+	b, ok := appendHistory(make([]byte, 0, 320), &h)
+	var err error
+	if !ok {
+		b, err = json.Marshal(h)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
 	}

@@ -102,8 +102,9 @@ func ScanJob(r Row, extra ...any) (*scheduler.JobRecord, error) {
 func ScanJobRow(r Row, extra ...any) (*JobRow, error) {
 	row := new(JobRow)
 	var created, updated, due, lease *int64
-	dest := []any{&row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
-		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease}
+	dest := make([]any, 0, 13+len(extra))
+	dest = append(dest, &row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
+		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease)
 	if err := r.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 )
 
 // TestRecordBatchMixed records one batch (one statement) that mixes good
@@ -165,5 +166,50 @@ func TestRecordBatchMixed(t *testing.T) {
 	}
 	if !slices.Equal(got, wantHistory) {
 		t.Errorf("history rows in recording order:\n got %q\nwant %q", got, wantHistory)
+	}
+}
+
+// TestRecordBatchDefinitions: a batch whose records share definitions
+// (the same *Job) stores each record's own definition, whatever the
+// order.
+func TestRecordBatchDefinitions(t *testing.T) {
+	s := open(t, newSchema(t))
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	def := func(uri string) *scheduler.Job {
+		return &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: uri, Method: "GET"}}}
+	}
+	p, q, r := def("http://p/"), def("http://q/"), def("http://r/")
+	uses := []*scheduler.Job{p, q, p, r, q, p}
+	for i := range uses {
+		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprint(i), Job: def("http://put/"), State: scheduler.JobEnabled,
+			Schedule: scheduler.JobSchedule{DueAt: t0}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 100)
+	if err != nil || len(claimed) != len(uses) {
+		t.Fatalf("claim = %d jobs, %v", len(claimed), err)
+	}
+	batch := make([]scheduler.RecordRequest, len(claimed))
+	for i, j := range claimed {
+		j.Job = uses[i]
+		batch[i] = scheduler.RecordRequest{Job: j}
+	}
+	for i, err := range s.RecordBatch(ctx, "me", batch) {
+		if err != nil {
+			t.Fatalf("element %d: %v", i, err)
+		}
+	}
+	for i, j := range claimed {
+		got, err := s.GetJob(ctx, "c", j.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := uses[i].Action.Request.URI; got.Job.Action.Request.URI != want {
+			t.Errorf("job %s: stored URI %s, want %s", j.Name, got.Job.Action.Request.URI, want)
+		}
 	}
 }

@@ -3,10 +3,12 @@ package postgres_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 )
@@ -84,5 +86,53 @@ func TestClaimDefinitions(t *testing.T) {
 		if diff := cmp.Diff(defs[j.Name], j.Job); diff != "" {
 			t.Errorf("definition of claimed %s (-put +claimed):\n%s", j.Name, diff)
 		}
+	}
+}
+
+// TestClaimPlan: ClaimDue runs the claim's generic plan (planned once per
+// connection, not for each claim's values), and that plan reads the due
+// jobs in jobs_due order and finds each claimed job by its key, whatever
+// the table's size, as the plan for given values does.
+func TestClaimPlan(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled)
+		SELECT 'big', 'j' || lpad(i::text, 7, '0'), 'null', 'Enabled', '{}', '{}', 'e', 1, $2::bigint + i, '', true
+		FROM generate_series(0, $1 - 1) AS i`, 20_000, base.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "ANALYZE "+q+".jobs"); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := s.ExplainClaim(ctx, base.Add(time.Hour).UnixNano(), base.Add(2*time.Hour).UnixNano(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Index Scan using jobs_due on jobs",
+		"Index Cond: (due_at <= $1)", // a parameter: the generic plan
+		"Nested Loop",
+		"Index Scan using jobs_pkey on jobs j",
+		`Index Cond: ((collection = "*SELECT* 1".collection) AND (name = "*SELECT* 1".name))`,
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the claim's plan has no %q:\n%s", want, plan)
+		}
+	}
+	for _, bad := range []string{"Seq Scan", "Merge Join", "Hash Join", "Bitmap"} {
+		if strings.Contains(plan, bad) {
+			t.Errorf("the claim's plan has a %s:\n%s", bad, plan)
+		}
+	}
+	// The claim itself, through that plan.
+	got, err := s.ClaimDue(ctx, base.Add(time.Minute), "o", base.Add(time.Hour), 100)
+	if err != nil || len(got) != 100 || got[0].Name != "j0000000" || got[99].Name != "j0000099" {
+		t.Fatalf("ClaimDue = %d jobs, %v; want j0000000 to j0000099", len(got), err)
 	}
 }

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -9,3 +11,28 @@ import (
 // SetHook sets the function run before each step of a multi-statement
 // transaction.
 func (s *Store) SetHook(h func(ctx context.Context, tx pgx.Tx, step string)) { s.hook = h }
+
+// ExplainClaim returns the plan of the claim statement as ClaimDue runs
+// it: prepared, after claimPlanSQL in its transaction.
+func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit int) (string, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, claimPlanSQL); err != nil {
+		return "", err
+	}
+	// A prepared statement outlives the transaction: this one is gone
+	// when the transaction ends.
+	if _, err := tx.Exec(ctx, "PREPARE explained_claim (bigint, integer, text, bigint) AS "+s.sql(claimSQL)); err != nil {
+		return "", err
+	}
+	defer tx.Exec(ctx, "DEALLOCATE explained_claim")
+	rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE explained_claim (%d, %d, 'o', %d)", now, limit, leaseUntil))
+	if err != nil {
+		return "", err
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(lines, "\n"), err
+}
