@@ -597,12 +597,12 @@ func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.J
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: one statement
-// (recordBatchSQL) updates the jobs and appends their history, so the
-// batch commits together. An element that finds its lease lost or its
-// version changed updates nothing and does not disturb the others; when
-// the round trip itself fails, each element is checked for whether it was
-// recorded. A batch that holds a job more than once is recorded one
-// statement per element, in order (recordEach).
+// updates the jobs and appends their history, so the batch commits
+// together. An element that finds its lease lost or its version changed
+// updates nothing and does not disturb the others; when the round trip
+// itself fails, each element is checked for whether it was recorded. A
+// batch that holds a job more than once is recorded one statement per
+// element, in order.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, len(batch))
 	if err := s.live(); err != nil {
