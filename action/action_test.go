@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,6 +57,60 @@ func TestRegistry(t *testing.T) {
 			}()
 			r.Register(tc.t, tc.e)
 		}()
+	}
+}
+
+// TestRegistryConcurrent: registrations from several goroutines while
+// others look up are neither lost nor torn; a type once registered stays
+// visible to every later lookup. Run it with -race.
+func TestRegistryConcurrent(t *testing.T) {
+	var r action.Registry
+	base := action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return nil, nil })
+	r.Register("Base", base)
+	const writers, each = 4, 50
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, ok := r.Lookup("Base"); !ok {
+					t.Error("Lookup(Base) failed while other types were registered")
+					return
+				}
+				_ = r.Types()
+			}
+		})
+	}
+	var writes sync.WaitGroup
+	for w := range writers {
+		writes.Go(func() {
+			for i := range each {
+				ty := action.Type(fmt.Sprintf("T%d-%d", w, i))
+				r.Register(ty, base)
+				if _, ok := r.Lookup(ty); !ok {
+					t.Errorf("Lookup(%s) right after its Register found nothing", ty)
+				}
+			}
+		})
+	}
+	writes.Wait()
+	close(stop)
+	wg.Wait()
+	got := r.Types()
+	if len(got) != writers*each+1 {
+		t.Fatalf("after %d registrations Types() has %d entries, want %d", writers*each+1, len(got), writers*each+1)
+	}
+	for w := range writers {
+		for i := range each {
+			if ty := action.Type(fmt.Sprintf("T%d-%d", w, i)); !slices.Contains(got, ty) {
+				t.Errorf("Types() lacks %s", ty)
+			}
+		}
 	}
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,9 +67,13 @@ type Result struct {
 
 // Registry maps action types to executors. The zero value is an empty
 // registry ready for use; it is safe for concurrent use.
+//
+// Registrations are rare and lookups happen once per attempt, so the map
+// is copied on write and published whole: a lookup reads it without a
+// lock (and without a counter that every worker would write).
 type Registry struct {
-	mu sync.RWMutex
-	m  map[Type]Executor
+	mu sync.Mutex // serialises writers
+	m  atomic.Pointer[map[Type]Executor]
 }
 
 // Register makes e the executor for actions of type t, replacing any
@@ -77,29 +84,32 @@ func (r *Registry) Register(t Type, e Executor) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = make(map[Type]Executor)
+	old := r.executors()
+	m := make(map[Type]Executor, len(old)+1)
+	maps.Copy(m, old)
+	m[t] = e
+	r.m.Store(&m)
+}
+
+// executors returns the published map, nil while nothing is registered.
+// Callers must not change it.
+func (r *Registry) executors() map[Type]Executor {
+	if p := r.m.Load(); p != nil {
+		return *p
 	}
-	r.m[t] = e
+	return nil
 }
 
 // Lookup returns the executor registered for t.
 func (r *Registry) Lookup(t Type) (Executor, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	e, ok := r.m[t]
+	e, ok := r.executors()[t]
 	return e, ok
 }
 
 // Types returns the registered types in no particular order.
 func (r *Registry) Types() []Type {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	ts := make([]Type, 0, len(r.m))
-	for t := range r.m {
-		ts = append(ts, t)
-	}
-	return ts
+	m := r.executors()
+	return slices.AppendSeq(make([]Type, 0, len(m)), maps.Keys(m))
 }
 
 // Close closes every registered executor that has a Close method, each
@@ -109,9 +119,8 @@ func (r *Registry) Types() []Type {
 // after every Scheduler using r has stopped; a Scheduler never closes the
 // executors of the registry it was given. The executors stay registered.
 func (r *Registry) Close(ctx context.Context) error {
-	r.mu.RLock()
 	var closers []any
-	for _, e := range r.m {
+	for _, e := range r.executors() {
 		switch e.(type) {
 		case interface{ Close(context.Context) error }, interface{ Close() error }, interface{ Close() }:
 		default:
@@ -121,7 +130,6 @@ func (r *Registry) Close(ctx context.Context) error {
 			closers = append(closers, e)
 		}
 	}
-	r.mu.RUnlock()
 	var errs []error
 	for _, c := range closers {
 		switch c := c.(type) {

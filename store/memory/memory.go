@@ -70,8 +70,8 @@ type Store struct {
 
 	// What Prune needs, kept up to date by every write so that it
 	// visits only what it deletes.
-	finals timeHeap            // jobs in a final state, by Updated (heap 0)
-	aged   timeHeap            // jobs with history, by their oldest EndTime (heap 1)
+	finals timeIndex           // jobs in a final state, by Updated (pos 0)
+	aged   timeIndex           // jobs with history, by their oldest EndTime (pos 1)
 	over   map[*entry]struct{} // jobs with more than perJob history entries
 	perJob int                 // the PerJob of the last Prune; 0 before any
 }
@@ -212,8 +212,8 @@ type extra struct {
 	one [1]histItem
 	// claim holds the copy the latest ClaimDue returned, until recorded.
 	claim *recBox
-	// pos holds the entry's positions in Store.finals and Store.aged,
-	// plus one; 0 when not in the heap.
+	// pos holds the entry's places in Store.finals and Store.aged (see
+	// timeIndex); 0 when not in one.
 	pos [2]int32
 	// oldest is the least EndTime in hist as a timeKey; meaningful only
 	// when hist is not empty.
@@ -460,7 +460,7 @@ func (e *entry) readInto(b *recBox) *scheduler.JobRecord {
 // New returns an empty Store.
 func New() *Store {
 	return &Store{colls: make(map[string]*coll), claimed: make(map[*scheduler.JobRecord]*entry), over: make(map[*entry]struct{}),
-		finals: timeHeap{which: 0}, aged: timeHeap{which: 1}}
+		finals: timeIndex{heap: timeHeap{which: 0}}, aged: timeIndex{heap: timeHeap{which: 1}}}
 }
 
 // Ephemeral returns true: nothing the store holds outlives the process, so
@@ -1240,8 +1240,8 @@ func timeKey(t time.Time) int64 {
 // timeHeap is a binary min-heap of entries by a timeKey; each entry keeps
 // its position (plus one) in x.pos[which]. Its items are kept in chunks of
 // timeChunk (the first one grows up to that size), so that growing it
-// neither copies nor leaves garbage: a burst of outcomes adds a job to
-// both of the store's time heaps per occurrence.
+// neither copies nor leaves garbage. It holds the entries of a timeIndex
+// whose keys came out of order.
 type timeHeap struct {
 	chunks [][]timeItem // each full size (len timeChunk) but the first
 	n      int          // items in use

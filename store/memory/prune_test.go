@@ -192,19 +192,13 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 			}
 		}
 	}
-	for what, h := range map[string]*timeHeap{"finals": &s.finals, "aged": &s.aged} {
+	for what, h := range map[string]*timeIndex{"finals": &s.finals, "aged": &s.aged} {
 		want := map[string]int{"finals": finals, "aged": aged}[what]
-		if h.n != want {
-			t.Fatalf("step %d: %s index holds %d jobs, want %d", step, what, h.n, want)
+		if h.len() != want {
+			t.Fatalf("step %d: %s index holds %d jobs, want %d", step, what, h.len(), want)
 		}
-		for i := range h.n {
-			it := h.item(i)
-			if int(posIn(it.e, h.which)) != i+1 || it.e.flags&gone != 0 {
-				t.Fatalf("step %d: %s index item %d is out of sync with its job", step, what, i)
-			}
-			if i > 0 && it.at < h.item((i-1)/2).at {
-				t.Fatalf("step %d: %s index out of heap order at %d", step, what, i)
-			}
+		if err := h.check(); err != nil {
+			t.Fatalf("step %d: %s index: %v", step, what, err)
 		}
 	}
 }
