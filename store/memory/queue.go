@@ -13,9 +13,11 @@ package memory
 //
 // The FIFO's items live in fixed-size chunks: it grows by a chunk at its
 // end and gives back the chunk at its front once every item of it is
-// gone, so growing never copies items (a growing array would, leaving
-// copies of its old arrays behind for the collector) and it never holds
-// more than two chunks beyond its items.
+// gone, keeping it as a spare for the next chunk it needs. Growing never
+// copies items (a growing array would, leaving copies of its old arrays
+// behind for the collector), and the room beyond the items is less than
+// three chunks: the spare, the front chunk's taken places and the last
+// chunk's free ones.
 //
 // An entry in the queue has the queue's flag (inDue or inHeld) and, when
 // in the FIFO, inFIFO; its idx is its place in the heap, or its item's
