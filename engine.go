@@ -221,7 +221,11 @@ func postponed(r *JobRecord, o *Occurrence, now time.Time) HistoryEntry {
 // settle computes DueAt, the status's NextExecutionTime and the final
 // state, and marks r as written at now (retention of final jobs counts
 // from their last write, so from the run that ended them).
-func (m machine) settle(r *JobRecord, now time.Time) {
+func (m machine) settle(r *JobRecord, now time.Time) { m.settleIn(r, now, nil) }
+
+// settleIn is settle keeping NextExecutionTime, when it has one, in next
+// (nil: a new instant).
+func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 	r.Updated = now
 	sc := &r.Schedule
 	enabled := r.State == JobEnabled
@@ -259,8 +263,11 @@ func (m machine) settle(r *JobRecord, now time.Time) {
 	sc.DueAt = due
 	r.Status.NextExecutionTime = nil
 	if enabled && !sc.NextOccurrence.IsZero() {
-		n := sc.NextOccurrence
-		r.Status.NextExecutionTime = &n
+		if next == nil {
+			next = new(time.Time)
+		}
+		*next = sc.NextOccurrence
+		r.Status.NextExecutionTime = next
 	}
 }
 

@@ -441,7 +441,9 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 	if err := checkRecurrenceQuota(col, name, t); err != nil {
 		return nil, err
 	}
-	r := &JobRecord{
+	b := new(putBox)
+	r := &b.rec
+	*r = JobRecord{
 		Collection: col.Name, Name: name, Job: job, State: state,
 		ETag: newETag(), Created: now, Updated: now,
 		Schedule: JobSchedule{Anchor: now, NextOccurrence: t.First()},
@@ -451,12 +453,20 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 		r.Schedule.Occurrences = old.Schedule.Occurrences
 		r.Schedule.LastFailed = old.Schedule.LastFailed
 	}
-	s.machine().settle(r, now)
+	s.machine().settleIn(r, now, &b.next)
 	if err := st.PutJob(ctx, r); err != nil {
 		return nil, err
 	}
 	r.Version++
 	return r, nil
+}
+
+// putBox holds the record a put returns with the instant its
+// Status.NextExecutionTime points to, in one allocation of the size the
+// record alone takes.
+type putBox struct {
+	rec  JobRecord
+	next time.Time
 }
 
 func etagOf(r *JobRecord) string {

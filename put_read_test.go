@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
@@ -203,5 +204,62 @@ func TestConcurrentPutsCountEveryWrite(t *testing.T) {
 		if r.Version != goroutines*rounds {
 			t.Errorf("job j%d: Version %d after %d puts", i, r.Version, goroutines*rounds)
 		}
+	}
+}
+
+// TestPutReturnsItsOwnNextExecutionTime checks the NextExecutionTime of the
+// records PutJob returns (a put keeps it with the record in one
+// allocation): set to the start time when the job is enabled, nil when it
+// is disabled, and owned by the caller: changing it reaches neither the
+// stored job nor the record of another put.
+func TestPutReturnsItsOwnNextExecutionTime(t *testing.T) {
+	ctx := context.Background()
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().UTC().Truncate(time.Second).Add(time.Hour)
+	def := func(state scheduler.JobState) *scheduler.Job {
+		at := start
+		return &scheduler.Job{StartTime: &at, State: state,
+			Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}}}
+	}
+	var got []*scheduler.JobRecord
+	for _, name := range []string{"a", "b", "a"} { // create, create, replace
+		r, err := s.PutJob(ctx, "c", name, def(""), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := r.Status.NextExecutionTime; p == nil || !p.Equal(start) {
+			t.Fatalf("put %s: NextExecutionTime = %v, want %v", name, p, start)
+		}
+		got = append(got, r)
+	}
+	for i, r := range got {
+		*r.Status.NextExecutionTime = start.Add(time.Duration(i+1) * time.Minute)
+	}
+	for i, r := range got {
+		if want := start.Add(time.Duration(i+1) * time.Minute); !r.Status.NextExecutionTime.Equal(want) {
+			t.Errorf("record %d: NextExecutionTime = %v after changing it to %v: shared with another record", i, *r.Status.NextExecutionTime, want)
+		}
+	}
+	for _, name := range []string{"a", "b"} {
+		r, err := s.GetJob(ctx, "c", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := r.Status.NextExecutionTime; p == nil || !p.Equal(start) {
+			t.Errorf("stored job %s: NextExecutionTime = %v after the caller changed its record's, want %v", name, p, start)
+		}
+	}
+	r, err := s.PutJob(ctx, "c", "d", def(scheduler.JobDisabled), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status.NextExecutionTime != nil {
+		t.Errorf("disabled job: NextExecutionTime = %v, want nil", *r.Status.NextExecutionTime)
 	}
 }

@@ -47,7 +47,7 @@ func TestLeasesInClaimOrder(t *testing.T) {
 			until[r.Name], claims[r.Name] = at.Add(time.Minute), r
 		}
 	}
-	if inFIFO := len(s.held.fifo) - s.held.head - s.held.holes; inFIFO != n {
+	if inFIFO := int(s.held.tail-s.held.head) - s.held.holes; inFIFO != n {
 		t.Errorf("%d of %d leases taken in order are in the FIFO", inFIFO, n)
 	}
 	extend := func(name string, to time.Time) {

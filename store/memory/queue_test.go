@@ -3,8 +3,10 @@ package memory
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // TestQueue checks the queue against a plain set through random pushes,
@@ -87,7 +89,7 @@ func TestQueue(t *testing.T) {
 		if inOrder == 100 && fifo != int(seq) {
 			t.Errorf("in order: %d of %d pushes went to the FIFO, want all", fifo, seq)
 		}
-		t.Logf("%d%% in order: %d of %d pushes to the FIFO, %d items for %d entries at the end", inOrder, fifo, seq, len(q.fifo), len(in))
+		t.Logf("%d%% in order: %d of %d pushes to the FIFO, %d items for %d entries at the end", inOrder, fifo, seq, q.tail-q.head, len(in))
 	}
 }
 
@@ -98,21 +100,25 @@ func TestQueue(t *testing.T) {
 func checkQueue(t *testing.T, q *queue, ready map[*entry]int64, n int) {
 	t.Helper()
 	entries, holes := 0, 0
-	for i, it := range q.fifo[q.head:] {
-		if i > 0 && less(&it, &q.fifo[q.head+i-1]) {
-			t.Fatalf("FIFO item %d sorts before the one ahead of it", q.head+i)
+	for p := q.head; p != q.tail; p++ {
+		it := q.item(p)
+		if p != q.head && less(it, q.item(p-1)) {
+			t.Fatalf("FIFO item %d sorts before the one ahead of it", p)
 		}
 		if it.e == nil {
 			holes++
 			continue
 		}
 		entries++
-		if it.e.flags&(inHeld|inFIFO) != inHeld|inFIFO || q.at(it.e) != q.head+i || it.ready != ready[it.e] {
-			t.Fatalf("FIFO item %d is out of sync with its entry", q.head+i)
+		if it.e.flags&(inHeld|inFIFO) != inHeld|inFIFO || q.at(it.e) != p || it.ready != ready[it.e] {
+			t.Fatalf("FIFO item %d is out of sync with its entry", p)
 		}
 	}
-	if q.head < len(q.fifo) && q.fifo[q.head].e == nil {
+	if q.head != q.tail && q.item(q.head).e == nil {
 		t.Fatalf("hole at the front of the FIFO")
+	}
+	if used := int(q.tail - q.start); len(q.chunks) != (used+chunkLen-1)/chunkLen || q.head-q.start >= chunkLen {
+		t.Fatalf("%d chunks for positions %d to %d from %d", len(q.chunks), q.head, q.tail, q.start)
 	}
 	if holes != q.holes {
 		t.Fatalf("%d holes, counted %d", holes, q.holes)
@@ -150,8 +156,8 @@ func TestQueueCompacts(t *testing.T) {
 		q.remove(e)
 		checkQueue(t, &q, ready, 300-i-1)
 	}
-	if len(q.fifo) > 2*q.len()+minCompact {
-		t.Fatalf("%d holes and %d items for %d entries: not compacted", q.holes, len(q.fifo), q.len())
+	if n := int(q.tail - q.head); n > 2*q.len()+minCompact {
+		t.Fatalf("%d holes and %d items for %d entries: not compacted", q.holes, n, q.len())
 	}
 	left := append([]*entry{es[0]}, es[250:]...)
 	ready[left[1]] = 1000 // to the heap
@@ -219,5 +225,91 @@ func TestTimeHeap(t *testing.T) {
 	}
 	if len(h.chunks) < 3 {
 		t.Errorf("the heap grew to %d chunks only; the test checks little", len(h.chunks))
+	}
+}
+
+// TestQueueChunks covers the FIFO's chunks: a FIFO that keeps about the
+// same length while its items go by (jobs registered as others run) gives
+// back its front chunk and reuses it at its end, allocating nothing; one
+// that grows adds chunks without moving its items; and position numbers
+// wrap around past the largest uint32.
+func TestQueueChunks(t *testing.T) {
+	for _, start := range []uint32{0, math.MaxUint32 - 3*chunkLen/2} {
+		q := queue{start: start, head: start, tail: start}
+		all := make([]*entry, 24*chunkLen)
+		ready := map[*entry]int64{}
+		for i := range all {
+			all[i] = &entry{seq: uint64(i)}
+			ready[all[i]] = int64(i)
+		}
+		lo, hi := 0, 0 // all[lo:hi] are in q
+		add := func() {
+			q.push(all[hi], int64(hi), inHeld)
+			hi++
+		}
+		for range 5 * chunkLen / 2 {
+			add()
+		}
+		if len(q.heap) != 0 || len(q.chunks) != 3 {
+			t.Fatalf("start %d: %d chunks and %d heap items for %d entries in order", start, len(q.chunks), len(q.heap), hi-lo)
+		}
+		at := q.chunks[0]
+		q.remove(all[lo])
+		lo++
+		if q.item(q.at(all[lo])) != &at[1] {
+			t.Fatalf("start %d: an item moved as the FIFO grew or lost its first entry", start)
+		}
+		checkQueue(t, &q, ready, hi-lo)
+		// Take the first and add one, as a steady store does.
+		steady := func() {
+			q.remove(all[lo])
+			lo++
+			add()
+		}
+		for range 3 * chunkLen {
+			steady()
+		}
+		checkQueue(t, &q, ready, hi-lo)
+		steps := func() {
+			for range 8 * chunkLen {
+				steady()
+			}
+		}
+		// No chunk is allocated; the short list of chunks moves when
+		// appending to it finds no room left behind its end (twice).
+		if n := testing.AllocsPerRun(1, steps); n > 3 {
+			t.Errorf("start %d: %.0f allocations in %d pushes and takes, want at most 3", start, n, 8*chunkLen)
+		}
+		checkQueue(t, &q, ready, hi-lo)
+		if len(q.chunks) > 4 {
+			t.Errorf("start %d: %d chunks for %d entries", start, len(q.chunks), hi-lo)
+		}
+		for lo < hi {
+			if f := q.first(); f.e != all[lo] {
+				t.Fatalf("start %d: first = %d, want %d", start, f.e.seq, lo)
+			}
+			q.remove(all[lo])
+			lo++
+			checkQueue(t, &q, ready, hi-lo)
+		}
+		if q.len() != 0 || q.first() != nil || len(q.chunks) > 1 {
+			t.Fatalf("start %d: emptied queue has len %d and %d chunks", start, q.len(), len(q.chunks))
+		}
+	}
+	// Growing by n items allocates about n items' room: no copies of
+	// the items already in.
+	var q queue
+	es := make([]*entry, 16*chunkLen)
+	for i := range es {
+		es[i] = &entry{seq: uint64(i)}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i, e := range es {
+		q.push(e, int64(i), inDue)
+	}
+	runtime.ReadMemStats(&after)
+	if n, room := after.TotalAlloc-before.TotalAlloc, uint64(len(es))*uint64(unsafe.Sizeof(heapItem{})); n > room+room/8 {
+		t.Errorf("growing to %d items allocated %d bytes, want about %d", len(es), n, room)
 	}
 }
