@@ -28,19 +28,10 @@ import (
 // a member added to a definition type is not copied here.
 func copyDefinition(j *Job) (cp *Job, ok bool) {
 	c := &copier{size: overhead.job}
-	if j.StartTime != nil {
-		// The job and its start time in one allocation: one object
-		// fewer to allocate and for the collector to mark per stored
-		// job, for 8 bytes more (176 instead of 144 and 24).
-		b := new(jobBox)
-		cp = &b.job
-		if b.start, ok = c.time(*j.StartTime); !ok {
-			return nil, false
-		}
-		cp.StartTime = &b.start
-	} else {
-		cp = new(Job)
-	}
+	// (The job and its start time in one allocation would keep 8 bytes
+	// more per job: 176 instead of 144 and 24.)
+	cp = new(Job)
+	cp.StartTime = c.timePtr(j.StartTime)
 	cp.State = JobState(c.str(string(j.State)))
 	if !c.action(&cp.Action, &j.Action, 0) {
 		return nil, false
@@ -52,12 +43,6 @@ func copyDefinition(j *Job) (cp *Job, ok bool) {
 		return nil, false
 	}
 	return cp, true
-}
-
-// jobBox holds a copied job with its start time.
-type jobBox struct {
-	job   Job
-	start time.Time
 }
 
 // copyThroughJSON is copyDefinition by encoding j and decoding the result.
