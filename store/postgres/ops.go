@@ -106,7 +106,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		var version int64
 		var enabled bool
 		var n int
-		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled, job_count FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled, &n)
+		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return collNotFound("put job collection", c.Name)
 		}
@@ -117,12 +117,20 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 			return fmt.Errorf("store/postgres: put job collection %q: version %d, stored %d: %w", c.Name, c.Version, version, scheduler.ErrConflict)
 		}
 		s.step(ctx, tx, "count")
+		// Counted here rather than read from job_count, and written back:
+		// with the row locked no create or delete of the collection
+		// commits meanwhile, and a count gone wrong (a process of an
+		// older schema writing after the upgrade) is put right by
+		// putting the collection again.
+		if err := tx.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE collection = $1"), c.Name).Scan(&n); err != nil {
+			return wrap("put job collection", c.Name, err)
+		}
 		if limit := c.Definition.MaxJobCount(); n > limit {
 			return sqlstore.QuotaReplaceError(c.Name, limit, n)
 		}
 		s.step(ctx, tx, "update collection")
-		if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.collections SET definition = $2, enabled = $3, etag = $4, version = $5, created_at = $6, updated_at = $7 WHERE name = $1"),
-			c.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg()); err != nil {
+		if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.collections SET definition = $2, enabled = $3, etag = $4, version = $5, created_at = $6, updated_at = $7, job_count = $8 WHERE name = $1"),
+			c.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg(), n); err != nil {
 			return wrap("put job collection", c.Name, err)
 		}
 		if enabled != row.Enabled {

@@ -213,3 +213,47 @@ func TestJobCountKept(t *testing.T) {
 		t.Errorf("PutCollection with a quota below the %d jobs held = %v, want a quota error", held, err)
 	}
 }
+
+// TestPutCollectionRecounts: a collection's kept job count that went wrong
+// (as when a process of an older schema creates or deletes jobs after the
+// upgrade) is counted afresh by putting the collection, which then checks
+// its new quota against the jobs it holds, and later creates against the
+// right count.
+func TestPutCollectionRecounts(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	putQuotaCollection(t, s, "c", 10)
+	for _, name := range []string{"j1", "j2"} {
+		if err := s.PutJob(ctx, newJobRecord("c", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := pgx.Identifier{schema}.Sanitize()
+	for _, wrong := range []int{99, 0} {
+		if _, err := connect(t).Exec(ctx, "UPDATE "+q+".collections SET job_count = $1 WHERE name = 'c'", wrong); err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.GetCollection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A quota of 3 fits the 2 jobs held, whatever the kept count says.
+		c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: 3}
+		if err := s.PutCollection(ctx, c); err != nil {
+			t.Fatalf("PutCollection with a kept count of %d: %v", wrong, err)
+		}
+		if got := jobCounts(t, schema)["c"]; got != [2]int{2, 2} {
+			t.Fatalf("after PutCollection with a kept count of %d: kept %d, held %d; want 2 and 2", wrong, got[0], got[1])
+		}
+		if err := s.PutJob(ctx, newJobRecord("c", "j3")); err != nil {
+			t.Fatalf("the third job of a quota of 3: %v", err)
+		}
+		var qe *scheduler.QuotaError
+		if err := s.PutJob(ctx, newJobRecord("c", "j4")); !errors.As(err, &qe) {
+			t.Errorf("a fourth job in a quota of 3 = %v, want a quota error", err)
+		}
+		if err := s.DeleteJob(ctx, "c", "j3"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
