@@ -84,6 +84,34 @@ func (w *jsonWriter) time(k string, t time.Time) {
 	w.b = append(w.b, '"')
 }
 
+// The ...IfSet methods write a member only when its value is not the zero
+// value, for the members that encoding/json leaves out then (omitempty,
+// omitzero).
+
+func (w *jsonWriter) strIfSet(k, s string) {
+	if s != "" {
+		w.str(k, s)
+	}
+}
+
+func (w *jsonWriter) intIfSet(k string, n int) {
+	if n != 0 {
+		w.int(k, n)
+	}
+}
+
+func (w *jsonWriter) timeIfSet(k string, t time.Time) {
+	if !t.IsZero() {
+		w.time(k, t)
+	}
+}
+
+func (w *jsonWriter) trueIfSet(k string, v bool) {
+	if v {
+		w.bool(k, true)
+	}
+}
+
 func (w *jsonWriter) open() {
 	w.b = append(w.b, '{')
 	w.first = true
@@ -117,31 +145,15 @@ func (w *jsonWriter) occurrence(k string, o *scheduler.Occurrence) {
 	}
 	w.key(k)
 	w.open()
-	if o.Number != 0 {
-		w.int("number", o.Number)
-	}
+	w.intIfSet("number", o.Number)
 	w.time("expected", o.Expected)
-	if o.Tag != "" {
-		w.str("tag", o.Tag)
-	}
-	if o.Manual {
-		w.bool("manual", true)
-	}
-	if o.ErrorAction {
-		w.bool("errorAction", true)
-	}
-	if o.Retry != 0 {
-		w.int("retry", o.Retry)
-	}
-	if !o.At.IsZero() {
-		w.time("at", o.At)
-	}
-	if o.Trace != "" {
-		w.str("trace", o.Trace)
-	}
-	if o.TraceState != "" {
-		w.str("traceState", o.TraceState)
-	}
+	w.strIfSet("tag", o.Tag)
+	w.trueIfSet("manual", o.Manual)
+	w.trueIfSet("errorAction", o.ErrorAction)
+	w.intIfSet("retry", o.Retry)
+	w.timeIfSet("at", o.At)
+	w.strIfSet("trace", o.Trace)
+	w.strIfSet("traceState", o.TraceState)
 	w.close()
 }
 
@@ -150,35 +162,17 @@ func (w *jsonWriter) occurrence(k string, o *scheduler.Occurrence) {
 func appendSchedule(b []byte, s *scheduler.JobSchedule) ([]byte, bool) {
 	w := jsonWriter{b: b, ok: true}
 	w.open()
-	if !s.DueAt.IsZero() {
-		w.time("dueAt", s.DueAt)
-	}
-	if !s.Anchor.IsZero() {
-		w.time("anchor", s.Anchor)
-	}
-	if !s.NextOccurrence.IsZero() {
-		w.time("nextOccurrence", s.NextOccurrence)
-	}
-	if s.Occurrences != 0 {
-		w.int("occurrences", s.Occurrences)
-	}
-	if s.Counted != 0 {
-		w.int("counted", s.Counted)
-	}
+	w.timeIfSet("dueAt", s.DueAt)
+	w.timeIfSet("anchor", s.Anchor)
+	w.timeIfSet("nextOccurrence", s.NextOccurrence)
+	w.intIfSet("occurrences", s.Occurrences)
+	w.intIfSet("counted", s.Counted)
 	w.occurrence("current", s.Current)
 	w.occurrence("waiting", s.Waiting)
-	if !s.RunRequested.IsZero() {
-		w.time("runRequested", s.RunRequested)
-	}
-	if s.RunTrace != "" {
-		w.str("runTrace", s.RunTrace)
-	}
-	if s.RunTraceState != "" {
-		w.str("runTraceState", s.RunTraceState)
-	}
-	if s.LastFailed {
-		w.bool("lastFailed", true)
-	}
+	w.timeIfSet("runRequested", s.RunRequested)
+	w.strIfSet("runTrace", s.RunTrace)
+	w.strIfSet("runTraceState", s.RunTraceState)
+	w.trueIfSet("lastFailed", s.LastFailed)
 	w.close()
 	return w.b, w.ok
 }
@@ -196,15 +190,9 @@ func appendHistory(b []byte, h *scheduler.HistoryEntry) ([]byte, bool) {
 	w.time("endTime", h.EndTime)
 	w.int("retryCount", h.RetryCount)
 	w.int("repeatCount", h.RepeatCount)
-	if h.Message != "" {
-		w.str("message", h.Message)
-	}
-	if h.ExecutionTag != "" {
-		w.str("executionTag", h.ExecutionTag)
-	}
-	if h.Faulted {
-		w.bool("faulted", true)
-	}
+	w.strIfSet("message", h.Message)
+	w.strIfSet("executionTag", h.ExecutionTag)
+	w.trueIfSet("faulted", h.Faulted)
 	w.close()
 	return w.b, w.ok
 }
