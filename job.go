@@ -28,6 +28,24 @@ type Job struct {
 	Status *JobStatus `json:"status,omitempty"`
 }
 
+// Clone returns a deep copy of j; nil for a nil j. The actions' Payload,
+// a Go value of the host's, is the one thing the copy shares with j.
+func (j *Job) Clone() *Job {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	if j.StartTime != nil {
+		c.StartTime = new(*j.StartTime)
+	}
+	c.Action = *j.Action.Clone()
+	c.Recurrence = j.Recurrence.Clone()
+	if j.Status != nil {
+		c.Status = new(j.Status.Clone())
+	}
+	return &c
+}
+
 // JobState is the state of a job.
 type JobState string
 
@@ -85,4 +103,15 @@ type JobStatus struct {
 	FailureCount int `json:"failureCount"`
 	// FaultedCount counts occurrences whose every attempt failed.
 	FaultedCount int `json:"faultedCount"`
+}
+
+// Clone returns a deep copy of s.
+func (s JobStatus) Clone() JobStatus {
+	if s.LastExecutionTime != nil {
+		s.LastExecutionTime = new(*s.LastExecutionTime)
+	}
+	if s.NextExecutionTime != nil {
+		s.NextExecutionTime = new(*s.NextExecutionTime)
+	}
+	return s
 }

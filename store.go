@@ -245,21 +245,9 @@ func (r *JobRecord) Definition() *Job {
 // Clone returns a copy of r that shares only the immutable Job.
 func (r *JobRecord) Clone() *JobRecord {
 	c := *r
-	c.Status = r.Status.clone()
+	c.Status = r.Status.Clone()
 	c.Schedule = r.Schedule.clone()
 	return &c
-}
-
-func (s JobStatus) clone() JobStatus {
-	if s.LastExecutionTime != nil {
-		t := *s.LastExecutionTime
-		s.LastExecutionTime = &t
-	}
-	if s.NextExecutionTime != nil {
-		t := *s.NextExecutionTime
-		s.NextExecutionTime = &t
-	}
-	return s
 }
 
 // JobSchedule is the scheduler's bookkeeping for one job. A store persists

@@ -9,7 +9,9 @@
 package action
 
 import (
+	"bytes"
 	"encoding/json"
+	"maps"
 	"strings"
 	"time"
 
@@ -85,6 +87,40 @@ type Action struct {
 	RetryPolicy *retry.Policy `json:"retryPolicy,omitempty"`
 	// ErrorAction runs when every attempt of an occurrence has failed.
 	ErrorAction *Action `json:"errorAction,omitempty"`
+}
+
+// Clone returns a deep copy of a; nil for a nil a. Payload, a Go value
+// of the host's, is the one thing the copy shares with a.
+func (a *Action) Clone() *Action {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	if r := a.Request; r != nil {
+		cr := *r
+		cr.Headers = maps.Clone(r.Headers)
+		if au := r.Authentication; au != nil {
+			ca := *au
+			if au.CertificateExpirationDate != nil {
+				ca.CertificateExpirationDate = new(*au.CertificateExpirationDate)
+			}
+			cr.Authentication = &ca
+		}
+		c.Request = &cr
+	}
+	if q := a.QueueMessage; q != nil {
+		c.QueueMessage = new(*q)
+	}
+	if q := a.ServiceBusQueueMessage; q != nil {
+		c.ServiceBusQueueMessage = &ServiceBusQueueMessage{ServiceBusMessage: q.ServiceBusMessage.clone(), QueueName: q.QueueName}
+	}
+	if t := a.ServiceBusTopicMessage; t != nil {
+		c.ServiceBusTopicMessage = &ServiceBusTopicMessage{ServiceBusMessage: t.ServiceBusMessage.clone(), TopicPath: t.TopicPath}
+	}
+	c.Custom = bytes.Clone(a.Custom)
+	c.RetryPolicy = a.RetryPolicy.Clone()
+	c.ErrorAction = a.ErrorAction.Clone()
+	return &c
 }
 
 // HTTPRequest is the "request" object of an Http or Https action.
@@ -183,6 +219,25 @@ type ServiceBusMessage struct {
 	Message                   string                     `json:"message"`
 	BrokeredMessageProperties *BrokeredMessageProperties `json:"brokeredMessageProperties,omitempty"`
 	CustomMessageProperties   map[string]string          `json:"customMessageProperties,omitempty"`
+}
+
+// clone returns a deep copy of m.
+func (m ServiceBusMessage) clone() ServiceBusMessage {
+	if a := m.Authentication; a != nil {
+		m.Authentication = new(*a)
+	}
+	if p := m.BrokeredMessageProperties; p != nil {
+		cp := *p
+		if p.ScheduledEnqueueTimeUtc != nil {
+			cp.ScheduledEnqueueTimeUtc = new(*p.ScheduledEnqueueTimeUtc)
+		}
+		if p.TimeToLive != nil {
+			cp.TimeToLive = new(*p.TimeToLive)
+		}
+		m.BrokeredMessageProperties = &cp
+	}
+	m.CustomMessageProperties = maps.Clone(m.CustomMessageProperties)
+	return m
 }
 
 // ServiceBusQueueMessage is the "serviceBusQueueMessage" object.

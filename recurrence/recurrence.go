@@ -6,6 +6,7 @@ package recurrence
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -129,6 +130,19 @@ type Recurrence struct {
 	Schedule *Schedule `json:"schedule,omitempty"`
 }
 
+// Clone returns a deep copy of r; nil for a nil r.
+func (r *Recurrence) Clone() *Recurrence {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	if r.EndTime != nil {
+		c.EndTime = new(*r.EndTime)
+	}
+	c.Schedule = r.Schedule.Clone()
+	return &c
+}
+
 // Schedule is the "schedule" object of a recurrence: the minutes, hours,
 // days and months at which a job runs within each period.
 type Schedule struct {
@@ -138,6 +152,22 @@ type Schedule struct {
 	MonthDays          []int               `json:"monthDays,omitempty"`
 	MonthlyOccurrences []MonthlyOccurrence `json:"monthlyOccurrences,omitempty"`
 	Months             []int               `json:"months,omitempty"`
+}
+
+// Clone returns a deep copy of s; nil for a nil s. Empty lists stay
+// empty (nil or not, as in s).
+func (s *Schedule) Clone() *Schedule {
+	if s == nil {
+		return nil
+	}
+	return &Schedule{
+		Minutes:            slices.Clone(s.Minutes),
+		Hours:              slices.Clone(s.Hours),
+		WeekDays:           slices.Clone(s.WeekDays),
+		MonthDays:          slices.Clone(s.MonthDays),
+		MonthlyOccurrences: slices.Clone(s.MonthlyOccurrences),
+		Months:             slices.Clone(s.Months),
+	}
 }
 
 // MonthlyOccurrence selects a weekday within a month: Occurrence 1 is the

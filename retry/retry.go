@@ -122,6 +122,18 @@ type Policy struct {
 	MaximumInterval Duration `json:"maximumInterval,omitempty"`
 }
 
+// Clone returns a deep copy of p; nil for a nil p.
+func (p *Policy) Clone() *Policy {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.Count != nil {
+		c.Count = new(*p.Count)
+	}
+	return &c
+}
+
 // Retries returns the number of retries after the first attempt: 0 for
 // None, Count or DefaultCount otherwise. A nil policy is the default
 // policy.
