@@ -3,15 +3,12 @@ package scheduler
 import (
 	"sync"
 	"time"
-
-	"github.com/jobclock/scheduler/internal/claimtoken"
 )
 
 // task is a claimed job handed to a worker.
 type task struct {
 	r   *JobRecord
 	now time.Time
-	tok claimtoken.Token // the store's, if any
 }
 
 // dispatch hands claimed jobs to the workers. The loop queues the jobs of
@@ -35,22 +32,15 @@ type dispatch struct {
 func (d *dispatch) init() { d.cond.L = &d.mu }
 
 // push queues a task for each of claims, claimed at now.
-func (d *dispatch) push(claims []*JobRecord, now time.Time) { d.pushTokens(claims, nil, now) }
-
-// pushTokens is push with the claims' tokens in toks (empty: none).
-func (d *dispatch) pushTokens(claims []*JobRecord, toks []claimtoken.Token, now time.Time) {
+func (d *dispatch) push(claims []*JobRecord, now time.Time) {
 	d.mu.Lock()
 	if d.head > 0 { // move the waiting tasks to the front, keeping the array
 		n := copy(d.queue, d.queue[d.head:])
 		clear(d.queue[n:])
 		d.queue, d.head = d.queue[:n], 0
 	}
-	for i, r := range claims {
-		var tok claimtoken.Token
-		if i < len(toks) {
-			tok = toks[i]
-		}
-		d.queue = append(d.queue, task{r, now, tok})
+	for _, r := range claims {
+		d.queue = append(d.queue, task{r, now})
 	}
 	d.wakeOne()
 	d.mu.Unlock()

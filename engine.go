@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jobclock/scheduler/action"
-	"github.com/jobclock/scheduler/internal/claimtoken"
 	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
@@ -79,10 +78,6 @@ type machine struct {
 	// the record outlives the worker's use of it; most attempts end the
 	// occurrence, and then nothing is moved.
 	occ *Occurrence
-	// last, when not nil, is where complete puts the record's
-	// Status.LastExecutionTime rather than in a new allocation: room
-	// that the store gave with the claimed record (see claimtoken.Token).
-	last *time.Time
 }
 
 // advance brings r up to date at now: it postpones occurrences that came
@@ -317,12 +312,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		if failed {
 			r.Status.FailureCount++
 		}
-		st := m.last
-		if st == nil {
-			st = new(time.Time)
-		}
-		*st = res.start
-		r.Status.LastExecutionTime = st
+		r.Status.LastExecutionTime = new(res.start)
 	}
 	c := r.Schedule.Current
 	if c == nil || c.Tag != o.Tag || c.ErrorAction != o.ErrorAction || c.Retry != o.Retry {
@@ -406,14 +396,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	}
 	limit := min(free, claimBatch)
 	t0 := s.tel.storeStart()
-	var claims []*JobRecord
-	var err error
-	toks := s.claimToks[:0]
-	if s.tokens != nil {
-		claims, toks, err = s.tokens.ClaimDueTokens(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit, toks)
-	} else {
-		claims, err = s.store.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
-	}
+	claims, err := s.store.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
 	s.tel.storeEnd(opClaimDue, t0, err)
 	if err != nil {
 		s.storeFailed(ctx, "claim due jobs", err, now)
@@ -423,18 +406,12 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	s.inFlight.Add(int64(len(claims))) // at most free: the loop alone adds
 	s.wg.Add(len(claims))
 	if s.pool {
-		s.work.pushTokens(claims, toks, now)
+		s.work.push(claims, now)
 	} else {
-		for i, r := range claims {
-			var tok claimtoken.Token
-			if i < len(toks) {
-				tok = toks[i]
-			}
-			go s.process(s.execCtx, task{r, now, tok}, nil) // runDue driven without Start, in tests
+		for _, r := range claims {
+			go s.process(s.execCtx, task{r, now}, nil) // runDue driven without Start, in tests
 		}
 	}
-	clear(toks)
-	s.claimToks = toks[:0]
 	if len(claims) == limit {
 		return now // there may be more
 	}
@@ -489,7 +466,7 @@ type workerState struct {
 // w is the calling worker's state, nil when no worker calls; no record
 // refers to w.occ once process returns.
 func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
-	r, now, tok := tk.r, tk.now, tk.tok
+	r, now := tk.r, tk.now
 	var occ *Occurrence
 	var slot *leaseSlot
 	if w != nil {
@@ -540,7 +517,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				info.missed = miss
 			}
 			s.tel.recordMissed(miss, !absorbed)
-			handedOff = s.attempt(execCtx, r, tok, t, &run, hist, now, info, occ, slot)
+			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info, occ, slot)
 			return
 		}
 		ownOccurrence(r, occ)
@@ -561,7 +538,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			s.recordFailed(ctx, r, gerr)
 			return
 		}
-		r, tok = fresh, claimtoken.Token{}
+		r = fresh
 	}
 	s.log.Error("record job: too many conflicts", "job", r.Name, "collection", r.Collection)
 }
@@ -636,14 +613,12 @@ func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
 // occ is the worker's occurrence buffer that r's current occurrence may
 // be (see machine.occ); r no longer refers to it when attempt records r.
 // slot is the worker's lease slot, nil when no worker runs the attempt.
-// tok is the store's token for the claim of r, if any.
-func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, tok claimtoken.Token, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo, occ *Occurrence, slot *leaseSlot) (handedOff bool) {
+func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o *Occurrence, hist []HistoryEntry, claimed time.Time, info attemptInfo, occ *Occurrence, slot *leaseSlot) (handedOff bool) {
 	res := s.execute(execCtx, r, o, info, slot)
 	if s.batch != nil {
-		p := pendingOutcome{r: r, tok: tok, def: r.Job, t: *t, o: *o, res: res, hist: hist, claimed: claimed}
+		p := pendingOutcome{r: r, def: r.Job, t: *t, o: *o, res: res, hist: hist, claimed: claimed}
 		p.buf = histBufs.Get().(*[]HistoryEntry)
 		m := s.machine()
-		m.last = tok.Last
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		p.all = m.applyOutcome(r, &p.t, true, &p.o, res, hist, (*p.buf)[:0])
 		ownOccurrence(r, occ) // the occurrence goes on: a retry or the error action
@@ -741,8 +716,7 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 // conflicts.
 type pendingOutcome struct {
 	r       *JobRecord
-	tok     claimtoken.Token // the store's for the claim of r, if any
-	def     *Job             // r.Job, which r may no longer hold once recorded
+	def     *Job // r.Job, which r may no longer hold once recorded
 	miss    *missed
 	all     []HistoryEntry
 	buf     *[]HistoryEntry // from histBufs, holding all once recorded
@@ -768,8 +742,6 @@ type outcomeBatch struct {
 	spare    []pendingOutcome // the flusher's previous slice, for reuse
 	flushing bool
 	reqs     []RecordRequest // the flusher's
-	toks     []claimtoken.Token
-	errs     []error
 }
 
 // retryOutcome records p again on its own goroutine, after a fresh read.
@@ -820,22 +792,15 @@ func (s *Scheduler) enqueue(p pendingOutcome) {
 // its own goroutine, after a fresh read.
 func (s *Scheduler) flush(batch []pendingOutcome) {
 	b := &s.outcomes
-	reqs, toks := b.reqs[:0], b.toks[:0]
+	reqs := b.reqs[:0]
 	for _, p := range batch {
 		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
-		toks = append(toks, p.tok)
 	}
 	t0 := s.tel.storeStart()
-	var errs []error
-	if s.tokens != nil {
-		errs = s.tokens.RecordBatchTokens(context.Background(), s.cfg.InstanceID, reqs, toks, b.errs[:0])
-	} else {
-		errs = s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
-	}
+	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
 	s.tel.storeBatchEnd(t0, errs, len(batch))
 	clear(reqs)
-	clear(toks)
-	b.reqs, b.toks = reqs[:0], toks[:0]
+	b.reqs = reqs[:0]
 	for i, p := range batch {
 		err := errShortBatch
 		if i < len(errs) {
@@ -857,10 +822,6 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 			s.recordFailed(p.res.spanContext(), p.r, err)
 			s.release()
 		}
-	}
-	if s.tokens != nil { // errs is b.errs, grown
-		clear(errs)
-		b.errs = errs[:0]
 	}
 	s.notify() // the jobs may be due again, or the loop may wait for slots
 }

@@ -12,10 +12,6 @@ import (
 // RunDue exposes the loop's step function to the external tests.
 func (s *Scheduler) RunDue(ctx context.Context, now time.Time) time.Time { return s.runDue(ctx, now) }
 
-// UsesClaimTokens reports whether s records outcomes through its store's
-// claim tokens.
-func (s *Scheduler) UsesClaimTokens() bool { return s.tokens != nil }
-
 // TelemetryAllocs returns the allocations of the telemetry calls one
 // attempt makes, with the providers of a default Config (the global ones).
 func TelemetryAllocs(t *testing.T) float64 {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/jsonput"
-	"github.com/jobclock/scheduler/internal/putread"
 	"github.com/jobclock/scheduler/internal/tracectx"
 	"github.com/jobclock/scheduler/recurrence"
 )
@@ -403,26 +402,9 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
 }
 
-// putReader is the memory store's read of what a put needs, in one call
-// and without copying the collection's record, reached through
-// putread.Of; see package putread.
-type putReader interface {
-	ReadForPut(collection, name string) (col *CollectionRecord, old *JobRecord, err error)
-}
-
 // readForPut returns what a put of job name in collection reads from st:
-// the collection's record, which the caller must not change (st may lend
-// its own), and the job's record, nil when there is none.
+// the collection's record and the job's record, nil when there is none.
 func readForPut(ctx context.Context, st TxStore, collection, name string) (col *CollectionRecord, old *JobRecord, err error) {
-	if of := putread.Of; of != nil {
-		if r, ok := of(st).(putReader); ok {
-			col, old, err := r.ReadForPut(collection, name)
-			if err != nil {
-				return nil, nil, fmt.Errorf("put job %q: %w", name, err)
-			}
-			return col, old, nil
-		}
-	}
 	if col, err = st.GetCollection(ctx, collection); err != nil {
 		return nil, nil, fmt.Errorf("put job %q: %w", name, err)
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
-	"github.com/jobclock/scheduler/internal/claimtoken"
 	"github.com/jobclock/scheduler/secrets"
 )
 
@@ -304,10 +303,7 @@ type Scheduler struct {
 	parse    ParseOptions
 	timings  timingCache
 	batch    BatchRecorder // the store, when it is one; else nil
-	tokens   tokenStore    // the store, when it is one and a BatchRecorder; else nil
-	// claimToks is runDue's buffer for the tokens of a claim.
-	claimToks []claimtoken.Token
-	outcomes  outcomeBatch
+	outcomes outcomeBatch
 	leases    leaseKeeper
 	health    storeHealth   // the loop's view of the store
 	retries   recordRetries // outcomes being recorded again
@@ -359,9 +355,6 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
 	s.batch, _ = store.(BatchRecorder)
-	if of := claimtoken.Of; of != nil && s.batch != nil {
-		s.tokens, _ = of(store).(tokenStore)
-	}
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
 	// Method values made once: each allocates.
 	s.parse.executor = s.executor

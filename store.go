@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"time"
-
-	"github.com/jobclock/scheduler/internal/claimtoken"
 )
 
 // Store is the storage interface of the scheduler. store/memory is the
@@ -148,21 +146,6 @@ type BatchRecorder interface {
 	// afterwards. Records of elements that fail are left untouched;
 	// history entries are copied.
 	RecordBatch(ctx context.Context, owner string, batch []RecordRequest) []error
-}
-
-// tokenStore is what a [BatchRecorder] that hands out a token with each
-// claimed job, and finds the job by it when the outcome is recorded
-// rather than by the record or the job's name, offers the Scheduler
-// through claimtoken.Of: only stores of this module have it.
-type tokenStore interface {
-	// ClaimDueTokens is [Store.ClaimDue] that also appends a token per
-	// claimed job to toks and returns it, in the order of the jobs.
-	ClaimDueTokens(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*JobRecord, []claimtoken.Token, error)
-	// RecordBatchTokens is [BatchRecorder.RecordBatch] with the tokens of
-	// the batch's claims in toks, by index (a token that is missing or
-	// does not name the claim of its record counts as none), returning
-	// the errors appended to errs.
-	RecordBatchTokens(ctx context.Context, owner string, batch []RecordRequest, toks []claimtoken.Token, errs []error) []error
 }
 
 // RecordRequest is one element of [BatchRecorder.RecordBatch]: the

@@ -16,10 +16,7 @@
 // and their records built when read: a job that has not run yet takes
 // about a hundred bytes besides its definition, which the store shares
 // with the Scheduler, and one that has run about 350 with its first
-// history entry, and 96 more per entry when it has more than one. A
-// Scheduler over the store finds each job it claimed again by a token the
-// store hands out with the claim (methods for the Scheduler alone, not
-// part of the store's API). Data is
+// history entry, and 96 more per entry when it has more than one. Data is
 // lost when the process exits. Several Schedulers in one process may share
 // one Store.
 package memory
@@ -36,8 +33,6 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
-	"github.com/jobclock/scheduler/internal/claimtoken"
-	"github.com/jobclock/scheduler/internal/putread"
 )
 
 var (
@@ -58,8 +53,7 @@ type Store struct {
 	hseq  uint64 // recording order of history entries
 	// claimed maps the copy ClaimDue returned for an entry to the entry,
 	// so that Record finds it without two lookups by name in large maps.
-	// An entry has at most one: its latest claim, until recorded. The
-	// claims of claimDueTokens are not in it: their tokens find them.
+	// An entry has at most one: its latest claim, until recorded.
 	claimed map[*scheduler.JobRecord]*entry
 	// spare holds boxes of claimed records that RecordBatch took back
 	// and did not keep, cleared, for the next claims (see recycle).
@@ -396,10 +390,6 @@ func (e *entry) set(j *scheduler.JobRecord, keep bool) {
 type recBox struct {
 	rec        scheduler.JobRecord
 	last, next time.Time
-	// For a claimed record: the store that claimed it, and whether it
-	// is in that store's claimed map.
-	from   *Store
-	mapped bool
 }
 
 // read returns a copy of e's record that shares only the immutable Job.
@@ -638,20 +628,9 @@ func (e *entry) setRec(j *scheduler.JobRecord, keep bool) {
 // unclaim drops e's claim copy (and takes it out of s.claimed).
 func (s *Store) unclaim(e *entry) {
 	if e.x != nil && e.x.claim != nil {
-		if e.x.claim.mapped {
-			delete(s.claimed, &e.x.claim.rec)
-		}
+		delete(s.claimed, &e.x.claim.rec)
 		e.x.claim = nil
 	}
-}
-
-// claimOf returns the entry whose latest claim returned j, found by tok
-// or else in s.claimed; nil when j is no such claim.
-func (s *Store) claimOf(j *scheduler.JobRecord, tok claimtoken.Token) *entry {
-	if e, ok := tok.V.(*entry); ok && e.x != nil && e.x.claim != nil && &e.x.claim.rec == j && e.x.claim.from == s {
-		return e
-	}
-	return s.claimed[j]
 }
 
 // maxSpare bounds Store.spare: enough for the claims of a burst in flight
@@ -744,61 +723,6 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 		return nil, fmt.Errorf("memory: job collection %q: %w", name, scheduler.ErrNotFound)
 	}
 	return c.rec.Clone(), nil
-}
-
-// readForPut returns what the Scheduler's put of job name in collection
-// reads, in one call: the collection's record, which is the store's own
-// (the store replaces it on every write and never changes it in place, so
-// it stays as it was read; the caller must not change it), and a copy of
-// the job's record, nil when there is none. A missing collection is
-// GetCollection's error.
-func (s *Store) readForPut(collection, name string) (col *scheduler.CollectionRecord, old *scheduler.JobRecord, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.colls[collection]
-	if c == nil {
-		return nil, nil, fmt.Errorf("memory: job collection %q: %w", collection, scheduler.ErrNotFound)
-	}
-	if e := c.jobs[name]; e != nil {
-		old = e.read()
-	}
-	return c.rec, old, nil
-}
-
-// The Scheduler's own ways into the store, outside its API: see packages
-// claimtoken and putread. Each answers for a *Store itself only.
-func init() {
-	claimtoken.Of = func(st any) any {
-		if s, ok := st.(*Store); ok {
-			return tokenMethods{s}
-		}
-		return nil
-	}
-	putread.Of = func(st any) any {
-		if s, ok := st.(*Store); ok {
-			return putMethods{s}
-		}
-		return nil
-	}
-}
-
-// putMethods is the put read the store lends the Scheduler.
-type putMethods struct{ s *Store }
-
-func (p putMethods) ReadForPut(collection, name string) (*scheduler.CollectionRecord, *scheduler.JobRecord, error) {
-	return p.s.readForPut(collection, name)
-}
-
-// tokenMethods are the claim and record by token the store offers the
-// Scheduler.
-type tokenMethods struct{ s *Store }
-
-func (t tokenMethods) ClaimDueTokens(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
-	return t.s.claimDueTokens(now, owner, leaseUntil, limit, toks)
-}
-
-func (t tokenMethods) RecordBatchTokens(ctx context.Context, owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token, errs []error) []error {
-	return t.s.recordBatchTokens(owner, batch, toks, errs)
 }
 
 // ListCollections implements [scheduler.Store].
@@ -956,27 +880,11 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 
 // ClaimDue implements [scheduler.Store].
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
-	out, _, err := s.claimDue(now, owner, leaseUntil, limit, nil)
-	return out, err
-}
-
-// claimDueTokens is ClaimDue that also appends a token per claimed job to
-// toks, for recordBatchTokens: what the Scheduler calls.
-func (s *Store) claimDueTokens(now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
-	if toks == nil {
-		toks = []claimtoken.Token{} // not nil: tokens asked for
-	}
-	return s.claimDue(now, owner, leaseUntil, limit, toks)
-}
-
-// claimDue does ClaimDue's work. With toks not nil, it appends each
-// claim's token to toks; with toks nil, it keeps the claims in s.claimed.
-func (s *Store) claimDue(now time.Time, owner string, leaseUntil time.Time, limit int, toks []claimtoken.Token) ([]*scheduler.JobRecord, []claimtoken.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	leaseUntil = utc(leaseUntil)
 	if !leaseUntil.After(now) {
-		return nil, toks, fmt.Errorf("memory: claim: lease end %v is not after now %v", leaseUntil, now)
+		return nil, fmt.Errorf("memory: claim: lease end %v is not after now %v", leaseUntil, now)
 	}
 	var out []*scheduler.JobRecord
 	nowNs := now.UnixNano()
@@ -995,19 +903,13 @@ func (s *Store) claimDue(now time.Time, owner string, leaseUntil time.Time, limi
 		c.PreviousLeaseOwner = prev
 		s.unclaim(e)
 		x.claim = b
-		b.from = s
-		if toks != nil {
-			toks = append(toks, claimtoken.Token{V: e, Last: &b.last})
-		} else {
-			b.mapped = true
-			s.claimed[c] = e
-		}
+		s.claimed[c] = e
 		if out == nil {
 			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.held.len()+1))
 		}
 		out = append(out, c)
 	}
-	return out, toks, nil
+	return out, nil
 }
 
 // NextDue implements [scheduler.Store].
@@ -1041,7 +943,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.record(owner, j, history, false, claimtoken.Token{})
+	return s.record(owner, j, history, false)
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
@@ -1050,33 +952,19 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 // records in compact form for later claims: as the BatchRecorder contract
 // says, the caller must not use them once recorded.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
-	return s.recordBatchTokens(owner, batch, nil, nil)
-}
-
-// recordBatchTokens is RecordBatch with the tokens that claimDueTokens
-// returned for the batch's claims in toks, by index: it finds a claimed
-// job by its token. A token that is missing, of another store, or not of
-// the latest claim of its record's job counts as none. It returns the
-// errors appended to errs.
-func (s *Store) recordBatchTokens(owner string, batch []scheduler.RecordRequest, toks []claimtoken.Token, errs []error) []error {
-	errs = slices.Grow(errs, len(batch))
+	errs := make([]error, 0, len(batch))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, b := range batch {
-		var tok claimtoken.Token
-		if i < len(toks) {
-			tok = toks[i]
-		}
-		errs = append(errs, s.record(owner, b.Job, b.History, true, tok))
+	for _, b := range batch {
+		errs = append(errs, s.record(owner, b.Job, b.History, true))
 	}
 	return errs
 }
 
 // record does Record's work with s.mu held. keep stores j itself rather
-// than a copy, when it is stored whole; tok is the token of j's claim, if
-// any.
-func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool, tok claimtoken.Token) error {
-	e := s.claimOf(j, tok)
+// than a copy, when it is stored whole.
+func (s *Store) record(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool) error {
+	e := s.claimed[j]
 	var box *recBox // holding j, when it is a claim of this store
 	if e != nil {
 		box = e.x.claim
