@@ -37,7 +37,9 @@
 //	err = s.Start(ctx)        // returns once running
 //	err = s.Stop(shutdownCtx) // waits for running attempts, or returns ctx.Err()
 //
-// The packages around this one: [github.com/jobclock/scheduler/recurrence]
+// The packages around this one: [github.com/jobclock/scheduler/jobdef] is
+// the job definition language (this package's Job, ParseJob, JobCollection
+// and their kin are its names), [github.com/jobclock/scheduler/recurrence]
 // expands recurrences, [github.com/jobclock/scheduler/retry] holds retry
 // policies, [github.com/jobclock/scheduler/action] the action object, the
 // Executor interface and its registry, with one executor each in

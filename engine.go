@@ -35,16 +35,11 @@ type cachedTiming struct {
 // maxCachedTimings bounds the cache; it is emptied when full.
 const maxCachedTimings = 1 << 16
 
-// The timing of a job without recurrence is cheaper to make than to look
-// up: get makes it in *buf, which it returns, so that the caller can keep
-// it on its stack (nil buf: a new one).
-func (c *timingCache) get(r *JobRecord, buf *Timing) (*Timing, error) {
+// get returns the timing of r's job. The timing of a job without
+// recurrence is cheaper to make than to look up.
+func (c *timingCache) get(r *JobRecord) (*Timing, error) {
 	if r.Job.Recurrence == nil {
-		if buf == nil {
-			buf = new(Timing)
-		}
-		*buf = r.Job.oneTimeTiming(r.Schedule.Anchor)
-		return buf, nil
+		return r.Job.Timing(r.Schedule.Anchor)
 	}
 	key := timingKey{r.Collection, r.Name}
 	c.mu.Lock()
@@ -496,9 +491,8 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			s.log.Info("took over a job whose lease expired", "job", r.Name, "collection", r.Collection, "previous_owner", prev)
 		}
 	}
-	var tbuf Timing
 	for range 5 {
-		t, err := s.timings.get(r, &tbuf)
+		t, err := s.timings.get(r)
 		if err != nil {
 			s.log.Error("job timing", "job", r.Name, "collection", r.Collection, "err", err)
 			r.Schedule.DueAt = time.Time{}
@@ -674,7 +668,7 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 			}
 			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
-			if t, terr = s.timings.get(r, nil); terr == nil {
+			if t, terr = s.timings.get(r); terr == nil {
 				m.replay(r, t, o, claimed)
 			}
 		}
@@ -868,7 +862,7 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 	}
 	exec, ok := s.executor(act.Type)
 	if !ok {
-		res.err = fmt.Errorf("action type %q %s", act.Type, noExecutor(act.Type))
+		res.err = fmt.Errorf("action type %q %s", act.Type, action.NoExecutor(act.Type))
 		res.message = res.err.Error()
 		return res
 	}

@@ -254,7 +254,7 @@ func TestNewOnlyLinksNoParser(t *testing.T) {
 			t.Fatalf("go tool nm: %v", err)
 		}
 		syms := map[string]bool{}
-		for _, name := range []string{"github.com/jobclock/scheduler.ParseJob", "github.com/jobclock/scheduler.(*Scheduler).putJobAt"} {
+		for _, name := range []string{"github.com/jobclock/scheduler/jobdef.ParseJobDocument", "github.com/jobclock/scheduler.(*Scheduler).putJobAt"} {
 			syms[name] = strings.Contains(string(out), " "+name+"\n")
 		}
 		return syms
@@ -264,7 +264,7 @@ func TestNewOnlyLinksNoParser(t *testing.T) {
 			t.Errorf("a program that only calls New links %s", name)
 		}
 	}
-	// The control: a program that puts a job links both.
+	// The control: a program that puts a job given as JSON links both.
 	for name, in := range linked("./testdata/putjob") {
 		if !in {
 			t.Errorf("the control program that puts a job does not link %s: the check cannot see it", name)

@@ -1,7 +1,10 @@
 package scheduler
 
 import (
+	"slices"
 	"time"
+
+	"github.com/jobclock/scheduler/internal/enum"
 )
 
 // MaxHistoryMessage is the longest message kept in a history entry, in
@@ -30,12 +33,12 @@ const (
 var executionStatuses = []ExecutionStatus{StatusCompleted, StatusFailed, StatusPostponed}
 
 // Valid reports whether s is a known status in canonical spelling.
-func (s ExecutionStatus) Valid() bool { return oneOf(s, executionStatuses) }
+func (s ExecutionStatus) Valid() bool { return slices.Contains(executionStatuses, s) }
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given.
 func (s *ExecutionStatus) UnmarshalJSON(b []byte) error {
-	return unmarshalEnum(b, s, executionStatuses)
+	return enum.Unmarshal(b, s, executionStatuses)
 }
 
 // HistoryEntry is one attempt of a job's action, or one postponed

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,11 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tailscale/hujson"
+	"github.com/jobclock/scheduler/internal/jsonc"
 
-	"github.com/jobclock/scheduler/action"
-	"github.com/jobclock/scheduler/internal/jsonput"
 	"github.com/jobclock/scheduler/internal/tracectx"
+	"github.com/jobclock/scheduler/jobdef"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -29,14 +27,7 @@ type PutJobOptions struct {
 	// IfMatch, when not empty, makes the write fail with
 	// ErrPreconditionFailed unless the job exists with this ETag.
 	IfMatch string
-
-	// fromJSON, set only through internal/jsonput, makes PutJob parse
-	// the definition from JSON itself (its def is nil), as putJSON does.
-	fromJSON *jsonBody
 }
-
-// jsonBody is a job definition as JSON; see [PutJobOptions].
-type jsonBody struct{ data []byte }
 
 // PatchJobOptions are the options of [Scheduler.PatchJob].
 type PatchJobOptions struct {
@@ -82,52 +73,31 @@ func checkJobKey(collection, name string) error {
 	return errors.Join(checkName("collection", collection), checkName("job", name))
 }
 
-// parseOptions returns the options jobs are checked with at now. The
-// host's action types are those of Config.Executors as last read; a type
-// not among them is looked for again in Config.Executors, as executors are
-// looked up, so a type registered after New is accepted too. (Types are
-// never unregistered, so the list read last holds no type that is gone.)
-// An action whose type has no executor is refused, and executors that are
-// action.Validators check their actions.
+// parseOptions returns the options jobs are checked with at now: each
+// action's type must have an executor in Config.Executors (or be Http or
+// Https), looked up as executors are, so a type registered after New is
+// accepted too; executors that are action.Validators check their actions.
 func (s *Scheduler) parseOptions(now time.Time) ParseOptions {
 	opts := s.parse
 	opts.Now = now
-	if s.cfg.Executors != nil {
-		if types := s.hostTypes.Load(); types != nil {
-			opts.ActionTypes = *types
-		} else {
-			opts.ActionTypes = s.readHostTypes()
-		}
-	}
 	return opts
 }
 
-// readHostTypes returns the action types of s.parse and the host's types
-// of Config.Executors besides the built-in ones, and keeps them for
-// parseOptions.
-func (s *Scheduler) readHostTypes() []action.Type {
-	// Clipped, so that appending never writes into an array that
-	// concurrent callers share.
-	types := slices.Clip(s.parse.ActionTypes)
-	for _, t := range s.cfg.Executors.Types() {
-		if !t.Builtin() {
-			types = append(types, t)
-		}
-	}
-	types = slices.Clip(types)
-	s.hostTypes.Store(&types)
-	return types
-}
-
 // ParseOptions returns the options this Scheduler checks definitions with
-// when they are put, at the current time: its host action types, executor
-// checks and MinRetryInterval. A caller that checks a job as if created at
-// another instant sets Created (and Now) on the copy; [Scheduler.ParseJob]
-// is ParseJob with these options.
+// when they are put, at the current time: its executors (their types
+// besides the built-in ones also in ActionTypes), executor checks and
+// MinRetryInterval. A caller that checks a job as if created at another
+// instant sets Created (and Now) on the copy; [Scheduler.ParseJob] is
+// ParseJob with these options.
 func (s *Scheduler) ParseOptions() ParseOptions {
 	opts := s.parseOptions(time.Now())
-	if opts.hostTypes != nil {
-		opts.ActionTypes, opts.hostTypes = s.readHostTypes(), nil
+	if reg := s.cfg.Executors; reg != nil {
+		for _, t := range reg.Types() {
+			if !t.Builtin() {
+				opts.ActionTypes = append(opts.ActionTypes, t)
+			}
+		}
+		slices.Sort(opts.ActionTypes)
 	}
 	return opts
 }
@@ -147,15 +117,15 @@ func (s *Scheduler) ParseJob(data []byte) (*Job, error) {
 
 // checkDefinition validates def, job name of collection, against the
 // scheduler's rules for a job created (or replaced) at created and returns
-// an immutable copy without state and status, in canonical spelling, with
-// the actions' Payload encoded into Custom, its cron spec expanded, its
-// client certificates described and its secrets plain (sealed ones
-// opened): pass it through sealDefinition before storing it.
+// its canonical form (see [jobdef.Canonical]), a copy without state and
+// status, with its client certificates described and its secrets plain
+// (sealed ones opened): pass it through sealDefinition before storing it.
 //
 // parsed says that def is what ParseJob returned for options
 // s.parseOptions(now) with Created set to created, and that nobody else
-// has seen it: ParseJob validated that very job with these rules, so it is
-// not validated again, unless opening sealed secrets changed it.
+// has seen it: ParseJob validated that very job with these rules and gave
+// it in canonical form, so it is neither validated again nor copied,
+// unless opening sealed secrets changed it.
 func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, created time.Time, parsed bool) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
@@ -164,76 +134,20 @@ func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, crea
 	if err != nil {
 		return nil, err
 	}
-	opts := s.parseOptions(now)
-	opts.Created = created
-	// c is what is copied: opened itself when nothing in it changes
-	// before the copy (no Payload to encode, no cron spec to expand), else
-	// a shallow copy that those changes go to, leaving def as it was.
-	c := opened
-	if !plainDefinition(opened) {
-		cc := *opened
-		c = &cc
-	}
+	job := new(*opened) // def keeps its state, for the caller
 	if !parsed || opened != def {
-		if err := c.Validate(&opts); err != nil {
+		opts := s.parseOptions(now)
+		opts.Created = created
+		if err := opened.Validate(&opts); err != nil {
+			return nil, err
+		}
+		if job, err = jobdef.Canonical(opened, &opts); err != nil {
 			return nil, err
 		}
 	}
-	if c != opened {
-		if err := encodePayloads(c); err != nil {
-			return nil, err
-		}
-		expandCron(c) // replaces c.Recurrence
-	}
-	// A deep copy in the form JSON gives, so that later changes by the
-	// caller do not reach the store and every store keeps the same.
-	cp, ok := copyDefinition(c)
-	if !ok {
-		noStatus := *c
-		noStatus.Status = nil
-		var err error
-		if cp, err = copyThroughJSON(&noStatus); err != nil {
-			return nil, err
-		}
-	}
-	canonicalize(cp, &opts)
-	describeCertificates(cp)
-	cp.State = ""
-	return cp, nil
-}
-
-// plainDefinition reports whether checkDefinition changes nothing in j
-// before copying it: no action has a Payload and the recurrence has no
-// cron spec.
-func plainDefinition(j *Job) bool {
-	a := &j.Action
-	return a.Payload == nil && (a.ErrorAction == nil || a.ErrorAction.Payload == nil) &&
-		(j.Recurrence == nil || j.Recurrence.Cron == "")
-}
-
-// encodePayloads replaces the Payload of j's actions by its JSON in
-// Custom, on copies of the actions: the caller's stay as they were.
-func encodePayloads(j *Job) error {
-	enc := func(path string, a *action.Action) error {
-		if a.Payload == nil {
-			return nil
-		}
-		b, err := json.Marshal(a.Payload)
-		if err != nil {
-			return &ValidationError{Path: path + ".custom", Reason: "cannot be encoded as JSON: " + err.Error()}
-		}
-		a.Custom, a.Payload = b, nil
-		return nil
-	}
-	if err := enc("action", &j.Action); err != nil {
-		return err
-	}
-	if ea := j.Action.ErrorAction; ea != nil && ea.Payload != nil {
-		cp := *ea
-		j.Action.ErrorAction = &cp
-		return enc("action.errorAction", &cp)
-	}
-	return nil
+	describeCertificates(job)
+	job.State, job.Status = "", nil
+	return job, nil
 }
 
 // stateOf returns the state a definition asks for: Enabled unless it says
@@ -311,9 +225,6 @@ func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 // created. A recurrence given as a cron spec is stored with the fields the
 // spec stands for filled in (see [recurrence.Recurrence.ExpandCron]).
 func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
-	if opts != nil && opts.fromJSON != nil {
-		return s.putJSON(ctx, collection, name, opts.fromJSON.data, &PutJobOptions{IfMatch: opts.IfMatch})
-	}
 	if err := s.live(); err != nil {
 		return nil, err
 	}
@@ -325,36 +236,45 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 	return r, nil
 }
 
-// putJSON parses the job definition data as [Scheduler.ParseJob] does and
-// puts it as PutJob does, validating it once: the job ParseJob returns
-// stays here, so PutJob's check that a caller's job is valid is already
-// done. A definition ParseJob refuses fails with a
-// [jsonput.ParseError] holding ParseJob's error. The REST API puts
-// jobs through it: it calls PutJob with the options jsonput.Options
-// makes, so that a program that never puts a job does not link the
-// parser and the put path.
-func (s *Scheduler) putJSON(ctx context.Context, collection, name string, data []byte, opts *PutJobOptions) (*JobRecord, error) {
+// PutJobJSON parses data, a job definition as JSON (a job's properties
+// object, or the ARM envelope around it), with the rules of
+// [Scheduler.ParseJob], and puts the job as [Scheduler.PutJob] does, at one
+// instant and validating the definition once. The REST API puts jobs with
+// it. Every problem with the definition names its path in data: under
+// "properties" when data is the envelope. opts may be nil.
+func (s *Scheduler) PutJobJSON(ctx context.Context, collection, name string, data []byte, opts *PutJobOptions) (*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if err := checkJobKey(collection, name); err != nil {
+		return nil, err
+	}
 	now := time.Now()
 	popts := s.parseOptions(now)
-	def, err := ParseJob(data, &popts)
+	def, at, err := jobdef.ParseJobDocument(data, &popts)
 	if err != nil {
-		return nil, &jsonput.ParseError{Err: err}
-	}
-	if err := s.live(); err != nil {
 		return nil, err
 	}
 	r, err := s.putJobAt(ctx, s.store, collection, name, def, opts, now, true)
 	if err != nil {
-		return nil, err
+		return nil, under(at, err)
 	}
 	s.notify()
 	return r, nil
 }
 
-func init() {
-	jsonput.Options = func(data []byte, ifMatch string) any {
-		return &PutJobOptions{IfMatch: ifMatch, fromJSON: &jsonBody{data}}
+// under returns err with the path of each of its problems with a job
+// definition (other than the definition as a whole, "job") under at.
+func under(at string, err error) error {
+	if at == "" {
+		return err
 	}
+	for _, e := range ValidationErrors(err) {
+		if e.Path != "job" {
+			e.Path = at + "." + e.Path
+		}
+	}
+	return err
 }
 
 // putJob is PutJob over st.
@@ -377,13 +297,9 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if job, err = s.sealDefinition(job, collection, name); err != nil {
 		return nil, err
 	}
-	// A one-time job's timing is a value here rather than on the heap.
-	one := job.oneTimeTiming(now)
-	t := &one
-	if job.Recurrence != nil {
-		if t, err = job.Timing(now); err != nil {
-			return nil, err
-		}
+	t, err := job.Timing(now)
+	if err != nil {
+		return nil, err
 	}
 	for range maxWriteAttempts {
 		col, old, err := readForPut(ctx, st, collection, name)
@@ -613,7 +529,7 @@ func reschedule(r *JobRecord, t *Timing, now time.Time) {
 
 // parsePatch reads a JSON merge patch document, unwrapping an ARM envelope.
 func parsePatch(data []byte, what string) (map[string]any, error) {
-	std, err := hujson.Standardize(bytes.Clone(data))
+	std, err := jsonc.Standardize(data)
 	if err != nil {
 		return nil, &ValidationError{Path: what, Reason: "patch is not JSON: " + err.Error()}
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,10 +305,10 @@ type Scheduler struct {
 	timings  timingCache
 	batch    BatchRecorder // the store, when it is one; else nil
 	outcomes outcomeBatch
-	leases    leaseKeeper
-	health    storeHealth   // the loop's view of the store
-	retries   recordRetries // outcomes being recorded again
-	tel       *telemetry
+	leases   leaseKeeper
+	health   storeHealth   // the loop's view of the store
+	retries  recordRetries // outcomes being recorded again
+	tel      *telemetry
 	// httpExec is the built-in executor of Http and Https; Stop closes
 	// its idle connections.
 	httpExec *httpaction.Executor
@@ -329,9 +330,6 @@ type Scheduler struct {
 	nextPrune time.Time
 	pruning   atomic.Bool  // a prune runs
 	stepped   atomic.Int64 // when the loop last started a step, in Unix nanoseconds
-
-	// hostTypes is the list of host action types parseOptions read last.
-	hostTypes atomic.Pointer[[]action.Type]
 }
 
 // New returns a Scheduler over store. cfg may be nil for all defaults; a
@@ -355,12 +353,7 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
 	s.batch, _ = store.(BatchRecorder)
-	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval}
-	// Method values made once: each allocates.
-	s.parse.executor = s.executor
-	if c.Executors != nil {
-		s.parse.hostTypes = s.readHostTypes
-	}
+	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval, Executors: executors{s}}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
 	s.tel = newTelemetry(s)
 	return s, nil
@@ -376,21 +369,24 @@ func (s *Scheduler) executor(t action.Type) (action.Executor, bool) {
 	return s.builtins.Lookup(t)
 }
 
-// executorPackages names the package whose Register function adds the
-// executor of each built-in type that the Scheduler does not execute
-// itself.
-var executorPackages = map[action.Type]string{
-	action.StorageQueue:    "storagequeue",
-	action.ServiceBusQueue: "servicebus",
-	action.ServiceBusTopic: "servicebus",
-}
+// executors is where a Scheduler's definitions find their executors (see
+// [ParseOptions.Executors]): the host's registry, then the Scheduler's own
+// HTTP executor.
+type executors struct{ s *Scheduler }
 
-// noExecutor says that t has no executor, and how to register one.
-func noExecutor(t action.Type) string {
-	if pkg, ok := executorPackages[t]; ok {
-		return fmt.Sprintf(`has no executor in this Scheduler: add one to the registry given as Config.Executors with %[1]s.Register(reg, nil) (import "github.com/jobclock/scheduler/action/%[1]s"), or azure.Register(reg, nil) (import "github.com/jobclock/scheduler/action/azure") for every Azure action type`, pkg)
+func (e executors) Lookup(t action.Type) (action.Executor, bool) { return e.s.executor(t) }
+
+// Types returns the host's types and Http and Https.
+func (e executors) Types() []action.Type {
+	types := e.s.builtins.Types()
+	if reg := e.s.cfg.Executors; reg != nil {
+		for _, t := range reg.Types() {
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
 	}
-	return "has no executor in this Scheduler: add one to the registry given as Config.Executors"
+	return types
 }
 
 // Start starts the run loop and returns once it runs. ctx bounds only the

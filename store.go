@@ -359,31 +359,8 @@ type PruneRequest struct {
 // Clone returns a deep copy of r.
 func (r *CollectionRecord) Clone() *CollectionRecord {
 	c := *r
-	c.Definition = r.Definition.clone()
+	c.Definition = *r.Definition.Clone()
 	return &c
-}
-
-func (c JobCollection) clone() JobCollection {
-	if c.Tags != nil {
-		t := make(map[string]string, len(c.Tags))
-		for k, v := range c.Tags {
-			t[k] = v
-		}
-		c.Tags = t
-	}
-	if p := c.Properties.SKU; p != nil {
-		s := *p
-		c.Properties.SKU = &s
-	}
-	if p := c.Properties.Quota; p != nil {
-		q := *p
-		if q.MaxRecurrence != nil {
-			m := *q.MaxRecurrence
-			q.MaxRecurrence = &m
-		}
-		c.Properties.Quota = &q
-	}
-	return c
 }
 
 // Notifier is an optional capability of a [Store] shared by several

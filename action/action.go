@@ -12,9 +12,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
-	"strings"
 	"time"
 
+	"github.com/jobclock/scheduler/internal/enum"
 	"github.com/jobclock/scheduler/retry"
 )
 
@@ -46,19 +46,7 @@ func (t Type) Builtin() bool {
 
 // UnmarshalJSON accepts any case for the built-in types and stores their
 // canonical spelling; other values are kept as given.
-func (t *Type) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*t = Type(s)
-	for _, k := range BuiltinTypes {
-		if strings.EqualFold(s, string(k)) {
-			*t = k
-		}
-	}
-	return nil
-}
+func (t *Type) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, t, BuiltinTypes) }
 
 // Action is the "action" object of a job definition, and also its
 // "errorAction" (which may not itself have an ErrorAction). Exactly one of
@@ -156,19 +144,7 @@ func (t AuthType) Valid() bool {
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given.
-func (t *AuthType) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*t = AuthType(s)
-	for _, k := range authTypes {
-		if strings.EqualFold(s, string(k)) {
-			*t = k
-		}
-	}
-	return nil
-}
+func (t *AuthType) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, t, authTypes) }
 
 // Authentication is the "authentication" object of an HTTP request. Which
 // fields apply depends on Type:
@@ -277,19 +253,7 @@ func (t TransportType) Valid() bool {
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given.
-func (t *TransportType) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*t = TransportType(s)
-	for _, k := range transportTypes {
-		if strings.EqualFold(s, string(k)) {
-			*t = k
-		}
-	}
-	return nil
-}
+func (t *TransportType) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, t, transportTypes) }
 
 // ServiceBusAuthentication is the "authentication" object of a Service Bus
 // message. SASKey is a secret: accepted on input, never returned, stored

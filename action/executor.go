@@ -65,6 +65,24 @@ type Result struct {
 	Message string
 }
 
+// executorPackages names the package whose Register function adds the
+// executor of each built-in type that a Scheduler does not execute itself.
+var executorPackages = map[Type]string{
+	StorageQueue:    "storagequeue",
+	ServiceBusQueue: "servicebus",
+	ServiceBusTopic: "servicebus",
+}
+
+// NoExecutor says that actions of type t have no executor in a
+// Scheduler, and how to add one; it completes a sentence whose subject is
+// the action or its type ("action type X has no executor ...").
+func NoExecutor(t Type) string {
+	if pkg, ok := executorPackages[t]; ok {
+		return fmt.Sprintf(`has no executor in this Scheduler: add one to the registry given as Config.Executors with %[1]s.Register(reg, nil) (import "github.com/jobclock/scheduler/action/%[1]s"), or azure.Register(reg, nil) (import "github.com/jobclock/scheduler/action/azure") for every Azure action type`, pkg)
+	}
+	return "has no executor in this Scheduler: add one to the registry given as Config.Executors"
+}
+
 // Registry maps action types to executors. The zero value is an empty
 // registry ready for use; it is safe for concurrent use.
 //

@@ -1,18 +1,15 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/tailscale/hujson"
+	"github.com/jobclock/scheduler/internal/jsonc"
 
 	scheduler "github.com/jobclock/scheduler"
-	"github.com/jobclock/scheduler/internal/jsonput"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -212,24 +209,20 @@ func (h *handler) setCollectionState(w http.ResponseWriter, r *http.Request,
 // Jobs.
 
 // envelopeOnly checks that a job body is the ARM envelope {"properties":
-// {...}}. Bodies that are not JSON at all are left for the parser to
-// report with their line and column.
+// {...}}. Bodies that are not a JSON object at all are left for the parser
+// to report, with their line and column.
 func envelopeOnly(data []byte) error {
-	if topLevelProperties(data) {
+	s := jsonc.NewScanner(data)
+	if s.Kind() != jsonc.Object {
 		return nil
 	}
-	std, err := hujson.Standardize(bytes.Clone(data))
-	if err != nil {
+	found := false
+	s.Object(func(name []byte) bool {
+		found = found || strings.EqualFold(string(name), "properties")
+		return s.Skip()
+	})
+	if found || s.Finish() != nil {
 		return nil
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(std, &top) != nil {
-		return nil
-	}
-	for k := range top {
-		if strings.EqualFold(k, "properties") {
-			return nil
-		}
 	}
 	return badRequest("properties", `properties: is required: the body is a job resource, {"properties": {"action": ..., "recurrence": ...}}`)
 }
@@ -260,17 +253,12 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	if err := envelopeOnly(data); err != nil {
 		return err
 	}
-	// The scheduler's own ParseJob accepts the action types registered
-	// in it and checks their payloads; PutJob with jsonput's options is
-	// ParseJob followed by PutJob, validating the parsed job once.
-	opts := jsonput.Options(data, ifMatch(r)).(*scheduler.PutJobOptions)
-	j, err := h.s.PutJob(r.Context(), rq.sc.key(), rq.job, nil, opts)
-	if pe, ok := errors.AsType[*jsonput.ParseError](err); ok {
-		// ParseJob's paths start at the envelope already.
-		return validationError(pe.Err, "")
-	}
+	// PutJobJSON parses with the scheduler's own rules (the action types
+	// registered in it, their payloads) and puts the job, validating it
+	// once; its problems name their paths in the body.
+	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PutJobOptions{IfMatch: ifMatch(r)})
 	if err != nil {
-		return h.engineError(r.Context(), rq, err, "properties")
+		return h.engineError(r.Context(), rq, err, "")
 	}
 	status := http.StatusOK
 	if j.Version == 1 {

@@ -5,10 +5,10 @@
 package recurrence
 
 import (
-	"encoding/json"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/jobclock/scheduler/internal/enum"
 )
 
 // Frequency is the unit of a recurrence: Minute, Hour, Day, Week, Month or
@@ -41,14 +41,7 @@ func (f Frequency) Valid() bool {
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given.
-func (f *Frequency) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*f = Frequency(canonical(s, frequencies))
-	return nil
-}
+func (f *Frequency) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, f, frequencies) }
 
 // Weekday is a day of the week in its canonical spelling ("Monday").
 // Unknown values survive unmarshalling so that validation can report them;
@@ -90,14 +83,7 @@ func (d Weekday) Time() (wd time.Weekday, ok bool) {
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given.
-func (d *Weekday) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*d = Weekday(canonical(s, weekdays))
-	return nil
-}
+func (d *Weekday) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, d, weekdays) }
 
 // Recurrence says how often a job repeats and when it stops. It is the
 // "recurrence" object of a job definition.
@@ -176,17 +162,6 @@ func (s *Schedule) Clone() *Schedule {
 type MonthlyOccurrence struct {
 	Day        Weekday `json:"day"`
 	Occurrence int     `json:"occurrence,omitempty"`
-}
-
-// canonical returns the member of set that equals s ignoring case, or s
-// unchanged when there is none.
-func canonical[T ~string](s string, set []T) string {
-	for _, k := range set {
-		if strings.EqualFold(s, string(k)) {
-			return string(k)
-		}
-	}
-	return s
 }
 
 // FieldError is a problem with one field of a recurrence. Path is the JSON

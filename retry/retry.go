@@ -43,6 +43,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jobclock/scheduler/internal/enum"
 )
 
 // Type is the kind of retry policy: None, Fixed or Exponential.
@@ -66,19 +68,7 @@ func (t Type) Valid() bool { return t == None || t == Fixed || t == Exponential 
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given for validation to report.
-func (t *Type) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*t = Type(s)
-	for _, k := range types {
-		if strings.EqualFold(s, string(k)) {
-			*t = k
-		}
-	}
-	return nil
-}
+func (t *Type) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, t, types) }
 
 // Defaults and bounds of a Fixed policy.
 const (

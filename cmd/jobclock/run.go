@@ -21,9 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tailscale/hujson"
-
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/store/postgres"
 )
 
@@ -264,7 +263,7 @@ func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry 
 			errs = append(errs, err)
 			continue
 		}
-		std, err := hujson.Standardize(bytes.Clone(data))
+		std, err := jsonc.Standardize(data)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %v", path, err))
 			continue

@@ -1,5 +1,5 @@
-// Command putjob makes a Scheduler over the memory store and puts a job:
-// the control of TestNewOnlyLinksNoParser.
+// Command putjob makes a Scheduler over the memory store and puts a job
+// given as JSON: the control of TestNewOnlyLinksNoParser.
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 func main() {
 	s, err := scheduler.New(memory.New(), nil)
 	if err == nil {
-		_, err = s.PutJob(context.Background(), "c", "j", nil, nil)
+		_, err = s.PutJobJSON(context.Background(), "c", "j", []byte(`{}`), nil)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

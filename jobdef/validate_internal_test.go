@@ -1,4 +1,4 @@
-package scheduler
+package jobdef
 
 import (
 	"math/rand/v2"

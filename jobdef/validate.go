@@ -1,4 +1,4 @@
-package scheduler
+package jobdef
 
 import (
 	"encoding/base64"
@@ -33,10 +33,7 @@ func (j *Job) Validate(opts *ParseOptions) error {
 	if opts == nil {
 		opts = &ParseOptions{}
 	}
-	p := &parser{}
-	for _, e := range validateJob(j, opts) {
-		p.errs = append(p.errs, e)
-	}
+	p := problems{errs: validateJob(j, opts)}
 	return p.err()
 }
 
@@ -104,14 +101,16 @@ func isMethod(m string) bool {
 	return false
 }
 
-// customType returns the registered spelling of host type t.
+// customType returns the registered spelling of host type t: as
+// ActionTypes spells it, or else as the executors' types do.
 func customType(t action.Type, opts *ParseOptions) (action.Type, bool) {
-	if k, ok := findType(t, opts.ActionTypes); ok || opts.hostTypes == nil || t.Builtin() {
+	if k, ok := findType(t, opts.ActionTypes); ok || opts.Executors == nil || t.Builtin() {
 		return k, ok
 	}
-	// The host may have registered t since ActionTypes was made.
-	opts.ActionTypes, opts.hostTypes = opts.hostTypes(), nil
-	return findType(t, opts.ActionTypes)
+	if _, ok := opts.Executors.Lookup(t); ok {
+		return t, true
+	}
+	return findType(t, opts.Executors.Types())
 }
 
 // findType returns the spelling of t in types, matched without regard to
@@ -261,16 +260,27 @@ var payloads = map[action.Type]string{
 	action.ServiceBusTopic: "serviceBusTopicMessage",
 }
 
+// typeList lists the action types accepted: the built-in ones, then
+// ActionTypes, then the executors' other types in order.
 func (c *checker) typeList() string {
-	if h := c.opts.hostTypes; h != nil {
-		c.opts.ActionTypes, c.opts.hostTypes = h(), nil
+	var names []string
+	add := func(t action.Type) {
+		if !slices.Contains(names, string(t)) {
+			names = append(names, string(t))
+		}
 	}
-	names := make([]string, 0, len(action.BuiltinTypes)+len(c.opts.ActionTypes))
 	for _, t := range action.BuiltinTypes {
-		names = append(names, string(t))
+		add(t)
 	}
 	for _, t := range c.opts.ActionTypes {
-		names = append(names, string(t))
+		add(t)
+	}
+	if c.opts.Executors != nil {
+		types := c.opts.Executors.Types()
+		slices.Sort(types)
+		for _, t := range types {
+			add(t)
+		}
 	}
 	return orList(names)
 }
@@ -344,7 +354,7 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 			}
 		}
 	}
-	if known && len(c.errs) == before && c.opts.executor != nil {
+	if known && len(c.errs) == before && c.opts.Executors != nil {
 		c.executor(path, a)
 	}
 	if a.RetryPolicy != nil {
@@ -376,9 +386,9 @@ func (c *checker) executor(path string, a *action.Action) {
 	if k, ok := customType(t, &c.opts); ok {
 		t = k
 	}
-	exec, ok := c.opts.executor(t)
+	exec, ok := c.opts.Executors.Lookup(t)
 	if !ok {
-		c.add(path+".type", strconv.Quote(string(a.Type)), noExecutor(t))
+		c.add(path+".type", strconv.Quote(string(a.Type)), action.NoExecutor(t))
 		return
 	}
 	v, ok := exec.(action.Validator)

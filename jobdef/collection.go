@@ -1,18 +1,18 @@
-package scheduler
+package jobdef
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/tailscale/hujson"
-
-	"github.com/jobclock/scheduler/internal/names"
+	"github.com/jobclock/scheduler/internal/enum"
+	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -31,11 +31,13 @@ const (
 var collectionStates = []CollectionState{CollectionEnabled, CollectionDisabled, CollectionSuspended}
 
 // Valid reports whether s is a known state in canonical spelling.
-func (s CollectionState) Valid() bool { return oneOf(s, collectionStates) }
+func (s CollectionState) Valid() bool { return slices.Contains(collectionStates, s) }
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given for validation to report.
-func (s *CollectionState) UnmarshalJSON(b []byte) error { return unmarshalEnum(b, s, collectionStates) }
+func (s *CollectionState) UnmarshalJSON(b []byte) error {
+	return enum.Unmarshal(b, s, collectionStates)
+}
 
 // SKUName is the plan of a job collection.
 type SKUName string
@@ -51,11 +53,11 @@ const (
 var skuNames = []SKUName{SKUFree, SKUStandard, SKUP10Premium, SKUP20Premium}
 
 // Valid reports whether n is a known plan in canonical spelling.
-func (n SKUName) Valid() bool { return oneOf(n, skuNames) }
+func (n SKUName) Valid() bool { return slices.Contains(skuNames, n) }
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given for validation to report.
-func (n *SKUName) UnmarshalJSON(b []byte) error { return unmarshalEnum(b, n, skuNames) }
+func (n *SKUName) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, n, skuNames) }
 
 // Plan quotas: the maximum job count of each plan.
 const (
@@ -155,6 +157,26 @@ type JobCollection struct {
 	Properties CollectionProperties `json:"properties"`
 }
 
+// Clone returns a deep copy of c; nil for a nil c.
+func (c *JobCollection) Clone() *JobCollection {
+	if c == nil {
+		return nil
+	}
+	cp := *c
+	cp.Tags = maps.Clone(c.Tags)
+	if p := c.Properties.SKU; p != nil {
+		cp.Properties.SKU = new(*p)
+	}
+	if p := c.Properties.Quota; p != nil {
+		q := *p
+		if q.MaxRecurrence != nil {
+			q.MaxRecurrence = new(*q.MaxRecurrence)
+		}
+		cp.Properties.Quota = &q
+	}
+	return &cp
+}
+
 // Plan returns the collection's plan; Standard when none is set.
 func (c *JobCollection) Plan() SKUName {
 	if c == nil || c.Properties.SKU == nil || c.Properties.SKU.Name == "" {
@@ -239,7 +261,7 @@ func (c *JobCollection) Validate() error {
 // "name" and "type" (ignored). Comments and trailing commas are accepted;
 // unknown fields are an error naming the field.
 func ParseCollection(data []byte) (*JobCollection, error) {
-	std, err := hujson.Standardize(bytes.Clone(data))
+	std, err := jsonc.Standardize(data)
 	if err != nil {
 		return nil, &ValidationError{Path: "collection", Reason: "is not JSON: " + err.Error()}
 	}
@@ -273,257 +295,4 @@ func decodeReason(err error) string {
 		return "unknown field " + f
 	}
 	return strings.TrimPrefix(msg, "json: ")
-}
-
-// validScope reports whether scope, the part of a collection name before
-// its last '/', is at most MaxScopeSegments valid segments.
-func validScope(scope string) bool {
-	for n := 1; ; n++ {
-		seg, rest, more := strings.Cut(scope, "/")
-		if n > MaxScopeSegments || !names.ValidScope(seg) {
-			return false
-		}
-		if !more {
-			return true
-		}
-		scope = rest
-	}
-}
-
-// MaxScopeSegments is the number of scope segments a collection name may
-// carry before the name itself: "team/reports" has one,
-// "subscription/resourceGroup/reports" two. The management API uses them
-// to keep tenants apart.
-const MaxScopeSegments = 2
-
-// checkName validates a collection or job name; field names the argument
-// ("collection" or "job"). A collection name may be preceded by up to
-// MaxScopeSegments scope segments separated by '/'.
-func checkName(field, name string) error {
-	if field == "collection" {
-		if i := strings.LastIndexByte(name, '/'); i >= 0 {
-			if !validScope(name[:i]) {
-				return &ValidationError{Path: field, Value: strconv.Quote(name), Reason: fmt.Sprintf(
-					"has a bad scope: at most %d segments before the name, each 1 to 90 characters of letters, digits, '-', '_', '.', '(' and ')'", MaxScopeSegments)}
-			}
-			return checkName(field, name[i+1:])
-		}
-	}
-	if names.Valid(name) {
-		return nil
-	}
-	reason := "is not a valid name: 1 to 100 characters, starting with a letter, of letters, digits, '-' and '_'"
-	if name == "" {
-		reason = "is required"
-	} else if len(name) > 100 {
-		reason = fmt.Sprintf("is %d characters long, more than 100", len(name))
-	}
-	return &ValidationError{Path: field, Value: strconv.Quote(name), Reason: reason}
-}
-
-func oneOf[T comparable](v T, set []T) bool {
-	for _, k := range set {
-		if v == k {
-			return true
-		}
-	}
-	return false
-}
-
-func unmarshalEnum[T ~string](b []byte, dst *T, set []T) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	*dst = T(s)
-	for _, k := range set {
-		if strings.EqualFold(s, string(k)) {
-			*dst = k
-		}
-	}
-	return nil
-}
-
-// PutCollectionOptions are the options of [Scheduler.PutCollection].
-type PutCollectionOptions struct {
-	// IfMatch, when not empty, makes the write fail with
-	// ErrPreconditionFailed unless the collection exists with this ETag.
-	IfMatch string
-}
-
-// PatchCollectionOptions are the options of [Scheduler.PatchCollection].
-type PatchCollectionOptions struct {
-	// IfMatch, when not empty, makes the write fail with
-	// ErrPreconditionFailed unless the collection's ETag is this.
-	IfMatch string
-}
-
-// PutCollection creates the collection or replaces its definition. def
-// may be nil for a Standard, Enabled collection without tags. Replacing it
-// with a quota that its jobs exceed (more jobs than maxJobCount, or a job
-// more frequent than maxRecurrence) fails with ErrQuotaExceeded. opts may
-// be nil. It returns the stored record; Version 1 means it was created.
-func (s *Scheduler) PutCollection(ctx context.Context, name string, def *JobCollection, opts *PutCollectionOptions) (*CollectionRecord, error) {
-	if opts == nil {
-		opts = &PutCollectionOptions{}
-	}
-	if def == nil {
-		def = &JobCollection{}
-	}
-	if err := errors.Join(checkName("collection", name), def.Validate()); err != nil {
-		return nil, err
-	}
-	return s.writeCollection(ctx, name, opts.IfMatch, true, func(*CollectionRecord) (*JobCollection, error) {
-		return def, nil
-	})
-}
-
-// PatchCollection merges patch, a JSON merge patch (RFC 7386) of the
-// collection definition, into the collection and stores the result, with
-// the checks of PutCollection. opts may be nil.
-func (s *Scheduler) PatchCollection(ctx context.Context, name string, patch []byte, opts *PatchCollectionOptions) (*CollectionRecord, error) {
-	if opts == nil {
-		opts = &PatchCollectionOptions{}
-	}
-	if err := checkName("collection", name); err != nil {
-		return nil, err
-	}
-	p, err := parsePatch(patch, "collection")
-	if err != nil {
-		return nil, err
-	}
-	return s.writeCollection(ctx, name, opts.IfMatch, false, func(old *CollectionRecord) (*JobCollection, error) {
-		base, err := json.Marshal(old.Definition)
-		if err != nil {
-			return nil, err
-		}
-		var doc map[string]any
-		if err := json.Unmarshal(base, &doc); err != nil {
-			return nil, err
-		}
-		merged, err := json.Marshal(mergePatch(doc, p))
-		if err != nil {
-			return nil, err
-		}
-		return ParseCollection(merged)
-	})
-}
-
-// EnableCollection sets the collection's state to Enabled: its jobs run
-// again, occurrences missed meanwhile handled by Config.Misfire.
-func (s *Scheduler) EnableCollection(ctx context.Context, name string) (*CollectionRecord, error) {
-	return s.PatchCollection(ctx, name, []byte(`{"properties":{"state":"Enabled"}}`), nil)
-}
-
-// DisableCollection sets the collection's state to Disabled: none of its
-// jobs runs until it is enabled again; the jobs keep their own states.
-func (s *Scheduler) DisableCollection(ctx context.Context, name string) (*CollectionRecord, error) {
-	return s.PatchCollection(ctx, name, []byte(`{"properties":{"state":"Disabled"}}`), nil)
-}
-
-// writeCollection reads the collection, builds its new definition, checks
-// the quota against its jobs and writes it back, retrying lost races.
-func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, create bool, build func(old *CollectionRecord) (*JobCollection, error)) (*CollectionRecord, error) {
-	if err := s.live(); err != nil {
-		return nil, err
-	}
-	for range maxWriteAttempts {
-		old, err := s.store.GetCollection(ctx, name)
-		if err != nil && !(create && errors.Is(err, ErrNotFound)) {
-			return nil, err
-		}
-		exists := err == nil
-		if err := preconditions("job collection", name, ifMatch, etagOfCollection(old), exists); err != nil {
-			return nil, err
-		}
-		def, err := build(old)
-		if err != nil {
-			return nil, err
-		}
-		now := time.Now()
-		r := &CollectionRecord{Name: name, Definition: def.clone(), ETag: newETag(), Created: now, Updated: now}
-		if exists {
-			r.Version, r.Created = old.Version, old.Created
-			if err := s.checkJobsFit(ctx, old, r); err != nil {
-				return nil, err
-			}
-		}
-		err = s.store.PutCollection(ctx, r)
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.Version++
-		s.notify()
-		return r, nil
-	}
-	return nil, fmt.Errorf("put job collection %q: too many concurrent writes: %w", name, ErrConflict)
-}
-
-func etagOfCollection(r *CollectionRecord) string {
-	if r == nil {
-		return ""
-	}
-	return r.ETag
-}
-
-// checkJobsFit checks the jobs of old against the stricter recurrence
-// quota of r. (The job count is checked by the store, atomically.)
-func (s *Scheduler) checkJobsFit(ctx context.Context, old, r *CollectionRecord) error {
-	if r.Definition.MaxRecurrence().Period() <= old.Definition.MaxRecurrence().Period() {
-		return nil
-	}
-	for skip := 0; ; skip += 1000 {
-		jobs, err := s.store.ListJobs(ctx, old.Name, JobFilter{Skip: skip, Top: 1000})
-		if err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			if j.State.Final() {
-				continue
-			}
-			t, err := s.timings.get(j, nil)
-			if err != nil {
-				continue
-			}
-			if err := checkRecurrenceQuota(r, j.Name, t); err != nil {
-				return err
-			}
-		}
-		if len(jobs) < 1000 {
-			return nil
-		}
-	}
-}
-
-// GetCollection returns the collection, or an error matching ErrNotFound.
-func (s *Scheduler) GetCollection(ctx context.Context, name string) (*CollectionRecord, error) {
-	if err := s.live(); err != nil {
-		return nil, err
-	}
-	if err := checkName("collection", name); err != nil {
-		return nil, err
-	}
-	return s.store.GetCollection(ctx, name)
-}
-
-// ListCollections returns every collection, ordered by name.
-func (s *Scheduler) ListCollections(ctx context.Context) ([]*CollectionRecord, error) {
-	if err := s.live(); err != nil {
-		return nil, err
-	}
-	return s.store.ListCollections(ctx)
-}
-
-// DeleteCollection deletes the collection with its jobs and their history.
-func (s *Scheduler) DeleteCollection(ctx context.Context, name string) error {
-	if err := s.live(); err != nil {
-		return err
-	}
-	if err := checkName("collection", name); err != nil {
-		return err
-	}
-	return s.store.DeleteCollection(ctx, name)
 }

@@ -1,11 +1,11 @@
-package scheduler
+package jobdef
 
 import (
-	"encoding/json"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/enum"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -60,14 +60,7 @@ const (
 var jobStates = []JobState{JobEnabled, JobDisabled, JobCompleted, JobFaulted}
 
 // Valid reports whether s is a known state in canonical spelling.
-func (s JobState) Valid() bool {
-	for _, k := range jobStates {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
+func (s JobState) Valid() bool { return slices.Contains(jobStates, s) }
 
 // Final reports whether s is Completed or Faulted, states that cannot be
 // changed.
@@ -75,19 +68,7 @@ func (s JobState) Final() bool { return s == JobCompleted || s == JobFaulted }
 
 // UnmarshalJSON accepts any case and stores the canonical spelling of known
 // values; unknown values are kept as given for validation to report.
-func (s *JobState) UnmarshalJSON(b []byte) error {
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = JobState(v)
-	for _, k := range jobStates {
-		if strings.EqualFold(v, string(k)) {
-			*s = k
-		}
-	}
-	return nil
-}
+func (s *JobState) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, s, jobStates) }
 
 // JobStatus is the read-only "status" object that the scheduler maintains.
 type JobStatus struct {

@@ -1,4 +1,4 @@
-package scheduler
+package jobdef
 
 import (
 	"fmt"
@@ -63,80 +63,5 @@ func TestParseTimeUTCAgreesWithLayouts(t *testing.T) {
 	}
 	if got, _ := ParseTime("2012-08-04T10:00Z"); !got.Equal(time.Date(2012, 8, 4, 10, 0, 0, 0, time.UTC)) {
 		t.Fatalf("ParseTime = %v", got)
-	}
-}
-
-// scanStringBytewise is fastParser.scanString one byte at a time: the
-// reference for its eight-at-a-time skipping.
-func scanStringBytewise(b []byte) (end int, esc, ok bool) {
-	for j := 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return j + 1, esc, true
-		case c < 0x20:
-			return 0, false, false
-		case c == '\\':
-			esc = true
-			j++
-			if j >= len(b) {
-				return 0, false, false
-			}
-			switch b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if j+4 >= len(b) {
-					return 0, false, false
-				}
-				for _, h := range b[j+1 : j+5] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return 0, false, false
-					}
-				}
-				j += 4
-			default:
-				return 0, false, false
-			}
-		}
-	}
-	return 0, false, false
-}
-
-// spaceBytewise is fastParser.space over spaces and line breaks one byte
-// at a time.
-func spaceBytewise(b []byte) int {
-	i := 0
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// TestFastScanningMatchesBytewise checks the fast parser's word-at-a-time
-// scanning of strings and whitespace against byte-at-a-time readings, on
-// random input where every kind of byte lands at every offset of a word.
-func TestFastScanningMatchesBytewise(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	stringBytes := []byte("ab\"\\\x00\x1f\x20\x7f\x80\xffu0fn/ ")
-	spaceBytes := []byte("     \n\t\r x\"")
-	for range 300000 {
-		b := []byte{'"'}
-		for range r.IntN(24) {
-			b = append(b, stringBytes[r.IntN(len(stringBytes))])
-		}
-		p := &fastParser{b: b}
-		raw, esc, ok := p.scanString()
-		end, wantEsc, wantOK := scanStringBytewise(b)
-		if ok != wantOK || ok && (p.i != end || esc != wantEsc || string(raw) != string(b[1:end-1])) {
-			t.Fatalf("scanString(%q) = %q, %v, %v ending at %d; byte by byte: %v, %v ending at %d", b, raw, esc, ok, p.i, wantEsc, wantOK, end)
-		}
-
-		b = b[:0]
-		for range r.IntN(40) {
-			b = append(b, spaceBytes[r.IntN(len(spaceBytes))])
-		}
-		p = &fastParser{b: b}
-		if !p.space() || p.i != spaceBytewise(b) {
-			t.Fatalf("space(%q) stopped at %d, byte by byte at %d", b, p.i, spaceBytewise(b))
-		}
 	}
 }

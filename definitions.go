@@ -1,0 +1,85 @@
+package scheduler
+
+import (
+	"time"
+
+	"github.com/jobclock/scheduler/jobdef"
+)
+
+// The job definition language (jobs, collections, their parsing and
+// rules) is package jobdef. The names below let a program that embeds
+// the scheduler write scheduler.Job, scheduler.ParseJob and so on; each
+// is the jobdef name of the same spelling, documented there.
+
+// Definition types.
+type (
+	Job                  = jobdef.Job
+	JobState             = jobdef.JobState
+	JobStatus            = jobdef.JobStatus
+	Timing               = jobdef.Timing
+	JobCollection        = jobdef.JobCollection
+	CollectionProperties = jobdef.CollectionProperties
+	CollectionState      = jobdef.CollectionState
+	SKU                  = jobdef.SKU
+	SKUName              = jobdef.SKUName
+	Quota                = jobdef.Quota
+	MaxRecurrence        = jobdef.MaxRecurrence
+	ParseOptions         = jobdef.ParseOptions
+	ValidationError      = jobdef.ValidationError
+	SyntaxError          = jobdef.SyntaxError
+)
+
+// Job states.
+const (
+	JobEnabled   = jobdef.JobEnabled
+	JobDisabled  = jobdef.JobDisabled
+	JobCompleted = jobdef.JobCompleted
+	JobFaulted   = jobdef.JobFaulted
+)
+
+// Collection states.
+const (
+	CollectionEnabled   = jobdef.CollectionEnabled
+	CollectionDisabled  = jobdef.CollectionDisabled
+	CollectionSuspended = jobdef.CollectionSuspended
+)
+
+// Plans and their job quotas.
+const (
+	SKUFree               = jobdef.SKUFree
+	SKUStandard           = jobdef.SKUStandard
+	SKUP10Premium         = jobdef.SKUP10Premium
+	SKUP20Premium         = jobdef.SKUP20Premium
+	FreeMaxJobCount       = jobdef.FreeMaxJobCount
+	StandardMaxJobCount   = jobdef.StandardMaxJobCount
+	P10PremiumMaxJobCount = jobdef.P10PremiumMaxJobCount
+	P20PremiumMaxJobCount = jobdef.P20PremiumMaxJobCount
+)
+
+// Limits on a job definition.
+const (
+	MaxJobSize    = jobdef.MaxJobSize
+	MaxURILength  = jobdef.MaxURILength
+	MaxHeaders    = jobdef.MaxHeaders
+	MaxBodyLength = jobdef.MaxBodyLength
+	MaxStartAhead = jobdef.MaxStartAhead
+	MaxInputSize  = jobdef.MaxInputSize
+)
+
+// ErrInvalid is [jobdef.ErrInvalid]: every invalid definition matches it.
+var ErrInvalid = jobdef.ErrInvalid
+
+// HTTPMethods is [jobdef.HTTPMethods].
+var HTTPMethods = jobdef.HTTPMethods
+
+// ParseJob is [jobdef.ParseJob].
+func ParseJob(data []byte, opts *ParseOptions) (*Job, error) { return jobdef.ParseJob(data, opts) }
+
+// ParseCollection is [jobdef.ParseCollection].
+func ParseCollection(data []byte) (*JobCollection, error) { return jobdef.ParseCollection(data) }
+
+// ParseTime is [jobdef.ParseTime].
+func ParseTime(s string) (time.Time, error) { return jobdef.ParseTime(s) }
+
+// ValidationErrors is [jobdef.ValidationErrors].
+func ValidationErrors(err error) []*ValidationError { return jobdef.ValidationErrors(err) }

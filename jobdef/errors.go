@@ -1,0 +1,201 @@
+package jobdef
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jobclock/scheduler/internal/jsonpath"
+)
+
+// ErrInvalid is the error that every validation failure matches with
+// errors.Is: each [*ValidationError] and [*SyntaxError] reports itself as
+// ErrInvalid.
+var ErrInvalid = errors.New("scheduler: invalid job definition")
+
+// ValidationError is one problem with a job definition.
+type ValidationError struct {
+	// Path is the JSON path of the offending field, such as
+	// "recurrence.schedule.hours[1]" or "action.request.headers.Accept";
+	// "job" for a problem with the definition as a whole.
+	Path string
+	// Value is the offending value as JSON text (abbreviated when long,
+	// left out for secrets); empty when the field is missing or the
+	// value does not matter.
+	Value string
+	// Reason says what is wrong, such as "is not an hour (0-23)".
+	Reason string
+}
+
+// Error returns "PATH: VALUE REASON", or "PATH: REASON" when Value is
+// empty.
+func (e *ValidationError) Error() string {
+	if e.Value == "" {
+		return e.Path + ": " + e.Reason
+	}
+	return e.Path + ": " + e.Value + " " + e.Reason
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// SyntaxError reports input that is not JSON (with comments and trailing
+// commas allowed). Line and Column count from 1; Column counts bytes.
+type SyntaxError struct {
+	Line   int
+	Column int
+	Msg    string
+}
+
+// Error returns "line L, column C: MSG".
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *SyntaxError) Is(target error) bool { return target == ErrInvalid }
+
+// ValidationErrors returns the [*ValidationError] values in err, in order,
+// looking through errors joined with errors.Join and wrapped with %w. It
+// returns nil when there are none (also for a nil err or a [*SyntaxError]).
+func ValidationErrors(err error) []*ValidationError {
+	var out []*ValidationError
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *ValidationError:
+			out = append(out, e)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
+// rootPath is the path of problems with the definition as a whole.
+const rootPath = "job"
+
+// problems collects the problems of a definition: those its decoding
+// finds, then those of the rules, which it keeps only where decoding found
+// nothing.
+type problems struct {
+	errs []*ValidationError // nil: dropped
+	// bad holds, for each of errs found in decoding, its path: rule
+	// problems at or under it are not reported again.
+	bad []string
+	// names marks the problems with a member's name (unknown, given
+	// twice): at one path they come before those with its value.
+	names []bool
+}
+
+// add records a problem that decoding found with a value.
+func (p *problems) add(path, value, reason string) { p.record(path, value, reason, false) }
+
+// addName records a problem that decoding found with a member's name.
+func (p *problems) addName(path, reason string) { p.record(path, "", reason, true) }
+
+func (p *problems) record(path, value, reason string, name bool) {
+	p.errs = append(p.errs, &ValidationError{Path: path, Value: value, Reason: reason})
+	p.bad = append(p.bad, path)
+	p.names = append(p.names, name)
+}
+
+// addRule records e, a problem of the rules, unless decoding found one at
+// or above e's path (a member dropped for its type must not also be
+// "required"), or e says a frequency is missing where decoding dropped the
+// cron spec that stands for it.
+func (p *problems) addRule(e *ValidationError) {
+	if base, ok := strings.CutSuffix(e.Path, "recurrence.frequency"); ok && e.Value == "" && slices.Contains(p.bad, base+"recurrence.cron") {
+		return
+	}
+	for _, b := range p.bad {
+		if b != "" && (e.Path == b || strings.HasPrefix(e.Path, b) && (e.Path[len(b)] == '.' || e.Path[len(b)] == '[')) {
+			return
+		}
+	}
+	p.errs = append(p.errs, e)
+}
+
+// err returns the problems, ordered by path, joined; nil when there are
+// none.
+func (p *problems) err() error {
+	type entry struct {
+		e    *ValidationError
+		rank int // at one path: names, values, rules
+	}
+	var all []entry
+	for i, e := range p.errs {
+		switch {
+		case e == nil:
+		case i >= len(p.names):
+			all = append(all, entry{e, 2})
+		case p.names[i]:
+			all = append(all, entry{e, 0})
+		default:
+			all = append(all, entry{e, 1})
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(all, func(a, b entry) int {
+		if c := strings.Compare(pathOrder(a.e.Path), pathOrder(b.e.Path)); c != 0 {
+			return c
+		}
+		return a.rank - b.rank
+	})
+	errs := make([]error, len(all))
+	for i, x := range all {
+		errs[i] = x.e
+	}
+	return errors.Join(errs...)
+}
+
+// pathOrder returns a key that sorts paths by member name and by array
+// index in numeric order, with problems of the whole job first.
+func pathOrder(path string) string {
+	if path == rootPath {
+		return ""
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(path, '[')
+		if i < 0 {
+			b.WriteString(path)
+			return b.String()
+		}
+		b.WriteString(path[:i+1])
+		path = path[i+1:]
+		j := 0
+		for j < len(path) && path[j] >= '0' && path[j] <= '9' {
+			j++
+		}
+		if j > 0 {
+			fmt.Fprintf(&b, "%020s", path[:j])
+			path = path[j:]
+		}
+	}
+}
+
+// thousands formats n with comma separators ("16,000").
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// valueText and pathKey name a value and a member in a problem, as the
+// payload checks of package action do.
+func valueText(v any) string { return jsonpath.Text(v) }
+
+func pathKey(path, k string) string { return jsonpath.Key(path, k) }

@@ -1,0 +1,225 @@
+package jobdef
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/jsonc"
+	"github.com/jobclock/scheduler/internal/jsonpath"
+)
+
+// Limits on a job definition, as the Azure Scheduler documented them.
+const (
+	// MaxJobSize is the largest job definition in bytes, measured
+	// without comments and insignificant whitespace.
+	MaxJobSize = 16000
+	// MaxURILength is the longest HTTP request URI, in characters.
+	MaxURILength = 2048
+	// MaxHeaders is the largest number of HTTP request headers.
+	MaxHeaders = 50
+	// MaxBodyLength is the longest HTTP request body, in characters.
+	MaxBodyLength = 8192
+	// MaxStartAhead is how far in the future a startTime may lie: 18
+	// months (548 days). It is checked only when ParseOptions.Now is set.
+	MaxStartAhead = 548 * 24 * time.Hour
+	// MaxInputSize is the largest input ParseJob reads at all, comments
+	// included; larger input is rejected before parsing.
+	MaxInputSize = 1 << 20
+)
+
+// ParseOptions adjusts what ParseJob and Job.Validate accept. A nil
+// *ParseOptions means the zero value.
+type ParseOptions struct {
+	// ActionTypes lists the action types a host has registered besides
+	// the built-in ones. They are matched without regard to case and
+	// written back in the spelling given here; their payload is the
+	// action's "custom" member. Nil means only the built-in types (and
+	// those of Executors).
+	ActionTypes []action.Type
+	// Executors, when set, is where each action's type must have an
+	// executor: an action whose type has none is refused at its "type",
+	// and an executor that is an [action.Validator] checks the actions of
+	// its type. Its types besides the built-in ones are accepted as if
+	// listed in ActionTypes. An *action.Registry is an Executors; a
+	// Scheduler passes its own, which holds its built-in HTTP executor
+	// too. Nil means no executor is looked up.
+	Executors Executors
+	// MinRetryInterval is the smallest retryInterval accepted. Zero
+	// means retry.MinInterval (15 seconds); lower it for local tests.
+	MinRetryInterval time.Duration
+	// Now, when set, is the current time against which a startTime more
+	// than MaxStartAhead ahead is rejected. Zero skips that check.
+	Now time.Time
+	// Created is the instant the job is created (or last replaced), from
+	// which a job without startTime counts its recurrence's periods, as
+	// [Job.Timing] does. The check that a schedule can ever run counts
+	// from it too: every 3 months from a job created in March reaches
+	// December, from one created in February it never does. Zero means
+	// Now, and when Now is zero as well, 2001-01-01T00:00Z. A job with a
+	// startTime counts from its startTime whatever Created says.
+	Created time.Time
+	// AllowInsecureAuthentication permits HTTP authentication on an
+	// http (not https) URI, for tests against local servers. False
+	// means authentication requires https.
+	AllowInsecureAuthentication bool
+}
+
+// Executors finds the executor of an action type; see
+// [ParseOptions.Executors]. *action.Registry implements it.
+type Executors interface {
+	// Lookup returns the executor of actions of type t.
+	Lookup(t action.Type) (action.Executor, bool)
+	// Types returns the types that have an executor, in any order.
+	Types() []action.Type
+}
+
+// ParseJob parses and validates a job definition. It returns the job in
+// canonical form, or a nil Job and an error listing every problem: joined
+// [*ValidationError] values, or a single [*SyntaxError]. Both match
+// [ErrInvalid]. opts may be nil. See the package documentation for the
+// accepted syntax and the rules.
+//
+// The definition is the job's "properties" object, or the ARM resource
+// envelope {"id", "name", "type", "properties"} around it; then the paths
+// of problems start with "properties.".
+func ParseJob(data []byte, opts *ParseOptions) (*Job, error) {
+	job, _, err := ParseJobDocument(data, opts)
+	return job, err
+}
+
+// ParseJobDocument is ParseJob that also returns at, where the job's
+// definition stands in data: "" for the properties object itself,
+// "properties" in the ARM envelope. A caller that finds more problems with
+// the job, at paths relative to it, names them in data under at.
+func ParseJobDocument(data []byte, opts *ParseOptions) (job *Job, at string, err error) {
+	if opts == nil {
+		opts = &ParseOptions{}
+	}
+	if len(data) > MaxInputSize {
+		return nil, "", &ValidationError{Path: rootPath, Reason: fmt.Sprintf("is %d bytes, more than the %d bytes read at most", len(data), MaxInputSize)}
+	}
+	var d decoder
+	job, at = d.decode(data)
+	if err := d.s.Err(); err != nil {
+		se := err.(*jsonc.SyntaxError)
+		return nil, "", &SyntaxError{Line: se.Line, Column: se.Column, Msg: se.Msg}
+	}
+	p := &d.problems
+	if job != nil {
+		canonicalize(job, opts)
+		for _, e := range validateJob(job, opts) {
+			if at != "" {
+				e.Path = at + "." + e.Path
+			}
+			p.addRule(e)
+		}
+	}
+	if err := p.err(); err != nil {
+		return nil, "", err
+	}
+	return job, at, nil
+}
+
+// decode reads the definition in data, a job or the ARM envelope around
+// one, recording its problems. It returns the job (nil when there is none
+// to validate) and where it stands in data; d.s holds the syntax error, if
+// any.
+func (d *decoder) decode(data []byte) (job *Job, at string) {
+	var top any // the top-level value when it is not an object
+	s, p := &d.s, &d.problems
+	s.Reset(data)
+	d.path = make([]segment, 0, 8)
+	job = new(Job)
+	isObject := s.Kind() == jsonc.Object
+	if isObject {
+		d.object(reflect.ValueOf(job).Elem(), planOf(jobType), true)
+	} else {
+		top, _ = s.Any()
+	}
+	if s.Finish() != nil {
+		return nil, ""
+	}
+	size := s.Size()
+	if d.envelope {
+		// Read again, from the start, as the envelope: the problems
+		// found reading it as a bare definition do not count.
+		*p = problems{}
+	}
+	if size > MaxJobSize {
+		p.add(rootPath, "", fmt.Sprintf("is %d bytes, more than the limit of %s", size, thousands(MaxJobSize)))
+	}
+	switch {
+	case !isObject:
+		p.add(rootPath, jsonpath.Text(top), "is not an object")
+		return nil, ""
+	case !d.envelope:
+		return job, ""
+	}
+	s.Reset(data)
+	props, ok := envelope(p, s)
+	if !ok {
+		return nil, ""
+	}
+	s.Seek(props)
+	job = new(Job)
+	d.path = append(d.path[:0], segment{"properties", -1})
+	d.object(reflect.ValueOf(job).Elem(), planOf(jobType), false)
+	return job, "properties"
+}
+
+// envelope reads the ARM resource envelope {"id", "name", "type",
+// "properties"} with s, which stands at its start, recording the problems
+// of its members but for "properties". It returns where the properties
+// object starts, and false when it is not an object.
+func envelope(p *problems, s *jsonc.Scanner) (props int, ok bool) {
+	type member struct {
+		name string
+		at   int // where its value starts
+	}
+	var members []member
+	s.Object(func(name []byte) bool {
+		n := string(name)
+		if i := slices.IndexFunc(members, func(m member) bool { return m.name == n }); i >= 0 {
+			members[i].at = s.Offset() // the same name again: the later value counts
+		} else {
+			members = append(members, member{n, s.Offset()})
+		}
+		return s.Skip()
+	})
+	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	// The member "properties", or else the first of its spellings in
+	// other cases.
+	propsKey := ""
+	for _, m := range members {
+		if strings.EqualFold(m.name, "properties") && (propsKey == "" || m.name == "properties") {
+			propsKey, props = m.name, m.at
+		}
+	}
+	for _, m := range members {
+		switch k := m.name; {
+		case k == propsKey:
+		case strings.EqualFold(k, "id"), strings.EqualFold(k, "name"), strings.EqualFold(k, "type"):
+			s.Seek(m.at)
+			if kind := s.Kind(); kind != jsonc.Null && kind != jsonc.String {
+				v, _ := s.Any()
+				p.add(strings.ToLower(k), jsonpath.Text(v), "is not a string")
+			}
+		case strings.EqualFold(k, "properties"):
+			p.addName(k, "is a duplicate of "+strconv.Quote(propsKey))
+		default:
+			p.addName(jsonpath.Key("", k), "unknown field")
+		}
+	}
+	s.Seek(props)
+	if s.Kind() != jsonc.Object {
+		v, _ := s.Any()
+		p.add("properties", jsonpath.Text(v), "is not an object")
+		return 0, false
+	}
+	return props, true
+}
