@@ -211,8 +211,10 @@ type decoder struct {
 	path []segment
 	// envelope is set when a member of the top-level object is named
 	// "properties" (in any case): the definition is an ARM envelope and
-	// must be read as one.
+	// must be read as one. When that member comes first, as it most
+	// often does, root holds every member of the top-level object.
 	envelope bool
+	root     []rootMember
 	// lastNumber is the text of the integer read last.
 	lastNumber []byte
 }
@@ -537,6 +539,13 @@ type matched struct {
 	others   *[][]byte // the other spellings given, duplicates
 }
 
+// rootMember is a member of the top-level object of an envelope: its name
+// and where its value starts.
+type rootMember struct {
+	name string
+	at   int
+}
+
 // object reads an object into the struct v. At the top level (top), a
 // member "properties" marks an envelope.
 func (d *decoder) object(v reflect.Value, p *plan, top bool) bool {
@@ -546,7 +555,18 @@ func (d *decoder) object(v reflect.Value, p *plan, top bool) bool {
 		fields = make([]matched, len(p.fields))
 	}
 	var unknown []string
+	first := true
 	ok := d.s.Object(func(name []byte) bool {
+		if top && (first && strings.EqualFold(string(name), "properties") || d.root != nil) {
+			// An envelope: its members are read by envelope.
+			d.envelope = true
+			d.root = append(d.root, rootMember{string(name), d.s.Offset()})
+			return d.s.Skip()
+		}
+		first = false
+		if top && d.envelope {
+			return d.s.Skip() // it is read again as an envelope
+		}
 		f, ok := p.exact[string(name)]
 		if !ok {
 			lower := strings.ToLower(string(name))

@@ -146,8 +146,8 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 	}
 	size := s.Size()
 	if d.envelope {
-		// Read again, from the start, as the envelope: the problems
-		// found reading it as a bare definition do not count.
+		// The problems found reading it as a bare definition do not
+		// count.
 		*p = problems{}
 	}
 	if size > MaxJobSize {
@@ -160,8 +160,16 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 	case !d.envelope:
 		return job, ""
 	}
-	s.Reset(data)
-	props, ok := envelope(p, s)
+	if d.root == nil {
+		// "properties" did not come first: read the envelope's members
+		// again, from the start.
+		s.Reset(data)
+		s.Object(func(name []byte) bool {
+			d.root = append(d.root, rootMember{string(name), s.Offset()})
+			return s.Skip()
+		})
+	}
+	props, ok := envelope(p, s, d.root)
 	if !ok {
 		return nil, ""
 	}
@@ -172,26 +180,20 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 	return job, "properties"
 }
 
-// envelope reads the ARM resource envelope {"id", "name", "type",
-// "properties"} with s, which stands at its start, recording the problems
-// of its members but for "properties". It returns where the properties
+// envelope checks the members of the ARM resource envelope {"id", "name",
+// "type", "properties"}, given in the order read, with s, recording the
+// problems of all but "properties". It returns where the properties
 // object starts, and false when it is not an object.
-func envelope(p *problems, s *jsonc.Scanner) (props int, ok bool) {
-	type member struct {
-		name string
-		at   int // where its value starts
-	}
-	var members []member
-	s.Object(func(name []byte) bool {
-		n := string(name)
-		if i := slices.IndexFunc(members, func(m member) bool { return m.name == n }); i >= 0 {
-			members[i].at = s.Offset() // the same name again: the later value counts
+func envelope(p *problems, s *jsonc.Scanner, given []rootMember) (props int, ok bool) {
+	var members []rootMember
+	for _, g := range given {
+		if i := slices.IndexFunc(members, func(m rootMember) bool { return m.name == g.name }); i >= 0 {
+			members[i].at = g.at // the same name again: the later value counts
 		} else {
-			members = append(members, member{n, s.Offset()})
+			members = append(members, g)
 		}
-		return s.Skip()
-	})
-	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.name, b.name) })
+	}
+	slices.SortFunc(members, func(a, b rootMember) int { return strings.Compare(a.name, b.name) })
 	// The member "properties", or else the first of its spellings in
 	// other cases.
 	propsKey := ""
