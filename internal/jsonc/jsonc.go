@@ -304,37 +304,8 @@ func (s *Scanner) startAt() bool {
 // and return true to go on; it returns false to stop, after a syntax
 // error. Object reports whether the whole object was read.
 func (s *Scanner) Object(member func(name []byte) bool) bool {
-	if !s.start() {
-		return false
-	}
-	if s.src[s.n] != '{' {
-		return s.fail(invalidChar(s.src, s.n, "at start of object"))
-	}
-	if s.depth >= MaxDepth {
-		return s.fail(invalidChar(s.src, s.n, "exceeded max depth"))
-	}
-	s.depth++
-	defer func() { s.depth-- }()
-	b := s.src
-	s.size++ // '{'
-	s.n++
-	count := 0
-	comma := -1 // where the last comma is
-	for {
-		if !s.space() {
-			return false
-		}
-		if s.n < len(b) && b[s.n] == '}' { // empty, or after a trailing comma
-			if count > 0 {
-				s.trailingComma(comma)
-			}
-			s.size++
-			s.n++
-			return true
-		}
-		if s.n >= len(b) {
-			return s.fail(&errAt{s.n, "parsing value: unexpected EOF"})
-		}
+	return s.container('{', '}', "object", func() bool {
+		b := s.src
 		if b[s.n] != '"' {
 			// The value at s.n, with what follows it, is read as a
 			// name would be; it is not one.
@@ -356,25 +327,8 @@ func (s *Scanner) Object(member func(name []byte) bool) bool {
 		}
 		s.size++
 		s.n++
-		if !s.start() || !member(name) || s.err != nil || !s.space() {
-			return s.fail(&errAt{s.n, "the member's value was not read"})
-		}
-		count++
-		switch {
-		case s.n >= len(b):
-			return s.fail(&errAt{s.n, "parsing object after value: unexpected EOF"})
-		case b[s.n] == ',':
-			s.size++
-			comma = s.n
-			s.n++
-		case b[s.n] == '}':
-			s.size++
-			s.n++
-			return true
-		default:
-			return s.fail(invalidChar(b, s.n, "after object value (expecting ',' or '}')"))
-		}
-	}
+		return s.start() && member(name)
+	})
 }
 
 // Array reads an array, calling elem for each element, in order, with
@@ -382,27 +336,37 @@ func (s *Scanner) Object(member func(name []byte) bool) bool {
 // returns false to stop, after a syntax error. Array reports whether the
 // whole array was read.
 func (s *Scanner) Array(elem func(i int) bool) bool {
+	count := 0
+	return s.container('[', ']', "array", func() bool {
+		count++
+		return elem(count - 1)
+	})
+}
+
+// container reads an object or an array: open, the items that item reads
+// (the item at s.n, which is not the end), separated by commas, and close.
+func (s *Scanner) container(open, close byte, what string, item func() bool) bool {
 	if !s.start() {
 		return false
 	}
-	if s.src[s.n] != '[' {
-		return s.fail(invalidChar(s.src, s.n, "at start of array"))
+	b := s.src
+	if b[s.n] != open {
+		return s.fail(invalidChar(b, s.n, "at start of "+what))
 	}
 	if s.depth >= MaxDepth {
-		return s.fail(invalidChar(s.src, s.n, "exceeded max depth"))
+		return s.fail(invalidChar(b, s.n, "exceeded max depth"))
 	}
 	s.depth++
 	defer func() { s.depth-- }()
-	b := s.src
-	s.size++ // '['
+	s.size++
 	s.n++
 	count := 0
-	comma := -1
+	comma := -1 // where the last comma is
 	for {
 		if !s.space() {
 			return false
 		}
-		if s.n < len(b) && b[s.n] == ']' {
+		if s.n < len(b) && b[s.n] == close { // empty, or after a trailing comma
 			if count > 0 {
 				s.trailingComma(comma)
 			}
@@ -410,23 +374,26 @@ func (s *Scanner) Array(elem func(i int) bool) bool {
 			s.n++
 			return true
 		}
-		if !s.start() || !elem(count) || s.err != nil || !s.space() {
-			return s.fail(&errAt{s.n, "the element was not read"})
+		if s.n >= len(b) {
+			return s.fail(&errAt{s.n, "parsing value: unexpected EOF"})
+		}
+		if (open == '[' && !s.start()) || !item() || s.err != nil || !s.space() {
+			return s.fail(&errAt{s.n, "the " + what + "'s item was not read"})
 		}
 		count++
 		switch {
 		case s.n >= len(b):
-			return s.fail(&errAt{s.n, "parsing array after value: unexpected EOF"})
+			return s.fail(&errAt{s.n, "parsing " + what + " after value: unexpected EOF"})
 		case b[s.n] == ',':
 			s.size++
 			comma = s.n
 			s.n++
-		case b[s.n] == ']':
+		case b[s.n] == close:
 			s.size++
 			s.n++
 			return true
 		default:
-			return s.fail(invalidChar(b, s.n, "after array value (expecting ',' or ']')"))
+			return s.fail(invalidChar(b, s.n, "after "+what+" value (expecting ',' or '"+string(close)+"')"))
 		}
 	}
 }
