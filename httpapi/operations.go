@@ -218,7 +218,9 @@ func envelopeOnly(data []byte) error {
 	}
 	found := false
 	s.Object(func(name []byte) bool {
-		found = found || strings.EqualFold(string(name), "properties")
+		if found = strings.EqualFold(string(name), "properties"); found {
+			return false // enough: the parser reads the rest
+		}
 		return s.Skip()
 	})
 	if found || s.Finish() != nil {

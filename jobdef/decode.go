@@ -215,6 +215,12 @@ type decoder struct {
 	// often does, root holds every member of the top-level object.
 	envelope bool
 	root     []rootMember
+	// props is the job read from the properties object of an envelope
+	// that starts with it, propsAt where that object starts, and
+	// propsFrom and propsTo the span of its problems.
+	props              *Job
+	propsAt            int
+	propsFrom, propsTo int
 	// lastNumber is the text of the integer read last.
 	lastNumber []byte
 }
@@ -558,10 +564,21 @@ func (d *decoder) object(v reflect.Value, p *plan, top bool) bool {
 	first := true
 	ok := d.s.Object(func(name []byte) bool {
 		if top && (first && strings.EqualFold(string(name), "properties") || d.root != nil) {
-			// An envelope: its members are read by envelope.
+			// An envelope: its members are checked by envelope. The
+			// properties object that comes first is read now: it is the
+			// one that counts, unless another spelling of it follows.
 			d.envelope = true
 			d.root = append(d.root, rootMember{string(name), d.s.Offset()})
-			return d.s.Skip()
+			if !first || d.s.Kind() != jsonc.Object {
+				return d.s.Skip()
+			}
+			first = false
+			d.props, d.propsAt, d.propsFrom = new(Job), d.s.Offset(), len(d.errs)
+			d.path = append(d.path, segment{"properties", -1})
+			ok := d.object(reflect.ValueOf(d.props).Elem(), p, false)
+			d.path = d.path[:len(d.path)-1]
+			d.propsTo = len(d.errs)
+			return ok
 		}
 		first = false
 		if top && d.envelope {

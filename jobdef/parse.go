@@ -145,9 +145,9 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 		return nil, ""
 	}
 	size := s.Size()
-	if d.envelope {
-		// The problems found reading it as a bare definition do not
-		// count.
+	if d.envelope && d.root == nil {
+		// "properties" did not come first: the problems found reading
+		// the envelope as a bare definition do not count.
 		*p = problems{}
 	}
 	if size > MaxJobSize {
@@ -171,8 +171,13 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 	}
 	props, ok := envelope(p, s, d.root)
 	if !ok {
+		d.drop(d.propsFrom, d.propsTo)
 		return nil, ""
 	}
+	if d.props != nil && props == d.propsAt {
+		return d.props, "properties" // read already
+	}
+	d.drop(d.propsFrom, d.propsTo)
 	s.Seek(props)
 	job = new(Job)
 	d.path = append(d.path[:0], segment{"properties", -1})
