@@ -357,12 +357,15 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, e *apiError
 	writeJSON(w, e.status, ErrorResponse{Error: e.detail})
 }
 
+// writeJSON writes v as the response body with encoding/json, as the API
+// writes every body: without HTML escaping, ending with a newline. A value
+// encoding/json refuses gives a 500.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer putJSONBuffer(buf)
-	if b, ok := appendResponse(buf.AvailableBuffer(), v); ok {
-		buf.Write(append(b, '\n'))
-	} else if err := encodeJSON(buf, v); err != nil {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		buf.Reset()
 		buf.WriteString(`{"error":{"code":"InternalServerError","message":"The response could not be encoded."}}` + "\n")
 		status = http.StatusInternalServerError
@@ -377,26 +380,10 @@ func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Write(b)
 }
 
-// writeJob writes the resource of the job r in scope sc, as
-// writeJSON(w, status, h.jobResource(sc, r)) does.
+// writeJob writes the resource of the job r in scope sc.
 func (h *handler) writeJob(w http.ResponseWriter, status int, sc scope, r *scheduler.JobRecord) {
-	buf := jsonBuffers.Get().(*bytes.Buffer)
-	defer putJSONBuffer(buf)
-	b, ok := appendJobRecord(buf.AvailableBuffer(), sc, r)
-	if !ok {
-		writeJSON(w, status, h.jobResource(sc, r))
-		return
-	}
-	buf.Write(append(b, '\n'))
-	writeBody(w, status, buf.Bytes())
-}
-
-// encodeJSON writes v to buf with encoding/json, as the API writes every
-// body: without HTML escaping, ending with a newline.
-func encodeJSON(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	res := h.jobResource(sc, r)
+	writeJSON(w, status, &res)
 }
 
 // jsonBuffers holds the buffers responses are encoded in: a job's
