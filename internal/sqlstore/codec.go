@@ -151,24 +151,15 @@ func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*J
 			defs[j.Job] = def
 		}
 	}
-	r := j
-	// The status and schedule written without reflection, with their
-	// times in UTC; failing that, those of a normalised copy by
-	// encoding/json.
-	st, ok := appendStatus(make([]byte, 0, 128), &j.Status)
-	var sc []byte
-	var err error
-	if ok {
-		sc, ok = appendSchedule(make([]byte, 0, 192), &j.Schedule)
+	// The status and schedule of a copy with its times in UTC.
+	r := NormJob(j)
+	st, err := json.Marshal(r.Status)
+	if err != nil {
+		return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
 	}
-	if !ok {
-		r = NormJob(j)
-		if st, err = json.Marshal(r.Status); err != nil {
-			return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
-		}
-		if sc, err = json.Marshal(r.Schedule); err != nil {
-			return nil, fmt.Errorf("encode schedule of job %q: %w", r.ID(), err)
-		}
+	sc, err := json.Marshal(r.Schedule)
+	if err != nil {
+		return nil, fmt.Errorf("encode schedule of job %q: %w", r.ID(), err)
 	}
 	// The times below are the same instants in any location.
 	row := &JobRow{
@@ -209,10 +200,10 @@ func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.Jo
 			}
 		}
 	}
-	if err := unmarshalStatus(row.Status, &r.Status); err != nil {
+	if err := json.Unmarshal([]byte(row.Status), &r.Status); err != nil {
 		return nil, fmt.Errorf("decode status of job %q: %w", r.ID(), err)
 	}
-	if err := unmarshalSchedule(row.Schedule, &r.Schedule); err != nil {
+	if err := json.Unmarshal([]byte(row.Schedule), &r.Schedule); err != nil {
 		return nil, fmt.Errorf("decode schedule of job %q: %w", r.ID(), err)
 	}
 	normJob(r)
@@ -276,11 +267,7 @@ type HistoryRow struct {
 // EncodeHistory returns the row of h, with its times in UTC.
 func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
 	h = NormHistory(h)
-	b, ok := appendHistory(make([]byte, 0, 320), &h)
-	var err error
-	if !ok {
-		b, err = json.Marshal(h)
-	}
+	b, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
 	}

@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	scheduler "github.com/jobclock/scheduler"
 )
 
@@ -96,179 +96,6 @@ func randSchedule(r *rand.Rand) scheduler.JobSchedule {
 	}
 }
 
-func randHistory(r *rand.Rand) scheduler.HistoryEntry {
-	return scheduler.HistoryEntry{
-		Collection: randString(r), Job: randString(r), ActionName: scheduler.ActionName(randString(r)),
-		Status: scheduler.ExecutionStatus(randString(r)), ExpectedExecutionTime: randTime(r), StartTime: randTime(r),
-		EndTime: randTime(r), RetryCount: randInt(r), RepeatCount: randInt(r), Message: randString(r),
-		ExecutionTag: randString(r), Faulted: r.IntN(2) == 0,
-	}
-}
-
-// sameEncoding checks that the writer's bytes are encoding/json's for
-// want (the value with its times in UTC), or that the writer declined.
-// It returns whether the writer wrote.
-func sameEncoding(t *testing.T, what string, got []byte, ok bool, want any) bool {
-	t.Helper()
-	w, err := json.Marshal(want)
-	if !ok {
-		return false
-	}
-	if err != nil {
-		t.Fatalf("%s: wrote %s where encoding/json fails: %v", what, got, err)
-	}
-	if !bytes.Equal(got, w) {
-		t.Fatalf("%s:\n got %s\nwant %s", what, got, w)
-	}
-	return true
-}
-
-// TestWritersMatchEncodingJSON compares the status, schedule and history
-// writers with encoding/json on random values that set every field, and
-// checks that they write most of them (the plain ones) themselves.
-func TestWritersMatchEncodingJSON(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	wrote := map[string]int{}
-	const n = 20000
-	for range n {
-		// NormJob copies the record with its times in UTC; the writers
-		// get the original and must put times in UTC themselves.
-		st, raw := randStatus(r), randSchedule(r)
-		norm := NormJob(&scheduler.JobRecord{Status: st, Schedule: raw})
-		b, ok := appendStatus([]byte("x"), &st)
-		if ok && b[0] != 'x' {
-			t.Fatal("appendStatus does not append")
-		}
-		if ok {
-			b = b[1:]
-		}
-		if sameEncoding(t, "status", b, ok, norm.Status) {
-			wrote["status"]++
-		}
-		b, ok = appendSchedule(nil, &raw)
-		if sameEncoding(t, "schedule", b, ok, norm.Schedule) {
-			wrote["schedule"]++
-		}
-		h := randHistory(r)
-		b, ok = appendHistory(nil, &h)
-		if sameEncoding(t, "history", b, ok, NormHistory(h)) {
-			wrote["history"]++
-		}
-	}
-	for _, k := range []string{"status", "schedule", "history"} {
-		if wrote[k] < n/20 {
-			t.Errorf("%s: the writer wrote %d of %d values itself", k, wrote[k], n)
-		}
-		if wrote[k] == n {
-			t.Errorf("%s: the writer never declined", k)
-		}
-	}
-}
-
-// TestReadersMatchEncodingJSON reads random documents, as the writers
-// write them and altered, with the readers and with encoding/json: when a
-// reader accepts a document, it must decode what encoding/json decodes.
-func TestReadersMatchEncodingJSON(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	read := map[string]int{}
-	alter := func(b []byte) string {
-		if len(b) == 0 || r.IntN(3) != 0 {
-			return string(b)
-		}
-		b = bytes.Clone(b)
-		switch i := r.IntN(len(b)); r.IntN(5) {
-		case 0:
-			return string(b[:i]) // cut short
-		case 1:
-			b[i] = "0123456789\",:{}-.eZ \\tnul"[r.IntN(25)]
-		case 2:
-			return string(b[:i]) + " " + string(b[i:])
-		case 3:
-			return string(b) + "x"
-		case 4:
-			return strings.Replace(string(b), "Count\":", "Count\":0", 1)
-		}
-		return string(b)
-	}
-	const n = 20000
-	for range n {
-		st := randStatus(r)
-		sc := randSchedule(r)
-		for _, text := range []string{alter(mustMarshal(t, st)), alter(mustMarshal(t, sc))} {
-			if agrees(t, "status", text, readStatus, unmarshalStatus) {
-				read["status"]++
-			}
-			if agrees(t, "schedule", text, readSchedule, unmarshalSchedule) {
-				read["schedule"]++
-			}
-		}
-	}
-	for _, k := range []string{"status", "schedule"} {
-		if read[k] < n/10 {
-			t.Errorf("%s: the reader read %d documents", k, read[k])
-		}
-	}
-}
-
-// agrees checks that a reader that accepts text decodes what
-// encoding/json decodes, and that unmarshal always decodes it so (value
-// and error); it returns whether the reader accepted text.
-func agrees[T any](t *testing.T, what, text string, read func(string, *T) bool, unmarshal func(string, *T) error) bool {
-	t.Helper()
-	var fast, want T
-	werr := json.Unmarshal([]byte(text), &want)
-	ok := read(text, &fast)
-	if ok && (werr != nil || !reflect.DeepEqual(fast, want)) {
-		t.Fatalf("%s %s: read %+v; encoding/json %+v, %v", what, text, fast, want, werr)
-	}
-	var got T
-	if err := unmarshal(text, &got); (err == nil) != (werr == nil) || (err == nil && !reflect.DeepEqual(got, want)) {
-		t.Fatalf("%s %s: unmarshal = %+v, %v; encoding/json %+v, %v", what, text, got, err, want, werr)
-	}
-	return ok
-}
-
-func mustMarshal(t *testing.T, v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil // a year encoding/json refuses
-	}
-	return b
-}
-
-// TestReaderEdges pins documents the readers must leave to encoding/json
-// or read as it does.
-func TestReaderEdges(t *testing.T) {
-	for _, text := range []string{
-		`{"executionCount":-0,"failureCount":0,"faultedCount":0}`,
-		`{"executionCount":01,"failureCount":0,"faultedCount":0}`,
-		`{"executionCount":1.0,"failureCount":0,"faultedCount":0}`,
-		`{"executionCount":1e2,"failureCount":0,"faultedCount":0}`,
-		`{"executionCount":99999999999999999999,"failureCount":0,"faultedCount":0}`,
-		`{"executionCount":1,"executionCount":2}`,
-		`{"ExecutionCount":1}`,
-		`{"lastExecutionTime":null,"executionCount":1}`,
-		`{"lastExecutionTime":"2030-01-02T03:04:05+01:00","executionCount":1}`,
-		`{"lastExecutionTime":"2030-01-02T24:04:05Z","executionCount":1}`,
-		`{"lastExecutionTime":"2030-01-02T03:04:05\u005a","executionCount":1}`,
-		`{}`, `null`, ``, `{`,
-	} {
-		agrees(t, "status", text, readStatus, unmarshalStatus)
-	}
-	for _, text := range []string{
-		`{"current":{"expected":"2030-01-02T03:04:05Z","tag":"a\"b"}}`,
-		`{"current":{"expected":"2030-01-02T03:04:05Z","manual":false}}`,
-		`{"current":{"expected":"2030-01-02T03:04:05Z"},"current":{"retry":1,"expected":"2031-01-02T03:04:05Z"}}`,
-		`{"current":null}`,
-		`{"runTrace":"\u00e9"}`,
-		`{"runTrace":"é"}`,
-		`{"lastFailed":true}`,
-		`{"lastFailed":tru}`,
-	} {
-		agrees(t, "schedule", text, readSchedule, unmarshalSchedule)
-	}
-}
-
 // TestEncodeJobAsBefore checks EncodeJob and DecodeJob against the
 // encoding/json round trip of a normalised record, on records the
 // writers handle and on ones they leave to encoding/json.
@@ -349,5 +176,100 @@ func TestEncodeJobShared(t *testing.T) {
 	defs[a] = `"kept"`
 	if row, err := EncodeJobShared(&scheduler.JobRecord{Job: a}, defs); err != nil || row.Definition != `"kept"` {
 		t.Errorf("EncodeJobShared of a known definition = %+v, %v; want the kept text", row, err)
+	}
+}
+
+// TestStoredRows pins the JSON columns as earlier versions of the stores
+// wrote them (each text below is what the previous encoder wrote for the
+// record beside it): a record is written as the same bytes, and such a
+// row reads back as the record with its times in UTC.
+func TestStoredRows(t *testing.T) {
+	plus2 := time.FixedZone("P", 2*3600)
+	at := func(s int) time.Time { return time.Date(2030, 1, 2, 3, 4, s, 123456789, plus2) }
+	last, next := at(1), at(2)
+	jobs := []struct {
+		name             string
+		rec              *scheduler.JobRecord
+		status, schedule string
+	}{
+		{
+			name: "every member",
+			rec: &scheduler.JobRecord{Collection: "sub/rg/jc", Name: "j", State: scheduler.JobEnabled,
+				Status: scheduler.JobStatus{LastExecutionTime: &last, NextExecutionTime: &next, ExecutionCount: 7, FailureCount: 2, FaultedCount: 1},
+				Schedule: scheduler.JobSchedule{DueAt: at(3), Anchor: at(4), NextOccurrence: at(5), Occurrences: 6, Counted: 5,
+					Current: &scheduler.Occurrence{Number: 6, Expected: at(6), Tag: "tag-6", Manual: true, ErrorAction: true, Retry: 2, At: at(7),
+						Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", TraceState: "k=v"},
+					Waiting:      &scheduler.Occurrence{Expected: at(8)},
+					RunRequested: at(9), RunTrace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00", RunTraceState: "a=b,c=d", LastFailed: true}},
+			status: `{"lastExecutionTime":"2030-01-02T01:04:01.123456789Z","nextExecutionTime":"2030-01-02T01:04:02.123456789Z","executionCount":7,"failureCount":2,"faultedCount":1}`,
+			schedule: `{"dueAt":"2030-01-02T01:04:03.123456789Z","anchor":"2030-01-02T01:04:04.123456789Z","nextOccurrence":"2030-01-02T01:04:05.123456789Z",` +
+				`"occurrences":6,"counted":5,"current":{"number":6,"expected":"2030-01-02T01:04:06.123456789Z","tag":"tag-6","manual":true,"errorAction":true,` +
+				`"retry":2,"at":"2030-01-02T01:04:07.123456789Z","trace":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","traceState":"k=v"},` +
+				`"waiting":{"expected":"2030-01-02T01:04:08.123456789Z"},"runRequested":"2030-01-02T01:04:09.123456789Z",` +
+				`"runTrace":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00","runTraceState":"a=b,c=d","lastFailed":true}`,
+		},
+		{
+			name:     "escaped string",
+			rec:      &scheduler.JobRecord{Collection: "c", Name: "k", Schedule: scheduler.JobSchedule{RunTrace: "<&\"é\n>"}},
+			status:   `{"executionCount":0,"failureCount":0,"faultedCount":0}`,
+			schedule: `{"runTrace":"\u003c\u0026\"é\n\u003e"}`,
+		},
+	}
+	for _, tt := range jobs {
+		row, err := EncodeJob(tt.rec)
+		if err != nil {
+			t.Fatalf("%s: EncodeJob: %v", tt.name, err)
+		}
+		if row.Status != tt.status || row.Schedule != tt.schedule {
+			t.Errorf("%s: EncodeJob wrote status %s and schedule %s, want %s and %s", tt.name, row.Status, row.Schedule, tt.status, tt.schedule)
+		}
+		got, err := DecodeJob(&JobRow{Collection: tt.rec.Collection, Name: tt.rec.Name, State: string(tt.rec.State),
+			Definition: "null", Status: tt.status, Schedule: tt.schedule})
+		if err != nil {
+			t.Fatalf("%s: DecodeJob: %v", tt.name, err)
+		}
+		if diff := cmp.Diff(NormJob(tt.rec), got); diff != "" {
+			t.Errorf("%s: DecodeJob (-want +got):\n%s", tt.name, diff)
+		}
+	}
+
+	entries := []struct {
+		name  string
+		entry scheduler.HistoryEntry
+		text  string
+	}{
+		{
+			name: "every member",
+			entry: scheduler.HistoryEntry{Collection: "sub/rg/jc", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusFailed,
+				ExpectedExecutionTime: at(10), StartTime: at(11), EndTime: at(12), RetryCount: 1, RepeatCount: 6,
+				Message: "Http Action - Response from host 'example.com': 'InternalServerError'", ExecutionTag: "tag-6", Faulted: true},
+			text: `{"collection":"sub/rg/jc","job":"j","actionName":"MainAction","status":"Failed","expectedExecutionTime":"2030-01-02T01:04:10.123456789Z",` +
+				`"startTime":"2030-01-02T01:04:11.123456789Z","endTime":"2030-01-02T01:04:12.123456789Z","retryCount":1,"repeatCount":6,` +
+				`"message":"Http Action - Response from host 'example.com': 'InternalServerError'","executionTag":"tag-6","faulted":true}`,
+		},
+		{
+			name: "escaped message",
+			entry: scheduler.HistoryEntry{Collection: "c", Job: "k", ActionName: scheduler.ErrorAction, Status: scheduler.StatusCompleted,
+				ExpectedExecutionTime: at(13), StartTime: at(14), EndTime: at(15), Message: "a <b> & \"c\"\n\té\u2028"},
+			text: `{"collection":"c","job":"k","actionName":"ErrorAction","status":"Completed","expectedExecutionTime":"2030-01-02T01:04:13.123456789Z",` +
+				`"startTime":"2030-01-02T01:04:14.123456789Z","endTime":"2030-01-02T01:04:15.123456789Z","retryCount":0,"repeatCount":0,` +
+				`"message":"a \u003cb\u003e \u0026 \"c\"\n\té\u2028"}`,
+		},
+	}
+	for _, tt := range entries {
+		row, err := EncodeHistory(tt.entry)
+		if err != nil {
+			t.Fatalf("%s: EncodeHistory: %v", tt.name, err)
+		}
+		if row.Entry != tt.text {
+			t.Errorf("%s: EncodeHistory wrote\n%s\nwant\n%s", tt.name, row.Entry, tt.text)
+		}
+		got, err := DecodeHistory(tt.text)
+		if err != nil {
+			t.Fatalf("%s: DecodeHistory: %v", tt.name, err)
+		}
+		if diff := cmp.Diff(NormHistory(tt.entry), got); diff != "" {
+			t.Errorf("%s: DecodeHistory (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
