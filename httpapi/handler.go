@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/codec"
 	"github.com/jobclock/scheduler/internal/names"
 )
 
@@ -361,16 +361,15 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, e *apiError
 // writes every body: without HTML escaping, ending with a newline. A value
 // encoding/json refuses gives a 500.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	buf := jsonBuffers.Get().(*bytes.Buffer)
+	buf := jsonBuffers.Get().(*[]byte)
 	defer putJSONBuffer(buf)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		buf.Reset()
-		buf.WriteString(`{"error":{"code":"InternalServerError","message":"The response could not be encoded."}}` + "\n")
+	b, err := codec.Append((*buf)[:0], v, false)
+	if err != nil {
+		b = append(b[:0], `{"error":{"code":"InternalServerError","message":"The response could not be encoded."}}`...)
 		status = http.StatusInternalServerError
 	}
-	writeBody(w, status, buf.Bytes())
+	*buf = append(b, '\n')
+	writeBody(w, status, *buf)
 }
 
 // writeBody writes a response with the JSON body b.
@@ -389,15 +388,15 @@ func (h *handler) writeJob(w http.ResponseWriter, status int, sc scope, r *sched
 // jsonBuffers holds the buffers responses are encoded in: a job's
 // response is a few kilobytes, which a fresh buffer reaches by growing
 // several times.
-var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var jsonBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledJSONBuffer bounds the buffers kept for reuse, so that one
 // large list does not stay in memory.
 const maxPooledJSONBuffer = 64 << 10
 
-func putJSONBuffer(b *bytes.Buffer) {
-	if b.Cap() <= maxPooledJSONBuffer {
-		b.Reset()
+func putJSONBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledJSONBuffer {
+		*b = (*b)[:0]
 		jsonBuffers.Put(b)
 	}
 }

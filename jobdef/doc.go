@@ -9,10 +9,13 @@
 //
 // # Reading a definition
 //
-// ParseJob reads a definition in one pass (package internal/jsonc reads
-// the JSON, with comments and trailing commas): each value is read into
-// the Go field it belongs to, by the fields' json tags, as encoding/json
-// would read it, and checked on the way. Every problem is kept with its
+// ParseJob reads a definition in one pass, with the module's one JSON
+// codec (package internal/codec, over the reader of internal/jsonc, which
+// takes comments and trailing commas): each value is read into the Go
+// field it belongs to, by the fields' json tags, as encoding/json would
+// read it, and checked on the way; the rules of this package add the
+// members' other spellings, the read-only status, the secrets and the
+// integers that must be at least 1. Every problem is kept with its
 // JSON path and reading goes on, so that one call reports all of them:
 // a value of the wrong kind, an unknown member, a member given twice in
 // different cases, a time or duration that does not parse. Then the rules
@@ -32,7 +35,7 @@
 // A new member of Job, or of a type it holds (in this package or in
 // action, recurrence and retry), takes a field with its json tag, a line in
 // that type's Clone method, and its rules in validate.go: reading it,
-// writing it (encoding/json), its canonical form and the REST API follow
+// writing it (the REST API, the SQL stores), its canonical form follow
 // from the tag. Clone's tests fill every field and fail when a field is not
 // copied; those of Canonical compare it with a JSON round trip of such a
 // filled value.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jobclock/scheduler/internal/codec"
 	"github.com/jobclock/scheduler/internal/jsonpath"
 )
 
@@ -83,29 +84,35 @@ func ValidationErrors(err error) []*ValidationError {
 // rootPath is the path of problems with the definition as a whole.
 const rootPath = "job"
 
-// problems collects the problems of a definition: those its decoding
-// finds, then those of the rules, which it keeps only where decoding found
+// problems collects the problems of a definition: those its reading
+// finds, then those of the rules, which it keeps only where reading found
 // nothing.
 type problems struct {
-	errs []*ValidationError // nil: dropped
-	// bad holds, for each of errs found in decoding, its path: rule
-	// problems at or under it are not reported again.
+	errs []*ValidationError
+	// rank orders the problems at one path: a member's name (0), its
+	// value (1), a rule (2).
+	rank []int
+	// bad holds the paths at which reading found a problem; rule
+	// problems at or under them are not reported again.
 	bad []string
-	// names marks the problems with a member's name (unknown, given
-	// twice): at one path they come before those with its value.
-	names []bool
 }
 
-// add records a problem that decoding found with a value.
-func (p *problems) add(path, value, reason string) { p.record(path, value, reason, false) }
-
-// addName records a problem that decoding found with a member's name.
-func (p *problems) addName(path, reason string) { p.record(path, "", reason, true) }
-
-func (p *problems) record(path, value, reason string, name bool) {
-	p.errs = append(p.errs, &ValidationError{Path: path, Value: value, Reason: reason})
-	p.bad = append(p.bad, path)
-	p.names = append(p.names, name)
+// problemsOf returns the problems read found, but for those dropped.
+func problemsOf(read []codec.Problem) *problems {
+	p := new(problems)
+	for _, r := range read {
+		if r.Dropped {
+			continue
+		}
+		rank := 1
+		if r.Name {
+			rank = 0
+		}
+		p.errs = append(p.errs, &ValidationError{Path: r.Path, Value: r.Value, Reason: r.Reason})
+		p.rank = append(p.rank, rank)
+		p.bad = append(p.bad, r.Path)
+	}
+	return p
 }
 
 // addRule records e, a problem of the rules, unless decoding found one at
@@ -117,11 +124,12 @@ func (p *problems) addRule(e *ValidationError) {
 		return
 	}
 	for _, b := range p.bad {
-		if b != "" && (e.Path == b || strings.HasPrefix(e.Path, b) && (e.Path[len(b)] == '.' || e.Path[len(b)] == '[')) {
+		if e.Path == b || strings.HasPrefix(e.Path, b) && (e.Path[len(b)] == '.' || e.Path[len(b)] == '[') {
 			return
 		}
 	}
 	p.errs = append(p.errs, e)
+	p.rank = append(p.rank, 2)
 }
 
 // err returns the problems, ordered by path, joined; nil when there are
@@ -131,17 +139,9 @@ func (p *problems) err() error {
 		e    *ValidationError
 		rank int // at one path: names, values, rules
 	}
-	var all []entry
+	all := make([]entry, len(p.errs))
 	for i, e := range p.errs {
-		switch {
-		case e == nil:
-		case i >= len(p.names):
-			all = append(all, entry{e, 2})
-		case p.names[i]:
-			all = append(all, entry{e, 0})
-		default:
-			all = append(all, entry{e, 1})
-		}
+		all[i] = entry{e, p.rank[i]}
 	}
 	if len(all) == 0 {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/codec"
 	"github.com/jobclock/scheduler/internal/enum"
 	"github.com/jobclock/scheduler/recurrence"
 )
@@ -96,3 +97,10 @@ func (s JobStatus) Clone() JobStatus {
 	}
 	return s
 }
+
+// ParseTime parses an ISO 8601 date or date-time as job definitions write
+// them: "2012-08-04T00:00Z" (seconds optional), "2012-08-04T00:00:00.123+02:00",
+// offsets as "+02:00", "+0200" or "+02", and a bare date "2012-11-04"
+// meaning midnight UTC. A date-time without an offset is UTC. The letters T
+// and Z may be lower case.
+func ParseTime(s string) (time.Time, error) { return codec.ParseTime(s) }

@@ -104,12 +104,13 @@ func ParseJobDocument(data []byte, opts *ParseOptions) (job *Job, at string, err
 		return nil, "", &ValidationError{Path: rootPath, Reason: fmt.Sprintf("is %d bytes, more than the %d bytes read at most", len(data), MaxInputSize)}
 	}
 	var d decoder
+	d.Rules = definitionRules
 	job, at = d.decode(data)
-	if err := d.s.Err(); err != nil {
+	if err := d.Scanner.Err(); err != nil {
 		se := err.(*jsonc.SyntaxError)
 		return nil, "", &SyntaxError{Line: se.Line, Column: se.Column, Msg: se.Msg}
 	}
-	p := &d.problems
+	p := problemsOf(d.Problems)
 	if job != nil {
 		canonicalize(job, opts)
 		for _, e := range validateJob(job, opts) {
@@ -127,17 +128,16 @@ func ParseJobDocument(data []byte, opts *ParseOptions) (job *Job, at string, err
 
 // decode reads the definition in data, a job or the ARM envelope around
 // one, recording its problems. It returns the job (nil when there is none
-// to validate) and where it stands in data; d.s holds the syntax error, if
-// any.
+// to validate) and where it stands in data; d.Scanner holds the syntax
+// error, if any.
 func (d *decoder) decode(data []byte) (job *Job, at string) {
 	var top any // the top-level value when it is not an object
-	s, p := &d.s, &d.problems
-	s.Reset(data)
-	d.path = make([]segment, 0, 8)
+	s := &d.Scanner
+	d.Reset(data)
 	job = new(Job)
 	isObject := s.Kind() == jsonc.Object
 	if isObject {
-		d.object(reflect.ValueOf(job).Elem(), planOf(jobType), true)
+		d.top(job)
 	} else {
 		top, _ = s.Any()
 	}
@@ -148,14 +148,14 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 	if d.envelope && d.root == nil {
 		// "properties" did not come first: the problems found reading
 		// the envelope as a bare definition do not count.
-		*p = problems{}
+		d.Problems = d.Problems[:0]
 	}
 	if size > MaxJobSize {
-		p.add(rootPath, "", fmt.Sprintf("is %d bytes, more than the limit of %s", size, thousands(MaxJobSize)))
+		d.Add(rootPath, "", fmt.Sprintf("is %d bytes, more than the limit of %s", size, thousands(MaxJobSize)))
 	}
 	switch {
 	case !isObject:
-		p.add(rootPath, jsonpath.Text(top), "is not an object")
+		d.Add(rootPath, jsonpath.Text(top), "is not an object")
 		return nil, ""
 	case !d.envelope:
 		return job, ""
@@ -169,29 +169,31 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 			return s.Skip()
 		})
 	}
-	props, ok := envelope(p, s, d.root)
+	props, ok := d.envelopeMembers()
 	if !ok {
-		d.drop(d.propsFrom, d.propsTo)
+		d.Drop(d.propsFrom, d.propsTo)
 		return nil, ""
 	}
 	if d.props != nil && props == d.propsAt {
 		return d.props, "properties" // read already
 	}
-	d.drop(d.propsFrom, d.propsTo)
+	d.Drop(d.propsFrom, d.propsTo)
 	s.Seek(props)
 	job = new(Job)
-	d.path = append(d.path[:0], segment{"properties", -1})
-	d.object(reflect.ValueOf(job).Elem(), planOf(jobType), false)
+	d.Push("properties")
+	d.Value(reflect.ValueOf(job).Elem())
+	d.Pop()
 	return job, "properties"
 }
 
-// envelope checks the members of the ARM resource envelope {"id", "name",
-// "type", "properties"}, given in the order read, with s, recording the
-// problems of all but "properties". It returns where the properties
-// object starts, and false when it is not an object.
-func envelope(p *problems, s *jsonc.Scanner, given []rootMember) (props int, ok bool) {
+// envelopeMembers checks the members of the ARM resource envelope {"id",
+// "name", "type", "properties"}, d.root, recording the problems of all but
+// "properties". It returns where the properties object starts, and false
+// when it is not an object.
+func (d *decoder) envelopeMembers() (props int, ok bool) {
+	s := &d.Scanner
 	var members []rootMember
-	for _, g := range given {
+	for _, g := range d.root {
 		if i := slices.IndexFunc(members, func(m rootMember) bool { return m.name == g.name }); i >= 0 {
 			members[i].at = g.at // the same name again: the later value counts
 		} else {
@@ -214,18 +216,18 @@ func envelope(p *problems, s *jsonc.Scanner, given []rootMember) (props int, ok 
 			s.Seek(m.at)
 			if kind := s.Kind(); kind != jsonc.Null && kind != jsonc.String {
 				v, _ := s.Any()
-				p.add(strings.ToLower(k), jsonpath.Text(v), "is not a string")
+				d.Add(strings.ToLower(k), jsonpath.Text(v), "is not a string")
 			}
 		case strings.EqualFold(k, "properties"):
-			p.addName(k, "is a duplicate of "+strconv.Quote(propsKey))
+			d.AddName(k, "is a duplicate of "+strconv.Quote(propsKey))
 		default:
-			p.addName(jsonpath.Key("", k), "unknown field")
+			d.AddName(jsonpath.Key("", k), "unknown field")
 		}
 	}
 	s.Seek(props)
 	if s.Kind() != jsonc.Object {
 		v, _ := s.Any()
-		p.add("properties", jsonpath.Text(v), "is not an object")
+		d.Add("properties", jsonpath.Text(v), "is not an object")
 		return 0, false
 	}
 	return props, true

@@ -33,7 +33,11 @@ func (j *Job) Validate(opts *ParseOptions) error {
 	if opts == nil {
 		opts = &ParseOptions{}
 	}
-	p := problems{errs: validateJob(j, opts)}
+	var p problems
+	for _, e := range validateJob(j, opts) {
+		p.errs = append(p.errs, e)
+		p.rank = append(p.rank, 2)
+	}
 	return p.err()
 }
 

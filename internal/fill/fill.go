@@ -23,9 +23,9 @@ var (
 // fill equal values. Interface members are left alone. json.RawMessage
 // members get a small JSON object.
 //
-// A type that refers to itself (an action's error action) is filled one
-// level deep: the pointer inside the filled value points to a filled value
-// whose own pointer of that type stays nil.
+// A type that refers to itself (an action's error action, an error's
+// details) is filled two levels deep: the value of that type inside the
+// value inside the filled one stays empty.
 func Fill(v any, seed int) {
 	f := filler{n: seed * 1000, open: map[reflect.Type]int{}}
 	f.fill(reflect.ValueOf(v).Elem())
@@ -33,7 +33,7 @@ func Fill(v any, seed int) {
 
 type filler struct {
 	n    int
-	open map[reflect.Type]int // pointer types being filled, to stop recursion
+	open map[reflect.Type]int // struct types being filled, to stop recursion
 }
 
 func (f *filler) fill(v reflect.Value) {
@@ -49,20 +49,23 @@ func (f *filler) fill(v reflect.Value) {
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		if f.open[v.Type()] > 1 {
+		if f.open[v.Type().Elem()] > 1 {
 			return
 		}
-		f.open[v.Type()]++
 		p := reflect.New(v.Type().Elem())
 		f.fill(p.Elem())
 		v.Set(p)
-		f.open[v.Type()]--
 	case reflect.Struct:
+		if f.open[v.Type()] > 2 {
+			return
+		}
+		f.open[v.Type()]++
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
 				f.fill(v.Field(i))
 			}
 		}
+		f.open[v.Type()]--
 	case reflect.Slice:
 		s := reflect.MakeSlice(v.Type(), 2, 2)
 		for i := range 2 {

@@ -4,10 +4,11 @@
 package sqlstore
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/jobclock/scheduler/internal/codec"
 
 	scheduler "github.com/jobclock/scheduler"
 )
@@ -142,7 +143,7 @@ func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
 func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*JobRow, error) {
 	def, ok := defs[j.Job]
 	if !ok || j.Job == nil {
-		b, err := json.Marshal(j.Job) // NormJob leaves the definition as it is
+		b, err := codec.Marshal(j.Job) // NormJob leaves the definition as it is
 		if err != nil {
 			return nil, fmt.Errorf("encode definition of job %q: %w", j.ID(), err)
 		}
@@ -153,11 +154,11 @@ func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*J
 	}
 	// The status and schedule of a copy with its times in UTC.
 	r := NormJob(j)
-	st, err := json.Marshal(r.Status)
+	st, err := codec.Marshal(r.Status)
 	if err != nil {
 		return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
 	}
-	sc, err := json.Marshal(r.Schedule)
+	sc, err := codec.Marshal(r.Schedule)
 	if err != nil {
 		return nil, fmt.Errorf("encode schedule of job %q: %w", r.ID(), err)
 	}
@@ -192,7 +193,7 @@ func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.Jo
 	if row.Definition != "null" {
 		if r.Job = defs[row.Definition]; r.Job == nil {
 			r.Job = new(scheduler.Job)
-			if err := json.Unmarshal([]byte(row.Definition), r.Job); err != nil {
+			if err := codec.Unmarshal([]byte(row.Definition), r.Job); err != nil {
 				return nil, fmt.Errorf("decode definition of job %q: %w", r.ID(), err)
 			}
 			if defs != nil {
@@ -200,10 +201,10 @@ func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.Jo
 			}
 		}
 	}
-	if err := json.Unmarshal([]byte(row.Status), &r.Status); err != nil {
+	if err := codec.Unmarshal([]byte(row.Status), &r.Status); err != nil {
 		return nil, fmt.Errorf("decode status of job %q: %w", r.ID(), err)
 	}
-	if err := json.Unmarshal([]byte(row.Schedule), &r.Schedule); err != nil {
+	if err := codec.Unmarshal([]byte(row.Schedule), &r.Schedule); err != nil {
 		return nil, fmt.Errorf("decode schedule of job %q: %w", r.ID(), err)
 	}
 	normJob(r)
@@ -231,7 +232,7 @@ func (r *CollectionRow) UpdatedArg() any { return arg(r.Updated, r.HasUpdated) }
 
 // EncodeCollection returns the row of c.
 func EncodeCollection(c *scheduler.CollectionRecord) (*CollectionRow, error) {
-	def, err := json.Marshal(c.Definition)
+	def, err := codec.Marshal(c.Definition)
 	if err != nil {
 		return nil, fmt.Errorf("encode job collection %q: %w", c.Name, err)
 	}
@@ -250,7 +251,7 @@ func DecodeCollection(row *CollectionRow) (*scheduler.CollectionRecord, error) {
 		Name: row.Name, ETag: row.ETag, Version: row.Version,
 		Created: Time(row.Created, row.HasCreated), Updated: Time(row.Updated, row.HasUpdated),
 	}
-	if err := json.Unmarshal([]byte(row.Definition), &c.Definition); err != nil {
+	if err := codec.Unmarshal([]byte(row.Definition), &c.Definition); err != nil {
 		return nil, fmt.Errorf("decode job collection %q: %w", row.Name, err)
 	}
 	return c, nil
@@ -267,7 +268,7 @@ type HistoryRow struct {
 // EncodeHistory returns the row of h, with its times in UTC.
 func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
 	h = NormHistory(h)
-	b, err := json.Marshal(h)
+	b, err := codec.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
 	}
@@ -277,7 +278,7 @@ func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
 // DecodeHistory returns the entry of a row's JSON column.
 func DecodeHistory(entry string) (scheduler.HistoryEntry, error) {
 	var h scheduler.HistoryEntry
-	if err := json.Unmarshal([]byte(entry), &h); err != nil {
+	if err := codec.Unmarshal([]byte(entry), &h); err != nil {
 		return h, fmt.Errorf("decode history entry: %w", err)
 	}
 	return NormHistory(h), nil

@@ -1,4 +1,4 @@
-package jobdef
+package codec
 
 import (
 	"fmt"

@@ -1,0 +1,142 @@
+package codec_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/internal/codec"
+	"github.com/jobclock/scheduler/internal/fill"
+)
+
+// encodingJSON is what encoding/json writes for v: json.Marshal when
+// html, else an Encoder with SetEscapeHTML(false), without its newline.
+func encodingJSON(v any, html bool) ([]byte, error) {
+	if html {
+		return json.Marshal(v)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// sameAsEncodingJSON checks Append against encoding/json for v, in both
+// modes.
+func sameAsEncodingJSON(t *testing.T, v any) {
+	t.Helper()
+	for _, html := range []bool{true, false} {
+		want, wantErr := encodingJSON(v, html)
+		got, err := codec.Append(nil, v, html)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("Append(%T, html %v) error %v, encoding/json %v", v, html, err, wantErr)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("Append(%T, html %v) =\n%s\nencoding/json writes\n%s", v, html, got, want)
+		}
+	}
+}
+
+// values are the types the codec writes, filled.
+func values(seed int) []any {
+	out := []any{
+		new(scheduler.Job), new(scheduler.JobStatus), new(scheduler.JobSchedule), new(scheduler.HistoryEntry),
+		new(scheduler.JobCollection), new(httpapi.JobDefinition), new(httpapi.JobListResult),
+		new(httpapi.JobCollectionDefinition), new(httpapi.JobCollectionListResult), new(httpapi.JobHistoryListResult),
+		new(httpapi.ErrorResponse),
+	}
+	for _, v := range out {
+		fill.Fill(v, seed)
+	}
+	return out
+}
+
+// TestAppendAsEncodingJSON writes every member of every type the codec
+// writes, set (Fill) and left empty, and compares with encoding/json.
+func TestAppendAsEncodingJSON(t *testing.T) {
+	for _, v := range values(1) {
+		sameAsEncodingJSON(t, v)
+		sameAsEncodingJSON(t, reflect.ValueOf(v).Elem().Interface()) // by value, too
+		zero := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		sameAsEncodingJSON(t, zero)
+	}
+	sameAsEncodingJSON(t, (*scheduler.Job)(nil))
+}
+
+// TestAppendStrings puts every byte value, and runes encoding/json
+// escapes, at every position of short strings.
+func TestAppendStrings(t *testing.T) {
+	special := []string{"\u2028", "\u2029", "\ufffd", "é", "<", ">", "&", "\\", "\"", "\x7f", "\xe2\x80", "\xff"}
+	for c := range 256 {
+		for _, s := range []string{string(rune(c)), "ab" + string([]byte{byte(c)}) + "cd", string([]byte{byte(c)}) + "\u2028"} {
+			sameAsEncodingJSON(t, &httpapi.ErrorDetail{Code: s, Message: s + "x"})
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		var b []byte
+		for range r.IntN(12) {
+			if r.IntN(3) == 0 {
+				b = append(b, special[r.IntN(len(special))]...)
+			} else {
+				b = append(b, byte(r.IntN(256)))
+			}
+		}
+		sameAsEncodingJSON(t, &httpapi.ErrorDetail{Code: string(b)})
+	}
+}
+
+// TestAppendEdges: the values encoding/json refuses, raw JSON to compact
+// or escape, times in zones, maps and slices empty and nil.
+func TestAppendEdges(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Time{
+		time.Date(2026, 7, 1, 10, 0, 0, 123456789, berlin), time.Date(2026, 7, 1, 10, 0, 0, 0, time.FixedZone("", -9000)),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 25*3600)), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", 3600+30)),
+		{},
+	} {
+		sameAsEncodingJSON(t, &scheduler.JobSchedule{DueAt: at, Current: &scheduler.Occurrence{Expected: at}})
+	}
+	for _, raw := range []string{`{}`, ` {"b" : [1, "<&>"],` + "\n" + ` "a": null} `, "\"\u2028\"", `{"a":`, ``, `null`} {
+		j := &scheduler.Job{}
+		j.Action.Custom = json.RawMessage(raw)
+		sameAsEncodingJSON(t, j)
+	}
+	sameAsEncodingJSON(t, &scheduler.JobCollection{Tags: map[string]string{}})
+	sameAsEncodingJSON(t, &httpapi.JobListResult{Value: []httpapi.JobDefinition{}})
+	sameAsEncodingJSON(t, &httpapi.JobListResult{})
+}
+
+// TestUnmarshalRoundTrip reads back what encoding/json writes for every
+// type, every member set: the same value, in the form JSON keeps.
+func TestUnmarshalRoundTrip(t *testing.T) {
+	for i, v := range values(2) {
+		want := values(2)[i]
+		codec.Normalize(want)
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		if err := codec.Unmarshal(data, got); err != nil {
+			t.Fatalf("Unmarshal(%s) = %v", data, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%T read back (-want +got):\n%s", v, diff)
+		}
+	}
+}
