@@ -271,3 +271,33 @@ func TestNewOnlyLinksNoParser(t *testing.T) {
 		}
 	}
 }
+
+// TestNewOnlyLinksNoHTTPClient: a program that makes a Scheduler and never
+// runs it does not link the HTTP client's transport and TLS (about 1 MB):
+// the built-in HTTP executor makes them on first use. The same program
+// started and stopped links them, so the check can fail.
+func TestNewOnlyLinksNoHTTPClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two programs")
+	}
+	const sym = "net/http.(*Transport).dialConn"
+	dir := t.TempDir()
+	linked := func(src string) bool {
+		t.Helper()
+		bin := filepath.Join(dir, "prog")
+		if out, err := exec.Command("go", "build", "-o", bin, src).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", src, err, out)
+		}
+		out, err := exec.Command("go", "tool", "nm", bin).Output()
+		if err != nil {
+			t.Fatalf("go tool nm: %v", err)
+		}
+		return strings.Contains(string(out), " "+sym+"\n")
+	}
+	if linked("./testdata/newonly") {
+		t.Errorf("a program that only calls New links %s", sym)
+	}
+	if !linked("./testdata/started") {
+		t.Errorf("the control program that starts and stops a Scheduler does not link %s: the check cannot see it", sym)
+	}
+}

@@ -134,8 +134,9 @@ type Executor struct {
 	baseTLS      *nethttp.Transport // template for certificate transports; nil if unavailable
 	baseTLSErr   string             // why baseTLS is nil
 
-	certs  *lru.Cache[[sha256.Size]byte, *certClient]
-	tokens *tokenCache
+	maxCerts int                                        // Options.MaxCertificates; 0: not made by New
+	certs    *lru.Cache[[sha256.Size]byte, *certClient] // made by setup
+	tokens   *tokenCache
 }
 
 var _ action.Executor = (*Executor)(nil)
@@ -168,16 +169,18 @@ func New(opts *Options) *Executor {
 		o.MaxCertificates = DefaultMaxCertificates
 	}
 
-	e := &Executor{timeout: o.Timeout, maxBody: o.MaxMessageBody, authority: o.Authority, given: o.Client}
-	e.certs = newCertCache(o.MaxCertificates)
+	e := &Executor{timeout: o.Timeout, maxBody: o.MaxMessageBody, authority: o.Authority, given: o.Client, maxCerts: o.MaxCertificates}
 	e.tokens = newTokenCache(o.MaxTokens, o.TokenRefreshMargin)
 	return e
 }
 
-// setup makes the client and transports on first use, so that a program
-// that never sends a request does not link the HTTP client.
+// setup makes the client, the transports and the cache of certificate
+// clients (whose eviction closes a transport's connections) on first use,
+// so that a program that never sends a request does not link the HTTP
+// client.
 func (e *Executor) setup() {
 	e.once.Do(func() {
+		e.certs = newCertCache(e.maxCerts)
 		var c nethttp.Client
 		if e.given != nil {
 			c = *e.given
@@ -220,7 +223,7 @@ func noRedirect(*nethttp.Request, []*nethttp.Request) error { return nethttp.Err
 // its caches. The executor stays usable; later requests open new
 // connections. A transport supplied in Options.Client is left alone.
 func (e *Executor) Close() {
-	if e == nil || e.certs == nil {
+	if e == nil || e.maxCerts == 0 {
 		return
 	}
 	e.setup()
@@ -254,7 +257,7 @@ var errTimeout = errors.New("timeout")
 // W3C trace context in the traceparent and tracestate headers, replacing
 // the action's own headers of those names.
 func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *action.Result, err error) {
-	if e == nil || e.certs == nil {
+	if e == nil || e.maxCerts == 0 {
 		return nil, errors.New("http: Executor not created with New")
 	}
 	e.setup()
