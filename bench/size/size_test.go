@@ -24,6 +24,7 @@ var programs = []struct{ name, dir, pkg string }{
 	{"httpfloor", ".", "./httpfloor"},       // an http.Client over TLS
 	{"core", ".", "./core"},                 // scheduler.New(memory.New(), nil)
 	{"started", ".", "./started"},           // the same, started and stopped
+	{"telemetry", ".", "./telemetry"},       // the same, opted in to package telemetry
 	{"azure", ".", "./azure"},               // the same with action/azure registered
 	{"sqliteopen", ".", "./sqliteopen"},     // sqlite.Open
 	{"funcjob", ".", "./funcjob"},           // a Go function as a job on SQLite

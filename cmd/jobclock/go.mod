@@ -2,12 +2,16 @@ module github.com/jobclock/scheduler/cmd/jobclock
 
 go 1.26.0
 
-replace github.com/jobclock/scheduler => ../..
+replace (
+	github.com/jobclock/scheduler => ../..
+	github.com/jobclock/scheduler/telemetry => ../../telemetry
+)
 
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jobclock/scheduler v0.0.0-00010101000000-000000000000
+	github.com/jobclock/scheduler/telemetry v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
