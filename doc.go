@@ -544,100 +544,41 @@
 //
 // # Observing
 //
-// The Scheduler traces and measures its work with the OpenTelemetry API
-// (go.opentelemetry.io/otel): Config.TracerProvider and
-// Config.MeterProvider, or the global providers when they are nil. It
-// depends on the API only; the host chooses the SDK and exporters (the
-// jobclock command serves Prometheus metrics and exports OTLP). Without an
-// SDK installed an attempt costs a few atomic loads and allocates nothing
-// for telemetry. The instrumentation scope is [ScopeName].
+// The Scheduler tells what it does to an [Observer] (Config.Observer):
+// each attempt as it starts and ends, the history it stores, occurrences
+// passed over, lease takeovers, the run loop's store calls and what
+// retention deletes. The REST API tells its requests to an
+// httpapi.Observer the same way. Nil (the default) means nothing is
+// observed, at the cost of a nil check, and the program links no
+// telemetry library.
 //
-// Spans (all of kind Internal):
+// Package telemetry (github.com/jobclock/scheduler/telemetry, a module of
+// its own) implements both with OpenTelemetry: a host that imports it opts
+// in with one value,
 //
-//	jobclock.attempt    one per attempt: the main action's first attempt, each retry, each errorAction attempt;
-//	                    from the executor's call to its return
-//	jobclock.postpone   zero length: an occurrence came due while the previous one was in progress (a Postponed history entry)
-//	jobclock.misfire    zero length: scheduled occurrences passed over, merged into a waiting occurrence
-//	                    or dropped by MisfireSkip (a runOnce catch-up shows them on its attempt instead)
+//	obs := telemetry.New(&telemetry.Options{TracerProvider: tp, MeterProvider: mp}) // nil: the global providers
+//	s, err := scheduler.New(store, &scheduler.Config{Observer: obs})
+//	api := httpapi.New(s, &httpapi.Options{Observer: obs})
 //
-// An occurrence is one trace: its first attempt's span is a root span (or,
-// for a run requested with RunJob whose context carried a span, a child of
-// that span), and its retries and errorAction attempts are children of the
-// first attempt's span, also when another instance runs them. The trace
-// context is kept in the stored occurrence (Occurrence.Trace). Attributes
-// of jobclock.attempt:
+// and gets a span per attempt (jobclock.attempt; jobclock.postpone and
+// jobclock.misfire for occurrences postponed or passed over), an
+// occurrence being one trace that a run requested with RunJob from a
+// traced request joins; client and producer spans of the executors, whose
+// W3C trace context the HTTP request, the Service Bus message and the
+// storage queue envelope carry on; a server span per REST API request;
+// counters, histograms and gauges of attempts, lateness, misfires,
+// takeovers, store calls and jobs (jobclock.attempts,
+// jobclock.attempt.duration, jobclock.jobs, ...); and the trace_id and
+// span_id of the attempt's or request's span in the log records written
+// about it. Package telemetry's documentation lists every span, attribute
+// and metric. The jobclock command opts in always, and serves the metrics
+// to Prometheus or exports them and the traces over OTLP.
 //
-//	jobclock.collection, jobclock.job         the job
-//	jobclock.action.type                      Http, Https, StorageQueue, ServiceBusQueue, ServiceBusTopic or a host's type
-//	jobclock.action.name                      MainAction or ErrorAction
-//	jobclock.occurrence.number                the occurrence number (history's repeatCount)
-//	jobclock.attempt.retry                    the retry number (history's retryCount)
-//	jobclock.occurrence.expected_time         the occurrence's expected time, RFC 3339 in UTC
-//	jobclock.attempt.lateness                 seconds from when the attempt was due (the expected time for a first
-//	                                          attempt, the retry's due time for a retry) to its start
-//	jobclock.execution_tag                    the occurrence's execution tag
-//	jobclock.instance                         Config.InstanceID of the instance that ran it
-//	jobclock.attempt.outcome                  Completed or Failed
-//	error.type                                on failure: the executor error's Go type, "timeout" or "panic";
-//	                                          the span's status is Error with the error's text
-//	jobclock.occurrence.manual                true for a run requested with RunJob
-//	jobclock.lease.previous_owner             the instance whose expired lease this claim took over
-//	jobclock.occurrence.missed                occurrences merged into this one by a catch-up after downtime,
-//	jobclock.misfire.policy, jobclock.misfire.first_expected_time, jobclock.misfire.last_expected_time
-//	                                          with the misfire policy and the first and last expected times merged
-//
-// jobclock.postpone carries the job, action type, occurrence number and
-// expected time of the postponed occurrence; jobclock.misfire the job,
-// policy, count and first and last expected times.
-//
-// Executors continue the trace across the network. The HTTP executor makes
-// a client span (named after the method, with OpenTelemetry's HTTP client
-// attributes) and sends its W3C trace context in the traceparent and
-// tracestate headers. The Service Bus executor makes a producer span
-// ("send QUEUE", messaging.system servicebus) and puts the trace context in
-// the message's application properties Diagnostic-Id (as the Azure SDKs do)
-// and traceparent/tracestate. The storage queue executor makes a producer
-// span and, with its XML envelope option, adds the elements TraceParent and
-// TraceState to the envelope. A receiver that extracts the context joins
-// the scheduler's trace.
-//
-// Metrics (units as OpenTelemetry writes them; "s" is seconds):
-//
-//	jobclock.occurrences.started       counter {occurrence}   occurrences whose first attempt started; jobclock.action.type
-//	jobclock.occurrences.faulted       counter {occurrence}   occurrences whose main action failed its last retry (faultedCount);
-//	                                                          jobclock.action.type
-//	jobclock.attempts                  counter {attempt}      history entries: attempts and Postponed occurrences;
-//	                                                          jobclock.action.type, jobclock.action.name, jobclock.attempt.outcome
-//	                                                          (Completed, Failed, Postponed); counted as they are stored, so they
-//	                                                          add up to the history
-//	jobclock.attempt.duration          histogram s            attempts' durations; same attributes
-//	jobclock.occurrence.lateness       histogram s            from an occurrence's expected time to its first attempt's start;
-//	                                                          jobclock.action.type
-//	jobclock.occurrences.missed        counter {occurrence}   occurrences passed over without running; jobclock.misfire.policy
-//	jobclock.lease.takeovers           counter {lease}        claims of jobs whose lease another instance let expire
-//	jobclock.store.operation.duration  histogram s            the run loop's store calls; jobclock.store.operation (ClaimDue,
-//	                                                          NextDue, Record, RecordBatch, ExtendLease, GetJob, Prune) and,
-//	                                                          when one failed, error.type
-//	jobclock.store.operation.errors    counter {error}        failed store calls (each failed RecordBatch element); the same
-//	                                                          attributes; error.type is conflict, lease_lost, not_found,
-//	                                                          timeout, canceled or _OTHER
-//	jobclock.history.pruned            counter {record}       history entries and final jobs deleted by retention
-//	jobclock.jobs                      gauge {job}            jobs in the store; jobclock.collection, jobclock.job.state
-//	jobclock.jobs.due                  gauge {job}            jobs due and not started: the backlog ([Scheduler.DueCount])
-//	jobclock.jobs.in_flight            gauge {job}            claimed jobs this instance works on
-//	jobclock.jobs.in_flight.limit      gauge {job}            Config.MaxConcurrency
-//
-// Attribute sets stay bounded: no job names unless Config.MetricsByJob adds
-// jobclock.collection and jobclock.job to the per-attempt instruments. The
-// gauges jobclock.jobs and jobclock.jobs.due describe the store, so every
-// instance sharing it reports the same values; they are read with one
-// JobCounts and one DueCount call at most once per Config.StatsMaxAge (10
-// s), however many readers collect them, and a reading is bounded by 5 s.
-//
-// Log records the Scheduler writes about an attempt carry the trace_id and
-// span_id of its span ([TraceHandler] adds them to records whose context
-// carries a span; the Scheduler wraps Config.Logger's handler with it).
-// [Scheduler.Ready] answers readiness probes.
+// An occurrence keeps its trace context (Occurrence.Trace) in the store,
+// so that its retries and error action join its trace also on another
+// instance; the executors pass a stored trace context on (traceparent
+// header, message properties, envelope) whether or not anything observes
+// the Scheduler. [Scheduler.Ready] answers readiness probes.
 //
 // # Testing
 //

@@ -11,8 +11,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/tracectx"
 )
@@ -277,10 +275,13 @@ type outcome struct {
 	start, end time.Time
 	err        error  // nil: the attempt succeeded
 	message    string // for history
-	// span is the attempt's span, ended; nil when not traced.
-	span trace.Span
-	// trace and traceState are the span's W3C trace context when the
-	// occurrence had none yet: its retries and error action join it.
+	// ctx is the attempt's context as Config.Observer returned it (it
+	// may carry the attempt's span), for log records about the attempt;
+	// nil when nothing observes the Scheduler.
+	ctx context.Context
+	// trace and traceState are the W3C trace context of the attempt's
+	// span when the occurrence had none yet: its retries and error
+	// action join it.
 	trace, traceState string
 }
 
@@ -390,9 +391,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		return wakeBy // the next job that ends wakes the loop
 	}
 	limit := min(free, claimBatch)
-	t0 := s.tel.storeStart()
-	claims, err := s.store.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
-	s.tel.storeEnd(opClaimDue, t0, err)
+	claims, err := s.runStore.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
 	if err != nil {
 		s.storeFailed(ctx, "claim due jobs", err, now)
 		return minTime(wakeBy, now.Add(time.Second))
@@ -410,9 +409,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	if len(claims) == limit {
 		return now // there may be more
 	}
-	t0 = s.tel.storeStart()
-	next, err := s.store.NextDue(ctx)
-	s.tel.storeEnd(opNextDue, t0, err)
+	next, err := s.runStore.NextDue(ctx)
 	if err != nil {
 		s.storeFailed(ctx, "next due job", err, now)
 		return minTime(wakeBy, now.Add(time.Second))
@@ -487,7 +484,9 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		r.PreviousLeaseOwner = ""
 		if prev != s.cfg.InstanceID {
 			info.prevOwner = prev
-			s.tel.takeover()
+			if obs := s.cfg.Observer; obs != nil {
+				obs.TookOver(Takeover{Instance: s.cfg.InstanceID, PreviousOwner: prev, Collection: r.Collection, Job: r.Name})
+			}
 			s.log.Info("took over a job whose lease expired", "job", r.Name, "collection", r.Collection, "previous_owner", prev)
 		}
 	}
@@ -502,7 +501,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		// r is this goroutine's own copy: advance may change it in place.
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		run, due, hist := m.step(r, t, now)
-		miss := s.tel.passedOver(r, t, next0, counted0, m.misfire, now)
+		miss := s.passedOver(r, t, next0, counted0, m.misfire, now)
 		if due {
 			// A catch-up occurrence that absorbed the missed ones shows
 			// them on its attempt's span.
@@ -510,17 +509,15 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			if absorbed {
 				info.missed = miss
 			}
-			s.tel.recordMissed(miss, !absorbed)
+			s.missed(miss, absorbed)
 			handedOff = s.attempt(execCtx, r, t, &run, hist, now, info, occ, slot)
 			return
 		}
 		ownOccurrence(r, occ)
-		t0 := s.tel.storeStart()
-		err = s.store.Record(ctx, s.cfg.InstanceID, r, hist)
-		s.tel.storeEnd(opRecord, t0, err)
+		err = s.runStore.Record(ctx, s.cfg.InstanceID, r, hist)
 		if err == nil {
 			s.emit(r.Job, hist)
-			s.tel.recordMissed(miss, true)
+			s.missed(miss, false)
 			return
 		}
 		if !errors.Is(err, ErrConflict) {
@@ -545,9 +542,7 @@ func (s *Scheduler) release() {
 
 // record stores r with hist and releases the lease, logging failures.
 func (s *Scheduler) record(r *JobRecord, hist []HistoryEntry) {
-	t0 := s.tel.storeStart()
-	err := s.store.Record(context.Background(), s.cfg.InstanceID, r, hist)
-	s.tel.storeEnd(opRecord, t0, err)
+	err := s.runStore.Record(context.Background(), s.cfg.InstanceID, r, hist)
 	if err != nil {
 		s.recordFailed(context.Background(), r, err)
 		return
@@ -557,10 +552,7 @@ func (s *Scheduler) record(r *JobRecord, hist []HistoryEntry) {
 
 // getJob reads a job for the run loop.
 func (s *Scheduler) getJob(collection, name string) (*JobRecord, error) {
-	t0 := s.tel.storeStart()
-	r, err := s.store.GetJob(context.Background(), collection, name)
-	s.tel.storeEnd(opGetJob, t0, err)
-	return r, err
+	return s.runStore.GetJob(context.Background(), collection, name)
 }
 
 // recordFailed logs the failure to record the outcome of work on r; ctx
@@ -572,19 +564,22 @@ func (s *Scheduler) recordFailed(ctx context.Context, r *JobRecord, err error) {
 	s.log.ErrorContext(ctx, "record job outcome", "job", r.Name, "collection", r.Collection, "err", err)
 }
 
-// spanContext returns a context carrying the attempt's span of res, for
-// log records about the attempt.
+// spanContext returns the context of the attempt of res, which carries
+// its span when Config.Observer traces it, for log records about the
+// attempt.
 func (res *outcome) spanContext() context.Context {
-	if res.span == nil {
+	if res.ctx == nil {
 		return context.Background()
 	}
-	return trace.ContextWithSpan(context.Background(), res.span)
+	return res.ctx
 }
 
 // emit reports stored history entries of a job whose definition is def:
-// to telemetry and to Config.OnHistory.
+// to Config.Observer and to Config.OnHistory.
 func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
-	s.tel.history(def, hist)
+	if obs := s.cfg.Observer; obs != nil {
+		obs.HistoryStored(StoredHistory{Instance: s.cfg.InstanceID, Job: def, Entries: hist})
+	}
 	if s.cfg.OnHistory == nil {
 		return
 	}
@@ -616,7 +611,7 @@ func (s *Scheduler) attempt(execCtx context.Context, r *JobRecord, t *Timing, o 
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		p.all = m.applyOutcome(r, &p.t, true, &p.o, res, hist, (*p.buf)[:0])
 		ownOccurrence(r, occ) // the occurrence goes on: a retry or the error action
-		p.miss = s.tel.passedOver(r, &p.t, next0, counted0, m.misfire, res.end)
+		p.miss = s.passedOver(r, &p.t, next0, counted0, m.misfire, res.end)
 		s.enqueue(p)
 		return true
 	}
@@ -675,13 +670,11 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 		reread = true
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		all := m.applyOutcome(r, t, terr == nil, o, res, hist, nil)
-		var miss *missed
+		var miss *Misfire
 		if terr == nil {
-			miss = s.tel.passedOver(r, t, next0, counted0, m.misfire, res.end)
+			miss = s.passedOver(r, t, next0, counted0, m.misfire, res.end)
 		}
-		t0 := s.tel.storeStart()
-		err := s.store.Record(ctx, s.cfg.InstanceID, r, all)
-		s.tel.storeEnd(opRecord, t0, err)
+		err := s.runStore.Record(ctx, s.cfg.InstanceID, r, all)
 		if transient(err) {
 			if !retrying {
 				retrying = true
@@ -694,7 +687,7 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 		}
 		if err == nil {
 			s.emit(r.Job, all)
-			s.tel.recordMissed(miss, true)
+			s.missed(miss, false)
 			return
 		}
 		if !errors.Is(err, ErrConflict) {
@@ -711,7 +704,7 @@ func (s *Scheduler) recordOutcome(r *JobRecord, t *Timing, o *Occurrence, res ou
 type pendingOutcome struct {
 	r       *JobRecord
 	def     *Job // r.Job, which r may no longer hold once recorded
-	miss    *missed
+	miss    *Misfire
 	all     []HistoryEntry
 	buf     *[]HistoryEntry // from histBufs, holding all once recorded
 	t       Timing          // copies, so that an outcome costs no allocation
@@ -790,9 +783,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	for _, p := range batch {
 		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
 	}
-	t0 := s.tel.storeStart()
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
-	s.tel.storeBatchEnd(t0, errs, len(batch))
 	clear(reqs)
 	b.reqs = reqs[:0]
 	for i, p := range batch {
@@ -803,7 +794,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 		switch {
 		case err == nil:
 			s.emit(p.def, p.all)
-			s.tel.recordMissed(p.miss, true)
+			s.missed(p.miss, false)
 			clear(p.all) // the store copied them
 			*p.buf = p.all[:0]
 			histBufs.Put(p.buf)
@@ -835,9 +826,13 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		act = r.Job.Action.ErrorAction
 	}
 	res.start = time.Now()
-	var span trace.Span
-	if tr := s.tel.tracing(); tr != nil || o.Trace != "" {
-		execCtx, span = s.tel.startAttempt(execCtx, tr, r, o, act, res.start, info)
+	if o.Trace != "" {
+		// Passed on by the executors, traced or not.
+		execCtx = tracectx.WithRemote(execCtx, o.Trace, o.TraceState)
+	}
+	obs := s.cfg.Observer
+	if obs != nil {
+		execCtx = obs.StartAttempt(execCtx, s.attemptStart(r, o, act, res.start, info))
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -847,11 +842,11 @@ func (s *Scheduler) execute(execCtx context.Context, r *JobRecord, o *Occurrence
 		if res.end.IsZero() { // the executor panicked, or did not run
 			res.end = time.Now()
 		}
-		if span != nil {
-			endAttempt(span, &res)
-			res.span = span
+		if obs != nil {
+			obs.EndAttempt(execCtx, attemptEnd(&res))
+			res.ctx = execCtx
 			if o.Trace == "" {
-				res.trace, res.traceState = tracectx.Format(span.SpanContext())
+				res.trace, res.traceState = tracectx.Parent(execCtx)
 			}
 		}
 	}()
@@ -1173,9 +1168,7 @@ const extendParallel = 16
 // on record r runs, by a LeaseDuration from now.
 func (s *Scheduler) extendLease(r *JobRecord, collection, name string) {
 	k := &s.leases
-	t0 := s.tel.storeStart()
-	err := s.store.ExtendLease(context.Background(), collection, name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
-	s.tel.storeEnd(opExtendLease, t0, err)
+	err := s.runStore.ExtendLease(context.Background(), collection, name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
 	if err == nil {
 		return
 	}
@@ -1192,13 +1185,11 @@ func (s *Scheduler) extendLease(r *JobRecord, collection, name string) {
 
 // prune applies the retention limits.
 func (s *Scheduler) prune(ctx context.Context, now time.Time) {
-	t0 := s.tel.storeStart()
-	n, err := s.store.Prune(ctx, PruneRequest{
+	n, err := s.runStore.Prune(ctx, PruneRequest{
 		HistoryBefore:   now.Add(-s.cfg.HistoryRetention),
 		PerJob:          s.cfg.HistoryPerJob,
 		FinalJobsBefore: now.Add(-s.cfg.FinalJobRetention),
 	})
-	s.tel.storeEnd(opPrune, t0, err)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("apply retention", "err", err)
@@ -1206,7 +1197,9 @@ func (s *Scheduler) prune(ctx context.Context, now time.Time) {
 		return
 	}
 	if n > 0 {
-		s.tel.prunedRecords(n)
+		if obs := s.cfg.Observer; obs != nil {
+			obs.Pruned(n)
+		}
 		s.log.Debug("applied retention", "deleted", n)
 	}
 }

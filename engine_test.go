@@ -189,6 +189,8 @@ func jobJSON(start time.Time, extra string) string {
 
 func failing(req *action.Request, n int) error { return errors.New("boom") }
 
+var discard = slog.New(slog.DiscardHandler)
+
 func TestFiresOnTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{})

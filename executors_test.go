@@ -188,47 +188,41 @@ func TestCoreImportsNoAzure(t *testing.T) {
 	}
 }
 
-// TestCoreImportsNoOpenTelemetrySDK: the core packages and the executors
-// depend on the OpenTelemetry API only; the SDK, the exporters and what
-// they bring (Prometheus, gRPC, protobuf) are for the command, the
-// examples and the tests.
-func TestCoreImportsNoOpenTelemetrySDK(t *testing.T) {
-	pkgs := []string{".", "./recurrence", "./retry", "./action", "./action/http", "./action/storagequeue",
+// TestCoreLinksNoOpenTelemetry: no package a program links without opting
+// in imports OpenTelemetry (go.opentelemetry.io): neither the root package
+// nor the REST API, the executors, the stores, the dashboard or
+// schedulertest. OpenTelemetry is in package telemetry, a module of its own
+// that a host imports to opt in.
+func TestCoreLinksNoOpenTelemetry(t *testing.T) {
+	pkgs := []string{".", "./recurrence", "./retry", "./secrets", "./action", "./action/http", "./action/storagequeue",
 		"./action/servicebus", "./action/azure", "./store/memory", "./store/sqlite", "./store/postgres",
-		"./store/storetest", "./httpapi"}
-	bad := func(pkg string) bool {
-		for _, p := range []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters",
-			"go.opentelemetry.io/proto", "go.opentelemetry.io/contrib", "github.com/prometheus/", "google.golang.org/"} {
-			if strings.HasPrefix(pkg, p) {
-				return true
-			}
-		}
-		return false
-	}
-	list := func(pkgs ...string) []string {
-		out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, pkgs...)...).Output()
+		"./store/storetest", "./httpapi", "./dashboard", "./schedulertest"}
+	bad := func(pkg string) bool { return strings.HasPrefix(pkg, "go.opentelemetry.io/") }
+	list := func(dir string, pkgs ...string) []string {
+		cmd := exec.Command("go", append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, pkgs...)...)
+		cmd.Dir = dir
+		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("go list: %v", err)
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				t.Fatalf("go list in %s: %v\n%s", dir, err, ee.Stderr)
+			}
+			t.Fatalf("go list in %s: %v", dir, err)
 		}
 		return strings.Fields(string(out))
 	}
-	api := false
-	for _, d := range list(pkgs...) {
+	for _, d := range list(".", pkgs...) {
 		if bad(d) {
 			t.Errorf("the core imports %s", d)
 		}
-		api = api || d == "go.opentelemetry.io/otel/trace"
 	}
-	if !api {
-		t.Error("the core does not import the OpenTelemetry API: the check above cannot see it")
-	}
-	// The check itself finds the SDK where it belongs.
+	// The check itself finds OpenTelemetry where it belongs.
 	found := false
-	for _, d := range list("./cmd/jobclock") {
+	for _, d := range list("telemetry", ".") {
 		found = found || bad(d)
 	}
 	if !found {
-		t.Error("cmd/jobclock links no OpenTelemetry SDK or exporter: the check above cannot see them")
+		t.Error("package telemetry links no OpenTelemetry package: the check above cannot see it")
 	}
 }
 
@@ -269,5 +263,35 @@ func TestNewOnlyLinksNoParser(t *testing.T) {
 		if !in {
 			t.Errorf("the control program that puts a job does not link %s: the check cannot see it", name)
 		}
+	}
+}
+
+// TestNewOnlyLinksNoHTTPClient: a program that makes a Scheduler and never
+// runs it does not link the HTTP client's transport and TLS (about 1 MB):
+// the built-in HTTP executor makes them on first use. The same program
+// started and stopped links them, so the check can fail.
+func TestNewOnlyLinksNoHTTPClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two programs")
+	}
+	const sym = "net/http.(*Transport).dialConn"
+	dir := t.TempDir()
+	linked := func(src string) bool {
+		t.Helper()
+		bin := filepath.Join(dir, "prog")
+		if out, err := exec.Command("go", "build", "-o", bin, src).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", src, err, out)
+		}
+		out, err := exec.Command("go", "tool", "nm", bin).Output()
+		if err != nil {
+			t.Fatalf("go tool nm: %v", err)
+		}
+		return strings.Contains(string(out), " "+sym+"\n")
+	}
+	if linked("./testdata/newonly") {
+		t.Errorf("a program that only calls New links %s", sym)
+	}
+	if !linked("./testdata/started") {
+		t.Errorf("the control program that starts and stops a Scheduler does not link %s: the check cannot see it", sym)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jobclock/scheduler/internal/jsonc"
 
-	"github.com/jobclock/scheduler/internal/tracectx"
 	"github.com/jobclock/scheduler/jobdef"
 	"github.com/jobclock/scheduler/recurrence"
 )
@@ -656,7 +655,8 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 // A Disabled job may be run; a Completed or Faulted one may not
 // (ErrFinalState), nor a job of a collection that is not Enabled
 // (ErrCollectionNotEnabled). When ctx carries a span (RunJob called while
-// serving a traced request), the run's attempts are traced as its
+// serving a traced request) that Config.Observer reads
+// ([Observer.TraceParent]), the run's attempts are traced as its
 // children; a run already requested and not started keeps its own.
 func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRecord, error) {
 	r, err := s.update(ctx, s.store, collection, name, "", func(r *JobRecord, now time.Time) error {
@@ -672,7 +672,9 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 		}
 		if sc := &r.Schedule; sc.RunRequested.IsZero() {
 			sc.RunRequested = now
-			sc.RunTrace, sc.RunTraceState = tracectx.Parent(ctx)
+			if obs := s.cfg.Observer; obs != nil {
+				sc.RunTrace, sc.RunTraceState = obs.TraceParent(ctx)
+			}
 		}
 		return nil
 	})

@@ -215,9 +215,7 @@ func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []History
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, recordRetryLast)
-		t0 := s.tel.storeStart()
-		err = s.store.Record(context.Background(), s.cfg.InstanceID, r, all)
-		s.tel.storeEnd(opRecord, t0, err)
+		err = s.runStore.Record(context.Background(), s.cfg.InstanceID, r, all)
 		switch {
 		case err == nil:
 			s.log.InfoContext(ctx, "recorded job outcome after the store failed", "job", r.Name, "collection", r.Collection, "tries", tries+1)
@@ -246,7 +244,7 @@ func (s *Scheduler) recordPendingAgain(p pendingOutcome, err error) {
 		switch {
 		case err == nil:
 			s.emit(p.def, p.all)
-			s.tel.recordMissed(p.miss, true)
+			s.missed(p.miss, false)
 		case errors.Is(err, ErrConflict):
 			s.recordOutcome(p.r, &p.t, &p.o, p.res, p.hist, p.claimed, true)
 		}

@@ -15,11 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/internal/tracectx"
 	"github.com/jobclock/scheduler/secrets"
 )
 
@@ -52,9 +50,6 @@ const (
 	// DefaultMisfireThreshold is how late an occurrence may start before
 	// MisfireSkip drops it.
 	DefaultMisfireThreshold = time.Minute
-	// DefaultStatsMaxAge is how long the job-count gauges reuse a
-	// reading of the store.
-	DefaultStatsMaxAge = 10 * time.Second
 	// pruneInterval is how often retention is applied.
 	pruneInterval = 10 * time.Minute
 	// claimBatch is the most jobs claimed in one store call.
@@ -153,30 +148,13 @@ type Config struct {
 	// several goroutines at once and must return quickly. Nil means no
 	// callback.
 	OnHistory func(HistoryEntry)
-	// TracerProvider makes the spans of attempts, postponed occurrences
-	// and misfires (see "Observing" in the package documentation). Nil
-	// means the global provider (otel.GetTracerProvider), which records
-	// nothing until the host installs an SDK with otel.SetTracerProvider;
-	// until then each attempt costs a few atomic loads.
-	TracerProvider trace.TracerProvider
-	// MeterProvider makes the Scheduler's instruments. Nil means the
-	// global provider (otel.GetMeterProvider), which measures nothing
-	// until the host installs an SDK with otel.SetMeterProvider.
-	MeterProvider metric.MeterProvider
-	// MetricsByJob adds the attributes jobclock.collection and jobclock.job
-	// to the per-attempt instruments (jobclock.attempts,
-	// jobclock.attempt.duration, jobclock.occurrences.started,
-	// jobclock.occurrence.lateness). Each job then has time series of its
-	// own, so leave it off with more than a few hundred jobs. Defaults to
-	// false: those instruments carry the action type, action name and
-	// outcome only.
-	MetricsByJob bool
-	// StatsMaxAge is the longest the gauges jobclock.jobs and
-	// jobclock.jobs.due reuse the counts they read from the store (one
-	// JobCounts and one DueCount call), so that frequent scrapes by
-	// several readers cost the store one count per period. Defaults to
-	// DefaultStatsMaxAge (10s).
-	StatsMaxAge time.Duration
+	// Observer, when set, is told what the Scheduler does, to trace and
+	// measure it: give it the *telemetry.Observer of package
+	// github.com/jobclock/scheduler/telemetry (a module of its own) for
+	// OpenTelemetry spans, metrics and trace ids in log records, as
+	// "Observing" in the package documentation describes. Nil means
+	// nothing observes the Scheduler, at the cost of a nil check.
+	Observer Observer
 	// Secrets seals the secrets of job definitions (passwords, client
 	// certificates, OAuth secrets, SAS tokens and keys) before they reach
 	// the store, and opens them for the executors; see "Secrets" in the
@@ -232,9 +210,6 @@ func (c *Config) WithDefaults() Config {
 	if d.PollInterval == 0 {
 		d.PollInterval = DefaultPollInterval
 	}
-	if d.StatsMaxAge == 0 {
-		d.StatsMaxAge = DefaultStatsMaxAge
-	}
 	return d
 }
 
@@ -288,9 +263,6 @@ func (c *Config) validate() error {
 	if strings.TrimSpace(c.InstanceID) == "" {
 		bad("InstanceID", "is blank")
 	}
-	if c.StatsMaxAge < 0 {
-		bad("StatsMaxAge", "is negative")
-	}
 	return errors.Join(errs...)
 }
 
@@ -298,17 +270,17 @@ func (c *Config) validate() error {
 // concurrent use.
 type Scheduler struct {
 	store    Store
+	runStore Store // the run loop's: store, telling Config.Observer of each call when set
 	cfg      Config
 	log      *slog.Logger
 	builtins action.Registry
 	parse    ParseOptions
 	timings  timingCache
-	batch    BatchRecorder // the store, when it is one; else nil
+	batch    BatchRecorder // runStore, when it is one; else nil
 	outcomes outcomeBatch
 	leases   leaseKeeper
 	health   storeHealth   // the loop's view of the store
 	retries  recordRetries // outcomes being recorded again
-	tel      *telemetry
 	// httpExec is the built-in executor of Http and Https; Stop closes
 	// its idle connections.
 	httpExec *httpaction.Executor
@@ -324,6 +296,7 @@ type Scheduler struct {
 	started   bool
 	stopped   bool
 	cancel    context.CancelFunc // stops the loop
+	detach    func()             // from Config.Observer's Attach; Stop calls it
 	loopDone  chan struct{}
 	execCtx   context.Context // parent of every attempt's context
 	execStop  context.CancelFunc
@@ -345,17 +318,24 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s := &Scheduler{
 		store: store,
 		cfg:   c,
-		log:   slog.New(TraceHandler(c.Logger.Handler())),
+		log:   slog.New(tracectx.LogHandler(c.Logger.Handler())),
 		wake:  make(chan struct{}, 1),
 	}
 	s.work.init()
 	s.httpExec = httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
-	s.batch, _ = store.(BatchRecorder)
+	s.runStore = store
+	if c.Observer != nil {
+		s.runStore = observeStore(store, c.Observer)
+	}
+	s.batch, _ = s.runStore.(BatchRecorder)
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval, Executors: executors{s}}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
-	s.tel = newTelemetry(s)
+	s.detach = func() {}
+	if c.Observer != nil {
+		s.detach = c.Observer.Attach(s)
+	}
 	return s, nil
 }
 
@@ -457,7 +437,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.workers.Wait()
 		close(done)
 	}()
-	defer s.tel.stop()
+	defer s.detach()
 	select {
 	case <-done:
 		s.execStop()
@@ -468,6 +448,13 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.execStop()
 		return ctx.Err()
 	}
+}
+
+// InFlight returns how many claimed jobs this instance works on now (their
+// attempts running or their outcomes being recorded), and the most it works
+// on at once: Config.MaxConcurrency.
+func (s *Scheduler) InFlight() (n, limit int) {
+	return int(s.inFlight.Load()), s.cfg.MaxConcurrency
 }
 
 // ErrNotStarted is returned by [Scheduler.Ready] before Start.

@@ -263,8 +263,8 @@ type JobSchedule struct {
 	RunRequested time.Time `json:"runRequested,omitzero"`
 	// RunTrace and RunTraceState are the W3C traceparent and tracestate
 	// of the span in the context of the RunJob call that asked for the
-	// run; empty when it had none. The run's occurrence continues that
-	// trace.
+	// run, as Config.Observer reads it ([Observer.TraceParent]); empty
+	// when it had none. The run's occurrence continues that trace.
 	RunTrace      string `json:"runTrace,omitempty"`
 	RunTraceState string `json:"runTraceState,omitempty"`
 	// LastFailed reports whether the latest finished occurrence failed.

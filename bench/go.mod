@@ -2,12 +2,16 @@ module github.com/jobclock/scheduler/bench
 
 go 1.26.0
 
-replace github.com/jobclock/scheduler => ../
+replace (
+	github.com/jobclock/scheduler => ../
+	github.com/jobclock/scheduler/telemetry => ../telemetry
+)
 
 require (
 	github.com/go-co-op/gocron/v2 v2.21.2
 	github.com/google/uuid v1.6.0
 	github.com/jobclock/scheduler v0.0.0-00010101000000-000000000000
+	github.com/jobclock/scheduler/telemetry v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.24.1
 	github.com/robfig/cron/v3 v3.0.1
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0

@@ -16,12 +16,10 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
-
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/internal/codec"
 	"github.com/jobclock/scheduler/internal/names"
+	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
 // Defaults of Options.
@@ -61,16 +59,15 @@ type Options struct {
 	// of [Throttle] (120,000 reads and 12,000 writes per hour); set
 	// Throttle.Disabled to turn throttling off.
 	Throttle *Throttle
-	// TracerProvider traces each request as a server span named after
-	// its method and route pattern ("PUT /subscriptions/{subscriptionId}/..."),
-	// continuing the caller's W3C trace context (traceparent header). Nil
-	// means the global provider, which records nothing until the host
-	// installs an SDK.
-	TracerProvider trace.TracerProvider
-	// MeterProvider measures each request in the histogram
-	// http.server.request.duration (seconds) by method, route pattern,
-	// status code and scheme. Nil means the global provider.
-	MeterProvider metric.MeterProvider
+	// Observer, when set, is told of each request, to trace and measure
+	// it: the *telemetry.Observer of package
+	// github.com/jobclock/scheduler/telemetry (a module of its own) makes
+	// each request a server span named after its method and route
+	// pattern ("PUT /subscriptions/{subscriptionId}/..."), continuing the
+	// caller's W3C trace context (traceparent header), and measures it in
+	// the histogram http.server.request.duration (seconds) by method,
+	// route pattern, status code and scheme. Nil means none, at no cost.
+	Observer Observer
 }
 
 // handler is the http.Handler returned by New.
@@ -101,11 +98,14 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 		h.opts.HandlerTimeout = DefaultHandlerTimeout
 	}
 	h.opts.BaseURL = strings.TrimRight(h.opts.BaseURL, "/")
-	h.opts.Logger = slog.New(scheduler.TraceHandler(h.opts.Logger.Handler()))
+	h.opts.Logger = slog.New(tracectx.LogHandler(h.opts.Logger.Handler()))
 	h.log = h.opts.Logger
 	h.limit = newThrottle(h.opts.Throttle)
 	h.routes()
-	return newObserver(&h.opts).wrap(h)
+	if h.opts.Observer != nil {
+		return observe(h.opts.Observer, h)
+	}
+	return h
 }
 
 const (

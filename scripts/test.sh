@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: installs and starts what the
 # tests need (the local test peers from npm, PostgreSQL and Chromium from
-# Debian's packages), checks formatting and vet, then runs
-# every package's tests with the race detector, and the benchmark module's
-# tests once. staticcheck runs at a pinned version (STATICCHECK overrides
-# the module@version to run).
+# Debian's packages), checks formatting, then, in every module of the
+# workspace (go.work: the library, and the modules that keep heavier
+# dependencies out of its go.mod), runs vet, staticcheck and every
+# package's tests with the race detector; the benchmark module's tests run
+# once, without it. staticcheck runs at a pinned version (STATICCHECK
+# overrides the module@version to run).
 #
 #   bash scripts/test.sh            # everything
-#   bash scripts/test.sh ./recurrence/...   # only the packages given
+#   bash scripts/test.sh ./recurrence/... ./telemetry/...   # only the packages given
 #
 # With CI=true a test that needs a service fails when the service is missing.
 set -euo pipefail
@@ -38,14 +40,22 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
-step "go vet"
-go vet ./...
-if [ -f bench/go.mod ]; then (cd bench && go vet ./...); fi
+# The modules of the workspace, as paths from the root ("." first).
+modules=()
+while IFS= read -r dir; do
+	modules+=(".${dir#"$PWD"}")
+done < <(go list -m -f '{{.Dir}}')
+
+for m in "${modules[@]}"; do
+	step "go vet ($m)"
+	(cd "$m" && go vet ./...)
+done
 
 staticcheck=${STATICCHECK:-honnef.co/go/tools/cmd/staticcheck@v0.8.2}
-step "staticcheck ($staticcheck)"
-go run "$staticcheck" ./...
-if [ -f bench/go.mod ]; then (cd bench && go run "$staticcheck" ./...); fi
+for m in "${modules[@]}"; do
+	step "staticcheck $staticcheck ($m)"
+	(cd "$m" && go run "$staticcheck" ./...)
+done
 
 # Services. Each start script takes the state directory, starts its service
 # on a free loopback port, leaves a .pid or .stop file there and prints the
@@ -71,13 +81,18 @@ if ! command -v chromium >/dev/null 2>&1; then
 	fi
 fi
 
-pkgs=("$@")
-[ ${#pkgs[@]} -gt 0 ] || pkgs=(./...)
-
-step "go test -race ${pkgs[*]}"
-go test -race -count=1 -timeout 20m "${pkgs[@]}"
-
-if [ $# -eq 0 ] && [ -f bench/go.mod ]; then
-	step "benchmark module (tests only)"
-	(cd bench && go test -count=1 -timeout 10m ./...)
+if [ $# -gt 0 ]; then
+	step "go test -race $*"
+	go test -race -count=1 -timeout 20m "$@"
+	exit 0
 fi
+
+for m in "${modules[@]}"; do
+	if [ "$m" = ./bench ]; then
+		step "go test ($m: the benchmarks' own tests, once)"
+		(cd "$m" && go test -count=1 -timeout 10m ./...)
+		continue
+	fi
+	step "go test -race ($m)"
+	(cd "$m" && go test -race -count=1 -timeout 20m ./...)
+done

@@ -14,9 +14,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/lru"
 	"github.com/jobclock/scheduler/internal/tracectx"
@@ -134,8 +131,9 @@ type Executor struct {
 	baseTLS      *nethttp.Transport // template for certificate transports; nil if unavailable
 	baseTLSErr   string             // why baseTLS is nil
 
-	certs  *lru.Cache[[sha256.Size]byte, *certClient]
-	tokens *tokenCache
+	maxCerts int                                        // Options.MaxCertificates; 0: not made by New
+	certs    *lru.Cache[[sha256.Size]byte, *certClient] // made by setup
+	tokens   *tokenCache
 }
 
 var _ action.Executor = (*Executor)(nil)
@@ -168,16 +166,18 @@ func New(opts *Options) *Executor {
 		o.MaxCertificates = DefaultMaxCertificates
 	}
 
-	e := &Executor{timeout: o.Timeout, maxBody: o.MaxMessageBody, authority: o.Authority, given: o.Client}
-	e.certs = newCertCache(o.MaxCertificates)
+	e := &Executor{timeout: o.Timeout, maxBody: o.MaxMessageBody, authority: o.Authority, given: o.Client, maxCerts: o.MaxCertificates}
 	e.tokens = newTokenCache(o.MaxTokens, o.TokenRefreshMargin)
 	return e
 }
 
-// setup makes the client and transports on first use, so that a program
-// that never sends a request does not link the HTTP client.
+// setup makes the client, the transports and the cache of certificate
+// clients (whose eviction closes a transport's connections) on first use,
+// so that a program that never sends a request does not link the HTTP
+// client.
 func (e *Executor) setup() {
 	e.once.Do(func() {
+		e.certs = newCertCache(e.maxCerts)
 		var c nethttp.Client
 		if e.given != nil {
 			c = *e.given
@@ -220,7 +220,7 @@ func noRedirect(*nethttp.Request, []*nethttp.Request) error { return nethttp.Err
 // its caches. The executor stays usable; later requests open new
 // connections. A transport supplied in Options.Client is left alone.
 func (e *Executor) Close() {
-	if e == nil || e.certs == nil {
+	if e == nil || e.maxCerts == 0 {
 		return
 	}
 	e.setup()
@@ -245,16 +245,18 @@ var errTimeout = errors.New("timeout")
 // naming the host. Use errors.As to tell them apart. A nil ctx means
 // context.Background().
 //
-// When ctx carries a span (the Scheduler's attempt span), the request is
-// traced as a client span, a child of it made with the same tracer
-// provider, named after the method and described with the OpenTelemetry
-// HTTP client conventions (http.request.method, server.address,
-// server.port, url.full with credentials and query values redacted,
-// http.response.status_code, error.type); the request carries that span's
-// W3C trace context in the traceparent and tracestate headers, replacing
-// the action's own headers of those names.
+// When ctx carries a trace (the Scheduler's attempt span, made by package
+// telemetry when the host opts in, or an occurrence's stored trace
+// context), the request is traced as a client span, a child of it made
+// with the same tracer provider, named after the method and described
+// with the OpenTelemetry HTTP client conventions (http.request.method,
+// server.address, server.port, url.full with credentials and query values
+// redacted, http.response.status_code, error.type); the request carries
+// that span's W3C trace context in the traceparent and tracestate headers,
+// replacing the action's own headers of those names. (A stored trace
+// context without a tracer makes no span and is passed on as it is.)
 func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *action.Result, err error) {
-	if e == nil || e.certs == nil {
+	if e == nil || e.maxCerts == 0 {
 		return nil, errors.New("http: Executor not created with New")
 	}
 	e.setup()
@@ -281,13 +283,11 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errTimeout)
 	defer cancel()
 	var status int // of the response, if any
-	var span trace.Span
-	// Without a trace context in ctx there is no span: skip describing one.
-	if trace.SpanContextFromContext(ctx).IsValid() {
-		ctx, span = tracectx.Start(ctx, scope, p.method, trace.SpanKindClient, spanAttributes(p)...)
-		if span != nil {
-			defer func() { endSpan(span, status, err) }()
-		}
+	var span tracectx.Span
+	// Without a trace in ctx there is no span: skip describing one.
+	if tracectx.From(ctx) != nil {
+		ctx, span = tracectx.Start(ctx, scope, p.method, tracectx.Client, spanAttributes(p)...)
+		defer func() { endSpan(span, status, err) }()
 	}
 
 	hreq, err := nethttp.NewRequestWithContext(ctx, p.method, p.u.String(), bodyReader(hr.Body))
@@ -316,7 +316,11 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 	if span != nil {
 		delete(hreq.Header, "Traceparent")
 		delete(hreq.Header, "Tracestate")
-		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(hreq.Header))
+		parent, state := span.TraceContext()
+		hreq.Header["Traceparent"] = []string{parent}
+		if state != "" {
+			hreq.Header["Tracestate"] = []string{state}
+		}
 	}
 
 	client := e.client

@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
@@ -18,7 +15,7 @@ const scope = "github.com/jobclock/scheduler/action/http"
 
 // spanAttributes describes a request with the OpenTelemetry HTTP client
 // conventions.
-func spanAttributes(p *prepared) []attribute.KeyValue {
+func spanAttributes(p *prepared) []tracectx.Attr {
 	host, port := p.u.Hostname(), p.u.Port()
 	scheme := strings.ToLower(p.u.Scheme)
 	if port == "" {
@@ -28,12 +25,12 @@ func spanAttributes(p *prepared) []attribute.KeyValue {
 		}
 	}
 	n, _ := strconv.Atoi(port)
-	return []attribute.KeyValue{
-		attribute.String("http.request.method", p.method),
-		attribute.String("server.address", host),
-		attribute.Int("server.port", n),
-		attribute.String("url.scheme", scheme),
-		attribute.String("url.full", redactedURL(p.u)),
+	return []tracectx.Attr{
+		tracectx.String("http.request.method", p.method),
+		tracectx.String("server.address", host),
+		tracectx.Int("server.port", n),
+		tracectx.String("url.scheme", scheme),
+		tracectx.String("url.full", redactedURL(p.u)),
 	}
 }
 
@@ -63,10 +60,11 @@ func redactedURL(u *url.URL) string {
 // endSpan ends the client span of a request: with the response's status
 // code, and as an error for a status of 400 or more (error.type is the
 // code) or no response (error.type is the error's type).
-func endSpan(span trace.Span, status int, err error) {
+func endSpan(span tracectx.Span, status int, err error) {
 	errType := ""
+	var attrs []tracectx.Attr
 	if status != 0 {
-		span.SetAttributes(attribute.Int("http.response.status_code", status))
+		attrs = []tracectx.Attr{tracectx.Int("http.response.status_code", status)}
 		if status >= 400 {
 			errType = strconv.Itoa(status)
 		}
@@ -75,5 +73,5 @@ func endSpan(span trace.Span, status int, err error) {
 	if err != nil && status == 0 && errors.As(err, &ne) && ne.Timeout() {
 		errType = "timeout"
 	}
-	tracectx.End(span, err, errType)
+	tracectx.End(span, err, errType, attrs...)
 }

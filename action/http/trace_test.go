@@ -7,9 +7,8 @@ import (
 	"net/url"
 	"testing"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
 func TestRedactedURL(t *testing.T) {
@@ -58,16 +57,19 @@ func TestTraceHeadersWithoutTracer(t *testing.T) {
 	defer srv.Close()
 	e := New(nil)
 	defer e.Close()
-	sc := trace.NewSpanContext(trace.SpanContextConfig{
-		TraceID: [16]byte{0xa, 0xb, 0xc}, SpanID: [8]byte{0xd, 0xe}, TraceFlags: trace.FlagsSampled, Remote: true})
-	ctx := trace.ContextWithRemoteSpanContext(context.Background(), sc)
+	sc := remoteParent{TraceID: "0a0b0c00000000000000000000000000", SpanID: "0d0e000000000000"}
+	ctx := tracectx.WithRemote(context.Background(), "00-"+sc.TraceID+"-"+sc.SpanID+"-01", "")
 	headers := map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
 	req := &action.Request{Action: &action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: srv.URL, Method: "GET", Headers: headers}}}
 	if _, err := e.Execute(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
+	want := "00-" + sc.TraceID + "-" + sc.SpanID + "-01"
 	if h := <-got; h.Get("traceparent") != want {
 		t.Errorf("traceparent %q, want %q", h.Get("traceparent"), want)
 	}
 }
+
+// remoteParent is the trace context an occurrence keeps (Occurrence.Trace),
+// as the Scheduler passes it to an executor when nothing traces the attempt.
+type remoteParent struct{ TraceID, SpanID string }

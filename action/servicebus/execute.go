@@ -13,8 +13,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/go-amqp"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/tracectx"
 )
@@ -107,14 +105,12 @@ func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (re
 	}
 	m := t.msg
 	host := e.host(m.Namespace)
-	// Without a trace context in ctx there is no span: skip describing one.
-	if trace.SpanContextFromContext(ctx).IsValid() {
-		var span trace.Span
-		ctx, span = tracectx.Start(ctx, scope, "send "+t.entity, trace.SpanKindProducer, spanAttributes(host, t.entity, msg)...)
-		if span != nil {
-			defer func() { tracectx.End(span, err, sendErrorType(err)) }()
-			setTraceProperties(ctx, msg)
-		}
+	// Without a trace in ctx there is no span: skip describing one.
+	if tracectx.From(ctx) != nil {
+		var span tracectx.Span
+		ctx, span = tracectx.Start(ctx, scope, "send "+t.entity, tracectx.Producer, spanAttributes(host, t.entity, msg)...)
+		defer func() { tracectx.End(span, err, sendErrorType(err)) }()
+		setTraceProperties(ctx, msg)
 	}
 	ce, release, err := e.acquire(host, m.Authentication.SASKeyName, m.Authentication.SASKey)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
-	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/jobclock/scheduler/internal/tracectx"
 )
@@ -27,23 +26,23 @@ const (
 
 // spanAttributes describes a send with the OpenTelemetry messaging
 // conventions.
-func spanAttributes(host, entity string, msg *azservicebus.Message) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{
-		attribute.String("messaging.system", "servicebus"),
-		attribute.String("messaging.operation.type", "send"),
-		attribute.String("messaging.operation.name", "send"),
-		attribute.String("messaging.destination.name", entity),
+func spanAttributes(host, entity string, msg *azservicebus.Message) []tracectx.Attr {
+	attrs := []tracectx.Attr{
+		tracectx.String("messaging.system", "servicebus"),
+		tracectx.String("messaging.operation.type", "send"),
+		tracectx.String("messaging.operation.name", "send"),
+		tracectx.String("messaging.destination.name", entity),
 	}
 	if h, p, err := net.SplitHostPort(host); err == nil {
 		n, _ := strconv.Atoi(p)
-		attrs = append(attrs, attribute.String("server.address", h), attribute.Int("server.port", n))
+		attrs = append(attrs, tracectx.String("server.address", h), tracectx.Int("server.port", n))
 	} else {
-		attrs = append(attrs, attribute.String("server.address", host))
+		attrs = append(attrs, tracectx.String("server.address", host))
 	}
 	if msg.MessageID != nil {
-		attrs = append(attrs, attribute.String("messaging.message.id", *msg.MessageID))
+		attrs = append(attrs, tracectx.String("messaging.message.id", *msg.MessageID))
 	}
-	attrs = append(attrs, attribute.Int("messaging.message.body.size", len(msg.Body)))
+	attrs = append(attrs, tracectx.Int("messaging.message.body.size", len(msg.Body)))
 	return attrs
 }
 

@@ -13,8 +13,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/lru"
 	"github.com/jobclock/scheduler/internal/tracectx"
@@ -192,13 +190,11 @@ func (e *Executor) execute(ctx context.Context, req *action.Request) (res *actio
 	if err != nil {
 		return nil, err
 	}
-	// Without a trace context in ctx there is no span: skip describing one.
-	if trace.SpanContextFromContext(ctx).IsValid() {
-		var span trace.Span
-		ctx, span = tracectx.Start(ctx, scope, "send "+m.QueueName, trace.SpanKindProducer, spanAttributes(e.opts.Endpoint(m.StorageAccount), m)...)
-		if span != nil {
-			defer func() { tracectx.End(span, err, enqueueErrorType(err)) }()
-		}
+	// Without a trace in ctx there is no span: skip describing one.
+	if tracectx.From(ctx) != nil {
+		var span tracectx.Span
+		ctx, span = tracectx.Start(ctx, scope, "send "+m.QueueName, tracectx.Producer, spanAttributes(e.opts.Endpoint(m.StorageAccount), m)...)
+		defer func() { tracectx.End(span, err, enqueueErrorType(err)) }()
 	}
 	traceparent, tracestate := tracectx.Parent(ctx)
 	text, err := e.encode(path, m.Message, req, traceparent, tracestate)

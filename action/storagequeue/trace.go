@@ -6,9 +6,9 @@ import (
 	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/tracectx"
 )
 
 // scope is the instrumentation scope of the executor's spans.
@@ -20,19 +20,19 @@ const messagingSystem = "azure.storage.queue"
 
 // spanAttributes describes an enqueue with the OpenTelemetry messaging
 // conventions. endpoint is the queue service URL of the account.
-func spanAttributes(endpoint string, m *action.StorageQueueMessage) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{
-		attribute.String("messaging.system", messagingSystem),
-		attribute.String("messaging.operation.type", "send"),
-		attribute.String("messaging.operation.name", "send"),
-		attribute.String("messaging.destination.name", m.QueueName),
-		attribute.String("jobclock.storage.account", m.StorageAccount),
+func spanAttributes(endpoint string, m *action.StorageQueueMessage) []tracectx.Attr {
+	attrs := []tracectx.Attr{
+		tracectx.String("messaging.system", messagingSystem),
+		tracectx.String("messaging.operation.type", "send"),
+		tracectx.String("messaging.operation.name", "send"),
+		tracectx.String("messaging.destination.name", m.QueueName),
+		tracectx.String("jobclock.storage.account", m.StorageAccount),
 	}
 	if u, err := url.Parse(endpoint); err == nil && u.Hostname() != "" {
-		attrs = append(attrs, attribute.String("server.address", u.Hostname()))
+		attrs = append(attrs, tracectx.String("server.address", u.Hostname()))
 		if p := u.Port(); p != "" {
 			n, _ := strconv.Atoi(p)
-			attrs = append(attrs, attribute.Int("server.port", n))
+			attrs = append(attrs, tracectx.Int("server.port", n))
 		}
 	}
 	return attrs

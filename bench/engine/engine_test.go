@@ -27,6 +27,7 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/telemetry"
 )
 
 // engine is what each benchmark drives: one-shot jobs that call fire with
@@ -55,10 +56,10 @@ func newJobclock(fire fireFunc, capacity int) engine {
 	return newJobclockWith(fire, capacity, scheduler.Config{})
 }
 
-// newJobclockOtel is jobclock with the OpenTelemetry SDK installed: every
-// attempt traced (sampled, batched to an exporter that drops the spans)
-// and measured by the Prometheus exporter, which is scraped once at the
-// end.
+// newJobclockOtel is jobclock opted in to package telemetry with the
+// OpenTelemetry SDK: every attempt traced (sampled, batched to an exporter
+// that drops the spans) and measured by the Prometheus exporter, which is
+// scraped once at the end.
 func newJobclockOtel(fire fireFunc, capacity int) engine {
 	reg := prometheus.NewRegistry()
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
@@ -67,7 +68,8 @@ func newJobclockOtel(fire fireFunc, capacity int) engine {
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropSpans{}))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
-	e := newJobclockWith(fire, capacity, scheduler.Config{TracerProvider: tp, MeterProvider: mp}).(*jobclock)
+	obs := telemetry.New(&telemetry.Options{TracerProvider: tp, MeterProvider: mp})
+	e := newJobclockWith(fire, capacity, scheduler.Config{Observer: obs}).(*jobclock)
 	e.after = func() {
 		if _, err := reg.Gather(); err != nil {
 			panic(err)

@@ -152,13 +152,14 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	bin := cfg.Binary
 	if bin == "" {
 		bin = filepath.Join(dir, "jobclock")
-		// Built in its own module, with that module's dependencies.
+		// Built in its own module (cmd/jobclock), with that module's
+		// dependencies.
 		root, err := exec.CommandContext(ctx, "go", "list", "-f", "{{.Dir}}", "github.com/jobclock/scheduler").Output()
 		if err != nil {
 			return nil, fmt.Errorf("find the jobclock module: %w", err)
 		}
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/jobclock")
-		build.Dir = strings.TrimSpace(string(root))
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
+		build.Dir = filepath.Join(strings.TrimSpace(string(root)), "cmd", "jobclock")
 		if out, err := build.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("build jobclock: %v\n%s", err, out)
 		}

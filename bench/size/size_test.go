@@ -17,17 +17,18 @@ import (
 )
 
 // programs are built in this order; the first two are the floors. dir is
-// where go build runs: the command is built in the main module, as users
+// where go build runs: the command is built in its own module, as users
 // install it.
 var programs = []struct{ name, dir, pkg string }{
 	{"hello", ".", "./hello"},               // fmt.Println
 	{"httpfloor", ".", "./httpfloor"},       // an http.Client over TLS
 	{"core", ".", "./core"},                 // scheduler.New(memory.New(), nil)
 	{"started", ".", "./started"},           // the same, started and stopped
+	{"telemetry", ".", "./telemetry"},       // the same, opted in to package telemetry
 	{"azure", ".", "./azure"},               // the same with action/azure registered
 	{"sqliteopen", ".", "./sqliteopen"},     // sqlite.Open
 	{"funcjob", ".", "./funcjob"},           // a Go function as a job on SQLite
-	{"jobclock", "../..", "./cmd/jobclock"}, // the command, every action type
+	{"jobclock", "../../cmd/jobclock", "."}, // the command, every action type
 }
 
 func BenchmarkBinarySize(b *testing.B) {

@@ -29,6 +29,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/telemetry"
 )
 
 // observeUsage is the part of run's and serve's help about telemetry.
@@ -89,19 +90,33 @@ func (f *observeFlags) check() error {
 	return nil
 }
 
-// observability is the OpenTelemetry SDK of a run or serve process.
+// observability is the OpenTelemetry SDK of a run or serve process, and
+// the Observer through which the scheduler and the REST API report to it
+// (always set: the command opts in to package telemetry).
 type observability struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	Observer       *telemetry.Observer
 	metrics        http.Handler // the Prometheus exposition; nil without -metrics-addr
 	shutdown       []func(context.Context) error
 }
 
 // setupObservability makes the tracer and meter providers: an SDK with the
 // exporters the flags and the environment ask for, no-op providers when
-// there are none. The caller calls shutdown when done, which flushes what
-// is buffered.
-func setupObservability(ctx context.Context, f *observeFlags, instance string) (*observability, error) {
+// there are none; and the Observer over them, which logs to log. The
+// caller calls shutdown when done, which flushes what is buffered.
+func setupObservability(ctx context.Context, f *observeFlags, instance string, log *slog.Logger) (*observability, error) {
+	o, err := setupProviders(ctx, f, instance)
+	if err != nil {
+		return nil, err
+	}
+	o.Observer = telemetry.New(&telemetry.Options{TracerProvider: o.TracerProvider, MeterProvider: o.MeterProvider, Logger: log})
+	return o, nil
+}
+
+// setupProviders makes the tracer and meter providers of
+// setupObservability.
+func setupProviders(ctx context.Context, f *observeFlags, instance string) (*observability, error) {
 	o := &observability{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()}
 	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
 		return o, nil

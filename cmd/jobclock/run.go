@@ -160,13 +160,13 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer reg.Close(context.Background()) // after Stop
 	cfg.Executors = reg
 	cfg.InstanceID = (&scheduler.Config{}).WithDefaults().InstanceID
-	obs, err := setupObservability(ctx, observe, cfg.InstanceID)
+	obs, err := setupObservability(ctx, observe, cfg.InstanceID, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 1
 	}
 	defer shutdownObservability(obs, logger)
-	cfg.TracerProvider, cfg.MeterProvider = obs.TracerProvider, obs.MeterProvider
+	cfg.Observer = obs.Observer
 	s, err := scheduler.New(store, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)

@@ -194,14 +194,14 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	reg := executors(scheduler.DefaultActionTimeout)
 	defer reg.Close(context.Background()) // after Stop
 	instance := (&scheduler.Config{}).WithDefaults().InstanceID
-	obs, err := setupObservability(ctx, observe, instance)
+	obs, err := setupObservability(ctx, observe, instance, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
 	defer shutdownObservability(obs, log)
 	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg, Secrets: ring,
-		InstanceID: instance, LeaseDuration: *lease, TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
+		InstanceID: instance, LeaseDuration: *lease, Observer: obs.Observer})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
@@ -217,7 +217,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	api := httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle,
-		TracerProvider: obs.TracerProvider, MeterProvider: obs.MeterProvider})
+		Observer: obs.Observer})
 	handler, err := withDashboard(api, s, auth, log)
 	if err != nil {
 		ln.Close()

@@ -1,171 +1,218 @@
-// Package tracectx holds what the Scheduler and the executors share to
-// trace an attempt and pass its trace context on: child spans made with
-// the provider of the span in the context, and W3C traceparent and
-// tracestate values. It uses the OpenTelemetry API only.
+// Package tracectx carries an attempt's trace to the executors without
+// OpenTelemetry: a context holds a [Span], which starts the executor's
+// client or producer span as its child and gives the W3C trace context to
+// send on (traceparent, tracestate).
+//
+// Two kinds of Span reach the executors. Package telemetry (the opt-in
+// module github.com/jobclock/scheduler/telemetry) puts its OpenTelemetry
+// span of the attempt into the context with [With]; the Scheduler puts an
+// occurrence's stored trace context there with [WithRemote] whether or not
+// anything traces, so that a trace begun elsewhere (RunJob's caller, an
+// earlier attempt on another instance) is still passed on. Nothing else
+// in the library imports OpenTelemetry.
 package tracectx
 
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"sync/atomic"
-
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"log/slog"
 )
 
-// Start starts a span as a child of the span in ctx, with the tracer
-// provider of that span, when ctx carries a valid span context. Otherwise
-// it returns ctx and a nil span, at the cost of one context lookup: an
-// executor called without tracing makes no span and allocates nothing.
-// When the span in ctx does not record (a trace context passed on without
-// a tracer), the child carries the same span context, so the trace context
-// is still passed on.
-func Start(ctx context.Context, scope, name string, kind trace.SpanKind, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	parent := trace.SpanFromContext(ctx)
-	if !parent.SpanContext().IsValid() {
-		return ctx, nil
-	}
-	return parent.TracerProvider().Tracer(scope).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+// Span is a span that a context carries for the executors.
+type Span interface {
+	// Start starts a span of kind named name in instrumentation scope
+	// scope, a child of this one, with attrs, and returns the context
+	// to make the call with (ctx with whatever the implementation needs;
+	// [Start] adds the child itself) and the child.
+	Start(ctx context.Context, scope, name string, kind Kind, attrs []Attr) (context.Context, Span)
+	// End ends the span with attrs added: a success when err is nil,
+	// else with status Error, err's text as its description and
+	// error.type errType.
+	End(err error, errType string, attrs []Attr)
+	// TraceContext returns the span's W3C traceparent and tracestate.
+	TraceContext() (traceparent, tracestate string)
 }
 
-// End ends span (which may be nil). A non-nil err sets the span's status
-// to Error with err's text, and error.type to errType or, when that is
-// empty, err's Go type.
-func End(span trace.Span, err error, errType string) {
+// Kind is the kind of a span, as OpenTelemetry names them.
+type Kind int
+
+// The kinds of spans the executors start.
+const (
+	Client Kind = iota + 1
+	Producer
+)
+
+// Attr is an attribute of a span: a string, or an integer when IsInt.
+type Attr struct {
+	Key   string
+	Str   string
+	Int   int64
+	IsInt bool
+}
+
+// String returns a string attribute.
+func String(key, value string) Attr { return Attr{Key: key, Str: value} }
+
+// Int returns an integer attribute.
+func Int(key string, value int) Attr { return Attr{Key: key, Int: int64(value), IsInt: true} }
+
+type spanKey struct{}
+
+// With returns ctx carrying span.
+func With(ctx context.Context, span Span) context.Context {
+	return context.WithValue(ctx, spanKey{}, span)
+}
+
+// From returns the span ctx carries, or nil.
+func From(ctx context.Context) Span {
+	s, _ := ctx.Value(spanKey{}).(Span)
+	return s
+}
+
+// Start starts a child of the span in ctx (see [Span.Start]) and returns
+// ctx carrying the child, and the child. Without a span in ctx it returns
+// ctx and nil, at the cost of one context lookup: an executor called
+// without a trace makes no span and allocates nothing.
+func Start(ctx context.Context, scope, name string, kind Kind, attrs ...Attr) (context.Context, Span) {
+	parent := From(ctx)
+	if parent == nil {
+		return ctx, nil
+	}
+	ctx, child := parent.Start(ctx, scope, name, kind, attrs)
+	return With(ctx, child), child
+}
+
+// End ends span, which may be nil; errType defaults to err's Go type.
+func End(span Span, err error, errType string, attrs ...Attr) {
 	if span == nil {
 		return
 	}
-	if err != nil {
-		if errType == "" {
-			errType = fmt.Sprintf("%T", err)
-		}
-		span.SetAttributes(attribute.String("error.type", errType))
-		span.SetStatus(codes.Error, err.Error())
+	if err != nil && errType == "" {
+		errType = fmt.Sprintf("%T", err)
 	}
-	span.End()
+	span.End(err, errType, attrs)
 }
 
-// Parent returns the W3C traceparent and tracestate of the span context in
-// ctx; both are empty when ctx carries no valid span context.
+// Parent returns the W3C traceparent and tracestate of the span ctx
+// carries; both are empty when it carries none.
 func Parent(ctx context.Context) (traceparent, tracestate string) {
-	return Format(trace.SpanContextFromContext(ctx))
-}
-
-// Format returns the W3C traceparent and tracestate of sc; both are empty
-// when sc is not valid.
-func Format(sc trace.SpanContext) (traceparent, tracestate string) {
-	if !sc.IsValid() {
-		return "", ""
+	if s := From(ctx); s != nil {
+		return s.TraceContext()
 	}
-	var c Carrier
-	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), &c)
-	return c.Parent, c.State
+	return "", ""
 }
 
-// Extract returns ctx with the remote span context of traceparent and
-// tracestate; ctx unchanged when traceparent is empty or invalid.
-func Extract(ctx context.Context, traceparent, tracestate string) context.Context {
-	if traceparent == "" {
+// WithRemote returns ctx carrying the trace context traceparent and
+// tracestate received from elsewhere, as a Span that records nothing:
+// its children are itself, so an executor passes that trace context on.
+// It returns ctx unchanged when traceparent is not a valid W3C
+// traceparent.
+func WithRemote(ctx context.Context, traceparent, tracestate string) context.Context {
+	p, ok := Normalize(traceparent)
+	if !ok {
 		return ctx
 	}
-	return propagation.TraceContext{}.Extract(ctx, &Carrier{traceparent, tracestate})
+	return With(ctx, remote{p, tracestate})
 }
 
-// Carrier carries one traceparent and one tracestate value for
-// propagation.TraceContext.
-type Carrier struct{ Parent, State string }
+// remote is a trace context received from elsewhere.
+type remote struct{ parent, state string }
 
-// Get implements propagation.TextMapCarrier.
-func (c *Carrier) Get(key string) string {
-	switch key {
-	case "traceparent":
-		return c.Parent
-	case "tracestate":
-		return c.State
+func (r remote) Start(ctx context.Context, _, _ string, _ Kind, _ []Attr) (context.Context, Span) {
+	return ctx, r
+}
+func (remote) End(error, string, []Attr)                        {}
+func (r remote) TraceContext() (traceparent, tracestate string) { return r.parent, r.state }
+
+// Normalize checks a W3C traceparent (version-traceid-spanid-flags, lower
+// case hexadecimal, ids not all zero, nothing more for version 00) and
+// returns it as OpenTelemetry's propagator writes it: version 00, with the
+// sampled and random flags only.
+func Normalize(traceparent string) (string, bool) {
+	p := traceparent
+	if len(p) < 55 || p[2] != '-' || p[35] != '-' || p[52] != '-' || !hex(p[:2]) || p[:2] == "ff" ||
+		!hex(p[3:35]) || !hex(p[36:52]) || !hex(p[53:55]) || zeros(p[3:35]) || zeros(p[36:52]) {
+		return "", false
 	}
-	return ""
-}
-
-// Set implements propagation.TextMapCarrier.
-func (c *Carrier) Set(key, value string) {
-	switch key {
-	case "traceparent":
-		c.Parent = value
-	case "tracestate":
-		c.State = value
+	flags := unhex(p[53])<<4 | unhex(p[54])
+	if p[:2] == "00" && (len(p) > 55 || flags > 3) || len(p) > 55 && p[55] != '-' {
+		return "", false
 	}
-}
-
-// Keys implements propagation.TextMapCarrier.
-func (c *Carrier) Keys() []string { return []string{"traceparent", "tracestate"} }
-
-// Tracer is the tracer of a component that takes an optional
-// TracerProvider, where nil means the global one. Its Get tells whether
-// spans would record, so that the component skips the work of describing
-// them (and the allocations of starting a span) when nothing records: with
-// the global provider while no SDK is installed, or a no-op provider.
-type Tracer struct {
-	tracer trace.Tracer // nil: a no-op provider was given
-	global bool         // tracer is the global provider's: on only while one is installed
-	state  atomic.Pointer[providerState]
-}
-
-// providerState caches whether a global provider records.
-type providerState struct {
-	tp trace.TracerProvider
-	on bool
-}
-
-// NewTracer returns the tracer of scope from tp, or from the global
-// provider when tp is nil.
-func NewTracer(tp trace.TracerProvider, scope string) *Tracer {
-	t := &Tracer{}
-	if tp == nil {
-		tp, t.global = otel.GetTracerProvider(), true
+	const digits = "0123"
+	out := p[2:53] + "0" + digits[flags&3:flags&3+1]
+	if p[:2] == "00" && len(p) == 55 && p[53:55] == out[51:] {
+		return p, true // as written: no allocation
 	}
-	if t.global || !Off(tp) {
-		t.tracer = tp.Tracer(scope)
-	}
-	return t
+	return "00" + out, true
 }
 
-// Get returns the tracer to start spans with, or nil when spans would not
-// record. With the global provider it costs two atomic loads.
-func (t *Tracer) Get() trace.Tracer {
-	if !t.global {
-		return t.tracer
-	}
-	tp := otel.GetTracerProvider()
-	if st := t.state.Load(); st != nil && st.tp == tp {
-		if st.on {
-			return t.tracer
+func hex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
 		}
-		return nil
 	}
-	on := !Off(tp)
-	if reflect.TypeOf(tp).Comparable() {
-		t.state.Store(&providerState{tp, on})
-	}
-	if on {
-		return t.tracer
-	}
-	return nil
+	return true
 }
 
-// Off reports whether tp never records: a no-op provider, or the global
-// provider while no SDK is installed (it hands out non-recording spans
-// then).
-func Off(tp trace.TracerProvider) bool {
-	switch tp.(type) {
-	case tracenoop.TracerProvider, *tracenoop.TracerProvider:
-		return true
+func zeros(s string) bool {
+	for i := range len(s) {
+		if s[i] != '0' {
+			return false
+		}
 	}
-	t := reflect.TypeOf(tp)
-	return t != nil && t.Kind() == reflect.Pointer && t.Elem().Name() == "tracerProvider" &&
-		t.Elem().PkgPath() == "go.opentelemetry.io/otel/internal/global"
+	return true
+}
+
+func unhex(c byte) byte {
+	if c >= 'a' {
+		return c - 'a' + 10
+	}
+	return c - '0'
+}
+
+// LogHandler returns a slog.Handler that adds the trace_id and span_id of
+// the span in a record's context (as the *Context logging methods pass it)
+// to the record, then hands it to h, so that log records written about a
+// traced attempt or request join its trace. Records whose context carries
+// no span, or only a trace context received from elsewhere (WithRemote),
+// or that have a trace_id already, pass unchanged.
+func LogHandler(h slog.Handler) slog.Handler {
+	if lh, ok := h.(*logHandler); ok {
+		return lh
+	}
+	return &logHandler{h}
+}
+
+type logHandler struct{ h slog.Handler }
+
+func (l *logHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return l.h.Enabled(ctx, level)
+}
+
+func (l *logHandler) Handle(ctx context.Context, r slog.Record) error {
+	if ctx != nil {
+		if s := From(ctx); s != nil {
+			if _, received := s.(remote); !received {
+				if p, _ := s.TraceContext(); len(p) >= 52 && !HasTraceID(r) {
+					r = r.Clone()
+					r.AddAttrs(slog.String("trace_id", p[3:35]), slog.String("span_id", p[36:52]))
+				}
+			}
+		}
+	}
+	return l.h.Handle(ctx, r)
+}
+
+func (l *logHandler) WithAttrs(as []slog.Attr) slog.Handler { return &logHandler{l.h.WithAttrs(as)} }
+func (l *logHandler) WithGroup(name string) slog.Handler    { return &logHandler{l.h.WithGroup(name)} }
+
+// HasTraceID reports whether r has a trace_id attribute already.
+func HasTraceID(r slog.Record) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == "trace_id"
+		return !found
+	})
+	return found
 }

@@ -1,4 +1,4 @@
-package scheduler_test
+package telemetry_test
 
 import (
 	"context"
@@ -39,6 +39,7 @@ import (
 	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/store/postgres"
 	"github.com/jobclock/scheduler/store/sqlite"
+	"github.com/jobclock/scheduler/telemetry"
 )
 
 // canary is the secret the canary tests look for; canaryControl is a
@@ -197,7 +198,7 @@ func canaryScenario(t *testing.T, st scheduler.Store, keys *secrets.Keyring, atR
 	defer reg.Close(context.Background())
 	done := make(chan scheduler.HistoryEntry, 20)
 	cfg := o.config(scheduler.Config{Logger: logger, Executors: reg, PollInterval: 50 * time.Millisecond, Secrets: keys,
-		MetricsByJob: true, OnHistory: func(h scheduler.HistoryEntry) { done <- h }})
+		OnHistory: func(h scheduler.HistoryEntry) { done <- h }}, telemetry.Options{MetricsByJob: true})
 	s, err := scheduler.New(st, &cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +208,7 @@ func canaryScenario(t *testing.T, st scheduler.Store, keys *secrets.Keyring, atR
 		t.Fatal(err)
 	}
 	defer s.Stop(ctx)
-	api := httptest.NewServer(httpapi.New(s, &httpapi.Options{Logger: logger, TracerProvider: o.tp, MeterProvider: o.mp}))
+	api := httptest.NewServer(httpapi.New(s, &httpapi.Options{Logger: logger, Observer: cfg.Observer.(*telemetry.Observer)}))
 	defer api.Close()
 	c := httpapi.NewClient(api.URL, nil)
 	ref := httpapi.CollectionRef{Subscription: "sub", ResourceGroup: "rg", Collection: "jc"}

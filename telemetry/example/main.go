@@ -1,9 +1,9 @@
-// Command telemetry shows what the scheduler reports to OpenTelemetry: it
+// Command example shows what the scheduler reports to OpenTelemetry: it
 // runs three jobs against a local receiver for about a second, with an
 // OpenTelemetry SDK whose exporters print to stdout, then prints the
 // metrics.
 //
-//	go run ./examples/telemetry
+//	go run ./telemetry/example
 //
 // The jobs: "hello" succeeds; "flaky" fails, is retried once, fails again
 // and runs its errorAction; "manual" is run with RunJob from inside a span
@@ -13,7 +13,8 @@
 //
 // A host wires the SDK the same way, with real exporters (OTLP, the
 // Prometheus exporter) in place of the printer and the manual reader used
-// here; see "Observing" in the package documentation.
+// here, and opts in with an Observer of package telemetry; see its
+// documentation.
 package main
 
 import (
@@ -36,6 +37,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/telemetry"
 )
 
 func main() {
@@ -79,8 +81,7 @@ func run(ctx context.Context, out io.Writer) error {
 
 	done := make(chan scheduler.HistoryEntry, 16)
 	s, err := scheduler.New(memory.New(), &scheduler.Config{
-		TracerProvider:   tp,
-		MeterProvider:    mp,
+		Observer:         telemetry.New(&telemetry.Options{TracerProvider: tp, MeterProvider: mp}),
 		InstanceID:       "example",
 		MinRetryInterval: 100 * time.Millisecond,
 		PollInterval:     50 * time.Millisecond,

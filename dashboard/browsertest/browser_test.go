@@ -1,4 +1,4 @@
-package dashboard_test
+package browsertest_test
 
 import (
 	"context"
@@ -34,7 +34,7 @@ import (
 // through the dashboard as a person would. Without a browser they skip,
 // and fail when CI=true. -update-screenshots rewrites the PNG files that
 // README shows; otherwise the screenshots go to a temporary directory.
-var updateScreenshots = flag.Bool("update-screenshots", false, "write the browser tests' screenshots to ../docs/screenshots")
+var updateScreenshots = flag.Bool("update-screenshots", false, "write the browser tests' screenshots to ../../docs/screenshots")
 
 // chromiumPath finds the browser.
 func chromiumPath(t *testing.T) string {
@@ -213,7 +213,7 @@ func (b *browser) screenshot(name string) {
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
-	dir := filepath.Join("..", "docs", "screenshots")
+	dir := filepath.Join("..", "..", "docs", "screenshots")
 	if !*updateScreenshots {
 		dir = filepath.Join(os.TempDir(), "jobclock-screenshots")
 	}
@@ -645,4 +645,24 @@ func TestBrowserEscapes(t *testing.T) {
 	b.do("the same page in a second refresh", chromedp.Navigate(d.url+"/collections/contoso%2Fprod%2Freports?sort=state"), chromedp.WaitVisible(chromedp.CSS("table.jobs")))
 	time.Sleep(700 * time.Millisecond) // two live refreshes
 	b.clean()
+}
+
+var ctx = context.Background()
+
+// Tokens of the tests' authenticator: one for every collection, one for
+// the contoso collections only.
+const (
+	adminToken   = "admin-token-0123456789abcdef"
+	limitedToken = "limited-token-0123456789abc"
+)
+
+// putRaw writes a job straight into the store, as another program sharing
+// it might, bypassing the Scheduler's checks of names.
+func putRaw(t *testing.T, st scheduler.Store, coll, name string, job *scheduler.Job) {
+	t.Helper()
+	now := time.Now()
+	if err := st.PutJob(ctx, &scheduler.JobRecord{Collection: coll, Name: name, Job: job, State: scheduler.JobEnabled,
+		Created: now, Updated: now, Schedule: scheduler.JobSchedule{Anchor: now}}); err != nil {
+		t.Fatal(err)
+	}
 }

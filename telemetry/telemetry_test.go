@@ -1,4 +1,4 @@
-package scheduler_test
+package telemetry_test
 
 import (
 	"context"
@@ -29,6 +29,7 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/telemetry"
 )
 
 // otelEnv is an OpenTelemetry SDK with in-memory exporters: a span
@@ -47,9 +48,15 @@ func newOtel() *otelEnv {
 	return o
 }
 
-// config adds the providers to cfg.
-func (o *otelEnv) config(cfg scheduler.Config) scheduler.Config {
-	cfg.TracerProvider, cfg.MeterProvider = o.tp, o.mp
+// config adds to cfg an Observer with the providers and the other options
+// of opts, if given.
+func (o *otelEnv) config(cfg scheduler.Config, opts ...telemetry.Options) scheduler.Config {
+	var to telemetry.Options
+	if len(opts) > 0 {
+		to = opts[0]
+	}
+	to.TracerProvider, to.MeterProvider = o.tp, o.mp
+	cfg.Observer = telemetry.New(&to)
 	return cfg
 }
 
@@ -593,7 +600,7 @@ func TestTelemetryRunJobContinuesTrace(t *testing.T) {
 func TestTelemetryGauges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o := newOtel()
-		e := newEnv(t, o.config(scheduler.Config{InstanceID: "a", StatsMaxAge: time.Minute, MaxConcurrency: 7}))
+		e := newEnv(t, o.config(scheduler.Config{InstanceID: "a", MaxConcurrency: 7}, telemetry.Options{StatsMaxAge: time.Minute}))
 		e.put("a1", jobJSON(e.t0.Add(-time.Hour), ""))
 		e.put("a2", jobJSON(e.t0.Add(time.Hour), `"state": "Disabled"`))
 		e.put("a3", jobJSON(time.Time{}, ""))
@@ -665,7 +672,7 @@ func TestTelemetryStoreOperations(t *testing.T) {
 var discard = slog.New(slog.DiscardHandler)
 
 // TestTelemetryNamesDocumented: every span and metric name is in the
-// package documentation.
+// package documentation (this package's).
 func TestTelemetryNamesDocumented(t *testing.T) {
 	names := []string{"jobclock.attempt", "jobclock.postpone", "jobclock.misfire"}
 	names = append(names, attemptMetrics...)
@@ -761,14 +768,5 @@ func TestTelemetryHTTPReceiverJoinsTrace(t *testing.T) {
 	}
 	if clients[0].Status().Code != codes.Error || clients[1].Status().Code != codes.Unset {
 		t.Errorf("client span statuses %v, %v; want Error for the 503, Unset for the 200", clients[0].Status(), clients[1].Status())
-	}
-}
-
-// TestTelemetryNoSDKAllocatesNothing: with the global providers and no SDK
-// installed, an attempt's telemetry allocates nothing.
-func TestTelemetryNoSDKAllocatesNothing(t *testing.T) {
-	n := scheduler.TelemetryAllocs(t)
-	if n != 0 {
-		t.Errorf("telemetry of one attempt without an SDK: %v allocations, want 0", n)
 	}
 }

@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Observer is told of the requests the handler serves, to trace and
+// measure them: package telemetry (github.com/jobclock/scheduler/telemetry,
+// a module of its own) implements it with OpenTelemetry, as a server span
+// per request named "METHOD ROUTE" that continues the caller's W3C trace
+// context, and the histogram http.server.request.duration. Its methods are
+// called from several goroutines at once.
+type Observer interface {
+	// StartRequest is called as r arrives, before it is routed. It
+	// returns the context to serve r with: r's own, or one that carries
+	// what the Observer needs at the end (the handler's log records
+	// about r are written with it).
+	StartRequest(r *http.Request) context.Context
+	// EndRequest is called once r is served; r's context is the one
+	// StartRequest returned.
+	EndRequest(r *http.Request, s Served)
+}
+
+// Served describes a request the handler served, for
+// [Observer.EndRequest].
+type Served struct {
+	// Route is the route pattern that served the request, without its
+	// method ("/subscriptions/{subscriptionId}/..."); empty when no
+	// route matched (the 404 of an unknown path).
+	Route string
+	// Status is the response's status code.
+	Status int
+	// Duration is how long the handler took, from before StartRequest
+	// to the end of the response.
+	Duration time.Duration
+}
+
+// observe returns next with every request told to o.
+func observe(o Observer, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ri := &requestInfo{}
+		r = r.WithContext(context.WithValue(o.StartRequest(r), requestInfoKey{}, ri))
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		o.EndRequest(r, Served{Route: ri.route, Status: status, Duration: time.Since(start)})
+	})
+}
+
+// requestInfo is filled in by the handler for observe.
+type requestInfo struct{ route string }
+
+type requestInfoKey struct{}
+
+// noteRoute notes, for the Observer of r if any, the route pattern the mux
+// chose for r.
+func noteRoute(r *http.Request) {
+	if ri, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok && r.Pattern != "" {
+		route := r.Pattern
+		if i := strings.IndexByte(route, '/'); i >= 0 {
+			route = route[i:] // drop the method
+		}
+		if route != "/" { // the catch-all that answers 404
+			ri.route = route
+		}
+	}
+}
+
+// statusWriter notes the status code of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

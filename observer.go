@@ -1,0 +1,360 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+)
+
+// Observer is told what a Scheduler does, to trace and measure it: set
+// Config.Observer. Package telemetry (github.com/jobclock/scheduler/telemetry,
+// a module of its own, so that a program that does not import it links no
+// OpenTelemetry package) implements it with OpenTelemetry; see "Observing"
+// in the package documentation. The Scheduler calls its methods from
+// several goroutines at once, and they must return quickly. What the
+// events carry is the Scheduler's: an Observer reads it during the call
+// and does not modify it.
+type Observer interface {
+	// Attach is called by New with the Scheduler it made, and returns
+	// the func that Stop calls. In between the Observer may read the
+	// Scheduler (JobCounts, DueCount, InFlight) for gauges.
+	Attach(s *Scheduler) (detach func())
+	// StartAttempt is called as an attempt starts, with the context its
+	// executor is to get (which carries the occurrence's trace context,
+	// Attempt.Trace, when it has one). It returns that context, or one
+	// derived from it that carries the attempt's span; the executors of
+	// this module make their client and producer spans its children and
+	// send its trace context on. The context returned is also what log
+	// records about the attempt are written with.
+	StartAttempt(ctx context.Context, a Attempt) context.Context
+	// EndAttempt is called when the attempt ends, with the context
+	// StartAttempt returned.
+	EndAttempt(ctx context.Context, e AttemptEnd)
+	// HistoryStored is called with history entries once they are stored,
+	// in the order of each job's entries (before Config.OnHistory).
+	HistoryStored(h StoredHistory)
+	// Missed is called with scheduled occurrences that a step passed over
+	// without running them: merged into a waiting occurrence or into a
+	// catch-up after downtime, or dropped by MisfireSkip.
+	Missed(m Misfire)
+	// TookOver is called when the Scheduler claims a job whose lease
+	// another instance held and let expire.
+	TookOver(t Takeover)
+	// StoreCalled is called after each store call of the run loop.
+	StoreCalled(c StoreCall)
+	// Pruned is called when retention deleted n history entries and final
+	// jobs (n > 0).
+	Pruned(n int)
+	// TraceParent returns the W3C traceparent and tracestate of the span
+	// ctx carries, or empty strings: RunJob keeps them with the run it
+	// requests, whose attempts then continue the caller's trace.
+	TraceParent(ctx context.Context) (traceparent, tracestate string)
+}
+
+// Attempt describes an attempt as it starts, for [Observer.StartAttempt].
+type Attempt struct {
+	// Instance is Config.InstanceID of the Scheduler that runs it.
+	Instance string
+	// Collection and Job name the job.
+	Collection, Job string
+	// ActionType is the type of the action attempted; empty when the job
+	// has no error action to attempt.
+	ActionType action.Type
+	// ActionName is MainAction or ErrorAction.
+	ActionName ActionName
+	// Occurrence is the occurrence's number (history's repeatCount), and
+	// Retry the attempt's retry number (history's retryCount).
+	Occurrence, Retry int
+	// Expected is the occurrence's expected time.
+	Expected time.Time
+	// Due is when the attempt was due: Expected for a first attempt, the
+	// retry's due time for a retry or an errorAction attempt.
+	Due time.Time
+	// Start is when the attempt started.
+	Start time.Time
+	// Tag is the occurrence's execution tag.
+	Tag string
+	// Manual is set for a run requested with RunJob.
+	Manual bool
+	// PreviousOwner is the instance whose expired lease this claim took
+	// over; empty when none.
+	PreviousOwner string
+	// Missed describes the scheduled occurrences merged into this one by
+	// the step that started it (a catch-up after downtime under
+	// MisfireRunOnce); nil when none. They are reported to Missed too,
+	// with OnAttempt set.
+	Missed *Misfire
+	// Trace and TraceState are the occurrence's W3C trace context
+	// (Occurrence.Trace): its first attempt's, or RunJob's caller's;
+	// empty when it has none yet.
+	Trace, TraceState string
+}
+
+// AttemptEnd describes how an attempt ended, for [Observer.EndAttempt].
+type AttemptEnd struct {
+	// End is when it ended.
+	End time.Time
+	// Err is its error: the executor's, or one that says why it failed
+	// without the executor's error (timeout, panic, no executor); nil
+	// when it succeeded.
+	Err error
+	// ErrorType classifies Err: "timeout" when the attempt outlived its
+	// deadline, "panic" when its executor panicked, else Err's Go type as
+	// fmt's %T writes it; empty when Err is nil.
+	ErrorType string
+}
+
+// StoredHistory is history stored for one job, for
+// [Observer.HistoryStored].
+type StoredHistory struct {
+	// Instance is Config.InstanceID of the Scheduler that stored it.
+	Instance string
+	// Job is the definition of the job the entries are about, as it was
+	// when they were made; nil when unknown.
+	Job *Job
+	// Entries are the entries stored.
+	Entries []HistoryEntry
+}
+
+// Misfire describes scheduled occurrences of one job that a step passed
+// over without running them, for [Observer.Missed].
+type Misfire struct {
+	// Instance is Config.InstanceID of the Scheduler that stepped.
+	Instance string
+	// Collection and Job name the job.
+	Collection, Job string
+	// Policy is the misfire policy that applied.
+	Policy MisfirePolicy
+	// Count is how many occurrences were passed over; at most 10,000 are
+	// counted.
+	Count int
+	// First and Last are the expected times of the first and last of
+	// them.
+	First, Last time.Time
+	// At is when the step ran.
+	At time.Time
+	// OnAttempt is set when they were merged into the catch-up occurrence
+	// whose attempt starts now, which carries them as Attempt.Missed.
+	OnAttempt bool
+}
+
+// Takeover describes the claim of a job whose lease another instance held
+// and let expire, for [Observer.TookOver].
+type Takeover struct {
+	// Instance is Config.InstanceID of the Scheduler that claimed it, and
+	// PreviousOwner the instance whose lease expired.
+	Instance, PreviousOwner string
+	// Collection and Job name the job.
+	Collection, Job string
+}
+
+// StoreCall describes a store call of the run loop, for
+// [Observer.StoreCalled].
+type StoreCall struct {
+	// Op names the Store method: ClaimDue, NextDue, Record, RecordBatch,
+	// ExtendLease, GetJob or Prune.
+	Op string
+	// Duration is how long the call took.
+	Duration time.Duration
+	// Err is the call's error; nil for RecordBatch, whose errors are in
+	// Errs.
+	Err error
+	// Errs are a RecordBatch call's errors, one per record (nil for a
+	// record stored).
+	Errs []error
+}
+
+// The store calls of the run loop, as StoreCall.Op names them.
+const (
+	opClaimDue    = "ClaimDue"
+	opNextDue     = "NextDue"
+	opRecord      = "Record"
+	opRecordBatch = "RecordBatch"
+	opExtendLease = "ExtendLease"
+	opGetJob      = "GetJob"
+	opPrune       = "Prune"
+)
+
+// observedStore is the store of the run loop when Config.Observer is set:
+// it tells the Observer of each call it makes.
+type observedStore struct {
+	Store
+	obs Observer
+}
+
+// observedBatchStore is an observedStore over a BatchRecorder.
+type observedBatchStore struct {
+	observedStore
+	batch BatchRecorder
+}
+
+// observeStore returns store with its calls told to obs, a BatchRecorder
+// when store is one.
+func observeStore(store Store, obs Observer) Store {
+	o := observedStore{store, obs}
+	if b, ok := store.(BatchRecorder); ok {
+		return &observedBatchStore{o, b}
+	}
+	return &o
+}
+
+func (o *observedStore) called(op string, start time.Time, err error) {
+	o.obs.StoreCalled(StoreCall{Op: op, Duration: time.Since(start), Err: err})
+}
+
+func (o *observedStore) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*JobRecord, error) {
+	start := time.Now()
+	claims, err := o.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
+	o.called(opClaimDue, start, err)
+	return claims, err
+}
+
+func (o *observedStore) NextDue(ctx context.Context) (time.Time, error) {
+	start := time.Now()
+	next, err := o.Store.NextDue(ctx)
+	o.called(opNextDue, start, err)
+	return next, err
+}
+
+func (o *observedStore) Record(ctx context.Context, owner string, r *JobRecord, hist []HistoryEntry) error {
+	start := time.Now()
+	err := o.Store.Record(ctx, owner, r, hist)
+	o.called(opRecord, start, err)
+	return err
+}
+
+func (o *observedStore) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	start := time.Now()
+	err := o.Store.ExtendLease(ctx, collection, name, owner, until)
+	o.called(opExtendLease, start, err)
+	return err
+}
+
+func (o *observedStore) GetJob(ctx context.Context, collection, name string) (*JobRecord, error) {
+	start := time.Now()
+	r, err := o.Store.GetJob(ctx, collection, name)
+	o.called(opGetJob, start, err)
+	return r, err
+}
+
+func (o *observedStore) Prune(ctx context.Context, req PruneRequest) (int, error) {
+	start := time.Now()
+	n, err := o.Store.Prune(ctx, req)
+	o.called(opPrune, start, err)
+	return n, err
+}
+
+func (o *observedBatchStore) RecordBatch(ctx context.Context, owner string, reqs []RecordRequest) []error {
+	start := time.Now()
+	errs := o.batch.RecordBatch(ctx, owner, reqs)
+	d := time.Since(start)
+	all := errs
+	if len(errs) < len(reqs) { // the caller counts the missing ones as errShortBatch
+		all = make([]error, len(reqs))
+		for i := range all {
+			all[i] = errShortBatch
+		}
+		copy(all, errs)
+	}
+	o.obs.StoreCalled(StoreCall{Op: opRecordBatch, Duration: d, Errs: all})
+	return errs
+}
+
+// attemptStart describes attempt o of r, of action act, starting at start,
+// for the Observer.
+func (s *Scheduler) attemptStart(r *JobRecord, o *Occurrence, act *action.Action, start time.Time, info attemptInfo) Attempt {
+	a := Attempt{
+		Instance: s.cfg.InstanceID, Collection: r.Collection, Job: r.Name, ActionName: MainAction,
+		Occurrence: o.Number, Retry: o.Retry, Expected: o.Expected, Due: o.Expected, Start: start, Tag: o.Tag,
+		Manual: o.Manual, PreviousOwner: info.prevOwner, Missed: info.missed, Trace: o.Trace, TraceState: o.TraceState,
+	}
+	if act != nil {
+		a.ActionType = act.Type
+	}
+	if o.ErrorAction {
+		a.ActionName = ErrorAction
+	}
+	if o.Retry > 0 || o.ErrorAction {
+		a.Due = o.At
+	}
+	return a
+}
+
+// attemptEnd describes the end of an attempt whose outcome is res.
+func attemptEnd(res *outcome) AttemptEnd {
+	e := AttemptEnd{End: res.end, Err: res.err}
+	if res.err != nil {
+		e.ErrorType = errorType(res.err)
+	}
+	return e
+}
+
+// errorType is the error.type of an attempt's error: the Go type of the
+// executor's error, or timeout when the attempt outlived its deadline.
+func errorType(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, errAttemptTimeout):
+		return "timeout"
+	case errors.Is(err, errExecutorPanicked):
+		return "panic"
+	}
+	return fmt.Sprintf("%T", err)
+}
+
+// attemptInfo is what execute needs to know beyond the occurrence to
+// describe an attempt.
+type attemptInfo struct {
+	prevOwner string   // the instance whose lease this claim took over
+	missed    *Misfire // occurrences merged into this one by the step that started it
+}
+
+// maxMissedCounted bounds Misfire.Count.
+const maxMissedCounted = 10_000
+
+// passedOver compares the schedule of r after a step at now with its
+// NextOccurrence and Counted before it, and describes the occurrences the
+// step passed over without taking them; nil when there are none, or when
+// nothing observes the Scheduler.
+func (s *Scheduler) passedOver(r *JobRecord, tm *Timing, next0 time.Time, counted0 int, policy MisfirePolicy, now time.Time) *Misfire {
+	sc := &r.Schedule
+	next1 := sc.NextOccurrence
+	if s.cfg.Observer == nil || tm == nil || next0.IsZero() || next1.Equal(next0) || policy == MisfireRunAll {
+		return nil
+	}
+	taken := sc.Counted - counted0
+	var m Misfire
+	passed := 0
+	for at := next0; !at.IsZero() && !at.After(now) && (next1.IsZero() || at.Before(next1)) && passed < maxMissedCounted+taken; {
+		passed++
+		if passed > taken {
+			if m.First.IsZero() {
+				m.First = at
+			}
+			m.Last = at
+		}
+		n := tm.Next(at)
+		if !n.After(at) {
+			break
+		}
+		at = n
+	}
+	if m.Count = passed - taken; m.Count <= 0 {
+		return nil
+	}
+	m.Instance, m.Collection, m.Job, m.Policy, m.At = s.cfg.InstanceID, r.Collection, r.Name, policy, now
+	return &m
+}
+
+// missed tells the Observer of m (which may be nil); onAttempt says that
+// the attempt starting now carries them.
+func (s *Scheduler) missed(m *Misfire, onAttempt bool) {
+	if m == nil {
+		return
+	}
+	e := *m
+	e.OnAttempt = onAttempt
+	s.cfg.Observer.Missed(e)
+}
