@@ -95,3 +95,9 @@ func TestAttemptContext(t *testing.T) {
 		}
 	})
 }
+
+func newAttemptContext(parent context.Context, deadline time.Time) *attemptContext {
+	c := new(attemptContext)
+	c.init(parent, deadline)
+	return c
+}

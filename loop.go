@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -25,5 +26,196 @@ func (s *Scheduler) loop(ctx context.Context) {
 		case <-s.wake:
 		case <-timer.C:
 		}
+	}
+}
+
+// runDue is one step of the loop at now: it starts retention when due,
+// claims the jobs that are due, hands each to a worker (which records what
+// needs no attempt, or runs the attempt), and returns when the loop should
+// look again.
+func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
+	if !now.Before(s.nextPrune) && s.pruning.CompareAndSwap(false, true) {
+		s.nextPrune = now.Add(pruneInterval)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer s.pruning.Store(false)
+			s.prune(ctx, now)
+		}()
+	}
+	wakeBy := now.Add(s.cfg.PollInterval)
+	free := s.cfg.MaxConcurrency - int(s.inFlight.Load())
+	if free == 0 {
+		return wakeBy // the next job that ends wakes the loop
+	}
+	limit := min(free, claimBatch)
+	claims, err := s.runStore.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
+	if err != nil {
+		s.storeFailed(ctx, "claim due jobs", err, now)
+		return minTime(wakeBy, now.Add(time.Second))
+	}
+	s.storeAnswered(now)
+	s.inFlight.Add(int64(len(claims))) // at most free: the loop alone adds
+	s.wg.Add(len(claims))
+	if s.pool {
+		s.work.push(claims, now)
+	} else {
+		for _, r := range claims {
+			go s.process(s.execCtx, task{r, now}, nil) // runDue driven without Start, in tests
+		}
+	}
+	if len(claims) == limit {
+		return now // there may be more
+	}
+	next, err := s.runStore.NextDue(ctx)
+	if err != nil {
+		s.storeFailed(ctx, "next due job", err, now)
+		return minTime(wakeBy, now.Add(time.Second))
+	}
+	if next.IsZero() {
+		return wakeBy
+	}
+	return minTime(wakeBy, next)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// worker processes claimed jobs until s.work is closed. Config.MaxConcurrency
+// workers run from Start to Stop; reusing them spares a goroutine (and its
+// stack growth) per attempt.
+func (s *Scheduler) worker() {
+	defer s.workers.Done()
+	// A context per worker, so that the attempts' contexts do not all
+	// register with one parent (a lock every attempt would contend on).
+	ctx, cancel := context.WithCancel(s.execCtx)
+	defer cancel()
+	w := &workerState{lease: s.leases.addSlot()}
+	defer s.leases.removeSlot(w.lease)
+	for {
+		t, ok := s.work.take()
+		if !ok {
+			return
+		}
+		s.process(ctx, t, w)
+	}
+}
+
+// workerState is what a worker reuses from attempt to attempt.
+type workerState struct {
+	occ   Occurrence // see machine.occ
+	lease *leaseSlot
+}
+
+// process advances a claimed job and runs its attempt, or records the
+// bookkeeping when no attempt is due. It holds a slot of the semaphore.
+// w is the calling worker's state, nil when no worker calls; no record
+// refers to w.occ once process returns.
+func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
+	r, now := tk.r, tk.now
+	var occ *Occurrence
+	var slot *leaseSlot
+	if w != nil {
+		occ, slot = &w.occ, w.lease
+	}
+	handedOff := false // the slot goes with the outcome to the batch
+	defer func() {
+		if !handedOff {
+			s.release()
+			s.notify() // the job may be due again, or the loop may wait for a slot
+		}
+	}()
+	if s.retries.stale(r) {
+		// The outcome of its last attempt is being recorded again, or
+		// was recorded over this claim (see recordAgain).
+		return
+	}
+	ctx := context.Background()
+	m := s.machine()
+	m.occ = occ
+	var info attemptInfo
+	if prev := r.PreviousLeaseOwner; prev != "" {
+		r.PreviousLeaseOwner = ""
+		if prev != s.cfg.InstanceID {
+			info.prevOwner = prev
+			if obs := s.cfg.Observer; obs != nil {
+				obs.TookOver(Takeover{Instance: s.cfg.InstanceID, PreviousOwner: prev, Collection: r.Collection, Job: r.Name})
+			}
+			s.log.Info("took over a job whose lease expired", "job", r.Name, "collection", r.Collection, "previous_owner", prev)
+		}
+	}
+	for range 5 {
+		t, err := s.timings.get(r)
+		if err != nil {
+			s.log.Error("job timing", "job", r.Name, "collection", r.Collection, "err", err)
+			r.Schedule.DueAt = time.Time{}
+			s.record(r, nil)
+			return
+		}
+		// r is this goroutine's own copy: step may change it in place.
+		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
+		run, due, hist := m.step(r, t, now)
+		miss := s.passedOver(r, t, next0, counted0, m.misfire, now)
+		if due {
+			// A catch-up occurrence that absorbed the missed ones shows
+			// them on its attempt's span.
+			absorbed := miss != nil && run.Retry == 0 && !run.ErrorAction && run.Expected.Equal(next0)
+			if absorbed {
+				info.missed = miss
+			}
+			s.missed(miss, absorbed)
+			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, info: info, buf: occ, slot: slot}
+			handedOff = s.runAttempt(execCtx, &a)
+			return
+		}
+		ownOccurrence(r, occ)
+		err = s.runStore.Record(ctx, s.cfg.InstanceID, r, hist)
+		if err == nil {
+			s.emit(r.Job, hist)
+			s.missed(miss, false)
+			return
+		}
+		if !errors.Is(err, ErrConflict) {
+			s.recordFailed(ctx, r, err)
+			return
+		}
+		fresh, gerr := s.getJob(r.Collection, r.Name)
+		if gerr != nil {
+			s.recordFailed(ctx, r, gerr)
+			return
+		}
+		r = fresh
+	}
+	s.log.Error("record job: too many conflicts", "job", r.Name, "collection", r.Collection)
+}
+
+// release gives back the slot of a claimed job whose work is over.
+func (s *Scheduler) release() {
+	s.inFlight.Add(-1)
+	s.wg.Done()
+}
+
+// prune applies the retention limits.
+func (s *Scheduler) prune(ctx context.Context, now time.Time) {
+	n, err := s.runStore.Prune(ctx, PruneRequest{
+		HistoryBefore:   now.Add(-s.cfg.HistoryRetention),
+		PerJob:          s.cfg.HistoryPerJob,
+		FinalJobsBefore: now.Add(-s.cfg.FinalJobRetention),
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("apply retention", "err", err)
+		}
+		return
+	}
+	if n > 0 {
+		if obs := s.cfg.Observer; obs != nil {
+			obs.Pruned(n)
+		}
+		s.log.Debug("applied retention", "deleted", n)
 	}
 }

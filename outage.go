@@ -246,7 +246,7 @@ func (s *Scheduler) recordPendingAgain(p pendingOutcome, err error) {
 			s.emit(p.def, p.all)
 			s.missed(p.miss, false)
 		case errors.Is(err, ErrConflict):
-			s.recordOutcome(p.r, &p.t, &p.o, p.res, p.hist, p.claimed, true)
+			s.recordOutcome(&p, true)
 		}
 	}()
 }

@@ -20,7 +20,7 @@ func minuteJob(count int) *Job {
 	}
 }
 
-func TestMachineAdvance(t *testing.T) {
+func TestMachineStep(t *testing.T) {
 	m := func(p MisfirePolicy) machine { return machine{misfire: p, threshold: time.Minute} }
 	type want struct {
 		run      bool
@@ -119,13 +119,13 @@ func TestMachineAdvance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run, hist := tt.m.advance(r, tm, tt.now)
-			got := want{run: run != nil, due: r.Schedule.DueAt, next: r.Schedule.NextOccurrence, state: r.State, hist: len(hist), waiting: r.Schedule.Waiting != nil}
-			if run != nil {
+			run, due, hist := tt.m.step(r, tm, tt.now)
+			got := want{run: due, due: r.Schedule.DueAt, next: r.Schedule.NextOccurrence, state: r.State, hist: len(hist), waiting: r.Schedule.Waiting != nil}
+			if due {
 				got.expected = run.Expected
 			}
 			if got != tt.want {
-				t.Errorf("advance(%v) = %+v, want %+v", tt.now, got, tt.want)
+				t.Errorf("step(%v) = %+v, want %+v", tt.now, got, tt.want)
 			}
 		})
 	}

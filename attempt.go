@@ -1,0 +1,269 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/tracectx"
+)
+
+// outcome is the result of one attempt.
+type outcome struct {
+	start, end time.Time
+	err        error  // nil: the attempt succeeded
+	message    string // for history
+	// ctx is the attempt's context as Config.Observer returned it (it
+	// may carry the attempt's span), for log records about the attempt;
+	// nil when nothing observes the Scheduler.
+	ctx context.Context
+	// trace and traceState are the W3C trace context of the attempt's
+	// span when the occurrence had none yet: its retries and error
+	// action join it.
+	trace, traceState string
+}
+
+// spanContext returns the context of the attempt of res, which carries
+// its span when Config.Observer traces it, for log records about the
+// attempt.
+func (res *outcome) spanContext() context.Context {
+	if res.ctx == nil {
+		return context.Background()
+	}
+	return res.ctx
+}
+
+// attempt is a claimed job whose occurrence is due: what process found,
+// what the executor is handed, and what recording the outcome needs.
+type attempt struct {
+	r       *JobRecord
+	t       *Timing
+	o       Occurrence     // the due occurrence, as the step that made it due left it
+	hist    []HistoryEntry // that step's entries, recorded with the outcome
+	claimed time.Time      // when the job was claimed: the step's instant
+	info    attemptInfo    // for the attempt's span
+	// buf is the worker's occurrence buffer that r's current occurrence
+	// may be (see machine.occ); r no longer refers to it once the outcome
+	// is applied. slot is the worker's lease slot. Both are nil when no
+	// worker runs the attempt.
+	buf  *Occurrence
+	slot *leaseSlot
+}
+
+// runAttempt runs attempt a, then records its outcome together with
+// a.hist. When the store is a [BatchRecorder], the outcome joins the batch
+// of outcomes to record and runAttempt returns true: the job's slot is
+// released once it is recorded.
+//
+// The store still holds the job as claimed: the start of the occurrence is
+// written only with its outcome. When an API write changed the job
+// meanwhile (ErrConflict), the claim-time step is replayed on the fresh
+// record at a.claimed, so that a run requested or a patch made during the
+// attempt is kept and the attempt still counts for its occurrence.
+func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff bool) {
+	res := s.execute(execCtx, a)
+	r := a.r
+	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed}
+	if s.batch == nil {
+		ownOccurrence(r, a.buf)
+		s.recordOutcome(&p, false)
+		return false
+	}
+	p.buf = histBufs.Get().(*[]HistoryEntry)
+	m := s.machine()
+	next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
+	p.all = m.applyOutcome(r, &p.t, true, &p.o, res, p.hist, (*p.buf)[:0])
+	ownOccurrence(r, a.buf) // the occurrence goes on: a retry or the error action
+	p.miss = s.passedOver(r, &p.t, next0, counted0, m.misfire, res.end)
+	s.enqueue(p)
+	return true
+}
+
+// The causes of attempts that failed without the executor's error.
+var (
+	errAttemptTimeout   = errors.New("attempt timed out")
+	errExecutorPanicked = errors.New("executor panicked")
+)
+
+// execute carries out attempt a and reports its outcome; it never panics.
+func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
+	r, o := a.r, &a.o
+	act := &r.Job.Action
+	if o.ErrorAction {
+		act = r.Job.Action.ErrorAction
+	}
+	res.start = time.Now()
+	if o.Trace != "" {
+		// Passed on by the executors, traced or not.
+		execCtx = tracectx.WithRemote(execCtx, o.Trace, o.TraceState)
+	}
+	obs := s.cfg.Observer
+	if obs != nil {
+		execCtx = obs.StartAttempt(execCtx, s.attemptStart(r, o, act, res.start, a.info))
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res.err = fmt.Errorf("%w: %v", errExecutorPanicked, p)
+			res.message = res.err.Error()
+		}
+		if res.end.IsZero() { // the executor panicked, or did not run
+			res.end = time.Now()
+		}
+		if obs != nil {
+			obs.EndAttempt(execCtx, attemptEnd(&res))
+			res.ctx = execCtx
+			if o.Trace == "" {
+				res.trace, res.traceState = tracectx.Parent(execCtx)
+			}
+		}
+	}()
+	if act == nil {
+		res.err = errors.New("the job has no error action")
+		res.message = res.err.Error()
+		return res
+	}
+	exec, ok := s.executor(act.Type)
+	if !ok {
+		res.err = fmt.Errorf("action type %q %s", act.Type, action.NoExecutor(act.Type))
+		res.message = res.err.Error()
+		return res
+	}
+	path := "action"
+	if o.ErrorAction {
+		path = "action.errorAction"
+	}
+	act, err := s.openAction(act, r.Collection, r.Name, path)
+	if err != nil {
+		res.err = err
+		res.message = err.Error()
+		return res
+	}
+	jobID, requestID := idAndUUID(r)
+	st := &attemptState{req: action.Request{
+		Action:          act,
+		JobID:           jobID,
+		CollectionID:    r.Collection,
+		ExecutionTag:    o.Tag,
+		ClientRequestID: requestID,
+		ExpectedTime:    o.Expected,
+		Occurrence:      o.Number,
+		Retry:           o.Retry,
+		ErrorAction:     o.ErrorAction,
+	}}
+	req, ctx := &st.req, &st.ctx
+	ctx.init(execCtx, res.start.Add(s.cfg.ActionTimeout))
+	defer ctx.stop()
+	s.holdLease(r, res.start, a.slot)
+	defer s.dropLease(r, a.slot)
+	out, err := exec.Execute(ctx, req)
+	res.end = time.Now()
+	res.err = err
+	if out != nil && out.Message != "" {
+		res.message = out.Message
+		if err != nil && !mentions(out.Message, err) {
+			res.message += ": " + err.Error()
+		}
+	} else if err != nil {
+		res.message = err.Error()
+	}
+	if err == nil && ctx.errAt(res.end) != nil {
+		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, s.cfg.ActionTimeout)
+		res.message = res.err.Error()
+	}
+	return res
+}
+
+// attemptContext is an attempt's context: its parent's values and
+// cancellation, with a deadline. It behaves as context.WithDeadline's
+// context, cancelled when the attempt ends, but makes that context (and its
+// timer) only when something asks for Done or Value: most quick executors
+// never do, and they then cost no timer.
+type attemptContext struct {
+	parent   context.Context
+	deadline time.Time
+	mu       sync.Mutex
+	ctx      context.Context // nil until needed
+	cancel   context.CancelFunc
+	stopped  bool // the attempt ended
+}
+
+// init readies c, which must be new, for an attempt under parent that
+// must end by deadline.
+func (c *attemptContext) init(parent context.Context, deadline time.Time) {
+	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c.parent, c.deadline = parent, deadline
+}
+
+// attemptState is what an attempt hands its executor, its context and its
+// request, in one allocation.
+type attemptState struct {
+	ctx attemptContext
+	req action.Request
+}
+
+// get returns the underlying context, making it on first use.
+func (c *attemptContext) get() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		c.ctx, c.cancel = context.WithDeadline(c.parent, c.deadline)
+		if c.stopped {
+			c.cancel()
+		}
+	}
+	return c.ctx
+}
+
+// stop cancels the context: the attempt is over.
+func (c *attemptContext) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+func (c *attemptContext) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *attemptContext) Done() <-chan struct{}       { return c.get().Done() }
+func (c *attemptContext) Value(key any) any           { return c.get().Value(key) }
+func (c *attemptContext) String() string              { return "scheduler.attemptContext" }
+
+func (c *attemptContext) Err() error { return c.errAt(time.Now()) }
+
+// errAt is Err at now.
+func (c *attemptContext) errAt(now time.Time) error {
+	c.mu.Lock()
+	ctx, stopped := c.ctx, c.stopped
+	c.mu.Unlock()
+	switch {
+	case ctx != nil:
+		return ctx.Err()
+	case c.parent.Err() != nil:
+		return c.parent.Err()
+	case !now.Before(c.deadline):
+		return context.DeadlineExceeded
+	case stopped:
+		return context.Canceled
+	}
+	return nil
+}
+
+// mentions reports whether msg already gives the text of err or of an
+// error err wraps (the HTTP executor's message quotes the connection error
+// that its *RequestError wraps, for instance), so that history does not
+// say it twice.
+func mentions(msg string, err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if text := e.Error(); text != "" && strings.Contains(msg, text) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,216 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// record stores r with hist and releases the lease, logging failures.
+func (s *Scheduler) record(r *JobRecord, hist []HistoryEntry) {
+	err := s.runStore.Record(context.Background(), s.cfg.InstanceID, r, hist)
+	if err != nil {
+		s.recordFailed(context.Background(), r, err)
+		return
+	}
+	s.emit(r.Job, hist)
+}
+
+// getJob reads a job for the run loop.
+func (s *Scheduler) getJob(collection, name string) (*JobRecord, error) {
+	return s.runStore.GetJob(context.Background(), collection, name)
+}
+
+// recordFailed logs the failure to record the outcome of work on r; ctx
+// carries the attempt's span, if any.
+func (s *Scheduler) recordFailed(ctx context.Context, r *JobRecord, err error) {
+	if errors.Is(err, ErrNotFound) {
+		return // deleted meanwhile
+	}
+	s.log.ErrorContext(ctx, "record job outcome", "job", r.Name, "collection", r.Collection, "err", err)
+}
+
+// emit reports stored history entries of a job whose definition is def:
+// to Config.Observer and to Config.OnHistory.
+func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
+	if obs := s.cfg.Observer; obs != nil {
+		obs.HistoryStored(StoredHistory{Instance: s.cfg.InstanceID, Job: def, Entries: hist})
+	}
+	if s.cfg.OnHistory == nil {
+		return
+	}
+	for _, h := range hist {
+		s.cfg.OnHistory(h)
+	}
+}
+
+// recordOutcome records the outcome p on the claimed job p.r, re-reading
+// the job and replaying the claim on a conflict; with reread it starts
+// with a fresh read (a first write conflicted already).
+func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
+	r, t, o, res := p.r, &p.t, &p.o, &p.res
+	m := s.machine()
+	ctx := context.Background()
+	var terr error
+	retrying := false // the outcome is being recorded again (see recordAgain)
+	defer func() {
+		if retrying {
+			s.retries.done(r.ID())
+		}
+	}()
+	for range 5 {
+		if reread {
+			fresh, gerr := s.getJob(r.Collection, r.Name)
+			if gerr != nil {
+				s.recordFailed(res.spanContext(), r, gerr)
+				return
+			}
+			s.retries.noteFresh(fresh, s.cfg.InstanceID)
+			r = fresh
+			if t, terr = s.timings.get(r); terr == nil {
+				m.replay(r, t, o, p.claimed)
+			}
+		}
+		reread = true
+		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
+		all := m.applyOutcome(r, t, terr == nil, o, *res, p.hist, nil)
+		var miss *Misfire
+		if terr == nil {
+			miss = s.passedOver(r, t, next0, counted0, m.misfire, res.end)
+		}
+		err := s.runStore.Record(ctx, s.cfg.InstanceID, r, all)
+		if transient(err) {
+			if !retrying {
+				retrying = true
+				s.retries.add(r.ID())
+			}
+			// recordAgain logs what it could not record.
+			if err = s.recordAgain(res.spanContext(), r, all, err); err != nil && !errors.Is(err, ErrConflict) {
+				return
+			}
+		}
+		if err == nil {
+			s.emit(r.Job, all)
+			s.missed(miss, false)
+			return
+		}
+		if !errors.Is(err, ErrConflict) {
+			s.recordFailed(res.spanContext(), r, err)
+			return
+		}
+	}
+	s.log.ErrorContext(res.spanContext(), "record job outcome: too many conflicts", "job", r.Name, "collection", r.Collection)
+}
+
+// pendingOutcome is an attempt's outcome to record: the record and
+// history to store, and what recordOutcome needs when that conflicts.
+type pendingOutcome struct {
+	r       *JobRecord
+	def     *Job // r.Job, which r may no longer hold once recorded
+	miss    *Misfire
+	all     []HistoryEntry
+	buf     *[]HistoryEntry // from histBufs, holding all once recorded
+	t       Timing          // copies, so that an outcome costs no allocation
+	o       Occurrence      // of them
+	res     outcome
+	hist    []HistoryEntry
+	claimed time.Time
+}
+
+// histBufs recycles the history slices of batched outcomes, which a
+// BatchRecorder copies.
+var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
+
+// outcomeBatch gathers outcomes for a [BatchRecorder]. The worker that
+// adds an outcome while no flush is under way becomes the flusher: it
+// records its own outcome and every one added meanwhile, in batches of at
+// most recordBatch, until none is left. Attempts that end together thus
+// share a store call, and no goroutine waits for its turn.
+type outcomeBatch struct {
+	mu       sync.Mutex
+	pending  []pendingOutcome
+	spare    []pendingOutcome // the flusher's previous slice, for reuse
+	flushing bool
+	reqs     []RecordRequest // the flusher's
+}
+
+// retryOutcome records p again on its own goroutine, after a fresh read.
+// (A function of its own, so that p is copied to the heap only here.)
+func (s *Scheduler) retryOutcome(p pendingOutcome) {
+	go func() {
+		defer s.release()
+		defer s.notify()
+		s.recordOutcome(&p, true)
+	}()
+}
+
+var errShortBatch = errors.New("scheduler: the store's RecordBatch returned fewer errors than records")
+
+// recordBatch is the most outcomes recorded in one store call.
+const recordBatch = 256
+
+// enqueue adds p to the outcomes to record, and records them all unless
+// another worker does so already.
+func (s *Scheduler) enqueue(p pendingOutcome) {
+	b := &s.outcomes
+	b.mu.Lock()
+	b.pending = append(b.pending, p)
+	if b.flushing {
+		b.mu.Unlock()
+		return
+	}
+	b.flushing = true
+	for len(b.pending) > 0 {
+		all := b.pending
+		b.pending = b.spare
+		b.mu.Unlock()
+		for rest := all; len(rest) > 0; {
+			n := min(len(rest), recordBatch)
+			s.flush(rest[:n])
+			rest = rest[n:]
+		}
+		clear(all) // drop the references
+		b.mu.Lock()
+		b.spare = all[:0]
+	}
+	b.flushing = false
+	b.mu.Unlock()
+}
+
+// flush records batch in one store call, then releases the jobs' slots;
+// outcomes that conflicted with an API write are recorded again, each on
+// its own goroutine, after a fresh read.
+func (s *Scheduler) flush(batch []pendingOutcome) {
+	b := &s.outcomes
+	reqs := b.reqs[:0]
+	for _, p := range batch {
+		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
+	}
+	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
+	clear(reqs)
+	b.reqs = reqs[:0]
+	for i, p := range batch {
+		err := errShortBatch
+		if i < len(errs) {
+			err = errs[i]
+		}
+		switch {
+		case err == nil:
+			s.emit(p.def, p.all)
+			s.missed(p.miss, false)
+			clear(p.all) // the store copied them
+			*p.buf = p.all[:0]
+			histBufs.Put(p.buf)
+			s.release()
+		case errors.Is(err, ErrConflict):
+			s.retryOutcome(p)
+		case transient(err):
+			s.recordPendingAgain(p, err)
+		default:
+			s.recordFailed(p.res.spanContext(), p.r, err)
+			s.release()
+		}
+	}
+	s.notify() // the jobs may be due again, or the loop may wait for slots
+}
