@@ -10,10 +10,11 @@ import (
 )
 
 // FieldError is a problem with one field of an action, found when a job is
-// put. Path is the JSON path within the action ("custom.to",
-// "custom.items[2]"), Value the offending value as JSON text (empty when
-// the field is missing or the value does not matter), Reason what is wrong
-// ("is not a string").
+// put or, by an executor, before anything was sent. Path is the JSON path
+// within the action ("custom.to", "custom.items[2]"), Value the offending
+// value as JSON text (empty when the field is missing, is a secret or the
+// value does not matter), Reason what is wrong ("is not a string"). The
+// executors of this module report their problems with this type too.
 type FieldError struct {
 	Path   string
 	Value  string

@@ -3,24 +3,14 @@ package http
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/jobclock/scheduler/action"
 )
 
-// FieldError is a problem with one field of an HTTP action. Path is the
-// JSON path within the action ("request.authentication.pfx"), Value the
-// offending value as JSON text (empty when the field is missing or is a
-// secret), Reason what is wrong.
-type FieldError struct {
-	Path   string
-	Value  string
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	if e.Value == "" {
-		return e.Path + ": " + e.Reason
-	}
-	return e.Path + ": " + e.Value + " " + e.Reason
-}
+// FieldError is a problem with one field of an HTTP action, such as
+// "request.authentication.pfx": the action package's [action.FieldError]
+// (Value is empty for secrets).
+type FieldError = action.FieldError
 
 // StatusError is the error of an attempt whose response status was not
 // 2xx (redirects included, since they are not followed).

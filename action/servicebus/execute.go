@@ -28,22 +28,9 @@ const (
 )
 
 // FieldError is a problem with one field of a Service Bus action, found
-// before anything was sent. Path is the JSON path of the field
-// ("action.serviceBusQueueMessage.queueName"), Value the offending value as
-// JSON text (empty when the field is missing or secret), Reason what is
-// wrong.
-type FieldError struct {
-	Path   string
-	Value  string
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	if e.Value == "" {
-		return e.Path + ": " + e.Reason
-	}
-	return e.Path + ": " + e.Value + " " + e.Reason
-}
+// before anything was sent, such as "action.serviceBusQueueMessage.queueName":
+// the action package's [action.FieldError] (Value is empty for secrets).
+type FieldError = action.FieldError
 
 // target is what a send is about, whichever the action type.
 type target struct {

@@ -19,21 +19,9 @@ import (
 )
 
 // FieldError is a problem with one field of a StorageQueue action, found
-// before anything was sent. Path is the JSON path of the field
-// ("action.queueMessage.queueName"), Value the offending value as JSON text
-// (empty when the field is missing or secret), Reason what is wrong.
-type FieldError struct {
-	Path   string
-	Value  string
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	if e.Value == "" {
-		return e.Path + ": " + e.Reason
-	}
-	return e.Path + ": " + e.Value + " " + e.Reason
-}
+// before anything was sent, such as "action.queueMessage.queueName": the
+// action package's [action.FieldError] (Value is empty for secrets).
+type FieldError = action.FieldError
 
 // validate checks the action's fields and returns the SAS token as a query
 // string without the leading "?".
