@@ -20,9 +20,9 @@
 // claims or Record records, up to a small part that grows with the
 // logarithm of the number of due jobs. ListJobs sorts a collection's names
 // after jobs were created or deleted in it, then reads only the page
-// asked for. CountJobs and CountDue cost little whatever the number of
-// jobs; CountHistory and RecentHistory visit every job with history. Prune
-// visits only what it deletes.
+// asked for. CountJobs costs nothing per job and CountDue a step per job
+// that is due; CountHistory and RecentHistory visit every job with
+// history. Prune visits only what it deletes.
 //
 // What it keeps: a job that has not run yet takes about 200 bytes besides
 // its definition (with a small definition, a million such jobs take less
@@ -68,8 +68,11 @@ type Store struct {
 
 	// What Prune needs, kept up to date by every write so that it
 	// visits only what it deletes.
-	finals index[*job]       // jobs in a final state, by Updated
-	aged   index[*job]       // jobs with history, by the EndTime of their oldest entry
+	finals index[*job] // jobs in a final state, by Updated
+	// aged holds the jobs with history, by the EndTime of their oldest
+	// entry, or of an entry deleted since: deleting entries does not
+	// move a job, Prune does when it reaches it.
+	aged   index[*job]
 	over   map[*job]struct{} // jobs with more than perJob history entries
 	perJob int               // the PerJob of the last Prune; 0 before any
 }
@@ -221,20 +224,14 @@ func (s *Store) appendHistory(j *job, hist []scheduler.HistoryEntry) {
 	}
 }
 
-// historyChanged updates s.aged and s.over after entries were deleted from
-// j's history.
-func (s *Store) historyChanged(j *job) {
+// trimmed updates s.aged and s.over after entries were deleted from j's
+// history. A job that still has history keeps its place in s.aged: the
+// entries left end no earlier than the one it was placed by.
+func (s *Store) trimmed(j *job) {
 	m := j.more
 	if len(m.hist) == 0 {
 		s.aged.remove(j)
-		delete(s.over, j)
-		return
 	}
-	oldest := timeKey(m.hist[0].EndTime)
-	for _, h := range m.hist[1:] {
-		oldest = min(oldest, timeKey(h.EndTime))
-	}
-	s.aged.set(j, oldest, uint64(j.seq))
 	if s.perJob == 0 || len(m.hist) <= s.perJob {
 		delete(s.over, j)
 	}
@@ -608,7 +605,14 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 			before := len(m.hist)
 			m.hist = slices.DeleteFunc(m.hist, func(h histEntry) bool { return h.EndTime.Before(p.HistoryBefore) })
 			n += before - len(m.hist)
-			s.historyChanged(j)
+			s.trimmed(j)
+			if len(m.hist) > 0 { // by its oldest entry now, which does not end before p.HistoryBefore
+				oldest := timeKey(m.hist[0].EndTime)
+				for _, h := range m.hist[1:] {
+					oldest = min(oldest, timeKey(h.EndTime))
+				}
+				s.aged.set(j, oldest, uint64(j.seq))
+			}
 			pause()
 		}
 	}
@@ -639,10 +643,14 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 				delete(s.over, j)
 				continue
 			}
+			// The oldest entries go by slicing them off, without moving
+			// the others: appends move them to a new array when this one
+			// is full.
 			cut := len(m.hist) - s.perJob
-			m.hist = slices.Delete(m.hist, 0, cut)
+			clear(m.hist[:cut])
+			m.hist = m.hist[cut:]
 			n += cut
-			s.historyChanged(j)
+			s.trimmed(j)
 			pause()
 		}
 	}

@@ -155,8 +155,9 @@ func brutePrune(s *Store, p scheduler.PruneRequest) (map[string][]string, int) {
 }
 
 // checkPruneIndexes checks that the indexes hold exactly the final jobs
-// and the jobs with history, at the right instants and in heap order, and
-// that s.over holds the jobs over the last PerJob.
+// and the jobs with history, the final jobs at their last write and the
+// others at or before their oldest entry, in heap order, and that s.over
+// holds the jobs over the last PerJob.
 func checkPruneIndexes(t *testing.T, s *Store, step int) {
 	t.Helper()
 	finals, aged := 0, 0
@@ -179,8 +180,8 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 						oldest = h.EndTime
 					}
 				}
-				if !in || k != timeKey(oldest) {
-					t.Fatalf("step %d: job %s is not in the history index at its oldest entry %v", step, rec.ID(), oldest)
+				if !in || k > timeKey(oldest) {
+					t.Fatalf("step %d: job %s is not in the history index at or before its oldest entry %v", step, rec.ID(), oldest)
 				}
 			} else if in {
 				t.Fatalf("step %d: job %s without history is in the history index", step, rec.ID())
