@@ -131,11 +131,12 @@ func (j *job) updated() time.Time {
 func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	st := slices.Index(compactStates[:], r.State)
 	s, status := &r.Schedule, &r.Status
-	if st < 0 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" ||
-		!exact(r.Updated) || !exact(s.NextOccurrence) {
+	updated, ok := exactKey(r.Updated)
+	next, ok2 := exactKey(s.NextOccurrence)
+	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" {
 		return compact{}, ran{}, false
 	}
-	c := compact{def: r.Job, etag: r.ETag, updated: timeKey(r.Updated), next: timeKey(s.NextOccurrence), st: uint8(st)}
+	c := compact{def: r.Job, etag: r.ETag, updated: updated, next: next, st: uint8(st)}
 	if !s.DueAt.IsZero() {
 		if !s.DueAt.Equal(s.NextOccurrence) {
 			return compact{}, ran{}, false
@@ -151,16 +152,19 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	if s.LastFailed {
 		c.flags |= lastFailed
 	}
-	rn := ran{created: timeKey(r.Created), anchor: timeKey(s.Anchor), lastExec: status.LastExecutionTime != nil,
+	created, ok := exactKey(r.Created)
+	anchor, ok2 := exactKey(s.Anchor)
+	rn := ran{created: created, anchor: anchor, lastExec: status.LastExecutionTime != nil,
 		executions: status.ExecutionCount, failures: status.FailureCount, faults: status.FaultedCount,
 		occurrences: s.Occurrences, counted: s.Counted}
+	ok3 := true
 	if rn.lastExec {
-		rn.last = timeKey(*status.LastExecutionTime)
+		rn.last, ok3 = exactKey(*status.LastExecutionTime)
 	}
-	if rn == (ran{created: c.updated, anchor: c.updated}) {
+	if rn == (ran{created: updated, anchor: updated}) {
 		return c, ran{}, true // a job that has not run
 	}
-	if !exact(r.Created) || !exact(s.Anchor) || rn.lastExec && !exact(*status.LastExecutionTime) {
+	if !ok || !ok2 || !ok3 {
 		return compact{}, ran{}, false
 	}
 	c.flags |= ranPart
@@ -232,10 +236,11 @@ func timeKey(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-// exact reports whether instant(timeKey(t)) is t (in UTC).
-func exact(t time.Time) bool {
+// exactKey returns timeKey(t) and whether instant of that key is t (in
+// UTC): false for instants before 1678 or after 2262.
+func exactKey(t time.Time) (int64, bool) {
 	k := timeKey(t)
-	return t.IsZero() || k != math.MinInt64+1 && k != math.MaxInt64
+	return k, t.IsZero() || k != math.MinInt64+1 && k != math.MaxInt64
 }
 
 // instant returns the instant of timeKey k, in UTC.

@@ -11,10 +11,10 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 )
 
-// TestLeasesInClaimOrder covers leases taken in the order they end:
-// leases extended out of that order, released, expired and taken over by
-// another owner must be found exactly when they end, in the order they
-// end.
+// TestLeasesInClaimOrder covers the queue of jobs under lease when leases
+// are taken in the order they end, which keeps them in its FIFO: leases
+// extended out of that order, released, expired and taken over by another
+// owner must be found exactly when they end, in the order they end.
 func TestLeasesInClaimOrder(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -46,6 +46,9 @@ func TestLeasesInClaimOrder(t *testing.T) {
 		for _, r := range got {
 			until[r.Name], claims[r.Name] = at.Add(time.Minute), r
 		}
+	}
+	if inFIFO := len(s.leased.fifo) - s.leased.head - s.leased.holes; inFIFO != n {
+		t.Errorf("%d of %d leases taken in order are in the FIFO", inFIFO, n)
 	}
 	extend := func(name string, to time.Time) {
 		t.Helper()
@@ -131,8 +134,8 @@ func TestLeasesInClaimOrder(t *testing.T) {
 	if len(until) != 0 {
 		t.Errorf("leases never found: %v", until)
 	}
-	if c, _ := s.CountDue(ctx, now.Add(time.Hour)); c != 0 || s.due.len() != 0 {
-		t.Errorf("after every job was recorded: CountDue %d, %d due; want none", c, s.due.len())
+	if c, _ := s.CountDue(ctx, now.Add(time.Hour)); c != 0 || s.leased.len() != 0 || s.due.len() != 0 {
+		t.Errorf("after every job was recorded: CountDue %d, %d under lease, %d due; want none", c, s.leased.len(), s.due.len())
 	}
 }
 

@@ -17,12 +17,15 @@
 //
 // What calls cost: reading, writing or deleting a job costs about the same
 // however many jobs the store holds, and so does each job that ClaimDue
-// claims or Record records, up to a small part that grows with the
-// logarithm of the number of due jobs. ListJobs sorts a collection's names
-// after jobs were created or deleted in it, then reads only the page
-// asked for. CountJobs costs nothing per job and CountDue a step per job
-// that is due; CountHistory and RecentHistory visit every job with
-// history. Prune visits only what it deletes.
+// claims or Record records, as long as jobs come due in the order they
+// were written and leases end in the order they were taken (as in a
+// burst, or when jobs were registered in the order they come due);
+// otherwise a small part grows with the logarithm of the number of due
+// jobs. Every read copies the job's definition. ListJobs sorts a
+// collection's names after jobs were created or deleted in it, then reads
+// only the page asked for. CountJobs costs nothing per job and CountDue a
+// step per job that is due; CountHistory and RecentHistory visit every
+// job with history. Prune visits only what it deletes.
 //
 // What it keeps: a job that has not run yet takes about 200 bytes besides
 // its definition (with a small definition, a million such jobs take less
@@ -55,13 +58,13 @@ var (
 type Store struct {
 	mu    sync.Mutex
 	colls map[string]*coll
-	// due holds the jobs ClaimDue may take, by the instant it may take
-	// them: their Schedule.DueAt, or the end of their lease when that is
-	// later. It holds every job that has a DueAt in an Enabled
-	// collection.
-	due  index[*job]
-	seq  uint32 // jobs created so far (modulo 2^32)
-	hseq uint64 // history entries recorded so far
+	// due and leased hold the jobs that have a DueAt in an Enabled
+	// collection, by the instant ClaimDue may take them: leased those
+	// whose lease ends after their DueAt, by the lease's end, and due the
+	// others, by their DueAt.
+	due, leased index[*job]
+	seq         uint32 // jobs created so far (modulo 2^32)
+	hseq        uint64 // history entries recorded so far
 	// randomTies breaks ties in the due order at random rather than by
 	// creation order (for tests: the contract leaves ties open).
 	randomTies bool
@@ -79,9 +82,12 @@ type Store struct {
 
 // coll is a stored collection with its jobs.
 type coll struct {
-	rec    *scheduler.CollectionRecord
-	jobs   map[string]*job
-	counts map[scheduler.JobState]int // the number of jobs in each state that has any
+	rec  *scheduler.CollectionRecord
+	jobs map[string]*job
+	// counts counts the jobs in each of compactStates, and others those
+	// in any other state (states without jobs have no key).
+	counts [len(compactStates)]int
+	others map[scheduler.JobState]int
 	// names lists the jobs' names in order; nil after a create or delete
 	// until the next ListJobs sorts them again.
 	names []string
@@ -102,12 +108,13 @@ type job struct {
 // more is what a job keeps once it has been claimed, has history, is in a
 // final state, or has a record without compact form.
 type more struct {
-	whole       *scheduler.JobRecord // the record, when it has no compact form
-	ran         ran                  // the rest of the compact form of a job that has run (see compact.go)
-	leaseOwner  string               // empty when the job is not leased
-	leaseUntil  time.Time
-	hist        []histEntry // in recording order
-	final, aged int32       // places in Store.finals and Store.aged
+	whole      *scheduler.JobRecord // the record, when it has no compact form
+	ran        ran                  // the rest of the compact form of a job that has run (see compact.go)
+	leaseOwner string               // empty when the job is not leased
+	leaseUntil time.Time
+	hist       []histEntry // in recording order
+	// places in Store.leased, Store.finals and Store.aged
+	leased, final, aged int32
 }
 
 // histEntry is a history entry with its place in the order in which the
@@ -121,6 +128,7 @@ type histEntry struct {
 func New() *Store {
 	s := &Store{colls: make(map[string]*coll), over: make(map[*job]struct{})}
 	s.due.place = func(j *job) *int32 { return &j.due }
+	s.leased.place = func(j *job) *int32 { return &j.ext().leased }
 	s.finals.place = func(j *job) *int32 { return &j.ext().final }
 	s.aged.place = func(j *job) *int32 { return &j.ext().aged }
 	return s
@@ -153,22 +161,15 @@ func (j *job) history() []histEntry {
 	return j.more.hist
 }
 
-// ready returns when ClaimDue may take j: its DueAt, or the end of its
-// lease when that is later; the zero Time when j has no DueAt.
-func (j *job) ready() time.Time {
-	at := j.dueAt()
-	if m := j.more; m != nil && !at.IsZero() && m.leaseOwner != "" && m.leaseUntil.After(at) {
-		at = m.leaseUntil
-	}
-	return at
-}
-
 // set stores r as j's record (keep: r itself, see job.setRecord), keeping
-// the collection's counts and s.finals up to date.
+// the collection's counts and s.finals up to date. A job being created
+// (Version 0) is counted for the first time.
 func (s *Store) set(j *job, r *scheduler.JobRecord, keep bool) {
 	old := j.state()
 	j.setRecord(r, keep)
-	if st := j.state(); st != old {
+	if st := j.state(); j.version == 0 {
+		j.coll.count(st, 1)
+	} else if st != old {
 		j.coll.count(old, -1)
 		j.coll.count(st, 1)
 	}
@@ -179,15 +180,38 @@ func (s *Store) set(j *job, r *scheduler.JobRecord, keep bool) {
 	}
 }
 
-// reindex puts j in s.due, moves it there, or takes it out, according to
-// its record, lease and collection's state.
+// reindex puts j in s.due or s.leased, moves it there, or takes it out,
+// according to its record, lease and collection's state.
 func (s *Store) reindex(j *job) {
-	at := j.ready()
-	if at.IsZero() || j.coll.rec.Definition.State() != scheduler.CollectionEnabled {
+	due, m := j.dueAt(), j.more
+	switch {
+	case due.IsZero() || j.coll.rec.Definition.State() != scheduler.CollectionEnabled:
 		s.due.remove(j)
-		return
+		if m != nil {
+			s.leased.remove(j)
+		}
+	case m != nil && m.leaseOwner != "" && m.leaseUntil.After(due):
+		s.due.remove(j)
+		s.leased.set(j, timeKey(m.leaseUntil), uint64(j.seq))
+	default:
+		if m != nil {
+			s.leased.remove(j)
+		}
+		s.due.set(j, timeKey(due), uint64(j.seq))
 	}
-	s.due.set(j, timeKey(at), uint64(j.seq))
+}
+
+// next returns the job that ClaimDue would take first, and its key in its
+// index; ok is false when there is none.
+func (s *Store) next() (j *job, key int64, ok bool) {
+	d, l := s.due.first(), s.leased.first()
+	if d == nil || l != nil && l.before(d) {
+		d = l
+	}
+	if d == nil {
+		return nil, 0, false
+	}
+	return d.v, d.key, true
 }
 
 // forget drops what refers to j, which is being deleted, and takes it out
@@ -195,6 +219,7 @@ func (s *Store) reindex(j *job) {
 func (s *Store) forget(j *job) {
 	s.due.remove(j)
 	if j.more != nil {
+		s.leased.remove(j)
 		s.finals.remove(j)
 		s.aged.remove(j)
 		delete(s.over, j)
@@ -239,10 +264,17 @@ func (s *Store) trimmed(j *job) {
 
 // count adds d to the number of jobs in state st.
 func (c *coll) count(st scheduler.JobState, d int) {
-	if n := c.counts[st] + d; n != 0 {
-		c.counts[st] = n
+	if i := slices.Index(compactStates[:], st); i >= 0 {
+		c.counts[i] += d
+		return
+	}
+	if c.others == nil {
+		c.others = make(map[scheduler.JobState]int)
+	}
+	if n := c.others[st] + d; n != 0 {
+		c.others[st] = n
 	} else {
-		delete(c.counts, st)
+		delete(c.others, st)
 	}
 }
 
@@ -258,7 +290,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		if c.Version != 0 {
 			return fmt.Errorf("memory: put collection %q: %w", c.Name, scheduler.ErrNotFound)
 		}
-		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*job), counts: make(map[scheduler.JobState]int)}
+		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*job)}
 		return nil
 	}
 	if c.Version != old.rec.Version {
@@ -361,7 +393,6 @@ func (s *Store) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
 		if s.randomTies {
 			j.seq = rand.Uint32()
 		}
-		c.count(j.state(), 1) // the empty record's state, which set moves to r's
 		c.jobs[r.Name] = j
 		c.names = nil
 	} else if r.Version != j.version {
@@ -447,7 +478,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	}
 	var out []*scheduler.JobRecord
 	for nowKey := timeKey(now); len(out) < limit; {
-		j, ready, ok := s.due.min()
+		j, ready, ok := s.next()
 		if !ok || ready > nowKey {
 			break
 		}
@@ -459,7 +490,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		r := j.read()
 		r.PreviousLeaseOwner = prev
 		if out == nil {
-			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()))
+			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.leased.len()))
 		}
 		out = append(out, r)
 	}
@@ -470,11 +501,14 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j, _, ok := s.due.min()
+	j, _, ok := s.next()
 	if !ok {
 		return time.Time{}, nil
 	}
-	return j.ready(), nil
+	if m := j.more; m != nil && m.leased != 0 {
+		return m.leaseUntil, nil
+	}
+	return j.dueAt(), nil
 }
 
 // ExtendLease implements [scheduler.Store].
@@ -501,8 +535,8 @@ func (s *Store) Record(ctx context.Context, owner string, r *scheduler.JobRecord
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
-// element under one acquisition of the lock, and keeps the records it
-// records (and their definitions) rather than copies of them.
+// element under one acquisition of the lock, and keeps the definitions it
+// records, and the records it keeps whole, rather than copies of them.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	errs := make([]error, 0, len(batch))
 	s.mu.Lock()

@@ -20,7 +20,16 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	defer s.mu.Unlock()
 	var out []scheduler.JobCount
 	for _, name := range slices.Sorted(maps.Keys(s.colls)) {
-		counts := s.colls[name].counts
+		c := s.colls[name]
+		counts := maps.Clone(c.others)
+		if counts == nil {
+			counts = make(map[scheduler.JobState]int)
+		}
+		for i, n := range c.counts {
+			if n != 0 {
+				counts[compactStates[i]] = n
+			}
+		}
 		for _, st := range slices.Sorted(maps.Keys(counts)) {
 			out = append(out, scheduler.JobCount{Collection: name, State: st, Jobs: counts[st]})
 		}
@@ -28,13 +37,14 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	return out, nil
 }
 
-// CountDue implements [scheduler.StatsReader]. It visits the jobs of the
-// due index that are ready at now, and their children in the index, not
-// the whole index.
+// CountDue implements [scheduler.StatsReader]. It visits the jobs of
+// s.due and s.leased that are ready at now (and in the indexes' heaps
+// their children), not the whole indexes.
 func (s *Store) CountDue(ctx context.Context, now time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.due.countUpTo(timeKey(now)), nil
+	k := timeKey(now)
+	return s.due.countUpTo(k) + s.leased.countUpTo(k), nil
 }
 
 // CountHistory implements [scheduler.StatsReader] by visiting every
