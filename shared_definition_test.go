@@ -88,7 +88,7 @@ func TestPutJobKeepsItsOwnCopy(t *testing.T) {
 // TestSharedDefinitionReadOnly reads one stored definition from many
 // goroutines in every way the API offers, while others replace other jobs:
 // run with -race, it fails if any of those reads writes to the definition
-// they share; the definition is unchanged afterwards.
+// the store holds; the definition is unchanged afterwards.
 func TestSharedDefinitionReadOnly(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, scheduler.Config{})
@@ -115,7 +115,7 @@ func TestSharedDefinitionReadOnly(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if r.Job != first.Job {
+				if jsonOf(t, r.Job) != want {
 					t.Error("GetJob returned another definition than the one stored")
 				}
 				_ = jsonOf(t, r.Definition())

@@ -20,6 +20,16 @@ import (
 // passes the record it read, and the write fails with ErrConflict when the
 // stored Version differs. Version 0 in a Put means "create": it fails with
 // ErrConflict when the record exists.
+//
+// Ownership: what a method returns is the caller's. A record (with its
+// definition, status and schedule) or history entry that a store returns
+// shares no memory with what the store holds, so the caller may change any
+// member of it, the definition included, without changing what is stored
+// (a store that decodes what it reads gets this for free; one that keeps
+// Go values, as store/memory does, returns copies). Likewise a record given
+// to PutCollection, PutJob or Record stays the caller's: changing it once
+// the call returns changes nothing stored. [BatchRecorder.RecordBatch] is
+// the one method that takes over what it is given. storetest checks both.
 type Store interface {
 	// PutCollection creates c (c.Version == 0) or replaces it (c.Version
 	// equal to the stored one). On success the stored Version is
@@ -141,9 +151,10 @@ type BatchRecorder interface {
 	// Record's.
 	//
 	// Unlike Record, RecordBatch may keep the JobRecord of each element
-	// it records (and what it points to, except the immutable [Job]),
-	// modifying it as it likes: the caller must not use those records
-	// afterwards. Records of elements that fail are left untouched;
+	// it records and what it points to, modifying the record as it likes
+	// but never its [Job] (the definition): the caller must not use those
+	// records afterwards, nor change their definitions, which it may
+	// still read. Records of elements that fail are left untouched;
 	// history entries are copied.
 	RecordBatch(ctx context.Context, owner string, batch []RecordRequest) []error
 }
@@ -215,8 +226,8 @@ type JobRecord struct {
 // ID returns "collection/name".
 func (r *JobRecord) ID() string { return r.Collection + "/" + r.Name }
 
-// Definition returns a copy of the job definition with State and Status
-// filled in from the record.
+// Definition returns the job definition with State and Status filled in
+// from the record: a new Job that shares what r.Job points to.
 func (r *JobRecord) Definition() *Job {
 	j := *r.Job
 	j.State = r.State
@@ -225,12 +236,27 @@ func (r *JobRecord) Definition() *Job {
 	return &j
 }
 
-// Clone returns a copy of r that shares only the immutable Job.
+// Clone returns a deep copy of r: it shares nothing with r but the
+// actions' Payload (see [Job.Clone]). The copy and the instants its Status
+// points to take one allocation.
 func (r *JobRecord) Clone() *JobRecord {
-	c := *r
-	c.Status = r.Status.Clone()
+	b := new(struct {
+		rec        JobRecord
+		last, next time.Time
+	})
+	c := &b.rec
+	*c = *r
+	c.Job = r.Job.Clone()
+	if p := r.Status.LastExecutionTime; p != nil {
+		b.last = *p
+		c.Status.LastExecutionTime = &b.last
+	}
+	if p := r.Status.NextExecutionTime; p != nil {
+		b.next = *p
+		c.Status.NextExecutionTime = &b.next
+	}
 	c.Schedule = r.Schedule.clone()
-	return &c
+	return c
 }
 
 // JobSchedule is the scheduler's bookkeeping for one job. A store persists

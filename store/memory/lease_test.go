@@ -47,7 +47,7 @@ func TestLeasesInClaimOrder(t *testing.T) {
 			until[r.Name], claims[r.Name] = at.Add(time.Minute), r
 		}
 	}
-	if inFIFO := int(s.held.tail-s.held.head) - s.held.holes; inFIFO != n {
+	if inFIFO := len(s.leased.fifo) - s.leased.head - s.leased.holes; inFIFO != n {
 		t.Errorf("%d of %d leases taken in order are in the FIFO", inFIFO, n)
 	}
 	extend := func(name string, to time.Time) {
@@ -134,8 +134,8 @@ func TestLeasesInClaimOrder(t *testing.T) {
 	if len(until) != 0 {
 		t.Errorf("leases never found: %v", until)
 	}
-	if c, _ := s.CountDue(ctx, now.Add(time.Hour)); c != 0 || s.held.len() != 0 || s.due.len() != 0 {
-		t.Errorf("after every job was recorded: CountDue %d, %d under lease, %d due; want none", c, s.held.len(), s.due.len())
+	if c, _ := s.CountDue(ctx, now.Add(time.Hour)); c != 0 || s.leased.len() != 0 || s.due.len() != 0 {
+		t.Errorf("after every job was recorded: CountDue %d, %d under lease, %d due; want none", c, s.leased.len(), s.due.len())
 	}
 }
 

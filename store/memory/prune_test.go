@@ -101,11 +101,10 @@ func snapshot(s *Store) map[string][]string {
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
 			msgs := []string{}
-			for _, it := range e.history() {
-				h := it.entry(e)
+			for _, h := range e.history() {
 				msgs = append(msgs, h.Message+"@"+h.EndTime.Format(time.TimeOnly))
 			}
-			out[e.id()] = msgs
+			out[e.read().ID()] = msgs
 		}
 	}
 	return out
@@ -131,13 +130,13 @@ func brutePrune(s *Store, p scheduler.PruneRequest) (map[string][]string, int) {
 	n := 0
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
-			if !p.FinalJobsBefore.IsZero() && e.jobState().Final() && e.read().Updated.Before(p.FinalJobsBefore) {
+			if !p.FinalJobsBefore.IsZero() && e.state().Final() && e.read().Updated.Before(p.FinalJobsBefore) {
 				n++
 				continue
 			}
-			var kept []histItem
+			var kept []histEntry
 			for _, h := range e.history() {
-				if p.HistoryBefore.IsZero() || !h.endTime().Before(p.HistoryBefore) {
+				if p.HistoryBefore.IsZero() || !h.EndTime.Before(p.HistoryBefore) {
 					kept = append(kept, h)
 				}
 			}
@@ -146,45 +145,45 @@ func brutePrune(s *Store, p scheduler.PruneRequest) (map[string][]string, int) {
 			}
 			n += len(e.history()) - len(kept)
 			msgs := []string{}
-			for _, it := range kept {
-				h := it.entry(e)
+			for _, h := range kept {
 				msgs = append(msgs, h.Message+"@"+h.EndTime.Format(time.TimeOnly))
 			}
-			out[e.id()] = msgs
+			out[e.read().ID()] = msgs
 		}
 	}
 	return out, n
 }
 
-// checkPruneIndexes checks that the heaps hold exactly the final jobs and
-// the jobs with history, at the right instants and in heap order, and that
-// s.over holds the jobs over the last PerJob.
+// checkPruneIndexes checks that the indexes hold exactly the final jobs
+// and the jobs with history, the final jobs at their last write and the
+// others at or before their oldest entry, in heap order, and that s.over
+// holds the jobs over the last PerJob.
 func checkPruneIndexes(t *testing.T, s *Store, step int) {
 	t.Helper()
 	finals, aged := 0, 0
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
 			rec := e.read()
-			if rec.State.Final() {
+			if k, in := s.finals.key(e); rec.State.Final() {
 				finals++
-				if posIn(e, 0) == 0 || s.finals.at(e) != timeKey(rec.Updated) {
+				if !in || k != timeKey(rec.Updated) {
 					t.Fatalf("step %d: final job %s is not in the index at its last write", step, rec.ID())
 				}
-			} else if posIn(e, 0) != 0 {
+			} else if in {
 				t.Fatalf("step %d: job %s (%s) is in the index of final jobs", step, rec.ID(), rec.State)
 			}
-			if len(e.history()) > 0 {
+			if k, in := s.aged.key(e); len(e.history()) > 0 {
 				aged++
-				oldest := e.history()[0].endTime()
+				oldest := e.history()[0].EndTime
 				for _, h := range e.history() {
-					if h.endTime().Before(oldest) {
-						oldest = h.endTime()
+					if h.EndTime.Before(oldest) {
+						oldest = h.EndTime
 					}
 				}
-				if posIn(e, 1) == 0 || s.aged.at(e) != timeKey(oldest) {
-					t.Fatalf("step %d: job %s is not in the history index at its oldest entry %v", step, rec.ID(), oldest)
+				if !in || k > timeKey(oldest) {
+					t.Fatalf("step %d: job %s is not in the history index at or before its oldest entry %v", step, rec.ID(), oldest)
 				}
-			} else if posIn(e, 1) != 0 {
+			} else if in {
 				t.Fatalf("step %d: job %s without history is in the history index", step, rec.ID())
 			}
 			if _, in := s.over[e]; s.perJob > 0 && len(e.history()) > s.perJob && !in {
@@ -192,7 +191,7 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 			}
 		}
 	}
-	for what, h := range map[string]*timeIndex{"finals": &s.finals, "aged": &s.aged} {
+	for what, h := range map[string]*index[*job]{"finals": &s.finals, "aged": &s.aged} {
 		want := map[string]int{"finals": finals, "aged": aged}[what]
 		if h.len() != want {
 			t.Fatalf("step %d: %s index holds %d jobs, want %d", step, what, h.len(), want)
@@ -201,13 +200,4 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 			t.Fatalf("step %d: %s index: %v", step, what, err)
 		}
 	}
-}
-
-// posIn returns e's position in the time heap which, plus one; 0 when not
-// in it.
-func posIn(e *entry, which int) int32 {
-	if e.x == nil {
-		return 0
-	}
-	return e.x.pos[which]
 }

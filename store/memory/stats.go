@@ -20,42 +20,31 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	defer s.mu.Unlock()
 	var out []scheduler.JobCount
 	for _, name := range slices.Sorted(maps.Keys(s.colls)) {
-		states := s.colls[name].states()
-		for _, st := range slices.Sorted(maps.Keys(states)) {
-			out = append(out, scheduler.JobCount{Collection: name, State: st, Jobs: states[st]})
+		c := s.colls[name]
+		counts := maps.Clone(c.others)
+		if counts == nil {
+			counts = make(map[scheduler.JobState]int)
+		}
+		for i, n := range c.counts {
+			if n != 0 {
+				counts[compactStates[i]] = n
+			}
+		}
+		for _, st := range slices.Sorted(maps.Keys(counts)) {
+			out = append(out, scheduler.JobCount{Collection: name, State: st, Jobs: counts[st]})
 		}
 	}
 	return out, nil
 }
 
-// CountDue implements [scheduler.StatsReader]. It visits the heap
-// entries that are ready at now and their children, not the whole heaps.
+// CountDue implements [scheduler.StatsReader]. It visits the jobs of
+// s.due and s.leased that are ready at now (and in the indexes' heaps
+// their children), not the whole indexes.
 func (s *Store) CountDue(ctx context.Context, now time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	nowNs := now.UnixNano()
-	return s.due.countReady(nowNs) + s.held.countReady(nowNs), nil
-}
-
-// countReady returns the number of entries whose ready time is not after
-// now. A heap's children are never ready before their parent, so the walk
-// stops at the first entry of each branch that is not ready.
-func (h dueHeap) countReady(now int64) int {
-	if len(h) == 0 || h[0].ready > now {
-		return 0
-	}
-	n, stack := 0, []int{0}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n++
-		for c := 4*i + 1; c <= 4*i+4 && c < len(h); c++ {
-			if h[c].ready <= now {
-				stack = append(stack, c)
-			}
-		}
-	}
-	return n
+	k := timeKey(now)
+	return s.due.countUpTo(k) + s.leased.countUpTo(k), nil
 }
 
 // CountHistory implements [scheduler.StatsReader] by visiting every
@@ -76,21 +65,21 @@ func (s *Store) CountHistory(ctx context.Context, from, to time.Time, step time.
 		if collections != nil && !slices.Contains(collections, name) {
 			continue
 		}
-		for _, e := range c.jobs {
-			hist := e.history()
+		for _, j := range c.jobs {
+			hist := j.history()
 			for i := range hist {
-				end := hist[i].endTime()
+				h := &hist[i].HistoryEntry
+				end := h.EndTime
 				if end.IsZero() || end.Before(from) || !end.Before(to) {
 					continue
 				}
-				h := hist[i].entry(e)
 				k := key{int64(end.Sub(from) / step), h.ActionName, h.Status}
 				hc := n[k]
 				if hc == nil {
 					hc = &scheduler.HistoryCount{Start: from.Add(time.Duration(k.bucket) * step), ActionName: k.action, Status: k.status}
 					n[k] = hc
 				}
-				hc.Add(&h)
+				hc.Add(h)
 			}
 		}
 	}
@@ -116,9 +105,9 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 		if f.Collections != nil && !slices.Contains(f.Collections, name) {
 			continue
 		}
-		for _, e := range c.jobs {
-			hist := e.history()
-			cur := cursor{e: e, hist: hist, i: len(hist)}
+		for _, j := range c.jobs {
+			hist := j.history()
+			cur := cursor{hist: hist, i: len(hist)}
 			if cur.next(&f) {
 				cs = append(cs, cur)
 			}
@@ -127,7 +116,7 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 	heap.Init(&cs)
 	var out []scheduler.HistoryEntry
 	for skip := f.Skip; len(cs) > 0 && (f.Top <= 0 || len(out) < f.Top); {
-		h := cs[0].hist[cs[0].i].entry(cs[0].e)
+		h := cs[0].hist[cs[0].i].HistoryEntry
 		if cs[0].next(&f) {
 			heap.Fix(&cs, 0)
 		} else {
@@ -144,8 +133,7 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 
 // cursor walks a job's history from the newest entry back.
 type cursor struct {
-	e    *entry
-	hist []histItem
+	hist []histEntry
 	i    int // the current entry
 }
 
@@ -153,7 +141,7 @@ type cursor struct {
 // is one.
 func (c *cursor) next(f *scheduler.HistoryFilter) bool {
 	for c.i--; c.i >= 0; c.i-- {
-		if c.hist[c.i].keptBy(f, c.e) {
+		if f.Keeps(&c.hist[c.i].HistoryEntry) {
 			return true
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/secrets"
 )
 
 // RunSchedulers runs one Scheduler per store in stores (instances over one
@@ -99,5 +100,96 @@ func RunSchedulers(t *testing.T, stores []scheduler.Store) {
 		if j.State != scheduler.JobCompleted || len(h) != 1 || h[0].Status != scheduler.StatusCompleted || j.LeaseOwner != "" {
 			t.Errorf("%s: state %s, %d history entries, lease %q; want Completed, 1 Completed entry, no lease", name, j.State, len(h), j.LeaseOwner)
 		}
+	}
+}
+
+// testSchedulerRecordsAreTheCallers checks, over a Scheduler on the store,
+// that the records its methods return are the caller's: changing every
+// member of one (a definition that uses most of the job object, a
+// collection with every member set) changes nothing the store holds.
+func testSchedulerRecordsAreTheCallers(t *testing.T, st scheduler.Store) {
+	key, _, err := secrets.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.NewKeyring(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := &action.Registry{}
+	ok := action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		return &action.Result{Message: "ok"}, nil
+	})
+	reg.Register(action.HTTPS, ok)
+	reg.Register(action.StorageQueue, ok)
+	ran := make(chan scheduler.HistoryEntry, 10)
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Secrets: keys, PollInterval: 20 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler), OnHistory: func(h scheduler.HistoryEntry) { ran <- h }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func() (any, error) { return takeSnapshot(t, st), nil }
+	check := func(call string, got any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", call, err)
+		}
+		checkOwned(t, call, got, stored)
+	}
+
+	def := richCollection("c").Definition
+	c, err := s.PutCollection(ctx, "c", &def, nil)
+	check("PutCollection", c, err)
+	c, err = s.PatchCollection(ctx, "c", []byte(`{"location": "south"}`), nil)
+	check("PatchCollection", c, err)
+	c, err = s.DisableCollection(ctx, "c")
+	check("DisableCollection", c, err)
+	c, err = s.EnableCollection(ctx, "c")
+	check("EnableCollection", c, err)
+	c, err = s.GetCollection(ctx, "c")
+	check("GetCollection", c, err)
+	cs, err := s.ListCollections(ctx)
+	check("ListCollections", &cs, err)
+
+	// richJob, starting tomorrow: it runs only when RunJob asks.
+	jd := richJob()
+	start, end := time.Now().Add(24*time.Hour), time.Now().Add(60*24*time.Hour)
+	jd.StartTime, jd.Recurrence.EndTime = &start, &end
+	j, err := s.PutJob(ctx, "c", "j", jd, nil)
+	check("PutJob", j, err)
+	j, err = s.PatchJob(ctx, "c", "j", []byte(`{"action": {"request": {"body": "patched"}}}`), nil)
+	check("PatchJob", j, err)
+	j, err = s.DisableJob(ctx, "c", "j")
+	check("DisableJob", j, err)
+	j, err = s.EnableJob(ctx, "c", "j")
+	check("EnableJob", j, err)
+	j, err = s.GetJob(ctx, "c", "j")
+	check("GetJob", j, err)
+	js, err := s.ListJobs(ctx, "c", nil)
+	check("ListJobs", &js, err)
+	j, err = s.RunJob(ctx, "c", "j")
+	check("RunJob", j, err)
+	j, err = s.Schedule(ctx, "once", nil, richJob().Action)
+	check("Schedule", j, err)
+
+	// Run the two jobs that are due (the run of c/j and the one-time
+	// default/once) so that there is history to read.
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(ctx)
+	for range 2 {
+		select {
+		case <-ran:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the due jobs did not run within 30s")
+		}
+	}
+	h, err := s.ListHistory(ctx, "c", "j", nil)
+	check("ListHistory", &h, err)
+	h, err = s.RecentHistory(ctx, nil)
+	check("RecentHistory", &h, err)
+	if len(h) != 2 {
+		t.Errorf("RecentHistory returned %d entries, want 2", len(h))
 	}
 }

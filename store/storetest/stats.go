@@ -22,6 +22,7 @@ import (
 func RunStats(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 	t.Run("Scripted", func(t *testing.T) { statsScripted(t, newStore(t)) })
 	t.Run("AgreesWithListings", func(t *testing.T) { statsRandom(t, newStore(t)) })
+	t.Run("RecordsAreTheCallers", func(t *testing.T) { statsOwned(t, newStore(t)) })
 }
 
 func statsReader(t *testing.T, s scheduler.Store) scheduler.StatsReader {
@@ -559,4 +560,36 @@ func countBuckets(all []scheduler.HistoryEntry, f *scheduler.HistoryFilter, from
 		return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.ActionName, b.ActionName), cmp.Compare(a.Status, b.Status))
 	})
 	return out
+}
+
+// statsOwned checks that what the StatsReader returns is the caller's:
+// changing every member of it changes nothing the store holds.
+func statsOwned(t *testing.T, s scheduler.Store) {
+	r := statsReader(t, s)
+	stored := func() (any, error) { return takeSnapshot(t, s), nil }
+	if err := s.PutCollection(ctx, richCollection("c")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutJob(ctx, richRecord("c", "j", 1)); err != nil {
+		t.Fatal(err)
+	}
+	j := claimOnly(t, s, t0, t0.Add(time.Minute), 1, "c/j")[0]
+	if err := s.Record(ctx, "w", j, []scheduler.HistoryEntry{richEntry("c", "j", 1), richEntry("c", "j", 2)}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := r.RecentHistory(ctx, scheduler.HistoryFilter{})
+	if err != nil || len(h) != 2 {
+		t.Fatalf("RecentHistory = %d entries, %v; want 2", len(h), err)
+	}
+	checkOwned(t, "RecentHistory", &h, stored)
+	jc, err := r.CountJobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwned(t, "CountJobs", &jc, stored)
+	hc, err := r.CountHistory(ctx, t0, t0.Add(time.Hour), time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwned(t, "CountHistory", &hc, stored)
 }

@@ -10,11 +10,13 @@
 // create/replace/delete edge cases, versions, the job-count quota under
 // concurrency, claim order and leases (also with many concurrent
 // claimers), recording with a lost lease, history order, filters, paging
-// and retention, cascading deletes, and that errors match the scheduler's
-// sentinel errors. Where the contract leaves a choice open, the suite
-// accepts any: jobs due at the same instant may be claimed in any order
-// (store/memory runs the suite with such ties broken at random, to keep
-// it so).
+// and retention, cascading deletes, that errors match the scheduler's
+// sentinel errors, and that records are the caller's: changing every
+// member of a record a store (or a Scheduler over it) returned, or of one
+// it was given, changes nothing it holds. Where the contract leaves a
+// choice open, the suite accepts any: jobs due at the same instant may be
+// claimed in any order (store/memory runs the suite with such ties broken
+// at random, to keep it so).
 //
 // Stores with optional capabilities run their suites too:
 // [RunBatchRecorder] for [scheduler.BatchRecorder] and [RunStats] for
@@ -60,6 +62,8 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"Prune", testPrune},
 		{"DeleteCascades", testDeleteCascades},
 		{"TimesInUTC", testTimesInUTC},
+		{"RecordsAreTheCallers", testRecordsAreTheCallers},
+		{"SchedulerRecordsAreTheCallers", testSchedulerRecordsAreTheCallers},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

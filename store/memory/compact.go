@@ -1,0 +1,268 @@
+package memory
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// Most records of a store are in one of two shapes. A job as the Scheduler
+// creates it has not run yet: Created, Updated and Schedule.Anchor are one
+// instant, Schedule.DueAt and Status.NextExecutionTime are empty or the
+// next occurrence, and the rest of its status and schedule is empty. A job
+// between occurrences has run: it has counters and more instants, but
+// still no occurrence in progress nor run requested. A job keeps a record
+// of the first shape in compact form, in about fifty bytes of the job
+// itself (a whole JobRecord takes about four hundred, which would be most
+// of the memory of a store of a million jobs), adds a ran part in
+// more.ran for the second, and keeps any other record whole in
+// more.whole.
+
+// compact is a record in compact form, less the members that the job
+// keeps itself (its names, Version and lease).
+type compact struct {
+	def     *scheduler.Job
+	etag    string
+	updated int64 // Updated (and Created and Schedule.Anchor, without ranPart), as a timeKey
+	next    int64 // Schedule.NextOccurrence, as a timeKey
+	st      uint8 // State, as an index in compactStates
+	flags   uint8 // dueNext, nextExec, lastFailed, ranPart
+}
+
+// ran is the rest of the compact form of the record of a job that has run.
+type ran struct {
+	created, anchor, last        int64 // timeKeys; last is Status.LastExecutionTime, when lastExec
+	executions, failures, faults int   // Status.ExecutionCount, FailureCount and FaultedCount
+	occurrences, counted         int   // Schedule.Occurrences and Counted
+	lastExec                     bool  // Status.LastExecutionTime is set
+}
+
+// Bits of compact.flags.
+const (
+	dueNext    = 1 << iota // Schedule.DueAt is NextOccurrence (else zero)
+	nextExec               // Status.NextExecutionTime points to NextOccurrence (else nil)
+	lastFailed             // Schedule.LastFailed
+	ranPart                // more.ran holds the rest of the record
+)
+
+// compactStates are the states the compact form holds, by index.
+var compactStates = [...]scheduler.JobState{"", scheduler.JobEnabled, scheduler.JobDisabled, scheduler.JobCompleted, scheduler.JobFaulted}
+
+// setRecord stores r as j's record, with its times in UTC; r's Version and
+// lease are not stored. keep stores r and its definition themselves,
+// rather than copies.
+func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
+	if c, rn, ok := compactOf(r); ok {
+		if !keep {
+			c.def = c.def.Clone()
+		}
+		j.rec = c
+		if c.flags&ranPart != 0 || j.more != nil {
+			m := j.ext()
+			m.whole, m.ran = nil, rn
+		}
+		return
+	}
+	w := r
+	if !keep {
+		w = r.Clone()
+	}
+	normalize(w)
+	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner = 0, "", time.Time{}, ""
+	j.rec = compact{}
+	m := j.ext()
+	m.whole, m.ran = w, ran{}
+}
+
+// whole returns j's record when it is kept whole, nil when compact.
+func (j *job) whole() *scheduler.JobRecord {
+	if j.more == nil {
+		return nil
+	}
+	return j.more.whole
+}
+
+// read returns a copy of j's record that the caller owns.
+func (j *job) read() *scheduler.JobRecord {
+	var r *scheduler.JobRecord
+	if w := j.whole(); w != nil {
+		r = w.Clone()
+	} else {
+		r = j.record()
+	}
+	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version
+	if m := j.more; m != nil {
+		r.LeaseOwner, r.LeaseUntil = m.leaseOwner, m.leaseUntil
+	}
+	return r
+}
+
+// state returns the State of j's record.
+func (j *job) state() scheduler.JobState {
+	if w := j.whole(); w != nil {
+		return w.State
+	}
+	return compactStates[j.rec.st]
+}
+
+// dueAt returns the Schedule.DueAt of j's record.
+func (j *job) dueAt() time.Time {
+	if w := j.whole(); w != nil {
+		return w.Schedule.DueAt
+	}
+	if j.rec.flags&dueNext == 0 {
+		return time.Time{}
+	}
+	return instant(j.rec.next)
+}
+
+// updated returns the Updated of j's record.
+func (j *job) updated() time.Time {
+	if w := j.whole(); w != nil {
+		return w.Updated
+	}
+	return instant(j.rec.updated)
+}
+
+// compactOf returns r in compact form, with its ran part when the form
+// needs one, and false when r has no compact form.
+func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
+	st := slices.Index(compactStates[:], r.State)
+	s, status := &r.Schedule, &r.Status
+	updated, ok := exactKey(r.Updated)
+	next, ok2 := exactKey(s.NextOccurrence)
+	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" {
+		return compact{}, ran{}, false
+	}
+	c := compact{def: r.Job, etag: r.ETag, updated: updated, next: next, st: uint8(st)}
+	if !s.DueAt.IsZero() {
+		if !s.DueAt.Equal(s.NextOccurrence) {
+			return compact{}, ran{}, false
+		}
+		c.flags |= dueNext
+	}
+	if n := status.NextExecutionTime; n != nil {
+		if !n.Equal(s.NextOccurrence) {
+			return compact{}, ran{}, false
+		}
+		c.flags |= nextExec
+	}
+	if s.LastFailed {
+		c.flags |= lastFailed
+	}
+	created, ok := exactKey(r.Created)
+	anchor, ok2 := exactKey(s.Anchor)
+	rn := ran{created: created, anchor: anchor, lastExec: status.LastExecutionTime != nil,
+		executions: status.ExecutionCount, failures: status.FailureCount, faults: status.FaultedCount,
+		occurrences: s.Occurrences, counted: s.Counted}
+	ok3 := true
+	if rn.lastExec {
+		rn.last, ok3 = exactKey(*status.LastExecutionTime)
+	}
+	if rn == (ran{created: updated, anchor: updated}) {
+		return c, ran{}, true // a job that has not run
+	}
+	if !ok || !ok2 || !ok3 {
+		return compact{}, ran{}, false
+	}
+	c.flags |= ranPart
+	return c, rn, true
+}
+
+// record returns j's record, kept in compact form, as a copy that shares
+// nothing with j; its Collection, Name, Version and lease are left for the
+// caller to set.
+func (j *job) record() *scheduler.JobRecord {
+	c := &j.rec
+	// The record and the instants its Status points to, in one
+	// allocation.
+	b := new(struct {
+		rec        scheduler.JobRecord
+		last, next time.Time
+	})
+	r := &b.rec
+	updated, next := instant(c.updated), instant(c.next)
+	*r = scheduler.JobRecord{Job: c.def.Clone(), State: compactStates[c.st], ETag: c.etag, Created: updated, Updated: updated,
+		Schedule: scheduler.JobSchedule{Anchor: updated, NextOccurrence: next, LastFailed: c.flags&lastFailed != 0}}
+	if c.flags&dueNext != 0 {
+		r.Schedule.DueAt = next
+	}
+	if c.flags&nextExec != 0 {
+		b.next = next
+		r.Status.NextExecutionTime = &b.next
+	}
+	if c.flags&ranPart != 0 {
+		rn := &j.more.ran
+		r.Created, r.Schedule.Anchor = instant(rn.created), instant(rn.anchor)
+		if rn.lastExec {
+			b.last = instant(rn.last)
+			r.Status.LastExecutionTime = &b.last
+		}
+		r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = rn.executions, rn.failures, rn.faults
+		r.Schedule.Occurrences, r.Schedule.Counted = rn.occurrences, rn.counted
+	}
+	return r
+}
+
+// normalize sets r's times, and those it points to, to UTC.
+func normalize(r *scheduler.JobRecord) {
+	r.Created, r.Updated, r.LeaseUntil = utc(r.Created), utc(r.Updated), utc(r.LeaseUntil)
+	utcIn(r.Status.LastExecutionTime)
+	utcIn(r.Status.NextExecutionTime)
+	s := &r.Schedule
+	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = utc(s.DueAt), utc(s.Anchor), utc(s.NextOccurrence), utc(s.RunRequested)
+	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
+		if o != nil {
+			o.Expected, o.At = utc(o.Expected), utc(o.At)
+		}
+	}
+}
+
+// timeKey returns t as Unix nanoseconds, the zero Time as math.MinInt64,
+// and instants beyond what those hold (before 1678, after 2262) as the
+// nearest that they hold, so that keys compare as the instants do.
+func timeKey(t time.Time) int64 {
+	const minSec, maxSec = math.MinInt64/1_000_000_000 + 1, math.MaxInt64/1_000_000_000 - 1
+	switch s := t.Unix(); {
+	case t.IsZero():
+		return math.MinInt64
+	case s < minSec:
+		return math.MinInt64 + 1
+	case s > maxSec:
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
+
+// exactKey returns timeKey(t) and whether instant of that key is t (in
+// UTC): false for instants before 1678 or after 2262.
+func exactKey(t time.Time) (int64, bool) {
+	k := timeKey(t)
+	return k, t.IsZero() || k != math.MinInt64+1 && k != math.MaxInt64
+}
+
+// instant returns the instant of timeKey k, in UTC.
+func instant(k int64) time.Time {
+	if k == math.MinInt64 {
+		return time.Time{}
+	}
+	return time.Unix(0, k).UTC()
+}
+
+// utc returns t in UTC without its monotonic reading; the zero Time stays
+// zero.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.Round(0).UTC()
+}
+
+// utcIn sets *t, if any, to UTC.
+func utcIn(t *time.Time) {
+	if t != nil {
+		*t = utc(*t)
+	}
+}

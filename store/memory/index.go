@@ -1,0 +1,233 @@
+package memory
+
+// index orders values by a key, least first, and values with equal keys by
+// a sequence number. The store keeps four: the jobs that are due, by their
+// due time; the jobs under a lease that ends after they are due, by the
+// lease's end; the jobs in a final state, by their last write; and the
+// jobs with history, by the end of their oldest entry.
+//
+// Values mostly come in order: jobs registered in the order they come due,
+// leases taken one claim after another, jobs finishing in turn. Those go
+// to a FIFO, where adding a value, taking the least and taking out any
+// value cost O(1); the others go to a heap, where those cost O(log n). A
+// value taken out of the FIFO leaves a hole where it was (its item, with
+// its key but without the value), so that no other value moves; the holes
+// go when they come to the front, and all at once when they outnumber the
+// values.
+//
+// Each value keeps its place in the index where place says, so that
+// changing its key or taking it out finds it without a search.
+type index[T comparable] struct {
+	fifo  []item[T] // from fifo[head] on, in order; an item whose v is the zero T is a hole
+	head  int       // fifo[:head] are holes
+	holes int       // in fifo[head:]
+	heap  []item[T] // a min-heap in which each item has up to four children
+	// place returns where v keeps its place: p > 0 for heap[p-1], p < 0
+	// for fifo[-p-1], 0 when v is not in the index.
+	place func(v T) *int32
+}
+
+type item[T comparable] struct {
+	key int64
+	seq uint64
+	v   T
+}
+
+// before reports whether a sorts before b.
+func (a *item[T]) before(b *item[T]) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.seq < b.seq
+}
+
+// len returns the number of values in x.
+func (x *index[T]) len() int { return len(x.fifo) - x.head - x.holes + len(x.heap) }
+
+// first returns the item of the value that sorts first, nil when x is
+// empty.
+func (x *index[T]) first() *item[T] {
+	var f *item[T]
+	if x.head < len(x.fifo) {
+		f = &x.fifo[x.head]
+	}
+	if len(x.heap) > 0 && (f == nil || x.heap[0].before(f)) {
+		f = &x.heap[0]
+	}
+	return f
+}
+
+// min returns the value that sorts first and its key; ok is false when x
+// is empty.
+func (x *index[T]) min() (v T, key int64, ok bool) {
+	f := x.first()
+	if f == nil {
+		return v, 0, false
+	}
+	return f.v, f.key, true
+}
+
+// at returns v's item, nil when v is not in x.
+func (x *index[T]) at(v T) *item[T] {
+	switch p := *x.place(v); {
+	case p > 0:
+		return &x.heap[p-1]
+	case p < 0:
+		return &x.fifo[-p-1]
+	}
+	return nil
+}
+
+// key returns v's key; ok is false when v is not in x.
+func (x *index[T]) key(v T) (key int64, ok bool) {
+	if it := x.at(v); it != nil {
+		return it.key, true
+	}
+	return 0, false
+}
+
+// set puts v in x with key and seq, or moves it there if it is in x.
+func (x *index[T]) set(v T, key int64, seq uint64) {
+	if it := x.at(v); it != nil {
+		if it.key == key && it.seq == seq {
+			return
+		}
+		if p := *x.place(v); p > 0 {
+			it.key, it.seq = key, seq
+			if !x.down(int(p - 1)) {
+				x.up(int(p - 1))
+			}
+			return
+		}
+		x.remove(v)
+	}
+	it := item[T]{key, seq, v}
+	if n := len(x.fifo); x.head == n || !it.before(&x.fifo[n-1]) {
+		x.fifo = append(x.fifo, it)
+		*x.place(v) = -int32(len(x.fifo))
+		return
+	}
+	x.heap = append(x.heap, it)
+	x.up(len(x.heap) - 1)
+}
+
+// remove takes v out of x, if it is there.
+func (x *index[T]) remove(v T) {
+	p := *x.place(v)
+	if p == 0 {
+		return
+	}
+	*x.place(v) = 0
+	if p < 0 {
+		var none T
+		x.fifo[-p-1].v = none
+		x.holes++
+		for x.head < len(x.fifo) && x.fifo[x.head].v == none {
+			x.head++
+			x.holes--
+		}
+		if dead := x.head + x.holes; x.head == len(x.fifo) || dead >= 64 && 2*dead > len(x.fifo) {
+			x.compact()
+		}
+		return
+	}
+	i, last := int(p-1), len(x.heap)-1
+	if i != last {
+		x.put(i, x.heap[last])
+	}
+	x.heap[last] = item[T]{}
+	x.heap = x.heap[:last]
+	if i != last && !x.down(i) {
+		x.up(i)
+	}
+}
+
+// compact moves the FIFO's values to the front of its array, in order,
+// dropping the holes.
+func (x *index[T]) compact() {
+	var none T
+	n := 0
+	for _, it := range x.fifo[x.head:] {
+		if it.v != none {
+			x.fifo[n] = it
+			*x.place(it.v) = -int32(n + 1)
+			n++
+		}
+	}
+	clear(x.fifo[n:])
+	x.fifo, x.head, x.holes = x.fifo[:n], 0, 0
+}
+
+// countUpTo returns the number of values whose key is at most max. It
+// reads the FIFO's values up to the first with a greater key, and the
+// heap's values with a key up to max and their children (a value's
+// children never have a smaller key).
+func (x *index[T]) countUpTo(max int64) int {
+	var none T
+	n := 0
+	for _, it := range x.fifo[x.head:] {
+		if it.key > max {
+			break
+		}
+		if it.v != none {
+			n++
+		}
+	}
+	stack := []int{0}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(x.heap) || x.heap[i].key > max {
+			continue
+		}
+		n++
+		stack = append(stack, 4*i+1, 4*i+2, 4*i+3, 4*i+4)
+	}
+	return n
+}
+
+// put puts it at heap[i] and tells its value so.
+func (x *index[T]) put(i int, it item[T]) {
+	x.heap[i] = it
+	*x.place(it.v) = int32(i + 1)
+}
+
+// up moves the heap's value at i towards the root while it sorts before
+// its parent.
+func (x *index[T]) up(i int) {
+	it := x.heap[i]
+	for i > 0 {
+		p := (i - 1) / 4
+		if !it.before(&x.heap[p]) {
+			break
+		}
+		x.put(i, x.heap[p])
+		i = p
+	}
+	x.put(i, it)
+}
+
+// down moves the heap's value at i0 towards the leaves while its least
+// child sorts before it, and reports whether it moved.
+func (x *index[T]) down(i0 int) bool {
+	it := x.heap[i0]
+	i, n := i0, len(x.heap)
+	for {
+		least := 4*i + 1
+		if least >= n {
+			break
+		}
+		for c := least + 1; c <= 4*i+4 && c < n; c++ {
+			if x.heap[c].before(&x.heap[least]) {
+				least = c
+			}
+		}
+		if !x.heap[least].before(&it) {
+			break
+		}
+		x.put(i, x.heap[least])
+		i = least
+	}
+	x.put(i, it)
+	return i > i0
+}

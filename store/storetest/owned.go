@@ -1,0 +1,203 @@
+package storetest
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/fill"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// What a store returns is the caller's, and what it is given stays the
+// caller's too: the tests below change every member reachable from such
+// records (with fill.Mutate, which changes maps, slices and what pointers
+// point to in place) and check that what the store holds did not change.
+
+// frozen returns what read returns as a value that shares no memory with
+// the store: decoded afresh from its JSON form, which holds every member
+// that fill.Mutate changes.
+func frozen(t *testing.T, what string, read func() (any, error)) any {
+	t.Helper()
+	v, err := read()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	c := reflect.New(reflect.TypeOf(v))
+	if err := json.Unmarshal(b, c.Interface()); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return c.Elem().Interface()
+}
+
+// checkOwned changes every member reachable from got (a pointer to what
+// call returned: a record, or a slice of them) and checks that read, which
+// reads what the store holds, returns the same after the change as before.
+func checkOwned(t *testing.T, call string, got any, read func() (any, error)) {
+	t.Helper()
+	before := frozen(t, "before changing what "+call+" returned", read)
+	fill.Mutate(got)
+	after := frozen(t, "after changing what "+call+" returned", read)
+	if diff := gocmp.Diff(before, after); diff != "" {
+		t.Errorf("changing what %s returned changed the store (-before +after):\n%s", call, diff)
+	}
+}
+
+// richCollection returns a collection record with every member set.
+func richCollection(name string) *scheduler.CollectionRecord {
+	return &scheduler.CollectionRecord{Name: name, ETag: "etag-" + name, Created: t0, Updated: t0.Add(time.Second),
+		Definition: scheduler.JobCollection{Location: "north", Tags: map[string]string{"team": "ops", "tier": "1"},
+			Properties: scheduler.CollectionProperties{SKU: &scheduler.SKU{Name: scheduler.SKUP10Premium}, State: scheduler.CollectionEnabled,
+				Quota: &scheduler.Quota{MaxJobCount: 10, MaxJobOccurrence: 5,
+					MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Minute, Interval: 1}}}}}
+}
+
+// richRecord returns a job record due at t0 with a definition that uses
+// most of the job object (see richJob) and every member of its status and
+// schedule set (fill sets members added to them later too). Each call
+// returns an equal record that shares nothing with the others.
+func richRecord(coll, name string, seed int) *scheduler.JobRecord {
+	r := &scheduler.JobRecord{Collection: coll, Name: name, Job: richJob(), State: scheduler.JobEnabled,
+		ETag: "etag-" + name, Created: t0.Add(-2 * time.Hour), Updated: t0.Add(-time.Hour)}
+	fill.Fill(&r.Status, seed)
+	fill.Fill(&r.Schedule, seed)
+	r.Schedule.DueAt = t0
+	return r
+}
+
+// freshRecord returns a record shaped as the Scheduler creates a job that
+// has not run yet, due at t0 plus an hour, with the definition of richJob.
+func freshRecord(coll, name string) *scheduler.JobRecord {
+	next := t0.Add(time.Hour)
+	return &scheduler.JobRecord{Collection: coll, Name: name, Job: richJob(), State: scheduler.JobEnabled, ETag: "etag-" + name,
+		Created: t0, Updated: t0, Status: scheduler.JobStatus{NextExecutionTime: &next},
+		Schedule: scheduler.JobSchedule{DueAt: next, Anchor: t0, NextOccurrence: next}}
+}
+
+// richEntry returns a history entry of job coll/name with every member
+// set.
+func richEntry(coll, name string, n int) scheduler.HistoryEntry {
+	return scheduler.HistoryEntry{Collection: coll, Job: name, ActionName: scheduler.ErrorAction, Status: scheduler.StatusFailed,
+		ExpectedExecutionTime: t0, StartTime: t0.Add(time.Second), EndTime: t0.Add(time.Duration(n) * time.Minute),
+		RetryCount: 2, RepeatCount: n, Message: "Http 500", ExecutionTag: "tag", Faulted: true}
+}
+
+// testRecordsAreTheCallers puts rich records, changes every member of what
+// it gave the store and of what each read returns, and checks that the
+// store's contents did not change.
+func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
+	stored := func() (any, error) { return takeSnapshot(t, s), nil }
+
+	// What PutCollection and PutJob are given stays the caller's.
+	in := richCollection("c")
+	if err := s.PutCollection(ctx, in); err != nil {
+		t.Fatalf("PutCollection: %v", err)
+	}
+	fill.Mutate(in)
+	wantColl := richCollection("c")
+	wantColl.Version = 1
+	if got, err := s.GetCollection(ctx, "c"); err != nil {
+		t.Fatalf("GetCollection: %v", err)
+	} else if diff := gocmp.Diff(wantColl, got); diff != "" {
+		t.Errorf("GetCollection after changing what PutCollection was given (-want +got):\n%s", diff)
+	}
+	for i, name := range []string{"a", "b"} {
+		in := richRecord("c", name, i+1)
+		if err := s.PutJob(ctx, in); err != nil {
+			t.Fatalf("PutJob(%s): %v", name, err)
+		}
+		fill.Mutate(in)
+		want := richRecord("c", name, i+1)
+		want.Version = 1
+		if got, err := s.GetJob(ctx, "c", name); err != nil {
+			t.Fatalf("GetJob(%s): %v", name, err)
+		} else if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("GetJob(%s) after changing what PutJob was given (-want +got):\n%s", name, diff)
+		}
+	}
+
+	fresh := freshRecord("c", "fresh")
+	if err := s.PutJob(ctx, fresh); err != nil {
+		t.Fatalf("PutJob(fresh): %v", err)
+	}
+	fill.Mutate(fresh)
+	wantFresh := freshRecord("c", "fresh")
+	wantFresh.Version = 1
+	if got, err := s.GetJob(ctx, "c", "fresh"); err != nil {
+		t.Fatalf("GetJob(fresh): %v", err)
+	} else if diff := gocmp.Diff(wantFresh, got); diff != "" {
+		t.Errorf("GetJob(fresh) after changing what PutJob was given (-want +got):\n%s", diff)
+	}
+
+	// What the reads return is the caller's.
+	coll, err := s.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwned(t, "GetCollection", coll, stored)
+	colls, err := s.ListCollections(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwned(t, "ListCollections", &colls, stored)
+	job, err := s.GetJob(ctx, "c", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwned(t, "GetJob", job, stored)
+	job, err = s.GetJob(ctx, "c", "fresh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwned(t, "GetJob", job, stored)
+	jobs, err := s.ListJobs(ctx, "c", scheduler.JobFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOwned(t, "ListJobs", &jobs, stored)
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("ClaimDue = %v, %v; want both jobs", names(claimed), err)
+	}
+	for _, c := range claimed {
+		want := richRecord("c", c.Name, map[string]int{"a": 1, "b": 2}[c.Name])
+		want.Version, want.LeaseOwner, want.LeaseUntil = 2, "me", t0.Add(time.Minute)
+		if diff := gocmp.Diff(want, c); diff != "" {
+			t.Errorf("ClaimDue returned (-want +got):\n%s", diff)
+		}
+	}
+	checkOwned(t, "ClaimDue", &claimed, stored)
+
+	// What Record is given stays the caller's.
+	rec := richRecord("c", "a", 3)
+	rec.Version = 2
+	hist := []scheduler.HistoryEntry{richEntry("c", "a", 1), richEntry("c", "a", 2)}
+	if err := s.Record(ctx, "me", rec, hist); err != nil {
+		t.Fatalf("Record: %v", err)
+	}
+	fill.Mutate(rec)
+	fill.Mutate(&hist)
+	want := richRecord("c", "a", 3)
+	want.Version = 3
+	if got, err := s.GetJob(ctx, "c", "a"); err != nil {
+		t.Fatal(err)
+	} else if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("GetJob after changing what Record was given (-want +got):\n%s", diff)
+	}
+	wantHist := []scheduler.HistoryEntry{richEntry("c", "a", 2), richEntry("c", "a", 1)}
+	h, err := s.ListHistory(ctx, "c", "a", scheduler.HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff(wantHist, h); diff != "" {
+		t.Errorf("ListHistory after changing what Record was given (-want +got):\n%s", diff)
+	}
+	checkOwned(t, "ListHistory", &h, stored)
+}
