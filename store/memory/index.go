@@ -1,7 +1,9 @@
 package memory
 
+import "slices"
+
 // index orders values by a key, least first, and values with equal keys by
-// a sequence number. The store keeps four: the jobs that are due, by their
+// their tie numbers. The store keeps four: the jobs that are due, by their
 // due time; the jobs under a lease that ends after they are due, by the
 // lease's end; the jobs in a final state, by their last write; and the
 // jobs with history, by the end of their oldest entry.
@@ -17,8 +19,13 @@ package memory
 //
 // Each value keeps its place in the index where place says, so that
 // changing its key or taking it out finds it without a search.
-type index[T comparable] struct {
-	fifo  []item[T] // from fifo[head] on, in order; an item whose v is the zero T is a hole
+//
+// The FIFO and the heap are plain slices that double when full: the
+// append's own growth, a quarter at a time for large slices, would leave
+// about four times the final array behind as garbage while a burst of
+// jobs finishes.
+type index[T value] struct {
+	fifo  []item[T] // from fifo[head] on, in order; an item whose v is the zero T is a hole, never the last
 	head  int       // fifo[:head] are holes
 	holes int       // in fifo[head:]
 	heap  []item[T] // a min-heap in which each item has up to four children
@@ -27,18 +34,33 @@ type index[T comparable] struct {
 	place func(v T) *int32
 }
 
-type item[T comparable] struct {
+// value is what an index holds: a pointer (an item whose value is the
+// zero T is a hole) to something that orders values with equal keys.
+type value interface {
+	comparable
+	tie() uint32
+}
+
+type item[T value] struct {
 	key int64
-	seq uint64
 	v   T
 }
 
-// before reports whether a sorts before b.
+// before reports whether a sorts before b: by key, then by tie.
 func (a *item[T]) before(b *item[T]) bool {
 	if a.key != b.key {
 		return a.key < b.key
 	}
-	return a.seq < b.seq
+	return a.v.tie() < b.v.tie()
+}
+
+// grow returns s with room for one more item, doubling its array when
+// it is full.
+func grow[T value](s []item[T]) []item[T] {
+	if len(s) < cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(len(s), 8))
 }
 
 // len returns the number of values in x.
@@ -86,14 +108,14 @@ func (x *index[T]) key(v T) (key int64, ok bool) {
 	return 0, false
 }
 
-// set puts v in x with key and seq, or moves it there if it is in x.
-func (x *index[T]) set(v T, key int64, seq uint64) {
+// set puts v in x with key, or moves it there if it is in x.
+func (x *index[T]) set(v T, key int64) {
 	if it := x.at(v); it != nil {
-		if it.key == key && it.seq == seq {
+		if it.key == key {
 			return
 		}
 		if p := *x.place(v); p > 0 {
-			it.key, it.seq = key, seq
+			it.key = key
 			if !x.down(int(p - 1)) {
 				x.up(int(p - 1))
 			}
@@ -101,13 +123,13 @@ func (x *index[T]) set(v T, key int64, seq uint64) {
 		}
 		x.remove(v)
 	}
-	it := item[T]{key, seq, v}
+	it := item[T]{key, v}
 	if n := len(x.fifo); x.head == n || !it.before(&x.fifo[n-1]) {
-		x.fifo = append(x.fifo, it)
+		x.fifo = append(grow(x.fifo), it)
 		*x.place(v) = -int32(len(x.fifo))
 		return
 	}
-	x.heap = append(x.heap, it)
+	x.heap = append(grow(x.heap), it)
 	x.up(len(x.heap) - 1)
 }
 
@@ -122,6 +144,12 @@ func (x *index[T]) remove(v T) {
 		var none T
 		x.fifo[-p-1].v = none
 		x.holes++
+		// Neither end of the FIFO is a hole: first reads its head, and
+		// set compares a new value with its last item.
+		for n := len(x.fifo); n > x.head && x.fifo[n-1].v == none; n-- {
+			x.fifo = x.fifo[:n-1]
+			x.holes--
+		}
 		for x.head < len(x.fifo) && x.fifo[x.head].v == none {
 			x.head++
 			x.holes--

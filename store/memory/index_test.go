@@ -13,6 +13,7 @@ import (
 func (x *index[T]) check() error {
 	var none T
 	holes := 0
+	prev := -1 // the last value seen in the FIFO
 	for i, it := range x.fifo {
 		switch {
 		case it.v == none && i < x.head:
@@ -23,9 +24,16 @@ func (x *index[T]) check() error {
 		case *x.place(it.v) != -int32(i+1):
 			return fmt.Errorf("the value at %d of the FIFO has place %d", i, *x.place(it.v))
 		}
-		if i > x.head && it.before(&x.fifo[i-1]) {
-			return fmt.Errorf("the FIFO's item at %d sorts before the one at %d", i, i-1)
+		if it.v == none {
+			continue
 		}
+		if prev >= 0 && it.before(&x.fifo[prev]) {
+			return fmt.Errorf("the FIFO's item at %d sorts before the one at %d", i, prev)
+		}
+		prev = i
+	}
+	if n := len(x.fifo); n > x.head && x.fifo[n-1].v == none {
+		return fmt.Errorf("the FIFO ends with a hole")
 	}
 	if holes != x.holes || x.head < len(x.fifo) && x.fifo[x.head].v == none {
 		return fmt.Errorf("the FIFO holds %d holes, not %d, or starts with one", holes, x.holes)
@@ -44,21 +52,25 @@ func (x *index[T]) check() error {
 	return nil
 }
 
+// val is a value of the index in TestIndex.
+type val struct {
+	place int32
+	key   int64
+	seq   uint32
+	in    bool
+}
+
+func (v *val) tie() uint32 { return v.seq }
+
 // TestIndex checks an index against a plain slice sorted by key and seq
 // through random adds (half of them in order, as most are in the store),
 // moves, removals and takings of the least value.
 func TestIndex(t *testing.T) {
-	type val struct {
-		place int32
-		key   int64
-		seq   uint64
-		in    bool
-	}
 	r := rand.New(rand.NewPCG(1, 2))
 	x := index[*val]{place: func(v *val) *int32 { return &v.place }}
 	vals := make([]*val, 300)
 	for i := range vals {
-		vals[i] = &val{seq: uint64(r.IntN(50))} // ties among seqs too
+		vals[i] = &val{seq: uint32(r.IntN(50))} // ties among seqs too
 	}
 	sorted := func() []*val {
 		var in []*val
@@ -81,7 +93,7 @@ func TestIndex(t *testing.T) {
 				v.key = last - int64(r.IntN(100))
 			}
 			last = max(last, v.key)
-			x.set(v, v.key, v.seq)
+			x.set(v, v.key)
 			if v.place < 0 {
 				fifo++
 			}

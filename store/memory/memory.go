@@ -105,6 +105,10 @@ type job struct {
 	due     int32   // place in Store.due (see index)
 }
 
+// tie orders jobs whose keys are equal in an index: by creation (see
+// Store.randomTies).
+func (j *job) tie() uint32 { return j.seq }
+
 // more is what a job keeps once it has been claimed, has history, is in a
 // final state, or has a record without compact form.
 type more struct {
@@ -174,7 +178,7 @@ func (s *Store) set(j *job, r *scheduler.JobRecord, keep bool) {
 		j.coll.count(st, 1)
 	}
 	if j.state().Final() {
-		s.finals.set(j, timeKey(j.updated()), uint64(j.seq))
+		s.finals.set(j, timeKey(j.updated()))
 	} else if j.more != nil {
 		s.finals.remove(j)
 	}
@@ -192,12 +196,12 @@ func (s *Store) reindex(j *job) {
 		}
 	case m != nil && m.leaseOwner != "" && m.leaseUntil.After(due):
 		s.due.remove(j)
-		s.leased.set(j, timeKey(m.leaseUntil), uint64(j.seq))
+		s.leased.set(j, timeKey(m.leaseUntil))
 	default:
 		if m != nil {
 			s.leased.remove(j)
 		}
-		s.due.set(j, timeKey(due), uint64(j.seq))
+		s.due.set(j, timeKey(due))
 	}
 }
 
@@ -243,7 +247,7 @@ func (s *Store) appendHistory(j *job, hist []scheduler.HistoryEntry) {
 			oldest, ok = k, true
 		}
 	}
-	s.aged.set(j, oldest, uint64(j.seq))
+	s.aged.set(j, oldest)
 	if s.perJob > 0 && len(m.hist) > s.perJob {
 		s.over[j] = struct{}{}
 	}
@@ -645,7 +649,7 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 				for _, h := range m.hist[1:] {
 					oldest = min(oldest, timeKey(h.EndTime))
 				}
-				s.aged.set(j, oldest, uint64(j.seq))
+				s.aged.set(j, oldest)
 			}
 			pause()
 		}
