@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 )
 
 // TestRecordClaimedCopy covers Record of the copy that ClaimDue returned,
@@ -95,4 +97,53 @@ func claimOne(t *testing.T, s *Store, at time.Time) *scheduler.JobRecord {
 		t.Fatalf("ClaimDue = %v, %v; want one job", got, err)
 	}
 	return got[0]
+}
+
+// TestClaimFillsSpareRecords checks that a record RecordBatch took over
+// and did not keep is filled in by a later claim, as a copy the claimant
+// owns: the same record as a new one would be, pointing to instants of its
+// own.
+func TestClaimFillsSpareRecords(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	job := func(name string, due time.Time) *scheduler.JobRecord {
+		return &scheduler.JobRecord{Collection: "c", Name: name, State: scheduler.JobEnabled,
+			Job:     &scheduler.Job{Action: action.Action{Type: "Custom", Custom: []byte(`{"a":1}`)}},
+			Created: now, Updated: now,
+			Status:   scheduler.JobStatus{NextExecutionTime: new(due)},
+			Schedule: scheduler.JobSchedule{Anchor: now, DueAt: due, NextOccurrence: due}}
+	}
+	s := storeWith(t, job("first", now), job("second", now.Add(time.Second)))
+	first := claimOne(t, s, now)
+	// first ran and has no more occurrence: its record has a compact form.
+	first.Schedule.DueAt, first.Schedule.NextOccurrence, first.Status.NextExecutionTime = time.Time{}, time.Time{}, nil
+	first.State, first.Status.ExecutionCount, first.Status.LastExecutionTime = scheduler.JobCompleted, 1, new(now)
+	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: first}}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if len(s.spare) != 1 || s.spare[0] != first {
+		t.Fatalf("spare = %v, want the record RecordBatch took over", s.spare)
+	}
+	want, err := s.GetJob(ctx, "c", "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := claimOne(t, s, now.Add(time.Second))
+	if second != first {
+		t.Fatal("the claim did not fill in the spare record")
+	}
+	want.Version, want.LeaseOwner, want.LeaseUntil = second.Version, second.LeaseOwner, second.LeaseUntil
+	if diff := cmp.Diff(want, second); diff != "" {
+		t.Errorf("claimed record differs from GetJob's (-want +got):\n%s", diff)
+	}
+	// The claimant owns it: changing it changes nothing stored.
+	*second.Status.NextExecutionTime = now.Add(time.Hour)
+	second.Job.Action.Custom[1] = 'b'
+	again, err := s.GetJob(ctx, "c", "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Status.NextExecutionTime.Equal(now.Add(time.Second)) || string(again.Job.Action.Custom) != `{"a":1}` {
+		t.Errorf("changing the claimed record changed the store: %v, %s", again.Status.NextExecutionTime, again.Job.Action.Custom)
+	}
 }

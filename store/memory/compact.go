@@ -85,12 +85,16 @@ func (j *job) whole() *scheduler.JobRecord {
 }
 
 // read returns a copy of j's record that the caller owns.
-func (j *job) read() *scheduler.JobRecord {
+func (j *job) read() *scheduler.JobRecord { return j.readInto(nil) }
+
+// readInto is read filling in into, a zero record, unless it is nil or
+// j's record is kept whole.
+func (j *job) readInto(into *scheduler.JobRecord) *scheduler.JobRecord {
 	var r *scheduler.JobRecord
 	if w := j.whole(); w != nil {
 		r = w.Clone()
 	} else {
-		r = j.record()
+		r = j.record(into)
 	}
 	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version
 	if m := j.more; m != nil {
@@ -172,17 +176,23 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 }
 
 // record returns j's record, kept in compact form, as a copy that shares
-// nothing with j; its Collection, Name, Version and lease are left for the
-// caller to set.
-func (j *job) record() *scheduler.JobRecord {
+// nothing with j: into when it is not nil (a zero record), else a new one.
+// Its Collection, Name, Version and lease are left for the caller to set.
+func (j *job) record(into *scheduler.JobRecord) *scheduler.JobRecord {
 	c := &j.rec
-	// The record and the instants its Status points to, in one
-	// allocation.
-	b := new(struct {
-		rec        scheduler.JobRecord
-		last, next time.Time
-	})
-	r := &b.rec
+	// times holds the instants that the Status points to (the last
+	// execution, the next): in the same allocation as a new record.
+	var times *[2]time.Time
+	r := into
+	if r == nil {
+		b := new(struct {
+			rec   scheduler.JobRecord
+			times [2]time.Time
+		})
+		r, times = &b.rec, &b.times
+	} else if c.flags&(nextExec|ranPart) != 0 {
+		times = new([2]time.Time)
+	}
 	updated, next := instant(c.updated), instant(c.next)
 	*r = scheduler.JobRecord{Job: c.def.Clone(), State: compactStates[c.st], ETag: c.etag, Created: updated, Updated: updated,
 		Schedule: scheduler.JobSchedule{Anchor: updated, NextOccurrence: next, LastFailed: c.flags&lastFailed != 0}}
@@ -190,15 +200,15 @@ func (j *job) record() *scheduler.JobRecord {
 		r.Schedule.DueAt = next
 	}
 	if c.flags&nextExec != 0 {
-		b.next = next
-		r.Status.NextExecutionTime = &b.next
+		times[1] = next
+		r.Status.NextExecutionTime = &times[1]
 	}
 	if c.flags&ranPart != 0 {
 		rn := &j.more.ran
 		r.Created, r.Schedule.Anchor = instant(rn.created), instant(rn.anchor)
 		if rn.lastExec {
-			b.last = instant(rn.last)
-			r.Status.LastExecutionTime = &b.last
+			times[0] = instant(rn.last)
+			r.Status.LastExecutionTime = &times[0]
 		}
 		r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = rn.executions, rn.failures, rn.faults
 		r.Schedule.Occurrences, r.Schedule.Counted = rn.occurrences, rn.counted
