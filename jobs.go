@@ -133,8 +133,10 @@ func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, crea
 	if err != nil {
 		return nil, err
 	}
-	job := new(*opened) // def keeps its state, for the caller
-	if !parsed || opened != def {
+	var job *Job
+	if parsed && opened == def {
+		job = new(*opened) // def keeps its state, for the caller
+	} else {
 		opts := s.parseOptions(now)
 		opts.Created = created
 		if err := opened.Validate(&opts); err != nil {

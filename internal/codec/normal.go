@@ -48,9 +48,12 @@ func (n *normalizer) value(v reflect.Value, p *plan) {
 	}
 	switch p.kind {
 	case timeKind:
-		t, ok := jsonTime(v.Interface().(time.Time))
+		// Through a pointer, which an interface holds without an
+		// allocation (v is addressable: Normalize starts from a pointer).
+		tp := v.Addr().Interface().(*time.Time)
+		t, ok := jsonTime(*tp)
 		n.refused = n.refused || !ok
-		v.Set(reflect.ValueOf(t))
+		*tp = t
 		n.size += timeSize
 	case durationKind:
 		n.size += durationSize
