@@ -26,7 +26,9 @@ import (
 // shares no memory with what the store holds, so the caller may change any
 // member of it, the definition included, without changing what is stored
 // (a store that decodes what it reads gets this for free; one that keeps
-// Go values, as store/memory does, returns copies). Likewise a record given
+// Go values, as store/memory does, returns copies). The records of one
+// answer may share a definition with each other (the SQL stores decode a
+// definition that several claimed jobs hold once). Likewise a record given
 // to PutCollection, PutJob or Record stays the caller's: changing it once
 // the call returns changes nothing stored. [BatchRecorder.RecordBatch] is
 // the one method that takes over what it is given. storetest checks both.

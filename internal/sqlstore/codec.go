@@ -107,8 +107,8 @@ func arg(n int64, ok bool) any {
 	return n
 }
 
-// NormJob returns a copy of j with every time in UTC, as stores return it.
-// The definition is shared, as it is immutable.
+// NormJob returns a deep copy of j with every time in UTC, as stores
+// return it.
 func NormJob(j *scheduler.JobRecord) *scheduler.JobRecord {
 	r := j.Clone()
 	normJob(r)
@@ -137,13 +137,13 @@ func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
 // EncodeJobShared is EncodeJob for one of several records written
 // together (a batch): the definition of a record that shares its
 // definition with one encoded before (the same *Job, as the records of
-// one claim share theirs) is not encoded again; defs, when not nil,
-// gains the definitions encoded. A definition does not change while it
-// is being written.
+// one answer of DecodeJobShared may) is not encoded again; defs, when not
+// nil, gains the definitions encoded. A definition does not change while
+// it is being written.
 func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*JobRow, error) {
 	def, ok := defs[j.Job]
 	if !ok || j.Job == nil {
-		b, err := codec.Marshal(j.Job) // NormJob leaves the definition as it is
+		b, err := codec.Marshal(j.Job)
 		if err != nil {
 			return nil, fmt.Errorf("encode definition of job %q: %w", j.ID(), err)
 		}
@@ -152,8 +152,11 @@ func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*J
 			defs[j.Job] = def
 		}
 	}
-	// The status and schedule of a copy with its times in UTC.
-	r := NormJob(j)
+	// The status and schedule of a copy with its times in UTC; the
+	// definition, written above, stays out of the copy.
+	noDef := *j
+	noDef.Job = nil
+	r := NormJob(&noDef)
 	st, err := codec.Marshal(r.Status)
 	if err != nil {
 		return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
@@ -181,9 +184,10 @@ func DecodeJob(row *JobRow) (*scheduler.JobRecord, error) {
 }
 
 // DecodeJobShared is DecodeJob for one of several rows read together
-// (a claim): a definition whose text defs holds is not decoded again but
-// shared, as definitions are immutable (records and their clones share
-// theirs); defs, when not nil, gains the definitions decoded.
+// (a claim): a definition whose text defs holds is not decoded again, so
+// the records of one answer may share a definition (they are all the
+// caller's; the store keeps nothing of them); defs, when not nil, gains
+// the definitions decoded.
 func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.JobRecord, error) {
 	r := &scheduler.JobRecord{
 		Collection: row.Collection, Name: row.Name, State: scheduler.JobState(row.State), ETag: row.ETag,
