@@ -219,7 +219,7 @@
 // storagequeue.Register and servicebus.Register add one of them. What each
 // import brings to a program (Go 1.26, linux/amd64, default build flags):
 //
-//	the root package and a store/memory Scheduler   7.8 MB, 12 packages outside the standard library
+//	the root package and a store/memory Scheduler   7.9 MB, 19 packages outside the standard library
 //	+ store/sqlite                                   +4.5 MB (modernc.org/sqlite)
 //	+ action/azure                                   +2 MB (azcore, azqueue, azservicebus, go-amqp, x/net/http2)
 //
