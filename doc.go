@@ -96,10 +96,15 @@
 // failure. Input that is not JSON at all gives a single [*SyntaxError]
 // naming the line and column. Problems concerning the document as a whole
 // (its size, a top level that is not an object) have the path "job".
-// Unknown members are errors ("action.request.urii: unknown field"), so a
-// typo cannot silently drop part of a definition; the older names
-// "httpAuthentication" (for authentication) and "certificateExpiration"
-// (for certificateExpirationDate) are accepted. A value of the wrong JSON
+// Unknown members are errors ("action.request.urii: unknown field, did you
+// mean "uri"?"), so a typo cannot silently drop part of a definition; a
+// name close to a valid one, or a misspelt enumeration value, is answered
+// with the valid names closest to it (at most two edits away), and a
+// member given one level too high with where it belongs
+// ("recurrence.monthDays: unknown field, it belongs in
+// recurrence.schedule"). The older names "httpAuthentication" (for
+// authentication) and "certificateExpiration" (for
+// certificateExpirationDate) are accepted. A value of the wrong JSON
 // type is reported once, at its path (recurrence.interval: "two" is not an
 // integer).
 //

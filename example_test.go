@@ -44,7 +44,7 @@ func ExampleParseJob_errors() {
 	}
 	// Output:
 	// action.request.uri: is required
-	// action.request.urii: unknown field
+	// action.request.urii: unknown field, did you mean "uri"?
 	// recurrence.interval: "two" is not an integer
 	// recurrence.schedule.hours[1]: 25 is not an hour (0-23)
 	// state: "Completed" cannot be set; a job becomes Completed or Faulted when its last occurrence has run (use Enabled or Disabled)

@@ -87,7 +87,7 @@ func TestTypedHandlerOneRegistration(t *testing.T) {
 	}
 	_, err = s.PutJob(ctx, "c", "go-bad", &scheduler.Job{Action: action.Action{Type: "Digest", Payload: map[string]any{"to": 1, "team": "a"}},
 		State: scheduler.JobDisabled}, nil)
-	if diff := cmp.Diff([]string{"action.custom.team: unknown field", "action.custom.to: 1 is not a string"}, paths(err)); diff != "" {
+	if diff := cmp.Diff([]string{`action.custom.team: unknown field, did you mean "teams"?`, "action.custom.to: 1 is not a string"}, paths(err)); diff != "" {
 		t.Errorf("PutJob of a bad Go payload: errors (-want +got):\n%s", diff)
 	}
 	_, err = s.PutJob(ctx, "c", "go-both", &scheduler.Job{Action: action.Action{Type: "Digest", Payload: Digest{}, Custom: []byte(`{}`)}}, nil)

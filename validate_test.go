@@ -58,13 +58,13 @@ func TestParseJobRules(t *testing.T) {
 
 		// Unknown fields and duplicates.
 		{name: "unknown field", in: withRequest(`{"urii": "https://example.com/", "method": "GET"}`),
-			want: []string{"action.request.uri: is required", "action.request.urii: unknown field"}},
+			want: []string{"action.request.uri: is required", `action.request.urii: unknown field, did you mean "uri"?`}},
 		{name: "unknown top field", in: `{"action": ` + httpAction + `, "recurence": {"frequency": "day"}}`,
-			want: []string{"recurence: unknown field"}},
+			want: []string{`recurence: unknown field, did you mean "recurrence"?`}},
 		{name: "unknown odd key", in: `{"action": ` + httpAction + `, "a b": 1}`,
 			want: []string{`["a b"]: unknown field`}},
 		{name: "unknown schedule field", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "schedule": {"minute": [30], "hour": [8]}}}`,
-			want: []string{"recurrence.schedule.hour: unknown field", "recurrence.schedule.minute: unknown field"}},
+			want: []string{`recurrence.schedule.hour: unknown field, did you mean "hours"?`, `recurrence.schedule.minute: unknown field, did you mean "minutes"?`}},
 		{name: "duplicate key in other case", in: `{"action": ` + httpAction + `, "startTime": "2012-08-04", "StartTime": "2012-08-05"}`,
 			want: []string{`startTime: is a duplicate of "StartTime"`}},
 		{name: "old names accepted", in: withRequest(`{"uri": "https://example.com/", "method": "GET",
@@ -301,7 +301,7 @@ func TestParseJobRules(t *testing.T) {
 			"state": "paused",
 		}`,
 			want: []string{
-				"action.request.bdy: unknown field",
+				`action.request.bdy: unknown field, did you mean "body"?`,
 				`action.request.method: "FETCH" is not an HTTP method (GET, PUT, POST, DELETE, PATCH, HEAD or OPTIONS)`,
 				`action.request.uri: "http://example.com/" is not an https URL, as an Https action requires`,
 				"action.retryPolicy.retryCount: -1 is out of range (0-20)",

@@ -86,7 +86,7 @@ func TestHandlerValidateAction(t *testing.T) {
 		{name: "keys in any case", custom: `{"ID": 7, "Customer": "acme", "LINES": []}`},
 		{name: "nulls", custom: `{"id": null, "lines": null, "note": null, "tags": null}`},
 		{name: "unknown members at every level", custom: `{"id": 1, "custmer": "x", "lines": [{"sku": "a"}, {"sku": "b", "qty": 3}], "Skip": "x"}`,
-			want: []string{"custom.Skip: unknown field", "custom.custmer: unknown field", "custom.lines[1].qty: unknown field"}},
+			want: []string{"custom.Skip: unknown field", `custom.custmer: unknown field, did you mean "customer"?`, "custom.lines[1].qty: unknown field"}},
 		{name: "wrong types", custom: `{"id": "seven", "customer": 5, "lines": {"sku": "a"}, "tags": {"k": 1}, "count": 256,
 			"due": "tomorrow", "ref": 12, "pairs": [1, 2, 3], "byId": {"x": true}, "note": false}`,
 			want: []string{
@@ -134,8 +134,8 @@ func TestHandlerValidatePayload(t *testing.T) {
 		t.Errorf("ValidateAction of an unencodable payload = %q", got)
 	}
 	other := action.Action{Type: "Order", Payload: struct{ Amount int }{5}}
-	if got := fieldErrors(h.ValidateAction(&other)); len(got) != 1 || got[0] != "custom.Amount: unknown field" {
-		t.Errorf("ValidateAction of a payload of another type = %q, want custom.Amount: unknown field", got)
+	if got := fieldErrors(h.ValidateAction(&other)); len(got) != 1 || got[0] != `custom.Amount: unknown field, did you mean "count"?` {
+		t.Errorf("ValidateAction of a payload of another type = %q, want custom.Amount: unknown field, did you mean \"count\"?", got)
 	}
 }
 
@@ -222,7 +222,7 @@ func ExampleHandle() {
 	})
 	// Output:
 	// Report
-	// custom.fromat: unknown field
+	// custom.fromat: unknown field, did you mean "format"?
 	// custom.to: 42 is not a string
 	// send the csv report to ops@example.com (occurrence 3)
 }

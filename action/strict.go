@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/jobclock/scheduler/internal/jsonpath"
+	"github.com/jobclock/scheduler/internal/suggest"
 )
 
 // checkJSON reports every way in which data does not decode into a value
@@ -218,7 +219,11 @@ func (c *strictChecker) checkStruct(path string, obj map[string]any, t reflect.T
 		}
 		switch {
 		case i < 0:
-			c.errs = append(c.errs, &FieldError{Path: pathKey(path, k), Reason: "unknown field"})
+			names := make([]string, len(fields))
+			for j, f := range fields {
+				names[j] = f.name
+			}
+			c.errs = append(c.errs, &FieldError{Path: pathKey(path, k), Reason: "unknown field" + suggest.DidYouMean(k, names)})
 		case matched[i] != "":
 			c.errs = append(c.errs, &FieldError{Path: pathKey(path, k), Reason: fmt.Sprintf("is a duplicate of %q", matched[i])})
 		default:

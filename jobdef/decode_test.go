@@ -34,7 +34,7 @@ func TestDecodeMembersGivenTwice(t *testing.T) {
 			[]string{`action.request.Uri: is a duplicate of "URI"`, `action.request.uri: is a duplicate of "URI"`, `action.request.uri: 5 is not a string`}},
 		{`{"action": ` + h + `, "recurrence": {"frequency": "hour", "interval": 0, "Interval": 2, "count": "3"}}`,
 			[]string{`recurrence.count: "3" is not an integer`, `recurrence.interval: is a duplicate of "Interval"`}},
-		{`{"action": ` + h + `, "properties": {"action": ` + h + `}}`, []string{`action: unknown field`}},
+		{`{"action": ` + h + `, "properties": {"action": ` + h + `}}`, []string{`action: unknown field, it belongs in properties`}},
 		{`{"properties": {"action": ` + h + `, "state": "disabled"}, "id": 1, "Properties": 2, "type": "x", "extra": [1]}`,
 			[]string{`Properties: is a duplicate of "properties"`, `extra: unknown field`, `id: 1 is not a string`}},
 		{`{"action": ` + h + `, "startTime": "yesterday", "state": "Completed"}`,
@@ -46,13 +46,64 @@ func TestDecodeMembersGivenTwice(t *testing.T) {
 	}
 	opts := &jobdef.ParseOptions{ActionTypes: []action.Type{"Kafka"}}
 	for _, tt := range tests {
-		_, err := jobdef.ParseJob([]byte(tt.in), opts)
-		var got []string
-		if err != nil {
-			got = strings.Split(fmt.Sprint(err), "\n")
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
+		if diff := cmp.Diff(tt.want, problemLines(tt.in, opts)); diff != "" {
 			t.Errorf("ParseJob(%s) (-want +got):\n%s", tt.in, diff)
 		}
+	}
+}
+
+// problemLines returns the lines of ParseJob's error for in, nil for none.
+func problemLines(in string, opts *jobdef.ParseOptions) []string {
+	_, err := jobdef.ParseJob([]byte(in), opts)
+	if err == nil {
+		return nil
+	}
+	return strings.Split(fmt.Sprint(err), "\n")
+}
+
+// TestDidYouMean pins the suggestions that come with an unknown member or
+// an enumeration value that is not one: only names valid at that place,
+// and only those close to what was given.
+func TestDidYouMean(t *testing.T) {
+	h := `{"type": "http", "request": {"uri": "http://x/", "method": "get"}}`
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{name: "member typo", in: `{"action": {"type": "http", "request": {"urii": "http://x/", "method": "get"}}}`,
+			want: []string{`action.request.uri: is required`, `action.request.urii: unknown field, did you mean "uri"?`}},
+		{name: "top member typo", in: `{"action": ` + h + `, "recurence": {"frequency": "day"}}`,
+			want: []string{`recurence: unknown field, did you mean "recurrence"?`}},
+		{name: "member one level too high", in: `{"action": ` + h + `, "recurrence": {"frequency": "month", "monthDays": [1]}}`,
+			want: []string{`recurrence.monthDays: unknown field, it belongs in recurrence.schedule`}},
+		{name: "member of the properties beside them", in: `{"properties": {"action": ` + h + `}, "state": "Enabled"}`,
+			want: []string{`state: unknown field, it belongs in properties`}},
+		{name: "envelope member typo", in: `{"properties": {"action": ` + h + `}, "nmae": "x"}`,
+			want: []string{`nmae: unknown field, did you mean "name"?`}},
+		{name: "nothing close", in: `{"action": ` + h + `, "colour": 1}`,
+			want: []string{`colour: unknown field`}},
+		{name: "action type", in: `{"action": {"type": "Htp", "request": {"uri": "http://x/", "method": "get"}}}`,
+			want: []string{`action.type: "Htp" is not an action type, did you mean "Http"?`}},
+		{name: "action type of the host", in: `{"action": {"type": "Kafak", "custom": {}}}`,
+			want: []string{`action.type: "Kafak" is not an action type, did you mean "Kafka"?`}},
+		{name: "enum values", in: `{"action": {"type": "http", "request": {"uri": "http://x/", "method": "GETT"},
+			"retryPolicy": {"retryType": "Fixd"}}, "recurrence": {"frequency": "Minit"}, "state": "Enabld"}`,
+			want: []string{`action.request.method: "GETT" is not an HTTP method, did you mean "GET"?`,
+				`action.retryPolicy.retryType: "Fixd" is not a retry type, did you mean "Fixed"?`,
+				`recurrence.frequency: "Minit" is not a frequency, did you mean "Minute"?`,
+				`state: "Enabld" is not a job state, did you mean "Enabled"?`}},
+		{name: "enum value with nothing close keeps the list", in: `{"action": ` + h + `, "recurrence": {"frequency": "Fortnight"}}`,
+			want: []string{`recurrence.frequency: "Fortnight" is not a frequency (Minute, Hour, Day, Week, Month or Year)`}},
+		{name: "not a list of names", in: `{"action": ` + h + `, "recurrence": {"frequency": "Day", "timeZone": "Europe/Pari"}}`,
+			want: []string{`recurrence.timeZone: "Europe/Pari" is not a known time zone (an IANA name such as "Europe/Paris" or a Windows name such as "W. Europe Standard Time")`}},
+	}
+	opts := &jobdef.ParseOptions{ActionTypes: []action.Type{"Kafka"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, problemLines(tt.in, opts)); diff != "" {
+				t.Errorf("ParseJob(%s) (-want +got):\n%s", tt.in, diff)
+			}
+		})
 	}
 }

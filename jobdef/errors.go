@@ -1,6 +1,7 @@
 package jobdef
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jobclock/scheduler/internal/codec"
 	"github.com/jobclock/scheduler/internal/jsonpath"
+	"github.com/jobclock/scheduler/internal/suggest"
 )
 
 // ErrInvalid is the error that every validation failure matches with
@@ -128,8 +130,36 @@ func (p *problems) addRule(e *ValidationError) {
 			return
 		}
 	}
+	e.Reason = withSuggestion(e.Value, e.Reason)
 	p.errs = append(p.errs, e)
 	p.rank = append(p.rank, 2)
+}
+
+// withSuggestion returns reason, a rule's problem with the string value
+// (JSON text), with "did you mean" in place of the list of names that ends
+// it when one of them is close to value (see package suggest): `"Htp" is
+// not an action type (Http, Https or StorageQueue)` becomes `... is not an
+// action type, did you mean "Http"?`. The rules of every enumeration
+// (action, retry and authentication types, frequencies, weekdays, states,
+// HTTP methods) end their refusal so, with the names valid at that place;
+// a reason of another form is returned as it is.
+func withSuggestion(value, reason string) string {
+	var s string
+	if !strings.HasPrefix(value, `"`) || json.Unmarshal([]byte(value), &s) != nil || !strings.HasSuffix(reason, ")") {
+		return reason
+	}
+	head, list, ok := strings.Cut(reason, " (")
+	if !ok || !strings.HasPrefix(head, "is not ") {
+		return reason
+	}
+	names := strings.FieldsFunc(strings.ReplaceAll(strings.TrimSuffix(list, ")"), " or ", ", "), func(r rune) bool { return r == ',' || r == ' ' })
+	if len(names) < 2 || strings.Count(list, " ") != len(names) {
+		return reason // not a plain list of names
+	}
+	if dym := suggest.DidYouMean(s, names); dym != "" {
+		return head + dym
+	}
+	return reason
 }
 
 // err returns the problems, ordered by path, joined; nil when there are

@@ -186,6 +186,15 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 	return job, "properties"
 }
 
+// envelope is the ARM resource envelope around a job, for what a member
+// it does not have is reported with.
+type envelope struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Properties Job    `json:"properties"`
+}
+
 // envelopeMembers checks the members of the ARM resource envelope {"id",
 // "name", "type", "properties"}, d.root, recording the problems of all but
 // "properties". It returns where the properties object starts, and false
@@ -221,7 +230,7 @@ func (d *decoder) envelopeMembers() (props int, ok bool) {
 		case strings.EqualFold(k, "properties"):
 			d.AddName(k, "is a duplicate of "+strconv.Quote(propsKey))
 		default:
-			d.AddName(jsonpath.Key("", k), "unknown field")
+			d.AddUnknown("", reflect.TypeFor[envelope](), k)
 		}
 	}
 	s.Seek(props)

@@ -51,7 +51,7 @@ func TestValidate(t *testing.T) {
 			stderrHas: []string{
 				`action.request.method: "FETCH" is not an HTTP method (GET, PUT, POST, DELETE, PATCH, HEAD or OPTIONS)` + "\n" +
 					"recurrence.schedule.hours[1]: 25 is not an hour (0-23)\n" +
-					"statee: unknown field\n",
+					"statee: unknown field, did you mean \"state\"?\n",
 			}},
 		{name: "syntax error", args: []string{"validate", "-"}, stdin: "{\n  \"action\": }", code: 1,
 			stderrHas: []string{"line 2, column 13: "}},

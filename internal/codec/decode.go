@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/internal/jsonpath"
+	"github.com/jobclock/scheduler/internal/suggest"
 	"github.com/jobclock/scheduler/retry"
 )
 
@@ -468,7 +469,8 @@ func (d *Decoder) Member(st *Struct, name []byte) bool {
 		}
 		if n := string(name); !slices.Contains(st.unknown, n) {
 			st.unknown = append(st.unknown, n)
-			d.AddName(jsonpath.Key(d.Path(), n), "unknown field")
+			path := d.Path()
+			d.AddName(jsonpath.Key(path, n), "unknown field"+p.misplaced(path, n))
 		}
 		return s.Skip()
 	}
@@ -497,6 +499,37 @@ func (d *Decoder) Member(st *Struct, name []byte) bool {
 	d.field(fv, &p.fields[f])
 	m.to = int32(len(d.Problems))
 	return s.Err() == nil
+}
+
+// AddUnknown records that the struct type t, read at path, has no member
+// called name, as Member does: with where such a member belongs, or the
+// members close to it.
+func (d *Decoder) AddUnknown(path string, t reflect.Type, name string) {
+	d.AddName(jsonpath.Key(path, name), "unknown field"+planOf(t, d.Rules).misplaced(path, name))
+}
+
+// misplaced returns what to add to "unknown field" for a member name
+// that the struct of p does not have, at path: where a member of that name
+// belongs (", it belongs in recurrence.schedule") when a struct member of
+// p has one, or else the members of p close to it (see package suggest).
+func (p *plan) misplaced(path, name string) string {
+	var under []string
+	names := make([]string, 0, len(p.fields))
+	for _, f := range p.fields {
+		if p.ignored[strings.ToLower(f.name)] {
+			continue
+		}
+		names = append(names, f.name)
+		if c := f.plan; c.kind == structKind && slices.ContainsFunc(c.fields, func(g field) bool {
+			return strings.EqualFold(g.name, name) && !c.ignored[strings.ToLower(g.name)]
+		}) {
+			under = append(under, jsonpath.Key(path, f.name))
+		}
+	}
+	if len(under) > 0 {
+		return ", it belongs in " + suggest.Or(under, func(s string) string { return s })
+	}
+	return suggest.DidYouMean(name, names)
 }
 
 // EndStruct records, after the members of st, the spellings of members
