@@ -95,7 +95,8 @@
 // and errors.Is(err, ErrInvalid) reports whether err is a validation
 // failure. Input that is not JSON at all gives a single [*SyntaxError]
 // naming the line and column. Problems concerning the document as a whole
-// (its size, a top level that is not an object) have the path "job".
+// (its size, a top level that is not an object, input that holds no value
+// at all) have the path "job".
 // Unknown members are errors ("action.request.urii: unknown field, did you
 // mean "uri"?"), so a typo cannot silently drop part of a definition; a
 // name close to a valid one, or a misspelt enumeration value, is answered

@@ -379,7 +379,6 @@ func TestParseJobSyntaxErrors(t *testing.T) {
 	}{
 		{"missing value", "{\n  \"action\": ,\n}", 2, 13, ""},
 		{"unterminated", "{\n  \"action\": {\n", 3, 1, "EOF"},
-		{"empty", "", 1, 1, "EOF"},
 		{"bad literal", "{\"state\": enabled}", 1, 11, "invalid"},
 		{"two values", "{} {}", 1, 4, ""},
 	}

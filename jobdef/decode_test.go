@@ -63,7 +63,7 @@ func problemLines(in string, opts *jobdef.ParseOptions) []string {
 
 // TestDidYouMean pins the suggestions that come with an unknown member or
 // an enumeration value that is not one: only names valid at that place,
-// and only those close to what was given.
+// and only those close to what was given; and what empty input is told.
 func TestDidYouMean(t *testing.T) {
 	h := `{"type": "http", "request": {"uri": "http://x/", "method": "get"}}`
 	tests := []struct {
@@ -87,6 +87,7 @@ func TestDidYouMean(t *testing.T) {
 			want: []string{`action.type: "Htp" is not an action type, did you mean "Http"?`}},
 		{name: "action type of the host", in: `{"action": {"type": "Kafak", "custom": {}}}`,
 			want: []string{`action.type: "Kafak" is not an action type, did you mean "Kafka"?`}},
+		{name: "empty", in: " \n// nothing\n", want: []string{`job: is empty; a job definition is a JSON object such as {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}`}},
 		{name: "enum values", in: `{"action": {"type": "http", "request": {"uri": "http://x/", "method": "GETT"},
 			"retryPolicy": {"retryType": "Fixd"}}, "recurrence": {"frequency": "Minit"}, "state": "Enabld"}`,
 			want: []string{`action.request.method: "GETT" is not an HTTP method, did you mean "GET"?`,

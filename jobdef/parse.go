@@ -108,6 +108,10 @@ func ParseJobDocument(data []byte, opts *ParseOptions) (job *Job, at string, err
 	job, at = d.decode(data)
 	if err := d.Scanner.Err(); err != nil {
 		se := err.(*jsonc.SyntaxError)
+		if d.Scanner.Size() == 0 && se.Msg == "parsing value: unexpected EOF" {
+			// Nothing but whitespace and comments.
+			return nil, "", &ValidationError{Path: rootPath, Reason: `is empty; a job definition is a JSON object such as {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}`}
+		}
 		return nil, "", &SyntaxError{Line: se.Line, Column: se.Column, Msg: se.Msg}
 	}
 	p := problemsOf(d.Problems)

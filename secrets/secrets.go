@@ -208,12 +208,22 @@ func writeNew(path, text string) error {
 	if err := os.Link(tmp.Name(), path); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			// Name the file, not the temporary one linked to it.
-			return fmt.Errorf("%s already exists; a key file is never overwritten: %w", path, fs.ErrExist)
+			return &existsError{path}
 		}
 		return err
 	}
 	return nil
 }
+
+// existsError reports that a key file to write is there already. It
+// matches fs.ErrExist.
+type existsError struct{ path string }
+
+func (e *existsError) Error() string {
+	return e.path + " already exists; a new key is written only where no file is (give another name)"
+}
+
+func (e *existsError) Is(target error) bool { return target == fs.ErrExist }
 
 // WriteKeyFile creates a file at path (mode 0600) holding a new random key
 // and returns the key. It fails when the file exists.

@@ -128,8 +128,12 @@ func TestResealCommand(t *testing.T) {
 	if fi, err := os.Stat(newKey); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("keygen wrote %v, %v; want a 0600 file", fi, err)
 	}
+	errb.Reset()
 	if code := run([]string{"keygen", newKey}, nil, &out, &errb); code != 1 {
 		t.Errorf("keygen over an existing file = %d, want 1", code)
+	}
+	if got, want := errb.String(), "jobclock keygen: "+newKey+" already exists; a new key is written only where no file is (give another name)\n"; got != want {
+		t.Errorf("keygen over an existing file says %q, want %q", got, want)
 	}
 	keys, _ := secrets.ReadKeyFile(newKey)
 

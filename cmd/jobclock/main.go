@@ -3,19 +3,26 @@
 //
 // Usage:
 //
-//	jobclock validate FILE|-
+//	jobclock validate [-min-retry-interval D] FILE|-...
 //	jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-
-//	jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] -cron SPEC
+//	jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-cron] SPEC
 //	jobclock run [flags] FILE...
 //	jobclock serve [flags]
 //	jobclock reseal (-db FILE | -postgres DSN) [-key-file NEW] [-old-key-file OLD]...
 //	jobclock keygen FILE
+//	jobclock version
 //	jobclock help
 //
-// validate prints "ok" for a valid job definition and exits 0; for an
-// invalid one it prints one line per problem to standard error, "PATH:
-// message" (or "line L, column C: message" for input that is not JSON),
-// and exits 1.
+// validate checks each FILE as run would load it: a job definition or a
+// collection file (see "jobclock run -h"), with the same options (retries
+// as often as -min-retry-interval, 15s by default). It prints "ok" for a
+// valid file; for an invalid one it prints one line per problem to
+// standard error, "PATH: message" (or "line L, column C: message" for
+// input that is not JSON), where PATH is the JSON path in the file
+// ("jobs.hello.action.type"). Given several files, it puts "FILE: " before
+// each line. It exits 1 when a file is invalid. A name close to the one
+// expected gets a "did you mean" (action.request.urii: unknown field, did
+// you mean "uri"?).
 //
 // next prints the first N (default 10) occurrences the job would run if it
 // were created at TIME (default now), one per line in RFC 3339 with
@@ -36,6 +43,8 @@
 // crontab line can become a job definition; a job definition may also
 // carry the spec itself as recurrence.cron. An invalid spec exits 1 with
 // the field at fault ("-cron: field 2 (hours): 24 is out of range 0-23").
+// An operand that is no file but has spaces or starts with '@' ("0 9 * *
+// *", "@daily") is taken as a spec, as if given with -cron.
 //
 // run loads job definitions into an embedded scheduler, runs them and
 // prints each history entry as a JSON line; serve runs the scheduler with
@@ -47,6 +56,9 @@
 //
 // reseal seals every secret stored in a database with a new key, for key
 // rotation (see "jobclock reseal -h"); keygen writes a new key file.
+//
+// version prints the module version, the commit jobclock was built from
+// (when the build stamped one) and the version of the library it embeds.
 //
 // FILE "-" reads standard input. Exit status 2 means a usage error; 1 an
 // invalid job or an unreadable file.
@@ -64,16 +76,19 @@ func main() {
 }
 
 const usage = `Usage:
-  jobclock validate FILE|-                     check a job definition; prints ok or one line per problem
+  jobclock validate FILE|-...                  check job definitions or collection files as run loads them;
+                                               prints ok or one line per problem
   jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-
                                                list the next N (default 10) occurrences of a job created at TIME (default now),
                                                after its schedule in words (on stderr; -q: not); -local: in the job's zone
-  jobclock next [-tz ZONE] [-json] -cron SPEC  the same for a cron spec; -json prints the recurrence it stands for
+  jobclock next [-tz ZONE] [-json] [-cron] SPEC
+                                               the same for a cron spec ("0 9 * * *"); -json prints the recurrence it stands for
   jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)
   jobclock serve [flags]                       run the scheduler with its REST API and dashboard (see jobclock serve -h)
   jobclock reseal (-db FILE | -postgres DSN) [-key-file NEW] [-old-key-file OLD]...
                                                seal every stored secret with the key NEW (see jobclock reseal -h)
   jobclock keygen FILE                         write a new secrets key to FILE (mode 0600)
+  jobclock version                             print the version and the commit jobclock was built from
   jobclock help                                show this text
 
 FILE - reads standard input. Times are ISO 8601 ("2026-01-05T09:00Z"); occurrences print in UTC.
@@ -99,6 +114,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return resealCmd(rest, stdout, stderr)
 	case "keygen":
 		return keygenCmd(rest, stdout, stderr)
+	case "version", "-version", "--version":
+		return versionCmd(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

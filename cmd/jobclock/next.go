@@ -22,7 +22,7 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-")
-		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] -cron SPEC")
+		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-cron] SPEC")
 		fs.PrintDefaults()
 	}
 	operands, err := parseArgs(fs, args)
@@ -34,6 +34,15 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cronSet := false
 	fs.Visit(func(f *flag.Flag) { cronSet = cronSet || f.Name == "cron" })
+	if !cronSet && len(operands) == 1 {
+		switch asCron, err := cronOperand(operands[0]); {
+		case err != nil:
+			fmt.Fprintf(stderr, "jobclock next: %v\n", err)
+			return 1
+		case asCron:
+			*spec, cronSet, operands = operands[0], true, nil
+		}
+	}
 	if cronSet != (len(operands) == 0) || len(operands) > 1 || !cronSet && (*tz != "" || *asJSON) {
 		fs.Usage()
 		return 2

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,6 +13,10 @@ func TestNext(t *testing.T) {
 		"recurrence": {"frequency": "day", "interval": 2}}`
 	quarterlyDecember := `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
 		"recurrence": {"frequency": "Month", "interval": 3, "schedule": {"months": [12], "monthDays": [1, 14]}}}`
+	spaced := filepath.Join(t.TempDir(), "0 9 * * *.json")
+	if err := os.WriteFile(spaced, []byte(everyOtherDay), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		stdin  string
@@ -113,6 +119,16 @@ func TestNext(t *testing.T) {
   }
 }
 `},
+		{name: "cron without -cron", args: []string{"-n", "2", "-from", "2026-01-03T10:00Z", "0 9 * * 1-5"},
+			stdout: "2026-01-05T09:00:00Z\n2026-01-06T09:00:00Z\n", stderr: "schedule: every week on Monday to Friday at 09:00 (UTC)\n"},
+		{name: "cron descriptor without -cron", args: []string{"-q", "-n", "1", "-from", "2026-01-03T10:00Z", "@daily"},
+			stdout: "2026-01-04T00:00:00Z\n"},
+		{name: "bad cron without -cron", args: []string{"0 24 * * *"}, code: 1,
+			stderr: `jobclock next: "0 24 * * *" is not a file, nor a cron spec (field 2 (hours): 24 is out of range 0-23); preview a spec with -cron "0 24 * * *"` + "\n"},
+		{name: "cron with -tz but without -cron", args: []string{"-tz", "UTC", "-q", "-n", "1", "-from", "2026-01-03T10:00Z", "0 9 * * *"},
+			stdout: "2026-01-04T09:00:00Z\n"},
+		{name: "a file with spaces in its name is a file", args: []string{"-n", "1", "-q", "-from", "2015-04-08T13:00Z", spaced},
+			stdout: "2015-04-09T14:00:00Z\n"},
 		{name: "cron field out of range", args: []string{"-cron", "0 24 * * *"}, code: 1,
 			stderr: "jobclock next: -cron: field 2 (hours): 24 is out of range 0-23\n"},
 		{name: "cron empty", args: []string{"-cron", ""}, code: 1,

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"regexp"
 	"strings"
 
@@ -49,6 +51,24 @@ func cronJob(spec, zone string, asJSON bool, stdout, stderr io.Writer) (*schedul
 		return nil, 0
 	}
 	return &scheduler.Job{Recurrence: r}, 0
+}
+
+// cronOperand reports whether the operand of "jobclock next", which is
+// not a file, is a cron spec given without -cron: it has spaces or starts
+// with '@' ("0 9 * * *", "@daily"), and it parses. It returns an error
+// that says to add -cron when it looks like a spec but does not parse.
+func cronOperand(operand string) (bool, error) {
+	if operand == "-" || !strings.ContainsAny(operand, " \t") && !strings.HasPrefix(operand, "@") {
+		return false, nil
+	}
+	if _, err := os.Stat(operand); !errors.Is(err, fs.ErrNotExist) {
+		return false, nil // a file, or a problem with one that reading it reports
+	}
+	if _, err := recurrence.ParseCron(operand); err != nil {
+		return false, fmt.Errorf("%q is not a file, nor a cron spec (%s); preview a spec with -cron %q",
+			operand, strings.TrimPrefix(err.Error(), "cron: "), operand)
+	}
+	return true, nil
 }
 
 // flatArray matches an array that holds no array or object.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,16 +12,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
-	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/store/postgres"
 )
 
@@ -235,89 +230,26 @@ func summarize(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) strin
 	return b.String()
 }
 
-// collectionFile is the format of a file holding a collection and its jobs.
-type collectionFile struct {
-	Name       string                     `json:"name"`
-	Collection json.RawMessage            `json:"collection"`
-	Jobs       map[string]json.RawMessage `json:"jobs"`
-}
-
-var unsafeName = regexp.MustCompile(`[^-_A-Za-z0-9]`)
-
-// baseName turns a file name into a collection or job name.
-func baseName(path string) string {
-	n := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	return unsafeName.ReplaceAllString(n, "-")
-}
-
 // load reads every file and puts its collection and jobs. Errors name the
-// file and the JSON path.
+// file and the JSON path, one line per problem.
 func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry time.Duration) ([]jobKey, error) {
 	var keys []jobKey
 	var errs []error
-	popts := &scheduler.ParseOptions{MinRetryInterval: minRetry, AllowInsecureAuthentication: true, Now: time.Now()}
-	defaultMade := false
+	popts := loadOptions(minRetry)
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		f, err := readJobFile(path, nil, popts)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &fileError{path, err})
 			continue
 		}
-		std, err := jsonc.Standardize(data)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %v", path, err))
+		if _, err := s.PutCollection(ctx, f.collection, f.def, nil); err != nil {
+			errs = append(errs, fmt.Errorf("%s: collection %q: %w", path, f.collection, err))
 			continue
 		}
-		var probe map[string]json.RawMessage
-		if err := json.Unmarshal(std, &probe); err != nil {
-			errs = append(errs, fmt.Errorf("%s: not a JSON object: %v", path, err))
-			continue
-		}
-		if _, ok := probe["jobs"]; !ok {
-			if !defaultMade {
-				if _, err := s.PutCollection(ctx, "default", nil, nil); err != nil {
-					return nil, err
-				}
-				defaultMade = true
-			}
-			k := jobKey{"default", baseName(path)}
-			if err := putJob(ctx, s, k, data, popts); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", path, err))
-				continue
-			}
-			keys = append(keys, k)
-			continue
-		}
-		var cf collectionFile
-		dec := json.NewDecoder(bytes.NewReader(std))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cf); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %v", path, err))
-			continue
-		}
-		if cf.Name == "" {
-			cf.Name = baseName(path)
-		}
-		var def *scheduler.JobCollection
-		if len(cf.Collection) > 0 {
-			if def, err = scheduler.ParseCollection(cf.Collection); err != nil {
-				errs = append(errs, fmt.Errorf("%s: collection: %w", path, err))
-				continue
-			}
-		}
-		if _, err := s.PutCollection(ctx, cf.Name, def, nil); err != nil {
-			errs = append(errs, fmt.Errorf("%s: collection %q: %w", path, cf.Name, err))
-			continue
-		}
-		names := make([]string, 0, len(cf.Jobs))
-		for n := range cf.Jobs {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			k := jobKey{cf.Name, n}
-			if err := putJob(ctx, s, k, cf.Jobs[n], popts); err != nil {
-				errs = append(errs, fmt.Errorf("%s: jobs.%s: %w", path, n, err))
+		for _, j := range f.jobs {
+			k := jobKey{f.collection, j.name}
+			if _, err := s.PutJob(ctx, k.collection, k.name, j.job, nil); err != nil {
+				errs = append(errs, fmt.Errorf("%s: job %s/%s: %w", path, k.collection, k.name, err))
 				continue
 			}
 			keys = append(keys, k)
@@ -327,15 +259,6 @@ func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry 
 		errs = append(errs, errors.New("the files hold no jobs"))
 	}
 	return keys, errors.Join(errs...)
-}
-
-func putJob(ctx context.Context, s *scheduler.Scheduler, k jobKey, data []byte, popts *scheduler.ParseOptions) error {
-	job, err := scheduler.ParseJob(data, popts)
-	if err != nil {
-		return err
-	}
-	_, err = s.PutJob(ctx, k.collection, k.name, job, nil)
-	return err
 }
 
 // startEcho starts the local HTTP receiver that sample jobs call.

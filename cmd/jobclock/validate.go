@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
+	"slices"
 
 	scheduler "github.com/jobclock/scheduler"
 )
@@ -13,7 +13,12 @@ import (
 func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "Usage: jobclock validate FILE|-") }
+	minRetry := fs.Duration("min-retry-interval", scheduler.DefaultMinRetryInterval,
+		"smallest retryInterval a job may ask for, as with jobclock run")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: jobclock validate [-min-retry-interval D] FILE|-...")
+		fs.PrintDefaults()
+	}
 	operands, err := parseArgs(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -21,18 +26,35 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	if len(operands) != 1 {
+	if len(operands) == 0 {
 		fs.Usage()
 		return 2
 	}
-	// A job without startTime counts from its creation: now, as when it
-	// is put.
-	job, code := loadJob(operands[0], stdin, stderr, "validate", &scheduler.ParseOptions{Created: time.Now()})
-	if job == nil {
-		return code
+	if stdins := len(operands) - len(slices.DeleteFunc(slices.Clone(operands), func(o string) bool { return o == "-" })); stdins > 1 {
+		fmt.Fprintln(stderr, "jobclock validate: - (standard input) may be given once")
+		return 2
 	}
-	fmt.Fprintln(stdout, "ok")
-	return 0
+	popts := loadOptions(*minRetry)
+	code := 0
+	for _, name := range operands {
+		if _, err := readJobFile(name, stdin, popts); err != nil {
+			switch {
+			case !errors.Is(err, scheduler.ErrInvalid):
+				fmt.Fprintf(stderr, "jobclock validate: %v\n", err) // it names the file
+			case len(operands) == 1:
+				printProblems(stderr, "", err)
+			default:
+				fmt.Fprintln(stderr, &fileError{name, err})
+			}
+			code = 1
+			continue
+		}
+		if len(operands) > 1 {
+			fmt.Fprintf(stdout, "%s: ", name)
+		}
+		fmt.Fprintln(stdout, "ok")
+	}
+	return code
 }
 
 // loadJob reads and parses the job in name with opts. On failure it writes
@@ -45,28 +67,8 @@ func loadJob(name string, stdin io.Reader, stderr io.Writer, cmd string, opts *s
 	}
 	job, err := scheduler.ParseJob(data, opts)
 	if err != nil {
-		printProblems(stderr, err)
+		printProblems(stderr, "", err)
 		return nil, 1
 	}
 	return job, 0
-}
-
-// printProblems writes one line per problem in err.
-func printProblems(w io.Writer, err error) {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			printProblems(w, e)
-		}
-		return
-	}
-	var ve *scheduler.ValidationError
-	var se *scheduler.SyntaxError
-	switch {
-	case errors.As(err, &ve):
-		fmt.Fprintln(w, ve.Error())
-	case errors.As(err, &se):
-		fmt.Fprintln(w, se.Error())
-	default:
-		fmt.Fprintln(w, err)
-	}
 }

@@ -33,6 +33,7 @@ const validJob = `{
 }`
 
 func TestValidate(t *testing.T) {
+	validFile := writeJob(t, validJob)
 	tests := []struct {
 		name       string
 		args       []string
@@ -57,8 +58,24 @@ func TestValidate(t *testing.T) {
 			stderrHas: []string{"line 2, column 13: "}},
 		{name: "missing file", args: []string{"validate", filepath.Join(t.TempDir(), "nope.json")}, code: 1,
 			stderrHas: []string{"jobclock validate: ", "nope.json", "no such file"}},
-		{name: "no operand", args: []string{"validate"}, code: 2, stderrHas: []string{"Usage: jobclock validate FILE|-"}},
-		{name: "two operands", args: []string{"validate", "a", "b"}, code: 2, stderrHas: []string{"Usage: jobclock validate FILE|-"}},
+		{name: "no operand", args: []string{"validate"}, code: 2, stderrHas: []string{"Usage: jobclock validate [-min-retry-interval D] FILE|-..."}},
+		{name: "stdin twice", args: []string{"validate", "-", "-"}, code: 2, stderrHas: []string{"- (standard input) may be given once"}},
+		{name: "empty", args: []string{"validate", "-"}, stdin: "\n", code: 1,
+			stderrHas: []string{"job: is empty; a job definition is a JSON object such as {\"action\": "}},
+		{name: "run's demo", args: []string{"validate", "-min-retry-interval", "1s", "../../examples/demo.json"}, code: 0,
+			stdout: "ok\n", stderrNone: true},
+		{name: "run's demo, retries too frequent", args: []string{"validate", "../../examples/demo.json"}, code: 1,
+			stderrHas: []string{`jobs.flaky.action.retryPolicy.retryInterval: "PT2S" is shorter than the minimum of PT15S` + "\n"}},
+		{name: "several files", args: []string{"validate", "-min-retry-interval", "1s", "../../examples/demo.json", "-", validFile}, code: 1,
+			stdin:  `{"name": "x y", "collection": {"properties": {"sku": {"name": "Cheap"}}}, "jobs": {"a": {"action": {"type": "Htp"}}, "9": {}}, "job": 1}`,
+			stdout: "../../examples/demo.json: ok\n" + validFile + ": ok\n",
+			stderrHas: []string{
+				"-: collection.properties.sku.name: ",
+				`-: job: unknown field, did you mean "jobs"?` + "\n",
+				`-: jobs["9"]: is not a valid name: `,
+				`-: jobs.a.action.type: "Htp" is not an action type, did you mean "Http"?` + "\n",
+				"-: name: \"x y\" is not a valid name: ",
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/codec"
+	"github.com/jobclock/scheduler/internal/jsonc"
+	"github.com/jobclock/scheduler/internal/jsonpath"
+	"github.com/jobclock/scheduler/internal/names"
+)
+
+// jobFile is what a FILE of run or validate holds: one job definition,
+// put as job BASENAME in the collection "default", or a collection file
+// (see runUsage).
+type jobFile struct {
+	collection string
+	// def is the collection's definition; nil for the defaults, and for
+	// "default", which is made as it is.
+	def  *scheduler.JobCollection
+	jobs []fileJob // by name
+}
+
+// fileJob is a job of a jobFile.
+type fileJob struct {
+	name string
+	job  *scheduler.Job
+}
+
+// collectionFile is the format of a file holding a collection and its
+// jobs.
+type collectionFile struct {
+	Name       string                     `json:"name"`
+	Collection json.RawMessage            `json:"collection"`
+	Jobs       map[string]json.RawMessage `json:"jobs"`
+}
+
+// fileRules read a collection file: the collection and the jobs are kept
+// as given, for the job parser.
+var fileRules = &codec.Rules{RawAsGiven: true}
+
+// loadOptions are the options with which run and validate parse jobs:
+// retries as often as minRetry, and authentication over http for local
+// tests. A job without startTime counts from now, as when it is put.
+func loadOptions(minRetry time.Duration) *scheduler.ParseOptions {
+	now := time.Now()
+	return &scheduler.ParseOptions{MinRetryInterval: minRetry, AllowInsecureAuthentication: true, Now: now, Created: now}
+}
+
+// readJobFile reads the file at path ("-": standard input) and parses
+// what it holds with popts. Its error is every problem found, joined:
+// each a *scheduler.ValidationError at its JSON path in the file, or a
+// *scheduler.SyntaxError; or the error of reading the file.
+func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*jobFile, error) {
+	data, err := readInput(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	if !isCollectionFile(data) {
+		job, err := scheduler.ParseJob(data, popts)
+		if err != nil {
+			return nil, err
+		}
+		return &jobFile{collection: "default", jobs: []fileJob{{baseName(path), job}}}, nil
+	}
+	var cf collectionFile
+	d := codec.Decoder{Rules: fileRules}
+	d.Reset(data)
+	d.Value(reflect.ValueOf(&cf).Elem())
+	if err := d.Scanner.Finish(); err != nil {
+		se := err.(*jsonc.SyntaxError)
+		return nil, &scheduler.SyntaxError{Line: se.Line, Column: se.Column, Msg: se.Msg}
+	}
+	var errs []error
+	for _, p := range d.Problems {
+		if !p.Dropped {
+			errs = append(errs, &scheduler.ValidationError{Path: p.Path, Value: p.Value, Reason: p.Reason})
+		}
+	}
+	f := &jobFile{collection: cf.Name}
+	if f.collection == "" {
+		f.collection = baseName(path)
+	} else if !names.Valid(cf.Name) {
+		errs = append(errs, &scheduler.ValidationError{Path: "name", Value: strconv.Quote(cf.Name), Reason: nameRule})
+	}
+	if len(cf.Collection) > 0 {
+		f.def, err = scheduler.ParseCollection(cf.Collection)
+		errs = append(errs, under("collection", err)...)
+	}
+	if len(cf.Jobs) == 0 && len(errs) == 0 {
+		errs = append(errs, &scheduler.ValidationError{Path: "jobs", Reason: "holds no jobs"})
+	}
+	for _, n := range slices.Sorted(func(yield func(string) bool) {
+		for n := range cf.Jobs {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		at := jsonpath.Key("jobs", n)
+		if !names.Valid(n) {
+			errs = append(errs, &scheduler.ValidationError{Path: at, Reason: nameRule})
+			continue
+		}
+		job, err := scheduler.ParseJob(cf.Jobs[n], popts)
+		if err != nil {
+			errs = append(errs, under(at, err)...)
+			continue
+		}
+		f.jobs = append(f.jobs, fileJob{n, job})
+	}
+	return f, errors.Join(errs...)
+}
+
+// nameRule is what a collection or job name must be.
+const nameRule = "is not a valid name: 1 to 100 characters, starting with a letter, of letters, digits, '-' and '_'"
+
+// isCollectionFile reports whether data is an object with a member
+// "jobs" (in any case): a collection file, not a job definition.
+func isCollectionFile(data []byte) bool {
+	s := jsonc.NewScanner(data)
+	if s.Kind() != jsonc.Object {
+		return false
+	}
+	found := false
+	s.Object(func(name []byte) bool {
+		found = found || strings.EqualFold(string(name), "jobs")
+		return !found && s.Skip()
+	})
+	return found
+}
+
+// under returns the problems of err, a parser's error, with their paths
+// under at: the place in the file of what was parsed.
+func under(at string, err error) []error {
+	if err == nil {
+		return nil
+	}
+	ves := scheduler.ValidationErrors(err)
+	if len(ves) == 0 {
+		return []error{&scheduler.ValidationError{Path: at, Reason: err.Error()}}
+	}
+	out := make([]error, len(ves))
+	for i, e := range ves {
+		p := at
+		if e.Path != "job" && e.Path != at {
+			p = at + "." + e.Path
+		}
+		out[i] = &scheduler.ValidationError{Path: p, Value: e.Value, Reason: e.Reason}
+	}
+	return out
+}
+
+var unsafeName = regexp.MustCompile(`[^-_A-Za-z0-9]`)
+
+// baseName turns a file name into a collection or job name.
+func baseName(path string) string {
+	n := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return unsafeName.ReplaceAllString(n, "-")
+}
+
+// fileError is what is wrong with the file at path: the problems of what
+// it holds, one line each after the file's name, or the error of reading
+// it, which names the file already.
+type fileError struct {
+	path string
+	err  error
+}
+
+func (e *fileError) Error() string {
+	if !errors.Is(e.err, scheduler.ErrInvalid) {
+		return e.err.Error()
+	}
+	var b strings.Builder
+	printProblems(&b, e.path+": ", e.err)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+// printProblems writes one line per problem in err, each after prefix.
+func printProblems(w io.Writer, prefix string, err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			printProblems(w, prefix, e)
+		}
+		return
+	}
+	fmt.Fprintf(w, "%s%v\n", prefix, err)
+}
