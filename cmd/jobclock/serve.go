@@ -62,6 +62,11 @@ are limited to 64 KiB. On SIGINT or SIGTERM the server stops accepting
 requests, finishes those in flight, then waits for the jobs' attempts in
 flight (at most -shutdown-timeout in all) and exits.
 
+The log (on stderr; -log-format json for one JSON object per line) has a
+WARN line for each faulted occurrence and each failed attempt of an
+errorAction, with the collection, the job, the occurrence's execution_tag
+and the message; -v adds an INFO line for every attempt.
+
 ` + keyUsage + `
 ` + observeUsage + `
 Exit status: 0 after a clean shutdown; 1 when the store cannot be opened,
@@ -101,6 +106,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
 	observe := addObserveFlags(fs)
+	logs := addLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -153,6 +159,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
 	}
+	if err := logs.check(); err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
 	if auth == nil && !serveLoopback(*addr) {
 		fmt.Fprintf(stderr, "jobclock serve: refusing to serve on %s without authentication: give -tokens FILE or set %s, or use a loopback address such as 127.0.0.1:8080\n", *addr, httpapi.TokensEnv)
 		return 2
@@ -162,7 +172,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log := logs.logger(stderr)
 	var certs *certReloader
 	if tlsFlags.enabled() {
 		if certs, err = newCertReloader(tlsFlags.cert, tlsFlags.key, log); err != nil {
@@ -201,7 +211,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer shutdownObservability(obs, log)
 	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg, Secrets: ring,
-		InstanceID: instance, LeaseDuration: *lease, Observer: obs.Observer})
+		InstanceID: instance, LeaseDuration: *lease, Observer: obs.Observer, OnHistory: logs.onHistory(log)})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2

@@ -198,7 +198,7 @@ func endToEnd(t *testing.T, storeArgs ...string) {
 	if err := os.WriteFile(tokens, []byte("# test tokens\n"+token+" sub-e2e\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"-addr", "127.0.0.1:0", "-tokens", tokens, "-min-retry-interval", "1s"}, storeArgs...)
+	args := append([]string{"-addr", "127.0.0.1:0", "-tokens", tokens, "-min-retry-interval", "1s", "-v", "-log-format", "json"}, storeArgs...)
 	bin := buildJobclock(t)
 	srv := startServe(t, bin, args...)
 	ctx := context.Background()
@@ -290,6 +290,26 @@ func endToEnd(t *testing.T, storeArgs ...string) {
 	if r0, r1 := all.Value[0].Properties.RetryCount, all.Value[1].Properties.RetryCount; r0 != 1 || r1 != 0 {
 		t.Errorf("retryCounts newest first = %d, %d; want 1, 0", r0, r1)
 	}
+	// The log says so: a JSON line per attempt (-v) and a WARN line for
+	// the faulted occurrence, all with the occurrence's tag.
+	eventually(t, "the log of broken's attempts", func() error {
+		var attempts, faulted []string // their tags
+		for _, l := range logRecords(t, srv.stderr.String()) {
+			if l["job"] != "broken" || !strings.HasSuffix(fmt.Sprint(l["collection"]), "jc") || l["execution_tag"] == "" {
+				continue
+			}
+			switch tag := fmt.Sprint(l["execution_tag"]); {
+			case l["level"] == "INFO" && l["msg"] == "attempt" && l["status"] == "Failed":
+				attempts = append(attempts, tag)
+			case l["level"] == "WARN" && l["msg"] == "occurrence faulted" && l["attempts"] == 2.0 && strings.Contains(fmt.Sprint(l["message"]), "500"):
+				faulted = append(faulted, tag)
+			}
+		}
+		if len(attempts) != 2 || len(faulted) != 1 || attempts[0] != faulted[0] || attempts[1] != faulted[0] {
+			return fmt.Errorf("attempt lines with tags %q and faulted lines with tags %q, want 2 and 1 of one tag:\n%s", attempts, faulted, srv.stderr)
+		}
+		return nil
+	})
 	if !(all.Value[0].ID < all.Value[1].ID) {
 		t.Errorf("history IDs %q, %q do not sort newest first", all.Value[0].ID, all.Value[1].ID)
 	}
@@ -349,6 +369,19 @@ func endToEnd(t *testing.T, storeArgs ...string) {
 	srv2.stop(t)
 }
 
+// logRecords returns the JSON log lines of serve's stderr.
+func logRecords(t *testing.T, stderr string) []map[string]any {
+	var out []map[string]any
+	for line := range strings.Lines(stderr) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 func TestServeRefusesOpenNonLoopback(t *testing.T) {
 	t.Setenv(httpapi.TokensEnv, "")
 	var out, errb bytes.Buffer
@@ -374,6 +407,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"extra argument", []string{"extra"}, `unexpected argument "extra"`},
 		{"db and postgres", []string{"-db", "x.db", "-postgres", "postgres://x"}, "cannot be used together"},
 		{"schema without postgres", []string{"-schema", "x"}, "-schema needs -postgres"},
+		{"log format", []string{"-log-format", "yaml"}, `-log-format "yaml": use text or json`},
 		{"bad token file", []string{"-tokens", bad}, "token entry 1"},
 		{"missing token file", []string{"-tokens", filepath.Join(dir, "nope")}, "read token file"},
 		{"negative retry", []string{"-min-retry-interval", "-1s"}, "negative"},
