@@ -143,15 +143,16 @@ func TestHTTPFailureMessages(t *testing.T) {
 		}
 	}
 	host := strings.TrimPrefix(refused, "http://")
-	want := "Http Action - Request to host '" + host + "' failed: dial tcp " + host + ": connect: connection refused"
+	want := "Failed: no response from host '" + host + "': dial tcp " + host + ": connect: connection refused"
 	if msgs["refused"] != want {
 		t.Errorf("message of a refused connection =\n%q\nwant\n%q", msgs["refused"], want)
 	}
-	// A response is described by the executor (status, headers, body),
-	// and the error's one-line summary follows.
+	// A response is described by the executor: the outcome and the
+	// status first, which the error's text is, then the body, then the
+	// headers, one per line.
 	m := msgs["missing"]
-	if !strings.HasPrefix(m, "Http Action - Response from host '") || !strings.Contains(m, "Body: no such hook") ||
-		strings.Count(m, "404") != 1 || !strings.HasSuffix(m, "answered 404 Not Found") {
-		t.Errorf("message of a 404 = %q, want the response described once, then its summary", m)
+	if !strings.HasPrefix(m, "Failed: 404 Not Found from host '") || !strings.Contains(m, "\nBody: no such hook\n") ||
+		strings.Count(m, "404") != 1 || !strings.Contains(m, "\nHeaders:\n") || !strings.Contains(m, "\n  Content-Type: text/plain") || strings.Contains(m, "\r") {
+		t.Errorf("message of a 404 = %q, want the status once, first, then the body and the headers, without CR", m)
 	}
 }

@@ -157,7 +157,7 @@ func TestJobPage(t *testing.T) {
 	e.waitHistory("c", "flaky", 1)
 	p = e.get(jobPath("c", "flaky"))
 	wantIn(t, "history", p, `<span class="badge status-Failed">Failed</span> <span class="badge faulted">faulted</span>`,
-		"<summary>Http Action - Response from host", `<pre class="message">`, "broken on purpose\nsecond line of the body")
+		"<summary>Failed: 500 Internal Server Error from host", `<pre class="message">`, "broken on purpose\nsecond line of the body")
 	wantIn(t, "faulted job", p, "A Faulted job does not run again")
 	wantNotIn(t, "faulted job", p, `id="run-now"`, `id="disable"`)
 	wantIn(t, "filter Failed", e.get(jobPath("c", "flaky")+"?status=Failed"), "broken on purpose")

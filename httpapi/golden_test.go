@@ -70,10 +70,10 @@ type env struct {
 var fakeHTTP = action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 	uri := req.Action.Request.URI
 	if strings.Contains(uri, "fail") {
-		return &action.Result{Message: "Http Action - Response from host 'example.com': 'InternalServerError'"},
-			errors.New("500 Internal Server Error")
+		return &action.Result{Message: "Failed: 500 Internal Server Error from host 'example.com'\nBody: broken"},
+			errors.New("500 Internal Server Error from host 'example.com'")
 	}
-	return &action.Result{Message: "Http Action - Response from host 'example.com': 'OK'"}, nil
+	return &action.Result{Message: "Completed: 200 OK from host 'example.com'"}, nil
 })
 
 func newEnv(t *testing.T) *env {

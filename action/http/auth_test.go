@@ -48,7 +48,7 @@ func TestBasicAuthentication(t *testing.T) {
 	req.Action.Request.Headers = map[string]string{"Authorization": "Bearer replaced"}
 	req.Action.Request.Authentication = &action.Authentication{Type: action.AuthBasic, Username: user, Password: password}
 	res, err := execute(t, ex, req)
-	if err != nil || !strings.HasSuffix(res.Message, "Body: welcome") {
+	if err != nil || !strings.Contains(res.Message, "\nBody: welcome\n") {
 		t.Errorf("Execute = %+v, %v; want success", res, err)
 	}
 
@@ -191,7 +191,7 @@ func TestClientCertificateAuthentication(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cn := "client-" + tt.name
 			res, err := execute(t, ex, certRequest(srv.URL, p.pfx(t, tt.enc, cn, "pfx-password"), "pfx-password"))
-			if err != nil || !strings.HasSuffix(res.Message, "Body: hello "+cn) {
+			if err != nil || !strings.Contains(res.Message, "\nBody: hello "+cn+"\n") {
 				t.Errorf("Execute = %+v, %v; want the server to see %s", res, err, cn)
 			}
 		})
@@ -203,7 +203,7 @@ func TestClientCertificateAuthentication(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Path != "request.authentication.password" {
 			t.Fatalf("Execute error = %v, want a *FieldError for request.authentication.password", err)
 		}
-		want := "Http Action - Request to host '" + strings.TrimPrefix(srv.URL, "https://") + "' failed: request.authentication.password: does not open the pfx (incorrect password)"
+		want := "Failed: no response from host '" + strings.TrimPrefix(srv.URL, "https://") + "': request.authentication.password: does not open the pfx (incorrect password)"
 		if res == nil || res.Message != want {
 			t.Errorf("Result = %+v, want message %q", res, want)
 		}
@@ -250,7 +250,7 @@ func TestClientCertificateCache(t *testing.T) {
 	run := func(pfx, password, cn string) {
 		t.Helper()
 		res, err := execute(t, ex, certRequest(srv.URL, pfx, password))
-		if err != nil || !strings.HasSuffix(res.Message, "hello "+cn) {
+		if err != nil || !strings.Contains(res.Message, "\nBody: hello "+cn+"\n") {
 			t.Fatalf("Execute as %s = %+v, %v", cn, res, err)
 		}
 	}
@@ -368,7 +368,7 @@ func TestActiveDirectoryOAuth(t *testing.T) {
 
 	for i := range 3 {
 		res, err := execute(t, ex, oauthRequest(target.URL, "", secret))
-		if err != nil || !strings.HasSuffix(res.Message, "Body: n=1") {
+		if err != nil || !strings.Contains(res.Message, "\nBody: n=1\n") {
 			t.Fatalf("Execute #%d = %+v, %v; want success with token-1", i, res, err)
 		}
 	}
@@ -392,7 +392,7 @@ func TestActiveDirectoryOAuth(t *testing.T) {
 			t.Fatalf("Execute error = %v, want a *RequestError", err)
 		}
 		tokenHost := strings.TrimPrefix(tokenSrv.URL, "http://")
-		want := "failed: token endpoint '" + tokenHost + "' answered 401 Unauthorized: invalid_client: AADSTS7000215: Invalid client secret provided: ***"
+		want := "': token endpoint '" + tokenHost + "' answered 401 Unauthorized: invalid_client: AADSTS7000215: Invalid client secret provided: ***"
 		if !strings.HasSuffix(res.Message, want) {
 			t.Errorf("Message = %q, want suffix %q", res.Message, want)
 		}
@@ -453,8 +453,8 @@ func TestActiveDirectoryOAuthExpiry(t *testing.T) {
 				call := func(wantToken int) {
 					t.Helper()
 					res, err := ex.Execute(context.Background(), oauthRequest("https://target.test/", "", secret))
-					want := fmt.Sprintf("Body: n=%d", wantToken)
-					if err != nil || !strings.HasSuffix(res.Message, want) {
+					want := fmt.Sprintf("\nBody: n=%d\n", wantToken)
+					if err != nil || !strings.Contains(res.Message, want) {
 						t.Fatalf("Execute = %+v, %v; want %q", res, err, want)
 					}
 				}
@@ -487,7 +487,7 @@ func TestActiveDirectoryOAuthSharedFetch(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				res, err := ex.Execute(context.Background(), oauthRequest("https://target.test/", "", secret))
-				if err != nil || !strings.HasSuffix(res.Message, "Body: n=1") {
+				if err != nil || !strings.Contains(res.Message, "\nBody: n=1\n") {
 					t.Errorf("Execute = %+v, %v; want token-1", res, err)
 				}
 			})

@@ -36,17 +36,29 @@
 // failed token request are failures too. Execute returns a nil error on
 // success; on failure it returns a *StatusError (non-2xx response) or a
 // *RequestError (no response), and in both cases a Result whose Message
-// explains the outcome for the job's history, in the form Azure Scheduler
-// used:
+// explains the outcome for the job's history. Its first line is the
+// outcome, the status and the host, the error's text after the outcome, so
+// that the history says the status once; a response's body follows on a
+// line "Body: ...", then its headers, one per line:
 //
-//	Http Action - Response from host 'example.com': 'Not Found' Response Headers: Content-Type: text/plain\r\n Body: no such page
-//	Http Action - Request to host 'example.com' failed: dial tcp 93.184.215.14:443: connect: connection refused
-//	Http Action - Request to host 'example.com' failed: timed out after 1m0s
+//	Failed: 404 Not Found from host 'example.com'
+//	Body: no such page
+//	Headers:
+//	  Content-Type: text/plain
+//	  Date: Mon, 05 Jan 2026 09:00:00 GMT
 //
-// The host includes the port when the uri has one. The body in the message
-// is cut to Options.MaxMessageBody bytes (2,048 by default) at a UTF-8
-// character boundary and then marked "... (truncated)"; invalid UTF-8 is
-// shown as U+FFFD. Response headers are listed sorted, up to 4 KiB. The
+//	Failed: no response from host 'example.com': dial tcp 93.184.215.14:443: connect: connection refused
+//	Failed: no response from host 'example.com': timed out after 1m0s: context deadline exceeded
+//
+// A success reads the same way ("Completed: 200 OK from host ..."). The
+// host includes the port when the uri has one. The body in the message is
+// cut to Options.MaxMessageBody bytes (2,048 by default) at a UTF-8
+// character boundary and then marked "... (truncated)"; its CRLF line
+// ends are written as LF, invalid UTF-8 as U+FFFD, and an empty body
+// leaves out the Body line. Response headers are listed sorted, up to 4
+// KiB. (Azure Scheduler wrote "Http Action - Response from host ...
+// Response Headers: ...\r\n Body: ...", with raw CRLFs and the body
+// last.) The
 // executor never reads a body without bound: after the part it keeps it
 // reads and discards up to 256 KiB more, so that the connection can be
 // reused, and closes the connection of a longer body.

@@ -23,9 +23,9 @@ type StatusError struct {
 	Status string
 }
 
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("http: host '%s' answered %d %s", e.Host, e.StatusCode, e.Status)
-}
+// Error returns "404 Not Found from host 'example.com'", the first line
+// of the attempt's message after its outcome.
+func (e *StatusError) Error() string { return statusSummary(e.Host, e.StatusCode, e.Status) }
 
 // RequestError is the error of an attempt that got no response: the
 // connection failed, the attempt timed out or was canceled, the action's

@@ -32,9 +32,12 @@ func Example() {
 		ExpectedTime:    time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC),
 	})
 	fmt.Println("error:", err)
-	_, body, _ := strings.Cut(res.Message, " Body: ")
-	fmt.Println("body:", body)
+	first, rest, _ := strings.Cut(res.Message, "\n")
+	fmt.Println(strings.Replace(first, srv.Listener.Addr().String(), "HOST", 1))
+	body, _, _ := strings.Cut(rest, "\nHeaders:")
+	fmt.Println(body)
 	// Output:
 	// error: <nil>
-	// body: job nightly ran
+	// Completed: 200 OK from host 'HOST'
+	// Body: job nightly ran
 }

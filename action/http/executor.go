@@ -66,7 +66,7 @@ const (
 	// keeps is read and discarded so that the connection can be reused.
 	// A longer body is not read further; its connection is closed.
 	drainLimit = 256 << 10
-	// maxMessageHeaders bounds the "Response Headers" part of a message.
+	// maxMessageHeaders bounds the "Headers:" part of a message.
 	maxMessageHeaders = 4096
 	// maxTokenResponse bounds the body read from a token endpoint.
 	maxTokenResponse = 64 << 10
@@ -269,14 +269,14 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 	hr := req.Action.Request
 	if hr == nil {
 		err := &FieldError{Path: "request", Reason: fmt.Sprintf("is required for %s actions", req.Action.Type)}
-		return &action.Result{Message: "Http Action - " + err.Error()}, err
+		return &action.Result{Message: "Failed: " + err.Error()}, err
 	}
 	p, err := prepare(hr)
 	if err != nil {
 		if p != nil {
 			return failure(p.u.Host, err, nil)
 		}
-		return &action.Result{Message: strings.ToValidUTF8("Http Action - "+err.Error(), "\uFFFD")}, err
+		return &action.Result{Message: strings.ToValidUTF8("Failed: "+err.Error(), "\uFFFD")}, err
 	}
 	host := p.u.Host
 
@@ -391,7 +391,7 @@ func (e *Executor) timeoutErr(ctx context.Context, err error) error {
 // failure makes the result and error of an attempt that got no response.
 func failure(host string, err error, secrets []string) (*action.Result, error) {
 	text := redact(err.Error(), secrets)
-	msg := fmt.Sprintf("Http Action - Request to host '%s' failed: %s", host, text)
+	msg := fmt.Sprintf("Failed: no response from host '%s': %s", host, text)
 	return &action.Result{Message: strings.ToValidUTF8(msg, "\uFFFD")}, &RequestError{Host: host, Err: redactErr(err, text)}
 }
 
@@ -504,24 +504,45 @@ func bodyReader(body string) io.Reader {
 }
 
 // describe reads what the message keeps of resp's body, drains a bounded
-// amount more, and formats the message the way Azure Scheduler did:
+// amount more, and formats the message: the outcome and the status first,
+// then the body, then the headers, one per line (see "Outcome" in the
+// package documentation):
 //
-//	Http Action - Response from host 'HOST': 'STATUS' Response Headers: Name: value\r\n... Body: BODY
+//	Failed: 404 Not Found from host 'example.com'
+//	Body: no such page
+//	Headers:
+//	  Content-Type: text/plain
 func (e *Executor) describe(host string, resp *nethttp.Response) (string, error) {
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, int64(e.maxBody)+1))
 	if readErr == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, drainLimit))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Http Action - Response from host '%s': '%s' Response Headers: ", host, statusText(resp))
-	b.WriteString(formatHeaders(resp.Header))
-	b.WriteString(" Body: ")
+	outcome := "Failed"
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		outcome = "Completed"
+	}
+	b.WriteString(outcome + ": " + statusSummary(host, resp.StatusCode, statusText(resp)))
 	text, cut := truncateUTF8(body, e.maxBody)
-	b.WriteString(text)
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	if !cut {
+		text = strings.TrimSuffix(text, "\n") // the line ends here anyway
+	}
+	if text != "" || cut {
+		b.WriteString("\nBody: " + text)
+	}
 	if cut {
 		b.WriteString("... (truncated)")
 	}
+	b.WriteString(formatHeaders(resp.Header))
 	return b.String(), readErr
+}
+
+// statusSummary is the one line that says which status host answered:
+// "404 Not Found from host 'example.com'", the error text of a
+// *StatusError.
+func statusSummary(host string, code int, status string) string {
+	return fmt.Sprintf("%d %s from host '%s'", code, status, host)
 }
 
 // statusText is the reason phrase of resp ("Not Found"), or the standard
@@ -537,18 +558,24 @@ func statusText(resp *nethttp.Response) string {
 	return s
 }
 
+// formatHeaders lists h sorted, as "\nHeaders:" and a line "  Name:
+// value" for each value, up to maxMessageHeaders bytes; "" for none.
 func formatHeaders(h nethttp.Header) string {
+	if len(h) == 0 {
+		return ""
+	}
 	keys := make([]string, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	var b strings.Builder
+	b.WriteString("\nHeaders:")
 	for _, k := range keys {
 		for _, v := range h[k] {
-			line := k + ": " + v + "\r\n"
+			line := "\n  " + k + ": " + v
 			if b.Len()+len(line) > maxMessageHeaders {
-				b.WriteString("... (truncated)\r\n")
+				b.WriteString("\n  ... (truncated)")
 				return b.String()
 			}
 			b.WriteString(line)

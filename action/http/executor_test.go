@@ -41,14 +41,14 @@ func TestExecuteStatus(t *testing.T) {
 		ok      bool
 		message string // wanted prefix of Result.Message
 	}{
-		{200, true, "Http Action - Response from host '" + host + "': 'OK' Response Headers: "},
-		{201, true, "Http Action - Response from host '" + host + "': 'Created'"},
-		{204, true, "Http Action - Response from host '" + host + "': 'No Content'"},
-		{301, false, "Http Action - Response from host '" + host + "': 'Moved Permanently'"},
-		{302, false, "Http Action - Response from host '" + host + "': 'Found'"},
-		{400, false, "Http Action - Response from host '" + host + "': 'Bad Request'"},
-		{404, false, "Http Action - Response from host '" + host + "': 'Not Found'"},
-		{500, false, "Http Action - Response from host '" + host + "': 'Internal Server Error'"},
+		{200, true, "Completed: 200 OK from host '" + host + "'\n"},
+		{201, true, "Completed: 201 Created from host '" + host + "'\n"},
+		{204, true, "Completed: 204 No Content from host '" + host + "'\n"},
+		{301, false, "Failed: 301 Moved Permanently from host '" + host + "'\n"},
+		{302, false, "Failed: 302 Found from host '" + host + "'\n"},
+		{400, false, "Failed: 400 Bad Request from host '" + host + "'\n"},
+		{404, false, "Failed: 404 Not Found from host '" + host + "'\n"},
+		{500, false, "Failed: 500 Internal Server Error from host '" + host + "'\n"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.code), func(t *testing.T) {
@@ -59,15 +59,21 @@ func TestExecuteStatus(t *testing.T) {
 			if !strings.HasPrefix(res.Message, tt.message) {
 				t.Errorf("Message = %q, want prefix %q", res.Message, tt.message)
 			}
-			if !strings.Contains(res.Message, "Content-Type: text/plain\r\n") {
-				t.Errorf("Message = %q, want the response headers", res.Message)
+			if !strings.Contains(res.Message, "\nHeaders:\n") || !strings.Contains(res.Message, "\n  Content-Type: text/plain") {
+				t.Errorf("Message = %q, want the response headers, one per line", res.Message)
 			}
-			wantBody := fmt.Sprintf(" Body: answer %d", tt.code)
+			if strings.Contains(res.Message, "\r") {
+				t.Errorf("Message = %q, want no CR", res.Message)
+			}
+			if err != nil && !strings.Contains(res.Message, err.Error()) {
+				t.Errorf("Message = %q does not contain the error %q: the history would say the status twice", res.Message, err)
+			}
+			wantBody := fmt.Sprintf("'\nBody: answer %d\nHeaders:\n", tt.code)
 			if tt.code == 204 {
-				wantBody = " Body: "
+				wantBody = "'\nHeaders:\n" // no body, no Body line
 			}
-			if !strings.HasSuffix(res.Message, wantBody) {
-				t.Errorf("Message = %q, want suffix %q", res.Message, wantBody)
+			if !strings.Contains(res.Message, wantBody) {
+				t.Errorf("Message = %q, want the body before the headers: %q", res.Message, wantBody)
 			}
 			if tt.ok {
 				if err != nil {
@@ -217,7 +223,7 @@ func TestExecuteTimeout(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Execute error = %v, want one wrapping context.DeadlineExceeded", err)
 	}
-	want := "Http Action - Request to host '" + host + "' failed: timed out after 100ms"
+	want := "Failed: no response from host '" + host + "': timed out after 100ms"
 	if res == nil || !strings.HasPrefix(res.Message, want) {
 		t.Errorf("Result = %+v, want message %q", res, want)
 	}
@@ -235,7 +241,7 @@ func TestExecuteTimeout(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
 	res, err = ex2.Execute(ctx, newRequest("GET", srv.URL))
-	if !errors.Is(err, context.Canceled) || res == nil || !strings.Contains(res.Message, "failed: canceled") {
+	if !errors.Is(err, context.Canceled) || res == nil || !strings.Contains(res.Message, "': canceled") {
 		t.Errorf("Execute = %+v, %v; want a cancellation failure", res, err)
 	}
 }
@@ -253,7 +259,7 @@ func TestExecuteConnectionRefused(t *testing.T) {
 	if !errors.As(err, &re) || re.Host != addr {
 		t.Fatalf("Execute error = %v, want a *RequestError for host %s", err, addr)
 	}
-	want := "Http Action - Request to host '" + addr + "' failed: "
+	want := "Failed: no response from host '" + addr + "': "
 	if res == nil || !strings.HasPrefix(res.Message, want) || !strings.HasSuffix(res.Message, "connection refused") {
 		t.Errorf("Result = %+v, want %q ... connection refused", res, want)
 	}
@@ -289,10 +295,11 @@ func TestExecuteMessageTruncation(t *testing.T) {
 			if err == nil || res == nil {
 				t.Fatalf("Execute = %v, %v; want a failure with a result", res, err)
 			}
-			_, body, ok := strings.Cut(res.Message, " Body: ")
+			_, body, ok := strings.Cut(res.Message, "\nBody: ")
 			if !ok {
 				t.Fatalf("Message %q has no body", res.Message)
 			}
+			body, _, _ = strings.Cut(body, "\nHeaders:")
 			if body != tt.wantBody {
 				t.Errorf("body in message = %q (%d bytes), want %q (%d bytes)", body, len(body), tt.wantBody, len(tt.wantBody))
 			}

@@ -44,7 +44,7 @@ func TestService(t *testing.T) {
 	}
 	var hist []scheduler.HistoryEntry
 	getJSON(t, base+"/jobs/heartbeat/history", http.StatusOK, &hist)
-	if len(hist) != 1 || hist[0].Status != scheduler.StatusCompleted || !strings.Contains(hist[0].Message, "'No Content'") {
+	if len(hist) != 1 || hist[0].Status != scheduler.StatusCompleted || !strings.Contains(hist[0].Message, "204 No Content") {
 		t.Errorf("history = %+v, want one Completed attempt answered No Content", hist)
 	}
 	var def scheduler.Job
