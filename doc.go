@@ -152,8 +152,11 @@
 // Scheduler's rules on top (minutes without hours means every hour, whole
 // minutes, monthDays and monthlyOccurrences as a union, days that do not
 // exist skipped, periods counted from the start's, Monday weeks), and
-// daylight saving time handled so that a time in a spring-forward gap runs
-// shifted by the gap and a fall-back hour runs once. In Go, a recurrence
+// daylight saving time handled so that a time whose hour the schedule
+// fixes runs shifted by a spring-forward gap and once in a fall-back hour,
+// while one whose hour it leaves free ("every 30 minutes") keeps its
+// cadence: skipped in the gap, run in both passes of the repeated hour.
+// In Go, a recurrence
 // is a struct literal or one of the constructors [recurrence.Every],
 // [recurrence.Hourly], [recurrence.Daily], [recurrence.Weekly] and
 // [recurrence.Monthly], with [recurrence.Recurrence.In] for the zone, or a
@@ -191,7 +194,7 @@
 // recurrence documents, in a table, where robfig/cron runs differently
 // around clock changes (it skips 02:30 on a spring-forward day and runs it
 // twice on a fall-back day; jobclock runs it once, at 03:30 and at the
-// first 02:30).
+// first 02:30; with "*" or a step in the hour field both keep the cadence).
 //
 // Fields given with a spec must agree with it: frequency, interval and
 // each schedule member (compared as sets) must equal the spec's, and

@@ -135,6 +135,23 @@ func TestJobPage(t *testing.T) {
 	wantIn(t, "elapsed", p, "Runs every 24 hours at minute 30", day(change.AddDate(0, 0, 1))+" 01:30 EDT", "clocks changed before this run (UTC-04:00)")
 	wantNotIn(t, "elapsed", p, `class="shifted"`)
 
+	// Every 30 minutes on the first Sunday of November, when the clocks go
+	// back: the cadence goes on through both passes of 01:00-01:59, and
+	// the second pass is marked.
+	back := time.Date(year, 11, 1, 0, 0, 0, 0, ny)
+	for back.Weekday() != time.Sunday {
+		back = back.AddDate(0, 0, 1)
+	}
+	e.job("c", "halfhourly", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Hour", "schedule": {"minutes": [0, 30]}, "timeZone": "America/New_York"}`, back.Format(time.RFC3339)))
+	p = e.get(jobPath("c", "halfhourly"))
+	wantIn(t, "halfhourly", p, "Runs every 30 minutes (America/New_York).",
+		day(back)+" 01:30 EDT", day(back)+" 01:00 EST", day(back)+" 01:30 EST", day(back)+" 02:00 EST",
+		"again: clocks went back and this time came round a second time")
+	if n := strings.Count(p.body, `class="repeated"`); n != 2 {
+		t.Errorf("%d rows marked as repeated, want 2 (01:00 and 01:30 EST)", n)
+	}
+	wantNotIn(t, "halfhourly", p, `class="shifted"`)
+
 	// Secrets are hidden in the definition; the rest is there.
 	e.job("c", "secret", "/ok?sig=s3cr3t-sig&x=1", `"startTime": "`+later(365*24*time.Hour)+`"`)
 	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Https", "request": {"uri": "https://user:pw@example.com/x?code=c0de", "method": "GET",

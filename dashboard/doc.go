@@ -14,7 +14,9 @@
 // secret), its schedule in words, its next run in UTC and in the job's
 // zone, its last run and how it went, and its counters. A job's page
 // shows its schedule in words, its next 20 occurrences in UTC and in its
-// zone (marking those a daylight saving change moved), its history with a
+// zone (marking those a daylight saving change moved or, for a schedule
+// that keeps its cadence, ran a second time in a repeated hour), its
+// history with a
 // status filter and the full message of each attempt, its definition as
 // JSON with secrets hidden, and the actions run now, enable, disable and
 // delete (after a confirmation page). "Try a definition" checks a pasted

@@ -438,17 +438,18 @@ type upcomingTable struct {
 func newUpcoming(zone string, rows []occurrenceRow) upcomingTable {
 	u := upcomingTable{Zone: zone, Rows: rows}
 	for _, r := range rows {
-		u.DST = u.DST || r.Shifted || r.Changed
+		u.DST = u.DST || r.Shifted || r.Repeated || r.Changed
 	}
 	return u
 }
 
 type occurrenceRow struct {
-	N       int
-	At      stamp
-	Shifted bool
-	Changed bool // the zone's offset differs from the previous row's
-	Offset  string
+	N        int
+	At       stamp
+	Shifted  bool // its wall time did not exist: it runs shifted by the gap
+	Repeated bool // its wall time came round a second time: clocks went back
+	Changed  bool // the zone's offset differs from the previous row's
+	Offset   string
 }
 
 type historyRow struct {
@@ -592,8 +593,8 @@ func disabledNote(st scheduler.JobState) string {
 }
 
 // occurrenceRows lists up to limit occurrences of t from first on, marking
-// those a daylight saving change moved and those after a change of the
-// zone's offset.
+// those a daylight saving change moved or repeated and those after a
+// change of the zone's offset.
 func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.Location) []occurrenceRow {
 	var out []occurrenceRow
 	var rule *recurrence.Rule
@@ -605,6 +606,7 @@ func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.L
 		_, off := a.In(loc).Zone()
 		row := occurrenceRow{N: len(out) + 1, At: at(a, loc), Offset: a.In(loc).Format("-07:00")}
 		row.Shifted = rule != nil && rule.Shifted(a)
+		row.Repeated = rule != nil && rule.Repeated(a)
 		row.Changed = havePrev && off != prevOff
 		prevOff, havePrev = off, true
 		out = append(out, row)

@@ -62,8 +62,8 @@ func (j *Job) Timing(created time.Time) (*Timing, error) {
 }
 
 // Rule returns the job's compiled recurrence, whose [recurrence.Rule.Shifted]
-// tells which occurrences a daylight saving change moved; nil for a job
-// without recurrence.
+// and [recurrence.Rule.Repeated] tell which occurrences a daylight saving
+// change moved or repeated; nil for a job without recurrence.
 func (t *Timing) Rule() *recurrence.Rule { return t.rule }
 
 // oneTimeTiming is Timing for a job without recurrence, as a value.

@@ -2,6 +2,7 @@ package recurrence
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -26,12 +27,15 @@ func reference(r *Rule, rec *Recurrence, after time.Time) time.Time {
 		if !ok || w.After(limit) {
 			return best
 		}
-		t := conv.instant(w.Add(r.nanos))
-		if t.Before(r.start) || !t.After(after) || r.hasEnd && t.After(r.end) {
-			continue
-		}
-		if best.IsZero() || t.Before(best) {
-			best = t
+		first, second, n := r.instants(&conv, w.Unix())
+		for _, x := range []int64{first, second}[:n] {
+			t := time.Unix(x, int64(r.nanos))
+			if t.Before(r.start) || !t.After(after) || r.hasEnd && t.After(r.end) {
+				continue
+			}
+			if best.IsZero() || t.Before(best) {
+				best = t
+			}
 		}
 	}
 }
@@ -181,6 +185,40 @@ func TestInstant(t *testing.T) {
 			c.instant(tt.wall.Add(-3 * time.Hour)) // warm the remembered period
 			if got := c.instant(tt.wall); !got.Equal(tt.want) {
 				t.Errorf("%s: instant(%v) = %v, want %v", tt.zone, tt.wall, got.UTC(), tt.want)
+			}
+		}
+	}
+}
+
+// TestInstants pins the instants of a reading for a rule whose hours are
+// free: none in a gap, both when the reading occurs twice.
+func TestInstants(t *testing.T) {
+	for _, tt := range []struct {
+		zone string
+		wall time.Time
+		want []time.Time
+	}{
+		{"America/New_York", time.Date(2026, 3, 8, 2, 30, 0, 0, time.UTC), nil},
+		{"America/New_York", time.Date(2026, 11, 1, 1, 30, 0, 0, time.UTC), []time.Time{time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), time.Date(2026, 11, 1, 6, 30, 0, 0, time.UTC)}},
+		{"America/New_York", time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC), []time.Time{time.Date(2026, 11, 1, 7, 0, 0, 0, time.UTC)}},
+		{"Australia/Lord_Howe", time.Date(2026, 10, 4, 2, 15, 0, 0, time.UTC), nil},
+		{"Australia/Lord_Howe", time.Date(2026, 4, 5, 1, 45, 0, 0, time.UTC), []time.Time{time.Date(2026, 4, 4, 14, 45, 0, 0, time.UTC), time.Date(2026, 4, 4, 15, 15, 0, 0, time.UTC)}},
+		{"Europe/Berlin", time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC), []time.Time{time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)}},
+	} {
+		loc, err := time.LoadLocation(tt.zone)
+		if err != nil {
+			t.Skip(err)
+		}
+		r := &Rule{zone: zoneOf(loc), free: true}
+		for _, c := range []*converter{{z: r.zone}, {z: r.zone}} {
+			r.instants(c, tt.wall.Add(-3*time.Hour).Unix()) // warm the remembered period
+			first, second, n := r.instants(c, tt.wall.Unix())
+			var got []time.Time
+			for _, x := range []int64{first, second}[:n] {
+				got = append(got, time.Unix(x, 0).UTC())
+			}
+			if !slices.EqualFunc(got, tt.want, time.Time.Equal) {
+				t.Errorf("%s: instants(%v) = %v, want %v", tt.zone, tt.wall, got, tt.want)
 			}
 		}
 	}

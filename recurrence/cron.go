@@ -66,8 +66,10 @@ type cronSet struct {
 	// step 1): day of month and day of week are then not restricted, which
 	// decides whether the two are OR-ed or AND-ed, as in robfig/cron.
 	star bool
-	last []int               // day of month: days counted from the end (L is -1)
-	nth  []MonthlyOccurrence // day of week: nth weekdays (5#2, 5L)
+	// stepped is set when an item has a step other than 1 ("*/2", "1-9/4").
+	stepped bool
+	last    []int               // day of month: days counted from the end (L is -1)
+	nth     []MonthlyOccurrence // day of week: nth weekdays (5#2, 5L)
 }
 
 // bitRange is the set of the values lo to hi.
@@ -105,6 +107,7 @@ func (f *cronField) parseItem(s *cronSet, item string) string {
 			return fmt.Sprintf("the step in %q must be at least 1", item)
 		}
 		step = n
+		s.stepped = s.stepped || n > 1
 	}
 	if done, reason := f.parseExtension(s, rng, item, hasStep); done {
 		return reason

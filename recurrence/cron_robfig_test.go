@@ -200,9 +200,9 @@ func TestCronEveryMatchesRobfig(t *testing.T) {
 	}
 }
 
-// dstZones are zones whose clocks change: by an hour, by half an hour
-// (Lord Howe), and at midnight (Santiago).
-var dstZones = []string{"Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/Santiago"}
+// dstZones are zones whose clocks change: by an hour in either
+// hemisphere, by half an hour (Lord Howe), and at midnight (Santiago).
+var dstZones = []string{"Europe/Berlin", "America/New_York", "Australia/Sydney", "Australia/Lord_Howe", "America/Santiago"}
 
 // transitions returns the instants in year y at which loc's offset
 // changes.
@@ -272,14 +272,29 @@ func cronDays(t *testing.T, sched cron.Schedule) (*cron.SpecSchedule, func(y int
 	}
 }
 
+// cronHourFree reports whether a spec leaves the hour free, read from its
+// text: "*", "?" or a step in the hour field, or a field that names every
+// hour.
+func cronHourFree(spec string, s *cron.SpecSchedule) bool {
+	f := strings.Fields(spec)
+	if len(f) == 5 && strings.ContainsAny(f[1], "*?/") {
+		return true
+	}
+	return s.Hour&(1<<24-1) == 1<<24-1
+}
+
 // expected lists the instants in [from, to] at which the spec runs by the
 // documented rules, from robfig/cron's own reading of the fields (so it
-// checks jobclock's expansion, not its parser). shifted holds the instants
-// that come only from readings in a gap; repeats the second instants of
-// readings that occur twice.
-func expected(t *testing.T, sched cron.Schedule, loc *time.Location, from, to time.Time) (list []time.Time, shifted, repeats map[int64]bool) {
+// checks jobclock's expansion, not its parser). A spec whose hour is fixed
+// runs a reading in a gap shifted by the gap and one that occurs twice at
+// the first instant; a spec whose hour is free (cronHourFree) skips a
+// reading in a gap and runs one that occurs twice at both instants.
+// shifted holds the instants that come only from readings in a gap;
+// repeats the second instants of readings that occur twice and run once.
+func expected(t *testing.T, spec string, sched cron.Schedule, loc *time.Location, from, to time.Time) (list []time.Time, shifted, repeats map[int64]bool) {
 	t.Helper()
 	s, runs := cronDays(t, sched)
+	free := cronHourFree(spec, s)
 	real := map[int64]bool{}
 	shifted, repeats = map[int64]bool{}, map[int64]bool{}
 	for day := from.In(loc).AddDate(0, 0, -1); !day.After(to.In(loc).AddDate(0, 0, 1)); day = day.AddDate(0, 0, 1) {
@@ -293,6 +308,16 @@ func expected(t *testing.T, sched cron.Schedule, loc *time.Location, from, to ti
 					continue
 				}
 				at, gap, rep := wallInstant(loc, y, mo, d, h, mi)
+				switch {
+				case free && gap:
+					continue
+				case free && !rep.IsZero():
+					if !rep.Before(from) && !rep.After(to) {
+						real[rep.Unix()] = true
+					}
+				case !rep.IsZero():
+					repeats[rep.Unix()] = true
+				}
 				if at.Before(from) || at.After(to) {
 					continue
 				}
@@ -300,9 +325,6 @@ func expected(t *testing.T, sched cron.Schedule, loc *time.Location, from, to ti
 					shifted[at.Unix()] = true
 				} else {
 					real[at.Unix()] = true
-				}
-				if !rep.IsZero() {
-					repeats[rep.Unix()] = true
 				}
 			}
 		}
@@ -336,21 +358,24 @@ func unixSet(list []time.Time) map[int64]bool {
 }
 
 // TestCronDaylightSaving runs random specs, and the documented ones,
-// across every clock change of 2026 in zones with daylight saving time. It
-// checks that jobclock runs exactly as the documented rules say (a wall
-// time in a gap runs once, shifted by the gap; one that occurs twice runs
-// once, at the first instant), and that each instant where robfig/cron
-// differs is of a kind the documentation lists: robfig/cron skips a time
-// in a gap, runs a time that occurs twice twice, misses runs in the day
-// after a change by half an hour, or, shortly after a change, runs at a time
-// the spec does not name.
+// across every clock change of 2026 and 2027 in zones with daylight saving
+// time. It checks that jobclock runs exactly as the documented rules say (a
+// wall time whose hour the spec fixes runs once, shifted by the gap when
+// it does not exist and at the first instant when it occurs twice; one
+// whose hour is free is skipped in a gap and runs at both instants of a
+// repeated hour), and that each instant where robfig/cron differs is of a
+// kind the documentation lists: robfig/cron skips a fixed time in a gap,
+// runs a fixed time that occurs twice twice, misses runs in the day after
+// a change by half an hour, or, shortly after a change, runs at a time the
+// spec does not name.
 func TestCronDaylightSaving(t *testing.T) {
 	specs := 120
 	if testing.Short() {
 		specs = 40
 	}
 	rng := rand.New(rand.NewPCG(14, 2))
-	list := []string{"30 2 * * *", "*/20 2 * * *", "0 1-3 * * *", "15 2 * * *", "45 1 * * *", "0 0 * * *", "0 12 * * 6", "0 11 * * *", "0 23 * * *", "@hourly", "*/15 * * * *"}
+	list := []string{"30 2 * * *", "*/20 2 * * *", "0 1-3 * * *", "15 2 * * *", "45 1 * * *", "0 0 * * *", "0 12 * * 6", "0 11 * * *", "0 23 * * *", "@hourly", "*/15 * * * *",
+		"*/30 * * * *", "*/20 * * * 0", "10,40 */2 * * *", "0-59/7 0-23 * * *"}
 	for range specs {
 		list = append(list, runnableCronSpec(t, rng))
 	}
@@ -360,9 +385,9 @@ func TestCronDaylightSaving(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		trs := transitions(loc, 2026)
-		if len(trs) != 2 {
-			t.Fatalf("%s: %d clock changes in 2026, want 2", zone, len(trs))
+		trs := append(transitions(loc, 2026), transitions(loc, 2027)...)
+		if len(trs) != 4 {
+			t.Fatalf("%s: %d clock changes in 2026 and 2027, want 4", zone, len(trs))
 		}
 		for _, spec := range list {
 			for _, tr := range trs {
@@ -375,7 +400,7 @@ func TestCronDaylightSaving(t *testing.T) {
 				named := func(l time.Time) bool {
 					return runs(l.Date()) && s.Hour&(1<<uint(l.Hour())) != 0 && s.Minute&(1<<uint(l.Minute())) != 0
 				}
-				want, shifted, repeats := expected(t, sched, loc, from, to)
+				want, shifted, repeats := expected(t, spec, sched, loc, from, to)
 				got := between(rule.Next, from, to)
 				if !slices.EqualFunc(want, got, time.Time.Equal) {
 					t.Fatalf("%q in %s around %v:\n jobclock %v\n     want %v", spec, zone, tr, got, want)

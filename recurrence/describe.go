@@ -25,8 +25,12 @@ import (
 // mentions a time or a day; Minute and Hour frequencies without a schedule,
 // which step in elapsed time, name none. When a time the schedule names
 // falls into a daylight saving change of the zone in the start's year, the
-// parentheses say what happens to it ("02:30 runs at 03:30 when clocks go
-// forward"). count and endTime end the sentence. A nil
+// parentheses say what happens to it: "02:30 runs at 03:30 when clocks go
+// forward" and "01:30 runs once when clocks go back" for a time whose hour
+// the schedule fixes, "02:00 is skipped when clocks go forward" and "01:30
+// runs twice when clocks go back" for one whose hour it leaves free, which
+// keeps its cadence ("every 30 minutes" stays true). count and endTime end
+// the sentence. A nil
 // recurrence is "once".
 //
 // Describe expects a valid recurrence (see [Recurrence.Validate]); for an
@@ -481,12 +485,19 @@ func (d *describer) zoneNote() string {
 	if len(times) == 0 {
 		return zone
 	}
+	// A schedule that leaves the hour free keeps its cadence: its times
+	// are skipped in a gap and run in both passes of a repeated hour.
+	free := d.hours.all || hourFree(d.r, d.hours.vals)
 	gaps, overlaps := dstChanges(d.loc, d.start.Year())
-	var shifted, once []string
+	var shifted, skipped, once []string
 	for _, t := range times {
 		for _, g := range gaps {
 			if t >= g.from && t < g.to {
-				shifted = append(shifted, fmt.Sprintf("%s runs at %s", d.clock(t/60, t%60), d.clock((t+g.to-g.from)/60%24, (t+g.to-g.from)%60)))
+				if free {
+					skipped = append(skipped, d.clock(t/60, t%60))
+				} else {
+					shifted = append(shifted, fmt.Sprintf("%s runs at %s", d.clock(t/60, t%60), d.clock((t+g.to-g.from)/60%24, (t+g.to-g.from)%60)))
+				}
 				break
 			}
 		}
@@ -497,15 +508,23 @@ func (d *describer) zoneNote() string {
 			}
 		}
 	}
+	plural := func(list []string, one, many string) string {
+		if len(list) > 1 {
+			return joinAnd(list) + " " + many
+		}
+		return joinAnd(list) + " " + one
+	}
 	if len(shifted) > 0 {
 		notes = append(notes, joinAnd(shifted)+" when clocks go forward")
 	}
-	if len(once) > 0 {
-		verb := "runs"
-		if len(once) > 1 {
-			verb = "run"
-		}
-		notes = append(notes, joinAnd(once)+" "+verb+" once when clocks go back")
+	if len(skipped) > 0 {
+		notes = append(notes, plural(skipped, "is", "are")+" skipped when clocks go forward")
+	}
+	switch {
+	case len(once) > 0 && free:
+		notes = append(notes, plural(once, "runs", "run")+" twice when clocks go back")
+	case len(once) > 0:
+		notes = append(notes, plural(once, "runs", "run")+" once when clocks go back")
 	}
 	return strings.Join(notes, "; ")
 }

@@ -190,6 +190,12 @@ func TestDescribe(t *testing.T) {
 			"every week on Sunday at 01:15 and 01:45 (Eastern Standard Time; 01:15 and 01:45 run once when clocks go back)"},
 		{"Berlin from the start's 02:30", `{"frequency":"day","timeZone":"Europe/Berlin"}`, time.Date(2026, 1, 5, 2, 30, 0, 0, berlin),
 			"every day at 02:30 (Europe/Berlin; 02:30 runs at 03:30 when clocks go forward; 02:30 runs once when clocks go back)"},
+		{"New York every 30 minutes", `{"frequency":"hour","schedule":{"minutes":[0,30]},"timeZone":"America/New_York"}`, exampleStart,
+			"every 30 minutes (America/New_York)"},
+		{"New York cron step through the repeated hour", `{"cron":"30 1-3/2 * * *","frequency":"day","schedule":{"hours":[1,3],"minutes":[30]},"timeZone":"America/New_York"}`, exampleStart,
+			"every day at 01:30 and 03:30 (America/New_York; 01:30 runs twice when clocks go back)"},
+		{"New York cron step through the gap", `{"cron":"0,30 2-4/2 * * *","frequency":"day","schedule":{"hours":[2,4],"minutes":[0,30]},"timeZone":"America/New_York"}`, exampleStart,
+			"every day at 02:00, 02:30, 04:00 and 04:30 (America/New_York; 02:00 and 02:30 are skipped when clocks go forward)"},
 		{"Berlin outside the changes", `{"frequency":"day","schedule":{"hours":[4],"minutes":[0]},"timeZone":"Europe/Berlin"}`, exampleStart, "every day at 04:00 (Europe/Berlin)"},
 		{"Berlin hourly in elapsed time", `{"frequency":"hour","timeZone":"Europe/Berlin"}`, time.Date(2026, 1, 5, 2, 30, 0, 0, berlin), "every hour at minute 30 (Europe/Berlin)"},
 		{"no changes in Kolkata", `{"frequency":"day","schedule":{"hours":[2],"minutes":[30]},"timeZone":"Asia/Kolkata"}`, exampleStart, "every day at 02:30 (Asia/Kolkata)"},
@@ -329,4 +335,46 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Skip("no zone data:", err)
 	}
 	return loc
+}
+
+// TestRepeated checks that Repeated marks the second pass of a repeated
+// time, for a schedule whose hour is free, and nothing for one whose hour
+// is fixed.
+func TestRepeated(t *testing.T) {
+	ny := mustZone(t, "America/New_York")
+	start := time.Date(2026, 11, 1, 0, 45, 0, 0, ny)
+	tests := []struct {
+		name string
+		rec  recurrence.Recurrence
+		want []string // occurrences in New York time, + when repeated
+	}{
+		{"every 30 minutes", recurrence.Recurrence{Frequency: recurrence.Hour, TimeZone: "America/New_York", Schedule: &recurrence.Schedule{Minutes: []int{0, 30}}},
+			[]string{"01:00 EDT", "01:30 EDT", "01:00 EST+", "01:30 EST+", "02:00 EST"}},
+		{"01:00 and 01:30", recurrence.Recurrence{Frequency: recurrence.Day, TimeZone: "America/New_York", Schedule: &recurrence.Schedule{Hours: []int{1}, Minutes: []int{0, 30}}},
+			[]string{"01:00 EDT", "01:30 EDT", "01:00 EST", "01:30 EST"}},
+		{"elapsed time", recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 30, TimeZone: "America/New_York"},
+			[]string{"00:45 EDT", "01:15 EDT", "01:45 EDT", "01:15 EST", "01:45 EST"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rule, err := recurrence.Compile(&tt.rec, start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for at := range rule.Occurrences(start) {
+				mark := ""
+				if rule.Repeated(at) {
+					mark = "+"
+				}
+				got = append(got, at.In(ny).Format("15:04 MST")+mark)
+				if len(got) == len(tt.want) {
+					break
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("occurrences = %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

@@ -47,16 +47,31 @@
 // The schedule is evaluated in the recurrence's timeZone: an IANA name such
 // as "Europe/Paris", or a common Windows name such as
 // "W. Europe Standard Time" (see [LoadTimeZone]); without one, UTC. The
-// start's UTC offset only says which instant it is. Day, Week, Month and
-// Year rules keep their wall clock time across daylight saving changes. A
-// wall time that does not exist (in a spring-forward gap) runs at the same
-// time shifted by the gap, so 02:30 runs at 03:30; a wall time that exists
-// twice (fall-back) runs once, at the first of the two instants. Minute and
-// Hour frequencies without a schedule step in elapsed time: every 15
-// minutes means every 15 real minutes, whatever the clocks do. With a
-// schedule they count on the wall clock like the coarser frequencies.
+// start's UTC offset only says which instant it is. Rules with a schedule,
+// and Day, Week, Month and Year rules, name wall clock times, and what a
+// daylight saving change does to a time depends on whether the schedule
+// fixes its hour:
+//
+//   - A time whose hour is fixed (hours listing fewer than 24, or the
+//     start's hour for Day and coarser rules without minutes) keeps its
+//     wall clock time. When it does not exist (in a spring-forward gap) it
+//     runs shifted by the gap, so 02:30 runs at 03:30; when it exists twice
+//     (fall-back) it runs once, at the first of the two instants.
+//   - A time whose hour the schedule does not fix (frequency Minute or Hour
+//     without hours; minutes without hours; hours listing all 24; a cron
+//     spec with "*" or a step in its hour field) keeps its cadence: in a
+//     spring-forward gap the times that do not exist are skipped and the
+//     cadence continues after the gap, and in a repeated hour it runs in
+//     both passes. "Every 30 minutes" ({"frequency":"Hour","schedule":
+//     {"minutes":[0,30]}} or "*/30 * * * *") runs every 30 minutes of
+//     elapsed time through both changes in New York, where clocks move by
+//     an hour at a whole hour.
+//
+// Minute and Hour frequencies without a schedule step in elapsed time:
+// every 15 minutes means every 15 real minutes, whatever the clocks do.
 // [Rule.Shifted] reports whether an occurrence runs later than its
-// schedule says because its wall time fell into such a gap.
+// schedule says because its wall time fell into such a gap, and
+// [Rule.Repeated] whether it is the second pass of a repeated time.
 //
 // # End and count
 //
@@ -143,14 +158,15 @@
 // robfig/cron v3 finds the next time by stepping the fields of a wall
 // clock reading, adding whole hours of elapsed time as it goes; around
 // clock changes that skips and repeats runs. jobclock runs a spec by the
-// rules above: a wall time in a spring-forward gap runs once, shifted by
-// the gap; a wall time that occurs twice runs once, at the first instant.
+// rules above: a time whose hour the spec fixes runs once, shifted by the
+// gap when it does not exist and at the first instant when it occurs
+// twice; a time whose hour field is "*" or has a step is skipped in a gap
+// and runs in both passes of a repeated hour.
 // In UTC and in zones without daylight saving time the two give the same
 // instants (a test compares them on thousands of random specs over a
-// year). Where they differ, a test checks each row of this table (local
-// times in the zone; "none" means no run that day) and that every
-// difference on random specs around every clock change of a year is of
-// one of these kinds:
+// year). A test checks each row of this table (local times in the zone;
+// "none" means no run that day) and that every difference on random specs
+// around every clock change of 2026 and 2027 is of one of these kinds:
 //
 //	spec            zone                 local date  robfig/cron v3                              jobclock
 //	30 2 * * *      Europe/Berlin        2026-03-29  none                                        03:30 CEST
@@ -165,11 +181,16 @@
 //	45 1 * * *      Australia/Lord_Howe  2026-10-04  01:45 +1030, 02:45 +11                      01:45 +1030
 //	45 1 * * *      Australia/Lord_Howe  2026-04-05  01:45 +11, 01:45 +1030                      01:45 +11
 //	0 11 * * *      Australia/Lord_Howe  2026-04-05  none                                        11:00 +1030
+//	30 1-3/2 * * *  America/New_York     2026-11-01  01:30 EDT, 01:30 EST, 03:30 EST             01:30 EDT, 01:30 EST, 03:30 EST
+//	30 2-4/2 * * *  America/New_York     2026-03-08  04:30 EDT                                   04:30 EDT
+//	20 0-4/2 * * *  Australia/Lord_Howe  2026-10-04  00:20 +1030, 04:20 +11                      00:20 +1030, 04:20 +11
+//	40 1-3/2 * * *  Australia/Lord_Howe  2026-04-05  01:40 +11, 01:40 +1030, 03:40 +1030         01:40 +11, 01:40 +1030, 03:40 +1030
 //
-// The kinds: robfig/cron skips a time in a gap (02:30 in Berlin on the
-// spring change; jobclock runs it at 03:30), and runs a time that occurs
-// twice twice (02:30 on the autumn change; every hourly spec runs 25
-// times that day). When the gap ends a run that exists anyway, both run
+// The kinds: robfig/cron skips a fixed time in a gap (02:30 in Berlin on
+// the spring change; jobclock runs it at 03:30), and runs a fixed time that
+// occurs twice twice (02:30 on the autumn change). For a time whose hour is
+// free the two agree: both skip it in a gap and run it in both passes of
+// a repeated hour (an hourly spec runs 25 times that day). When the gap ends a run that exists anyway, both run
 // once (New York's 02:00 in March becomes 03:00). After a change at
 // midnight (Santiago), robfig/cron runs on a day the spec does not name: a
 // Saturday spec runs on the Sunday. In a zone whose clocks change by half

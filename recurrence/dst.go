@@ -27,6 +27,21 @@ func (r *Rule) Shifted(t time.Time) bool {
 	return len(o.Bysecond) > 0 && !slices.Contains(o.Bysecond, w.Second())
 }
 
+// Repeated reports whether the occurrence t is the second pass of a wall
+// clock time that occurs twice because clocks went back: a schedule that
+// does not fix the hour (see the package documentation) runs such a time
+// at both instants, and Repeated is true for the later one. It is false
+// for every occurrence of a rule that fixes its hours (those run once, at
+// the first instant) or steps in elapsed time, and it is meant for
+// instants that Next returned.
+func (r *Rule) Repeated(t time.Time) bool {
+	if !r.free || r.step > 0 || r.zone.fixed {
+		return false
+	}
+	_, second, n := r.zone.instants(r.zone.wall(t).Unix())
+	return n == 2 && second == t.Unix()
+}
+
 // span is a range of times of day [from, to) in minutes since midnight.
 type span struct{ from, to int }
 

@@ -42,6 +42,11 @@ type Rule struct {
 	// start + k*step in elapsed time.
 	step time.Duration
 
+	// free: the schedule does not fix the hour (see hourFree), so a
+	// reading runs at every instant the clocks show it: at none in a gap,
+	// at both when it occurs twice.
+	free bool
+
 	// Otherwise occurrences are expanded by rrule-go in "wall" space: wall
 	// clock readings of loc written as UTC times, so that the expansion
 	// never meets a DST transition. opts holds one rule per day set whose
@@ -126,6 +131,7 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 		}
 	}
 	rl.opts = buildOptions(r.Frequency, int(rl.interval), sched, rl.wallStart)
+	rl.free = hourFree(r, rl.opts[0].Byhour)
 	if rl.interval == 1 {
 		for i := range rl.opts {
 			rl.opts[i] = daily(rl.opts[i])
@@ -138,6 +144,10 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 		return nil, err
 	}
 
+	if rl.free && !rl.zone.fixed {
+		rl.wallStart = rl.floorBeforeRepeat(start)
+	}
+
 	if r.Frequency == Month || r.Frequency == Year {
 		if !rl.matchesWithin(rl.wallStart.AddDate(searchHorizon, 0, 0)) {
 			if reason := rl.unreachedMonths(sched); reason != "" {
@@ -147,6 +157,53 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 		}
 	}
 	return rl, nil
+}
+
+// hourFree reports whether a recurrence that runs in the given hours
+// (empty: every hour) leaves the hour free, so that its times keep their
+// cadence through a change of the clocks rather than name a time of day:
+// no hours at frequency Minute or Hour, minutes without hours (every hour
+// of the day), hours listing all 24, or a cron spec with "*" or a step in
+// its hour field.
+func hourFree(r *Recurrence, hours []int) bool {
+	var seen uint32
+	for _, h := range hours {
+		seen |= 1 << h
+	}
+	if len(hours) == 0 || seen == 1<<24-1 {
+		return true
+	}
+	if r.Cron == "" {
+		return false
+	}
+	c, err := parseCron(r.Cron)
+	return err == nil && c.hour.stepped
+}
+
+// floorBeforeRepeat returns the earliest reading of a rule whose hours are
+// free: the start's, unless clocks go back soon after the start, when the
+// readings just before the start's occur again after it and run then. It
+// then returns an earlier reading on the rule's period grid, by whole
+// intervals, at least the change's size back; instants before the start
+// are never occurrences.
+func (r *Rule) floorBeforeRepeat(start time.Time) time.Time {
+	jump := r.zone.maxJump
+	_, before := start.Zone()
+	_, after := start.Add(jump).Zone()
+	if after >= before {
+		return r.wallStart
+	}
+	var unit time.Duration
+	switch r.freq {
+	case Minute:
+		unit = time.Minute
+	case Hour:
+		unit = time.Hour
+	default:
+		return r.periodStart(-r.interval)
+	}
+	step := time.Duration(r.interval) * unit
+	return r.wallStart.Add(-(jump + step - 1) / step * step)
 }
 
 // unreachedMonths explains a Month rule whose interval, counted from the
@@ -469,15 +526,23 @@ func (r *Rule) expand(after time.Time, limit int) *window {
 		if wt.Before(ws) {
 			continue
 		}
-		t := conv.instant(wt.Add(r.nanos))
+		x, y, n := r.instants(&conv, wt.Unix())
+		if n == 0 {
+			continue
+		}
+		t := time.Unix(x, int64(r.nanos))
 		if !h.IsZero() && t.Add(-jump).After(h) {
 			// Later wall readings map to instants after t-jump: done.
 			break
 		}
-		if !t.After(a) || r.hasEnd && t.After(r.end) {
-			continue
+		for k := range n {
+			if k == 1 {
+				t = time.Unix(y, int64(r.nanos)) // the reading's second pass
+			}
+			if t.After(a) && !(r.hasEnd && t.After(r.end)) {
+				out = append(out, t)
+			}
 		}
-		out = append(out, t)
 		if h.IsZero() && len(out) >= limit {
 			slices.SortFunc(out, time.Time.Compare)
 			h = out[len(out)-1]
@@ -744,18 +809,77 @@ func (c *converter) instant(w time.Time) time.Time {
 	return time.Unix(c.instantSec(w.Unix()), int64(w.Nanosecond()))
 }
 
+// instants returns the instants at which reading u (the zone's wall clock
+// in whole seconds written as UTC, as Unix seconds) runs, earliest first:
+// for a rule that fixes its hours one, as [converter.instant] says; for one
+// whose hours are free, every instant at which the clocks read u: none in
+// a spring-forward gap (n == 0), both when u occurs twice (n == 2).
+func (r *Rule) instants(c *converter, u int64) (first, second int64, n int) {
+	if x, ok := c.hit(u); ok {
+		return x, 0, 1
+	}
+	return r.instantsNear(c, u)
+}
+
+// hit returns the one instant at which the clocks read u when the zone
+// period the converter remembers decides it. It is small enough to inline:
+// the loops that convert many readings call it and, when it misses,
+// [Rule.instantsNear].
+func (c *converter) hit(u int64) (int64, bool) {
+	x := u - c.off
+	return x, c.ok && x >= c.lo && x < c.hi
+}
+
+// instantsNear is instants for a reading near a change of the zone's
+// offset, or in a zone period the converter has not met yet.
+func (r *Rule) instantsNear(c *converter, u int64) (first, second int64, n int) {
+	if c.z.fixed {
+		c.remember(0)
+		return u - c.z.offset, 0, 1
+	}
+	if !r.free {
+		first = c.z.instant(u)
+		c.remember(first)
+		return first, 0, 1
+	}
+	first, second, n = c.z.instants(u)
+	if n > 0 {
+		c.remember(first)
+	}
+	return first, second, n
+}
+
 // instantSec is instant on whole seconds: u is the reading written as UTC
 // (Unix seconds), the result Unix seconds.
 func (c *converter) instantSec(u int64) int64 {
+	if x, ok := c.known(u); ok {
+		return x
+	}
+	x := c.z.instant(u)
+	c.remember(x)
+	return x
+}
+
+// known returns the one instant at which the clocks read u when the zone
+// has a fixed offset or the remembered zone period decides it.
+func (c *converter) known(u int64) (int64, bool) {
 	if c.z.fixed {
-		return u - c.z.offset
+		return u - c.z.offset, true
 	}
 	if c.ok {
 		if x := u - c.off; x >= c.lo && x < c.hi {
-			return x
+			return x, true
 		}
 	}
-	x := c.z.instant(u)
+	return 0, false
+}
+
+// remember keeps the zone period that holds instant x.
+func (c *converter) remember(x int64) {
+	if c.z.fixed {
+		c.off, c.lo, c.hi, c.ok = c.z.offset, -1<<62, 1<<62, true
+		return
+	}
 	t := time.Unix(x, 0).In(c.z.loc)
 	_, off := t.Zone()
 	s, e := t.ZoneBounds()
@@ -768,7 +892,6 @@ func (c *converter) instantSec(u int64) int64 {
 	if !e.IsZero() {
 		c.hi = e.Unix() - jump
 	}
-	return x
 }
 
 // offsetAt returns the zone's offset in seconds at Unix time u.
@@ -799,4 +922,32 @@ func (z *zoneInfo) instant(u int64) int64 {
 		return u - o3
 	}
 	return c1
+}
+
+// instants returns every instant at which the zone's clocks read u (Unix
+// seconds of the reading written as UTC), earliest first: n is 0 for a
+// reading in a gap, 2 for one that occurs twice.
+func (z *zoneInfo) instants(u int64) (first, second int64, n int) {
+	if z.fixed {
+		return u - z.offset, 0, 1
+	}
+	const span = 2 * 86400
+	o1, o2 := z.offsetAt(u-span), z.offsetAt(u+span)
+	offs := [4]int64{o1, o2, z.offsetAt(u - o1), z.offsetAt(u - o2)}
+	var found [4]int64
+	k := 0
+	for _, o := range offs {
+		if x := u - o; z.offsetAt(x) == o && !slices.Contains(found[:k], x) {
+			found[k] = x
+			k++
+		}
+	}
+	slices.Sort(found[:k])
+	switch k {
+	case 0:
+		return 0, 0, 0
+	case 1:
+		return found[0], 0, 1
+	}
+	return found[0], found[k-1], 2
 }

@@ -153,10 +153,21 @@ func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
 		if r.hasEnd && w > tp.until {
 			break
 		}
-		t := time.Unix(c.instantSec(w), int64(r.nanos))
+		x, ok := c.hit(w)
+		y, n := int64(0), 1
+		if !ok {
+			x, y, n = r.instantsNear(&c, w)
+		}
+		if n == 0 {
+			continue
+		}
+		t := time.Unix(x, int64(r.nanos))
 		if found && t.Add(-jump).After(best) {
 			// Later readings map to instants after t-jump: done.
 			break
+		}
+		if n == 2 && !t.After(a) {
+			t = time.Unix(y, int64(r.nanos)) // the reading's second pass
 		}
 		if !t.After(a) || r.hasEnd && t.After(r.end) {
 			continue

@@ -187,15 +187,20 @@ func TestTemplateNextDST(t *testing.T) {
 		{"minutes across the gap", &Recurrence{Frequency: Minute, Interval: 90, TimeZone: "America/New_York",
 			Schedule: &Schedule{Hours: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}}},
 			time.Date(2025, 3, 9, 0, 0, 0, 0, ny), time.Date(2025, 3, 9, 6, 30, 0, 0, time.UTC), time.Date(2025, 3, 9, 7, 0, 0, 0, time.UTC)},
-		// Every 45 minutes from midnight on the day of the gap: reading
-		// 02:15 runs at 03:15 EDT, after reading 03:00 (03:00 EDT), which
-		// comes later on the wall clock but earlier in time.
-		{"gap reorders readings", &Recurrence{Frequency: Minute, Interval: 45, TimeZone: "America/New_York",
+		// Every 45 minutes from midnight on the day of the gap, every hour
+		// listed, so the hour is free: reading 02:15 does not exist and is
+		// skipped; 01:30 EST is followed by 03:00 EDT, then 03:45 EDT.
+		{"gap skips a free reading", &Recurrence{Frequency: Minute, Interval: 45, TimeZone: "America/New_York",
 			Schedule: &Schedule{Hours: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}}},
 			time.Date(2025, 3, 9, 0, 0, 0, 0, ny), time.Date(2025, 3, 9, 6, 30, 0, 0, time.UTC), time.Date(2025, 3, 9, 7, 0, 0, 0, time.UTC)},
-		{"gap reorders readings, then the shifted one", &Recurrence{Frequency: Minute, Interval: 45, TimeZone: "America/New_York",
+		{"gap skips a free reading, then the cadence goes on", &Recurrence{Frequency: Minute, Interval: 45, TimeZone: "America/New_York",
 			Schedule: &Schedule{Hours: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}}},
-			time.Date(2025, 3, 9, 0, 0, 0, 0, ny), time.Date(2025, 3, 9, 7, 0, 0, 0, time.UTC), time.Date(2025, 3, 9, 7, 15, 0, 0, time.UTC)},
+			time.Date(2025, 3, 9, 0, 0, 0, 0, ny), time.Date(2025, 3, 9, 7, 0, 0, 0, time.UTC), time.Date(2025, 3, 9, 7, 45, 0, 0, time.UTC)},
+		// The same rule in the repeated hour: reading 01:30 runs at 01:30
+		// EDT and again at 01:30 EST.
+		{"repeated hour, second pass", &Recurrence{Frequency: Minute, Interval: 45, TimeZone: "America/New_York",
+			Schedule: &Schedule{Hours: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}}},
+			time.Date(2025, 11, 2, 0, 0, 0, 0, ny), time.Date(2025, 11, 2, 5, 30, 0, 0, time.UTC), time.Date(2025, 11, 2, 6, 30, 0, 0, time.UTC)},
 		// Started at 03:10 EDT on the day of the gap: that day's 02:30 is a
 		// reading before the start's, so it is not an occurrence even
 		// though it would run at 03:30 EDT; the first is the next day's.

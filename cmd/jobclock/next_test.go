@@ -88,6 +88,17 @@ func TestNext(t *testing.T) {
 		{name: "cron in a zone across the clock change", args: []string{"-cron", "30 2 * * *", "-tz", "Europe/Berlin", "-n", "4", "-from", "2026-03-27"},
 			stdout: "2026-03-27T01:30:00Z\n2026-03-28T01:30:00Z\n2026-03-29T01:30:00Z\n2026-03-30T00:30:00Z\n",
 			stderr: "schedule: every day at 02:30 (Europe/Berlin; 02:30 runs at 03:30 when clocks go forward; 02:30 runs once when clocks go back)\n"},
+		// New York's clocks go back at 06:00Z on 2026-11-01: a spec with
+		// "*" in the hour field keeps its cadence through both passes of
+		// 01:00-01:59 (05:00Z-05:59Z as EDT, 06:00Z-06:59Z as EST).
+		{name: "cron every 30 minutes across the clock change", args: []string{"-n", "6", "-from", "2026-11-01T04:00:00Z", "-tz", "America/New_York", "-cron", "*/30 * * * *"},
+			stdout: "2026-11-01T04:00:00Z\n2026-11-01T04:30:00Z\n2026-11-01T05:00:00Z\n2026-11-01T05:30:00Z\n2026-11-01T06:00:00Z\n2026-11-01T06:30:00Z\n",
+			stderr: "schedule: every 30 minutes (America/New_York)\n"},
+		{name: "cron hour step runs the repeated time twice", args: []string{"-local", "-n", "4", "-from", "2026-10-31T12:00:00Z", "-tz", "America/New_York", "-cron", "30 1-3/2 * * *"},
+			stdout: "2026-11-01T01:30:00-04:00\n2026-11-01T01:30:00-05:00\n2026-11-01T03:30:00-05:00\n2026-11-02T01:30:00-05:00\n",
+			stderr: "schedule: every day at 01:30 and 03:30 (America/New_York; 01:30 runs twice when clocks go back)\n"},
+		{name: "cron fixed hour runs the repeated time once", args: []string{"-q", "-local", "-n", "3", "-from", "2026-10-31T12:00:00Z", "-tz", "America/New_York", "-cron", "30 1,3 * * *"},
+			stdout: "2026-11-01T01:30:00-04:00\n2026-11-01T03:30:00-05:00\n2026-11-02T01:30:00-05:00\n"},
 		{name: "cron in local time", args: []string{"-q", "-local", "-cron", "30 2 * * *", "-tz", "Europe/Berlin", "-n", "3", "-from", "2026-03-28"},
 			stdout: "2026-03-28T02:30:00+01:00\n2026-03-29T03:30:00+02:00\n2026-03-30T02:30:00+02:00\n"},
 		{name: "cron with its own zone", args: []string{"-n", "2", "-from", "2026-07-01", "-cron", "CRON_TZ=America/New_York @daily"},
