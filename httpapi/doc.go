@@ -81,10 +81,10 @@
 // stored pfx. A PUT must therefore repeat the secrets; a PATCH that leaves
 // them out keeps them.
 //
-// Lists carry {"value": [...], "nextLink": URL or null}. Jobs and history
-// pages hold $top items (1 to 100, default 100) from $skip (default 0);
-// nextLink repeats the request with the next $skip and is null on the last
-// page. Collection lists are not paged. $filter is "state eq VALUE" for
+// Lists carry {"value": [...], "nextLink": URL}. Jobs and history pages
+// hold $top items (1 to 100, default 100) from $skip (default 0); nextLink
+// repeats the request with the next $skip and is left out on the last page
+// (the published definition types it as a string, so it is never null). Collection lists are not paged. $filter is "state eq VALUE" for
 // jobs (Enabled, Disabled, Completed, Faulted) and "status eq VALUE" for
 // history (Completed, Failed, Postponed), in any case, VALUE optionally in
 // single quotes.

@@ -78,22 +78,25 @@ type JobHistoryDefinitionProperties struct {
 // JobCollectionListResult is one page of job collections.
 type JobCollectionListResult struct {
 	Value []JobCollectionDefinition `json:"value"`
-	// NextLink is the URL of the next page; nil on the last page.
-	NextLink *string `json:"nextLink"`
+	// NextLink is the URL of the next page; nil, and left out of the JSON, on
+	// the last page.
+	NextLink *string `json:"nextLink,omitempty"`
 }
 
 // JobListResult is one page of jobs.
 type JobListResult struct {
 	Value []JobDefinition `json:"value"`
-	// NextLink is the URL of the next page; nil on the last page.
-	NextLink *string `json:"nextLink"`
+	// NextLink is the URL of the next page; nil, and left out of the JSON, on
+	// the last page.
+	NextLink *string `json:"nextLink,omitempty"`
 }
 
 // JobHistoryListResult is one page of job history.
 type JobHistoryListResult struct {
 	Value []JobHistoryDefinition `json:"value"`
-	// NextLink is the URL of the next page; nil on the last page.
-	NextLink *string `json:"nextLink"`
+	// NextLink is the URL of the next page; nil, and left out of the JSON, on
+	// the last page.
+	NextLink *string `json:"nextLink,omitempty"`
 }
 
 // scope identifies a job collection through the API.
