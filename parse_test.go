@@ -432,3 +432,28 @@ func BenchmarkParseJob(b *testing.B) {
 		}
 	}
 }
+
+// TestForcePersistenceRoundTrip: brokeredMessageProperties.forcePersistence
+// false is kept as false, not dropped, and an absent one stays absent.
+func TestForcePersistenceRoundTrip(t *testing.T) {
+	for _, tt := range []struct{ given, want string }{
+		{`"forcePersistence": false, `, `"forcePersistence":false`},
+		{`"forcePersistence": true, `, `"forcePersistence":true`},
+		{``, ``},
+	} {
+		in := `{"action": {"type": "serviceBusQueue", "serviceBusQueueMessage": {"namespace": "ns", "queueName": "q", "message": "m",
+			"authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "s"},
+			"brokeredMessageProperties": {` + tt.given + `"label": "x"}}}}`
+		j, err := scheduler.ParseJob([]byte(in), nil)
+		if err != nil {
+			t.Fatalf("ParseJob(%s): %v", in, err)
+		}
+		out, err := json.Marshal(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(out); tt.want != "" && !strings.Contains(got, tt.want) || tt.want == "" && strings.Contains(got, "forcePersistence") {
+			t.Errorf("given %q, marshalled %s, want %q in it", tt.given, got, tt.want)
+		}
+	}
+}

@@ -218,6 +218,9 @@ func (m ServiceBusMessage) clone() ServiceBusMessage {
 		if p.TimeToLive != nil {
 			cp.TimeToLive = new(*p.TimeToLive)
 		}
+		if p.ForcePersistence != nil {
+			cp.ForcePersistence = new(*p.ForcePersistence)
+		}
 		m.BrokeredMessageProperties = &cp
 	}
 	m.CustomMessageProperties = maps.Clone(m.CustomMessageProperties)
@@ -274,11 +277,12 @@ type ServiceBusAuthentication struct {
 }
 
 // BrokeredMessageProperties are the system properties of a Service Bus
-// message. TimeToLive is an ISO 8601 duration.
+// message. TimeToLive is an ISO 8601 duration. ForcePersistence is nil
+// when the definition leaves it out; false and true are kept as given.
 type BrokeredMessageProperties struct {
 	ContentType             string          `json:"contentType,omitempty"`
 	CorrelationID           string          `json:"correlationId,omitempty"`
-	ForcePersistence        bool            `json:"forcePersistence,omitempty"`
+	ForcePersistence        *bool           `json:"forcePersistence,omitempty"`
 	Label                   string          `json:"label,omitempty"`
 	MessageID               string          `json:"messageId,omitempty"`
 	PartitionKey            string          `json:"partitionKey,omitempty"`

@@ -67,7 +67,7 @@ func TestQueueMessageWithAllProperties(t *testing.T) {
 	req.Action.ServiceBusQueueMessage.BrokeredMessageProperties = &action.BrokeredMessageProperties{
 		ContentType:             "application/json",
 		CorrelationID:           "corr-1",
-		ForcePersistence:        true,
+		ForcePersistence:        new(true),
 		Label:                   "order-created",
 		MessageID:               "msg-1",
 		PartitionKey:            "session-9",
