@@ -25,6 +25,10 @@ type outcome struct {
 	// span when the occurrence had none yet: its retries and error
 	// action join it.
 	trace, traceState string
+	// superseded reports that the attempt failed after its context was
+	// cancelled because the job's next occurrence came due
+	// (OverlapCancelRunning): the occurrence ends without retry.
+	superseded bool
 }
 
 // spanContext returns the context of the attempt of res, which carries
@@ -45,7 +49,11 @@ type attempt struct {
 	o       Occurrence     // the due occurrence, as the step that made it due left it
 	hist    []HistoryEntry // that step's entries, recorded with the outcome
 	claimed time.Time      // when the job was claimed: the step's instant
-	info    attemptInfo    // for the attempt's span
+	// cancelAt is when the attempt's context is cancelled because the
+	// job's next occurrence comes due (OverlapCancelRunning); zero when
+	// never.
+	cancelAt time.Time
+	info     attemptInfo // for the attempt's span
 	// buf is the worker's occurrence buffer that r's current occurrence
 	// may be (see machine.occ); r no longer refers to it once the outcome
 	// is applied. slot is the worker's lease slot. Both are nil when no
@@ -74,11 +82,11 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 		return false
 	}
 	p.buf = histBufs.Get().(*[]HistoryEntry)
-	m := s.machine()
+	m := s.machine(r)
 	next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 	p.all = m.applyOutcome(r, &p.t, true, &p.o, res, p.hist, (*p.buf)[:0])
 	ownOccurrence(r, a.buf) // the occurrence goes on: a retry or the error action
-	p.miss = s.passedOver(r, &p.t, next0, counted0, m.misfire, res.end)
+	p.miss = s.passedOver(r, &p.t, next0, counted0, misfireOf(m.policy.Missed), res.end)
 	s.enqueue(p)
 	return true
 }
@@ -87,6 +95,7 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 var (
 	errAttemptTimeout   = errors.New("attempt timed out")
 	errExecutorPanicked = errors.New("executor panicked")
+	errSuperseded       = errors.New("cancelled")
 )
 
 // execute carries out attempt a and reports its outcome; it never panics.
@@ -155,7 +164,12 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		ErrorAction:     o.ErrorAction,
 	}}
 	req, ctx := &st.req, &st.ctx
-	ctx.init(execCtx, res.start.Add(s.cfg.ActionTimeout))
+	timeout := res.start.Add(s.cfg.ActionTimeout)
+	deadline := timeout
+	if !a.cancelAt.IsZero() && a.cancelAt.Before(deadline) {
+		deadline = a.cancelAt
+	}
+	ctx.init(execCtx, deadline)
 	defer ctx.stop()
 	s.holdLease(r, res.start, a.slot)
 	defer s.dropLease(r, a.slot)
@@ -170,7 +184,18 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	} else if err != nil {
 		res.message = err.Error()
 	}
-	if err == nil && ctx.errAt(res.end) != nil {
+	switch {
+	case err != nil && deadline.Before(timeout) && !res.end.Before(deadline) && execCtx.Err() == nil:
+		res.superseded = true
+		res.err = fmt.Errorf("%w: the occurrence expected at %s came due (runPolicy.overlap CancelRunning)", errSuperseded, stamp(a.cancelAt))
+		if res.message != "" {
+			res.message = res.err.Error() + ": " + res.message
+		} else {
+			res.message = res.err.Error()
+		}
+	case err == nil && ctx.errAt(res.end) != nil && !(deadline.Before(timeout) && res.end.Before(timeout) && execCtx.Err() == nil):
+		// Past the timeout, or stopped; an attempt that succeeded after
+		// the next occurrence came due keeps its success.
 		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, s.cfg.ActionTimeout)
 		res.message = res.err.Error()
 	}

@@ -170,6 +170,7 @@ func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, c
 			return nil, err
 		}
 		r.Version++
+		s.policies.set(r, now) // this instance's jobs follow at once
 		s.notify()
 		return r, nil
 	}

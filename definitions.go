@@ -27,6 +27,25 @@ type (
 	ParseOptions         = jobdef.ParseOptions
 	ValidationError      = jobdef.ValidationError
 	SyntaxError          = jobdef.SyntaxError
+	RunPolicy            = jobdef.RunPolicy
+	MissedPolicy         = jobdef.MissedPolicy
+	OverlapPolicy        = jobdef.OverlapPolicy
+)
+
+// Run policies.
+const (
+	MissedRunOnce        = jobdef.MissedRunOnce
+	MissedSkip           = jobdef.MissedSkip
+	MissedRunAll         = jobdef.MissedRunAll
+	OverlapPostpone      = jobdef.OverlapPostpone
+	OverlapSkip          = jobdef.OverlapSkip
+	OverlapBufferAll     = jobdef.OverlapBufferAll
+	OverlapAllowAll      = jobdef.OverlapAllowAll
+	OverlapCancelRunning = jobdef.OverlapCancelRunning
+	MaxBuffered          = jobdef.MaxBuffered
+	MinCatchUpWindow     = jobdef.MinCatchUpWindow
+	MaxPauseAfterFaults  = jobdef.MaxPauseAfterFaults
+	MaxStateReason       = jobdef.MaxStateReason
 )
 
 // Job states.

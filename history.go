@@ -28,9 +28,14 @@ const (
 	StatusCompleted ExecutionStatus = "Completed"
 	StatusFailed    ExecutionStatus = "Failed"
 	StatusPostponed ExecutionStatus = "Postponed"
+	// StatusSkipped marks scheduled occurrences that did not run: a run
+	// policy, a disabled job or a collection that was not Enabled passed
+	// over them. One entry stands for a run of consecutive ones (Skipped
+	// counts them); its Message says why.
+	StatusSkipped ExecutionStatus = "Skipped"
 )
 
-var executionStatuses = []ExecutionStatus{StatusCompleted, StatusFailed, StatusPostponed}
+var executionStatuses = []ExecutionStatus{StatusCompleted, StatusFailed, StatusPostponed, StatusSkipped}
 
 // Valid reports whether s is a known status in canonical spelling.
 func (s ExecutionStatus) Valid() bool { return slices.Contains(executionStatuses, s) }
@@ -50,12 +55,14 @@ type HistoryEntry struct {
 	Job        string `json:"job"`
 	// ActionName is MainAction or ErrorAction.
 	ActionName ActionName `json:"actionName"`
-	// Status is Completed, Failed or Postponed.
+	// Status is Completed, Failed, Postponed or Skipped.
 	Status ExecutionStatus `json:"status"`
-	// ExpectedExecutionTime is when the occurrence was scheduled.
+	// ExpectedExecutionTime is when the occurrence was scheduled; for a
+	// Skipped entry, the first of those it stands for.
 	ExpectedExecutionTime time.Time `json:"expectedExecutionTime"`
 	// StartTime and EndTime bound the attempt. For a Postponed entry
-	// both are the instant the occurrence was found waiting.
+	// both are the instant the occurrence was found waiting, for a
+	// Skipped one the instant the occurrences were passed over.
 	StartTime time.Time `json:"startTime"`
 	EndTime   time.Time `json:"endTime"`
 	// RetryCount is the retry number within the occurrence (0 for the
@@ -71,4 +78,9 @@ type HistoryEntry struct {
 	// action, after which the occurrence is faulted (the job's
 	// faultedCount counts it) and its errorAction, if any, runs.
 	Faulted bool `json:"faulted,omitempty"`
+	// Skipped is, for a Skipped entry, how many occurrences it stands
+	// for (at most MaxSkippedCounted are counted), and LastExpectedTime
+	// the expected time of the last of them.
+	Skipped          int       `json:"skipped,omitempty"`
+	LastExpectedTime time.Time `json:"lastExpectedTime,omitzero"`
 }

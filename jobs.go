@@ -352,7 +352,9 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 		r.Schedule.Occurrences = old.Schedule.Occurrences
 		r.Schedule.LastFailed = old.Schedule.LastFailed
 	}
-	s.machine().settleIn(r, now, &b.next)
+	keepPause(r, job)
+	s.policies.set(col, now)
+	s.machine(r).settleIn(r, now, &b.next)
 	if err := st.PutJob(ctx, r); err != nil {
 		return nil, err
 	}
@@ -398,7 +400,7 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 			return nil, err
 		}
 		r.Updated = now
-		s.machine().settle(r, now)
+		s.machine(r).settle(r, now)
 		err = st.PutJob(ctx, r)
 		if errors.Is(err, ErrConflict) {
 			continue
@@ -479,6 +481,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 			return err
 		}
 		dropCronFields(doc, p)
+		dropPause(doc, p)
 		merged, err := json.Marshal(mergePatch(doc, p))
 		if err != nil {
 			return err
@@ -508,10 +511,31 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if err := checkRecurrenceQuota(col, name, t); err != nil {
 			return err
 		}
+		wasDisabled := r.State == JobDisabled
 		r.Job, r.State, r.ETag = job, stateOf(def), newETag()
+		keepPause(r, job)
+		if wasDisabled && r.State == JobEnabled {
+			r.Schedule.Faults = 0 // enabled again: the count of faults starts over
+		}
 		reschedule(r, t, now)
 		return nil
 	})
+}
+
+// keepPause moves the stateReason and resumeTime of job, the definition
+// being written as r's, to r's schedule, where they are kept with the
+// state (a scheduler clears them when it enables the job again), and
+// clears them in job. [JobRecord.Definition] gives them back.
+func keepPause(r *JobRecord, job *Job) {
+	sc := &r.Schedule
+	sc.StateReason, sc.ResumeTime = "", time.Time{}
+	if r.State == JobDisabled {
+		sc.StateReason = job.StateReason
+		if job.ResumeTime != nil {
+			sc.ResumeTime = *job.ResumeTime
+		}
+	}
+	job.StateReason, job.ResumeTime = "", nil
 }
 
 // reschedule recomputes the next occurrence after a change of definition
@@ -550,6 +574,27 @@ func parsePatch(data []byte, what string) (map[string]any, error) {
 		}
 	}
 	return p, nil
+}
+
+// dropPause prepares doc, a stored definition, for a merge patch that
+// sets the state to Enabled: the stateReason and resumeTime of the pause
+// go with it, unless the patch gives them again (and validation refuses
+// them).
+func dropPause(doc, patch map[string]any) {
+	enable := false
+	for k, v := range patch {
+		if st, ok := v.(string); ok && strings.EqualFold(k, "state") && strings.EqualFold(st, string(JobEnabled)) {
+			enable = true
+		}
+	}
+	if !enable {
+		return
+	}
+	for _, key := range []string{"stateReason", "resumeTime"} {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(patch)), func(k string) bool { return strings.EqualFold(k, key) }) {
+			delete(doc, key)
+		}
+	}
 }
 
 // dropCronFields prepares doc, a stored definition, for a merge patch that

@@ -135,8 +135,6 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		return
 	}
 	ctx := context.Background()
-	m := s.machine()
-	m.occ = occ
 	var info attemptInfo
 	if prev := r.PreviousLeaseOwner; prev != "" {
 		r.PreviousLeaseOwner = ""
@@ -156,10 +154,12 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			s.record(r, nil)
 			return
 		}
+		m := s.machine(r)
+		m.occ = occ
 		// r is this goroutine's own copy: step may change it in place.
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		run, due, hist := m.step(r, t, now)
-		miss := s.passedOver(r, t, next0, counted0, m.misfire, now)
+		miss := s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), now)
 		if due {
 			// A catch-up occurrence that absorbed the missed ones shows
 			// them on its attempt's span.
@@ -169,6 +169,9 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			}
 			s.missed(miss, absorbed)
 			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, info: info, buf: occ, slot: slot}
+			if m.policy.Overlap == OverlapCancelRunning && r.State == JobEnabled {
+				a.cancelAt = r.Schedule.NextOccurrence
+			}
 			handedOff = s.runAttempt(execCtx, &a)
 			return
 		}

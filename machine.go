@@ -1,16 +1,24 @@
 package scheduler
 
 import (
+	"fmt"
+	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jobclock/scheduler/retry"
 )
 
 // machine is the job state machine: pure functions of a record, its
 // timing, a policy and an instant. They modify the record in place and
 // return the history entries they produce.
 type machine struct {
-	misfire   MisfirePolicy
+	// policy is the job's run policy over its collection's, with Missed
+	// and Overlap always set (the Scheduler's defaults fill them in).
+	policy RunPolicy
+	// threshold is Config.MisfireThreshold: the catch-up window of the
+	// Skip missed policy when the run policy sets none.
 	threshold time.Duration
 	// occ, when not nil, is where step starts a scheduled occurrence
 	// rather than in a new allocation: a worker's, reused from attempt to
@@ -20,17 +28,35 @@ type machine struct {
 	occ *Occurrence
 }
 
-// step brings r up to date at now: it postpones occurrences that came due
-// while one is in progress, starts the next occurrence when none is in
-// progress, and settles DueAt, the status and the final state. It returns
-// a copy of the occurrence whose attempt is due now, with ok reporting
-// whether there is one (by value: the run loop keeps it without a heap
+// window returns how late a missed occurrence may be found and still run;
+// 0 means without limit.
+func (m machine) window() time.Duration {
+	switch {
+	case m.policy.CatchUpWindow > 0:
+		return time.Duration(m.policy.CatchUpWindow)
+	case m.policy.Missed == MissedSkip:
+		return m.threshold
+	}
+	return 0
+}
+
+// step brings r up to date at now: it resumes a paused job whose
+// resumeTime has come, handles occurrences that came due while one is in
+// progress by the overlap policy, passes over the missed ones the policy
+// does not run, starts the next occurrence when none is in progress, and
+// settles DueAt, the status and the final state. It returns a copy of
+// the occurrence whose attempt is due now, with ok reporting whether
+// there is one (by value: the run loop keeps it without a heap
 // allocation).
 func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, ok bool, hist []HistoryEntry) {
 	sc := &r.Schedule
 	if r.State.Final() {
 		sc.DueAt = time.Time{}
 		return Occurrence{}, false, nil
+	}
+	if r.State == JobDisabled && !sc.ResumeTime.IsZero() && !sc.ResumeTime.After(now) {
+		r.State = JobEnabled
+		sc.StateReason, sc.ResumeTime, sc.Faults = "", time.Time{}, 0
 	}
 	if sc.Current != nil {
 		hist = m.postpone(r, t, now, hist)
@@ -45,11 +71,14 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			sc.Occurrences++
 			m.start(r, requested(sc), now)
 		case r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now):
-			if m.misfire == MisfireSkip && now.Sub(sc.NextOccurrence) > m.threshold {
-				m.moveOn(r, t, now)
+			hist = m.catchUp(r, t, now, hist)
+			if sc.NextOccurrence.IsZero() || sc.NextOccurrence.After(now) {
 				break
 			}
-			exp := m.take(r, t, now)
+			exp := m.take(r, t)
+			if m.merges(sc, now) {
+				hist = m.passOver(r, t, now, now, hist, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed RunOnce)")
+			}
 			sc.Occurrences++
 			o := m.occ
 			if o == nil {
@@ -70,6 +99,32 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 	return run, ok, hist
 }
 
+// catchUp passes over the due occurrences of r that are later than the
+// catch-up window at now, unless they wait under OverlapBufferAll: under
+// the Skip missed policy all of them up to now, as soon as the first is
+// too late; otherwise those older than the window.
+func (m machine) catchUp(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
+	sc := &r.Schedule
+	w := m.window()
+	if w == 0 || !sc.NextOccurrence.After(sc.Buffered) || now.Sub(sc.NextOccurrence) <= w {
+		return hist
+	}
+	why := "missed, and later than the catch-up window of " + retry.Duration(w).String() + " when found"
+	if m.policy.Missed == MissedSkip {
+		return m.passOver(r, t, now, now, hist, why+" (runPolicy.missed Skip)")
+	}
+	// The occurrences at or after now-w are within the window.
+	return m.passOver(r, t, now.Add(-w-time.Nanosecond), now, hist, why)
+}
+
+// merges reports whether the due occurrences left after one is taken at
+// now are merged into it: under the RunOnce and Skip missed policies,
+// except those that wait under OverlapBufferAll.
+func (m machine) merges(sc *JobSchedule, now time.Time) bool {
+	return m.policy.Missed != MissedRunAll && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) &&
+		sc.NextOccurrence.After(sc.Buffered)
+}
+
 // start makes o the current occurrence, due at now.
 func (m machine) start(r *JobRecord, o *Occurrence, now time.Time) {
 	o.Tag = executionTag(r, o.Number)
@@ -80,52 +135,168 @@ func (m machine) start(r *JobRecord, o *Occurrence, now time.Time) {
 }
 
 // take consumes the due scheduled occurrence and returns its expected
-// time, moving NextOccurrence on.
-func (m machine) take(r *JobRecord, t *Timing, now time.Time) time.Time {
-	exp := r.Schedule.NextOccurrence
-	r.Schedule.Counted++
-	m.moveOn(r, t, now)
+// time, moving NextOccurrence on to the one after it.
+func (m machine) take(r *JobRecord, t *Timing) time.Time {
+	sc := &r.Schedule
+	exp := sc.NextOccurrence
+	sc.Counted++
+	m.advance(r, t, exp)
+	if !sc.NextOccurrence.After(sc.Buffered) {
+		return exp
+	}
+	sc.Buffered = time.Time{} // the buffer is empty
 	return exp
 }
 
-// moveOn moves NextOccurrence past the due one without counting it: to
-// the next occurrence after it, or (except with runAll) after now, which
-// drops the missed ones; to none when count is used up.
-func (m machine) moveOn(r *JobRecord, t *Timing, now time.Time) {
+// advance moves NextOccurrence to the first occurrence after base; to
+// none when count is used up.
+func (m machine) advance(r *JobRecord, t *Timing, base time.Time) {
 	sc := &r.Schedule
-	base := sc.NextOccurrence
-	if m.misfire != MisfireRunAll && now.After(base) {
-		base = now
-	}
 	sc.NextOccurrence = time.Time{}
 	if c := t.Count(); c == 0 || sc.Counted < c {
 		sc.NextOccurrence = t.Next(base)
 	}
 }
 
+// MaxSkippedCounted bounds the count of a Skipped history entry: a longer
+// run of occurrences passed over is counted that far, and its entry says
+// "at least".
+const MaxSkippedCounted = 10_000
+
+// passOver moves NextOccurrence past until without taking the occurrences
+// it passes (they do not count towards recurrence.count), and appends a
+// Skipped history entry for them, which says why, when there are any.
+func (m machine) passOver(r *JobRecord, t *Timing, until, now time.Time, hist []HistoryEntry, why string) []HistoryEntry {
+	sc := &r.Schedule
+	first := sc.NextOccurrence
+	if first.IsZero() || first.After(until) {
+		return hist
+	}
+	n, last := 0, first
+	for at := first; !at.IsZero() && !at.After(until); {
+		if n == MaxSkippedCounted {
+			at = t.Next(until) // stop counting: jump
+			sc.NextOccurrence = at
+			break
+		}
+		n, last = n+1, at
+		next := t.Next(at)
+		if !next.After(at) {
+			next = time.Time{}
+		}
+		at = next
+		sc.NextOccurrence = at
+	}
+	if !sc.NextOccurrence.After(sc.Buffered) {
+		sc.Buffered = time.Time{}
+	}
+	return append(hist, skipped(r, first, last, n, now, why))
+}
+
+// skipped returns the Skipped entry of n occurrences expected from first
+// to last, passed over at now.
+func skipped(r *JobRecord, first, last time.Time, n int, now time.Time, why string) HistoryEntry {
+	count := strconv.Itoa(n)
+	if n >= MaxSkippedCounted {
+		count = "at least " + count
+	}
+	what := "1 occurrence expected at " + stamp(first)
+	if n != 1 {
+		what = count + " occurrences expected from " + stamp(first) + " to " + stamp(last)
+	}
+	return HistoryEntry{
+		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusSkipped,
+		ExpectedExecutionTime: first, LastExpectedTime: last, Skipped: n, StartTime: now, EndTime: now,
+		Message: "skipped " + what + ": " + why,
+	}
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
 // postpone handles a scheduled occurrence or a requested run that is due
-// while r.Schedule.Current is in progress.
+// while r.Schedule.Current is in progress, by the overlap policy.
 func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
 	sc := &r.Schedule
-	for r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) {
-		if sc.Waiting != nil {
-			if m.misfire == MisfireRunAll {
+	due := r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now)
+	switch m.policy.Overlap {
+	case OverlapSkip:
+		if due {
+			hist = m.passOver(r, t, now, now, hist, fmt.Sprintf("occurrence %d was still in progress (runPolicy.overlap Skip)", sc.Current.Number))
+		}
+	case OverlapBufferAll:
+		if due {
+			hist = m.buffer(r, t, now, hist)
+		}
+	case OverlapCancelRunning:
+		if due {
+			hist = append(hist, m.cancel(r, now))
+		}
+	default:
+		for due {
+			if sc.Waiting != nil {
+				if m.policy.Missed == MissedRunAll {
+					break
+				}
+				hist = m.passOver(r, t, now, now, hist, fmt.Sprintf("occurrence %d was still in progress and occurrence %d already waited (runPolicy.overlap Postpone)", sc.Current.Number, sc.Waiting.Number))
 				break
 			}
-			m.moveOn(r, t, now) // merged into the waiting one
-			continue
+			exp := m.take(r, t)
+			sc.Occurrences++
+			sc.Waiting = &Occurrence{Number: sc.Occurrences, Expected: exp}
+			hist = append(hist, postponed(r, sc.Waiting, now))
+			due = !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now)
 		}
-		exp := m.take(r, t, now)
-		sc.Occurrences++
-		sc.Waiting = &Occurrence{Number: sc.Occurrences, Expected: exp}
-		hist = append(hist, postponed(r, sc.Waiting, now))
 	}
-	if !sc.RunRequested.IsZero() && !sc.RunRequested.After(now) && sc.Waiting == nil {
+	if !sc.RunRequested.IsZero() && !sc.RunRequested.After(now) && sc.Waiting == nil && sc.Current != nil {
 		sc.Occurrences++
 		sc.Waiting = requested(sc)
 		hist = append(hist, postponed(r, sc.Waiting, now))
 	}
 	return hist
+}
+
+// buffer marks the due occurrences of r as waiting under
+// OverlapBufferAll, passing over the oldest beyond MaxBuffered.
+func (m machine) buffer(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
+	sc := &r.Schedule
+	// The last MaxBuffered occurrences up to now wait: find the first of
+	// them by walking from NextOccurrence with a window of that length.
+	var ring [MaxBuffered]time.Time
+	n := 0
+	for at := sc.NextOccurrence; !at.IsZero() && !at.After(now) && n < MaxSkippedCounted+MaxBuffered; n++ {
+		ring[n%MaxBuffered] = at
+		next := t.Next(at)
+		if !next.After(at) {
+			break
+		}
+		at = next
+	}
+	if n > MaxBuffered {
+		oldest := ring[n%MaxBuffered]
+		hist = m.passOver(r, t, oldest.Add(-time.Nanosecond), now, hist, fmt.Sprintf("more than %d occurrences waited behind occurrence %d (runPolicy.overlap BufferAll)", MaxBuffered, sc.Current.Number))
+	}
+	sc.Buffered = now
+	return hist
+}
+
+// cancel ends the occurrence in progress because the next one came due
+// under OverlapCancelRunning, and returns its history entry. Its pending
+// retry or errorAction does not run.
+func (m machine) cancel(r *JobRecord, now time.Time) HistoryEntry {
+	sc := &r.Schedule
+	c := sc.Current
+	h := HistoryEntry{
+		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusFailed,
+		ExpectedExecutionTime: c.Expected, StartTime: now, EndTime: now, RetryCount: c.Retry, RepeatCount: c.Number,
+		ExecutionTag: c.Tag,
+		Message:      "cancelled before its next attempt: the occurrence expected at " + stamp(sc.NextOccurrence) + " came due (runPolicy.overlap CancelRunning)",
+	}
+	if c.ErrorAction {
+		h.ActionName = ErrorAction
+	}
+	sc.Current = nil
+	sc.LastFailed = true
+	return h
 }
 
 // requested returns the occurrence of the run RunJob requested, numbered
@@ -180,8 +351,13 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 	} else if sc.Waiting != nil {
 		earliest(now)
 	}
-	if enabled && (sc.Waiting == nil || m.misfire != MisfireRunAll) {
+	// Scheduled occurrences due while one is in progress were handled by
+	// postpone: the job is next looked at when that one goes on.
+	if enabled && (sc.Waiting == nil || m.policy.Missed != MissedRunAll) && (sc.Current == nil || sc.NextOccurrence.After(now)) {
 		earliest(sc.NextOccurrence)
+	}
+	if r.State == JobDisabled {
+		earliest(sc.ResumeTime)
 	}
 	if sc.Current == nil || sc.Waiting == nil {
 		earliest(sc.RunRequested)
@@ -244,16 +420,30 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 	if c.ErrorAction && r.Job.Action.ErrorAction != nil && r.Job.Action.ErrorAction.RetryPolicy != nil {
 		policy = r.Job.Action.ErrorAction.RetryPolicy
 	}
+	sc := &r.Schedule
 	switch {
 	case !failed:
-		r.Schedule.Current = nil
-		r.Schedule.LastFailed = c.ErrorAction
+		sc.Current = nil
+		sc.LastFailed = c.ErrorAction
+		if !c.ErrorAction {
+			sc.Faults = 0
+		}
+	case res.superseded:
+		// Cancelled for the next occurrence: no retry, no fault.
+		sc.Current = nil
+		sc.LastFailed = true
 	case c.Retry < policy.Retries():
 		c.Retry++
 		c.At = res.end.Add(policy.Delay(c.Retry, c.Tag))
 	case !c.ErrorAction:
 		r.Status.FaultedCount++
 		h.Faulted = true
+		sc.Faults++
+		if n := m.policy.PauseAfterFaults; n > 0 && sc.Faults >= n && r.State == JobEnabled {
+			r.State = JobDisabled
+			sc.StateReason = fmt.Sprintf("paused after %d consecutive faulted occurrences (runPolicy.pauseAfterFaults %d)", sc.Faults, n)
+			sc.ResumeTime = time.Time{}
+		}
 		if r.Job.Action.ErrorAction != nil {
 			c.ErrorAction = true
 			c.Retry = 0
@@ -280,8 +470,39 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-func (s *Scheduler) machine() machine {
-	return machine{misfire: s.cfg.Misfire, threshold: s.cfg.MisfireThreshold}
+// machine returns the state machine of r's job: its run policy over its
+// collection's, over the Scheduler's defaults.
+func (s *Scheduler) machine(r *JobRecord) machine {
+	p := r.Job.RunPolicy.Over(s.policies.get(s, r.Collection))
+	if p.Missed == "" {
+		p.Missed = missedOf(s.cfg.Misfire)
+	}
+	if p.Overlap == "" {
+		p.Overlap = OverlapPostpone
+	}
+	return machine{policy: p, threshold: s.cfg.MisfireThreshold}
+}
+
+// missedOf returns the missed policy that stands for a misfire policy.
+func missedOf(p MisfirePolicy) MissedPolicy {
+	switch p {
+	case MisfireSkip:
+		return MissedSkip
+	case MisfireRunAll:
+		return MissedRunAll
+	}
+	return MissedRunOnce
+}
+
+// misfireOf returns the misfire policy that stands for a missed policy.
+func misfireOf(p MissedPolicy) MisfirePolicy {
+	switch p {
+	case MissedSkip:
+		return MisfireSkip
+	case MissedRunAll:
+		return MisfireRunAll
+	}
+	return MisfireRunOnce
 }
 
 // ownOccurrence gives r a copy of its current occurrence when that is
@@ -302,7 +523,9 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 	// Occurrences that came due during the attempt are postponed before
 	// the attempt's outcome can end the occurrence.
 	var pre []HistoryEntry
-	if timed && work.Schedule.Current != nil {
+	// Under CancelRunning the outcome goes first: a retry it leaves
+	// pending is what the next occurrence cancels.
+	if timed && work.Schedule.Current != nil && m.policy.Overlap != OverlapCancelRunning {
 		pre = m.postpone(work, t, res.end, nil)
 	}
 	h := m.complete(work, o, res)

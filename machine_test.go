@@ -21,7 +21,9 @@ func minuteJob(count int) *Job {
 }
 
 func TestMachineStep(t *testing.T) {
-	m := func(p MisfirePolicy) machine { return machine{misfire: p, threshold: time.Minute} }
+	m := func(p MisfirePolicy) machine {
+		return machine{policy: RunPolicy{Missed: missedOf(p), Overlap: OverlapPostpone}, threshold: time.Minute}
+	}
 	type want struct {
 		run      bool
 		due      time.Time
@@ -62,7 +64,7 @@ func TestMachineStep(t *testing.T) {
 			m:    m(MisfireRunOnce), now: base.Add(10*time.Minute + 30*time.Second),
 			setup: func(s *JobSchedule) { s.NextOccurrence = base },
 			want: want{run: true, due: base.Add(10*time.Minute + 30*time.Second), next: base.Add(11 * time.Minute),
-				state: JobEnabled, expected: base},
+				state: JobEnabled, expected: base, hist: 1}, // the 10 merged ones: one Skipped entry
 		},
 		{
 			// The second missed occurrence waits (Postponed), the third
@@ -77,7 +79,7 @@ func TestMachineStep(t *testing.T) {
 			name: "skip drops a late occurrence",
 			m:    m(MisfireSkip), now: base.Add(10*time.Minute + 30*time.Second),
 			setup: func(s *JobSchedule) { s.NextOccurrence = base },
-			want:  want{due: base.Add(11 * time.Minute), next: base.Add(11 * time.Minute), state: JobEnabled},
+			want:  want{due: base.Add(11 * time.Minute), next: base.Add(11 * time.Minute), state: JobEnabled, hist: 1},
 		},
 		{
 			name: "skip runs an occurrence within the threshold",

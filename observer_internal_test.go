@@ -32,6 +32,9 @@ func (quietStore) ClaimDue(context.Context, time.Time, string, time.Time, int) (
 	return nil, nil
 }
 func (quietStore) Record(context.Context, string, *JobRecord, []HistoryEntry) error { return nil }
+func (quietStore) GetCollection(_ context.Context, name string) (*CollectionRecord, error) {
+	return &CollectionRecord{Name: name}, nil
+}
 func (quietStore) RecordBatch(_ context.Context, _ string, b []RecordRequest) []error {
 	return batchErrs[:len(b)]
 }

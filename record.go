@@ -50,7 +50,6 @@ func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
 // with a fresh read (a first write conflicted already).
 func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 	r, t, o, res := p.r, &p.t, &p.o, &p.res
-	m := s.machine()
 	ctx := context.Background()
 	var terr error
 	retrying := false // the outcome is being recorded again (see recordAgain)
@@ -69,15 +68,16 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
 			if t, terr = s.timings.get(r); terr == nil {
-				m.replay(r, t, o, p.claimed)
+				s.machine(r).replay(r, t, o, p.claimed)
 			}
 		}
 		reread = true
+		m := s.machine(r)
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		all := m.applyOutcome(r, t, terr == nil, o, *res, p.hist, nil)
 		var miss *Misfire
 		if terr == nil {
-			miss = s.passedOver(r, t, next0, counted0, m.misfire, res.end)
+			miss = s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), res.end)
 		}
 		err := s.runStore.Record(ctx, s.cfg.InstanceID, r, all)
 		if transient(err) {

@@ -276,6 +276,7 @@ type Scheduler struct {
 	builtins action.Registry
 	parse    ParseOptions
 	timings  timingCache
+	policies policyCache
 	batch    BatchRecorder // runStore, when it is one; else nil
 	outcomes outcomeBatch
 	leases   leaseKeeper

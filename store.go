@@ -228,11 +228,20 @@ type JobRecord struct {
 // ID returns "collection/name".
 func (r *JobRecord) ID() string { return r.Collection + "/" + r.Name }
 
-// Definition returns the job definition with State and Status filled in
-// from the record: a new Job that shares what r.Job points to.
+// Definition returns the job definition with State, StateReason,
+// ResumeTime and Status filled in from the record (the reason and the
+// resume time only while the job is Disabled): a new Job that shares what
+// r.Job points to.
 func (r *JobRecord) Definition() *Job {
 	j := *r.Job
 	j.State = r.State
+	j.StateReason, j.ResumeTime = "", nil
+	if r.State == JobDisabled {
+		j.StateReason = r.Schedule.StateReason
+		if t := r.Schedule.ResumeTime; !t.IsZero() {
+			j.ResumeTime = &t
+		}
+	}
 	st := r.Status
 	j.Status = &st
 	return &j
@@ -297,6 +306,18 @@ type JobSchedule struct {
 	RunTraceState string `json:"runTraceState,omitempty"`
 	// LastFailed reports whether the latest finished occurrence failed.
 	LastFailed bool `json:"lastFailed,omitempty"`
+	// Faults counts the consecutive faulted occurrences up to the latest
+	// finished one (RunPolicy.PauseAfterFaults reads it).
+	Faults int `json:"faults,omitempty"`
+	// StateReason and ResumeTime are the job's stateReason and
+	// resumeTime while it is Disabled (see [Job]); empty otherwise.
+	StateReason string    `json:"stateReason,omitempty"`
+	ResumeTime  time.Time `json:"resumeTime,omitzero"`
+	// Buffered is, under OverlapBufferAll, the latest instant at which a
+	// scheduler found an occurrence due while another was in progress:
+	// scheduled occurrences expected up to it run one after the other
+	// whatever the missed policy. Zero when none waits.
+	Buffered time.Time `json:"buffered,omitzero"`
 }
 
 func (s JobSchedule) clone() JobSchedule {

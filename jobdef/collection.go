@@ -145,6 +145,10 @@ type CollectionProperties struct {
 	State CollectionState `json:"state,omitempty"`
 	// Quota overrides the plan's quotas. Nil means the plan's values.
 	Quota *Quota `json:"quota,omitempty"`
+	// RunPolicy is the default run policy of the collection's jobs: a
+	// job's own runPolicy wins member by member. Nil means the
+	// Scheduler's defaults.
+	RunPolicy *RunPolicy `json:"runPolicy,omitempty"`
 }
 
 // JobCollection is the definition of a job collection.
@@ -174,6 +178,7 @@ func (c *JobCollection) Clone() *JobCollection {
 		}
 		cp.Properties.Quota = &q
 	}
+	cp.Properties.RunPolicy = c.Properties.RunPolicy.Clone()
 	return &cp
 }
 
@@ -252,6 +257,11 @@ func (c *JobCollection) Validate() error {
 		if k == "" {
 			add("tags", `""`, "has an empty key")
 		}
+	}
+	var rp checker
+	rp.runPolicy("properties.runPolicy", p.RunPolicy)
+	for _, e := range rp.errs {
+		errs = append(errs, e)
 	}
 	return errors.Join(errs...)
 }

@@ -25,6 +25,18 @@ type Job struct {
 	// State is Enabled, Disabled, Completed or Faulted. Empty means
 	// Enabled.
 	State JobState `json:"state,omitempty"`
+	// StateReason says why a Disabled job is disabled: text of at most
+	// MaxStateReason characters, given with state Disabled, or set by the
+	// scheduler when RunPolicy.PauseAfterFaults pauses the job.
+	StateReason string `json:"stateReason,omitempty"`
+	// ResumeTime is when a Disabled job becomes Enabled again, by
+	// whichever scheduler instance gets there first; what it missed
+	// meanwhile is handled by its run policy. Only with state Disabled,
+	// and in the future when the job is put.
+	ResumeTime *time.Time `json:"resumeTime,omitempty"`
+	// RunPolicy says what happens to occurrences that cannot run on
+	// time. Nil means the collection's, else the Scheduler's defaults.
+	RunPolicy *RunPolicy `json:"runPolicy,omitempty"`
 	// Status is maintained by the scheduler; it is ignored on input.
 	Status *JobStatus `json:"status,omitempty"`
 }
@@ -41,6 +53,10 @@ func (j *Job) Clone() *Job {
 	}
 	c.Action = *j.Action.Clone()
 	c.Recurrence = j.Recurrence.Clone()
+	if j.ResumeTime != nil {
+		c.ResumeTime = new(*j.ResumeTime)
+	}
+	c.RunPolicy = j.RunPolicy.Clone()
 	if j.Status != nil {
 		c.Status = new(j.Status.Clone())
 	}

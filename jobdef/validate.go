@@ -156,10 +156,35 @@ func validateJob(j *Job, opts *ParseOptions) []*ValidationError {
 	default:
 		c.add("state", valueText(string(j.State)), "is not a job state (Enabled or Disabled)")
 	}
+	c.pause(j)
+	c.runPolicy("runPolicy", j.RunPolicy)
 	if j.Recurrence != nil {
 		c.recurrence(j.Recurrence, j.StartTime)
 	}
 	return c.errs
+}
+
+// pause adds the problems of j's stateReason and resumeTime.
+func (c *checker) pause(j *Job) {
+	disabled := j.State == JobDisabled
+	if j.StateReason != "" {
+		if !disabled {
+			c.add("stateReason", valueText(j.StateReason), "is only allowed with state Disabled")
+		} else if n := utf8.RuneCountInString(j.StateReason); n > MaxStateReason {
+			c.add("stateReason", "", fmt.Sprintf("is %d characters long, more than %d", n, MaxStateReason))
+		}
+	}
+	if t := j.ResumeTime; t != nil {
+		switch {
+		case !disabled:
+			c.add("resumeTime", quoteTime(*t), "is only allowed with state Disabled")
+		case c.opts.Now.IsZero():
+		case !t.After(c.opts.Now):
+			c.add("resumeTime", quoteTime(*t), "is not in the future")
+		case t.Sub(c.opts.Now) > MaxStartAhead:
+			c.add("resumeTime", quoteTime(*t), "is more than 18 months (548 days) from now")
+		}
+	}
 }
 
 func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {

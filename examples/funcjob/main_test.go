@@ -38,7 +38,8 @@ func (b *syncBuffer) lines() []string {
 
 // TestRestartKeepsItsPlace runs the program for three minutes (fake
 // time), stops it for five, and starts it again: the job is not replaced,
-// the missed minutes run once, and the occurrences are numbered on.
+// the missed minutes run once (the others on record as Skipped), and the
+// occurrences are numbered on.
 func TestRestartKeepsItsPlace(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "funcjob.db")
 	synctest.Test(t, func(t *testing.T) {
@@ -79,7 +80,9 @@ func TestRestartKeepsItsPlace(t *testing.T) {
 			{Action: scheduler.MainAction, Status: ok, Repeat: 1, Expected: m(0), Start: m(0)},
 			{Action: scheduler.MainAction, Status: ok, Repeat: 2, Expected: m(1), Start: m(1)},
 			{Action: scheduler.MainAction, Status: ok, Repeat: 3, Expected: m(2), Start: m(2)},
-			{Action: scheduler.MainAction, Status: ok, Repeat: 4, Expected: m(3), Start: restart}, // for the minutes missed
+			// The minutes missed: 4 to 7 on record as Skipped, the run for them as the occurrence of 3.
+			{Action: scheduler.MainAction, Status: scheduler.StatusSkipped, Expected: m(4), Start: restart},
+			{Action: scheduler.MainAction, Status: ok, Repeat: 4, Expected: m(3), Start: restart},
 			{Action: scheduler.MainAction, Status: ok, Repeat: 5, Expected: m(8), Start: m(8)},
 			{Action: scheduler.MainAction, Status: ok, Repeat: 6, Expected: m(9), Start: m(9)},
 		}, cmpopts.IgnoreFields(schedulertest.Entry{}, "Message"))

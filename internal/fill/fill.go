@@ -86,9 +86,9 @@ func (f *filler) fill(v reflect.Value) {
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(int64(*n % 100))
+		v.SetInt(int64(*n%99) + 1) // never zero: a member set is never left out
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(*n % 100))
+		v.SetUint(uint64(*n%99) + 1)
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(float64(*n))
 	}

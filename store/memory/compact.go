@@ -137,7 +137,8 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	s, status := &r.Schedule, &r.Status
 	updated, ok := exactKey(r.Updated)
 	next, ok2 := exactKey(s.NextOccurrence)
-	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" {
+	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" ||
+		s.Faults != 0 || s.StateReason != "" || !s.ResumeTime.IsZero() || !s.Buffered.IsZero() {
 		return compact{}, ran{}, false
 	}
 	c := compact{def: r.Job, etag: r.ETag, updated: updated, next: next, st: uint8(st)}
@@ -223,6 +224,7 @@ func normalize(r *scheduler.JobRecord) {
 	utcIn(r.Status.NextExecutionTime)
 	s := &r.Schedule
 	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = utc(s.DueAt), utc(s.Anchor), utc(s.NextOccurrence), utc(s.RunRequested)
+	s.ResumeTime, s.Buffered = utc(s.ResumeTime), utc(s.Buffered)
 	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
 		if o != nil {
 			o.Expected, o.At = utc(o.Expected), utc(o.At)
