@@ -63,9 +63,12 @@
 //
 // A collection is {"id", "type": "Microsoft.Scheduler/jobCollections",
 // "name", "location", "tags", "properties": {"sku": {"name"}, "state",
-// "quota": {"maxJobCount", "maxRecurrence": {"frequency", "interval"}}}}.
-// Responses show the effective plan, state and quota (the plan's limits
-// when no quota is set).
+// "quota": {"maxJobCount", "maxRecurrence": {"frequency", "interval"}},
+// "runPolicy"}}. Responses show the effective plan, state and quota (the
+// plan's limits when no quota is set); runPolicy, an extension, is the
+// default run policy of the collection's jobs, as the Go package documents
+// it (jobs carry "runPolicy", "stateReason" and "resumeTime" the same way),
+// and a history filter may ask for status Skipped.
 //
 // A history entry is {"id", "type":
 // "Microsoft.Scheduler/jobCollections/jobs/history", "name", "properties":

@@ -345,6 +345,38 @@ func steps() []step {
   "recurrence": {"cron": "*/15 * * * *"}
 }}`},
 		{name: "delete-collection-cron", method: "DELETE", path: rg1 + "/jccron" + v},
+
+		// Run policies and pauses, an extension.
+		{name: "put-collection-run-policy", method: "PUT", path: rg1 + "/jcpolicy" + v, body: `{"location": "West Europe", "properties": {
+  "runPolicy": {"missed": "skip", "catchUpWindow": "PT2H", "overlap": "bufferAll"}
+}}`},
+		{name: "put-collection-run-policy-invalid", method: "PUT", path: rg1 + "/jcpolicy" + v, body: `{"location": "West Europe", "properties": {
+  "runPolicy": {"missed": "Later", "catchUpWindow": "PT0.1S", "overlap": "AllowAll", "pauseAfterFaults": -2}
+}}`},
+		{name: "put-job-paused-with-run-policy", method: "PUT", path: rg1 + "/jcpolicy/jobs/p1" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Hour", "interval": 1},
+  "state": "Disabled",
+  "stateReason": "the target's rate limit resets at startTime",
+  "resumeTime": "{{start}}",
+  "runPolicy": {"missed": "RunAll", "overlap": "cancelRunning", "pauseAfterFaults": 5}
+}}`},
+		{name: "get-job-paused", method: "GET", path: rg1 + "/jcpolicy/jobs/p1" + v},
+		{name: "patch-job-paused-body", method: "PATCH", path: rg1 + "/jcpolicy/jobs/p1" + v, body: `{"properties": {"action": {"request": {"uri": "http://example.com/other"}}}}`},
+		{name: "patch-job-enable-drops-pause", method: "PATCH", path: rg1 + "/jcpolicy/jobs/p1" + v, body: `{"properties": {"state": "Enabled"}}`},
+		{name: "put-job-run-policy-invalid", method: "PUT", path: rg1 + "/jcpolicy/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "stateReason": "not disabled",
+  "runPolicy": {"catchUpWindow": "two hours", "overlap": "Queue"}
+}}`},
+		{name: "put-job-resume-time-in-the-past", method: "PUT", path: rg1 + "/jcpolicy/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+  "state": "Disabled",
+  "resumeTime": "2020-01-01T00:00:00Z"
+}}`},
+		{name: "list-history-filter-skipped", method: "GET", path: rg1 + "/jcpolicy/jobs/p1/history" + v + "&$filter=" + urlq("status eq skipped")},
+		{name: "delete-collection-run-policy", method: "DELETE", path: rg1 + "/jcpolicy" + v},
 	}
 }
 

@@ -415,7 +415,7 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := parsePage(r, "status", []string{"Completed", "Failed", "Postponed"})
+	p, err := parsePage(r, "status", []string{"Completed", "Failed", "Postponed", "Skipped"})
 	if err != nil {
 		return err
 	}

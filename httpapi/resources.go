@@ -160,9 +160,10 @@ func collectionResource(sc scope, r *scheduler.CollectionRecord) JobCollectionDe
 		Location: def.Location,
 		Tags:     tags,
 		Properties: scheduler.CollectionProperties{
-			SKU:   &scheduler.SKU{Name: def.Plan()},
-			State: def.State(),
-			Quota: quota,
+			SKU:       &scheduler.SKU{Name: def.Plan()},
+			State:     def.State(),
+			Quota:     quota,
+			RunPolicy: def.Properties.RunPolicy.Clone(),
 		},
 		ETag: r.ETag,
 	}
