@@ -309,13 +309,69 @@
 // when it failed. Both states are final; the job can still be deleted, or
 // replaced with PutJob.
 //
-// Only one occurrence of a job is in progress at a time. An occurrence that
-// comes due while the previous one is running or waiting for a retry gets
-// a Postponed history entry and starts when the previous one ends; at most
-// one waits, and with the runOnce and skip misfire policies further
-// occurrences that come due meanwhile are merged into the waiting one (they
-// do not run and do not count toward count). With runAll they wait their
-// turn.
+// Only one occurrence of a job is in progress at a time. By default an
+// occurrence that comes due while the previous one is running or waiting
+// for a retry gets a Postponed history entry and starts when the previous
+// one ends; at most one waits, and with the runOnce and skip misfire
+// policies further occurrences that come due meanwhile are merged into the
+// waiting one (they do not run and do not count toward count). With runAll
+// they wait their turn. A run policy changes this per job.
+//
+// # Run policies, pauses and skipped occurrences
+//
+// A job definition may carry a "runPolicy" (an extension of the Azure
+// definition), and a job collection's properties the same object as the
+// default for its jobs; a job's own members win member by member, and what
+// neither sets comes from Config, so a definition without one runs as it
+// would on Azure:
+//
+//	"runPolicy": {
+//	  "missed": "RunOnce",       // RunOnce | Skip | RunAll (default: Config.Misfire)
+//	  "catchUpWindow": "PT2H",   // an occurrence found later than this after its time is skipped
+//	  "overlap": "Postpone",     // Postpone | Skip | BufferAll | CancelRunning
+//	  "pauseAfterFaults": 3      // disable the job after 3 consecutive faulted occurrences
+//	}
+//
+// missed decides what runs of the occurrences missed while no Scheduler
+// could run them (the service was down, the job was paused until a
+// resumeTime, its collection was not Enabled): RunOnce runs the job once
+// for all of them, with the expected time of the first; Skip runs none that
+// is later than the catch-up window (Config.MisfireThreshold when the
+// policy sets none) and continues with the next occurrence after now;
+// RunAll runs each, one after the other. catchUpWindow (at least PT1S;
+// absent or PT0S: none, except for Skip) passes over, whatever the missed
+// policy, the occurrences that are found later than the window after their
+// expected time. overlap decides what happens to an occurrence that comes
+// due while the previous one of the same job is in progress: Postpone, as
+// above; Skip passes it over; BufferAll runs every such occurrence in
+// order, one at a time, after the one in progress (at most [MaxBuffered]
+// wait; older ones beyond are skipped); CancelRunning cancels the context
+// of the attempt in progress when the next occurrence comes due (a pending
+// retry or errorAction is dropped; the cancelled occurrence is Failed, not
+// faulted) and starts the new one. AllowAll, which would run occurrences
+// of one job side by side, is refused: a job runs one occurrence at a time.
+// All of these hold across instances sharing a store, as the job's lease
+// gives one instance at a time the right to step it. A change to a
+// collection's runPolicy reaches the jobs of every instance within 5
+// seconds (at once on the instance that made it).
+//
+// Every scheduled occurrence that is passed over (merged into a late run,
+// dropped by a policy or a catch-up window) is on record: one history
+// entry with status [StatusSkipped] per run of consecutive ones, with their
+// count (HistoryEntry.Skipped, counted up to [MaxSkippedCounted]), the
+// expected times of the first and last, and a message that says why. A
+// minutely job paused for a week writes one such entry, not ten thousand.
+// Occurrences that a PatchJob or PutJob reschedules past (enabling a job
+// starts it from now) are not on record.
+//
+// A Disabled job may carry "stateReason" (at most [MaxStateReason]
+// characters) and "resumeTime" (in the future, within 18 months): at
+// resumeTime the job is Enabled again by whichever instance claims it
+// first, and its run policy handles what it missed. pauseAfterFaults
+// disables the job with a stateReason that says so (an occurrence that
+// succeeds starts the count over; so does enabling the job). Both come
+// back on GET and in [JobRecord.Definition] while the job is Disabled; a
+// PatchJob that sets the state to Enabled drops them.
 //
 // # Job collections
 //
@@ -381,9 +437,10 @@
 // the context's error. After Stop every method returns [ErrStopped].
 //
 // Occurrences missed while no Scheduler was running (or while the job's
-// collection was not Enabled) are handled by Config.Misfire: by default
-// each job runs once as soon as the scheduler is back, and then continues
-// on its schedule.
+// collection was not Enabled) are handled by the job's run policy, by
+// default Config.Misfire: each job runs once as soon as the scheduler is
+// back, and then continues on its schedule; the others are on record as
+// Skipped.
 //
 // # Stores
 //

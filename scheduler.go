@@ -117,7 +117,8 @@ type Config struct {
 	// are deleted. Defaults to DefaultFinalJobRetention (60 days).
 	FinalJobRetention time.Duration
 	// Misfire says what happens to occurrences missed while no scheduler
-	// ran. Defaults to MisfireRunOnce.
+	// ran, for jobs whose run policy (or their collection's) does not
+	// say. Defaults to MisfireRunOnce.
 	Misfire MisfirePolicy
 	// MisfireThreshold is how late an occurrence may be before
 	// MisfireSkip drops it. Defaults to DefaultMisfireThreshold (1m).
