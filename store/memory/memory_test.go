@@ -30,3 +30,8 @@ func TestConformanceAnyTieOrder(t *testing.T) {
 		storetest.RunStats(t, func(t *testing.T) scheduler.Store { return memory.NewWithRandomTies() })
 	}
 }
+
+func TestRunPolicies(t *testing.T) {
+	st := memory.New()
+	storetest.RunRunPolicies(t, []scheduler.Store{st, st})
+}

@@ -78,6 +78,11 @@ func TestSchedulers(t *testing.T) {
 	storetest.RunSchedulers(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
 }
 
+func TestRunPolicies(t *testing.T) {
+	schema := newSchema(t)
+	storetest.RunRunPolicies(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
+}
+
 func TestBatchRecorder(t *testing.T) {
 	storetest.RunBatchRecorder(t, func(t *testing.T) scheduler.Store {
 		return open(t, newSchema(t))

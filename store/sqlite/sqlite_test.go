@@ -58,6 +58,11 @@ func TestSchedulers(t *testing.T) {
 	})
 }
 
+func TestRunPolicies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	storetest.RunRunPolicies(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
+}
+
 func TestBatchRecorder(t *testing.T) {
 	storetest.RunBatchRecorder(t, func(t *testing.T) scheduler.Store {
 		return open(t, filepath.Join(t.TempDir(), "jobclock.db"))
