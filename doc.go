@@ -364,6 +364,15 @@
 // Occurrences that a PatchJob or PutJob reschedules past (enabling a job
 // starts it from now) are not on record.
 //
+// [Scheduler.BackfillJob] (REST: POST .../jobs/{job}/backfill with
+// {"from", "to", "only": "Missing" | "All", "dryRun"}) runs the job's
+// occurrences expected in a past range, each once, in order, as ordinary
+// occurrences with their retries and errorAction and the original expected
+// time; their history entries are marked Backfill. Missing (the default)
+// leaves out the occurrences that have an attempt on record; dryRun only
+// answers which would run. One request may ask for at most [MaxBackfill]
+// occurrences.
+//
 // A Disabled job may carry "stateReason" (at most [MaxStateReason]
 // characters) and "resumeTime" (in the future, within 18 months): at
 // resumeTime the job is Enabled again by whichever instance claims it

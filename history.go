@@ -83,4 +83,7 @@ type HistoryEntry struct {
 	// the expected time of the last of them.
 	Skipped          int       `json:"skipped,omitempty"`
 	LastExpectedTime time.Time `json:"lastExpectedTime,omitzero"`
+	// Backfill marks the entries of an occurrence that
+	// [Scheduler.BackfillJob] asked for.
+	Backfill bool `json:"backfill,omitempty"`
 }

@@ -86,6 +86,14 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			}
 			*o = Occurrence{Number: sc.Occurrences, Expected: exp}
 			m.start(r, o, now)
+		case r.State == JobEnabled && len(sc.Backfill) > 0:
+			exp := sc.Backfill[0]
+			sc.Backfill = sc.Backfill[1:]
+			if len(sc.Backfill) == 0 {
+				sc.Backfill = nil
+			}
+			sc.Occurrences++
+			m.start(r, &Occurrence{Number: sc.Occurrences, Expected: exp, Backfill: true}, now)
 		}
 		// A run requested while an occurrence starts waits its turn.
 		if sc.Current != nil {
@@ -311,7 +319,7 @@ func postponed(r *JobRecord, o *Occurrence, now time.Time) HistoryEntry {
 	return HistoryEntry{
 		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusPostponed,
 		ExpectedExecutionTime: o.Expected, StartTime: now, EndTime: now, RepeatCount: o.Number,
-		Message: "postponed: the previous occurrence is still in progress",
+		Message: "postponed: the previous occurrence is still in progress", Backfill: o.Backfill,
 	}
 }
 
@@ -331,7 +339,7 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 		r.Status.NextExecutionTime = nil
 		return
 	}
-	if enabled && sc.Current == nil && sc.Waiting == nil && sc.RunRequested.IsZero() && sc.NextOccurrence.IsZero() {
+	if enabled && sc.Current == nil && sc.Waiting == nil && sc.RunRequested.IsZero() && sc.NextOccurrence.IsZero() && len(sc.Backfill) == 0 {
 		r.State = JobCompleted
 		if sc.LastFailed {
 			r.State = JobFaulted
@@ -348,7 +356,7 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 	}
 	if sc.Current != nil {
 		earliest(sc.Current.At)
-	} else if sc.Waiting != nil {
+	} else if sc.Waiting != nil || enabled && len(sc.Backfill) > 0 {
 		earliest(now)
 	}
 	// Scheduled occurrences due while one is in progress were handled by
@@ -393,7 +401,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusCompleted,
 		ExpectedExecutionTime: o.Expected, StartTime: res.start, EndTime: res.end,
 		RetryCount: o.Retry, RepeatCount: o.Number, Message: truncate(res.message, MaxHistoryMessage),
-		ExecutionTag: o.Tag,
+		ExecutionTag: o.Tag, Backfill: o.Backfill,
 	}
 	if o.ErrorAction {
 		h.ActionName = ErrorAction

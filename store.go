@@ -318,9 +318,15 @@ type JobSchedule struct {
 	// scheduled occurrences expected up to it run one after the other
 	// whatever the missed policy. Zero when none waits.
 	Buffered time.Time `json:"buffered,omitzero"`
+	// Backfill holds the expected times of the occurrences that
+	// [Scheduler.BackfillJob] asked for and that have not started, in
+	// order; they run one at a time while the job is Enabled and nothing
+	// else is due.
+	Backfill []time.Time `json:"backfill,omitempty"`
 }
 
 func (s JobSchedule) clone() JobSchedule {
+	s.Backfill = slices.Clone(s.Backfill)
 	if s.Current != nil {
 		c := *s.Current
 		s.Current = &c
@@ -342,6 +348,8 @@ type Occurrence struct {
 	Tag string `json:"tag,omitempty"`
 	// Manual marks a run requested with RunJob.
 	Manual bool `json:"manual,omitempty"`
+	// Backfill marks an occurrence that BackfillJob asked for.
+	Backfill bool `json:"backfill,omitempty"`
 	// ErrorAction reports that the main action's attempts are exhausted
 	// and the error action's are under way.
 	ErrorAction bool `json:"errorAction,omitempty"`

@@ -68,7 +68,9 @@
 // plan's limits when no quota is set); runPolicy, an extension, is the
 // default run policy of the collection's jobs, as the Go package documents
 // it (jobs carry "runPolicy", "stateReason" and "resumeTime" the same way),
-// and a history filter may ask for status Skipped.
+// and a history filter may ask for status Skipped. POST
+// .../jobs/{job}/backfill with {"from", "to", "only", "dryRun"} runs
+// Scheduler.BackfillJob and answers {"expectedTimes": [...], "dryRun"}.
 //
 // A history entry is {"id", "type":
 // "Microsoft.Scheduler/jobCollections/jobs/history", "name", "properties":

@@ -376,6 +376,18 @@ func steps() []step {
   "resumeTime": "2020-01-01T00:00:00Z"
 }}`},
 		{name: "list-history-filter-skipped", method: "GET", path: rg1 + "/jcpolicy/jobs/p1/history" + v + "&$filter=" + urlq("status eq skipped")},
+		{name: "put-job-backfill", method: "PUT", path: rg1 + "/jcpolicy/jobs/bf" + v, body: `{"properties": {
+  "startTime": "2020-01-01T00:00:00Z",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Minute", "interval": 1}
+}}`},
+		{name: "backfill-dry-run", method: "POST", path: rg1 + "/jcpolicy/jobs/bf/backfill" + v, body: `{"from": "2020-01-01T00:00Z", "to": "2020-01-01T00:04Z", "only": "all", "dryRun": true}`},
+		{name: "backfill-too-large", method: "POST", path: rg1 + "/jcpolicy/jobs/bf/backfill" + v, body: `{"from": "2020-01-01T00:00Z", "to": "2020-01-02T00:00Z"}`},
+		{name: "backfill-reversed", method: "POST", path: rg1 + "/jcpolicy/jobs/bf/backfill" + v, body: `{"from": "2020-01-02T00:00Z", "to": "2020-01-01T00:00Z"}`},
+		{name: "backfill-bad-fields", method: "POST", path: rg1 + "/jcpolicy/jobs/bf/backfill" + v, body: `{"from": "yesterday", "to": "2020-01-01T00:00Z", "only": "some"}`},
+		{name: "backfill-unknown-member", method: "POST", path: rg1 + "/jcpolicy/jobs/bf/backfill" + v, body: `{"start": "2020-01-01T00:00Z"}`},
+		{name: "backfill-in-the-future", method: "POST", path: rg1 + "/jcpolicy/jobs/bf/backfill" + v, body: `{"from": "2020-01-01T00:00Z", "to": "{{start}}"}`},
+		{name: "backfill-job-not-found", method: "POST", path: rg1 + "/jcpolicy/jobs/nope/backfill" + v, body: `{"from": "2020-01-01T00:00Z", "to": "2020-01-01T00:04Z"}`},
 		{name: "delete-collection-run-policy", method: "DELETE", path: rg1 + "/jcpolicy" + v},
 	}
 }

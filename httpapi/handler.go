@@ -138,6 +138,7 @@ func (h *handler) routes() {
 		{jobs, []op{{"GET", h.listJobs}}},
 		{job, []op{{"GET", h.getJob}, {"PUT", h.putJob}, {"PATCH", h.patchJob}, {"DELETE", h.deleteJob}}},
 		{job + "/run", []op{{"POST", h.runJob}}},
+		{job + "/backfill", []op{{"POST", h.backfillJob}}},
 		{job + "/history", []op{{"GET", h.listHistory}}},
 	}
 	for _, e := range table {

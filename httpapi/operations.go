@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jobclock/scheduler/internal/jsonc"
 
@@ -313,6 +316,71 @@ func (h *handler) runJob(w http.ResponseWriter, r *http.Request) error {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+// BackfillRequest is the body of a backfill request, an extension: the
+// job's occurrences expected from From to To (ISO 8601, inclusive), Only
+// "Missing" (the default) or "All", and DryRun to only ask which would run.
+type BackfillRequest struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Only   string `json:"only,omitempty"`
+	DryRun bool   `json:"dryRun,omitempty"`
+}
+
+// BackfillResult answers a backfill request: the expected times of the
+// occurrences that will run (with dryRun, that would run), in order.
+type BackfillResult struct {
+	ExpectedTimes []time.Time `json:"expectedTimes"`
+	DryRun        bool        `json:"dryRun"`
+}
+
+func (h *handler) backfillJob(w http.ResponseWriter, r *http.Request) error {
+	rq, err := h.prelude(r)
+	if err != nil {
+		return err
+	}
+	data, err := h.body(w, r)
+	if err != nil {
+		return err
+	}
+	var req BackfillRequest
+	if std, err := jsonc.Standardize(data); err == nil {
+		data = std // comments and trailing commas, as elsewhere
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return badRequest("", "The request body is not a backfill request {\"from\", \"to\", \"only\", \"dryRun\"}: %s.", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	var from, to time.Time
+	var errs []error
+	for _, f := range []struct {
+		name string
+		text string
+		into *time.Time
+	}{{"from", req.From, &from}, {"to", req.To, &to}} {
+		if f.text == "" {
+			continue // the engine says it is required
+		}
+		t, err := scheduler.ParseTime(f.text)
+		if err != nil {
+			errs = append(errs, &scheduler.ValidationError{Path: f.name, Value: strconv.Quote(f.text), Reason: "is not an ISO 8601 time"})
+		}
+		*f.into = t
+	}
+	if err := errors.Join(errs...); err != nil {
+		return validationError(err, "")
+	}
+	times, err := h.s.BackfillJob(r.Context(), rq.sc.key(), rq.job, from, to, &scheduler.BackfillOptions{Only: scheduler.BackfillOnly(req.Only), DryRun: req.DryRun})
+	if err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	if times == nil {
+		times = []time.Time{}
+	}
+	writeJSON(w, http.StatusOK, BackfillResult{ExpectedTimes: times, DryRun: req.DryRun})
 	return nil
 }
 

@@ -73,6 +73,11 @@ type JobHistoryDefinitionProperties struct {
 	Message               string                    `json:"message"`
 	RetryCount            int                       `json:"retryCount"`
 	RepeatCount           int                       `json:"repeatCount"`
+	// Skipped, an extension, counts the occurrences a Skipped entry
+	// stands for (from expectedExecutionTime on; the message gives the
+	// last); Backfill marks the entries of a backfilled occurrence.
+	Skipped  int  `json:"skipped,omitempty"`
+	Backfill bool `json:"backfill,omitempty"`
 }
 
 // JobCollectionListResult is one page of job collections.
@@ -196,6 +201,8 @@ func historyResource(sc scope, job string, e scheduler.HistoryEntry) JobHistoryD
 			Message:               e.Message,
 			RetryCount:            e.RetryCount,
 			RepeatCount:           e.RepeatCount,
+			Skipped:               e.Skipped,
+			Backfill:              e.Backfill,
 		},
 	}
 }

@@ -138,7 +138,7 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	updated, ok := exactKey(r.Updated)
 	next, ok2 := exactKey(s.NextOccurrence)
 	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" ||
-		s.Faults != 0 || s.StateReason != "" || !s.ResumeTime.IsZero() || !s.Buffered.IsZero() {
+		s.Faults != 0 || s.StateReason != "" || !s.ResumeTime.IsZero() || !s.Buffered.IsZero() || len(s.Backfill) != 0 {
 		return compact{}, ran{}, false
 	}
 	c := compact{def: r.Job, etag: r.ETag, updated: updated, next: next, st: uint8(st)}
@@ -225,6 +225,9 @@ func normalize(r *scheduler.JobRecord) {
 	s := &r.Schedule
 	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = utc(s.DueAt), utc(s.Anchor), utc(s.NextOccurrence), utc(s.RunRequested)
 	s.ResumeTime, s.Buffered = utc(s.ResumeTime), utc(s.Buffered)
+	for i, t := range s.Backfill {
+		s.Backfill[i] = utc(t)
+	}
 	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
 		if o != nil {
 			o.Expected, o.At = utc(o.Expected), utc(o.At)

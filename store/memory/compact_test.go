@@ -489,6 +489,8 @@ func TestCompactFormKeepsEveryField(t *testing.T) {
 			return reflect.ValueOf(&v)
 		case reflect.TypeFor[*scheduler.Occurrence]():
 			return reflect.ValueOf(&scheduler.Occurrence{Number: 2, Expected: now, Tag: "t"})
+		case reflect.TypeFor[[]time.Time]():
+			return reflect.ValueOf([]time.Time{now.Add(-3 * time.Minute)})
 		}
 		v := reflect.New(typ).Elem()
 		switch typ.Kind() {

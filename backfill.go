@@ -1,0 +1,176 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxBackfill is the most occurrences that one BackfillJob may ask for,
+// and the most that may wait to be backfilled for one job.
+const MaxBackfill = 1000
+
+// BackfillOnly says which occurrences of a range BackfillJob runs.
+type BackfillOnly string
+
+// The values of BackfillOptions.Only.
+const (
+	// BackfillMissing runs the occurrences of the range that have no
+	// attempt on record (those that were skipped, or that the job's
+	// history no longer holds, included).
+	BackfillMissing BackfillOnly = "Missing"
+	// BackfillAll runs every occurrence of the range.
+	BackfillAll BackfillOnly = "All"
+)
+
+// BackfillOptions are the options of [Scheduler.BackfillJob].
+type BackfillOptions struct {
+	// Only is Missing (the default) or All, in any case.
+	Only BackfillOnly
+	// DryRun answers which occurrences would run, and runs none.
+	DryRun bool
+}
+
+// BackfillJob runs the job's scheduled occurrences whose expected times
+// fall in [from, to] (the occurrences of its schedule from startTime on,
+// whether or not the job existed then; endTime applies, count does not),
+// in order, as ordinary occurrences: each with its
+// own execution tag (stable across its retries, other than the tag a
+// live occurrence of the same instant gets), its retries and its
+// errorAction; the receiver gets the original expected time, and their
+// history entries are marked Backfill. They run one at a time while the
+// job is Enabled and nothing else of it is due (scheduled occurrences and
+// RunJob's runs go first), after the backfills asked for before; they do
+// not count toward recurrence.count.
+//
+// It returns the expected times it will run (with DryRun, would run).
+// from must not be after to, to not after now; the range may hold at most
+// MaxBackfill occurrences, and the job at most MaxBackfill waiting ones. A
+// job in a final state cannot be backfilled (ErrFinalState), nor one of a
+// collection that is not Enabled (ErrCollectionNotEnabled). opts may be
+// nil.
+func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, from, to time.Time, opts *BackfillOptions) ([]time.Time, error) {
+	if opts == nil {
+		opts = &BackfillOptions{}
+	}
+	only := BackfillMissing
+	var errs []error
+	switch {
+	case opts.Only == "" || strings.EqualFold(string(opts.Only), string(BackfillMissing)):
+	case strings.EqualFold(string(opts.Only), string(BackfillAll)):
+		only = BackfillAll
+	default:
+		errs = append(errs, &ValidationError{Path: "only", Value: strconv.Quote(string(opts.Only)), Reason: "is not Missing or All"})
+	}
+	now := time.Now()
+	switch {
+	case from.IsZero():
+		errs = append(errs, &ValidationError{Path: "from", Reason: "is required"})
+	case to.IsZero():
+		errs = append(errs, &ValidationError{Path: "to", Reason: "is required"})
+	case from.After(to):
+		errs = append(errs, &ValidationError{Path: "to", Value: quoteTime(to), Reason: "is before from (" + from.UTC().Format(time.RFC3339Nano) + ")"})
+	case to.After(now):
+		errs = append(errs, &ValidationError{Path: "to", Value: quoteTime(to), Reason: "is in the future: a backfill runs occurrences that are due"})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var times []time.Time
+	plan := func(r *JobRecord) error {
+		if r.State.Final() {
+			return fmt.Errorf("backfill job %q: it is %s: %w", name, r.State, ErrFinalState)
+		}
+		t, err := s.timings.get(r)
+		if err != nil {
+			return err
+		}
+		times = times[:0]
+		// The schedule's occurrences from startTime on, whether or not
+		// the job existed then (a one-time job has its one).
+		next := func(after time.Time) time.Time {
+			if first := t.First(); t.Rule() == nil {
+				if first.After(after) {
+					return first
+				}
+				return time.Time{}
+			}
+			return t.Rule().Next(after).UTC()
+		}
+		for at := next(from.Add(-time.Nanosecond)); !at.IsZero() && !at.After(to); {
+			if len(times) == MaxBackfill {
+				return &ValidationError{Path: "to", Value: quoteTime(to), Reason: fmt.Sprintf("makes a range of more than %d occurrences (the most one backfill may ask for)", MaxBackfill)}
+			}
+			times = append(times, at)
+			n := next(at)
+			if !n.After(at) {
+				break
+			}
+			at = n
+		}
+		if only == BackfillMissing && len(times) > 0 {
+			ran, err := s.attempted(ctx, r, times[0], times[len(times)-1])
+			if err != nil {
+				return err
+			}
+			times = slices.DeleteFunc(times, func(at time.Time) bool { return ran[at.UnixNano()] })
+		}
+		if n := len(r.Schedule.Backfill) + len(times); n > MaxBackfill {
+			return &ValidationError{Path: "to", Value: quoteTime(to), Reason: fmt.Sprintf("would make %d occurrences wait to be backfilled, more than %d", n, MaxBackfill)}
+		}
+		return nil
+	}
+	if opts.DryRun {
+		r, err := s.GetJob(ctx, collection, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := plan(r); err != nil {
+			return nil, err
+		}
+		return slices.Clone(times), nil
+	}
+	_, err := s.update(ctx, s.store, collection, name, "", func(r *JobRecord, now time.Time) error {
+		if err := plan(r); err != nil {
+			return err
+		}
+		col, err := s.store.GetCollection(ctx, collection)
+		if err != nil {
+			return err
+		}
+		if st := col.Definition.State(); st != CollectionEnabled {
+			return fmt.Errorf("backfill job %q: job collection %q is %s: %w", name, collection, st, ErrCollectionNotEnabled)
+		}
+		r.Schedule.Backfill = append(r.Schedule.Backfill, times...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.notify()
+	return slices.Clone(times), nil
+}
+
+// attempted returns the expected times, as Unix nanoseconds, of the
+// occurrences of r's job from first to last that have an attempt of the
+// main action on record.
+func (s *Scheduler) attempted(ctx context.Context, r *JobRecord, first, last time.Time) (map[int64]bool, error) {
+	hist, err := s.store.ListHistory(ctx, r.Collection, r.Name, HistoryFilter{}) // at most Config.HistoryPerJob
+	if err != nil {
+		return nil, err
+	}
+	ran := make(map[int64]bool)
+	for _, h := range hist {
+		if h.ActionName == MainAction && (h.Status == StatusCompleted || h.Status == StatusFailed) &&
+			!h.ExpectedExecutionTime.Before(first) && !h.ExpectedExecutionTime.After(last) {
+			ran[h.ExpectedExecutionTime.UnixNano()] = true
+		}
+	}
+	return ran, nil
+}
+
+func quoteTime(t time.Time) string { return strconv.Quote(t.UTC().Format(time.RFC3339Nano)) }
