@@ -356,32 +356,34 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 				c.add(path+"."+name, "", "does not apply to type "+string(a.Type))
 			}
 		}
-		switch want {
-		case "request":
-			if a.Request != nil {
-				c.request(path+".request", a.Request, a.Type)
-			}
-		case "queueMessage":
-			if q := a.QueueMessage; q != nil {
-				p := path + ".queueMessage"
-				c.required(p+".storageAccount", q.StorageAccount)
-				c.required(p+".queueName", q.QueueName)
-				c.required(p+".sasToken", q.SASToken)
-				c.required(p+".message", q.Message)
-			}
-		case "serviceBusQueueMessage":
-			if m := a.ServiceBusQueueMessage; m != nil {
-				p := path + ".serviceBusQueueMessage"
-				c.required(p+".queueName", m.QueueName)
-				c.serviceBus(p, &m.ServiceBusMessage)
-			}
-		case "serviceBusTopicMessage":
-			if m := a.ServiceBusTopicMessage; m != nil {
-				p := path + ".serviceBusTopicMessage"
-				c.required(p+".topicPath", m.TopicPath)
-				c.serviceBus(p, &m.ServiceBusMessage)
-			}
+	}
+	// The payload of the type, or with a type that is not known, each
+	// payload present as its built-in type, so that its errors are
+	// reported with the type's.
+	check := func(member string) bool { return member == want || !known }
+	if r := a.Request; r != nil && check("request") {
+		typ := a.Type
+		if !known {
+			typ = action.HTTP
 		}
+		c.request(path+".request", r, typ)
+	}
+	if q := a.QueueMessage; q != nil && check("queueMessage") {
+		p := path + ".queueMessage"
+		c.required(p+".storageAccount", q.StorageAccount)
+		c.required(p+".queueName", q.QueueName)
+		c.required(p+".sasToken", q.SASToken)
+		c.required(p+".message", q.Message)
+	}
+	if m := a.ServiceBusQueueMessage; m != nil && check("serviceBusQueueMessage") {
+		p := path + ".serviceBusQueueMessage"
+		c.required(p+".queueName", m.QueueName)
+		c.serviceBus(p, &m.ServiceBusMessage)
+	}
+	if m := a.ServiceBusTopicMessage; m != nil && check("serviceBusTopicMessage") {
+		p := path + ".serviceBusTopicMessage"
+		c.required(p+".topicPath", m.TopicPath)
+		c.serviceBus(p, &m.ServiceBusMessage)
 	}
 	if known && len(c.errs) == before && c.opts.Executors != nil {
 		c.executor(path, a)
