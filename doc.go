@@ -466,6 +466,12 @@
 // must not keep or modify the caller's structs, except that [Job]
 // definitions are treated as immutable and may be shared.
 //
+// A collection or job that does not exist is an error that matches
+// [ErrNotFound]. The stores of this module return a [*NotFoundError], whose
+// text names what is missing once (`put job "x": job collection "nope" not
+// found`) and whose fields errors.As reads; a store of your own need only
+// match ErrNotFound.
+//
 // Three optional capabilities are found by type assertion: a
 // [BatchRecorder] records many outcomes in one call (the memory, SQLite
 // and PostgreSQL stores have it), a [Notifier] wakes the Schedulers of

@@ -39,6 +39,29 @@ var (
 	ErrLeaseLost = errors.New("scheduler: lease lost")
 )
 
+// NotFoundError names the job collection, or the job, that does not
+// exist. It matches [ErrNotFound]. The stores of this module return it;
+// a Store of a user's need only return an error that matches ErrNotFound.
+type NotFoundError struct {
+	// Collection is the job collection: the missing one when Job is
+	// empty, else the missing job's.
+	Collection string
+	// Job is the missing job, or empty when the collection is missing.
+	Job string
+}
+
+// Error returns `job collection "c" not found` or `job "j" not found in
+// collection "c"`.
+func (e *NotFoundError) Error() string {
+	if e.Job == "" {
+		return fmt.Sprintf("job collection %q not found", e.Collection)
+	}
+	return fmt.Sprintf("job %q not found in collection %q", e.Job, e.Collection)
+}
+
+// Is reports whether target is ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
 // QuotaError describes a quota violation. It matches [ErrQuotaExceeded].
 type QuotaError struct {
 	// Collection is the job collection whose quota is exceeded.

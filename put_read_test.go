@@ -68,7 +68,7 @@ func TestPutReadsCollectionAsWritten(t *testing.T) {
 		t.Errorf("PutJob of a job every 30 minutes with maxRecurrence 1 Minute = %v", err)
 	}
 	if _, err := s.PutJob(ctx, "missing", "j", def(), nil); !errors.Is(err, scheduler.ErrNotFound) ||
-		err.Error() != `put job "j": memory: job collection "missing": scheduler: not found` {
+		err.Error() != `put job "j": job collection "missing" not found` {
 		t.Errorf("PutJob in a missing collection = %v", err)
 	}
 }

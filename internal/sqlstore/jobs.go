@@ -136,31 +136,21 @@ func ScanCollection(r Row) (*scheduler.CollectionRecord, error) {
 	return DecodeCollection(&row)
 }
 
-// CollectionNotFound returns the error of a missing collection.
-func (d *Dialect) CollectionNotFound(op, name string) error {
-	return fmt.Errorf("%s: %s: job collection %q: %w", d.Name, op, name, scheduler.ErrNotFound)
-}
-
-// JobNotFound returns the error of a missing job.
-func (d *Dialect) JobNotFound(op, collection, name string) error {
-	return fmt.Errorf("%s: %s: job %q in collection %q: %w", d.Name, op, name, collection, scheduler.ErrNotFound)
-}
-
 // Missing returns the not-found error of a job, naming the collection
 // when that is what is missing.
-func (d *Dialect) Missing(ctx context.Context, c Conn, op, collection, name string) error {
+func (d *Dialect) Missing(ctx context.Context, c Conn, collection, name string) error {
 	var one int
 	if err := c.QueryRow(ctx, d.sql("SELECT 1 FROM {s}.collections WHERE name = $1"), collection).Scan(&one); errors.Is(err, ErrNoRows) {
-		return d.CollectionNotFound(fmt.Sprintf("%s %q", op, name), collection)
+		return &scheduler.NotFoundError{Collection: collection}
 	}
-	return d.JobNotFound(op, collection, name)
+	return &scheduler.NotFoundError{Collection: collection, Job: name}
 }
 
 // GetCollection implements [scheduler.Store.GetCollection] over c.
 func (d *Dialect) GetCollection(ctx context.Context, c Conn, name string) (*scheduler.CollectionRecord, error) {
 	col, err := ScanCollection(c.QueryRow(ctx, d.sql("SELECT "+CollectionCols+" FROM {s}.collections WHERE name = $1"), name))
 	if errors.Is(err, ErrNoRows) {
-		return nil, d.CollectionNotFound("get", name)
+		return nil, &scheduler.NotFoundError{Collection: name}
 	}
 	if err != nil {
 		return nil, d.Wrap("get job collection", name, err)
@@ -172,7 +162,7 @@ func (d *Dialect) GetCollection(ctx context.Context, c Conn, name string) (*sche
 func (d *Dialect) GetJob(ctx context.Context, c Conn, collection, name string) (*scheduler.JobRecord, error) {
 	j, err := ScanJob(c.QueryRow(ctx, d.sql("SELECT "+JobCols+" FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name))
 	if errors.Is(err, ErrNoRows) {
-		return nil, d.Missing(ctx, c, "get job", collection, name)
+		return nil, d.Missing(ctx, c, collection, name)
 	}
 	if err != nil {
 		return nil, d.Wrap("get job", collection+"/"+name, err)
@@ -203,7 +193,7 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 	var enabled bool
 	err := c.QueryRow(ctx, d.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1{lock}"), j.Collection).Scan(&def, &enabled)
 	if errors.Is(err, ErrNoRows) {
-		return fmt.Errorf("%s: put job %q: job collection %q: %w", d.Name, j.Name, j.Collection, scheduler.ErrNotFound)
+		return &scheduler.NotFoundError{Collection: j.Collection}
 	}
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
@@ -264,7 +254,7 @@ func (d *Dialect) ReplaceJob(ctx context.Context, c Conn, j *scheduler.JobRecord
 	var version int64
 	err = c.QueryRow(ctx, d.sql("SELECT version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&version)
 	if errors.Is(err, ErrNoRows) {
-		return d.Missing(ctx, c, "put job", j.Collection, j.Name)
+		return d.Missing(ctx, c, j.Collection, j.Name)
 	}
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
@@ -295,7 +285,7 @@ func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name string
 		return d.Wrap("delete job", collection+"/"+name, err)
 	}
 	if n == 0 {
-		return d.Missing(ctx, c, "delete job", collection, name)
+		return d.Missing(ctx, c, collection, name)
 	}
 	if d.DeleteHistory {
 		if _, err := c.Exec(ctx, d.sql("DELETE FROM {s}.history WHERE collection = $1 AND job = $2"), collection, name); err != nil {

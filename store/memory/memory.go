@@ -301,7 +301,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 	rec.Version = c.Version + 1
 	if old == nil {
 		if c.Version != 0 {
-			return fmt.Errorf("memory: put collection %q: %w", c.Name, scheduler.ErrNotFound)
+			return &scheduler.NotFoundError{Collection: c.Name}
 		}
 		s.colls[c.Name] = &coll{rec: rec, jobs: make(map[string]*job)}
 		return nil
@@ -329,7 +329,7 @@ func (s *Store) GetCollection(ctx context.Context, name string) (*scheduler.Coll
 	defer s.mu.Unlock()
 	c := s.colls[name]
 	if c == nil {
-		return nil, fmt.Errorf("memory: job collection %q: %w", name, scheduler.ErrNotFound)
+		return nil, &scheduler.NotFoundError{Collection: name}
 	}
 	return c.rec.Clone(), nil
 }
@@ -352,7 +352,7 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 	defer s.mu.Unlock()
 	c := s.colls[name]
 	if c == nil {
-		return fmt.Errorf("memory: delete job collection %q: %w", name, scheduler.ErrNotFound)
+		return &scheduler.NotFoundError{Collection: name}
 	}
 	for _, j := range c.jobs {
 		s.forget(j)
@@ -364,25 +364,14 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 func (s *Store) lookup(collection, name string) (*job, error) {
 	c := s.colls[collection]
 	if c == nil {
-		return nil, fmt.Errorf("memory: job collection %q: %w", collection, scheduler.ErrNotFound)
+		return nil, &scheduler.NotFoundError{Collection: collection}
 	}
 	j := c.jobs[name]
 	if j == nil {
-		return nil, &missingJob{collection: collection, name: name}
+		return nil, &scheduler.NotFoundError{Collection: collection, Job: name}
 	}
 	return j, nil
 }
-
-// missingJob reports a job that does not exist. Its text is formatted only
-// when asked for: creating a job looks it up first, and formatting cost
-// more than the lookup.
-type missingJob struct{ collection, name string }
-
-func (e *missingJob) Error() string {
-	return fmt.Sprintf("memory: job %q in collection %q: %v", e.name, e.collection, scheduler.ErrNotFound)
-}
-
-func (e *missingJob) Unwrap() error { return scheduler.ErrNotFound }
 
 // PutJob implements [scheduler.Store].
 func (s *Store) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
@@ -390,12 +379,12 @@ func (s *Store) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
 	defer s.mu.Unlock()
 	c := s.colls[r.Collection]
 	if c == nil {
-		return fmt.Errorf("memory: put job %q: job collection %q: %w", r.Name, r.Collection, scheduler.ErrNotFound)
+		return &scheduler.NotFoundError{Collection: r.Collection}
 	}
 	j := c.jobs[r.Name]
 	if j == nil {
 		if r.Version != 0 {
-			return fmt.Errorf("memory: put job %q in collection %q: %w", r.Name, r.Collection, scheduler.ErrNotFound)
+			return &scheduler.NotFoundError{Collection: r.Collection, Job: r.Name}
 		}
 		if limit := c.rec.Definition.MaxJobCount(); len(c.jobs) >= limit {
 			return &scheduler.QuotaError{Collection: r.Collection, Quota: "maxJobCount", Limit: fmt.Sprint(limit),
@@ -434,7 +423,7 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 	defer s.mu.Unlock()
 	c := s.colls[collection]
 	if c == nil {
-		return nil, fmt.Errorf("memory: list jobs: job collection %q: %w", collection, scheduler.ErrNotFound)
+		return nil, &scheduler.NotFoundError{Collection: collection}
 	}
 	if c.names == nil {
 		c.names = slices.Sorted(maps.Keys(c.jobs))
@@ -468,7 +457,7 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 	defer s.mu.Unlock()
 	j, err := s.lookup(collection, name)
 	if err != nil {
-		return fmt.Errorf("memory: delete: %w", err)
+		return err
 	}
 	s.delete(j)
 	return nil
@@ -595,7 +584,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, name string, f sche
 	defer s.mu.Unlock()
 	j, err := s.lookup(collection, name)
 	if err != nil {
-		return nil, fmt.Errorf("memory: list history: %w", err)
+		return nil, err
 	}
 	var out []scheduler.HistoryEntry
 	skip := f.Skip

@@ -63,10 +63,6 @@ func scanCollection(r pgx.Row) (*scheduler.CollectionRecord, error) {
 	return sqlstore.ScanCollection(r)
 }
 
-func collNotFound(op, name string) error {
-	return fmt.Errorf("store/postgres: %s: job collection %q: %w", op, name, scheduler.ErrNotFound)
-}
-
 func wrap(op, name string, err error) error {
 	if err == nil {
 		return nil
@@ -108,7 +104,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		var n int
 		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return collNotFound("put job collection", c.Name)
+			return &scheduler.NotFoundError{Collection: c.Name}
 		}
 		if err != nil {
 			return wrap("put job collection", c.Name, err)
@@ -190,7 +186,7 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 			return wrap("delete job collection", name, err)
 		}
 		if tag.RowsAffected() == 0 {
-			return collNotFound("delete", name)
+			return &scheduler.NotFoundError{Collection: name}
 		}
 		if _, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.history WHERE collection = $1"), name); err != nil {
 			return wrap("delete job collection", name, err)
@@ -237,8 +233,8 @@ func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler
 
 // missing returns the not-found error of a job, naming the collection when
 // that is what is missing.
-func (s *Store) missing(ctx context.Context, op, collection, name string) error {
-	return s.d.Missing(ctx, pgConn{s.pool}, op, collection, name)
+func (s *Store) missing(ctx context.Context, collection, name string) error {
+	return s.d.Missing(ctx, pgConn{s.pool}, collection, name)
 }
 
 func limit(top int) any {
@@ -280,7 +276,7 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 		return nil, wrap("list jobs of collection", collection, err)
 	}
 	if !found {
-		return nil, collNotFound("list jobs", collection)
+		return nil, &scheduler.NotFoundError{Collection: collection}
 	}
 	return out, nil
 }
@@ -500,7 +496,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	var holder string
 	err = s.pool.QueryRow(ctx, s.sql("SELECT lease_owner FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name).Scan(&holder)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return s.missing(ctx, "extend lease", collection, name)
+		return s.missing(ctx, collection, name)
 	}
 	if err != nil {
 		return wrap("extend lease of job", collection+"/"+name, err)
@@ -587,7 +583,7 @@ func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.J
 	err := s.pool.QueryRow(ctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&holder, &version)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return s.missing(ctx, "record job", j.Collection, j.Name)
+		return s.missing(ctx, j.Collection, j.Name)
 	case err != nil:
 		return wrap("record job", j.ID(), err)
 	}
@@ -905,7 +901,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 		return nil, wrap("list history of job", collection+"/"+job, err)
 	}
 	if !found {
-		return nil, s.missing(ctx, "list history", collection, job)
+		return nil, s.missing(ctx, collection, job)
 	}
 	return out, nil
 }

@@ -55,8 +55,6 @@ func scanJob(r scanner, extra ...any) (*scheduler.JobRecord, error) {
 	return sqlstore.ScanJob(r, extra...)
 }
 
-func (s *Store) collNotFound(op, name string) error { return s.d.CollectionNotFound(op, name) }
-
 // PutCollection implements [scheduler.Store].
 func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
 	row, err := sqlstore.EncodeCollection(c)
@@ -70,7 +68,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if c.Version != 0 {
-				return s.collNotFound("put job collection", c.Name)
+				return &scheduler.NotFoundError{Collection: c.Name}
 			}
 			_, err := tx.exec("INSERT INTO collections ("+collCols+") VALUES (?, ?, ?, ?, ?, ?, ?)",
 				row.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg())
@@ -148,7 +146,7 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 			return wrap("delete job collection", name, err)
 		}
 		if n == 0 {
-			return s.collNotFound("delete", name)
+			return &scheduler.NotFoundError{Collection: name}
 		}
 		return nil
 	})
@@ -178,8 +176,8 @@ func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler
 
 // missing returns the not-found error of a job, naming the collection when
 // that is what is missing.
-func (s *Store) missing(ctx context.Context, op, collection, name string) error {
-	return s.d.Missing(ctx, sqlConn{s.db}, op, collection, name)
+func (s *Store) missing(ctx context.Context, collection, name string) error {
+	return s.d.Missing(ctx, sqlConn{s.db}, collection, name)
 }
 
 func limitOffset(top, skip int) (int, int) {
@@ -202,7 +200,7 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 	var one int
 	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM collections WHERE name = ?", collection).Scan(&one); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, s.collNotFound("list jobs", collection)
+			return nil, &scheduler.NotFoundError{Collection: collection}
 		}
 		return nil, wrap("list jobs of collection", collection, err)
 	}
@@ -376,7 +374,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 		return fmt.Errorf("store/sqlite: extend lease of job %q: held by %q, not %q: %w", collection+"/"+name, holder, owner, scheduler.ErrLeaseLost)
 	})
 	if errors.Is(err, errMissing) {
-		return s.missing(ctx, "extend lease", collection, name)
+		return s.missing(ctx, collection, name)
 	}
 	return err
 }
@@ -443,7 +441,7 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 	}
 	err = s.write(ctx, func(tx *wtx) error { return record(tx, owner, j, row, hist) })
 	if errors.Is(err, errMissing) {
-		return s.missing(ctx, "record job", j.Collection, j.Name)
+		return s.missing(ctx, j.Collection, j.Name)
 	}
 	return err
 }
@@ -512,7 +510,7 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 			// The transaction failed: nothing was recorded.
 			errs[i] = fmt.Errorf("store/sqlite: record job %q: %w", r.Job.ID(), err)
 		case errors.Is(errs[i], errMissing):
-			errs[i] = s.missing(ctx, "record job", r.Job.Collection, r.Job.Name)
+			errs[i] = s.missing(ctx, r.Job.Collection, r.Job.Name)
 		default:
 			errs[i] = fullError(errs[i])
 		}
@@ -542,7 +540,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	var one int
 	if err := tx.QueryRowContext(ctx, "SELECT 1 FROM jobs WHERE collection = ? AND name = ?", collection, job).Scan(&one); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, s.missing(ctx, "list history", collection, job)
+			return nil, s.missing(ctx, collection, job)
 		}
 		return nil, wrap("list history of job", collection+"/"+job, err)
 	}
