@@ -391,6 +391,13 @@
 //	 "properties": {"sku": {"name": "Standard"}, "state": "Enabled",
 //	                "quota": {"maxJobCount": 10, "maxRecurrence": {"frequency": "Hour", "interval": 1}}}}
 //
+// [ParseCollection] reads it as ParseJob reads a job (the members "id",
+// "name" and "type" of the ARM envelope are accepted and ignored): every
+// problem at its path, with the same suggestions
+// ("properties.sku.name: "Fre" is not a plan, did you mean "Free"?",
+// "sku: unknown field, it belongs in properties"), the problems of reading
+// before those of the rules.
+//
 // The plans and their default quotas:
 //
 //	Free        5 jobs     at most once an hour

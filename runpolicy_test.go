@@ -361,7 +361,7 @@ func TestCollectionRunPolicyRules(t *testing.T) {
 	for _, e := range scheduler.ValidationErrors(err) {
 		got = append(got, e.Path)
 	}
-	want := []string{"properties.runPolicy.missed", "properties.runPolicy.overlap", "properties.runPolicy.pauseAfterFaults"}
+	want := []string{"properties.runPolicy.catchUpWindow", "properties.runPolicy.missed", "properties.runPolicy.overlap", "properties.runPolicy.pauseAfterFaults"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("problems' paths (-want +got):\n%s\nerror: %v", diff, err)
 	}

@@ -1,18 +1,18 @@
 package jobdef
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/jobclock/scheduler/internal/codec"
 	"github.com/jobclock/scheduler/internal/enum"
 	"github.com/jobclock/scheduler/internal/jsonc"
+	"github.com/jobclock/scheduler/internal/jsonpath"
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -266,43 +266,50 @@ func (c *JobCollection) Validate() error {
 	return errors.Join(errs...)
 }
 
+// collectionRules are the rules a collection is read by: the members of
+// the ARM envelope around it are accepted and dropped, whatever they hold.
+var collectionRules = &codec.Rules{
+	Ignored: map[reflect.Type]map[string]bool{
+		reflect.TypeFor[JobCollection](): {"id": true, "name": true, "type": true},
+	},
+}
+
+// collectionPath is the path of problems with a collection definition as a
+// whole.
+const collectionPath = "collection"
+
 // ParseCollection parses and validates a job collection definition: the
 // object shown in the package documentation, or the ARM envelope with "id",
-// "name" and "type" (ignored). Comments and trailing commas are accepted;
-// unknown fields are an error naming the field.
+// "name" and "type" (ignored). Comments and trailing commas are accepted.
+// It is read as [ParseJob] reads a job: each unknown member, value of the
+// wrong type or unknown enumeration value is reported at its path, with
+// the valid names close to what was given; the error is joined
+// [*ValidationError] values, or a single [*SyntaxError].
 func ParseCollection(data []byte) (*JobCollection, error) {
-	std, err := jsonc.Standardize(data)
-	if err != nil {
-		return nil, &ValidationError{Path: "collection", Reason: "is not JSON: " + err.Error()}
+	var d codec.Decoder
+	d.Rules = collectionRules
+	d.Reset(data)
+	s := &d.Scanner
+	c := new(JobCollection)
+	var top any // the top-level value when it is not an object
+	isObject := s.Kind() == jsonc.Object
+	if isObject {
+		d.Value(reflect.ValueOf(c).Elem())
+	} else {
+		top, _ = s.Any()
 	}
-	var env struct {
-		JobCollection
-		ID   any `json:"id"`
-		Name any `json:"name"`
-		Type any `json:"type"`
+	if s.Finish() != nil {
+		return nil, scanError(s, collectionPath, `a job collection is a JSON object such as {"properties": {"sku": {"name": "Standard"}}}`)
 	}
-	dec := json.NewDecoder(bytes.NewReader(std))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil {
-		return nil, &ValidationError{Path: "collection", Reason: decodeReason(err)}
+	if !isObject {
+		return nil, &ValidationError{Path: collectionPath, Value: jsonpath.Text(top), Reason: "is not an object"}
 	}
-	c := &env.JobCollection
-	if err := c.Validate(); err != nil {
+	p := problemsOf(d.Problems)
+	for _, e := range ValidationErrors(c.Validate()) {
+		p.addRule(e)
+	}
+	if err := p.inOrder(); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// decodeReason turns an encoding/json error into a reason that names the
-// field where it can.
-func decodeReason(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Sprintf("field %q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
-	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		return "unknown field " + f
-	}
-	return strings.TrimPrefix(msg, "json: ")
 }

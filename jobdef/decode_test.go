@@ -108,3 +108,57 @@ func TestDidYouMean(t *testing.T) {
 		})
 	}
 }
+
+// TestParseCollectionProblems pins that a collection is read as a job is:
+// each problem at its path, with the suggestions of the job's reader, and
+// the ARM envelope's own members accepted.
+func TestParseCollectionProblems(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string // nil: valid
+	}{
+		{name: "envelope", in: `{"id": "/subscriptions/s/x", "name": "c", "type": "Microsoft.Scheduler/jobCollections", "location": "West Europe",
+			"properties": {"sku": {"name": "free"}, "state": "disabled"}}`},
+		{name: "member typo", in: `{"properties": {"quota": {"maxJobCont": 3}}}`,
+			want: []string{`properties.quota.maxJobCont: unknown field, did you mean "maxJobCount"?`}},
+		{name: "member one level too high", in: `{"sku": {"name": "Free"}}`,
+			want: []string{`sku: unknown field, it belongs in properties`}},
+		{name: "nothing close", in: `{"properties": {"colour": 1}}`,
+			want: []string{`properties.colour: unknown field`}},
+		{name: "enum values", in: `{"properties": {"sku": {"name": "Fre"}, "state": "Disabld", "quota": {"maxRecurrence": {"frequency": "Minit"}}}}`,
+			want: []string{`properties.sku.name: "Fre" is not a plan, did you mean "Free"?`,
+				`properties.state: "Disabld" is not a settable state, did you mean "Disabled"?`,
+				`properties.quota.maxRecurrence.frequency: "Minit" is not a frequency, did you mean "Minute"?`}},
+		{name: "enum value with nothing close keeps the list", in: `{"properties": {"sku": {"name": "Cheap"}}}`,
+			want: []string{`properties.sku.name: "Cheap" is not a plan (Free, Standard, P10Premium or P20Premium)`}},
+		{name: "wrong type, reported once", in: `{"properties": {"quota": {"maxJobCount": "ten"}}}`,
+			want: []string{`properties.quota.maxJobCount: "ten" is not an integer`}},
+		{name: "reading, then rules", in: `{"properties": {"quota": {"maxJobCount": -1, "maxJobOccurence": 1}}}`,
+			want: []string{`properties.quota.maxJobOccurence: unknown field, did you mean "maxJobOccurrence"?`,
+				`properties.quota.maxJobCount: -1 is negative`}},
+		{name: "not an object", in: `[1]`, want: []string{`collection: [1] is not an object`}},
+		{name: "empty", in: " // nothing\n",
+			want: []string{`collection: is empty; a job collection is a JSON object such as {"properties": {"sku": {"name": "Standard"}}}`}},
+		{name: "not JSON", in: `{"properties": {]}`, want: []string{`line 1, column 17: invalid character ']' at start of value`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := jobdef.ParseCollection([]byte(tt.in))
+			var got []string
+			if err != nil {
+				got = strings.Split(err.Error(), "\n")
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParseCollection(%s) (-want +got):\n%s", tt.in, diff)
+			}
+			if (c == nil) == (tt.want == nil) {
+				t.Errorf("ParseCollection(%s) = %v, %v: want a collection exactly when there is no error", tt.in, c, err)
+			}
+		})
+	}
+	c, err := jobdef.ParseCollection([]byte(tests[0].in))
+	if err != nil || c.Plan() != jobdef.SKUFree || c.State() != jobdef.CollectionDisabled || c.Location != "West Europe" {
+		t.Errorf("ParseCollection(envelope) = %+v, %v; want plan Free, state Disabled, location West Europe", c, err)
+	}
+}

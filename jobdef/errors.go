@@ -189,6 +189,16 @@ func (p *problems) err() error {
 	return errors.Join(errs...)
 }
 
+// inOrder returns the problems as err does, but in the order found rather
+// than by path: those of reading, then those of the rules.
+func (p *problems) inOrder() error {
+	errs := make([]error, len(p.errs))
+	for i, e := range p.errs {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
+}
+
 // pathOrder returns a key that sorts paths by member name and by array
 // index in numeric order, with problems of the whole job first.
 func pathOrder(path string) string {

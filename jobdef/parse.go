@@ -106,13 +106,8 @@ func ParseJobDocument(data []byte, opts *ParseOptions) (job *Job, at string, err
 	var d decoder
 	d.Rules = definitionRules
 	job, at = d.decode(data)
-	if err := d.Scanner.Err(); err != nil {
-		se := err.(*jsonc.SyntaxError)
-		if d.Scanner.Size() == 0 && se.Msg == "parsing value: unexpected EOF" {
-			// Nothing but whitespace and comments.
-			return nil, "", &ValidationError{Path: rootPath, Reason: `is empty; a job definition is a JSON object such as {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}`}
-		}
-		return nil, "", &SyntaxError{Line: se.Line, Column: se.Column, Msg: se.Msg}
+	if d.Scanner.Err() != nil {
+		return nil, "", scanError(&d.Scanner, rootPath, `a job definition is a JSON object such as {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}`)
 	}
 	p := problemsOf(d.Problems)
 	if job != nil {
@@ -128,6 +123,17 @@ func ParseJobDocument(data []byte, opts *ParseOptions) (job *Job, at string, err
 		return nil, "", err
 	}
 	return job, at, nil
+}
+
+// scanError returns the error of input that s could not read as JSON: a
+// [*SyntaxError], or when it holds nothing but whitespace and comments, a
+// problem at root saying it is empty and what it should be (example).
+func scanError(s *jsonc.Scanner, root, example string) error {
+	se := s.Err().(*jsonc.SyntaxError)
+	if s.Size() == 0 && se.Msg == "parsing value: unexpected EOF" {
+		return &ValidationError{Path: root, Reason: "is empty; " + example}
+	}
+	return &SyntaxError{Line: se.Line, Column: se.Column, Msg: se.Msg}
 }
 
 // decode reads the definition in data, a job or the ARM envelope around
