@@ -30,7 +30,20 @@ type (
 	RunPolicy            = jobdef.RunPolicy
 	MissedPolicy         = jobdef.MissedPolicy
 	OverlapPolicy        = jobdef.OverlapPolicy
+	JobHealth            = jobdef.JobHealth
 )
+
+// Job healths.
+const (
+	HealthOK      = jobdef.HealthOK
+	HealthLate    = jobdef.HealthLate
+	HealthStale   = jobdef.HealthStale
+	HealthSkipped = jobdef.HealthSkipped
+	HealthFailing = jobdef.HealthFailing
+)
+
+// Healths lists the job healths, from good to bad.
+var Healths = jobdef.Healths
 
 // Run policies.
 const (

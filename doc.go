@@ -373,6 +373,17 @@
 // answers which would run. One request may ask for at most [MaxBackfill]
 // occurrences.
 //
+// Every job has a health, derived when it is read ([Scheduler.GetJob],
+// [Scheduler.ListJobs], GET over REST as "status": {"health"}), the first
+// that holds of: Failing (its latest finished occurrence faulted), Late
+// (Enabled, due for more than [HealthLateAfter], no attempt in flight),
+// Stale ([HealthStalePeriods] scheduled occurrences came due since its last
+// success, or since it was put), Skipped (a run policy passed over its
+// latest occurrence), OK. ListJobsOptions.Health (REST: $filter=health eq
+// Failing) keeps the jobs of one health, [Scheduler.HealthCounts] counts
+// them over the store (the telemetry package exports it as the gauge
+// jobclock.jobs.health), and the dashboard shows it.
+//
 // A Disabled job may carry "stateReason" (at most [MaxStateReason]
 // characters) and "resumeTime" (in the future, within 18 months): at
 // resumeTime the job is Enabled again by whichever instance claims it

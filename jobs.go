@@ -39,6 +39,10 @@ type PatchJobOptions struct {
 type ListJobsOptions struct {
 	// State keeps only jobs in this state; empty keeps all.
 	State JobState
+	// Health keeps only jobs of this health; empty keeps all. The
+	// store holds no health: the Scheduler reads the collection's jobs a
+	// page at a time until it has found the page asked for.
+	Health JobHealth
 	// Top is the most jobs returned, 1 to 100; 0 means 100.
 	Top int
 	// Skip is the number of jobs left out first (0-based index of the
@@ -680,7 +684,11 @@ func (s *Scheduler) GetJob(ctx context.Context, collection, name string) (*JobRe
 	if err := checkJobKey(collection, name); err != nil {
 		return nil, err
 	}
-	return s.store.GetJob(ctx, collection, name)
+	r, err := s.store.GetJob(ctx, collection, name)
+	if err != nil {
+		return nil, err
+	}
+	return s.withHealth(r, time.Now()), nil
 }
 
 // DeleteJob deletes the job and its history, in whatever state it is. An
@@ -745,10 +753,44 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 	if opts.State != "" && !opts.State.Valid() {
 		errs = append(errs, &ValidationError{Path: "state", Value: strconv.Quote(string(opts.State)), Reason: "is not a job state (Enabled, Disabled, Completed or Faulted)"})
 	}
+	if opts.Health != "" && !opts.Health.Valid() {
+		errs = append(errs, &ValidationError{Path: "health", Value: strconv.Quote(string(opts.Health)), Reason: "is not a job health (OK, Skipped, Stale, Late or Failing)"})
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Skip: opts.Skip, Top: pageSize(opts.Top)})
+	now := time.Now()
+	if opts.Health == "" {
+		list, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Skip: opts.Skip, Top: pageSize(opts.Top)})
+		for _, r := range list {
+			s.withHealth(r, now)
+		}
+		return list, err
+	}
+	var out []*JobRecord
+	skip, top := opts.Skip, pageSize(opts.Top)
+	for from := 0; len(out) < top; from += MaxPageSize {
+		page, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Skip: from, Top: MaxPageSize})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page {
+			if s.withHealth(r, now).Status.Health != opts.Health {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if len(out) < top {
+				out = append(out, r)
+			}
+		}
+		if len(page) < MaxPageSize {
+			break
+		}
+	}
+	return out, nil
 }
 
 // ListHistory returns the job's history, newest first, one page at a

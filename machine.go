@@ -77,7 +77,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			}
 			exp := m.take(r, t)
 			if m.merges(sc, now) {
-				hist = m.passOver(r, t, now, now, hist, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed RunOnce)")
+				hist = m.passOver(r, t, now, now, hist, true, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed RunOnce)")
 			}
 			sc.Occurrences++
 			o := m.occ
@@ -119,10 +119,10 @@ func (m machine) catchUp(r *JobRecord, t *Timing, now time.Time, hist []HistoryE
 	}
 	why := "missed, and later than the catch-up window of " + retry.Duration(w).String() + " when found"
 	if m.policy.Missed == MissedSkip {
-		return m.passOver(r, t, now, now, hist, why+" (runPolicy.missed Skip)")
+		return m.passOver(r, t, now, now, hist, false, why+" (runPolicy.missed Skip)")
 	}
 	// The occurrences at or after now-w are within the window.
-	return m.passOver(r, t, now.Add(-w-time.Nanosecond), now, hist, why)
+	return m.passOver(r, t, now.Add(-w-time.Nanosecond), now, hist, false, why)
 }
 
 // merges reports whether the due occurrences left after one is taken at
@@ -148,6 +148,7 @@ func (m machine) take(r *JobRecord, t *Timing) time.Time {
 	sc := &r.Schedule
 	exp := sc.NextOccurrence
 	sc.Counted++
+	sc.LastSkipped = false
 	m.advance(r, t, exp)
 	if !sc.NextOccurrence.After(sc.Buffered) {
 		return exp
@@ -174,7 +175,9 @@ const MaxSkippedCounted = 10_000
 // passOver moves NextOccurrence past until without taking the occurrences
 // it passes (they do not count towards recurrence.count), and appends a
 // Skipped history entry for them, which says why, when there are any.
-func (m machine) passOver(r *JobRecord, t *Timing, until, now time.Time, hist []HistoryEntry, why string) []HistoryEntry {
+// merged says that a run stands for them (RunOnce, Postpone), so that the
+// job's latest occurrence does not count as skipped.
+func (m machine) passOver(r *JobRecord, t *Timing, until, now time.Time, hist []HistoryEntry, merged bool, why string) []HistoryEntry {
 	sc := &r.Schedule
 	first := sc.NextOccurrence
 	if first.IsZero() || first.After(until) {
@@ -198,6 +201,7 @@ func (m machine) passOver(r *JobRecord, t *Timing, until, now time.Time, hist []
 	if !sc.NextOccurrence.After(sc.Buffered) {
 		sc.Buffered = time.Time{}
 	}
+	sc.LastSkipped = !merged
 	return append(hist, skipped(r, first, last, n, now, why))
 }
 
@@ -229,7 +233,7 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 	switch m.policy.Overlap {
 	case OverlapSkip:
 		if due {
-			hist = m.passOver(r, t, now, now, hist, fmt.Sprintf("occurrence %d was still in progress (runPolicy.overlap Skip)", sc.Current.Number))
+			hist = m.passOver(r, t, now, now, hist, false, fmt.Sprintf("occurrence %d was still in progress (runPolicy.overlap Skip)", sc.Current.Number))
 		}
 	case OverlapBufferAll:
 		if due {
@@ -245,7 +249,7 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 				if m.policy.Missed == MissedRunAll {
 					break
 				}
-				hist = m.passOver(r, t, now, now, hist, fmt.Sprintf("occurrence %d was still in progress and occurrence %d already waited (runPolicy.overlap Postpone)", sc.Current.Number, sc.Waiting.Number))
+				hist = m.passOver(r, t, now, now, hist, true, fmt.Sprintf("occurrence %d was still in progress and occurrence %d already waited (runPolicy.overlap Postpone)", sc.Current.Number, sc.Waiting.Number))
 				break
 			}
 			exp := m.take(r, t)
@@ -281,7 +285,7 @@ func (m machine) buffer(r *JobRecord, t *Timing, now time.Time, hist []HistoryEn
 	}
 	if n > MaxBuffered {
 		oldest := ring[n%MaxBuffered]
-		hist = m.passOver(r, t, oldest.Add(-time.Nanosecond), now, hist, fmt.Sprintf("more than %d occurrences waited behind occurrence %d (runPolicy.overlap BufferAll)", MaxBuffered, sc.Current.Number))
+		hist = m.passOver(r, t, oldest.Add(-time.Nanosecond), now, hist, false, fmt.Sprintf("more than %d occurrences waited behind occurrence %d (runPolicy.overlap BufferAll)", MaxBuffered, sc.Current.Number))
 	}
 	sc.Buffered = now
 	return hist
@@ -435,6 +439,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		sc.LastFailed = c.ErrorAction
 		if !c.ErrorAction {
 			sc.Faults = 0
+			sc.LastSucceeded = res.end
 		}
 	case res.superseded:
 		// Cancelled for the next occurrence: no retry, no fault.

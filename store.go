@@ -323,6 +323,12 @@ type JobSchedule struct {
 	// order; they run one at a time while the job is Enabled and nothing
 	// else is due.
 	Backfill []time.Time `json:"backfill,omitempty"`
+	// LastSkipped reports that the latest scheduled occurrence the job
+	// got to was passed over by a run policy rather than run.
+	LastSkipped bool `json:"lastSkipped,omitempty"`
+	// LastSucceeded is when the latest occurrence that succeeded ended;
+	// zero when none has.
+	LastSucceeded time.Time `json:"lastSucceeded,omitzero"`
 }
 
 func (s JobSchedule) clone() JobSchedule {

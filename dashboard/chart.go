@@ -41,7 +41,7 @@ type chartLabel struct {
 
 // chartTotals sums a chart's buckets.
 type chartTotals struct {
-	Occurrences, Attempts, Failed, Faulted, Postponed, ErrorActions int
+	Occurrences, Attempts, Failed, Faulted, Postponed, Skipped, ErrorActions int
 }
 
 // bucket is what a chart shows of one bucket of time.
@@ -75,6 +75,8 @@ func buildChart(title string, from time.Time, step time.Duration, n int, counts 
 		switch {
 		case c.Status == scheduler.StatusPostponed:
 			b.Postponed += c.Entries
+		case c.Status == scheduler.StatusSkipped:
+			b.Skipped += c.Entries
 		case c.ActionName == scheduler.ErrorAction:
 			b.ErrorActions += c.Entries
 		default:
@@ -94,6 +96,7 @@ func buildChart(title string, from time.Time, step time.Duration, n int, counts 
 		tot.Failed += b.Failed
 		tot.Faulted += b.Faulted
 		tot.Postponed += b.Postponed
+		tot.Skipped += b.Skipped
 		tot.ErrorActions += b.ErrorActions
 	}
 	top = niceCeil(top)
@@ -120,8 +123,8 @@ func buildChart(title string, from time.Time, step time.Duration, n int, counts 
 			OccY: round1(y(b.Occurrences)), OccH: round1(plotH * float64(b.Occurrences) / float64(top)),
 			FailY: round1(y(b.Failed)), FailH: round1(plotH * float64(b.Failed) / float64(top)),
 			Faulted: b.Faulted > 0,
-			Title: fmt.Sprintf("%s–%s UTC: %d occurrences, %d attempts, %d failed, %d faulted, %d postponed, %d error actions",
-				start.Format(layout), start.Add(step).Format(layout), b.Occurrences, b.Attempts, b.Failed, b.Faulted, b.Postponed, b.ErrorActions),
+			Title: fmt.Sprintf("%s–%s UTC: %d occurrences, %d attempts, %d failed, %d faulted, %d postponed, %d skipped entries, %d error actions",
+				start.Format(layout), start.Add(step).Format(layout), b.Occurrences, b.Attempts, b.Failed, b.Faulted, b.Postponed, b.Skipped, b.ErrorActions),
 		}
 		if bar.Faulted {
 			bar.MarkX, bar.MarkY = round1(bar.FailX+barW/2), round1(bar.FailY-4)

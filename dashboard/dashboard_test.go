@@ -550,3 +550,26 @@ func TestSessionExpires(t *testing.T) {
 func later(d time.Duration) string {
 	return time.Now().Add(d).UTC().Truncate(time.Second).Format(time.RFC3339)
 }
+
+// TestPausedJobAndHealth: a paused job's page says why and until when,
+// every job shows its health (the collection's table only when it is not
+// OK), and the history can be filtered to Skipped entries.
+func TestPausedJobAndHealth(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	resume := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	e.job("c", "paused", "/ok", `"recurrence": {"frequency": "Hour"}, "state": "Disabled", "stateReason": "the target <is> down", "resumeTime": "`+resume.Format(time.RFC3339)+`"`)
+	e.job("c", "failing", "/fail", "")
+	e.waitHistory("c", "failing", 1)
+	p := e.get(jobPath("c", "paused"))
+	wantStatus(t, "paused job", p, http.StatusOK)
+	wantIn(t, "paused job", p, `id="paused">Paused: the target &lt;is&gt; down (until `+resume.Format("2006-01-02 15:04:05")+" UTC)",
+		`id="health">OK<`)
+	p = e.get(jobPath("c", "failing"))
+	wantIn(t, "failing job", p, `id="health">Failing<`)
+	p = e.get(collPath("c"))
+	wantIn(t, "collection", p, `badge health-Failing">Failing<`)
+	wantNotIn(t, "collection", p, `badge health-OK`)
+	p = e.get(jobPath("c", "failing") + "?status=Skipped")
+	wantStatus(t, "history filtered to Skipped", p, http.StatusOK)
+}

@@ -214,6 +214,8 @@ type jobSummary struct {
 	Executions   int
 	Failures     int
 	Faulted      int
+	Health       string // OK, Skipped, Stale, Late or Failing
+	Paused       string // why and until when a Disabled job is paused, if it says
 }
 
 func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
@@ -221,9 +223,18 @@ func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
 		Type: string(j.Job.Action.Type), Target: target(&j.Job.Action),
 		Schedule: j.Job.Describe(j.Schedule.Anchor), Next: atPtr(j.Status.NextExecutionTime, loc),
 		LastRun: atPtr(j.Status.LastExecutionTime, loc), Executions: j.Status.ExecutionCount,
-		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount,
+		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount, Health: string(j.Status.Health),
 	}
 	s.LastStatus, s.LastClass = lastStatus(j)
+	if d := j.Definition(); d.StateReason != "" || d.ResumeTime != nil {
+		s.Paused = "Paused"
+		if d.StateReason != "" {
+			s.Paused += ": " + d.StateReason
+		}
+		if d.ResumeTime != nil {
+			s.Paused += " (until " + d.ResumeTime.In(loc).Format("2006-01-02 15:04:05 MST") + ")"
+		}
+	}
 	return s
 }
 
@@ -469,7 +480,7 @@ type historyRow struct {
 
 // historyFilters are the choices of the history table's filter; Faulted
 // is a flag rather than a status.
-var historyFilters = []string{"", "Completed", "Failed", "Postponed", "Faulted"}
+var historyFilters = []string{"", "Completed", "Failed", "Postponed", "Skipped", "Faulted"}
 
 func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 	ctx := r.Context()
@@ -488,7 +499,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 	q := r.URL.Query()
 	filter := q.Get("status")
 	if !slices.Contains(historyFilters, filter) {
-		return "", nil, &statusError{http.StatusBadRequest, fmt.Sprintf("status=%q is not a history filter: use Completed, Failed, Postponed or Faulted, or leave it out.", filter)}
+		return "", nil, &statusError{http.StatusBadRequest, fmt.Sprintf("status=%q is not a history filter: use Completed, Failed, Postponed, Skipped or Faulted, or leave it out.", filter)}
 	}
 	skip, err := parseSkip(q)
 	if err != nil {

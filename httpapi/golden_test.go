@@ -388,6 +388,8 @@ func steps() []step {
 		{name: "backfill-unknown-member", method: "POST", path: rg1 + "/jcpolicy/jobs/bf/backfill" + v, body: `{"start": "2020-01-01T00:00Z"}`},
 		{name: "backfill-in-the-future", method: "POST", path: rg1 + "/jcpolicy/jobs/bf/backfill" + v, body: `{"from": "2020-01-01T00:00Z", "to": "{{start}}"}`},
 		{name: "backfill-job-not-found", method: "POST", path: rg1 + "/jcpolicy/jobs/nope/backfill" + v, body: `{"from": "2020-01-01T00:00Z", "to": "2020-01-01T00:04Z"}`},
+		{name: "list-jobs-filter-health", method: "GET", path: rg1 + "/jcpolicy/jobs" + v + "&$filter=" + urlq("health eq ok")},
+		{name: "list-jobs-filter-health-none", method: "GET", path: rg1 + "/jcpolicy/jobs" + v + "&$filter=" + urlq("health eq Failing")},
 		{name: "delete-collection-run-policy", method: "DELETE", path: rg1 + "/jcpolicy" + v},
 	}
 }

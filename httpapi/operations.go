@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -386,14 +387,21 @@ func (h *handler) backfillJob(w http.ResponseWriter, r *http.Request) error {
 
 // page is the paging and filtering of a list request.
 type page struct {
-	filter    string
+	field     string // the filter's field, empty without a filter
+	filter    string // its value
 	top, skip int
+}
+
+// filterField is a field a list may be filtered on, with its values.
+type filterField struct {
+	name   string
+	values []string
 }
 
 // parsePage reads $filter ("FIELD eq VALUE", VALUE one of values in any
 // case, optionally in single quotes), $top (1..100, default 100) and $skip
 // (0 or more).
-func parsePage(r *http.Request, field string, values []string) (page, error) {
+func parsePage(r *http.Request, fields ...filterField) (page, error) {
 	q := r.URL.Query()
 	p := page{top: scheduler.MaxPageSize}
 	var details []ErrorDetail
@@ -402,18 +410,22 @@ func parsePage(r *http.Request, field string, values []string) (page, error) {
 	}
 	if f := strings.TrimSpace(q.Get("$filter")); f != "" {
 		tok := strings.Fields(f)
-		ok := len(tok) == 3 && strings.EqualFold(tok[0], field) && strings.EqualFold(tok[1], "eq")
-		if ok {
+		ok := false
+		var uses []string
+		for _, fd := range fields {
+			uses = append(uses, fmt.Sprintf("'%s eq VALUE' with VALUE one of %s", fd.name, strings.Join(fd.values, ", ")))
+			if len(tok) != 3 || !strings.EqualFold(tok[0], fd.name) || !strings.EqualFold(tok[1], "eq") {
+				continue
+			}
 			v := strings.Trim(tok[2], "'")
-			ok = false
-			for _, k := range values {
+			for _, k := range fd.values {
 				if strings.EqualFold(v, k) {
-					p.filter, ok = k, true
+					p.field, p.filter, ok = fd.name, k, true
 				}
 			}
 		}
 		if !ok {
-			bad("$filter", "The $filter '%s' is not supported: use '%s eq VALUE' with VALUE one of %s.", f, field, strings.Join(values, ", "))
+			bad("$filter", "The $filter '%s' is not supported: use %s.", f, strings.Join(uses, ", or "))
 		}
 	}
 	if v := q.Get("$top"); v != "" {
@@ -449,12 +461,19 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := parsePage(r, "state", []string{"Enabled", "Disabled", "Completed", "Faulted"})
+	p, err := parsePage(r, filterField{"state", []string{"Enabled", "Disabled", "Completed", "Faulted"}},
+		filterField{"health", []string{"OK", "Skipped", "Stale", "Late", "Failing"}})
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	opts := &scheduler.ListJobsOptions{State: scheduler.JobState(p.filter), Top: p.top, Skip: p.skip}
+	opts := &scheduler.ListJobsOptions{Top: p.top, Skip: p.skip}
+	switch p.field {
+	case "state":
+		opts.State = scheduler.JobState(p.filter)
+	case "health":
+		opts.Health = scheduler.JobHealth(p.filter)
+	}
 	list, err := h.s.ListJobs(ctx, rq.sc.key(), opts)
 	if err != nil {
 		return h.engineError(ctx, rq, err, "")
@@ -465,7 +484,7 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(list) == p.top {
 		next := p.skip + len(list)
-		more, err := h.s.ListJobs(ctx, rq.sc.key(), &scheduler.ListJobsOptions{State: opts.State, Top: 1, Skip: next})
+		more, err := h.s.ListJobs(ctx, rq.sc.key(), &scheduler.ListJobsOptions{State: opts.State, Health: opts.Health, Top: 1, Skip: next})
 		if err != nil {
 			return h.engineError(ctx, rq, err, "")
 		}
@@ -483,7 +502,7 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := parsePage(r, "status", []string{"Completed", "Failed", "Postponed", "Skipped"})
+	p, err := parsePage(r, filterField{"status", []string{"Completed", "Failed", "Postponed", "Skipped"}})
 	if err != nil {
 		return err
 	}

@@ -101,7 +101,32 @@ type JobStatus struct {
 	FailureCount int `json:"failureCount"`
 	// FaultedCount counts occurrences whose every attempt failed.
 	FaultedCount int `json:"faultedCount"`
+	// Health is OK, Late, Stale, Skipped or Failing, derived when the job
+	// is read (see the scheduler's documentation); empty on input.
+	Health JobHealth `json:"health,omitempty"`
 }
+
+// JobHealth is a job's health, an extension of the status.
+type JobHealth string
+
+// The job healths.
+const (
+	HealthOK      JobHealth = "OK"
+	HealthLate    JobHealth = "Late"
+	HealthStale   JobHealth = "Stale"
+	HealthSkipped JobHealth = "Skipped"
+	HealthFailing JobHealth = "Failing"
+)
+
+// Healths lists the job healths, from good to bad.
+var Healths = []JobHealth{HealthOK, HealthSkipped, HealthStale, HealthLate, HealthFailing}
+
+// Valid reports whether h is a known health in canonical spelling.
+func (h JobHealth) Valid() bool { return slices.Contains(Healths, h) }
+
+// UnmarshalJSON accepts any case and stores the canonical spelling of known
+// values; unknown values are kept as given.
+func (h *JobHealth) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, h, Healths) }
 
 // Clone returns a deep copy of s.
 func (s JobStatus) Clone() JobStatus {

@@ -94,6 +94,7 @@
 //	jobclock.history.pruned            counter {record}       history entries and final jobs deleted by retention
 //	jobclock.jobs                      gauge {job}            jobs in the store; jobclock.collection, jobclock.job.state
 //	jobclock.jobs.due                  gauge {job}            jobs due and not started: the backlog (Scheduler.DueCount)
+//	jobclock.jobs.health               gauge {job}            jobs by health, every one of the five; jobclock.job.health (Scheduler.HealthCounts)
 //	jobclock.jobs.in_flight            gauge {job}            claimed jobs this instance works on
 //	jobclock.jobs.in_flight.limit      gauge {job}            Config.MaxConcurrency
 //	http.server.request.duration       histogram s            REST API requests; http.request.method, http.route,
@@ -101,10 +102,11 @@
 //
 // Attribute sets stay bounded: no job names unless Options.MetricsByJob adds
 // jobclock.collection and jobclock.job to the per-attempt instruments. The
-// gauges jobclock.jobs and jobclock.jobs.due describe the store, so every
-// instance sharing it reports the same values; they are read with one
-// JobCounts and one DueCount call at most once per Options.StatsMaxAge (10
-// s), however many readers collect them, and a reading is bounded by 5 s.
+// gauges jobclock.jobs, jobclock.jobs.due and jobclock.jobs.health describe
+// the store, so every instance sharing it reports the same values; they are
+// read with one JobCounts, one DueCount and one HealthCounts call (which
+// reads every job, a page at a time) at most once per Options.StatsMaxAge
+// (10 s), however many readers collect them, and a reading is bounded by 5 s.
 // The gauges of a Scheduler are registered when it is made and
 // unregistered by its Stop.
 //

@@ -13,11 +13,12 @@ import (
 )
 
 // Attach implements [scheduler.Observer]: it registers the observable
-// gauges of s (jobclock.jobs, jobclock.jobs.due, jobclock.jobs.in_flight,
-// jobclock.jobs.in_flight.limit) until detach, which s.Stop calls.
+// gauges of s (jobclock.jobs, jobclock.jobs.due, jobclock.jobs.health,
+// jobclock.jobs.in_flight, jobclock.jobs.in_flight.limit) until detach,
+// which s.Stop calls.
 func (o *Observer) Attach(s *scheduler.Scheduler) (detach func()) {
 	g := &gauges{o: o, s: s}
-	reg, err := o.meter.RegisterCallback(g.observe, o.jobs, o.due, o.inFlight, o.limit)
+	reg, err := o.meter.RegisterCallback(g.observe, o.jobs, o.due, o.health, o.inFlight, o.limit)
 	if err != nil {
 		o.log.Warn("telemetry: registering the gauges", "err", err)
 		return func() {}
@@ -42,8 +43,19 @@ type gauges struct {
 	counts  []scheduler.JobCount
 	sets    map[[2]string]metric.ObserveOption
 	backlog int
+	health  map[scheduler.JobHealth]int
 	ok      bool // the last read succeeded
 }
+
+// healthSets are the attribute sets of jobclock.jobs.health, one per
+// health: the gauge's cardinality.
+var healthSets = func() map[scheduler.JobHealth]metric.ObserveOption {
+	m := make(map[scheduler.JobHealth]metric.ObserveOption, len(scheduler.Healths))
+	for _, h := range scheduler.Healths {
+		m[h] = metric.WithAttributeSet(attribute.NewSet(keyJobHealth.String(string(h))))
+	}
+	return m
+}()
 
 // gaugeTimeout bounds one reading of the counts.
 const gaugeTimeout = 5 * time.Second
@@ -60,8 +72,12 @@ func (g *gauges) observe(ctx context.Context, ob metric.Observer) error {
 		ctx, cancel := context.WithTimeout(ctx, gaugeTimeout)
 		counts, err := g.s.JobCounts(ctx)
 		var backlog int
+		var health map[scheduler.JobHealth]int
 		if err == nil {
 			backlog, err = g.s.DueCount(ctx)
+		}
+		if err == nil {
+			health, err = g.s.HealthCounts(ctx)
 		}
 		cancel()
 		g.ok = err == nil
@@ -71,7 +87,7 @@ func (g *gauges) observe(ctx context.Context, ob metric.Observer) error {
 			}
 			return nil // report nothing rather than stale or partial counts
 		}
-		g.counts, g.backlog = counts, backlog
+		g.counts, g.backlog, g.health = counts, backlog, health
 	}
 	if !g.ok {
 		return nil
@@ -92,5 +108,8 @@ func (g *gauges) observe(ctx context.Context, ob metric.Observer) error {
 		ob.ObserveInt64(o.jobs, int64(c.Jobs), opt)
 	}
 	ob.ObserveInt64(o.due, int64(g.backlog))
+	for _, h := range scheduler.Healths {
+		ob.ObserveInt64(o.health, int64(g.health[h]), healthSets[h])
+	}
 	return nil
 }

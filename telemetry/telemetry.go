@@ -96,6 +96,7 @@ const (
 	keyFirstMissed = attribute.Key("jobclock.misfire.first_expected_time")
 	keyLastMissed  = attribute.Key("jobclock.misfire.last_expected_time")
 	keyJobState    = attribute.Key("jobclock.job.state")
+	keyJobHealth   = attribute.Key("jobclock.job.health")
 	keyStoreOp     = attribute.Key("jobclock.store.operation")
 	keyErrorType   = attribute.Key("error.type")
 	errorTypeOther = "_OTHER"
@@ -134,6 +135,7 @@ type Observer struct {
 	pruned      metric.Int64Counter
 	jobs        metric.Int64ObservableGauge
 	due         metric.Int64ObservableGauge
+	health      metric.Int64ObservableGauge
 	inFlight    metric.Int64ObservableGauge
 	limit       metric.Int64ObservableGauge
 
@@ -218,6 +220,7 @@ func New(opts *Options) *Observer {
 	o.pruned = counter("jobclock.history.pruned", "{record}", "History entries and final jobs deleted by retention.")
 	o.jobs = gauge("jobclock.jobs", "Jobs in the store by collection and state.")
 	o.due = gauge("jobclock.jobs.due", "Jobs due and not started: the backlog.")
+	o.health = gauge("jobclock.jobs.health", "Jobs in the store by health (OK, Skipped, Stale, Late, Failing).")
 	o.inFlight = gauge("jobclock.jobs.in_flight", "Claimed jobs being worked on by this instance.")
 	o.limit = gauge("jobclock.jobs.in_flight.limit", "The most jobs this instance works on at once (Config.MaxConcurrency).")
 	if err := errors.Join(errs...); err != nil {
@@ -335,9 +338,10 @@ func (o *Observer) EndAttempt(ctx context.Context, e scheduler.AttemptEnd) {
 	sp.Span.End(trace.WithTimestamp(e.End))
 }
 
-// HistoryStored implements [scheduler.Observer]: every entry counts in
-// jobclock.attempts, attempts in jobclock.attempt.duration, the first
-// attempt of an occurrence in jobclock.occurrences.started and
+// HistoryStored implements [scheduler.Observer]: every entry but the
+// Skipped ones (which jobclock.occurrences.missed counts, through Missed)
+// counts in jobclock.attempts, attempts in jobclock.attempt.duration, the
+// first attempt of an occurrence in jobclock.occurrences.started and
 // jobclock.occurrence.lateness, the last failed retry of the main action in
 // jobclock.occurrences.faulted, and each Postponed entry is a span.
 func (o *Observer) HistoryStored(h scheduler.StoredHistory) {
@@ -349,6 +353,9 @@ func (o *Observer) HistoryStored(h scheduler.StoredHistory) {
 	def := h.Job
 	for i := range h.Entries {
 		e := &h.Entries[i]
+		if e.Status == scheduler.StatusSkipped {
+			continue
+		}
 		typ := actionType(actionOf(def, e.ActionName))
 		m := o.opts(attrKey{typ, e.ActionName, e.Status, e.Collection, e.Job})
 		o.attempts.Add(ctx, 1, m.add...)

@@ -360,8 +360,8 @@ func TestTelemetryMisfireAfterDowntime(t *testing.T) {
 		synctest.Wait()
 		e.stop()
 		h := e.history("j") // newest first
-		if len(h) != 2 {
-			t.Fatalf("history = %+v, want two entries", h)
+		if len(h) != 3 || h[1].Status != scheduler.StatusSkipped {
+			t.Fatalf("history = %+v, want two attempts and the Skipped entry of the merged occurrences", h)
 		}
 		late := attemptAttrs("j", action.HTTP, scheduler.MainAction, 2, 0, e.t0.Add(2*m), 9*m+30*time.Second, h[0].ExecutionTag, "Completed")
 		// Due at 2m, ..., 11m: the run at 11m30s stands for 2m, and the
@@ -372,7 +372,7 @@ func TestTelemetryMisfireAfterDowntime(t *testing.T) {
 		late["jobclock.misfire.last_expected_time"] = rfc(e.t0.Add(11 * m))
 		want := []span{
 			{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: m, End: m,
-				Attrs: attemptAttrs("j", action.HTTP, scheduler.MainAction, 1, 0, e.t0.Add(m), 0, h[1].ExecutionTag, "Completed")},
+				Attrs: attemptAttrs("j", action.HTTP, scheduler.MainAction, 1, 0, e.t0.Add(m), 0, h[2].ExecutionTag, "Completed")},
 			{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: 11*m + 30*time.Second, End: 11*m + 30*time.Second, Attrs: late},
 		}
 		if diff := cmp.Diff(want, o.spanRows("", e.t0)); diff != "" {
@@ -604,12 +604,20 @@ func TestTelemetryGauges(t *testing.T) {
 		e.put("a1", jobJSON(e.t0.Add(-time.Hour), ""))
 		e.put("a2", jobJSON(e.t0.Add(time.Hour), `"state": "Disabled"`))
 		e.put("a3", jobJSON(time.Time{}, ""))
-		gauges := []string{"jobclock.jobs", "jobclock.jobs.due", "jobclock.jobs.in_flight", "jobclock.jobs.in_flight.limit"}
+		gauges := []string{"jobclock.jobs", "jobclock.jobs.due", "jobclock.jobs.health", "jobclock.jobs.in_flight", "jobclock.jobs.in_flight.limit"}
+		health := func(ok, skipped, stale, late, failing float64) []point {
+			return []point{
+				{Attrs: "jobclock.job.health=Failing", Value: failing}, {Attrs: "jobclock.job.health=Late", Value: late},
+				{Attrs: "jobclock.job.health=OK", Value: ok}, {Attrs: "jobclock.job.health=Skipped", Value: skipped},
+				{Attrs: "jobclock.job.health=Stale", Value: stale},
+			}
+		}
 		want := map[string][]point{
 			"jobclock.jobs": {
 				{Attrs: "jobclock.collection=c,jobclock.job.state=Disabled", Value: 1},
 				{Attrs: "jobclock.collection=c,jobclock.job.state=Enabled", Value: 2},
 			},
+			"jobclock.jobs.health":          health(3, 0, 0, 0, 0),
 			"jobclock.jobs.due":             {{Value: 2}},
 			"jobclock.jobs.in_flight":       {{Value: 0}},
 			"jobclock.jobs.in_flight.limit": {{Value: 7}},
@@ -630,6 +638,7 @@ func TestTelemetryGauges(t *testing.T) {
 			{Attrs: "jobclock.collection=c,jobclock.job.state=Disabled", Value: 1},
 		}
 		want["jobclock.jobs.due"] = []point{{Value: 0}}
+		want["jobclock.jobs.health"] = health(3, 0, 0, 0, 0)
 		if diff := cmp.Diff(want, pick(o.metrics(t), gauges...)); diff != "" {
 			t.Errorf("gauges after the jobs ran (-want +got):\n%s", diff)
 		}
@@ -677,7 +686,7 @@ func TestTelemetryNamesDocumented(t *testing.T) {
 	names := []string{"jobclock.attempt", "jobclock.postpone", "jobclock.misfire"}
 	names = append(names, attemptMetrics...)
 	names = append(names, "jobclock.store.operation.duration", "jobclock.store.operation.errors", "jobclock.history.pruned",
-		"jobclock.jobs", "jobclock.jobs.due", "jobclock.jobs.in_flight", "jobclock.jobs.in_flight.limit")
+		"jobclock.jobs", "jobclock.jobs.due", "jobclock.jobs.health", "jobclock.jobs.in_flight", "jobclock.jobs.in_flight.limit")
 	doc, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,7 @@ type compact struct {
 // ran is the rest of the compact form of the record of a job that has run.
 type ran struct {
 	created, anchor, last        int64 // timeKeys; last is Status.LastExecutionTime, when lastExec
+	succeeded                    int64 // timeKey of Schedule.LastSucceeded
 	executions, failures, faults int   // Status.ExecutionCount, FailureCount and FaultedCount
 	occurrences, counted         int   // Schedule.Occurrences and Counted
 	lastExec                     bool  // Status.LastExecutionTime is set
@@ -138,7 +139,8 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	updated, ok := exactKey(r.Updated)
 	next, ok2 := exactKey(s.NextOccurrence)
 	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" ||
-		s.Faults != 0 || s.StateReason != "" || !s.ResumeTime.IsZero() || !s.Buffered.IsZero() || len(s.Backfill) != 0 {
+		s.Faults != 0 || s.StateReason != "" || !s.ResumeTime.IsZero() || !s.Buffered.IsZero() || len(s.Backfill) != 0 || s.LastSkipped ||
+		status.Health != "" {
 		return compact{}, ran{}, false
 	}
 	c := compact{def: r.Job, etag: r.ETag, updated: updated, next: next, st: uint8(st)}
@@ -159,17 +161,18 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	}
 	created, ok := exactKey(r.Created)
 	anchor, ok2 := exactKey(s.Anchor)
-	rn := ran{created: created, anchor: anchor, lastExec: status.LastExecutionTime != nil,
+	succeeded, ok4 := exactKey(s.LastSucceeded)
+	rn := ran{created: created, anchor: anchor, succeeded: succeeded, lastExec: status.LastExecutionTime != nil,
 		executions: status.ExecutionCount, failures: status.FailureCount, faults: status.FaultedCount,
 		occurrences: s.Occurrences, counted: s.Counted}
 	ok3 := true
 	if rn.lastExec {
 		rn.last, ok3 = exactKey(*status.LastExecutionTime)
 	}
-	if rn == (ran{created: updated, anchor: updated}) {
+	if rn == (ran{created: updated, anchor: updated, succeeded: math.MinInt64}) {
 		return c, ran{}, true // a job that has not run
 	}
-	if !ok || !ok2 || !ok3 {
+	if !ok || !ok2 || !ok3 || !ok4 {
 		return compact{}, ran{}, false
 	}
 	c.flags |= ranPart
@@ -206,7 +209,7 @@ func (j *job) record(into *scheduler.JobRecord) *scheduler.JobRecord {
 	}
 	if c.flags&ranPart != 0 {
 		rn := &j.more.ran
-		r.Created, r.Schedule.Anchor = instant(rn.created), instant(rn.anchor)
+		r.Created, r.Schedule.Anchor, r.Schedule.LastSucceeded = instant(rn.created), instant(rn.anchor), instant(rn.succeeded)
 		if rn.lastExec {
 			times[0] = instant(rn.last)
 			r.Status.LastExecutionTime = &times[0]
@@ -224,7 +227,7 @@ func normalize(r *scheduler.JobRecord) {
 	utcIn(r.Status.NextExecutionTime)
 	s := &r.Schedule
 	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = utc(s.DueAt), utc(s.Anchor), utc(s.NextOccurrence), utc(s.RunRequested)
-	s.ResumeTime, s.Buffered = utc(s.ResumeTime), utc(s.Buffered)
+	s.ResumeTime, s.Buffered, s.LastSucceeded = utc(s.ResumeTime), utc(s.Buffered), utc(s.LastSucceeded)
 	for i, t := range s.Backfill {
 		s.Backfill[i] = utc(t)
 	}

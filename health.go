@@ -1,0 +1,98 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+)
+
+// The rules of a job's health (JobStatus.Health).
+const (
+	// HealthLateAfter is how long an Enabled job may be due without an
+	// attempt starting before it is Late.
+	HealthLateAfter = time.Minute
+	// HealthStalePeriods is how many scheduled occurrences may come due
+	// after the job's last success (or its creation) before it is Stale.
+	HealthStalePeriods = 3
+)
+
+// jobHealth returns the health of the job of r at now, the first of these
+// that holds:
+//   - Failing: its latest finished occurrence faulted (or it is Faulted);
+//   - Late: it is Enabled, due for more than HealthLateAfter, and no
+//     attempt of it is in flight;
+//   - Stale: HealthStalePeriods scheduled occurrences came due since its
+//     last successful occurrence ended (or since it was created or last
+//     replaced), whether they ran, failed or were skipped;
+//   - Skipped: its latest scheduled occurrence was passed over by a run
+//     policy;
+//   - OK otherwise (a Completed job is OK).
+func (s *Scheduler) jobHealth(r *JobRecord, now time.Time) JobHealth {
+	sc := &r.Schedule
+	switch {
+	case r.State == JobFaulted || sc.LastFailed:
+		return HealthFailing
+	case r.State == JobCompleted:
+		return HealthOK
+	}
+	inFlight := r.LeaseOwner != "" && r.LeaseUntil.After(now)
+	if r.State == JobEnabled && !inFlight && !sc.DueAt.IsZero() && now.Sub(sc.DueAt) > HealthLateAfter {
+		return HealthLate
+	}
+	if t, err := s.timings.get(r); err == nil {
+		since := sc.LastSucceeded
+		if since.Before(sc.Anchor) {
+			since = sc.Anchor
+		}
+		n := 0
+		for at := t.Next(since); !at.IsZero() && !at.After(now) && n < HealthStalePeriods; n++ {
+			next := t.Next(at)
+			if !next.After(at) {
+				n++
+				break
+			}
+			at = next
+		}
+		if n >= HealthStalePeriods {
+			return HealthStale
+		}
+	}
+	if sc.LastSkipped {
+		return HealthSkipped
+	}
+	return HealthOK
+}
+
+// withHealth sets the health of r, a record the caller owns, at now.
+func (s *Scheduler) withHealth(r *JobRecord, now time.Time) *JobRecord {
+	r.Status.Health = s.jobHealth(r, now)
+	return r
+}
+
+// HealthCounts returns how many jobs of each health the Scheduler's
+// store holds, over every collection; jobs are read a page at a time.
+func (s *Scheduler) HealthCounts(ctx context.Context) (map[JobHealth]int, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	colls, err := s.store.ListCollections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	counts := make(map[JobHealth]int, len(Healths))
+	now := time.Now()
+	for _, c := range colls {
+		for skip := 0; ; skip += MaxPageSize {
+			page, err := s.store.ListJobs(ctx, c.Name, JobFilter{Skip: skip, Top: MaxPageSize})
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range page {
+				counts[s.jobHealth(r, now)]++
+			}
+			if len(page) < MaxPageSize {
+				break
+			}
+		}
+	}
+	return counts, nil
+}

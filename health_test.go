@@ -1,0 +1,105 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+)
+
+// TestHealth: each job's health, derived on GET and usable as a filter.
+func TestHealth(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		b := &blocking{hold: 90 * time.Second}
+		reg := new(action.Registry)
+		reg.Register(action.HTTP, b)
+		reg.Register(action.HTTPS, e.exec)
+		e.cfg.Executors = reg
+		e.s = e.newScheduler()
+		e.exec.fn = failing
+		start := e.t0.Add(time.Minute).Format(time.RFC3339)
+		noRetry := `"retryPolicy": {"retryType": "None"}`
+		// ok runs every minute; failing faults; paused is Disabled from
+		// the start; skipping's first attempt outlasts the next
+		// occurrence, which it skips; late is due while no scheduler runs.
+		e.put("ok", `{"action": {"type": "Https", "request": {"uri": "https://127.0.0.1:9/", "method": "GET"}, `+noRetry+`}, "startTime": "`+start+`", "recurrence": {"frequency": "Minute"}}`)
+		e.exec.fn = nil
+		e.put("failing", `{"action": {"type": "Https", "request": {"uri": "https://127.0.0.1:9/fail", "method": "GET"}, `+noRetry+`}, "startTime": "`+start+`", "recurrence": {"frequency": "Minute", "count": 1}}`)
+		e.put("paused", `{"action": {"type": "Https", "request": {"uri": "https://127.0.0.1:9/", "method": "GET"}}, "startTime": "`+start+`", "recurrence": {"frequency": "Minute"}, "state": "Disabled"}`)
+		e.put("skipping", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "startTime": "`+start+`", "recurrence": {"frequency": "Minute"}, "runPolicy": {"overlap": "Skip"}}`)
+		e.put("late", `{"action": {"type": "Https", "request": {"uri": "https://127.0.0.1:9/", "method": "GET"}}, "startTime": "`+start+`"}`)
+		e.exec.fn = func(req *action.Request, n int) error {
+			if req.Action.Request.URI == "https://127.0.0.1:9/fail" {
+				return failing(req, n)
+			}
+			return nil
+		}
+		want := map[string]scheduler.JobHealth{}
+		check := func(when string) {
+			t.Helper()
+			for name, h := range want {
+				r, err := e.s.GetJob(ctx, "c", name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Status.Health != h {
+					t.Errorf("%s: %s is %s, want %s", when, name, r.Status.Health, h)
+				}
+			}
+		}
+		time.Sleep(3*time.Minute + 30*time.Second) // no scheduler yet
+		synctest.Wait()
+		want = map[string]scheduler.JobHealth{"ok": scheduler.HealthLate, "late": scheduler.HealthLate, "paused": scheduler.HealthStale}
+		check("before any scheduler ran")
+		if err := e.s.DeleteJob(ctx, "c", "late"); err != nil {
+			t.Fatal(err)
+		}
+		e.start()
+		defer e.stop()
+		time.Sleep(5 * time.Second) // 3m35s: everything caught up; skipping's first attempt runs until 5m05s
+		synctest.Wait()
+		// skipping's catch-up attempt has not ended: 1m, 2m and 3m came due
+		// without a success.
+		want = map[string]scheduler.JobHealth{"ok": scheduler.HealthOK, "failing": scheduler.HealthFailing, "paused": scheduler.HealthStale, "skipping": scheduler.HealthStale}
+		check("after catching up")
+		time.Sleep(90 * time.Second) // 5m05s: skipping succeeded at 5m00s, and passed over 4m and 5m
+		synctest.Wait()
+		want["skipping"] = scheduler.HealthSkipped
+		check("after a skip")
+
+		list, err := e.s.ListJobs(ctx, "c", &scheduler.ListJobsOptions{Health: scheduler.HealthSkipped})
+		if err != nil || len(list) != 1 || list[0].Name != "skipping" {
+			t.Errorf("ListJobs(health Skipped) = %v, %v; want skipping", names(list), err)
+		}
+		list, err = e.s.ListJobs(ctx, "c", &scheduler.ListJobsOptions{Health: scheduler.HealthOK})
+		if err != nil || len(list) != 1 || list[0].Name != "ok" {
+			t.Errorf("ListJobs(health OK) = %v, %v; want ok", names(list), err)
+		}
+		counts, err := e.s.HealthCounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCounts := map[scheduler.JobHealth]int{scheduler.HealthOK: 1, scheduler.HealthFailing: 1, scheduler.HealthStale: 1, scheduler.HealthSkipped: 1}
+		if diff := cmp.Diff(wantCounts, counts); diff != "" {
+			t.Errorf("HealthCounts (-want +got):\n%s", diff)
+		}
+		if _, err := e.s.ListJobs(ctx, "c", &scheduler.ListJobsOptions{Health: "Sick"}); len(scheduler.ValidationErrors(err)) != 1 {
+			t.Errorf("ListJobs(health Sick) = %v, want a validation error", err)
+		}
+	})
+}
+
+func names(list []*scheduler.JobRecord) []string {
+	var out []string
+	for _, r := range list {
+		out = append(out, r.Name)
+	}
+	return out
+}
