@@ -361,8 +361,10 @@
 // count (HistoryEntry.Skipped, counted up to [MaxSkippedCounted]), the
 // expected times of the first and last, and a message that says why. A
 // minutely job paused for a week writes one such entry, not ten thousand.
-// Occurrences that a PatchJob or PutJob reschedules past (enabling a job
-// starts it from now) are not on record.
+// Enabling a Disabled job (EnableJob, or a PatchJob that sets the state)
+// starts it from now; the occurrences it passed over are on record the
+// same way. A PutJob replaces the job and starts it afresh, with nothing to
+// pass over.
 //
 // [Scheduler.BackfillJob] (REST: POST .../jobs/{job}/backfill with
 // {"from", "to", "only": "Missing" | "All", "dryRun"}) runs the job's

@@ -518,12 +518,36 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		wasDisabled := r.State == JobDisabled
 		r.Job, r.State, r.ETag = job, stateOf(def), newETag()
 		keepPause(r, job)
+		missed := r.Schedule.NextOccurrence
+		reschedule(r, t, now)
 		if wasDisabled && r.State == JobEnabled {
 			r.Schedule.Faults = 0 // enabled again: the count of faults starts over
+			passedWhileDisabled(r, t, missed, now)
 		}
-		reschedule(r, t, now)
 		return nil
 	})
+}
+
+// passedWhileDisabled leaves in r's schedule the Skipped entry of the
+// scheduled occurrences from missed, the job's next occurrence while it was
+// Disabled, up to now, which enabling it passed over (the entry is
+// recorded by the next step; a second one replaces it).
+func passedWhileDisabled(r *JobRecord, t *Timing, missed, now time.Time) {
+	if missed.IsZero() || !missed.Before(now) {
+		return
+	}
+	n, last := 0, missed
+	for at := missed; !at.IsZero() && at.Before(now) && n < MaxSkippedCounted; n++ {
+		last = at
+		next := t.Next(at)
+		if !next.After(at) {
+			n++
+			break
+		}
+		at = next
+	}
+	h := skipped(r, missed, last, n, now, "the job was Disabled, and enabling it started it from now")
+	r.Schedule.Passed = &h
 }
 
 // keepPause moves the stateReason and resumeTime of job, the definition

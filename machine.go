@@ -58,6 +58,10 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		r.State = JobEnabled
 		sc.StateReason, sc.ResumeTime, sc.Faults = "", time.Time{}, 0
 	}
+	if p := sc.Passed; p != nil {
+		hist = append(hist, *p)
+		sc.Passed = nil
+	}
 	if sc.Current != nil {
 		hist = m.postpone(r, t, now, hist)
 	}
@@ -362,6 +366,9 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 		earliest(sc.Current.At)
 	} else if sc.Waiting != nil || enabled && len(sc.Backfill) > 0 {
 		earliest(now)
+	}
+	if sc.Passed != nil {
+		earliest(now) // its entry waits to be recorded
 	}
 	// Scheduled occurrences due while one is in progress were handled by
 	// postpone: the job is next looked at when that one goes on.

@@ -387,3 +387,34 @@ func TestCollectionRunPolicyRules(t *testing.T) {
 		t.Errorf("stored runPolicy (-want +got):\n%s", diff)
 	}
 }
+
+// TestEnableRecordsPassedOccurrences: enabling a Disabled job starts it
+// from now; the occurrences it passed over while Disabled are on record as
+// one Skipped entry.
+func TestEnableRecordsPassedOccurrences(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		e.start()
+		defer e.stop()
+		e.put("j", jobJSON(e.t0.Add(time.Minute), `"recurrence": {"frequency": "Minute"}`))
+		if _, err := e.s.DisableJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5*time.Minute + 30*time.Second)
+		if _, err := e.s.EnableJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		m := time.Minute
+		if diff := cmp.Diff([]skip{{m, 5 * m, 5, 5*m + 30*time.Second}}, e.skipRows("j")); diff != "" {
+			t.Errorf("Skipped entries (-want +got):\n%s", diff)
+		}
+		if r := e.job("j"); r.Schedule.Passed != nil || !r.Status.NextExecutionTime.Equal(e.t0.Add(6*m)) {
+			t.Errorf("after enabling: passed %+v, next %v; want the entry recorded and the next run at 6m", r.Schedule.Passed, r.Status.NextExecutionTime)
+		}
+		if n := len(e.exec.times(e.t0)); n != 0 {
+			t.Errorf("%d attempts, want none before 6m", n)
+		}
+	})
+}

@@ -329,10 +329,18 @@ type JobSchedule struct {
 	// LastSucceeded is when the latest occurrence that succeeded ended;
 	// zero when none has.
 	LastSucceeded time.Time `json:"lastSucceeded,omitzero"`
+	// Passed is the Skipped history entry of occurrences that a write
+	// through the API passed over (enabling a Disabled job starts it from
+	// now), for the next step to record; nil when none waits.
+	Passed *HistoryEntry `json:"passed,omitempty"`
 }
 
 func (s JobSchedule) clone() JobSchedule {
 	s.Backfill = slices.Clone(s.Backfill)
+	if s.Passed != nil {
+		p := *s.Passed
+		s.Passed = &p
+	}
 	if s.Current != nil {
 		c := *s.Current
 		s.Current = &c

@@ -139,7 +139,7 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	updated, ok := exactKey(r.Updated)
 	next, ok2 := exactKey(s.NextOccurrence)
 	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" ||
-		s.Faults != 0 || s.StateReason != "" || !s.ResumeTime.IsZero() || !s.Buffered.IsZero() || len(s.Backfill) != 0 || s.LastSkipped ||
+		s.Faults != 0 || s.StateReason != "" || !s.ResumeTime.IsZero() || !s.Buffered.IsZero() || len(s.Backfill) != 0 || s.LastSkipped || s.Passed != nil ||
 		status.Health != "" {
 		return compact{}, ran{}, false
 	}
