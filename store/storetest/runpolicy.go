@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -21,23 +22,38 @@ import (
 //     once, after it, without the pause left on record;
 //   - minutely jobs with pauseAfterFaults 1 whose first occurrence faults
 //     run once and are Disabled with a reason, by whichever instance ran
-//     them.
+//     them;
+//   - minutely jobs left with ten missed occurrences (their records written
+//     through the store as a scheduler that was down would leave them):
+//     under missed RunAll and overlap BufferAll each occurrence runs
+//     exactly once, in order, never two of one job at a time; a definition
+//     without runPolicy (Azure's) runs once for them, as before, and has
+//     the others on record as one Skipped entry.
 func RunRunPolicies(t *testing.T, stores []scheduler.Store) {
 	t.Helper()
 	ctx := context.Background()
 	type run struct {
 		instance string
 		start    time.Time
+		expected time.Time
 	}
 	var mu sync.Mutex
 	runs := make(map[string][]run) // job -> its attempts
+	running := make(map[string]bool)
+	overlapped := make(map[string]bool)
 	scheds := make([]*scheduler.Scheduler, len(stores))
 	for i, st := range stores {
 		id := fmt.Sprintf("instance-%d", i)
 		reg := &action.Registry{}
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			mu.Lock()
-			runs[req.JobID] = append(runs[req.JobID], run{id, time.Now()})
+			runs[req.JobID] = append(runs[req.JobID], run{id, time.Now(), req.ExpectedTime})
+			overlapped[req.JobID] = overlapped[req.JobID] || running[req.JobID]
+			running[req.JobID] = true
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			mu.Lock()
+			running[req.JobID] = false
 			mu.Unlock()
 			if req.Action.Request.URI == "http://127.0.0.1:1/fail" {
 				return &action.Result{Message: "failed"}, errors.New("boom")
@@ -55,6 +71,43 @@ func RunRunPolicies(t *testing.T, stores []scheduler.Store) {
 	coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
 	if _, err := scheds[0].PutCollection(ctx, "policies", coll, nil); err != nil {
 		t.Fatal(err)
+	}
+	// The backlog: jobs put before any scheduler starts, whose records then
+	// say that ten occurrences were missed, as a scheduler that was down
+	// for ten minutes would have left them.
+	const backlog, missed = 6, 10
+	start := time.Now().UTC().Truncate(time.Minute).Add(-missed * time.Minute)
+	backlogDef := func(policy string) *scheduler.Job {
+		def := `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/ok", "method": "GET"}, "retryPolicy": {"retryType": "None"}},
+			"startTime": "` + start.Format(time.RFC3339) + `", "recurrence": {"frequency": "Minute"}` + policy + `}`
+		job, err := scheds[0].ParseJob([]byte(def))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return job
+	}
+	for i := range backlog {
+		for _, kind := range []string{"buffer", "azure"} {
+			name := fmt.Sprintf("%s%02d", kind, i)
+			policy := ""
+			if kind == "buffer" {
+				policy = `, "runPolicy": {"missed": "RunAll", "overlap": "BufferAll"}`
+			}
+			if _, err := scheds[i%len(scheds)].PutJob(ctx, "policies", name, backlogDef(policy), nil); err != nil {
+				t.Fatal(err)
+			}
+			r, err := stores[0].GetJob(ctx, "policies", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Schedule.NextOccurrence, r.Schedule.DueAt, r.Schedule.Anchor = start, start, start
+			r.Created = start
+			next := start
+			r.Status.NextExecutionTime = &next
+			if err := stores[0].PutJob(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	for _, s := range scheds {
 		if err := s.Start(ctx); err != nil {
@@ -104,6 +157,36 @@ func RunRunPolicies(t *testing.T, stores []scheduler.Store) {
 		}
 		if d := j.Definition(); j.State != scheduler.JobCompleted || d.StateReason != "" || d.ResumeTime != nil || j.Schedule.StateReason != "" || !j.Schedule.ResumeTime.IsZero() {
 			t.Errorf("%s: %s %q %v; want Completed without a pause", name, j.State, j.Schedule.StateReason, j.Schedule.ResumeTime)
+		}
+	}
+	for id, o := range overlapped {
+		if o {
+			t.Errorf("two attempts of %s ran at the same time", id)
+		}
+	}
+	for i := range backlog {
+		name := fmt.Sprintf("buffer%02d", i)
+		got := runs["policies/"+name]
+		var expected []time.Time
+		for _, r := range got {
+			expected = append(expected, r.expected)
+		}
+		// The ten missed, the one due when they started, maybe the next.
+		if len(expected) < missed+1 || !slices.IsSortedFunc(expected, time.Time.Compare) || !expected[0].Equal(start) ||
+			len(slices.CompactFunc(slices.Clone(expected), time.Time.Equal)) != len(expected) {
+			t.Errorf("%s ran for %v; want each of the %d missed occurrences from %v and the one due, once, in order", name, expected, missed, start)
+		}
+		name = fmt.Sprintf("azure%02d", i)
+		got = runs["policies/"+name]
+		if len(got) < 1 || len(got) > 2 || !got[0].expected.Equal(start) {
+			t.Errorf("%s ran %+v; want once for the missed ones, expected at %v (and at most once more, on schedule)", name, got, start)
+		}
+		h, err := stores[0].ListHistory(ctx, "policies", name, scheduler.HistoryFilter{Status: scheduler.StatusSkipped})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) != 1 || h[0].Skipped != missed {
+			t.Errorf("%s: Skipped entries %+v; want one for the %d merged into the run", name, h, missed)
 		}
 	}
 	for i := range faulty {
