@@ -211,3 +211,23 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStepAfterAWeek steps a minutely job that missed a week of
+// occurrences (10,080) under the Skip missed policy: they are passed over
+// as one Skipped entry that counts 10,000 of them.
+func BenchmarkStepAfterAWeek(b *testing.B) {
+	m := machine{policy: RunPolicy{Missed: MissedSkip, Overlap: OverlapPostpone}, threshold: time.Minute}
+	r0 := &JobRecord{Collection: "c", Name: "j", Job: minuteJob(0), State: JobEnabled, Schedule: JobSchedule{Anchor: base, NextOccurrence: base}}
+	tm, err := r0.Job.Timing(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := base.Add(7 * 24 * time.Hour)
+	for b.Loop() {
+		r := *r0
+		_, _, hist := m.step(&r, tm, now)
+		if len(hist) != 1 || hist[0].Skipped != MaxSkippedCounted {
+			b.Fatalf("history %+v, want one Skipped entry of %d", hist, MaxSkippedCounted)
+		}
+	}
+}
