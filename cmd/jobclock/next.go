@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -77,6 +78,9 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if !*quiet {
 		fmt.Fprintln(stderr, "schedule:", job.Describe(created))
+		for _, note := range policyNotes(job) {
+			fmt.Fprintln(stderr, note)
+		}
 	}
 	loc := time.UTC
 	if *local {
@@ -90,4 +94,64 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// policyNotes says what the job's state and run policy do to the
+// occurrences listed: a pause, and the policy in words.
+func policyNotes(job *scheduler.Job) []string {
+	var notes []string
+	p := job.RunPolicy
+	if p == nil {
+		p = &scheduler.RunPolicy{}
+	}
+	if job.State == scheduler.JobDisabled {
+		why := ""
+		if job.StateReason != "" {
+			why = " (" + job.StateReason + ")"
+		}
+		if t := job.ResumeTime; t != nil {
+			notes = append(notes, fmt.Sprintf("paused until %s%s: the occurrences before it do not run on time; %s",
+				t.UTC().Format(time.RFC3339), why, missedWords(p)))
+		} else {
+			notes = append(notes, "disabled"+why+": none of these runs until the job is enabled, which starts it from then")
+		}
+	}
+	if job.RunPolicy != nil {
+		var parts []string
+		if p.Missed != "" {
+			parts = append(parts, "missed "+string(p.Missed))
+		}
+		if p.CatchUpWindow != 0 {
+			parts = append(parts, "catch-up window "+p.CatchUpWindow.String())
+		}
+		if p.Overlap != "" {
+			parts = append(parts, "overlap "+string(p.Overlap))
+		}
+		if p.PauseAfterFaults != 0 {
+			parts = append(parts, fmt.Sprintf("paused after %d consecutive faulted occurrences", p.PauseAfterFaults))
+		}
+		if len(parts) > 0 {
+			notes = append(notes, "run policy: "+strings.Join(parts, ", ")+" (its collection's and the scheduler's settings fill in the rest)")
+		}
+	}
+	return notes
+}
+
+// missedWords says what the missed policy p does when a job resumes.
+func missedWords(p *scheduler.RunPolicy) string {
+	window := ""
+	if p.CatchUpWindow != 0 {
+		window = ", except those later than " + p.CatchUpWindow.String() + ", which are skipped"
+	}
+	switch p.Missed {
+	case scheduler.MissedSkip:
+		w := "the scheduler's misfire threshold (1 minute by default)"
+		if p.CatchUpWindow != 0 {
+			w = p.CatchUpWindow.String()
+		}
+		return "when it resumes, they are skipped if the first is later than " + w + " (missed Skip)"
+	case scheduler.MissedRunAll:
+		return "when it resumes, each of them runs, one after the other" + window + " (missed RunAll)"
+	}
+	return "when it resumes, it runs once for them" + window + ", and the others are on record as Skipped (missed RunOnce, unless its collection or the scheduler says otherwise)"
 }

@@ -25,6 +25,19 @@ func TestNext(t *testing.T) {
 		stdout string
 		stderr string // exact for exit status 0, else a substring
 	}{
+		{name: "paused with a run policy", args: []string{"-n", "2", "-from", "2026-01-01", "-"},
+			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+				"recurrence": {"frequency": "day"}, "state": "disabled", "stateReason": "holidays", "resumeTime": "2026-01-07T00:00Z",
+				"runPolicy": {"missed": "RunAll", "catchUpWindow": "PT2H", "overlap": "Skip"}}`,
+			stdout: "2026-01-05T09:00:00Z\n2026-01-06T09:00:00Z\n",
+			stderr: "schedule: every day at 09:00 (UTC)\n" +
+				"paused until 2026-01-07T00:00:00Z (holidays): the occurrences before it do not run on time; when it resumes, each of them runs, one after the other, except those later than PT2H, which are skipped (missed RunAll)\n" +
+				"run policy: missed RunAll, catch-up window PT2H, overlap Skip (its collection's and the scheduler's settings fill in the rest)\n"},
+		{name: "disabled", args: []string{"-n", "1", "-from", "2026-01-01", "-"},
+			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+				"recurrence": {"frequency": "day"}, "state": "disabled"}`,
+			stdout: "2026-01-05T09:00:00Z\n",
+			stderr: "schedule: every day at 09:00 (UTC)\ndisabled: none of these runs until the job is enabled, which starts it from then\n"},
 		{name: "documented past start", stdin: everyOtherDay, args: []string{"-n", "3", "-from", "2015-04-08T13:00Z", "-"},
 			stdout: "2015-04-09T14:00:00Z\n2015-04-11T14:00:00Z\n2015-04-13T14:00:00Z\n", stderr: "schedule: every 2 days at 14:00 (UTC)\n"},
 		{name: "flags after the file", stdin: everyOtherDay, args: []string{"-", "-n", "2", "-from", "2015-04-08T13:00Z"},
@@ -50,7 +63,8 @@ func TestNext(t *testing.T) {
 			stdout: "2026-01-01T10:00:00Z\n", stderr: "schedule: once, when created\n"},
 		{name: "documented example job", args: []string{"-n", "3", "-from", "2012-08-01", "../../testdata/azure-example.json"},
 			stdout: "2012-08-06T10:00:00Z\n2012-08-06T22:00:00Z\n2012-08-08T10:00:00Z\n",
-			stderr: "schedule: every week on Monday, Wednesday and Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov 2012\n"},
+			stderr: "schedule: every week on Monday, Wednesday and Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov 2012\n" +
+				"disabled: none of these runs until the job is enabled, which starts it from then\n"}, // the example is Disabled
 		// 08:30 in Paris on the 15th and the last Friday: 07:30Z in winter,
 		// 06:30Z in summer.
 		{name: "time zone winter", args: []string{"-n", "4", "-from", "2026-01-01", "../../testdata/monthly-timezone-job.json"},
