@@ -109,7 +109,7 @@ func TestClaimFillsSpareRecords(t *testing.T) {
 	job := func(name string, due time.Time) *scheduler.JobRecord {
 		return &scheduler.JobRecord{Collection: "c", Name: name, State: scheduler.JobEnabled,
 			Job:     &scheduler.Job{Action: action.Action{Type: "Custom", Custom: []byte(`{"a":1}`)}},
-			Created: now, Updated: now,
+			Created: now, Updated: now, ETag: "00112233445566ff",
 			Status:   scheduler.JobStatus{NextExecutionTime: new(due)},
 			Schedule: scheduler.JobSchedule{Anchor: now, DueAt: due, NextOccurrence: due}}
 	}

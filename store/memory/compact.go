@@ -24,11 +24,47 @@ import (
 // keeps itself (its names, Version and lease).
 type compact struct {
 	def     *scheduler.Job
-	etag    string
-	updated int64 // Updated (and Created and Schedule.Anchor, without ranPart), as a timeKey
-	next    int64 // Schedule.NextOccurrence, as a timeKey
-	st      uint8 // State, as an index in compactStates
-	flags   uint8 // dueNext, nextExec, lastFailed, ranPart
+	etag    uint64 // ETag, 16 hex digits as the Scheduler writes them (see etagBits)
+	updated int64  // Updated (and Created and Schedule.Anchor, without ranPart), as a timeKey
+	next    int64  // Schedule.NextOccurrence, as a timeKey
+	st      uint8  // State, as an index in compactStates
+	flags   uint8  // dueNext, nextExec, lastFailed, ranPart
+	seq     uint32 // the job's creation order (kept here, where it fills the padding)
+}
+
+// etagBits returns the bits of an ETag as the Scheduler writes them: 16
+// lower-case hex digits, the least significant first. Any other ETag has
+// no compact form.
+func etagBits(s string) (uint64, bool) {
+	if len(s) != 16 {
+		return 0, false
+	}
+	var v uint64
+	for i := len(s) - 1; i >= 0; i-- {
+		c := s[i]
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(d)
+	}
+	return v, true
+}
+
+// etagText is the ETag of bits, the inverse of etagBits.
+func etagText(v uint64) string {
+	const digits = "0123456789abcdef"
+	var b [16]byte
+	for i := range b {
+		b[i] = digits[v&15]
+		v >>= 4
+	}
+	return string(b[:])
 }
 
 // ran is the rest of the compact form of the record of a job that has run.
@@ -59,6 +95,7 @@ func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 		if !keep {
 			c.def = c.def.Clone()
 		}
+		c.seq = j.rec.seq
 		j.rec = c
 		if c.flags&ranPart != 0 || j.more != nil {
 			m := j.ext()
@@ -72,7 +109,7 @@ func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 	}
 	normalize(w)
 	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner = 0, "", time.Time{}, ""
-	j.rec = compact{}
+	j.rec = compact{seq: j.rec.seq}
 	m := j.ext()
 	m.whole, m.ran = w, ran{}
 }
@@ -97,7 +134,7 @@ func (j *job) readInto(into *scheduler.JobRecord) *scheduler.JobRecord {
 	} else {
 		r = j.record(into)
 	}
-	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version
+	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version()
 	if m := j.more; m != nil {
 		r.LeaseOwner, r.LeaseUntil = m.leaseOwner, m.leaseUntil
 	}
@@ -143,7 +180,11 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 		status.Health != "" {
 		return compact{}, ran{}, false
 	}
-	c := compact{def: r.Job, etag: r.ETag, updated: updated, next: next, st: uint8(st)}
+	etag, okTag := etagBits(r.ETag)
+	if !okTag {
+		return compact{}, ran{}, false
+	}
+	c := compact{def: r.Job, etag: etag, updated: updated, next: next, st: uint8(st)}
 	if !s.DueAt.IsZero() {
 		if !s.DueAt.Equal(s.NextOccurrence) {
 			return compact{}, ran{}, false
@@ -198,7 +239,7 @@ func (j *job) record(into *scheduler.JobRecord) *scheduler.JobRecord {
 		times = new([2]time.Time)
 	}
 	updated, next := instant(c.updated), instant(c.next)
-	*r = scheduler.JobRecord{Job: c.def.Clone(), State: compactStates[c.st], ETag: c.etag, Created: updated, Updated: updated,
+	*r = scheduler.JobRecord{Job: c.def.Clone(), State: compactStates[c.st], ETag: etagText(c.etag), Created: updated, Updated: updated,
 		Schedule: scheduler.JobSchedule{Anchor: updated, NextOccurrence: next, LastFailed: c.flags&lastFailed != 0}}
 	if c.flags&dueNext != 0 {
 		r.Schedule.DueAt = next

@@ -49,6 +49,9 @@ func TestCompactForm(t *testing.T) {
 		compact bool
 	}{
 		{"fresh", func(r *scheduler.JobRecord) {}, true},
+		{"ETag of another writer", func(r *scheduler.JobRecord) { r.ETag = `W/"x"` }, false},
+		{"ETag in upper case", func(r *scheduler.JobRecord) { r.ETag = "0123456789ABCDEF" }, false},
+		{"ETag too short", func(r *scheduler.JobRecord) { r.ETag = "0123456789abcde" }, false},
 		{"fresh, last failed", func(r *scheduler.JobRecord) { r.Schedule.LastFailed = true }, true},
 		{"disabled", func(r *scheduler.JobRecord) {
 			r.State, r.Schedule.DueAt, r.Status.NextExecutionTime = scheduler.JobDisabled, time.Time{}, nil
@@ -317,7 +320,7 @@ func TestCompactRandom(t *testing.T) {
 	for i := range 3000 {
 		at := pick()
 		rec := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: states[r.IntN(len(states))],
-			ETag: "e", Created: at, Updated: at}
+			ETag: "0123456789abcdef", Created: at, Updated: at}
 		if r.IntN(4) == 0 {
 			rec.Created = pick()
 		}

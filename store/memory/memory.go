@@ -37,6 +37,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -105,24 +106,45 @@ type coll struct {
 // job is a stored job. Its fields are ordered to take 96 bytes: a store
 // of a million jobs holds a million of them.
 type job struct {
-	coll    *coll
-	name    string
-	version int64
-	more    *more   // nil until the job is claimed, has history, is final, or its record is kept whole
-	rec     compact // the record in compact form, while more.whole is nil (see compact.go)
-	seq     uint32  // creation order (modulo 2^32), which breaks ties in Store.due
-	due     int32   // place in Store.due (see index)
+	coll *coll
+	name string
+	more *more   // nil until the job is claimed, has history, is final, or its record is kept whole
+	rec  compact // the record in compact form, while more.whole is nil (see compact.go); rec.seq is the creation order (modulo 2^32), which breaks ties in Store.due
+	due  int32   // place in Store.due (see index)
+	ver  uint32  // Version, up to bigVersion; from there on in more.version
+}
+
+// bigVersion marks a job whose Version is kept in more.version.
+const bigVersion = math.MaxUint32
+
+// version returns the job's Version.
+func (j *job) version() int64 {
+	if j.ver == bigVersion {
+		return j.more.version
+	}
+	return int64(j.ver)
+}
+
+// setVersion sets the job's Version to v.
+func (j *job) setVersion(v int64) {
+	if v < bigVersion {
+		j.ver = uint32(v)
+		return
+	}
+	j.ext().version = v
+	j.ver = bigVersion
 }
 
 // tie orders jobs whose keys are equal in an index: by creation (see
 // Store.randomTies).
-func (j *job) tie() uint32 { return j.seq }
+func (j *job) tie() uint32 { return j.rec.seq }
 
 // more is what a job keeps once it has been claimed, has history, is in a
 // final state, or has a record without compact form.
 type more struct {
 	whole      *scheduler.JobRecord // the record, when it has no compact form
 	ran        ran                  // the rest of the compact form of a job that has run (see compact.go)
+	version    int64                // the job's Version, once it is bigVersion or more
 	leaseOwner string               // empty when the job is not leased
 	leaseUntil time.Time
 	hist       []histEntry // in recording order
@@ -180,7 +202,7 @@ func (j *job) history() []histEntry {
 func (s *Store) set(j *job, r *scheduler.JobRecord, keep bool) {
 	old := j.state()
 	j.setRecord(r, keep)
-	if st := j.state(); j.version == 0 {
+	if st := j.state(); j.version() == 0 {
 		j.coll.count(st, 1)
 	} else if st != old {
 		j.coll.count(old, -1)
@@ -391,17 +413,17 @@ func (s *Store) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
 				Reason: fmt.Sprintf("the collection already holds %d jobs", len(c.jobs))}
 		}
 		s.seq++
-		j = &job{coll: c, name: r.Name, seq: s.seq}
+		j = &job{coll: c, name: r.Name, rec: compact{seq: s.seq}}
 		if s.randomTies {
-			j.seq = rand.Uint32()
+			j.rec.seq = rand.Uint32()
 		}
 		c.jobs[r.Name] = j
 		c.names = nil
-	} else if r.Version != j.version {
-		return fmt.Errorf("memory: put job %q in collection %q: version %d, stored %d: %w", r.Name, r.Collection, r.Version, j.version, scheduler.ErrConflict)
+	} else if r.Version != j.version() {
+		return fmt.Errorf("memory: put job %q in collection %q: version %d, stored %d: %w", r.Name, r.Collection, r.Version, j.version(), scheduler.ErrConflict)
 	}
 	s.set(j, r, false) // the stored lease stays
-	j.version++
+	j.setVersion(j.version() + 1)
 	s.reindex(j)
 	return nil
 }
@@ -487,7 +509,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		m := j.ext()
 		prev := m.leaseOwner // set only while a lease that expired is still in place
 		m.leaseOwner, m.leaseUntil = owner, leaseUntil
-		j.version++
+		j.setVersion(j.version() + 1)
 		s.reindex(j)
 		var into *scheduler.JobRecord
 		if n := len(s.spare); n > 0 {
@@ -563,15 +585,15 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 	if held := j.leaseOwner(); held != owner || owner == "" {
 		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
 	}
-	if r.Version != j.version {
-		return fmt.Errorf("memory: record job %q: version %d, stored %d: %w", r.ID(), r.Version, j.version, scheduler.ErrConflict)
+	if r.Version != j.version() {
+		return fmt.Errorf("memory: record job %q: version %d, stored %d: %w", r.ID(), r.Version, j.version(), scheduler.ErrConflict)
 	}
 	s.set(j, r, keep)
 	if keep && j.whole() != r && len(s.spare) < maxSpare {
 		*r = scheduler.JobRecord{}
 		s.spare = append(s.spare, r)
 	}
-	j.version++
+	j.setVersion(j.version() + 1)
 	j.more.leaseOwner, j.more.leaseUntil = "", time.Time{} // the lease made j.more
 	s.appendHistory(j, history)
 	s.reindex(j)
