@@ -49,6 +49,7 @@ type attempt struct {
 	o       Occurrence     // the due occurrence, as the step that made it due left it
 	hist    []HistoryEntry // that step's entries, recorded with the outcome
 	claimed time.Time      // when the job was claimed: the step's instant
+	m       machine        // the job's state machine, as the step used it
 	// cancelAt is when the attempt's context is cancelled because the
 	// job's next occurrence comes due (OverlapCancelRunning); zero when
 	// never.
@@ -82,7 +83,8 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 		return false
 	}
 	p.buf = histBufs.Get().(*[]HistoryEntry)
-	m := s.machine(r)
+	m := a.m
+	m.occ = nil // a new occurrence the outcome starts goes on the heap
 	next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 	p.all = m.applyOutcome(r, &p.t, true, &p.o, res, p.hist, (*p.buf)[:0])
 	ownOccurrence(r, a.buf) // the occurrence goes on: a retry or the error action

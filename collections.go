@@ -240,5 +240,9 @@ func (s *Scheduler) DeleteCollection(ctx context.Context, name string) error {
 	if err := checkName("collection", name); err != nil {
 		return err
 	}
-	return s.store.DeleteCollection(ctx, name)
+	if err := s.store.DeleteCollection(ctx, name); err != nil {
+		return err
+	}
+	s.policies.m.Delete(name)
+	return nil
 }

@@ -358,7 +358,7 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 	}
 	keepPause(r, job)
 	s.policies.set(col, now)
-	s.machine(r).settleIn(r, now, &b.next)
+	s.machine(r, now).settleIn(r, now, &b.next)
 	if err := st.PutJob(ctx, r); err != nil {
 		return nil, err
 	}
@@ -404,7 +404,7 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 			return nil, err
 		}
 		r.Updated = now
-		s.machine(r).settle(r, now)
+		s.machine(r, now).settle(r, now)
 		err = st.PutJob(ctx, r)
 		if errors.Is(err, ErrConflict) {
 			continue

@@ -154,7 +154,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			s.record(r, nil)
 			return
 		}
-		m := s.machine(r)
+		m := s.machine(r, now)
 		m.occ = occ
 		// r is this goroutine's own copy: step may change it in place.
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
@@ -168,7 +168,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				info.missed = miss
 			}
 			s.missed(miss, absorbed)
-			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, info: info, buf: occ, slot: slot}
+			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, m: m, info: info, buf: occ, slot: slot}
 			if m.policy.Overlap == OverlapCancelRunning && r.State == JobEnabled {
 				a.cancelAt = r.Schedule.NextOccurrence
 			}

@@ -490,10 +490,10 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// machine returns the state machine of r's job: its run policy over its
-// collection's, over the Scheduler's defaults.
-func (s *Scheduler) machine(r *JobRecord) machine {
-	p := r.Job.RunPolicy.Over(s.policies.get(s, r.Collection))
+// machine returns the state machine of r's job at now: its run policy
+// over its collection's, over the Scheduler's defaults.
+func (s *Scheduler) machine(r *JobRecord, now time.Time) machine {
+	p := r.Job.RunPolicy.Over(s.policies.get(s, r.Collection, now))
 	if p.Missed == "" {
 		p.Missed = missedOf(s.cfg.Misfire)
 	}

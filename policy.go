@@ -12,10 +12,10 @@ import (
 const policyTTL = 5 * time.Second
 
 // policyCache keeps the default run policies of collections (their
-// properties' runPolicy) for the state machine.
+// properties' runPolicy) for the state machine. Workers read it without
+// a lock.
 type policyCache struct {
-	mu sync.Mutex
-	m  map[string]cachedPolicy
+	m sync.Map // collection name -> *cachedPolicy
 }
 
 type cachedPolicy struct {
@@ -23,22 +23,23 @@ type cachedPolicy struct {
 	read time.Time
 }
 
-// get returns collection's default run policy, read through s's store
-// when not known or older than policyTTL. When the store cannot answer,
-// the policy read last is used (none, if it was never read), and the
-// failure logged.
-func (c *policyCache) get(s *Scheduler, collection string) *RunPolicy {
-	now := time.Now()
-	c.mu.Lock()
-	e, ok := c.m[collection]
-	c.mu.Unlock()
-	if ok && now.Sub(e.read) < policyTTL {
-		return e.p
+// get returns collection's default run policy at now, read through s's
+// store when not known or older than policyTTL. When the store cannot
+// answer, the policy read last is used (none, if it was never read), and
+// the failure logged.
+func (c *policyCache) get(s *Scheduler, collection string, now time.Time) *RunPolicy {
+	var last *RunPolicy
+	if v, ok := c.m.Load(collection); ok {
+		e := v.(*cachedPolicy)
+		if now.Sub(e.read) < policyTTL {
+			return e.p
+		}
+		last = e.p
 	}
 	col, err := s.store.GetCollection(context.Background(), collection)
 	if err != nil {
 		s.log.Warn("read the collection's run policy", "collection", collection, "err", err)
-		return e.p
+		return last
 	}
 	c.set(col, now)
 	return col.Definition.Properties.RunPolicy
@@ -46,10 +47,5 @@ func (c *policyCache) get(s *Scheduler, collection string) *RunPolicy {
 
 // set records the default run policy of col, read at now.
 func (c *policyCache) set(col *CollectionRecord, now time.Time) {
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCachedTimings {
-		c.m = make(map[string]cachedPolicy)
-	}
-	c.m[col.Name] = cachedPolicy{col.Definition.Properties.RunPolicy, now}
-	c.mu.Unlock()
+	c.m.Store(col.Name, &cachedPolicy{col.Definition.Properties.RunPolicy, now})
 }

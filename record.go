@@ -68,11 +68,11 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
 			if t, terr = s.timings.get(r); terr == nil {
-				s.machine(r).replay(r, t, o, p.claimed)
+				s.machine(r, res.end).replay(r, t, o, p.claimed)
 			}
 		}
 		reread = true
-		m := s.machine(r)
+		m := s.machine(r, res.end)
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		all := m.applyOutcome(r, t, terr == nil, o, *res, p.hist, nil)
 		var miss *Misfire
