@@ -283,6 +283,7 @@ func (m machine) buffer(r *JobRecord, t *Timing, now time.Time, hist []HistoryEn
 		ring[n%MaxBuffered] = at
 		next := t.Next(at)
 		if !next.After(at) {
+			n++ // at is the last occurrence
 			break
 		}
 		at = next

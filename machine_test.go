@@ -231,3 +231,33 @@ func BenchmarkStepAfterAWeek(b *testing.B) {
 		}
 	}
 }
+
+// TestBufferAllBound: under BufferAll at most MaxBuffered occurrences wait
+// behind the one in progress; older ones are passed over.
+func TestBufferAllBound(t *testing.T) {
+	m := machine{policy: RunPolicy{Missed: MissedRunOnce, Overlap: OverlapBufferAll}, threshold: time.Minute}
+	now := base.Add(150 * time.Minute)
+	r := &JobRecord{Collection: "c", Name: "j", Job: minuteJob(0), State: JobEnabled, Schedule: JobSchedule{Anchor: base, NextOccurrence: base,
+		Current: &Occurrence{Number: 1, Expected: base.Add(-time.Minute), Retry: 1, At: now.Add(time.Minute)}}}
+	tm, err := r.Job.Timing(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, due, hist := m.step(r, tm, now)
+	// 151 due (0m..150m): the last 100 (51m..150m) wait, 0m..50m are skipped.
+	if due || len(hist) != 1 || hist[0].Status != StatusSkipped || hist[0].Skipped != 51 || !hist[0].LastExpectedTime.Equal(base.Add(50*time.Minute)) {
+		t.Fatalf("step: due %v, history %+v; want one Skipped entry of 51 occurrences, 0m to 50m", due, hist)
+	}
+	sc := &r.Schedule
+	if !sc.NextOccurrence.Equal(base.Add(51*time.Minute)) || !sc.Buffered.Equal(now) || !sc.DueAt.Equal(sc.Current.At) {
+		t.Errorf("next %v, buffered %v, due %v; want 51m, now, the retry's time", sc.NextOccurrence, sc.Buffered, sc.DueAt)
+	}
+	// The retry succeeds: the buffered ones run one after the other,
+	// whatever the missed policy, starting with 51m.
+	c := *sc.Current
+	m.complete(r, &c, outcome{start: now.Add(time.Minute), end: now.Add(time.Minute)})
+	run, due, _ := m.step(r, tm, now.Add(time.Minute))
+	if !due || !run.Expected.Equal(base.Add(51*time.Minute)) || !r.Schedule.NextOccurrence.Equal(base.Add(52*time.Minute)) {
+		t.Errorf("after the retry: due %v, run %v, next %v; want 51m to run and 52m next", due, run.Expected, r.Schedule.NextOccurrence)
+	}
+}
