@@ -119,7 +119,7 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 			}
 			times = slices.DeleteFunc(times, func(at time.Time) bool { return ran[at.UnixNano()] })
 		}
-		if n := len(r.Schedule.Backfill) + len(times); n > MaxBackfill {
+		if n := r.Schedule.backfills() + len(times); n > MaxBackfill {
 			return &ValidationError{Path: "to", Value: quoteTime(to), Reason: fmt.Sprintf("would make %d occurrences wait to be backfilled, more than %d", n, MaxBackfill)}
 		}
 		return nil
@@ -145,7 +145,8 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 		if st := col.Definition.State(); st != CollectionEnabled {
 			return fmt.Errorf("backfill job %q: job collection %q is %s: %w", name, collection, st, ErrCollectionNotEnabled)
 		}
-		r.Schedule.Backfill = append(r.Schedule.Backfill, times...)
+		p := r.Schedule.policy()
+		p.Backfill = append(p.Backfill, times...)
 		return nil
 	})
 	if err != nil {

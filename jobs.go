@@ -357,8 +357,7 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 		r.Schedule.LastFailed = old.Schedule.LastFailed
 	}
 	keepPause(r, job)
-	s.policies.set(col, now)
-	s.machine(r, now).settleIn(r, now, &b.next)
+	s.machineOver(r, col.Definition.Properties.RunPolicy).settleIn(r, now, &b.next)
 	if err := st.PutJob(ctx, r); err != nil {
 		return nil, err
 	}
@@ -547,7 +546,7 @@ func passedWhileDisabled(r *JobRecord, t *Timing, missed, now time.Time) {
 		at = next
 	}
 	h := skipped(r, missed, last, n, now, "the job was Disabled, and enabling it started it from now")
-	r.Schedule.Passed = &h
+	r.Schedule.policy().Passed = &h
 }
 
 // keepPause moves the stateReason and resumeTime of job, the definition
@@ -556,13 +555,17 @@ func passedWhileDisabled(r *JobRecord, t *Timing, missed, now time.Time) {
 // clears them in job. [JobRecord.Definition] gives them back.
 func keepPause(r *JobRecord, job *Job) {
 	sc := &r.Schedule
-	sc.StateReason, sc.ResumeTime = "", time.Time{}
-	if r.State == JobDisabled {
-		sc.StateReason = job.StateReason
+	if sc.Policy != nil {
+		sc.Policy.StateReason, sc.Policy.ResumeTime = "", time.Time{}
+	}
+	if r.State == JobDisabled && (job.StateReason != "" || job.ResumeTime != nil) {
+		p := sc.policy()
+		p.StateReason = job.StateReason
 		if job.ResumeTime != nil {
-			sc.ResumeTime = *job.ResumeTime
+			p.ResumeTime = *job.ResumeTime
 		}
 	}
+	sc.tidy()
 	job.StateReason, job.ResumeTime = "", nil
 }
 

@@ -54,13 +54,13 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		sc.DueAt = time.Time{}
 		return Occurrence{}, false, nil
 	}
-	if r.State == JobDisabled && !sc.ResumeTime.IsZero() && !sc.ResumeTime.After(now) {
+	if rt := sc.resumeTime(); r.State == JobDisabled && !rt.IsZero() && !rt.After(now) {
 		r.State = JobEnabled
-		sc.StateReason, sc.ResumeTime, sc.Faults = "", time.Time{}, 0
+		sc.Policy.StateReason, sc.Policy.ResumeTime, sc.Faults = "", time.Time{}, 0
 	}
-	if p := sc.Passed; p != nil {
-		hist = append(hist, *p)
-		sc.Passed = nil
+	if p := sc.Policy; p != nil && p.Passed != nil {
+		hist = append(hist, *p.Passed)
+		p.Passed = nil
 	}
 	if sc.Current != nil {
 		hist = m.postpone(r, t, now, hist)
@@ -90,11 +90,12 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			}
 			*o = Occurrence{Number: sc.Occurrences, Expected: exp}
 			m.start(r, o, now)
-		case r.State == JobEnabled && len(sc.Backfill) > 0:
-			exp := sc.Backfill[0]
-			sc.Backfill = sc.Backfill[1:]
-			if len(sc.Backfill) == 0 {
-				sc.Backfill = nil
+		case r.State == JobEnabled && sc.backfills() > 0:
+			p := sc.Policy
+			exp := p.Backfill[0]
+			p.Backfill = p.Backfill[1:]
+			if len(p.Backfill) == 0 {
+				p.Backfill = nil
 			}
 			sc.Occurrences++
 			m.start(r, &Occurrence{Number: sc.Occurrences, Expected: exp, Backfill: true}, now)
@@ -118,7 +119,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 func (m machine) catchUp(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
 	sc := &r.Schedule
 	w := m.window()
-	if w == 0 || !sc.NextOccurrence.After(sc.Buffered) || now.Sub(sc.NextOccurrence) <= w {
+	if w == 0 || !sc.NextOccurrence.After(sc.buffered()) || now.Sub(sc.NextOccurrence) <= w {
 		return hist
 	}
 	why := "missed, and later than the catch-up window of " + retry.Duration(w).String() + " when found"
@@ -134,7 +135,7 @@ func (m machine) catchUp(r *JobRecord, t *Timing, now time.Time, hist []HistoryE
 // except those that wait under OverlapBufferAll.
 func (m machine) merges(sc *JobSchedule, now time.Time) bool {
 	return m.policy.Missed != MissedRunAll && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) &&
-		sc.NextOccurrence.After(sc.Buffered)
+		sc.NextOccurrence.After(sc.buffered())
 }
 
 // start makes o the current occurrence, due at now.
@@ -154,10 +155,9 @@ func (m machine) take(r *JobRecord, t *Timing) time.Time {
 	sc.Counted++
 	sc.LastSkipped = false
 	m.advance(r, t, exp)
-	if !sc.NextOccurrence.After(sc.Buffered) {
-		return exp
+	if p := sc.Policy; p != nil && sc.NextOccurrence.After(p.Buffered) {
+		p.Buffered = time.Time{} // the buffer is empty
 	}
-	sc.Buffered = time.Time{} // the buffer is empty
 	return exp
 }
 
@@ -202,8 +202,8 @@ func (m machine) passOver(r *JobRecord, t *Timing, until, now time.Time, hist []
 		at = next
 		sc.NextOccurrence = at
 	}
-	if !sc.NextOccurrence.After(sc.Buffered) {
-		sc.Buffered = time.Time{}
+	if p := sc.Policy; p != nil && sc.NextOccurrence.After(p.Buffered) {
+		p.Buffered = time.Time{}
 	}
 	sc.LastSkipped = !merged
 	return append(hist, skipped(r, first, last, n, now, why))
@@ -292,7 +292,7 @@ func (m machine) buffer(r *JobRecord, t *Timing, now time.Time, hist []HistoryEn
 		oldest := ring[n%MaxBuffered]
 		hist = m.passOver(r, t, oldest.Add(-time.Nanosecond), now, hist, false, fmt.Sprintf("more than %d occurrences waited behind occurrence %d (runPolicy.overlap BufferAll)", MaxBuffered, sc.Current.Number))
 	}
-	sc.Buffered = now
+	sc.policy().Buffered = now
 	return hist
 }
 
@@ -342,13 +342,14 @@ func (m machine) settle(r *JobRecord, now time.Time) { m.settleIn(r, now, nil) }
 func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 	r.Updated = now
 	sc := &r.Schedule
+	sc.tidy()
 	enabled := r.State == JobEnabled
 	if r.State.Final() {
 		sc.DueAt = time.Time{}
 		r.Status.NextExecutionTime = nil
 		return
 	}
-	if enabled && sc.Current == nil && sc.Waiting == nil && sc.RunRequested.IsZero() && sc.NextOccurrence.IsZero() && len(sc.Backfill) == 0 {
+	if enabled && sc.Current == nil && sc.Waiting == nil && sc.RunRequested.IsZero() && sc.NextOccurrence.IsZero() && sc.backfills() == 0 {
 		r.State = JobCompleted
 		if sc.LastFailed {
 			r.State = JobFaulted
@@ -365,10 +366,10 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 	}
 	if sc.Current != nil {
 		earliest(sc.Current.At)
-	} else if sc.Waiting != nil || enabled && len(sc.Backfill) > 0 {
+	} else if sc.Waiting != nil || enabled && sc.backfills() > 0 {
 		earliest(now)
 	}
-	if sc.Passed != nil {
+	if p := sc.Policy; p != nil && p.Passed != nil {
 		earliest(now) // its entry waits to be recorded
 	}
 	// Scheduled occurrences due while one is in progress were handled by
@@ -377,7 +378,7 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 		earliest(sc.NextOccurrence)
 	}
 	if r.State == JobDisabled {
-		earliest(sc.ResumeTime)
+		earliest(sc.resumeTime())
 	}
 	if sc.Current == nil || sc.Waiting == nil {
 		earliest(sc.RunRequested)
@@ -462,8 +463,9 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		sc.Faults++
 		if n := m.policy.PauseAfterFaults; n > 0 && sc.Faults >= n && r.State == JobEnabled {
 			r.State = JobDisabled
-			sc.StateReason = fmt.Sprintf("paused after %d consecutive faulted occurrences (runPolicy.pauseAfterFaults %d)", sc.Faults, n)
-			sc.ResumeTime = time.Time{}
+			p := sc.policy()
+			p.StateReason = fmt.Sprintf("paused after %d consecutive faulted occurrences (runPolicy.pauseAfterFaults %d)", sc.Faults, n)
+			p.ResumeTime = time.Time{}
 		}
 		if r.Job.Action.ErrorAction != nil {
 			c.ErrorAction = true
@@ -494,7 +496,12 @@ func truncate(s string, n int) string {
 // machine returns the state machine of r's job at now: its run policy
 // over its collection's, over the Scheduler's defaults.
 func (s *Scheduler) machine(r *JobRecord, now time.Time) machine {
-	p := r.Job.RunPolicy.Over(s.policies.get(s, r.Collection, now))
+	return s.machineOver(r, s.policies.get(s, r.Collection, now))
+}
+
+// machineOver is machine with the collection's default run policy given.
+func (s *Scheduler) machineOver(r *JobRecord, collection *RunPolicy) machine {
+	p := r.Job.RunPolicy.Over(collection)
 	if p.Missed == "" {
 		p.Missed = missedOf(s.cfg.Misfire)
 	}

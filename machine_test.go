@@ -249,8 +249,8 @@ func TestBufferAllBound(t *testing.T) {
 		t.Fatalf("step: due %v, history %+v; want one Skipped entry of 51 occurrences, 0m to 50m", due, hist)
 	}
 	sc := &r.Schedule
-	if !sc.NextOccurrence.Equal(base.Add(51*time.Minute)) || !sc.Buffered.Equal(now) || !sc.DueAt.Equal(sc.Current.At) {
-		t.Errorf("next %v, buffered %v, due %v; want 51m, now, the retry's time", sc.NextOccurrence, sc.Buffered, sc.DueAt)
+	if !sc.NextOccurrence.Equal(base.Add(51*time.Minute)) || !sc.buffered().Equal(now) || !sc.DueAt.Equal(sc.Current.At) {
+		t.Errorf("next %v, buffered %v, due %v; want 51m, now, the retry's time", sc.NextOccurrence, sc.buffered(), sc.DueAt)
 	}
 	// The retry succeeds: the buffered ones run one after the other,
 	// whatever the missed policy, starting with 51m.

@@ -275,8 +275,8 @@ func TestPauseAfterFaults(t *testing.T) {
 		}
 		time.Sleep(90 * time.Second) // one more fault: not paused again yet
 		synctest.Wait()
-		if r := e.job("j"); r.State != scheduler.JobEnabled || r.Schedule.StateReason != "" {
-			t.Errorf("after enabling and one fault: %s %q, want Enabled without a reason", r.State, r.Schedule.StateReason)
+		if r := e.job("j"); r.State != scheduler.JobEnabled || r.Schedule.Policy != nil {
+			t.Errorf("after enabling and one fault: %s %+v, want Enabled without a reason", r.State, r.Schedule.Policy)
 		}
 	})
 }
@@ -410,8 +410,8 @@ func TestEnableRecordsPassedOccurrences(t *testing.T) {
 		if diff := cmp.Diff([]skip{{m, 5 * m, 5, 5*m + 30*time.Second}}, e.skipRows("j")); diff != "" {
 			t.Errorf("Skipped entries (-want +got):\n%s", diff)
 		}
-		if r := e.job("j"); r.Schedule.Passed != nil || !r.Status.NextExecutionTime.Equal(e.t0.Add(6*m)) {
-			t.Errorf("after enabling: passed %+v, next %v; want the entry recorded and the next run at 6m", r.Schedule.Passed, r.Status.NextExecutionTime)
+		if r := e.job("j"); r.Schedule.Policy != nil || !r.Status.NextExecutionTime.Equal(e.t0.Add(6*m)) {
+			t.Errorf("after enabling: policy state %+v, next %v; want the entry recorded and the next run at 6m", r.Schedule.Policy, r.Status.NextExecutionTime)
 		}
 		if n := len(e.exec.times(e.t0)); n != 0 {
 			t.Errorf("%d attempts, want none before 6m", n)

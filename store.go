@@ -236,9 +236,9 @@ func (r *JobRecord) Definition() *Job {
 	j := *r.Job
 	j.State = r.State
 	j.StateReason, j.ResumeTime = "", nil
-	if r.State == JobDisabled {
-		j.StateReason = r.Schedule.StateReason
-		if t := r.Schedule.ResumeTime; !t.IsZero() {
+	if p := r.Schedule.Policy; p != nil && r.State == JobDisabled {
+		j.StateReason = p.StateReason
+		if t := p.ResumeTime; !t.IsZero() {
 			j.ResumeTime = &t
 		}
 	}
@@ -304,11 +304,25 @@ type JobSchedule struct {
 	// when it had none. The run's occurrence continues that trace.
 	RunTrace      string `json:"runTrace,omitempty"`
 	RunTraceState string `json:"runTraceState,omitempty"`
-	// LastFailed reports whether the latest finished occurrence failed.
-	LastFailed bool `json:"lastFailed,omitempty"`
+	// LastFailed reports whether the latest finished occurrence failed,
+	// and LastSkipped that the latest scheduled occurrence the job got to
+	// was passed over by a run policy rather than run.
+	LastFailed  bool `json:"lastFailed,omitempty"`
+	LastSkipped bool `json:"lastSkipped,omitempty"`
 	// Faults counts the consecutive faulted occurrences up to the latest
 	// finished one (RunPolicy.PauseAfterFaults reads it).
 	Faults int `json:"faults,omitempty"`
+	// LastSucceeded is when the latest occurrence that succeeded ended;
+	// zero when none has.
+	LastSucceeded time.Time `json:"lastSucceeded,omitzero"`
+	// Policy holds the state of a pause, a backfill and the run policies
+	// that most jobs never have; nil when all of it is empty.
+	Policy *PolicyState `json:"policy,omitempty"`
+}
+
+// PolicyState is the part of a job's scheduling state that pauses,
+// backfills and run policies keep ([JobSchedule.Policy]).
+type PolicyState struct {
 	// StateReason and ResumeTime are the job's stateReason and
 	// resumeTime while it is Disabled (see [Job]); empty otherwise.
 	StateReason string    `json:"stateReason,omitempty"`
@@ -323,24 +337,67 @@ type JobSchedule struct {
 	// order; they run one at a time while the job is Enabled and nothing
 	// else is due.
 	Backfill []time.Time `json:"backfill,omitempty"`
-	// LastSkipped reports that the latest scheduled occurrence the job
-	// got to was passed over by a run policy rather than run.
-	LastSkipped bool `json:"lastSkipped,omitempty"`
-	// LastSucceeded is when the latest occurrence that succeeded ended;
-	// zero when none has.
-	LastSucceeded time.Time `json:"lastSucceeded,omitzero"`
 	// Passed is the Skipped history entry of occurrences that a write
 	// through the API passed over (enabling a Disabled job starts it from
 	// now), for the next step to record; nil when none waits.
 	Passed *HistoryEntry `json:"passed,omitempty"`
 }
 
-func (s JobSchedule) clone() JobSchedule {
-	s.Backfill = slices.Clone(s.Backfill)
-	if s.Passed != nil {
-		p := *s.Passed
-		s.Passed = &p
+// clone returns a deep copy of p; nil for a nil p.
+func (p *PolicyState) clone() *PolicyState {
+	if p == nil {
+		return nil
 	}
+	c := *p
+	c.Backfill = slices.Clone(p.Backfill)
+	if p.Passed != nil {
+		h := *p.Passed
+		c.Passed = &h
+	}
+	return &c
+}
+
+// policy returns s.Policy, made when s has none: for writing.
+func (s *JobSchedule) policy() *PolicyState {
+	if s.Policy == nil {
+		s.Policy = new(PolicyState)
+	}
+	return s.Policy
+}
+
+// tidy drops s.Policy when it holds nothing.
+func (s *JobSchedule) tidy() {
+	if p := s.Policy; p != nil && p.StateReason == "" && p.ResumeTime.IsZero() && p.Buffered.IsZero() && len(p.Backfill) == 0 && p.Passed == nil {
+		s.Policy = nil
+	}
+}
+
+// buffered returns Policy.Buffered, zero without Policy.
+func (s *JobSchedule) buffered() time.Time {
+	if s.Policy == nil {
+		return time.Time{}
+	}
+	return s.Policy.Buffered
+}
+
+// resumeTime returns Policy.ResumeTime, zero without Policy.
+func (s *JobSchedule) resumeTime() time.Time {
+	if s.Policy == nil {
+		return time.Time{}
+	}
+	return s.Policy.ResumeTime
+}
+
+// backfills returns how many occurrences wait to be backfilled.
+func (s *JobSchedule) backfills() int {
+	if s.Policy == nil {
+		return 0
+	}
+	return len(s.Policy.Backfill)
+}
+
+func (s JobSchedule) clone() JobSchedule {
+	s.Policy = s.Policy.clone()
 	if s.Current != nil {
 		c := *s.Current
 		s.Current = &c

@@ -176,7 +176,7 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	updated, ok := exactKey(r.Updated)
 	next, ok2 := exactKey(s.NextOccurrence)
 	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" ||
-		s.Faults != 0 || s.StateReason != "" || !s.ResumeTime.IsZero() || !s.Buffered.IsZero() || len(s.Backfill) != 0 || s.LastSkipped || s.Passed != nil ||
+		s.Faults != 0 || s.Policy != nil || s.LastSkipped ||
 		status.Health != "" {
 		return compact{}, ran{}, false
 	}
@@ -268,9 +268,12 @@ func normalize(r *scheduler.JobRecord) {
 	utcIn(r.Status.NextExecutionTime)
 	s := &r.Schedule
 	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = utc(s.DueAt), utc(s.Anchor), utc(s.NextOccurrence), utc(s.RunRequested)
-	s.ResumeTime, s.Buffered, s.LastSucceeded = utc(s.ResumeTime), utc(s.Buffered), utc(s.LastSucceeded)
-	for i, t := range s.Backfill {
-		s.Backfill[i] = utc(t)
+	s.LastSucceeded = utc(s.LastSucceeded)
+	if p := s.Policy; p != nil {
+		p.ResumeTime, p.Buffered = utc(p.ResumeTime), utc(p.Buffered)
+		for i, t := range p.Backfill {
+			p.Backfill[i] = utc(t)
+		}
 	}
 	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
 		if o != nil {

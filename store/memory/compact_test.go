@@ -492,10 +492,9 @@ func TestCompactFormKeepsEveryField(t *testing.T) {
 			return reflect.ValueOf(&v)
 		case reflect.TypeFor[*scheduler.Occurrence]():
 			return reflect.ValueOf(&scheduler.Occurrence{Number: 2, Expected: now, Tag: "t"})
-		case reflect.TypeFor[*scheduler.HistoryEntry]():
-			return reflect.ValueOf(&scheduler.HistoryEntry{Collection: "c", Job: "j", Status: scheduler.StatusSkipped, ExpectedExecutionTime: now, StartTime: now, EndTime: now, Skipped: 2})
-		case reflect.TypeFor[[]time.Time]():
-			return reflect.ValueOf([]time.Time{now.Add(-3 * time.Minute)})
+		case reflect.TypeFor[*scheduler.PolicyState]():
+			return reflect.ValueOf(&scheduler.PolicyState{StateReason: "x", ResumeTime: now, Buffered: now.Add(-time.Minute), Backfill: []time.Time{now.Add(-3 * time.Minute)},
+				Passed: &scheduler.HistoryEntry{Collection: "c", Job: "j", Status: scheduler.StatusSkipped, ExpectedExecutionTime: now, StartTime: now, EndTime: now, Skipped: 2}})
 		}
 		v := reflect.New(typ).Elem()
 		switch typ.Kind() {

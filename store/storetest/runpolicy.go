@@ -155,8 +155,8 @@ func RunRunPolicies(t *testing.T, stores []scheduler.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := j.Definition(); j.State != scheduler.JobCompleted || d.StateReason != "" || d.ResumeTime != nil || j.Schedule.StateReason != "" || !j.Schedule.ResumeTime.IsZero() {
-			t.Errorf("%s: %s %q %v; want Completed without a pause", name, j.State, j.Schedule.StateReason, j.Schedule.ResumeTime)
+		if d := j.Definition(); j.State != scheduler.JobCompleted || d.StateReason != "" || d.ResumeTime != nil || j.Schedule.Policy != nil {
+			t.Errorf("%s: %s %+v; want Completed without a pause", name, j.State, j.Schedule.Policy)
 		}
 	}
 	for id, o := range overlapped {
