@@ -339,7 +339,7 @@
 // is later than the catch-up window (Config.MisfireThreshold when the
 // policy sets none) and continues with the next occurrence after now;
 // RunAll runs each, one after the other. catchUpWindow (at least PT1S;
-// absent or PT0S: none, except for Skip) passes over, whatever the missed
+// absent: none, except for Skip) passes over, whatever the missed
 // policy, the occurrences that are found later than the window after their
 // expected time. overlap decides what happens to an occurrence that comes
 // due while the previous one of the same job is in progress: Postpone, as
