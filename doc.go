@@ -167,9 +167,12 @@
 // 2012"), and [Job.Location] is the zone its schedule is read in.
 //
 // When a job runs first ([Job.Timing]): without startTime it counts from
-// its creation; with no recurrence it runs once, at startTime or at once
-// when startTime is absent or past; with a recurrence but no schedule it
-// runs on the grid startTime + k*interval, the first point at or after its
+// its creation truncated to the whole second, its [JobSchedule.Anchor] (a
+// job created at 11:51:18.86 to run every minute runs at 11:51:18,
+// 11:52:18, ...; the record's Created and Updated keep the exact
+// instant); with no recurrence it runs once, at startTime or at once when
+// startTime is absent or past; with a recurrence but no schedule it runs
+// on the grid startTime + k*interval, the first point at or after its
 // creation (so a past startTime only sets the phase); with a schedule it
 // runs at the first match at or after both startTime and its creation.
 // count counts occurrences that actually run, from the first; endTime is

@@ -256,6 +256,7 @@ func (s *Scheduler) PutJobJSON(ctx context.Context, collection, name string, dat
 	}
 	now := time.Now()
 	popts := s.parseOptions(now)
+	popts.Created = anchorAt(now)
 	def, at, err := jobdef.ParseJobDocument(data, &popts)
 	if err != nil {
 		return nil, err
@@ -295,14 +296,14 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if opts == nil {
 		opts = &PutJobOptions{}
 	}
-	job, err := s.checkDefinition(def, collection, name, now, now, parsed)
+	job, err := s.checkDefinition(def, collection, name, now, anchorAt(now), parsed)
 	if err != nil {
 		return nil, err
 	}
 	if job, err = s.sealDefinition(job, collection, name); err != nil {
 		return nil, err
 	}
-	t, err := job.Timing(now)
+	t, err := job.Timing(anchorAt(now))
 	if err != nil {
 		return nil, err
 	}
@@ -336,9 +337,14 @@ func readForPut(ctx context.Context, st TxStore, collection, name string) (col *
 	return col, old, nil
 }
 
-// storeJob writes the checked definition job, with timing t, as job name
-// of collection col, over old (nil: create it), and returns the stored
-// record. It fails with ErrConflict when another writer changed the job
+// anchorAt returns the anchor of a job put at now (see
+// [JobSchedule.Anchor]): now truncated to the whole second, so that a job
+// without startTime runs on whole seconds.
+func anchorAt(now time.Time) time.Time { return now.Truncate(time.Second) }
+
+// storeJob writes the checked definition job, with timing t (its timing
+// from anchorAt(now)), as job name of collection col, over old (nil:
+// create it), and returns the stored record. It fails with ErrConflict when another writer changed the job
 // since old was read.
 func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
 	if err := checkRecurrenceQuota(col, name, t); err != nil {
@@ -349,7 +355,7 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 	*r = JobRecord{
 		Collection: col.Name, Name: name, Job: job, State: state,
 		ETag: newETag(), Created: now, Updated: now,
-		Schedule: JobSchedule{Anchor: now, NextOccurrence: t.First()},
+		Schedule: JobSchedule{Anchor: anchorAt(now), NextOccurrence: t.First()},
 	}
 	if old != nil {
 		r.Version, r.Created, r.Status = old.Version, old.Created, old.Status

@@ -326,3 +326,51 @@ func TestPatchCountsFromCreation(t *testing.T) {
 		wantValidation(t, "PutJob in February", err, "recurrence.schedule.months")
 	})
 }
+
+// TestAnchorAtWholeSecond: a job without startTime counts its occurrences
+// from its creation truncated to the whole second, however it is put, and
+// keeps that anchor through a patch; Created and Updated are exact.
+func TestAnchorAtWholeSecond(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		def := jobJSON(time.Time{}, `"recurrence": {"frequency": "Minute", "interval": 10}`)
+		time.Sleep(1750 * time.Millisecond)
+		now := time.Now()
+		whole := e.t0.Add(time.Second)
+		parsed, err := scheduler.ParseJob([]byte(def), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		put := map[string]func() (*scheduler.JobRecord, error){
+			"PutJob":     func() (*scheduler.JobRecord, error) { return e.s.PutJob(ctx, "c", "a", parsed, nil) },
+			"PutJobJSON": func() (*scheduler.JobRecord, error) { return e.s.PutJobJSON(ctx, "c", "b", []byte(def), nil) },
+			"Schedule": func() (*scheduler.JobRecord, error) {
+				return e.s.Schedule(ctx, "d", parsed.Recurrence, parsed.Action)
+			},
+		}
+		for how, f := range put {
+			r, err := f()
+			if err != nil {
+				t.Fatalf("%s: %v", how, err)
+			}
+			if next := r.Status.NextExecutionTime; next == nil || !next.Equal(whole) {
+				t.Errorf("%s: nextExecutionTime = %v, want %v", how, next, whole)
+			}
+			if !r.Schedule.Anchor.Equal(whole) || !r.Created.Equal(now) || !r.Updated.Equal(now) {
+				t.Errorf("%s: anchor %v, created %v, updated %v, want %v, %v, %v", how, r.Schedule.Anchor, r.Created, r.Updated, whole, now, now)
+			}
+		}
+		time.Sleep(25*time.Minute + 300*time.Millisecond)
+		p, err := e.s.PatchJob(ctx, "c", "b", []byte(`{"action": {"request": {"uri": "http://127.0.0.1:9/b"}}}`), nil)
+		if err != nil {
+			t.Fatalf("PatchJob: %v", err)
+		}
+		if want := whole.Add(30 * time.Minute); p.Status.NextExecutionTime == nil || !p.Status.NextExecutionTime.Equal(want) {
+			t.Errorf("PatchJob: nextExecutionTime = %v, want %v", p.Status.NextExecutionTime, want)
+		}
+		if !p.Schedule.Anchor.Equal(whole) || !p.Created.Equal(now) || !p.Updated.Equal(time.Now()) {
+			t.Errorf("PatchJob: anchor %v, created %v, updated %v, want %v, %v, %v", p.Schedule.Anchor, p.Created, p.Updated, whole, now, time.Now())
+		}
+	})
+}

@@ -44,7 +44,7 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	}
 	now := time.Now()
 	def := &Job{Action: act, Recurrence: when}
-	plain, err := s.checkDefinition(def, DefaultCollection, name, now, now, false)
+	plain, err := s.checkDefinition(def, DefaultCollection, name, now, anchorAt(now), false)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	if err != nil {
 		return nil, err
 	}
-	t, err := job.Timing(now)
+	t, err := job.Timing(anchorAt(now))
 	if err != nil {
 		return nil, err
 	}

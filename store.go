@@ -278,7 +278,8 @@ type JobSchedule struct {
 	// nothing is pending (a final or disabled job).
 	DueAt time.Time `json:"dueAt,omitzero"`
 	// Anchor is the instant the job's timing counts from: its creation,
-	// or the last PutJob that replaced it.
+	// or the last PutJob that replaced it, truncated to the whole second
+	// (Created and Updated keep the exact instant).
 	Anchor time.Time `json:"anchor,omitzero"`
 	// NextOccurrence is the scheduled instant of the next occurrence not
 	// yet started; zero when there is none.

@@ -9,8 +9,9 @@ import (
 )
 
 // Most records of a store are in one of two shapes. A job as the Scheduler
-// creates it has not run yet: Created, Updated and Schedule.Anchor are one
-// instant, Schedule.DueAt and Status.NextExecutionTime are empty or the
+// creates it has not run yet: Created and Updated are one instant and
+// Schedule.Anchor is that instant or that instant truncated to the whole
+// second, Schedule.DueAt and Status.NextExecutionTime are empty or the
 // next occurrence, and the rest of its status and schedule is empty. A job
 // between occurrences has run: it has counters and more instants, but
 // still no occurrence in progress nor run requested. A job keeps a record
@@ -25,7 +26,7 @@ import (
 type compact struct {
 	def     *scheduler.Job
 	etag    uint64 // ETag, 16 hex digits as the Scheduler writes them (see etagBits)
-	updated int64  // Updated (and Created and Schedule.Anchor, without ranPart), as a timeKey
+	updated int64  // Updated (and Created and, with anchorSecond truncated, Schedule.Anchor, without ranPart), as a timeKey
 	next    int64  // Schedule.NextOccurrence, as a timeKey
 	st      uint8  // State, as an index in compactStates
 	flags   uint8  // dueNext, nextExec, lastFailed, ranPart
@@ -78,10 +79,11 @@ type ran struct {
 
 // Bits of compact.flags.
 const (
-	dueNext    = 1 << iota // Schedule.DueAt is NextOccurrence (else zero)
-	nextExec               // Status.NextExecutionTime points to NextOccurrence (else nil)
-	lastFailed             // Schedule.LastFailed
-	ranPart                // more.ran holds the rest of the record
+	dueNext      = 1 << iota // Schedule.DueAt is NextOccurrence (else zero)
+	nextExec                 // Status.NextExecutionTime points to NextOccurrence (else nil)
+	lastFailed               // Schedule.LastFailed
+	ranPart                  // more.ran holds the rest of the record
+	anchorSecond             // Schedule.Anchor is Updated truncated to the whole second (without ranPart)
 )
 
 // compactStates are the states the compact form holds, by index.
@@ -213,6 +215,10 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	if rn == (ran{created: updated, anchor: updated, succeeded: math.MinInt64}) {
 		return c, ran{}, true // a job that has not run
 	}
+	if ok2 && s.Anchor.Equal(instant(updated).Truncate(time.Second)) && rn == (ran{created: updated, anchor: anchor, succeeded: math.MinInt64}) {
+		c.flags |= anchorSecond
+		return c, ran{}, true // a job that has not run, as the Scheduler anchors it
+	}
 	if !ok || !ok2 || !ok3 || !ok4 {
 		return compact{}, ran{}, false
 	}
@@ -241,6 +247,9 @@ func (j *job) record(into *scheduler.JobRecord) *scheduler.JobRecord {
 	updated, next := instant(c.updated), instant(c.next)
 	*r = scheduler.JobRecord{Job: c.def.Clone(), State: compactStates[c.st], ETag: etagText(c.etag), Created: updated, Updated: updated,
 		Schedule: scheduler.JobSchedule{Anchor: updated, NextOccurrence: next, LastFailed: c.flags&lastFailed != 0}}
+	if c.flags&anchorSecond != 0 {
+		r.Schedule.Anchor = updated.Truncate(time.Second)
+	}
 	if c.flags&dueNext != 0 {
 		r.Schedule.DueAt = next
 	}

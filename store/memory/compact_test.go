@@ -28,7 +28,37 @@ func freshRecord(name string, now, next time.Time) *scheduler.JobRecord {
 	n := next
 	return &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{}, State: scheduler.JobEnabled,
 		Status: scheduler.JobStatus{NextExecutionTime: &n}, ETag: "0123456789abcdef", Created: now, Updated: now,
-		Schedule: scheduler.JobSchedule{DueAt: next, Anchor: now, NextOccurrence: next}}
+		Schedule: scheduler.JobSchedule{DueAt: next, Anchor: now.Truncate(time.Second), NextOccurrence: next}}
+}
+
+// TestFreshJobTakesNoMore checks that a job as the Scheduler creates it
+// (anchored at the whole second before its creation) is kept in compact
+// form without a ran part: about fifty bytes besides the job.
+func TestFreshJobTakesNoMore(t *testing.T) {
+	ctx := context.Background()
+	s := New()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	for i, anchor := range []time.Time{now, now.Truncate(time.Second)} {
+		name := fmt.Sprint("j", i)
+		r := freshRecord(name, now, now.Add(time.Minute))
+		r.Schedule.Anchor = anchor
+		if err := s.PutJob(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if m := s.colls["c"].jobs[name].more; m != nil {
+			t.Errorf("anchor %v, created %v: the job keeps more (%+v), want nothing more", anchor, now, m)
+		}
+		got, err := s.GetJob(ctx, "c", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Schedule.Anchor.Equal(anchor) || !got.Created.Equal(now) || !got.Updated.Equal(now) {
+			t.Errorf("GetJob: anchor %v, created %v, updated %v, want %v, %v, %v", got.Schedule.Anchor, got.Created, got.Updated, anchor, now, now)
+		}
+	}
 }
 
 // TestCompactForm puts records of many shapes, some with a compact form and
@@ -75,6 +105,11 @@ func TestCompactForm(t *testing.T) {
 		{"next execution other", func(r *scheduler.JobRecord) { n := now; r.Status.NextExecutionTime = &n }, false},
 		{"created earlier", func(r *scheduler.JobRecord) { r.Created = now.Add(-time.Hour) }, true},
 		{"anchor earlier", func(r *scheduler.JobRecord) { r.Schedule.Anchor = now.Add(-time.Hour) }, true},
+		{"anchor at creation", func(r *scheduler.JobRecord) { r.Schedule.Anchor = now }, true},
+		{"anchor at the whole second", func(r *scheduler.JobRecord) {
+			r.Created, r.Updated = now.Truncate(time.Second).Add(999_999_999), now.Truncate(time.Second).Add(999_999_999)
+		}, true},
+		{"anchor a second earlier", func(r *scheduler.JobRecord) { r.Schedule.Anchor = now.Truncate(time.Second).Add(-time.Second) }, true},
 		{"ran", func(r *scheduler.JobRecord) { l := now; r.Status.LastExecutionTime = &l }, true},
 		{"executions", func(r *scheduler.JobRecord) { r.Status.ExecutionCount = 3 }, true},
 		{"failures", func(r *scheduler.JobRecord) { r.Status.FailureCount = 1 }, true},
