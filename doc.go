@@ -66,7 +66,11 @@
 //
 // Object keys are matched without regard to case, as the original service
 // did ("Occurrence" and "occurrence" are the same key; so are "startTime"
-// and "StartTime"); two keys that differ only in case are an error. Enum
+// and "StartTime"); two keys that differ only in case are an error. Keys
+// are written as the published OpenAPI definition of Microsoft.Scheduler
+// 2016-03-01 spells them, which makes monthlyOccurrences
+// [{"day": "Friday", "Occurrence": -1}] (capital O, as the Azure SDKs
+// read it; the Azure documentation's "occurrence" is read the same). Enum
 // values (frequency, weekday, state, action type, retry type, auth type,
 // transport type, HTTP method) are accepted in any case and written back in
 // their canonical spelling ("Week", "Monday", "Enabled", "Http", "Fixed",

@@ -151,7 +151,7 @@ func TestParseJobCanonicalSpelling(t *testing.T) {
 	}
 	want := `{"action":{"type":"Https","request":{"uri":"https://example.com/","method":"PATCH"},` +
 		`"retryPolicy":{"retryType":"Fixed","retryInterval":"PT1M"}},` +
-		`"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"Friday","occurrence":-1},{"day":"Monday","occurrence":1}]}},` +
+		`"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"Friday","Occurrence":-1},{"day":"Monday","Occurrence":1}]}},` +
 		`"state":"Enabled"}`
 	if string(out) != want {
 		t.Errorf("Marshal(ParseJob) =\n%s\nwant\n%s", out, want)

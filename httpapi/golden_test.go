@@ -391,6 +391,25 @@ func steps() []step {
 		{name: "list-jobs-filter-health", method: "GET", path: rg1 + "/jcpolicy/jobs" + v + "&$filter=" + urlq("health eq ok")},
 		{name: "list-jobs-filter-health-none", method: "GET", path: rg1 + "/jcpolicy/jobs" + v + "&$filter=" + urlq("health eq Failing")},
 		{name: "delete-collection-run-policy", method: "DELETE", path: rg1 + "/jcpolicy" + v},
+
+		// monthlyOccurrences[].Occurrence is written as the published definition spells it, read in either case.
+		{name: "put-collection-monthly", method: "PUT", path: rg1 + "/jcmonthly" + v, body: `{"location": "West Europe", "properties": {}}`},
+		{name: "put-job-monthly-occurrence-lower-case", method: "PUT", path: rg1 + "/jcmonthly/jobs/m1" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "friday", "occurrence": -1}, {"day": "monday"}], "hours": [5], "minutes": [0]}}
+}}`},
+		{name: "put-job-monthly-occurrence-capital", method: "PUT", path: rg1 + "/jcmonthly/jobs/m1" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Friday", "Occurrence": 1}], "hours": [5], "minutes": [0]}}
+}}`},
+		{name: "get-job-monthly-occurrence", method: "GET", path: rg1 + "/jcmonthly/jobs/m1" + v},
+		{name: "put-job-monthly-occurrence-both-cases", method: "PUT", path: rg1 + "/jcmonthly/jobs/m1" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Friday", "Occurrence": 1, "occurrence": 2}]}}
+}}`},
+		{name: "delete-collection-monthly", method: "DELETE", path: rg1 + "/jcmonthly" + v},
 	}
 }
 

@@ -327,7 +327,7 @@ func TestExpandCron(t *testing.T) {
 		{name: "hours where the spec has every hour", in: &rec{Cron: "*/15 * * * *", Schedule: &sched{Hours: ints(0, 23, 1)}},
 			err: "schedule.hours: [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23] differs from the cron spec, which gives none"},
 		{name: "other monthly occurrences", in: &rec{Cron: "0 0 * * 5L", Schedule: &sched{MonthlyOccurrences: []occ{{Day: fri, Occurrence: 1}}}},
-			err: `schedule.monthlyOccurrences: [{"day":"Friday","occurrence":1}] differs from the cron spec, which gives [{"day":"Friday","occurrence":-1}]`},
+			err: `schedule.monthlyOccurrences: [{"day":"Friday","Occurrence":1}] differs from the cron spec, which gives [{"day":"Friday","Occurrence":-1}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

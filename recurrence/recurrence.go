@@ -158,10 +158,13 @@ func (s *Schedule) Clone() *Schedule {
 
 // MonthlyOccurrence selects a weekday within a month: Occurrence 1 is the
 // first such day, -1 the last; 0 (absent) means every such day of the month.
-// On input the key "Occurrence" is accepted as well as "occurrence".
+// It is written {"day": "Friday", "Occurrence": -1}, as the published
+// OpenAPI definition of Microsoft.Scheduler 2016-03-01 and the Azure SDKs
+// spell it; on input "occurrence", as the Azure documentation writes it,
+// is the same key.
 type MonthlyOccurrence struct {
 	Day        Weekday `json:"day"`
-	Occurrence int     `json:"occurrence,omitempty"`
+	Occurrence int     `json:"Occurrence,omitempty"`
 }
 
 // FieldError is a problem with one field of a recurrence. Path is the JSON

@@ -138,7 +138,7 @@ func TestNext(t *testing.T) {
     "monthlyOccurrences": [
       {
         "day": "Friday",
-        "occurrence": -1
+        "Occurrence": -1
       }
     ]
   }

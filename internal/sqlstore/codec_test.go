@@ -273,3 +273,29 @@ func TestStoredRows(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredMonthlyOccurrences: a definition is stored with
+// monthlyOccurrences[].Occurrence as the published Microsoft.Scheduler
+// definition spells it, and rows written before, in lower case, read back
+// the same.
+func TestStoredMonthlyOccurrences(t *testing.T) {
+	const old = `{"action":{"type":"Http","request":{"uri":"http://a/","method":"GET"}},` +
+		`"recurrence":{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"Friday","occurrence":-1},{"day":"Monday"}]}}}`
+	written := strings.ReplaceAll(old, `"occurrence"`, `"Occurrence"`)
+	for _, def := range []string{old, written} {
+		got, err := DecodeJob(&JobRow{Collection: "c", Name: "j", Definition: def, Status: "{}", Schedule: "{}"})
+		if err != nil {
+			t.Fatalf("DecodeJob(%s): %v", def, err)
+		}
+		if occ := got.Job.Recurrence.Schedule.MonthlyOccurrences; len(occ) != 2 || occ[0].Day != "Friday" || occ[0].Occurrence != -1 || occ[1].Occurrence != 0 {
+			t.Errorf("DecodeJob(%s): monthlyOccurrences %+v, want [{Friday -1} {Monday 0}]", def, occ)
+		}
+		row, err := EncodeJob(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Definition != written {
+			t.Errorf("EncodeJob of the row %s wrote\n%s\nwant\n%s", def, row.Definition, written)
+		}
+	}
+}
