@@ -160,6 +160,11 @@
 // fixes runs shifted by a spring-forward gap and once in a fall-back hour,
 // while one whose hour it leaves free ("every 30 minutes") keeps its
 // cadence: skipped in the gap, run in both passes of the repeated hour.
+// Beyond Azure Scheduler, a recurrence may run in seconds: frequency
+// Second, a schedule's seconds, a six-field cron spec with seconds first,
+// "@every 10s", [recurrence.Every](10, [recurrence.Second]). A collection
+// allows them only when its quota says so (see Job collections); the
+// collection of [Scheduler.Schedule] does.
 // In Go, a recurrence
 // is a struct literal or one of the constructors [recurrence.Every],
 // [recurrence.Hourly], [recurrence.Daily], [recurrence.Weekly] and
@@ -426,7 +431,12 @@
 //	P20Premium  1000 jobs  at most once a minute
 //
 // An explicit quota overrides the plan's values field by field, in either
-// direction. A job is too frequent for maxRecurrence when two of its
+// direction. maxRecurrence may have frequency Second, an extension:
+// {"frequency": "Second", "interval": 1} allows a job every second, which no
+// plan does. [DefaultCollection], the collection of [Scheduler.Schedule],
+// is created with that quota and the Standard plan's 50 jobs, so
+// s.Schedule(ctx, "tick", recurrence.Every(10, recurrence.Second), act)
+// works as it is; for any other collection, put such a quota first. A job is too frequent for maxRecurrence when two of its
 // occurrences can lie closer together than the quota's period: the
 // scheduler expands the first 200 occurrences of the job (count and
 // endTime applied) and compares the shortest gap between consecutive ones
@@ -434,8 +444,11 @@
 // hours, a week as 7 days less an hour and a month as 28 days (the shortest
 // each can be, so that daylight saving time and short months never make an
 // allowed schedule look too frequent). A job with a single occurrence is
-// never too frequent. So a Minute recurrence with schedule minutes
-// [0,15,30,45] has a 15-minute gap and is refused under an hourly quota.
+// never too frequent, and neither is one whose occurrences lie whole
+// minutes apart (no seconds) under a quota of a minute or less. So a
+// Minute recurrence with schedule minutes [0,15,30,45] has a 15-minute gap
+// and is refused under an hourly quota, and "@every 30s" is refused under
+// the Standard plan's once a minute.
 //
 // # History
 //

@@ -167,9 +167,10 @@ func stateOf(def *Job) JobState {
 // checkRecurrenceQuota reports whether t is too frequent for col.
 func checkRecurrenceQuota(col *CollectionRecord, name string, t *Timing) error {
 	limit := col.Definition.MaxRecurrence()
-	if limit.Period() <= time.Minute {
-		// Occurrences fall on whole minutes or lie whole minutes apart,
-		// so no job is more frequent than once a minute.
+	if r := t.Rule(); r == nil || limit.Period() <= r.Resolution() {
+		// One occurrence, or occurrences that lie whole units of the
+		// rule's resolution apart (a minute unless it has seconds): none
+		// is closer to the next than the limit.
 		return nil
 	}
 	gap, ok := shortestGap(t)

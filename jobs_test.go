@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -73,7 +74,7 @@ func TestBadInput(t *testing.T) {
 		wantValidation(t, "ListHistory(status Weird)", err, "status")
 		_, err = e.s.PutCollection(ctx, "x", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
 			SKU: &scheduler.SKU{Name: "Gold"}, State: "Deleted",
-			Quota: &scheduler.Quota{MaxJobCount: -1, MaxRecurrence: &scheduler.MaxRecurrence{Frequency: "Second"}}}}, nil)
+			Quota: &scheduler.Quota{MaxJobCount: -1, MaxRecurrence: &scheduler.MaxRecurrence{Frequency: "Fortnight"}}}}, nil)
 		for _, p := range []string{"properties.sku.name", "properties.state", "properties.quota.maxJobCount", "properties.quota.maxRecurrence.frequency"} {
 			wantValidation(t, "PutCollection(bad properties)", err, p)
 		}
@@ -371,6 +372,46 @@ func TestAnchorAtWholeSecond(t *testing.T) {
 		}
 		if !p.Schedule.Anchor.Equal(whole) || !p.Created.Equal(now) || !p.Updated.Equal(time.Now()) {
 			t.Errorf("PatchJob: anchor %v, created %v, updated %v, want %v, %v, %v", p.Schedule.Anchor, p.Created, p.Updated, whole, now, time.Now())
+		}
+	})
+}
+
+// TestSeconds: Schedule takes a recurrence in seconds as it is (its
+// collection allows them) and runs it on time; a Standard collection
+// refuses a job that runs seconds apart until its quota allows seconds.
+func TestSeconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		act, err := scheduler.ParseJob([]byte(jobJSON(time.Time{}, "")), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(250 * time.Millisecond)
+		e.start()
+		defer e.stop()
+		if _, err := e.s.Schedule(ctx, "tick", recurrence.Every(2, recurrence.Second), act.Action); err != nil {
+			t.Fatalf("Schedule(every 2 seconds): %v", err)
+		}
+		time.Sleep(5 * time.Second)
+		// Anchored at the whole second before it was put: the first
+		// occurrence runs at once, the others on time.
+		want := []time.Duration{250 * time.Millisecond, 2 * time.Second, 4 * time.Second}
+		if got := e.exec.times(e.t0); !slices.Equal(got, want) {
+			t.Errorf("attempts at %v, want %v", got, want)
+		}
+		every10s := &scheduler.Job{Action: act.Action, Recurrence: recurrence.Cron("*/10 * * * * *")}
+		_, err = e.s.PutJob(ctx, "c", "s", every10s, nil)
+		if !errors.Is(err, scheduler.ErrQuotaExceeded) || !strings.Contains(err.Error(), "10s apart") {
+			t.Errorf("PutJob(every 10 seconds) in a Standard collection: %v, want ErrQuotaExceeded, 10s apart", err)
+		}
+		_, err = e.s.PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+			Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Second, Interval: 10}}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.PutJob(ctx, "c", "s", every10s, nil); err != nil {
+			t.Errorf("PutJob(every 10 seconds) with a quota of 10 seconds: %v", err)
 		}
 	})
 }

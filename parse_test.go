@@ -211,7 +211,7 @@ func TestParseJobEnvelope(t *testing.T) {
 		"request": {"uri": "http://example.com/", "method": "GET"}}, "recurrence": {"frequency": "fortnight"}}}`), nil)
 	wantErrs(t, err,
 		"location: unknown field",
-		`properties.recurrence.frequency: "fortnight" is not a frequency (Minute, Hour, Day, Week, Month or Year)`)
+		`properties.recurrence.frequency: "fortnight" is not a frequency (Second, Minute, Hour, Day, Week, Month or Year)`)
 
 	_, err = scheduler.ParseJob([]byte(`{"properties": 5}`), nil)
 	wantErrs(t, err, "properties: 5 is not an object")

@@ -13,9 +13,12 @@ import (
 )
 
 // DefaultCollection is the job collection of [Scheduler.Schedule]. It is
-// created when first needed, with the Standard plan's quota (50 jobs, at
-// most once a minute); create it yourself with PutCollection to give it
-// another plan or quota.
+// created when first needed, with the Standard plan's 50 jobs and a
+// maxRecurrence of one second ({"frequency": "Second", "interval": 1}), so
+// that Schedule takes recurrence.Every(10, recurrence.Second) as it is;
+// create it yourself with PutCollection to give it another plan or quota.
+// (A default collection created by an earlier version keeps the Standard
+// plan's once a minute: PutCollection changes it.)
 const DefaultCollection = "default"
 
 // Schedule makes sure that the job name of [DefaultCollection] runs act on
@@ -103,7 +106,8 @@ func (s *Scheduler) defaultCollection(ctx context.Context) (*CollectionRecord, e
 		return col, err
 	}
 	now := time.Now()
-	col = &CollectionRecord{Name: DefaultCollection, ETag: newETag(), Created: now, Updated: now}
+	col = &CollectionRecord{Name: DefaultCollection, ETag: newETag(), Created: now, Updated: now,
+		Definition: JobCollection{Properties: CollectionProperties{Quota: &Quota{MaxRecurrence: &MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}}}
 	err = s.store.PutCollection(ctx, col)
 	if errors.Is(err, ErrConflict) { // created meanwhile by another instance
 		return s.store.GetCollection(ctx, DefaultCollection)

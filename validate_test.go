@@ -300,7 +300,7 @@ func TestParseJobRules(t *testing.T) {
 		{name: "ordered by index", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "schedule": {"hours": [0, 1, 24, 3, 4, 5, 6, 7, 8, 9, 25]}}}`,
 			want: []string{"recurrence.schedule.hours[2]: 24 is not an hour (0-23)", "recurrence.schedule.hours[10]: 25 is not an hour (0-23)"}},
 		{name: "frequency missing", in: `{"action": ` + httpAction + `, "recurrence": {}}`,
-			want: []string{"recurrence.frequency: is required (Minute, Hour, Day, Week, Month or Year)"}},
+			want: []string{"recurrence.frequency: is required (Second, Minute, Hour, Day, Week, Month or Year)"}},
 		{name: "occurrence key any case", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "month",
 			"schedule": {"monthlyOccurrences": [{"day": "friday", "Occurrence": 9}, {"day": "monday", "occurrence": -9}]}}}`,
 			want: []string{"recurrence.schedule.monthlyOccurrences[0].Occurrence: 9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)",
@@ -335,7 +335,7 @@ func TestParseJobRules(t *testing.T) {
 		{name: "cron not a string", in: `{"action": ` + httpAction + `, "recurrence": {"cron": 5}}`,
 			want: []string{"recurrence.cron: 5 is not a string"}},
 		{name: "cron empty means no spec", in: `{"action": ` + httpAction + `, "recurrence": {"cron": ""}}`,
-			want: []string{"recurrence.frequency: is required (Minute, Hour, Day, Week, Month or Year)"}},
+			want: []string{"recurrence.frequency: is required (Second, Minute, Hour, Day, Week, Month or Year)"}},
 		{name: "cron in an envelope", in: `{"properties": {"action": ` + httpAction + `, "recurrence": {"cron": "0 9 * 13 *"}}}`,
 			want: []string{"properties.recurrence.cron: field 4 (month): 13 is out of range 1-12"}},
 

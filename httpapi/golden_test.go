@@ -191,7 +191,7 @@ func steps() []step {
 		{name: "patch-collection", method: "PATCH", path: jc1 + v, body: `{"properties": {"state": "Suspended"}, "tags": {"owner": "ops"}}`},
 		{name: "patch-collection-stale-if-match", method: "PATCH", path: jc1 + v, header: map[string]string{"If-Match": `"stale"`}, body: `{"properties": {"state": "Enabled"}}`},
 		{name: "patch-collection-current-if-match", method: "PATCH", path: jc1 + v, header: map[string]string{"If-Match": "{{etag}}"}, body: `{"properties": {"state": "Enabled"}}`},
-		{name: "patch-collection-invalid", method: "PATCH", path: jc1 + v, body: `{"properties": {"quota": {"maxRecurrence": {"frequency": "Second"}}}}`},
+		{name: "patch-collection-invalid", method: "PATCH", path: jc1 + v, body: `{"properties": {"quota": {"maxRecurrence": {"frequency": "Fortnight"}}}}`},
 		{name: "patch-collection-not-found", method: "PATCH", path: rg1 + "/nope" + v, body: `{"properties": {"state": "Enabled"}}`},
 		{name: "disable-collection", method: "POST", path: jc1 + "/disable" + v},
 		{name: "get-collection-disabled", method: "GET", path: jc1 + v},
@@ -410,6 +410,36 @@ func steps() []step {
   "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Friday", "Occurrence": 1, "occurrence": 2}]}}
 }}`},
 		{name: "delete-collection-monthly", method: "DELETE", path: rg1 + "/jcmonthly" + v},
+
+		// Seconds, an extension: a quota that allows them, and the plans that do not.
+		{name: "put-collection-seconds", method: "PUT", path: rg1 + "/jcseconds" + v, body: `{"location": "West Europe", "properties": {
+  "quota": {"maxRecurrence": {"frequency": "second", "interval": 10}}
+}}`},
+		{name: "put-job-every-10-seconds", method: "PUT", path: rg1 + "/jcseconds/jobs/s1" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Second", "interval": 10}
+}}`},
+		{name: "put-job-seconds-schedule", method: "PUT", path: rg1 + "/jcseconds/jobs/s2" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Minute", "schedule": {"seconds": [0, 30], "hours": [9]}}
+}}`},
+		{name: "put-job-cron-seconds-too-frequent", method: "PUT", path: rg1 + "/jcseconds/jobs/s3" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"cron": "*/5 * * * * *"}
+}}`},
+		{name: "put-job-seconds-invalid", method: "PUT", path: rg1 + "/jcseconds/jobs/s4" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Second", "interval": 1001, "schedule": {"seconds": [60]}}
+}}`},
+		{name: "delete-collection-seconds", method: "DELETE", path: rg1 + "/jcseconds" + v},
+		{name: "put-collection-standard", method: "PUT", path: rg1 + "/jcstandard" + v, body: `{"location": "West Europe", "properties": {"sku": {"name": "Standard"}}}`},
+		{name: "put-job-seconds-standard-plan", method: "PUT", path: rg1 + "/jcstandard/jobs/s1" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"cron": "@every 30s"}
+}}`},
+		{name: "delete-collection-standard", method: "DELETE", path: rg1 + "/jcstandard" + v},
 	}
 }
 

@@ -104,7 +104,9 @@ type Quota struct {
 // MaxRecurrence is the "maxRecurrence" object of a quota: jobs may run at
 // most once per Interval Frequency units.
 type MaxRecurrence struct {
-	// Frequency is Minute, Hour, Day, Week or Month.
+	// Frequency is Second, Minute, Hour, Day, Week or Month. Second is an
+	// extension beyond Azure Scheduler, whose plans allow at most one
+	// occurrence a minute: {Second, 10} lets jobs run every 10 seconds.
 	Frequency recurrence.Frequency `json:"frequency"`
 	// Interval is the number of Frequency units. Zero means 1.
 	Interval int `json:"interval,omitempty"`
@@ -121,6 +123,8 @@ func (m MaxRecurrence) String() string {
 func (m MaxRecurrence) Period() time.Duration {
 	var unit time.Duration
 	switch m.Frequency {
+	case recurrence.Second:
+		unit = time.Second
 	case recurrence.Minute:
 		unit = time.Minute
 	case recurrence.Hour:
@@ -242,11 +246,11 @@ func (c *JobCollection) Validate() error {
 		}
 		if m := q.MaxRecurrence; m != nil {
 			switch m.Frequency {
-			case recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month:
+			case recurrence.Second, recurrence.Minute, recurrence.Hour, recurrence.Day, recurrence.Week, recurrence.Month:
 			case "":
-				add("properties.quota.maxRecurrence.frequency", "", "is required (Minute, Hour, Day, Week or Month)")
+				add("properties.quota.maxRecurrence.frequency", "", "is required (Second, Minute, Hour, Day, Week or Month)")
 			default:
-				add("properties.quota.maxRecurrence.frequency", strconv.Quote(string(m.Frequency)), "is not a frequency (Minute, Hour, Day, Week or Month)")
+				add("properties.quota.maxRecurrence.frequency", strconv.Quote(string(m.Frequency)), "is not a frequency (Second, Minute, Hour, Day, Week or Month)")
 			}
 			if m.Interval < 0 {
 				add("properties.quota.maxRecurrence.interval", strconv.Itoa(m.Interval), "is negative")

@@ -95,7 +95,7 @@ func TestDidYouMean(t *testing.T) {
 				`recurrence.frequency: "Minit" is not a frequency, did you mean "Minute"?`,
 				`state: "Enabld" is not a job state, did you mean "Enabled"?`}},
 		{name: "enum value with nothing close keeps the list", in: `{"action": ` + h + `, "recurrence": {"frequency": "Fortnight"}}`,
-			want: []string{`recurrence.frequency: "Fortnight" is not a frequency (Minute, Hour, Day, Week, Month or Year)`}},
+			want: []string{`recurrence.frequency: "Fortnight" is not a frequency (Second, Minute, Hour, Day, Week, Month or Year)`}},
 		{name: "not a list of names", in: `{"action": ` + h + `, "recurrence": {"frequency": "Day", "timeZone": "Europe/Pari"}}`,
 			want: []string{`recurrence.timeZone: "Europe/Pari" is not a known time zone (an IANA name such as "Europe/Paris" or a Windows name such as "W. Europe Standard Time")`}},
 	}

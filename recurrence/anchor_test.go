@@ -41,9 +41,9 @@ func reference(r *Rule, rec *Recurrence, after time.Time) time.Time {
 }
 
 func randomRecurrence(rng *rand.Rand) *Recurrence {
-	freqs := []Frequency{Minute, Hour, Day, Week, Month, Year}
+	freqs := []Frequency{Second, Minute, Hour, Day, Week, Month, Year}
 	f := freqs[rng.IntN(len(freqs))]
-	maxIv := map[Frequency]int{Minute: 90, Hour: 30, Day: 10, Week: 5, Month: 4, Year: 3}[f]
+	maxIv := map[Frequency]int{Second: 120, Minute: 90, Hour: 30, Day: 10, Week: 5, Month: 4, Year: 3}[f]
 	rec := &Recurrence{Frequency: f, Interval: rng.IntN(maxIv) + 1}
 	pick := func(n, lo, hi int) []int {
 		seen := map[int]bool{}
@@ -58,6 +58,9 @@ func randomRecurrence(rng *rand.Rand) *Recurrence {
 		return out
 	}
 	s := &Schedule{}
+	if f != Month && f != Year && rng.IntN(3) == 0 {
+		s.Seconds = pick(rng.IntN(4)+1, 0, 59)
+	}
 	if rng.IntN(2) == 0 {
 		s.Minutes = pick(rng.IntN(4)+1, 0, 59)
 	}
@@ -121,7 +124,7 @@ func TestAnchorEquivalence(t *testing.T) {
 		}
 		checked++
 		// Periods are at most a year of walls; look a few periods ahead.
-		span := map[Frequency]time.Duration{Minute: 3 * 24 * time.Hour, Hour: 20 * 24 * time.Hour, Day: 60 * 24 * time.Hour,
+		span := map[Frequency]time.Duration{Second: 24 * time.Hour, Minute: 3 * 24 * time.Hour, Hour: 20 * 24 * time.Hour, Day: 60 * 24 * time.Hour,
 			Week: 120 * 24 * time.Hour, Month: 2 * 365 * 24 * time.Hour, Year: 4 * 365 * 24 * time.Hour}[rec.Frequency]
 		for range 5 {
 			after := start.Add(time.Duration(rng.Int64N(int64(span))) - time.Hour)

@@ -9,10 +9,12 @@ import "fmt"
 // names a zone. Values out of range are reported, with their paths, when
 // the job is put.
 
-// Every returns a recurrence that repeats every n units of f (Minute,
-// Hour, Day, Week, Month or Year), counted from the job's start: its
-// startTime, or when it was put. Every(15, Minute) runs four times an
-// hour. It panics if n is less than 1.
+// Every returns a recurrence that repeats every n units of f (Second,
+// Minute, Hour, Day, Week, Month or Year), counted from the job's start:
+// its startTime, or when it was put. Every(15, Minute) runs four times an
+// hour, Every(10, Second) six times a minute (a collection's quota must
+// allow seconds: see the package documentation). It panics if n is less
+// than 1.
 func Every(n int, f Frequency) *Recurrence {
 	if n < 1 {
 		panic(fmt.Sprintf("recurrence: Every(%d, %s): n must be at least 1", n, f))

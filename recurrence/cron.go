@@ -255,9 +255,10 @@ type cronSpec struct {
 	text  string // the spec with its whitespace collapsed
 	zone  string // from a CRON_TZ= or TZ= prefix
 	every time.Duration
-	// The fields, and the position each has in the spec as written.
-	min, hour, dom, month, dow cronSet
-	domPos, monthPos           int
+	// The fields, and the position each has in the spec as written; sec
+	// is 0 alone unless the spec has a seconds field.
+	sec, min, hour, dom, month, dow cronSet
+	domPos, monthPos                int
 }
 
 // cronDescriptors holds the descriptors, parsed from the five fields each
@@ -289,14 +290,13 @@ const fieldsReason = "expected 5 fields (minute, hour, day of month, month, day 
 //
 // The spec has five fields (minute, hour, day of month, month, day of
 // week), or six with a seconds field first, as robfig/cron's WithSeconds
-// parser takes; the seconds must then be 0, since recurrences run on whole
-// minutes. A field is "*", "?" (the same as "*"), a number, a name (JAN to
+// parser takes. A field is "*", "?" (the same as "*"), a number, a name (JAN to
 // DEC, SUN to SAT, in any case), a range ("9-17", "MON-FRI"), any of those
 // with a step ("*/15", "9-17/2", "5/10", which means 5-59/10), or a comma
 // list of them. Day of week runs from 0 (Sunday) to 6; 7 is Sunday too. The
 // descriptors @yearly (@annually), @monthly, @weekly, @daily (@midnight)
 // and @hourly stand for their usual specs, and "@every DURATION" for an
-// interval in elapsed time. A "CRON_TZ=Zone " or "TZ=Zone " prefix sets
+// interval in elapsed time ("@every 10s", "@every 15m", "@every 2h"). A "CRON_TZ=Zone " or "TZ=Zone " prefix sets
 // the recurrence's TimeZone; without one the spec is evaluated in whatever
 // zone the recurrence names (UTC when none). Day of month may hold L (the
 // last day) and L-n (n days before it); day of week may hold 5L (the last
@@ -306,9 +306,9 @@ const fieldsReason = "expected 5 fields (minute, hour, day of month, month, day 
 //
 // Problems are reported as a [*CronError] naming the field. Specs that
 // the recurrence model cannot express exactly are refused, never
-// approximated: W (the nearest weekday), a seconds field other than 0, an
-// @every that is not a whole number of minutes, and a day of the month
-// that occurs in none of the spec's months (30 in February).
+// approximated: W (the nearest weekday), an @every that is not a whole
+// number of seconds, and a day of the month that occurs in none of the
+// spec's months (30 in February).
 //
 // The result has Cron set to the spec with its whitespace collapsed;
 // [Recurrence.Validate] accepts it, and [Compile] runs it.
@@ -322,7 +322,7 @@ func ParseCron(spec string) (*Recurrence, error) {
 
 func parseCron(spec string) (*cronSpec, error) {
 	fields := strings.Fields(spec)
-	c := &cronSpec{text: collapse(spec, fields)}
+	c := &cronSpec{text: collapse(spec, fields), sec: cronSet{bits: 1}}
 	if len(fields) == 0 {
 		return nil, &CronError{Reason: "the spec is empty; " + fieldsReason}
 	}
@@ -353,11 +353,8 @@ func parseCron(spec string) (*cronSpec, error) {
 		return nil, &CronError{Reason: fmt.Sprintf("%s; found %d", fieldsReason, len(fields))}
 	}
 	if seconds {
-		s, reason := secondsField.parse(fields[0])
-		if reason == "" && s.bits != 1 {
-			reason = "must be 0: a recurrence runs on whole minutes"
-		}
-		if reason != "" {
+		var reason string
+		if c.sec, reason = secondsField.parse(fields[0]); reason != "" {
 			return nil, &CronError{Field: 1, Name: secondsField.name, Reason: reason}
 		}
 		fields = fields[1:]
@@ -409,10 +406,12 @@ func (c *cronSpec) parseDescriptor(fields []string) error {
 		switch {
 		case err != nil:
 			return &CronError{Name: "@every", Reason: fmt.Sprintf("%q is not a duration such as 15m or 1h30m", fields[1])}
-		case d < time.Minute:
-			return &CronError{Name: "@every", Reason: fmt.Sprintf("%s is shorter than a minute, the finest step of a recurrence", d)}
-		case d%time.Minute != 0:
-			return &CronError{Name: "@every", Reason: fmt.Sprintf("%s is not a whole number of minutes", d)}
+		case d < time.Second:
+			return &CronError{Name: "@every", Reason: fmt.Sprintf("%s is shorter than a second, the finest step of a recurrence", d)}
+		case d%time.Second != 0:
+			return &CronError{Name: "@every", Reason: fmt.Sprintf("%s is not a whole number of seconds", d)}
+		case d > time.Duration(MaxInterval(Second))*time.Second && d%time.Minute != 0:
+			return &CronError{Name: "@every", Reason: fmt.Sprintf("%s is more than %d seconds and not a whole number of minutes", d, MaxInterval(Second))}
 		case d > time.Duration(MaxInterval(Minute))*time.Minute && d%time.Hour != 0:
 			return &CronError{Name: "@every", Reason: fmt.Sprintf("%s is more than %d minutes and not a whole number of hours", d, MaxInterval(Minute))}
 		case d > time.Duration(MaxInterval(Hour))*time.Hour:
@@ -488,14 +487,20 @@ var weekOrder = []int{1, 2, 3, 4, 5, 6, 0}
 // field of the schedule is given and none defaults from the start: Month
 // when the spec names days of the month, months or nth weekdays; Week when
 // it names days of the week; else Day, or Hour when it runs in every hour,
-// or Minute when it runs every minute. Interval is 1, so every period runs
-// and the start only decides the first occurrence.
+// or Minute when it runs every minute. A seconds field other than 0 gives
+// the schedule's seconds. Interval is 1, so every period runs and the start
+// only decides the first occurrence. "@every D" is Hour, Minute or Second
+// with interval D in the largest of those units that divides D.
 func (c *cronSpec) recurrence() *Recurrence {
 	r := &Recurrence{Cron: c.text, TimeZone: c.zone}
 	if c.every > 0 {
-		r.Frequency, r.Interval = Minute, int(c.every/time.Minute)
-		if c.every%time.Hour == 0 {
+		switch {
+		case c.every%time.Hour == 0:
 			r.Frequency, r.Interval = Hour, int(c.every/time.Hour)
+		case c.every%time.Minute == 0:
+			r.Frequency, r.Interval = Minute, int(c.every/time.Minute)
+		default:
+			r.Frequency, r.Interval = Second, int(c.every/time.Second)
 		}
 		if r.Interval == 1 {
 			r.Interval = 0
@@ -503,6 +508,9 @@ func (c *cronSpec) recurrence() *Recurrence {
 		return r
 	}
 	s := &Schedule{Minutes: ones(c.min.bits, 0, 59)}
+	if c.sec.bits != 1 {
+		s.Seconds = ones(c.sec.bits, 0, 59)
+	}
 	r.Schedule = s
 	allHours := c.hour.bits == bitRange(0, 23)
 	allMonths := c.month.bits == bitRange(1, 12)
@@ -652,6 +660,7 @@ func (r *Recurrence) ExpandCron() (*Recurrence, error) {
 				differs("schedule."+name, listText(given), listText(want))
 			}
 		}
+		sameInts("seconds", g.Seconds, w.Seconds)
 		sameInts("minutes", g.Minutes, w.Minutes)
 		sameInts("hours", g.Hours, w.Hours)
 		sameInts("monthDays", g.MonthDays, w.MonthDays)

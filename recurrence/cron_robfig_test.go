@@ -113,6 +113,10 @@ func randomCronField(rng *rand.Rand, lo, hi int, names []string, sparse int) str
 	return strings.Join(items, ",")
 }
 
+// robfigParser is robfig/cron's standard parser that also takes a seconds
+// field first, as its WithSeconds parser does.
+var robfigParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
 // pair compiles spec with ParseCron in zone (empty: UTC) from start, and
 // parses it with robfig/cron in the same zone.
 func pair(t *testing.T, spec, zone string, start time.Time) (*recurrence.Rule, cron.Schedule) {
@@ -130,9 +134,9 @@ func pair(t *testing.T, spec, zone string, start time.Time) (*recurrence.Rule, c
 	if z == "" {
 		z = "UTC"
 	}
-	sched, err := cron.ParseStandard("CRON_TZ=" + z + " " + spec)
+	sched, err := robfigParser.Parse("CRON_TZ=" + z + " " + spec)
 	if err != nil {
-		t.Fatalf("robfig/cron ParseStandard(%q): %v", spec, err)
+		t.Fatalf("robfig/cron Parse(%q): %v", spec, err)
 	}
 	return rule, sched
 }
@@ -156,23 +160,54 @@ func TestCronMatchesRobfig(t *testing.T) {
 		start := base.Add(time.Duration(rng.Int64N(int64(60 * 24 * time.Hour))))
 		end := start.AddDate(1, 0, 0)
 		rule, sched := pair(t, spec, zone, start)
-		a := start.Add(-time.Nanosecond)
-		b := a
-		for range walk {
-			a, b = rule.Next(a), sched.Next(b)
-			if !a.Equal(b) {
-				t.Fatalf("%q in %q from %v: jobclock %v, robfig/cron %v", spec, zone, start, a, b)
-			}
-			if a.IsZero() || a.After(end) {
-				break
-			}
+		sameAsRobfig(t, rng, spec, zone, rule, sched, start, end, walk, probes)
+	}
+}
+
+// sameAsRobfig checks that rule and sched give the same instants from
+// start to end: walked from the start (walk occurrences at most) and the
+// next one after probes instants scattered in between.
+func sameAsRobfig(t *testing.T, rng *rand.Rand, spec, zone string, rule *recurrence.Rule, sched cron.Schedule, start, end time.Time, walk, probes int) {
+	t.Helper()
+	a := start.Add(-time.Nanosecond)
+	b := a
+	for range walk {
+		a, b = rule.Next(a), sched.Next(b)
+		if !a.Equal(b) {
+			t.Fatalf("%q in %q from %v: jobclock %v, robfig/cron %v", spec, zone, start, a, b)
 		}
-		for range probes {
-			p := start.Add(time.Duration(rng.Int64N(int64(end.Sub(start)))))
-			if a, b := rule.Next(p), sched.Next(p); !a.Equal(b) {
-				t.Fatalf("%q in %q from %v: Next(%v): jobclock %v, robfig/cron %v", spec, zone, start, p, a, b)
-			}
+		if a.IsZero() || a.After(end) {
+			break
 		}
+	}
+	for range probes {
+		p := start.Add(time.Duration(rng.Int64N(int64(end.Sub(start)))))
+		if a, b := rule.Next(p), sched.Next(p); !a.Equal(b) {
+			t.Fatalf("%q in %q from %v: Next(%v): jobclock %v, robfig/cron %v", spec, zone, start, p, a, b)
+		}
+	}
+}
+
+// TestCronSecondsMatchesRobfig is TestCronMatchesRobfig for robfig/cron's
+// six-field dialect, with a seconds field first, over a few days.
+func TestCronSecondsMatchesRobfig(t *testing.T) {
+	specs, walk, probes := 400, 300, 20
+	if testing.Short() {
+		specs = 60
+	}
+	zones := []string{"", "Asia/Kolkata", "America/Phoenix"}
+	rng := rand.New(rand.NewPCG(14, 2))
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range specs {
+		spec := randomCronField(rng, 0, 59, nil, 3) + " " + runnableCronSpec(t, rng)
+		if strings.Contains(spec, "@") {
+			continue
+		}
+		zone := zones[i%len(zones)]
+		start := base.Add(time.Duration(rng.Int64N(int64(60 * 24 * time.Hour))))
+		end := start.AddDate(0, 0, 5)
+		rule, sched := pair(t, spec, zone, start)
+		sameAsRobfig(t, rng, spec, zone, rule, sched, start, end, walk, probes)
 	}
 }
 
@@ -181,7 +216,7 @@ func TestCronMatchesRobfig(t *testing.T) {
 // robfig/cron's one interval after it (it has no start of its own: it
 // counts from when the entry is added).
 func TestCronEveryMatchesRobfig(t *testing.T) {
-	for _, d := range []string{"1m", "7m", "15m", "1h30m", "2h", "36h", "1000h"} {
+	for _, d := range []string{"1s", "10s", "1m30s", "1000s", "1m", "7m", "15m", "1h30m", "2h", "36h", "1000h"} {
 		for _, zone := range []string{"", "Europe/Berlin"} {
 			spec := "@every " + d
 			start := time.Date(2026, 3, 28, 22, 13, 5, 0, time.UTC)

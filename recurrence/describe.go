@@ -76,7 +76,9 @@ type describer struct {
 	elapsed  bool      // Minute or Hour without a schedule: steps in elapsed time
 
 	hours, minutes field
-	second         int
+	seconds        field // no values and not all: second 0
+	second         int   // the second clock shows
+	clocked        bool  // clock was called
 	wall           bool  // the description names a time of day or a day
 	times          []int // the fixed times of day named (minutes since midnight), for the DST note
 }
@@ -100,7 +102,7 @@ func newDescriber(r *Recurrence, start time.Time) *describer {
 	if !start.IsZero() {
 		d.start, d.known = start.In(loc), true
 	}
-	coarse := r.Frequency != Minute && r.Frequency != Hour
+	coarse := r.Frequency.fine() == 0
 	d.elapsed = d.sched == nil && !coarse
 	fromStart := func(v func(time.Time) int) field {
 		if !d.known {
@@ -116,9 +118,21 @@ func newDescriber(r *Recurrence, start time.Time) *describer {
 		}
 	}
 	switch {
+	case len(s.Seconds) > 0:
+		d.seconds = field{vals: sortedInts(s.Seconds)}
+		if len(d.seconds.vals) == 1 {
+			d.second = d.seconds.vals[0]
+		}
+	case r.Frequency == Second:
+		d.seconds = field{all: true}
+	}
+	if len(d.seconds.vals) == 60 {
+		d.seconds = field{all: true}
+	}
+	switch {
 	case len(s.Minutes) > 0:
 		d.minutes = field{vals: sortedInts(s.Minutes)}
-	case r.Frequency == Minute:
+	case r.Frequency == Minute, r.Frequency == Second, len(s.Seconds) > 0:
 		d.minutes = field{all: true}
 	default:
 		d.minutes = fromStart(time.Time.Minute)
@@ -128,7 +142,7 @@ func newDescriber(r *Recurrence, start time.Time) *describer {
 		d.hours = field{vals: sortedInts(s.Hours)}
 	case !coarse:
 		d.hours = field{all: true}
-	case d.sched != nil && len(s.Minutes) > 0:
+	case d.sched != nil && (len(s.Minutes) > 0 || len(s.Seconds) > 0):
 		d.hours = field{all: true}
 	default:
 		d.hours = fromStart(time.Time.Hour)
@@ -147,6 +161,8 @@ func (d *describer) core() string {
 	r := d.r
 	n := d.interval
 	switch {
+	case d.elapsed && r.Frequency == Second:
+		return every(n, "second")
 	case d.elapsed && r.Frequency == Minute:
 		return every(n, "minute")
 	case d.elapsed:
@@ -156,12 +172,12 @@ func (d *describer) core() string {
 			d.wall = d.loc != time.UTC
 		}
 		return s
-	case (r.Frequency == Minute || r.Frequency == Hour) && n > 1:
+	case r.Frequency.fine() > 0 && n > 1:
 		return d.stepWithFilters()
 	}
-	tod, repeating := d.timeOfDay()
+	tod, repeating := d.withSeconds(d.timeOfDay())
 	switch r.Frequency {
-	case Minute, Hour, Day:
+	case Second, Minute, Hour, Day:
 		if repeating {
 			if r.Frequency == Day && n > 1 {
 				return tod + ", " + every(n, "day")
@@ -201,21 +217,26 @@ func (d *describer) core() string {
 	return string(r.Frequency)
 }
 
-// stepWithFilters describes a Minute or Hour rule with an interval above 1
-// and a schedule: the steps count on the wall clock from the start, and
-// the schedule keeps only some of them.
+// stepWithFilters describes a Second, Minute or Hour rule with an
+// interval above 1 and a schedule: the steps count on the wall clock from
+// the start, and the schedule keeps only some of them.
 func (d *describer) stepWithFilters() string {
 	d.wall = true
-	unit := "minute"
-	if d.r.Frequency == Hour {
-		unit = "hour"
-	}
+	unit := strings.ToLower(string(d.r.Frequency))
 	s := every(d.interval, unit)
+	if sec := d.seconds; len(sec.vals) > 0 {
+		if unit == "second" {
+			s += ", only"
+		}
+		s += " at " + plural(len(sec.vals), "second") + " " + joinInts(sec.vals)
+	}
 	switch m := d.minutes; {
 	case m.fromStart:
 		s += " at the start time's minute"
 	case unit == "hour":
 		s += " at " + plural(len(m.vals), "minute") + " " + joinInts(m.vals)
+	case unit == "second" && !m.all:
+		s += " in " + plural(len(m.vals), "minute") + " " + joinInts(m.vals)
 	case !m.all:
 		s += ", only at " + plural(len(m.vals), "minute") + " " + joinInts(m.vals)
 	}
@@ -285,9 +306,45 @@ func (d *describer) timeOfDay() (phrase string, repeating bool) {
 	return "at " + plural(len(mins), "minute") + " " + joinInts(mins) + " of " + plural(len(hours), "hour") + " " + ranges(hours, " to "), false
 }
 
+// withSeconds adds to a description of the times of day, from timeOfDay,
+// the seconds a schedule lists: "every 10 seconds", "every minute at
+// seconds 15 and 45", "at second 30 of every hour at minute 5". A single
+// second that the times of day already show (09:00:30) adds nothing.
+func (d *describer) withSeconds(tod string, repeating bool) (string, bool) {
+	sec := d.seconds
+	if !sec.all && (len(sec.vals) == 0 || len(sec.vals) == 1 && d.clocked) {
+		return tod, repeating
+	}
+	var part string
+	step, offset, regular := 0, 0, false
+	if !sec.all {
+		step, offset, regular = regularMinutes(sec.vals)
+	}
+	switch {
+	case sec.all:
+		part = "every second"
+	case regular && offset == 0 && step < 60:
+		part = every(step, "second")
+	default:
+		part = "at " + plural(len(sec.vals), "second") + " " + joinInts(sec.vals)
+	}
+	switch {
+	case strings.HasPrefix(tod, "every minute") && strings.HasPrefix(part, "every"):
+		return part + strings.TrimPrefix(tod, "every minute"), true
+	case tod == "every minute":
+		return tod + " " + part, true
+	case len(d.times) > 0:
+		return part + " in the " + plural(len(d.times), "minute") + " " + strings.TrimPrefix(tod, "at "), true
+	case strings.HasPrefix(tod, "at "):
+		return part + " " + tod, true
+	}
+	return part + " of " + tod, true
+}
+
 // clock formats a time of day, with the start's seconds when a rule
-// without a schedule keeps them.
+// without a schedule keeps them, or the one second a schedule lists.
 func (d *describer) clock(h, m int) string {
+	d.clocked = true
 	if d.second != 0 {
 		return fmt.Sprintf("%02d:%02d:%02d", h, m, d.second)
 	}

@@ -159,6 +159,17 @@ func TestDescribe(t *testing.T) {
 		{"hourly with a schedule", `{"frequency":"hour","schedule":{"minutes":[15,45]}}`, exampleStart, "every hour at minutes 15 and 45"},
 		{"minutely schedule once a day", `{"frequency":"minute","schedule":{"minutes":[5],"hours":[9]}}`, exampleStart, "every day at 09:05 (UTC)"},
 		{"every 15 minutes every other day", `{"frequency":"day","interval":2,"schedule":{"minutes":[0,15,30,45]}}`, exampleStart, "every 15 minutes, every 2 days"},
+		// Seconds.
+		{"every 10 seconds in elapsed time", `{"frequency":"second","interval":10}`, exampleStart, "every 10 seconds"},
+		{"every second in elapsed time", `{"frequency":"second"}`, exampleStart, "every second"},
+		{"every 10 seconds on the clock", `{"frequency":"minute","schedule":{"seconds":[0,10,20,30,40,50]}}`, exampleStart, "every 10 seconds"},
+		{"every second on the clock", `{"frequency":"second","schedule":{"hours":[9]}}`, exampleStart, "every second from 09:00 to 09:59 (UTC)"},
+		{"seconds without minutes every day", `{"frequency":"day","schedule":{"seconds":[15,45]}}`, exampleStart, "every minute at seconds 15 and 45"},
+		{"one second at fixed times", `{"frequency":"day","schedule":{"seconds":[30],"minutes":[0],"hours":[9,17]}}`, exampleStart, "every day at 09:00:30 and 17:00:30 (UTC)"},
+		{"seconds at fixed times", `{"frequency":"day","schedule":{"seconds":[0,20,40],"minutes":[0],"hours":[9]}}`, exampleStart, "every 20 seconds in the minute 09:00 (UTC)"},
+		{"a second of every hour", `{"frequency":"hour","schedule":{"seconds":[30],"minutes":[5]}}`, exampleStart, "at second 30 of every hour at minute 5"},
+		{"every 7 seconds, some kept", `{"frequency":"second","interval":7,"schedule":{"seconds":[0,7,14],"minutes":[0,30]}}`, exampleStart.Truncate(time.Hour),
+			"every 7 seconds, only at seconds 0, 7 and 14 in minutes 0 and 30 (UTC)"},
 		// Weeks.
 		{"weekend on the hour", `{"frequency":"week","schedule":{"weekDays":["Sunday","Saturday"],"minutes":[0]}}`, exampleStart, "every hour on the hour on Saturday and Sunday (UTC)"},
 		{"fortnightly, Monday first", `{"frequency":"week","interval":2,"schedule":{"weekDays":["Sunday","Thursday","Monday","Tuesday"],"hours":[8],"minutes":[0]}}`, exampleStart,

@@ -12,7 +12,7 @@
 //
 // A recurrence expands as an RFC 5545 RRULE does (the expansion is built on
 // github.com/teambition/rrule-go): frequency is FREQ (Year is YEARLY),
-// interval INTERVAL, minutes BYMINUTE, hours BYHOUR, weekDays BYDAY,
+// interval INTERVAL, seconds BYSECOND, minutes BYMINUTE, hours BYHOUR, weekDays BYDAY,
 // monthDays BYMONTHDAY (negative days count from the month's end),
 // monthlyOccurrences BYDAY with an ordinal ({friday, -1} is -1FR, no
 // occurrence means every such weekday) and months BYMONTH. Fields the
@@ -23,9 +23,15 @@
 //   - minutes given and hours not, with frequency Day or coarser: every hour
 //     of the day (the schedule {"minutes":[0,15,30,45]} runs every 15
 //     minutes);
-//   - with a schedule, occurrences fall on whole minutes (seconds zero), and
-//     none is earlier than the start; without one, the start's seconds are
-//     kept;
+//   - with a schedule, occurrences fall on whole minutes (seconds zero)
+//     unless it lists seconds or has frequency Second, and none is earlier
+//     than the start; without one, the start's seconds are kept;
+//   - seconds given and minutes not, with frequency Hour or coarser: every
+//     minute (and, without hours, at Day or coarser, every hour), as
+//     minutes without hours are every hour; at frequency Second, fields not
+//     given take every value ({"frequency":"Second","interval":10,
+//     "schedule":{"hours":[9]}} runs every 10 seconds from 09:00:00 to
+//     09:59:50);
 //   - monthDays and monthlyOccurrences together select the union of both
 //     day sets;
 //   - a day that does not exist in a month (31 in April, the 5th Friday of a
@@ -40,7 +46,19 @@
 //     10 at minute 15).
 //
 // Interval is at most 1000 for Minute and Hour, 548 days, 78 weeks, 18
-// months (Azure Scheduler's limits) and 10 years (see [MaxInterval]).
+// months (Azure Scheduler's limits), 1000 for Second and 10 years (see
+// [MaxInterval]).
+//
+// # Seconds
+//
+// Frequency Second, a schedule's seconds and six-field cron specs are
+// extensions beyond Azure Scheduler, whose plans run a job at most once a
+// minute (Free: once an hour). A job collection's quota decides:
+// maxRecurrence {"frequency": "Second", "interval": 1} allows a job every
+// second, and the plans' defaults refuse a job that runs seconds apart.
+// The collection of the scheduler's Schedule method, "default", is created
+// with that quota, so Schedule takes Every(10, Second) or
+// Cron("*/10 * * * * *") as it is.
 //
 // # Time zones and daylight saving time
 //
@@ -57,9 +75,10 @@
 //     wall clock time. When it does not exist (in a spring-forward gap) it
 //     runs shifted by the gap, so 02:30 runs at 03:30; when it exists twice
 //     (fall-back) it runs once, at the first of the two instants.
-//   - A time whose hour the schedule does not fix (frequency Minute or Hour
-//     without hours; minutes without hours; hours listing all 24; a cron
-//     spec with "*" or a step in its hour field) keeps its cadence: in a
+//   - A time whose hour the schedule does not fix (frequency Second, Minute
+//     or Hour without hours; seconds or minutes without hours; hours
+//     listing all 24; a cron spec with "*" or a step in its hour field)
+//     keeps its cadence: in a
 //     spring-forward gap the times that do not exist are skipped and the
 //     cadence continues after the gap, and in a repeated hour it runs in
 //     both passes. "Every 30 minutes" ({"frequency":"Hour","schedule":
@@ -67,8 +86,9 @@
 //     elapsed time through both changes in New York, where clocks move by
 //     an hour at a whole hour.
 //
-// Minute and Hour frequencies without a schedule step in elapsed time:
-// every 15 minutes means every 15 real minutes, whatever the clocks do.
+// Second, Minute and Hour frequencies without a schedule step in elapsed
+// time: every 15 minutes means every 15 real minutes, whatever the clocks
+// do.
 // [Rule.Shifted] reports whether an occurrence runs later than its
 // schedule says because its wall time fell into such a gap, and
 // [Rule.Repeated] whether it is the second pass of a repeated time.
@@ -138,17 +158,22 @@
 // monthDays and monthlyOccurrences. A restricted field that covers every
 // day ("1-31", "0-6") selects every day.
 //
-// "@every D" is Minute (or Hour, when D is whole hours) with interval D and
-// no schedule: it steps in elapsed time from the job's start, as
-// robfig/cron steps from when the entry is added. The first run is at the
-// start, as for every recurrence without a schedule; robfig/cron's is one
-// interval later. D must be a whole number of minutes, at most 1000
-// minutes, or whole hours up to 1000 hours.
+// "@every D" is Second, Minute or Hour (the largest that divides D) with
+// interval D and no schedule: it steps in elapsed time from the job's
+// start, as robfig/cron steps from when the entry is added. The first run
+// is at the start, as for every recurrence without a schedule;
+// robfig/cron's is one interval later. D must be a whole number of
+// seconds, at most 1000 seconds, or whole minutes up to 1000 minutes, or
+// whole hours up to 1000 hours.
+//
+// A six-field spec has a seconds field first, as robfig/cron's parser
+// WithSeconds takes: "*/10 * * * * *" is Minute with seconds [0, 10, 20,
+// 30, 40, 50] and every minute; a seconds field of 0 alone is the
+// five-field spec.
 //
 // Refused, each with a [*CronError] naming the field: W (the weekday
 // nearest a day), which no set of days expresses; L alone in the day of
-// week; seconds other than 0; @every below a minute or not in whole
-// minutes; @reboot; a day of the month that occurs in none of the spec's
+// week; @every below a second or not in whole seconds; @reboot; a day of the month that occurs in none of the spec's
 // months ("0 0 30 2 *"); values out of range, backward ranges ("22-2"),
 // empty list elements and unknown names. A count or endTime given with a
 // spec keeps its meaning: count counts the spec's runs from the first.
@@ -204,8 +229,9 @@
 // rule from a point on the start's period grid close to the instant asked
 // about, and keeps the occurrences it computed for the calls that follow.
 // Once a rule is used beyond those, it expands its wall clock pattern once:
-// one period for Minute and Hour rules with a schedule and for Day and Week
-// rules, and each kind of month (by month of the year, length and first
+// one period for Second, Minute and Hour rules with a schedule and for Day
+// and Week rules (an hour of them when the schedule leaves the hour free, a
+// minute when it leaves the minute free too), and each kind of month (by month of the year, length and first
 // weekday) for Month and Year rules. Every later call, for any instant, is
 // then a search in that pattern and a conversion to the zone's time, well
 // under a microsecond. The pattern is at most a few thousand readings; a

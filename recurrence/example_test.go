@@ -71,7 +71,7 @@ func ExampleRecurrence_Validate() {
 	_ = json.Unmarshal([]byte(`{"frequency":"fortnight","schedule":{"hours":[5,25],"weekDays":["Monday","Funday"]}}`), &rec)
 	fmt.Println(rec.Validate())
 	// Output:
-	// frequency: "fortnight" is not a frequency (Minute, Hour, Day, Week, Month or Year)
+	// frequency: "fortnight" is not a frequency (Second, Minute, Hour, Day, Week, Month or Year)
 	// schedule.hours[1]: 25 is not an hour (0-23)
 	// schedule.weekDays[1]: "Funday" is not a day of the week (Monday to Sunday)
 }

@@ -11,13 +11,15 @@ import (
 	"github.com/jobclock/scheduler/internal/enum"
 )
 
-// Frequency is the unit of a recurrence: Minute, Hour, Day, Week, Month or
-// Year. Values outside that set survive unmarshalling unchanged so that
+// Frequency is the unit of a recurrence: Second, Minute, Hour, Day, Week,
+// Month or Year. Second is an extension beyond Azure Scheduler, whose plans
+// run at most once a minute (see the package documentation). Values outside that set survive unmarshalling unchanged so that
 // validation can report them; use [Frequency.Valid] to check.
 type Frequency string
 
 // The frequencies a recurrence may have, in their canonical spelling.
 const (
+	Second Frequency = "Second"
 	Minute Frequency = "Minute"
 	Hour   Frequency = "Hour"
 	Day    Frequency = "Day"
@@ -26,7 +28,7 @@ const (
 	Year   Frequency = "Year"
 )
 
-var frequencies = []Frequency{Minute, Hour, Day, Week, Month, Year}
+var frequencies = []Frequency{Second, Minute, Hour, Day, Week, Month, Year}
 
 // Valid reports whether f is one of the known frequencies in canonical
 // spelling.
@@ -129,9 +131,13 @@ func (r *Recurrence) Clone() *Recurrence {
 	return &c
 }
 
-// Schedule is the "schedule" object of a recurrence: the minutes, hours,
-// days and months at which a job runs within each period.
+// Schedule is the "schedule" object of a recurrence: the seconds, minutes,
+// hours, days and months at which a job runs within each period. Seconds
+// is an extension beyond Azure Scheduler: without it a schedule runs on
+// whole minutes (second 0), except at frequency Second, where it runs in
+// every second its other fields allow.
 type Schedule struct {
+	Seconds            []int               `json:"seconds,omitempty"`
 	Minutes            []int               `json:"minutes,omitempty"`
 	Hours              []int               `json:"hours,omitempty"`
 	WeekDays           []Weekday           `json:"weekDays,omitempty"`
@@ -147,6 +153,7 @@ func (s *Schedule) Clone() *Schedule {
 		return nil
 	}
 	return &Schedule{
+		Seconds:            slices.Clone(s.Seconds),
 		Minutes:            slices.Clone(s.Minutes),
 		Hours:              slices.Clone(s.Hours),
 		WeekDays:           slices.Clone(s.WeekDays),

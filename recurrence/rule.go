@@ -38,8 +38,8 @@ type Rule struct {
 	hasEnd bool
 	count  int
 
-	// step > 0: Minute or Hour without a schedule; occurrences are
-	// start + k*step in elapsed time.
+	// step > 0: Second, Minute or Hour without a schedule; occurrences
+	// are start + k*step in elapsed time.
 	step time.Duration
 
 	// free: the schedule does not fix the hour (see hourFree), so a
@@ -108,11 +108,7 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 	if sched != nil && sched.empty() {
 		sched = nil
 	}
-	if sched == nil && (r.Frequency == Minute || r.Frequency == Hour) {
-		unit := time.Minute
-		if r.Frequency == Hour {
-			unit = time.Hour
-		}
+	if unit := r.Frequency.fine(); sched == nil && unit > 0 {
 		rl.step = time.Duration(rl.interval) * unit
 		return rl, nil
 	}
@@ -137,7 +133,7 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 			rl.opts[i] = daily(rl.opts[i])
 		}
 	}
-	// Past this point only Minute, Hour, Month and Year rules can fail:
+	// Past this point only Second, Minute, Hour, Month and Year rules can fail:
 	// the scheduler's validation relies on it to check Day and Week rules
 	// without building them (its TestCompileErrIsCompile).
 	if err := rl.checkGrid(); err != nil {
@@ -157,6 +153,31 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 		}
 	}
 	return rl, nil
+}
+
+// fine returns the length of f when it is a frequency finer than a day
+// (Second, Minute or Hour), whose rules without a schedule step in elapsed
+// time, and 0 otherwise.
+func (f Frequency) fine() time.Duration {
+	switch f {
+	case Second:
+		return time.Second
+	case Minute:
+		return time.Minute
+	case Hour:
+		return time.Hour
+	}
+	return 0
+}
+
+// Resolution returns the unit that the rule's occurrences lie apart in
+// whole multiples of: a second when the recurrence has seconds (frequency
+// Second, or a schedule that lists seconds), else a minute.
+func (r *Rule) Resolution() time.Duration {
+	if r.freq == Second || len(r.opts) > 0 && len(r.opts[0].Bysecond) != 1 {
+		return time.Second
+	}
+	return time.Minute
 }
 
 // hourFree reports whether a recurrence that runs in the given hours
@@ -193,13 +214,8 @@ func (r *Rule) floorBeforeRepeat(start time.Time) time.Time {
 	if after >= before {
 		return r.wallStart
 	}
-	var unit time.Duration
-	switch r.freq {
-	case Minute:
-		unit = time.Minute
-	case Hour:
-		unit = time.Hour
-	default:
+	unit := r.freq.fine()
+	if unit == 0 {
 		return r.periodStart(-r.interval)
 	}
 	step := time.Duration(r.interval) * unit
@@ -232,13 +248,16 @@ func (r *Rule) unreachedMonths(s *Schedule) string {
 		r.interval, r.start.Format(time.RFC3339), list)
 }
 
-// checkGrid rejects Minute and Hour rules whose interval never lands on a
-// scheduled minute or hour (every 30 minutes from minute 10 never reaches
-// minute 15): their expansion would search forever.
+// checkGrid rejects Second, Minute and Hour rules whose interval never
+// lands on a scheduled second, minute or hour (every 30 minutes from minute
+// 10 never reaches minute 15): their expansion would search forever.
 func (r *Rule) checkGrid() error {
 	o := r.opts[0]
 	var cycle, phase int64
 	switch r.freq {
+	case Second:
+		cycle = 86400
+		phase = int64(r.wallStart.Hour()*3600 + r.wallStart.Minute()*60 + r.wallStart.Second())
 	case Minute:
 		cycle = 1440
 		phase = int64(r.wallStart.Hour()*60 + r.wallStart.Minute())
@@ -249,20 +268,23 @@ func (r *Rule) checkGrid() error {
 		return nil
 	}
 	g := gcd(r.interval, cycle)
+	in := func(list []int, v int) bool { return len(list) == 0 || slices.Contains(list, v) }
 	for x := phase % g; x < cycle; x += g {
-		if r.freq == Hour {
-			if len(o.Byhour) == 0 || slices.Contains(o.Byhour, int(x)) {
-				return nil
-			}
-			continue
+		var ok bool
+		switch r.freq {
+		case Hour:
+			ok = in(o.Byhour, int(x))
+		case Minute:
+			ok = in(o.Byhour, int(x/60)) && in(o.Byminute, int(x%60))
+		default: // Second
+			ok = in(o.Byhour, int(x/3600)) && in(o.Byminute, int(x/60%60)) && in(o.Bysecond, int(x%60))
 		}
-		h, m := int(x/60), int(x%60)
-		if (len(o.Byhour) == 0 || slices.Contains(o.Byhour, h)) && (len(o.Byminute) == 0 || slices.Contains(o.Byminute, m)) {
+		if ok {
 			return nil
 		}
 	}
 	return &FieldError{Path: "schedule", Reason: fmt.Sprintf("never matches: every %d %ss counted from the start %s never lands on a scheduled %s",
-		r.interval, strings.ToLower(string(r.freq)), r.start.Format(time.RFC3339), map[Frequency]string{Minute: "hour and minute", Hour: "hour"}[r.freq])}
+		r.interval, strings.ToLower(string(r.freq)), r.start.Format(time.RFC3339), map[Frequency]string{Second: "hour, minute and second", Minute: "hour and minute", Hour: "hour"}[r.freq])}
 }
 
 func gcd(a, b int64) int64 {
@@ -275,11 +297,12 @@ func gcd(a, b int64) int64 {
 // empty reports whether s has no entries at all (then it is treated as
 // absent).
 func (s *Schedule) empty() bool {
-	return len(s.Minutes) == 0 && len(s.Hours) == 0 && len(s.WeekDays) == 0 &&
+	return len(s.Seconds) == 0 && len(s.Minutes) == 0 && len(s.Hours) == 0 && len(s.WeekDays) == 0 &&
 		len(s.MonthDays) == 0 && len(s.MonthlyOccurrences) == 0 && len(s.Months) == 0
 }
 
 var rruleFreq = map[Frequency]rrule.Frequency{
+	Second: rrule.SECONDLY,
 	Minute: rrule.MINUTELY,
 	Hour:   rrule.HOURLY,
 	Day:    rrule.DAILY,
@@ -299,7 +322,7 @@ var rruleDay = map[Weekday]rrule.Weekday{
 // DTSTART keeps the same defaults.
 func buildOptions(f Frequency, interval int, s *Schedule, ws time.Time) []rrule.ROption {
 	base := rrule.ROption{Freq: rruleFreq[f], Interval: interval, Wkst: rrule.MO}
-	coarse := f != Minute && f != Hour // Day or coarser
+	coarse := f.fine() == 0 // Day or coarser
 	if s == nil {
 		base.Bysecond = []int{ws.Second()}
 		base.Byminute = []int{ws.Minute()}
@@ -316,17 +339,31 @@ func buildOptions(f Frequency, interval int, s *Schedule, ws time.Time) []rrule.
 		return []rrule.ROption{base}
 	}
 
-	base.Bysecond = []int{0}
+	// A field finer than the frequency that the schedule leaves out takes
+	// every value (at frequency Second the seconds, at Second and Minute
+	// the minutes), except the seconds, which are 0 below frequency Second
+	// unless listed; seconds without minutes run in every minute, as
+	// minutes without hours run in every hour.
+	switch {
+	case len(s.Seconds) > 0:
+		base.Bysecond = slices.Clone(s.Seconds)
+	case f != Second:
+		base.Bysecond = []int{0}
+	}
 	switch {
 	case len(s.Minutes) > 0:
 		base.Byminute = slices.Clone(s.Minutes)
-	case f != Minute:
+	case f == Minute || f == Second:
+	case len(s.Seconds) > 0:
+		// Given, not left to rrule-go, which would take DTSTART's.
+		base.Byminute = seq(0, 60)
+	default:
 		base.Byminute = []int{ws.Minute()}
 	}
 	switch {
 	case len(s.Hours) > 0:
 		base.Byhour = slices.Clone(s.Hours)
-	case coarse && len(s.Minutes) > 0:
+	case coarse && (len(s.Minutes) > 0 || len(s.Seconds) > 0):
 		base.Byhour = make([]int, 24)
 		for h := range base.Byhour {
 			base.Byhour[h] = h
@@ -679,10 +716,9 @@ func (r *Rule) anchor(ws time.Time) time.Time {
 func (r *Rule) periodIndex(w time.Time) int64 {
 	s := r.wallStart
 	switch r.freq {
-	case Minute:
-		return int64(w.Sub(s.Truncate(time.Minute)) / time.Minute)
-	case Hour:
-		return int64(w.Sub(s.Truncate(time.Hour)) / time.Hour)
+	case Second, Minute, Hour:
+		u := r.freq.fine()
+		return int64(w.Sub(s.Truncate(u)) / u)
 	case Day:
 		return civilDay(w) - civilDay(s)
 	case Week:
@@ -698,10 +734,9 @@ func (r *Rule) periodIndex(w time.Time) int64 {
 func (r *Rule) periodStart(q int64) time.Time {
 	s := r.wallStart
 	switch r.freq {
-	case Minute:
-		return s.Truncate(time.Minute).Add(time.Duration(q) * time.Minute)
-	case Hour:
-		return s.Truncate(time.Hour).Add(time.Duration(q) * time.Hour)
+	case Second, Minute, Hour:
+		u := r.freq.fine()
+		return s.Truncate(u).Add(time.Duration(q) * u)
 	case Day:
 		return time.Unix((civilDay(s)+q)*86400, 0).UTC()
 	case Week:

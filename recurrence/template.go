@@ -33,9 +33,9 @@ type template struct {
 // noTemplate marks a rule whose pattern is not a template's.
 var noTemplate = &template{}
 
-// buildTemplate returns the template of the rule, or noTemplate. Minute
-// and Hour rules with a schedule, and Day and Week rules, choose readings
-// by the time of day and the weekday alone: periods of the frequency
+// buildTemplate returns the template of the rule, or noTemplate. Second,
+// Minute and Hour rules with a schedule, and Day and Week rules, choose
+// readings by the time of day and the weekday alone: periods of the frequency
 // selected by the interval hold the same readings at the same offsets once
 // the period is long enough to hold a whole number of days (of weeks when
 // weekdays are selected), so one such period, expanded by rrule-go, answers
@@ -61,6 +61,8 @@ func (r *Rule) buildTemplate() *template {
 	ws := r.wallStart.Unix()
 	var unit, origin int64
 	switch r.freq {
+	case Second:
+		unit = 1
 	case Minute:
 		unit = 60
 	case Hour:
@@ -76,9 +78,21 @@ func (r *Rule) buildTemplate() *template {
 	if r.freq != Week {
 		origin = floorDiv(ws, unit) * unit
 	}
-	cycle := int64(day)
-	if len(o.Byweekday) > 0 {
+	// The pattern of readings within a day repeats every hour when the
+	// hour is not chosen, every minute when the minute is not either, and
+	// every second when nothing is.
+	var cycle int64
+	switch {
+	case len(o.Byweekday) > 0:
 		cycle = week
+	case len(o.Byhour) > 0:
+		cycle = day
+	case len(o.Byminute) > 0:
+		cycle = 3600
+	case len(o.Bysecond) > 0:
+		cycle = 60
+	default:
+		cycle = 1
 	}
 	step := r.interval * unit
 	period := step / gcd(step, cycle) * cycle

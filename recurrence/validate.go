@@ -10,11 +10,12 @@ import (
 
 // MaxInterval returns the largest interval frequency f accepts, or 0 for an
 // unknown frequency. Minute, Hour, Day, Week and Month follow Azure
-// Scheduler (1000, 1000, 548 days, 78 weeks, 18 months); Year, which Azure
-// Scheduler lists but never bounded, is capped at 10.
+// Scheduler (1000, 1000, 548 days, 78 weeks, 18 months); Second, an
+// extension, takes 1000 as Minute and Hour do; Year, which Azure Scheduler
+// lists but never bounded, is capped at 10.
 func MaxInterval(f Frequency) int {
 	switch f {
-	case Minute, Hour:
+	case Second, Minute, Hour:
 		return 1000
 	case Day:
 		return 548
@@ -82,9 +83,9 @@ func (r *Recurrence) check(cron bool) []error {
 	switch {
 	case r.Frequency == "" && cron:
 	case r.Frequency == "":
-		add("frequency", "", "is required (Minute, Hour, Day, Week, Month or Year)")
+		add("frequency", "", "is required (Second, Minute, Hour, Day, Week, Month or Year)")
 	case !r.Frequency.Valid():
-		add("frequency", jsonText(string(r.Frequency)), "is not a frequency (Minute, Hour, Day, Week, Month or Year)")
+		add("frequency", jsonText(string(r.Frequency)), "is not a frequency (Second, Minute, Hour, Day, Week, Month or Year)")
 	}
 	if r.Interval < 0 {
 		add("interval", strconv.Itoa(r.Interval), "must be at least 1")
@@ -118,6 +119,7 @@ func (r *Recurrence) check(cron bool) []error {
 				seen[bit/64] |= 1 << (bit % 64)
 			}
 		}
+		ints("seconds", s.Seconds, func(v int) bool { return v >= 0 && v <= 59 }, "is not a second (0-59)")
 		ints("minutes", s.Minutes, func(v int) bool { return v >= 0 && v <= 59 }, "is not a minute (0-59)")
 		ints("hours", s.Hours, func(v int) bool { return v >= 0 && v <= 23 }, "is not an hour (0-23)")
 		ints("monthDays", s.MonthDays, func(v int) bool { return v >= 1 && v <= 31 || v >= -31 && v <= -1 },

@@ -144,6 +144,10 @@ func TestNext(t *testing.T) {
   }
 }
 `},
+		{name: "cron with seconds", args: []string{"-n", "3", "-from", "2026-01-03T10:00:05Z", "*/20 * * * * *"},
+			stdout: "2026-01-03T10:00:20Z\n2026-01-03T10:00:40Z\n2026-01-03T10:01:00Z\n", stderr: "schedule: every 20 seconds\n"},
+		{name: "cron every 10 seconds", args: []string{"-n", "2", "-from", "2026-01-03T10:00:05Z", "@every 10s"},
+			stdout: "2026-01-03T10:00:05Z\n2026-01-03T10:00:15Z\n", stderr: "schedule: every 10 seconds\n"},
 		{name: "cron without -cron", args: []string{"-n", "2", "-from", "2026-01-03T10:00Z", "0 9 * * 1-5"},
 			stdout: "2026-01-05T09:00:00Z\n2026-01-06T09:00:00Z\n", stderr: "schedule: every week on Monday to Friday at 09:00 (UTC)\n"},
 		{name: "cron descriptor without -cron", args: []string{"-q", "-n", "1", "-from", "2026-01-03T10:00Z", "@daily"},
