@@ -4,9 +4,11 @@
 //
 //	cd bench && go test -run '^$' -bench . -benchtime 1x ./engine
 //
-// Every job is a one-shot job at a given instant: Azure Scheduler has no
-// seconds frequency, so dense load is made of many one-shot jobs (robfig
-// gets an equivalent custom Schedule, gocron a OneTimeJob). Registration's
+// Every job is a one-shot job at a given instant, so that dense load is
+// the same work for every engine (robfig gets an equivalent custom
+// Schedule, gocron a OneTimeJob), except in BenchmarkEverySecond1k: 1,000
+// jobs every second for 10 seconds, jobclock's at frequency Second (which
+// its collection's quota allows), robfig/cron's "@every 1s". Registration's
 // garbage is collected before each engine starts, so that the burst and
 // steady loads measure the engine, not the collection of what registering
 // left. The burst and steady loads also run "jobclock-otel": jobclock

@@ -26,6 +26,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/telemetry"
 )
@@ -434,23 +435,29 @@ func BenchmarkSteady10kPerSecond(b *testing.B) {
 				rec.wait(t0.Add(seconds*time.Second + 10*time.Second))
 				cpu := cpuTime() - cpu0
 				eng.stop()
-				rec.mu.Lock()
-				late := slices.Clone(rec.late)
-				rec.mu.Unlock()
-				slices.Sort(late)
-				pct := func(p float64) float64 {
-					if len(late) == 0 {
-						return 0
-					}
-					return float64(late[int(p*float64(len(late)-1))].Microseconds()) / 1000
-				}
-				b.ReportMetric(pct(0.50), "p50-ms")
-				b.ReportMetric(pct(0.99), "p99-ms")
-				b.ReportMetric(float64(cpu.Microseconds())/float64(max(len(late), 1)), "cpu-us/occ")
-				b.ReportMetric(float64(n-len(late)), "lost")
+				reportLateness(b, rec, n, cpu)
 			}
 		})
 	}
+}
+
+// reportLateness reports the lateness p50-ms and p99-ms of what rec
+// recorded, cpu-us/occ for cpu, and how many of n occurrences were lost.
+func reportLateness(b *testing.B, rec *recorder, n int, cpu time.Duration) {
+	rec.mu.Lock()
+	late := slices.Clone(rec.late)
+	rec.mu.Unlock()
+	slices.Sort(late)
+	pct := func(p float64) float64 {
+		if len(late) == 0 {
+			return 0
+		}
+		return float64(late[int(p*float64(len(late)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(max(len(late), 1)), "cpu-us/occ")
+	b.ReportMetric(float64(n-min(len(late), n)), "lost")
 }
 
 func BenchmarkOpsAt1M(b *testing.B) {
@@ -506,4 +513,71 @@ func BenchmarkOpsAt1M(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkEverySecond1k runs 1,000 jobs every second for 10 seconds
+// (10,000 occurrences) from a memory store: jobclock with frequency Second
+// in a collection whose quota allows it, robfig/cron with "@every 1s".
+// Metrics: lateness p50-ms and p99-ms, cpu-us/occ over the 10 seconds,
+// lost occurrences.
+func BenchmarkEverySecond1k(b *testing.B) {
+	const jobs, seconds = 1000, 10
+	const n = jobs * seconds
+	for _, name := range []string{"jobclock", "robfig"} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				rec := newRecorder(n, true)
+				t0 := time.Now().Add(3 * time.Second).Truncate(time.Second)
+				var stop func()
+				switch name {
+				case "jobclock":
+					stop = everySecondJobclock(b, rec.fire, jobs, seconds, t0)
+				case "robfig":
+					stop = everySecondRobfig(b, rec.fire, jobs, t0)
+				}
+				runtime.GC()
+				time.Sleep(time.Until(t0))
+				cpu0 := cpuTime()
+				rec.wait(t0.Add(seconds*time.Second + 5*time.Second))
+				cpu := cpuTime() - cpu0
+				stop()
+				reportLateness(b, rec, n, cpu)
+			}
+		})
+	}
+}
+
+// everySecondJobclock starts a jobclock scheduler whose jobs run every
+// second from t0, count times each, and returns what stops it.
+func everySecondJobclock(b *testing.B, fire fireFunc, jobs, count int, t0 time.Time) (stop func()) {
+	e := newJobclock(fire, jobs).(*jobclock)
+	quota := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: jobs,
+		MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}}
+	if _, err := e.s.PutCollection(e.ctx, "bench", quota, nil); err != nil {
+		b.Fatal(err)
+	}
+	for i := range jobs {
+		def := &scheduler.Job{StartTime: &t0, Action: action.Action{Type: noop, Custom: json.RawMessage(`{}`)},
+			Recurrence: &recurrence.Recurrence{Frequency: recurrence.Second, Count: count}}
+		if _, err := e.s.PutJob(e.ctx, "bench", jobName(i), def, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	e.start()
+	return e.stop
+}
+
+// everySecondRobfig starts robfig/cron with jobs entries "@every 1s"
+// shortly before t0 (it runs them on whole seconds), and returns what
+// stops it. A job's due instant is the whole second it started in.
+func everySecondRobfig(b *testing.B, fire fireFunc, jobs int, t0 time.Time) (stop func()) {
+	c := cron.New(cron.WithSeconds())
+	time.Sleep(time.Until(t0.Add(-500 * time.Millisecond)))
+	for range jobs {
+		if _, err := c.AddFunc("@every 1s", func() { fire(time.Now().Truncate(time.Second)) }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.Start()
+	return func() { <-c.Stop().Done() }
 }
