@@ -81,7 +81,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			}
 			exp := m.take(r, t)
 			if m.merges(sc, now) {
-				hist = m.passOver(r, t, now, now, hist, true, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed RunOnce)")
+				hist = m.passOver(r, t, now, now, hist, true, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed "+string(m.policy.Missed)+")")
 			}
 			sc.Occurrences++
 			o := m.occ
