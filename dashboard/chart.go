@@ -123,8 +123,10 @@ func buildChart(title string, from time.Time, step time.Duration, n int, counts 
 			OccY: round1(y(b.Occurrences)), OccH: round1(plotH * float64(b.Occurrences) / float64(top)),
 			FailY: round1(y(b.Failed)), FailH: round1(plotH * float64(b.Failed) / float64(top)),
 			Faulted: b.Faulted > 0,
-			Title: fmt.Sprintf("%s–%s UTC: %d occurrences, %d attempts, %d failed, %d faulted, %d postponed, %d skipped entries, %d error actions",
-				start.Format(layout), start.Add(step).Format(layout), b.Occurrences, b.Attempts, b.Failed, b.Faulted, b.Postponed, b.Skipped, b.ErrorActions),
+			Title: fmt.Sprintf("%s–%s UTC: %d %s, %d %s, %d failed, %d %s, %d postponed, %d %s, %d %s",
+				start.Format(layout), start.Add(step).Format(layout), b.Occurrences, plural(b.Occurrences, "occurrence", "occurrences"),
+				b.Attempts, plural(b.Attempts, "attempt", "attempts"), b.Failed, b.Faulted, plural(b.Faulted, "faulted occurrence", "faulted occurrences"),
+				b.Postponed, b.Skipped, plural(b.Skipped, "skipped entry", "skipped entries"), b.ErrorActions, plural(b.ErrorActions, "error action attempt", "error action attempts")),
 		}
 		if bar.Faulted {
 			bar.MarkX, bar.MarkY = round1(bar.FailX+barW/2), round1(bar.FailY-4)

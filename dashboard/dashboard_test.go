@@ -491,7 +491,7 @@ func TestAuthentication(t *testing.T) {
 	// It sees sub-a and nothing of sub-b, on every page.
 	p = e.get("/")
 	wantStatus(t, "limited overview", p, http.StatusOK)
-	wantIn(t, "limited overview", p, "sub-a/rg/mine", "token#2", "1 occurrences")
+	wantIn(t, "limited overview", p, "sub-a/rg/mine", "token#2", "1 occurrence,")
 	wantNotIn(t, "limited overview", p, "sub-b", "theirs", "secretjob", "unscoped", "broken on purpose", "due, not started", "1 failed")
 	wantStatus(t, "their collection", e.get(collPath("sub-b/rg/theirs")), http.StatusNotFound)
 	wantStatus(t, "their job", e.get(jobPath("sub-b/rg/theirs", "secretjob")), http.StatusNotFound)
@@ -572,4 +572,35 @@ func TestPausedJobAndHealth(t *testing.T) {
 	wantNotIn(t, "collection", p, `badge health-OK`)
 	p = e.get(jobPath("c", "failing") + "?status=Skipped")
 	wantStatus(t, "history filtered to Skipped", p, http.StatusOK)
+}
+
+// TestWording checks that counts agree with their nouns and that "faulted"
+// always says whether it counts jobs or occurrences.
+func TestWording(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/one", nil)
+	e.job("sub/rg/one", "broken", "/fail", "")
+	e.waitHistory("sub/rg/one", "broken", 1)
+
+	p := e.get("/")
+	wantIn(t, "overview", p, `<span class="num">1</span> job</div>`, `<span class="num">1</span> Faulted job</div>`,
+		`<span class="num">0</span> Enabled jobs</div>`,
+		"1 occurrence, 1 attempt,", "1 faulted occurrence</span>", // the charts count occurrences
+		">Faulted jobs</a></th>", "Quota: most frequent</th>") // the collections table counts jobs
+	wantNotIn(t, "overview", p, "1 jobs", "1 occurrences", "1 attempts", "1 faulted<", ">Faulted</a>", "Most frequent</th>")
+
+	p = e.get(collPath("sub/rg/one"))
+	wantIn(t, "collection", p, "<dt>Quota: most frequent</dt>", `<th scope="col" class="wide">Faulted occurrences</th>`)
+	wantNotIn(t, "collection", p, ">Faulted</th>", "<dt>Most frequent</dt>")
+
+	p = e.get(jobPath("sub/rg/one", "broken"))
+	wantIn(t, "job", p, "<dt>Faulted occurrences</dt><dd>1</dd>", ">Faulted occurrences</a>")
+	wantNotIn(t, "job", p, "<dt>Faulted</dt>", ">Faulted</a>")
+
+	// One occurrence is one time, one problem one problem.
+	tok := e.token("/try")
+	p = e.post("/try", url.Values{"csrf": {tok}, "definition": {`{"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}`}})
+	wantIn(t, "try, once", p, "It runs 1 time in all.")
+	p = e.post("/try", url.Values{"csrf": {tok}, "definition": {`{"action": {"type": "Http", "request": {"uri": "ftp://x", "method": "GET"}}}`}})
+	wantIn(t, "try, one problem", p, "<h2>1 problem</h2>")
 }

@@ -57,7 +57,7 @@ type collectionRow struct {
 	Faulted       int
 }
 
-var collectionColumns = []sortKey{{"name", "Collection"}, {"plan", "Plan"}, {"state", "State"}, {"jobs", "Jobs / quota"}, {"faulted", "Faulted"}}
+var collectionColumns = []sortKey{{"name", "Collection"}, {"plan", "Plan"}, {"state", "State"}, {"jobs", "Jobs / quota"}, {"faulted", "Faulted jobs"}}
 
 func (h *handler) overview(r *http.Request, v *viewer) (string, any, error) {
 	ctx := r.Context()
@@ -563,6 +563,9 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		} else {
 			fq.Set("status", f)
 		}
+		if f == "Faulted" {
+			label = "Faulted occurrences"
+		}
 		p.Filters = append(p.Filters, filterLink{Label: label, URL: link(fq), Active: f == filter})
 	}
 	for i, e := range hist {
@@ -813,7 +816,7 @@ func (h *handler) tryPost(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		}
 		p.Upcoming = newUpcoming(p.Zone, occurrenceRows(t, first, limit, loc))
 		if n := len(p.Upcoming.Rows); n < p.N {
-			p.Note = fmt.Sprintf("It runs %d times in all.", n)
+			p.Note = fmt.Sprintf("It runs %d %s in all.", n, plural(n, "time", "times"))
 		}
 	}
 	h.render(w, r, status, "try", v, p)

@@ -14,12 +14,25 @@ import (
 // parsed with layout.html.
 var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error"}
 
+// funcs are the functions templates call.
+var funcs = template.FuncMap{"plural": plural}
+
+// plural returns one or many, the word for n things: "job" for 1,
+// "jobs" for 0 or 2. Pages write a count as {{.N}} {{plural .N "job" "jobs"}},
+// and Go code as itoa(n)+" "+plural(n, ...).
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // parseTemplates parses every page with the layout. The templates are
 // embedded, so a parse error is a bug: it panics.
 func parseTemplates() map[string]*template.Template {
 	out := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
-		out[name] = template.Must(template.New(name).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
+		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return out
 }
