@@ -459,6 +459,10 @@ func TestAuthentication(t *testing.T) {
 	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui/login?next=") {
 		t.Errorf("signed out: GET / = %d to %q", p.status, loc)
 	}
+	// The sign-in page offers neither the navigation nor live refresh.
+	p = e.get("/login")
+	wantIn(t, "sign-in page", p, `id="token"`, `data-refresh="0"`)
+	wantNotIn(t, "sign-in page", p, `aria-label="Main"`, "Try a definition", `id="live-toggle"`)
 	tok := e.token("/login")
 	p = e.post(jobPath("sub-a/rg/mine", "ok")+"/run", url.Values{"csrf": {tok}})
 	wantStatus(t, "signed out: run", p, http.StatusUnauthorized)
@@ -491,7 +495,7 @@ func TestAuthentication(t *testing.T) {
 	// It sees sub-a and nothing of sub-b, on every page.
 	p = e.get("/")
 	wantStatus(t, "limited overview", p, http.StatusOK)
-	wantIn(t, "limited overview", p, "sub-a/rg/mine", "token#2", "1 occurrence,")
+	wantIn(t, "limited overview", p, "sub-a/rg/mine", "token#2", "1 occurrence,", `aria-label="Main"`, `id="live-toggle"`)
 	wantNotIn(t, "limited overview", p, "sub-b", "theirs", "secretjob", "unscoped", "broken on purpose", "due, not started", "1 failed")
 	wantStatus(t, "their collection", e.get(collPath("sub-b/rg/theirs")), http.StatusNotFound)
 	wantStatus(t, "their job", e.get(jobPath("sub-b/rg/theirs", "secretjob")), http.StatusNotFound)

@@ -101,7 +101,8 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		AuthOn: v.authOn, User: v.name(), Token: v.Token(),
 		Flash: flashes[r.URL.Query().Get("flash")], Now: at(time.Now(), nil), Page: data,
 	}
-	if h.opts.Refresh > 0 {
+	// The sign-in page has nothing live, and nowhere to go before it.
+	if h.opts.Refresh > 0 && name != "login" {
 		l.Refresh = int(h.opts.Refresh / time.Millisecond)
 	}
 	var b bytes.Buffer

@@ -588,6 +588,9 @@ func TestBrowserSignIn(t *testing.T) {
 	if s := b.text("h1"); s != "Sign in" {
 		t.Fatalf("h1 = %q, want the sign-in page", s)
 	}
+	if n := eval[int](b, `document.querySelectorAll("header nav, #live-toggle").length`); n != 0 {
+		t.Errorf("the sign-in page shows %d of the navigation and the Live toggle, want none", n)
+	}
 	b.do("wrong token", chromedp.SendKeys(chromedp.ID("token"), "not-a-real-token-0123456789"))
 	b.clickAndLoad("submit", `form.login button[type="submit"]`)
 	if s := b.text("#login-error"); s != "That token is not valid." {
@@ -597,6 +600,9 @@ func TestBrowserSignIn(t *testing.T) {
 	b.clickAndLoad("submit", `form.login button[type="submit"]`)
 	if s := b.text("h1"); s != "Overview" {
 		t.Fatalf("after signing in: h1 = %q", s)
+	}
+	if !eval[bool](b, `!!document.querySelector("header nav") && !document.querySelector("label.live").hidden`) {
+		t.Error("after signing in: no navigation or no Live toggle")
 	}
 	body := b.text("main")
 	if !strings.Contains(body, "contoso/prod/billing") || strings.Contains(body, "fabrikam") {
