@@ -608,3 +608,21 @@ func TestWording(t *testing.T) {
 	p = e.post("/try", url.Values{"csrf": {tok}, "definition": {`{"action": {"type": "Http", "request": {"uri": "ftp://x", "method": "GET"}}}`}})
 	wantIn(t, "try, one problem", p, "<h2>1 problem</h2>")
 }
+
+// TestEmptyOverview checks that an overview without collections says how
+// to make one: for a token limited to some subscriptions, in one of them.
+func TestEmptyOverview(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	p := e.get("/")
+	wantIn(t, "no collections", p, "No collections.", `<pre class="hint">PUT /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{name}?api-version=2016-03-01`,
+		"jobclock run -db", "Scheduler.Schedule", "<code>default</code>")
+
+	e = newEnv(t, envOptions{auth: true})
+	e.collection("sub-b/rg/theirs", nil)
+	e.collection("unscoped", nil)
+	e.signIn(limitedToken)
+	p = e.get("/")
+	wantIn(t, "none for the token", p, "No collections that your token may see.", "with your token",
+		"PUT /subscriptions/sub-a/resourceGroups/", "show only to tokens for every subscription")
+	wantNotIn(t, "none for the token", p, "theirs", "unscoped", "Scheduler.Schedule")
+}

@@ -38,6 +38,10 @@ type overviewPage struct {
 	Columns     []sortLink
 	Faulted     []historyRow
 	NoneVisible bool
+	// SeesAll says the viewer sees every collection; ExampleSub is the
+	// subscription the hint to create a collection names.
+	SeesAll    bool
+	ExampleSub string
 }
 
 type stateCount struct {
@@ -76,7 +80,10 @@ func (h *handler) overview(r *http.Request, v *viewer) (string, any, error) {
 		}
 		byColl[c.Collection][c.State] += c.Jobs
 	}
-	p := &overviewPage{NoneVisible: len(colls) == 0}
+	p := &overviewPage{NoneVisible: len(colls) == 0, SeesAll: v.seesAll(), ExampleSub: "{subscriptionId}"}
+	if pr := v.principal; pr != nil && len(pr.Subscriptions) > 0 {
+		p.ExampleSub = pr.Subscriptions[0]
+	}
 	total := map[scheduler.JobState]int{}
 	for _, c := range colls {
 		n := byColl[c.Name]
