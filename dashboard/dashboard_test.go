@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/httpapi"
 )
 
 func TestOverview(t *testing.T) {
@@ -625,4 +627,31 @@ func TestEmptyOverview(t *testing.T) {
 	wantIn(t, "none for the token", p, "No collections that your token may see.", "with your token",
 		"PUT /subscriptions/sub-a/resourceGroups/", "show only to tokens for every subscription")
 	wantNotIn(t, "none for the token", p, "theirs", "unscoped", "Scheduler.Schedule")
+}
+
+// TestCollectionOverREST checks that a collection's page gives its REST
+// path, or says why the REST API does not serve it.
+func TestCollectionOverREST(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub1/rg1/jc1", nil)
+	e.collection(scheduler.DefaultCollection, nil)
+	e.collection("Sub2/rg/jc", nil)
+	wantIn(t, "scoped", e.get(collPath("sub1/rg1/jc1")), `<code id="rest-path">/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1</code>`)
+	p := e.get(collPath(scheduler.DefaultCollection))
+	wantIn(t, "default", p, `id="no-rest"`, "The REST API does not serve this collection", "{subscriptionId}/{resourceGroupName}/{name}")
+	wantNotIn(t, "default", p, `id="rest-path"`)
+	wantIn(t, "capitals", e.get(collPath("Sub2/rg/jc")), `id="no-rest"`, "subscription IDs in lower case")
+
+	// The REST API agrees.
+	api := httpapi.New(e.s, nil)
+	for path, want := range map[string]int{
+		"/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1": http.StatusOK,
+		"/subscriptions/Sub2/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc":   http.StatusNotFound,
+	} {
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, httptest.NewRequest("GET", path+"?api-version=2016-03-01", nil))
+		if w.Code != want {
+			t.Errorf("GET %s = %d, want %d", path, w.Code, want)
+		}
+	}
 }

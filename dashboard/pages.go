@@ -192,6 +192,24 @@ type collectionPage struct {
 	Pager         pager
 	PageSizes     []filterLink
 	SortedPage    bool // sorted by something else than the name
+	// REST is the collection's path in the REST API; NoREST says why
+	// the REST API does not serve it, when it does not.
+	REST, NoREST string
+}
+
+// restPath returns the path of a collection in the REST API, which serves
+// the collections named {subscriptionId}/{resourceGroupName}/{name} with
+// the subscription in lower case, or why it is not served.
+func restPath(name string) (path, why string) {
+	parts := strings.Split(name, "/")
+	switch {
+	case len(parts) != scheduler.MaxScopeSegments+1:
+		return "", "The REST API does not serve this collection: it serves only collections named {subscriptionId}/{resourceGroupName}/{name}, " +
+			"and this one, made from Go or by jobclock run (Schedule's collection is named default), has no subscription and resource group in its name. Manage it from Go or here."
+	case parts[0] != strings.ToLower(parts[0]):
+		return "", "The REST API does not serve this collection: it reads subscription IDs in lower case, and this name, made from Go, has capitals in its subscription. Manage it from Go or here."
+	}
+	return "/subscriptions/" + parts[0] + "/resourceGroups/" + parts[1] + "/providers/Microsoft.Scheduler/jobCollections/" + parts[2], ""
 }
 
 type filterLink struct {
@@ -291,6 +309,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 		Location: col.Definition.Location, Jobs: all, Max: col.Definition.MaxJobCount(),
 		MaxRecurrence: atMost(col.Definition.MaxRecurrence()),
 	}
+	p.REST, p.NoREST = restPath(name)
 	for k, val := range col.Definition.Tags {
 		p.Tags = append(p.Tags, k+": "+val)
 	}
