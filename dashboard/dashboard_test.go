@@ -184,6 +184,14 @@ func TestJobPage(t *testing.T) {
 		t.Errorf("status=Completed shows entries:\n%s", p.body)
 	}
 	wantIn(t, "filter Faulted", e.get(jobPath("c", "flaky")+"?status=Faulted"), "broken on purpose")
+
+	// A long message shows whole, folded under its first line, escaped.
+	e.job("c", "long", "/long", "")
+	e.waitHistory("c", "long", 1)
+	p = e.get(jobPath("c", "long"))
+	wantIn(t, "long message", p, "<summary>Failed: 500 Internal Server Error from host", "lines)</span></summary>",
+		"\nBody: a line of the body, one of forty, 40 bytes\na line of the body", "&lt;b&gt;the last line &amp; END-OF-BODY&lt;/b&gt;")
+	wantNotIn(t, "long message", p, "\r", "(truncated)")
 	wantStatus(t, "bad filter", e.get(jobPath("c", "flaky")+"?status=Done"), http.StatusBadRequest)
 	wantStatus(t, "missing job", e.get(jobPath("c", "nope")), http.StatusNotFound)
 	wantStatus(t, "missing collection", e.get(jobPath("nope", "flaky")), http.StatusNotFound)

@@ -36,8 +36,12 @@ type digest struct {
 	To string `json:"to"`
 }
 
+// longBody is what /long answers: 40 lines, CRLF-separated, under the
+// 2,048 bytes a history message keeps of a body, the last one marked.
+var longBody = strings.Repeat("a line of the body, one of forty, 40 bytes\r\n", 39) + "<b>the last line & END-OF-BODY</b>"
+
 // env is a started Scheduler over a memory store, a receiver its jobs
-// call (/fail answers 500, /html answers markup, anything else 200), and
+// call (/fail answers 500, /long a long body, /html answers markup, anything else 200), and
 // the dashboard served on a test server.
 type env struct {
 	t      *testing.T
@@ -66,6 +70,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/fail"):
 			http.Error(w, "broken on purpose\nsecond line of the body", http.StatusInternalServerError)
+		case strings.HasPrefix(r.URL.Path, "/long"):
+			http.Error(w, longBody, http.StatusInternalServerError)
 		case strings.HasPrefix(r.URL.Path, "/html"):
 			http.Error(w, `<script>alert("body")</script><img src=x onerror=alert(2)>`, http.StatusBadGateway)
 		default:

@@ -499,10 +499,21 @@ type historyRow struct {
 	Retry                   int
 	Occurrence              int
 	Faulted                 bool
-	Summary                 string
-	Message                 string
-	Long                    bool
+	// Message is the whole message, its line breaks as "\n". Long says
+	// it is shown folded: Summary, its first line, says how many Lines
+	// open from it.
+	Message string
+	Long    bool
+	Summary string
+	Lines   int
 }
+
+// Messages of at most shortLines lines and shortBytes bytes are shown
+// whole; longer ones folded under their first line.
+const (
+	shortLines = 3
+	shortBytes = 300
+)
 
 // historyFilters are the choices of the history table's filter; Faulted
 // is a flag rather than a status.
@@ -664,9 +675,16 @@ func (h *handler) historyRow(e scheduler.HistoryEntry, loc *time.Location, withJ
 	row := historyRow{
 		End: at(e.EndTime, loc), Expected: at(e.ExpectedExecutionTime, loc),
 		Action: string(e.ActionName), Status: string(e.Status), Retry: e.RetryCount, Occurrence: e.RepeatCount,
-		Faulted: e.Faulted, Summary: firstLine(e.Message, 120), Message: e.Message,
+		Faulted: e.Faulted,
 	}
-	row.Long = row.Summary != strings.TrimSpace(e.Message)
+	// Messages stored by other versions or imported from Azure may break
+	// lines with CRLF or CR.
+	row.Message = strings.TrimSpace(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(e.Message))
+	row.Lines = strings.Count(row.Message, "\n") + 1
+	row.Long = row.Lines > shortLines || len(row.Message) > shortBytes
+	if row.Long {
+		row.Summary = firstLine(row.Message, 120)
+	}
 	if d := e.EndTime.Sub(e.StartTime); d >= 0 && !e.StartTime.IsZero() && e.Status != scheduler.StatusPostponed {
 		row.Duration = d.Round(time.Millisecond).String()
 	}

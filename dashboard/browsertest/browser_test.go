@@ -337,7 +337,7 @@ func (d *demo) seed(t *testing.T) {
 		e := scheduler.HistoryEntry{ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, ExpectedExecutionTime: at,
 			StartTime: at, EndTime: at.Add(420 * time.Millisecond), RepeatCount: n, Message: "HTTP 200 OK: {\"synced\": 214}"}
 		if h := at.Sub(start); h > 6*time.Hour && h < 7*time.Hour || h > 22*time.Hour && h < 22*time.Hour+30*time.Minute {
-			e.Status, e.Message = scheduler.StatusFailed, "HTTP 502 Bad Gateway: crm.contoso.example did not answer\n<html><body>upstream timed out</body></html>"
+			e.Status, e.Message = scheduler.StatusFailed, "HTTP 502 Bad Gateway: crm.contoso.example did not answer\r\nContent-Type: text/html\r\nServer: nginx\r\n\r\n<html><body>upstream timed out</body></html>"
 			add("contoso/prod/billing", "sync-crm", e)
 			e.RetryCount, e.StartTime, e.EndTime = 1, at.Add(30*time.Second), at.Add(31*time.Second)
 			if h < 7*time.Hour {
@@ -453,8 +453,16 @@ func TestBrowserWalk(t *testing.T) {
 	}
 	// Open the full message of an attempt.
 	b.do("open a message", chromedp.Click(chromedp.CSS("#history details summary")))
-	if s := b.text("#history details[open] pre"); !strings.Contains(s, "<html><body>upstream timed out</body></html>") {
-		t.Errorf("full message = %q", s)
+	if s := b.text("#history details[open] pre"); !strings.Contains(s, "did not answer\nContent-Type: text/html\nServer: nginx\n\n<html><body>upstream timed out</body></html>") {
+		t.Errorf("full message = %q, want it whole, one line of it a line", s)
+	}
+	if s := b.text("#history details[open] summary"); !strings.HasSuffix(s, "(whole message: 5 lines)") {
+		t.Errorf("summary = %q, want it to say the message has 5 lines", s)
+	}
+	// A short message shows whole, unfolded.
+	b.clickAndLoad("filter completed", `nav.filters a[href$="status=Completed"]`)
+	if s := b.text("#history tbody tr:first-child span.message"); !strings.HasPrefix(s, "HTTP 200 OK: {") {
+		t.Errorf("short message = %q", s)
 	}
 
 	// Disable a job.
