@@ -23,7 +23,7 @@
 //	PUT    JC/jobs/{jobName}           create or replace a job             201 created, 200 replaced
 //	PATCH  JC/jobs/{jobName}           merge-patch a job                   200
 //	DELETE JC/jobs/{jobName}           delete a job and its history        200
-//	POST   JC/jobs/{jobName}/run       run the job once now                200, empty body
+//	POST   JC/jobs/{jobName}/run       run the job once now                200 {"requestedTime", "message"}
 //	GET    JC/jobs/{jobName}/history   list history, newest first ($filter=status eq Failed, $top, $skip)
 //
 // Every request needs the query parameter api-version=2016-03-01 (or

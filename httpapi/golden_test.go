@@ -599,6 +599,9 @@ func normalise(v any, key, start string) any {
 						st[sk] = "<time>"
 					}
 				}
+			case k == "requestedTime":
+				// The answer to run: the scheduler chose it.
+				x[k] = "<time>"
 			case k == "properties" && isHistory:
 				p := val.(map[string]any)
 				for _, tk := range []string{"startTime", "endTime", "expectedExecutionTime"} {

@@ -350,3 +350,41 @@ func TestClient(t *testing.T) {
 		t.Fatalf("GetCollection in sub2 = %v, want 403 AuthorizationFailed", err)
 	}
 }
+
+// TestRunAnswers checks the body of a run: when the run was requested, the
+// same time again while that run has not started.
+func TestRunAnswers(t *testing.T) {
+	s, err := scheduler.New(memory.New(), quiet) // not started: the run stays requested
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.PutCollection(ctx, "sub1/rg/jc", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	def, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}}, "state": "Enabled"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "sub1/rg/jc", "j", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	h := httpapi.New(s, nil)
+	run := func() httpapi.RunResult {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/subscriptions/sub1/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc/jobs/j/run?api-version=2016-03-01", nil))
+		var res httpapi.RunResult
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &res) != nil {
+			t.Fatalf("POST run = %d %s", rec.Code, rec.Body)
+		}
+		return res
+	}
+	before := time.Now()
+	first := run()
+	if d := first.RequestedTime.Sub(before); d < -time.Second || d > time.Minute || !strings.Contains(first.Message, "/jobs/j/history") {
+		t.Errorf("POST run = %+v, want the time of the request (%v) and where to see the outcome", first, before)
+	}
+	if again := run(); !again.RequestedTime.Equal(first.RequestedTime) {
+		t.Errorf("POST run again = %v, want the pending request's %v", again.RequestedTime, first.RequestedTime)
+	}
+}

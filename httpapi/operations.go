@@ -313,11 +313,25 @@ func (h *handler) runJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.s.RunJob(r.Context(), rq.sc.key(), rq.job); err != nil {
+	rec, err := h.s.RunJob(r.Context(), rq.sc.key(), rq.job)
+	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
-	writeEmpty(w, http.StatusOK)
+	writeJSON(w, http.StatusOK, RunResult{
+		RequestedTime: rec.Schedule.RunRequested.UTC(),
+		Message: fmt.Sprintf("The job '%s' runs once as soon as the scheduler takes it up (a run requested earlier and not yet started is not repeated); "+
+			"its history (GET %s/history) shows the outcome.", rq.job, rq.sc.jobID(rq.job)),
+	})
 	return nil
+}
+
+// RunResult answers a request to run a job, an extension: Azure's
+// Jobs_Run answers 200 with no body defined. RequestedTime is when the run
+// was requested, the earlier time when a run requested before has not
+// started yet.
+type RunResult struct {
+	RequestedTime time.Time `json:"requestedTime"`
+	Message       string    `json:"message"`
 }
 
 // BackfillRequest is the body of a backfill request, an extension: the
