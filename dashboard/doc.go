@@ -9,7 +9,12 @@
 // The overview lists the collections with their plan, state, quota and
 // usage, the jobs by state, a chart of occurrences and failed attempts
 // over the last hour and the last day, and the latest faulted
-// occurrences. A collection's page lists its jobs, filtered by state and
+// occurrences; without collections, it says how to create one. "Faulted
+// jobs" count jobs in the state Faulted, "faulted occurrences" the
+// occurrences whose last attempt failed. A collection's page gives its
+// path in the REST API, or says why that API does not serve it (a
+// collection made from Go, such as Schedule's default, whose name has no
+// subscription and resource group), and lists its jobs, filtered by state and
 // a page at a time, each with its action (type and target, never a
 // secret), its schedule in words, its next run in UTC and in the job's
 // zone, its last run and how it went, and its counters. A job's page
@@ -17,7 +22,8 @@
 // zone (marking those a daylight saving change moved or, for a schedule
 // that keeps its cadence, ran a second time in a repeated hour), its
 // history with a
-// status filter and the full message of each attempt, its definition as
+// status filter and the whole message of each attempt (a long one folded
+// under its first line), its definition as
 // JSON with secrets hidden, and the actions run now, enable, disable and
 // delete (after a confirmation page). "Try a definition" checks a pasted
 // job definition as jobclock validate and jobclock next do: every problem
