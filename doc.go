@@ -309,6 +309,17 @@
 // failed together spread over the range, and every instance (and a test,
 // with [retry.Policy.Delay]) computes the same instant.
 //
+// Two more extensions end the retries early. "maxRetryDuration" in a
+// retryPolicy (at least PT1S) is a deadline: no retry starts later than
+// the occurrence's expected time plus it, and the occurrence faults
+// instead. An error that will not go away is not retried at all: an
+// executor says so with [action.Permanent](err), and for Http and Https
+// actions "permanentStatusCodes" lists the answers that are permanent
+// ([400, 401, 403, 404, 410, 422], say). The failed attempt's history
+// message says why it was the last.
+//
+//	"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 10, "maxRetryDuration": "PT1H", "permanentStatusCodes": [400, 404]}
+//
 // When the last retry fails, the occurrence is faulted:
 // faultedCount increases and the errorAction, if any, runs at once, with
 // its own retryPolicy or else the main action's. executionCount and

@@ -1,12 +1,16 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/jobclock/scheduler/action"
+	httpaction "github.com/jobclock/scheduler/action/http"
 	"github.com/jobclock/scheduler/retry"
 )
 
@@ -442,6 +446,24 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		policy = r.Job.Action.ErrorAction.RetryPolicy
 	}
 	sc := &r.Schedule
+	// Whether the failure may be retried, and when the retry would start.
+	var noRetry string
+	var retryAt time.Time
+	switch {
+	case !failed || res.superseded:
+	case action.IsPermanent(res.err):
+		noRetry = "not retried: the error is permanent"
+	case permanentStatus(res.err, policy) != 0:
+		noRetry = fmt.Sprintf("not retried: status %d is one of retryPolicy.permanentStatusCodes", permanentStatus(res.err, policy))
+	case c.Retry < policy.Retries():
+		retryAt = res.end.Add(policy.Delay(c.Retry+1, c.Tag))
+		if d := maxRetryDuration(policy); d > 0 && retryAt.After(c.Expected.Add(d)) {
+			noRetry = fmt.Sprintf("not retried: the next retry would start after retryPolicy.maxRetryDuration (%s) from the expected time", retry.Duration(d))
+		}
+	}
+	if noRetry != "" {
+		h.Message = truncate(h.Message+" ("+noRetry+")", MaxHistoryMessage)
+	}
 	switch {
 	case !failed:
 		sc.Current = nil
@@ -454,9 +476,9 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		// Cancelled for the next occurrence: no retry, no fault.
 		sc.Current = nil
 		sc.LastFailed = true
-	case c.Retry < policy.Retries():
+	case c.Retry < policy.Retries() && noRetry == "":
 		c.Retry++
-		c.At = res.end.Add(policy.Delay(c.Retry, c.Tag))
+		c.At = retryAt
 	case !c.ErrorAction:
 		r.Status.FaultedCount++
 		h.Faulted = true
@@ -608,4 +630,25 @@ func (c *timingCache) get(r *JobRecord) (*Timing, error) {
 	c.m[key] = cachedTiming{r.ETag, r.Schedule.Anchor, t}
 	c.mu.Unlock()
 	return t, nil
+}
+
+// permanentStatus returns the status code of an HTTP answer that err
+// reports when it is one of policy's permanentStatusCodes; 0 otherwise.
+func permanentStatus(err error, policy *retry.Policy) int {
+	var se *httpaction.StatusError
+	if policy == nil || len(policy.PermanentStatusCodes) == 0 || !errors.As(err, &se) {
+		return 0
+	}
+	if slices.Contains(policy.PermanentStatusCodes, se.StatusCode) {
+		return se.StatusCode
+	}
+	return 0
+}
+
+// maxRetryDuration returns policy's maxRetryDuration; 0 for none.
+func maxRetryDuration(policy *retry.Policy) time.Duration {
+	if policy == nil {
+		return 0
+	}
+	return time.Duration(policy.MaxRetryDuration)
 }

@@ -56,6 +56,20 @@ func TestParseJobRules(t *testing.T) {
 		{name: "end time in the past", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "day", "endTime": "2001-01-01"}}`,
 			opts: &scheduler.ParseOptions{Now: time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)}},
 
+		// Retry deadline and permanent status codes.
+		{name: "retry deadline and permanent codes", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/hook", "method": "POST"},
+			"retryPolicy": {"retryType": "fixed", "maxRetryDuration": "PT1H", "permanentStatusCodes": [400, 404]}}`)},
+		{name: "retry deadline and permanent codes bad", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/hook", "method": "POST"},
+			"retryPolicy": {"retryType": "fixed", "maxRetryDuration": "PT0.5S", "permanentStatusCodes": [404, 99, 600]}}`),
+			want: []string{
+				`action.retryPolicy.maxRetryDuration: "PT0.5S" is shorter than PT1S`,
+				`action.retryPolicy.permanentStatusCodes[1]: 99 is not an HTTP status code (100-599)`,
+				`action.retryPolicy.permanentStatusCodes[2]: 600 is not an HTTP status code (100-599)`,
+			}},
+		{name: "permanent codes on a queue", in: withAction(`{"type": "storageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "q", "sasToken": "sig=x", "message": "m"},
+			"retryPolicy": {"retryType": "fixed", "permanentStatusCodes": [404]}}`),
+			want: []string{`action.retryPolicy.permanentStatusCodes: applies to Http and Https actions only`}},
+
 		// Run policy and pause.
 		{name: "run policy", in: `{"action": ` + httpAction + `, "runPolicy": {"missed": "runall", "catchUpWindow": "PT2H", "overlap": "bufferall", "pauseAfterFaults": 3}}`},
 		{name: "run policy empty", in: `{"action": ` + httpAction + `, "runPolicy": {}}`},

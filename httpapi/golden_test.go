@@ -390,6 +390,12 @@ func steps() []step {
 		{name: "backfill-job-not-found", method: "POST", path: rg1 + "/jcpolicy/jobs/nope/backfill" + v, body: `{"from": "2020-01-01T00:00Z", "to": "2020-01-01T00:04Z"}`},
 		{name: "list-jobs-filter-health", method: "GET", path: rg1 + "/jcpolicy/jobs" + v + "&$filter=" + urlq("health eq ok")},
 		{name: "list-jobs-filter-health-none", method: "GET", path: rg1 + "/jcpolicy/jobs" + v + "&$filter=" + urlq("health eq Failing")},
+		{name: "put-job-retry-deadline-invalid", method: "PUT", path: rg1 + "/jcpolicy/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"},
+    "retryPolicy": {"retryType": "Fixed", "maxRetryDuration": "-PT1H", "permanentStatusCodes": [404, 1000]},
+    "errorAction": {"type": "StorageQueue", "queueMessage": {"storageAccount": "a", "queueName": "q", "sasToken": "sig=x", "message": "m"},
+      "retryPolicy": {"retryType": "None", "permanentStatusCodes": [400]}}}
+}}`},
 		{name: "delete-collection-run-policy", method: "DELETE", path: rg1 + "/jcpolicy" + v},
 
 		// monthlyOccurrences[].Occurrence is written as the published definition spells it, read in either case.

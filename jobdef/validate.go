@@ -388,6 +388,9 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 	if known && len(c.errs) == before && c.opts.Executors != nil {
 		c.executor(path, a)
 	}
+	if p := a.RetryPolicy; p != nil && len(p.PermanentStatusCodes) > 0 && known && a.Type != action.HTTP && a.Type != action.HTTPS {
+		c.add(path+".retryPolicy.permanentStatusCodes", "", "applies to Http and Https actions only")
+	}
 	if a.RetryPolicy != nil {
 		for _, err := range flatten(a.RetryPolicy.Validate(&retry.ValidateOptions{MinInterval: c.opts.MinRetryInterval})) {
 			var fe *retry.FieldError

@@ -40,6 +40,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,6 +111,14 @@ type Policy struct {
 	// MaximumInterval is the longest wait of an Exponential policy. Zero
 	// means DefaultMaximumInterval (548 days). Only for Exponential.
 	MaximumInterval Duration `json:"maximumInterval,omitempty"`
+	// MaxRetryDuration, an extension, bounds when retries may start: no
+	// retry starts later than the occurrence's expected time plus this;
+	// the occurrence faults instead. Zero means no bound.
+	MaxRetryDuration Duration `json:"maxRetryDuration,omitempty"`
+	// PermanentStatusCodes, an extension for Http and Https actions, are
+	// the response status codes that no retry can mend: an attempt
+	// answered with one is not retried and the occurrence faults at once.
+	PermanentStatusCodes []int `json:"permanentStatusCodes,omitempty"`
 }
 
 // Clone returns a deep copy of p; nil for a nil p.
@@ -121,6 +130,7 @@ func (p *Policy) Clone() *Policy {
 	if p.Count != nil {
 		c.Count = new(*p.Count)
 	}
+	c.PermanentStatusCodes = slices.Clone(p.PermanentStatusCodes)
 	return &c
 }
 
@@ -277,6 +287,16 @@ func (p *Policy) Validate(opts *ValidateOptions) error {
 	}
 	if p.Interval != 0 {
 		inRange("retryInterval", p.Interval)
+	}
+	if d := time.Duration(p.MaxRetryDuration); d < 0 || d > MaxInterval {
+		errs = append(errs, &FieldError{"maxRetryDuration", strconv.Quote(p.MaxRetryDuration.String()), fmt.Sprintf("is out of range (PT1S to %s)", Duration(MaxInterval))})
+	} else if d != 0 && d < time.Second {
+		errs = append(errs, &FieldError{"maxRetryDuration", strconv.Quote(p.MaxRetryDuration.String()), "is shorter than PT1S"})
+	}
+	for i, code := range p.PermanentStatusCodes {
+		if code < 100 || code > 599 {
+			errs = append(errs, &FieldError{fmt.Sprintf("permanentStatusCodes[%d]", i), strconv.Itoa(code), "is not an HTTP status code (100-599)"})
+		}
 	}
 	bounds := []struct {
 		path string

@@ -1,0 +1,114 @@
+package scheduler_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	httpaction "github.com/jobclock/scheduler/action/http"
+)
+
+// failingJob is a job due at 1m whose action fails as fail says, retried
+// by policy, with an errorAction to the path /alert.
+func failingJob(e *env, policy string) string {
+	return `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/work", "method": "GET"}, "retryPolicy": ` + policy + `,
+		"errorAction": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/alert", "method": "POST"}, "retryPolicy": {"retryType": "None"}}},
+		"startTime": "` + e.t0.Add(time.Minute).Format(time.RFC3339) + `"}`
+}
+
+// TestFailuresNotRetried: an error the executor marks permanent, and an
+// HTTP status among the policy's permanentStatusCodes, fault the
+// occurrence at its first attempt (its errorAction runs), and history
+// says why; other errors are retried as the policy says.
+func TestFailuresNotRetried(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		policy   string
+		attempts int // of the main action
+		reason   string
+	}{
+		{"permanent", action.Permanent(errors.New("bad request")), `{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 3}`, 1, "not retried: the error is permanent"},
+		{"permanent status", &httpaction.StatusError{Host: "h", StatusCode: 404, Status: "Not Found"},
+			`{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 3, "permanentStatusCodes": [400, 404]}`, 1, "not retried: status 404 is one of retryPolicy.permanentStatusCodes"},
+		{"other status", &httpaction.StatusError{Host: "h", StatusCode: 503, Status: "Service Unavailable"},
+			`{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 3, "permanentStatusCodes": [400, 404]}`, 4, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{})
+				e.exec.fn = func(req *action.Request, n int) error {
+					if strings.HasSuffix(req.Action.Request.URI, "/alert") {
+						return nil
+					}
+					return tt.err
+				}
+				e.start()
+				defer e.stop()
+				e.put("j", failingJob(e, tt.policy))
+				time.Sleep(10 * time.Minute)
+				synctest.Wait()
+				var main []scheduler.HistoryEntry
+				alerts := 0
+				for _, h := range e.history("j") {
+					if h.ActionName == scheduler.ErrorAction {
+						alerts++
+					} else {
+						main = append(main, h)
+					}
+				}
+				if len(main) != tt.attempts || alerts != 1 || !main[0].Faulted {
+					t.Fatalf("%d attempts, %d errorAction attempts, last faulted %v; want %d, 1, true", len(main), alerts, main[0].Faulted, tt.attempts)
+				}
+				if tt.reason != "" && !strings.Contains(main[0].Message, tt.reason) {
+					t.Errorf("message %q does not say %q", main[0].Message, tt.reason)
+				}
+				if r := e.job("j"); r.State != scheduler.JobFaulted {
+					t.Errorf("job %s, want Faulted", r.State)
+				}
+			})
+		})
+	}
+}
+
+// TestMaxRetryDuration: no retry starts later than the expected time plus
+// maxRetryDuration; the occurrence faults instead.
+func TestMaxRetryDuration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{})
+		e.exec.fn = func(req *action.Request, n int) error {
+			if strings.HasSuffix(req.Action.Request.URI, "/alert") {
+				return nil
+			}
+			return errors.New("boom")
+		}
+		e.start()
+		defer e.stop()
+		e.put("j", failingJob(e, `{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 5, "maxRetryDuration": "PT2M30S"}`))
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		m := time.Minute
+		// 1m, then retries at 2m and 3m; one at 4m would start after
+		// 1m + 2m30s: the occurrence faults at 3m and the alert runs.
+		if diff := cmp.Diff([]time.Duration{m, 2 * m, 3 * m, 3 * m}, e.exec.times(e.t0)); diff != "" {
+			t.Errorf("attempt times (-want +got):\n%s", diff)
+		}
+		h := e.history("j")
+		var last scheduler.HistoryEntry
+		for _, x := range h {
+			if x.ActionName == scheduler.MainAction && x.RetryCount == 2 {
+				last = x
+			}
+		}
+		if !last.Faulted || !strings.Contains(last.Message, "retryPolicy.maxRetryDuration (PT2M30S)") {
+			t.Errorf("last attempt %+v: want faulted, saying maxRetryDuration stopped the retries", last)
+		}
+	})
+}
