@@ -316,7 +316,11 @@
 // executor says so with [action.Permanent](err), and for Http and Https
 // actions "permanentStatusCodes" lists the answers that are permanent
 // ([400, 401, 403, 404, 410, 422], say). The failed attempt's history
-// message says why it was the last.
+// message says why it was the last. A 429 or 503 answer with Retry-After
+// (seconds or an HTTP date) moves the next retry to no earlier than the
+// instant it names, at most [MaxRetryAfter] after the attempt ended and
+// within maxRetryDuration; the attempt's history message says the retry
+// waits for it.
 //
 //	"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 10, "maxRetryDuration": "PT1H", "permanentStatusCodes": [400, 404]}
 //

@@ -112,3 +112,49 @@ func TestMaxRetryDuration(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryAfterWaits: a retry waits for the answer's Retry-After when it
+// is later than the policy's interval, at most MaxRetryAfter, and history
+// says so; maxRetryDuration still bounds it.
+func TestRetryAfterWaits(t *testing.T) {
+	tests := []struct {
+		name   string
+		after  time.Duration // of the first answer, from its attempt
+		policy string
+		want   []time.Duration // attempt times of the main action and the alert
+	}{
+		{"waits", 5 * time.Minute, `{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2}`, []time.Duration{time.Minute, 6 * time.Minute, 7 * time.Minute, 7 * time.Minute}},
+		{"capped", 3 * time.Hour, `{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 1}`, []time.Duration{time.Minute, 61 * time.Minute, 61 * time.Minute}},
+		{"shorter than the interval", 10 * time.Second, `{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 1}`, []time.Duration{time.Minute, 2 * time.Minute, 2 * time.Minute}},
+		{"past the deadline", 5 * time.Minute, `{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2, "maxRetryDuration": "PT3M"}`, []time.Duration{time.Minute, time.Minute}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{})
+				e.exec.fn = func(req *action.Request, n int) error {
+					switch {
+					case strings.HasSuffix(req.Action.Request.URI, "/alert"):
+						return nil
+					case n == 0:
+						return &httpaction.StatusError{Host: "h", StatusCode: 429, Status: "Too Many Requests", RetryAfter: time.Now().Add(tt.after)}
+					}
+					return &httpaction.StatusError{Host: "h", StatusCode: 503, Status: "Service Unavailable"}
+				}
+				e.start()
+				defer e.stop()
+				e.put("j", failingJob(e, tt.policy))
+				time.Sleep(2 * time.Hour)
+				synctest.Wait()
+				if diff := cmp.Diff(tt.want, e.exec.times(e.t0)); diff != "" {
+					t.Errorf("attempt times (-want +got):\n%s", diff)
+				}
+				h := e.history("j")
+				first := h[len(h)-1]
+				if tt.name == "waits" && !strings.Contains(first.Message, "the retry waits for the answer's Retry-After, until") {
+					t.Errorf("first attempt's message %q does not say the retry waits for Retry-After", first.Message)
+				}
+			})
+		})
+	}
+}

@@ -447,7 +447,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 	}
 	sc := &r.Schedule
 	// Whether the failure may be retried, and when the retry would start.
-	var noRetry string
+	var noRetry, waits string
 	var retryAt time.Time
 	switch {
 	case !failed || res.superseded:
@@ -457,12 +457,18 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		noRetry = fmt.Sprintf("not retried: status %d is one of retryPolicy.permanentStatusCodes", permanentStatus(res.err, policy))
 	case c.Retry < policy.Retries():
 		retryAt = res.end.Add(policy.Delay(c.Retry+1, c.Tag))
+		if ra := retryAfter(res.err); ra.After(retryAt) {
+			retryAt = minTime(ra, res.end.Add(MaxRetryAfter))
+			waits = "the retry waits for the answer's Retry-After, until " + stamp(retryAt)
+		}
 		if d := maxRetryDuration(policy); d > 0 && retryAt.After(c.Expected.Add(d)) {
 			noRetry = fmt.Sprintf("not retried: the next retry would start after retryPolicy.maxRetryDuration (%s) from the expected time", retry.Duration(d))
 		}
 	}
 	if noRetry != "" {
 		h.Message = truncate(h.Message+" ("+noRetry+")", MaxHistoryMessage)
+	} else if waits != "" {
+		h.Message = truncate(h.Message+" ("+waits+")", MaxHistoryMessage)
 	}
 	switch {
 	case !failed:
@@ -651,4 +657,18 @@ func maxRetryDuration(policy *retry.Policy) time.Duration {
 		return 0
 	}
 	return time.Duration(policy.MaxRetryDuration)
+}
+
+// MaxRetryAfter bounds how long a retry waits for an HTTP answer's
+// Retry-After: at most this long after the attempt ended.
+const MaxRetryAfter = time.Hour
+
+// retryAfter returns the instant an HTTP answer's Retry-After that err
+// reports asks retries to wait for; zero without one.
+func retryAfter(err error) time.Time {
+	var se *httpaction.StatusError
+	if !errors.As(err, &se) {
+		return time.Time{}
+	}
+	return se.RetryAfter
 }

@@ -2,7 +2,10 @@ package http
 
 import (
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jobclock/scheduler/action"
 )
@@ -21,6 +24,32 @@ type StatusError struct {
 	StatusCode int
 	// Status is the reason phrase, such as "Not Found".
 	Status string
+	// RetryAfter is the instant a 429 or 503 answer's Retry-After header
+	// (delay-seconds or an HTTP date) asks retries to wait for; zero
+	// without one, or for other statuses.
+	RetryAfter time.Time
+}
+
+// retryAfter reads the Retry-After header of a 429 or 503 answer received
+// at now: the instant it names, or zero.
+func retryAfter(resp *http.Response, now time.Time) time.Time {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return time.Time{}
+	}
+	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if v == "" {
+		return time.Time{}
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 || n > 1<<31 {
+			return time.Time{}
+		}
+		return now.Add(time.Duration(n) * time.Second)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t
+	}
+	return time.Time{}
 }
 
 // Error returns "404 Not Found from host 'example.com'", the first line

@@ -367,7 +367,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 	}
 	res = &action.Result{Message: strings.ToValidUTF8(redact(msg, secrets), "\uFFFD")}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return res, &StatusError{Host: host, StatusCode: resp.StatusCode, Status: statusText(resp)}
+		return res, &StatusError{Host: host, StatusCode: resp.StatusCode, Status: statusText(resp), RetryAfter: retryAfter(resp, time.Now())}
 	}
 	return res, nil
 }
