@@ -331,6 +331,16 @@
 // errorAction attempts appear in history only. An occurrence whose main
 // action failed counts as failed even when its errorAction succeeds.
 //
+// An errorAction without a message of its own (an Http or Https request
+// with method POST, PUT or PATCH and no body, a queueMessage or Service Bus
+// message without "message", which an errorAction may leave out) carries
+// the occurrence's [FailureDocument] as JSON: collection, job, execution
+// tag, expected time, occurrence number, and each attempt of the main
+// action with its start, end, status, history message and HTTP status
+// (Content-Type application/json when the request sets none). It holds no
+// secret. A storage queue or Service Bus errorAction without a message is
+// so a dead-letter queue.
+//
 // A job ends when it has no further occurrence (it ran once, or reached
 // count or endTime): Completed when its last occurrence succeeded, Faulted
 // when it failed. Both states are final; the job can still be deleted, or

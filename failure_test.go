@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -153,6 +154,71 @@ func TestRetryAfterWaits(t *testing.T) {
 				first := h[len(h)-1]
 				if tt.name == "waits" && !strings.Contains(first.Message, "the retry waits for the answer's Retry-After, until") {
 					t.Errorf("first attempt's message %q does not say the retry waits for Retry-After", first.Message)
+				}
+			})
+		})
+	}
+}
+
+// TestDeadLetterErrorAction: an errorAction without a message of its own
+// carries the failure document: the occurrence and each attempt of its
+// main action, with their HTTP statuses; one with a body of its own sends
+// that body.
+func TestDeadLetterErrorAction(t *testing.T) {
+	for _, body := range []string{"", "job failed"} {
+		t.Run("body="+body, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{})
+				var alert *action.Request
+				e.exec.fn = func(req *action.Request, n int) error {
+					if strings.HasSuffix(req.Action.Request.URI, "/alert") {
+						alert = req
+						return nil
+					}
+					if n == 0 {
+						return errors.New("connection refused")
+					}
+					return &httpaction.StatusError{Host: "h", StatusCode: 503, Status: "Service Unavailable"}
+				}
+				e.start()
+				defer e.stop()
+				def := `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/work", "method": "GET"},
+					"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 1},
+					"errorAction": {"type": "Https", "request": {"uri": "https://127.0.0.1:9/alert", "method": "POST", "body": "` + body + `",
+						"authentication": {"type": "Basic", "username": "u", "password": "secret-pw"}}, "retryPolicy": {"retryType": "None"}}},
+					"startTime": "` + e.t0.Add(time.Minute).Format(time.RFC3339) + `"}`
+				r := e.put("j", def)
+				time.Sleep(5 * time.Minute)
+				synctest.Wait()
+				if alert == nil {
+					t.Fatal("the errorAction did not run")
+				}
+				got := alert.Action.Request.Body
+				if body != "" {
+					if got != body {
+						t.Errorf("errorAction body %q, want its own %q", got, body)
+					}
+					return
+				}
+				var doc scheduler.FailureDocument
+				if err := json.Unmarshal([]byte(got), &doc); err != nil {
+					t.Fatalf("errorAction body %q: %v", got, err)
+				}
+				m := time.Minute
+				want := scheduler.FailureDocument{Collection: "c", Job: "j", ExecutionTag: alert.ExecutionTag, ExpectedTime: e.t0.Add(m).UTC(), Occurrence: 1,
+					Attempts: []scheduler.FailureAttempt{
+						{Retry: 0, Start: e.t0.Add(m).UTC(), End: e.t0.Add(m).UTC(), Status: scheduler.StatusFailed, Message: "failed: connection refused"},
+						{Retry: 1, Start: e.t0.Add(2 * m).UTC(), End: e.t0.Add(2 * m).UTC(), Status: scheduler.StatusFailed, HTTPStatus: 503,
+							Message: "failed: 503 Service Unavailable from host 'h'"},
+					}}
+				if diff := cmp.Diff(want, doc); diff != "" {
+					t.Errorf("failure document (-want +got):\n%s", diff)
+				}
+				if strings.Contains(got, "secret-pw") || alert.Action.Request.Headers["Content-Type"] != "application/json" {
+					t.Errorf("errorAction request: body %q, headers %v; want no secret and Content-Type application/json", got, alert.Action.Request.Headers)
+				}
+				if r.Job.Action.ErrorAction.Request.Body != "" {
+					t.Errorf("the stored definition changed")
 				}
 			})
 		})

@@ -86,4 +86,7 @@ type HistoryEntry struct {
 	// Backfill marks the entries of an occurrence that
 	// [Scheduler.BackfillJob] asked for.
 	Backfill bool `json:"backfill,omitempty"`
+	// HTTPStatus is the response status of an HTTP attempt that got an
+	// answer other than 2xx; 0 otherwise.
+	HTTPStatus int `json:"httpStatus,omitempty"`
 }

@@ -426,6 +426,10 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 	failed := res.err != nil
 	if failed {
 		h.Status = StatusFailed
+		var se *httpaction.StatusError
+		if errors.As(res.err, &se) {
+			h.HTTPStatus = se.StatusCode
+		}
 	}
 	if !o.ErrorAction {
 		r.Status.ExecutionCount++

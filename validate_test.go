@@ -70,6 +70,12 @@ func TestParseJobRules(t *testing.T) {
 			"retryPolicy": {"retryType": "fixed", "permanentStatusCodes": [404]}}`),
 			want: []string{`action.retryPolicy.permanentStatusCodes: applies to Http and Https actions only`}},
 
+		// A dead-letter errorAction: no message of its own.
+		{name: "errorAction queue without message", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/hook", "method": "POST"},
+			"errorAction": {"type": "storageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "dead", "sasToken": "sig=x"}}}`)},
+		{name: "main queue without message", in: withAction(`{"type": "storageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "q", "sasToken": "sig=x"}}`),
+			want: []string{`action.queueMessage.message: is required`}},
+
 		// Run policy and pause.
 		{name: "run policy", in: `{"action": ` + httpAction + `, "runPolicy": {"missed": "runall", "catchUpWindow": "PT2H", "overlap": "bufferall", "pauseAfterFaults": 3}}`},
 		{name: "run policy empty", in: `{"action": ` + httpAction + `, "runPolicy": {}}`},
@@ -302,9 +308,11 @@ func TestParseJobRules(t *testing.T) {
 			"errorAction": {"type": "https", "request": {"uri": "https://example.com/e", "method": "POST"},
 			"errorAction": {"type": "https", "request": {"uri": "https://example.com/e2", "method": "POST"}}}}`),
 			want: []string{"action.errorAction.errorAction: is not allowed: an errorAction cannot have an errorAction of its own"}},
+		// An errorAction may leave its message out (it then carries the
+		// failure document); its other members are still required.
 		{name: "error action invalid", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"},
-			"errorAction": {"type": "storageQueue", "queueMessage": {"storageAccount": "a", "queueName": "q", "sasToken": "t"}}}`),
-			want: []string{"action.errorAction.queueMessage.message: is required"}},
+			"errorAction": {"type": "storageQueue", "queueMessage": {"storageAccount": "a", "sasToken": "t"}}}`),
+			want: []string{"action.errorAction.queueMessage.queueName: is required"}},
 		{name: "error action empty", in: withAction(`{"type": "https", "request": {"uri": "https://example.com/", "method": "GET"}, "errorAction": {}}`),
 			want: []string{"action.errorAction.type: is required (Http, Https, StorageQueue, ServiceBusQueue or ServiceBusTopic)"}},
 

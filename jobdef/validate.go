@@ -373,17 +373,19 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 		c.required(p+".storageAccount", q.StorageAccount)
 		c.required(p+".queueName", q.QueueName)
 		c.required(p+".sasToken", q.SASToken)
-		c.required(p+".message", q.Message)
+		if !isErrorAction { // an errorAction without one carries the failure document
+			c.required(p+".message", q.Message)
+		}
 	}
 	if m := a.ServiceBusQueueMessage; m != nil && check("serviceBusQueueMessage") {
 		p := path + ".serviceBusQueueMessage"
 		c.required(p+".queueName", m.QueueName)
-		c.serviceBus(p, &m.ServiceBusMessage)
+		c.serviceBus(p, &m.ServiceBusMessage, isErrorAction)
 	}
 	if m := a.ServiceBusTopicMessage; m != nil && check("serviceBusTopicMessage") {
 		p := path + ".serviceBusTopicMessage"
 		c.required(p+".topicPath", m.TopicPath)
-		c.serviceBus(p, &m.ServiceBusMessage)
+		c.serviceBus(p, &m.ServiceBusMessage, isErrorAction)
 	}
 	if known && len(c.errs) == before && c.opts.Executors != nil {
 		c.executor(path, a)
@@ -634,9 +636,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (c *checker) serviceBus(path string, m *action.ServiceBusMessage) {
+func (c *checker) serviceBus(path string, m *action.ServiceBusMessage, isErrorAction bool) {
 	c.required(path+".namespace", m.Namespace)
-	c.required(path+".message", m.Message)
+	if !isErrorAction { // an errorAction without one carries the failure document
+		c.required(path+".message", m.Message)
+	}
 	if m.TransportType != "" && !m.TransportType.Valid() {
 		c.add(path+".transportType", valueText(string(m.TransportType)), "is not a transport type (NotSpecified, NetMessaging or AMQP)")
 	}
