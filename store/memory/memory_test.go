@@ -35,3 +35,8 @@ func TestRunPolicies(t *testing.T) {
 	st := memory.New()
 	storetest.RunRunPolicies(t, []scheduler.Store{st, st})
 }
+
+func TestOverlap(t *testing.T) {
+	st := memory.New()
+	storetest.RunOverlap(t, []scheduler.Store{st, st})
+}
