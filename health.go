@@ -43,16 +43,7 @@ func (s *Scheduler) jobHealth(r *JobRecord, now time.Time) JobHealth {
 		if since.Before(sc.Anchor) {
 			since = sc.Anchor
 		}
-		n := 0
-		for at := t.Next(since); !at.IsZero() && !at.After(now) && n < HealthStalePeriods; n++ {
-			next := t.Next(at)
-			if !next.After(at) {
-				n++
-				break
-			}
-			at = next
-		}
-		if n >= HealthStalePeriods {
+		if n, _, _ := span(t, t.Next(since), now, HealthStalePeriods); n >= HealthStalePeriods {
 			return HealthStale
 		}
 	}

@@ -542,16 +542,7 @@ func passedWhileDisabled(r *JobRecord, t *Timing, missed, now time.Time) {
 	if missed.IsZero() || !missed.Before(now) {
 		return
 	}
-	n, last := 0, missed
-	for at := missed; !at.IsZero() && at.Before(now) && n < MaxSkippedCounted; n++ {
-		last = at
-		next := t.Next(at)
-		if !next.After(at) {
-			n++
-			break
-		}
-		at = next
-	}
+	n, last, _ := span(t, missed, now.Add(-time.Nanosecond), MaxSkippedCounted)
 	h := skipped(r, missed, last, n, now, "the job was Disabled, and enabling it started it from now")
 	r.Schedule.policy().Passed = &h
 }

@@ -191,26 +191,29 @@ func (m machine) passOver(r *JobRecord, t *Timing, until, now time.Time, hist []
 	if first.IsZero() || first.After(until) {
 		return hist
 	}
-	n, last := 0, first
-	for at := first; !at.IsZero() && !at.After(until); {
-		if n == MaxSkippedCounted {
-			at = t.Next(until) // stop counting: jump
-			sc.NextOccurrence = at
-			break
-		}
-		n, last = n+1, at
-		next := t.Next(at)
-		if !next.After(at) {
-			next = time.Time{}
-		}
-		at = next
-		sc.NextOccurrence = at
+	n, last, after := span(t, first, until, MaxSkippedCounted)
+	if !after.IsZero() && !after.After(until) {
+		after = t.Next(until) // the count stopped: jump past the rest
 	}
+	sc.NextOccurrence = after
 	if p := sc.Policy; p != nil && sc.NextOccurrence.After(p.Buffered) {
 		p.Buffered = time.Time{}
 	}
 	sc.LastSkipped = !merged
 	return append(hist, skipped(r, first, last, n, now, why))
+}
+
+// span counts the occurrences of t from first (an occurrence, or zero for
+// none) up to until, at most limit of them, and returns how many, the last
+// of them, and the occurrence after them (zero when there is none).
+func span(t *Timing, first, until time.Time, limit int) (n int, last, after time.Time) {
+	for at := range t.From(first) {
+		if at.After(until) || n == limit {
+			return n, last, at
+		}
+		n, last = n+1, at
+	}
+	return n, last, time.Time{}
 }
 
 // skipped returns the Skipped entry of n occurrences expected from first
@@ -279,22 +282,11 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 // OverlapBufferAll, passing over the oldest beyond MaxBuffered.
 func (m machine) buffer(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
 	sc := &r.Schedule
-	// The last MaxBuffered occurrences up to now wait: find the first of
-	// them by walking from NextOccurrence with a window of that length.
-	var ring [MaxBuffered]time.Time
-	n := 0
-	for at := sc.NextOccurrence; !at.IsZero() && !at.After(now) && n < MaxSkippedCounted+MaxBuffered; n++ {
-		ring[n%MaxBuffered] = at
-		next := t.Next(at)
-		if !next.After(at) {
-			n++ // at is the last occurrence
-			break
-		}
-		at = next
-	}
-	if n > MaxBuffered {
-		oldest := ring[n%MaxBuffered]
-		hist = m.passOver(r, t, oldest.Add(-time.Nanosecond), now, hist, false, fmt.Sprintf("more than %d occurrences waited behind occurrence %d (runPolicy.overlap BufferAll)", MaxBuffered, sc.Current.Number))
+	// The last MaxBuffered occurrences up to now wait: the ones before
+	// them are passed over.
+	if n, _, _ := span(t, sc.NextOccurrence, now, MaxSkippedCounted+MaxBuffered); n > MaxBuffered {
+		_, older, _ := span(t, sc.NextOccurrence, now, n-MaxBuffered)
+		hist = m.passOver(r, t, older, now, hist, false, fmt.Sprintf("more than %d occurrences waited behind occurrence %d (runPolicy.overlap BufferAll)", MaxBuffered, sc.Current.Number))
 	}
 	sc.policy().Buffered = now
 	return hist

@@ -325,25 +325,18 @@ func (s *Scheduler) passedOver(r *JobRecord, tm *Timing, next0 time.Time, counte
 		return nil
 	}
 	taken := sc.Counted - counted0
-	var m Misfire
-	passed := 0
-	for at := next0; !at.IsZero() && !at.After(now) && (next1.IsZero() || at.Before(next1)) && passed < maxMissedCounted+taken; {
-		passed++
-		if passed > taken {
-			if m.First.IsZero() {
-				m.First = at
-			}
-			m.Last = at
-		}
-		n := tm.Next(at)
-		if !n.After(at) {
-			break
-		}
-		at = n
+	until := now
+	if !next1.IsZero() && !next1.After(now) {
+		until = next1.Add(-time.Nanosecond)
 	}
-	if m.Count = passed - taken; m.Count <= 0 {
+	// The occurrences from next0 up to until, less the ones taken.
+	_, _, first := span(tm, next0, until, taken)
+	var m Misfire
+	m.Count, m.Last, _ = span(tm, first, until, maxMissedCounted)
+	if m.Count == 0 {
 		return nil
 	}
+	m.First = first
 	m.Instance, m.Collection, m.Job, m.Policy, m.At = s.cfg.InstanceID, r.Collection, r.Name, policy, now
 	return &m
 }

@@ -103,14 +103,25 @@ func (t *Timing) Count() int { return t.count }
 // Occurrences yields the job's occurrences in order: First, then each
 // Next, stopping after Count occurrences (when Count > 0) or past endTime.
 func (t *Timing) Occurrences() iter.Seq[time.Time] {
+	return t.from(t.first, t.count)
+}
+
+// From yields first, which must be an occurrence of t (or zero: nothing),
+// and the occurrences after it, without the limit of count: the walk of
+// occurrences that a scheduler passes over, which do not count.
+func (t *Timing) From(first time.Time) iter.Seq[time.Time] { return t.from(first, 0) }
+
+// from yields first and the occurrences after it, at most limit of them
+// (0: no limit).
+func (t *Timing) from(first time.Time, limit int) iter.Seq[time.Time] {
 	return func(yield func(time.Time) bool) {
 		n := 0
-		for at := t.first; !at.IsZero(); {
+		for at := first; !at.IsZero(); {
 			if !yield(at) {
 				return
 			}
 			n++
-			if t.count > 0 && n >= t.count {
+			if limit > 0 && n >= limit {
 				return
 			}
 			next := t.Next(at)
