@@ -578,7 +578,7 @@ func TestPausedJobAndHealth(t *testing.T) {
 	p := e.get(jobPath("c", "paused"))
 	wantStatus(t, "paused job", p, http.StatusOK)
 	wantIn(t, "paused job", p, `id="paused">Paused: the target &lt;is&gt; down (until `+resume.Format("2006-01-02 15:04:05")+" UTC)",
-		`id="health">OK<`)
+		`id="health">OK<`, "The job is paused until "+resume.Format("2006-01-02 15:04:05")+" UTC: the ones before it do not run on time")
 	p = e.get(jobPath("c", "failing"))
 	wantIn(t, "failing job", p, `id="health">Failing<`)
 	p = e.get(collPath("c"))

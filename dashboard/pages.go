@@ -633,14 +633,18 @@ func upcoming(rec *scheduler.JobRecord, n int) ([]occurrenceRow, string) {
 	if c := t.Count(); c > 0 {
 		limit = min(n, c-rec.Schedule.Counted)
 	}
-	return occurrenceRows(t, next, limit, rec.Job.Location()), disabledNote(rec.State)
+	return occurrenceRows(t, next, limit, rec.Job.Location()), disabledNote(rec)
 }
 
-func disabledNote(st scheduler.JobState) string {
-	if st == scheduler.JobDisabled {
-		return "The job is Disabled: these run only once it is enabled again (from then on)."
+func disabledNote(rec *scheduler.JobRecord) string {
+	if rec.State != scheduler.JobDisabled {
+		return ""
 	}
-	return ""
+	if t := rec.Definition().ResumeTime; t != nil {
+		return "The job is paused until " + t.UTC().Format("2006-01-02 15:04:05 UTC") +
+			": the ones before it do not run on time, and its run policy (missed, catchUpWindow) decides which of them run then."
+	}
+	return "The job is Disabled: these run only once it is enabled again (from then on)."
 }
 
 // occurrenceRows lists up to limit occurrences of t from first on, marking
