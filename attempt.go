@@ -82,11 +82,15 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 		s.recordOutcome(&p, false)
 		return false
 	}
-	p.buf = histBufs.Get().(*[]HistoryEntry)
+	var buf []HistoryEntry
+	if !s.noEntries {
+		p.buf = histBufs.Get().(*[]HistoryEntry)
+		buf = (*p.buf)[:0]
+	}
 	m := a.m
 	m.occ = nil // a new occurrence the outcome starts goes on the heap
 	next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
-	p.all = m.applyOutcome(r, &p.t, true, &p.o, res, p.hist, (*p.buf)[:0])
+	p.all = m.applyOutcome(r, &p.t, true, &p.o, res, p.hist, buf)
 	ownOccurrence(r, a.buf) // the occurrence goes on: a retry or the error action
 	p.miss = s.passedOver(r, &p.t, next0, counted0, misfireOf(m.policy.Missed), res.end)
 	s.enqueue(p)

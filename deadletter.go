@@ -58,9 +58,12 @@ func carriesFailure(a *action.Action) bool {
 // document of occurrence o of r's job, read from its history; a itself
 // when the history cannot be read.
 func (s *Scheduler) withFailure(ctx context.Context, r *JobRecord, o *Occurrence, a *action.Action) (*action.Action, error) {
-	hist, err := s.store.ListHistory(ctx, r.Collection, r.Name, HistoryFilter{})
-	if err != nil {
-		return a, err
+	var hist []HistoryEntry // none stored under NoHistory: the document lists no attempts
+	if s.cfg.HistoryPerJob != NoHistory {
+		var err error
+		if hist, err = s.store.ListHistory(ctx, r.Collection, r.Name, HistoryFilter{}); err != nil {
+			return a, err
+		}
 	}
 	doc := FailureDocument{Collection: r.Collection, Job: r.Name, ExecutionTag: o.Tag, ExpectedTime: o.Expected.UTC(), Occurrence: o.Number,
 		Attempts: []FailureAttempt{}}

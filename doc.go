@@ -495,6 +495,15 @@
 // are applied by a periodic prune, so a job may briefly hold a few more.
 // Config.OnHistory sees each entry as soon as it is stored.
 //
+// A host that wants the timing alone, as from a cron library, sets
+// Config.HistoryPerJob to NoHistory: no entry is stored, and none is made
+// unless Config.OnHistory or Config.Observer is set (they still get every
+// entry, as the outcome that it describes is recorded, so package
+// telemetry's metrics stay whole). Job states, the status counters,
+// lastExecutionTime, faults, pauses and the end of a recurrence are kept
+// as with history; what is lost is ListHistory, the dashboard's history,
+// and the attempts in an errorAction's failure document.
+//
 // # Lifecycle
 //
 // [New] checks the Config and returns a Scheduler that does nothing until

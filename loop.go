@@ -176,7 +176,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			return
 		}
 		ownOccurrence(r, occ)
-		err = s.runStore.Record(ctx, s.cfg.InstanceID, r, hist)
+		err = s.runStore.Record(ctx, s.cfg.InstanceID, r, s.stored(hist))
 		if err == nil {
 			s.emit(r.Job, hist)
 			s.missed(miss, false)
@@ -206,7 +206,7 @@ func (s *Scheduler) release() {
 func (s *Scheduler) prune(ctx context.Context, now time.Time) {
 	n, err := s.runStore.Prune(ctx, PruneRequest{
 		HistoryBefore:   now.Add(-s.cfg.HistoryRetention),
-		PerJob:          s.cfg.HistoryPerJob,
+		PerJob:          max(s.cfg.HistoryPerJob, 0), // NoHistory stores none: no limit to apply
 		FinalJobsBefore: now.Add(-s.cfg.FinalJobRetention),
 	})
 	if err != nil {

@@ -30,6 +30,18 @@ type machine struct {
 	// the record outlives the worker's use of it; most attempts end the
 	// occurrence, and then nothing is moved.
 	occ *Occurrence
+	// noEntries says that nothing wants history entries (the Scheduler
+	// keeps none and nothing observes them): the functions make none and
+	// return nil for them, and change the record as they would otherwise.
+	noEntries bool
+}
+
+// add appends h to hist, unless the machine makes no entries.
+func (m machine) add(hist []HistoryEntry, h HistoryEntry) []HistoryEntry {
+	if m.noEntries {
+		return hist
+	}
+	return append(hist, h)
 }
 
 // window returns how late a missed occurrence may be found and still run;
@@ -63,7 +75,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		sc.Policy.StateReason, sc.Policy.ResumeTime, sc.Faults = "", time.Time{}, 0
 	}
 	if p := sc.Policy; p != nil && p.Passed != nil {
-		hist = append(hist, *p.Passed)
+		hist = m.add(hist, *p.Passed)
 		p.Passed = nil
 	}
 	if sc.Current != nil {
@@ -200,6 +212,9 @@ func (m machine) passOver(r *JobRecord, t *Timing, until, now time.Time, hist []
 		p.Buffered = time.Time{}
 	}
 	sc.LastSkipped = !merged
+	if m.noEntries {
+		return hist
+	}
 	return append(hist, skipped(r, first, last, n, now, why))
 }
 
@@ -252,7 +267,7 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 		}
 	case OverlapCancelRunning:
 		if due {
-			hist = append(hist, m.cancel(r, now))
+			hist = m.add(hist, m.cancel(r, now))
 		}
 	default:
 		for due {
@@ -266,14 +281,14 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 			exp := m.take(r, t)
 			sc.Occurrences++
 			sc.Waiting = &Occurrence{Number: sc.Occurrences, Expected: exp}
-			hist = append(hist, postponed(r, sc.Waiting, now))
+			hist = m.add(hist, postponed(r, sc.Waiting, now))
 			due = !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now)
 		}
 	}
 	if !sc.RunRequested.IsZero() && !sc.RunRequested.After(now) && sc.Waiting == nil && sc.Current != nil {
 		sc.Occurrences++
 		sc.Waiting = requested(sc)
-		hist = append(hist, postponed(r, sc.Waiting, now))
+		hist = m.add(hist, postponed(r, sc.Waiting, now))
 	}
 	return hist
 }
@@ -402,27 +417,16 @@ func (m machine) replay(r *JobRecord, t *Timing, o *Occurrence, claimed time.Tim
 }
 
 // complete applies the outcome of an attempt of occurrence o to r and
-// returns its history entry. When r's current occurrence is no longer o
-// (the job was replaced, disabled or changed meanwhile), only the counters
-// and the history entry are recorded.
+// returns its history entry (the zero entry when the machine makes none).
+// When r's current occurrence is no longer o (the job was replaced,
+// disabled or changed meanwhile), only the counters and the history entry
+// are recorded.
 func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry {
-	h := HistoryEntry{
-		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusCompleted,
-		ExpectedExecutionTime: o.Expected, StartTime: res.start, EndTime: res.end,
-		RetryCount: o.Retry, RepeatCount: o.Number, Message: truncate(res.message, MaxHistoryMessage),
-		ExecutionTag: o.Tag, Backfill: o.Backfill,
-	}
-	if o.ErrorAction {
-		h.ActionName = ErrorAction
+	var h HistoryEntry // stays zero when the machine makes no entries
+	if !m.noEntries {
+		h = attemptEntry(r, o, res)
 	}
 	failed := res.err != nil
-	if failed {
-		h.Status = StatusFailed
-		var se *httpaction.StatusError
-		if errors.As(res.err, &se) {
-			h.HTTPStatus = se.StatusCode
-		}
-	}
 	if !o.ErrorAction {
 		r.Status.ExecutionCount++
 		if failed {
@@ -461,9 +465,11 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 			noRetry = fmt.Sprintf("not retried: the next retry would start after retryPolicy.maxRetryDuration (%s) from the expected time", retry.Duration(d))
 		}
 	}
-	if noRetry != "" {
+	switch {
+	case m.noEntries:
+	case noRetry != "":
 		h.Message = truncate(h.Message+" ("+noRetry+")", MaxHistoryMessage)
-	} else if waits != "" {
+	case waits != "":
 		h.Message = truncate(h.Message+" ("+waits+")", MaxHistoryMessage)
 	}
 	switch {
@@ -506,6 +512,28 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 	return h
 }
 
+// attemptEntry returns the history entry of the attempt of occurrence o
+// of r's job that ended with res.
+func attemptEntry(r *JobRecord, o *Occurrence, res outcome) HistoryEntry {
+	h := HistoryEntry{
+		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusCompleted,
+		ExpectedExecutionTime: o.Expected, StartTime: res.start, EndTime: res.end,
+		RetryCount: o.Retry, RepeatCount: o.Number, Message: truncate(res.message, MaxHistoryMessage),
+		ExecutionTag: o.Tag, Backfill: o.Backfill,
+	}
+	if o.ErrorAction {
+		h.ActionName = ErrorAction
+	}
+	if res.err != nil {
+		h.Status = StatusFailed
+		var se *httpaction.StatusError
+		if errors.As(res.err, &se) {
+			h.HTTPStatus = se.StatusCode
+		}
+	}
+	return h
+}
+
 // truncate cuts s to at most n bytes at a UTF-8 boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {
@@ -532,7 +560,7 @@ func (s *Scheduler) machineOver(r *JobRecord, collection *RunPolicy) machine {
 	if p.Overlap == "" {
 		p.Overlap = OverlapPostpone
 	}
-	return machine{policy: p, threshold: s.cfg.MisfireThreshold}
+	return machine{policy: p, threshold: s.cfg.MisfireThreshold, noEntries: s.noEntries}
 }
 
 // missedOf returns the missed policy that stands for a misfire policy.
@@ -581,7 +609,7 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 		pre = m.postpone(work, t, res.end, nil)
 	}
 	h := m.complete(work, o, res)
-	all := append(append(buf, hist...), h)
+	all := m.add(append(buf, hist...), h)
 	all = append(all, pre...)
 	if timed {
 		_, _, more := m.step(work, t, res.end)

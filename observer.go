@@ -33,8 +33,10 @@ type Observer interface {
 	// EndAttempt is called when the attempt ends, with the context
 	// StartAttempt returned.
 	EndAttempt(ctx context.Context, e AttemptEnd)
-	// HistoryStored is called with history entries once they are stored,
-	// in the order of each job's entries (before Config.OnHistory).
+	// HistoryStored is called with history entries once they are stored
+	// (under Config.HistoryPerJob NoHistory, once the outcome they describe
+	// is recorded without them), in the order of each job's entries
+	// (before Config.OnHistory).
 	HistoryStored(h StoredHistory)
 	// Missed is called with scheduled occurrences that a step passed over
 	// without running them: merged into a waiting occurrence or into a

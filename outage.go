@@ -215,7 +215,7 @@ func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []History
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, recordRetryLast)
-		err = s.runStore.Record(context.Background(), s.cfg.InstanceID, r, all)
+		err = s.runStore.Record(context.Background(), s.cfg.InstanceID, r, s.stored(all))
 		switch {
 		case err == nil:
 			s.log.InfoContext(ctx, "recorded job outcome after the store failed", "job", r.Name, "collection", r.Collection, "tries", tries+1)

@@ -9,12 +9,21 @@ import (
 
 // record stores r with hist and releases the lease, logging failures.
 func (s *Scheduler) record(r *JobRecord, hist []HistoryEntry) {
-	err := s.runStore.Record(context.Background(), s.cfg.InstanceID, r, hist)
+	err := s.runStore.Record(context.Background(), s.cfg.InstanceID, r, s.stored(hist))
 	if err != nil {
 		s.recordFailed(context.Background(), r, err)
 		return
 	}
 	s.emit(r.Job, hist)
+}
+
+// stored returns the history entries to store of hist: hist, or none when
+// the Scheduler keeps no history (Config.HistoryPerJob is NoHistory).
+func (s *Scheduler) stored(hist []HistoryEntry) []HistoryEntry {
+	if s.cfg.HistoryPerJob == NoHistory {
+		return nil
+	}
+	return hist
 }
 
 // getJob reads a job for the run loop.
@@ -79,7 +88,7 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 		if terr == nil {
 			miss = s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), res.end)
 		}
-		err := s.runStore.Record(ctx, s.cfg.InstanceID, r, all)
+		err := s.runStore.Record(ctx, s.cfg.InstanceID, r, s.stored(all))
 		if transient(err) {
 			if !retrying {
 				retrying = true
@@ -110,7 +119,7 @@ type pendingOutcome struct {
 	def     *Job // r.Job, which r may no longer hold once recorded
 	miss    *Misfire
 	all     []HistoryEntry
-	buf     *[]HistoryEntry // from histBufs, holding all once recorded
+	buf     *[]HistoryEntry // from histBufs, holding all once recorded; nil when no entries are made
 	t       Timing          // copies, so that an outcome costs no allocation
 	o       Occurrence      // of them
 	res     outcome
@@ -185,7 +194,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	b := &s.outcomes
 	reqs := b.reqs[:0]
 	for _, p := range batch {
-		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
+		reqs = append(reqs, RecordRequest{Job: p.r, History: s.stored(p.all)})
 	}
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
 	clear(reqs)
@@ -199,9 +208,12 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 		case err == nil:
 			s.emit(p.def, p.all)
 			s.missed(p.miss, false)
-			clear(p.all) // the store copied them
-			*p.buf = p.all[:0]
-			histBufs.Put(p.buf)
+			if p.buf != nil {
+				clear(p.all) // the store copied them
+				*p.buf = p.all[:0]
+				histBufs.Put(p.buf)
+			}
+
 			s.release()
 		case errors.Is(err, ErrConflict):
 			s.retryOutcome(p)

@@ -35,6 +35,8 @@ const (
 	DefaultHistoryRetention = 60 * 24 * time.Hour
 	// DefaultHistoryPerJob is how many history entries a job keeps.
 	DefaultHistoryPerJob = 1000
+	// NoHistory, as Config.HistoryPerJob, keeps no history at all.
+	NoHistory = -1
 	// DefaultFinalJobRetention is how long Completed and Faulted jobs are
 	// kept.
 	DefaultFinalJobRetention = 60 * 24 * time.Hour
@@ -111,6 +113,18 @@ type Config struct {
 	HistoryRetention time.Duration
 	// HistoryPerJob is how many history entries each job keeps.
 	// Defaults to DefaultHistoryPerJob (1,000).
+	//
+	// NoHistory keeps none: the Scheduler records each outcome in the
+	// job's state and status (counters, lastExecutionTime, state,
+	// faulted and completed jobs, all as with history) but stores no
+	// history entry, and makes none unless OnHistory or Observer is set,
+	// which still get every entry as it would have been stored (so
+	// package telemetry's metrics stay whole). This is the setting for
+	// a host that wants timing alone, as from a cron library: it saves
+	// the work and the memory of the entries (about 250 bytes each in
+	// store/memory). ListHistory then returns only entries stored
+	// before (HistoryRetention still deletes those), and an errorAction
+	// that carries the failure document lists no attempts in it.
 	HistoryPerJob int
 	// FinalJobRetention is how long Completed and Faulted jobs are kept
 	// after their last run (or last write through the API) before they
@@ -145,9 +159,10 @@ type Config struct {
 	// a shared store. Defaults to DefaultPollInterval (5s).
 	PollInterval time.Duration
 	// OnHistory, when set, is called with each history entry right after
-	// it is stored, in the order of each job's entries. It is called from
-	// several goroutines at once and must return quickly. Nil means no
-	// callback.
+	// it is stored (under NoHistory, right after the outcome it describes
+	// is recorded without it), in the order of each job's entries. It is
+	// called from several goroutines at once and must return quickly.
+	// Nil means no callback.
 	OnHistory func(HistoryEntry)
 	// Observer, when set, is told what the Scheduler does, to trace and
 	// measure it: give it the *telemetry.Observer of package
@@ -241,8 +256,8 @@ func (c *Config) validate() error {
 	if c.HistoryRetention < 0 {
 		bad("HistoryRetention", "is negative")
 	}
-	if c.HistoryPerJob < 0 {
-		bad("HistoryPerJob", "is negative")
+	if c.HistoryPerJob < NoHistory {
+		bad("HistoryPerJob", "is negative and not NoHistory (-1)")
 	}
 	if c.FinalJobRetention < 0 {
 		bad("FinalJobRetention", "is negative")
@@ -286,6 +301,10 @@ type Scheduler struct {
 	// httpExec is the built-in executor of Http and Https; Stop closes
 	// its idle connections.
 	httpExec *httpaction.Executor
+	// noEntries says that nothing wants history entries: the store keeps
+	// none (Config.HistoryPerJob is NoHistory), and neither
+	// Config.OnHistory nor Config.Observer is set.
+	noEntries bool
 
 	wake     chan struct{}  // capacity 1: "look at the store again"
 	inFlight atomic.Int64   // claimed jobs in flight, at most Config.MaxConcurrency
@@ -332,6 +351,7 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		s.runStore = observeStore(store, c.Observer)
 	}
 	s.batch, _ = s.runStore.(BatchRecorder)
+	s.noEntries = c.HistoryPerJob == NoHistory && c.OnHistory == nil && c.Observer == nil
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval, Executors: executors{s}}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
 	s.detach = func() {}

@@ -779,3 +779,50 @@ func TestTelemetryHTTPReceiverJoinsTrace(t *testing.T) {
 		t.Errorf("client span statuses %v, %v; want Error for the 503, Unset for the 200", clients[0].Status(), clients[1].Status())
 	}
 }
+
+// TestTelemetryNoHistory runs retries, a faulted occurrence with its error
+// action, and an occurrence postponed behind a slow one, with history kept
+// and with Config.HistoryPerJob NoHistory, and finds the same attempt
+// metrics: the Scheduler still makes the entries that the Observer counts.
+func TestTelemetryNoHistory(t *testing.T) {
+	run := func(t *testing.T, perJob int) (map[string][]point, int) {
+		var got map[string][]point
+		var stored int
+		synctest.Test(t, func(t *testing.T) {
+			o := newOtel()
+			e := newEnv(t, o.config(scheduler.Config{InstanceID: "a", HistoryPerJob: perJob, ActionTimeout: 2 * time.Minute}))
+			e.exec.fn = func(req *action.Request, n int) error {
+				switch {
+				case strings.HasSuffix(req.Action.Request.URI, "/slow"):
+					time.Sleep(90 * time.Second)
+				case strings.HasSuffix(req.Action.Request.URI, "/main"):
+					return errors.New("boom")
+				}
+				return nil
+			}
+			e.start()
+			e.put("j", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/main", "method": "GET"},
+				"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT20S", "retryCount": 2},
+				"errorAction": {"type": "Https", "request": {"uri": "https://127.0.0.1:9/error", "method": "POST"}}}}`)
+			e.put("slow", jobJSON(e.t0.Add(time.Minute), `"recurrence": {"frequency": "Minute", "count": 3},
+				"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/slow", "method": "GET"}}`))
+			time.Sleep(10 * time.Minute)
+			synctest.Wait()
+			e.stop()
+			got = pick(o.metrics(t), attemptMetrics...)
+			stored = len(e.history("j")) + len(e.history("slow"))
+		})
+		return got, stored
+	}
+	want, stored := run(t, 0)
+	if len(want["jobclock.attempts"]) != 4 || stored == 0 { // main Failed, error Completed, slow Completed and Postponed
+		t.Fatalf("with history: attempts %v, %d entries stored; want four series and some entries", want["jobclock.attempts"], stored)
+	}
+	got, stored := run(t, scheduler.NoHistory)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics with NoHistory (-with history +without):\n%s", diff)
+	}
+	if stored != 0 {
+		t.Errorf("with NoHistory: %d history entries stored, want none", stored)
+	}
+}

@@ -1,0 +1,184 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// noHistoryJobs are the jobs of TestNoHistoryKeepsStatesAndCounters, by
+// name: each takes a path of the state machine that history entries
+// describe (attempts, retries, faults, an error action, postponed and
+// skipped occurrences, a pause after faults, the end of a recurrence).
+func noHistoryJobs(t0 time.Time) map[string]string {
+	at := func(d time.Duration) string { return t0.Add(d).Format(time.RFC3339) }
+	act := func(path, extra string) string {
+		return `"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/` + path + `", "method": "GET"}` + extra + `}`
+	}
+	none := `, "retryPolicy": {"retryType": "None"}`
+	return map[string]string{
+		"once": `{` + act("ok", "") + `, "startTime": "` + at(time.Minute) + `"}`,
+		"retries": `{` + act("fail", `, "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT20S", "retryCount": 2},
+			"errorAction": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/ok", "method": "POST"}}`) + `}`,
+		"count":  `{` + act("ok", "") + `, "startTime": "` + at(time.Minute) + `", "recurrence": {"frequency": "Minute", "count": 3}}`,
+		"faults": `{` + act("first", none) + `, "startTime": "` + at(0) + `", "recurrence": {"frequency": "Hour", "count": 2}}`,
+		"paused": `{` + act("fail", none) + `, "startTime": "` + at(time.Minute) + `", "recurrence": {"frequency": "Minute"},
+			"runPolicy": {"pauseAfterFaults": 2}}`,
+		"overlap": `{` + act("slow", "") + `, "startTime": "` + at(time.Minute) + `", "recurrence": {"frequency": "Minute", "count": 4}}`,
+		"skipped": `{` + act("ok", "") + `, "startTime": "` + at(-time.Hour) + `", "recurrence": {"frequency": "Minute", "count": 5},
+			"runPolicy": {"missed": "Skip"}}`,
+	}
+}
+
+// noHistoryRun puts noHistoryJobs in a Scheduler with cfg on a memory
+// store, runs it for three hours of the bubble's time, and returns the
+// jobs as the Scheduler reads them and their stored history.
+func noHistoryRun(t *testing.T, cfg scheduler.Config) (jobs map[string]*scheduler.JobRecord, hist map[string][]scheduler.HistoryEntry) {
+	t.Helper()
+	ctx := context.Background()
+	exec := &fake{fn: func(req *action.Request, n int) error {
+		switch uri := req.Action.Request.URI; {
+		case strings.HasSuffix(uri, "/slow"):
+			time.Sleep(90 * time.Second) // the next occurrence comes due meanwhile
+		case strings.HasSuffix(uri, "/fail"), strings.HasSuffix(uri, "/first") && req.Occurrence == 1:
+			return errors.New("boom")
+		}
+		return nil
+	}}
+	reg := &action.Registry{}
+	reg.Register(action.HTTP, exec)
+	cfg.Executors, cfg.Logger, cfg.MinRetryInterval, cfg.InstanceID = reg, discard, time.Second, "a"
+	cfg.ActionTimeout = 2 * time.Minute // the slow attempts outlast a minute
+	s, err := scheduler.New(memory.New(), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	defs := noHistoryJobs(t0)
+	for name, def := range defs {
+		job, err := scheduler.ParseJob([]byte(def), &scheduler.ParseOptions{MinRetryInterval: time.Second})
+		if err != nil {
+			t.Fatalf("ParseJob(%s): %v", name, err)
+		}
+		if _, err := s.PutJob(ctx, "c", name, job, nil); err != nil {
+			t.Fatalf("PutJob(%s): %v", name, err)
+		}
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Hour)
+	synctest.Wait()
+	jobs, hist = map[string]*scheduler.JobRecord{}, map[string][]scheduler.HistoryEntry{}
+	for name := range defs {
+		if jobs[name], err = s.GetJob(ctx, "c", name); err != nil {
+			t.Fatalf("GetJob(%s): %v", name, err)
+		}
+		if hist[name], err = s.ListHistory(ctx, "c", name, nil); err != nil {
+			t.Fatalf("ListHistory(%s): %v", name, err)
+		}
+	}
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return jobs, hist
+}
+
+// TestNoHistoryKeepsStatesAndCounters runs the same jobs with history kept
+// and with Config.HistoryPerJob NoHistory, and finds the same states,
+// statuses and scheduling states, and no history stored: with nothing
+// observing the Scheduler (so that it makes no entries at all), and with
+// Config.OnHistory set, which gets the entries that history would have
+// stored.
+func TestNoHistoryKeepsStatesAndCounters(t *testing.T) {
+	var want map[string]*scheduler.JobRecord
+	var wantHist map[string][]scheduler.HistoryEntry
+	synctest.Test(t, func(t *testing.T) {
+		want, wantHist = noHistoryRun(t, scheduler.Config{})
+	})
+	// What the jobs' paths should have led to, so that the comparison
+	// below compares something.
+	states := map[string]scheduler.JobState{"once": scheduler.JobCompleted, "retries": scheduler.JobFaulted,
+		"count": scheduler.JobCompleted, "faults": scheduler.JobCompleted, "paused": scheduler.JobDisabled,
+		"overlap": scheduler.JobCompleted, "skipped": scheduler.JobCompleted}
+	for name, st := range states {
+		if got := want[name].State; got != st {
+			t.Errorf("with history: %s is %s, want %s", name, got, st)
+		}
+	}
+	statuses := map[scheduler.ExecutionStatus]bool{}
+	for _, h := range wantHist {
+		for _, e := range h {
+			statuses[e.Status] = true
+		}
+	}
+	if len(statuses) != 4 {
+		t.Errorf("with history: the jobs' entries have the statuses %v, want all four", statuses)
+	}
+	ignore := cmpopts.IgnoreFields(scheduler.JobRecord{}, "ETag")
+	for _, tc := range []struct {
+		name     string
+		observed bool
+	}{{"nothing observes", false}, {"OnHistory set", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string][]scheduler.HistoryEntry{}
+			cfg := scheduler.Config{HistoryPerJob: scheduler.NoHistory}
+			if tc.observed {
+				cfg.OnHistory = func(h scheduler.HistoryEntry) {
+					mu.Lock()
+					seen[h.Job] = append([]scheduler.HistoryEntry{h}, seen[h.Job]...) // newest first, as ListHistory
+					mu.Unlock()
+				}
+			}
+			synctest.Test(t, func(t *testing.T) {
+				got, hist := noHistoryRun(t, cfg)
+				for name, w := range want {
+					if diff := cmp.Diff(w, got[name], ignore); diff != "" {
+						t.Errorf("%s with NoHistory (-with history +without):\n%s", name, diff)
+					}
+					if len(hist[name]) != 0 {
+						t.Errorf("%s with NoHistory has history %+v, want none", name, hist[name])
+					}
+				}
+			})
+			if !tc.observed {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for name, w := range wantHist {
+				if diff := cmp.Diff(w, seen[name]); diff != "" {
+					t.Errorf("%s: OnHistory with NoHistory (-stored with history +got):\n%s", name, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestNoHistoryConfig checks that NoHistory is the one negative
+// HistoryPerJob that New accepts.
+func TestNoHistoryConfig(t *testing.T) {
+	if _, err := scheduler.New(memory.New(), &scheduler.Config{HistoryPerJob: scheduler.NoHistory}); err != nil {
+		t.Errorf("New with HistoryPerJob NoHistory: %v", err)
+	}
+	_, err := scheduler.New(memory.New(), &scheduler.Config{HistoryPerJob: -2})
+	var ce *scheduler.ConfigError
+	if !errors.As(err, &ce) || ce.Field != "HistoryPerJob" || !strings.Contains(ce.Reason, "NoHistory") {
+		t.Errorf("New with HistoryPerJob -2: %v, want a ConfigError about HistoryPerJob that names NoHistory", err)
+	}
+}
