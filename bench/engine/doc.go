@@ -11,11 +11,13 @@
 // its collection's quota allows), robfig/cron's "@every 1s". Registration's
 // garbage is collected before each engine starts, so that the burst and
 // steady loads measure the engine, not the collection of what registering
-// left. The burst and steady loads also run "jobclock-otel": jobclock
-// opted in to package telemetry with the OpenTelemetry SDK, every attempt
-// traced (sampled, batched to an exporter that drops the spans) and
-// measured by the Prometheus exporter; plain "jobclock" has no Observer,
-// as a host that does not observe it. The flag -burstprofile=prefix writes a
+// left. The burst and steady loads also run "jobclock-nohistory":
+// jobclock with Config.HistoryPerJob NoHistory, which keeps no history as
+// robfig/cron and gocron keep none; and "jobclock-otel": jobclock opted in
+// to package telemetry with the OpenTelemetry SDK, every attempt traced
+// (sampled, batched to an exporter that drops the spans) and measured by
+// the Prometheus exporter; plain "jobclock" has no Observer, as a host
+// that does not observe it. The flag -burstprofile=prefix writes a
 // CPU profile (prefix-<engine>.cpu) and an allocation profile
 // (prefix-<engine>.allocs, read with -base prefix-<engine>.allocs0) of
 // each burst alone, without the registration before it. Metrics:

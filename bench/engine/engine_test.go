@@ -57,6 +57,12 @@ func newJobclock(fire fireFunc, capacity int) engine {
 	return newJobclockWith(fire, capacity, scheduler.Config{})
 }
 
+// newJobclockNoHistory is jobclock keeping no history
+// (Config.HistoryPerJob NoHistory): the same work as robfig/cron.
+func newJobclockNoHistory(fire fireFunc, capacity int) engine {
+	return newJobclockWith(fire, capacity, scheduler.Config{HistoryPerJob: scheduler.NoHistory})
+}
+
 // newJobclockOtel is jobclock opted in to package telemetry with the
 // OpenTelemetry SDK: every attempt traced (sampled, batched to an exporter
 // that drops the spans) and measured by the Prometheus exporter, which is
@@ -226,9 +232,11 @@ var engines = []engineMaker{
 	{"gocron", newGocron},
 }
 
-// loadEngines are the engines of the load benchmarks: the others, and
-// jobclock with the OpenTelemetry SDK and the Prometheus exporter.
-var loadEngines = append(slices.Clone(engines), engineMaker{"jobclock-otel", newJobclockOtel})
+// loadEngines are the engines of the load benchmarks: the others,
+// jobclock keeping no history, and jobclock with the OpenTelemetry SDK and
+// the Prometheus exporter.
+var loadEngines = append(slices.Clone(engines), engineMaker{"jobclock-nohistory", newJobclockNoHistory},
+	engineMaker{"jobclock-otel", newJobclockOtel})
 
 // helpers -------------------------------------------------------------------
 
