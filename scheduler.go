@@ -123,8 +123,12 @@ type Config struct {
 	// a host that wants timing alone, as from a cron library: it saves
 	// the work and the memory of the entries (about 250 bytes each in
 	// store/memory). ListHistory then returns only entries stored
-	// before (HistoryRetention still deletes those), and an errorAction
-	// that carries the failure document lists no attempts in it.
+	// before (HistoryRetention still deletes those), an errorAction that
+	// carries the failure document lists no attempts in it, and a store
+	// that recognises a Record repeated after a lost connection by its
+	// history (store/postgres) cannot: such a repeat, after a write that
+	// committed although the store reported an error, is logged as a lost
+	// lease.
 	HistoryPerJob int
 	// FinalJobRetention is how long Completed and Faulted jobs are kept
 	// after their last run (or last write through the API) before they
