@@ -1,0 +1,299 @@
+// Command million measures a jobclock Scheduler on PostgreSQL holding many
+// jobs, most of them far in the future and some due at one instant, so
+// that the same figures with -jobs 10000 and with -jobs 1000000 show what
+// the number of jobs costs. It is not part of CI:
+//
+//	eval "$(bash scripts/start-postgres.sh /tmp/pg-million)"
+//	cd bench && go run ./million -postgres "$JOBCLOCK_POSTGRES_DSN" -jobs 10000
+//	cd bench && go run ./million -postgres "$JOBCLOCK_POSTGRES_DSN" -jobs 1000000
+//
+// It puts -jobs one-time jobs with Scheduler.PutJob from -putters
+// goroutines, spread over -collections collections (one PutJob per job:
+// the Go API has no bulk put yet), -due of them due at one instant a few
+// seconds after the puts end and the others a year later. Then it starts
+// the Scheduler (a no-op executor, MaxConcurrency 256) in this process
+// and reports:
+//
+//	put            jobs put per second (wall clock), and the database's size after
+//	claim          ClaimDue calls of the run loop while the due jobs run: p50 / p99 / max
+//	run            from the due instant until the last outcome is recorded, and
+//	               occurrences per second over that span
+//	rss            the process's resident memory (VmRSS) once the due jobs ran
+//	list           ListJobs' first page (100 jobs) of the first collection: median of 5
+//	count          JobCounts (the dashboard's counts by collection and state): median of 5
+//
+// Each run uses a schema of its own (million_<jobs>_<random>), which it
+// drops at the end unless -keep is set.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/postgres"
+)
+
+type config struct {
+	dsn         string
+	jobs, due   int
+	collections int
+	putters     int
+	keep        bool
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.dsn, "postgres", os.Getenv("JOBCLOCK_POSTGRES_DSN"), "PostgreSQL `DSN` (default: $JOBCLOCK_POSTGRES_DSN)")
+	flag.IntVar(&c.jobs, "jobs", 10_000, "jobs in the store")
+	flag.IntVar(&c.due, "due", 10_000, "jobs among them due at one instant (at most -jobs)")
+	flag.IntVar(&c.collections, "collections", 10, "collections the jobs are spread over")
+	flag.IntVar(&c.putters, "putters", 8, "goroutines that put the jobs")
+	flag.BoolVar(&c.keep, "keep", false, "keep the schema at the end")
+	flag.Parse()
+	if c.dsn == "" {
+		log.Fatal("million: no -postgres DSN and no JOBCLOCK_POSTGRES_DSN")
+	}
+	if c.due > c.jobs || c.due < 1 || c.collections < 1 || c.putters < 1 {
+		log.Fatal("million: -due must be 1 to -jobs; -collections and -putters at least 1")
+	}
+	if err := run(context.Background(), c); err != nil {
+		log.Fatal("million: ", err)
+	}
+}
+
+const noop action.Type = "Noop"
+
+func run(ctx context.Context, c config) error {
+	pool, err := pgxpool.New(ctx, c.dsn)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	schema := fmt.Sprintf("million_%d_%08x", c.jobs, rand.Uint32())
+	st, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+	if err != nil {
+		return err
+	}
+	if !c.keep {
+		defer pool.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+	}
+
+	var done atomic.Int64
+	finished := make(chan struct{})
+	var last atomic.Int64 // the instant the last outcome was recorded, Unix ns
+	calls := &claims{}
+	reg := &action.Registry{}
+	reg.Register(noop, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		return nil, nil
+	}))
+	s, err := scheduler.New(st, &scheduler.Config{
+		Executors: reg, MaxConcurrency: 256, Logger: slog.New(slog.DiscardHandler), Observer: calls,
+		OnHistory: func(scheduler.HistoryEntry) {
+			last.Store(time.Now().UnixNano())
+			if done.Add(1) == int64(c.due) {
+				close(finished)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	perColl := (c.jobs + c.collections - 1) / c.collections
+	quota := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: perColl}}}
+	for k := range c.collections {
+		if _, err := s.PutCollection(ctx, collName(k), quota, nil); err != nil {
+			return err
+		}
+	}
+
+	// The far jobs first, then the due ones, due a few seconds after they
+	// are expected to be put at the rate the far ones were.
+	far := time.Now().AddDate(1, 0, 0)
+	t0 := time.Now()
+	if err := putJobs(ctx, s, c, c.due, c.jobs, func(int) time.Time { return far }); err != nil {
+		return err
+	}
+	farTime := time.Since(t0)
+	rate := float64(c.jobs-c.due) / farTime.Seconds()
+	if c.jobs == c.due {
+		rate = 500 // a guess: nothing measured yet
+	}
+	dueAt := time.Now().Add(3*time.Second + time.Duration(1.5*float64(c.due)/rate*float64(time.Second))).Truncate(time.Second)
+	t1 := time.Now()
+	if err := putJobs(ctx, s, c, 0, c.due, func(int) time.Time { return dueAt }); err != nil {
+		return err
+	}
+	putTime := time.Since(t0)
+	if time.Now().After(dueAt) {
+		return fmt.Errorf("putting the %d due jobs took %v, past their due time", c.due, time.Since(t1))
+	}
+	var dbSize int64
+	if err := pool.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&dbSize); err != nil {
+		return err
+	}
+	var schemaSize int64
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')`, schema).Scan(&schemaSize); err != nil {
+		return err
+	}
+	fmt.Printf("jobs %d (%d due), %d collections, %d putters\n", c.jobs, c.due, c.collections, c.putters)
+	fmt.Printf("put      %.0f jobs/s (%d jobs in %.1f s; PutJob, one per job); schema %.1f MiB, database %.1f MiB\n",
+		float64(c.jobs)/putTime.Seconds(), c.jobs, putTime.Seconds(), float64(schemaSize)/(1<<20), float64(dbSize)/(1<<20))
+
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	calls.start()
+	select {
+	case <-finished:
+	case <-time.After(time.Until(dueAt) + 5*time.Minute):
+		return fmt.Errorf("only %d of %d due jobs ran within 5 minutes", done.Load(), c.due)
+	}
+	span := time.Unix(0, last.Load()).Sub(dueAt)
+	p50, p99, pmax := calls.stop()
+	fmt.Printf("claim    p50 %s, p99 %s, max %s (%d ClaimDue calls while the due jobs ran)\n", ms(p50), ms(p99), ms(pmax), calls.n())
+	fmt.Printf("run      %d occurrences in %.3f s from the due instant to the last outcome: %.0f/s\n", c.due, span.Seconds(), float64(c.due)/span.Seconds())
+	fmt.Printf("rss      %s\n", rss())
+
+	list := median(5, func() error {
+		_, err := s.ListJobs(ctx, collName(0), nil)
+		return err
+	})
+	count := median(5, func() error {
+		_, err := s.JobCounts(ctx)
+		return err
+	})
+	fmt.Printf("list     %s (first page of %s)\n", ms(list), collName(0))
+	fmt.Printf("count    %s (JobCounts)\n", ms(count))
+	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return s.Stop(stopCtx)
+}
+
+func collName(k int) string { return fmt.Sprintf("c%03d", k) }
+
+// putJobs puts jobs from to to (exclusive), job i in collection i mod
+// c.collections, due at at(i), from c.putters goroutines.
+func putJobs(ctx context.Context, s *scheduler.Scheduler, c config, from, to int, at func(int) time.Time) error {
+	next := make(chan int)
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for range c.putters {
+		wg.Go(func() {
+			for i := range next {
+				start := at(i)
+				def := &scheduler.Job{StartTime: &start, Action: action.Action{Type: noop, Custom: json.RawMessage(`{}`)}}
+				if _, err := s.PutJob(ctx, collName(i%c.collections), fmt.Sprintf("j%08d", i), def, nil); err != nil {
+					mu.Lock()
+					first = errors.Join(first, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := from; i < to; i++ {
+		next <- i
+		if i%100_000 == 0 && i > from {
+			fmt.Fprintf(os.Stderr, "million: %d jobs put\n", i)
+		}
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// median runs f n times and returns the median of its durations.
+func median(n int, f func() error) time.Duration {
+	d := make([]time.Duration, n)
+	for i := range d {
+		t := time.Now()
+		if err := f(); err != nil {
+			log.Fatal("million: ", err)
+		}
+		d[i] = time.Since(t)
+	}
+	slices.Sort(d)
+	return d[n/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// rss returns the VmRSS line of /proc/self/status.
+func rss() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// claims is a scheduler.Observer that keeps the durations of the run
+// loop's ClaimDue calls between start and stop, and observes nothing else.
+type claims struct {
+	mu     sync.Mutex
+	on     bool
+	d      []time.Duration
+	called int
+}
+
+func (c *claims) start() { c.mu.Lock(); c.on = true; c.mu.Unlock() }
+
+func (c *claims) n() int { c.mu.Lock(); defer c.mu.Unlock(); return c.called }
+
+// stop ends the measurement and returns the p50, p99 and max.
+func (c *claims) stop() (p50, p99, pmax time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.on = false
+	if len(c.d) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(c.d)
+	q := func(p float64) time.Duration { return c.d[int(p*float64(len(c.d)-1))] }
+	return q(0.5), q(0.99), c.d[len(c.d)-1]
+}
+
+func (c *claims) StoreCalled(sc scheduler.StoreCall) {
+	if sc.Op != "ClaimDue" {
+		return
+	}
+	c.mu.Lock()
+	if c.on {
+		c.d = append(c.d, sc.Duration)
+		c.called++
+	}
+	c.mu.Unlock()
+}
+
+func (c *claims) Attach(*scheduler.Scheduler) func() { return func() {} }
+func (c *claims) StartAttempt(ctx context.Context, _ scheduler.Attempt) context.Context {
+	return ctx
+}
+func (c *claims) EndAttempt(context.Context, scheduler.AttemptEnd)             {}
+func (c *claims) HistoryStored(scheduler.StoredHistory)                        {}
+func (c *claims) Missed(scheduler.Misfire)                                     {}
+func (c *claims) TookOver(scheduler.Takeover)                                  {}
+func (c *claims) Pruned(int)                                                   {}
+func (c *claims) TraceParent(context.Context) (traceparent, tracestate string) { return "", "" }
