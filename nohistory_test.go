@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/store/sqlite"
 )
 
 // noHistoryJobs are the jobs of TestNoHistoryKeepsStatesAndCounters, by
@@ -41,10 +43,10 @@ func noHistoryJobs(t0 time.Time) map[string]string {
 	}
 }
 
-// noHistoryRun puts noHistoryJobs in a Scheduler with cfg on a memory
-// store, runs it for three hours of the bubble's time, and returns the
-// jobs as the Scheduler reads them and their stored history.
-func noHistoryRun(t *testing.T, cfg scheduler.Config) (jobs map[string]*scheduler.JobRecord, hist map[string][]scheduler.HistoryEntry) {
+// noHistoryRun puts noHistoryJobs in a Scheduler with cfg on st, runs it
+// for three hours of the bubble's time, and returns the jobs as the
+// Scheduler reads them and their stored history.
+func noHistoryRun(t *testing.T, st scheduler.Store, cfg scheduler.Config) (jobs map[string]*scheduler.JobRecord, hist map[string][]scheduler.HistoryEntry) {
 	t.Helper()
 	ctx := context.Background()
 	exec := &fake{fn: func(req *action.Request, n int) error {
@@ -60,7 +62,8 @@ func noHistoryRun(t *testing.T, cfg scheduler.Config) (jobs map[string]*schedule
 	reg.Register(action.HTTP, exec)
 	cfg.Executors, cfg.Logger, cfg.MinRetryInterval, cfg.InstanceID = reg, discard, time.Second, "a"
 	cfg.ActionTimeout = 2 * time.Minute // the slow attempts outlast a minute
-	s, err := scheduler.New(memory.New(), &cfg)
+	cfg.PollInterval = time.Hour        // nothing else writes to the store: fewer idle steps
+	s, err := scheduler.New(st, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +106,13 @@ func noHistoryRun(t *testing.T, cfg scheduler.Config) (jobs map[string]*schedule
 // statuses and scheduling states, and no history stored: with nothing
 // observing the Scheduler (so that it makes no entries at all), and with
 // Config.OnHistory set, which gets the entries that history would have
-// stored.
+// stored. The memory store runs them, and SQLite once more with OnHistory:
+// the setting is the engine's, whatever the store.
 func TestNoHistoryKeepsStatesAndCounters(t *testing.T) {
 	var want map[string]*scheduler.JobRecord
 	var wantHist map[string][]scheduler.HistoryEntry
 	synctest.Test(t, func(t *testing.T) {
-		want, wantHist = noHistoryRun(t, scheduler.Config{})
+		want, wantHist = noHistoryRun(t, memory.New(), scheduler.Config{})
 	})
 	// What the jobs' paths should have led to, so that the comparison
 	// below compares something.
@@ -133,7 +137,8 @@ func TestNoHistoryKeepsStatesAndCounters(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		observed bool
-	}{{"nothing observes", false}, {"OnHistory set", true}} {
+		sqlite   bool
+	}{{"nothing observes", false, false}, {"OnHistory set", true, false}, {"SQLite, OnHistory set", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var mu sync.Mutex
 			seen := map[string][]scheduler.HistoryEntry{}
@@ -146,7 +151,16 @@ func TestNoHistoryKeepsStatesAndCounters(t *testing.T) {
 				}
 			}
 			synctest.Test(t, func(t *testing.T) {
-				got, hist := noHistoryRun(t, cfg)
+				var st scheduler.Store = memory.New()
+				if tc.sqlite {
+					sq, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer sq.Close()
+					st = sq
+				}
+				got, hist := noHistoryRun(t, st, cfg)
 				for name, w := range want {
 					if diff := cmp.Diff(w, got[name], ignore); diff != "" {
 						t.Errorf("%s with NoHistory (-with history +without):\n%s", name, diff)
