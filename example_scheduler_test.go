@@ -106,3 +106,57 @@ func ExampleScheduler_JobCounts() {
 	// reports Enabled 2
 	// due now: 1
 }
+
+// With HistoryPerJob set to NoHistory the Scheduler keeps no history, as a
+// cron library keeps none, and the job's state and counters are kept as
+// ever.
+func ExampleNoHistory() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Println("received", r.Method, r.URL.Path)
+	}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler), HistoryPerJob: scheduler.NoHistory})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.PutCollection(ctx, "reports", &scheduler.JobCollection{}, nil); err != nil {
+		panic(err)
+	}
+	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "`+srv.URL+`/nightly", "method": "POST"}}}`), nil)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.PutJob(ctx, "reports", "nightly", job, nil); err != nil {
+		panic(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		panic(err)
+	}
+	for {
+		r, err := s.GetJob(ctx, "reports", "nightly")
+		if err != nil {
+			panic(err)
+		}
+		if r.State == scheduler.JobCompleted {
+			fmt.Println(r.State, "after", r.Status.ExecutionCount, "execution")
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	hist, err := s.ListHistory(ctx, "reports", "nightly", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(hist), "history entries")
+	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.Stop(stopCtx); err != nil {
+		panic(err)
+	}
+	// Output:
+	// received POST /nightly
+	// Completed after 1 execution
+	// 0 history entries
+}
