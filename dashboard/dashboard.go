@@ -68,6 +68,13 @@ type Options struct {
 	// HandlerTimeout bounds the context of each request's work. Defaults
 	// to DefaultHandlerTimeout (30s).
 	HandlerTimeout time.Duration
+	// ReadOnly reports whether a principal may only look: its pages show
+	// no buttons that change anything, and the dashboard answers its
+	// POSTs that would change something with 403 (it may still sign out
+	// and try definitions). The dashboard calls it with the signed-in
+	// principal, or with nil when there is no Authenticator. Nil means
+	// every principal may change what it may see, as over the REST API.
+	ReadOnly func(p *httpapi.Principal) bool
 }
 
 //go:embed templates/*.html
@@ -135,11 +142,12 @@ func (h *handler) routes() {
 	h.mux.HandleFunc("GET "+p+"/collections/{collection}/jobs/{job}", h.page(h.job))
 	h.mux.HandleFunc("GET "+p+"/collections/{collection}/jobs/{job}/delete", h.page(h.confirmDelete))
 	h.mux.HandleFunc("POST "+p+"/collections/{collection}/jobs/{job}/{op}", h.action(h.jobAction))
+	h.mux.HandleFunc("POST "+p+"/collections/{collection}/{op}", h.action(h.collectionAction))
 	h.mux.HandleFunc("GET "+p+"/try", h.page(h.try))
-	h.mux.HandleFunc("POST "+p+"/try", h.action(h.tryPost))
+	h.mux.HandleFunc("POST "+p+"/try", h.form(h.tryPost))
 	h.mux.HandleFunc("GET "+p+"/login", h.loginPage)
 	h.mux.HandleFunc("POST "+p+"/login", h.login)
-	h.mux.HandleFunc("POST "+p+"/logout", h.action(h.logout))
+	h.mux.HandleFunc("POST "+p+"/logout", h.form(h.logout))
 	h.mux.HandleFunc("GET "+p+"/static/", h.serveStatic)
 	h.mux.HandleFunc(p+"/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "There is no page at this address.")
@@ -197,10 +205,22 @@ func (h *handler) page(fn pageFunc) http.HandlerFunc {
 // actionFunc carries out a POST and returns where to go next.
 type actionFunc func(w http.ResponseWriter, r *http.Request, v *viewer) (redirect string, err error)
 
-// action adapts an actionFunc: it refuses cross-origin requests and
+// action adapts an actionFunc that changes something: as form, and it
+// refuses the requests of a viewer who may only look (403).
+func (h *handler) action(fn actionFunc) http.HandlerFunc {
+	return h.form(func(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
+		if v.readOnly() {
+			h.log.Info("dashboard: change by a read-only viewer refused", "path", r.URL.Path, "user", v.name())
+			return "", &statusError{http.StatusForbidden, "Your token may only look: it may not change anything here."}
+		}
+		return fn(w, r, v)
+	})
+}
+
+// form adapts an actionFunc: it refuses cross-origin requests and
 // requests without the session's form token, then redirects (303) to
 // where the action says.
-func (h *handler) action(fn actionFunc) http.HandlerFunc {
+func (h *handler) form(fn actionFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h.cop.Check(r); err != nil {
 			h.log.Info("dashboard: cross-origin form refused", "path", r.URL.Path, "origin", r.Header.Get("Origin"))
@@ -255,12 +275,16 @@ func notFound(what string) error {
 // status, anything else is logged and shown as 500.
 func (h *handler) error(w http.ResponseWriter, r *http.Request, v *viewer, err error) {
 	var se *statusError
-	switch {
+	switch ie, invalid := isInvalid(err); {
 	case errors.As(err, &se):
 		h.failAs(w, r, v, se.status, se.msg)
+	case invalid:
+		h.render(w, r, http.StatusBadRequest, "error", v, errorPage{Status: http.StatusBadRequest, Title: "Not done",
+			Message: "The Scheduler refused it:", Problems: ie.problems})
 	case errors.Is(err, scheduler.ErrNotFound):
 		h.failAs(w, r, v, http.StatusNotFound, "It does not exist (any more), or you may not see it.")
-	case errors.Is(err, scheduler.ErrFinalState), errors.Is(err, scheduler.ErrCollectionNotEnabled), errors.Is(err, scheduler.ErrConflict):
+	case errors.Is(err, scheduler.ErrFinalState), errors.Is(err, scheduler.ErrCollectionNotEnabled), errors.Is(err, scheduler.ErrConflict),
+		errors.Is(err, scheduler.ErrQuotaExceeded):
 		h.failAs(w, r, v, http.StatusConflict, "Not done: "+err.Error()+".")
 	case errors.Is(err, scheduler.ErrInvalid):
 		h.failAs(w, r, v, http.StatusBadRequest, err.Error())
@@ -291,6 +315,8 @@ type errorPage struct {
 	Status  int
 	Title   string
 	Message string
+	// Problems are what the Scheduler found wrong, each at its JSON path.
+	Problems []problem
 }
 
 // url returns the dashboard path of parts, each escaped as one segment,

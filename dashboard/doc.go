@@ -24,17 +24,26 @@
 // history with a
 // status filter and the whole message of each attempt (a long one folded
 // under its first line), its definition as
-// JSON with secrets hidden, and the actions run now, enable, disable and
-// delete (after a confirmation page). "Try a definition" checks a pasted
-// job definition as jobclock validate and jobclock next do: every problem
-// at its JSON path, or the schedule in words and the next occurrences.
+// JSON with secrets hidden, why it is paused and until when, and the actions
+// run now, enable, disable, pause (with a reason and a resume time),
+// resume, backfill a range (its occurrences listed first, run after a
+// second click) and delete (after a confirmation page). "Try a
+// definition" checks a pasted job definition as jobclock validate and
+// jobclock next do: every problem at its JSON path, or the schedule in
+// words and the next occurrences.
 //
-// Filters, sort orders and pages are in the query string, so links can be
-// bookmarked and shared. A page of jobs follows the job names; sorting by
-// another column orders that page. No page makes a store call per row:
-// counts come from [scheduler.Scheduler.JobCounts],
-// [scheduler.Scheduler.HistoryCounts] and
-// [scheduler.Scheduler.RecentHistory].
+// # Operating
+//
+// A collection's page enables, disables and suspends it.
+//
+// Every change goes through the Scheduler methods the REST API calls, with
+// the JSON it takes, so that it is checked and stored the same and a
+// refused change shows REST's messages at REST's paths: PatchJob with
+// {"properties": {"state": "Disabled", "stateReason", "resumeTime"}} to
+// pause, EnableJob to resume (it forgets the reason and resume time);
+// EnableCollection, DisableCollection, and PatchCollection with
+// {"properties": {"state": "Suspended"}} to suspend; BackfillJob, with
+// DryRun for the list shown first.
 //
 // # Browsers
 //
@@ -61,5 +70,9 @@
 //
 // Every change is a POST carrying a token derived from the session, and
 // cross-origin POSTs are refused (http.CrossOriginProtection), so another
-// site cannot make a browser run or delete a job.
+// site cannot make a browser run or delete a job. A user changes only the
+// collections and jobs their token may see; a principal that
+// Options.ReadOnly marks sees no button or form that changes anything,
+// and its changes are refused with 403 (it may still sign out and try a
+// definition).
 package dashboard

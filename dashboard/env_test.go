@@ -60,6 +60,8 @@ type envOptions struct {
 	tls     bool
 	refresh time.Duration
 	ttl     time.Duration // of sessions
+	// readOnly makes the limited token's principal one that may only look.
+	readOnly bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -97,6 +99,13 @@ func newEnv(t *testing.T, o envOptions) *env {
 			t.Fatal(err)
 		}
 		opts.Authenticator = auth
+		if o.readOnly {
+			limited, err := auth.Authenticate(bearer(limitedToken))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.ReadOnly = func(p *httpapi.Principal) bool { return p != nil && p.Name == limited.Name }
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle(o.prefix+"/", dashboard.New(s, opts))
@@ -111,6 +120,14 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.client.Jar = jar
 	e.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return e
+}
+
+// bearer is a request that carries token as the dashboard's sign-in
+// passes it to the Authenticator.
+func bearer(token string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Authorization", "Bearer "+token)
+	return r
 }
 
 // collection creates a collection.

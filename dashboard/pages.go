@@ -195,6 +195,8 @@ type collectionPage struct {
 	// REST is the collection's path in the REST API; NoREST says why
 	// the REST API does not serve it, when it does not.
 	REST, NoREST string
+	// ActionURL is where its enable, disable and suspend forms post.
+	ActionURL string
 }
 
 // restPath returns the path of a collection in the REST API, which serves
@@ -280,11 +282,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	top, err := parseChoice(q, "top", defaultJobsPage, 25, 50, 100)
-	if err != nil {
-		return "", nil, err
-	}
-	skip, err := parseSkip(q)
+	top, skip, err := parsePage(q)
 	if err != nil {
 		return "", nil, err
 	}
@@ -310,6 +308,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 		MaxRecurrence: atMost(col.Definition.MaxRecurrence()),
 	}
 	p.REST, p.NoREST = restPath(name)
+	p.ActionURL = h.collectionURL(name, nil)
 	for k, val := range col.Definition.Tags {
 		p.Tags = append(p.Tags, k+": "+val)
 	}
@@ -462,6 +461,7 @@ type jobPage struct {
 	Pager            pager
 	DeleteURL        string
 	ActionURL        string
+	MaxBackfill      int
 }
 
 // upcomingTable is a table of occurrences; Zone is the job's zone, empty
@@ -561,6 +561,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		Occurrences: rec.Schedule.Occurrences,
 		Definition:  maskedJSON(rec.Definition()),
 		DeleteURL:   h.url(nil, "collections", c, "jobs", name, "delete"),
+		MaxBackfill: scheduler.MaxBackfill,
 		ActionURL:   h.jobURL(c, name, nil),
 	}
 	if loc != time.UTC {
@@ -732,6 +733,10 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request, v *viewer) (
 		_, err = h.s.EnableJob(ctx, c, name)
 	case "disable":
 		_, err = h.s.DisableJob(ctx, c, name)
+	case "pause":
+		err = h.pause(r, c, name)
+	case "backfill":
+		return h.backfill(w, r, v, c, name)
 	case "delete":
 		if r.PostForm.Get("confirm") != "yes" {
 			return h.url(nil, "collections", c, "jobs", name, "delete"), nil
@@ -757,6 +762,12 @@ var flashes = map[string]string{
 	"enable":  "The job is enabled: it runs from its next occurrence on.",
 	"disable": "The job is disabled: it runs no more occurrences until enabled.",
 	"deleted": "The job was deleted with its history.",
+	"pause":   "The job is paused: it runs no more occurrences until resumed, by hand or at its resume time.",
+	"backfill": "Backfill requested: the occurrences of the range run one at a time while the job is Enabled, " +
+		"after its scheduled ones; its history marks them as backfilled.",
+	"collection-enable":  "The collection is enabled: its jobs run again.",
+	"collection-disable": "The collection is disabled: none of its jobs runs, and no occurrence is made up for later.",
+	"collection-suspend": "The collection is suspended: none of its jobs runs until it is enabled again.",
 }
 
 // --- Try a definition ---
@@ -766,13 +777,7 @@ type tryPage struct {
 	Created    string
 	N          int
 	Checked    bool
-	Syntax     string
-	Problems   []problem
-	Schedule   string
-	Zone       string
-	Upcoming   upcomingTable
-	Note       string
-	Canonical  string
+	checkResult
 }
 
 type problem struct {
@@ -825,50 +830,69 @@ func (h *handler) tryPost(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		h.render(w, r, http.StatusBadRequest, "try", v, p)
 		return "", nil
 	}
-	opts := h.s.ParseOptions() // the scheduler's own checks: its action types, executors and retry floor
-	opts.Created, opts.Now = created, created
-	job, err := scheduler.ParseJob([]byte(p.Definition), &opts)
-	if err != nil {
+	p.checkResult = h.check([]byte(p.Definition), created, p.N)
+	if p.Syntax != "" || len(p.Problems) > 0 {
 		status = http.StatusUnprocessableEntity
-		var se *scheduler.SyntaxError
-		if errors.As(err, &se) {
-			p.Syntax = se.Error()
-		}
-		for _, ve := range scheduler.ValidationErrors(err) {
-			p.Problems = append(p.Problems, problem{Path: ve.Path, Value: ve.Value, Reason: ve.Reason})
-		}
-		if p.Syntax == "" && len(p.Problems) == 0 {
-			p.Syntax = err.Error()
-		}
-		h.render(w, r, status, "try", v, p)
-		return "", nil
-	}
-	loc := job.Location()
-	if loc != time.UTC {
-		p.Zone = loc.String()
-	}
-	p.Schedule = job.Describe(created)
-	p.Canonical = maskedJSON(job)
-	if p.Created == "" {
+	} else if p.Created == "" {
 		p.Created = created.Format(time.RFC3339)
-	}
-	t, err := job.Timing(created)
-	if err != nil {
-		p.Note = "Its schedule cannot be computed: " + err.Error()
-	} else if first := t.First(); first.IsZero() {
-		p.Note = "It never runs: its endTime is before its first occurrence."
-	} else {
-		limit := p.N
-		if c := t.Count(); c > 0 {
-			limit = min(limit, c)
-		}
-		p.Upcoming = newUpcoming(p.Zone, occurrenceRows(t, first, limit, loc))
-		if n := len(p.Upcoming.Rows); n < p.N {
-			p.Note = fmt.Sprintf("It runs %d %s in all.", n, plural(n, "time", "times"))
-		}
 	}
 	h.render(w, r, status, "try", v, p)
 	return "", nil
+}
+
+// checkResult is what check finds of a job definition.
+type checkResult struct {
+	Syntax    string
+	Problems  []problem
+	Schedule  string
+	Zone      string
+	Upcoming  upcomingTable
+	Note      string
+	Canonical string
+}
+
+// check checks a job definition as the Scheduler will when it is put
+// (its own action types, executors and retry floor), as jobclock validate
+// and jobclock next do: every problem at its JSON path, or the schedule
+// in words and the first n occurrences of a job created at created.
+func (h *handler) check(def []byte, created time.Time, n int) checkResult {
+	var res checkResult
+	opts := h.s.ParseOptions()
+	opts.Created, opts.Now = created, created
+	job, err := scheduler.ParseJob(def, &opts)
+	if err != nil {
+		var se *scheduler.SyntaxError
+		if errors.As(err, &se) {
+			res.Syntax = se.Error()
+		}
+		res.Problems = problemsOf(err)
+		if res.Syntax == "" && len(res.Problems) == 0 {
+			res.Syntax = err.Error()
+		}
+		return res
+	}
+	loc := job.Location()
+	if loc != time.UTC {
+		res.Zone = loc.String()
+	}
+	res.Schedule = job.Describe(created)
+	res.Canonical = maskedJSON(job)
+	t, err := job.Timing(created)
+	if err != nil {
+		res.Note = "Its schedule cannot be computed: " + err.Error()
+	} else if first := t.First(); first.IsZero() {
+		res.Note = "It never runs: its endTime is before its first occurrence."
+	} else {
+		limit := n
+		if c := t.Count(); c > 0 {
+			limit = min(limit, c)
+		}
+		res.Upcoming = newUpcoming(res.Zone, occurrenceRows(t, first, limit, loc))
+		if k := len(res.Upcoming.Rows); k < n {
+			res.Note = fmt.Sprintf("It runs %d %s in all.", k, plural(k, "time", "times"))
+		}
+	}
+	return res
 }
 
 // --- Query parameters ---
@@ -883,6 +907,16 @@ func parseState(s string) (scheduler.JobState, error) {
 		}
 	}
 	return "", &statusError{http.StatusBadRequest, fmt.Sprintf("state=%q is not a job state: use Enabled, Disabled, Completed or Faulted, or leave it out.", s)}
+}
+
+// parsePage reads a table's page of jobs: top (25, 50 or 100; 50 by
+// default) and skip.
+func parsePage(q url.Values) (top, skip int, err error) {
+	if top, err = parseChoice(q, "top", defaultJobsPage, 25, 50, 100); err != nil {
+		return 0, 0, err
+	}
+	skip, err = parseSkip(q)
+	return top, skip, err
 }
 
 func parseSkip(q url.Values) (int, error) {

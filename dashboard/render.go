@@ -12,7 +12,7 @@ import (
 
 // pageNames are the templates/NAME.html files that are pages; each is
 // parsed with layout.html.
-var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error"}
+var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error", "backfill"}
 
 // funcs are the functions templates call.
 var funcs = template.FuncMap{"plural": plural}
@@ -86,6 +86,9 @@ type layout struct {
 	User      string
 	AuthOn    bool
 	Token     string
+	// CanChange says the viewer may change what it sees: the pages show
+	// their buttons and forms that change something.
+	CanChange bool
 	Refresh   int // milliseconds; 0: no live refresh
 	Flash     string
 	Now       stamp
@@ -98,7 +101,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		Title: title(name, data), Nav: name, Home: h.url(nil), TryURL: h.url(nil, "try"),
 		LoginURL: h.url(nil, "login"), LogoutURL: h.url(nil, "logout"),
 		CSS: h.asset("dashboard.css"), JS: h.asset("dashboard.js"),
-		AuthOn: v.authOn, User: v.name(), Token: v.Token(),
+		AuthOn: v.authOn, User: v.name(), Token: v.Token(), CanChange: !v.readOnly(),
 		Flash: flashes[r.URL.Query().Get("flash")], Now: at(time.Now(), nil), Page: data,
 	}
 	// The sign-in page has nothing live, and nowhere to go before it.
@@ -126,6 +129,8 @@ func title(name string, data any) string {
 		return p.Name + " · " + p.Collection
 	case *confirmPage:
 		return "Delete " + p.Name
+	case *backfillPage:
+		return "Backfill " + p.Name
 	case errorPage:
 		return p.Title
 	}

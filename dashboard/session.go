@@ -51,6 +51,11 @@ func (v *viewer) seesAll() bool {
 // sees reports whether the viewer may see the collection.
 func (v *viewer) sees(collection string) bool { return visible(v.principal, v.authOn, collection) }
 
+// readOnly reports whether the viewer may only look (Options.ReadOnly).
+func (v *viewer) readOnly() bool {
+	return v.h.opts.ReadOnly != nil && v.h.opts.ReadOnly(v.principal)
+}
+
 // name is the viewer's name for the log and the page header.
 func (v *viewer) name() string {
 	if v.principal != nil {

@@ -107,12 +107,8 @@ func secretName(name string) bool {
 // of headers whose names suggest credentials, and such query parameters
 // of URIs.
 func maskedJSON(def *scheduler.Job) string {
-	data, err := json.Marshal(def)
-	if err != nil {
-		return ""
-	}
-	var tree any
-	if err := json.Unmarshal(data, &tree); err != nil {
+	tree := definitionTree(def)
+	if tree == nil {
 		return ""
 	}
 	mask(tree, "")
@@ -126,6 +122,21 @@ func maskedJSON(def *scheduler.Job) string {
 	return b.String()
 }
 
+// definitionTree returns def as the JSON decoder reads it into an any:
+// objects, lists, strings, float64s and bools; nil when it cannot.
+func definitionTree(def *scheduler.Job) any {
+	data, err := json.Marshal(def)
+	if err != nil {
+		return nil
+	}
+	var tree any
+	if err := json.Unmarshal(data, &tree); err != nil {
+		return nil
+	}
+	return tree
+}
+
+// mask hides the secrets of a definition tree in place.
 func mask(v any, key string) {
 	switch x := v.(type) {
 	case map[string]any:

@@ -1,0 +1,208 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// The dashboard changes jobs and collections only through the Scheduler
+// methods the REST API calls, with the same JSON, so that a change checks
+// and stores the same as over REST and fails with the same message at the
+// same path: pause is PATCH {"properties": {"state": "Disabled",
+// "stateReason", "resumeTime"}}; resume is enable (EnableJob), which
+// forgets the reason and the resume time; suspending a collection is PATCH
+// {"properties": {"state": "Suspended"}}.
+
+// invalidError is a request the Scheduler refused for its content: the
+// problems at their JSON paths, shown as the REST API words them.
+type invalidError struct {
+	problems []problem
+}
+
+func (e *invalidError) Error() string {
+	msgs := make([]string, len(e.problems))
+	for i, p := range e.problems {
+		msgs[i] = p.Message()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// problemsOf returns the problems of a validation error, each at its JSON
+// path; nil when err is not one.
+func problemsOf(err error) []problem {
+	var out []problem
+	for _, ve := range scheduler.ValidationErrors(err) {
+		out = append(out, problem{Path: ve.Path, Value: ve.Value, Reason: ve.Reason})
+	}
+	return out
+}
+
+// Message words the problem as the REST API does: "path: value reason".
+func (p problem) Message() string {
+	msg := p.Reason
+	if p.Value != "" {
+		msg = p.Value + " " + msg
+	}
+	if p.Path == "" {
+		return msg
+	}
+	return p.Path + ": " + msg
+}
+
+// checked turns a Scheduler error with validation problems into an
+// invalidError, and leaves any other error as it is.
+func checked(err error) error {
+	if ps := problemsOf(err); len(ps) > 0 {
+		return &invalidError{ps}
+	}
+	return err
+}
+
+// checkedDefinition is checked for an error of a job definition: its
+// paths under "properties", as REST gives them.
+func checkedDefinition(err error) error {
+	if ps := problemsOf(err); len(ps) > 0 {
+		return &invalidError{underProperties(ps)}
+	}
+	return err
+}
+
+// underProperties puts the paths of problems of a job's properties
+// object under "properties", where REST's PUT bodies have them.
+func underProperties(ps []problem) []problem {
+	out := make([]problem, 0, len(ps))
+	for _, p := range ps {
+		if p.Path != "properties" && !strings.HasPrefix(p.Path, "properties.") && p.Path != "job" && p.Path != "" {
+			p.Path = "properties." + p.Path
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// patchJSON marshals the properties of a merge patch in the ARM envelope,
+// as the REST API receives them, so that problems name the paths REST
+// names ("properties.resumeTime").
+func patchJSON(props map[string]any) []byte {
+	data, _ := json.Marshal(map[string]any{"properties": props})
+	return data
+}
+
+// orNull is s, or JSON null (which a merge patch reads as "remove")
+// when s is empty.
+func orNull(s string) any {
+	if s = strings.TrimSpace(s); s != "" {
+		return s
+	}
+	return nil
+}
+
+// pause disables the job with the reason and resume time of the form, as
+// PATCH {"properties": {"state": "Disabled", "stateReason", "resumeTime"}}
+// does.
+func (h *handler) pause(r *http.Request, c, name string) error {
+	f := r.PostForm
+	_, err := h.s.PatchJob(r.Context(), c, name, patchJSON(map[string]any{
+		"state": "Disabled", "stateReason": orNull(f.Get("reason")), "resumeTime": orNull(f.Get("resumeTime")),
+	}), nil)
+	return checkedDefinition(err)
+}
+
+// backfillPage shows what a backfill would run, and asks to run it.
+type backfillPage struct {
+	Collection, Name string
+	JobURL           string
+	ActionURL        string
+	From, To, Only   string
+	Times            []stamp
+	Max              int
+}
+
+// backfill asks the Scheduler to backfill the range of the form (from,
+// to: ISO 8601; only: Missing or All). With dry=1 it runs nothing and
+// shows the occurrences it would run, with a button to run them;
+// otherwise it redirects to the job.
+func (h *handler) backfill(w http.ResponseWriter, r *http.Request, v *viewer, c, name string) (string, error) {
+	f := r.PostForm
+	p := &backfillPage{Collection: c, Name: name, JobURL: h.jobURL(c, name, nil), ActionURL: h.jobURL(c, name, nil) + "/backfill",
+		From: strings.TrimSpace(f.Get("from")), To: strings.TrimSpace(f.Get("to")), Only: f.Get("only"), Max: scheduler.MaxBackfill}
+	if p.Only == "" {
+		p.Only = string(scheduler.BackfillMissing)
+	}
+	var from, to time.Time
+	var ps []problem
+	for _, fl := range []struct {
+		name, text string
+		into       *time.Time
+	}{{"from", p.From, &from}, {"to", p.To, &to}} {
+		if fl.text == "" {
+			continue // the Scheduler says it is required
+		}
+		t, err := scheduler.ParseTime(fl.text)
+		if err != nil {
+			ps = append(ps, problem{Path: fl.name, Value: strconv.Quote(fl.text), Reason: "is not an ISO 8601 time"})
+		}
+		*fl.into = t
+	}
+	if len(ps) > 0 {
+		return "", &invalidError{ps}
+	}
+	dry := f.Get("dry") == "1"
+	times, err := h.s.BackfillJob(r.Context(), c, name, from, to, &scheduler.BackfillOptions{Only: scheduler.BackfillOnly(p.Only), DryRun: dry})
+	if err != nil {
+		return "", checked(err)
+	}
+	if !dry {
+		h.log.Info("dashboard: job backfill", "collection", c, "job", name, "occurrences", len(times), "user", v.name())
+		return h.jobURL(c, name, url.Values{"flash": {"backfill"}}), nil
+	}
+	rec, err := h.s.GetJob(r.Context(), c, name)
+	if err != nil {
+		return "", notFoundAs(err, "The job")
+	}
+	for _, t := range times {
+		p.Times = append(p.Times, at(t, rec.Job.Location()))
+	}
+	h.render(w, r, http.StatusOK, "backfill", v, p)
+	return "", nil
+}
+
+// collectionAction enables, disables or suspends a collection: the REST
+// API's POST .../enable and .../disable, and its PATCH {"properties":
+// {"state": "Suspended"}}.
+func (h *handler) collectionAction(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
+	ctx := r.Context()
+	c, op := r.PathValue("collection"), r.PathValue("op")
+	if !v.sees(c) {
+		return "", notFound("The collection")
+	}
+	var err error
+	switch op {
+	case "enable":
+		_, err = h.s.EnableCollection(ctx, c)
+	case "disable":
+		_, err = h.s.DisableCollection(ctx, c)
+	case "suspend":
+		_, err = h.s.PatchCollection(ctx, c, patchJSON(map[string]any{"state": "Suspended"}), nil)
+	default:
+		return "", &statusError{http.StatusNotFound, "There is no such action."}
+	}
+	if err != nil {
+		return "", notFoundAs(checked(err), "The collection")
+	}
+	h.log.Info("dashboard: collection "+op, "collection", c, "user", v.name())
+	return h.collectionURL(c, url.Values{"flash": {"collection-" + op}}), nil
+}
+
+// isInvalid reports whether err carries problems at JSON paths.
+func isInvalid(err error) (*invalidError, bool) {
+	var ie *invalidError
+	return ie, errors.As(err, &ie)
+}
