@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"fmt"
+	"html/template"
+	"strconv"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -169,3 +171,152 @@ func niceCeil(n int) int {
 }
 
 func round1(f float64) float64 { return float64(int(f*10+0.5)) / 10 }
+
+// durationChart plots a job's history entries over time: one dot per
+// attempt at its end time, as high as it took, coloured by its status, a
+// ring where it faulted its occurrence. Drawn as inline SVG, from the
+// entries of the history table, so it costs the page no store call; the
+// SVG is written here rather than by the template, whose per-element work
+// would make the job page markedly slower (a page has up to 50 dots).
+type durationChart struct {
+	W, H int
+	// SVG is the chart's content: grid, axis labels and dots.
+	SVG template.HTML
+	// Counts per status, in the order of the legend.
+	Counts []statusCount
+}
+
+type statusCount struct {
+	Status string
+	N      int
+}
+
+// durationLeft is the left margin of the duration chart: room for its
+// axis labels ("500ms", "2.5s").
+const durationLeft = 52
+
+// buildDurationChart lays out the entries (newest first, as history
+// lists them); nil when there are fewer than two with a duration.
+func buildDurationChart(entries []scheduler.HistoryEntry) *durationChart {
+	var from, to time.Time
+	var longest time.Duration
+	n := 0
+	for _, e := range entries {
+		if e.StartTime.IsZero() || e.Status == scheduler.StatusPostponed || e.Status == scheduler.StatusSkipped {
+			continue
+		}
+		if n == 0 || e.EndTime.Before(from) {
+			from = e.EndTime
+		}
+		if n == 0 || e.EndTime.After(to) {
+			to = e.EndTime
+		}
+		longest = max(longest, e.EndTime.Sub(e.StartTime))
+		n++
+	}
+	if n < 2 {
+		return nil
+	}
+	// The axis counts milliseconds, rounded up to 1, 2 or 5 of a power of ten.
+	top := niceCeil(max(1, int((longest+time.Millisecond-1)/time.Millisecond)))
+	span := max(to.Sub(from), time.Second)
+	const left, right = durationLeft, chartW - chartRight
+	plotW := float64(right - left - 8)
+	plotH := float64(chartH - chartTop - chartBottom)
+	x := func(t time.Time) float64 { return left + 4 + plotW*float64(t.Sub(from))/float64(span) }
+	y := func(ms float64) float64 { return chartTop + plotH - plotH*ms/float64(top) }
+	b := make([]byte, 0, 1024+24*n)
+	for _, v := range []int{0, top / 2, top} {
+		if v == top/2 && top%2 != 0 {
+			continue
+		}
+		gy := round1(y(float64(v)))
+		b = append(b, `<line class="grid" x1="`...)
+		b = strconv.AppendInt(b, left, 10)
+		b = append(b, `" x2="`...)
+		b = strconv.AppendInt(b, right, 10)
+		b = append(b, `" y1="`...)
+		b = strconv.AppendFloat(b, gy, 'f', -1, 64)
+		b = append(b, `" y2="`...)
+		b = strconv.AppendFloat(b, gy, 'f', -1, 64)
+		b = append(b, `"></line><text class="axis" x="`...)
+		b = strconv.AppendInt(b, left-6, 10)
+		b = append(b, `" y="`...)
+		b = strconv.AppendFloat(b, gy, 'f', -1, 64)
+		b = append(b, `" text-anchor="end" dominant-baseline="middle">`...)
+		b = appendMs(b, v, top)
+		b = append(b, "</text>"...)
+	}
+	layout := "15:04"
+	if span > 24*time.Hour {
+		layout = "01-02 15:04"
+	}
+	for i := range 4 {
+		t := from.Add(span * time.Duration(i) / 3).UTC()
+		b = append(b, `<text class="axis" x="`...)
+		b = strconv.AppendFloat(b, round1(min(x(t), chartW-90)), 'f', -1, 64)
+		b = append(b, `" y="`...)
+		b = strconv.AppendInt(b, chartH-4, 10)
+		b = append(b, `">`...)
+		b = t.AppendFormat(b, layout)
+		b = append(b, "</text>"...)
+	}
+	// The dots of each status are one path of zero-length segments with
+	// round caps, and the rings of faulted ones a wider path beneath: a
+	// few bytes per attempt (the history table below says the rest).
+	counts := map[scheduler.ExecutionStatus]int{}
+	var rings []byte
+	dots := map[scheduler.ExecutionStatus][]byte{}
+	for _, e := range entries {
+		if e.StartTime.IsZero() || e.Status == scheduler.StatusPostponed || e.Status == scheduler.StatusSkipped {
+			continue
+		}
+		counts[e.Status]++
+		d := e.EndTime.Sub(e.StartTime)
+		cx, cy := round1(x(e.EndTime)), round1(y(float64(d)/float64(time.Millisecond)))
+		dots[e.Status] = appendDot(dots[e.Status], cx, cy)
+		if e.Faulted {
+			rings = appendDot(rings, cx, cy)
+		}
+	}
+	if len(rings) > 0 {
+		b = append(b, `<path class="rings" d="`...)
+		b = append(b, rings...)
+		b = append(b, `"></path>`...)
+	}
+	for _, st := range []scheduler.ExecutionStatus{scheduler.StatusCompleted, scheduler.StatusFailed} {
+		if len(dots[st]) > 0 {
+			b = append(b, `<path class="dots dot-`...)
+			b = append(b, st...)
+			b = append(b, `" d="`...)
+			b = append(b, dots[st]...)
+			b = append(b, `"></path>`...)
+		}
+	}
+	ch := &durationChart{W: chartW, H: chartH, SVG: template.HTML(b)}
+	for _, st := range []scheduler.ExecutionStatus{scheduler.StatusCompleted, scheduler.StatusFailed} {
+		if k := counts[st]; k > 0 {
+			ch.Counts = append(ch.Counts, statusCount{string(st), k})
+		}
+	}
+	return ch
+}
+
+// appendMs writes a number of milliseconds as the axis shows it: "500ms",
+// or in seconds ("2.5s") on an axis that reaches a second.
+func appendMs(b []byte, ms, top int) []byte {
+	if top >= 1000 {
+		return append(strconv.AppendFloat(b, float64(ms)/1000, 'f', -1, 64), 's')
+	}
+	return append(strconv.AppendInt(b, int64(ms), 10), "ms"...)
+}
+
+// appendDot adds a dot at (x, y) to a path: a move and a zero-length
+// line, which a round cap draws as a dot.
+func appendDot(b []byte, x, y float64) []byte {
+	b = append(b, 'M')
+	b = strconv.AppendFloat(b, x, 'f', -1, 64)
+	b = append(b, ' ')
+	b = strconv.AppendFloat(b, y, 'f', -1, 64)
+	return append(b, "h0"...)
+}

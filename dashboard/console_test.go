@@ -263,3 +263,36 @@ func TestConsoleCSRF(t *testing.T) {
 		t.Errorf("refused requests changed the store: job %s, collection %s", r.State, c.Definition.State())
 	}
 }
+
+// TestDurationChart: a job's page charts the attempts of its history
+// page, one dot each, failed ones and faulted ones marked.
+func TestDurationChart(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	e.job("c", "j", "/fail", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
+	e.job("c", "ok", "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
+	for i := range 3 {
+		if _, err := e.s.RunJob(ctx, "c", "ok"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitHistory("c", "ok", i+1)
+	}
+	if _, err := e.s.RunJob(ctx, "c", "j"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHistory("c", "j", 1)
+	wantNotIn(t, "one attempt", e.get(jobPath("c", "j")), `id="duration-chart"`)
+	if _, err := e.s.RunJob(ctx, "c", "j"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHistory("c", "j", 2)
+	wantIn(t, "failed attempts", e.get(jobPath("c", "j")), `<path class="rings" d="M`, `<path class="dots dot-Failed" d="M`, "2 Failed")
+	p := e.get(jobPath("c", "ok"))
+	wantIn(t, "chart", p, `id="duration-chart"`, `<path class="dots dot-Completed" d="M`, "3 Completed")
+	h, _ := e.s.ListHistory(ctx, "c", "ok", &scheduler.ListHistoryOptions{Top: 50})
+	_, fig, _ := strings.Cut(p.body, `id="duration-chart"`)
+	fig, _, _ = strings.Cut(fig, "</figure>")
+	if n := strings.Count(fig, `h0`); n != len(h) || n != 3 {
+		t.Errorf("the chart has %d dots for %d entries, want 3", n, len(h))
+	}
+}

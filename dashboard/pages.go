@@ -462,6 +462,7 @@ type jobPage struct {
 	DeleteURL        string
 	ActionURL        string
 	MaxBackfill      int
+	Chart            *durationChart
 }
 
 // upcomingTable is a table of occurrences; Zone is the job's zone, empty
@@ -612,6 +613,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		}
 		p.History = append(p.History, h.historyRow(e, loc, false))
 	}
+	p.Chart = buildDurationChart(hist[:min(len(hist), historyPage)])
 	p.Pager = h.pager(base, skip, historyPage, len(hist), 0, false, link)
 	return "job", p, nil
 }
