@@ -81,7 +81,7 @@ func TestPauseAndResume(t *testing.T) {
 	e.job("sub/rg/c", "j", "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
 	path := jobPath("sub/rg/c", "j")
 	tok := e.token(path)
-	wantIn(t, "job page", e.get(path), `id="pause-form"`, `id="backfill-form"`)
+	wantIn(t, "job page", e.get(path), `id="pause-form"`, `id="backfill-form"`, `id="edit"`)
 
 	resume := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second)
 	p := e.post(path+"/pause", url.Values{"csrf": {tok}, "reason": {"waiting for the <vendor>"}, "resumeTime": {resume.Format(time.RFC3339)}})
@@ -171,7 +171,7 @@ func TestCollectionStates(t *testing.T) {
 	e.collection("sub/rg/c", nil)
 	path := collPath("sub/rg/c")
 	tok := e.token(path)
-	wantIn(t, "enabled collection", e.get(path), `id="collection-disable"`, `id="collection-suspend"`)
+	wantIn(t, "enabled collection", e.get(path), `id="collection-disable"`, `id="collection-suspend"`, `id="collection-edit"`, `id="new-job"`)
 	for _, step := range []struct {
 		op   string
 		want scheduler.CollectionState
@@ -191,6 +191,192 @@ func TestCollectionStates(t *testing.T) {
 	wantStatus(t, "unknown collection", e.post(collPath("sub/rg/none")+"/disable", url.Values{"csrf": {tok}}), http.StatusNotFound)
 }
 
+// formJob is the form of the job editor for an hourly POST at minute 15,
+// with a fixed retry.
+func formJob(tok, coll, name, uri string) url.Values {
+	return url.Values{"csrf": {tok}, "collection": {coll}, "job": {name}, "mode": {"form"}, "definition": {""},
+		"method": {"POST"}, "uri": {uri}, "headers": {"X-Team: billing\nAuthorization: Bearer s3cret"}, "body": {"hello"},
+		"frequency": {"Hour"}, "interval": {"2"}, "minutes": {"15"}, "startTime": {"2026-01-05T09:00Z"},
+		"retryType": {"Fixed"}, "retryInterval": {"PT1M"}, "retryCount": {"2"}}
+}
+
+func TestJobEditor(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", nil)
+	tok := e.token("/edit/job?collection=sub%2Frg%2Fc")
+	wantIn(t, "new job page", e.get("/edit/job?collection=sub%2Frg%2Fc"), `id="job-editor"`, `<option selected>sub/rg/c</option>`)
+
+	// The form makes the definition REST would put from the same JSON.
+	p := e.post("/edit/job", formJob(tok, "sub/rg/c", "j", e.recv.URL+"/ok"))
+	wantStatus(t, "create", p, http.StatusSeeOther)
+	got, err := e.s.GetJob(ctx, "sub/rg/c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := e.rest("PUT", restJobs+"k", `{"properties": {"startTime": "2026-01-05T09:00Z",
+		"action": {"type": "Http", "request": {"method": "POST", "uri": "`+e.recv.URL+`/ok", "body": "hello", "headers": {"X-Team": "billing", "Authorization": "Bearer s3cret"}},
+		"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2}},
+		"recurrence": {"frequency": "Hour", "interval": 2, "schedule": {"minutes": [15]}}}}`); errs != nil {
+		t.Fatal(errs)
+	}
+	want, _ := e.s.GetJob(ctx, "sub/rg/c", "k")
+	if diff := cmp.Diff(want.Definition(), got.Definition()); diff != "" {
+		t.Errorf("the form's job differs from REST's (-REST +form):\n%s", diff)
+	}
+
+	// The same name again is refused, not overwritten.
+	p = e.post("/edit/job", formJob(tok, "sub/rg/c", "j", e.recv.URL+"/other"))
+	wantStatus(t, "create again", p, http.StatusConflict)
+	wantIn(t, "create again", p, `already exists in sub/rg/c`)
+
+	// Bad values: REST's messages at REST's paths, and what was typed
+	// stays in the form.
+	bad := formJob(tok, "sub/rg/c", "bad", "ftp://example.com/x")
+	bad.Set("interval", "two")
+	bad.Set("minutes", "15, 75")
+	bad.Set("retryInterval", "soon")
+	p = e.post("/edit/job", bad)
+	wantStatus(t, "bad form", p, http.StatusBadRequest)
+	sameProblems(t, "bad form", p, e.rest("PUT", restJobs+"bad", `{"properties": {"startTime": "2026-01-05T09:00Z",
+		"action": {"type": "Http", "request": {"method": "POST", "uri": "ftp://example.com/x", "body": "hello", "headers": {"X-Team": "billing", "Authorization": "Bearer s3cret"}},
+		"retryPolicy": {"retryType": "Fixed", "retryInterval": "soon", "retryCount": 2}},
+		"recurrence": {"frequency": "Hour", "interval": "two", "schedule": {"minutes": [15, 75]}}}}`))
+	wantIn(t, "bad form", p, `value="two"`, `value="15, 75"`)
+	if _, err := e.s.GetJob(ctx, "sub/rg/c", "bad"); err == nil {
+		t.Error("a refused job was stored")
+	}
+
+	// Editing: the secret shows hidden and, left so, keeps its value;
+	// the JSON editor's members the form does not cover are kept.
+	edit := e.get("/edit/job?collection=sub%2Frg%2Fc&job=j")
+	wantIn(t, "edit page", edit, "Authorization: ••••••", `name="etag" value="`+got.ETag+`"`)
+	wantNotIn(t, "edit page", edit, "s3cret")
+	f := formJob(tok, "sub/rg/c", "j", e.recv.URL+"/ok")
+	f.Set("etag", got.ETag)
+	f.Set("headers", "X-Team: billing\nAuthorization: ••••••")
+	f.Set("interval", "3")
+	f.Set("definition", `{"action": {"type": "Http", "request": {"uri": "x"}, "errorAction": {"type": "Http", "request": {"uri": "`+e.recv.URL+`/err", "method": "POST"}}},
+		"recurrence": {"frequency": "Hour", "timeZone": "Europe/Berlin"}}`)
+	p = e.post("/edit/job", f)
+	wantStatus(t, "edit", p, http.StatusSeeOther)
+	after, _ := e.s.GetJob(ctx, "sub/rg/c", "j")
+	a := after.Definition()
+	if a.Action.Request.Headers["Authorization"] != "Bearer s3cret" || a.Recurrence.Interval != 3 || a.Action.ErrorAction == nil || a.Recurrence.TimeZone != "Europe/Berlin" {
+		t.Errorf("after edit: headers %v, interval %d, errorAction %v, timeZone %q", a.Action.Request.Headers, a.Recurrence.Interval, a.Action.ErrorAction, a.Recurrence.TimeZone)
+	}
+
+	// A stale ETag: somebody saved in between.
+	p = e.post("/edit/job", f)
+	wantStatus(t, "stale", p, http.StatusConflict)
+	wantIn(t, "stale", p, "The job changed since you opened it")
+
+	// The JSON editor alone.
+	j := url.Values{"csrf": {tok}, "collection": {"sub/rg/c"}, "job": {"raw"}, "mode": {"json"},
+		"definition": {`{"action": {"type": "Http", "request": {"uri": "` + e.recv.URL + `/ok", "method": "GET"}}, "recurrence": {"frequency": "Day", "schedule": {"hours": [25]}}}`}}
+	p = e.post("/edit/job", j)
+	sameProblems(t, "JSON editor", p, e.rest("PUT", restJobs+"raw", `{"properties": `+j.Get("definition")+`}`))
+	j.Set("definition", strings.Replace(j.Get("definition"), "25", "5", 1))
+	wantStatus(t, "JSON editor, fixed", e.post("/edit/job", j), http.StatusSeeOther)
+	if r, err := e.s.GetJob(ctx, "sub/rg/c", "raw"); err != nil || r.Definition().Recurrence.Schedule.Hours[0] != 5 {
+		t.Errorf("the JSON editor's job: %v, %v", r, err)
+	}
+}
+
+func TestDraft(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	tok := e.token("/edit/job")
+	draft := func(f url.Values) map[string]any {
+		t.Helper()
+		f.Set("csrf", tok)
+		p := e.post("/draft", f)
+		wantStatus(t, "draft", p, http.StatusOK)
+		var out map[string]any
+		if err := json.Unmarshal([]byte(p.body), &out); err != nil {
+			t.Fatalf("draft answers %s: %v", p.body, err)
+		}
+		return out
+	}
+	a := draft(url.Values{"mode": {"json"}, "definition": {`{"action": {"type": "Http", "request": {"uri": "http://x/", "method": "GET"}},
+		"recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Monday"], "hours": [9], "minutes": [30]}}}`}})
+	next, _ := a["next"].([]any)
+	if a["schedule"] != "every week on Monday at 09:30 (UTC)" || len(next) != 5 || !strings.HasSuffix(next[4].(map[string]any)["utc"].(string), " 09:30 UTC") {
+		t.Errorf("draft of a valid job: %v", a)
+	}
+	if f, _ := a["form"].(map[string]any); f == nil || f["Hours"] != "9" || f["Frequency"] != "Week" || f["Method"] != "GET" {
+		t.Errorf("draft's form fields: %v", a["form"])
+	}
+	a = draft(url.Values{"mode": {"form"}, "uri": {"http://x/"}, "method": {"GET"}, "frequency": {"Day"}, "hours": {"9, 99"}, "headers": {"no colon here"}})
+	var paths []string
+	for _, p := range a["problems"].([]any) {
+		paths = append(paths, p.(map[string]any)["path"].(string))
+	}
+	slices.Sort(paths)
+	if diff := cmp.Diff([]string{"properties.action.request.headers", "properties.recurrence.schedule.hours[1]"}, paths); diff != "" {
+		t.Errorf("draft problems' paths (-want +got):\n%s", diff)
+	}
+	if d, _ := a["definition"].(string); !strings.Contains(d, `"hours": [`) {
+		t.Errorf("draft definition: %q", d)
+	}
+	a = draft(url.Values{"mode": {"json"}, "definition": {`{"action": `}})
+	if ps := a["problems"].([]any); len(ps) != 1 || !strings.Contains(ps[0].(map[string]any)["message"].(string), "is not valid JSON") {
+		t.Errorf("draft of broken JSON: %v", a)
+	}
+}
+
+func TestCollectionEditor(t *testing.T) {
+	e := newEnv(t, envOptions{auth: true})
+	e.signIn(limitedToken)
+	tok := e.token("/edit/collection")
+	form := url.Values{"csrf": {tok}, "name": {"sub-a/rg/new"}, "location": {"West Europe"}, "plan": {"P10Premium"}, "state": {"Enabled"},
+		"maxJobCount": {"7"}, "maxRecurrenceFrequency": {"Minute"}, "maxRecurrenceInterval": {"5"}}
+	wantStatus(t, "create", e.post("/edit/collection", form), http.StatusSeeOther)
+	c, err := e.s.GetCollection(ctx, "sub-a/rg/new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Definition.Plan() != scheduler.SKUP10Premium || c.Definition.MaxJobCount() != 7 || c.Definition.MaxRecurrence().Interval != 5 || c.Definition.Location != "West Europe" {
+		t.Errorf("created collection: %+v", c.Definition)
+	}
+	// Outside the token's subscriptions: refused, nothing made.
+	other := cloneValues(form)
+	other.Set("name", "sub-b/rg/new")
+	p := e.post("/edit/collection", other)
+	wantStatus(t, "other subscription", p, http.StatusForbidden)
+	if _, err := e.s.GetCollection(ctx, "sub-b/rg/new"); err == nil {
+		t.Error("a collection outside the token's subscriptions was made")
+	}
+	// Bad values: the Scheduler's messages at their paths.
+	bad := cloneValues(form)
+	bad.Set("name", "sub-a/rg/bad")
+	bad.Set("plan", "Gold")
+	bad.Set("maxJobCount", "-3")
+	p = e.post("/edit/collection", bad)
+	wantStatus(t, "bad", p, http.StatusBadRequest)
+	_, perr := scheduler.ParseCollection([]byte(`{"location": "West Europe", "properties": {"sku": {"name": "Gold"}, "state": "Enabled", "quota": {"maxJobCount": -3, "maxRecurrence": {"frequency": "Minute", "interval": 5}}}}`))
+	var want []string
+	for _, ve := range scheduler.ValidationErrors(perr) {
+		want = append(want, ve.Path+" | "+ve.Path+": "+strings.TrimSpace(ve.Value+" "+ve.Reason))
+	}
+	slices.Sort(want)
+	if diff := cmp.Diff(want, problems(p)); len(want) == 0 || diff != "" {
+		t.Errorf("bad collection's problems (-ParseCollection +dashboard):\n%s", diff)
+	}
+	// Editing keeps the tags it does not show.
+	if _, err := e.s.PatchCollection(ctx, "sub-a/rg/new", []byte(`{"tags": {"team": "billing"}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = e.s.GetCollection(ctx, "sub-a/rg/new")
+	edit := e.get("/edit/collection?name=sub-a%2Frg%2Fnew")
+	wantIn(t, "edit page", edit, `value="7"`, `<option selected>P10Premium</option>`)
+	form.Set("etag", c.ETag)
+	form.Set("state", "Suspended")
+	wantStatus(t, "edit", e.post("/edit/collection", form), http.StatusSeeOther)
+	c, _ = e.s.GetCollection(ctx, "sub-a/rg/new")
+	if c.Definition.State() != scheduler.CollectionSuspended || c.Definition.Tags["team"] != "billing" {
+		t.Errorf("after edit: state %s, tags %v", c.Definition.State(), c.Definition.Tags)
+	}
+}
+
 func cloneValues(v url.Values) url.Values {
 	out := url.Values{}
 	for k, vs := range v {
@@ -201,7 +387,7 @@ func cloneValues(v url.Values) url.Values {
 
 // TestReadOnly: a viewer who may only look sees no button that changes
 // anything, and every such POST is refused with 403 and changes nothing;
-// signing out and trying a definition still work.
+// signing out, trying a definition and the draft check still work.
 func TestReadOnly(t *testing.T) {
 	e := newEnv(t, envOptions{auth: true, readOnly: true})
 	e.collection("sub-a/rg/c", nil)
@@ -220,17 +406,23 @@ func TestReadOnly(t *testing.T) {
 	}{
 		{jp + "/run", nil}, {jp + "/disable", nil}, {jp + "/pause", url.Values{"reason": {"no"}}},
 		{jp + "/delete", url.Values{"confirm": {"yes"}}}, {jp + "/backfill", url.Values{"from": {later(-time.Hour)}, "to": {later(-time.Minute)}}},
-		{collPath("sub-a/rg/c") + "/suspend", nil},
+		{collPath("sub-a/rg/c") + "/suspend", nil}, {"/edit/job", formJob("", "sub-a/rg/c", "new", e.recv.URL)},
+		{"/edit/collection", url.Values{"name": {"sub-a/rg/d"}, "plan": {"Standard"}}},
 	} {
 		f := cloneValues(post.form)
 		f.Set("csrf", tok)
 		wantStatus(t, "read-only POST "+post.path, e.post(post.path, f), http.StatusForbidden)
 	}
+	wantStatus(t, "read-only editor", e.get("/edit/job"), http.StatusForbidden)
 	r, _ := e.s.GetJob(ctx, "sub-a/rg/c", "j")
 	c, _ := e.s.GetCollection(ctx, "sub-a/rg/c")
 	if r.State != scheduler.JobEnabled || r.Status.ExecutionCount != 0 || c.Definition.State() != scheduler.CollectionEnabled {
 		t.Errorf("refused requests changed the store: job %s with %d runs, collection %s", r.State, r.Status.ExecutionCount, c.Definition.State())
 	}
+	if _, err := e.s.GetJob(ctx, "sub-a/rg/c", "new"); err == nil {
+		t.Error("a read-only viewer created a job")
+	}
+	wantStatus(t, "draft", e.post("/draft", url.Values{"csrf": {tok}, "mode": {"json"}, "definition": {"{}"}}), http.StatusOK)
 	wantStatus(t, "try", e.post("/try", url.Values{"csrf": {tok}, "definition": {"{}"}}), http.StatusUnprocessableEntity)
 	wantStatus(t, "sign out", e.post("/logout", url.Values{"csrf": {tok}}), http.StatusSeeOther)
 
@@ -247,8 +439,10 @@ func TestConsoleCSRF(t *testing.T) {
 	e.job("sub/rg/c", "j", "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
 	jp := jobPath("sub/rg/c", "j")
 	tok := e.token(jp)
-	for _, path := range []string{jp + "/pause", jp + "/enable", jp + "/backfill", collPath("sub/rg/c") + "/suspend"} {
-		form := url.Values{"reason": {"x"}}
+	for _, path := range []string{jp + "/pause", jp + "/enable", jp + "/backfill", collPath("sub/rg/c") + "/suspend", "/edit/job", "/edit/collection", "/draft"} {
+		form := formJob("", "sub/rg/c", "other", e.recv.URL)
+		form.Set("name", "sub/rg/d")
+		form.Set("reason", "x")
 		wantStatus(t, "no token: "+path, e.post(path, form), http.StatusForbidden)
 		form.Set("csrf", tok)
 		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(form.Encode()))
@@ -261,6 +455,14 @@ func TestConsoleCSRF(t *testing.T) {
 	c, _ := e.s.GetCollection(ctx, "sub/rg/c")
 	if r.State != scheduler.JobEnabled || c.Definition.State() != scheduler.CollectionEnabled {
 		t.Errorf("refused requests changed the store: job %s, collection %s", r.State, c.Definition.State())
+	}
+	for _, name := range []string{"other"} {
+		if _, err := e.s.GetJob(ctx, "sub/rg/c", name); err == nil {
+			t.Errorf("a refused request created job %s", name)
+		}
+	}
+	if _, err := e.s.GetCollection(ctx, "sub/rg/d"); err == nil {
+		t.Error("a refused request created a collection")
 	}
 }
 

@@ -29,18 +29,31 @@
 // further store call), why it is paused and until when, and the actions
 // run now, enable, disable, pause (with a reason and a resume time),
 // resume, backfill a range (its occurrences listed first, run after a
-// second click) and delete (after a confirmation page). "Try a
+// second click), edit and delete (after a confirmation page). "Try a
 // definition" checks a pasted job definition as jobclock validate and
 // jobclock next do: every problem at its JSON path, or the schedule in
 // words and the next occurrences.
 //
 // # Operating
 //
-// A collection's page enables, disables and suspends it.
+// The job editor has a form for the common cases (an HTTP request, the
+// recurrence's frequency, interval, hours, minutes and week days, the
+// start time, the retry policy) beside the JSON definition; the form
+// writes its members into the definition and keeps every other one. As
+// the user types, the page posts the draft to the dashboard's draft
+// endpoint (POST Prefix+"/draft", which changes nothing), which answers
+// JSON: the problems at their JSON paths, or the schedule in words and
+// the next 5 occurrences. Secrets show hidden, and a hidden value saved
+// unchanged keeps the stored secret; a save carries the ETag of the
+// version opened, so it does not overwrite a newer one. The collection
+// editor sets location, plan, state and quota, and keeps the tags and run
+// policy it does not show. A collection's page enables, disables and
+// suspends it.
 //
 // Every change goes through the Scheduler methods the REST API calls, with
 // the JSON it takes, so that it is checked and stored the same and a
-// refused change shows REST's messages at REST's paths: PatchJob with
+// refused change shows REST's messages at REST's paths: PutJobJSON,
+// ParseCollection and PutCollection for the editors; PatchJob with
 // {"properties": {"state": "Disabled", "stateReason", "resumeTime"}} to
 // pause, EnableJob to resume (it forgets the reason and resume time);
 // EnableCollection, DisableCollection, and PatchCollection with
@@ -75,6 +88,6 @@
 // site cannot make a browser run or delete a job. A user changes only the
 // collections and jobs their token may see; a principal that
 // Options.ReadOnly marks sees no button or form that changes anything,
-// and its changes are refused with 403 (it may still sign out and try a
-// definition).
+// and its changes are refused with 403 (it may still sign out, try a
+// definition and check a draft).
 package dashboard

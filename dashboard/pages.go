@@ -195,8 +195,9 @@ type collectionPage struct {
 	// REST is the collection's path in the REST API; NoREST says why
 	// the REST API does not serve it, when it does not.
 	REST, NoREST string
-	// ActionURL is where its enable, disable and suspend forms post.
-	ActionURL string
+	// ActionURL is where its enable, disable and suspend forms post;
+	// EditURL and NewJobURL open the editors.
+	ActionURL, EditURL, NewJobURL string
 }
 
 // restPath returns the path of a collection in the REST API, which serves
@@ -309,6 +310,8 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	}
 	p.REST, p.NoREST = restPath(name)
 	p.ActionURL = h.collectionURL(name, nil)
+	p.EditURL = h.url(url.Values{"name": {name}}, "edit", "collection")
+	p.NewJobURL = h.url(url.Values{"collection": {name}}, "edit", "job")
 	for k, val := range col.Definition.Tags {
 		p.Tags = append(p.Tags, k+": "+val)
 	}
@@ -460,6 +463,7 @@ type jobPage struct {
 	Filters          []filterLink
 	Pager            pager
 	DeleteURL        string
+	EditURL          string
 	ActionURL        string
 	MaxBackfill      int
 	Chart            *durationChart
@@ -562,6 +566,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		Occurrences: rec.Schedule.Occurrences,
 		Definition:  maskedJSON(rec.Definition()),
 		DeleteURL:   h.url(nil, "collections", c, "jobs", name, "delete"),
+		EditURL:     h.url(url.Values{"collection": {c}, "job": {name}}, "edit", "job"),
 		MaxBackfill: scheduler.MaxBackfill,
 		ActionURL:   h.jobURL(c, name, nil),
 	}
@@ -770,6 +775,7 @@ var flashes = map[string]string{
 	"collection-enable":  "The collection is enabled: its jobs run again.",
 	"collection-disable": "The collection is disabled: none of its jobs runs, and no occurrence is made up for later.",
 	"collection-suspend": "The collection is suspended: none of its jobs runs until it is enabled again.",
+	"saved":              "Saved.",
 }
 
 // --- Try a definition ---

@@ -12,7 +12,7 @@ import (
 
 // pageNames are the templates/NAME.html files that are pages; each is
 // parsed with layout.html.
-var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error", "backfill"}
+var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error", "backfill", "jobedit", "collectionedit"}
 
 // funcs are the functions templates call.
 var funcs = template.FuncMap{"plural": plural}
@@ -76,16 +76,18 @@ func (h *handler) serveStatic(w http.ResponseWriter, r *http.Request) {
 
 // layout is what the layout template shows around a page.
 type layout struct {
-	Title     string
-	Nav       string
-	Home      string
-	TryURL    string
-	LoginURL  string
-	LogoutURL string
-	CSS, JS   string
-	User      string
-	AuthOn    bool
-	Token     string
+	Title  string
+	Nav    string
+	Home   string
+	TryURL string
+	// NewJobURL and NewCollectionURL open the editors.
+	NewJobURL, NewCollectionURL string
+	LoginURL                    string
+	LogoutURL                   string
+	CSS, JS                     string
+	User                        string
+	AuthOn                      bool
+	Token                       string
 	// CanChange says the viewer may change what it sees: the pages show
 	// their buttons and forms that change something.
 	CanChange bool
@@ -98,7 +100,7 @@ type layout struct {
 // render writes the page name with data, within the layout.
 func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, name string, v *viewer, data any) {
 	l := layout{
-		Title: title(name, data), Nav: name, Home: h.url(nil), TryURL: h.url(nil, "try"),
+		Title: title(name, data), Nav: name, Home: h.url(nil), TryURL: h.url(nil, "try"), NewJobURL: h.url(nil, "edit", "job"), NewCollectionURL: h.url(nil, "edit", "collection"),
 		LoginURL: h.url(nil, "login"), LogoutURL: h.url(nil, "logout"),
 		CSS: h.asset("dashboard.css"), JS: h.asset("dashboard.js"),
 		AuthOn: v.authOn, User: v.name(), Token: v.Token(), CanChange: !v.readOnly(),
@@ -129,6 +131,16 @@ func title(name string, data any) string {
 		return p.Name + " · " + p.Collection
 	case *confirmPage:
 		return "Delete " + p.Name
+	case *jobEditor:
+		if p.New {
+			return "New job"
+		}
+		return "Edit " + p.Name
+	case *collectionEditor:
+		if p.New {
+			return "New collection"
+		}
+		return "Edit " + p.Name
 	case *backfillPage:
 		return "Backfill " + p.Name
 	case errorPage:

@@ -124,6 +124,154 @@
     });
   }
 
+  // The job editor checks the draft as the user types (after a pause of
+  // checkDelay ms) with POST /draft, which changes nothing: the problems at
+  // their fields, the schedule in words and the next occurrences. With the
+  // form, the JSON editor shows the definition the form makes; switching
+  // to the form fills it from the JSON.
+  var checkDelay = 300;
+
+  function editor(form) {
+    var url = form.getAttribute("data-draft");
+    var fields = document.getElementById("form-fields");
+    var def = document.getElementById("definition");
+    var timer = 0;
+    var seq = 0;
+    var lastForm = null;
+
+    function mode() {
+      var m = form.querySelector('input[name="mode"]:checked');
+      return m ? m.value : "json";
+    }
+
+    function showMode() {
+      var onForm = mode() === "form";
+      fields.hidden = !onForm;
+      def.readOnly = onForm;
+    }
+
+    function check() {
+      var n = ++seq;
+      load(url, { method: "POST", body: new URLSearchParams(new FormData(form)) }).then(function (r) {
+        if (n === seq && r.res.ok) {
+          show(JSON.parse(r.text));
+        }
+      }).catch(function () {});
+    }
+
+    function later() {
+      clearTimeout(timer);
+      timer = setTimeout(check, checkDelay);
+    }
+
+    // fieldFor returns the visible field whose data-path is the longest
+    // prefix of path.
+    function fieldFor(path) {
+      var best = null;
+      var els = form.querySelectorAll("[data-path]");
+      for (var i = 0; i < els.length; i++) {
+        var el = els[i];
+        var p = el.getAttribute("data-path");
+        var next = path.charAt(p.length);
+        if (path.indexOf(p) !== 0 || next !== "" && next !== "." && next !== "[" || el.closest("[hidden]")) {
+          continue;
+        }
+        if (!best || p.length > best.getAttribute("data-path").length) {
+          best = el;
+        }
+      }
+      return best;
+    }
+
+    function show(a) {
+      var old = form.querySelectorAll("[aria-invalid]");
+      for (var i = 0; i < old.length; i++) {
+        old[i].removeAttribute("aria-invalid");
+      }
+      var notes = form.querySelectorAll(".field-error.at-field");
+      for (var j = 0; j < notes.length; j++) {
+        notes[j].parentNode.removeChild(notes[j]);
+      }
+      var list = document.getElementById("draft-problems");
+      list.textContent = "";
+      a.problems.forEach(function (p) {
+        var li = document.createElement("li");
+        li.className = "field-error";
+        li.setAttribute("data-path", p.path);
+        li.textContent = p.message;
+        list.appendChild(li);
+        var el = fieldFor(p.path);
+        if (el) {
+          el.setAttribute("aria-invalid", "true");
+          var note = document.createElement("span");
+          note.className = "field-error at-field";
+          note.textContent = p.message;
+          el.parentNode.appendChild(note);
+        }
+      });
+      var n = a.problems.length;
+      document.getElementById("draft-status").textContent = n === 0 ? "Valid." : n + (n === 1 ? " problem" : " problems");
+      document.getElementById("draft-schedule").textContent = a.schedule ? "Runs " + a.schedule + "." : "";
+      var next = document.getElementById("draft-next");
+      next.textContent = "";
+      a.next.forEach(function (t) {
+        var li = document.createElement("li");
+        li.textContent = t.utc + (t.local ? " · " + t.local : "");
+        next.appendChild(li);
+      });
+      document.getElementById("draft-note").textContent = a.note || "";
+      if (mode() === "form") {
+        def.value = a.definition;
+      }
+      lastForm = a.form || lastForm;
+    }
+
+    function fill(f) {
+      var set = function (name, v) {
+        var el = form.elements[name];
+        if (el && v !== undefined) {
+          el.value = v;
+        }
+      };
+      set("method", f.Method || "GET");
+      set("uri", f.URI);
+      set("headers", f.Headers);
+      set("body", f.Body);
+      set("frequency", f.Frequency);
+      set("interval", f.Interval);
+      set("hours", f.Hours);
+      set("minutes", f.Minutes);
+      set("startTime", f.StartTime);
+      set("retryType", f.RetryType);
+      set("retryInterval", f.RetryInterval);
+      set("retryCount", f.RetryCount);
+      var days = form.querySelectorAll('input[name="weekDays"]');
+      for (var i = 0; i < days.length; i++) {
+        days[i].checked = (f.WeekDays || []).indexOf(days[i].value) >= 0;
+      }
+    }
+
+    form.addEventListener("input", later);
+    form.addEventListener("change", function (ev) {
+      if (ev.target.name === "mode") {
+        if (mode() === "form" && lastForm) {
+          fill(lastForm);
+        }
+        showMode();
+        check();
+        return;
+      }
+      later();
+    });
+    showMode();
+    check();
+  }
+
+  var jobEditor = document.getElementById("job-editor");
+  if (jobEditor) {
+    editor(jobEditor);
+  }
+
   bindForms(document);
   if (every > 0) {
     var toggle = document.getElementById("live-toggle");
