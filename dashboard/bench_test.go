@@ -227,3 +227,25 @@ func TestStoreCallsPerPage(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSearch searches the 10,000 jobs of the big collection: a
+// name most jobs have (the first page reads one store page), the same a
+// hundred pages on, and a name none has (every job is read once).
+func BenchmarkSearch(b *testing.B) {
+	for _, kind := range []string{"memory", "sqlite"} {
+		big := newBigStore(b, kind, 10_000, 0)
+		for _, page := range []struct{ name, path string }{
+			{"many-matches/first", "/search?name=job-"},
+			{"many-matches/page-100", "/search?name=job-&skip=4950"},
+			{"no-match", "/search?name=nothing-like-it"},
+			{"health-failing", "/search?health=Failing"},
+		} {
+			b.Run(kind+"/"+page.name, func(b *testing.B) {
+				for b.Loop() {
+					big.get(b, page.path)
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/page")
+			})
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -463,6 +464,69 @@ func TestConsoleCSRF(t *testing.T) {
 	}
 	if _, err := e.s.GetCollection(ctx, "sub/rg/d"); err == nil {
 		t.Error("a refused request created a collection")
+	}
+}
+
+var searchRowPattern = regexp.MustCompile(`class="job-link">([^<]+)</a></td>\s*<td><a href="[^"]+">([^<]+)</a>`)
+
+// found returns the "collection/job" rows of a search page.
+func found(p page) []string {
+	var out []string
+	for _, m := range searchRowPattern.FindAllStringSubmatch(p.body, -1) {
+		out = append(out, html.UnescapeString(m[2])+" "+html.UnescapeString(m[1]))
+	}
+	return out
+}
+
+func TestSearch(t *testing.T) {
+	e := newEnv(t, envOptions{auth: true})
+	for _, c := range []string{"sub-a/rg/one", "sub-a/rg/two", "sub-b/rg/three"} {
+		e.collection(c, nil)
+	}
+	future := `"recurrence": {"frequency": "Hour"}, "startTime": "` + later(time.Hour) + `"`
+	for i := range 30 {
+		e.job("sub-a/rg/one", "report-"+pad(i), "/ok", future)
+		e.job("sub-a/rg/two", "Report-"+pad(i), "/ok", future)
+	}
+	e.job("sub-a/rg/two", "cleanup", "/ok", future)
+	e.job("sub-a/rg/two", "paused-report", "/ok", future+`, "state": "Disabled", "stateReason": "vendor down"`)
+	e.job("sub-b/rg/three", "report-b", "/ok", future)
+	e.job("sub-a/rg/one", "failing-report", "/fail", "")
+	e.waitHistory("sub-a/rg/one", "failing-report", 1)
+
+	e.signIn(adminToken)
+	p := e.get("/search?name=REPORT&top=25")
+	wantStatus(t, "search", p, http.StatusOK)
+	rows := found(p)
+	if len(rows) != 25 || rows[0] != "sub-a/rg/one failing-report" || rows[1] != "sub-a/rg/one report-000" {
+		t.Errorf("first page: %d rows %v", len(rows), rows)
+	}
+	wantIn(t, "first page", p, `rel="next"`)
+	var all []string
+	for skip := 0; ; skip += 25 {
+		p := e.get("/search?name=REPORT&top=25&skip=" + strconv.Itoa(skip))
+		all = append(all, found(p)...)
+		if !strings.Contains(p.body, `rel="next"`) {
+			break
+		}
+	}
+	if len(all) != 63 || all[62] != "sub-b/rg/three report-b" || slices.Contains(all, "sub-a/rg/two cleanup") {
+		t.Errorf("every page: %d rows, last %q", len(all), all[len(all)-1])
+	}
+	if got := found(e.get("/search?name=report&state=Disabled")); !slices.Equal(got, []string{"sub-a/rg/two paused-report"}) {
+		t.Errorf("Disabled: %v", got)
+	}
+	wantIn(t, "Disabled", e.get("/search?state=Disabled"), "Paused: vendor down")
+	if got := found(e.get("/search?health=Failing")); !slices.Equal(got, []string{"sub-a/rg/one failing-report"}) {
+		t.Errorf("Failing: %v", got)
+	}
+	wantStatus(t, "bad health", e.get("/search?health=Sick"), http.StatusBadRequest)
+	wantIn(t, "nothing", e.get("/search?name=nothing-like-it"), `id="no-results"`)
+
+	// A token for sub-a finds nothing of sub-b.
+	e.signIn(limitedToken)
+	if got := found(e.get("/search?name=report-b")); len(got) != 0 {
+		t.Errorf("the sub-a token found %v", got)
 	}
 }
 

@@ -148,6 +148,7 @@ func (h *handler) routes() {
 	h.mux.HandleFunc("GET "+p+"/edit/collection", h.page(h.editCollection))
 	h.mux.HandleFunc("POST "+p+"/edit/collection", h.action(h.saveCollection))
 	h.mux.HandleFunc("POST "+p+"/draft", h.form(h.draft))
+	h.mux.HandleFunc("GET "+p+"/search", h.page(h.search))
 	h.mux.HandleFunc("GET "+p+"/try", h.page(h.try))
 	h.mux.HandleFunc("POST "+p+"/try", h.form(h.tryPost))
 	h.mux.HandleFunc("GET "+p+"/login", h.loginPage)

@@ -60,6 +60,21 @@
 // {"properties": {"state": "Suspended"}} to suspend; BackfillJob, with
 // DryRun for the list shown first.
 //
+// The search lists the jobs of every collection the viewer sees whose
+// names contain a text (in any case), by state and health, a page at a
+// time. It reads the collections' jobs in name order, ListJobs pages of
+// 100 with the state filtered by the store, until it has the page asked
+// for and one more match: the first pages cost a few reads, and a search
+// that matches little reads every job once (100 reads of 100 jobs at
+// 10,000 jobs).
+//
+// Filters, sort orders and pages are in the query string, so links can be
+// bookmarked and shared. A page of jobs follows the job names; sorting by
+// another column orders that page. No page makes a store call per row:
+// counts come from [scheduler.Scheduler.JobCounts],
+// [scheduler.Scheduler.HistoryCounts] and
+// [scheduler.Scheduler.RecentHistory].
+//
 // # Browsers
 //
 // Pages are rendered on the server with html/template, which escapes

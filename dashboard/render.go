@@ -12,7 +12,7 @@ import (
 
 // pageNames are the templates/NAME.html files that are pages; each is
 // parsed with layout.html.
-var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error", "backfill", "jobedit", "collectionedit"}
+var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error", "backfill", "jobedit", "collectionedit", "search"}
 
 // funcs are the functions templates call.
 var funcs = template.FuncMap{"plural": plural}
@@ -76,10 +76,11 @@ func (h *handler) serveStatic(w http.ResponseWriter, r *http.Request) {
 
 // layout is what the layout template shows around a page.
 type layout struct {
-	Title  string
-	Nav    string
-	Home   string
-	TryURL string
+	Title     string
+	Nav       string
+	Home      string
+	TryURL    string
+	SearchURL string
 	// NewJobURL and NewCollectionURL open the editors.
 	NewJobURL, NewCollectionURL string
 	LoginURL                    string
@@ -100,7 +101,8 @@ type layout struct {
 // render writes the page name with data, within the layout.
 func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, name string, v *viewer, data any) {
 	l := layout{
-		Title: title(name, data), Nav: name, Home: h.url(nil), TryURL: h.url(nil, "try"), NewJobURL: h.url(nil, "edit", "job"), NewCollectionURL: h.url(nil, "edit", "collection"),
+		Title: title(name, data), Nav: name, Home: h.url(nil), TryURL: h.url(nil, "try"),
+		SearchURL: h.url(nil, "search"), NewJobURL: h.url(nil, "edit", "job"), NewCollectionURL: h.url(nil, "edit", "collection"),
 		LoginURL: h.url(nil, "login"), LogoutURL: h.url(nil, "logout"),
 		CSS: h.asset("dashboard.css"), JS: h.asset("dashboard.js"),
 		AuthOn: v.authOn, User: v.name(), Token: v.Token(), CanChange: !v.readOnly(),
@@ -149,6 +151,8 @@ func title(name string, data any) string {
 	switch name {
 	case "try":
 		return "Try a definition"
+	case "search":
+		return "Search jobs"
 	case "login":
 		return "Sign in"
 	}
