@@ -102,8 +102,12 @@ func TestPauseAndResume(t *testing.T) {
 	// A resume time in the past and a reason too long: the Scheduler's
 	// messages at REST's paths.
 	bad := url.Values{"csrf": {tok}, "reason": {strings.Repeat("x", 300)}, "resumeTime": {"2001-01-01T00:00Z"}}
-	p = e.post(path+"/pause", bad)
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path+"/pause", strings.NewReader(bad.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Referer", e.srv.URL+path)
+	p = e.do(req)
 	wantStatus(t, "pause, bad", p, http.StatusBadRequest)
+	wantIn(t, "pause, bad", p, `<a href="`+path+`" id="back">`)
 	sameProblems(t, "pause, bad", p, e.rest("PATCH", restJobs+"j", `{"properties": {"state": "Disabled", "stateReason": "`+strings.Repeat("x", 300)+`", "resumeTime": "2001-01-01T00:00Z"}}`))
 	if r2, _ := e.s.GetJob(ctx, "sub/rg/c", "j"); r2.Definition().StateReason != "waiting for the <vendor>" {
 		t.Errorf("a refused pause changed the job: reason %q", r2.Definition().StateReason)
@@ -251,7 +255,8 @@ func TestJobEditor(t *testing.T) {
 	// the JSON editor's members the form does not cover are kept.
 	edit := e.get("/edit/job?collection=sub%2Frg%2Fc&job=j")
 	wantIn(t, "edit page", edit, "Authorization: ••••••", `name="etag" value="`+got.ETag+`"`)
-	wantNotIn(t, "edit page", edit, "s3cret")
+	wantNotIn(t, "edit page", edit, "s3cret", `aria-current="page" id="nav-new-job"`)
+	wantIn(t, "new job page", e.get("/edit/job"), `aria-current="page" id="nav-new-job"`)
 	f := formJob(tok, "sub/rg/c", "j", e.recv.URL+"/ok")
 	f.Set("etag", got.ETag)
 	f.Set("headers", "X-Team: billing\nAuthorization: ••••••")

@@ -286,7 +286,7 @@ func (h *handler) error(w http.ResponseWriter, r *http.Request, v *viewer, err e
 		h.failAs(w, r, v, se.status, se.msg)
 	case invalid:
 		h.render(w, r, http.StatusBadRequest, "error", v, errorPage{Status: http.StatusBadRequest, Title: "Not done",
-			Message: "The Scheduler refused it:", Problems: ie.problems})
+			Message: "The Scheduler refused it:", Problems: ie.problems, Back: h.back(r)})
 	case errors.Is(err, scheduler.ErrNotFound):
 		h.failAs(w, r, v, http.StatusNotFound, "It does not exist (any more), or you may not see it.")
 	case errors.Is(err, scheduler.ErrFinalState), errors.Is(err, scheduler.ErrCollectionNotEnabled), errors.Is(err, scheduler.ErrConflict),
@@ -323,6 +323,22 @@ type errorPage struct {
 	Message string
 	// Problems are what the Scheduler found wrong, each at its JSON path.
 	Problems []problem
+	// Back is the dashboard page the refused form was sent from, to go
+	// back to and try again; empty: the overview.
+	Back string
+}
+
+// back returns the dashboard page a form was sent from (its Referer, when
+// that is a page of this dashboard on this host), or "".
+func (h *handler) back(r *http.Request) string {
+	ref, err := url.Parse(r.Referer())
+	if err != nil || ref.Host != r.Host {
+		return ""
+	}
+	if next := h.localNext(ref.RequestURI()); next != h.url(nil) {
+		return next
+	}
+	return ""
 }
 
 // url returns the dashboard path of parts, each escaped as one segment,
