@@ -209,7 +209,7 @@ func TestJobEditor(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.collection("sub/rg/c", nil)
 	tok := e.token("/edit/job?collection=sub%2Frg%2Fc")
-	wantIn(t, "new job page", e.get("/edit/job?collection=sub%2Frg%2Fc"), `id="job-editor"`, `<option selected>sub/rg/c</option>`)
+	wantIn(t, "new job page", e.get("/edit/job?collection=sub%2Frg%2Fc"), `id="job-editor"`, `<option selected>sub/rg/c</option>`, `data-refresh="0"`)
 
 	// The form makes the definition REST would put from the same JSON.
 	p := e.post("/edit/job", formJob(tok, "sub/rg/c", "j", e.recv.URL+"/ok"))
@@ -526,7 +526,8 @@ func TestSearch(t *testing.T) {
 		t.Errorf("Failing: %v", got)
 	}
 	wantStatus(t, "bad health", e.get("/search?health=Sick"), http.StatusBadRequest)
-	wantIn(t, "nothing", e.get("/search?name=nothing-like-it"), `id="no-results"`)
+	p = e.get("/search?name=nothing-like-it")
+	wantIn(t, "nothing", p, `id="no-results"`, `data-refresh="0"`)
 
 	// A token for sub-a finds nothing of sub-b.
 	e.signIn(limitedToken)

@@ -74,6 +74,9 @@ func (h *handler) serveStatic(w http.ResponseWriter, r *http.Request) {
 	h.static.ServeHTTP(w, r)
 }
 
+// notLive are the pages that the script does not refresh.
+var notLive = map[string]bool{"login": true, "search": true, "jobedit": true, "collectionedit": true, "backfill": true}
+
 // layout is what the layout template shows around a page.
 type layout struct {
 	Title     string
@@ -108,8 +111,11 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		AuthOn: v.authOn, User: v.name(), Token: v.Token(), CanChange: !v.readOnly(),
 		Flash: flashes[r.URL.Query().Get("flash")], Now: at(time.Now(), nil), Page: data,
 	}
-	// The sign-in page has nothing live, and nowhere to go before it.
-	if h.opts.Refresh > 0 && name != "login" {
+	// The sign-in page has nothing live, and nowhere to go before it;
+	// the editors, the search and a backfill's list have nothing live
+	// either, and reloading them would redo their reads (a search of every
+	// job) for nothing.
+	if h.opts.Refresh > 0 && !notLive[name] {
 		l.Refresh = int(h.opts.Refresh / time.Millisecond)
 	}
 	var b bytes.Buffer
