@@ -115,7 +115,10 @@ func RunRunPolicies(t *testing.T, stores []scheduler.Store) {
 		}
 	}
 	const paused, faulty = 30, 10
-	resume := time.Now().UTC().Add(1500 * time.Millisecond)
+	// Each paused job resumes 1.5 s after it is put: one resume time for
+	// all of them could be in the past by the last put on a busy machine.
+	resumes := make(map[string]time.Time, paused)
+	var last time.Time
 	put := func(s *scheduler.Scheduler, name, def string) {
 		t.Helper()
 		job, err := s.ParseJob([]byte(def))
@@ -130,14 +133,17 @@ func RunRunPolicies(t *testing.T, stores []scheduler.Store) {
 		return `"action": {"type": "Http", "request": {"uri": "` + uri + `", "method": "GET"}, "retryPolicy": {"retryType": "None"}}`
 	}
 	for i := range paused {
-		put(scheds[i%len(scheds)], fmt.Sprintf("paused%02d", i), `{`+act("http://127.0.0.1:1/ok")+`, "state": "Disabled",
+		name := fmt.Sprintf("paused%02d", i)
+		resume := time.Now().UTC().Add(1500 * time.Millisecond)
+		resumes[name], last = resume, resume
+		put(scheds[i%len(scheds)], name, `{`+act("http://127.0.0.1:1/ok")+`, "state": "Disabled",
 			"stateReason": "test", "resumeTime": "`+resume.Format(time.RFC3339Nano)+`"}`)
 	}
 	for i := range faulty {
 		put(scheds[i%len(scheds)], fmt.Sprintf("faulty%02d", i), `{`+act("http://127.0.0.1:1/fail")+`,
 			"recurrence": {"frequency": "Minute"}, "runPolicy": {"pauseAfterFaults": 1}}`)
 	}
-	time.Sleep(time.Until(resume) + 2*time.Second)
+	time.Sleep(time.Until(last) + 2*time.Second)
 	for _, s := range scheds {
 		if err := s.Stop(ctx); err != nil {
 			t.Errorf("Stop: %v", err)
@@ -147,7 +153,7 @@ func RunRunPolicies(t *testing.T, stores []scheduler.Store) {
 	defer mu.Unlock()
 	for i := range paused {
 		name := fmt.Sprintf("paused%02d", i)
-		got := runs["policies/"+name]
+		got, resume := runs["policies/"+name], resumes[name]
 		if len(got) != 1 || got[0].start.Before(resume) {
 			t.Errorf("%s ran %+v; want once, after its resumeTime %v", name, got, resume)
 		}
