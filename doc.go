@@ -87,6 +87,25 @@
 // Marshalling a parsed [Job] with encoding/json writes the canonical form,
 // which parses back to an equal Job.
 //
+// # Many jobs at once
+//
+// [Scheduler.PutJobs] puts a batch of jobs ([JobPut]: a name and a
+// definition) into one collection at one instant, each as PutJob would,
+// and writes them in one step: all or nothing, one transaction on the SQL
+// stores, with the collection's maxJobCount counted once for the batch.
+// Every job is checked before anything is written; the error of a batch
+// with invalid jobs is a [*PutJobsError] with one [PutJobsItemError] per
+// such job (its index, its name, and validation errors at paths within
+// its definition), and errors.Is sees each item's error:
+//
+//	recs, err := s.PutJobs(ctx, "reports", []scheduler.JobPut{
+//		{Name: "daily", Job: daily},
+//		{Name: "weekly", Job: weekly},
+//	}, nil)
+//
+// A store does the single step when it is a [BulkPutter]; on another
+// store the jobs are put one at a time once all were checked.
+//
 // # Validation
 //
 // ParseJob reports every problem at once, ordered by path. Each is a
@@ -546,9 +565,10 @@
 // found`) and whose fields errors.As reads; a store of your own need only
 // match ErrNotFound.
 //
-// Three optional capabilities are found by type assertion: a
-// [BatchRecorder] records many outcomes in one call (the memory, SQLite
-// and PostgreSQL stores have it), a [Notifier] wakes the Schedulers of
+// Four optional capabilities are found by type assertion: a
+// [BatchRecorder] records many outcomes in one call and a [BulkPutter]
+// puts many jobs in one step (the memory, SQLite and PostgreSQL stores
+// have both), a [Notifier] wakes the Schedulers of
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
 // otherwise other processes see new work within Config.PollInterval), and
 // a [StatsReader] answers aggregate reads in one store call (the memory,

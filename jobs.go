@@ -308,15 +308,22 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if err != nil {
 		return nil, err
 	}
+	return s.writeJob(ctx, st, collection, name, job, stateOf(def), t, now, opts.IfMatch)
+}
+
+// writeJob writes the checked and sealed definition job, with timing t
+// from anchorAt(now), as job name of collection over what st holds,
+// reading it again when another writer got there first.
+func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name string, job *Job, state JobState, t *Timing, now time.Time, ifMatch string) (*JobRecord, error) {
 	for range maxWriteAttempts {
 		col, old, err := readForPut(ctx, st, collection, name)
 		if err != nil {
 			return nil, err
 		}
-		if err := preconditions("job", name, opts.IfMatch, etagOf(old), old != nil); err != nil {
+		if err := preconditions("job", name, ifMatch, etagOf(old), old != nil); err != nil {
 			return nil, err
 		}
-		r, err := s.storeJob(ctx, st, col, name, job, stateOf(def), t, now, old)
+		r, err := s.storeJob(ctx, st, col, name, job, state, t, now, old)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -348,6 +355,21 @@ func anchorAt(now time.Time) time.Time { return now.Truncate(time.Second) }
 // create it), and returns the stored record. It fails with ErrConflict when another writer changed the job
 // since old was read.
 func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
+	r, err := s.newRecord(col, name, job, state, t, now, old)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.PutJob(ctx, r); err != nil {
+		return nil, err
+	}
+	r.Version++
+	return r, nil
+}
+
+// newRecord returns the record that a put of the checked definition job,
+// with timing t, as job name of collection col over old (nil: a create)
+// writes at now; an error when t is more frequent than col allows.
+func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
 	if err := checkRecurrenceQuota(col, name, t); err != nil {
 		return nil, err
 	}
@@ -365,10 +387,6 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 	}
 	keepPause(r, job)
 	s.machineOver(r, col.Definition.Properties.RunPolicy).settleIn(r, now, &b.next)
-	if err := st.PutJob(ctx, r); err != nil {
-		return nil, err
-	}
-	r.Version++
 	return r, nil
 }
 

@@ -619,3 +619,30 @@ type TxStore interface {
 	PutJob(ctx context.Context, j *JobRecord) error
 	DeleteJob(ctx context.Context, collection, name string) error
 }
+
+// BulkPutter is an optional capability of a [Store]: putting many jobs of
+// one collection in one atomic step, which spares a store a transaction,
+// a lock and a round trip per job. [Scheduler.PutJobs] finds it by type
+// assertion; the memory, SQLite and PostgreSQL stores have it, and
+// storetest.RunBulkPutter checks an implementation.
+type BulkPutter interface {
+	// GetJobs returns the jobs of collection with the given names, in
+	// the order of names: nil where there is no such job (also when the
+	// collection does not exist). Like GetJob's, the records are the
+	// caller's.
+	GetJobs(ctx context.Context, collection string, names []string) ([]*JobRecord, error)
+
+	// PutJobs does what PutJob does for each of jobs, all of collection
+	// and with distinct names, in one atomic step: all are written, or
+	// none is. Each element creates (Version 0) or replaces (Version
+	// equal to the stored one) its job, as in PutJob. It fails, writing
+	// nothing, with ErrNotFound when the collection, or a job being
+	// replaced, does not exist; with ErrConflict when a version differs
+	// or a created job exists; and with ErrQuotaExceeded when the
+	// collection cannot take the jobs created (the jobs it holds plus
+	// those created would exceed its MaxJobCount()), counted once for
+	// the batch and atomically with the writes. On success each stored
+	// Version is one higher than the element's. An empty batch writes
+	// nothing and returns nil.
+	PutJobs(ctx context.Context, collection string, jobs []*JobRecord) error
+}

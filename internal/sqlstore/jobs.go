@@ -221,14 +221,13 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 		return QuotaError(j.Collection, limit, n)
 	}
 	d.step(ctx, c, "insert")
-	const insert = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11)"
+	const insert = insertJobSQL
 	q := insert
 	if d.JobCount {
 		// One statement, one round trip fewer with the collection locked.
 		q = "WITH i AS (" + insert + " RETURNING collection) UPDATE {s}.collections SET job_count = job_count + 1 WHERE name = (SELECT collection FROM i)"
 	}
-	_, err = c.Exec(ctx, d.sql(q), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
-		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), enabled)
+	_, err = c.Exec(ctx, d.sql(q), row.InsertArgs(enabled)...)
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
 	}
@@ -334,4 +333,123 @@ func (v *TxView) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 // DeleteJob implements [scheduler.TxStore].
 func (v *TxView) DeleteJob(ctx context.Context, collection, name string) error {
 	return v.D.DeleteJob(ctx, v.C, collection, name)
+}
+
+// JobInserter is an optional capability of a [Conn]: inserting many new
+// job rows in one round trip (store/postgres copies them). PutJobs uses it
+// when the Conn has it, and otherwise inserts the rows one statement at a
+// time. A row whose job exists fails the whole insert with an error
+// matching [scheduler.ErrConflict].
+type JobInserter interface {
+	// InsertJobs inserts rows, with version 1, no lease and coll_enabled
+	// set to enabled.
+	InsertJobs(ctx context.Context, rows []*JobRow, enabled bool) error
+}
+
+// insertJobSQL inserts a new job row (see CreateJob).
+const insertJobSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11)"
+
+// InsertArgs returns the arguments of a new job row's insert: JobCols'
+// values but version, lease_owner and lease_until.
+func (r *JobRow) InsertArgs(enabled bool) []any {
+	return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag,
+		r.CreatedArg(), r.UpdatedArg(), r.DueArg(), enabled}
+}
+
+// PutJobs implements [scheduler.BulkPutter.PutJobs] over c, which must be
+// a transaction: the caller rolls it back when PutJobs fails. rows are the
+// encoded jobs. The collection row is locked ({lock}) for the rest of the
+// transaction, as CreateJob locks it, so the quota is counted once for
+// the batch and stays exact up to the commit.
+func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs []*scheduler.JobRecord, rows []*JobRow) error {
+	var def string
+	var enabled bool
+	err := c.QueryRow(ctx, d.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1{lock}"), collection).Scan(&def, &enabled)
+	if errors.Is(err, ErrNoRows) {
+		return &scheduler.NotFoundError{Collection: collection}
+	}
+	if err != nil {
+		return d.Wrap("put jobs of collection", collection, err)
+	}
+	var creates []*JobRow
+	for i, j := range jobs {
+		if j.Collection != collection {
+			return fmt.Errorf("%s: put jobs of collection %q: job %q is of collection %q", d.Name, collection, j.Name, j.Collection)
+		}
+		if j.Version == 0 {
+			creates = append(creates, rows[i])
+		} else if err := d.ReplaceJob(ctx, c, j, rows[i]); err != nil {
+			return err
+		}
+	}
+	if len(creates) == 0 {
+		return nil
+	}
+	var n int
+	if d.JobCount {
+		err = c.QueryRow(ctx, d.sql("SELECT job_count FROM {s}.collections WHERE name = $1"), collection).Scan(&n)
+	} else {
+		err = c.QueryRow(ctx, d.sql("SELECT count(*) FROM {s}.jobs WHERE collection = $1"), collection).Scan(&n)
+	}
+	if err != nil {
+		return d.Wrap("put jobs of collection", collection, err)
+	}
+	coll, err := DecodeCollection(&CollectionRow{Name: collection, Definition: def})
+	if err != nil {
+		return fmt.Errorf("%s: put jobs of collection %q: %w", d.Name, collection, err)
+	}
+	if limit := coll.Definition.MaxJobCount(); n+len(creates) > limit {
+		err := QuotaError(collection, limit, n).(*scheduler.QuotaError)
+		err.Reason += fmt.Sprintf(", and the batch creates %d", len(creates))
+		return err
+	}
+	if ins, ok := c.(JobInserter); ok {
+		err = ins.InsertJobs(ctx, creates, enabled)
+	} else {
+		for _, r := range creates {
+			var k int64
+			k, err = c.Exec(ctx, d.sql(insertJobSQL+" ON CONFLICT (collection, name) DO NOTHING"), r.InsertArgs(enabled)...)
+			if err == nil && k == 0 {
+				return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, r.Collection+"/"+r.Name, scheduler.ErrConflict)
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return d.Wrap("put jobs of collection", collection, err)
+	}
+	if d.JobCount {
+		if _, err := c.Exec(ctx, d.sql("UPDATE {s}.collections SET job_count = job_count + $2 WHERE name = $1"), collection, len(creates)); err != nil {
+			return d.Wrap("put jobs of collection", collection, err)
+		}
+	}
+	return nil
+}
+
+// EncodeJobs encodes each of jobs, for PutJobs.
+func (d *Dialect) EncodeJobs(jobs []*scheduler.JobRecord) ([]*JobRow, error) {
+	rows := make([]*JobRow, len(jobs))
+	for i, j := range jobs {
+		var err error
+		if rows[i], err = EncodeJob(j); err != nil {
+			return nil, fmt.Errorf("%s: put job %q: %w", d.Name, j.ID(), err)
+		}
+	}
+	return rows, nil
+}
+
+// InOrder returns found, jobs of one collection, in the order of names:
+// nil where found has no job of that name ([scheduler.BulkPutter.GetJobs]).
+func InOrder(names []string, found []*scheduler.JobRecord) []*scheduler.JobRecord {
+	byName := make(map[string]*scheduler.JobRecord, len(found))
+	for _, j := range found {
+		byName[j.Name] = j
+	}
+	out := make([]*scheduler.JobRecord, len(names))
+	for i, n := range names {
+		out[i] = byName[n]
+	}
+	return out
 }

@@ -399,19 +399,50 @@ func (s *Store) lookup(collection, name string) (*job, error) {
 func (s *Store) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c, j, err := s.checkPut(r)
+	if err == nil && j == nil {
+		err = quota(c, 1)
+	}
+	if err != nil {
+		return err
+	}
+	s.apply(c, j, r)
+	return nil
+}
+
+// checkPut returns the collection of r and the job r replaces (nil for a
+// create), or why r cannot be put; it checks no quota.
+func (s *Store) checkPut(r *scheduler.JobRecord) (*coll, *job, error) {
 	c := s.colls[r.Collection]
 	if c == nil {
-		return &scheduler.NotFoundError{Collection: r.Collection}
+		return nil, nil, &scheduler.NotFoundError{Collection: r.Collection}
 	}
 	j := c.jobs[r.Name]
+	switch {
+	case j == nil && r.Version != 0:
+		return nil, nil, &scheduler.NotFoundError{Collection: r.Collection, Job: r.Name}
+	case j != nil && r.Version != j.version():
+		return nil, nil, fmt.Errorf("memory: put job %q in collection %q: version %d, stored %d: %w", r.Name, r.Collection, r.Version, j.version(), scheduler.ErrConflict)
+	}
+	return c, j, nil
+}
+
+// quota reports whether c can take n more jobs.
+func quota(c *coll, n int) error {
+	if limit := c.rec.Definition.MaxJobCount(); len(c.jobs)+n > limit {
+		err := &scheduler.QuotaError{Collection: c.rec.Name, Quota: "maxJobCount", Limit: fmt.Sprint(limit),
+			Reason: fmt.Sprintf("the collection already holds %d jobs", len(c.jobs))}
+		if n > 1 {
+			err.Reason += fmt.Sprintf(", and the batch creates %d", n)
+		}
+		return err
+	}
+	return nil
+}
+
+// apply stores r, checked by checkPut, over j (nil: creates the job).
+func (s *Store) apply(c *coll, j *job, r *scheduler.JobRecord) {
 	if j == nil {
-		if r.Version != 0 {
-			return &scheduler.NotFoundError{Collection: r.Collection, Job: r.Name}
-		}
-		if limit := c.rec.Definition.MaxJobCount(); len(c.jobs) >= limit {
-			return &scheduler.QuotaError{Collection: r.Collection, Quota: "maxJobCount", Limit: fmt.Sprint(limit),
-				Reason: fmt.Sprintf("the collection already holds %d jobs", len(c.jobs))}
-		}
 		s.seq++
 		j = &job{coll: c, name: r.Name, rec: compact{seq: s.seq}}
 		if s.randomTies {
@@ -419,12 +450,60 @@ func (s *Store) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
 		}
 		c.jobs[r.Name] = j
 		c.names = nil
-	} else if r.Version != j.version() {
-		return fmt.Errorf("memory: put job %q in collection %q: version %d, stored %d: %w", r.Name, r.Collection, r.Version, j.version(), scheduler.ErrConflict)
 	}
 	s.set(j, r, false) // the stored lease stays
 	j.setVersion(j.version() + 1)
 	s.reindex(j)
+}
+
+var _ scheduler.BulkPutter = (*Store)(nil)
+
+// GetJobs implements [scheduler.BulkPutter].
+func (s *Store) GetJobs(ctx context.Context, collection string, names []string) ([]*scheduler.JobRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*scheduler.JobRecord, len(names))
+	if c := s.colls[collection]; c != nil {
+		for i, n := range names {
+			if j := c.jobs[n]; j != nil {
+				out[i] = j.read()
+			}
+		}
+	}
+	return out, nil
+}
+
+// PutJobs implements [scheduler.BulkPutter]: every job is checked, and
+// the quota once, before any is stored.
+func (s *Store) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	olds := make([]*job, len(jobs))
+	seen := make(map[string]bool, len(jobs))
+	creates := 0
+	var c *coll
+	for i, r := range jobs {
+		if r.Collection != collection || seen[r.Name] {
+			return fmt.Errorf("memory: put jobs of collection %q: job %q of collection %q is not of the collection, or put twice", collection, r.Name, r.Collection)
+		}
+		seen[r.Name] = true
+		var err error
+		if c, olds[i], err = s.checkPut(r); err != nil {
+			return err
+		}
+		if olds[i] == nil {
+			creates++
+		}
+	}
+	if c == nil {
+		return nil
+	}
+	if err := quota(c, creates); err != nil {
+		return err
+	}
+	for i, r := range jobs {
+		s.apply(c, olds[i], r)
+	}
 	return nil
 }
 

@@ -40,3 +40,12 @@ func TestOverlap(t *testing.T) {
 	st := memory.New()
 	storetest.RunOverlap(t, []scheduler.Store{st, st})
 }
+
+func TestBulkPutter(t *testing.T) {
+	storetest.RunBulkPutter(t, func(t *testing.T) scheduler.Store { return memory.New() })
+}
+
+func TestConcurrentPuts(t *testing.T) {
+	st := memory.New()
+	storetest.RunConcurrentPuts(t, []scheduler.Store{st, st})
+}

@@ -99,3 +99,14 @@ func TestStats(t *testing.T) {
 		return open(t, newSchema(t))
 	})
 }
+
+func TestBulkPutter(t *testing.T) {
+	storetest.RunBulkPutter(t, func(t *testing.T) scheduler.Store {
+		return open(t, newSchema(t))
+	})
+}
+
+func TestConcurrentPuts(t *testing.T) {
+	schema := newSchema(t)
+	storetest.RunConcurrentPuts(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
+}

@@ -79,3 +79,14 @@ func TestStats(t *testing.T) {
 		return open(t, filepath.Join(t.TempDir(), "jobclock.db"))
 	})
 }
+
+func TestBulkPutter(t *testing.T) {
+	storetest.RunBulkPutter(t, func(t *testing.T) scheduler.Store {
+		return open(t, filepath.Join(t.TempDir(), "jobclock.db"))
+	})
+}
+
+func TestConcurrentPuts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	storetest.RunConcurrentPuts(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
+}

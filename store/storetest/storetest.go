@@ -19,8 +19,10 @@
 // at random, to keep it so).
 //
 // Stores with optional capabilities run their suites too:
-// [RunBatchRecorder] for [scheduler.BatchRecorder] and [RunStats] for
-// [scheduler.StatsReader].
+// [RunBatchRecorder] for [scheduler.BatchRecorder], [RunBulkPutter] for
+// [scheduler.BulkPutter] and [RunStats] for [scheduler.StatsReader].
+// [RunConcurrentPuts] races creates into one collection from several
+// instances over one database.
 package storetest
 
 import (

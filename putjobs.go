@@ -1,0 +1,247 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// JobPut is one job of [Scheduler.PutJobs]: its name and definition.
+type JobPut struct {
+	// Name is the job's name.
+	Name string
+	// Job is the definition, as given to [Scheduler.PutJob].
+	Job *Job
+}
+
+// PutJobsError is the error of a [Scheduler.PutJobs] batch in which some
+// jobs could not be put: one item per such job, in the order of the batch.
+// errors.Is sees through it to each item's error (ErrInvalid,
+// ErrQuotaExceeded, ErrPreconditionFailed, ...), and [ValidationErrors]
+// finds the validation errors of all items.
+type PutJobsError struct {
+	Items []PutJobsItemError
+}
+
+// PutJobsItemError is what went wrong with one job of a batch.
+type PutJobsItemError struct {
+	// Index is the job's index in the batch, from 0.
+	Index int
+	// Name is the job's name.
+	Name string
+	// Err is what went wrong; validation errors ([*ValidationError])
+	// carry paths within the job's definition ("recurrence.interval"),
+	// or "name" for its name.
+	Err error
+}
+
+// Error returns `jobs[INDEX] "NAME": ERR`.
+func (e *PutJobsItemError) Error() string {
+	return fmt.Sprintf("jobs[%d] %q: %s", e.Index, e.Name, strings.ReplaceAll(e.Err.Error(), "\n", "; "))
+}
+
+// Unwrap returns Err.
+func (e *PutJobsItemError) Unwrap() error { return e.Err }
+
+// Error lists the items, one a line.
+func (e *PutJobsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "put jobs: %d of the batch failed", len(e.Items))
+	for i := range e.Items {
+		b.WriteString("\n")
+		b.WriteString(e.Items[i].Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the items, each an error.
+func (e *PutJobsError) Unwrap() []error {
+	out := make([]error, len(e.Items))
+	for i := range e.Items {
+		out[i] = &e.Items[i]
+	}
+	return out
+}
+
+// PutJobs puts the jobs of a batch into collection at one instant, each as
+// [Scheduler.PutJob] does (creating it, or replacing the job of that name
+// with its status counters and history kept), and returns their records in
+// the order of jobs.
+//
+// Every definition is checked first, as PutJob checks one; when any job is
+// invalid (a bad name, a name that an earlier job of the batch has, a bad
+// definition, a schedule more frequent than the collection's
+// maxRecurrence) nothing is written and the error is a [*PutJobsError]
+// with an item for each such job, naming its index, its name and the paths
+// in its definition. The collection's maxJobCount is checked once for the
+// batch: when the jobs it holds plus those the batch creates exceed it,
+// nothing is written and the error matches ErrQuotaExceeded. A missing
+// collection fails with ErrNotFound.
+//
+// opts.IfMatch may be empty, or "*": every job of the batch must then
+// exist already (the batch only replaces), and those that do not are
+// reported as items matching ErrPreconditionFailed. A job's own ETag
+// cannot be given: put such a job with PutJob. opts may be nil.
+//
+// On a store that is a [BulkPutter] (the memory, SQLite and PostgreSQL
+// stores) the batch is written in one atomic step, one transaction on the
+// SQL stores: all jobs or none. On another store each job is written with
+// Store.PutJob in turn, after all were checked: a store error stops the
+// batch there, and the jobs before it stay written (the error is a
+// *PutJobsError whose item names the job it stopped at). An empty batch
+// writes nothing.
+func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPut, opts *PutJobOptions) ([]*JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &PutJobOptions{}
+	}
+	var errs []error
+	if err := checkName("collection", collection); err != nil {
+		errs = append(errs, err)
+	}
+	if opts.IfMatch != "" && opts.IfMatch != "*" {
+		errs = append(errs, &ValidationError{Path: "IfMatch", Value: strconv.Quote(opts.IfMatch), Reason: `must be empty or "*" for a batch; put a job with its ETag with PutJob`})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	batch, err := s.checkBatch(collection, jobs, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(batch) == 0 {
+		return []*JobRecord{}, nil
+	}
+	var out []*JobRecord
+	if bp, ok := s.store.(BulkPutter); ok {
+		out, err = s.putBatch(ctx, bp, collection, batch, now, opts.IfMatch)
+	} else {
+		out, err = s.putEach(ctx, collection, batch, now, opts.IfMatch)
+	}
+	if len(out) > 0 {
+		s.notify()
+	}
+	return out, err
+}
+
+// checkedPut is a job of a batch once checked: its definition checked
+// and sealed, its state and its timing.
+type checkedPut struct {
+	name  string
+	job   *Job
+	state JobState
+	t     *Timing
+}
+
+// checkBatch checks the names and definitions of a batch put at now.
+func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time) ([]checkedPut, error) {
+	out := make([]checkedPut, len(jobs))
+	seen := make(map[string]int, len(jobs))
+	var items []PutJobsItemError
+	for i, p := range jobs {
+		err := s.checkPut(collection, p, now, &out[i])
+		if first, dup := seen[p.Name]; dup && err == nil {
+			err = &ValidationError{Path: "name", Value: strconv.Quote(p.Name), Reason: fmt.Sprintf("is the name of jobs[%d] too; a batch puts each job once", first)}
+		} else if !dup {
+			seen[p.Name] = i
+		}
+		if err != nil {
+			items = append(items, PutJobsItemError{Index: i, Name: p.Name, Err: err})
+		}
+	}
+	if items != nil {
+		return nil, &PutJobsError{Items: items}
+	}
+	return out, nil
+}
+
+// checkPut checks one job of a batch into c.
+func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *checkedPut) error {
+	if err := checkName("name", p.Name); err != nil {
+		return err
+	}
+	job, err := s.checkDefinition(p.Job, collection, p.Name, now, anchorAt(now), false)
+	if err != nil {
+		return err
+	}
+	if job, err = s.sealDefinition(job, collection, p.Name); err != nil {
+		return err
+	}
+	t, err := job.Timing(anchorAt(now))
+	if err != nil {
+		return err
+	}
+	*c = checkedPut{name: p.Name, job: job, state: stateOf(p.Job), t: t}
+	return nil
+}
+
+// putBatch writes a checked batch through bp in one step, reading what it
+// replaces again when another writer got there first.
+func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, batch []checkedPut, now time.Time, ifMatch string) ([]*JobRecord, error) {
+	names := make([]string, len(batch))
+	for i := range batch {
+		names[i] = batch[i].name
+	}
+	for range maxWriteAttempts {
+		col, err := s.store.GetCollection(ctx, collection)
+		if err != nil {
+			return nil, fmt.Errorf("put jobs: %w", err)
+		}
+		olds, err := bp.GetJobs(ctx, collection, names)
+		if err != nil {
+			return nil, err
+		}
+		recs := make([]*JobRecord, len(batch))
+		var items []PutJobsItemError
+		for i := range batch {
+			p := &batch[i]
+			err := preconditions("job", p.name, ifMatch, etagOf(olds[i]), olds[i] != nil)
+			if err == nil {
+				job := p.job
+				if job.StateReason != "" || job.ResumeTime != nil {
+					job = job.Clone() // newRecord moves the pause out of it: keep it for a retry
+				}
+				recs[i], err = s.newRecord(col, p.name, job, p.state, p.t, now, olds[i])
+			}
+			if err != nil {
+				items = append(items, PutJobsItemError{Index: i, Name: p.name, Err: err})
+			}
+		}
+		if items != nil {
+			return nil, &PutJobsError{Items: items}
+		}
+		err = bp.PutJobs(ctx, collection, recs)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			r.Version++
+		}
+		return recs, nil
+	}
+	return nil, fmt.Errorf("put jobs: too many concurrent writes: %w", ErrConflict)
+}
+
+// putEach writes a checked batch one job at a time, for a store that is no
+// BulkPutter; it stops at the first job that fails.
+func (s *Scheduler) putEach(ctx context.Context, collection string, batch []checkedPut, now time.Time, ifMatch string) ([]*JobRecord, error) {
+	out := make([]*JobRecord, 0, len(batch))
+	for i := range batch {
+		p := &batch[i]
+		r, err := s.writeJob(ctx, s.store, collection, p.name, p.job, p.state, p.t, now, ifMatch)
+		if err != nil {
+			return out, &PutJobsError{Items: []PutJobsItemError{{Index: i, Name: p.name, Err: err}}}
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

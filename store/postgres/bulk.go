@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/sqlstore"
+)
+
+var _ scheduler.BulkPutter = (*Store)(nil)
+
+// GetJobs implements [scheduler.BulkPutter]: one query.
+func (s *Store) GetJobs(ctx context.Context, collection string, names []string) ([]*scheduler.JobRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.sql("SELECT "+jobCols+" FROM {s}.jobs WHERE collection = $1 AND name = ANY($2)"), collection, names)
+	if err != nil {
+		return nil, wrap("get jobs of collection", collection, err)
+	}
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*scheduler.JobRecord, error) { return scanJob(r) })
+	if err != nil {
+		return nil, wrap("get jobs of collection", collection, err)
+	}
+	return sqlstore.InOrder(names, found), nil
+}
+
+// PutJobs implements [scheduler.BulkPutter]: one transaction, whose new
+// jobs are copied in (COPY) with one round trip.
+func (s *Store) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
+	rows, err := s.d.EncodeJobs(jobs)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		return s.d.PutJobs(ctx, copyConn{pgConn{tx}, tx, s.schema}, collection, jobs, rows)
+	})
+	if err == nil {
+		s.wake(ctx)
+	}
+	return err
+}
+
+// copyConn is a transaction of the store's that inserts job rows with
+// COPY ([sqlstore.JobInserter]).
+type copyConn struct {
+	pgConn
+	tx     pgx.Tx
+	schema string
+}
+
+// insertCols are the columns InsertJobs copies.
+var insertCols = []string{"collection", "name", "definition", "state", "status", "schedule", "etag", "version",
+	"created_at", "updated_at", "due_at", "lease_owner", "lease_until", "coll_enabled"}
+
+// InsertJobs implements [sqlstore.JobInserter].
+func (c copyConn) InsertJobs(ctx context.Context, rows []*sqlstore.JobRow, enabled bool) error {
+	_, err := c.tx.CopyFrom(ctx, pgx.Identifier{c.schema, "jobs"}, insertCols, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+		r := rows[i]
+		return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag, int64(1),
+			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, enabled}, nil
+	}))
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation: a job exists
+		return fmt.Errorf("store/postgres: create jobs: %s: %w", pe.Detail, scheduler.ErrConflict)
+	}
+	return err
+}
