@@ -8,6 +8,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/store/storetest"
 )
 
 // BenchmarkClaimRecordBatch measures the store's hot path under a burst:
@@ -251,4 +252,10 @@ func BenchmarkBurstClaimComplete(b *testing.B) {
 		done += len(got)
 		left -= len(got)
 	}
+}
+
+// BenchmarkPuts: putting jobs one at a time, from 8 goroutines and in bulk
+// (go test -bench Puts -benchtime 20000x).
+func BenchmarkPuts(b *testing.B) {
+	storetest.BenchmarkPuts(b, &storetest.TxBackend{Store: memory.New()})
 }

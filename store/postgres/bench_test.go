@@ -86,3 +86,9 @@ var _ = postgres.DefaultSchema
 func BenchmarkPutTx(b *testing.B) {
 	storetest.BenchmarkPutTx(b, txBackend)
 }
+
+// BenchmarkPuts: putting jobs one at a time, from 8 goroutines, in one
+// host transaction and in bulk (go test -bench Puts -benchtime 20000x).
+func BenchmarkPuts(b *testing.B) {
+	storetest.BenchmarkPuts(b, txBackend(b))
+}

@@ -73,3 +73,10 @@ func BenchmarkClaimDue(b *testing.B) {
 func BenchmarkPutTx(b *testing.B) {
 	storetest.BenchmarkPutTx(b, txBackend)
 }
+
+// BenchmarkPuts: putting jobs one at a time, from 8 goroutines, in one
+// host transaction and in bulk (go test -bench Puts -benchtime 20000x), on
+// a store over the host's *sql.DB (synchronous=FULL, the default).
+func BenchmarkPuts(b *testing.B) {
+	storetest.BenchmarkPuts(b, txBackend(b))
+}
