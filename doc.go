@@ -705,10 +705,10 @@
 //
 // Validation and quota errors come back before the host commits and leave
 // the transaction usable. The job counts against its collection's quota
-// from the commit: a create locks the collection until the transaction
-// ends, so a second transaction that creates a job in the same collection
-// waits, and then sees the first one's job (two transactions that take
-// the last free slot at once cannot both commit). The Schedulers look for
+// from the commit: each job holds one of its collection's places (0 to
+// maxJobCount-1, no two jobs the same), so two transactions that take the
+// last free place at once cannot both commit, while creates that take
+// other places do not wait for each other. The Schedulers look for
 // due work when the transaction commits: on PostgreSQL through a
 // notification sent inside it (delivered only on commit, to every
 // instance), on SQLite because the Scheduler's next claim waits for the

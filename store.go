@@ -603,8 +603,11 @@ type Transactional interface {
 	// used (a SQLite transaction that cannot take the write lock).
 	// Writes through the view take the same locks as the store's own,
 	// so that a create counts against the collection's MaxJobCount
-	// exactly when it commits: a concurrent create in the same
-	// collection waits for the host's transaction to end.
+	// exactly when it commits: on the SQL stores each job holds one of
+	// its collection's places (0 to MaxJobCount()-1, unique), so a
+	// concurrent create in the same collection waits for the host's
+	// transaction only when both take the same place, and a change of
+	// the collection's quota waits for it.
 	InTx(ctx context.Context, tx any) (TxStore, error)
 }
 

@@ -34,11 +34,12 @@ func (s *Scheduler) afterTx() {
 // the collection's quota, exactly when the host commits tx; a rollback
 // leaves no trace. Validation errors (ErrInvalid) and quota errors
 // (ErrQuotaExceeded) are returned here, before the host commits, and leave
-// tx usable; so that the job count is exact at commit, a create locks the
-// collection until tx ends, and another create in the same collection
-// (in another transaction, or by PutJob) waits for it. The Schedulers
-// look for due work when tx commits. The returned record is what tx holds
-// until then.
+// tx usable. The job count is exact at commit: a create takes one of the
+// collection's places below its maxJobCount, which no other job can hold
+// (see [Transactional]), so creates in other transactions (or by PutJob)
+// need not wait for tx, except one that takes the same place. The
+// Schedulers look for due work when tx commits. The returned record is
+// what tx holds until then.
 func (s *Scheduler) PutJobTx(ctx context.Context, tx any, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err

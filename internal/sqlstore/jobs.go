@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 
@@ -39,7 +41,20 @@ type Dialect struct {
 	Schema string
 	// Lock is what {lock} becomes: " FOR NO KEY UPDATE" on PostgreSQL;
 	// empty on SQLite, whose write transactions lock the whole database.
+	// Writes that change a collection's quota, and bulk creates, lock its
+	// row so.
 	Lock string
+	// Share is what {share} becomes: " FOR SHARE" on PostgreSQL, which a
+	// create takes on its collection's row, so that creates do not wait
+	// for each other but a change of the quota, or a bulk create, waits
+	// for them; empty on SQLite.
+	Share string
+	// JSONAgg is the aggregate that collects values into a JSON array:
+	// "json_agg" on PostgreSQL, "json_group_array" on SQLite.
+	JSONAgg string
+	// Unique reports whether err is the database's unique violation (a
+	// create of a job that exists).
+	Unique func(err error) bool
 	// Step, when set, runs before each step of a job's create ("count",
 	// "insert", "commit"), for tests that break a transaction there.
 	Step func(ctx context.Context, c Conn, step string)
@@ -47,11 +62,6 @@ type Dialect struct {
 	// after the job, in the same transaction, for a schema whose history
 	// has no foreign key that cascades.
 	DeleteHistory bool
-	// JobCount, when true, makes CreateJob and DeleteJob keep the
-	// number of a collection's jobs in its row (collections.job_count),
-	// which CreateJob then checks the quota against instead of counting
-	// the jobs. The collection row is locked before the job's row.
-	JobCount bool
 
 	queries sync.Map // template -> statement
 }
@@ -61,7 +71,7 @@ func (d *Dialect) sql(q string) string {
 	if s, ok := d.queries.Load(q); ok {
 		return s.(string)
 	}
-	s := strings.NewReplacer("{s}.", d.Schema, "{lock}", d.Lock).Replace(q)
+	s := strings.NewReplacer("{s}.", d.Schema, "{lock}", d.Lock, "{share}", d.Share, "{jsonagg}", d.JSONAgg).Replace(q)
 	d.queries.Store(q, s)
 	return s
 }
@@ -183,56 +193,135 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord) er
 	return d.ReplaceJob(ctx, c, j, row)
 }
 
-// CreateJob inserts job j (encoded as row), after checking that its
-// collection exists and has room for it. c must be a transaction: the
-// collection row stays locked ({lock}) until it ends, so that creates in
-// one collection are serialised and the count and the insert are atomic
-// up to the commit, whoever commits it.
-func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
+// Places: each job holds one place of its collection, a number from 0 to
+// the collection's MaxJobCount()-1 in the jobs' slot column, and a unique
+// index on (collection, slot) lets no two jobs of a collection hold the
+// same. A create takes a free place below the quota, so the quota holds
+// exactly, across processes and transactions, without counting the jobs
+// or updating a count that every create would wait for: two creates that
+// pick the same place meet at the index, where the second waits for the
+// first and then looks for another. A create looks from a random place
+// up, wrapping around, so in a collection far from full it finds one at
+// once; the last free places of a large quota take longer to find, and a
+// create in a full collection reads all its places before it is refused.
+// Lowering the quota below places in use moves those jobs down (FitSlots).
+
+// slotAttempts bounds the places a create tries when others take them
+// first.
+const slotAttempts = 8
+
+// freeSlotsSQL returns whether job $2 exists in collection $1 and, as a
+// JSON array, the first $5 free places of the collection found looking
+// from place $3 up to the quota $4 less one, then from 0 up. Each place is
+// looked up in the index on its own (a subquery per place, which the
+// planners do not turn into a join that would read all the collection's
+// jobs), and the places are generated only as far as needed.
+const freeSlotsSQL = `WITH RECURSIVE g(s) AS (
+		SELECT CAST($3 AS BIGINT) UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
+	), h(s) AS (
+		SELECT CAST(0 AS BIGINT) WHERE 0 < $3 UNION ALL SELECT s + 1 FROM h WHERE s + 1 < $3
+	), f AS (
+		SELECT s FROM (SELECT s FROM g UNION ALL SELECT s FROM h) x
+		WHERE (SELECT 1 FROM {s}.jobs WHERE collection = $1 AND slot = x.s) IS NULL
+		LIMIT $5
+	)
+	SELECT (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT {jsonagg}(s) FROM f)`
+
+// freeSlots returns whether job name exists in collection (name may be
+// empty) and up to n free places of it below limit.
+func (d *Dialect) freeSlots(ctx context.Context, c Conn, collection, name string, limit, n int) (exists bool, slots []int64, err error) {
+	var count int
+	var list *string
+	err = c.QueryRow(ctx, d.sql(freeSlotsSQL), collection, name, rand.Int64N(int64(limit)), limit, n).Scan(&count, &list)
+	if err == nil && list != nil {
+		err = json.Unmarshal([]byte(*list), &slots)
+	}
+	return count > 0, slots, err
+}
+
+// collectionForPut reads the state and quota of collection for a create,
+// locking its row with lock ({share} or {lock}) until c ends.
+func (d *Dialect) collectionForPut(ctx context.Context, c Conn, collection, lock string) (enabled bool, limit int, err error) {
 	var def string
-	var enabled bool
-	err := c.QueryRow(ctx, d.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1{lock}"), j.Collection).Scan(&def, &enabled)
+	err = c.QueryRow(ctx, d.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1"+lock), collection).Scan(&def, &enabled)
 	if errors.Is(err, ErrNoRows) {
-		return &scheduler.NotFoundError{Collection: j.Collection}
+		return false, 0, &scheduler.NotFoundError{Collection: collection}
 	}
+	if err != nil {
+		return false, 0, err
+	}
+	coll, err := DecodeCollection(&CollectionRow{Name: collection, Definition: def})
+	if err != nil {
+		return false, 0, err
+	}
+	return enabled, coll.Definition.MaxJobCount(), nil
+}
+
+// insertSlotSQL inserts a new job row holding place $12, unless another
+// job of the collection holds it.
+const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, $12) ON CONFLICT (collection, slot) DO NOTHING"
+
+// CreateJob inserts job j (encoded as row) into a free place of its
+// collection (see Places above), after checking that the collection
+// exists. c must be a transaction: the collection row stays share-locked
+// ({share}) until it ends, so that its quota does not change meanwhile.
+func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
+	enabled, limit, err := d.collectionForPut(ctx, c, j.Collection, "{share}")
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
 	}
-	d.step(ctx, c, "count")
-	var n, exists int
-	if d.JobCount {
-		err = c.QueryRow(ctx, d.sql("SELECT job_count, (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2) FROM {s}.collections WHERE name = $1"),
-			j.Collection, j.Name).Scan(&n, &exists)
-	} else {
-		err = c.QueryRow(ctx, d.sql("SELECT count(*), count(*) FILTER (WHERE name = $2) FROM {s}.jobs WHERE collection = $1"),
-			j.Collection, j.Name).Scan(&n, &exists)
+	for range slotAttempts {
+		d.step(ctx, c, "count")
+		exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, limit, 1)
+		switch {
+		case err != nil:
+			return d.Wrap("put job", j.ID(), err)
+		case exists:
+			return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, j.ID(), scheduler.ErrConflict)
+		case len(slots) == 0:
+			return QuotaError(j.Collection, limit, limit)
+		}
+		d.step(ctx, c, "insert")
+		n, err := c.Exec(ctx, d.sql(insertSlotSQL), append(row.InsertArgs(enabled), slots[0])...)
+		if err != nil {
+			return d.createError(j.ID(), err)
+		}
+		if n == 1 {
+			d.step(ctx, c, "commit")
+			return nil
+		}
+		// Another create took the place first.
 	}
-	if err != nil {
-		return d.Wrap("put job", j.ID(), err)
+	return fmt.Errorf("%s: create job %q: other creates took the free places found %d times: %w", d.Name, j.ID(), slotAttempts, scheduler.ErrConflict)
+}
+
+// createError returns the error of an insert that failed: ErrConflict for
+// a job that exists (created meanwhile).
+func (d *Dialect) createError(id string, err error) error {
+	if d.Unique != nil && d.Unique(err) {
+		return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, id, scheduler.ErrConflict)
 	}
-	if exists > 0 {
-		return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, j.ID(), scheduler.ErrConflict)
+	return d.Wrap("put job", id, err)
+}
+
+// FitSlots moves the jobs of collection that hold places at or above
+// limit, the collection's new quota, below it (see Places above), when
+// it holds at most limit jobs. c must be a transaction that holds the
+// collection row locked ({lock}), so that no create runs meanwhile. It
+// renumbers the collection's places from 0 in two updates, through
+// negative numbers, so that no two jobs hold the same place on the way.
+func (d *Dialect) FitSlots(ctx context.Context, c Conn, collection string, limit int) error {
+	var above int
+	if err := c.QueryRow(ctx, d.sql("SELECT count(*) FROM (SELECT 1 FROM {s}.jobs WHERE collection = $1 AND slot >= $2 LIMIT 1) x"), collection, limit).Scan(&above); err != nil || above == 0 {
+		return err
 	}
-	coll, err := DecodeCollection(&CollectionRow{Name: j.Collection, Definition: def})
-	if err != nil {
-		return fmt.Errorf("%s: put job %q: %w", d.Name, j.ID(), err)
+	if _, err := c.Exec(ctx, d.sql(`UPDATE {s}.jobs AS j SET slot = -1 - r.n FROM (
+			SELECT name, row_number() OVER (ORDER BY slot) - 1 AS n FROM {s}.jobs WHERE collection = $1
+		) AS r WHERE j.collection = $1 AND j.name = r.name`), collection); err != nil {
+		return err
 	}
-	if limit := coll.Definition.MaxJobCount(); n >= limit {
-		return QuotaError(j.Collection, limit, n)
-	}
-	d.step(ctx, c, "insert")
-	const insert = insertJobSQL
-	q := insert
-	if d.JobCount {
-		// One statement, one round trip fewer with the collection locked.
-		q = "WITH i AS (" + insert + " RETURNING collection) UPDATE {s}.collections SET job_count = job_count + 1 WHERE name = (SELECT collection FROM i)"
-	}
-	_, err = c.Exec(ctx, d.sql(q), row.InsertArgs(enabled)...)
-	if err != nil {
-		return d.Wrap("put job", j.ID(), err)
-	}
-	d.step(ctx, c, "commit")
-	return nil
+	_, err := c.Exec(ctx, d.sql("UPDATE {s}.jobs SET slot = -1 - slot WHERE collection = $1"), collection)
+	return err
 }
 
 // ReplaceJob updates job j (encoded as row) when its stored version is
@@ -263,23 +352,7 @@ func (d *Dialect) ReplaceJob(ctx context.Context, c Conn, j *scheduler.JobRecord
 
 // DeleteJob implements [scheduler.Store.DeleteJob] over c.
 func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name string) error {
-	var n int64
-	var err error
-	if d.JobCount {
-		// One statement: the collection row is locked (by its update)
-		// before the job's, in the order CreateJob locks them, and is
-		// updated only when the job was deleted.
-		err = c.QueryRow(ctx, d.sql(`WITH c AS (
-				SELECT name FROM {s}.collections WHERE name = $1{lock}
-			), d AS (
-				DELETE FROM {s}.jobs WHERE collection = (SELECT name FROM c) AND name = $2 RETURNING collection
-			), u AS (
-				UPDATE {s}.collections SET job_count = job_count - (SELECT count(*) FROM d) WHERE name = (SELECT collection FROM d)
-			)
-			SELECT count(*) FROM d`), collection, name).Scan(&n)
-	} else {
-		n, err = c.Exec(ctx, d.sql("DELETE FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name)
-	}
+	n, err := c.Exec(ctx, d.sql("DELETE FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name)
 	if err != nil {
 		return d.Wrap("delete job", collection+"/"+name, err)
 	}
@@ -341,16 +414,13 @@ func (v *TxView) DeleteJob(ctx context.Context, collection, name string) error {
 // time. A row whose job exists fails the whole insert with an error
 // matching [scheduler.ErrConflict].
 type JobInserter interface {
-	// InsertJobs inserts rows, with version 1, no lease and coll_enabled
-	// set to enabled.
-	InsertJobs(ctx context.Context, rows []*JobRow, enabled bool) error
+	// InsertJobs inserts rows, with version 1, no lease, coll_enabled
+	// set to enabled, and row i holding place slots[i].
+	InsertJobs(ctx context.Context, rows []*JobRow, enabled bool, slots []int64) error
 }
 
-// insertJobSQL inserts a new job row (see CreateJob).
-const insertJobSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11)"
-
 // InsertArgs returns the arguments of a new job row's insert: JobCols'
-// values but version, lease_owner and lease_until.
+// values but version, lease_owner and lease_until, then coll_enabled.
 func (r *JobRow) InsertArgs(enabled bool) []any {
 	return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag,
 		r.CreatedArg(), r.UpdatedArg(), r.DueArg(), enabled}
@@ -359,15 +429,11 @@ func (r *JobRow) InsertArgs(enabled bool) []any {
 // PutJobs implements [scheduler.BulkPutter.PutJobs] over c, which must be
 // a transaction: the caller rolls it back when PutJobs fails. rows are the
 // encoded jobs. The collection row is locked ({lock}) for the rest of the
-// transaction, as CreateJob locks it, so the quota is counted once for
-// the batch and stays exact up to the commit.
+// transaction, which keeps single creates out meanwhile, so that the
+// places the batch's creates take (see Places above), found in one query
+// for the batch, stay free until they are inserted.
 func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs []*scheduler.JobRecord, rows []*JobRow) error {
-	var def string
-	var enabled bool
-	err := c.QueryRow(ctx, d.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1{lock}"), collection).Scan(&def, &enabled)
-	if errors.Is(err, ErrNoRows) {
-		return &scheduler.NotFoundError{Collection: collection}
-	}
+	enabled, limit, err := d.collectionForPut(ctx, c, collection, "{lock}")
 	if err != nil {
 		return d.Wrap("put jobs of collection", collection, err)
 	}
@@ -385,47 +451,30 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 	if len(creates) == 0 {
 		return nil
 	}
-	var n int
-	if d.JobCount {
-		err = c.QueryRow(ctx, d.sql("SELECT job_count FROM {s}.collections WHERE name = $1"), collection).Scan(&n)
-	} else {
-		err = c.QueryRow(ctx, d.sql("SELECT count(*) FROM {s}.jobs WHERE collection = $1"), collection).Scan(&n)
-	}
+	_, slots, err := d.freeSlots(ctx, c, collection, "", limit, len(creates))
 	if err != nil {
 		return d.Wrap("put jobs of collection", collection, err)
 	}
-	coll, err := DecodeCollection(&CollectionRow{Name: collection, Definition: def})
-	if err != nil {
-		return fmt.Errorf("%s: put jobs of collection %q: %w", d.Name, collection, err)
-	}
-	if limit := coll.Definition.MaxJobCount(); n+len(creates) > limit {
-		err := QuotaError(collection, limit, n).(*scheduler.QuotaError)
+	if len(slots) < len(creates) {
+		// Looking for that many places read them all.
+		err := QuotaError(collection, limit, limit-len(slots)).(*scheduler.QuotaError)
 		err.Reason += fmt.Sprintf(", and the batch creates %d", len(creates))
 		return err
 	}
 	if ins, ok := c.(JobInserter); ok {
-		err = ins.InsertJobs(ctx, creates, enabled)
+		err = ins.InsertJobs(ctx, creates, enabled, slots)
 	} else {
-		for _, r := range creates {
-			var k int64
-			k, err = c.Exec(ctx, d.sql(insertJobSQL+" ON CONFLICT (collection, name) DO NOTHING"), r.InsertArgs(enabled)...)
-			if err == nil && k == 0 {
-				return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, r.Collection+"/"+r.Name, scheduler.ErrConflict)
+		for i, r := range creates {
+			var n int64
+			if n, err = c.Exec(ctx, d.sql(insertSlotSQL), append(r.InsertArgs(enabled), slots[i])...); err != nil {
+				return d.createError(r.Collection+"/"+r.Name, err)
 			}
-			if err != nil {
-				break
+			if n == 0 { // the collection is locked: no create took the place
+				return fmt.Errorf("%s: create job %q: place %d taken: %w", d.Name, r.Collection+"/"+r.Name, slots[i], scheduler.ErrConflict)
 			}
 		}
 	}
-	if err != nil {
-		return d.Wrap("put jobs of collection", collection, err)
-	}
-	if d.JobCount {
-		if _, err := c.Exec(ctx, d.sql("UPDATE {s}.collections SET job_count = job_count + $2 WHERE name = $1"), collection, len(creates)); err != nil {
-			return d.Wrap("put jobs of collection", collection, err)
-		}
-	}
-	return nil
+	return d.Wrap("put jobs of collection", collection, err)
 }
 
 // EncodeJobs encodes each of jobs, for PutJobs.

@@ -55,10 +55,10 @@ func BenchmarkClaimDue(b *testing.B) {
 			}
 			start := time.Now()
 			q := pgx.Identifier{schema}.Sanitize()
-			_, err = conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled)
+			_, err = conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled, slot)
 				SELECT 'big', 'j' || lpad(i::text, 7, '0'), '{"action":{"type":"Http","request":{"uri":"http://127.0.0.1/","method":"GET"}}}', 'Enabled',
 					'{"executionCount":0,"failureCount":0,"faultedCount":0}', '{}', 'e', 1,
-					CASE WHEN i < 10 THEN $2::bigint ELSE $3::bigint + i END, '', true
+					CASE WHEN i < 10 THEN $2::bigint ELSE $3::bigint + i END, '', true, i
 				FROM generate_series(0, $1 - 1) AS i`, n, base.UnixNano(), base.Add(24*time.Hour).UnixNano())
 			if err == nil {
 				_, err = conn.Exec(ctx, "ANALYZE "+q+".jobs")

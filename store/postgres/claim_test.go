@@ -102,8 +102,8 @@ func TestClaimPlan(t *testing.T) {
 	conn := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled)
-		SELECT 'big', 'j' || lpad(i::text, 7, '0'), 'null', 'Enabled', '{}', '{}', 'e', 1, $2::bigint + i, '', true
+	if _, err := conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled, slot)
+		SELECT 'big', 'j' || lpad(i::text, 7, '0'), 'null', 'Enabled', '{}', '{}', 'e', 1, $2::bigint + i, '', true, i
 		FROM generate_series(0, $1 - 1) AS i`, 20_000, base.UnixNano()); err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 
 	c := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
-	if _, err := c.Exec(ctx, "DROP INDEX "+q+".history_status; ALTER TABLE "+q+".history DROP COLUMN action_name, DROP COLUMN retry_count, DROP COLUMN faulted; UPDATE "+q+".schema_version SET version = 1"); err != nil {
+	if _, err := c.Exec(ctx, "DROP INDEX "+q+".history_status; DROP INDEX "+q+".jobs_slot; ALTER TABLE "+q+".jobs DROP COLUMN slot; ALTER TABLE "+q+".history DROP COLUMN action_name, DROP COLUMN retry_count, DROP COLUMN faulted; UPDATE "+q+".schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -225,14 +225,15 @@ func TestMigrateFromVersion3(t *testing.T) {
 		t.Errorf("ListHistory(c/h) after a Record = %+v, %v; want entries 3, 2 and 1", got, err)
 	}
 
-	// The job counts (migration 7) hold the jobs copied in: c holds 5,
-	// so a quota of 6 takes one more job, and a quota of 5 none.
-	rows, err := conn.Query(ctx, "SELECT name || '=' || job_count FROM "+q+".collections ORDER BY name")
+	// The jobs copied in hold the places of their collections from 0 up,
+	// in name order (migration 8): c holds 5, so a quota of 6 takes one
+	// more job, and a quota of 5 none.
+	rows, err := conn.Query(ctx, "SELECT collection || '/' || name || '=' || slot FROM "+q+".jobs ORDER BY collection, name")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts, err := pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || !slices.Equal(counts, []string{"c=5", "d=1"}) {
-		t.Errorf("job counts after migration = %q, %v; want c=5, d=1", counts, err)
+	if slots, err := pgx.CollectRows(rows, pgx.RowTo[string]); err != nil || !slices.Equal(slots, []string{"c/a=0", "c/b=1", "c/c=2", "c/h=3", "c/x=4", "d/j=0"}) {
+		t.Errorf("places after migration = %q, %v; want c/a=0 c/b=1 c/c=2 c/h=3 c/x=4 d/j=0", slots, err)
 	}
 	c, err := s.GetCollection(ctx, "c")
 	if err != nil {

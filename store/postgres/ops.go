@@ -113,20 +113,19 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 			return fmt.Errorf("store/postgres: put job collection %q: version %d, stored %d: %w", c.Name, c.Version, version, scheduler.ErrConflict)
 		}
 		s.step(ctx, tx, "count")
-		// Counted here rather than read from job_count, and written back:
-		// with the row locked no create or delete of the collection
-		// commits meanwhile, and a count gone wrong (a process of an
-		// older schema writing after the upgrade) is put right by
-		// putting the collection again.
+		// With the row locked no create of the collection runs meanwhile.
 		if err := tx.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE collection = $1"), c.Name).Scan(&n); err != nil {
 			return wrap("put job collection", c.Name, err)
 		}
 		if limit := c.Definition.MaxJobCount(); n > limit {
 			return sqlstore.QuotaReplaceError(c.Name, limit, n)
 		}
+		if err := s.d.FitSlots(ctx, pgConn{tx}, c.Name, c.Definition.MaxJobCount()); err != nil {
+			return wrap("put job collection", c.Name, err)
+		}
 		s.step(ctx, tx, "update collection")
-		if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.collections SET definition = $2, enabled = $3, etag = $4, version = $5, created_at = $6, updated_at = $7, job_count = $8 WHERE name = $1"),
-			c.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg(), n); err != nil {
+		if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.collections SET definition = $2, enabled = $3, etag = $4, version = $5, created_at = $6, updated_at = $7 WHERE name = $1"),
+			c.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg()); err != nil {
 			return wrap("put job collection", c.Name, err)
 		}
 		if enabled != row.Enabled {
@@ -913,21 +912,9 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 		total = 0
 		if !p.FinalJobsBefore.IsZero() {
 			var colls, names []string
-			// The collections are locked first, in name order, as
-			// CreateJob and DeleteJob lock a collection before its jobs;
-			// their job counts lose the jobs deleted.
-			err := tx.QueryRow(ctx, s.sql(`WITH c AS (
-					SELECT name FROM {s}.collections WHERE name IN (SELECT collection FROM {s}.jobs
-						WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1))
-					ORDER BY name
-					FOR NO KEY UPDATE
-				), d AS (
-					DELETE FROM {s}.jobs WHERE collection IN (SELECT name FROM c)
-						AND state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)
+			err := tx.QueryRow(ctx, s.sql(`WITH d AS (
+					DELETE FROM {s}.jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < $1)
 					RETURNING collection, name
-				), u AS (
-					UPDATE {s}.collections x SET job_count = x.job_count - n.n
-					FROM (SELECT collection, count(*) AS n FROM d GROUP BY collection) n WHERE x.name = n.collection
 				)
 				SELECT coalesce(array_agg(collection), '{}'), coalesce(array_agg(name), '{}') FROM d`),
 				sqlstore.NanosInt(p.FinalJobsBefore)).Scan(&colls, &names)

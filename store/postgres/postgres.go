@@ -170,7 +170,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		repl:     strings.NewReplacer("{s}.", q+"."),
 		closedCh: make(chan struct{}),
 	}
-	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", DeleteHistory: true, JobCount: true,
+	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", Share: " FOR SHARE", JSONAgg: "json_agg",
+		DeleteHistory: true, Unique: uniqueViolation,
 		Step: func(ctx context.Context, c sqlstore.Conn, step string) {
 			if pc, ok := c.(pgConn); ok {
 				if tx, ok := pc.q.(pgx.Tx); ok {
@@ -245,6 +246,12 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		}
 	}
 	return err
+}
+
+// uniqueViolation reports PostgreSQL's unique_violation.
+func uniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
 func retryable(err error) bool {

@@ -11,23 +11,23 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 )
 
-// jobCounts returns, for each collection of the schema, the job count
-// its row keeps and the number of its jobs.
-func jobCounts(t *testing.T, schema string) map[string][2]int {
+// places returns, for each collection of the schema with jobs, the
+// number of its jobs and the highest place one of them holds.
+func places(t *testing.T, schema string) map[string][2]int {
 	t.Helper()
 	q := pgx.Identifier{schema}.Sanitize()
-	rows, err := connect(t).Query(ctx, "SELECT c.name, c.job_count, (SELECT count(*) FROM "+q+".jobs j WHERE j.collection = c.name) FROM "+q+".collections c")
+	rows, err := connect(t).Query(ctx, "SELECT collection, count(*), max(slot) FROM "+q+".jobs GROUP BY collection")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][2]int{}
 	for rows.Next() {
 		var name string
-		var kept, n int
-		if err := rows.Scan(&name, &kept, &n); err != nil {
+		var n, top int
+		if err := rows.Scan(&name, &n, &top); err != nil {
 			t.Fatal(err)
 		}
-		out[name] = [2]int{kept, n}
+		out[name] = [2]int{n, top}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
@@ -105,17 +105,18 @@ func TestQuotaRace(t *testing.T) {
 		if ok != 1 {
 			t.Errorf("round %d: %d of %d racing creates succeeded, want 1", round, ok, racers)
 		}
-		if got := jobCounts(t, schema)[coll]; got != [2]int{5, 5} {
-			t.Errorf("round %d: job count %d, jobs %d; want 5 and 5", round, got[0], got[1])
+		if got := places(t, schema)[coll]; got[0] != 5 || got[1] >= 5 {
+			t.Errorf("round %d: %d jobs, highest place %d; want 5 jobs below place 5", round, got[0], got[1])
 		}
 	}
 }
 
-// TestJobCountKept: creates, deletes (of the same names, at once, from two
-// instances), a host's transaction rolled back and one committed, Prune of
-// final jobs and a deleted collection leave every collection's job count
-// equal to its jobs, and the count decides the quota.
-func TestJobCountKept(t *testing.T) {
+// TestPlacesKept: creates and deletes (of the same names, at once, from
+// two instances), a host's transaction rolled back and one committed, Prune
+// of final jobs and a deleted collection leave every job in a place below
+// its collection's quota, and the places decide the quota, also after it
+// is lowered to the jobs held.
+func TestPlacesKept(t *testing.T) {
 	schema := newSchema(t)
 	s, s2 := open(t, schema), open(t, schema)
 	for _, c := range []string{"a", "b"} {
@@ -175,85 +176,53 @@ func TestJobCountKept(t *testing.T) {
 	if err := s.PutJob(ctx, newJobRecord("b", "keep")); err != nil { // b holds a job after Prune
 		t.Fatal(err)
 	}
-	for coll, got := range jobCounts(t, schema) {
-		if got[0] != got[1] {
-			t.Errorf("before Prune: collection %s keeps a job count of %d, holds %d jobs", coll, got[0], got[1])
-		}
-	}
 	if n, err := s.Prune(ctx, scheduler.PruneRequest{FinalJobsBefore: t0.Add(time.Second)}); err != nil || n != 3 {
 		t.Errorf("Prune = %d, %v; want the 3 final jobs", n, err)
 	}
 	if err := s.DeleteCollection(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	counts := jobCounts(t, schema)
-	for coll, got := range counts {
-		if got[0] != got[1] {
-			t.Errorf("collection %s keeps a job count of %d, holds %d jobs", coll, got[0], got[1])
+	got := places(t, schema)
+	for coll, p := range got {
+		if p[1] >= 1000 {
+			t.Errorf("collection %s: a job holds place %d, above its quota of 1000", coll, p[1])
 		}
 	}
-	// The count decides the quota: a quota of exactly the jobs held takes
-	// no more, one more takes one.
+	if _, ok := got["gone"]; ok {
+		t.Errorf("the deleted collection still has jobs: %v", got["gone"])
+	}
+	// A quota lowered to exactly the jobs held moves them into its places
+	// and takes no more; one more takes one.
 	c, err := s.GetCollection(ctx, "b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := counts["b"][1]
+	held := got["b"][0]
 	c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: held}
 	if err := s.PutCollection(ctx, c); err != nil {
 		t.Fatal(err)
 	}
+	if p := places(t, schema)["b"]; p[0] != held || p[1] != held-1 {
+		t.Errorf("after lowering the quota to the %d jobs held: %d jobs, highest place %d; want places 0 to %d", held, p[0], p[1], held-1)
+	}
 	var qe *scheduler.QuotaError
-	if err := s.PutJob(ctx, newJobRecord("b", "one-more")); !errors.As(err, &qe) {
+	if err := s2.PutJob(ctx, newJobRecord("b", "one-more")); !errors.As(err, &qe) {
 		t.Errorf("PutJob into a full collection (%d jobs) = %v, want a quota error", held, err)
 	}
 	c.Version++
-	c.Definition.Properties.Quota.MaxJobCount = held - 1
+	c.Definition.Properties.Quota.MaxJobCount = held + 1
+	if err := s.PutCollection(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.PutJob(ctx, newJobRecord("b", "one-more")); err != nil {
+		t.Errorf("PutJob with a quota of one more than held: %v", err)
+	}
+	if err := s.PutJob(ctx, newJobRecord("b", "two-more")); !errors.As(err, &qe) {
+		t.Errorf("PutJob into a full collection (%d jobs) = %v, want a quota error", held+1, err)
+	}
+	c.Version++
+	c.Definition.Properties.Quota.MaxJobCount = held
 	if err := s.PutCollection(ctx, c); !errors.As(err, &qe) {
-		t.Errorf("PutCollection with a quota below the %d jobs held = %v, want a quota error", held, err)
-	}
-}
-
-// TestPutCollectionRecounts: a collection's kept job count that went wrong
-// (as when a process of an older schema creates or deletes jobs after the
-// upgrade) is counted afresh by putting the collection, which then checks
-// its new quota against the jobs it holds, and later creates against the
-// right count.
-func TestPutCollectionRecounts(t *testing.T) {
-	schema := newSchema(t)
-	s := open(t, schema)
-	putQuotaCollection(t, s, "c", 10)
-	for _, name := range []string{"j1", "j2"} {
-		if err := s.PutJob(ctx, newJobRecord("c", name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	q := pgx.Identifier{schema}.Sanitize()
-	for _, wrong := range []int{99, 0} {
-		if _, err := connect(t).Exec(ctx, "UPDATE "+q+".collections SET job_count = $1 WHERE name = 'c'", wrong); err != nil {
-			t.Fatal(err)
-		}
-		c, err := s.GetCollection(ctx, "c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A quota of 3 fits the 2 jobs held, whatever the kept count says.
-		c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: 3}
-		if err := s.PutCollection(ctx, c); err != nil {
-			t.Fatalf("PutCollection with a kept count of %d: %v", wrong, err)
-		}
-		if got := jobCounts(t, schema)["c"]; got != [2]int{2, 2} {
-			t.Fatalf("after PutCollection with a kept count of %d: kept %d, held %d; want 2 and 2", wrong, got[0], got[1])
-		}
-		if err := s.PutJob(ctx, newJobRecord("c", "j3")); err != nil {
-			t.Fatalf("the third job of a quota of 3: %v", err)
-		}
-		var qe *scheduler.QuotaError
-		if err := s.PutJob(ctx, newJobRecord("c", "j4")); !errors.As(err, &qe) {
-			t.Errorf("a fourth job in a quota of 3 = %v, want a quota error", err)
-		}
-		if err := s.DeleteJob(ctx, "c", "j3"); err != nil {
-			t.Fatal(err)
-		}
+		t.Errorf("PutCollection with a quota below the %d jobs held = %v, want a quota error", held+1, err)
 	}
 }

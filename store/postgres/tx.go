@@ -20,16 +20,19 @@ var _ scheduler.Transactional = (*Store)(nil)
 // A job put through the view sends the store's wake-up notification
 // inside tx: PostgreSQL delivers it when tx commits (and never when it
 // rolls back), so every scheduler listening on the schema looks for due
-// work right after the commit. Creating or deleting a job locks its
-// collection's row until tx ends, as the store's own creates and deletes
-// do, so that the collection's job count is exact at commit: another
-// create or delete in that collection waits for tx. Creates and
-// deletes update that row (the count it keeps), so at REPEATABLE READ or
-// SERIALIZABLE a create or delete in tx fails with a serialization
-// failure (SQLSTATE 40001) when another create or delete in the same
-// collection committed after tx took its snapshot: retry tx, as
-// PostgreSQL asks of every transaction at those levels. An error from the
-// database itself (a lost connection, a serialization failure) leaves tx
+// work right after the commit. A create takes a free place of its
+// collection (each job holds one of the numbers 0 to the collection's
+// maxJobCount less one, and a unique index lets no two hold the same), so
+// the collection's job count is exact at commit without a count that
+// every create updates: creates in other transactions go ahead, one that
+// picked the same place waits for tx and then looks for another, and a
+// change of the collection (PutCollection) or a bulk put into it waits
+// for tx (a create share-locks the collection's row). At REPEATABLE READ
+// or SERIALIZABLE, a create in tx fails with a serialization failure
+// (SQLSTATE 40001) when the place it found free was taken by a create
+// that committed after tx took its snapshot: retry tx, as PostgreSQL asks
+// of every transaction at those levels. An error from the database itself
+// (a lost connection, a serialization failure) leaves tx
 // aborted, as any statement's would; validation and quota errors do not
 // touch it.
 func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {

@@ -112,10 +112,10 @@ func TestTransactionWakesOtherInstances(t *testing.T) {
 // TestRepeatableReadTxAfterConcurrentCreate pins what InTx documents for a
 // host's transaction at REPEATABLE READ: creating a job after another
 // create in the same collection committed since the transaction's
-// snapshot fails with a serialization failure (SQLSTATE 40001), because
-// both update the collection's job count; the retried transaction
-// succeeds and the count stays exact. At READ COMMITTED the same create
-// succeeds at once.
+// snapshot succeeds (creates share no row), but taking the place that
+// such a create took, the last below the quota, fails with a
+// serialization failure (SQLSTATE 40001); the retried transaction finds
+// the collection full.
 func TestRepeatableReadTxAfterConcurrentCreate(t *testing.T) {
 	ctx := context.Background()
 	pool := hostPool(t)
@@ -153,21 +153,29 @@ func TestRepeatableReadTxAfterConcurrentCreate(t *testing.T) {
 		return tx.Commit(ctx)
 	}
 
-	err = createAfterOther(pgx.RepeatableRead, "a1", "mine")
-	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "40001" {
-		t.Fatalf("REPEATABLE READ create after a concurrent create = %v, want SQLSTATE 40001", err)
+	if err := createAfterOther(pgx.RepeatableRead, "a1", "mine"); err != nil {
+		t.Fatalf("REPEATABLE READ create after a concurrent create = %v, want success", err)
 	}
-	if err := createAfterOther(pgx.ReadCommitted, "a2", "mine"); err != nil {
-		t.Fatalf("READ COMMITTED create after a concurrent create = %v", err)
-	}
-	// The retry (here at READ COMMITTED) counted once, the failed attempt
-	// not at all: a1, a2 and mine fill a quota of 3.
+	// a1 and mine hold 2 places of 3: the other create takes the last.
 	quota := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 3}}}
 	if _, err := s.PutCollection(ctx, "c", quota, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutJob(ctx, "c", "fourth", def, nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
-		t.Errorf("a fourth job in a collection of 3 with a quota of 3 = %v, want ErrQuotaExceeded", err)
+	err = createAfterOther(pgx.RepeatableRead, "a2", "late")
+	if pe := (*pgconn.PgError)(nil); !errors.As(err, &pe) || pe.Code != "40001" {
+		t.Fatalf("REPEATABLE READ create into the place a concurrent create took = %v, want SQLSTATE 40001", err)
+	}
+	// The retry (here at READ COMMITTED) finds the collection full.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := s.PutJobTx(ctx, tx, "c", "late", def, nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("the retried create in a full collection = %v, want ErrQuotaExceeded", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.DeleteJob(ctx, "c", "a1"); err != nil {
 		t.Fatal(err)

@@ -46,10 +46,10 @@ func BenchmarkClaimDue(b *testing.B) {
 			// 10 jobs due at base, the others a day later and beyond.
 			start := time.Now()
 			_, err = db.Exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
-				INSERT INTO jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled)
+				INSERT INTO jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled, slot)
 				SELECT 'big', printf('j%07d', i), '{"action":{"type":"Http","request":{"uri":"http://127.0.0.1/","method":"GET"}}}', 'Enabled',
 					'{"executionCount":0,"failureCount":0,"faultedCount":0}', '{}', 'e', 1,
-					CASE WHEN i < 10 THEN ? ELSE ? + i END, '', 1
+					CASE WHEN i < 10 THEN ? ELSE ? + i END, '', 1, i
 				FROM n`, n, base.UnixNano(), base.Add(24*time.Hour).UnixNano())
 			db.Close()
 			if err != nil {

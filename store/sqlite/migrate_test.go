@@ -2,6 +2,8 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,7 +45,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("DROP INDEX history_status; DROP INDEX history_faulted; UPDATE schema_version SET version = 1"); err != nil {
+	if _, err := db.Exec("DROP INDEX history_status; DROP INDEX history_faulted; DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; UPDATE schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -87,5 +89,64 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	if !strings.Contains(plan.String(), "history_faulted") {
 		t.Errorf("query plan of the faulted entries:\n%s\nwant one that uses index history_faulted", plan.String())
+	}
+}
+
+// TestMigrateToSlots opens a file of schema version 3, whose jobs hold no
+// places, and checks that Open gives them the places of their collections
+// from 0 up in name order, which then decide the quota.
+func TestMigrateToSlots(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v3.db")
+	s := open(t, path)
+	for _, c := range []string{"c", "d"} {
+		if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range [][2]string{{"c", "x"}, {"c", "a"}, {"d", "j"}, {"c", "m"}} {
+		if err := s.PutJob(ctx, &scheduler.JobRecord{Collection: id[0], Name: id[1], Job: &scheduler.Job{}, State: scheduler.JobEnabled}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; UPDATE schema_version SET version = 3"); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, path)
+	rows, err := db.Query("SELECT collection || '/' || name || '=' || slot FROM jobs ORDER BY collection, name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var slots []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, v)
+	}
+	rows.Close()
+	if want := []string{"c/a=0", "c/m=1", "c/x=2", "d/j=0"}; strings.Join(slots, " ") != strings.Join(want, " ") {
+		t.Errorf("places after migration = %q, want %q", slots, want)
+	}
+	c, err := s.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: 4}
+	if err := s.PutCollection(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		err := s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("n%d", i), Job: &scheduler.Job{}, State: scheduler.JobEnabled})
+		if (err == nil) != want || !want && !errors.Is(err, scheduler.ErrQuotaExceeded) {
+			t.Errorf("PutJob(c/n%d) with a quota of 4 = %v; want success %v, else a quota error", i, err, want)
+		}
 	}
 }

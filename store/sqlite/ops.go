@@ -86,6 +86,9 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		if limit := c.Definition.MaxJobCount(); n > limit {
 			return sqlstore.QuotaReplaceError(c.Name, limit, n)
 		}
+		if err := s.d.FitSlots(tx.ctx, tx, c.Name, c.Definition.MaxJobCount()); err != nil {
+			return wrap("put job collection", c.Name, err)
+		}
 		if _, err := tx.exec("UPDATE collections SET definition = ?, enabled = ?, etag = ?, version = ?, created_at = ?, updated_at = ? WHERE name = ?",
 			row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg(), c.Name); err != nil {
 			return wrap("put job collection", c.Name, err)

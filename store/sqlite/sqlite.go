@@ -207,7 +207,7 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 }
 
 func newStore(ctx context.Context, db *sql.DB, name string, o Options) (*Store, error) {
-	s := &Store{db: db, name: name, opts: o, stmts: make(map[string]*sql.Stmt), d: &sqlstore.Dialect{Name: "store/sqlite"},
+	s := &Store{db: db, name: name, opts: o, stmts: make(map[string]*sql.Stmt), d: &sqlstore.Dialect{Name: "store/sqlite", JSONAgg: "json_group_array", Unique: uniqueViolation},
 		reqs: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.connect(ctx); err != nil {
 		return nil, s.openError(err)
@@ -488,6 +488,13 @@ func fullError(err error) error {
 		return fmt.Errorf("%w; %w", err, ErrFull)
 	}
 	return err
+}
+
+// uniqueViolation reports SQLite's SQLITE_CONSTRAINT_PRIMARYKEY and
+// SQLITE_CONSTRAINT_UNIQUE.
+func uniqueViolation(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE)
 }
 
 // runGroup runs the writes of batch in one transaction and answers each.

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"JobVersions", testJobVersions},
 		{"JobCountQuota", testJobCountQuota},
 		{"JobCountQuotaConcurrent", testJobCountQuotaConcurrent},
+		{"JobCountQuotaLowered", testJobCountQuotaLowered},
 		{"ListJobs", testListJobs},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimTies", testClaimTies},
@@ -316,6 +317,37 @@ func testJobCountQuotaConcurrent(t *testing.T, s scheduler.Store) {
 	wg.Wait()
 	if ok != 5 || quota != 35 {
 		t.Errorf("40 concurrent creates with maxJobCount 5: %d succeeded, %d quota errors; want 5 and 35", ok, quota)
+	}
+}
+
+// testJobCountQuotaLowered: a collection whose quota is lowered to a few
+// more than the jobs it holds takes that many more, whatever it held
+// before.
+func testJobCountQuotaLowered(t *testing.T, s scheduler.Store) {
+	c := putCollection(t, s, "c", 1000)
+	for i := range 30 {
+		putJob(t, s, "c", fmt.Sprintf("j%02d", i), t0)
+	}
+	for i := range 25 { // 5 left, in the places a store gave them
+		if err := s.DeleteJob(ctx, "c", fmt.Sprintf("j%02d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: 7}
+	if err := s.PutCollection(ctx, c); err != nil {
+		t.Fatalf("PutCollection(quota 7 over 5 jobs): %v", err)
+	}
+	for i, want := range []bool{true, true, false} {
+		err := s.PutJob(ctx, newJob("c", fmt.Sprintf("n%d", i), t0))
+		if (err == nil) != want || !want && !errors.Is(err, scheduler.ErrQuotaExceeded) {
+			t.Errorf("PutJob(job %d of a quota of 7) = %v; want success %v, else ErrQuotaExceeded", 6+i, err, want)
+		}
+	}
+	if err := s.DeleteJob(ctx, "c", "j25"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutJob(ctx, newJob("c", "again", t0)); err != nil {
+		t.Errorf("PutJob(into the place a delete freed): %v", err)
 	}
 }
 
