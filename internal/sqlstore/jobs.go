@@ -195,7 +195,7 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord) er
 
 // Places: each job holds one place of its collection, a number from 0 to
 // the collection's MaxJobCount()-1 in the jobs' slot column, and a unique
-// index on (collection, slot) lets no two jobs of a collection hold the
+// index on (slot, collection) lets no two jobs of a collection hold the
 // same. A create takes a free place below the quota, so the quota holds
 // exactly, across processes and transactions, without counting the jobs
 // or updating a count that every create would wait for: two creates that
@@ -217,7 +217,7 @@ const slotAttempts = 8
 // planners do not turn into a join that would read all the collection's
 // jobs), and the places are generated only as far as needed.
 const freeSlotsSQL = `WITH RECURSIVE g(s) AS (
-		SELECT CAST($3 AS BIGINT) UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
+		SELECT CAST($3 AS BIGINT) WHERE $3 < $4 UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
 	), h(s) AS (
 		SELECT CAST(0 AS BIGINT) WHERE 0 < $3 UNION ALL SELECT s + 1 FROM h WHERE s + 1 < $3
 	), f AS (
@@ -232,7 +232,11 @@ const freeSlotsSQL = `WITH RECURSIVE g(s) AS (
 func (d *Dialect) freeSlots(ctx context.Context, c Conn, collection, name string, limit, n int) (exists bool, slots []int64, err error) {
 	var count int
 	var list *string
-	err = c.QueryRow(ctx, d.sql(freeSlotsSQL), collection, name, rand.Int64N(int64(limit)), limit, n).Scan(&count, &list)
+	start := int64(0)
+	if limit > 0 {
+		start = rand.Int64N(int64(limit))
+	}
+	err = c.QueryRow(ctx, d.sql(freeSlotsSQL), collection, name, start, limit, n).Scan(&count, &list)
 	if err == nil && list != nil {
 		err = json.Unmarshal([]byte(*list), &slots)
 	}
@@ -259,7 +263,7 @@ func (d *Dialect) collectionForPut(ctx context.Context, c Conn, collection, lock
 
 // insertSlotSQL inserts a new job row holding place $12, unless another
 // job of the collection holds it.
-const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, $12) ON CONFLICT (collection, slot) DO NOTHING"
+const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, $12) ON CONFLICT (slot, collection) DO NOTHING"
 
 // CreateJob inserts job j (encoded as row) into a free place of its
 // collection (see Places above), after checking that the collection

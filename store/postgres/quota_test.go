@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,5 +225,40 @@ func TestPlacesKept(t *testing.T) {
 	c.Definition.Properties.Quota.MaxJobCount = held
 	if err := s.PutCollection(ctx, c); !errors.As(err, &qe) {
 		t.Errorf("PutCollection with a quota below the %d jobs held = %v, want a quota error", held+1, err)
+	}
+}
+
+// TestLookupPlanOnNewTable: on a job table without statistics yet (a new
+// store, before autovacuum analyzes it), the generic plan of a job's
+// lookup by collection and name, which every put makes, does not use the
+// index of the jobs' places, which would read every job of the collection
+// (it did when that index began with the collection).
+func TestLookupPlanOnNewTable(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	putQuotaCollection(t, s, "c", 1000)
+	for i := range 50 {
+		if err := s.PutJob(ctx, newJobRecord("c", fmt.Sprintf("j%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "PREPARE lookup(text, text) AS SELECT * FROM "+q+".jobs WHERE collection = $1 AND name = $2"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, "EXPLAIN EXECUTE lookup('c', 'j07')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan := strings.Join(lines, "\n"); strings.Contains(plan, "jobs_slot") {
+		t.Errorf("the lookup of a job by collection and name uses the index of places:\n%s", plan)
 	}
 }

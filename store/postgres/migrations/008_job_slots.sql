@@ -16,6 +16,9 @@ UPDATE jobs j SET slot = r.n FROM (
 
 ALTER TABLE jobs ALTER COLUMN slot SET NOT NULL;
 
-CREATE UNIQUE INDEX jobs_slot ON jobs (collection, slot);
+-- The place leads the index: with the collection first, the planner of a
+-- table without statistics yet (a new store) took this index for lookups
+-- by collection and name, reading every job of the collection.
+CREATE UNIQUE INDEX jobs_slot ON jobs (slot, collection);
 
 ALTER TABLE collections DROP COLUMN IF EXISTS job_count;
