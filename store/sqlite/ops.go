@@ -255,7 +255,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		prev string // the owner of an expired lease
 	}
 	var got []claimed
-	err := s.write(ctx, func(tx *wtx) error {
+	err := s.writeFirst(ctx, func(tx *wtx) error {
 		got = got[:0]
 		rows, err := tx.query("SELECT rowid, lease_owner FROM jobs WHERE ready_at <= ? ORDER BY ready_at, collection, name LIMIT ?", sqlstore.NanosInt(now), limit)
 		if err != nil {
@@ -358,7 +358,7 @@ func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 // ExtendLease implements [scheduler.Store].
 func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
 	var holder string
-	err := s.write(ctx, func(tx *wtx) error {
+	err := s.writeFirst(ctx, func(tx *wtx) error {
 		n, err := tx.exec("UPDATE jobs SET lease_until = ? WHERE collection = ? AND name = ? AND lease_owner = ? AND lease_owner <> ''",
 			sqlstore.NanosInt(until), collection, name, owner)
 		if err != nil {
@@ -442,7 +442,7 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 	if err != nil {
 		return err
 	}
-	err = s.write(ctx, func(tx *wtx) error { return record(tx, owner, j, row, hist) })
+	err = s.writeFirst(ctx, func(tx *wtx) error { return record(tx, owner, j, row, hist) })
 	if errors.Is(err, errMissing) {
 		return s.missing(ctx, j.Collection, j.Name)
 	}
@@ -470,7 +470,7 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		encs[i].row, encs[i].hist, encs[i].err = encodeRecord(r.Job, r.History)
 	}
 	run := func(savepoints bool) error {
-		return s.write(ctx, func(tx *wtx) error {
+		return s.writeFirst(ctx, func(tx *wtx) error {
 			for i, r := range batch {
 				if errs[i] = encs[i].err; errs[i] != nil {
 					continue

@@ -8,7 +8,11 @@
 // retries. Writes that arrive while a transaction commits are committed
 // together in the next one (group commit), each inside a savepoint of its
 // own, so a failed write leaves the others of its group alone and many
-// concurrent writes share one sync to disk. Reads use the other connections
+// concurrent writes share one sync to disk. The scheduler's own writes
+// (ClaimDue, ExtendLease, Record, RecordBatch) go first: a group takes
+// every one of them that waits before any other write, so a burst of
+// writes through the API does not delay a job's claim or the record of
+// its outcome by more than the group that is committing. Reads use the other connections
 // of the pool and see the last committed state. Several processes may open
 // the same file: SQLite's lock serialises their writes, and a writer waits
 // up to Options.BusyTimeout for it.
@@ -145,7 +149,8 @@ type Store struct {
 
 	// Writes are handed to one goroutine, which owns the write
 	// connection and commits them in groups; see write.
-	reqs       chan *writeReq
+	reqs       chan *writeReq // writes of the API (PutJob, DeleteJob, ...)
+	first      chan *writeReq // the engine's writes, which go first
 	quit       chan struct{}
 	writerDone chan struct{}
 	w          *sql.Conn // the write connection; the writer's
@@ -208,7 +213,7 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 
 func newStore(ctx context.Context, db *sql.DB, name string, o Options) (*Store, error) {
 	s := &Store{db: db, name: name, opts: o, stmts: make(map[string]*sql.Stmt), d: &sqlstore.Dialect{Name: "store/sqlite", JSONAgg: "json_group_array", Unique: uniqueViolation},
-		reqs: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{})}
+		reqs: make(chan *writeReq), first: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.connect(ctx); err != nil {
 		return nil, s.openError(err)
 	}
@@ -433,12 +438,23 @@ const maxGroup = 128
 // Once a write has started it runs to its end even when ctx ends meanwhile
 // (an interrupted statement would roll back the whole group).
 func (s *Store) write(ctx context.Context, fn func(*wtx) error) error {
+	return s.queue(ctx, s.reqs, fn)
+}
+
+// writeFirst is write for the engine's writes (claims, leases, records):
+// the writer takes those that wait before any other.
+func (s *Store) writeFirst(ctx context.Context, fn func(*wtx) error) error {
+	return s.queue(ctx, s.first, fn)
+}
+
+// queue hands fn to the writer through q and waits for its answer.
+func (s *Store) queue(ctx context.Context, q chan<- *writeReq, fn func(*wtx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
-	case s.reqs <- req:
+	case q <- req:
 	case <-s.quit:
 		return errClosed
 	case <-ctx.Done():
@@ -447,29 +463,45 @@ func (s *Store) write(ctx context.Context, fn func(*wtx) error) error {
 	return <-req.done
 }
 
-// writer runs groups of writes until Close.
+// writer runs groups of writes until Close. A group starts with the
+// engine's writes that wait, then takes the others that wait, up to
+// maxGroup in all.
 func (s *Store) writer() {
 	defer close(s.writerDone)
 	batch := make([]*writeReq, 0, maxGroup)
 	for {
 		select {
-		case r := <-s.reqs:
+		case r := <-s.first:
 			batch = append(batch[:0], r)
-		case <-s.quit:
-			return
-		}
-	more:
-		for len(batch) < maxGroup {
+		default:
 			select {
+			case r := <-s.first:
+				batch = append(batch[:0], r)
 			case r := <-s.reqs:
-				batch = append(batch, r)
-			default:
-				break more
+				batch = append(batch[:0], r)
+			case <-s.quit:
+				return
 			}
 		}
+		batch = drain(batch, s.first)
+		batch = drain(batch, s.reqs)
 		s.runGroup(batch)
 		clear(batch)
 	}
+}
+
+// drain appends to batch the requests that wait in q, up to maxGroup in
+// all.
+func drain(batch []*writeReq, q <-chan *writeReq) []*writeReq {
+	for len(batch) < maxGroup {
+		select {
+		case r := <-q:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
 }
 
 // ErrFull is joined to the error of a write that failed because the
