@@ -660,10 +660,10 @@
 // that much, may see an attempt it is still running taken over. Raise
 // LeaseDuration (jobclock serve -lease, jobclock run -lease) when the
 // store may stall for seconds or the clocks are loosely kept. The
-// heartbeats share the store's connections with claims and records: give
-// store/postgres a pool in proportion to Config.MaxConcurrency
-// (pool_max_conns in the connection string; pgx's default is 4, or the
-// number of CPUs when more).
+// heartbeats share the store's connections with claims and records, which
+// store/postgres keeps in a pool of their own, apart from the API's
+// (postgres.Options.EngineConns, 2 by default): raise it in proportion to
+// Config.MaxConcurrency when many attempts run at once.
 //
 // When the store stops answering (a database restarting, a network cut),
 // the Scheduler keeps running: the loop asks for due work again every

@@ -256,7 +256,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 // claim is a heap-only update, counted in n_tup_hot_upd (the jobs fill a
 // fraction of one page, so there is room for their new versions). The
 // store runs on a pool of one connection, whose statistics are flushed on
-// request.
+// request, without a pool of its own for claims.
 func TestClaimIsHOT(t *testing.T) {
 	schema := newSchema(t)
 	pool, err := pgxpool.New(ctx, dsn(t)+"&pool_max_conns=1")
@@ -264,7 +264,7 @@ func TestClaimIsHOT(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	s, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+	s, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema, EngineConns: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -358,7 +358,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	b := &pgx.Batch{}
 	b.Queue(claimPlanSQL)
 	b.Queue(s.sql(claimSQL), sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
-	br := s.pool.SendBatch(ctx, b)
+	br := s.engine.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
@@ -453,7 +453,7 @@ func (s *Store) queryRowIndexed(ctx context.Context, dest any, query string, arg
 	b := &pgx.Batch{}
 	b.Queue(indexScansSQL)
 	b.Queue(query, args...)
-	br := s.pool.SendBatch(ctx, b)
+	br := s.engine.SendBatch(ctx, b)
 	_, err := br.Exec()
 	if err == nil {
 		err = br.QueryRow().Scan(dest)
@@ -484,7 +484,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	if err := s.live(); err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, s.sql("UPDATE {s}.jobs SET lease_until = $4 WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> ''"),
+	tag, err := s.engine.Exec(ctx, s.sql("UPDATE {s}.jobs SET lease_until = $4 WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> ''"),
 		collection, name, owner, sqlstore.NanosInt(until))
 	if err != nil {
 		return wrap("extend lease of job", collection+"/"+name, err)
@@ -493,7 +493,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 		return nil
 	}
 	var holder string
-	err = s.pool.QueryRow(ctx, s.sql("SELECT lease_owner FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name).Scan(&holder)
+	err = s.engine.QueryRow(ctx, s.sql("SELECT lease_owner FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name).Scan(&holder)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.missing(ctx, collection, name)
 	}
@@ -561,7 +561,7 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 	}
 	updated := 0
 	if owner != "" {
-		if err := s.pool.QueryRow(ctx, s.sql(recordSQL), args...).Scan(&updated); err != nil {
+		if err := s.engine.QueryRow(ctx, s.sql(recordSQL), args...).Scan(&updated); err != nil {
 			if s.recorded(ctx, j, history) {
 				return nil
 			}
@@ -579,7 +579,7 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	var holder string
 	var version int64
-	err := s.pool.QueryRow(ctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&holder, &version)
+	err := s.engine.QueryRow(ctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&holder, &version)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return s.missing(ctx, j.Collection, j.Name)
@@ -686,7 +686,7 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 	updated := make([]int, len(batch))
 	var berr error
 	if len(queued) > 0 {
-		br := s.pool.SendBatch(ctx, b)
+		br := s.engine.SendBatch(ctx, b)
 		for _, i := range queued {
 			if berr == nil {
 				berr = br.QueryRow().Scan(&updated[i])
@@ -817,7 +817,7 @@ func (s *Store) recorded(ctx context.Context, j *scheduler.JobRecord, history []
 	defer cancel()
 	var holder string
 	var version int64
-	err := s.pool.QueryRow(cctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2 FOR SHARE"),
+	err := s.engine.QueryRow(cctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2 FOR SHARE"),
 		j.Collection, j.Name).Scan(&holder, &version)
 	if err != nil {
 		return false
@@ -851,7 +851,7 @@ func (s *Store) historyStored(ctx context.Context, j *scheduler.JobRecord, histo
 		}
 	}
 	var n int
-	err := s.pool.QueryRow(ctx, s.sql(`SELECT count(DISTINCT entry::text) FROM {s}.history
+	err := s.engine.QueryRow(ctx, s.sql(`SELECT count(DISTINCT entry::text) FROM {s}.history
 		WHERE collection = $1 AND job = $2 AND entry::text = ANY($3::text[])`), j.Collection, j.Name, texts).Scan(&n)
 	return n == len(texts), err
 }

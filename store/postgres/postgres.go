@@ -10,6 +10,11 @@
 // history in one statement, so it is atomic whatever happens to the
 // connection.
 //
+// The scheduler's own work (ClaimDue, NextDue, ExtendLease, Record,
+// RecordBatch) runs on a small pool of its own (Options.EngineConns), so
+// that API requests holding every connection of the main pool never make
+// a job late.
+//
 // It implements [scheduler.BatchRecorder] and [scheduler.StatsReader],
 // whose counts are each one GROUP BY query over an index and whose recent
 // history reads the history table backwards.
@@ -96,11 +101,24 @@ type NewerSchemaError = sqlstore.NewerSchemaError
 // says otherwise.
 const DefaultSchema = "jobclock"
 
+// DefaultEngineConns is the default of Options.EngineConns.
+const DefaultEngineConns = 2
+
 // Options configures a Store. A nil *Options means every default.
 type Options struct {
 	// Schema is the PostgreSQL schema that holds the store's tables; it
 	// is created when missing. Defaults to DefaultSchema ("jobclock").
 	Schema string
+	// EngineConns is the most connections of a pool reserved for the
+	// scheduler's own work: ClaimDue, NextDue, ExtendLease, Record and
+	// RecordBatch use it, every other method the main pool. So requests
+	// of the API that hold every connection of the main pool do not
+	// delay a claim or the record of an outcome. The reserved pool has
+	// the main pool's settings (the DSN's with Open, the host pool's
+	// Config with New) but for its size; Close closes it. Zero means
+	// DefaultEngineConns (2); a negative value reserves none, and the
+	// scheduler's work shares the main pool.
+	EngineConns int
 }
 
 // Store is a [scheduler.Store] in PostgreSQL. Create one with [Open] or
@@ -108,6 +126,7 @@ type Options struct {
 // same schema at once.
 type Store struct {
 	pool    *pgxpool.Pool
+	engine  *pgxpool.Pool // the scheduler's own: see Options.EngineConns; pool when none is reserved
 	owned   bool
 	schema  string
 	channel string // notification channel
@@ -149,7 +168,9 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 }
 
 // New returns a Store over the host's pool, creating or migrating the
-// schema. Close leaves the pool open. opts may be nil.
+// schema, and opens the pool reserved for the scheduler's work (see
+// Options.EngineConns). Close leaves the host's pool open. opts may be
+// nil.
 func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("store/postgres: New: pool is nil")
@@ -164,9 +185,23 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	if len(o.Schema) > 50 {
 		return nil, fmt.Errorf("store/postgres: Options.Schema %q is longer than 50 bytes", o.Schema)
 	}
+	if o.EngineConns == 0 {
+		o.EngineConns = DefaultEngineConns
+	}
+	engine := pool
+	if o.EngineConns > 0 {
+		cfg := pool.Config()
+		cfg.MaxConns = int32(min(o.EngineConns, 1<<20))
+		cfg.MinConns = min(cfg.MinConns, cfg.MaxConns)
+		cfg.MinIdleConns = min(cfg.MinIdleConns, cfg.MaxConns)
+		var err error
+		if engine, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("store/postgres: open the pool of Options.EngineConns: %w", err)
+		}
+	}
 	q := pgx.Identifier{o.Schema}.Sanitize()
 	s := &Store{
-		pool: pool, schema: o.Schema, channel: "jobclock:" + o.Schema,
+		pool: pool, engine: engine, schema: o.Schema, channel: "jobclock:" + o.Schema,
 		repl:     strings.NewReplacer("{s}.", q+"."),
 		closedCh: make(chan struct{}),
 	}
@@ -180,9 +215,17 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 			}
 		}}
 	if err := s.migrate(ctx); err != nil {
+		s.closeEngine()
 		return nil, err
 	}
 	return s, nil
+}
+
+// closeEngine closes the pool reserved for the scheduler's work.
+func (s *Store) closeEngine() {
+	if s.engine != s.pool {
+		s.engine.Close()
+	}
 }
 
 // Close stops the Notify listeners, and closes the pool when Open opened
@@ -200,6 +243,7 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.closeEngine()
 	if s.owned {
 		s.pool.Close()
 	}
