@@ -117,7 +117,8 @@
 // maxRecurrence) or Conflict (changing or running a Completed or Faulted
 // job, running a job of a collection that is not Enabled, a write race),
 // 412 PreconditionFailed, 413 RequestEntityTooLarge, 429 TooManyRequests
-// (the caller's budget is used up; see Throttling), 500
+// (the caller's budget is used up, see Throttling; or the server is busy,
+// see Admission), 500
 // InternalServerError (a store failure, or a recovered panic, both logged),
 // 503 ServiceUnavailable (the scheduler is stopping). Every response has
 // an x-ms-request-id header, and echoes x-ms-client-request-id when the
@@ -155,4 +156,23 @@
 // allowed. The budgets live in the handler's memory, so several servers
 // (or a restart) each keep their own. [Client] reports Retry-After in
 // ResponseError.RetryAfter and does not retry by itself.
+//
+// # Admission
+//
+// A scheduler's first promise is the time: API requests share the
+// process, the cores and the store with the scheduler's claims and
+// records, so the handler serves only a few operations at once, across
+// all callers: by default 2 reads (GET, HEAD) and 1 write (PUT, PATCH,
+// DELETE, POST), set with Options.Admission ([Admission]). The others wait
+// for their turn in order of arrival; one that waited 2s (Admission.Wait)
+// gets 429 TooManyRequests with the ARM error body and a Retry-After
+// header (the wait in whole seconds, rounded up), and nothing of it is
+// applied: a write is either answered 2xx and stored, or refused and not
+// stored. Closed-loop clients thus see the API slow down, and clients in
+// excess see 429, before a job fires late. The defaults are set for 100
+// clients calling without pause on two cores while jobs come due at
+// 1,000 a second (BENCHMARKS.md, "Load", has the figures); more cores or
+// a store on another machine can take larger values. Requests refused
+// before their operation (authentication, the caller's budget, an unknown
+// path or method) take no turn.
 package httpapi

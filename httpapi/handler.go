@@ -59,6 +59,12 @@ type Options struct {
 	// of [Throttle] (120,000 reads and 12,000 writes per hour); set
 	// Throttle.Disabled to turn throttling off.
 	Throttle *Throttle
+	// Admission bounds the operations served at once, across callers,
+	// so that API load does not delay the scheduler's firings. Nil means
+	// the defaults of [Admission] (2 reads and 1 write at once, a wait
+	// of up to 2s for a turn, then 429); set Admission.Disabled to serve
+	// every request at once.
+	Admission *Admission
 	// Observer, when set, is told of each request, to trace and measure
 	// it: the *telemetry.Observer of package
 	// github.com/jobclock/scheduler/telemetry (a module of its own) makes
@@ -77,7 +83,8 @@ type handler struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	certs *certCache
-	limit *throttle // nil: no throttling
+	limit *throttle  // nil: no throttling
+	admit *admission // nil: no admission control
 }
 
 // New returns the management API of s as an http.Handler, to be served at
@@ -101,6 +108,7 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 	h.opts.Logger = slog.New(tracectx.LogHandler(h.opts.Logger.Handler()))
 	h.log = h.opts.Logger
 	h.limit = newThrottle(h.opts.Throttle)
+	h.admit = newAdmission(h.opts.Admission)
 	h.routes()
 	if h.opts.Observer != nil {
 		return observe(h.opts.Observer, h)
@@ -317,10 +325,23 @@ func newRequestID() string {
 	return string(x[:])
 }
 
-// op adapts an operation that returns an error to an http.Handler: the
-// error is written as an ARM error response.
+// op adapts an operation that returns an error to an http.Handler: it
+// waits for the operation's turn (see Admission), and writes an error as
+// an ARM error response.
 func (h *handler) op(fn func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.admit != nil {
+			leave, err := h.admit.enter(r.Context(), w, r)
+			var ae *apiError
+			switch {
+			case errors.As(err, &ae):
+				h.writeError(w, r, ae)
+				return
+			case err != nil:
+				return // the caller is gone
+			}
+			defer leave()
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.HandlerTimeout)
 		defer cancel()
 		if err := fn(w, r.WithContext(ctx)); err != nil {

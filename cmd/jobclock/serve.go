@@ -49,6 +49,12 @@ response reports the remaining budget in the headers
 x-ms-ratelimit-remaining-subscription-reads or -writes. -no-throttle
 turns this off.
 
+So that API load never makes a job late, at most -api-reads read and
+-api-writes write operations are served at once, across all callers; the
+others wait their turn in order of arrival, up to -api-wait, and are then
+answered 429 with Retry-After, not applied. -no-api-limit serves every
+operation at once.
+
 The web dashboard is at /ui/ (a browser that opens / is sent there). With
 tokens, people sign in to it with one and see the subscriptions it
 reaches; the sign-in lasts 12 hours, or until serve restarts unless
@@ -105,6 +111,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	lease := addLeaseFlag(fs)
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
+	admissionFlags := addAdmissionFlags(fs)
 	observe := addObserveFlags(fs)
 	logs := addLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -142,6 +149,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	throttle, err := throttleFlags.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
+	admission, err := admissionFlags.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
@@ -227,7 +239,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	api := httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle,
-		Observer: obs.Observer})
+		Admission: admission, Observer: obs.Observer})
 	handler, err := withDashboard(api, s, auth, log)
 	if err != nil {
 		ln.Close()

@@ -421,6 +421,9 @@ func TestServeUsageErrors(t *testing.T) {
 		{"no reads", []string{"-throttle-reads", "0"}, "-throttle-reads must be at least 1"},
 		{"no writes", []string{"-throttle-writes", "-5"}, "-throttle-writes must be at least 1"},
 		{"no window", []string{"-throttle-window", "0s"}, "-throttle-window must be positive"},
+		{"no api reads", []string{"-api-reads", "0"}, "-api-reads must be at least 1"},
+		{"no api writes", []string{"-api-writes", "-1"}, "-api-writes must be at least 1"},
+		{"no api wait", []string{"-api-wait", "0s"}, "-api-wait must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

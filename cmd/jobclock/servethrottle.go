@@ -38,3 +38,34 @@ func (t *serveThrottle) options() (*httpapi.Throttle, error) {
 	}
 	return &httpapi.Throttle{ReadsPerWindow: t.reads, WritesPerWindow: t.writes, Window: t.window}, nil
 }
+
+// serveAdmission are the flags of the API's admission control.
+type serveAdmission struct {
+	reads, writes int
+	wait          time.Duration
+	off           bool
+}
+
+func addAdmissionFlags(fs *flag.FlagSet) *serveAdmission {
+	a := new(serveAdmission)
+	fs.IntVar(&a.reads, "api-reads", httpapi.DefaultAdmissionReads, "API read operations (GET) served at once, across callers")
+	fs.IntVar(&a.writes, "api-writes", httpapi.DefaultAdmissionWrites, "API write operations (PUT, PATCH, DELETE, POST) served at once, across callers")
+	fs.DurationVar(&a.wait, "api-wait", httpapi.DefaultAdmissionWait, "how long an API operation waits for its turn before it is answered 429")
+	fs.BoolVar(&a.off, "no-api-limit", false, "serve every API operation at once (API load may then delay the jobs)")
+	return a
+}
+
+// options returns the handler's Admission, or a usage error.
+func (a *serveAdmission) options() (*httpapi.Admission, error) {
+	switch {
+	case a.off:
+		return &httpapi.Admission{Disabled: true}, nil
+	case a.reads < 1:
+		return nil, errors.New("-api-reads must be at least 1 (use -no-api-limit to serve every operation at once)")
+	case a.writes < 1:
+		return nil, errors.New("-api-writes must be at least 1 (use -no-api-limit to serve every operation at once)")
+	case a.wait <= 0:
+		return nil, errors.New("-api-wait must be positive")
+	}
+	return &httpapi.Admission{Reads: a.reads, Writes: a.writes, Wait: a.wait}, nil
+}
