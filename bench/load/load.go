@@ -36,6 +36,7 @@ type config struct {
 	Grace      time.Duration // how long after the last due time to wait for stragglers
 	SetupConns int           // concurrent writers that put the jobs
 	Log        io.Writer     // serve's log; nil discards it
+	ServeArgs  []string      // more flags for serve
 }
 
 // perCollection is the job limit of the P20Premium plan.
@@ -49,7 +50,8 @@ type report struct {
 	Store               string
 	Setup               time.Duration // putting the jobs that fire
 
-	Ops map[string]*opStats // API operations during the firing window
+	Ops    map[string]*opStats // API operations during the firing window
+	Window time.Duration       // how long the API clients ran
 
 	Received   int           // jobs whose request arrived
 	Lost       int           // jobs whose request never arrived
@@ -197,6 +199,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	} else {
 		args = append(args, "-db", filepath.Join(dir, "jobclock.db"))
 	}
+	args = append(args, cfg.ServeArgs...)
 	addr, stop, err := startServe(ctx, bin, args, cfg.Log)
 	if err != nil {
 		return nil, err
@@ -314,6 +317,15 @@ func run(ctx context.Context, cfg config) (*report, error) {
 					return // cut off by the end of the run: not measured
 				}
 				stats[op].add(time.Since(start), err)
+				// A shed request asks the client to come back later,
+				// which a client of ARM does.
+				var re *httpapi.ResponseError
+				if errors.As(err, &re) && re.StatusCode == http.StatusTooManyRequests && re.RetryAfter > 0 {
+					select {
+					case <-time.After(re.RetryAfter):
+					case <-loadCtx.Done():
+					}
+				}
 			}
 		})
 	}
@@ -323,6 +335,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 	case <-ctx.Done():
 	}
 	stopLoad()
+	rep.Window = time.Since(t0)
 	wg.Wait()
 	for _, stats := range perClient {
 		for op, s := range stats {
@@ -419,7 +432,8 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "jobclock serve on %s: %d one-time jobs due at %d/s, %d API clients (one token each, default budgets)\n",
 		r.Store, r.Jobs, r.Rate, r.Clients)
 	fmt.Fprintf(w, "setup: %d jobs put in %s\n", r.Jobs, r.Setup.Round(time.Millisecond))
-	fmt.Fprintf(w, "%-8s %8s %10s %10s %10s %6s %6s %6s\n", "op", "requests", "p50", "p99", "max", "5xx", "429", "other")
+	fmt.Fprintf(w, "%-8s %8s %8s %10s %10s %10s %6s %6s %6s\n", "op", "requests", "per s", "p50", "p99", "max", "5xx", "429", "other")
+	total := 0
 	for _, op := range []string{"put", "get", "list", "history"} {
 		s := r.Ops[op]
 		if s == nil {
@@ -429,15 +443,25 @@ func (r *report) print(w io.Writer) {
 		if n == 0 {
 			continue
 		}
+		total += n
 		p50, p99 := quantile(s.lat, 0.5), quantile(s.lat, 0.99)
-		fmt.Fprintf(w, "%-8s %8d %10s %10s %10s %6d %6d %6d\n", op, n, ms(p50), ms(p99), ms(s.lat[n-1]), s.server, s.throttled, s.other)
+		fmt.Fprintf(w, "%-8s %8d %8.0f %10s %10s %10s %6d %6d %6d\n", op, n, r.perSecond(n), ms(p50), ms(p99), ms(s.lat[n-1]), s.server, s.throttled, s.other)
 		if s.firstErr != nil {
 			fmt.Fprintf(w, "         first error: %v\n", s.firstErr)
 		}
 	}
+	fmt.Fprintf(w, "%-8s %8d %8.0f   (over %s, answers of every status)\n", "all", total, r.perSecond(total), r.Window.Round(time.Millisecond))
 	fmt.Fprintf(w, "occurrences: %d received, %d lost, %d repeated with the same tag, %d duplicated with another tag\n",
 		r.Received, r.Lost, r.Repeated, r.Duplicated)
 	fmt.Fprintf(w, "start lateness (arrival at the receiver minus startTime): p50 %s, p99 %s, max %s\n", ms(r.LateP50), ms(r.LateP99), ms(r.LateMax))
+}
+
+// perSecond returns n requests as a rate over the run's window.
+func (r *report) perSecond(n int) float64 {
+	if r.Window <= 0 {
+		return 0
+	}
+	return float64(n) / r.Window.Seconds()
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }

@@ -10,8 +10,10 @@
 // budgets (per caller) apply as they would to separate callers. A client
 // loops over: put a job due in a year in its own collection (25 %), get a
 // job that fires (35 %), list a page of such jobs (20 %), list a job's
-// history (20 %). The jobs that fire are put before the first is due, by
-// -setup writers; each posts once to the receiver, without retries.
+// history (20 %). A client answered 429 waits the Retry-After it was given
+// before its next request, as a client of ARM does. The jobs that fire
+// are put before the first is due, by -setup writers; each posts once to
+// the receiver, without retries.
 package main
 
 import (
@@ -20,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 )
 
@@ -32,8 +35,10 @@ func main() {
 	flag.DurationVar(&cfg.Grace, "grace", 30*time.Second, "how long to wait for deliveries after the last due time")
 	flag.StringVar(&cfg.Binary, "jobclock", "", "the jobclock `command` to run (default: build ./cmd/jobclock)")
 	flag.StringVar(&cfg.Postgres, "postgres", "", "PostgreSQL `DSN` (default: a SQLite file in a temporary directory)")
+	serveArgs := flag.String("serve-args", "", "more `flags` for jobclock serve, separated by spaces (such as \"-api-reads 4\")")
 	verbose := flag.Bool("v", false, "copy serve's log to stderr")
 	flag.Parse()
+	cfg.ServeArgs = strings.Fields(*serveArgs)
 	if cfg.Clients < 1 || cfg.Jobs < 1 || cfg.Rate < 1 || cfg.SetupConns < 1 {
 		fmt.Fprintln(os.Stderr, "load: -clients, -jobs, -rate and -setup must be at least 1")
 		os.Exit(2)
