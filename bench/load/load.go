@@ -257,7 +257,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 				r, name := jobRef(i)
 				start := due(i)
 				def := &scheduler.Job{StartTime: &start, Action: oneShot(recvURL + "/" + r.Collection + "/" + name)}
-				if _, _, err := c.PutJob(ctx, r, name, def, nil); err != nil {
+				if err := putShed(ctx, c, r, name, def); err != nil {
 					setupMu.Lock()
 					setupE = cmpErr(setupE, fmt.Errorf("put %s/%s: %w", r.Collection, name, err))
 					setupMu.Unlock()
@@ -319,13 +319,7 @@ func run(ctx context.Context, cfg config) (*report, error) {
 				stats[op].add(time.Since(start), err)
 				// A shed request asks the client to come back later,
 				// which a client of ARM does.
-				var re *httpapi.ResponseError
-				if errors.As(err, &re) && re.StatusCode == http.StatusTooManyRequests && re.RetryAfter > 0 {
-					select {
-					case <-time.After(re.RetryAfter):
-					case <-loadCtx.Done():
-					}
-				}
+				waitShed(loadCtx, err)
 			}
 		})
 	}
@@ -371,6 +365,32 @@ func run(ctx context.Context, cfg config) (*report, error) {
 		rep.LateMax = late[len(late)-1]
 	}
 	return rep, nil
+}
+
+// putShed puts a job, and puts it again after the Retry-After of each
+// 429 answer (a shed request is not applied).
+func putShed(ctx context.Context, c *httpapi.Client, r httpapi.CollectionRef, name string, def *scheduler.Job) error {
+	for {
+		_, _, err := c.PutJob(ctx, r, name, def, nil)
+		if !waitShed(ctx, err) {
+			return err
+		}
+	}
+}
+
+// waitShed waits the Retry-After of err when it is a 429 answer with one,
+// and reports whether it did (and ctx did not end meanwhile).
+func waitShed(ctx context.Context, err error) bool {
+	var re *httpapi.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusTooManyRequests || re.RetryAfter <= 0 {
+		return false
+	}
+	select {
+	case <-time.After(re.RetryAfter):
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func cmpErr(old, err error) error {

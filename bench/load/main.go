@@ -12,8 +12,9 @@
 // job that fires (35 %), list a page of such jobs (20 %), list a job's
 // history (20 %). A client answered 429 waits the Retry-After it was given
 // before its next request, as a client of ARM does. The jobs that fire
-// are put before the first is due, by -setup writers; each posts once to
-// the receiver, without retries.
+// are put before the first is due, by -setup writers (which put a job
+// again after the Retry-After of a 429); each posts once to the receiver,
+// without retries.
 package main
 
 import (
