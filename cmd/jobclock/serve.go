@@ -53,7 +53,9 @@ So that API load never makes a job late, at most -api-reads read and
 -api-writes write operations are served at once, across all callers; the
 others wait their turn in order of arrival, up to -api-wait, and are then
 answered 429 with Retry-After, not applied. -no-api-limit serves every
-operation at once.
+operation at once. The scheduler's own store work does not queue behind
+the API either: SQLite takes its writes first, and PostgreSQL runs it on
+-engine-conns connections of its own.
 
 The web dashboard is at /ui/ (a browser that opens / is sent there). With
 tokens, people sign in to it with one and see the subscriptions it
@@ -104,6 +106,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	dbPath := fs.String("db", "jobclock.db", "SQLite database `file`, created when missing")
 	dsn := fs.String("postgres", "", "PostgreSQL connection string (`DSN`) to use instead of SQLite")
 	schema := fs.String("schema", postgres.DefaultSchema, "PostgreSQL `schema` for the tables, created when missing (with -postgres)")
+	engineConns := fs.Int("engine-conns", postgres.DefaultEngineConns, "PostgreSQL connections reserved for the scheduler's claims and records, apart from the API's (with -postgres)")
 	tokens := fs.String("tokens", "", "bearer token `file` (default: the JOBCLOCK_API_TOKENS environment variable)")
 	minRetry := fs.Duration("min-retry-interval", 0, "smallest retryInterval jobs may use (default 15s; lower it for tests)")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
@@ -134,6 +137,16 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Visit(func(f *flag.Flag) { schemaSet = schemaSet || f.Name == "schema" })
 	if schemaSet && *dsn == "" {
 		fmt.Fprintln(stderr, "jobclock serve: -schema needs -postgres")
+		return 2
+	}
+	engineSet := false
+	fs.Visit(func(f *flag.Flag) { engineSet = engineSet || f.Name == "engine-conns" })
+	switch {
+	case engineSet && *dsn == "":
+		fmt.Fprintln(stderr, "jobclock serve: -engine-conns needs -postgres")
+		return 2
+	case *engineConns < 1:
+		fmt.Fprintln(stderr, "jobclock serve: -engine-conns must be at least 1")
 		return 2
 	}
 	if *minRetry < 0 {
@@ -207,7 +220,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if ring == nil {
 		log.Warn("no secrets key: jobs with secrets are refused; give -key-file or set " + keyEnv)
 	}
-	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema)
+	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema, *engineConns)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1

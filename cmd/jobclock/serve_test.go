@@ -174,7 +174,7 @@ func TestServeEndToEndPostgres(t *testing.T) {
 			t.Logf("drop schema %s: %v", schema, err)
 		}
 	})
-	endToEnd(t, "-postgres", dsn, "-schema", schema)
+	endToEnd(t, "-postgres", dsn, "-schema", schema, "-engine-conns", "1")
 }
 
 func endToEnd(t *testing.T, storeArgs ...string) {
@@ -407,6 +407,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"extra argument", []string{"extra"}, `unexpected argument "extra"`},
 		{"db and postgres", []string{"-db", "x.db", "-postgres", "postgres://x"}, "cannot be used together"},
 		{"schema without postgres", []string{"-schema", "x"}, "-schema needs -postgres"},
+		{"engine conns without postgres", []string{"-engine-conns", "3"}, "-engine-conns needs -postgres"},
+		{"no engine conns", []string{"-postgres", "postgres://x", "-engine-conns", "0"}, "-engine-conns must be at least 1"},
 		{"log format", []string{"-log-format", "yaml"}, `-log-format "yaml": use text or json`},
 		{"bad token file", []string{"-tokens", bad}, "token entry 1"},
 		{"missing token file", []string{"-tokens", filepath.Join(dir, "nope")}, "read token file"},

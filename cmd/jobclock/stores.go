@@ -16,13 +16,14 @@ import (
 	"github.com/jobclock/scheduler/store/sqlite"
 )
 
-// openStore opens the PostgreSQL store when dsn is set (tables in schema),
+// openStore opens the PostgreSQL store when dsn is set (tables in schema,
+// engineConns connections reserved for the scheduler, 0 for the default),
 // else the SQLite file at dbPath, else, when both are empty, a memory
 // store. The returned func closes the store.
-func openStore(ctx context.Context, dbPath, dsn, schema string) (scheduler.Store, func(), error) {
+func openStore(ctx context.Context, dbPath, dsn, schema string, engineConns int) (scheduler.Store, func(), error) {
 	switch {
 	case dsn != "":
-		st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema})
+		st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema, EngineConns: engineConns})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open postgres: %w", err)
 		}
