@@ -33,8 +33,7 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return 2
 	}
-	cronSet := false
-	fs.Visit(func(f *flag.Flag) { cronSet = cronSet || f.Name == "cron" })
+	cronSet := flagGiven(fs, "cron")
 	if !cronSet && len(operands) == 1 {
 		switch asCron, err := cronOperand(operands[0]); {
 		case err != nil:

@@ -127,22 +127,16 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	dbSet := false
-	fs.Visit(func(f *flag.Flag) { dbSet = dbSet || f.Name == "db" })
-	if dbSet && *dsn != "" {
+	if flagGiven(fs, "db") && *dsn != "" {
 		fmt.Fprintln(stderr, "jobclock serve: -db and -postgres cannot be used together")
 		return 2
 	}
-	schemaSet := false
-	fs.Visit(func(f *flag.Flag) { schemaSet = schemaSet || f.Name == "schema" })
-	if schemaSet && *dsn == "" {
+	if flagGiven(fs, "schema") && *dsn == "" {
 		fmt.Fprintln(stderr, "jobclock serve: -schema needs -postgres")
 		return 2
 	}
-	engineSet := false
-	fs.Visit(func(f *flag.Flag) { engineSet = engineSet || f.Name == "engine-conns" })
 	switch {
-	case engineSet && *dsn == "":
+	case flagGiven(fs, "engine-conns") && *dsn == "":
 		fmt.Fprintln(stderr, "jobclock serve: -engine-conns needs -postgres")
 		return 2
 	case *engineConns < 1:
@@ -318,6 +312,13 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		status = 1
 	}
 	return status
+}
+
+// flagGiven reports whether the flag name was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // serveLoopback reports whether addr listens only on a loopback address.
