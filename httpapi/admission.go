@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Defaults of Admission, chosen so that on a machine of two cores 100
-// clients that call the API without pause leave the scheduler's firings on
-// time (see BENCHMARKS.md, "Load").
+// Defaults of Admission, chosen for a machine of two cores on which 100
+// clients call the API without pause while jobs come due at 1,000 a
+// second; BENCHMARKS.md, "Load", has how late the jobs start with them.
 const (
 	DefaultAdmissionReads  = 2
 	DefaultAdmissionWrites = 1
