@@ -59,6 +59,8 @@ type decoder struct {
 	props              *Job
 	propsAt            int
 	propsFrom, propsTo int
+	// tags are the envelope's tags.
+	tags map[string]string
 }
 
 // top reads the top-level object into job, noting an envelope.

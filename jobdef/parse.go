@@ -97,17 +97,43 @@ func ParseJob(data []byte, opts *ParseOptions) (*Job, error) {
 // "properties" in the ARM envelope. A caller that finds more problems with
 // the job, at paths relative to it, names them in data under at.
 func ParseJobDocument(data []byte, opts *ParseOptions) (job *Job, at string, err error) {
+	res, err := ParseJobResource(data, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return res.Job, res.At, nil
+}
+
+// JobResource is a job definition read by [ParseJobResource]: the job, where
+// its definition stands in the input, and the tags of the ARM envelope
+// around it.
+type JobResource struct {
+	// Job is the definition in canonical form.
+	Job *Job
+	// At is "" when the input is the properties object itself,
+	// "properties" when it is the ARM envelope.
+	At string
+	// Tags are the envelope's "tags", checked by [ValidateTags]; nil
+	// when it has none (or the input is a bare definition).
+	Tags map[string]string
+}
+
+// ParseJobResource is [ParseJobDocument] that also returns the tags of the
+// ARM envelope ({"tags": {"team": "ops"}, "properties": {...}}), whose
+// problems are reported with the definition's at their paths ("tags",
+// "tags.NAME"; see [ValidateTags]).
+func ParseJobResource(data []byte, opts *ParseOptions) (*JobResource, error) {
 	if opts == nil {
 		opts = &ParseOptions{}
 	}
 	if len(data) > MaxInputSize {
-		return nil, "", &ValidationError{Path: rootPath, Reason: fmt.Sprintf("is %d bytes, more than the %d bytes read at most", len(data), MaxInputSize)}
+		return nil, &ValidationError{Path: rootPath, Reason: fmt.Sprintf("is %d bytes, more than the %d bytes read at most", len(data), MaxInputSize)}
 	}
 	var d decoder
 	d.Rules = definitionRules
-	job, at = d.decode(data)
+	job, at := d.decode(data)
 	if d.Scanner.Err() != nil {
-		return nil, "", scanError(&d.Scanner, rootPath, `a job definition is a JSON object such as {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}`)
+		return nil, scanError(&d.Scanner, rootPath, `a job definition is a JSON object such as {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}`)
 	}
 	p := problemsOf(d.Problems)
 	if job != nil {
@@ -120,9 +146,9 @@ func ParseJobDocument(data []byte, opts *ParseOptions) (job *Job, at string, err
 		}
 	}
 	if err := p.err(); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return job, at, nil
+	return &JobResource{Job: job, At: at, Tags: d.tags}, nil
 }
 
 // scanError returns the error of input that s could not read as JSON: a
@@ -199,10 +225,11 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 // envelope is the ARM resource envelope around a job, for what a member
 // it does not have is reported with.
 type envelope struct {
-	ID         string `json:"id"`
-	Name       string `json:"name"`
-	Type       string `json:"type"`
-	Properties Job    `json:"properties"`
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	Type       string            `json:"type"`
+	Tags       map[string]string `json:"tags"`
+	Properties Job               `json:"properties"`
 }
 
 // envelopeMembers checks the members of the ARM resource envelope {"id",
@@ -237,6 +264,9 @@ func (d *decoder) envelopeMembers() (props int, ok bool) {
 				v, _ := s.Any()
 				d.Add(strings.ToLower(k), jsonpath.Text(v), "is not a string")
 			}
+		case strings.EqualFold(k, "tags"):
+			s.Seek(m.at)
+			d.readTags()
 		case strings.EqualFold(k, "properties"):
 			d.AddName(k, "is a duplicate of "+strconv.Quote(propsKey))
 		default:
@@ -250,4 +280,40 @@ func (d *decoder) envelopeMembers() (props int, ok bool) {
 		return 0, false
 	}
 	return props, true
+}
+
+// readTags reads the envelope's "tags", where the scanner stands, into
+// d.tags, recording its problems.
+func (d *decoder) readTags() {
+	s := &d.Scanner
+	switch s.Kind() {
+	case jsonc.Null:
+		s.Skip()
+		return
+	case jsonc.Object:
+	default:
+		v, _ := s.Any()
+		d.Add("tags", jsonpath.Text(v), `is not an object; tags are {"name": "value", ...}`)
+		return
+	}
+	tags := make(map[string]string)
+	ok := true
+	s.Object(func(name []byte) bool {
+		k := string(name)
+		if s.Kind() != jsonc.String {
+			v, _ := s.Any()
+			d.Add(jsonpath.Key("tags", k), jsonpath.Text(v), "is not a string")
+			ok = false
+			return s.Err() == nil
+		}
+		v, _ := s.String()
+		tags[k] = v
+		return s.Err() == nil
+	})
+	for _, e := range ValidationErrors(ValidateTags(tags)) {
+		d.Add(e.Path, e.Value, e.Reason)
+	}
+	if ok && len(tags) > 0 {
+		d.tags = tags
+	}
 }
