@@ -60,9 +60,23 @@
 // job: startTime, action (with its retryPolicy and errorAction), recurrence
 // and state. [ParseJob] reads one. The input may be either that object
 // itself or the ARM resource envelope {"id": ..., "name": ..., "type": ...,
-// "properties": {...}}, whose id, name and type are accepted and ignored.
-// The input may contain // and /* */ comments and trailing commas, so the
-// examples of the Azure documentation parse as printed.
+// "tags": {...}, "properties": {...}}, whose id, name and type are accepted
+// and ignored. The input may contain // and /* */ comments and trailing
+// commas, so the examples of the Azure documentation parse as printed.
+//
+// A job may carry tags, labels that the scheduler keeps beside its
+// definition without interpreting them: ARM's "tags" of the job resource,
+// {"team": "ops", "tier": "1"}, at most [jobdef.MaxTags] (15), names of 1
+// to 512 characters and values of at most 256, checked by
+// [jobdef.ValidateTags] at the paths "tags" and "tags.NAME". They are
+// [JobRecord.Tags]; [PutJobOptions.Tags] sets them (a put replaces them, as
+// ARM's PUT does), [Scheduler.PutJobJSON] takes those of the envelope,
+// [Scheduler.PatchJob] merges a "tags" member beside (or in the envelope
+// around) the properties, and [ListJobsOptions.Tag] lists the jobs with a
+// tag, or a tag of a value (REST: $filter=tagName eq 'team' and tagValue eq
+// 'ops'). [Scheduler.Schedule] keeps the tags of the job it replaces. A
+// store keeps them with the job's record: store/memory keeps a job with
+// tags in its whole-record form, so jobs without take no memory for them.
 //
 // Object keys are matched without regard to case, as the original service
 // did ("Occurrence" and "occurrence" are the same key; so are "startTime"

@@ -248,7 +248,7 @@ func TestNewOnlyLinksNoParser(t *testing.T) {
 			t.Fatalf("go tool nm: %v", err)
 		}
 		syms := map[string]bool{}
-		for _, name := range []string{"github.com/jobclock/scheduler/jobdef.ParseJobDocument", "github.com/jobclock/scheduler.(*Scheduler).putJobAt"} {
+		for _, name := range []string{"github.com/jobclock/scheduler/jobdef.ParseJobResource", "github.com/jobclock/scheduler.(*Scheduler).putJobAt"} {
 			syms[name] = strings.Contains(string(out), " "+name+"\n")
 		}
 		return syms

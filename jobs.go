@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobclock/scheduler/internal/jsonc"
+	"github.com/jobclock/scheduler/internal/jsonpath"
 
 	"github.com/jobclock/scheduler/jobdef"
 	"github.com/jobclock/scheduler/recurrence"
@@ -26,6 +27,13 @@ type PutJobOptions struct {
 	// IfMatch, when not empty, makes the write fail with
 	// ErrPreconditionFailed unless the job exists with this ETag.
 	IfMatch string
+	// Tags are the job's labels ([JobRecord.Tags]), which the put
+	// replaces as ARM's PUT does: nil leaves the job without tags. At
+	// most 15, names of 1 to 512 characters, values of at most 256
+	// (jobdef.ValidateTags); problems are reported at "tags" and
+	// "tags.NAME". PutJobJSON takes the tags of its envelope instead,
+	// when it has some.
+	Tags map[string]string
 }
 
 // PatchJobOptions are the options of [Scheduler.PatchJob].
@@ -39,6 +47,10 @@ type PatchJobOptions struct {
 type ListJobsOptions struct {
 	// State keeps only jobs in this state; empty keeps all.
 	State JobState
+	// Tag keeps only jobs with this tag ([TagFilter]); the zero
+	// TagFilter keeps all. It is the one filter on labels; to search
+	// every collection, list each (ListCollections) with the same Tag.
+	Tag TagFilter
 	// Health keeps only jobs of this health; empty keeps all. The
 	// store holds no health: the Scheduler reads the collection's jobs a
 	// page at a time until it has found the page asked for.
@@ -258,26 +270,34 @@ func (s *Scheduler) PutJobJSON(ctx context.Context, collection, name string, dat
 	now := time.Now()
 	popts := s.parseOptions(now)
 	popts.Created = anchorAt(now)
-	def, at, err := jobdef.ParseJobDocument(data, &popts)
+	res, err := jobdef.ParseJobResource(data, &popts)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.putJobAt(ctx, s.store, collection, name, def, opts, now, true)
+	if res.Tags != nil {
+		o := PutJobOptions{}
+		if opts != nil {
+			o = *opts
+		}
+		o.Tags, opts = res.Tags, &o
+	}
+	r, err := s.putJobAt(ctx, s.store, collection, name, res.Job, opts, now, true)
 	if err != nil {
-		return nil, under(at, err)
+		return nil, under(res.At, err)
 	}
 	s.notify()
 	return r, nil
 }
 
 // under returns err with the path of each of its problems with a job
-// definition (other than the definition as a whole, "job") under at.
+// definition (other than the definition as a whole, "job", and its tags)
+// under at.
 func under(at string, err error) error {
 	if at == "" {
 		return err
 	}
 	for _, e := range ValidationErrors(err) {
-		if e.Path != "job" {
+		if e.Path != "job" && !isTagPath(e.Path) {
 			e.Path = at + "." + e.Path
 		}
 	}
@@ -297,6 +317,9 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if opts == nil {
 		opts = &PutJobOptions{}
 	}
+	if err := jobdef.ValidateTags(opts.Tags); err != nil {
+		return nil, err
+	}
 	job, err := s.checkDefinition(def, collection, name, now, anchorAt(now), parsed)
 	if err != nil {
 		return nil, err
@@ -308,13 +331,13 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if err != nil {
 		return nil, err
 	}
-	return s.writeJob(ctx, st, collection, name, job, stateOf(def), t, now, opts.IfMatch)
+	return s.writeJob(ctx, st, collection, name, job, opts.Tags, stateOf(def), t, now, opts.IfMatch)
 }
 
-// writeJob writes the checked and sealed definition job, with timing t
-// from anchorAt(now), as job name of collection over what st holds,
-// reading it again when another writer got there first.
-func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name string, job *Job, state JobState, t *Timing, now time.Time, ifMatch string) (*JobRecord, error) {
+// writeJob writes the checked and sealed definition job, with checked
+// tags and timing t from anchorAt(now), as job name of collection over
+// what st holds, reading it again when another writer got there first.
+func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, ifMatch string) (*JobRecord, error) {
 	for range maxWriteAttempts {
 		col, old, err := readForPut(ctx, st, collection, name)
 		if err != nil {
@@ -323,7 +346,7 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 		if err := preconditions("job", name, ifMatch, etagOf(old), old != nil); err != nil {
 			return nil, err
 		}
-		r, err := s.storeJob(ctx, st, col, name, job, state, t, now, old)
+		r, err := s.storeJob(ctx, st, col, name, job, tags, state, t, now, old)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -350,12 +373,12 @@ func readForPut(ctx context.Context, st TxStore, collection, name string) (col *
 // without startTime runs on whole seconds.
 func anchorAt(now time.Time) time.Time { return now.Truncate(time.Second) }
 
-// storeJob writes the checked definition job, with timing t (its timing
-// from anchorAt(now)), as job name of collection col, over old (nil:
-// create it), and returns the stored record. It fails with ErrConflict when another writer changed the job
-// since old was read.
-func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
-	r, err := s.newRecord(col, name, job, state, t, now, old)
+// storeJob writes the checked definition job, with checked tags and timing
+// t (its timing from anchorAt(now)), as job name of collection col, over
+// old (nil: create it), and returns the stored record. It fails with
+// ErrConflict when another writer changed the job since old was read.
+func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRecord, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
+	r, err := s.newRecord(col, name, job, tags, state, t, now, old)
 	if err != nil {
 		return nil, err
 	}
@@ -367,9 +390,10 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 }
 
 // newRecord returns the record that a put of the checked definition job,
-// with timing t, as job name of collection col over old (nil: a create)
-// writes at now; an error when t is more frequent than col allows.
-func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
+// with checked tags and timing t, as job name of collection col over old
+// (nil: a create) writes at now; an error when t is more frequent than col
+// allows.
+func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
 	if err := checkRecurrenceQuota(col, name, t); err != nil {
 		return nil, err
 	}
@@ -379,6 +403,9 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, stat
 		Collection: col.Name, Name: name, Job: job, State: state,
 		ETag: newETag(), Created: now, Updated: now,
 		Schedule: JobSchedule{Anchor: anchorAt(now), NextOccurrence: t.First()},
+	}
+	if len(tags) > 0 {
+		r.Tags = maps.Clone(tags)
 	}
 	if old != nil {
 		r.Version, r.Created, r.Status = old.Version, old.Created, old.Status
@@ -474,6 +501,20 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 	if err != nil {
 		return nil, err
 	}
+	// The resource's tags stand beside its properties, or, in a patch
+	// without an envelope, beside the definition's members.
+	env := p
+	if props, ok := takeMember(p, "properties"); ok {
+		p = props.(map[string]any)
+	}
+	tags, hasTags := takeMember(env, "tags")
+	if len(p) == 0 && hasTags {
+		p = nil // tags alone: the definition stays as it is
+	}
+	tagPatch, err := tagsPatch(tags, hasTags)
+	if err != nil {
+		return nil, err
+	}
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(p)) { // errors in path order
 		v := p[k]
@@ -494,6 +535,16 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 	return s.update(ctx, st, collection, name, opts.IfMatch, func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
 			return fmt.Errorf("patch job %q: it is %s: %w", name, r.State, ErrFinalState)
+		}
+		if hasTags {
+			t, err := patchTags(r.Tags, tagPatch)
+			if err != nil {
+				return err
+			}
+			r.Tags, r.ETag = t, newETag()
+		}
+		if p == nil {
+			return nil
 		}
 		cur, err := s.openDefinition(r.Definition(), collection, name)
 		if err != nil {
@@ -599,7 +650,70 @@ func reschedule(r *JobRecord, t *Timing, now time.Time) {
 	}
 }
 
-// parsePatch reads a JSON merge patch document, unwrapping an ARM envelope.
+// takeMember removes the member of m whose key equals key ignoring case,
+// and returns its value and whether there was one.
+func takeMember(m map[string]any, key string) (any, bool) {
+	for k, v := range m {
+		if strings.EqualFold(k, key) {
+			delete(m, k)
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// tagsPatch checks the "tags" member of a job's merge patch, given when
+// has: null (remove every tag) or an object whose members are strings (set
+// the tag) or null (remove it).
+func tagsPatch(v any, has bool) (map[string]any, error) {
+	if !has || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		b, _ := json.Marshal(v)
+		return nil, &ValidationError{Path: "tags", Value: jsonpath.Abbreviate(string(b)), Reason: `is not an object; tags are {"name": "value", ...}`}
+	}
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if _, ok := m[k].(string); !ok && m[k] != nil {
+			b, _ := json.Marshal(m[k])
+			errs = append(errs, &ValidationError{Path: jsonpath.Key("tags", k), Value: jsonpath.Abbreviate(string(b)), Reason: "is not a string (or null, to remove the tag)"})
+		}
+	}
+	return m, errors.Join(errs...)
+}
+
+// patchTags returns tags with patch merged in (nil patch: no tags), checked
+// by jobdef.ValidateTags; nil when none remain.
+func patchTags(tags map[string]string, patch map[string]any) (map[string]string, error) {
+	out := make(map[string]string)
+	if patch != nil {
+		maps.Copy(out, tags)
+	}
+	for k, v := range patch {
+		if v == nil {
+			delete(out, k)
+		} else {
+			out[k] = v.(string)
+		}
+	}
+	if err := jobdef.ValidateTags(out); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// isTagPath reports whether path names a job's tags or one of them.
+func isTagPath(path string) bool {
+	return path == "tags" || strings.HasPrefix(path, "tags.") || strings.HasPrefix(path, "tags[")
+}
+
+// parsePatch reads a JSON merge patch document; the "properties" of a
+// job's ARM envelope must be an object.
 func parsePatch(data []byte, what string) (map[string]any, error) {
 	std, err := jsonc.Standardize(data)
 	if err != nil {
@@ -612,11 +726,10 @@ func parsePatch(data []byte, what string) (map[string]any, error) {
 	if what == "job" {
 		for k, v := range p {
 			if strings.EqualFold(k, "properties") {
-				inner, ok := v.(map[string]any)
-				if !ok {
+				if _, ok := v.(map[string]any); !ok {
 					return nil, &ValidationError{Path: "properties", Reason: "is not an object"}
 				}
-				return inner, nil
+				return p, nil
 			}
 		}
 	}
@@ -796,6 +909,9 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 	if opts.State != "" && !opts.State.Valid() {
 		errs = append(errs, &ValidationError{Path: "state", Value: strconv.Quote(string(opts.State)), Reason: "is not a job state (Enabled, Disabled, Completed or Faulted)"})
 	}
+	if opts.Tag.Name == "" && opts.Tag.Value != "" {
+		errs = append(errs, &ValidationError{Path: "tag.name", Reason: "is required with tag.value"})
+	}
 	if opts.Health != "" && !opts.Health.Valid() {
 		errs = append(errs, &ValidationError{Path: "health", Value: strconv.Quote(string(opts.Health)), Reason: "is not a job health (OK, Skipped, Stale, Late or Failing)"})
 	}
@@ -804,7 +920,7 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 	}
 	now := time.Now()
 	if opts.Health == "" {
-		list, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Skip: opts.Skip, Top: pageSize(opts.Top)})
+		list, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, Skip: opts.Skip, Top: pageSize(opts.Top)})
 		for _, r := range list {
 			s.withHealth(r, now)
 		}
@@ -813,7 +929,7 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 	var out []*JobRecord
 	skip, top := opts.Skip, pageSize(opts.Top)
 	for from := 0; len(out) < top; from += MaxPageSize {
-		page, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Skip: from, Top: MaxPageSize})
+		page, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, Skip: from, Top: MaxPageSize})
 		if err != nil {
 			return nil, err
 		}

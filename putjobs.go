@@ -7,14 +7,20 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jobclock/scheduler/jobdef"
 )
 
-// JobPut is one job of [Scheduler.PutJobs]: its name and definition.
+// JobPut is one job of [Scheduler.PutJobs]: its name, definition and
+// tags.
 type JobPut struct {
 	// Name is the job's name.
 	Name string
 	// Job is the definition, as given to [Scheduler.PutJob].
 	Job *Job
+	// Tags are the job's labels, as [PutJobOptions.Tags] gives them to
+	// PutJob: the put replaces them, nil leaves the job without tags.
+	Tags map[string]string
 }
 
 // PutJobsError is the error of a [Scheduler.PutJobs] batch in which some
@@ -135,6 +141,7 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 type checkedPut struct {
 	name  string
 	job   *Job
+	tags  map[string]string
 	state JobState
 	t     *Timing
 }
@@ -166,6 +173,9 @@ func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *chec
 	if err := checkName("name", p.Name); err != nil {
 		return err
 	}
+	if err := jobdef.ValidateTags(p.Tags); err != nil {
+		return err
+	}
 	job, err := s.checkDefinition(p.Job, collection, p.Name, now, anchorAt(now), false)
 	if err != nil {
 		return err
@@ -177,7 +187,7 @@ func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *chec
 	if err != nil {
 		return err
 	}
-	*c = checkedPut{name: p.Name, job: job, state: stateOf(p.Job), t: t}
+	*c = checkedPut{name: p.Name, job: job, tags: p.Tags, state: stateOf(p.Job), t: t}
 	return nil
 }
 
@@ -207,7 +217,7 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 				if job.StateReason != "" || job.ResumeTime != nil {
 					job = job.Clone() // newRecord moves the pause out of it: keep it for a retry
 				}
-				recs[i], err = s.newRecord(col, p.name, job, p.state, p.t, now, olds[i])
+				recs[i], err = s.newRecord(col, p.name, job, p.tags, p.state, p.t, now, olds[i])
 			}
 			if err != nil {
 				items = append(items, PutJobsItemError{Index: i, Name: p.name, Err: err})
@@ -237,7 +247,7 @@ func (s *Scheduler) putEach(ctx context.Context, collection string, batch []chec
 	out := make([]*JobRecord, 0, len(batch))
 	for i := range batch {
 		p := &batch[i]
-		r, err := s.writeJob(ctx, s.store, collection, p.name, p.job, p.state, p.t, now, ifMatch)
+		r, err := s.writeJob(ctx, s.store, collection, p.name, p.job, p.tags, p.state, p.t, now, ifMatch)
 		if err != nil {
 			return out, &PutJobsError{Items: []PutJobsItemError{{Index: i, Name: p.name, Err: err}}}
 		}

@@ -30,7 +30,7 @@ const DefaultCollection = "default"
 //
 // Schedule is meant to be called each time the program starts. It creates
 // the collection and the job when they do not exist, replaces the job
-// (as PutJob does, but a Disabled job stays Disabled) when its definition
+// (as PutJob does, but a Disabled job stays Disabled and keeps its tags) when its definition
 // differs from act and when, and leaves it alone when they are the same:
 // a job that is already scheduled keeps its place in its recurrence, its
 // counters and the occurrences it missed while the program was down, and
@@ -83,10 +83,14 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 			}
 		}
 		state := JobEnabled
-		if old != nil && old.State == JobDisabled {
-			state = JobDisabled
+		var tags map[string]string
+		if old != nil {
+			tags = old.Tags // labels an operator gave the job stay
+			if old.State == JobDisabled {
+				state = JobDisabled
+			}
 		}
-		r, err := s.storeJob(ctx, s.store, col, name, job, state, t, now, old)
+		r, err := s.storeJob(ctx, s.store, col, name, job, tags, state, t, now, old)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}

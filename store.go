@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 )
@@ -69,9 +70,9 @@ type Store interface {
 	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
 
 	// ListJobs returns the collection's jobs ordered by name, after
-	// filtering by f.State (empty: all) and skipping f.Skip; at most
-	// f.Top of them (0: no limit). ErrNotFound when the collection does
-	// not exist.
+	// filtering by f.State (empty: all) and f.Tag (the zero TagFilter:
+	// all) and skipping f.Skip; at most f.Top of them (0: no limit).
+	// ErrNotFound when the collection does not exist.
 	ListJobs(ctx context.Context, collection string, f JobFilter) ([]*JobRecord, error)
 
 	// DeleteJob deletes the job and its history, leased or not.
@@ -108,7 +109,8 @@ type Store interface {
 
 	// Record stores the outcome of work on a claimed job in one atomic
 	// step: it replaces the job record with j (state, status, scheduling
-	// state; definition and ETag as given), releases the lease, and
+	// state; definition and ETag as given; the stored Tags stay, whatever
+	// j holds), releases the lease, and
 	// appends history in order. It fails, changing nothing, with
 	// ErrNotFound when the job is gone, ErrLeaseLost when owner does not
 	// hold the lease (an expired lease that nobody else claimed still
@@ -195,6 +197,11 @@ type JobRecord struct {
 	// Job is the definition as given, with State and Status left empty;
 	// see [JobRecord.Definition] for the definition with both filled in.
 	Job *Job
+	// Tags are the job's labels, the "tags" of its ARM resource: names
+	// and values that the Scheduler does not interpret, for finding jobs
+	// ([JobFilter.Tag]). nil when the job has none (never an empty map).
+	// PutJob stores them as given; Record keeps the stored ones.
+	Tags map[string]string
 	// State is Enabled, Disabled, Completed or Faulted.
 	State JobState
 	// Status holds the counters and execution times.
@@ -258,6 +265,7 @@ func (r *JobRecord) Clone() *JobRecord {
 	c := &b.rec
 	*c = *r
 	c.Job = r.Job.Clone()
+	c.Tags = maps.Clone(r.Tags)
 	if p := r.Status.LastExecutionTime; p != nil {
 		b.last = *p
 		c.Status.LastExecutionTime = &b.last
@@ -442,10 +450,33 @@ type Occurrence struct {
 type JobFilter struct {
 	// State keeps only jobs in this state; empty keeps all.
 	State JobState
+	// Tag keeps only the jobs it matches ([TagFilter.Keeps]); the zero
+	// TagFilter keeps all.
+	Tag TagFilter
 	// Skip leaves out this many jobs first.
 	Skip int
 	// Top returns at most this many jobs; 0 means no limit.
 	Top int
+}
+
+// TagFilter selects jobs by one of their tags ([JobRecord.Tags]), as ARM's
+// $filter=tagName eq 'NAME' and tagValue eq 'VALUE' does.
+type TagFilter struct {
+	// Name is the tag a job must have, compared exactly; empty keeps
+	// every job (and then Value must be empty too).
+	Name string
+	// Value is the value the tag must have; empty keeps any value
+	// (a tag whose value is empty is found by its name alone).
+	Value string
+}
+
+// Keeps reports whether a job with these tags passes f.
+func (f TagFilter) Keeps(tags map[string]string) bool {
+	if f.Name == "" {
+		return true
+	}
+	v, ok := tags[f.Name]
+	return ok && (f.Value == "" || v == f.Value)
 }
 
 // HistoryFilter selects history entries for [Store.ListHistory] and

@@ -130,6 +130,9 @@ func mutate(v reflect.Value) {
 			mutate(v.Index(i))
 		}
 	case reflect.Map:
+		if v.IsNil() {
+			return // shares nothing, and cannot be changed in place
+		}
 		for _, k := range v.MapKeys() {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(v.MapIndex(k))

@@ -84,7 +84,16 @@ type JobRow struct {
 	HasDue           bool
 	LeaseOwner       string
 	LeaseUntil       int64
-	HasLease         bool // LeaseUntil is set
+	HasLease         bool   // LeaseUntil is set
+	Tags             string // the Tags as a JSON object; "" (NULL) for none
+}
+
+// TagsArg returns the tags value to bind: the JSON text, or nil for NULL.
+func (r *JobRow) TagsArg() any {
+	if r.Tags == "" {
+		return nil
+	}
+	return r.Tags
 }
 
 // CreatedArg returns the created_at value to bind: the number, or nil for
@@ -175,6 +184,13 @@ func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*J
 		LeaseOwner: r.LeaseOwner,
 		LeaseUntil: NanosInt(r.LeaseUntil), HasLease: !r.LeaseUntil.IsZero(),
 	}
+	if len(j.Tags) > 0 {
+		b, err := codec.Marshal(j.Tags)
+		if err != nil {
+			return nil, fmt.Errorf("encode tags of job %q: %w", r.ID(), err)
+		}
+		row.Tags = string(b)
+	}
 	return row, nil
 }
 
@@ -210,6 +226,14 @@ func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.Jo
 	}
 	if err := codec.Unmarshal([]byte(row.Schedule), &r.Schedule); err != nil {
 		return nil, fmt.Errorf("decode schedule of job %q: %w", r.ID(), err)
+	}
+	if row.Tags != "" {
+		if err := codec.Unmarshal([]byte(row.Tags), &r.Tags); err != nil {
+			return nil, fmt.Errorf("decode tags of job %q: %w", r.ID(), err)
+		}
+		if len(r.Tags) == 0 {
+			r.Tags = nil
+		}
 	}
 	normJob(r)
 	return r, nil

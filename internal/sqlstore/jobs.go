@@ -93,7 +93,7 @@ func (d *Dialect) Wrap(op, what string, err error) error {
 
 // The columns of the tables, in the order the scanners read them.
 const (
-	JobCols        = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until"
+	JobCols        = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until, tags"
 	CollectionCols = "name, definition, enabled, etag, version, created_at, updated_at"
 )
 
@@ -112,11 +112,15 @@ func ScanJob(r Row, extra ...any) (*scheduler.JobRecord, error) {
 func ScanJobRow(r Row, extra ...any) (*JobRow, error) {
 	row := new(JobRow)
 	var created, updated, due, lease *int64
-	dest := make([]any, 0, 13+len(extra))
+	var tags *string
+	dest := make([]any, 0, 14+len(extra))
 	dest = append(dest, &row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
-		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease)
+		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease, &tags)
 	if err := r.Scan(append(dest, extra...)...); err != nil {
 		return nil, err
+	}
+	if tags != nil {
+		row.Tags = *tags
 	}
 	set := func(p *int64, n *int64, ok *bool) {
 		if p != nil {
@@ -261,9 +265,9 @@ func (d *Dialect) collectionForPut(ctx context.Context, c Conn, collection, lock
 	return enabled, coll.Definition.MaxJobCount(), nil
 }
 
-// insertSlotSQL inserts a new job row holding place $12, unless another
+// insertSlotSQL inserts a new job row holding place $13, unless another
 // job of the collection holds it.
-const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, $12) ON CONFLICT (slot, collection) DO NOTHING"
+const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $12, $11, $13) ON CONFLICT (slot, collection) DO NOTHING"
 
 // CreateJob inserts job j (encoded as row) into a free place of its
 // collection (see Places above), after checking that the collection
@@ -334,9 +338,9 @@ func (d *Dialect) FitSlots(ctx context.Context, c Conn, collection string, limit
 // need not be a transaction.
 func (d *Dialect) ReplaceJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
 	n, err := c.Exec(ctx, d.sql(`UPDATE {s}.jobs SET definition = $3, state = $4, status = $5, schedule = $6, etag = $7, version = $8 + 1,
-		created_at = $9, updated_at = $10, due_at = $11 WHERE collection = $1 AND name = $2 AND version = $8`),
+		created_at = $9, updated_at = $10, due_at = $11, tags = $12 WHERE collection = $1 AND name = $2 AND version = $8`),
 		j.Collection, j.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version,
-		row.CreatedArg(), row.UpdatedArg(), row.DueArg())
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg())
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
 	}
@@ -424,10 +428,10 @@ type JobInserter interface {
 }
 
 // InsertArgs returns the arguments of a new job row's insert: JobCols'
-// values but version, lease_owner and lease_until, then coll_enabled.
+// values up to due_at, then coll_enabled, then tags.
 func (r *JobRow) InsertArgs(enabled bool) []any {
 	return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag,
-		r.CreatedArg(), r.UpdatedArg(), r.DueArg(), enabled}
+		r.CreatedArg(), r.UpdatedArg(), r.DueArg(), enabled, r.TagsArg()}
 }
 
 // PutJobs implements [scheduler.BulkPutter.PutJobs] over c, which must be

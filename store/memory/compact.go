@@ -14,7 +14,9 @@ import (
 // second, Schedule.DueAt and Status.NextExecutionTime are empty or the
 // next occurrence, and the rest of its status and schedule is empty. A job
 // between occurrences has run: it has counters and more instants, but
-// still no occurrence in progress nor run requested. A job keeps a record
+// still no occurrence in progress nor run requested (and neither has tags:
+// a job with tags is kept whole, so that the many without take no more
+// memory for them). A job keeps a record
 // of the first shape in compact form, in about fifty bytes of the job
 // itself (a whole JobRecord takes about four hundred, which would be most
 // of the memory of a store of a million jobs), adds a ran part in
@@ -143,6 +145,15 @@ func (j *job) readInto(into *scheduler.JobRecord) *scheduler.JobRecord {
 	return r
 }
 
+// tags returns the Tags of j's record, which j keeps: nil without any (a
+// record with tags is kept whole).
+func (j *job) tags() map[string]string {
+	if w := j.whole(); w != nil {
+		return w.Tags
+	}
+	return nil
+}
+
 // state returns the State of j's record.
 func (j *job) state() scheduler.JobState {
 	if w := j.whole(); w != nil {
@@ -179,7 +190,7 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	next, ok2 := exactKey(s.NextOccurrence)
 	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" ||
 		s.Faults != 0 || s.Policy != nil || s.LastSkipped ||
-		status.Health != "" {
+		status.Health != "" || len(r.Tags) != 0 {
 		return compact{}, ran{}, false
 	}
 	etag, okTag := etagBits(r.ETag)

@@ -531,7 +531,7 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 	}
 	var out []*scheduler.JobRecord
 	names, skip := c.names, f.Skip
-	if f.State == "" {
+	if f.State == "" && f.Tag.Name == "" {
 		// Every job counts: skip without looking them up.
 		names, skip = names[min(max(skip, 0), len(names)):], 0
 	}
@@ -540,7 +540,7 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 			break
 		}
 		j := c.jobs[n]
-		if f.State != "" && j.state() != f.State {
+		if f.State != "" && j.state() != f.State || !f.Tag.Keeps(j.tags()) {
 			continue
 		}
 		if skip > 0 {
@@ -666,6 +666,13 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 	}
 	if r.Version != j.version() {
 		return fmt.Errorf("memory: record job %q: version %d, stored %d: %w", r.ID(), r.Version, j.version(), scheduler.ErrConflict)
+	}
+	if tags := j.tags(); !maps.Equal(r.Tags, tags) { // the stored tags stay
+		if !keep {
+			c := *r
+			r = &c
+		}
+		r.Tags = maps.Clone(tags)
 	}
 	s.set(j, r, keep)
 	if keep && j.whole() != r && len(s.spare) < maxSpare {

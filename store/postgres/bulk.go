@@ -55,14 +55,14 @@ type copyConn struct {
 
 // insertCols are the columns InsertJobs copies.
 var insertCols = []string{"collection", "name", "definition", "state", "status", "schedule", "etag", "version",
-	"created_at", "updated_at", "due_at", "lease_owner", "lease_until", "coll_enabled", "slot"}
+	"created_at", "updated_at", "due_at", "lease_owner", "lease_until", "tags", "coll_enabled", "slot"}
 
 // InsertJobs implements [sqlstore.JobInserter].
 func (c copyConn) InsertJobs(ctx context.Context, rows []*sqlstore.JobRow, enabled bool, slots []int64) error {
 	_, err := c.tx.CopyFrom(ctx, pgx.Identifier{c.schema, "jobs"}, insertCols, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 		r := rows[i]
 		return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag, int64(1),
-			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, enabled, slots[i]}, nil
+			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, r.TagsArg(), enabled, slots[i]}, nil
 	}))
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation: a job exists (or, which the lock prevents, holds the place)

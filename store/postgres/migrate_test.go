@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/postgres"
+	"github.com/jobclock/scheduler/store/storetest"
 )
 
 // TestMigrateFromVersion1 opens a schema of version 1 that holds history
@@ -22,13 +23,7 @@ import (
 func TestMigrateFromVersion1(t *testing.T) {
 	schema := newSchema(t)
 	s := open(t, schema)
-	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
-		t.Fatal(err)
-	}
-	j := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
-	if err := s.PutJob(ctx, j); err != nil {
-		t.Fatal(err)
-	}
+	putDueJob(t, s)
 	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("ClaimDue = %v, %v", claimed, err)
@@ -296,5 +291,40 @@ func TestClaimIsHOT(t *testing.T) {
 	upd, hot := updates()
 	if upd-upd0 != n+1 || hot-hot0 != n+1 {
 		t.Errorf("claims of %d jobs: %d updates, %d of them HOT; want every one HOT", n+1, upd-upd0, hot-hot0)
+	}
+}
+
+// TestMigrateJobTags opens a schema of version 8, from before jobs had
+// tags, that holds a job, and checks that Open adds the column in place:
+// the job reads back without tags, and may be given some and found by
+// them.
+func TestMigrateJobTags(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	putDueJob(t, s)
+	s.Close()
+	c := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	if _, err := c.Exec(ctx, "ALTER TABLE "+q+".jobs DROP COLUMN tags; UPDATE "+q+".schema_version SET version = 8"); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, schema)
+	storetest.CheckMigratedJob(t, s, "c", "j")
+	var version int
+	if err := c.QueryRow(ctx, "SELECT version FROM "+q+".schema_version").Scan(&version); err != nil || version != postgres.SchemaVersion {
+		t.Errorf("schema version after migration = %d, %v; want %d", version, err, postgres.SchemaVersion)
+	}
+}
+
+// putDueJob puts collection "c" and its job "j", due at t0.
+func putDueJob(t *testing.T, s scheduler.Store) {
+	t.Helper()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	j := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+	if err := s.PutJob(ctx, j); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -252,8 +252,9 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 	// snapshot: the first row says whether the collection exists.
 	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+prefixed("j.", jobCols)+` FROM {s}.collections c
 		LEFT JOIN LATERAL (SELECT * FROM {s}.jobs WHERE collection = c.name AND ($2 = '' OR state = $2)
+			AND ($5 = '' OR (tags::jsonb ->> $5) = $6 OR $6 = '' AND (tags::jsonb ->> $5) IS NOT NULL)
 			ORDER BY name LIMIT $3 OFFSET $4) j ON true
-		WHERE c.name = $1`), collection, string(f.State), limit(f.Top), max(f.Skip, 0))
+		WHERE c.name = $1`), collection, string(f.State), limit(f.Top), max(f.Skip, 0), f.Tag.Name, f.Tag.Value)
 	if err != nil {
 		return nil, wrap("list jobs of collection", collection, err)
 	}

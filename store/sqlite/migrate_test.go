@@ -11,10 +11,11 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/sqlite"
+	"github.com/jobclock/scheduler/store/storetest"
 )
 
 // TestMigrateFromVersion1 opens a file of schema version 1 that holds
-// history (one made by this build, with what migrations 2 and 3 added
+// history (one made by this build, with what migrations 2 to 4 added
 // taken away)
 // and checks that Open migrates it and keeps the data.
 func TestMigrateFromVersion1(t *testing.T) {
@@ -45,7 +46,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("DROP INDEX history_status; DROP INDEX history_faulted; DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; UPDATE schema_version SET version = 1"); err != nil {
+	if _, err := db.Exec("DROP INDEX history_status; DROP INDEX history_faulted; DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; UPDATE schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -55,6 +56,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Message != "1" {
 		t.Errorf("RecentHistory(Failed) after migration = %+v, %v; want entry 1", got, err)
 	}
+	storetest.CheckMigratedJob(t, s, "c", "j")
 	s.Close()
 	db, err = sql.Open("sqlite", path)
 	if err != nil {
@@ -114,7 +116,7 @@ func TestMigrateToSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec("DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; UPDATE schema_version SET version = 3"); err != nil {
+	if _, err := db.Exec("DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; UPDATE schema_version SET version = 3"); err != nil {
 		t.Fatal(err)
 	}
 

@@ -208,12 +208,14 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 		return nil, wrap("list jobs of collection", collection, err)
 	}
 	top, skip := limitOffset(f.Top, f.Skip)
-	var rows *sql.Rows
-	if f.State == "" {
-		rows, err = tx.QueryContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE collection = ? ORDER BY name LIMIT ? OFFSET ?", collection, top, skip)
-	} else {
-		rows, err = tx.QueryContext(ctx, "SELECT "+jobCols+" FROM jobs WHERE collection = ? AND state = ? ORDER BY name LIMIT ? OFFSET ?", collection, string(f.State), top, skip)
+	q, args := "SELECT "+jobCols+" FROM jobs WHERE collection = ?", []any{collection}
+	if f.State != "" {
+		q, args = q+" AND state = ?", append(args, string(f.State))
 	}
+	if f.Tag.Name != "" {
+		q, args = q+" AND EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE key = ? AND (? = '' OR value = ?))", append(args, f.Tag.Name, f.Tag.Value, f.Tag.Value)
+	}
+	rows, err := tx.QueryContext(ctx, q+" ORDER BY name LIMIT ? OFFSET ?", append(args, top, skip)...)
 	if err != nil {
 		return nil, wrap("list jobs of collection", collection, err)
 	}

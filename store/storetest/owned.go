@@ -65,7 +65,8 @@ func richCollection(name string) *scheduler.CollectionRecord {
 // returns an equal record that shares nothing with the others.
 func richRecord(coll, name string, seed int) *scheduler.JobRecord {
 	r := &scheduler.JobRecord{Collection: coll, Name: name, Job: richJob(), State: scheduler.JobEnabled,
-		ETag: "etag-" + name, Created: t0.Add(-2 * time.Hour), Updated: t0.Add(-time.Hour)}
+		ETag: "etag-" + name, Created: t0.Add(-2 * time.Hour), Updated: t0.Add(-time.Hour),
+		Tags: map[string]string{"team": name, "ü": "ß"}}
 	fill.Fill(&r.Status, seed)
 	fill.Fill(&r.Schedule, seed)
 	r.Schedule.DueAt = t0

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"JobCountQuotaConcurrent", testJobCountQuotaConcurrent},
 		{"JobCountQuotaLowered", testJobCountQuotaLowered},
 		{"ListJobs", testListJobs},
+		{"JobTags", testJobTags},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimTies", testClaimTies},
 		{"ClaimSkipsDisabledCollections", testClaimSkipsDisabled},

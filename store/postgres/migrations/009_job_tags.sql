@@ -1,0 +1,4 @@
+-- A job's tags, its labels: a JSON object of strings, NULL when it has
+-- none. Existing jobs have none.
+
+ALTER TABLE jobs ADD COLUMN IF NOT EXISTS tags text;
