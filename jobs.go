@@ -512,10 +512,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		p = nil // tags alone: the definition stays as it is
 	}
 	tagPatch, err := tagsPatch(tags, hasTags)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
+	errs := []error{err}
 	for _, k := range slices.Sorted(maps.Keys(p)) { // errors in path order
 		v := p[k]
 		switch {

@@ -18,7 +18,7 @@
 //	PATCH  JC                          merge-patch a collection            200
 //	DELETE JC                          delete it with its jobs and history 200
 //	POST   JC/enable, JC/disable       set the collection's state          200, empty body
-//	GET    JC/jobs                     list jobs ($filter=state eq Enabled, $top, $skip)
+//	GET    JC/jobs                     list jobs ($filter=state eq Enabled or tagName eq 'team', $top, $skip)
 //	GET    JC/jobs/{jobName}           get a job                           200
 //	PUT    JC/jobs/{jobName}           create or replace a job             201 created, 200 replaced
 //	PATCH  JC/jobs/{jobName}           merge-patch a job                   200
@@ -92,7 +92,17 @@
 // (the published definition types it as a string, so it is never null). Collection lists are not paged. $filter is "state eq VALUE" for
 // jobs (Enabled, Disabled, Completed, Faulted) and "status eq VALUE" for
 // history (Completed, Failed, Postponed), in any case, VALUE optionally in
-// single quotes.
+// single quotes. Jobs may also be filtered on a tag, as ARM does:
+// "tagName eq 'team'" keeps the jobs with the tag, "tagName eq 'team' and
+// tagValue eq 'ops'" those where it has that value (names and values in
+// single quotes, a quote in them doubled, compared exactly).
+//
+// A job is {"id", "type": "Microsoft.Scheduler/jobCollections/jobs",
+// "name", "tags", "properties"}: "tags" are its labels (at most 15, names
+// of 1 to 512 characters, values of at most 256; problems at "tags" and
+// "tags.NAME"), left out when it has none. A PUT replaces them (without
+// "tags", the job has none); a PATCH merges them ({"tags": {"tier": null}}
+// removes one) and may give "tags" alone, without "properties".
 //
 // # Concurrency
 //

@@ -79,7 +79,8 @@ func validationError(err error, prefix string) *apiError {
 	details := make([]ErrorDetail, 0, len(verrs))
 	for _, v := range verrs {
 		path := v.Path
-		if prefix != "" && path != prefix && !strings.HasPrefix(path, prefix+".") {
+		isTag := path == "tags" || strings.HasPrefix(path, "tags.") || strings.HasPrefix(path, "tags[") // beside the properties
+		if prefix != "" && path != prefix && !strings.HasPrefix(path, prefix+".") && !isTag {
 			path = prefix + "." + path
 		}
 		target := path

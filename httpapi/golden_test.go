@@ -446,6 +446,39 @@ func steps() []step {
   "recurrence": {"cron": "@every 30s"}
 }}`},
 		{name: "delete-collection-standard", method: "DELETE", path: rg1 + "/jcstandard" + v},
+
+		// Tags on jobs: put, patched, listed by ARM's $filter, refused past ARM's limits.
+		{name: "put-collection-tags", method: "PUT", path: rg1 + "/jctags" + v, body: `{"location": "West Europe", "properties": {}}`},
+		{name: "put-job-tags", method: "PUT", path: rg1 + "/jctags/jobs/t1" + v, body: `{"tags": {"team": "ops", "tier": "1"}, "properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Hour", "interval": 1}
+}}`},
+		{name: "put-job-tags-other", method: "PUT", path: rg1 + "/jctags/jobs/t2" + v, body: `{"tags": {"team": "web", "owner": "O'Brien"}, "properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}}
+}}`},
+		{name: "put-job-no-tags", method: "PUT", path: rg1 + "/jctags/jobs/t3" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}}
+}}`},
+		{name: "get-job-tags", method: "GET", path: rg1 + "/jctags/jobs/t1" + v},
+		{name: "list-jobs-filter-tag-name", method: "GET", path: rg1 + "/jctags/jobs" + v + "&$filter=" + urlq("tagName eq 'team'")},
+		{name: "list-jobs-filter-tag-value", method: "GET", path: rg1 + "/jctags/jobs" + v + "&$filter=" + urlq("tagName eq 'team' and tagValue eq 'web'")},
+		{name: "list-jobs-filter-tag-quote", method: "GET", path: rg1 + "/jctags/jobs" + v + "&$filter=" + urlq("tagname eq 'owner' and tagvalue eq 'O''Brien'") + "&$top=1"},
+		{name: "list-jobs-filter-tag-page", method: "GET", path: rg1 + "/jctags/jobs" + v + "&$filter=" + urlq("tagName eq 'team'") + "&$top=1"},
+		{name: "list-jobs-filter-tag-empty-value", method: "GET", path: rg1 + "/jctags/jobs" + v + "&$filter=" + urlq("tagName eq 'team' and tagValue eq ''")},
+		{name: "patch-job-tags", method: "PATCH", path: rg1 + "/jctags/jobs/t1" + v, body: `{"tags": {"tier": null, "env": "prod"}}`},
+		{name: "patch-job-tags-and-properties", method: "PATCH", path: rg1 + "/jctags/jobs/t1" + v, body: `{"tags": {"team": "db"}, "properties": {"state": "Disabled"}}`},
+		{name: "patch-job-tags-invalid", method: "PATCH", path: rg1 + "/jctags/jobs/t1" + v, body: `{"tags": {"n": 1}, "properties": {"state": "Paused"}}`},
+		{name: "put-job-tags-too-many", method: "PUT", path: rg1 + "/jctags/jobs/t4" + v, body: `{"tags": {"t1": "", "t2": "", "t3": "", "t4": "", "t5": "", "t6": "", "t7": "", "t8": "",
+  "t9": "", "t10": "", "t11": "", "t12": "", "t13": "", "t14": "", "t15": "", "t16": ""}, "properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}}
+}}`},
+		{name: "put-job-tags-too-long", method: "PUT", path: rg1 + "/jctags/jobs/t4" + v, body: `{"tags": {"` + strings.Repeat("n", 513) + `": "v", "team": "` + strings.Repeat("v", 257) + `"}, "properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}}
+}}`},
+		{name: "delete-collection-tags", method: "DELETE", path: rg1 + "/jctags" + v},
 	}
 }
 

@@ -215,14 +215,14 @@ func (h *handler) setCollectionState(w http.ResponseWriter, r *http.Request,
 // envelopeOnly checks that a job body is the ARM envelope {"properties":
 // {...}}. Bodies that are not a JSON object at all are left for the parser
 // to report, with their line and column.
-func envelopeOnly(data []byte) error {
+func envelopeOnly(data []byte, tagsAlone bool) error {
 	s := jsonc.NewScanner(data)
 	if s.Kind() != jsonc.Object {
 		return nil
 	}
 	found := false
 	s.Object(func(name []byte) bool {
-		if found = strings.EqualFold(string(name), "properties"); found {
+		if found = strings.EqualFold(string(name), "properties") || tagsAlone && strings.EqualFold(string(name), "tags"); found {
 			return false // enough: the parser reads the rest
 		}
 		return s.Skip()
@@ -256,7 +256,7 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := envelopeOnly(data); err != nil {
+	if err := envelopeOnly(data, false); err != nil {
 		return err
 	}
 	// PutJobJSON parses with the scheduler's own rules (the action types
@@ -284,7 +284,7 @@ func (h *handler) patchJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := envelopeOnly(data); err != nil {
+	if err := envelopeOnly(data, true); err != nil {
 		return err
 	}
 	j, err := h.s.PatchJob(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PatchJobOptions{IfMatch: ifMatch(r)})
@@ -401,8 +401,9 @@ func (h *handler) backfillJob(w http.ResponseWriter, r *http.Request) error {
 
 // page is the paging and filtering of a list request.
 type page struct {
-	field     string // the filter's field, empty without a filter
-	filter    string // its value
+	field     string              // the filter's field, empty without a filter
+	filter    string              // its value
+	tag       scheduler.TagFilter // the filter on a tag, when field is "tagName"
 	top, skip int
 }
 
@@ -410,6 +411,65 @@ type page struct {
 type filterField struct {
 	name   string
 	values []string
+}
+
+// tagFilter is the filter on jobs' tags, in ARM's form: "tagName eq 'NAME'",
+// optionally followed by "and tagValue eq 'VALUE'".
+var tagFilter = filterField{name: "tagName"}
+
+// parseTagFilter reads $filter f as tagFilter; ok is false when it is not
+// one. Keywords are read in any case; the name and the value are OData
+// strings in single quotes (a quote in them doubled), compared exactly.
+// emptyValue reports an empty tagValue, which the caller refuses: it is not a
+// filter on the value (a tag with an empty value is found by its name
+// alone).
+func parseTagFilter(f string) (tf scheduler.TagFilter, emptyValue, ok bool) {
+	rest := f
+	word := func(w string) bool {
+		t := strings.TrimLeft(rest, " ")
+		if len(t) < len(w) || !strings.EqualFold(t[:len(w)], w) || len(t) > len(w) && t[len(w)] != ' ' {
+			return false
+		}
+		rest = t[len(w):]
+		return true
+	}
+	quoted := func() (string, bool) {
+		t := strings.TrimLeft(rest, " ")
+		if !strings.HasPrefix(t, "'") {
+			return "", false
+		}
+		var b strings.Builder
+		for i := 1; i < len(t); i++ {
+			if t[i] != '\'' {
+				b.WriteByte(t[i])
+				continue
+			}
+			if i+1 < len(t) && t[i+1] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			rest = t[i+1:]
+			return b.String(), true
+		}
+		return "", false
+	}
+	if !word("tagName") || !word("eq") {
+		return tf, false, false
+	}
+	if tf.Name, ok = quoted(); !ok || tf.Name == "" {
+		return tf, false, false
+	}
+	if strings.TrimSpace(rest) == "" {
+		return tf, false, true
+	}
+	if !word("and") || !word("tagValue") || !word("eq") {
+		return tf, false, false
+	}
+	if tf.Value, ok = quoted(); !ok || strings.TrimSpace(rest) != "" {
+		return tf, false, false
+	}
+	return tf, tf.Value == "", true
 }
 
 // parsePage reads $filter ("FIELD eq VALUE", VALUE one of values in any
@@ -427,6 +487,17 @@ func parsePage(r *http.Request, fields ...filterField) (page, error) {
 		ok := false
 		var uses []string
 		for _, fd := range fields {
+			if fd.name == tagFilter.name {
+				uses = append(uses, "\"tagName eq 'NAME'\", optionally followed by \"and tagValue eq 'VALUE'\" (a quote in NAME or VALUE doubled)")
+				switch tf, empty, isTag := parseTagFilter(f); {
+				case isTag && empty:
+					ok = true // reported here, more precisely than below
+					bad("$filter", "The $filter '%s' has an empty tagValue: filter by tagName alone to find the jobs with the tag, whatever its value.", f)
+				case isTag:
+					p.field, p.tag, ok = fd.name, tf, true
+				}
+				continue
+			}
 			uses = append(uses, fmt.Sprintf("'%s eq VALUE' with VALUE one of %s", fd.name, strings.Join(fd.values, ", ")))
 			if len(tok) != 3 || !strings.EqualFold(tok[0], fd.name) || !strings.EqualFold(tok[1], "eq") {
 				continue
@@ -476,7 +547,7 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p, err := parsePage(r, filterField{"state", []string{"Enabled", "Disabled", "Completed", "Faulted"}},
-		filterField{"health", []string{"OK", "Skipped", "Stale", "Late", "Failing"}})
+		filterField{"health", []string{"OK", "Skipped", "Stale", "Late", "Failing"}}, tagFilter)
 	if err != nil {
 		return err
 	}
@@ -487,6 +558,8 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 		opts.State = scheduler.JobState(p.filter)
 	case "health":
 		opts.Health = scheduler.JobHealth(p.filter)
+	case tagFilter.name:
+		opts.Tag = p.tag
 	}
 	list, err := h.s.ListJobs(ctx, rq.sc.key(), opts)
 	if err != nil {
@@ -498,7 +571,7 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(list) == p.top {
 		next := p.skip + len(list)
-		more, err := h.s.ListJobs(ctx, rq.sc.key(), &scheduler.ListJobsOptions{State: opts.State, Health: opts.Health, Top: 1, Skip: next})
+		more, err := h.s.ListJobs(ctx, rq.sc.key(), &scheduler.ListJobsOptions{State: opts.State, Health: opts.Health, Tag: opts.Tag, Top: 1, Skip: next})
 		if err != nil {
 			return h.engineError(ctx, rq, err, "")
 		}

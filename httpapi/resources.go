@@ -41,10 +41,13 @@ type JobCollectionDefinition struct {
 // is described by certificateThumbprint, certificateSubjectName and
 // certificateExpirationDate instead.
 type JobDefinition struct {
-	ID         string         `json:"id"`
-	Type       string         `json:"type"`
-	Name       string         `json:"name"`
-	Properties *scheduler.Job `json:"properties"`
+	ID   string `json:"id"`
+	Type string `json:"type"`
+	Name string `json:"name"`
+	// Tags are the job's labels (scheduler.JobRecord.Tags); left out
+	// when it has none.
+	Tags       map[string]string `json:"tags,omitempty"`
+	Properties *scheduler.Job    `json:"properties"`
 	// ETag is the job's entity tag, from the ETag response header.
 	// Client methods fill it in.
 	ETag string `json:"-"`
@@ -180,6 +183,7 @@ func (h *handler) jobResource(sc scope, r *scheduler.JobRecord) JobDefinition {
 		ID:         sc.jobID(r.Name),
 		Type:       TypeJob,
 		Name:       sc.jc + "/" + r.Name,
+		Tags:       r.Tags,
 		Properties: h.redact(r.Definition()),
 		ETag:       r.ETag,
 	}
