@@ -18,6 +18,7 @@ import (
 	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/internal/jsonpath"
 	"github.com/jobclock/scheduler/internal/names"
+	"github.com/jobclock/scheduler/jobdef"
 )
 
 // jobFile is what a FILE of run or validate holds: one job definition,
@@ -31,10 +32,11 @@ type jobFile struct {
 	jobs []fileJob // by name
 }
 
-// fileJob is a job of a jobFile.
+// fileJob is a job of a jobFile, with the tags of its ARM envelope.
 type fileJob struct {
 	name string
 	job  *scheduler.Job
+	tags map[string]string
 }
 
 // collectionFile is the format of a file holding a collection and its
@@ -67,11 +69,11 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 		return nil, err
 	}
 	if !isCollectionFile(data) {
-		job, err := scheduler.ParseJob(data, popts)
+		res, err := jobdef.ParseJobResource(data, popts)
 		if err != nil {
 			return nil, err
 		}
-		return &jobFile{collection: "default", jobs: []fileJob{{baseName(path), job}}}, nil
+		return &jobFile{collection: "default", jobs: []fileJob{{baseName(path), res.Job, res.Tags}}}, nil
 	}
 	var cf collectionFile
 	d := codec.Decoder{Rules: fileRules}
@@ -112,12 +114,12 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 			errs = append(errs, &scheduler.ValidationError{Path: at, Reason: nameRule})
 			continue
 		}
-		job, err := scheduler.ParseJob(cf.Jobs[n], popts)
+		res, err := jobdef.ParseJobResource(cf.Jobs[n], popts)
 		if err != nil {
 			errs = append(errs, under(at, err)...)
 			continue
 		}
-		f.jobs = append(f.jobs, fileJob{n, job})
+		f.jobs = append(f.jobs, fileJob{n, res.Job, res.Tags})
 	}
 	return f, errors.Join(errs...)
 }

@@ -40,9 +40,13 @@ collection "default", or a collection file:
     "collection": {"properties": {"sku": {"name": "Standard"}}},  // optional
     "jobs": {
       "hello": {"action": {"type": "Http", "request": {"uri": "...", "method": "GET"}}},
+      "nightly": {"tags": {"team": "ops"}, "properties": {...}},   // with labels
       ...
     }
   }
+
+A job given as its ARM envelope may carry "tags", its labels (at most 15;
+names of 1 to 512 characters, values of at most 256).
 
 Comments and trailing commas are allowed. Names must start with a letter and
 hold only letters, digits, '-' and '_'.
@@ -248,7 +252,7 @@ func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry 
 		}
 		for _, j := range f.jobs {
 			k := jobKey{f.collection, j.name}
-			if _, err := s.PutJob(ctx, k.collection, k.name, j.job, nil); err != nil {
+			if _, err := s.PutJob(ctx, k.collection, k.name, j.job, &scheduler.PutJobOptions{Tags: j.tags}); err != nil {
 				errs = append(errs, fmt.Errorf("%s: job %s/%s: %w", path, k.collection, k.name, err))
 				continue
 			}

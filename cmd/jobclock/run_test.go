@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/sqlite"
 )
 
 func writeRunFile(t *testing.T, dir, name, content string) string {
@@ -125,5 +127,48 @@ func TestRunCommandStopsOnCancel(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return after its context was cancelled")
+	}
+}
+
+// TestRunCommandTags runs a collection file whose jobs carry tags in their
+// ARM envelopes (jobs that end at once: their endTime has passed), keeping
+// them in a SQLite file, and reads the tags back from it; tags past ARM's
+// limits are reported at their paths in the file.
+func TestRunCommandTags(t *testing.T) {
+	dir := t.TempDir()
+	file := writeRunFile(t, dir, "tagged.json", `{
+		"name": "tagged",
+		"jobs": {
+			"a": {"tags": {"team": "ops"}, "properties": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+				"recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z"}}},
+			"b": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+				"recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z"}},
+		},
+	}`)
+	db := filepath.Join(dir, "jobs.db")
+	var stdout, stderr bytes.Buffer
+	if code := runScheduler(context.Background(), []string{"-db", db, file}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
+	}
+	st, err := sqlite.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for name, want := range map[string]map[string]string{"a": {"team": "ops"}, "b": nil} {
+		j, err := st.GetJob(context.Background(), "tagged", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(j.Tags, want) || (want == nil) != (j.Tags == nil) {
+			t.Errorf("job %s: tags %v, want %v", name, j.Tags, want)
+		}
+	}
+
+	bad := writeRunFile(t, dir, "badtags.json", `{"jobs": {"x": {"tags": {"team": 1, "": "v"}, "properties": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}}}}`)
+	stderr.Reset()
+	if code := runScheduler(context.Background(), []string{bad}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), `jobs.x.tags.team: 1 is not a string`) || !strings.Contains(stderr.String(), `jobs.x.tags[""]: has an empty name`) {
+		t.Errorf("run with bad tags = %d, stderr:\n%s", code, stderr.String())
 	}
 }
