@@ -29,6 +29,9 @@ const (
 // valid. A nil or empty map is valid. Names are compared as given (two
 // names that differ in case are two tags).
 func ValidateTags(tags map[string]string) error {
+	if len(tags) == 0 {
+		return nil
+	}
 	var errs []error
 	if n := len(tags); n > MaxTags {
 		errs = append(errs, &ValidationError{Path: "tags", Reason: fmt.Sprintf("has %d tags, more than the limit of %d", n, MaxTags)})
