@@ -6,25 +6,37 @@
 // job states and status counters, and a queryable execution history.
 //
 // The shortest way in: a Go function, run on a recurrence, durably in a
-// SQLite file, without writing a definition:
+// SQLite file, without a registry or a definition:
+//
+//	st, err := sqlite.Open(ctx, "reports.db", nil)
+//	s, err := scheduler.New(st, nil)
+//	_, err = s.ScheduleFunc(ctx, "nightly", recurrence.Daily(2, 30).In("Europe/Berlin"), func(ctx context.Context) error {
+//		return send(ctx, "ops") // a closure
+//	})
+//	err = s.Start(ctx)                 // returns once running
+//	defer s.Stop(context.Background()) // waits for attempts in flight
+//
+// [Scheduler.ScheduleFunc] registers the function under the job's name in
+// this process and, as [Scheduler.Schedule] does, puts the job in
+// [DefaultCollection] the first time and leaves it alone when the program
+// starts again with the same job, so the job keeps its place in its
+// recurrence across restarts. The job is durable, the function is not: an
+// attempt in a process where no function is registered for the job runs
+// nothing and fails, saying so in the history and the log, and the job
+// stays. examples/funcjob is this program.
+//
+// A function that takes data, a payload of its own per job, is a typed
+// handler: [action.Handle] turns it into an action type whose payload is
+// checked when the job is put, in Go, JSON or over REST:
 //
 //	type Report struct{ To string `json:"to"` }
 //
-//	st, err := sqlite.Open(ctx, "reports.db", nil)
 //	reg := new(action.Registry)
 //	report := action.Handle(reg, "Report", func(ctx context.Context, req *action.Request, r Report) error {
 //		return send(ctx, r.To)
 //	})
 //	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
-//	_, err = s.Schedule(ctx, "nightly", recurrence.Daily(2, 30).In("Europe/Berlin"), report.Action(Report{To: "ops"}))
-//	err = s.Start(ctx)                 // returns once running
-//	defer s.Stop(context.Background()) // waits for attempts in flight
-//
-// [Scheduler.Schedule] puts the job in [DefaultCollection] the first time
-// and leaves it alone when the program starts again with the same job, so
-// the job keeps its place in its recurrence across restarts;
-// [action.Handle] turns the function into an action type whose payload
-// is checked when the job is put. examples/funcjob is this program.
+//	_, err = s.Schedule(ctx, "nightly", recurrence.Daily(2, 30), report.Action(Report{To: "ops"}))
 //
 // Underneath is the whole Azure Scheduler model: a host program creates a
 // [Scheduler] over a [Store], puts collections and jobs (written in Go or

@@ -82,9 +82,10 @@ const (
 type Config struct {
 	// Logger receives the scheduler's log. Nil means slog.Default().
 	Logger *slog.Logger
-	// Executors maps action types to executors. The Scheduler has one
-	// executor of its own, action/http (made with ActionTimeout) for
-	// Http and Https; every other type needs an executor registered
+	// Executors maps action types to executors. The Scheduler has
+	// executors of its own: action/http (made with ActionTimeout) for
+	// Http and Https, and the one of action.Func for the jobs of
+	// ScheduleFunc; every other type needs an executor registered
 	// here: azure.Register (package action/azure) adds StorageQueue,
 	// ServiceBusQueue and ServiceBusTopic in one line, or
 	// storagequeue.Register and servicebus.Register one at a time. A job
@@ -309,6 +310,9 @@ type Scheduler struct {
 	// none (Config.HistoryPerJob is NoHistory), and neither
 	// Config.OnHistory nor Config.Observer is set.
 	noEntries bool
+	// funcs is the built-in executor of Func, with the functions that
+	// ScheduleFunc registered.
+	funcs funcs
 
 	wake     chan struct{}  // capacity 1: "look at the store again"
 	inFlight atomic.Int64   // claimed jobs in flight, at most Config.MaxConcurrency
@@ -350,6 +354,8 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	s.httpExec = httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
+	s.funcs.log = s.log
+	s.builtins.Register(action.Func, &s.funcs)
 	s.runStore = store
 	if c.Observer != nil {
 		s.runStore = observeStore(store, c.Observer)
@@ -382,9 +388,10 @@ type executors struct{ s *Scheduler }
 
 func (e executors) Lookup(t action.Type) (action.Executor, bool) { return e.s.executor(t) }
 
-// Types returns the host's types and Http and Https.
+// Types returns the host's types and Http and Https: not Func, which only
+// ScheduleFunc puts (a definition that names it is accepted all the same).
 func (e executors) Types() []action.Type {
-	types := e.s.builtins.Types()
+	types := slices.DeleteFunc(e.s.builtins.Types(), func(t action.Type) bool { return t == action.Func })
 	if reg := e.s.cfg.Executors; reg != nil {
 		for _, t := range reg.Types() {
 			if !slices.Contains(types, t) {

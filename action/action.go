@@ -31,6 +31,14 @@ const (
 	ServiceBusTopic Type = "ServiceBusTopic"
 )
 
+// Func is the action type of the jobs that the root package's
+// Scheduler.ScheduleFunc puts: an attempt calls the Go function registered
+// under the job's name in the process that runs it. It has no payload, and
+// is not one of BuiltinTypes (it takes no JSON payload of its own and is
+// not listed among the types a definition may use); each Scheduler has its
+// executor.
+const Func Type = "Func"
+
 // BuiltinTypes lists the action types that the module itself executes.
 var BuiltinTypes = []Type{HTTP, HTTPS, StorageQueue, ServiceBusQueue, ServiceBusTopic}
 

@@ -5,8 +5,10 @@
 //
 //	go run ./examples/funcjob -db funcjob.db
 //
-// It is the shortest path through the package: a typed handler, Schedule
-// (the default collection, no JSON), Start and Stop.
+// It is the shortest path through the package: ScheduleFunc (a closure, the
+// default collection, no registry and no JSON), Start and Stop. A job whose
+// function takes data, a payload of its own, is a typed handler instead
+// (action.Handle and Schedule; see the package documentation).
 package main
 
 import (
@@ -17,19 +19,13 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
+	"time"
 
 	scheduler "github.com/jobclock/scheduler"
-	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
-
-// Report is the payload of the job: what the function is called with.
-type Report struct {
-	To string `json:"to"`
-}
 
 func main() {
 	db := flag.String("db", "funcjob.db", "the SQLite file that keeps the job")
@@ -58,17 +54,12 @@ func start(ctx context.Context, db string, out io.Writer) (*scheduler.Scheduler,
 	if err != nil {
 		return nil, nil, err
 	}
-	var mu sync.Mutex
-	reg := new(action.Registry)
-	report := action.Handle(reg, "Report", func(ctx context.Context, req *action.Request, r Report) error {
-		mu.Lock()
-		defer mu.Unlock()
-		_, err := fmt.Fprintf(out, "report %d for %s, due %s\n", req.Occurrence, r.To, req.ExpectedTime.UTC().Format("15:04"))
-		return err
-	})
-	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
+	s, err := scheduler.New(st, nil)
 	if err == nil {
-		_, err = s.Schedule(ctx, "minutely", recurrence.Every(1, recurrence.Minute), report.Action(Report{To: "ops"}))
+		_, err = s.ScheduleFunc(ctx, "minutely", recurrence.Every(1, recurrence.Minute), func(ctx context.Context) error {
+			_, err := fmt.Fprintf(out, "report for ops at %s\n", time.Now().UTC().Format("15:04"))
+			return err
+		})
 	}
 	if err == nil {
 		err = s.Start(ctx)
