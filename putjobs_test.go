@@ -88,6 +88,7 @@ func TestPutJobsValidation(t *testing.T) {
 		{Name: "e", Job: nil},
 		{Name: "f", Job: batchJob(t)},
 		{Name: "g", Job: badState},
+		{Name: "h", Job: batchJob(t), Tags: map[string]string{"": "x"}},
 	}
 	_, err := e.s.PutJobs(ctx, "c", batch, nil)
 	wantItems(t, "PutJobs(bad jobs)", err,
@@ -96,6 +97,7 @@ func TestPutJobsValidation(t *testing.T) {
 		item{3, scheduler.ErrInvalid, "name"},
 		item{4, scheduler.ErrInvalid, "job"},
 		item{6, scheduler.ErrInvalid, "state"},
+		item{7, scheduler.ErrInvalid, `tags[""]`},
 	)
 	if !errors.Is(err, scheduler.ErrInvalid) {
 		t.Errorf("PutJobs(bad jobs) = %v, want it to match ErrInvalid", err)
@@ -155,7 +157,7 @@ func testPutJobs(t *testing.T, st scheduler.Store, bulk bool) {
 	disabled := batchJob(t)
 	disabled.State = scheduler.JobDisabled
 	disabled.StateReason = "not yet"
-	recs, err := s.PutJobs(ctx, "c", []scheduler.JobPut{{Name: "n1", Job: batchJob(t)}, {Name: "old", Job: batchJob(t)}, {Name: "n2", Job: disabled}}, nil)
+	recs, err := s.PutJobs(ctx, "c", []scheduler.JobPut{{Name: "n1", Job: batchJob(t), Tags: map[string]string{"team": "ops"}}, {Name: "old", Job: batchJob(t)}, {Name: "n2", Job: disabled}}, nil)
 	if err != nil {
 		t.Fatalf("PutJobs: %v", err)
 	}
@@ -178,6 +180,9 @@ func testPutJobs(t *testing.T, st scheduler.Store, bulk bool) {
 			t.Errorf("record %d = %s version %d count %d %s ETag %s (stored: version %d ETag %s); want %s version %d count %d %s with a new ETag",
 				i, r.Name, r.Version, r.Status.ExecutionCount, r.State, r.ETag, stored.Version, stored.ETag, want.name, want.version, want.count, want.state)
 		}
+	}
+	if got, _ := s.GetJob(ctx, "c", "n1"); got == nil || got.Tags["team"] != "ops" || len(got.Tags) != 1 || recs[0].Tags["team"] != "ops" {
+		t.Errorf("n1's tags: stored %v, returned %v; want team=ops", got.Tags, recs[0].Tags)
 	}
 	if d := recs[2].Definition(); d.StateReason != "not yet" {
 		t.Errorf("the Disabled job's stateReason = %q, want %q", d.StateReason, "not yet")

@@ -76,7 +76,10 @@ func bulkCreateAndReplace(t *testing.T, s scheduler.Store) {
 	old := putJob(t, s, "c", "old", t0)
 	old.ETag = "j2"
 	old.Schedule.DueAt = t0.Add(time.Hour)
-	batch := []*scheduler.JobRecord{newJob("c", "n1", t0), old, newJob("c", "n2", t0.Add(time.Second))}
+	old.Tags = map[string]string{"team": "b"}
+	n1 := newJob("c", "n1", t0)
+	n1.Tags = map[string]string{"team": "a"}
+	batch := []*scheduler.JobRecord{n1, old, newJob("c", "n2", t0.Add(time.Second))}
 	if err := bp.PutJobs(ctx, "c", batch); err != nil {
 		t.Fatalf("PutJobs(two creates, one replace): %v", err)
 	}
@@ -88,10 +91,11 @@ func bulkCreateAndReplace(t *testing.T, s scheduler.Store) {
 		version int64
 		etag    string
 		due     time.Time
-	}{{"n1", 1, "j1", t0}, {"n2", 1, "j1", t0.Add(time.Second)}, {"old", 2, "j2", t0.Add(time.Hour)}} {
+		team    string
+	}{{"n1", 1, "j1", t0, "a"}, {"n2", 1, "j1", t0.Add(time.Second), ""}, {"old", 2, "j2", t0.Add(time.Hour), "b"}} {
 		got, err := s.GetJob(ctx, "c", want.name)
-		if err != nil || got.Version != want.version || got.ETag != want.etag || !got.Schedule.DueAt.Equal(want.due) {
-			t.Errorf("GetJob(%s) = %+v, %v; want version %d, ETag %s, due %v", want.name, got, err, want.version, want.etag, want.due)
+		if err != nil || got.Version != want.version || got.ETag != want.etag || !got.Schedule.DueAt.Equal(want.due) || got.Tags["team"] != want.team {
+			t.Errorf("GetJob(%s) = %+v, %v; want version %d, ETag %s, due %v, tag team %q", want.name, got, err, want.version, want.etag, want.due, want.team)
 		}
 	}
 	// The new jobs are due like any other.
