@@ -16,7 +16,7 @@ func minuteJob(count int) *Job {
 	return &Job{
 		Action:     action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}},
 		StartTime:  &base,
-		Recurrence: &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 1, Count: count},
+		Recurrence: &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 1, Count: int32(count)},
 	}
 }
 

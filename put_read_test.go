@@ -176,7 +176,7 @@ func TestConcurrentPutsCountEveryWrite(t *testing.T) {
 		wg.Go(func() {
 			for i := range rounds * jobs {
 				def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}},
-					Recurrence: &recurrence.Recurrence{Frequency: recurrence.Hour, Interval: 1 + g}}
+					Recurrence: &recurrence.Recurrence{Frequency: recurrence.Hour, Interval: int32(1 + g)}}
 				var opts *scheduler.PutJobOptions
 				if i%3 == 2 {
 					opts = &scheduler.PutJobOptions{IfMatch: "*"}

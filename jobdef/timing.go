@@ -57,7 +57,7 @@ func (j *Job) Timing(created time.Time) (*Timing, error) {
 	return &Timing{
 		rule:  rule,
 		first: rule.Next(from.Add(-time.Nanosecond)).UTC(),
-		count: j.Recurrence.Count,
+		count: int(j.Recurrence.Count),
 	}, nil
 }
 

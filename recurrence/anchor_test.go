@@ -44,7 +44,7 @@ func randomRecurrence(rng *rand.Rand) *Recurrence {
 	freqs := []Frequency{Second, Minute, Hour, Day, Week, Month, Year}
 	f := freqs[rng.IntN(len(freqs))]
 	maxIv := map[Frequency]int{Second: 120, Minute: 90, Hour: 30, Day: 10, Week: 5, Month: 4, Year: 3}[f]
-	rec := &Recurrence{Frequency: f, Interval: rng.IntN(maxIv) + 1}
+	rec := &Recurrence{Frequency: f, Interval: int32(rng.IntN(maxIv) + 1)}
 	pick := func(n, lo, hi int) []int {
 		seen := map[int]bool{}
 		var out []int

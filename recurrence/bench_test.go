@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/retry"
 )
 
 // benchWalk measures Next as a scheduler calls it: each call asks for the
@@ -120,4 +121,28 @@ func BenchmarkNextScatteredYearly(b *testing.B) {
 	benchScattered(b, &recurrence.Recurrence{Frequency: recurrence.Year},
 		time.Date(2024, 2, 29, 9, 0, 0, 0, time.UTC),
 		scatteredAfters(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), 101*24*time.Hour+7*time.Minute, 512))
+}
+
+// BenchmarkNextWindow walks an hourly schedule (minute 0 of every hour,
+// as "0 * * * *" gives it) with and without a window of 15 minutes: the
+// window's cost is the difference.
+func BenchmarkNextWindow(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, w := range []time.Duration{0, 15 * time.Minute} {
+		rec := &recurrence.Recurrence{Frequency: recurrence.Hour, Schedule: &recurrence.Schedule{Minutes: []int{0}},
+			Window: retry.Duration(w)}
+		b.Run("window="+retry.Duration(w).String(), func(b *testing.B) {
+			rule, err := recurrence.CompileJob(rec, now.AddDate(-1, 0, 0), "reports", "nightly")
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			t := now
+			for b.Loop() {
+				if t = rule.Next(t); t.IsZero() {
+					b.Fatal("no occurrence")
+				}
+			}
+		})
+	}
 }

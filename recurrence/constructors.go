@@ -1,6 +1,9 @@
 package recurrence
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The constructors below build the recurrences Go programs ask for most,
 // for Scheduler.Schedule and job definitions written in Go. Each returns a
@@ -19,7 +22,7 @@ func Every(n int, f Frequency) *Recurrence {
 	if n < 1 {
 		panic(fmt.Sprintf("recurrence: Every(%d, %s): n must be at least 1", n, f))
 	}
-	return &Recurrence{Frequency: f, Interval: n}
+	return &Recurrence{Frequency: f, Interval: int32(min(n, math.MaxInt32))}
 }
 
 // Hourly returns a recurrence that runs every hour at the given minute.

@@ -496,11 +496,11 @@ func (c *cronSpec) recurrence() *Recurrence {
 	if c.every > 0 {
 		switch {
 		case c.every%time.Hour == 0:
-			r.Frequency, r.Interval = Hour, int(c.every/time.Hour)
+			r.Frequency, r.Interval = Hour, int32(c.every/time.Hour)
 		case c.every%time.Minute == 0:
-			r.Frequency, r.Interval = Minute, int(c.every/time.Minute)
+			r.Frequency, r.Interval = Minute, int32(c.every/time.Minute)
 		default:
-			r.Frequency, r.Interval = Second, int(c.every/time.Second)
+			r.Frequency, r.Interval = Second, int32(c.every/time.Second)
 		}
 		if r.Interval == 1 {
 			r.Interval = 0
@@ -609,7 +609,7 @@ func (c *cronSpec) monthlyOccurrences() []MonthlyOccurrence {
 // a set: the order of a list does not matter) is reported as a
 // [*FieldError] at its path, and so is a TimeZone naming another zone
 // than the spec's prefix. Without a prefix the spec runs in r's TimeZone.
-// Count and EndTime are r's: a spec has none. A spec that does not parse is
+// Count, EndTime and Window are r's: a spec has none. A spec that does not parse is
 // a *FieldError at "cron" whose Reason is the [*CronError] without its
 // "cron: " prefix. On error ExpandCron returns nil and every problem
 // joined with [errors.Join].
@@ -624,7 +624,7 @@ func (r *Recurrence) ExpandCron() (*Recurrence, error) {
 		return nil, &FieldError{Path: "cron", Reason: ce.detail()}
 	}
 	out := *c
-	out.Count, out.EndTime = r.Count, r.EndTime
+	out.Count, out.EndTime, out.Window = r.Count, r.EndTime, r.Window
 	var errs []error
 	differs := func(path, value, want string) {
 		errs = append(errs, &FieldError{Path: path, Value: value, Reason: "differs from the cron spec, which gives " + want})
@@ -634,7 +634,7 @@ func (r *Recurrence) ExpandCron() (*Recurrence, error) {
 	}
 	if r.Interval != 0 {
 		if r.Interval != max(c.Interval, 1) {
-			differs("interval", strconv.Itoa(r.Interval), strconv.Itoa(max(c.Interval, 1)))
+			differs("interval", strconv.Itoa(int(r.Interval)), strconv.Itoa(int(max(c.Interval, 1))))
 		}
 		out.Interval = r.Interval
 	}

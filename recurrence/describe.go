@@ -29,8 +29,9 @@ import (
 // forward" and "01:30 runs once when clocks go back" for a time whose hour
 // the schedule fixes, "02:00 is skipped when clocks go forward" and "01:30
 // runs twice when clocks go back" for one whose hour it leaves free, which
-// keeps its cadence ("every 30 minutes" stays true). count and endTime end
-// the sentence. A nil
+// keeps its cadence ("every 30 minutes" stays true). A window follows
+// ("every hour, spread over 15 minutes"); count and endTime end the
+// sentence. A nil
 // recurrence is "once".
 //
 // Describe expects a valid recurrence (see [Recurrence.Validate]); for an
@@ -44,6 +45,9 @@ func (r *Recurrence) Describe(start time.Time) string {
 	b.WriteString(d.core())
 	if note := d.zoneNote(); note != "" {
 		b.WriteString(" (" + note + ")")
+	}
+	if r.Window > 0 {
+		b.WriteString(", spread over " + spanWords(time.Duration(r.Window)))
 	}
 	switch {
 	case r.Count == 1:
@@ -95,7 +99,7 @@ func newDescriber(r *Recurrence, start time.Time) *describer {
 	if err != nil {
 		loc = time.UTC
 	}
-	d := &describer{r: r, loc: loc, interval: max(r.Interval, 1), sched: r.Schedule}
+	d := &describer{r: r, loc: loc, interval: int(max(r.Interval, 1)), sched: r.Schedule}
 	if d.sched != nil && d.sched.empty() {
 		d.sched = nil
 	}
@@ -715,4 +719,23 @@ func seq(from, to int) []int {
 		out = append(out, i)
 	}
 	return out
+}
+
+// spanWords says d, a whole number of seconds, in days, hours, minutes
+// and seconds: "15 minutes", "1 hour and 30 minutes".
+func spanWords(d time.Duration) string {
+	var parts []string
+	for _, u := range []struct {
+		d    time.Duration
+		word string
+	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
+		if n := d / u.d; n > 0 {
+			parts = append(parts, strconv.Itoa(int(n))+" "+plural(int(n), u.word))
+			d -= n * u.d
+		}
+	}
+	if len(parts) == 0 {
+		return "0 seconds"
+	}
+	return joinAnd(parts)
 }

@@ -102,13 +102,52 @@
 // yields, while [Rule.Next] cannot know how many ran and ignores it. When
 // both are given, whichever ends the recurrence first wins.
 //
+// # Spreading
+//
+// Thousands of jobs at "0 * * * *" reach their targets in the same
+// second. A recurrence's window, an extension beyond Azure Scheduler,
+// spreads them deterministically:
+//
+//	"recurrence": {"frequency": "Hour", "schedule": {"minutes": [0]}, "window": "PT15M"}
+//
+// Each occurrence runs at its scheduled instant plus an offset in
+// [0, window) that depends only on the job's collection, its name and the
+// scheduled instant, so every scheduler instance, every preview
+// ("jobclock next", the dashboard) and every test computes the same
+// planned instant; unlike a random jitter, it can be shown ahead. The
+// offset, in whole seconds, is a hash modulo the seconds of the span: the
+// hash is FNV-1a (64 bits) of the collection's name, a zero byte, the
+// job's name, a zero byte and the scheduled instant as whole seconds since
+// 1970 UTC (8 bytes, big-endian), passed through MurmurHash3's fmix64
+// finalizer (so that consecutive instants of one job get unrelated
+// offsets); the span is the window, or the time to the next scheduled instant when
+// that is shorter. Each planned instant therefore lies before the next
+// scheduled one, and occurrences keep their order. Offsets are elapsed
+// time: a window across a daylight saving change covers as many real
+// seconds as any other, so a planned instant may read as a time of the
+// repeated hour or one after a gap (a daily 01:30 in New York spread over
+// two hours runs between 01:30 EDT and 02:30 EST on the day clocks go
+// back).
+//
+// The window is a whole number of seconds, longer than zero and shorter
+// than the recurrence's interval (interval times the frequency, a day
+// counting as 24 hours, a month as 28 days and a year as 365); a schedule
+// whose occurrences lie closer than the window (minutes 0 and 5 of every
+// hour, spread over 10 minutes) spreads each over the time to the next.
+// [CompileJob] compiles a job's recurrence with its names; [Compile] uses
+// empty ones. [Rule.Next] returns planned instants, endTime applies to
+// them, and a scheduler counts, starts, postpones and skips occurrences by
+// them (count, catch-up windows, missed and overlapping occurrences);
+// [Rule.Scheduled] returns the scheduled instant behind one.
+//
 // # Descriptions
 //
 // [Recurrence.Describe] says a recurrence in plain English, taking from the
 // start what the schedule leaves out: "every week on Monday, Wednesday and
 // Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov 2012", "every 15
 // minutes from 09:00 to 16:45 on Monday to Friday (UTC)", "on the last
-// Friday of every month at 05:15 (Europe/Berlin)". Times are wall clock
+// Friday of every month at 05:15 (Europe/Berlin)", "every hour on the
+// hour, spread over 15 minutes". Times are wall clock
 // times in the zone named in parentheses, which also says what the zone's
 // daylight saving changes do to them.
 //

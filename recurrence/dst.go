@@ -11,11 +11,12 @@ import (
 // at 03:30), and Shifted reports those occurrences. It is false for rules
 // that step in elapsed time (Minute and Hour without a schedule), whose
 // occurrences name no wall time, and it is meant for instants that Next
-// returned.
+// returned (with a Window, the scheduled instant behind it decides).
 func (r *Rule) Shifted(t time.Time) bool {
 	if r.step > 0 || r.zone.fixed || len(r.opts) == 0 {
 		return false
 	}
+	t = r.Scheduled(t)
 	w := r.zone.wall(t)
 	o := r.opts[0]
 	if len(o.Byhour) > 0 && !slices.Contains(o.Byhour, w.Hour()) {
@@ -33,11 +34,13 @@ func (r *Rule) Shifted(t time.Time) bool {
 // at both instants, and Repeated is true for the later one. It is false
 // for every occurrence of a rule that fixes its hours (those run once, at
 // the first instant) or steps in elapsed time, and it is meant for
-// instants that Next returned.
+// instants that Next returned (with a Window, the scheduled instant behind
+// it decides).
 func (r *Rule) Repeated(t time.Time) bool {
 	if !r.free || r.step > 0 || r.zone.fixed {
 		return false
 	}
+	t = r.Scheduled(t)
 	_, second, n := r.zone.instants(r.zone.wall(t).Unix())
 	return n == 2 && second == t.Unix()
 }

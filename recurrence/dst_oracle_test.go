@@ -51,7 +51,7 @@ func randomSubHourly(rng *rand.Rand, wallStart time.Time) oracleRecurrence {
 			}}
 	case 4:
 		k := []int{7, 15, 20, 45, 90}[rng.IntN(5)]
-		return oracleRecurrence{&recurrence.Recurrence{Frequency: recurrence.Minute, Interval: k, Schedule: &recurrence.Schedule{Hours: all}}, true,
+		return oracleRecurrence{&recurrence.Recurrence{Frequency: recurrence.Minute, Interval: int32(k), Schedule: &recurrence.Schedule{Hours: all}}, true,
 			func(w time.Time) bool { return int(w.Sub(wallStart)/time.Minute)%k == 0 }}
 	default:
 		hours := []int{rng.IntN(4), 1 + rng.IntN(3)}

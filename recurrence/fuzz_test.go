@@ -38,8 +38,8 @@ func FuzzNext(f *testing.F) {
 		}
 		rec := &recurrence.Recurrence{
 			Frequency: freqs[int(freq)%len(freqs)],
-			Interval:  interval,
-			Count:     count,
+			Interval:  int32(interval),
+			Count:     int32(count),
 			TimeZone:  zones[int(zone)%len(zones)],
 			Schedule:  &recurrence.Schedule{},
 		}
@@ -108,7 +108,7 @@ func FuzzNext(f *testing.F) {
 				break
 			}
 		}
-		if rec.Count > 0 && n > rec.Count {
+		if rec.Count > 0 && n > int(rec.Count) {
 			t.Fatalf("Occurrences yielded %d, count is %d", n, rec.Count)
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobclock/scheduler/internal/enum"
+	"github.com/jobclock/scheduler/retry"
 )
 
 // Frequency is the unit of a recurrence: Second, Minute, Hour, Day, Week,
@@ -103,10 +104,10 @@ type Recurrence struct {
 	Frequency Frequency `json:"frequency"`
 	// Interval is the number of Frequency units between occurrences.
 	// Zero means 1.
-	Interval int `json:"interval,omitempty"`
+	Interval int32 `json:"interval,omitempty"`
 	// Count is the number of occurrences that run, counted from the first
 	// one that runs. Zero means no limit.
-	Count int `json:"count,omitempty"`
+	Count int32 `json:"count,omitempty"`
 	// EndTime is the last instant at which an occurrence may run
 	// (inclusive). Nil means no end.
 	EndTime *time.Time `json:"endTime,omitempty"`
@@ -116,6 +117,14 @@ type Recurrence struct {
 	// Schedule narrows or widens the occurrences within each period.
 	// Nil means one occurrence per period, at the start's wall time.
 	Schedule *Schedule `json:"schedule,omitempty"`
+	// Window spreads the job's occurrences over a span of time after
+	// each scheduled instant, an extension beyond Azure Scheduler: each
+	// occurrence runs at its scheduled instant plus an offset in
+	// [0, Window) that the job's collection, its name and the scheduled
+	// instant decide, the same on every instance (see the package
+	// documentation, "Spreading"). It is a whole number of seconds,
+	// shorter than the recurrence's interval. Zero means no spreading.
+	Window retry.Duration `json:"window,omitempty"`
 }
 
 // Clone returns a deep copy of r; nil for a nil r.

@@ -59,6 +59,11 @@ type Rule struct {
 	nanos     time.Duration                  // start's sub-second part, kept without a schedule
 	wallUntil time.Time                      // zero when there is no end
 
+	// spread > 0: occurrences are spread over that window after their
+	// scheduled instants, by offsets hashed from seed (see spread.go).
+	spread time.Duration
+	seed   uint64
+
 	win  atomic.Pointer[window]
 	tpl  atomic.Pointer[template]  // expanded once a window no longer answers; see template
 	conv atomic.Pointer[converter] // the zone period met last, for nextTemplate
@@ -77,7 +82,20 @@ type window struct {
 // has none. No occurrence is earlier than start. A nil r or a zero start is
 // an error, and so is a schedule that can never match a date that exists
 // (day 31 in a month that is always short; a [*FieldError] for "schedule").
+//
+// Compile is [CompileJob] for a recurrence of no particular job: its
+// collection and job names are empty, which decide the offsets of a
+// Window. A job's timing compiles with CompileJob.
 func Compile(r *Recurrence, start time.Time) (*Rule, error) {
+	return CompileJob(r, start, "", "")
+}
+
+// CompileJob is [Compile] for the job named job in collection collection:
+// a recurrence with a Window spreads its occurrences by offsets derived
+// from the two names and each scheduled instant (see the package
+// documentation, "Spreading"), so that every scheduler instance, every
+// preview and every test computes the same instants for the job.
+func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, error) {
 	if r == nil {
 		return nil, errors.New("recurrence: nil recurrence")
 	}
@@ -97,9 +115,13 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 		loc:      loc,
 		zone:     zoneOf(loc),
 		start:    start,
-		count:    r.Count,
+		count:    int(r.Count),
 		freq:     r.Frequency,
 		interval: int64(max(r.Interval, 1)),
+		spread:   time.Duration(r.Window),
+	}
+	if rl.spread > 0 {
+		rl.seed = jobSeed(collection, job)
 	}
 	if r.EndTime != nil {
 		rl.end, rl.hasEnd = r.EndTime.Round(0), true
@@ -446,7 +468,9 @@ func (r *Rule) Location() *time.Location { return r.loc }
 // Next returns the first occurrence strictly after after, or the zero Time
 // when there is none (the recurrence's endTime, which is inclusive, has
 // passed). Occurrences are never earlier than the start the rule was
-// compiled with.
+// compiled with. With a Window, occurrences are the planned instants
+// (scheduled instant plus offset: see [Rule.Scheduled]), and endTime
+// applies to them.
 //
 // Next does not apply Count: Count counts occurrences that ran, which only
 // the caller knows; see [Rule.Occurrences]. The cost of a call does not
@@ -456,6 +480,16 @@ func (r *Rule) Location() *time.Location { return r.loc }
 // or each kind of month for Month and Year rules) and answers every later
 // call from it by arithmetic, wherever the instant asked about lies.
 func (r *Rule) Next(after time.Time) time.Time {
+	if r.spread > 0 {
+		_, p := r.nextPlanned(after)
+		return p
+	}
+	return r.next(after)
+}
+
+// next returns the first scheduled instant strictly after after: Next
+// without the Window's offsets.
+func (r *Rule) next(after time.Time) time.Time {
 	after = after.Round(0)
 	if r.hasEnd && !after.Before(r.end) {
 		return time.Time{}

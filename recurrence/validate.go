@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
+
+	"github.com/jobclock/scheduler/retry"
 )
 
 // MaxInterval returns the largest interval frequency f accepts, or 0 for an
@@ -88,12 +91,17 @@ func (r *Recurrence) check(cron bool) []error {
 		add("frequency", jsonText(string(r.Frequency)), "is not a frequency (Second, Minute, Hour, Day, Week, Month or Year)")
 	}
 	if r.Interval < 0 {
-		add("interval", strconv.Itoa(r.Interval), "must be at least 1")
-	} else if max := MaxInterval(r.Frequency); max > 0 && r.Interval > max {
-		add("interval", strconv.Itoa(r.Interval), fmt.Sprintf("is more than %d, the most frequency %s allows", max, r.Frequency))
+		add("interval", strconv.Itoa(int(r.Interval)), "must be at least 1")
+	} else if max := MaxInterval(r.Frequency); max > 0 && int(r.Interval) > max {
+		add("interval", strconv.Itoa(int(r.Interval)), fmt.Sprintf("is more than %d, the most frequency %s allows", max, r.Frequency))
 	}
 	if r.Count < 0 {
-		add("count", strconv.Itoa(r.Count), "must be at least 1")
+		add("count", strconv.Itoa(int(r.Count)), "must be at least 1")
+	}
+	if r.Window != 0 && !cron {
+		if reason := r.checkWindow(); reason != "" {
+			add("window", strconv.Quote(r.Window.String()), reason)
+		}
 	}
 	if r.TimeZone != "" {
 		if _, err := LoadTimeZone(r.TimeZone); err != nil {
@@ -202,4 +210,33 @@ func (r *Recurrence) check(cron bool) []error {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// checkWindow returns what is wrong with r's Window, which is not zero;
+// empty when nothing is.
+func (r *Recurrence) checkWindow() string {
+	w := time.Duration(r.Window)
+	switch {
+	case w < 0:
+		return "is not longer than zero"
+	case w%time.Second != 0:
+		return "is not a whole number of seconds"
+	}
+	if !r.Frequency.Valid() {
+		return ""
+	}
+	if p := shortestPeriod(r.Frequency, max(int64(r.Interval), 1)); w >= p {
+		return fmt.Sprintf("is not shorter than the recurrence's interval (%s)", retry.Duration(p))
+	}
+	return ""
+}
+
+// shortestPeriod returns the shortest span that interval periods of f
+// cover: a day counts as 24 hours, a month as 28 days and a year as 365.
+func shortestPeriod(f Frequency, interval int64) time.Duration {
+	unit := map[Frequency]time.Duration{
+		Second: time.Second, Minute: time.Minute, Hour: time.Hour, Day: 24 * time.Hour,
+		Week: 7 * 24 * time.Hour, Month: 28 * 24 * time.Hour, Year: 365 * 24 * time.Hour,
+	}[f]
+	return time.Duration(interval) * unit
 }

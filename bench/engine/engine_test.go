@@ -566,7 +566,7 @@ func everySecondJobclock(b *testing.B, fire fireFunc, jobs, count int, t0 time.T
 	}
 	for i := range jobs {
 		def := &scheduler.Job{StartTime: &t0, Action: action.Action{Type: noop, Custom: json.RawMessage(`{}`)},
-			Recurrence: &recurrence.Recurrence{Frequency: recurrence.Second, Count: count}}
+			Recurrence: &recurrence.Recurrence{Frequency: recurrence.Second, Count: int32(count)}}
 		if _, err := e.s.PutJob(e.ctx, "bench", jobName(i), def, nil); err != nil {
 			b.Fatal(err)
 		}
