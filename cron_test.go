@@ -44,7 +44,7 @@ func TestParseJobCron(t *testing.T) {
 	if diff := cmp.Diff(j, back); diff != "" {
 		t.Errorf("canonical form parses to another job (-first +second):\n%s", diff)
 	}
-	timing, err := j.Timing(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	timing, err := j.Timing("reports", "nightly", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

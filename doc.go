@@ -210,7 +210,14 @@
 // "@every 10s", [recurrence.Every](10, [recurrence.Second]). A collection
 // allows them only when its quota says so (see Job collections); the
 // collection of [Scheduler.Schedule] does.
-// In Go, a recurrence
+// A recurrence's window ("window": "PT15M", an extension) spreads each
+// occurrence over that span after its scheduled instant, by an offset
+// hashed from the collection, the job's name and the scheduled instant
+// (package recurrence, "Spreading"): every instance, "jobclock next" and
+// the dashboard agree on the planned instant, which is the one the
+// receiver's x-ms-scheduler-expected-execution-time header and the
+// history carry, lateness is measured from, and count, endTime and the
+// run policies apply to. In Go, a recurrence
 // is a struct literal or one of the constructors [recurrence.Every],
 // [recurrence.Hourly], [recurrence.Daily], [recurrence.Weekly] and
 // [recurrence.Monthly], with [recurrence.Recurrence.In] for the zone, or a

@@ -63,7 +63,7 @@ func ExampleJob_Timing() {
 		fmt.Println(err)
 		return
 	}
-	timing, err := job.Timing(time.Date(2015, 4, 8, 13, 0, 0, 0, time.UTC))
+	timing, err := job.Timing("reports", "nightly", time.Date(2015, 4, 8, 13, 0, 0, 0, time.UTC))
 	if err != nil {
 		fmt.Println(err)
 		return

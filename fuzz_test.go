@@ -80,7 +80,7 @@ func FuzzParseJob(f *testing.F) {
 		}
 		// A valid job has a timing whose occurrences increase.
 		created := time.Date(2026, 3, 29, 0, 30, 0, 0, time.UTC)
-		tm, err := j.Timing(created)
+		tm, err := j.Timing("fuzz", "job", created)
 		if err != nil {
 			if j.StartTime != nil && j.StartTime.IsZero() {
 				return

@@ -327,7 +327,7 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if job, err = s.sealDefinition(job, collection, name); err != nil {
 		return nil, err
 	}
-	t, err := job.Timing(anchorAt(now))
+	t, err := job.Timing(collection, name, anchorAt(now))
 	if err != nil {
 		return nil, err
 	}
@@ -580,7 +580,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return err
 		}
-		t, err := job.Timing(r.Schedule.Anchor)
+		t, err := job.Timing(collection, name, r.Schedule.Anchor)
 		if err != nil {
 			return err
 		}

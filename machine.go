@@ -640,7 +640,7 @@ const maxCachedTimings = 1 << 16
 // recurrence is cheaper to make than to look up.
 func (c *timingCache) get(r *JobRecord) (*Timing, error) {
 	if r.Job.Recurrence == nil {
-		return r.Job.Timing(r.Schedule.Anchor)
+		return r.Job.Timing(r.Collection, r.Name, r.Schedule.Anchor)
 	}
 	key := timingKey{r.Collection, r.Name}
 	c.mu.Lock()
@@ -649,7 +649,7 @@ func (c *timingCache) get(r *JobRecord) (*Timing, error) {
 	if ok && e.etag == r.ETag && e.anchor.Equal(r.Schedule.Anchor) {
 		return e.t, nil
 	}
-	t, err := r.Job.Timing(r.Schedule.Anchor)
+	t, err := r.Job.Timing(r.Collection, r.Name, r.Schedule.Anchor)
 	if err != nil {
 		return nil, err
 	}

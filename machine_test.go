@@ -117,7 +117,7 @@ func TestMachineStep(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &JobRecord{Collection: "c", Name: "j", Job: minuteJob(tt.count), State: JobEnabled, Schedule: JobSchedule{Anchor: base}}
 			tt.setup(&r.Schedule)
-			tm, err := r.Job.Timing(base)
+			tm, err := r.Job.Timing(r.Collection, r.Name, base)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +218,7 @@ func TestTruncate(t *testing.T) {
 func BenchmarkStepAfterAWeek(b *testing.B) {
 	m := machine{policy: RunPolicy{Missed: MissedSkip, Overlap: OverlapPostpone}, threshold: time.Minute}
 	r0 := &JobRecord{Collection: "c", Name: "j", Job: minuteJob(0), State: JobEnabled, Schedule: JobSchedule{Anchor: base, NextOccurrence: base}}
-	tm, err := r0.Job.Timing(base)
+	tm, err := r0.Job.Timing(r0.Collection, r0.Name, base)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestBufferAllBound(t *testing.T) {
 	now := base.Add(150 * time.Minute)
 	r := &JobRecord{Collection: "c", Name: "j", Job: minuteJob(0), State: JobEnabled, Schedule: JobSchedule{Anchor: base, NextOccurrence: base,
 		Current: &Occurrence{Number: 1, Expected: base.Add(-time.Minute), Retry: 1, At: now.Add(time.Minute)}}}
-	tm, err := r.Job.Timing(base)
+	tm, err := r.Job.Timing(r.Collection, r.Name, base)
 	if err != nil {
 		t.Fatal(err)
 	}

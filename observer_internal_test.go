@@ -52,7 +52,7 @@ func TestObserverEventsAllocateNothing(t *testing.T) {
 	def := &Job{Action: action.Action{Type: action.HTTP}}
 	now := time.Now()
 	r := &JobRecord{Collection: "c", Name: "j", Job: def, Schedule: JobSchedule{NextOccurrence: now.Add(time.Minute)}}
-	tm, err := def.Timing(now)
+	tm, err := def.Timing(r.Collection, r.Name, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -183,7 +183,7 @@ func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *chec
 	if job, err = s.sealDefinition(job, collection, p.Name); err != nil {
 		return err
 	}
-	t, err := job.Timing(anchorAt(now))
+	t, err := job.Timing(collection, p.Name, anchorAt(now))
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	if err != nil {
 		return nil, err
 	}
-	t, err := job.Timing(anchorAt(now))
+	t, err := job.Timing(DefaultCollection, name, anchorAt(now))
 	if err != nil {
 		return nil, err
 	}

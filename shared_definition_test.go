@@ -122,7 +122,7 @@ func TestSharedDefinitionReadOnly(t *testing.T) {
 				if err := r.Job.Validate(&opts); err != nil {
 					t.Error(err)
 				}
-				if _, err := r.Job.Timing(time.Now()); err != nil {
+				if _, err := r.Job.Timing(r.Collection, r.Name, time.Now()); err != nil {
 					t.Error(err)
 				}
 				if _, err := e.s.ListJobs(ctx, "c", nil); err != nil {

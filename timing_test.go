@@ -127,7 +127,7 @@ func TestJobTiming(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := mustParse(t, jobWith(tt.startTime, tt.rec))
-			tm, err := j.Timing(date(tt.created))
+			tm, err := j.Timing("reports", "nightly", date(tt.created))
 			if err != nil {
 				t.Fatalf("Timing: %v", err)
 			}
@@ -159,7 +159,7 @@ func TestJobTiming(t *testing.T) {
 
 func TestTimingNextIgnoresCount(t *testing.T) {
 	j := mustParse(t, jobWith("2026-01-01T06:00Z", `{"frequency": "day", "count": 1}`))
-	tm, err := j.Timing(date("2025-12-01T00:00:00Z"))
+	tm, err := j.Timing("reports", "nightly", date("2025-12-01T00:00:00Z"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestTimingNextIgnoresCount(t *testing.T) {
 
 func TestTimingWithoutRecurrence(t *testing.T) {
 	j := mustParse(t, jobWith("2026-01-01T06:00Z", ""))
-	tm, err := j.Timing(date("2025-12-01T00:00:00Z"))
+	tm, err := j.Timing("reports", "nightly", date("2025-12-01T00:00:00Z"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestTimingDocumentedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Created after endTime: the job completes without running.
-	tm, err := j.Timing(date("2013-01-01T00:00:00Z"))
+	tm, err := j.Timing("reports", "nightly", date("2013-01-01T00:00:00Z"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,11 +216,11 @@ func TestTimingDocumentedExample(t *testing.T) {
 
 func TestTimingErrors(t *testing.T) {
 	j := mustParse(t, jobWith("", `{"frequency": "day"}`))
-	if _, err := j.Timing(time.Time{}); err == nil {
+	if _, err := j.Timing("reports", "nightly", time.Time{}); err == nil {
 		t.Errorf("Timing(zero creation time) succeeded, want error")
 	}
 	j.Recurrence.Frequency = "Fortnight"
-	if _, err := j.Timing(date("2026-01-01T00:00:00Z")); err == nil {
+	if _, err := j.Timing("reports", "nightly", date("2026-01-01T00:00:00Z")); err == nil {
 		t.Errorf("Timing(invalid recurrence) succeeded, want error")
 	}
 }
@@ -230,7 +230,7 @@ func TestTimingErrors(t *testing.T) {
 // gives back later.
 func TestTimingInUTC(t *testing.T) {
 	j := &scheduler.Job{Recurrence: &recurrence.Recurrence{Cron: "CRON_TZ=Europe/Berlin 30 2 * * *"}}
-	timing, err := j.Timing(date("2026-03-28T00:00:00Z"))
+	timing, err := j.Timing("reports", "nightly", date("2026-03-28T00:00:00Z"))
 	if err != nil {
 		t.Fatal(err)
 	}

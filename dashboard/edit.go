@@ -538,7 +538,7 @@ func (h *handler) draft(w http.ResponseWriter, r *http.Request, v *viewer) (stri
 			}
 		}
 	}
-	res := h.check(def, time.Now().UTC().Truncate(time.Second), draftOccurrences)
+	res := h.check(def, r.PostForm.Get("collection"), r.PostForm.Get("job"), time.Now().UTC().Truncate(time.Second), draftOccurrences)
 	if res.Syntax != "" {
 		ps = append(ps, problem{Reason: "is not valid JSON: " + res.Syntax})
 	}

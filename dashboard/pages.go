@@ -629,7 +629,7 @@ func upcoming(rec *scheduler.JobRecord, n int) ([]occurrenceRow, string) {
 	if rec.State.Final() {
 		return nil, "The job is " + string(rec.State) + ": it has no further occurrences."
 	}
-	t, err := rec.Job.Timing(rec.Schedule.Anchor)
+	t, err := rec.Job.Timing(rec.Collection, rec.Name, rec.Schedule.Anchor)
 	if err != nil {
 		return nil, "Its schedule cannot be computed: " + err.Error()
 	}
@@ -838,7 +838,7 @@ func (h *handler) tryPost(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		h.render(w, r, http.StatusBadRequest, "try", v, p)
 		return "", nil
 	}
-	p.checkResult = h.check([]byte(p.Definition), created, p.N)
+	p.checkResult = h.check([]byte(p.Definition), "", "", created, p.N)
 	if p.Syntax != "" || len(p.Problems) > 0 {
 		status = http.StatusUnprocessableEntity
 	} else if p.Created == "" {
@@ -862,8 +862,10 @@ type checkResult struct {
 // check checks a job definition as the Scheduler will when it is put
 // (its own action types, executors and retry floor), as jobclock validate
 // and jobclock next do: every problem at its JSON path, or the schedule
-// in words and the first n occurrences of a job created at created.
-func (h *handler) check(def []byte, created time.Time, n int) checkResult {
+// in words and the first n occurrences of job name of collection created
+// at created (a recurrence window and cron H fields depend on the names;
+// empty for a definition without a job).
+func (h *handler) check(def []byte, collection, name string, created time.Time, n int) checkResult {
 	var res checkResult
 	opts := h.s.ParseOptions()
 	opts.Created, opts.Now = created, created
@@ -885,7 +887,7 @@ func (h *handler) check(def []byte, created time.Time, n int) checkResult {
 	}
 	res.Schedule = job.Describe(created)
 	res.Canonical = maskedJSON(job)
-	t, err := job.Timing(created)
+	t, err := job.Timing(collection, name, created)
 	if err != nil {
 		res.Note = "Its schedule cannot be computed: " + err.Error()
 	} else if first := t.First(); first.IsZero() {

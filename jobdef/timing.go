@@ -22,6 +22,12 @@ import (
 //   - Recurrence with a schedule: the first schedule match at or after the
 //     later of startTime and the creation time; interval periods count from
 //     startTime's period.
+//   - Recurrence with a window: each of those instants is the scheduled
+//     one, and the occurrence runs at the planned instant, the scheduled
+//     one plus its offset (see [recurrence.CompileJob]). Every instant a
+//     Timing returns is a planned one: the first is the first planned
+//     instant at or after the later of startTime and the creation time,
+//     and count and endTime apply to planned instants.
 //
 // count counts occurrences from the first one; endTime is inclusive; when
 // both are given, whichever ends the job first wins. An endTime before the
@@ -33,10 +39,13 @@ type Timing struct {
 	count int
 }
 
-// Timing returns j's timing for a job created (or last put) at created.
-// It fails only when the recurrence does not compile; a job that passed
+// Timing returns the timing of j, the job named name in collection
+// collection, created (or last put) at created. The names decide the
+// offsets of a recurrence's window (see [recurrence.CompileJob]); a job
+// without one runs at the same instants whatever its names. Timing fails
+// only when the recurrence does not compile; a job that passed
 // [ParseJob] or [Job.Validate] always has a timing.
-func (j *Job) Timing(created time.Time) (*Timing, error) {
+func (j *Job) Timing(collection, name string, created time.Time) (*Timing, error) {
 	created = created.Round(0) // drop the monotonic reading
 	start := created
 	if j.StartTime != nil {
@@ -50,7 +59,7 @@ func (j *Job) Timing(created time.Time) (*Timing, error) {
 		t := j.oneTimeTiming(created)
 		return &t, nil
 	}
-	rule, err := recurrence.Compile(j.Recurrence, start)
+	rule, err := recurrence.CompileJob(j.Recurrence, start, collection, name)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: job timing: %w", err)
 	}

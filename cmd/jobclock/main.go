@@ -4,7 +4,7 @@
 // Usage:
 //
 //	jobclock validate [-min-retry-interval D] FILE|-...
-//	jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-
+//	jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-
 //	jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-cron] SPEC
 //	jobclock run [flags] FILE...
 //	jobclock serve [flags]
@@ -34,6 +34,11 @@
 // Unless -q is given, the schedule in words goes to standard error first
 // ("schedule: every week on Monday at 10:00 (UTC)"). An invalid job exits
 // 1 with the same lines as validate, which checks a job as if created now.
+// A job whose recurrence has a window runs each occurrence at a planned
+// instant, its scheduled one plus an offset that the job's name and
+// collection decide: next needs -job NAME (and -collection NAME, "default"
+// by default) for one, exits 2 without, and prints the planned instant
+// followed by "  scheduled " and the scheduled one.
 //
 // next -cron SPEC previews a cron spec ("*/15 9-16 * * 1-5", with an
 // optional CRON_TZ= prefix) instead of a job: the occurrences of a job
@@ -78,9 +83,10 @@ func main() {
 const usage = `Usage:
   jobclock validate FILE|-...                  check job definitions or collection files as run loads them;
                                                prints ok or one line per problem
-  jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-
+  jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-
                                                list the next N (default 10) occurrences of a job created at TIME (default now),
-                                               after its schedule in words (on stderr; -q: not); -local: in the job's zone
+                                               after its schedule in words (on stderr; -q: not); -local: in the job's zone;
+                                               -job: the job's name, which a recurrence.window's offsets depend on
   jobclock next [-tz ZONE] [-json] [-cron] SPEC
                                                the same for a cron spec ("0 9 * * *"); -json prints the recurrence it stands for
   jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)

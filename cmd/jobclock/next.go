@@ -21,8 +21,10 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "with -cron: print the recurrence the spec stands for, as JSON, instead of occurrences")
 	local := fs.Bool("local", false, "print the times in the job's time zone (recurrence.timeZone) instead of UTC")
 	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
+	collection := fs.String("collection", scheduler.DefaultCollection, "the job collection's `NAME`: with -job, it decides the offsets of a recurrence.window")
+	jobName := fs.String("job", "", "the job's `NAME`, which (with -collection) decides the offsets of a recurrence.window; required with one")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] FILE|-")
+		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-")
 		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-cron] SPEC")
 		fs.PrintDefaults()
 	}
@@ -70,7 +72,11 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if job == nil {
 		return code
 	}
-	timing, err := job.Timing(created)
+	if job.Recurrence != nil && job.Recurrence.Window != 0 && *jobName == "" {
+		fmt.Fprintf(stderr, "jobclock next: recurrence.window: its offsets depend on the job's name and collection: give -job NAME (and -collection NAME, default %q)\n", scheduler.DefaultCollection)
+		return 2
+	}
+	timing, err := job.Timing(*collection, *jobName, created)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock next: %v\n", err)
 		return 1
@@ -86,8 +92,15 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		loc = job.Location()
 	}
 	i := 0
+	rule := timing.Rule()
 	for at := range timing.Occurrences() {
-		fmt.Fprintln(stdout, at.In(loc).Format(time.RFC3339))
+		if rule != nil && rule.Window() > 0 {
+			// The planned instant first, as without a window; the
+			// scheduled one it was spread from next to it.
+			fmt.Fprintln(stdout, at.In(loc).Format(time.RFC3339)+"  scheduled "+rule.Scheduled(at).In(loc).Format(time.RFC3339))
+		} else {
+			fmt.Fprintln(stdout, at.In(loc).Format(time.RFC3339))
+		}
 		if i++; i == *n {
 			break
 		}

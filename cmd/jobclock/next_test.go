@@ -93,6 +93,21 @@ func TestNext(t *testing.T) {
 		{name: "bad from", args: []string{"-from", "yesterday", "-"}, stdin: everyOtherDay, code: 2, stderr: `-from: "yesterday" is not an ISO 8601 time`},
 		{name: "no file", args: []string{}, code: 2, stderr: "Usage: jobclock next"},
 
+		// A window: planned instants, each with its scheduled one; the
+		// job's name and collection decide them (as recurrence's
+		// TestWindowPinned pins for reports/nightly).
+		{name: "window", stdin: hourlySpread, args: []string{"-n", "3", "-from", "2026-01-01T00:00:00Z", "-collection", "reports", "-job", "nightly", "-"},
+			stdout: "2026-01-01T00:09:05Z  scheduled 2026-01-01T00:00:00Z\n2026-01-01T01:13:44Z  scheduled 2026-01-01T01:00:00Z\n2026-01-01T02:02:22Z  scheduled 2026-01-01T02:00:00Z\n",
+			stderr: "schedule: every hour on the hour, spread over 15 minutes\n"},
+		{name: "window in another collection", stdin: hourlySpread, args: []string{"-q", "-n", "1", "-from", "2026-01-01T00:00:00Z", "-collection", "billing", "-job", "nightly", "-"},
+			stdout: "2026-01-01T00:02:32Z  scheduled 2026-01-01T00:00:00Z\n"},
+		// The instants the engine runs c/spread at, in the root
+		// package's TestWindowThroughEngine.
+		{name: "window of the engine's job", stdin: hourlySpread, args: []string{"-q", "-n", "3", "-from", "2000-01-01T01:00:00Z", "-collection", "c", "-job", "spread", "-"},
+			stdout: "2000-01-01T01:08:10Z  scheduled 2000-01-01T01:00:00Z\n2000-01-01T02:05:42Z  scheduled 2000-01-01T02:00:00Z\n2000-01-01T03:09:41Z  scheduled 2000-01-01T03:00:00Z\n"},
+		{name: "window without a job name", stdin: hourlySpread, args: []string{"-"}, code: 2,
+			stderr: `jobclock next: recurrence.window: its offsets depend on the job's name and collection: give -job NAME (and -collection NAME, default "default")` + "\n"},
+
 		// Cron specs.
 		{name: "cron", args: []string{"-n", "3", "-from", "2026-01-03T10:00Z", "-cron", "0 9 * * 1-5"},
 			stdout: "2026-01-05T09:00:00Z\n2026-01-06T09:00:00Z\n2026-01-07T09:00:00Z\n",
@@ -194,3 +209,7 @@ func TestNextDefaultsToNow(t *testing.T) {
 		t.Errorf("next = %d %q %q, want one UTC time", code, stdout, stderr)
 	}
 }
+
+// hourlySpread runs at minute 0 of every hour, spread over 15 minutes.
+const hourlySpread = `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+	"recurrence": {"frequency": "Hour", "schedule": {"minutes": [0]}, "window": "PT15M"}}`

@@ -1,0 +1,65 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// TestWindowThroughEngine runs a job spread over 15 minutes on two
+// Schedulers that share a store. Each occurrence runs once, at its planned
+// instant (pinned here, computed apart from the product with FNV-1a and
+// fmix64 for c/spread: see recurrence's TestWindowPinned), which is the
+// expected time its executor gets (the x-ms-scheduler-expected-execution-time
+// header of an HTTP action) and history records; it starts at that
+// instant, so it is not late.
+func TestWindowThroughEngine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{})
+		other := e.newScheduler()
+		if err := other.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer other.Stop(context.Background())
+		e.start()
+		defer e.stop()
+		r := e.put("spread", jobJSON(date("2000-01-01T01:00:00Z"),
+			`"recurrence": {"frequency": "Hour", "schedule": {"minutes": [0]}, "window": "PT15M", "count": 3}`))
+		want := []time.Time{date("2000-01-01T01:08:10Z"), date("2000-01-01T02:05:42Z"), date("2000-01-01T03:09:41Z")}
+		if !r.Schedule.NextOccurrence.Equal(want[0]) {
+			t.Errorf("NextOccurrence = %v, want the first planned instant %v", r.Schedule.NextOccurrence, want[0])
+		}
+		time.Sleep(time.Until(date("2000-01-01T04:00:00Z")))
+		synctest.Wait()
+
+		var expected, called []time.Time
+		for _, req := range e.exec.requests() {
+			expected = append(expected, req.ExpectedTime)
+		}
+		for _, d := range e.exec.times(e.t0) {
+			called = append(called, e.t0.Add(d))
+		}
+		eq := cmp.Comparer(time.Time.Equal)
+		if !cmp.Equal(want, expected, eq) {
+			t.Errorf("expected times the executor got = %v, want %v", expected, want)
+		}
+		if !cmp.Equal(want, called, eq) {
+			t.Errorf("the executor ran at %v, want %v", called, want)
+		}
+		var hist []time.Time
+		for _, h := range e.history("spread") { // newest first
+			hist = append([]time.Time{h.ExpectedExecutionTime}, hist...)
+			if late := h.StartTime.Sub(h.ExpectedExecutionTime); late != 0 {
+				t.Errorf("occurrence %d started %v after its expected time %v", h.RepeatCount, late, h.ExpectedExecutionTime)
+			}
+		}
+		if !cmp.Equal(want, hist, eq) {
+			t.Errorf("history's expected times = %v, want %v", hist, want)
+		}
+	})
+}
