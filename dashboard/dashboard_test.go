@@ -12,6 +12,8 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/retry"
 )
 
 func TestOverview(t *testing.T) {
@@ -662,4 +664,41 @@ func TestCollectionOverREST(t *testing.T) {
 			t.Errorf("GET %s = %d, want %d", path, w.Code, want)
 		}
 	}
+}
+
+// TestJobPageWindow lists a spread job's planned instants, each with the
+// scheduled instant it is spread from, as the job's rule computes them
+// for its collection and name (whose values recurrence's
+// TestWindowPinned pins).
+func TestJobPageWindow(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	year := time.Now().Year() + 1
+	e.job("c", "spread", "/ok", fmt.Sprintf(`"startTime": "%d-01-01T00:00:00Z", "recurrence": {"frequency": "Hour", "schedule": {"minutes": [0]}, "window": "PT15M"}`, year))
+	p := e.get(jobPath("c", "spread"))
+	wantStatus(t, "job", p, http.StatusOK)
+	wantIn(t, "job", p, "Runs every hour on the hour, spread over 15 minutes.", "Scheduled (spread from)")
+	rec := &recurrence.Recurrence{Frequency: recurrence.Hour, Schedule: &recurrence.Schedule{Minutes: []int{0}},
+		Window: retry.Duration(15 * time.Minute)}
+	start := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)
+	rule, err := recurrence.CompileJob(rec, start, "c", "spread")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := start.Add(-time.Nanosecond)
+	for range 3 {
+		at = rule.Next(at)
+		s := rule.Scheduled(at)
+		if at.Equal(s) {
+			continue // an offset of zero: nothing to tell apart
+		}
+		// One row: the planned instant, then the scheduled one.
+		row := regexp.MustCompile(`<time datetime="` + regexp.QuoteMeta(at.Format(time.RFC3339)) + `">[^<]*</time></td>\s*<td class="scheduled"><time datetime="` + regexp.QuoteMeta(s.Format(time.RFC3339)) + `">`)
+		if !row.MatchString(p.body) {
+			t.Errorf("job page has no row planned at %v, scheduled at %v", at, s)
+		}
+	}
+	// A job without a window has no such column.
+	e.job("c", "plain", "/ok", fmt.Sprintf(`"startTime": "%d-01-01T00:00:00Z", "recurrence": {"frequency": "Hour"}`, year))
+	wantNotIn(t, "plain", e.get(jobPath("c", "plain")), "Scheduled (spread from)")
 }

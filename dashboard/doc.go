@@ -20,7 +20,9 @@
 // zone, its last run and how it went, and its counters. A job's page
 // shows its schedule in words, its next 20 occurrences in UTC and in its
 // zone (marking those a daylight saving change moved or, for a schedule
-// that keeps its cadence, ran a second time in a repeated hour), its
+// that keeps its cadence, ran a second time in a repeated hour; for a
+// recurrence with a window, the planned instants, each next to the
+// scheduled instant it is spread from), its
 // history with a
 // status filter and the whole message of each attempt (a long one folded
 // under its first line), its definition as
@@ -32,7 +34,9 @@
 // second click), edit and delete (after a confirmation page). "Try a
 // definition" checks a pasted job definition as jobclock validate and
 // jobclock next do: every problem at its JSON path, or the schedule in
-// words and the next occurrences.
+// words and the next occurrences (spread, for a window, as for a job
+// without collection or name: its own page lists the job's own planned
+// instants).
 //
 // # Operating
 //

@@ -472,26 +472,29 @@ type jobPage struct {
 // upcomingTable is a table of occurrences; Zone is the job's zone, empty
 // for UTC.
 type upcomingTable struct {
-	Zone string
-	Rows []occurrenceRow
-	DST  bool // a daylight saving change touches a row
+	Zone   string
+	Rows   []occurrenceRow
+	DST    bool // a daylight saving change touches a row
+	Spread bool // the rows are planned instants of a recurrence with a window
 }
 
 func newUpcoming(zone string, rows []occurrenceRow) upcomingTable {
 	u := upcomingTable{Zone: zone, Rows: rows}
 	for _, r := range rows {
 		u.DST = u.DST || r.Shifted || r.Repeated || r.Changed
+		u.Spread = u.Spread || r.Scheduled.ISO != ""
 	}
 	return u
 }
 
 type occurrenceRow struct {
-	N        int
-	At       stamp
-	Shifted  bool // its wall time did not exist: it runs shifted by the gap
-	Repeated bool // its wall time came round a second time: clocks went back
-	Changed  bool // the zone's offset differs from the previous row's
-	Offset   string
+	N         int
+	At        stamp // the planned instant: when it runs
+	Scheduled stamp // with a window, the scheduled instant At is spread from; zero without
+	Shifted   bool  // its wall time did not exist: it runs shifted by the gap
+	Repeated  bool  // its wall time came round a second time: clocks went back
+	Changed   bool  // the zone's offset differs from the previous row's
+	Offset    string
 }
 
 type historyRow struct {
@@ -657,7 +660,8 @@ func disabledNote(rec *scheduler.JobRecord) string {
 
 // occurrenceRows lists up to limit occurrences of t from first on, marking
 // those a daylight saving change moved or repeated and those after a
-// change of the zone's offset.
+// change of the zone's offset. With a window, each row is the planned
+// instant and carries the scheduled one it is spread from.
 func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.Location) []occurrenceRow {
 	var out []occurrenceRow
 	var rule *recurrence.Rule
@@ -668,6 +672,9 @@ func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.L
 	for a := first; !a.IsZero() && len(out) < limit; {
 		_, off := a.In(loc).Zone()
 		row := occurrenceRow{N: len(out) + 1, At: at(a, loc), Offset: a.In(loc).Format("-07:00")}
+		if rule != nil && rule.Window() > 0 {
+			row.Scheduled = at(rule.Scheduled(a), loc)
+		}
 		row.Shifted = rule != nil && rule.Shifted(a)
 		row.Repeated = rule != nil && rule.Repeated(a)
 		row.Changed = havePrev && off != prevOff
@@ -900,6 +907,11 @@ func (h *handler) check(def []byte, collection, name string, created time.Time, 
 		res.Upcoming = newUpcoming(res.Zone, occurrenceRows(t, first, limit, loc))
 		if k := len(res.Upcoming.Rows); k < n {
 			res.Note = fmt.Sprintf("It runs %d %s in all.", k, plural(k, "time", "times"))
+		}
+		if res.Upcoming.Spread && name == "" {
+			// A definition without a job has no names: its offsets are
+			// those of empty names.
+			res.Note = strings.TrimSpace(res.Note + " A job's collection and name decide where in its window each occurrence runs: these are the planned instants of a job without either, and the job's own page lists its own.")
 		}
 	}
 	return res
