@@ -479,6 +479,24 @@ func steps() []step {
   "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}}
 }}`},
 		{name: "delete-collection-tags", method: "DELETE", path: rg1 + "/jctags" + v},
+
+		// Spreading, an extension: the window is kept as given; bad ones
+		// are refused at recurrence.window.
+		{name: "put-collection-window", method: "PUT", path: rg1 + "/jcwindow" + v, body: `{"location": "West Europe", "properties": {"sku": {"name": "Standard"}}}`},
+		{name: "put-job-window", method: "PUT", path: rg1 + "/jcwindow/jobs/w1" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Hour", "schedule": {"minutes": [0]}, "window": "PT15M"}
+}}`},
+		{name: "put-job-window-invalid", method: "PUT", path: rg1 + "/jcwindow/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"cron": "0 * * * *", "window": "PT1H"}
+}}`},
+		{name: "put-job-window-not-a-duration", method: "PUT", path: rg1 + "/jcwindow/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Day", "window": "PT0S"}
+}}`},
+		{name: "delete-collection-window", method: "DELETE", path: rg1 + "/jcwindow" + v},
 	}
 }
 
