@@ -268,7 +268,11 @@
 // runs in timeZone, UTC without one. count and endTime apply as to any
 // recurrence: count counts the spec's runs from the first. A spec that
 // does not parse is reported at recurrence.cron naming the field
-// ("recurrence.cron: field 2 (hours): 24 is out of range 0-23"). Specs the
+// ("recurrence.cron: field 2 (hours): 24 is out of range 0-23"). H in a
+// field ("H * * * *", "H(0-29)/10 9-17 * * 1-5", Jenkins' hash syntax)
+// stands for values that the job's collection and name decide, so that
+// jobs given one spec run at different times; the job is stored with its
+// own values, and package recurrence documents the hash. Specs the
 // recurrence model cannot express exactly (W, seconds other than 0, @every
 // not in whole minutes, a day such as February 30 that never occurs) are
 // refused, never approximated. A job put from Go with only a cron spec is

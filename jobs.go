@@ -162,6 +162,14 @@ func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, crea
 			return nil, err
 		}
 	}
+	if r := job.Recurrence; r != nil && r.Cron != "" {
+		// H forms of a spec decide members per job: store the job's own.
+		x, err := r.ExpandCronJob(collection, name)
+		if err != nil {
+			return nil, err
+		}
+		job.Recurrence = x
+	}
 	describeCertificates(job)
 	job.State, job.Status = "", nil
 	return job, nil

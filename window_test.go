@@ -63,3 +63,40 @@ func TestWindowThroughEngine(t *testing.T) {
 		}
 	})
 }
+
+// TestPutJobCronHash puts the same spec with H as two jobs: each is
+// stored with its own minute (recurrence's TestCronHashPinned pins 18 for
+// reports/nightly and 42 for reports/hourly) and runs at it, while
+// ParseJob, which knows no job, leaves the minutes out.
+func TestPutJobCronHash(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		if _, err := e.s.PutCollection(ctx, "reports", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		def, err := scheduler.ParseJob([]byte(jobJSON(time.Time{}, `"recurrence": {"cron": "H * * * *", "schedule": {"minutes": [7]}}`)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if def.Recurrence.Schedule != nil && len(def.Recurrence.Schedule.Minutes) != 0 {
+			t.Errorf("ParseJob kept minutes %v next to H; want them left out", def.Recurrence.Schedule.Minutes)
+		}
+		for name, minute := range map[string]int{"nightly": 18, "hourly": 42} {
+			r, err := e.s.PutJob(ctx, "reports", name, def, nil)
+			if err != nil {
+				t.Fatalf("PutJob(%s): %v", name, err)
+			}
+			if got := r.Job.Recurrence.Schedule.Minutes; !cmp.Equal(got, []int{minute}) {
+				t.Errorf("%s stored with minutes %v, want [%d]", name, got, minute)
+			}
+			want := time.Now().Truncate(time.Hour).Add(time.Duration(minute) * time.Minute)
+			if !want.After(time.Now()) {
+				want = want.Add(time.Hour)
+			}
+			if !r.Schedule.NextOccurrence.Equal(want) {
+				t.Errorf("%s: NextOccurrence = %v, want %v", name, r.Schedule.NextOccurrence, want)
+			}
+		}
+	})
+}

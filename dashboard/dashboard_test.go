@@ -701,4 +701,17 @@ func TestJobPageWindow(t *testing.T) {
 	// A job without a window has no such column.
 	e.job("c", "plain", "/ok", fmt.Sprintf(`"startTime": "%d-01-01T00:00:00Z", "recurrence": {"frequency": "Hour"}`, year))
 	wantNotIn(t, "plain", e.get(jobPath("c", "plain")), "Scheduled (spread from)")
+
+	// H in a cron spec: the job's page says its own minute (18 for
+	// reports/nightly, as recurrence's TestCronHashPinned pins); the try
+	// page, which has no job, says what decides it.
+	e.collection("reports", nil)
+	e.job("reports", "nightly", "/ok", `"recurrence": {"cron": "H * * * *"}`)
+	p = e.get(jobPath("reports", "nightly"))
+	wantIn(t, "H job", p, "Runs every hour at minute 18, by H for this job: minute 18.")
+	tok := e.token("/try")
+	p = e.post("/try", url.Values{"csrf": {tok}, "definition": {`{"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}, "recurrence": {"cron": "H * * * *"}}`}})
+	wantStatus(t, "try H", p, http.StatusOK)
+	wantIn(t, "try H", p, "Runs as the cron spec &#34;H * * * *&#34; says, with the minute that its H fields give each job by its collection and name.",
+		"what the H fields of its cron spec stand for")
 }

@@ -34,8 +34,8 @@
 // second click), edit and delete (after a confirmation page). "Try a
 // definition" checks a pasted job definition as jobclock validate and
 // jobclock next do: every problem at its JSON path, or the schedule in
-// words and the next occurrences (spread, for a window, as for a job
-// without collection or name: its own page lists the job's own planned
+// words and the next occurrences (for a window or H in a cron spec, as for
+// a job without collection or name: its own page lists the job's own
 // instants).
 //
 // # Operating

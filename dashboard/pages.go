@@ -908,10 +908,10 @@ func (h *handler) check(def []byte, collection, name string, created time.Time, 
 		if k := len(res.Upcoming.Rows); k < n {
 			res.Note = fmt.Sprintf("It runs %d %s in all.", k, plural(k, "time", "times"))
 		}
-		if res.Upcoming.Spread && name == "" {
-			// A definition without a job has no names: its offsets are
-			// those of empty names.
-			res.Note = strings.TrimSpace(res.Note + " A job's collection and name decide where in its window each occurrence runs: these are the planned instants of a job without either, and the job's own page lists its own.")
+		if job.Recurrence.DependsOnJob() && name == "" {
+			// A definition without a job has no names: its window's
+			// offsets and its H fields are those of empty names.
+			res.Note = strings.TrimSpace(res.Note + " A job's collection and name decide where in its window each occurrence runs and what the H fields of its cron spec stand for: these are the instants of a job without either, and the job's own page lists its own.")
 		}
 	}
 	return res

@@ -496,6 +496,16 @@ func steps() []step {
   "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
   "recurrence": {"frequency": "Day", "window": "PT0S"}
 }}`},
+		// Cron H: each job stores its own values (w2's minute); a bad H
+		// form is refused at recurrence.cron, naming the field.
+		{name: "put-job-cron-hash", method: "PUT", path: rg1 + "/jcwindow/jobs/w2" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"cron": "H H(9-17) * * 1-5"}
+}}`},
+		{name: "put-job-cron-hash-invalid", method: "PUT", path: rg1 + "/jcwindow/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"cron": "H(30-10) * * * *"}
+}}`},
 		{name: "delete-collection-window", method: "DELETE", path: rg1 + "/jcwindow" + v},
 	}
 }

@@ -46,13 +46,14 @@ type cronField struct {
 	top      int      // the largest value accepted (7 for Sunday in day of week)
 	names    []string // lower-case names of min, min+1, ...
 	what     string   // how a value is described in errors
+	hmax     int      // the largest value a bare H takes (28 in day of month, which every month has; else max)
 }
 
 var (
 	secondsField = &cronField{name: "seconds", min: 0, max: 59, top: 59, what: "a number"}
 	minutesField = &cronField{name: "minutes", min: 0, max: 59, top: 59, what: "a number"}
 	hoursField   = &cronField{name: "hours", min: 0, max: 23, top: 23, what: "a number"}
-	domField     = &cronField{name: "day of month", min: 1, max: 31, top: 31, what: "a number"}
+	domField     = &cronField{name: "day of month", min: 1, max: 31, top: 31, what: "a number", hmax: 28}
 	monthField   = &cronField{name: "month", min: 1, max: 12, top: 12, what: "a month (1-12 or JAN-DEC)",
 		names: []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}}
 	dowField = &cronField{name: "day of week", min: 0, max: 6, top: 7, what: "a day of the week (0-7 or SUN-SAT)",
@@ -68,22 +69,26 @@ type cronSet struct {
 	star bool
 	// stepped is set when an item has a step other than 1 ("*/2", "1-9/4").
 	stepped bool
-	last    []int               // day of month: days counted from the end (L is -1)
-	nth     []MonthlyOccurrence // day of week: nth weekdays (5#2, 5L)
+	// hashed is set when an item is an H form ("H", "H(0-29)", "H/15"),
+	// whose values the job's identity decides.
+	hashed bool
+	last   []int               // day of month: days counted from the end (L is -1)
+	nth    []MonthlyOccurrence // day of week: nth weekdays (5#2, 5L)
 }
 
 // bitRange is the set of the values lo to hi.
 func bitRange(lo, hi int) uint64 { return (1<<(hi-lo+1) - 1) << lo }
 
-// parse reads one field's text. It returns the reason when the text is not
-// a valid field.
-func (f *cronField) parse(text string) (cronSet, string) {
+// parse reads one field's text; seed is the job's identity (see jobSeed),
+// from which H forms take their values. It returns the reason when the
+// text is not a valid field.
+func (f *cronField) parse(text string, seed uint64) (cronSet, string) {
 	var s cronSet
 	for item := range strings.SplitSeq(text, ",") {
 		if item == "" {
 			return s, fmt.Sprintf("%q has an empty list element", text)
 		}
-		if reason := f.parseItem(&s, item); reason != "" {
+		if reason := f.parseItem(&s, item, seed); reason != "" {
 			return s, reason
 		}
 	}
@@ -93,7 +98,7 @@ func (f *cronField) parse(text string) (cronSet, string) {
 	return s, ""
 }
 
-func (f *cronField) parseItem(s *cronSet, item string) string {
+func (f *cronField) parseItem(s *cronSet, item string, seed uint64) string {
 	rng, stepText, hasStep := strings.Cut(item, "/")
 	step := 1
 	if hasStep {
@@ -113,6 +118,9 @@ func (f *cronField) parseItem(s *cronSet, item string) string {
 		return reason
 	}
 	var lo, hi int
+	if rng != "" && (rng[0] == 'H' || rng[0] == 'h') {
+		return f.parseHash(s, rng, item, step, seed)
+	}
 	if rng == "*" || rng == "?" {
 		lo, hi = f.min, f.max
 		if step == 1 {
@@ -141,6 +149,56 @@ func (f *cronField) parseItem(s *cronSet, item string) string {
 	for v := lo; v <= hi; v += step {
 		s.bits |= 1 << v
 	}
+	return ""
+}
+
+// parseHash reads an H form, Jenkins' hash syntax: "H" is one value of
+// the field (day of month: 1 to 28), "H(lo-hi)" one value of that range,
+// and with a step ("H/15", "H(0-29)/10") every step-th value of the range
+// from an offset below the step. The value (or the offset) is the field's
+// hash of the job's identity (see fieldHash) modulo the number of values
+// (or the step, or the range's length when that is shorter).
+func (f *cronField) parseHash(s *cronSet, rng, item string, step int, seed uint64) string {
+	lo, hi := f.min, f.hmax
+	if hi == 0 {
+		hi = f.max
+	}
+	if step > 1 {
+		hi = f.max // a step runs through the whole field, as "*/step" does
+	}
+	if rng != "H" && rng != "h" {
+		inner, open := strings.CutPrefix(rng[1:], "(")
+		inner, closed := strings.CutSuffix(inner, ")")
+		if !open || !closed {
+			return fmt.Sprintf("%q is not H, H(lo-hi), H/step or H(lo-hi)/step", item)
+		}
+		a, b, isRange := strings.Cut(inner, "-")
+		if !isRange {
+			return fmt.Sprintf("%q: H takes a range in parentheses, such as H(0-29)", item)
+		}
+		var reason string
+		if lo, reason = f.value(a, item); reason != "" {
+			return reason
+		}
+		if hi, reason = f.value(b, item); reason != "" {
+			return reason
+		}
+		if lo > hi {
+			return fmt.Sprintf("%s runs backwards (its start is after its end)", rng)
+		}
+	}
+	n := hi - lo + 1
+	if step > 1 {
+		n = min(step, n)
+	}
+	first := lo + int(fieldHash(seed, f.name)%uint64(n))
+	if step == 1 {
+		step = hi + 1 // one value
+	}
+	for v := first; v <= hi; v += step {
+		s.bits |= 1 << v
+	}
+	s.hashed = true
 	return ""
 }
 
@@ -275,7 +333,7 @@ var cronDescriptors = func() map[string]*cronSpec {
 		"@hourly":   "0 * * * *",
 	} {
 		c := new(cronSpec)
-		if err := c.parseFields(strings.Fields(spec), 1); err != nil {
+		if err := c.parseFields(strings.Fields(spec), 1, 0); err != nil {
 			panic("recurrence: bad descriptor spec: " + err.Error())
 		}
 		m[name] = c
@@ -310,17 +368,31 @@ const fieldsReason = "expected 5 fields (minute, hour, day of month, month, day 
 // number of seconds, and a day of the month that occurs in none of the
 // spec's months (30 in February).
 //
+// An H form (Jenkins' hash syntax: "H", "H(0-29)", "H/15", "H(0-29)/10"
+// in any field) stands for values that each job's collection and name
+// decide, so that jobs given the same spec run at different times: see
+// the package documentation, "Cron specs". ParseCron knows no job, so the
+// schedule members that H fields decide (a minute field "H" decides
+// minutes) are left out of its result; [CompileJob] and
+// [Recurrence.ExpandCronJob] fill them in for a job.
+//
 // The result has Cron set to the spec with its whitespace collapsed;
 // [Recurrence.Validate] accepts it, and [Compile] runs it.
 func ParseCron(spec string) (*Recurrence, error) {
-	c, err := parseCron(spec)
+	c, err := parseCron(spec, noJob)
 	if err != nil {
 		return nil, err
 	}
-	return c.recurrence(), nil
+	return c.recurrence(false), nil
 }
 
-func parseCron(spec string) (*cronSpec, error) {
+// noJob is the identity of no particular job: empty collection and job
+// names.
+var noJob = jobSeed("", "")
+
+// parseCron parses spec for the job whose identity is seed (see jobSeed):
+// H forms take their values from it.
+func parseCron(spec string, seed uint64) (*cronSpec, error) {
 	fields := strings.Fields(spec)
 	c := &cronSpec{text: collapse(spec, fields), sec: cronSet{bits: 1}}
 	if len(fields) == 0 {
@@ -354,7 +426,7 @@ func parseCron(spec string) (*cronSpec, error) {
 	}
 	if seconds {
 		var reason string
-		if c.sec, reason = secondsField.parse(fields[0]); reason != "" {
+		if c.sec, reason = secondsField.parse(fields[0], seed); reason != "" {
 			return nil, &CronError{Field: 1, Name: secondsField.name, Reason: reason}
 		}
 		fields = fields[1:]
@@ -363,19 +435,19 @@ func parseCron(spec string) (*cronSpec, error) {
 	if seconds {
 		first = 2
 	}
-	return c, c.parseFields(fields, first)
+	return c, c.parseFields(fields, first, seed)
 }
 
 // parseFields reads the five fields minute to day of week; first is the
 // position of the minute field in the spec as written.
-func (c *cronSpec) parseFields(fields []string, first int) error {
+func (c *cronSpec) parseFields(fields []string, first int, seed uint64) error {
 	c.domPos, c.monthPos = first+2, first+3
 	for i, f := range []struct {
 		def *cronField
 		out *cronSet
 	}{{minutesField, &c.min}, {hoursField, &c.hour}, {domField, &c.dom}, {monthField, &c.month}, {dowField, &c.dow}} {
 		var reason string
-		if *f.out, reason = f.def.parse(fields[i]); reason != "" {
+		if *f.out, reason = f.def.parse(fields[i], seed); reason != "" {
 			return &CronError{Field: first + i, Name: f.def.name, Reason: reason}
 		}
 	}
@@ -491,7 +563,10 @@ var weekOrder = []int{1, 2, 3, 4, 5, 6, 0}
 // the schedule's seconds. Interval is 1, so every period runs and the start
 // only decides the first occurrence. "@every D" is Hour, Minute or Second
 // with interval D in the largest of those units that divides D.
-func (c *cronSpec) recurrence() *Recurrence {
+//
+// With keepHashed false, the schedule members that H fields decide are
+// left out.
+func (c *cronSpec) recurrence(keepHashed bool) *Recurrence {
 	r := &Recurrence{Cron: c.text, TimeZone: c.zone}
 	if c.every > 0 {
 		switch {
@@ -567,7 +642,37 @@ func (c *cronSpec) recurrence() *Recurrence {
 	if !allHours {
 		s.Hours = ones(c.hour.bits, 0, 23)
 	}
+	if !keepHashed {
+		c.dropHashed(s)
+	}
 	return r
+}
+
+// dropHashed removes from s the members that c's H fields decide.
+func (c *cronSpec) dropHashed(s *Schedule) {
+	if c.sec.hashed {
+		s.Seconds = nil
+	}
+	if c.min.hashed {
+		s.Minutes = nil
+	}
+	if c.hour.hashed {
+		s.Hours = nil
+	}
+	if c.dom.hashed {
+		s.MonthDays = nil
+	}
+	if c.month.hashed {
+		s.Months = nil
+	}
+	if c.dow.hashed {
+		s.WeekDays, s.MonthlyOccurrences = nil, nil
+	}
+}
+
+// hashed reports whether a field of c has an H form.
+func (c *cronSpec) hashed() bool {
+	return c.sec.hashed || c.min.hashed || c.hour.hashed || c.dom.hashed || c.month.hashed || c.dow.hashed
 }
 
 // monthlyOccurrences lists the day of week field as monthly occurrences:
@@ -613,16 +718,33 @@ func (c *cronSpec) monthlyOccurrences() []MonthlyOccurrence {
 // a *FieldError at "cron" whose Reason is the [*CronError] without its
 // "cron: " prefix. On error ExpandCron returns nil and every problem
 // joined with [errors.Join].
-func (r *Recurrence) ExpandCron() (*Recurrence, error) {
+//
+// A schedule member that an H form of the spec decides is not compared:
+// ExpandCron, which knows no job, leaves it out of the result, and
+// [Recurrence.ExpandCronJob] gives the job's own values, whatever r
+// gives.
+func (r *Recurrence) ExpandCron() (*Recurrence, error) { return r.expandCron(noJob, false) }
+
+// ExpandCronJob is [Recurrence.ExpandCron] for the job named job in
+// collection collection: the members that H forms of the spec decide are
+// filled in with the job's values (see [ParseCron]).
+func (r *Recurrence) ExpandCronJob(collection, job string) (*Recurrence, error) {
+	return r.expandCron(jobSeed(collection, job), true)
+}
+
+// expandCron expands r's spec for the job whose identity is seed; with
+// keepHashed false, without the members that H forms decide.
+func (r *Recurrence) expandCron(seed uint64, keepHashed bool) (*Recurrence, error) {
 	if r == nil || r.Cron == "" {
 		return r, nil
 	}
-	c, err := ParseCron(r.Cron)
+	spec, err := parseCron(r.Cron, seed)
 	if err != nil {
 		var ce *CronError
 		errors.As(err, &ce)
 		return nil, &FieldError{Path: "cron", Reason: ce.detail()}
 	}
+	c := spec.recurrence(keepHashed)
 	out := *c
 	out.Count, out.EndTime, out.Window = r.Count, r.EndTime, r.Window
 	var errs []error
@@ -655,20 +777,20 @@ func (r *Recurrence) ExpandCron() (*Recurrence, error) {
 		if w == nil {
 			w = &Schedule{}
 		}
-		sameInts := func(name string, given, want []int) {
-			if len(given) > 0 && !slices.Equal(sortedSet(given), sortedSet(want)) {
+		sameInts := func(name string, given, want []int, hashed bool) {
+			if len(given) > 0 && !hashed && !slices.Equal(sortedSet(given), sortedSet(want)) {
 				differs("schedule."+name, listText(given), listText(want))
 			}
 		}
-		sameInts("seconds", g.Seconds, w.Seconds)
-		sameInts("minutes", g.Minutes, w.Minutes)
-		sameInts("hours", g.Hours, w.Hours)
-		sameInts("monthDays", g.MonthDays, w.MonthDays)
-		sameInts("months", g.Months, w.Months)
-		if len(g.WeekDays) > 0 && !sameSet(g.WeekDays, w.WeekDays) {
+		sameInts("seconds", g.Seconds, w.Seconds, spec.sec.hashed)
+		sameInts("minutes", g.Minutes, w.Minutes, spec.min.hashed)
+		sameInts("hours", g.Hours, w.Hours, spec.hour.hashed)
+		sameInts("monthDays", g.MonthDays, w.MonthDays, spec.dom.hashed)
+		sameInts("months", g.Months, w.Months, spec.month.hashed)
+		if len(g.WeekDays) > 0 && !spec.dow.hashed && !sameSet(g.WeekDays, w.WeekDays) {
 			differs("schedule.weekDays", listText(g.WeekDays), listText(w.WeekDays))
 		}
-		if len(g.MonthlyOccurrences) > 0 && !sameSet(g.MonthlyOccurrences, w.MonthlyOccurrences) {
+		if len(g.MonthlyOccurrences) > 0 && !spec.dow.hashed && !sameSet(g.MonthlyOccurrences, w.MonthlyOccurrences) {
 			differs("schedule.monthlyOccurrences", listText(g.MonthlyOccurrences), listText(w.MonthlyOccurrences))
 		}
 	}

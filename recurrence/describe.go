@@ -40,11 +40,21 @@ func (r *Recurrence) Describe(start time.Time) string {
 	if r == nil {
 		return "once"
 	}
+	hashed, given := r.hashedFields()
 	d := newDescriber(r, start)
 	var b strings.Builder
-	b.WriteString(d.core())
-	if note := d.zoneNote(); note != "" {
-		b.WriteString(" (" + note + ")")
+	if len(hashed) > 0 && !given {
+		// The members H decides are not known: no job was named.
+		b.WriteString("as the cron spec " + strconv.Quote(r.Cron) + " says, with the " + joinAnd(hashed) +
+			" that its H fields give each job by its collection and name")
+	} else {
+		b.WriteString(d.core())
+		if note := d.zoneNote(); note != "" {
+			b.WriteString(" (" + note + ")")
+		}
+		if len(hashed) > 0 {
+			b.WriteString(", by H for this job: " + joinAnd(r.hashedValues()))
+		}
 	}
 	if r.Window > 0 {
 		b.WriteString(", spread over " + spanWords(time.Duration(r.Window)))
@@ -717,6 +727,77 @@ func seq(from, to int) []int {
 	out := make([]int, 0, to-from)
 	for i := from; i < to; i++ {
 		out = append(out, i)
+	}
+	return out
+}
+
+// hashedFields names the fields of r's cron spec that are H forms
+// ("minute", "hour"), and reports whether r's schedule gives their values
+// (it does once expanded for a job: see [Recurrence.ExpandCronJob]).
+func (r *Recurrence) hashedFields() (names []string, given bool) {
+	if r.Cron == "" {
+		return nil, false
+	}
+	c, err := parseCron(r.Cron, noJob)
+	if err != nil || !c.hashed() {
+		return nil, false
+	}
+	s := r.Schedule
+	if s == nil {
+		s = &Schedule{}
+	}
+	given = true
+	for _, f := range []struct {
+		hashed bool
+		name   string
+		n      int
+	}{
+		{c.sec.hashed, "second", len(s.Seconds)}, {c.min.hashed, "minute", len(s.Minutes)}, {c.hour.hashed, "hour", len(s.Hours)},
+		{c.dom.hashed, "day of the month", len(s.MonthDays)}, {c.month.hashed, "month", len(s.Months)},
+		{c.dow.hashed, "day of the week", len(s.WeekDays) + len(s.MonthlyOccurrences)},
+	} {
+		if f.hashed {
+			names = append(names, f.name)
+			given = given && f.n > 0
+		}
+	}
+	return names, given
+}
+
+// hashedValues says the values r's schedule gives the H fields of its
+// cron spec: "minute 23", "minutes 7, 22, 37 and 52".
+func (r *Recurrence) hashedValues() []string {
+	c, _ := parseCron(r.Cron, noJob)
+	s := r.Schedule
+	var out []string
+	ints := func(hashed bool, one, many string, vals []int) {
+		if !hashed {
+			return
+		}
+		words := make([]string, len(vals))
+		for i, v := range vals {
+			words[i] = strconv.Itoa(v)
+		}
+		name := one
+		if len(vals) > 1 {
+			name = many
+		}
+		out = append(out, name+" "+joinAnd(words))
+	}
+	ints(c.sec.hashed, "second", "seconds", s.Seconds)
+	ints(c.min.hashed, "minute", "minutes", s.Minutes)
+	ints(c.hour.hashed, "hour", "hours", s.Hours)
+	ints(c.dom.hashed, "day", "days", s.MonthDays)
+	ints(c.month.hashed, "month", "months", s.Months)
+	if c.dow.hashed {
+		days := make([]string, len(s.WeekDays))
+		for i, d := range s.WeekDays {
+			days[i] = string(d)
+		}
+		for _, o := range s.MonthlyOccurrences {
+			days = append(days, string(o.Day))
+		}
+		out = append(out, joinAnd(days))
 	}
 	return out
 }

@@ -147,7 +147,8 @@
 // Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov 2012", "every 15
 // minutes from 09:00 to 16:45 on Monday to Friday (UTC)", "on the last
 // Friday of every month at 05:15 (Europe/Berlin)", "every hour on the
-// hour, spread over 15 minutes". Times are wall clock
+// hour, spread over 15 minutes" (a window), "every hour at minute 18, by
+// H for this job: minute 18" (H in a cron spec). Times are wall clock
 // times in the zone named in parentheses, which also says what the zone's
 // daylight saving changes do to them.
 //
@@ -190,6 +191,28 @@
 // :07, :22, ... for a job created at :07. @yearly is not Year, whose day
 // of the month comes from the start. "0 0 1 */2 *" is not Month with
 // interval 2, which would count months from the start's.
+//
+// H in any field is Jenkins' hash syntax: "H" is one value of the field
+// (in the day of month one of 1 to 28, which every month has),
+// "H(0-29)" one value of that range, "H/15" every 15th value from an
+// offset below 15 ("H(0-29)/10" the same within the range). Each job
+// gets its own values, so that jobs given the same spec ("H * * * *")
+// run at different times: the value (or the offset) is a hash modulo the
+// number of values (or the step), the hash being FNV-1a (64 bits) of the
+// collection's name (as the scheduler names it; through the REST API,
+// "subscription/resourceGroup/collection"), a zero byte, the job's name,
+// a zero byte and the field's name ("seconds", "minutes", "hours", "day
+// of month", "month", "day of week"), passed through MurmurHash3's fmix64
+// finalizer. The spec thus compiles per job: [CompileJob] and
+// [Recurrence.ExpandCronJob] take the job's names, and a scheduler stores
+// the job's own values ("cron": "H * * * *" with "minutes": [18]); what
+// knows no job ([ParseCron], [Recurrence.ExpandCron], a definition parsed
+// alone) leaves the members that H decides out, and a value given for
+// them is replaced by the job's. [Recurrence.DependsOnJob] tells such a
+// recurrence (or one with a window) apart. H keeps the rest of the
+// dialect's meaning: "H" in the hour field fixes the hour (daylight saving
+// treats it as a number), "H/2" is a step. Words say the job's values:
+// "every hour at minute 18, by H for this job: minute 18".
 //
 // Day of month and day of week follow robfig/cron: when either field is
 // "*" or "?" (without a step, or with step 1), a day must match both; when

@@ -102,7 +102,8 @@ func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, 
 	if start.IsZero() {
 		return nil, errors.New("recurrence: zero start time")
 	}
-	r, err := r.resolve()
+	seed := jobSeed(collection, job)
+	r, err := r.resolve(seed)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +122,7 @@ func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, 
 		spread:   time.Duration(r.Window),
 	}
 	if rl.spread > 0 {
-		rl.seed = jobSeed(collection, job)
+		rl.seed = seed
 	}
 	if r.EndTime != nil {
 		rl.end, rl.hasEnd = r.EndTime.Round(0), true
@@ -219,7 +220,7 @@ func hourFree(r *Recurrence, hours []int) bool {
 	if r.Cron == "" {
 		return false
 	}
-	c, err := parseCron(r.Cron)
+	c, err := parseCron(r.Cron, noJob)
 	return err == nil && c.hour.stepped
 }
 

@@ -34,6 +34,19 @@ func jobSeed(collection, job string) uint64 {
 	return h
 }
 
+// fieldHash returns the hash from which an H form of the cron field
+// named name ("minutes", "hours", "day of month", ...) takes its value for
+// the job whose identity is seed: fmix64 of FNV-1a continued from seed
+// with the field's name, so that the fields of one spec get unrelated
+// values.
+func fieldHash(seed uint64, name string) uint64 {
+	h := seed
+	for i := range len(name) {
+		h = (h ^ uint64(name[i])) * fnvPrime
+	}
+	return fmix64(h)
+}
+
 // offset returns the offset of the occurrence scheduled at s whose next
 // scheduled instant is n (zero: none).
 func (r *Rule) offset(s, n time.Time) time.Duration {
@@ -101,4 +114,22 @@ func (r *Rule) Scheduled(p time.Time) time.Time {
 		return p
 	}
 	return s.In(p.Location())
+}
+
+// DependsOnJob reports whether r's instants depend on the collection and
+// name of the job it belongs to: it has a Window, or its cron spec has H
+// forms. Such a recurrence previews only for a named job (see
+// [CompileJob] and [Recurrence.ExpandCronJob]).
+func (r *Recurrence) DependsOnJob() bool {
+	if r == nil {
+		return false
+	}
+	if r.Window != 0 {
+		return true
+	}
+	if r.Cron == "" {
+		return false
+	}
+	c, err := parseCron(r.Cron, noJob)
+	return err == nil && c.hashed()
 }

@@ -47,13 +47,13 @@ func MaxInterval(f Frequency) int {
 // spec and the fields given with it as [Recurrence.ExpandCron] does, then
 // the recurrence the spec stands for.
 func (r *Recurrence) Validate() error {
-	_, err := r.resolve()
+	_, err := r.resolve(noJob)
 	return err
 }
 
 // resolve validates r and returns the recurrence it stands for: r itself,
-// or r with its Cron spec expanded.
-func (r *Recurrence) resolve() (*Recurrence, error) {
+// or r with its Cron spec expanded for the job whose identity is seed.
+func (r *Recurrence) resolve(seed uint64) (*Recurrence, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -61,7 +61,7 @@ func (r *Recurrence) resolve() (*Recurrence, error) {
 		return r, errors.Join(r.check(false)...)
 	}
 	errs := r.check(true)
-	x, err := r.ExpandCron()
+	x, err := r.expandCron(seed, true)
 	if err != nil {
 		errs = append(errs, err)
 	}

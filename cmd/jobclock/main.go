@@ -5,7 +5,7 @@
 //
 //	jobclock validate [-min-retry-interval D] FILE|-...
 //	jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-
-//	jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-cron] SPEC
+//	jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-job NAME [-collection NAME]] [-cron] SPEC
 //	jobclock run [flags] FILE...
 //	jobclock serve [flags]
 //	jobclock reseal (-db FILE | -postgres DSN) [-key-file NEW] [-old-key-file OLD]...
@@ -36,9 +36,11 @@
 // 1 with the same lines as validate, which checks a job as if created now.
 // A job whose recurrence has a window runs each occurrence at a planned
 // instant, its scheduled one plus an offset that the job's name and
-// collection decide: next needs -job NAME (and -collection NAME, "default"
-// by default) for one, exits 2 without, and prints the planned instant
-// followed by "  scheduled " and the scheduled one.
+// collection decide, and H in a cron spec stands for values they decide:
+// next needs -job NAME (and -collection NAME, "default" by default; through
+// the REST API a collection is named SUBSCRIPTION/RESOURCEGROUP/COLLECTION)
+// for either, exits 2 without, and with a window prints the planned
+// instant followed by "  scheduled " and the scheduled one.
 //
 // next -cron SPEC previews a cron spec ("*/15 9-16 * * 1-5", with an
 // optional CRON_TZ= prefix) instead of a job: the occurrences of a job
@@ -86,8 +88,8 @@ const usage = `Usage:
   jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-
                                                list the next N (default 10) occurrences of a job created at TIME (default now),
                                                after its schedule in words (on stderr; -q: not); -local: in the job's zone;
-                                               -job: the job's name, which a recurrence.window's offsets depend on
-  jobclock next [-tz ZONE] [-json] [-cron] SPEC
+                                               -job: the job's name, which a recurrence.window's offsets and cron H depend on
+  jobclock next [-tz ZONE] [-json] [-job NAME] [-cron] SPEC
                                                the same for a cron spec ("0 9 * * *"); -json prints the recurrence it stands for
   jobclock run [flags] FILE...                 run jobs in an embedded scheduler (see jobclock run -h)
   jobclock serve [flags]                       run the scheduler with its REST API and dashboard (see jobclock serve -h)

@@ -21,11 +21,11 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "with -cron: print the recurrence the spec stands for, as JSON, instead of occurrences")
 	local := fs.Bool("local", false, "print the times in the job's time zone (recurrence.timeZone) instead of UTC")
 	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
-	collection := fs.String("collection", scheduler.DefaultCollection, "the job collection's `NAME`: with -job, it decides the offsets of a recurrence.window")
-	jobName := fs.String("job", "", "the job's `NAME`, which (with -collection) decides the offsets of a recurrence.window; required with one")
+	collection := fs.String("collection", scheduler.DefaultCollection, "the job collection's `NAME`, as the scheduler names it (through the REST API: SUBSCRIPTION/RESOURCEGROUP/COLLECTION): with -job, it decides a recurrence.window's offsets and what H in a cron spec stands for")
+	jobName := fs.String("job", "", "the job's `NAME`, which (with -collection) decides a recurrence.window's offsets and what H in a cron spec stands for; required with either")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-")
-		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-cron] SPEC")
+		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-job NAME [-collection NAME]] [-cron] SPEC")
 		fs.PrintDefaults()
 	}
 	operands, err := parseArgs(fs, args)
@@ -65,16 +65,25 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var job *scheduler.Job
 	var code int
 	if cronSet {
-		job, code = cronJob(*spec, *tz, *asJSON, stdout, stderr)
+		job, code = cronJob(*spec, *tz, *asJSON, *collection, *jobName, stdout, stderr)
 	} else {
 		job, code = loadJob(operands[0], stdin, stderr, "next", &scheduler.ParseOptions{Created: created})
 	}
 	if job == nil {
 		return code
 	}
-	if job.Recurrence != nil && job.Recurrence.Window != 0 && *jobName == "" {
-		fmt.Fprintf(stderr, "jobclock next: recurrence.window: its offsets depend on the job's name and collection: give -job NAME (and -collection NAME, default %q)\n", scheduler.DefaultCollection)
-		return 2
+	if job.Recurrence.DependsOnJob() {
+		if *jobName == "" {
+			fmt.Fprintln(stderr, jobNameNeeded)
+			return 2
+		}
+		// H forms of a cron spec: the job's own values.
+		r, err := job.Recurrence.ExpandCronJob(*collection, *jobName)
+		if err != nil {
+			fmt.Fprintf(stderr, "jobclock next: %v\n", err)
+			return 1
+		}
+		job.Recurrence = r
 	}
 	timing, err := job.Timing(*collection, *jobName, created)
 	if err != nil {
@@ -167,3 +176,6 @@ func missedWords(p *scheduler.RunPolicy) string {
 	}
 	return "when it resumes, it runs once for them" + window + ", and the others are on record as Skipped (missed RunOnce, unless its collection or the scheduler says otherwise)"
 }
+
+// jobNameNeeded says why next needs -job.
+var jobNameNeeded = fmt.Sprintf("jobclock next: the instants depend on the job's name and collection (its recurrence has a window, or H in its cron spec): give -job NAME (and -collection NAME, default %q)", scheduler.DefaultCollection)

@@ -106,7 +106,22 @@ func TestNext(t *testing.T) {
 		{name: "window of the engine's job", stdin: hourlySpread, args: []string{"-q", "-n", "3", "-from", "2000-01-01T01:00:00Z", "-collection", "c", "-job", "spread", "-"},
 			stdout: "2000-01-01T01:08:10Z  scheduled 2000-01-01T01:00:00Z\n2000-01-01T02:05:42Z  scheduled 2000-01-01T02:00:00Z\n2000-01-01T03:09:41Z  scheduled 2000-01-01T03:00:00Z\n"},
 		{name: "window without a job name", stdin: hourlySpread, args: []string{"-"}, code: 2,
-			stderr: `jobclock next: recurrence.window: its offsets depend on the job's name and collection: give -job NAME (and -collection NAME, default "default")` + "\n"},
+			stderr: `jobclock next: the instants depend on the job's name and collection (its recurrence has a window, or H in its cron spec): give -job NAME (and -collection NAME, default "default")` + "\n"},
+		// H in a cron spec: the job's own minute (recurrence's
+		// TestCronHashPinned pins 18 for reports/nightly).
+		{name: "cron H", args: []string{"-n", "2", "-from", "2026-01-01T00:00:00Z", "-collection", "reports", "-job", "nightly", "-cron", "H * * * *"},
+			stdout: "2026-01-01T00:18:00Z\n2026-01-01T01:18:00Z\n",
+			stderr: "schedule: every hour at minute 18, by H for this job: minute 18\n"},
+		{name: "cron H as JSON", args: []string{"-json", "-collection", "reports", "-job", "nightly", "-cron", "H 9 * * *"},
+			stdout: "{\n  \"frequency\": \"Day\",\n  \"schedule\": {\n    \"minutes\": [18],\n    \"hours\": [9]\n  }\n}\n"},
+		{name: "cron H without a job name", args: []string{"-cron", "H * * * *"}, code: 2,
+			stderr: `jobclock next: the instants depend on the job's name and collection (its recurrence has a window, or H in its cron spec): give -job NAME (and -collection NAME, default "default")` + "\n"},
+		{name: "job with cron H", stdin: `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}, "recurrence": {"cron": "H(0-29)/10 * * * *"}}`,
+			args:   []string{"-n", "3", "-from", "2026-01-01T00:00:00Z", "-collection", "reports", "-job", "nightly", "-"},
+			stdout: "2026-01-01T00:08:00Z\n2026-01-01T00:18:00Z\n2026-01-01T00:28:00Z\n",
+			stderr: "schedule: every hour at minutes 8, 18 and 28, by H for this job: minutes 8, 18 and 28\n"},
+		{name: "bad H", args: []string{"-job", "j", "-cron", "H(30-10) * * * *"}, code: 1,
+			stderr: "jobclock next: -cron: field 1 (minutes): H(30-10) runs backwards (its start is after its end)\n"},
 
 		// Cron specs.
 		{name: "cron", args: []string{"-n", "3", "-from", "2026-01-03T10:00Z", "-cron", "0 9 * * 1-5"},

@@ -19,17 +19,23 @@ import (
 // "jobclock next -cron". With asJSON it prints the recurrence the spec
 // stands for instead and returns a nil job. On an invalid spec or zone it
 // writes the problem to stderr, naming the flag, and returns a nil job
-// and 1.
-func cronJob(spec, zone string, asJSON bool, stdout, stderr io.Writer) (*scheduler.Job, int) {
-	if _, err := recurrence.ParseCron(spec); err != nil {
+// and 1. A spec with H forms takes their values from the job named
+// jobName in collection; without a jobName it is an error (exit 2).
+func cronJob(spec, zone string, asJSON bool, collection, jobName string, stdout, stderr io.Writer) (*scheduler.Job, int) {
+	parsed, err := recurrence.ParseCron(spec)
+	if err != nil {
 		fmt.Fprintf(stderr, "jobclock next: -cron: %s\n", strings.TrimPrefix(err.Error(), "cron: "))
 		return nil, 1
+	}
+	if parsed.DependsOnJob() && jobName == "" {
+		fmt.Fprintln(stderr, jobNameNeeded)
+		return nil, 2
 	}
 	if _, err := recurrence.LoadTimeZone(zone); err != nil {
 		fmt.Fprintf(stderr, "jobclock next: -tz: %q is not a known time zone (an IANA name such as \"Europe/Paris\" or a Windows name such as \"W. Europe Standard Time\")\n", zone)
 		return nil, 1
 	}
-	r, err := (&recurrence.Recurrence{Cron: spec, TimeZone: zone}).ExpandCron()
+	r, err := (&recurrence.Recurrence{Cron: spec, TimeZone: zone}).ExpandCronJob(collection, jobName)
 	if err != nil {
 		// The spec parsed, so only -tz can disagree with it (CRON_TZ=).
 		var fe *recurrence.FieldError
