@@ -61,8 +61,11 @@ type Rule struct {
 
 	// spread > 0: occurrences are spread over that window after their
 	// scheduled instants, by offsets hashed from seed (see spread.go).
+	// Consecutive scheduled instants lie at least minGap apart.
 	spread time.Duration
 	seed   uint64
+	minGap time.Duration
+	last   lastPlanned // the occurrence Next returned last, for a caller walking them
 
 	win  atomic.Pointer[window]
 	tpl  atomic.Pointer[template]  // expanded once a window no longer answers; see template
@@ -133,6 +136,7 @@ func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, 
 	}
 	if unit := r.Frequency.fine(); sched == nil && unit > 0 {
 		rl.step = time.Duration(rl.interval) * unit
+		rl.minGap = rl.step
 		return rl, nil
 	}
 
@@ -151,6 +155,7 @@ func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, 
 	}
 	rl.opts = buildOptions(r.Frequency, int(rl.interval), sched, rl.wallStart)
 	rl.free = hourFree(r, rl.opts[0].Byhour)
+	rl.minGap = rl.gapBound()
 	if rl.interval == 1 {
 		for i := range rl.opts {
 			rl.opts[i] = daily(rl.opts[i])
@@ -805,6 +810,7 @@ type zoneInfo struct {
 	fixed   bool  // never changes offset
 	offset  int64 // seconds east of UTC, when fixed
 	maxJump time.Duration
+	minJump time.Duration // the smallest change of offset, when not fixed
 }
 
 var zoneInfos sync.Map // *time.Location -> *zoneInfo
@@ -835,7 +841,11 @@ func zoneOf(loc *time.Location) *zoneInfo {
 		_, o2 := end.Zone()
 		if o1 != o2 {
 			z.fixed = false
-			z.maxJump = max(z.maxJump, time.Duration(abs(o2-o1))*time.Second)
+			jump := time.Duration(abs(o2-o1)) * time.Second
+			z.maxJump = max(z.maxJump, jump)
+			if z.minJump == 0 || jump < z.minJump {
+				z.minJump = jump
+			}
 		}
 		t = end
 	}

@@ -1,6 +1,9 @@
 package recurrence
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Spreading: an occurrence scheduled at s runs at s + offset(s), where
 // offset(s) is fmix64(FNV-1a(
@@ -83,14 +86,29 @@ func fmix64(h uint64) uint64 {
 // after after - Window.
 func (r *Rule) nextPlanned(after time.Time) (s, p time.Time) {
 	after = after.Round(0)
-	for s = r.next(after.Add(-r.spread)); !s.IsZero(); {
-		n := r.next(s)
+	if prev, ok := r.last.scheduled(after); ok && r.spread <= r.minGap {
+		// A walk: after is the occurrence returned last, scheduled at
+		// prev, and the next one is planned from the next scheduled
+		// instant (no offset reaches that).
+		s = r.next(prev)
+	} else {
+		s = r.next(after.Add(-r.spread))
+	}
+	for !s.IsZero() {
+		var n time.Time // the next scheduled instant, when it can be closer than the window
+		if r.spread > r.minGap {
+			n = r.next(s)
+		}
 		p = s.Add(r.offset(s, n))
 		if p.After(after) {
 			if r.hasEnd && p.After(r.end) {
 				break
 			}
+			r.last.store(s, p)
 			return s, p
+		}
+		if n.IsZero() {
+			n = r.next(s)
 		}
 		s = n
 	}
@@ -132,4 +150,106 @@ func (r *Recurrence) DependsOnJob() bool {
 	}
 	c, err := parseCron(r.Cron, noJob)
 	return err == nil && c.hashed()
+}
+
+// gapBound returns a lower bound of the time between consecutive scheduled
+// instants of a rule with a schedule, from its times of day: the closest
+// two seconds, minutes or hours it lists (the finest field that lists more
+// than one), a day when it runs at one time of day, at least the interval
+// of a Second, Minute or Hour rule that runs once a period, less the
+// largest change of the zone's clocks, which can bring a time shifted out
+// of a gap closer to the next, and no more than its smallest change when
+// the rule runs a repeated time twice.
+// It spares [Rule.Next] the search for the next scheduled instant when the
+// window is no longer than the bound.
+func (r *Rule) gapBound() time.Duration {
+	o := r.opts[0]
+	closest := func(list []int, n int) (gap int, many bool) {
+		if list == nil {
+			return 1, true // every value
+		}
+		seen := make([]bool, n)
+		for _, v := range list {
+			seen[v] = true
+		}
+		first, prev := -1, -1
+		gap = n
+		for v := range n {
+			if !seen[v] {
+				continue
+			}
+			if prev >= 0 {
+				gap = min(gap, v-prev)
+			} else {
+				first = v
+			}
+			prev = v
+		}
+		gap = min(gap, first+n-prev) // across the wrap
+		return gap, first != prev
+	}
+	var g, finest time.Duration
+	if s, many := closest(o.Bysecond, 60); many {
+		g, finest = time.Duration(s)*time.Second, time.Second
+	} else if m, many := closest(o.Byminute, 60); many {
+		g, finest = time.Duration(m)*time.Minute, time.Minute
+	} else if h, many := closest(o.Byhour, 24); many {
+		g, finest = time.Duration(h)*time.Hour, time.Hour
+	} else {
+		g, finest = 24*time.Hour, 24*time.Hour
+	}
+	if unit := r.freq.fine(); unit > 0 && finest >= unit {
+		// One time per period at most: periods lie whole intervals apart.
+		g = max(g, time.Duration(r.interval)*unit)
+	}
+	if !r.zone.fixed {
+		g -= r.zone.maxJump
+		if r.free {
+			// A reading that occurs twice runs at both instants, a
+			// change of the clocks apart.
+			g = min(g, r.zone.minJump)
+		}
+	}
+	return max(g, 0)
+}
+
+// lastPlanned remembers the scheduled and planned instants of one
+// occurrence, so that a caller walking occurrences (Next of the one Next
+// returned) needs one search for a scheduled instant, not two. Any number
+// of goroutines read and write it without a lock: a sequence count that
+// is odd while a writer writes, which writers take by compare-and-swap
+// (one that loses skips its write) and readers check before and after.
+type lastPlanned struct {
+	seq  atomic.Uint64
+	s, p atomic.Int64 // Unix nanoseconds
+}
+
+// inNanos reports whether t can be written in Unix nanoseconds.
+func inNanos(t time.Time) bool { return t.Year() > 1678 && t.Year() < 2262 }
+
+func (l *lastPlanned) store(s, p time.Time) {
+	if !inNanos(s) || !inNanos(p) {
+		return
+	}
+	v := l.seq.Load()
+	if v&1 != 0 || !l.seq.CompareAndSwap(v, v+1) {
+		return
+	}
+	l.s.Store(s.UnixNano())
+	l.p.Store(p.UnixNano())
+	l.seq.Store(v + 2)
+}
+
+// scheduled returns the scheduled instant of the occurrence remembered
+// when it is planned at p.
+func (l *lastPlanned) scheduled(p time.Time) (time.Time, bool) {
+	v := l.seq.Load()
+	if v == 0 || v&1 != 0 || !inNanos(p) {
+		return time.Time{}, false
+	}
+	s, planned := l.s.Load(), l.p.Load()
+	if l.seq.Load() != v || planned != p.UnixNano() {
+		return time.Time{}, false
+	}
+	return time.Unix(0, s), true
 }

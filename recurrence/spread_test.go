@@ -3,6 +3,7 @@ package recurrence_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"strings"
 	"testing"
@@ -264,6 +265,46 @@ func TestWindowDescribe(t *testing.T) {
 		}
 		if !strings.Contains(tt.rec.Describe(start), "spread over") {
 			t.Errorf("Describe = %q, says nothing of the window", tt.rec.Describe(start))
+		}
+	}
+}
+
+// TestWindowConcurrentWalks walks one spread rule from several goroutines
+// at once, each from its own instant: each gets what a rule of its own
+// gives (the rule remembers the last occurrence it returned, for walks).
+func TestWindowConcurrentWalks(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	shared, err := recurrence.CompileJob(hourlyWindow(), start, "reports", "nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	walk := func(rule *recurrence.Rule, from time.Time) []time.Time {
+		var out []time.Time
+		for at := from; len(out) < 300; {
+			at = rule.Next(at)
+			out = append(out, at)
+		}
+		return out
+	}
+	done := make(chan error)
+	for g := range 8 {
+		go func() {
+			from := start.Add(time.Duration(g) * 7 * time.Hour)
+			own, err := recurrence.CompileJob(hourlyWindow(), start, "reports", "nightly")
+			if err != nil {
+				done <- err
+				return
+			}
+			if diff := cmp.Diff(walk(own, from), walk(shared, from)); diff != "" {
+				done <- fmt.Errorf("walk from %v on the shared rule (-own +shared):\n%s", from, diff)
+				return
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
 		}
 	}
 }
