@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/retry"
 )
 
 // The documented schedule: Monday, Wednesday and Friday at 10:00 and 22:00
@@ -135,4 +136,46 @@ func ExampleRecurrence_Describe() {
 	// on the last Friday of every month at 05:15 (Europe/Berlin)
 	// every day at 02:30 (Europe/Berlin; 02:30 runs at 03:30 when clocks go forward; 02:30 runs once when clocks go back)
 	// every 15 minutes
+}
+
+// A window of 15 minutes spreads an hourly job: each occurrence runs at
+// its scheduled instant plus an offset that the job's collection and name
+// decide, the same on every scheduler instance.
+func ExampleCompileJob() {
+	r := &recurrence.Recurrence{Frequency: recurrence.Hour, Schedule: &recurrence.Schedule{Minutes: []int{0}},
+		Window: retry.Duration(15 * time.Minute)}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rule, err := recurrence.CompileJob(r, start, "reports", "nightly")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Describe(start))
+	for at := range rule.Occurrences(start) {
+		fmt.Println(at.Format(time.TimeOnly), "scheduled", rule.Scheduled(at).Format(time.TimeOnly))
+		if at.Hour() == 2 {
+			break
+		}
+	}
+	// Output:
+	// every hour on the hour, spread over 15 minutes
+	// 00:09:05 scheduled 00:00:00
+	// 01:13:44 scheduled 01:00:00
+	// 02:02:22 scheduled 02:00:00
+}
+
+// H in a cron spec stands for a value each job gets from its collection
+// and name.
+func ExampleRecurrence_ExpandCronJob() {
+	for _, job := range []string{"nightly", "hourly"} {
+		r, err := (&recurrence.Recurrence{Cron: "H 2 * * *"}).ExpandCronJob("reports", job)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(job+":", r.Describe(time.Time{}))
+	}
+	// Output:
+	// nightly: every day at 02:18 (UTC), by H for this job: minute 18
+	// hourly: every day at 02:42 (UTC), by H for this job: minute 42
 }
