@@ -3,6 +3,8 @@ package recurrence
 import (
 	"testing"
 	"time"
+
+	"github.com/jobclock/scheduler/retry"
 )
 
 // TestGapBound walks rules through both daylight saving changes of their
@@ -33,6 +35,7 @@ func TestGapBound(t *testing.T) {
 		for _, rec := range tests {
 			rec := *rec
 			rec.TimeZone = zone
+			rec.Window = retry.Duration(time.Second) // the bound is kept for spread rules
 			r, err := Compile(&rec, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			if err != nil {
 				t.Fatalf("%+v: %v", rec, err)

@@ -155,7 +155,9 @@ func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, 
 	}
 	rl.opts = buildOptions(r.Frequency, int(rl.interval), sched, rl.wallStart)
 	rl.free = hourFree(r, rl.opts[0].Byhour)
-	rl.minGap = rl.gapBound()
+	if rl.spread > 0 {
+		rl.minGap = rl.gapBound()
+	}
 	if rl.interval == 1 {
 		for i := range rl.opts {
 			rl.opts[i] = daily(rl.opts[i])

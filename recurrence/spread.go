@@ -168,7 +168,7 @@ func (r *Rule) gapBound() time.Duration {
 		if list == nil {
 			return 1, true // every value
 		}
-		seen := make([]bool, n)
+		var seen [60]bool
 		for _, v := range list {
 			seen[v] = true
 		}
