@@ -116,11 +116,10 @@
 // ("jobclock next", the dashboard) and every test computes the same
 // planned instant; unlike a random jitter, it can be shown ahead. The
 // offset, in whole seconds, is a hash modulo the seconds of the span: the
-// hash is FNV-1a (64 bits) of the collection's name, a zero byte, the
-// job's name, a zero byte and the scheduled instant as whole seconds since
-// 1970 UTC (8 bytes, big-endian), passed through MurmurHash3's fmix64
-// finalizer (so that consecutive instants of one job get unrelated
-// offsets); the span is the window, or the time to the next scheduled instant when
+// hash is MurmurHash3's fmix64 finalizer of FNV-1a (64 bits) of the
+// collection's name, a zero byte, the job's name and a zero byte, XOR the
+// scheduled instant as whole seconds since 1970 UTC (so that consecutive
+// instants of one job get unrelated offsets); the span is the window, or the time to the next scheduled instant when
 // that is shorter. Each planned instant therefore lies before the next
 // scheduled one, and occurrences keep their order. Offsets are elapsed
 // time: a window across a daylight saving change covers as many real

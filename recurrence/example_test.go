@@ -159,9 +159,9 @@ func ExampleCompileJob() {
 	}
 	// Output:
 	// every hour on the hour, spread over 15 minutes
-	// 00:09:05 scheduled 00:00:00
-	// 01:13:44 scheduled 01:00:00
-	// 02:02:22 scheduled 02:00:00
+	// 00:07:55 scheduled 00:00:00
+	// 01:02:28 scheduled 01:00:00
+	// 02:12:27 scheduled 02:00:00
 }
 
 // H in a cron spec stands for a value each job gets from its collection

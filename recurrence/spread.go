@@ -1,18 +1,20 @@
 package recurrence
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
 
 // Spreading: an occurrence scheduled at s runs at s + offset(s), where
-// offset(s) is fmix64(FNV-1a(
+// offset(s) is
 //
-//	collection, 0x00, job, 0x00, s as whole seconds since 1970 UTC (8 bytes, big-endian)
+//	fmix64(FNV-1a(collection, 0x00, job, 0x00) XOR s as whole seconds since 1970 UTC)
 //
-// )) taken modulo the number of whole seconds in span(s), in seconds:
-// FNV-1a with 64 bits, then MurmurHash3's 64-bit finalizer, which mixes
-// the last bytes (the instant's) into every bit of the result; span(s)
+// taken modulo the number of whole seconds in span(s), in seconds:
+// FNV-1a with 64 bits of the names, once per rule, then per occurrence
+// MurmurHash3's 64-bit finalizer, which mixes every bit of the instant
+// into every bit of the result; span(s)
 // is the Window, or the time to the next scheduled instant when that is
 // shorter (never less than a second). The planned instants are therefore
 // in the order of the scheduled ones: each lies before the next scheduled
@@ -61,12 +63,7 @@ func (r *Rule) offset(s, n time.Time) time.Duration {
 	if secs <= 1 {
 		return 0
 	}
-	h := r.seed
-	u := uint64(s.Unix())
-	for shift := 56; shift >= 0; shift -= 8 {
-		h = (h ^ (u >> shift & 0xff)) * fnvPrime
-	}
-	return time.Duration(fmix64(h)%secs) * time.Second
+	return time.Duration(fmix64(r.seed^uint64(s.Unix()))%secs) * time.Second
 }
 
 // fmix64 is MurmurHash3's 64-bit finalizer.
@@ -225,7 +222,13 @@ type lastPlanned struct {
 }
 
 // inNanos reports whether t can be written in Unix nanoseconds.
-func inNanos(t time.Time) bool { return t.Year() > 1678 && t.Year() < 2262 }
+func inNanos(t time.Time) bool { return t.After(minNanos) && t.Before(maxNanos) }
+
+// The instants Unix nanoseconds can hold lie between these.
+var (
+	minNanos = time.Unix(0, math.MinInt64)
+	maxNanos = time.Unix(0, math.MaxInt64)
+)
 
 func (l *lastPlanned) store(s, p time.Time) {
 	if !inNanos(s) || !inNanos(p) {

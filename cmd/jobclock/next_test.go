@@ -97,14 +97,14 @@ func TestNext(t *testing.T) {
 		// job's name and collection decide them (as recurrence's
 		// TestWindowPinned pins for reports/nightly).
 		{name: "window", stdin: hourlySpread, args: []string{"-n", "3", "-from", "2026-01-01T00:00:00Z", "-collection", "reports", "-job", "nightly", "-"},
-			stdout: "2026-01-01T00:09:05Z  scheduled 2026-01-01T00:00:00Z\n2026-01-01T01:13:44Z  scheduled 2026-01-01T01:00:00Z\n2026-01-01T02:02:22Z  scheduled 2026-01-01T02:00:00Z\n",
+			stdout: "2026-01-01T00:07:55Z  scheduled 2026-01-01T00:00:00Z\n2026-01-01T01:02:28Z  scheduled 2026-01-01T01:00:00Z\n2026-01-01T02:12:27Z  scheduled 2026-01-01T02:00:00Z\n",
 			stderr: "schedule: every hour on the hour, spread over 15 minutes\n"},
 		{name: "window in another collection", stdin: hourlySpread, args: []string{"-q", "-n", "1", "-from", "2026-01-01T00:00:00Z", "-collection", "billing", "-job", "nightly", "-"},
-			stdout: "2026-01-01T00:02:32Z  scheduled 2026-01-01T00:00:00Z\n"},
+			stdout: "2026-01-01T00:04:36Z  scheduled 2026-01-01T00:00:00Z\n"},
 		// The instants the engine runs c/spread at, in the root
 		// package's TestWindowThroughEngine.
 		{name: "window of the engine's job", stdin: hourlySpread, args: []string{"-q", "-n", "3", "-from", "2000-01-01T01:00:00Z", "-collection", "c", "-job", "spread", "-"},
-			stdout: "2000-01-01T01:08:10Z  scheduled 2000-01-01T01:00:00Z\n2000-01-01T02:05:42Z  scheduled 2000-01-01T02:00:00Z\n2000-01-01T03:09:41Z  scheduled 2000-01-01T03:00:00Z\n"},
+			stdout: "2000-01-01T01:14:26Z  scheduled 2000-01-01T01:00:00Z\n2000-01-01T02:13:11Z  scheduled 2000-01-01T02:00:00Z\n2000-01-01T03:11:13Z  scheduled 2000-01-01T03:00:00Z\n"},
 		{name: "window without a job name", stdin: hourlySpread, args: []string{"-"}, code: 2,
 			stderr: `jobclock next: the instants depend on the job's name and collection (its recurrence has a window, or H in its cron spec): give -job NAME (and -collection NAME, default "default")` + "\n"},
 		// H in a cron spec: the job's own minute (recurrence's
