@@ -2,7 +2,9 @@
 // it, together with the job's start, into the exact instants the job runs.
 //
 // [Recurrence.Validate] reports every problem of a recurrence at once, each a
-// [*FieldError] naming its JSON path. [Compile] turns a valid recurrence and
+// [*FieldError] naming its JSON path. [Compile] (or [CompileJob], for a
+// recurrence whose instants depend on its job: see "Spreading") turns a
+// valid recurrence and
 // the instant its periods count from (the job's startTime, or its creation
 // time when it has none) into a [Rule], whose [Rule.Next] and
 // [Rule.Occurrences] give the instants the job runs. A Rule reads no clock:

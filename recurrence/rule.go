@@ -88,7 +88,8 @@ type window struct {
 //
 // Compile is [CompileJob] for a recurrence of no particular job: its
 // collection and job names are empty, which decide the offsets of a
-// Window. A job's timing compiles with CompileJob.
+// Window and the values of H in a cron spec. A job's timing compiles with
+// CompileJob.
 func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 	return CompileJob(r, start, "", "")
 }
@@ -96,8 +97,9 @@ func Compile(r *Recurrence, start time.Time) (*Rule, error) {
 // CompileJob is [Compile] for the job named job in collection collection:
 // a recurrence with a Window spreads its occurrences by offsets derived
 // from the two names and each scheduled instant (see the package
-// documentation, "Spreading"), so that every scheduler instance, every
-// preview and every test computes the same instants for the job.
+// documentation, "Spreading"), and H in its cron spec takes the job's
+// values ("Cron specs"), so that every scheduler instance, every preview
+// and every test computes the same instants for the job.
 func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, error) {
 	if r == nil {
 		return nil, errors.New("recurrence: nil recurrence")
