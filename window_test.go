@@ -100,3 +100,29 @@ func TestPutJobCronHash(t *testing.T) {
 		}
 	})
 }
+
+// TestWindowCatchUp starts the scheduler 30 seconds after a spread
+// occurrence's planned instant (01:14:26 for c/spread, 14 minutes after
+// its scheduled 01:00), with a catch-up window of a minute: lateness counts
+// from the planned instant, so the occurrence runs, 30 seconds late;
+// counted from the scheduled instant it would be skipped.
+func TestWindowCatchUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{})
+		e.put("spread", jobJSON(date("2000-01-01T01:00:00Z"),
+			`"recurrence": {"frequency": "Hour", "schedule": {"minutes": [0]}, "window": "PT15M", "count": 1}, "runPolicy": {"catchUpWindow": "PT1M"}`))
+		planned := date("2000-01-01T01:14:26Z")
+		time.Sleep(time.Until(planned.Add(30 * time.Second)))
+		e.start()
+		defer e.stop()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		h := e.history("spread")
+		if len(h) != 1 || h[0].Status != scheduler.StatusCompleted || !h[0].ExpectedExecutionTime.Equal(planned) {
+			t.Fatalf("history = %+v, want one Completed entry expected at %v", h, planned)
+		}
+		if late := h[0].StartTime.Sub(h[0].ExpectedExecutionTime); late != 30*time.Second {
+			t.Errorf("started %v after its planned instant, want 30s", late)
+		}
+	})
+}
