@@ -211,6 +211,11 @@ func shortestGap(t *Timing) (gap time.Duration, ok bool) {
 	var prev time.Time
 	n := 0
 	for at := range t.Occurrences() {
+		if r := t.Rule(); r != nil {
+			// How often a job recurs is its schedule's business, not
+			// its window's: two spread occurrences can lie closer.
+			at = r.Scheduled(at)
+		}
 		if n > 0 {
 			if d := at.Sub(prev); !ok || d < gap {
 				gap, ok = d, true

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -123,6 +124,33 @@ func TestWindowCatchUp(t *testing.T) {
 		}
 		if late := h[0].StartTime.Sub(h[0].ExpectedExecutionTime); late != 30*time.Second {
 			t.Errorf("started %v after its planned instant, want 30s", late)
+		}
+	})
+}
+
+// TestWindowQuota: a collection whose plan allows a job every hour takes
+// an hourly job spread over 15 minutes, although two of its planned
+// instants can lie less than an hour apart.
+func TestWindowQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		free := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{SKU: &scheduler.SKU{Name: scheduler.SKUFree}}}
+		if _, err := e.s.PutCollection(ctx, "free", free, nil); err != nil {
+			t.Fatal(err)
+		}
+		job, err := scheduler.ParseJob([]byte(jobJSON(time.Time{}, `"recurrence": {"frequency": "Hour", "schedule": {"minutes": [0]}, "window": "PT15M"}`)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// reports/nightly runs at 00:07:55, 01:02:28, ... (recurrence's
+		// TestWindowPinned): 54 minutes 33 seconds apart.
+		if _, err := e.s.PutJob(ctx, "free", "nightly", job, nil); err != nil {
+			t.Errorf("PutJob(hourly, spread) in a Free collection: %v", err)
+		}
+		job.Recurrence.Schedule.Minutes = []int{0, 30}
+		if _, err := e.s.PutJob(ctx, "free", "twice", job, nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+			t.Errorf("PutJob(twice an hour) in a Free collection = %v, want ErrQuotaExceeded", err)
 		}
 	})
 }
