@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) {
+	// The instances scenario starts this binary as its instances.
+	if spec := os.Getenv(childEnv); spec != "" {
+		if err := runChild(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "river instance:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestTallyFailsLoudly(t *testing.T) {
+	at := time.Now()
+	allOnce := func(tl *tally) {
+		for i := range 3 {
+			tl.run(i, at)
+			tl.record(i, at)
+		}
+	}
+	tests := []struct {
+		name string
+		do   func(*tally)
+		want string
+	}{
+		{"all once", allOnce, ""},
+		{"ran twice", func(tl *tally) {
+			allOnce(tl)
+			tl.run(1, at)
+		}, "job 1 ran twice"},
+		{"recorded twice", func(tl *tally) {
+			allOnce(tl)
+			tl.record(2, at)
+		}, "the outcome of job 2 was recorded twice"},
+		{"never ran", func(tl *tally) {
+			tl.run(0, at)
+			tl.record(0, at)
+			tl.record(1, at)
+			tl.record(2, at)
+		}, "2 of 3 jobs never ran"},
+		{"never recorded", func(tl *tally) {
+			for i := range 3 {
+				tl.run(i, at)
+			}
+			tl.record(0, at)
+		}, "2 of 3 outcomes never recorded"},
+		{"unknown job", func(tl *tally) {
+			allOnce(tl)
+			tl.record(3, at)
+		}, "record: job index 3 out of range [0,3)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := newTally(3)
+			tc.do(tl)
+			err := tl.check()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("check() = %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("check() = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestArgIndex(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{`{"i":0}`, 0, true},
+		{`{"i": 12345}`, 12345, true},
+		{`{"i":7} `, 7, true},
+		{`{"i":}`, 0, false},
+		{`{"i":-1}`, 0, false},
+		{`{"j":1}`, 0, false},
+		{`{"i":1,"j":2}`, 0, false},
+	}
+	for _, tc := range tests {
+		got, ok := argIndex([]byte(tc.in))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("argIndex(%s) = %d, %v, want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestScenarios runs every scenario on every side at a small size, so that
+// the harness keeps working: each side's jobs must all run and be recorded
+// exactly once (the scenarios fail otherwise), and every figure of the
+// table must be measured.
+func TestScenarios(t *testing.T) {
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			dsn := ""
+			if store == "postgres" {
+				dsn = os.Getenv("JOBCLOCK_POSTGRES_DSN")
+				if dsn == "" {
+					const msg = `JOBCLOCK_POSTGRES_DSN is not set; start PostgreSQL with eval "$(bash scripts/start-postgres.sh DIR)"`
+					if os.Getenv("CI") == "true" {
+						t.Fatal(msg)
+					}
+					t.Skip(msg)
+				}
+			}
+			ctx := context.Background()
+			e, err := newEnv(ctx, store, dsn, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.close()
+			c := config{n: 200, rate: 200, window: time.Second, lead: 3 * time.Second, timeout: time.Minute, label: "test"}
+			for _, s := range scenarios {
+				if s.postgres && store != "postgres" {
+					continue
+				}
+				for _, sys := range systems {
+					if s.puts && sys == sysRiverTuned {
+						continue
+					}
+					t.Run(s.name+"/"+string(sys), func(t *testing.T) {
+						r, err := s.run(ctx, e, sys, c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						checkResult(t, e, s.name, sys, r)
+					})
+				}
+			}
+		})
+	}
+}
+
+// checkResult checks that r holds every figure of its scenario's rows.
+func checkResult(t *testing.T, e *env, scenario string, sys system, r result) {
+	t.Helper()
+	for _, row := range rows(options{n: 200, rate: 200, window: time.Second}) {
+		if row.scenario != scenario {
+			continue
+		}
+		note, noted := r.note[strings.TrimSuffix(strings.TrimSuffix(row.key, ".s"), ".server")]
+		v, ok := r.v[row.key]
+		switch {
+		case sys == sysJobclock && strings.HasPrefix(row.key, "put.bulk"):
+			if !noted || note != "not available yet" {
+				t.Errorf("%s: %v (note %q), want the note \"not available yet\"", row.key, v, note)
+			}
+		case !ok:
+			t.Errorf("%s: not measured", row.key)
+		case strings.HasSuffix(row.key, ".server") && e.meter.server == nil:
+			if !math.IsNaN(v) {
+				t.Errorf("%s = %v without a server, want NaN", row.key, v)
+			}
+		case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+			t.Errorf("%s = %v, want a figure", row.key, v)
+		case v == 0 && !strings.HasSuffix(row.key, ".server"):
+			// The server's CPU is read in ticks of 10 ms: 0 is possible
+			// at this size. Nothing else takes no time.
+			t.Errorf("%s = 0, want more", row.key)
+		}
+	}
+	if p50, p99 := r.v["steady.p50"], r.v["steady.p99"]; p50 > p99 {
+		t.Errorf("lateness p50 %v > p99 %v", p50, p99)
+	}
+}
+
+// TestTable runs the command's table once at a small size and checks that
+// the table holds a row per figure and a column per side.
+func TestTable(t *testing.T) {
+	var out, progress bytes.Buffer
+	o := options{store: "sqlite", scenarios: "burst,put-bulk", systems: "jobclock,river,river-tuned",
+		runs: 2, n: 100, rate: 100, window: time.Second, timeout: time.Minute, progress: &progress}
+	if err := runTable(context.Background(), o, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"| | jobclock | River (defaults) | River (tuned) |",
+		"| burst of 100 due at one instant: until the last outcome is recorded, s |",
+		"| in bulk (jobclock's bulk put / River InsertMany), s | not available yet |",
+		"| in bulk, River InsertManyFast (COPY on PostgreSQL), s | not available yet |",
+		"SQLite, WAL, synchronous=FULL",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the table lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(progress.String(), "run 2 "); n != 5 {
+		t.Errorf("run 2 has %d lines of progress, want 5 (burst on 3 sides, put-bulk on 2):\n%s", n, progress.String())
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	tests := []struct {
+		o    options
+		want string
+	}{
+		{options{store: "sqlite", scenarios: "instances", systems: "jobclock"}, "-scenario instances needs -store postgres"},
+		{options{store: "sqlite", scenarios: "bursts", systems: "jobclock"}, `-scenario: unknown scenario "bursts"`},
+		{options{store: "sqlite", scenarios: "burst", systems: "rivers"}, `-systems: unknown side "rivers"`},
+		{options{store: "sqlite", scenarios: "burst", systems: "jobclock", runs: 0, n: 100, rate: 1, window: time.Second}, "-runs: 0"},
+		{options{store: "mysql", scenarios: "burst", systems: "jobclock", runs: 1, n: 100, rate: 1, window: time.Second}, `-store: "mysql"`},
+	}
+	for _, tc := range tests {
+		err := runTable(context.Background(), tc.o, new(bytes.Buffer))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("runTable(%+v) = %v, want an error saying %q", tc.o, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+)
+
+var nan = math.NaN()
+
+// config is what every scenario of a run shares.
+type config struct {
+	n          int           // jobs of a burst or a put scenario
+	rate       int           // steady: occurrences per second
+	window     time.Duration // steady: how long
+	lead       time.Duration // steady: from the setup's start to the first due time; 0 estimates it
+	timeout    time.Duration // the longest a firing scenario may take
+	cpuprofile string        // prefix of CPU profiles of the measured windows
+	memprofile string        // prefix of heap profiles taken at the end of the windows
+	label      string        // names the profiles of this run
+}
+
+// result is what one run of a scenario on one side measured, by metric.
+type result struct {
+	v    map[string]float64
+	note map[string]string // a metric a side cannot measure, and why
+}
+
+func newResult() result { return result{v: map[string]float64{}, note: map[string]string{}} }
+
+// scenario runs on one side over fresh tables and returns its figures.
+type scenario struct {
+	name     string
+	postgres bool // PostgreSQL only
+	puts     bool // tuning River does not change a put: River runs once
+	run      func(ctx context.Context, e *env, sys system, c config) (result, error)
+}
+
+var scenarios = []scenario{
+	{name: "burst", run: burst},
+	{name: "steady", run: steady},
+	{name: "instances", postgres: true, run: instances},
+	{name: "put-one", puts: true, run: putScenario(putOne)},
+	{name: "put-eight", puts: true, run: putScenario(putEight)},
+	{name: "put-tx", puts: true, run: putScenario(putTx)},
+	{name: "put-bulk", puts: true, run: putScenario(putBulk, putBulkFast)},
+}
+
+// profile starts the CPU profile of a measured window; the function it
+// returns stops it and writes the heap profile.
+func (c config) profile(name string, sys system) func() error {
+	base := fmt.Sprintf("%s.%s.%s", name, sys, c.label)
+	var cpu *os.File
+	if c.cpuprofile != "" {
+		f, err := os.Create(c.cpuprofile + "." + base + ".cpu")
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			cpu = f
+		} else if f != nil {
+			f.Close()
+		}
+	}
+	return func() error {
+		var errs []error
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			errs = append(errs, cpu.Close())
+		}
+		if c.memprofile != "" {
+			f, err := os.Create(c.memprofile + "." + base + ".heap")
+			if err != nil {
+				return err
+			}
+			runtime.GC()
+			errs = append(errs, pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+		}
+		return errors.Join(errs...)
+	}
+}
+
+// fire opens sys over fresh tables, puts jobs due at due with its quickest
+// put, and measures from ready (which returns the start of the measured
+// window, after the side started) until the last outcome is recorded.
+func fire(ctx context.Context, e *env, sys system, c config, name string, due []time.Time,
+	ready func(context.Context, side) (sample, error)) (*tally, sample, sample, error) {
+	t := newTally(len(due))
+	s, err := newSide(ctx, e, sys, t, "")
+	if err != nil {
+		return nil, sample{}, sample{}, err
+	}
+	defer e.drop(context.WithoutCancel(ctx), s.where())
+	defer s.close()
+	if err := s.put(ctx, putSetup, due, nil); err != nil {
+		return nil, sample{}, sample{}, err
+	}
+	a, err := ready(ctx, s)
+	if err != nil {
+		return nil, sample{}, sample{}, err
+	}
+	stopProfile := c.profile(name, sys)
+	err = t.wait(c.timeout)
+	b := e.meter.sample()
+	err = errors.Join(err, stopProfile())
+	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	err = errors.Join(err, s.stop(stopCtx), t.check())
+	if err == nil {
+		err = s.verify(ctx, len(due), true)
+	}
+	return t, a, b, err
+}
+
+// burst: n jobs due at one instant, already passed when the side starts;
+// from its start until the last outcome is recorded.
+func burst(ctx context.Context, e *env, sys system, c config) (result, error) {
+	due := make([]time.Time, c.n)
+	at := time.Now().Truncate(time.Millisecond)
+	for i := range due {
+		due[i] = at
+	}
+	t, a, b, err := fire(ctx, e, sys, c, "burst", due, func(ctx context.Context, s side) (sample, error) {
+		a := e.meter.sample()
+		return a, s.start(ctx)
+	})
+	if err != nil {
+		return result{}, err
+	}
+	r := newResult()
+	r.v["burst.s"] = t.lastRecorded().Sub(a.at).Seconds()
+	r.v["burst.cpu"], r.v["burst.server"] = e.meter.perOp(a, b, c.n)
+	return r, nil
+}
+
+// setupCost estimates how long a side's setup puts take per job, for the
+// steady scenario's lead time.
+func setupCost(e *env, sys system) time.Duration {
+	switch {
+	case sys != sysJobclock:
+		return 200 * time.Microsecond
+	case e.store == "sqlite":
+		return 4 * time.Millisecond
+	}
+	return 3 * time.Millisecond
+}
+
+// steady: rate jobs a second for window, put before the side starts; the
+// window measured runs from shortly before the first due time until the
+// last outcome is recorded, and holds nothing but firing.
+func steady(ctx context.Context, e *env, sys system, c config) (result, error) {
+	n := int(int64(c.rate) * int64(c.window) / int64(time.Second))
+	lead := c.lead
+	if lead == 0 {
+		lead = 5*time.Second + time.Duration(n)*setupCost(e, sys)
+	}
+	first := time.Now().Add(lead).Truncate(time.Millisecond)
+	due := make([]time.Time, n)
+	for i := range due {
+		due[i] = first.Add(time.Duration(i) * time.Second / time.Duration(c.rate))
+	}
+	t, a, b, err := fire(ctx, e, sys, c, "steady", due, func(ctx context.Context, s side) (sample, error) {
+		// Started at least 2 s before the first due time, so that its
+		// start is over when the window opens.
+		if late := time.Until(first.Add(-2 * time.Second)); late < 0 {
+			return sample{}, fmt.Errorf("the setup ended %s before the first due time, less than 2s: raise -lead (%s now)", -late+2*time.Second, lead)
+		}
+		if err := s.start(ctx); err != nil {
+			return sample{}, err
+		}
+		time.Sleep(time.Until(first.Add(-200 * time.Millisecond)))
+		return e.meter.sample(), nil
+	})
+	if err != nil {
+		return result{}, err
+	}
+	late := t.lateness(due)
+	r := newResult()
+	r.v["steady.p50"] = float64(quantile(late, 0.50)) / float64(time.Millisecond)
+	r.v["steady.p99"] = float64(quantile(late, 0.99)) / float64(time.Millisecond)
+	r.v["steady.cpu"], r.v["steady.server"] = e.meter.perOp(a, b, n)
+	return r, nil
+}
+
+// putScenario puts n jobs due in a day in each of the modes, on tables of
+// their own.
+func putScenario(modes ...putMode) func(ctx context.Context, e *env, sys system, c config) (result, error) {
+	return func(ctx context.Context, e *env, sys system, c config) (result, error) {
+		r := newResult()
+		for _, how := range modes {
+			if err := putOnce(ctx, e, sys, c, how, r); err != nil {
+				return result{}, err
+			}
+		}
+		return r, nil
+	}
+}
+
+func putOnce(ctx context.Context, e *env, sys system, c config, how putMode, r result) error {
+	s, err := newSide(ctx, e, sys, newTally(c.n), "")
+	if err != nil {
+		return err
+	}
+	defer e.drop(context.WithoutCancel(ctx), s.where())
+	defer s.close()
+	at := time.Now().Add(24 * time.Hour).Truncate(time.Millisecond)
+	due := make([]time.Time, c.n)
+	for i := range due {
+		due[i] = at.Add(time.Duration(i) * time.Millisecond)
+	}
+	// The cost per put of the first and the last k puts of a transaction.
+	k := min(1000, max(c.n/10, 1))
+	var probes [4]sample
+	probe := func(i int) {
+		switch i {
+		case 0:
+			probes[0] = e.meter.sample()
+		case k:
+			probes[1] = e.meter.sample()
+		case c.n - k:
+			probes[2] = e.meter.sample()
+		case c.n:
+			probes[3] = e.meter.sample()
+		}
+	}
+	stopProfile := c.profile("put-"+string(how), sys)
+	a := e.meter.sample()
+	err = s.put(ctx, how, due, probe)
+	b := e.meter.sample()
+	err = errors.Join(err, stopProfile())
+	key := "put." + string(how)
+	if errors.Is(err, errNotAvailable) {
+		r.note[key] = "not available yet"
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.verify(ctx, c.n, false); err != nil {
+		return err
+	}
+	r.v[key+".s"] = b.at.Sub(a.at).Seconds()
+	r.v[key+".cpu"], r.v[key+".server"] = e.meter.perOp(a, b, c.n)
+	if how == putTx {
+		first, last := probes[1].at.Sub(probes[0].at), probes[3].at.Sub(probes[2].at)
+		r.v["put.tx.first"] = float64(first) / float64(time.Microsecond) / float64(k)
+		r.v["put.tx.last"] = float64(last) / float64(time.Microsecond) / float64(k)
+		_, r.v["put.tx.first.server"] = e.meter.perOp(probes[0], probes[1], k)
+		_, r.v["put.tx.last.server"] = e.meter.perOp(probes[2], probes[3], k)
+	}
+	return nil
+}
