@@ -111,7 +111,7 @@ func (e *env) close() {
 // settings describes the server's durability settings.
 func (e *env) settings(ctx context.Context) string {
 	if e.store == "sqlite" {
-		return "SQLite, WAL, synchronous=FULL on both sides, files in " + e.dir
+		return "SQLite, WAL, synchronous=FULL on both sides (in the process: its CPU is in the process figures), files in " + e.dir
 	}
 	var version, fsync, syncCommit, fpw string
 	err := e.admin.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'),
