@@ -53,6 +53,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	scheduler "github.com/jobclock/scheduler"
 )
 
 func main() {
@@ -170,7 +172,7 @@ func runTable(ctx context.Context, o options, w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "%s; %d run(s); jobclock: MaxConcurrency %d (its default); River: MaxWorkers %d at its defaults, tuned: MaxWorkers %d, FetchCooldown %s, FetchPollInterval %s\n\n",
-		e.settings(ctx), o.runs, 100, riverWorkers, riverTunedWorkers, riverTunedCooldown, riverTunedPoll)
+		e.settings(ctx), o.runs, scheduler.DefaultMaxConcurrency, riverWorkers, riverTunedWorkers, riverTunedCooldown, riverTunedPoll)
 	writeTable(w, o, sc, sys, got)
 	return nil
 }

@@ -72,10 +72,12 @@ type env struct {
 	admin *pgxpool.Pool // PostgreSQL: creates and drops schemas
 	meter meter
 	log   *slog.Logger
+	// setupPerJob is what each side's last setup took per job.
+	setupPerJob map[system]time.Duration
 }
 
 func newEnv(ctx context.Context, store, dsn, dir string) (*env, error) {
-	e := &env{store: store, dsn: dsn, dir: dir,
+	e := &env{store: store, dsn: dsn, dir: dir, setupPerJob: map[system]time.Duration{},
 		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
 	switch store {
 	case "postgres":
