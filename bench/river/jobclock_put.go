@@ -1,8 +1,6 @@
 package main
 
 // The jobclock side of every put scenario, one function per way of putting.
-// The bulk put (Scheduler.PutJobs) is not in this tree yet: putJobclockBulk
-// is where it goes.
 
 import (
 	"context"
@@ -10,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	scheduler "github.com/jobclock/scheduler"
 )
 
 // putJobclock puts job i due at due[i] the way how says.
@@ -106,10 +106,15 @@ func putJobclockTx(ctx context.Context, j *jobclockSide, due []time.Time, probe 
 	return nil
 }
 
-// putJobclockBulk is the bulk put. Scheduler.PutJobs does not exist in this
-// tree yet, and a loop of PutJob is not a bulk put: until then it reports
-// that it is not available.
+// putJobclockBulk puts every job in one batch with PutJobs into collection
+// c0, as River's InsertMany inserts them in one call.
 func putJobclockBulk(ctx context.Context, j *jobclockSide, due []time.Time) error {
-	_, _, _ = ctx, j, due
-	return errNotAvailable
+	batch := make([]scheduler.JobPut, len(due))
+	for i, d := range due {
+		batch[i] = scheduler.JobPut{Name: jobName(i), Job: j.job(i, d)}
+	}
+	if _, err := j.s.PutJobs(ctx, "c0", batch, nil); err != nil {
+		return fmt.Errorf("jobclock: put %d jobs in one batch: %w", len(batch), err)
+	}
+	return nil
 }

@@ -24,8 +24,8 @@
 //	put-tx     the same inside one host transaction (jobclock PutJobTx,
 //	           River InsertTx), with the cost per put of the first and the
 //	           last 1,000 puts
-//	put-bulk   River InsertMany and InsertManyFast; jobclock's bulk put
-//	           (not available yet)
+//	put-bulk   jobclock PutJobs (one batch), River InsertMany and
+//	           InsertManyFast
 //
 // What each side records per occurrence: jobclock updates the job's record
 // (state, status counters, its lease released) and appends a history
@@ -228,9 +228,9 @@ func rows(o options) []row {
 		{"put-tx", "put.tx.last", "same: last 1,000 puts, µs per put"},
 		{"put-tx", "put.tx.first.server", "same: server CPU per put, first 1,000, µs"},
 		{"put-tx", "put.tx.last.server", "same: server CPU per put, last 1,000, µs"},
-		{"put-bulk", "put.bulk.s", "in bulk (jobclock's bulk put / River InsertMany), s"},
+		{"put-bulk", "put.bulk.s", "in bulk (jobclock PutJobs / River InsertMany), s"},
 		{"put-bulk", "put.bulk.server", "same: server CPU per put, µs"},
-		{"put-bulk", "put.bulk-fast.s", "in bulk, River InsertManyFast (COPY on PostgreSQL), s"},
+		{"put-bulk", "put.bulk-fast.s", "in bulk, River InsertManyFast (COPY on PostgreSQL; jobclock has one bulk put), s"},
 	}
 }
 

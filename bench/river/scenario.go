@@ -252,7 +252,7 @@ func putOnce(ctx context.Context, e *env, sys system, c config, how putMode, r r
 	err = errors.Join(err, stopProfile())
 	key := "put." + string(how)
 	if errors.Is(err, errNotAvailable) {
-		r.note[key] = "not available yet"
+		r.note[key] = "–"
 		return nil
 	}
 	if err != nil {

@@ -39,8 +39,9 @@ const (
 	putBulkFast putMode = "bulk-fast" // River InsertManyFast (COPY on PostgreSQL)
 )
 
-// errNotAvailable marks a put mode a side does not have.
-var errNotAvailable = errors.New("not available yet")
+// errNotAvailable marks a put mode a side does not have: jobclock has one
+// bulk put (PutJobs, which copies on PostgreSQL), River two.
+var errNotAvailable = errors.New("no such mode")
 
 // side is one scheduler over its own fresh tables: a jobclock Scheduler or
 // a River client. Each job i runs the same no-op function, which notes its
