@@ -72,8 +72,9 @@ type PatchCollectionOptions struct {
 	IfMatch string
 }
 
-// PutCollection creates the collection or replaces its definition. def
-// may be nil for a Standard, Enabled collection without tags. Replacing it
+// PutCollection creates the collection or replaces its definition; a
+// replaced collection keeps its calendars (see [Scheduler.PutCalendar]),
+// whatever def.Calendars holds. def may be nil for a Standard, Enabled collection without tags. Replacing it
 // with a quota that its jobs exceed (more jobs than maxJobCount, or a job
 // more frequent than maxRecurrence) fails with ErrQuotaExceeded. opts may
 // be nil. It returns the stored record; Version 1 means it was created.
@@ -87,8 +88,8 @@ func (s *Scheduler) PutCollection(ctx context.Context, name string, def *JobColl
 	if err := errors.Join(checkName("collection", name), def.Validate()); err != nil {
 		return nil, err
 	}
-	return s.writeCollection(ctx, name, opts.IfMatch, true, func(*CollectionRecord) (*JobCollection, error) {
-		return def, nil
+	return s.writeCollection(ctx, name, opts.IfMatch, true, func(old *CollectionRecord) (*JobCollection, error) {
+		return keepCalendars(def, old), nil
 	})
 }
 
@@ -119,8 +120,24 @@ func (s *Scheduler) PatchCollection(ctx context.Context, name string, patch []by
 		if err != nil {
 			return nil, err
 		}
-		return ParseCollection(merged)
+		def, err := ParseCollection(merged)
+		if err != nil {
+			return nil, err
+		}
+		return keepCalendars(def, old), nil
 	})
+}
+
+// keepCalendars returns def with the calendars of old, the stored
+// collection (nil when there is none): a collection's definition does not
+// carry its calendars, which are written through their own methods.
+func keepCalendars(def *JobCollection, old *CollectionRecord) *JobCollection {
+	c := *def
+	c.Calendars = nil
+	if old != nil {
+		c.Calendars = old.Definition.Calendars
+	}
+	return &c
 }
 
 // EnableCollection sets the collection's state to Enabled: its jobs run

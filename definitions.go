@@ -31,6 +31,10 @@ type (
 	MissedPolicy         = jobdef.MissedPolicy
 	OverlapPolicy        = jobdef.OverlapPolicy
 	JobHealth            = jobdef.JobHealth
+	Calendar             = jobdef.Calendar
+	CalendarProperties   = jobdef.CalendarProperties
+	CalendarRange        = jobdef.CalendarRange
+	CalendarEntry        = jobdef.CalendarEntry
 )
 
 // Job healths.
@@ -109,6 +113,9 @@ func ParseJob(data []byte, opts *ParseOptions) (*Job, error) { return jobdef.Par
 
 // ParseCollection is [jobdef.ParseCollection].
 func ParseCollection(data []byte) (*JobCollection, error) { return jobdef.ParseCollection(data) }
+
+// ParseCalendar is [jobdef.ParseCalendar].
+func ParseCalendar(data []byte) (*Calendar, error) { return jobdef.ParseCalendar(data) }
 
 // ParseTime is [jobdef.ParseTime].
 func ParseTime(s string) (time.Time, error) { return jobdef.ParseTime(s) }

@@ -531,6 +531,34 @@
 // and is refused under an hourly quota, and "@every 30s" is refused under
 // the Standard plan's once a minute.
 //
+// # Exclusion calendars
+//
+// A collection keeps exclusion calendars, an extension beyond Azure
+// Scheduler: holidays, change freezes and blackout windows, each under a
+// name ([Scheduler.PutCalendar], GetCalendar, ListCalendars,
+// DeleteCalendar; PUT, GET and DELETE of
+// .../jobCollections/{c}/calendars/{name} in the management API):
+//
+//	{"properties": {
+//	  "timeZone": "Europe/Berlin",
+//	  "dates": ["2026-12-25", "2026-12-26"],
+//	  "ranges": [{"start": "2026-12-24T12:00:00", "end": "2027-01-02T00:00:00"}],
+//	  "rules": [{"frequency": "Year", "schedule": {"months": [5], "monthDays": [1]}}]}}
+//
+// dates are local dates (YYYY-MM-DD); ranges are spans of local time in
+// the calendar's zone, start included and end excluded; rules are
+// recurrences in the form of a job's (no count, endTime, window or
+// timeZone of their own), and each local date on which one has an
+// occurrence is excluded (a yearly rule may name monthDays; intervals count
+// from 1 January 2000). [ParseCalendar] reads the JSON form and names each
+// problem at its path ("properties.ranges[0].end"). A calendar is kept in
+// its collection's record, so that writing it is one atomic write of the
+// collection and no store needs a table of its own; each calendar has its
+// own ETag (PutCalendarOptions.IfMatch), and writing one also changes the
+// collection's. Replacing a collection (PutCollection, PatchCollection)
+// keeps its calendars. [recurrence.CompileExclusions] is what a calendar
+// compiles to.
+//
 // # History
 //
 // Every attempt of a job's action leaves one [HistoryEntry]: the main

@@ -48,11 +48,17 @@ type NotFoundError struct {
 	Collection string
 	// Job is the missing job, or empty when the collection is missing.
 	Job string
+	// Calendar is the missing exclusion calendar, or empty when the
+	// collection or a job is missing.
+	Calendar string
 }
 
 // Error returns `job collection "c" not found` or `job "j" not found in
 // collection "c"`.
 func (e *NotFoundError) Error() string {
+	if e.Calendar != "" {
+		return fmt.Sprintf("calendar %q not found in collection %q", e.Calendar, e.Collection)
+	}
 	if e.Job == "" {
 		return fmt.Sprintf("job collection %q not found", e.Collection)
 	}

@@ -163,6 +163,13 @@ type JobCollection struct {
 	Tags map[string]string `json:"tags,omitempty"`
 	// Properties holds the plan, state and quota.
 	Properties CollectionProperties `json:"properties"`
+	// Calendars are the collection's exclusion calendars by name. They
+	// are written one by one (Scheduler.PutCalendar and the calendars
+	// resource of the management API) and kept in the collection's
+	// record, so that a calendar is written atomically with the
+	// collection and no store needs a table for them; [ParseCollection]
+	// ignores the member, and a replaced collection keeps its calendars.
+	Calendars map[string]*CalendarEntry `json:"calendars,omitempty"`
 }
 
 // Clone returns a deep copy of c; nil for a nil c.
@@ -183,6 +190,12 @@ func (c *JobCollection) Clone() *JobCollection {
 		cp.Properties.Quota = &q
 	}
 	cp.Properties.RunPolicy = c.Properties.RunPolicy.Clone()
+	if c.Calendars != nil {
+		cp.Calendars = make(map[string]*CalendarEntry, len(c.Calendars))
+		for k, e := range c.Calendars {
+			cp.Calendars[k] = &CalendarEntry{ETag: e.ETag, Calendar: *e.Calendar.Clone()}
+		}
+	}
 	return &cp
 }
 
@@ -274,7 +287,7 @@ func (c *JobCollection) Validate() error {
 // the ARM envelope around it are accepted and dropped, whatever they hold.
 var collectionRules = &codec.Rules{
 	Ignored: map[reflect.Type]map[string]bool{
-		reflect.TypeFor[JobCollection](): {"id": true, "name": true, "type": true},
+		reflect.TypeFor[JobCollection](): {"id": true, "name": true, "type": true, "calendars": true},
 	},
 }
 
@@ -290,30 +303,38 @@ const collectionPath = "collection"
 // the valid names close to what was given; the error is joined
 // [*ValidationError] values, or a single [*SyntaxError].
 func ParseCollection(data []byte) (*JobCollection, error) {
+	c := new(JobCollection)
+	if err := parseObject(data, collectionRules, collectionPath, c, c.Validate,
+		`a job collection is a JSON object such as {"properties": {"sku": {"name": "Standard"}}}`); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// parseObject reads data into v, a pointer to a struct, by rules, then
+// reports the problems of reading and those of validate in path order.
+// path names the input as a whole; example says what it should look like.
+func parseObject(data []byte, rules *codec.Rules, path string, v any, validate func() error, example string) error {
 	var d codec.Decoder
-	d.Rules = collectionRules
+	d.Rules = rules
 	d.Reset(data)
 	s := &d.Scanner
-	c := new(JobCollection)
 	var top any // the top-level value when it is not an object
 	isObject := s.Kind() == jsonc.Object
 	if isObject {
-		d.Value(reflect.ValueOf(c).Elem())
+		d.Value(reflect.ValueOf(v).Elem())
 	} else {
 		top, _ = s.Any()
 	}
 	if s.Finish() != nil {
-		return nil, scanError(s, collectionPath, `a job collection is a JSON object such as {"properties": {"sku": {"name": "Standard"}}}`)
+		return scanError(s, path, example)
 	}
 	if !isObject {
-		return nil, &ValidationError{Path: collectionPath, Value: jsonpath.Text(top), Reason: "is not an object"}
+		return &ValidationError{Path: path, Value: jsonpath.Text(top), Reason: "is not an object"}
 	}
 	p := problemsOf(d.Problems)
-	for _, e := range ValidationErrors(c.Validate()) {
+	for _, e := range ValidationErrors(validate()) {
 		p.addRule(e)
 	}
-	if err := p.inOrder(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return p.inOrder()
 }

@@ -1,0 +1,146 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/store/sqlite"
+)
+
+func holidays() *scheduler.Calendar {
+	return &scheduler.Calendar{Properties: scheduler.CalendarProperties{
+		TimeZone: "Europe/Berlin",
+		Dates:    []string{"2026-12-25", "2026-12-26"},
+		Ranges:   []scheduler.CalendarRange{{Start: "2026-12-24T12:00:00", End: "2027-01-02T00:00:00"}},
+		Rules: []*recurrence.Recurrence{{Frequency: recurrence.Year,
+			Schedule: &recurrence.Schedule{Months: []int{5}, MonthDays: []int{1}}}},
+	}}
+}
+
+// TestCalendarLifecycle writes, reads, lists and deletes calendars in a
+// SQLite store, which keeps them in the collection's record.
+func TestCalendarLifecycle(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := scheduler.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCalendar(ctx, "c", "holidays", holidays(), nil); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Fatalf("PutCalendar in a missing collection: err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	put, err := s.PutCalendar(ctx, "c", "holidays", holidays(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetCalendar(ctx, "c", "holidays")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(put, got); diff != "" {
+		t.Errorf("GetCalendar differs from what PutCalendar returned (-want +got):\n%s", diff)
+	}
+	// Replacing the collection keeps its calendars.
+	if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{Location: "west"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PatchCollection(ctx, "c", []byte(`{"properties": {"state": "Enabled"}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetCalendar(ctx, "c", "holidays"); err != nil {
+		t.Fatalf("GetCalendar after the collection was replaced and patched: %v", err)
+	}
+	if _, err := s.PutCalendar(ctx, "c", "holidays", holidays(), &scheduler.PutCalendarOptions{IfMatch: `"stale"`}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("PutCalendar with a stale IfMatch: err = %v, want ErrPreconditionFailed", err)
+	}
+	if _, err := s.PutCalendar(ctx, "c", "freeze", &scheduler.Calendar{}, &scheduler.PutCalendarOptions{IfMatch: put.ETag}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("PutCalendar of a new calendar with IfMatch: err = %v, want ErrPreconditionFailed", err)
+	}
+	again, err := s.PutCalendar(ctx, "c", "holidays", holidays(), &scheduler.PutCalendarOptions{IfMatch: put.ETag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ETag == put.ETag {
+		t.Errorf("a replaced calendar kept its ETag %s", put.ETag)
+	}
+	if _, err := s.PutCalendar(ctx, "c", "freeze", &scheduler.Calendar{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ListCalendars(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range list {
+		names = append(names, c.Name)
+	}
+	if diff := cmp.Diff([]string{"freeze", "holidays"}, names); diff != "" {
+		t.Errorf("ListCalendars names (-want +got):\n%s", diff)
+	}
+	if err := s.DeleteCalendar(ctx, "c", "holidays"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.GetCalendar(ctx, "c", "holidays")
+	var nf *scheduler.NotFoundError
+	if !errors.As(err, &nf) || nf.Calendar != "holidays" {
+		t.Errorf("GetCalendar after DeleteCalendar: err = %v, want a NotFoundError naming the calendar", err)
+	}
+	if err := s.DeleteCalendar(ctx, "c", "holidays"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("DeleteCalendar twice: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestPutCalendarInvalid(t *testing.T) {
+	ctx := context.Background()
+	s, err := scheduler.New(memory.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = scheduler.ParseCalendar([]byte(`{"properties": {
+		"timeZone": "Mars/Olympus",
+		"dates": ["2026-12-25", "25.12.2026"],
+		"ranges": [{"start": "2026-12-24T12:00:00", "end": "2026-12-24T12:00:00"}, {"start": "2026-12-24", "end": "2026-12-25T00:00:00"}],
+		"rules": [{"frequency": "Year", "schedule": {"months": [13], "monthDays": [1]}}, {"frequency": "Day", "count": 3}],
+		"colour": "red"
+	}}`))
+	var paths []string
+	for _, e := range scheduler.ValidationErrors(err) {
+		paths = append(paths, e.Path)
+	}
+	want := []string{
+		"properties.colour",
+		"properties.timeZone",
+		"properties.dates[1]",
+		"properties.ranges[0].end",
+		"properties.ranges[1].start",
+		"properties.rules[0].schedule.months[0]",
+		"properties.rules[1].count",
+	}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("ParseCalendar error paths (-want +got):\n%s\n%v", diff, err)
+	}
+	bad := &scheduler.Calendar{Properties: scheduler.CalendarProperties{Dates: []string{"2026-02-30"}}}
+	if _, err := s.PutCalendar(ctx, "c", "bad", bad, nil); !errors.Is(err, scheduler.ErrInvalid) {
+		t.Errorf("PutCalendar(2026-02-30): err = %v, want ErrInvalid", err)
+	}
+	if _, err := s.PutCalendar(ctx, "c", "no good", &scheduler.Calendar{}, nil); !errors.Is(err, scheduler.ErrInvalid) {
+		t.Errorf("PutCalendar with a bad name: err = %v, want ErrInvalid", err)
+	}
+}

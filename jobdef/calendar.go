@@ -1,0 +1,184 @@
+package jobdef
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jobclock/scheduler/internal/codec"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// Calendar is an exclusion calendar of a job collection, an extension
+// beyond Azure Scheduler: the dates and spans of time on which the jobs
+// that name it do not run as scheduled (see [recurrence.Recurrence]'s
+// Calendar).
+type Calendar struct {
+	// Properties holds the calendar's zone and what it excludes.
+	Properties CalendarProperties `json:"properties"`
+}
+
+// CalendarProperties is the "properties" object of a calendar. Any of
+// Dates, Ranges and Rules may be given; a calendar with none excludes
+// nothing.
+type CalendarProperties struct {
+	// TimeZone is the IANA (or Windows) name of the zone in which dates,
+	// ranges and rules are read. Empty means UTC.
+	TimeZone string `json:"timeZone,omitempty"`
+	// Dates are excluded local dates, written YYYY-MM-DD.
+	Dates []string `json:"dates,omitempty"`
+	// Ranges are excluded spans of local time.
+	Ranges []CalendarRange `json:"ranges,omitempty"`
+	// Rules are recurrences in the form of a job's recurrence: each
+	// local date on which one has an occurrence is excluded. Their
+	// intervals count from [recurrence.RulesStart]; their timeZone is the
+	// calendar's, and count, endTime and window are not allowed.
+	Rules []*recurrence.Recurrence `json:"rules,omitempty"`
+}
+
+// CalendarRange is a span of local time in a calendar's zone, written
+// YYYY-MM-DDThh:mm:ss without an offset: Start is excluded, End is not.
+type CalendarRange struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+// CalendarEntry is a calendar as its collection keeps it, with the ETag
+// that changes on every write of it.
+type CalendarEntry struct {
+	ETag     string   `json:"etag"`
+	Calendar Calendar `json:"calendar"`
+}
+
+// Clone returns a deep copy of c; nil for a nil c.
+func (c *Calendar) Clone() *Calendar {
+	if c == nil {
+		return nil
+	}
+	cp := *c
+	p := &cp.Properties
+	p.Dates = slices.Clone(p.Dates)
+	p.Ranges = slices.Clone(p.Ranges)
+	p.Rules = nil
+	for _, r := range c.Properties.Rules {
+		p.Rules = append(p.Rules, r.Clone())
+	}
+	return &cp
+}
+
+// Layouts of a calendar's dates and range ends.
+const (
+	calendarDate = "2006-01-02"
+	calendarWall = "2006-01-02T15:04:05"
+)
+
+// Validate reports every problem with c as joined [*ValidationError]
+// values whose paths start at the calendar object
+// ("properties.dates[1]").
+func (c *Calendar) Validate() error {
+	_, err := c.Compile()
+	return err
+}
+
+// Compile validates c and returns its exclusions. The error is joined
+// [*ValidationError] values whose paths start at the calendar object.
+func (c *Calendar) Compile() (*recurrence.Exclusions, error) {
+	var errs []error
+	add := func(path, value, reason string) {
+		errs = append(errs, &ValidationError{Path: path, Value: value, Reason: reason})
+	}
+	p := c.Properties
+	loc, err := recurrence.LoadTimeZone(p.TimeZone)
+	if err != nil {
+		add("properties.timeZone", strconv.Quote(p.TimeZone), "is not a known time zone")
+		loc = time.UTC
+	}
+	var dates []time.Time
+	for i, d := range p.Dates {
+		t, err := time.Parse(calendarDate, d)
+		if err != nil {
+			add(fmt.Sprintf("properties.dates[%d]", i), strconv.Quote(d), "is not a date written YYYY-MM-DD")
+			continue
+		}
+		dates = append(dates, t)
+	}
+	var ranges []recurrence.ExclusionRange
+	for i, r := range p.Ranges {
+		at := fmt.Sprintf("properties.ranges[%d]", i)
+		start, err1 := time.Parse(calendarWall, r.Start)
+		if err1 != nil {
+			add(at+".start", strconv.Quote(r.Start), "is not a local date-time written YYYY-MM-DDThh:mm:ss")
+		}
+		end, err2 := time.Parse(calendarWall, r.End)
+		if err2 != nil {
+			add(at+".end", strconv.Quote(r.End), "is not a local date-time written YYYY-MM-DDThh:mm:ss")
+		}
+		if err1 == nil && err2 == nil {
+			if !end.After(start) {
+				add(at+".end", strconv.Quote(r.End), "is not after start "+strconv.Quote(r.Start))
+				continue
+			}
+			ranges = append(ranges, recurrence.ExclusionRange{Start: start, End: end})
+		}
+	}
+	var rules []*recurrence.Recurrence
+	for i, r := range p.Rules {
+		at := fmt.Sprintf("properties.rules[%d]", i)
+		switch {
+		case r == nil:
+			add(at, "null", "is not a recurrence object")
+			continue
+		case r.Count != 0:
+			add(at+".count", strconv.Itoa(int(r.Count)), "is not allowed in a calendar's rule")
+		case r.EndTime != nil:
+			add(at+".endTime", quoteTime(*r.EndTime), "is not allowed in a calendar's rule")
+		case r.Window != 0:
+			add(at+".window", strconv.Quote(r.Window.String()), "is not allowed in a calendar's rule")
+		case r.TimeZone != "":
+			add(at+".timeZone", strconv.Quote(r.TimeZone), "is not allowed in a calendar's rule: the calendar's timeZone applies")
+		default:
+			var fe *recurrence.FieldError
+			if _, err := recurrence.Compile(recurrence.CalendarRule(r), recurrence.RulesStart); err != nil {
+				for _, err := range flatten(err) {
+					if errors.As(err, &fe) {
+						add(joinPath(at, fe.Path), fe.Value, fe.Reason)
+					} else {
+						add(at, "", err.Error())
+					}
+				}
+				continue
+			}
+			rules = append(rules, r)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return recurrence.CompileExclusions(loc, dates, ranges, rules)
+}
+
+// calendarRules are the rules a calendar is read by: the members of the
+// ARM envelope around it are accepted and dropped.
+var calendarRules = &codec.Rules{
+	Ignored: map[reflect.Type]map[string]bool{
+		reflect.TypeFor[Calendar](): {"id": true, "name": true, "type": true},
+	},
+}
+
+// calendarPath is the path of problems with a calendar as a whole.
+const calendarPath = "calendar"
+
+// ParseCalendar parses and validates a calendar: {"properties": {...}},
+// or the ARM envelope with "id", "name" and "type" (ignored), read as
+// [ParseCollection] reads a collection.
+func ParseCalendar(data []byte) (*Calendar, error) {
+	c := new(Calendar)
+	if err := parseObject(data, calendarRules, calendarPath, c, c.Validate,
+		`a calendar is a JSON object such as {"properties": {"dates": ["2026-12-25"]}}`); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
