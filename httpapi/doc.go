@@ -25,6 +25,15 @@
 //	DELETE JC/jobs/{jobName}           delete a job and its history        200
 //	POST   JC/jobs/{jobName}/run       run the job once now                200 {"requestedTime", "message"}
 //	GET    JC/jobs/{jobName}/history   list history, newest first ($filter=status eq Failed, $top, $skip)
+//	GET    JC/calendars                list exclusion calendars by name    200, one page
+//	GET    JC/calendars/{calendarName} get an exclusion calendar           200
+//	PUT    JC/calendars/{calendarName} create or replace it (If-Match)     201 created, 200 replaced
+//	DELETE JC/calendars/{calendarName} delete it                           200
+//
+// Exclusion calendars are an extension beyond Azure Scheduler, of type
+// Microsoft.Scheduler/jobCollections/calendars, with the properties
+// described in the scheduler package's documentation ("Exclusion
+// calendars"); problems are named at their paths ("properties.dates[0]").
 //
 // Every request needs the query parameter api-version=2016-03-01 (or
 // 2016-01-01, which is served identically); a missing one gets 400

@@ -507,6 +507,38 @@ func steps() []step {
   "recurrence": {"cron": "H(30-10) * * * *"}
 }}`},
 		{name: "delete-collection-window", method: "DELETE", path: rg1 + "/jcwindow" + v},
+		// Exclusion calendars: a resource of the collection, kept with it.
+		{name: "put-collection-cal", method: "PUT", path: rg1 + "/jccal" + v, body: `{"properties": {"sku": {"name": "Standard"}}}`},
+		{name: "put-calendar", method: "PUT", path: rg1 + "/jccal/calendars/holidays" + v, body: `{"properties": {
+  "timeZone": "Europe/Berlin",
+  "dates": ["2026-12-25", "2026-12-26"],
+  "ranges": [{"start": "2026-12-24T12:00:00", "end": "2027-01-02T00:00:00"}],
+  "rules": [{"frequency": "Year", "schedule": {"months": [5], "monthDays": [1]}}]
+}}`},
+		{name: "put-calendar-if-match", method: "PUT", path: rg1 + "/jccal/calendars/holidays" + v,
+			header: map[string]string{"If-Match": "{{etag}}"}, body: `{"properties": {"dates": ["2026-12-25"]}}`},
+		{name: "put-calendar-stale-if-match", method: "PUT", path: rg1 + "/jccal/calendars/holidays" + v,
+			header: map[string]string{"If-Match": `"stale"`}, body: `{"properties": {"dates": ["2026-12-25"]}}`},
+		{name: "put-calendar-freeze", method: "PUT", path: rg1 + "/jccal/calendars/freeze" + v, body: `{"properties": {
+  "ranges": [{"start": "2026-12-20T00:00:00", "end": "2027-01-06T00:00:00"}]
+}}`},
+		{name: "put-calendar-invalid", method: "PUT", path: rg1 + "/jccal/calendars/bad" + v, body: `{"properties": {
+  "timeZone": "Mars/Olympus",
+  "dates": ["25.12.2026"],
+  "ranges": [{"start": "2026-12-24T12:00:00", "end": "2026-12-24T08:00:00"}],
+  "rules": [{"frequency": "Year", "schedule": {"months": [13], "monthDays": [1]}}, {"frequency": "Day", "count": 2}],
+  "colour": "red"
+}}`},
+		{name: "put-calendar-bad-name", method: "PUT", path: rg1 + "/jccal/calendars/9lives" + v, body: `{"properties": {}}`},
+		{name: "put-calendar-no-collection", method: "PUT", path: rg1 + "/jcnone/calendars/holidays" + v, body: `{"properties": {}}`},
+		{name: "get-calendar", method: "GET", path: rg1 + "/jccal/calendars/holidays" + v},
+		{name: "list-calendars", method: "GET", path: rg1 + "/jccal/calendars" + v},
+		{name: "get-collection-cal", method: "GET", path: rg1 + "/jccal" + v},
+		{name: "delete-calendar", method: "DELETE", path: rg1 + "/jccal/calendars/freeze" + v},
+		{name: "get-calendar-deleted", method: "GET", path: rg1 + "/jccal/calendars/freeze" + v},
+		{name: "delete-calendar-missing", method: "DELETE", path: rg1 + "/jccal/calendars/freeze" + v},
+		{name: "patch-calendar", method: "PATCH", path: rg1 + "/jccal/calendars/holidays" + v, body: `{}`},
+		{name: "delete-collection-cal", method: "DELETE", path: rg1 + "/jccal" + v},
 	}
 }
 

@@ -124,6 +124,8 @@ const (
 	coll     = colls + "/{jobCollectionName}"
 	jobs     = coll + "/jobs"
 	job      = jobs + "/{jobName}"
+	cals     = coll + "/calendars"
+	cal      = cals + "/{calendarName}"
 )
 
 // routes registers the operations. Every path also gets a method-less
@@ -143,6 +145,8 @@ func (h *handler) routes() {
 		{coll, []op{{"GET", h.getCollection}, {"PUT", h.putCollection}, {"PATCH", h.patchCollection}, {"DELETE", h.deleteCollection}}},
 		{coll + "/enable", []op{{"POST", h.enableCollection}}},
 		{coll + "/disable", []op{{"POST", h.disableCollection}}},
+		{cals, []op{{"GET", h.listCalendars}}},
+		{cal, []op{{"GET", h.getCalendar}, {"PUT", h.putCalendar}, {"DELETE", h.deleteCalendar}}},
 		{jobs, []op{{"GET", h.listJobs}}},
 		{job, []op{{"GET", h.getJob}, {"PUT", h.putJob}, {"PATCH", h.patchJob}, {"DELETE", h.deleteJob}}},
 		{job + "/run", []op{{"POST", h.runJob}}},
@@ -448,8 +452,9 @@ func ifMatch(r *http.Request) string {
 
 // request is what an operation learns from the path and query.
 type request struct {
-	sc  scope
-	job string
+	sc       scope
+	job      string
+	calendar string
 }
 
 // prelude checks what every operation needs: the caller may reach the
@@ -470,7 +475,7 @@ func (h *handler) prelude(r *http.Request) (*request, error) {
 		return nil, newError(http.StatusBadRequest, CodeInvalidAPIVersion, "api-version",
 			"The api-version '%s' is not supported; supported versions are %s and %s.", v, APIVersion20160301, APIVersion20160101)
 	}
-	req := &request{sc: scope{sub: strings.ToLower(sub), rg: r.PathValue("resourceGroupName"), jc: r.PathValue("jobCollectionName")}, job: r.PathValue("jobName")}
+	req := &request{sc: scope{sub: strings.ToLower(sub), rg: r.PathValue("resourceGroupName"), jc: r.PathValue("jobCollectionName")}, job: r.PathValue("jobName"), calendar: r.PathValue("calendarName")}
 	var details []ErrorDetail
 	check := func(param, v string, valid func(string) bool, rule string) {
 		if v == "" && param != "subscriptionId" {
@@ -487,6 +492,7 @@ func (h *handler) prelude(r *http.Request) (*request, error) {
 	check("resourceGroupName", req.sc.rg, names.ValidScope, scopeRule)
 	check("jobCollectionName", req.sc.jc, names.Valid, nameRule)
 	check("jobName", req.job, names.Valid, nameRule)
+	check("calendarName", req.calendar, names.Valid, nameRule)
 	switch len(details) {
 	case 0:
 		return req, nil

@@ -31,10 +31,14 @@ func (h *handler) engineError(ctx context.Context, rq *request, err error, prefi
 	case errors.Is(err, scheduler.ErrPreconditionFailed):
 		what := "job collection '" + rq.sc.jc + "'"
 		var gerr error
-		if rq.job != "" {
+		switch {
+		case rq.calendar != "":
+			what = "calendar '" + rq.calendar + "'"
+			_, gerr = h.s.GetCalendar(ctx, rq.sc.key(), rq.calendar)
+		case rq.job != "":
 			what = "job '" + rq.job + "'"
 			_, gerr = h.s.GetJob(ctx, rq.sc.key(), rq.job)
-		} else {
+		default:
 			_, gerr = h.s.GetCollection(ctx, rq.sc.key())
 		}
 		if errors.Is(gerr, scheduler.ErrNotFound) {
@@ -76,8 +80,15 @@ func (h *handler) local(rq *request, s string) string {
 	return trimPrefix(strings.ReplaceAll(s, rq.sc.key(), rq.sc.jc))
 }
 
-// notFound says what is missing: the collection or the job.
+// notFound says what is missing: the collection, the job or the
+// calendar.
 func (h *handler) notFound(ctx context.Context, rq *request) error {
+	if rq.calendar != "" {
+		if _, err := h.s.GetCollection(ctx, rq.sc.key()); err == nil {
+			return newError(http.StatusNotFound, CodeResourceNotFound, "",
+				"The calendar '%s' was not found in job collection '%s'.", rq.calendar, rq.sc.jc)
+		}
+	}
 	if rq.job != "" {
 		if _, err := h.s.GetCollection(ctx, rq.sc.key()); err == nil {
 			return newError(http.StatusNotFound, CodeResourceNotFound, "",
