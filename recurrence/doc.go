@@ -141,6 +141,21 @@
 // them (count, catch-up windows, missed and overlapping occurrences);
 // [Rule.Scheduled] returns the scheduled instant behind one.
 //
+// # Exclusion calendars
+//
+// [CompileExclusions] builds the compiled form of an exclusion calendar
+// (holidays, change freezes): local dates, spans of local wall time (end
+// excluded) and rules whose occurrences' local dates are excluded, all in
+// one zone. [Exclusions.Excludes] tells whether an instant is excluded;
+// [Exclusions.Place] says where an occurrence runs under an [OnExcluded]
+// choice: not at all (Skip), or at the same wall time on the next
+// (NextIncluded) or previous (PreviousIncluded) day the calendar does not
+// exclude, looking at most [MaxMoveDays] days away. So "the last business
+// day of the month" is monthDays [-1] placed with PreviousIncluded under a
+// calendar of weekends and holidays. The days of the dates and rules are
+// expanded 512 days at a time, when first asked about, and kept: asking
+// costs a zone lookup and a bit test after that.
+//
 // # Descriptions
 //
 // [Recurrence.Describe] says a recurrence in plain English, taking from the

@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"github.com/jobclock/scheduler/internal/enum"
 )
 
 // Exclusions is a compiled exclusion calendar: the local dates, spans of
@@ -16,7 +19,20 @@ type Exclusions struct {
 	dates  []int64    // excluded local dates as days since 1970-01-01, sorted
 	ranges [][2]int64 // [start, end) local wall times as seconds of a UTC clock, sorted by start
 	rules  []*Rule
+	// chunks caches the excluded dates of the span from RulesStart's
+	// date, chunkDays days a chunk, expanded when first asked about: bit
+	// i of a chunk is its day i. Days outside the span are asked of the
+	// dates and rules each time.
+	chunks [spanChunks]atomic.Pointer[[chunkDays / 64]uint64]
 }
+
+// The span of days whose exclusion is cached: about 200 years from
+// RulesStart.
+const (
+	chunkDays  = 512
+	spanChunks = 143
+	day0       = 10957 // RulesStart as days since 1970-01-01
+)
 
 // ExclusionRange is a span of local wall time, Start included and End
 // excluded, read in the calendar's zone.
@@ -95,13 +111,9 @@ func (e *Exclusions) Location() *time.Location { return e.loc }
 // e's zone) is one of the dates or a date on which a rule has an
 // occurrence, or its local wall time lies in one of the ranges.
 func (e *Exclusions) Excludes(t time.Time) bool {
-	l := t.In(e.loc)
-	y, m, d := l.Date()
-	if _, ok := slices.BinarySearch(e.dates, dayNumber(y, m, d)); ok {
-		return true
-	}
+	_, off := t.In(e.loc).Zone()
+	w := t.Unix() + int64(off) // the local wall time as seconds of a UTC clock
 	if len(e.ranges) > 0 {
-		w := wallSeconds(l)
 		for _, r := range e.ranges {
 			if r[0] > w {
 				break
@@ -111,14 +123,139 @@ func (e *Exclusions) Excludes(t time.Time) bool {
 			}
 		}
 	}
-	if len(e.rules) > 0 {
-		day := time.Date(y, m, d, 0, 0, 0, 0, e.loc)
-		end := time.Date(y, m, d+1, 0, 0, 0, 0, e.loc)
-		for _, r := range e.rules {
-			if n := r.Next(day.Add(-time.Nanosecond)); !n.IsZero() && n.Before(end) {
-				return true
-			}
+	if len(e.dates) == 0 && len(e.rules) == 0 {
+		return false
+	}
+	dn := w / 86400
+	if w < 0 && w%86400 != 0 {
+		dn--
+	}
+	if i := dn - day0; i >= 0 && i < spanChunks*chunkDays {
+		c := &e.chunks[i/chunkDays]
+		bits := c.Load()
+		if bits == nil {
+			bits = e.chunk(day0 + i/chunkDays*chunkDays)
+			c.Store(bits)
+		}
+		k := i % chunkDays
+		return bits[k/64]&(1<<(k%64)) != 0
+	}
+	return e.excludesDay(dn)
+}
+
+// excludesDay reports whether e excludes the local date dn (days since
+// 1970-01-01) as a whole: it is one of the dates, or a rule has an
+// occurrence on it.
+func (e *Exclusions) excludesDay(dn int64) bool {
+	if _, ok := slices.BinarySearch(e.dates, dn); ok {
+		return true
+	}
+	y, m, d := time.Unix(dn*86400, 0).UTC().Date()
+	day := time.Date(y, m, d, 0, 0, 0, 0, e.loc)
+	end := time.Date(y, m, d+1, 0, 0, 0, 0, e.loc)
+	for _, r := range e.rules {
+		if n := r.Next(day.Add(-time.Nanosecond)); !n.IsZero() && n.Before(end) {
+			return true
 		}
 	}
 	return false
+}
+
+// chunk returns the excluded dates among the chunkDays local dates from
+// first (days since 1970-01-01), as bits: bit i for the day first+i. It
+// asks each rule for at most one occurrence a day.
+func (e *Exclusions) chunk(first int64) *[chunkDays / 64]uint64 {
+	var bits [chunkDays / 64]uint64
+	set := func(dn int64) {
+		if i := dn - first; i >= 0 && i < chunkDays {
+			bits[i/64] |= 1 << (i % 64)
+		}
+	}
+	for _, dn := range e.dates {
+		set(dn)
+	}
+	date := func(dn int64) time.Time {
+		y, m, d := time.Unix(dn*86400, 0).UTC().Date()
+		return time.Date(y, m, d, 0, 0, 0, 0, e.loc)
+	}
+	end := date(first + chunkDays)
+	for _, r := range e.rules {
+		after := date(first).Add(-time.Nanosecond)
+		for {
+			n := r.Next(after)
+			if n.IsZero() || !n.Before(end) {
+				break
+			}
+			ly, lm, ld := n.In(e.loc).Date()
+			set(dayNumber(ly, lm, ld))
+			after = time.Date(ly, lm, ld+1, 0, 0, 0, 0, e.loc).Add(-time.Nanosecond)
+		}
+	}
+	return &bits
+}
+
+// OnExcluded says what becomes of an occurrence that an exclusion calendar
+// excludes. Unknown values survive unmarshalling so that validation can
+// report them; use [OnExcluded.Valid] to check.
+type OnExcluded string
+
+// The ways of handling an excluded occurrence, in their canonical spelling.
+const (
+	// OnExcludedSkip drops the occurrence.
+	OnExcludedSkip OnExcluded = "Skip"
+	// OnExcludedNextIncluded moves it to the same wall time on the next
+	// day that the calendar does not exclude.
+	OnExcludedNextIncluded OnExcluded = "NextIncluded"
+	// OnExcludedPreviousIncluded moves it to the same wall time on the
+	// previous day that the calendar does not exclude ("the last
+	// business day of the month": monthDays [-1] with a calendar of
+	// weekends and holidays).
+	OnExcludedPreviousIncluded OnExcluded = "PreviousIncluded"
+)
+
+var onExcludedValues = []OnExcluded{OnExcludedSkip, OnExcludedNextIncluded, OnExcludedPreviousIncluded}
+
+// Valid reports whether o is a known value in canonical spelling.
+func (o OnExcluded) Valid() bool { return slices.Contains(onExcludedValues, o) }
+
+// UnmarshalJSON accepts any case and stores the canonical spelling of known
+// values; unknown values are kept as given.
+func (o *OnExcluded) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, o, onExcludedValues) }
+
+// MaxMoveDays is how many days [Exclusions.Place] looks for a day the
+// calendar does not exclude before it gives up on an occurrence.
+const MaxMoveDays = 366
+
+// Place returns the instant at which an occurrence scheduled at t runs
+// under e and on: t itself when e does not exclude t; with
+// OnExcludedNextIncluded (OnExcludedPreviousIncluded), the same wall
+// time in e's zone on the first later (earlier) day, within MaxMoveDays,
+// at which e does not exclude it. ok is false when the occurrence does not
+// run: on is OnExcludedSkip (or empty, which means Skip), or no such day
+// was found. A wall time that a daylight saving change skips on the day it
+// moves to is read as time.Date reads it (02:30 on a spring-forward day
+// becomes 03:30).
+func (e *Exclusions) Place(t time.Time, on OnExcluded) (at time.Time, ok bool) {
+	if !e.Excludes(t) {
+		return t, true
+	}
+	step := 0
+	switch on {
+	case OnExcludedNextIncluded:
+		step = 1
+	case OnExcludedPreviousIncluded:
+		step = -1
+	default:
+		return time.Time{}, false
+	}
+	l := t.In(e.loc)
+	y, m, d := l.Date()
+	h, mi, s := l.Clock()
+	for k := 1; k <= MaxMoveDays; k++ {
+		c := time.Date(y, m, d+k*step, h, mi, s, l.Nanosecond(), e.loc)
+		if !e.Excludes(c) {
+			return c.In(t.Location()), true
+		}
+	}
+	return time.Time{}, false
 }

@@ -49,3 +49,73 @@ func TestExclusionsExcludes(t *testing.T) {
 		}
 	}
 }
+
+func TestExclusionsPlace(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	weekends := &recurrence.Recurrence{Frequency: recurrence.Week,
+		Schedule: &recurrence.Schedule{WeekDays: []recurrence.Weekday{recurrence.Saturday, recurrence.Sunday}}}
+	e, err := recurrence.CompileExclusions(berlin, []time.Time{time.Date(2027, 3, 29, 0, 0, 0, 0, time.UTC)}, nil,
+		[]*recurrence.Recurrence{weekends})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last day of each month at 18:00, moved to the last business day.
+	last, err := recurrence.Compile(&recurrence.Recurrence{Frequency: recurrence.Month, TimeZone: "Europe/Berlin",
+		Schedule: &recurrence.Schedule{MonthDays: []int{-1}, Hours: []int{18}, Minutes: []int{0}}},
+		time.Date(2027, 1, 1, 0, 0, 0, 0, berlin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	at := time.Date(2027, 1, 1, 0, 0, 0, 0, berlin)
+	for range 4 {
+		at = last.Next(at)
+		p, ok := e.Place(at, recurrence.OnExcludedPreviousIncluded)
+		if !ok {
+			t.Fatalf("Place(%v, PreviousIncluded) found no day", at)
+		}
+		got = append(got, p.In(berlin).Format("Mon 2006-01-02 15:04 MST"))
+	}
+	want := []string{
+		"Fri 2027-01-29 18:00 CET",  // 31 Jan is a Sunday
+		"Fri 2027-02-26 18:00 CET",  // 28 Feb is a Sunday
+		"Wed 2027-03-31 18:00 CEST", // a weekday
+		"Fri 2027-04-30 18:00 CEST",
+	}
+	for i := range want {
+		if i >= len(got) || got[i] != want[i] {
+			t.Errorf("last business day %d = %v, want %v", i, got, want)
+			break
+		}
+	}
+	tests := []struct {
+		name string
+		at   time.Time
+		on   recurrence.OnExcluded
+		want time.Time // zero: not run
+	}{
+		{"included", time.Date(2027, 3, 26, 9, 0, 0, 0, berlin), recurrence.OnExcludedSkip, time.Date(2027, 3, 26, 9, 0, 0, 0, berlin)},
+		{"skipped", time.Date(2027, 3, 27, 9, 0, 0, 0, berlin), recurrence.OnExcludedSkip, time.Time{}},
+		{"empty means skip", time.Date(2027, 3, 27, 9, 0, 0, 0, berlin), "", time.Time{}},
+		// Saturday in CET, over Sunday (the change to CEST) and the
+		// holiday Monday, to Tuesday's 09:00 CEST.
+		{"next across DST and a holiday", time.Date(2027, 3, 27, 9, 0, 0, 0, berlin), recurrence.OnExcludedNextIncluded, time.Date(2027, 3, 30, 9, 0, 0, 0, berlin)},
+		{"previous", time.Date(2027, 3, 28, 9, 0, 0, 0, berlin), recurrence.OnExcludedPreviousIncluded, time.Date(2027, 3, 26, 9, 0, 0, 0, berlin)},
+	}
+	for _, tt := range tests {
+		got, ok := e.Place(tt.at.UTC(), tt.on)
+		if ok != !tt.want.IsZero() || !got.Equal(tt.want) {
+			t.Errorf("%s: Place(%v, %q) = %v, %v; want %v", tt.name, tt.at, tt.on, got, ok, tt.want)
+		}
+	}
+	all, err := recurrence.CompileExclusions(nil, nil, nil, []*recurrence.Recurrence{{Frequency: recurrence.Day}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := all.Place(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), recurrence.OnExcludedNextIncluded); ok {
+		t.Errorf("Place with every day excluded = %v, want none", got)
+	}
+}

@@ -1,0 +1,54 @@
+package recurrence_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// BenchmarkNextExcluded compares a daily rule's Next alone ("plain") with
+// Next followed by Place under a calendar of weekends and ten holidays a
+// year, moving excluded occurrences to the next included day
+// ("calendar"). The target: calendar within 2x of plain.
+func BenchmarkNextExcluded(b *testing.B) {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rule, err := recurrence.Compile(&recurrence.Recurrence{Frequency: recurrence.Day, TimeZone: "Europe/Berlin",
+		Schedule: &recurrence.Schedule{Hours: []int{9}, Minutes: []int{30}}}, time.Date(2026, 1, 1, 0, 0, 0, 0, loc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dates []time.Time
+	for y := 2026; y <= 2030; y++ {
+		for _, md := range [][2]int{{1, 1}, {4, 3}, {4, 6}, {5, 1}, {5, 14}, {5, 25}, {10, 3}, {12, 24}, {12, 25}, {12, 26}} {
+			dates = append(dates, time.Date(y, time.Month(md[0]), md[1], 0, 0, 0, 0, time.UTC))
+		}
+	}
+	e, err := recurrence.CompileExclusions(loc, dates, nil, []*recurrence.Recurrence{{Frequency: recurrence.Week,
+		Schedule: &recurrence.Schedule{WeekDays: []recurrence.Weekday{recurrence.Saturday, recurrence.Sunday}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.Run("plain", func(b *testing.B) {
+		at := from
+		for b.Loop() {
+			at = rule.Next(at)
+			if at.Year() > 2029 {
+				at = from
+			}
+		}
+	})
+	b.Run("calendar", func(b *testing.B) {
+		at := from
+		for b.Loop() {
+			at = rule.Next(at)
+			if p, ok := e.Place(at, recurrence.OnExcludedNextIncluded); ok && p.Year() > 2029 {
+				at = from
+			}
+		}
+	})
+}
