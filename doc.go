@@ -559,6 +559,10 @@
 // keeps its calendars. [recurrence.CompileExclusions] is what a calendar
 // compiles to.
 //
+// Jobs cannot name a calendar yet: in this version a calendar is kept and
+// served but changes no job's occurrences, and deleting one that a job
+// means to use is not refused.
+//
 // # History
 //
 // Every attempt of a job's action leaves one [HistoryEntry]: the main
