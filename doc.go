@@ -323,8 +323,8 @@
 //	})
 //	job := &scheduler.Job{Action: report.Action(Report{To: "ops"}), Recurrence: recurrence.Daily(2, 0)}
 //
-// report.Action puts the payload in the action's Payload, which PutJob
-// encodes into its JSON "custom" member; a definition in JSON gives
+// report.Action encodes the payload into the action's JSON "custom"
+// member; a definition in JSON gives
 // "custom" itself. That one registration is all the Scheduler needs: Go
 // definitions, JSON parsed with [Scheduler.ParseJob], PatchJob and the REST
 // API all accept the type, and the payload is decoded strictly into Report

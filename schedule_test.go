@@ -58,7 +58,7 @@ func TestSchedule(t *testing.T) {
 		}
 	}
 
-	_, err = s.Schedule(ctx, "bad", recurrence.Daily(24, 0), action.Action{Type: "Digest", Payload: map[string]int{"to": 1}})
+	_, err = s.Schedule(ctx, "bad", recurrence.Daily(24, 0), action.Action{Type: "Digest", Custom: []byte(`{"to": 1}`)})
 	want := []string{"action.custom.to: 1 is not a string", "recurrence.schedule.hours[0]: 24 is not an hour (0-23)"}
 	if diff := cmp.Diff(want, paths(err)); diff != "" {
 		t.Errorf("Schedule of a bad job: errors (-want +got):\n%s", diff)

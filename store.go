@@ -254,8 +254,7 @@ func (r *JobRecord) Definition() *Job {
 	return &j
 }
 
-// Clone returns a deep copy of r: it shares nothing with r but the
-// actions' Payload (see [Job.Clone]). The copy and the instants its Status
+// Clone returns a deep copy of r: it shares nothing with r. The copy and the instants its Status
 // points to take one allocation.
 func (r *JobRecord) Clone() *JobRecord {
 	b := new(struct {

@@ -60,8 +60,12 @@ func (t *Type) UnmarshalJSON(b []byte) error { return enum.Unmarshal(b, t, Built
 // "errorAction" (which may not itself have an ErrorAction). Exactly one of
 // the payload fields goes with Type: Request for Http and Https,
 // QueueMessage for StorageQueue, ServiceBusQueueMessage and
-// ServiceBusTopicMessage for the Service Bus types. Custom (or, from Go,
-// Payload) holds the payload of a host-registered type.
+// ServiceBusTopicMessage for the Service Bus types. Custom holds the
+// payload of a host-registered type.
+//
+// Every job definition holds an Action, so its size is that of every job
+// kept in memory: it has no member that a stored definition would never
+// use (a Go value for Custom is encoded by [Handler.Action]).
 type Action struct {
 	Type                   Type                    `json:"type"`
 	Request                *HTTPRequest            `json:"request,omitempty"`
@@ -69,15 +73,9 @@ type Action struct {
 	ServiceBusQueueMessage *ServiceBusQueueMessage `json:"serviceBusQueueMessage,omitempty"`
 	ServiceBusTopicMessage *ServiceBusTopicMessage `json:"serviceBusTopicMessage,omitempty"`
 	// Custom is the payload of a host-registered action type, kept as raw
-	// JSON for its executor to decode.
+	// JSON for its executor to decode. From Go, a [Handler]'s Action
+	// method encodes a typed payload into it.
 	Custom json.RawMessage `json:"custom,omitempty"`
-	// Payload is the payload of a host-registered action type as a Go
-	// value, for definitions written in Go: the scheduler encodes it
-	// with encoding/json into Custom when the job is put, so that
-	// executors (and stores) only ever see Custom. Set Custom or Payload,
-	// not both. Payload is not part of the JSON form: encoding/json
-	// leaves it out. Nil means none.
-	Payload any `json:"-"`
 	// RetryPolicy says how failed attempts are retried. Nil means the
 	// default policy (see package retry).
 	RetryPolicy *retry.Policy `json:"retryPolicy,omitempty"`
@@ -85,8 +83,7 @@ type Action struct {
 	ErrorAction *Action `json:"errorAction,omitempty"`
 }
 
-// Clone returns a deep copy of a; nil for a nil a. Payload, a Go value
-// of the host's, is the one thing the copy shares with a.
+// Clone returns a deep copy of a; nil for a nil a.
 func (a *Action) Clone() *Action {
 	if a == nil {
 		return nil

@@ -103,9 +103,18 @@ func HandleResult[T any](reg *Registry, t Type, fn func(ctx context.Context, req
 // Type returns the action type the handler was made for.
 func (h *Handler[T]) Type() Type { return h.typ }
 
-// Action returns an action of the handler's type with payload as its
-// Payload: the scheduler encodes it into Custom when the job is put.
-func (h *Handler[T]) Action(payload T) Action { return Action{Type: h.typ, Payload: payload} }
+// Action returns an action of the handler's type with payload encoded
+// by encoding/json into its Custom member. It panics if encoding/json
+// cannot encode payload (a func or channel member, a NaN, a MarshalJSON
+// method that fails): such a T is a mistake in the program, not in a
+// definition.
+func (h *Handler[T]) Action(payload T) Action {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		panic(fmt.Sprintf("action: %s payload: %v", h.typ, err))
+	}
+	return Action{Type: h.typ, Custom: data}
+}
 
 // Execute decodes the payload of req.Action into a T and calls the
 // handler's function with it. A payload that does not decode fails the
@@ -119,29 +128,9 @@ func (h *Handler[T]) Execute(ctx context.Context, req *Request) (*Result, error)
 	return h.fn(ctx, req, payload)
 }
 
-// decode fills *p from a's Payload or Custom, leniently.
+// decode fills *p from a's Custom, leniently.
 func (h *Handler[T]) decode(a *Action, p *T) error {
-	if a == nil {
-		return nil
-	}
-	switch v := a.Payload.(type) {
-	case nil:
-	case T:
-		*p = v
-		return nil
-	case *T:
-		if v != nil {
-			*p = *v
-		}
-		return nil
-	default:
-		data, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		return json.Unmarshal(data, p)
-	}
-	if len(a.Custom) == 0 {
+	if a == nil || len(a.Custom) == 0 {
 		return nil
 	}
 	return json.Unmarshal(a.Custom, p)
@@ -151,12 +140,6 @@ func (h *Handler[T]) decode(a *Action, p *T) error {
 // Validate method, if any; see [Handler].
 func (h *Handler[T]) ValidateAction(a *Action) error {
 	data := []byte(a.Custom)
-	if a.Payload != nil {
-		var err error
-		if data, err = json.Marshal(a.Payload); err != nil {
-			return &FieldError{Path: "custom", Reason: "cannot be encoded as JSON: " + err.Error()}
-		}
-	}
 	if len(bytes.TrimSpace(data)) == 0 || bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		data = nil
 	}

@@ -129,11 +129,7 @@ func TestHandlerValidatePayload(t *testing.T) {
 	if got := fieldErrors(h.ValidateAction(&a)); len(got) != 1 || got[0] != "custom.id: -1 is negative" {
 		t.Errorf("ValidateAction of a Go payload = %q, want custom.id: -1 is negative", got)
 	}
-	bad := action.Action{Type: "Order", Payload: map[string]any{"id": 1, "f": func() {}}}
-	if got := fieldErrors(h.ValidateAction(&bad)); len(got) != 1 || !strings.HasPrefix(got[0], "custom: cannot be encoded as JSON: ") {
-		t.Errorf("ValidateAction of an unencodable payload = %q", got)
-	}
-	other := action.Action{Type: "Order", Payload: struct{ Amount int }{5}}
+	other := action.Action{Type: "Order", Custom: json.RawMessage(`{"Amount": 5}`)}
 	if got := fieldErrors(h.ValidateAction(&other)); len(got) != 1 || got[0] != `custom.Amount: unknown field, did you mean "count"?` {
 		t.Errorf("ValidateAction of a payload of another type = %q, want custom.Amount: unknown field, did you mean \"count\"?", got)
 	}
@@ -166,9 +162,7 @@ func TestHandlerExecute(t *testing.T) {
 	}{
 		{name: "custom", a: action.Action{Type: "Order", Custom: json.RawMessage(`{"id": 7, "customer": "acme", "due": "2030-01-02T03:04:05Z", "gone": 1}`)},
 			want: order{ID: 7, Customer: "acme", Due: due}, msg: "order 7"},
-		{name: "payload value", a: action.Action{Type: "Order", Payload: order{ID: 8}}, want: order{ID: 8}, msg: "order 8"},
-		{name: "payload pointer", a: action.Action{Type: "Order", Payload: &order{ID: 9}}, want: order{ID: 9}, msg: "order 9"},
-		{name: "payload of another type", a: action.Action{Type: "Order", Payload: map[string]any{"id": 10}}, want: order{ID: 10}, msg: "order 10"},
+		{name: "Handler.Action", a: h.Action(order{ID: 8}), want: order{ID: 8}, msg: "order 8"},
 		{name: "absent", a: action.Action{Type: "Order"}, want: order{}, msg: "order 0"},
 		{name: "failure", a: action.Action{Type: "Order", Custom: json.RawMessage(`{"customer": "fail"}`)}, want: order{Customer: "fail"},
 			msg: "declined", err: "payment declined"},
@@ -253,4 +247,19 @@ func BenchmarkExecute(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestHandlerActionEncodes: a Handler's Action encodes the payload into
+// Custom, and panics on a payload encoding/json cannot encode.
+func TestHandlerActionEncodes(t *testing.T) {
+	h := action.Handle(nil, "Any", func(ctx context.Context, req *action.Request, v any) error { return nil })
+	if a := h.Action(map[string]int{"n": 1}); a.Type != "Any" || string(a.Custom) != `{"n":1}` {
+		t.Errorf("Action = type %q custom %s, want Any {\"n\":1}", a.Type, a.Custom)
+	}
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "Any payload: json: unsupported type: func()") {
+			t.Errorf("Action of a func panicked with %v, want the encoding error", p)
+		}
+	}()
+	h.Action(func() {})
 }

@@ -8,8 +8,7 @@ import (
 )
 
 // Canonical returns j as a scheduler stores it: a deep copy, sharing
-// nothing with j, in the form ParseJob gives. Each action's Payload is
-// encoded into Custom; a recurrence's cron spec is expanded into the
+// nothing with j, in the form ParseJob gives. A recurrence's cron spec is expanded into the
 // fields it stands for; enumerations, HTTP methods and host action types
 // are spelled as ParseJob spells them; and the values are those that the
 // definition's JSON form holds: times without monotonic readings and in
@@ -19,7 +18,7 @@ import (
 //
 // Canonical does not validate j (see [Job.Validate]); it fails only where
 // the JSON form cannot hold j: a time outside the years 0 to 9999, a
-// Payload or Custom that is not JSON, or a definition whose JSON is longer
+// Custom that is not JSON, or a definition whose JSON is longer
 // than MaxJobSize. opts may be nil.
 func Canonical(j *Job, opts *ParseOptions) (*Job, error) {
 	if opts == nil {
@@ -27,9 +26,6 @@ func Canonical(j *Job, opts *ParseOptions) (*Job, error) {
 	}
 	c := j.Clone()
 	c.Status = nil
-	if err := encodePayloads(c); err != nil {
-		return nil, err
-	}
 	expandCron(c)
 	if size, refused := codec.Normalize(c); refused || size > MaxJobSize {
 		// The JSON form decides: what encoding/json refuses, and the
@@ -44,20 +40,4 @@ func Canonical(j *Job, opts *ParseOptions) (*Job, error) {
 	}
 	canonicalize(c, opts)
 	return c, nil
-}
-
-// encodePayloads replaces the Payload of j's actions by its JSON in
-// Custom.
-func encodePayloads(j *Job) error {
-	for path, a := "action", &j.Action; a != nil; path, a = path+".errorAction", a.ErrorAction {
-		if a.Payload == nil {
-			continue
-		}
-		b, err := json.Marshal(a.Payload)
-		if err != nil {
-			return &ValidationError{Path: path + ".custom", Reason: "cannot be encoded as JSON: " + err.Error()}
-		}
-		a.Custom, a.Payload = b, nil
-	}
-	return nil
 }

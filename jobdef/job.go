@@ -41,8 +41,7 @@ type Job struct {
 	Status *JobStatus `json:"status,omitempty"`
 }
 
-// Clone returns a deep copy of j; nil for a nil j. The actions' Payload,
-// a Go value of the host's, is the one thing the copy shares with j.
+// Clone returns a deep copy of j; nil for a nil j.
 func (j *Job) Clone() *Job {
 	if j == nil {
 		return nil

@@ -2,7 +2,6 @@ package jobdef
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -273,7 +272,7 @@ func joinPath(base, rel string) string {
 
 func isZeroAction(a *action.Action) bool {
 	return a.Type == "" && a.Request == nil && a.QueueMessage == nil && a.ServiceBusQueueMessage == nil &&
-		a.ServiceBusTopicMessage == nil && a.Custom == nil && a.Payload == nil && a.RetryPolicy == nil && a.ErrorAction == nil
+		a.ServiceBusTopicMessage == nil && a.Custom == nil && a.RetryPolicy == nil && a.ErrorAction == nil
 }
 
 // payloadMembers are the members of an action that hold its payload, in
@@ -323,13 +322,6 @@ func orList(names []string) string {
 
 func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 	before := len(c.errs)
-	if a.Custom != nil && a.Payload != nil {
-		c.add(path+".custom", "", "is set both as Custom and as Payload; set one of them")
-	} else if a.Payload != nil {
-		if _, err := json.Marshal(a.Payload); err != nil {
-			c.add(path+".custom", "", "cannot be encoded as JSON: "+err.Error())
-		}
-	}
 	want := ""
 	known := true
 	switch _, custom := customType(a.Type, &c.opts); {
@@ -347,7 +339,7 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 	if known {
 		// Whether each of payloadMembers is set, in its order.
 		present := [len(payloadMembers)]bool{a.Request != nil, a.QueueMessage != nil,
-			a.ServiceBusQueueMessage != nil, a.ServiceBusTopicMessage != nil, a.Custom != nil || a.Payload != nil}
+			a.ServiceBusQueueMessage != nil, a.ServiceBusTopicMessage != nil, a.Custom != nil}
 		for i, name := range payloadMembers {
 			switch {
 			case name == want && !present[i] && name != "custom":

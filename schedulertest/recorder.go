@@ -27,8 +27,7 @@ type Metadata struct {
 // Attempt is one call of a [Recorder].
 type Attempt struct {
 	Metadata
-	// Type is the action's type; Custom its payload (Payload encoded,
-	// for an action that gives it as a Go value).
+	// Type is the action's type; Custom its payload.
 	Type   action.Type
 	Custom json.RawMessage
 	// Occurrence is the occurrence number, from 1; Retry the retry
@@ -70,9 +69,6 @@ func (r *Recorder) Execute(ctx context.Context, req *action.Request) (*action.Re
 	if req.Action != nil {
 		a.Type = req.Action.Type
 		a.Custom = slices.Clone(req.Action.Custom)
-		if a.Custom == nil && req.Action.Payload != nil {
-			a.Custom, _ = json.Marshal(req.Action.Payload)
-		}
 	}
 	r.mu.Lock()
 	r.attempts = append(r.attempts, a)

@@ -61,6 +61,8 @@ type app struct {
 	orders string // quoted table name
 	s      *scheduler.Scheduler
 	store  *postgres.Store
+	// followUps makes the follow-up jobs' actions.
+	followUps *action.Handler[FollowUp]
 
 	mu   sync.Mutex
 	out  io.Writer
@@ -100,7 +102,7 @@ func (a *app) setup(ctx context.Context, schema string) error {
 	}
 	a.store = st
 	reg := new(action.Registry)
-	action.Handle(reg, "FollowUp", a.followUp)
+	a.followUps = action.Handle(reg, "FollowUp", a.followUp)
 	// The demo waits for each follow-up's outcome to be stored.
 	onHistory := func(h scheduler.HistoryEntry) {
 		if h.Status == scheduler.StatusCompleted {
@@ -160,7 +162,7 @@ func (a *app) placeOrder(ctx context.Context, id, customer string, totalCents in
 		return err
 	}
 	due := time.Now().Add(delay)
-	job := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "FollowUp", Payload: FollowUp{Order: id, Customer: customer}}}
+	job := &scheduler.Job{StartTime: &due, Action: a.followUps.Action(FollowUp{Order: id, Customer: customer})}
 	if _, err := a.s.PutJobTx(ctx, tx, ordersCollection, "follow-up-"+id, job, nil); err != nil {
 		return err // invalid or over quota: the order is not placed either
 	}
