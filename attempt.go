@@ -175,7 +175,8 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		ErrorAction:     o.ErrorAction,
 	}}
 	req, ctx := &st.req, &st.ctx
-	timeout := res.start.Add(s.cfg.ActionTimeout)
+	limit := act.AttemptTimeout(s.cfg.ActionTimeout)
+	timeout := res.start.Add(limit)
 	deadline := timeout
 	if !a.cancelAt.IsZero() && a.cancelAt.Before(deadline) {
 		deadline = a.cancelAt
@@ -207,8 +208,12 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	case err == nil && ctx.errAt(res.end) != nil && !(deadline.Before(timeout) && res.end.Before(timeout) && execCtx.Err() == nil):
 		// Past the timeout, or stopped; an attempt that succeeded after
 		// the next occurrence came due keeps its success.
-		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, s.cfg.ActionTimeout)
+		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, limit)
 		res.message = res.err.Error()
+	case err != nil && !res.end.Before(timeout) && execCtx.Err() == nil:
+		// The executor gave up at the timeout: history says so first.
+		res.err = fmt.Errorf("%w after %s: %w", errAttemptTimeout, limit, err)
+		res.message = fmt.Sprintf("%v after %s: %s", errAttemptTimeout, limit, res.message)
 	}
 	return res
 }

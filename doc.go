@@ -344,7 +344,13 @@
 // # Retries
 //
 // An attempt fails when its executor returns an error, panics, or outlives
-// Config.ActionTimeout. A failed attempt of the main action is retried per
+// its timeout. The timeout is the action's own "timeout" (an extension: an
+// ISO 8601 duration from PT1S to PT1H, action.MinTimeout to
+// action.MaxTimeout, on an action or an errorAction), else
+// Config.ActionTimeout: the attempt's context is cancelled then, the
+// built-in HTTP executor gives up its request, and history says "attempt
+// timed out after 30s" before the executor's message. A timed-out attempt
+// is retried as any failure. A failed attempt of the main action is retried per
 // the action's retryPolicy (omitted: Fixed, 4 retries, 30 s apart; None:
 // no retry), each retry waiting retryInterval after the previous attempt
 // ended.

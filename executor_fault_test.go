@@ -65,9 +65,10 @@ func (p *pipeNet) Addr() net.Addr { return &net.UnixAddr{Name: "pipe", Net: "pip
 func TestReceiverThatNeverAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const timeout = 30 * time.Second
-		network := newPipeNet()
 		var stuckOpen, stuckClosed atomic.Int32
-		receiver := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var mu sync.Mutex
+		var hist []scheduler.HistoryEntry
+		s := startPipeScheduler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(r.URL.Path, "/stuck") {
 				stuckOpen.Add(1)
 				<-r.Context().Done() // never answers; returns when the client gives up
@@ -75,36 +76,16 @@ func TestReceiverThatNeverAnswers(t *testing.T) {
 				return
 			}
 			w.Write([]byte("ok"))
-		})}
-		go receiver.Serve(network)
-
-		client := &http.Client{Transport: &http.Transport{DialContext: network.DialContext}}
-		reg := new(action.Registry)
-		exec := httpaction.New(&httpaction.Options{Client: client, Timeout: timeout})
-		reg.Register(action.HTTP, exec)
-		var mu sync.Mutex
-		var hist []scheduler.HistoryEntry
-		s, err := scheduler.New(memory.New(), &scheduler.Config{
-			Executors:      reg,
+		}), &httpaction.Options{Timeout: timeout}, scheduler.Config{
 			MaxConcurrency: 3,
 			ActionTimeout:  timeout,
-			Logger:         slog.New(slog.DiscardHandler),
 			OnHistory: func(h scheduler.HistoryEntry) {
 				mu.Lock()
 				hist = append(hist, h)
 				mu.Unlock()
 			},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		ctx := context.Background()
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
-			t.Fatal(err)
-		}
 		t0 := time.Now().Truncate(time.Second).Add(time.Second)
 		put := func(name, path string, at time.Time) {
 			t.Helper()
@@ -156,12 +137,42 @@ func TestReceiverThatNeverAnswers(t *testing.T) {
 		if o, c := stuckOpen.Load(), stuckClosed.Load(); o != 2 || c != 2 {
 			t.Errorf("receiver: %d hanging requests, %d closed by the client; want 2 and 2", o, c)
 		}
+	})
+}
 
+// startPipeScheduler starts a Scheduler on a memory store with a job
+// collection "c", whose HTTP executor (made with opts) reaches receiver at
+// any host through a pipeNet; cfg gives the rest of its Config. Everything
+// is stopped when the test ends, which must be inside a synctest bubble.
+func startPipeScheduler(t *testing.T, receiver http.Handler, opts *httpaction.Options, cfg scheduler.Config) *scheduler.Scheduler {
+	t.Helper()
+	network := newPipeNet()
+	srv := &http.Server{Handler: receiver}
+	go srv.Serve(network)
+	o := *opts
+	o.Client = &http.Client{Transport: &http.Transport{DialContext: network.DialContext}}
+	exec := httpaction.New(&o)
+	cfg.Executors = new(action.Registry)
+	cfg.Executors.Register(action.HTTP, exec)
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	s, err := scheduler.New(memory.New(), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
 		if err := s.Stop(ctx); err != nil {
 			t.Errorf("Stop: %v", err)
 		}
 		exec.Close()
-		receiver.Close()
+		srv.Close()
 		network.Close()
 	})
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

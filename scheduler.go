@@ -101,7 +101,8 @@ type Config struct {
 	// that many worker goroutines. Defaults to DefaultMaxConcurrency
 	// (100).
 	MaxConcurrency int
-	// ActionTimeout bounds every attempt: its context carries this
+	// ActionTimeout bounds every attempt of an action without a timeout
+	// of its own (action.Action.Timeout): its context carries this
 	// deadline, and the built-in HTTP executor uses it as its timeout.
 	// Defaults to DefaultActionTimeout (60s).
 	ActionTimeout time.Duration

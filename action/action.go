@@ -76,11 +76,33 @@ type Action struct {
 	// JSON for its executor to decode. From Go, a [Handler]'s Action
 	// method encodes a typed payload into it.
 	Custom json.RawMessage `json:"custom,omitempty"`
+	// Timeout, an extension, bounds each attempt of the action: its
+	// context is cancelled when Timeout has passed, and the attempt
+	// fails saying it timed out. From MinTimeout to MaxTimeout; zero
+	// means the Scheduler's Config.ActionTimeout (60 s by default).
+	Timeout retry.Duration `json:"timeout,omitempty"`
 	// RetryPolicy says how failed attempts are retried. Nil means the
 	// default policy (see package retry).
 	RetryPolicy *retry.Policy `json:"retryPolicy,omitempty"`
 	// ErrorAction runs when every attempt of an occurrence has failed.
 	ErrorAction *Action `json:"errorAction,omitempty"`
+}
+
+// The bounds of Action.Timeout. MaxTimeout is a fixed maximum rather
+// than the Scheduler's Config.ActionTimeout, so that a definition is
+// valid or not whatever the Scheduler that reads it.
+const (
+	MinTimeout = time.Second
+	MaxTimeout = time.Hour
+)
+
+// AttemptTimeout returns how long an attempt of a may take: a.Timeout,
+// or def when a is nil or a.Timeout is zero.
+func (a *Action) AttemptTimeout(def time.Duration) time.Duration {
+	if a == nil || a.Timeout <= 0 {
+		return def
+	}
+	return time.Duration(a.Timeout)
 }
 
 // Clone returns a deep copy of a; nil for a nil a.

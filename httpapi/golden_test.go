@@ -539,6 +539,21 @@ func steps() []step {
 		{name: "delete-calendar-missing", method: "DELETE", path: rg1 + "/jccal/calendars/freeze" + v},
 		{name: "patch-calendar", method: "PATCH", path: rg1 + "/jccal/calendars/holidays" + v, body: `{}`},
 		{name: "delete-collection-cal", method: "DELETE", path: rg1 + "/jccal" + v},
+
+		// Per-action timeout, an extension: kept and returned as given on
+		// the action and its errorAction; out of bounds at its path.
+		{name: "put-collection-timeout", method: "PUT", path: rg1 + "/jctimeout" + v, body: `{"location": "West Europe", "properties": {}}`},
+		{name: "put-job-timeout", method: "PUT", path: rg1 + "/jctimeout/jobs/t1" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "timeout": "PT30S", "request": {"uri": "http://example.com/ok", "method": "GET"},
+    "errorAction": {"type": "Http", "timeout": "PT1M30S", "request": {"uri": "http://example.com/alert", "method": "POST"}}}
+}}`},
+		{name: "get-job-timeout", method: "GET", path: rg1 + "/jctimeout/jobs/t1" + v},
+		{name: "put-job-timeout-invalid", method: "PUT", path: rg1 + "/jctimeout/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "timeout": "PT0.5S", "request": {"uri": "http://example.com/ok", "method": "GET"},
+    "errorAction": {"type": "Http", "timeout": "PT2H", "request": {"uri": "http://example.com/alert", "method": "POST"}}}
+}}`},
+		{name: "delete-collection-timeout", method: "DELETE", path: rg1 + "/jctimeout" + v},
 	}
 }
 

@@ -272,7 +272,7 @@ func joinPath(base, rel string) string {
 
 func isZeroAction(a *action.Action) bool {
 	return a.Type == "" && a.Request == nil && a.QueueMessage == nil && a.ServiceBusQueueMessage == nil &&
-		a.ServiceBusTopicMessage == nil && a.Custom == nil && a.RetryPolicy == nil && a.ErrorAction == nil
+		a.ServiceBusTopicMessage == nil && a.Custom == nil && a.Timeout == 0 && a.RetryPolicy == nil && a.ErrorAction == nil
 }
 
 // payloadMembers are the members of an action that hold its payload, in
@@ -381,6 +381,10 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 	}
 	if known && len(c.errs) == before && c.opts.Executors != nil {
 		c.executor(path, a)
+	}
+	if d := time.Duration(a.Timeout); d != 0 && (d < action.MinTimeout || d > action.MaxTimeout) {
+		c.add(path+".timeout", strconv.Quote(a.Timeout.String()),
+			fmt.Sprintf("is out of range (%s to %s)", retry.Duration(action.MinTimeout), retry.Duration(action.MaxTimeout)))
 	}
 	if p := a.RetryPolicy; p != nil && len(p.PermanentStatusCodes) > 0 && known && a.Type != action.HTTP && a.Type != action.HTTPS {
 		c.add(path+".retryPolicy.permanentStatusCodes", "", "applies to Http and Https actions only")

@@ -65,8 +65,9 @@
 //
 // # Timeouts
 //
-// Each attempt runs under Options.Timeout (60 s by default) and under the
-// context passed to Execute, whichever ends first; the message says which
+// Each attempt runs under the action's own "timeout", else Options.Timeout
+// (60 s by default), and under the context passed to Execute, whichever
+// ends first; the message says which
 // ("timed out after 1m0s", "timed out (the attempt's deadline passed)", or
 // "canceled"). The timeout covers any token request of the attempt. The
 // status alone decides the outcome: a 2xx response whose body is cut short

@@ -77,7 +77,8 @@ const (
 type Options struct {
 	// Timeout bounds one attempt: connecting, sending, waiting for the
 	// response and reading the part of its body that is kept. The context
-	// passed to Execute can end the attempt sooner. Defaults to
+	// passed to Execute can end the attempt sooner. An action's own
+	// Timeout replaces it for that action's attempts. Defaults to
 	// DefaultTimeout (60s).
 	Timeout time.Duration
 
@@ -280,7 +281,8 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 	}
 	host := p.u.Host
 
-	ctx, cancel := context.WithTimeoutCause(ctx, e.timeout, errTimeout)
+	timeout := req.Action.AttemptTimeout(e.timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
 	var status int // of the response, if any
 	var span tracectx.Span
@@ -341,7 +343,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 			secrets = append(secrets, a.Secret)
 			tok, err := e.token(ctx, a)
 			if err != nil {
-				return failure(host, e.timeoutErr(ctx, err), secrets)
+				return failure(host, timeoutErr(ctx, timeout, err), secrets)
 			}
 			hreq.Header.Set("Authorization", "Bearer "+tok)
 			secrets = append(secrets, tok)
@@ -354,7 +356,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return failure(host, e.timeoutErr(ctx, err), secrets)
+		return failure(host, timeoutErr(ctx, timeout, err), secrets)
 	}
 	status = resp.StatusCode
 	msg, readErr := e.describe(host, resp)
@@ -363,7 +365,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 		// The status alone decides success: a body cut short (by the
 		// timeout, say) does not turn a 2xx into a failure. The message
 		// says what happened.
-		msg += " (reading the body failed: " + e.timeoutErr(ctx, readErr).Error() + ")"
+		msg += " (reading the body failed: " + timeoutErr(ctx, timeout, readErr).Error() + ")"
 	}
 	res = &action.Result{Message: strings.ToValidUTF8(redact(msg, secrets), "\uFFFD")}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -372,15 +374,16 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 	return res, nil
 }
 
-// timeoutErr turns the context errors of an ended attempt into errors that
-// say what ended it; other errors are returned as they are.
-func (e *Executor) timeoutErr(ctx context.Context, err error) error {
+// timeoutErr turns the context errors of an ended attempt under timeout
+// into errors that say what ended it; other errors are returned as they
+// are.
+func timeoutErr(ctx context.Context, timeout time.Duration, err error) error {
 	if ctx.Err() == nil {
 		return err
 	}
 	switch {
 	case context.Cause(ctx) == errTimeout:
-		return fmt.Errorf("timed out after %v: %w", e.timeout, context.DeadlineExceeded)
+		return fmt.Errorf("timed out after %v: %w", timeout, context.DeadlineExceeded)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("timed out (the attempt's deadline passed): %w", context.DeadlineExceeded)
 	default:

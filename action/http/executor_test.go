@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/retry"
 )
 
 func TestExecuteStatus(t *testing.T) {
@@ -226,6 +227,15 @@ func TestExecuteTimeout(t *testing.T) {
 	want := "Failed: no response from host '" + host + "': timed out after 100ms"
 	if res == nil || !strings.HasPrefix(res.Message, want) {
 		t.Errorf("Result = %+v, want message %q", res, want)
+	}
+
+	// The action's own timeout replaces Options.Timeout.
+	ex1 := newExecutor(t, &httpaction.Options{Timeout: time.Hour})
+	req := newRequest("GET", srv.URL)
+	req.Action.Timeout = retry.Duration(time.Second)
+	res, err = execute(t, ex1, req)
+	if want := "Failed: no response from host '" + host + "': timed out after 1s"; !errors.Is(err, context.DeadlineExceeded) || res == nil || !strings.HasPrefix(res.Message, want) {
+		t.Errorf("Execute of an action with a 1 s timeout = %+v, %v; want message %q", res, err, want)
 	}
 
 	// A deadline of the caller's context that comes first is reported as such.

@@ -54,6 +54,10 @@ func TestValidate(t *testing.T) {
 					"recurrence.schedule.hours[1]: 25 is not an hour (0-23)\n" +
 					"statee: unknown field, did you mean \"state\"?\n",
 			}},
+		{name: "timeout", args: []string{"validate", "-"}, code: 1,
+			stdin: `{"action": {"type": "http", "timeout": "PT30S", "request": {"uri": "http://example.com/", "method": "get"},
+				"errorAction": {"type": "http", "timeout": "PT2H", "request": {"uri": "http://example.com/", "method": "post"}}}}`,
+			stderrHas: []string{`action.errorAction.timeout: "PT2H" is out of range (PT1S to PT1H)` + "\n"}},
 		{name: "syntax error", args: []string{"validate", "-"}, stdin: "{\n  \"action\": }", code: 1,
 			stderrHas: []string{"line 2, column 13: "}},
 		{name: "missing file", args: []string{"validate", filepath.Join(t.TempDir(), "nope.json")}, code: 1,
