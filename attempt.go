@@ -129,7 +129,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 			res.end = time.Now()
 		}
 		if obs != nil {
-			obs.EndAttempt(execCtx, attemptEnd(&res))
+			obs.EndAttempt(execCtx, attemptEnd(&res, retryPolicyOf(r.Job, o.ErrorAction)))
 			res.ctx = execCtx
 			if o.Trace == "" {
 				res.trace, res.traceState = tracectx.Parent(execCtx)

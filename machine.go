@@ -441,10 +441,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 	if c.Trace == "" {
 		c.Trace, c.TraceState = res.trace, res.traceState
 	}
-	policy := r.Job.Action.RetryPolicy
-	if c.ErrorAction && r.Job.Action.ErrorAction != nil && r.Job.Action.ErrorAction.RetryPolicy != nil {
-		policy = r.Job.Action.ErrorAction.RetryPolicy
-	}
+	policy := retryPolicyOf(r.Job, c.ErrorAction)
 	sc := &r.Schedule
 	// Whether the failure may be retried, and when the retry would start.
 	var noRetry, waits string
@@ -660,6 +657,16 @@ func (c *timingCache) get(r *JobRecord) (*Timing, error) {
 	c.m[key] = cachedTiming{r.ETag, r.Schedule.Anchor, t}
 	c.mu.Unlock()
 	return t, nil
+}
+
+// retryPolicyOf returns the retry policy of the attempts of j's main
+// action, or with errorAction of its errorAction (the main action's when
+// the errorAction has none of its own); nil means the default.
+func retryPolicyOf(j *Job, errorAction bool) *retry.Policy {
+	if ea := j.Action.ErrorAction; errorAction && ea != nil && ea.RetryPolicy != nil {
+		return ea.RetryPolicy
+	}
+	return j.Action.RetryPolicy
 }
 
 // permanentStatus returns the status code of an HTTP answer that err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/retry"
 )
 
 // Observer is told what a Scheduler does, to trace and measure it: set
@@ -99,6 +100,20 @@ type Attempt struct {
 type AttemptEnd struct {
 	// End is when it ended.
 	End time.Time
+	// TimedOut reports that the attempt failed because it outlived its
+	// timeout (the action's own, else Config.ActionTimeout), which
+	// cancelled its context.
+	TimedOut bool
+	// Permanent reports that the attempt failed with an error that is
+	// not retried: marked with action.Permanent, or an HTTP status that
+	// the retry policy lists in permanentStatusCodes. The occurrence
+	// faults at once.
+	Permanent bool
+	// RetryAfter is the instant a 429 or 503 answer's Retry-After header
+	// asked the retry not to start before; zero without one. The retry
+	// (if the policy allows one) waits until then, within MaxRetryAfter
+	// and maxRetryDuration.
+	RetryAfter time.Time
 	// Err is its error: the executor's, or one that says why it failed
 	// without the executor's error (timeout, panic, no executor); nil
 	// when it succeeded.
@@ -286,10 +301,15 @@ func (s *Scheduler) attemptStart(r *JobRecord, o *Occurrence, act *action.Action
 }
 
 // attemptEnd describes the end of an attempt whose outcome is res.
-func attemptEnd(res *outcome) AttemptEnd {
+func attemptEnd(res *outcome, policy *retry.Policy) AttemptEnd {
 	e := AttemptEnd{End: res.end, Err: res.err}
 	if res.err != nil {
 		e.ErrorType = errorType(res.err)
+		e.TimedOut = errors.Is(res.err, errAttemptTimeout)
+		e.Permanent = !res.superseded && (action.IsPermanent(res.err) || permanentStatus(res.err, policy) != 0)
+		if ra := retryAfter(res.err); ra.After(res.end) {
+			e.RetryAfter = ra
+		}
 	}
 	return e
 }

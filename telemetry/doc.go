@@ -83,6 +83,15 @@
 //	jobclock.attempt.duration          histogram s            attempts' durations; same attributes
 //	jobclock.occurrence.lateness       histogram s            from an occurrence's expected time to its first attempt's start;
 //	                                                          jobclock.action.type
+//	jobclock.attempts.timed_out        counter {attempt}      attempts failed because they outlived their timeout (the action's
+//	                                                          "timeout", else Config.ActionTimeout), which cancelled them
+//	jobclock.attempts.permanent        counter {attempt}      attempts failed with a permanent error (action.Permanent, or a
+//	                                                          status in permanentStatusCodes): not retried
+//	jobclock.attempts.retry_after      counter {attempt}      failed attempts whose 429 or 503 answer's Retry-After asked the
+//	                                                          next retry to wait
+//	jobclock.attempt.retry_after.wait  histogram s            the wait each of those asked for, from the attempt's end (the
+//	                                                          retry waits at most scheduler.MaxRetryAfter); these four have no
+//	                                                          attributes, being counted as the attempt ends
 //	jobclock.occurrences.missed        counter {occurrence}   occurrences passed over without running; jobclock.misfire.policy
 //	jobclock.lease.takeovers           counter {lease}        claims of jobs whose lease another instance let expire
 //	jobclock.store.operation.duration  histogram s            the run loop's store calls; jobclock.store.operation (ClaimDue,

@@ -129,6 +129,10 @@ type Observer struct {
 	duration    metric.Float64Histogram
 	lateness    metric.Float64Histogram
 	missed      metric.Int64Counter
+	timedOut    metric.Int64Counter
+	permanent   metric.Int64Counter
+	retryAfter  metric.Int64Counter
+	afterWait   metric.Float64Histogram
 	takeovers   metric.Int64Counter
 	storeTime   metric.Float64Histogram
 	storeErrors metric.Int64Counter
@@ -214,6 +218,10 @@ func New(opts *Options) *Observer {
 	o.duration = histogram("jobclock.attempt.duration", "Duration of attempts, from start to end of the executor's call.", durationBuckets)
 	o.lateness = histogram("jobclock.occurrence.lateness", "Time from an occurrence's expected time to the start of its first attempt.", latenessBuckets)
 	o.missed = counter("jobclock.occurrences.missed", "{occurrence}", "Scheduled occurrences passed over without running: merged into another occurrence or skipped by the misfire policy.")
+	o.timedOut = counter("jobclock.attempts.timed_out", "{attempt}", "Attempts failed because they outlived their timeout, which cancelled them.")
+	o.permanent = counter("jobclock.attempts.permanent", "{attempt}", "Attempts failed with a permanent error: not retried.")
+	o.retryAfter = counter("jobclock.attempts.retry_after", "{attempt}", "Failed attempts whose answer's Retry-After asked the next retry to wait.")
+	o.afterWait = histogram("jobclock.attempt.retry_after.wait", "The wait a Retry-After asked for, from the end of the attempt.", latenessBuckets)
 	o.takeovers = counter("jobclock.lease.takeovers", "{lease}", "Claims of jobs whose lease another instance held and let expire.")
 	o.storeTime = histogram("jobclock.store.operation.duration", "Duration of the store calls of the run loop.", storeBuckets)
 	o.storeErrors = counter("jobclock.store.operation.errors", "{error}", "Store calls of the run loop that failed.")
@@ -322,9 +330,23 @@ func (o *Observer) StartAttempt(ctx context.Context, a scheduler.Attempt) contex
 	return tracectx.With(ctx, span{Span: sp, mine: true})
 }
 
-// EndAttempt implements [scheduler.Observer]: it ends the attempt's span
-// with its outcome.
+// EndAttempt implements [scheduler.Observer]: it counts a failed attempt
+// in jobclock.attempts.timed_out, jobclock.attempts.permanent and
+// jobclock.attempts.retry_after as they apply, and ends the attempt's
+// span with its outcome.
 func (o *Observer) EndAttempt(ctx context.Context, e scheduler.AttemptEnd) {
+	if e.Err != nil {
+		if e.TimedOut {
+			o.timedOut.Add(ctx, 1)
+		}
+		if e.Permanent {
+			o.permanent.Add(ctx, 1)
+		}
+		if !e.RetryAfter.IsZero() {
+			o.retryAfter.Add(ctx, 1)
+			o.afterWait.Record(ctx, e.RetryAfter.Sub(e.End).Seconds())
+		}
+	}
 	sp, ok := tracectx.From(ctx).(span)
 	if !ok || !sp.mine {
 		return

@@ -685,6 +685,7 @@ var discard = slog.New(slog.DiscardHandler)
 func TestTelemetryNamesDocumented(t *testing.T) {
 	names := []string{"jobclock.attempt", "jobclock.postpone", "jobclock.misfire"}
 	names = append(names, attemptMetrics...)
+	names = append(names, "jobclock.attempts.timed_out", "jobclock.attempts.permanent", "jobclock.attempts.retry_after", "jobclock.attempt.retry_after.wait")
 	names = append(names, "jobclock.store.operation.duration", "jobclock.store.operation.errors", "jobclock.history.pruned",
 		"jobclock.jobs", "jobclock.jobs.due", "jobclock.jobs.health", "jobclock.jobs.in_flight", "jobclock.jobs.in_flight.limit")
 	doc, err := os.ReadFile("doc.go")
