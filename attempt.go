@@ -157,7 +157,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		res.message = err.Error()
 		return res
 	}
-	if o.ErrorAction && carriesFailure(act) {
+	if o.ErrorAction && CarriesFailure(act) {
 		if act, err = s.withFailure(execCtx, r, o, act); err != nil {
 			s.log.Warn("read the occurrence's history for its errorAction; it is sent without it", "job", r.Name, "collection", r.Collection, "err", err)
 		}

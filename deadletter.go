@@ -37,9 +37,10 @@ type FailureAttempt struct {
 	HTTPStatus int             `json:"httpStatus,omitempty"`
 }
 
-// carriesFailure reports whether the errorAction a has no message of its
-// own, and so carries the failure document.
-func carriesFailure(a *action.Action) bool {
+// CarriesFailure reports whether the errorAction a has no message of its
+// own (no body for an HTTP POST, PUT or PATCH, no message for a queue),
+// and so carries the failure document (see [FailureDocument]).
+func CarriesFailure(a *action.Action) bool {
 	switch {
 	case a.Request != nil:
 		m := strings.ToUpper(a.Request.Method)

@@ -401,7 +401,8 @@
 // action with its start, end, status, history message and HTTP status
 // (Content-Type application/json when the request sets none). It holds no
 // secret. A storage queue or Service Bus errorAction without a message is
-// so a dead-letter queue.
+// so a dead-letter queue. [CarriesFailure] tells whether an errorAction
+// does.
 //
 // A job ends when it has no further occurrence (it ran once, or reached
 // count or endTime): Completed when its last occurrence succeeded, Faulted

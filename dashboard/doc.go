@@ -18,7 +18,10 @@
 // a page at a time, each with its action (type and target, never a
 // secret), its schedule in words, its next run in UTC and in the job's
 // zone, its last run and how it went, and its counters. A job's page
-// shows its schedule in words, its next 20 occurrences in UTC and in its
+// shows its schedule in words, what it does when it fails in words (its
+// attempts' timeout, its retry policy with maxRetryDuration and
+// permanentStatusCodes, the Retry-After cap, and its errorAction, saying
+// when that carries the failure document), its next 20 occurrences in UTC and in its
 // zone (marking those a daylight saving change moved or, for a schedule
 // that keeps its cadence, ran a second time in a repeated hour; for a
 // recurrence with a window, the planned instants, each next to the

@@ -443,6 +443,8 @@ func (h *handler) pager(q url.Values, skip, top, n, total int, known bool, link 
 // --- Job ---
 
 type jobPage struct {
+	// Failure says in sentences how the job handles failure.
+	Failure                   []string
 	Collection, CollectionURL string
 	Name                      string
 	URL                       string
@@ -572,6 +574,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		EditURL:     h.url(url.Values{"collection": {c}, "job": {name}}, "edit", "job"),
 		MaxBackfill: scheduler.MaxBackfill,
 		ActionURL:   h.jobURL(c, name, nil),
+		Failure:     failureWords(job),
 	}
 	if loc != time.UTC {
 		p.Zone = loc.String()

@@ -1,0 +1,53 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// TestJobPageFailureHandling: the job page says in words how the job
+// handles failure: its timeout, retry policy, Retry-After, and its
+// errorAction, which carries the failure document when it has no body.
+func TestJobPageFailureHandling(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	put := func(name, def string) {
+		t.Helper()
+		job, err := scheduler.ParseJob([]byte(def), &scheduler.ParseOptions{MinRetryInterval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.PutJob(ctx, "c", name, job, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("full", `{"state": "Disabled", "action": {"type": "Http", "timeout": "PT30S",
+		"request": {"uri": "https://example.com/hook", "method": "GET"},
+		"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 3, "maxRetryDuration": "PT1H", "permanentStatusCodes": [400, 404]},
+		"errorAction": {"type": "Http", "timeout": "PT10S", "request": {"uri": "https://example.com/dead-letter", "method": "POST"},
+			"retryPolicy": {"retryType": "None"}}}}`)
+	p := e.get(jobPath("c", "full"))
+	wantStatus(t, "full", p, http.StatusOK)
+	wantIn(t, "full", p, `<h2 id="failure-h">When it fails</h2>`,
+		"<li>Each attempt may take PT30S (its own timeout); past it, its context is cancelled and the attempt fails.</li>",
+		"<li>A failed attempt is retried 3 times, PT1M after the previous attempt ended.</li>",
+		"<li>No retry starts later than PT1H after the occurrence&#39;s expected time (maxRetryDuration).</li>",
+		"<li>An answer with status 400, 404 is permanent: it is not retried and the occurrence faults at once.</li>",
+		"<li>A 429 or 503 answer&#39;s Retry-After delays the next retry until the time it names, by at most PT1H.</li>",
+		"<li>When the last attempt fails, the occurrence faults and its errorAction runs: Http POST https://example.com/dead-letter, carrying the failure document",
+		"since it has no body or message of its own. Each of its attempts may take PT10S (its own timeout).</li>",
+		"<li>A failed attempt of the errorAction is not retried.</li>")
+
+	put("plain", `{"state": "Disabled", "action": {"type": "Http", "request": {"uri": "https://example.com/hook", "method": "GET"},
+		"errorAction": {"type": "Http", "request": {"uri": "https://example.com/alert", "method": "POST", "body": "down"}}}}`)
+	p = e.get(jobPath("c", "plain"))
+	wantIn(t, "plain", p,
+		"<li>Each attempt may take the Scheduler&#39;s action timeout (Config.ActionTimeout, PT1M by default); past it, its context is cancelled and the attempt fails.</li>",
+		"<li>A failed attempt is retried 4 times, PT30S after the previous attempt ended (the default policy).</li>",
+		"errorAction runs: Http POST https://example.com/alert. Each of its attempts",
+		"<li>A failed attempt of the errorAction is retried 4 times")
+	wantNotIn(t, "plain", p, "failure document", "maxRetryDuration", "permanent:")
+}
