@@ -30,9 +30,14 @@ func admissionJob() string {
 // admitted returns a handler over a memory store with the given
 // admission control and no throttling, and a collection jc to put jobs in.
 func admitted(t *testing.T, a *httpapi.Admission) (http.Handler, *scheduler.Scheduler) {
+	return admittedOver(t, memory.New(), a)
+}
+
+// admittedOver is admitted over st.
+func admittedOver(t *testing.T, st scheduler.Store, a *httpapi.Admission) (http.Handler, *scheduler.Scheduler) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: log})
+	s, err := scheduler.New(st, &scheduler.Config{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +121,21 @@ func TestAdmissionSheds(t *testing.T) {
 	})
 }
 
+// slowPuts is a store whose job writes take a millisecond, as a store on
+// a disk does, so that concurrent PUTs queue for the write slot however
+// fast the machine is.
+type slowPuts struct{ scheduler.Store }
+
+func (s slowPuts) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
+	time.Sleep(time.Millisecond)
+	return s.Store.PutJob(ctx, r)
+}
+
 // TestAdmissionKeepsAcceptedWrites hammers the API with PUTs from many
 // clients over loopback HTTP, far beyond one write slot with a wait of a
 // microsecond: every PUT answered 2xx is stored, and none answered 429 is.
 func TestAdmissionKeepsAcceptedWrites(t *testing.T) {
-	h, s := admitted(t, &httpapi.Admission{Writes: 1, Wait: time.Microsecond})
+	h, s := admittedOver(t, slowPuts{memory.New()}, &httpapi.Admission{Writes: 1, Wait: time.Microsecond})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	const clients, puts = 16, 40
