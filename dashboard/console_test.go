@@ -472,7 +472,7 @@ func TestConsoleCSRF(t *testing.T) {
 	}
 }
 
-var searchRowPattern = regexp.MustCompile(`class="job-link">([^<]+)</a></td>\s*<td><a href="[^"]+">([^<]+)</a>`)
+var searchRowPattern = regexp.MustCompile(`class="job-link">([^<]+)</a>[^\n]*</td>\s*<td><a href="[^"]+">([^<]+)</a>`)
 
 // found returns the "collection/job" rows of a search page.
 func found(p page) []string {
@@ -532,6 +532,61 @@ func TestSearch(t *testing.T) {
 	// A token for sub-a finds nothing of sub-b.
 	e.signIn(limitedToken)
 	if got := found(e.get("/search?name=report-b")); len(got) != 0 {
+		t.Errorf("the sub-a token found %v", got)
+	}
+}
+
+// TestSearchByTag: the tag parameter (name, or name=value) keeps the jobs
+// with that tag in every collection the viewer sees, the store filtering
+// them; rows and job pages show the tags, and the form keeps the filter.
+func TestSearchByTag(t *testing.T) {
+	e := newEnv(t, envOptions{auth: true})
+	for _, c := range []string{"sub-a/rg/one", "sub-b/rg/three"} {
+		e.collection(c, nil)
+	}
+	future := `"recurrence": {"frequency": "Hour"}, "startTime": "` + later(time.Hour) + `"`
+	tagged := func(coll, name string, tags map[string]string) {
+		t.Helper()
+		job := e.job(coll, name, "/ok", future).Job
+		if _, err := e.s.PutJob(ctx, coll, name, job, &scheduler.PutJobOptions{Tags: tags}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tagged("sub-a/rg/one", "nightly", map[string]string{"team": "ops", "tier": "gold"})
+	tagged("sub-a/rg/one", "hourly", map[string]string{"team": "web"})
+	tagged("sub-a/rg/one", "adhoc", map[string]string{"manual": ""})
+	e.job("sub-a/rg/one", "untagged", "/ok", future)
+	tagged("sub-b/rg/three", "b-nightly", map[string]string{"team": "ops"})
+
+	e.signIn(adminToken)
+	for _, tc := range []struct {
+		name, query string
+		want        []string
+	}{
+		{"by name", "tag=team", []string{"sub-a/rg/one hourly", "sub-a/rg/one nightly", "sub-b/rg/three b-nightly"}},
+		{"by value", "tag=team%3Dops", []string{"sub-a/rg/one nightly", "sub-b/rg/three b-nightly"}},
+		{"spaces dropped", "tag=+team+%3D+ops+", []string{"sub-a/rg/one nightly", "sub-b/rg/three b-nightly"}},
+		{"an empty value found by the name", "tag=manual", []string{"sub-a/rg/one adhoc"}},
+		{"a value is exact", "tag=team%3DOps", nil},
+		{"with a name", "name=b-&tag=team%3Dops", []string{"sub-b/rg/three b-nightly"}},
+		{"with a state", "state=Enabled&tag=tier%3Dgold", []string{"sub-a/rg/one nightly"}},
+	} {
+		if got := found(e.get("/search?" + tc.query)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: /search?%s found %v, want %v", tc.name, tc.query, got, tc.want)
+		}
+	}
+	p := e.get("/search?tag=team%3Dops")
+	wantIn(t, "a tag search", p, `id="search-tag" value="team=ops"`, `<span class="tag">team: ops</span> <span class="tag">tier: gold</span>`)
+	wantIn(t, "job page", e.get(jobPath("sub-a/rg/one", "nightly")), `<dd id="tags"><span class="tag">team: ops</span> <span class="tag">tier: gold</span>`)
+	wantNotIn(t, "an untagged job's page", e.get(jobPath("sub-a/rg/one", "untagged")), `id="tags"`)
+
+	p = e.get("/search?tag=%3Dops")
+	wantStatus(t, "a value without a name", p, http.StatusBadRequest)
+	wantIn(t, "a value without a name", p, `tag=&#34;=ops&#34; names no tag`)
+
+	// A token for sub-a finds nothing of sub-b.
+	e.signIn(limitedToken)
+	if got := found(e.get("/search?tag=team%3Dops")); !slices.Equal(got, []string{"sub-a/rg/one nightly"}) {
 		t.Errorf("the sub-a token found %v", got)
 	}
 }

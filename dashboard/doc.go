@@ -68,9 +68,12 @@
 // DryRun for the list shown first.
 //
 // The search lists the jobs of every collection the viewer sees whose
-// names contain a text (in any case), by state and health, a page at a
-// time. It reads the collections' jobs in name order, ListJobs pages of
-// 100 with the state filtered by the store, until it has the page asked
+// names contain a text (in any case), by state, health and tag, a page at
+// a time; the tag is a name (tag=team: the jobs that have the tag) or
+// name=value (tag=team=ops), and rows and job pages show each job's tags.
+// It reads the collections' jobs in name order, ListJobs pages of 100
+// with the state and the tag filtered by the store
+// ([scheduler.ListJobsOptions] State and Tag), until it has the page asked
 // for and one more match: the first pages cost a few reads, and a search
 // that matches little reads every job once (100 reads of 100 jobs at
 // 10,000 jobs).

@@ -244,6 +244,18 @@ type jobSummary struct {
 	Faulted      int
 	Health       string // OK, Skipped, Stale, Late or Failing
 	Paused       string // why and until when a Disabled job is paused, if it says
+	Tags         []string
+}
+
+// tagList is how a page shows labels (a collection's or a job's tags):
+// "name: value" in name order; nil without any.
+func tagList(tags map[string]string) []string {
+	var l []string
+	for k, v := range tags {
+		l = append(l, k+": "+v)
+	}
+	slices.Sort(l)
+	return l
 }
 
 func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
@@ -252,6 +264,7 @@ func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
 		Schedule: j.Job.Describe(j.Schedule.Anchor), Next: atPtr(j.Status.NextExecutionTime, loc),
 		LastRun: atPtr(j.Status.LastExecutionTime, loc), Executions: j.Status.ExecutionCount,
 		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount, Health: string(j.Status.Health),
+		Tags: tagList(j.Tags),
 	}
 	s.LastStatus, s.LastClass = lastStatus(j)
 	if d := j.Definition(); d.StateReason != "" || d.ResumeTime != nil {
@@ -312,10 +325,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	p.ActionURL = h.collectionURL(name, nil)
 	p.EditURL = h.url(url.Values{"name": {name}}, "edit", "collection")
 	p.NewJobURL = h.url(url.Values{"collection": {name}}, "edit", "job")
-	for k, val := range col.Definition.Tags {
-		p.Tags = append(p.Tags, k+": "+val)
-	}
-	slices.Sort(p.Tags)
+	p.Tags = tagList(col.Definition.Tags)
 	link := func(q url.Values) string { return h.collectionURL(name, q) }
 	base := cloneQuery(q)
 	base.Del("flash")

@@ -12,9 +12,10 @@ import (
 )
 
 // Search finds jobs across the collections the viewer sees, by a part of
-// their name, their state and their health. It reads the jobs of one
+// their name, their state, their health and one of their tags. It reads the jobs of one
 // collection after another in name order, a store page of searchBatch
-// jobs at a time (the state filtered by the store, name and health here),
+// jobs at a time (the state and the tag filtered by the store, name and
+// health here),
 // and stops as soon as it has the page asked for and one more match: a
 // page costs the reads up to its last match, so the first pages are cheap
 // and a search with few matches reads every job once (at 10,000 jobs,
@@ -28,14 +29,12 @@ const searchBatch = 100
 
 var jobHealths = []scheduler.JobHealth{scheduler.HealthOK, scheduler.HealthLate, scheduler.HealthSkipped, scheduler.HealthFailing, scheduler.HealthStale}
 
-// jobFilter is what a search keeps of the jobs. A filter on job labels
-// belongs here once jobs have them: a field, its query parameter in
-// parseJobFilter and the link that keeps it in query, and its member of
-// ListJobsOptions in listOptions, so that the store filters it.
+// jobFilter is what a search keeps of the jobs.
 type jobFilter struct {
 	Name   string // a part of the job's name, in any case; empty keeps all
 	State  scheduler.JobState
 	Health scheduler.JobHealth
+	Tag    scheduler.TagFilter // the store filters it (ListJobsOptions.Tag)
 }
 
 // parseJobFilter reads the filter of a search's query string.
@@ -43,6 +42,9 @@ func parseJobFilter(q url.Values) (jobFilter, error) {
 	f := jobFilter{Name: strings.TrimSpace(q.Get("name"))}
 	var err error
 	if f.State, err = parseState(q.Get("state")); err != nil {
+		return f, err
+	}
+	if f.Tag, err = parseTagFilter(q.Get("tag")); err != nil {
 		return f, err
 	}
 	if s := q.Get("health"); s != "" {
@@ -58,10 +60,31 @@ func parseJobFilter(q url.Values) (jobFilter, error) {
 	return f, nil
 }
 
+// parseTagFilter reads a search's tag parameter: a tag's name, which
+// keeps the jobs that have the tag, or name=value, which keeps those whose
+// tag has that value. Spaces around the name and the value are dropped.
+func parseTagFilter(s string) (scheduler.TagFilter, error) {
+	name, value, _ := strings.Cut(s, "=")
+	t := scheduler.TagFilter{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)}
+	if t.Name == "" && t.Value != "" {
+		return t, &statusError{http.StatusBadRequest, fmt.Sprintf("tag=%q names no tag: give a tag's name, or name=value.", s)}
+	}
+	return t, nil
+}
+
+// TagText is the tag filter as the search form shows it: name or
+// name=value; empty without one.
+func (f jobFilter) TagText() string {
+	if f.Tag.Value == "" {
+		return f.Tag.Name
+	}
+	return f.Tag.Name + "=" + f.Tag.Value
+}
+
 // listOptions are the options of the store reads of a search: what the
 // store filters itself.
 func (f jobFilter) listOptions(skip int) *scheduler.ListJobsOptions {
-	return &scheduler.ListJobsOptions{State: f.State, Top: searchBatch, Skip: skip}
+	return &scheduler.ListJobsOptions{State: f.State, Tag: f.Tag, Top: searchBatch, Skip: skip}
 }
 
 // keeps reports whether a job the store returned matches the rest of the
