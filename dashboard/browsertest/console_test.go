@@ -14,6 +14,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/dashboard"
+	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -58,7 +59,8 @@ func clear(b *browser, ids ...string) {
 // collection and a job through the forms (the live check showing a
 // problem at its field, then the schedule in words and the next
 // occurrences), watches the job call a loopback HTTP receiver, pauses it
-// with a reason, sees the reason, resumes it and finds it by search.
+// with a reason, sees the reason, resumes it, labels it over REST and finds
+// it by search, by a part of its name and by its tag.
 func TestBrowserConsole(t *testing.T) {
 	st := memory.New()
 	s, err := scheduler.New(st, &scheduler.Config{Logger: slog.New(slog.DiscardHandler), MinRetryInterval: time.Millisecond, PollInterval: 50 * time.Millisecond})
@@ -70,6 +72,7 @@ func TestBrowserConsole(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Stop(ctx) })
 	mux := http.NewServeMux()
+	mux.Handle("/subscriptions/", httpapi.New(s, &httpapi.Options{Logger: slog.New(slog.DiscardHandler)}))
 	mux.Handle("/ui/", dashboard.New(s, &dashboard.Options{Prefix: "/ui", Refresh: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -148,15 +151,34 @@ func TestBrowserConsole(t *testing.T) {
 		t.Errorf("state after resume = %q", s)
 	}
 
-	// Find it by a part of its name.
+	// Label it over REST, then find it by a part of its name and its tag.
+	ref := httpapi.CollectionRef{Subscription: "contoso", ResourceGroup: "prod", Collection: "ops"}
+	if _, err := httpapi.NewClient(srv.URL, nil).PatchJob(ctx, ref, "ping-receiver", []byte(`{"tags": {"team": "ops"}}`), nil); err != nil {
+		t.Fatalf("PATCH the job's tags: %v", err)
+	}
 	b.clickAndLoad("search", "#nav-search")
-	b.do("type a name", chromedp.SendKeys(chromedp.ID("search-name"), "PING"))
+	b.do("type a name and a tag", chromedp.SendKeys(chromedp.ID("search-name"), "PING"), chromedp.SendKeys(chromedp.ID("search-tag"), "team=ops"))
 	b.clickAndLoad("search", "#search")
-	if s := b.text("#search-results"); !strings.Contains(s, "ping-receiver") || !strings.Contains(s, "contoso/prod/ops") {
+	if s := b.text("#search-results"); !strings.Contains(s, "ping-receiver") || !strings.Contains(s, "contoso/prod/ops") || !strings.Contains(s, "team: ops") {
 		t.Errorf("search results:\n%s", s)
 	}
+	if got := eval[string](b, `document.getElementById("search-tag").value`); got != "team=ops" {
+		t.Errorf("the tag box after the search = %q, want team=ops", got)
+	}
+	b.screenshot("console-search-tag")
 	b.clickAndLoad("open it", `#search-results a.job-link`)
 	if got := b.text("#job-name"); got != "ping-receiver" {
 		t.Errorf("the search's link leads to %q", got)
+	}
+	if got := b.text("#tags"); got != "team: ops" {
+		t.Errorf("the job page's tags = %q, want team: ops", got)
+	}
+
+	// Another value of the tag finds nothing.
+	b.clickAndLoad("search", "#nav-search")
+	b.do("type another value", chromedp.SendKeys(chromedp.ID("search-tag"), "team=web"))
+	b.clickAndLoad("search", "#search")
+	if s := b.text("#results"); !strings.Contains(s, "No job matches.") {
+		t.Errorf("search by team=web:\n%s", s)
 	}
 }
