@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -285,6 +286,36 @@ func TestJobEditor(t *testing.T) {
 	wantStatus(t, "JSON editor, fixed", e.post("/edit/job", j), http.StatusSeeOther)
 	if r, err := e.s.GetJob(ctx, "sub/rg/c", "raw"); err != nil || r.Definition().Recurrence.Schedule.Hours[0] != 5 {
 		t.Errorf("the JSON editor's job: %v, %v", r, err)
+	}
+}
+
+// TestJobEditorKeepsTags: saving the editor's form keeps the job's tags,
+// which it does not show; the JSON editor given a whole resource with
+// "tags" replaces them.
+func TestJobEditorKeepsTags(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", nil)
+	job := e.job("sub/rg/c", "j", "/ok", "").Job
+	r, err := e.s.PutJob(ctx, "sub/rg/c", "j", job, &scheduler.PutJobOptions{Tags: map[string]string{"team": "ops"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := e.token("/edit/job?collection=sub%2Frg%2Fc&job=j")
+	f := formJob(tok, "sub/rg/c", "j", e.recv.URL+"/ok")
+	f.Set("etag", r.ETag)
+	wantStatus(t, "edit", e.post("/edit/job", f), http.StatusSeeOther)
+	after, err := e.s.GetJob(ctx, "sub/rg/c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"team": "ops"}, after.Tags); diff != "" || after.Definition().Recurrence == nil {
+		t.Errorf("tags after saving the form (-want +got):\n%s", diff)
+	}
+	j := url.Values{"csrf": {tok}, "collection": {"sub/rg/c"}, "job": {"j"}, "mode": {"json"}, "etag": {after.ETag},
+		"definition": {`{"tags": {"team": "web"}, "properties": {"action": {"type": "Http", "request": {"uri": "` + e.recv.URL + `/ok", "method": "GET"}}}}`}}
+	wantStatus(t, "JSON edit", e.post("/edit/job", j), http.StatusSeeOther)
+	if after, _ := e.s.GetJob(ctx, "sub/rg/c", "j"); !maps.Equal(after.Tags, map[string]string{"team": "web"}) {
+		t.Errorf("tags after the JSON editor's resource = %v, want team: web", after.Tags)
 	}
 }
 

@@ -184,16 +184,23 @@ func (h *handler) saveJob(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		e.Problems = ps
 		return show(http.StatusBadRequest)
 	}
-	var err error
+	opts := &scheduler.PutJobOptions{IfMatch: e.ETag}
 	if e.New {
-		if _, err = h.s.GetJob(r.Context(), c, name); err == nil {
+		if _, err := h.s.GetJob(r.Context(), c, name); err == nil {
 			e.Error = "A job named " + strconv.Quote(name) + " already exists in " + c + ": open it and edit it there, or choose another name."
 			return show(http.StatusConflict)
 		}
-	} else if def, err = h.withSecrets(r, c, name, def); err != nil {
-		return "", err
+	} else {
+		rec, err := h.s.GetJob(r.Context(), c, name)
+		if err != nil {
+			return "", notFoundAs(err, "The job")
+		}
+		def = withSecrets(rec, def)
+		// The editor edits the job's properties: its tags stay, unless
+		// the JSON editor was given a whole resource with "tags".
+		opts.Tags = rec.Tags
 	}
-	_, err = h.s.PutJobJSON(r.Context(), c, name, def, &scheduler.PutJobOptions{IfMatch: e.ETag})
+	_, err := h.s.PutJobJSON(r.Context(), c, name, def, opts)
 	if err == nil {
 		h.log.Info("dashboard: job saved", "collection", c, "job", name, "user", v.name())
 		return h.jobURL(c, name, url.Values{"flash": {"saved"}}), nil
@@ -226,23 +233,23 @@ func refused(err error, what string) (status int, ps []problem, msg string) {
 	return 0, nil, ""
 }
 
-// withSecrets puts back into def the secrets the editor showed hidden:
-// a value that reads as the stored one masked is the stored one.
-func (h *handler) withSecrets(r *http.Request, c, name string, def []byte) ([]byte, error) {
-	rec, err := h.s.GetJob(r.Context(), c, name)
-	if err != nil {
-		return nil, notFoundAs(err, "The job")
-	}
+// withSecrets puts back into def the secrets the editor showed hidden,
+// rec's: a value that reads as the stored one masked is the stored one.
+func withSecrets(rec *scheduler.JobRecord, def []byte) []byte {
 	var tree any
 	if json.Unmarshal(def, &tree) != nil {
-		return def, nil // the Scheduler says what is wrong with it
+		return def // the Scheduler says what is wrong with it
 	}
 	stored, masked := definitionTree(rec.Definition()), definitionTree(rec.Definition())
 	mask(masked, "")
 	if !unmask(tree, masked, stored) {
-		return def, nil
+		return def
 	}
-	return json.Marshal(tree)
+	b, err := json.Marshal(tree)
+	if err != nil {
+		return def
+	}
+	return b
 }
 
 // unmask replaces each string of v equal to the one at the same place in
