@@ -49,3 +49,8 @@ func TestConcurrentPuts(t *testing.T) {
 	st := memory.New()
 	storetest.RunConcurrentPuts(t, []scheduler.Store{st, st})
 }
+
+func TestCounts(t *testing.T) {
+	st := memory.New()
+	storetest.RunCounts(t, []scheduler.Store{st, st})
+}

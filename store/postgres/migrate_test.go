@@ -40,7 +40,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 
 	c := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
-	if _, err := c.Exec(ctx, "DROP INDEX "+q+".history_status; DROP INDEX "+q+".jobs_slot; ALTER TABLE "+q+".jobs DROP COLUMN slot; ALTER TABLE "+q+".history DROP COLUMN action_name, DROP COLUMN retry_count, DROP COLUMN faulted; UPDATE "+q+".schema_version SET version = 1"); err != nil {
+	if _, err := c.Exec(ctx, dropCounts(q)+"DROP INDEX "+q+".history_status; DROP INDEX "+q+".jobs_slot; ALTER TABLE "+q+".jobs DROP COLUMN slot; ALTER TABLE "+q+".history DROP COLUMN action_name, DROP COLUMN retry_count, DROP COLUMN faulted; UPDATE "+q+".schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -305,7 +305,7 @@ func TestMigrateJobTags(t *testing.T) {
 	s.Close()
 	c := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
-	if _, err := c.Exec(ctx, "ALTER TABLE "+q+".jobs DROP COLUMN tags; UPDATE "+q+".schema_version SET version = 8"); err != nil {
+	if _, err := c.Exec(ctx, dropCounts(q)+"ALTER TABLE "+q+".jobs DROP COLUMN tags; UPDATE "+q+".schema_version SET version = 8"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -315,6 +315,30 @@ func TestMigrateJobTags(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT version FROM "+q+".schema_version").Scan(&version); err != nil || version != postgres.SchemaVersion {
 		t.Errorf("schema version after migration = %d, %v; want %d", version, err, postgres.SchemaVersion)
 	}
+}
+
+// dropCounts returns the statements that take away what migration 10
+// added to schema q (quoted), with a trailing "; ".
+func dropCounts(q string) string {
+	return "DROP TABLE " + q + ".job_counts, " + q + ".job_count_deltas; DROP FUNCTION " + q + ".job_counts_created, " +
+		q + ".job_counts_deleted, " + q + ".job_counts_moved CASCADE; "
+}
+
+// TestMigrateJobCounts opens a schema of version 9, from before the job
+// counts were kept, that holds jobs of two collections in two states, and
+// checks that Open counts them, and that the counts follow the writes
+// after it.
+func TestMigrateJobCounts(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	storetest.PutJobsForCounts(t, s)
+	s.Close()
+	c := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	if _, err := c.Exec(ctx, dropCounts(q)+"UPDATE "+q+".schema_version SET version = 9"); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckCountsAfterMigration(t, open(t, schema))
 }
 
 // putDueJob puts collection "c" and its job "j", due at t0.

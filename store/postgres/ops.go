@@ -906,7 +906,8 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	return out, nil
 }
 
-// Prune implements [scheduler.Store].
+// Prune implements [scheduler.Store]. It also folds the changes of the
+// job counts (see CountJobs).
 func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error) {
 	total := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -953,6 +954,12 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store/postgres: prune: %w", err)
+	}
+	// The engine prunes every few minutes: the job counts' changes are
+	// folded then too, so that they do not pile up in a store whose
+	// counts nobody reads.
+	if err := s.foldCounts(ctx); err != nil {
+		return total, fmt.Errorf("store/postgres: prune: fold the job counts: %w", err)
 	}
 	return total, nil
 }

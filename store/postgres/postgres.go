@@ -15,9 +15,12 @@
 // that API requests holding every connection of the main pool never make
 // a job late.
 //
-// It implements [scheduler.BatchRecorder] and [scheduler.StatsReader],
-// whose counts are each one GROUP BY query over an index and whose recent
-// history reads the history table backwards.
+// It implements [scheduler.BatchRecorder] and [scheduler.StatsReader].
+// CountJobs reads counts by collection and state that triggers keep as
+// jobs are created, deleted or change state (see Schema), so its cost does
+// not grow with the jobs; the history counts are each one GROUP BY query
+// over an index, and the recent history reads the history table
+// backwards.
 //
 // # Schema
 //
@@ -35,9 +38,21 @@
 // the index (their exact value stays in the JSON). History has no foreign
 // key to jobs, so that recording an entry does not look its job up again:
 // the store deletes a job's history in the transaction that deletes the
-// job. A collection's row keeps the number of its jobs, written in the
-// transaction that creates or deletes one with the collection row locked,
-// so that the quota check of a create does not count the jobs.
+// job. Each job holds a numbered place of its collection below the quota
+// (a unique index), so that the quota check of a create neither counts
+// the jobs nor updates a row that every create would wait for.
+//
+// The job counts: triggers on jobs insert the changes of the counts by
+// collection and state (+n, -n) into job_count_deltas, one row per
+// statement for creates and deletes (a bulk put's thousands of jobs add
+// one) and two per job whose state changes (claims, leases and the
+// outcomes of recurring jobs change none). Inserts wait for nothing, so
+// concurrent puts into one collection do not queue on a counter row, and
+// a transaction of many puts does not grow one row's version chain.
+// CountJobs, and Prune (which the engine runs every few minutes), fold the
+// committed changes into job_counts, one fold at a time per schema; a
+// count is the sum of the two tables, read in one statement, so it is
+// exact.
 //
 // [Open] and [New] create or migrate the schema from migrations embedded in
 // the binary, under an advisory lock so that processes starting together

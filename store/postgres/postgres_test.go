@@ -110,3 +110,8 @@ func TestConcurrentPuts(t *testing.T) {
 	schema := newSchema(t)
 	storetest.RunConcurrentPuts(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
 }
+
+func TestCounts(t *testing.T) {
+	schema := newSchema(t)
+	storetest.RunCounts(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
+}

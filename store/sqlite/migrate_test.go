@@ -46,7 +46,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("DROP INDEX history_status; DROP INDEX history_faulted; DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; UPDATE schema_version SET version = 1"); err != nil {
+	if _, err := db.Exec(dropCounts + "DROP INDEX history_status; DROP INDEX history_faulted; DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; UPDATE schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -116,7 +116,7 @@ func TestMigrateToSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec("DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; UPDATE schema_version SET version = 3"); err != nil {
+	if _, err := db.Exec(dropCounts + "DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; UPDATE schema_version SET version = 3"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -151,4 +151,27 @@ func TestMigrateToSlots(t *testing.T) {
 			t.Errorf("PutJob(c/n%d) with a quota of 4 = %v; want success %v, else a quota error", i, err, want)
 		}
 	}
+}
+
+// dropCounts takes away what migration 6 added.
+const dropCounts = "DROP TRIGGER jobs_count_created; DROP TRIGGER jobs_count_deleted; DROP TRIGGER jobs_count_moved; DROP TABLE job_counts; "
+
+// TestMigrateJobCounts opens a file of schema version 5, from before the
+// job counts were kept, that holds jobs of two collections in two
+// states, and checks that Open counts them, and that the counts follow
+// the writes after it.
+func TestMigrateJobCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v5.db")
+	s := open(t, path)
+	storetest.PutJobsForCounts(t, s)
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(dropCounts + "UPDATE schema_version SET version = 5"); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckCountsAfterMigration(t, open(t, path))
 }

@@ -18,9 +18,11 @@
 // up to Options.BusyTimeout for it.
 //
 // It implements [scheduler.BatchRecorder] (a batch of outcomes in one
-// transaction) and [scheduler.StatsReader], whose counts are each one
-// GROUP BY query over an index and whose recent history reads the history
-// table backwards.
+// transaction) and [scheduler.StatsReader]: CountJobs reads the counts by
+// collection and state that triggers keep in table job_counts as jobs are
+// created, deleted or change state, so its cost does not grow with the
+// jobs; the history counts are each one GROUP BY query over an index, and
+// the recent history reads the history table backwards.
 //
 // # Schema
 //

@@ -90,3 +90,8 @@ func TestConcurrentPuts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobclock.db")
 	storetest.RunConcurrentPuts(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
 }
+
+func TestCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	storetest.RunCounts(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
+}

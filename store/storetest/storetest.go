@@ -22,7 +22,9 @@
 // [RunBatchRecorder] for [scheduler.BatchRecorder], [RunBulkPutter] for
 // [scheduler.BulkPutter] and [RunStats] for [scheduler.StatsReader].
 // [RunConcurrentPuts] races creates into one collection from several
-// instances over one database.
+// instances over one database, and [RunCounts] checks that a StatsReader's
+// job counts follow every write that creates, deletes or changes the state
+// of a job, from one instance or several.
 package storetest
 
 import (
