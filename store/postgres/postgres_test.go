@@ -115,3 +115,56 @@ func TestCounts(t *testing.T) {
 	schema := newSchema(t)
 	storetest.RunCounts(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
 }
+
+// TestCountsFolded checks where the job counts live: the triggers' changes
+// pile up in job_count_deltas until CountJobs folds them into job_counts,
+// and Prune drops the counts that reached 0.
+func TestCountsFolded(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	c := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	rows := func(table string) (n, sum int) {
+		t.Helper()
+		if err := c.QueryRow(ctx, "SELECT count(*), coalesce(sum(n), 0) FROM "+q+"."+table).Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		return n, sum
+	}
+	putDueJob(t, s)
+	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+		t.Fatal(err)
+	}
+	other := &scheduler.JobRecord{Collection: "c", Name: "k", Job: &scheduler.Job{}, State: scheduler.JobEnabled}
+	if err := s.PutJob(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := rows("job_count_deltas"); n != 3 || sum != 1 {
+		t.Errorf("job_count_deltas before a count: %d rows, sum %d; want 3 rows (create, delete, create), sum 1", n, sum)
+	}
+	got, err := s.CountJobs(ctx)
+	if err != nil || len(got) != 1 || got[0].Jobs != 1 {
+		t.Fatalf("CountJobs = %+v, %v; want c/Enabled 1", got, err)
+	}
+	if n, _ := rows("job_count_deltas"); n != 0 {
+		t.Errorf("job_count_deltas after a count: %d rows, want 0 (folded)", n)
+	}
+	if n, sum := rows("job_counts"); n != 1 || sum != 1 {
+		t.Errorf("job_counts after a count: %d rows, sum %d; want 1 row of 1", n, sum)
+	}
+	if err := s.DeleteJob(ctx, "c", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.CountJobs(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("CountJobs = %+v, %v; want none", got, err)
+	}
+	if n, sum := rows("job_counts"); n != 1 || sum != 0 {
+		t.Errorf("job_counts after the last job went: %d rows, sum %d; want 1 row of 0", n, sum)
+	}
+	if _, err := s.Prune(ctx, scheduler.PruneRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rows("job_counts"); n != 0 {
+		t.Errorf("job_counts after Prune: %d rows, want 0", n)
+	}
+}

@@ -11,23 +11,33 @@ import (
 	"github.com/jobclock/scheduler/internal/sqlstore"
 )
 
+// foldSQL is the start of a statement that folds the changes of the job
+// counts that the triggers of migration 10 inserted, and that have
+// committed, into the counts, when it takes the advisory lock $1 (one
+// fold at a time per schema; when another runs, it folds nothing and
+// leaves the changes to that one or the next). The triggers' inserts
+// never wait for a fold. Whatever the fold does, the statement's own
+// reads see the tables as they were before it, whose sum of counts and
+// changes is the same.
+const foldSQL = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtext($1)) AS mine),
+	d AS (DELETE FROM {s}.job_count_deltas WHERE (SELECT mine FROM l) RETURNING collection, state, n),
+	f AS (INSERT INTO {s}.job_counts AS c (collection, state, n) SELECT collection, state, sum(n) FROM d GROUP BY 1, 2 ORDER BY 1, 2
+		ON CONFLICT (collection, state) DO UPDATE SET n = c.n + EXCLUDED.n)
+	`
+
 // CountJobs implements [scheduler.StatsReader] by reading the counts that
 // the schema's triggers keep by collection and state as jobs are
 // created, deleted and change state (migration 10): the counts folded so
-// far plus the changes since, in one statement. It folds the changes
-// first (see foldCounts), so its cost grows with the number of
-// collections and with the writes since the last fold, not with the
-// number of jobs.
+// far plus the changes since, in one statement that folds the changes
+// too (see foldSQL). Its cost grows with the number of collections and
+// with the writes since the last fold, not with the number of jobs.
 func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	if err := s.foldCounts(ctx); err != nil {
-		return nil, fmt.Errorf("store/postgres: count jobs: %w", err)
-	}
-	rows, err := s.pool.Query(ctx, s.sql(`SELECT collection, state, sum(n)::bigint FROM (
+	rows, err := s.pool.Query(ctx, s.sql(foldSQL+`SELECT collection, state, sum(n)::bigint FROM (
 			SELECT collection, state, n FROM {s}.job_counts UNION ALL SELECT collection, state, n FROM {s}.job_count_deltas
-		) x GROUP BY 1, 2 HAVING sum(n) > 0 ORDER BY 1, 2`))
+		) x GROUP BY 1, 2 HAVING sum(n) > 0 ORDER BY 1, 2`), s.foldLock())
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: count jobs: %w", err)
 	}
@@ -42,27 +52,18 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	return out, nil
 }
 
-// foldCounts moves the changes of the job counts that the triggers of
-// migration 10 inserted, and that have committed, into the counts, in
-// one transaction, and drops the counts that reach 0. One fold runs at a
-// time per schema (an advisory lock); when another is running, it
-// returns at once, leaving the changes to that one or the next. The
-// triggers' inserts never wait for it.
+// foldLock is the name of the advisory lock of the schema's folds.
+func (s *Store) foldLock() string { return "jobclock counts " + s.schema }
+
+// foldCounts folds the changes of the job counts (see foldSQL), then
+// drops the counts that are 0 (those of emptied collections and states);
+// CountJobs leaves them, as it reads them in the same statement.
 func (s *Store) foldCounts(ctx context.Context) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var mine bool
-		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock(hashtext($1))", "jobclock counts "+s.schema).Scan(&mine); err != nil || !mine {
-			return err
-		}
-		if _, err := tx.Exec(ctx, s.sql(`WITH d AS (DELETE FROM {s}.job_count_deltas RETURNING collection, state, n)
-			INSERT INTO {s}.job_counts AS c (collection, state, n)
-			SELECT collection, state, sum(n) FROM d GROUP BY 1, 2 ORDER BY 1, 2
-			ON CONFLICT (collection, state) DO UPDATE SET n = c.n + EXCLUDED.n`)); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.job_counts WHERE n = 0"))
+	if _, err := s.pool.Exec(ctx, s.sql(foldSQL+"SELECT 1"), s.foldLock()); err != nil {
 		return err
-	})
+	}
+	_, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.job_counts WHERE n = 0"))
+	return err
 }
 
 // CountDue implements [scheduler.StatsReader] with a count over the
