@@ -7,10 +7,11 @@
 //	cd bench && go run ./million -postgres "$JOBCLOCK_POSTGRES_DSN" -jobs 10000
 //	cd bench && go run ./million -postgres "$JOBCLOCK_POSTGRES_DSN" -jobs 1000000
 //
-// It puts -jobs one-time jobs with Scheduler.PutJob from -putters
-// goroutines, spread over -collections collections (one PutJob per job:
-// the Go API has no bulk put yet), -due of them due at one instant a few
-// seconds after the puts end and the others a year later. Then it starts
+// It puts -jobs one-time jobs with Scheduler.PutJobs (batches of -batch
+// jobs of one collection; -batch 0: PutJob, one call per job) from
+// -putters goroutines, spread over -collections collections, -due of them
+// due at one instant a few seconds after the puts end and the others a
+// year later. Then it starts
 // the Scheduler (a no-op executor, MaxConcurrency 256) in this process
 // and reports:
 //
@@ -20,7 +21,8 @@
 //	               occurrences per second over that span
 //	rss            the process's resident memory (VmRSS) once the due jobs ran
 //	list           ListJobs' first page (100 jobs) of the first collection: median of 5
-//	count          JobCounts (the dashboard's counts by collection and state): median of 5
+//	count          JobCounts (the dashboard's counts by collection and state): the
+//	               first call after the run, then the median of 5
 //
 // Each run uses a schema of its own (million_<jobs>_<random>), which it
 // drops at the end unless -keep is set.
@@ -54,6 +56,7 @@ type config struct {
 	jobs, due   int
 	collections int
 	putters     int
+	batch       int
 	keep        bool
 }
 
@@ -64,13 +67,14 @@ func main() {
 	flag.IntVar(&c.due, "due", 10_000, "jobs among them due at one instant (at most -jobs)")
 	flag.IntVar(&c.collections, "collections", 10, "collections the jobs are spread over")
 	flag.IntVar(&c.putters, "putters", 8, "goroutines that put the jobs")
+	flag.IntVar(&c.batch, "batch", 1000, "jobs per PutJobs call (0: PutJob, one call per job)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the schema at the end")
 	flag.Parse()
 	if c.dsn == "" {
 		log.Fatal("million: no -postgres DSN and no JOBCLOCK_POSTGRES_DSN")
 	}
-	if c.due > c.jobs || c.due < 1 || c.collections < 1 || c.putters < 1 {
-		log.Fatal("million: -due must be 1 to -jobs; -collections and -putters at least 1")
+	if c.due > c.jobs || c.due < 1 || c.collections < 1 || c.putters < 1 || c.batch < 0 {
+		log.Fatal("million: -due must be 1 to -jobs; -collections and -putters at least 1; -batch at least 0")
 	}
 	if err := run(context.Background(), c); err != nil {
 		log.Fatal("million: ", err)
@@ -152,9 +156,13 @@ func run(ctx context.Context, c config) error {
 		WHERE n.nspname = $1 AND c.relkind IN ('r', 'm')`, schema).Scan(&schemaSize); err != nil {
 		return err
 	}
+	how := fmt.Sprintf("PutJobs, %d jobs per call", c.batch)
+	if c.batch == 0 {
+		how = "PutJob, one per job"
+	}
 	fmt.Printf("jobs %d (%d due), %d collections, %d putters\n", c.jobs, c.due, c.collections, c.putters)
-	fmt.Printf("put      %.0f jobs/s (%d jobs in %.1f s; PutJob, one per job); schema %.1f MiB, database %.1f MiB\n",
-		float64(c.jobs)/putTime.Seconds(), c.jobs, putTime.Seconds(), float64(schemaSize)/(1<<20), float64(dbSize)/(1<<20))
+	fmt.Printf("put      %.0f jobs/s (%d jobs in %.1f s; %s); schema %.1f MiB, database %.1f MiB\n",
+		float64(c.jobs)/putTime.Seconds(), c.jobs, putTime.Seconds(), how, float64(schemaSize)/(1<<20), float64(dbSize)/(1<<20))
 
 	if err := s.Start(ctx); err != nil {
 		return err
@@ -171,6 +179,11 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("run      %d occurrences in %.3f s from the due instant to the last outcome: %.0f/s\n", c.due, span.Seconds(), float64(c.due)/span.Seconds())
 	fmt.Printf("rss      %s\n", rss())
 
+	t2 := time.Now()
+	if _, err := s.JobCounts(ctx); err != nil {
+		return err
+	}
+	firstCount := time.Since(t2)
 	list := median(5, func() error {
 		_, err := s.ListJobs(ctx, collName(0), nil)
 		return err
@@ -180,7 +193,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	})
 	fmt.Printf("list     %s (first page of %s)\n", ms(list), collName(0))
-	fmt.Printf("count    %s (JobCounts)\n", ms(count))
+	fmt.Printf("count    %s (JobCounts; the first call after the run %s)\n", ms(count), ms(firstCount))
 	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return s.Stop(stopCtx)
@@ -189,29 +202,59 @@ func run(ctx context.Context, c config) error {
 func collName(k int) string { return fmt.Sprintf("c%03d", k) }
 
 // putJobs puts jobs from to to (exclusive), job i in collection i mod
-// c.collections, due at at(i), from c.putters goroutines.
+// c.collections, due at at(i), from c.putters goroutines: with
+// Scheduler.PutJobs in batches of c.batch jobs of one collection, or with
+// PutJob one job at a time when c.batch is 0.
 func putJobs(ctx context.Context, s *scheduler.Scheduler, c config, from, to int, at func(int) time.Time) error {
-	next := make(chan int)
+	next := make(chan []int)
 	var mu sync.Mutex
 	var first error
+	fail := func(err error) {
+		mu.Lock()
+		first = errors.Join(first, err)
+		mu.Unlock()
+	}
+	put := func(i int) scheduler.JobPut {
+		start := at(i)
+		return scheduler.JobPut{Name: fmt.Sprintf("j%08d", i), Job: &scheduler.Job{StartTime: &start, Action: action.Action{Type: noop, Custom: json.RawMessage(`{}`)}}}
+	}
 	var wg sync.WaitGroup
 	for range c.putters {
 		wg.Go(func() {
-			for i := range next {
-				start := at(i)
-				def := &scheduler.Job{StartTime: &start, Action: action.Action{Type: noop, Custom: json.RawMessage(`{}`)}}
-				if _, err := s.PutJob(ctx, collName(i%c.collections), fmt.Sprintf("j%08d", i), def, nil); err != nil {
-					mu.Lock()
-					first = errors.Join(first, err)
-					mu.Unlock()
+			for batch := range next {
+				coll := collName(batch[0] % c.collections)
+				if c.batch == 0 {
+					p := put(batch[0])
+					if _, err := s.PutJob(ctx, coll, p.Name, p.Job, nil); err != nil {
+						fail(err)
+					}
+					continue
+				}
+				jobs := make([]scheduler.JobPut, len(batch))
+				for k, i := range batch {
+					jobs[k] = put(i)
+				}
+				if _, err := s.PutJobs(ctx, coll, jobs, nil); err != nil {
+					fail(err)
 				}
 			}
 		})
 	}
-	for i := from; i < to; i++ {
-		next <- i
-		if i%100_000 == 0 && i > from {
-			fmt.Fprintf(os.Stderr, "million: %d jobs put\n", i)
+	size := max(c.batch, 1)
+	sent := 0
+	for k := range c.collections {
+		var batch []int
+		for i := from + (k-from%c.collections+c.collections)%c.collections; i < to; i += c.collections {
+			if batch = append(batch, i); len(batch) == size {
+				next <- batch
+				batch = nil
+			}
+			if sent++; sent%100_000 == 0 {
+				fmt.Fprintf(os.Stderr, "million: %d jobs put\n", sent)
+			}
+		}
+		if len(batch) > 0 {
+			next <- batch
 		}
 	}
 	close(next)
