@@ -324,7 +324,7 @@ func dropCounts(q string) string {
 		q + ".job_counts_deleted, " + q + ".job_counts_moved CASCADE; "
 }
 
-// TestMigrateJobCounts opens a schema of version 9, from before the job
+// TestMigrateJobCounts opens a schema of version 10, from before the job
 // counts were kept, that holds jobs of two collections in two states, and
 // checks that Open counts them, and that the counts follow the writes
 // after it.
@@ -335,7 +335,7 @@ func TestMigrateJobCounts(t *testing.T) {
 	s.Close()
 	c := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
-	if _, err := c.Exec(ctx, dropCounts(q)+"UPDATE "+q+".schema_version SET version = 9"); err != nil {
+	if _, err := c.Exec(ctx, dropCounts(q)+"UPDATE "+q+".schema_version SET version = 10"); err != nil {
 		t.Fatal(err)
 	}
 	storetest.CheckCountsAfterMigration(t, open(t, schema))
