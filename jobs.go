@@ -410,6 +410,12 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 	if err := checkRecurrenceQuota(col, name, t); err != nil {
 		return nil, err
 	}
+	if job.StateReason != "" || job.ResumeTime != nil {
+		// keepPause moves the pause out of the stored definition: leave
+		// the caller's as it is, for a put retried after a conflict.
+		j := *job
+		job = &j
+	}
 	b := new(putBox)
 	r := &b.rec
 	*r = JobRecord{

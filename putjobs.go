@@ -213,11 +213,7 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 			p := &batch[i]
 			err := preconditions("job", p.name, ifMatch, etagOf(olds[i]), olds[i] != nil)
 			if err == nil {
-				job := p.job
-				if job.StateReason != "" || job.ResumeTime != nil {
-					job = job.Clone() // newRecord moves the pause out of it: keep it for a retry
-				}
-				recs[i], err = s.newRecord(col, p.name, job, p.tags, p.state, p.t, now, olds[i])
+				recs[i], err = s.newRecord(col, p.name, p.job, p.tags, p.state, p.t, now, olds[i])
 			}
 			if err != nil {
 				items = append(items, PutJobsItemError{Index: i, Name: p.name, Err: err})
