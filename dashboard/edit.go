@@ -531,9 +531,10 @@ type draftTime struct {
 // draftOccurrences is how many next occurrences the draft answer lists.
 const draftOccurrences = 5
 
-// draft checks the editor's definition as the Scheduler will when it is
-// saved, and answers JSON: it changes nothing, so a read-only viewer may
-// use it too.
+// draft parses the editor's definition as the Scheduler does when it is
+// saved (its action types, executors and retry floor; not the
+// collection's quota, which the save checks), and answers JSON: it
+// changes nothing, so a read-only viewer may use it too.
 func (h *handler) draft(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
 	def, ps := jobDraft(r.PostForm)
 	a := draftAnswer{Definition: string(def), Problems: []draftProblem{}, Next: []draftTime{}}

@@ -49,11 +49,12 @@ response reports the remaining budget in the headers
 x-ms-ratelimit-remaining-subscription-reads or -writes. -no-throttle
 turns this off.
 
-So that API load never makes a job late, at most -api-reads read and
--api-writes write operations are served at once, across all callers; the
-others wait their turn in order of arrival, up to -api-wait, and are then
-answered 429 with Retry-After, not applied. -no-api-limit serves every
-operation at once. The scheduler's own store work does not queue behind
+So that REST API load does not make jobs late, at most -api-reads read
+and -api-writes write operations of the REST API are served at once,
+across all callers; the others wait their turn in order of arrival, up to
+-api-wait, and are then answered 429 with Retry-After, not applied.
+-no-api-limit serves every operation at once. The dashboard's pages are
+not counted. The scheduler's own store work does not queue behind
 the API either: SQLite takes its writes first, and PostgreSQL runs it on
 -engine-conns connections of its own.
 

@@ -103,7 +103,7 @@ type coll struct {
 	names []string
 }
 
-// job is a stored job. Its fields are ordered to take 96 bytes: a store
+// job is a stored job. Its fields are ordered to take 80 bytes: a store
 // of a million jobs holds a million of them.
 type job struct {
 	coll *coll

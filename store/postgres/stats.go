@@ -12,7 +12,7 @@ import (
 )
 
 // foldSQL is the start of a statement that folds the changes of the job
-// counts that the triggers of migration 10 inserted, and that have
+// counts that the triggers of migration 11 inserted, and that have
 // committed, into the counts, when it takes the advisory lock $1 (one
 // fold at a time per schema; when another runs, it folds nothing and
 // leaves the changes to that one or the next). The triggers' inserts
@@ -27,7 +27,7 @@ const foldSQL = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashte
 
 // CountJobs implements [scheduler.StatsReader] by reading the counts that
 // the schema's triggers keep by collection and state as jobs are
-// created, deleted and change state (migration 10): the counts folded so
+// created, deleted and change state (migration 11): the counts folded so
 // far plus the changes since, in one statement that folds the changes
 // too (see foldSQL). Its cost grows with the number of collections and
 // with the writes since the last fold, not with the number of jobs.
