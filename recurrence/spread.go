@@ -83,7 +83,13 @@ func fmix64(h uint64) uint64 {
 // after after - Window.
 func (r *Rule) nextPlanned(after time.Time) (s, p time.Time) {
 	after = after.Round(0)
-	if prev, ok := r.last.scheduled(after); ok && r.spread <= r.minGap {
+	walk := r.spread <= r.minGap // the memo of the last occurrence is used, and kept, only then
+	var prev time.Time
+	ok := false
+	if walk {
+		prev, ok = r.last.scheduled(after)
+	}
+	if ok {
 		// A walk: after is the occurrence returned last, scheduled at
 		// prev, and the next one is planned from the next scheduled
 		// instant (no offset reaches that).
@@ -101,7 +107,9 @@ func (r *Rule) nextPlanned(after time.Time) (s, p time.Time) {
 			if r.hasEnd && p.After(r.end) {
 				break
 			}
-			r.last.store(s, p)
+			if walk {
+				r.last.store(s, p)
+			}
 			return s, p
 		}
 		if n.IsZero() {
