@@ -27,8 +27,6 @@ import (
 // the most that ListJobs returns.
 const searchBatch = 100
 
-var jobHealths = []scheduler.JobHealth{scheduler.HealthOK, scheduler.HealthLate, scheduler.HealthSkipped, scheduler.HealthFailing, scheduler.HealthStale}
-
 // jobFilter is what a search keeps of the jobs.
 type jobFilter struct {
 	Name   string // a part of the job's name, in any case; empty keeps all
@@ -48,13 +46,17 @@ func parseJobFilter(q url.Values) (jobFilter, error) {
 		return f, err
 	}
 	if s := q.Get("health"); s != "" {
-		for _, h := range jobHealths {
+		for _, h := range scheduler.Healths {
 			if strings.EqualFold(s, string(h)) {
 				f.Health = h
 			}
 		}
 		if f.Health == "" {
-			return f, &statusError{http.StatusBadRequest, fmt.Sprintf("health=%q is not a job health: use OK, Late, Skipped, Failing or Stale, or leave it out.", s)}
+			names := make([]string, len(scheduler.Healths))
+			for i, h := range scheduler.Healths {
+				names[i] = string(h)
+			}
+			return f, &statusError{http.StatusBadRequest, fmt.Sprintf("health=%q is not a job health: use %s or %s, or leave it out.", s, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])}
 		}
 	}
 	return f, nil
@@ -116,7 +118,7 @@ func (h *handler) search(r *http.Request, v *viewer) (string, any, error) {
 	for _, st := range jobStates {
 		p.States = append(p.States, string(st))
 	}
-	for _, hl := range jobHealths {
+	for _, hl := range scheduler.Healths {
 		p.Healths = append(p.Healths, string(hl))
 	}
 	var err error
