@@ -13,12 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -29,6 +25,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/cmd/jobclock/internal/promtext"
 	"github.com/jobclock/scheduler/telemetry"
 )
 
@@ -153,14 +150,9 @@ func setupProviders(ctx context.Context, f *observeFlags, instance string) (*obs
 		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 	}
 	if *f.metricsAddr != "" {
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
-		if err != nil {
-			return nil, fmt.Errorf("prometheus exporter: %w", err)
-		}
-		readers = append(readers, sdkmetric.WithReader(exp))
-		o.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		reader := sdkmetric.NewManualReader()
+		readers = append(readers, sdkmetric.WithReader(reader))
+		o.metrics = promtext.Handler(reader)
 	}
 	if len(readers) > 0 {
 		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
