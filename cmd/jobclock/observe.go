@@ -13,8 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -25,6 +23,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/cmd/jobclock/internal/otlp"
 	"github.com/jobclock/scheduler/cmd/jobclock/internal/promtext"
 	"github.com/jobclock/scheduler/telemetry"
 )
@@ -34,13 +33,15 @@ const observeUsage = `Metrics and traces: -metrics-addr serves the scheduler's m
 Prometheus text format at /metrics, with /healthz and /readyz, on a
 loopback address unless a host is given (":9464" is 127.0.0.1:9464), as
 scrapers carry no token. Traces and metrics also go to an OpenTelemetry
-collector over OTLP/HTTP (protobuf) when OTEL_EXPORTER_OTLP_ENDPOINT (or
-OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) is
-set; the other OTEL_* variables (headers, timeout, compression,
-OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER,
-OTEL_METRIC_EXPORT_INTERVAL, OTEL_TRACES_EXPORTER=none,
-OTEL_METRICS_EXPORTER=none, OTEL_SDK_DISABLED) apply as the OpenTelemetry
-specification says. Without them nothing is exported.
+collector over OTLP/HTTP in its JSON encoding when
+OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) is set; the other OTEL_* variables
+(headers, timeout, compression, certificates, OTEL_SERVICE_NAME,
+OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, OTEL_METRIC_EXPORT_INTERVAL,
+OTEL_TRACES_EXPORTER=none, OTEL_METRICS_EXPORTER=none, OTEL_SDK_DISABLED)
+apply as the OpenTelemetry specification says. The protocol is http/json;
+OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf sends http/json too (with a
+warning), grpc is refused. Without them nothing is exported.
 `
 
 // observeFlags are the telemetry flags of run and serve.
@@ -70,21 +71,31 @@ func metricsListenAddr(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// check reports a usage error in the telemetry settings: an OTLP protocol
-// other than http/protobuf.
+// check reports a usage error in the telemetry settings: an OTLP variable
+// that cannot be used (grpc as the protocol, a malformed header list, ...).
 func (f *observeFlags) check() error {
+	_, err := f.otlpConfigs()
+	return err
+}
+
+// otlpConfigs returns the OTLP settings of the signals the environment
+// asks to export, by signal (TRACES, METRICS).
+func (f *observeFlags) otlpConfigs() (map[string]otlp.Config, error) {
+	cfgs := map[string]otlp.Config{}
 	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
-		return nil
+		return cfgs, nil
 	}
 	for _, signal := range []string{"TRACES", "METRICS"} {
 		if !otlpWanted(signal) {
 			continue
 		}
-		if p := otlpProtocol(signal); p != "" && p != "http/protobuf" {
-			return fmt.Errorf("OTLP protocol %q (OTEL_EXPORTER_OTLP_PROTOCOL) is not supported: use http/protobuf, the default", p)
+		cfg, err := otlp.ConfigFromEnv(signal)
+		if err != nil {
+			return nil, fmt.Errorf("OTLP %s: %w", strings.ToLower(signal), err)
 		}
+		cfgs[signal] = cfg
 	}
-	return nil
+	return cfgs, nil
 }
 
 // observability is the OpenTelemetry SDK of a run or serve process, and
@@ -103,7 +114,7 @@ type observability struct {
 // there are none; and the Observer over them, which logs to log. The
 // caller calls shutdown when done, which flushes what is buffered.
 func setupObservability(ctx context.Context, f *observeFlags, instance string, log *slog.Logger) (*observability, error) {
-	o, err := setupProviders(ctx, f, instance)
+	o, err := setupProviders(ctx, f, instance, log)
 	if err != nil {
 		return nil, err
 	}
@@ -113,16 +124,22 @@ func setupObservability(ctx context.Context, f *observeFlags, instance string, l
 
 // setupProviders makes the tracer and meter providers of
 // setupObservability.
-func setupProviders(ctx context.Context, f *observeFlags, instance string) (*observability, error) {
+func setupProviders(ctx context.Context, f *observeFlags, instance string, log *slog.Logger) (*observability, error) {
 	o := &observability{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()}
 	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
 		return o, nil
 	}
-	if err := f.check(); err != nil {
+	cfgs, err := f.otlpConfigs()
+	if err != nil {
 		return nil, err
 	}
-	traces := otlpWanted("TRACES")
-	metrics := otlpWanted("METRICS")
+	for signal, cfg := range cfgs {
+		if cfg.ProtobufAsked {
+			log.Warn("OTLP protocol http/protobuf asked for: sending http/json, which OTLP/HTTP receivers accept as well", "signal", strings.ToLower(signal), "endpoint", cfg.URL)
+		}
+	}
+	traceCfg, traces := cfgs["TRACES"]
+	metricCfg, metrics := cfgs["METRICS"]
 	if !traces && !metrics && *f.metricsAddr == "" {
 		return o, nil
 	}
@@ -133,21 +150,13 @@ func setupProviders(ctx context.Context, f *observeFlags, instance string) (*obs
 		return nil, fmt.Errorf("telemetry resource: %w", err)
 	}
 	if traces {
-		exp, err := otlptracehttp.New(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP trace exporter: %w", err)
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(otlp.NewSpanExporter(traceCfg)))
 		o.TracerProvider = tp
 		o.shutdown = append(o.shutdown, tp.Shutdown)
 	}
 	var readers []sdkmetric.Option
 	if metrics {
-		exp, err := otlpmetrichttp.New(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP metric exporter: %w", err)
-		}
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(otlp.NewMetricExporter(metricCfg))))
 	}
 	if *f.metricsAddr != "" {
 		reader := sdkmetric.NewManualReader()
@@ -169,13 +178,6 @@ func otlpWanted(signal string) bool {
 		return false
 	}
 	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
-}
-
-func otlpProtocol(signal string) string {
-	if p := os.Getenv("OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL"); p != "" {
-		return p
-	}
-	return os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 }
 
 // Shutdown flushes and stops the exporters.

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -24,12 +23,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/cmd/jobclock/internal/otlp/otlptest"
 	"github.com/jobclock/scheduler/httpapi"
 )
 
@@ -109,74 +106,9 @@ func (p *process) stop(t *testing.T) {
 	}
 }
 
-// otlpSink is an OTLP/HTTP endpoint that decodes what it receives.
-type otlpSink struct {
-	mu      sync.Mutex
-	spans   []*tracepb.Span
-	metrics map[string]bool // names of the metrics received
-}
-
-func (s *otlpSink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		body = zr
-	}
-	data, err := io.ReadAll(body)
-	if err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
-		http.Error(w, "want a protobuf body", http.StatusBadRequest)
-		return
-	}
-	var resp proto.Message
-	switch r.URL.Path {
-	case "/v1/traces":
-		var req coltracepb.ExportTraceServiceRequest
-		if err := proto.Unmarshal(data, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				s.spans = append(s.spans, ss.Spans...)
-			}
-		}
-		s.mu.Unlock()
-		resp = &coltracepb.ExportTraceServiceResponse{}
-	case "/v1/metrics":
-		var req colmetricpb.ExportMetricsServiceRequest
-		if err := proto.Unmarshal(data, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
-		for _, rm := range req.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				for _, m := range sm.Metrics {
-					s.metrics[m.Name] = true
-				}
-			}
-		}
-		s.mu.Unlock()
-		resp = &colmetricpb.ExportMetricsServiceResponse{}
-	default:
-		http.NotFound(w, r)
-		return
-	}
-	out, _ := proto.Marshal(resp)
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(out)
-}
-
-// span finds a received span by name and attribute values.
-func (s *otlpSink) span(name string, attrs map[string]string) *tracepb.Span {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sp := range s.spans {
+// findSpan finds a received span by name and attribute values.
+func findSpan(spans []*tracepb.Span, name string, attrs map[string]string) *tracepb.Span {
+	for _, sp := range spans {
 		if sp.Name != name {
 			continue
 		}
@@ -215,7 +147,7 @@ func TestServeObservability(t *testing.T) {
 		}
 	}))
 	defer receiver.Close()
-	sink := &otlpSink{metrics: map[string]bool{}}
+	sink := &otlptest.Collector{}
 	collector := httptest.NewServer(sink)
 	defer collector.Close()
 
@@ -348,17 +280,18 @@ func TestServeObservability(t *testing.T) {
 
 	// OTLP: the attempts' spans, the API's server spans and the metrics.
 	eventually(t, "the OTLP endpoint receives the spans", func() error {
+		spans := sink.Spans()
 		switch {
-		case sink.span("jobclock.attempt", map[string]string{"jobclock.job": "sub1/rg/jc/flaky", "jobclock.action.name": "ErrorAction"}) == nil &&
-			sink.span("jobclock.attempt", map[string]string{"jobclock.job": "flaky", "jobclock.action.name": "ErrorAction"}) == nil:
+		case len(sink.Rejected()) > 0:
+			return fmt.Errorf("the endpoint rejected requests: %q", sink.Rejected())
+		case findSpan(spans, "jobclock.attempt", map[string]string{"jobclock.job": "sub1/rg/jc/flaky", "jobclock.action.name": "ErrorAction"}) == nil &&
+			findSpan(spans, "jobclock.attempt", map[string]string{"jobclock.job": "flaky", "jobclock.action.name": "ErrorAction"}) == nil:
 			return fmt.Errorf("no jobclock.attempt span of flaky's error action")
-		case sink.span("PUT /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/jobs/{jobName}", nil) == nil:
+		case findSpan(spans, "PUT /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Scheduler/jobCollections/{jobCollectionName}/jobs/{jobName}", nil) == nil:
 			return fmt.Errorf("no server span of PUT job")
 		}
-		sink.mu.Lock()
-		defer sink.mu.Unlock()
-		if !sink.metrics["jobclock.attempts"] || !sink.metrics["http.server.request.duration"] {
-			return fmt.Errorf("metrics received: %v", sink.metrics)
+		if names := sink.MetricNames(); !names["jobclock.attempts"] || !names["http.server.request.duration"] {
+			return fmt.Errorf("metrics received: %v", names)
 		}
 		return nil
 	})
@@ -367,13 +300,11 @@ func TestServeObservability(t *testing.T) {
 	okParent := parents["/ok"]
 	mu.Unlock()
 	var okAttempt *tracepb.Span
-	sink.mu.Lock()
-	for _, sp := range sink.spans {
+	for _, sp := range sink.Spans() {
 		if sp.Name == "jobclock.attempt" && strings.Contains(okParent, hex.EncodeToString(sp.TraceId)) {
 			okAttempt = sp
 		}
 	}
-	sink.mu.Unlock()
 	if okAttempt == nil {
 		t.Errorf("the receiver's traceparent %q is in no jobclock.attempt span's trace", okParent)
 	}
@@ -506,10 +437,18 @@ func TestMetricsListenAddr(t *testing.T) {
 
 func TestObserveUsageErrors(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-	var out, errb bytes.Buffer
-	if code := serveCmd([]string{"-db", filepath.Join(t.TempDir(), "x.db")}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `OTLP protocol "grpc"`) {
-		t.Errorf("serve with OTEL_EXPORTER_OTLP_PROTOCOL=grpc = %d, stderr %q; want 2 naming the protocol", code, errb.String())
+	for _, tt := range []struct{ variable, value, want string }{
+		{"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: OTLP over gRPC is not supported"},
+		{"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "novalue", `OTEL_EXPORTER_OTLP_TRACES_HEADERS: "novalue": want key=value`},
+		{"OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "10s", `OTEL_EXPORTER_OTLP_METRICS_TIMEOUT="10s": want a positive number of milliseconds`},
+	} {
+		t.Run(tt.variable, func(t *testing.T) {
+			t.Setenv(tt.variable, tt.value)
+			var out, errb bytes.Buffer
+			if code := serveCmd([]string{"-db", filepath.Join(t.TempDir(), "x.db")}, &out, &errb); code != 2 || !strings.Contains(errb.String(), tt.want) {
+				t.Errorf("serve with %s=%s = %d, stderr %q; want 2 and %q", tt.variable, tt.value, code, errb.String(), tt.want)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,171 @@
+package otlp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// The retry schedule: the first wait, the longest, and the time after the
+// first attempt past which no retry starts.
+const (
+	firstBackoff = time.Second
+	maxBackoff   = 30 * time.Second
+	maxElapsed   = time.Minute
+)
+
+// ErrShutdown is returned by an export after Shutdown.
+var ErrShutdown = errors.New("otlp: exporter shut down")
+
+// client posts export requests to one URL.
+type client struct {
+	cfg    Config
+	http   *http.Client
+	closed atomic.Bool
+}
+
+func newClient(cfg Config) *client {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg.TLS != nil {
+		tr.TLSClientConfig = cfg.TLS
+	}
+	return &client{cfg: cfg, http: &http.Client{Transport: tr}}
+}
+
+func (c *client) shutdown() {
+	c.closed.Store(true)
+	c.http.CloseIdleConnections()
+}
+
+// send posts body, retrying what the specification says may be retried.
+func (c *client) send(ctx context.Context, body []byte) error {
+	if c.closed.Load() {
+		return ErrShutdown
+	}
+	if c.cfg.Gzip {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(body)
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		body = buf.Bytes()
+	}
+	start := time.Now()
+	backoff := firstBackoff
+	for attempt := 1; ; attempt++ {
+		wait, err := c.post(ctx, body)
+		if err == nil || wait < 0 {
+			return err
+		}
+		if wait == 0 {
+			wait = backoff/2 + rand.N(backoff) // 0.5 to 1.5 times the backoff
+			backoff = min(2*backoff, maxBackoff)
+		}
+		if time.Since(start)+wait > maxElapsed {
+			return fmt.Errorf("otlp: %s: giving up after %d attempts in %v: %w", c.cfg.URL, attempt, time.Since(start).Round(time.Millisecond), err)
+		}
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+			return fmt.Errorf("otlp: %s: no time left to retry after %d attempts: %w", c.cfg.URL, attempt, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("otlp: %s: %w (after %d attempts, the last: %v)", c.cfg.URL, ctx.Err(), attempt, err)
+		case <-t.C:
+		}
+	}
+}
+
+// post makes one attempt. It returns a nil error on success; otherwise
+// wait is -1 when the error is final, 0 for a retry after the backoff, and
+// the answer's Retry-After when it gave one.
+func (c *client) post(parent context.Context, body []byte) (wait time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(parent, c.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return -1, err
+	}
+	for k, vs := range c.cfg.Headers {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "jobclock-otlp")
+	if c.cfg.Gzip {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if parent.Err() != nil {
+			return -1, err // the caller's context ended
+		}
+		return 0, fmt.Errorf("otlp: %w", err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 == 2 {
+		return -1, partialSuccess(answer)
+	}
+	err = fmt.Errorf("otlp: %s answered %s: %s", c.cfg.URL, resp.Status, bytes.TrimSpace(answer[:min(len(answer), 512)]))
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return retryAfter(resp.Header.Get("Retry-After")), err
+	}
+	return -1, err
+}
+
+// retryAfter returns the wait a Retry-After header asks for (seconds or an
+// HTTP date), at most maxBackoff; 0 without one.
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	var d time.Duration
+	if s, err := strconv.Atoi(h); err == nil {
+		d = time.Duration(s) * time.Second
+	} else if t, err := http.ParseTime(h); err == nil {
+		d = time.Until(t)
+	} else {
+		return 0
+	}
+	// A zero or past Retry-After retries at once; 1ns keeps it apart from "none".
+	return min(max(d, time.Nanosecond), maxBackoff)
+}
+
+// partialSuccess returns an error when a successful answer says that some
+// of the spans or points were rejected; such a request is not retried.
+func partialSuccess(answer []byte) error {
+	var r struct {
+		PartialSuccess struct {
+			RejectedSpans      json.Number `json:"rejectedSpans"`
+			RejectedDataPoints json.Number `json:"rejectedDataPoints"`
+			ErrorMessage       string      `json:"errorMessage"`
+		} `json:"partialSuccess"`
+	}
+	if json.Unmarshal(answer, &r) != nil {
+		return nil // not JSON (a protobuf answer, or none): success
+	}
+	p := r.PartialSuccess
+	rejected := p.RejectedSpans
+	if rejected == "" {
+		rejected = p.RejectedDataPoints
+	}
+	if n, _ := rejected.Int64(); n > 0 {
+		return fmt.Errorf("otlp: the endpoint rejected %d items: %s", n, p.ErrorMessage)
+	}
+	return nil
+}

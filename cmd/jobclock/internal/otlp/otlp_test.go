@@ -1,0 +1,455 @@
+package otlp_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/jobclock/scheduler/cmd/jobclock/internal/otlp"
+	"github.com/jobclock/scheduler/cmd/jobclock/internal/otlp/otlptest"
+)
+
+// collector starts a loopback OTLP/HTTP receiver and returns it with the
+// Config of a signal that sends to it.
+func collector(t *testing.T, signal string) (*otlptest.Collector, otlp.Config) {
+	t.Helper()
+	c := &otlptest.Collector{}
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	cfg, err := otlp.ConfigFromEnv(signal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cfg
+}
+
+var testResource = resource.NewWithAttributes("https://opentelemetry.io/schemas/1.37.0",
+	attribute.String("service.name", "jobclock"), attribute.String("service.instance.id", "i-1"))
+
+func str(s string) *commonpb.AnyValue {
+	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: s}}
+}
+
+func kv(k string, v *commonpb.AnyValue) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: v}
+}
+
+// attrs returns a decoded attribute list by key.
+func attrs(kvs []*commonpb.KeyValue) map[string]*commonpb.AnyValue {
+	m := map[string]*commonpb.AnyValue{}
+	for _, kv := range kvs {
+		m[kv.GetKey()] = kv.GetValue()
+	}
+	return m
+}
+
+// TestExportMetrics sends the metrics of an SDK meter through a periodic
+// reader and decodes them with the OTLP definitions: resource, scope, a
+// counter with attributes of each type, a histogram and a gauge.
+func TestExportMetrics(t *testing.T) {
+	ctx := context.Background()
+	col, cfg := collector(t, "METRICS")
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(testResource),
+		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(otlp.NewMetricExporter(cfg), sdkmetric.WithInterval(time.Hour))))
+	defer mp.Shutdown(ctx)
+	m := mp.Meter("github.com/jobclock/scheduler", metric.WithInstrumentationVersion("v1.2.3"))
+	before := time.Now()
+	attempts, _ := m.Int64Counter("jobclock.attempts", metric.WithUnit("{attempt}"), metric.WithDescription("History entries."))
+	attempts.Add(ctx, 3, metric.WithAttributes(attribute.String("jobclock.action.name", "MainAction"), attribute.Int("n", -7),
+		attribute.Bool("ok", true), attribute.Float64("f", 0.25), attribute.StringSlice("tags", []string{"a", "b"})))
+	duration, _ := m.Float64Histogram("jobclock.attempt.duration", metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(0.5, 1))
+	for _, v := range []float64{0.25, 0.75, 4} {
+		duration.Record(ctx, v)
+	}
+	_, _ = m.Int64ObservableGauge("jobclock.jobs.due", metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(12)
+		return nil
+	}))
+	if err := mp.ForceFlush(ctx); err != nil {
+		t.Fatalf("ForceFlush: %v (rejected: %q)", err, col.Rejected())
+	}
+
+	reqs := col.Metrics()
+	if len(reqs) != 1 || len(reqs[0].ResourceMetrics) != 1 {
+		t.Fatalf("received %d requests (%v), want one of one resource; rejected: %q", len(reqs), reqs, col.Rejected())
+	}
+	rm := reqs[0].ResourceMetrics[0]
+	if diff := cmp.Diff(map[string]*commonpb.AnyValue{"service.name": str("jobclock"), "service.instance.id": str("i-1")},
+		attrs(rm.GetResource().GetAttributes()), protocmp.Transform()); diff != "" {
+		t.Errorf("resource attributes (-want +got):\n%s", diff)
+	}
+	if rm.SchemaUrl != "https://opentelemetry.io/schemas/1.37.0" {
+		t.Errorf("resource schemaUrl = %q", rm.SchemaUrl)
+	}
+	if len(rm.ScopeMetrics) != 1 {
+		t.Fatalf("%d scopes, want 1", len(rm.ScopeMetrics))
+	}
+	sm := rm.ScopeMetrics[0]
+	if sm.Scope.GetName() != "github.com/jobclock/scheduler" || sm.Scope.GetVersion() != "v1.2.3" {
+		t.Errorf("scope = %v", sm.Scope)
+	}
+	byName := map[string]*metricpb.Metric{}
+	for _, m := range sm.Metrics {
+		byName[m.Name] = m
+	}
+
+	sum := byName["jobclock.attempts"]
+	if sum.GetUnit() != "{attempt}" || sum.GetDescription() != "History entries." || !sum.GetSum().GetIsMonotonic() ||
+		sum.GetSum().GetAggregationTemporality() != metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE {
+		t.Errorf("jobclock.attempts = %v, want a cumulative monotonic sum in {attempt}", sum)
+	}
+	if pts := sum.GetSum().GetDataPoints(); len(pts) != 1 || pts[0].GetAsInt() != 3 {
+		t.Fatalf("jobclock.attempts points = %v, want one of 3", pts)
+	}
+	p := sum.GetSum().GetDataPoints()[0]
+	wantAttrs := map[string]*commonpb.AnyValue{
+		"jobclock.action.name": str("MainAction"),
+		"n":                    {Value: &commonpb.AnyValue_IntValue{IntValue: -7}},
+		"ok":                   {Value: &commonpb.AnyValue_BoolValue{BoolValue: true}},
+		"f":                    {Value: &commonpb.AnyValue_DoubleValue{DoubleValue: 0.25}},
+		"tags":                 {Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: []*commonpb.AnyValue{str("a"), str("b")}}}},
+	}
+	if diff := cmp.Diff(wantAttrs, attrs(p.Attributes), protocmp.Transform()); diff != "" {
+		t.Errorf("point attributes (-want +got):\n%s", diff)
+	}
+	start, at := time.Unix(0, int64(p.StartTimeUnixNano)), time.Unix(0, int64(p.TimeUnixNano))
+	if start.Before(before.Add(-time.Second)) || at.Before(start) || at.After(time.Now()) {
+		t.Errorf("point times start %v, time %v; want start near %v and time after it", start, at, before)
+	}
+
+	h := byName["jobclock.attempt.duration"].GetHistogram()
+	if h.GetAggregationTemporality() != metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE || len(h.GetDataPoints()) != 1 {
+		t.Fatalf("jobclock.attempt.duration = %v, want one cumulative histogram point", h)
+	}
+	hp := h.DataPoints[0]
+	type histogram struct {
+		Count, Buckets any
+		Sum, Min, Max  float64
+		Bounds         []float64
+	}
+	want := histogram{Count: uint64(3), Buckets: []uint64{1, 1, 1}, Sum: 5, Min: 0.25, Max: 4, Bounds: []float64{0.5, 1}}
+	got := histogram{Count: hp.Count, Buckets: hp.BucketCounts, Sum: hp.GetSum(), Min: hp.GetMin(), Max: hp.GetMax(), Bounds: hp.ExplicitBounds}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("histogram point (-want +got):\n%s", diff)
+	}
+
+	if pts := byName["jobclock.jobs.due"].GetGauge().GetDataPoints(); len(pts) != 1 || pts[0].GetAsInt() != 12 {
+		t.Errorf("jobclock.jobs.due = %v, want a gauge of 12", byName["jobclock.jobs.due"])
+	}
+}
+
+// TestExportMetricsPreferences: the temporality and histogram aggregation
+// variables reach what is sent.
+func TestExportMetricsPreferences(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta")
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION", "base2_exponential_bucket_histogram")
+	col, cfg := collector(t, "METRICS")
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(otlp.NewMetricExporter(cfg), sdkmetric.WithInterval(time.Hour))))
+	defer mp.Shutdown(ctx)
+	m := mp.Meter("test")
+	c, _ := m.Float64Counter("c")
+	c.Add(ctx, 1.5)
+	h, _ := m.Float64Histogram("h")
+	h.Record(ctx, 2)
+	h.Record(ctx, 8)
+	if err := mp.ForceFlush(ctx); err != nil {
+		t.Fatalf("ForceFlush: %v (rejected: %q)", err, col.Rejected())
+	}
+	reqs := col.Metrics()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1; rejected: %q", len(reqs), col.Rejected())
+	}
+	byName := map[string]*metricpb.Metric{}
+	for _, m := range reqs[0].ResourceMetrics[0].ScopeMetrics[0].Metrics {
+		byName[m.Name] = m
+	}
+	delta := metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA
+	if s := byName["c"].GetSum(); s.GetAggregationTemporality() != delta || s.GetDataPoints()[0].GetAsDouble() != 1.5 {
+		t.Errorf("c = %v, want a delta sum of 1.5", byName["c"])
+	}
+	eh := byName["h"].GetExponentialHistogram()
+	if eh.GetAggregationTemporality() != delta || len(eh.GetDataPoints()) != 1 {
+		t.Fatalf("h = %v, want one delta exponential histogram point", byName["h"])
+	}
+	p := eh.DataPoints[0]
+	total := uint64(0)
+	for _, n := range p.GetPositive().GetBucketCounts() {
+		total += n
+	}
+	if p.Count != 2 || p.GetSum() != 10 || total != 2 || p.Scale == 0 {
+		t.Errorf("exponential point = %v, want count 2, sum 10, 2 in the positive buckets and a scale", p)
+	}
+}
+
+// TestExportSpans sends a parent and a child span and decodes them: ids
+// in hex, the parent's id, kind, status, attributes, an event and a link.
+func TestExportSpans(t *testing.T) {
+	ctx := context.Background()
+	col, cfg := collector(t, "TRACES")
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(testResource), sdktrace.WithSyncer(otlp.NewSpanExporter(cfg)))
+	defer tp.Shutdown(ctx)
+	tr := tp.Tracer("github.com/jobclock/scheduler", trace.WithInstrumentationVersion("v1.2.3"))
+	linked := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled})
+	ctx, parent := tr.Start(ctx, "PUT /jobs/{jobName}", trace.WithSpanKind(trace.SpanKindServer))
+	_, child := tr.Start(ctx, "jobclock.attempt", trace.WithLinks(trace.Link{SpanContext: linked, Attributes: []attribute.KeyValue{attribute.String("why", "retry")}}))
+	child.SetAttributes(attribute.String("jobclock.job", "sub1/rg/jc/flaky"), attribute.Int64("jobclock.attempt.retry", 2))
+	child.AddEvent("exception", trace.WithAttributes(attribute.String("exception.message", "boom")))
+	child.SetStatus(codes.Error, "503 Service Unavailable")
+	child.End()
+	parent.End()
+	if err := tp.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rej := col.Rejected(); len(rej) > 0 {
+		t.Fatalf("the collector rejected: %q", rej)
+	}
+	var got []*tracepb.Span
+	for _, req := range col.Traces() {
+		for _, rs := range req.ResourceSpans {
+			if diff := cmp.Diff(map[string]*commonpb.AnyValue{"service.name": str("jobclock"), "service.instance.id": str("i-1")},
+				attrs(rs.GetResource().GetAttributes()), protocmp.Transform()); diff != "" {
+				t.Errorf("resource attributes (-want +got):\n%s", diff)
+			}
+			for _, ss := range rs.ScopeSpans {
+				if ss.Scope.GetName() != "github.com/jobclock/scheduler" || ss.Scope.GetVersion() != "v1.2.3" {
+					t.Errorf("scope = %v", ss.Scope)
+				}
+				got = append(got, ss.Spans...)
+			}
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("received %d spans, want 2", len(got))
+	}
+	c, p := got[0], got[1]
+	pc, cc := parent.SpanContext(), child.SpanContext()
+	want := &tracepb.Span{
+		TraceId: id(pc.TraceID()), SpanId: id(pc.SpanID()), Name: "PUT /jobs/{jobName}",
+		Kind: tracepb.Span_SPAN_KIND_SERVER, Flags: 0x101,
+		StartTimeUnixNano: p.StartTimeUnixNano, EndTimeUnixNano: p.EndTimeUnixNano, Status: &tracepb.Status{},
+	}
+	if diff := cmp.Diff(want, p, protocmp.Transform()); diff != "" {
+		t.Errorf("parent span (-want +got):\n%s", diff)
+	}
+	want = &tracepb.Span{
+		TraceId: id(cc.TraceID()), SpanId: id(cc.SpanID()), ParentSpanId: id(pc.SpanID()), Name: "jobclock.attempt",
+		Kind: tracepb.Span_SPAN_KIND_INTERNAL, Flags: 0x101,
+		StartTimeUnixNano: c.StartTimeUnixNano, EndTimeUnixNano: c.EndTimeUnixNano,
+		Attributes: []*commonpb.KeyValue{kv("jobclock.job", str("sub1/rg/jc/flaky")),
+			kv("jobclock.attempt.retry", &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: 2}})},
+		Events: []*tracepb.Span_Event{{Name: "exception", TimeUnixNano: eventTime(c), Attributes: []*commonpb.KeyValue{kv("exception.message", str("boom"))}}},
+		Links: []*tracepb.Span_Link{{TraceId: id(linked.TraceID()), SpanId: id(linked.SpanID()), Flags: 0x101,
+			Attributes: []*commonpb.KeyValue{kv("why", str("retry"))}}},
+		Status: &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: "503 Service Unavailable"},
+	}
+	if diff := cmp.Diff(want, c, protocmp.Transform()); diff != "" {
+		t.Errorf("child span (-want +got):\n%s", diff)
+	}
+	if c.StartTimeUnixNano == 0 || c.EndTimeUnixNano < c.StartTimeUnixNano {
+		t.Errorf("child span from %d to %d", c.StartTimeUnixNano, c.EndTimeUnixNano)
+	}
+}
+
+func id[T interface{ IsValid() bool }](v T) []byte {
+	switch v := any(v).(type) {
+	case trace.TraceID:
+		return v[:]
+	case trace.SpanID:
+		return v[:]
+	}
+	return nil
+}
+
+func eventTime(s *tracepb.Span) uint64 {
+	if len(s.Events) == 0 {
+		return 0
+	}
+	return s.Events[0].TimeUnixNano
+}
+
+// exportOne exports a span with the exporter of cfg.
+func exportOne(ctx context.Context, cfg otlp.Config) error {
+	var got []sdktrace.ReadOnlySpan
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder{&got}))
+	_, s := tp.Tracer("test").Start(ctx, "s")
+	s.End()
+	return otlp.NewSpanExporter(cfg).ExportSpans(ctx, got)
+}
+
+// recorder keeps the spans that end.
+type recorder struct{ spans *[]sdktrace.ReadOnlySpan }
+
+func (r recorder) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (r recorder) OnEnd(s sdktrace.ReadOnlySpan)                   { *r.spans = append(*r.spans, s) }
+func (r recorder) Shutdown(context.Context) error                  { return nil }
+func (r recorder) ForceFlush(context.Context) error                { return nil }
+
+// TestRetries: 429, 502, 503 and 504 are retried (here at once, as the
+// answers' Retry-After says), 400 is not.
+func TestRetries(t *testing.T) {
+	col, cfg := collector(t, "TRACES")
+	statuses := []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+	col.Answer = func(n int, r *http.Request) (int, http.Header) {
+		if n <= len(statuses) {
+			return statuses[n-1], http.Header{"Retry-After": {"0"}}
+		}
+		return 0, nil
+	}
+	if err := exportOne(context.Background(), cfg); err != nil {
+		t.Fatalf("export after 4 retryable answers: %v", err)
+	}
+	if n, spans := col.Requests(), len(col.Spans()); n != 5 || spans != 1 {
+		t.Errorf("%d requests, %d spans received; want 5 requests and the span once", n, spans)
+	}
+
+	col2, cfg2 := collector(t, "TRACES")
+	col2.Answer = func(int, *http.Request) (int, http.Header) { return http.StatusBadRequest, nil }
+	err := exportOne(context.Background(), cfg2)
+	if err == nil || !strings.Contains(err.Error(), "400 Bad Request") {
+		t.Errorf("export answered 400 = %v, want an error naming the status", err)
+	}
+	if n := col2.Requests(); n != 1 {
+		t.Errorf("%d requests after a 400, want 1 (not retried)", n)
+	}
+}
+
+// TestRetriesEndWithTheContext: a retry that would outlast the caller's
+// context does not start.
+func TestRetriesEndWithTheContext(t *testing.T) {
+	col, cfg := collector(t, "TRACES")
+	col.Answer = func(int, *http.Request) (int, http.Header) {
+		return http.StatusServiceUnavailable, http.Header{"Retry-After": {"5"}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := exportOne(ctx, cfg)
+	if err == nil || !strings.Contains(err.Error(), "no time left to retry after 1 attempts") || !strings.Contains(err.Error(), "503") {
+		t.Errorf("export = %v, want no time left to retry, with the 503", err)
+	}
+	if n := col.Requests(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// TestPartialSuccess: an answer that rejects part of the request fails
+// the export without a retry.
+func TestPartialSuccess(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"partialSuccess": {"rejectedSpans": "1", "errorMessage": "span too old"}}`))
+	}))
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
+	cfg, err := otlp.ConfigFromEnv("TRACES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = exportOne(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "rejected 1 items: span too old") || calls != 1 {
+		t.Errorf("export = %v after %d calls, want the rejection after 1", err, calls)
+	}
+}
+
+// TestGzipAndHeaders: OTEL_EXPORTER_OTLP_COMPRESSION and the header
+// variables reach the request.
+func TestGzipAndHeaders(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20abc,X-Tenant=one")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "X-Tenant=two")
+	col, cfg := collector(t, "TRACES")
+	if err := exportOne(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	h := col.Headers()[0]
+	if h.Get("Content-Encoding") != "gzip" || h.Get("Authorization") != "Bearer abc" || h.Get("X-Tenant") != "two" || len(col.Spans()) != 1 {
+		t.Errorf("headers %v, %d spans; want gzip, Bearer abc, the traces' X-Tenant two and the span", h, len(col.Spans()))
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		signal  string
+		wantURL string
+		wantErr string
+	}{
+		{"base URL gets the signal's path", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, "TRACES", "http://c:4318/v1/traces", ""},
+		{"base URL with a path", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c/otlp/"}, "METRICS", "https://c/otlp/v1/metrics", ""},
+		{"signal URL as it is", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://b:1/m"}, "METRICS", "http://b:1/m", ""},
+		{"signal URL without a path", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://b:1"}, "TRACES", "http://b:1/", ""},
+		{"default", nil, "TRACES", "http://localhost:4318/v1/traces", ""},
+		{"grpc", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, "TRACES", "", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc: OTLP over gRPC is not supported"},
+		{"unknown protocol", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http"}, "TRACES", "", `OTEL_EXPORTER_OTLP_PROTOCOL="http": not an OTLP protocol`},
+		{"not a URL", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, "TRACES", "", `OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318": want an http:// or https:// URL`},
+		{"compression", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_COMPRESSION": "zstd"}, "METRICS", "", `OTEL_EXPORTER_OTLP_METRICS_COMPRESSION="zstd": want gzip or none`},
+		{"timeout", map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "-1"}, "METRICS", "", `OTEL_EXPORTER_OTLP_TIMEOUT="-1": want a positive number of milliseconds`},
+		{"temporality", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "sometimes"}, "METRICS", "", `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE="sometimes"`},
+		{"temporality is for metrics", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "sometimes"}, "TRACES", "http://localhost:4318/v1/traces", ""},
+		{"CA file", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"}, "TRACES", "", "OTEL_EXPORTER_OTLP_CERTIFICATE: open /nonexistent/ca.pem"},
+		{"client key alone", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "/k.pem"}, "TRACES", "", "only OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, v := range []string{"ENDPOINT", "PROTOCOL", "HEADERS", "TIMEOUT", "COMPRESSION", "CERTIFICATE", "CLIENT_CERTIFICATE", "CLIENT_KEY"} {
+				for _, prefix := range []string{"OTEL_EXPORTER_OTLP_", "OTEL_EXPORTER_OTLP_TRACES_", "OTEL_EXPORTER_OTLP_METRICS_"} {
+					t.Setenv(prefix+v, "")
+				}
+			}
+			t.Setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "")
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			cfg, err := otlp.ConfigFromEnv(tt.signal)
+			switch {
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("ConfigFromEnv(%s) error = %v, want %q", tt.signal, err, tt.wantErr)
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("ConfigFromEnv(%s) error = %v", tt.signal, err)
+			case tt.wantErr == "" && cfg.URL != tt.wantURL:
+				t.Errorf("ConfigFromEnv(%s).URL = %q, want %q", tt.signal, cfg.URL, tt.wantURL)
+			}
+		})
+	}
+}
+
+// TestShutdown: an export after Shutdown fails with ErrShutdown.
+func TestShutdown(t *testing.T) {
+	_, cfg := collector(t, "METRICS")
+	exp := otlp.NewMetricExporter(cfg)
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	c, _ := mp.Meter("m").Int64Counter("c")
+	c.Add(context.Background(), 1)
+	rm := new(metricdata.ResourceMetrics)
+	if err := reader.Collect(context.Background(), rm); err != nil {
+		t.Fatal(err)
+	}
+	if err := exp.Export(context.Background(), rm); !errors.Is(err, otlp.ErrShutdown) {
+		t.Errorf("Export after Shutdown = %v, want ErrShutdown", err)
+	}
+}
