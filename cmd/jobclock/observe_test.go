@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -431,6 +432,38 @@ func TestMetricsListenAddr(t *testing.T) {
 	} {
 		if got := metricsListenAddr(in); got != want {
 			t.Errorf("metricsListenAddr(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestOTLPProtobufFallsBackToJSON: asked for http/protobuf, the command
+// warns once per signal at start and sends http/json, which the endpoint
+// decodes.
+func TestOTLPProtobufFallsBackToJSON(t *testing.T) {
+	sink := &otlptest.Collector{}
+	collector := httptest.NewServer(sink)
+	defer collector.Close()
+	for k, v := range map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+		"OTEL_SDK_DISABLED": "", "OTEL_TRACES_EXPORTER": "", "OTEL_METRICS_EXPORTER": ""} {
+		t.Setenv(k, v)
+	}
+	var logs bytes.Buffer
+	flags := &observeFlags{metricsAddr: new(string)}
+	o, err := setupObservability(context.Background(), flags, "i-1", slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := o.TracerProvider.Tracer("test").Start(context.Background(), "fallback")
+	span.End()
+	if err := o.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown (flushes the span): %v; rejected: %q", err, sink.Rejected())
+	}
+	if spans := sink.Spans(); len(spans) != 1 || spans[0].Name != "fallback" {
+		t.Errorf("received spans %v, want the one named fallback", spans)
+	}
+	for _, signal := range []string{"traces", "metrics"} {
+		if want := "sending http/json"; !strings.Contains(logs.String(), want) || !strings.Contains(logs.String(), "signal="+signal) {
+			t.Errorf("log %q has no warning %q for %s", logs.String(), want, signal)
 		}
 	}
 }
