@@ -18,6 +18,7 @@ package promtext
 import (
 	"bufio"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -41,8 +42,9 @@ type Collector interface {
 }
 
 // Handler serves GET requests with the metrics c collects, followed by the
-// Go runtime's and the process's. A failed collection answers 500 with
-// the error.
+// Go runtime's and the process's, gzipped when the request accepts gzip
+// (as Prometheus's scrapes do). A failed collection answers 500 with the
+// error.
 func Handler(c Collector) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var rm metricdata.ResourceMetrics
@@ -51,8 +53,34 @@ func Handler(c Collector) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", ContentType)
-		Write(w, &rm)
+		w.Header().Add("Vary", "Accept-Encoding")
+		var out io.Writer = w
+		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			defer zw.Close()
+			out = zw
+		}
+		Write(out, &rm)
 	})
+}
+
+// acceptsGzip reports whether an Accept-Encoding header lists gzip with a
+// weight above zero.
+func acceptsGzip(h string) bool {
+	for part := range strings.SplitSeq(h, ",") {
+		coding, params, _ := strings.Cut(part, ";")
+		if strings.TrimSpace(coding) != "gzip" {
+			continue
+		}
+		q, found := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		if !found {
+			return true
+		}
+		w, err := strconv.ParseFloat(q, 64)
+		return err == nil && w > 0
+	}
+	return false
 }
 
 // Write writes rm, the Go runtime's metrics and the process's in the text

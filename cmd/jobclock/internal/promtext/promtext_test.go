@@ -1,7 +1,9 @@
 package promtext_test
 
 import (
+	"compress/gzip"
 	"context"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -218,6 +220,50 @@ func TestLabelName(t *testing.T) {
 	} {
 		if got := promtext.LabelName(in); got != want {
 			t.Errorf("LabelName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestHandlerGzip: a scrape that accepts gzip gets the exposition gzipped;
+// one that does not, or refuses it, gets it plain.
+func TestHandlerGzip(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	c, _ := mp.Meter("m").Int64Counter("jobclock.attempts")
+	c.Add(context.Background(), 5)
+	h := promtext.Handler(reader)
+	for _, tt := range []struct {
+		accept string
+		gzip   bool
+	}{
+		{"gzip", true}, {"deflate, gzip;q=0.5", true}, {"", false}, {"gzip;q=0", false}, {"identity", false},
+	} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		if tt.accept != "" {
+			req.Header.Set("Accept-Encoding", tt.accept)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var body io.Reader = rec.Body
+		if got := rec.Header().Get("Content-Encoding") == "gzip"; got != tt.gzip {
+			t.Errorf("Accept-Encoding %q: gzipped %v, want %v", tt.accept, got, tt.gzip)
+			continue
+		}
+		if tt.gzip {
+			zr, err := gzip.NewReader(rec.Body)
+			if err != nil {
+				t.Fatalf("Accept-Encoding %q: %v", tt.accept, err)
+			}
+			body = zr
+		}
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(body)
+		if err != nil {
+			t.Fatalf("Accept-Encoding %q: parse: %v", tt.accept, err)
+		}
+		if v := fams["jobclock_attempts_total"].GetMetric()[0].GetCounter().GetValue(); v != 5 {
+			t.Errorf("Accept-Encoding %q: jobclock_attempts_total = %v, want 5", tt.accept, v)
 		}
 	}
 }
