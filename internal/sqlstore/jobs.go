@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	scheduler "github.com/jobclock/scheduler"
 )
@@ -52,11 +53,19 @@ type Dialect struct {
 	// JSONAgg is the aggregate that collects values into a JSON array:
 	// "json_agg" on PostgreSQL, "json_group_array" on SQLite.
 	JSONAgg string
+	// Wake is what {wake} becomes at the end of the WHERE clause of a
+	// job's create and replace: a condition that holds and wakes the
+	// store's schedulers once the statement's transaction commits
+	// (" AND pg_notify('CHANNEL', '') IS NOT NULL" on PostgreSQL, which
+	// delivers a notification sent many times in one transaction once), so
+	// that a put needs no statement of its own to wake them; empty on
+	// SQLite.
+	Wake string
 	// Unique reports whether err is the database's unique violation (a
 	// create of a job that exists).
 	Unique func(err error) bool
-	// Step, when set, runs before each step of a job's create ("count",
-	// "insert", "commit"), for tests that break a transaction there.
+	// Step, when set, runs before each step of a job's create ("insert",
+	// "commit"), for tests that break a transaction there.
 	Step func(ctx context.Context, c Conn, step string)
 	// DeleteHistory, when true, makes DeleteJob delete the job's history
 	// after the job, in the same transaction, for a schema whose history
@@ -64,6 +73,7 @@ type Dialect struct {
 	DeleteHistory bool
 
 	queries sync.Map // template -> statement
+	colls   sync.Map // collection name -> *collInfo
 }
 
 // sql returns the statement of template q.
@@ -71,7 +81,7 @@ func (d *Dialect) sql(q string) string {
 	if s, ok := d.queries.Load(q); ok {
 		return s.(string)
 	}
-	s := strings.NewReplacer("{s}.", d.Schema, "{lock}", d.Lock, "{share}", d.Share, "{jsonagg}", d.JSONAgg).Replace(q)
+	s := strings.NewReplacer("{s}.", d.Schema, "{lock}", d.Lock, "{share}", d.Share, "{jsonagg}", d.JSONAgg, "{wake}", d.Wake).Replace(q)
 	d.queries.Store(q, s)
 	return s
 }
@@ -204,22 +214,93 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord) er
 // exactly, across processes and transactions, without counting the jobs
 // or updating a count that every create would wait for: two creates that
 // pick the same place meet at the index, where the second waits for the
-// first and then looks for another. A create looks from a random place
-// up, wrapping around, so in a collection far from full it finds one at
-// once; the last free places of a large quota take longer to find, and a
-// create in a full collection reads all its places before it is refused.
-// Lowering the quota below places in use moves those jobs down (FitSlots).
+// first and then looks for another.
+//
+// A create is one statement: it inserts the job into the place the store
+// tries next for the collection, provided the collection's stored
+// definition is the one whose quota the store knows (collInfo) and the
+// place is below that quota, share-locking the collection's row ({share})
+// until the transaction ends. The store tries the places after the last
+// one it took, in order and wrapping around to 0, so filling a collection
+// finds a free place at once, however full it is, and reuses the places
+// of deleted jobs once it has gone round. Only when the insert writes
+// nothing does a second query find out why: the collection is gone, its
+// definition changed (the store reads the new quota and tries again), the
+// job exists, or the place is taken, when it looks for the next free
+// place up from there (reading the run of taken places once) or finds
+// none below the quota. Lowering the quota below places in use moves those
+// jobs down (FitSlots).
 
 // slotAttempts bounds the places a create tries when others take them
 // first.
 const slotAttempts = 8
 
-// freeSlotsSQL returns whether job $2 exists in collection $1 and, as a
-// JSON array, the first $5 free places of the collection found looking
-// from place $3 up to the quota $4 less one, then from 0 up. Each place is
-// looked up in the index on its own (a subquery per place, which the
-// planners do not turn into a join that would read all the collection's
-// jobs), and the places are generated only as far as needed.
+// collInfo is what a store keeps of a collection for its creates: the
+// definition it last read, the quota that definition gives, and the next
+// place to try. A create inserts only while the stored definition is def,
+// in the same statement, so the quota it obeys is the stored one even when
+// another process changed the collection meanwhile.
+type collInfo struct {
+	def   string
+	limit int64
+	next  atomic.Int64
+}
+
+// take returns the place to try next, and moves past it.
+func (ci *collInfo) take() int64 {
+	if ci.limit <= 0 {
+		return 0
+	}
+	return (ci.next.Add(1) - 1) % ci.limit
+}
+
+// info returns what the store keeps of collection for a create, as read
+// from its stored definition def: the kept one when def is still the
+// same, else a new one that goes on from the kept one's next place.
+func (d *Dialect) info(collection, def string) (*collInfo, error) {
+	old, _ := d.colls.Load(collection)
+	if ci, ok := old.(*collInfo); ok && ci.def == def {
+		return ci, nil
+	}
+	coll, err := DecodeCollection(&CollectionRow{Name: collection, Definition: def})
+	if err != nil {
+		return nil, err
+	}
+	ci := &collInfo{def: def, limit: int64(coll.Definition.MaxJobCount())}
+	if prev, ok := old.(*collInfo); ok {
+		ci.next.Store(prev.next.Load())
+	} else if ci.limit > 0 {
+		// Creates of other processes start elsewhere.
+		ci.next.Store(rand.Int64N(ci.limit))
+	}
+	d.colls.Store(collection, ci)
+	return ci, nil
+}
+
+// knownInfo returns what the store keeps of collection, reading the
+// collection's definition when it keeps nothing yet.
+func (d *Dialect) knownInfo(ctx context.Context, c Conn, collection string) (*collInfo, error) {
+	if ci, ok := d.colls.Load(collection); ok {
+		return ci.(*collInfo), nil
+	}
+	var def string
+	err := c.QueryRow(ctx, d.sql("SELECT CAST(definition AS TEXT) FROM {s}.collections WHERE name = $1"), collection).Scan(&def)
+	if errors.Is(err, ErrNoRows) {
+		return nil, &scheduler.NotFoundError{Collection: collection}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.info(collection, def)
+}
+
+// freeSlotsSQL returns the stored definition of collection $1 (NULL when
+// there is none), whether job $2 exists in it and, as a JSON array, the
+// first $5 free places of the collection found looking from place $3 up
+// to the quota $4 less one, then from 0 up. Each place is looked up in the
+// index on its own (a subquery per place, which the planners do not turn
+// into a join that would read all the collection's jobs), and the places
+// are generated only as far as needed.
 const freeSlotsSQL = `WITH RECURSIVE g(s) AS (
 		SELECT CAST($3 AS BIGINT) WHERE $3 < $4 UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
 	), h(s) AS (
@@ -229,68 +310,68 @@ const freeSlotsSQL = `WITH RECURSIVE g(s) AS (
 		WHERE (SELECT 1 FROM {s}.jobs WHERE collection = $1 AND slot = x.s) IS NULL
 		LIMIT $5
 	)
-	SELECT (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT {jsonagg}(s) FROM f)`
+	SELECT (SELECT CAST(definition AS TEXT) FROM {s}.collections WHERE name = $1),
+		(SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT {jsonagg}(s) FROM f)`
 
-// freeSlots returns whether job name exists in collection (name may be
-// empty) and up to n free places of it below limit.
-func (d *Dialect) freeSlots(ctx context.Context, c Conn, collection, name string, limit, n int) (exists bool, slots []int64, err error) {
+// freeSlots returns the stored definition of collection (nil when there is
+// none), whether job name exists in it (name may be empty) and up to n
+// free places of it below limit, looking from place start up.
+func (d *Dialect) freeSlots(ctx context.Context, c Conn, collection, name string, limit, start int64, n int) (def *string, exists bool, slots []int64, err error) {
 	var count int
 	var list *string
-	start := int64(0)
 	if limit > 0 {
-		start = rand.Int64N(int64(limit))
+		start %= limit
 	}
-	err = c.QueryRow(ctx, d.sql(freeSlotsSQL), collection, name, start, limit, n).Scan(&count, &list)
+	err = c.QueryRow(ctx, d.sql(freeSlotsSQL), collection, name, start, limit, n).Scan(&def, &count, &list)
 	if err == nil && list != nil {
 		err = json.Unmarshal([]byte(*list), &slots)
 	}
-	return count > 0, slots, err
+	return def, count > 0, slots, err
 }
 
-// collectionForPut reads the state and quota of collection for a create,
-// locking its row with lock ({share} or {lock}) until c ends.
-func (d *Dialect) collectionForPut(ctx context.Context, c Conn, collection, lock string) (enabled bool, limit int, err error) {
+// collectionForPut reads the state and definition of collection for a
+// bulk create, locking its row with {lock} until c ends.
+func (d *Dialect) collectionForPut(ctx context.Context, c Conn, collection string) (enabled bool, ci *collInfo, err error) {
 	var def string
-	err = c.QueryRow(ctx, d.sql("SELECT definition, enabled FROM {s}.collections WHERE name = $1"+lock), collection).Scan(&def, &enabled)
+	err = c.QueryRow(ctx, d.sql("SELECT CAST(definition AS TEXT), enabled FROM {s}.collections WHERE name = $1{lock}"), collection).Scan(&def, &enabled)
 	if errors.Is(err, ErrNoRows) {
-		return false, 0, &scheduler.NotFoundError{Collection: collection}
+		return false, nil, &scheduler.NotFoundError{Collection: collection}
 	}
 	if err != nil {
-		return false, 0, err
+		return false, nil, err
 	}
-	coll, err := DecodeCollection(&CollectionRow{Name: collection, Definition: def})
-	if err != nil {
-		return false, 0, err
-	}
-	return enabled, coll.Definition.MaxJobCount(), nil
+	ci, err = d.info(collection, def)
+	return enabled, ci, err
 }
 
 // insertSlotSQL inserts a new job row holding place $13, unless another
 // job of the collection holds it.
 const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $12, $11, $13) ON CONFLICT (slot, collection) DO NOTHING"
 
+// createSQL inserts a new job row holding place $12 when the collection's
+// stored definition is $14 and $12 is below its quota $13, share-locking
+// the collection's row; it inserts nothing when the job exists or another
+// job holds the place.
+const createSQL = `WITH c AS (SELECT enabled FROM {s}.collections WHERE name = $1 AND CAST(definition AS TEXT) = $14{share})
+	INSERT INTO {s}.jobs (` + JobCols + `, coll_enabled, slot)
+	SELECT $1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, c.enabled, CAST($12 AS BIGINT)
+	FROM c WHERE CAST($12 AS BIGINT) < CAST($13 AS BIGINT){wake} ON CONFLICT DO NOTHING`
+
 // CreateJob inserts job j (encoded as row) into a free place of its
-// collection (see Places above), after checking that the collection
-// exists. c must be a transaction: the collection row stays share-locked
-// ({share}) until it ends, so that its quota does not change meanwhile.
+// collection (see Places above), which must exist. When c is a
+// transaction, the collection row stays share-locked ({share}) until it
+// ends, so that its quota does not change meanwhile; otherwise the create
+// is one statement, its own transaction.
 func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
-	enabled, limit, err := d.collectionForPut(ctx, c, j.Collection, "{share}")
+	ci, err := d.knownInfo(ctx, c, j.Collection)
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
 	}
 	for range slotAttempts {
-		d.step(ctx, c, "count")
-		exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, limit, 1)
-		switch {
-		case err != nil:
-			return d.Wrap("put job", j.ID(), err)
-		case exists:
-			return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, j.ID(), scheduler.ErrConflict)
-		case len(slots) == 0:
-			return QuotaError(j.Collection, limit, limit)
-		}
+		slot := ci.take()
 		d.step(ctx, c, "insert")
-		n, err := c.Exec(ctx, d.sql(insertSlotSQL), append(row.InsertArgs(enabled), slots[0])...)
+		n, err := c.Exec(ctx, d.sql(createSQL), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.def)
 		if err != nil {
 			return d.createError(j.ID(), err)
 		}
@@ -298,7 +379,25 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 			d.step(ctx, c, "commit")
 			return nil
 		}
-		// Another create took the place first.
+		// Find out why nothing was inserted.
+		def, exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, ci.limit, slot, 1)
+		switch {
+		case err != nil:
+			return d.Wrap("put job", j.ID(), err)
+		case def == nil:
+			d.colls.Delete(j.Collection)
+			return d.Wrap("put job", j.ID(), &scheduler.NotFoundError{Collection: j.Collection})
+		case *def != ci.def:
+			if ci, err = d.info(j.Collection, *def); err != nil {
+				return d.Wrap("put job", j.ID(), err)
+			}
+		case exists:
+			return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, j.ID(), scheduler.ErrConflict)
+		case len(slots) == 0:
+			return QuotaError(j.Collection, int(ci.limit), int(ci.limit))
+		default:
+			ci.next.Store(slots[0])
+		}
 	}
 	return fmt.Errorf("%s: create job %q: other creates took the free places found %d times: %w", d.Name, j.ID(), slotAttempts, scheduler.ErrConflict)
 }
@@ -338,7 +437,7 @@ func (d *Dialect) FitSlots(ctx context.Context, c Conn, collection string, limit
 // need not be a transaction.
 func (d *Dialect) ReplaceJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
 	n, err := c.Exec(ctx, d.sql(`UPDATE {s}.jobs SET definition = $3, state = $4, status = $5, schedule = $6, etag = $7, version = $8 + 1,
-		created_at = $9, updated_at = $10, due_at = $11, tags = $12 WHERE collection = $1 AND name = $2 AND version = $8`),
+		created_at = $9, updated_at = $10, due_at = $11, tags = $12 WHERE collection = $1 AND name = $2 AND version = $8{wake}`),
 		j.Collection, j.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version,
 		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg())
 	if err != nil {
@@ -376,14 +475,13 @@ func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name string
 }
 
 // TxView is a store's job methods inside a transaction of the host's: the
-// [scheduler.TxStore] that the stores' InTx methods return.
+// [scheduler.TxStore] that the stores' InTx methods return. A job put
+// through it wakes the schedulers when the host commits as any put does
+// (Dialect.Wake).
 type TxView struct {
 	// D is the store's dialect; C the host's transaction.
 	D *Dialect
 	C Conn
-	// Wake, when set, runs in the transaction after a job is put, to wake
-	// the schedulers once it commits.
-	Wake func(ctx context.Context, c Conn) error
 }
 
 var _ scheduler.TxStore = (*TxView)(nil)
@@ -400,15 +498,7 @@ func (v *TxView) GetJob(ctx context.Context, collection, name string) (*schedule
 
 // PutJob implements [scheduler.TxStore].
 func (v *TxView) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
-	if err := v.D.PutJob(ctx, v.C, j); err != nil {
-		return err
-	}
-	if v.Wake != nil {
-		if err := v.Wake(ctx, v.C); err != nil {
-			return v.D.Wrap("wake schedulers after putting job", j.ID(), err)
-		}
-	}
-	return nil
+	return v.D.PutJob(ctx, v.C, j)
 }
 
 // DeleteJob implements [scheduler.TxStore].
@@ -441,7 +531,7 @@ func (r *JobRow) InsertArgs(enabled bool) []any {
 // places the batch's creates take (see Places above), found in one query
 // for the batch, stay free until they are inserted.
 func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs []*scheduler.JobRecord, rows []*JobRow) error {
-	enabled, limit, err := d.collectionForPut(ctx, c, collection, "{lock}")
+	enabled, ci, err := d.collectionForPut(ctx, c, collection)
 	if err != nil {
 		return d.Wrap("put jobs of collection", collection, err)
 	}
@@ -459,7 +549,8 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 	if len(creates) == 0 {
 		return nil
 	}
-	_, slots, err := d.freeSlots(ctx, c, collection, "", limit, len(creates))
+	limit := int(ci.limit)
+	_, _, slots, err := d.freeSlots(ctx, c, collection, "", ci.limit, ci.next.Load(), len(creates))
 	if err != nil {
 		return d.Wrap("put jobs of collection", collection, err)
 	}
@@ -481,6 +572,9 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 				return fmt.Errorf("%s: create job %q: place %d taken: %w", d.Name, r.Collection+"/"+r.Name, slots[i], scheduler.ErrConflict)
 			}
 		}
+	}
+	if err == nil {
+		ci.next.Store(slots[len(slots)-1] + 1)
 	}
 	return d.Wrap("put jobs of collection", collection, err)
 }

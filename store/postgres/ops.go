@@ -200,24 +200,13 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	if err != nil {
 		return fmt.Errorf("store/postgres: put job: %w", err)
 	}
-	if j.Version == 0 {
-		err = s.createJob(ctx, j, row)
-	} else {
-		err = s.replaceJob(ctx, j, row)
-	}
-	if err == nil {
-		s.wake(ctx)
-	}
-	return err
-}
-
-func (s *Store) createJob(ctx context.Context, j *scheduler.JobRecord, row *sqlstore.JobRow) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error { return s.d.CreateJob(ctx, pgConn{tx}, j, row) })
-}
-
-func (s *Store) replaceJob(ctx context.Context, j *scheduler.JobRecord, row *sqlstore.JobRow) error {
 	if err := s.live(); err != nil {
 		return err
+	}
+	// A create or a replace is one statement, which also wakes the
+	// schedulers (Dialect.Wake).
+	if j.Version == 0 {
+		return s.d.CreateJob(ctx, pgConn{s.pool}, j, row)
 	}
 	return s.d.ReplaceJob(ctx, pgConn{s.pool}, j, row)
 }

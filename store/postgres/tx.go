@@ -43,8 +43,5 @@ func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	return &sqlstore.TxView{D: s.d, C: pgConn{t}, Wake: func(ctx context.Context, c sqlstore.Conn) error {
-		_, err := c.Exec(ctx, "SELECT pg_notify($1, '')", s.channel)
-		return err
-	}}, nil
+	return &sqlstore.TxView{D: s.d, C: pgConn{t}}, nil
 }

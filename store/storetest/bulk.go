@@ -253,4 +253,47 @@ func RunConcurrentPuts(t *testing.T, stores []scheduler.Store) {
 	for i, st := range stores {
 		wantErr(t, fmt.Sprintf("PutJob(one more, store %d)", i), st.PutJob(ctx, newJob("c", "more", t0)), scheduler.ErrQuotaExceeded)
 	}
+	quotaChangedElsewhere(t, stores[0], stores[len(stores)-1])
+}
+
+// quotaChangedElsewhere checks that creates through a obey the quota of a
+// collection that b changes, deletes and creates again after a created
+// jobs in it.
+func quotaChangedElsewhere(t *testing.T, a, b scheduler.Store) {
+	n := 0
+	create := func(what string, want error) {
+		t.Helper()
+		n++
+		err := a.PutJob(ctx, newJob("q", fmt.Sprintf("j%02d", n), t0))
+		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("%s: PutJob = %v, want %v", what, err, want)
+		}
+	}
+	quota := func(limit int) {
+		t.Helper()
+		c, err := b.GetCollection(ctx, "q")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: limit}
+		if err := b.PutCollection(ctx, c); err != nil {
+			t.Fatalf("PutCollection(quota %d): %v", limit, err)
+		}
+	}
+	putCollection(t, b, "q", 10)
+	create("the first of 10", nil)
+	create("the second of 10", nil)
+	quota(2)
+	create("a third after the quota went down to 2 elsewhere", scheduler.ErrQuotaExceeded)
+	quota(4)
+	create("a third after the quota went up to 4 elsewhere", nil)
+	create("a fourth of 4", nil)
+	create("a fifth of 4", scheduler.ErrQuotaExceeded)
+	if err := b.DeleteCollection(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	create("into a collection deleted elsewhere", scheduler.ErrNotFound)
+	putCollection(t, b, "q", 1)
+	create("the first of 1 in the collection made again elsewhere", nil)
+	create("a second of 1", scheduler.ErrQuotaExceeded)
 }

@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"JobCountQuota", testJobCountQuota},
 		{"JobCountQuotaConcurrent", testJobCountQuotaConcurrent},
 		{"JobCountQuotaLowered", testJobCountQuotaLowered},
+		{"DeletesFreePlaces", testDeletesFreePlaces},
 		{"ListJobs", testListJobs},
 		{"JobTags", testJobTags},
 		{"ClaimOrder", testClaimOrder},
@@ -351,6 +352,38 @@ func testJobCountQuotaLowered(t *testing.T, s scheduler.Store) {
 	}
 	if err := s.PutJob(ctx, newJob("c", "again", t0)); err != nil {
 		t.Errorf("PutJob(into the place a delete freed): %v", err)
+	}
+}
+
+// testDeletesFreePlaces fills a collection to its quota, deletes jobs
+// here and there, and creates as many again: each delete frees the place
+// for exactly one create, however full the collection is.
+func testDeletesFreePlaces(t *testing.T, s scheduler.Store) {
+	const limit = 40
+	putCollection(t, s, "c", limit)
+	for i := range limit {
+		putJob(t, s, "c", fmt.Sprintf("j%02d", i), t0)
+	}
+	wantErr(t, "PutJob(into a full collection)", s.PutJob(ctx, newJob("c", "more", t0)), scheduler.ErrQuotaExceeded)
+	for round := range 3 {
+		for _, i := range []int{3, 17, 18, 29, 39} {
+			name := fmt.Sprintf("j%02d", i)
+			if round > 0 {
+				name = fmt.Sprintf("r%d-%02d", round-1, i)
+			}
+			if err := s.DeleteJob(ctx, "c", name); err != nil {
+				t.Fatalf("DeleteJob(%s): %v", name, err)
+			}
+		}
+		for _, i := range []int{3, 17, 18, 29, 39} {
+			if err := s.PutJob(ctx, newJob("c", fmt.Sprintf("r%d-%02d", round, i), t0)); err != nil {
+				t.Errorf("round %d: PutJob(into one of 5 places deleted in a full collection): %v", round, err)
+			}
+		}
+		wantErr(t, fmt.Sprintf("round %d: PutJob(a sixth)", round), s.PutJob(ctx, newJob("c", "more", t0)), scheduler.ErrQuotaExceeded)
+		if got := jobNames(t, s, "c"); len(got) != limit {
+			t.Errorf("round %d: %d jobs stored, want %d", round, len(got), limit)
+		}
 	}
 }
 

@@ -48,6 +48,7 @@ func RunTx(t *testing.T, newBackend func(tb testing.TB) *TxBackend) {
 	}{
 		{"CommitRuns", txCommitRuns},
 		{"RollbackLeavesNoTrace", txRollback},
+		{"RollbackOfManyPuts", txRollbackMany},
 		{"ErrorsBeforeCommit", txErrors},
 		{"PatchAndDelete", txPatchAndDelete},
 		{"LastSlotRace", txLastSlotRace},
@@ -178,6 +179,39 @@ func txRollback(t *testing.T, b *TxBackend) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Error("c/k did not run")
+	}
+}
+
+// txRollbackMany fills a collection to its quota in one host transaction
+// and rolls it back: the places are free again, for as many jobs and no
+// more.
+func txRollbackMany(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	const limit = 30
+	s, _ := txScheduler(t, b, false)
+	txCollection(t, s, "c", limit)
+	tx := begin(t, b)
+	for i := range limit {
+		if _, err := s.PutJobTx(ctx, tx.Tx, "c", fmt.Sprintf("t%02d", i), txJob(), nil); err != nil {
+			t.Fatalf("PutJobTx(%d): %v", i, err)
+		}
+	}
+	if _, err := s.PutJobTx(ctx, tx.Tx, "c", "more", txJob(), nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("PutJobTx(one more than the quota) = %v, want ErrQuotaExceeded", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if n := txCount(t, s, "c"); n != 0 {
+		t.Errorf("%d jobs after rollback, want 0", n)
+	}
+	for i := range limit {
+		if _, err := s.PutJob(ctx, "c", fmt.Sprintf("p%02d", i), txJob(), nil); err != nil {
+			t.Errorf("PutJob(%d of %d) after the rollback: %v", i, limit, err)
+		}
+	}
+	if _, err := s.PutJob(ctx, "c", "more", txJob(), nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("PutJob(one more than the quota) = %v, want ErrQuotaExceeded", err)
 	}
 }
 
