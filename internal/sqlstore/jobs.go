@@ -182,12 +182,28 @@ func (d *Dialect) GetCollection(ctx context.Context, c Conn, name string) (*sche
 	return col, nil
 }
 
+// GetJobSQL (a template of Dialect) reads job $2 of collection $1 and whether it exists: no row
+// when the collection does not exist, and a row of JobCols with values in
+// place of NULL (not to be read) and false when the job does not, so that
+// a lookup of a job not there yet (a create's) says why in one statement.
+const GetJobSQL = `SELECT COALESCE(j.collection, ''), COALESCE(j.name, ''), COALESCE(j.definition, 'null'), COALESCE(j.state, ''),
+		COALESCE(j.status, 'null'), COALESCE(j.schedule, 'null'), COALESCE(j.etag, ''), COALESCE(j.version, 0), j.created_at,
+		j.updated_at, j.due_at, COALESCE(j.lease_owner, ''), j.lease_until, j.tags, j.name IS NOT NULL
+	FROM {s}.collections c LEFT JOIN {s}.jobs j ON j.collection = $1 AND j.name = $2 WHERE c.name = $1`
+
 // GetJob implements [scheduler.Store.GetJob] over c.
 func (d *Dialect) GetJob(ctx context.Context, c Conn, collection, name string) (*scheduler.JobRecord, error) {
-	j, err := ScanJob(c.QueryRow(ctx, d.sql("SELECT "+JobCols+" FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name))
-	if errors.Is(err, ErrNoRows) {
-		return nil, d.Missing(ctx, c, collection, name)
+	var found bool
+	row, err := ScanJobRow(c.QueryRow(ctx, d.sql(GetJobSQL), collection, name), &found)
+	switch {
+	case errors.Is(err, ErrNoRows):
+		return nil, &scheduler.NotFoundError{Collection: collection}
+	case err != nil:
+		return nil, d.Wrap("get job", collection+"/"+name, err)
+	case !found:
+		return nil, &scheduler.NotFoundError{Collection: collection, Job: name}
 	}
+	j, err := DecodeJob(row)
 	if err != nil {
 		return nil, d.Wrap("get job", collection+"/"+name, err)
 	}

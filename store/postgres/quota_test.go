@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/sqlstore"
 )
 
 // places returns, for each collection of the schema with jobs, the
@@ -247,18 +248,23 @@ func TestLookupPlanOnNewTable(t *testing.T) {
 	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(ctx, "PREPARE lookup(text, text) AS SELECT * FROM "+q+".jobs WHERE collection = $1 AND name = $2"); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := conn.Query(ctx, "EXPLAIN EXECUTE lookup('c', 'j07')")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "jobs_pkey") {
-		t.Errorf("the lookup of a job by collection and name does not use the primary key (another index with the collection first reads every job of the collection):\n%s", plan)
+	for i, lookup := range []string{
+		"SELECT * FROM {s}.jobs WHERE collection = $1 AND name = $2",
+		sqlstore.GetJobSQL, // GetJob's, which a put makes
+	} {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("PREPARE lookup%d(text, text) AS ", i)+strings.ReplaceAll(lookup, "{s}.", q+".")); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := conn.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE lookup%d('c', 'j07')", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan := strings.Join(lines, "\n"); !strings.Contains(plan, "jobs_pkey") {
+			t.Errorf("the lookup of a job by collection and name (%s) does not use the primary key (another index with the collection first reads every job of the collection):\n%s", lookup, plan)
+		}
 	}
 }

@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"JobCountQuotaConcurrent", testJobCountQuotaConcurrent},
 		{"JobCountQuotaLowered", testJobCountQuotaLowered},
 		{"DeletesFreePlaces", testDeletesFreePlaces},
+		{"GetJobNotFound", testGetJobNotFound},
 		{"ListJobs", testListJobs},
 		{"JobTags", testJobTags},
 		{"ClaimOrder", testClaimOrder},
@@ -385,6 +386,29 @@ func testDeletesFreePlaces(t *testing.T, s scheduler.Store) {
 			t.Errorf("round %d: %d jobs stored, want %d", round, len(got), limit)
 		}
 	}
+}
+
+// testGetJobNotFound: GetJob's not-found error names what is missing,
+// the collection or the job, before and after the collection holds jobs.
+func testGetJobNotFound(t *testing.T, s scheduler.Store) {
+	check := func(step, coll, job string, want scheduler.NotFoundError) {
+		t.Helper()
+		_, err := s.GetJob(ctx, coll, job)
+		var nf *scheduler.NotFoundError
+		if !errors.As(err, &nf) || *nf != want {
+			t.Errorf("%s: GetJob(%q, %q) = %v, want %+v", step, coll, job, err, want)
+		}
+	}
+	check("no collection", "c", "j", scheduler.NotFoundError{Collection: "c"})
+	putCollection(t, s, "c", 10)
+	check("empty collection", "c", "j", scheduler.NotFoundError{Collection: "c", Job: "j"})
+	putJob(t, s, "c", "k", t0)
+	check("another job", "c", "j", scheduler.NotFoundError{Collection: "c", Job: "j"})
+	check("another collection", "d", "k", scheduler.NotFoundError{Collection: "d"})
+	if err := s.DeleteCollection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	check("collection deleted", "c", "k", scheduler.NotFoundError{Collection: "c"})
 }
 
 func testListJobs(t *testing.T, s scheduler.Store) {
