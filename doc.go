@@ -641,10 +641,12 @@
 // found`) and whose fields errors.As reads; a store of your own need only
 // match ErrNotFound.
 //
-// Four optional capabilities are found by type assertion: a
+// Five optional capabilities are found by type assertion: a
 // [BatchRecorder] records many outcomes in one call and a [BulkPutter]
 // puts many jobs in one step (the memory, SQLite and PostgreSQL stores
-// have both), a [Notifier] wakes the Schedulers of
+// have both), a [PutReader] reads a job and its collection in one step
+// for a put (the SQLite and PostgreSQL stores, and their TxStores: one
+// statement instead of two), a [Notifier] wakes the Schedulers of
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
 // otherwise other processes see new work within Config.PollInterval), and
 // a [StatsReader] answers aggregate reads in one store call (the memory,

@@ -369,8 +369,15 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 }
 
 // readForPut returns what a put of job name in collection reads from st:
-// the collection's record and the job's record, nil when there is none.
+// the collection's record and the job's record, nil when there is none;
+// in one step when st is a [PutReader].
 func readForPut(ctx context.Context, st TxStore, collection, name string) (col *CollectionRecord, old *JobRecord, err error) {
+	if pr, ok := st.(PutReader); ok {
+		if col, old, err = pr.ReadForPut(ctx, collection, name); err != nil {
+			return nil, nil, fmt.Errorf("put job %q: %w", name, err)
+		}
+		return col, old, nil
+	}
 	if col, err = st.GetCollection(ctx, collection); err != nil {
 		return nil, nil, fmt.Errorf("put job %q: %w", name, err)
 	}

@@ -653,6 +653,21 @@ type TxStore interface {
 	DeleteJob(ctx context.Context, collection, name string) error
 }
 
+// PutReader is an optional capability of a [Store] or of the [TxStore]
+// that a [Transactional] store returns: reading what a put of a job reads,
+// its collection and the job, in one step instead of GetCollection and
+// GetJob. [Scheduler.PutJob] and its kin find it by type assertion; the
+// SQLite and PostgreSQL stores (and their TxStores) have it, one
+// statement, and storetest.Run checks that it answers as GetCollection
+// and GetJob do.
+type PutReader interface {
+	// ReadForPut returns the record of collection and the record of its
+	// job name, nil when the collection holds no such job; ErrNotFound
+	// naming the collection when it does not exist. Like GetJob's, the
+	// records are the caller's.
+	ReadForPut(ctx context.Context, collection, name string) (*CollectionRecord, *JobRecord, error)
+}
+
 // BulkPutter is an optional capability of a [Store]: putting many jobs of
 // one collection in one atomic step, which spares a store a transaction,
 // a lock and a round trip per job. [Scheduler.PutJobs] finds it by type

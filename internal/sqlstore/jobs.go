@@ -146,18 +146,33 @@ func ScanJobRow(r Row, extra ...any) (*JobRow, error) {
 
 // ScanCollection reads a row of CollectionCols.
 func ScanCollection(r Row) (*scheduler.CollectionRecord, error) {
-	var row CollectionRow
-	var created, updated *int64
-	if err := r.Scan(&row.Name, &row.Definition, &row.Enabled, &row.ETag, &row.Version, &created, &updated); err != nil {
+	var c collectionScan
+	if err := r.Scan(c.dest()...); err != nil {
 		return nil, err
 	}
-	if created != nil {
-		row.Created, row.HasCreated = *created, true
+	return c.decode()
+}
+
+// collectionScan is where a row's CollectionCols are read into.
+type collectionScan struct {
+	row              CollectionRow
+	created, updated *int64
+}
+
+// dest returns the destinations of CollectionCols.
+func (c *collectionScan) dest() []any {
+	return []any{&c.row.Name, &c.row.Definition, &c.row.Enabled, &c.row.ETag, &c.row.Version, &c.created, &c.updated}
+}
+
+// decode returns the record read.
+func (c *collectionScan) decode() (*scheduler.CollectionRecord, error) {
+	if c.created != nil {
+		c.row.Created, c.row.HasCreated = *c.created, true
 	}
-	if updated != nil {
-		row.Updated, row.HasUpdated = *updated, true
+	if c.updated != nil {
+		c.row.Updated, c.row.HasUpdated = *c.updated, true
 	}
-	return DecodeCollection(&row)
+	return DecodeCollection(&c.row)
 }
 
 // Missing returns the not-found error of a job, naming the collection
@@ -182,32 +197,63 @@ func (d *Dialect) GetCollection(ctx context.Context, c Conn, name string) (*sche
 	return col, nil
 }
 
-// GetJobSQL (a template of Dialect) reads job $2 of collection $1 and whether it exists: no row
-// when the collection does not exist, and a row of JobCols with values in
-// place of NULL (not to be read) and false when the job does not, so that
-// a lookup of a job not there yet (a create's) says why in one statement.
-const GetJobSQL = `SELECT COALESCE(j.collection, ''), COALESCE(j.name, ''), COALESCE(j.definition, 'null'), COALESCE(j.state, ''),
+// jobOrNoneCols are JobCols of the job j that jobWithCollection finds,
+// with values in place of NULL (not to be read) when it finds none, and
+// whether it found one.
+const jobOrNoneCols = `COALESCE(j.collection, ''), COALESCE(j.name, ''), COALESCE(j.definition, 'null'), COALESCE(j.state, ''),
 		COALESCE(j.status, 'null'), COALESCE(j.schedule, 'null'), COALESCE(j.etag, ''), COALESCE(j.version, 0), j.created_at,
-		j.updated_at, j.due_at, COALESCE(j.lease_owner, ''), j.lease_until, j.tags, j.name IS NOT NULL
-	FROM {s}.collections c LEFT JOIN {s}.jobs j ON j.collection = $1 AND j.name = $2 WHERE c.name = $1`
+		j.updated_at, j.due_at, COALESCE(j.lease_owner, ''), j.lease_until, j.tags, j.name IS NOT NULL`
+
+// jobWithCollection finds the row c of collection $1, and the row j of its
+// job $2 when there is one: no row when the collection does not exist, so
+// that a lookup of a job not there yet (a create's) says why in one
+// statement.
+const jobWithCollection = ` FROM {s}.collections c LEFT JOIN {s}.jobs j ON j.collection = $1 AND j.name = $2 WHERE c.name = $1`
+
+// GetJobSQL (a template of Dialect) is GetJob's statement.
+const GetJobSQL = "SELECT " + jobOrNoneCols + jobWithCollection
+
+// readForPutSQL is ReadForPut's statement: GetJob's, and the collection's
+// CollectionCols.
+const readForPutSQL = "SELECT " + jobOrNoneCols + ", c.name, c.definition, c.enabled, c.etag, c.version, c.created_at, c.updated_at" + jobWithCollection
 
 // GetJob implements [scheduler.Store.GetJob] over c.
 func (d *Dialect) GetJob(ctx context.Context, c Conn, collection, name string) (*scheduler.JobRecord, error) {
+	_, j, err := d.readJob(ctx, c, collection, name, false)
+	if err == nil && j == nil {
+		err = &scheduler.NotFoundError{Collection: collection, Job: name}
+	}
+	return j, err
+}
+
+// ReadForPut implements [scheduler.PutReader] over c: one statement.
+func (d *Dialect) ReadForPut(ctx context.Context, c Conn, collection, name string) (*scheduler.CollectionRecord, *scheduler.JobRecord, error) {
+	return d.readJob(ctx, c, collection, name, true)
+}
+
+// readJob reads job name of collection, nil when there is none, and with
+// withCollection the collection's record too.
+func (d *Dialect) readJob(ctx context.Context, c Conn, collection, name string, withCollection bool) (col *scheduler.CollectionRecord, j *scheduler.JobRecord, err error) {
 	var found bool
-	row, err := ScanJobRow(c.QueryRow(ctx, d.sql(GetJobSQL), collection, name), &found)
-	switch {
-	case errors.Is(err, ErrNoRows):
-		return nil, &scheduler.NotFoundError{Collection: collection}
-	case err != nil:
-		return nil, d.Wrap("get job", collection+"/"+name, err)
-	case !found:
-		return nil, &scheduler.NotFoundError{Collection: collection, Job: name}
+	var cs collectionScan
+	q, dest := GetJobSQL, []any{&found}
+	if withCollection {
+		q, dest = readForPutSQL, append(dest, cs.dest()...)
 	}
-	j, err := DecodeJob(row)
+	row, err := ScanJobRow(c.QueryRow(ctx, d.sql(q), collection, name), dest...)
+	if errors.Is(err, ErrNoRows) {
+		return nil, nil, &scheduler.NotFoundError{Collection: collection}
+	}
+	if err == nil && withCollection {
+		col, err = cs.decode()
+	}
+	if err == nil && found {
+		j, err = DecodeJob(row)
+	}
 	if err != nil {
-		return nil, d.Wrap("get job", collection+"/"+name, err)
+		return nil, nil, d.Wrap("get job", collection+"/"+name, err)
 	}
-	return j, nil
+	return col, j, nil
 }
 
 // PutJob implements [scheduler.Store.PutJob] over c: CreateJob when
@@ -500,11 +546,19 @@ type TxView struct {
 	C Conn
 }
 
-var _ scheduler.TxStore = (*TxView)(nil)
+var (
+	_ scheduler.TxStore   = (*TxView)(nil)
+	_ scheduler.PutReader = (*TxView)(nil)
+)
 
 // GetCollection implements [scheduler.TxStore].
 func (v *TxView) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
 	return v.D.GetCollection(ctx, v.C, name)
+}
+
+// ReadForPut implements [scheduler.PutReader].
+func (v *TxView) ReadForPut(ctx context.Context, collection, name string) (*scheduler.CollectionRecord, *scheduler.JobRecord, error) {
+	return v.D.ReadForPut(ctx, v.C, collection, name)
 }
 
 // GetJob implements [scheduler.TxStore].

@@ -8,7 +8,10 @@ import (
 	"github.com/jobclock/scheduler/internal/sqlstore"
 )
 
-var _ scheduler.BulkPutter = (*Store)(nil)
+var (
+	_ scheduler.BulkPutter = (*Store)(nil)
+	_ scheduler.PutReader  = (*Store)(nil)
+)
 
 // GetJobs implements [scheduler.BulkPutter]: one query.
 func (s *Store) GetJobs(ctx context.Context, collection string, names []string) ([]*scheduler.JobRecord, error) {

@@ -177,6 +177,14 @@ func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler
 	return s.d.GetJob(ctx, sqlConn{s.db}, collection, name)
 }
 
+// ReadForPut implements [scheduler.PutReader]: one statement.
+func (s *Store) ReadForPut(ctx context.Context, collection, name string) (*scheduler.CollectionRecord, *scheduler.JobRecord, error) {
+	if err := s.readable(); err != nil {
+		return nil, nil, err
+	}
+	return s.d.ReadForPut(ctx, sqlConn{s.db}, collection, name)
+}
+
 // missing returns the not-found error of a job, naming the collection when
 // that is what is missing.
 func (s *Store) missing(ctx context.Context, collection, name string) error {

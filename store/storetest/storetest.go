@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"JobCountQuotaLowered", testJobCountQuotaLowered},
 		{"DeletesFreePlaces", testDeletesFreePlaces},
 		{"GetJobNotFound", testGetJobNotFound},
+		{"ReadForPut", testReadForPut},
 		{"ListJobs", testListJobs},
 		{"JobTags", testJobTags},
 		{"ClaimOrder", testClaimOrder},
