@@ -157,6 +157,7 @@ type Store struct {
 	writerDone chan struct{}
 	w          *sql.Conn // the write connection; the writer's
 	stmts      map[string]*sql.Stmt
+	reads      sync.Map // statement -> *sql.Stmt on db; see readConn
 
 	d *sqlstore.Dialect // the operations shared with store/postgres
 
@@ -350,6 +351,10 @@ func (s *Store) Close() error {
 	for _, st := range s.stmts {
 		st.Close()
 	}
+	s.reads.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
+	})
 	var err error
 	if s.w != nil {
 		err = s.w.Close()
