@@ -54,12 +54,17 @@ type Dialect struct {
 	// "json_agg" on PostgreSQL, "json_group_array" on SQLite.
 	JSONAgg string
 	// Wake is what {wake} becomes at the end of the WHERE clause of a
-	// job's create and replace: a condition that holds and wakes the
-	// store's schedulers once the statement's transaction commits
-	// (" AND pg_notify('CHANNEL', '') IS NOT NULL" on PostgreSQL, which
-	// delivers a notification sent many times in one transaction once), so
-	// that a put needs no statement of its own to wake them; empty on
-	// SQLite.
+	// job's create and replace when they are asked to wake the
+	// schedulers: a condition that holds and wakes the store's schedulers
+	// once the statement's transaction commits (" AND pg_notify('CHANNEL',
+	// '') IS NOT NULL" on PostgreSQL, which delivers a notification sent
+	// many times in one transaction once), so that a put in a host's
+	// transaction needs no statement of its own to wake them; empty on
+	// SQLite. The store's own puts do not ask: PostgreSQL holds a lock
+	// that serialises the commits of transactions that notify from before
+	// their commit until it is durable, so that concurrent puts would
+	// commit one at a time on a durable server; the store notifies in a
+	// transaction of its own after the commit instead.
 	Wake string
 	// Unique reports whether err is the database's unique violation (a
 	// create of a job that exists).
@@ -74,6 +79,15 @@ type Dialect struct {
 
 	queries sync.Map // template -> statement
 	colls   sync.Map // collection name -> *collInfo
+}
+
+// waking returns the statement of template q with {wake} (see Wake)
+// when wake is true, and without it otherwise.
+func (d *Dialect) waking(q string, wake bool) string {
+	if !wake {
+		q = strings.Replace(q, "{wake}", "", 1)
+	}
+	return d.sql(q)
 }
 
 // sql returns the statement of template q.
@@ -257,16 +271,16 @@ func (d *Dialect) readJob(ctx context.Context, c Conn, collection, name string, 
 }
 
 // PutJob implements [scheduler.Store.PutJob] over c: CreateJob when
-// j.Version is 0, else ReplaceJob.
-func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord) error {
+// j.Version is 0, else ReplaceJob; wake is as for them.
+func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord, wake bool) error {
 	row, err := EncodeJob(j)
 	if err != nil {
 		return fmt.Errorf("%s: put job: %w", d.Name, err)
 	}
 	if j.Version == 0 {
-		return d.CreateJob(ctx, c, j, row)
+		return d.CreateJob(ctx, c, j, row, wake)
 	}
-	return d.ReplaceJob(ctx, c, j, row)
+	return d.ReplaceJob(ctx, c, j, row, wake)
 }
 
 // Places: each job holds one place of its collection, a number from 0 to
@@ -423,8 +437,9 @@ const createSQL = `WITH c AS (SELECT enabled FROM {s}.collections WHERE name = $
 // collection (see Places above), which must exist. When c is a
 // transaction, the collection row stays share-locked ({share}) until it
 // ends, so that its quota does not change meanwhile; otherwise the create
-// is one statement, its own transaction.
-func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
+// is one statement, its own transaction. With wake, the statement wakes
+// the schedulers when its transaction commits (see Dialect.Wake).
+func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow, wake bool) error {
 	ci, err := d.knownInfo(ctx, c, j.Collection)
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
@@ -432,7 +447,7 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 	for range slotAttempts {
 		slot := ci.take()
 		d.step(ctx, c, "insert")
-		n, err := c.Exec(ctx, d.sql(createSQL), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
+		n, err := c.Exec(ctx, d.waking(createSQL, wake), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
 			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.def)
 		if err != nil {
 			return d.createError(j.ID(), err)
@@ -496,10 +511,10 @@ func (d *Dialect) FitSlots(ctx context.Context, c Conn, collection string, limit
 // ReplaceJob updates job j (encoded as row) when its stored version is
 // j.Version, keeping the stored lease; ErrConflict when the version
 // differs, ErrNotFound when the job is gone. It is one statement, so c
-// need not be a transaction.
-func (d *Dialect) ReplaceJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow) error {
-	n, err := c.Exec(ctx, d.sql(`UPDATE {s}.jobs SET definition = $3, state = $4, status = $5, schedule = $6, etag = $7, version = $8 + 1,
-		created_at = $9, updated_at = $10, due_at = $11, tags = $12 WHERE collection = $1 AND name = $2 AND version = $8{wake}`),
+// need not be a transaction. wake is as for CreateJob.
+func (d *Dialect) ReplaceJob(ctx context.Context, c Conn, j *scheduler.JobRecord, row *JobRow, wake bool) error {
+	n, err := c.Exec(ctx, d.waking(`UPDATE {s}.jobs SET definition = $3, state = $4, status = $5, schedule = $6, etag = $7, version = $8 + 1,
+		created_at = $9, updated_at = $10, due_at = $11, tags = $12 WHERE collection = $1 AND name = $2 AND version = $8{wake}`, wake),
 		j.Collection, j.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version,
 		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg())
 	if err != nil {
@@ -538,8 +553,8 @@ func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name string
 
 // TxView is a store's job methods inside a transaction of the host's: the
 // [scheduler.TxStore] that the stores' InTx methods return. A job put
-// through it wakes the schedulers when the host commits as any put does
-// (Dialect.Wake).
+// through it wakes the schedulers when the host commits, from the put's
+// own statement (Dialect.Wake).
 type TxView struct {
 	// D is the store's dialect; C the host's transaction.
 	D *Dialect
@@ -568,7 +583,7 @@ func (v *TxView) GetJob(ctx context.Context, collection, name string) (*schedule
 
 // PutJob implements [scheduler.TxStore].
 func (v *TxView) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
-	return v.D.PutJob(ctx, v.C, j)
+	return v.D.PutJob(ctx, v.C, j, true)
 }
 
 // DeleteJob implements [scheduler.TxStore].
@@ -612,7 +627,7 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 		}
 		if j.Version == 0 {
 			creates = append(creates, rows[i])
-		} else if err := d.ReplaceJob(ctx, c, j, rows[i]); err != nil {
+		} else if err := d.ReplaceJob(ctx, c, j, rows[i], false); err != nil {
 			return err
 		}
 	}

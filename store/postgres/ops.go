@@ -203,12 +203,17 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	// A create or a replace is one statement, which also wakes the
-	// schedulers (Dialect.Wake).
+	// A create or a replace is one statement; the notification goes in a
+	// transaction of its own after it (see Dialect.Wake).
 	if j.Version == 0 {
-		return s.d.CreateJob(ctx, pgConn{s.pool}, j, row)
+		err = s.d.CreateJob(ctx, pgConn{s.pool}, j, row, false)
+	} else {
+		err = s.d.ReplaceJob(ctx, pgConn{s.pool}, j, row, false)
 	}
-	return s.d.ReplaceJob(ctx, pgConn{s.pool}, j, row)
+	if err == nil {
+		s.wake(ctx)
+	}
+	return err
 }
 
 // GetJob implements [scheduler.Store].

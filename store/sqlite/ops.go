@@ -211,9 +211,9 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	}
 	return s.write(ctx, func(tx *wtx) error {
 		if j.Version == 0 {
-			return s.d.CreateJob(tx.ctx, tx, j, row)
+			return s.d.CreateJob(tx.ctx, tx, j, row, false)
 		}
-		return s.d.ReplaceJob(tx.ctx, tx, j, row)
+		return s.d.ReplaceJob(tx.ctx, tx, j, row, false)
 	})
 }
 
