@@ -8,6 +8,38 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// notifier sends the notification that wakes the listeners of the schema
+// (see Notify) after writes of the store's own that change due work,
+// until the store is closed: one notification for all the writes that
+// asked for one (wake) while the previous one was being sent, each sent
+// after the writes it stands for committed, in a transaction of its own.
+// A write does not wait for it, and does not notify from its own
+// transaction: PostgreSQL holds a lock that serialises the commits of
+// transactions that notify, from before the commit until it is durable,
+// so that concurrent puts that notified would commit one at a time on a
+// durable server. Notifications are hints, so errors are ignored.
+func (s *Store) notifier() {
+	defer s.wg.Done()
+	send := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.pool.Exec(ctx, "SELECT pg_notify($1, '')", s.channel)
+	}
+	for {
+		select {
+		case <-s.wakes:
+			send()
+		case <-s.closedCh:
+			select {
+			case <-s.wakes:
+				send()
+			default:
+			}
+			return
+		}
+	}
+}
+
 // Notify returns a channel that receives a value soon after a PutJob or a
 // PutCollection that enables a collection commits, in this process or in
 // any other using the same schema, so that a scheduler can look for due

@@ -73,10 +73,13 @@ func wrap(op, name string, err error) error {
 	return fmt.Errorf("store/postgres: %s %q: %w", op, name, err)
 }
 
-// wake notifies listeners that due work may have changed; it is a hint, so
-// errors are ignored.
-func (s *Store) wake(ctx context.Context) {
-	s.pool.Exec(context.WithoutCancel(ctx), "SELECT pg_notify($1, '')", s.channel)
+// wake asks the notifier to tell the listeners that due work may have
+// changed, after a write that committed; see notifier.
+func (s *Store) wake() {
+	select {
+	case s.wakes <- struct{}{}:
+	default: // a notification is asked for already, and follows this write
+	}
 }
 
 // PutCollection implements [scheduler.Store].
@@ -139,7 +142,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		return nil
 	})
 	if err == nil && changed {
-		s.wake(ctx)
+		s.wake()
 	}
 	return err
 }
@@ -203,15 +206,15 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	// A create or a replace is one statement; the notification goes in a
-	// transaction of its own after it (see Dialect.Wake).
+	// A create or a replace is one statement; the notification follows in
+	// a transaction of its own (see Dialect.Wake and notifier).
 	if j.Version == 0 {
 		err = s.d.CreateJob(ctx, pgConn{s.pool}, j, row, false)
 	} else {
 		err = s.d.ReplaceJob(ctx, pgConn{s.pool}, j, row, false)
 	}
 	if err == nil {
-		s.wake(ctx)
+		s.wake()
 	}
 	return err
 }

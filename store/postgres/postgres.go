@@ -157,6 +157,7 @@ type Store struct {
 	closed   bool
 	cancels  []context.CancelFunc // of Notify listeners
 	closedCh chan struct{}
+	wakes    chan struct{} // to the notifier: a write committed
 	wg       sync.WaitGroup
 }
 
@@ -219,6 +220,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		pool: pool, engine: engine, schema: o.Schema, channel: "jobclock:" + o.Schema,
 		repl:     strings.NewReplacer("{s}.", q+"."),
 		closedCh: make(chan struct{}),
+		wakes:    make(chan struct{}, 1),
 	}
 	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", Share: " FOR SHARE", JSONAgg: "json_agg",
 		Wake:          " AND pg_notify('" + strings.ReplaceAll(s.channel, "'", "''") + "', '') IS NOT NULL",
@@ -234,6 +236,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		s.closeEngine()
 		return nil, err
 	}
+	s.wg.Add(1)
+	go s.notifier()
 	return s, nil
 }
 
