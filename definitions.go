@@ -28,6 +28,8 @@ type (
 	ValidationError      = jobdef.ValidationError
 	SyntaxError          = jobdef.SyntaxError
 	RunPolicy            = jobdef.RunPolicy
+	Limit                = jobdef.Limit
+	LimitKey             = jobdef.LimitKey
 	MissedPolicy         = jobdef.MissedPolicy
 	OverlapPolicy        = jobdef.OverlapPolicy
 	JobHealth            = jobdef.JobHealth
@@ -48,6 +50,19 @@ const (
 
 // Healths lists the job healths, from good to bad.
 var Healths = jobdef.Healths
+
+// Limit keys.
+const (
+	LimitHost       = jobdef.LimitHost
+	LimitJob        = jobdef.LimitJob
+	LimitCollection = jobdef.LimitCollection
+)
+
+// Bounds of a Limit.
+const (
+	MaxLimitConcurrent = jobdef.MaxLimitConcurrent
+	MaxLimitRate       = jobdef.MaxLimitRate
+)
 
 // Run policies.
 const (

@@ -153,6 +153,10 @@ type CollectionProperties struct {
 	// job's own runPolicy wins member by member. Nil means the
 	// Scheduler's defaults.
 	RunPolicy *RunPolicy `json:"runPolicy,omitempty"`
+	// Limits bound the attempts of the collection's jobs, each by its
+	// key, across every instance that shares the store: see [Limit]. At
+	// most one limit per key. Nil means none.
+	Limits []Limit `json:"limits,omitempty"`
 }
 
 // JobCollection is the definition of a job collection.
@@ -190,6 +194,7 @@ func (c *JobCollection) Clone() *JobCollection {
 		cp.Properties.Quota = &q
 	}
 	cp.Properties.RunPolicy = c.Properties.RunPolicy.Clone()
+	cp.Properties.Limits = slices.Clone(c.Properties.Limits)
 	if c.Calendars != nil {
 		cp.Calendars = make(map[string]*CalendarEntry, len(c.Calendars))
 		for k, e := range c.Calendars {
@@ -277,6 +282,7 @@ func (c *JobCollection) Validate() error {
 	}
 	var rp checker
 	rp.runPolicy("properties.runPolicy", p.RunPolicy)
+	rp.limits("properties.limits", p.Limits)
 	for _, e := range rp.errs {
 		errs = append(errs, e)
 	}
