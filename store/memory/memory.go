@@ -85,6 +85,8 @@ type Store struct {
 	// in rather than allocate. In a burst of attempts that spares about
 	// 400 bytes per occurrence, a quarter of the Scheduler's CPU time.
 	spare []*scheduler.JobRecord
+
+	permits permits // the permits of collections' limits; a lock of their own
 }
 
 // maxSpare bounds Store.spare.

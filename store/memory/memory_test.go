@@ -54,3 +54,8 @@ func TestCounts(t *testing.T) {
 	st := memory.New()
 	storetest.RunCounts(t, []scheduler.Store{st, st})
 }
+
+func TestLimiter(t *testing.T) {
+	st := memory.New()
+	storetest.RunLimiter(t, []scheduler.Store{st, st})
+}

@@ -1,0 +1,165 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// RunLimiter checks a store's [scheduler.Limiter] through stores: handles
+// on one shared database (instances), or a single store. Each step uses
+// the next handle, so that what one instance took the others see: the
+// concurrency permits of a scope up to its maximum, all or nothing,
+// granted again to their holder, given back, extended and expired; a
+// rate's spacing and the instant it gives for a retry; and holders racing
+// from every handle at once for fewer permits than they are.
+func RunLimiter(t *testing.T, stores []scheduler.Store) {
+	t.Helper()
+	ctx := context.Background()
+	ls := make([]scheduler.Limiter, len(stores))
+	for i, st := range stores {
+		l, ok := st.(scheduler.Limiter)
+		if !ok {
+			t.Fatalf("the store %T is not a scheduler.Limiter", st)
+		}
+		ls[i] = l
+	}
+	step := 0
+	next := func() scheduler.Limiter { step++; return ls[step%len(ls)] }
+	// Scopes of their own per run, for a shared database kept between runs.
+	run := time.Now().UnixNano()
+	scope := func(name string) string { return fmt.Sprintf("limiter-%d/%s", run, name) }
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	acquire := func(holder string, now, until time.Time, ps ...scheduler.Permit) scheduler.PermitGrant {
+		t.Helper()
+		g, err := next().AcquirePermits(ctx, scheduler.PermitRequest{Holder: holder, Now: now, Until: until, Permits: ps})
+		if err != nil {
+			t.Fatalf("AcquirePermits(%s at %v): %v", holder, now, err)
+		}
+		return g
+	}
+	want := func(what string, got, want scheduler.PermitGrant) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s: AcquirePermits = %+v, want %+v", what, got, want)
+		}
+	}
+	granted := scheduler.PermitGrant{Granted: true}
+	lease := t0.Add(time.Minute)
+
+	t.Run("concurrency", func(t *testing.T) {
+		two := scheduler.Permit{Scope: scope("two"), MaxConcurrent: 2}
+		want("a takes one of two", acquire("a", t0, lease, two), granted)
+		want("b takes the other", acquire("b", t0, lease, two), granted)
+		want("c finds none", acquire("c", t0, lease, two), scheduler.PermitGrant{})
+		want("a holds one already", acquire("a", t0, lease, two), granted)
+		if err := next().ReleasePermits(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := next().ReleasePermits(ctx, "a"); err != nil {
+			t.Errorf("ReleasePermits of a holder without permits: %v", err)
+		}
+		want("c takes the one a gave back", acquire("c", t0, lease, two), granted)
+		want("d finds none", acquire("d", t0, lease, two), scheduler.PermitGrant{})
+		for _, h := range []string{"b", "c"} {
+			if err := next().ReleasePermits(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("all or nothing", func(t *testing.T) {
+		free := scheduler.Permit{Scope: scope("free"), MaxConcurrent: 1}
+		taken := scheduler.Permit{Scope: scope("taken"), MaxConcurrent: 1}
+		want("x takes taken", acquire("x", t0, lease, taken), granted)
+		want("y asks for free and taken", acquire("y", t0, lease, free, taken), scheduler.PermitGrant{Refused: 1})
+		want("z finds free still free", acquire("z", t0, lease, free), granted)
+		for _, h := range []string{"x", "z"} {
+			if err := next().ReleasePermits(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("expiry", func(t *testing.T) {
+		one := scheduler.Permit{Scope: scope("one"), MaxConcurrent: 1}
+		want("a takes it until t0+10s", acquire("a", t0, t0.Add(10*time.Second), one), granted)
+		want("b before it expires", acquire("b", t0.Add(9*time.Second), lease, one), scheduler.PermitGrant{})
+		if err := next().ExtendPermits(ctx, "a", t0.Add(20*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		want("b after the old expiry, before the extended one", acquire("b", t0.Add(15*time.Second), lease, one), scheduler.PermitGrant{})
+		want("b once it expired", acquire("b", t0.Add(20*time.Second), lease, one), granted)
+		want("a, whose permit expired", acquire("a", t0.Add(21*time.Second), lease, one), scheduler.PermitGrant{})
+		if err := next().ExtendPermits(ctx, "nobody", lease); err != nil {
+			t.Errorf("ExtendPermits of a holder without permits: %v", err)
+		}
+		for _, h := range []string{"a", "b"} {
+			if err := next().ReleasePermits(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+
+	t.Run("rate", func(t *testing.T) {
+		rate := scheduler.Permit{Scope: scope("rate"), Interval: time.Second}
+		want("the first start", acquire("a", t0, lease, rate), granted)
+		want("half an interval later", acquire("b", t0.Add(500*time.Millisecond), lease, rate),
+			scheduler.PermitGrant{RetryAt: t0.Add(time.Second)})
+		want("an interval later", acquire("b", t0.Add(time.Second), lease, rate), granted)
+		want("a rate and a concurrency limit refused by the rate", acquire("c", t0.Add(1500*time.Millisecond), lease,
+			scheduler.Permit{Scope: scope("rate-free"), MaxConcurrent: 1}, rate),
+			scheduler.PermitGrant{Refused: 1, RetryAt: t0.Add(2 * time.Second)})
+		want("the concurrency permit was not taken", acquire("d", t0.Add(1500*time.Millisecond), lease,
+			scheduler.Permit{Scope: scope("rate-free"), MaxConcurrent: 1}), granted)
+		if err := next().ReleasePermits(ctx, "d"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("race", func(t *testing.T) {
+		three := scheduler.Permit{Scope: scope("three"), MaxConcurrent: 3}
+		rate := scheduler.Permit{Scope: scope("race-rate"), Interval: time.Hour}
+		const holders = 24
+		var mu sync.Mutex
+		var got, gotRate int
+		var wg sync.WaitGroup
+		for i := range holders {
+			l := ls[i%len(ls)]
+			wg.Go(func() {
+				g, err := l.AcquirePermits(ctx, scheduler.PermitRequest{Holder: fmt.Sprintf("h%d", i), Now: t0, Until: lease,
+					Permits: []scheduler.Permit{three}})
+				if err != nil {
+					t.Errorf("AcquirePermits: %v", err)
+				}
+				r, err := l.AcquirePermits(ctx, scheduler.PermitRequest{Holder: fmt.Sprintf("r%d", i), Now: t0, Until: lease,
+					Permits: []scheduler.Permit{rate}})
+				if err != nil {
+					t.Errorf("AcquirePermits: %v", err)
+				}
+				mu.Lock()
+				if g.Granted {
+					got++
+				}
+				if r.Granted {
+					gotRate++
+				}
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if got != 3 || gotRate != 1 {
+			t.Errorf("%d holders racing from %d handles took %d of 3 permits and %d of 1 start, want all of them and no more",
+				holders, len(ls), got, gotRate)
+		}
+		for i := range holders {
+			if err := ls[0].ReleasePermits(ctx, fmt.Sprintf("h%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
