@@ -61,6 +61,9 @@ type attempt struct {
 	// worker runs the attempt.
 	buf  *Occurrence
 	slot *leaseSlot
+	// holder holds the permits of the collection's limits that the
+	// attempt took (see Limiter); empty when it took none.
+	holder string
 }
 
 // runAttempt runs attempt a, then records its outcome together with
@@ -75,6 +78,9 @@ type attempt struct {
 // attempt is kept and the attempt still counts for its occurrence.
 func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff bool) {
 	res := s.execute(execCtx, a)
+	if a.holder != "" {
+		s.releasePermits(a.holder)
+	}
 	r := a.r
 	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed}
 	if s.batch == nil {
@@ -183,7 +189,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	}
 	ctx.init(execCtx, deadline)
 	defer ctx.stop()
-	s.holdLease(r, res.start, a.slot)
+	s.holdLease(r, res.start, a.slot, a.holder)
 	defer s.dropLease(r, a.slot)
 	out, err := exec.Execute(ctx, req)
 	res.end = time.Now()
@@ -214,6 +220,13 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		// The executor gave up at the timeout: history says so first.
 		res.err = fmt.Errorf("%w after %s: %w", errAttemptTimeout, limit, err)
 		res.message = fmt.Sprintf("%v after %s: %s", errAttemptTimeout, limit, res.message)
+	}
+	if w := limitWaited(o, res.start); w != "" {
+		if res.message == "" {
+			res.message = w
+		} else {
+			res.message += " (" + w + ")"
+		}
 	}
 	return res
 }

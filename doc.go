@@ -538,6 +538,43 @@
 // and is refused under an hourly quota, and "@every 30s" is refused under
 // the Standard plan's once a minute.
 //
+// # Limits toward a target
+//
+// A collection's "limits" (an extension) protect the services its jobs
+// call: how many attempts run at once, and how many start a minute, for
+// each value of a key:
+//
+//	"properties": {"limits": [{"key": "host", "maxConcurrent": 5, "ratePerMinute": 120}]}
+//
+// key is host (the target of the action attempted: an HTTP action's URI
+// host with its port, a storage queue's account, a Service Bus namespace;
+// for other action types, Go funcs and a host's types, the action type),
+// job (each job on its own) or collection (all its jobs together); one
+// limit per key. maxConcurrent is 1 to [MaxLimitConcurrent];
+// ratePerMinute is 1 to [MaxLimitRate], spaced evenly (at most one start
+// every 60/ratePerMinute seconds, no bursts); at least one of them. Every
+// attempt takes the permits of every limit of its collection before it
+// starts: retries too, and an errorAction toward its own target (it calls
+// that target, so a dead-letter queue's namespace has its own permits).
+// Limits of different collections never share permits.
+//
+// They hold across every instance that shares the store, through the store
+// (see [Limiter]; the stores of this module implement it): a permit of
+// maxConcurrent is leased like a job, renewed while its attempt runs and
+// given back when it ends, so that the permits of an instance that died
+// return after Config.LeaseDuration. An attempt refused a permit waits
+// with its occurrence in progress: its job is recorded as due again (when
+// the rate's next start is free; for maxConcurrent, after 50 ms, then half
+// the time it has waited so far, at most a second), and any instance may
+// claim it then; a wait is neither an attempt nor a history entry, so
+// nothing runs twice or is lost, and occurrences that come due meanwhile
+// follow the overlap policy. The attempt's history message says how long
+// it waited and for which key; its lateness (Attempt.Due, the telemetry's
+// jobclock.attempt.lateness and jobclock.occurrence.lateness) counts from
+// when it could run, the end of its last wait, and the wait is measured
+// apart (Attempt.LimitWait, jobclock.limit.wait). A change of a
+// collection's limits reaches every instance within 5 seconds.
+//
 // # Exclusion calendars
 //
 // A collection keeps exclusion calendars, an extension beyond Azure

@@ -160,6 +160,19 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		run, due, hist := m.step(r, t, now)
 		miss := s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), now)
+		var holder string
+		if due {
+			if limits := s.policies.limits(s, r.Collection, now); limits != nil {
+				var retryAt time.Time
+				var refused int
+				if holder, retryAt, refused = s.takePermits(r, &run, limits, now); !retryAt.IsZero() {
+					// The occurrence stays in progress and waits: its job
+					// is recorded, due again at retryAt.
+					m.waitForLimit(r, now, retryAt, limits, refused)
+					due = false
+				}
+			}
+		}
 		if due {
 			// A catch-up occurrence that absorbed the missed ones shows
 			// them on its attempt's span.
@@ -168,7 +181,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				info.missed = miss
 			}
 			s.missed(miss, absorbed)
-			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, m: m, info: info, buf: occ, slot: slot}
+			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, m: m, info: info, buf: occ, slot: slot, holder: holder}
 			if m.policy.Overlap == OverlapCancelRunning && r.State == JobEnabled {
 				a.cancelAt = r.Schedule.NextOccurrence
 			}

@@ -74,8 +74,19 @@ type Attempt struct {
 	// Expected is the occurrence's expected time.
 	Expected time.Time
 	// Due is when the attempt was due: Expected for a first attempt, the
-	// retry's due time for a retry or an errorAction attempt.
+	// retry's due time for a retry or an errorAction attempt. For an
+	// attempt that waited for a permit of its collection's limits, it is
+	// when it could run: the instant its last wait ended, when the
+	// occurrence was due again after its last refusal (the next grant of
+	// the rate that refused it, or the Scheduler's next look at a
+	// concurrency limit's permits); the wait is not lateness.
 	Due time.Time
+	// LimitWait is how long the attempt waited for the permits of its
+	// collection's limits, from their first refusal to its start; zero
+	// when it did not wait. LimitKey is the key of the limit that
+	// refused it last (empty when the store failed).
+	LimitWait time.Duration
+	LimitKey  LimitKey
 	// Start is when the attempt started.
 	Start time.Time
 	// Tag is the occurrence's execution tag.
@@ -294,8 +305,11 @@ func (s *Scheduler) attemptStart(r *JobRecord, o *Occurrence, act *action.Action
 	if o.ErrorAction {
 		a.ActionName = ErrorAction
 	}
-	if o.Retry > 0 || o.ErrorAction {
+	if o.Retry > 0 || o.ErrorAction || !o.Limited.IsZero() {
 		a.Due = o.At
+	}
+	if !o.Limited.IsZero() {
+		a.LimitWait, a.LimitKey = start.Sub(o.Limited), o.LimitKey
 	}
 	return a
 }

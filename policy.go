@@ -19,33 +19,51 @@ type policyCache struct {
 }
 
 type cachedPolicy struct {
-	p    *RunPolicy // nil: the collection has none
-	read time.Time
+	p      *RunPolicy // nil: the collection has none
+	limits []Limit    // the collection's limits
+	read   time.Time
 }
+
+// noPolicy is the entry of a collection never read.
+var noPolicy cachedPolicy
 
 // get returns collection's default run policy at now, read through s's
 // store when not known or older than policyTTL. When the store cannot
 // answer, the policy read last is used (none, if it was never read), and
 // the failure logged.
 func (c *policyCache) get(s *Scheduler, collection string, now time.Time) *RunPolicy {
-	var last *RunPolicy
+	return c.entry(s, collection, now).p
+}
+
+// limits returns collection's limits at now, read as get reads its run
+// policy.
+func (c *policyCache) limits(s *Scheduler, collection string, now time.Time) []Limit {
+	return c.entry(s, collection, now).limits
+}
+
+// entry returns what c keeps of collection at now, as get says.
+func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cachedPolicy {
+	last := &noPolicy
 	if v, ok := c.m.Load(collection); ok {
 		e := v.(*cachedPolicy)
 		if now.Sub(e.read) < policyTTL {
-			return e.p
+			return e
 		}
-		last = e.p
+		last = e
 	}
 	col, err := s.store.GetCollection(context.Background(), collection)
 	if err != nil {
 		s.log.Warn("read the collection's run policy", "collection", collection, "err", err)
 		return last
 	}
-	c.set(col, now)
-	return col.Definition.Properties.RunPolicy
+	return c.set(col, now)
 }
 
-// set records the default run policy of col, read at now.
-func (c *policyCache) set(col *CollectionRecord, now time.Time) {
-	c.m.Store(col.Name, &cachedPolicy{col.Definition.Properties.RunPolicy, now})
+// set records the default run policy and limits of col, read at now, and
+// returns the entry.
+func (c *policyCache) set(col *CollectionRecord, now time.Time) *cachedPolicy {
+	p := col.Definition.Properties
+	e := &cachedPolicy{p.RunPolicy, p.Limits, now}
+	c.m.Store(col.Name, e)
+	return e
 }

@@ -300,10 +300,14 @@ type Scheduler struct {
 	timings  timingCache
 	policies policyCache
 	batch    BatchRecorder // runStore, when it is one; else nil
-	outcomes outcomeBatch
-	leases   leaseKeeper
-	health   storeHealth   // the loop's view of the store
-	retries  recordRetries // outcomes being recorded again
+	limiter  Limiter       // store, when it is one; else nil
+	// warnedLimits is set once the Scheduler warned that its store
+	// keeps no permits for collections' limits.
+	warnedLimits atomic.Bool
+	outcomes     outcomeBatch
+	leases       leaseKeeper
+	health       storeHealth   // the loop's view of the store
+	retries      recordRetries // outcomes being recorded again
 	// httpExec is the built-in executor of Http and Https; Stop closes
 	// its idle connections.
 	httpExec *httpaction.Executor
@@ -362,6 +366,7 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		s.runStore = observeStore(store, c.Observer)
 	}
 	s.batch, _ = s.runStore.(BatchRecorder)
+	s.limiter, _ = store.(Limiter)
 	s.noEntries = c.HistoryPerJob == NoHistory && c.OnHistory == nil && c.Observer == nil
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval, Executors: executors{s}}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())

@@ -436,6 +436,11 @@ type Occurrence struct {
 	Retry int `json:"retry,omitempty"`
 	// At is when the next attempt is due.
 	At time.Time `json:"at,omitzero"`
+	// Limited is when the next attempt was first refused a permit of
+	// its collection's limits ([Limit]), which it waits for; zero when
+	// it was not. LimitKey is the key of the limit that refused it last.
+	Limited  time.Time `json:"limited,omitzero"`
+	LimitKey LimitKey  `json:"limitKey,omitempty"`
 	// Trace and TraceState are the W3C traceparent and tracestate that
 	// the spans of the occurrence's attempts are children of: the
 	// RunJob caller's span for a manual run, else the span of the

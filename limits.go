@@ -1,0 +1,144 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jobclock/scheduler/action"
+)
+
+// The wait of an attempt refused a concurrency permit: its holders' attempts
+// may end at any time, so the occurrence looks again after limitWaitMin,
+// then after half the time it has waited so far, at most limitWaitMax.
+const (
+	limitWaitMin = 50 * time.Millisecond
+	limitWaitMax = time.Second
+)
+
+// limitTarget returns the value of the host key of a limit for an attempt
+// of act: the host of an HTTP action's URI, the storage account of a
+// storage queue action, the namespace of a Service Bus action, else the
+// action's type.
+func limitTarget(act *action.Action) string {
+	switch {
+	case act == nil:
+		return ""
+	case act.Request != nil:
+		if u, err := url.Parse(act.Request.URI); err == nil && u.Host != "" {
+			return strings.ToLower(u.Host)
+		}
+	case act.QueueMessage != nil:
+		return strings.ToLower(act.QueueMessage.StorageAccount)
+	case act.ServiceBusQueueMessage != nil:
+		return strings.ToLower(act.ServiceBusQueueMessage.Namespace)
+	case act.ServiceBusTopicMessage != nil:
+		return strings.ToLower(act.ServiceBusTopicMessage.Namespace)
+	}
+	return string(act.Type)
+}
+
+// permitsOf returns the permits that the next attempt of occurrence o of
+// r needs under its collection's limits: a permit's scope is the
+// collection, the limit's key and the key's value, so that the limits of
+// two collections never share permits.
+func permitsOf(r *JobRecord, o *Occurrence, limits []Limit) []Permit {
+	ps := make([]Permit, 0, len(limits))
+	for _, l := range limits {
+		var value string
+		switch l.Key {
+		case LimitHost:
+			act := &r.Job.Action
+			if o.ErrorAction { // an errorAction counts toward its own target
+				act = r.Job.Action.ErrorAction
+			}
+			value = limitTarget(act)
+		case LimitJob:
+			value = r.Name
+		}
+		p := Permit{Scope: r.Collection + "\x00" + string(l.Key) + "\x00" + value, MaxConcurrent: l.MaxConcurrent}
+		if l.RatePerMinute > 0 {
+			p.Interval = time.Minute / time.Duration(l.RatePerMinute)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// permitHolder names the attempts of occurrence o of r as a holder of
+// permits: one attempt of an occurrence runs at a time.
+func permitHolder(r *JobRecord, o *Occurrence) string {
+	return r.Collection + "\x00" + r.Name + "\x00" + o.Tag
+}
+
+// takePermits takes the permits that the due attempt o of r needs under
+// limits at now. It returns the holder that holds them (empty when the
+// store keeps no permits), or, when the attempt must wait, when to try
+// again and the limit that refused it (-1 when the store failed).
+func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now time.Time) (holder string, retryAt time.Time, refused int) {
+	if s.limiter == nil {
+		if s.warnedLimits.CompareAndSwap(false, true) {
+			s.log.Warn("the store keeps no permits (it is not a scheduler.Limiter): collections' limits are not enforced", "collection", r.Collection)
+		}
+		return "", time.Time{}, 0
+	}
+	holder = permitHolder(r, o)
+	g, err := s.limiter.AcquirePermits(context.Background(), PermitRequest{
+		Holder: holder, Now: now, Until: now.Add(s.cfg.LeaseDuration), Permits: permitsOf(r, o, limits)})
+	if err == nil && g.Granted {
+		return holder, time.Time{}, 0
+	}
+	since := now
+	if !o.Limited.IsZero() {
+		since = o.Limited
+	}
+	wait := min(max(now.Sub(since)/2, limitWaitMin), limitWaitMax)
+	if err != nil {
+		s.log.Warn("take the permits of the collection's limits; the attempt waits", "job", r.Name, "collection", r.Collection, "err", err)
+		return "", now.Add(limitWaitMax), -1
+	}
+	if g.RetryAt.After(now) {
+		return "", g.RetryAt, g.Refused
+	}
+	return "", now.Add(wait), g.Refused
+}
+
+// releasePermits gives back the permits that holder holds; when that
+// fails, they return when their lease expires.
+func (s *Scheduler) releasePermits(holder string) {
+	if err := s.limiter.ReleasePermits(context.Background(), holder); err != nil {
+		s.log.Warn("give back the permits of the collection's limits; they return when their lease expires", "holder", holder, "err", err)
+	}
+}
+
+// waitForLimit makes the current occurrence of r, whose attempt due at now
+// was refused a permit by limits[refused] (-1: the store failed), wait
+// until retryAt. It stays in progress: the job is due again then, and a
+// wait neither counts as an attempt nor makes a history entry.
+func (m machine) waitForLimit(r *JobRecord, now, retryAt time.Time, limits []Limit, refused int) {
+	c := r.Schedule.Current
+	if c.Limited.IsZero() {
+		c.Limited = now
+	}
+	if refused >= 0 && refused < len(limits) {
+		c.LimitKey = limits[refused].Key
+	}
+	c.At = retryAt
+	m.settle(r, now)
+}
+
+// limitWaited describes the wait for a limit of occurrence o, whose
+// attempt starts at start, for its history entry; empty when it did not
+// wait.
+func limitWaited(o *Occurrence, start time.Time) string {
+	if o.Limited.IsZero() {
+		return ""
+	}
+	d := start.Sub(o.Limited).Round(time.Millisecond)
+	if o.LimitKey == "" {
+		return fmt.Sprintf("waited %s for the permits of the collection's limits", d)
+	}
+	return fmt.Sprintf("waited %s for the collection's %s limit", d, o.LimitKey)
+}

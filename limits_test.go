@@ -1,0 +1,216 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	httpaction "github.com/jobclock/scheduler/action/http"
+)
+
+// attempts is an observer that keeps the attempts that start.
+type attempts struct {
+	traceParent
+	mu  sync.Mutex
+	all []scheduler.Attempt
+}
+
+func (o *attempts) StartAttempt(ctx context.Context, a scheduler.Attempt) context.Context {
+	o.mu.Lock()
+	o.all = append(o.all, a)
+	o.mu.Unlock()
+	return ctx
+}
+
+// putLimits replaces collection c of s with one that has limits and room
+// for 1000 jobs.
+func putLimits(t *testing.T, s *scheduler.Scheduler, limits ...scheduler.Limit) {
+	t.Helper()
+	if _, err := s.PutCollection(context.Background(), "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+		Quota: &scheduler.Quota{MaxJobCount: 1000}, Limits: limits}}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLimitConcurrent runs 20 jobs due at once against two hosts of one
+// receiver, under a limit of 3 at once per host, with a receiver that takes
+// 1 s to answer: no host ever sees more than 3 requests at once, each job
+// runs once, the attempts that waited say so in their history and to the
+// Observer, and their lateness counts from when they could run (their
+// Attempt.Due is after their expected time, within the Scheduler's look
+// again after a refusal).
+func TestLimitConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		running, most := map[string]int{}, map[string]int{}
+		got := map[string]int{}
+		obs := &attempts{}
+		var hist []scheduler.HistoryEntry
+		s := startPipeScheduler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			running[r.Host]++
+			most[r.Host] = max(most[r.Host], running[r.Host])
+			got[r.URL.Path]++
+			mu.Unlock()
+			time.Sleep(time.Second)
+			mu.Lock()
+			running[r.Host]--
+			mu.Unlock()
+		}), &httpaction.Options{}, scheduler.Config{Observer: obs, OnHistory: func(h scheduler.HistoryEntry) {
+			mu.Lock()
+			hist = append(hist, h)
+			mu.Unlock()
+		}})
+		putLimits(t, s, scheduler.Limit{Key: scheduler.LimitHost, MaxConcurrent: 3})
+		ctx := context.Background()
+		const jobs = 20
+		for i := range jobs {
+			host := []string{"a.example", "b.example:8080"}[i%2]
+			job := mustParse(t, fmt.Sprintf(`{"action": {"type": "Http", "request": {"uri": "http://%s/j%d", "method": "GET"}}}`, host, i))
+			if _, err := s.PutJob(ctx, "c", fmt.Sprintf("j%d", i), job, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+
+		mu.Lock()
+		defer mu.Unlock()
+		for _, host := range []string{"a.example", "b.example:8080"} {
+			if most[host] != 3 {
+				t.Errorf("%s saw at most %d requests at once, want 3 (the limit, reached)", host, most[host])
+			}
+		}
+		for i := range jobs {
+			if n := got[fmt.Sprintf("/j%d", i)]; n != 1 {
+				t.Errorf("job j%d ran %d times, want once", i, n)
+			}
+		}
+		waited := 0
+		for _, h := range hist {
+			if strings.Contains(h.Message, "for the collection's host limit") {
+				waited++
+			}
+		}
+		// 3 of 10 per host run at once: the other 7 wait.
+		if waited != 14 {
+			t.Errorf("%d history entries say their attempt waited for the host limit, want 14:\n%v", waited, hist)
+		}
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		withWait := 0
+		for _, a := range obs.all {
+			if a.LimitWait == 0 {
+				if !a.Due.Equal(a.Expected) {
+					t.Errorf("attempt of %s did not wait but is due at %v, not its expected time %v", a.Job, a.Due, a.Expected)
+				}
+				continue
+			}
+			withWait++
+			if a.LimitKey != scheduler.LimitHost || !a.Due.After(a.Expected) || a.Start.Sub(a.Due) > time.Second ||
+				a.LimitWait != a.Start.Sub(a.Expected) {
+				t.Errorf("attempt of %s waited %v for the %q limit, due %v after its expected time, started %v after that; "+
+					"want the host limit, due when it could run, started at once", a.Job, a.LimitWait, a.LimitKey,
+					a.Due.Sub(a.Expected), a.Start.Sub(a.Due))
+			}
+		}
+		if withWait != 14 {
+			t.Errorf("%d attempts report a wait for a limit, want 14", withWait)
+		}
+	})
+}
+
+// TestLimitRate runs 200 jobs due at once under a limit of 60 a minute for
+// the whole collection, and counts the requests in the first minute: 60
+// (spaced a second apart from the first), within 10 %; after 200 s every
+// job ran once. Retries take permits too: a job whose first attempt fails
+// retries under the same rate.
+func TestLimitRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var starts []time.Time
+		got := map[string]int{}
+		s := startPipeScheduler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			starts = append(starts, time.Now())
+			got[r.URL.Path]++
+			mu.Unlock()
+		}), &httpaction.Options{}, scheduler.Config{})
+		putLimits(t, s, scheduler.Limit{Key: scheduler.LimitCollection, RatePerMinute: 60})
+		ctx := context.Background()
+		const jobs = 200
+		for i := range jobs {
+			job := mustParse(t, fmt.Sprintf(`{"action": {"type": "Http", "request": {"uri": "http://receiver/j%d", "method": "GET"}}}`, i))
+			if _, err := s.PutJob(ctx, "c", fmt.Sprintf("j%d", i), job, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Minute - time.Millisecond)
+		synctest.Wait()
+		mu.Lock()
+		inMinute := len(starts)
+		mu.Unlock()
+		if inMinute < 54 || inMinute > 66 {
+			t.Errorf("%d requests in the first minute under a rate of 60 a minute, want 60 within 10 %%", inMinute)
+		}
+		time.Sleep(150 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range jobs {
+			if n := got[fmt.Sprintf("/j%d", i)]; n != 1 {
+				t.Errorf("job j%d ran %d times, want once", i, n)
+			}
+		}
+		for i := 1; i < len(starts); i++ {
+			if d := starts[i].Sub(starts[i-1]); d < time.Second {
+				t.Errorf("requests %d and %d started %v apart, less than the rate's second", i-1, i, d)
+				break
+			}
+		}
+	})
+}
+
+// TestLimitRetryTakesPermit: a job limited to 2 attempts a minute whose
+// attempts fail retries 15 s after each failure by its policy, but the
+// rate holds its retries back: the attempts start 30 s apart, and the
+// errorAction (toward its own target, under the same job limit) waits too.
+func TestLimitRetryTakesPermit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var starts []time.Duration
+		t0 := time.Now()
+		s := startPipeScheduler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			starts = append(starts, time.Since(t0))
+			mu.Unlock()
+			http.Error(w, "no", http.StatusInternalServerError)
+		}), &httpaction.Options{}, scheduler.Config{})
+		putLimits(t, s, scheduler.Limit{Key: scheduler.LimitJob, RatePerMinute: 2})
+		job := mustParse(t, `{"action": {"type": "Http", "request": {"uri": "http://receiver/main", "method": "GET"},
+			"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT15S", "retryCount": 2},
+			"errorAction": {"type": "Http", "request": {"uri": "http://other/alert", "method": "GET"}, "retryPolicy": {"retryType": "None"}}}}`)
+		if _, err := s.PutJob(context.Background(), "c", "j", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		want := []time.Duration{0, 30 * time.Second, 60 * time.Second, 90 * time.Second}
+		if len(starts) != len(want) {
+			t.Fatalf("attempts started at %v, want %v", starts, want)
+		}
+		for i, d := range starts {
+			if d < want[i] || d > want[i]+time.Second {
+				t.Errorf("attempt %d started at %v, want %v (within a second)", i, d, want[i])
+			}
+		}
+	})
+}
