@@ -43,7 +43,7 @@ func limitTarget(act *action.Action) string {
 // permitsOf returns the permits that the next attempt of occurrence o of
 // r needs under its collection's limits: a permit's scope is the
 // collection, the limit's key and the key's value, so that the limits of
-// two collections never share permits.
+// two collections never share permits. No name holds a "|".
 func permitsOf(r *JobRecord, o *Occurrence, limits []Limit) []Permit {
 	ps := make([]Permit, 0, len(limits))
 	for _, l := range limits {
@@ -58,7 +58,7 @@ func permitsOf(r *JobRecord, o *Occurrence, limits []Limit) []Permit {
 		case LimitJob:
 			value = r.Name
 		}
-		p := Permit{Scope: r.Collection + "\x00" + string(l.Key) + "\x00" + value, MaxConcurrent: l.MaxConcurrent}
+		p := Permit{Scope: r.Collection + "|" + string(l.Key) + "|" + value, MaxConcurrent: l.MaxConcurrent}
 		if l.RatePerMinute > 0 {
 			p.Interval = time.Minute / time.Duration(l.RatePerMinute)
 		}
@@ -70,7 +70,7 @@ func permitsOf(r *JobRecord, o *Occurrence, limits []Limit) []Permit {
 // permitHolder names the attempts of occurrence o of r as a holder of
 // permits: one attempt of an occurrence runs at a time.
 func permitHolder(r *JobRecord, o *Occurrence) string {
-	return r.Collection + "\x00" + r.Name + "\x00" + o.Tag
+	return r.Collection + "|" + r.Name + "|" + o.Tag
 }
 
 // takePermits takes the permits that the due attempt o of r needs under

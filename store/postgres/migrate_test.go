@@ -317,10 +317,10 @@ func TestMigrateJobTags(t *testing.T) {
 	}
 }
 
-// dropCounts returns the statements that take away what migration 10
-// added to schema q (quoted), with a trailing "; ".
+// dropCounts returns the statements that take away what migrations 11
+// and 12 added to schema q (quoted), with a trailing "; ".
 func dropCounts(q string) string {
-	return "DROP TABLE " + q + ".job_counts, " + q + ".job_count_deltas; DROP FUNCTION " + q + ".job_counts_created, " +
+	return "DROP TABLE " + q + ".limit_permits, " + q + ".limit_rates; DROP TABLE " + q + ".job_counts, " + q + ".job_count_deltas; DROP FUNCTION " + q + ".job_counts_created, " +
 		q + ".job_counts_deleted, " + q + ".job_counts_moved CASCADE; "
 }
 

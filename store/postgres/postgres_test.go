@@ -168,3 +168,8 @@ func TestCountsFolded(t *testing.T) {
 		t.Errorf("job_counts after Prune: %d rows, want 0", n)
 	}
 }
+
+func TestLimiter(t *testing.T) {
+	schema := newSchema(t)
+	storetest.RunLimiter(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
+}

@@ -153,8 +153,8 @@ func TestMigrateToSlots(t *testing.T) {
 	}
 }
 
-// dropCounts takes away what migration 6 added.
-const dropCounts = "DROP TRIGGER jobs_count_created; DROP TRIGGER jobs_count_deleted; DROP TRIGGER jobs_count_moved; DROP TABLE job_counts; "
+// dropCounts takes away what migrations 6 and 7 added.
+const dropCounts = "DROP TABLE limit_permits; DROP TABLE limit_rates; DROP TRIGGER jobs_count_created; DROP TRIGGER jobs_count_deleted; DROP TRIGGER jobs_count_moved; DROP TABLE job_counts; "
 
 // TestMigrateJobCounts opens a file of schema version 5, from before the
 // job counts were kept, that holds jobs of two collections in two

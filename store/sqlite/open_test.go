@@ -23,18 +23,19 @@ func TestOpenNewerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("UPDATE schema_version SET version = 7"); err != nil {
+	newer := sqlite.SchemaVersion + 1
+	if _, err := db.Exec("UPDATE schema_version SET version = ?", newer); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	_, err = sqlite.Open(ctx, path, nil)
 	var ns *sqlite.NewerSchemaError
-	if !errors.As(err, &ns) || ns.Found != 7 || ns.Known != sqlite.SchemaVersion {
-		t.Fatalf("Open(schema version 7) = %v, want a *NewerSchemaError for 7", err)
+	if !errors.As(err, &ns) || ns.Found != newer || ns.Known != sqlite.SchemaVersion {
+		t.Fatalf("Open(schema version %d) = %v, want a *NewerSchemaError for %[1]d", newer, err)
 	}
-	want := fmt.Sprintf("store/sqlite: database schema version 7 is newer than this build supports (%d); upgrade jobclock", sqlite.SchemaVersion)
+	want := fmt.Sprintf("store/sqlite: database schema version %d is newer than this build supports (%d); upgrade jobclock", newer, sqlite.SchemaVersion)
 	if err.Error() != want {
-		t.Errorf("Open(schema version 7) error %q, want %q", err, want)
+		t.Errorf("Open(schema version %d) error %q, want %q", newer, err, want)
 	}
 }
 

@@ -95,3 +95,8 @@ func TestCounts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobclock.db")
 	storetest.RunCounts(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
 }
+
+func TestLimiter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	storetest.RunLimiter(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
+}
