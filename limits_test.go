@@ -2,16 +2,21 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/store/memory"
 )
 
 // attempts is an observer that keeps the attempts that start.
@@ -211,6 +216,99 @@ func TestLimitRetryTakesPermit(t *testing.T) {
 			if d < want[i] || d > want[i]+time.Second {
 				t.Errorf("attempt %d started at %v, want %v (within a second)", i, d, want[i])
 			}
+		}
+	})
+}
+
+// deadLimiter is a memory store whose instance can die: once dead is set,
+// what it asks to extend or give back never reaches the store, as if its
+// process had gone.
+type deadLimiter struct {
+	*memory.Store
+	dead atomic.Bool
+}
+
+func (d *deadLimiter) ExtendPermits(ctx context.Context, holder string, until time.Time) error {
+	if d.dead.Load() {
+		return errors.New("dead")
+	}
+	return d.Store.ExtendPermits(ctx, holder, until)
+}
+
+func (d *deadLimiter) ReleasePermits(ctx context.Context, holder string) error {
+	if d.dead.Load() {
+		return errors.New("dead")
+	}
+	return d.Store.ReleasePermits(ctx, holder)
+}
+
+// TestLimitPermitOfDeadInstance: instance A takes the only permit of a
+// host (maxConcurrent 1) for an attempt that hangs, then dies: it neither
+// extends nor gives back the permit. Instance B's job against the same
+// host waits for it, and runs once the permit's lease (LeaseDuration
+// 30 s) expired, not before.
+func TestLimitPermitOfDeadInstance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		shared := memory.New()
+		a := &deadLimiter{Store: shared}
+		hang := make(chan struct{})
+		started := make(chan string, 2)
+		var bStart time.Time
+		reg := new(action.Registry)
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			started <- req.JobID
+			if req.JobID == "c/hangs" {
+				<-hang
+			} else {
+				bStart = time.Now()
+			}
+			return &action.Result{Message: "ok"}, nil
+		}))
+		cfg := func(id string) *scheduler.Config {
+			return &scheduler.Config{InstanceID: id, Executors: reg, LeaseDuration: 30 * time.Second, Logger: slog.New(slog.DiscardHandler)}
+		}
+		sa, err := scheduler.New(a, cfg("a"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, err := scheduler.New(shared, cfg("b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		putLimits(t, sa, scheduler.Limit{Key: scheduler.LimitHost, MaxConcurrent: 1})
+		job := mustParse(t, `{"action": {"type": "Http", "request": {"uri": "http://target.example/", "method": "GET"}}}`)
+		if _, err := sa.PutJob(ctx, "c", "hangs", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := sa.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-started; got != "c/hangs" {
+			t.Fatalf("%s started first, want c/hangs", got)
+		}
+		t0 := time.Now()
+		a.dead.Store(true)
+		if _, err := sb.PutJob(ctx, "c", "waits", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := sb.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		close(hang)
+		if err := sb.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := sa.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if bStart.IsZero() {
+			t.Fatalf("B's job never ran: the dead instance's permit did not return")
+		}
+		if d := bStart.Sub(t0); d < 30*time.Second || d > 32*time.Second {
+			t.Errorf("B's job ran %v after A died, want once A's permit expired, 30 s after it was taken (within 2 s)", d)
 		}
 	})
 }

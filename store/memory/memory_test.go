@@ -59,3 +59,8 @@ func TestLimiter(t *testing.T) {
 	st := memory.New()
 	storetest.RunLimiter(t, []scheduler.Store{st, st})
 }
+
+func TestLimits(t *testing.T) {
+	st := memory.New()
+	storetest.RunLimits(t, []scheduler.Store{st, st, st})
+}

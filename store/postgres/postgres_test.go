@@ -173,3 +173,8 @@ func TestLimiter(t *testing.T) {
 	schema := newSchema(t)
 	storetest.RunLimiter(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
 }
+
+func TestLimits(t *testing.T) {
+	schema := newSchema(t)
+	storetest.RunLimits(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
+}

@@ -100,3 +100,8 @@ func TestLimiter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobclock.db")
 	storetest.RunLimiter(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
 }
+
+func TestLimits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	storetest.RunLimits(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
+}

@@ -1,0 +1,132 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// RunLimits runs one Scheduler per store in stores (instances over one
+// shared database, or a single store) against one loopback HTTP
+// receiver, and checks collections' limits across the instances: 50 jobs
+// due at once under {"key": "host", "maxConcurrent": 5} (the receiver
+// takes 100 ms to answer) never have more than 5 requests at the receiver
+// at once, reach 5, and each job's occurrence arrives exactly once; and
+// 100 jobs under {"key": "collection", "ratePerMinute": 1200} start at
+// most 20 a second. The rate is checked in real time over 3 seconds (60
+// starts), rather than over a minute: what the check needs is many starts
+// spaced by the store's next-grant instant, which a high rate gives
+// quickly; the memory store's rate is also checked over a minute under
+// testing/synctest (TestLimitRate in the root package).
+func RunLimits(t *testing.T, stores []scheduler.Store) {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	running, most := 0, 0
+	arrived := map[string]int{}
+	var starts []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrived[r.URL.Path]++
+		if r.URL.Query().Get("rate") != "" {
+			starts = append(starts, time.Now())
+			mu.Unlock()
+			return
+		}
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	scheds := make([]*scheduler.Scheduler, len(stores))
+	for i, st := range stores {
+		s, err := scheduler.New(st, &scheduler.Config{InstanceID: fmt.Sprintf("instance-%d", i),
+			PollInterval: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scheds[i] = s
+	}
+	run := time.Now().UnixNano() // collections of their own, for a shared database kept between runs
+	put := func(name string, limit scheduler.Limit, jobs int, query string) {
+		t.Helper()
+		if _, err := scheds[0].PutCollection(ctx, name, &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+			Quota: &scheduler.Quota{MaxJobCount: 1000}, Limits: []scheduler.Limit{limit}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range jobs {
+			job, err := scheds[0].ParseJob(fmt.Appendf(nil, `{"action": {"type": "Http", "request": {"uri": "%s/%s/%d%s", "method": "GET"}}}`,
+				srv.URL, name, i, query))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := scheds[i%len(scheds)].PutJob(ctx, name, fmt.Sprintf("j%d", i), job, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	concurrent := fmt.Sprintf("concurrent%d", run)
+	put(concurrent, scheduler.Limit{Key: scheduler.LimitHost, MaxConcurrent: 5}, 50, "")
+	for _, s := range scheds {
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
+	}
+	all := func(name string, jobs int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range jobs {
+			if arrived[fmt.Sprintf("/%s/%d", name, i)] == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !all(concurrent, 50) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // for a request that would arrive twice
+	mu.Lock()
+	if most != 5 {
+		t.Errorf("the receiver saw at most %d requests at once under maxConcurrent 5 for its host, want 5", most)
+	}
+	for i := range 50 {
+		if n := arrived[fmt.Sprintf("/%s/%d", concurrent, i)]; n != 1 {
+			t.Errorf("job j%d's occurrence arrived %d times, want once", i, n)
+		}
+	}
+	mu.Unlock()
+
+	rate := fmt.Sprintf("rate%d", run)
+	put(rate, scheduler.Limit{Key: scheduler.LimitCollection, RatePerMinute: 1200}, 100, "?rate=1")
+	time.Sleep(4 * time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(starts) == 0 {
+		t.Fatalf("no job of the rate-limited collection ran")
+	}
+	in3s := 0
+	for _, at := range starts {
+		if at.Sub(starts[0]) < 3*time.Second {
+			in3s++
+		}
+	}
+	// 20 a second from the first start: 60 in 3 s (61 with one at each end).
+	if in3s > 66 || in3s < 30 {
+		t.Errorf("%d starts in the first 3 s under ratePerMinute 1200, want at most 60 + 10 %% (and not far fewer)", in3s)
+	}
+	t.Logf("%d starts in the first 3 s under ratePerMinute 1200 (20 a second)", in3s)
+}
