@@ -221,7 +221,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		res.err = fmt.Errorf("%w after %s: %w", errAttemptTimeout, limit, err)
 		res.message = fmt.Sprintf("%v after %s: %s", errAttemptTimeout, limit, res.message)
 	}
-	if w := limitWaited(o, res.start); w != "" {
+	if w := limitWaited(o); w != "" {
 		if res.message == "" {
 			res.message = w
 		} else {

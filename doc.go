@@ -568,12 +568,15 @@
 // the time it has waited so far, at most a second), and any instance may
 // claim it then; a wait is neither an attempt nor a history entry, so
 // nothing runs twice or is lost, and occurrences that come due meanwhile
-// follow the overlap policy. The attempt's history message says how long
-// it waited and for which key; its lateness (Attempt.Due, the telemetry's
-// jobclock.attempt.lateness and jobclock.occurrence.lateness) counts from
-// when it could run, the end of its last wait, and the wait is measured
-// apart (Attempt.LimitWait, jobclock.limit.wait). A change of a
-// collection's limits reaches every instance within 5 seconds.
+// follow the overlap policy. The wait is measured from the first refusal
+// to the end of the last wait, when the attempt was due again: its history
+// entry has it (HistoryEntry.LimitWaitMillis, "limitWaitMs" over REST) and
+// its message says how long and for which key; the Observer gets it as
+// Attempt.LimitWait, and package telemetry counts it (jobclock.limit.waits,
+// jobclock.limit.wait). It is not lateness: a first attempt that waited is
+// due (Attempt.Due) at its expected time plus the wait, a retry at the end
+// of its wait, and jobclock.occurrence.lateness leaves the wait out. A
+// change of a collection's limits reaches every instance within 5 seconds.
 //
 // # Exclusion calendars
 //

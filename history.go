@@ -86,7 +86,28 @@ type HistoryEntry struct {
 	// Backfill marks the entries of an occurrence that
 	// [Scheduler.BackfillJob] asked for.
 	Backfill bool `json:"backfill,omitempty"`
+	// LimitWaitMillis is, for an attempt that waited for the permits of
+	// its collection's limits ([Limit]), how long its occurrence was held
+	// back, in milliseconds: from the first refusal to the end of the
+	// last wait (at most about 24 days are counted); 0 when it did not
+	// wait. See [HistoryEntry.LimitWait].
+	LimitWaitMillis int32 `json:"limitWaitMs,omitempty"`
 	// HTTPStatus is the response status of an HTTP attempt that got an
 	// answer other than 2xx; 0 otherwise.
 	HTTPStatus int `json:"httpStatus,omitempty"`
+}
+
+// LimitWait returns LimitWaitMillis as a Duration.
+func (h *HistoryEntry) LimitWait() time.Duration {
+	return time.Duration(h.LimitWaitMillis) * time.Millisecond
+}
+
+// limitWaitOf returns how long occurrence o was held back by its
+// collection's limits: from its first refusal to the end of its last wait,
+// when its next attempt is due; 0 when it did not wait.
+func limitWaitOf(o *Occurrence) time.Duration {
+	if o.Limited.IsZero() {
+		return 0
+	}
+	return max(o.At.Sub(o.Limited), 0)
 }

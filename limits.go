@@ -129,14 +129,13 @@ func (m machine) waitForLimit(r *JobRecord, now, retryAt time.Time, limits []Lim
 	m.settle(r, now)
 }
 
-// limitWaited describes the wait for a limit of occurrence o, whose
-// attempt starts at start, for its history entry; empty when it did not
-// wait.
-func limitWaited(o *Occurrence, start time.Time) string {
+// limitWaited describes the wait for a limit of occurrence o for the
+// history entry of its attempt; empty when it did not wait.
+func limitWaited(o *Occurrence) string {
 	if o.Limited.IsZero() {
 		return ""
 	}
-	d := start.Sub(o.Limited).Round(time.Millisecond)
+	d := limitWaitOf(o).Round(time.Millisecond)
 	if o.LimitKey == "" {
 		return fmt.Sprintf("waited %s for the permits of the collection's limits", d)
 	}

@@ -101,6 +101,11 @@ func TestLimitConcurrent(t *testing.T) {
 		for _, h := range hist {
 			if strings.Contains(h.Message, "for the collection's host limit") {
 				waited++
+				if h.LimitWait() < time.Second || h.LimitWait() > time.Minute {
+					t.Errorf("%s waited %v for the host limit by its history entry, want at least the receiver's second", h.Job, h.LimitWait())
+				}
+			} else if h.LimitWaitMillis != 0 {
+				t.Errorf("%s did not wait by its message, but its entry says it waited %v", h.Job, h.LimitWait())
 			}
 		}
 		// 3 of 10 per host run at once: the other 7 wait.
@@ -118,8 +123,8 @@ func TestLimitConcurrent(t *testing.T) {
 				continue
 			}
 			withWait++
-			if a.LimitKey != scheduler.LimitHost || !a.Due.After(a.Expected) || a.Start.Sub(a.Due) > time.Second ||
-				a.LimitWait != a.Start.Sub(a.Expected) {
+			if a.LimitKey != scheduler.LimitHost || !a.Due.Equal(a.Expected.Add(a.LimitWait)) || a.Start.Sub(a.Due) > time.Second ||
+				a.LimitWait < time.Second {
 				t.Errorf("attempt of %s waited %v for the %q limit, due %v after its expected time, started %v after that; "+
 					"want the host limit, due when it could run, started at once", a.Job, a.LimitWait, a.LimitKey,
 					a.Due.Sub(a.Expected), a.Start.Sub(a.Due))

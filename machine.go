@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -519,6 +520,9 @@ func attemptEntry(r *JobRecord, o *Occurrence, res outcome) HistoryEntry {
 		ExpectedExecutionTime: o.Expected, StartTime: res.start, EndTime: res.end,
 		RetryCount: o.Retry, RepeatCount: o.Number, Message: truncate(res.message, MaxHistoryMessage),
 		ExecutionTag: o.Tag, Backfill: o.Backfill,
+	}
+	if w := limitWaitOf(o); w > 0 {
+		h.LimitWaitMillis = int32(min(w.Milliseconds(), math.MaxInt32))
 	}
 	if o.ErrorAction {
 		h.ActionName = ErrorAction

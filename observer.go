@@ -74,17 +74,17 @@ type Attempt struct {
 	// Expected is the occurrence's expected time.
 	Expected time.Time
 	// Due is when the attempt was due: Expected for a first attempt, the
-	// retry's due time for a retry or an errorAction attempt. For an
-	// attempt that waited for a permit of its collection's limits, it is
-	// when it could run: the instant its last wait ended, when the
-	// occurrence was due again after its last refusal (the next grant of
-	// the rate that refused it, or the Scheduler's next look at a
-	// concurrency limit's permits); the wait is not lateness.
+	// retry's due time for a retry or an errorAction attempt. The wait
+	// for the permits of the collection's limits is not lateness: a
+	// first attempt that waited is due at Expected plus LimitWait, a
+	// retry or errorAction attempt at the end of its last wait.
 	Due time.Time
-	// LimitWait is how long the attempt waited for the permits of its
-	// collection's limits, from their first refusal to its start; zero
-	// when it did not wait. LimitKey is the key of the limit that
-	// refused it last (empty when the store failed).
+	// LimitWait is how long the attempt was held back by the permits of
+	// its collection's limits: from their first refusal to the end of
+	// its last wait, when it was due again (the next grant of the rate
+	// that refused it, or the Scheduler's next look at a concurrency
+	// limit's permits); zero when it did not wait. LimitKey is the key
+	// of the limit that refused it last (empty when the store failed).
 	LimitWait time.Duration
 	LimitKey  LimitKey
 	// Start is when the attempt started.
@@ -305,11 +305,14 @@ func (s *Scheduler) attemptStart(r *JobRecord, o *Occurrence, act *action.Action
 	if o.ErrorAction {
 		a.ActionName = ErrorAction
 	}
-	if o.Retry > 0 || o.ErrorAction || !o.Limited.IsZero() {
+	if o.Retry > 0 || o.ErrorAction {
 		a.Due = o.At
 	}
-	if !o.Limited.IsZero() {
-		a.LimitWait, a.LimitKey = start.Sub(o.Limited), o.LimitKey
+	if w := limitWaitOf(o); w > 0 || !o.Limited.IsZero() {
+		a.LimitWait, a.LimitKey = w, o.LimitKey
+		if o.Retry == 0 && !o.ErrorAction {
+			a.Due = o.Expected.Add(w)
+		}
 	}
 	return a
 }

@@ -36,7 +36,8 @@
 //	jobclock.attempt.retry                    the retry number (history's retryCount)
 //	jobclock.occurrence.expected_time         the occurrence's expected time, RFC 3339 in UTC
 //	jobclock.attempt.lateness                 seconds from when the attempt was due (the expected time for a first
-//	                                          attempt, the retry's due time for a retry) to its start
+//	                                          attempt, the retry's due time for a retry) to its start, less the
+//	                                          time its collection's limits held it back
 //	jobclock.execution_tag                    the occurrence's execution tag
 //	jobclock.instance                         Config.InstanceID of the instance that ran it
 //	jobclock.attempt.outcome                  Completed or Failed
@@ -81,8 +82,9 @@
 //	                                                          (Completed, Failed, Postponed); counted as they are stored, so they
 //	                                                          add up to the history
 //	jobclock.attempt.duration          histogram s            attempts' durations; same attributes
-//	jobclock.occurrence.lateness       histogram s            from an occurrence's expected time to its first attempt's start;
-//	                                                          jobclock.action.type
+//	jobclock.occurrence.lateness       histogram s            from an occurrence's expected time to its first attempt's start,
+//	                                                          less the time its collection's limits held it back (history's
+//	                                                          limitWaitMs); jobclock.action.type
 //	jobclock.attempts.timed_out        counter {attempt}      attempts failed because they outlived their timeout (the action's
 //	                                                          "timeout", else Config.ActionTimeout), which cancelled them
 //	jobclock.attempts.permanent        counter {attempt}      attempts failed with a permanent error (action.Permanent, or a
@@ -92,6 +94,11 @@
 //	jobclock.attempt.retry_after.wait  histogram s            the wait each of those asked for, from the attempt's end (the
 //	                                                          retry waits at most scheduler.MaxRetryAfter); these four have no
 //	                                                          attributes, being counted as the attempt ends
+//	jobclock.limit.waits               counter {attempt}      attempts that waited for the permits of their collection's limits;
+//	                                                          jobclock.limit.key (host, job, collection; _OTHER when the store
+//	                                                          failed), the key of the limit that refused it last
+//	jobclock.limit.wait                histogram s            how long each was held back: from the first refusal to the end of
+//	                                                          the last wait (scheduler.Attempt.LimitWait); the same attribute
 //	jobclock.occurrences.missed        counter {occurrence}   occurrences passed over without running; jobclock.misfire.policy
 //	jobclock.lease.takeovers           counter {lease}        claims of jobs whose lease another instance let expire
 //	jobclock.store.operation.duration  histogram s            the run loop's store calls; jobclock.store.operation (ClaimDue,

@@ -98,6 +98,7 @@ const (
 	keyJobState    = attribute.Key("jobclock.job.state")
 	keyJobHealth   = attribute.Key("jobclock.job.health")
 	keyStoreOp     = attribute.Key("jobclock.store.operation")
+	keyLimitKey    = attribute.Key("jobclock.limit.key")
 	keyErrorType   = attribute.Key("error.type")
 	errorTypeOther = "_OTHER"
 )
@@ -133,6 +134,8 @@ type Observer struct {
 	permanent   metric.Int64Counter
 	retryAfter  metric.Int64Counter
 	afterWait   metric.Float64Histogram
+	limitWaits  metric.Int64Counter
+	limitWait   metric.Float64Histogram
 	takeovers   metric.Int64Counter
 	storeTime   metric.Float64Histogram
 	storeErrors metric.Int64Counter
@@ -222,6 +225,8 @@ func New(opts *Options) *Observer {
 	o.permanent = counter("jobclock.attempts.permanent", "{attempt}", "Attempts failed with a permanent error: not retried.")
 	o.retryAfter = counter("jobclock.attempts.retry_after", "{attempt}", "Failed attempts whose answer's Retry-After asked the next retry to wait.")
 	o.afterWait = histogram("jobclock.attempt.retry_after.wait", "The wait a Retry-After asked for, from the end of the attempt.", latenessBuckets)
+	o.limitWaits = counter("jobclock.limit.waits", "{attempt}", "Attempts that waited for the permits of their collection's limits.")
+	o.limitWait = histogram("jobclock.limit.wait", "How long an attempt was held back by its collection's limits, from the first refusal to the end of the last wait.", latenessBuckets)
 	o.takeovers = counter("jobclock.lease.takeovers", "{lease}", "Claims of jobs whose lease another instance held and let expire.")
 	o.storeTime = histogram("jobclock.store.operation.duration", "Duration of the store calls of the run loop.", storeBuckets)
 	o.storeErrors = counter("jobclock.store.operation.errors", "{error}", "Store calls of the run loop that failed.")
@@ -303,6 +308,9 @@ func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // Without a tracer that records, ctx gets the occurrence's trace context
 // alone (when it has one), for the host's executors.
 func (o *Observer) StartAttempt(ctx context.Context, a scheduler.Attempt) context.Context {
+	if a.LimitWait > 0 || a.LimitKey != "" {
+		o.limitWaited(ctx, a)
+	}
 	ctx = extract(ctx, a.Trace, a.TraceState)
 	tr := o.tracer.get()
 	if tr == nil {
@@ -328,6 +336,19 @@ func (o *Observer) StartAttempt(ctx context.Context, a scheduler.Attempt) contex
 	}
 	ctx, sp := tr.Start(ctx, spanAttempt, trace.WithTimestamp(a.Start), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	return tracectx.With(ctx, span{Span: sp, mine: true})
+}
+
+// limitWaited counts attempt a, which waited for the permits of its
+// collection's limits, in jobclock.limit.waits and jobclock.limit.wait,
+// by the key of the limit that refused it last.
+func (o *Observer) limitWaited(ctx context.Context, a scheduler.Attempt) {
+	key := string(a.LimitKey)
+	if key == "" {
+		key = errorTypeOther // the store failed
+	}
+	opt := metric.WithAttributeSet(attribute.NewSet(keyLimitKey.String(key)))
+	o.limitWaits.Add(ctx, 1, opt)
+	o.limitWait.Record(ctx, a.LimitWait.Seconds(), opt)
 }
 
 // EndAttempt implements [scheduler.Observer]: it counts a failed attempt
@@ -394,7 +415,8 @@ func (o *Observer) HistoryStored(h scheduler.StoredHistory) {
 		if e.RetryCount == 0 {
 			first := o.opts(attrKey{actionType: typ, collection: e.Collection, job: e.Job})
 			o.occurrences.Add(ctx, 1, first.add...)
-			o.lateness.Record(ctx, max(e.StartTime.Sub(e.ExpectedExecutionTime), 0).Seconds(), first.rec...)
+			// The wait for the collection's limits is not lateness.
+			o.lateness.Record(ctx, max(e.StartTime.Sub(e.ExpectedExecutionTime)-e.LimitWait(), 0).Seconds(), first.rec...)
 		}
 		if e.Status == scheduler.StatusFailed && def != nil && e.RetryCount >= def.Action.RetryPolicy.Retries() {
 			o.faulted.Add(ctx, 1, o.opts(attrKey{actionType: typ, collection: e.Collection, job: e.Job}).add...)
