@@ -73,10 +73,14 @@
 // A collection is {"id", "type": "Microsoft.Scheduler/jobCollections",
 // "name", "location", "tags", "properties": {"sku": {"name"}, "state",
 // "quota": {"maxJobCount", "maxRecurrence": {"frequency", "interval"}},
-// "runPolicy"}}. Responses show the effective plan, state and quota (the
-// plan's limits when no quota is set); runPolicy, an extension, is the
-// default run policy of the collection's jobs, as the Go package documents
-// it (jobs carry "runPolicy", "stateReason" and "resumeTime" the same way),
+// "runPolicy", "limits"}}. Responses show the effective plan, state and
+// quota (the plan's limits when no quota is set); runPolicy, an extension,
+// is the default run policy of the collection's jobs, as the Go package
+// documents it (jobs carry "runPolicy", "stateReason" and "resumeTime" the
+// same way); limits, an extension, are its limits toward the targets its
+// jobs call ([{"key": "host", "maxConcurrent": 5, "ratePerMinute": 120}],
+// "Limits toward a target" in the Go package; a history entry of an attempt
+// that waited for them has "limitWaitMs"),
 // and a history filter may ask for status Skipped. POST
 // .../jobs/{job}/backfill with {"from", "to", "only", "dryRun"} runs
 // Scheduler.BackfillJob and answers {"expectedTimes": [...], "dryRun"}.

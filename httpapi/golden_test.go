@@ -554,6 +554,19 @@ func steps() []step {
     "errorAction": {"type": "Http", "timeout": "PT2H", "request": {"uri": "http://example.com/alert", "method": "POST"}}}
 }}`},
 		{name: "delete-collection-timeout", method: "DELETE", path: rg1 + "/jctimeout" + v},
+
+		// Limits toward a target, an extension: kept and returned with
+		// their keys in canonical spelling; each problem at its path.
+		{name: "put-collection-limits", method: "PUT", path: rg1 + "/jclimits" + v, body: `{"location": "West Europe", "properties": {
+  "limits": [{"key": "Host", "maxConcurrent": 5, "ratePerMinute": 120}, {"key": "job", "maxConcurrent": 1}]
+}}`},
+		{name: "get-collection-limits", method: "GET", path: rg1 + "/jclimits" + v},
+		{name: "patch-collection-limits", method: "PATCH", path: rg1 + "/jclimits" + v, body: `{"properties": {"limits": [{"key": "collection", "ratePerMinute": 60}]}}`},
+		{name: "put-collection-limits-invalid", method: "PUT", path: rg1 + "/jclimits" + v, body: `{"location": "West Europe", "properties": {
+  "limits": [{"key": "host", "maxConcurrent": 5}, {"key": "HOST", "ratePerMinute": 0}, {"key": "target", "maxConcurrent": 1001},
+    {"maxConcurent": 2}, {"key": "job", "ratePerMinute": -1}]
+}}`},
+		{name: "delete-collection-limits", method: "DELETE", path: rg1 + "/jclimits" + v},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -172,6 +173,7 @@ func collectionResource(sc scope, r *scheduler.CollectionRecord) JobCollectionDe
 			State:     def.State(),
 			Quota:     quota,
 			RunPolicy: def.Properties.RunPolicy.Clone(),
+			Limits:    slices.Clone(def.Properties.Limits),
 		},
 		ETag: r.ETag,
 	}
