@@ -546,9 +546,10 @@
 //
 //	"properties": {"limits": [{"key": "host", "maxConcurrent": 5, "ratePerMinute": 120}]}
 //
-// key is host (the target of the action attempted: an HTTP action's URI
-// host with its port, a storage queue's account, a Service Bus namespace;
-// for other action types, Go funcs and a host's types, the action type),
+// key is host (the target of the action attempted, as [LimitTarget] gives
+// it: an HTTP action's URI host with its port, a storage queue's account,
+// a Service Bus namespace; for other action types, Go funcs and a host's
+// types, the action type),
 // job (each job on its own) or collection (all its jobs together); one
 // limit per key. maxConcurrent is 1 to [MaxLimitConcurrent];
 // ratePerMinute is 1 to [MaxLimitRate], spaced evenly (at most one start

@@ -18,11 +18,13 @@ const (
 	limitWaitMax = time.Second
 )
 
-// limitTarget returns the value of the host key of a limit for an attempt
-// of act: the host of an HTTP action's URI, the storage account of a
-// storage queue action, the namespace of a Service Bus action, else the
-// action's type.
-func limitTarget(act *action.Action) string {
+// LimitTarget returns the target that the attempts of act count toward
+// under a collection's limit of key host ([LimitHost]): the host of an
+// HTTP action's URI (with its port when the URI gives one), the storage
+// account of a storage queue action, the namespace of a Service Bus
+// action, all in lower case; else (a Go func, a host's own type, a URI
+// without a host) the action's type. Empty for a nil act.
+func LimitTarget(act *action.Action) string {
 	switch {
 	case act == nil:
 		return ""
@@ -54,7 +56,7 @@ func permitsOf(r *JobRecord, o *Occurrence, limits []Limit) []Permit {
 			if o.ErrorAction { // an errorAction counts toward its own target
 				act = r.Job.Action.ErrorAction
 			}
-			value = limitTarget(act)
+			value = LimitTarget(act)
 		case LimitJob:
 			value = r.Name
 		}

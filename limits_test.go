@@ -317,3 +317,25 @@ func TestLimitPermitOfDeadInstance(t *testing.T) {
 		}
 	})
 }
+
+func TestLimitTarget(t *testing.T) {
+	tests := []struct {
+		name string
+		def  string
+		want string
+	}{
+		{"http host and port", `{"type": "Http", "request": {"uri": "https://API.example.com:8443/x?y", "method": "GET"}}`, "api.example.com:8443"},
+		{"storage queue", `{"type": "StorageQueue", "queueMessage": {"storageAccount": "Acct", "queueName": "q", "sasToken": "sig=x", "message": "m"}}`, "acct"},
+		{"service bus topic", `{"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "NS", "topicPath": "t", "message": "m",
+			"authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "v"}}}`, "ns"},
+	}
+	for _, tt := range tests {
+		job := mustParse(t, `{"action": `+tt.def+`}`)
+		if got := scheduler.LimitTarget(&job.Action); got != tt.want {
+			t.Errorf("%s: LimitTarget = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got := scheduler.LimitTarget(&action.Action{Type: "Digest"}); got != "Digest" {
+		t.Errorf("LimitTarget of a host's type Digest = %q, want the type", got)
+	}
+}

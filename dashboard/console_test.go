@@ -398,8 +398,8 @@ func TestCollectionEditor(t *testing.T) {
 	if diff := cmp.Diff(want, problems(p)); len(want) == 0 || diff != "" {
 		t.Errorf("bad collection's problems (-ParseCollection +dashboard):\n%s", diff)
 	}
-	// Editing keeps the tags it does not show.
-	if _, err := e.s.PatchCollection(ctx, "sub-a/rg/new", []byte(`{"tags": {"team": "billing"}}`), nil); err != nil {
+	// Editing keeps the tags and limits it does not show.
+	if _, err := e.s.PatchCollection(ctx, "sub-a/rg/new", []byte(`{"tags": {"team": "billing"}, "properties": {"limits": [{"key": "host", "maxConcurrent": 2}]}}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	c, _ = e.s.GetCollection(ctx, "sub-a/rg/new")
@@ -411,6 +411,9 @@ func TestCollectionEditor(t *testing.T) {
 	c, _ = e.s.GetCollection(ctx, "sub-a/rg/new")
 	if c.Definition.State() != scheduler.CollectionSuspended || c.Definition.Tags["team"] != "billing" {
 		t.Errorf("after edit: state %s, tags %v", c.Definition.State(), c.Definition.Tags)
+	}
+	if want := []scheduler.Limit{{Key: scheduler.LimitHost, MaxConcurrent: 2}}; !slices.Equal(c.Definition.Properties.Limits, want) {
+		t.Errorf("after edit: limits %v, want %v kept", c.Definition.Properties.Limits, want)
 	}
 }
 

@@ -14,14 +14,16 @@
 // occurrences whose last attempt failed. A collection's page gives its
 // path in the REST API, or says why that API does not serve it (a
 // collection made from Go, such as Schedule's default, whose name has no
-// subscription and resource group), and lists its jobs, filtered by state and
+// subscription and resource group), says its limits in words, and lists its
+// jobs, filtered by state and
 // a page at a time, each with its action (type and target, never a
 // secret), its schedule in words, its next run in UTC and in the job's
 // zone, its last run and how it went, and its counters. A job's page
 // shows its schedule in words, what it does when it fails in words (its
 // attempts' timeout, its retry policy with maxRetryDuration and
 // permanentStatusCodes, the Retry-After cap, and its errorAction, saying
-// when that carries the failure document), its next 20 occurrences in UTC and in its
+// when that carries the failure document), which of its collection's
+// limits apply to it and toward which target, its next 20 occurrences in UTC and in its
 // zone (marking those a daylight saving change moved or, for a schedule
 // that keeps its cadence, ran a second time in a repeated hour; for a
 // recurrence with a window, the planned instants, each next to the

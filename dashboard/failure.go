@@ -36,6 +36,48 @@ func failureWords(job *scheduler.Job) []string {
 	return append(out, retryWords(policy, "A failed attempt of the errorAction")...)
 }
 
+// limitWords says in sentences which of its collection's limits apply to
+// job, and toward which target; none when there are none.
+func limitWords(job *scheduler.Job, limits []scheduler.Limit) []string {
+	if len(limits) == 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range limits {
+		s := capital(l.String())
+		switch l.Key {
+		case scheduler.LimitHost:
+			s += ": its attempts count toward " + scheduler.LimitTarget(&job.Action)
+			if ea := job.Action.ErrorAction; ea != nil && scheduler.LimitTarget(ea) != scheduler.LimitTarget(&job.Action) {
+				s += ", its errorAction's toward " + scheduler.LimitTarget(ea)
+			}
+		case scheduler.LimitJob:
+			s += ": this job's attempts count on their own"
+		default:
+			s += ": this job's attempts count with those of every job of the collection"
+		}
+		out = append(out, s+" (the collection's "+string(l.Key)+" limit).")
+	}
+	return append(out, "An attempt that finds no free permit waits for one, its occurrence in progress; retries and the errorAction take permits too.")
+}
+
+// limitList says the collection's limits in words.
+func limitList(limits []scheduler.Limit) []string {
+	var out []string
+	for _, l := range limits {
+		out = append(out, capital(l.String())+".")
+	}
+	return out
+}
+
+// capital returns s with its first letter in upper case (ASCII).
+func capital(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
 // timeoutWords says how long an attempt of a may take.
 func timeoutWords(a *action.Action) string {
 	if a.Timeout > 0 {

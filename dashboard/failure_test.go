@@ -51,3 +51,34 @@ func TestJobPageFailureHandling(t *testing.T) {
 		"<li>A failed attempt of the errorAction is retried 4 times")
 	wantNotIn(t, "plain", p, "failure document", "maxRetryDuration", "permanent:")
 }
+
+// TestLimitsInWords: the collection page says its limits in words, and the
+// job page which of them apply to the job and toward which target (its
+// errorAction's own); a collection without limits shows none.
+func TestLimitsInWords(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Limits: []scheduler.Limit{
+		{Key: scheduler.LimitHost, MaxConcurrent: 5, RatePerMinute: 120}, {Key: scheduler.LimitJob, MaxConcurrent: 1}}}})
+	e.collection("free", nil)
+	def := `{"state": "Disabled", "action": {"type": "Http", "request": {"uri": "https://API.example.com:8443/hook", "method": "GET"},
+		"errorAction": {"type": "Http", "request": {"uri": "http://alerts.example.com/x", "method": "POST"}}}}`
+	job, err := scheduler.ParseJob([]byte(def), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"c", "free"} {
+		if _, err := e.s.PutJob(ctx, c, "j", job, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := e.get(collPath("c"))
+	wantStatus(t, "collection", p, http.StatusOK)
+	wantIn(t, "collection", p, `<dt>Limits</dt><dd id="limits"><span class="limit">At most 5 at once and 120 a minute per target host.</span> <span class="limit">At most 1 at once per job.</span>`)
+	p = e.get(jobPath("c", "j"))
+	wantIn(t, "job", p, `<h2 id="limits-h">Limits toward its targets</h2>`,
+		"<li>At most 5 at once and 120 a minute per target host: its attempts count toward api.example.com:8443, its errorAction&#39;s toward alerts.example.com (the collection&#39;s host limit).</li>",
+		"<li>At most 1 at once per job: this job&#39;s attempts count on their own (the collection&#39;s job limit).</li>",
+		"<li>An attempt that finds no free permit waits for one")
+	wantNotIn(t, "collection without limits", e.get(collPath("free")), `id="limits"`)
+	wantNotIn(t, "job without limits", e.get(jobPath("free", "j")), `id="limits"`)
+}

@@ -186,6 +186,7 @@ type collectionPage struct {
 	Tags          []string
 	Jobs, Max     int
 	MaxRecurrence string
+	Limits        []string // the collection's limits in words
 	Filters       []filterLink
 	Columns       []sortLink
 	Rows          []jobRow
@@ -320,6 +321,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 		Name: name, Plan: string(col.Definition.Plan()), State: string(col.Definition.State()),
 		Location: col.Definition.Location, Jobs: all, Max: col.Definition.MaxJobCount(),
 		MaxRecurrence: atMost(col.Definition.MaxRecurrence()),
+		Limits:        limitList(col.Definition.Properties.Limits),
 	}
 	p.REST, p.NoREST = restPath(name)
 	p.ActionURL = h.collectionURL(name, nil)
@@ -453,8 +455,9 @@ func (h *handler) pager(q url.Values, skip, top, n, total int, known bool, link 
 // --- Job ---
 
 type jobPage struct {
-	// Failure says in sentences how the job handles failure.
-	Failure                   []string
+	// Failure says in sentences how the job handles failure, and Limits
+	// which of its collection's limits apply to it (none: nil).
+	Failure, Limits           []string
 	Collection, CollectionURL string
 	Name                      string
 	URL                       string
@@ -585,6 +588,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		MaxBackfill: scheduler.MaxBackfill,
 		ActionURL:   h.jobURL(c, name, nil),
 		Failure:     failureWords(job),
+		Limits:      limitWords(job, col.Definition.Properties.Limits),
 	}
 	if loc != time.UTC {
 		p.Zone = loc.String()
