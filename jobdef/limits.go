@@ -96,7 +96,7 @@ func (c *checker) limits(path string, ls []Limit) {
 			c.add(p+".key", strconv.Quote(string(l.Key)), "is not a limit key (host, job or collection)")
 		default:
 			if j := slices.IndexFunc(ls[:i], func(o Limit) bool { return o.Key == l.Key }); j >= 0 {
-				c.add(p+".key", strconv.Quote(string(l.Key)), fmt.Sprintf("repeats the key of %s[%d]: give one limit per key", path, j))
+				c.add(p+".key", strconv.Quote(string(l.Key)), fmt.Sprintf("is also the key of element %d: give one limit per key", j))
 			}
 		}
 		if l.MaxConcurrent == 0 && l.RatePerMinute == 0 {

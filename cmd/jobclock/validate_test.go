@@ -70,6 +70,13 @@ func TestValidate(t *testing.T) {
 			stdout: "ok\n", stderrNone: true},
 		{name: "run's demo, retries too frequent", args: []string{"validate", "../../examples/demo.json"}, code: 1,
 			stderrHas: []string{`jobs.flaky.action.retryPolicy.retryInterval: "PT2S" is shorter than the minimum of PT15S` + "\n"}},
+		{name: "run file with limits", args: []string{"validate", "-"}, code: 1,
+			stdin: `{"name": "lim", "collection": {"properties": {"limits": [{"key": "host", "maxConcurrent": 5, "ratePerMinute": 120}, {"key": "Host", "maxConcurrent": 0}]}},
+				"jobs": {"a": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}}}}`,
+			stderrHas: []string{
+				`collection.properties.limits[1].key: "host" is also the key of element 0: give one limit per key` + "\n",
+				"collection.properties.limits[1]: sets neither maxConcurrent nor ratePerMinute\n",
+			}},
 		{name: "several files", args: []string{"validate", "-min-retry-interval", "1s", "../../examples/demo.json", "-", validFile}, code: 1,
 			stdin:  `{"name": "x y", "collection": {"properties": {"sku": {"name": "Cheap"}}}, "jobs": {"a": {"action": {"type": "Htp"}}, "9": {}}, "job": 1}`,
 			stdout: "../../examples/demo.json: ok\n" + validFile + ": ok\n",
