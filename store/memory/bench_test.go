@@ -259,3 +259,5 @@ func BenchmarkBurstClaimComplete(b *testing.B) {
 func BenchmarkPuts(b *testing.B) {
 	storetest.BenchmarkPuts(b, &storetest.TxBackend{Store: memory.New()})
 }
+
+func BenchmarkLimiter(b *testing.B) { storetest.BenchmarkLimiter(b, memory.New()) }

@@ -92,3 +92,5 @@ func BenchmarkPutTx(b *testing.B) {
 func BenchmarkPuts(b *testing.B) {
 	storetest.BenchmarkPuts(b, txBackend(b))
 }
+
+func BenchmarkLimiter(b *testing.B) { storetest.BenchmarkLimiter(b, instances(b, 1)[0]) }

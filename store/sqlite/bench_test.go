@@ -80,3 +80,7 @@ func BenchmarkPutTx(b *testing.B) {
 func BenchmarkPuts(b *testing.B) {
 	storetest.BenchmarkPuts(b, txBackend(b))
 }
+
+func BenchmarkLimiter(b *testing.B) {
+	storetest.BenchmarkLimiter(b, openOpts(b, filepath.Join(b.TempDir(), "bench.db"), "FULL"))
+}

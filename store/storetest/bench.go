@@ -317,3 +317,37 @@ func BenchmarkPuts(b *testing.B, be *TxBackend) {
 		rate(b, start)
 	})
 }
+
+// BenchmarkLimiter measures what collections' limits cost an occurrence in
+// the store: each iteration takes the permits of a limit of both kinds
+// (maxConcurrent and a rate, one scope) for an attempt, as the Scheduler
+// does before the attempt runs, and gives the concurrency permit back, as
+// it does after. Holders are spread over 64 targets, so that the rate
+// grants each; one goroutine calls, as one worker does. It reports the
+// time per occurrence.
+func BenchmarkLimiter(b *testing.B, s scheduler.Store) {
+	l, ok := s.(scheduler.Limiter)
+	if !ok {
+		b.Skipf("the store %T is not a scheduler.Limiter", s)
+	}
+	ctx := context.Background()
+	run := time.Now().UnixNano()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	scopes := make([]string, 64)
+	for i := range scopes {
+		scopes[i] = fmt.Sprintf("bench-%d|host|target%d.example", run, i)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		now = now.Add(time.Second)
+		holder := fmt.Sprintf("bench|j%d|%d", i%64, i)
+		g, err := l.AcquirePermits(ctx, scheduler.PermitRequest{Holder: holder, Now: now, Until: now.Add(30 * time.Second),
+			Permits: []scheduler.Permit{{Scope: scopes[i%64], MaxConcurrent: 5, Interval: 500 * time.Millisecond}}})
+		if err != nil || !g.Granted {
+			b.Fatalf("AcquirePermits = %+v, %v", g, err)
+		}
+		if err := l.ReleasePermits(ctx, holder); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
