@@ -691,7 +691,9 @@
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
 // otherwise other processes see new work within Config.PollInterval), and
 // a [StatsReader] answers aggregate reads in one store call (the memory,
-// SQLite and PostgreSQL stores have it). A store that is [Ephemeral]
+// SQLite and PostgreSQL stores have it), and a [Limiter] keeps the
+// permits of collections' limits (the three stores of this module; see
+// "Limits toward a target"). A store that is [Ephemeral]
 // (the memory store) may be given secrets unsealed; see "Secrets".
 //
 // Dashboards and metrics read aggregates through the Scheduler:

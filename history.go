@@ -106,8 +106,8 @@ func (h *HistoryEntry) LimitWait() time.Duration {
 // collection's limits: from its first refusal to the end of its last wait,
 // when its next attempt is due; 0 when it did not wait.
 func limitWaitOf(o *Occurrence) time.Duration {
-	if o.Limited.IsZero() {
+	if o.Limited == nil {
 		return 0
 	}
-	return max(o.At.Sub(o.Limited), 0)
+	return max(o.At.Sub(o.Limited.Since), 0)
 }

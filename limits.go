@@ -93,8 +93,8 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 		return holder, time.Time{}, 0
 	}
 	since := now
-	if !o.Limited.IsZero() {
-		since = o.Limited
+	if o.Limited != nil {
+		since = o.Limited.Since
 	}
 	wait := min(max(now.Sub(since)/2, limitWaitMin), limitWaitMax)
 	if err != nil {
@@ -121,12 +121,14 @@ func (s *Scheduler) releasePermits(holder string) {
 // wait neither counts as an attempt nor makes a history entry.
 func (m machine) waitForLimit(r *JobRecord, now, retryAt time.Time, limits []Limit, refused int) {
 	c := r.Schedule.Current
-	if c.Limited.IsZero() {
-		c.Limited = now
+	w := LimitWait{Since: now}
+	if c.Limited != nil {
+		w.Since = c.Limited.Since
 	}
 	if refused >= 0 && refused < len(limits) {
-		c.LimitKey = limits[refused].Key
+		w.Key = limits[refused].Key
 	}
+	c.Limited = &w // a new one: copies of the record may share the old
 	c.At = retryAt
 	m.settle(r, now)
 }
@@ -134,12 +136,12 @@ func (m machine) waitForLimit(r *JobRecord, now, retryAt time.Time, limits []Lim
 // limitWaited describes the wait for a limit of occurrence o for the
 // history entry of its attempt; empty when it did not wait.
 func limitWaited(o *Occurrence) string {
-	if o.Limited.IsZero() {
+	if o.Limited == nil {
 		return ""
 	}
 	d := limitWaitOf(o).Round(time.Millisecond)
-	if o.LimitKey == "" {
+	if o.Limited.Key == "" {
 		return fmt.Sprintf("waited %s for the permits of the collection's limits", d)
 	}
-	return fmt.Sprintf("waited %s for the collection's %s limit", d, o.LimitKey)
+	return fmt.Sprintf("waited %s for the collection's %s limit", d, o.Limited.Key)
 }

@@ -161,7 +161,7 @@ func (m machine) start(r *JobRecord, o *Occurrence, now time.Time) {
 	o.At = now
 	o.Retry = 0
 	o.ErrorAction = false
-	o.Limited, o.LimitKey = time.Time{}, ""
+	o.Limited = nil
 	r.Schedule.Current = o
 }
 
@@ -443,7 +443,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 	if c.Trace == "" {
 		c.Trace, c.TraceState = res.trace, res.traceState
 	}
-	c.Limited, c.LimitKey = time.Time{}, "" // the attempt ran: its wait is over
+	c.Limited = nil // the attempt ran: its wait is over
 	policy := retryPolicyOf(r.Job, c.ErrorAction)
 	sc := &r.Schedule
 	// Whether the failure may be retried, and when the retry would start.

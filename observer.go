@@ -308,8 +308,9 @@ func (s *Scheduler) attemptStart(r *JobRecord, o *Occurrence, act *action.Action
 	if o.Retry > 0 || o.ErrorAction {
 		a.Due = o.At
 	}
-	if w := limitWaitOf(o); w > 0 || !o.Limited.IsZero() {
-		a.LimitWait, a.LimitKey = w, o.LimitKey
+	if l := o.Limited; l != nil {
+		w := limitWaitOf(o)
+		a.LimitWait, a.LimitKey = w, l.Key
 		if o.Retry == 0 && !o.ErrorAction {
 			a.Due = o.Expected.Add(w)
 		}

@@ -406,15 +406,20 @@ func (s *JobSchedule) backfills() int {
 
 func (s JobSchedule) clone() JobSchedule {
 	s.Policy = s.Policy.clone()
-	if s.Current != nil {
-		c := *s.Current
-		s.Current = &c
-	}
-	if s.Waiting != nil {
-		w := *s.Waiting
-		s.Waiting = &w
-	}
+	s.Current, s.Waiting = s.Current.clone(), s.Waiting.clone()
 	return s
+}
+
+// clone returns a deep copy of o; nil for a nil o.
+func (o *Occurrence) clone() *Occurrence {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	if c.Limited != nil {
+		c.Limited = new(*c.Limited)
+	}
+	return &c
 }
 
 // Occurrence is one occurrence of a job in progress or waiting.
@@ -436,11 +441,11 @@ type Occurrence struct {
 	Retry int `json:"retry,omitempty"`
 	// At is when the next attempt is due.
 	At time.Time `json:"at,omitzero"`
-	// Limited is when the next attempt was first refused a permit of
-	// its collection's limits ([Limit]), which it waits for; zero when
-	// it was not. LimitKey is the key of the limit that refused it last.
-	Limited  time.Time `json:"limited,omitzero"`
-	LimitKey LimitKey  `json:"limitKey,omitempty"`
+	// Limited is set while the next attempt waits for the permits of
+	// its collection's limits ([Limit]); nil when it was not refused
+	// one. It is a pointer so that the occurrences that never wait, most
+	// of them, stay in a 128-byte allocation.
+	Limited *LimitWait `json:"limited,omitempty"`
 	// Trace and TraceState are the W3C traceparent and tracestate that
 	// the spans of the occurrence's attempts are children of: the
 	// RunJob caller's span for a manual run, else the span of the
@@ -448,6 +453,16 @@ type Occurrence struct {
 	// join the first attempt's trace); empty when none was recorded.
 	Trace      string `json:"trace,omitempty"`
 	TraceState string `json:"traceState,omitempty"`
+}
+
+// LimitWait is the wait of an occurrence's next attempt for the permits of
+// its collection's limits: [Occurrence.Limited].
+type LimitWait struct {
+	// Since is when the attempt was first refused a permit.
+	Since time.Time `json:"since"`
+	// Key is the key of the limit that refused it last; empty when the
+	// store failed.
+	Key LimitKey `json:"key,omitempty"`
 }
 
 // JobFilter selects jobs for [Store.ListJobs].

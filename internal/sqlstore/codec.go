@@ -133,7 +133,10 @@ func normJob(r *scheduler.JobRecord) {
 	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = UTC(s.DueAt), UTC(s.Anchor), UTC(s.NextOccurrence), UTC(s.RunRequested)
 	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
 		if o != nil {
-			o.Expected, o.At, o.Limited = UTC(o.Expected), UTC(o.At), UTC(o.Limited)
+			o.Expected, o.At = UTC(o.Expected), UTC(o.At)
+			if o.Limited != nil {
+				o.Limited.Since = UTC(o.Limited.Since)
+			}
 		}
 	}
 }

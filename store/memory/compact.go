@@ -297,7 +297,10 @@ func normalize(r *scheduler.JobRecord) {
 	}
 	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
 		if o != nil {
-			o.Expected, o.At, o.Limited = utc(o.Expected), utc(o.At), utc(o.Limited)
+			o.Expected, o.At = utc(o.Expected), utc(o.At)
+			if o.Limited != nil {
+				o.Limited.Since = utc(o.Limited.Since)
+			}
 		}
 	}
 }
