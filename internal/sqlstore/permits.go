@@ -12,21 +12,42 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 )
 
-// ErrRefused is what a store's transaction around AcquirePermits returns
-// when a permit was refused, so that it rolls back what it took; the store
-// then answers with the grant, not an error.
-var ErrRefused = errors.New("sqlstore: a permit was refused")
+// errRefused is what the transaction of AcquirePermits returns when a
+// permit was refused, so that it rolls back what it took.
+var errRefused = errors.New("sqlstore: a permit was refused")
 
-// AcquirePermits implements [scheduler.Limiter.AcquirePermits] over c, a
-// transaction: when the grant it returns is refused, the caller rolls the
-// transaction back (see ErrRefused). The permits are taken in the order of
+// AcquirePermits implements [scheduler.Limiter.AcquirePermits] in a
+// transaction: inTx runs fn in one, which it commits when fn returns nil
+// and rolls back otherwise, returning fn's error; a refusal rolls it back
+// too. The permits are taken in the order of
 // their scopes, so that two transactions never wait for each other's rows
 // in opposite orders. Tables limit_permits (a row per concurrency permit:
 // scope, slot below maxConcurrent, holder, expiry) and limit_rates (a row
 // per rate: scope, next grant) keep them, instants as Unix nanoseconds;
 // each permit is taken by a conditional write, which on PostgreSQL sees a
 // concurrent taker's committed row.
-func (d *Dialect) AcquirePermits(ctx context.Context, c Conn, req scheduler.PermitRequest) (scheduler.PermitGrant, error) {
+func (d *Dialect) AcquirePermits(ctx context.Context, req scheduler.PermitRequest, inTx func(fn func(c Conn) error) error) (scheduler.PermitGrant, error) {
+	var g scheduler.PermitGrant
+	err := inTx(func(c Conn) error {
+		var err error
+		g, err = d.acquire(ctx, c, req)
+		if err == nil && !g.Granted {
+			return errRefused
+		}
+		return err
+	})
+	switch {
+	case errors.Is(err, errRefused):
+		return g, nil
+	case err != nil:
+		return scheduler.PermitGrant{}, err
+	}
+	return g, nil
+}
+
+// acquire takes the permits of req over c, a transaction, and says which
+// it refused; the caller rolls back a refusal.
+func (d *Dialect) acquire(ctx context.Context, c Conn, req scheduler.PermitRequest) (scheduler.PermitGrant, error) {
 	order := make([]int, len(req.Permits))
 	for i := range order {
 		order[i] = i

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,22 +14,9 @@ var _ scheduler.Limiter = (*Store)(nil)
 // AcquirePermits implements [scheduler.Limiter]: one transaction, rolled
 // back when a permit is refused.
 func (s *Store) AcquirePermits(ctx context.Context, req scheduler.PermitRequest) (scheduler.PermitGrant, error) {
-	var g scheduler.PermitGrant
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var err error
-		g, err = s.d.AcquirePermits(ctx, pgConn{tx}, req)
-		if err == nil && !g.Granted {
-			return sqlstore.ErrRefused
-		}
-		return err
+	return s.d.AcquirePermits(ctx, req, func(fn func(c sqlstore.Conn) error) error {
+		return s.inTx(ctx, func(tx pgx.Tx) error { return fn(pgConn{tx}) })
 	})
-	if errors.Is(err, sqlstore.ErrRefused) {
-		return g, nil
-	}
-	if err != nil {
-		return scheduler.PermitGrant{}, err
-	}
-	return g, nil
 }
 
 // ExtendPermits implements [scheduler.Limiter].

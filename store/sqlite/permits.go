@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -14,22 +13,9 @@ var _ scheduler.Limiter = (*Store)(nil)
 // AcquirePermits implements [scheduler.Limiter]: one write, which changes
 // nothing when a permit is refused.
 func (s *Store) AcquirePermits(ctx context.Context, req scheduler.PermitRequest) (scheduler.PermitGrant, error) {
-	var g scheduler.PermitGrant
-	err := s.writeFirst(ctx, func(tx *wtx) error {
-		var err error
-		g, err = s.d.AcquirePermits(tx.ctx, tx, req)
-		if err == nil && !g.Granted {
-			return sqlstore.ErrRefused
-		}
-		return err
+	return s.d.AcquirePermits(ctx, req, func(fn func(c sqlstore.Conn) error) error {
+		return s.writeFirst(ctx, func(tx *wtx) error { return fn(tx) })
 	})
-	if errors.Is(err, sqlstore.ErrRefused) {
-		return g, nil
-	}
-	if err != nil {
-		return scheduler.PermitGrant{}, err
-	}
-	return g, nil
 }
 
 // ExtendPermits implements [scheduler.Limiter].

@@ -20,7 +20,8 @@ import (
 // takes 100 ms to answer) never have more than 5 requests at the receiver
 // at once, reach 5, and each job's occurrence arrives exactly once; and
 // 100 jobs under {"key": "collection", "ratePerMinute": 1200} start at
-// most 20 a second. The rate is checked in real time over 3 seconds (60
+// most 20 a second (and more than a few in all: how many is the store's
+// speed, not the limit's). The rate is checked in real time over 3 seconds (60
 // starts), rather than over a minute: what the check needs is many starts
 // spaced by the store's next-grant instant, which a high rate gives
 // quickly; the memory store's rate is also checked over a minute under
@@ -124,9 +125,12 @@ func RunLimits(t *testing.T, stores []scheduler.Store) {
 			in3s++
 		}
 	}
-	// 20 a second from the first start: 60 in 3 s (61 with one at each end).
-	if in3s > 66 || in3s < 30 {
-		t.Errorf("%d starts in the first 3 s under ratePerMinute 1200, want at most 60 + 10 %% (and not far fewer)", in3s)
+	// 20 a second from the first start: 60 in 3 s (61 with one at each
+	// end). Fewer is no failure of the limit: a store whose writes take
+	// milliseconds (SQLite with synchronous FULL, under -race and a loaded
+	// machine) starts fewer; none at all after the first second would be.
+	if in3s > 66 || in3s < 10 {
+		t.Errorf("%d starts in the first 3 s under ratePerMinute 1200, want at most 60 + 10 %% (and more than a few)", in3s)
 	}
 	t.Logf("%d starts in the first 3 s under ratePerMinute 1200 (20 a second)", in3s)
 }
