@@ -82,3 +82,35 @@ func TestLimitsInWords(t *testing.T) {
 	wantNotIn(t, "collection without limits", e.get(collPath("free")), `id="limits"`)
 	wantNotIn(t, "job without limits", e.get(jobPath("free", "j")), `id="limits"`)
 }
+
+// TestJobPageShowsLimitWait: under a collection limit of one attempt a
+// minute, the second job's occurrence waits, and its page says since when
+// and for which limit.
+func TestJobPageShowsLimitWait(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Limits: []scheduler.Limit{
+		{Key: scheduler.LimitCollection, RatePerMinute: 1}}}})
+	e.job("c", "first", "/ok", "")
+	e.job("c", "second", "/ok", "")
+	deadline := time.Now().Add(10 * time.Second)
+	var waiting string
+	for waiting == "" && time.Now().Before(deadline) {
+		for _, name := range []string{"first", "second"} {
+			r, err := e.s.GetJob(ctx, "c", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cur := r.Schedule.Current; cur != nil && cur.Limited != nil {
+				waiting = name
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if waiting == "" {
+		t.Fatal("neither job waits for the limit of one attempt a minute after 10 s")
+	}
+	p := e.get(jobPath("c", waiting))
+	wantIn(t, waiting, p, "for a permit of the collection&#39;s limits (the collection limit).")
+	other := map[string]string{"first": "second", "second": "first"}[waiting]
+	wantNotIn(t, other, e.get(jobPath("c", other)), "for a permit of the collection")
+}

@@ -610,6 +610,12 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		if !cur.At.IsZero() {
 			p.Current += ", due " + clock(cur.At.UTC())
 		}
+		if l := cur.Limited; l != nil {
+			p.Current += "; it has waited since " + clock(l.Since.UTC()) + " for a permit of the collection's limits"
+			if l.Key != "" {
+				p.Current += " (the " + string(l.Key) + " limit)"
+			}
+		}
 		p.Current += "."
 	}
 	rows, note := upcoming(rec, upcomingOnJobPage)
