@@ -183,7 +183,8 @@ type Takeover struct {
 // [Observer.StoreCalled].
 type StoreCall struct {
 	// Op names the Store method: ClaimDue, NextDue, Record, RecordBatch,
-	// ExtendLease, GetJob or Prune.
+	// ExtendLease, GetJob or Prune, or the Limiter method: AcquirePermits,
+	// ExtendPermits or ReleasePermits.
 	Op string
 	// Duration is how long the call took.
 	Duration time.Duration
@@ -204,7 +205,42 @@ const (
 	opExtendLease = "ExtendLease"
 	opGetJob      = "GetJob"
 	opPrune       = "Prune"
+	opAcquire     = "AcquirePermits"
+	opExtend      = "ExtendPermits"
+	opRelease     = "ReleasePermits"
 )
+
+// observedLimiter is the Limiter of the run loop when Config.Observer is
+// set: it tells the Observer of each call it makes.
+type observedLimiter struct {
+	Limiter
+	obs Observer
+}
+
+func (o *observedLimiter) called(op string, start time.Time, err error) {
+	o.obs.StoreCalled(StoreCall{Op: op, Duration: time.Since(start), Err: err})
+}
+
+func (o *observedLimiter) AcquirePermits(ctx context.Context, req PermitRequest) (PermitGrant, error) {
+	start := time.Now()
+	g, err := o.Limiter.AcquirePermits(ctx, req)
+	o.called(opAcquire, start, err)
+	return g, err
+}
+
+func (o *observedLimiter) ExtendPermits(ctx context.Context, holder string, until time.Time) error {
+	start := time.Now()
+	err := o.Limiter.ExtendPermits(ctx, holder, until)
+	o.called(opExtend, start, err)
+	return err
+}
+
+func (o *observedLimiter) ReleasePermits(ctx context.Context, holder string) error {
+	start := time.Now()
+	err := o.Limiter.ReleasePermits(ctx, holder)
+	o.called(opRelease, start, err)
+	return err
+}
 
 // observedStore is the store of the run loop when Config.Observer is set:
 // it tells the Observer of each call it makes.

@@ -366,7 +366,12 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		s.runStore = observeStore(store, c.Observer)
 	}
 	s.batch, _ = s.runStore.(BatchRecorder)
-	s.limiter, _ = store.(Limiter)
+	if l, ok := store.(Limiter); ok {
+		s.limiter = l
+		if c.Observer != nil {
+			s.limiter = &observedLimiter{l, c.Observer}
+		}
+	}
 	s.noEntries = c.HistoryPerJob == NoHistory && c.OnHistory == nil && c.Observer == nil
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval, Executors: executors{s}}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())

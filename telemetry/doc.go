@@ -102,7 +102,9 @@
 //	jobclock.occurrences.missed        counter {occurrence}   occurrences passed over without running; jobclock.misfire.policy
 //	jobclock.lease.takeovers           counter {lease}        claims of jobs whose lease another instance let expire
 //	jobclock.store.operation.duration  histogram s            the run loop's store calls; jobclock.store.operation (ClaimDue,
-//	                                                          NextDue, Record, RecordBatch, ExtendLease, GetJob, Prune) and,
+//	                                                          NextDue, Record, RecordBatch, ExtendLease, GetJob, Prune, and for
+//	                                                          collections' limits AcquirePermits, ExtendPermits,
+//	                                                          ReleasePermits) and,
 //	                                                          when one failed, error.type
 //	jobclock.store.operation.errors    counter {error}        failed store calls (each failed RecordBatch element); the same
 //	                                                          attributes; error.type is conflict, lease_lost, not_found,

@@ -15,6 +15,7 @@ import (
 // attempts a minute: the second waits 30 s for the rate. It counts in
 // jobclock.limit.waits and jobclock.limit.wait under the key of the limit,
 // and the wait is not lateness: jobclock.occurrence.lateness sums to 0.
+// The limits' store calls count in jobclock.store.operation.duration.
 func TestLimitWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		o := newOtel()
@@ -37,6 +38,18 @@ func TestLimitWait(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("metrics (-want +got):\n%s", diff)
+		}
+		// The store calls of the limits are measured with the others:
+		// three takes (one refused), two give-backs.
+		counts := map[string]uint64{}
+		for _, p := range o.metrics(t)["jobclock.store.operation.duration"] {
+			counts[p.Attrs] = p.Count
+		}
+		wantCounts := map[string]uint64{"jobclock.store.operation=AcquirePermits": 3, "jobclock.store.operation=ReleasePermits": 2}
+		for k, n := range wantCounts {
+			if counts[k] != n {
+				t.Errorf("jobclock.store.operation.duration{%s} counts %d calls, want %d", k, counts[k], n)
+			}
 		}
 	})
 }
