@@ -84,15 +84,19 @@ func (d *Dialect) acquire(ctx context.Context, c Conn, req scheduler.PermitReque
 // reporting whether it did: the one holder holds, else a free slot below
 // p.MaxConcurrent, unless p.MaxConcurrent permits of its scope are held.
 func (d *Dialect) takeSlot(ctx context.Context, c Conn, p scheduler.Permit, holder string, now, until int64) (bool, error) {
-	n, err := c.Exec(ctx, d.sql("UPDATE {s}.limit_permits SET until = $3 WHERE scope = $1 AND holder = $2 AND until > $4"),
-		p.Scope, holder, until, now)
-	if err != nil || n > 0 {
-		return n > 0, d.Wrap("take a permit", p.Scope, err)
-	}
+	// One read: the slots held, and whether holder holds one of them.
 	var text string
-	if err := c.QueryRow(ctx, d.sql("SELECT CAST(coalesce({jsonagg}(slot), '[]') AS text) FROM {s}.limit_permits WHERE scope = $1 AND until > $2"),
-		p.Scope, now).Scan(&text); err != nil {
+	var holds int
+	if err := c.QueryRow(ctx, d.sql("SELECT CAST(coalesce({jsonagg}(slot), '[]') AS text), coalesce(max(CASE WHEN holder = $3 THEN 1 ELSE 0 END), 0) "+
+		"FROM {s}.limit_permits WHERE scope = $1 AND until > $2"), p.Scope, now, holder).Scan(&text, &holds); err != nil {
 		return false, d.Wrap("take a permit", p.Scope, err)
+	}
+	if holds == 1 {
+		n, err := c.Exec(ctx, d.sql("UPDATE {s}.limit_permits SET until = $3 WHERE scope = $1 AND holder = $2 AND until > $4"),
+			p.Scope, holder, until, now)
+		if err != nil || n > 0 {
+			return n > 0, d.Wrap("take a permit", p.Scope, err)
+		}
 	}
 	var held []int
 	if err := json.Unmarshal([]byte(text), &held); err != nil {
