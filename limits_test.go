@@ -339,3 +339,48 @@ func TestLimitTarget(t *testing.T) {
 		t.Errorf("LimitTarget of a host's type Digest = %q, want the type", got)
 	}
 }
+
+// TestLimitErrorActionCountsTowardItsTarget: under a host limit of one at
+// once, job a's main action (host x) fails at once and its errorAction
+// calls host y, where job b's attempt takes 10 s: the errorAction waits for
+// y's permit, not x's, and starts once b's attempt ended.
+func TestLimitErrorActionCountsTowardItsTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		starts := map[string]time.Duration{}
+		t0 := time.Now()
+		s := startPipeScheduler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			starts[r.Host+r.URL.Path] = time.Since(t0)
+			mu.Unlock()
+			switch r.URL.Path {
+			case "/fail":
+				http.Error(w, "no", http.StatusBadRequest)
+			case "/slow":
+				time.Sleep(10 * time.Second)
+			}
+		}), &httpaction.Options{}, scheduler.Config{})
+		putLimits(t, s, scheduler.Limit{Key: scheduler.LimitHost, MaxConcurrent: 1})
+		ctx := context.Background()
+		b := mustParse(t, `{"action": {"type": "Http", "request": {"uri": "http://y/slow", "method": "GET"}}}`)
+		if _, err := s.PutJob(ctx, "c", "b", b, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // b runs first, and holds y's permit
+		a := mustParse(t, `{"action": {"type": "Http", "request": {"uri": "http://x/fail", "method": "GET"}, "retryPolicy": {"retryType": "None"},
+			"errorAction": {"type": "Http", "request": {"uri": "http://y/alert", "method": "POST", "body": "x"}, "retryPolicy": {"retryType": "None"}}}}`)
+		if _, err := s.PutJob(ctx, "c", "a", a, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if d := starts["x/fail"]; d < time.Second || d > 2*time.Second {
+			t.Errorf("a's main action (host x, free) started at %v, want at once after it was put at 1s", d)
+		}
+		if d, ok := starts["y/alert"]; !ok || d < 10*time.Second || d > 12*time.Second {
+			t.Errorf("a's errorAction (host y, held by b until 10s) started at %v (%v), want once b's attempt ended", d, ok)
+		}
+	})
+}
