@@ -54,6 +54,10 @@ type attempt struct {
 	// job's next occurrence comes due (OverlapCancelRunning); zero when
 	// never.
 	cancelAt time.Time
+	// detached says that the occurrence runs beside the job's others
+	// under OverlapAllowAll (see Run): the attempt holds no lease on the
+	// job.
+	detached bool
 	info     attemptInfo // for the attempt's span
 	// buf is the worker's occurrence buffer that r's current occurrence
 	// may be (see machine.occ); r no longer refers to it once the outcome
@@ -94,7 +98,8 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 		buf = (*p.buf)[:0]
 	}
 	m := a.m
-	m.occ = nil // a new occurrence the outcome starts goes on the heap
+	m.occ = nil  // a new occurrence the outcome starts goes on the heap
+	m.owner = "" // and waits for a claim, which runs it
 	next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 	p.all = m.applyOutcome(r, &p.t, true, &p.o, res, p.hist, buf)
 	ownOccurrence(r, a.buf) // the occurrence goes on: a retry or the error action
@@ -189,8 +194,10 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	}
 	ctx.init(execCtx, deadline)
 	defer ctx.stop()
-	s.holdLease(r, res.start, a.slot, a.holder)
-	defer s.dropLease(r, a.slot)
+	if !a.detached {
+		s.holdLease(r, res.start, a.slot, a.holder)
+		defer s.dropLease(r, a.slot)
+	}
 	out, err := exec.Execute(ctx, req)
 	res.end = time.Now()
 	res.err = err

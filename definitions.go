@@ -75,6 +75,7 @@ const (
 	OverlapAllowAll      = jobdef.OverlapAllowAll
 	OverlapCancelRunning = jobdef.OverlapCancelRunning
 	MaxBuffered          = jobdef.MaxBuffered
+	MaxRunning           = jobdef.MaxRunning
 	MinCatchUpWindow     = jobdef.MinCatchUpWindow
 	MaxPauseAfterFaults  = jobdef.MaxPauseAfterFaults
 	MaxStateReason       = jobdef.MaxStateReason

@@ -428,7 +428,7 @@
 //	"runPolicy": {
 //	  "missed": "RunOnce",       // RunOnce | Skip | RunAll (default: Config.Misfire)
 //	  "catchUpWindow": "PT2H",   // an occurrence found later than this after its time is skipped
-//	  "overlap": "Postpone",     // Postpone | Skip | BufferAll | CancelRunning
+//	  "overlap": "Postpone",     // Postpone | Skip | BufferAll | AllowAll | CancelRunning
 //	  "pauseAfterFaults": 3      // disable the job after 3 consecutive faulted occurrences
 //	}
 //
@@ -448,12 +448,36 @@
 // wait; older ones beyond are skipped); CancelRunning cancels the context
 // of the attempt in progress when the next occurrence comes due (a pending
 // retry or errorAction is dropped; the cancelled occurrence is Failed, not
-// faulted) and starts the new one. AllowAll, which would run occurrences
-// of one job side by side, is refused: a job runs one occurrence at a time.
-// All of these hold across instances sharing a store, as the job's lease
-// gives one instance at a time the right to step it. A change to a
+// faulted) and starts the new one; AllowAll starts it at once, beside the
+// ones in progress (below). All of these hold across instances sharing a
+// store, as the job's lease gives one instance at a time the right to step
+// it. A change to a
 // collection's runPolicy reaches the jobs of every instance within 5
 // seconds (at once on the instance that made it).
+//
+// Under AllowAll each occurrence runs on its own, with its own retries,
+// errorAction and execution tag, whichever instances claim the job: the
+// instance that starts an attempt of it writes the job with its claim on
+// the attempt ([Run]) and releases the job's lease, so that the job's next
+// occurrences start meanwhile, and writes the attempt's outcome to the job
+// when it ends (its history entry is recorded by the job's next step). At
+// most [MaxRunning] occurrences of a job are in progress at once (running,
+// or waiting for a retry or their errorAction); one that comes due while
+// that many are is skipped, on record. The claim on an attempt lasts the
+// attempt's timeout plus Config.LeaseDuration and is not extended: when the
+// instance stops before the outcome is written, the next instance to
+// claim the job after the claim expires runs the attempt again, with the
+// same execution tag (as a job whose lease expired is run again), and a
+// late outcome of the stopped attempt is not recorded. Occurrences end in
+// any order: the counters count each, lastExecutionTime is the latest
+// start, and an occurrence that ends after a newer one ended or faulted
+// changes neither the job's health nor its count of consecutive faults
+// (pauseAfterFaults). The job is Completed (or Faulted) when its last
+// occurrence in progress ended. Disabling the job drops its occurrences
+// that wait for a retry; one whose attempt is under way ends with it (its
+// outcome counts, with no retry), as Postpone's occurrence in progress
+// does; deleting the job drops them all, and the outcomes of attempts under
+// way are not recorded.
 //
 // Every scheduled occurrence that is passed over (merged into a late run,
 // dropped by a policy or a catch-up window) is on record: one history

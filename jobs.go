@@ -661,11 +661,20 @@ func keepPause(r *JobRecord, job *Job) {
 
 // reschedule recomputes the next occurrence after a change of definition
 // or state: the first at or after now. Disabling drops the occurrence in
-// progress and the one waiting.
+// progress and the one waiting, and those running side by side
+// (OverlapAllowAll) that wait for a retry; one whose attempt is under way
+// ends with it (Run.Dropped), and its outcome counts.
 func reschedule(r *JobRecord, t *Timing, now time.Time) {
 	sc := &r.Schedule
 	if r.State == JobDisabled {
 		sc.Current, sc.Waiting = nil, nil
+		if p := sc.Policy; p != nil {
+			p.Running = slices.DeleteFunc(p.Running, func(ru Run) bool { return ru.Owner == "" })
+			for i := range p.Running {
+				p.Running[i].Dropped = true
+			}
+			sc.tidy()
+		}
 	}
 	sc.NextOccurrence = time.Time{}
 	if c := t.Count(); c == 0 || sc.Counted < c {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -78,8 +79,11 @@ func permitHolder(r *JobRecord, o *Occurrence) string {
 // takePermits takes the permits that the due attempt o of r needs under
 // limits at now. It returns the holder that holds them (empty when the
 // store keeps no permits), or, when the attempt must wait, when to try
-// again and the limit that refused it (-1 when the store failed).
-func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now time.Time) (holder string, retryAt time.Time, refused int) {
+// again and the limit that refused it (-1 when the store failed). The
+// permits are held for hold from now, then extended with the job's lease
+// (the attempt of a run under OverlapAllowAll, whose claim is not
+// extended, takes them for the whole claim).
+func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now time.Time, hold time.Duration) (holder string, retryAt time.Time, refused int) {
 	if s.limiter == nil {
 		if s.warnedLimits.CompareAndSwap(false, true) {
 			s.log.Warn("the store keeps no permits (it is not a scheduler.Limiter): collections' limits are not enforced", "collection", r.Collection)
@@ -88,7 +92,7 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 	}
 	holder = permitHolder(r, o)
 	g, err := s.limiter.AcquirePermits(context.Background(), PermitRequest{
-		Holder: holder, Now: now, Until: now.Add(s.cfg.LeaseDuration), Permits: permitsOf(r, o, limits)})
+		Holder: holder, Now: now, Until: now.Add(hold), Permits: permitsOf(r, o, limits)})
 	if err == nil && g.Granted {
 		return holder, time.Time{}, 0
 	}
@@ -115,12 +119,21 @@ func (s *Scheduler) releasePermits(holder string) {
 	}
 }
 
-// waitForLimit makes the current occurrence of r, whose attempt due at now
-// was refused a permit by limits[refused] (-1: the store failed), wait
-// until retryAt. It stays in progress: the job is due again then, and a
-// wait neither counts as an attempt nor makes a history entry.
-func (m machine) waitForLimit(r *JobRecord, now, retryAt time.Time, limits []Limit, refused int) {
+// waitForLimit makes the occurrence o of r, whose attempt due at now was
+// refused a permit by limits[refused] (-1: the store failed), wait until
+// retryAt. It stays in progress: the job is due again then, and a wait
+// neither counts as an attempt nor makes a history entry. o is r's current
+// occurrence, or under OverlapAllowAll one of its runs, which then waits
+// unclaimed like a run between its attempts.
+func (m machine) waitForLimit(r *JobRecord, o *Occurrence, now, retryAt time.Time, limits []Limit, refused int) {
 	c := r.Schedule.Current
+	if c == nil {
+		p := r.Schedule.Policy
+		i := slices.IndexFunc(p.Running, func(ru Run) bool { return ru.Tag == o.Tag && ru.Owner == m.owner })
+		ru := &p.Running[i]
+		ru.Owner, ru.Until = "", time.Time{}
+		c = &ru.Occurrence
+	}
 	w := LimitWait{Since: now}
 	if c.Limited != nil {
 		w.Since = c.Limited.Since

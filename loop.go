@@ -156,6 +156,9 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		}
 		m := s.machine(r, now)
 		m.occ = occ
+		if m.policy.Overlap == OverlapAllowAll || r.Schedule.running() > 0 {
+			m.owner, m.hold = s.cfg.InstanceID, s.runHold(r.Job)
+		}
 		// r is this goroutine's own copy: step may change it in place.
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		run, due, hist := m.step(r, t, now)
@@ -165,15 +168,18 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			if limits := s.policies.limits(s, r.Collection, now); limits != nil {
 				var retryAt time.Time
 				var refused int
-				if holder, retryAt, refused = s.takePermits(r, &run, limits, now); !retryAt.IsZero() {
+				if holder, retryAt, refused = s.takePermits(r, &run, limits, now, max(s.cfg.LeaseDuration, m.hold)); !retryAt.IsZero() {
 					// The occurrence stays in progress and waits: its job
 					// is recorded, due again at retryAt.
-					m.waitForLimit(r, now, retryAt, limits, refused)
+					m.waitForLimit(r, &run, now, retryAt, limits, refused)
 					due = false
 				}
 			}
 		}
-		if due {
+		// An occurrence that runs beside others (see Run) starts once the
+		// job is written with it: the job's lease is then released.
+		detached := due && r.Schedule.Current == nil
+		if due && !detached {
 			// A catch-up occurrence that absorbed the missed ones shows
 			// them on its attempt's span.
 			absorbed := miss != nil && run.Retry == 0 && !run.ErrorAction && run.Expected.Equal(next0)
@@ -193,6 +199,15 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		if err == nil {
 			s.emit(r.Job, hist)
 			s.missed(miss, false)
+			if detached {
+				s.notify() // the job's next occurrence may start on another worker
+				a := attempt{r: r, t: t, o: run, claimed: now, m: m, info: info, detached: true, holder: holder}
+				res := s.execute(execCtx, &a)
+				if holder != "" {
+					s.releasePermits(holder)
+				}
+				s.recordRun(r.Collection, r.Name, &a.o, &res)
+			}
 			return
 		}
 		if !errors.Is(err, ErrConflict) {

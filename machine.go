@@ -35,6 +35,13 @@ type machine struct {
 	// keeps none and nothing observes them): the functions make none and
 	// return nil for them, and change the record as they would otherwise.
 	noEntries bool
+	// owner, when not empty, is the instance that steps the record and
+	// will run the attempt step returns: step then starts occurrences of
+	// OverlapAllowAll as runs of their own (PolicyState.Running), claimed
+	// by owner for hold. Empty when the caller records an outcome and
+	// runs nothing.
+	owner string
+	hold  time.Duration
 }
 
 // add appends h to hist, unless the machine makes no entries.
@@ -69,7 +76,11 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 	sc := &r.Schedule
 	if r.State.Final() {
 		sc.DueAt = time.Time{}
-		return Occurrence{}, false, nil
+		if p := sc.Policy; p != nil && p.Ends != nil { // the last occurrences' entries
+			hist, p.Ends = p.Ends, nil
+			sc.tidy()
+		}
+		return Occurrence{}, false, hist
 	}
 	if rt := sc.resumeTime(); r.State == JobDisabled && !rt.IsZero() && !rt.After(now) {
 		r.State = JobEnabled
@@ -79,10 +90,18 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		hist = m.add(hist, *p.Passed)
 		p.Passed = nil
 	}
+	if p := sc.Policy; p != nil && p.Ends != nil {
+		hist = append(hist, p.Ends...) // empty when the machine makes no entries
+		p.Ends = nil
+	}
 	if sc.Current != nil {
 		hist = m.postpone(r, t, now, hist)
 	}
-	if sc.Current == nil {
+	full := m.full(sc)
+	if sc.Current == nil && full && r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) {
+		hist = m.passOver(r, t, now, now, hist, false, fmt.Sprintf("%d occurrences were still in progress (runPolicy.overlap AllowAll runs at most %d at once)", sc.running(), MaxRunning))
+	}
+	if sc.Current == nil && !full {
 		switch {
 		case sc.Waiting != nil:
 			w := sc.Waiting
@@ -117,16 +136,64 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			sc.Occurrences++
 			m.start(r, &Occurrence{Number: sc.Occurrences, Expected: exp, Backfill: true}, now)
 		}
-		// A run requested while an occurrence starts waits its turn.
-		if sc.Current != nil {
+		// A run requested while an occurrence starts waits its turn
+		// (under AllowAll, for the next step, which starts it beside).
+		if sc.Current != nil && m.policy.Overlap != OverlapAllowAll {
 			hist = m.postpone(r, t, now, hist)
 		}
 	}
 	if c := sc.Current; c != nil && !c.At.After(now) {
 		run, ok = *c, true
+		if m.owner != "" && m.policy.Overlap == OverlapAllowAll {
+			m.detach(r, now)
+		}
+	} else if c == nil && m.owner != "" {
+		run, ok = m.resume(r, now)
 	}
 	m.settle(r, now)
 	return run, ok, hist
+}
+
+// full reports whether, under OverlapAllowAll, MaxRunning occurrences are
+// in progress: a scheduled occurrence due is then passed over, and a run
+// requested or backfilled waits.
+func (m machine) full(sc *JobSchedule) bool {
+	return m.policy.Overlap == OverlapAllowAll && sc.running() >= MaxRunning
+}
+
+// detach moves the current occurrence of r, whose attempt is due, to the
+// runs of its own (PolicyState.Running), claimed by m.owner from now.
+func (m machine) detach(r *JobRecord, now time.Time) {
+	sc := &r.Schedule
+	p := sc.policy()
+	p.Running = append(p.Running, Run{Occurrence: *sc.Current, Owner: m.owner, Until: now.Add(m.hold)})
+	sc.Current = nil
+}
+
+// resume claims for m.owner the first of r's runs whose next attempt is
+// due at now (a retry, an error action, or an attempt whose owner's claim
+// expired: it runs again with the same execution tag), and returns a copy
+// of its occurrence; ok is false when none is due.
+func (m machine) resume(r *JobRecord, now time.Time) (run Occurrence, ok bool) {
+	if r.Schedule.Policy == nil {
+		return Occurrence{}, false
+	}
+	p := r.Schedule.Policy
+	for i := 0; i < len(p.Running); i++ {
+		ru := &p.Running[i]
+		switch {
+		case !ru.due(now):
+		case ru.Dropped:
+			// Its owner stopped before the outcome of its last attempt
+			// was recorded.
+			p.Running = slices.Delete(p.Running, i, i+1)
+			i--
+		default:
+			ru.Owner, ru.Until = m.owner, now.Add(m.hold)
+			return ru.Occurrence, true
+		}
+	}
+	return Occurrence{}, false
 }
 
 // catchUp passes over the due occurrences of r that are later than the
@@ -271,6 +338,9 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 		if due {
 			hist = m.add(hist, m.cancel(r, now))
 		}
+	case OverlapAllowAll:
+		// An occurrence in progress from before the job's policy was
+		// AllowAll: the due ones wait until it ends.
 	default:
 		for due {
 			if sc.Waiting != nil {
@@ -357,17 +427,17 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 	sc := &r.Schedule
 	sc.tidy()
 	enabled := r.State == JobEnabled
-	if r.State.Final() {
-		sc.DueAt = time.Time{}
-		r.Status.NextExecutionTime = nil
-		return
-	}
-	if enabled && sc.Current == nil && sc.Waiting == nil && sc.RunRequested.IsZero() && sc.NextOccurrence.IsZero() && sc.backfills() == 0 {
+	if enabled && sc.Current == nil && sc.Waiting == nil && sc.RunRequested.IsZero() && sc.NextOccurrence.IsZero() && sc.backfills() == 0 && sc.running() == 0 {
 		r.State = JobCompleted
 		if sc.LastFailed {
 			r.State = JobFaulted
 		}
+	}
+	if r.State.Final() {
 		sc.DueAt = time.Time{}
+		if p := sc.Policy; p != nil && p.Ends != nil {
+			sc.DueAt = now // their entries wait to be recorded
+		}
 		r.Status.NextExecutionTime = nil
 		return
 	}
@@ -377,13 +447,23 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 			due = t
 		}
 	}
+	full := m.full(sc)
 	if sc.Current != nil {
 		earliest(sc.Current.At)
-	} else if sc.Waiting != nil || enabled && sc.backfills() > 0 {
+	} else if sc.Waiting != nil || enabled && sc.backfills() > 0 && !full {
 		earliest(now)
 	}
-	if p := sc.Policy; p != nil && p.Passed != nil {
-		earliest(now) // its entry waits to be recorded
+	if p := sc.Policy; p != nil {
+		if p.Passed != nil || p.Ends != nil {
+			earliest(now) // their entries wait to be recorded
+		}
+		for i := range p.Running {
+			if ru := &p.Running[i]; ru.Owner != "" {
+				earliest(ru.Until)
+			} else {
+				earliest(ru.At)
+			}
+		}
 	}
 	// Scheduled occurrences due while one is in progress were handled by
 	// postpone: the job is next looked at when that one goes on.
@@ -393,7 +473,7 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 	if r.State == JobDisabled {
 		earliest(sc.resumeTime())
 	}
-	if sc.Current == nil || sc.Waiting == nil {
+	if (sc.Current == nil || sc.Waiting == nil) && !full {
 		earliest(sc.RunRequested)
 	}
 	sc.DueAt = due
@@ -510,6 +590,64 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		r.Schedule.LastFailed = true
 	}
 	return h
+}
+
+// endRun applies the outcome res of owner's attempt of occurrence o, one
+// of r's runs under OverlapAllowAll (PolicyState.Running), to r, and keeps
+// its history entry in PolicyState.Ends for the next step to record. It
+// reports false, changing nothing, when owner no longer holds the attempt
+// (its claim expired and another instance took the occurrence over, or
+// ran it to its end). When the job was disabled meanwhile (Run.Dropped),
+// the occurrence ends with the attempt.
+//
+// Occurrences end in any order: LastExecutionTime and LastSucceeded keep
+// the latest, and an occurrence older than one that ended or faulted
+// before it (PolicyState.Ended) changes the counters but not LastFailed
+// (the job's health) nor the count of consecutive faults.
+func (m machine) endRun(r *JobRecord, o *Occurrence, res outcome, owner string, now time.Time) bool {
+	sc := &r.Schedule
+	p := sc.policy()
+	i := slices.IndexFunc(p.Running, func(ru Run) bool { return ru.Tag == o.Tag })
+	if i < 0 || p.Running[i].Owner != owner || p.Running[i].Retry != o.Retry || p.Running[i].ErrorAction != o.ErrorAction {
+		sc.tidy()
+		return false
+	}
+	dropped := p.Running[i].Dropped
+	late := o.Number < p.Ended
+	last, lastFailed, faults, succeeded, faulted := r.Status.LastExecutionTime, sc.LastFailed, sc.Faults, sc.LastSucceeded, r.Status.FaultedCount
+	if late {
+		m.policy.PauseAfterFaults = 0
+	}
+	cur := sc.Current
+	sc.Current = new(p.Running[i].Occurrence)
+	h := m.complete(r, o, res)
+	c := sc.Current
+	sc.Current = cur
+	if dropped {
+		c = nil
+	}
+	if last != nil && last.After(*r.Status.LastExecutionTime) {
+		r.Status.LastExecutionTime = last
+	}
+	if succeeded.After(sc.LastSucceeded) {
+		sc.LastSucceeded = succeeded
+	}
+	if late {
+		sc.LastFailed, sc.Faults = lastFailed, faults
+	}
+	if c == nil || r.Status.FaultedCount > faulted {
+		p.Ended = max(p.Ended, o.Number)
+	}
+	if c == nil {
+		p.Running = slices.Delete(p.Running, i, i+1)
+	} else {
+		p.Running[i] = Run{Occurrence: *c}
+	}
+	if !m.noEntries {
+		p.Ends = append(p.Ends, h)
+	}
+	m.settle(r, now)
+	return true
 }
 
 // attemptEntry returns the history entry of the attempt of occurrence o

@@ -54,6 +54,50 @@ func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
 	}
 }
 
+// runHold returns how long an instance's claim on an attempt of an
+// occurrence of def that runs beside others (see Run) lasts: the longer
+// of its actions' timeouts, and Config.LeaseDuration. The claim is not
+// extended: when it passes, another instance may run the attempt again.
+func (s *Scheduler) runHold(def *Job) time.Duration {
+	a := &def.Action
+	return max(a.AttemptTimeout(s.cfg.ActionTimeout), a.ErrorAction.AttemptTimeout(s.cfg.ActionTimeout)) + s.cfg.LeaseDuration
+}
+
+// maxRunWrites bounds the writes of an outcome by recordRun.
+const maxRunWrites = 20
+
+// recordRun writes the outcome res of this instance's attempt of
+// occurrence o, which runs beside the job's others (see Run), to job
+// collection/name: a compare-and-swap on the job's version, without its
+// lease, repeated after a fresh read when another write came first (a
+// claim, another occurrence's outcome, an API write). Its history entry
+// is recorded by the job's next step.
+func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outcome) {
+	ctx := res.spanContext()
+	for range maxRunWrites {
+		r, err := s.getJob(collection, name)
+		if err == nil {
+			if !s.machine(r, res.end).endRun(r, o, *res, s.cfg.InstanceID, time.Now()) {
+				s.log.WarnContext(ctx, "record job outcome: another instance took the occurrence over", "job", name, "collection", collection, "occurrence", o.Number)
+				return
+			}
+			err = s.runStore.PutJob(context.Background(), r)
+		}
+		switch {
+		case err == nil:
+			s.notify() // its entry waits to be recorded
+			return
+		case errors.Is(err, ErrConflict):
+		case transient(err):
+			time.Sleep(time.Second)
+		default:
+			s.recordFailed(ctx, &JobRecord{Collection: collection, Name: name}, err)
+			return
+		}
+	}
+	s.log.ErrorContext(ctx, "record job outcome: too many conflicts", "job", name, "collection", collection)
+}
+
 // recordOutcome records the outcome p on the claimed job p.r, re-reading
 // the job and replaying the claim on a conflict; with reread it starts
 // with a fresh read (a first write conflicted already).

@@ -186,6 +186,8 @@ func TestRunPolicyOverlap(t *testing.T) {
 		{"BufferAll", []time.Duration{m, end, end, 4 * m, 5 * m}, []time.Duration{m, 2 * m, 3 * m, 4 * m, 5 * m}, nil},
 		// The first is cancelled at 2m, when 2m starts.
 		{"CancelRunning", []time.Duration{m, 2 * m, 3 * m, 4 * m, 5 * m}, []time.Duration{m, 2 * m, 3 * m, 4 * m, 5 * m}, nil},
+		// Each starts on time, beside the ones in progress.
+		{"AllowAll", []time.Duration{m, 2 * m, 3 * m, 4 * m, 5 * m}, []time.Duration{m, 2 * m, 3 * m, 4 * m, 5 * m}, nil},
 	}
 	for _, tt := range tests {
 		t.Run("overlap="+tt.overlap, func(t *testing.T) {
@@ -356,7 +358,7 @@ func TestPatchEnableDropsPause(t *testing.T) {
 // the job's rules, at its path under properties, and survives a round
 // trip through ParseCollection and the store.
 func TestCollectionRunPolicyRules(t *testing.T) {
-	_, err := scheduler.ParseCollection([]byte(`{"properties": {"runPolicy": {"missed": "Never", "overlap": "AllowAll", "catchUpWindow": "PT0S", "pauseAfterFaults": 1001}}}`))
+	_, err := scheduler.ParseCollection([]byte(`{"properties": {"runPolicy": {"missed": "Never", "overlap": "Together", "catchUpWindow": "PT0S", "pauseAfterFaults": 1001}}}`))
 	var got []string
 	for _, e := range scheduler.ValidationErrors(err) {
 		got = append(got, e.Path)

@@ -349,6 +349,52 @@ type PolicyState struct {
 	// through the API passed over (enabling a Disabled job starts it from
 	// now), for the next step to record; nil when none waits.
 	Passed *HistoryEntry `json:"passed,omitempty"`
+	// Running holds, under OverlapAllowAll, the job's occurrences that
+	// run side by side, each with a lease of its own (at most
+	// MaxRunning): those whose attempt runs, and those waiting for a
+	// retry or their error action. Ordered by occurrence number.
+	Running []Run `json:"running,omitempty"`
+	// Ended is, while Running holds occurrences, the number of the
+	// newest occurrence that ended or faulted: the outcome of an older
+	// one that ends after it changes the counters but neither the job's
+	// health nor its count of consecutive faults. Zero when none runs.
+	Ended int `json:"ended,omitempty"`
+	// Ends holds the history entries of the attempts of Running's
+	// occurrences that ended since the job was last stepped, for the
+	// next step to record (an outcome is written to the job without its
+	// lease, see [Run]); nil when none waits.
+	Ends []HistoryEntry `json:"ends,omitempty"`
+}
+
+// Run is an occurrence of a job that runs beside the job's others under
+// OverlapAllowAll ([PolicyState.Running]). The instance that starts an
+// attempt of it writes the job with Owner and Until set and releases the
+// job's lease, so that the job's next occurrences can start on any
+// instance meanwhile; it writes the attempt's outcome to the job
+// (compare-and-swap on its Version) when the attempt ends. When Until
+// passes with Owner still set (its instance stopped), the next instance to
+// claim the job runs the attempt again, with the same execution tag.
+type Run struct {
+	Occurrence
+	// Owner is the instance whose attempt of the occurrence runs; empty
+	// while the occurrence waits for its next attempt, due at At.
+	Owner string `json:"owner,omitempty"`
+	// Until is when Owner's claim on the attempt ends: the attempt's
+	// timeout and Config.LeaseDuration after it started.
+	Until time.Time `json:"until,omitzero"`
+	// Dropped says that the job was disabled while the attempt ran: the
+	// occurrence ends with it, without a retry or errorAction (and
+	// without it when Until passes first).
+	Dropped bool `json:"dropped,omitempty"`
+}
+
+// due reports whether the next attempt of r may start at now: it waits
+// and is due, or its owner's claim has expired.
+func (r *Run) due(now time.Time) bool {
+	if r.Owner != "" {
+		return !r.Until.After(now)
+	}
+	return !r.At.After(now)
 }
 
 // clone returns a deep copy of p; nil for a nil p.
@@ -362,6 +408,8 @@ func (p *PolicyState) clone() *PolicyState {
 		h := *p.Passed
 		c.Passed = &h
 	}
+	c.Running = slices.Clone(p.Running)
+	c.Ends = slices.Clone(p.Ends)
 	return &c
 }
 
@@ -375,9 +423,28 @@ func (s *JobSchedule) policy() *PolicyState {
 
 // tidy drops s.Policy when it holds nothing.
 func (s *JobSchedule) tidy() {
-	if p := s.Policy; p != nil && p.StateReason == "" && p.ResumeTime.IsZero() && p.Buffered.IsZero() && len(p.Backfill) == 0 && p.Passed == nil {
+	p := s.Policy
+	if p == nil {
+		return
+	}
+	if len(p.Running) == 0 {
+		p.Running, p.Ended = nil, 0
+	}
+	if len(p.Ends) == 0 {
+		p.Ends = nil
+	}
+	if p.StateReason == "" && p.ResumeTime.IsZero() && p.Buffered.IsZero() && len(p.Backfill) == 0 && p.Passed == nil &&
+		p.Running == nil && p.Ends == nil {
 		s.Policy = nil
 	}
+}
+
+// running returns how many occurrences run side by side (Policy.Running).
+func (s *JobSchedule) running() int {
+	if s.Policy == nil {
+		return 0
+	}
+	return len(s.Policy.Running)
 }
 
 // buffered returns Policy.Buffered, zero without Policy.

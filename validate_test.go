@@ -83,11 +83,10 @@ func TestParseJobRules(t *testing.T) {
 			want: []string{
 				`runPolicy.catchUpWindow: "PT0.5S" is shorter than one second (PT1S)`,
 				`runPolicy.missed: "later" is not a missed policy (RunOnce, Skip or RunAll)`,
-				`runPolicy.overlap: "Queue" is not an overlap policy (Postpone, Skip, BufferAll or CancelRunning)`,
+				`runPolicy.overlap: "Queue" is not an overlap policy (Postpone, Skip, BufferAll, AllowAll or CancelRunning)`,
 				`runPolicy.pauseAfterFaults: -1 is not between 1 and 1000 (0 or absent: never)`,
 			}},
-		{name: "run policy allow all", in: `{"action": ` + httpAction + `, "runPolicy": {"overlap": "allowAll"}}`,
-			want: []string{`runPolicy.overlap: "AllowAll" is not available: a job runs one occurrence at a time (use BufferAll, Skip, Postpone or CancelRunning)`}},
+		{name: "run policy allow all", in: `{"action": ` + httpAction + `, "runPolicy": {"overlap": "allowAll"}}`},
 		{name: "run policy bad duration", in: `{"action": ` + httpAction + `, "runPolicy": {"catchUpWindow": "2 hours"}}`,
 			want: []string{`runPolicy.catchUpWindow: "2 hours" is not a duration (missing P); use ISO 8601 such as "PT30S" or "P1D"`}},
 		{name: "run policy unknown member", in: `{"action": ` + httpAction + `, "runPolicy": {"misfire": "Skip"}}`,

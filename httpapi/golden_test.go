@@ -351,7 +351,7 @@ func steps() []step {
   "runPolicy": {"missed": "skip", "catchUpWindow": "PT2H", "overlap": "bufferAll"}
 }}`},
 		{name: "put-collection-run-policy-invalid", method: "PUT", path: rg1 + "/jcpolicy" + v, body: `{"location": "West Europe", "properties": {
-  "runPolicy": {"missed": "Later", "catchUpWindow": "PT0.1S", "overlap": "AllowAll", "pauseAfterFaults": -2}
+  "runPolicy": {"missed": "Later", "catchUpWindow": "PT0.1S", "overlap": "Parallel", "pauseAfterFaults": -2}
 }}`},
 		{name: "put-job-paused-with-run-policy", method: "PUT", path: rg1 + "/jcpolicy/jobs/p1" + v, body: `{"properties": {
   "startTime": "{{start}}",
@@ -567,6 +567,20 @@ func steps() []step {
     {"maxConcurent": 2}, {"key": "job", "ratePerMinute": -1}]
 }}`},
 		{name: "delete-collection-limits", method: "DELETE", path: rg1 + "/jclimits" + v},
+
+		// Overlap AllowAll: occurrences side by side, as a collection's
+		// default and as a job's own, in any case.
+		{name: "put-collection-allow-all", method: "PUT", path: rg1 + "/jcallowall" + v, body: `{"location": "West Europe", "properties": {
+  "runPolicy": {"overlap": "allowAll"}
+}}`},
+		{name: "put-job-allow-all", method: "PUT", path: rg1 + "/jcallowall/jobs/a1" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Minute", "interval": 1},
+  "runPolicy": {"overlap": "ALLOWALL", "pauseAfterFaults": 3}
+}}`},
+		{name: "get-job-allow-all", method: "GET", path: rg1 + "/jcallowall/jobs/a1" + v},
+		{name: "delete-collection-allow-all", method: "DELETE", path: rg1 + "/jcallowall" + v},
 	}
 }
 

@@ -82,8 +82,11 @@ const (
 	// previous one is in progress, in order, one at a time, after it;
 	// at most MaxBuffered wait, and older ones beyond that are skipped.
 	OverlapBufferAll OverlapPolicy = "BufferAll"
-	// OverlapAllowAll would run them side by side. It is refused by
-	// validation: a job runs one occurrence at a time.
+	// OverlapAllowAll starts an occurrence that comes due while
+	// others of the job are in progress at once, beside them, each with
+	// its own retries and errorAction; at most MaxRunning are in
+	// progress at once, and an occurrence that comes due while that many
+	// are is skipped (a Skipped entry says so).
 	OverlapAllowAll OverlapPolicy = "AllowAll"
 	// OverlapCancelRunning cancels the occurrence in progress when the
 	// next one comes due (the running attempt's context is cancelled,
@@ -106,6 +109,10 @@ const (
 	// MaxBuffered is the most occurrences that wait behind the one in
 	// progress under OverlapBufferAll.
 	MaxBuffered = 100
+	// MaxRunning is the most occurrences of one job in progress at once
+	// under OverlapAllowAll (running, or waiting for a retry or their
+	// errorAction).
+	MaxRunning = 10
 	// MinCatchUpWindow is the shortest catch-up window.
 	MinCatchUpWindow = time.Second
 	// MaxPauseAfterFaults is the largest pauseAfterFaults.
@@ -159,11 +166,8 @@ func (c *checker) runPolicy(path string, p *RunPolicy) {
 	if p.CatchUpWindow != 0 && time.Duration(p.CatchUpWindow) < MinCatchUpWindow {
 		c.add(path+".catchUpWindow", strconv.Quote(p.CatchUpWindow.String()), "is shorter than one second (PT1S)")
 	}
-	switch {
-	case p.Overlap == OverlapAllowAll:
-		c.add(path+".overlap", strconv.Quote(string(p.Overlap)), "is not available: a job runs one occurrence at a time (use BufferAll, Skip, Postpone or CancelRunning)")
-	case p.Overlap != "" && !p.Overlap.Valid():
-		c.add(path+".overlap", valueText(string(p.Overlap)), "is not an overlap policy (Postpone, Skip, BufferAll or CancelRunning)")
+	if p.Overlap != "" && !p.Overlap.Valid() {
+		c.add(path+".overlap", valueText(string(p.Overlap)), "is not an overlap policy (Postpone, Skip, BufferAll, AllowAll or CancelRunning)")
 	}
 	if p.PauseAfterFaults < 0 || p.PauseAfterFaults > MaxPauseAfterFaults {
 		c.add(path+".pauseAfterFaults", strconv.Itoa(p.PauseAfterFaults), "is not between 1 and 1000 (0 or absent: never)")

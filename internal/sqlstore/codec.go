@@ -139,6 +139,12 @@ func normJob(r *scheduler.JobRecord) {
 			}
 		}
 	}
+	if p := s.Policy; p != nil {
+		for i := range p.Running {
+			o := &p.Running[i]
+			o.Expected, o.At, o.Until = UTC(o.Expected), UTC(o.At), UTC(o.Until)
+		}
+	}
 }
 
 // EncodeJob returns the row of j, with its times normalised to UTC.

@@ -294,6 +294,10 @@ func normalize(r *scheduler.JobRecord) {
 		for i, t := range p.Backfill {
 			p.Backfill[i] = utc(t)
 		}
+		for i := range p.Running {
+			o := &p.Running[i]
+			o.Expected, o.At, o.Until = utc(o.Expected), utc(o.At), utc(o.Until)
+		}
 	}
 	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {
 		if o != nil {
