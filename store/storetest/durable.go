@@ -139,7 +139,11 @@ func testRestart(t *testing.T, open func(t *testing.T) scheduler.Store) {
 	rich.Schedule = scheduler.JobSchedule{DueAt: t0.Add(time.Second + 5*time.Nanosecond).In(zone), Anchor: t0.Add(-time.Hour), NextOccurrence: next,
 		Occurrences: 9, Counted: 8, LastFailed: true, RunRequested: t0.Add(3 * time.Nanosecond),
 		Current: &scheduler.Occurrence{Number: 9, Expected: t0.Add(-time.Minute).In(zone), Tag: "tag-9", Retry: 2, ErrorAction: true, At: t0.Add(time.Second)},
-		Waiting: &scheduler.Occurrence{Number: 10, Expected: t0, Tag: "tag-10", Manual: true}}
+		Waiting: &scheduler.Occurrence{Number: 10, Expected: t0, Tag: "tag-10", Manual: true},
+		Policy: &scheduler.PolicyState{Ended: 6, Running: []scheduler.Run{
+			{Occurrence: scheduler.Occurrence{Number: 7, Expected: t0.Add(-3 * time.Minute).In(zone), Tag: "tag-7", At: t0.Add(-time.Minute)}, Owner: "owner-2", Until: t0.Add(time.Minute + 7).In(zone)},
+			{Occurrence: scheduler.Occurrence{Number: 8, Expected: t0.Add(-2 * time.Minute), Tag: "tag-8", Retry: 1, At: t0.Add(time.Minute)}, Dropped: true},
+		}}}
 	if err := s.PutJob(ctx, rich); err != nil {
 		t.Fatal(err)
 	}

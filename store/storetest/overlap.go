@@ -21,23 +21,21 @@ import (
 // once (CancelRunning's cancelled one ends first), that no occurrence
 // runs twice, and what each policy does with the occurrences that came
 // due meanwhile: Skip and CancelRunning run none of them late, BufferAll
-// runs each in order, Postpone runs one of them.
+// runs each in order, Postpone runs one of them. A job under AllowAll,
+// every attempt of which lasts 2.5 s, runs each of its six occurrences
+// once, on time (within 750 ms), three side by side.
 func RunOverlap(t *testing.T, stores []scheduler.Store) {
 	t.Helper()
 	ctx := context.Background()
-	type run struct {
-		expected   time.Time
-		start, end time.Time
-	}
 	var mu sync.Mutex
-	runs := make(map[string][]run)
+	runs := make(map[string][]overlapRun)
 	scheds := make([]*scheduler.Scheduler, len(stores))
 	for i, st := range stores {
 		reg := &action.Registry{}
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			mu.Lock()
-			first := len(runs[req.JobID]) == 0
-			runs[req.JobID] = append(runs[req.JobID], run{expected: req.ExpectedTime, start: time.Now()})
+			first := len(runs[req.JobID]) == 0 || req.JobID == "overlap/AllowAll"
+			runs[req.JobID] = append(runs[req.JobID], overlapRun{expected: req.ExpectedTime, start: time.Now()})
 			n := len(runs[req.JobID]) - 1
 			mu.Unlock()
 			var err error
@@ -69,7 +67,7 @@ func RunOverlap(t *testing.T, stores []scheduler.Store) {
 		t.Fatal(err)
 	}
 	start := time.Now().UTC().Truncate(time.Second).Add(2 * time.Second)
-	policies := []string{"Postpone", "Skip", "BufferAll", "CancelRunning"}
+	policies := []string{"Postpone", "Skip", "BufferAll", "CancelRunning", "AllowAll"}
 	for i, p := range policies {
 		def := `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "GET"}, "retryPolicy": {"retryType": "None"}},
 			"startTime": "` + start.Format(time.RFC3339) + `", "recurrence": {"frequency": "Second", "count": 6}, "runPolicy": {"overlap": "` + p + `"}}`
@@ -94,7 +92,7 @@ func RunOverlap(t *testing.T, stores []scheduler.Store) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, p := range policies {
+	for _, p := range policies[:len(policies)-1] {
 		got := runs["overlap/"+p]
 		var expected []time.Time
 		for i, r := range got {
@@ -124,5 +122,46 @@ func RunOverlap(t *testing.T, stores []scheduler.Store) {
 		if lateRuns != want {
 			t.Errorf("%s ran %d of the occurrences due during the first attempt (%v), want %d", p, lateRuns, expected, want)
 		}
+	}
+	allowAll(t, start, runs["overlap/AllowAll"])
+}
+
+// overlapRun is an attempt that RunOverlap's executor saw.
+type overlapRun struct {
+	expected   time.Time
+	start, end time.Time
+}
+
+// allowAll checks the attempts of RunOverlap's job under AllowAll: one for
+// each of the six occurrences from start, on time, three at once.
+func allowAll(t *testing.T, start time.Time, got []overlapRun) {
+	t.Helper()
+	var expected []time.Time
+	for _, r := range got {
+		expected = append(expected, r.expected)
+	}
+	slices.SortFunc(expected, time.Time.Compare)
+	var want []time.Time
+	for i := range 6 {
+		want = append(want, start.Add(time.Duration(i)*time.Second))
+	}
+	if !slices.EqualFunc(want, expected, time.Time.Equal) {
+		t.Errorf("AllowAll ran for %v; want each of %v once", expected, want)
+	}
+	most := 0
+	for _, r := range got {
+		if late := r.start.Sub(r.expected); late > 750*time.Millisecond {
+			t.Errorf("AllowAll ran the occurrence expected at %v %v late", r.expected, late)
+		}
+		at := 0
+		for _, o := range got {
+			if !o.start.After(r.start) && (o.end.IsZero() || o.end.After(r.start)) {
+				at++
+			}
+		}
+		most = max(most, at)
+	}
+	if most != 3 {
+		t.Errorf("AllowAll ran at most %d attempts at once, want 3 (each lasts 2.5 s, one starts every second)", most)
 	}
 }
