@@ -715,3 +715,34 @@ func TestJobPageWindow(t *testing.T) {
 	wantIn(t, "try H", p, "Runs as the cron spec &#34;H * * * *&#34; says, with the minute that its H fields give each job by its collection and name.",
 		"what the H fields of its cron spec stand for")
 }
+
+// TestSideBySide: the job page lists each occurrence in progress beside
+// the others (runPolicy.overlap AllowAll), and the collection page says
+// how many run.
+func TestSideBySide(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Minute)
+	e.job("c", "wide", "/ok", `"recurrence": {"frequency": "Day"}, "startTime": "`+at.Add(time.Hour).Format(time.RFC3339)+`", "runPolicy": {"overlap": "AllowAll"}`)
+	r, err := e.store.GetJob(ctx, "c", "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Schedule.Policy = &scheduler.PolicyState{Running: []scheduler.Run{
+		{Occurrence: scheduler.Occurrence{Number: 3, Expected: at, At: at}, Owner: "instance-b", Until: at.Add(time.Hour)},
+		{Occurrence: scheduler.Occurrence{Number: 4, Expected: at.Add(time.Minute), Retry: 1, At: at.Add(2 * time.Minute)}},
+	}}
+	if err := e.store.PutJob(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	p := e.get(jobPath("c", "wide"))
+	wantStatus(t, "job page", p, http.StatusOK)
+	wantIn(t, "job page", p,
+		"Occurrence 3 (expected "+clockText(at)+") is in progress: attempt 1 of the main action, running on instance-b.",
+		"Occurrence 4 (expected "+clockText(at.Add(time.Minute))+") is in progress: attempt 2 of the main action, due "+clockText(at.Add(2*time.Minute))+".")
+	p = e.get(collPath("c"))
+	wantIn(t, "collection page", p, "2 running side by side")
+}
+
+// clockText is how the pages write an instant on the minute.
+func clockText(t time.Time) string { return t.Format("2006-01-02 15:04 MST") }

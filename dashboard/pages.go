@@ -404,6 +404,26 @@ func (h *handler) jobRow(j *scheduler.JobRecord, now time.Time) jobRow {
 	return row
 }
 
+// inProgress says which attempt of occurrence o is in progress, and
+// when: when starts with a comma, or is empty.
+func inProgress(o *scheduler.Occurrence, when string) string {
+	what := "the main action"
+	if o.ErrorAction {
+		what = "the error action"
+	}
+	if o.At.IsZero() {
+		when = ""
+	}
+	text := fmt.Sprintf("Occurrence %d (expected %s) is in progress: attempt %d of %s%s", o.Number, clock(o.Expected.UTC()), o.Retry+1, what, when)
+	if l := o.Limited; l != nil {
+		text += "; it has waited since " + clock(l.Since.UTC()) + " for a permit of the collection's limits"
+		if l.Key != "" {
+			text += " (the " + string(l.Key) + " limit)"
+		}
+	}
+	return text + "."
+}
+
 // lastStatus says how the job's latest occurrence went, and the class
 // that colours it.
 func lastStatus(j *scheduler.JobRecord) (text, class string) {
@@ -414,6 +434,8 @@ func lastStatus(j *scheduler.JobRecord) (text, class string) {
 		return fmt.Sprintf("retrying (retry %d)", c.Retry), "running"
 	case c != nil:
 		return "running", "running"
+	case j.Schedule.Policy != nil && len(j.Schedule.Policy.Running) > 0:
+		return fmt.Sprintf("%d running side by side", len(j.Schedule.Policy.Running)), "running"
 	case j.Status.LastExecutionTime == nil:
 		return "never ran", "never"
 	case j.Schedule.LastFailed:
@@ -601,23 +623,21 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 	default:
 		p.CanRun = true
 	}
+	var progress []string
 	if cur := rec.Schedule.Current; cur != nil {
-		what := "the main action"
-		if cur.ErrorAction {
-			what = "the error action"
-		}
-		p.Current = fmt.Sprintf("Occurrence %d (expected %s) is in progress: attempt %d of %s", cur.Number, clock(cur.Expected.UTC()), cur.Retry+1, what)
-		if !cur.At.IsZero() {
-			p.Current += ", due " + clock(cur.At.UTC())
-		}
-		if l := cur.Limited; l != nil {
-			p.Current += "; it has waited since " + clock(l.Since.UTC()) + " for a permit of the collection's limits"
-			if l.Key != "" {
-				p.Current += " (the " + string(l.Key) + " limit)"
-			}
-		}
-		p.Current += "."
+		progress = append(progress, inProgress(cur, ", due "+clock(cur.At.UTC())))
 	}
+	if pol := rec.Schedule.Policy; pol != nil {
+		// Occurrences side by side (runPolicy.overlap AllowAll).
+		for _, ru := range pol.Running {
+			when := ", due " + clock(ru.At.UTC())
+			if ru.Owner != "" {
+				when = ", running on " + ru.Owner
+			}
+			progress = append(progress, inProgress(&ru.Occurrence, when))
+		}
+	}
+	p.Current = strings.Join(progress, " ")
 	rows, note := upcoming(rec, upcomingOnJobPage)
 	p.Upcoming, p.UpcomingNote = newUpcoming(p.Zone, rows), note
 	link := func(q url.Values) string { return h.jobURL(c, name, q) }
