@@ -117,6 +117,16 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// overlapWords says what each overlap policy does to an occurrence that
+// comes due while the previous one of the job is in progress.
+var overlapWords = map[scheduler.OverlapPolicy]string{
+	scheduler.OverlapPostpone:      " (one waits for the occurrence in progress, later ones merge into it)",
+	scheduler.OverlapSkip:          " (skipped while the previous one is in progress)",
+	scheduler.OverlapBufferAll:     fmt.Sprintf(" (each waits, in order, for the one in progress; at most %d wait)", scheduler.MaxBuffered),
+	scheduler.OverlapAllowAll:      fmt.Sprintf(" (each starts on time, beside those in progress; at most %d at once)", scheduler.MaxRunning),
+	scheduler.OverlapCancelRunning: " (cancels the one in progress)",
+}
+
 // policyNotes says what the job's state and run policy do to the
 // occurrences listed: a pause, and the policy in words.
 func policyNotes(job *scheduler.Job) []string {
@@ -146,7 +156,7 @@ func policyNotes(job *scheduler.Job) []string {
 			parts = append(parts, "catch-up window "+p.CatchUpWindow.String())
 		}
 		if p.Overlap != "" {
-			parts = append(parts, "overlap "+string(p.Overlap))
+			parts = append(parts, "overlap "+string(p.Overlap)+overlapWords[p.Overlap])
 		}
 		if p.PauseAfterFaults != 0 {
 			parts = append(parts, fmt.Sprintf("paused after %d consecutive faulted occurrences", p.PauseAfterFaults))

@@ -32,7 +32,13 @@ func TestNext(t *testing.T) {
 			stdout: "2026-01-05T09:00:00Z\n2026-01-06T09:00:00Z\n",
 			stderr: "schedule: every day at 09:00 (UTC)\n" +
 				"paused until 2026-01-07T00:00:00Z (holidays): the occurrences before it do not run on time; when it resumes, each of them runs, one after the other, except those later than PT2H, which are skipped (missed RunAll)\n" +
-				"run policy: missed RunAll, catch-up window PT2H, overlap Skip (its collection's and the scheduler's settings fill in the rest)\n"},
+				"run policy: missed RunAll, catch-up window PT2H, overlap Skip (skipped while the previous one is in progress) (its collection's and the scheduler's settings fill in the rest)\n"},
+		{name: "side by side", args: []string{"-n", "1", "-from", "2026-01-01", "-"},
+			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+				"recurrence": {"frequency": "minute"}, "runPolicy": {"overlap": "allowAll"}}`,
+			stdout: "2026-01-05T09:00:00Z\n",
+			stderr: "schedule: every minute\n" +
+				"run policy: overlap AllowAll (each starts on time, beside those in progress; at most 10 at once) (its collection's and the scheduler's settings fill in the rest)\n"},
 		{name: "disabled", args: []string{"-n", "1", "-from", "2026-01-01", "-"},
 			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
 				"recurrence": {"frequency": "day"}, "state": "disabled"}`,
