@@ -39,6 +39,7 @@ func TestRunPolicies(t *testing.T) {
 func TestOverlap(t *testing.T) {
 	st := memory.New()
 	storetest.RunOverlap(t, []scheduler.Store{st, st})
+	storetest.RunAllowAllTakeover(t, []scheduler.Store{st, st})
 }
 
 func TestBulkPutter(t *testing.T) {

@@ -81,6 +81,7 @@ func TestSchedulers(t *testing.T) {
 func TestOverlap(t *testing.T) {
 	schema := newSchema(t)
 	storetest.RunOverlap(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
+	storetest.RunAllowAllTakeover(t, []scheduler.Store{open(t, schema), open(t, schema)})
 }
 
 func TestRunPolicies(t *testing.T) {

@@ -61,6 +61,7 @@ func TestSchedulers(t *testing.T) {
 func TestOverlap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobclock.db")
 	storetest.RunOverlap(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
+	storetest.RunAllowAllTakeover(t, []scheduler.Store{open(t, path), open(t, path)})
 }
 
 func TestRunPolicies(t *testing.T) {

@@ -165,3 +165,124 @@ func allowAll(t *testing.T, start time.Time, got []overlapRun) {
 		t.Errorf("AllowAll ran at most %d attempts at once, want 3 (each lasts 2.5 s, one starts every second)", most)
 	}
 }
+
+// RunAllowAllTakeover checks, over two instances sharing a database
+// (stores[0] and stores[1]), that an attempt of a job under overlap
+// AllowAll whose instance stopped without waiting for it runs again on the
+// other instance once its claim expired (ActionTimeout plus LeaseDuration
+// after it started: 2 s here), with the same execution tag, while the
+// job's next occurrences run on time; and that the outcome the stopped
+// instance's attempt reports afterwards is not recorded.
+func RunAllowAllTakeover(t *testing.T, stores []scheduler.Store) {
+	t.Helper()
+	ctx := context.Background()
+	type attempt struct {
+		instance string
+		occ      int
+		tag      string
+		at       time.Time
+	}
+	var mu sync.Mutex
+	var attempts []attempt
+	started, release := make(chan struct{}), make(chan struct{})
+	newScheduler := func(st scheduler.Store, instance string) *scheduler.Scheduler {
+		reg := &action.Registry{}
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			mu.Lock()
+			attempts = append(attempts, attempt{instance, req.Occurrence, req.ExecutionTag, time.Now()})
+			mu.Unlock()
+			if instance == "a" && req.Occurrence == 1 {
+				close(started)
+				<-release // ignores its context, as a hung process would
+			}
+			return &action.Result{Message: "ran on " + instance}, nil
+		}))
+		s, err := scheduler.New(st, &scheduler.Config{InstanceID: instance, Executors: reg, ActionTimeout: time.Second,
+			LeaseDuration: time.Second, PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := newScheduler(stores[0], "a"), newScheduler(stores[1], "b")
+	coll := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{SKU: &scheduler.SKU{Name: scheduler.SKUP20Premium},
+		Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}}
+	if _, err := a.PutCollection(ctx, "takeover", coll, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().UTC().Truncate(time.Second).Add(time.Second)
+	job, err := a.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "GET"}, "retryPolicy": {"retryType": "None"}},
+		"startTime": "` + start.Format(time.RFC3339) + `", "recurrence": {"frequency": "Second", "count": 3}, "runPolicy": {"overlap": "AllowAll"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PutJob(ctx, "takeover", "j", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("occurrence 1 did not start on instance a")
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := a.Stop(gone); err == nil {
+		t.Error("a.Stop returned nil with its attempt running, want the context's error")
+	}
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop(ctx)
+	// b runs occurrence 1 again from start+2s, and records it.
+	entry := func() []scheduler.HistoryEntry {
+		h, err := b.ListHistory(ctx, "takeover", "j", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ones []scheduler.HistoryEntry
+		for _, e := range h {
+			if e.RepeatCount == 1 {
+				ones = append(ones, e)
+			}
+		}
+		return ones
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(entry()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(release) // a's attempt reports, long after its claim expired
+	time.Sleep(time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	var a1, b1 []attempt
+	others := 0
+	for _, at := range attempts {
+		switch {
+		case at.occ != 1:
+			others++
+			if at.instance != "b" {
+				t.Errorf("occurrence %d ran on %s, want b (a stopped)", at.occ, at.instance)
+			}
+		case at.instance == "a":
+			a1 = append(a1, at)
+		default:
+			b1 = append(b1, at)
+		}
+	}
+	if len(a1) != 1 || len(b1) != 1 || a1[0].tag != b1[0].tag {
+		t.Fatalf("occurrence 1 ran on a %v and on b %v; want once on each, with one execution tag", a1, b1)
+	}
+	if late := b1[0].at.Sub(a1[0].at); late < 2*time.Second || late > 3*time.Second {
+		t.Errorf("b ran occurrence 1 %v after a did, want its claim's 2 s (and under a second more)", late)
+	}
+	if others != 2 {
+		t.Errorf("occurrences 2 and 3 ran %d times, want 2", others)
+	}
+	if ones := entry(); len(ones) != 1 || ones[0].Message != "ran on b" {
+		t.Errorf("history of occurrence 1: %+v; want one entry, of b's attempt", ones)
+	}
+}
