@@ -343,7 +343,8 @@ type PolicyState struct {
 	// Backfill holds the expected times of the occurrences that
 	// [Scheduler.BackfillJob] asked for and that have not started, in
 	// order; they run one at a time while the job is Enabled and nothing
-	// else is due.
+	// else is due (side by side, started in order, under
+	// OverlapAllowAll).
 	Backfill []time.Time `json:"backfill,omitempty"`
 	// Passed is the Skipped history entry of occurrences that a write
 	// through the API passed over (enabling a Disabled job starts it from
@@ -361,8 +362,8 @@ type PolicyState struct {
 	Ended int `json:"ended,omitempty"`
 	// Ends holds the history entries of the attempts of Running's
 	// occurrences that ended since the job was last stepped, for the
-	// next step to record (an outcome is written to the job without its
-	// lease, see [Run]); nil when none waits.
+	// next step to record (an attempt's outcome is written to the job
+	// without the job's lease, see [Run]); nil when none waits.
 	Ends []HistoryEntry `json:"ends,omitempty"`
 }
 
@@ -383,8 +384,9 @@ type Run struct {
 	// timeout and Config.LeaseDuration after it started.
 	Until time.Time `json:"until,omitzero"`
 	// Dropped says that the job was disabled while the attempt ran: the
-	// occurrence ends with it, without a retry or errorAction (and
-	// without it when Until passes first).
+	// occurrence ends with it, without a retry or errorAction; when
+	// Until passes first (its instance stopped), it ends without running
+	// again.
 	Dropped bool `json:"dropped,omitempty"`
 }
 
