@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 )
 
 // sideBySide is an executor whose attempts last hold(req) and fail when
@@ -102,7 +104,8 @@ func allowAllJob(start time.Time, extra string) string {
 func TestAllowAllSideBySide(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		x := &sideBySide{hold: func(*action.Request) time.Duration { return 150 * time.Second }}
-		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour})
+		obs := &storeCalls{}
+		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour, Observer: obs})
 		e.start()
 		defer e.stop()
 		m := time.Minute
@@ -138,7 +141,35 @@ func TestAllowAllSideBySide(t *testing.T) {
 		if diff := cmp.Diff(wantRows, got); diff != "" {
 			t.Errorf("history (-want +got):\n%s", diff)
 		}
+		if n := obs.count("PutJob"); n != 3 {
+			t.Errorf("the Observer saw %d PutJob calls that succeeded, want 3 (an outcome each)", n)
+		}
 	})
+}
+
+// storeCalls is an Observer that counts the run loop's store calls that
+// succeeded, by Op.
+type storeCalls struct {
+	traceParent
+	mu  sync.Mutex
+	ops map[string]int
+}
+
+func (o *storeCalls) StoreCalled(c scheduler.StoreCall) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ops == nil {
+		o.ops = map[string]int{}
+	}
+	if c.Err == nil {
+		o.ops[c.Op]++
+	}
+}
+
+func (o *storeCalls) count(op string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ops[op]
 }
 
 // TestAllowAllRetries: the retries and the errorAction of an occurrence
@@ -309,6 +340,8 @@ func TestAllowAllTakeover(t *testing.T) {
 		}}
 		cfg := e.cfg
 		cfg.InstanceID = "b"
+		var logs syncbuf.Buffer
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		reg := new(action.Registry)
 		reg.Register(action.HTTP, other)
 		cfg.Executors = reg
@@ -352,6 +385,9 @@ func TestAllowAllTakeover(t *testing.T) {
 		slices.Sort(all)
 		if diff := cmp.Diff([]int{1, 1, 2, 3}, all); diff != "" {
 			t.Errorf("occurrences run on a and b (-want +got):\n%s", diff)
+		}
+		if !strings.Contains(logs.String(), `msg="took over an occurrence whose claim expired" job=j collection=c occurrence=1 previous_owner=a`) {
+			t.Errorf("b's log does not say it took occurrence 1 over from a:\n%s", logs.String())
 		}
 		var ones int
 		for _, h := range e.history("j") {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -161,6 +162,10 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		}
 		// r is this goroutine's own copy: step may change it in place.
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
+		var prevRuns []Run // the runs before the step, whose claims it may take over
+		if p := r.Schedule.Policy; p != nil && len(p.Running) > 0 {
+			prevRuns = slices.Clone(p.Running)
+		}
 		run, due, hist := m.step(r, t, now)
 		miss := s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), now)
 		var holder string
@@ -179,6 +184,9 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		// An occurrence that runs beside others (see Run) starts once the
 		// job is written with it: the job's lease is then released.
 		detached := due && r.Schedule.Current == nil
+		if detached && prevRuns != nil {
+			s.tookOverRun(r, &run, prevRuns, &info)
+		}
 		if due && !detached {
 			// A catch-up occurrence that absorbed the missed ones shows
 			// them on its attempt's span.
@@ -222,6 +230,21 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		r = fresh
 	}
 	s.log.Error("record job: too many conflicts", "job", r.Name, "collection", r.Collection)
+}
+
+// tookOverRun reports, when the attempt of run that r's step claimed was
+// claimed by another instance before (in prev, r's runs before the step),
+// that this instance takes it over, and notes it in info.
+func (s *Scheduler) tookOverRun(r *JobRecord, run *Occurrence, prev []Run, info *attemptInfo) {
+	i := slices.IndexFunc(prev, func(ru Run) bool { return ru.Tag == run.Tag })
+	if i < 0 || prev[i].Owner == "" || prev[i].Owner == s.cfg.InstanceID {
+		return
+	}
+	info.prevOwner = prev[i].Owner
+	if obs := s.cfg.Observer; obs != nil {
+		obs.TookOver(Takeover{Instance: s.cfg.InstanceID, PreviousOwner: prev[i].Owner, Collection: r.Collection, Job: r.Name})
+	}
+	s.log.Info("took over an occurrence whose claim expired", "job", r.Name, "collection", r.Collection, "occurrence", run.Number, "previous_owner", prev[i].Owner)
 }
 
 // release gives back the slot of a claimed job whose work is over.

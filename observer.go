@@ -44,7 +44,9 @@ type Observer interface {
 	// catch-up after downtime, or dropped by MisfireSkip.
 	Missed(m Misfire)
 	// TookOver is called when the Scheduler claims a job whose lease
-	// another instance held and let expire.
+	// another instance held and let expire, or runs again an attempt of
+	// an occurrence that runs beside others ([Run]) whose claim another
+	// instance held and let expire.
 	TookOver(t Takeover)
 	// StoreCalled is called after each store call of the run loop.
 	StoreCalled(c StoreCall)
@@ -183,8 +185,9 @@ type Takeover struct {
 // [Observer.StoreCalled].
 type StoreCall struct {
 	// Op names the Store method: ClaimDue, NextDue, Record, RecordBatch,
-	// ExtendLease, GetJob or Prune, or the Limiter method: AcquirePermits,
-	// ExtendPermits or ReleasePermits.
+	// ExtendLease, GetJob, PutJob (the outcome of an occurrence that runs
+	// beside others, see [Run]) or Prune, or the Limiter method:
+	// AcquirePermits, ExtendPermits or ReleasePermits.
 	Op string
 	// Duration is how long the call took.
 	Duration time.Duration
@@ -204,6 +207,7 @@ const (
 	opRecordBatch = "RecordBatch"
 	opExtendLease = "ExtendLease"
 	opGetJob      = "GetJob"
+	opPutJob      = "PutJob"
 	opPrune       = "Prune"
 	opAcquire     = "AcquirePermits"
 	opExtend      = "ExtendPermits"
@@ -302,6 +306,13 @@ func (o *observedStore) GetJob(ctx context.Context, collection, name string) (*J
 	r, err := o.Store.GetJob(ctx, collection, name)
 	o.called(opGetJob, start, err)
 	return r, err
+}
+
+func (o *observedStore) PutJob(ctx context.Context, r *JobRecord) error {
+	start := time.Now()
+	err := o.Store.PutJob(ctx, r)
+	o.called(opPutJob, start, err)
+	return err
 }
 
 func (o *observedStore) Prune(ctx context.Context, req PruneRequest) (int, error) {
