@@ -18,6 +18,7 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/syncbuf"
+	"github.com/jobclock/scheduler/store/memory"
 )
 
 // sideBySide is an executor whose attempts last hold(req) and fail when
@@ -443,6 +444,61 @@ func TestAllowAllDisable(t *testing.T) {
 		}
 		if n := len(e.history("j")); n != 2 {
 			t.Errorf("%d history entries, want 2", n)
+		}
+	})
+}
+
+// flakyPuts is a memory store whose PutJob fails, as a lost connection
+// would, for the first failures outcomes of occurrences side by side that
+// it is asked to write.
+type flakyPuts struct {
+	*memory.Store
+	mu       sync.Mutex
+	failures int
+}
+
+func (f *flakyPuts) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
+	f.mu.Lock()
+	fail := f.failures > 0 && r.Schedule.Policy != nil && r.Schedule.Policy.Ends != nil
+	if fail {
+		f.failures--
+	}
+	f.mu.Unlock()
+	if fail {
+		return errors.New("connection reset")
+	}
+	return f.Store.PutJob(ctx, r)
+}
+
+// TestAllowAllStoreFails: an outcome that the store fails to take is
+// written again every second, and counts once; the attempt does not run
+// again.
+func TestAllowAllStoreFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x := &sideBySide{}
+		e := allowAllEnv(t, x, scheduler.Config{})
+		flaky := &flakyPuts{Store: e.store, failures: 3}
+		s, err := scheduler.New(flaky, &e.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.s = s
+		e.start()
+		defer e.stop()
+		m := time.Minute
+		e.put("j", allowAllJob(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 1}`))
+		time.Sleep(2 * m)
+		synctest.Wait()
+		if n := len(x.attempts()); n != 1 {
+			t.Errorf("%d attempts, want 1", n)
+		}
+		r := e.job("j")
+		h := e.history("j")
+		if r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 1 || len(h) != 1 || !h[0].EndTime.Equal(e.t0.Add(m)) {
+			t.Errorf("job: state %s, status %+v, history %+v; want Completed, one execution, one entry of the attempt at 1m", r.State, r.Status, h)
+		}
+		if flaky.failures != 0 {
+			t.Errorf("%d failures left, want 0", flaky.failures)
 		}
 	})
 }

@@ -214,7 +214,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				if holder != "" {
 					s.releasePermits(holder)
 				}
-				s.recordRun(r.Collection, r.Name, &a.o, &res)
+				s.recordRun(r.Collection, r.Name, &a.o, &res, now.Add(m.hold))
 			}
 			return
 		}

@@ -63,18 +63,22 @@ func (s *Scheduler) runHold(def *Job) time.Duration {
 	return max(a.AttemptTimeout(s.cfg.ActionTimeout), a.ErrorAction.AttemptTimeout(s.cfg.ActionTimeout)) + s.cfg.LeaseDuration
 }
 
-// maxRunWrites bounds the writes of an outcome by recordRun.
-const maxRunWrites = 20
+// maxRunConflicts bounds the writes of an outcome by recordRun that
+// conflict with other writes of the job.
+const maxRunConflicts = 20
 
 // recordRun writes the outcome res of this instance's attempt of
 // occurrence o, which runs beside the job's others (see Run), to job
 // collection/name: a compare-and-swap on the job's version, without its
 // lease, repeated after a fresh read when another write came first (a
 // claim, another occurrence's outcome, an API write). Its history entry
-// is recorded by the job's next step.
-func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outcome) {
+// is recorded by the job's next step. While the store fails, it tries
+// again every second until, the end of this instance's claim on the
+// attempt: after that, another instance may run the attempt again.
+func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outcome, until time.Time) {
 	ctx := res.spanContext()
-	for range maxRunWrites {
+	conflicts := 0
+	for {
 		r, err := s.getJob(collection, name)
 		if err == nil {
 			if !s.machine(r, res.end).endRun(r, o, *res, s.cfg.InstanceID, time.Now()) {
@@ -88,14 +92,20 @@ func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outco
 			s.notify() // its entry waits to be recorded
 			return
 		case errors.Is(err, ErrConflict):
-		case transient(err):
-			time.Sleep(time.Second)
-		default:
+			if conflicts++; conflicts == maxRunConflicts {
+				s.log.ErrorContext(ctx, "record job outcome: too many conflicts", "job", name, "collection", collection)
+				return
+			}
+		case !transient(err):
 			s.recordFailed(ctx, &JobRecord{Collection: collection, Name: name}, err)
 			return
+		case !time.Now().Before(until):
+			s.log.ErrorContext(ctx, "record job outcome: the store failed until the claim on the attempt expired", "job", name, "collection", collection, "occurrence", o.Number, "err", err)
+			return
+		default:
+			time.Sleep(time.Second)
 		}
 	}
-	s.log.ErrorContext(ctx, "record job outcome: too many conflicts", "job", name, "collection", collection)
 }
 
 // recordOutcome records the outcome p on the claimed job p.r, re-reading
