@@ -502,3 +502,42 @@ func TestAllowAllStoreFails(t *testing.T) {
 		}
 	})
 }
+
+// TestAllowAllThenPostpone: a job put again, under Postpone, while an
+// occurrence runs beside others under AllowAll keeps that occurrence,
+// which ends with its attempt, and its outcome on record, though it ends
+// while the next occurrence, started under Postpone, holds the job's
+// lease (its attempt's outcome then conflicts and is recorded again over
+// a fresh read).
+func TestAllowAllThenPostpone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x := &sideBySide{hold: func(*action.Request) time.Duration { return 150 * time.Second }}
+		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour})
+		e.start()
+		defer e.stop()
+		m := time.Minute
+		def := `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}, "retryPolicy": {"retryType": "None"}},
+			"startTime": "` + e.t0.Add(m).Format(time.RFC3339) + `", "recurrence": {"frequency": "Minute", "count": 2}, "runPolicy": {"overlap": "%s"}}`
+		e.put("j", fmt.Sprintf(def, "AllowAll"))
+		// 1 runs from 1m to 3m30s. The put starts the job afresh (its
+		// count too): under Postpone, 2 (2m) runs from 2m to 4m30s, and 3
+		// (3m) waits for it, then runs until 7m.
+		time.Sleep(m + 30*time.Second)
+		e.put("j", fmt.Sprintf(def, "Postpone"))
+		time.Sleep(6 * m)
+		synctest.Wait()
+		var occ []int
+		for _, h := range e.history("j") {
+			if h.Status == scheduler.StatusCompleted {
+				occ = append(occ, h.RepeatCount)
+			}
+		}
+		slices.Sort(occ)
+		if diff := cmp.Diff([]int{1, 2, 3}, occ); diff != "" {
+			t.Errorf("occurrences on record (-want +got):\n%s", diff)
+		}
+		if r := e.job("j"); r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 3 {
+			t.Errorf("job: state %s, status %+v; want Completed, 3 executions", r.State, r.Status)
+		}
+	})
+}

@@ -476,8 +476,9 @@
 // occurrence in progress ended. Disabling the job drops its occurrences
 // that wait for a retry; one whose attempt is under way ends with it (its
 // outcome counts, with no retry), as Postpone's occurrence in progress
-// does; deleting the job drops them all, and the outcomes of attempts under
-// way are not recorded.
+// does; putting the job again keeps those whose attempt is under way the
+// same way; deleting the job drops them all, and the outcomes of attempts
+// under way are not recorded.
 //
 // Every scheduled occurrence that is passed over (merged into a late run,
 // dropped by a policy or a catch-up window) is on record: one history

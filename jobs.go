@@ -437,10 +437,34 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 		r.Version, r.Created, r.Status = old.Version, old.Created, old.Status
 		r.Schedule.Occurrences = old.Schedule.Occurrences
 		r.Schedule.LastFailed = old.Schedule.LastFailed
+		keepRuns(r, old)
 	}
 	keepPause(r, job)
 	s.machineOver(r, col.Definition.Properties.RunPolicy).settleIn(r, now, &b.next)
 	return r, nil
+}
+
+// keepRuns carries into r, a put's new record over old, the occurrences of
+// old that run side by side (OverlapAllowAll) whose attempt is under way,
+// each to end with its attempt (Run.Dropped), and the history entries of
+// those that ended: their outcomes count, as the outcome of an occurrence
+// in progress under the job's lease does when the job is replaced.
+func keepRuns(r, old *JobRecord) {
+	p := old.Schedule.Policy
+	if p == nil {
+		return
+	}
+	var keep []Run
+	for _, ru := range p.Running {
+		if ru.Owner != "" {
+			ru.Dropped = true
+			keep = append(keep, ru)
+		}
+	}
+	if keep != nil || p.Ends != nil {
+		np := r.Schedule.policy()
+		np.Running, np.Ends = keep, slices.Clone(p.Ends)
+	}
 }
 
 // putBox holds the record a put returns with the instant its

@@ -130,8 +130,15 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 			}
 			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
+			// The entries of outcomes of occurrences side by side written
+			// since the claim follow those that p.hist holds already;
+			// the replayed step must not drop them.
+			later := laterEnds(r, p.ends)
 			if t, terr = s.timings.get(r); terr == nil {
 				s.machine(r, res.end).replay(r, t, o, p.claimed)
+			}
+			if later != nil {
+				r.Schedule.policy().Ends = later
 			}
 		}
 		reread = true
@@ -166,6 +173,21 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 	s.log.ErrorContext(res.spanContext(), "record job outcome: too many conflicts", "job", r.Name, "collection", r.Collection)
 }
 
+// laterEnds takes PolicyState.Ends out of r and returns those after the
+// first n; nil when there are none.
+func laterEnds(r *JobRecord, n int) []HistoryEntry {
+	p := r.Schedule.Policy
+	if p == nil {
+		return nil
+	}
+	ends := p.Ends
+	p.Ends = nil
+	if len(ends) <= n {
+		return nil
+	}
+	return ends[n:]
+}
+
 // pendingOutcome is an attempt's outcome to record: the record and
 // history to store, and what recordOutcome needs when that conflicts.
 type pendingOutcome struct {
@@ -178,6 +200,7 @@ type pendingOutcome struct {
 	o       Occurrence      // of them
 	res     outcome
 	hist    []HistoryEntry
+	ends    int // see attempt.ends
 	claimed time.Time
 }
 
