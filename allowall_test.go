@@ -72,6 +72,17 @@ func (x *sideBySide) Execute(ctx context.Context, req *action.Request) (*action.
 	return &action.Result{Message: "ok"}, nil
 }
 
+// holdOne returns a sideBySide.hold under which the attempts of
+// occurrence n last d, and the others' other.
+func holdOne(n int, d, other time.Duration) func(*action.Request) time.Duration {
+	return func(req *action.Request) time.Duration {
+		if req.Occurrence == n {
+			return d
+		}
+		return other
+	}
+}
+
 // attempts returns the attempts without their tags.
 func (x *sideBySide) attempts() []sideRun {
 	x.mu.Lock()
@@ -240,12 +251,7 @@ func TestAllowAllRetries(t *testing.T) {
 func TestAllowAllOutOfOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		x := &sideBySide{
-			hold: func(req *action.Request) time.Duration {
-				if req.Occurrence == 1 {
-					return 150 * time.Second
-				}
-				return 10 * time.Second
-			},
+			hold: holdOne(1, 150*time.Second, 10*time.Second),
 			fail: func(req *action.Request) bool { return req.Occurrence == 1 },
 		}
 		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour})
@@ -333,12 +339,7 @@ func TestAllowAllTakeover(t *testing.T) {
 		}
 		// b's attempt of occurrence 1 runs from 2m10s to 3m40s: a's
 		// returns meanwhile.
-		other := &sideBySide{t0: e.t0, hold: func(req *action.Request) time.Duration {
-			if req.Occurrence == 1 {
-				return 90 * time.Second
-			}
-			return 0
-		}}
+		other := &sideBySide{t0: e.t0, hold: holdOne(1, 90*time.Second, 0)}
 		cfg := e.cfg
 		cfg.InstanceID = "b"
 		var logs syncbuf.Buffer
@@ -412,12 +413,7 @@ func TestAllowAllTakeover(t *testing.T) {
 func TestAllowAllDisable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		x := &sideBySide{
-			hold: func(req *action.Request) time.Duration {
-				if req.Occurrence == 1 {
-					return 10 * time.Second
-				}
-				return 150 * time.Second
-			},
+			hold: holdOne(1, 10*time.Second, 150*time.Second),
 			fail: func(*action.Request) bool { return true },
 		}
 		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour})
