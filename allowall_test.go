@@ -537,3 +537,47 @@ func TestAllowAllThenPostpone(t *testing.T) {
 		}
 	})
 }
+
+// TestAllowAllUnderLimit: the occurrences of an AllowAll job take the
+// permits of their collection's limits like any attempt: under a job limit
+// of one at a time, three occurrences a minute apart whose attempts last
+// 2m30s run one after the other, each once, each as soon as the one before
+// it gave its permit back, and each says in its history that it waited.
+func TestAllowAllUnderLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x := &sideBySide{hold: func(*action.Request) time.Duration { return 150 * time.Second }}
+		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour})
+		if _, err := e.s.PutCollection(context.Background(), "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+			Quota: &scheduler.Quota{MaxJobCount: 10}, Limits: []scheduler.Limit{{Key: scheduler.LimitJob, MaxConcurrent: 1}}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.start()
+		defer e.stop()
+		m := time.Minute
+		e.put("j", allowAllJob(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 3}`))
+		time.Sleep(10 * m)
+		synctest.Wait()
+		got := x.attempts()
+		if len(got) != 3 || x.maxRuns != 1 {
+			t.Fatalf("attempts %+v, at most %d at once; want 3, one at a time", got, x.maxRuns)
+		}
+		for i, want := range []time.Duration{m, m + 150*time.Second, m + 300*time.Second} {
+			if a := got[i]; a.Occurrence != i+1 || a.Start < want || a.Start > want+2*time.Second {
+				t.Errorf("attempt %d: occurrence %d started at %v; want occurrence %d at %v (within the 1 s look again)", i, a.Occurrence, a.Start, i+1, want)
+			}
+		}
+		r := e.job("j")
+		if r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 3 {
+			t.Errorf("state %s, executionCount %d; want Completed, 3", r.State, r.Status.ExecutionCount)
+		}
+		waited := 0
+		for _, h := range e.history("j") {
+			if strings.Contains(h.Message, "for the collection's job limit") {
+				waited++
+			}
+		}
+		if waited != 2 {
+			t.Errorf("%d history entries say they waited for the job limit, want 2", waited)
+		}
+	})
+}

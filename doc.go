@@ -468,7 +468,10 @@
 // instance stops before the outcome is written, the next instance to
 // claim the job after the claim expires runs the attempt again, with the
 // same execution tag (as a job whose lease expired is run again), and a
-// late outcome of the stopped attempt is not recorded. Occurrences end in
+// late outcome of the stopped attempt is not recorded. Each attempt takes
+// the permits of its collection's limits like any other (held for its whole
+// claim); one refused waits unclaimed, as between retries, until it may run.
+// Occurrences end in
 // any order: the counters count each, lastExecutionTime is the latest
 // start, and an occurrence that ends after a newer one ended or faulted
 // changes neither the job's health nor its count of consecutive faults
