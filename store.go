@@ -411,6 +411,9 @@ func (p *PolicyState) clone() *PolicyState {
 		c.Passed = &h
 	}
 	c.Running = slices.Clone(p.Running)
+	for i := range c.Running {
+		c.Running[i].Occurrence = *c.Running[i].Occurrence.clone()
+	}
 	c.Ends = slices.Clone(p.Ends)
 	return &c
 }
