@@ -110,14 +110,7 @@ func TestSubHourlyDaylightSaving(t *testing.T) {
 	}
 	compared := 0
 	for _, zone := range []string{"America/New_York", "Europe/Berlin", "Australia/Sydney", "Australia/Lord_Howe"} {
-		loc, err := time.LoadLocation(zone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		trs := append(transitions(loc, 2026), transitions(loc, 2027)...)
-		if len(trs) != 4 {
-			t.Fatalf("%s: %d clock changes in 2026 and 2027, want 4", zone, len(trs))
-		}
+		loc, trs := clockChanges(t, zone)
 		for _, tr := range trs {
 			for range rules {
 				start := tr.Add(-time.Duration(20+rng.IntN(10)) * time.Hour).Truncate(time.Minute)
@@ -145,22 +138,46 @@ func TestSubHourlyDaylightSaving(t *testing.T) {
 				rule, _ = recurrence.Compile(o.rec, start)
 				for range 20 {
 					after := tr.Add(time.Duration(rng.IntN(4*60)-2*60)*time.Minute + time.Duration(rng.IntN(2))*time.Second)
-					i, _ := slices.BinarySearchFunc(want, after, func(a, b time.Time) int {
-						if a.After(b) {
-							return 1
-						}
-						return -1
-					})
-					if i == len(want) {
-						continue
+					if checkNextAfter(t, name, rule, want, after) {
+						compared++
 					}
-					if got := rule.Next(after); !got.Equal(want[i]) {
-						t.Fatalf("%s: Next(%v) = %v, want %v", name, after, got.UTC(), want[i])
-					}
-					compared++
 				}
 			}
 		}
 	}
 	t.Logf("%d scattered answers compared", compared)
+}
+
+// clockChanges loads zone and returns the instants its clocks change in
+// 2026 and 2027, failing the test unless there are four.
+func clockChanges(t *testing.T, zone string) (*time.Location, []time.Time) {
+	t.Helper()
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trs := append(transitions(loc, 2026), transitions(loc, 2027)...)
+	if len(trs) != 4 {
+		t.Fatalf("%s: %d clock changes in 2026 and 2027, want 4", zone, len(trs))
+	}
+	return loc, trs
+}
+
+// checkNextAfter checks that rule.Next(after) is the first instant of want
+// (sorted) after after, and reports whether want has one.
+func checkNextAfter(t *testing.T, name string, rule *recurrence.Rule, want []time.Time, after time.Time) bool {
+	t.Helper()
+	i, _ := slices.BinarySearchFunc(want, after, func(a, b time.Time) int {
+		if a.After(b) {
+			return 1
+		}
+		return -1
+	})
+	if i == len(want) {
+		return false
+	}
+	if got := rule.Next(after); !got.Equal(want[i]) {
+		t.Fatalf("%s: Next(%v) = %v, want %v", name, after, got.UTC(), want[i])
+	}
+	return true
 }
