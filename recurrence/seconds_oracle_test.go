@@ -273,3 +273,63 @@ func firstDifference(a, b []time.Time) string {
 	lo, hi := max(0, i-2), min(len(a), i+4)
 	return fmt.Sprintf("[%d of %d from %d] %v", hi-lo, len(a), lo, a[lo:hi])
 }
+
+// TestSecondsDaylightSavingPinned pins runs around clock changes as
+// Python's zoneinfo computes them, apart from both the package and
+// secondsOracle: walking the UTC seconds from the start, a free time runs
+// at every instant whose local reading it names and a fixed one only at
+// the first pass (fold 0), and a fixed reading that does not exist runs
+// at its fold 0 instant, which is the reading shifted by the gap.
+func TestSecondsDaylightSavingPinned(t *testing.T) {
+	sched := func(freq recurrence.Frequency, interval int32, zone string, s recurrence.Schedule) *recurrence.Recurrence {
+		return &recurrence.Recurrence{Frequency: freq, Interval: interval, TimeZone: zone, Schedule: &s}
+	}
+	cron := func(spec, zone string) *recurrence.Recurrence {
+		r := recurrence.Cron(spec)
+		r.TimeZone = zone
+		return r
+	}
+	every := recurrence.Cron("@every 90s")
+	every.TimeZone = "Europe/Berlin"
+	for _, tt := range []struct {
+		name  string
+		rec   *recurrence.Recurrence
+		start string
+		want  []string
+	}{
+		{"*/20 seconds through New York's repeated hour", cron("*/20 * * * * *", "America/New_York"), "2026-11-01T05:59:00Z",
+			[]string{"2026-11-01T05:59:00Z", "2026-11-01T05:59:20Z", "2026-11-01T05:59:40Z", "2026-11-01T06:00:00Z", "2026-11-01T06:00:20Z", "2026-11-01T06:00:40Z"}},
+		{"every 45 seconds in hour 1 runs the first pass only", sched(recurrence.Second, 45, "America/New_York", recurrence.Schedule{Hours: []int{1}}), "2026-11-01T05:58:00Z",
+			[]string{"2026-11-01T05:58:00Z", "2026-11-01T05:58:45Z", "2026-11-01T05:59:30Z", "2026-11-02T06:00:15Z", "2026-11-02T06:01:00Z", "2026-11-02T06:01:45Z"}},
+		{"10 */15 * * * * through Lord Howe's repeated half hour", cron("10 */15 * * * *", "Australia/Lord_Howe"), "2026-04-04T14:40:00Z",
+			[]string{"2026-04-04T14:45:10Z", "2026-04-04T15:00:10Z", "2026-04-04T15:15:10Z", "2026-04-04T15:30:10Z", "2026-04-04T15:45:10Z", "2026-04-04T16:00:10Z"}},
+		{"02:10:05 and 02:10:35 in Lord Howe's gap run 30 minutes later",
+			sched(recurrence.Day, 1, "Australia/Lord_Howe", recurrence.Schedule{Hours: []int{2}, Minutes: []int{10}, Seconds: []int{5, 35}}), "2026-10-03T12:00:00Z",
+			[]string{"2026-10-03T15:40:05Z", "2026-10-03T15:40:35Z", "2026-10-04T15:10:05Z", "2026-10-04T15:10:35Z"}},
+		{"minutes 0 and 30 skip Santiago's midnight gap", sched(recurrence.Hour, 1, "America/Santiago", recurrence.Schedule{Minutes: []int{0, 30}, Seconds: []int{0}}), "2026-09-06T03:00:00Z",
+			[]string{"2026-09-06T03:00:00Z", "2026-09-06T03:30:00Z", "2026-09-06T04:00:00Z", "2026-09-06T04:30:00Z"}},
+		{"00:15:45 in Santiago's gap runs at 01:15:45", sched(recurrence.Day, 1, "America/Santiago", recurrence.Schedule{Hours: []int{0}, Minutes: []int{15}, Seconds: []int{45}}), "2026-09-05T12:00:00Z",
+			[]string{"2026-09-06T04:15:45Z"}},
+		{"seconds 7 and 37 in both passes of Santiago's repeated hour", sched(recurrence.Minute, 1, "America/Santiago", recurrence.Schedule{Seconds: []int{7, 37}}), "2026-04-05T02:59:00Z",
+			[]string{"2026-04-05T02:59:07Z", "2026-04-05T02:59:37Z", "2026-04-05T03:00:07Z", "2026-04-05T03:00:37Z", "2026-04-05T03:01:07Z", "2026-04-05T03:01:37Z"}},
+		{"*/15 of hour 2 in Berlin's repeated hour, first pass only",
+			sched(recurrence.Day, 1, "Europe/Berlin", recurrence.Schedule{Hours: []int{2}, Minutes: []int{0, 59}, Seconds: []int{0, 15, 30, 45}}), "2026-10-25T00:59:30Z",
+			[]string{"2026-10-25T00:59:30Z", "2026-10-25T00:59:45Z", "2026-10-26T01:00:00Z", "2026-10-26T01:00:15Z", "2026-10-26T01:00:30Z", "2026-10-26T01:00:45Z"}},
+		{"@every 90s steps in elapsed time through Berlin's change", every, "2026-10-25T00:58:30Z",
+			[]string{"2026-10-25T00:58:30Z", "2026-10-25T01:00:00Z", "2026-10-25T01:01:30Z", "2026-10-25T01:03:00Z"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			start, err := time.Parse(time.RFC3339, tt.start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]time.Time, len(tt.want))
+			for i, s := range tt.want {
+				if want[i], err = time.Parse(time.RFC3339, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			checkWalk(t, mustCompile(t, tt.rec, start), start, want)
+		})
+	}
+}
