@@ -146,3 +146,33 @@ func BenchmarkNextWindow(b *testing.B) {
 		})
 	}
 }
+
+// everySecondBerlin runs every second of the wall clock in a zone whose
+// clocks change.
+func everySecondBerlin() *recurrence.Recurrence {
+	r := recurrence.Cron("* * * * * *")
+	r.TimeZone = "Europe/Berlin"
+	return r
+}
+
+func BenchmarkNextEverySecondBerlin(b *testing.B) {
+	start := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
+	benchWalk(b, everySecondBerlin(), start, start)
+}
+
+// BenchmarkNextEverySecondBerlinClockChange walks the hour before and the
+// hour after Berlin's clocks go back, over and over.
+func BenchmarkNextEverySecondBerlinClockChange(b *testing.B) {
+	change := time.Date(2026, 10, 25, 1, 0, 0, 0, time.UTC)
+	rule, err := recurrence.Compile(everySecondBerlin(), change.Add(-24*time.Hour))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	t := change.Add(-time.Hour)
+	for b.Loop() {
+		if t = rule.Next(t); t.After(change.Add(time.Hour)) {
+			t = change.Add(-time.Hour)
+		}
+	}
+}

@@ -146,8 +146,13 @@ func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
 	}
 	c0 := c
 	jump := r.zone.maxJump
-	// A reading earlier than ws cannot map to an instant after a.
-	ws := c.wallSec(a) - int64(jump/time.Second)
+	// A reading earlier than ws cannot map to an instant after a. When the
+	// remembered zone period holds a a jump away from its ends (see
+	// converter.remember), no reading earlier than a's does.
+	ws := c.wallSec(a)
+	if u := a.Unix(); !c.ok || u < c.lo || u >= c.hi {
+		ws -= int64(jump / time.Second)
+	}
 	if ws < tp.start {
 		ws = tp.start
 	}
@@ -188,6 +193,14 @@ func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
 		}
 		if !found || t.Before(best) {
 			best, found = t, true
+		}
+		if ok {
+			// x is in the remembered period, a jump away from its ends:
+			// later readings map to later instants in that period, and
+			// those past it to instants no earlier than its end minus a
+			// jump, which is not before x. Near a change of offset every
+			// reading takes the slow way above and the scan goes on.
+			break
 		}
 	}
 	if c != c0 {
