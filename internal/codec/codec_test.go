@@ -140,3 +140,47 @@ func TestUnmarshalRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Extra and withExtra stand for a struct that keeps rare members behind
+// an embedded pointer.
+type Extra struct {
+	B string `json:"b,omitempty"`
+	C int    `json:"c,omitempty"`
+}
+
+type withExtra struct {
+	A string `json:"a"`
+	*Extra
+	D string `json:"d,omitempty"`
+}
+
+// TestEmbeddedPointer: the members of an embedded pointer to a struct are
+// read and written as encoding/json reads and writes them, in place, and
+// a pointer to an empty struct normalizes to nil.
+func TestEmbeddedPointer(t *testing.T) {
+	for _, v := range []*withExtra{{A: "x"}, {A: "x", Extra: &Extra{B: "y"}, D: "z"}, {Extra: &Extra{}}} {
+		sameAsEncodingJSON(t, v)
+	}
+	for _, text := range []string{`{"a":"x","d":"z"}`, `{"a":"x","b":"y","c":2}`, `{"c":0}`} {
+		want, got := new(withExtra), new(withExtra)
+		if err := json.Unmarshal([]byte(text), want); err != nil {
+			t.Fatal(err)
+		}
+		if err := codec.Unmarshal([]byte(text), got); err != nil {
+			t.Fatalf("Unmarshal(%s) = %v", text, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Unmarshal(%s) (-encoding/json +codec):\n%s", text, diff)
+		}
+	}
+	v := &withExtra{A: "x", Extra: &Extra{}}
+	codec.Normalize(v)
+	if v.Extra != nil {
+		t.Errorf("Normalize left the empty embedded struct: %+v", v.Extra)
+	}
+	v = &withExtra{Extra: &Extra{C: 3}}
+	codec.Normalize(v)
+	if v.Extra == nil || v.C != 3 {
+		t.Errorf("Normalize dropped the embedded struct's member: %+v", v)
+	}
+}

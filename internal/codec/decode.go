@@ -475,7 +475,7 @@ func (d *Decoder) Member(st *Struct, name []byte) bool {
 		return s.Skip()
 	}
 	m := st.field(f)
-	fv := st.v.FieldByIndex(p.fields[f].index)
+	fv := fieldOf(st.v, p.fields[f].index)
 	if m.name != nil {
 		if m.others == nil {
 			m.others = new([][]byte)
@@ -589,4 +589,19 @@ func Unmarshal(data []byte, v any) error {
 		}
 	}
 	return nil
+}
+
+// fieldOf returns the field of struct v at index, allocating the structs
+// that nil embedded pointers on the way lead to, as encoding/json does.
+func fieldOf(v reflect.Value, index []int) reflect.Value {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v
 }

@@ -101,8 +101,10 @@ func (e *encoder) value(v reflect.Value, p *plan) {
 			var fv reflect.Value
 			if len(f.index) == 1 {
 				fv = v.Field(f.index[0])
+			} else if x, err := v.FieldByIndexErr(f.index); err == nil {
+				fv = x
 			} else {
-				fv = v.FieldByIndex(f.index)
+				continue // behind a nil embedded pointer
 			}
 			if f.omitEmpty && empty(fv, f.plan) || f.omitZero && zero(fv) {
 				continue

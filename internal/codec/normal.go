@@ -103,17 +103,27 @@ func (n *normalizer) value(v reflect.Value, p *plan) {
 	case structKind:
 		n.size += len("{}")
 		for _, h := range p.hidden {
-			v.FieldByIndex(h).SetZero()
+			if hv, err := v.FieldByIndexErr(h); err == nil {
+				hv.SetZero()
+			}
 		}
 		for i := range p.fields {
 			f := &p.fields[i]
-			fv := v.FieldByIndex(f.index)
+			fv, err := v.FieldByIndexErr(f.index)
+			if err != nil {
+				continue // behind a nil embedded pointer: left out
+			}
 			if f.omitEmpty && (f.plan.kind == sliceKind || f.plan.kind == mapKind || f.plan.kind == rawKind) && f.plan.ptrs == 0 && fv.Len() == 0 {
 				fv.SetZero() // left out, decoded as nil
 				continue
 			}
 			n.size += len(f.name) + len(`"":,`)
 			n.value(fv, f.plan)
+		}
+		for _, e := range p.embedded {
+			if ev, err := v.FieldByIndexErr(e); err == nil && !ev.IsNil() && ev.Elem().IsZero() {
+				ev.SetZero() // writes nothing, so decodes to nil
+			}
 		}
 	}
 }

@@ -99,6 +99,10 @@ type plan struct {
 	aliases map[string]string // see Rules.Aliases
 	ignored map[string]bool   // see Rules.Ignored
 	hidden  [][]int           // the exported fields JSON leaves out (json:"-")
+	// embedded are the embedded pointers to structs whose members are
+	// all left out when empty: a value that points to a zero struct
+	// writes nothing, so its JSON decodes to nil.
+	embedded [][]int
 }
 
 // field is a member of a struct.
@@ -160,6 +164,7 @@ func (r *Rules) planLocked(t reflect.Type) *plan {
 		p.ignored, p.aliases = r.Ignored[t], r.Aliases[t]
 		p.exact = map[string]int{}
 		p.hidden = hiddenFields(t)
+		p.embedded = omittedEmbeds(t)
 		for _, f := range jsonFields(t) {
 			if !p.ignored[strings.ToLower(f.name)] {
 				p.exact[f.name] = len(p.fields)
@@ -180,6 +185,46 @@ type jsonField struct {
 	typ reflect.Type
 }
 
+// embeddedStruct returns the struct type that field f embeds, as
+// encoding/json reads it: a struct, or a pointer to an exported struct
+// type. ok is false for any other field.
+func embeddedStruct(f reflect.StructField) (t reflect.Type, ok bool) {
+	if !f.Anonymous {
+		return nil, false
+	}
+	t = f.Type
+	if t.Kind() == reflect.Pointer {
+		if !f.IsExported() {
+			return nil, false
+		}
+		t = t.Elem()
+	}
+	return t, t.Kind() == reflect.Struct
+}
+
+// omittedEmbeds lists the embedded pointers to structs of struct type t
+// (and of the structs it embeds) whose members are all omitempty or
+// omitzero.
+func omittedEmbeds(t reflect.Type) [][]int {
+	var out [][]int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		et, ok := embeddedStruct(f)
+		if !ok {
+			continue
+		}
+		for _, h := range omittedEmbeds(et) {
+			out = append(out, append([]int{i}, h...))
+		}
+		if f.Type.Kind() == reflect.Pointer && !slices.ContainsFunc(jsonFields(et), func(e jsonField) bool {
+			return !e.omitEmpty && !e.omitZero
+		}) {
+			out = append(out, f.Index)
+		}
+	}
+	return out
+}
+
 // hiddenFields lists the exported fields of struct type t, and of the
 // structs it embeds, that JSON leaves out.
 func hiddenFields(t reflect.Type) [][]int {
@@ -187,9 +232,10 @@ func hiddenFields(t reflect.Type) [][]int {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		et, embedded := embeddedStruct(f)
 		switch {
-		case f.Anonymous && f.Type.Kind() == reflect.Struct:
-			for _, h := range hiddenFields(f.Type) {
+		case embedded:
+			for _, h := range hiddenFields(et) {
 				out = append(out, append([]int{i}, h...))
 			}
 		case f.IsExported() && name == "-" && opts == "":
@@ -200,13 +246,14 @@ func hiddenFields(t reflect.Type) [][]int {
 }
 
 // jsonFields lists the JSON members of struct type t in declaration
-// order, those of embedded structs in their place.
+// order, those of embedded structs (and of the structs embedded pointers
+// lead to, as encoding/json reads them) in their place.
 func jsonFields(t reflect.Type) []jsonField {
 	var out []jsonField
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if f.Anonymous && f.Type.Kind() == reflect.Struct {
-			for _, e := range jsonFields(f.Type) {
+		if et, ok := embeddedStruct(f); ok {
+			for _, e := range jsonFields(et) {
 				e.index = append([]int{i}, e.index...)
 				out = append(out, e)
 			}
