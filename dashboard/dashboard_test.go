@@ -679,7 +679,7 @@ func TestJobPageWindow(t *testing.T) {
 	wantStatus(t, "job", p, http.StatusOK)
 	wantIn(t, "job", p, "Runs every hour on the hour, spread over 15 minutes.", "Scheduled (spread from)")
 	rec := &recurrence.Recurrence{Frequency: recurrence.Hour, Schedule: &recurrence.Schedule{Minutes: []int{0}},
-		Window: retry.Duration(15 * time.Minute)}
+		Extensions: &recurrence.Extensions{Window: retry.Duration(15 * time.Minute)}}
 	start := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC)
 	rule, err := recurrence.CompileJob(rec, start, "c", "spread")
 	if err != nil {

@@ -135,8 +135,12 @@ func (c *Calendar) Compile() (*recurrence.Exclusions, error) {
 			add(at+".count", strconv.Itoa(int(r.Count)), "is not allowed in a calendar's rule")
 		case r.EndTime != nil:
 			add(at+".endTime", quoteTime(*r.EndTime), "is not allowed in a calendar's rule")
-		case r.Window != 0:
+		case r.Ext().Window != 0:
 			add(at+".window", strconv.Quote(r.Window.String()), "is not allowed in a calendar's rule")
+		case r.Ext().Calendar != "":
+			add(at+".calendar", strconv.Quote(r.Calendar), "is not allowed in a calendar's rule")
+		case r.Ext().OnExcluded != "":
+			add(at+".onExcluded", strconv.Quote(string(r.OnExcluded)), "is not allowed in a calendar's rule")
 		case r.TimeZone != "":
 			add(at+".timeZone", strconv.Quote(r.TimeZone), "is not allowed in a calendar's rule: the calendar's timeZone applies")
 		default:

@@ -130,7 +130,7 @@ func BenchmarkNextWindow(b *testing.B) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, w := range []time.Duration{0, 15 * time.Minute} {
 		rec := &recurrence.Recurrence{Frequency: recurrence.Hour, Schedule: &recurrence.Schedule{Minutes: []int{0}},
-			Window: retry.Duration(w)}
+			Extensions: &recurrence.Extensions{Window: retry.Duration(w)}}
 		b.Run("window="+retry.Duration(w).String(), func(b *testing.B) {
 			rule, err := recurrence.CompileJob(rec, now.AddDate(-1, 0, 0), "reports", "nightly")
 			if err != nil {

@@ -746,7 +746,7 @@ func (r *Recurrence) expandCron(seed uint64, keepHashed bool) (*Recurrence, erro
 	}
 	c := spec.recurrence(keepHashed)
 	out := *c
-	out.Count, out.EndTime, out.Window = r.Count, r.EndTime, r.Window
+	out.Count, out.EndTime, out.Extensions = r.Count, r.EndTime, r.Clone().Extensions
 	var errs []error
 	differs := func(path, value, want string) {
 		errs = append(errs, &FieldError{Path: path, Value: value, Reason: "differs from the cron spec, which gives " + want})

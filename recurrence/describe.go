@@ -56,8 +56,8 @@ func (r *Recurrence) Describe(start time.Time) string {
 			b.WriteString(", by H for this job: " + joinAnd(r.hashedValues()))
 		}
 	}
-	if r.Window > 0 {
-		b.WriteString(", spread over " + spanWords(time.Duration(r.Window)))
+	if w := r.Ext().Window; w > 0 {
+		b.WriteString(", spread over " + spanWords(time.Duration(w)))
 	}
 	switch {
 	case r.Count == 1:

@@ -143,7 +143,7 @@ func ExampleRecurrence_Describe() {
 // decide, the same on every scheduler instance.
 func ExampleCompileJob() {
 	r := &recurrence.Recurrence{Frequency: recurrence.Hour, Schedule: &recurrence.Schedule{Minutes: []int{0}},
-		Window: retry.Duration(15 * time.Minute)}
+		Extensions: &recurrence.Extensions{Window: retry.Duration(15 * time.Minute)}}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	rule, err := recurrence.CompileJob(r, start, "reports", "nightly")
 	if err != nil {

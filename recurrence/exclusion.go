@@ -81,10 +81,11 @@ func CompileExclusions(loc *time.Location, dates []time.Time, ranges []Exclusion
 // monthlyOccurrences is read as the monthly rule of the same months
 // ({"frequency": "Year", "schedule": {"months": [5], "monthDays": [1]}}
 // is the first of May of every year), since a Year recurrence does not
-// take those members. Count, endTime and window are dropped.
+// take those members. Count, endTime, window, calendar and onExcluded
+// are dropped.
 func CalendarRule(r *Recurrence) *Recurrence {
 	c := r.Clone()
-	c.Count, c.EndTime, c.Window = 0, nil, 0
+	c.Count, c.EndTime, c.Extensions = 0, nil, nil
 	if c.Frequency == Year && c.Interval <= 1 && c.Schedule != nil &&
 		(len(c.Schedule.MonthDays) > 0 || len(c.Schedule.MonthlyOccurrences) > 0) {
 		c.Frequency, c.Interval = Month, 1
@@ -258,4 +259,109 @@ func (e *Exclusions) Place(t time.Time, on OnExcluded) (at time.Time, ok bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// CalendarHorizon bounds the search for an occurrence that runs under an
+// exclusion calendar: [Exclusions.NextRun] looks at the scheduled
+// instants up to this long after the instant it is given, and reports
+// none when the calendar excludes (or merges) all of them. Validation
+// refuses a calendar that leaves a job no occurrence within it.
+const CalendarHorizon = 2 * 366 * 24 * time.Hour
+
+// NextRun returns the first occurrence of r that runs under e, with
+// excluded occurrences handled as on says, strictly after after: at is
+// the instant it runs at, s the instant r gives for it (they differ when
+// the occurrence was moved). Both are zero when there is none among the
+// instants r gives within CalendarHorizon after after.
+//
+// Moved occurrences keep their order: one moved by OnExcludedNextIncluded
+// must run before the next instant r gives, and one moved by
+// OnExcludedPreviousIncluded after the previous one; moved onto or past
+// it, the occurrence runs as that one (two occurrences moved onto one
+// instant run once). Skip drops every excluded occurrence, and so does a
+// move that finds no day within MaxMoveDays.
+func (e *Exclusions) NextRun(r *Rule, on OnExcluded, after time.Time) (s, at time.Time) {
+	horizon := after.Add(CalendarHorizon)
+	switch on {
+	case OnExcludedNextIncluded:
+		// An occurrence at or before after may have moved past it: the
+		// last one does (the ones before it would have to pass it).
+		s, n := lastAtOrBefore(r, after)
+		if s.IsZero() {
+			s, n = r.Next(after), time.Time{}
+		}
+		for !s.IsZero() && !s.After(horizon) {
+			if n.IsZero() || !n.After(s) {
+				n = r.Next(s)
+			}
+			if !e.Excludes(s) {
+				if s.After(after) {
+					return s, s
+				}
+			} else if p, ok := e.Place(s, on); ok && p.After(after) && (n.IsZero() || p.Before(n)) {
+				return s, p
+			}
+			s = n
+		}
+	case OnExcludedPreviousIncluded:
+		// The previous instant r gives is at or before after, so a moved
+		// occurrence after after is after it too.
+		low := after
+		for s = r.Next(after); !s.IsZero() && !s.After(horizon); low, s = s, r.Next(s) {
+			if p, ok := e.Place(s, on); ok && p.After(low) {
+				return s, p
+			}
+		}
+	default:
+		for s = r.Next(after); !s.IsZero() && !s.After(horizon); s = r.Next(s) {
+			if !e.Excludes(s) {
+				return s, s
+			}
+		}
+	}
+	return time.Time{}, time.Time{}
+}
+
+// lastAtOrBefore returns the last instant r gives at or before t, and
+// the one after it (zero when there is none), looking back at most twice
+// MaxMoveDays days; zeros when there is none that close.
+func lastAtOrBefore(r *Rule, t time.Time) (s, next time.Time) {
+	for g := time.Second; g <= 2*(MaxMoveDays+1)*24*time.Hour; g *= 2 {
+		s = r.Next(t.Add(-g))
+		if s.IsZero() || s.After(t) {
+			continue
+		}
+		for {
+			n := r.Next(s)
+			if n.IsZero() || n.After(t) {
+				return s, n
+			}
+			s = n
+		}
+	}
+	return time.Time{}, time.Time{}
+}
+
+// Skipped counts the instants r gives strictly between after and before
+// (zero: without end) that do not run under e and on: those e excludes
+// when on is Skip (or empty), and those whose move finds no day within
+// MaxMoveDays. It counts at most limit of them and returns how many, the
+// first and the last.
+func (e *Exclusions) Skipped(r *Rule, on OnExcluded, after, before time.Time, limit int) (n int, first, last time.Time) {
+	horizon := after.Add(CalendarHorizon)
+	for s := r.Next(after); !s.IsZero() && !s.After(horizon) && (before.IsZero() || s.Before(before)) && n < limit; s = r.Next(s) {
+		if !e.Excludes(s) {
+			continue
+		}
+		if on == OnExcludedNextIncluded || on == OnExcludedPreviousIncluded {
+			if _, ok := e.Place(s, on); ok {
+				continue
+			}
+		}
+		if n == 0 {
+			first = s
+		}
+		n, last = n+1, s
+	}
+	return n, first, last
 }

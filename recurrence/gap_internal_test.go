@@ -35,7 +35,7 @@ func TestGapBound(t *testing.T) {
 		for _, rec := range tests {
 			rec := *rec
 			rec.TimeZone = zone
-			rec.Window = retry.Duration(time.Second) // the bound is kept for spread rules
+			rec.Extensions = &Extensions{Window: retry.Duration(time.Second)} // the bound is kept for spread rules
 			r, err := Compile(&rec, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			if err != nil {
 				t.Fatalf("%+v: %v", rec, err)

@@ -117,14 +117,43 @@ type Recurrence struct {
 	// Schedule narrows or widens the occurrences within each period.
 	// Nil means one occurrence per period, at the start's wall time.
 	Schedule *Schedule `json:"schedule,omitempty"`
+	// Extensions holds the members beyond Azure Scheduler that few
+	// recurrences use (window, calendar, onExcluded), behind one pointer
+	// so that a recurrence without them stays small; in JSON they are
+	// members of the recurrence object itself. Nil means none of them:
+	// read them with [Recurrence.Ext], which is nil-safe, since reading a
+	// promoted member through a nil pointer panics.
+	*Extensions
+}
+
+// Extensions are the members of a recurrence beyond Azure Scheduler that
+// few recurrences use. The zero Extensions is no window and no calendar.
+type Extensions struct {
 	// Window spreads the job's occurrences over a span of time after
-	// each scheduled instant, an extension beyond Azure Scheduler: each
-	// occurrence runs at its scheduled instant plus an offset in
-	// [0, Window) that the job's collection, its name and the scheduled
-	// instant decide, the same on every instance (see the package
-	// documentation, "Spreading"). It is a whole number of seconds,
-	// shorter than the recurrence's interval. Zero means no spreading.
+	// each scheduled instant: each occurrence runs at its scheduled
+	// instant plus an offset in [0, Window) that the job's collection,
+	// its name and the scheduled instant decide, the same on every
+	// instance (see the package documentation, "Spreading"). It is a
+	// whole number of seconds, shorter than the recurrence's interval.
+	// Zero means no spreading.
 	Window retry.Duration `json:"window,omitempty"`
+	// Calendar names an exclusion calendar of the job's collection: the
+	// occurrences whose scheduled instant it excludes are skipped or
+	// moved as OnExcluded says (see the package documentation,
+	// "Exclusion calendars"). Empty means none.
+	Calendar string `json:"calendar,omitempty"`
+	// OnExcluded says what becomes of an occurrence the calendar
+	// excludes. Empty means OnExcludedSkip. It needs Calendar.
+	OnExcluded OnExcluded `json:"onExcluded,omitempty"`
+}
+
+// Ext returns r's extensions: the zero Extensions when r (or its
+// Extensions) is nil.
+func (r *Recurrence) Ext() Extensions {
+	if r == nil || r.Extensions == nil {
+		return Extensions{}
+	}
+	return *r.Extensions
 }
 
 // Clone returns a deep copy of r; nil for a nil r.
@@ -137,6 +166,9 @@ func (r *Recurrence) Clone() *Recurrence {
 		c.EndTime = new(*r.EndTime)
 	}
 	c.Schedule = r.Schedule.Clone()
+	if r.Extensions != nil {
+		c.Extensions = new(*r.Extensions)
+	}
 	return &c
 }
 

@@ -124,7 +124,7 @@ func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, 
 		count:    int(r.Count),
 		freq:     r.Frequency,
 		interval: int64(max(r.Interval, 1)),
-		spread:   time.Duration(r.Window),
+		spread:   time.Duration(r.Ext().Window),
 	}
 	if rl.spread > 0 {
 		rl.seed = seed

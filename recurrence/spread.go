@@ -147,7 +147,7 @@ func (r *Recurrence) DependsOnJob() bool {
 	if r == nil {
 		return false
 	}
-	if r.Window != 0 {
+	if r.Ext().Window != 0 {
 		return true
 	}
 	if r.Cron == "" {

@@ -17,7 +17,7 @@ import (
 // hourlyWindow is "0 * * * *" spread over 15 minutes.
 func hourlyWindow() *recurrence.Recurrence {
 	return &recurrence.Recurrence{Frequency: recurrence.Hour, Schedule: &recurrence.Schedule{Minutes: []int{0}},
-		Window: retry.Duration(15 * time.Minute)}
+		Extensions: &recurrence.Extensions{Window: retry.Duration(15 * time.Minute)}}
 }
 
 // fnvOffset is the documented offset, computed with hash/fnv: FNV-1a of
@@ -81,14 +81,14 @@ func TestWindowKeepsOrder(t *testing.T) {
 		rec  *recurrence.Recurrence
 	}{
 		{"minutes 0 and 5, window 10 minutes", &recurrence.Recurrence{Frequency: recurrence.Hour,
-			Schedule: &recurrence.Schedule{Minutes: []int{0, 5}}, Window: retry.Duration(10 * time.Minute)}},
+			Schedule: &recurrence.Schedule{Minutes: []int{0, 5}}, Extensions: &recurrence.Extensions{Window: retry.Duration(10 * time.Minute)}}},
 		{"every 10 seconds, window 9 seconds", &recurrence.Recurrence{Frequency: recurrence.Second, Interval: 10,
-			Window: retry.Duration(9 * time.Second)}},
+			Extensions: &recurrence.Extensions{Window: retry.Duration(9 * time.Second)}}},
 		{"daily in New York across spring forward, window 23 hours", &recurrence.Recurrence{Frequency: recurrence.Day,
 			Schedule: &recurrence.Schedule{Hours: []int{2}, Minutes: []int{30}}, TimeZone: "America/New_York",
-			Window: retry.Duration(23 * time.Hour)}},
+			Extensions: &recurrence.Extensions{Window: retry.Duration(23 * time.Hour)}}},
 		{"cron every 15 minutes, window 14 minutes", &recurrence.Recurrence{Cron: "*/15 * * * *", TimeZone: "Europe/Berlin",
-			Window: retry.Duration(14 * time.Minute)}},
+			Extensions: &recurrence.Extensions{Window: retry.Duration(14 * time.Minute)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,7 +97,7 @@ func TestWindowKeepsOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			plain := *tt.rec
-			plain.Window = 0
+			plain.Extensions = nil
 			rule, err := recurrence.Compile(&plain, start)
 			if err != nil {
 				t.Fatal(err)
@@ -136,7 +136,7 @@ func TestWindowKeepsOrder(t *testing.T) {
 // clock repeats an hour or skips one.
 func TestWindowDST(t *testing.T) {
 	rec := &recurrence.Recurrence{Frequency: recurrence.Day, Schedule: &recurrence.Schedule{Hours: []int{1}, Minutes: []int{30}},
-		TimeZone: "America/New_York", Window: retry.Duration(2 * time.Hour)}
+		TimeZone: "America/New_York", Extensions: &recurrence.Extensions{Window: retry.Duration(2 * time.Hour)}}
 	ny, _ := time.LoadLocation("America/New_York")
 	tests := []struct {
 		name, job       string
@@ -212,20 +212,20 @@ func TestWindowValidate(t *testing.T) {
 		want string // the error, "" for none
 	}{
 		{"shorter than the interval", hourlyWindow(), ""},
-		{"as long as the interval", &recurrence.Recurrence{Frequency: recurrence.Hour, Window: retry.Duration(time.Hour)},
+		{"as long as the interval", &recurrence.Recurrence{Frequency: recurrence.Hour, Extensions: &recurrence.Extensions{Window: retry.Duration(time.Hour)}},
 			`window: "PT1H" is not shorter than the recurrence's interval (PT1H)`},
-		{"interval counts", &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 30, Window: retry.Duration(45 * time.Minute)},
+		{"interval counts", &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 30, Extensions: &recurrence.Extensions{Window: retry.Duration(45 * time.Minute)}},
 			`window: "PT45M" is not shorter than the recurrence's interval (PT30M)`},
-		{"a month counts 28 days", &recurrence.Recurrence{Frequency: recurrence.Month, Window: retry.Duration(29 * 24 * time.Hour)},
+		{"a month counts 28 days", &recurrence.Recurrence{Frequency: recurrence.Month, Extensions: &recurrence.Extensions{Window: retry.Duration(29 * 24 * time.Hour)}},
 			`window: "P29D" is not shorter than the recurrence's interval (P28D)`},
-		{"cron: the spec's frequency", &recurrence.Recurrence{Cron: "0 * * * *", Window: retry.Duration(time.Hour)},
+		{"cron: the spec's frequency", &recurrence.Recurrence{Cron: "0 * * * *", Extensions: &recurrence.Extensions{Window: retry.Duration(time.Hour)}},
 			`window: "PT1H" is not shorter than the recurrence's interval (PT1H)`},
 		// Occurrences 5 minutes apart in an hourly period: offsets are
 		// drawn from the 5 minutes to the next one.
-		{"cron: closer than the window", &recurrence.Recurrence{Cron: "*/5 * * * *", Window: retry.Duration(10 * time.Minute)}, ""},
-		{"fraction of a second", &recurrence.Recurrence{Frequency: recurrence.Hour, Window: retry.Duration(1500 * time.Millisecond)},
+		{"cron: closer than the window", &recurrence.Recurrence{Cron: "*/5 * * * *", Extensions: &recurrence.Extensions{Window: retry.Duration(10 * time.Minute)}}, ""},
+		{"fraction of a second", &recurrence.Recurrence{Frequency: recurrence.Hour, Extensions: &recurrence.Extensions{Window: retry.Duration(1500 * time.Millisecond)}},
 			`window: "PT1.5S" is not a whole number of seconds`},
-		{"negative", &recurrence.Recurrence{Frequency: recurrence.Hour, Window: retry.Duration(-time.Minute)},
+		{"negative", &recurrence.Recurrence{Frequency: recurrence.Hour, Extensions: &recurrence.Extensions{Window: retry.Duration(-time.Minute)}},
 			`window: "-PT1M" is not longer than zero`},
 	}
 	for _, tt := range tests {
@@ -255,7 +255,7 @@ func TestWindowDescribe(t *testing.T) {
 		want string
 	}{
 		{hourlyWindow(), "every hour on the hour, spread over 15 minutes"},
-		{&recurrence.Recurrence{Frequency: recurrence.Day, Window: retry.Duration(90*time.Minute + 5*time.Second), Count: 3},
+		{&recurrence.Recurrence{Frequency: recurrence.Day, Extensions: &recurrence.Extensions{Window: retry.Duration(90*time.Minute + 5*time.Second)}, Count: 3},
 			"every day at 00:00 (UTC), spread over 1 hour, 30 minutes and 5 seconds, 3 times"},
 	} {
 		if got := tt.rec.Describe(start); got != tt.want {

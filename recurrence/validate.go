@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jobclock/scheduler/internal/names"
 	"github.com/jobclock/scheduler/retry"
 )
 
@@ -98,9 +99,21 @@ func (r *Recurrence) check(cron bool) []error {
 	if r.Count < 0 {
 		add("count", strconv.Itoa(int(r.Count)), "must be at least 1")
 	}
-	if r.Window != 0 && !cron {
+	if w := r.Ext().Window; w != 0 && !cron {
 		if reason := r.checkWindow(); reason != "" {
-			add("window", strconv.Quote(r.Window.String()), reason)
+			add("window", strconv.Quote(w.String()), reason)
+		}
+	}
+	if x := r.Ext(); !cron {
+		if x.Calendar != "" && !names.Valid(x.Calendar) {
+			add("calendar", jsonText(x.Calendar), "is not a calendar's name: 1 to 100 characters, starting with a letter, of letters, digits, '-' and '_'")
+		}
+		switch {
+		case x.OnExcluded == "":
+		case !x.OnExcluded.Valid():
+			add("onExcluded", jsonText(string(x.OnExcluded)), "is not Skip, NextIncluded or PreviousIncluded")
+		case x.Calendar == "":
+			add("onExcluded", jsonText(string(x.OnExcluded)), "is given without calendar")
 		}
 	}
 	if r.TimeZone != "" {
@@ -215,7 +228,7 @@ func jsonText(s string) string {
 // checkWindow returns what is wrong with r's Window, which is not zero;
 // empty when nothing is.
 func (r *Recurrence) checkWindow() string {
-	w := time.Duration(r.Window)
+	w := time.Duration(r.Ext().Window)
 	switch {
 	case w < 0:
 		return "is not longer than zero"
