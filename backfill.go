@@ -85,7 +85,7 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 		if r.State.Final() {
 			return fmt.Errorf("backfill job %q: it is %s: %w", name, r.State, ErrFinalState)
 		}
-		t, err := s.timings.get(r)
+		t, err := s.timing(r, now)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,19 +25,27 @@ func holidays() *scheduler.Calendar {
 	}}
 }
 
-// TestCalendarLifecycle writes, reads, lists and deletes calendars in a
-// SQLite store, which keeps them in the collection's record.
-func TestCalendarLifecycle(t *testing.T) {
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), nil)
+// sqliteScheduler returns a Scheduler over a new SQLite store, closed
+// when the test ends.
+func sqliteScheduler(t *testing.T) *scheduler.Scheduler {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "jobs.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	s, err := scheduler.New(st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestCalendarLifecycle writes, reads, lists and deletes calendars in a
+// SQLite store, which keeps them in the collection's record.
+func TestCalendarLifecycle(t *testing.T) {
+	ctx := context.Background()
+	s := sqliteScheduler(t)
 	if _, err := s.PutCalendar(ctx, "c", "holidays", holidays(), nil); !errors.Is(err, scheduler.ErrNotFound) {
 		t.Fatalf("PutCalendar in a missing collection: err = %v, want ErrNotFound", err)
 	}
@@ -51,7 +60,12 @@ func TestCalendarLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(put, got); diff != "" {
+	if !put.Created {
+		t.Error("PutCalendar of a new calendar: Created = false, want true")
+	}
+	want := *put
+	want.Created = false // a read creates nothing
+	if diff := cmp.Diff(&want, got); diff != "" {
 		t.Errorf("GetCalendar differs from what PutCalendar returned (-want +got):\n%s", diff)
 	}
 	// Replacing the collection keeps its calendars.
@@ -73,6 +87,9 @@ func TestCalendarLifecycle(t *testing.T) {
 	again, err := s.PutCalendar(ctx, "c", "holidays", holidays(), &scheduler.PutCalendarOptions{IfMatch: put.ETag})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if again.Created {
+		t.Error("PutCalendar of an existing calendar: Created = true, want false")
 	}
 	if again.ETag == put.ETag {
 		t.Errorf("a replaced calendar kept its ETag %s", put.ETag)
@@ -142,5 +159,46 @@ func TestPutCalendarInvalid(t *testing.T) {
 	}
 	if _, err := s.PutCalendar(ctx, "c", "no good", &scheduler.Calendar{}, nil); !errors.Is(err, scheduler.ErrInvalid) {
 		t.Errorf("PutCalendar with a bad name: err = %v, want ErrInvalid", err)
+	}
+}
+
+// TestPutCalendarRace: of puts of one new calendar that race, exactly one
+// creates it; the others replace it (in a SQLite store, whose writes take
+// long enough for the puts to overlap).
+func TestPutCalendarRace(t *testing.T) {
+	ctx := context.Background()
+	s := sqliteScheduler(t)
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	created := make(chan bool, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			<-start
+			r, err := s.PutCalendar(ctx, "c", "holidays", holidays(), nil)
+			if errors.Is(err, scheduler.ErrConflict) {
+				return // too many racing writes: this one did not happen
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			created <- r.Created
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(created)
+	count := 0
+	for c := range created {
+		if c {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("%d of %d racing puts of a new calendar created it, want 1", count, n)
 	}
 }

@@ -187,7 +187,8 @@ func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, c
 			return nil, err
 		}
 		r.Version++
-		s.policies.set(r, now) // this instance's jobs follow at once
+		// This instance's jobs follow at once (a copy: r is the caller's).
+		s.policies.set(&CollectionRecord{Name: r.Name, Definition: *r.Definition.Clone()}, now)
 		s.notify()
 		return r, nil
 	}
@@ -216,7 +217,7 @@ func (s *Scheduler) checkJobsFit(ctx context.Context, old, r *CollectionRecord) 
 			if j.State.Final() {
 				continue
 			}
-			t, err := s.timings.get(j)
+			t, err := s.timing(j, time.Now())
 			if err != nil {
 				continue
 			}

@@ -635,9 +635,51 @@
 // keeps its calendars. [recurrence.CompileExclusions] is what a calendar
 // compiles to.
 //
-// Jobs cannot name a calendar yet: in this version a calendar is kept and
-// served but changes no job's occurrences, and deleting one that a job
-// means to use is not refused.
+// A job names a calendar of its collection in its recurrence, and says
+// what becomes of an occurrence the calendar excludes:
+//
+//	"recurrence": {"frequency": "Month", "schedule": {"monthDays": [-1], "hours": [18]},
+//	  "calendar": "holidays", "onExcluded": "PreviousIncluded"}
+//
+// (in Go, recurrence.Recurrence's Extensions: Calendar and OnExcluded).
+// Skip (the default) passes the occurrence over; NextIncluded and
+// PreviousIncluded move it to the same wall time, in the calendar's zone,
+// on the next or previous day the calendar does not exclude (at most
+// [recurrence.MaxMoveDays] away), so the job above runs on the last
+// business day of each month. The rules:
+//   - The calendar judges the instant the occurrence would run at (with a
+//     window, the planned one, offset included); a move keeps that wall
+//     time. The expected time (history, the receiver's header, lateness,
+//     nextExecutionTime) is the instant it runs at: the moved one.
+//   - Moved occurrences keep their order: one moved onto or past the
+//     instant of the next occurrence (NextIncluded), or onto or before the
+//     previous one (PreviousIncluded), runs as that one, so two
+//     occurrences moved onto one instant run once.
+//   - count counts the occurrences that run; endTime bounds the scheduled
+//     instants (a move may take the last one past it).
+//   - A skipped occurrence leaves a Skipped history entry whose message
+//     names the calendar (`excluded by calendar "holidays"
+//     (recurrence.onExcluded Skip)`), one for a run of them, written when
+//     the occurrence before them is taken; a merged one leaves none.
+//   - A job that names a calendar its collection does not have is refused
+//     at recurrence.calendar (properties.recurrence.calendar in the REST
+//     API), and so is one the calendar leaves no occurrence within
+//     [recurrence.CalendarHorizon] (732 days) of its first.
+//   - Replacing a calendar changes the jobs that name it from their next
+//     occurrence on: the occurrence already planned (nextExecutionTime)
+//     keeps its instant, those after it follow the new calendar. The
+//     instance that wrote it follows at once, the others within 5 seconds
+//     (they read a collection's calendars, with its run policy, at most
+//     that long ago). A replacement that would leave a job no occurrence
+//     within the horizon from now is refused at "properties", naming the
+//     jobs.
+//   - Deleting a calendar that jobs name (jobs in a final state aside)
+//     fails with a [*CalendarInUseError] naming them (errors.Is
+//     [ErrCalendarInUse]; 409 Conflict in the REST API).
+//
+// [Job.TimingUnder] gives a job's occurrences under a compiled calendar,
+// as the engine runs them; [Timing.Moved] tells a moved occurrence from
+// the instant it was scheduled at.
 //
 // # History
 //

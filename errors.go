@@ -37,6 +37,10 @@ var (
 	// the lease on a job it claimed: another owner claimed it after the
 	// lease expired. The Scheduler drops the outcome of such an attempt.
 	ErrLeaseLost = errors.New("scheduler: lease lost")
+	// ErrCalendarInUse means an exclusion calendar cannot be deleted
+	// while jobs of its collection name it (HTTP 409); the error is a
+	// [*CalendarInUseError] that names them.
+	ErrCalendarInUse = errors.New("scheduler: calendar in use")
 )
 
 // NotFoundError names the job collection, or the job, that does not

@@ -38,7 +38,7 @@ func (s *Scheduler) jobHealth(r *JobRecord, now time.Time) JobHealth {
 	if r.State == JobEnabled && !inFlight && !sc.DueAt.IsZero() && now.Sub(sc.DueAt) > HealthLateAfter {
 		return HealthLate
 	}
-	if t, err := s.timings.get(r); err == nil {
+	if t, err := s.timing(r, now); err == nil {
 		since := sc.LastSucceeded
 		if since.Before(sc.Anchor) {
 			since = sc.Anchor

@@ -414,6 +414,12 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 // (nil: a create) writes at now; an error when t is more frequent than col
 // allows.
 func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
+	if job.Recurrence.Ext().Calendar != "" {
+		var err error
+		if t, err = s.calendarTiming(col, name, job, t, anchorAt(now)); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkRecurrenceQuota(col, name, t); err != nil {
 		return nil, err
 	}
@@ -466,6 +472,32 @@ func keepRuns(r, old *JobRecord) {
 		np.Running, np.Ends = keep, slices.Clone(p.Ends)
 	}
 }
+
+// calendarTiming returns the timing of job, name in col, anchored at
+// anchor (see [JobSchedule.Anchor]), under the exclusion calendar its recurrence names; t is its timing
+// without. It fails at recurrence.calendar when col has no such calendar,
+// or when the calendar leaves the job no occurrence within
+// [recurrence.CalendarHorizon] of its first.
+func (s *Scheduler) calendarTiming(col *CollectionRecord, name string, job *Job, t *Timing, anchor time.Time) (*Timing, error) {
+	cname := job.Recurrence.Ext().Calendar
+	e := col.Definition.Calendars[cname]
+	if e == nil {
+		return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
+			Reason: "is not a calendar of the job's collection (PUT the calendar first)"}
+	}
+	ct, err := job.TimingUnder(col.Name, name, anchor, s.policies.compile(col.Name, cname, e))
+	if err != nil {
+		return nil, err
+	}
+	if ct.First().IsZero() && !t.First().IsZero() {
+		return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
+			Reason: "leaves the job no occurrence: it excludes every one within " + horizonWords + " from " + stamp(t.First())}
+	}
+	return ct, nil
+}
+
+// horizonWords is recurrence.CalendarHorizon in words.
+const horizonWords = "732 days"
 
 // putBox holds the record a put returns with the instant its
 // Status.NextExecutionTime points to, in one allocation of the size the
@@ -633,6 +665,11 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		t, err := job.Timing(collection, name, r.Schedule.Anchor)
 		if err != nil {
 			return err
+		}
+		if job.Recurrence.Ext().Calendar != "" {
+			if t, err = s.calendarTiming(col, name, job, t, r.Schedule.Anchor); err != nil {
+				return err
+			}
 		}
 		if err := checkRecurrenceQuota(col, name, t); err != nil {
 			return err

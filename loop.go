@@ -148,7 +148,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		}
 	}
 	for range 5 {
-		t, err := s.timings.get(r)
+		t, err := s.timing(r, now)
 		if err != nil {
 			s.log.Error("job timing", "job", r.Name, "collection", r.Collection, "err", err)
 			r.Schedule.DueAt = time.Time{}

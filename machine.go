@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/retry"
 )
 
@@ -115,7 +116,8 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			if sc.NextOccurrence.IsZero() || sc.NextOccurrence.After(now) {
 				break
 			}
-			exp := m.take(r, t)
+			var exp time.Time
+			exp, hist = m.take(r, t, now, hist)
 			if m.merges(sc, now) {
 				hist = m.passOver(r, t, now, now, hist, true, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed "+string(m.policy.Missed)+")")
 			}
@@ -233,8 +235,10 @@ func (m machine) start(r *JobRecord, o *Occurrence, now time.Time) {
 }
 
 // take consumes the due scheduled occurrence and returns its expected
-// time, moving NextOccurrence on to the one after it.
-func (m machine) take(r *JobRecord, t *Timing) time.Time {
+// time, moving NextOccurrence on to the one after it. The occurrences
+// between them that the job's exclusion calendar drops get their Skipped
+// entry now, at the take of the occurrence before them, appended to hist.
+func (m machine) take(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) (time.Time, []HistoryEntry) {
 	sc := &r.Schedule
 	exp := sc.NextOccurrence
 	sc.Counted++
@@ -243,7 +247,16 @@ func (m machine) take(r *JobRecord, t *Timing) time.Time {
 	if p := sc.Policy; p != nil && sc.NextOccurrence.After(p.Buffered) {
 		p.Buffered = time.Time{} // the buffer is empty
 	}
-	return exp
+	if name := t.Calendar(); name != "" && !m.noEntries && !sc.NextOccurrence.IsZero() {
+		if n, first, last := t.Skipped(exp, sc.NextOccurrence, MaxSkippedCounted); n > 0 {
+			on := t.OnExcluded()
+			if on == "" {
+				on = recurrence.OnExcludedSkip
+			}
+			hist = append(hist, skipped(r, first, last, n, now, "excluded by calendar "+strconv.Quote(name)+" (recurrence.onExcluded "+string(on)+")"))
+		}
+	}
+	return exp, hist
 }
 
 // advance moves NextOccurrence to the first occurrence after base; to
@@ -350,7 +363,8 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 				hist = m.passOver(r, t, now, now, hist, true, fmt.Sprintf("occurrence %d was still in progress and occurrence %d already waited (runPolicy.overlap Postpone)", sc.Current.Number, sc.Waiting.Number))
 				break
 			}
-			exp := m.take(r, t)
+			var exp time.Time
+			exp, hist = m.take(r, t, now, hist)
 			sc.Occurrences++
 			sc.Waiting = &Occurrence{Number: sc.Occurrences, Expected: exp}
 			hist = m.add(hist, postponed(r, sc.Waiting, now))
@@ -759,8 +773,20 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 	return all
 }
 
-// timingCache keeps compiled timings by job, valid while the job's ETag and
-// anchor are unchanged (every API write changes the ETag).
+// timing returns the timing of r's job at now: under the exclusion
+// calendar its recurrence names, as the collection holds it at now (see
+// policyCache; a calendar the collection no longer has is not applied).
+func (s *Scheduler) timing(r *JobRecord, now time.Time) (*Timing, error) {
+	var cal *recurrence.Exclusions
+	if name := r.Job.Recurrence.Ext().Calendar; name != "" {
+		cal = s.policies.calendar(s, r.Collection, name, now)
+	}
+	return s.timings.get(r, cal)
+}
+
+// timingCache keeps compiled timings by job, valid while the job's ETag,
+// anchor and compiled calendar are unchanged (every API write changes the
+// ETag; every write of a calendar, the compiled calendar).
 type timingCache struct {
 	mu sync.Mutex
 	m  map[timingKey]cachedTiming
@@ -771,15 +797,17 @@ type timingKey struct{ collection, name string }
 type cachedTiming struct {
 	etag   string
 	anchor time.Time
+	cal    *recurrence.Exclusions
 	t      *Timing
 }
 
 // maxCachedTimings bounds the cache; it is emptied when full.
 const maxCachedTimings = 1 << 16
 
-// get returns the timing of r's job. The timing of a job without
-// recurrence is cheaper to make than to look up.
-func (c *timingCache) get(r *JobRecord) (*Timing, error) {
+// get returns the timing of r's job under cal (see [Job.TimingUnder]).
+// The timing of a job without recurrence is cheaper to make than to look
+// up.
+func (c *timingCache) get(r *JobRecord, cal *recurrence.Exclusions) (*Timing, error) {
 	if r.Job.Recurrence == nil {
 		return r.Job.Timing(r.Collection, r.Name, r.Schedule.Anchor)
 	}
@@ -787,10 +815,10 @@ func (c *timingCache) get(r *JobRecord) (*Timing, error) {
 	c.mu.Lock()
 	e, ok := c.m[key]
 	c.mu.Unlock()
-	if ok && e.etag == r.ETag && e.anchor.Equal(r.Schedule.Anchor) {
+	if ok && e.etag == r.ETag && e.anchor.Equal(r.Schedule.Anchor) && e.cal == cal {
 		return e.t, nil
 	}
-	t, err := r.Job.Timing(r.Collection, r.Name, r.Schedule.Anchor)
+	t, err := r.Job.TimingUnder(r.Collection, r.Name, r.Schedule.Anchor, cal)
 	if err != nil {
 		return nil, err
 	}
@@ -798,7 +826,7 @@ func (c *timingCache) get(r *JobRecord) (*Timing, error) {
 	if c.m == nil || len(c.m) >= maxCachedTimings {
 		c.m = make(map[timingKey]cachedTiming)
 	}
-	c.m[key] = cachedTiming{r.ETag, r.Schedule.Anchor, t}
+	c.m[key] = cachedTiming{r.ETag, r.Schedule.Anchor, cal, t}
 	c.mu.Unlock()
 	return t, nil
 }

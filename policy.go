@@ -4,46 +4,52 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/jobclock/scheduler/recurrence"
 )
 
 // policyTTL is how long the engine keeps a collection's default run
-// policy before reading it again: a change to a collection's runPolicy
-// reaches every instance within it (at once on the instance that made it).
+// policy and its exclusion calendars before reading them again: a change
+// to a collection's runPolicy or to one of its calendars reaches every
+// instance within it (at once on the instance that made it).
 const policyTTL = 5 * time.Second
 
-// policyCache keeps the default run policies of collections (their
-// properties' runPolicy) for the state machine. Workers read it without
-// a lock.
+// policyCache keeps what the state machine reads of collections: their
+// default run policies (their properties' runPolicy) and their exclusion
+// calendars, compiled. Workers read it without a lock.
 type policyCache struct {
-	m sync.Map // collection name -> *cachedPolicy
+	m        sync.Map // collection name -> *cachedPolicy
+	compiled sync.Map // calendarKey -> *compiledCalendar
 }
 
 type cachedPolicy struct {
-	p      *RunPolicy // nil: the collection has none
-	limits []Limit    // the collection's limits
+	p      *RunPolicy                // nil: the collection has none
+	limits []Limit                   // the collection's limits
+	cals   map[string]*CalendarEntry // the collection's calendars, not to be changed
 	read   time.Time
 }
 
-// noPolicy is the entry of a collection never read.
-var noPolicy cachedPolicy
+// calendarKey names a calendar of a collection.
+type calendarKey struct{ collection, name string }
 
-// get returns collection's default run policy at now, read through s's
-// store when not known or older than policyTTL. When the store cannot
-// answer, the policy read last is used (none, if it was never read), and
-// the failure logged.
-func (c *policyCache) get(s *Scheduler, collection string, now time.Time) *RunPolicy {
-	return c.entry(s, collection, now).p
+// compiledCalendar is a calendar compiled, with the ETag of the version
+// compiled.
+type compiledCalendar struct {
+	etag string
+	excl *recurrence.Exclusions
 }
 
-// limits returns collection's limits at now, read as get reads its run
-// policy.
+// limits returns collection's limits at now (see entry).
 func (c *policyCache) limits(s *Scheduler, collection string, now time.Time) []Limit {
 	return c.entry(s, collection, now).limits
 }
 
-// entry returns what c keeps of collection at now, as get says.
+// entry returns what the cache holds of collection at now, read through
+// s's store when not known or older than policyTTL. When the store cannot
+// answer, what was read last is used (nothing, if it was never read), and
+// the failure logged.
 func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cachedPolicy {
-	last := &noPolicy
+	var last *cachedPolicy
 	if v, ok := c.m.Load(collection); ok {
 		e := v.(*cachedPolicy)
 		if now.Sub(e.read) < policyTTL {
@@ -53,17 +59,52 @@ func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cac
 	}
 	col, err := s.store.GetCollection(context.Background(), collection)
 	if err != nil {
-		s.log.Warn("read the collection's run policy", "collection", collection, "err", err)
+		s.log.Warn("read the collection's run policy and calendars", "collection", collection, "err", err)
+		if last == nil {
+			last = &cachedPolicy{}
+		}
 		return last
 	}
 	return c.set(col, now)
 }
 
-// set records the default run policy and limits of col, read at now, and
-// returns the entry.
+// get returns collection's default run policy at now (see entry).
+func (c *policyCache) get(s *Scheduler, collection string, now time.Time) *RunPolicy {
+	return c.entry(s, collection, now).p
+}
+
+// calendar returns the calendar name of collection at now, compiled (see
+// entry); nil when the collection has no such calendar.
+func (c *policyCache) calendar(s *Scheduler, collection, name string, now time.Time) *recurrence.Exclusions {
+	e := c.entry(s, collection, now).cals[name]
+	if e == nil {
+		return nil
+	}
+	return c.compile(collection, name, e)
+}
+
+// compile returns the compiled form of e, the calendar name of
+// collection: the one compiled before while its ETag is the same. A
+// calendar that no longer compiles (stored by an older version) excludes
+// nothing.
+func (c *policyCache) compile(collection, name string, e *CalendarEntry) *recurrence.Exclusions {
+	key := calendarKey{collection, name}
+	if v, ok := c.compiled.Load(key); ok && v.(*compiledCalendar).etag == e.ETag {
+		return v.(*compiledCalendar).excl
+	}
+	excl, err := e.Calendar.Compile()
+	if err != nil {
+		excl, _ = recurrence.CompileExclusions(nil, nil, nil, nil)
+	}
+	c.compiled.Store(key, &compiledCalendar{e.ETag, excl})
+	return excl
+}
+
+// set records the default run policy, the limits and the calendars of col,
+// read at now, and returns the entry.
 func (c *policyCache) set(col *CollectionRecord, now time.Time) *cachedPolicy {
 	p := col.Definition.Properties
-	e := &cachedPolicy{p.RunPolicy, p.Limits, now}
+	e := &cachedPolicy{p.RunPolicy, p.Limits, col.Definition.Calendars, now}
 	c.m.Store(col.Name, e)
 	return e
 }

@@ -134,7 +134,7 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 			// since the claim follow those that p.hist holds already;
 			// the replayed step must not drop them.
 			later := laterEnds(r, p.ends)
-			if t, terr = s.timings.get(r); terr == nil {
+			if t, terr = s.timing(r, res.end); terr == nil {
 				s.machine(r, res.end).replay(r, t, o, p.claimed)
 			}
 			if later != nil {

@@ -49,13 +49,12 @@ func (h *handler) putCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return validationError(err, "")
 	}
-	_, gerr := h.s.GetCalendar(r.Context(), rq.sc.key(), rq.calendar)
 	c, err := h.s.PutCalendar(r.Context(), rq.sc.key(), rq.calendar, def, &scheduler.PutCalendarOptions{IfMatch: ifMatch(r)})
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	status := http.StatusOK
-	if gerr != nil {
+	if c.Created {
 		status = http.StatusCreated
 	}
 	setETag(w, c.ETag)

@@ -581,6 +581,48 @@ func steps() []step {
 }}`},
 		{name: "get-job-allow-all", method: "GET", path: rg1 + "/jcallowall/jobs/a1" + v},
 		{name: "delete-collection-allow-all", method: "DELETE", path: rg1 + "/jcallowall" + v},
+
+		// A job names an exclusion calendar of its collection: kept and
+		// returned as given (onExcluded in its canonical spelling); a
+		// missing calendar, or one that leaves the job no occurrence, is
+		// refused at properties.recurrence.calendar; a calendar in use
+		// cannot be deleted (409 naming the jobs) nor replaced by one
+		// that leaves a job no occurrence.
+		{name: "put-collection-caljobs", method: "PUT", path: rg1 + "/jccaljobs" + v, body: `{"properties": {"sku": {"name": "Standard"}}}`},
+		{name: "put-calendar-weekends", method: "PUT", path: rg1 + "/jccaljobs/calendars/weekends" + v, body: `{"properties": {
+  "timeZone": "Europe/Berlin",
+  "rules": [{"frequency": "Week", "schedule": {"weekDays": ["Saturday", "Sunday"]}}]
+}}`},
+		{name: "put-calendar-always", method: "PUT", path: rg1 + "/jccaljobs/calendars/always" + v, body: `{"properties": {
+  "rules": [{"frequency": "Day"}]
+}}`},
+		{name: "put-job-calendar", method: "PUT", path: rg1 + "/jccaljobs/jobs/lastbusinessday" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Month", "schedule": {"monthDays": [-1], "hours": [18], "minutes": [0]},
+    "timeZone": "Europe/Berlin", "calendar": "weekends", "onExcluded": "previousincluded"}
+}}`},
+		{name: "get-job-calendar", method: "GET", path: rg1 + "/jccaljobs/jobs/lastbusinessday" + v},
+		{name: "put-job-calendar-missing", method: "PUT", path: rg1 + "/jccaljobs/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Day", "calendar": "holidays"}
+}}`},
+		{name: "put-job-calendar-invalid", method: "PUT", path: rg1 + "/jccaljobs/jobs/bad" + v, body: `{"properties": {
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Day", "calendar": "9 to 5", "onExcluded": "Later"}
+}}`},
+		{name: "put-job-calendar-no-occurrence", method: "PUT", path: rg1 + "/jccaljobs/jobs/bad" + v, body: `{"properties": {
+  "startTime": "{{start}}",
+  "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
+  "recurrence": {"frequency": "Day", "calendar": "always"}
+}}`},
+		{name: "put-calendar-leaves-no-occurrence", method: "PUT", path: rg1 + "/jccaljobs/calendars/weekends" + v, body: `{"properties": {
+  "rules": [{"frequency": "Day"}]
+}}`},
+		{name: "delete-calendar-in-use", method: "DELETE", path: rg1 + "/jccaljobs/calendars/weekends" + v},
+		{name: "delete-job-calendar", method: "DELETE", path: rg1 + "/jccaljobs/jobs/lastbusinessday" + v},
+		{name: "delete-calendar-unused", method: "DELETE", path: rg1 + "/jccaljobs/calendars/weekends" + v},
+		{name: "delete-collection-caljobs", method: "DELETE", path: rg1 + "/jccaljobs" + v},
 	}
 }
 

@@ -23,6 +23,7 @@ func (h *handler) engineError(ctx context.Context, rq *request, err error, prefi
 	var ae *apiError
 	var qe *scheduler.QuotaError
 	var rfe *recurrence.FieldError
+	var ciu *scheduler.CalendarInUseError
 	switch {
 	case err == nil:
 		return nil
@@ -55,6 +56,9 @@ func (h *handler) engineError(ctx context.Context, rq *request, err error, prefi
 	case errors.Is(err, scheduler.ErrQuotaExceeded):
 		return newError(http.StatusConflict, CodeQuotaExceeded, "",
 			"The job collection '%s' would exceed its quota: %s.", rq.sc.jc, h.local(rq, err.Error()))
+	case errors.As(err, &ciu):
+		return newError(http.StatusConflict, CodeConflict, "",
+			"The calendar '%s' cannot be deleted: %s; change or delete those jobs first.", ciu.Calendar, h.local(rq, ciu.Error()))
 	case errors.Is(err, scheduler.ErrFinalState):
 		return newError(http.StatusConflict, CodeConflict, "",
 			"The job '%s' is Completed or Faulted, a final state: it cannot be changed or run; delete it or replace it with PUT.", rq.job)

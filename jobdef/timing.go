@@ -13,15 +13,19 @@ import (
 // concurrent use.
 //
 // The rules (startTime absent means the creation time stands in for it):
+//
 //   - No recurrence: one occurrence, at startTime, or at the creation
 //     time when startTime has passed ("run once immediately").
+//
 //   - Recurrence without a schedule: occurrences lie on the grid of
 //     startTime plus whole intervals; the first is the first grid point at
 //     or after the creation time. With startTime 2015-04-07T14:00Z, every
 //     2 days, and a job created 2015-04-08T13:00Z, that is 2015-04-09T14:00Z.
+//
 //   - Recurrence with a schedule: the first schedule match at or after the
 //     later of startTime and the creation time; interval periods count from
 //     startTime's period.
+//
 //   - Recurrence with a window: each of those instants is the scheduled
 //     one, and the occurrence runs at the planned instant, the scheduled
 //     one plus its offset (see [recurrence.CompileJob]). Every instant a
@@ -29,14 +33,33 @@ import (
 //     instant at or after the later of startTime and the creation time,
 //     and count and endTime apply to planned instants.
 //
+//   - Recurrence with a calendar (a Timing from [Job.TimingUnder]): the
+//     calendar judges each of those instants (the planned one, with a
+//     window) and onExcluded skips an excluded one or moves it to the same
+//     wall time on the next or previous day the calendar does not exclude
+//     (see [recurrence.Exclusions.NextRun] for the order they keep and
+//     how two moved onto one instant run once). Every instant a Timing
+//     returns is one at which an occurrence runs: a moved one where it was
+//     moved to.
+//
 // count counts occurrences from the first one; endTime is inclusive; when
 // both are given, whichever ends the job first wins. An endTime before the
-// first occurrence leaves no occurrence at all. Instants are in UTC,
-// whatever the recurrence's timeZone, as stores keep them.
+// first occurrence leaves no occurrence at all. With a calendar, endTime
+// bounds the scheduled instants, and count the occurrences that run.
+// Instants are in UTC, whatever the recurrence's timeZone, as stores keep
+// them.
 type Timing struct {
 	rule  *recurrence.Rule // nil without recurrence
 	first time.Time
 	count int
+	cal   *timingCalendar // nil without a calendar
+}
+
+// timingCalendar is the exclusion calendar a Timing follows.
+type timingCalendar struct {
+	name string
+	excl *recurrence.Exclusions
+	on   recurrence.OnExcluded
 }
 
 // Timing returns the timing of j, the job named name in collection
@@ -46,6 +69,14 @@ type Timing struct {
 // only when the recurrence does not compile; a job that passed
 // [ParseJob] or [Job.Validate] always has a timing.
 func (j *Job) Timing(collection, name string, created time.Time) (*Timing, error) {
+	return j.TimingUnder(collection, name, created, nil)
+}
+
+// TimingUnder is [Job.Timing] with the exclusion calendar that the job's
+// recurrence names (recurrence.calendar) compiled as cal: the occurrences
+// it excludes are skipped or moved as recurrence.onExcluded says. A nil
+// cal, or a job that names no calendar, gives the timing Timing gives.
+func (j *Job) TimingUnder(collection, name string, created time.Time, cal *recurrence.Exclusions) (*Timing, error) {
 	created = created.Round(0) // drop the monotonic reading
 	start := created
 	if j.StartTime != nil {
@@ -63,11 +94,67 @@ func (j *Job) Timing(collection, name string, created time.Time) (*Timing, error
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: job timing: %w", err)
 	}
-	return &Timing{
-		rule:  rule,
-		first: rule.Next(from.Add(-time.Nanosecond)).UTC(),
-		count: int(j.Recurrence.Count),
-	}, nil
+	t := &Timing{rule: rule, count: int(j.Recurrence.Count)}
+	if x := j.Recurrence.Ext(); cal != nil && x.Calendar != "" {
+		t.cal = &timingCalendar{name: x.Calendar, excl: cal, on: x.OnExcluded}
+	}
+	t.first = t.next(from.Add(-time.Nanosecond))
+	return t, nil
+}
+
+// next is the recurrence's next occurrence after after, under the
+// calendar when there is one, in UTC.
+func (t *Timing) next(after time.Time) time.Time {
+	if c := t.cal; c != nil {
+		_, at := c.excl.NextRun(t.rule, c.on, after)
+		return at.UTC()
+	}
+	return t.rule.Next(after).UTC()
+}
+
+// Calendar returns the name of the exclusion calendar t follows; empty
+// when it follows none.
+func (t *Timing) Calendar() string {
+	if t.cal == nil {
+		return ""
+	}
+	return t.cal.name
+}
+
+// OnExcluded returns what becomes of the occurrences t's calendar
+// excludes (empty means Skip, as without a calendar).
+func (t *Timing) OnExcluded() recurrence.OnExcluded {
+	if t.cal == nil {
+		return ""
+	}
+	return t.cal.on
+}
+
+// Skipped counts the occurrences of the recurrence scheduled strictly
+// between after and before (zero: without end) that do not run because
+// t's calendar excludes them (see [recurrence.Exclusions.Skipped]), at
+// most limit of them; it returns how many, the first and the last. It is
+// 0 without a calendar.
+func (t *Timing) Skipped(after, before time.Time, limit int) (n int, first, last time.Time) {
+	if t.cal == nil || t.rule == nil {
+		return 0, time.Time{}, time.Time{}
+	}
+	n, first, last = t.cal.excl.Skipped(t.rule, t.cal.on, after, before, limit)
+	return n, first.UTC(), last.UTC()
+}
+
+// Moved reports whether t's calendar moved the occurrence that runs at
+// at (an instant [Timing.Next] returned), and from where: the instant
+// the recurrence gave for it. It is false without a calendar.
+func (t *Timing) Moved(at time.Time) (from time.Time, moved bool) {
+	if t.cal == nil || t.rule == nil {
+		return time.Time{}, false
+	}
+	s, p := t.cal.excl.NextRun(t.rule, t.cal.on, at.Add(-time.Nanosecond))
+	if !p.Equal(at) || s.Equal(p) {
+		return time.Time{}, false
+	}
+	return s.UTC(), true
 }
 
 // Rule returns the job's compiled recurrence, whose [recurrence.Rule.Shifted]
@@ -102,7 +189,7 @@ func (t *Timing) Next(after time.Time) time.Time {
 	case t.rule == nil:
 		return time.Time{}
 	}
-	return t.rule.Next(after).UTC()
+	return t.next(after)
 }
 
 // Count returns the most occurrences the job runs: 1 without a

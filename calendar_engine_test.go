@@ -1,0 +1,158 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// putCalendarJSON parses a calendar and puts it into collection c.
+func (e *env) putCalendar(name, def string) {
+	e.t.Helper()
+	c, err := scheduler.ParseCalendar([]byte(def))
+	if err != nil {
+		e.t.Fatalf("ParseCalendar: %v", err)
+	}
+	if _, err := e.s.PutCalendar(context.Background(), "c", name, c, nil); err != nil {
+		e.t.Fatalf("PutCalendar(%s): %v", name, err)
+	}
+}
+
+// TestCalendarThroughEngine runs jobs that name an exclusion calendar:
+// Skip passes an excluded occurrence over with a Skipped entry naming the
+// calendar, NextIncluded and PreviousIncluded move it to the next or
+// previous day the calendar does not exclude (run once when that is
+// another occurrence's instant), and "the last business day of the
+// month" is monthDays [-1] with PreviousIncluded. The test starts at
+// 2000-01-01T00:00Z, synctest's epoch.
+func TestCalendarThroughEngine(t *testing.T) {
+	day := 24 * time.Hour
+	holiday := `{"properties": {"dates": ["2000-01-04"]}}`
+	weekends := `{"properties": {"rules": [{"frequency": "Week", "schedule": {"weekDays": ["Saturday", "Sunday"]}}]}}`
+	every2 := func(on string) string {
+		return `"recurrence": {"frequency": "Day", "interval": 2, "calendar": "cal"` + on + `}`
+	}
+	tests := []struct {
+		name, calendar, recurrence string
+		run                        time.Duration
+		wantExpected               []time.Duration // of the attempts, from t0
+		wantSkips                  []skip
+	}{
+		{"Skip by default", holiday, every2(""), 6 * day,
+			[]time.Duration{1 * day, 5 * day}, []skip{{3 * day, 3 * day, 1, 1 * day}}},
+		{"Skip", holiday, every2(`, "onExcluded": "skip"`), 6 * day,
+			[]time.Duration{1 * day, 5 * day}, []skip{{3 * day, 3 * day, 1, 1 * day}}},
+		{"NextIncluded", holiday, every2(`, "onExcluded": "NextIncluded"`), 6 * day,
+			[]time.Duration{1 * day, 4 * day, 5 * day}, nil},
+		{"PreviousIncluded", holiday, every2(`, "onExcluded": "PreviousIncluded"`), 6 * day,
+			[]time.Duration{1 * day, 2 * day, 5 * day}, nil},
+		{"NextIncluded onto the next occurrence runs once", holiday,
+			`"recurrence": {"frequency": "Day", "calendar": "cal", "onExcluded": "NextIncluded"}`, 4*day + time.Hour,
+			[]time.Duration{1 * day, 2 * day, 4 * day}, nil},
+		// 2000-01-31 is a Monday, 2000-04-30 a Sunday: the job runs on
+		// Friday 28 April.
+		{"last business day of the month", weekends,
+			`"recurrence": {"frequency": "Month", "schedule": {"monthDays": [-1], "hours": [0], "minutes": [0]}, "calendar": "cal", "onExcluded": "PreviousIncluded"}`,
+			122 * day, []time.Duration{30 * day, 59 * day, 90 * day, 118 * day}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{})
+				e.putCalendar("cal", tt.calendar)
+				e.start()
+				e.put("j", jobJSON(e.t0.Add(day), tt.recurrence))
+				time.Sleep(tt.run)
+				synctest.Wait()
+				e.stop()
+				var got []time.Duration
+				for _, h := range e.hist { // as recorded: the store's history ages out
+					if h.Status == scheduler.StatusCompleted {
+						got = append(got, h.ExpectedExecutionTime.Sub(e.t0))
+					}
+				}
+				if diff := cmp.Diff(tt.wantExpected, got); diff != "" {
+					t.Errorf("expected times of the attempts (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.wantExpected, e.exec.times(e.t0)); diff != "" {
+					t.Errorf("attempt times (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tt.wantSkips, e.skipRows("j")); diff != "" {
+					t.Errorf("Skipped entries (-want +got):\n%s", diff)
+				}
+				for _, h := range e.skips("j") {
+					if !strings.Contains(h.Message, `excluded by calendar "cal"`) {
+						t.Errorf("Skipped entry %q does not name the calendar", h.Message)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestCalendarChecks: a job that names a calendar its collection does not
+// have is refused at recurrence.calendar, and so is one the calendar
+// leaves no occurrence; a calendar in use cannot be deleted (the error
+// names the jobs) nor replaced by one that leaves a job no occurrence.
+func TestCalendarChecks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		parse := func(def string) *scheduler.Job {
+			job, err := scheduler.ParseJob([]byte(jobJSON(e.t0.Add(time.Hour), def)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return job
+		}
+		daily := parse(`"recurrence": {"frequency": "Day", "calendar": "cal"}`)
+		_, err := e.s.PutJob(ctx, "c", "j", daily, nil)
+		var ve *scheduler.ValidationError
+		if !errors.As(err, &ve) || ve.Path != "recurrence.calendar" {
+			t.Fatalf("PutJob naming a missing calendar: err = %v, want a ValidationError at recurrence.calendar", err)
+		}
+		e.putCalendar("cal", `{"properties": {"ranges": [{"start": "1999-01-01T00:00:00", "end": "2010-01-01T00:00:00"}]}}`)
+		_, err = e.s.PutJob(ctx, "c", "j", daily, nil)
+		if !errors.As(err, &ve) || ve.Path != "recurrence.calendar" || !strings.Contains(ve.Reason, "no occurrence") {
+			t.Fatalf("PutJob of a job the calendar leaves no occurrence: err = %v, want a ValidationError at recurrence.calendar", err)
+		}
+		e.putCalendar("cal", `{"properties": {"dates": ["2000-01-02"]}}`)
+		for _, name := range []string{"b", "a"} {
+			if _, err := e.s.PutJob(ctx, "c", name, daily, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err = e.s.DeleteCalendar(ctx, "c", "cal")
+		var inUse *scheduler.CalendarInUseError
+		if !errors.Is(err, scheduler.ErrCalendarInUse) || !errors.As(err, &inUse) {
+			t.Fatalf("DeleteCalendar in use: err = %v, want a CalendarInUseError", err)
+		}
+		if diff := cmp.Diff([]string{"a", "b"}, inUse.Jobs); diff != "" {
+			t.Errorf("CalendarInUseError.Jobs (-want +got):\n%s", diff)
+		}
+		everything, err := scheduler.ParseCalendar([]byte(`{"properties": {"rules": [{"frequency": "Day"}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.s.PutCalendar(ctx, "c", "cal", everything, nil)
+		if !errors.As(err, &ve) || ve.Path != "properties" || !strings.Contains(ve.Reason, `jobs "a", "b"`) {
+			t.Fatalf("PutCalendar leaving jobs no occurrence: err = %v, want a ValidationError at properties naming a and b", err)
+		}
+		if err := e.s.DeleteJob(ctx, "c", "a"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.DeleteJob(ctx, "c", "b"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.s.DeleteCalendar(ctx, "c", "cal"); err != nil {
+			t.Errorf("DeleteCalendar no job uses: %v", err)
+		}
+	})
+}
