@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -11,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/sqlite"
 )
 
 // putCalendarJSON parses a calendar and puts it into collection c.
@@ -153,6 +156,74 @@ func TestCalendarChecks(t *testing.T) {
 		}
 		if err := e.s.DeleteCalendar(ctx, "c", "cal"); err != nil {
 			t.Errorf("DeleteCalendar no job uses: %v", err)
+		}
+	})
+}
+
+// TestCalendarChangeReachesOtherInstance: a calendar replaced through one
+// Scheduler changes the occurrences of the job that names it on another
+// Scheduler over the same SQLite store, from the occurrence after the one
+// already planned, within policy cache's bound (5 s).
+func TestCalendarChangeReachesOtherInstance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		day := 24 * time.Hour
+		t0 := time.Now()
+		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		exec := &fake{}
+		reg := &action.Registry{}
+		reg.Register(action.HTTP, exec)
+		newScheduler := func(id string) *scheduler.Scheduler {
+			s, err := scheduler.New(st, &scheduler.Config{InstanceID: id, Executors: reg, Logger: discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		writer, runner := newScheduler("writer"), newScheduler("runner")
+		if _, err := writer.PutCollection(ctx, "c", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		calendar := func(def string) *scheduler.Calendar {
+			c, err := scheduler.ParseCalendar([]byte(def))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		if _, err := writer.PutCalendar(ctx, "c", "cal", calendar(`{"properties": {"dates": ["2000-02-01"]}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		job, err := scheduler.ParseJob([]byte(jobJSON(t0.Add(day), `"recurrence": {"frequency": "Day", "calendar": "cal"}`)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := writer.PutJob(ctx, "c", "j", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := runner.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer runner.Stop(ctx)
+		time.Sleep(day + 12*time.Hour) // the runner ran 2000-01-02 and planned 2000-01-03
+		if _, err := writer.PutCalendar(ctx, "c", "cal", calendar(`{"properties": {"dates": ["2000-01-04", "2000-01-05"]}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(4*day + time.Hour)
+		synctest.Wait()
+		if diff := cmp.Diff([]time.Duration{day, 2 * day, 5 * day}, exec.times(t0)); diff != "" {
+			t.Errorf("attempts of the runner (-want +got):\n%s", diff)
+		}
+		h, err := st.ListHistory(ctx, "c", "j", scheduler.HistoryFilter{Status: scheduler.StatusSkipped})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) != 1 || h[0].Skipped != 2 || !strings.Contains(h[0].Message, `calendar "cal"`) {
+			t.Errorf("Skipped entries %+v, want one of 2 occurrences naming the calendar", h)
 		}
 	})
 }
