@@ -37,7 +37,7 @@ import (
 //     calendar judges each of those instants (the planned one, with a
 //     window) and onExcluded skips an excluded one or moves it to the same
 //     wall time on the next or previous day the calendar does not exclude
-//     (see [recurrence.Exclusions.NextRun] for the order they keep and
+//     (see [recurrence.Placement.Next] for the order they keep and
 //     how two moved onto one instant run once). Every instant a Timing
 //     returns is one at which an occurrence runs: a moved one where it was
 //     moved to.
@@ -58,8 +58,8 @@ type Timing struct {
 // timingCalendar is the exclusion calendar a Timing follows.
 type timingCalendar struct {
 	name string
-	excl *recurrence.Exclusions
 	on   recurrence.OnExcluded
+	p    *recurrence.Placement
 }
 
 // Timing returns the timing of j, the job named name in collection
@@ -96,7 +96,7 @@ func (j *Job) TimingUnder(collection, name string, created time.Time, cal *recur
 	}
 	t := &Timing{rule: rule, count: int(j.Recurrence.Count)}
 	if x := j.Recurrence.Ext(); cal != nil && x.Calendar != "" {
-		t.cal = &timingCalendar{name: x.Calendar, excl: cal, on: x.OnExcluded}
+		t.cal = &timingCalendar{name: x.Calendar, on: x.OnExcluded, p: cal.Apply(rule, x.OnExcluded)}
 	}
 	t.first = t.next(from.Add(-time.Nanosecond))
 	return t, nil
@@ -106,7 +106,7 @@ func (j *Job) TimingUnder(collection, name string, created time.Time, cal *recur
 // calendar when there is one, in UTC.
 func (t *Timing) next(after time.Time) time.Time {
 	if c := t.cal; c != nil {
-		_, at := c.excl.NextRun(t.rule, c.on, after)
+		_, at := c.p.Next(after)
 		return at.UTC()
 	}
 	return t.rule.Next(after).UTC()
@@ -132,14 +132,14 @@ func (t *Timing) OnExcluded() recurrence.OnExcluded {
 
 // Skipped counts the occurrences of the recurrence scheduled strictly
 // between after and before (zero: without end) that do not run because
-// t's calendar excludes them (see [recurrence.Exclusions.Skipped]), at
+// t's calendar excludes them (see [recurrence.Placement.Skipped]), at
 // most limit of them; it returns how many, the first and the last. It is
 // 0 without a calendar.
 func (t *Timing) Skipped(after, before time.Time, limit int) (n int, first, last time.Time) {
 	if t.cal == nil || t.rule == nil {
 		return 0, time.Time{}, time.Time{}
 	}
-	n, first, last = t.cal.excl.Skipped(t.rule, t.cal.on, after, before, limit)
+	n, first, last = t.cal.p.Skipped(after, before, limit)
 	return n, first.UTC(), last.UTC()
 }
 
@@ -150,7 +150,7 @@ func (t *Timing) Moved(at time.Time) (from time.Time, moved bool) {
 	if t.cal == nil || t.rule == nil {
 		return time.Time{}, false
 	}
-	s, p := t.cal.excl.NextRun(t.rule, t.cal.on, at.Add(-time.Nanosecond))
+	s, p := t.cal.p.Next(at.Add(-time.Nanosecond))
 	if !p.Equal(at) || s.Equal(p) {
 		return time.Time{}, false
 	}

@@ -152,10 +152,10 @@
 // (NextIncluded) or previous (PreviousIncluded) day the calendar does not
 // exclude, looking at most [MaxMoveDays] days away. So "the last business
 // day of the month" is monthDays [-1] placed with PreviousIncluded under a
-// calendar of weekends and holidays. [Exclusions.NextRun] walks a rule's
-// occurrences under a calendar (moved ones keep their order; two moved
-// onto one instant run once) and [Exclusions.Skipped] counts the ones it
-// drops; a job names its calendar with [Extensions] (Calendar,
+// calendar of weekends and holidays. [Exclusions.Apply] gives a
+// rule's occurrences under a calendar, a [Placement] (moved ones keep
+// their order; two moved onto one instant run once), and
+// [Placement.Skipped] counts the ones it drops; a job names its calendar with [Extensions] (Calendar,
 // OnExcluded), the members of a recurrence that few use, behind one
 // pointer so that a Recurrence stays 80 bytes. The days of the dates and rules are
 // expanded 512 days at a time, when first asked about, and kept: asking

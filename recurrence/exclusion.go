@@ -237,6 +237,12 @@ const MaxMoveDays = 366
 // moves to is read as time.Date reads it (02:30 on a spring-forward day
 // becomes 03:30).
 func (e *Exclusions) Place(t time.Time, on OnExcluded) (at time.Time, ok bool) {
+	return e.place(t, on, time.Time{})
+}
+
+// place is Place looking no further than bound (zero: MaxMoveDays): a
+// day whose instant is at or past bound is not looked at.
+func (e *Exclusions) place(t time.Time, on OnExcluded, bound time.Time) (at time.Time, ok bool) {
 	if !e.Excludes(t) {
 		return t, true
 	}
@@ -254,6 +260,9 @@ func (e *Exclusions) Place(t time.Time, on OnExcluded) (at time.Time, ok bool) {
 	h, mi, s := l.Clock()
 	for k := 1; k <= MaxMoveDays; k++ {
 		c := time.Date(y, m, d+k*step, h, mi, s, l.Nanosecond(), e.loc)
+		if !bound.IsZero() && (step > 0 && !c.Before(bound) || step < 0 && !c.After(bound)) {
+			return time.Time{}, false
+		}
 		if !e.Excludes(c) {
 			return c.In(t.Location()), true
 		}
@@ -262,54 +271,88 @@ func (e *Exclusions) Place(t time.Time, on OnExcluded) (at time.Time, ok bool) {
 }
 
 // CalendarHorizon bounds the search for an occurrence that runs under an
-// exclusion calendar: [Exclusions.NextRun] looks at the scheduled
+// exclusion calendar: [Placement.Next] looks at the scheduled
 // instants up to this long after the instant it is given, and reports
 // none when the calendar excludes (or merges) all of them. Validation
 // refuses a calendar that leaves a job no occurrence within it.
 const CalendarHorizon = 2 * 366 * 24 * time.Hour
 
-// NextRun returns the first occurrence of r that runs under e, with
-// excluded occurrences handled as on says, strictly after after: at is
-// the instant it runs at, s the instant r gives for it (they differ when
-// the occurrence was moved). Both are zero when there is none among the
-// instants r gives within CalendarHorizon after after.
+// Placement is a rule's occurrences under an exclusion calendar, the
+// excluded ones skipped or moved as an [OnExcluded] says. Make one with
+// [Exclusions.Apply]. It is safe for concurrent use.
+type Placement struct {
+	rule *Rule
+	excl *Exclusions
+	on   OnExcluded
+	// last is an instant Next returned (Unix nanoseconds; 0: none): Next
+	// of it needs no look back for an earlier occurrence moved past it.
+	last atomic.Int64
+}
+
+// Apply returns the occurrences of r under e, the excluded ones handled as
+// on says (empty: Skip).
+func (e *Exclusions) Apply(r *Rule, on OnExcluded) *Placement {
+	return &Placement{rule: r, excl: e, on: on}
+}
+
+// Next returns the first occurrence that runs strictly after after: at
+// is the instant it runs at, s the instant the rule gives for it (they
+// differ when the occurrence was moved). Both are zero when there is none
+// among the instants the rule gives within CalendarHorizon after after.
 //
 // Moved occurrences keep their order: one moved by OnExcludedNextIncluded
-// must run before the next instant r gives, and one moved by
+// must run before the next instant the rule gives, and one moved by
 // OnExcludedPreviousIncluded after the previous one; moved onto or past
 // it, the occurrence runs as that one (two occurrences moved onto one
 // instant run once). Skip drops every excluded occurrence, and so does a
 // move that finds no day within MaxMoveDays.
-func (e *Exclusions) NextRun(r *Rule, on OnExcluded, after time.Time) (s, at time.Time) {
+func (p *Placement) Next(after time.Time) (s, at time.Time) {
+	s, at = p.next(after)
+	if !at.IsZero() && inNanos(at) {
+		p.last.Store(at.UnixNano())
+	}
+	return s, at
+}
+
+func (p *Placement) next(after time.Time) (s, at time.Time) {
+	r, e := p.rule, p.excl
 	horizon := after.Add(CalendarHorizon)
-	switch on {
+	switch p.on {
 	case OnExcludedNextIncluded:
 		// An occurrence at or before after may have moved past it: the
-		// last one does (the ones before it would have to pass it).
-		s, n := lastAtOrBefore(r, after)
-		if s.IsZero() {
+		// last one can (the ones before it would have to pass it), unless
+		// after is an instant at which an occurrence runs.
+		var n time.Time // the instant after s, when known
+		if inNanos(after) && p.last.Load() == after.UnixNano() {
+			s = r.Next(after)
+		} else if s, n = lastAtOrBefore(r, after); s.IsZero() {
 			s, n = r.Next(after), time.Time{}
 		}
 		for !s.IsZero() && !s.After(horizon) {
-			if n.IsZero() || !n.After(s) {
-				n = r.Next(s)
-			}
 			if !e.Excludes(s) {
 				if s.After(after) {
 					return s, s
 				}
-			} else if p, ok := e.Place(s, on); ok && p.After(after) && (n.IsZero() || p.Before(n)) {
-				return s, p
+			} else {
+				if n.IsZero() {
+					n = r.Next(s)
+				}
+				if m, ok := e.place(s, p.on, n); ok && m.After(after) {
+					return s, m
+				}
 			}
-			s = n
+			if n.IsZero() {
+				n = r.Next(s)
+			}
+			s, n = n, time.Time{}
 		}
 	case OnExcludedPreviousIncluded:
-		// The previous instant r gives is at or before after, so a moved
-		// occurrence after after is after it too.
+		// The previous instant the rule gives is at or before after, so
+		// a moved occurrence after after is after it too.
 		low := after
 		for s = r.Next(after); !s.IsZero() && !s.After(horizon); low, s = s, r.Next(s) {
-			if p, ok := e.Place(s, on); ok && p.After(low) {
-				return s, p
+			if m, ok := e.place(s, p.on, low); ok {
+				return s, m
 			}
 		}
 	default:
@@ -342,19 +385,21 @@ func lastAtOrBefore(r *Rule, t time.Time) (s, next time.Time) {
 	return time.Time{}, time.Time{}
 }
 
-// Skipped counts the instants r gives strictly between after and before
-// (zero: without end) that do not run under e and on: those e excludes
-// when on is Skip (or empty), and those whose move finds no day within
-// MaxMoveDays. It counts at most limit of them and returns how many, the
-// first and the last.
-func (e *Exclusions) Skipped(r *Rule, on OnExcluded, after, before time.Time, limit int) (n int, first, last time.Time) {
+// Skipped counts the instants the rule gives strictly between after and
+// before (zero: without end) at which no occurrence runs because the
+// calendar excludes them: all of them under Skip, and those whose move
+// finds no day within MaxMoveDays otherwise (one merged into another
+// runs). It counts at most limit of them and returns how many, the first
+// and the last.
+func (p *Placement) Skipped(after, before time.Time, limit int) (n int, first, last time.Time) {
+	r, e := p.rule, p.excl
 	horizon := after.Add(CalendarHorizon)
 	for s := r.Next(after); !s.IsZero() && !s.After(horizon) && (before.IsZero() || s.Before(before)) && n < limit; s = r.Next(s) {
 		if !e.Excludes(s) {
 			continue
 		}
-		if on == OnExcludedNextIncluded || on == OnExcludedPreviousIncluded {
-			if _, ok := e.Place(s, on); ok {
+		if p.on == OnExcludedNextIncluded || p.on == OnExcludedPreviousIncluded {
+			if _, ok := e.Place(s, p.on); ok {
 				continue
 			}
 		}

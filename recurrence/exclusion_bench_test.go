@@ -10,7 +10,9 @@ import (
 // BenchmarkNextExcluded compares a daily rule's Next alone ("plain") with
 // Next followed by Place under a calendar of weekends and ten holidays a
 // year, moving excluded occurrences to the next included day
-// ("calendar"). The target: calendar within 2x of plain.
+// ("calendar"), and with the walks of a Placement as a job's timing
+// makes them, for each onExcluded ("run/Skip", ...). The target: each within 2x
+// of plain.
 func BenchmarkNextExcluded(b *testing.B) {
 	loc, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
@@ -51,4 +53,15 @@ func BenchmarkNextExcluded(b *testing.B) {
 			}
 		}
 	})
+	for _, on := range []recurrence.OnExcluded{recurrence.OnExcludedSkip, recurrence.OnExcludedNextIncluded, recurrence.OnExcludedPreviousIncluded} {
+		b.Run("run/"+string(on), func(b *testing.B) {
+			p := e.Apply(rule, on)
+			at := from
+			for b.Loop() {
+				if _, at = p.Next(at); at.Year() > 2029 {
+					at = from
+				}
+			}
+		})
+	}
 }

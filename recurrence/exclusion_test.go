@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -117,5 +119,75 @@ func TestExclusionsPlace(t *testing.T) {
 	}
 	if got, ok := all.Place(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), recurrence.OnExcludedNextIncluded); ok {
 		t.Errorf("Place with every day excluded = %v, want none", got)
+	}
+}
+
+// TestPlacementOrder walks rules under calendars with each onExcluded and
+// checks what Placement.Next promises: the instants a walk returns
+// increase, each is the first after the one before when asked cold (a new
+// Placement, from any instant in between), and the moved ones are where
+// the calendar says.
+func TestPlacementOrder(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	weekends := []*recurrence.Recurrence{{Frequency: recurrence.Week,
+		Schedule: &recurrence.Schedule{WeekDays: []recurrence.Weekday{recurrence.Saturday, recurrence.Sunday}}}}
+	span := []recurrence.ExclusionRange{{Start: time.Date(2026, 1, 5, 13, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 7, 10, 0, 0, 0, time.UTC)}}
+	tests := []struct {
+		name   string
+		rec    *recurrence.Recurrence
+		ranges []recurrence.ExclusionRange
+		rules  []*recurrence.Recurrence
+		on     recurrence.OnExcluded
+		want   []string // the first runs, as 2006-01-02T15:04
+	}{
+		{"daily, weekends skipped", &recurrence.Recurrence{Frequency: recurrence.Day}, nil, weekends, recurrence.OnExcludedSkip,
+			[]string{"2026-01-01T00:00", "2026-01-02T00:00", "2026-01-05T00:00", "2026-01-06T00:00"}},
+		{"daily, weekends onto Monday run once", &recurrence.Recurrence{Frequency: recurrence.Day}, nil, weekends, recurrence.OnExcludedNextIncluded,
+			[]string{"2026-01-01T00:00", "2026-01-02T00:00", "2026-01-05T00:00", "2026-01-06T00:00"}},
+		{"every third day, weekends moved", &recurrence.Recurrence{Frequency: recurrence.Day, Interval: 3}, nil, weekends, recurrence.OnExcludedNextIncluded,
+			[]string{"2026-01-01T00:00", "2026-01-05T00:00", "2026-01-07T00:00", "2026-01-12T00:00"}},
+		{"every third day, weekends moved back", &recurrence.Recurrence{Frequency: recurrence.Day, Interval: 3}, nil, weekends, recurrence.OnExcludedPreviousIncluded,
+			[]string{"2026-01-01T00:00", "2026-01-02T00:00", "2026-01-07T00:00", "2026-01-09T00:00"}},
+		{"last business day", &recurrence.Recurrence{Frequency: recurrence.Month, Schedule: &recurrence.Schedule{MonthDays: []int{-1}, Hours: []int{18}, Minutes: []int{0}}},
+			nil, weekends, recurrence.OnExcludedPreviousIncluded,
+			[]string{"2026-01-30T18:00", "2026-02-27T18:00", "2026-03-31T18:00", "2026-04-30T18:00", "2026-05-29T18:00"}},
+		// 14:00 on the 5th would move to 14:00 on the 7th, past 09:00
+		// on the 6th (itself moved to the 8th, past 14:00 on the 6th):
+		// both run as the occurrence they passed.
+		{"a span of hours: moves keep the order", &recurrence.Recurrence{Frequency: recurrence.Day, Schedule: &recurrence.Schedule{Hours: []int{9, 14}, Minutes: []int{0}}},
+			span, nil, recurrence.OnExcludedNextIncluded,
+			[]string{"2026-01-01T09:00", "2026-01-01T14:00", "2026-01-02T09:00", "2026-01-02T14:00", "2026-01-03T09:00", "2026-01-03T14:00",
+				"2026-01-04T09:00", "2026-01-04T14:00", "2026-01-05T09:00", "2026-01-07T14:00", "2026-01-08T09:00"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rule, err := recurrence.Compile(tt.rec, start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := recurrence.CompileExclusions(time.UTC, nil, tt.ranges, tt.rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			walk := e.Apply(rule, tt.on)
+			var got []string
+			var runs []time.Time
+			at := start.Add(-time.Nanosecond)
+			for range len(tt.want) {
+				_, at = walk.Next(at)
+				got = append(got, at.Format("2006-01-02T15:04"))
+				runs = append(runs, at)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+			for i := 1; i < len(runs); i++ {
+				for _, after := range []time.Time{runs[i-1], runs[i-1].Add(time.Second), runs[i].Add(-time.Second)} {
+					if _, cold := e.Apply(rule, tt.on).Next(after); !cold.Equal(runs[i]) {
+						t.Errorf("Next(%v) on a new Placement = %v, want %v", after, cold, runs[i])
+					}
+				}
+			}
+		})
 	}
 }
