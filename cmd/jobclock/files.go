@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -30,6 +31,8 @@ type jobFile struct {
 	// "default", which is made as it is.
 	def  *scheduler.JobCollection
 	jobs []fileJob // by name
+	// calendars are the collection's exclusion calendars, by name.
+	calendars map[string]*scheduler.Calendar
 }
 
 // fileJob is a job of a jobFile, with the tags of its ARM envelope.
@@ -45,6 +48,7 @@ type collectionFile struct {
 	Name       string                     `json:"name"`
 	Collection json.RawMessage            `json:"collection"`
 	Jobs       map[string]json.RawMessage `json:"jobs"`
+	Calendars  map[string]json.RawMessage `json:"calendars"`
 }
 
 // fileRules read a collection file: the collection and the jobs are kept
@@ -98,6 +102,22 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 	if len(cf.Collection) > 0 {
 		f.def, err = scheduler.ParseCollection(cf.Collection)
 		errs = append(errs, under("collection", err)...)
+	}
+	for _, n := range slices.Sorted(maps.Keys(cf.Calendars)) {
+		at := jsonpath.Key("calendars", n)
+		if !names.Valid(n) {
+			errs = append(errs, &scheduler.ValidationError{Path: at, Reason: nameRule})
+			continue
+		}
+		c, err := scheduler.ParseCalendar(cf.Calendars[n])
+		if err != nil {
+			errs = append(errs, under(at, err)...)
+			continue
+		}
+		if f.calendars == nil {
+			f.calendars = map[string]*scheduler.Calendar{}
+		}
+		f.calendars[n] = c
 	}
 	if len(cf.Jobs) == 0 && len(errs) == 0 {
 		errs = append(errs, &scheduler.ValidationError{Path: "jobs", Reason: "holds no jobs"})

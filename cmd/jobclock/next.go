@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/recurrence"
 )
 
 func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -22,9 +24,10 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	local := fs.Bool("local", false, "print the times in the job's time zone (recurrence.timeZone) instead of UTC")
 	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
 	collection := fs.String("collection", scheduler.DefaultCollection, "the job collection's `NAME`, as the scheduler names it (through the REST API: SUBSCRIPTION/RESOURCEGROUP/COLLECTION): with -job, it decides a recurrence.window's offsets and what H in a cron spec stands for")
+	calFile := fs.String("calendar", "", "apply the exclusion calendar the job names (recurrence.calendar), read from `FILE`: a calendar's JSON ({\"properties\": {\"dates\": [...]}}) or a collection file of jobclock run with \"calendars\"; skipped and moved occurrences are marked with its name")
 	jobName := fs.String("job", "", "the job's `NAME`, which (with -collection) decides a recurrence.window's offsets and what H in a cron spec stands for; required with either")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-")
+		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] [-calendar FILE] [-job NAME [-collection NAME]] FILE|-")
 		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-job NAME [-collection NAME]] [-cron] SPEC")
 		fs.PrintDefaults()
 	}
@@ -85,7 +88,18 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		job.Recurrence = r
 	}
-	timing, err := job.Timing(*collection, *jobName, created)
+	calName := job.Recurrence.Ext().Calendar
+	var excl *recurrence.Exclusions
+	if *calFile != "" {
+		if calName == "" {
+			fmt.Fprintln(stderr, "jobclock next: -calendar: the job names no calendar (recurrence.calendar)")
+			return 2
+		}
+		if excl, code = loadCalendar(*calFile, calName, stdin, stderr); excl == nil {
+			return code
+		}
+	}
+	timing, err := job.TimingUnder(*collection, *jobName, created, excl)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock next: %v\n", err)
 		return 1
@@ -95,6 +109,9 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		for _, note := range policyNotes(job) {
 			fmt.Fprintln(stderr, note)
 		}
+		if calName != "" && excl == nil {
+			fmt.Fprintf(stderr, "calendar %q: not applied; give -calendar FILE to skip or move the occurrences it excludes\n", calName)
+		}
 	}
 	loc := time.UTC
 	if *local {
@@ -102,14 +119,30 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	i := 0
 	rule := timing.Rule()
+	stamp := func(t time.Time) string { return t.In(loc).Format(time.RFC3339) }
+	cal := fmt.Sprintf("(calendar %q)", calName)
+	prev := created.Add(-time.Nanosecond)
 	for at := range timing.Occurrences() {
+		// The occurrences the calendar skips before this one: on lines
+		// of their own, which -n does not count.
+		if k, first, last := timing.Skipped(prev, at, scheduler.MaxSkippedCounted); k == 1 {
+			fmt.Fprintln(stdout, stamp(first)+"  skipped "+cal)
+		} else if k > 1 {
+			fmt.Fprintf(stdout, "%s  skipped, and %d more to %s %s\n", stamp(first), k-1, stamp(last), cal)
+		}
+		prev = at
+		line := stamp(at)
+		planned := at
+		if from, moved := timing.Moved(at); moved {
+			line += "  moved from " + stamp(from) + " " + cal
+			planned = from
+		}
 		if rule != nil && rule.Window() > 0 {
 			// The planned instant first, as without a window; the
 			// scheduled one it was spread from next to it.
-			fmt.Fprintln(stdout, at.In(loc).Format(time.RFC3339)+"  scheduled "+rule.Scheduled(at).In(loc).Format(time.RFC3339))
-		} else {
-			fmt.Fprintln(stdout, at.In(loc).Format(time.RFC3339))
+			line += "  scheduled " + stamp(rule.Scheduled(planned))
 		}
+		fmt.Fprintln(stdout, line)
 		if i++; i == *n {
 			break
 		}
@@ -125,6 +158,39 @@ var overlapWords = map[scheduler.OverlapPolicy]string{
 	scheduler.OverlapBufferAll:     fmt.Sprintf(" (each waits, in order, for the one in progress; at most %d wait)", scheduler.MaxBuffered),
 	scheduler.OverlapAllowAll:      fmt.Sprintf(" (each starts on time, beside those in progress; at most %d at once)", scheduler.MaxRunning),
 	scheduler.OverlapCancelRunning: " (cancels the one in progress)",
+}
+
+// loadCalendar reads the calendar name from the file path ("-": stdin):
+// a calendar's JSON, or a collection file of run that holds it under
+// "calendars", and compiles it. On failure it returns nil and the exit
+// status, having said why on stderr.
+func loadCalendar(path, name string, stdin io.Reader, stderr io.Writer) (*recurrence.Exclusions, int) {
+	data, err := readInput(path, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock next: -calendar: %v\n", err)
+		return nil, 1
+	}
+	var c *scheduler.Calendar
+	if isCollectionFile(data) {
+		f, err := readJobFile(path, bytes.NewReader(data), loadOptions(time.Second))
+		if err != nil {
+			printProblems(stderr, path+": ", err)
+			return nil, 1
+		}
+		if c = f.calendars[name]; c == nil {
+			fmt.Fprintf(stderr, "jobclock next: -calendar %s: the file holds no calendar %q (under \"calendars\")\n", path, name)
+			return nil, 1
+		}
+	} else if c, err = scheduler.ParseCalendar(data); err != nil {
+		printProblems(stderr, path+": ", err)
+		return nil, 1
+	}
+	excl, err := c.Compile()
+	if err != nil {
+		printProblems(stderr, path+": ", err)
+		return nil, 1
+	}
+	return excl, 0
 }
 
 // policyNotes says what the job's state and run policy do to the

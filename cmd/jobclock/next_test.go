@@ -17,14 +17,7 @@ func TestNext(t *testing.T) {
 	if err := os.WriteFile(spaced, []byte(everyOtherDay), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name   string
-		stdin  string
-		args   []string
-		code   int
-		stdout string
-		stderr string // exact for exit status 0, else a substring
-	}{
+	tests := []nextCase{
 		{name: "paused with a run policy", args: []string{"-n", "2", "-from", "2026-01-01", "-"},
 			stdin: `{"startTime": "2026-01-05T09:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
 				"recurrence": {"frequency": "day"}, "state": "disabled", "stateReason": "holidays", "resumeTime": "2026-01-07T00:00Z",
@@ -206,6 +199,22 @@ func TestNext(t *testing.T) {
 		{name: "json without cron", args: []string{"-json", "-"}, stdin: everyOtherDay, code: 2, stderr: "Usage: jobclock next"},
 		{name: "tz without cron", args: []string{"-tz", "UTC", "-"}, stdin: everyOtherDay, code: 2, stderr: "Usage: jobclock next"},
 	}
+	runNextCases(t, tests)
+}
+
+// nextCase is a run of jobclock next and what it prints.
+type nextCase struct {
+	name   string
+	stdin  string
+	args   []string
+	code   int
+	stdout string
+	stderr string // exact for exit status 0, else a substring
+}
+
+// runNextCases runs jobclock next for each case and compares.
+func runNextCases(t *testing.T, tests []nextCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, tt.stdin, append([]string{"next"}, tt.args...)...)
@@ -234,3 +243,49 @@ func TestNextDefaultsToNow(t *testing.T) {
 // hourlySpread runs at minute 0 of every hour, spread over 15 minutes.
 const hourlySpread = `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
 	"recurrence": {"frequency": "Hour", "schedule": {"minutes": [0]}, "window": "PT15M"}}`
+
+// TestNextCalendar: with -calendar, next skips and moves the occurrences
+// the calendar the job names excludes, and marks them with its name; the
+// calendar is read from its own JSON or from a collection file of run.
+func TestNextCalendar(t *testing.T) {
+	dir := t.TempDir()
+	calendar := `{"properties": {"timeZone": "Europe/Berlin", "dates": ["2026-12-25", "2026-12-26"],
+		"rules": [{"frequency": "Week", "schedule": {"weekDays": ["Saturday", "Sunday"]}}]}}`
+	calFile := filepath.Join(dir, "holidays.json")
+	runFile := filepath.Join(dir, "ops.json")
+	if err := os.WriteFile(calFile, []byte(calendar), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(runFile, []byte(`{"jobs": {"j": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}}},
+		"calendars": {"holidays": `+calendar+`}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	job := func(rec string) string {
+		return `{"startTime": "2026-12-20T08:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+			"recurrence": {"timeZone": "Europe/Berlin", "calendar": "holidays", ` + rec + `}}`
+	}
+	every2 := `"frequency": "Day", "interval": 2`
+	runNextCases(t, []nextCase{
+		{"skip", job(every2), []string{"-n", "4", "-q", "-calendar", calFile, "-"}, 0,
+			"2026-12-20T08:00:00Z  skipped (calendar \"holidays\")\n2026-12-22T08:00:00Z\n2026-12-24T08:00:00Z\n" +
+				"2026-12-26T08:00:00Z  skipped (calendar \"holidays\")\n2026-12-28T08:00:00Z\n2026-12-30T08:00:00Z\n", ""},
+		{"skip, several in a row", job(`"frequency": "Day"`), []string{"-n", "2", "-q", "-from", "2026-12-24T00:00Z", "-calendar", calFile, "-"}, 0,
+			"2026-12-24T08:00:00Z\n2026-12-25T08:00:00Z  skipped, and 2 more to 2026-12-27T08:00:00Z (calendar \"holidays\")\n" +
+				"2026-12-28T08:00:00Z\n", ""},
+		{"next included, from a run file", job(every2 + `, "onExcluded": "NextIncluded"`), []string{"-n", "4", "-q", "-calendar", runFile, "-"}, 0,
+			"2026-12-21T08:00:00Z  moved from 2026-12-20T08:00:00Z (calendar \"holidays\")\n2026-12-22T08:00:00Z\n2026-12-24T08:00:00Z\n" +
+				"2026-12-28T08:00:00Z\n", ""},
+		{"previous included", job(every2 + `, "onExcluded": "PreviousIncluded"`), []string{"-n", "4", "-q", "-from", "2026-12-19T00:00Z", "-calendar", calFile, "-"}, 0,
+			"2026-12-22T08:00:00Z\n2026-12-24T08:00:00Z\n2026-12-28T08:00:00Z\n2026-12-30T08:00:00Z\n", ""},
+		{"previous included, moved", job(`"frequency": "Week", "schedule": {"weekDays": ["Saturday"], "hours": [9], "minutes": [0]}, "onExcluded": "PreviousIncluded"`),
+			[]string{"-n", "2", "-q", "-calendar", calFile, "-"}, 0,
+			"2026-12-24T08:00:00Z  moved from 2026-12-26T08:00:00Z (calendar \"holidays\")\n" +
+				"2027-01-01T08:00:00Z  moved from 2027-01-02T08:00:00Z (calendar \"holidays\")\n", ""},
+		{"not applied without -calendar", job(every2), []string{"-n", "1", "-"}, 0, "2026-12-20T08:00:00Z\n",
+			"schedule: every 2 days at 09:00 (Europe/Berlin)\ncalendar \"holidays\": not applied; give -calendar FILE to skip or move the occurrences it excludes\n"},
+		{"a run file without the calendar", job(`"frequency": "Day", "calendar": "freeze"`), []string{"-calendar", runFile, "-"}, 1,
+			"", `holds no calendar "freeze"`},
+		{"a job naming none", `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}, "recurrence": {"frequency": "Day"}}`,
+			[]string{"-calendar", calFile, "-"}, 2, "", "the job names no calendar"},
+	})
+}

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,6 +44,9 @@ collection "default", or a collection file:
       "hello": {"action": {"type": "Http", "request": {"uri": "...", "method": "GET"}}},
       "nightly": {"tags": {"team": "ops"}, "properties": {...}},   // with labels
       ...
+    },
+    "calendars": {                        // optional: exclusion calendars
+      "holidays": {"properties": {"dates": ["2026-12-25"]}}
     }
   }
 
@@ -249,6 +254,11 @@ func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry 
 		if _, err := s.PutCollection(ctx, f.collection, f.def, nil); err != nil {
 			errs = append(errs, fmt.Errorf("%s: collection %q: %w", path, f.collection, err))
 			continue
+		}
+		for _, name := range slices.Sorted(maps.Keys(f.calendars)) {
+			if _, err := s.PutCalendar(ctx, f.collection, name, f.calendars[name], nil); err != nil {
+				errs = append(errs, fmt.Errorf("%s: calendar %s/%s: %w", path, f.collection, name, err))
+			}
 		}
 		for _, j := range f.jobs {
 			k := jobKey{f.collection, j.name}

@@ -172,3 +172,41 @@ func TestRunCommandTags(t *testing.T) {
 		t.Errorf("run with bad tags = %d, stderr:\n%s", code, stderr.String())
 	}
 }
+
+// TestRunCommandCalendars: the calendars of a collection file are put
+// before its jobs, which may name them; a bad one is named at its path.
+func TestRunCommandCalendars(t *testing.T) {
+	dir := t.TempDir()
+	file := writeRunFile(t, dir, "cal.json", `{
+		"name": "cal",
+		"calendars": {"holidays": {"properties": {"dates": ["2026-12-25"]}}},
+		"jobs": {
+			"a": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+				"recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z", "calendar": "holidays"}},
+		},
+	}`)
+	db := filepath.Join(dir, "jobs.db")
+	var stdout, stderr bytes.Buffer
+	if code := runScheduler(context.Background(), []string{"-db", db, file}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
+	}
+	st, err := sqlite.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.GetCollection(context.Background(), "cal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := c.Definition.Calendars["holidays"]; e == nil || len(e.Calendar.Properties.Dates) != 1 {
+		t.Errorf("calendars of the collection: %+v, want holidays with one date", c.Definition.Calendars)
+	}
+
+	bad := writeRunFile(t, dir, "badcal.json", `{"jobs": {}, "calendars": {"h": {"properties": {"dates": ["25.12.2026"]}}}}`)
+	stderr.Reset()
+	if code := runScheduler(context.Background(), []string{bad}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), `calendars.h.properties.dates[0]: "25.12.2026" is not a date`) {
+		t.Errorf("run with a bad calendar = %d, stderr:\n%s", code, stderr.String())
+	}
+}
