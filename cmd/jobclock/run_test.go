@@ -134,6 +134,23 @@ func TestRunCommandStopsOnCancel(t *testing.T) {
 // ARM envelopes (jobs that end at once: their endTime has passed), keeping
 // them in a SQLite file, and reads the tags back from it; tags past ARM's
 // limits are reported at their paths in the file.
+// runIntoSQLite runs file with -db, a new SQLite database in dir, and
+// returns that database's store, closed when the test ends.
+func runIntoSQLite(t *testing.T, dir, file string) *sqlite.Store {
+	t.Helper()
+	db := filepath.Join(dir, "jobs.db")
+	var stdout, stderr bytes.Buffer
+	if code := runScheduler(context.Background(), []string{"-db", db, file}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
+	}
+	st, err := sqlite.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func TestRunCommandTags(t *testing.T) {
 	dir := t.TempDir()
 	file := writeRunFile(t, dir, "tagged.json", `{
@@ -145,16 +162,8 @@ func TestRunCommandTags(t *testing.T) {
 				"recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z"}},
 		},
 	}`)
-	db := filepath.Join(dir, "jobs.db")
+	st := runIntoSQLite(t, dir, file)
 	var stdout, stderr bytes.Buffer
-	if code := runScheduler(context.Background(), []string{"-db", db, file}, &stdout, &stderr); code != 0 {
-		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
-	}
-	st, err := sqlite.Open(context.Background(), db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	for name, want := range map[string]map[string]string{"a": {"team": "ops"}, "b": nil} {
 		j, err := st.GetJob(context.Background(), "tagged", name)
 		if err != nil {
@@ -185,16 +194,8 @@ func TestRunCommandCalendars(t *testing.T) {
 				"recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z", "calendar": "holidays"}},
 		},
 	}`)
-	db := filepath.Join(dir, "jobs.db")
+	st := runIntoSQLite(t, dir, file)
 	var stdout, stderr bytes.Buffer
-	if code := runScheduler(context.Background(), []string{"-db", db, file}, &stdout, &stderr); code != 0 {
-		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
-	}
-	st, err := sqlite.Open(context.Background(), db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	c, err := st.GetCollection(context.Background(), "cal")
 	if err != nil {
 		t.Fatal(err)
