@@ -746,3 +746,37 @@ func TestSideBySide(t *testing.T) {
 
 // clockText is how the pages write an instant on the minute.
 func clockText(t time.Time) string { return t.Format("2006-01-02 15:04 MST") }
+
+// TestJobPageCalendar: the next occurrences of a job that names an
+// exclusion calendar mark the ones it skips and the ones it moves, with
+// the calendar's name.
+func TestJobPageCalendar(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	year := time.Now().Year() + 1
+	cal, err := scheduler.ParseCalendar(fmt.Appendf(nil, `{"properties": {"dates": ["%d-01-03"]}}`, year))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.PutCalendar(ctx, "c", "hol", cal, nil); err != nil {
+		t.Fatal(err)
+	}
+	day := func(d int) string { return time.Date(year, 1, d, 0, 0, 0, 0, time.UTC).Format(time.RFC3339) }
+	e.job("c", "skips", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day", "calendar": "hol"}`, day(1)))
+	p := e.get(jobPath("c", "skips"))
+	wantStatus(t, "skips", p, http.StatusOK)
+	skipped := regexp.MustCompile(`<tr class="skipped">\s*<td class="num">–</td>\s*<td><time datetime="` + regexp.QuoteMeta(day(3)) + `">[\s\S]*?skipped: excluded by calendar “hol”`)
+	if !skipped.MatchString(p.body) {
+		t.Errorf("job page has no skipped row at %s naming the calendar", day(3))
+	}
+	e.job("c", "moves", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day", "interval": 2, "calendar": "hol", "onExcluded": "NextIncluded"}`, day(1)))
+	p = e.get(jobPath("c", "moves"))
+	moved := regexp.MustCompile(`<time datetime="` + regexp.QuoteMeta(day(4)) + `">[\s\S]*?moved from <time datetime="` + regexp.QuoteMeta(day(3)) + `">[^<]*</time> by calendar “hol”`)
+	if !moved.MatchString(p.body) {
+		t.Errorf("job page has no row at %s moved from %s by the calendar", day(4), day(3))
+	}
+	wantNotIn(t, "moves", p, `class="skipped"`)
+	// A job without a calendar has no such column.
+	e.job("c", "plain", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day"}`, day(1)))
+	wantNotIn(t, "plain", e.get(jobPath("c", "plain")), `<th scope="col">Calendar</th>`)
+}

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -509,10 +510,11 @@ type jobPage struct {
 // upcomingTable is a table of occurrences; Zone is the job's zone, empty
 // for UTC.
 type upcomingTable struct {
-	Zone   string
-	Rows   []occurrenceRow
-	DST    bool // a daylight saving change touches a row
-	Spread bool // the rows are planned instants of a recurrence with a window
+	Zone     string
+	Rows     []occurrenceRow
+	DST      bool // a daylight saving change touches a row
+	Spread   bool // the rows are planned instants of a recurrence with a window
+	Calendar bool // an exclusion calendar skipped or moved a row
 }
 
 func newUpcoming(zone string, rows []occurrenceRow) upcomingTable {
@@ -520,6 +522,7 @@ func newUpcoming(zone string, rows []occurrenceRow) upcomingTable {
 	for _, r := range rows {
 		u.DST = u.DST || r.Shifted || r.Repeated || r.Changed
 		u.Spread = u.Spread || r.Scheduled.ISO != ""
+		u.Calendar = u.Calendar || r.Calendar != ""
 	}
 	return u
 }
@@ -532,6 +535,15 @@ type occurrenceRow struct {
 	Repeated  bool  // its wall time came round a second time: clocks went back
 	Changed   bool  // the zone's offset differs from the previous row's
 	Offset    string
+	// Calendar names the exclusion calendar when it moved or skipped
+	// this occurrence: MovedFrom is the instant it was moved from (zero
+	// when not moved); a Skipped row does not run, and More counts the
+	// skipped occurrences after it, up to Last.
+	Calendar  string
+	MovedFrom stamp
+	Skipped   bool
+	More      int
+	Last      stamp
 }
 
 type historyRow struct {
@@ -638,7 +650,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		}
 	}
 	p.Current = strings.Join(progress, " ")
-	rows, note := upcoming(rec, upcomingOnJobPage)
+	rows, note := upcoming(rec, h.calendarOf(ctx, rec), upcomingOnJobPage)
 	p.Upcoming, p.UpcomingNote = newUpcoming(p.Zone, rows), note
 	link := func(q url.Values) string { return h.jobURL(c, name, q) }
 	base := cloneQuery(q)
@@ -669,13 +681,32 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 	return "job", p, nil
 }
 
+// calendarOf returns the exclusion calendar the job of rec names,
+// compiled; nil when it names none, or its collection no longer has it.
+func (h *handler) calendarOf(ctx context.Context, rec *scheduler.JobRecord) *recurrence.Exclusions {
+	name := rec.Job.Recurrence.Ext().Calendar
+	if name == "" {
+		return nil
+	}
+	c, err := h.s.GetCalendar(ctx, rec.Collection, name)
+	if err != nil {
+		return nil
+	}
+	excl, err := c.Calendar.Compile()
+	if err != nil {
+		return nil
+	}
+	return excl
+}
+
 // upcoming lists the next n occurrences of a job as its record has them,
-// with a note when they will not run as listed.
-func upcoming(rec *scheduler.JobRecord, n int) ([]occurrenceRow, string) {
+// under cal, the calendar it names (nil: none), with a note when they
+// will not run as listed.
+func upcoming(rec *scheduler.JobRecord, cal *recurrence.Exclusions, n int) ([]occurrenceRow, string) {
 	if rec.State.Final() {
 		return nil, "The job is " + string(rec.State) + ": it has no further occurrences."
 	}
-	t, err := rec.Job.Timing(rec.Collection, rec.Name, rec.Schedule.Anchor)
+	t, err := rec.Job.TimingUnder(rec.Collection, rec.Name, rec.Schedule.Anchor, cal)
 	if err != nil {
 		return nil, "Its schedule cannot be computed: " + err.Error()
 	}
@@ -704,7 +735,10 @@ func disabledNote(rec *scheduler.JobRecord) string {
 // occurrenceRows lists up to limit occurrences of t from first on, marking
 // those a daylight saving change moved or repeated and those after a
 // change of the zone's offset. With a window, each row is the planned
-// instant and carries the scheduled one it is spread from.
+// instant and carries the scheduled one it is spread from. Under an
+// exclusion calendar, a moved occurrence carries the instant it was
+// moved from, and the ones skipped after first get a row of their own
+// (not numbered, not counted in limit).
 func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.Location) []occurrenceRow {
 	var out []occurrenceRow
 	var rule *recurrence.Rule
@@ -712,11 +746,17 @@ func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.L
 		rule = t.Rule()
 	}
 	prevOff, havePrev := 0, false
-	for a := first; !a.IsZero() && len(out) < limit; {
+	n := 0
+	for a := first; !a.IsZero() && n < limit; {
 		_, off := a.In(loc).Zone()
-		row := occurrenceRow{N: len(out) + 1, At: at(a, loc), Offset: a.In(loc).Format("-07:00")}
+		n++
+		row := occurrenceRow{N: n, At: at(a, loc), Offset: a.In(loc).Format("-07:00")}
+		planned := a
+		if from, moved := t.Moved(a); moved {
+			row.Calendar, row.MovedFrom, planned = t.Calendar(), at(from, loc), from
+		}
 		if rule != nil && rule.Window() > 0 {
-			row.Scheduled = at(rule.Scheduled(a), loc)
+			row.Scheduled = at(rule.Scheduled(planned), loc)
 		}
 		row.Shifted = rule != nil && rule.Shifted(a)
 		row.Repeated = rule != nil && rule.Repeated(a)
@@ -726,6 +766,10 @@ func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.L
 		next := t.Next(a)
 		if !next.After(a) {
 			break
+		}
+		if k, first, last := t.Skipped(a, next, scheduler.MaxSkippedCounted); k > 0 && n < limit {
+			out = append(out, occurrenceRow{At: at(first, loc), Offset: first.In(loc).Format("-07:00"),
+				Calendar: t.Calendar(), Skipped: true, More: k - 1, Last: at(last, loc)})
 		}
 		a = next
 	}
