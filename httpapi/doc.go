@@ -28,12 +28,18 @@
 //	GET    JC/calendars                list exclusion calendars by name    200, one page
 //	GET    JC/calendars/{calendarName} get an exclusion calendar           200
 //	PUT    JC/calendars/{calendarName} create or replace it (If-Match)     201 created, 200 replaced
-//	DELETE JC/calendars/{calendarName} delete it                           200
+//	DELETE JC/calendars/{calendarName} delete it                           200; 409 naming the jobs that use it
 //
 // Exclusion calendars are an extension beyond Azure Scheduler, of type
 // Microsoft.Scheduler/jobCollections/calendars, with the properties
 // described in the scheduler package's documentation ("Exclusion
 // calendars"); problems are named at their paths ("properties.dates[0]").
+// A job names one in "recurrence": {"calendar": "holidays", "onExcluded":
+// "NextIncluded"}; a calendar the collection lacks, or one that leaves the
+// job no occurrence, is refused at properties.recurrence.calendar, and a
+// replacement of a calendar that leaves one of its jobs no occurrence at
+// properties. Whether a PUT created the calendar (201) or replaced it
+// (200) is decided in the write itself.
 //
 // Every request needs the query parameter api-version=2016-03-01 (or
 // 2016-01-01, which is served identically); a missing one gets 400
