@@ -3,6 +3,7 @@ package recurrence
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,34 @@ type Exclusions struct {
 	// i of a chunk is its day i. Days outside the span are asked of the
 	// dates and rules each time.
 	chunks [spanChunks]atomic.Pointer[[chunkDays / 64]uint64]
+	// zone is the period of loc's offset that Excludes met last: the
+	// next instant in it needs no zone lookup.
+	zone atomic.Pointer[zoneSpan]
+}
+
+// zoneSpan is a period in which a zone's offset holds: [start, end) in
+// Unix seconds.
+type zoneSpan struct{ start, end, off int64 }
+
+// offset returns loc's offset from UTC at t, in seconds.
+func (e *Exclusions) offset(t time.Time) int64 {
+	u := t.Unix()
+	if z := e.zone.Load(); z != nil && u >= z.start && u < z.end {
+		return z.off
+	}
+	l := t.In(e.loc)
+	_, off := l.Zone()
+	z := &zoneSpan{start: math.MinInt64, end: math.MaxInt64, off: int64(off)}
+	if s, end := l.ZoneBounds(); !s.IsZero() || !end.IsZero() {
+		if !s.IsZero() {
+			z.start = s.Unix()
+		}
+		if !end.IsZero() {
+			z.end = end.Unix()
+		}
+	}
+	e.zone.Store(z)
+	return z.off
 }
 
 // The span of days whose exclusion is cached: about 200 years from
@@ -112,8 +141,7 @@ func (e *Exclusions) Location() *time.Location { return e.loc }
 // e's zone) is one of the dates or a date on which a rule has an
 // occurrence, or its local wall time lies in one of the ranges.
 func (e *Exclusions) Excludes(t time.Time) bool {
-	_, off := t.In(e.loc).Zone()
-	w := t.Unix() + int64(off) // the local wall time as seconds of a UTC clock
+	w := t.Unix() + e.offset(t) // the local wall time as seconds of a UTC clock
 	if len(e.ranges) > 0 {
 		for _, r := range e.ranges {
 			if r[0] > w {
@@ -246,6 +274,11 @@ func (e *Exclusions) place(t time.Time, on OnExcluded, bound time.Time) (at time
 	if !e.Excludes(t) {
 		return t, true
 	}
+	return e.move(t, on, bound)
+}
+
+// move is place of an instant t that e excludes.
+func (e *Exclusions) move(t time.Time, on OnExcluded, bound time.Time) (at time.Time, ok bool) {
 	step := 0
 	switch on {
 	case OnExcludedNextIncluded:
@@ -255,11 +288,11 @@ func (e *Exclusions) place(t time.Time, on OnExcluded, bound time.Time) (at time
 	default:
 		return time.Time{}, false
 	}
-	l := t.In(e.loc)
-	y, m, d := l.Date()
-	h, mi, s := l.Clock()
+	w := time.Unix(t.Unix()+e.offset(t), 0).UTC() // the wall clock in e's zone
+	y, m, d := w.Date()
+	h, mi, s := w.Clock()
 	for k := 1; k <= MaxMoveDays; k++ {
-		c := time.Date(y, m, d+k*step, h, mi, s, l.Nanosecond(), e.loc)
+		c := time.Date(y, m, d+k*step, h, mi, s, t.Nanosecond(), e.loc)
 		if !bound.IsZero() && (step > 0 && !c.Before(bound) || step < 0 && !c.After(bound)) {
 			return time.Time{}, false
 		}
@@ -337,7 +370,7 @@ func (p *Placement) next(after time.Time) (s, at time.Time) {
 				if n.IsZero() {
 					n = r.Next(s)
 				}
-				if m, ok := e.place(s, p.on, n); ok && m.After(after) {
+				if m, ok := e.move(s, p.on, n); ok && m.After(after) {
 					return s, m
 				}
 			}
