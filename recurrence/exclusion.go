@@ -19,6 +19,7 @@ type Exclusions struct {
 	loc    *time.Location
 	dates  []int64    // excluded local dates as days since 1970-01-01, sorted
 	ranges [][2]int64 // [start, end) local wall times as seconds of a UTC clock, sorted by start
+	reach  []int64    // reach[i]: the latest end among ranges[:i+1]
 	rules  []*Rule
 	// chunks caches the excluded dates of the span from RulesStart's
 	// date, chunkDays days a chunk, expanded when first asked about: bit
@@ -92,6 +93,12 @@ func CompileExclusions(loc *time.Location, dates []time.Time, ranges []Exclusion
 		e.ranges = append(e.ranges, [2]int64{wallSeconds(r.Start), wallSeconds(r.End)})
 	}
 	slices.SortFunc(e.ranges, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	for i, r := range e.ranges {
+		e.reach = append(e.reach, r[1])
+		if i > 0 {
+			e.reach[i] = max(r[1], e.reach[i-1])
+		}
+	}
 	start := time.Date(RulesStart.Year(), RulesStart.Month(), RulesStart.Day(), 0, 0, 0, 0, loc)
 	for i, r := range rules {
 		c := CalendarRule(r)
@@ -143,13 +150,11 @@ func (e *Exclusions) Location() *time.Location { return e.loc }
 func (e *Exclusions) Excludes(t time.Time) bool {
 	w := t.Unix() + e.offset(t) // the local wall time as seconds of a UTC clock
 	if len(e.ranges) > 0 {
-		for _, r := range e.ranges {
-			if r[0] > w {
-				break
-			}
-			if w < r[1] {
-				return true
-			}
+		// The ranges that start at or before w are ranges[:i]; one of
+		// them holds w when the latest end among them is after it.
+		i, _ := slices.BinarySearchFunc(e.ranges, w+1, func(r [2]int64, t int64) int { return cmp.Compare(r[0], t) })
+		if i > 0 && e.reach[i-1] > w {
+			return true
 		}
 	}
 	if len(e.dates) == 0 && len(e.rules) == 0 {
