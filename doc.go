@@ -619,15 +619,20 @@
 //	  "timeZone": "Europe/Berlin",
 //	  "dates": ["2026-12-25", "2026-12-26"],
 //	  "ranges": [{"start": "2026-12-24T12:00:00", "end": "2027-01-02T00:00:00"}],
-//	  "rules": [{"frequency": "Year", "schedule": {"months": [5], "monthDays": [1]}}]}}
+//	  "rules": [{"frequency": "Year", "schedule": {"months": [5], "monthDays": [1]}}],
+//	  "ical": "BEGIN:VCALENDAR\r\n...END:VCALENDAR\r\n"}}
 //
 // dates are local dates (YYYY-MM-DD); ranges are spans of local time in
 // the calendar's zone, start included and end excluded; rules are
 // recurrences in the form of a job's (no count, endTime, window or
 // timeZone of their own), and each local date on which one has an
 // occurrence is excluded (a yearly rule may name monthDays; intervals count
-// from 1 January 2000). [ParseCalendar] reads the JSON form and names each
-// problem at its path ("properties.ranges[0].end"). A calendar is kept in
+// from 1 January 2000); ical imports the events of an iCalendar text
+// (RFC 5545): all-day events exclude the dates they span, others the span
+// from DTSTART to DTEND (or DURATION), with RRULEs expanded up to 2100
+// (see [CalendarProperties]). [ParseCalendar] reads the JSON form and
+// names each problem at its path ("properties.ranges[0].end";
+// "properties.ical" with the line: "line 3: DTSTART ..."). A calendar is kept in
 // its collection's record, so that writing it is one atomic write of the
 // collection and no store needs a table of its own; each calendar has its
 // own ETag (PutCalendarOptions.IfMatch), and writing one also changes the

@@ -622,6 +622,15 @@ func steps() []step {
 		{name: "delete-calendar-in-use", method: "DELETE", path: rg1 + "/jccaljobs/calendars/weekends" + v},
 		{name: "delete-job-calendar", method: "DELETE", path: rg1 + "/jccaljobs/jobs/lastbusinessday" + v},
 		{name: "delete-calendar-unused", method: "DELETE", path: rg1 + "/jccaljobs/calendars/weekends" + v},
+		// ical: the events of an iCalendar text, kept as given; a problem
+		// is named at properties.ical with its line.
+		{name: "put-calendar-ical", method: "PUT", path: rg1 + "/jccaljobs/calendars/ics" + v, body: `{"properties": {
+  "timeZone": "Europe/Berlin",
+  "ical": "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nSUMMARY:Christmas\r\nDTSTART;VALUE=DATE:20261225\r\nDTEND;VALUE=DATE:20261227\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+}}`},
+		{name: "put-calendar-ical-invalid", method: "PUT", path: rg1 + "/jccaljobs/calendars/ics" + v, body: `{"properties": {
+  "ical": "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART:25.12.2026\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+}}`},
 		{name: "delete-collection-caljobs", method: "DELETE", path: rg1 + "/jccaljobs" + v},
 	}
 }

@@ -22,8 +22,8 @@ type Calendar struct {
 }
 
 // CalendarProperties is the "properties" object of a calendar. Any of
-// Dates, Ranges and Rules may be given; a calendar with none excludes
-// nothing.
+// Dates, Ranges, Rules and ICal may be given; a calendar with none
+// excludes nothing.
 type CalendarProperties struct {
 	// TimeZone is the IANA (or Windows) name of the zone in which dates,
 	// ranges and rules are read. Empty means UTC.
@@ -37,6 +37,16 @@ type CalendarProperties struct {
 	// intervals count from [recurrence.RulesStart]; their timeZone is the
 	// calendar's, and count, endTime and window are not allowed.
 	Rules []*recurrence.Recurrence `json:"rules,omitempty"`
+	// ICal is an iCalendar text (RFC 5545, "BEGIN:VCALENDAR ...
+	// END:VCALENDAR") whose events are excluded: an all-day event
+	// (DTSTART;VALUE=DATE) excludes the local dates it spans (DTEND
+	// excluded; one day without it), another the span of time from
+	// DTSTART to DTEND (or DTSTART plus DURATION), read in the
+	// calendar's zone unless it is UTC (a Z) or has a TZID. An RRULE
+	// repeats the event, up to the year 2100 and at most 10,000 times.
+	// Other components and members (VTODO, EXDATE, ...) are ignored.
+	// Empty means none.
+	ICal string `json:"ical,omitempty"`
 }
 
 // CalendarRange is a span of local time in a calendar's zone, written
@@ -157,6 +167,13 @@ func (c *Calendar) Compile() (*recurrence.Exclusions, error) {
 			}
 			rules = append(rules, r)
 		}
+	}
+	if p.ICal != "" {
+		d, r, problems := readICal(p.ICal, loc)
+		for _, pr := range problems {
+			add("properties.ical", "", fmt.Sprintf("line %d: %s", pr.line, pr.reason))
+		}
+		dates, ranges = append(dates, d...), append(ranges, r...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -1,0 +1,107 @@
+package jobdef_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobclock/scheduler/jobdef"
+)
+
+// TestCalendarICal imports the events of an iCalendar text: all-day
+// events (over two days, repeated by an RRULE), date-time events in UTC,
+// in another zone (TZID) and in the calendar's, with DTEND or DURATION,
+// folded lines, and components inside an event, which are ignored.
+func TestCalendarICal(t *testing.T) {
+	ical := strings.Join([]string{
+		"BEGIN:VCALENDAR",
+		"VERSION:2.0",
+		"BEGIN:VEVENT",
+		"SUMMARY:Christmas",
+		"DTSTART;VALUE=DATE:20261225",
+		"DTEND;VALUE=DATE:20261227",
+		"END:VEVENT",
+		"BEGIN:VEVENT",
+		"DTSTART;VALUE=DATE:20000501",
+		"RRULE:FREQ=YEARLY;BY",
+		" MONTH=5",
+		"END:VEVENT",
+		"BEGIN:VEVENT",
+		"DTSTART:20261110T090000Z",
+		"DURATION:PT2H",
+		"BEGIN:VALARM",
+		"DTSTART:19990101T000000Z",
+		"END:VALARM",
+		"END:VEVENT",
+		"BEGIN:VEVENT",
+		`DTSTART;TZID="America/New_York":20261111T090000`,
+		"DTEND;TZID=America/New_York:20261111T100000",
+		"END:VEVENT",
+		"BEGIN:VEVENT",
+		"DTSTART:20261112T120000",
+		"DTEND:20261112T130000",
+		"END:VEVENT",
+		"END:VCALENDAR",
+	}, "\r\n")
+	c, err := jobdef.ParseCalendar([]byte(`{"properties": {"timeZone": "Europe/Berlin", "ical": ` + quoteJSON(ical) + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	excl, err := c.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	for _, tt := range []struct {
+		at   time.Time
+		want bool
+	}{
+		{time.Date(2026, 12, 24, 23, 59, 0, 0, berlin), false},
+		{time.Date(2026, 12, 25, 0, 0, 0, 0, berlin), true},
+		{time.Date(2026, 12, 26, 23, 59, 0, 0, berlin), true},
+		{time.Date(2026, 12, 27, 0, 0, 0, 0, berlin), false},
+		{time.Date(2031, 5, 1, 12, 0, 0, 0, berlin), true}, // the RRULE, unfolded
+		{time.Date(2031, 5, 2, 12, 0, 0, 0, berlin), false},
+		{time.Date(2026, 11, 10, 10, 59, 0, 0, time.UTC), true}, // 09:00Z plus PT2H
+		{time.Date(2026, 11, 10, 11, 0, 0, 0, time.UTC), false},
+		{time.Date(2026, 11, 11, 14, 30, 0, 0, time.UTC), true}, // 09:00-10:00 in New York
+		{time.Date(2026, 11, 11, 9, 30, 0, 0, time.UTC), false},
+		{time.Date(2026, 11, 12, 12, 30, 0, 0, berlin), true}, // floating: the calendar's zone
+		{time.Date(2026, 11, 12, 12, 30, 0, 0, time.UTC), false},
+		{time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC), false}, // the alarm is no event
+	} {
+		if got := excl.Excludes(tt.at); got != tt.want {
+			t.Errorf("Excludes(%v) = %v, want %v", tt.at, got, tt.want)
+		}
+	}
+}
+
+// TestCalendarICalInvalid: problems are named at properties.ical with
+// their line.
+func TestCalendarICalInvalid(t *testing.T) {
+	for _, tt := range []struct{ ical, want string }{
+		{"hello", "line 1: is not an iCalendar text"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:2026-12-25\nEND:VEVENT\nEND:VCALENDAR", `line 3: DTSTART "2026-12-25" is not a date`},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:20261225T100000Z\nEND:VEVENT\nEND:VCALENDAR", "line 3: a VEVENT with a date-time DTSTART needs DTEND or DURATION"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nSUMMARY:x\nEND:VEVENT\nEND:VCALENDAR", "line 2: VEVENT has no DTSTART"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nRRULE:FREQ=SOMETIMES\nEND:VEVENT\nEND:VCALENDAR", `line 4: RRULE "FREQ=SOMETIMES"`},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nRRULE:FREQ=DAILY\nEND:VEVENT\nEND:VCALENDAR", "more than 10000 occurrences"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID=Mars/Olympus:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR", `line 3: DTSTART TZID "Mars/Olympus"`},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nDTEND;VALUE=DATE:20261224\nEND:VEVENT\nEND:VCALENDAR", "line 4: DTEND is not after DTSTART"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEND:VCALENDAR", "line 2: BEGIN:VEVENT has no END:VEVENT"},
+	} {
+		_, err := jobdef.ParseCalendar([]byte(`{"properties": {"ical": ` + quoteJSON(tt.ical) + `}}`))
+		var ve *jobdef.ValidationError
+		if !errors.As(err, &ve) || ve.Path != "properties.ical" || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseCalendar(ical %q) = %v, want a problem at properties.ical holding %q", tt.ical, err, tt.want)
+		}
+	}
+}
+
+// quoteJSON returns s as a JSON string.
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
