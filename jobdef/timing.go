@@ -143,6 +143,38 @@ func (t *Timing) Skipped(after, before time.Time, limit int) (n int, first, last
 	return n, first.UTC(), last.UTC()
 }
 
+// Dropped yields, in order, the instants the recurrence schedules
+// strictly between two consecutive occurrences prev and at (instants
+// [Timing.Next] returned; prev may also be the instant before the
+// first) at which no occurrence runs because t's calendar excludes them,
+// with merged set when the occurrence runs as a neighbouring one (moved
+// onto or past it) rather than not at all. It yields nothing without a
+// calendar.
+func (t *Timing) Dropped(prev, at time.Time) iter.Seq2[time.Time, bool] {
+	return func(yield func(time.Time, bool) bool) {
+		c := t.cal
+		if c == nil || t.rule == nil {
+			return
+		}
+		from, to := prev, at
+		if s, moved := t.Moved(prev); moved {
+			from = s
+		}
+		if s, moved := t.Moved(at); moved {
+			to = s
+		}
+		for s := t.rule.Next(from); !s.IsZero() && s.Before(to); s = t.rule.Next(s) {
+			if n, _, _ := c.p.Skipped(s.Add(-time.Nanosecond), s.Add(time.Nanosecond), 1); n == 1 {
+				if !yield(s.UTC(), false) {
+					return
+				}
+			} else if !yield(s.UTC(), true) {
+				return
+			}
+		}
+	}
+}
+
 // Moved reports whether t's calendar moved the occurrence that runs at
 // at (an instant [Timing.Next] returned), and from where: the instant
 // the recurrence gave for it. It is false without a calendar.

@@ -24,7 +24,7 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	local := fs.Bool("local", false, "print the times in the job's time zone (recurrence.timeZone) instead of UTC")
 	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
 	collection := fs.String("collection", scheduler.DefaultCollection, "the job collection's `NAME`, as the scheduler names it (through the REST API: SUBSCRIPTION/RESOURCEGROUP/COLLECTION): with -job, it decides a recurrence.window's offsets and what H in a cron spec stands for")
-	calFile := fs.String("calendar", "", "apply the exclusion calendar the job names (recurrence.calendar), read from `FILE`: a calendar's JSON ({\"properties\": {\"dates\": [...]}}) or a collection file of jobclock run with \"calendars\"; skipped and moved occurrences are marked with its name")
+	calFile := fs.String("calendar", "", "apply the exclusion calendar the job names (recurrence.calendar), read from `FILE`: a calendar's JSON ({\"properties\": {\"dates\": [...]}}) or a collection file of jobclock run with \"calendars\"; skipped, merged and moved occurrences are marked with its name")
 	jobName := fs.String("job", "", "the job's `NAME`, which (with -collection) decides a recurrence.window's offsets and what H in a cron spec stands for; required with either")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] [-calendar FILE] [-job NAME [-collection NAME]] FILE|-")
@@ -123,13 +123,39 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cal := fmt.Sprintf("(calendar %q)", calName)
 	prev := created.Add(-time.Nanosecond)
 	for at := range timing.Occurrences() {
-		// The occurrences the calendar skips before this one: on lines
-		// of their own, which -n does not count.
-		if k, first, last := timing.Skipped(prev, at, scheduler.MaxSkippedCounted); k == 1 {
-			fmt.Fprintln(stdout, stamp(first)+"  skipped "+cal)
-		} else if k > 1 {
-			fmt.Fprintf(stdout, "%s  skipped, and %d more to %s %s\n", stamp(first), k-1, stamp(last), cal)
+		// The occurrences the calendar drops before this one, on lines
+		// of their own, which -n does not count: a run of skipped ones
+		// on one line, each merged one on its own.
+		var first, last time.Time
+		k := 0
+		skipped := func() {
+			if k == 1 {
+				fmt.Fprintln(stdout, stamp(first)+"  skipped "+cal)
+			} else if k > 1 {
+				fmt.Fprintf(stdout, "%s  skipped, and %d more to %s %s\n", stamp(first), k-1, stamp(last), cal)
+			}
+			k = 0
 		}
+		for s, merged := range timing.Dropped(prev, at) {
+			if !merged {
+				if k == 0 {
+					first = s
+				}
+				k, last = k+1, s
+				continue
+			}
+			skipped()
+			into := at
+			if timing.OnExcluded() == recurrence.OnExcludedPreviousIncluded {
+				into = prev
+			}
+			if into.Before(created) {
+				fmt.Fprintln(stdout, stamp(s)+"  skipped: moved before the first occurrence "+cal)
+			} else {
+				fmt.Fprintln(stdout, stamp(s)+"  merged into "+stamp(into)+" "+cal)
+			}
+		}
+		skipped()
 		prev = at
 		line := stamp(at)
 		planned := at

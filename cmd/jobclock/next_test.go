@@ -274,9 +274,10 @@ func TestNextCalendar(t *testing.T) {
 				"2026-12-28T08:00:00Z\n", ""},
 		{"next included, from a run file", job(every2 + `, "onExcluded": "NextIncluded"`), []string{"-n", "4", "-q", "-calendar", runFile, "-"}, 0,
 			"2026-12-21T08:00:00Z  moved from 2026-12-20T08:00:00Z (calendar \"holidays\")\n2026-12-22T08:00:00Z\n2026-12-24T08:00:00Z\n" +
-				"2026-12-28T08:00:00Z\n", ""},
+				"2026-12-26T08:00:00Z  merged into 2026-12-28T08:00:00Z (calendar \"holidays\")\n2026-12-28T08:00:00Z\n", ""},
 		{"previous included", job(every2 + `, "onExcluded": "PreviousIncluded"`), []string{"-n", "4", "-q", "-from", "2026-12-19T00:00Z", "-calendar", calFile, "-"}, 0,
-			"2026-12-22T08:00:00Z\n2026-12-24T08:00:00Z\n2026-12-28T08:00:00Z\n2026-12-30T08:00:00Z\n", ""},
+			"2026-12-20T08:00:00Z  skipped: moved before the first occurrence (calendar \"holidays\")\n2026-12-22T08:00:00Z\n2026-12-24T08:00:00Z\n" +
+				"2026-12-26T08:00:00Z  merged into 2026-12-24T08:00:00Z (calendar \"holidays\")\n2026-12-28T08:00:00Z\n2026-12-30T08:00:00Z\n", ""},
 		{"previous included, moved", job(`"frequency": "Week", "schedule": {"weekDays": ["Saturday"], "hours": [9], "minutes": [0]}, "onExcluded": "PreviousIncluded"`),
 			[]string{"-n", "2", "-q", "-calendar", calFile, "-"}, 0,
 			"2026-12-24T08:00:00Z  moved from 2026-12-26T08:00:00Z (calendar \"holidays\")\n" +
