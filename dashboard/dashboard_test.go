@@ -748,8 +748,8 @@ func TestSideBySide(t *testing.T) {
 func clockText(t time.Time) string { return t.Format("2006-01-02 15:04 MST") }
 
 // TestJobPageCalendar: the next occurrences of a job that names an
-// exclusion calendar mark the ones it skips and the ones it moves, with
-// the calendar's name.
+// exclusion calendar mark the ones it skips, moves and merges into a
+// neighbouring one, with the calendar's name.
 func TestJobPageCalendar(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.collection("c", nil)
@@ -776,6 +776,12 @@ func TestJobPageCalendar(t *testing.T) {
 		t.Errorf("job page has no row at %s moved from %s by the calendar", day(4), day(3))
 	}
 	wantNotIn(t, "moves", p, `class="skipped"`)
+	e.job("c", "merges", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day", "calendar": "hol", "onExcluded": "NextIncluded"}`, day(1)))
+	p = e.get(jobPath("c", "merges"))
+	merged := regexp.MustCompile(`<tr class="skipped">\s*<td class="num">–</td>\s*<td><time datetime="` + regexp.QuoteMeta(day(3)) + `">[\s\S]*?merged into <time datetime="` + regexp.QuoteMeta(day(4)) + `">`)
+	if !merged.MatchString(p.body) {
+		t.Errorf("job page has no row at %s merged into %s by the calendar", day(3), day(4))
+	}
 	// A job without a calendar has no such column.
 	e.job("c", "plain", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day"}`, day(1)))
 	wantNotIn(t, "plain", e.get(jobPath("c", "plain")), `<th scope="col">Calendar</th>`)

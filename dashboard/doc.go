@@ -29,8 +29,8 @@
 // recurrence with a window, the planned instants, each next to the
 // scheduled instant it is spread from; under the exclusion calendar the
 // job names, the ones it moved with the instant they were moved from and
-// the ones it skips on rows of their own, struck through, each naming the
-// calendar), its
+// the ones it skips or merges into a neighbouring occurrence on rows of
+// their own, struck through, each naming the calendar), its
 // history with a
 // status filter and the whole message of each attempt (a long one folded
 // under its first line), its definition as

@@ -538,12 +538,15 @@ type occurrenceRow struct {
 	// Calendar names the exclusion calendar when it moved or skipped
 	// this occurrence: MovedFrom is the instant it was moved from (zero
 	// when not moved); a Skipped row does not run, and More counts the
-	// skipped occurrences after it, up to Last.
+	// skipped occurrences after it, up to Last; a Merged row runs as the
+	// occurrence at Into.
 	Calendar  string
 	MovedFrom stamp
 	Skipped   bool
 	More      int
 	Last      stamp
+	Merged    bool
+	Into      stamp
 }
 
 type historyRow struct {
@@ -767,11 +770,38 @@ func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.L
 		if !next.After(a) {
 			break
 		}
-		if k, first, last := t.Skipped(a, next, scheduler.MaxSkippedCounted); k > 0 && n < limit {
-			out = append(out, occurrenceRow{At: at(first, loc), Offset: first.In(loc).Format("-07:00"),
-				Calendar: t.Calendar(), Skipped: true, More: k - 1, Last: at(last, loc)})
+		if n < limit {
+			out = append(out, droppedRows(t, a, next, loc)...)
 		}
 		a = next
+	}
+	return out
+}
+
+// droppedRows lists the occurrences t's calendar drops between the
+// occurrences prev and next: a run of skipped ones as one row, each one
+// merged into a neighbouring occurrence as its own.
+func droppedRows(t *scheduler.Timing, prev, next time.Time, loc *time.Location) []occurrenceRow {
+	var out []occurrenceRow
+	var run *occurrenceRow // the row of the run of skipped ones being read
+	for s, merged := range t.Dropped(prev, next) {
+		if !merged && run != nil {
+			run.More, run.Last = run.More+1, at(s, loc)
+			continue
+		}
+		row := occurrenceRow{At: at(s, loc), Offset: s.In(loc).Format("-07:00"), Calendar: t.Calendar(), Skipped: true}
+		if merged {
+			into := next
+			if t.OnExcluded() == recurrence.OnExcludedPreviousIncluded {
+				into = prev
+			}
+			row.Merged, row.Into = true, at(into, loc)
+		}
+		out = append(out, row)
+		run = nil
+		if !merged {
+			run = &out[len(out)-1]
+		}
 	}
 	return out
 }
