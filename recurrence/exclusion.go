@@ -157,12 +157,14 @@ func (e *Exclusions) Excludes(t time.Time) bool {
 			return true
 		}
 	}
+	return e.dayExcluded(floorDiv(w, 86400))
+}
+
+// dayExcluded reports whether e excludes the local date dn (days since
+// 1970-01-01) as a whole, from the cached chunks within their span.
+func (e *Exclusions) dayExcluded(dn int64) bool {
 	if len(e.dates) == 0 && len(e.rules) == 0 {
 		return false
-	}
-	dn := w / 86400
-	if w < 0 && w%86400 != 0 {
-		dn--
 	}
 	if i := dn - day0; i >= 0 && i < spanChunks*chunkDays {
 		c := &e.chunks[i/chunkDays]
@@ -175,6 +177,39 @@ func (e *Exclusions) Excludes(t time.Time) bool {
 		return bits[k/64]&(1<<(k%64)) != 0
 	}
 	return e.excludesDay(dn)
+}
+
+// excludedUntil returns an instant after t, which e excludes, before
+// which every instant from t on is excluded too (a lower bound of the end
+// of the excluded span that holds t, a few hours short of it so that no
+// change of the zone's clocks can carry it past the end); t plus a
+// second when the span is shorter than that.
+func (e *Exclusions) excludedUntil(t time.Time) time.Time {
+	w := t.Unix() + e.offset(t)
+	end := w
+	for {
+		next := end
+		if len(e.ranges) > 0 {
+			i, _ := slices.BinarySearchFunc(e.ranges, end+1, func(r [2]int64, t int64) int { return cmp.Compare(r[0], t) })
+			if i > 0 && e.reach[i-1] > end {
+				next = e.reach[i-1] // the range that reaches furthest holds [end, reach)
+			}
+		}
+		if dn := floorDiv(end, 86400); e.dayExcluded(dn) {
+			next = max(next, (dn+1)*86400)
+		}
+		if next == end || next-w > int64(CalendarHorizon/time.Second) {
+			break
+		}
+		end = next
+	}
+	y, m, d := time.Unix(end, 0).UTC().Date()
+	h, mi, sec := time.Unix(end, 0).UTC().Clock()
+	u := time.Date(y, m, d, h, mi, sec, 0, e.loc).Add(-3 * time.Hour)
+	if !u.After(t) {
+		return t.Add(time.Second)
+	}
+	return u
 }
 
 // excludesDay reports whether e excludes the local date dn (days since
@@ -394,10 +429,12 @@ func (p *Placement) next(after time.Time) (s, at time.Time) {
 			}
 		}
 	default:
-		for s = r.Next(after); !s.IsZero() && !s.After(horizon); s = r.Next(s) {
+		for s = r.Next(after); !s.IsZero() && !s.After(horizon); {
 			if !e.Excludes(s) {
 				return s, s
 			}
+			// Every instant up to u is excluded: none of them runs.
+			s = r.Next(e.excludedUntil(s).Add(-time.Nanosecond))
 		}
 	}
 	return time.Time{}, time.Time{}

@@ -191,3 +191,45 @@ func TestPlacementOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestPlacementSkipAgreesWithFilter: under Skip, a Placement's walk (which
+// jumps over excluded spans) gives exactly the rule's instants that the
+// calendar does not exclude, asked one by one, across ranges, whole
+// excluded days, rules and a daylight saving change.
+func TestPlacementSkipAgreesWithFilter(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 10, 20, 12, 40, 0, 0, berlin)
+	rule, err := recurrence.Compile(&recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 10, TimeZone: "Europe/Berlin"}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := recurrence.CompileExclusions(berlin,
+		[]time.Time{time.Date(2026, 10, 27, 0, 0, 0, 0, time.UTC), time.Date(2026, 10, 28, 0, 0, 0, 0, time.UTC)},
+		[]recurrence.ExclusionRange{
+			{Start: time.Date(2026, 10, 20, 13, 0, 0, 0, time.UTC), End: time.Date(2026, 10, 22, 10, 0, 0, 0, time.UTC)},
+			{Start: time.Date(2026, 10, 21, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 10, 21, 1, 0, 0, 0, time.UTC)},
+			{Start: time.Date(2026, 10, 28, 23, 50, 0, 0, time.UTC), End: time.Date(2026, 10, 29, 0, 20, 0, 0, time.UTC)},
+		},
+		[]*recurrence.Recurrence{{Frequency: recurrence.Week, Schedule: &recurrence.Schedule{WeekDays: []recurrence.Weekday{recurrence.Sunday}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.Apply(rule, recurrence.OnExcludedSkip)
+	end := time.Date(2026, 11, 10, 0, 0, 0, 0, berlin)
+	s := rule.Next(start.Add(-time.Nanosecond))
+	_, at := p.Next(start.Add(-time.Nanosecond))
+	for s.Before(end) {
+		if e.Excludes(s) {
+			s = rule.Next(s)
+			continue
+		}
+		if !at.Equal(s) {
+			t.Fatalf("the walk gives %v, want %v (the next instant not excluded)", at, s)
+		}
+		s = rule.Next(s)
+		_, at = p.Next(at)
+	}
+}
