@@ -378,6 +378,7 @@ func steps() []step {
 		{name: "list-history-filter-skipped", method: "GET", path: rg1 + "/jcpolicy/jobs/p1/history" + v + "&$filter=" + urlq("status eq skipped")},
 		{name: "put-job-backfill", method: "PUT", path: rg1 + "/jcpolicy/jobs/bf" + v, body: `{"properties": {
   "startTime": "2020-01-01T00:00:00Z",
+  "state": "Disabled",
   "action": {"type": "Http", "request": {"uri": "http://example.com/ok", "method": "GET"}},
   "recurrence": {"frequency": "Minute", "interval": 1}
 }}`},
