@@ -59,7 +59,8 @@ type Config struct {
 // ConfigFromEnv reads the settings of a signal ("TRACES" or "METRICS")
 // from the environment. For each, the signal's variable
 // (OTEL_EXPORTER_OTLP_TRACES_HEADERS) wins over the general one
-// (OTEL_EXPORTER_OTLP_HEADERS):
+// (OTEL_EXPORTER_OTLP_HEADERS) whole, headers included (they are not
+// merged):
 //
 //	OTEL_EXPORTER_OTLP_ENDPOINT          base URL; the signal's path /v1/traces or /v1/metrics is appended
 //	OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT the URL, used as it is (/ when it has no path)
@@ -100,15 +101,12 @@ func ConfigFromEnv(signal string) (Config, error) {
 		return cfg, fmt.Errorf("%s=%q: not an OTLP protocol (http/json, http/protobuf or grpc)", v, p)
 	}
 
-	cfg.Headers = http.Header{}
-	for _, v := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_" + signal + "_HEADERS"} {
-		h, err := parseHeaders(os.Getenv(v))
-		if err != nil {
-			return cfg, fmt.Errorf("%s: %w", v, err)
-		}
-		for k, vs := range h {
-			cfg.Headers[k] = vs
-		}
+	// The signal's headers replace the general ones whole, as in
+	// OpenTelemetry's exporters: a signal sent to an endpoint of its own
+	// does not carry the credentials meant for the general one.
+	s, v := get("HEADERS")
+	if cfg.Headers, err = parseHeaders(s); err != nil {
+		return cfg, fmt.Errorf("%s: %w", v, err)
 	}
 
 	if s, v := get("TIMEOUT"); s != "" {
