@@ -129,13 +129,15 @@ func (c *client) post(parent context.Context, body []byte) (wait time.Duration, 
 }
 
 // retryAfter returns the wait a Retry-After header asks for (seconds or an
-// HTTP date), at most maxBackoff; 0 without one.
+// HTTP date); 0, the backoff, without one or with a negative number of
+// seconds. It is not cut to maxBackoff: send gives up instead when the
+// wait would outlast maxElapsed or the caller's context.
 func retryAfter(h string) time.Duration {
-	if h == "" {
-		return 0
-	}
 	var d time.Duration
 	if s, err := strconv.Atoi(h); err == nil {
+		if s < 0 {
+			return 0
+		}
 		d = time.Duration(s) * time.Second
 	} else if t, err := http.ParseTime(h); err == nil {
 		d = time.Until(t)
@@ -143,7 +145,7 @@ func retryAfter(h string) time.Duration {
 		return 0
 	}
 	// A zero or past Retry-After retries at once; 1ns keeps it apart from "none".
-	return min(max(d, time.Nanosecond), maxBackoff)
+	return max(d, time.Nanosecond)
 }
 
 // partialSuccess returns an error when a successful answer says that some

@@ -351,6 +351,27 @@ func TestRetriesEndWithTheContext(t *testing.T) {
 	}
 }
 
+// TestLongRetryAfter: a Retry-After longer than the longest backoff is
+// honoured, not cut short, so a wait past the one-minute limit (in seconds
+// or as an HTTP date) gives up at once instead of retrying early.
+func TestLongRetryAfter(t *testing.T) {
+	for _, after := range []string{"120", time.Now().Add(2 * time.Minute).UTC().Format(http.TimeFormat)} {
+		col, cfg := collector(t, "TRACES")
+		col.Answer = func(int, *http.Request) (int, http.Header) {
+			return http.StatusTooManyRequests, http.Header{"Retry-After": {after}}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 35*time.Second)
+		err := exportOne(ctx, cfg)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "giving up after 1 attempts") || !strings.Contains(err.Error(), "429") {
+			t.Errorf("Retry-After %s: export = %v, want giving up after 1 attempt, with the 429", after, err)
+		}
+		if n := col.Requests(); n != 1 {
+			t.Errorf("Retry-After %s: %d requests, want 1", after, n)
+		}
+	}
+}
+
 // TestPartialSuccess: an answer that rejects part of the request fails
 // the export without a retry.
 func TestPartialSuccess(t *testing.T) {
