@@ -472,7 +472,7 @@ func TestObserveUsageErrors(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
 	for _, tt := range []struct{ variable, value, want string }{
 		{"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc: OTLP over gRPC is not supported"},
-		{"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "novalue", `OTEL_EXPORTER_OTLP_TRACES_HEADERS: "novalue": want key=value`},
+		{"OTEL_EXPORTER_OTLP_TRACES_HEADERS", "novalue", `OTEL_EXPORTER_OTLP_TRACES_HEADERS: pair 1: want key=value`},
 		{"OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "10s", `OTEL_EXPORTER_OTLP_METRICS_TIMEOUT="10s": want a positive number of milliseconds`},
 	} {
 		t.Run(tt.variable, func(t *testing.T) {

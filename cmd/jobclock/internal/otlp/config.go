@@ -25,6 +25,7 @@ import (
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"golang.org/x/net/http/httpguts"
 )
 
 // DefaultTimeout bounds one request unless OTEL_EXPORTER_OTLP_TIMEOUT says
@@ -183,21 +184,29 @@ func endpoint(signal string) (string, error) {
 	return u.String(), nil
 }
 
-// parseHeaders parses "k1=v1,k2=v2" with percent-encoded values.
+// parseHeaders parses "k1=v1,k2=v2" with percent-encoded values. Its
+// errors name the pair by position or by key, never show a value: the
+// values are often credentials.
 func parseHeaders(s string) (http.Header, error) {
 	h := http.Header{}
-	for pair := range strings.SplitSeq(s, ",") {
+	for i, pair := range strings.Split(s, ",") {
 		if strings.TrimSpace(pair) == "" {
 			continue
 		}
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("%q: want key=value", pair)
+			return nil, fmt.Errorf("pair %d: want key=value", i+1)
+		}
+		if !httpguts.ValidHeaderFieldName(k) {
+			return nil, fmt.Errorf("pair %d: %q is not a header name", i+1, k)
 		}
 		val, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("%q: %w", pair, err)
+			return nil, fmt.Errorf("header %s: the value has a malformed %%-escape", k)
+		}
+		if !httpguts.ValidHeaderFieldValue(val) {
+			return nil, fmt.Errorf("header %s: the value holds a control character", k)
 		}
 		h.Set(k, val)
 	}

@@ -445,6 +445,11 @@ func TestConfigFromEnv(t *testing.T) {
 		{"temporality", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "sometimes"}, "METRICS", "", `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE="sometimes"`},
 		{"temporality is for metrics", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "sometimes"}, "TRACES", "http://localhost:4318/v1/traces", ""},
 		{"CA file", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"}, "TRACES", "", "OTEL_EXPORTER_OTLP_CERTIFICATE: open /nonexistent/ca.pem"},
+		{"headers", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "A=1,B=2%20%C3%BC"}, "TRACES", "http://localhost:4318/v1/traces", ""},
+		{"header without =", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "A=1,Authorization Bearer sekrit"}, "TRACES", "", "OTEL_EXPORTER_OTLP_HEADERS: pair 2: want key=value"},
+		{"header name", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "bad key=sekrit"}, "TRACES", "", `OTEL_EXPORTER_OTLP_TRACES_HEADERS: pair 1: "bad key" is not a header name`},
+		{"header escape", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=sekrit%zz"}, "TRACES", "", "OTEL_EXPORTER_OTLP_HEADERS: header Authorization: the value has a malformed %-escape"},
+		{"header value", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=sekrit%0Ax"}, "TRACES", "", "OTEL_EXPORTER_OTLP_HEADERS: header Authorization: the value holds a control character"},
 		{"client key alone", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "/k.pem"}, "TRACES", "", "only OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -454,10 +459,14 @@ func TestConfigFromEnv(t *testing.T) {
 				}
 			}
 			t.Setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "")
+			t.Setenv("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION", "")
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
 			cfg, err := otlp.ConfigFromEnv(tt.signal)
+			if err != nil && strings.Contains(err.Error(), "sekrit") {
+				t.Errorf("ConfigFromEnv(%s) error = %v, shows a header's value", tt.signal, err)
+			}
 			switch {
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Errorf("ConfigFromEnv(%s) error = %v, want %q", tt.signal, err, tt.wantErr)
