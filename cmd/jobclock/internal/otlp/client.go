@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -91,8 +93,9 @@ func (c *client) send(ctx context.Context, body []byte) error {
 }
 
 // post makes one attempt. It returns a nil error on success; otherwise
-// wait is -1 when the error is final, 0 for a retry after the backoff, and
-// the answer's Retry-After when it gave one.
+// wait is -1 when the error is final (an answer that may not be retried,
+// or no answer for a reason that is not temporary), 0 for a retry after the
+// backoff, and the answer's Retry-After when it gave one.
 func (c *client) post(parent context.Context, body []byte) (wait time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(parent, c.cfg.Timeout)
 	defer cancel()
@@ -110,8 +113,8 @@ func (c *client) post(parent context.Context, body []byte) (wait time.Duration, 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		if parent.Err() != nil {
-			return -1, err // the caller's context ended
+		if parent.Err() != nil || !temporary(err) {
+			return -1, fmt.Errorf("otlp: %w", err)
 		}
 		return 0, fmt.Errorf("otlp: %w", err)
 	}
@@ -126,6 +129,27 @@ func (c *client) post(parent context.Context, body []byte) (wait time.Duration, 
 		return retryAfter(resp.Header.Get("Retry-After")), err
 	}
 	return -1, err
+}
+
+// temporary reports whether a request that got no answer may succeed if
+// tried again: a timeout, a refused or reset connection, a connection
+// closed before the answer, a DNS failure the resolver calls temporary.
+// Anything else (a certificate the client does not trust, a malformed
+// request) would fail the same way each time.
+func temporary(err error) bool {
+	var ne net.Error
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return true
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return true
+	case errors.As(err, &dns):
+		return dns.IsTemporary || dns.IsTimeout
+	}
+	return false
 }
 
 // retryAfter returns the wait a Retry-After header asks for (seconds or an

@@ -7,10 +7,11 @@
 // [NewMetricExporter] an sdk/metric Exporter, each from a [Config] that
 // [ConfigFromEnv] reads from the environment variables of the OTLP
 // exporter specification. A request that fails with 429, 502, 503, 504
-// or without an answer is retried with exponential backoff (1 s doubling
-// up to 30 s, with jitter, or the answer's Retry-After), each attempt
+// or without an answer for a temporary reason (a timeout, a refused or
+// reset connection) is retried with exponential backoff (1 s doubling up
+// to 30 s, with jitter, or the answer's Retry-After), each attempt
 // bounded by the timeout and all of them by one minute and by the
-// caller's context; any other answer fails the export at once.
+// caller's context; any other answer or error fails the export at once.
 package otlp
 
 import (

@@ -3,9 +3,13 @@ package otlp_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -369,6 +373,49 @@ func TestLongRetryAfter(t *testing.T) {
 		if n := col.Requests(); n != 1 {
 			t.Errorf("Retry-After %s: %d requests, want 1", after, n)
 		}
+	}
+}
+
+// TestTransportErrors: a request that gets no answer is retried when the
+// failure is temporary (a refused connection) and fails at once when it
+// would fail the same way again (a certificate the client does not trust).
+func TestTransportErrors(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(&otlptest.Collector{})
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake errors are expected
+	srv.StartTLS()
+	defer srv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	cfg, err := otlp.ConfigFromEnv("TRACES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = exportOne(ctx, cfg)
+	if err == nil || !strings.Contains(err.Error(), "certificate") || strings.Contains(err.Error(), "attempts") {
+		t.Errorf("export to an untrusted certificate = %v, want the certificate error from the first attempt", err)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections to an untrusted certificate, want 1 (not retried)", n)
+	}
+
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", closed.URL)
+	if cfg, err = otlp.ConfigFromEnv("TRACES"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err = exportOne(ctx, cfg)
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "attempts") {
+		t.Errorf("export to a closed port = %v, want connection refused after retries", err)
 	}
 }
 
