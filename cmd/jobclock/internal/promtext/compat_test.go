@@ -25,9 +25,9 @@ import (
 // linked here by the test only) and compares the two expositions as the
 // Prometheus parser reads them: every family's name, type and help, every
 // series' labels and values, for units, suffixes, odd names, colliding
-// attribute keys, escapes, scope attributes and the resource. The
-// runtime's and the process's families, which the exporter does not make,
-// are left out.
+// attribute keys (of a point and of a scope), escapes, scope attributes
+// and the resource. The runtime's and the process's families, which the
+// exporter does not make, are left out.
 func TestSameAsOpenTelemetrysExporter(t *testing.T) {
 	ctx := context.Background()
 	ours := sdkmetric.NewManualReader()
@@ -41,7 +41,7 @@ func TestSameAsOpenTelemetrysExporter(t *testing.T) {
 	defer mp.Shutdown(ctx)
 
 	m := mp.Meter("github.com/jobclock/scheduler", metric.WithInstrumentationVersion("v9"),
-		metric.WithInstrumentationAttributes(attribute.String("scope.kind", "engine")))
+		metric.WithInstrumentationAttributes(attribute.String("scope.kind", "engine"), attribute.String("a.b", "x"), attribute.String("a_b", "y")))
 	h := mp.Meter("github.com/jobclock/scheduler/httpapi")
 	attrs := metric.WithAttributes(attribute.String("jobclock.action.type", "Http"), attribute.String("a.b", "x"), attribute.String("a_b", "y"),
 		attribute.Int("http.response.status_code", 201), attribute.Bool("ok", true), attribute.StringSlice("tags", []string{"p", "q"}),

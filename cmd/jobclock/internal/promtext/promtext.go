@@ -140,12 +140,11 @@ func families(rm *metricdata.ResourceMetrics) []family {
 			{"otel_scope_schema_url", sm.Scope.SchemaURL},
 			{"otel_scope_version", sm.Scope.Version},
 		}
-		for it := sm.Scope.Attributes.Iter(); it.Next(); {
-			kv := it.Attribute()
-			switch name := LabelName(string(kv.Key)); name {
-			case "", "name", "version", "schema_url":
+		for _, l := range attributeLabels(&sm.Scope.Attributes) {
+			switch l.name {
+			case "name", "version", "schema_url":
 			default:
-				scope = append(scope, label{"otel_scope_" + name, kv.Value.String()})
+				scope = append(scope, label{"otel_scope_" + l.name, l.value})
 			}
 		}
 		for _, m := range sm.Metrics {
@@ -221,25 +220,30 @@ func histogramSeries[N int64 | float64](points []metricdata.HistogramDataPoint[N
 }
 
 // labels returns the attributes as labels, with extra after them, sorted
-// by name. Attributes whose names become the same label are joined with
-// ";" in sorted order, as OpenTelemetry's exporter does.
+// by name.
 func labels(attrs *attribute.Set, extra []label) []label {
+	out := append(attributeLabels(attrs), extra...)
+	slices.SortFunc(out, func(a, b label) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// attributeLabels returns the attributes as labels, in no order.
+// Attributes whose names become the same label are joined with ";" in
+// sorted order, as OpenTelemetry's exporter does; a name that no label can
+// hold is left out.
+func attributeLabels(attrs *attribute.Set) []label {
 	values := map[string][]string{}
 	for it := attrs.Iter(); it.Next(); {
 		kv := it.Attribute()
-		name := LabelName(string(kv.Key))
-		if name == "" {
-			continue // no label can hold it
+		if name := LabelName(string(kv.Key)); name != "" {
+			values[name] = append(values[name], kv.Value.String())
 		}
-		values[name] = append(values[name], kv.Value.String())
 	}
-	out := make([]label, 0, len(values)+len(extra))
+	out := make([]label, 0, len(values))
 	for name, vs := range values {
 		slices.Sort(vs)
 		out = append(out, label{name, strings.Join(vs, ";")})
 	}
-	out = append(out, extra...)
-	slices.SortFunc(out, func(a, b label) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
