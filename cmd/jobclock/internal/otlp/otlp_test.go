@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricpb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -543,5 +544,25 @@ func TestShutdown(t *testing.T) {
 	}
 	if err := exp.Export(context.Background(), rm); !errors.Is(err, otlp.ErrShutdown) {
 		t.Errorf("Export after Shutdown = %v, want ErrShutdown", err)
+	}
+}
+
+// TestStrictJSON: the receiver refuses what the protobuf JSON mapping
+// would accept but OTLP's JSON encoding does not allow a writer to send,
+// so that the exporter tests catch an encoder that sends it.
+func TestStrictJSON(t *testing.T) {
+	const ok = `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"m","sum":{"aggregationTemporality":2,"dataPoints":[{"timeUnixNano":"1","asInt":"3"}]}}]}]}]}`
+	for _, tt := range []struct{ name, body, want string }{
+		{"as written", ok, ""},
+		{"snake_case", strings.Replace(ok, "timeUnixNano", "time_unix_nano", 1), "$.resourceMetrics[0].scopeMetrics[0].metrics[0].sum.dataPoints[0].time_unix_nano: not a member"},
+		{"64-bit number", strings.Replace(ok, `"asInt":"3"`, `"asInt":3`, 1), "$.resourceMetrics[0].scopeMetrics[0].metrics[0].sum.dataPoints[0].asInt: a 64-bit integer, want a string"},
+		{"enum name", strings.Replace(ok, `"aggregationTemporality":2`, `"aggregationTemporality":"AGGREGATION_TEMPORALITY_CUMULATIVE"`, 1), "sum.aggregationTemporality: an enum, want a number"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := otlptest.Unmarshal([]byte(tt.body), &colmetricpb.ExportMetricsServiceRequest{})
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("Unmarshal(%s) = %v, want %q", tt.body, err, tt.want)
+			}
+		})
 	}
 }

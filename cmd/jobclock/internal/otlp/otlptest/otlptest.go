@@ -1,10 +1,13 @@
 // Package otlptest is an OTLP/HTTP receiver for tests. It decodes what it
 // receives with the protobuf library's JSON mapping and the OTLP
 // definitions, so that a test reads a request member by member as a
-// collector would. Only tests import it.
+// collector would, after checking what that mapping lets through but OTLP
+// does not (member names in snake_case, 64-bit integers as numbers, enums
+// by name). Only tests import it.
 package otlptest
 
 import (
+	"bytes"
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/hex"
@@ -19,15 +22,22 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Unmarshal decodes an OTLP JSON message into m. OTLP writes trace and
 // span ids in hex where the protobuf JSON mapping has base64, so they are
 // turned into base64 first; every other member follows the mapping, and
-// an unknown member is an error.
+// an unknown member is an error. Where the mapping lets a reader accept
+// more than OTLP lets a writer send, Unmarshal refuses it (see [Strict]).
 func Unmarshal(data []byte, m proto.Message) error {
 	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(&doc); err != nil {
+		return err
+	}
+	if err := Strict(doc, m.ProtoReflect().Descriptor(), "$"); err != nil {
 		return err
 	}
 	if err := hexIDs(doc); err != nil {
@@ -38,6 +48,60 @@ func Unmarshal(data []byte, m proto.Message) error {
 		return err
 	}
 	return protojson.Unmarshal(b, m)
+}
+
+// Strict checks a decoded JSON document (with json.Number for numbers)
+// against the message it encodes, as the OTLP specification's JSON
+// encoding wants it written: member names in lowerCamelCase (protobuf's
+// JSON name, not the field's own snake_case name), 64-bit integers as
+// strings and enums as numbers. The protobuf JSON mapping accepts the
+// other forms, so without this check a writer could send them unnoticed.
+// path names the member at fault in the error ("$" for the document).
+func Strict(v any, md protoreflect.MessageDescriptor, path string) error {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("%s: want an object for %s", path, md.FullName())
+	}
+	for key, e := range obj {
+		fd := md.Fields().ByJSONName(key)
+		if fd == nil {
+			return fmt.Errorf("%s.%s: not a member of %s in lowerCamelCase", path, key, md.FullName())
+		}
+		p := path + "." + key
+		if !fd.IsList() {
+			if err := strictValue(e, fd, p); err != nil {
+				return err
+			}
+			continue
+		}
+		list, ok := e.([]any)
+		if !ok {
+			return fmt.Errorf("%s: want an array", p)
+		}
+		for i, x := range list {
+			if err := strictValue(x, fd, fmt.Sprintf("%s[%d]", p, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// strictValue checks one value of a field (one element of a list).
+func strictValue(v any, fd protoreflect.FieldDescriptor, path string) error {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return Strict(v, fd.Message(), path)
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind, protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		if _, ok := v.(string); !ok {
+			return fmt.Errorf("%s: a 64-bit integer, want a string, got %v", path, v)
+		}
+	case protoreflect.EnumKind:
+		if _, ok := v.(json.Number); !ok {
+			return fmt.Errorf("%s: an enum, want a number, got %v", path, v)
+		}
+	}
+	return nil
 }
 
 func hexIDs(v any) error {
