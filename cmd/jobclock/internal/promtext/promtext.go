@@ -161,7 +161,8 @@ func families(rm *metricdata.ResourceMetrics) []family {
 }
 
 // metricFamily translates one metric; ok is false for kinds the text
-// format has no place for (exponential histograms, summaries).
+// format has no place for (exponential histograms, summaries) and for a
+// name of which nothing is left in Prometheus's characters.
 func metricFamily(m metricdata.Metrics, scope []label) (f family, ok bool) {
 	f.help = m.Description
 	switch d := m.Data.(type) {
@@ -181,7 +182,9 @@ func metricFamily(m metricdata.Metrics, scope []label) (f family, ok bool) {
 		return f, false
 	}
 	f.name = MetricName(m.Name, m.Unit, f.typ)
-	return f, true
+	// A name with nothing a metric name can hold ("ü", "...") has no
+	// family: a nameless sample would make the whole scrape unreadable.
+	return f, f.name != ""
 }
 
 func sumSeries[N int64 | float64](d metricdata.Sum[N], scope []label) (string, []series) {

@@ -224,6 +224,23 @@ func TestLabelName(t *testing.T) {
 	}
 }
 
+// TestHandlerNamelessMetrics: a metric whose name keeps no character a
+// Prometheus name can hold is left out, and the rest of the scrape reads.
+func TestHandlerNamelessMetrics(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	m := mp.Meter("m")
+	for _, name := range []string{"ü", "...", "jobclock.queue"} {
+		g, _ := m.Int64Gauge(name)
+		g.Record(context.Background(), 2)
+	}
+	fams := scrape(t, reader)
+	if fams["jobclock_queue"] == nil || fams[""] != nil {
+		t.Errorf("families %v, want jobclock_queue and none without a name", keys(fams))
+	}
+}
+
 // TestHandlerGzip: a scrape that accepts gzip gets the exposition gzipped;
 // one that does not, or refuses it, gets it plain.
 func TestHandlerGzip(t *testing.T) {
