@@ -48,6 +48,7 @@ func TestSameAsOpenTelemetrysExporter(t *testing.T) {
 		attribute.String("jobclock.job", "line\nbreak \"quoted\" back\\slash"))
 	for _, c := range []struct{ name, unit string }{
 		{"jobclock.attempts", "{attempt}"}, {"requests.total", ""}, {"transfer", "By/s"}, {"cpu.time", "ms"}, {"3xx.count", "1"}, {"odd--name!", "KiBy"},
+		{"rate.a", "By./s"}, {"rate.b", "By/s."}, {"rate.c", "By."}, {"rate.d", "./s"},
 	} {
 		ctr, _ := m.Int64Counter(c.name, metric.WithUnit(c.unit), metric.WithDescription("Counts "+c.name+".\nSecond line \\ here."))
 		ctr.Add(ctx, 3, attrs)

@@ -56,9 +56,13 @@ func unitWords(unit string) (main, per string) {
 		main = cleanUnit(lookup(units, num))
 	}
 	if den = strings.TrimSpace(den); den != "" && !strings.ContainsAny(den, "{}") {
-		if w := cleanUnit(lookup(perUnits, den)); w != "" {
+		if w := strings.TrimSuffix(cleanUnit(lookup(perUnits, den)), "_"); w != "" {
 			per = "per_" + w
 		}
+	}
+	if per != "" {
+		// As OpenTelemetry's translator does: "By./s" is By_per_second.
+		main = strings.TrimSuffix(main, "_")
 	}
 	return main, per
 }

@@ -206,6 +206,8 @@ func TestMetricName(t *testing.T) {
 		{"io", "By/s", "counter", "io_bytes_per_second_total"},
 		{"3xx", "", "gauge", "_3xx"},
 		{"odd--name", "m/{x}", "gauge", "odd_name_meters"},
+		{"x", "By./s", "gauge", "x_By_per_second"},
+		{"x", "By/s.", "gauge", "x_bytes_per_s"},
 	} {
 		if got := promtext.MetricName(tt.name, tt.unit, tt.typ); got != tt.want {
 			t.Errorf("MetricName(%q, %q, %q) = %q, want %q", tt.name, tt.unit, tt.typ, got, tt.want)
