@@ -12,7 +12,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -30,9 +30,10 @@ var ErrShutdown = errors.New("otlp: exporter shut down")
 
 // client posts export requests to one URL.
 type client struct {
-	cfg    Config
-	http   *http.Client
-	closed atomic.Bool
+	cfg  Config
+	http *http.Client
+	once sync.Once
+	stop chan struct{} // closed by shutdown
 }
 
 func newClient(cfg Config) *client {
@@ -43,17 +44,27 @@ func newClient(cfg Config) *client {
 	if cfg.TLS != nil {
 		tr.TLSClientConfig = cfg.TLS
 	}
-	return &client{cfg: cfg, http: &http.Client{Transport: tr}}
+	return &client{cfg: cfg, http: &http.Client{Transport: tr}, stop: make(chan struct{})}
 }
 
+// shutdown makes later exports fail and stops one that waits to retry.
 func (c *client) shutdown() {
-	c.closed.Store(true)
+	c.once.Do(func() { close(c.stop) })
 	c.http.CloseIdleConnections()
+}
+
+func (c *client) closed() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // send posts body, retrying what the specification says may be retried.
 func (c *client) send(ctx context.Context, body []byte) error {
-	if c.closed.Load() {
+	if c.closed() {
 		return ErrShutdown
 	}
 	if c.cfg.Gzip {
@@ -68,6 +79,9 @@ func (c *client) send(ctx context.Context, body []byte) error {
 	start := time.Now()
 	backoff := firstBackoff
 	for attempt := 1; ; attempt++ {
+		if attempt > 1 && c.closed() {
+			return ErrShutdown
+		}
 		wait, err := c.post(ctx, body)
 		if err == nil || wait < 0 {
 			return err
@@ -87,6 +101,9 @@ func (c *client) send(ctx context.Context, body []byte) error {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("otlp: %s: %w (after %d attempts, the last: %v)", c.cfg.URL, ctx.Err(), attempt, err)
+		case <-c.stop:
+			t.Stop()
+			return fmt.Errorf("%w (after %d attempts, the last: %v)", ErrShutdown, attempt, err)
 		case <-t.C:
 		}
 	}

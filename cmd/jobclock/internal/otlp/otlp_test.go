@@ -566,3 +566,36 @@ func TestStrictJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownStopsARetry: Shutdown ends an export that waits to retry,
+// with ErrShutdown and no further request.
+func TestShutdownStopsARetry(t *testing.T) {
+	col, cfg := collector(t, "TRACES")
+	answered := make(chan struct{}, 1)
+	col.Answer = func(int, *http.Request) (int, http.Header) {
+		select {
+		case answered <- struct{}{}:
+		default:
+		}
+		return http.StatusServiceUnavailable, http.Header{"Retry-After": {"5"}}
+	}
+	var got []sdktrace.ReadOnlySpan
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder{&got}))
+	_, s := tp.Tracer("test").Start(context.Background(), "s")
+	s.End()
+	exp := otlp.NewSpanExporter(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	done := make(chan error)
+	go func() { done <- exp.ExportSpans(ctx, got) }()
+	<-answered
+	if err := exp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, otlp.ErrShutdown) || !strings.Contains(err.Error(), "503") {
+		t.Errorf("export stopped by Shutdown = %v, want ErrShutdown with the 503", err)
+	}
+	if n := col.Requests(); n != 1 {
+		t.Errorf("%d requests, want 1 (no retry after Shutdown)", n)
+	}
+}
