@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -190,25 +191,37 @@ func retryAfter(h string) time.Duration {
 }
 
 // partialSuccess returns an error when a successful answer says that some
-// of the spans or points were rejected; such a request is not retried.
+// of the spans or points were rejected, or carries a message; such a
+// request is not retried. Both the lowerCamelCase member names of the OTLP
+// JSON encoding and the snake_case ones of the protobuf JSON mapping are
+// read.
 func partialSuccess(answer []byte) error {
+	type partial struct {
+		RejectedSpans      json.Number `json:"rejectedSpans"`
+		RejectedSpans_     json.Number `json:"rejected_spans"`
+		RejectedDataPoints json.Number `json:"rejectedDataPoints"`
+		RejectedPoints_    json.Number `json:"rejected_data_points"`
+		ErrorMessage       string      `json:"errorMessage"`
+		ErrorMessage_      string      `json:"error_message"`
+	}
 	var r struct {
-		PartialSuccess struct {
-			RejectedSpans      json.Number `json:"rejectedSpans"`
-			RejectedDataPoints json.Number `json:"rejectedDataPoints"`
-			ErrorMessage       string      `json:"errorMessage"`
-		} `json:"partialSuccess"`
+		PartialSuccess  *partial `json:"partialSuccess"`
+		PartialSuccess_ *partial `json:"partial_success"`
 	}
 	if json.Unmarshal(answer, &r) != nil {
 		return nil // not JSON (a protobuf answer, or none): success
 	}
-	p := r.PartialSuccess
-	rejected := p.RejectedSpans
-	if rejected == "" {
-		rejected = p.RejectedDataPoints
+	p := cmp.Or(r.PartialSuccess, r.PartialSuccess_)
+	if p == nil {
+		return nil
 	}
-	if n, _ := rejected.Int64(); n > 0 {
-		return fmt.Errorf("otlp: the endpoint rejected %d items: %s", n, p.ErrorMessage)
+	n, _ := cmp.Or(p.RejectedSpans, p.RejectedSpans_, p.RejectedDataPoints, p.RejectedPoints_).Int64()
+	msg := cmp.Or(p.ErrorMessage, p.ErrorMessage_)
+	switch {
+	case n > 0:
+		return fmt.Errorf("otlp: the endpoint rejected %d items: %s", n, msg)
+	case msg != "":
+		return fmt.Errorf("otlp: the endpoint took everything, with a warning: %s", msg)
 	}
 	return nil
 }

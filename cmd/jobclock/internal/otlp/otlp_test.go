@@ -420,24 +420,32 @@ func TestTransportErrors(t *testing.T) {
 	}
 }
 
-// TestPartialSuccess: an answer that rejects part of the request fails
-// the export without a retry.
+// TestPartialSuccess: an answer that rejects part of the request, or
+// carries a message, fails the export without a retry; member names are
+// read in either JSON spelling.
 func TestPartialSuccess(t *testing.T) {
-	calls := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls++
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"partialSuccess": {"rejectedSpans": "1", "errorMessage": "span too old"}}`))
-	}))
-	defer srv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
-	cfg, err := otlp.ConfigFromEnv("TRACES")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = exportOne(context.Background(), cfg)
-	if err == nil || !strings.Contains(err.Error(), "rejected 1 items: span too old") || calls != 1 {
-		t.Errorf("export = %v after %d calls, want the rejection after 1", err, calls)
+	for _, tt := range []struct{ answer, want string }{
+		{`{"partialSuccess": {"rejectedSpans": "1", "errorMessage": "span too old"}}`, "rejected 1 items: span too old"},
+		{`{"partial_success": {"rejected_spans": "2", "error_message": "span too old"}}`, "rejected 2 items: span too old"},
+		{`{"partialSuccess": {"errorMessage": "attribute cut"}}`, "took everything, with a warning: attribute cut"},
+		{`{"partialSuccess": {}}`, ""},
+	} {
+		calls := 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			calls++
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(tt.answer))
+		}))
+		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
+		cfg, err := otlp.ConfigFromEnv("TRACES")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = exportOne(context.Background(), cfg)
+		srv.Close()
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) || calls != 1 {
+			t.Errorf("answer %s: export = %v after %d calls, want %q after 1", tt.answer, err, calls, tt.want)
+		}
 	}
 }
 
