@@ -2,13 +2,16 @@ package promtext_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -107,7 +110,45 @@ func TestSameAsOpenTelemetrysExporter(t *testing.T) {
 	}
 	sortSeries(got)
 	sortSeries(want)
-	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+	if diff := gocmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("Handler's exposition differs from OpenTelemetry's exporter's (-exporter +Handler):\n%s", diff)
+	}
+}
+
+// TestRuntimeFamiliesAsTheGoCollector: the go_* families have the names,
+// types and help texts of the Prometheus client's Go collector (with its
+// default metrics), and every go_memstats_* value read from
+// runtime/metrics is a positive number, as a misspelt sample name would
+// not give.
+func TestRuntimeFamiliesAsTheGoCollector(t *testing.T) {
+	runtime.GC() // so that go_memstats_last_gc_time_seconds has a time
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector())
+	gathered, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, f := range gathered {
+		want[f.GetName()] = f.GetType().String() + " " + f.GetHelp()
+	}
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	fams := scrape(t, reader)
+	got := map[string]string{}
+	for name, f := range fams {
+		if strings.HasPrefix(name, "go_") {
+			got[name] = f.GetType().String() + " " + f.GetHelp()
+		}
+		if strings.HasPrefix(name, "go_memstats_") {
+			m := f.GetMetric()[0]
+			if v := cmp.Or(m.GetGauge().GetValue(), m.GetCounter().GetValue()); !(v > 0) {
+				t.Errorf("%s = %v, want a positive number", name, v)
+			}
+		}
+	}
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("go_* families (-Go collector +Handler):\n%s", diff)
 	}
 }
