@@ -177,7 +177,9 @@ func otlpWanted(signal string) bool {
 	if strings.EqualFold(os.Getenv("OTEL_"+signal+"_EXPORTER"), "none") {
 		return false
 	}
-	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
+	// Blank is unset, as otlp.ConfigFromEnv reads it.
+	return strings.TrimSpace(os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) != "" ||
+		strings.TrimSpace(os.Getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT")) != ""
 }
 
 // Shutdown flushes and stops the exporters.

@@ -543,3 +543,16 @@ func sum(ms []*dto.Metric) float64 {
 	}
 	return s
 }
+
+// TestOTLPBlankEndpoint: an endpoint variable of blanks asks for no export
+// (not for one to the default localhost:4318).
+func TestOTLPBlankEndpoint(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", " ")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "\t")
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "")
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	cfgs, err := (&observeFlags{}).otlpConfigs()
+	if err != nil || len(cfgs) != 0 {
+		t.Errorf("otlpConfigs with blank endpoints = %v, %v; want none", cfgs, err)
+	}
+}
