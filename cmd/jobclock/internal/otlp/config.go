@@ -127,13 +127,13 @@ func ConfigFromEnv(signal string) (Config, error) {
 		return cfg, fmt.Errorf("%s=%q: want gzip or none", v, s)
 	}
 
-	if cfg.TLS, err = tlsConfig(get); err != nil {
+	if cfg.TLS, err = tlsConfig(signal, get); err != nil {
 		return cfg, err
 	}
 
 	if signal == "METRICS" {
 		const tv = "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"
-		switch s := strings.ToLower(strings.TrimSpace(os.Getenv(tv))); s {
+		switch s := strings.TrimSpace(os.Getenv(tv)); strings.ToLower(s) {
 		case "", "cumulative":
 		case "delta":
 			cfg.Temporality = sdkmetric.DeltaTemporalitySelector
@@ -143,7 +143,7 @@ func ConfigFromEnv(signal string) (Config, error) {
 			return cfg, fmt.Errorf("%s=%q: want cumulative, delta or lowmemory", tv, s)
 		}
 		const av = "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION"
-		switch s := strings.ToLower(strings.TrimSpace(os.Getenv(av))); s {
+		switch s := strings.TrimSpace(os.Getenv(av)); strings.ToLower(s) {
 		case "", "explicit_bucket_histogram":
 		case "base2_exponential_bucket_histogram":
 			cfg.Aggregation = func(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
@@ -216,7 +216,7 @@ func parseHeaders(s string) (http.Header, error) {
 
 // tlsConfig reads the CA and client certificate files; nil when none is
 // set.
-func tlsConfig(get func(string) (string, string)) (*tls.Config, error) {
+func tlsConfig(signal string, get func(string) (string, string)) (*tls.Config, error) {
 	ca, caVar := get("CERTIFICATE")
 	cert, certVar := get("CLIENT_CERTIFICATE")
 	key, keyVar := get("CLIENT_KEY")
@@ -236,7 +236,12 @@ func tlsConfig(get func(string) (string, string)) (*tls.Config, error) {
 	}
 	if cert != "" || key != "" {
 		if cert == "" || key == "" {
-			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY go together: only %s is set", certVar+keyVar)
+			set, missing := certVar, "CLIENT_KEY"
+			if cert == "" {
+				set, missing = keyVar, "CLIENT_CERTIFICATE"
+			}
+			return nil, fmt.Errorf("%s is set without OTEL_EXPORTER_OTLP_%s_%s or OTEL_EXPORTER_OTLP_%s: a client certificate and its key go together",
+				set, signal, missing, missing)
 		}
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {

@@ -498,7 +498,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{"not a URL", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, "TRACES", "", `OTEL_EXPORTER_OTLP_ENDPOINT="collector:4318": want an http:// or https:// URL`},
 		{"compression", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_COMPRESSION": "zstd"}, "METRICS", "", `OTEL_EXPORTER_OTLP_METRICS_COMPRESSION="zstd": want gzip or none`},
 		{"timeout", map[string]string{"OTEL_EXPORTER_OTLP_TIMEOUT": "-1"}, "METRICS", "", `OTEL_EXPORTER_OTLP_TIMEOUT="-1": want a positive number of milliseconds`},
-		{"temporality", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "sometimes"}, "METRICS", "", `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE="sometimes"`},
+		{"temporality", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "Sometimes"}, "METRICS", "", `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE="Sometimes"`},
+		{"temporality in capitals", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "Delta"}, "METRICS", "http://localhost:4318/v1/metrics", ""},
+		{"aggregation", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION": "Buckets"}, "METRICS", "", `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION="Buckets": want`},
 		{"temporality is for metrics", map[string]string{"OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE": "sometimes"}, "TRACES", "http://localhost:4318/v1/traces", ""},
 		{"CA file", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"}, "TRACES", "", "OTEL_EXPORTER_OTLP_CERTIFICATE: open /nonexistent/ca.pem"},
 		{"headers", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "A=1,B=2%20%C3%BC"}, "TRACES", "http://localhost:4318/v1/traces", ""},
@@ -506,7 +508,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{"header name", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "bad key=sekrit"}, "TRACES", "", `OTEL_EXPORTER_OTLP_TRACES_HEADERS: pair 1: "bad key" is not a header name`},
 		{"header escape", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=sekrit%zz"}, "TRACES", "", "OTEL_EXPORTER_OTLP_HEADERS: header Authorization: the value has a malformed %-escape"},
 		{"header value", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=sekrit%0Ax"}, "TRACES", "", "OTEL_EXPORTER_OTLP_HEADERS: header Authorization: the value holds a control character"},
-		{"client key alone", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "/k.pem"}, "TRACES", "", "only OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set"},
+		{"client key alone", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "/k.pem"}, "TRACES", "", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY is set without OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE or OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"},
+		{"client certificate alone", map[string]string{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "/c.pem"}, "METRICS", "", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE is set without OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY or OTEL_EXPORTER_OTLP_CLIENT_KEY"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, v := range []string{"ENDPOINT", "PROTOCOL", "HEADERS", "TIMEOUT", "COMPRESSION", "CERTIFICATE", "CLIENT_CERTIFICATE", "CLIENT_KEY"} {
