@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -57,13 +58,24 @@ func Handler(c Collector) http.Handler {
 		var out io.Writer = w
 		if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 			w.Header().Set("Content-Encoding", "gzip")
-			zw := gzip.NewWriter(w)
-			defer zw.Close()
+			zw := gzipWriters.Get().(*gzip.Writer)
+			zw.Reset(w)
+			defer func() {
+				zw.Close()
+				zw.Reset(io.Discard) // let go of w
+				gzipWriters.Put(zw)
+			}()
 			out = zw
 		}
-		Write(out, &rm)
+		// An error here is the scraper's connection failing: there is no
+		// one left to answer.
+		_ = Write(out, &rm)
 	})
 }
+
+// gzipWriters keeps the compressors of earlier scrapes: each holds
+// hundreds of kilobytes of tables that a new one would allocate again.
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
 
 // acceptsGzip reports whether an Accept-Encoding header lists gzip with a
 // weight above zero.
