@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -93,6 +95,7 @@ func (f *observeFlags) otlpConfigs() (map[string]otlp.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("OTLP %s: %w", strings.ToLower(signal), err)
 		}
+		cfg.UserAgent = userAgent()
 		cfgs[signal] = cfg
 	}
 	return cfgs, nil
@@ -169,6 +172,16 @@ func setupProviders(ctx context.Context, f *observeFlags, instance string, log *
 		o.shutdown = append(o.shutdown, mp.Shutdown)
 	}
 	return o, nil
+}
+
+// userAgent is the User-Agent of the OTLP requests: jobclock/ and the
+// module version the command was built as ("(devel)" without one).
+func userAgent() string {
+	version := ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		version = info.Main.Version
+	}
+	return "jobclock/" + cmp.Or(version, "(devel)")
 }
 
 // otlpWanted reports whether the environment asks for OTLP export of a

@@ -461,6 +461,9 @@ func TestOTLPProtobufFallsBackToJSON(t *testing.T) {
 	if spans := sink.Spans(); len(spans) != 1 || spans[0].Name != "fallback" {
 		t.Errorf("received spans %v, want the one named fallback", spans)
 	}
+	if ua := sink.Headers()[0].Get("User-Agent"); !strings.HasPrefix(ua, "jobclock/") {
+		t.Errorf("User-Agent %q, want jobclock/ and the version", ua)
+	}
 	for _, signal := range []string{"traces", "metrics"} {
 		if want := "sending http/json"; !strings.Contains(logs.String(), want) || !strings.Contains(logs.String(), "signal="+signal) {
 			t.Errorf("log %q has no warning %q for %s", logs.String(), want, signal)

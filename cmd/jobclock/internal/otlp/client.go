@@ -125,7 +125,7 @@ func (c *client) post(parent context.Context, body []byte) (wait time.Duration, 
 		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "jobclock-otlp")
+	req.Header.Set("User-Agent", cmp.Or(c.cfg.UserAgent, "jobclock"))
 	if c.cfg.Gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}

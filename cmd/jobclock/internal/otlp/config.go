@@ -50,6 +50,9 @@ type Config struct {
 	Gzip bool
 	// TLS is the client's TLS configuration; nil for the defaults.
 	TLS *tls.Config
+	// UserAgent is the requests' User-Agent, in the style of the
+	// specification's OTel-OTLP-Exporter-Go/1.2.3. Defaults to jobclock.
+	UserAgent string
 	// ProtobufAsked is set when the protocol variable asks for
 	// http/protobuf, which this package answers with http/json.
 	ProtobufAsked bool

@@ -462,6 +462,16 @@ func TestGzipAndHeaders(t *testing.T) {
 	if h.Get("Content-Encoding") != "gzip" || h.Get("Authorization") != "Bearer abc" || h.Get("X-Tenant") != "one" || len(col.Spans()) != 1 {
 		t.Errorf("headers %v, %d spans; want gzip, Bearer abc, X-Tenant one and the span", h, len(col.Spans()))
 	}
+	if ua := h.Get("User-Agent"); ua != "jobclock" {
+		t.Errorf("User-Agent %q without Config.UserAgent, want jobclock", ua)
+	}
+	cfg.UserAgent = "jobclock/v1.2.3"
+	if err := exportOne(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if ua := col.Headers()[1].Get("User-Agent"); ua != cfg.UserAgent {
+		t.Errorf("User-Agent %q, want Config.UserAgent %q", ua, cfg.UserAgent)
+	}
 }
 
 // TestSignalHeadersReplaceTheGeneralOnes: a signal sent to an endpoint of
