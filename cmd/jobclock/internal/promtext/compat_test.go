@@ -132,9 +132,7 @@ func TestRuntimeFamiliesAsTheGoCollector(t *testing.T) {
 	for _, f := range gathered {
 		want[f.GetName()] = f.GetType().String() + " " + f.GetHelp()
 	}
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
+	reader, _ := meter(t)
 	fams := scrape(t, reader)
 	got := map[string]string{}
 	for name, f := range fams {

@@ -44,6 +44,15 @@ func scrape(t *testing.T, reader sdkmetric.Reader) map[string]*dto.MetricFamily 
 	return fams
 }
 
+// meter returns a manual reader and a meter of a provider that reads into
+// it, shut down when the test ends.
+func meter(tb testing.TB) (*sdkmetric.ManualReader, metric.Meter) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	tb.Cleanup(func() { mp.Shutdown(context.Background()) })
+	return reader, mp.Meter("m")
+}
+
 func labelMap(m *dto.Metric) map[string]string {
 	l := map[string]string{}
 	for _, p := range m.GetLabel() {
@@ -229,10 +238,7 @@ func TestLabelName(t *testing.T) {
 // TestHandlerNamelessMetrics: a metric whose name keeps no character a
 // Prometheus name can hold is left out, and the rest of the scrape reads.
 func TestHandlerNamelessMetrics(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
-	m := mp.Meter("m")
+	reader, m := meter(t)
 	for _, name := range []string{"ü", "...", "jobclock.queue"} {
 		g, _ := m.Int64Gauge(name)
 		g.Record(context.Background(), 2)
@@ -246,10 +252,8 @@ func TestHandlerNamelessMetrics(t *testing.T) {
 // TestHandlerGzip: a scrape that accepts gzip gets the exposition gzipped;
 // one that does not, or refuses it, gets it plain.
 func TestHandlerGzip(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
-	c, _ := mp.Meter("m").Int64Counter("jobclock.attempts")
+	reader, m := meter(t)
+	c, _ := m.Int64Counter("jobclock.attempts")
 	c.Add(context.Background(), 5)
 	h := promtext.Handler(reader)
 	for _, tt := range []struct {
@@ -289,10 +293,8 @@ func TestHandlerGzip(t *testing.T) {
 
 // BenchmarkHandlerGzip measures a gzipped scrape of a few families.
 func BenchmarkHandlerGzip(b *testing.B) {
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(context.Background())
-	c, _ := mp.Meter("m").Int64Counter("jobclock.attempts")
+	reader, m := meter(b)
+	c, _ := m.Int64Counter("jobclock.attempts")
 	c.Add(context.Background(), 5)
 	h := promtext.Handler(reader)
 	req := httptest.NewRequest("GET", "/metrics", nil)
