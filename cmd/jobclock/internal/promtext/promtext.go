@@ -142,7 +142,9 @@ func families(rm *metricdata.ResourceMetrics) []family {
 		byName[f.name] = &f
 		order = append(order, f.name)
 	}
-	if rm.Resource != nil && rm.Resource.Len() > 0 {
+	if rm.Resource != nil {
+		// Written for an empty resource too, as OpenTelemetry's exporter
+		// does: target_info 1 without labels.
 		add(family{name: "target_info", help: "Target metadata", typ: "gauge",
 			series: []series{{labels: labels(rm.Resource.Set(), nil), samples: []sample{{value: 1}}}}})
 	}

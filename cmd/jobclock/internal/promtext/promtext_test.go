@@ -249,6 +249,19 @@ func TestHandlerNamelessMetrics(t *testing.T) {
 	}
 }
 
+// TestHandlerEmptyResource: a provider with an empty resource still has
+// target_info, 1 without labels.
+func TestHandlerEmptyResource(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(resource.Empty()))
+	defer mp.Shutdown(context.Background())
+	fams := scrape(t, reader)
+	ti := fams["target_info"].GetMetric()
+	if len(ti) != 1 || len(ti[0].GetLabel()) != 0 || ti[0].GetGauge().GetValue() != 1 {
+		t.Errorf("target_info = %v, want 1 without labels", ti)
+	}
+}
+
 // TestHandlerGzip: a scrape that accepts gzip gets the exposition gzipped;
 // one that does not, or refuses it, gets it plain.
 func TestHandlerGzip(t *testing.T) {
