@@ -3,8 +3,10 @@ package otlp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -203,6 +205,55 @@ func TestExportMetricsPreferences(t *testing.T) {
 	}
 	if p.Count != 2 || p.GetSum() != 10 || total != 2 || p.Scale == 0 {
 		t.Errorf("exponential point = %v, want count 2, sum 10, 2 in the positive buckets and a scale", p)
+	}
+}
+
+// TestExportOddValues: NaN and the infinities of a gauge, and the
+// negative buckets of an exponential histogram, arrive as they were
+// recorded.
+func TestExportOddValues(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION", "base2_exponential_bucket_histogram")
+	col, cfg := collector(t, "METRICS")
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(otlp.NewMetricExporter(cfg), sdkmetric.WithInterval(time.Hour))))
+	defer mp.Shutdown(ctx)
+	m := mp.Meter("test")
+	g, _ := m.Float64Gauge("g")
+	for k, v := range map[string]float64{"nan": math.NaN(), "inf": math.Inf(1), "-inf": math.Inf(-1)} {
+		g.Record(ctx, v, metric.WithAttributes(attribute.String("v", k)))
+	}
+	h, _ := m.Float64Histogram("h")
+	h.Record(ctx, -2)
+	h.Record(ctx, -8)
+	h.Record(ctx, 4)
+	if err := mp.ForceFlush(ctx); err != nil {
+		t.Fatalf("ForceFlush: %v (rejected: %q)", err, col.Rejected())
+	}
+	reqs := col.Metrics()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1; rejected: %q", len(reqs), col.Rejected())
+	}
+	byName := map[string]*metricpb.Metric{}
+	for _, m := range reqs[0].ResourceMetrics[0].ScopeMetrics[0].Metrics {
+		byName[m.Name] = m
+	}
+	got := map[string]string{}
+	for _, p := range byName["g"].GetGauge().GetDataPoints() {
+		got[attrs(p.Attributes)["v"].GetStringValue()] = fmt.Sprint(p.GetAsDouble())
+	}
+	if diff := cmp.Diff(map[string]string{"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}, got); diff != "" {
+		t.Errorf("gauge values (-want +got):\n%s", diff)
+	}
+	p := byName["h"].GetExponentialHistogram().GetDataPoints()[0]
+	var neg, pos uint64
+	for _, n := range p.GetNegative().GetBucketCounts() {
+		neg += n
+	}
+	for _, n := range p.GetPositive().GetBucketCounts() {
+		pos += n
+	}
+	if p.Count != 3 || neg != 2 || pos != 1 || p.GetMin() != -8 || p.GetMax() != 4 {
+		t.Errorf("exponential point = %v, want count 3, 2 negative and 1 positive, min -8, max 4", p)
 	}
 }
 
