@@ -365,11 +365,11 @@ func (r recorder) ForceFlush(context.Context) error                { return nil 
 func TestRetries(t *testing.T) {
 	col, cfg := collector(t, "TRACES")
 	statuses := []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
-	col.Answer = func(n int, r *http.Request) (int, http.Header) {
+	col.Answer = func(n int, r *http.Request) *otlptest.Reply {
 		if n <= len(statuses) {
-			return statuses[n-1], http.Header{"Retry-After": {"0"}}
+			return &otlptest.Reply{Status: statuses[n-1], Header: http.Header{"Retry-After": {"0"}}}
 		}
-		return 0, nil
+		return nil
 	}
 	if err := exportOne(context.Background(), cfg); err != nil {
 		t.Fatalf("export after 4 retryable answers: %v", err)
@@ -379,7 +379,7 @@ func TestRetries(t *testing.T) {
 	}
 
 	col2, cfg2 := collector(t, "TRACES")
-	col2.Answer = func(int, *http.Request) (int, http.Header) { return http.StatusBadRequest, nil }
+	col2.Answer = func(int, *http.Request) *otlptest.Reply { return &otlptest.Reply{Status: http.StatusBadRequest} }
 	err := exportOne(context.Background(), cfg2)
 	if err == nil || !strings.Contains(err.Error(), "400 Bad Request") {
 		t.Errorf("export answered 400 = %v, want an error naming the status", err)
@@ -393,8 +393,8 @@ func TestRetries(t *testing.T) {
 // context does not start.
 func TestRetriesEndWithTheContext(t *testing.T) {
 	col, cfg := collector(t, "TRACES")
-	col.Answer = func(int, *http.Request) (int, http.Header) {
-		return http.StatusServiceUnavailable, http.Header{"Retry-After": {"5"}}
+	col.Answer = func(int, *http.Request) *otlptest.Reply {
+		return &otlptest.Reply{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"5"}}}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -413,8 +413,8 @@ func TestRetriesEndWithTheContext(t *testing.T) {
 func TestLongRetryAfter(t *testing.T) {
 	for _, after := range []string{"120", time.Now().Add(2 * time.Minute).UTC().Format(http.TimeFormat)} {
 		col, cfg := collector(t, "TRACES")
-		col.Answer = func(int, *http.Request) (int, http.Header) {
-			return http.StatusTooManyRequests, http.Header{"Retry-After": {after}}
+		col.Answer = func(int, *http.Request) *otlptest.Reply {
+			return &otlptest.Reply{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {after}}}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 35*time.Second)
 		err := exportOne(ctx, cfg)
@@ -481,21 +481,13 @@ func TestPartialSuccess(t *testing.T) {
 		{`{"partialSuccess": {"errorMessage": "attribute cut"}}`, "took everything, with a warning: attribute cut"},
 		{`{"partialSuccess": {}}`, ""},
 	} {
-		calls := 0
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			calls++
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(tt.answer))
-		}))
-		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", srv.URL+"/v1/traces")
-		cfg, err := otlp.ConfigFromEnv("TRACES")
-		if err != nil {
-			t.Fatal(err)
+		col, cfg := collector(t, "TRACES")
+		col.Answer = func(int, *http.Request) *otlptest.Reply {
+			return &otlptest.Reply{Status: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: tt.answer}
 		}
-		err = exportOne(context.Background(), cfg)
-		srv.Close()
-		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) || calls != 1 {
-			t.Errorf("answer %s: export = %v after %d calls, want %q after 1", tt.answer, err, calls, tt.want)
+		err := exportOne(context.Background(), cfg)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) || col.Requests() != 1 {
+			t.Errorf("answer %s: export = %v after %d requests, want %q after 1", tt.answer, err, col.Requests(), tt.want)
 		}
 	}
 }
@@ -644,12 +636,12 @@ func TestStrictJSON(t *testing.T) {
 func TestShutdownStopsARetry(t *testing.T) {
 	col, cfg := collector(t, "TRACES")
 	answered := make(chan struct{}, 1)
-	col.Answer = func(int, *http.Request) (int, http.Header) {
+	col.Answer = func(int, *http.Request) *otlptest.Reply {
 		select {
 		case answered <- struct{}{}:
 		default:
 		}
-		return http.StatusServiceUnavailable, http.Header{"Retry-After": {"5"}}
+		return &otlptest.Reply{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"5"}}}
 	}
 	var got []sdktrace.ReadOnlySpan
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder{&got}))

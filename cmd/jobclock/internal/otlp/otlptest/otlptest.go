@@ -130,14 +130,22 @@ func hexIDs(v any) error {
 	return nil
 }
 
+// A Reply is an answer a test gives instead of the Collector's.
+type Reply struct {
+	Status int
+	Header http.Header
+	// Body is the answer's body; the status text when empty.
+	Body string
+}
+
 // Collector is an http.Handler that takes OTLP/HTTP JSON requests at
 // /v1/traces and /v1/metrics and keeps what it decoded. A request that is
 // not JSON, or does not decode, gets 400 and is counted in Rejected.
 type Collector struct {
 	// Answer, when set, is asked before each request is decoded (n counts
-	// the requests from 1); a status other than 0 is answered instead,
-	// with the headers it returns.
-	Answer func(n int, r *http.Request) (status int, h http.Header)
+	// the requests from 1); a Reply it returns is answered instead, nil
+	// lets the Collector decode the request and answer.
+	Answer func(n int, r *http.Request) *Reply
 
 	mu       sync.Mutex
 	n        int
@@ -154,11 +162,16 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.headers = append(c.headers, r.Header.Clone())
 	c.mu.Unlock()
 	if c.Answer != nil {
-		if status, h := c.Answer(n, r); status != 0 {
-			for k, vs := range h {
+		if a := c.Answer(n, r); a != nil {
+			for k, vs := range a.Header {
 				w.Header()[k] = vs
 			}
-			http.Error(w, http.StatusText(status), status)
+			if a.Body == "" {
+				http.Error(w, http.StatusText(a.Status), a.Status)
+				return
+			}
+			w.WriteHeader(a.Status)
+			io.WriteString(w, a.Body)
 			return
 		}
 	}
