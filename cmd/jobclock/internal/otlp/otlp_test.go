@@ -170,26 +170,13 @@ func TestExportMetricsPreferences(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta")
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION", "base2_exponential_bucket_histogram")
-	col, cfg := collector(t, "METRICS")
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(otlp.NewMetricExporter(cfg), sdkmetric.WithInterval(time.Hour))))
-	defer mp.Shutdown(ctx)
-	m := mp.Meter("test")
-	c, _ := m.Float64Counter("c")
-	c.Add(ctx, 1.5)
-	h, _ := m.Float64Histogram("h")
-	h.Record(ctx, 2)
-	h.Record(ctx, 8)
-	if err := mp.ForceFlush(ctx); err != nil {
-		t.Fatalf("ForceFlush: %v (rejected: %q)", err, col.Rejected())
-	}
-	reqs := col.Metrics()
-	if len(reqs) != 1 {
-		t.Fatalf("%d requests, want 1; rejected: %q", len(reqs), col.Rejected())
-	}
-	byName := map[string]*metricpb.Metric{}
-	for _, m := range reqs[0].ResourceMetrics[0].ScopeMetrics[0].Metrics {
-		byName[m.Name] = m
-	}
+	byName := exportMetrics(t, func(m metric.Meter) {
+		c, _ := m.Float64Counter("c")
+		c.Add(ctx, 1.5)
+		h, _ := m.Float64Histogram("h")
+		h.Record(ctx, 2)
+		h.Record(ctx, 8)
+	})
 	delta := metricpb.AggregationTemporality_AGGREGATION_TEMPORALITY_DELTA
 	if s := byName["c"].GetSum(); s.GetAggregationTemporality() != delta || s.GetDataPoints()[0].GetAsDouble() != 1.5 {
 		t.Errorf("c = %v, want a delta sum of 1.5", byName["c"])
@@ -214,29 +201,16 @@ func TestExportMetricsPreferences(t *testing.T) {
 func TestExportOddValues(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION", "base2_exponential_bucket_histogram")
-	col, cfg := collector(t, "METRICS")
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(otlp.NewMetricExporter(cfg), sdkmetric.WithInterval(time.Hour))))
-	defer mp.Shutdown(ctx)
-	m := mp.Meter("test")
-	g, _ := m.Float64Gauge("g")
-	for k, v := range map[string]float64{"nan": math.NaN(), "inf": math.Inf(1), "-inf": math.Inf(-1)} {
-		g.Record(ctx, v, metric.WithAttributes(attribute.String("v", k)))
-	}
-	h, _ := m.Float64Histogram("h")
-	h.Record(ctx, -2)
-	h.Record(ctx, -8)
-	h.Record(ctx, 4)
-	if err := mp.ForceFlush(ctx); err != nil {
-		t.Fatalf("ForceFlush: %v (rejected: %q)", err, col.Rejected())
-	}
-	reqs := col.Metrics()
-	if len(reqs) != 1 {
-		t.Fatalf("%d requests, want 1; rejected: %q", len(reqs), col.Rejected())
-	}
-	byName := map[string]*metricpb.Metric{}
-	for _, m := range reqs[0].ResourceMetrics[0].ScopeMetrics[0].Metrics {
-		byName[m.Name] = m
-	}
+	byName := exportMetrics(t, func(m metric.Meter) {
+		g, _ := m.Float64Gauge("g")
+		for k, v := range map[string]float64{"nan": math.NaN(), "inf": math.Inf(1), "-inf": math.Inf(-1)} {
+			g.Record(ctx, v, metric.WithAttributes(attribute.String("v", k)))
+		}
+		h, _ := m.Float64Histogram("h")
+		h.Record(ctx, -2)
+		h.Record(ctx, -8)
+		h.Record(ctx, 4)
+	})
 	got := map[string]string{}
 	for _, p := range byName["g"].GetGauge().GetDataPoints() {
 		got[attrs(p.Attributes)["v"].GetStringValue()] = fmt.Sprint(p.GetAsDouble())
@@ -255,6 +229,30 @@ func TestExportOddValues(t *testing.T) {
 	if p.Count != 3 || neg != 2 || pos != 1 || p.GetMin() != -8 || p.GetMax() != 4 {
 		t.Errorf("exponential point = %v, want count 3, 2 negative and 1 positive, min -8, max 4", p)
 	}
+}
+
+// exportMetrics records with record on a meter whose provider exports to
+// a Collector with the METRICS settings of the environment, flushes, and
+// returns the metrics of the one request by name.
+func exportMetrics(t *testing.T, record func(metric.Meter)) map[string]*metricpb.Metric {
+	t.Helper()
+	ctx := context.Background()
+	col, cfg := collector(t, "METRICS")
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(otlp.NewMetricExporter(cfg), sdkmetric.WithInterval(time.Hour))))
+	defer mp.Shutdown(ctx)
+	record(mp.Meter("test"))
+	if err := mp.ForceFlush(ctx); err != nil {
+		t.Fatalf("ForceFlush: %v (rejected: %q)", err, col.Rejected())
+	}
+	reqs := col.Metrics()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1; rejected: %q", len(reqs), col.Rejected())
+	}
+	byName := map[string]*metricpb.Metric{}
+	for _, m := range reqs[0].ResourceMetrics[0].ScopeMetrics[0].Metrics {
+		byName[m.Name] = m
+	}
+	return byName
 }
 
 // TestExportSpans sends a parent and a child span and decodes them: ids
