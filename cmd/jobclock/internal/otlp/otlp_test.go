@@ -387,6 +387,24 @@ func TestRetries(t *testing.T) {
 	}
 }
 
+// TestRetryWithoutRetryAfter: a retryable answer without Retry-After is
+// retried after the backoff (the first: 0.5 to 1.5 s).
+func TestRetryWithoutRetryAfter(t *testing.T) {
+	col, cfg := collector(t, "TRACES")
+	col.Answer = func(n int, r *http.Request) *otlptest.Reply {
+		if n == 1 {
+			return &otlptest.Reply{Status: http.StatusServiceUnavailable}
+		}
+		return nil
+	}
+	if err := exportOne(context.Background(), cfg); err != nil {
+		t.Fatalf("export after a 503: %v", err)
+	}
+	if n, spans := col.Requests(), len(col.Spans()); n != 2 || spans != 1 {
+		t.Errorf("%d requests, %d spans received; want 2 requests and the span once", n, spans)
+	}
+}
+
 // TestRetriesEndWithTheContext: a retry that would outlast the caller's
 // context does not start.
 func TestRetriesEndWithTheContext(t *testing.T) {
