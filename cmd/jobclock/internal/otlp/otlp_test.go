@@ -231,6 +231,27 @@ func TestExportOddValues(t *testing.T) {
 	}
 }
 
+// TestExportExemplars: a measurement made in a sampled span carries an
+// exemplar with the span's ids, its value and its time.
+func TestExportExemplars(t *testing.T) {
+	tp := sdktrace.NewTracerProvider()
+	defer tp.Shutdown(context.Background())
+	ctx, span := tp.Tracer("test").Start(context.Background(), "s")
+	defer span.End()
+	byName := exportMetrics(t, func(m metric.Meter) {
+		h, _ := m.Float64Histogram("h")
+		h.Record(ctx, 2.5)
+	})
+	ex := byName["h"].GetHistogram().GetDataPoints()[0].GetExemplars()
+	if len(ex) != 1 {
+		t.Fatalf("exemplars %v, want 1", ex)
+	}
+	sc := span.SpanContext()
+	if e := ex[0]; string(e.TraceId) != string(id(sc.TraceID())) || string(e.SpanId) != string(id(sc.SpanID())) || e.GetAsDouble() != 2.5 || e.TimeUnixNano == 0 {
+		t.Errorf("exemplar %v, want span %v, value 2.5 and a time", e, sc)
+	}
+}
+
 // exportMetrics records with record on a meter whose provider exports to
 // a Collector with the METRICS settings of the environment, flushes, and
 // returns the metrics of the one request by name.
