@@ -49,6 +49,9 @@ warning), grpc is refused. Without them nothing is exported.
 // observeFlags are the telemetry flags of run and serve.
 type observeFlags struct {
 	metricsAddr *string
+	// otlp holds the OTLP settings check read, so that the environment
+	// and the certificate files are read once.
+	otlp map[string]otlp.Config
 }
 
 func addObserveFlags(fs *flag.FlagSet) *observeFlags {
@@ -81,8 +84,12 @@ func (f *observeFlags) check() error {
 }
 
 // otlpConfigs returns the OTLP settings of the signals the environment
-// asks to export, by signal (TRACES, METRICS).
+// asks to export, by signal (TRACES, METRICS): those read by an earlier
+// call (check's), or read now.
 func (f *observeFlags) otlpConfigs() (map[string]otlp.Config, error) {
+	if f.otlp != nil {
+		return f.otlp, nil
+	}
 	cfgs := map[string]otlp.Config{}
 	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
 		return cfgs, nil
@@ -98,6 +105,7 @@ func (f *observeFlags) otlpConfigs() (map[string]otlp.Config, error) {
 		cfg.UserAgent = userAgent()
 		cfgs[signal] = cfg
 	}
+	f.otlp = cfgs
 	return cfgs, nil
 }
 

@@ -559,3 +559,23 @@ func TestOTLPBlankEndpoint(t *testing.T) {
 		t.Errorf("otlpConfigs with blank endpoints = %v, %v; want none", cfgs, err)
 	}
 }
+
+// TestOTLPSettingsReadOnce: the settings the usage check read are the
+// ones the exporters use; the environment is not read a second time.
+func TestOTLPSettingsReadOnce(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "")
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	flags := &observeFlags{metricsAddr: new(string)}
+	if err := flags.check(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "bad key=x")
+	o, err := setupObservability(context.Background(), flags, "i-1", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("setupObservability after check = %v, want the settings check read", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	o.Shutdown(ctx)
+}
