@@ -14,10 +14,14 @@ import (
 // Bounds of what an iCalendar text of a calendar may expand to: the
 // occurrences of an event's RRULE are taken from recurrence.RulesStart to
 // icalUntil, at most maxICalOccurrences of each, and an all-day event
-// spans at most maxICalDays days.
+// spans at most maxICalDays days; all events of a text together expand to
+// at most maxICalExclusions excluded days and spans (every day from 2000
+// to 2100 is fewer), so that a short text cannot make a calendar that
+// takes gigabytes to build.
 const (
 	maxICalOccurrences = 10_000
 	maxICalDays        = 3660
+	maxICalExclusions  = 50_000
 )
 
 var icalUntil = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -75,7 +79,7 @@ func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recu
 				nested = nested[:len(nested)-1]
 			}
 		case l.name == "END" && strings.EqualFold(l.value, "VEVENT"):
-			d, r, p := ev.exclusions(loc)
+			d, r, p := ev.exclusions(loc, maxICalExclusions-len(dates)-len(ranges))
 			dates, ranges, problems = append(dates, d...), append(ranges, r...), append(problems, p...)
 			ev = nil
 		case l.name == "DTSTART":
@@ -169,8 +173,9 @@ func icalTime(l *icalLine, loc *time.Location) (t time.Time, allDay bool, proble
 	return t, false, ""
 }
 
-// exclusions returns what ev excludes, read in loc.
-func (ev *icalEvent) exclusions(loc *time.Location) (dates []time.Time, ranges []recurrence.ExclusionRange, problems []icalProblem) {
+// exclusions returns what ev excludes, read in loc, or a problem when
+// that is more than budget excluded days and spans.
+func (ev *icalEvent) exclusions(loc *time.Location, budget int) (dates []time.Time, ranges []recurrence.ExclusionRange, problems []icalProblem) {
 	fail := func(line int, reason string) ([]time.Time, []recurrence.ExclusionRange, []icalProblem) {
 		return nil, nil, []icalProblem{{line, reason}}
 	}
@@ -237,6 +242,10 @@ func (ev *icalEvent) exclusions(loc *time.Location) (dates []time.Time, ranges [
 			}
 			starts = append(starts, t)
 		}
+	}
+	if n := len(starts) * days; n > budget {
+		return fail(ev.begin, fmt.Sprintf("the VEVENT expands to %d excluded days or spans, more than the %d left of the %d a calendar's iCalendar text may make",
+			n, max(budget, 0), maxICalExclusions))
 	}
 	for _, s := range starts {
 		if allDay {

@@ -91,6 +91,12 @@ func TestCalendarICalInvalid(t *testing.T) {
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID=Mars/Olympus:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR", `line 3: DTSTART TZID "Mars/Olympus"`},
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nDTEND;VALUE=DATE:20261224\nEND:VEVENT\nEND:VCALENDAR", "line 4: DTEND is not after DTSTART"},
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEND:VCALENDAR", "line 2: BEGIN:VEVENT has no END:VEVENT"},
+		// 140 bytes that would expand to 1.8 million excluded days.
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nDTEND;VALUE=DATE:20100101\nRRULE:FREQ=DAILY;COUNT=500\nEND:VEVENT\nEND:VCALENDAR",
+			"line 2: the VEVENT expands to 1826500 excluded days or spans, more than the 50000 left"},
+		// Events that each fit but together do not.
+		{"BEGIN:VCALENDAR\n" + strings.Repeat("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nDTEND;VALUE=DATE:20090101\nRRULE:FREQ=YEARLY;COUNT=5\nEND:VEVENT\n", 4) + "END:VCALENDAR",
+			"line 17: the VEVENT expands to 16440 excluded days or spans, more than the 680 left of the 50000"},
 	} {
 		_, err := jobdef.ParseCalendar([]byte(`{"properties": {"ical": ` + quoteJSON(tt.ical) + `}}`))
 		var ve *jobdef.ValidationError
