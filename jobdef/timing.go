@@ -99,6 +99,19 @@ func (j *Job) TimingUnder(collection, name string, created time.Time, cal *recur
 		t.cal = &timingCalendar{name: x.Calendar, on: x.OnExcluded, p: cal.Apply(rule, x.OnExcluded)}
 	}
 	t.first = t.next(from.Add(-time.Nanosecond))
+	if c := t.cal; c != nil {
+		// The first occurrence is one the rule gives at or after from: one
+		// given before it (before the job existed) and moved past it by
+		// NextIncluded does not run.
+		for after := from.Add(-time.Nanosecond); ; {
+			s, at := c.p.Next(after)
+			if at.IsZero() || !s.Before(from) {
+				t.first = at.UTC()
+				break
+			}
+			after = at
+		}
+	}
 	return t, nil
 }
 
