@@ -70,10 +70,14 @@ func permitsOf(r *JobRecord, o *Occurrence, limits []Limit) []Permit {
 	return ps
 }
 
-// permitHolder names the attempts of occurrence o of r as a holder of
-// permits: one attempt of an occurrence runs at a time.
-func permitHolder(r *JobRecord, o *Occurrence) string {
-	return r.Collection + "|" + r.Name + "|" + o.Tag
+// permitHolder names one attempt of occurrence o of r, by this instance,
+// as a holder of permits: the collection, job, execution tag and instance,
+// and a random word, so that no other attempt is ever the same holder,
+// not even one of the same occurrence that another instance re-claimed
+// after this one's lease lapsed (the one would be granted, extend or give
+// back the other's permits).
+func (s *Scheduler) permitHolder(r *JobRecord, o *Occurrence) string {
+	return r.Collection + "|" + r.Name + "|" + o.Tag + "|" + s.cfg.InstanceID + "|" + newETag()
 }
 
 // takePermits takes the permits that the due attempt o of r needs under
@@ -90,7 +94,7 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 		}
 		return "", time.Time{}, 0
 	}
-	holder = permitHolder(r, o)
+	holder = s.permitHolder(r, o)
 	g, err := s.limiter.AcquirePermits(context.Background(), PermitRequest{
 		Holder: holder, Now: now, Until: now.Add(hold), Permits: permitsOf(r, o, limits)})
 	if err == nil && g.Granted {
@@ -102,6 +106,9 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 	}
 	wait := min(max(now.Sub(since)/2, limitWaitMin), limitWaitMax)
 	if err != nil {
+		// The take may have been written with its reply lost: give
+		// back whatever holder got, which no later attempt asks for.
+		s.releasePermits(holder)
 		s.log.Warn("take the permits of the collection's limits; the attempt waits", "job", r.Name, "collection", r.Collection, "err", err)
 		return "", now.Add(limitWaitMax), -1
 	}

@@ -25,11 +25,12 @@ type Limiter interface {
 	// of them: a refusal (or an error) leaves the store as it was. A
 	// concurrency permit is free when fewer than MaxConcurrent
 	// unexpired permits of its scope are held; one that req.Holder
-	// already holds is granted again, its expiry moved to req.Until. A
-	// rate permit is free when req.Now is at or after the instant the
-	// scope's next start may be granted (any instant when the scope has
-	// had none), which then becomes req.Now plus the interval. The store
-	// reads no clock: expiries are compared with req.Now.
+	// already holds is granted again, its expiry moved to req.Until (a
+	// take retried after its reply was lost). A rate permit is free
+	// when req.Now is at or after the instant the scope's next start may
+	// be granted (any instant when the scope has had none), which then
+	// becomes req.Now plus the interval. The store reads no clock:
+	// expiries are compared with req.Now.
 	AcquirePermits(ctx context.Context, req PermitRequest) (PermitGrant, error)
 	// ExtendPermits moves the expiry of every concurrency permit holder
 	// holds to until. Holding none is not an error.
@@ -43,8 +44,11 @@ type Limiter interface {
 // PermitRequest is a request for permits, for [Limiter.AcquirePermits].
 type PermitRequest struct {
 	// Holder names the attempt that takes them, unique among the
-	// attempts of every instance (the Scheduler uses the collection, job
-	// and execution tag).
+	// attempts of every instance, those of one occurrence included (the
+	// Scheduler uses the collection, job, execution tag and instance ID
+	// and a random word): an attempt that re-runs an occurrence whose
+	// lease lapsed must not be granted, extend or give back the permits
+	// of the attempt it replaces, which may still run.
 	Holder string
 	// Now is the instant of the request; Until is when the concurrency
 	// permits taken expire unless extended.

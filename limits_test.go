@@ -225,12 +225,27 @@ func TestLimitRetryTakesPermit(t *testing.T) {
 	})
 }
 
-// deadLimiter is a memory store whose instance can die: once dead is set,
-// what it asks to extend or give back never reaches the store, as if its
-// process had gone.
+// deadLimiter is a memory store whose instance can die or stall: while
+// dead is set, nothing it asks to claim, extend (its leases, its permits)
+// or give back reaches the store, as if its process had gone or its
+// network were down; attempts it runs go on.
 type deadLimiter struct {
 	*memory.Store
 	dead atomic.Bool
+}
+
+func (d *deadLimiter) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	if d.dead.Load() {
+		return nil, errors.New("dead")
+	}
+	return d.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
+}
+
+func (d *deadLimiter) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	if d.dead.Load() {
+		return errors.New("dead")
+	}
+	return d.Store.ExtendLease(ctx, collection, name, owner, until)
 }
 
 func (d *deadLimiter) ExtendPermits(ctx context.Context, holder string, until time.Time) error {
@@ -247,48 +262,63 @@ func (d *deadLimiter) ReleasePermits(ctx context.Context, holder string) error {
 	return d.Store.ReleasePermits(ctx, holder)
 }
 
+// twoInstances returns instances A, on a, and B of one memory store, with
+// Executors reg and a LeaseDuration of 30 s, collection c limited to one
+// attempt at once per host, and job c/hangs against http://target.example/,
+// which A runs: A has started. job is c/hangs' definition.
+func twoInstances(t *testing.T, reg *action.Registry) (a *deadLimiter, sa, sb *scheduler.Scheduler, job *scheduler.Job) {
+	t.Helper()
+	ctx := context.Background()
+	shared := memory.New()
+	a = &deadLimiter{Store: shared}
+	cfg := func(id string) *scheduler.Config {
+		return &scheduler.Config{InstanceID: id, Executors: reg, LeaseDuration: 30 * time.Second, Logger: slog.New(slog.DiscardHandler)}
+	}
+	sa, err := scheduler.New(a, cfg("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err = scheduler.New(shared, cfg("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	putLimits(t, sa, scheduler.Limit{Key: scheduler.LimitHost, MaxConcurrent: 1})
+	job = mustParse(t, `{"action": {"type": "Http", "request": {"uri": "http://target.example/", "method": "GET"}}}`)
+	if _, err := sa.PutJob(ctx, "c", "hangs", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := sa.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return a, sa, sb, job
+}
+
 // TestLimitPermitOfDeadInstance: instance A takes the only permit of a
-// host (maxConcurrent 1) for an attempt that hangs, then dies: it neither
-// extends nor gives back the permit. Instance B's job against the same
-// host waits for it, and runs once the permit's lease (LeaseDuration
-// 30 s) expired, not before.
+// host (maxConcurrent 1) for an attempt that hangs, then dies: it extends
+// neither its lease nor the permit, nor gives the permit back. Instance
+// B's job against the same host waits for it, and runs once the permit's
+// lease (LeaseDuration 30 s) expired, not before; B re-claims A's job too
+// (which, re-run, does not hang).
 func TestLimitPermitOfDeadInstance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		shared := memory.New()
-		a := &deadLimiter{Store: shared}
 		hang := make(chan struct{})
-		started := make(chan string, 2)
+		started := make(chan string, 4)
 		var bStart time.Time
+		var hangs atomic.Int32
 		reg := new(action.Registry)
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			started <- req.JobID
 			if req.JobID == "c/hangs" {
-				<-hang
+				if hangs.Add(1) == 1 {
+					<-hang
+				}
 			} else {
 				bStart = time.Now()
 			}
 			return &action.Result{Message: "ok"}, nil
 		}))
-		cfg := func(id string) *scheduler.Config {
-			return &scheduler.Config{InstanceID: id, Executors: reg, LeaseDuration: 30 * time.Second, Logger: slog.New(slog.DiscardHandler)}
-		}
-		sa, err := scheduler.New(a, cfg("a"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb, err := scheduler.New(shared, cfg("b"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		putLimits(t, sa, scheduler.Limit{Key: scheduler.LimitHost, MaxConcurrent: 1})
-		job := mustParse(t, `{"action": {"type": "Http", "request": {"uri": "http://target.example/", "method": "GET"}}}`)
-		if _, err := sa.PutJob(ctx, "c", "hangs", job, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := sa.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+		a, sa, sb, job := twoInstances(t, reg)
 		if got := <-started; got != "c/hangs" {
 			t.Fatalf("%s started first, want c/hangs", got)
 		}
@@ -381,6 +411,65 @@ func TestLimitErrorActionCountsTowardItsTarget(t *testing.T) {
 		}
 		if d, ok := starts["y/alert"]; !ok || d < 10*time.Second || d > 12*time.Second {
 			t.Errorf("a's errorAction (host y, held by b until 10s) started at %v (%v), want once b's attempt ended", d, ok)
+		}
+	})
+}
+
+// TestLimitPermitOfReclaimedOccurrence: under maxConcurrent 1, instance
+// A's attempt stalls past LeaseDuration while A is cut off from the store,
+// so that its lease and its permit lapse; instance B re-claims the same
+// occurrence and takes the permit. When A's attempt ends at last and A
+// gives back its permits, B's permit stays: another job against the host
+// waits until B's attempt ended.
+func TestLimitPermitOfReclaimedOccurrence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		hangA, hangB := make(chan struct{}), make(chan struct{})
+		started := make(chan string, 4)
+		var calls atomic.Int32
+		reg := new(action.Registry)
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			started <- req.JobID
+			if req.JobID == "c/hangs" {
+				if calls.Add(1) == 1 {
+					<-hangA // a stall: the context is not looked at
+				} else {
+					<-hangB
+				}
+			}
+			return &action.Result{Message: "ok"}, nil
+		}))
+		a, sa, sb, job := twoInstances(t, reg)
+		<-started
+		a.dead.Store(true)
+		if err := sb.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-started; got != "c/hangs" {
+			t.Fatalf("%s started, want B's attempt of c/hangs", got)
+		}
+		a.dead.Store(false)
+		close(hangA) // A's attempt ends and gives back its permits
+		synctest.Wait()
+		if _, err := sb.PutJob(ctx, "c", "other", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if len(started) > 0 {
+			t.Errorf("%s started while B's attempt of c/hangs ran, want it to wait under maxConcurrent 1: A's release freed B's permit", <-started)
+		}
+		close(hangB)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if err := sb.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := sa.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(started); got != 1 {
+			t.Errorf("%d more attempts started after B's, want 1 (c/other, once B's ended)", got)
 		}
 	})
 }
