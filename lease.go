@@ -187,7 +187,8 @@ func (s *Scheduler) extendLeases() {
 // extendPermits extends the permits that holder holds by a LeaseDuration
 // from now.
 func (s *Scheduler) extendPermits(holder string) {
-	if err := s.limiter.ExtendPermits(context.Background(), holder, time.Now().Add(s.cfg.LeaseDuration)); err != nil {
+	now := time.Now()
+	if _, err := s.limiter.ExtendPermits(context.Background(), holder, now, now.Add(s.cfg.LeaseDuration)); err != nil {
 		s.log.Warn("extend the permits of the collection's limits", "holder", holder, "err", err)
 	}
 }

@@ -33,8 +33,11 @@ type Limiter interface {
 	// expiries are compared with req.Now.
 	AcquirePermits(ctx context.Context, req PermitRequest) (PermitGrant, error)
 	// ExtendPermits moves the expiry of every concurrency permit holder
-	// holds to until. Holding none is not an error.
-	ExtendPermits(ctx context.Context, holder string, until time.Time) error
+	// holds unexpired at now to until, and returns how many it moved: a
+	// permit that expired is lost to its holder, even when no other
+	// holder took it yet, and is not extended. Holding none is not an
+	// error (it returns 0).
+	ExtendPermits(ctx context.Context, holder string, now, until time.Time) (held int, err error)
 	// ReleasePermits gives back every concurrency permit holder holds;
 	// starts counted by rates are not given back. Holding none is not an
 	// error.

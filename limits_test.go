@@ -248,11 +248,11 @@ func (d *deadLimiter) ExtendLease(ctx context.Context, collection, name, owner s
 	return d.Store.ExtendLease(ctx, collection, name, owner, until)
 }
 
-func (d *deadLimiter) ExtendPermits(ctx context.Context, holder string, until time.Time) error {
+func (d *deadLimiter) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
 	if d.dead.Load() {
-		return errors.New("dead")
+		return 0, errors.New("dead")
 	}
-	return d.Store.ExtendPermits(ctx, holder, until)
+	return d.Store.ExtendPermits(ctx, holder, now, until)
 }
 
 func (d *deadLimiter) ReleasePermits(ctx context.Context, holder string) error {

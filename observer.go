@@ -232,11 +232,11 @@ func (o *observedLimiter) AcquirePermits(ctx context.Context, req PermitRequest)
 	return g, err
 }
 
-func (o *observedLimiter) ExtendPermits(ctx context.Context, holder string, until time.Time) error {
+func (o *observedLimiter) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
 	start := time.Now()
-	err := o.Limiter.ExtendPermits(ctx, holder, until)
+	n, err := o.Limiter.ExtendPermits(ctx, holder, now, until)
 	o.called(opExtend, start, err)
-	return err
+	return n, err
 }
 
 func (o *observedLimiter) ReleasePermits(ctx context.Context, holder string) error {

@@ -125,9 +125,9 @@ func (d *Dialect) takeSlot(ctx context.Context, c Conn, p scheduler.Permit, hold
 }
 
 // ExtendPermits implements [scheduler.Limiter.ExtendPermits] over c.
-func (d *Dialect) ExtendPermits(ctx context.Context, c Conn, holder string, until time.Time) error {
-	_, err := c.Exec(ctx, d.sql("UPDATE {s}.limit_permits SET until = $2 WHERE holder = $1"), holder, NanosInt(until))
-	return d.Wrap("extend permits", holder, err)
+func (d *Dialect) ExtendPermits(ctx context.Context, c Conn, holder string, now, until time.Time) (int, error) {
+	n, err := c.Exec(ctx, d.sql("UPDATE {s}.limit_permits SET until = $2 WHERE holder = $1 AND until > $3"), holder, NanosInt(until), NanosInt(now))
+	return int(n), d.Wrap("extend permits", holder, err)
 }
 
 // ReleasePermits implements [scheduler.Limiter.ReleasePermits] over c.

@@ -105,17 +105,21 @@ func (p *permits) forget(holder, scope string) {
 }
 
 // ExtendPermits implements [scheduler.Limiter].
-func (s *Store) ExtendPermits(ctx context.Context, holder string, until time.Time) error {
+func (s *Store) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	p := &s.permits
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	n := 0
 	for _, name := range p.held[holder] {
-		p.scopes[name].holders[holder] = until
+		if hs := p.scopes[name].holders; hs[holder].After(now) {
+			hs[holder] = until
+			n++
+		}
 	}
-	return nil
+	return n, nil
 }
 
 // ReleasePermits implements [scheduler.Limiter].

@@ -20,11 +20,11 @@ func (s *Store) AcquirePermits(ctx context.Context, req scheduler.PermitRequest)
 }
 
 // ExtendPermits implements [scheduler.Limiter].
-func (s *Store) ExtendPermits(ctx context.Context, holder string, until time.Time) error {
+func (s *Store) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
 	if err := s.live(); err != nil {
-		return err
+		return 0, err
 	}
-	return s.d.ExtendPermits(ctx, pgConn{s.pool}, holder, until)
+	return s.d.ExtendPermits(ctx, pgConn{s.pool}, holder, now, until)
 }
 
 // ReleasePermits implements [scheduler.Limiter].

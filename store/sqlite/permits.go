@@ -19,8 +19,14 @@ func (s *Store) AcquirePermits(ctx context.Context, req scheduler.PermitRequest)
 }
 
 // ExtendPermits implements [scheduler.Limiter].
-func (s *Store) ExtendPermits(ctx context.Context, holder string, until time.Time) error {
-	return s.writeFirst(ctx, func(tx *wtx) error { return s.d.ExtendPermits(tx.ctx, tx, holder, until) })
+func (s *Store) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
+	var n int
+	err := s.writeFirst(ctx, func(tx *wtx) error {
+		var err error
+		n, err = s.d.ExtendPermits(tx.ctx, tx, holder, now, until)
+		return err
+	})
+	return n, err
 }
 
 // ReleasePermits implements [scheduler.Limiter].

@@ -89,16 +89,28 @@ func RunLimiter(t *testing.T, stores []scheduler.Store) {
 		one := scheduler.Permit{Scope: scope("one"), MaxConcurrent: 1}
 		want("a takes it until t0+10s", acquire("a", t0, t0.Add(10*time.Second), one), granted)
 		want("b before it expires", acquire("b", t0.Add(9*time.Second), lease, one), scheduler.PermitGrant{})
-		if err := next().ExtendPermits(ctx, "a", t0.Add(20*time.Second)); err != nil {
-			t.Fatal(err)
+		extend := func(holder string, now, until time.Time, wantN int) {
+			t.Helper()
+			n, err := next().ExtendPermits(ctx, holder, now, until)
+			if err != nil {
+				t.Fatalf("ExtendPermits(%q) at t0+%v: %v", holder, now.Sub(t0), err)
+			}
+			if n != wantN {
+				t.Errorf("ExtendPermits(%q) at t0+%v = %d, want %d", holder, now.Sub(t0), n, wantN)
+			}
 		}
+		extend("a", t0.Add(5*time.Second), t0.Add(20*time.Second), 1)
 		want("b after the old expiry, before the extended one", acquire("b", t0.Add(15*time.Second), lease, one), scheduler.PermitGrant{})
 		want("b once it expired", acquire("b", t0.Add(20*time.Second), lease, one), granted)
 		want("a, whose permit expired", acquire("a", t0.Add(21*time.Second), lease, one), scheduler.PermitGrant{})
-		if err := next().ExtendPermits(ctx, "nobody", lease); err != nil {
-			t.Errorf("ExtendPermits of a holder without permits: %v", err)
-		}
-		for _, h := range []string{"a", "b"} {
+		extend("a", t0.Add(21*time.Second), t0.Add(50*time.Second), 0) // expired, now b's
+		want("c while b holds it", acquire("c", t0.Add(22*time.Second), lease, one), scheduler.PermitGrant{})
+		extend("nobody", t0, lease, 0)
+		lapsed := scheduler.Permit{Scope: scope("lapsed"), MaxConcurrent: 1}
+		want("e takes lapsed until t0+10s", acquire("e", t0, t0.Add(10*time.Second), lapsed), granted)
+		extend("e", t0.Add(10*time.Second), t0.Add(40*time.Second), 0) // expired, though no one took it
+		want("f once e's expired, unextended", acquire("f", t0.Add(11*time.Second), lease, lapsed), granted)
+		for _, h := range []string{"a", "b", "f"} {
 			if err := next().ReleasePermits(ctx, h); err != nil {
 				t.Fatal(err)
 			}
