@@ -66,9 +66,9 @@ type attempt struct {
 	// worker runs the attempt.
 	buf  *Occurrence
 	slot *leaseSlot
-	// holder holds the permits of the collection's limits that the
-	// attempt took (see Limiter); empty when it took none.
-	holder string
+	// permits are the concurrency permits of the collection's limits
+	// that the attempt took (see Limiter); nil when it took none.
+	permits *heldPermits
 }
 
 // runAttempt runs attempt a, then records its outcome together with
@@ -83,8 +83,8 @@ type attempt struct {
 // attempt is kept and the attempt still counts for its occurrence.
 func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff bool) {
 	res := s.execute(execCtx, a)
-	if a.holder != "" {
-		s.releasePermits(a.holder)
+	if a.permits != nil {
+		s.releasePermits(a.permits.holder)
 	}
 	r := a.r
 	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, ends: a.ends, claimed: a.claimed}
@@ -114,6 +114,7 @@ var (
 	errAttemptTimeout   = errors.New("attempt timed out")
 	errExecutorPanicked = errors.New("executor panicked")
 	errSuperseded       = errors.New("cancelled")
+	errPermitsLost      = errors.New("cancelled: the permits of the collection's limits that the attempt held expired, unextended")
 )
 
 // execute carries out attempt a and reports its outcome; it never panics.
@@ -195,8 +196,11 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	}
 	ctx.init(execCtx, deadline)
 	defer ctx.stop()
+	if a.permits != nil {
+		a.permits.ctx = ctx // before holdLease hands it to the lease keeper
+	}
 	if !a.detached {
-		s.holdLease(r, res.start, a.slot, a.holder)
+		s.holdLease(r, res.start, a.slot, a.permits)
 		defer s.dropLease(r, a.slot)
 	}
 	out, err := exec.Execute(ctx, req)
@@ -211,6 +215,9 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		res.message = err.Error()
 	}
 	switch {
+	case err != nil && ctx.permitsLost():
+		res.err = fmt.Errorf("%w: %w", errPermitsLost, err)
+		res.message = errPermitsLost.Error() + ": " + res.message
 	case err != nil && deadline.Before(timeout) && !res.end.Before(deadline) && execCtx.Err() == nil:
 		res.superseded = true
 		res.err = fmt.Errorf("%w: the occurrence expected at %s came due (runPolicy.overlap CancelRunning)", errSuperseded, stamp(a.cancelAt))
@@ -251,6 +258,25 @@ type attemptContext struct {
 	ctx      context.Context // nil until needed
 	cancel   context.CancelFunc
 	stopped  bool // the attempt ended
+	lost     bool // cancelled by losePermits
+}
+
+// losePermits cancels c: its attempt lost the permits of its
+// collection's limits.
+func (c *attemptContext) losePermits() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lost, c.stopped = true, true
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// permitsLost reports whether losePermits cancelled c.
+func (c *attemptContext) permitsLost() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lost
 }
 
 // init readies c, which must be new, for an attempt under parent that

@@ -591,7 +591,12 @@
 // (see [Limiter]; the stores of this module implement it): a permit of
 // maxConcurrent is leased like a job, renewed while its attempt runs and
 // given back when it ends, so that the permits of an instance that died
-// return after Config.LeaseDuration. An attempt refused a permit waits
+// return after Config.LeaseDuration. A limit holds as far as these leases
+// do: an attempt whose permits could not be renewed until they were about
+// to expire (its instance cut off from the store), or which the store says
+// it no longer holds, has its context cancelled, fails with a message that
+// says so, and is logged as an error; an executor that ignores its context
+// may still overrun the limit. An attempt refused a permit waits
 // with its occurrence in progress: its job is recorded as due again (when
 // the rate's next start is free; for maxConcurrent, after 50 ms, then half
 // the time it has waited so far, at most a second), and any instance may

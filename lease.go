@@ -83,19 +83,19 @@ func (k *leaseKeeper) active() bool {
 type heldLease struct {
 	at               time.Time // when to extend it
 	collection, name string
-	holder           string // the attempt's permits' holder (see Limiter); empty: none
+	permits          *heldPermits // the attempt's permits (see Limiter); nil: none
 }
 
 // holdLease keeps the lease on r from start, when its attempt starts,
 // until dropLease: it is extended about every third of
 // Config.LeaseDuration, also past the attempt's timeout when an executor
 // ignores its context, and so are the permits of the collection's limits
-// that holder holds (none when empty). slot is the worker's that runs the
+// permits (none when nil). slot is the worker's that runs the
 // attempt, nil when none does.
-func (s *Scheduler) holdLease(r *JobRecord, start time.Time, slot *leaseSlot, holder string) {
+func (s *Scheduler) holdLease(r *JobRecord, start time.Time, slot *leaseSlot, permits *heldPermits) {
 	k := &s.leases
 	every := s.cfg.LeaseDuration / 3
-	h := heldLease{start.Add(every), r.Collection, r.Name, holder}
+	h := heldLease{start.Add(every), r.Collection, r.Name, permits}
 	if slot != nil {
 		slot.mu.Lock()
 		slot.r, slot.heldLease = r, h
@@ -169,8 +169,8 @@ func (s *Scheduler) extendLeases() {
 		wg.Go(func() {
 			defer func() { <-slots }()
 			s.extendLease(d.r, d.collection, d.name)
-			if d.holder != "" {
-				s.extendPermits(d.holder)
+			if d.permits != nil {
+				s.extendPermits(d.permits)
 			}
 		})
 	}
@@ -181,15 +181,6 @@ func (s *Scheduler) extendLeases() {
 	k.mu.Unlock()
 	if active && k.armed.CompareAndSwap(false, true) {
 		time.AfterFunc(every/2, s.extendLeases)
-	}
-}
-
-// extendPermits extends the permits that holder holds by a LeaseDuration
-// from now.
-func (s *Scheduler) extendPermits(holder string) {
-	now := time.Now()
-	if _, err := s.limiter.ExtendPermits(context.Background(), holder, now, now.Add(s.cfg.LeaseDuration)); err != nil {
-		s.log.Warn("extend the permits of the collection's limits", "holder", holder, "err", err)
 	}
 }
 

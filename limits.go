@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobclock/scheduler/action"
@@ -80,25 +81,49 @@ func (s *Scheduler) permitHolder(r *JobRecord, o *Occurrence) string {
 	return r.Collection + "|" + r.Name + "|" + o.Tag + "|" + s.cfg.InstanceID + "|" + newETag()
 }
 
+// heldPermits are the concurrency permits that an attempt holds: they
+// are extended with its lease, and when they expire unextended (the store
+// could not be reached, or answered that they were gone) the attempt is
+// cancelled, since the permits may be another attempt's by then.
+type heldPermits struct {
+	holder string
+	n      int             // the concurrency permits taken
+	ctx    *attemptContext // the attempt's, once it started
+	until  atomic.Int64    // when they expire unless extended, Unix nanoseconds
+}
+
 // takePermits takes the permits that the due attempt o of r needs under
-// limits at now. It returns the holder that holds them (empty when the
-// store keeps no permits), or, when the attempt must wait, when to try
-// again and the limit that refused it (-1 when the store failed). The
-// permits are held for hold from now, then extended with the job's lease
-// (the attempt of a run under OverlapAllowAll, whose claim is not
-// extended, takes them for the whole claim).
-func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now time.Time, hold time.Duration) (holder string, retryAt time.Time, refused int) {
+// limits at now. It returns the concurrency permits it holds (nil when it
+// took none, or the store keeps no permits), or, when the attempt must
+// wait, when to try again and the limit that refused it (-1 when the
+// store failed). The permits are held for hold from now, then extended
+// with the job's lease (the attempt of a run under OverlapAllowAll, whose
+// claim is not extended, takes them for the whole claim).
+func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now time.Time, hold time.Duration) (held *heldPermits, retryAt time.Time, refused int) {
 	if s.limiter == nil {
 		if s.warnedLimits.CompareAndSwap(false, true) {
 			s.log.Warn("the store keeps no permits (it is not a scheduler.Limiter): collections' limits are not enforced", "collection", r.Collection)
 		}
-		return "", time.Time{}, 0
+		return nil, time.Time{}, 0
 	}
-	holder = s.permitHolder(r, o)
+	holder := s.permitHolder(r, o)
+	ps := permitsOf(r, o, limits)
+	until := now.Add(hold)
 	g, err := s.limiter.AcquirePermits(context.Background(), PermitRequest{
-		Holder: holder, Now: now, Until: now.Add(hold), Permits: permitsOf(r, o, limits)})
+		Holder: holder, Now: now, Until: until, Permits: ps})
 	if err == nil && g.Granted {
-		return holder, time.Time{}, 0
+		n := 0
+		for _, p := range ps {
+			if p.MaxConcurrent > 0 {
+				n++
+			}
+		}
+		if n == 0 { // starts of rates only: nothing to extend or give back
+			return nil, time.Time{}, 0
+		}
+		held = &heldPermits{holder: holder, n: n}
+		held.until.Store(until.UnixNano())
+		return held, time.Time{}, 0
 	}
 	since := now
 	if o.Limited != nil {
@@ -110,12 +135,39 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 		// back whatever holder got, which no later attempt asks for.
 		s.releasePermits(holder)
 		s.log.Warn("take the permits of the collection's limits; the attempt waits", "job", r.Name, "collection", r.Collection, "err", err)
-		return "", now.Add(limitWaitMax), -1
+		return nil, now.Add(limitWaitMax), -1
 	}
 	if g.RetryAt.After(now) {
-		return "", g.RetryAt, g.Refused
+		return nil, g.RetryAt, g.Refused
 	}
-	return "", now.Add(wait), g.Refused
+	return nil, now.Add(wait), g.Refused
+}
+
+// extendPermits extends the permits p of a running attempt by a
+// LeaseDuration from now, with its lease. When the store says that they
+// are no longer all held, or when it failed and they would expire before
+// the next extension (a third of a LeaseDuration on), the attempt is
+// cancelled: past their expiry, another attempt may hold them, and a
+// limit holds only as far as the leases of its permits do.
+func (s *Scheduler) extendPermits(p *heldPermits) {
+	now := time.Now()
+	until := now.Add(s.cfg.LeaseDuration)
+	n, err := s.limiter.ExtendPermits(context.Background(), p.holder, now, until)
+	switch {
+	case err == nil && n == p.n:
+		p.until.Store(until.UnixNano())
+		return
+	case err == nil:
+		s.log.Error("the attempt's permits of the collection's limits expired unextended; it is cancelled", "holder", p.holder, "held", n, "taken", p.n)
+	case now.Add(s.cfg.LeaseDuration / 3).Before(time.Unix(0, p.until.Load())):
+		s.log.Warn("extend the permits of the collection's limits", "holder", p.holder, "err", err)
+		return
+	default:
+		s.log.Error("the attempt's permits of the collection's limits expire before they can be extended; it is cancelled", "holder", p.holder, "err", err)
+	}
+	if p.ctx != nil {
+		p.ctx.losePermits()
+	}
 }
 
 // releasePermits gives back the permits that holder holds; when that

@@ -473,3 +473,48 @@ func TestLimitPermitOfReclaimedOccurrence(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitAttemptLosesPermits: instance A's attempt, which holds the only
+// permit of a host (maxConcurrent 1), can no longer extend it (A is cut
+// off from the store). Before the permit expires (LeaseDuration 30 s
+// after it was taken), its context is cancelled, and its history says
+// why: past the expiry, another attempt may hold the permit.
+func TestLimitAttemptLosesPermits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		started := make(chan string, 4)
+		var cancelled time.Time
+		reg := new(action.Registry)
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			started <- req.JobID
+			<-ctx.Done()
+			cancelled = time.Now()
+			return nil, ctx.Err()
+		}))
+		a, sa, sb, _ := twoInstances(t, reg)
+		<-started
+		t0 := time.Now()
+		a.dead.Store(true)
+		time.Sleep(29 * time.Second)
+		synctest.Wait()
+		a.dead.Store(false) // so that A records the outcome
+		if cancelled.IsZero() {
+			t.Fatal("the attempt still ran 29 s after it was cut off, its permit about to expire")
+		}
+		if d := cancelled.Sub(t0); d < 10*time.Second {
+			t.Errorf("the attempt was cancelled %v after it was cut off, want once its permit was about to expire (not at the first failed extension)", d)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if err := sa.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h, err := sb.ListHistory(ctx, "c", "hangs", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) == 0 || h[0].Status != scheduler.StatusFailed || !strings.Contains(h[0].Message, "permits of the collection's limits") {
+			t.Errorf("history = %+v, want a failed attempt that says it lost its permits", h)
+		}
+	})
+}

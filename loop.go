@@ -172,12 +172,12 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		}
 		run, due, hist := m.step(r, t, now)
 		miss := s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), now)
-		var holder string
+		var held *heldPermits
 		if due {
 			if limits := s.policies.limits(s, r.Collection, now); limits != nil {
 				var retryAt time.Time
 				var refused int
-				if holder, retryAt, refused = s.takePermits(r, &run, limits, now, max(s.cfg.LeaseDuration, m.hold)); !retryAt.IsZero() {
+				if held, retryAt, refused = s.takePermits(r, &run, limits, now, max(s.cfg.LeaseDuration, m.hold)); !retryAt.IsZero() {
 					// The occurrence stays in progress and waits: its job
 					// is recorded, due again at retryAt.
 					m.waitForLimit(r, &run, now, retryAt, limits, refused)
@@ -199,7 +199,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				info.missed = miss
 			}
 			s.missed(miss, absorbed)
-			a := attempt{r: r, t: t, o: run, hist: hist, ends: ends, claimed: now, m: m, info: info, buf: occ, slot: slot, holder: holder}
+			a := attempt{r: r, t: t, o: run, hist: hist, ends: ends, claimed: now, m: m, info: info, buf: occ, slot: slot, permits: held}
 			if m.policy.Overlap == OverlapCancelRunning && r.State == JobEnabled {
 				a.cancelAt = r.Schedule.NextOccurrence
 			}
@@ -213,10 +213,10 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			s.missed(miss, false)
 			if detached {
 				s.notify() // the job's next occurrence may start on another worker
-				a := attempt{r: r, t: t, o: run, claimed: now, m: m, info: info, detached: true, holder: holder}
+				a := attempt{r: r, t: t, o: run, claimed: now, m: m, info: info, detached: true, permits: held}
 				res := s.execute(execCtx, &a)
-				if holder != "" {
-					s.releasePermits(holder)
+				if held != nil {
+					s.releasePermits(held.holder)
 				}
 				s.recordRun(r.Collection, r.Name, &a.o, &res, now.Add(m.hold))
 			}

@@ -187,7 +187,7 @@ func (p *recordRetries) stale(r *JobRecord) bool {
 func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []HistoryEntry, err error) error {
 	// The lease is due for an extension at once: the last one may be a
 	// third of the lease ago.
-	s.holdLease(r, time.Now().Add(-s.cfg.LeaseDuration/3), nil, "")
+	s.holdLease(r, time.Now().Add(-s.cfg.LeaseDuration/3), nil, nil)
 	defer s.dropLease(r, nil)
 	s.log.WarnContext(ctx, "record job outcome: the store failed; recording again until it answers", "job", r.Name, "collection", r.Collection, "err", err)
 	s.mu.Lock()
