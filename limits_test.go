@@ -518,3 +518,74 @@ func TestLimitAttemptLosesPermits(t *testing.T) {
 		}
 	})
 }
+
+// collectionsDown is a memory store whose GetCollection fails while down
+// is set.
+type collectionsDown struct {
+	*memory.Store
+	down atomic.Bool
+}
+
+func (c *collectionsDown) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	if c.down.Load() {
+		return nil, errors.New("down")
+	}
+	return c.Store.GetCollection(ctx, name)
+}
+
+// TestLimitUnknownWaits: an instance that never read a collection, whose
+// store fails to give it at first, runs none of its jobs until it knows
+// their limits: two jobs under maxConcurrent 1 that take 2 s each never
+// run at once.
+func TestLimitUnknownWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		shared := memory.New()
+		var running, most, ran atomic.Int32
+		reg := new(action.Registry)
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(2 * time.Second)
+			running.Add(-1)
+			ran.Add(1)
+			return &action.Result{Message: "ok"}, nil
+		}))
+		cfg := &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)}
+		admin, err := scheduler.New(shared, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		putLimits(t, admin, scheduler.Limit{Key: scheduler.LimitHost, MaxConcurrent: 1})
+		job := mustParse(t, `{"action": {"type": "Http", "request": {"uri": "http://target.example/", "method": "GET"}}}`)
+		for _, name := range []string{"one", "two"} {
+			if _, err := admin.PutJob(ctx, "c", name, job, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := &collectionsDown{Store: shared}
+		st.down.Store(true)
+		s, err := scheduler.New(st, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		st.down.Store(false)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ran.Load() != 2 {
+			t.Errorf("%d jobs ran, want 2", ran.Load())
+		}
+		if most.Load() > 1 {
+			t.Errorf("%d jobs ran at once, want 1 (maxConcurrent): their limits were taken as none while the collection could not be read", most.Load())
+		}
+	})
+}

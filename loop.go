@@ -174,7 +174,13 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		miss := s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), now)
 		var held *heldPermits
 		if due {
-			if limits := s.policies.limits(s, r.Collection, now); limits != nil {
+			switch limits, known := s.policies.limits(s, r.Collection, now); {
+			case !known:
+				// As when the store fails to give permits: the attempt
+				// waits, and the occurrence is due again then.
+				m.waitForLimit(r, &run, now, now.Add(limitWaitMax), nil, -1)
+				due = false
+			case limits != nil:
 				var retryAt time.Time
 				var refused int
 				if held, retryAt, refused = s.takePermits(r, &run, limits, now, max(s.cfg.LeaseDuration, m.hold)); !retryAt.IsZero() {

@@ -29,6 +29,10 @@ type cachedPolicy struct {
 	read   time.Time
 }
 
+// noPolicy is the entry of a collection never read that the store could
+// not give.
+var noPolicy cachedPolicy
+
 // calendarKey names a calendar of a collection.
 type calendarKey struct{ collection, name string }
 
@@ -39,9 +43,13 @@ type compiledCalendar struct {
 	excl *recurrence.Exclusions
 }
 
-// limits returns collection's limits at now (see entry).
-func (c *policyCache) limits(s *Scheduler, collection string, now time.Time) []Limit {
-	return c.entry(s, collection, now).limits
+// limits returns collection's limits at now, read as get reads its run
+// policy, and whether they are known: not when the collection was never
+// read and the store cannot answer, so that no attempt runs unlimited
+// because of a store that failed once.
+func (c *policyCache) limits(s *Scheduler, collection string, now time.Time) (limits []Limit, known bool) {
+	e := c.entry(s, collection, now)
+	return e.limits, e != &noPolicy
 }
 
 // entry returns what the cache holds of collection at now, read through
@@ -61,7 +69,7 @@ func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cac
 	if err != nil {
 		s.log.Warn("read the collection's run policy and calendars", "collection", collection, "err", err)
 		if last == nil {
-			last = &cachedPolicy{}
+			last = &noPolicy
 		}
 		return last
 	}
