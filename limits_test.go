@@ -589,3 +589,52 @@ func TestLimitUnknownWaits(t *testing.T) {
 		}
 	})
 }
+
+// countingLimiter is a memory store that counts its AcquirePermits calls.
+type countingLimiter struct {
+	*memory.Store
+	takes atomic.Int32
+}
+
+func (c *countingLimiter) AcquirePermits(ctx context.Context, req scheduler.PermitRequest) (scheduler.PermitGrant, error) {
+	c.takes.Add(1)
+	return c.Store.AcquirePermits(ctx, req)
+}
+
+// TestLimitEmptyAsked: a collection whose limits are an empty list has
+// none, and its attempts ask the store for no permits.
+func TestLimitEmptyAsked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := &countingLimiter{Store: memory.New()}
+		var ran atomic.Int32
+		reg := new(action.Registry)
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			ran.Add(1)
+			return &action.Result{Message: "ok"}, nil
+		}))
+		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		putLimits(t, s, []scheduler.Limit{}...)
+		job := mustParse(t, `{"action": {"type": "Http", "request": {"uri": "http://target.example/", "method": "GET"}}}`)
+		if _, err := s.PutJob(ctx, "c", "j", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ran.Load() != 1 {
+			t.Errorf("the job ran %d times, want 1", ran.Load())
+		}
+		if n := st.takes.Load(); n != 0 {
+			t.Errorf("AcquirePermits was called %d times, want 0 for \"limits\": []", n)
+		}
+	})
+}

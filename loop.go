@@ -180,7 +180,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				// waits, and the occurrence is due again then.
 				m.waitForLimit(r, &run, now, now.Add(limitWaitMax), nil, -1)
 				due = false
-			case limits != nil:
+			case len(limits) > 0:
 				var retryAt time.Time
 				var refused int
 				if held, retryAt, refused = s.takePermits(r, &run, limits, now, max(s.cfg.LeaseDuration, m.hold)); !retryAt.IsZero() {
