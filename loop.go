@@ -269,6 +269,7 @@ func (s *Scheduler) prune(ctx context.Context, now time.Time) {
 		HistoryBefore:   now.Add(-s.cfg.HistoryRetention),
 		PerJob:          max(s.cfg.HistoryPerJob, 0), // NoHistory stores none: no limit to apply
 		FinalJobsBefore: now.Add(-s.cfg.FinalJobRetention),
+		LimitsBefore:    now.Add(-s.cfg.LeaseDuration),
 	})
 	if err != nil {
 		if ctx.Err() == nil {

@@ -605,6 +605,12 @@ type PruneRequest struct {
 	// FinalJobsBefore deletes Completed and Faulted jobs last updated
 	// before it; zero deletes none.
 	FinalJobsBefore time.Time
+	// LimitsBefore makes a store that is a [Limiter] forget what no
+	// longer counts: the rates whose next start was free before it, and
+	// the concurrency permits that expired before it. Neither changes
+	// what AcquirePermits grants; they are not counted in Prune's result.
+	// Zero forgets none. The Scheduler passes a LeaseDuration ago.
+	LimitsBefore time.Time
 }
 
 // Clone returns a deep copy of r.

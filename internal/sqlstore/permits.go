@@ -130,6 +130,23 @@ func (d *Dialect) ExtendPermits(ctx context.Context, c Conn, holder string, now,
 	return int(n), d.Wrap("extend permits", holder, err)
 }
 
+// PrunePermits deletes, over c, the rows of rates whose next start was
+// free before before and of concurrency permits that expired before it
+// (see [scheduler.PruneRequest.LimitsBefore]).
+func (d *Dialect) PrunePermits(ctx context.Context, c Conn, before time.Time) error {
+	if before.IsZero() {
+		return nil
+	}
+	b := NanosInt(before)
+	if _, err := c.Exec(ctx, d.sql("DELETE FROM {s}.limit_rates WHERE next < $1"), b); err != nil {
+		return fmt.Errorf("forget rates: %w", err)
+	}
+	if _, err := c.Exec(ctx, d.sql("DELETE FROM {s}.limit_permits WHERE until < $1"), b); err != nil {
+		return fmt.Errorf("forget permits: %w", err)
+	}
+	return nil
+}
+
 // ReleasePermits implements [scheduler.Limiter.ReleasePermits] over c.
 func (d *Dialect) ReleasePermits(ctx context.Context, c Conn, holder string) error {
 	_, err := c.Exec(ctx, d.sql("DELETE FROM {s}.limit_permits WHERE holder = $1"), holder)

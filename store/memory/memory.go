@@ -727,6 +727,7 @@ const pruneChunk = 1024
 // to know which jobs are over the new limit; the Scheduler always passes
 // the same. Other calls get in after every pruneChunk jobs.
 func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error) {
+	s.permits.prune(p.LimitsBefore)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n, done := 0, 0

@@ -104,6 +104,30 @@ func (p *permits) forget(holder, scope string) {
 	}
 }
 
+// prune forgets the rates whose next start was free before before and the
+// concurrency permits that expired before it; zero forgets none.
+func (p *permits) prune(before time.Time) {
+	if before.IsZero() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, sc := range p.scopes {
+		for h, until := range sc.holders {
+			if until.Before(before) {
+				delete(sc.holders, h)
+				p.forget(h, name)
+			}
+		}
+		if sc.next.Before(before) {
+			sc.next = time.Time{}
+		}
+		if len(sc.holders) == 0 && sc.next.IsZero() {
+			delete(p.scopes, name)
+		}
+	}
+}
+
 // ExtendPermits implements [scheduler.Limiter].
 func (s *Store) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {

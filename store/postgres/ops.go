@@ -917,6 +917,9 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 	total := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		total = 0
+		if err := s.d.PrunePermits(ctx, pgConn{tx}, p.LimitsBefore); err != nil {
+			return err
+		}
 		if !p.FinalJobsBefore.IsZero() {
 			var colls, names []string
 			err := tx.QueryRow(ctx, s.sql(`WITH d AS (

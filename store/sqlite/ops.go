@@ -640,6 +640,9 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 	total := 0
 	err := s.write(ctx, func(tx *wtx) error {
 		total = 0
+		if err := s.d.PrunePermits(tx.ctx, tx, p.LimitsBefore); err != nil {
+			return err
+		}
 		if !p.FinalJobsBefore.IsZero() {
 			n, err := tx.exec("DELETE FROM jobs WHERE state IN ('Completed', 'Faulted') AND (updated_at IS NULL OR updated_at < ?)",
 				sqlstore.NanosInt(p.FinalJobsBefore))

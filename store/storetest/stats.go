@@ -326,7 +326,7 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 	if err := s.DeleteJob(ctx, "a", "j2"); err != nil {
 		t.Fatalf("DeleteJob: %v", err)
 	}
-	n, err := s.Prune(ctx, scheduler.PruneRequest{HistoryBefore: at(time.Minute + 15*time.Second), FinalJobsBefore: at(time.Second)})
+	n, err := s.Prune(ctx, scheduler.PruneRequest{HistoryBefore: at(time.Minute + 15*time.Second), FinalJobsBefore: at(time.Second), LimitsBefore: at(time.Second)})
 	if err != nil {
 		t.Fatalf("Prune: %v", err)
 	}
