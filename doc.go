@@ -595,9 +595,11 @@
 // do: an attempt whose permits could not be renewed until they were about
 // to expire (its instance cut off from the store), or which the store says
 // it no longer holds, has its context cancelled, fails with a message that
-// says so, and is logged as an error; an executor that ignores its context
-// may still overrun the limit. An attempt refused a permit waits
-// with its occurrence in progress: its job is recorded as due again (when
+// says so, and is logged as an error (AttemptEnd.PermitsLost; package
+// telemetry counts it in jobclock.limit.permits_lost); an executor that
+// ignores its context may still overrun the limit. An attempt refused a
+// permit waits with its occurrence in progress: its job is recorded as
+// due again (when
 // the rate's next start is free; for maxConcurrent, after 50 ms, then half
 // the time it has waited so far, at most a second), and any instance may
 // claim it then; a wait is neither an attempt nor a history entry, so

@@ -127,6 +127,11 @@ type AttemptEnd struct {
 	// (if the policy allows one) waits until then, within MaxRetryAfter
 	// and maxRetryDuration.
 	RetryAfter time.Time
+	// PermitsLost reports that the attempt failed because the
+	// concurrency permits of its collection's limits expired unextended
+	// while it ran (its instance cut off from the store, see [Limiter]),
+	// which cancelled its context.
+	PermitsLost bool
 	// Err is its error: the executor's, or one that says why it failed
 	// without the executor's error (timeout, panic, no executor); nil
 	// when it succeeded.
@@ -371,6 +376,7 @@ func attemptEnd(res *outcome, policy *retry.Policy) AttemptEnd {
 	if res.err != nil {
 		e.ErrorType = errorType(res.err)
 		e.TimedOut = errors.Is(res.err, errAttemptTimeout)
+		e.PermitsLost = errors.Is(res.err, errPermitsLost)
 		e.Permanent = !res.superseded && (action.IsPermanent(res.err) || permanentStatus(res.err, policy) != 0)
 		if ra := retryAfter(res.err); ra.After(res.end) {
 			e.RetryAfter = ra

@@ -99,6 +99,9 @@
 //	                                                          failed), the key of the limit that refused it last
 //	jobclock.limit.wait                histogram s            how long each was held back: from the first refusal to the end of
 //	                                                          the last wait (scheduler.Attempt.LimitWait); the same attribute
+//	jobclock.limit.permits_lost        counter {attempt}      attempts cancelled because the permits of their collection's limits
+//	                                                          expired unextended while they ran (their instance cut off from
+//	                                                          the store); no attributes
 //	jobclock.occurrences.missed        counter {occurrence}   occurrences passed over without running; jobclock.misfire.policy
 //	jobclock.lease.takeovers           counter {lease}        claims of jobs whose lease another instance let expire
 //	jobclock.store.operation.duration  histogram s            the run loop's store calls; jobclock.store.operation (ClaimDue,

@@ -54,3 +54,18 @@ func TestLimitWait(t *testing.T) {
 		}
 	})
 }
+
+// TestPermitsLost: an attempt that ended with its permits lost counts in
+// jobclock.limit.permits_lost; one that failed otherwise does not.
+func TestPermitsLost(t *testing.T) {
+	o := newOtel()
+	obs := o.config(scheduler.Config{}).Observer
+	ctx := context.Background()
+	obs.EndAttempt(ctx, scheduler.AttemptEnd{End: time.Now(), Err: context.Canceled, ErrorType: "*errors.errorString", PermitsLost: true})
+	obs.EndAttempt(ctx, scheduler.AttemptEnd{End: time.Now(), Err: context.Canceled, ErrorType: "*errors.errorString"})
+	got := pick(o.metrics(t), "jobclock.limit.permits_lost")
+	want := map[string][]point{"jobclock.limit.permits_lost": {{Value: 1}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("metrics (-want +got):\n%s", diff)
+	}
+}

@@ -136,6 +136,7 @@ type Observer struct {
 	afterWait   metric.Float64Histogram
 	limitWaits  metric.Int64Counter
 	limitWait   metric.Float64Histogram
+	permitsLost metric.Int64Counter
 	takeovers   metric.Int64Counter
 	storeTime   metric.Float64Histogram
 	storeErrors metric.Int64Counter
@@ -227,6 +228,7 @@ func New(opts *Options) *Observer {
 	o.afterWait = histogram("jobclock.attempt.retry_after.wait", "The wait a Retry-After asked for, from the end of the attempt.", latenessBuckets)
 	o.limitWaits = counter("jobclock.limit.waits", "{attempt}", "Attempts that waited for the permits of their collection's limits.")
 	o.limitWait = histogram("jobclock.limit.wait", "How long an attempt was held back by its collection's limits, from the first refusal to the end of the last wait.", latenessBuckets)
+	o.permitsLost = counter("jobclock.limit.permits_lost", "{attempt}", "Attempts cancelled because the permits of their collection's limits expired unextended while they ran.")
 	o.takeovers = counter("jobclock.lease.takeovers", "{lease}", "Claims of jobs whose lease another instance held and let expire.")
 	o.storeTime = histogram("jobclock.store.operation.duration", "Duration of the store calls of the run loop.", storeBuckets)
 	o.storeErrors = counter("jobclock.store.operation.errors", "{error}", "Store calls of the run loop that failed.")
@@ -352,8 +354,9 @@ func (o *Observer) limitWaited(ctx context.Context, a scheduler.Attempt) {
 }
 
 // EndAttempt implements [scheduler.Observer]: it counts a failed attempt
-// in jobclock.attempts.timed_out, jobclock.attempts.permanent and
-// jobclock.attempts.retry_after as they apply, and ends the attempt's
+// in jobclock.attempts.timed_out, jobclock.attempts.permanent,
+// jobclock.attempts.retry_after and jobclock.limit.permits_lost as they
+// apply, and ends the attempt's
 // span with its outcome.
 func (o *Observer) EndAttempt(ctx context.Context, e scheduler.AttemptEnd) {
 	if e.Err != nil {
@@ -362,6 +365,9 @@ func (o *Observer) EndAttempt(ctx context.Context, e scheduler.AttemptEnd) {
 		}
 		if e.Permanent {
 			o.permanent.Add(ctx, 1)
+		}
+		if e.PermitsLost {
+			o.permitsLost.Add(ctx, 1)
 		}
 		if !e.RetryAfter.IsZero() {
 			o.retryAfter.Add(ctx, 1)
