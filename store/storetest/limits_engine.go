@@ -101,9 +101,12 @@ func RunLimits(t *testing.T, stores []scheduler.Store) {
 	}
 	time.Sleep(300 * time.Millisecond) // for a request that would arrive twice
 	mu.Lock()
-	if most != 5 {
-		t.Errorf("the receiver saw at most %d requests at once under maxConcurrent 5 for its host, want 5", most)
+	// Fewer than 5 at once is no failure of the limit: on a loaded
+	// machine the instances may not keep 5 busy.
+	if most > 5 {
+		t.Errorf("the receiver saw %d requests at once under maxConcurrent 5 for its host, want at most 5", most)
 	}
+	t.Logf("the receiver saw at most %d requests at once under maxConcurrent 5", most)
 	for i := range 50 {
 		if n := arrived[fmt.Sprintf("/%s/%d", concurrent, i)]; n != 1 {
 			t.Errorf("job j%d's occurrence arrived %d times, want once", i, n)
@@ -119,18 +122,17 @@ func RunLimits(t *testing.T, stores []scheduler.Store) {
 	if len(starts) == 0 {
 		t.Fatalf("no job of the rate-limited collection ran")
 	}
-	in3s := 0
-	for _, at := range starts {
-		if at.Sub(starts[0]) < 3*time.Second {
-			in3s++
-		}
-	}
-	// 20 a second from the first start: 60 in 3 s (61 with one at each
-	// end). Fewer is no failure of the limit: a store whose writes take
+	// 20 a second: between the first arrival and the last, at most one
+	// start per 50 ms, plus those that a delivery's delay (up to half a
+	// second, on a loaded machine) moves into the span: measured over the
+	// whole span rather than from the first arrival, which may itself be
+	// late. Fewer is no failure of the limit: a store whose writes take
 	// milliseconds (SQLite with synchronous FULL, under -race and a loaded
-	// machine) starts fewer; none at all after the first second would be.
-	if in3s > 66 || in3s < 10 {
-		t.Errorf("%d starts in the first 3 s under ratePerMinute 1200, want at most 60 + 10 %% (and more than a few)", in3s)
+	// machine) starts fewer; fewer than a few would be.
+	span := starts[len(starts)-1].Sub(starts[0])
+	if most := 1 + int(span/(50*time.Millisecond)) + 10; len(starts) > most || len(starts) < 10 {
+		t.Errorf("%d starts in %v under ratePerMinute 1200, want at most %d (one per 50 ms, and 10 for the delay of deliveries) and more than a few",
+			len(starts), span, most)
 	}
-	t.Logf("%d starts in the first 3 s under ratePerMinute 1200 (20 a second)", in3s)
+	t.Logf("%d starts in %v under ratePerMinute 1200 (20 a second)", len(starts), span)
 }
