@@ -16,7 +16,8 @@ import (
 // concurrency permits of a scope up to its maximum, all or nothing,
 // granted again to their holder, given back, extended and expired; a
 // rate's spacing and the instant it gives for a retry; and holders racing
-// from every handle at once for fewer permits than they are.
+// from every handle at once for fewer permits than they are, of one scope
+// and of several taken together.
 func RunLimiter(t *testing.T, stores []scheduler.Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -172,6 +173,68 @@ func RunLimiter(t *testing.T, stores []scheduler.Store) {
 			if err := ls[0].ReleasePermits(ctx, fmt.Sprintf("h%d", i)); err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+
+	t.Run("race over several scopes", func(t *testing.T) {
+		// Holders ask for the permits of three scopes, in one order or
+		// the reverse (the store takes them in an order of its own, so
+		// that none waits for another forever), or for one of them and
+		// one that is taken, which a refusal must give back.
+		var abc [3]scheduler.Permit
+		for i, name := range []string{"multi-a", "multi-b", "multi-c"} {
+			abc[i] = scheduler.Permit{Scope: scope(name), MaxConcurrent: 2}
+		}
+		taken := scheduler.Permit{Scope: scope("multi-taken"), MaxConcurrent: 1}
+		want("blocker takes multi-taken", acquire("blocker", t0, lease, taken), granted)
+		const holders = 24
+		var mu sync.Mutex
+		var got, gotTaken int
+		var wg sync.WaitGroup
+		for i := range holders {
+			l := ls[i%len(ls)]
+			ps := []scheduler.Permit{abc[0], abc[1], abc[2]}
+			switch i % 3 {
+			case 1:
+				ps = []scheduler.Permit{abc[2], abc[1], abc[0]}
+			case 2:
+				ps = []scheduler.Permit{abc[i%2], taken}
+			}
+			wg.Go(func() {
+				g, err := l.AcquirePermits(ctx, scheduler.PermitRequest{Holder: fmt.Sprintf("m%d", i), Now: t0, Until: lease, Permits: ps})
+				if err != nil {
+					t.Errorf("AcquirePermits of %d scopes: %v", len(ps), err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case g.Granted && len(ps) == 2:
+					gotTaken++
+				case g.Granted:
+					got++
+				}
+			})
+		}
+		wg.Wait()
+		if got != 2 || gotTaken != 0 {
+			t.Errorf("%d holders racing for three scopes of 2 permits took %d sets of them, want 2; %d took a taken permit, want 0", holders, got, gotTaken)
+		}
+		// What the refused took before their refusal was given back:
+		// each scope holds the 2 permits granted, no more.
+		for _, p := range abc {
+			probe := scheduler.Permit{Scope: p.Scope, MaxConcurrent: 3}
+			want("probe finds a third permit of "+p.Scope, acquire("probe", t0, lease, probe), granted)
+			if err := next().ReleasePermits(ctx, "probe"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range holders {
+			if err := ls[0].ReleasePermits(ctx, fmt.Sprintf("m%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ls[0].ReleasePermits(ctx, "blocker"); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
