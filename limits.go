@@ -22,10 +22,12 @@ const (
 
 // LimitTarget returns the target that the attempts of act count toward
 // under a collection's limit of key host ([LimitHost]): the host of an
-// HTTP action's URI (with its port when the URI gives one), the storage
-// account of a storage queue action, the namespace of a Service Bus
-// action, all in lower case; else (a Go func, a host's own type, a URI
-// without a host) the action's type. Empty for a nil act.
+// HTTP action's URI (with its port when the URI gives one, as written:
+// https://h/ and https://h:443/ are two targets with permits of their
+// own, so write a host's URIs one way), the storage account of a storage
+// queue action, the namespace of a Service Bus action, all in lower case;
+// else (a Go func, a host's own type, a URI without a host) the action's
+// type. Empty for a nil act.
 func LimitTarget(act *action.Action) string {
 	switch {
 	case act == nil:

@@ -355,6 +355,8 @@ func TestLimitTarget(t *testing.T) {
 		want string
 	}{
 		{"http host and port", `{"type": "Http", "request": {"uri": "https://API.example.com:8443/x?y", "method": "GET"}}`, "api.example.com:8443"},
+		{"https default port as written", `{"type": "Http", "request": {"uri": "https://api.example.com:443/x", "method": "GET"}}`, "api.example.com:443"},
+		{"https without a port", `{"type": "Http", "request": {"uri": "https://api.example.com/x", "method": "GET"}}`, "api.example.com"},
 		{"storage queue", `{"type": "StorageQueue", "queueMessage": {"storageAccount": "Acct", "queueName": "q", "sasToken": "sig=x", "message": "m"}}`, "acct"},
 		{"service bus topic", `{"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "NS", "topicPath": "t", "message": "m",
 			"authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "v"}}}`, "ns"},
