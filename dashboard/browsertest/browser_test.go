@@ -453,8 +453,16 @@ func TestBrowserWalk(t *testing.T) {
 	}
 	// Open the full message of an attempt.
 	b.do("open a message", chromedp.Click(chromedp.CSS("#history details summary")))
-	if s := b.text("#history details[open] pre"); !strings.Contains(s, "did not answer\nContent-Type: text/html\nServer: nginx\n\n<html><body>upstream timed out</body></html>") {
-		t.Errorf("full message = %q, want it whole, one line of it a line", s)
+	// Read in the page, in one go: a live refresh may replace the history
+	// (keeping the message open) between finding the node and reading it.
+	want := "did not answer\nContent-Type: text/html\nServer: nginx\n\n<html><body>upstream timed out</body></html>"
+	full := `(document.querySelector("#history details[open] pre") || {}).textContent || ""`
+	got := eval[string](b, full)
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(got, want) && time.Now().Before(deadline); got = eval[string](b, full) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(got, want) {
+		t.Errorf("full message = %q, want it whole, one line of it a line", got)
 	}
 	if s := b.text("#history details[open] summary"); !strings.HasSuffix(s, "(whole message: 5 lines)") {
 		t.Errorf("summary = %q, want it to say the message has 5 lines", s)
