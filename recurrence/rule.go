@@ -960,21 +960,56 @@ func (c *converter) known(u int64) (int64, bool) {
 
 // remember keeps the zone period that holds instant x.
 func (c *converter) remember(x int64) {
-	if c.z.fixed {
-		c.off, c.lo, c.hi, c.ok = c.z.offset, -1<<62, 1<<62, true
-		return
+	c.meet(c.z.period(x))
+}
+
+// noEnd stands for no bound in Unix seconds, far enough from the ends of
+// int64 that an offset can be added.
+const noEnd = 1 << 62
+
+// zonePeriod is a span of instants [start, end) (Unix seconds) over which
+// a zone keeps one offset, and the offset before it.
+type zonePeriod struct {
+	start, end int64 // -noEnd, noEnd: unbounded
+	off, prev  int64 // seconds east of UTC in the period, and before start
+}
+
+// period returns the zone period that holds instant x.
+func (z *zoneInfo) period(x int64) zonePeriod {
+	if z.fixed {
+		return zonePeriod{start: -noEnd, end: noEnd, off: z.offset, prev: z.offset}
 	}
-	t := time.Unix(x, 0).In(c.z.loc)
+	t := time.Unix(x, 0).In(z.loc)
 	_, off := t.Zone()
 	s, e := t.ZoneBounds()
-	jump := int64(c.z.maxJump / time.Second)
-	c.off, c.ok = int64(off), true
-	c.lo, c.hi = -1<<62, 1<<62
-	if !s.IsZero() {
-		c.lo = s.Unix() + jump
+	p := zonePeriod{start: -noEnd, end: noEnd, off: int64(off), prev: int64(off)}
+	if !s.IsZero() && s.Unix() <= x {
+		p.start = s.Unix()
+		p.prev = z.offsetAt(p.start - 1)
+	} else if !s.IsZero() {
+		p.start = x
 	}
 	if !e.IsZero() {
-		c.hi = e.Unix() - jump
+		// Beyond its table a zone's periods are computed per year, and
+		// ZoneBounds can report the year's end as a period's end even at
+		// that instant (see zoneOf): the period then ends after x.
+		p.end = max(e.Unix(), x+1)
+	}
+	return p
+}
+
+// meet remembers the zone period p, shrunk at each end by the zone's
+// largest jump: a reading that off maps into [lo, hi) runs at that instant
+// alone, whether the rule's hours are free or not.
+func (c *converter) meet(p zonePeriod) {
+	jump := int64(c.z.maxJump / time.Second)
+	c.off, c.ok = p.off, true
+	c.lo, c.hi = -noEnd, noEnd
+	if p.start > -noEnd {
+		c.lo = p.start + jump
+	}
+	if p.end < noEnd {
+		c.hi = p.end - jump
 	}
 }
 

@@ -1,6 +1,7 @@
 package recurrence
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -26,7 +27,7 @@ type template struct {
 	period int64     // seconds
 	offs   []int32   // readings within a period, from its first, increasing
 	start  int64     // the start's reading: none is earlier
-	until  int64     // no reading is later, when the rule has an end
+	until  int64     // no reading is later (math.MaxInt64 without an end)
 	cal    *calendar // Month and Year rules: readings month by month
 }
 
@@ -99,7 +100,7 @@ func (r *Rule) buildTemplate() *template {
 	if period > maxTemplatePeriod {
 		return noTemplate
 	}
-	tp := &template{ok: true, origin: origin, period: period, start: ws}
+	tp := &template{ok: true, origin: origin, period: period, start: ws, until: math.MaxInt64}
 	if r.hasEnd {
 		tp.until = r.wallUntil.Unix()
 	}
@@ -121,9 +122,10 @@ func (r *Rule) buildTemplate() *template {
 	return tp
 }
 
-// nextTemplate is Next for a rule with a template: it visits the readings
-// from the earliest that can map to an instant after after, in the same
-// order and with the same stopping rule as expand. A calendar that gives
+// nextTemplate is Next for a rule with a template: it walks the zone's
+// periods from the one holding after, and in each asks the template for
+// the first reading whose instant lies in it, so its cost does not depend
+// on how many readings lie near a change of offset. A calendar that gives
 // up leaves the call to expand.
 func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
 	if tp.cal != nil {
@@ -140,68 +142,46 @@ func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
 	if a.Before(r.start) {
 		a = r.start.Add(-1)
 	}
+	// x: the first whole second whose occurrence (x plus the start's
+	// sub-second part) is after a.
+	x := a.Unix()
+	if !time.Unix(x, int64(r.nanos)).After(a) {
+		x++
+	}
 	c := converter{z: r.zone}
 	if p := r.conv.Load(); p != nil {
 		c = *p
 	}
 	c0 := c
-	jump := r.zone.maxJump
-	// A reading earlier than ws cannot map to an instant after a. When the
-	// remembered zone period holds a a jump away from its ends (see
-	// converter.remember), no reading earlier than a's does.
-	ws := c.wallSec(a)
-	if u := a.Unix(); !c.ok || u < c.lo || u >= c.hi {
-		ws -= int64(jump / time.Second)
-	}
-	if ws < tp.start {
-		ws = tp.start
-	}
-	d := ws - tp.origin
-	k := d / tp.period
-	i, _ := slices.BinarySearch(tp.offs, int32(d-k*tp.period))
-	base := tp.origin + k*tp.period
-	var best time.Time
+	jump := int64(r.zone.maxJump / time.Second)
+	var best int64
 	found := false
 	for {
-		if i == len(tp.offs) {
-			i = 0
-			base += tp.period
-		}
-		w := base + int64(tp.offs[i])
-		i++
-		if r.hasEnd && w > tp.until {
-			break
-		}
-		x, ok := c.hit(w)
-		y, n := int64(0), 1
-		if !ok {
-			x, y, n = r.instantsNear(&c, w)
-		}
-		if n == 0 {
+		if c.ok && x >= c.lo && x < c.hi {
+			// x is in the remembered zone period, a jump away from its
+			// ends: up to hi, each instant has one reading, the instant
+			// plus off, and each reading there runs at that instant alone.
+			w, ok := tp.next(x + c.off)
+			if !ok {
+				break
+			}
+			if w-c.off < c.hi {
+				best, found = w-c.off, true
+				break
+			}
+			x = c.hi
 			continue
 		}
-		t := time.Unix(x, int64(r.nanos))
-		if found && t.Add(-jump).After(best) {
-			// Later readings map to instants after t-jump: done.
+		p := r.zone.period(x)
+		c.meet(p)
+		if best, found = r.firstIn(tp, p, x); found {
 			break
 		}
-		if n == 2 && !t.After(a) {
-			t = time.Unix(y, int64(r.nanos)) // the reading's second pass
-		}
-		if !t.After(a) || r.hasEnd && t.After(r.end) {
-			continue
-		}
-		if !found || t.Before(best) {
-			best, found = t, true
-		}
-		if ok {
-			// x is in the remembered period, a jump away from its ends:
-			// later readings map to later instants in that period, and
-			// those past it to instants no earlier than its end minus a
-			// jump, which is not before x. Near a change of offset every
-			// reading takes the slow way above and the scan goes on.
+		if p.end >= noEnd || p.end+p.off-jump > tp.until {
+			// No later period holds a reading of the template.
 			break
 		}
+		x = p.end
 	}
 	if c != c0 {
 		p := new(converter)
@@ -211,7 +191,52 @@ func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
 	if !found {
 		return time.Time{}
 	}
-	return best.In(r.loc)
+	t := time.Unix(best, int64(r.nanos))
+	if r.hasEnd && t.After(r.end) {
+		return time.Time{}
+	}
+	return t.In(r.loc)
+}
+
+// firstIn returns the first instant from x (Unix seconds) to the end of the
+// zone period p (which holds x) at which the rule runs a reading of the
+// template. A rule whose hours are free runs every instant whose reading
+// the template holds: none in a gap, both passes of a repeated reading. One
+// that fixes its hours runs a repeated reading at its first pass only, in
+// the period before p, and a reading in the gap at p's start as many
+// seconds after the change as it lies into the gap (the offset before the
+// change still applies to it).
+func (r *Rule) firstIn(tp *template, p zonePeriod, x int64) (int64, bool) {
+	from := x + p.off
+	if !r.free {
+		from = max(from, p.start+p.prev) // skip second passes
+	}
+	best, found := int64(0), false
+	if w, ok := tp.next(from); ok && w < p.end+p.off {
+		best, found = w-p.off, true
+	}
+	if !r.free && p.prev < p.off {
+		// Readings in the gap: [start+prev, start+off).
+		if w, ok := tp.next(x + p.prev); ok && w < p.start+p.off && (!found || w-p.prev < best) {
+			best, found = w-p.prev, true
+		}
+	}
+	return best, found
+}
+
+// next returns the template's first reading at or after w, if the rule
+// has one.
+func (tp *template) next(w int64) (int64, bool) {
+	w = max(w, tp.start)
+	d := w - tp.origin
+	k := d / tp.period
+	i, _ := slices.BinarySearch(tp.offs, int32(d-k*tp.period))
+	if i == len(tp.offs) {
+		i = 0
+		k++
+	}
+	v := tp.origin + k*tp.period + int64(tp.offs[i])
+	return v, v <= tp.until
 }
 
 // wallSec returns the zone's wall clock reading at t in whole seconds,
