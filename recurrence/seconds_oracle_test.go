@@ -206,9 +206,7 @@ func TestSecondsDaylightSaving(t *testing.T) {
 	for _, zone := range secondsZones {
 		loc, trs := clockChanges(t, zone)
 		for _, tr := range trs {
-			// The wall clock hours just before and just after the change.
-			before, after := tr.Add(-time.Second).In(loc).Hour(), tr.In(loc).Hour()
-			near := []int{before, after, (before + 23) % 24, (after + 1) % 24}
+			near := nearHours(loc, tr)
 			for range rules {
 				start := tr.Add(-time.Duration(10+rng.IntN(170))*time.Minute - time.Duration(rng.IntN(60))*time.Second)
 				if rng.IntN(4) == 0 {
@@ -227,8 +225,8 @@ func TestSecondsDaylightSaving(t *testing.T) {
 				}
 				to := tr.Add(4 * time.Hour)
 				want := secondsOracle(o, loc, wallStart, start, to)
-				// Next near a change converts every reading within an hour
-				// of it the slow way: walk the runs around the change only.
+				// Walk the runs just around the change (TestNextNearClockChange
+				// walks the two hours around it).
 				j, _ := slices.BinarySearchFunc(want, tr.Add(-2*time.Minute), time.Time.Compare)
 				lo, hi := max(0, j-12), min(len(want), j+24)
 				if lo == hi {
@@ -261,6 +259,13 @@ func TestSecondsDaylightSaving(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs and %d scattered answers compared", runs, compared)
+}
+
+// nearHours returns the wall clock hours just before and just after the
+// clock change at tr, and the hour before and after those.
+func nearHours(loc *time.Location, tr time.Time) []int {
+	before, after := tr.Add(-time.Second).In(loc).Hour(), tr.In(loc).Hour()
+	return []int{before, after, (before + 23) % 24, (after + 1) % 24}
 }
 
 // firstDifference returns a's elements from a little before the first
