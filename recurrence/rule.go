@@ -968,26 +968,23 @@ func (c *converter) remember(x int64) {
 const noEnd = 1 << 62
 
 // zonePeriod is a span of instants [start, end) (Unix seconds) over which
-// a zone keeps one offset, and the offset before it.
+// a zone keeps one offset.
 type zonePeriod struct {
 	start, end int64 // -noEnd, noEnd: unbounded
-	off, prev  int64 // seconds east of UTC in the period, and before start
+	off        int64 // seconds east of UTC
 }
 
 // period returns the zone period that holds instant x.
 func (z *zoneInfo) period(x int64) zonePeriod {
 	if z.fixed {
-		return zonePeriod{start: -noEnd, end: noEnd, off: z.offset, prev: z.offset}
+		return zonePeriod{start: -noEnd, end: noEnd, off: z.offset}
 	}
 	t := time.Unix(x, 0).In(z.loc)
 	_, off := t.Zone()
 	s, e := t.ZoneBounds()
-	p := zonePeriod{start: -noEnd, end: noEnd, off: int64(off), prev: int64(off)}
-	if !s.IsZero() && s.Unix() <= x {
-		p.start = s.Unix()
-		p.prev = z.offsetAt(p.start - 1)
-	} else if !s.IsZero() {
-		p.start = x
+	p := zonePeriod{start: -noEnd, end: noEnd, off: int64(off)}
+	if !s.IsZero() {
+		p.start = min(s.Unix(), x)
 	}
 	if !e.IsZero() {
 		// Beyond its table a zone's periods are computed per year, and

@@ -208,17 +208,19 @@ func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
 // change still applies to it).
 func (r *Rule) firstIn(tp *template, p zonePeriod, x int64) (int64, bool) {
 	from := x + p.off
-	if !r.free {
-		from = max(from, p.start+p.prev) // skip second passes
+	prev := p.off // the offset before p
+	if !r.free && p.start > -noEnd {
+		prev = r.zone.offsetAt(p.start - 1)
+		from = max(from, p.start+prev) // skip second passes
 	}
 	best, found := int64(0), false
 	if w, ok := tp.next(from); ok && w < p.end+p.off {
 		best, found = w-p.off, true
 	}
-	if !r.free && p.prev < p.off {
+	if prev < p.off {
 		// Readings in the gap: [start+prev, start+off).
-		if w, ok := tp.next(x + p.prev); ok && w < p.start+p.off && (!found || w-p.prev < best) {
-			best, found = w-p.prev, true
+		if w, ok := tp.next(x + prev); ok && w < p.start+p.off && (!found || w-prev < best) {
+			best, found = w-prev, true
 		}
 	}
 	return best, found
