@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -227,24 +228,69 @@ func (s *Scheduler) ListCalendars(ctx context.Context, collection string) ([]*Ca
 // ErrNotFound when it (or its collection) does not exist, and with a
 // [*CalendarInUseError] (matching ErrCalendarInUse) naming the jobs that
 // name it while there are any (jobs in a final state do not count).
+//
+// No job is left naming a deleted calendar, whatever runs at the same
+// time: the deletion first marks the calendar (a write of the
+// collection), from when on puts of jobs naming it fail at
+// recurrence.calendar; then it looks for the jobs that name it, and
+// removes the calendar when there are none, or clears the mark. A put of a
+// job naming a calendar reads the collection again after its write, and
+// undoes the write when it finds the calendar marked or gone (see
+// [Scheduler.PutJob]): of a put and a deletion at the same moment, at
+// least one sees the other. A calendar replaced while it is being
+// deleted stays, and the deletion fails with ErrConflict.
 func (s *Scheduler) DeleteCalendar(ctx context.Context, collection, name string) error {
 	if err := checkName("collection", collection); err != nil {
 		return err
 	}
+	err := s.deleteCalendar(ctx, collection, name)
+	if err != nil {
+		return fmt.Errorf("delete calendar %q of collection %q: %w", name, collection, err)
+	}
+	return nil
+}
+
+// deleteCalendar is DeleteCalendar's three steps.
+func (s *Scheduler) deleteCalendar(ctx context.Context, collection, name string) error {
+	var etag string
 	_, err := s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
-		if old.Definition.Calendars[name] == nil {
+		e := old.Definition.Calendars[name]
+		if e == nil {
 			return nil, calendarNotFound(collection, name)
 		}
-		jobs, err := s.jobsNaming(ctx, collection, name)
-		if err != nil {
-			return nil, err
-		}
-		if len(jobs) > 0 {
-			e := &CalendarInUseError{Collection: collection, Calendar: name}
-			for _, j := range jobs {
-				e.Jobs = append(e.Jobs, j.Name)
+		etag = e.ETag
+		return withCalendarMark(old, name, true), nil
+	})
+	if err != nil {
+		return err
+	}
+	jobs, err := s.jobsNaming(ctx, collection, name)
+	if err != nil || len(jobs) > 0 {
+		// Clear the mark: the calendar stays.
+		if _, uerr := s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
+			if e := old.Definition.Calendars[name]; e == nil || e.ETag != etag || !e.Deleting {
+				return nil, errUnchanged
 			}
-			return nil, e
+			return withCalendarMark(old, name, false), nil
+		}); uerr != nil && !errors.Is(uerr, errUnchanged) {
+			s.log.Error("clear the deletion mark of a calendar", "collection", collection, "calendar", name, "err", uerr)
+		}
+		if err != nil {
+			return err
+		}
+		e := &CalendarInUseError{Collection: collection, Calendar: name}
+		for _, j := range jobs {
+			e.Jobs = append(e.Jobs, j.Name)
+		}
+		return e
+	}
+	_, err = s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
+		e := old.Definition.Calendars[name]
+		if e == nil {
+			return nil, calendarNotFound(collection, name)
+		}
+		if e.ETag != etag || !e.Deleting {
+			return nil, fmt.Errorf("it was replaced while being deleted: %w", ErrConflict)
 		}
 		c := old.Definition.Clone()
 		delete(c.Calendars, name)
@@ -253,8 +299,72 @@ func (s *Scheduler) DeleteCalendar(ctx context.Context, collection, name string)
 		}
 		return c, nil
 	})
-	if err != nil {
-		return fmt.Errorf("delete calendar %q of collection %q: %w", name, collection, err)
+	return err
+}
+
+// errUnchanged stops a write of a collection that finds nothing to do.
+var errUnchanged = errors.New("unchanged")
+
+// withCalendarMark returns the definition of old with the deletion mark
+// of its calendar name set or cleared.
+func withCalendarMark(old *CollectionRecord, name string, deleting bool) *JobCollection {
+	c := old.Definition.Clone()
+	c.Calendars[name].Deleting = deleting
+	return c
+}
+
+// keepsCalendar is the second half of the rule that no job names a
+// deleted calendar (see [Scheduler.DeleteCalendar]): after r was written
+// through st over old (nil: r created the job), it reads r's collection
+// again, and when the calendar r names is marked for deletion or gone
+// (or the collection cannot be read), it undoes the write and returns the
+// error at recurrence.calendar. Nil when r names no calendar.
+func (s *Scheduler) keepsCalendar(ctx context.Context, st TxStore, old, r *JobRecord) error {
+	if r.Job.Recurrence.Ext().Calendar == "" {
+		return nil
 	}
-	return nil
+	col, err := st.GetCollection(ctx, r.Collection)
+	if err == nil && !calendarGone(col, r) {
+		return nil
+	}
+	s.undoPut(ctx, st, old, r)
+	if err != nil {
+		return fmt.Errorf("put job %q: read its collection again: %w", r.Name, err)
+	}
+	return calendarDeleted(r)
+}
+
+// calendarGone reports whether the calendar that r names is missing
+// from col or marked for deletion.
+func calendarGone(col *CollectionRecord, r *JobRecord) bool {
+	cname := r.Job.Recurrence.Ext().Calendar
+	if cname == "" {
+		return false
+	}
+	e := col.Definition.Calendars[cname]
+	return e == nil || e.Deleting
+}
+
+// calendarDeleted is the error of a put of r undone by keepsCalendar.
+func calendarDeleted(r *JobRecord) error {
+	return &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(r.Job.Recurrence.Ext().Calendar),
+		Reason: "was deleted while the job was written; the write was undone"}
+}
+
+// undoPut puts back old, what a put that wrote r replaced (nil: deletes
+// the job r created), when r's version is still the stored one; a
+// failure is logged.
+func (s *Scheduler) undoPut(ctx context.Context, st TxStore, old, r *JobRecord) {
+	var err error
+	if old == nil {
+		err = st.DeleteJob(ctx, r.Collection, r.Name)
+	} else {
+		u := old.Clone()
+		u.Version = r.Version
+		err = st.PutJob(ctx, u)
+	}
+	if err != nil {
+		s.log.Error("undo the write of a job whose calendar was deleted", "collection", r.Collection, "job", r.Name,
+			"calendar", r.Job.Recurrence.Ext().Calendar, "err", err)
+	}
 }

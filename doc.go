@@ -688,6 +688,20 @@
 //   - Deleting a calendar that jobs name (jobs in a final state aside)
 //     fails with a [*CalendarInUseError] naming them (errors.Is
 //     [ErrCalendarInUse]; 409 Conflict in the REST API).
+//   - No job is left naming a deleted calendar, whatever runs at the same
+//     time: a deletion marks the calendar first (CalendarEntry.Deleting;
+//     puts of jobs naming it then fail at recurrence.calendar, "is being
+//     deleted", and the engine still applies it), then looks for jobs
+//     naming it, and removes it or clears the mark. A put of a job that
+//     names a calendar (PutJob, PutJobs, PatchJob, Schedule) reads the
+//     collection again after its write, and when the calendar is marked
+//     or gone it puts the job back as it was (deletes a job it created)
+//     and fails at recurrence.calendar, "was deleted while the job was
+//     written": of the two at the same moment, at least one sees the
+//     other. A job that names a calendar its collection does not have
+//     anyway (a store written past the Scheduler) runs without one, and
+//     the engine logs a warning naming the job and the calendar, once for
+//     each version of the job.
 //
 // [Job.TimingUnder] gives a job's occurrences under a compiled calendar,
 // as the engine runs them; [Timing.Moved] tells a moved occurrence from

@@ -363,7 +363,13 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
-		return r, err
+		if err != nil {
+			return nil, err
+		}
+		if err := s.keepsCalendar(ctx, st, old, r); err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
 }
@@ -485,7 +491,11 @@ func (s *Scheduler) calendarTiming(col *CollectionRecord, name string, job *Job,
 		return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
 			Reason: "is not a calendar of the job's collection (PUT the calendar first)"}
 	}
-	ct, err := job.TimingUnder(col.Name, name, anchor, s.policies.compile(col.Name, cname, e))
+	if e.Deleting {
+		return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
+			Reason: "is being deleted"}
+	}
+	ct, err := job.TimingUnder(col.Name, name, anchor, s.policies.compile(s, col.Name, cname, e))
 	if err != nil {
 		return nil, err
 	}
@@ -533,6 +543,7 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 			return nil, err
 		}
 		now := time.Now()
+		prev := r.Clone()
 		if err := change(r, now); err != nil {
 			return nil, err
 		}
@@ -546,6 +557,9 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 			return nil, err
 		}
 		r.Version++
+		if err := s.keepsCalendar(ctx, st, prev, r); err != nil {
+			return nil, err
+		}
 		return r, nil
 	}
 	return nil, fmt.Errorf("update job %q: too many concurrent writes: %w", name, ErrConflict)

@@ -775,11 +775,12 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 
 // timing returns the timing of r's job at now: under the exclusion
 // calendar its recurrence names, as the collection holds it at now (see
-// policyCache; a calendar the collection no longer has is not applied).
+// policyCache; a calendar the collection no longer has is not applied,
+// and that is logged).
 func (s *Scheduler) timing(r *JobRecord, now time.Time) (*Timing, error) {
 	var cal *recurrence.Exclusions
 	if name := r.Job.Recurrence.Ext().Calendar; name != "" {
-		cal = s.policies.calendar(s, r.Collection, name, now)
+		cal = s.policies.calendar(s, r, name, now)
 	}
 	return s.timings.get(r, cal)
 }

@@ -20,6 +20,7 @@ const policyTTL = 5 * time.Second
 type policyCache struct {
 	m        sync.Map // collection name -> *cachedPolicy
 	compiled sync.Map // calendarKey -> *compiledCalendar
+	missing  sync.Map // timingKey -> ETag of the job warned about
 }
 
 type cachedPolicy struct {
@@ -81,27 +82,37 @@ func (c *policyCache) get(s *Scheduler, collection string, now time.Time) *RunPo
 	return c.entry(s, collection, now).p
 }
 
-// calendar returns the calendar name of collection at now, compiled (see
-// entry); nil when the collection has no such calendar.
-func (c *policyCache) calendar(s *Scheduler, collection, name string, now time.Time) *recurrence.Exclusions {
-	e := c.entry(s, collection, now).cals[name]
+// calendar returns the calendar that r's job names, as r's collection
+// holds it at now, compiled (see entry); nil when the collection has no
+// such calendar. That is logged, once for each version of the job: the
+// job's occurrences are then not excluded (DeleteCalendar never leaves a
+// job naming a deleted calendar; a store written past the Scheduler can).
+func (c *policyCache) calendar(s *Scheduler, r *JobRecord, name string, now time.Time) *recurrence.Exclusions {
+	e := c.entry(s, r.Collection, now).cals[name]
 	if e == nil {
+		key := timingKey{r.Collection, r.Name}
+		if v, ok := c.missing.Load(key); !ok || v.(string) != r.ETag {
+			c.missing.Store(key, r.ETag)
+			s.log.Warn("the job names a calendar its collection does not have: its occurrences are not excluded",
+				"collection", r.Collection, "job", r.Name, "calendar", name)
+		}
 		return nil
 	}
-	return c.compile(collection, name, e)
+	return c.compile(s, r.Collection, name, e)
 }
 
 // compile returns the compiled form of e, the calendar name of
 // collection: the one compiled before while its ETag is the same. A
 // calendar that no longer compiles (stored by an older version) excludes
-// nothing.
-func (c *policyCache) compile(collection, name string, e *CalendarEntry) *recurrence.Exclusions {
+// nothing, which is logged once for each version of it.
+func (c *policyCache) compile(s *Scheduler, collection, name string, e *CalendarEntry) *recurrence.Exclusions {
 	key := calendarKey{collection, name}
 	if v, ok := c.compiled.Load(key); ok && v.(*compiledCalendar).etag == e.ETag {
 		return v.(*compiledCalendar).excl
 	}
 	excl, err := e.Calendar.Compile()
 	if err != nil {
+		s.log.Warn("the calendar does not compile: it excludes nothing", "collection", collection, "calendar", name, "err", err)
 		excl, _ = recurrence.CompileExclusions(nil, nil, nil, nil)
 	}
 	c.compiled.Store(key, &compiledCalendar{e.ETag, excl})

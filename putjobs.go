@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -232,6 +233,9 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 		for _, r := range recs {
 			r.Version++
 		}
+		if err := s.keepCalendars(ctx, collection, olds, recs); err != nil {
+			return nil, err
+		}
 		return recs, nil
 	}
 	return nil, fmt.Errorf("put jobs: too many concurrent writes: %w", ErrConflict)
@@ -250,4 +254,30 @@ func (s *Scheduler) putEach(ctx context.Context, collection string, batch []chec
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// keepCalendars is keepsCalendar for a batch written over olds: when the
+// calendar one of recs names is marked for deletion or gone, the whole
+// batch is undone, and its items naming such calendars fail.
+func (s *Scheduler) keepCalendars(ctx context.Context, collection string, olds, recs []*JobRecord) error {
+	if !slices.ContainsFunc(recs, func(r *JobRecord) bool { return r.Job.Recurrence.Ext().Calendar != "" }) {
+		return nil
+	}
+	col, err := s.store.GetCollection(ctx, collection)
+	var items []PutJobsItemError
+	for i, r := range recs {
+		if err == nil && calendarGone(col, r) {
+			items = append(items, PutJobsItemError{Index: i, Name: r.Name, Err: calendarDeleted(r)})
+		}
+	}
+	if err == nil && items == nil {
+		return nil
+	}
+	for i, r := range recs {
+		s.undoPut(ctx, s.store, olds[i], r)
+	}
+	if err != nil {
+		return fmt.Errorf("put jobs: read the collection again: %w", err)
+	}
+	return &PutJobsError{Items: items}
 }

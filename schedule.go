@@ -97,6 +97,9 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 		if err != nil {
 			return nil, err
 		}
+		if err := s.keepsCalendar(ctx, s.store, old, r); err != nil {
+			return nil, err
+		}
 		s.notify()
 		return r, nil
 	}

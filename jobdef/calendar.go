@@ -61,6 +61,11 @@ type CalendarRange struct {
 type CalendarEntry struct {
 	ETag     string   `json:"etag"`
 	Calendar Calendar `json:"calendar"`
+	// Deleting is set while Scheduler.DeleteCalendar looks for jobs
+	// that name the calendar: puts of jobs naming it are refused, and the
+	// engine still applies it. The deletion then removes the calendar,
+	// or clears the mark when jobs name it.
+	Deleting bool `json:"deleting,omitempty"`
 }
 
 // Clone returns a deep copy of c; nil for a nil c.

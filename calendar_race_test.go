@@ -1,0 +1,230 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/syncbuf"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// hookStore is a memory store that runs a function once, armed by the
+// test, just before a chosen method goes on: it stands for another
+// writer that gets between two steps of a write.
+type hookStore struct {
+	*memory.Store
+	mu     sync.Mutex
+	method string // "PutJob", "PutJobs" or "ListJobs"
+	hook   func()
+}
+
+// arm makes the next call of method run hook first.
+func (h *hookStore) arm(method string, hook func()) {
+	h.mu.Lock()
+	h.method, h.hook = method, hook
+	h.mu.Unlock()
+}
+
+func (h *hookStore) fire(method string) {
+	h.mu.Lock()
+	hook := h.hook
+	if h.method != method {
+		hook = nil
+	}
+	if hook != nil {
+		h.hook = nil
+	}
+	h.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+}
+
+func (h *hookStore) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
+	h.fire("PutJob")
+	return h.Store.PutJob(ctx, j)
+}
+
+func (h *hookStore) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
+	h.fire("PutJobs")
+	return h.Store.PutJobs(ctx, collection, jobs)
+}
+
+func (h *hookStore) ListJobs(ctx context.Context, collection string, f scheduler.JobFilter) ([]*scheduler.JobRecord, error) {
+	h.fire("ListJobs")
+	return h.Store.ListJobs(ctx, collection, f)
+}
+
+// hookScheduler returns a Scheduler over a hookStore, with collection c
+// and its calendar "cal".
+func hookScheduler(t *testing.T) (*hookStore, *scheduler.Scheduler) {
+	t.Helper()
+	ctx := context.Background()
+	st := &hookStore{Store: memory.New()}
+	s, err := scheduler.New(st, &scheduler.Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCalendar(ctx, "c", "cal", holidays(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return st, s
+}
+
+// TestCalendarDeletedDuringPut: a job put that names a calendar and a
+// deletion of the calendar at the same moment never leave a job naming a
+// deleted calendar. A put whose write lands after the deletion looked for
+// jobs is undone (the job is as it was before, or does not exist) and
+// fails at recurrence.calendar, whichever write made it: PutJob creating
+// or replacing the job, PatchJob, PutJobs. A put that reads the
+// collection while the deletion looks for jobs finds the calendar being
+// deleted.
+func TestCalendarDeletedDuringPut(t *testing.T) {
+	ctx := context.Background()
+	naming := `"recurrence": {"frequency": "Day", "calendar": "cal"}`
+	tests := []struct {
+		name   string
+		method string // the store method before which the deletion runs
+		plain  bool   // the job exists, naming no calendar, before the put
+		put    func(s *scheduler.Scheduler, job *scheduler.Job) error
+	}{
+		{"PutJob creating the job", "PutJob", false, func(s *scheduler.Scheduler, job *scheduler.Job) error {
+			_, err := s.PutJob(ctx, "c", "j", job, nil)
+			return err
+		}},
+		{"PutJob replacing the job", "PutJob", true, func(s *scheduler.Scheduler, job *scheduler.Job) error {
+			_, err := s.PutJob(ctx, "c", "j", job, nil)
+			return err
+		}},
+		{"PatchJob", "PutJob", true, func(s *scheduler.Scheduler, job *scheduler.Job) error {
+			_, err := s.PatchJob(ctx, "c", "j", []byte(`{"recurrence": {"calendar": "cal"}}`), nil)
+			return err
+		}},
+		{"PutJobs", "PutJobs", true, func(s *scheduler.Scheduler, job *scheduler.Job) error {
+			_, err := s.PutJobs(ctx, "c", []scheduler.JobPut{{Name: "j", Job: job}, {Name: "k", Job: job}}, nil)
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, s := hookScheduler(t)
+			start := time.Now().Add(time.Hour)
+			var before *scheduler.JobRecord
+			if tt.plain {
+				plain, err := scheduler.ParseJob([]byte(jobJSON(start, `"recurrence": {"frequency": "Day"}`)), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if before, err = s.PutJob(ctx, "c", "j", plain, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			job, err := scheduler.ParseJob([]byte(jobJSON(start, naming)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var delErr error
+			st.arm(tt.method, func() { delErr = s.DeleteCalendar(ctx, "c", "cal") })
+			err = tt.put(s, job)
+			if delErr != nil {
+				t.Fatalf("DeleteCalendar before the put's write: %v", delErr)
+			}
+			var ve *scheduler.ValidationError
+			if !errors.As(err, &ve) || ve.Path != "recurrence.calendar" || !strings.Contains(ve.Reason, "deleted") {
+				t.Errorf("put whose calendar was deleted before its write: err = %v, want a ValidationError at recurrence.calendar", err)
+			}
+			got, err := s.GetJob(ctx, "c", "j")
+			switch {
+			case before == nil && !errors.Is(err, scheduler.ErrNotFound):
+				t.Errorf("GetJob after the undone create: %+v, %v, want ErrNotFound", got, err)
+			case before != nil && err != nil:
+				t.Fatalf("GetJob after the undone replace: %v", err)
+			case before != nil && (got.ETag != before.ETag || got.Job.Recurrence.Ext().Calendar != ""):
+				t.Errorf("job after the undone replace: ETag %q, calendar %q, want ETag %q and no calendar",
+					got.ETag, got.Job.Recurrence.Ext().Calendar, before.ETag)
+			}
+			if _, err := s.GetJob(ctx, "c", "k"); !errors.Is(err, scheduler.ErrNotFound) {
+				t.Errorf("GetJob(k) after the undone batch: err = %v, want ErrNotFound", err)
+			}
+		})
+	}
+
+	t.Run("put while the deletion looks for jobs", func(t *testing.T) {
+		st, s := hookScheduler(t)
+		job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), naming)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var putErr error
+		st.arm("ListJobs", func() { _, putErr = s.PutJob(ctx, "c", "j", job, nil) })
+		delErr := s.DeleteCalendar(ctx, "c", "cal")
+		_, jobErr := s.GetJob(ctx, "c", "j")
+		_, calErr := s.GetCalendar(ctx, "c", "cal")
+		switch {
+		case putErr == nil && (delErr == nil || calErr != nil):
+			t.Errorf("put during the deletion succeeded, and the deletion too (err %v; GetCalendar: %v)", delErr, calErr)
+		case putErr != nil && (delErr != nil || !errors.Is(jobErr, scheduler.ErrNotFound)):
+			t.Errorf("put during the deletion failed (%v), and the deletion too (%v), or the job is there (%v)", putErr, delErr, jobErr)
+		}
+		var ve *scheduler.ValidationError
+		if !errors.As(putErr, &ve) || ve.Path != "recurrence.calendar" || !strings.Contains(ve.Reason, "being deleted") {
+			t.Errorf("put while the calendar is marked for deletion: err = %v, want a ValidationError at recurrence.calendar", putErr)
+		}
+	})
+}
+
+// TestMissingCalendarLogged: a job whose calendar its collection does
+// not have (a store written past the Scheduler) runs with none, and the
+// Scheduler says so in its log, once for the job's version.
+func TestMissingCalendarLogged(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	writer, err := scheduler.New(st, &scheduler.Config{Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.PutCalendar(ctx, "c", "cal", holidays(), nil); err != nil {
+		t.Fatal(err)
+	}
+	job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Day", "calendar": "cal"}`)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.PutJob(ctx, "c", "j", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	col, err := st.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.Definition.Calendars = nil
+	if err := st.PutCollection(ctx, col); err != nil {
+		t.Fatal(err)
+	}
+	var log syncbuf.Buffer
+	reader, err := scheduler.New(st, &scheduler.Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := reader.GetJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := log.String()
+	if n := strings.Count(got, "calendar=cal"); n != 1 || !strings.Contains(got, "level=WARN") || !strings.Contains(got, "job=j") {
+		t.Errorf("log = %q, want one warning naming job j and calendar cal", got)
+	}
+}
