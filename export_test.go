@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -10,3 +11,17 @@ func (s *Scheduler) RunDue(ctx context.Context, now time.Time) time.Time { retur
 
 // nopStore is a Store whose methods are never called.
 type nopStore struct{ Store }
+
+// CompiledCalendars returns the names of the calendars of collection that
+// the Scheduler holds compiled, sorted.
+func (s *Scheduler) CompiledCalendars(collection string) []string {
+	var names []string
+	if v, ok := s.policies.m.Load(collection); ok {
+		v.(*cachedPolicy).compiled.Range(func(k, _ any) bool {
+			names = append(names, k.(string))
+			return true
+		})
+	}
+	slices.Sort(names)
+	return names
+}

@@ -18,9 +18,8 @@ const policyTTL = 5 * time.Second
 // default run policies (their properties' runPolicy) and their exclusion
 // calendars, compiled. Workers read it without a lock.
 type policyCache struct {
-	m        sync.Map // collection name -> *cachedPolicy
-	compiled sync.Map // calendarKey -> *compiledCalendar
-	missing  sync.Map // timingKey -> ETag of the job warned about
+	m       sync.Map // collection name -> *cachedPolicy
+	missing sync.Map // timingKey -> ETag of the job warned about
 }
 
 type cachedPolicy struct {
@@ -28,14 +27,15 @@ type cachedPolicy struct {
 	limits []Limit                   // the collection's limits
 	cals   map[string]*CalendarEntry // the collection's calendars, not to be changed
 	read   time.Time
+	// compiled holds calendars of cals compiled, by name
+	// (*compiledCalendar); those whose ETag is unchanged are carried
+	// into the entry of the collection read again, the others dropped.
+	compiled *sync.Map
 }
 
 // noPolicy is the entry of a collection never read that the store could
 // not give.
 var noPolicy cachedPolicy
-
-// calendarKey names a calendar of a collection.
-type calendarKey struct{ collection, name string }
 
 // compiledCalendar is a calendar compiled, with the ETag of the version
 // compiled.
@@ -106,24 +106,39 @@ func (c *policyCache) calendar(s *Scheduler, r *JobRecord, name string, now time
 // calendar that no longer compiles (stored by an older version) excludes
 // nothing, which is logged once for each version of it.
 func (c *policyCache) compile(s *Scheduler, collection, name string, e *CalendarEntry) *recurrence.Exclusions {
-	key := calendarKey{collection, name}
-	if v, ok := c.compiled.Load(key); ok && v.(*compiledCalendar).etag == e.ETag {
-		return v.(*compiledCalendar).excl
+	var held *sync.Map
+	if v, ok := c.m.Load(collection); ok {
+		held = v.(*cachedPolicy).compiled
+		if v, ok := held.Load(name); ok && v.(*compiledCalendar).etag == e.ETag {
+			return v.(*compiledCalendar).excl
+		}
 	}
 	excl, err := e.Calendar.Compile()
 	if err != nil {
 		s.log.Warn("the calendar does not compile: it excludes nothing", "collection", collection, "calendar", name, "err", err)
 		excl, _ = recurrence.CompileExclusions(nil, nil, nil, nil)
 	}
-	c.compiled.Store(key, &compiledCalendar{e.ETag, excl})
+	if held != nil {
+		held.Store(name, &compiledCalendar{e.ETag, excl})
+	}
 	return excl
 }
 
 // set records the default run policy, the limits and the calendars of col,
-// read at now, and returns the entry.
+// read at now, and returns the entry. The calendars compiled before whose
+// ETag is unchanged stay compiled; those col no longer has, or has in
+// another version, are dropped.
 func (c *policyCache) set(col *CollectionRecord, now time.Time) *cachedPolicy {
 	p := col.Definition.Properties
-	e := &cachedPolicy{p.RunPolicy, p.Limits, col.Definition.Calendars, now}
+	e := &cachedPolicy{p.RunPolicy, p.Limits, col.Definition.Calendars, now, new(sync.Map)}
+	if v, ok := c.m.Load(col.Name); ok {
+		v.(*cachedPolicy).compiled.Range(func(name, v any) bool {
+			if ce := e.cals[name.(string)]; ce != nil && ce.ETag == v.(*compiledCalendar).etag {
+				e.compiled.Store(name, v)
+			}
+			return true
+		})
+	}
 	c.m.Store(col.Name, e)
 	return e
 }
