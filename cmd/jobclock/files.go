@@ -33,6 +33,9 @@ type jobFile struct {
 	jobs []fileJob // by name
 	// calendars are the collection's exclusion calendars, by name.
 	calendars map[string]*scheduler.Calendar
+	// holdsCollection is set for a collection file, clear for a file of
+	// one job.
+	holdsCollection bool
 }
 
 // fileJob is a job of a jobFile, with the tags of its ARM envelope.
@@ -40,6 +43,47 @@ type fileJob struct {
 	name string
 	job  *scheduler.Job
 	tags map[string]string
+	// at is the JSON path of the job's definition in the file ("" for the
+	// whole file, "jobs.a", "jobs.a.properties").
+	at string
+}
+
+// checkCalendars returns the problems of f's jobs that name a calendar f
+// does not hold, at the path of their recurrence.calendar; nil for a
+// file of one job, whose collection is not in the file.
+func (f *jobFile) checkCalendars() error {
+	if !f.holdsCollection {
+		return nil
+	}
+	var errs []error
+	for _, j := range f.jobs {
+		name := j.job.Recurrence.Ext().Calendar
+		if name == "" || f.calendars[name] != nil {
+			continue
+		}
+		reason := "is not a calendar of the file (add it under \"calendars\")"
+		if len(f.calendars) > 0 {
+			reason = "is not a calendar of the file (it holds " + strings.Join(quoted(slices.Sorted(maps.Keys(f.calendars))), ", ") + ")"
+		}
+		errs = append(errs, &scheduler.ValidationError{Path: joinPath(j.at, "recurrence.calendar"), Value: strconv.Quote(name), Reason: reason})
+	}
+	return errors.Join(errs...)
+}
+
+// joinPath returns path b under path a.
+func joinPath(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "." + b
+}
+
+// quoted returns each of names quoted.
+func quoted(names []string) []string {
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
+	}
+	return names
 }
 
 // collectionFile is the format of a file holding a collection and its
@@ -77,7 +121,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 		if err != nil {
 			return nil, err
 		}
-		return &jobFile{collection: "default", jobs: []fileJob{{baseName(path), res.Job, res.Tags}}}, nil
+		return &jobFile{collection: "default", jobs: []fileJob{{baseName(path), res.Job, res.Tags, res.At}}}, nil
 	}
 	var cf collectionFile
 	d := codec.Decoder{Rules: fileRules}
@@ -93,7 +137,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 			errs = append(errs, &scheduler.ValidationError{Path: p.Path, Value: p.Value, Reason: p.Reason})
 		}
 	}
-	f := &jobFile{collection: cf.Name}
+	f := &jobFile{collection: cf.Name, holdsCollection: true}
 	if f.collection == "" {
 		f.collection = baseName(path)
 	} else if !names.Valid(cf.Name) {
@@ -139,7 +183,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 			errs = append(errs, under(at, err)...)
 			continue
 		}
-		f.jobs = append(f.jobs, fileJob{n, res.Job, res.Tags})
+		f.jobs = append(f.jobs, fileJob{n, res.Job, res.Tags, joinPath(at, res.At)})
 	}
 	return f, errors.Join(errs...)
 }

@@ -22,7 +22,10 @@
 // ("jobs.hello.action.type"). Given several files, it puts "FILE: " before
 // each line. It exits 1 when a file is invalid. A name close to the one
 // expected gets a "did you mean" (action.request.urii: unknown field, did
-// you mean "uri"?).
+// you mean "uri"?). In a collection file, a job that names a calendar the
+// file does not hold under "calendars" is a problem at its
+// recurrence.calendar; a file of one job may name any (its collection is
+// not in the file).
 //
 // next prints the first N (default 10) occurrences the job would run if it
 // were created at TIME (default now), one per line in RFC 3339 with

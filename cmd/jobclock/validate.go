@@ -37,7 +37,11 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	popts := loadOptions(*minRetry)
 	code := 0
 	for _, name := range operands {
-		if _, err := readJobFile(name, stdin, popts); err != nil {
+		f, err := readJobFile(name, stdin, popts)
+		if err == nil {
+			err = f.checkCalendars()
+		}
+		if err != nil {
 			switch {
 			case !errors.Is(err, scheduler.ErrInvalid):
 				fmt.Fprintf(stderr, "jobclock validate: %v\n", err) // it names the file
