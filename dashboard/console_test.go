@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"html"
 	"log/slog"
 	"maps"
@@ -656,4 +657,46 @@ func TestDurationChart(t *testing.T) {
 	if n := strings.Count(fig, `h0`); n != len(h) || n != 3 {
 		t.Errorf("the chart has %d dots for %d entries, want 3", n, len(h))
 	}
+}
+
+// TestDraftCalendar: the editor's draft of a job naming an exclusion
+// calendar lists its next occurrences under its collection's calendar
+// (the excluded day left out), refuses a calendar the collection does not
+// have at recurrence.calendar, and the try page, which has no collection,
+// says the calendar is not applied.
+func TestDraftCalendar(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	year := time.Now().Year() + 1
+	e.calendar("c", "hol", fmt.Sprintf(`{"properties": {"dates": ["%d-01-03"]}}`, year))
+	tok := e.token("/edit/job")
+	def := func(calendar string) string {
+		return fmt.Sprintf(`{"action": {"type": "Http", "request": {"uri": "http://x/", "method": "GET"}}, "startTime": "%d-01-01T00:00:00Z",
+			"recurrence": {"frequency": "Day", "calendar": %q}}`, year, calendar)
+	}
+	draft := func(calendar string) map[string]any {
+		t.Helper()
+		p := e.post("/draft", url.Values{"csrf": {tok}, "collection": {"c"}, "job": {"j"}, "mode": {"json"}, "definition": {def(calendar)}})
+		wantStatus(t, "draft", p, http.StatusOK)
+		var out map[string]any
+		if err := json.Unmarshal([]byte(p.body), &out); err != nil {
+			t.Fatalf("draft answers %s: %v", p.body, err)
+		}
+		return out
+	}
+	var days []string
+	for _, n := range draft("hol")["next"].([]any) {
+		days = append(days, n.(map[string]any)["utc"].(string)[:10])
+	}
+	d := func(n int) string { return fmt.Sprintf("%d-01-%02d", year, n) }
+	if diff := cmp.Diff([]string{d(1), d(2), d(4), d(5), d(6)}, days); diff != "" {
+		t.Errorf("draft's next days under the calendar (-want +got):\n%s", diff)
+	}
+	ps, _ := draft("nope")["problems"].([]any)
+	if len(ps) != 1 || ps[0].(map[string]any)["path"] != "properties.recurrence.calendar" {
+		t.Errorf("draft naming a calendar the collection does not have: problems %v, want one at properties.recurrence.calendar", ps)
+	}
+	p := e.post("/try", url.Values{"csrf": {e.token("/try")}, "definition": {def("hol")}})
+	wantStatus(t, "try", p, http.StatusOK)
+	wantIn(t, "try", p, "these are its occurrences without it")
 }

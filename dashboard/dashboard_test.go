@@ -754,13 +754,7 @@ func TestJobPageCalendar(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.collection("c", nil)
 	year := time.Now().Year() + 1
-	cal, err := scheduler.ParseCalendar(fmt.Appendf(nil, `{"properties": {"dates": ["%d-01-03"]}}`, year))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.s.PutCalendar(ctx, "c", "hol", cal, nil); err != nil {
-		t.Fatal(err)
-	}
+	e.calendar("c", "hol", fmt.Sprintf(`{"properties": {"dates": ["%d-01-03"]}}`, year))
 	day := func(d int) string { return time.Date(year, 1, d, 0, 0, 0, 0, time.UTC).Format(time.RFC3339) }
 	e.job("c", "skips", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day", "calendar": "hol"}`, day(1)))
 	p := e.get(jobPath("c", "skips"))

@@ -55,7 +55,11 @@
 // the user types, the page posts the draft to the dashboard's draft
 // endpoint (POST Prefix+"/draft", which changes nothing), which answers
 // JSON: the problems at their JSON paths, or the schedule in words and
-// the next 5 occurrences. Secrets show hidden, and a hidden value saved
+// the next 5 occurrences (for a job naming an exclusion calendar, under
+// its collection's calendar: a skipped one left out, a moved one at the
+// instant it runs; a calendar the collection does not have is a problem
+// at recurrence.calendar). The try page, which has no collection, lists
+// them without the calendar and says so. Secrets show hidden, and a hidden value saved
 // unchanged keeps the stored secret; a save carries the ETag of the
 // version opened, so it does not overwrite a newer one. The collection
 // editor sets location, plan, state and quota, and keeps the tags and run

@@ -546,7 +546,7 @@ func (h *handler) draft(w http.ResponseWriter, r *http.Request, v *viewer) (stri
 			}
 		}
 	}
-	res := h.check(def, r.PostForm.Get("collection"), r.PostForm.Get("job"), time.Now().UTC().Truncate(time.Second), draftOccurrences)
+	res := h.check(r.Context(), def, r.PostForm.Get("collection"), r.PostForm.Get("job"), time.Now().UTC().Truncate(time.Second), draftOccurrences)
 	if res.Syntax != "" {
 		ps = append(ps, problem{Reason: "is not valid JSON: " + res.Syntax})
 	}
@@ -556,6 +556,9 @@ func (h *handler) draft(w http.ResponseWriter, r *http.Request, v *viewer) (stri
 	if len(a.Problems) == 0 {
 		a.Schedule, a.Note = res.Schedule, res.Note
 		for _, row := range res.Upcoming.Rows {
+			if row.Skipped {
+				continue // excluded by the job's calendar: it does not run
+			}
 			a.Next = append(a.Next, draftTime{UTC: row.At.UTC, Local: row.At.Local})
 		}
 	}

@@ -273,3 +273,16 @@ func putRaw(t *testing.T, st scheduler.Store, coll, name string, job *scheduler.
 		t.Fatal(err)
 	}
 }
+
+// calendar puts the exclusion calendar def (its JSON) as name in
+// collection.
+func (e *env) calendar(collection, name, def string) {
+	e.t.Helper()
+	c, err := scheduler.ParseCalendar([]byte(def))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.s.PutCalendar(context.Background(), collection, name, c, nil); err != nil {
+		e.t.Fatal(err)
+	}
+}

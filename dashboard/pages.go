@@ -687,19 +687,22 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 // calendarOf returns the exclusion calendar the job of rec names,
 // compiled; nil when it names none, or its collection no longer has it.
 func (h *handler) calendarOf(ctx context.Context, rec *scheduler.JobRecord) *recurrence.Exclusions {
-	name := rec.Job.Recurrence.Ext().Calendar
-	if name == "" {
-		return nil
-	}
-	c, err := h.s.GetCalendar(ctx, rec.Collection, name)
-	if err != nil {
-		return nil
-	}
-	excl, err := c.Calendar.Compile()
-	if err != nil {
-		return nil
-	}
+	excl, _ := h.calendar(ctx, rec.Collection, rec.Job.Recurrence.Ext().Calendar)
 	return excl
+}
+
+// calendar returns the exclusion calendar name of collection, compiled;
+// nil for an empty name, and with an error when the collection has no
+// such calendar (or it cannot be read or compiled).
+func (h *handler) calendar(ctx context.Context, collection, name string) (*recurrence.Exclusions, error) {
+	if name == "" {
+		return nil, nil
+	}
+	c, err := h.s.GetCalendar(ctx, collection, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.Calendar.Compile()
 }
 
 // upcoming lists the next n occurrences of a job as its record has them,
@@ -962,7 +965,7 @@ func (h *handler) tryPost(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		h.render(w, r, http.StatusBadRequest, "try", v, p)
 		return "", nil
 	}
-	p.checkResult = h.check([]byte(p.Definition), "", "", created, p.N)
+	p.checkResult = h.check(r.Context(), []byte(p.Definition), "", "", created, p.N)
 	if p.Syntax != "" || len(p.Problems) > 0 {
 		status = http.StatusUnprocessableEntity
 	} else if p.Created == "" {
@@ -989,7 +992,12 @@ type checkResult struct {
 // in words and the first n occurrences of job name of collection created
 // at created (a recurrence window and cron H fields depend on the names;
 // empty for a definition without a job).
-func (h *handler) check(def []byte, collection, name string, created time.Time, n int) checkResult {
+//
+// A job that names an exclusion calendar is listed under its collection's
+// calendar, as its page lists it: a calendar the collection does not have
+// is a problem at recurrence.calendar, as when the job is put. Without a
+// collection (the try page) it is listed without, and the note says so.
+func (h *handler) check(ctx context.Context, def []byte, collection, name string, created time.Time, n int) checkResult {
 	var res checkResult
 	opts := h.s.ParseOptions()
 	opts.Created, opts.Now = created, created
@@ -1011,7 +1019,15 @@ func (h *handler) check(def []byte, collection, name string, created time.Time, 
 	}
 	res.Schedule = job.Describe(created)
 	res.Canonical = maskedJSON(job)
-	t, err := job.Timing(collection, name, created)
+	var cal *recurrence.Exclusions
+	if cname := job.Recurrence.Ext().Calendar; cname != "" && collection != "" {
+		if cal, err = h.calendar(ctx, collection, cname); err != nil {
+			res.Problems = []problem{{Path: "recurrence.calendar", Value: strconv.Quote(cname),
+				Reason: fmt.Sprintf("is not a calendar of collection %q: %v", collection, err)}}
+			return res
+		}
+	}
+	t, err := job.TimingUnder(collection, name, created, cal)
 	if err != nil {
 		res.Note = "Its schedule cannot be computed: " + err.Error()
 	} else if first := t.First(); first.IsZero() {
@@ -1029,6 +1045,9 @@ func (h *handler) check(def []byte, collection, name string, created time.Time, 
 			// A definition without a job has no names: its window's
 			// offsets and its H fields are those of empty names.
 			res.Note = strings.TrimSpace(res.Note + " A job's collection and name decide where in its window each occurrence runs and what the H fields of its cron spec stand for: these are the instants of a job without either, and the job's own page lists its own.")
+		}
+		if cname := job.Recurrence.Ext().Calendar; cname != "" && collection == "" {
+			res.Note = strings.TrimSpace(res.Note + fmt.Sprintf(" It names the exclusion calendar %q, which its collection holds: these are its occurrences without it, and the job's own page and editor apply it.", cname))
 		}
 	}
 	return res
