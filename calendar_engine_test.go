@@ -52,6 +52,11 @@ func TestCalendarThroughEngine(t *testing.T) {
 			[]time.Duration{1 * day, 5 * day}, []skip{{3 * day, 3 * day, 1, 1 * day}}},
 		{"Skip", holiday, every2(`, "onExcluded": "skip"`), 6 * day,
 			[]time.Duration{1 * day, 5 * day}, []skip{{3 * day, 3 * day, 1, 1 * day}}},
+		// The entry is written at the take of the occurrence before the
+		// skipped one; there is none before the first occurrence.
+		{"Skip of the first occurrence leaves no entry", `{"properties": {"dates": ["2000-01-02"]}}`,
+			`"recurrence": {"frequency": "Day", "calendar": "cal"}`, 2*day + time.Hour,
+			[]time.Duration{2 * day}, nil},
 		{"NextIncluded", holiday, every2(`, "onExcluded": "NextIncluded"`), 6 * day,
 			[]time.Duration{1 * day, 4 * day, 5 * day}, nil},
 		{"PreviousIncluded", holiday, every2(`, "onExcluded": "PreviousIncluded"`), 6 * day,

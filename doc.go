@@ -672,7 +672,14 @@
 //   - A skipped occurrence leaves a Skipped history entry whose message
 //     names the calendar (`excluded by calendar "holidays"
 //     (recurrence.onExcluded Skip)`), one for a run of them, written when
-//     the occurrence before them is taken; a merged one leaves none.
+//     the occurrence before them is taken: its startTime and endTime are
+//     that instant, before the skipped ones, and its
+//     expectedExecutionTime and lastExpectedTime the first and last
+//     skipped instants (the engine wakes at the occurrences that run, not
+//     at the skipped ones). Occurrences the calendar excludes before the
+//     job's first one (from its startTime, or when it was put) leave no
+//     entry: its nextExecutionTime is the first it does not exclude. A
+//     merged occurrence leaves none either.
 //   - A job that names a calendar its collection does not have is refused
 //     at recurrence.calendar (properties.recurrence.calendar in the REST
 //     API), and so is one the calendar leaves no occurrence within
