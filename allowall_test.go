@@ -105,6 +105,15 @@ func allowAllEnv(t *testing.T, x *sideBySide, cfg scheduler.Config) *env {
 	return e
 }
 
+// over replaces e's Scheduler with one over st (a wrapper of e.store).
+func (e *env) over(st scheduler.Store) {
+	s, err := scheduler.New(st, &e.cfg)
+	if err != nil {
+		e.t.Fatalf("New: %v", err)
+	}
+	e.s = s
+}
+
 func allowAllJob(start time.Time, extra string) string {
 	return `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}, "retryPolicy": {"retryType": "None"}},
 		"startTime": "` + start.Format(time.RFC3339) + `", "runPolicy": {"overlap": "AllowAll"}, ` + extra + `}`
@@ -407,6 +416,63 @@ func TestAllowAllTakeover(t *testing.T) {
 	})
 }
 
+// noExtends is a memory store whose PutJob fails for the writes that only
+// extend claims on attempts (they carry runs and no outcome).
+type noExtends struct{ *memory.Store }
+
+func (f noExtends) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
+	if p := r.Schedule.Policy; p != nil && len(p.Running) > 0 && p.Ends == nil {
+		return errors.New("connection reset")
+	}
+	return f.Store.PutJob(ctx, r)
+}
+
+// TestAllowAllHungOwner: an attempt whose executor ignores its context
+// runs once while its instance lives, long past its timeout and lease: the
+// instance keeps its claim on the attempt, so that neither it nor another
+// instance starts the occurrence again; its outcome is recorded when it
+// returns. When the store fails the extensions of the claim, the instance,
+// claiming the job once the claim passed, renews the claim rather than
+// starting the occurrence again.
+func TestAllowAllHungOwner(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store func(*memory.Store) scheduler.Store
+	}{
+		{"extended", func(st *memory.Store) scheduler.Store { return st }},
+		{"extensions fail", func(st *memory.Store) scheduler.Store { return noExtends{st} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				hung := &sideBySide{block: make(chan struct{}), blockOcc: 1}
+				e := allowAllEnv(t, hung, scheduler.Config{ActionTimeout: time.Minute, LeaseDuration: 10 * time.Second, InstanceID: "a"})
+				e.over(tc.store(e.store))
+				e.start()
+				defer e.stop()
+				m := time.Minute
+				e.put("j", allowAllJob(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 1}`))
+				time.Sleep(10 * m)
+				synctest.Wait()
+				if diff := cmp.Diff([]sideRun{{Occurrence: 1, Start: m}}, hung.attempts()); diff != "" {
+					t.Errorf("attempts by 10m of a live instance whose attempt hangs (-want +got):\n%s", diff)
+				}
+				if n, _ := e.s.InFlight(); n != 1 {
+					t.Errorf("%d jobs in flight at 10m, want 1 (the hung attempt)", n)
+				}
+				close(hung.block)
+				synctest.Wait()
+				time.Sleep(m)
+				synctest.Wait()
+				r := e.job("j")
+				if r.State != scheduler.JobFaulted || r.Status.ExecutionCount != 1 || len(hung.attempts()) != 1 {
+					t.Errorf("after the attempt returned: state %s, status %+v, %d attempts; want Faulted (past its timeout), one execution, one attempt",
+						r.State, r.Status, len(hung.attempts()))
+				}
+			})
+		})
+	}
+}
+
 // TestAllowAllDisable: disabling the job drops its occurrence that waits
 // for a retry; the one whose attempt is under way ends with it, counted,
 // without a retry; nothing starts while the job is Disabled.
@@ -474,11 +540,7 @@ func TestAllowAllStoreFails(t *testing.T) {
 		x := &sideBySide{}
 		e := allowAllEnv(t, x, scheduler.Config{})
 		flaky := &flakyPuts{Store: e.store, failures: 3}
-		s, err := scheduler.New(flaky, &e.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.s = s
+		e.over(flaky)
 		e.start()
 		defer e.stop()
 		m := time.Minute

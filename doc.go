@@ -463,14 +463,19 @@
 // when it ends (its history entry is recorded by the job's next step). At
 // most [MaxRunning] occurrences of a job are in progress at once (running,
 // or waiting for a retry or their errorAction); one that comes due while
-// that many are is skipped, on record. The claim on an attempt lasts the
-// attempt's timeout plus Config.LeaseDuration and is not extended: when the
-// instance stops before the outcome is written, the next instance to
-// claim the job after the claim expires runs the attempt again, with the
-// same execution tag (as a job whose lease expired is run again), and a
-// late outcome of the stopped attempt is not recorded. Each attempt takes
-// the permits of its collection's limits like any other (held for its whole
-// claim); one refused waits unclaimed, as between retries, until it may run.
+// that many are is skipped, on record. The claim on an attempt lasts at
+// first the attempt's timeout plus Config.LeaseDuration, and its instance
+// extends it while the attempt runs, as it extends a job's lease, also past
+// the timeout when an executor ignores its context (a write of the job
+// once the claim has less than two thirds of a LeaseDuration left): the
+// attempt runs once while its instance lives. When the instance stops
+// (Stop's context ended before the attempt) before the outcome is written,
+// the next instance to claim the job after the claim expires runs the
+// attempt again, with the same execution tag (as a job whose lease expired
+// is run again), and a late outcome of the stopped attempt is not
+// recorded. Each attempt takes the permits of its collection's limits like
+// any other (extended with its claim); one refused waits unclaimed, as
+// between retries, until it may run.
 // Occurrences end in
 // any order: the counters count each, lastExecutionTime is the latest
 // start, and an occurrence that ends after a newer one ended or faulted

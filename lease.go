@@ -2,21 +2,24 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// leaseKeeper extends the leases of the jobs whose attempts are running:
-// one timer for all of them, armed only while there are some, rather than
-// one per attempt. A worker's attempts hold their leases in the worker's
-// own slot, so that attempts on different workers share no lock; other
-// attempts (and outcomes being recorded again) in held.
+// leaseKeeper extends the leases of the jobs whose attempts are running,
+// and the claims on the attempts of occurrences that run beside the job's
+// others ([Run]): one timer for all of them, armed only while there are
+// some, rather than one per attempt. A worker's attempts hold their leases
+// in the worker's own slot, so that attempts on different workers share no
+// lock; other attempts (and outcomes being recorded again) in held.
 type leaseKeeper struct {
 	mu    sync.Mutex
 	held  map[*JobRecord]heldLease // by the attempt's record
 	slots []*leaseSlot             // the workers'
+	runs  map[*heldRun]struct{}    // see holdRun
 	armed atomic.Bool              // the timer runs or will run extendLeases
 }
 
@@ -61,9 +64,9 @@ func (k *leaseKeeper) holds(r *JobRecord, collection, name string) bool {
 	return false
 }
 
-// active reports whether any lease is held. k.mu is held.
+// active reports whether any lease or claim is held. k.mu is held.
 func (k *leaseKeeper) active() bool {
-	if len(k.held) > 0 {
+	if len(k.held) > 0 || len(k.runs) > 0 {
 		return true
 	}
 	for _, sl := range k.slots {
@@ -110,8 +113,13 @@ func (s *Scheduler) holdLease(r *JobRecord, start time.Time, slot *leaseSlot, pe
 	}
 	// After the lease is in place: extendLeases disarms before it
 	// looks for leases, so one of the two sees the other.
-	if !k.armed.Load() && k.armed.CompareAndSwap(false, true) {
-		time.AfterFunc(every/2, s.extendLeases)
+	s.armLeases()
+}
+
+// armLeases arms the timer that runs extendLeases unless it is armed.
+func (s *Scheduler) armLeases() {
+	if k := &s.leases; !k.armed.Load() && k.armed.CompareAndSwap(false, true) {
+		time.AfterFunc(s.cfg.LeaseDuration/6, s.extendLeases)
 	}
 }
 
@@ -158,6 +166,7 @@ func (s *Scheduler) extendLeases() {
 		}
 		sl.mu.Unlock()
 	}
+	runs := k.dueRuns(now, every, s.execCtx.Err() == nil)
 	k.mu.Unlock()
 	// The extensions run side by side, so that a pass over many leases
 	// does not take longer than the leases have left when the store is
@@ -174,13 +183,20 @@ func (s *Scheduler) extendLeases() {
 			}
 		})
 	}
+	for _, job := range runs {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			s.extendRuns(job)
+		})
+	}
 	wg.Wait()
 	k.armed.Store(false)
 	k.mu.Lock()
 	active := k.active()
 	k.mu.Unlock()
-	if active && k.armed.CompareAndSwap(false, true) {
-		time.AfterFunc(every/2, s.extendLeases)
+	if active {
+		s.armLeases()
 	}
 }
 
@@ -204,4 +220,129 @@ func (s *Scheduler) extendLease(r *JobRecord, collection, name string) {
 	} else if running { // else the attempt ended and its outcome released the lease
 		s.log.Warn("extend lease", "job", name, "collection", collection, "err", err)
 	}
+}
+
+// heldRun is this instance's claim on an attempt of an occurrence that
+// runs beside the job's others ([Run]), which leaseKeeper extends while the
+// attempt runs (see holdRun).
+type heldRun struct {
+	collection, name string
+	tag              string    // the occurrence's execution tag
+	until            time.Time // the claim's end as last written; under leaseKeeper.mu
+	holder           string    // the attempt's permits' holder (see Limiter); empty: none
+}
+
+// holdRun keeps this instance's claim on the attempt of occurrence o of job
+// collection/name, written to the job with Run.Until until, from now until
+// dropRun, and the permits that holder holds (none when empty): when the
+// claim has less than two thirds of Config.LeaseDuration left, Run.Until
+// is moved to a LeaseDuration from then, with a compare-and-swap write of
+// the job (one for all of its occurrences that this instance runs), also
+// past the attempt's timeout when an executor ignores its context. Once
+// the Scheduler stopped (Stop's context ended before the attempt did), the
+// claim is no longer extended: another instance takes the attempt over
+// when it passes.
+func (s *Scheduler) holdRun(collection, name string, o *Occurrence, until time.Time, holder string) *heldRun {
+	h := &heldRun{collection: collection, name: name, tag: o.Tag, until: until, holder: holder}
+	k := &s.leases
+	k.mu.Lock()
+	if k.runs == nil {
+		k.runs = make(map[*heldRun]struct{})
+	}
+	k.runs[h] = struct{}{}
+	k.mu.Unlock()
+	s.armLeases()
+	return h
+}
+
+// dropRun ends holdRun.
+func (s *Scheduler) dropRun(h *heldRun) {
+	k := &s.leases
+	k.mu.Lock()
+	delete(k.runs, h)
+	k.mu.Unlock()
+}
+
+// keepsRun reports whether this instance's attempt of the occurrence with
+// execution tag tag of job collection/name runs (holdRun holds it).
+func (s *Scheduler) keepsRun(collection, name, tag string) bool {
+	k := &s.leases
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for h := range k.runs {
+		if h.tag == tag && h.collection == collection && h.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// dueRuns returns the held claims that have at most two leases' thirds
+// (every) left at now, grouped by job; none unless extend. k.mu is held.
+func (k *leaseKeeper) dueRuns(now time.Time, every time.Duration, extend bool) [][]*heldRun {
+	if !extend || len(k.runs) == 0 {
+		return nil
+	}
+	var jobs [][]*heldRun
+	for h := range k.runs {
+		if now.Before(h.until.Add(-2 * every)) {
+			continue
+		}
+		i := slices.IndexFunc(jobs, func(j []*heldRun) bool { return j[0].collection == h.collection && j[0].name == h.name })
+		if i < 0 {
+			jobs = append(jobs, nil)
+			i = len(jobs) - 1
+		}
+		jobs[i] = append(jobs[i], h)
+	}
+	return jobs
+}
+
+// extendRuns moves the claims runs, all on one job, to a LeaseDuration
+// from now, in one write of the job repeated over a fresh read when
+// another write came first. A claim that the
+// job no longer holds for this instance (its outcome was written, or the
+// job was deleted or put again) is left alone.
+func (s *Scheduler) extendRuns(runs []*heldRun) {
+	collection, name := runs[0].collection, runs[0].name
+	for range maxRunConflicts {
+		until := time.Now().Add(s.cfg.LeaseDuration)
+		r, err := s.getJob(collection, name)
+		var kept []*heldRun
+		if err == nil {
+			for _, h := range runs {
+				if ru := r.Schedule.ownRun(s.cfg.InstanceID, h.tag); ru != nil {
+					ru.Until = maxTime(ru.Until, until)
+					kept = append(kept, h)
+				}
+			}
+			if kept == nil {
+				return
+			}
+			err = s.runStore.PutJob(context.Background(), r)
+		}
+		switch {
+		case err == nil:
+			k := &s.leases
+			k.mu.Lock()
+			for _, h := range kept {
+				h.until = until
+			}
+			k.mu.Unlock()
+			return
+		case errors.Is(err, ErrNotFound):
+			return
+		case !errors.Is(err, ErrConflict):
+			s.log.Warn("extend the claim on an attempt of an occurrence that runs beside others", "job", name, "collection", collection, "err", err)
+			return
+		}
+	}
+	s.log.Warn("extend the claim on an attempt of an occurrence that runs beside others: too many conflicts", "job", name, "collection", collection)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

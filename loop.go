@@ -159,6 +159,9 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		m.occ = occ
 		if m.policy.Overlap == OverlapAllowAll || r.Schedule.running() > 0 {
 			m.owner, m.hold = s.cfg.InstanceID, s.runHold(r.Job)
+			if r.Schedule.running() > 0 {
+				m.runs = func(tag string) bool { return s.keepsRun(r.Collection, r.Name, tag) }
+			}
 		}
 		// r is this goroutine's own copy: step may change it in place.
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
@@ -220,11 +223,17 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			if detached {
 				s.notify() // the job's next occurrence may start on another worker
 				a := attempt{r: r, t: t, o: run, claimed: now, m: m, info: info, detached: true, permits: held}
+				var holder string // the permits' holder, extended with the claim
+				if held != nil {
+					holder = held.holder
+				}
+				h := s.holdRun(r.Collection, r.Name, &a.o, now.Add(m.hold), holder)
 				res := s.execute(execCtx, &a)
 				if held != nil {
 					s.releasePermits(held.holder)
 				}
-				s.recordRun(r.Collection, r.Name, &a.o, &res, now.Add(m.hold))
+				s.recordRun(r.Collection, r.Name, &a.o, &res, h)
+				s.dropRun(h)
 			}
 			return
 		}

@@ -43,6 +43,10 @@ type machine struct {
 	// runs nothing.
 	owner string
 	hold  time.Duration
+	// runs, when not nil, reports whether owner's attempt of the run with
+	// an execution tag still runs here: resume then renews its claim
+	// rather than starting it again. Nil: none does.
+	runs func(tag string) bool
 }
 
 // add appends h to hist, unless the machine makes no entries.
@@ -174,8 +178,9 @@ func (m machine) detach(r *JobRecord, now time.Time) {
 
 // resume claims for m.owner the first of r's runs whose next attempt is
 // due at now (a retry, an error action, or an attempt whose owner's claim
-// expired: it runs again with the same execution tag), and returns a copy
-// of its occurrence; ok is false when none is due.
+// expired: it runs again with the same execution tag, unless m.runs says
+// that it still runs here, and then its claim is renewed), and returns a
+// copy of its occurrence; ok is false when none is due.
 func (m machine) resume(r *JobRecord, now time.Time) (run Occurrence, ok bool) {
 	if r.Schedule.Policy == nil {
 		return Occurrence{}, false
@@ -185,6 +190,10 @@ func (m machine) resume(r *JobRecord, now time.Time) (run Occurrence, ok bool) {
 		ru := &p.Running[i]
 		switch {
 		case !ru.due(now):
+		case ru.Owner == m.owner && m.runs != nil && m.runs(ru.Tag):
+			// Its attempt runs here, and its claim could not be
+			// extended in time (the store failed).
+			ru.Until = now.Add(m.hold)
 		case ru.Dropped:
 			// Its owner stopped before the outcome of its last attempt
 			// was recorded.

@@ -56,8 +56,9 @@ func (s *Scheduler) emit(def *Job, hist []HistoryEntry) {
 
 // runHold returns how long an instance's claim on an attempt of an
 // occurrence of def that runs beside others (see Run) lasts: the longer
-// of its actions' timeouts, and Config.LeaseDuration. The claim is not
-// extended: when it passes, another instance may run the attempt again.
+// of its actions' timeouts, and Config.LeaseDuration. The claim is
+// extended while the attempt runs (see holdRun): when it passes, its
+// instance stopped, and another instance may run the attempt again.
 func (s *Scheduler) runHold(def *Job) time.Duration {
 	a := &def.Action
 	return max(a.AttemptTimeout(s.cfg.ActionTimeout), a.ErrorAction.AttemptTimeout(s.cfg.ActionTimeout)) + s.cfg.LeaseDuration
@@ -73,9 +74,9 @@ const maxRunConflicts = 20
 // lease, repeated after a fresh read when another write came first (a
 // claim, another occurrence's outcome, an API write). Its history entry
 // is recorded by the job's next step. While the store fails, it tries
-// again every second until, the end of this instance's claim on the
-// attempt: after that, another instance may run the attempt again.
-func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outcome, until time.Time) {
+// again every second until the end of this instance's claim on the
+// attempt, h: after that, another instance may run the attempt again.
+func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outcome, h *heldRun) {
 	ctx := res.spanContext()
 	conflicts := 0
 	for {
@@ -99,13 +100,20 @@ func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outco
 		case !transient(err):
 			s.recordFailed(ctx, &JobRecord{Collection: collection, Name: name}, err)
 			return
-		case !time.Now().Before(until):
+		case !time.Now().Before(s.runUntil(h)):
 			s.log.ErrorContext(ctx, "record job outcome: the store failed until the claim on the attempt expired", "job", name, "collection", collection, "occurrence", o.Number, "err", err)
 			return
 		default:
 			time.Sleep(time.Second)
 		}
 	}
+}
+
+// runUntil returns when the claim h ends, as last written.
+func (s *Scheduler) runUntil(h *heldRun) time.Time {
+	s.leases.mu.Lock()
+	defer s.leases.mu.Unlock()
+	return h.until
 }
 
 // recordOutcome records the outcome p on the claimed job p.r, re-reading

@@ -372,7 +372,8 @@ type PolicyState struct {
 // attempt of it writes the job with Owner and Until set and releases the
 // job's lease, so that the job's next occurrences can start on any
 // instance meanwhile; it writes the attempt's outcome to the job
-// (compare-and-swap on its Version) when the attempt ends. When Until
+// (compare-and-swap on its Version) when the attempt ends. Owner moves
+// Until on while the attempt runs, also past its timeout. When Until
 // passes with Owner still set (its instance stopped), the next instance to
 // claim the job runs the attempt again, with the same execution tag.
 type Run struct {
@@ -380,8 +381,10 @@ type Run struct {
 	// Owner is the instance whose attempt of the occurrence runs; empty
 	// while the occurrence waits for its next attempt, due at At.
 	Owner string `json:"owner,omitempty"`
-	// Until is when Owner's claim on the attempt ends: the attempt's
-	// timeout and Config.LeaseDuration after it started.
+	// Until is when Owner's claim on the attempt ends: at first the
+	// attempt's timeout and Config.LeaseDuration after it started; while
+	// the attempt runs, Owner keeps it at least a third of a
+	// LeaseDuration ahead.
 	Until time.Time `json:"until,omitzero"`
 	// Dropped says that the job was disabled while the attempt ran: the
 	// occurrence ends with it, without a retry or errorAction; when
@@ -397,6 +400,20 @@ func (r *Run) due(now time.Time) bool {
 		return !r.Until.After(now)
 	}
 	return !r.At.After(now)
+}
+
+// ownRun returns the run of s with execution tag tag whose attempt owner
+// claims; nil when there is none.
+func (s *JobSchedule) ownRun(owner, tag string) *Run {
+	if s.Policy == nil {
+		return nil
+	}
+	for i := range s.Policy.Running {
+		if ru := &s.Policy.Running[i]; ru.Owner == owner && ru.Tag == tag {
+			return ru
+		}
+	}
+	return nil
 }
 
 // clone returns a deep copy of p; nil for a nil p.
