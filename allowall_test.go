@@ -600,6 +600,14 @@ func TestAllowAllThenPostpone(t *testing.T) {
 	})
 }
 
+// oneAtATime puts collection c with a job limit of one attempt at a time.
+func (e *env) oneAtATime() {
+	if _, err := e.s.PutCollection(context.Background(), "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+		Quota: &scheduler.Quota{MaxJobCount: 10}, Limits: []scheduler.Limit{{Key: scheduler.LimitJob, MaxConcurrent: 1}}}}, nil); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // TestAllowAllUnderLimit: the occurrences of an AllowAll job take the
 // permits of their collection's limits like any attempt: under a job limit
 // of one at a time, three occurrences a minute apart whose attempts last
@@ -609,10 +617,7 @@ func TestAllowAllUnderLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		x := &sideBySide{hold: func(*action.Request) time.Duration { return 150 * time.Second }}
 		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour})
-		if _, err := e.s.PutCollection(context.Background(), "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
-			Quota: &scheduler.Quota{MaxJobCount: 10}, Limits: []scheduler.Limit{{Key: scheduler.LimitJob, MaxConcurrent: 1}}}}, nil); err != nil {
-			t.Fatal(err)
-		}
+		e.oneAtATime()
 		e.start()
 		defer e.stop()
 		m := time.Minute
@@ -640,6 +645,35 @@ func TestAllowAllUnderLimit(t *testing.T) {
 		}
 		if waited != 2 {
 			t.Errorf("%d history entries say they waited for the job limit, want 2", waited)
+		}
+	})
+}
+
+// TestAllowAllHungUnderLimit: the permits of an attempt that hangs past
+// its timeout, on a live instance, are kept with its claim: the job's next
+// occurrence waits for the collection's job limit until the attempt
+// returns.
+func TestAllowAllHungUnderLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hung := &sideBySide{block: make(chan struct{}), blockOcc: 1}
+		e := allowAllEnv(t, hung, scheduler.Config{ActionTimeout: time.Minute, LeaseDuration: 10 * time.Second})
+		e.oneAtATime()
+		e.start()
+		defer e.stop()
+		m := time.Minute
+		e.put("j", allowAllJob(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 2}`))
+		time.Sleep(10 * m)
+		synctest.Wait()
+		if diff := cmp.Diff([]sideRun{{Occurrence: 1, Start: m}}, hung.attempts()); diff != "" {
+			t.Errorf("attempts by 10m while occurrence 1 hangs under a job limit of 1 (-want +got):\n%s", diff)
+		}
+		close(hung.block)
+		synctest.Wait()
+		time.Sleep(m)
+		synctest.Wait()
+		got := hung.attempts()
+		if len(got) != 2 || got[1].Occurrence != 2 || got[1].Start < 10*m || hung.maxRuns != 1 {
+			t.Errorf("attempts %+v, at most %d at once; want occurrence 2 after 10m, when 1 returned, one at a time", got, hung.maxRuns)
 		}
 	})
 }

@@ -300,10 +300,20 @@ func (k *leaseKeeper) dueRuns(now time.Time, every time.Duration, extend bool) [
 
 // extendRuns moves the claims runs, all on one job, to a LeaseDuration
 // from now, in one write of the job repeated over a fresh read when
-// another write came first. A claim that the
+// another write came first, and extends their attempts' permits. A claim that the
 // job no longer holds for this instance (its outcome was written, or the
 // job was deleted or put again) is left alone.
 func (s *Scheduler) extendRuns(runs []*heldRun) {
+	// The attempts run here whatever the job says: their permits are
+	// extended even when the write fails, or another instance took an
+	// attempt over.
+	defer func() {
+		for _, h := range runs {
+			if h.holder != "" {
+				s.extendRunPermits(h.holder)
+			}
+		}
+	}()
 	collection, name := runs[0].collection, runs[0].name
 	for range maxRunConflicts {
 		until := time.Now().Add(s.cfg.LeaseDuration)
@@ -345,4 +355,19 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// extendRunPermits extends the permits that holder, the attempt of a run
+// under OverlapAllowAll, holds by a LeaseDuration. Unlike an attempt under
+// the job's lease (extendPermits), one whose permits are lost is not
+// cancelled: that is logged.
+func (s *Scheduler) extendRunPermits(holder string) {
+	now := time.Now()
+	n, err := s.limiter.ExtendPermits(context.Background(), holder, now, now.Add(s.cfg.LeaseDuration))
+	switch {
+	case err != nil:
+		s.log.Warn("extend the permits of the collection's limits", "holder", holder, "err", err)
+	case n == 0:
+		s.log.Error("the permits of a side-by-side attempt expired unextended: another attempt may run in its place", "holder", holder)
+	}
 }
