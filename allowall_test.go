@@ -511,10 +511,11 @@ func TestAllowAllDisable(t *testing.T) {
 }
 
 // flakyPuts is a memory store whose PutJob fails, as a lost connection
-// would, for the first failures outcomes of occurrences side by side that
-// it is asked to write.
+// would (or with err when not nil), for the first failures outcomes of
+// occurrences side by side that it is asked to write.
 type flakyPuts struct {
 	*memory.Store
+	err      error
 	mu       sync.Mutex
 	failures int
 }
@@ -526,37 +527,74 @@ func (f *flakyPuts) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
 		f.failures--
 	}
 	f.mu.Unlock()
-	if fail {
+	switch {
+	case fail && f.err != nil:
+		return f.err
+	case fail:
 		return errors.New("connection reset")
 	}
 	return f.Store.PutJob(ctx, r)
 }
 
-// TestAllowAllStoreFails: an outcome that the store fails to take is
-// written again every second, and counts once; the attempt does not run
-// again.
+// TestAllowAllStoreFails: an outcome that the store fails to take, or
+// whose writes conflict with others many times over, is written again
+// until it is taken, and counts once; the attempt does not run again.
 func TestAllowAllStoreFails(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		err      error
+		failures int
+	}{
+		{"store fails", nil, 3},
+		{"conflicts", scheduler.ErrConflict, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				x := &sideBySide{}
+				e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Minute, LeaseDuration: 10 * time.Second})
+				flaky := &flakyPuts{Store: e.store, err: tc.err, failures: tc.failures}
+				e.over(flaky)
+				e.start()
+				defer e.stop()
+				m := time.Minute
+				e.put("j", allowAllJob(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 1}`))
+				time.Sleep(5 * m)
+				synctest.Wait()
+				if n := len(x.attempts()); n != 1 {
+					t.Errorf("%d attempts, want 1", n)
+				}
+				r := e.job("j")
+				h := e.history("j")
+				if r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 1 || len(h) != 1 || !h[0].EndTime.Equal(e.t0.Add(m)) {
+					t.Errorf("job: state %s, status %+v, history %+v; want Completed, one execution, one entry of the attempt at 1m", r.State, r.Status, h)
+				}
+				if flaky.failures != 0 {
+					t.Errorf("%d failures left, want 0", flaky.failures)
+				}
+			})
+		})
+	}
+}
+
+// TestAllowAllStoreFailsAtStop: an outcome that the store keeps failing
+// to take is given up a LeaseDuration after Stop, as any outcome being
+// recorded again, rather than at the end of the attempt's claim.
+func TestAllowAllStoreFailsAtStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		x := &sideBySide{}
-		e := allowAllEnv(t, x, scheduler.Config{})
-		flaky := &flakyPuts{Store: e.store, failures: 3}
-		e.over(flaky)
+		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour, LeaseDuration: 10 * time.Second})
+		e.over(&flakyPuts{Store: e.store, failures: 1 << 30})
 		e.start()
-		defer e.stop()
 		m := time.Minute
 		e.put("j", allowAllJob(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 1}`))
 		time.Sleep(2 * m)
-		synctest.Wait()
+		start := time.Now()
+		e.stop()
+		if d := time.Since(start); d > 11*time.Second {
+			t.Errorf("Stop returned after %v, want at most the lease (10s) and the last wait", d)
+		}
 		if n := len(x.attempts()); n != 1 {
 			t.Errorf("%d attempts, want 1", n)
-		}
-		r := e.job("j")
-		h := e.history("j")
-		if r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 1 || len(h) != 1 || !h[0].EndTime.Equal(e.t0.Add(m)) {
-			t.Errorf("job: state %s, status %+v, history %+v; want Completed, one execution, one entry of the attempt at 1m", r.State, r.Status, h)
-		}
-		if flaky.failures != 0 {
-			t.Errorf("%d failures left, want 0", flaky.failures)
 		}
 	})
 }

@@ -232,7 +232,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				if held != nil {
 					s.releasePermits(held.holder)
 				}
-				s.recordRun(r.Collection, r.Name, &a.o, &res, h)
+				s.recordRun(r.Collection, r.Name, &a.o, &res)
 				s.dropRun(h)
 			}
 			return

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -190,31 +191,13 @@ func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []History
 	s.holdLease(r, time.Now().Add(-s.cfg.LeaseDuration/3), nil, nil)
 	defer s.dropLease(r, nil)
 	s.log.WarnContext(ctx, "record job outcome: the store failed; recording again until it answers", "job", r.Name, "collection", r.Collection, "err", err)
-	s.mu.Lock()
-	loopDone := s.loopDone // nil when runDue is driven without Start
-	s.mu.Unlock()
-	var giveUp <-chan time.Time
-	wait := recordRetryFirst
+	w := s.outcomeRetry()
 	for tries := 1; ; tries++ {
-		_, back := s.health.down()
-		select {
-		case <-back: // the loop found the store answering again
-		case <-loopDone:
-			// Stopping: the lease expires anyway a LeaseDuration from
-			// now, when another instance may run the occurrence again.
-			loopDone, giveUp = nil, time.After(s.cfg.LeaseDuration)
-			continue
-		case <-giveUp:
+		if !w.pause(false) {
 			s.log.ErrorContext(ctx, "record job outcome: gave up at stop; its occurrence runs again", "job", r.Name, "collection", r.Collection,
 				"tries", tries, "err", err)
 			return err
-		case <-s.execCtx.Done():
-			s.log.ErrorContext(ctx, "record job outcome: gave up at stop; its occurrence runs again", "job", r.Name, "collection", r.Collection,
-				"tries", tries, "err", err)
-			return err
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, recordRetryLast)
 		err = s.runStore.Record(context.Background(), s.cfg.InstanceID, r, s.stored(all))
 		switch {
 		case err == nil:
@@ -227,6 +210,60 @@ func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []History
 			return err
 		case !transient(err): // ErrConflict, or ErrNotFound: deleted meanwhile
 			return err
+		}
+	}
+}
+
+// outcomeRetry paces the repeats of a write of an attempt's outcome (see
+// recordAgain and recordRun).
+type outcomeRetry struct {
+	s        *Scheduler
+	loopDone <-chan struct{}  // closed at Stop; nil once seen, or when runDue is driven without Start
+	giveUp   <-chan time.Time // a LeaseDuration after Stop
+	wait     time.Duration    // before the next repeat after a failure of the store
+}
+
+// outcomeRetry returns the pacing of the repeats of a write of an
+// attempt's outcome.
+func (s *Scheduler) outcomeRetry() *outcomeRetry {
+	s.mu.Lock()
+	loopDone := s.loopDone
+	s.mu.Unlock()
+	return &outcomeRetry{s: s, loopDone: loopDone, wait: recordRetryFirst}
+}
+
+// pause waits before the next repeat of the write: after a failure of the
+// store, until the loop finds the store answering again, at most from
+// recordRetryFirst the first time to recordRetryLast, doubling; after a
+// conflict with another write of the job (conflict), a random while of at
+// most recordRetryFirst, so that writers that met do not meet again. It
+// returns false when the caller is to give up: Stop was called a
+// LeaseDuration ago (the lease or claim on the attempt expires then, and
+// another instance may run the occurrence again), or Stop's context ended.
+func (w *outcomeRetry) pause(conflict bool) bool {
+	s := w.s
+	var back <-chan struct{}
+	wait := w.wait
+	if conflict {
+		wait = rand.N(recordRetryFirst) + 1
+	} else {
+		w.wait = min(2*w.wait, recordRetryLast)
+		_, back = s.health.down()
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-back: // the loop found the store answering again
+			return true
+		case <-w.loopDone:
+			w.loopDone, w.giveUp = nil, time.After(s.cfg.LeaseDuration)
+		case <-w.giveUp:
+			return false
+		case <-s.execCtx.Done():
+			return false
+		case <-timer.C:
+			return true
 		}
 	}
 }

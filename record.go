@@ -64,21 +64,24 @@ func (s *Scheduler) runHold(def *Job) time.Duration {
 	return max(a.AttemptTimeout(s.cfg.ActionTimeout), a.ErrorAction.AttemptTimeout(s.cfg.ActionTimeout)) + s.cfg.LeaseDuration
 }
 
-// maxRunConflicts bounds the writes of an outcome by recordRun that
-// conflict with other writes of the job.
+// maxRunConflicts bounds the writes of an extension of claims by
+// extendRuns that conflict with other writes of the job; the next pass of
+// the lease keeper tries again.
 const maxRunConflicts = 20
 
 // recordRun writes the outcome res of this instance's attempt of
 // occurrence o, which runs beside the job's others (see Run), to job
 // collection/name: a compare-and-swap on the job's version, without its
 // lease, repeated after a fresh read when another write came first (a
-// claim, another occurrence's outcome, an API write). Its history entry
-// is recorded by the job's next step. While the store fails, it tries
-// again every second until the end of this instance's claim on the
-// attempt, h: after that, another instance may run the attempt again.
-func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outcome, h *heldRun) {
+// claim, another occurrence's outcome, an API write) and, paced as
+// recordAgain's, while the store fails, until it is written, another
+// instance took the attempt over (this one's claim passed), or Stop gave
+// up (see outcomeRetry.pause). Its history entry is recorded by the job's
+// next step. The caller holds the claim (holdRun) meanwhile.
+func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outcome) {
 	ctx := res.spanContext()
-	conflicts := 0
+	var w *outcomeRetry
+	failed := 0 // tries that the store failed
 	for {
 		r, err := s.getJob(collection, name)
 		if err == nil {
@@ -90,30 +93,30 @@ func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outco
 		}
 		switch {
 		case err == nil:
+			if failed > 0 {
+				s.log.InfoContext(ctx, "recorded job outcome after the store failed", "job", name, "collection", collection, "tries", failed+1)
+			}
 			s.notify() // its entry waits to be recorded
 			return
-		case errors.Is(err, ErrConflict):
-			if conflicts++; conflicts == maxRunConflicts {
-				s.log.ErrorContext(ctx, "record job outcome: too many conflicts", "job", name, "collection", collection)
-				return
-			}
-		case !transient(err):
+		case !errors.Is(err, ErrConflict) && !transient(err):
 			s.recordFailed(ctx, &JobRecord{Collection: collection, Name: name}, err)
 			return
-		case !time.Now().Before(s.runUntil(h)):
-			s.log.ErrorContext(ctx, "record job outcome: the store failed until the claim on the attempt expired", "job", name, "collection", collection, "occurrence", o.Number, "err", err)
+		}
+		conflict := errors.Is(err, ErrConflict)
+		if !conflict {
+			if failed++; failed == 1 {
+				s.log.WarnContext(ctx, "record job outcome: the store failed; recording again until it answers", "job", name, "collection", collection, "err", err)
+			}
+		}
+		if w == nil {
+			w = s.outcomeRetry()
+		}
+		if !w.pause(conflict) {
+			s.log.ErrorContext(ctx, "record job outcome: gave up at stop; its occurrence runs again", "job", name, "collection", collection,
+				"occurrence", o.Number, "err", err)
 			return
-		default:
-			time.Sleep(time.Second)
 		}
 	}
-}
-
-// runUntil returns when the claim h ends, as last written.
-func (s *Scheduler) runUntil(h *heldRun) time.Time {
-	s.leases.mu.Lock()
-	defer s.leases.mu.Unlock()
-	return h.until
 }
 
 // recordOutcome records the outcome p on the claimed job p.r, re-reading
