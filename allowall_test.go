@@ -715,3 +715,34 @@ func TestAllowAllHungUnderLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestAllowAllPutKeepsEnded: a job put again while an older occurrence
+// runs and a newer one has faulted keeps what the newer one said: the
+// older one, ending after it, does not clear the job's last failure (its
+// health stays Failing).
+func TestAllowAllPutKeepsEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x := &sideBySide{
+			hold: holdOne(1, 3*time.Minute, 0),
+			fail: func(req *action.Request) bool { return req.Occurrence == 2 },
+		}
+		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour})
+		e.start()
+		defer e.stop()
+		m := time.Minute
+		e.put("j", allowAllJob(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 2}`))
+		// 1 runs from 1m to 4m; 2 faults at 2m.
+		time.Sleep(2*m + 30*time.Second)
+		synctest.Wait()
+		e.put("j", allowAllJob(e.t0.Add(time.Hour), `"recurrence": {"frequency": "Minute", "count": 1}`))
+		time.Sleep(3 * m)
+		synctest.Wait()
+		if n := len(x.attempts()); n != 2 {
+			t.Errorf("%d attempts, want 2", n)
+		}
+		r := e.job("j")
+		if !r.Schedule.LastFailed || r.Status.ExecutionCount != 2 || r.Status.FaultedCount != 1 {
+			t.Errorf("last failed %v, status %+v; want true (occurrence 2, the newer, faulted), 2 executions, 1 faulted", r.Schedule.LastFailed, r.Status)
+		}
+	})
+}

@@ -460,7 +460,9 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 // old that run side by side (OverlapAllowAll) whose attempt is under way,
 // each to end with its attempt (Run.Dropped), and the history entries of
 // those that ended: their outcomes count, as the outcome of an occurrence
-// in progress under the job's lease does when the job is replaced.
+// in progress under the job's lease does when the job is replaced, and
+// PolicyState.Ended, so that one older than an occurrence that ended
+// changes neither the job's health nor its faults when it ends.
 func keepRuns(r, old *JobRecord) {
 	p := old.Schedule.Policy
 	if p == nil {
@@ -476,6 +478,9 @@ func keepRuns(r, old *JobRecord) {
 	if keep != nil || p.Ends != nil {
 		np := r.Schedule.policy()
 		np.Running, np.Ends = keep, slices.Clone(p.Ends)
+		if keep != nil {
+			np.Ended = p.Ended // an older one that ends later is late still
+		}
 	}
 }
 
