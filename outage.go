@@ -217,10 +217,11 @@ func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []History
 // outcomeRetry paces the repeats of a write of an attempt's outcome (see
 // recordAgain and recordRun).
 type outcomeRetry struct {
-	s        *Scheduler
-	loopDone <-chan struct{}  // closed at Stop; nil once seen, or when runDue is driven without Start
-	giveUp   <-chan time.Time // a LeaseDuration after Stop
-	wait     time.Duration    // before the next repeat after a failure of the store
+	s         *Scheduler
+	loopDone  <-chan struct{}  // closed at Stop; nil once seen, or when runDue is driven without Start
+	giveUp    <-chan time.Time // a LeaseDuration after Stop
+	wait      time.Duration    // before the next repeat after a failure of the store
+	conflicts int              // the conflicts met so far
 }
 
 // outcomeRetry returns the pacing of the repeats of a write of an
@@ -235,8 +236,9 @@ func (s *Scheduler) outcomeRetry() *outcomeRetry {
 // pause waits before the next repeat of the write: after a failure of the
 // store, until the loop finds the store answering again, at most from
 // recordRetryFirst the first time to recordRetryLast, doubling; after a
-// conflict with another write of the job (conflict), a random while of at
-// most recordRetryFirst, so that writers that met do not meet again. It
+// conflict with another write of the job (conflict), none the first time,
+// then a random while of at most recordRetryFirst, so that writers that met
+// do not meet again. It
 // returns false when the caller is to give up: Stop was called a
 // LeaseDuration ago (the lease or claim on the attempt expires then, and
 // another instance may run the occurrence again), or Stop's context ended.
@@ -245,6 +247,9 @@ func (w *outcomeRetry) pause(conflict bool) bool {
 	var back <-chan struct{}
 	wait := w.wait
 	if conflict {
+		if w.conflicts++; w.conflicts == 1 {
+			return true // most often the loop's claim of the job: read it again at once
+		}
 		wait = rand.N(recordRetryFirst) + 1
 	} else {
 		w.wait = min(2*w.wait, recordRetryLast)
