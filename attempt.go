@@ -48,7 +48,6 @@ type attempt struct {
 	t       *Timing
 	o       Occurrence     // the due occurrence, as the step that made it due left it
 	hist    []HistoryEntry // that step's entries, recorded with the outcome
-	ends    int            // how many of them were PolicyState.Ends
 	claimed time.Time      // when the job was claimed: the step's instant
 	m       machine        // the job's state machine, as the step used it
 	// cancelAt is when the attempt's context is cancelled because the
@@ -87,7 +86,7 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 		s.releasePermits(a.permits.holder)
 	}
 	r := a.r
-	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, ends: a.ends, claimed: a.claimed}
+	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed}
 	if s.batch == nil {
 		ownOccurrence(r, a.buf)
 		s.recordOutcome(&p, false)

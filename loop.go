@@ -166,12 +166,8 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		// r is this goroutine's own copy: step may change it in place.
 		next0, counted0 := r.Schedule.NextOccurrence, r.Schedule.Counted
 		var prevRuns []Run // the runs before the step, whose claims it may take over
-		ends := 0          // the entries of their outcomes that the step records
-		if p := r.Schedule.Policy; p != nil {
-			if len(p.Running) > 0 {
-				prevRuns = slices.Clone(p.Running)
-			}
-			ends = len(p.Ends)
+		if p := r.Schedule.Policy; p != nil && len(p.Running) > 0 {
+			prevRuns = slices.Clone(p.Running)
 		}
 		run, due, hist := m.step(r, t, now)
 		miss := s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), now)
@@ -208,7 +204,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				info.missed = miss
 			}
 			s.missed(miss, absorbed)
-			a := attempt{r: r, t: t, o: run, hist: hist, ends: ends, claimed: now, m: m, info: info, buf: occ, slot: slot, permits: held}
+			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, m: m, info: info, buf: occ, slot: slot, permits: held}
 			if m.policy.Overlap == OverlapCancelRunning && r.State == JobEnabled {
 				a.cancelAt = r.Schedule.NextOccurrence
 			}

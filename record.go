@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -142,9 +143,9 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
 			// The entries of outcomes of occurrences side by side written
-			// since the claim follow those that p.hist holds already;
-			// the replayed step must not drop them.
-			later := laterEnds(r, p.ends)
+			// since the claim are recorded with those that p.hist holds
+			// already; the replayed step must not drop them.
+			later := laterEnds(r, p.hist)
 			if t, terr = s.timing(r, res.end); terr == nil {
 				s.machine(r, res.end).replay(r, t, o, p.claimed)
 			}
@@ -184,19 +185,25 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 	s.log.ErrorContext(res.spanContext(), "record job outcome: too many conflicts", "job", r.Name, "collection", r.Collection)
 }
 
-// laterEnds takes PolicyState.Ends out of r and returns those after the
-// first n; nil when there are none.
-func laterEnds(r *JobRecord, n int) []HistoryEntry {
+// laterEnds takes PolicyState.Ends out of r and returns those that hist,
+// the entries a step recorded, does not hold: an entry of an attempt is
+// known by its execution tag, retry and action. Nil when there are none.
+func laterEnds(r *JobRecord, hist []HistoryEntry) []HistoryEntry {
 	p := r.Schedule.Policy
 	if p == nil {
 		return nil
 	}
 	ends := p.Ends
 	p.Ends = nil
-	if len(ends) <= n {
-		return nil
+	var later []HistoryEntry
+	for _, e := range ends {
+		if !slices.ContainsFunc(hist, func(h HistoryEntry) bool {
+			return h.ExecutionTag == e.ExecutionTag && h.RetryCount == e.RetryCount && h.ActionName == e.ActionName
+		}) {
+			later = append(later, e)
+		}
 	}
-	return ends[n:]
+	return later
 }
 
 // pendingOutcome is an attempt's outcome to record: the record and
@@ -211,7 +218,6 @@ type pendingOutcome struct {
 	o       Occurrence      // of them
 	res     outcome
 	hist    []HistoryEntry
-	ends    int // see attempt.ends
 	claimed time.Time
 }
 
