@@ -770,6 +770,8 @@ func TestJobPageCalendar(t *testing.T) {
 		t.Errorf("job page has no row at %s moved from %s by the calendar", day(4), day(3))
 	}
 	wantNotIn(t, "moves", p, `class="skipped"`)
+	wantIn(t, "moves", p, "Runs every 2 days at 00:00 (UTC), except on the days calendar “hol” excludes (moved to the next day it does not exclude).")
+	wantIn(t, "skips", e.get(jobPath("c", "skips")), "except on the days calendar “hol” excludes (skipped).")
 	e.job("c", "merges", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day", "calendar": "hol", "onExcluded": "NextIncluded"}`, day(1)))
 	p = e.get(jobPath("c", "merges"))
 	merged := regexp.MustCompile(`<tr class="skipped">\s*<td class="num">–</td>\s*<td><time datetime="` + regexp.QuoteMeta(day(3)) + `">[\s\S]*?merged into <time datetime="` + regexp.QuoteMeta(day(4)) + `">`)
