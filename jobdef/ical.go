@@ -1,7 +1,9 @@
 package jobdef
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,14 +35,6 @@ type icalProblem struct {
 	reason string
 }
 
-// icalLine is a content line of an iCalendar text, unfolded: NAME;PARAMS:VALUE.
-type icalLine struct {
-	n      int // the line it starts on
-	name   string
-	params map[string]string // upper-case keys
-	value  string
-}
-
 // icalEvent is what a VEVENT says of when it is.
 type icalEvent struct {
 	begin                   int // the line of its BEGIN:VEVENT
@@ -60,89 +54,22 @@ func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recu
 	if len(lines) == 0 || lines[0].name != "BEGIN" || !strings.EqualFold(lines[0].value, "VCALENDAR") {
 		return nil, nil, []icalProblem{{1, "is not an iCalendar text: it must begin with BEGIN:VCALENDAR"}}
 	}
-	var ev *icalEvent
-	var nested []string // components open inside the event
-	for i := range lines {
-		l := &lines[i]
-		if l.name == "" {
-			problems = append(problems, icalProblem{l.n, "is not a content line NAME:VALUE"})
+	top, problems := readICalComponents(lines)
+	for _, cal := range top {
+		if cal.name != "VCALENDAR" {
 			continue
 		}
-		switch {
-		case ev == nil && l.name == "BEGIN" && strings.EqualFold(l.value, "VEVENT"):
-			ev = &icalEvent{begin: l.n}
-		case ev == nil:
-		case l.name == "BEGIN":
-			nested = append(nested, strings.ToUpper(l.value))
-		case len(nested) > 0:
-			if l.name == "END" && strings.EqualFold(l.value, nested[len(nested)-1]) {
-				nested = nested[:len(nested)-1]
-			}
-		case l.name == "END" && strings.EqualFold(l.value, "VEVENT"):
-			d, r, p := ev.exclusions(loc, maxICalExclusions-len(dates)-len(ranges))
-			dates, ranges, problems = append(dates, d...), append(ranges, r...), append(problems, p...)
-			ev = nil
-		case l.name == "DTSTART":
-			ev.start = l
-		case l.name == "DTEND":
-			ev.end = l
-		case l.name == "DURATION":
-			ev.dur = l
-		case l.name == "RRULE":
-			ev.rrules = l
-		}
-	}
-	if ev != nil {
-		problems = append(problems, icalProblem{ev.begin, "BEGIN:VEVENT has no END:VEVENT"})
-	}
-	return dates, ranges, problems
-}
-
-// unfoldICal splits text into content lines, joining the folded ones (a
-// line that begins with a space or a tab continues the one before).
-func unfoldICal(text string) []icalLine {
-	var out []icalLine
-	var raw []string
-	var starts []int
-	for i, s := range strings.Split(text, "\n") {
-		s = strings.TrimSuffix(s, "\r")
-		if (strings.HasPrefix(s, " ") || strings.HasPrefix(s, "\t")) && len(raw) > 0 {
-			raw[len(raw)-1] += s[1:]
-			continue
-		}
-		if strings.TrimSpace(s) == "" {
-			continue
-		}
-		raw, starts = append(raw, s), append(starts, i+1)
-	}
-	for i, s := range raw {
-		out = append(out, parseICalLine(starts[i], s))
-	}
-	return out
-}
-
-// parseICalLine splits a content line; its name is empty when it has no
-// colon outside quotes.
-func parseICalLine(n int, s string) icalLine {
-	quoted := false
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '"':
-			quoted = !quoted
-		case ':':
-			if quoted {
+		for _, c := range cal.subs {
+			if c.name != "VEVENT" {
 				continue
 			}
-			head := strings.Split(s[:i], ";")
-			l := icalLine{n: n, name: strings.ToUpper(head[0]), value: s[i+1:], params: map[string]string{}}
-			for _, p := range head[1:] {
-				k, v, _ := strings.Cut(p, "=")
-				l.params[strings.ToUpper(k)] = strings.Trim(v, `"`)
-			}
-			return l
+			ev := &icalEvent{begin: c.begin, start: c.prop("DTSTART"), end: c.prop("DTEND"), dur: c.prop("DURATION"), rrules: c.prop("RRULE")}
+			d, r, p := ev.exclusions(loc, maxICalExclusions-len(dates)-len(ranges))
+			dates, ranges, problems = append(dates, d...), append(ranges, r...), append(problems, p...)
 		}
 	}
-	return icalLine{n: n}
+	slices.SortStableFunc(problems, func(a, b icalProblem) int { return cmp.Compare(a.line, b.line) })
+	return dates, ranges, problems
 }
 
 // icalTime reads a DTSTART or DTEND: allDay for a date.

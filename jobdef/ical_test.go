@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobclock/scheduler/jobdef"
+	"github.com/jobclock/scheduler/recurrence"
 )
 
 // TestCalendarICal imports the events of an iCalendar text: all-day
@@ -91,6 +92,8 @@ func TestCalendarICalInvalid(t *testing.T) {
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID=Mars/Olympus:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR", `line 3: DTSTART TZID "Mars/Olympus"`},
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nDTEND;VALUE=DATE:20261224\nEND:VEVENT\nEND:VCALENDAR", "line 4: DTEND is not after DTSTART"},
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEND:VCALENDAR", "line 2: BEGIN:VEVENT has no END:VEVENT"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEND:VTODO\nEND:VEVENT\nEND:VCALENDAR", "line 4: END:VTODO closes no BEGIN:VTODO"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEND:VEVENT\n", "line 1: BEGIN:VCALENDAR has no END:VCALENDAR"},
 		// 140 bytes that would expand to 1.8 million excluded days.
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nDTEND;VALUE=DATE:20100101\nRRULE:FREQ=DAILY;COUNT=500\nEND:VEVENT\nEND:VCALENDAR",
 			"line 2: the VEVENT expands to 1826500 excluded days or spans, more than the 50000 left"},
@@ -110,4 +113,69 @@ func TestCalendarICalInvalid(t *testing.T) {
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// compileICal compiles a calendar of zone whose ical is text.
+func compileICal(t *testing.T, zone, text string) *recurrence.Exclusions {
+	t.Helper()
+	c, err := jobdef.ParseCalendar([]byte(`{"properties": {"timeZone": ` + quoteJSON(zone) + `, "ical": ` + quoteJSON(text) + `}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	excl, err := c.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return excl
+}
+
+// TestCalendarICalText reads what the text of real files holds besides
+// events: a byte order mark, LF line ends, lines folded with a tab,
+// X- properties, parameter values in quotes that hold ':' and ';', and
+// components other than VEVENT (VTODO, VJOURNAL, X- components, VALARM
+// inside an event), which are skipped.
+func TestCalendarICalText(t *testing.T) {
+	ical := "\uFEFF" + strings.Join([]string{
+		"BEGIN:VCALENDAR",
+		"PRODID:-//Apple Inc.//macOS 14.0//EN",
+		"X-WR-CALNAME:Freeze",
+		"BEGIN:VTODO",
+		"DTSTART;VALUE=DATE:20261201",
+		"END:VTODO",
+		"BEGIN:VJOURNAL",
+		"DTSTART;VALUE=DATE:20261202",
+		"END:VJOURNAL",
+		"BEGIN:X-VENDOR-THING",
+		"DTSTART;VALUE=DATE:20261203",
+		"END:X-VENDOR-THING",
+		"BEGIN:VEVENT",
+		`X-APPLE-STRUCTURED-LOCATION;VALUE=URI;X-TITLE="Office; 3rd floor: east":geo:52.5,13.4`,
+		`DTSTART;X-LABEL="on call;VALUE=DATE";TZID=Europe/Berlin:20261207T100000`,
+		"DTEND;TZID=Europe/Berlin:2026120",
+		"\t7T120000",
+		"BEGIN:VALARM",
+		"TRIGGER:-PT15M",
+		"DTSTART;VALUE=DATE:20261204",
+		"END:VALARM",
+		"END:VEVENT",
+		"END:VCALENDAR",
+		"",
+	}, "\n")
+	excl := compileICal(t, "UTC", ical)
+	for _, tt := range []struct {
+		at   time.Time
+		want bool
+	}{
+		{time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC), true}, // 10:00-12:00 in Berlin
+		{time.Date(2026, 12, 7, 10, 59, 0, 0, time.UTC), true},
+		{time.Date(2026, 12, 7, 11, 0, 0, 0, time.UTC), false},
+		{time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), false}, // the VTODO
+		{time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC), false}, // the VJOURNAL
+		{time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC), false}, // the X- component
+		{time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC), false}, // the VALARM
+	} {
+		if got := excl.Excludes(tt.at); got != tt.want {
+			t.Errorf("Excludes(%v) = %v, want %v", tt.at, got, tt.want)
+		}
+	}
 }
