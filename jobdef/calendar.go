@@ -38,14 +38,19 @@ type CalendarProperties struct {
 	// calendar's, and count, endTime and window are not allowed.
 	Rules []*recurrence.Recurrence `json:"rules,omitempty"`
 	// ICal is an iCalendar text (RFC 5545, "BEGIN:VCALENDAR ...
-	// END:VCALENDAR") whose events are excluded: an all-day event
-	// (DTSTART;VALUE=DATE) excludes the local dates it spans (DTEND
-	// excluded; one day without it), another the span of time from
-	// DTSTART to DTEND (or DTSTART plus DURATION), read in the
-	// calendar's zone unless it is UTC (a Z) or has a TZID. An RRULE
-	// repeats the event, up to the year 2100 and at most 10,000 times.
-	// Other components and members (VTODO, EXDATE, ...) are ignored.
-	// Empty means none.
+	// END:VCALENDAR") whose events are excluded: each instance of an
+	// event's recurrence set (DTSTART, its RRULEs and RDATEs, less its
+	// EXDATEs and EXRULEs; up to the year 2100 and at most 10,000 of
+	// them), an all-day one (DTSTART;VALUE=DATE) as the local dates it
+	// spans (DTEND excluded; one day without it), another as the span of
+	// time from its start to DTEND (or plus DURATION; an RDATE period has
+	// its own), read in the calendar's zone unless it is UTC (a Z) or has
+	// a TZID. An event with the UID of another and a RECURRENCE-ID
+	// replaces that instance; a cancelled one (STATUS:CANCELLED) excludes
+	// nothing, and RANGE=THISANDFUTURE is refused. Transparent events
+	// (TRANSP:TRANSPARENT, as exported holidays are) are excluded like
+	// the others. Other components (VTODO, VJOURNAL, VALARM) and
+	// properties are ignored. Empty means none.
 	ICal string `json:"ical,omitempty"`
 }
 

@@ -13,17 +13,21 @@ import (
 	"github.com/jobclock/scheduler/retry"
 )
 
-// Bounds of what an iCalendar text of a calendar may expand to: the
-// occurrences of an event's RRULE are taken from recurrence.RulesStart to
-// icalUntil, at most maxICalOccurrences of each, and an all-day event
-// spans at most maxICalDays days; all events of a text together expand to
-// at most maxICalExclusions excluded days and spans (every day from 2000
-// to 2100 is fewer), so that a short text cannot make a calendar that
-// takes gigabytes to build.
+// Bounds of what an iCalendar text of a calendar may expand to: an
+// event's recurrence set (DTSTART, its RRULEs' occurrences up to
+// icalUntil, its RDATEs) holds at most maxICalOccurrences instances, and
+// an all-day event spans at most maxICalDays days; all events of a text
+// together expand to at most maxICalExclusions excluded days and spans
+// (every day from 2000 to 2100 is fewer); and the instants the text's
+// rules and lists make on the way (RRULE, RDATE, EXRULE, EXDATE,
+// RECURRENCE-ID, the onsets of a VTIMEZONE) are at most maxICalInstants,
+// so that a short text cannot make a calendar that takes gigabytes to
+// build.
 const (
 	maxICalOccurrences = 10_000
 	maxICalDays        = 3660
 	maxICalExclusions  = 50_000
+	maxICalInstants    = 100_000
 )
 
 var icalUntil = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -35,58 +39,368 @@ type icalProblem struct {
 	reason string
 }
 
-// icalEvent is what a VEVENT says of when it is.
-type icalEvent struct {
-	begin                   int // the line of its BEGIN:VEVENT
-	start, end, dur, rrules *icalLine
+// icalFail is a problem that ends the reading of one event.
+type icalFail = *icalProblem
+
+func failAt(line int, format string, args ...any) icalFail {
+	return &icalProblem{line, fmt.Sprintf(format, args...)}
+}
+
+// icalReader holds what the events of a text are read with.
+type icalReader struct {
+	loc  *time.Location // the calendar's zone, of floating times
+	made int            // instants made so far, of maxICalInstants
 }
 
 // readICal returns the exclusions of the VEVENTs of text read in loc (the
-// calendar's zone): all-day events (DTSTART;VALUE=DATE or a date alone)
-// as the local dates they span (DTEND excluded; one day without it), the
-// others as spans of loc's wall time from DTSTART to DTEND (or DTSTART
-// plus DURATION). A date-time with a Z is UTC, with TZID in that zone,
-// else in loc. An RRULE repeats the event (see maxICalOccurrences).
-// Other components, and the members of an event besides those, are
-// ignored.
+// calendar's zone): each instance of an event's recurrence set, all-day
+// ones (DTSTART;VALUE=DATE or a date alone) as the local dates they span
+// (DTEND excluded; one day without it), the others as spans of loc's wall
+// time from their start to DTEND (or plus DURATION). A date-time with a
+// Z is UTC, with TZID in that zone, else in loc. A VEVENT with the UID of
+// another and a RECURRENCE-ID replaces that instance of the other's set;
+// a cancelled one (STATUS:CANCELLED) excludes nothing. Other components,
+// and the members of an event besides those, are ignored.
 func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recurrence.ExclusionRange, problems []icalProblem) {
 	lines := unfoldICal(text)
 	if len(lines) == 0 || lines[0].name != "BEGIN" || !strings.EqualFold(lines[0].value, "VCALENDAR") {
 		return nil, nil, []icalProblem{{1, "is not an iCalendar text: it must begin with BEGIN:VCALENDAR"}}
 	}
 	top, problems := readICalComponents(lines)
+	var events []*icalEvent
 	for _, cal := range top {
 		if cal.name != "VCALENDAR" {
 			continue
 		}
 		for _, c := range cal.subs {
-			if c.name != "VEVENT" {
+			if c.name == "VEVENT" {
+				events = append(events, newICalEvent(c))
+			}
+		}
+	}
+	// An event with a RECURRENCE-ID belongs to the event of its UID
+	// without one; when the text has none, it stands alone.
+	series := map[string]*icalEvent{}
+	for _, ev := range events {
+		if ev.recurrenceID == nil && ev.uid != "" && series[ev.uid] == nil {
+			series[ev.uid] = ev
+		}
+	}
+	r := &icalReader{loc: loc}
+	for _, ev := range events {
+		if m := series[ev.uid]; ev.recurrenceID != nil && m != nil {
+			m.overrides = append(m.overrides, ev)
+		}
+	}
+	for _, ev := range events {
+		if ev.recurrenceID != nil && series[ev.uid] != nil {
+			continue
+		}
+		insts, fail := r.instances(ev)
+		if fail != nil {
+			problems = append(problems, *fail)
+			continue
+		}
+		budget, n := maxICalExclusions-len(dates)-len(ranges), 0
+		for _, in := range insts {
+			n += in.days
+		}
+		if n > budget {
+			problems = append(problems, icalProblem{ev.c.begin, fmt.Sprintf("the VEVENT expands to %d excluded days or spans, more than the %d left of the %d a calendar's iCalendar text may make",
+				n, max(budget, 0), maxICalExclusions)})
+			continue
+		}
+		for _, in := range insts {
+			if in.allDay {
+				for k := range in.days {
+					dates = append(dates, in.start.AddDate(0, 0, k))
+				}
 				continue
 			}
-			ev := &icalEvent{begin: c.begin, start: c.prop("DTSTART"), end: c.prop("DTEND"), dur: c.prop("DURATION"), rrules: c.prop("RRULE")}
-			d, r, p := ev.exclusions(loc, maxICalExclusions-len(dates)-len(ranges))
-			dates, ranges, problems = append(dates, d...), append(ranges, r...), append(problems, p...)
+			ranges = append(ranges, recurrence.ExclusionRange{Start: in.start.In(loc), End: in.start.Add(in.length).In(loc)})
 		}
 	}
 	slices.SortStableFunc(problems, func(a, b icalProblem) int { return cmp.Compare(a.line, b.line) })
 	return dates, ranges, problems
 }
 
-// icalTime reads a DTSTART or DTEND: allDay for a date.
-func icalTime(l *icalLine, loc *time.Location) (t time.Time, allDay bool, problem string) {
-	v := l.value
+// icalEvent is what a VEVENT says of when it is.
+type icalEvent struct {
+	c               *icalComponent
+	uid, status     string
+	recurrenceID    *icalLine
+	start, end, dur *icalLine
+	rrules, exrules []*icalLine
+	rdates, exdates []*icalLine
+	overrides       []*icalEvent // events of its UID with a RECURRENCE-ID
+}
+
+func newICalEvent(c *icalComponent) *icalEvent {
+	ev := &icalEvent{c: c}
+	for _, l := range c.props {
+		switch l.name {
+		case "UID":
+			ev.uid = l.value
+		case "STATUS":
+			ev.status = strings.ToUpper(l.value)
+		case "RECURRENCE-ID":
+			ev.recurrenceID = l
+		case "DTSTART":
+			ev.start = l
+		case "DTEND":
+			ev.end = l
+		case "DURATION":
+			ev.dur = l
+		case "RRULE":
+			ev.rrules = append(ev.rrules, l)
+		case "EXRULE":
+			ev.exrules = append(ev.exrules, l)
+		case "RDATE":
+			ev.rdates = append(ev.rdates, l)
+		case "EXDATE":
+			ev.exdates = append(ev.exdates, l)
+		}
+	}
+	return ev
+}
+
+// icalInstance is an instance of an event's recurrence set: days dates
+// from start (a date at 00:00 UTC) when allDay, else length from start.
+type icalInstance struct {
+	start  time.Time
+	allDay bool
+	days   int
+	length time.Duration
+}
+
+// instances returns the recurrence set of ev and of the events that
+// override its instances, with those instances replaced, or the problem
+// that ends the reading of ev.
+func (r *icalReader) instances(ev *icalEvent) ([]icalInstance, icalFail) {
+	if ev.status == "CANCELLED" {
+		return nil, nil
+	}
+	first, fail := r.first(ev)
+	if fail != nil {
+		return nil, fail
+	}
+	insts := []icalInstance{first}
+	count := func(l *icalLine) icalFail {
+		if len(insts) > maxICalOccurrences {
+			return failAt(l.n, "the event has more than %d occurrences before 2100 (DTSTART, RRULEs and RDATEs together)", maxICalOccurrences)
+		}
+		return nil
+	}
+	for _, l := range ev.rrules {
+		starts, fail := r.expand(l, first.start, maxICalOccurrences+1-len(insts))
+		if fail != nil {
+			return nil, fail
+		}
+		for _, s := range starts {
+			if !s.Equal(first.start) {
+				in := first
+				in.start = s
+				insts = append(insts, in)
+			}
+		}
+		if fail := count(l); fail != nil {
+			return nil, fail
+		}
+	}
+	for _, l := range ev.rdates {
+		added, fail := r.rdates(l, first)
+		if fail != nil {
+			return nil, fail
+		}
+		insts = append(insts, added...)
+		if fail := count(l); fail != nil {
+			return nil, fail
+		}
+	}
+	out := icalExcept{allDay: first.allDay}
+	for _, l := range ev.exdates {
+		if fail := r.times(l, l.value, func(t time.Time, allDay bool, v string) icalFail { out.add(t, allDay); return nil }); fail != nil {
+			return nil, fail
+		}
+	}
+	for _, l := range ev.exrules {
+		starts, fail := r.expand(l, first.start, maxICalOccurrences)
+		if fail != nil {
+			return nil, fail
+		}
+		for _, s := range starts {
+			out.add(s, first.allDay)
+		}
+	}
+	var moved []icalInstance
+	for _, o := range ev.overrides {
+		l := o.recurrenceID
+		if strings.EqualFold(l.params["RANGE"], "THISANDFUTURE") {
+			return nil, failAt(l.n, "RECURRENCE-ID;RANGE=THISANDFUTURE (a change to this and all later instances) is not read: export the series as two events")
+		}
+		if fail := r.times(l, l.value, func(t time.Time, allDay bool, v string) icalFail { out.add(t, allDay); return nil }); fail != nil {
+			return nil, fail
+		}
+		if o.status == "CANCELLED" {
+			continue
+		}
+		in, fail := r.first(o)
+		if fail != nil {
+			return nil, fail
+		}
+		moved = append(moved, in)
+	}
+	slices.SortStableFunc(insts, func(a, b icalInstance) int { return a.start.Compare(b.start) })
+	insts = slices.CompactFunc(insts, func(a, b icalInstance) bool { return a.start.Equal(b.start) })
+	insts = slices.DeleteFunc(insts, out.removes)
+	return append(insts, moved...), nil
+}
+
+// first returns the instance ev's DTSTART, DTEND and DURATION say.
+func (r *icalReader) first(ev *icalEvent) (icalInstance, icalFail) {
+	if ev.start == nil {
+		return icalInstance{}, failAt(ev.c.begin, "VEVENT has no DTSTART")
+	}
+	start, allDay, fail := r.time(ev.start, ev.start.value)
+	if fail != nil {
+		return icalInstance{}, fail
+	}
+	in := icalInstance{start: start, allDay: allDay, days: 1}
+	switch {
+	case ev.end != nil:
+		end, endAllDay, fail := r.time(ev.end, ev.end.value)
+		switch {
+		case fail != nil:
+			return in, fail
+		case endAllDay != allDay:
+			return in, failAt(ev.end.n, "DTEND is not of DTSTART's kind (a date, or a date-time)")
+		case !end.After(start):
+			return in, failAt(ev.end.n, "DTEND is not after DTSTART")
+		case allDay:
+			in.days = int(end.Sub(start).Hours()/24 + 0.5)
+		default:
+			in.length = end.Sub(start)
+		}
+	case ev.dur != nil:
+		d, err := retry.ParseDuration(ev.dur.value)
+		if err != nil || d <= 0 {
+			return in, failAt(ev.dur.n, "DURATION %q is not a positive duration such as P1D or PT2H", ev.dur.value)
+		}
+		if allDay {
+			in.days = max(1, int(time.Duration(d).Hours()/24))
+		} else {
+			in.length = time.Duration(d)
+		}
+	case !allDay:
+		return in, failAt(ev.start.n, "a VEVENT with a date-time DTSTART needs DTEND or DURATION")
+	}
+	if in.days > maxICalDays {
+		return in, failAt(ev.start.n, "the event spans more than %d days", maxICalDays)
+	}
+	return in, nil
+}
+
+// expand returns the occurrences before icalUntil of l, an RRULE or
+// EXRULE of an event that starts at start, or a problem when they are
+// more than limit.
+func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Time, icalFail) {
+	opt, err := rrule.StrToROptionInLocation(l.value, start.Location())
+	if err != nil {
+		return nil, failAt(l.n, "%s %q is not a recurrence rule: %v", l.name, l.value, err)
+	}
+	opt.Dtstart = start
+	rule, err := rrule.NewRRule(*opt)
+	if err != nil {
+		return nil, failAt(l.n, "%s %q is not a recurrence rule: %v", l.name, l.value, err)
+	}
+	var out []time.Time
+	it := rule.Iterator()
+	for {
+		t, ok := it()
+		if !ok || !t.Before(icalUntil) {
+			return out, nil
+		}
+		if len(out) == limit {
+			return nil, failAt(l.n, "%s %q has more than %d occurrences before 2100 (with the event's other ones)", l.name, l.value, maxICalOccurrences)
+		}
+		if fail := r.made1(l); fail != nil {
+			return nil, fail
+		}
+		out = append(out, t)
+	}
+}
+
+// made1 counts an instant made at l against maxICalInstants.
+func (r *icalReader) made1(l *icalLine) icalFail {
+	if r.made++; r.made > maxICalInstants {
+		return failAt(l.n, "the text makes more than %d instants of events, rules and zones", maxICalInstants)
+	}
+	return nil
+}
+
+// rdates returns the instances an RDATE adds to an event whose DTSTART
+// makes first: dates to an all-day event, date-times (of first's length)
+// or periods (start/end, start/duration) to another.
+func (r *icalReader) rdates(l *icalLine, first icalInstance) (out []icalInstance, fail icalFail) {
+	fail = r.times(l, l.value, func(t time.Time, allDay bool, v string) icalFail {
+		in := first
+		in.start = t
+		switch {
+		case allDay != first.allDay:
+			return failAt(l.n, "RDATE %q is not of DTSTART's kind (a date, or a date-time)", v)
+		case strings.Contains(v, "/"):
+			_, rest, _ := strings.Cut(v, "/")
+			if d, err := retry.ParseDuration(rest); err == nil && d > 0 {
+				in.length = time.Duration(d)
+				break
+			}
+			end, _, fail := r.time(l, rest)
+			if fail != nil || !end.After(t) {
+				return failAt(l.n, "RDATE period %q does not end after it starts (start/end, or start/duration such as PT2H)", v)
+			}
+			in.length = end.Sub(t)
+		}
+		out = append(out, in)
+		return nil
+	})
+	return out, fail
+}
+
+// times calls f with each of the comma-separated times of value, a value
+// of l (an EXDATE, RDATE or RECURRENCE-ID), read in l's zone; a period's
+// start is read, and v is the whole item.
+func (r *icalReader) times(l *icalLine, value string, f func(t time.Time, allDay bool, v string) icalFail) icalFail {
+	for v := range strings.SplitSeq(value, ",") {
+		if fail := r.made1(l); fail != nil {
+			return fail
+		}
+		start, _, _ := strings.Cut(v, "/")
+		t, allDay, fail := r.time(l, start)
+		if fail == nil {
+			fail = f(t, allDay, v)
+		}
+		if fail != nil {
+			return fail
+		}
+	}
+	return nil
+}
+
+// time reads v, a value of l (DTSTART, DTEND, an item of an EXDATE...):
+// allDay for a date, which is returned at 00:00 UTC.
+func (r *icalReader) time(l *icalLine, v string) (t time.Time, allDay bool, fail icalFail) {
 	if strings.EqualFold(l.params["VALUE"], "DATE") || len(v) == 8 {
 		d, err := time.Parse("20060102", v)
 		if err != nil {
-			return time.Time{}, false, fmt.Sprintf("%s %q is not a date written YYYYMMDD", l.name, v)
+			return time.Time{}, false, failAt(l.n, "%s %q is not a date written YYYYMMDD", l.name, v)
 		}
-		return d, true, ""
+		return d, true, nil
 	}
-	in := loc
+	in := r.loc
 	if tz := l.params["TZID"]; tz != "" {
 		z, err := recurrence.LoadTimeZone(tz)
 		if err != nil {
-			return time.Time{}, false, fmt.Sprintf("%s TZID %q is not a known time zone", l.name, tz)
+			return time.Time{}, false, failAt(l.n, "%s TZID %q is not a known time zone", l.name, tz)
 		}
 		in = z
 	}
@@ -95,93 +409,43 @@ func icalTime(l *icalLine, loc *time.Location) (t time.Time, allDay bool, proble
 	}
 	t, err := time.ParseInLocation("20060102T150405", v, in)
 	if err != nil {
-		return time.Time{}, false, fmt.Sprintf("%s %q is not a date (YYYYMMDD) or a date-time (YYYYMMDDThhmmss, Z for UTC)", l.name, l.value)
+		return time.Time{}, false, failAt(l.n, "%s %q is not a date (YYYYMMDD) or a date-time (YYYYMMDDThhmmss, Z for UTC)", l.name, v)
 	}
-	return t, false, ""
+	return t, false, nil
 }
 
-// exclusions returns what ev excludes, read in loc, or a problem when
-// that is more than budget excluded days and spans.
-func (ev *icalEvent) exclusions(loc *time.Location, budget int) (dates []time.Time, ranges []recurrence.ExclusionRange, problems []icalProblem) {
-	fail := func(line int, reason string) ([]time.Time, []recurrence.ExclusionRange, []icalProblem) {
-		return nil, nil, []icalProblem{{line, reason}}
-	}
-	if ev.start == nil {
-		return fail(ev.begin, "VEVENT has no DTSTART")
-	}
-	start, allDay, p := icalTime(ev.start, loc)
-	if p != "" {
-		return fail(ev.start.n, p)
-	}
-	var length time.Duration // of a date-time event; days of an all-day one
-	days := 1
-	switch {
-	case ev.end != nil:
-		end, endAllDay, p := icalTime(ev.end, loc)
-		switch {
-		case p != "":
-			return fail(ev.end.n, p)
-		case endAllDay != allDay:
-			return fail(ev.end.n, "DTEND is not of DTSTART's kind (a date, or a date-time)")
-		case !end.After(start):
-			return fail(ev.end.n, "DTEND is not after DTSTART")
-		case allDay:
-			days = int(end.Sub(start).Hours()/24 + 0.5)
-		default:
-			length = end.Sub(start)
+// icalExcept is what an event's EXDATEs, EXRULEs and overridden
+// instances take out of its recurrence set: instants of a date-time
+// event, and dates (of an all-day event, or written as dates).
+type icalExcept struct {
+	allDay   bool // the event is all-day: its instances go by their dates
+	instants map[int64]bool
+	dates    map[time.Time]bool
+}
+
+// add takes out t, a date when allDay: of an all-day event, t's local
+// date in its zone.
+func (x *icalExcept) add(t time.Time, allDay bool) {
+	if allDay || x.allDay {
+		if x.dates == nil {
+			x.dates = map[time.Time]bool{}
 		}
-	case ev.dur != nil:
-		d, err := retry.ParseDuration(ev.dur.value)
-		if err != nil || d <= 0 {
-			return fail(ev.dur.n, fmt.Sprintf("DURATION %q is not a positive duration such as P1D or PT2H", ev.dur.value))
-		}
-		if allDay {
-			days = max(1, int(time.Duration(d).Hours()/24))
-		} else {
-			length = time.Duration(d)
-		}
-	case !allDay:
-		return fail(ev.start.n, "a VEVENT with a date-time DTSTART needs DTEND or DURATION")
+		x.dates[dateOf(t)] = true
+		return
 	}
-	if days > maxICalDays {
-		return fail(ev.start.n, fmt.Sprintf("the event spans more than %d days", maxICalDays))
+	if x.instants == nil {
+		x.instants = map[int64]bool{}
 	}
-	starts := []time.Time{start}
-	if l := ev.rrules; l != nil {
-		opt, err := rrule.StrToROptionInLocation(l.value, start.Location())
-		if err != nil {
-			return fail(l.n, fmt.Sprintf("RRULE %q is not a recurrence rule: %v", l.value, err))
-		}
-		opt.Dtstart = start
-		r, err := rrule.NewRRule(*opt)
-		if err != nil {
-			return fail(l.n, fmt.Sprintf("RRULE %q is not a recurrence rule: %v", l.value, err))
-		}
-		starts = nil
-		it := r.Iterator()
-		for {
-			t, ok := it()
-			if !ok || !t.Before(icalUntil) {
-				break
-			}
-			if len(starts) == maxICalOccurrences {
-				return fail(l.n, fmt.Sprintf("RRULE %q has more than %d occurrences before 2100", l.value, maxICalOccurrences))
-			}
-			starts = append(starts, t)
-		}
-	}
-	if n := len(starts) * days; n > budget {
-		return fail(ev.begin, fmt.Sprintf("the VEVENT expands to %d excluded days or spans, more than the %d left of the %d a calendar's iCalendar text may make",
-			n, max(budget, 0), maxICalExclusions))
-	}
-	for _, s := range starts {
-		if allDay {
-			for k := range days {
-				dates = append(dates, s.AddDate(0, 0, k))
-			}
-			continue
-		}
-		ranges = append(ranges, recurrence.ExclusionRange{Start: s.In(loc), End: s.Add(length).In(loc)})
-	}
-	return dates, ranges, nil
+	x.instants[t.UnixNano()] = true
+}
+
+// removes reports whether x takes in out: by its instant, or by its local
+// date.
+func (x *icalExcept) removes(in icalInstance) bool {
+	return x.instants[in.start.UnixNano()] || x.dates[dateOf(in.start)]
+}
+
+// dateOf returns the local date of t at 00:00 UTC.
+func dateOf(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }

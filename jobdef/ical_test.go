@@ -3,6 +3,8 @@ package jobdef_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +96,20 @@ func TestCalendarICalInvalid(t *testing.T) {
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEND:VCALENDAR", "line 2: BEGIN:VEVENT has no END:VEVENT"},
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEND:VTODO\nEND:VEVENT\nEND:VCALENDAR", "line 4: END:VTODO closes no BEGIN:VTODO"},
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEND:VEVENT\n", "line 1: BEGIN:VCALENDAR has no END:VCALENDAR"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEXDATE;VALUE=DATE:20261225,2026-12-26\nEND:VEVENT\nEND:VCALENDAR", `line 4: EXDATE "2026-12-26" is not a date`},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nRDATE:20261226T100000Z\nEND:VEVENT\nEND:VCALENDAR", `line 4: RDATE "20261226T100000Z" is not of DTSTART's kind`},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:20261225T100000Z\nDURATION:PT1H\nRDATE;VALUE=PERIOD:20261226T100000Z/20261226T090000Z\nEND:VEVENT\nEND:VCALENDAR", `line 5: RDATE period "20261226T100000Z/20261226T090000Z" does not end after it starts`},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEXRULE:FREQ=OFTEN\nEND:VEVENT\nEND:VCALENDAR", `line 4: EXRULE "FREQ=OFTEN" is not a recurrence rule`},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nDTSTART;VALUE=DATE:20261201\nRRULE:FREQ=DAILY;COUNT=9\nEND:VEVENT\nBEGIN:VEVENT\nUID:a\nRECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20261203\nDTSTART;VALUE=DATE:20261204\nEND:VEVENT\nEND:VCALENDAR",
+			"line 9: RECURRENCE-ID;RANGE=THISANDFUTURE (a change to this and all later instances) is not read"},
+		// Two rules that each fit but together pass the bound of an event.
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nRRULE:FREQ=DAILY;COUNT=6000\nRRULE:FREQ=DAILY;INTERVAL=2;COUNT=6000\nEND:VEVENT\nEND:VCALENDAR",
+			`line 5: RRULE "FREQ=DAILY;INTERVAL=2;COUNT=6000" has more than 10000 occurrences before 2100 (with the event's other ones)`},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nRRULE:FREQ=DAILY;COUNT=10000\nRDATE;VALUE=DATE:20990101\nEND:VEVENT\nEND:VCALENDAR",
+			"line 5: the event has more than 10000 occurrences before 2100 (DTSTART, RRULEs and RDATEs together)"},
+		// 400 bytes of EXRULEs that would make 110,000 instants.
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\n" + strings.Repeat("EXRULE:FREQ=DAILY;COUNT=10000\n", 11) + "END:VEVENT\nEND:VCALENDAR",
+			"line 14: the text makes more than 100000 instants of events, rules and zones"},
 		// 140 bytes that would expand to 1.8 million excluded days.
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nDTEND;VALUE=DATE:20100101\nRRULE:FREQ=DAILY;COUNT=500\nEND:VEVENT\nEND:VCALENDAR",
 			"line 2: the VEVENT expands to 1826500 excluded days or spans, more than the 50000 left"},
@@ -177,5 +193,38 @@ func TestCalendarICalText(t *testing.T) {
 		if got := excl.Excludes(tt.at); got != tt.want {
 			t.Errorf("Excludes(%v) = %v, want %v", tt.at, got, tt.want)
 		}
+	}
+}
+
+// TestCalendarICalFiles imports the iCalendar files of testdata/ical and
+// checks Excludes at the instants NAME.want lists: the edges of every
+// excluded span and the starts of removed instances, computed apart from
+// the importer by testdata/ical/oracle.py.
+func TestCalendarICalFiles(t *testing.T) {
+	for _, tt := range []struct{ name, zone string }{
+		{"recurrence-set", "UTC"},
+		{"recurrence-id", "Europe/Berlin"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			text, err := os.ReadFile(filepath.Join("testdata", "ical", tt.name+".ics"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join("testdata", "ical", tt.name+".want"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			excl := compileICal(t, tt.zone, string(text))
+			for line := range strings.Lines(string(want)) {
+				at, excluded, _ := strings.Cut(strings.TrimSpace(line), " ")
+				instant, err := time.Parse(time.RFC3339, at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := excl.Excludes(instant); got != (excluded == "true") {
+					t.Errorf("Excludes(%v) = %v, want %s", instant, got, excluded)
+				}
+			}
+		})
 	}
 }
