@@ -65,7 +65,7 @@
 // # Time zones and daylight saving time
 //
 // The schedule is evaluated in the recurrence's timeZone: an IANA name such
-// as "Europe/Paris", or a common Windows name such as
+// as "Europe/Paris", or a Windows name (CLDR's table) such as
 // "W. Europe Standard Time" (see [LoadTimeZone]); without one, UTC. The
 // start's UTC offset only says which instant it is. Rules with a schedule,
 // and Day, Week, Month and Year rules, name wall clock times, and what a
