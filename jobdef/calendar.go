@@ -45,7 +45,9 @@ type CalendarProperties struct {
 	// spans (DTEND excluded; one day without it), another as the span of
 	// time from its start to DTEND (or plus DURATION; an RDATE period has
 	// its own), read in the calendar's zone unless it is UTC (a Z) or has
-	// a TZID. An event with the UID of another and a RECURRENCE-ID
+	// a TZID: an IANA or Windows name ([recurrence.LoadTimeZone]), or
+	// else the TZID of a VTIMEZONE of the text, whose STANDARD and
+	// DAYLIGHT rules are evaluated; any other TZID is refused. An event with the UID of another and a RECURRENCE-ID
 	// replaces that instance; a cancelled one (STATUS:CANCELLED) excludes
 	// nothing, and RANGE=THISANDFUTURE is refused. Transparent events
 	// (TRANSP:TRANSPARENT, as exported holidays are) are excluded like

@@ -48,8 +48,9 @@ func failAt(line int, format string, args ...any) icalFail {
 
 // icalReader holds what the events of a text are read with.
 type icalReader struct {
-	loc  *time.Location // the calendar's zone, of floating times
-	made int            // instants made so far, of maxICalInstants
+	loc   *time.Location // the calendar's zone, of floating times
+	zones icalZones
+	made  int // instants made so far, of maxICalInstants
 }
 
 // readICal returns the exclusions of the VEVENTs of text read in loc (the
@@ -68,13 +69,19 @@ func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recu
 	}
 	top, problems := readICalComponents(lines)
 	var events []*icalEvent
+	r := &icalReader{loc: loc, zones: icalZones{defined: map[string]*icalComponent{}}}
 	for _, cal := range top {
 		if cal.name != "VCALENDAR" {
 			continue
 		}
 		for _, c := range cal.subs {
-			if c.name == "VEVENT" {
+			switch c.name {
+			case "VEVENT":
 				events = append(events, newICalEvent(c))
+			case "VTIMEZONE":
+				if id := c.prop("TZID"); id != nil {
+					r.zones.defined[id.value] = c
+				}
 			}
 		}
 	}
@@ -86,7 +93,6 @@ func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recu
 			series[ev.uid] = ev
 		}
 	}
-	r := &icalReader{loc: loc}
 	for _, ev := range events {
 		if m := series[ev.uid]; ev.recurrenceID != nil && m != nil {
 			m.overrides = append(m.overrides, ev)
@@ -120,8 +126,10 @@ func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recu
 			ranges = append(ranges, recurrence.ExclusionRange{Start: in.start.In(loc), End: in.start.Add(in.length).In(loc)})
 		}
 	}
-	slices.SortStableFunc(problems, func(a, b icalProblem) int { return cmp.Compare(a.line, b.line) })
-	return dates, ranges, problems
+	slices.SortFunc(problems, func(a, b icalProblem) int {
+		return cmp.Or(cmp.Compare(a.line, b.line), strings.Compare(a.reason, b.reason))
+	})
+	return dates, ranges, slices.Compact(problems)
 }
 
 // icalEvent is what a VEVENT says of when it is.
@@ -301,14 +309,18 @@ func (r *icalReader) first(ev *icalEvent) (icalInstance, icalFail) {
 }
 
 // expand returns the occurrences before icalUntil of l, an RRULE or
-// EXRULE of an event that starts at start, or a problem when they are
-// more than limit.
+// EXRULE of an event (or a time zone's observance) that starts at start,
+// or a problem when they are more than limit.
 func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Time, icalFail) {
 	opt, err := rrule.StrToROptionInLocation(l.value, start.Location())
 	if err != nil {
 		return nil, failAt(l.n, "%s %q is not a recurrence rule: %v", l.name, l.value, err)
 	}
 	opt.Dtstart = start
+	if opt.Until.IsZero() {
+		// rrule-go's own default ends 290 years after the start.
+		opt.Until = icalUntil
+	}
 	rule, err := rrule.NewRRule(*opt)
 	if err != nil {
 		return nil, failAt(l.n, "%s %q is not a recurrence rule: %v", l.name, l.value, err)
@@ -321,7 +333,11 @@ func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Tim
 			return out, nil
 		}
 		if len(out) == limit {
-			return nil, failAt(l.n, "%s %q has more than %d occurrences before 2100 (with the event's other ones)", l.name, l.value, maxICalOccurrences)
+			with := ""
+			if limit < maxICalOccurrences {
+				with = " (with the event's other ones)"
+			}
+			return nil, failAt(l.n, "%s %q has more than %d occurrences before 2100%s", l.name, l.value, maxICalOccurrences, with)
 		}
 		if fail := r.made1(l); fail != nil {
 			return nil, fail
@@ -397,10 +413,10 @@ func (r *icalReader) time(l *icalLine, v string) (t time.Time, allDay bool, fail
 		return d, true, nil
 	}
 	in := r.loc
-	if tz := l.params["TZID"]; tz != "" {
-		z, err := recurrence.LoadTimeZone(tz)
-		if err != nil {
-			return time.Time{}, false, failAt(l.n, "%s TZID %q is not a known time zone", l.name, tz)
+	if tz := l.params["TZID"]; tz != "" && !strings.HasSuffix(v, "Z") {
+		z, fail := r.zone(l, tz)
+		if fail != nil {
+			return time.Time{}, false, fail
 		}
 		in = z
 	}

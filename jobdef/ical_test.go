@@ -3,6 +3,7 @@ package jobdef_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,10 @@ func TestCalendarICal(t *testing.T) {
 		"DTSTART;VALUE=DATE:20000501",
 		"RRULE:FREQ=YEARLY;BY",
 		" MONTH=5",
+		"END:VEVENT",
+		"BEGIN:VEVENT",
+		"DTSTART;VALUE=DATE:17001226",
+		"RRULE:FREQ=YEARLY",
 		"END:VEVENT",
 		"BEGIN:VEVENT",
 		"DTSTART:20261110T090000Z",
@@ -67,6 +72,7 @@ func TestCalendarICal(t *testing.T) {
 		{time.Date(2026, 12, 27, 0, 0, 0, 0, berlin), false},
 		{time.Date(2031, 5, 1, 12, 0, 0, 0, berlin), true}, // the RRULE, unfolded
 		{time.Date(2031, 5, 2, 12, 0, 0, 0, berlin), false},
+		{time.Date(2099, 12, 26, 12, 0, 0, 0, berlin), true},    // more than 290 years after its start
 		{time.Date(2026, 11, 10, 10, 59, 0, 0, time.UTC), true}, // 09:00Z plus PT2H
 		{time.Date(2026, 11, 10, 11, 0, 0, 0, time.UTC), false},
 		{time.Date(2026, 11, 11, 14, 30, 0, 0, time.UTC), true}, // 09:00-10:00 in New York
@@ -102,6 +108,24 @@ func TestCalendarICalInvalid(t *testing.T) {
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nEXRULE:FREQ=OFTEN\nEND:VEVENT\nEND:VCALENDAR", `line 4: EXRULE "FREQ=OFTEN" is not a recurrence rule`},
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nDTSTART;VALUE=DATE:20261201\nRRULE:FREQ=DAILY;COUNT=9\nEND:VEVENT\nBEGIN:VEVENT\nUID:a\nRECURRENCE-ID;RANGE=THISANDFUTURE;VALUE=DATE:20261203\nDTSTART;VALUE=DATE:20261204\nEND:VEVENT\nEND:VCALENDAR",
 			"line 9: RECURRENCE-ID;RANGE=THISANDFUTURE (a change to this and all later instances) is not read"},
+		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;TZID=Customized Time Zone:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR",
+			`line 3: DTSTART TZID "Customized Time Zone" is not a known time zone (an IANA or Windows name), and the text has no VTIMEZONE with that TZID`},
+		{"BEGIN:VCALENDAR\nBEGIN:VTIMEZONE\nTZID:Custom\nBEGIN:STANDARD\nDTSTART:16010101T000000\nTZOFFSETFROM:+0100\nTZOFFSETTO:+1\nEND:STANDARD\nEND:VTIMEZONE\n" +
+			"BEGIN:VEVENT\nDTSTART;TZID=Custom:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nBEGIN:VEVENT\nDTSTART;TZID=Custom:20261226T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR",
+			`line 7: TZOFFSETTO "+1" is not a UTC offset such as +0100 or -0430`},
+		{"BEGIN:VCALENDAR\nBEGIN:VTIMEZONE\nTZID:Custom\nBEGIN:DAYLIGHT\nTZOFFSETFROM:+0100\nTZOFFSETTO:+0200\nEND:DAYLIGHT\nEND:VTIMEZONE\n" +
+			"BEGIN:VEVENT\nDTSTART;TZID=Custom:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR",
+			`line 4: the DAYLIGHT of VTIMEZONE "Custom" has no DTSTART`},
+		{"BEGIN:VCALENDAR\nBEGIN:VTIMEZONE\nTZID:Custom\nEND:VTIMEZONE\nBEGIN:VEVENT\nDTSTART;TZID=Custom:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR",
+			`line 2: VTIMEZONE "Custom" has no STANDARD or DAYLIGHT`},
+		{"BEGIN:VCALENDAR\nBEGIN:VTIMEZONE\nTZID:Custom\nBEGIN:STANDARD\nDTSTART:16010101T000000\nRRULE:FREQ=DAILY\nTZOFFSETFROM:+0100\nTZOFFSETTO:+0100\nEND:STANDARD\nEND:VTIMEZONE\n" +
+			"BEGIN:VEVENT\nDTSTART;TZID=Custom:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR",
+			`line 6: RRULE "FREQ=DAILY" has more than 10000 occurrences before 2100`},
+		{"BEGIN:VCALENDAR\nBEGIN:VTIMEZONE\nTZID:Custom\n" + manyOffsets(300) + "END:VTIMEZONE\n" +
+			"BEGIN:VEVENT\nDTSTART;TZID=Custom:20261225T100000\nDURATION:PT1H\nEND:VEVENT\nEND:VCALENDAR",
+			`line 2: VTIMEZONE "Custom" has more different offsets than a zone may have`},
+		// 2 kB of zones that would make 108,000 onsets.
+		{"BEGIN:VCALENDAR\n" + manyZones(12) + "END:VCALENDAR", "the text makes more than 100000 instants of events, rules and zones"},
 		// Two rules that each fit but together pass the bound of an event.
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nRRULE:FREQ=DAILY;COUNT=6000\nRRULE:FREQ=DAILY;INTERVAL=2;COUNT=6000\nEND:VEVENT\nEND:VCALENDAR",
 			`line 5: RRULE "FREQ=DAILY;INTERVAL=2;COUNT=6000" has more than 10000 occurrences before 2100 (with the event's other ones)`},
@@ -120,7 +144,7 @@ func TestCalendarICalInvalid(t *testing.T) {
 		_, err := jobdef.ParseCalendar([]byte(`{"properties": {"ical": ` + quoteJSON(tt.ical) + `}}`))
 		var ve *jobdef.ValidationError
 		if !errors.As(err, &ve) || ve.Path != "properties.ical" || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseCalendar(ical %q) = %v, want a problem at properties.ical holding %q", tt.ical, err, tt.want)
+			t.Errorf("ParseCalendar(ical %.300q) = %v, want a problem at properties.ical holding %q", tt.ical, err, tt.want)
 		}
 	}
 }
@@ -204,6 +228,10 @@ func TestCalendarICalFiles(t *testing.T) {
 	for _, tt := range []struct{ name, zone string }{
 		{"recurrence-set", "UTC"},
 		{"recurrence-id", "Europe/Berlin"},
+		{"outlook", "W. Europe Standard Time"},
+		{"google-holidays", "Europe/Berlin"},
+		{"google-oncall", "UTC"},
+		{"apple", "Europe/Berlin"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			text, err := os.ReadFile(filepath.Join("testdata", "ical", tt.name+".ics"))
@@ -227,4 +255,25 @@ func TestCalendarICalFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyOffsets returns n STANDARD observances of a VTIMEZONE, each to its
+// own offset.
+func manyOffsets(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "BEGIN:STANDARD\nDTSTART:%04d0101T000000\nTZOFFSETFROM:+0000\nTZOFFSETTO:+%02d%02d\nEND:STANDARD\n", 1700+i, i/60, i%60)
+	}
+	return b.String()
+}
+
+// manyZones returns n VTIMEZONEs of 9,000 onsets each and an event in
+// each.
+func manyZones(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "BEGIN:VTIMEZONE\nTZID:Z%d\nBEGIN:STANDARD\nDTSTART:20000101T000000\nRRULE:FREQ=DAILY;COUNT=9000\nTZOFFSETFROM:+0100\nTZOFFSETTO:+0100\nEND:STANDARD\nEND:VTIMEZONE\n", i)
+		fmt.Fprintf(&b, "BEGIN:VEVENT\nDTSTART;TZID=Z%d:20261225T100000\nDURATION:PT1H\nEND:VEVENT\n", i)
+	}
+	return b.String()
 }

@@ -21,6 +21,16 @@ type icalComponent struct {
 	subs  []*icalComponent
 }
 
+// prop returns c's first property called name, or nil.
+func (c *icalComponent) prop(name string) *icalLine {
+	for _, l := range c.props {
+		if l.name == name {
+			return l
+		}
+	}
+	return nil
+}
+
 // readICalComponents reads the components of the lines of a text (the VCALENDARs and
 // whatever stands beside them) and the problems with its structure: a
 // line that is no content line, an END that closes no BEGIN, a BEGIN

@@ -29,6 +29,16 @@ def weekly(first, n, step=7):
     return [first + timedelta(days=step * k) for k in range(n)]
 
 
+def series(zone, first, hour, until, step=7):
+    """The dates from first, step days apart, whose hour in zone is not
+    after the instant until (an RRULE's UNTIL)."""
+    out, d = [], first
+    while local(zone, d.year, d.month, d.day, hour) <= until:
+        out.append(d)
+        d += timedelta(days=step)
+    return out
+
+
 def recurrence_set():
     """recurrence-set.ics, in a calendar of zone UTC."""
     ny = "America/New_York"
@@ -64,18 +74,89 @@ def recurrence_id():
     be = "Europe/Berlin"
     spans, gone = [], []
     until = datetime(2026, 12, 1, 13, tzinfo=UTC)
-    d = date(2026, 10, 6)
-    while local(be, d.year, d.month, d.day, 14) <= until:
+    for d in series(be, date(2026, 10, 6), 14, until):
         s = local(be, d.year, d.month, d.day, 14)
         if d in (date(2026, 10, 20), date(2026, 11, 10)):
             gone.append(s)
         else:
             spans.append((s, s + timedelta(hours=2)))
-        d += timedelta(days=7)
     spans.append((local(be, 2026, 10, 21, 9), local(be, 2026, 10, 21, 12)))
     for d in weekly(date(2026, 10, 7), 4) + [date(2026, 10, 15), date(2026, 12, 3)]:
         gone.append(days(be, d)[0])
     spans.append(days(be, date(2026, 12, 2)))
+    return spans, gone
+
+
+def outlook():
+    """outlook.ics, in a calendar of zone W. Europe Standard Time
+    (Europe/Berlin). Its custom zones are those of New York and Sydney."""
+    be, ny, syd = "Europe/Berlin", "America/New_York", "Australia/Sydney"
+    spans, gone = [], []
+    until = datetime(2026, 11, 27, 15, tzinfo=UTC)
+    for d in series(be, date(2026, 10, 2), 16, until):
+        s = local(be, d.year, d.month, d.day, 16)
+        if d in (date(2026, 10, 16), date(2026, 11, 6), date(2026, 10, 23)):
+            gone.append(s)
+        else:
+            spans.append((s, s + timedelta(hours=1)))
+    spans.append((local(be, 2026, 10, 23, 18), local(be, 2026, 10, 23, 19, 30)))
+    for k in range(10):
+        d = date(2026, 10, 28) + timedelta(days=k)
+        s = local(ny, d.year, d.month, d.day, 8)
+        if d == date(2026, 10, 30):
+            gone.append(s)
+        else:
+            spans.append((s, s + timedelta(minutes=30)))
+    for d in weekly(date(2026, 9, 21), 4):
+        spans.append((local(syd, d.year, d.month, d.day, 9), local(syd, d.year, d.month, d.day, 11)))
+    spans.append(days(be, date(2026, 12, 24), 3))
+    return spans, gone
+
+
+def google_holidays():
+    """google-holidays.ics, in a calendar of zone Europe/Berlin."""
+    be = "Europe/Berlin"
+    ds = [date(2026, 12, 25), date(2026, 12, 26), date(2026, 12, 31), date(2027, 1, 1),
+          date(2027, 3, 26), date(2027, 3, 29)]
+    return [days(be, d) for d in ds], [days(be, date(2026, 12, 24))[0], days(be, date(2027, 3, 28))[0]]
+
+
+def google_oncall():
+    """google-oncall.ics, in a calendar of zone UTC."""
+    be = "Europe/Berlin"
+    spans, gone = [], []
+    until = datetime(2026, 12, 4, 22, 59, 59, tzinfo=UTC)
+    for d in series(be, date(2026, 10, 13), 22, until, step=1):
+        if d.weekday() not in (1, 3):  # Tuesday, Thursday
+            continue
+        s = local(be, d.year, d.month, d.day, 22)
+        n = d + timedelta(days=1)
+        if d in (date(2026, 10, 29), date(2026, 11, 5), date(2026, 10, 22), date(2026, 11, 17)):
+            gone.append(s)
+        else:
+            spans.append((s, local(be, n.year, n.month, n.day, 2)))
+    spans.append((local(be, 2026, 10, 22, 23), local(be, 2026, 10, 23, 3)))
+    return spans, gone
+
+
+def apple():
+    """apple.ics, in a calendar of zone Europe/Berlin."""
+    be = "Europe/Berlin"
+    spans, gone = [], []
+    until = datetime(2026, 11, 29, 22, 59, 59, tzinfo=UTC)
+    for d in series(be, date(2026, 10, 19), 2, until):
+        s = local(be, d.year, d.month, d.day, 2)
+        if d == date(2026, 11, 2):
+            gone.append(s)
+        elif d == date(2026, 11, 9):
+            spans.append((s, local(be, 2026, 11, 9, 9)))
+        else:
+            spans.append((s, local(be, d.year, d.month, d.day, 6)))
+    for y in (2026, 2027, 2028):
+        spans.append(days(be, date(y, 10, 3)))
+    gone.append(days(be, date(2029, 10, 3))[0])
+    sp = "America/Sao_Paulo"
+    spans.append((local(sp, 2026, 11, 10, 10), local(sp, 2026, 11, 10, 12)))
     return spans, gone
 
 
@@ -93,3 +174,7 @@ def write(name, spans, gone):
 
 write("recurrence-set", *recurrence_set())
 write("recurrence-id", *recurrence_id())
+write("outlook", *outlook())
+write("google-holidays", *google_holidays())
+write("google-oncall", *google_oncall())
+write("apple", *apple())
