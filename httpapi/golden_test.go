@@ -633,6 +633,20 @@ func steps() []step {
   "ical": "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART:25.12.2026\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 }}`},
 		{name: "delete-collection-caljobs", method: "DELETE", path: rg1 + "/jccaljobs" + v},
+		// An Outlook export: a weekly freeze in a Windows TZID with two
+		// instances taken out by EXDATE; kept as given. A TZID that is
+		// neither a known zone nor a VTIMEZONE of the text is refused at
+		// its line.
+		{name: "put-collection-ical", method: "PUT", path: rg1 + "/jcical" + v, body: `{"properties": {"sku": {"name": "Standard"}}}`},
+		{name: "put-calendar-ical-exdate", method: "PUT", path: rg1 + "/jcical/calendars/freeze" + v, body: `{"properties": {
+  "timeZone": "W. Europe Standard Time",
+  "ical": "BEGIN:VCALENDAR\r\nPRODID:-//Microsoft Corporation//Outlook 16.0 MIMEDIR//EN\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nDTSTART;TZID=\"W. Europe Standard Time\":20261204T160000\r\nDTEND;TZID=\"W. Europe Standard Time\":20261204T180000\r\nRRULE:FREQ=WEEKLY;UNTIL=20270129T150000Z;BYDAY=FR\r\nEXDATE;TZID=\"W. Europe Standard Time\":20261225T160000,20270101T160000\r\nSUMMARY;LANGUAGE=en-us:Release freeze\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+}}`},
+		{name: "get-calendar-ical-exdate", method: "GET", path: rg1 + "/jcical/calendars/freeze" + v},
+		{name: "put-calendar-ical-unknown-tzid", method: "PUT", path: rg1 + "/jcical/calendars/freeze" + v, body: `{"properties": {
+  "ical": "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;TZID=Customized Time Zone:20261204T160000\r\nDURATION:PT2H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+}}`},
+		{name: "delete-collection-ical", method: "DELETE", path: rg1 + "/jcical" + v},
 	}
 }
 
