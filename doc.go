@@ -640,9 +640,23 @@
 // timeZone of their own), and each local date on which one has an
 // occurrence is excluded (a yearly rule may name monthDays; intervals count
 // from 1 January 2000); ical imports the events of an iCalendar text
-// (RFC 5545): all-day events exclude the dates they span, others the span
-// from DTSTART to DTEND (or DURATION), with RRULEs expanded up to 2100
-// (see [CalendarProperties]). [ParseCalendar] reads the JSON form and
+// (RFC 5545), such as a holiday calendar exported from Google Calendar,
+// Outlook or Apple Calendar: each instance of an event's recurrence set
+// (DTSTART, RRULEs up to 2100, RDATE dates, date-times and periods, less
+// EXDATE and EXRULE) is excluded, an all-day one as the dates it spans,
+// another as the span from its start to DTEND (or DURATION). A VEVENT
+// with another's UID and a RECURRENCE-ID moves or resizes that instance;
+// cancelled events (STATUS:CANCELLED) exclude nothing; transparent ones
+// (TRANSP:TRANSPARENT, as holidays are exported) are excluded all the
+// same. A TZID is an IANA or Windows name, or else the TZID of a
+// VTIMEZONE of the text, whose rules are evaluated; any other is
+// refused, never read as UTC. VTODO, VJOURNAL, VALARM, X- properties and
+// components, a byte order mark, CRLF or LF line ends and lines folded
+// with a space or a tab are read past. Not read: RANGE=THISANDFUTURE
+// (refused), VFREEBUSY periods, and an RRULE's instances after 2100 (see
+// [CalendarProperties]). An event's set holds at most 10,000 instances
+// and a text at most 50,000 excluded days and spans.
+// [ParseCalendar] reads the JSON form and
 // names each problem at its path ("properties.ranges[0].end";
 // "properties.ical" with the line: "line 3: DTSTART ..."). A calendar is kept in
 // its collection's record, so that writing it is one atomic write of the
