@@ -277,3 +277,26 @@ func manyZones(n int) string {
 	}
 	return b.String()
 }
+
+// BenchmarkCalendarICal compiles calendars of the exported files of
+// testdata/ical.
+func BenchmarkCalendarICal(b *testing.B) {
+	for _, tt := range []struct{ name, zone string }{
+		{"google-holidays", "Europe/Berlin"},
+		{"outlook", "W. Europe Standard Time"},
+	} {
+		text, err := os.ReadFile(filepath.Join("testdata", "ical", tt.name+".ics"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := &jobdef.Calendar{Properties: jobdef.CalendarProperties{TimeZone: tt.zone, ICal: string(text)}}
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Compile(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

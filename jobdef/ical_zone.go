@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/teambition/rrule-go"
+
 	"github.com/jobclock/scheduler/recurrence"
 )
 
@@ -56,8 +58,8 @@ type icalOnset struct {
 
 // vtimezone evaluates c, a VTIMEZONE: the onsets of its STANDARD and
 // DAYLIGHT observances (DTSTART, its RRULEs up to 2100 and RDATEs, read
-// as local times at TZOFFSETFROM) make the transitions of a
-// [time.Location] named tzid.
+// as local times at TZOFFSETFROM; see fromEpoch) make the transitions of
+// a [time.Location] named tzid.
 func (r *icalReader) vtimezone(c *icalComponent, tzid string) (*time.Location, icalFail) {
 	var onsets []icalOnset
 	for _, o := range c.subs {
@@ -90,7 +92,7 @@ func (r *icalReader) vtimezone(c *icalComponent, tzid string) (*time.Location, i
 		for _, l := range o.props {
 			switch l.name {
 			case "RRULE":
-				more, fail := r.expand(l, start, maxICalOccurrences)
+				more, fail := r.expand(l, fromEpoch(l, start), maxICalOccurrences)
 				if fail != nil {
 					return nil, fail
 				}
@@ -123,6 +125,23 @@ func (r *icalReader) vtimezone(c *icalComponent, tzid string) (*time.Location, i
 		return nil, failAt(c.begin, "VTIMEZONE %q has more different offsets than a zone may have", tzid)
 	}
 	return loc, nil
+}
+
+// fromEpoch returns the start from which to expand rule l of a time
+// zone's observance that starts at start: Outlook writes observances that
+// start in 1601, and rrule-go does a year's work for every year of four
+// centuries. A yearly rule without COUNT or INTERVAL has the same onsets
+// from 1970 on when it starts in 1970 on start's day, which it does (but
+// for 29 February); the onsets before 1970 are not made.
+func fromEpoch(l *icalLine, start time.Time) time.Time {
+	if start.Year() >= 1970 || (start.Month() == time.February && start.Day() == 29) {
+		return start
+	}
+	opt, err := rrule.StrToROption(l.value)
+	if err != nil || opt.Freq != rrule.YEARLY || opt.Count != 0 || opt.Interval > 1 {
+		return start
+	}
+	return time.Date(1970, start.Month(), start.Day(), start.Hour(), start.Minute(), start.Second(), 0, start.Location())
 }
 
 // utcOffset reads l, a TZOFFSETFROM or TZOFFSETTO (+hhmm, -hhmm,
