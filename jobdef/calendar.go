@@ -47,9 +47,11 @@ type CalendarProperties struct {
 	// its own), read in the calendar's zone unless it is UTC (a Z) or has
 	// a TZID: an IANA or Windows name ([recurrence.LoadTimeZone]), or
 	// else the TZID of a VTIMEZONE of the text, whose STANDARD and
-	// DAYLIGHT rules are evaluated; any other TZID is refused. An event with the UID of another and a RECURRENCE-ID
-	// replaces that instance; a cancelled one (STATUS:CANCELLED) excludes
-	// nothing, and RANGE=THISANDFUTURE is refused. Transparent events
+	// DAYLIGHT rules are evaluated (from 1970); any other TZID is
+	// refused. An event with the UID of another and a RECURRENCE-ID
+	// replaces that instance, and with RANGE=THISANDFUTURE that one and
+	// the later ones (moved by as much wall time as it is); a cancelled
+	// one (STATUS:CANCELLED) excludes nothing. Transparent events
 	// (TRANSP:TRANSPARENT, as exported holidays are) are excluded like
 	// the others. Other components (VTODO, VJOURNAL, VALARM) and
 	// properties are ignored. Empty means none.

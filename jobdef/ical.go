@@ -59,8 +59,9 @@ type icalReader struct {
 // (DTEND excluded; one day without it), the others as spans of loc's wall
 // time from their start to DTEND (or plus DURATION). A date-time with a
 // Z is UTC, with TZID in that zone, else in loc. A VEVENT with the UID of
-// another and a RECURRENCE-ID replaces that instance of the other's set;
-// a cancelled one (STATUS:CANCELLED) excludes nothing. Other components,
+// another and a RECURRENCE-ID replaces that instance of the other's set
+// (with RANGE=THISANDFUTURE, the later ones too); a cancelled one
+// (STATUS:CANCELLED) excludes nothing. Other components,
 // and the members of an event besides those, are ignored.
 func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recurrence.ExclusionRange, problems []icalProblem) {
 	lines := unfoldICal(text)
@@ -241,27 +242,87 @@ func (r *icalReader) instances(ev *icalEvent) ([]icalInstance, icalFail) {
 		}
 	}
 	var moved []icalInstance
+	var future []icalFuture
 	for _, o := range ev.overrides {
 		l := o.recurrenceID
-		if strings.EqualFold(l.params["RANGE"], "THISANDFUTURE") {
-			return nil, failAt(l.n, "RECURRENCE-ID;RANGE=THISANDFUTURE (a change to this and all later instances) is not read: export the series as two events")
-		}
-		if fail := r.times(l, l.value, func(t time.Time, allDay bool, v string) icalFail { out.add(t, allDay); return nil }); fail != nil {
+		var rid time.Time
+		if fail := r.times(l, l.value, func(t time.Time, allDay bool, v string) icalFail {
+			if allDay != first.allDay {
+				return failAt(l.n, "RECURRENCE-ID %q is not of the DTSTART of its series' kind (a date, or a date-time)", v)
+			}
+			rid = t
+			return nil
+		}); fail != nil {
 			return nil, fail
 		}
-		if o.status == "CANCELLED" {
+		f := icalFuture{from: rid, cancel: o.status == "CANCELLED"}
+		if !f.cancel {
+			var fail icalFail
+			if f.to, fail = r.first(o); fail != nil {
+				return nil, fail
+			}
+		}
+		if strings.EqualFold(l.params["RANGE"], "THISANDFUTURE") {
+			future = append(future, f)
 			continue
 		}
-		in, fail := r.first(o)
-		if fail != nil {
-			return nil, fail
+		out.add(rid, first.allDay)
+		if !f.cancel {
+			moved = append(moved, f.to)
 		}
-		moved = append(moved, in)
 	}
 	slices.SortStableFunc(insts, func(a, b icalInstance) int { return a.start.Compare(b.start) })
 	insts = slices.CompactFunc(insts, func(a, b icalInstance) bool { return a.start.Equal(b.start) })
 	insts = slices.DeleteFunc(insts, out.removes)
+	insts = changeFuture(insts, future)
 	return append(insts, moved...), nil
+}
+
+// icalFuture is an override of RECURRENCE-ID;RANGE=THISANDFUTURE (or a
+// single one): from the instance that starts at from on, the instances
+// are cancelled, or moved by as much wall time as from is to to's start,
+// with to's length.
+type icalFuture struct {
+	from   time.Time
+	cancel bool
+	to     icalInstance
+}
+
+// changeFuture applies future, overrides of RANGE=THISANDFUTURE, to
+// insts (sorted by start): each instance takes the change of the last
+// one whose RECURRENCE-ID is not after its start.
+func changeFuture(insts []icalInstance, future []icalFuture) []icalInstance {
+	if len(future) == 0 {
+		return insts
+	}
+	slices.SortStableFunc(future, func(a, b icalFuture) int { return a.from.Compare(b.from) })
+	out := insts[:0]
+	for _, in := range insts {
+		i := len(future) - 1
+		for i >= 0 && future[i].from.After(in.start) {
+			i--
+		}
+		if i < 0 {
+			out = append(out, in)
+			continue
+		}
+		f := future[i]
+		if f.cancel {
+			continue
+		}
+		zone := in.start.Location()
+		shift := wallOf(f.to.start.In(zone)).Sub(wallOf(f.from.In(zone)))
+		moved := f.to
+		w := wallOf(in.start).Add(shift)
+		moved.start = time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), zone)
+		out = append(out, moved)
+	}
+	return out
+}
+
+// wallOf returns t's wall clock reading in its zone as a time in UTC.
+func wallOf(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }
 
 // first returns the instance ev's DTSTART, DTEND and DURATION say.

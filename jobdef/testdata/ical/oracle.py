@@ -70,7 +70,9 @@ def recurrence_set():
 
 
 def recurrence_id():
-    """recurrence-id.ics, in a calendar of zone Europe/Berlin."""
+    """recurrence-id.ics, in a calendar of zone Europe/Berlin. A
+    RANGE=THISANDFUTURE override moves the instances from its own on by
+    the same wall time (12:00 also after the clocks go back)."""
     be = "Europe/Berlin"
     spans, gone = [], []
     until = datetime(2026, 12, 1, 13, tzinfo=UTC)
@@ -84,6 +86,15 @@ def recurrence_id():
     for d in weekly(date(2026, 10, 7), 4) + [date(2026, 10, 15), date(2026, 12, 3)]:
         gone.append(days(be, d)[0])
     spans.append(days(be, date(2026, 12, 2)))
+    for d in weekly(date(2026, 10, 5), 10):
+        if d < date(2026, 10, 19):
+            spans.append((local(be, d.year, d.month, d.day, 10), local(be, d.year, d.month, d.day, 11)))
+        elif d < date(2026, 11, 30) and d != date(2026, 11, 9):
+            spans.append((local(be, d.year, d.month, d.day, 12), local(be, d.year, d.month, d.day, 13, 30)))
+            gone.append(local(be, d.year, d.month, d.day, 10))
+        else:
+            gone += [local(be, d.year, d.month, d.day, 10), local(be, d.year, d.month, d.day, 12)]
+    spans.append((local(be, 2026, 11, 10, 8), local(be, 2026, 11, 10, 9)))
     return spans, gone
 
 
