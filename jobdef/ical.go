@@ -22,12 +22,14 @@ import (
 // rules and lists make on the way (RRULE, RDATE, EXRULE, EXDATE,
 // RECURRENCE-ID, the onsets of a VTIMEZONE) are at most maxICalInstants,
 // so that a short text cannot make a calendar that takes gigabytes to
-// build.
+// build; and at most maxICalEmptyRules of its rules have no occurrence
+// before 2100, since each costs up to a second to search.
 const (
 	maxICalOccurrences = 10_000
 	maxICalDays        = 3660
 	maxICalExclusions  = 50_000
 	maxICalInstants    = 100_000
+	maxICalEmptyRules  = 10
 )
 
 var icalUntil = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -51,6 +53,7 @@ type icalReader struct {
 	loc   *time.Location // the calendar's zone, of floating times
 	zones icalZones
 	made  int // instants made so far, of maxICalInstants
+	empty int // rules without an occurrence so far, of maxICalEmptyRules
 }
 
 // readICal returns the exclusions of the VEVENTs of text read in loc (the
@@ -386,11 +389,17 @@ func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Tim
 	if err != nil {
 		return nil, failAt(l.n, "%s %q is not a recurrence rule: %v", l.name, l.value, err)
 	}
+	if !reachable(opt) {
+		return nil, r.none(l)
+	}
 	var out []time.Time
 	it := rule.Iterator()
 	for {
 		t, ok := it()
 		if !ok || !t.Before(icalUntil) {
+			if len(out) == 0 {
+				return nil, r.none(l)
+			}
 			return out, nil
 		}
 		if len(out) == limit {
@@ -405,6 +414,70 @@ func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Tim
 		}
 		out = append(out, t)
 	}
+}
+
+// none counts l, a rule without an occurrence before 2100, against
+// maxICalEmptyRules: rrule-go looks for the first one in every period up to
+// the year 9999, which takes up to a second.
+func (r *icalReader) none(l *icalLine) icalFail {
+	if r.empty++; r.empty > maxICalEmptyRules {
+		return failAt(l.n, "%s %q has no occurrence before 2100, and a text may have at most %d such rules", l.name, l.value, maxICalEmptyRules)
+	}
+	return nil
+}
+
+// reachable reports whether a sub-daily rule (HOURLY, MINUTELY, SECONDLY)
+// steps through a time of day that its BYHOUR, BYMINUTE and BYSECOND
+// allow: rrule-go steps on for ever when it does not (SECONDLY;INTERVAL=2;
+// BYSECOND=1 from an even second). Stepping by INTERVAL units from the
+// start reaches the times of day at multiples of the greatest common
+// divisor of the step and a day, and keeps the minute and second of the
+// start (HOURLY) or its second (MINUTELY).
+func reachable(opt *rrule.ROption) bool {
+	unit := map[rrule.Frequency]int{rrule.HOURLY: 3600, rrule.MINUTELY: 60, rrule.SECONDLY: 1}[opt.Freq]
+	if unit == 0 {
+		return true
+	}
+	const day = 86400
+	step := gcd(max(opt.Interval, 1)*unit, day)
+	h, m, s := opt.Dtstart.Clock()
+	at := (3600*h + 60*m + s) % step
+	hours, minutes, seconds := orAll(opt.Byhour, 24), orAll(opt.Byminute, 60), orAll(opt.Bysecond, 60)
+	switch opt.Freq {
+	case rrule.HOURLY:
+		minutes, seconds = []int{m}, []int{s}
+	case rrule.MINUTELY:
+		seconds = []int{s}
+	}
+	for _, h := range hours {
+		for _, m := range minutes {
+			for _, s := range seconds {
+				if (3600*h+60*m+s)%step == at {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// orAll returns by, or 0 to n-1 when it is empty.
+func orAll(by []int, n int) []int {
+	if len(by) > 0 {
+		return by
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // made1 counts an instant made at l against maxICalInstants.

@@ -126,6 +126,9 @@ func TestCalendarICalInvalid(t *testing.T) {
 			`line 2: VTIMEZONE "Custom" has more different offsets than a zone may have`},
 		// 2 kB of zones that would make 108,000 onsets.
 		{"BEGIN:VCALENDAR\n" + manyZones(12) + "END:VCALENDAR", "the text makes more than 100000 instants of events, rules and zones"},
+		// Rules without an occurrence are searched to the year 9999.
+		{"BEGIN:VCALENDAR\n" + strings.Repeat("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20260101\nRRULE:FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=30\nEND:VEVENT\n", 11) + "END:VCALENDAR",
+			`line 44: RRULE "FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=30" has no occurrence before 2100, and a text may have at most 10 such rules`},
 		// Two rules that each fit but together pass the bound of an event.
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nRRULE:FREQ=DAILY;COUNT=6000\nRRULE:FREQ=DAILY;INTERVAL=2;COUNT=6000\nEND:VEVENT\nEND:VCALENDAR",
 			`line 5: RRULE "FREQ=DAILY;INTERVAL=2;COUNT=6000" has more than 10000 occurrences before 2100 (with the event's other ones)`},
@@ -153,6 +156,38 @@ func TestCalendarICalInvalid(t *testing.T) {
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestCalendarICalUnreachableRules: sub-daily rules whose BYHOUR,
+// BYMINUTE or BYSECOND the steps from DTSTART never meet have no
+// occurrence (rrule-go would step on for ever); their event still
+// excludes its DTSTART. A step that meets them on another day does.
+func TestCalendarICalUnreachableRules(t *testing.T) {
+	event := func(start, rule string) string {
+		return "BEGIN:VEVENT\nDTSTART:" + start + "\nDURATION:PT30M\nRRULE:" + rule + "\nEND:VEVENT\n"
+	}
+	excl := compileICal(t, "UTC", "BEGIN:VCALENDAR\n"+
+		event("20261201T100000Z", "FREQ=SECONDLY;INTERVAL=2;BYSECOND=1")+
+		event("20261202T100000Z", "FREQ=MINUTELY;INTERVAL=2;BYMINUTE=1")+
+		event("20261203T100000Z", "FREQ=HOURLY;INTERVAL=2;BYHOUR=1")+
+		event("20261204T100000Z", "FREQ=HOURLY;INTERVAL=5;BYHOUR=1;COUNT=2")+
+		"END:VCALENDAR")
+	for _, tt := range []struct {
+		at   time.Time
+		want bool
+	}{
+		{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), true},
+		{time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC), true},
+		{time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), true},
+		{time.Date(2026, 12, 3, 11, 0, 0, 0, time.UTC), false},
+		{time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC), true},  // 10:00 + 3 x 5 hours
+		{time.Date(2026, 12, 10, 1, 0, 0, 0, time.UTC), true}, // and 24 x 5 hours later
+		{time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC), false},
+	} {
+		if got := excl.Excludes(tt.at); got != tt.want {
+			t.Errorf("Excludes(%v) = %v, want %v", tt.at, got, tt.want)
+		}
+	}
 }
 
 // compileICal compiles a calendar of zone whose ical is text.
