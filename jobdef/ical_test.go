@@ -335,3 +335,36 @@ func BenchmarkCalendarICal(b *testing.B) {
 		})
 	}
 }
+
+// FuzzCalendarICal reads iCalendar texts seeded from the test files:
+// whatever the text, Compile returns (it neither panics nor steps on for
+// ever), and its problems are named at properties.ical.
+func FuzzCalendarICal(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "ical", "*.ics"))
+	for _, name := range files {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(text))
+	}
+	f.Add("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:20261201T100000Z\nDURATION:PT1H\nRRULE:FREQ=HOURLY;INTERVAL=5;BYHOUR=1;COUNT=2\nEND:VEVENT\nEND:VCALENDAR")
+	f.Fuzz(func(t *testing.T, text string) {
+		c := &jobdef.Calendar{Properties: jobdef.CalendarProperties{TimeZone: "Europe/Berlin", ICal: text}}
+		excl, err := c.Compile()
+		if err != nil {
+			errs := []error{err}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				errs = j.Unwrap()
+			}
+			for _, e := range errs {
+				var ve *jobdef.ValidationError
+				if !errors.As(e, &ve) || ve.Path != "properties.ical" {
+					t.Fatalf("Compile: %v is not a problem at properties.ical", e)
+				}
+			}
+			return
+		}
+		excl.Excludes(time.Date(2026, 12, 25, 12, 0, 0, 0, time.UTC))
+	})
+}
