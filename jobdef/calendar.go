@@ -43,8 +43,8 @@ type CalendarProperties struct {
 	// EXDATEs and EXRULEs; up to the year 2100 and at most 10,000 of
 	// them), an all-day one (DTSTART;VALUE=DATE) as the local dates it
 	// spans (DTEND excluded; one day without it), another as the span of
-	// time from its start to DTEND (or plus DURATION; an RDATE period has
-	// its own), read in the calendar's zone unless it is UTC (a Z) or has
+	// time from its start to DTEND (or plus DURATION, whose days are days
+	// of the wall clock; an RDATE period has its own), read in the calendar's zone unless it is UTC (a Z) or has
 	// a TZID: an IANA or Windows name ([recurrence.LoadTimeZone]), or
 	// else the TZID of a VTIMEZONE of the text, whose STANDARD and
 	// DAYLIGHT rules are evaluated (from 1970); any other TZID is

@@ -127,7 +127,7 @@ func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recu
 				}
 				continue
 			}
-			ranges = append(ranges, recurrence.ExclusionRange{Start: in.start.In(loc), End: in.start.Add(in.length).In(loc)})
+			ranges = append(ranges, recurrence.ExclusionRange{Start: in.start.In(loc), End: in.end().In(loc)})
 		}
 	}
 	slices.SortFunc(problems, func(a, b icalProblem) int {
@@ -177,12 +177,42 @@ func newICalEvent(c *icalComponent) *icalEvent {
 }
 
 // icalInstance is an instance of an event's recurrence set: days dates
-// from start (a date at 00:00 UTC) when allDay, else length from start.
+// from start (a date at 00:00 UTC) when allDay, else from start to end.
 type icalInstance struct {
 	start  time.Time
 	allDay bool
 	days   int
-	length time.Duration
+	// Of another: nominal days of the wall clock in start's zone (a
+	// DURATION's weeks and days), then length.
+	nominal int
+	length  time.Duration
+}
+
+// end returns the end of in, not all-day.
+func (in icalInstance) end() time.Time {
+	return in.start.AddDate(0, 0, in.nominal).Add(in.length)
+}
+
+// icalDuration reads v, a DURATION or a period's, as RFC 5545 has it:
+// its weeks and days are nominal days (of the wall clock, 23 or 25 hours
+// when the clocks change), its hours, minutes and seconds exact.
+func icalDuration(v string) (days int, exact time.Duration, ok bool) {
+	date, clock, timed := strings.Cut(v, "T")
+	if date != "P" {
+		d, err := retry.ParseDuration(date)
+		if err != nil {
+			return 0, 0, false
+		}
+		days = int(time.Duration(d) / (24 * time.Hour))
+	}
+	if timed {
+		d, err := retry.ParseDuration("PT" + clock)
+		if err != nil {
+			return 0, 0, false
+		}
+		exact = time.Duration(d)
+	}
+	return days, exact, days > 0 || exact > 0
 }
 
 // instances returns the recurrence set of ev and of the events that
@@ -354,14 +384,14 @@ func (r *icalReader) first(ev *icalEvent) (icalInstance, icalFail) {
 			in.length = end.Sub(start)
 		}
 	case ev.dur != nil:
-		d, err := retry.ParseDuration(ev.dur.value)
-		if err != nil || d <= 0 {
+		days, exact, ok := icalDuration(ev.dur.value)
+		if !ok {
 			return in, failAt(ev.dur.n, "DURATION %q is not a positive duration such as P1D or PT2H", ev.dur.value)
 		}
 		if allDay {
-			in.days = max(1, int(time.Duration(d).Hours()/24))
+			in.days = max(1, days)
 		} else {
-			in.length = time.Duration(d)
+			in.nominal, in.length = days, exact
 		}
 	case !allDay:
 		return in, failAt(ev.start.n, "a VEVENT with a date-time DTSTART needs DTEND or DURATION")
@@ -500,15 +530,15 @@ func (r *icalReader) rdates(l *icalLine, first icalInstance) (out []icalInstance
 			return failAt(l.n, "RDATE %q is not of DTSTART's kind (a date, or a date-time)", v)
 		case strings.Contains(v, "/"):
 			_, rest, _ := strings.Cut(v, "/")
-			if d, err := retry.ParseDuration(rest); err == nil && d > 0 {
-				in.length = time.Duration(d)
+			if days, exact, ok := icalDuration(rest); ok {
+				in.nominal, in.length = days, exact
 				break
 			}
 			end, _, fail := r.time(l, rest)
 			if fail != nil || !end.After(t) {
 				return failAt(l.n, "RDATE period %q does not end after it starts (start/end, or start/duration such as PT2H)", v)
 			}
-			in.length = end.Sub(t)
+			in.nominal, in.length = 0, end.Sub(t)
 		}
 		out = append(out, in)
 		return nil

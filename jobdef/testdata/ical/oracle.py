@@ -66,6 +66,13 @@ def recurrence_set():
         spans.append(days("UTC", date(y, 5, 1)))
     for y in (2026, 2027):
         spans.append(days("UTC", date(y, 5, 2)))
+    be = ZoneInfo("Europe/Berlin")
+    for d in weekly(date(2026, 10, 17), 3):
+        s = datetime(d.year, d.month, d.day, 12, tzinfo=be)
+        # Aware datetimes in one zone add wall time: 25 hours on 24/25 October.
+        spans.append((s.astimezone(UTC), (s + timedelta(days=1, hours=1)).astimezone(UTC)))
+    s = datetime(2026, 10, 24, tzinfo=be)
+    spans.append((s.astimezone(UTC), (s + timedelta(days=1)).astimezone(UTC)))
     return spans, gone
 
 
