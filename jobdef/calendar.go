@@ -49,7 +49,8 @@ type CalendarProperties struct {
 	// else the TZID of a VTIMEZONE of the text, whose STANDARD and
 	// DAYLIGHT rules are evaluated (from 1970); any other TZID is
 	// refused. An event with the UID of another and a RECURRENCE-ID
-	// replaces that instance, and with RANGE=THISANDFUTURE that one and
+	// replaces that instance (of several, the one of the highest
+	// SEQUENCE), and with RANGE=THISANDFUTURE that one and
 	// the later ones (moved by as much wall time as it is); a cancelled
 	// one (STATUS:CANCELLED) excludes nothing. Transparent events
 	// (TRANSP:TRANSPARENT, as exported holidays are) are excluded like

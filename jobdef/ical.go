@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,17 +91,31 @@ func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recu
 		}
 	}
 	// An event with a RECURRENCE-ID belongs to the event of its UID
-	// without one; when the text has none, it stands alone.
+	// without one; when the text has none, it stands alone. Of several
+	// for the same instance, the one of the highest SEQUENCE (the last
+	// of equal ones) applies.
 	series := map[string]*icalEvent{}
 	for _, ev := range events {
 		if ev.recurrenceID == nil && ev.uid != "" && series[ev.uid] == nil {
 			series[ev.uid] = ev
 		}
 	}
+	at := map[string]int{} // of an override in its series', by UID and RECURRENCE-ID
 	for _, ev := range events {
-		if m := series[ev.uid]; ev.recurrenceID != nil && m != nil {
-			m.overrides = append(m.overrides, ev)
+		m := series[ev.uid]
+		if ev.recurrenceID == nil || m == nil {
+			continue
 		}
+		l := ev.recurrenceID
+		key := strings.Join([]string{ev.uid, l.params["TZID"], l.params["VALUE"], strings.ToUpper(l.params["RANGE"]), l.value}, "\x00")
+		if i, ok := at[key]; ok {
+			if ev.sequence >= m.overrides[i].sequence {
+				m.overrides[i] = ev
+			}
+			continue
+		}
+		at[key] = len(m.overrides)
+		m.overrides = append(m.overrides, ev)
 	}
 	for _, ev := range events {
 		if ev.recurrenceID != nil && series[ev.uid] != nil {
@@ -140,6 +155,7 @@ func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recu
 type icalEvent struct {
 	c               *icalComponent
 	uid, status     string
+	sequence        int
 	recurrenceID    *icalLine
 	start, end, dur *icalLine
 	rrules, exrules []*icalLine
@@ -155,6 +171,8 @@ func newICalEvent(c *icalComponent) *icalEvent {
 			ev.uid = l.value
 		case "STATUS":
 			ev.status = strings.ToUpper(l.value)
+		case "SEQUENCE":
+			ev.sequence, _ = strconv.Atoi(l.value)
 		case "RECURRENCE-ID":
 			ev.recurrenceID = l
 		case "DTSTART":

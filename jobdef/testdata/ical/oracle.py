@@ -166,8 +166,9 @@ def apple():
         s = local(be, d.year, d.month, d.day, 2)
         if d == date(2026, 11, 2):
             gone.append(s)
-        elif d == date(2026, 11, 9):
+        elif d == date(2026, 11, 9):  # SEQUENCE:2 of two changes
             spans.append((s, local(be, 2026, 11, 9, 9)))
+            gone.append(local(be, 2026, 11, 9, 12))
         else:
             spans.append((s, local(be, d.year, d.month, d.day, 6)))
     for y in (2026, 2027, 2028):
