@@ -644,9 +644,11 @@
 // Outlook or Apple Calendar: each instance of an event's recurrence set
 // (DTSTART, RRULEs up to 2100, RDATE dates, date-times and periods, less
 // EXDATE and EXRULE) is excluded, an all-day one as the dates it spans,
-// another as the span from its start to DTEND (or DURATION). A VEVENT
-// with another's UID and a RECURRENCE-ID moves or resizes that instance
-// (with RANGE=THISANDFUTURE, the later ones too); cancelled events (STATUS:CANCELLED) exclude nothing; transparent ones
+// another as the span from its start to DTEND (or DURATION, whose days
+// are days of the wall clock). A VEVENT with another's UID and a
+// RECURRENCE-ID moves or resizes that instance (the highest SEQUENCE of
+// several; with RANGE=THISANDFUTURE, the later ones too); cancelled
+// events (STATUS:CANCELLED) exclude nothing; transparent ones
 // (TRANSP:TRANSPARENT, as holidays are exported) are excluded all the
 // same. A TZID is an IANA or Windows name, or else the TZID of a
 // VTIMEZONE of the text, whose rules are evaluated; any other is
@@ -654,9 +656,9 @@
 // components, a byte order mark, CRLF or LF line ends and lines folded
 // with a space or a tab are read past. Not read: VFREEBUSY periods,
 // VTIMEZONE rules before 1970, and instances after 2100 (see
-// [CalendarProperties]). An event's set holds at most 10,000 instances
-// and a text at most 50,000 excluded days and spans.
-// [ParseCalendar] reads the JSON form and
+// [CalendarProperties]). An event's set holds at most 10,000 instances,
+// a text at most 50,000 excluded days and spans and 10 rules without an
+// occurrence. [ParseCalendar] reads the JSON form and
 // names each problem at its path ("properties.ranges[0].end";
 // "properties.ical" with the line: "line 3: DTSTART ..."). A calendar is kept in
 // its collection's record, so that writing it is one atomic write of the
