@@ -31,11 +31,11 @@ type icalZone struct {
 // the one the text's VTIMEZONE of that TZID describes; a TZID that is
 // neither is a problem, never read as UTC.
 func (r *icalReader) zone(l *icalLine, tzid string) (*time.Location, icalFail) {
+	if z, ok := r.zones.read[tzid]; ok { // a name LoadTimeZone does not know
+		return z.loc, z.fail
+	}
 	if z, err := recurrence.LoadTimeZone(tzid); err == nil {
 		return z, nil
-	}
-	if z, ok := r.zones.read[tzid]; ok {
-		return z.loc, z.fail
 	}
 	c := r.zones.defined[tzid]
 	if c == nil {
