@@ -44,18 +44,19 @@ type CalendarProperties struct {
 	// them), an all-day one (DTSTART;VALUE=DATE) as the local dates it
 	// spans (DTEND excluded; one day without it), another as the span of
 	// time from its start to DTEND (or plus DURATION, whose days are days
-	// of the wall clock; an RDATE period has its own), read in the calendar's zone unless it is UTC (a Z) or has
-	// a TZID: an IANA or Windows name ([recurrence.LoadTimeZone]), or
-	// else the TZID of a VTIMEZONE of the text, whose STANDARD and
-	// DAYLIGHT rules are evaluated (from 1970); any other TZID is
-	// refused. An event with the UID of another and a RECURRENCE-ID
-	// replaces that instance (of several, the one of the highest
-	// SEQUENCE), and with RANGE=THISANDFUTURE that one and
-	// the later ones (moved by as much wall time as it is); a cancelled
-	// one (STATUS:CANCELLED) excludes nothing. Transparent events
-	// (TRANSP:TRANSPARENT, as exported holidays are) are excluded like
-	// the others. Other components (VTODO, VJOURNAL, VALARM) and
-	// properties are ignored. Empty means none.
+	// of the wall clock; an RDATE period has its own), read in the
+	// calendar's zone unless it is UTC (a Z) or has a TZID: an IANA or
+	// Windows name ([recurrence.LoadTimeZone]), or else the TZID of a
+	// VTIMEZONE of the text, whose STANDARD and DAYLIGHT rules are
+	// evaluated (from 1970); any other TZID is refused. An event with the
+	// UID of another and a RECURRENCE-ID replaces that instance (of
+	// several, the one of the highest SEQUENCE), and with
+	// RANGE=THISANDFUTURE that one and the later ones (moved by as much
+	// wall time as it is); a cancelled one (STATUS:CANCELLED) excludes
+	// nothing. Transparent events (TRANSP:TRANSPARENT, as exported
+	// holidays are) are excluded like the others. Other components
+	// (VTODO, VJOURNAL, VALARM) and properties are ignored. Empty means
+	// none.
 	ICal string `json:"ical,omitempty"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -367,4 +368,28 @@ func FuzzCalendarICal(f *testing.F) {
 		}
 		excl.Excludes(time.Date(2026, 12, 25, 12, 0, 0, 0, time.UTC))
 	})
+}
+
+// TestCalendarICalFoldedAllocation: unfolding a long property folded
+// into many lines allocates in proportion to the text (joining the folds
+// one by one copied the line again for each).
+func TestCalendarICalFoldedAllocation(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	var b strings.Builder
+	b.WriteString("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20261225\r\nDESCRIPTION:")
+	for i := 0; i < len(long); i += 74 {
+		b.WriteString(long[i:min(i+74, len(long))])
+		b.WriteString("\r\n ")
+	}
+	b.WriteString("\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+	c := &jobdef.Calendar{Properties: jobdef.CalendarProperties{ICal: b.String()}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := c.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n, limit := after.TotalAlloc-before.TotalAlloc, uint64(32*b.Len()); n > limit {
+		t.Errorf("Compile of a %d-byte text allocated %d bytes, want at most %d", b.Len(), n, limit)
+	}
 }

@@ -31,10 +31,10 @@ func (c *icalComponent) prop(name string) *icalLine {
 	return nil
 }
 
-// readICalComponents reads the components of the lines of a text (the VCALENDARs and
-// whatever stands beside them) and the problems with its structure: a
-// line that is no content line, an END that closes no BEGIN, a BEGIN
-// without its END.
+// readICalComponents reads the components of the lines of a text (the
+// VCALENDARs and whatever stands beside them) and the problems with its
+// structure: a line that is no content line, an END that closes no
+// BEGIN, a BEGIN without its END.
 func readICalComponents(lines []*icalLine) (top []*icalComponent, problems []icalProblem) {
 	var open []*icalComponent
 	for _, l := range lines {
@@ -80,27 +80,34 @@ func unclosed(c *icalComponent) icalProblem {
 }
 
 // unfoldICal splits text into content lines, joining the folded ones (a
-// line that begins with a space or a tab continues the one before). A
-// byte order mark before the text is dropped; lines end in CRLF or LF.
+// line that begins with a space or a tab continues the one before), in
+// time linear in the text. A byte order mark before the text is dropped;
+// lines end in CRLF or LF.
 func unfoldICal(text string) []*icalLine {
 	text = strings.TrimPrefix(text, "\uFEFF")
 	var out []*icalLine
-	var raw []string
-	var starts []int
+	var line strings.Builder // the content line being unfolded
+	start := 0               // its first line; 0 before the first
+	flush := func() {
+		if start > 0 {
+			out = append(out, parseICalLine(start, line.String()))
+		}
+	}
 	for i, s := range strings.Split(text, "\n") {
 		s = strings.TrimSuffix(s, "\r")
-		if (strings.HasPrefix(s, " ") || strings.HasPrefix(s, "\t")) && len(raw) > 0 {
-			raw[len(raw)-1] += s[1:]
+		if (strings.HasPrefix(s, " ") || strings.HasPrefix(s, "\t")) && start > 0 {
+			line.WriteString(s[1:])
 			continue
 		}
 		if strings.TrimSpace(s) == "" {
 			continue
 		}
-		raw, starts = append(raw, s), append(starts, i+1)
+		flush()
+		line.Reset()
+		line.WriteString(s)
+		start = i + 1
 	}
-	for i, s := range raw {
-		out = append(out, parseICalLine(starts[i], s))
-	}
+	flush()
 	return out
 }
 
