@@ -3,7 +3,6 @@ package scheduler_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -12,8 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	scheduler "github.com/jobclock/scheduler"
-	"github.com/jobclock/scheduler/action"
-	"github.com/jobclock/scheduler/store/sqlite"
 )
 
 // putCalendarJSON parses a calendar and puts it into collection c.
@@ -174,32 +171,12 @@ func TestCalendarChangeReachesOtherInstance(t *testing.T) {
 		ctx := context.Background()
 		day := 24 * time.Hour
 		t0 := time.Now()
-		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "jobs.db"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		exec := &fake{}
-		reg := &action.Registry{}
-		reg.Register(action.HTTP, exec)
-		newScheduler := func(id string) *scheduler.Scheduler {
-			s, err := scheduler.New(st, &scheduler.Config{InstanceID: id, Executors: reg, Logger: discard})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}
+		st, exec, newScheduler := sqliteInstances(t, time.Hour)
 		writer, runner := newScheduler("writer"), newScheduler("runner")
 		if _, err := writer.PutCollection(ctx, "c", nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		calendar := func(def string) *scheduler.Calendar {
-			c, err := scheduler.ParseCalendar([]byte(def))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return c
-		}
+		calendar := func(def string) *scheduler.Calendar { return calendarOf(t, def) }
 		if _, err := writer.PutCalendar(ctx, "c", "cal", calendar(`{"properties": {"dates": ["2000-02-01"]}}`), nil); err != nil {
 			t.Fatal(err)
 		}

@@ -52,7 +52,8 @@ func calendarNotFound(collection, name string) error {
 //
 // A calendar that jobs of the collection name changes their occurrences
 // from their next one on (see the package documentation, "Exclusion
-// calendars"). A replacement that would leave one of them no occurrence
+// calendars"): before PutCalendar returns, the next occurrence of each
+// Enabled job that names it is planned again under it. A replacement that would leave one of them no occurrence
 // within [recurrence.CalendarHorizon] from now fails with ErrInvalid at
 // "properties", naming the jobs.
 func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, def *Calendar, opts *PutCalendarOptions) (*CalendarRecord, error) {
@@ -95,7 +96,73 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 	if err != nil {
 		return nil, err
 	}
+	s.replanJobs(ctx, collection, name)
 	return &CalendarRecord{Collection: collection, Name: name, Calendar: *def.Clone(), ETag: etag, Created: created}, nil
+}
+
+// replanJobs plans the next occurrence of each Enabled job of collection
+// that names the calendar name again under the calendar as this instance
+// holds it, just written (see [machine.follow]). A job it cannot write
+// (the store failed, or other writes kept coming first) is logged: the
+// engine plans it again when the occurrence comes due (see
+// [Scheduler.timing]).
+func (s *Scheduler) replanJobs(ctx context.Context, collection, name string) {
+	jobs, err := s.jobsNaming(ctx, collection, name)
+	if err != nil {
+		s.log.Error("plan the jobs that name a changed calendar again: list them", "collection", collection, "calendar", name, "err", err)
+		return
+	}
+	for _, r := range jobs {
+		if err := s.replanJob(ctx, r); err != nil {
+			s.log.Error("plan a job again under its changed calendar; it is planned again when its occurrence comes due",
+				"collection", collection, "job", r.Name, "calendar", name, "err", err)
+		}
+	}
+}
+
+// replanJob plans r's next scheduled occurrence again under the calendar
+// it names as this instance holds it, and writes r when that changes it
+// (a compare-and-swap on its version, done again over a fresh read when
+// another write came first, or after a failure of the store). The
+// occurrences the calendar now drops get their Skipped entry (see
+// PolicyState.Passed) unless one waits already.
+func (s *Scheduler) replanJob(ctx context.Context, r *JobRecord) error {
+	var err error
+	for try := range maxWriteAttempts {
+		if try > 0 {
+			if r, err = s.store.GetJob(ctx, r.Collection, r.Name); errors.Is(err, ErrNotFound) {
+				return nil
+			} else if err != nil {
+				continue
+			}
+		}
+		now := time.Now()
+		if r.State != JobEnabled || r.Schedule.NextOccurrence.IsZero() {
+			return nil
+		}
+		t, terr := s.timing(r, now)
+		if terr != nil {
+			return terr
+		}
+		m := s.machine(r, now)
+		next := r.Schedule.NextOccurrence
+		hist := m.follow(r, t, now, nil)
+		if r.Schedule.NextOccurrence.Equal(next) {
+			return nil
+		}
+		if p := r.Schedule.policy(); len(hist) > 0 && p.Passed == nil {
+			p.Passed = &hist[0]
+		}
+		m.settle(r, now)
+		if err = s.store.PutJob(ctx, r); err == nil {
+			s.notify()
+			return nil
+		}
+		if !errors.Is(err, ErrConflict) && !transient(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
 }
 
 // jobsNaming returns the jobs of collection, not in a final state, whose

@@ -705,14 +705,38 @@
 //     at recurrence.calendar (properties.recurrence.calendar in the REST
 //     API), and so is one the calendar leaves no occurrence within
 //     [recurrence.CalendarHorizon] (732 days) of its first.
-//   - Replacing a calendar changes the jobs that name it from their next
-//     occurrence on: the occurrence already planned (nextExecutionTime)
-//     keeps its instant, those after it follow the new calendar. The
-//     instance that wrote it follows at once, the others within 5 seconds
-//     (they read a collection's calendars, with its run policy, at most
-//     that long ago). A replacement that would leave a job no occurrence
-//     within the horizon from now is refused at "properties", naming the
-//     jobs.
+//   - Writing a calendar (creating or replacing it) changes the jobs
+//     that name it from their next occurrence on, the one already
+//     planned included: before PutCalendar returns, it plans the next
+//     occurrence of each Enabled job that names the calendar again
+//     (nextExecutionTime, in GET and the dashboard, shows the new
+//     instant), from the instant the recurrence scheduled it at. One the
+//     calendar now excludes is skipped (its Skipped entry is written at
+//     once) or moved; one an older version moved goes back to where the
+//     new one places it (a Saturday occurrence moved to Monday runs on
+//     Saturday again once Saturday is no longer excluded). It is never
+//     planned at or before the occurrence before it, so none runs twice;
+//     count and endTime apply as before; one moved onto an instant
+//     already past runs at once, as a missed occurrence
+//     (runPolicy.missed). A job that cannot be written (the store
+//     failed, or other writes kept coming first) is logged as an error
+//     naming the collection, the job and the calendar, and is planned
+//     again by the engine as below. See [Timing.Replan].
+//   - Every instance checks a scheduled occurrence against the calendar
+//     it holds when it comes due, before it takes it, and plans it again
+//     where that calendar places it. When the two disagree it reads the
+//     collection again first: an instance whose copy of the calendars
+//     is older than the plan (it keeps a collection's calendars, with
+//     its run policy, for up to 5 seconds) does not plan the occurrence
+//     back under the older version. An instance that takes an occurrence
+//     within those 5 seconds may plan the one after it under the older
+//     version; that one is checked in turn when it comes due, so it runs
+//     only where the new calendar places it, and GET shows it there
+//     meanwhile (GET places the planned occurrence under the calendar the
+//     instance answering holds). The instance that wrote the calendar
+//     follows at once.
+//   - A replacement that would leave a job no occurrence within the
+//     horizon from now is refused at "properties", naming the jobs.
 //   - Deleting a calendar that jobs name (jobs in a final state aside)
 //     fails with a [*CalendarInUseError] naming them (errors.Is
 //     [ErrCalendarInUse]; 409 Conflict in the REST API).

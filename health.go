@@ -54,8 +54,22 @@ func (s *Scheduler) jobHealth(r *JobRecord, now time.Time) JobHealth {
 }
 
 // withHealth sets the health of r, a record the caller owns, at now.
+//
+// The nextExecutionTime of a job that names a calendar is where the
+// calendar as this instance holds it places the planned occurrence (see
+// [Timing.Replan]): the engine plans it so before it runs it, should an
+// instance have planned it under an older version of the calendar.
 func (s *Scheduler) withHealth(r *JobRecord, now time.Time) *JobRecord {
 	r.Status.Health = s.jobHealth(r, now)
+	if n := r.Status.NextExecutionTime; n != nil && r.Job.Recurrence.Ext().Calendar != "" {
+		if t, err := s.timing(r, now); err == nil {
+			if at, _ := t.Replan(*n); at.IsZero() {
+				r.Status.NextExecutionTime = nil
+			} else if !at.Equal(*n) {
+				r.Status.NextExecutionTime = &at
+			}
+		}
+	}
 	return r
 }
 

@@ -95,6 +95,9 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		hist = m.add(hist, *p.Passed)
 		p.Passed = nil
 	}
+	if planDue(r, now) {
+		hist = m.follow(r, t, now, hist)
+	}
 	if p := sc.Policy; p != nil && p.Ends != nil {
 		hist = append(hist, p.Ends...) // empty when the machine makes no entries
 		p.Ends = nil
@@ -256,16 +259,59 @@ func (m machine) take(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntr
 	if p := sc.Policy; p != nil && sc.NextOccurrence.After(p.Buffered) {
 		p.Buffered = time.Time{} // the buffer is empty
 	}
-	if name := t.Calendar(); name != "" && !m.noEntries && !sc.NextOccurrence.IsZero() {
-		if n, first, last := t.Skipped(exp, sc.NextOccurrence, MaxSkippedCounted); n > 0 {
-			on := t.OnExcluded()
-			if on == "" {
-				on = recurrence.OnExcludedSkip
-			}
-			hist = append(hist, skipped(r, first, last, n, now, "excluded by calendar "+strconv.Quote(name)+" (recurrence.onExcluded "+string(on)+")"))
-		}
+	if !m.noEntries && !sc.NextOccurrence.IsZero() {
+		hist = excluded(r, t, exp, sc.NextOccurrence, now, hist)
 	}
 	return exp, hist
+}
+
+// excluded appends to hist the Skipped entry of the occurrences scheduled
+// strictly between after and before (zero: without end) that t's
+// calendar drops, passed over at now, when there are any.
+func excluded(r *JobRecord, t *Timing, after, before, now time.Time, hist []HistoryEntry) []HistoryEntry {
+	name := t.Calendar()
+	if name == "" {
+		return hist
+	}
+	n, first, last := t.Skipped(after, before, MaxSkippedCounted)
+	if n == 0 {
+		return hist
+	}
+	on := t.OnExcluded()
+	if on == "" {
+		on = recurrence.OnExcludedSkip
+	}
+	return append(hist, skipped(r, first, last, n, now, "excluded by calendar "+strconv.Quote(name)+" (recurrence.onExcluded "+string(on)+")"))
+}
+
+// planDue reports whether r's next scheduled occurrence is due at now:
+// the occurrence a step would take, pass over or postpone.
+func planDue(r *JobRecord, now time.Time) bool {
+	return r.State == JobEnabled && !r.Schedule.NextOccurrence.IsZero() && !r.Schedule.NextOccurrence.After(now)
+}
+
+// follow plans r's next scheduled occurrence again under the calendar t
+// follows (see [Timing.Replan]) when it was planned under another
+// version of it: one the calendar now excludes is skipped or moved, one
+// an older version moved goes back where the calendar now places it. The
+// occurrences the calendar drops from its scheduled instant on get their
+// Skipped entry, appended to hist. A moved occurrence that is no longer
+// due waits for its new instant.
+func (m machine) follow(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
+	sc := &r.Schedule
+	at, scheduled := t.Replan(sc.NextOccurrence)
+	if at.Equal(sc.NextOccurrence) {
+		return hist
+	}
+	sc.NextOccurrence = at
+	if m.noEntries {
+		return hist
+	}
+	before := at
+	if s, moved := t.Moved(at); moved {
+		before = s
+	}
+	return excluded(r, t, scheduled.Add(-time.Nanosecond), before, now, hist)
 }
 
 // advance moves NextOccurrence to the first occurrence after base; to
@@ -786,12 +832,25 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 // calendar its recurrence names, as the collection holds it at now (see
 // policyCache; a calendar the collection no longer has is not applied,
 // and that is logged).
+//
+// When r's next scheduled occurrence is due at now and the calendar held
+// does not place it where it was planned (see [Timing.Replan]), the
+// collection is read again first: the plan may be newer than what this
+// instance holds (another instance wrote the calendar and planned the job
+// again), and a step must not plan it back under the older version.
 func (s *Scheduler) timing(r *JobRecord, now time.Time) (*Timing, error) {
-	var cal *recurrence.Exclusions
-	if name := r.Job.Recurrence.Ext().Calendar; name != "" {
-		cal = s.policies.calendar(s, r, name, now)
+	name := r.Job.Recurrence.Ext().Calendar
+	if name == "" {
+		return s.timings.get(r, nil)
 	}
-	return s.timings.get(r, cal)
+	t, err := s.timings.get(r, s.policies.calendar(s, r, name, now))
+	if err != nil || !planDue(r, now) {
+		return t, err
+	}
+	if at, _ := t.Replan(r.Schedule.NextOccurrence); at.Equal(r.Schedule.NextOccurrence) || !s.policies.refresh(s, r.Collection, now) {
+		return t, nil
+	}
+	return s.timings.get(r, s.policies.calendar(s, r, name, now))
 }
 
 // timingCache keeps compiled timings by job, valid while the job's ETag,

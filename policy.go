@@ -77,6 +77,21 @@ func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cac
 	return c.set(col, now)
 }
 
+// refresh reads collection through s's store again at now, unless it was
+// read at now already, and reports whether it did.
+func (c *policyCache) refresh(s *Scheduler, collection string, now time.Time) bool {
+	if v, ok := c.m.Load(collection); ok && !v.(*cachedPolicy).read.Before(now) {
+		return false
+	}
+	col, err := s.store.GetCollection(context.Background(), collection)
+	if err != nil {
+		s.log.Warn("read the collection's calendars again", "collection", collection, "err", err)
+		return false
+	}
+	c.set(col, now)
+	return true
+}
+
 // get returns collection's default run policy at now (see entry).
 func (c *policyCache) get(s *Scheduler, collection string, now time.Time) *RunPolicy {
 	return c.entry(s, collection, now).p

@@ -202,6 +202,95 @@ func (t *Timing) Moved(at time.Time) (from time.Time, moved bool) {
 	return s.UTC(), true
 }
 
+// Replan returns the instant at which the occurrence planned at planned
+// runs under t, when planned was placed by another Timing of the same job
+// that differs from t only in its calendar (another version of it, or
+// none): the first occurrence of t whose scheduled instant (the one the
+// recurrence gives, before any move) is at or after the one planned was
+// scheduled at, and which runs after the occurrence scheduled before that
+// one. scheduled is that instant of planned: planned itself, or the
+// instant the recurrence gave before onExcluded moved it (the one before
+// planned for NextIncluded, the one after it for PreviousIncluded; a
+// moved occurrence lies strictly between its scheduled instant and the
+// neighbouring one). So an occurrence the new calendar excludes is skipped
+// or moved again, one moved by the old calendar goes back to its instant
+// when the new one no longer excludes it, and an occurrence is never
+// planned at or before one that ran already.
+//
+// at is zero when no occurrence is left (endTime, or the calendar
+// excludes every one within [recurrence.CalendarHorizon]); at is planned
+// when t places it there already, so Replan is the identity on the
+// instants t itself returns. Replan returns planned as it is when t
+// follows no calendar, or planned is zero.
+func (t *Timing) Replan(planned time.Time) (at, scheduled time.Time) {
+	c := t.cal
+	if c == nil || t.rule == nil || planned.IsZero() {
+		return planned, planned
+	}
+	r := t.rule
+	planned = planned.UTC()
+	if s, p := c.p.Next(planned.Add(-time.Nanosecond)); p.Equal(planned) {
+		return planned, s.UTC() // t runs an occurrence at planned
+	}
+	scheduled = planned
+	if s := r.Next(planned.Add(-time.Nanosecond)); !s.Equal(planned) {
+		switch c.on {
+		case recurrence.OnExcludedNextIncluded:
+			if s := ruleBefore(r, planned); !s.IsZero() {
+				scheduled = s
+			}
+		case recurrence.OnExcludedPreviousIncluded:
+			if !s.IsZero() {
+				scheduled = s
+			}
+		}
+	}
+	after := ruleBefore(r, scheduled)
+	if after.IsZero() {
+		// None that close: from where a move of scheduled may go.
+		after = scheduled.Add(-(recurrence.MaxMoveDays + 1) * 24 * time.Hour)
+	}
+	for {
+		s, p := c.p.Next(after)
+		if p.IsZero() {
+			return time.Time{}, scheduled.UTC()
+		}
+		if !s.Before(scheduled) {
+			at = p.UTC()
+			if at.Before(t.first) {
+				at = t.first
+			}
+			return at, scheduled.UTC()
+		}
+		after = p
+	}
+}
+
+// lookBack is how far ruleBefore looks for an instant of a rule: twice as
+// far as an occurrence may be moved, so that the instant before a moved
+// occurrence's scheduled one is found.
+const lookBack = 2 * (recurrence.MaxMoveDays + 1) * 24 * time.Hour
+
+// ruleBefore returns the last instant r gives strictly before t, looking
+// back at most lookBack; zero when there is none that close.
+func ruleBefore(r *recurrence.Rule, t time.Time) time.Time {
+	for g := time.Second; ; g *= 2 {
+		g = min(g, lookBack)
+		if s := r.Next(t.Add(-g - time.Nanosecond)); !s.IsZero() && s.Before(t) {
+			for {
+				n := r.Next(s)
+				if n.IsZero() || !n.Before(t) {
+					return s
+				}
+				s = n
+			}
+		}
+		if g == lookBack {
+			return time.Time{}
+		}
+	}
+}
+
 // Rule returns the job's compiled recurrence, whose [recurrence.Rule.Shifted]
 // and [recurrence.Rule.Repeated] tell which occurrences a daylight saving
 // change moved or repeated; nil for a job without recurrence.
