@@ -11,6 +11,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/internal/syncbuf"
+	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -20,7 +21,7 @@ import (
 type hookStore struct {
 	*memory.Store
 	mu     sync.Mutex
-	method string // "PutJob", "PutJobs" or "ListJobs"
+	method string // "PutJob", "PutJobs", "ListJobs" or "PutCollection"
 	hook   func()
 }
 
@@ -54,6 +55,11 @@ func (h *hookStore) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 func (h *hookStore) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
 	h.fire("PutJobs")
 	return h.Store.PutJobs(ctx, collection, jobs)
+}
+
+func (h *hookStore) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
+	h.fire("PutCollection")
+	return h.Store.PutCollection(ctx, c)
 }
 
 func (h *hookStore) ListJobs(ctx context.Context, collection string, f scheduler.JobFilter) ([]*scheduler.JobRecord, error) {
@@ -226,5 +232,82 @@ func TestMissingCalendarLogged(t *testing.T) {
 	got := log.String()
 	if n := strings.Count(got, "calendar=cal"); n != 1 || !strings.Contains(got, "level=WARN") || !strings.Contains(got, "job=j") {
 		t.Errorf("log = %q, want one warning naming job j and calendar cal", got)
+	}
+}
+
+// TestCalendarReplacedDuringPut: a job put that names a calendar and a
+// replacement of the calendar that leaves the job no occurrence never
+// both succeed, whichever comes first: a put whose write lands between
+// the replacement's look for jobs and its write of the calendar, one
+// that lands before the replacement begins, and one that runs while the
+// replacement looks for jobs. Where both would have succeeded, a job would
+// name a calendar that leaves it no occurrence.
+func TestCalendarReplacedDuringPut(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		arm  func(st *hookStore, put func())
+	}{
+		{"put before the replacement's write", func(st *hookStore, put func()) {
+			st.arm("PutCollection", put)
+		}},
+		{"put between the replacement's look for jobs and its write", func(st *hookStore, put func()) {
+			st.arm("ListJobs", func() { st.arm("PutCollection", put) })
+		}},
+		{"put while the replacement looks for jobs", func(st *hookStore, put func()) {
+			st.arm("ListJobs", put)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, s := hookScheduler(t)
+			// The job runs on 1 May of each year, which the new calendar
+			// excludes.
+			job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour),
+				`"recurrence": {"frequency": "Month", "schedule": {"months": [5], "monthDays": [1], "hours": [12], "minutes": [0]}, "calendar": "cal"}`)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			may := &scheduler.Calendar{Properties: scheduler.CalendarProperties{TimeZone: "UTC",
+				Rules: []*recurrence.Recurrence{{Frequency: recurrence.Year, Schedule: &recurrence.Schedule{Months: []int{5}, MonthDays: []int{1}}}}}}
+			plain := &scheduler.Calendar{Properties: scheduler.CalendarProperties{Dates: []string{"2000-01-01"}}}
+			if _, err := s.PutCalendar(ctx, "c", "cal", plain, nil); err != nil {
+				t.Fatal(err)
+			}
+			var putErr error
+			tt.arm(st, func() { _, putErr = s.PutJob(ctx, "c", "j", job, nil) })
+			_, calErr := s.PutCalendar(ctx, "c", "cal", may, nil)
+			if putErr == nil && calErr == nil {
+				t.Fatalf("the put of a job and the replacement of its calendar that leaves it no occurrence both succeeded")
+			}
+			var ve *scheduler.ValidationError
+			if putErr != nil && (!errors.As(putErr, &ve) || ve.Path != "recurrence.calendar") {
+				t.Errorf("put: err = %v, want a ValidationError at recurrence.calendar", putErr)
+			}
+			if calErr != nil && (!errors.As(calErr, &ve) || ve.Path != "properties") {
+				t.Errorf("PutCalendar: err = %v, want a ValidationError at properties", calErr)
+			}
+			cal, err := s.GetCalendar(ctx, "c", "cal")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, jobErr := s.GetJob(ctx, "c", "j")
+			if len(cal.Calendar.Properties.Rules) > 0 && jobErr == nil {
+				t.Errorf("the job exists, naming a calendar that leaves it no occurrence")
+			}
+			if len(cal.Calendar.Properties.Rules) == 0 && calErr == nil {
+				t.Errorf("PutCalendar succeeded, and the calendar is the old one")
+			}
+			if putErr != nil && !errors.Is(jobErr, scheduler.ErrNotFound) {
+				t.Errorf("GetJob after the failed put: err = %v, want ErrNotFound", jobErr)
+			}
+			col, err := st.GetCollection(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := col.Definition.Calendars["cal"]; e.Next != nil {
+				t.Errorf("the calendar's entry still holds the replacement being checked: %+v", e.Next)
+			}
+		})
 	}
 }

@@ -55,7 +55,10 @@ func calendarNotFound(collection, name string) error {
 // calendars"): before PutCalendar returns, the next occurrence of each
 // Enabled job that names it is planned again under it. A replacement that would leave one of them no occurrence
 // within [recurrence.CalendarHorizon] from now fails with ErrInvalid at
-// "properties", naming the jobs.
+// "properties", naming the jobs; a put of a job at the same moment cannot
+// slip past that check (see the package documentation). A replacement
+// that another write of the calendar overtakes while its jobs are
+// checked fails with ErrConflict.
 func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, def *Calendar, opts *PutCalendarOptions) (*CalendarRecord, error) {
 	if opts == nil {
 		opts = &PutCalendarOptions{}
@@ -74,27 +77,36 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 		return nil, err
 	}
 	etag := newETag()
+	next := &CalendarEntry{ETag: etag, Calendar: *def.Clone()}
 	created := false
+	// A replacement is written as the calendar's Next first, checked
+	// against the jobs that name the calendar, then made the calendar:
+	// a put of a job naming it that the check does not see sees Next
+	// (see keepsCalendar).
 	_, err = s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
 		e := old.Definition.Calendars[name]
 		if err := preconditions("calendar", name, opts.IfMatch, etagOfCalendar(e), e != nil); err != nil {
 			return nil, err
 		}
 		created = e == nil
-		if !created {
-			if err := s.checkCalendarJobs(ctx, collection, name, excl); err != nil {
-				return nil, err
-			}
-		}
 		c := old.Definition.Clone()
 		if c.Calendars == nil {
 			c.Calendars = make(map[string]*CalendarEntry)
 		}
-		c.Calendars[name] = &CalendarEntry{ETag: etag, Calendar: *def.Clone()}
+		if created {
+			c.Calendars[name] = next.Clone()
+		} else {
+			c.Calendars[name].Next = next.Clone()
+		}
 		return c, nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !created {
+		if err := s.settleCalendar(ctx, collection, name, etag, s.checkCalendarJobs(ctx, collection, name, excl)); err != nil {
+			return nil, err
+		}
 	}
 	s.replanJobs(ctx, collection, name)
 	return &CalendarRecord{Collection: collection, Name: name, Calendar: *def.Clone(), ETag: etag, Created: created}, nil
@@ -165,6 +177,34 @@ func (s *Scheduler) replanJob(ctx context.Context, r *JobRecord) error {
 	return err
 }
 
+// settleCalendar ends the replacement of the calendar name of collection
+// by the version etag (its Next): it makes it the calendar when checked
+// is nil, and drops it otherwise, returning checked. It fails with
+// ErrConflict when another write replaced or removed that version
+// meanwhile.
+func (s *Scheduler) settleCalendar(ctx context.Context, collection, name, etag string, checked error) error {
+	_, err := s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
+		e := old.Definition.Calendars[name]
+		if e == nil || e.Next == nil || e.Next.ETag != etag {
+			return nil, fmt.Errorf("calendar %q of collection %q: another write replaced or deleted it while its jobs were checked: %w", name, collection, ErrConflict)
+		}
+		c := old.Definition.Clone()
+		if checked != nil {
+			c.Calendars[name].Next = nil
+		} else {
+			c.Calendars[name] = &CalendarEntry{ETag: etag, Calendar: e.Next.Calendar}
+		}
+		return c, nil
+	})
+	if checked != nil {
+		if err != nil {
+			s.log.Error("drop the version of a calendar that was refused", "collection", collection, "calendar", name, "err", err)
+		}
+		return checked
+	}
+	return err
+}
+
 // jobsNaming returns the jobs of collection, not in a final state, whose
 // recurrence names the calendar name, ordered by name.
 func (s *Scheduler) jobsNaming(ctx context.Context, collection, name string) ([]*JobRecord, error) {
@@ -197,15 +237,7 @@ func (s *Scheduler) checkCalendarJobs(ctx context.Context, collection, name stri
 	now := time.Now()
 	var bad []string
 	for _, j := range jobs {
-		plain, err := j.Job.Timing(j.Collection, j.Name, j.Schedule.Anchor)
-		if err != nil {
-			continue
-		}
-		under, err := j.Job.TimingUnder(j.Collection, j.Name, j.Schedule.Anchor, excl)
-		if err != nil {
-			continue
-		}
-		if !plain.Next(now).IsZero() && under.Next(now).IsZero() {
+		if leavesNone(j, excl, now) {
 			bad = append(bad, j.Name)
 		}
 	}
@@ -213,6 +245,18 @@ func (s *Scheduler) checkCalendarJobs(ctx context.Context, collection, name stri
 		return nil
 	}
 	return &ValidationError{Path: "properties", Reason: "leaves " + jobList(bad) + " no occurrence: it excludes every one within " + horizonWords + " from now"}
+}
+
+// leavesNone reports whether the calendar excl, as the one j names,
+// leaves j no occurrence within [recurrence.CalendarHorizon] from now
+// when j has one without it.
+func leavesNone(j *JobRecord, excl *recurrence.Exclusions, now time.Time) bool {
+	under, err := j.Job.TimingUnder(j.Collection, j.Name, j.Schedule.Anchor, excl)
+	if err != nil || !under.Next(now).IsZero() {
+		return false
+	}
+	plain, err := j.Job.Timing(j.Collection, j.Name, j.Schedule.Anchor)
+	return err == nil && !plain.Next(now).IsZero()
 }
 
 // jobList names jobs in words: `job "a"`, `jobs "a", "b" and 3 more`.
@@ -380,36 +424,64 @@ func withCalendarMark(old *CollectionRecord, name string, deleting bool) *JobCol
 	return c
 }
 
-// keepsCalendar is the second half of the rule that no job names a
-// deleted calendar (see [Scheduler.DeleteCalendar]): after r was written
+// keepsCalendar is the second half of the rules that no job names a
+// deleted calendar (see [Scheduler.DeleteCalendar]) nor one that leaves
+// it no occurrence (see [Scheduler.PutCalendar]): after r was written
 // through st over old (nil: r created the job), it reads r's collection
-// again, and when the calendar r names is marked for deletion or gone
-// (or the collection cannot be read), it undoes the write and returns the
-// error at recurrence.calendar. Nil when r names no calendar.
+// again, and when the calendar r names is marked for deletion or gone,
+// or it or the version replacing it leaves r no occurrence (or the
+// collection cannot be read), it undoes the write and returns the error
+// at recurrence.calendar (see calendarFault). Nil when r names no
+// calendar.
 func (s *Scheduler) keepsCalendar(ctx context.Context, st TxStore, old, r *JobRecord) error {
 	if r.Job.Recurrence.Ext().Calendar == "" {
 		return nil
 	}
 	col, err := st.GetCollection(ctx, r.Collection)
-	if err == nil && !calendarGone(col, r) {
-		return nil
+	if err == nil {
+		if err = s.calendarFault(col, r); err == nil {
+			return nil
+		}
+	} else {
+		err = fmt.Errorf("put job %q: read its collection again: %w", r.Name, err)
 	}
 	s.undoPut(ctx, st, old, r)
-	if err != nil {
-		return fmt.Errorf("put job %q: read its collection again: %w", r.Name, err)
-	}
-	return calendarDeleted(r)
+	return err
 }
 
-// calendarGone reports whether the calendar that r names is missing
-// from col or marked for deletion.
-func calendarGone(col *CollectionRecord, r *JobRecord) bool {
+// calendarFault returns the error of r, a job just written, when the
+// calendar it names is missing from col or marked for deletion
+// (calendarDeleted), or when it, or the version a replacement is checking
+// (CalendarEntry.Next), leaves r no occurrence (see leavesNone); nil
+// otherwise, and when r names no calendar.
+func (s *Scheduler) calendarFault(col *CollectionRecord, r *JobRecord) error {
 	cname := r.Job.Recurrence.Ext().Calendar
 	if cname == "" {
-		return false
+		return nil
 	}
 	e := col.Definition.Calendars[cname]
-	return e == nil || e.Deleting
+	if e == nil || e.Deleting {
+		return calendarDeleted(r)
+	}
+	now := time.Now()
+	excl := s.policies.compile(s, col.Name, cname, e)
+	if leavesNone(r, excl, now) {
+		return calendarReplaced(r)
+	}
+	if e.Next != nil {
+		if excl, err := e.Next.Calendar.Compile(); err == nil && leavesNone(r, excl, now) {
+			return calendarReplaced(r)
+		}
+	}
+	return nil
+}
+
+// calendarReplaced is the error of a put of r undone by keepsCalendar
+// because the calendar r names was replaced meanwhile by a version that
+// leaves r no occurrence.
+func calendarReplaced(r *JobRecord) error {
+	return &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(r.Job.Recurrence.Ext().Calendar),
+		Reason: "was replaced while the job was written, by a version that leaves it no occurrence within " + horizonWords + " from now; the write was undone"}
 }
 
 // calendarDeleted is the error of a put of r undone by keepsCalendar.

@@ -736,7 +736,19 @@
 //     instance answering holds). The instance that wrote the calendar
 //     follows at once.
 //   - A replacement that would leave a job no occurrence within the
-//     horizon from now is refused at "properties", naming the jobs.
+//     horizon from now is refused at "properties", naming the jobs. No
+//     job is left naming a calendar that leaves it no occurrence,
+//     whatever runs at the same time: a replacement first writes the new
+//     version beside the calendar (CalendarEntry.Next; the engine still
+//     applies the old one), then checks the jobs that name it, then makes
+//     it the calendar, or drops it and fails. A put of a job that names a
+//     calendar checks the job under both versions, before its write and
+//     again after it (when it reads the collection again, as for a
+//     deletion below), and when either leaves the job no occurrence it
+//     puts the job back as it was and fails at recurrence.calendar: of
+//     the two at the same moment, at least one sees the other. Of two
+//     replacements at the same moment, the one written second is checked
+//     and the other fails with ErrConflict.
 //   - Deleting a calendar that jobs name (jobs in a final state aside)
 //     fails with a [*CalendarInUseError] naming them (errors.Is
 //     [ErrCalendarInUse]; 409 Conflict in the REST API).

@@ -508,6 +508,15 @@ func (s *Scheduler) calendarTiming(col *CollectionRecord, name string, job *Job,
 		return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
 			Reason: "leaves the job no occurrence: it excludes every one within " + horizonWords + " from " + stamp(t.First())}
 	}
+	if e.Next != nil {
+		// A replacement is under way (see Scheduler.PutCalendar).
+		if excl, err := e.Next.Calendar.Compile(); err == nil {
+			if nt, err := job.TimingUnder(col.Name, name, anchor, excl); err == nil && nt.First().IsZero() && !t.First().IsZero() {
+				return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
+					Reason: "is being replaced by a version that leaves the job no occurrence: it excludes every one within " + horizonWords + " from " + stamp(t.First())}
+			}
+		}
+	}
 	return ct, nil
 }
 

@@ -257,8 +257,9 @@ func (s *Scheduler) putEach(ctx context.Context, collection string, batch []chec
 }
 
 // keepCalendars is keepsCalendar for a batch written over olds: when the
-// calendar one of recs names is marked for deletion or gone, the whole
-// batch is undone, and its items naming such calendars fail.
+// calendar one of recs names is marked for deletion or gone, or leaves it
+// no occurrence (see calendarFault), the whole batch is undone, and its
+// items at fault fail.
 func (s *Scheduler) keepCalendars(ctx context.Context, collection string, olds, recs []*JobRecord) error {
 	if !slices.ContainsFunc(recs, func(r *JobRecord) bool { return r.Job.Recurrence.Ext().Calendar != "" }) {
 		return nil
@@ -266,8 +267,11 @@ func (s *Scheduler) keepCalendars(ctx context.Context, collection string, olds, 
 	col, err := s.store.GetCollection(ctx, collection)
 	var items []PutJobsItemError
 	for i, r := range recs {
-		if err == nil && calendarGone(col, r) {
-			items = append(items, PutJobsItemError{Index: i, Name: r.Name, Err: calendarDeleted(r)})
+		if err != nil {
+			break
+		}
+		if ferr := s.calendarFault(col, r); ferr != nil {
+			items = append(items, PutJobsItemError{Index: i, Name: r.Name, Err: ferr})
 		}
 	}
 	if err == nil && items == nil {

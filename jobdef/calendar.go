@@ -77,6 +77,21 @@ type CalendarEntry struct {
 	// engine still applies it. The deletion then removes the calendar,
 	// or clears the mark when jobs name it.
 	Deleting bool `json:"deleting,omitempty"`
+	// Next is the version that Scheduler.PutCalendar is replacing the
+	// calendar with while it checks the jobs that name it: puts of jobs
+	// naming the calendar must leave them an occurrence under both
+	// versions, and the engine still applies Calendar. The replacement
+	// then makes Next the calendar, or drops it when it leaves a job no
+	// occurrence. Nil when no replacement is under way.
+	Next *CalendarEntry `json:"next,omitempty"`
+}
+
+// Clone returns a deep copy of e; nil for a nil e.
+func (e *CalendarEntry) Clone() *CalendarEntry {
+	if e == nil {
+		return nil
+	}
+	return &CalendarEntry{ETag: e.ETag, Calendar: *e.Calendar.Clone(), Deleting: e.Deleting, Next: e.Next.Clone()}
 }
 
 // Clone returns a deep copy of c; nil for a nil c.

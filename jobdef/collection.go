@@ -198,7 +198,7 @@ func (c *JobCollection) Clone() *JobCollection {
 	if c.Calendars != nil {
 		cp.Calendars = make(map[string]*CalendarEntry, len(c.Calendars))
 		for k, e := range c.Calendars {
-			cp.Calendars[k] = &CalendarEntry{ETag: e.ETag, Calendar: *e.Calendar.Clone(), Deleting: e.Deleting}
+			cp.Calendars[k] = e.Clone()
 		}
 	}
 	return &cp
