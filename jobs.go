@@ -540,7 +540,9 @@ func etagOf(r *JobRecord) string {
 
 // update reads the job from st, applies change, and writes it back,
 // retrying when the run loop or another writer got there first. change
-// returns the new record or an error; it may be called several times.
+// returns the new record or an error; it may be called several times (a
+// change that makes a job name a calendar is done twice: the first time
+// shows that a copy of the record is needed).
 func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
@@ -548,6 +550,7 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 	if err := checkJobKey(collection, name); err != nil {
 		return nil, err
 	}
+	keep := false // keep a copy of the record whatever it names
 	for range maxWriteAttempts {
 		r, err := st.GetJob(ctx, collection, name)
 		if err != nil {
@@ -557,9 +560,20 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 			return nil, err
 		}
 		now := time.Now()
-		prev := r.Clone()
+		// The record as it was, for keepsCalendar to put back: needed
+		// only when the job names a calendar.
+		var prev *JobRecord
+		if keep || r.Job.Recurrence.Ext().Calendar != "" {
+			prev = r.Clone()
+		}
 		if err := change(r, now); err != nil {
 			return nil, err
+		}
+		if prev == nil && r.Job.Recurrence.Ext().Calendar != "" {
+			// The change names a calendar: do it again over a fresh
+			// read, keeping a copy.
+			keep = true
+			continue
 		}
 		r.Updated = now
 		s.machine(r, now).settle(r, now)
