@@ -311,3 +311,93 @@ func TestCalendarReplacedDuringPut(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotaTightenedDuringPut: a put of a job and a write of its
+// collection whose maxRecurrence the job recurs more often than never
+// both succeed, whichever comes first: a put that lands before the
+// collection's write begins, one between the write's look for jobs and
+// its write, one while it looks for jobs, and one whose write lands after
+// the collection's write but was checked against the collection before it.
+func TestQuotaTightenedDuringPut(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		arm  func(st *hookStore, put, tighten func())
+		// first says which of the two the test runs itself.
+		putFirst bool
+	}{
+		{"put before the collection's write", func(st *hookStore, put, tighten func()) {
+			st.arm("PutCollection", put)
+		}, false},
+		{"put between the look for jobs and the write", func(st *hookStore, put, tighten func()) {
+			st.arm("ListJobs", func() { st.arm("PutCollection", put) })
+		}, false},
+		{"put while the write looks for jobs", func(st *hookStore, put, tighten func()) {
+			st.arm("ListJobs", put)
+		}, false},
+		{"collection written between the put's read and its write", func(st *hookStore, put, tighten func()) {
+			st.arm("PutJob", tighten)
+		}, true},
+		{"collection written between a patch's read and its write", func(st *hookStore, put, tighten func()) {
+			st.arm("PutJob", tighten)
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, s := hookScheduler(t)
+			job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Minute", "interval": 5}`)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hourly := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+				Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
+			var putErr, colErr error
+			put := func() { _, putErr = s.PutJob(ctx, "c", "j", job, nil) }
+			if strings.Contains(tt.name, "patch") {
+				hourlyJob, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Hour"}`)), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before, err := s.PutJob(ctx, "c", "j", hourlyJob, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				put = func() {
+					_, putErr = s.PatchJob(ctx, "c", "j", []byte(`{"recurrence": {"frequency": "Minute", "interval": 5}}`), nil)
+					if got, err := s.GetJob(ctx, "c", "j"); err != nil || got.ETag != before.ETag {
+						t.Errorf("job after the patch: %v, %v, want it as before the patch (ETag %s)", got, err, before.ETag)
+					}
+				}
+			}
+			tighten := func() { _, colErr = s.PutCollection(ctx, "c", hourly, nil) }
+			tt.arm(st, put, tighten)
+			if tt.putFirst {
+				put()
+			} else {
+				tighten()
+			}
+			if putErr == nil && colErr == nil {
+				t.Fatalf("the put of a job every 5 minutes and the write of its collection allowing one an hour both succeeded")
+			}
+			for what, err := range map[string]error{"PutJob": putErr, "PutCollection": colErr} {
+				if err != nil && !errors.Is(err, scheduler.ErrQuotaExceeded) {
+					t.Errorf("%s: err = %v, want ErrQuotaExceeded", what, err)
+				}
+			}
+			col, err := st.GetCollection(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, jobErr := s.GetJob(ctx, "c", "j")
+			if col.Definition.MaxRecurrence().Frequency == recurrence.Hour && jobErr == nil && !strings.Contains(tt.name, "patch") {
+				t.Errorf("the job exists in a collection that allows one occurrence an hour")
+			}
+			if putErr != nil && !strings.Contains(tt.name, "patch") && !errors.Is(jobErr, scheduler.ErrNotFound) {
+				t.Errorf("GetJob after the failed put: err = %v, want ErrNotFound", jobErr)
+			}
+			if col.Definition.Checking != nil {
+				t.Errorf("the collection still holds the maxRecurrence being checked: %+v", col.Definition.Checking)
+			}
+		})
+	}
+}

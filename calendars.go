@@ -424,31 +424,6 @@ func withCalendarMark(old *CollectionRecord, name string, deleting bool) *JobCol
 	return c
 }
 
-// keepsCalendar is the second half of the rules that no job names a
-// deleted calendar (see [Scheduler.DeleteCalendar]) nor one that leaves
-// it no occurrence (see [Scheduler.PutCalendar]): after r was written
-// through st over old (nil: r created the job), it reads r's collection
-// again, and when the calendar r names is marked for deletion or gone,
-// or it or the version replacing it leaves r no occurrence (or the
-// collection cannot be read), it undoes the write and returns the error
-// at recurrence.calendar (see calendarFault). Nil when r names no
-// calendar.
-func (s *Scheduler) keepsCalendar(ctx context.Context, st TxStore, old, r *JobRecord) error {
-	if r.Job.Recurrence.Ext().Calendar == "" {
-		return nil
-	}
-	col, err := st.GetCollection(ctx, r.Collection)
-	if err == nil {
-		if err = s.calendarFault(col, r); err == nil {
-			return nil
-		}
-	} else {
-		err = fmt.Errorf("put job %q: read its collection again: %w", r.Name, err)
-	}
-	s.undoPut(ctx, st, old, r)
-	return err
-}
-
 // calendarFault returns the error of r, a job just written, when the
 // calendar it names is missing from col or marked for deletion
 // (calendarDeleted), or when it, or the version a replacement is checking
@@ -491,8 +466,8 @@ func calendarDeleted(r *JobRecord) error {
 }
 
 // undoPut puts back old, what a put that wrote r replaced (nil: deletes
-// the job r created), when r's version is still the stored one; a
-// failure is logged.
+// the job r created), when r's version is still the stored one (see
+// recheckPut); a failure is logged.
 func (s *Scheduler) undoPut(ctx context.Context, st TxStore, old, r *JobRecord) {
 	var err error
 	if old == nil {
@@ -503,7 +478,7 @@ func (s *Scheduler) undoPut(ctx context.Context, st TxStore, old, r *JobRecord) 
 		err = st.PutJob(ctx, u)
 	}
 	if err != nil {
-		s.log.Error("undo the write of a job whose calendar was deleted", "collection", r.Collection, "job", r.Name,
+		s.log.Error("undo the write of a job that its collection no longer allows", "collection", r.Collection, "job", r.Name,
 			"calendar", r.Job.Recurrence.Ext().Calendar, "err", err)
 	}
 }

@@ -129,13 +129,15 @@ func (s *Scheduler) PatchCollection(ctx context.Context, name string, patch []by
 }
 
 // keepCalendars returns def with the calendars of old, the stored
-// collection (nil when there is none): a collection's definition does not
-// carry its calendars, which are written through their own methods.
+// collection (nil when there is none), and the maxRecurrence its jobs are
+// being checked against (JobCollection.Checking): a collection's
+// definition does not carry its calendars, which are written through
+// their own methods.
 func keepCalendars(def *JobCollection, old *CollectionRecord) *JobCollection {
 	c := *def
-	c.Calendars = nil
+	c.Calendars, c.Checking = nil, nil
 	if old != nil {
-		c.Calendars = old.Definition.Calendars
+		c.Calendars, c.Checking = old.Definition.Calendars, old.Definition.Checking
 	}
 	return &c
 }
@@ -175,8 +177,12 @@ func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, c
 		r := &CollectionRecord{Name: name, Definition: *def.Clone(), ETag: newETag(), Created: now, Updated: now}
 		if exists {
 			r.Version, r.Created = old.Version, old.Created
-			if err := s.checkJobsFit(ctx, old, r); err != nil {
-				return nil, err
+			if stricter(old, r) {
+				r, err = s.tighten(ctx, old, r, ifMatch, build)
+				if errors.Is(err, errWriteAgain) {
+					continue
+				}
+				return r, err
 			}
 		}
 		err = s.store.PutCollection(ctx, r)
@@ -186,13 +192,90 @@ func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, c
 		if err != nil {
 			return nil, err
 		}
-		r.Version++
-		// This instance's jobs follow at once (a copy: r is the caller's).
-		s.policies.set(&CollectionRecord{Name: r.Name, Definition: *r.Definition.Clone()}, now)
-		s.notify()
-		return r, nil
+		return s.wroteCollection(r, now), nil
 	}
 	return nil, fmt.Errorf("put job collection %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// wroteCollection is what follows a write of r at now: r's version is the
+// stored one, and this instance's jobs follow r at once.
+func (s *Scheduler) wroteCollection(r *CollectionRecord, now time.Time) *CollectionRecord {
+	r.Version++
+	// A copy: r is the caller's.
+	s.policies.set(&CollectionRecord{Name: r.Name, Definition: *r.Definition.Clone()}, now)
+	s.notify()
+	return r
+}
+
+// errWriteAgain asks writeCollection to start over from a fresh read.
+var errWriteAgain = errors.New("write again")
+
+// stricter reports whether r, a write of the collection old, allows its
+// jobs to recur less often than old does.
+func stricter(old, r *CollectionRecord) bool {
+	return r.Definition.MaxRecurrence().Period() > old.Definition.MaxRecurrence().Period()
+}
+
+// tighten writes r, the collection old with a stricter maxRecurrence,
+// in three steps, as PutCalendar writes a calendar: it marks old with the
+// maxRecurrence to check (JobCollection.Checking), which puts of jobs
+// honour from then on, checks the collection's jobs against it, then
+// writes the definition build makes of the collection as it is then, or
+// clears the mark and fails. A put of a job that the check does not see
+// sees the mark, or the stricter maxRecurrence, when it reads the
+// collection again after its write (see recheckPut). errWriteAgain when
+// another write came before the mark.
+func (s *Scheduler) tighten(ctx context.Context, old, r *CollectionRecord, ifMatch string, build func(old *CollectionRecord) (*JobCollection, error)) (*CollectionRecord, error) {
+	check := &QuotaCheck{ID: newETag(), MaxRecurrence: r.Definition.MaxRecurrence()}
+	marked := *old
+	marked.Definition = *old.Definition.Clone()
+	marked.Definition.Checking = check
+	marked.Updated = time.Now()
+	if err := s.store.PutCollection(ctx, &marked); errors.Is(err, ErrConflict) {
+		return nil, errWriteAgain
+	} else if err != nil {
+		return nil, err
+	}
+	checked := s.checkJobsFit(ctx, old, r)
+	for range maxWriteAttempts {
+		cur, err := s.store.GetCollection(ctx, old.Name)
+		if err != nil {
+			return nil, err
+		}
+		if c := cur.Definition.Checking; c == nil || c.ID != check.ID {
+			return nil, fmt.Errorf("put job collection %q: another write of it came while its jobs were checked against maxRecurrence %s: %w", old.Name, check.MaxRecurrence, ErrConflict)
+		}
+		next := *cur
+		next.Definition = *cur.Definition.Clone()
+		next.Definition.Checking = nil
+		now := time.Now()
+		next.Updated = now
+		if checked == nil {
+			if err := preconditions("job collection", old.Name, ifMatch, cur.ETag, true); err != nil {
+				checked = err
+			} else if def, err := build(cur); err != nil {
+				checked = err
+			} else if def.MaxRecurrence().Period() > check.MaxRecurrence.Period() {
+				checked = fmt.Errorf("put job collection %q: another write of it came while its jobs were checked against maxRecurrence %s: %w", old.Name, check.MaxRecurrence, ErrConflict)
+			} else {
+				next.Definition = *def.Clone()
+				next.Definition.Checking = nil
+				next.ETag = newETag()
+			}
+		}
+		err = s.store.PutCollection(ctx, &next)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if checked != nil {
+			return nil, checked
+		}
+		return s.wroteCollection(&next, now), nil
+	}
+	return nil, fmt.Errorf("put job collection %q: too many concurrent writes: %w", old.Name, ErrConflict)
 }
 
 func etagOfCollection(r *CollectionRecord) string {
@@ -203,11 +286,9 @@ func etagOfCollection(r *CollectionRecord) string {
 }
 
 // checkJobsFit checks the jobs of old against the stricter recurrence
-// quota of r. (The job count is checked by the store, atomically.)
+// quota of r (see tighten). (The job count is checked by the store,
+// atomically.)
 func (s *Scheduler) checkJobsFit(ctx context.Context, old, r *CollectionRecord) error {
-	if r.Definition.MaxRecurrence().Period() <= old.Definition.MaxRecurrence().Period() {
-		return nil
-	}
 	for skip := 0; ; skip += 1000 {
 		jobs, err := s.store.ListJobs(ctx, old.Name, JobFilter{Skip: skip, Top: 1000})
 		if err != nil {

@@ -24,6 +24,7 @@ type (
 	SKUName              = jobdef.SKUName
 	Quota                = jobdef.Quota
 	MaxRecurrence        = jobdef.MaxRecurrence
+	QuotaCheck           = jobdef.QuotaCheck
 	ParseOptions         = jobdef.ParseOptions
 	ValidationError      = jobdef.ValidationError
 	SyntaxError          = jobdef.SyntaxError

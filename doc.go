@@ -571,6 +571,18 @@
 // and is refused under an hourly quota, and "@every 30s" is refused under
 // the Standard plan's once a minute.
 //
+// A write of a collection (PutCollection, PatchCollection) whose
+// maxRecurrence is stricter than the collection's fails with
+// ErrQuotaExceeded when one of its jobs is too frequent for it, and no
+// job put at the same moment slips past that check: the write first
+// marks the collection with the stricter maxRecurrence
+// (JobCollection.Checking), which puts of jobs honour from then on, then
+// checks the jobs, then writes the collection (or clears the mark and
+// fails); every put of a job (PutJob, PutJobs, PatchJob of a recurrence,
+// Schedule) reads the collection again after its write and, when the
+// collection or its mark no longer allows the job, puts the job back as
+// it was (deletes a job it created) and fails with ErrQuotaExceeded.
+//
 // # Limits toward a target
 //
 // A collection's "limits" (an extension) protect the services its jobs

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,7 +187,7 @@ func stateOf(def *Job) JobState {
 
 // checkRecurrenceQuota reports whether t is too frequent for col.
 func checkRecurrenceQuota(col *CollectionRecord, name string, t *Timing) error {
-	limit := col.Definition.MaxRecurrence()
+	limit := col.Definition.RecurrenceLimit()
 	if r := t.Rule(); r == nil || limit.Period() <= r.Resolution() {
 		// One occurrence, or occurrences that lie whole units of the
 		// rule's resolution apart (a minute unless it has seconds): none
@@ -366,12 +367,52 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return nil, err
 		}
-		if err := s.keepsCalendar(ctx, st, old, r); err != nil {
+		if err := s.recheckPut(ctx, st, old, r, col.Definition.RecurrenceLimit()); err != nil {
 			return nil, err
 		}
 		return r, nil
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// recheckPut is the second half of the rules that no job names a deleted
+// calendar (see [Scheduler.DeleteCalendar]), nor one that leaves it no
+// occurrence (see [Scheduler.PutCalendar]), nor recurs more often than
+// its collection allows (see tighten): after r was written through st
+// over old (nil: r created the job), having been checked against the
+// maxRecurrence limit (the zero MaxRecurrence: unknown), it reads r's
+// collection again, and when the calendar r names is marked for deletion
+// or gone, or it or the version replacing it leaves r no occurrence (see
+// calendarFault), or r recurs more often than the collection now allows
+// (JobCollection.RecurrenceLimit), or the collection cannot be read, it
+// undoes the write and returns the error.
+func (s *Scheduler) recheckPut(ctx context.Context, st TxStore, old, r *JobRecord, limit MaxRecurrence) error {
+	col, err := st.GetCollection(ctx, r.Collection)
+	if err == nil {
+		if err = s.calendarFault(col, r); err == nil {
+			if err = s.quotaFault(col, r, limit); err == nil {
+				return nil
+			}
+		}
+	} else {
+		err = fmt.Errorf("put job %q: read its collection again: %w", r.Name, err)
+	}
+	s.undoPut(ctx, st, old, r)
+	return err
+}
+
+// quotaFault returns the error of r, a job just written after being
+// checked against the maxRecurrence limit, when it recurs more often than
+// col allows; nil when col allows no less than limit did.
+func (s *Scheduler) quotaFault(col *CollectionRecord, r *JobRecord, limit MaxRecurrence) error {
+	if r.Job.Recurrence == nil || col.Definition.RecurrenceLimit().Period() <= limit.Period() {
+		return nil
+	}
+	t, err := s.timing(r, time.Now())
+	if err != nil {
+		return nil
+	}
+	return checkRecurrenceQuota(col, r.Name, t)
 }
 
 // readForPut returns what a put of job name in collection reads from st:
@@ -541,8 +582,9 @@ func etagOf(r *JobRecord) string {
 // update reads the job from st, applies change, and writes it back,
 // retrying when the run loop or another writer got there first. change
 // returns the new record or an error; it may be called several times (a
-// change that makes a job name a calendar is done twice: the first time
-// shows that a copy of the record is needed).
+// change that makes a job name a calendar, or changes the recurrence of
+// one that names none, is done twice: the first time shows that a copy
+// of the record is needed, for recheckPut).
 func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, ifMatch string, change func(r *JobRecord, now time.Time) error) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
@@ -560,18 +602,19 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 			return nil, err
 		}
 		now := time.Now()
-		// The record as it was, for keepsCalendar to put back: needed
-		// only when the job names a calendar.
+		// The record as it was, for recheckPut to put back: needed only
+		// when the job names a calendar or its recurrence changes.
 		var prev *JobRecord
 		if keep || r.Job.Recurrence.Ext().Calendar != "" {
 			prev = r.Clone()
 		}
+		job := r.Job
 		if err := change(r, now); err != nil {
 			return nil, err
 		}
-		if prev == nil && r.Job.Recurrence.Ext().Calendar != "" {
-			// The change names a calendar: do it again over a fresh
-			// read, keeping a copy.
+		recheck := r.Job.Recurrence.Ext().Calendar != "" || timingChanged(job, r.Job)
+		if prev == nil && recheck {
+			// Do it again over a fresh read, keeping a copy.
 			keep = true
 			continue
 		}
@@ -585,12 +628,20 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 			return nil, err
 		}
 		r.Version++
-		if err := s.keepsCalendar(ctx, st, prev, r); err != nil {
-			return nil, err
+		if recheck {
+			if err := s.recheckPut(ctx, st, prev, r, MaxRecurrence{}); err != nil {
+				return nil, err
+			}
 		}
 		return r, nil
 	}
 	return nil, fmt.Errorf("update job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// timingChanged reports whether b, a job's definition after a change,
+// may run at other instants than a, the one before it.
+func timingChanged(a, b *Job) bool {
+	return a != b && (!reflect.DeepEqual(a.Recurrence, b.Recurrence) || !reflect.DeepEqual(a.StartTime, b.StartTime))
 }
 
 // PatchJob merges patch into the job's definition and stores the result.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -233,7 +232,7 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 		for _, r := range recs {
 			r.Version++
 		}
-		if err := s.keepCalendars(ctx, collection, olds, recs); err != nil {
+		if err := s.recheckBatch(ctx, collection, olds, recs, col.Definition.RecurrenceLimit()); err != nil {
 			return nil, err
 		}
 		return recs, nil
@@ -256,21 +255,23 @@ func (s *Scheduler) putEach(ctx context.Context, collection string, batch []chec
 	return out, nil
 }
 
-// keepCalendars is keepsCalendar for a batch written over olds: when the
+// recheckBatch is recheckPut for a batch written over olds: when the
 // calendar one of recs names is marked for deletion or gone, or leaves it
-// no occurrence (see calendarFault), the whole batch is undone, and its
-// items at fault fail.
-func (s *Scheduler) keepCalendars(ctx context.Context, collection string, olds, recs []*JobRecord) error {
-	if !slices.ContainsFunc(recs, func(r *JobRecord) bool { return r.Job.Recurrence.Ext().Calendar != "" }) {
-		return nil
-	}
+// no occurrence (see calendarFault), or one of recs recurs more often than
+// the collection now allows (see quotaFault), the whole batch is undone,
+// and its items at fault fail.
+func (s *Scheduler) recheckBatch(ctx context.Context, collection string, olds, recs []*JobRecord, limit MaxRecurrence) error {
 	col, err := s.store.GetCollection(ctx, collection)
 	var items []PutJobsItemError
 	for i, r := range recs {
 		if err != nil {
 			break
 		}
-		if ferr := s.calendarFault(col, r); ferr != nil {
+		ferr := s.calendarFault(col, r)
+		if ferr == nil {
+			ferr = s.quotaFault(col, r, limit)
+		}
+		if ferr != nil {
 			items = append(items, PutJobsItemError{Index: i, Name: r.Name, Err: ferr})
 		}
 	}

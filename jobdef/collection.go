@@ -174,6 +174,33 @@ type JobCollection struct {
 	// collection and no store needs a table for them; [ParseCollection]
 	// ignores the member, and a replaced collection keeps its calendars.
 	Calendars map[string]*CalendarEntry `json:"calendars,omitempty"`
+	// Checking is the stricter maxRecurrence that a write of the
+	// collection (Scheduler.PutCollection, PatchCollection) checks the
+	// collection's jobs against before it makes it the collection's: puts
+	// of jobs must honour it too. Nil when no such write is under way.
+	// [ParseCollection] ignores the member, and a replaced collection
+	// keeps it.
+	Checking *QuotaCheck `json:"checking,omitempty"`
+}
+
+// QuotaCheck is a stricter maxRecurrence being checked against a
+// collection's jobs (see [JobCollection.Checking]).
+type QuotaCheck struct {
+	// ID tells the write that checks it from another.
+	ID string `json:"id"`
+	// MaxRecurrence is the maxRecurrence checked.
+	MaxRecurrence MaxRecurrence `json:"maxRecurrence"`
+}
+
+// RecurrenceLimit returns the maxRecurrence that puts of jobs must
+// honour: the longer of MaxRecurrence and the one being checked
+// (Checking).
+func (c *JobCollection) RecurrenceLimit() MaxRecurrence {
+	limit := c.MaxRecurrence()
+	if c != nil && c.Checking != nil && c.Checking.MaxRecurrence.Period() > limit.Period() {
+		limit = c.Checking.MaxRecurrence
+	}
+	return limit
 }
 
 // Clone returns a deep copy of c; nil for a nil c.
@@ -200,6 +227,9 @@ func (c *JobCollection) Clone() *JobCollection {
 		for k, e := range c.Calendars {
 			cp.Calendars[k] = e.Clone()
 		}
+	}
+	if c.Checking != nil {
+		cp.Checking = new(*c.Checking)
 	}
 	return &cp
 }
@@ -293,7 +323,7 @@ func (c *JobCollection) Validate() error {
 // the ARM envelope around it are accepted and dropped, whatever they hold.
 var collectionRules = &codec.Rules{
 	Ignored: map[reflect.Type]map[string]bool{
-		reflect.TypeFor[JobCollection](): {"id": true, "name": true, "type": true, "calendars": true},
+		reflect.TypeFor[JobCollection](): {"id": true, "name": true, "type": true, "calendars": true, "checking": true},
 	},
 }
 
