@@ -60,6 +60,7 @@ type timingCalendar struct {
 	name string
 	on   recurrence.OnExcluded
 	p    *recurrence.Placement
+	excl *recurrence.Exclusions
 }
 
 // Timing returns the timing of j, the job named name in collection
@@ -96,7 +97,7 @@ func (j *Job) TimingUnder(collection, name string, created time.Time, cal *recur
 	}
 	t := &Timing{rule: rule, count: int(j.Recurrence.Count)}
 	if x := j.Recurrence.Ext(); cal != nil && x.Calendar != "" {
-		t.cal = &timingCalendar{name: x.Calendar, on: x.OnExcluded, p: cal.Apply(rule, x.OnExcluded)}
+		t.cal = &timingCalendar{name: x.Calendar, on: x.OnExcluded, p: cal.Apply(rule, x.OnExcluded), excl: cal}
 	}
 	t.first = t.next(from.Add(-time.Nanosecond))
 	if c := t.cal; c != nil {
@@ -229,11 +230,14 @@ func (t *Timing) Replan(planned time.Time) (at, scheduled time.Time) {
 	}
 	r := t.rule
 	planned = planned.UTC()
-	if s, p := c.p.Next(planned.Add(-time.Nanosecond)); p.Equal(planned) {
-		return planned, s.UTC() // t runs an occurrence at planned
-	}
 	scheduled = planned
-	if s := r.Next(planned.Add(-time.Nanosecond)); !s.Equal(planned) {
+	s := r.Next(planned.Add(-time.Nanosecond))
+	if s.Equal(planned) && !c.excl.Excludes(planned) {
+		// An instant of the rule that the calendar does not exclude: the
+		// occurrence runs there (one moved onto it runs as it).
+		return planned, planned
+	}
+	if !s.Equal(planned) {
 		switch c.on {
 		case recurrence.OnExcludedNextIncluded:
 			if s := ruleBefore(r, planned); !s.IsZero() {
