@@ -107,16 +107,19 @@ func TestReplan(t *testing.T) {
 			}
 		})
 	}
+	const spread = `"frequency": "Hour", "interval": 5, "window": "PT3H"`
 	for _, on := range []string{"Skip", "NextIncluded", "PreviousIncluded"} {
 		for _, cal := range []string{weekends, the17th, none} {
-			tm := timing(t, daily, on, cal)
-			n := 0
-			for at := range tm.Occurrences() {
-				if got, _ := tm.Replan(at); !got.Equal(at) {
-					t.Errorf("%s under %s: Replan(%v) = %v, want it unchanged", on, cal, at, got)
-				}
-				if n++; n == 40 {
-					break
+			for _, rec := range []string{daily, spread} {
+				tm := timing(t, rec, on, cal)
+				n := 0
+				for at := range tm.Occurrences() {
+					if got, _ := tm.Replan(at); !got.Equal(at) {
+						t.Errorf("%s, %s under %s: Replan(%v) = %v, want it unchanged", rec, on, cal, at, got)
+					}
+					if n++; n == 120 {
+						break
+					}
 				}
 			}
 		}
