@@ -2,7 +2,11 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,6 +15,8 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
+	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
 
@@ -210,4 +216,71 @@ func calendarOf(t *testing.T, def string) *scheduler.Calendar {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// failingPuts is a memory store whose PutJob fails while fail is set.
+type failingPuts struct {
+	*memory.Store
+	fail atomic.Bool
+}
+
+func (f *failingPuts) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
+	if f.fail.Load() {
+		return errors.New("the disk is on fire")
+	}
+	return f.Store.PutJob(ctx, j)
+}
+
+// TestCalendarReplanNotWritten: a job that a calendar change plans again
+// but whose new plan the store does not take is logged as an error
+// naming the collection, the job and the calendar; the engine still
+// skips the occurrence the new calendar excludes when it comes due.
+func TestCalendarReplanNotWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		day := 24 * time.Hour
+		st := &failingPuts{Store: memory.New()}
+		var log syncbuf.Buffer
+		exec := &fake{}
+		reg := &action.Registry{}
+		reg.Register(action.HTTP, exec)
+		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutCalendar(ctx, "c", "cal", calendarOf(t, `{"properties": {"dates": ["1999-01-01"]}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		job, err := scheduler.ParseJob([]byte(jobJSON(t0.Add(day), `"recurrence": {"frequency": "Day", "calendar": "cal"}`)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutJob(ctx, "c", "j", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		st.fail.Store(true)
+		if _, err := s.PutCalendar(ctx, "c", "cal", calendarOf(t, `{"properties": {"dates": ["2000-01-02"]}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		st.fail.Store(false)
+		got := log.String()
+		if !strings.Contains(got, "level=ERROR") || !strings.Contains(got, "collection=c job=j calendar=cal") {
+			t.Errorf("log = %q, want an error naming collection c, job j and calendar cal", got)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2*day + time.Hour)
+		synctest.Wait()
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]time.Duration{2 * day}, exec.times(t0)); diff != "" {
+			t.Errorf("attempts (-want +got):\n%s", diff)
+		}
+	})
 }
