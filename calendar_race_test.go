@@ -401,3 +401,29 @@ func TestQuotaTightenedDuringPut(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotaCheckCleared: another write of a collection while a stricter
+// maxRecurrence is checked against its jobs clears the mark, and the
+// stricter write fails with ErrConflict, writing nothing.
+func TestQuotaCheckCleared(t *testing.T) {
+	ctx := context.Background()
+	st, s := hookScheduler(t)
+	hourly := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+		Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
+	var patchErr error
+	st.arm("ListJobs", func() { _, patchErr = s.PatchCollection(ctx, "c", []byte(`{"tags": {"team": "ops"}}`), nil) })
+	_, err := s.PutCollection(ctx, "c", hourly, nil)
+	if patchErr != nil {
+		t.Fatalf("PatchCollection during the check: %v", patchErr)
+	}
+	if !errors.Is(err, scheduler.ErrConflict) {
+		t.Errorf("PutCollection overtaken during its check: err = %v, want ErrConflict", err)
+	}
+	col, err := st.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if col.Definition.Checking != nil || col.Definition.MaxRecurrence().Frequency == recurrence.Hour || col.Definition.Tags["team"] != "ops" {
+		t.Errorf("collection %+v, want the patch's tags, no mark and the old maxRecurrence", col.Definition)
+	}
+}

@@ -129,15 +129,16 @@ func (s *Scheduler) PatchCollection(ctx context.Context, name string, patch []by
 }
 
 // keepCalendars returns def with the calendars of old, the stored
-// collection (nil when there is none), and the maxRecurrence its jobs are
-// being checked against (JobCollection.Checking): a collection's
-// definition does not carry its calendars, which are written through
-// their own methods.
+// collection (nil when there is none): a collection's definition does not
+// carry its calendars, which are written through their own methods. It
+// clears the maxRecurrence being checked (JobCollection.Checking): the
+// write that marked it then fails with ErrConflict, and a mark left by an
+// instance that stopped during its check goes with the next write.
 func keepCalendars(def *JobCollection, old *CollectionRecord) *JobCollection {
 	c := *def
 	c.Calendars, c.Checking = nil, nil
 	if old != nil {
-		c.Calendars, c.Checking = old.Definition.Calendars, old.Definition.Checking
+		c.Calendars = old.Definition.Calendars
 	}
 	return &c
 }

@@ -578,7 +578,9 @@
 // marks the collection with the stricter maxRecurrence
 // (JobCollection.Checking), which puts of jobs honour from then on, then
 // checks the jobs, then writes the collection (or clears the mark and
-// fails); every put of a job (PutJob, PutJobs, PatchJob of a recurrence,
+// fails with ErrQuotaExceeded; another write of the collection at the same
+// moment clears the mark too, and the stricter write then fails with
+// ErrConflict); every put of a job (PutJob, PutJobs, PatchJob of a recurrence,
 // Schedule) reads the collection again after its write and, when the
 // collection or its mark no longer allows the job, puts the job back as
 // it was (deletes a job it created) and fails with ErrQuotaExceeded.

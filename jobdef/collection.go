@@ -178,8 +178,9 @@ type JobCollection struct {
 	// collection (Scheduler.PutCollection, PatchCollection) checks the
 	// collection's jobs against before it makes it the collection's: puts
 	// of jobs must honour it too. Nil when no such write is under way.
-	// [ParseCollection] ignores the member, and a replaced collection
-	// keeps it.
+	// [ParseCollection] ignores the member; another write of the
+	// collection's definition clears it, and the write that set it then
+	// fails.
 	Checking *QuotaCheck `json:"checking,omitempty"`
 }
 
