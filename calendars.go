@@ -47,14 +47,16 @@ func calendarNotFound(collection, name string) error {
 // collection, which must exist (ErrNotFound naming it). An invalid
 // definition fails with ErrInvalid (joined [*ValidationError] values whose
 // paths start at the calendar object, "properties.dates[0]"). The calendar
-// is kept in the collection's record, so the write is one atomic write of
-// the collection (its ETag changes too). opts may be nil.
+// is kept in the collection's record (its ETag changes too): a new
+// calendar is one atomic write of the collection; a replacement is two,
+// and takes effect, whole, with the second (see below). opts may be nil.
 //
 // A calendar that jobs of the collection name changes their occurrences
 // from their next one on (see the package documentation, "Exclusion
 // calendars"): before PutCalendar returns, the next occurrence of each
-// Enabled job that names it is planned again under it. A replacement that would leave one of them no occurrence
-// within [recurrence.CalendarHorizon] from now fails with ErrInvalid at
+// Enabled job that names it is planned again under it. A replacement
+// that would leave one of them no occurrence within
+// [recurrence.CalendarHorizon] from now fails with ErrInvalid at
 // "properties", naming the jobs; a put of a job at the same moment cannot
 // slip past that check (see the package documentation). A replacement
 // that another write of the calendar overtakes while its jobs are
@@ -82,7 +84,7 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 	// A replacement is written as the calendar's Next first, checked
 	// against the jobs that name the calendar, then made the calendar:
 	// a put of a job naming it that the check does not see sees Next
-	// (see keepsCalendar).
+	// (see recheckPut).
 	_, err = s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
 		e := old.Definition.Calendars[name]
 		if err := preconditions("calendar", name, opts.IfMatch, etagOfCalendar(e), e != nil); err != nil {
@@ -451,7 +453,7 @@ func (s *Scheduler) calendarFault(col *CollectionRecord, r *JobRecord) error {
 	return nil
 }
 
-// calendarReplaced is the error of a put of r undone by keepsCalendar
+// calendarReplaced is the error of a put of r undone by recheckPut
 // because the calendar r names was replaced meanwhile by a version that
 // leaves r no occurrence.
 func calendarReplaced(r *JobRecord) error {
@@ -459,7 +461,7 @@ func calendarReplaced(r *JobRecord) error {
 		Reason: "was replaced while the job was written, by a version that leaves it no occurrence within " + horizonWords + " from now; the write was undone"}
 }
 
-// calendarDeleted is the error of a put of r undone by keepsCalendar.
+// calendarDeleted is the error of a put of r undone by recheckPut.
 func calendarDeleted(r *JobRecord) error {
 	return &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(r.Job.Recurrence.Ext().Calendar),
 		Reason: "was deleted while the job was written; the write was undone"}
