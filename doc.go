@@ -725,10 +725,11 @@
 //     occurrence of each Enabled job that names the calendar again
 //     (nextExecutionTime, in GET and the dashboard, shows the new
 //     instant), from the instant the recurrence scheduled it at. One the
-//     calendar now excludes is skipped (its Skipped entry is written at
-//     once) or moved; one an older version moved goes back to where the
-//     new one places it (a Saturday occurrence moved to Monday runs on
-//     Saturday again once Saturday is no longer excluded). It is never
+//     calendar now excludes is skipped (its Skipped entry is recorded by
+//     the job's next step, at once on a running instance) or moved; one
+//     an older version moved goes back to where the new one places it (a
+//     Saturday occurrence moved to Monday runs on Saturday again once
+//     Saturday is no longer excluded). It is never
 //     planned at or before the occurrence before it, so none runs twice;
 //     count and endTime apply as before; one moved onto an instant
 //     already past runs at once, as a missed occurrence
