@@ -387,6 +387,9 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 // (JobCollection.RecurrenceLimit), or the collection cannot be read, it
 // undoes the write and returns the error.
 func (s *Scheduler) recheckPut(ctx context.Context, st TxStore, old, r *JobRecord, limit MaxRecurrence) error {
+	if !needsRecheck(old, r) {
+		return nil
+	}
 	col, err := st.GetCollection(ctx, r.Collection)
 	if err == nil {
 		if err = s.calendarFault(col, r); err == nil {
@@ -399,6 +402,23 @@ func (s *Scheduler) recheckPut(ctx context.Context, st TxStore, old, r *JobRecor
 	}
 	s.undoPut(ctx, st, old, r)
 	return err
+}
+
+// needsRecheck reports whether r, written over old (nil: created), can
+// break a rule that recheckPut checks: only a job with a recurrence can
+// name a calendar or recur too often, and a replacement that keeps its
+// recurrence, its startTime and no calendar is judged as old was (a
+// stricter collection write lists old, which was in place before r's read).
+// Skipping the read keeps the puts of one-time jobs, and of jobs whose
+// schedule a put leaves alone, at one collection read.
+func needsRecheck(old, r *JobRecord) bool {
+	if r.Job.Recurrence == nil {
+		return false
+	}
+	if r.Job.Recurrence.Ext().Calendar != "" || old == nil {
+		return true
+	}
+	return timingChanged(old.Job, r.Job)
 }
 
 // quotaFault returns the error of r, a job just written after being

@@ -261,6 +261,13 @@ func (s *Scheduler) putEach(ctx context.Context, collection string, batch []chec
 // the collection now allows (see quotaFault), the whole batch is undone,
 // and its items at fault fail.
 func (s *Scheduler) recheckBatch(ctx context.Context, collection string, olds, recs []*JobRecord, limit MaxRecurrence) error {
+	need := false
+	for i, r := range recs {
+		need = need || needsRecheck(olds[i], r)
+	}
+	if !need {
+		return nil
+	}
 	col, err := s.store.GetCollection(ctx, collection)
 	var items []PutJobsItemError
 	for i, r := range recs {
