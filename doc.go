@@ -849,7 +849,10 @@
 // A store never reads a clock: every instant comes from the caller. Stores
 // return times in UTC. Records passed in and returned are copies: a store
 // must not keep or modify the caller's structs, except that [Job]
-// definitions are treated as immutable and may be shared.
+// definitions are treated as immutable: [Store.ClaimDue] may hand out the
+// definition the store holds, which neither the store nor the Scheduler
+// modifies (a put replaces it), and [Store.Record] given it back may keep
+// it.
 //
 // A collection or job that does not exist is an error that matches
 // [ErrNotFound]. The stores of this module return a [*NotFoundError], whose

@@ -148,7 +148,8 @@ type StoredHistory struct {
 	// Instance is Config.InstanceID of the Scheduler that stored it.
 	Instance string
 	// Job is the definition of the job the entries are about, as it was
-	// when they were made; nil when unknown.
+	// when they were made; nil when unknown. It may be the definition
+	// the store holds: it must not be modified.
 	Job *Job
 	// Entries are the entries stored.
 	Entries []HistoryEntry

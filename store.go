@@ -33,6 +33,15 @@ import (
 // to PutCollection, PutJob or Record stays the caller's: changing it once
 // the call returns changes nothing stored. [BatchRecorder.RecordBatch] is
 // the one method that takes over what it is given. storetest checks both.
+//
+// The one exception is the definition (JobRecord.Job) of the records
+// ClaimDue returns: a store may hand out the definition it holds, without
+// a copy, and the caller must not modify it (nor what it points to). A
+// store never modifies a definition it holds either, whoever holds it as
+// well: a put replaces it with another. The Scheduler reads a claimed
+// job's definition and passes it back to Record unchanged, which may then
+// keep it as it is. storetest checks that a store changes no definition it
+// handed out; the Scheduler's tests, that the Scheduler changes none.
 type Store interface {
 	// PutCollection creates c (c.Version == 0) or replaces it (c.Version
 	// equal to the stored one). On success the stored Version is
@@ -90,7 +99,8 @@ type Store interface {
 	// has PreviousLeaseOwner set to the LeaseOwner it had before the
 	// claim: the owner of the expired lease the claim replaced (the
 	// caller itself, when it claims its own expired lease again), or
-	// empty when the job was not leased.
+	// empty when the job was not leased. The records are the caller's
+	// but for their definitions, which it must not modify (see Store).
 	ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*JobRecord, error)
 
 	// NextDue returns the earliest instant at which ClaimDue would find

@@ -93,10 +93,12 @@ var compactStates = [...]scheduler.JobState{"", scheduler.JobEnabled, scheduler.
 
 // setRecord stores r as j's record, with its times in UTC; r's Version and
 // lease are not stored. keep stores r and its definition themselves,
-// rather than copies.
+// rather than copies. A definition that j holds already (one a claim
+// handed out, given back) is kept as it is: nobody modifies it.
 func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
+	held := j.def()
 	if c, rn, ok := compactOf(r); ok {
-		if !keep {
+		if !keep && c.def != held {
 			c.def = c.def.Clone()
 		}
 		c.seq = j.rec.seq
@@ -109,13 +111,34 @@ func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 	}
 	w := r
 	if !keep {
-		w = r.Clone()
+		w = cloneRecord(r, r.Job == held)
 	}
 	normalize(w)
 	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner = 0, "", time.Time{}, ""
 	j.rec = compact{seq: j.rec.seq}
 	m := j.ext()
 	m.whole, m.ran = w, ran{}
+}
+
+// def returns the definition of j's record; nil for a job being created.
+func (j *job) def() *scheduler.Job {
+	if w := j.whole(); w != nil {
+		return w.Job
+	}
+	return j.rec.def
+}
+
+// cloneRecord returns a copy of r that shares nothing with it but, with
+// shareDef, its definition, which nobody modifies (see [scheduler.Store]).
+func cloneRecord(r *scheduler.JobRecord, shareDef bool) *scheduler.JobRecord {
+	if !shareDef {
+		return r.Clone()
+	}
+	w := *r
+	w.Job = nil
+	c := w.Clone()
+	c.Job = r.Job
+	return c
 }
 
 // whole returns j's record when it is kept whole, nil when compact.
@@ -127,16 +150,17 @@ func (j *job) whole() *scheduler.JobRecord {
 }
 
 // read returns a copy of j's record that the caller owns.
-func (j *job) read() *scheduler.JobRecord { return j.readInto(nil) }
+func (j *job) read() *scheduler.JobRecord { return j.readInto(nil, false) }
 
 // readInto is read filling in into, a zero record, unless it is nil or
-// j's record is kept whole.
-func (j *job) readInto(into *scheduler.JobRecord) *scheduler.JobRecord {
+// j's record is kept whole. With shareDef the copy holds j's definition
+// itself, as a claim hands it out (see [scheduler.Store]).
+func (j *job) readInto(into *scheduler.JobRecord, shareDef bool) *scheduler.JobRecord {
 	var r *scheduler.JobRecord
 	if w := j.whole(); w != nil {
-		r = w.Clone()
+		r = cloneRecord(w, shareDef)
 	} else {
-		r = j.record(into)
+		r = j.record(into, shareDef)
 	}
 	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version()
 	if m := j.more; m != nil {
@@ -238,9 +262,10 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 }
 
 // record returns j's record, kept in compact form, as a copy that shares
-// nothing with j: into when it is not nil (a zero record), else a new one.
-// Its Collection, Name, Version and lease are left for the caller to set.
-func (j *job) record(into *scheduler.JobRecord) *scheduler.JobRecord {
+// nothing with j but, with shareDef, its definition: into when it is not
+// nil (a zero record), else a new one. Its Collection, Name, Version and
+// lease are left for the caller to set.
+func (j *job) record(into *scheduler.JobRecord, shareDef bool) *scheduler.JobRecord {
 	c := &j.rec
 	// times holds the instants that the Status points to (the last
 	// execution, the next): in the same allocation as a new record.
@@ -256,7 +281,11 @@ func (j *job) record(into *scheduler.JobRecord) *scheduler.JobRecord {
 		times = new([2]time.Time)
 	}
 	updated, next := instant(c.updated), instant(c.next)
-	*r = scheduler.JobRecord{Job: c.def.Clone(), State: compactStates[c.st], ETag: etagText(c.etag), Created: updated, Updated: updated,
+	def := c.def
+	if !shareDef {
+		def = def.Clone()
+	}
+	*r = scheduler.JobRecord{Job: def, State: compactStates[c.st], ETag: etagText(c.etag), Created: updated, Updated: updated,
 		Schedule: scheduler.JobSchedule{Anchor: updated, NextOccurrence: next, LastFailed: c.flags&lastFailed != 0}}
 	if c.flags&anchorSecond != 0 {
 		r.Schedule.Anchor = updated.Truncate(time.Second)

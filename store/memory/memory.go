@@ -21,7 +21,8 @@
 // were written and leases end in the order they were taken (as in a
 // burst, or when jobs were registered in the order they come due);
 // otherwise a small part grows with the logarithm of the number of due
-// jobs. Every read copies the job's definition. ListJobs sorts a
+// jobs. Every read but a claim copies the job's definition; a claim hands
+// out the stored one, which nobody modifies (see [scheduler.Store]). ListJobs sorts a
 // collection's names after jobs were created or deleted in it, then reads
 // only the page asked for. CountJobs costs nothing per job and CountDue a
 // step per job that is due; CountHistory and RecentHistory visit every
@@ -596,7 +597,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		if n := len(s.spare); n > 0 {
 			into, s.spare = s.spare[n-1], s.spare[:n-1]
 		}
-		r := j.readInto(into)
+		r := j.readInto(into, true)
 		r.PreviousLeaseOwner = prev
 		if out == nil {
 			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.leased.len()))

@@ -174,6 +174,12 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 			t.Errorf("ClaimDue returned (-want +got):\n%s", diff)
 		}
 	}
+	// The claimed records are the caller's but for their definitions,
+	// which it must not modify (testClaimedDefinitionsStay checks that the
+	// store does not either).
+	for _, c := range claimed {
+		c.Job = nil
+	}
 	checkOwned(t, "ClaimDue", &claimed, stored)
 
 	// What Record is given stays the caller's.
@@ -201,4 +207,96 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 		t.Errorf("ListHistory after changing what Record was given (-want +got):\n%s", diff)
 	}
 	checkOwned(t, "ListHistory", &h, stored)
+}
+
+// testClaimedDefinitionsStay checks that a store changes no definition
+// that ClaimDue handed out, which it may share with what it holds (see
+// [scheduler.Store]): it claims a job kept whole and one shaped as the
+// Scheduler creates jobs, records them back with the definitions they were
+// handed out (as the Scheduler does), replaces a definition with PutJob,
+// claims and records again (in a batch, when the store has RecordBatch),
+// and compares every definition handed out with its JSON form from when
+// it was.
+func testClaimedDefinitionsStay(t *testing.T, s scheduler.Store) {
+	putCollection(t, s, "c", 0)
+	compact := freshRecord("c", "compact")
+	compact.ETag = "0123456789abcdef" // as the Scheduler writes ETags
+	for _, r := range []*scheduler.JobRecord{richRecord("c", "whole", 1), compact} {
+		if err := s.PutJob(ctx, r); err != nil {
+			t.Fatalf("PutJob(%s): %v", r.Name, err)
+		}
+	}
+	type handedOut struct {
+		def  *scheduler.Job
+		json string
+	}
+	var defs []handedOut
+	claim := func(at time.Time, want int) []*scheduler.JobRecord {
+		t.Helper()
+		claimed, err := s.ClaimDue(ctx, at, "me", at.Add(time.Minute), 10)
+		if err != nil || len(claimed) != want {
+			t.Fatalf("ClaimDue(%v) = %v, %v; want %d jobs", at, names(claimed), err, want)
+		}
+		for _, c := range claimed {
+			b, err := json.Marshal(c.Job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defs = append(defs, handedOut{c.Job, string(b)})
+		}
+		return claimed
+	}
+	// record records each claimed job as run at at, due again an hour
+	// later, its definition as handed out.
+	record := func(claimed []*scheduler.JobRecord, at time.Time, batch bool) {
+		t.Helper()
+		var reqs []scheduler.RecordRequest
+		for _, c := range claimed {
+			c.Updated, c.Schedule.DueAt, c.Schedule.NextOccurrence = at, at.Add(time.Hour), at.Add(time.Hour)
+			c.Status.ExecutionCount++
+			c.Status.LastExecutionTime = &at
+			c.Status.NextExecutionTime = &c.Schedule.NextOccurrence
+			c.PreviousLeaseOwner = ""
+			reqs = append(reqs, scheduler.RecordRequest{Job: c, History: []scheduler.HistoryEntry{richEntry("c", c.Name, 1)}})
+		}
+		if br, ok := s.(scheduler.BatchRecorder); ok && batch {
+			for i, err := range br.RecordBatch(ctx, "me", reqs) {
+				if err != nil {
+					t.Fatalf("RecordBatch(%s): %v", reqs[i].Job.Name, err)
+				}
+			}
+			return
+		}
+		for _, r := range reqs {
+			if err := s.Record(ctx, "me", r.Job, r.History); err != nil {
+				t.Fatalf("Record(%s): %v", r.Job.Name, err)
+			}
+		}
+	}
+	at := t0.Add(time.Hour)
+	record(claim(at, 2), at, false)
+	// A put replaces the compact job's definition.
+	r, err := s.GetJob(ctx, "c", "compact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Job = richJob()
+	r.Job.Action.Request.URI = "https://example.com/other"
+	if err := s.PutJob(ctx, r); err != nil {
+		t.Fatalf("PutJob(compact): %v", err)
+	}
+	at = at.Add(time.Hour)
+	record(claim(at, 2), at, true)
+	at = at.Add(time.Hour)
+	record(claim(at, 2), at, false)
+	takeSnapshot(t, s)
+	for _, d := range defs {
+		b, err := json.Marshal(d.def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != d.json {
+			t.Errorf("a definition that ClaimDue handed out changed:\nwas %s\nnow %s", d.json, b)
+		}
+	}
 }

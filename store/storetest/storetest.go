@@ -72,6 +72,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"DeleteCascades", testDeleteCascades},
 		{"TimesInUTC", testTimesInUTC},
 		{"RecordsAreTheCallers", testRecordsAreTheCallers},
+		{"ClaimedDefinitionsStay", testClaimedDefinitionsStay},
 		{"SchedulerRecordsAreTheCallers", testSchedulerRecordsAreTheCallers},
 	}
 	for _, tt := range tests {
