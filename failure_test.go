@@ -224,3 +224,42 @@ func TestDeadLetterErrorAction(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadLetterErrorActionNoHistory: under Config.HistoryPerJob NoHistory
+// the failure document that an errorAction carries names the occurrence
+// and lists no attempts, although OnHistory gets the attempts' entries.
+func TestDeadLetterErrorActionNoHistory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{HistoryPerJob: scheduler.NoHistory}) // with OnHistory
+		var alert *action.Request
+		e.exec.fn = func(req *action.Request, n int) error {
+			if strings.HasSuffix(req.Action.Request.URI, "/alert") {
+				alert = req
+				return nil
+			}
+			return errors.New("connection refused")
+		}
+		e.start()
+		defer e.stop()
+		e.put("j", failingJob(e, `{"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 1}`))
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if alert == nil {
+			t.Fatal("the errorAction did not run")
+		}
+		var doc scheduler.FailureDocument
+		if err := json.Unmarshal([]byte(alert.Action.Request.Body), &doc); err != nil {
+			t.Fatalf("errorAction body %q: %v", alert.Action.Request.Body, err)
+		}
+		want := scheduler.FailureDocument{Collection: "c", Job: "j", ExecutionTag: alert.ExecutionTag, ExpectedTime: e.t0.Add(time.Minute).UTC(),
+			Occurrence: 1, Attempts: []scheduler.FailureAttempt{}}
+		if diff := cmp.Diff(want, doc); diff != "" {
+			t.Errorf("failure document (-want +got):\n%s", diff)
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if len(e.hist) != 3 {
+			t.Errorf("OnHistory got %d entries, want 3 (two attempts and the errorAction's)", len(e.hist))
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -110,4 +111,38 @@ func limitWaitOf(o *Occurrence) time.Duration {
 		return 0
 	}
 	return max(o.At.Sub(o.Limited.Since), 0)
+}
+
+// withoutHistory returns store recording outcomes without their history
+// entries: the run loop's store of a Scheduler that keeps no history
+// (Config.HistoryPerJob NoHistory) but makes entries for Config.OnHistory
+// or Config.Observer. (One that makes none needs no such store: it never
+// has entries to record.)
+func withoutHistory(store Store) Store {
+	if b, ok := store.(BatchRecorder); ok {
+		return &noHistoryBatchStore{noHistoryStore{store}, b}
+	}
+	return &noHistoryStore{store}
+}
+
+// noHistoryStore is a Store that records outcomes without history.
+type noHistoryStore struct{ Store }
+
+func (s *noHistoryStore) Record(ctx context.Context, owner string, r *JobRecord, _ []HistoryEntry) error {
+	return s.Store.Record(ctx, owner, r, nil)
+}
+
+// noHistoryBatchStore is noHistoryStore over a BatchRecorder.
+type noHistoryBatchStore struct {
+	noHistoryStore
+	b BatchRecorder
+}
+
+// RecordBatch records batch without its history, which it drops from
+// batch (the caller's slice of requests).
+func (s *noHistoryBatchStore) RecordBatch(ctx context.Context, owner string, batch []RecordRequest) []error {
+	for i := range batch {
+		batch[i].History = nil
+	}
+	return s.b.RecordBatch(ctx, owner, batch)
 }

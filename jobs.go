@@ -794,7 +794,10 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		reschedule(r, t, now)
 		if wasDisabled && r.State == JobEnabled {
 			r.Schedule.Faults = 0 // enabled again: the count of faults starts over
-			passedWhileDisabled(r, t, missed, now)
+			if !s.noEntries {
+				// Else nothing would record the Skipped entry.
+				passedWhileDisabled(r, t, missed, now)
+			}
 		}
 		return nil
 	})

@@ -212,7 +212,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			return
 		}
 		ownOccurrence(r, occ)
-		err = s.runStore.Record(ctx, s.cfg.InstanceID, r, s.stored(hist))
+		err = s.runStore.Record(ctx, s.cfg.InstanceID, r, hist)
 		if err == nil {
 			s.emit(r.Job, hist)
 			s.missed(miss, false)

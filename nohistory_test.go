@@ -196,3 +196,55 @@ func TestNoHistoryConfig(t *testing.T) {
 		t.Errorf("New with HistoryPerJob -2: %v, want a ConfigError about HistoryPerJob that names NoHistory", err)
 	}
 }
+
+// TestNoHistoryEnablingLeavesNoSkippedEntry enables a job that was
+// Disabled while occurrences passed: with history kept its schedule holds
+// the Skipped entry of those occurrences, for the next step to record (at
+// once); with NoHistory and nothing observing, the schedule holds none and
+// the job is next due at its next occurrence, not sooner.
+func TestNoHistoryEnablingLeavesNoSkippedEntry(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cfg    scheduler.Config
+		passed bool
+	}{{"history kept", scheduler.Config{}, true}, {"NoHistory", scheduler.Config{HistoryPerJob: scheduler.NoHistory}, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				cfg := tc.cfg
+				cfg.Logger = discard
+				s, err := scheduler.New(memory.New(), &cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}},
+					"state": "Disabled", "recurrence": {"frequency": "Minute"}}`), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.PutJob(ctx, "c", "j", job, nil); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(10*time.Minute + 30*time.Second)
+				r, err := s.PatchJob(ctx, "c", "j", []byte(`{"state": "Enabled"}`), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := r.Schedule.Policy
+				if got := p != nil && p.Passed != nil; got != tc.passed {
+					t.Errorf("enabled job's schedule holds a Skipped entry: %v, want %v (policy %+v)", got, tc.passed, p)
+				}
+				want := r.Schedule.NextOccurrence
+				if tc.passed {
+					want = time.Now() // the entry waits to be recorded
+				}
+				if !r.Schedule.DueAt.Equal(want) {
+					t.Errorf("enabled job is due at %v, want %v", r.Schedule.DueAt, want)
+				}
+			})
+		})
+	}
+}

@@ -198,7 +198,7 @@ func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []History
 				"tries", tries, "err", err)
 			return err
 		}
-		err = s.runStore.Record(context.Background(), s.cfg.InstanceID, r, s.stored(all))
+		err = s.runStore.Record(context.Background(), s.cfg.InstanceID, r, all)
 		switch {
 		case err == nil:
 			s.log.InfoContext(ctx, "recorded job outcome after the store failed", "job", r.Name, "collection", r.Collection, "tries", tries+1)

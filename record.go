@@ -10,21 +10,12 @@ import (
 
 // record stores r with hist and releases the lease, logging failures.
 func (s *Scheduler) record(r *JobRecord, hist []HistoryEntry) {
-	err := s.runStore.Record(context.Background(), s.cfg.InstanceID, r, s.stored(hist))
+	err := s.runStore.Record(context.Background(), s.cfg.InstanceID, r, hist)
 	if err != nil {
 		s.recordFailed(context.Background(), r, err)
 		return
 	}
 	s.emit(r.Job, hist)
-}
-
-// stored returns the history entries to store of hist: hist, or none when
-// the Scheduler keeps no history (Config.HistoryPerJob is NoHistory).
-func (s *Scheduler) stored(hist []HistoryEntry) []HistoryEntry {
-	if s.cfg.HistoryPerJob == NoHistory {
-		return nil
-	}
-	return hist
 }
 
 // getJob reads a job for the run loop.
@@ -161,7 +152,7 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 		if terr == nil {
 			miss = s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), res.end)
 		}
-		err := s.runStore.Record(ctx, s.cfg.InstanceID, r, s.stored(all))
+		err := s.runStore.Record(ctx, s.cfg.InstanceID, r, all)
 		if transient(err) {
 			if !retrying {
 				retrying = true
@@ -288,7 +279,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	b := &s.outcomes
 	reqs := b.reqs[:0]
 	for _, p := range batch {
-		reqs = append(reqs, RecordRequest{Job: p.r, History: s.stored(p.all)})
+		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
 	}
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
 	clear(reqs)

@@ -292,7 +292,7 @@ func (c *Config) validate() error {
 // concurrent use.
 type Scheduler struct {
 	store    Store
-	runStore Store // the run loop's: store, telling Config.Observer of each call when set
+	runStore Store // the run loop's: store, telling Config.Observer of each call when set, and dropping history under NoHistory
 	cfg      Config
 	log      *slog.Logger
 	builtins action.Registry
@@ -365,6 +365,10 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	if c.Observer != nil {
 		s.runStore = observeStore(store, c.Observer)
 	}
+	s.noEntries = c.HistoryPerJob == NoHistory && c.OnHistory == nil && c.Observer == nil
+	if c.HistoryPerJob == NoHistory && !s.noEntries {
+		s.runStore = withoutHistory(s.runStore)
+	}
 	s.batch, _ = s.runStore.(BatchRecorder)
 	if l, ok := store.(Limiter); ok {
 		s.limiter = l
@@ -372,7 +376,6 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 			s.limiter = &observedLimiter{l, c.Observer}
 		}
 	}
-	s.noEntries = c.HistoryPerJob == NoHistory && c.OnHistory == nil && c.Observer == nil
 	s.parse = ParseOptions{MinRetryInterval: c.MinRetryInterval, Executors: executors{s}}
 	s.execCtx, s.execStop = context.WithCancel(context.Background())
 	s.detach = func() {}
