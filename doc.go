@@ -783,8 +783,9 @@
 //     each version of the job.
 //
 // [Job.TimingUnder] gives a job's occurrences under a compiled calendar,
-// as the engine runs them; [Timing.Moved] tells a moved occurrence from
-// the instant it was scheduled at.
+// as the engine runs them ([Job.TimingIn] writes them in a Timing of the
+// caller's); [Timing.Moved] tells a moved occurrence from the instant it
+// was scheduled at.
 //
 // # History
 //

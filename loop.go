@@ -108,8 +108,9 @@ func (s *Scheduler) worker() {
 
 // workerState is what a worker reuses from attempt to attempt.
 type workerState struct {
-	occ   Occurrence // see machine.occ
-	lease *leaseSlot
+	occ    Occurrence // see machine.occ
+	timing Timing     // see Scheduler.timingIn
+	lease  *leaseSlot
 }
 
 // process advances a claimed job and runs its attempt, or records the
@@ -120,8 +121,9 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 	r, now := tk.r, tk.now
 	var occ *Occurrence
 	var slot *leaseSlot
+	var tbuf *Timing
 	if w != nil {
-		occ, slot = &w.occ, w.lease
+		occ, slot, tbuf = &w.occ, w.lease, &w.timing
 	}
 	handedOff := false // the slot goes with the outcome to the batch
 	defer func() {
@@ -148,7 +150,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		}
 	}
 	for range 5 {
-		t, err := s.timing(r, now)
+		t, err := s.timingIn(r, now, tbuf)
 		if err != nil {
 			s.log.Error("job timing", "job", r.Name, "collection", r.Collection, "err", err)
 			r.Schedule.DueAt = time.Time{}
@@ -160,7 +162,8 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		if m.policy.Overlap == OverlapAllowAll || r.Schedule.running() > 0 {
 			m.owner, m.hold = s.cfg.InstanceID, s.runHold(r.Job)
 			if r.Schedule.running() > 0 {
-				m.runs = func(tag string) bool { return s.keepsRun(r.Collection, r.Name, tag) }
+				coll, name := r.Collection, r.Name // not r, which would then live on the heap
+				m.runs = func(tag string) bool { return s.keepsRun(coll, name, tag) }
 			}
 		}
 		// r is this goroutine's own copy: step may change it in place.

@@ -839,18 +839,26 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 // instance holds (another instance wrote the calendar and planned the job
 // again), and a step must not plan it back under the older version.
 func (s *Scheduler) timing(r *JobRecord, now time.Time) (*Timing, error) {
+	return s.timingIn(r, now, nil)
+}
+
+// timingIn is timing writing the timing of a job without recurrence in
+// buf, which the caller keeps only for a while (a worker's, reused from
+// occurrence to occurrence), rather than in a new Timing; nil buf: a new
+// one.
+func (s *Scheduler) timingIn(r *JobRecord, now time.Time, buf *Timing) (*Timing, error) {
 	name := r.Job.Recurrence.Ext().Calendar
 	if name == "" {
-		return s.timings.get(r, nil)
+		return s.timings.get(r, nil, buf)
 	}
-	t, err := s.timings.get(r, s.policies.calendar(s, r, name, now))
+	t, err := s.timings.get(r, s.policies.calendar(s, r, name, now), buf)
 	if err != nil || !planDue(r, now) {
 		return t, err
 	}
 	if at, _ := t.Replan(r.Schedule.NextOccurrence); at.Equal(r.Schedule.NextOccurrence) || !s.policies.refresh(s, r.Collection, now) {
 		return t, nil
 	}
-	return s.timings.get(r, s.policies.calendar(s, r, name, now))
+	return s.timings.get(r, s.policies.calendar(s, r, name, now), buf)
 }
 
 // timingCache keeps compiled timings by job, valid while the job's ETag,
@@ -875,10 +883,16 @@ const maxCachedTimings = 1 << 16
 
 // get returns the timing of r's job under cal (see [Job.TimingUnder]).
 // The timing of a job without recurrence is cheaper to make than to look
-// up.
-func (c *timingCache) get(r *JobRecord, cal *recurrence.Exclusions) (*Timing, error) {
+// up: it is made in buf, or in a new Timing when buf is nil.
+func (c *timingCache) get(r *JobRecord, cal *recurrence.Exclusions, buf *Timing) (*Timing, error) {
 	if r.Job.Recurrence == nil {
-		return r.Job.Timing(r.Collection, r.Name, r.Schedule.Anchor)
+		if buf == nil {
+			return r.Job.Timing(r.Collection, r.Name, r.Schedule.Anchor)
+		}
+		if err := r.Job.TimingIn(buf, r.Collection, r.Name, r.Schedule.Anchor, nil); err != nil {
+			return nil, err
+		}
+		return buf, nil
 	}
 	key := timingKey{r.Collection, r.Name}
 	c.mu.Lock()

@@ -300,6 +300,23 @@ func ruleBefore(r *recurrence.Rule, t time.Time) time.Time {
 // change moved or repeated; nil for a job without recurrence.
 func (t *Timing) Rule() *recurrence.Rule { return t.rule }
 
+// TimingIn is [Job.TimingUnder] writing the timing in *t rather than in a
+// new Timing, for a caller that keeps it only for a while and makes many:
+// the engine, once per occurrence of a job without recurrence (whose timing
+// costs less to make than to look up). On error *t is left as it was.
+func (j *Job) TimingIn(t *Timing, collection, name string, created time.Time, cal *recurrence.Exclusions) error {
+	if j.Recurrence == nil {
+		*t = j.oneTimeTiming(created)
+		return nil
+	}
+	n, err := j.TimingUnder(collection, name, created, cal)
+	if err != nil {
+		return err
+	}
+	*t = *n
+	return nil
+}
+
 // oneTimeTiming is Timing for a job without recurrence, as a value.
 func (j *Job) oneTimeTiming(created time.Time) Timing {
 	from := created.Round(0)
