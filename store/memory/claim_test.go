@@ -113,8 +113,11 @@ func TestClaimFillsSpareRecords(t *testing.T) {
 			Status:   scheduler.JobStatus{NextExecutionTime: new(due)},
 			Schedule: scheduler.JobSchedule{Anchor: now, DueAt: due, NextOccurrence: due}}
 	}
-	s := storeWith(t, job("first", now), job("second", now.Add(time.Second)))
+	other := job("second", now.Add(time.Second))
+	other.ETag = "ffeeddccbbaa9988"
+	s := storeWith(t, job("first", now), other)
 	first := claimOne(t, s, now)
+	etag := first.ETag // kept, as the Scheduler's timing cache keeps ETags
 	// first ran and has no more occurrence: its record has a compact form.
 	first.Schedule.DueAt, first.Schedule.NextOccurrence, first.Status.NextExecutionTime = time.Time{}, time.Time{}, nil
 	first.State, first.Status.ExecutionCount, first.Status.LastExecutionTime = scheduler.JobCompleted, 1, new(now)
@@ -135,6 +138,9 @@ func TestClaimFillsSpareRecords(t *testing.T) {
 	want.Version, want.LeaseOwner, want.LeaseUntil = second.Version, second.LeaseOwner, second.LeaseUntil
 	if diff := cmp.Diff(want, second); diff != "" {
 		t.Errorf("claimed record differs from GetJob's (-want +got):\n%s", diff)
+	}
+	if etag != "00112233445566ff" {
+		t.Errorf("the ETag of the record RecordBatch took over changed to %q when a claim filled the record in", etag)
 	}
 	// The claimant owns it but for its definition, which the claim
 	// shares: changing the rest changes nothing stored.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unsafe"
 
 	scheduler "github.com/jobclock/scheduler"
 )
@@ -59,15 +60,16 @@ func etagBits(s string) (uint64, bool) {
 	return v, true
 }
 
-// etagText is the ETag of bits, the inverse of etagBits.
-func etagText(v uint64) string {
+// etagText is the ETag of bits, the inverse of etagBits, written in b,
+// which must not be written again: the string shares its bytes (so that a
+// record's ETag takes no allocation of its own).
+func etagText(v uint64, b *[16]byte) string {
 	const digits = "0123456789abcdef"
-	var b [16]byte
 	for i := range b {
 		b[i] = digits[v&15]
 		v >>= 4
 	}
-	return string(b[:])
+	return unsafe.String(&b[0], len(b))
 }
 
 // ran is the rest of the compact form of the record of a job that has run.
@@ -267,25 +269,27 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 // lease are left for the caller to set.
 func (j *job) record(into *scheduler.JobRecord, shareDef bool) *scheduler.JobRecord {
 	c := &j.rec
-	// times holds the instants that the Status points to (the last
-	// execution, the next): in the same allocation as a new record.
-	var times *[2]time.Time
+	// x holds what the record points to: in the same allocation as a new
+	// record, in one of its own with into. Nothing writes it again (a
+	// record RecordBatch took over is zeroed and filled in with a new x).
+	var x *recordExtra
 	r := into
 	if r == nil {
 		b := new(struct {
-			rec   scheduler.JobRecord
-			times [2]time.Time
+			rec scheduler.JobRecord
+			x   recordExtra
 		})
-		r, times = &b.rec, &b.times
-	} else if c.flags&(nextExec|ranPart) != 0 {
-		times = new([2]time.Time)
+		r, x = &b.rec, &b.x
+	} else {
+		x = new(recordExtra)
 	}
+	times := &x.times
 	updated, next := instant(c.updated), instant(c.next)
 	def := c.def
 	if !shareDef {
 		def = def.Clone()
 	}
-	*r = scheduler.JobRecord{Job: def, State: compactStates[c.st], ETag: etagText(c.etag), Created: updated, Updated: updated,
+	*r = scheduler.JobRecord{Job: def, State: compactStates[c.st], ETag: etagText(c.etag, &x.etag), Created: updated, Updated: updated,
 		Schedule: scheduler.JobSchedule{Anchor: updated, NextOccurrence: next, LastFailed: c.flags&lastFailed != 0}}
 	if c.flags&anchorSecond != 0 {
 		r.Schedule.Anchor = updated.Truncate(time.Second)
@@ -308,6 +312,14 @@ func (j *job) record(into *scheduler.JobRecord, shareDef bool) *scheduler.JobRec
 		r.Schedule.Occurrences, r.Schedule.Counted = rn.occurrences, rn.counted
 	}
 	return r
+}
+
+// recordExtra is what a record that record returns points to: the
+// instants of its Status (the last execution, the next) and the bytes of
+// its ETag.
+type recordExtra struct {
+	times [2]time.Time
+	etag  [16]byte
 }
 
 // normalize sets r's times, and those it points to, to UTC.
