@@ -853,7 +853,9 @@
 // definitions are treated as immutable: [Store.ClaimDue] may hand out the
 // definition the store holds, which neither the store nor the Scheduler
 // modifies (a put replaces it), and [Store.Record] given it back may keep
-// it.
+// it. A claim may also set [JobRecord.Handle], which the Scheduler passes
+// back to Record, so that the store finds the job without looking it up
+// again (store/memory does).
 //
 // A collection or job that does not exist is an error that matches
 // [ErrNotFound]. The stores of this module return a [*NotFoundError], whose

@@ -240,6 +240,15 @@ type JobRecord struct {
 	// do not keep it: PutJob and Record ignore it, and the other
 	// methods return it empty.
 	PreviousLeaseOwner string
+	// Handle is set only on the records ClaimDue returns, by the store
+	// and for the store: what lets it find the job again without looking
+	// it up when the record comes back to Record or RecordBatch
+	// (store/memory: where it keeps the job); nil from a store that needs
+	// none. The Scheduler passes it back as it got it. A store checks
+	// what it finds through it (the job may have been deleted since, and
+	// a caller may change the record's names), does not keep it, and
+	// returns it nil from every other method.
+	Handle any
 }
 
 // ID returns "collection/name".

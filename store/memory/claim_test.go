@@ -135,6 +135,10 @@ func TestClaimFillsSpareRecords(t *testing.T) {
 	if second != first {
 		t.Fatal("the claim did not fill in the spare record")
 	}
+	if second.Handle != s.colls["c"].jobs["second"] {
+		t.Errorf("the claimed record's Handle is %v, want the stored job", second.Handle)
+	}
+	second.Handle = nil // compared above
 	want.Version, want.LeaseOwner, want.LeaseUntil = second.Version, second.LeaseOwner, second.LeaseUntil
 	if diff := cmp.Diff(want, second); diff != "" {
 		t.Errorf("claimed record differs from GetJob's (-want +got):\n%s", diff)

@@ -18,7 +18,7 @@ import (
 func want(r *scheduler.JobRecord, version int64, owner string, until time.Time) *scheduler.JobRecord {
 	w := r.Clone()
 	normalize(w)
-	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner = version, owner, until, ""
+	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner, w.Handle = version, owner, until, "", nil
 	return w
 }
 
@@ -248,9 +248,13 @@ func TestCompactLifecycle(t *testing.T) {
 		t.Fatalf("ClaimDue = %v, %v", claimed, err)
 	}
 	w := want(put, 2, "me", until)
-	if w.PreviousLeaseOwner = ""; !reflect.DeepEqual(claimed[0], w) {
+	if h := claimed[0].Handle; h != s.colls["c"].jobs["j"] {
+		t.Errorf("ClaimDue returned the Handle %v, want the stored job", h)
+	}
+	if w.Handle = claimed[0].Handle; !reflect.DeepEqual(claimed[0], w) {
 		t.Errorf("ClaimDue returned\n%+v\nwant\n%+v", claimed[0], w)
 	}
+	w.Handle = nil // GetJob returns none
 	check("claimed", w, true)
 	if n, _ := s.NextDue(ctx); !n.Equal(until) {
 		t.Errorf("NextDue while leased = %v, want the lease end %v", n, until)

@@ -109,7 +109,7 @@ type coll struct {
 // job is a stored job. Its fields are ordered to take 80 bytes: a store
 // of a million jobs holds a million of them.
 type job struct {
-	coll *coll
+	coll *coll // nil once the job is deleted (a claimed record's Handle may still point to it)
 	name string
 	more *more   // nil until the job is claimed, has history, is final, or its record is kept whole
 	rec  compact // the record in compact form, while more.whole is nil (see compact.go); rec.seq is the creation order (modulo 2^32), which breaks ties in Store.due
@@ -381,6 +381,7 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 	}
 	for _, j := range c.jobs {
 		s.forget(j)
+		j.coll = nil // see job.coll
 	}
 	delete(s.colls, name)
 	return nil
@@ -572,6 +573,7 @@ func (s *Store) delete(j *job) {
 	s.forget(j)
 	delete(j.coll.jobs, j.name)
 	j.coll.names = nil
+	j.coll = nil // see job.coll
 }
 
 // ClaimDue implements [scheduler.Store].
@@ -598,7 +600,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 			into, s.spare = s.spare[n-1], s.spare[:n-1]
 		}
 		r := j.readInto(into, true)
-		r.PreviousLeaseOwner = prev
+		r.PreviousLeaseOwner, r.Handle = prev, j
 		if out == nil {
 			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.leased.len()))
 		}
@@ -660,9 +662,12 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 // record does Record's work with s.mu held. keep stores r itself rather
 // than a copy.
 func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool) error {
-	j, err := s.lookup(r.Collection, r.Name)
-	if err != nil {
-		return fmt.Errorf("memory: record: %w", err)
+	j, ok := r.Handle.(*job) // set by ClaimDue
+	if !ok || j.coll == nil || j.name != r.Name || j.coll.rec.Name != r.Collection {
+		var err error
+		if j, err = s.lookup(r.Collection, r.Name); err != nil {
+			return fmt.Errorf("memory: record: %w", err)
+		}
 	}
 	if held := j.leaseOwner(); held != owner || owner == "" {
 		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)

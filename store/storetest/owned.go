@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -168,6 +169,7 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 		t.Fatalf("ClaimDue = %v, %v; want both jobs", names(claimed), err)
 	}
 	for _, c := range claimed {
+		c.Handle = nil // the store's own, whatever it is
 		want := richRecord("c", c.Name, map[string]int{"a": 1, "b": 2}[c.Name])
 		want.Version, want.LeaseOwner, want.LeaseUntil = 2, "me", t0.Add(time.Minute)
 		if diff := gocmp.Diff(want, c); diff != "" {
@@ -297,6 +299,105 @@ func testClaimedDefinitionsStay(t *testing.T, s scheduler.Store) {
 		}
 		if string(b) != d.json {
 			t.Errorf("a definition that ClaimDue handed out changed:\nwas %s\nnow %s", d.json, b)
+		}
+	}
+}
+
+// testClaimHandles checks that a store finds the job a record given to
+// Record or RecordBatch names, whatever Handle ClaimDue set on it: a
+// claimed record renamed to another claimed job records that job; one whose
+// job was deleted fails with ErrNotFound, and, once a job of that name is
+// created again (or its collection is), with ErrLeaseLost. No other
+// method returns a Handle.
+func testClaimHandles(t *testing.T, s scheduler.Store) {
+	putCollection(t, s, "c", 0)
+	for _, name := range []string{"a", "b"} {
+		r := richRecord("c", name, 1)
+		r.Tags = nil
+		if name == "b" {
+			r.Tags = map[string]string{"kept": "whole"} // store/memory keeps such records whole
+		}
+		if err := s.PutJob(ctx, r); err != nil {
+			t.Fatalf("PutJob(%s): %v", name, err)
+		}
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("ClaimDue = %v, %v; want both jobs", names(claimed), err)
+	}
+	byName := map[string]*scheduler.JobRecord{claimed[0].Name: claimed[0], claimed[1].Name: claimed[1]}
+	ra, rb := byName["a"], byName["b"]
+	// a's record, renamed to b, records b.
+	ra.Name, ra.Tags = "b", rb.Tags
+	ra.Updated = t0.Add(time.Second)
+	ra.Schedule.DueAt = time.Time{}
+	if err := s.Record(ctx, "me", ra, nil); err != nil {
+		t.Fatalf("Record of a's claimed record renamed to b: %v", err)
+	}
+	a, err := s.GetJob(ctx, "c", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.GetJob(ctx, "c", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.LeaseOwner != "me" || a.Version != 2 || !a.Updated.Equal(t0.Add(-time.Hour)) {
+		t.Errorf("a after recording a's record renamed to b: lease %q, version %d, updated %v; want unchanged (me, 2, %v)",
+			a.LeaseOwner, a.Version, a.Updated, t0.Add(-time.Hour))
+	}
+	if b.LeaseOwner != "" || b.Version != 3 || !b.Updated.Equal(t0.Add(time.Second)) {
+		t.Errorf("b after recording a's record renamed to b: lease %q, version %d, updated %v; want recorded (\"\", 3, %v)",
+			b.LeaseOwner, b.Version, b.Updated, t0.Add(time.Second))
+	}
+	for _, r := range []*scheduler.JobRecord{a, b} {
+		if r.Handle != nil {
+			t.Errorf("GetJob(%s) returned a Handle", r.Name)
+		}
+	}
+	// A job deleted since its claim, then created again.
+	if err := s.DeleteJob(ctx, "c", "a"); err != nil {
+		t.Fatal(err)
+	}
+	old := byName["a"]
+	old.Name, old.Tags = "a", nil
+	if err := s.Record(ctx, "me", old, nil); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("Record of a deleted job's claimed record: %v, want ErrNotFound", err)
+	}
+	if err := s.PutJob(ctx, richRecord("c", "a", 1)); err != nil {
+		t.Fatal(err)
+	}
+	old.Version = 1
+	if err := s.Record(ctx, "me", old, nil); !errors.Is(err, scheduler.ErrLeaseLost) {
+		t.Errorf("Record of a claimed record whose job was deleted and created again: %v, want ErrLeaseLost", err)
+	}
+	// A collection deleted since the claim, then created again.
+	claimed, err = s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+	if err != nil || len(claimed) != 1 || claimed[0].Name != "a" {
+		t.Fatalf("ClaimDue = %v, %v; want a", names(claimed), err)
+	}
+	if err := s.DeleteCollection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	putCollection(t, s, "c", 0)
+	if err := s.PutJob(ctx, richRecord("c", "a", 1)); err != nil {
+		t.Fatal(err)
+	}
+	claimed[0].Version = 1
+	if err := s.Record(ctx, "me", claimed[0], nil); !errors.Is(err, scheduler.ErrLeaseLost) {
+		t.Errorf("Record of a claimed record whose collection was deleted and created again: %v, want ErrLeaseLost", err)
+	}
+	if br, ok := s.(scheduler.BatchRecorder); ok {
+		claimed, err = s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("ClaimDue = %v, %v; want a", names(claimed), err)
+		}
+		claimed[0].Tags = map[string]string{"team": "a", "ü": "ß"} // kept whole by store/memory
+		if errs := br.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: claimed[0]}}); errs[0] != nil {
+			t.Fatalf("RecordBatch: %v", errs[0])
+		}
+		if r, err := s.GetJob(ctx, "c", "a"); err != nil || r.Handle != nil {
+			t.Errorf("GetJob after RecordBatch = handle %v, %v; want no Handle", r.Handle, err)
 		}
 	}
 }

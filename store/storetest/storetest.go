@@ -73,6 +73,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"TimesInUTC", testTimesInUTC},
 		{"RecordsAreTheCallers", testRecordsAreTheCallers},
 		{"ClaimedDefinitionsStay", testClaimedDefinitionsStay},
+		{"ClaimHandles", testClaimHandles},
 		{"SchedulerRecordsAreTheCallers", testSchedulerRecordsAreTheCallers},
 	}
 	for _, tt := range tests {
