@@ -22,9 +22,10 @@
 // burst, or when jobs were registered in the order they come due);
 // otherwise a small part grows with the logarithm of the number of due
 // jobs. Every read but a claim copies the job's definition; a claim hands
-// out the stored one, which nobody modifies (see [scheduler.Store]). ListJobs sorts a
-// collection's names after jobs were created or deleted in it, then reads
-// only the page asked for. CountJobs costs nothing per job and CountDue a
+// out the stored one, which nobody modifies (see [scheduler.Store]), and
+// sets the claimed record's Handle to the job, so that recording it looks
+// nothing up. ListJobs sorts a collection's names after jobs were created
+// or deleted in it, then reads only the page asked for. CountJobs costs nothing per job and CountDue a
 // step per job that is due; CountHistory and RecentHistory visit every
 // job with history. Prune visits only what it deletes.
 //
