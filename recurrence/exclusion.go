@@ -3,7 +3,6 @@ package recurrence
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 // safe for concurrent use.
 type Exclusions struct {
 	loc    *time.Location
+	zone   *zoneInfo
 	dates  []int64    // excluded local dates as days since 1970-01-01, sorted
 	ranges [][2]int64 // [start, end) local wall times as seconds of a UTC clock, sorted by start
 	reach  []int64    // reach[i]: the latest end among ranges[:i+1]
@@ -26,34 +26,27 @@ type Exclusions struct {
 	// i of a chunk is its day i. Days outside the span are asked of the
 	// dates and rules each time.
 	chunks [spanChunks]atomic.Pointer[[chunkDays / 64]uint64]
-	// zone is the period of loc's offset that Excludes met last: the
-	// next instant in it needs no zone lookup.
-	zone atomic.Pointer[zoneSpan]
+	// period is the zone period that Excludes met last (never nil; at
+	// first an empty one): the next instant in it needs no zone lookup.
+	period atomic.Pointer[zonePeriod]
 }
 
-// zoneSpan is a period in which a zone's offset holds: [start, end) in
-// Unix seconds.
-type zoneSpan struct{ start, end, off int64 }
+// periodOf returns the period of e's zone that holds instant u (Unix
+// seconds).
+func (e *Exclusions) periodOf(u int64) *zonePeriod {
+	p := e.period.Load()
+	if u < p.start || u >= p.end {
+		p = e.meetPeriod(u)
+	}
+	return p
+}
 
-// offset returns loc's offset from UTC at t, in seconds.
-func (e *Exclusions) offset(t time.Time) int64 {
-	u := t.Unix()
-	if z := e.zone.Load(); z != nil && u >= z.start && u < z.end {
-		return z.off
-	}
-	l := t.In(e.loc)
-	_, off := l.Zone()
-	z := &zoneSpan{start: math.MinInt64, end: math.MaxInt64, off: int64(off)}
-	if s, end := l.ZoneBounds(); !s.IsZero() || !end.IsZero() {
-		if !s.IsZero() {
-			z.start = s.Unix()
-		}
-		if !end.IsZero() {
-			z.end = end.Unix()
-		}
-	}
-	e.zone.Store(z)
-	return z.off
+// meetPeriod is periodOf of an instant outside the period met last; it
+// remembers the period it returns.
+func (e *Exclusions) meetPeriod(u int64) *zonePeriod {
+	p := e.zone.period(u)
+	e.period.Store(&p)
+	return &p
 }
 
 // The span of days whose exclusion is cached: about 200 years from
@@ -83,7 +76,8 @@ func CompileExclusions(loc *time.Location, dates []time.Time, ranges []Exclusion
 	if loc == nil {
 		loc = time.UTC
 	}
-	e := &Exclusions{loc: loc}
+	e := &Exclusions{loc: loc, zone: zoneOf(loc)}
+	e.period.Store(&zonePeriod{})
 	for _, d := range dates {
 		e.dates = append(e.dates, dayNumber(d.Year(), d.Month(), d.Day()))
 	}
@@ -147,8 +141,15 @@ func (e *Exclusions) Location() *time.Location { return e.loc }
 // Excludes reports whether e excludes the instant t: its local date (in
 // e's zone) is one of the dates or a date on which a rule has an
 // occurrence, or its local wall time lies in one of the ranges.
-func (e *Exclusions) Excludes(t time.Time) bool {
-	w := t.Unix() + e.offset(t) // the local wall time as seconds of a UTC clock
+func (e *Exclusions) Excludes(t time.Time) bool { return e.excludes(t.Unix()) }
+
+// excludes is Excludes of the instant u, in Unix seconds.
+func (e *Exclusions) excludes(u int64) bool {
+	p := e.period.Load() // periodOf, written out: this is the hot path
+	if u < p.start || u >= p.end {
+		p = e.meetPeriod(u)
+	}
+	w := u + p.off // the local wall time as seconds of a UTC clock
 	if len(e.ranges) > 0 {
 		// The ranges that start at or before w are ranges[:i]; one of
 		// them holds w when the latest end among them is after it.
@@ -163,14 +164,25 @@ func (e *Exclusions) Excludes(t time.Time) bool {
 // dayExcluded reports whether e excludes the local date dn (days since
 // 1970-01-01) as a whole, from the cached chunks within their span.
 func (e *Exclusions) dayExcluded(dn int64) bool {
+	if i := uint64(dn - day0); i < spanChunks*chunkDays { // unsigned: a day before day0 is out too
+		if bits := e.chunks[i/chunkDays].Load(); bits != nil {
+			return bits[i%chunkDays/64]>>(i%64)&1 != 0
+		}
+	}
+	return e.dayExcludedFirst(dn)
+}
+
+// dayExcludedFirst is dayExcluded of a day whose chunk has not been
+// expanded yet, or that lies outside the span of chunks.
+func (e *Exclusions) dayExcludedFirst(dn int64) bool {
 	if len(e.dates) == 0 && len(e.rules) == 0 {
 		return false
 	}
-	if i := dn - day0; i >= 0 && i < spanChunks*chunkDays {
+	if i := uint64(dn - day0); i < spanChunks*chunkDays {
 		c := &e.chunks[i/chunkDays]
 		bits := c.Load()
 		if bits == nil {
-			bits = e.chunk(day0 + i/chunkDays*chunkDays)
+			bits = e.chunk(day0 + int64(i/chunkDays*chunkDays))
 			c.Store(bits)
 		}
 		k := i % chunkDays
@@ -180,12 +192,14 @@ func (e *Exclusions) dayExcluded(dn int64) bool {
 }
 
 // excludedUntil returns an instant after t, which e excludes, before
-// which every instant from t on is excluded too (a lower bound of the end
-// of the excluded span that holds t, a few hours short of it so that no
-// change of the zone's clocks can carry it past the end); t plus a
-// second when the span is shorter than that.
+// which every instant from t on is excluded too: the first at which the
+// zone's clocks read the end of the excluded span of wall time that holds
+// t's reading (looked for up to CalendarHorizon after it), or an earlier
+// one at which the clocks go back to a reading before t's.
 func (e *Exclusions) excludedUntil(t time.Time) time.Time {
-	w := t.Unix() + e.offset(t)
+	x := t.Unix()
+	p := *e.periodOf(x)
+	w := x + p.off
 	end := w
 	for {
 		next := end
@@ -198,18 +212,26 @@ func (e *Exclusions) excludedUntil(t time.Time) time.Time {
 		if dn := floorDiv(end, 86400); e.dayExcluded(dn) {
 			next = max(next, (dn+1)*86400)
 		}
-		if next == end || next-w > int64(CalendarHorizon/time.Second) {
+		if next == end {
 			break
 		}
-		end = next
+		if end = next; end-w > int64(CalendarHorizon/time.Second) {
+			break
+		}
 	}
-	y, m, d := time.Unix(end, 0).UTC().Date()
-	h, mi, sec := time.Unix(end, 0).UTC().Clock()
-	u := time.Date(y, m, d, h, mi, sec, 0, e.loc).Add(-3 * time.Hour)
-	if !u.After(t) {
-		return t.Add(time.Second)
+	end = max(end, w+1) // t's second is excluded, as t is
+	// Walk the zone's periods from t's: in period p, the instants from x
+	// on read from x+p.off up to p.end+p.off.
+	for {
+		if u := end - p.off; u < p.end {
+			return time.Unix(max(u, x), 0)
+		}
+		x = p.end
+		p = e.zone.period(x)
+		if x+p.off < w {
+			return time.Unix(x, 0)
+		}
 	}
-	return u
 }
 
 // excludesDay reports whether e excludes the local date dn (days since
@@ -305,39 +327,62 @@ const MaxMoveDays = 366
 // moves to is read as time.Date reads it (02:30 on a spring-forward day
 // becomes 03:30).
 func (e *Exclusions) Place(t time.Time, on OnExcluded) (at time.Time, ok bool) {
-	return e.place(t, on, time.Time{})
+	return e.place(t, on.step(), time.Time{})
 }
 
-// place is Place looking no further than bound (zero: MaxMoveDays): a
-// day whose instant is at or past bound is not looked at.
-func (e *Exclusions) place(t time.Time, on OnExcluded, bound time.Time) (at time.Time, ok bool) {
+// step returns the days by which o moves an excluded occurrence: 1 for
+// OnExcludedNextIncluded, -1 for OnExcludedPreviousIncluded, 0 when it
+// does not move it.
+func (o OnExcluded) step() int {
+	switch o {
+	case OnExcludedNextIncluded:
+		return 1
+	case OnExcludedPreviousIncluded:
+		return -1
+	}
+	return 0
+}
+
+// place is Place, moving by step days at a time, looking no further
+// than bound (zero: MaxMoveDays): a day whose instant is at or past bound
+// is not looked at.
+func (e *Exclusions) place(t time.Time, step int, bound time.Time) (at time.Time, ok bool) {
 	if !e.Excludes(t) {
 		return t, true
 	}
-	return e.move(t, on, bound)
+	return e.move(t, step, bound)
 }
 
 // move is place of an instant t that e excludes.
-func (e *Exclusions) move(t time.Time, on OnExcluded, bound time.Time) (at time.Time, ok bool) {
-	step := 0
-	switch on {
-	case OnExcludedNextIncluded:
-		step = 1
-	case OnExcludedPreviousIncluded:
-		step = -1
-	default:
+func (e *Exclusions) move(t time.Time, step int, bound time.Time) (at time.Time, ok bool) {
+	if step == 0 {
 		return time.Time{}, false
 	}
-	w := time.Unix(t.Unix()+e.offset(t), 0).UTC() // the wall clock in e's zone
-	y, m, d := w.Date()
-	h, mi, s := w.Clock()
+	// Instants as Unix seconds, and the nanoseconds of t (every candidate
+	// keeps them) and of bound.
+	u, ns := t.Unix(), int64(t.Nanosecond())
+	bounded, bu, bns := !bound.IsZero(), bound.Unix(), int64(bound.Nanosecond())
+	p := e.periodOf(u)
+	w := u + p.off // the wall clock in e's zone, as seconds of a UTC clock
+	jump := int64(e.zone.maxJump / time.Second)
 	for k := 1; k <= MaxMoveDays; k++ {
-		c := time.Date(y, m, d+k*step, h, mi, s, t.Nanosecond(), e.loc)
-		if !bound.IsZero() && (step > 0 && !c.Before(bound) || step < 0 && !c.After(bound)) {
+		cw := w + int64(k*step)*86400
+		x := cw - p.off
+		if x < p.start+jump || x >= p.end-jump {
+			// Near a change of the zone's offset, or past the period
+			// that the previous day's candidate lay in (within it, a jump
+			// away from its ends, the clocks read cw at x alone).
+			wt := time.Unix(cw, 0).UTC()
+			y, m, d := wt.Date()
+			h, mi, s := wt.Clock()
+			x = time.Date(y, m, d, h, mi, s, 0, e.loc).Unix()
+			p = e.periodOf(x)
+		}
+		if bounded && (step > 0 && (x > bu || x == bu && ns >= bns) || step < 0 && (x < bu || x == bu && ns <= bns)) {
 			return time.Time{}, false
 		}
-		if !e.Excludes(c) {
-			return c.In(t.Location()), true
+		if !e.excludes(x) {
+			return time.Unix(x, ns).In(t.Location()), true
 		}
 	}
 	return time.Time{}, false
@@ -356,16 +401,17 @@ const CalendarHorizon = 2 * 366 * 24 * time.Hour
 type Placement struct {
 	rule *Rule
 	excl *Exclusions
-	on   OnExcluded
-	// last is an instant Next returned (Unix nanoseconds; 0: none): Next
-	// of it needs no look back for an earlier occurrence moved past it.
+	step int // OnExcluded.step of its onExcluded
+	// last is an instant Next returned under NextIncluded (Unix
+	// nanoseconds; 0: none): Next of it needs no look back for an earlier
+	// occurrence moved past it.
 	last atomic.Int64
 }
 
 // Apply returns the occurrences of r under e, the excluded ones handled as
 // on says (empty: Skip).
 func (e *Exclusions) Apply(r *Rule, on OnExcluded) *Placement {
-	return &Placement{rule: r, excl: e, on: on}
+	return &Placement{rule: r, excl: e, step: on.step()}
 }
 
 // Next returns the first occurrence that runs strictly after after: at
@@ -381,37 +427,58 @@ func (e *Exclusions) Apply(r *Rule, on OnExcluded) *Placement {
 // move that finds no day within MaxMoveDays.
 func (p *Placement) Next(after time.Time) (s, at time.Time) {
 	s, at = p.next(after)
-	if !at.IsZero() && inNanos(at) {
+	if p.step > 0 && !at.IsZero() && inNanos(at) {
 		p.last.Store(at.UnixNano())
 	}
 	return s, at
 }
 
+// jumpAfter is how many excluded instants in a row [Placement.Next]
+// looks at one by one before it asks where the excluded span that holds
+// them ends and jumps there: a weekend costs no more than its instants,
+// and a span of weeks no more than a few hours of it.
+const jumpAfter = 3
+
 func (p *Placement) next(after time.Time) (s, at time.Time) {
 	r, e := p.rule, p.excl
-	horizon := after.Add(CalendarHorizon)
-	switch p.on {
-	case OnExcludedNextIncluded:
+	// The last instant looked at, in Unix seconds (the rest of its second
+	// is looked at too).
+	horizon := after.Unix() + int64(CalendarHorizon/time.Second)
+	dropped := 0 // excluded instants in a row that do not run after after
+	switch p.step {
+	case 1:
 		// An occurrence at or before after may have moved past it: the
 		// last one can (the ones before it would have to pass it), unless
 		// after is an instant at which an occurrence runs.
 		var n time.Time // the instant after s, when known
 		if inNanos(after) && p.last.Load() == after.UnixNano() {
 			s = r.Next(after)
-		} else if s, n = lastAtOrBefore(r, after); s.IsZero() {
+		} else if s, n = lastAtOrBefore(r, after, time.Second); s.IsZero() {
 			s, n = r.Next(after), time.Time{}
 		}
-		for !s.IsZero() && !s.After(horizon) {
-			if !e.Excludes(s) {
+		for !s.IsZero() && s.Unix() <= horizon {
+			if !e.excludes(s.Unix()) {
 				if s.After(after) {
 					return s, s
 				}
+				dropped = 0
 			} else {
 				if n.IsZero() {
 					n = r.Next(s)
 				}
-				if m, ok := e.move(s, p.on, n); ok && m.After(after) {
+				if m, ok := e.move(s, 1, n); ok && m.After(after) {
 					return s, m
+				}
+				if dropped++; dropped >= jumpAfter && !n.IsZero() {
+					// Every instant from s to u is excluded and moves
+					// to u or later: each but the last of them before u
+					// moves onto or past the next and runs as it.
+					if u := e.excludedUntil(s); n.Before(u) {
+						if l, ln := lastAtOrBefore(r, u.Add(-time.Nanosecond), n.Sub(s)); !l.IsZero() {
+							s, n, dropped = l, ln, 0
+							continue
+						}
+					}
 				}
 			}
 			if n.IsZero() {
@@ -419,19 +486,33 @@ func (p *Placement) next(after time.Time) (s, at time.Time) {
 			}
 			s, n = n, time.Time{}
 		}
-	case OnExcludedPreviousIncluded:
+	case -1:
 		// The previous instant the rule gives is at or before after, so
 		// a moved occurrence after after is after it too.
 		low := after
-		for s = r.Next(after); !s.IsZero() && !s.After(horizon); low, s = s, r.Next(s) {
-			if m, ok := e.place(s, p.on, low); ok {
+		for s = r.Next(after); !s.IsZero() && s.Unix() <= horizon; {
+			if m, ok := e.place(s, -1, low); ok {
 				return s, m
 			}
+			// s is excluded and moves to no day after low. Neither does
+			// a later instant up to u, which excludedUntil says are
+			// excluded too: each would move to a day after s, which is
+			// excluded, or no later than the instant before it.
+			low = s
+			if dropped++; dropped >= jumpAfter {
+				s = r.Next(e.excludedUntil(s).Add(-time.Nanosecond))
+				continue
+			}
+			s = r.Next(s)
 		}
 	default:
-		for s = r.Next(after); !s.IsZero() && !s.After(horizon); {
-			if !e.Excludes(s) {
+		for s = r.Next(after); !s.IsZero() && s.Unix() <= horizon; {
+			if !e.excludes(s.Unix()) {
 				return s, s
+			}
+			if dropped++; dropped < jumpAfter {
+				s = r.Next(s)
+				continue
 			}
 			// Every instant up to u is excluded: none of them runs.
 			s = r.Next(e.excludedUntil(s).Add(-time.Nanosecond))
@@ -441,10 +522,12 @@ func (p *Placement) next(after time.Time) (s, at time.Time) {
 }
 
 // lastAtOrBefore returns the last instant r gives at or before t, and
-// the one after it (zero when there is none), looking back at most twice
-// MaxMoveDays days; zeros when there is none that close.
-func lastAtOrBefore(r *Rule, t time.Time) (s, next time.Time) {
-	for g := time.Second; g <= 2*(MaxMoveDays+1)*24*time.Hour; g *= 2 {
+// the one after it (zero when there is none), looking back from t by g,
+// then twice as far, and so on, at most twice MaxMoveDays days; zeros
+// when there is none that close. g is best a little more than the time
+// between r's instants near t.
+func lastAtOrBefore(r *Rule, t time.Time, g time.Duration) (s, next time.Time) {
+	for ; g <= 2*(MaxMoveDays+1)*24*time.Hour; g *= 2 {
 		s = r.Next(t.Add(-g))
 		if s.IsZero() || s.After(t) {
 			continue
@@ -473,8 +556,8 @@ func (p *Placement) Skipped(after, before time.Time, limit int) (n int, first, l
 		if !e.Excludes(s) {
 			continue
 		}
-		if p.on == OnExcludedNextIncluded || p.on == OnExcludedPreviousIncluded {
-			if _, ok := e.Place(s, p.on); ok {
+		if p.step != 0 {
+			if _, ok := e.move(s, p.step, time.Time{}); ok {
 				continue
 			}
 		}

@@ -1,6 +1,7 @@
 package recurrence_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -63,5 +64,39 @@ func BenchmarkNextExcluded(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkNextExcludedSpan asks a Placement of an every-15-minutes rule
+// for the occurrence after the last one before an excluded range of a
+// day ("span=1d") or three weeks ("span=21d"), for each onExcluded. The
+// target: the same cost for both lengths.
+func BenchmarkNextExcludedSpan(b *testing.B) {
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, loc)
+	rule, err := recurrence.Compile(&recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 15, TimeZone: "Europe/Berlin"}, start)
+	if err != nil {
+		b.Fatal(err)
+	}
+	from := time.Date(2026, 2, 2, 8, 0, 0, 0, time.UTC) // a wall clock reading: 08:00 in Berlin
+	for _, on := range []recurrence.OnExcluded{recurrence.OnExcludedSkip, recurrence.OnExcludedNextIncluded, recurrence.OnExcludedPreviousIncluded} {
+		for _, days := range []int{1, 21} {
+			e, err := recurrence.CompileExclusions(loc, nil, []recurrence.ExclusionRange{{Start: from, End: from.AddDate(0, 0, days)}}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := e.Apply(rule, on)
+			before := time.Date(2026, 2, 2, 7, 45, 0, 0, loc)
+			b.Run(fmt.Sprintf("%s/span=%dd", on, days), func(b *testing.B) {
+				for b.Loop() {
+					if _, at := p.Next(before); !at.After(before) {
+						b.Fatal("no occurrence")
+					}
+				}
+			})
+		}
 	}
 }

@@ -233,3 +233,129 @@ func TestPlacementSkipAgreesWithFilter(t *testing.T) {
 		_, at = p.Next(at)
 	}
 }
+
+// TestPlacementAcrossLongSpan walks rules several times a day through a
+// calendar whose range excludes three weeks, with each onExcluded, and
+// checks every occurrence against a walk written apart from Placement:
+// each instant the rule gives, excluded or not, and for an excluded one
+// under NextIncluded (PreviousIncluded) the same wall time a day later (earlier), day by day, until a day the
+// calendar does not exclude; it runs there unless that is at or past the
+// next (previous) instant. A Placement jumps over most of such a span;
+// the walk looks at every instant of it.
+func TestPlacementAcrossLongSpan(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 3, 1, 0, 0, 0, 0, berlin)
+	e, err := recurrence.CompileExclusions(berlin, []time.Time{time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)},
+		[]recurrence.ExclusionRange{
+			// Three weeks across the March change of the clocks.
+			{Start: time.Date(2026, 3, 15, 13, 10, 0, 0, time.UTC), End: time.Date(2026, 4, 5, 9, 20, 0, 0, time.UTC)},
+			// From 02:15 in the hour that occurs twice on 25 October:
+			// 02:00-02:14 of its second pass are not excluded (a Sunday;
+			// the calendar excludes Mondays).
+			{Start: time.Date(2026, 10, 25, 2, 15, 0, 0, time.UTC), End: time.Date(2026, 11, 8, 5, 0, 0, 0, time.UTC)},
+			{Start: time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)},
+		},
+		[]*recurrence.Recurrence{{Frequency: recurrence.Week, Schedule: &recurrence.Schedule{WeekDays: []recurrence.Weekday{recurrence.Monday}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]*recurrence.Recurrence{
+		"every 15 minutes": {Frequency: recurrence.Minute, Interval: 15, TimeZone: "Europe/Berlin"},
+		"every 15 minutes, 9 to 17 on weekdays": {Frequency: recurrence.Week, TimeZone: "Europe/Berlin", Schedule: &recurrence.Schedule{
+			WeekDays: []recurrence.Weekday{recurrence.Monday, recurrence.Tuesday, recurrence.Wednesday, recurrence.Thursday, recurrence.Friday},
+			Hours:    []int{9, 10, 11, 12, 13, 14, 15, 16, 17}, Minutes: []int{0, 15, 30, 45}}},
+		"at 09:00 and 23:50": {Frequency: recurrence.Day, TimeZone: "Europe/Berlin", Schedule: &recurrence.Schedule{Hours: []int{9, 23}, Minutes: []int{0, 50}}},
+		"every 7 hours":      {Frequency: recurrence.Hour, Interval: 7, TimeZone: "Europe/Berlin"},
+	}
+	end := time.Date(2026, 12, 10, 0, 0, 0, 0, berlin)
+	for name, rec := range rules {
+		rule, err := recurrence.Compile(rec, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var instants []time.Time
+		for s := rule.Next(start.Add(-time.Nanosecond)); s.Before(end); s = rule.Next(s) {
+			instants = append(instants, s)
+		}
+		for _, on := range []recurrence.OnExcluded{recurrence.OnExcludedSkip, recurrence.OnExcludedNextIncluded, recurrence.OnExcludedPreviousIncluded} {
+			t.Run(name+"/"+string(on), func(t *testing.T) {
+				var want []string
+				for i, s := range instants {
+					if !e.Excludes(s) {
+						want = append(want, s.Format(time.RFC3339))
+						continue
+					}
+					step := 0
+					switch on {
+					case recurrence.OnExcludedNextIncluded:
+						step = 1
+					case recurrence.OnExcludedPreviousIncluded:
+						step = -1
+					}
+					w := s.In(berlin)
+					for k := 1; step != 0 && k <= recurrence.MaxMoveDays; k++ {
+						c := time.Date(w.Year(), w.Month(), w.Day()+k*step, w.Hour(), w.Minute(), w.Second(), 0, berlin)
+						prev := start.Add(-time.Nanosecond) // where the walk below begins
+						if i > 0 {
+							prev = instants[i-1]
+						}
+						if step > 0 && (i+1 >= len(instants) || !c.Before(instants[i+1])) || step < 0 && !c.After(prev) {
+							break
+						}
+						if !e.Excludes(c) {
+							want = append(want, s.Format(time.RFC3339)+" -> "+c.Format(time.RFC3339))
+							break
+						}
+					}
+				}
+				// The last instant's move is not decided within the list.
+				want = want[:len(want)-1]
+				p := e.Apply(rule, on)
+				var got []string
+				var runs []time.Time
+				for s, at := p.Next(start.Add(-time.Nanosecond)); len(got) < len(want); s, at = p.Next(at) {
+					runs = append(runs, at)
+					if at.Equal(s) {
+						got = append(got, s.Format(time.RFC3339))
+					} else {
+						got = append(got, s.Format(time.RFC3339)+" -> "+at.In(berlin).Format(time.RFC3339))
+					}
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("occurrences (-want +got):\n%s", diff)
+				}
+				// Asked cold, from the occurrence before, a new Placement
+				// gives the same.
+				for i := 1; i < len(runs); i += 5 {
+					if _, at := e.Apply(rule, on).Next(runs[i-1]); !at.Equal(runs[i]) {
+						t.Errorf("Next(%v) on a new Placement = %v, want %v", runs[i-1], at, runs[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestPlacementSpanPastHorizon: a calendar that excludes more than
+// CalendarHorizon after the instant asked leaves no occurrence within it,
+// under each onExcluded.
+func TestPlacementSpanPastHorizon(t *testing.T) {
+	start := time.Date(2000, 1, 1, 1, 0, 0, 0, time.UTC)
+	rule, err := recurrence.Compile(&recurrence.Recurrence{Frequency: recurrence.Day}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := recurrence.CompileExclusions(nil, nil, []recurrence.ExclusionRange{{
+		Start: time.Date(1999, 1, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2010, 1, 1, 0, 0, 0, 0, time.UTC)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, on := range []recurrence.OnExcluded{recurrence.OnExcludedSkip, recurrence.OnExcludedNextIncluded, recurrence.OnExcludedPreviousIncluded} {
+		if s, at := e.Apply(rule, on).Next(start); !s.IsZero() || !at.IsZero() {
+			t.Errorf("%s: Next(%v) = %v, %v; want none", on, start, s, at)
+		}
+	}
+}

@@ -229,14 +229,13 @@ type lastPlanned struct {
 	s, p atomic.Int64 // Unix nanoseconds
 }
 
-// inNanos reports whether t can be written in Unix nanoseconds.
-func inNanos(t time.Time) bool { return t.After(minNanos) && t.Before(maxNanos) }
-
-// The instants Unix nanoseconds can hold lie between these.
-var (
-	minNanos = time.Unix(0, math.MinInt64)
-	maxNanos = time.Unix(0, math.MaxInt64)
-)
+// inNanos reports whether t can be written in Unix nanoseconds. It
+// compares whole seconds, which is quicker than comparing Times, and so
+// says no for the last second at either end of that range.
+func inNanos(t time.Time) bool {
+	u := t.Unix()
+	return u > math.MinInt64/int64(time.Second) && u < math.MaxInt64/int64(time.Second)
+}
 
 func (l *lastPlanned) store(s, p time.Time) {
 	if !inNanos(s) || !inNanos(p) {
