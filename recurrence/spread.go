@@ -90,9 +90,9 @@ func (r *Rule) nextPlanned(after time.Time) (s, p time.Time) {
 		prev, ok = r.last.scheduled(after)
 	}
 	if ok {
-		// A walk: after is the occurrence returned last, scheduled at
-		// prev, and the next one is planned from the next scheduled
-		// instant (no offset reaches that).
+		// A walk: after is the planned instant of the occurrence
+		// scheduled at prev, and the next one is planned from the next
+		// scheduled instant (no offset reaches that).
 		s = r.next(prev)
 	} else {
 		s = r.next(after.Add(-r.spread))
@@ -102,13 +102,14 @@ func (r *Rule) nextPlanned(after time.Time) (s, p time.Time) {
 		if r.spread > r.minGap {
 			n = r.next(s)
 		}
-		p = s.Add(r.offset(s, n))
+		off := r.offset(s, n)
+		p = s.Add(off)
 		if p.After(after) {
 			if r.hasEnd && p.After(r.end) {
 				break
 			}
 			if walk {
-				r.last.store(s, p)
+				r.last.store(s, off)
 			}
 			return s, p
 		}
@@ -218,16 +219,16 @@ func (r *Rule) gapBound() time.Duration {
 	return max(g, 0)
 }
 
-// lastPlanned remembers the scheduled and planned instants of one
-// occurrence, so that a caller walking occurrences (Next of the one Next
-// returned) needs one search for a scheduled instant, not two. Any number
-// of goroutines read and write it without a lock: a sequence count that
-// is odd while a writer writes, which writers take by compare-and-swap
-// (one that loses skips its write) and readers check before and after.
-type lastPlanned struct {
-	seq  atomic.Uint64
-	s, p atomic.Int64 // Unix nanoseconds
-}
+// lastPlanned remembers an occurrence Next returned, so that a caller
+// walking occurrences (Next of the one Next returned) needs one search for
+// a scheduled instant, not two: one word that any number of goroutines
+// read and write without a lock, the scheduled instant's Unix seconds
+// above offsetBits bits of its offset's seconds (0: none). Occurrences
+// with sub-second parts, or offsets or instants too large for it, are not
+// remembered.
+type lastPlanned struct{ v atomic.Uint64 }
+
+const offsetBits = 24 // offsets up to 194 days
 
 // inNanos reports whether t can be written in Unix nanoseconds. It
 // compares whole seconds, which is quicker than comparing Times, and so
@@ -237,29 +238,26 @@ func inNanos(t time.Time) bool {
 	return u > math.MinInt64/int64(time.Second) && u < math.MaxInt64/int64(time.Second)
 }
 
-func (l *lastPlanned) store(s, p time.Time) {
-	if !inNanos(s) || !inNanos(p) {
+// store remembers the occurrence scheduled at s and planned off later.
+func (l *lastPlanned) store(s time.Time, off time.Duration) {
+	sec, o := s.Unix(), int64(off/time.Second)
+	if s.Nanosecond() != 0 || sec <= 0 || sec >= 1<<(63-offsetBits) || o >= 1<<offsetBits {
 		return
 	}
-	v := l.seq.Load()
-	if v&1 != 0 || !l.seq.CompareAndSwap(v, v+1) {
-		return
+	if v := uint64(sec)<<offsetBits | uint64(o); l.v.Load() != v {
+		l.v.Store(v)
 	}
-	l.s.Store(s.UnixNano())
-	l.p.Store(p.UnixNano())
-	l.seq.Store(v + 2)
 }
 
 // scheduled returns the scheduled instant of the occurrence remembered
-// when it is planned at p.
+// when it is planned within p's second (at its start: its instants are
+// whole seconds). No occurrence of a walk lies between, as the next one is
+// planned at or after the next scheduled instant, a second or more later.
 func (l *lastPlanned) scheduled(p time.Time) (time.Time, bool) {
-	v := l.seq.Load()
-	if v == 0 || v&1 != 0 || !inNanos(p) {
+	v := l.v.Load()
+	sec := int64(v >> offsetBits)
+	if v == 0 || p.Unix() != sec+int64(v&(1<<offsetBits-1)) {
 		return time.Time{}, false
 	}
-	s, planned := l.s.Load(), l.p.Load()
-	if l.seq.Load() != v || planned != p.UnixNano() {
-		return time.Time{}, false
-	}
-	return time.Unix(0, s), true
+	return time.Unix(sec, 0), true
 }

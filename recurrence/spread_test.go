@@ -306,3 +306,31 @@ func TestWindowConcurrentWalks(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowWalkMemory: a rule remembers the occurrence it returned last
+// for the next call of a walk; calls from other instants in between (just
+// before or after an occurrence, a scheduled instant, an earlier
+// occurrence) get what a rule that never walked gives.
+func TestWindowWalkMemory(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	compile := func() *recurrence.Rule {
+		r, err := recurrence.CompileJob(hourlyWindow(), start, "reports", "nightly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	rule := compile()
+	var prev time.Time
+	p := rule.Next(start)
+	for range 100 {
+		s := rule.Scheduled(p)
+		for _, q := range []time.Time{p.Add(-time.Second), p.Add(-time.Nanosecond), p.Add(time.Nanosecond), s, prev} {
+			if got, want := rule.Next(q), compile().Next(q); !got.Equal(want) {
+				t.Fatalf("after a walk to %v: Next(%v) = %v, want %v", p, q, got, want)
+			}
+			rule.Next(p) // the walk's memory is of p's occurrence again
+		}
+		prev, p = p, rule.Next(p)
+	}
+}
