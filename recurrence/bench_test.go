@@ -164,7 +164,24 @@ func BenchmarkNextEverySecondBerlin(b *testing.B) {
 // hour after Berlin's clocks go back, over and over.
 func BenchmarkNextEverySecondBerlinClockChange(b *testing.B) {
 	change := time.Date(2026, 10, 25, 1, 0, 0, 0, time.UTC)
-	rule, err := recurrence.Compile(everySecondBerlin(), change.Add(-24*time.Hour))
+	benchAroundChange(b, everySecondBerlin(), change.Add(-24*time.Hour), change)
+}
+
+// BenchmarkNextMonthlyClockChange walks the hour before and the hour
+// after New York's clocks go back on 1 November 2026 with a Month rule
+// that runs every second of the first of each month ("* * * 1 * *").
+func BenchmarkNextMonthlyClockChange(b *testing.B) {
+	r := recurrence.Cron("* * * 1 * *")
+	r.TimeZone = "America/New_York"
+	change := time.Date(2026, 11, 1, 6, 0, 0, 0, time.UTC)
+	benchAroundChange(b, r, change.Add(-60*24*time.Hour), change)
+}
+
+// benchAroundChange walks the rule of rec, started at start, through the
+// hour before and the hour after the clock change at change, over and
+// over.
+func benchAroundChange(b *testing.B, rec *recurrence.Recurrence, start, change time.Time) {
+	rule, err := recurrence.Compile(rec, start)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package recurrence
 
 import (
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 // year, its length and the weekday it begins on, so each such shape of
 // month is expanded by rrule-go once, when first met.
 type calendar struct {
+	rule    *Rule
 	months  int64  // the start's month, counted from year 0
 	allowed uint16 // bit m-1 set: month m may hold readings
 	shapes  [12][2][7]atomic.Pointer[[]int32]
@@ -27,7 +29,7 @@ func (r *Rule) buildCalendar() *template {
 	if y < 1 {
 		return noTemplate // month numbers below are counted from year 0
 	}
-	cal := &calendar{months: int64(y)*12 + int64(m) - 1}
+	cal := &calendar{rule: r, months: int64(y)*12 + int64(m) - 1}
 	for _, o := range r.opts {
 		if len(o.Bymonth) == 0 {
 			cal.allowed = 1<<12 - 1
@@ -36,7 +38,7 @@ func (r *Rule) buildCalendar() *template {
 			cal.allowed |= 1 << (m - 1)
 		}
 	}
-	tp := &template{ok: true, start: r.wallStart.Unix(), cal: cal}
+	tp := &template{ok: true, start: r.wallStart.Unix(), until: math.MaxInt64, cal: cal}
 	if r.hasEnd {
 		tp.until = r.wallUntil.Unix()
 	}
@@ -118,86 +120,30 @@ func floorMod(a, b int64) int64 {
 	return a - floorDiv(a, b)*b
 }
 
-// nextCalendar is nextTemplate for Month and Year rules. It reports false
-// when it gave up, having met no reading in as many months as Compile
-// searches for a first one.
-func (r *Rule) nextCalendar(tp *template, after time.Time) (time.Time, bool) {
-	cal := tp.cal
-	a := after
-	if a.Before(r.start) {
-		a = r.start.Add(-1)
-	}
-	c := converter{z: r.zone}
-	if p := r.conv.Load(); p != nil {
-		c = *p
-	}
-	c0 := c
-	jump := r.zone.maxJump
-	ws := c.wallSec(a) - int64(jump/time.Second)
-	if ws < tp.start {
-		ws = tp.start
-	}
-	y, m, _ := time.Unix(ws, 0).UTC().Date()
+// next returns the calendar's first reading at or after w, which is not
+// before the start's, if the rule has one no later than until: it looks
+// month by month, at most as many months as Compile searches for a first
+// reading.
+func (cal *calendar) next(w, until int64) (int64, bool) {
+	y, m, _ := time.Unix(w, 0).UTC().Date()
 	n := int64(y)*12 + int64(m) - 1
 	day := daysFromCivil(int64(y), int64(m), 1)
-	var best time.Time
-	found, met := false, false
-months:
-	for k := 0; ; k++ {
+	for range 12 * searchHorizon {
 		ms := day * 86400
-		if r.hasEnd && ms > tp.until {
+		if ms > until {
 			break
-		}
-		if !met && k > 12*searchHorizon {
-			return time.Time{}, false
 		}
 		length := monthDays(n/12, n%12+1)
-		if found && time.Unix(c.instantSec(ms), 0).Add(-jump).After(best) {
-			// Readings from ms on map to instants after it: done.
-			break
-		}
-		offs := r.readings(cal, n, day, length)
+		offs := cal.rule.readings(cal, n, day, length)
 		i := 0
-		if ws > ms {
-			i, _ = slices.BinarySearch(offs, int32(ws-ms))
+		if w > ms {
+			i, _ = slices.BinarySearch(offs, int32(w-ms))
 		}
-		for ; i < len(offs); i++ {
-			met = true
-			w := ms + int64(offs[i])
-			if r.hasEnd && w > tp.until {
-				break months
-			}
-			x, ok := c.hit(w)
-			y, n := int64(0), 1
-			if !ok {
-				x, y, n = r.instantsNear(&c, w)
-			}
-			if n == 0 {
-				continue
-			}
-			t := time.Unix(x, int64(r.nanos))
-			if found && t.Add(-jump).After(best) {
-				break months
-			}
-			if n == 2 && !t.After(a) {
-				t = time.Unix(y, int64(r.nanos)) // the reading's second pass
-			}
-			if !t.After(a) || r.hasEnd && t.After(r.end) {
-				continue
-			}
-			if !found || t.Before(best) {
-				best, found = t, true
-			}
+		if i < len(offs) {
+			v := ms + int64(offs[i])
+			return v, v <= until
 		}
 		n, day = n+1, day+length
 	}
-	if c != c0 {
-		p := new(converter)
-		*p = c
-		r.conv.Store(p)
-	}
-	if !found {
-		return time.Time{}, true
-	}
-	return best.In(r.loc), true
+	return 0, false
 }

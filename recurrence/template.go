@@ -125,19 +125,9 @@ func (r *Rule) buildTemplate() *template {
 // nextTemplate is Next for a rule with a template: it walks the zone's
 // periods from the one holding after, and in each asks the template for
 // the first reading whose instant lies in it, so its cost does not depend
-// on how many readings lie near a change of offset. A calendar that gives
-// up leaves the call to expand.
+// on how many readings lie near a change of offset. Month and Year rules
+// take their readings from the template's calendar, month by month.
 func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
-	if tp.cal != nil {
-		if t, ok := r.nextCalendar(tp, after); ok {
-			return t
-		}
-		w := r.expand(after, minWindow)
-		if len(w.list) == 0 {
-			return time.Time{}
-		}
-		return w.list[0]
-	}
 	a := after
 	if a.Before(r.start) {
 		a = r.start.Add(-1)
@@ -230,6 +220,9 @@ func (r *Rule) firstIn(tp *template, p zonePeriod, x int64) (int64, bool) {
 // has one.
 func (tp *template) next(w int64) (int64, bool) {
 	w = max(w, tp.start)
+	if tp.cal != nil {
+		return tp.cal.next(w, tp.until)
+	}
 	d := w - tp.origin
 	k := d / tp.period
 	i, _ := slices.BinarySearch(tp.offs, int32(d-k*tp.period))
@@ -239,21 +232,6 @@ func (tp *template) next(w int64) (int64, bool) {
 	}
 	v := tp.origin + k*tp.period + int64(tp.offs[i])
 	return v, v <= tp.until
-}
-
-// wallSec returns the zone's wall clock reading at t in whole seconds,
-// written as UTC (Unix seconds), using the remembered zone period when it
-// holds t.
-func (c *converter) wallSec(t time.Time) int64 {
-	u := t.Unix()
-	if c.z.fixed {
-		return u + c.z.offset
-	}
-	if c.ok && u >= c.lo && u < c.hi {
-		return u + c.off
-	}
-	_, off := t.In(c.z.loc).Zone()
-	return u + int64(off)
 }
 
 // floorDiv returns a/b rounded towards minus infinity (b > 0).
