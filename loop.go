@@ -236,6 +236,12 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			}
 			return
 		}
+		if held != nil {
+			// The occurrence did not start: the permits are not its
+			// attempt's. Kept, they would refuse the step taken again
+			// over a fresh read (a new holder) until they expire.
+			s.releasePermits(held.holder)
+		}
 		if !errors.Is(err, ErrConflict) {
 			s.recordFailed(ctx, r, err)
 			return
