@@ -687,6 +687,55 @@ func TestAllowAllUnderLimit(t *testing.T) {
 	})
 }
 
+// runConflict is a memory store whose Record fails with ErrConflict, as
+// when another write of the job came first, the first time it is asked to
+// write a job with an occurrence that starts beside the job's others.
+type runConflict struct {
+	*memory.Store
+	mu   sync.Mutex
+	done bool
+}
+
+func (f *runConflict) Record(ctx context.Context, owner string, r *scheduler.JobRecord, hist []scheduler.HistoryEntry) error {
+	f.mu.Lock()
+	fail := !f.done && r.Schedule.Policy != nil && slices.ContainsFunc(r.Schedule.Policy.Running, func(ru scheduler.Run) bool { return ru.Owner != "" })
+	f.done = f.done || fail
+	f.mu.Unlock()
+	if fail {
+		return scheduler.ErrConflict
+	}
+	return f.Store.Record(ctx, owner, r, hist)
+}
+
+// TestAllowAllUnderLimitConflict: when the write that starts an occurrence
+// beside others conflicts, the permits its attempt took are given back:
+// the step taken again over a fresh read takes them again, and the
+// occurrence starts on time rather than once they expire.
+func TestAllowAllUnderLimitConflict(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x := &sideBySide{}
+		e := allowAllEnv(t, x, scheduler.Config{ActionTimeout: time.Hour})
+		st := &runConflict{Store: e.store}
+		e.over(st)
+		e.oneAtATime()
+		e.start()
+		defer e.stop()
+		m := time.Minute
+		e.put("j", allowAllJob(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 1}`))
+		time.Sleep(5 * m)
+		synctest.Wait()
+		if !st.done {
+			t.Fatal("the store made no write conflict")
+		}
+		if diff := cmp.Diff([]sideRun{{Occurrence: 1, Start: m}}, x.attempts()); diff != "" {
+			t.Errorf("attempts (-want +got):\n%s", diff)
+		}
+		if r := e.job("j"); r.State != scheduler.JobCompleted {
+			t.Errorf("state %s, want Completed", r.State)
+		}
+	})
+}
+
 // TestAllowAllHungUnderLimit: the permits of an attempt that hangs past
 // its timeout, on a live instance, are kept with its claim: the job's next
 // occurrence waits for the collection's job limit until the attempt
