@@ -428,10 +428,13 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		if len(hs) > 1 {
 			// Allowed only for an attempt the killed instance had in
-			// flight, run again by another instance.
+			// flight, run again by another instance. Every request of
+			// the killed instance was sent before the kill (it is not
+			// started again), though one may reach the receiver, and get
+			// its clock reading, just after killedAt.
 			var dead, alive []hit
 			for _, h := range hs {
-				if h.Instance == killed && h.At.Before(killedAt) {
+				if h.Instance == killed {
 					dead = append(dead, h)
 				} else {
 					alive = append(alive, h)
