@@ -152,7 +152,7 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 	if err != nil {
 		return nil, err
 	}
-	s.notify()
+	s.wrote(collection, name)
 	return slices.Clone(times), nil
 }
 

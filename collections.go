@@ -204,7 +204,7 @@ func (s *Scheduler) wroteCollection(r *CollectionRecord, now time.Time) *Collect
 	r.Version++
 	// A copy: r is the caller's.
 	s.policies.set(&CollectionRecord{Name: r.Name, Definition: *r.Definition.Clone()}, now)
-	s.notify()
+	s.wrote(r.Name, "")
 	return r
 }
 
@@ -343,6 +343,7 @@ func (s *Scheduler) DeleteCollection(ctx context.Context, name string) error {
 	if err := s.store.DeleteCollection(ctx, name); err != nil {
 		return err
 	}
+	s.wrote(name, "")
 	s.policies.m.Delete(name)
 	return nil
 }

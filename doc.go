@@ -826,10 +826,57 @@
 // runs the attempt and records its outcome; the loop then sleeps
 // until the next job is due, until a management call wakes it, or for at
 // most Config.PollInterval, so that work added by other processes sharing
-// the store is found. [Scheduler.Stop] stops claiming, waits for the
+// the store is found. [Scheduler.Stop] stops claiming, gives back the
+// claims held ahead of their instants (see "Claiming ahead"), waits for the
 // attempts in flight to end and record their outcome, and returns; if its
 // context ends first, the attempts' contexts are cancelled and Stop returns
 // the context's error. After Stop every method returns [ErrStopped].
+//
+// # Claiming ahead
+//
+// The loop claims the jobs due within Config.ClaimAhead (50ms by default)
+// in one store call, up to 256 at a time and no more than
+// Config.MaxConcurrency leaves free, holds each under its lease, and starts
+// it at its due instant from memory: at a steady rate one claim serves all
+// the occurrences due in the next 25 to 50 milliseconds (the loop claims
+// again every half ClaimAhead while it finds jobs), rather than a claim and
+// a [Store.NextDue] per due instant, and no occurrence waits for the claim's
+// round trip. A held job counts as in flight ([Scheduler.InFlight]). A
+// negative ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
+//
+// What happens to a held job:
+//   - A write through this Scheduler wins over the held occurrence when it
+//     returns before the due instant: PutJob, PatchJob (DisableJob,
+//     EnableJob), DeleteJob, RunJob, BackfillJob, PutJobs, ScheduleFunc and
+//     a write of the job's collection (PutCollection, PatchCollection,
+//     DeleteCollection) give the held claim back (the job is written back
+//     as claimed, which releases its lease) before the loop starts anything
+//     else, and the loop claims again: what the store then holds (a new
+//     definition or due time, a disabled or deleted job, a run now) is what
+//     runs. The Tx writes do the same on a store without notifications
+//     (SQLite) and, on PostgreSQL, once the host commits (see below).
+//   - A write through another instance (another process over the same
+//     store) wins the same way on PostgreSQL: its notification ([Notifier])
+//     makes every instance give back all the claims it holds, a few
+//     milliseconds after the commit. Only PutJob and collection writes
+//     notify, not deletes: a job deleted through another instance within
+//     ClaimAhead of its due instant may still run once, its outcome then
+//     dropped, as for an attempt in flight when the job is deleted. On a
+//     store without notifications, a write through another process within
+//     ClaimAhead of the due instant may not stop the held occurrence: it
+//     runs with the definition it was claimed with, and its outcome is
+//     recorded over the write as for an attempt in flight (the write's due
+//     time and state apply from the next occurrence).
+//   - Stop gives back every held claim before it returns: another instance
+//     claims those jobs at once and runs each once, on time, rather than once
+//     their leases expire. A claim that cannot be given back (the store does
+//     not answer) stays leased until its lease expires; nothing runs it
+//     meanwhile.
+//   - Other instances see a held job as leased (its lease covers the hold:
+//     ClaimAhead is at most a tenth of LeaseDuration); the claim that takes
+//     over an expired lease counts leases ending within ClaimAhead as
+//     expired, and starts that job no earlier than the end of the lease it
+//     replaced.
 //
 // Occurrences missed while no Scheduler was running (or while the job's
 // collection was not Enabled) are handled by the job's run policy, by

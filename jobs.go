@@ -264,7 +264,7 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 	if err != nil {
 		return nil, err
 	}
-	s.notify()
+	s.wrote(collection, name)
 	return r, nil
 }
 
@@ -299,7 +299,7 @@ func (s *Scheduler) PutJobJSON(ctx context.Context, collection, name string, dat
 	if err != nil {
 		return nil, under(res.At, err)
 	}
-	s.notify()
+	s.wrote(collection, name)
 	return r, nil
 }
 
@@ -683,7 +683,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 	if err != nil {
 		return nil, err
 	}
-	s.notify()
+	s.wrote(collection, name)
 	return r, nil
 }
 
@@ -1065,7 +1065,11 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 	if err := checkJobKey(collection, name); err != nil {
 		return err
 	}
-	return s.store.DeleteJob(ctx, collection, name)
+	if err := s.store.DeleteJob(ctx, collection, name); err != nil {
+		return err
+	}
+	s.wrote(collection, name)
+	return nil
 }
 
 // RunJob runs the job once now, outside its schedule: the run is an
@@ -1101,7 +1105,7 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 	if err != nil {
 		return nil, err
 	}
-	s.notify()
+	s.wrote(collection, name)
 	return r, nil
 }
 

@@ -9,8 +9,11 @@ import (
 
 // loop is the goroutine that owns the timer: it runs runDue, then sleeps
 // until the instant runDue returned, a wake-up from notify, or ctx's end.
+// A wake-up makes the next step claim (see aheadClaims.claimAt). When ctx
+// ends, the claims held ahead of their instants are given back.
 func (s *Scheduler) loop(ctx context.Context) {
 	defer close(s.loopDone)
+	defer s.releaseHeld()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -25,15 +28,26 @@ func (s *Scheduler) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.wake:
+			s.ahead.claimNow()
 		case <-timer.C:
 		}
 	}
 }
 
 // runDue is one step of the loop at now: it starts retention when due,
-// claims the jobs that are due, hands each to a worker (which records what
-// needs no attempt, or runs the attempt), and returns when the loop should
-// look again.
+// gives back the claims held on jobs written since the last step, starts
+// the held claims whose instant came, claims the jobs due within
+// Config.ClaimAhead when the time for that came (holding those not due
+// yet), hands each job to start to a worker (which records what needs no
+// attempt, or runs the attempt), and returns when the loop should look
+// again.
+//
+// The loop claims again at once after a claim that took all it asked for;
+// half a ClaimAhead after one that took some, when the jobs that were not
+// due within the first claim's reach may be; otherwise ClaimAhead before
+// the store's next due instant (NextDue), or after PollInterval. A
+// wake-up (an API write, a freed slot, an outcome whose job is due again
+// before then: see notifyDue) makes it claim at its next step.
 func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	if !now.Before(s.nextPrune) && s.pruning.CompareAndSwap(false, true) {
 		s.nextPrune = now.Add(pruneInterval)
@@ -44,39 +58,50 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 			s.prune(ctx, now)
 		}()
 	}
+	a := &s.ahead
+	if s.dropWritten(ctx) {
+		a.claimNow()
+	}
+	s.startHeld(now)
 	wakeBy := now.Add(s.cfg.PollInterval)
+	if now.Before(a.claimAt) {
+		return a.wakeAt(minTime(wakeBy, a.claimAt))
+	}
+	a.claimNow() // outcomes recorded from now on wake the loop
 	free := s.cfg.MaxConcurrency - int(s.inFlight.Load())
 	if free == 0 {
-		return wakeBy // the next job that ends wakes the loop
+		return a.wakeAt(wakeBy) // the next job that ends wakes the loop
 	}
+	horizon := s.claimAhead()
 	limit := min(free, claimBatch)
-	claims, err := s.runStore.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
+	claims, err := s.runStore.ClaimDue(ctx, now.Add(horizon), s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
 	if err != nil {
 		s.storeFailed(ctx, "claim due jobs", err, now)
-		return minTime(wakeBy, now.Add(time.Second))
+		return a.wakeAt(minTime(wakeBy, now.Add(time.Second)))
 	}
 	s.storeAnswered(now)
 	s.inFlight.Add(int64(len(claims))) // at most free: the loop alone adds
 	s.wg.Add(len(claims))
-	if s.pool {
-		s.work.push(claims, now)
-	} else {
-		for _, r := range claims {
-			go s.process(s.execCtx, task{r, now}, nil) // runDue driven without Start, in tests
-		}
-	}
+	a.hold(claims, now, horizon)
+	s.startHeld(now)
 	if len(claims) == limit {
 		return now // there may be more
+	}
+	if horizon > 0 && len(claims) > 0 {
+		a.setClaimAt(now.Add(horizon / 2))
+		return a.wakeAt(minTime(wakeBy, a.claimAt))
 	}
 	next, err := s.runStore.NextDue(ctx)
 	if err != nil {
 		s.storeFailed(ctx, "next due job", err, now)
-		return minTime(wakeBy, now.Add(time.Second))
+		return a.wakeAt(minTime(wakeBy, now.Add(time.Second)))
 	}
-	if next.IsZero() {
-		return wakeBy
+	claimAt := wakeBy
+	if !next.IsZero() {
+		claimAt = minTime(wakeBy, maxTime(next.Add(-horizon), now.Add(horizon/2)))
 	}
-	return minTime(wakeBy, next)
+	a.setClaimAt(claimAt)
+	return a.wakeAt(claimAt)
 }
 
 func minTime(a, b time.Time) time.Time {

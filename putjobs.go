@@ -131,7 +131,7 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 		out, err = s.putEach(ctx, collection, batch, now, opts.IfMatch)
 	}
 	if len(out) > 0 {
-		s.notify()
+		s.wrote(collection, "")
 	}
 	return out, err
 }

@@ -278,8 +278,12 @@ func (s *Scheduler) enqueue(p pendingOutcome) {
 func (s *Scheduler) flush(batch []pendingOutcome) {
 	b := &s.outcomes
 	reqs := b.reqs[:0]
+	var due time.Time // the earliest due instant of the jobs, read before the store may keep their records
 	for _, p := range batch {
 		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
+		if d := p.r.Schedule.DueAt; !d.IsZero() && (due.IsZero() || d.Before(due)) {
+			due = d
+		}
 	}
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
 	clear(reqs)
@@ -309,5 +313,5 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 			s.release()
 		}
 	}
-	s.notify() // the jobs may be due again, or the loop may wait for slots
+	s.notifyDue(due) // the jobs may be due again, or the loop may wait for slots
 }

@@ -100,7 +100,7 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 		if err := s.recheckPut(ctx, s.store, old, r, col.Definition.RecurrenceLimit()); err != nil {
 			return nil, err
 		}
-		s.notify()
+		s.wrote(DefaultCollection, name)
 		return r, nil
 	}
 	return nil, fmt.Errorf("schedule job %q: too many concurrent writes: %w", name, ErrConflict)

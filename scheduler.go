@@ -52,6 +52,12 @@ const (
 	// DefaultMisfireThreshold is how late an occurrence may start before
 	// MisfireSkip drops it.
 	DefaultMisfireThreshold = time.Minute
+	// DefaultClaimAhead is how far ahead of their due instants the loop
+	// claims jobs by default (see Config.ClaimAhead).
+	DefaultClaimAhead = 50 * time.Millisecond
+	// NoClaimAhead, as Config.ClaimAhead, claims each job only once it
+	// is due.
+	NoClaimAhead = -1
 	// pruneInterval is how often retention is applied.
 	pruneInterval = 10 * time.Minute
 	// claimBatch is the most jobs claimed in one store call.
@@ -164,6 +170,18 @@ type Config struct {
 	// store for due work, which matters when other processes add work to
 	// a shared store. Defaults to DefaultPollInterval (5s).
 	PollInterval time.Duration
+	// ClaimAhead is how far ahead of its due instant the run loop may
+	// claim a job: the loop claims the jobs due within ClaimAhead in one
+	// store call (at most 256, and no more than MaxConcurrency leaves
+	// free), holds them under their lease, and starts each at its due
+	// instant, so that at a steady rate a claim serves many occurrences
+	// while each still starts on time. A held job counts as in flight
+	// (see InFlight). What a write does to a held job, Stop, and other
+	// instances: see "Claiming ahead" in the package documentation. At
+	// most a tenth of LeaseDuration. Defaults to DefaultClaimAhead
+	// (50ms); NoClaimAhead (or any negative value) claims each job only
+	// once it is due.
+	ClaimAhead time.Duration
 	// OnHistory, when set, is called with each history entry right after
 	// it is stored (under NoHistory, right after the outcome it describes
 	// is recorded without it), in the order of each job's entries. It is
@@ -232,6 +250,9 @@ func (c *Config) WithDefaults() Config {
 	if d.PollInterval == 0 {
 		d.PollInterval = DefaultPollInterval
 	}
+	if d.ClaimAhead == 0 {
+		d.ClaimAhead = DefaultClaimAhead
+	}
 	return d
 }
 
@@ -282,6 +303,9 @@ func (c *Config) validate() error {
 	if c.PollInterval < time.Millisecond {
 		bad("PollInterval", "is shorter than 1ms")
 	}
+	if c.ClaimAhead > c.LeaseDuration/10 {
+		bad("ClaimAhead", fmt.Sprintf("is %v, longer than a tenth of LeaseDuration (%v)", c.ClaimAhead, c.LeaseDuration))
+	}
 	if strings.TrimSpace(c.InstanceID) == "" {
 		bad("InstanceID", "is blank")
 	}
@@ -320,6 +344,7 @@ type Scheduler struct {
 	funcs funcs
 
 	wake     chan struct{}  // capacity 1: "look at the store again"
+	ahead    aheadClaims    // the loop's claims held until their instants
 	inFlight atomic.Int64   // claimed jobs in flight, at most Config.MaxConcurrency
 	work     dispatch       // claimed jobs for the workers
 	wg       sync.WaitGroup // claimed jobs in flight
@@ -442,7 +467,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	if n, ok := s.store.(Notifier); ok {
 		// Writes by other processes wake the loop; without this they
-		// are found at the next poll.
+		// are found at the next poll. Any of them may be to a job the
+		// loop holds a claim on (see wrote).
 		if ch, err := n.Notify(loopCtx); err != nil {
 			s.log.Warn("store notifications unavailable; polling only", "err", err)
 		} else {
@@ -450,7 +476,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			go func() {
 				defer s.workers.Done()
 				for range ch {
-					s.notify()
+					s.wrote("", "")
 				}
 			}()
 		}
@@ -475,7 +501,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Unlock()
 	if cancel != nil {
 		cancel()
-		<-loopDone
+		<-loopDone // the loop gave back the claims it held
+	} else {
+		s.releaseHeld() // runDue driven without Start, in tests
 	}
 	done := make(chan struct{})
 	go func() {
@@ -497,9 +525,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 }
 
-// InFlight returns how many claimed jobs this instance works on now (their
-// attempts running or their outcomes being recorded), and the most it works
-// on at once: Config.MaxConcurrency.
+// InFlight returns how many claimed jobs this instance works on now (held
+// until their due instants, their attempts running or their outcomes being
+// recorded), and the most it works on at once: Config.MaxConcurrency.
 func (s *Scheduler) InFlight() (n, limit int) {
 	return int(s.inFlight.Load()), s.cfg.MaxConcurrency
 }

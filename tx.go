@@ -17,14 +17,14 @@ func (s *Scheduler) txStore(ctx context.Context, tx any) (TxStore, error) {
 	return t.InTx(ctx, tx)
 }
 
-// afterTx wakes the loop after a write in a host's transaction when the
-// store has no Notifier of its own: the loop's next claim waits for the
-// transaction to end (SQLite lets one connection write at a time), and so
-// finds the job as soon as it is committed. A Notifier store wakes every
-// Scheduler itself at the commit.
-func (s *Scheduler) afterTx() {
+// afterTx tells the loop of a write of job collection/name in a host's
+// transaction (see wrote) when the store has no Notifier of its own: the
+// loop's next store call waits for the transaction to end (SQLite lets one
+// connection write at a time), and so finds the job as soon as it is
+// committed. A Notifier store wakes every Scheduler itself at the commit.
+func (s *Scheduler) afterTx(collection, name string) {
 	if _, ok := s.store.(Notifier); !ok {
-		s.notify()
+		s.wrote(collection, name)
 	}
 }
 
@@ -52,7 +52,7 @@ func (s *Scheduler) PutJobTx(ctx context.Context, tx any, collection, name strin
 	if err != nil {
 		return nil, err
 	}
-	s.afterTx()
+	s.afterTx(collection, name)
 	return r, nil
 }
 
@@ -69,7 +69,7 @@ func (s *Scheduler) PatchJobTx(ctx context.Context, tx any, collection, name str
 	if err != nil {
 		return nil, err
 	}
-	s.afterTx()
+	s.afterTx(collection, name)
 	return r, nil
 }
 
@@ -87,5 +87,9 @@ func (s *Scheduler) DeleteJobTx(ctx context.Context, tx any, collection, name st
 	if err != nil {
 		return err
 	}
-	return st.DeleteJob(ctx, collection, name)
+	if err := st.DeleteJob(ctx, collection, name); err != nil {
+		return err
+	}
+	s.afterTx(collection, name)
+	return nil
 }

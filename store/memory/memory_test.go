@@ -36,6 +36,11 @@ func TestRunPolicies(t *testing.T) {
 	storetest.RunRunPolicies(t, []scheduler.Store{st, st})
 }
 
+func TestClaimAhead(t *testing.T) {
+	st := memory.New()
+	storetest.RunClaimAhead(t, []scheduler.Store{st, st})
+}
+
 func TestOverlap(t *testing.T) {
 	st := memory.New()
 	storetest.RunOverlap(t, []scheduler.Store{st, st})

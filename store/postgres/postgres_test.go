@@ -78,6 +78,11 @@ func TestSchedulers(t *testing.T) {
 	storetest.RunSchedulers(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
 }
 
+func TestClaimAhead(t *testing.T) {
+	schema := newSchema(t)
+	storetest.RunClaimAhead(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
+}
+
 func TestOverlap(t *testing.T) {
 	schema := newSchema(t)
 	storetest.RunOverlap(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})

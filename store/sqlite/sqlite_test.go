@@ -58,6 +58,11 @@ func TestSchedulers(t *testing.T) {
 	})
 }
 
+func TestClaimAhead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	storetest.RunClaimAhead(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})
+}
+
 func TestOverlap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobclock.db")
 	storetest.RunOverlap(t, []scheduler.Store{open(t, path), open(t, path), open(t, path)})

@@ -23,37 +23,12 @@ func RunSchedulers(t *testing.T, stores []scheduler.Store) {
 	const jobs = 150
 	var mu sync.Mutex
 	runs := make(map[string][]string) // job -> instances
-	done := make(chan struct{})
-	histories := 0
-	scheds := make([]*scheduler.Scheduler, len(stores))
-	for i, st := range stores {
-		id := fmt.Sprintf("instance-%d", i)
-		reg := &action.Registry{}
-		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			mu.Lock()
-			runs[req.JobID] = append(runs[req.JobID], id)
-			mu.Unlock()
-			return &action.Result{Message: "ok"}, nil
-		}))
-		s, err := scheduler.New(st, &scheduler.Config{InstanceID: id, Executors: reg, PollInterval: 20 * time.Millisecond,
-			Logger: slog.New(slog.DiscardHandler),
-			OnHistory: func(scheduler.HistoryEntry) {
-				mu.Lock()
-				defer mu.Unlock()
-				if histories++; histories == jobs {
-					close(done)
-				}
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		scheds[i] = s
-	}
-	coll := &scheduler.JobCollection{}
-	coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
-	if _, err := scheds[0].PutCollection(ctx, "shared", coll, nil); err != nil {
-		t.Fatal(err)
-	}
+	in := newInstances(t, stores, "shared", jobs, scheduler.Config{PollInterval: 20 * time.Millisecond}, func(id string, req *action.Request) {
+		mu.Lock()
+		runs[req.JobID] = append(runs[req.JobID], id)
+		mu.Unlock()
+	})
+	scheds := in.scheds
 	for _, s := range scheds {
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -65,18 +40,8 @@ func RunSchedulers(t *testing.T, stores []scheduler.Store) {
 			t.Fatal(err)
 		}
 	}
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		mu.Lock()
-		t.Errorf("%d of %d history entries within 30s", histories, jobs)
-		mu.Unlock()
-	}
-	for _, s := range scheds {
-		if err := s.Stop(ctx); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	}
+	in.wait(30 * time.Second)
+	in.stop(scheds...)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(runs) != jobs {
@@ -99,6 +64,78 @@ func RunSchedulers(t *testing.T, stores []scheduler.Store) {
 		}
 		if j.State != scheduler.JobCompleted || len(h) != 1 || h[0].Status != scheduler.StatusCompleted || j.LeaseOwner != "" {
 			t.Errorf("%s: state %s, %d history entries, lease %q; want Completed, 1 Completed entry, no lease", name, j.State, len(h), j.LeaseOwner)
+		}
+	}
+}
+
+// instances are Schedulers over stores (one each) that share a
+// collection and count the history entries they store.
+type instances struct {
+	t      *testing.T
+	scheds []*scheduler.Scheduler // named instance-0, instance-1, ...
+	want   int                    // history entries to wait for
+	mu     sync.Mutex
+	stored int // history entries so far
+	done   chan struct{}
+}
+
+// newInstances returns a Scheduler over each of stores, made with cfg
+// (its InstanceID, Executors, Logger and OnHistory set here), whose Http
+// executor calls run with the instance's name, and puts collection coll
+// (premium, so that it may hold many jobs); wait waits for want history
+// entries.
+func newInstances(t *testing.T, stores []scheduler.Store, coll string, want int, cfg scheduler.Config, run func(instance string, req *action.Request)) *instances {
+	t.Helper()
+	in := &instances{t: t, want: want, done: make(chan struct{})}
+	for i, st := range stores {
+		id := fmt.Sprintf("instance-%d", i)
+		reg := &action.Registry{}
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			run(id, req)
+			return &action.Result{Message: "ok"}, nil
+		}))
+		c := cfg
+		c.InstanceID, c.Executors, c.Logger = id, reg, slog.New(slog.DiscardHandler)
+		c.OnHistory = func(scheduler.HistoryEntry) {
+			in.mu.Lock()
+			defer in.mu.Unlock()
+			if in.stored++; in.stored == want {
+				close(in.done)
+			}
+		}
+		s, err := scheduler.New(st, &c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.scheds = append(in.scheds, s)
+	}
+	def := &scheduler.JobCollection{}
+	def.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
+	if _, err := in.scheds[0].PutCollection(context.Background(), coll, def, nil); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// wait waits until the instances stored the history entries wanted, for
+// at most d, and fails the test when they did not.
+func (in *instances) wait(d time.Duration) {
+	in.t.Helper()
+	select {
+	case <-in.done:
+	case <-time.After(d):
+		in.mu.Lock()
+		in.t.Errorf("%d of %d history entries within %v", in.stored, in.want, d)
+		in.mu.Unlock()
+	}
+}
+
+// stop stops scheds, and fails the test when one does not stop.
+func (in *instances) stop(scheds ...*scheduler.Scheduler) {
+	in.t.Helper()
+	for _, s := range scheds {
+		if err := s.Stop(context.Background()); err != nil {
+			in.t.Errorf("Stop: %v", err)
 		}
 	}
 }

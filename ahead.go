@@ -1,0 +1,223 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// aheadClaims are the jobs that the run loop claimed ahead of their due
+// instants (see Config.ClaimAhead) and holds until then, and what the loop
+// needs to know when to claim again.
+type aheadClaims struct {
+	held    []heldClaim  // by start instant, earliest first; the loop's
+	claimAt time.Time    // when the loop claims next; zero: at its next step. The loop's
+	next    atomic.Int64 // claimAt in Unix nanoseconds for notifyDue; 0: zero, or a claim is under way
+	starts  []*JobRecord // the loop's, reused by startHeld
+
+	mu    sync.Mutex
+	marks []jobKey // what was written through this Scheduler since the loop last looked
+}
+
+// heldClaim is a job claimed ahead, to start at start.
+type heldClaim struct {
+	r     *JobRecord
+	start time.Time
+}
+
+// jobKey names a job; an empty name stands for every job of the
+// collection, an empty collection for every job.
+type jobKey struct{ collection, name string }
+
+func (k jobKey) covers(r *JobRecord) bool {
+	return k.collection == "" || k.collection == r.Collection && (k.name == "" || k.name == r.Name)
+}
+
+// claimAhead returns how far ahead of now the loop claims: Config.ClaimAhead,
+// 0 when that is negative.
+func (s *Scheduler) claimAhead() time.Duration { return max(s.cfg.ClaimAhead, 0) }
+
+// wrote tells the loop that job collection/name (every job of the
+// collection when name is empty, every job when both are) was written
+// through this Scheduler, and wakes it: a claim it holds on such a job is
+// given back before the loop starts anything else (see dropWritten), so
+// that the write wins over an occurrence claimed ahead of it.
+func (s *Scheduler) wrote(collection, name string) {
+	a := &s.ahead
+	a.mu.Lock()
+	a.marks = append(a.marks, jobKey{collection, name})
+	a.mu.Unlock()
+	s.notify()
+}
+
+// notifyDue wakes the loop after outcomes were recorded, the earliest of
+// whose jobs is due again at due (zero: none is), unless the loop will claim
+// by then anyway: it wakes when the loop waits for no instant (it waits for a
+// free slot, or claims now), or when due comes before its next claim.
+func (s *Scheduler) notifyDue(due time.Time) {
+	n := s.ahead.next.Load()
+	if n == 0 || !due.IsZero() && due.UnixNano() < n {
+		s.notify()
+	}
+}
+
+// setClaimAt makes t the instant of the loop's next claim.
+func (a *aheadClaims) setClaimAt(t time.Time) {
+	a.claimAt = t
+	a.next.Store(t.UnixNano())
+}
+
+// claimNow makes the loop claim at its next step.
+func (a *aheadClaims) claimNow() {
+	a.claimAt = time.Time{}
+	a.next.Store(0)
+}
+
+// wakeAt returns t, or the start of the earliest held claim when that is
+// earlier.
+func (a *aheadClaims) wakeAt(t time.Time) time.Time {
+	if len(a.held) > 0 {
+		return minTime(t, a.held[0].start)
+	}
+	return t
+}
+
+// hold keeps claims, claimed at now up to horizon ahead, until their
+// instants: a job's due instant, or for a job whose expired lease the claim
+// took over, now+horizon, which is no earlier than that lease's end (the
+// claim counted leases ending by then as expired).
+func (a *aheadClaims) hold(claims []*JobRecord, now time.Time, horizon time.Duration) {
+	for _, r := range claims {
+		start := r.Schedule.DueAt
+		if r.PreviousLeaseOwner != "" {
+			start = maxTime(start, now.Add(horizon))
+		}
+		a.held = append(a.held, heldClaim{r, start})
+	}
+	slices.SortStableFunc(a.held, func(x, y heldClaim) int { return x.start.Compare(y.start) })
+}
+
+// startHeld hands the held claims whose instant is not after now to the
+// workers, as claimed at now.
+func (s *Scheduler) startHeld(now time.Time) {
+	a := &s.ahead
+	n := 0
+	for n < len(a.held) && !a.held[n].start.After(now) {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	starts := a.starts[:0]
+	for _, h := range a.held[:n] {
+		starts = append(starts, h.r)
+	}
+	k := copy(a.held, a.held[n:])
+	clear(a.held[k:])
+	a.held = a.held[:k]
+	if s.pool {
+		s.work.push(starts, now)
+	} else {
+		for _, r := range starts {
+			go s.process(s.execCtx, task{r, now}, nil) // runDue driven without Start, in tests
+		}
+	}
+	clear(starts)
+	a.starts = starts[:0]
+}
+
+// dropWritten gives back the held claims on the jobs written through this
+// Scheduler since the loop last looked (see wrote), and reports whether
+// anything was written.
+func (s *Scheduler) dropWritten(ctx context.Context) bool {
+	a := &s.ahead
+	a.mu.Lock()
+	marks := a.marks
+	a.marks = nil
+	a.mu.Unlock()
+	if len(marks) == 0 {
+		return false
+	}
+	var drop []*JobRecord
+	a.held = slices.DeleteFunc(a.held, func(h heldClaim) bool {
+		if slices.ContainsFunc(marks, func(k jobKey) bool { return k.covers(h.r) }) {
+			drop = append(drop, h.r)
+			return true
+		}
+		return false
+	})
+	s.giveBack(ctx, drop)
+	return true
+}
+
+// takeHeld returns every held claim's record and holds none.
+func (a *aheadClaims) takeHeld() []*JobRecord {
+	recs := make([]*JobRecord, len(a.held))
+	for i, h := range a.held {
+		recs[i] = h.r
+	}
+	a.held = nil
+	return recs
+}
+
+// releaseHeld gives back every held claim, as the loop ends (Stop): another
+// instance may then claim those jobs at once, rather than once their leases
+// expire. A claim that cannot be given back (the store fails) stays leased
+// until its lease expires; nothing runs it meanwhile.
+func (s *Scheduler) releaseHeld() {
+	recs := s.ahead.takeHeld()
+	if len(recs) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.LeaseDuration)
+	defer cancel()
+	s.giveBack(ctx, recs)
+}
+
+// giveBack gives the claims on recs back unrun and releases their slots:
+// each job is written back as it was claimed, which releases its lease
+// (after a fresh read when a write came after the claim: such a write keeps
+// the lease), in one RecordBatch when the store has it. A job deleted
+// meanwhile needs nothing.
+func (s *Scheduler) giveBack(ctx context.Context, recs []*JobRecord) {
+	if len(recs) == 0 {
+		return
+	}
+	keys := make([]jobKey, len(recs)) // read before the store may keep the records
+	for i, r := range recs {
+		keys[i] = jobKey{r.Collection, r.Name}
+	}
+	var errs []error
+	if s.batch != nil {
+		reqs := make([]RecordRequest, len(recs))
+		for i, r := range recs {
+			reqs[i] = RecordRequest{Job: r}
+		}
+		errs = s.batch.RecordBatch(ctx, s.cfg.InstanceID, reqs)
+	}
+	for i, k := range keys {
+		collection, name := k.collection, k.name
+		var err error
+		if i < len(errs) {
+			err = errs[i]
+		} else {
+			err = s.runStore.Record(ctx, s.cfg.InstanceID, recs[i], nil)
+		}
+		for range 5 {
+			if !errors.Is(err, ErrConflict) {
+				break
+			}
+			var fresh *JobRecord
+			if fresh, err = s.runStore.GetJob(ctx, collection, name); err == nil {
+				err = s.runStore.Record(ctx, s.cfg.InstanceID, fresh, nil)
+			}
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
+			s.log.Warn("give back a job claimed ahead of its due time; its lease expires instead", "job", name, "collection", collection, "err", err)
+		}
+		s.release()
+	}
+}

@@ -1,0 +1,203 @@
+package scheduler_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// claimCounter is a memory store that counts ClaimDue calls.
+type claimCounter struct {
+	*memory.Store
+	claims atomic.Int64
+}
+
+func (c *claimCounter) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	c.claims.Add(1)
+	return c.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
+}
+
+// oneTimeAt is a one-time job due at start, to the millisecond.
+func oneTimeAt(start time.Time) string {
+	return `{"action": ` + hello + `}, "startTime": "` + start.UTC().Format(time.RFC3339Nano) + `"}`
+}
+
+// TestClaimAheadStartsOnTime: 200 one-time jobs due 5 ms apart each start
+// at their due instant, none earlier; claimed ahead, they take a few
+// claims for all of them (the loop claims every half ClaimAhead), where
+// claiming each once it is due takes one claim per job or more.
+func TestClaimAheadStartsOnTime(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		ahead      time.Duration
+		fewClaims  int // the most claims expected; 0: no bound
+		manyClaims int // the fewest claims expected
+	}{
+		{name: "default", fewClaims: 60},
+		{name: "none", ahead: scheduler.NoClaimAhead, manyClaims: 200},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead})
+				st := &claimCounter{Store: e.store}
+				e.over(st)
+				coll := &scheduler.JobCollection{}
+				coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
+				if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
+					t.Fatal(err)
+				}
+				first := e.t0.Add(10 * time.Second).Truncate(time.Second)
+				const n = 200
+				for i := range n {
+					e.put(jobName(i), oneTimeAt(first.Add(time.Duration(i)*5*time.Millisecond)))
+				}
+				synctest.Wait()
+				time.Sleep(time.Until(first.Add(-time.Second)))
+				e.start()
+				defer e.stop()
+				before := st.claims.Load()
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				claims := int(st.claims.Load() - before)
+				reqs := e.exec.calls
+				if len(reqs) != n {
+					t.Fatalf("%d attempts, want %d", len(reqs), n)
+				}
+				for _, c := range reqs {
+					if !c.at.Equal(c.req.ExpectedTime) {
+						t.Errorf("%s started at %v, due at %v", c.req.JobID, c.at.Sub(first), c.req.ExpectedTime.Sub(first))
+					}
+				}
+				if tt.fewClaims > 0 && claims > tt.fewClaims {
+					t.Errorf("%d claims for %d jobs due 5 ms apart, want at most %d", claims, n, tt.fewClaims)
+				}
+				if claims < tt.manyClaims {
+					t.Errorf("%d claims for %d jobs due 5 ms apart, want at least %d", claims, n, tt.manyClaims)
+				}
+			})
+		})
+	}
+}
+
+func jobName(i int) string {
+	return "j" + string(rune('a'+i/100%26)) + string(rune('a'+i/10%10)) + string(rune('a'+i%10))
+}
+
+// TestClaimAheadWriteWins: a write through the Scheduler to a job whose
+// occurrence is claimed ahead of its due instant (held) wins over it: a
+// disable, a delete or a put of another start time means that nothing runs
+// at the old instant, a run now runs at once, and a disabled collection
+// runs nothing. The job's lease is given back.
+func TestClaimAheadWriteWins(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name  string
+		write func(e *env, due time.Time) error
+		want  []time.Duration // attempt starts, from due
+	}{
+		{name: "none", write: func(*env, time.Time) error { return nil }, want: []time.Duration{0}},
+		{name: "disable", write: func(e *env, _ time.Time) error {
+			_, err := e.s.DisableJob(ctx, "c", "j")
+			return err
+		}},
+		{name: "delete", write: func(e *env, _ time.Time) error { return e.s.DeleteJob(ctx, "c", "j") }},
+		{name: "put later", write: func(e *env, due time.Time) error {
+			job, err := scheduler.ParseJob([]byte(oneTimeAt(due.Add(time.Minute))), nil)
+			if err == nil {
+				_, err = e.s.PutJob(ctx, "c", "j", job, nil)
+			}
+			return err
+		}, want: []time.Duration{time.Minute}},
+		{name: "run now", write: func(e *env, _ time.Time) error {
+			_, err := e.s.RunJob(ctx, "c", "j")
+			return err
+		}, want: []time.Duration{-20 * time.Millisecond, 0}},
+		{name: "disable collection", write: func(e *env, _ time.Time) error {
+			_, err := e.s.PatchCollection(ctx, "c", []byte(`{"properties": {"state": "Disabled"}}`), nil)
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{})
+				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+				e.put("j", oneTimeAt(due))
+				e.start()
+				defer e.stop()
+				time.Sleep(time.Until(due.Add(-20 * time.Millisecond)))
+				synctest.Wait()
+				if n, _ := e.s.InFlight(); n != 1 {
+					t.Fatalf("%d jobs in flight 20 ms before the job is due, want 1 (its claim held)", n)
+				}
+				if err := tt.write(e, due); err != nil {
+					t.Fatal(err)
+				}
+				synctest.Wait()
+				if tt.name != "none" && tt.name != "run now" && tt.name != "delete" {
+					if r := e.job("j"); r.LeaseOwner != "" {
+						t.Errorf("after the write, before the due instant, the job is leased to %q, want no lease", r.LeaseOwner)
+					}
+				}
+				time.Sleep(2 * time.Minute)
+				synctest.Wait()
+				var got []time.Duration
+				for _, c := range e.exec.calls {
+					got = append(got, c.at.Sub(due))
+				}
+				if len(got) != len(tt.want) {
+					t.Fatalf("attempts at %v from the due instant, want %v", got, tt.want)
+				}
+				for i := range got {
+					if got[i] != tt.want[i] {
+						t.Errorf("attempts at %v from the due instant, want %v", got, tt.want)
+						break
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestClaimAheadStopGivesBack: Stop gives back the claims held ahead of
+// their instants: the jobs are not leased once Stop returns, and another
+// Scheduler over the store runs each once, on time.
+func TestClaimAheadStopGivesBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{})
+		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+		for i := range 5 {
+			e.put(jobName(i), oneTimeAt(due.Add(time.Duration(i)*time.Millisecond)))
+		}
+		e.start()
+		time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+		synctest.Wait()
+		if n, _ := e.s.InFlight(); n != 5 {
+			t.Fatalf("%d jobs in flight 10 ms before they are due, want 5 (their claims held)", n)
+		}
+		e.stop()
+		for i := range 5 {
+			if r := e.job(jobName(i)); r.LeaseOwner != "" {
+				t.Errorf("%s is leased to %q after Stop, want no lease", r.Name, r.LeaseOwner)
+			}
+		}
+		e.cfg.InstanceID = "second"
+		e.s = e.newScheduler()
+		e.start()
+		defer e.stop()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if len(e.exec.calls) != 5 {
+			t.Fatalf("%d attempts, want 5", len(e.exec.calls))
+		}
+		for _, c := range e.exec.calls {
+			if !c.at.Equal(c.req.ExpectedTime) {
+				t.Errorf("%s started %v after its due instant, want on time", c.req.JobID, c.at.Sub(c.req.ExpectedTime))
+			}
+		}
+	})
+}
