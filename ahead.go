@@ -13,9 +13,10 @@ import (
 // instants (see Config.ClaimAhead) and holds until then, and what the loop
 // needs to know when to claim again.
 type aheadClaims struct {
-	held    []heldClaim  // by start instant, earliest first; the loop's
+	held    []heldClaim  // by start instant, earliest first; in s.wg, not in s.inFlight; the loop's
 	claimAt time.Time    // when the loop claims next; zero: at its next step. The loop's
 	next    atomic.Int64 // claimAt in Unix nanoseconds for notifyDue; 0: zero, or a claim is under way
+	first   atomic.Int64 // the start of held[0] in Unix nanoseconds, for startsWithin; 0: none held
 	starts  []*JobRecord // the loop's, reused by startHeld
 
 	mu    sync.Mutex
@@ -64,6 +65,26 @@ func (s *Scheduler) notifyDue(due time.Time) {
 	}
 }
 
+// heldChanged publishes the start of the earliest held claim.
+func (a *aheadClaims) heldChanged() {
+	var n int64
+	if len(a.held) > 0 {
+		n = a.held[0].start.UnixNano()
+	}
+	a.first.Store(n)
+}
+
+// startsWithin reports whether a held claim starts within d of now.
+func (a *aheadClaims) startsWithin(now time.Time, d time.Duration) bool {
+	n := a.first.Load()
+	return n != 0 && n-now.UnixNano() < int64(d)
+}
+
+// linger is how long an outcome may wait for others to be recorded with it
+// while claims held ahead start meanwhile (see outcomeBatch): a fifth of
+// Config.ClaimAhead, 0 when nothing is claimed ahead.
+func (s *Scheduler) linger() time.Duration { return s.claimAhead() / 5 }
+
 // setClaimAt makes t the instant of the loop's next claim.
 func (a *aheadClaims) setClaimAt(t time.Time) {
 	a.claimAt = t
@@ -98,10 +119,17 @@ func (a *aheadClaims) hold(claims []*JobRecord, now time.Time, horizon time.Dura
 		a.held = append(a.held, heldClaim{r, start})
 	}
 	slices.SortStableFunc(a.held, func(x, y heldClaim) int { return x.start.Compare(y.start) })
+	a.heldChanged()
 }
 
 // startHeld hands the held claims whose instant is not after now to the
-// workers, as claimed at now.
+// workers, as claimed at now; they are in flight from then on. Held claims
+// do not count as in flight: the loop claims up to Config.MaxConcurrency
+// jobs beyond those in flight, and at most claimBatch held at once, so
+// that a held job starts on time even while the outcomes of earlier ones
+// wait for the store; when it starts, in flight may go past
+// MaxConcurrency by as many (the workers, MaxConcurrency of them, still
+// run no more attempts at once).
 func (s *Scheduler) startHeld(now time.Time) {
 	a := &s.ahead
 	n := 0
@@ -118,6 +146,8 @@ func (s *Scheduler) startHeld(now time.Time) {
 	k := copy(a.held, a.held[n:])
 	clear(a.held[k:])
 	a.held = a.held[:k]
+	a.heldChanged()
+	s.inFlight.Add(int64(len(starts)))
 	if s.pool {
 		s.work.push(starts, now)
 	} else {
@@ -149,6 +179,7 @@ func (s *Scheduler) dropWritten(ctx context.Context) bool {
 		}
 		return false
 	})
+	a.heldChanged()
 	s.giveBack(ctx, drop)
 	return true
 }
@@ -160,6 +191,7 @@ func (a *aheadClaims) takeHeld() []*JobRecord {
 		recs[i] = h.r
 	}
 	a.held = nil
+	a.heldChanged()
 	return recs
 }
 
@@ -177,7 +209,7 @@ func (s *Scheduler) releaseHeld() {
 	s.giveBack(ctx, recs)
 }
 
-// giveBack gives the claims on recs back unrun and releases their slots:
+// giveBack gives the held claims on recs back unrun:
 // each job is written back as it was claimed, which releases its lease
 // (after a fresh read when a write came after the claim: such a write keeps
 // the lease), in one RecordBatch when the store has it. A job deleted
@@ -218,6 +250,6 @@ func (s *Scheduler) giveBack(ctx context.Context, recs []*JobRecord) {
 		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
 			s.log.Warn("give back a job claimed ahead of its due time; its lease expires instead", "job", name, "collection", collection, "err", err)
 		}
-		s.release()
+		s.wg.Done() // not in flight: it did not start
 	}
 }

@@ -11,10 +11,18 @@ import (
 	"github.com/jobclock/scheduler/store/memory"
 )
 
-// claimCounter is a memory store that counts ClaimDue calls.
+// claimCounter is a memory store that counts ClaimDue and RecordBatch
+// calls.
 type claimCounter struct {
 	*memory.Store
-	claims atomic.Int64
+	claims, batches atomic.Int64
+	slow            time.Duration // how long RecordBatch takes
+}
+
+func (c *claimCounter) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	c.batches.Add(1)
+	time.Sleep(c.slow)
+	return c.Store.RecordBatch(ctx, owner, batch)
 }
 
 func (c *claimCounter) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
@@ -30,16 +38,19 @@ func oneTimeAt(start time.Time) string {
 // TestClaimAheadStartsOnTime: 200 one-time jobs due 5 ms apart each start
 // at their due instant, none earlier; claimed ahead, they take a few
 // claims for all of them (the loop claims every half ClaimAhead), where
-// claiming each once it is due takes one claim per job or more.
+// claiming each once it is due takes one claim per job or more, and their
+// outcomes are recorded two or three at a time (an outcome waits a fifth
+// of ClaimAhead for the next ones while claims held ahead start).
 func TestClaimAheadStartsOnTime(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
 		ahead      time.Duration
 		fewClaims  int // the most claims expected; 0: no bound
 		manyClaims int // the fewest claims expected
+		batches    int // the most record batches expected
 	}{
-		{name: "default", fewClaims: 60},
-		{name: "none", ahead: scheduler.NoClaimAhead, manyClaims: 200},
+		{name: "default", fewClaims: 60, batches: 110},
+		{name: "none", ahead: scheduler.NoClaimAhead, manyClaims: 200, batches: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -51,19 +62,24 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 				if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
 					t.Fatal(err)
 				}
-				first := e.t0.Add(10 * time.Second).Truncate(time.Second)
 				const n = 200
-				for i := range n {
-					e.put(jobName(i), oneTimeAt(first.Add(time.Duration(i)*5*time.Millisecond)))
-				}
+				first := e.putEvery(n, 5*time.Millisecond)
 				synctest.Wait()
 				time.Sleep(time.Until(first.Add(-time.Second)))
 				e.start()
 				defer e.stop()
-				before := st.claims.Load()
+				before, batches := st.claims.Load(), st.batches.Load()
 				time.Sleep(2 * time.Second)
 				synctest.Wait()
 				claims := int(st.claims.Load() - before)
+				if b := int(st.batches.Load() - batches); b > tt.batches {
+					t.Errorf("%d record batches for %d outcomes 5 ms apart, want at most %d", b, n, tt.batches)
+				}
+				e.mu.Lock()
+				if len(e.hist) != n {
+					t.Errorf("%d history entries, want %d", len(e.hist), n)
+				}
+				e.mu.Unlock()
 				reqs := e.exec.calls
 				if len(reqs) != n {
 					t.Fatalf("%d attempts, want %d", len(reqs), n)
@@ -82,6 +98,42 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestClaimAheadSlowRecords: while the outcomes of earlier jobs wait for a
+// slow store (60 ms a batch), taking most of MaxConcurrency's slots, the
+// jobs claimed ahead still start on time: held claims do not count as in
+// flight until they start.
+func TestClaimAheadSlowRecords(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{MaxConcurrency: 20})
+		st := &claimCounter{Store: e.store, slow: 60 * time.Millisecond}
+		e.over(st)
+		const n = 45
+		first := e.putEvery(n, 5*time.Millisecond)
+		e.start()
+		defer e.stop()
+		time.Sleep(time.Until(first.Add(time.Second)))
+		synctest.Wait()
+		if len(e.exec.calls) != n {
+			t.Fatalf("%d attempts, want %d", len(e.exec.calls), n)
+		}
+		for _, c := range e.exec.calls {
+			if !c.at.Equal(c.req.ExpectedTime) {
+				t.Errorf("%s started %v late", c.req.JobID, c.at.Sub(c.req.ExpectedTime))
+			}
+		}
+	})
+}
+
+// putEvery puts n one-time jobs due every d from the first whole second
+// 10 s after e.t0, and returns when the first is due.
+func (e *env) putEvery(n int, d time.Duration) time.Time {
+	first := e.t0.Add(10 * time.Second).Truncate(time.Second)
+	for i := range n {
+		e.put(jobName(i), oneTimeAt(first.Add(time.Duration(i)*d)))
+	}
+	return first
 }
 
 func jobName(i int) string {
@@ -131,8 +183,8 @@ func TestClaimAheadWriteWins(t *testing.T) {
 				defer e.stop()
 				time.Sleep(time.Until(due.Add(-20 * time.Millisecond)))
 				synctest.Wait()
-				if n, _ := e.s.InFlight(); n != 1 {
-					t.Fatalf("%d jobs in flight 20 ms before the job is due, want 1 (its claim held)", n)
+				if r := e.job("j"); r.LeaseOwner == "" {
+					t.Fatalf("the job is not leased 20 ms before it is due, want its claim held")
 				}
 				if err := tt.write(e, due); err != nil {
 					t.Fatal(err)
@@ -176,8 +228,10 @@ func TestClaimAheadStopGivesBack(t *testing.T) {
 		e.start()
 		time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
 		synctest.Wait()
-		if n, _ := e.s.InFlight(); n != 5 {
-			t.Fatalf("%d jobs in flight 10 ms before they are due, want 5 (their claims held)", n)
+		for i := range 5 {
+			if r := e.job(jobName(i)); r.LeaseOwner == "" {
+				t.Fatalf("%s is not leased 10 ms before it is due, want its claim held", r.Name)
+			}
 		}
 		e.stop()
 		for i := range 5 {

@@ -841,8 +841,11 @@
 // the occurrences due in the next 25 to 50 milliseconds (the loop claims
 // again every half ClaimAhead while it finds jobs), rather than a claim and
 // a [Store.NextDue] per due instant, and no occurrence waits for the claim's
-// round trip. A held job counts as in flight ([Scheduler.InFlight]). A
-// negative ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
+// round trip. A held job counts as in flight ([Scheduler.InFlight]) once it
+// starts, so that outcomes waiting for a slow store do not keep the loop
+// from claiming; at most 256 are held at once, and the workers still run
+// at most MaxConcurrency attempts at once. A negative ClaimAhead
+// ([NoClaimAhead]) claims each job only once it is due.
 //
 // What happens to a held job:
 //   - A write through this Scheduler wins over the held occurrence when it

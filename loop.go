@@ -68,19 +68,21 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		return a.wakeAt(minTime(wakeBy, a.claimAt))
 	}
 	a.claimNow() // outcomes recorded from now on wake the loop
-	free := s.cfg.MaxConcurrency - int(s.inFlight.Load())
-	if free == 0 {
+	// The claims held count apart from the jobs in flight (see
+	// startHeld): outcomes that wait for a slow store take slots, but
+	// must not keep the loop from claiming what comes due meanwhile.
+	free := min(s.cfg.MaxConcurrency-int(s.inFlight.Load()), claimBatch-len(a.held))
+	if free <= 0 {
 		return a.wakeAt(wakeBy) // the next job that ends wakes the loop
 	}
 	horizon := s.claimAhead()
-	limit := min(free, claimBatch)
+	limit := free
 	claims, err := s.runStore.ClaimDue(ctx, now.Add(horizon), s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
 	if err != nil {
 		s.storeFailed(ctx, "claim due jobs", err, now)
 		return a.wakeAt(minTime(wakeBy, now.Add(time.Second)))
 	}
 	s.storeAnswered(now)
-	s.inFlight.Add(int64(len(claims))) // at most free: the loop alone adds
 	s.wg.Add(len(claims))
 	a.hold(claims, now, horizon)
 	s.startHeld(now)

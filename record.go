@@ -220,12 +220,18 @@ var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
 // adds an outcome while no flush is under way becomes the flusher: it
 // records its own outcome and every one added meanwhile, in batches of at
 // most recordBatch, until none is left. Attempts that end together thus
-// share a store call, and no goroutine waits for its turn.
+// share a store call, and no goroutine waits for its turn. When the loop
+// holds a claim that starts within a linger (see Scheduler.linger), more
+// outcomes are on their way: the flush is then left to a timer, a linger
+// later, so that the outcomes of occurrences due a few milliseconds apart
+// share a store call too; unless the outcome's job is due again within
+// the linger.
 type outcomeBatch struct {
 	mu       sync.Mutex
 	pending  []pendingOutcome
 	spare    []pendingOutcome // the flusher's previous slice, for reuse
 	flushing bool
+	timed    bool            // a timer will flush
 	reqs     []RecordRequest // the flusher's
 }
 
@@ -250,10 +256,40 @@ func (s *Scheduler) enqueue(p pendingOutcome) {
 	b := &s.outcomes
 	b.mu.Lock()
 	b.pending = append(b.pending, p)
-	if b.flushing {
+	if b.flushing || b.timed {
 		b.mu.Unlock()
 		return
 	}
+	// An outcome lingers unless its own job is due again within the
+	// linger (its next occurrence waits for this record).
+	now := time.Now()
+	if d := s.linger(); d > 0 && s.ahead.startsWithin(now, d) && !dueWithin(p.r, now, d) {
+		b.timed = true
+		b.mu.Unlock()
+		time.AfterFunc(d, func() {
+			b.mu.Lock()
+			b.timed = false
+			if b.flushing || len(b.pending) == 0 {
+				b.mu.Unlock()
+				return
+			}
+			s.flushPending()
+		})
+		return
+	}
+	s.flushPending()
+}
+
+// dueWithin reports whether r is due within d of now.
+func dueWithin(r *JobRecord, now time.Time, d time.Duration) bool {
+	due := r.Schedule.DueAt
+	return !due.IsZero() && due.Before(now.Add(d))
+}
+
+// flushPending records the pending outcomes until none is left. b.mu is
+// held, and released on return.
+func (s *Scheduler) flushPending() {
+	b := &s.outcomes
 	b.flushing = true
 	for len(b.pending) > 0 {
 		all := b.pending

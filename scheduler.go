@@ -176,7 +176,7 @@ type Config struct {
 	// free), holds them under their lease, and starts each at its due
 	// instant, so that at a steady rate a claim serves many occurrences
 	// while each still starts on time. A held job counts as in flight
-	// (see InFlight). What a write does to a held job, Stop, and other
+	// once it starts (see InFlight). What a write does to a held job, Stop, and other
 	// instances: see "Claiming ahead" in the package documentation. At
 	// most a tenth of LeaseDuration. Defaults to DefaultClaimAhead
 	// (50ms); NoClaimAhead (or any negative value) claims each job only
@@ -345,7 +345,7 @@ type Scheduler struct {
 
 	wake     chan struct{}  // capacity 1: "look at the store again"
 	ahead    aheadClaims    // the loop's claims held until their instants
-	inFlight atomic.Int64   // claimed jobs in flight, at most Config.MaxConcurrency
+	inFlight atomic.Int64   // claimed jobs started and not recorded (see startHeld)
 	work     dispatch       // claimed jobs for the workers
 	wg       sync.WaitGroup // claimed jobs in flight
 	workers  sync.WaitGroup
@@ -525,9 +525,10 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 }
 
-// InFlight returns how many claimed jobs this instance works on now (held
-// until their due instants, their attempts running or their outcomes being
-// recorded), and the most it works on at once: Config.MaxConcurrency.
+// InFlight returns how many claimed jobs this instance works on now (their
+// attempts running or their outcomes being recorded; not the jobs claimed
+// ahead of their due instants), and Config.MaxConcurrency, the most it
+// claims beyond those (see "Claiming ahead" in the package documentation).
 func (s *Scheduler) InFlight() (n, limit int) {
 	return int(s.inFlight.Load()), s.cfg.MaxConcurrency
 }
