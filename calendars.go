@@ -169,7 +169,7 @@ func (s *Scheduler) replanJob(ctx context.Context, r *JobRecord) error {
 		}
 		m.settle(r, now)
 		if err = s.store.PutJob(ctx, r); err == nil {
-			s.notify()
+			s.wrote(r.Collection, r.Name)
 			return nil
 		}
 		if !errors.Is(err, ErrConflict) && !transient(err) || ctx.Err() != nil {
