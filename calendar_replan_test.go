@@ -284,3 +284,40 @@ func TestCalendarReplanNotWritten(t *testing.T) {
 		}
 	})
 }
+
+// TestCalendarChangeWhileRunning: a calendar replaced to exclude the day
+// of the occurrence that is running leaves that occurrence alone: it ends
+// once, counted, and the next one runs where it is planned. The job runs
+// every 2 days from 2000-01-02 with count 2; its first attempt takes 10 s
+// and the calendar changes 5 s into it.
+func TestCalendarChangeWhileRunning(t *testing.T) {
+	day := 24 * time.Hour
+	for _, onExcluded := range []string{"Skip", "NextIncluded", "PreviousIncluded"} {
+		t.Run(onExcluded, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{})
+				e.exec.fn = func(_ *action.Request, n int) error {
+					if n == 0 {
+						time.Sleep(10 * time.Second)
+					}
+					return nil
+				}
+				e.putCalendar("cal", `{"properties": {"dates": ["1999-01-01"]}}`)
+				e.start()
+				e.put("j", jobJSON(e.t0.Add(day), `"recurrence": {"frequency": "Day", "interval": 2, "count": 2, "calendar": "cal", "onExcluded": "`+onExcluded+`"}`))
+				time.Sleep(day + 5*time.Second)
+				synctest.Wait()
+				e.putCalendar("cal", `{"properties": {"dates": ["2000-01-02"]}}`)
+				time.Sleep(6 * day)
+				synctest.Wait()
+				e.stop()
+				if diff := cmp.Diff([]time.Duration{day, 3 * day}, e.exec.times(e.t0)); diff != "" {
+					t.Errorf("attempt times (-want +got):\n%s", diff)
+				}
+				if j := e.job("j"); j.State != scheduler.JobCompleted {
+					t.Errorf("state %s, want Completed", j.State)
+				}
+			})
+		})
+	}
+}

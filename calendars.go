@@ -139,7 +139,9 @@ func (s *Scheduler) replanJobs(ctx context.Context, collection, name string) {
 // (a compare-and-swap on its version, done again over a fresh read when
 // another write came first, or after a failure of the store). The
 // occurrences the calendar now drops get their Skipped entry (see
-// PolicyState.Passed) unless one waits already.
+// PolicyState.Passed) unless one waits already. A record that is leased
+// (an occurrence runs) or whose occurrence is due is left to the engine,
+// which follows the calendar when it takes the occurrence.
 func (s *Scheduler) replanJob(ctx context.Context, r *JobRecord) error {
 	var err error
 	for try := range maxWriteAttempts {
@@ -152,6 +154,14 @@ func (s *Scheduler) replanJob(ctx context.Context, r *JobRecord) error {
 		}
 		now := time.Now()
 		if r.State != JobEnabled || r.Schedule.NextOccurrence.IsZero() {
+			return nil
+		}
+		if r.LeaseUntil.After(now) || !r.Schedule.NextOccurrence.After(now) {
+			// An instance works on the occurrence (the record keeps it
+			// until its outcome is recorded), or is about to take it:
+			// moving it would make the engine's write conflict and run
+			// it again at its new instant. The engine follows the
+			// calendar itself when it takes the occurrence.
 			return nil
 		}
 		t, terr := s.timing(r, now)

@@ -736,7 +736,10 @@
 //     (runPolicy.missed). A job that cannot be written (the store
 //     failed, or other writes kept coming first) is logged as an error
 //     naming the collection, the job and the calendar, and is planned
-//     again by the engine as below. See [Timing.Replan].
+//     again by the engine as below. See [Timing.Replan]. An occurrence
+//     that is running (its outcome is not yet recorded) or already due
+//     is left to the engine: it runs, and is counted, once, and the
+//     occurrence after it is planned under the new version.
 //   - Every instance checks a scheduled occurrence against the calendar
 //     it holds when it comes due, before it takes it, and plans it again
 //     where that calendar places it. When the two disagree it reads the
