@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -425,5 +426,58 @@ func TestQuotaCheckCleared(t *testing.T) {
 	}
 	if col.Definition.Checking != nil || col.Definition.MaxRecurrence().Frequency == recurrence.Hour || col.Definition.Tags["team"] != "ops" {
 		t.Errorf("collection %+v, want the patch's tags, no mark and the old maxRecurrence", col.Definition)
+	}
+}
+
+// TestQuotaTightenedDuringPutOverFinal: a put over a Completed or Faulted
+// job with the same recurrence is checked again after its write like any
+// other: a stricter collection write does not look at jobs in a final
+// state, so a put that read the collection before that write and wrote
+// the job after it would otherwise bring back a job that recurs more
+// often than the collection allows. PutJob and PutJobs alike.
+func TestQuotaTightenedDuringPutOverFinal(t *testing.T) {
+	ctx := context.Background()
+	for _, state := range []scheduler.JobState{scheduler.JobCompleted, scheduler.JobFaulted} {
+		for _, batch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s batch=%v", state, batch), func(t *testing.T) {
+				st, s := hookScheduler(t)
+				job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Minute", "interval": 5}`)), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := s.PutJob(ctx, "c", "j", job, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.State = state
+				if err := st.Store.PutJob(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+				hourly := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+					Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
+				var colErr, putErr error
+				tighten := func() { _, colErr = s.PutCollection(ctx, "c", hourly, nil) }
+				if batch {
+					st.arm("PutJobs", tighten)
+					_, putErr = s.PutJobs(ctx, "c", []scheduler.JobPut{{Name: "j", Job: job}}, nil)
+				} else {
+					st.arm("PutJob", tighten)
+					_, putErr = s.PutJob(ctx, "c", "j", job, nil)
+				}
+				if colErr != nil {
+					t.Fatalf("PutCollection during the put: %v", colErr)
+				}
+				if !errors.Is(putErr, scheduler.ErrQuotaExceeded) {
+					t.Errorf("put over the %s job: err = %v, want ErrQuotaExceeded", state, putErr)
+				}
+				got, err := s.GetJob(ctx, "c", "j")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.State != state {
+					t.Errorf("job after the failed put: state %s, want %s as before", got.State, state)
+				}
+			})
+		}
 	}
 }

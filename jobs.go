@@ -408,14 +408,16 @@ func (s *Scheduler) recheckPut(ctx context.Context, st TxStore, old, r *JobRecor
 // break a rule that recheckPut checks: only a job with a recurrence can
 // name a calendar or recur too often, and a replacement that keeps its
 // recurrence, its startTime and no calendar is judged as old was (a
-// stricter collection write lists old, which was in place before r's read).
+// stricter collection write lists old, which was in place before r's read),
+// unless old is in a final state: that write does not look at a Completed
+// or Faulted job, so a put bringing one back is checked again.
 // Skipping the read keeps the puts of one-time jobs, and of jobs whose
 // schedule a put leaves alone, at one collection read.
 func needsRecheck(old, r *JobRecord) bool {
 	if r.Job.Recurrence == nil {
 		return false
 	}
-	if r.Job.Recurrence.Ext().Calendar != "" || old == nil {
+	if r.Job.Recurrence.Ext().Calendar != "" || old == nil || old.State.Final() {
 		return true
 	}
 	return timingChanged(old.Job, r.Job)
