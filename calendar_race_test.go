@@ -22,7 +22,7 @@ import (
 type hookStore struct {
 	*memory.Store
 	mu     sync.Mutex
-	method string // "PutJob", "PutJobs", "ListJobs" or "PutCollection"
+	method string // "PutJob", "PutJobs", "ListJobs", "PutCollection" or "GetCollection"
 	hook   func()
 }
 
@@ -56,6 +56,11 @@ func (h *hookStore) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 func (h *hookStore) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
 	h.fire("PutJobs")
 	return h.Store.PutJobs(ctx, collection, jobs)
+}
+
+func (h *hookStore) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	h.fire("GetCollection")
+	return h.Store.GetCollection(ctx, name)
 }
 
 func (h *hookStore) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
@@ -479,5 +484,46 @@ func TestQuotaTightenedDuringPutOverFinal(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestUndoneCreateKeepsLaterPut: a put that created a job and is undone
+// (the collection was tightened meanwhile) deletes only the version it
+// wrote: a put that replaced the job between the write and the undo, and
+// succeeded, keeps its job.
+func TestUndoneCreateKeepsLaterPut(t *testing.T) {
+	ctx := context.Background()
+	st, s := hookScheduler(t)
+	often, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Minute", "interval": 5}`)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hourly, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Hour"}`)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+		Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
+	var colErr, bErr error
+	var b *scheduler.JobRecord
+	st.arm("PutJob", func() {
+		_, colErr = s.PutCollection(ctx, "c", limit, nil)
+		// The next collection read is the first put's check after its
+		// write: the second put lands there.
+		st.arm("GetCollection", func() { b, bErr = s.PutJob(ctx, "c", "j", hourly, nil) })
+	})
+	_, aErr := s.PutJob(ctx, "c", "j", often, nil)
+	if colErr != nil || bErr != nil {
+		t.Fatalf("PutCollection: %v; the second PutJob: %v", colErr, bErr)
+	}
+	if !errors.Is(aErr, scheduler.ErrQuotaExceeded) {
+		t.Errorf("the first PutJob: err = %v, want ErrQuotaExceeded", aErr)
+	}
+	got, err := s.GetJob(ctx, "c", "j")
+	if err != nil {
+		t.Fatalf("GetJob after the second put succeeded: %v", err)
+	}
+	if got.ETag != b.ETag {
+		t.Errorf("GetJob: ETag %s, want %s, the second put's", got.ETag, b.ETag)
 	}
 }

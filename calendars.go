@@ -479,15 +479,31 @@ func calendarDeleted(r *JobRecord) error {
 
 // undoPut puts back old, what a put that wrote r replaced (nil: deletes
 // the job r created), when r's version is still the stored one (see
-// recheckPut); a failure is logged.
+// recheckPut); a failure is logged. A job written again since r is left
+// alone: that write is checked on its own. The Store has no conditional
+// delete, so the delete of a created job reads the job first and deletes
+// it only when it still holds r's ETag; a write landing between that read
+// and the delete (the time of one store call) is deleted with it.
 func (s *Scheduler) undoPut(ctx context.Context, st TxStore, old, r *JobRecord) {
 	var err error
 	if old == nil {
-		err = st.DeleteJob(ctx, r.Collection, r.Name)
+		var cur *JobRecord
+		if cur, err = st.GetJob(ctx, r.Collection, r.Name); errors.Is(err, ErrNotFound) {
+			return
+		} else if err == nil {
+			if cur.ETag != r.ETag {
+				return
+			}
+			if err = st.DeleteJob(ctx, r.Collection, r.Name); errors.Is(err, ErrNotFound) {
+				return
+			}
+		}
 	} else {
 		u := old.Clone()
 		u.Version = r.Version
-		err = st.PutJob(ctx, u)
+		if err = st.PutJob(ctx, u); errors.Is(err, ErrConflict) {
+			return
+		}
 	}
 	if err != nil {
 		s.log.Error("undo the write of a job that its collection no longer allows", "collection", r.Collection, "job", r.Name,
