@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -77,8 +78,15 @@ func (h *hookStore) ListJobs(ctx context.Context, collection string, f scheduler
 // and its calendar "cal".
 func hookScheduler(t *testing.T) (*hookStore, *scheduler.Scheduler) {
 	t.Helper()
-	ctx := context.Background()
 	st := &hookStore{Store: memory.New()}
+	return st, calendarScheduler(t, st)
+}
+
+// calendarScheduler returns a Scheduler over st holding collection c
+// with the calendar cal (holidays).
+func calendarScheduler(t *testing.T, st scheduler.Store) *scheduler.Scheduler {
+	t.Helper()
+	ctx := context.Background()
 	s, err := scheduler.New(st, &scheduler.Config{Logger: discard})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +97,7 @@ func hookScheduler(t *testing.T) (*hookStore, *scheduler.Scheduler) {
 	if _, err := s.PutCalendar(ctx, "c", "cal", holidays(), nil); err != nil {
 		t.Fatal(err)
 	}
-	return st, s
+	return s
 }
 
 // TestCalendarDeletedDuringPut: a job put that names a calendar and a
@@ -525,5 +533,106 @@ func TestUndoneCreateKeepsLaterPut(t *testing.T) {
 	}
 	if got.ETag != b.ETag {
 		t.Errorf("GetJob: ETag %s, want %s, the second put's", got.ETag, b.ETag)
+	}
+}
+
+// outageStore is a memory store whose PutCollection fails, once, at the
+// n-th call after arm.
+type outageStore struct {
+	*memory.Store
+	mu sync.Mutex
+	n  int // calls to go before the failing one; 0: none fails
+}
+
+func (o *outageStore) arm(n int) {
+	o.mu.Lock()
+	o.n = n
+	o.mu.Unlock()
+}
+
+func (o *outageStore) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
+	o.mu.Lock()
+	fail := o.n == 1
+	if o.n > 0 {
+		o.n--
+	}
+	o.mu.Unlock()
+	if fail {
+		return errors.New("store unavailable")
+	}
+	return o.Store.PutCollection(ctx, c)
+}
+
+// TestMarkClearedAfterOutage: a calendar replacement that is refused and a
+// stricter maxRecurrence that a job does not fit fail as they should, and
+// their mark on the collection (CalendarEntry.Next, Checking) is gone,
+// when the store fails the write that clears it once.
+func TestMarkClearedAfterOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := &outageStore{Store: memory.New()}
+		s := calendarScheduler(t, st)
+		for name, rec := range map[string]string{"daily": `{"frequency": "Day", "calendar": "cal"}`, "often": `{"frequency": "Minute", "interval": 5}`} {
+			job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": `+rec)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.PutJob(ctx, "c", name, job, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		everything, err := scheduler.ParseCalendar([]byte(`{"properties": {"rules": [{"frequency": "Day"}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.arm(2) // the first write marks, the second clears
+		if _, err := s.PutCalendar(ctx, "c", "cal", everything, nil); !errors.Is(err, scheduler.ErrInvalid) {
+			t.Errorf("PutCalendar leaving a job no occurrence: err = %v, want ErrInvalid", err)
+		}
+		hourly := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+			Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
+		st.arm(2)
+		if _, err := s.PutCollection(ctx, "c", hourly, nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+			t.Errorf("PutCollection with a maxRecurrence a job does not fit: err = %v, want ErrQuotaExceeded", err)
+		}
+		col, err := st.GetCollection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := col.Definition.Calendars["cal"]; e.Next != nil {
+			t.Errorf("the refused calendar version is still marked: %+v", e.Next)
+		}
+		if c := col.Definition.Checking; c != nil {
+			t.Errorf("the refused maxRecurrence is still marked: %+v", c)
+		}
+	})
+}
+
+// TestStricterWriteOverJobCount: a write of a collection with a stricter
+// maxRecurrence that all its jobs fit, but a maxJobCount below the number
+// of its jobs, fails with ErrQuotaExceeded and leaves no mark.
+func TestStricterWriteOverJobCount(t *testing.T) {
+	ctx := context.Background()
+	_, s := hookScheduler(t)
+	job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Day"}`)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, err := s.PutJob(ctx, "c", name, job, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	def := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+		Quota: &scheduler.Quota{MaxJobCount: 1, MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
+	if _, err := s.PutCollection(ctx, "c", def, nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("PutCollection with maxJobCount 1 over 2 jobs: err = %v, want ErrQuotaExceeded", err)
+	}
+	col, err := s.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := col.Definition.Checking; c != nil {
+		t.Errorf("the refused maxRecurrence is still marked: %+v", c)
 	}
 }

@@ -195,7 +195,22 @@ func (s *Scheduler) replanJob(ctx context.Context, r *JobRecord) error {
 // ErrConflict when another write replaced or removed that version
 // meanwhile.
 func (s *Scheduler) settleCalendar(ctx context.Context, collection, name, etag string, checked error) error {
-	_, err := s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
+	err := againAfterOutage(ctx, func() (bool, error) {
+		_, err := s.writeCollection(ctx, collection, "", false, s.settleBuild(collection, name, etag, checked))
+		return transient(err) && !errors.Is(err, ErrStopped), err
+	})
+	if checked != nil {
+		if err != nil {
+			s.log.Error("drop the version of a calendar that was refused", "collection", collection, "calendar", name, "err", err)
+		}
+		return checked
+	}
+	return err
+}
+
+// settleBuild is the build of settleCalendar's write.
+func (s *Scheduler) settleBuild(collection, name, etag string, checked error) func(old *CollectionRecord) (*JobCollection, error) {
+	return func(old *CollectionRecord) (*JobCollection, error) {
 		e := old.Definition.Calendars[name]
 		if e == nil || e.Next == nil || e.Next.ETag != etag {
 			return nil, fmt.Errorf("calendar %q of collection %q: another write replaced or deleted it while its jobs were checked: %w", name, collection, ErrConflict)
@@ -207,14 +222,7 @@ func (s *Scheduler) settleCalendar(ctx context.Context, collection, name, etag s
 			c.Calendars[name] = &CalendarEntry{ETag: etag, Calendar: e.Next.Calendar}
 		}
 		return c, nil
-	})
-	if checked != nil {
-		if err != nil {
-			s.log.Error("drop the version of a calendar that was refused", "collection", collection, "calendar", name, "err", err)
-		}
-		return checked
 	}
-	return err
 }
 
 // jobsNaming returns the jobs of collection, not in a final state, whose

@@ -208,6 +208,28 @@ func (s *Scheduler) wroteCollection(r *CollectionRecord, now time.Time) *Collect
 	return r
 }
 
+// againAfterOutage runs write, the write that ends a check of a
+// collection's jobs (and clears its mark), again when it reports that the
+// store failed (outage),
+// up to maxWriteAttempts times with pauses growing from 10 ms to 1 s,
+// until ctx is done; it returns write's last error. Left behind, the mark
+// would hold up puts of jobs until a later write of the collection.
+func againAfterOutage(ctx context.Context, write func() (outage bool, err error)) error {
+	pause := 10 * time.Millisecond
+	for try := 1; ; try++ {
+		outage, err := write()
+		if !outage || try == maxWriteAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
 // errWriteAgain asks writeCollection to start over from a fresh read.
 var errWriteAgain = errors.New("write again")
 
@@ -238,13 +260,26 @@ func (s *Scheduler) tighten(ctx context.Context, old, r *CollectionRecord, ifMat
 		return nil, err
 	}
 	checked := s.checkJobsFit(ctx, old, r)
+	var done *CollectionRecord
+	err := againAfterOutage(ctx, func() (outage bool, err error) {
+		done, outage, err = s.settleTighten(ctx, old, check, ifMatch, checked, build)
+		return outage, err
+	})
+	return done, err
+}
+
+// settleTighten is the last step of tighten: it writes the definition
+// build makes of the collection as it is now, or only clears the mark
+// check when checked (the outcome of the check) is not nil, or another
+// write came meanwhile. outage reports that err is a failure of the store.
+func (s *Scheduler) settleTighten(ctx context.Context, old *CollectionRecord, check *QuotaCheck, ifMatch string, checked error, build func(old *CollectionRecord) (*JobCollection, error)) (_ *CollectionRecord, outage bool, _ error) {
 	for range maxWriteAttempts {
 		cur, err := s.store.GetCollection(ctx, old.Name)
 		if err != nil {
-			return nil, err
+			return nil, transient(err), err
 		}
 		if c := cur.Definition.Checking; c == nil || c.ID != check.ID {
-			return nil, fmt.Errorf("put job collection %q: another write of it came while its jobs were checked against maxRecurrence %s: %w", old.Name, check.MaxRecurrence, ErrConflict)
+			return nil, false, fmt.Errorf("put job collection %q: another write of it came while its jobs were checked against maxRecurrence %s: %w", old.Name, check.MaxRecurrence, ErrConflict)
 		}
 		next := *cur
 		next.Definition = *cur.Definition.Clone()
@@ -268,15 +303,21 @@ func (s *Scheduler) tighten(ctx context.Context, old, r *CollectionRecord, ifMat
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
+		if errors.Is(err, ErrQuotaExceeded) && checked == nil {
+			// The collection holds more jobs than the new definition
+			// allows: clear the mark, and fail with that.
+			checked = err
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, transient(err), err
 		}
 		if checked != nil {
-			return nil, checked
+			return nil, false, checked
 		}
-		return s.wroteCollection(&next, now), nil
+		return s.wroteCollection(&next, now), false, nil
 	}
-	return nil, fmt.Errorf("put job collection %q: too many concurrent writes: %w", old.Name, ErrConflict)
+	return nil, false, fmt.Errorf("put job collection %q: too many concurrent writes: %w", old.Name, ErrConflict)
 }
 
 func etagOfCollection(r *CollectionRecord) string {

@@ -580,7 +580,8 @@
 // checks the jobs, then writes the collection (or clears the mark and
 // fails with ErrQuotaExceeded; another write of the collection at the same
 // moment clears the mark too, and the stricter write then fails with
-// ErrConflict); every put of a job (PutJob, PutJobs, PatchJob of a recurrence,
+// ErrConflict; the last write is made again when the store fails, as for
+// calendars); every put of a job (PutJob, PutJobs, PatchJob of a recurrence,
 // Schedule) reads the collection again after its write and, when the
 // collection or its mark no longer allows the job, puts the job back as
 // it was (deletes a job it created) and fails with ErrQuotaExceeded.
@@ -766,7 +767,9 @@
 //     puts the job back as it was and fails at recurrence.calendar: of
 //     the two at the same moment, at least one sees the other. Of two
 //     replacements at the same moment, the one written second is checked
-//     and the other fails with ErrConflict.
+//     and the other fails with ErrConflict. The write that makes or drops
+//     the new version is made again when the store fails (up to 10 times,
+//     over about 3 seconds, while the caller's context lasts).
 //   - Deleting a calendar that jobs name (jobs in a final state aside)
 //     fails with a [*CalendarInUseError] naming them (errors.Is
 //     [ErrCalendarInUse]; 409 Conflict in the REST API).
