@@ -636,3 +636,81 @@ func TestStricterWriteOverJobCount(t *testing.T) {
 		t.Errorf("the refused maxRecurrence is still marked: %+v", c)
 	}
 }
+
+// TestStaleMarks: the marks of a write under way on a collection
+// (Checking, a calendar's Next) hold puts of jobs for MarkLifetime after
+// they were made, and no longer: a mark left behind by a writer that
+// stopped stops refusing puts then, and the next write of the
+// collection drops it. A write whose check of the jobs takes more than
+// half of MarkLifetime fails with ErrConflict and leaves no mark.
+func TestStaleMarks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st, s := hookScheduler(t)
+		parse := func(rec string) *scheduler.Job {
+			job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": `+rec)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return job
+		}
+		daily, often := parse(`{"frequency": "Day", "calendar": "cal"}`), parse(`{"frequency": "Minute", "interval": 5}`)
+		if _, err := s.PutJob(ctx, "c", "daily", daily, nil); err != nil {
+			t.Fatal(err)
+		}
+		hourly := scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}
+		everything, err := scheduler.ParseCalendar([]byte(`{"properties": {"rules": [{"frequency": "Day"}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// Slow checks give up.
+		slow := func() { time.Sleep(scheduler.MarkLifetime/2 + time.Second) }
+		st.arm("ListJobs", slow)
+		if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+			Quota: &scheduler.Quota{MaxRecurrence: &hourly}}}, nil); !errors.Is(err, scheduler.ErrConflict) {
+			t.Errorf("PutCollection whose check took %v: err = %v, want ErrConflict", scheduler.MarkLifetime/2+time.Second, err)
+		}
+		st.arm("ListJobs", slow)
+		if _, err := s.PutCalendar(ctx, "c", "cal", calendarOf(t, `{"properties": {"dates": ["2000-01-05"]}}`), nil); !errors.Is(err, scheduler.ErrConflict) {
+			t.Errorf("PutCalendar whose check took %v: err = %v, want ErrConflict", scheduler.MarkLifetime/2+time.Second, err)
+		}
+		col, err := st.GetCollection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if col.Definition.Checking != nil || col.Definition.Calendars["cal"].Next != nil || col.Definition.MaxRecurrence().Frequency == recurrence.Hour {
+			t.Errorf("collection after the slow writes: Checking %+v, cal %+v, maxRecurrence %s; want neither mark and the old maxRecurrence",
+				col.Definition.Checking, col.Definition.Calendars["cal"], col.Definition.MaxRecurrence())
+		}
+
+		// Marks left behind by a writer that stopped.
+		col.Definition.Checking = &scheduler.QuotaCheck{ID: "left", MaxRecurrence: hourly, At: time.Now()}
+		col.Definition.Calendars["cal"].Next = &scheduler.CalendarEntry{ETag: "left", Calendar: *everything, At: time.Now()}
+		if err := st.Store.PutCollection(ctx, col); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutJob(ctx, "c", "often", often, nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+			t.Errorf("PutJob under a fresh Checking mark: err = %v, want ErrQuotaExceeded", err)
+		}
+		if _, err := s.PutJob(ctx, "c", "daily2", daily, nil); !errors.Is(err, scheduler.ErrInvalid) {
+			t.Errorf("PutJob under a fresh Next mark: err = %v, want ErrInvalid", err)
+		}
+		time.Sleep(scheduler.MarkLifetime + time.Second)
+		if _, err := s.PutJob(ctx, "c", "often", often, nil); err != nil {
+			t.Errorf("PutJob under a stale Checking mark: %v", err)
+		}
+		if _, err := s.PutJob(ctx, "c", "daily2", daily, nil); err != nil {
+			t.Errorf("PutJob under a stale Next mark: %v", err)
+		}
+		if _, err := s.PutCalendar(ctx, "c", "other", holidays(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if col, err = st.GetCollection(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if col.Definition.Checking != nil || col.Definition.Calendars["cal"].Next != nil {
+			t.Errorf("collection after a write: Checking %+v, cal's Next %+v; want both dropped", col.Definition.Checking, col.Definition.Calendars["cal"].Next)
+		}
+	})
+}

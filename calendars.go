@@ -79,7 +79,7 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 		return nil, err
 	}
 	etag := newETag()
-	next := &CalendarEntry{ETag: etag, Calendar: *def.Clone()}
+	next := &CalendarEntry{ETag: etag, Calendar: *def.Clone(), At: time.Now()}
 	created := false
 	// A replacement is written as the calendar's Next first, checked
 	// against the jobs that name the calendar, then made the calendar:
@@ -96,7 +96,7 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 			c.Calendars = make(map[string]*CalendarEntry)
 		}
 		if created {
-			c.Calendars[name] = next.Clone()
+			c.Calendars[name] = &CalendarEntry{ETag: etag, Calendar: *def.Clone()}
 		} else {
 			c.Calendars[name].Next = next.Clone()
 		}
@@ -106,7 +106,11 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 		return nil, err
 	}
 	if !created {
-		if err := s.settleCalendar(ctx, collection, name, etag, s.checkCalendarJobs(ctx, collection, name, excl)); err != nil {
+		checked := s.checkCalendarJobs(ctx, collection, name, excl)
+		if checked == nil && time.Since(next.At) > MarkLifetime/2 {
+			checked = fmt.Errorf("calendar %q of collection %q: its jobs took longer than %v to check: %w", name, collection, MarkLifetime/2, ErrConflict)
+		}
+		if err := s.settleCalendar(ctx, collection, name, etag, checked); err != nil {
 			return nil, err
 		}
 	}
@@ -463,8 +467,8 @@ func (s *Scheduler) calendarFault(col *CollectionRecord, r *JobRecord) error {
 	if leavesNone(r, excl, now) {
 		return calendarReplaced(r)
 	}
-	if e.Next != nil {
-		if excl, err := e.Next.Calendar.Compile(); err == nil && leavesNone(r, excl, now) {
+	if next := e.Pending(now); next != nil {
+		if excl, err := next.Calendar.Compile(); err == nil && leavesNone(r, excl, now) {
 			return calendarReplaced(r)
 		}
 	}

@@ -175,6 +175,7 @@ func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, c
 			return nil, err
 		}
 		now := time.Now()
+		def = dropStaleMarks(def, now)
 		r := &CollectionRecord{Name: name, Definition: *def.Clone(), ETag: newETag(), Created: now, Updated: now}
 		if exists {
 			r.Version, r.Created = old.Version, old.Created
@@ -230,6 +231,26 @@ func againAfterOutage(ctx context.Context, write func() (outage bool, err error)
 	}
 }
 
+// dropStaleMarks returns def without the marks older than MarkLifetime at
+// now (JobCollection.Checking, CalendarEntry.Next): a copy when it drops
+// one, def otherwise.
+func dropStaleMarks(def *JobCollection, now time.Time) *JobCollection {
+	c := def
+	if def.Checking != nil && !def.Checking.Live(now) {
+		c = def.Clone()
+		c.Checking = nil
+	}
+	for name, e := range def.Calendars {
+		if e.Next != nil && e.Pending(now) == nil {
+			if c == def {
+				c = def.Clone()
+			}
+			c.Calendars[name].Next = nil
+		}
+	}
+	return c
+}
+
 // errWriteAgain asks writeCollection to start over from a fresh read.
 var errWriteAgain = errors.New("write again")
 
@@ -249,7 +270,7 @@ func stricter(old, r *CollectionRecord) bool {
 // collection again after its write (see recheckPut). errWriteAgain when
 // another write came before the mark.
 func (s *Scheduler) tighten(ctx context.Context, old, r *CollectionRecord, ifMatch string, build func(old *CollectionRecord) (*JobCollection, error)) (*CollectionRecord, error) {
-	check := &QuotaCheck{ID: newETag(), MaxRecurrence: r.Definition.MaxRecurrence()}
+	check := &QuotaCheck{ID: newETag(), MaxRecurrence: r.Definition.MaxRecurrence(), At: time.Now()}
 	marked := *old
 	marked.Definition = *old.Definition.Clone()
 	marked.Definition.Checking = check
@@ -260,6 +281,9 @@ func (s *Scheduler) tighten(ctx context.Context, old, r *CollectionRecord, ifMat
 		return nil, err
 	}
 	checked := s.checkJobsFit(ctx, old, r)
+	if checked == nil && time.Since(check.At) > MarkLifetime/2 {
+		checked = fmt.Errorf("put job collection %q: its jobs took longer than %v to check against maxRecurrence %s: %w", old.Name, MarkLifetime/2, check.MaxRecurrence, ErrConflict)
+	}
 	var done *CollectionRecord
 	err := againAfterOutage(ctx, func() (outage bool, err error) {
 		done, outage, err = s.settleTighten(ctx, old, check, ifMatch, checked, build)

@@ -59,6 +59,10 @@ const (
 	LimitCollection = jobdef.LimitCollection
 )
 
+// MarkLifetime is how long the mark of a write under way on a collection
+// holds (see [jobdef.MarkLifetime]).
+const MarkLifetime = jobdef.MarkLifetime
+
 // Bounds of a Limit.
 const (
 	MaxLimitConcurrent = jobdef.MaxLimitConcurrent

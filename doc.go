@@ -581,7 +581,7 @@
 // fails with ErrQuotaExceeded; another write of the collection at the same
 // moment clears the mark too, and the stricter write then fails with
 // ErrConflict; the last write is made again when the store fails, as for
-// calendars); every put of a job (PutJob, PutJobs, PatchJob of a recurrence,
+// calendars; see [MarkLifetime] for a mark left behind); every put of a job (PutJob, PutJobs, PatchJob of a recurrence,
 // Schedule) reads the collection again after its write and, when the
 // collection or its mark no longer allows the job, puts the job back as
 // it was (deletes a job it created) and fails with ErrQuotaExceeded.
@@ -769,7 +769,16 @@
 //     replacements at the same moment, the one written second is checked
 //     and the other fails with ErrConflict. The write that makes or drops
 //     the new version is made again when the store fails (up to 10 times,
-//     over about 3 seconds, while the caller's context lasts).
+//     over about 3 seconds, while the caller's context lasts). A mark
+//     left behind all the same (the writer stopped, or the store stayed
+//     down) holds for [MarkLifetime] (a minute) from when it was made:
+//     puts of jobs ignore an older one, and the next write of the
+//     collection drops it; a replacement or a stricter maxRecurrence whose
+//     check of the jobs takes more than half of that fails with
+//     ErrConflict instead of taking effect, so that no put ignores a mark
+//     that can still take effect (the rest is the margin for instances'
+//     clocks to differ). A mark written by a version of this package from
+//     before marks carried their instant is ignored.
 //   - Deleting a calendar that jobs name (jobs in a final state aside)
 //     fails with a [*CalendarInUseError] naming them (errors.Is
 //     [ErrCalendarInUse]; 409 Conflict in the REST API).

@@ -187,7 +187,7 @@ func stateOf(def *Job) JobState {
 
 // checkRecurrenceQuota reports whether t is too frequent for col.
 func checkRecurrenceQuota(col *CollectionRecord, name string, t *Timing) error {
-	limit := col.Definition.RecurrenceLimit()
+	limit := col.Definition.RecurrenceLimit(time.Now())
 	if r := t.Rule(); r == nil || limit.Period() <= r.Resolution() {
 		// One occurrence, or occurrences that lie whole units of the
 		// rule's resolution apart (a minute unless it has seconds): none
@@ -367,7 +367,7 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return nil, err
 		}
-		if err := s.recheckPut(ctx, st, old, r, col.Definition.RecurrenceLimit()); err != nil {
+		if err := s.recheckPut(ctx, st, old, r, col.Definition.RecurrenceLimit(time.Now())); err != nil {
 			return nil, err
 		}
 		return r, nil
@@ -427,7 +427,7 @@ func needsRecheck(old, r *JobRecord) bool {
 // checked against the maxRecurrence limit, when it recurs more often than
 // col allows; nil when col allows no less than limit did.
 func (s *Scheduler) quotaFault(col *CollectionRecord, r *JobRecord, limit MaxRecurrence) error {
-	if r.Job.Recurrence == nil || col.Definition.RecurrenceLimit().Period() <= limit.Period() {
+	if r.Job.Recurrence == nil || col.Definition.RecurrenceLimit(time.Now()).Period() <= limit.Period() {
 		return nil
 	}
 	t, err := s.timing(r, time.Now())
@@ -571,9 +571,9 @@ func (s *Scheduler) calendarTiming(col *CollectionRecord, name string, job *Job,
 		return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
 			Reason: "leaves the job no occurrence: it excludes every one within " + horizonWords + " from " + stamp(t.First())}
 	}
-	if e.Next != nil {
+	if next := e.Pending(time.Now()); next != nil {
 		// A replacement is under way (see Scheduler.PutCalendar).
-		if excl, err := e.Next.Calendar.Compile(); err == nil {
+		if excl, err := next.Calendar.Compile(); err == nil {
 			if nt, err := job.TimingUnder(col.Name, name, anchor, excl); err == nil && nt.First().IsZero() && !t.First().IsZero() {
 				return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
 					Reason: "is being replaced by a version that leaves the job no occurrence: it excludes every one within " + horizonWords + " from " + stamp(t.First())}

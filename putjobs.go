@@ -232,7 +232,7 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 		for _, r := range recs {
 			r.Version++
 		}
-		if err := s.recheckBatch(ctx, collection, olds, recs, col.Definition.RecurrenceLimit()); err != nil {
+		if err := s.recheckBatch(ctx, collection, olds, recs, col.Definition.RecurrenceLimit(time.Now())); err != nil {
 			return nil, err
 		}
 		return recs, nil

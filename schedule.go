@@ -97,7 +97,7 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 		if err != nil {
 			return nil, err
 		}
-		if err := s.recheckPut(ctx, s.store, old, r, col.Definition.RecurrenceLimit()); err != nil {
+		if err := s.recheckPut(ctx, s.store, old, r, col.Definition.RecurrenceLimit(time.Now())); err != nil {
 			return nil, err
 		}
 		s.wrote(DefaultCollection, name)

@@ -82,8 +82,22 @@ type CalendarEntry struct {
 	// naming the calendar must leave them an occurrence under both
 	// versions, and the engine still applies Calendar. The replacement
 	// then makes Next the calendar, or drops it when it leaves a job no
-	// occurrence. Nil when no replacement is under way.
+	// occurrence. Nil when no replacement is under way. One older than
+	// [MarkLifetime] (left by a writer that stopped or lost the store)
+	// is ignored.
 	Next *CalendarEntry `json:"next,omitempty"`
+	// At is when Next was made, on Next itself (see MarkLifetime); zero
+	// on the calendar.
+	At time.Time `json:"at,omitzero"`
+}
+
+// Pending returns the replacement under way of the calendar e (Next) at
+// now, nil when there is none or its mark is older than [MarkLifetime].
+func (e *CalendarEntry) Pending(now time.Time) *CalendarEntry {
+	if e == nil || e.Next == nil || !markLive(e.Next.At, now) {
+		return nil
+	}
+	return e.Next
 }
 
 // Clone returns a deep copy of e; nil for a nil e.
@@ -91,7 +105,7 @@ func (e *CalendarEntry) Clone() *CalendarEntry {
 	if e == nil {
 		return nil
 	}
-	return &CalendarEntry{ETag: e.ETag, Calendar: *e.Calendar.Clone(), Deleting: e.Deleting, Next: e.Next.Clone()}
+	return &CalendarEntry{ETag: e.ETag, Calendar: *e.Calendar.Clone(), Deleting: e.Deleting, Next: e.Next.Clone(), At: e.At}
 }
 
 // Clone returns a deep copy of c; nil for a nil c.

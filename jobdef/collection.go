@@ -180,8 +180,29 @@ type JobCollection struct {
 	// of jobs must honour it too. Nil when no such write is under way.
 	// [ParseCollection] ignores the member; another write of the
 	// collection's definition clears it, and the write that set it then
-	// fails.
+	// fails. A mark older than [MarkLifetime] (one left by a writer that
+	// stopped or lost the store) is ignored.
 	Checking *QuotaCheck `json:"checking,omitempty"`
+}
+
+// MarkLifetime is how long a mark of a write under way on a collection
+// (JobCollection.Checking, CalendarEntry.Next) holds, from its At: puts
+// of jobs ignore an older one, and the next write of the collection
+// drops it. The write that set it gives up (ErrConflict) when its check
+// took more than half of it, so that a mark is never ignored while it
+// can still take effect (the other half is the margin for the clocks of
+// the instances to differ).
+const MarkLifetime = time.Minute
+
+// markLive reports whether a mark made at at still holds at now (see
+// MarkLifetime); a mark without an instant (zero) does not.
+func markLive(at, now time.Time) bool {
+	return !at.IsZero() && now.Sub(at) <= MarkLifetime
+}
+
+// Live reports whether the mark c still holds at now (see MarkLifetime).
+func (c *QuotaCheck) Live(now time.Time) bool {
+	return c != nil && markLive(c.At, now)
 }
 
 // QuotaCheck is a stricter maxRecurrence being checked against a
@@ -191,14 +212,16 @@ type QuotaCheck struct {
 	ID string `json:"id"`
 	// MaxRecurrence is the maxRecurrence checked.
 	MaxRecurrence MaxRecurrence `json:"maxRecurrence"`
+	// At is when the mark was made (see MarkLifetime).
+	At time.Time `json:"at,omitzero"`
 }
 
-// RecurrenceLimit returns the maxRecurrence that puts of jobs must
+// RecurrenceLimit returns the maxRecurrence that puts of jobs at now must
 // honour: the longer of MaxRecurrence and the one being checked
-// (Checking).
-func (c *JobCollection) RecurrenceLimit() MaxRecurrence {
+// (Checking), unless that mark is older than [MarkLifetime].
+func (c *JobCollection) RecurrenceLimit(now time.Time) MaxRecurrence {
 	limit := c.MaxRecurrence()
-	if c != nil && c.Checking != nil && c.Checking.MaxRecurrence.Period() > limit.Period() {
+	if c != nil && c.Checking.Live(now) && c.Checking.MaxRecurrence.Period() > limit.Period() {
 		limit = c.Checking.MaxRecurrence
 	}
 	return limit
