@@ -211,10 +211,9 @@ func (s *Scheduler) wroteCollection(r *CollectionRecord, now time.Time) *Collect
 
 // againAfterOutage runs write, the write that ends a check of a
 // collection's jobs (and clears its mark), again when it reports that the
-// store failed (outage),
-// up to maxWriteAttempts times with pauses growing from 10 ms to 1 s,
-// until ctx is done; it returns write's last error. Left behind, the mark
-// would hold up puts of jobs until a later write of the collection.
+// store failed (outage), up to maxWriteAttempts times with pauses growing
+// from 10 ms to 1 s, until ctx is done; it returns write's last error.
+// Left behind, the mark would hold up puts of jobs for MarkLifetime.
 func againAfterOutage(ctx context.Context, write func() (outage bool, err error)) error {
 	pause := 10 * time.Millisecond
 	for try := 1; ; try++ {
