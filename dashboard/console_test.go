@@ -283,7 +283,7 @@ func TestJobEditor(t *testing.T) {
 		"definition": {`{"action": {"type": "Http", "request": {"uri": "` + e.recv.URL + `/ok", "method": "GET"}}, "recurrence": {"frequency": "Day", "schedule": {"hours": [25]}}}`}}
 	p = e.post("/edit/job", j)
 	sameProblems(t, "JSON editor", p, e.rest("PUT", restJobs+"raw", `{"properties": `+j.Get("definition")+`}`))
-	j.Set("definition", strings.Replace(j.Get("definition"), "25", "5", 1))
+	j.Set("definition", strings.Replace(j.Get("definition"), `"hours": [25]`, `"hours": [5]`, 1))
 	wantStatus(t, "JSON editor, fixed", e.post("/edit/job", j), http.StatusSeeOther)
 	if r, err := e.s.GetJob(ctx, "sub/rg/c", "raw"); err != nil || r.Definition().Recurrence.Schedule.Hours[0] != 5 {
 		t.Errorf("the JSON editor's job: %v, %v", r, err)
