@@ -124,12 +124,10 @@ func (a *aheadClaims) hold(claims []*JobRecord, now time.Time, horizon time.Dura
 
 // startHeld hands the held claims whose instant is not after now to the
 // workers, as claimed at now; they are in flight from then on. Held claims
-// do not count as in flight: the loop claims up to Config.MaxConcurrency
-// jobs beyond those in flight, and at most claimBatch held at once, so
-// that a held job starts on time even while the outcomes of earlier ones
-// wait for the store; when it starts, in flight may go past
-// MaxConcurrency by as many (the workers, MaxConcurrency of them, still
-// run no more attempts at once).
+// and the jobs in flight together are at most Config.MaxConcurrency (and
+// at most claimBatch are held at once), so that a worker is free for each
+// held job when it starts: one waiting for a worker would outlive its
+// lease, as the lease keeper starts only with the attempt.
 func (s *Scheduler) startHeld(now time.Time) {
 	a := &s.ahead
 	n := 0

@@ -2,12 +2,16 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -254,4 +258,65 @@ func TestClaimAheadStopGivesBack(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestClaimAheadWithinMaxConcurrency: two instances, MaxConcurrency 1
+// each, share three one-time jobs due at one instant whose attempts run
+// 30 s, three times the lease: an instance claims no more jobs than it has
+// free slots, so no claim waits unleased for a worker while the other
+// instance takes it over, and each job runs once.
+func TestClaimAheadWithinMaxConcurrency(t *testing.T) {
+	for _, ahead := range []time.Duration{0, scheduler.NoClaimAhead} {
+		t.Run(fmt.Sprint(ahead), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := memory.New()
+				var mu sync.Mutex
+				calls := map[string]int{}
+				reg := &action.Registry{}
+				reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+					mu.Lock()
+					calls[req.JobID]++
+					mu.Unlock()
+					time.Sleep(30 * time.Second) // ignores its context
+					return nil, nil
+				}))
+				cfg := scheduler.Config{Executors: reg, MaxConcurrency: 1, LeaseDuration: 10 * time.Second,
+					ActionTimeout: time.Minute, ClaimAhead: ahead, Logger: slog.New(slog.DiscardHandler)}
+				ctx := context.Background()
+				ss := instances(t, st, cfg, "a", "b")
+				due := time.Now().Add(10 * time.Second).Truncate(time.Second)
+				for i := range 3 {
+					job, err := scheduler.ParseJob([]byte(oneTimeAt(due)), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := ss[0].PutJob(ctx, "c", jobName(i), job, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, s := range ss {
+					if err := s.Start(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(3 * time.Minute)
+				synctest.Wait()
+				for _, s := range ss {
+					if err := s.Stop(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if len(calls) != 3 {
+					t.Errorf("attempts by job %v, want one for each of 3 jobs", calls)
+				}
+				for job, n := range calls {
+					if n != 1 {
+						t.Errorf("%d attempts of %s, want 1", n, job)
+					}
+				}
+			})
+		})
+	}
 }

@@ -857,9 +857,12 @@
 // again every half ClaimAhead while it finds jobs), rather than a claim and
 // a [Store.NextDue] per due instant, and no occurrence waits for the claim's
 // round trip. A held job counts as in flight ([Scheduler.InFlight]) once it
-// starts, so that outcomes waiting for a slow store do not keep the loop
-// from claiming; at most 256 are held at once, and the workers still run
-// at most MaxConcurrency attempts at once. A negative ClaimAhead
+// starts. The held jobs and the attempts running take at most
+// MaxConcurrency workers, so that each held job finds a free worker at its
+// due instant (one that waited for a worker would outlive its lease, and
+// another instance would run it too); an outcome waiting for a slow store
+// keeps its job in flight but frees its worker, so that it does not keep
+// the loop from claiming. At most 256 are held at once. A negative ClaimAhead
 // ([NoClaimAhead]) claims each job only once it is due.
 //
 // What happens to a held job:

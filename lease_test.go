@@ -31,18 +31,7 @@ func TestLeaseExtendedDuringLongAttempt(t *testing.T) {
 		cfg := scheduler.Config{Executors: reg, LeaseDuration: 3 * time.Second, ActionTimeout: time.Minute,
 			PollInterval: 100 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
 		ctx := context.Background()
-		var ss []*scheduler.Scheduler
-		for _, id := range []string{"a", "b"} {
-			cfg.InstanceID = id
-			s, err := scheduler.New(st, &cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ss = append(ss, s)
-		}
-		if _, err := ss[0].PutCollection(ctx, "c", nil, nil); err != nil {
-			t.Fatal(err)
-		}
+		ss := instances(t, st, cfg, "a", "b")
 		job, err := scheduler.ParseJob([]byte(jobJSON(time.Time{}, `"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}, "retryPolicy": {"retryType": "None"}}`)), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -68,4 +57,23 @@ func TestLeaseExtendedDuringLongAttempt(t *testing.T) {
 			t.Errorf("%d attempts, want 1: the lease was not kept during the attempt", calls)
 		}
 	})
+}
+
+// instances returns a Scheduler over st for each of ids, with cfg and that
+// InstanceID, and puts collection "c".
+func instances(t *testing.T, st scheduler.Store, cfg scheduler.Config, ids ...string) []*scheduler.Scheduler {
+	t.Helper()
+	var ss []*scheduler.Scheduler
+	for _, id := range ids {
+		cfg.InstanceID = id
+		s, err := scheduler.New(st, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss = append(ss, s)
+	}
+	if _, err := ss[0].PutCollection(context.Background(), "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return ss
 }

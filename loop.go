@@ -68,10 +68,12 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		return a.wakeAt(minTime(wakeBy, a.claimAt))
 	}
 	a.claimNow() // outcomes recorded from now on wake the loop
-	// The claims held count apart from the jobs in flight (see
-	// startHeld): outcomes that wait for a slow store take slots, but
-	// must not keep the loop from claiming what comes due meanwhile.
-	free := min(s.cfg.MaxConcurrency-int(s.inFlight.Load()), claimBatch-len(a.held))
+	// The claims held take workers as the jobs that run do: a claim
+	// beyond the free workers would wait for one, unleased once its
+	// lease ends, and another instance would take it over and run it too.
+	// Outcomes that wait for a slow store keep their slots but not their
+	// workers: they must not keep the loop from claiming what comes due.
+	free := min(s.cfg.MaxConcurrency-s.busy()-len(a.held), claimBatch-len(a.held))
 	if free <= 0 {
 		return a.wakeAt(wakeBy) // the next job that ends wakes the loop
 	}
@@ -296,6 +298,13 @@ func (s *Scheduler) tookOverRun(r *JobRecord, run *Occurrence, prev []Run, info 
 		obs.TookOver(Takeover{Instance: s.cfg.InstanceID, PreviousOwner: prev[i].Owner, Collection: r.Collection, Job: r.Name})
 	}
 	s.log.Info("took over an occurrence whose claim expired", "job", r.Name, "collection", r.Collection, "occurrence", run.Number, "previous_owner", prev[i].Owner)
+}
+
+// busy returns how many workers the jobs in flight take: those whose
+// outcomes wait to be recorded take none (see outcomeBatch.idle).
+func (s *Scheduler) busy() int {
+	n := s.inFlight.Load() // first: an outcome leaves idle before it leaves inFlight
+	return int(n - s.outcomes.idle.Load())
 }
 
 // release gives back the slot of a claimed job whose work is over.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -233,6 +234,13 @@ type outcomeBatch struct {
 	flushing bool
 	timed    bool            // a timer will flush
 	reqs     []RecordRequest // the flusher's
+
+	// idle counts the outcomes enqueued and not yet through flush, whose
+	// workers are free for other jobs (see Scheduler.busy). The worker
+	// that flushes counts as free too: a job handed to the workers
+	// meanwhile waits for it at most a store call, and counting it busy
+	// would need a wake-up of the loop when it is done.
+	idle atomic.Int64
 }
 
 // retryOutcome records p again on its own goroutine, after a fresh read.
@@ -256,6 +264,7 @@ func (s *Scheduler) enqueue(p pendingOutcome) {
 	b := &s.outcomes
 	b.mu.Lock()
 	b.pending = append(b.pending, p)
+	b.idle.Add(1)
 	if b.flushing || b.timed {
 		b.mu.Unlock()
 		return
@@ -329,6 +338,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 		if i < len(errs) {
 			err = errs[i]
 		}
+		b.idle.Add(-1) // before its slot is released (see Scheduler.busy)
 		switch {
 		case err == nil:
 			s.emit(p.def, p.all)

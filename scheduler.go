@@ -172,13 +172,14 @@ type Config struct {
 	PollInterval time.Duration
 	// ClaimAhead is how far ahead of its due instant the run loop may
 	// claim a job: the loop claims the jobs due within ClaimAhead in one
-	// store call (at most 256, and no more than MaxConcurrency leaves
-	// free), holds them under their lease, and starts each at its due
-	// instant, so that at a steady rate a claim serves many occurrences
-	// while each still starts on time. A held job counts as in flight
-	// once it starts (see InFlight). What a write does to a held job, Stop, and other
-	// instances: see "Claiming ahead" in the package documentation. At
-	// most a tenth of LeaseDuration. Defaults to DefaultClaimAhead
+	// store call (at most 256, and no more than the running attempts and
+	// the held jobs leave of MaxConcurrency's workers), holds them under
+	// their lease, and starts each at its due instant, so that at a steady
+	// rate a claim serves many occurrences while each still starts on
+	// time. A held job counts as in flight once it starts (see InFlight).
+	// What a write does to a held job, Stop, and other instances: see
+	// "Claiming ahead" in the package documentation. At most a tenth of
+	// LeaseDuration. Defaults to DefaultClaimAhead
 	// (50ms); NoClaimAhead (or any negative value) claims each job only
 	// once it is due.
 	ClaimAhead time.Duration
@@ -527,8 +528,9 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 
 // InFlight returns how many claimed jobs this instance works on now (their
 // attempts running or their outcomes being recorded; not the jobs claimed
-// ahead of their due instants), and Config.MaxConcurrency, the most it
-// claims beyond those (see "Claiming ahead" in the package documentation).
+// ahead of their due instants), and Config.MaxConcurrency, the most
+// workers its running attempts and its jobs claimed ahead take (see
+// "Claiming ahead" in the package documentation).
 func (s *Scheduler) InFlight() (n, limit int) {
 	return int(s.inFlight.Load()), s.cfg.MaxConcurrency
 }
