@@ -193,16 +193,17 @@ func (a *aheadClaims) takeHeld() []*JobRecord {
 	return recs
 }
 
-// releaseHeld gives back every held claim, as the loop ends (Stop): another
-// instance may then claim those jobs at once, rather than once their leases
-// expire. A claim that cannot be given back (the store fails) stays leased
-// until its lease expires; nothing runs it meanwhile.
-func (s *Scheduler) releaseHeld() {
+// releaseHeld gives back every held claim, as the loop ends (Stop), before
+// stopCtx (Stop's context) ends and within LeaseDuration: another instance
+// may then claim those jobs at once, rather than once their leases expire.
+// A claim that cannot be given back (the store fails, or stopCtx ends
+// first) stays leased until its lease expires; nothing runs it meanwhile.
+func (s *Scheduler) releaseHeld(stopCtx context.Context) {
 	recs := s.ahead.takeHeld()
 	if len(recs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.LeaseDuration)
+	ctx, cancel := context.WithTimeout(stopCtx, s.cfg.LeaseDuration)
 	defer cancel()
 	s.giveBack(ctx, recs)
 }

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -319,4 +320,32 @@ func TestClaimAheadWithinMaxConcurrency(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestClaimAheadStopHonoursContext: Stop gives back the held claims under
+// its own context: while the store hangs on the give-back, Stop returns
+// once its context ends, with the context's error.
+func TestClaimAheadStopHonoursContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{})
+		st := &claimCounter{Store: e.store, slow: 10 * time.Second}
+		e.over(st)
+		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+		e.put("j", oneTimeAt(due))
+		e.start()
+		time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+		synctest.Wait()
+		if r := e.job("j"); r.LeaseOwner == "" {
+			t.Fatalf("the job is not leased 10 ms before it is due, want its claim held")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := e.s.Stop(ctx)
+		if took := time.Since(start); took != 100*time.Millisecond || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Stop returned %v after %v while the store hangs, want %v after 100ms", err, took, context.DeadlineExceeded)
+		}
+		time.Sleep(10 * time.Second) // the store answers; the rest of Stop's work ends
+		synctest.Wait()
+	})
 }

@@ -891,8 +891,8 @@
 //   - Stop gives back every held claim before it returns: another instance
 //     claims those jobs at once and runs each once, on time, rather than once
 //     their leases expire. A claim that cannot be given back (the store does
-//     not answer) stays leased until its lease expires; nothing runs it
-//     meanwhile.
+//     not answer before Stop's context ends) stays leased until its lease
+//     expires; nothing runs it meanwhile.
 //   - Other instances see a held job as leased (its lease covers the hold:
 //     ClaimAhead is at most a tenth of LeaseDuration); the claim that takes
 //     over an expired lease counts leases ending within ClaimAhead as

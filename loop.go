@@ -13,7 +13,12 @@ import (
 // ends, the claims held ahead of their instants are given back.
 func (s *Scheduler) loop(ctx context.Context) {
 	defer close(s.loopDone)
-	defer s.releaseHeld()
+	defer func() {
+		s.mu.Lock()
+		stopCtx := s.stopCtx
+		s.mu.Unlock()
+		s.releaseHeld(stopCtx)
+	}()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {

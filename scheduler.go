@@ -358,6 +358,7 @@ type Scheduler struct {
 	cancel    context.CancelFunc // stops the loop
 	detach    func()             // from Config.Observer's Attach; Stop calls it
 	loopDone  chan struct{}
+	stopCtx   context.Context // Stop's, under which the loop gives back its held claims; guarded by mu
 	execCtx   context.Context // parent of every attempt's context
 	execStop  context.CancelFunc
 	nextPrune time.Time
@@ -487,9 +488,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops claiming work and waits until the attempts in flight have
-// ended and their outcome is stored. When ctx ends first, it cancels the
-// attempts' contexts and returns ctx.Err() without waiting further. After
+// Stop stops claiming work, gives back the jobs claimed ahead of their
+// due instants, and waits until the attempts in flight have ended and
+// their outcome is stored. When ctx ends first, it cancels the attempts'
+// contexts (and the give-back) and returns ctx.Err() without waiting
+// further. After
 // Stop, every method returns ErrStopped; a second Stop returns ErrStopped.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
@@ -498,16 +501,19 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		return ErrStopped
 	}
 	s.stopped = true
+	s.stopCtx = ctx
 	cancel, loopDone := s.cancel, s.loopDone
 	s.mu.Unlock()
 	if cancel != nil {
-		cancel()
-		<-loopDone // the loop gave back the claims it held
+		cancel() // the loop gives back the claims it holds, under ctx
 	} else {
-		s.releaseHeld() // runDue driven without Start, in tests
+		s.releaseHeld(ctx) // runDue driven without Start, in tests
 	}
 	done := make(chan struct{})
 	go func() {
+		if loopDone != nil {
+			<-loopDone
+		}
 		s.wg.Wait()
 		s.work.close() // ends the workers
 		s.workers.Wait()
