@@ -899,6 +899,25 @@
 //     expired, and starts that job no earlier than the end of the lease it
 //     replaced.
 //
+// Claiming ahead takes a lease over ClaimAhead before it ends, which has
+// two consequences for instances sharing a store:
+//   - A running attempt is taken over sooner when its instance's lease
+//     keeper lags: once its lease is not extended for two thirds of
+//     LeaseDuration less ClaimAhead (rather than two thirds), it may be
+//     taken over and run again. All instances over one store must
+//     therefore use the same LeaseDuration and ClaimAhead: an instance
+//     whose ClaimAhead is longer than what the others' leases have left
+//     between extensions (say ClaimAhead 1s beside an instance with a 1s
+//     lease, extended every third of a second) takes over attempts that
+//     are still running.
+//   - A claim that took over another instance's lease and is given back
+//     before that lease's end (a write through this Scheduler, a
+//     notification, Stop) releases the lease: the job is claimed again at
+//     once and may start up to ClaimAhead before the old lease's end,
+//     without the takeover being reported ([Observer.TookOver]). The old
+//     owner is taken for dead by then; should it still run the attempt
+//     (a stalled instance), it runs twice, as with any takeover.
+//
 // Occurrences missed while no Scheduler was running (or while the job's
 // collection was not Enabled) are handled by the job's run policy, by
 // default Config.Misfire: each job runs once as soon as the scheduler is
@@ -1026,10 +1045,11 @@
 //
 // The bound has a price: a running attempt costs one ExtendLease every
 // LeaseDuration/3, and an instance that cannot reach the store for two
-// thirds of LeaseDuration, or whose clock runs ahead of the others' by
-// that much, may see an attempt it is still running taken over. Raise
-// LeaseDuration (jobclock serve -lease, jobclock run -lease) when the
-// store may stall for seconds or the clocks are loosely kept. The
+// thirds of LeaseDuration less Config.ClaimAhead (see "Claiming ahead"),
+// or whose clock runs ahead of the others' by that much, may see an
+// attempt it is still running taken over. Raise LeaseDuration (jobclock
+// serve -lease, jobclock run -lease) when the store may stall for seconds
+// or the clocks are loosely kept. The
 // heartbeats share the store's connections with claims and records, which
 // store/postgres keeps in a pool of their own, apart from the API's
 // (postgres.Options.EngineConns, 2 by default): raise it in proportion to
@@ -1046,7 +1066,8 @@
 // itself (store/postgres does). Occurrences that came due meanwhile run
 // when the store is back, late but not lost (Config.Misfire decides what
 // happens to those more than one interval late). If the store was away
-// for longer than two thirds of LeaseDuration, another instance may take
+// for longer than two thirds of LeaseDuration less ClaimAhead, another
+// instance may take
 // such a job over first and run its occurrence again with the same
 // execution tag.
 //

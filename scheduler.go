@@ -162,9 +162,9 @@ type Config struct {
 	// just then, runs again. Shorter means faster takeover but one
 	// ExtendLease per running attempt more often, and less tolerance for a
 	// store that stalls (a lease not extended for two thirds of
-	// LeaseDuration may be taken over while its attempt still runs) or for
-	// clocks that disagree between instances. At least 1s. Defaults to
-	// DefaultLeaseDuration (10s).
+	// LeaseDuration less ClaimAhead may be taken over while its attempt
+	// still runs) or for clocks that disagree between instances. At least
+	// 1s. Defaults to DefaultLeaseDuration (10s).
 	LeaseDuration time.Duration
 	// PollInterval is the longest the scheduler sleeps without asking the
 	// store for due work, which matters when other processes add work to
@@ -178,8 +178,10 @@ type Config struct {
 	// rate a claim serves many occurrences while each still starts on
 	// time. A held job counts as in flight once it starts (see InFlight).
 	// What a write does to a held job, Stop, and other instances: see
-	// "Claiming ahead" in the package documentation. At most a tenth of
-	// LeaseDuration. Defaults to DefaultClaimAhead
+	// "Claiming ahead" in the package documentation. A claim counts a
+	// lease ending within ClaimAhead as expired: all instances sharing a
+	// store must use the same LeaseDuration and ClaimAhead. At most a
+	// tenth of LeaseDuration. Defaults to DefaultClaimAhead
 	// (50ms); NoClaimAhead (or any negative value) claims each job only
 	// once it is due.
 	ClaimAhead time.Duration
