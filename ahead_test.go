@@ -349,3 +349,43 @@ func TestClaimAheadStopHonoursContext(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// TestClaimAheadLingerDueAgain: an outcome recorded while another lingers
+// (see outcomeBatch) is recorded at once when its job is due again within
+// the linger, so that its next occurrence starts on time: job b, every
+// second, runs 900 ms; job a's outcome, 50 ms earlier, lingers for job
+// c's, held and due 100 ms later.
+func TestClaimAheadLingerDueAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{ClaimAhead: time.Second}) // a linger of 200 ms
+		coll := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+			Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: "Second", Interval: 1}}}}
+		if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.exec.fn = func(req *action.Request, _ int) error {
+			if req.JobID == "c/b" {
+				time.Sleep(900 * time.Millisecond)
+			}
+			return nil
+		}
+		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+		e.put("b", `{"action": `+hello+`}, "startTime": "`+due.UTC().Format(time.RFC3339)+`",
+			"recurrence": {"frequency": "Second", "interval": 1, "count": 2}}`)
+		e.put("a", oneTimeAt(due.Add(850*time.Millisecond)))
+		e.put("c", oneTimeAt(due.Add(950*time.Millisecond)))
+		e.start()
+		defer e.stop()
+		time.Sleep(time.Until(due.Add(3 * time.Second)))
+		synctest.Wait()
+		var got []time.Duration
+		for _, c := range e.exec.calls {
+			if c.req.JobID == "c/b" {
+				got = append(got, c.at.Sub(due))
+			}
+		}
+		if want := []time.Duration{0, time.Second}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("b started at %v from its first due instant, want %v", got, want)
+		}
+	})
+}

@@ -225,8 +225,8 @@ var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
 // holds a claim that starts within a linger (see Scheduler.linger), more
 // outcomes are on their way: the flush is then left to a timer, a linger
 // later, so that the outcomes of occurrences due a few milliseconds apart
-// share a store call too; unless the outcome's job is due again within
-// the linger.
+// share a store call too; unless the job of an outcome added meanwhile
+// is due again within the linger.
 type outcomeBatch struct {
 	mu       sync.Mutex
 	pending  []pendingOutcome
@@ -265,14 +265,20 @@ func (s *Scheduler) enqueue(p pendingOutcome) {
 	b.mu.Lock()
 	b.pending = append(b.pending, p)
 	b.idle.Add(1)
-	if b.flushing || b.timed {
+	if b.flushing {
 		b.mu.Unlock()
 		return
 	}
-	// An outcome lingers unless its own job is due again within the
-	// linger (its next occurrence waits for this record).
+	// Outcomes linger unless the job of one of them is due again within
+	// the linger (its next occurrence waits for this record): the one
+	// that arms the timer, or any added before it fires.
 	now := time.Now()
-	if d := s.linger(); d > 0 && s.ahead.startsWithin(now, d) && !dueWithin(p.r, now, d) {
+	d := s.linger()
+	if b.timed && !dueWithin(p.r, now, d) {
+		b.mu.Unlock()
+		return
+	}
+	if !b.timed && d > 0 && s.ahead.startsWithin(now, d) && !dueWithin(p.r, now, d) {
 		b.timed = true
 		b.mu.Unlock()
 		time.AfterFunc(d, func() {
