@@ -888,6 +888,13 @@
 //     runs with the definition it was claimed with, and its outcome is
 //     recorded over the write as for an attempt in flight (the write's due
 //     time and state apply from the next occurrence).
+//     A notification names neither the job nor the instance that wrote:
+//     each one, also of this instance's own writes and of the job writes
+//     the engine makes itself (the runs of occurrences that run beside
+//     others, calendar re-plans), makes every instance give back every
+//     claim it holds and claim again. Under a steady stream of such writes
+//     claiming ahead saves fewer claims, and an occurrence held when one
+//     arrives may start late by a give-back and a claim.
 //   - Stop gives back every held claim before it returns: another instance
 //     claims those jobs at once and runs each once, on time, rather than once
 //     their leases expire. A claim that cannot be given back (the store does
