@@ -54,7 +54,8 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 		manyClaims int // the fewest claims expected
 		batches    int // the most record batches expected
 	}{
-		{name: "default", fewClaims: 60, batches: 110},
+		{name: "50ms", ahead: scheduler.DefaultClaimAhead, fewClaims: 60, batches: 110},
+		{name: "default (off)", manyClaims: 200, batches: 200},
 		{name: "none", ahead: scheduler.NoClaimAhead, manyClaims: 200, batches: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +112,7 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 // flight until they start.
 func TestClaimAheadSlowRecords(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{MaxConcurrency: 20})
+		e := newEnv(t, scheduler.Config{MaxConcurrency: 20, ClaimAhead: scheduler.DefaultClaimAhead})
 		st := &claimCounter{Store: e.store, slow: 60 * time.Millisecond}
 		e.over(st)
 		const n = 45
@@ -181,7 +182,7 @@ func TestClaimAheadWriteWins(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				e := newEnv(t, scheduler.Config{})
+				e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
 				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
 				e.put("j", oneTimeAt(due))
 				e.start()
@@ -225,7 +226,7 @@ func TestClaimAheadWriteWins(t *testing.T) {
 // Scheduler over the store runs each once, on time.
 func TestClaimAheadStopGivesBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{})
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
 		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
 		for i := range 5 {
 			e.put(jobName(i), oneTimeAt(due.Add(time.Duration(i)*time.Millisecond)))
@@ -267,7 +268,7 @@ func TestClaimAheadStopGivesBack(t *testing.T) {
 // free slots, so no claim waits unleased for a worker while the other
 // instance takes it over, and each job runs once.
 func TestClaimAheadWithinMaxConcurrency(t *testing.T) {
-	for _, ahead := range []time.Duration{0, scheduler.NoClaimAhead} {
+	for _, ahead := range []time.Duration{scheduler.DefaultClaimAhead, scheduler.NoClaimAhead} {
 		t.Run(fmt.Sprint(ahead), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				st := memory.New()
@@ -327,7 +328,7 @@ func TestClaimAheadWithinMaxConcurrency(t *testing.T) {
 // once its context ends, with the context's error.
 func TestClaimAheadStopHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{})
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
 		st := &claimCounter{Store: e.store, slow: 10 * time.Second}
 		e.over(st)
 		due := e.t0.Add(10 * time.Second).Truncate(time.Second)

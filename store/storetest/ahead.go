@@ -13,7 +13,7 @@ import (
 
 // RunClaimAhead runs one Scheduler per store in stores (instances over one
 // shared database), each claiming jobs ahead of their due instants (the
-// default Config.ClaimAhead), over one-time jobs due 4 ms apart, and stops
+// Config.ClaimAhead of DefaultClaimAhead), over one-time jobs due 4 ms apart, and stops
 // the first instance while it holds claims. It checks that each job ran
 // exactly once, none before its due instant, none as late as the stopped
 // instance's leases would have made it (Stop gives its held claims back),
@@ -30,7 +30,7 @@ func RunClaimAhead(t *testing.T, stores []scheduler.Store) {
 	}
 	var mu sync.Mutex
 	runs := make(map[string][]start)
-	in := newInstances(t, stores, "ahead", jobs, scheduler.Config{LeaseDuration: lease}, func(id string, req *action.Request) {
+	in := newInstances(t, stores, "ahead", jobs, scheduler.Config{LeaseDuration: lease, ClaimAhead: scheduler.DefaultClaimAhead}, func(id string, req *action.Request) {
 		at := time.Now()
 		mu.Lock()
 		runs[req.JobID] = append(runs[req.JobID], start{id, at, req.ExpectedTime})
