@@ -80,18 +80,24 @@ func startProcess(t *testing.T, bin string, env []string, want int, args ...stri
 	return p
 }
 
-// line returns the address printed after prefix.
+// addr returns the address printed after prefix, waiting for its line:
+// the process prints its addresses one by one, so the line may come after
+// the ones startProcess waited for.
 func (p *process) addr(t *testing.T, prefix string) string {
 	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, l := range p.lines {
-		if a, ok := strings.CutPrefix(l, prefix); ok {
-			return a
+	var addr string
+	eventually(t, "a line "+prefix+"...", func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, l := range p.lines {
+			if a, ok := strings.CutPrefix(l, prefix); ok {
+				addr = a
+				return nil
+			}
 		}
-	}
-	t.Fatalf("no line %q... in %q", prefix, p.lines)
-	return ""
+		return fmt.Errorf("no line %q... in %q", prefix, p.lines)
+	})
+	return addr
 }
 
 func (p *process) stop(t *testing.T) {
