@@ -9,7 +9,7 @@
 # scripts/test.sh does and stops them at the end; bench/river/run.sh starts
 # (and restarts durable) a server of its own.
 #
-#   bash bench/all.sh > /tmp/all.md                  # everything, about 40 minutes on 2 cores
+#   bash bench/all.sh > /tmp/all.md                  # everything, about 40-45 minutes on 2 cores
 #   QUICK=1 bash bench/all.sh > /tmp/quick.md        # small sizes: checks the wiring in a few minutes
 #   PROFILES=/tmp/prof bash bench/all.sh > /tmp/all.md
 #   MILLION10M=1 bash bench/all.sh > /tmp/all.md     # bench/million with 10M jobs as well
@@ -20,26 +20,31 @@
 # `jobclock serve` during each load run (perf record: serve is another
 # process and has no profile flag), and prints the top of each.
 # MILLION10M=1 adds bench/million with 10,000,000 jobs: about 10 GiB of disk
-# for the database (1M jobs made a 1 GiB schema) and an hour more.
+# for the database (1M jobs made a 1 GiB schema) and about 20 minutes more
+# (the 1M put ran at 12-17k jobs/s).
 #
-# Cuts, to finish within 45 minutes on a 2-core machine (estimates per part
-# from the sizes, on a quiet machine):
+# Cuts, to finish within 45 minutes on a 2-core machine:
 #   - every command runs once: -count 1 where BENCHMARKS.md's sections say
 #     -count 2 or 3 (recurrence in bench/ keeps -count 3: it takes seconds);
 #   - bench/river: RUNS=1 (BENCHMARKS.md's tables are ranges over 3 runs), all
-#     scenarios, N=20,000, PostgreSQL fast and durable and SQLite (~20 min);
-#   - bench/million: 10k and 1M jobs (~4 min); not 100k; 10M only with
-#     MILLION10M=1;
-#   - bench/load: SQLite and PostgreSQL, defaults (~4 min);
+#     scenarios, N=20,000, PostgreSQL fast and durable and SQLite;
+#   - bench/million: 10k and 1M jobs; not 100k; 10M only with MILLION10M=1;
+#   - dashboard: -benchtime 10x (BENCHMARKS.md: 20x; the search pages take
+#     up to 2 s each);
 #   - store/sqlite: ClaimDue, ClaimRecord and Engine only (`-bench .` at
 #     20000x would also run the puts at 20000x; the puts run at their own
-#     sizes below);
+#     sizes);
 #   - not re-run at all: the before/after pairs of test binaries of older
 #     commits (the sections marked preliminary: this run gives today's side),
 #     callgrind instruction counts, the cold build of cmd/jobclock (~100 CPU
 #     seconds) and pg_stat_statements readings.
-# The rest: bench/engine ~3 min, store benchmarks ~5 min, executors ~1 min,
-# dashboard ~1 min, bench/size ~2 min, the root module's ~2 min.
+# Estimated duration on a quiet machine, from each part's size and from
+# timing two parts on the shared machine (bench/engine: 14 min at a load
+# average of 10-12, 5 min of CPU; bench/river's burst and put-one on SQLite:
+# 2.9 min at 12), so preliminary: bench/engine ~6 min, bench/river ~15 min
+# (~5 per setting), bench/million ~4 min, bench/load ~3 min, the stores' and
+# puts' benchmarks ~7 min, dashboard ~1 min, bench/size and the command
+# ~2.5 min, executors ~1 min, the root module's ~3 min: about 40-45 minutes.
 #
 # A part that fails is reported as failed, with the end of its output, and
 # the run goes on; the exit status is 1 when any part failed.
@@ -159,8 +164,11 @@ EOF
 part 'Engine: against robfig/cron v3 and gocron v2; Keeping no history; Seconds: 1,000 jobs every second; heap kept per job at 1M (the register rows); the engine rows of the before/after sections' bench \
 	"$(q "cd bench && go test -run '^\$' -bench . -benchtime 1x ./engine" \
 		"cd bench && go test -run '^\$' -bench 'Register/jobclock/100000\$|Burst100k/(jobclock|robfig)\$' -benchtime 1x ./engine")"
-[ -z "$list" ] && heap=$(awk '/^BenchmarkRegister\/jobclock\/1000000-/ { for (i = 1; i < NF; i++) if ($(i + 1) == "B/job") print $i }' "$state/part$nparts.out")
-[ -z "$list" ] && printf '\nHeap kept per job at 1M jobs: %s B (limit 400 B).\n' "${heap:-not measured$(q '' ' (QUICK registers 100k)')}"
+if [ -z "$list" ]; then
+	heap=$(awk '/^BenchmarkRegister\/jobclock\/1000000-/ { for (i = 1; i < NF; i++) if ($(i + 1) == "B/job") print $i }' "$state/part$nparts.out")
+	[ -n "$heap" ] && heap="$heap B" || heap="not measured$(q '' ': QUICK registers 100k jobs')"
+	printf '\nHeap kept per job at 1M jobs: %s (limit 400 B).\n' "$heap"
+fi
 
 part 'Recurrence: Rule.Next against robfig/cron v3; Cron specs' bench \
 	"$(q "cd bench && go test -run '^\$' -bench . -benchtime 20000x -count 3 ./recurrence/" \
@@ -198,7 +206,7 @@ part 'Executors' bench \
 	"go test -run '^\$' -bench Execute -benchtime $(q 2000x 10x) -benchmem ./action/http/ && go test -run '^\$' -bench PfxIterations -benchtime $(q 20x 1x) ./action/http/ && go test -run '^\$' -bench . -benchtime $(q 2s 10x) ./action/storagequeue/ ./action/servicebus/ && go test -run '^\$' -bench BenchmarkExecute -benchtime $(q 1s 10x) ./action/"
 
 part 'Dashboard pages' bench \
-	"go test -run '^\$' -bench . -benchtime $(q 20x 1x) ./dashboard/"
+	"go test -run '^\$' -bench . -benchtime $(q 10x 1x) ./dashboard/"
 
 part 'What an import costs' bench \
 	"$(q "cd bench && go test -run '^\$' -bench . -benchtime 1x ./size" \
