@@ -714,3 +714,77 @@ func TestStaleMarks(t *testing.T) {
 		}
 	})
 }
+
+// TestStaleDeletionMark: the deletion mark of a calendar (Deleting) holds
+// puts of jobs naming it for MarkLifetime from DeletingAt, and no longer;
+// one written without an instant holds none. The next write of the
+// collection drops a stale one. A deletion whose look for jobs takes more
+// than half of MarkLifetime fails with ErrConflict and leaves the
+// calendar and no mark.
+func TestStaleDeletionMark(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st, s := hookScheduler(t)
+		job, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Day", "calendar": "cal"}`)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark := func(at time.Time) {
+			t.Helper()
+			col, err := st.GetCollection(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			col.Definition.Calendars["cal"].Deleting, col.Definition.Calendars["cal"].DeletingAt = true, at
+			if err := st.Store.PutCollection(ctx, col); err != nil {
+				t.Fatal(err)
+			}
+		}
+		marked := func() *scheduler.CalendarEntry {
+			t.Helper()
+			col, err := st.GetCollection(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return col.Definition.Calendars["cal"]
+		}
+
+		st.arm("ListJobs", func() { time.Sleep(scheduler.MarkLifetime/2 + time.Second) })
+		if err := s.DeleteCalendar(ctx, "c", "cal"); !errors.Is(err, scheduler.ErrConflict) {
+			t.Errorf("DeleteCalendar whose look for jobs took %v: err = %v, want ErrConflict", scheduler.MarkLifetime/2+time.Second, err)
+		}
+		if e := marked(); e == nil {
+			t.Fatal("the slow deletion deleted the calendar, want it there")
+		} else if e.Deleting || !e.DeletingAt.IsZero() {
+			t.Errorf("calendar after the slow deletion: Deleting %v at %v, want it unmarked", e.Deleting, e.DeletingAt)
+		}
+
+		// A mark left behind by a deletion that stopped.
+		mark(time.Now())
+		if _, err := s.PutJob(ctx, "c", "j1", job, nil); !errors.Is(err, scheduler.ErrInvalid) {
+			t.Errorf("PutJob under a fresh deletion mark: err = %v, want ErrInvalid", err)
+		}
+		time.Sleep(scheduler.MarkLifetime + time.Second)
+		if _, err := s.PutJob(ctx, "c", "j1", job, nil); err != nil {
+			t.Errorf("PutJob under a stale deletion mark: %v", err)
+		}
+		if _, err := s.PutCalendar(ctx, "c", "other", holidays(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if e := marked(); e.Deleting || !e.DeletingAt.IsZero() {
+			t.Errorf("calendar after a write of its collection: Deleting %v at %v, want the stale mark dropped", e.Deleting, e.DeletingAt)
+		}
+
+		// A mark without an instant.
+		mark(time.Time{})
+		if _, err := s.PutJob(ctx, "c", "j2", job, nil); err != nil {
+			t.Errorf("PutJob under a deletion mark without an instant: %v", err)
+		}
+		if _, err := s.PutCalendar(ctx, "c", "other", holidays(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if e := marked(); e.Deleting {
+			t.Errorf("calendar after a write of its collection: Deleting %v, want the mark without an instant dropped", e.Deleting)
+		}
+	})
+}

@@ -373,7 +373,10 @@ func (s *Scheduler) ListCalendars(ctx context.Context, collection string) ([]*Ca
 // undoes the write when it finds the calendar marked or gone (see
 // [Scheduler.PutJob]): of a put and a deletion at the same moment, at
 // least one sees the other. A calendar replaced while it is being
-// deleted stays, and the deletion fails with ErrConflict.
+// deleted stays, and the deletion fails with ErrConflict. The mark holds
+// for [MarkLifetime] (one left behind by a deletion that stopped is
+// ignored after that); a deletion whose look for jobs takes more than
+// half of it clears the mark and fails with ErrConflict.
 func (s *Scheduler) DeleteCalendar(ctx context.Context, collection, name string) error {
 	if err := checkName("collection", collection); err != nil {
 		return err
@@ -388,25 +391,29 @@ func (s *Scheduler) DeleteCalendar(ctx context.Context, collection, name string)
 // deleteCalendar is DeleteCalendar's three steps.
 func (s *Scheduler) deleteCalendar(ctx context.Context, collection, name string) error {
 	var etag string
+	marked := time.Now()
 	_, err := s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
 		e := old.Definition.Calendars[name]
 		if e == nil {
 			return nil, calendarNotFound(collection, name)
 		}
 		etag = e.ETag
-		return withCalendarMark(old, name, true), nil
+		return withCalendarMark(old, name, marked), nil
 	})
 	if err != nil {
 		return err
 	}
 	jobs, err := s.jobsNaming(ctx, collection, name)
+	if err == nil && time.Since(marked) > MarkLifetime/2 {
+		err = fmt.Errorf("its jobs took longer than %v to check: %w", MarkLifetime/2, ErrConflict)
+	}
 	if err != nil || len(jobs) > 0 {
 		// Clear the mark: the calendar stays.
 		if _, uerr := s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
 			if e := old.Definition.Calendars[name]; e == nil || e.ETag != etag || !e.Deleting {
 				return nil, errUnchanged
 			}
-			return withCalendarMark(old, name, false), nil
+			return withCalendarMark(old, name, time.Time{}), nil
 		}); uerr != nil && !errors.Is(uerr, errUnchanged) {
 			s.log.Error("clear the deletion mark of a calendar", "collection", collection, "calendar", name, "err", uerr)
 		}
@@ -441,10 +448,10 @@ func (s *Scheduler) deleteCalendar(ctx context.Context, collection, name string)
 var errUnchanged = errors.New("unchanged")
 
 // withCalendarMark returns the definition of old with the deletion mark
-// of its calendar name set or cleared.
-func withCalendarMark(old *CollectionRecord, name string, deleting bool) *JobCollection {
+// of its calendar name set, made at at, or cleared when at is zero.
+func withCalendarMark(old *CollectionRecord, name string, at time.Time) *JobCollection {
 	c := old.Definition.Clone()
-	c.Calendars[name].Deleting = deleting
+	c.Calendars[name].Deleting, c.Calendars[name].DeletingAt = !at.IsZero(), at
 	return c
 }
 
@@ -459,10 +466,10 @@ func (s *Scheduler) calendarFault(col *CollectionRecord, r *JobRecord) error {
 		return nil
 	}
 	e := col.Definition.Calendars[cname]
-	if e == nil || e.Deleting {
+	now := time.Now()
+	if e == nil || e.BeingDeleted(now) {
 		return calendarDeleted(r)
 	}
-	now := time.Now()
 	excl := s.policies.compile(s, col.Name, cname, e)
 	if leavesNone(r, excl, now) {
 		return calendarReplaced(r)

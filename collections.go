@@ -231,8 +231,8 @@ func againAfterOutage(ctx context.Context, write func() (outage bool, err error)
 }
 
 // dropStaleMarks returns def without the marks older than MarkLifetime at
-// now (JobCollection.Checking, CalendarEntry.Next): a copy when it drops
-// one, def otherwise.
+// now (JobCollection.Checking, CalendarEntry.Next, CalendarEntry.Deleting):
+// a copy when it drops one, def otherwise.
 func dropStaleMarks(def *JobCollection, now time.Time) *JobCollection {
 	c := def
 	if def.Checking != nil && !def.Checking.Live(now) {
@@ -240,11 +240,18 @@ func dropStaleMarks(def *JobCollection, now time.Time) *JobCollection {
 		c.Checking = nil
 	}
 	for name, e := range def.Calendars {
-		if e.Next != nil && e.Pending(now) == nil {
-			if c == def {
-				c = def.Clone()
-			}
+		staleNext, staleDeleting := e.Next != nil && e.Pending(now) == nil, e.Deleting && !e.BeingDeleted(now)
+		if !staleNext && !staleDeleting {
+			continue
+		}
+		if c == def {
+			c = def.Clone()
+		}
+		if staleNext {
 			c.Calendars[name].Next = nil
+		}
+		if staleDeleting {
+			c.Calendars[name].Deleting, c.Calendars[name].DeletingAt = false, time.Time{}
 		}
 	}
 	return c

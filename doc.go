@@ -792,7 +792,9 @@
 //     or gone it puts the job back as it was (deletes a job it created)
 //     and fails at recurrence.calendar, "was deleted while the job was
 //     written": of the two at the same moment, at least one sees the
-//     other. A job that names a calendar its collection does not have
+//     other. The mark carries its instant (CalendarEntry.DeletingAt) and
+//     holds for [MarkLifetime] as the marks above do; one written
+//     without an instant is ignored. A job that names a calendar its collection does not have
 //     anyway (a store written past the Scheduler) runs without one, and
 //     the engine logs a warning naming the job and the calendar, once for
 //     each version of the job.

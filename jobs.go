@@ -559,7 +559,7 @@ func (s *Scheduler) calendarTiming(col *CollectionRecord, name string, job *Job,
 		return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
 			Reason: "is not a calendar of the job's collection (PUT the calendar first)"}
 	}
-	if e.Deleting {
+	if e.BeingDeleted(time.Now()) {
 		return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
 			Reason: "is being deleted"}
 	}

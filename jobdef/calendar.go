@@ -75,8 +75,13 @@ type CalendarEntry struct {
 	// Deleting is set while Scheduler.DeleteCalendar looks for jobs
 	// that name the calendar: puts of jobs naming it are refused, and the
 	// engine still applies it. The deletion then removes the calendar,
-	// or clears the mark when jobs name it.
+	// or clears the mark when jobs name it. The mark holds for
+	// [MarkLifetime] from DeletingAt (see [CalendarEntry.BeingDeleted]);
+	// one older, or without DeletingAt (written by a version from before
+	// the mark carried its instant), is ignored.
 	Deleting bool `json:"deleting,omitempty"`
+	// DeletingAt is when Deleting was set; zero when it is not.
+	DeletingAt time.Time `json:"deletingAt,omitzero"`
 	// Next is the version that Scheduler.PutCalendar is replacing the
 	// calendar with while it checks the jobs that name it: puts of jobs
 	// naming the calendar must leave them an occurrence under both
@@ -100,12 +105,20 @@ func (e *CalendarEntry) Pending(now time.Time) *CalendarEntry {
 	return e.Next
 }
 
+// BeingDeleted reports whether the deletion mark of e (Deleting) holds at
+// now: it was set at most [MarkLifetime] before now (DeletingAt). False
+// for a nil e.
+func (e *CalendarEntry) BeingDeleted(now time.Time) bool {
+	return e != nil && e.Deleting && markLive(e.DeletingAt, now)
+}
+
 // Clone returns a deep copy of e; nil for a nil e.
 func (e *CalendarEntry) Clone() *CalendarEntry {
 	if e == nil {
 		return nil
 	}
-	return &CalendarEntry{ETag: e.ETag, Calendar: *e.Calendar.Clone(), Deleting: e.Deleting, Next: e.Next.Clone(), At: e.At}
+	return &CalendarEntry{ETag: e.ETag, Calendar: *e.Calendar.Clone(), Deleting: e.Deleting, DeletingAt: e.DeletingAt,
+		Next: e.Next.Clone(), At: e.At}
 }
 
 // Clone returns a deep copy of c; nil for a nil c.

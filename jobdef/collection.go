@@ -186,12 +186,13 @@ type JobCollection struct {
 }
 
 // MarkLifetime is how long a mark of a write under way on a collection
-// (JobCollection.Checking, CalendarEntry.Next) holds, from its At: puts
-// of jobs ignore an older one, and the next write of the collection
-// drops it. The write that set it gives up (ErrConflict) when its check
-// took more than half of it, so that a mark is never ignored while it
-// can still take effect (the other half is the margin for the clocks of
-// the instances to differ).
+// (JobCollection.Checking, CalendarEntry.Next, CalendarEntry.Deleting)
+// holds, from its At (DeletingAt for Deleting): puts of jobs ignore an
+// older one, and the next write of the collection drops it. The write
+// that set it gives up (ErrConflict) when its check took more than half
+// of it, so that a mark is never ignored while it can still take effect
+// (the other half is the margin for the clocks of the instances to
+// differ).
 const MarkLifetime = time.Minute
 
 // markLive reports whether a mark made at at still holds at now (see
