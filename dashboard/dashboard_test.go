@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -781,4 +782,57 @@ func TestJobPageCalendar(t *testing.T) {
 	// A job without a calendar has no such column.
 	e.job("c", "plain", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day"}`, day(1)))
 	wantNotIn(t, "plain", e.get(jobPath("c", "plain")), `<th scope="col">Calendar</th>`)
+}
+
+// TestJobPageCalendarChanged: after a change of the calendar a job names,
+// its next occurrences show the ones the change skipped (planned again
+// by PutCalendar, their history entry not yet recorded), and, when the
+// job's record still has its occurrence planned under the old version
+// (the engine plans it again when it comes due), where the engine runs it
+// and where it was planned.
+func TestJobPageCalendarChanged(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	year := time.Now().Year() + 1
+	day := func(d int) time.Time { return time.Date(year, 1, d, 0, 0, 0, 0, time.UTC) }
+	iso := func(d int) string { return regexp.QuoteMeta(day(d).Format(time.RFC3339)) }
+	e.calendar("c", "hol", fmt.Sprintf(`{"properties": {"dates": ["%d-01-20"]}}`, year))
+	e.job("c", "j", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Day", "calendar": "hol"}`, day(1).Format(time.RFC3339)))
+	e.calendar("c", "hol", fmt.Sprintf(`{"properties": {"dates": ["%d-01-01", "%d-01-02"]}}`, year, year))
+	rec, err := e.store.GetJob(ctx, "c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Schedule.NextOccurrence.Equal(day(3)) {
+		t.Fatalf("next occurrence after the calendar change = %v, want %v", rec.Schedule.NextOccurrence, day(3))
+	}
+	skipped := regexp.MustCompile(`<tr class="skipped">\s*<td class="num">–</td>\s*<td><time datetime="` + iso(1) + `">[\s\S]*?skipped: excluded by calendar “hol”, and 1 more to <time datetime="` + iso(2) + `">[\s\S]*?<td class="num">1</td>\s*<td><time datetime="` + iso(3) + `">`)
+	p := e.get(jobPath("c", "j"))
+	wantStatus(t, "job", p, http.StatusOK)
+	if !skipped.MatchString(p.body) {
+		t.Errorf("job page after PutCalendar planned it again: no row skipping %s and %s before occurrence 1 at %s:\n%s", day(1), day(2), day(3), p.body)
+	}
+
+	// The record as planned under the old version (the engine may have
+	// written it since: it records the Skipped entry the change left).
+	for try := 0; ; try++ {
+		rec, err := e.store.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Schedule.NextOccurrence, rec.Schedule.Policy = day(1), nil
+		if err = e.store.PutJob(ctx, rec); err == nil {
+			break
+		} else if !errors.Is(err, scheduler.ErrConflict) || try == 10 {
+			t.Fatal(err)
+		}
+	}
+	p = e.get(jobPath("c", "j"))
+	if !skipped.MatchString(p.body) {
+		t.Errorf("job page of a record planned under the old calendar: no row skipping %s and %s before occurrence 1 at %s:\n%s", day(1), day(2), day(3), p.body)
+	}
+	replanned := regexp.MustCompile(`<td class="num">1</td>\s*<td><time datetime="` + iso(3) + `">[^<]*</time></td>\s*<td><span class="calendar replanned">planned for <time datetime="` + iso(1) + `">[^<]*</time> before calendar “hol” changed`)
+	if !replanned.MatchString(p.body) {
+		t.Errorf("job page of a record planned under the old calendar: occurrence 1 at %s does not say it was planned for %s:\n%s", day(3), day(1), p.body)
+	}
 }

@@ -30,7 +30,11 @@
 // scheduled instant it is spread from; under the exclusion calendar the
 // job names, the ones it moved with the instant they were moved from and
 // the ones it skips or merges into a neighbouring occurrence on rows of
-// their own, struck through, each naming the calendar), its
+// their own, struck through, each naming the calendar, those before the
+// next run among them; when the job's record still has its next
+// occurrence as planned under an earlier version of the calendar, the
+// page lists it where the engine will run it, saying where it was
+// planned), its
 // history with a
 // status filter and the whole message of each attempt (a long one folded
 // under its first line), its definition as

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/url"
 	"slices"
@@ -548,6 +549,10 @@ type occurrenceRow struct {
 	Last      stamp
 	Merged    bool
 	Into      stamp
+	// Replanned is the instant the job's record planned this occurrence
+	// at under another version of the calendar, which the engine plans
+	// again when it comes due; zero when the record has it as listed.
+	Replanned stamp
 }
 
 type historyRow struct {
@@ -717,15 +722,38 @@ func upcoming(rec *scheduler.JobRecord, cal *recurrence.Exclusions, n int) ([]oc
 	if err != nil {
 		return nil, "Its schedule cannot be computed: " + err.Error()
 	}
-	next := rec.Schedule.NextOccurrence
-	if next.IsZero() {
+	planned := rec.Schedule.NextOccurrence
+	if planned.IsZero() {
 		return nil, "No further occurrence: its count or endTime is reached."
+	}
+	// The record may hold the occurrence as planned under another version
+	// of the calendar: the engine plans it again when it comes due.
+	next, scheduled := t.Replan(planned)
+	if next.IsZero() {
+		return nil, "No further occurrence: calendar “" + t.Calendar() + "” excludes every one left."
 	}
 	limit := n
 	if c := t.Count(); c > 0 {
 		limit = min(n, c-rec.Schedule.Counted)
 	}
-	return occurrenceRows(t, next, limit, rec.Job.Location()), disabledNote(rec)
+	loc := rec.Job.Location()
+	// The occurrences dropped before next: from the one the engine plans
+	// again, or those the calendar excludes from now on (a change of the
+	// calendar planned it again already, or the occurrences before next
+	// are excluded anyway).
+	var rows []occurrenceRow
+	if from := time.Now(); cal != nil && next.After(from) {
+		if !next.Equal(planned) {
+			from = scheduled.Add(-time.Nanosecond)
+		}
+		rows = droppedRows(t, droppedBefore(t.Dropped(from, next), cal, t.OnExcluded()), next, next, loc)
+	}
+	k := len(rows)
+	rows = append(rows, occurrenceRows(t, next, limit, loc)...)
+	if !next.Equal(planned) && k < len(rows) {
+		rows[k].Calendar, rows[k].Replanned = t.Calendar(), at(planned, loc)
+	}
+	return rows, disabledNote(rec)
 }
 
 func disabledNote(rec *scheduler.JobRecord) string {
@@ -775,20 +803,21 @@ func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.L
 			break
 		}
 		if n < limit {
-			out = append(out, droppedRows(t, a, next, loc)...)
+			out = append(out, droppedRows(t, t.Dropped(a, next), a, next, loc)...)
 		}
 		a = next
 	}
 	return out
 }
 
-// droppedRows lists the occurrences t's calendar drops between the
-// occurrences prev and next: a run of skipped ones as one row, each one
-// merged into a neighbouring occurrence as its own.
-func droppedRows(t *scheduler.Timing, prev, next time.Time, loc *time.Location) []occurrenceRow {
+// droppedRows lists dropped, the occurrences t's calendar drops between
+// the occurrences prev and next (see [scheduler.Timing.Dropped]): a run
+// of skipped ones as one row, each one merged into a neighbouring
+// occurrence as its own.
+func droppedRows(t *scheduler.Timing, dropped iter.Seq2[time.Time, bool], prev, next time.Time, loc *time.Location) []occurrenceRow {
 	var out []occurrenceRow
 	var run *occurrenceRow // the row of the run of skipped ones being read
-	for s, merged := range t.Dropped(prev, next) {
+	for s, merged := range dropped {
 		if !merged && run != nil {
 			run.More, run.Last = run.More+1, at(s, loc)
 			continue
@@ -808,6 +837,25 @@ func droppedRows(t *scheduler.Timing, prev, next time.Time, loc *time.Location) 
 		}
 	}
 	return out
+}
+
+// droppedBefore yields those of dropped, the instants dropped before an
+// occurrence from an instant that is no occurrence, that cal excludes
+// and that do not run as the occurrence before (merged under
+// PreviousIncluded): dropped also holds the instants an earlier version
+// of the calendar dropped, and those merged into an occurrence before
+// the first listed.
+func droppedBefore(dropped iter.Seq2[time.Time, bool], cal *recurrence.Exclusions, on recurrence.OnExcluded) iter.Seq2[time.Time, bool] {
+	return func(yield func(time.Time, bool) bool) {
+		for s, merged := range dropped {
+			if merged && on == recurrence.OnExcludedPreviousIncluded || !cal.Excludes(s) {
+				continue
+			}
+			if !yield(s, merged) {
+				return
+			}
+		}
+	}
 }
 
 // historyRow is the line of a history entry.
