@@ -22,7 +22,9 @@
 // shows its schedule in words, what it does when it fails in words (its
 // attempts' timeout, its retry policy with maxRetryDuration and
 // permanentStatusCodes, the Retry-After cap, and its errorAction, saying
-// when that carries the failure document), which of its collection's
+// when that carries the failure document), what its own run policy does
+// (missed, catchUpWindow, overlap, pauseAfterFaults), each duration in
+// words with its ISO 8601 text as the title, which of its collection's
 // limits apply to it and toward which target, its next 20 occurrences in UTC and in its
 // zone (marking those a daylight saving change moved or, for a schedule
 // that keeps its cadence, ran a second time in a repeated hour; for a

@@ -4,36 +4,118 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/retry"
 )
 
+// sentence is a sentence of the page made of parts: text, and durations
+// said in words with their ISO 8601 text as the title.
+type sentence []part
+
+// part is a piece of a sentence; Title, when set, is the ISO 8601 text
+// of the duration Text says in words.
+type part struct{ Text, Title string }
+
+// say makes a sentence of its pieces: strings, retry.Durations (said in
+// words), sentences, and anything else as fmt.Sprint prints it.
+func say(pieces ...any) sentence {
+	var out sentence
+	for _, p := range pieces {
+		switch p := p.(type) {
+		case string:
+			out = append(out, part{Text: p})
+		case retry.Duration:
+			out = append(out, part{Text: durationWords(time.Duration(p)), Title: p.String()})
+		case sentence:
+			out = append(out, p...)
+		default:
+			out = append(out, part{Text: fmt.Sprint(p)})
+		}
+	}
+	return out
+}
+
+// durationWords says d in days, hours, minutes and seconds: "30 seconds",
+// "1 hour and 30 minutes", "1.5 seconds".
+func durationWords(d time.Duration) string {
+	day := 24 * time.Hour
+	var parts []string
+	counted := func(n time.Duration, one string) {
+		if n > 0 {
+			parts = append(parts, strconv.Itoa(int(n))+" "+plural(int(n), one, one+"s"))
+		}
+	}
+	counted(d/day, "day")
+	counted(d%day/time.Hour, "hour")
+	counted(d%time.Hour/time.Minute, "minute")
+	if sec := d % time.Minute; sec > 0 || len(parts) == 0 {
+		word := " seconds"
+		if sec == time.Second {
+			word = " second"
+		}
+		parts = append(parts, strconv.FormatFloat(sec.Seconds(), 'f', -1, 64)+word)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
 // failureWords says in sentences how job handles failure: the attempts'
 // timeout, the retry policy, Retry-After, and the errorAction.
-func failureWords(job *scheduler.Job) []string {
+func failureWords(job *scheduler.Job) []sentence {
 	a := &job.Action
-	out := []string{"Each attempt may take " + timeoutWords(a) + "; past it, its context is cancelled and the attempt fails."}
+	out := []sentence{say("Each attempt may take ", timeoutWords(a), "; past it, its context is cancelled and the attempt fails.")}
 	out = append(out, retryWords(a.RetryPolicy, "A failed attempt")...)
 	if a.Type == action.HTTP || a.Type == action.HTTPS {
-		out = append(out, fmt.Sprintf("A 429 or 503 answer's Retry-After delays the next retry until the time it names, by at most %s.",
-			retry.Duration(scheduler.MaxRetryAfter)))
+		out = append(out, say("A 429 or 503 answer's Retry-After delays the next retry until the time it names, by at most ",
+			retry.Duration(scheduler.MaxRetryAfter), "."))
 	}
 	ea := a.ErrorAction
 	if ea == nil {
-		return append(out, "When the last attempt fails, the occurrence faults; the job has no errorAction.")
+		return append(out, say("When the last attempt fails, the occurrence faults; the job has no errorAction."))
 	}
 	s := fmt.Sprintf("When the last attempt fails, the occurrence faults and its errorAction runs: %s %s", ea.Type, target(ea))
 	if scheduler.CarriesFailure(ea) {
 		s += ", carrying the failure document (the job, the occurrence and each of its attempts, as JSON), since it has no body or message of its own"
 	}
-	out = append(out, s+". Each of its attempts may take "+timeoutWords(ea)+".")
+	out = append(out, say(s+". Each of its attempts may take ", timeoutWords(ea), "."))
 	policy := ea.RetryPolicy
 	if policy == nil {
 		policy = a.RetryPolicy
 	}
 	return append(out, retryWords(policy, "A failed attempt of the errorAction")...)
+}
+
+// runPolicyWords says in sentences what the job's own run policy does
+// with occurrences that cannot run on time; none when it sets none.
+func runPolicyWords(job *scheduler.Job) []sentence {
+	p := job.RunPolicy
+	if p == nil {
+		return nil
+	}
+	var out []sentence
+	switch p.Missed {
+	case scheduler.MissedSkip:
+		out = append(out, say("Occurrences missed while it could not run (downtime, the job or its collection disabled) are skipped (missed Skip)."))
+	case scheduler.MissedRunAll:
+		out = append(out, say("Occurrences missed while it could not run (downtime, the job or its collection disabled) each run, one after the other (missed RunAll)."))
+	case scheduler.MissedRunOnce:
+		out = append(out, say("Occurrences missed while it could not run (downtime, the job or its collection disabled) run once for all of them (missed RunOnce)."))
+	}
+	if p.CatchUpWindow != 0 {
+		out = append(out, say("An occurrence found later than ", p.CatchUpWindow, " after its expected time is skipped (catchUpWindow)."))
+	}
+	if p.Overlap != "" {
+		out = append(out, say("An occurrence that comes due while the previous one is in progress: overlap "+string(p.Overlap)+"."))
+	}
+	if p.PauseAfterFaults != 0 {
+		out = append(out, say(fmt.Sprintf("The job is disabled after %d consecutive faulted occurrences (pauseAfterFaults).", p.PauseAfterFaults)))
+	}
+	return out
 }
 
 // limitWords says in sentences which of its collection's limits apply to
@@ -79,45 +161,45 @@ func capital(s string) string {
 }
 
 // timeoutWords says how long an attempt of a may take.
-func timeoutWords(a *action.Action) string {
+func timeoutWords(a *action.Action) sentence {
 	if a.Timeout > 0 {
-		return a.Timeout.String() + " (its own timeout)"
+		return say(a.Timeout, " (its own timeout)")
 	}
-	return fmt.Sprintf("the Scheduler's action timeout (Config.ActionTimeout, %s by default)", retry.Duration(scheduler.DefaultActionTimeout))
+	return say("the Scheduler's action timeout (Config.ActionTimeout, ", retry.Duration(scheduler.DefaultActionTimeout), " by default)")
 }
 
 // retryWords says what retry policy p does with a failed attempt, what
 // naming the attempt.
-func retryWords(p *retry.Policy, what string) []string {
+func retryWords(p *retry.Policy, what string) []sentence {
 	n := p.Retries()
 	if n == 0 {
-		return []string{what + " is not retried."}
+		return []sentence{say(what + " is not retried.")}
 	}
 	times := strconv.Itoa(n) + " times"
 	if n == 1 {
 		times = "once"
 	}
-	var s string
+	var s sentence
 	switch {
 	case p == nil:
-		s = fmt.Sprintf("%s is retried %s, %s after the previous attempt ended (the default policy)", what, times, retry.Duration(retry.DefaultInterval))
+		s = say(what+" is retried "+times+", ", retry.Duration(retry.DefaultInterval), " after the previous attempt ended (the default policy).")
 	case p.Type == retry.Exponential:
 		lo, hi := p.Range(1)
-		s = fmt.Sprintf("%s is retried %s, waiting longer each time (Exponential: the first retry after %s to %s)", what, times, retry.Duration(lo), retry.Duration(hi))
+		s = say(what+" is retried "+times+", waiting longer each time (Exponential: the first retry after ", retry.Duration(lo), " to ", retry.Duration(hi), ").")
 	default:
 		lo, _ := p.Range(1)
-		s = fmt.Sprintf("%s is retried %s, %s after the previous attempt ended", what, times, retry.Duration(lo))
+		s = say(what+" is retried "+times+", ", retry.Duration(lo), " after the previous attempt ended.")
 	}
-	out := []string{s + "."}
+	out := []sentence{s}
 	if p != nil && p.MaxRetryDuration > 0 {
-		out = append(out, fmt.Sprintf("No retry starts later than %s after the occurrence's expected time (maxRetryDuration).", p.MaxRetryDuration))
+		out = append(out, say("No retry starts later than ", p.MaxRetryDuration, " after the occurrence's expected time (maxRetryDuration)."))
 	}
 	if p != nil && len(p.PermanentStatusCodes) > 0 {
 		codes := make([]string, len(p.PermanentStatusCodes))
 		for i, c := range p.PermanentStatusCodes {
 			codes[i] = strconv.Itoa(c)
 		}
-		out = append(out, "An answer with status "+strings.Join(codes, ", ")+" is permanent: it is not retried and the occurrence faults at once.")
+		out = append(out, say("An answer with status "+strings.Join(codes, ", ")+" is permanent: it is not retried and the occurrence faults at once."))
 	}
 	return out
 }

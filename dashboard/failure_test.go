@@ -10,7 +10,9 @@ import (
 
 // TestJobPageFailureHandling: the job page says in words how the job
 // handles failure: its timeout, retry policy, Retry-After, and its
-// errorAction, which carries the failure document when it has no body.
+// errorAction, which carries the failure document when it has no body;
+// and what its own run policy does. Durations are in words, their ISO
+// 8601 text in the title.
 func TestJobPageFailureHandling(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.collection("c", nil)
@@ -32,24 +34,38 @@ func TestJobPageFailureHandling(t *testing.T) {
 	p := e.get(jobPath("c", "full"))
 	wantStatus(t, "full", p, http.StatusOK)
 	wantIn(t, "full", p, `<h2 id="failure-h">When it fails</h2>`,
-		"<li>Each attempt may take PT30S (its own timeout); past it, its context is cancelled and the attempt fails.</li>",
-		"<li>A failed attempt is retried 3 times, PT1M after the previous attempt ended.</li>",
-		"<li>No retry starts later than PT1H after the occurrence&#39;s expected time (maxRetryDuration).</li>",
+		"<li>Each attempt may take <span class=\"duration\" title=\"PT30S\">30 seconds</span> (its own timeout); past it, its context is cancelled and the attempt fails.</li>",
+		"<li>A failed attempt is retried 3 times, <span class=\"duration\" title=\"PT1M\">1 minute</span> after the previous attempt ended.</li>",
+		"<li>No retry starts later than <span class=\"duration\" title=\"PT1H\">1 hour</span> after the occurrence&#39;s expected time (maxRetryDuration).</li>",
 		"<li>An answer with status 400, 404 is permanent: it is not retried and the occurrence faults at once.</li>",
-		"<li>A 429 or 503 answer&#39;s Retry-After delays the next retry until the time it names, by at most PT1H.</li>",
+		"<li>A 429 or 503 answer&#39;s Retry-After delays the next retry until the time it names, by at most <span class=\"duration\" title=\"PT1H\">1 hour</span>.</li>",
 		"<li>When the last attempt fails, the occurrence faults and its errorAction runs: Http POST https://example.com/dead-letter, carrying the failure document",
-		"since it has no body or message of its own. Each of its attempts may take PT10S (its own timeout).</li>",
+		"since it has no body or message of its own. Each of its attempts may take <span class=\"duration\" title=\"PT10S\">10 seconds</span> (its own timeout).</li>",
 		"<li>A failed attempt of the errorAction is not retried.</li>")
 
 	put("plain", `{"state": "Disabled", "action": {"type": "Http", "request": {"uri": "https://example.com/hook", "method": "GET"},
 		"errorAction": {"type": "Http", "request": {"uri": "https://example.com/alert", "method": "POST", "body": "down"}}}}`)
 	p = e.get(jobPath("c", "plain"))
 	wantIn(t, "plain", p,
-		"<li>Each attempt may take the Scheduler&#39;s action timeout (Config.ActionTimeout, PT1M by default); past it, its context is cancelled and the attempt fails.</li>",
-		"<li>A failed attempt is retried 4 times, PT30S after the previous attempt ended (the default policy).</li>",
+		"<li>Each attempt may take the Scheduler&#39;s action timeout (Config.ActionTimeout, <span class=\"duration\" title=\"PT1M\">1 minute</span> by default); past it, its context is cancelled and the attempt fails.</li>",
+		"<li>A failed attempt is retried 4 times, <span class=\"duration\" title=\"PT30S\">30 seconds</span> after the previous attempt ended (the default policy).</li>",
 		"errorAction runs: Http POST https://example.com/alert. Each of its attempts",
 		"<li>A failed attempt of the errorAction is retried 4 times")
-	wantNotIn(t, "plain", p, "failure document", "maxRetryDuration", "permanent:")
+	wantNotIn(t, "plain", p, "failure document", "maxRetryDuration", "permanent:", "When it cannot run on time")
+
+	put("late", `{"state": "Disabled", "action": {"type": "Http", "request": {"uri": "https://example.com/hook", "method": "GET"},
+		"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1.5S", "retryCount": 2, "maxRetryDuration": "P1DT2H30M"}},
+		"runPolicy": {"missed": "RunAll", "catchUpWindow": "PT90M", "overlap": "Skip", "pauseAfterFaults": 3}}`)
+	p = e.get(jobPath("c", "late"))
+	wantIn(t, "late", p,
+		"No retry starts later than "+`<span class="duration" title="P1DT2H30M">1 day, 2 hours and 30 minutes</span>`,
+		`retried 2 times, <span class="duration" title="PT1.5S">1.5 seconds</span> after the previous attempt ended.`,
+		`<h2 id="runpolicy-h">When it cannot run on time</h2>`,
+		"each run, one after the other (missed RunAll).</li>",
+		`<li>An occurrence found later than <span class="duration" title="PT1H30M">1 hour and 30 minutes</span> after its expected time is skipped (catchUpWindow).</li>`,
+		"<li>An occurrence that comes due while the previous one is in progress: overlap Skip.</li>",
+		"<li>The job is disabled after 3 consecutive faulted occurrences (pauseAfterFaults).</li>")
+	wantNotIn(t, "late", p, ">PT")
 }
 
 // TestLimitsInWords: the collection page says its limits in words, and the

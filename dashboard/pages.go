@@ -480,9 +480,11 @@ func (h *handler) pager(q url.Values, skip, top, n, total int, known bool, link 
 // --- Job ---
 
 type jobPage struct {
-	// Failure says in sentences how the job handles failure, and Limits
-	// which of its collection's limits apply to it (none: nil).
-	Failure, Limits           []string
+	// Failure says in sentences how the job handles failure, RunPolicy
+	// what its own run policy does (none: nil), and Limits which of its
+	// collection's limits apply to it (none: nil).
+	Failure, RunPolicy        []sentence
+	Limits                    []string
 	Collection, CollectionURL string
 	Name                      string
 	URL                       string
@@ -631,6 +633,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		MaxBackfill: scheduler.MaxBackfill,
 		ActionURL:   h.jobURL(c, name, nil),
 		Failure:     failureWords(job),
+		RunPolicy:   runPolicyWords(job),
 		Limits:      limitWords(job, col.Definition.Properties.Limits),
 	}
 	if loc != time.UTC {
