@@ -225,7 +225,9 @@
 //
 // [Job.Describe] says when a job runs in words ("every week on Monday,
 // Wednesday and Friday at 10:00 and 22:00 (UTC), 10 times, until 4 Nov
-// 2012"), and [Job.Location] is the zone its schedule is read in.
+// 2012", and what the exclusion calendar it names does: ", except on the
+// days calendar “holidays” excludes (skipped)"), and [Job.Location] is
+// the zone its schedule is read in.
 //
 // When a job runs first ([Job.Timing]): without startTime it counts from
 // its creation truncated to the whole second, its [JobSchedule.Anchor] (a

@@ -269,7 +269,6 @@ func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
 		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount, Health: string(j.Status.Health),
 		Tags: tagList(j.Tags),
 	}
-	s.Schedule += calendarWords(j.Job.Recurrence.Ext())
 	s.LastStatus, s.LastClass = lastStatus(j)
 	if d := j.Definition(); d.StateReason != "" || d.ResumeTime != nil {
 		s.Paused = "Paused"
@@ -1171,20 +1170,4 @@ func joinInts(vals []int) string {
 		s[i] = itoa(v)
 	}
 	return strings.Join(s, ", ")
-}
-
-// calendarWords says what the exclusion calendar a job names does to its
-// occurrences, to follow its schedule in words; empty without one.
-func calendarWords(x recurrence.Extensions) string {
-	if x.Calendar == "" {
-		return ""
-	}
-	what := "skipped"
-	switch {
-	case strings.EqualFold(string(x.OnExcluded), string(recurrence.OnExcludedNextIncluded)):
-		what = "moved to the next day it does not exclude"
-	case strings.EqualFold(string(x.OnExcluded), string(recurrence.OnExcludedPreviousIncluded)):
-		what = "moved to the previous day it does not exclude"
-	}
-	return ", except on the days calendar “" + x.Calendar + "” excludes (" + what + ")"
 }

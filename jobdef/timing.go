@@ -3,6 +3,7 @@ package jobdef
 import (
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/jobclock/scheduler/recurrence"
@@ -400,19 +401,38 @@ func (j *Job) Location() *time.Location {
 
 // Describe says in words when a job created (or last put) at created runs:
 // its recurrence as [recurrence.Recurrence.Describe] says it, counted from
-// startTime or else from created ("every week on Monday at 10:00 (UTC)");
-// without a recurrence, "once at 4 Aug 2012 00:00 (UTC)", or "once, when
-// created" without startTime. A zero created is an unknown creation time.
+// startTime or else from created ("every week on Monday at 10:00 (UTC)"),
+// followed, when it names an exclusion calendar, by what the calendar
+// does (", except on the days calendar “holidays” excludes (moved to the
+// next day it does not exclude)"); without a recurrence, "once at 4 Aug
+// 2012 00:00 (UTC)", or "once, when created" without startTime. A zero
+// created is an unknown creation time.
 func (j *Job) Describe(created time.Time) string {
 	start := created
 	if j.StartTime != nil {
 		start = *j.StartTime
 	}
 	if j.Recurrence != nil {
-		return j.Recurrence.Describe(start)
+		return j.Recurrence.Describe(start) + calendarWords(j.Recurrence.Ext())
 	}
 	if j.StartTime == nil || !created.IsZero() && !j.StartTime.After(created) {
 		return "once, when created"
 	}
 	return "once at " + j.StartTime.UTC().Format("2 Jan 2006 15:04") + " (UTC)"
+}
+
+// calendarWords says what the exclusion calendar x names does to the
+// occurrences, to follow the recurrence in words; empty without one.
+func calendarWords(x recurrence.Extensions) string {
+	if x.Calendar == "" {
+		return ""
+	}
+	what := "skipped"
+	switch {
+	case strings.EqualFold(string(x.OnExcluded), string(recurrence.OnExcludedNextIncluded)):
+		what = "moved to the next day it does not exclude"
+	case strings.EqualFold(string(x.OnExcluded), string(recurrence.OnExcludedPreviousIncluded)):
+		what = "moved to the previous day it does not exclude"
+	}
+	return ", except on the days calendar “" + x.Calendar + "” excludes (" + what + ")"
 }

@@ -110,7 +110,7 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, note)
 		}
 		if calName != "" && excl == nil {
-			fmt.Fprintf(stderr, "calendar %q: not applied; give -calendar FILE to skip or move the occurrences it excludes\n", calName)
+			fmt.Fprintf(stderr, "calendar %q: not applied to the occurrences listed, as the scheduler applies it; give -calendar FILE to skip or move the ones it excludes\n", calName)
 		}
 	}
 	loc := time.UTC

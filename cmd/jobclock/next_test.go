@@ -247,6 +247,7 @@ const hourlySpread = `{"action": {"type": "http", "request": {"uri": "http://exa
 // TestNextCalendar: with -calendar, next skips and moves the occurrences
 // the calendar the job names excludes, and marks them with its name; the
 // calendar is read from its own JSON or from a collection file of run.
+// The schedule in words says what the calendar does, applied or not.
 func TestNextCalendar(t *testing.T) {
 	dir := t.TempDir()
 	calendar := `{"properties": {"timeZone": "Europe/Berlin", "dates": ["2026-12-25", "2026-12-26"],
@@ -283,7 +284,11 @@ func TestNextCalendar(t *testing.T) {
 			"2026-12-24T08:00:00Z  moved from 2026-12-26T08:00:00Z (calendar \"holidays\")\n" +
 				"2027-01-01T08:00:00Z  moved from 2027-01-02T08:00:00Z (calendar \"holidays\")\n", ""},
 		{"not applied without -calendar", job(every2), []string{"-n", "1", "-"}, 0, "2026-12-20T08:00:00Z\n",
-			"schedule: every 2 days at 09:00 (Europe/Berlin)\ncalendar \"holidays\": not applied; give -calendar FILE to skip or move the occurrences it excludes\n"},
+			"schedule: every 2 days at 09:00 (Europe/Berlin), except on the days calendar “holidays” excludes (skipped)\n" +
+				"calendar \"holidays\": not applied to the occurrences listed, as the scheduler applies it; give -calendar FILE to skip or move the ones it excludes\n"},
+		{"the schedule in words with the calendar", job(every2 + `, "onExcluded": "NextIncluded"`), []string{"-n", "1", "-calendar", calFile, "-"}, 0,
+			"2026-12-21T08:00:00Z  moved from 2026-12-20T08:00:00Z (calendar \"holidays\")\n",
+			"schedule: every 2 days at 09:00 (Europe/Berlin), except on the days calendar “holidays” excludes (moved to the next day it does not exclude)\n"},
 		{"a run file without the calendar", job(`"frequency": "Day", "calendar": "freeze"`), []string{"-calendar", runFile, "-"}, 1,
 			"", `holds no calendar "freeze"`},
 		{"a job naming none", `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}, "recurrence": {"frequency": "Day"}}`,
