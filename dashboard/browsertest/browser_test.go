@@ -688,3 +688,57 @@ func putRaw(t *testing.T, st scheduler.Store, coll, name string, job *scheduler.
 		t.Fatal(err)
 	}
 }
+
+// TestBrowserCalendarChanged: the job page of a job whose record still
+// has its occurrence planned under an earlier version of its calendar (a
+// Disabled job) shows, in the browser, the occurrences the calendar now skips and
+// where the occurrence was planned; its durations read in words, their
+// ISO 8601 text in the title.
+func TestBrowserCalendarChanged(t *testing.T) {
+	d := newDemo(t, false)
+	b := newBrowser(t)
+	year := time.Now().Year() + 1
+	day := func(n int) time.Time { return time.Date(year, 1, n, 6, 0, 0, 0, time.UTC) }
+	coll := "contoso/prod/reports"
+	put := func(def string) {
+		t.Helper()
+		c, err := scheduler.ParseCalendar([]byte(def))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.s.PutCalendar(ctx, coll, "holidays", c, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(fmt.Sprintf(`{"properties": {"dates": ["%d-02-01"]}}`, year))
+	job, err := scheduler.ParseJob([]byte(fmt.Sprintf(`{"action": {"type": "Https", "timeout": "PT90S", "request": {"uri": "https://reports.contoso.example/daily", "method": "POST"}},
+		"state": "Disabled", "startTime": %q, "recurrence": {"frequency": "Day", "calendar": "holidays"}}`, day(1).Format(time.RFC3339))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.s.PutJob(ctx, coll, "daily-digest", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A Disabled job keeps its occurrence as planned under the earlier
+	// version: the change of the calendar plans only Enabled jobs again.
+	put(fmt.Sprintf(`{"properties": {"dates": ["%d-01-01", "%d-01-02"]}}`, year, year))
+	if rec, err := d.s.GetJob(ctx, coll, "daily-digest"); err != nil || !rec.Schedule.NextOccurrence.Equal(day(1)) {
+		t.Fatalf("the Disabled job's record: %v, %v; want its occurrence still planned at %v", rec, err, day(1))
+	}
+
+	b.do("open the job", chromedp.Navigate(d.url+"/collections/contoso%2Fprod%2Freports/jobs/daily-digest"),
+		chromedp.WaitVisible(chromedp.CSS("table.upcoming")))
+	if s := b.text("table.upcoming tbody tr.skipped"); !strings.Contains(s, "skipped: excluded by calendar “holidays”, and 1 more to") {
+		t.Errorf("first row: %q, want the two skipped days", s)
+	}
+	want := fmt.Sprintf("planned for %d-01-01 06:00 UTC before calendar “holidays” changed", year)
+	if s := b.text("table.upcoming tbody tr:nth-child(2)"); !strings.Contains(s, fmt.Sprintf("%d-01-03 06:00 UTC", year)) || !strings.Contains(s, want) {
+		t.Errorf("occurrence 1: %q, want %d-01-03 06:00 UTC, %q", s, year, want)
+	}
+	if s := b.text("#schedule"); !strings.Contains(s, "except on the days calendar “holidays” excludes (skipped)") {
+		t.Errorf("schedule = %q, want what the calendar does", s)
+	}
+	if got := eval[string](b, `document.querySelector("#failure span.duration").textContent + " / " + document.querySelector("#failure span.duration").title`); got != "1 minute and 30 seconds / PT1M30S" {
+		t.Errorf("the timeout reads %q, want 1 minute and 30 seconds / PT1M30S", got)
+	}
+}
