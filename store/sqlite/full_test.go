@@ -89,14 +89,22 @@ func TestSchedulerSurvivesFullDatabase(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "CREATE TABLE filler (b BLOB)"); err != nil {
 		t.Fatal(err)
 	}
+	// In a few statements, so that the file is full at once while most
+	// occurrences are still to come (one row a statement took seconds on
+	// a busy machine, by when the occurrences had all been recorded): a
+	// statement that finds the file full writes none of its rows, so
+	// smaller ones fill what is left.
 	var full error
-	for range 10000 {
-		if _, full = db.ExecContext(ctx, "INSERT INTO filler VALUES (randomblob(2000))"); full != nil {
-			break
+	for _, rows := range []int{100, 10, 1} {
+		for range 2000 {
+			if _, full = db.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < ?)
+				INSERT INTO filler SELECT randomblob(2000) FROM n`, rows); full != nil {
+				break
+			}
 		}
-	}
-	if full == nil || !strings.Contains(full.Error(), "full") {
-		t.Fatalf("filling the file: %v, want a full database", full)
+		if full == nil || !strings.Contains(full.Error(), "full") {
+			t.Fatalf("filling the file with %d rows a statement: %v, want a full database", rows, full)
+		}
 	}
 	// Writes through the API fail, saying why.
 	start := time.Now().Add(time.Hour)
@@ -107,7 +115,13 @@ func TestSchedulerSurvivesFullDatabase(t *testing.T) {
 	if !errors.Is(perr, sqlite.ErrFull) || !strings.Contains(perr.Error(), "database is full") {
 		t.Errorf("PutJob on a full database = %v, want an error saying the database is full (ErrFull)", perr)
 	}
-	time.Sleep(4 * time.Second)
+	// Until a write of the Scheduler has found the file full (the last
+	// occurrence comes due 9s after the first), and at least 4s.
+	wait := time.Now().Add(4 * time.Second)
+	for until := first.Add(jobs*300*time.Millisecond + 10*time.Second); time.Now().Before(wait) ||
+		!strings.Contains(log.String(), "database is full") && time.Now().Before(until); {
+		time.Sleep(100 * time.Millisecond)
+	}
 	if _, err := db.ExecContext(ctx, "DROP TABLE filler"); err != nil {
 		t.Fatalf("free the space: %v", err)
 	}
