@@ -732,7 +732,7 @@ func upcoming(rec *scheduler.JobRecord, cal *recurrence.Exclusions, n int) ([]oc
 	// of the calendar: the engine plans it again when it comes due.
 	next, scheduled := t.Replan(planned)
 	if next.IsZero() {
-		return nil, "No further occurrence: calendar “" + t.Calendar() + "” excludes every one left."
+		return nil, "No further occurrence: its endTime is reached, or calendar “" + t.Calendar() + "” excludes every one left."
 	}
 	limit := n
 	if c := t.Count(); c > 0 {
