@@ -293,15 +293,15 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord, wa
 // first and then looks for another.
 //
 // A create is one statement: it inserts the job into the place the store
-// tries next for the collection, provided the collection's stored
-// definition is the one whose quota the store knows (collInfo) and the
-// place is below that quota, share-locking the collection's row ({share})
-// until the transaction ends. The store tries the places after the last
+// tries next for the collection, provided the collection's stored record
+// is the one whose quota the store knows (collInfo: the same version and
+// ETag) and the place is below that quota, share-locking the collection's
+// row ({share}) until the transaction ends. The store tries the places after the last
 // one it took, in order and wrapping around to 0, so filling a collection
 // finds a free place at once, however full it is, and reuses the places
 // of deleted jobs once it has gone round. Only when the insert writes
 // nothing does a second query find out why: the collection is gone, its
-// definition changed (the store reads the new quota and tries again), the
+// record changed (the store reads the new quota and tries again), the
 // job exists, or the place is taken, when it looks for the next free
 // place up from there (reading the run of taken places once) or finds
 // none below the quota. Lowering the quota below places in use moves those
@@ -311,15 +311,18 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord, wa
 // first.
 const slotAttempts = 8
 
-// collInfo is what a store keeps of a collection for its creates: the
-// definition it last read, the quota that definition gives, and the next
-// place to try. A create inserts only while the stored definition is def,
-// in the same statement, so the quota it obeys is the stored one even when
-// another process changed the collection meanwhile.
+// collInfo is what a store keeps of a collection for its creates: which
+// record of it the store last read (its version and ETag: every write of a
+// collection changes its version, and a collection deleted and created
+// again starts at version 1 with a new ETag), the quota that record gives,
+// and the next place to try. A create inserts only while the stored record
+// is that one, in the same statement, so the quota it obeys is the stored
+// one even when another process changed the collection meanwhile.
 type collInfo struct {
-	def   string
-	limit int64
-	next  atomic.Int64
+	version int64
+	etag    string
+	limit   int64
+	next    atomic.Int64
 }
 
 // take returns the place to try next, and moves past it.
@@ -331,18 +334,34 @@ func (ci *collInfo) take() int64 {
 }
 
 // info returns what the store keeps of collection for a create, as read
-// from its stored definition def: the kept one when def is still the
-// same, else a new one that goes on from the kept one's next place.
-func (d *Dialect) info(collection, def string) (*collInfo, error) {
-	old, _ := d.colls.Load(collection)
-	if ci, ok := old.(*collInfo); ok && ci.def == def {
+// from its stored record (definition def, version and etag): the kept one
+// when the record is still the same, else a new one that goes on from the
+// kept one's next place.
+func (d *Dialect) info(collection, def string, version int64, etag string) (*collInfo, error) {
+	if ci, ok := d.kept(collection, version, etag); ok {
 		return ci, nil
 	}
 	coll, err := DecodeCollection(&CollectionRow{Name: collection, Definition: def})
 	if err != nil {
 		return nil, err
 	}
-	ci := &collInfo{def: def, limit: int64(coll.Definition.MaxJobCount())}
+	return d.keep(collection, version, etag, coll.Definition.MaxJobCount()), nil
+}
+
+// kept returns what the store keeps of collection when it was read from
+// the record of that version and etag.
+func (d *Dialect) kept(collection string, version int64, etag string) (*collInfo, bool) {
+	old, _ := d.colls.Load(collection)
+	ci, ok := old.(*collInfo)
+	return ci, ok && ci.version == version && ci.etag == etag
+}
+
+// keep makes the collection's record of that version and etag, whose quota
+// is limit, the one the store keeps for its creates, going on from the
+// kept one's next place.
+func (d *Dialect) keep(collection string, version int64, etag string, limit int) *collInfo {
+	old, _ := d.colls.Load(collection)
+	ci := &collInfo{version: version, etag: etag, limit: int64(limit)}
 	if prev, ok := old.(*collInfo); ok {
 		ci.next.Store(prev.next.Load())
 	} else if ci.limit > 0 {
@@ -350,7 +369,7 @@ func (d *Dialect) info(collection, def string) (*collInfo, error) {
 		ci.next.Store(rand.Int64N(ci.limit))
 	}
 	d.colls.Store(collection, ci)
-	return ci, nil
+	return ci
 }
 
 // knownInfo returns what the store keeps of collection, reading the
@@ -359,19 +378,20 @@ func (d *Dialect) knownInfo(ctx context.Context, c Conn, collection string) (*co
 	if ci, ok := d.colls.Load(collection); ok {
 		return ci.(*collInfo), nil
 	}
-	var def string
-	err := c.QueryRow(ctx, d.sql("SELECT CAST(definition AS TEXT) FROM {s}.collections WHERE name = $1"), collection).Scan(&def)
+	var def, etag string
+	var version int64
+	err := c.QueryRow(ctx, d.sql("SELECT CAST(definition AS TEXT), version, etag FROM {s}.collections WHERE name = $1"), collection).Scan(&def, &version, &etag)
 	if errors.Is(err, ErrNoRows) {
 		return nil, &scheduler.NotFoundError{Collection: collection}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return d.info(collection, def)
+	return d.info(collection, def, version, etag)
 }
 
-// freeSlotsSQL returns the stored definition of collection $1 (NULL when
-// there is none), whether job $2 exists in it and, as a JSON array, the
+// freeSlotsSQL returns the stored definition, version and ETag of
+// collection $1 (NULL when there is none), whether job $2 exists in it and, as a JSON array, the
 // first $5 free places of the collection found looking from place $3 up
 // to the quota $4 less one, then from 0 up. Each place is looked up in the
 // index on its own (a subquery per place, which the planners do not turn
@@ -386,37 +406,46 @@ const freeSlotsSQL = `WITH RECURSIVE g(s) AS (
 		WHERE (SELECT 1 FROM {s}.jobs WHERE collection = $1 AND slot = x.s) IS NULL
 		LIMIT $5
 	)
-	SELECT (SELECT CAST(definition AS TEXT) FROM {s}.collections WHERE name = $1),
-		(SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT {jsonagg}(s) FROM f)`
+	SELECT c.def, c.version, c.etag, (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT {jsonagg}(s) FROM f)
+	FROM (SELECT 1) o LEFT JOIN (SELECT CAST(definition AS TEXT) AS def, version, etag FROM {s}.collections WHERE name = $1) c ON true`
 
-// freeSlots returns the stored definition of collection (nil when there is
-// none), whether job name exists in it (name may be empty) and up to n
-// free places of it below limit, looking from place start up.
-func (d *Dialect) freeSlots(ctx context.Context, c Conn, collection, name string, limit, start int64, n int) (def *string, exists bool, slots []int64, err error) {
+// storedColl is a collection's stored definition, version and ETag as
+// freeSlots reads them; Def is nil when there is no such collection.
+type storedColl struct {
+	Def     *string
+	Version *int64
+	ETag    *string
+}
+
+// freeSlots returns the stored record of collection, whether job name
+// exists in it (name may be empty) and up to n free places of it below
+// limit, looking from place start up.
+func (d *Dialect) freeSlots(ctx context.Context, c Conn, collection, name string, limit, start int64, n int) (sc storedColl, exists bool, slots []int64, err error) {
 	var count int
 	var list *string
 	if limit > 0 {
 		start %= limit
 	}
-	err = c.QueryRow(ctx, d.sql(freeSlotsSQL), collection, name, start, limit, n).Scan(&def, &count, &list)
+	err = c.QueryRow(ctx, d.sql(freeSlotsSQL), collection, name, start, limit, n).Scan(&sc.Def, &sc.Version, &sc.ETag, &count, &list)
 	if err == nil && list != nil {
 		err = json.Unmarshal([]byte(*list), &slots)
 	}
-	return def, count > 0, slots, err
+	return sc, count > 0, slots, err
 }
 
 // collectionForPut reads the state and definition of collection for a
 // bulk create, locking its row with {lock} until c ends.
 func (d *Dialect) collectionForPut(ctx context.Context, c Conn, collection string) (enabled bool, ci *collInfo, err error) {
-	var def string
-	err = c.QueryRow(ctx, d.sql("SELECT CAST(definition AS TEXT), enabled FROM {s}.collections WHERE name = $1{lock}"), collection).Scan(&def, &enabled)
+	var def, etag string
+	var version int64
+	err = c.QueryRow(ctx, d.sql("SELECT CAST(definition AS TEXT), enabled, version, etag FROM {s}.collections WHERE name = $1{lock}"), collection).Scan(&def, &enabled, &version, &etag)
 	if errors.Is(err, ErrNoRows) {
 		return false, nil, &scheduler.NotFoundError{Collection: collection}
 	}
 	if err != nil {
 		return false, nil, err
 	}
-	ci, err = d.info(collection, def)
+	ci, err = d.info(collection, def, version, etag)
 	return enabled, ci, err
 }
 
@@ -425,10 +454,10 @@ func (d *Dialect) collectionForPut(ctx context.Context, c Conn, collection strin
 const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $12, $11, $13) ON CONFLICT (slot, collection) DO NOTHING"
 
 // createSQL inserts a new job row holding place $12 when the collection's
-// stored definition is $14 and $12 is below its quota $13, share-locking
-// the collection's row; it inserts nothing when the job exists or another
-// job holds the place.
-const createSQL = `WITH c AS (SELECT enabled FROM {s}.collections WHERE name = $1 AND CAST(definition AS TEXT) = $14{share})
+// stored record is at version $14 with ETag $15 and $12 is below its quota
+// $13, share-locking the collection's row; it inserts nothing when the job
+// exists or another job holds the place.
+const createSQL = `WITH c AS (SELECT enabled FROM {s}.collections WHERE name = $1 AND version = $14 AND etag = $15{share})
 	INSERT INTO {s}.jobs (` + JobCols + `, coll_enabled, slot)
 	SELECT $1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, c.enabled, CAST($12 AS BIGINT)
 	FROM c WHERE CAST($12 AS BIGINT) < CAST($13 AS BIGINT){wake} ON CONFLICT DO NOTHING`
@@ -448,7 +477,7 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 		slot := ci.take()
 		d.step(ctx, c, "insert")
 		n, err := c.Exec(ctx, d.waking(createSQL, wake), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
-			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.def)
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.version, ci.etag)
 		if err != nil {
 			return d.createError(j.ID(), err)
 		}
@@ -457,15 +486,15 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 			return nil
 		}
 		// Find out why nothing was inserted.
-		def, exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, ci.limit, slot, 1)
+		sc, exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, ci.limit, slot, 1)
 		switch {
 		case err != nil:
 			return d.Wrap("put job", j.ID(), err)
-		case def == nil:
+		case sc.Def == nil:
 			d.colls.Delete(j.Collection)
 			return d.Wrap("put job", j.ID(), &scheduler.NotFoundError{Collection: j.Collection})
-		case *def != ci.def:
-			if ci, err = d.info(j.Collection, *def); err != nil {
+		case *sc.Version != ci.version || *sc.ETag != ci.etag:
+			if ci, err = d.info(j.Collection, *sc.Def, *sc.Version, *sc.ETag); err != nil {
 				return d.Wrap("put job", j.ID(), err)
 			}
 		case exists:
