@@ -416,5 +416,6 @@ func (s *Scheduler) DeleteCollection(ctx context.Context, name string) error {
 	}
 	s.wrote(name, "")
 	s.policies.m.Delete(name)
+	s.putCols.Delete(name)
 	return nil
 }

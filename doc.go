@@ -968,12 +968,18 @@
 // found`) and whose fields errors.As reads; a store of your own need only
 // match ErrNotFound.
 //
-// Five optional capabilities are found by type assertion: a
+// Optional capabilities are found by type assertion: a
 // [BatchRecorder] records many outcomes in one call and a [BulkPutter]
 // puts many jobs in one step (the memory, SQLite and PostgreSQL stores
 // have both), a [PutReader] reads a job and its collection in one step
 // for a put (the SQLite and PostgreSQL stores, and their TxStores: one
-// statement instead of two), a [Notifier] wakes the Schedulers of
+// statement instead of two), a [JobCreator] creates a job over the record
+// of its collection that the Scheduler read for an earlier put, checking
+// in the same step that the record is still the stored one, so that a put
+// of a new job reads nothing first (the PostgreSQL store, and the
+// TxStores of both SQL stores: one statement instead of two; when the job
+// exists or the collection was written since, the put reads and puts
+// again), a [Notifier] wakes the Schedulers of
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
 // otherwise other processes see new work within Config.PollInterval), and
 // a [StatsReader] answers aggregate reads in one store call (the memory,

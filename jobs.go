@@ -352,10 +352,16 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 // tags and timing t from anchorAt(now), as job name of collection over
 // what st holds, reading it again when another writer got there first.
 func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, ifMatch string) (*JobRecord, error) {
+	if r, err := s.createOver(ctx, st, collection, name, job, tags, state, t, now, ifMatch); r != nil || err != nil {
+		return r, err
+	}
 	for range maxWriteAttempts {
 		col, old, err := readForPut(ctx, st, collection, name)
 		if err != nil {
 			return nil, err
+		}
+		if _, ok := st.(JobCreator); ok {
+			s.putCols.Store(collection, col)
 		}
 		if err := preconditions("job", name, ifMatch, etagOf(old), old != nil); err != nil {
 			return nil, err
@@ -373,6 +379,42 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 		return r, nil
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// createOver is writeJob's first try when st is a [JobCreator] and no
+// ETag is to be checked: it creates the job over the record of its
+// collection that the last put into it read (putCols), without reading
+// first. It returns nil and nil when it did not try, when that record
+// finds fault with the job (a newer one may not), or when the job exists
+// or the collection was written since that read (ErrConflict) or is gone:
+// writeJob then reads both and puts as usual.
+func (s *Scheduler) createOver(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, ifMatch string) (*JobRecord, error) {
+	jc, ok := st.(JobCreator)
+	if !ok || ifMatch != "" {
+		return nil, nil
+	}
+	v, ok := s.putCols.Load(collection)
+	if !ok {
+		return nil, nil
+	}
+	col := v.(*CollectionRecord)
+	r, err := s.newRecord(col, name, job, tags, state, t, now, nil)
+	if err != nil {
+		// Judged by a record that may be old: read the one stored.
+		return nil, nil
+	}
+	if err = jc.CreateJob(ctx, col, r); errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+		s.putCols.CompareAndDelete(collection, col)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Version++
+	if err := s.recheckPut(ctx, st, nil, r, col.Definition.RecurrenceLimit(time.Now())); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // recheckPut is the second half of the rules that no job names a deleted

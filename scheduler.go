@@ -345,6 +345,10 @@ type Scheduler struct {
 	// funcs is the built-in executor of Func, with the functions that
 	// ScheduleFunc registered.
 	funcs funcs
+	// putCols holds, by name, the record of each collection that the last
+	// put into it read, when the store is a JobCreator (see createOver);
+	// the records are shared and never changed.
+	putCols sync.Map
 
 	wake     chan struct{}  // capacity 1: "look at the store again"
 	ahead    aheadClaims    // the loop's claims held until their instants

@@ -802,6 +802,27 @@ type PutReader interface {
 	ReadForPut(ctx context.Context, collection, name string) (*CollectionRecord, *JobRecord, error)
 }
 
+// JobCreator is an optional capability of a [Store] (and of the
+// [TxStore] of a [TxBeginner]): creating a job over the record of its
+// collection that the caller read earlier, without reading it again. A
+// put of a job that the Scheduler has not been asked to check against an
+// ETag (PutJobOptions.IfMatch) is first tried as a create over the record
+// of its collection that the Scheduler's last put into that collection
+// read; when the job exists, or the collection was written since, it
+// reads both as usual and puts again. That makes a put of a new job one
+// step instead of a read and a write. The SQLite transactions of hosts
+// and the PostgreSQL store have it; storetest.Run checks it.
+type JobCreator interface {
+	// CreateJob does what PutJob does for j, a new job (Version 0) of
+	// collection col.Name, provided col is still the collection's stored
+	// record (the same Version and ETag). It fails with ErrConflict,
+	// writing nothing, when the job exists or the collection's record is
+	// another; ErrNotFound naming the collection when that is gone;
+	// ErrQuotaExceeded when the collection holds as many jobs as col's
+	// quota allows.
+	CreateJob(ctx context.Context, col *CollectionRecord, j *JobRecord) error
+}
+
 // BulkPutter is an optional capability of a [Store]: putting many jobs of
 // one collection in one atomic step, which spares a store a transaction,
 // a lock and a round trip per job. [Scheduler.PutJobs] finds it by type

@@ -301,7 +301,8 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord, wa
 // finds a free place at once, however full it is, and reuses the places
 // of deleted jobs once it has gone round. Only when the insert writes
 // nothing does a second query find out why: the collection is gone, its
-// record changed (the store reads the new quota and tries again), the
+// record changed (the store reads the new quota and tries again, unless
+// the caller built the job over the record it gave, see CreateJobOver), the
 // job exists, or the place is taken, when it looks for the next free
 // place up from there (reading the run of taken places once) or finds
 // none below the quota. Lowering the quota below places in use moves those
@@ -473,6 +474,33 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 	if err != nil {
 		return d.Wrap("put job", j.ID(), err)
 	}
+	return d.create(ctx, c, ci, false, j, row, wake)
+}
+
+// CreateJobOver implements [scheduler.JobCreator] over c: CreateJob,
+// inserting only while col is the collection's stored record (the same
+// version and ETag), without reading the collection first when the store
+// keeps what it needs of that record. wake is as for CreateJob.
+func (d *Dialect) CreateJobOver(ctx context.Context, c Conn, col *scheduler.CollectionRecord, j *scheduler.JobRecord, wake bool) error {
+	if col.Name != j.Collection {
+		return fmt.Errorf("%s: create job %q over the record of collection %q", d.Name, j.ID(), col.Name)
+	}
+	row, err := EncodeJob(j)
+	if err != nil {
+		return fmt.Errorf("%s: put job: %w", d.Name, err)
+	}
+	ci, ok := d.kept(col.Name, col.Version, col.ETag)
+	if !ok {
+		ci = d.keep(col.Name, col.Version, col.ETag, col.Definition.MaxJobCount())
+	}
+	return d.create(ctx, c, ci, true, j, row, wake)
+}
+
+// create is CreateJob with ci, what the store keeps of the collection.
+// With fixed, j was built over the collection's record that ci was kept
+// from, and a create that finds another record stored fails with
+// ErrConflict instead of going on with that record's quota.
+func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, j *scheduler.JobRecord, row *JobRow, wake bool) error {
 	for range slotAttempts {
 		slot := ci.take()
 		d.step(ctx, c, "insert")
@@ -494,6 +522,9 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 			d.colls.Delete(j.Collection)
 			return d.Wrap("put job", j.ID(), &scheduler.NotFoundError{Collection: j.Collection})
 		case *sc.Version != ci.version || *sc.ETag != ci.etag:
+			if fixed {
+				return fmt.Errorf("%s: create job %q: its collection was written since version %d: %w", d.Name, j.ID(), ci.version, scheduler.ErrConflict)
+			}
 			if ci, err = d.info(j.Collection, *sc.Def, *sc.Version, *sc.ETag); err != nil {
 				return d.Wrap("put job", j.ID(), err)
 			}
@@ -591,8 +622,9 @@ type TxView struct {
 }
 
 var (
-	_ scheduler.TxStore   = (*TxView)(nil)
-	_ scheduler.PutReader = (*TxView)(nil)
+	_ scheduler.TxStore    = (*TxView)(nil)
+	_ scheduler.PutReader  = (*TxView)(nil)
+	_ scheduler.JobCreator = (*TxView)(nil)
 )
 
 // GetCollection implements [scheduler.TxStore].
@@ -613,6 +645,11 @@ func (v *TxView) GetJob(ctx context.Context, collection, name string) (*schedule
 // PutJob implements [scheduler.TxStore].
 func (v *TxView) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	return v.D.PutJob(ctx, v.C, j, true)
+}
+
+// CreateJob implements [scheduler.JobCreator].
+func (v *TxView) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, j *scheduler.JobRecord) error {
+	return v.D.CreateJobOver(ctx, v.C, col, j, true)
 }
 
 // DeleteJob implements [scheduler.TxStore].

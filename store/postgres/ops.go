@@ -219,6 +219,20 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	return err
 }
 
+// CreateJob implements [scheduler.JobCreator]: one statement when the
+// store knows the quota of col already, which it does after a create over
+// the same record. The notification follows as for PutJob.
+func (s *Store) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, j *scheduler.JobRecord) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	err := s.d.CreateJobOver(ctx, pgConn{s.pool}, col, j, false)
+	if err == nil {
+		s.wake()
+	}
+	return err
+}
+
 // GetJob implements [scheduler.Store].
 func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler.JobRecord, error) {
 	if err := s.live(); err != nil {

@@ -92,6 +92,8 @@ var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
 	_ scheduler.StatsReader   = (*Store)(nil)
+	_ scheduler.PutReader     = (*Store)(nil)
+	_ scheduler.JobCreator    = (*Store)(nil)
 )
 
 //go:embed migrations/*.sql

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 	scheduler "github.com/jobclock/scheduler"
@@ -61,4 +62,68 @@ func testReadForPut(t *testing.T, s scheduler.Store) {
 		return []any{col, j}, err
 	}
 	checkOwned(t, "ReadForPut", &[]any{col, j}, read)
+}
+
+// testCreateJob: a store that is a [scheduler.JobCreator] creates a job
+// over its collection's record while that record is the stored one, and
+// otherwise writes nothing: ErrConflict when the job exists or the
+// collection was written (or deleted and created again) since, ErrNotFound
+// when it is gone, ErrQuotaExceeded when it is full.
+func testCreateJob(t *testing.T, s scheduler.Store) {
+	jc, ok := s.(scheduler.JobCreator)
+	if !ok {
+		t.Skipf("%T is no scheduler.JobCreator", s)
+	}
+	absent := func(step, name string) {
+		t.Helper()
+		if j, err := s.GetJob(ctx, "c", name); !errors.Is(err, scheduler.ErrNotFound) {
+			t.Errorf("%s: GetJob(c/%s) = %v, %v; want ErrNotFound", step, name, j, err)
+		}
+	}
+	col := putCollection(t, s, "c", 2)
+	if err := jc.CreateJob(ctx, col, newJob("c", "a", t0)); err != nil {
+		t.Fatalf("CreateJob(c/a): %v", err)
+	}
+	if j, err := s.GetJob(ctx, "c", "a"); err != nil || j.Version != 1 || !j.Schedule.DueAt.Equal(t0) {
+		t.Fatalf("GetJob(c/a) after CreateJob = %+v, %v; want version 1 due at %v", j, err, t0)
+	}
+	again := newJob("c", "a", t0.Add(time.Hour))
+	wantErr(t, "CreateJob(c/a again)", jc.CreateJob(ctx, col, again), scheduler.ErrConflict)
+	if j, err := s.GetJob(ctx, "c", "a"); err != nil || j.Version != 1 || !j.Schedule.DueAt.Equal(t0) {
+		t.Errorf("GetJob(c/a) after a second CreateJob = %+v, %v; want it unchanged", j, err)
+	}
+	if err := jc.CreateJob(ctx, col, newJob("c", "b", t0)); err != nil {
+		t.Fatalf("CreateJob(c/b): %v", err)
+	}
+	wantErr(t, "CreateJob(third job, maxJobCount 2)", jc.CreateJob(ctx, col, newJob("c", "x", t0)), scheduler.ErrQuotaExceeded)
+	absent("full", "x")
+
+	// A write of the collection makes the record read before it stale,
+	// even one that raises the quota.
+	next := *col
+	next.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: 5}
+	if err := s.PutCollection(ctx, &next); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "CreateJob(over the record before a write)", jc.CreateJob(ctx, col, newJob("c", "x", t0)), scheduler.ErrConflict)
+	absent("stale record", "x")
+	cur, err := s.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jc.CreateJob(ctx, cur, newJob("c", "x", t0)); err != nil {
+		t.Errorf("CreateJob(c/x over the record read again): %v", err)
+	}
+
+	// Deleted and created again: the same version, another ETag.
+	if err := s.DeleteCollection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "CreateJob(in a deleted collection)", jc.CreateJob(ctx, cur, newJob("c", "y", t0)), scheduler.ErrNotFound)
+	again2 := &scheduler.CollectionRecord{Name: "c", ETag: "e2", Created: t0, Updated: t0}
+	if err := s.PutCollection(ctx, again2); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "CreateJob(over the record of the collection deleted)", jc.CreateJob(ctx, col, newJob("c", "y", t0)), scheduler.ErrConflict)
+	absent("collection created again", "y")
 }

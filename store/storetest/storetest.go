@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"DeletesFreePlaces", testDeletesFreePlaces},
 		{"GetJobNotFound", testGetJobNotFound},
 		{"ReadForPut", testReadForPut},
+		{"CreateJob", testCreateJob},
 		{"ListJobs", testListJobs},
 		{"JobTags", testJobTags},
 		{"ClaimOrder", testClaimOrder},

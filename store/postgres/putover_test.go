@@ -1,0 +1,92 @@
+package postgres_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
+)
+
+// TestPutOverStaleCollection: a Scheduler creates jobs over the record of
+// their collection that its last put read, without reading it again
+// (scheduler.JobCreator); when another instance wrote the collection
+// since, the create writes nothing and the put reads the collection and
+// obeys its stored maxJobCount and maxRecurrence.
+func TestPutOverStaleCollection(t *testing.T) {
+	schema := newSchema(t)
+	a, err := scheduler.New(open(t, schema), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := scheduler.New(open(t, schema), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	once := &scheduler.Job{StartTime: &start, Action: action.Action{Type: action.HTTP,
+		Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}}}
+	minutely := once.Clone()
+	minutely.Recurrence = &recurrence.Recurrence{Frequency: recurrence.Minute, Interval: 1}
+	quota := func(q scheduler.Quota) *scheduler.JobCollection {
+		return &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &q}}
+	}
+	absent := func(step, name string) {
+		t.Helper()
+		if j, err := a.GetJob(ctx, "c", name); !errors.Is(err, scheduler.ErrNotFound) {
+			t.Errorf("%s: GetJob(c/%s) = %v, %v; want ErrNotFound", step, name, j, err)
+		}
+	}
+	if _, err := a.PutCollection(ctx, "c", quota(scheduler.Quota{MaxJobCount: 3}), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"j0", "j1"} {
+		if _, err := a.PutJob(ctx, "c", name, once, nil); err != nil {
+			t.Fatalf("PutJob(c/%s): %v", name, err)
+		}
+	}
+
+	if _, err := b.PutCollection(ctx, "c", quota(scheduler.Quota{MaxJobCount: 2}), nil); err != nil {
+		t.Fatal(err)
+	}
+	// As many tries as the old quota has places: one of them is free.
+	for _, name := range []string{"x0", "x1", "x2"} {
+		_, err = a.PutJob(ctx, "c", name, once, nil)
+		if !errors.Is(err, scheduler.ErrQuotaExceeded) {
+			t.Errorf("PutJob(c/%s) after another instance lowered maxJobCount to 2: %v, want ErrQuotaExceeded", name, err)
+		}
+		absent("maxJobCount lowered", name)
+	}
+
+	if _, err := b.PutCollection(ctx, "c", quota(scheduler.Quota{MaxJobCount: 5, MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.PutJob(ctx, "c", "m", minutely, nil)
+	if !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("PutJob(c/m, every minute) after another instance set maxRecurrence to an hour: %v, want ErrQuotaExceeded", err)
+	}
+	absent("maxRecurrence set", "m")
+	if _, err := a.PutJob(ctx, "c", "j2", once, nil); err != nil {
+		t.Errorf("PutJob(c/j2) under maxJobCount 5: %v", err)
+	}
+
+	// Deleted and created again by the other instance.
+	if err := b.DeleteCollection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.PutCollection(ctx, "c", quota(scheduler.Quota{MaxJobCount: 1}), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range []string{"k0", "k1"} {
+		_, err := a.PutJob(ctx, "c", name, once, nil)
+		if i == 0 && err != nil {
+			t.Errorf("PutJob(c/%s) into the collection created again: %v", name, err)
+		}
+		if i == 1 && !errors.Is(err, scheduler.ErrQuotaExceeded) {
+			t.Errorf("PutJob(c/%s) into the collection created again with maxJobCount 1: %v, want ErrQuotaExceeded", name, err)
+		}
+	}
+	absent("collection created again", "k1")
+}
