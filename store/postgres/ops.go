@@ -179,9 +179,12 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	// The jobs go with the collection (a foreign key cascades); their
-	// history is deleted after them, by a statement that sees what a
-	// Record that held a job's row lock committed.
+	// The collection first: its row lock waits for the creates that hold
+	// its share lock, and creates after it find no collection. Then its
+	// jobs, by a statement that sees what those creates committed (jobs
+	// have no foreign key to collections, see migration 013), and their
+	// history, by a statement that sees what a Record that held a job's
+	// row lock committed.
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
 		if err != nil {
@@ -189,6 +192,9 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 		}
 		if tag.RowsAffected() == 0 {
 			return &scheduler.NotFoundError{Collection: name}
+		}
+		if _, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.jobs WHERE collection = $1"), name); err != nil {
+			return wrap("delete job collection", name, err)
 		}
 		if _, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.history WHERE collection = $1"), name); err != nil {
 			return wrap("delete job collection", name, err)

@@ -38,7 +38,10 @@
 // the index (their exact value stays in the JSON). History has no foreign
 // key to jobs, so that recording an entry does not look its job up again:
 // the store deletes a job's history in the transaction that deletes the
-// job. Each job holds a numbered place of its collection below the quota
+// job. Nor have jobs one to collections, so that a create (whose
+// statement share-locks its collection's row) does not look the
+// collection up again: the store deletes a collection's jobs in the
+// transaction that deletes the collection. Each job holds a numbered place of its collection below the quota
 // (a unique index), so that the quota check of a create neither counts
 // the jobs nor updates a row that every create would wait for.
 //

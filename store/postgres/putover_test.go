@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/recurrence"
@@ -89,4 +91,55 @@ func TestPutOverStaleCollection(t *testing.T) {
 		}
 	}
 	absent("collection created again", "k1")
+}
+
+// TestDeleteCollectionTakesLateCreates: a collection deleted while a
+// host's transaction that created a job in it is open takes that job
+// too, once the transaction commits (jobs have no foreign key to
+// collections: the store deletes them).
+func TestDeleteCollectionTakesLateCreates(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	putQuotaCollection(t, s, "c", 10)
+	if err := s.PutJob(ctx, newJobRecord("c", "before")); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := hostPool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	v, err := s.InTx(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.PutJob(ctx, newJobRecord("c", "late")); err != nil {
+		t.Fatal(err)
+	}
+	deleted := make(chan error, 1)
+	go func() { deleted <- s.DeleteCollection(ctx, "c") }()
+	select {
+	case err := <-deleted:
+		t.Fatalf("DeleteCollection returned (%v) while a create in the collection was not committed", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-deleted; err != nil {
+		t.Fatalf("DeleteCollection: %v", err)
+	}
+	var n int
+	if err := connect(t).QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".jobs").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d jobs left after DeleteCollection, want 0", n)
+	}
+	putQuotaCollection(t, s, "c", 10)
+	for _, name := range []string{"before", "late"} {
+		if j, err := s.GetJob(ctx, "c", name); !errors.Is(err, scheduler.ErrNotFound) {
+			t.Errorf("GetJob(c/%s) in the collection created again = %v, %v; want ErrNotFound", name, j, err)
+		}
+	}
 }
