@@ -979,7 +979,7 @@
 // of a new job reads nothing first (the PostgreSQL store, and the
 // TxStores of both SQL stores: one statement instead of two; when the job
 // exists or the collection was written since, the put reads and puts
-// again), a [Notifier] wakes the Schedulers of
+// again, so a replace pays one insert that writes nothing first), a [Notifier] wakes the Schedulers of
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;
 // otherwise other processes see new work within Config.PollInterval), and
 // a [StatsReader] answers aggregate reads in one store call (the memory,

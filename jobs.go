@@ -385,9 +385,10 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 // ETag is to be checked: it creates the job over the record of its
 // collection that the last put into it read (putCols), without reading
 // first. It returns nil and nil when it did not try, when that record
-// finds fault with the job (a newer one may not), or when the job exists
-// or the collection was written since that read (ErrConflict) or is gone:
-// writeJob then reads both and puts as usual.
+// finds fault with the job (a newer one may not), or when the create
+// fails with ErrConflict (the job exists, the collection was written since
+// that read or is gone, or no place was free at once): writeJob then reads
+// both and puts as usual.
 func (s *Scheduler) createOver(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, ifMatch string) (*JobRecord, error) {
 	jc, ok := st.(JobCreator)
 	if !ok || ifMatch != "" {
@@ -403,7 +404,7 @@ func (s *Scheduler) createOver(ctx context.Context, st TxStore, collection, name
 		// Judged by a record that may be old: read the one stored.
 		return nil, nil
 	}
-	if err = jc.CreateJob(ctx, col, r); errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+	if err = jc.CreateJob(ctx, col, r); errors.Is(err, ErrConflict) {
 		s.putCols.CompareAndDelete(collection, col)
 		return nil, nil
 	}

@@ -803,23 +803,22 @@ type PutReader interface {
 }
 
 // JobCreator is an optional capability of a [Store] (and of the
-// [TxStore] of a [TxBeginner]): creating a job over the record of its
-// collection that the caller read earlier, without reading it again. A
-// put of a job that the Scheduler has not been asked to check against an
+// [TxStore] of a [Transactional] store): creating a job over the record of
+// its collection that the caller read earlier, without reading it again.
+// A put of a job that the Scheduler has not been asked to check against an
 // ETag (PutJobOptions.IfMatch) is first tried as a create over the record
 // of its collection that the Scheduler's last put into that collection
-// read; when the job exists, or the collection was written since, it
-// reads both as usual and puts again. That makes a put of a new job one
-// step instead of a read and a write. The SQLite transactions of hosts
-// and the PostgreSQL store have it; storetest.Run checks it.
+// read; when that fails, it reads the collection and the job as usual and
+// puts again. That makes a put of a new job one step instead of a read and
+// a write, and a replace one step more. The PostgreSQL store and the
+// TxStores of both SQL stores have it; storetest.Run checks it.
 type JobCreator interface {
 	// CreateJob does what PutJob does for j, a new job (Version 0) of
 	// collection col.Name, provided col is still the collection's stored
-	// record (the same Version and ETag). It fails with ErrConflict,
-	// writing nothing, when the job exists or the collection's record is
-	// another; ErrNotFound naming the collection when that is gone;
-	// ErrQuotaExceeded when the collection holds as many jobs as col's
-	// quota allows.
+	// record (the same Version and ETag). Otherwise, and when the job
+	// exists, the collection is gone, or the store finds no free place
+	// under col's quota at once, it writes nothing and fails with
+	// ErrConflict: the caller then reads what is stored and puts as usual.
 	CreateJob(ctx context.Context, col *CollectionRecord, j *JobRecord) error
 }
 

@@ -498,8 +498,9 @@ func (d *Dialect) CreateJobOver(ctx context.Context, c Conn, col *scheduler.Coll
 
 // create is CreateJob with ci, what the store keeps of the collection.
 // With fixed, j was built over the collection's record that ci was kept
-// from, and a create that finds another record stored fails with
-// ErrConflict instead of going on with that record's quota.
+// from, and a create that inserts nothing fails with ErrConflict at once
+// (see scheduler.JobCreator): the caller reads and puts again, which finds
+// out why.
 func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, j *scheduler.JobRecord, row *JobRow, wake bool) error {
 	for range slotAttempts {
 		slot := ci.take()
@@ -513,6 +514,12 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 			d.step(ctx, c, "commit")
 			return nil
 		}
+		if fixed {
+			// Most likely the job exists (a replace tried as a create):
+			// the next create tries this place again.
+			ci.next.Add(-1)
+			return fmt.Errorf("%s: create job %q over version %d of its collection: nothing inserted: %w", d.Name, j.ID(), ci.version, scheduler.ErrConflict)
+		}
 		// Find out why nothing was inserted.
 		sc, exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, ci.limit, slot, 1)
 		switch {
@@ -522,9 +529,6 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 			d.colls.Delete(j.Collection)
 			return d.Wrap("put job", j.ID(), &scheduler.NotFoundError{Collection: j.Collection})
 		case *sc.Version != ci.version || *sc.ETag != ci.etag:
-			if fixed {
-				return fmt.Errorf("%s: create job %q: its collection was written since version %d: %w", d.Name, j.ID(), ci.version, scheduler.ErrConflict)
-			}
 			if ci, err = d.info(j.Collection, *sc.Def, *sc.Version, *sc.ETag); err != nil {
 				return d.Wrap("put job", j.ID(), err)
 			}

@@ -66,9 +66,9 @@ func testReadForPut(t *testing.T, s scheduler.Store) {
 
 // testCreateJob: a store that is a [scheduler.JobCreator] creates a job
 // over its collection's record while that record is the stored one, and
-// otherwise writes nothing: ErrConflict when the job exists or the
-// collection was written (or deleted and created again) since, ErrNotFound
-// when it is gone, ErrQuotaExceeded when it is full.
+// otherwise writes nothing and fails with ErrConflict: when the job exists,
+// the collection is full, was written (or deleted and created again) since,
+// or is gone.
 func testCreateJob(t *testing.T, s scheduler.Store) {
 	jc, ok := s.(scheduler.JobCreator)
 	if !ok {
@@ -95,7 +95,7 @@ func testCreateJob(t *testing.T, s scheduler.Store) {
 	if err := jc.CreateJob(ctx, col, newJob("c", "b", t0)); err != nil {
 		t.Fatalf("CreateJob(c/b): %v", err)
 	}
-	wantErr(t, "CreateJob(third job, maxJobCount 2)", jc.CreateJob(ctx, col, newJob("c", "x", t0)), scheduler.ErrQuotaExceeded)
+	wantErr(t, "CreateJob(third job, maxJobCount 2)", jc.CreateJob(ctx, col, newJob("c", "x", t0)), scheduler.ErrConflict)
 	absent("full", "x")
 
 	// A write of the collection makes the record read before it stale,
@@ -119,7 +119,10 @@ func testCreateJob(t *testing.T, s scheduler.Store) {
 	if err := s.DeleteCollection(ctx, "c"); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "CreateJob(in a deleted collection)", jc.CreateJob(ctx, cur, newJob("c", "y", t0)), scheduler.ErrNotFound)
+	wantErr(t, "CreateJob(in a deleted collection)", jc.CreateJob(ctx, cur, newJob("c", "y", t0)), scheduler.ErrConflict)
+	if _, err := s.GetCollection(ctx, "c"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("GetCollection(c) after CreateJob in the deleted collection: %v, want ErrNotFound", err)
+	}
 	again2 := &scheduler.CollectionRecord{Name: "c", ETag: "e2", Created: t0, Updated: t0}
 	if err := s.PutCollection(ctx, again2); err != nil {
 		t.Fatal(err)
