@@ -361,7 +361,13 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 			return nil, err
 		}
 		if _, ok := st.(JobCreator); ok {
-			s.putCols.Store(collection, col)
+			// The next put tries a create without reading only after a
+			// create: after a replacement it would likely fail first.
+			if old == nil {
+				s.putCols.Store(collection, col)
+			} else {
+				s.putCols.Delete(collection)
+			}
 		}
 		if err := preconditions("job", name, ifMatch, etagOf(old), old != nil); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/recurrence"
+	"github.com/jobclock/scheduler/store/postgres"
 )
 
 // TestPutOverStaleCollection: a Scheduler creates jobs over the record of
@@ -142,4 +144,48 @@ func TestDeleteCollectionTakesLateCreates(t *testing.T) {
 			t.Errorf("GetJob(c/%s) in the collection created again = %v, %v; want ErrNotFound", name, j, err)
 		}
 	}
+}
+
+// creates counts the creates a Scheduler tries without reading first.
+type creates struct {
+	*postgres.Store
+	n int
+}
+
+func (c *creates) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, j *scheduler.JobRecord) error {
+	c.n++
+	return c.Store.CreateJob(ctx, col, j)
+}
+
+// TestReplaceReadsFirst: puts that replace jobs do not try a create
+// first, except the first after a create, so a replacement costs no
+// failed statement while only replacements come.
+func TestReplaceReadsFirst(t *testing.T) {
+	st := &creates{Store: open(t, newSchema(t))}
+	s, err := scheduler.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	job := &scheduler.Job{StartTime: &start, Action: action.Action{Type: action.HTTP,
+		Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}}}
+	put := func(name string, want int) {
+		t.Helper()
+		if _, err := s.PutJob(ctx, "c", name, job, nil); err != nil {
+			t.Fatalf("PutJob(c/%s): %v", name, err)
+		}
+		if st.n != want {
+			t.Errorf("after PutJob(c/%s): %d creates tried, want %d", name, st.n, want)
+		}
+	}
+	put("a", 0) // nothing known of c yet: read, then create
+	put("b", 1) // created over the record read for a
+	put("a", 2) // the create fails (a exists): read, replace
+	put("b", 2) // replacements read first
+	put("a", 2)
+	put("c", 2) // read first too (the last put was a replacement)
+	put("d", 3) // created without reading again
 }
