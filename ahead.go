@@ -37,9 +37,15 @@ func (k jobKey) covers(r *JobRecord) bool {
 	return k.collection == "" || k.collection == r.Collection && (k.name == "" || k.name == r.Name)
 }
 
-// claimAhead returns how far ahead of now the loop claims: Config.ClaimAhead,
-// 0 when that is negative.
-func (s *Scheduler) claimAhead() time.Duration { return max(s.cfg.ClaimAhead, 0) }
+// claimAhead returns how far ahead of now the loop claims: Config.ClaimAhead
+// when the store is an AheadClaimer, 0 when it is not or ClaimAhead is
+// negative.
+func (s *Scheduler) claimAhead() time.Duration {
+	if s.claimer == nil {
+		return 0
+	}
+	return max(s.cfg.ClaimAhead, 0)
+}
 
 // wrote tells the loop that job collection/name (every job of the
 // collection when name is empty, every job when both are) was written
@@ -106,17 +112,12 @@ func (a *aheadClaims) wakeAt(t time.Time) time.Time {
 	return t
 }
 
-// hold keeps claims, claimed at now up to horizon ahead, until their
-// instants: a job's due instant, or for a job whose expired lease the claim
-// took over, now+horizon, which is no earlier than that lease's end (the
-// claim counted leases ending by then as expired).
-func (a *aheadClaims) hold(claims []*JobRecord, now time.Time, horizon time.Duration) {
+// hold keeps claims until their due instants. A claim that took over a
+// lease took one that had expired at the claim (see ClaimDueBy), so
+// nothing keeps a held job from starting at its due instant.
+func (a *aheadClaims) hold(claims []*JobRecord) {
 	for _, r := range claims {
-		start := r.Schedule.DueAt
-		if r.PreviousLeaseOwner != "" {
-			start = maxTime(start, now.Add(horizon))
-		}
-		a.held = append(a.held, heldClaim{r, start})
+		a.held = append(a.held, heldClaim{r, r.Schedule.DueAt})
 	}
 	slices.SortStableFunc(a.held, func(x, y heldClaim) int { return x.start.Compare(y.start) })
 	a.heldChanged()
@@ -208,46 +209,24 @@ func (s *Scheduler) releaseHeld(stopCtx context.Context) {
 	s.giveBack(ctx, recs)
 }
 
-// giveBack gives the held claims on recs back unrun:
-// each job is written back as it was claimed, which releases its lease
-// (after a fresh read when a write came after the claim: such a write keeps
-// the lease), in one RecordBatch when the store has it. A job deleted
-// meanwhile needs nothing.
+// giveBack gives the held claims on recs back unrun, in one
+// AheadClaimer.GiveBack: each job's lease goes back to what it was before
+// the claim (a takeover stays one for the next claim), and what was
+// written to the job meanwhile stays. A job deleted meanwhile needs
+// nothing; a claim whose lease another instance took over is no longer
+// this Scheduler's to give back.
 func (s *Scheduler) giveBack(ctx context.Context, recs []*JobRecord) {
 	if len(recs) == 0 {
 		return
 	}
-	keys := make([]jobKey, len(recs)) // read before the store may keep the records
+	errs := s.claimer.GiveBack(ctx, s.cfg.InstanceID, recs)
 	for i, r := range recs {
-		keys[i] = jobKey{r.Collection, r.Name}
-	}
-	var errs []error
-	if s.batch != nil {
-		reqs := make([]RecordRequest, len(recs))
-		for i, r := range recs {
-			reqs[i] = RecordRequest{Job: r}
-		}
-		errs = s.batch.RecordBatch(ctx, s.cfg.InstanceID, reqs)
-	}
-	for i, k := range keys {
-		collection, name := k.collection, k.name
 		var err error
 		if i < len(errs) {
 			err = errs[i]
-		} else {
-			err = s.runStore.Record(ctx, s.cfg.InstanceID, recs[i], nil)
-		}
-		for range 5 {
-			if !errors.Is(err, ErrConflict) {
-				break
-			}
-			var fresh *JobRecord
-			if fresh, err = s.runStore.GetJob(ctx, collection, name); err == nil {
-				err = s.runStore.Record(ctx, s.cfg.InstanceID, fresh, nil)
-			}
 		}
 		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
-			s.log.Warn("give back a job claimed ahead of its due time; its lease expires instead", "job", name, "collection", collection, "err", err)
+			s.log.Warn("give back a job claimed ahead of its due time; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
 		}
 		s.wg.Done() // not in flight: it did not start
 	}

@@ -16,12 +16,22 @@ import (
 	"github.com/jobclock/scheduler/store/memory"
 )
 
-// claimCounter is a memory store that counts ClaimDue and RecordBatch
-// calls.
+// claimCounter is a memory store that counts ClaimDue, ClaimDueBy and
+// RecordBatch calls.
 type claimCounter struct {
 	*memory.Store
 	claims, batches atomic.Int64
-	slow            time.Duration // how long RecordBatch takes
+	slow            time.Duration // how long RecordBatch and GiveBack take
+}
+
+func (c *claimCounter) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	c.claims.Add(1)
+	return c.Store.ClaimDueBy(ctx, req)
+}
+
+func (c *claimCounter) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	time.Sleep(c.slow)
+	return c.Store.GiveBack(ctx, owner, claims)
 }
 
 func (c *claimCounter) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
@@ -387,6 +397,128 @@ func TestClaimAheadLingerDueAgain(t *testing.T) {
 		}
 		if want := []time.Duration{0, time.Second}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("b started at %v from its first due instant, want %v", got, want)
+		}
+	})
+}
+
+// TestClaimAheadTakesOnlyExpiredLeases: an instance that claims a second
+// ahead does not take over the running attempt of an instance whose
+// 1-second lease, extended every third of a second, always ends within
+// that second: a claim ahead takes only leases expired at the claim.
+func TestClaimAheadTakesOnlyExpiredLeases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memory.New()
+		var mu sync.Mutex
+		var calls []string
+		reg := &action.Registry{}
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			mu.Lock()
+			calls = append(calls, req.JobID)
+			mu.Unlock()
+			time.Sleep(20 * time.Second)
+			return nil, nil
+		}))
+		ctx := context.Background()
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: time.Second, ActionTimeout: time.Minute,
+			ClaimAhead: scheduler.NoClaimAhead, Logger: slog.New(slog.DiscardHandler)}
+		a := instances(t, st, cfg, "a")[0]
+		cfg.LeaseDuration, cfg.ClaimAhead = 10*time.Second, time.Second
+		cfg.InstanceID = "b"
+		b, err := scheduler.New(st, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job, err := scheduler.ParseJob([]byte(oneTimeAt(time.Now().Add(time.Second))), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.PutJob(ctx, "c", "j", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if r, err := st.GetJob(ctx, "c", "j"); err != nil || r.LeaseOwner != "a" {
+			t.Fatalf("the job's lease owner 2s in: %q, %v; want a, running it", r.LeaseOwner, err)
+		}
+		if err := b.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		for _, s := range []*scheduler.Scheduler{a, b} {
+			if err := s.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(calls) != 1 {
+			t.Errorf("attempts %v, want one: b took over a's live lease", calls)
+		}
+	})
+}
+
+// tookOver counts the takeovers an Observer is told of.
+type tookOver struct {
+	traceParent
+	n atomic.Int64
+}
+
+func (o *tookOver) TookOver(scheduler.Takeover)                  { o.n.Add(1) }
+func (o *tookOver) TraceParent(context.Context) (string, string) { return "", "" }
+
+// TestClaimAheadGiveBackKeepsTakeover: a claim held ahead that took over
+// the expired lease of a dead instance, given back because the job was
+// written, puts that lease back: the claim after it takes the lease over
+// again and reports the takeover, and the job runs once.
+func TestClaimAheadGiveBackKeepsTakeover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memory.New()
+		obs := &tookOver{}
+		var runs atomic.Int64
+		reg := &action.Registry{}
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			runs.Add(1)
+			return nil, nil
+		}))
+		ctx := context.Background()
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: 10 * time.Second, ClaimAhead: time.Second,
+			Observer: obs, Logger: slog.New(slog.DiscardHandler)}
+		b := instances(t, st, cfg, "b")[0]
+		due := time.Now().Add(10 * time.Second)
+		job, err := scheduler.ParseJob([]byte(oneTimeAt(due)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.PutJob(ctx, "c", "j", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		// Instance x claimed the job and died; its lease ended at 5s.
+		if got, err := st.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: time.Now(), DueBy: due, Owner: "x", LeaseUntil: due.Add(time.Second), Limit: 1}); err != nil || len(got) != 1 {
+			t.Fatalf("ClaimDueBy(x) = %d jobs, %v; want 1", len(got), err)
+		}
+		if err := st.ExtendLease(ctx, "c", "j", "x", time.Now().Add(5*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer b.Stop(ctx)
+		time.Sleep(time.Until(due.Add(-100 * time.Millisecond)))
+		synctest.Wait()
+		if r, err := st.GetJob(ctx, "c", "j"); err != nil || r.LeaseOwner != "b" {
+			t.Fatalf("the job's lease owner 100 ms before it is due: %q, %v; want b, holding it", r.LeaseOwner, err)
+		}
+		if _, err := b.PutJob(ctx, "c", "j", job, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n, took := runs.Load(), obs.n.Load(); n != 1 || took != 1 {
+			t.Errorf("%d runs, %d takeovers reported; want 1 and 1", n, took)
 		}
 	})
 }

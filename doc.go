@@ -871,10 +871,13 @@
 // another instance would run it too); an outcome waiting for a slow store
 // keeps its job in flight but frees its worker, so that it does not keep
 // the loop from claiming. At most 256 are held at once. Zero or a negative
-// ClaimAhead ([NoClaimAhead]) claims each job only once it is due. It is
-// not the default because of what it does to takeovers between instances
-// (below): a fleet that turns it on must turn it on everywhere, with one
-// LeaseDuration.
+// ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
+// Claiming ahead needs a store that is an [AheadClaimer] (the memory,
+// SQLite and PostgreSQL stores are): a claim ahead takes the jobs due
+// within ClaimAhead but only the leases that have expired at the claim,
+// and a claim given back unrun puts back the lease it replaced. Over a
+// store without that capability (a user's store written before it) the
+// loop claims each job once it is due, whatever ClaimAhead says.
 //
 // What happens to a held job:
 //   - A write through this Scheduler wins over the held occurrence when it
@@ -912,29 +915,13 @@
 //     not answer before Stop's context ends) stays leased until its lease
 //     expires; nothing runs it meanwhile.
 //   - Other instances see a held job as leased (its lease covers the hold:
-//     ClaimAhead is at most a tenth of LeaseDuration); the claim that takes
-//     over an expired lease counts leases ending within ClaimAhead as
-//     expired, and starts that job no earlier than the end of the lease it
-//     replaced.
-//
-// Claiming ahead takes a lease over ClaimAhead before it ends, which has
-// two consequences for instances sharing a store:
-//   - A running attempt is taken over sooner when its instance's lease
-//     keeper lags: once its lease is not extended for two thirds of
-//     LeaseDuration less ClaimAhead (rather than two thirds), it may be
-//     taken over and run again. All instances over one store must
-//     therefore use the same LeaseDuration and ClaimAhead: an instance
-//     whose ClaimAhead is longer than what the others' leases have left
-//     between extensions (say ClaimAhead 1s beside an instance with a 1s
-//     lease, extended every third of a second) takes over attempts that
-//     are still running.
-//   - A claim that took over another instance's lease and is given back
-//     before that lease's end (a write through this Scheduler, a
-//     notification, Stop) releases the lease: the job is claimed again at
-//     once and may start up to ClaimAhead before the old lease's end,
-//     without the takeover being reported ([Observer.TookOver]). The old
-//     owner is taken for dead by then; should it still run the attempt
-//     (a stalled instance), it runs twice, as with any takeover.
+//     ClaimAhead is at most a tenth of LeaseDuration). A claim ahead takes
+//     over a lease only once it has expired, as a claim of a due job does,
+//     so instances with different LeaseDuration and ClaimAhead can share a
+//     store. A held claim that took over a lease and is given back (a
+//     write, a notification, Stop) puts that expired lease back: the next
+//     claim takes it over again and reports the takeover
+//     ([Observer.TookOver]) when the job starts.
 //
 // Occurrences missed while no Scheduler was running (or while the job's
 // collection was not Enabled) are handled by the job's run policy, by
@@ -985,7 +972,9 @@
 // a [StatsReader] answers aggregate reads in one store call (the memory,
 // SQLite and PostgreSQL stores have it), and a [Limiter] keeps the
 // permits of collections' limits (the three stores of this module; see
-// "Limits toward a target"). A store that is [Ephemeral]
+// "Limits toward a target"), and an [AheadClaimer] claims jobs ahead of
+// their due instants and gives such claims back (the three stores of this
+// module; see "Claiming ahead"). A store that is [Ephemeral]
 // (the memory store) may be given secrets unsealed; see "Secrets".
 //
 // Dashboards and metrics read aggregates through the Scheduler:
@@ -1069,8 +1058,7 @@
 //
 // The bound has a price: a running attempt costs one ExtendLease every
 // LeaseDuration/3, and an instance that cannot reach the store for two
-// thirds of LeaseDuration less Config.ClaimAhead (see "Claiming ahead"),
-// or whose clock runs ahead of the others' by that much, may see an
+// thirds of LeaseDuration, or whose clock runs ahead of the others' by that much, may see an
 // attempt it is still running taken over. Raise LeaseDuration (jobclock
 // serve -lease, jobclock run -lease) when the store may stall for seconds
 // or the clocks are loosely kept. The
@@ -1090,8 +1078,7 @@
 // itself (store/postgres does). Occurrences that came due meanwhile run
 // when the store is back, late but not lost (Config.Misfire decides what
 // happens to those more than one interval late). If the store was away
-// for longer than two thirds of LeaseDuration less ClaimAhead, another
-// instance may take
+// for longer than two thirds of LeaseDuration, another instance may take
 // such a job over first and run its occurrence again with the same
 // execution tag.
 //

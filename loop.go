@@ -84,14 +84,20 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	}
 	horizon := s.claimAhead()
 	limit := free
-	claims, err := s.runStore.ClaimDue(ctx, now.Add(horizon), s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
+	var claims []*JobRecord
+	var err error
+	if horizon > 0 {
+		claims, err = s.claimer.ClaimDueBy(ctx, ClaimRequest{Now: now, DueBy: now.Add(horizon), Owner: s.cfg.InstanceID, LeaseUntil: now.Add(s.cfg.LeaseDuration), Limit: limit})
+	} else {
+		claims, err = s.runStore.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
+	}
 	if err != nil {
 		s.storeFailed(ctx, "claim due jobs", err, now)
 		return a.wakeAt(minTime(wakeBy, now.Add(time.Second)))
 	}
 	s.storeAnswered(now)
 	s.wg.Add(len(claims))
-	a.hold(claims, now, horizon)
+	a.hold(claims)
 	s.startHeld(now)
 	if len(claims) == limit {
 		return now // there may be more
@@ -174,7 +180,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 	ctx := context.Background()
 	var info attemptInfo
 	if prev := r.PreviousLeaseOwner; prev != "" {
-		r.PreviousLeaseOwner = ""
+		r.PreviousLeaseOwner, r.PreviousLeaseUntil = "", time.Time{}
 		if prev != s.cfg.InstanceID {
 			info.prevOwner = prev
 			if obs := s.cfg.Observer; obs != nil {

@@ -192,8 +192,10 @@ type Takeover struct {
 type StoreCall struct {
 	// Op names the Store method: ClaimDue, NextDue, Record, RecordBatch,
 	// ExtendLease, GetJob, PutJob (the outcome of an occurrence that runs
-	// beside others, see [Run]) or Prune, or the Limiter method:
-	// AcquirePermits, ExtendPermits or ReleasePermits.
+	// beside others, see [Run]) or Prune, the AheadClaimer method
+	// (ClaimDueBy, named ClaimDue: it is the same claim, and ClaimDue its
+	// special case; GiveBack), or the Limiter method: AcquirePermits,
+	// ExtendPermits or ReleasePermits.
 	Op string
 	// Duration is how long the call took.
 	Duration time.Duration
@@ -207,7 +209,8 @@ type StoreCall struct {
 
 // The store calls of the run loop, as StoreCall.Op names them.
 const (
-	opClaimDue    = "ClaimDue"
+	opClaimDue    = "ClaimDue" // also AheadClaimer.ClaimDueBy
+	opGiveBack    = "GiveBack"
 	opNextDue     = "NextDue"
 	opRecord      = "Record"
 	opRecordBatch = "RecordBatch"
@@ -250,6 +253,27 @@ func (o *observedLimiter) ReleasePermits(ctx context.Context, holder string) err
 	err := o.Limiter.ReleasePermits(ctx, holder)
 	o.called(opRelease, start, err)
 	return err
+}
+
+// observedClaimer is the AheadClaimer of the run loop when
+// Config.Observer is set: it tells the Observer of each call it makes.
+type observedClaimer struct {
+	AheadClaimer
+	obs Observer
+}
+
+func (o *observedClaimer) ClaimDueBy(ctx context.Context, c ClaimRequest) ([]*JobRecord, error) {
+	start := time.Now()
+	claims, err := o.AheadClaimer.ClaimDueBy(ctx, c)
+	o.obs.StoreCalled(StoreCall{Op: opClaimDue, Duration: time.Since(start), Err: err})
+	return claims, err
+}
+
+func (o *observedClaimer) GiveBack(ctx context.Context, owner string, claims []*JobRecord) []error {
+	start := time.Now()
+	errs := o.AheadClaimer.GiveBack(ctx, owner, claims)
+	o.obs.StoreCalled(StoreCall{Op: opGiveBack, Duration: time.Since(start), Errs: errs})
+	return errs
 }
 
 // observedStore is the store of the run loop when Config.Observer is set:

@@ -163,8 +163,7 @@ type Config struct {
 	// just then, runs again. Shorter means faster takeover but one
 	// ExtendLease per running attempt more often, and less tolerance for a
 	// store that stalls (a lease not extended for two thirds of
-	// LeaseDuration less ClaimAhead may be taken over while its attempt
-	// still runs) or for clocks that disagree between instances. At least
+	// LeaseDuration may be taken over while its attempt still runs) or for clocks that disagree between instances. At least
 	// 1s. Defaults to DefaultLeaseDuration (10s).
 	LeaseDuration time.Duration
 	// PollInterval is the longest the scheduler sleeps without asking the
@@ -179,14 +178,12 @@ type Config struct {
 	// rate a claim serves many occurrences while each still starts on
 	// time. A held job counts as in flight once it starts (see InFlight).
 	// What a write does to a held job, Stop, and other instances: see
-	// "Claiming ahead" in the package documentation. A claim counts a
-	// lease ending within ClaimAhead as expired: all instances sharing a
-	// store must use the same LeaseDuration and ClaimAhead. At most a
-	// tenth of LeaseDuration. Zero (the default), NoClaimAhead or any
-	// negative value claims each job only once it is due; DefaultClaimAhead
-	// (50ms) is the value measured in BENCHMARKS.md. Claiming ahead is
-	// not on by default while its takeovers between instances have the
-	// limits "Claiming ahead" lists.
+	// "Claiming ahead" in the package documentation. It needs a store that
+	// is an AheadClaimer; over another store the loop claims each job
+	// once it is due. At most a tenth of LeaseDuration. Zero (the
+	// default), NoClaimAhead or any negative value claims each job only
+	// once it is due; DefaultClaimAhead (50ms) is the value measured in
+	// BENCHMARKS.md.
 	ClaimAhead time.Duration
 	// OnHistory, when set, is called with each history entry right after
 	// it is stored (under NoHistory, right after the outcome it describes
@@ -328,6 +325,7 @@ type Scheduler struct {
 	policies policyCache
 	batch    BatchRecorder // runStore, when it is one; else nil
 	limiter  Limiter       // store, when it is one; else nil
+	claimer  AheadClaimer  // store, when it is one (telling Config.Observer of each call when set); else nil: no claims ahead
 	// warnedLimits is set once the Scheduler warned that its store
 	// keeps no permits for collections' limits.
 	warnedLimits atomic.Bool
@@ -403,6 +401,12 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		s.runStore = withoutHistory(s.runStore)
 	}
 	s.batch, _ = s.runStore.(BatchRecorder)
+	if a, ok := store.(AheadClaimer); ok {
+		s.claimer = a
+		if c.Observer != nil {
+			s.claimer = &observedClaimer{a, c.Observer}
+		}
+	}
 	if l, ok := store.(Limiter); ok {
 		s.limiter = l
 		if c.Observer != nil {

@@ -232,14 +232,19 @@ type JobRecord struct {
 	// its lease expires; empty and zero when none.
 	LeaseOwner string
 	LeaseUntil time.Time
-	// PreviousLeaseOwner is set only on the records ClaimDue returns:
-	// the owner whose expired lease the claim replaced, empty when the
-	// job was not leased. A claim with a previous owner other than the
-	// claimant is a takeover: that owner stopped working on the job
-	// (it died, or lost the store) before recording its outcome. Stores
-	// do not keep it: PutJob and Record ignore it, and the other
-	// methods return it empty.
+	// PreviousLeaseOwner is set only on the records ClaimDue (and
+	// [AheadClaimer.ClaimDueBy]) returns: the owner whose expired lease
+	// the claim replaced, empty when the job was not leased. A claim with
+	// a previous owner other than the claimant is a takeover: that owner
+	// stopped working on the job (it died, or lost the store) before
+	// recording its outcome. Stores do not keep it: PutJob and Record
+	// ignore it, and the other methods return it empty.
 	PreviousLeaseOwner string
+	// PreviousLeaseUntil goes with PreviousLeaseOwner: the end of the
+	// expired lease the claim replaced, zero when the job was not
+	// leased. [AheadClaimer.GiveBack] puts it back. A store that is not
+	// an AheadClaimer may leave it zero.
+	PreviousLeaseUntil time.Time
 	// Handle is set only on the records ClaimDue returns, by the store
 	// and for the store: what lets it find the job again without looking
 	// it up when the record comes back to Record or RecordBatch
@@ -666,6 +671,55 @@ func (r *CollectionRecord) Clone() *CollectionRecord {
 // LISTEN/NOTIFY.
 type Notifier interface {
 	Notify(ctx context.Context) (<-chan struct{}, error)
+}
+
+// AheadClaimer is an optional capability of a [Store]: claiming jobs
+// ahead of their due instants (Config.ClaimAhead), and giving back such a
+// claim unrun exactly as the job was before it. The Scheduler finds it by
+// type assertion and claims ahead only over a store that has it; over
+// another store (a user's that predates it) it claims each job once it is
+// due, whatever ClaimAhead says. The memory, SQLite and PostgreSQL stores
+// have it; storetest.Run checks it when the store has it.
+type AheadClaimer interface {
+	// ClaimDueBy is ClaimDue with a due horizon apart from the lease
+	// clock: it leases up to c.Limit jobs whose Schedule.DueAt is set and
+	// not after c.DueBy, in Enabled collections, that have no lease or
+	// whose lease has expired at c.Now (LeaseUntil not after c.Now), and
+	// returns them earliest first by the later of DueAt and the expired
+	// lease's end (ties in any order). A lease ending after c.Now is
+	// never taken, however soon it ends. Each returned job has
+	// LeaseOwner c.Owner, LeaseUntil c.LeaseUntil, a Version one higher
+	// than before, and PreviousLeaseOwner and PreviousLeaseUntil set to
+	// the lease it had before the claim (empty and zero when it had
+	// none). ClaimDue(ctx, now, owner, leaseUntil, limit) is ClaimDueBy
+	// with DueBy = Now. c.DueBy before c.Now, or c.LeaseUntil not after
+	// c.DueBy, is an error; c.Limit < 1 claims nothing. The records are
+	// the caller's as ClaimDue's are.
+	ClaimDueBy(ctx context.Context, c ClaimRequest) ([]*JobRecord, error)
+
+	// GiveBack gives back claims that owner holds and did not run: for
+	// each record (as ClaimDueBy returned it; only its Collection, Name,
+	// PreviousLeaseOwner and PreviousLeaseUntil are read), it puts the
+	// job's lease back as it was before the claim, so that the next claim
+	// of the job reports the same previous owner (a takeover stays one)
+	// and cannot take the lease before its end. Nothing else of the job
+	// changes, and neither does its Version: a write that came after the
+	// claim (PutJob keeps the lease) stays. Each job is given back in an
+	// atomic step, and only while owner holds its lease (expired or not,
+	// as in Record); the result has one error per record, nil when it
+	// was given back: ErrLeaseLost when owner does not hold the lease
+	// (nothing changes), ErrNotFound when the job is gone.
+	GiveBack(ctx context.Context, owner string, claims []*JobRecord) []error
+}
+
+// ClaimRequest is what [AheadClaimer.ClaimDueBy] claims: up to Limit
+// jobs due by DueBy whose leases expired at Now, for Owner until
+// LeaseUntil.
+type ClaimRequest struct {
+	Now, DueBy time.Time
+	Owner      string
+	LeaseUntil time.Time
+	Limit      int
 }
 
 // StatsReader is an optional capability of a [Store]: aggregate reads for

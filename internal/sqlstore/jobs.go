@@ -199,6 +199,30 @@ func (d *Dialect) Missing(ctx context.Context, c Conn, collection, name string) 
 	return &scheduler.NotFoundError{Collection: collection, Job: name}
 }
 
+// GiveBack implements one job of [scheduler.AheadClaimer.GiveBack] over
+// c: it puts the lease that r's claim replaced back, if owner holds the
+// job's lease.
+func (d *Dialect) GiveBack(ctx context.Context, c Conn, owner string, r *scheduler.JobRecord) error {
+	until := Nanos(r.PreviousLeaseUntil)
+	if r.PreviousLeaseOwner == "" {
+		until = nil
+	}
+	n, err := c.Exec(ctx, d.sql("UPDATE {s}.jobs SET lease_owner = $4, lease_until = $5 WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> ''"),
+		r.Collection, r.Name, owner, r.PreviousLeaseOwner, until)
+	if err != nil || n == 1 {
+		return d.Wrap("give back job", r.ID(), err)
+	}
+	var holder string
+	err = c.QueryRow(ctx, d.sql("SELECT lease_owner FROM {s}.jobs WHERE collection = $1 AND name = $2"), r.Collection, r.Name).Scan(&holder)
+	if errors.Is(err, ErrNoRows) {
+		return d.Missing(ctx, c, r.Collection, r.Name)
+	}
+	if err != nil {
+		return d.Wrap("give back job", r.ID(), err)
+	}
+	return fmt.Errorf("%s: give back job %q: lease held by %q, not %q: %w", d.Name, r.ID(), holder, owner, scheduler.ErrLeaseLost)
+}
+
 // GetCollection implements [scheduler.Store.GetCollection] over c.
 func (d *Dialect) GetCollection(ctx context.Context, c Conn, name string) (*scheduler.CollectionRecord, error) {
 	col, err := ScanCollection(c.QueryRow(ctx, d.sql("SELECT "+CollectionCols+" FROM {s}.collections WHERE name = $1"), name))

@@ -116,7 +116,7 @@ func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 		w = cloneRecord(r, r.Job == held)
 	}
 	normalize(w)
-	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner, w.Handle = 0, "", time.Time{}, "", nil
+	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner, w.PreviousLeaseUntil, w.Handle = 0, "", time.Time{}, "", time.Time{}, nil
 	j.rec = compact{seq: j.rec.seq}
 	m := j.ext()
 	m.whole, m.ran = w, ran{}

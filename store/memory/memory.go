@@ -461,7 +461,10 @@ func (s *Store) apply(c *coll, j *job, r *scheduler.JobRecord) {
 	s.reindex(j)
 }
 
-var _ scheduler.BulkPutter = (*Store)(nil)
+var (
+	_ scheduler.BulkPutter   = (*Store)(nil)
+	_ scheduler.AheadClaimer = (*Store)(nil)
+)
 
 // GetJobs implements [scheduler.BulkPutter].
 func (s *Store) GetJobs(ctx context.Context, collection string, names []string) ([]*scheduler.JobRecord, error) {
@@ -577,23 +580,43 @@ func (s *Store) delete(j *job) {
 	j.coll = nil // see job.coll
 }
 
-// ClaimDue implements [scheduler.Store].
+// ClaimDue implements [scheduler.Store]: ClaimDueBy with DueBy = now.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	return s.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: now, Owner: owner, LeaseUntil: leaseUntil, Limit: limit})
+}
+
+// ClaimDueBy implements [scheduler.AheadClaimer].
+func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	leaseUntil = utc(leaseUntil)
-	if !leaseUntil.After(now) {
-		return nil, fmt.Errorf("memory: claim: lease end %v is not after now %v", leaseUntil, now)
+	now, leaseUntil := c.Now, utc(c.LeaseUntil)
+	if c.DueBy.Before(now) {
+		return nil, fmt.Errorf("memory: claim: due horizon %v is before now %v", c.DueBy, now)
+	}
+	if !leaseUntil.After(c.DueBy) {
+		return nil, fmt.Errorf("memory: claim: lease end %v is not after %v", leaseUntil, c.DueBy)
 	}
 	var out []*scheduler.JobRecord
-	for nowKey := timeKey(now); len(out) < limit; {
+	// live are the jobs ready by c.DueBy whose leases end after now:
+	// out of the indexes until the claim ends.
+	var live []*job
+	for nowKey, byKey := timeKey(now), timeKey(c.DueBy); len(out) < c.Limit; {
 		j, ready, ok := s.next()
-		if !ok || ready > nowKey {
+		if !ok || ready > byKey {
 			break
 		}
 		m := j.ext()
-		prev := m.leaseOwner // set only while a lease that expired is still in place
-		m.leaseOwner, m.leaseUntil = owner, leaseUntil
+		if m.leaseOwner != "" && timeKey(m.leaseUntil) > nowKey {
+			s.due.remove(j)
+			s.leased.remove(j)
+			live = append(live, j)
+			continue
+		}
+		prev, prevUntil := m.leaseOwner, m.leaseUntil // set only while a lease that expired is still in place
+		if prev == "" {
+			prevUntil = time.Time{}
+		}
+		m.leaseOwner, m.leaseUntil = c.Owner, leaseUntil
 		j.setVersion(j.version() + 1)
 		s.reindex(j)
 		var into *scheduler.JobRecord
@@ -601,13 +624,43 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 			into, s.spare = s.spare[n-1], s.spare[:n-1]
 		}
 		r := j.readInto(into, true)
-		r.PreviousLeaseOwner, r.Handle = prev, j
+		r.PreviousLeaseOwner, r.PreviousLeaseUntil, r.Handle = prev, prevUntil, j
 		if out == nil {
-			out = make([]*scheduler.JobRecord, 0, min(limit, s.due.len()+s.leased.len()))
+			out = make([]*scheduler.JobRecord, 0, min(c.Limit, s.due.len()+s.leased.len()))
 		}
 		out = append(out, r)
 	}
+	for _, j := range live {
+		s.reindex(j)
+	}
 	return out, nil
+}
+
+// GiveBack implements [scheduler.AheadClaimer].
+func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	errs := make([]error, len(claims))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range claims {
+		j, ok := r.Handle.(*job) // set by ClaimDueBy
+		if !ok || j.coll == nil || j.name != r.Name || j.coll.rec.Name != r.Collection {
+			var err error
+			if j, err = s.lookup(r.Collection, r.Name); err != nil {
+				errs[i] = fmt.Errorf("memory: give back: %w", err)
+				continue
+			}
+		}
+		if held := j.leaseOwner(); held != owner || owner == "" {
+			errs[i] = fmt.Errorf("memory: give back job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
+			continue
+		}
+		j.more.leaseOwner, j.more.leaseUntil = r.PreviousLeaseOwner, utc(r.PreviousLeaseUntil)
+		if r.PreviousLeaseOwner == "" {
+			j.more.leaseUntil = time.Time{}
+		}
+		s.reindex(j)
+	}
+	return errs
 }
 
 // NextDue implements [scheduler.Store].

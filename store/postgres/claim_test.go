@@ -116,7 +116,7 @@ func TestClaimPlan(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Index Scan using jobs_due on jobs",
-		"Index Cond: (due_at <= $1)", // a parameter: the generic plan
+		"Index Cond: (due_at <= $5)", // a parameter (the due horizon): the generic plan
 		"Nested Loop",
 		"Index Scan using jobs_pkey on jobs j",
 		`Index Cond: ((collection = "*SELECT* 1".collection) AND (name = "*SELECT* 1".name))`,

@@ -25,11 +25,11 @@ func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit i
 	}
 	// A prepared statement outlives the transaction: this one is gone
 	// when the transaction ends.
-	if _, err := tx.Exec(ctx, "PREPARE explained_claim (bigint, integer, text, bigint) AS "+s.sql(claimSQL)); err != nil {
+	if _, err := tx.Exec(ctx, "PREPARE explained_claim (bigint, integer, text, bigint, bigint) AS "+s.sql(claimSQL)); err != nil {
 		return "", err
 	}
 	defer tx.Exec(ctx, "DEALLOCATE explained_claim")
-	rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE explained_claim (%d, %d, 'o', %d)", now, limit, leaseUntil))
+	rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE explained_claim (%d, %d, 'o', %d, %d)", now, limit, leaseUntil, now))
 	if err != nil {
 		return "", err
 	}

@@ -313,9 +313,10 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error { return s.d.DeleteJob(ctx, pgConn{tx}, collection, name) })
 }
 
-// claimSQL leases the $2 jobs that are ready first at $1 to owner $3
-// until $4, and returns them with the instant each became ready and its
-// lease owner before the claim.
+// claimSQL leases the $2 jobs due by $5, without a lease or with one
+// expired at $1, that are ready first, to owner $3 until $4, and returns
+// them with the instant each became ready and its lease (owner and end)
+// before the claim. ClaimDue passes $5 = $1.
 //
 // The index jobs_due holds the due time of the jobs of Enabled
 // collections, and no lease column, so that a claim is a HOT update. A
@@ -338,28 +339,28 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 // under the statement's snapshot would not find, leaving the job locked
 // but not claimed and its place taken.
 var claimSQL = `WITH f AS (
-		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner, lease_until IS NOT NULL AS expired FROM {s}.jobs
-		WHERE coll_enabled AND due_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner, lease_until, lease_until IS NOT NULL AS expired FROM {s}.jobs
+		WHERE coll_enabled AND due_at <= $5 AND (lease_until IS NULL OR lease_until <= $1)
 		ORDER BY due_at, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), x AS (
 		SELECT coalesce(bool_or(expired), false) AS expired FROM f
 	), u AS (
-		SELECT collection, name, due_at AS ready, lease_owner FROM {s}.jobs
-		WHERE (SELECT expired FROM x) AND coll_enabled AND due_at <= $1 AND lease_until IS NULL
+		SELECT collection, name, due_at AS ready, lease_owner, lease_until FROM {s}.jobs
+		WHERE (SELECT expired FROM x) AND coll_enabled AND due_at <= $5 AND lease_until IS NULL
 		ORDER BY due_at, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), l AS (
-		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner FROM {s}.jobs
-		WHERE (SELECT expired FROM x) AND coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $1 ELSE max(ready) END FROM u)
+		SELECT collection, name, GREATEST(due_at, lease_until) AS ready, lease_owner, lease_until FROM {s}.jobs
+		WHERE (SELECT expired FROM x) AND coll_enabled AND due_at <= (SELECT CASE WHEN count(*) < $2 THEN $5 ELSE max(ready) END FROM u)
 			AND lease_until <= $1
 		ORDER BY ready, collection, name
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED
 	), c AS (
-		SELECT collection, name, ready, lease_owner FROM f WHERE NOT (SELECT expired FROM x)
+		SELECT collection, name, ready, lease_owner, lease_until FROM f WHERE NOT (SELECT expired FROM x)
 		UNION ALL (
 			SELECT * FROM u UNION ALL SELECT * FROM l
 			ORDER BY ready, collection, name
@@ -368,22 +369,31 @@ var claimSQL = `WITH f AS (
 	)
 	UPDATE {s}.jobs j SET lease_owner = $3, lease_until = $4, version = j.version + 1
 	FROM c WHERE j.collection = c.collection AND j.name = c.name
-	RETURNING ` + prefixed("j.", jobCols) + `, c.ready, c.lease_owner`
+	RETURNING ` + prefixed("j.", jobCols) + `, c.ready, c.lease_owner, c.lease_until`
 
-// ClaimDue implements [scheduler.Store].
+// ClaimDue implements [scheduler.Store]: ClaimDueBy with DueBy = now.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	return s.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: now, Owner: owner, LeaseUntil: leaseUntil, Limit: limit})
+}
+
+// ClaimDueBy implements [scheduler.AheadClaimer].
+func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	now, owner, leaseUntil, limit := c.Now, c.Owner, c.LeaseUntil, c.Limit
 	if limit < 1 {
 		return nil, nil
 	}
-	if !leaseUntil.After(now) {
-		return nil, fmt.Errorf("store/postgres: claim: lease end %v is not after now %v", leaseUntil, now)
+	if c.DueBy.Before(now) {
+		return nil, fmt.Errorf("store/postgres: claim: due horizon %v is before now %v", c.DueBy, now)
+	}
+	if !leaseUntil.After(c.DueBy) {
+		return nil, fmt.Errorf("store/postgres: claim: lease end %v is not after %v", leaseUntil, c.DueBy)
 	}
 	if err := s.live(); err != nil {
 		return nil, err
 	}
 	b := &pgx.Batch{}
 	b.Queue(claimPlanSQL)
-	b.Queue(s.sql(claimSQL), sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil))
+	b.Queue(s.sql(claimSQL), sqlstore.NanosInt(now), limit, owner, sqlstore.NanosInt(leaseUntil), sqlstore.NanosInt(c.DueBy))
 	br := s.engine.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
@@ -400,13 +410,17 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 	defs := map[string]*scheduler.Job{} // jobs with the same definition share it
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		var prev string // the owner of an expired lease, read before the update
-		row, err := sqlstore.ScanJobRow(r, &c.ready, &prev)
+		var prev string      // the owner of an expired lease, read before the update
+		var prevUntil *int64 // its end
+		row, err := sqlstore.ScanJobRow(r, &c.ready, &prev, &prevUntil)
 		if err == nil {
 			c.j, err = sqlstore.DecodeJobShared(row, defs)
 		}
 		if err == nil {
 			c.j.PreviousLeaseOwner = prev
+			if prev != "" && prevUntil != nil {
+				c.j.PreviousLeaseUntil = sqlstore.Time(*prevUntil, true)
+			}
 		}
 		return c, err
 	})
@@ -430,6 +444,27 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		jobs[i] = c.j
 	}
 	return jobs, nil
+}
+
+// GiveBack implements [scheduler.AheadClaimer]: all of claims in one
+// transaction on the engine's connections, each job apart.
+func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	errs := make([]error, len(claims))
+	err := s.live()
+	if err == nil {
+		err = pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
+			for i, r := range claims {
+				errs[i] = s.d.GiveBack(ctx, pgConn{tx}, owner, r)
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		for i := range errs {
+			errs[i] = wrap("give back job", claims[i].ID(), err)
+		}
+	}
+	return errs
 }
 
 func cmpInt(a, b int64) int {

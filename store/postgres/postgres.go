@@ -94,6 +94,7 @@ import (
 var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
+	_ scheduler.AheadClaimer  = (*Store)(nil)
 	_ scheduler.StatsReader   = (*Store)(nil)
 	_ scheduler.PutReader     = (*Store)(nil)
 	_ scheduler.JobCreator    = (*Store)(nil)

@@ -297,25 +297,38 @@ func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
 
 var errMissing = errors.New("missing")
 
-// ClaimDue implements [scheduler.Store].
+// ClaimDue implements [scheduler.Store]: ClaimDueBy with DueBy = now.
 func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	return s.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: now, Owner: owner, LeaseUntil: leaseUntil, Limit: limit})
+}
+
+// ClaimDueBy implements [scheduler.AheadClaimer]. A job's ready_at is the
+// later of its due time and its lease's end: the jobs ready by DueBy, less
+// those whose leases end after Now.
+func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	now, owner, leaseUntil, limit := c.Now, c.Owner, c.LeaseUntil, c.Limit
 	if limit < 1 {
 		return nil, nil
 	}
-	if !leaseUntil.After(now) {
-		return nil, fmt.Errorf("store/sqlite: claim: lease end %v is not after now %v", leaseUntil, now)
+	if c.DueBy.Before(now) {
+		return nil, fmt.Errorf("store/sqlite: claim: due horizon %v is before now %v", c.DueBy, now)
+	}
+	if !leaseUntil.After(c.DueBy) {
+		return nil, fmt.Errorf("store/sqlite: claim: lease end %v is not after %v", leaseUntil, c.DueBy)
 	}
 	// The writer only reads and updates rows; the JSON columns are
 	// decoded here, after the commit, so that claiming holds up other
 	// writes as little as possible.
 	type claimed struct {
-		row  *sqlstore.JobRow
-		prev string // the owner of an expired lease
+		row       *sqlstore.JobRow
+		prev      string        // the owner of an expired lease
+		prevUntil sql.NullInt64 // its end
 	}
 	var got []claimed
 	err := s.writeFirst(ctx, func(tx *wtx) error {
 		got = got[:0]
-		rows, err := tx.query("SELECT rowid, lease_owner FROM jobs WHERE ready_at <= ? ORDER BY ready_at, collection, name LIMIT ?", sqlstore.NanosInt(now), limit)
+		rows, err := tx.query("SELECT rowid, lease_owner, lease_until FROM jobs WHERE ready_at <= ? AND (lease_until IS NULL OR lease_until <= ?) ORDER BY ready_at, collection, name LIMIT ?",
+			sqlstore.NanosInt(c.DueBy), sqlstore.NanosInt(now), limit)
 		if err != nil {
 			return err
 		}
@@ -325,7 +338,8 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 		for rows.Next() {
 			var id int64
 			var prev string
-			if err := rows.Scan(&id, &prev); err != nil {
+			var prevUntil sql.NullInt64
+			if err := rows.Scan(&id, &prev, &prevUntil); err != nil {
 				rows.Close()
 				return err
 			}
@@ -334,7 +348,7 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 			}
 			ids = strconv.AppendInt(ids, id, 10)
 			order[id] = len(got)
-			got = append(got, claimed{prev: prev})
+			got = append(got, claimed{prev: prev, prevUntil: prevUntil})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -385,9 +399,30 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 			return nil, fmt.Errorf("store/sqlite: claim due jobs: %w", err)
 		}
 		j.PreviousLeaseOwner = c.prev
+		if c.prev != "" {
+			j.PreviousLeaseUntil = sqlstore.Time(c.prevUntil.Int64, c.prevUntil.Valid)
+		}
 		out[i] = j
 	}
 	return out, nil
+}
+
+// GiveBack implements [scheduler.AheadClaimer]: all of claims in one
+// write transaction, each job apart.
+func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	errs := make([]error, len(claims))
+	err := s.writeFirst(ctx, func(tx *wtx) error {
+		for i, r := range claims {
+			errs[i] = s.d.GiveBack(tx.ctx, tx, owner, r)
+		}
+		return nil
+	})
+	if err != nil {
+		for i := range errs {
+			errs[i] = fmt.Errorf("store/sqlite: give back job %q: %w", claims[i].ID(), err)
+		}
+	}
+	return errs
 }
 
 // rowsFirst scans a row whose first column is read into first and the

@@ -64,6 +64,7 @@ import (
 var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
+	_ scheduler.AheadClaimer  = (*Store)(nil)
 	_ scheduler.StatsReader   = (*Store)(nil)
 )
 

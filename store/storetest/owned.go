@@ -258,7 +258,7 @@ func testClaimedDefinitionsStay(t *testing.T, s scheduler.Store) {
 			c.Status.ExecutionCount++
 			c.Status.LastExecutionTime = &at
 			c.Status.NextExecutionTime = &c.Schedule.NextOccurrence
-			c.PreviousLeaseOwner = ""
+			c.PreviousLeaseOwner, c.PreviousLeaseUntil = "", time.Time{}
 			reqs = append(reqs, scheduler.RecordRequest{Job: c, History: []scheduler.HistoryEntry{richEntry("c", c.Name, 1)}})
 		}
 		if br, ok := s.(scheduler.BatchRecorder); ok && batch {

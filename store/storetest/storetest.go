@@ -63,6 +63,8 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimTies", testClaimTies},
 		{"ClaimSkipsDisabledCollections", testClaimSkipsDisabled},
+		{"ClaimDueBy", testClaimDueBy},
+		{"GiveBack", testGiveBack},
 		{"Leases", testLeases},
 		{"ExtendLeaseWithoutOwner", testExtendLeaseWithoutOwner},
 		{"ConcurrentClaimers", testConcurrentClaimers},
