@@ -113,6 +113,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long a shutdown waits for requests and attempts in flight")
 	keys := addKeyFlags(fs)
 	lease := addLeaseFlag(fs)
+	ahead := addClaimAheadFlag(fs)
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
 	admissionFlags := addAdmissionFlags(fs)
@@ -149,6 +150,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := checkLease(*lease); err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
+	claimAhead, err := ahead.config(*lease)
+	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
 	}
@@ -231,7 +237,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer shutdownObservability(obs, log)
 	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg, Secrets: ring,
-		InstanceID: instance, LeaseDuration: *lease, Observer: obs.Observer, OnHistory: logs.onHistory(log)})
+		InstanceID: instance, LeaseDuration: *lease, ClaimAhead: claimAhead, Observer: obs.Observer, OnHistory: logs.onHistory(log)})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2

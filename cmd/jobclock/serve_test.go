@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -414,6 +415,10 @@ func TestServeUsageErrors(t *testing.T) {
 		{"missing token file", []string{"-tokens", filepath.Join(dir, "nope")}, "read token file"},
 		{"negative retry", []string{"-min-retry-interval", "-1s"}, "negative"},
 		{"short lease", []string{"-lease", "999ms"}, "-lease 999ms is shorter than 1s"},
+		{"claim ahead beyond the lease", []string{"-claim-ahead", "1001ms"}, "-claim-ahead 1.001s is longer than a tenth of -lease (10s)"},
+		{"claim ahead beyond a short lease", []string{"-lease", "2s", "-claim-ahead", "201ms"}, "-claim-ahead 201ms is longer than a tenth of -lease (2s)"},
+		{"negative claim ahead", []string{"-claim-ahead", "-1ms"}, "-claim-ahead -1ms is negative"},
+		{"bad claim ahead", []string{"-claim-ahead", "soon"}, `invalid value "soon" for flag -claim-ahead`},
 		{"unknown flag", []string{"-port", "80"}, "flag provided but not defined"},
 		{"cert without key", []string{"-tls-cert", "c.pem"}, "-tls-cert and -tls-key go together"},
 		{"key without cert", []string{"-tls-key", "k.pem"}, "-tls-cert and -tls-key go together"},
@@ -448,5 +453,34 @@ func TestServeLoopback(t *testing.T) {
 		if got := serveLoopback(addr); got != want {
 			t.Errorf("serveLoopback(%q) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// TestServeClaimAheadFlag: -claim-ahead unset leaves the scheduler's
+// default (Config.ClaimAhead zero), 0 turns claiming ahead off, and a
+// duration is the ClaimAhead.
+func TestServeClaimAheadFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want time.Duration
+	}{
+		{"unset", nil, 0},
+		{"off", []string{"-claim-ahead", "0"}, scheduler.NoClaimAhead},
+		{"set", []string{"-claim-ahead", "30ms"}, 30 * time.Millisecond},
+		{"a tenth of the lease", []string{"-claim-ahead", "1s"}, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			c := addClaimAheadFlag(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.config(10 * time.Second)
+			if err != nil || got != tt.want {
+				t.Errorf("-claim-ahead from %q = %v, %v; want %v", tt.args, got, err, tt.want)
+			}
+		})
 	}
 }

@@ -59,6 +59,53 @@ func addLeaseFlag(fs *flag.FlagSet) *time.Duration {
 			"store dies, another takes its jobs over within this long; raise it when the store may stall for seconds")
 }
 
+// claimAheadFlag is -claim-ahead, the scheduler's Config.ClaimAhead:
+// unset leaves the scheduler's default, 0 turns claiming ahead off.
+type claimAheadFlag struct {
+	d   time.Duration
+	set bool
+}
+
+// addClaimAheadFlag defines -claim-ahead.
+func addClaimAheadFlag(fs *flag.FlagSet) *claimAheadFlag {
+	c := &claimAheadFlag{}
+	fs.Var(c, "claim-ahead", "how far ahead of its due instant a job may be claimed, to start from memory on time (at most a\n"+
+		"tenth of -lease; 0 claims each job once it is due); default: the scheduler's (see README)")
+	return c
+}
+
+func (c *claimAheadFlag) String() string {
+	if c == nil || !c.set {
+		return ""
+	}
+	return c.d.String()
+}
+
+func (c *claimAheadFlag) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	c.d, c.set = d, true
+	return nil
+}
+
+// config returns the Config.ClaimAhead of the flag, or an error naming
+// it when its value does not fit lease.
+func (c *claimAheadFlag) config(lease time.Duration) (time.Duration, error) {
+	switch {
+	case !c.set:
+		return 0, nil
+	case c.d < 0:
+		return 0, fmt.Errorf("-claim-ahead %s is negative", c.d)
+	case c.d == 0:
+		return scheduler.NoClaimAhead, nil
+	case c.d > lease/10:
+		return 0, fmt.Errorf("-claim-ahead %s is longer than a tenth of -lease (%s)", c.d, lease)
+	}
+	return c.d, nil
+}
+
 // checkLease checks the value of -lease.
 func checkLease(d time.Duration) error {
 	if d < time.Second {
