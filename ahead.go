@@ -60,6 +60,56 @@ func (s *Scheduler) wrote(collection, name string) {
 	s.notify()
 }
 
+// listen makes the store's notifications of writes by other processes
+// wake the loop from Start to Stop, when the store is a Notifier (without
+// one, they are found at the next poll). Any of them may be to a job the
+// loop holds a claim on (see wrote): a WriteNotifier's notifications give
+// back the claims on the jobs they name; a Notifier's, which name no job,
+// give back every held claim.
+func (s *Scheduler) listen(ctx context.Context) error {
+	if n, ok := s.store.(WriteNotifier); ok {
+		ch, err := n.NotifyWrites(ctx)
+		if err != nil {
+			return err
+		}
+		s.workers.Add(1)
+		go func() {
+			defer s.workers.Done()
+			for ws := range ch {
+				s.wroteAll(ws)
+			}
+		}()
+		return nil
+	}
+	n, ok := s.store.(Notifier)
+	if !ok {
+		return nil
+	}
+	ch, err := n.Notify(ctx)
+	if err != nil {
+		return err
+	}
+	s.workers.Add(1)
+	go func() {
+		defer s.workers.Done()
+		for range ch {
+			s.wrote("", "")
+		}
+	}()
+	return nil
+}
+
+// wroteAll is wrote for each of ws, with one wake-up.
+func (s *Scheduler) wroteAll(ws []Written) {
+	a := &s.ahead
+	a.mu.Lock()
+	for _, w := range ws {
+		a.marks = append(a.marks, jobKey{w.Collection, w.Name})
+	}
+	a.mu.Unlock()
+	s.notify()
+}
+
 // notifyDue wakes the loop after outcomes were recorded, the earliest of
 // whose jobs is due again at due (zero: none is), unless the loop will claim
 // by then anyway: it wakes when the loop waits for no instant (it waits for a

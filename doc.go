@@ -902,13 +902,16 @@
 //     runs with the definition it was claimed with, and its outcome is
 //     recorded over the write as for an attempt in flight (the write's due
 //     time and state apply from the next occurrence).
-//     A notification names neither the job nor the instance that wrote:
-//     each one, also of this instance's own writes and of the job writes
-//     the engine makes itself (the runs of occurrences that run beside
-//     others, calendar re-plans), makes every instance give back every
-//     claim it holds and claim again. Under a steady stream of such writes
-//     claiming ahead saves fewer claims, and an occurrence held when one
-//     arrives may start late by a give-back and a claim.
+//     A notification of store/postgres names the jobs written (a
+//     [WriteNotifier]): an instance gives back only its claims on those
+//     jobs (every job of a collection for a collection write or a bulk
+//     put, every job for a write in a host's transaction), so writes to
+//     other jobs, the engine's own job writes (the runs of occurrences
+//     that run beside others, calendar re-plans) included, leave the
+//     claims it holds alone. This instance's own notifications name the
+//     jobs it already gave back, so they cost nothing more. A store
+//     that is a [Notifier] but not a WriteNotifier names no job: each
+//     notification gives back every held claim.
 //   - Stop gives back every held claim before it returns: another instance
 //     claims those jobs at once and runs each once, on time, rather than once
 //     their leases expire. A claim that cannot be given back (the store does

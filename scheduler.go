@@ -477,24 +477,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.workers.Add(1)
 		go s.worker()
 	}
-	if n, ok := s.store.(Notifier); ok {
-		// Writes by other processes wake the loop; without this they
-		// are found at the next poll. Any of them may be to a job the
-		// loop holds a claim on (see wrote). A notification names
-		// neither job nor writer: this instance's own writes, the
-		// engine's included, give back every held claim too (see
-		// "Claiming ahead" in doc.go).
-		if ch, err := n.Notify(loopCtx); err != nil {
-			s.log.Warn("store notifications unavailable; polling only", "err", err)
-		} else {
-			s.workers.Add(1)
-			go func() {
-				defer s.workers.Done()
-				for range ch {
-					s.wrote("", "")
-				}
-			}()
-		}
+	if err := s.listen(loopCtx); err != nil {
+		s.log.Warn("store notifications unavailable; polling only", "err", err)
 	}
 	go s.loop(loopCtx)
 	s.log.Info("scheduler started", "instance", s.cfg.InstanceID)

@@ -673,6 +673,27 @@ type Notifier interface {
 	Notify(ctx context.Context) (<-chan struct{}, error)
 }
 
+// WriteNotifier is an optional capability of a [Notifier] store:
+// notifications that name what was written. NotifyWrites is Notify whose
+// channel receives, for each notification, the jobs it stands for, so
+// that a Scheduler holding claims ahead of their due instants (see
+// "Claiming ahead" in the package documentation) gives back only those of
+// the jobs written, rather than all it holds. A notification that cannot
+// name its jobs (too many, or a write in a host's transaction) stands for
+// every job: one Written with both names empty. The channel is closed
+// when ctx ends. The Scheduler prefers it to Notify when the store has
+// both; store/postgres has both.
+type WriteNotifier interface {
+	NotifyWrites(ctx context.Context) (<-chan []Written, error)
+}
+
+// Written names what a notification of a [WriteNotifier] stands for: job
+// Collection/Name; every job of Collection when Name is empty (a write of
+// the collection, a bulk put); every job when both are empty.
+type Written struct {
+	Collection, Name string
+}
+
 // AheadClaimer is an optional capability of a [Store]: claiming jobs
 // ahead of their due instants (Config.ClaimAhead), and giving back such a
 // claim unrun exactly as the job was before it. The Scheduler finds it by

@@ -43,7 +43,7 @@ func (s *Store) PutJobs(ctx context.Context, collection string, jobs []*schedule
 		return s.d.PutJobs(ctx, copyConn{pgConn{tx}, tx, s.schema}, collection, jobs, rows)
 	})
 	if err == nil {
-		s.wake()
+		s.wake(collection, "")
 	}
 	return err
 }

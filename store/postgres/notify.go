@@ -2,17 +2,89 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	scheduler "github.com/jobclock/scheduler"
 )
+
+var _ scheduler.WriteNotifier = (*Store)(nil)
+
+// woken is what the writes that asked for a notification wrote, until
+// the notifier sends it: the jobs, as collection/name pairs, or all of
+// them.
+type woken struct {
+	mu   sync.Mutex
+	jobs [][2]string
+	all  bool // too many to name
+}
+
+// maxPayload bounds a notification's payload (PostgreSQL takes up to
+// 8000 bytes); a notification that would name more jobs names none,
+// standing for all of them.
+const maxPayload = 7000
+
+// wake asks the notifier to tell the listeners that job collection/name
+// (every job of the collection when name is empty) was written, after a
+// write that committed; see notifier.
+func (s *Store) wake(collection, name string) {
+	w := &s.woke
+	w.mu.Lock()
+	if !w.all {
+		w.jobs = append(w.jobs, [2]string{collection, name})
+		if len(w.jobs) > maxPayload/4 {
+			w.all, w.jobs = true, nil
+		}
+	}
+	w.mu.Unlock()
+	select {
+	case s.wakes <- struct{}{}:
+	default: // a notification is asked for already, and follows this write
+	}
+}
+
+// payload returns the payload of the next notification, and forgets what
+// it names: a JSON array of [collection, name] pairs, or empty (every
+// job) when they are too many.
+func (w *woken) payload() string {
+	w.mu.Lock()
+	jobs, all := w.jobs, w.all
+	w.jobs, w.all = nil, false
+	w.mu.Unlock()
+	if all || len(jobs) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(jobs)
+	if err != nil || len(b) > maxPayload {
+		return ""
+	}
+	return string(b)
+}
+
+// written returns what a notification's payload names (see payload):
+// every job when it names none, or cannot be read.
+func written(payload string) []scheduler.Written {
+	var jobs [][2]string
+	if payload == "" || json.Unmarshal([]byte(payload), &jobs) != nil || len(jobs) == 0 {
+		return []scheduler.Written{{}}
+	}
+	out := make([]scheduler.Written, len(jobs))
+	for i, j := range jobs {
+		out[i] = scheduler.Written{Collection: j[0], Name: j[1]}
+	}
+	return out
+}
 
 // notifier sends the notification that wakes the listeners of the schema
 // (see Notify) after writes of the store's own that change due work,
 // until the store is closed: one notification for all the writes that
-// asked for one (wake) while the previous one was being sent, each sent
-// after the writes it stands for committed, in a transaction of its own.
+// asked for one (wake) while the previous one was being sent, naming the
+// jobs they wrote (see payload), each sent after the writes it stands for
+// committed, in a transaction of its own.
 // A write does not wait for it, and does not notify from its own
 // transaction: PostgreSQL holds a lock that serialises the commits of
 // transactions that notify, from before the commit until it is durable,
@@ -23,7 +95,7 @@ func (s *Store) notifier() {
 	send := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		s.pool.Exec(ctx, "SELECT pg_notify($1, '')", s.channel)
+		s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, s.woke.payload())
 	}
 	for {
 		select {
@@ -53,10 +125,48 @@ func (s *Store) notifier() {
 // Notify is an optional capability of this store; a scheduler finds it by
 // type assertion on an interface with this method.
 func (s *Store) Notify(ctx context.Context) (<-chan struct{}, error) {
+	ch := make(chan struct{}, 1)
+	err := s.subscribe(ctx, func(context.Context, string) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}, func() { close(ch) })
+	if err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// NotifyWrites implements [scheduler.WriteNotifier]: Notify whose channel
+// receives what each notification names (see [scheduler.Written]): the
+// job a PutJob wrote, the collection of a PutJobs or of a PutCollection
+// that enabled it, and every job for a write in a host's transaction
+// (TxStore) and after a lost connection. Notifications that arrive while
+// the receiver is busy wait for it.
+func (s *Store) NotifyWrites(ctx context.Context) (<-chan []scheduler.Written, error) {
+	ch := make(chan []scheduler.Written, 16)
+	err := s.subscribe(ctx, func(ctx context.Context, payload string) {
+		select {
+		case ch <- written(payload):
+		case <-ctx.Done():
+		}
+	}, func() { close(ch) })
+	if err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// subscribe listens for the schema's notifications until ctx ends or the
+// Store is closed, calling got with each one's payload (an empty one
+// after a lost connection, as notifications may have been lost
+// meanwhile), and done once it stops.
+func (s *Store) subscribe(ctx context.Context, got func(ctx context.Context, payload string), done func()) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, errClosed
+		return errClosed
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	s.cancels = append(s.cancels, cancel)
@@ -67,19 +177,12 @@ func (s *Store) Notify(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		cancel()
 		s.wg.Done()
-		return nil, err
+		return err
 	}
-	ch := make(chan struct{}, 1)
 	go func() {
 		defer s.wg.Done()
-		defer close(ch)
+		defer done()
 		defer cancel()
-		send := func() {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
 		backoff := 10 * time.Millisecond
 		for {
 			if conn == nil {
@@ -94,11 +197,11 @@ func (s *Store) Notify(ctx context.Context) (<-chan struct{}, error) {
 					continue
 				}
 				backoff = 10 * time.Millisecond
-				send() // notifications may have been lost meanwhile
+				got(lctx, "") // notifications may have been lost meanwhile
 			}
-			_, err := conn.WaitForNotification(lctx)
+			n, err := conn.WaitForNotification(lctx)
 			if err == nil {
-				send()
+				got(lctx, n.Payload)
 				continue
 			}
 			conn.Close(context.Background())
@@ -108,7 +211,7 @@ func (s *Store) Notify(ctx context.Context) (<-chan struct{}, error) {
 			}
 		}
 	}()
-	return ch, nil
+	return nil
 }
 
 // listen opens a connection of its own (not one of the pool's) and

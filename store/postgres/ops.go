@@ -73,15 +73,6 @@ func wrap(op, name string, err error) error {
 	return fmt.Errorf("store/postgres: %s %q: %w", op, name, err)
 }
 
-// wake asks the notifier to tell the listeners that due work may have
-// changed, after a write that committed; see notifier.
-func (s *Store) wake() {
-	select {
-	case s.wakes <- struct{}{}:
-	default: // a notification is asked for already, and follows this write
-	}
-}
-
 // PutCollection implements [scheduler.Store].
 func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
 	row, err := sqlstore.EncodeCollection(c)
@@ -142,7 +133,7 @@ func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord
 		return nil
 	})
 	if err == nil && changed {
-		s.wake()
+		s.wake(c.Name, "")
 	}
 	return err
 }
@@ -220,7 +211,7 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 		err = s.d.ReplaceJob(ctx, pgConn{s.pool}, j, row, false)
 	}
 	if err == nil {
-		s.wake()
+		s.wake(j.Collection, j.Name)
 	}
 	return err
 }
@@ -234,7 +225,7 @@ func (s *Store) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, 
 	}
 	err := s.d.CreateJobOver(ctx, pgConn{s.pool}, col, j, false)
 	if err == nil {
-		s.wake()
+		s.wake(j.Collection, j.Name)
 	}
 	return err
 }

@@ -164,6 +164,7 @@ type Store struct {
 	cancels  []context.CancelFunc // of Notify listeners
 	closedCh chan struct{}
 	wakes    chan struct{} // to the notifier: a write committed
+	woke     woken         // what the writes that asked for a notification wrote
 	wg       sync.WaitGroup
 }
 

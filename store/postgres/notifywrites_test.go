@@ -1,0 +1,172 @@
+package postgres_test
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+)
+
+// TestNotifyWritesNames: each notification names what was written,
+// through this store or another on the same schema: a PutJob its job, a
+// PutJobs their collection, a write in a host's transaction every job.
+func TestNotifyWritesNames(t *testing.T) {
+	schema := newSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	listener, writer := open(t, schema), open(t, schema)
+	ch, err := listener.NotifyWrites(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func(what string) []scheduler.Written {
+		t.Helper()
+		select {
+		case ws := <-ch:
+			return ws
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no notification after %s", what)
+			return nil
+		}
+	}
+	if err := writer.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	rec := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}}}}
+	if err := writer.PutJob(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]scheduler.Written{{Collection: "c", Name: "j"}}, next("PutJob")); diff != "" {
+		t.Errorf("PutJob notified (-want +got):\n%s", diff)
+	}
+	rec2 := *rec
+	rec2.Name = "k"
+	if err := listener.PutJobs(ctx, "c", []*scheduler.JobRecord{&rec2}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]scheduler.Written{{Collection: "c"}}, next("PutJobs")); diff != "" {
+		t.Errorf("PutJobs notified (-want +got):\n%s", diff)
+	}
+	tx, err := connect(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txs, err := writer.InTx(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec3 := *rec
+	rec3.Name = "l"
+	if err := txs.PutJob(ctx, &rec3); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]scheduler.Written{{}}, next("a put in a host's transaction")); diff != "" {
+		t.Errorf("a put in a host's transaction notified (-want +got):\n%s", diff)
+	}
+}
+
+// nopObserver observes nothing.
+type nopObserver struct{}
+
+func (nopObserver) Attach(*scheduler.Scheduler) func() { return func() {} }
+func (nopObserver) StartAttempt(ctx context.Context, _ scheduler.Attempt) context.Context {
+	return ctx
+}
+func (nopObserver) EndAttempt(context.Context, scheduler.AttemptEnd) {}
+func (nopObserver) HistoryStored(scheduler.StoredHistory)            {}
+func (nopObserver) StoreCalled(scheduler.StoreCall)                  {}
+func (nopObserver) Missed(scheduler.Misfire)                         {}
+func (nopObserver) TookOver(scheduler.Takeover)                      {}
+func (nopObserver) Pruned(int)                                       {}
+func (nopObserver) TraceParent(context.Context) (string, string)     { return "", "" }
+
+// giveBacks counts the GiveBack calls a Scheduler tells its Observer of.
+type giveBacks struct {
+	scheduler.Observer
+	n atomic.Int64
+}
+
+func (o *giveBacks) StoreCalled(c scheduler.StoreCall) {
+	if c.Op == "GiveBack" {
+		o.n.Add(1)
+	}
+}
+
+// TestClaimAheadKeepsClaimsOnOtherWrites: a write through another
+// instance to another job does not make an instance give back the claim
+// it holds ahead; a write to the held job does.
+func TestClaimAheadKeepsClaimsOnOtherWrites(t *testing.T) {
+	schema := newSchema(t)
+	ctx := context.Background()
+	var runs atomic.Int64
+	reg := &action.Registry{}
+	reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		runs.Add(1)
+		return nil, nil
+	}))
+	obs := &giveBacks{Observer: nopObserver{}}
+	holder, err := scheduler.New(open(t, schema), &scheduler.Config{Logger: slog.New(slog.DiscardHandler), Executors: reg,
+		InstanceID: "holder", LeaseDuration: 30 * time.Second, ClaimAhead: 3 * time.Second, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writer, err := scheduler.New(open(t, schema), &scheduler.Config{Logger: slog.New(slog.DiscardHandler), InstanceID: "writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writer.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(2 * time.Second)
+	at := func(t time.Time) *scheduler.Job {
+		j, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/x", "method": "GET"}}, "startTime": "`+t.UTC().Format(time.RFC3339Nano)+`"}`), nil)
+		if err != nil {
+			panic(err)
+		}
+		return j
+	}
+	if _, err := writer.PutJob(ctx, "c", "held", at(due), nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the put's notification goes before the holder listens
+	if err := holder.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Stop(ctx)
+	time.Sleep(500 * time.Millisecond)
+	if r, err := holder.GetJob(ctx, "c", "held"); err != nil || r.LeaseOwner != "holder" {
+		t.Fatalf("held job's lease owner = %q, %v; want holder, holding it ahead", r.LeaseOwner, err)
+	}
+	if _, err := writer.PutJob(ctx, "c", "other", at(time.Now().Add(time.Hour)), nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := obs.n.Load(); n != 0 {
+		t.Errorf("%d give-backs after a write to another job, want 0", n)
+	}
+	if _, err := writer.PutJob(ctx, "c", "held", at(due), nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for obs.n.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := obs.n.Load(); n == 0 {
+		t.Errorf("no give-back after a write to the held job, want one")
+	}
+	for runs.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the held job ran %d times, want once", n)
+	}
+}
