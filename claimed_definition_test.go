@@ -28,7 +28,11 @@ type handedOut struct {
 }
 
 func (s *defsKept) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
-	claimed, err := s.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
+	return s.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: now, Owner: owner, LeaseUntil: leaseUntil, Limit: limit})
+}
+
+func (s *defsKept) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	claimed, err := s.Store.ClaimDueBy(ctx, c)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range claimed {

@@ -241,6 +241,24 @@ func (d *deadLimiter) ClaimDue(ctx context.Context, now time.Time, owner string,
 	return d.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
 }
 
+func (d *deadLimiter) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	if d.dead.Load() {
+		return nil, errors.New("dead")
+	}
+	return d.Store.ClaimDueBy(ctx, c)
+}
+
+func (d *deadLimiter) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	errs := make([]error, len(claims))
+	if d.dead.Load() {
+		for i := range errs {
+			errs[i] = errors.New("dead")
+		}
+		return errs
+	}
+	return d.Store.GiveBack(ctx, owner, claims)
+}
+
 func (d *deadLimiter) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
 	if d.dead.Load() {
 		return errors.New("dead")

@@ -700,7 +700,10 @@ type Written struct {
 // type assertion and claims ahead only over a store that has it; over
 // another store (a user's that predates it) it claims each job once it is
 // due, whatever ClaimAhead says. The memory, SQLite and PostgreSQL stores
-// have it; storetest.Run checks it when the store has it.
+// have it; storetest.Run checks it when the store has it. A type that
+// wraps a store by embedding it and changes its ClaimDue must change
+// ClaimDueBy too (or not embed it), as the Scheduler calls ClaimDueBy
+// instead when it claims ahead.
 type AheadClaimer interface {
 	// ClaimDueBy is ClaimDue with a due horizon apart from the lease
 	// clock: it leases up to c.Limit jobs whose Schedule.DueAt is set and
