@@ -452,6 +452,13 @@ func (c *crashable) ClaimDue(ctx context.Context, now time.Time, owner string, l
 	return c.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
 }
 
+func (c *crashable) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	if c.gone(req.Owner) {
+		return nil, errGone
+	}
+	return c.Store.ClaimDueBy(ctx, req)
+}
+
 func TestTelemetryTakeover(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		oa, ob := newOtel(), newOtel()
