@@ -65,7 +65,7 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 		batches    int // the most record batches expected
 	}{
 		{name: "50ms", ahead: scheduler.DefaultClaimAhead, fewClaims: 60, batches: 110},
-		{name: "default (off)", manyClaims: 200, batches: 200},
+		{name: "default", fewClaims: 60, batches: 120},
 		{name: "none", ahead: scheduler.NoClaimAhead, manyClaims: 200, batches: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

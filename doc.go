@@ -853,11 +853,11 @@
 //
 // # Claiming ahead
 //
-// Claiming ahead is off by default (Config.ClaimAhead zero): the loop
-// claims each job once it is due. With ClaimAhead set (DefaultClaimAhead,
-// 50ms, is the value BENCHMARKS.md measures: at a steady 1,000 occurrences
-// a second on PostgreSQL it cut the server's CPU per occurrence to about
-// a quarter and the process's to under half), the loop claims the jobs
+// Claiming ahead is on by default (Config.ClaimAhead defaults to
+// DefaultClaimAhead, 50ms, the value BENCHMARKS.md measures: at a steady
+// 1,000 occurrences a second on PostgreSQL it cut the server's CPU per
+// occurrence to about a quarter and the process's to under half): the
+// loop claims the jobs
 // due within ClaimAhead in one store call, up to 256 at a time and no more than
 // Config.MaxConcurrency leaves free, holds each under its lease, and starts
 // it at its due instant from memory: at a steady rate one claim serves all
@@ -870,7 +870,7 @@
 // due instant (one that waited for a worker would outlive its lease, and
 // another instance would run it too); an outcome waiting for a slow store
 // keeps its job in flight but frees its worker, so that it does not keep
-// the loop from claiming. At most 256 are held at once. Zero or a negative
+// the loop from claiming. At most 256 are held at once. A negative
 // ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
 // Claiming ahead needs a store that is an [AheadClaimer] (the memory,
 // SQLite and PostgreSQL stores are): a claim ahead takes the jobs due

@@ -40,9 +40,8 @@ func TestRunDue(t *testing.T) {
 	if _, err := s.PutJob(ctx, "c", "j", j, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The loop claims the job when it is due (claiming ahead is off by
-	// default).
-	if got, want := s.RunDue(ctx, now), start; !got.Equal(want) {
+	// The loop claims the job ClaimAhead before it is due.
+	if got, want := s.RunDue(ctx, now), start.Add(-scheduler.DefaultClaimAhead); !got.Equal(want) {
 		t.Errorf("RunDue with a job due at %v = %v, want %v", start, got, want)
 	}
 	if len(ran) != 0 {

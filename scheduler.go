@@ -52,12 +52,12 @@ const (
 	// DefaultMisfireThreshold is how late an occurrence may start before
 	// MisfireSkip drops it.
 	DefaultMisfireThreshold = time.Minute
-	// DefaultClaimAhead is the Config.ClaimAhead the benchmarks measure:
-	// how far ahead of their due instants the loop claims jobs when it is
-	// set (claiming ahead is off by default).
+	// DefaultClaimAhead is the default Config.ClaimAhead: how far ahead
+	// of their due instants the loop claims jobs, over a store that is an
+	// AheadClaimer.
 	DefaultClaimAhead = 50 * time.Millisecond
-	// NoClaimAhead, as Config.ClaimAhead, claims each job only once it
-	// is due, as the zero value does.
+	// NoClaimAhead, as Config.ClaimAhead, turns claiming ahead off: the
+	// loop claims each job only once it is due.
 	NoClaimAhead = -1
 	// pruneInterval is how often retention is applied.
 	pruneInterval = 10 * time.Minute
@@ -180,10 +180,10 @@ type Config struct {
 	// What a write does to a held job, Stop, and other instances: see
 	// "Claiming ahead" in the package documentation. It needs a store that
 	// is an AheadClaimer; over another store the loop claims each job
-	// once it is due. At most a tenth of LeaseDuration. Zero (the
-	// default), NoClaimAhead or any negative value claims each job only
-	// once it is due; DefaultClaimAhead (50ms) is the value measured in
-	// BENCHMARKS.md.
+	// once it is due. At most a tenth of LeaseDuration. Defaults to
+	// DefaultClaimAhead (50ms), the value measured in BENCHMARKS.md;
+	// NoClaimAhead or any negative value claims each job only once it is
+	// due.
 	ClaimAhead time.Duration
 	// OnHistory, when set, is called with each history entry right after
 	// it is stored (under NoHistory, right after the outcome it describes
@@ -252,6 +252,9 @@ func (c *Config) WithDefaults() Config {
 	}
 	if d.PollInterval == 0 {
 		d.PollInterval = DefaultPollInterval
+	}
+	if d.ClaimAhead == 0 {
+		d.ClaimAhead = DefaultClaimAhead
 	}
 	return d
 }

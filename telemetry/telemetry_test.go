@@ -521,14 +521,16 @@ func TestTelemetryTakeover(t *testing.T) {
 		if len(h) != 1 {
 			t.Fatalf("history = %+v, want b's attempt alone (a's outcome is dropped: its lease was taken over)", h)
 		}
-		// a's lease, taken at 1m for 30s, was never extended (a's store
+		// a's lease, taken for 30s, was never extended (a's store
 		// calls fail from the crash on), so b claimed the job when it
-		// expired at 1m30s.
+		// expired: a claimed it ahead, DefaultClaimAhead before 1m, so
+		// its lease ended that much before 1m30s.
 		m := time.Minute
-		b1 := attemptAttrs("j", action.HTTP, scheduler.MainAction, 1, 0, t0.Add(m), 30*time.Second, h[0].ExecutionTag, "Completed")
+		expired := m + 30*time.Second - scheduler.DefaultClaimAhead
+		b1 := attemptAttrs("j", action.HTTP, scheduler.MainAction, 1, 0, t0.Add(m), expired-m, h[0].ExecutionTag, "Completed")
 		b1["jobclock.instance"] = "b"
 		b1["jobclock.lease.previous_owner"] = "a"
-		want := []span{{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: m + 30*time.Second, End: m + 31*time.Second, Attrs: b1}}
+		want := []span{{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: expired, End: expired + time.Second, Attrs: b1}}
 		if diff := cmp.Diff(want, ob.spanRows("", t0)); diff != "" {
 			t.Errorf("b's spans (-want +got):\n%s", diff)
 		}
