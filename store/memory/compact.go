@@ -166,7 +166,10 @@ func (j *job) readInto(into *scheduler.JobRecord, shareDef bool) *scheduler.JobR
 	}
 	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version()
 	if m := j.more; m != nil {
-		r.LeaseOwner, r.LeaseUntil = m.leaseOwner, m.leaseUntil
+		r.LeaseOwner = m.leaseOwner
+		if m.leaseOwner != "" {
+			r.LeaseUntil = instant(m.leaseUntil)
+		}
 	}
 	return r
 }

@@ -17,6 +17,14 @@ func TestJobSize(t *testing.T) {
 	}
 }
 
+// TestMoreSize keeps the part a job makes when it is first claimed within
+// 160 bytes (a size class): every occurrence of a one-time job makes one.
+func TestMoreSize(t *testing.T) {
+	if n := unsafe.Sizeof(more{}); n > 160 {
+		t.Errorf("a job's more part takes %d bytes, want at most 160", n)
+	}
+}
+
 // TestBigVersions: a job's Version goes on past what the job itself holds
 // (2^32-1), kept in its more part from there on.
 func TestBigVersions(t *testing.T) {
