@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -909,7 +910,9 @@ func (c *timingCache) get(r *JobRecord, cal *recurrence.Exclusions, buf *Timing)
 	if c.m == nil || len(c.m) >= maxCachedTimings {
 		c.m = make(map[timingKey]cachedTiming)
 	}
-	c.m[key] = cachedTiming{r.ETag, r.Schedule.Anchor, cal, t}
+	// A copy of the ETag: a claimed record's may share its bytes with
+	// others' (the memory store's), which the cache would keep.
+	c.m[key] = cachedTiming{strings.Clone(r.ETag), r.Schedule.Anchor, cal, t}
 	c.mu.Unlock()
 	return t, nil
 }

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,7 +108,7 @@ func (c *policyCache) calendar(s *Scheduler, r *JobRecord, name string, now time
 	if e == nil {
 		key := timingKey{r.Collection, r.Name}
 		if v, ok := c.missing.Load(key); !ok || v.(string) != r.ETag {
-			c.missing.Store(key, r.ETag)
+			c.missing.Store(key, strings.Clone(r.ETag)) // see timingCache.get
 			s.log.Warn("the job names a calendar its collection does not have: its occurrences are not excluded",
 				"collection", r.Collection, "job", r.Name, "calendar", name)
 		}

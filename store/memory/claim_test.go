@@ -3,8 +3,11 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	scheduler "github.com/jobclock/scheduler"
@@ -155,5 +158,81 @@ func TestClaimFillsSpareRecords(t *testing.T) {
 	}
 	if !again.Status.NextExecutionTime.Equal(now.Add(time.Second)) {
 		t.Errorf("changing the claimed record changed the store: %v", again.Status.NextExecutionTime)
+	}
+}
+
+// TestClaimFilledRecordsShareExtras checks that the records a claim fills
+// in from spare ones point to instants and ETags allocated extraChunk
+// records at a time, and that a record RecordBatch then keeps whole gets
+// instants and an ETag of its own, which keep no chunk.
+func TestClaimFilledRecordsShareExtras(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	const n = extraChunk + extraChunk/2 // 2n within the default quota of 50 jobs
+	var jobs []*scheduler.JobRecord
+	for i := range 2 * n {
+		jobs = append(jobs, &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%03d", i), State: scheduler.JobEnabled,
+			Job: &scheduler.Job{}, Created: now, Updated: now, ETag: fmt.Sprintf("%016x", i),
+			Status:   scheduler.JobStatus{NextExecutionTime: new(now)},
+			Schedule: scheduler.JobSchedule{Anchor: now, DueAt: now, NextOccurrence: now}})
+	}
+	s := storeWith(t, jobs...)
+	claim := func() []*scheduler.JobRecord {
+		t.Helper()
+		got, err := s.ClaimDue(ctx, now, "me", now.Add(time.Minute), n)
+		if err != nil || len(got) != n {
+			t.Fatalf("ClaimDue = %d records, %v; want %d", len(got), err, n)
+		}
+		return got
+	}
+	// The first n complete: their records have a compact form, and go
+	// to s.spare.
+	var reqs []scheduler.RecordRequest
+	for _, r := range claim() {
+		r.Schedule.DueAt, r.Schedule.NextOccurrence, r.Status.NextExecutionTime = time.Time{}, time.Time{}, nil
+		r.State, r.Status.ExecutionCount, r.Status.LastExecutionTime = scheduler.JobCompleted, 1, new(now)
+		reqs = append(reqs, scheduler.RecordRequest{Job: r})
+	}
+	for i, err := range s.RecordBatch(ctx, "me", reqs) {
+		if err != nil {
+			t.Fatalf("RecordBatch[%d]: %v", i, err)
+		}
+	}
+	if len(s.spare) != n {
+		t.Fatalf("%d spare records, want %d", len(s.spare), n)
+	}
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := claim()
+	runtime.ReadMemStats(&after)
+	// Per job its more part (the lease); per chunk the extras; the slice.
+	if allocs, most := after.Mallocs-before.Mallocs, uint64(n+(n+extraChunk-1)/extraChunk+1); allocs > most {
+		t.Errorf("claiming %d jobs into spare records: %d allocations, want at most %d", n, allocs, most)
+	}
+	for i, r := range got {
+		if want := fmt.Sprintf("%016x", n+i); r.ETag != want || !r.Status.NextExecutionTime.Equal(now) {
+			t.Fatalf("claimed record %d: ETag %q, next execution %v; want %q, %v", i, r.ETag, r.Status.NextExecutionTime, want, now)
+		}
+	}
+
+	// A failure ends the occurrence: a record without compact form, which
+	// RecordBatch keeps whole.
+	r := got[0]
+	next, etag := r.Status.NextExecutionTime, unsafe.StringData(r.ETag)
+	r.Schedule.Faults = 1
+	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: r}}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	w := s.colls["c"].jobs[r.Name].whole()
+	if w != r {
+		t.Fatal("RecordBatch did not keep the record whole")
+	}
+	if w.Status.NextExecutionTime == next || unsafe.StringData(w.ETag) == etag {
+		t.Error("the record kept whole still points to the chunk of extras its claim filled in")
+	}
+	if !w.Status.NextExecutionTime.Equal(now) || w.ETag != fmt.Sprintf("%016x", n) {
+		t.Errorf("the record kept whole: next execution %v, ETag %q; want %v, %q", w.Status.NextExecutionTime, w.ETag, now, fmt.Sprintf("%016x", n))
 	}
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -112,7 +113,9 @@ func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 		return
 	}
 	w := r
-	if !keep {
+	if keep {
+		ownExtra(w)
+	} else {
 		w = cloneRecord(r, r.Job == held)
 	}
 	normalize(w)
@@ -152,17 +155,18 @@ func (j *job) whole() *scheduler.JobRecord {
 }
 
 // read returns a copy of j's record that the caller owns.
-func (j *job) read() *scheduler.JobRecord { return j.readInto(nil, false) }
+func (j *job) read() *scheduler.JobRecord { return j.readInto(nil, nil, false) }
 
 // readInto is read filling in into, a zero record, unless it is nil or
-// j's record is kept whole. With shareDef the copy holds j's definition
+// j's record is kept whole; what the record points to goes in x unless x
+// is nil (see job.record). With shareDef the copy holds j's definition
 // itself, as a claim hands it out (see [scheduler.Store]).
-func (j *job) readInto(into *scheduler.JobRecord, shareDef bool) *scheduler.JobRecord {
+func (j *job) readInto(into *scheduler.JobRecord, x *recordExtra, shareDef bool) *scheduler.JobRecord {
 	var r *scheduler.JobRecord
 	if w := j.whole(); w != nil {
 		r = cloneRecord(w, shareDef)
 	} else {
-		r = j.record(into, shareDef)
+		r = j.record(into, x, shareDef)
 	}
 	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version()
 	if m := j.more; m != nil {
@@ -268,22 +272,25 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 
 // record returns j's record, kept in compact form, as a copy that shares
 // nothing with j but, with shareDef, its definition: into when it is not
-// nil (a zero record), else a new one. Its Collection, Name, Version and
-// lease are left for the caller to set.
-func (j *job) record(into *scheduler.JobRecord, shareDef bool) *scheduler.JobRecord {
+// nil (a zero record), else a new one. What the record points to (its
+// instants and the bytes of its ETag) goes in x, which must be zero, or
+// with a nil x in an allocation of its own, the same as a new record's.
+// Nothing writes x again (a record RecordBatch took over is zeroed and
+// filled in with another x). Its Collection, Name, Version and lease are
+// left for the caller to set.
+func (j *job) record(into *scheduler.JobRecord, x *recordExtra, shareDef bool) *scheduler.JobRecord {
 	c := &j.rec
-	// x holds what the record points to: in the same allocation as a new
-	// record, in one of its own with into. Nothing writes it again (a
-	// record RecordBatch took over is zeroed and filled in with a new x).
-	var x *recordExtra
 	r := into
-	if r == nil {
+	switch {
+	case r == nil && x == nil:
 		b := new(struct {
 			rec scheduler.JobRecord
 			x   recordExtra
 		})
 		r, x = &b.rec, &b.x
-	} else {
+	case r == nil:
+		r = new(scheduler.JobRecord)
+	case x == nil:
 		x = new(recordExtra)
 	}
 	times := &x.times
@@ -323,6 +330,33 @@ func (j *job) record(into *scheduler.JobRecord, shareDef bool) *scheduler.JobRec
 type recordExtra struct {
 	times [2]time.Time
 	etag  [16]byte
+}
+
+// extraChunk is how many claimed records share an allocation of their
+// recordExtras (see Store.ClaimDue): 1 KiB.
+const extraChunk = 16
+
+// ownExtra points r's Status instants and ETag at a recordExtra of their
+// own: a record that a claim handed out, kept whole, must not keep the
+// other records' recordExtras of its chunk (see Store.ClaimDue) from
+// being collected.
+func ownExtra(r *scheduler.JobRecord) {
+	x := new(recordExtra)
+	st := &r.Status
+	if t := st.LastExecutionTime; t != nil {
+		x.times[0] = *t
+		st.LastExecutionTime = &x.times[0]
+	}
+	if t := st.NextExecutionTime; t != nil {
+		x.times[1] = *t
+		st.NextExecutionTime = &x.times[1]
+	}
+	if len(r.ETag) == len(x.etag) {
+		copy(x.etag[:], r.ETag)
+		r.ETag = unsafe.String(&x.etag[0], len(x.etag))
+	} else {
+		r.ETag = strings.Clone(r.ETag)
+	}
 }
 
 // normalize sets r's times, and those it points to, to UTC.

@@ -601,6 +601,11 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	// live are the jobs ready by c.DueBy whose leases end after now:
 	// out of the indexes until the claim ends.
 	var live []*job
+	// What the compact records filled in from s.spare point to, up to
+	// extraChunk records to an allocation rather than one each. (A record
+	// that RecordBatch keeps whole gets its own, see ownExtra; an ETag
+	// string the caller keeps keeps its chunk, at most 1 KiB.)
+	var extras []recordExtra
 	for nowKey, byKey := timeKey(now), timeKey(c.DueBy); len(out) < c.Limit; {
 		j, ready, ok := s.next()
 		if !ok || ready > byKey {
@@ -625,7 +630,14 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 		if n := len(s.spare); n > 0 {
 			into, s.spare = s.spare[n-1], s.spare[:n-1]
 		}
-		r := j.readInto(into, true)
+		var x *recordExtra // nil: a new record, in one allocation with its own
+		if into != nil && j.whole() == nil {
+			if len(extras) == 0 {
+				extras = make([]recordExtra, min(c.Limit-len(out), len(s.spare)+1, extraChunk))
+			}
+			x, extras = &extras[0], extras[1:]
+		}
+		r := j.readInto(into, x, true)
 		r.PreviousLeaseOwner, r.PreviousLeaseUntil, r.Handle = prev, prevUntil, j
 		if out == nil {
 			out = make([]*scheduler.JobRecord, 0, min(c.Limit, s.due.len()+s.leased.len()))
