@@ -104,7 +104,7 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 	p.all = m.applyOutcome(r, &p.t, true, &p.o, res, p.hist, buf)
 	ownOccurrence(r, a.buf) // the occurrence goes on: a retry or the error action
 	p.miss = s.passedOver(r, &p.t, next0, counted0, misfireOf(m.policy.Missed), res.end)
-	s.enqueue(p)
+	s.enqueue(&p)
 	return true
 }
 
