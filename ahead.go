@@ -19,8 +19,20 @@ type aheadClaims struct {
 	first   atomic.Int64 // the start of held[0] in Unix nanoseconds, for startsWithin; 0: none held
 	starts  []*JobRecord // the loop's, reused by startHeld
 
-	mu    sync.Mutex
-	marks []jobKey // what was written through this Scheduler since the loop last looked
+	mu      sync.Mutex
+	marks   []jobKey // what was written through this Scheduler since the loop last looked
+	running bool     // the loop runs: without it, writes leave one mark for every job (see wrote)
+}
+
+// run tells wrote whether the loop runs; a loop that stops drops the
+// marks left.
+func (a *aheadClaims) run(running bool) {
+	a.mu.Lock()
+	a.running = running
+	if !running {
+		a.marks = nil
+	}
+	a.mu.Unlock()
 }
 
 // heldClaim is a job claimed ahead, to start at start.
@@ -55,7 +67,15 @@ func (s *Scheduler) claimAhead() time.Duration {
 func (s *Scheduler) wrote(collection, name string) {
 	a := &s.ahead
 	a.mu.Lock()
-	a.marks = append(a.marks, jobKey{collection, name})
+	switch {
+	case a.running:
+		a.marks = append(a.marks, jobKey{collection, name})
+	case len(a.marks) == 0:
+		// The loop does not run (only a step run directly holds claims
+		// then): one mark, for every job, rather than one per write,
+		// which would pile up in a Scheduler not started.
+		a.marks = append(a.marks, jobKey{})
+	}
 	a.mu.Unlock()
 	s.notify()
 }

@@ -522,3 +522,38 @@ func TestClaimAheadGiveBackKeepsTakeover(t *testing.T) {
 		}
 	})
 }
+
+// TestWritesLeaveNoMarksUnstarted: the writes of a Scheduler that is not
+// started leave one mark for the loop, for every job, not one each: a
+// million puts before Start would otherwise keep a million marks. Once it
+// runs, the loop takes the marks of the writes.
+func TestWritesLeaveNoMarksUnstarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
+		ctx := context.Background()
+		put := func(name string) {
+			t.Helper()
+			start := time.Now().Add(time.Hour)
+			if _, err := e.s.PutJob(ctx, scheduler.DefaultCollection, name, &scheduler.Job{StartTime: &start,
+				Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.invalid/", Method: "GET"}}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.s.PutCollection(ctx, scheduler.DefaultCollection, &scheduler.JobCollection{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			put(fmt.Sprintf("before%d", i))
+		}
+		if n := e.s.WriteMarks(); n != 1 {
+			t.Errorf("before Start: %d write marks, want 1", n)
+		}
+		e.start()
+		defer e.stop()
+		put("running")
+		synctest.Wait()
+		if n := e.s.WriteMarks(); n != 0 {
+			t.Errorf("the loop left %d write marks, want 0", n)
+		}
+	})
+}

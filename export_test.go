@@ -25,3 +25,11 @@ func (s *Scheduler) CompiledCalendars(collection string) []string {
 	slices.Sort(names)
 	return names
 }
+
+// WriteMarks returns how many writes wait for the loop to look at them
+// (see Scheduler.wrote).
+func (s *Scheduler) WriteMarks() int {
+	s.ahead.mu.Lock()
+	defer s.ahead.mu.Unlock()
+	return len(s.ahead.marks)
+}

@@ -13,6 +13,8 @@ import (
 // ends, the claims held ahead of their instants are given back.
 func (s *Scheduler) loop(ctx context.Context) {
 	defer close(s.loopDone)
+	s.ahead.run(true) // before the first claim: nothing is held before it
+	defer s.ahead.run(false)
 	defer func() {
 		s.mu.Lock()
 		stopCtx := s.stopCtx
