@@ -49,20 +49,27 @@ func (s *Store) wake(collection, name string) {
 
 // payload returns the payload of the next notification, and forgets what
 // it names: a JSON array of [collection, name] pairs, or empty (every
-// job) when they are too many.
-func (w *woken) payload() string {
+// job) when they are too many. ok is false when no write asked for a
+// notification since the last payload: a write that asks while the
+// notifier takes the previous payload is named by that one, and leaves a
+// wake-up behind that must send nothing, as an empty payload would stand
+// for every job.
+func (w *woken) payload() (p string, ok bool) {
 	w.mu.Lock()
 	jobs, all := w.jobs, w.all
 	w.jobs, w.all = nil, false
 	w.mu.Unlock()
-	if all || len(jobs) == 0 {
-		return ""
+	if !all && len(jobs) == 0 {
+		return "", false
+	}
+	if all {
+		return "", true
 	}
 	b, err := json.Marshal(jobs)
 	if err != nil || len(b) > maxPayload {
-		return ""
+		return "", true
 	}
-	return string(b)
+	return string(b), true
 }
 
 // written returns what a notification's payload names (see payload):
@@ -93,9 +100,13 @@ func written(payload string) []scheduler.Written {
 func (s *Store) notifier() {
 	defer s.wg.Done()
 	send := func() {
+		p, ok := s.woke.payload()
+		if !ok {
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, s.woke.payload())
+		s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, p)
 	}
 	for {
 		select {

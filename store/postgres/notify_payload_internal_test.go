@@ -1,0 +1,40 @@
+package postgres
+
+import (
+	"testing"
+
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// TestNotifyNothingPendingSendsNothing replays notifier's loop by hand: a
+// write that lands between the notifier taking the wake-up from s.wakes
+// and calling payload is named by that notification, but leaves a
+// wake-up behind. The next send finds nothing pending and must send
+// nothing: an empty payload stands for every job, and would make every
+// listener give back every claim it holds ahead.
+func TestNotifyNothingPendingSendsNothing(t *testing.T) {
+	s := &Store{wakes: make(chan struct{}, 1)}
+	s.wake("c", "j1")
+	<-s.wakes         // the notifier takes the wake-up...
+	s.wake("c", "j2") // ...a write commits and asks for a notification...
+	first, ok := s.woke.payload()
+	if got := written(first); !ok || len(got) != 2 {
+		t.Fatalf("first notification (sent %v) names %v, want j1 and j2", ok, got)
+	}
+	select {
+	case <-s.wakes: // the wake-up j2's write left
+	default:
+		t.Fatal("no wake-up left")
+	}
+	if second, ok := s.woke.payload(); ok {
+		t.Errorf("second notification sent (payload %q, standing for %v) though no write is pending", second, written(second))
+	}
+	// Too many jobs to name: the notification is sent, and stands for all.
+	for range maxPayload/4 + 1 {
+		s.wake("c", "j")
+	}
+	p, ok := s.woke.payload()
+	if got := written(p); !ok || len(got) != 1 || got[0] != (scheduler.Written{}) {
+		t.Errorf("after too many writes to name: sent %v, names %v, want sent for every job", ok, got)
+	}
+}
