@@ -62,8 +62,9 @@ func (s *Scheduler) claimAhead() time.Duration {
 // wrote tells the loop that job collection/name (every job of the
 // collection when name is empty, every job when both are) was written
 // through this Scheduler, and wakes it: a claim it holds on such a job is
-// given back before the loop starts anything else (see dropWritten), so
-// that the write wins over an occurrence claimed ahead of it.
+// dropped before the loop starts anything else, then given back (see
+// dropWritten), so that the write wins over an occurrence claimed ahead
+// of it.
 func (s *Scheduler) wrote(collection, name string) {
 	a := &s.ahead
 	a.mu.Lock()
@@ -199,6 +200,12 @@ func (a *aheadClaims) hold(claims []*JobRecord) {
 // at most claimBatch are held at once), so that a worker is free for each
 // held job when it starts: one waiting for a worker would outlive its
 // lease, as the lease keeper starts only with the attempt.
+//
+// A held claim whose lease has less than leaseToStart left at now (the
+// loop was kept from starting it, by a store that stalled) is dropped
+// unrun, not given back: its lease has expired, or soon will, and the job
+// is another instance's to take then (this one's too, at its next claim).
+// Started, it could run beside the instance that took it over.
 func (s *Scheduler) startHeld(now time.Time) {
 	a := &s.ahead
 	n := 0
@@ -210,12 +217,20 @@ func (s *Scheduler) startHeld(now time.Time) {
 	}
 	starts := a.starts[:0]
 	for _, h := range a.held[:n] {
+		if h.r.LeaseUntil.Sub(now) < s.leaseToStart() {
+			s.log.Warn("a job claimed ahead of its due time was kept past its lease, and is left to the next claim", "job", h.r.Name, "collection", h.r.Collection, "lease_until", h.r.LeaseUntil)
+			s.wg.Done() // not in flight: it did not start
+			continue
+		}
 		starts = append(starts, h.r)
 	}
 	k := copy(a.held, a.held[n:])
 	clear(a.held[k:])
 	a.held = a.held[:k]
 	a.heldChanged()
+	if len(starts) == 0 {
+		return
+	}
 	s.inFlight.Add(int64(len(starts)))
 	if s.pool {
 		s.work.push(starts, now)
@@ -228,19 +243,28 @@ func (s *Scheduler) startHeld(now time.Time) {
 	a.starts = starts[:0]
 }
 
-// dropWritten gives back the held claims on the jobs written through this
-// Scheduler since the loop last looked (see wrote), and reports whether
-// anything was written.
-func (s *Scheduler) dropWritten(ctx context.Context) bool {
+// leaseToStart is the least lease a held claim needs left to start: two
+// thirds of Config.LeaseDuration. The lease keeper first extends a lease
+// at most half a LeaseDuration after its attempt starts (see holdLease),
+// and a claim held no longer than Config.ClaimAhead (at most a tenth of
+// LeaseDuration) has nine tenths left.
+func (s *Scheduler) leaseToStart() time.Duration { return s.cfg.LeaseDuration * 2 / 3 }
+
+// dropWritten takes the held claims on the jobs written through this
+// Scheduler since the loop last looked (see wrote) out of those it holds,
+// so that none of them starts, and reports whether anything was written;
+// the loop gives them back (giveBackWritten) once it has started the held
+// claims that are due: a store that is slow to give back keeps those from
+// starting no later than their instants.
+func (s *Scheduler) dropWritten() (drop []*JobRecord, wrote bool) {
 	a := &s.ahead
 	a.mu.Lock()
 	marks := a.marks
 	a.marks = nil
 	a.mu.Unlock()
 	if len(marks) == 0 {
-		return false
+		return nil, false
 	}
-	var drop []*JobRecord
 	a.held = slices.DeleteFunc(a.held, func(h heldClaim) bool {
 		if slices.ContainsFunc(marks, func(k jobKey) bool { return k.covers(h.r) }) {
 			drop = append(drop, h.r)
@@ -249,9 +273,28 @@ func (s *Scheduler) dropWritten(ctx context.Context) bool {
 		return false
 	})
 	a.heldChanged()
-	s.giveBack(ctx, drop)
-	return true
+	return drop, true
 }
+
+// giveBackWritten gives back the claims dropWritten took, within
+// giveBackTimeout: the loop starts nothing meanwhile, and the other claims
+// it holds must keep enough of their leases to start (see startHeld). A
+// claim not given back in time stays leased until its lease expires;
+// nothing runs it meanwhile.
+func (s *Scheduler) giveBackWritten(ctx context.Context, drop []*JobRecord) {
+	if len(drop) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.giveBackTimeout())
+	defer cancel()
+	s.giveBack(ctx, drop)
+}
+
+// giveBackTimeout bounds the loop's AheadClaimer.GiveBack of claims on
+// written jobs: a tenth of Config.LeaseDuration. A held claim keeps at
+// least nine tenths of its lease until its instant, so one held through a
+// GiveBack that took all of it still has the lease it needs to start.
+func (s *Scheduler) giveBackTimeout() time.Duration { return s.cfg.LeaseDuration / 10 }
 
 // takeHeld returns every held claim's record and holds none.
 func (a *aheadClaims) takeHeld() []*JobRecord {

@@ -557,3 +557,179 @@ func TestWritesLeaveNoMarksUnstarted(t *testing.T) {
 		}
 	})
 }
+
+// stallGiveBack is a memory store whose first GiveBack blocks for stall,
+// whatever its context, as a store that does not heed it.
+type stallGiveBack struct {
+	*memory.Store
+	stall time.Duration
+	once  sync.Once
+}
+
+func (s *stallGiveBack) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	s.once.Do(func() { time.Sleep(s.stall) })
+	return s.Store.GiveBack(ctx, owner, claims)
+}
+
+// TestHeldClaimPastLeaseIsNotStarted: instance a holds claims ahead on j1
+// and j2; a write to j1 makes a's loop give j1 back, and that GiveBack
+// stalls for longer than the lease. j2's held lease expires meanwhile, b
+// takes it over and runs j2; when a's GiveBack returns, a must not start
+// its stale held claim on j2 too.
+func TestHeldClaimPastLeaseIsNotStarted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memory.New()
+		var mu sync.Mutex
+		calls := map[string][]string{}
+		var n atomic.Int64
+		mkReg := func(id string) *action.Registry {
+			reg := &action.Registry{}
+			reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+				n.Add(1)
+				mu.Lock()
+				calls[req.JobID] = append(calls[req.JobID], id)
+				mu.Unlock()
+				return nil, nil
+			}))
+			return reg
+		}
+		ctx := context.Background()
+		cfgA := scheduler.Config{InstanceID: "a", Executors: mkReg("a"), LeaseDuration: 10 * time.Second,
+			Logger: slog.New(slog.DiscardHandler)} // ClaimAhead: the default, 50 ms
+		a, err := scheduler.New(&stallGiveBack{Store: st, stall: 15 * time.Second}, &cfgA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgB := scheduler.Config{InstanceID: "b", Executors: mkReg("b"), LeaseDuration: 10 * time.Second,
+			Logger: slog.New(slog.DiscardHandler)}
+		b, err := scheduler.New(st, &cfgB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.PutCollection(ctx, "c", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		due := time.Now().Add(10 * time.Second).Truncate(time.Second)
+		putOneTimeAt(t, a, "j1", due)
+		putOneTimeAt(t, a, "j2", due.Add(10*time.Millisecond))
+		if err := a.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer a.Stop(ctx)
+		time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+		synctest.Wait()
+		for _, name := range []string{"j1", "j2"} {
+			if r, err := st.GetJob(ctx, "c", name); err != nil || r.LeaseOwner != "a" {
+				t.Fatalf("%s 10 ms before due: lease owner %q, %v; want a holding it", name, r.LeaseOwner, err)
+			}
+		}
+		// b starts now (it could have run all along: a's held leases are live).
+		if err := b.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer b.Stop(ctx)
+		// A write to j1 through a: a gives its held claim on j1 back.
+		putOneTimeAt(t, a, "j1", due.Add(time.Hour))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		t.Logf("attempts by job: %v", calls)
+		for id, who := range calls {
+			if len(who) > 1 {
+				t.Errorf("job %s ran %d times (by %v), want once", id, len(who), who)
+			}
+		}
+	})
+}
+
+// putOneTimeAt puts job c/name, to run once at at, through s.
+func putOneTimeAt(t *testing.T, s *scheduler.Scheduler, name string, at time.Time) {
+	t.Helper()
+	job, err := scheduler.ParseJob([]byte(oneTimeAt(at)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(context.Background(), "c", name, job, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// blockGiveBack is a memory store whose GiveBack blocks until its context
+// ends, as a PostgreSQL UPDATE that waits for a row lock another
+// transaction holds; it records how long it waited.
+type blockGiveBack struct {
+	*memory.Store
+	mu     sync.Mutex
+	waited []time.Duration
+}
+
+func (s *blockGiveBack) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	start := time.Now()
+	<-ctx.Done()
+	s.mu.Lock()
+	s.waited = append(s.waited, time.Since(start))
+	s.mu.Unlock()
+	errs := make([]error, len(claims))
+	for i := range errs {
+		errs[i] = ctx.Err()
+	}
+	return errs
+}
+
+// TestGiveBackOfWrittenJobHasDeadline: the loop gives back a held claim on
+// a job written through its Scheduler with a deadline of a tenth of
+// LeaseDuration, so that a GiveBack that waits (a row lock) does not keep
+// the other held claims from starting, and the claim given back is not run.
+func TestGiveBackOfWrittenJobHasDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &blockGiveBack{Store: memory.New()}
+		var mu sync.Mutex
+		ran := map[string][]time.Time{}
+		reg := &action.Registry{}
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			mu.Lock()
+			ran[req.JobID] = append(ran[req.JobID], time.Now())
+			mu.Unlock()
+			return nil, nil
+		}))
+		ctx := context.Background()
+		cfg := scheduler.Config{InstanceID: "a", Executors: reg, LeaseDuration: 10 * time.Second,
+			Logger: slog.New(slog.DiscardHandler)}
+		s, err := scheduler.New(st, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		due := time.Now().Add(10 * time.Second).Truncate(time.Second)
+		putOneTimeAt(t, s, "j1", due)
+		putOneTimeAt(t, s, "j2", due)
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
+		time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+		synctest.Wait()
+		if r, err := st.GetJob(ctx, "c", "j2"); err != nil || r.LeaseOwner != "a" {
+			t.Fatalf("j2 10 ms before due: lease owner %q, %v; want a holding it", r.LeaseOwner, err)
+		}
+		putOneTimeAt(t, s, "j1", due.Add(time.Hour)) // a write: the claim on j1 is given back
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if len(st.waited) != 1 || st.waited[0] != cfg.LeaseDuration/10 {
+			t.Errorf("GiveBack waited %v, want once, for a tenth of LeaseDuration (%v)", st.waited, cfg.LeaseDuration/10)
+		}
+		if got := ran["c/j1"]; len(got) != 0 {
+			t.Errorf("j1, written after its claim ahead, ran at %v; want not run", got)
+		}
+		if got := ran["c/j2"]; len(got) != 1 || got[0].Sub(due) > cfg.LeaseDuration/10 {
+			t.Errorf("j2 ran at %v, want once, within a tenth of LeaseDuration of %v", got, due)
+		}
+	})
+}

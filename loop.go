@@ -42,8 +42,8 @@ func (s *Scheduler) loop(ctx context.Context) {
 }
 
 // runDue is one step of the loop at now: it starts retention when due,
-// gives back the claims held on jobs written since the last step, starts
-// the held claims whose instant came, claims the jobs due within
+// drops the claims held on jobs written since the last step, starts the
+// held claims whose instant came, gives back the dropped ones, claims the jobs due within
 // Config.ClaimAhead when the time for that came (holding those not due
 // yet), hands each job to start to a worker (which records what needs no
 // attempt, or runs the attempt), and returns when the loop should look
@@ -66,10 +66,12 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		}()
 	}
 	a := &s.ahead
-	if s.dropWritten(ctx) {
+	drop, wrote := s.dropWritten()
+	s.startHeld(now)
+	if wrote {
+		s.giveBackWritten(ctx, drop)
 		a.claimNow()
 	}
-	s.startHeld(now)
 	wakeBy := now.Add(s.cfg.PollInterval)
 	if now.Before(a.claimAt) {
 		return a.wakeAt(minTime(wakeBy, a.claimAt))
