@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -134,5 +136,53 @@ func TestClaimPlan(t *testing.T) {
 	got, err := s.ClaimDue(ctx, base.Add(time.Minute), "o", base.Add(time.Hour), 100)
 	if err != nil || len(got) != 100 || got[0].Name != "j0000000" || got[99].Name != "j0000099" {
 		t.Fatalf("ClaimDue = %d jobs, %v; want j0000000 to j0000099", len(got), err)
+	}
+}
+
+// TestGiveBackRowLocked: GiveBack does not wait for the lock on a job's
+// row that another transaction holds for longer than a short lock
+// timeout: the scheduler starts nothing while it gives claims back. None
+// of the claims is given back then, and the lease stays the claim's.
+func TestGiveBackRowLocked(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b"} {
+		j := &scheduler.JobRecord{Collection: "c", Name: n, Job: &scheduler.Job{}, State: scheduler.JobEnabled,
+			Schedule: scheduler.JobSchedule{DueAt: t0}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claims, err := s.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: t0, DueBy: t0, Owner: "x", LeaseUntil: t0.Add(time.Minute), Limit: 2})
+	if err != nil || len(claims) != 2 {
+		t.Fatalf("ClaimDueBy = %d jobs, %v; want 2", len(claims), err)
+	}
+	// Another transaction holds b's row, as a write to b would.
+	tx, err := hostPool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+pgx.Identifier{schema, "jobs"}.Sanitize()+" WHERE collection = 'c' AND name = 'b' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	errs := s.GiveBack(wait, "x", claims)
+	if len(errs) != 2 {
+		t.Fatalf("GiveBack of 2 = %d errors, want 2", len(errs))
+	}
+	for i, err := range errs {
+		if err == nil || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("GiveBack(%s) with b's row locked = %v, want the lock timeout's error, before the context ends", claims[i].Name, err)
+		}
+	}
+	for _, n := range []string{"a", "b"} {
+		if r, err := s.GetJob(ctx, "c", n); err != nil || r.LeaseOwner != "x" {
+			t.Errorf("after a GiveBack that failed, %s's lease owner %q, %v; want x (nothing given back)", n, r.LeaseOwner, err)
+		}
 	}
 }

@@ -437,15 +437,29 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	return jobs, nil
 }
 
+// giveBackLockTimeout is how long GiveBack waits for the lock on a job's
+// row that another transaction holds (a write to the job) before it gives
+// up: the scheduler starts nothing while it gives claims back.
+const giveBackLockTimeout = "100ms"
+
 // GiveBack implements [scheduler.AheadClaimer]: all of claims in one
-// transaction on the engine's connections, each job apart.
+// transaction on the engine's connections, each job apart. It waits at
+// most giveBackLockTimeout for a row that another transaction has locked;
+// then none of claims is given back (each fails with the lock's error),
+// and their leases expire instead.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
 	errs := make([]error, len(claims))
 	err := s.live()
 	if err == nil {
 		err = pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+giveBackLockTimeout+"'"); err != nil {
+				return err
+			}
 			for i, r := range claims {
 				errs[i] = s.d.GiveBack(ctx, pgConn{tx}, owner, r)
+				if e := errs[i]; e != nil && !errors.Is(e, scheduler.ErrLeaseLost) && !errors.Is(e, scheduler.ErrNotFound) {
+					return e // the transaction is aborted: nothing is given back
+				}
 			}
 			return nil
 		})
