@@ -872,6 +872,10 @@
 // keeps its job in flight but frees its worker, so that it does not keep
 // the loop from claiming. At most 256 are held at once. A negative
 // ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
+// Upgrading from a release where claiming ahead was off by default: a
+// zero Config.ClaimAhead (the field left unset) now means
+// DefaultClaimAhead, 50ms; set it to NoClaimAhead to keep claiming ahead
+// off.
 // Claiming ahead needs a store that is an [AheadClaimer] (the memory,
 // SQLite and PostgreSQL stores are): a claim ahead takes the jobs due
 // within ClaimAhead but only the leases that have expired at the claim,
@@ -909,9 +913,20 @@
 //     other jobs, the engine's own job writes (the runs of occurrences
 //     that run beside others, calendar re-plans) included, leave the
 //     claims it holds alone. This instance's own notifications name the
-//     jobs it already gave back, so they cost nothing more. A store
-//     that is a [Notifier] but not a WriteNotifier names no job: each
-//     notification gives back every held claim.
+//     jobs it already gave back: they cost nothing more unless the loop
+//     claimed one of those jobs ahead again before the notification
+//     arrived (a few milliseconds), and then that claim is given back
+//     and the job claimed once more. A store that is a [Notifier] but not
+//     a WriteNotifier names no job: each notification gives back every
+//     held claim.
+//   - A held claim is started only while at least two thirds of
+//     LeaseDuration of its lease are left, so that the lease keeper extends
+//     the lease in time. One the loop could not start before that (a store
+//     that stalled it) is dropped unrun and its lease left to expire: the
+//     next claim, this instance's or another's, runs the job once. The
+//     loop gives claims on written jobs back within a tenth of
+//     LeaseDuration, after it has started the held claims that are due;
+//     a claim not given back by then stays leased until its lease expires.
 //   - Stop gives back every held claim before it returns: another instance
 //     claims those jobs at once and runs each once, on time, rather than once
 //     their leases expire. A claim that cannot be given back (the store does

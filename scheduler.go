@@ -183,7 +183,8 @@ type Config struct {
 	// once it is due. At most a tenth of LeaseDuration. Defaults to
 	// DefaultClaimAhead (50ms), the value measured in BENCHMARKS.md;
 	// NoClaimAhead or any negative value claims each job only once it is
-	// due.
+	// due. (Before claiming ahead was on by default, zero turned it off;
+	// set NoClaimAhead for that now.)
 	ClaimAhead time.Duration
 	// OnHistory, when set, is called with each history entry right after
 	// it is stored (under NoHistory, right after the outcome it describes
