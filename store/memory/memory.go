@@ -587,6 +587,9 @@ func (s *Store) ClaimDue(ctx context.Context, now time.Time, owner string, lease
 
 // ClaimDueBy implements [scheduler.AheadClaimer].
 func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	if c.Limit < 1 {
+		return nil, nil // as the SQL stores: before the other checks
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now, leaseUntil := c.Now, utc(c.LeaseUntil)

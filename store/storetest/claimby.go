@@ -63,6 +63,11 @@ func testClaimDueBy(t *testing.T, s scheduler.Store) {
 	if got, err := a.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: t0, DueBy: t0.Add(time.Minute), Owner: "a", LeaseUntil: t0.Add(2 * time.Minute)}); err != nil || len(got) != 0 {
 		t.Errorf("ClaimDueBy with Limit 0 = %v, %v; want nothing", names(got), err)
 	}
+	// Limit is checked first: a claim of nothing is nothing, whatever else
+	// it asks.
+	if got, err := a.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: t0, DueBy: t0.Add(-time.Second), Owner: "a", LeaseUntil: t0}); err != nil || len(got) != 0 {
+		t.Errorf("ClaimDueBy with Limit 0 and DueBy before Now = %v, %v; want nothing, no error", names(got), err)
+	}
 
 	// At t0+10s, b's leases end within the horizon but have not expired.
 	got := claimBy(t, a, t0.Add(10*time.Second), t0.Add(time.Minute), "a")
