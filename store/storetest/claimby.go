@@ -194,3 +194,36 @@ func testGiveBack(t *testing.T, s scheduler.Store) {
 		t.Errorf("claim of k after the give-back: previous lease owner %q, want none", r.PreviousLeaseOwner)
 	}
 }
+
+// testGiveBackZeroPreviousEnd: a claim given back whose PreviousLeaseOwner
+// is set but whose PreviousLeaseUntil is zero (a record not from a claim,
+// or a store's that leaves it out) puts back a lease that has ended: the
+// job is ready at once, to any owner, as one whose lease expired.
+func testGiveBackZeroPreviousEnd(t *testing.T, s scheduler.Store) {
+	a := aheadClaimer(t, s)
+	putCollection(t, s, "c", 0)
+	putJob(t, s, "c", "j", t0)
+	got := claimBy(t, a, t0, t0.Add(time.Second), "a")
+	if len(got) != 1 {
+		t.Fatalf("ClaimDueBy(a) = %v, want c/j", names(got))
+	}
+	j := got[0]
+	j.PreviousLeaseOwner, j.PreviousLeaseUntil = "p", time.Time{}
+	if err := a.GiveBack(ctx, "a", []*scheduler.JobRecord{j})[0]; err != nil {
+		t.Fatalf("GiveBack: %v", err)
+	}
+	if r := mustGet(t, s, "c", "j"); r.LeaseOwner != "p" || !r.LeaseUntil.IsZero() {
+		t.Errorf("given back: lease %q until %v, want p's, with no end", r.LeaseOwner, r.LeaseUntil)
+	}
+	if next, err := s.NextDue(ctx); err != nil || !next.Equal(t0) {
+		t.Errorf("NextDue after the GiveBack = %v, %v; want %v, the job's due instant", next, err, t0)
+	}
+	again := claimBy(t, a, t0, t0.Add(time.Second), "b")
+	if len(again) != 1 || again[0].PreviousLeaseOwner != "p" {
+		var prev []string
+		for _, r := range again {
+			prev = append(prev, r.PreviousLeaseOwner)
+		}
+		t.Errorf("ClaimDueBy(b) after the GiveBack = %v (previous owners %q), want c/j, taken over from p", names(again), prev)
+	}
+}

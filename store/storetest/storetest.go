@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ClaimSkipsDisabledCollections", testClaimSkipsDisabled},
 		{"ClaimDueBy", testClaimDueBy},
 		{"GiveBack", testGiveBack},
+		{"GiveBackZeroPreviousEnd", testGiveBackZeroPreviousEnd},
 		{"Leases", testLeases},
 		{"ExtendLeaseWithoutOwner", testExtendLeaseWithoutOwner},
 		{"ConcurrentClaimers", testConcurrentClaimers},
