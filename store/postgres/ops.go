@@ -443,14 +443,18 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 const giveBackLockTimeout = "100ms"
 
 // GiveBack implements [scheduler.AheadClaimer]: all of claims in one
-// transaction on the engine's connections, each job apart. It waits at
-// most giveBackLockTimeout for a row that another transaction has locked;
-// then none of claims is given back (each fails with the lock's error),
-// and their leases expire instead.
+// transaction on the engine's connections, each job apart. A statement
+// waits at most giveBackLockTimeout for a row that another transaction
+// has locked (another instance's claim holds its rows for a moment); the
+// transaction is then tried again, for as long as ctx lasts, so that a
+// lock held for ever cannot hold the caller longer than ctx allows. When
+// ctx ends first, none of claims is given back (each fails with the
+// lock's error), and their leases expire instead.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
 	errs := make([]error, len(claims))
 	err := s.live()
-	if err == nil {
+	for err == nil {
+		clear(errs)
 		err = pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+giveBackLockTimeout+"'"); err != nil {
 				return err
@@ -463,6 +467,11 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 			}
 			return nil
 		})
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "55P03" || ctx.Err() != nil {
+			break
+		}
+		err = nil // 55P03, lock_not_available: only the lock timed out; try again
 	}
 	if err != nil {
 		for i := range errs {
