@@ -974,7 +974,9 @@
 // match ErrNotFound.
 //
 // Optional capabilities are found by type assertion: a
-// [BatchRecorder] records many outcomes in one call and a [BulkPutter]
+// [BatchRecorder] records many outcomes in one call (answering nil when
+// all of them were recorded, so that a batch that succeeds costs no slice
+// of errors) and a [BulkPutter]
 // puts many jobs in one step (the memory, SQLite and PostgreSQL stores
 // have both), a [PutReader] reads a job and its collection in one step
 // for a put (the SQLite and PostgreSQL stores, and their TxStores: one

@@ -203,7 +203,8 @@ type StoreCall struct {
 	// Errs.
 	Err error
 	// Errs are a RecordBatch call's errors, one per record (nil for a
-	// record stored).
+	// record stored), also when the store answered a batch it stored
+	// whole with nil. The Observer must not modify them.
 	Errs []error
 }
 
@@ -352,17 +353,24 @@ func (o *observedStore) Prune(ctx context.Context, req PruneRequest) (int, error
 	return n, err
 }
 
+// noBatchErrs is StoreCall.Errs of a RecordBatch call that stored every
+// record (up to recordBatch of them, the most the Scheduler passes), which
+// the store answered with nil: one slice that nobody writes to.
+var noBatchErrs = make([]error, recordBatch)
+
 func (o *observedBatchStore) RecordBatch(ctx context.Context, owner string, reqs []RecordRequest) []error {
 	start := time.Now()
 	errs := o.batch.RecordBatch(ctx, owner, reqs)
 	d := time.Since(start)
 	all := errs
-	if len(errs) < len(reqs) { // the caller counts the missing ones as errShortBatch
+	switch {
+	case errs == nil && len(reqs) <= len(noBatchErrs): // every record stored
+		all = noBatchErrs[:len(reqs)]
+	case len(errs) < len(reqs): // the caller counts the missing ones as errShortBatch
 		all = make([]error, len(reqs))
 		for i := range all {
-			all[i] = errShortBatch
+			all[i] = batchErr(errs, i)
 		}
-		copy(all, errs)
 	}
 	o.obs.StoreCalled(StoreCall{Op: opRecordBatch, Duration: d, Errs: all})
 	return errs

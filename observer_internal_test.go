@@ -35,11 +35,9 @@ func (quietStore) Record(context.Context, string, *JobRecord, []HistoryEntry) er
 func (quietStore) GetCollection(_ context.Context, name string) (*CollectionRecord, error) {
 	return &CollectionRecord{Name: name}, nil
 }
-func (quietStore) RecordBatch(_ context.Context, _ string, b []RecordRequest) []error {
-	return batchErrs[:len(b)]
+func (quietStore) RecordBatch(context.Context, string, []RecordRequest) []error {
+	return nil // every record stored
 }
-
-var batchErrs = make([]error, 16)
 
 // TestObserverEventsAllocateNothing: describing an ordinary attempt to an
 // Observer (its start and end, the store calls, the history stored, the

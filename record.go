@@ -255,6 +255,19 @@ func (s *Scheduler) retryOutcome(p pendingOutcome) {
 
 var errShortBatch = errors.New("scheduler: the store's RecordBatch returned fewer errors than records")
 
+// batchErr is the error of element i of a batch whose RecordBatch
+// returned errs: nil when errs is nil (every element recorded), and
+// errShortBatch when errs has no element i.
+func batchErr(errs []error, i int) error {
+	switch {
+	case errs == nil:
+		return nil
+	case i < len(errs):
+		return errs[i]
+	}
+	return errShortBatch
+}
+
 // recordBatch is the most outcomes recorded in one store call.
 const recordBatch = 256
 
@@ -345,10 +358,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	b.reqs = reqs[:0]
 	for i := range batch {
 		p := &batch[i]
-		err := errShortBatch
-		if i < len(errs) {
-			err = errs[i]
-		}
+		err := batchErr(errs, i)
 		b.idle.Add(-1) // before its slot is released (see Scheduler.busy)
 		switch {
 		case err == nil:

@@ -160,9 +160,12 @@ type Store interface {
 type BatchRecorder interface {
 	// RecordBatch does what [Store.Record] does for each element of
 	// batch, in order, each on its own: an element that fails changes
-	// nothing and does not stop the others. It returns one error per
-	// element, nil for those recorded, with the same meanings as
-	// Record's.
+	// nothing and does not stop the others. It returns nil when every
+	// element was recorded, and otherwise one error per element, nil for
+	// those recorded, with the same meanings as Record's. (A store may
+	// also answer a batch that all succeeded with one nil error per
+	// element; a non-nil slice shorter than batch counts its missing
+	// elements as failed.)
 	//
 	// Unlike Record, RecordBatch may keep the JobRecord of each element
 	// it records and what it points to, modifying the record as it likes

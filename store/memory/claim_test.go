@@ -29,8 +29,8 @@ func TestRecordClaimedCopy(t *testing.T) {
 	t.Run("recorded through the copy, then by name", func(t *testing.T) {
 		s := newStore(t)
 		c := claim(t, s)
-		if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: done(c)}}); errs[0] != nil {
-			t.Fatalf("RecordBatch: %v", errs[0])
+		if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: done(c)}}); errs != nil {
+			t.Fatalf("RecordBatch: %v", errs)
 		}
 		// The copy is no longer a claim: a second record is checked by
 		// name, and its version is stale now.
@@ -124,8 +124,8 @@ func TestClaimFillsSpareRecords(t *testing.T) {
 	// first ran and has no more occurrence: its record has a compact form.
 	first.Schedule.DueAt, first.Schedule.NextOccurrence, first.Status.NextExecutionTime = time.Time{}, time.Time{}, nil
 	first.State, first.Status.ExecutionCount, first.Status.LastExecutionTime = scheduler.JobCompleted, 1, new(now)
-	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: first}}); errs[0] != nil {
-		t.Fatal(errs[0])
+	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: first}}); errs != nil {
+		t.Fatal(errs)
 	}
 	if len(s.spare) != 1 || s.spare[0] != first {
 		t.Fatalf("spare = %v, want the record RecordBatch took over", s.spare)
@@ -222,8 +222,8 @@ func TestClaimFilledRecordsShareExtras(t *testing.T) {
 	r := got[0]
 	next, etag := r.Status.NextExecutionTime, unsafe.StringData(r.ETag)
 	r.Schedule.Faults = 1
-	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: r}}); errs[0] != nil {
-		t.Fatal(errs[0])
+	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: r}}); errs != nil {
+		t.Fatal(errs)
 	}
 	w := s.colls["c"].jobs[r.Name].whole()
 	if w != r {

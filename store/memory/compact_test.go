@@ -293,8 +293,8 @@ func TestCompactLifecycle(t *testing.T) {
 	ran.Status.LastExecutionTime, ran.Status.ExecutionCount = &l, 2
 	ran.Updated, ran.Schedule.DueAt, ran.Schedule.Current, ran.Schedule.Occurrences = l, n, nil, 1
 	w = want(ran, 5, "", time.Time{})
-	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: ran}}); errs[0] != nil {
-		t.Fatal(errs[0])
+	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: ran}}); errs != nil {
+		t.Fatal(errs)
 	}
 	check("recorded", w, true)
 	if n, _ := s.NextDue(ctx); !n.Equal(now.Add(time.Hour)) {
@@ -321,8 +321,8 @@ func TestCompactLifecycle(t *testing.T) {
 	out := claimed[0]
 	out.State = scheduler.JobDisabled
 	out.Schedule.DueAt, out.Status.NextExecutionTime = time.Time{}, nil
-	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: out}}); errs[0] != nil {
-		t.Fatal(errs[0])
+	if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: out}}); errs != nil {
+		t.Fatal(errs)
 	}
 	w = want(again, 8, "", time.Time{})
 	w.State, w.Schedule.DueAt, w.Status.NextExecutionTime = scheduler.JobDisabled, time.Time{}, nil

@@ -720,12 +720,19 @@ func (s *Store) Record(ctx context.Context, owner string, r *scheduler.JobRecord
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
 // element under one acquisition of the lock, and keeps the definitions it
 // records, and the records it keeps whole, rather than copies of them.
+// It returns nil when every element was recorded: a slice of errors is
+// made only for a batch with a failed element.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
-	errs := make([]error, 0, len(batch))
+	var errs []error
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, b := range batch {
-		errs = append(errs, s.record(owner, b.Job, b.History, true))
+	for i, b := range batch {
+		if err := s.record(owner, b.Job, b.History, true); err != nil {
+			if errs == nil {
+				errs = make([]error, len(batch))
+			}
+			errs[i] = err
+		}
 	}
 	return errs
 }

@@ -14,6 +14,21 @@ import (
 func RunBatchRecorder(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 	t.Run("Mixed", func(t *testing.T) { batchMixed(t, newStore(t)) })
 	t.Run("SameJobTwice", func(t *testing.T) { batchSameJobTwice(t, newStore(t)) })
+	t.Run("AllRecorded", func(t *testing.T) { batchAllRecorded(t, newStore(t)) })
+}
+
+// answers reads what RecordBatch returned for a batch of n elements as the
+// Scheduler does: nil says that every element was recorded; otherwise it
+// must hold one error per element.
+func answers(t *testing.T, errs []error, n int) []error {
+	t.Helper()
+	if errs == nil {
+		return make([]error, n)
+	}
+	if len(errs) != n {
+		t.Fatalf("RecordBatch returned %d errors for %d elements, want nil or %d", len(errs), n, n)
+	}
+	return errs
 }
 
 func batchRecorder(t *testing.T, s scheduler.Store) scheduler.BatchRecorder {
@@ -139,5 +154,47 @@ func batchSameJobTwice(t *testing.T, s scheduler.Store) {
 	h, _ := s.ListHistory(ctx, "c", "j", scheduler.HistoryFilter{})
 	if !equal(messages(h), []string{"1"}) {
 		t.Errorf("history = %v, want [1]", messages(h))
+	}
+}
+
+// batchAllRecorded: a batch whose elements all succeed is answered with nil
+// or with one nil error per element, and stores every one of them.
+func batchAllRecorded(t *testing.T, s scheduler.Store) {
+	br := batchRecorder(t, s)
+	putCollection(t, s, "c", 0)
+	for _, n := range []string{"a", "b", "c"} {
+		putJob(t, s, "c", n, t0)
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+	if err != nil || len(claimed) != 3 {
+		t.Fatalf("ClaimDue = %v, %v; want 3 jobs", names(claimed), err)
+	}
+	var batch []scheduler.RecordRequest
+	want := map[string]int64{}
+	for i, j := range claimed {
+		j.Status.ExecutionCount = i + 1
+		j.Schedule.DueAt = t0.Add(time.Hour)
+		want[j.Name] = j.Version + 1
+		batch = append(batch, scheduler.RecordRequest{Job: j, History: []scheduler.HistoryEntry{entry(1, scheduler.StatusCompleted, t0)}})
+	}
+	count := map[string]int{}
+	for _, b := range batch {
+		count[b.Job.Name] = b.Job.Status.ExecutionCount
+	}
+	for i, err := range answers(t, br.RecordBatch(ctx, "me", batch), len(batch)) {
+		if err != nil {
+			t.Errorf("RecordBatch element %d: %v, want success", i, err)
+		}
+	}
+	for n, v := range want {
+		j, err := s.GetJob(ctx, "c", n)
+		if err != nil {
+			t.Fatalf("GetJob(%s) after RecordBatch: %v", n, err)
+		}
+		h, _ := s.ListHistory(ctx, "c", n, scheduler.HistoryFilter{})
+		if j.Version != v || j.LeaseOwner != "" || j.Status.ExecutionCount != count[n] || len(h) != 1 {
+			t.Errorf("%s after RecordBatch: version %d owner %q count %d, %d history entries; want %d, none, %d, 1",
+				n, j.Version, j.LeaseOwner, j.Status.ExecutionCount, len(h), v, count[n])
+		}
 	}
 }

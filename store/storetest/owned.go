@@ -262,7 +262,7 @@ func testClaimedDefinitionsStay(t *testing.T, s scheduler.Store) {
 			reqs = append(reqs, scheduler.RecordRequest{Job: c, History: []scheduler.HistoryEntry{richEntry("c", c.Name, 1)}})
 		}
 		if br, ok := s.(scheduler.BatchRecorder); ok && batch {
-			for i, err := range br.RecordBatch(ctx, "me", reqs) {
+			for i, err := range answers(t, br.RecordBatch(ctx, "me", reqs), len(reqs)) {
 				if err != nil {
 					t.Fatalf("RecordBatch(%s): %v", reqs[i].Job.Name, err)
 				}
@@ -393,8 +393,8 @@ func testClaimHandles(t *testing.T, s scheduler.Store) {
 			t.Fatalf("ClaimDue = %v, %v; want a", names(claimed), err)
 		}
 		claimed[0].Tags = map[string]string{"team": "a", "ü": "ß"} // kept whole by store/memory
-		if errs := br.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: claimed[0]}}); errs[0] != nil {
-			t.Fatalf("RecordBatch: %v", errs[0])
+		if err := answers(t, br.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: claimed[0]}}), 1)[0]; err != nil {
+			t.Fatalf("RecordBatch: %v", err)
 		}
 		if r, err := s.GetJob(ctx, "c", "a"); err != nil || r.Handle != nil {
 			t.Errorf("GetJob after RecordBatch = handle %v, %v; want no Handle", r.Handle, err)
