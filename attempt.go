@@ -15,8 +15,12 @@ import (
 // outcome is the result of one attempt.
 type outcome struct {
 	start, end time.Time
-	err        error  // nil: the attempt succeeded
-	message    string // for history
+	// startIn holds start in the allocation of the attempt's request (see
+	// attemptState), for the job's Status.LastExecutionTime to point to;
+	// nil when the executor was not called.
+	startIn *time.Time
+	err     error  // nil: the attempt succeeded
+	message string // for history
 	// ctx is the attempt's context as Config.Observer returned it (it
 	// may carry the attempt's span), for log records about the attempt;
 	// nil when nothing observes the Scheduler.
@@ -185,7 +189,8 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		Occurrence:      o.Number,
 		Retry:           o.Retry,
 		ErrorAction:     o.ErrorAction,
-	}}
+	}, start: res.start}
+	res.startIn = &st.start
 	req, ctx := &st.req, &st.ctx
 	limit := act.AttemptTimeout(s.cfg.ActionTimeout)
 	timeout := res.start.Add(limit)
@@ -288,10 +293,13 @@ func (c *attemptContext) init(parent context.Context, deadline time.Time) {
 }
 
 // attemptState is what an attempt hands its executor, its context and its
-// request, in one allocation.
+// request, in one allocation, with the instant the attempt started, which
+// the job's Status.LastExecutionTime then points to (nobody writes to it
+// once set).
 type attemptState struct {
-	ctx attemptContext
-	req action.Request
+	ctx   attemptContext
+	req   action.Request
+	start time.Time
 }
 
 // get returns the underlying context, making it on first use.

@@ -584,7 +584,10 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		if failed {
 			r.Status.FailureCount++
 		}
-		r.Status.LastExecutionTime = new(res.start)
+		r.Status.LastExecutionTime = res.startIn
+		if res.startIn == nil {
+			r.Status.LastExecutionTime = new(res.start)
+		}
 	}
 	c := r.Schedule.Current
 	if c == nil || c.Tag != o.Tag || c.ErrorAction != o.ErrorAction || c.Retry != o.Retry {
