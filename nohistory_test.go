@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -167,6 +168,24 @@ func TestNoHistoryKeepsStatesAndCounters(t *testing.T) {
 					}
 					if len(hist[name]) != 0 {
 						t.Errorf("%s with NoHistory has history %+v, want none", name, hist[name])
+					}
+				}
+				if !tc.observed {
+					return
+				}
+				// Each job's last execution is the start of its latest
+				// attempt of the main action, as OnHistory told it.
+				mu.Lock()
+				defer mu.Unlock()
+				for name, r := range got {
+					i := slices.IndexFunc(seen[name], func(h scheduler.HistoryEntry) bool {
+						return h.ActionName == scheduler.MainAction && (h.Status == scheduler.StatusCompleted || h.Status == scheduler.StatusFailed)
+					})
+					if i < 0 {
+						t.Fatalf("%s: no attempt among the entries OnHistory got", name)
+					}
+					if last := r.Status.LastExecutionTime; last == nil || !last.Equal(seen[name][i].StartTime) {
+						t.Errorf("%s with NoHistory: LastExecutionTime %v, want %v, the start of its latest attempt", name, last, seen[name][i].StartTime)
 					}
 				}
 			})
