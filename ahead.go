@@ -285,9 +285,21 @@ func (s *Scheduler) giveBackWritten(ctx context.Context, drop []*JobRecord) {
 	if len(drop) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.giveBackTimeout())
+	ctx, cancel := uncut(ctx, s.giveBackTimeout())
 	defer cancel()
 	s.giveBack(ctx, drop)
+}
+
+// uncut returns a context for a store call of the loop that changes
+// leases, which Stop must not cut short: ctx's values without its
+// cancellation, ending after d. A claim or give-back cancelled while its
+// statement was under way may still have been committed, its answer lost:
+// the jobs it claimed would then stay leased to this instance, which does
+// not know it holds them, and wait out the lease before another instance
+// may run them. Left to end, the claims it took are held and Stop gives
+// them back.
+func uncut(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
 // giveBackTimeout bounds the loop's AheadClaimer.GiveBack of claims on

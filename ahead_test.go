@@ -1,10 +1,12 @@
 package scheduler_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -732,4 +735,190 @@ func TestGiveBackOfWrittenJobHasDeadline(t *testing.T) {
 			t.Errorf("j2 ran at %v, want once, within a tenth of LeaseDuration of %v", got, due)
 		}
 	})
+}
+
+// cutShort is a memory store whose claims and give-backs, once hang is
+// set, wait for release and then do what a SQL store may do when its
+// caller's context ends while a statement is under way: a claim has been
+// committed, and its answer is lost (the error is the context's); a
+// give-back was rolled back.
+type cutShort struct {
+	*memory.Store
+	hang    atomic.Bool
+	release chan struct{}
+	fail    error // when set, what every claim and give-back fails with
+}
+
+func (c *cutShort) wait() {
+	if c.hang.Load() {
+		<-c.release
+	}
+}
+
+func (c *cutShort) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	c.wait()
+	if c.fail != nil {
+		return nil, c.fail
+	}
+	claims, err := c.Store.ClaimDueBy(context.WithoutCancel(ctx), req)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+func (c *cutShort) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	return c.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: now, Owner: owner, LeaseUntil: leaseUntil, Limit: limit})
+}
+
+func (c *cutShort) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	c.wait()
+	if err := cmp.Or(c.fail, ctx.Err()); err != nil {
+		errs := make([]error, len(claims))
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	return c.Store.GiveBack(ctx, owner, claims)
+}
+
+// TestStopDuringClaim: Stop while the loop's claim, or its give-back of a
+// claim held on a job written meanwhile, is under way does not cut that
+// store call short, so no job stays leased to the stopped instance, to
+// wait out its lease before another instance may run it: the claim's jobs
+// are given back (or, due already, run before Stop returns), the written
+// job's claim is given back.
+func TestStopDuringClaim(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		ahead time.Duration
+		write bool // hang on the give-back of a written job, not on the claim
+		runs  int  // attempts before Stop returns
+	}{
+		{name: "claim ahead", ahead: scheduler.DefaultClaimAhead},
+		{name: "claim at the due instant", ahead: scheduler.NoClaimAhead, runs: 1},
+		{name: "give back a written job", ahead: scheduler.DefaultClaimAhead, write: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead})
+				st := &cutShort{Store: e.store, release: make(chan struct{})}
+				e.over(st)
+				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+				e.put("j", oneTimeAt(due))
+				e.start()
+				if tt.write {
+					time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+					synctest.Wait()
+					if r := e.job("j"); r.LeaseOwner == "" {
+						t.Fatalf("the job is not leased 10 ms before it is due, want its claim held")
+					}
+					st.hang.Store(true)
+					e.put("j", oneTimeAt(due.Add(time.Hour)))
+				} else {
+					time.Sleep(time.Until(due.Add(-time.Second)))
+					synctest.Wait() // the loop waits for the claim's time
+					st.hang.Store(true)
+					time.Sleep(time.Until(due))
+				}
+				synctest.Wait() // the loop waits in the store
+				stopped := make(chan error)
+				go func() { stopped <- e.s.Stop(context.Background()) }()
+				synctest.Wait() // Stop has cancelled the loop's context
+				close(st.release)
+				if err := <-stopped; err != nil {
+					t.Fatalf("Stop: %v", err)
+				}
+				if r := e.job("j"); r.LeaseOwner != "" {
+					t.Errorf("the job is leased to %q until %v after Stop, want no lease", r.LeaseOwner, r.LeaseUntil)
+				}
+				if n := len(e.exec.calls); n != tt.runs {
+					t.Errorf("%d attempts, want %d", n, tt.runs)
+				}
+			})
+		})
+	}
+}
+
+// giveBackErrs is an Observer that keeps the errors of the run loop's
+// GiveBack calls.
+type giveBackErrs struct {
+	traceParent
+	mu   sync.Mutex
+	errs []error
+}
+
+func (o *giveBackErrs) StoreCalled(c scheduler.StoreCall) {
+	if c.Op != "GiveBack" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, err := range c.Errs {
+		if err != nil {
+			o.errs = append(o.errs, err)
+		}
+	}
+}
+
+// TestStopStoreFailuresSeen: what Stop leaves leased because the store
+// failed is logged, and a failed give-back reaches the Observer (which
+// package telemetry counts): a give-back of held claims that fails, and a
+// claim that fails as the Scheduler stops (it may have leased jobs).
+func TestStopStoreFailuresSeen(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		hang     bool   // fail the claim under way as Stop is called, not the give-back of held claims
+		log      string // what the log must say
+		observed int    // give-back errors the Observer must see
+	}{
+		{name: "give back", log: `msg="give back a job claimed ahead of its due time; its lease expires instead" job=j collection=c err="store down"`, observed: 1},
+		{name: "claim", hang: true, log: `msg="the store failed as the scheduler stopped" call="claim due jobs" err="store down"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logs syncbuf.Buffer
+				obs := &giveBackErrs{}
+				e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead, Observer: obs,
+					Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+				st := &cutShort{Store: e.store, release: make(chan struct{})}
+				e.over(st)
+				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+				e.put("j", oneTimeAt(due))
+				e.start()
+				stopped := make(chan error)
+				if tt.hang {
+					time.Sleep(time.Until(due.Add(-time.Second)))
+					synctest.Wait()
+					st.hang.Store(true)
+					time.Sleep(time.Until(due))
+					synctest.Wait() // the loop waits in the claim
+					go func() { stopped <- e.s.Stop(context.Background()) }()
+					synctest.Wait()
+					st.fail = errors.New("store down")
+					close(st.release)
+				} else {
+					time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+					synctest.Wait()
+					st.fail = errors.New("store down")
+					go func() { stopped <- e.s.Stop(context.Background()) }()
+				}
+				if err := <-stopped; err != nil {
+					t.Fatalf("Stop: %v", err)
+				}
+				if !strings.Contains(logs.String(), tt.log) {
+					t.Errorf("the log does not say %s:\n%s", tt.log, logs.String())
+				}
+				obs.mu.Lock()
+				defer obs.mu.Unlock()
+				if len(obs.errs) != tt.observed {
+					t.Errorf("the Observer saw give-back errors %v, want %d", obs.errs, tt.observed)
+				}
+			})
+		})
+	}
 }

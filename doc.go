@@ -929,9 +929,16 @@
 //     a claim not given back by then stays leased until its lease expires.
 //   - Stop gives back every held claim before it returns: another instance
 //     claims those jobs at once and runs each once, on time, rather than once
-//     their leases expire. A claim that cannot be given back (the store does
-//     not answer before Stop's context ends) stays leased until its lease
-//     expires; nothing runs it meanwhile.
+//     their leases expire. A claim or give-back under way when Stop is
+//     called is not cut short (a statement cancelled midway may have been
+//     committed with its answer lost, leaving jobs leased to an instance
+//     that does not know it holds them); it ends within LeaseDuration, and
+//     what it claimed is given back too. A claim that cannot be given back
+//     (the store fails, or does not answer before Stop's context ends)
+//     stays leased until its lease expires; nothing runs it meanwhile. The
+//     log says so (a warning naming the job) and the Observer sees the
+//     failed GiveBack call ([StoreCall].Errs), which package telemetry
+//     counts in jobclock.store.operation.errors.
 //   - Other instances see a held job as leased (its lease covers the hold:
 //     ClaimAhead is at most a tenth of LeaseDuration). A claim ahead takes
 //     over a lease only once it has expired, as a claim of a due job does,

@@ -90,11 +90,13 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	limit := free
 	var claims []*JobRecord
 	var err error
+	cctx, cancel := uncut(ctx, s.cfg.LeaseDuration) // Stop must not drop a claim's answer
 	if horizon > 0 {
-		claims, err = s.claimer.ClaimDueBy(ctx, ClaimRequest{Now: now, DueBy: now.Add(horizon), Owner: s.cfg.InstanceID, LeaseUntil: now.Add(s.cfg.LeaseDuration), Limit: limit})
+		claims, err = s.claimer.ClaimDueBy(cctx, ClaimRequest{Now: now, DueBy: now.Add(horizon), Owner: s.cfg.InstanceID, LeaseUntil: now.Add(s.cfg.LeaseDuration), Limit: limit})
 	} else {
-		claims, err = s.runStore.ClaimDue(ctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
+		claims, err = s.runStore.ClaimDue(cctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
 	}
+	cancel()
 	if err != nil {
 		s.storeFailed(ctx, "claim due jobs", err, now)
 		return a.wakeAt(minTime(wakeBy, now.Add(time.Second)))

@@ -53,8 +53,11 @@ func (h *storeHealth) down() (bool, <-chan struct{}) {
 
 // storeFailed notes that the loop's call what failed with err at now.
 func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now time.Time) {
-	if ctx.Err() != nil {
-		return // stopping
+	if ctx.Err() != nil { // stopping
+		if !errors.Is(err, context.Canceled) {
+			s.log.Warn("the store failed as the scheduler stopped", "call", what, "err", err)
+		}
+		return
 	}
 	h := &s.health
 	h.mu.Lock()
