@@ -36,3 +36,7 @@ func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit i
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return strings.Join(lines, "\n"), err
 }
+
+// VacuumAfter is how many folded changes make a fold vacuum
+// job_count_deltas.
+const VacuumAfter = vacuumAfter

@@ -175,6 +175,55 @@ func TestCountsFolded(t *testing.T) {
 	}
 }
 
+// TestCountsFoldVacuums checks that a fold of many changes (by CountJobs,
+// or by Prune) vacuums job_count_deltas, so that the counts after it do
+// not scan the changes it deleted, and that a fold of fewer does not.
+func TestCountsFoldVacuums(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		changes  int
+		prune    bool
+		vacuumed bool
+	}{
+		{name: "count", changes: postgres.VacuumAfter, vacuumed: true},
+		{name: "count of fewer", changes: postgres.VacuumAfter - 2},
+		{name: "prune", changes: postgres.VacuumAfter, prune: true, vacuumed: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := newSchema(t)
+			s := open(t, schema)
+			c := connect(t)
+			q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
+			putDueJob(t, s)
+			if _, err := s.CountJobs(ctx); err != nil { // folds the put's change
+				t.Fatal(err)
+			}
+			// Changes that sum to nothing, left for the next fold;
+			// autovacuum must not clean up after it meanwhile.
+			if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", tt.changes); err != nil {
+				t.Fatal(err)
+			}
+			if tt.prune {
+				if _, err := s.Prune(ctx, scheduler.PruneRequest{}); err != nil {
+					t.Fatal(err)
+				}
+			} else if got, err := s.CountJobs(ctx); err != nil || len(got) != 1 || got[0].Jobs != 1 {
+				t.Fatalf("CountJobs = %+v, %v; want c/Enabled 1", got, err)
+			}
+			var size int64
+			if err := c.QueryRow(ctx, "SELECT pg_relation_size($1::regclass)", q).Scan(&size); err != nil {
+				t.Fatal(err)
+			}
+			if vacuumed := size == 0; vacuumed != tt.vacuumed {
+				t.Errorf("job_count_deltas takes %d bytes after a fold of %d changes; vacuumed %v, want %v", size, tt.changes, vacuumed, tt.vacuumed)
+			}
+		})
+	}
+}
+
 func TestLimiter(t *testing.T) {
 	schema := newSchema(t)
 	storetest.RunLimiter(t, []scheduler.Store{open(t, schema), open(t, schema), open(t, schema)})
