@@ -138,6 +138,57 @@ func TestClaimPlan(t *testing.T) {
 	}
 }
 
+// TestNextDueManyAtOneInstant: NextDue reads the leased jobs due before
+// the first job without a lease, not the 20,000 due at the same instant
+// as it (a million of them made every NextDue read the whole table), and
+// still returns the lease end of a leased job due earlier when that comes
+// first.
+func TestNextDueManyAtOneInstant(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled, slot)
+		SELECT 'big', 'j' || lpad(i::text, 7, '0'), 'null', 'Enabled', '{}', '{}', 'e', 1, $2::bigint, '', true, i
+		FROM generate_series(0, $1 - 1) AS i`, 20_000, at.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	// Two of them leased: one due at the instant, its lease ending after
+	// it; one due an hour earlier, its lease ending half an hour before.
+	lease := func(name string, due, until time.Time) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, `UPDATE `+q+`.jobs SET due_at = $2, lease_owner = 'o', lease_until = $3 WHERE collection = 'big' AND name = $1`,
+			name, due.UnixNano(), until.UnixNano()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease("j0000001", at, at.Add(time.Hour))
+	if _, err := conn.Exec(ctx, "ANALYZE "+q+".jobs"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.NextDue(ctx); err != nil || !got.Equal(at) {
+		t.Errorf("NextDue = %v, %v; want %v", got, err, at)
+	}
+	plan, err := s.ExplainNextDue(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(plan) {
+		var n int
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "Rows Removed by Filter: %d", &n); err == nil && n > 10 {
+			t.Errorf("NextDue's plan reads %d jobs it does not need:\n%s", n, plan)
+		}
+	}
+	lease("j0000002", at.Add(-time.Hour), at.Add(-30*time.Minute))
+	if got, err := s.NextDue(ctx); err != nil || !got.Equal(at.Add(-30*time.Minute)) {
+		t.Errorf("NextDue with a lease ending at %v = %v, %v; want that lease end", at.Add(-30*time.Minute), got, err)
+	}
+}
+
 // TestGiveBackRowLocked: GiveBack does not wait for the lock on a job's
 // row that another transaction holds for longer than a short lock
 // timeout: the scheduler starts nothing while it gives claims back. None

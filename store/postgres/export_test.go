@@ -40,3 +40,22 @@ func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit i
 // VacuumAfter is how many folded changes make a fold vacuum
 // job_count_deltas.
 const VacuumAfter = vacuumAfter
+
+// ExplainNextDue returns the plan of NextDue's statement as NextDue runs
+// it (after indexScansSQL), executed: EXPLAIN ANALYZE.
+func (s *Store) ExplainNextDue(ctx context.Context) (string, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, indexScansSQL); err != nil {
+		return "", err
+	}
+	rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, TIMING OFF) "+s.sql(nextDueSQL))
+	if err != nil {
+		return "", err
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(lines, "\n"), err
+}

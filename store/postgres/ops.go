@@ -490,13 +490,18 @@ func cmpInt(a, b int64) int {
 
 // nextDueSQL returns the earliest instant at which a job is ready (see
 // claimSQL), NULL when none has a due time: the due time of the first job
-// without a lease, or the lease end of a leased job due no later.
+// without a lease, or the lease end of a leased job due earlier. A leased
+// job due at that same instant is ready no earlier than it, so the second
+// part reads only the jobs due before it, all leased (the jobs in flight
+// and held), and not every job that shares the instant: a million jobs
+// due at one instant (a year ahead, or every day at midnight) made each
+// NextDue read the whole table, about 0.5 s.
 const nextDueSQL = `WITH u AS (
 		SELECT due_at FROM {s}.jobs WHERE coll_enabled AND due_at IS NOT NULL AND lease_until IS NULL
 		ORDER BY due_at LIMIT 1
 	)
 	SELECT LEAST((SELECT due_at FROM u), (SELECT min(GREATEST(due_at, lease_until)) FROM {s}.jobs
-		WHERE coll_enabled AND due_at <= coalesce((SELECT due_at FROM u), 9223372036854775807) AND lease_until IS NOT NULL))`
+		WHERE coll_enabled AND due_at < coalesce((SELECT due_at FROM u), 9223372036854775807) AND lease_until IS NOT NULL))`
 
 // indexScansSQL makes the planner read jobs through its indexes for the
 // rest of the transaction (a pipeline of statements is one transaction).
