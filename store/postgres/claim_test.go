@@ -97,17 +97,8 @@ func TestClaimDefinitions(t *testing.T) {
 func TestClaimPlan(t *testing.T) {
 	schema := newSchema(t)
 	s := open(t, schema)
-	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "big"}); err != nil {
-		t.Fatal(err)
-	}
-	conn := connect(t)
-	q := pgx.Identifier{schema}.Sanitize()
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled, slot)
-		SELECT 'big', 'j' || lpad(i::text, 7, '0'), 'null', 'Enabled', '{}', '{}', 'e', 1, $2::bigint + i, '', true, i
-		FROM generate_series(0, $1 - 1) AS i`, 20_000, base.UnixNano()); err != nil {
-		t.Fatal(err)
-	}
+	conn, q := bigCollection(t, s, schema, 20_000, base, time.Nanosecond)
 	if _, err := conn.Exec(ctx, "ANALYZE "+q+".jobs"); err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +129,25 @@ func TestClaimPlan(t *testing.T) {
 	}
 }
 
+// bigCollection puts collection big into s, whose schema is schema, and
+// writes n jobs into it straight into the table, job j0000000 due at
+// first and each next one step later; it returns a connection to the
+// database and the schema's quoted name.
+func bigCollection(t *testing.T, s scheduler.Store, schema string, n int, first time.Time, step time.Duration) (*pgx.Conn, string) {
+	t.Helper()
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	if _, err := conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled, slot)
+		SELECT 'big', 'j' || lpad(i::text, 7, '0'), 'null', 'Enabled', '{}', '{}', 'e', 1, $2::bigint + i * $3::bigint, '', true, i
+		FROM generate_series(0, $1 - 1) AS i`, n, first.UnixNano(), int64(step)); err != nil {
+		t.Fatal(err)
+	}
+	return conn, q
+}
+
 // TestNextDueManyAtOneInstant: NextDue reads the leased jobs due before
 // the first job without a lease, not the 20,000 due at the same instant
 // as it (a million of them made every NextDue read the whole table), and
@@ -146,17 +156,8 @@ func TestClaimPlan(t *testing.T) {
 func TestNextDueManyAtOneInstant(t *testing.T) {
 	schema := newSchema(t)
 	s := open(t, schema)
-	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "big"}); err != nil {
-		t.Fatal(err)
-	}
-	conn := connect(t)
-	q := pgx.Identifier{schema}.Sanitize()
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, coll_enabled, slot)
-		SELECT 'big', 'j' || lpad(i::text, 7, '0'), 'null', 'Enabled', '{}', '{}', 'e', 1, $2::bigint, '', true, i
-		FROM generate_series(0, $1 - 1) AS i`, 20_000, at.UnixNano()); err != nil {
-		t.Fatal(err)
-	}
+	conn, q := bigCollection(t, s, schema, 20_000, at, 0)
 	// Two of them leased: one due at the instant, its lease ending after
 	// it; one due an hour earlier, its lease ending half an hour before.
 	lease := func(name string, due, until time.Time) {
