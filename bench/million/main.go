@@ -24,7 +24,9 @@
 //	               system before the Scheduler starts
 //	list           ListJobs' first page (100 jobs) of the first collection: median of 5
 //	count          JobCounts (the dashboard's counts by collection and state): the
-//	               first call after the run, then the median of 5
+//	               first call after the run, then the median of 5; and the pages
+//	               of job_count_deltas after them, which the counts scan, and
+//	               the autovacuum workers busy on the schema
 //
 // Each run uses a schema of its own (million_<jobs>_<random>), which it
 // drops at the end unless -keep is set.
@@ -203,7 +205,18 @@ func run(ctx context.Context, c config) error {
 		return err
 	})
 	fmt.Printf("list     %s (first page of %s)\n", ms(list), collName(0))
-	fmt.Printf("count    %s (JobCounts; the first call after the run %s)\n", ms(count), ms(firstCount))
+	// What a count scans besides the counts: the changes not folded and
+	// the folded ones not vacuumed away yet (see store/postgres's
+	// vacuumAfter), and whether autovacuum works on the schema meanwhile.
+	var deltaPages, autovacuums int64
+	if err := pool.QueryRow(ctx, "SELECT pg_relation_size($1::regclass) / 8192", schema+".job_count_deltas").Scan(&deltaPages); err != nil {
+		return err
+	}
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE '%'||$1||'%'", schema).Scan(&autovacuums); err != nil {
+		return err
+	}
+	fmt.Printf("count    %s (JobCounts; the first call after the run %s; job_count_deltas %d pages, %d autovacuum workers on the schema)\n",
+		ms(count), ms(firstCount), deltaPages, autovacuums)
 	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return s.Stop(stopCtx)
