@@ -297,9 +297,9 @@ func (d *Dialect) readJob(ctx context.Context, c Conn, collection, name string, 
 // PutJob implements [scheduler.Store.PutJob] over c: CreateJob when
 // j.Version is 0, else ReplaceJob; wake is as for them.
 func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord, wake bool) error {
-	row, err := EncodeJob(j)
+	row, err := d.EncodeRow(j)
 	if err != nil {
-		return fmt.Errorf("%s: put job: %w", d.Name, err)
+		return err
 	}
 	if j.Version == 0 {
 		return d.CreateJob(ctx, c, j, row, wake)
@@ -509,9 +509,9 @@ func (d *Dialect) CreateJobOver(ctx context.Context, c Conn, col *scheduler.Coll
 	if col.Name != j.Collection {
 		return fmt.Errorf("%s: create job %q over the record of collection %q", d.Name, j.ID(), col.Name)
 	}
-	row, err := EncodeJob(j)
+	row, err := d.EncodeRow(j)
 	if err != nil {
-		return fmt.Errorf("%s: put job: %w", d.Name, err)
+		return err
 	}
 	ci, ok := d.kept(col.Name, col.Version, col.ETag)
 	if !ok {
@@ -686,14 +686,16 @@ func (v *TxView) DeleteJob(ctx context.Context, collection, name string) error {
 }
 
 // JobInserter is an optional capability of a [Conn]: inserting many new
-// job rows in one round trip (store/postgres copies them). PutJobs uses it
-// when the Conn has it, and otherwise inserts the rows one statement at a
-// time. A row whose job exists fails the whole insert with an error
-// matching [scheduler.ErrConflict].
+// jobs in one round trip (store/postgres copies them). PutJobs uses it
+// when the Conn has it, and otherwise inserts the jobs one statement at a
+// time. A job that exists fails the whole insert with an error matching
+// [scheduler.ErrConflict].
 type JobInserter interface {
-	// InsertJobs inserts rows, with version 1, no lease, coll_enabled
-	// set to enabled, and row i holding place slots[i].
-	InsertJobs(ctx context.Context, rows []*JobRow, enabled bool, slots []int64) error
+	// InsertJobs inserts jobs, with version 1, no lease, coll_enabled
+	// set to enabled, and job i holding place slots[i]. It encodes each
+	// job with d.EncodeRow as it sends it, so that the database works on
+	// the rows sent while the next ones are encoded.
+	InsertJobs(ctx context.Context, d *Dialect, jobs []*scheduler.JobRecord, enabled bool, slots []int64) error
 }
 
 // InsertArgs returns the arguments of a new job row's insert: JobCols'
@@ -704,24 +706,30 @@ func (r *JobRow) InsertArgs(enabled bool) []any {
 }
 
 // PutJobs implements [scheduler.BulkPutter.PutJobs] over c, which must be
-// a transaction: the caller rolls it back when PutJobs fails. rows are the
-// encoded jobs. The collection row is locked ({lock}) for the rest of the
-// transaction, which keeps single creates out meanwhile, so that the
-// places the batch's creates take (see Places above), found in one query
-// for the batch, stay free until they are inserted.
-func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs []*scheduler.JobRecord, rows []*JobRow) error {
+// a transaction: the caller rolls it back when PutJobs fails. The
+// collection row is locked ({lock}) for the rest of the transaction, which
+// keeps single creates out meanwhile, so that the places the batch's
+// creates take (see Places above), found in one query for the batch, stay
+// free until they are inserted. Each job is encoded as it is written.
+func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs []*scheduler.JobRecord) error {
 	enabled, ci, err := d.collectionForPut(ctx, c, collection)
 	if err != nil {
 		return d.Wrap("put jobs of collection", collection, err)
 	}
-	var creates []*JobRow
-	for i, j := range jobs {
+	var creates []*scheduler.JobRecord
+	for _, j := range jobs {
 		if j.Collection != collection {
 			return fmt.Errorf("%s: put jobs of collection %q: job %q is of collection %q", d.Name, collection, j.Name, j.Collection)
 		}
 		if j.Version == 0 {
-			creates = append(creates, rows[i])
-		} else if err := d.ReplaceJob(ctx, c, j, rows[i], false); err != nil {
+			creates = append(creates, j)
+			continue
+		}
+		row, err := d.EncodeRow(j)
+		if err != nil {
+			return err
+		}
+		if err := d.ReplaceJob(ctx, c, j, row, false); err != nil {
 			return err
 		}
 	}
@@ -740,17 +748,9 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 		return err
 	}
 	if ins, ok := c.(JobInserter); ok {
-		err = ins.InsertJobs(ctx, creates, enabled, slots)
+		err = ins.InsertJobs(ctx, d, creates, enabled, slots)
 	} else {
-		for i, r := range creates {
-			var n int64
-			if n, err = c.Exec(ctx, d.sql(insertSlotSQL), append(r.InsertArgs(enabled), slots[i])...); err != nil {
-				return d.createError(r.Collection+"/"+r.Name, err)
-			}
-			if n == 0 { // the collection is locked: no create took the place
-				return fmt.Errorf("%s: create job %q: place %d taken: %w", d.Name, r.Collection+"/"+r.Name, slots[i], scheduler.ErrConflict)
-			}
-		}
+		err = d.insertEach(ctx, c, creates, enabled, slots)
 	}
 	if err == nil {
 		ci.next.Store(slots[len(slots)-1] + 1)
@@ -758,16 +758,32 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 	return d.Wrap("put jobs of collection", collection, err)
 }
 
-// EncodeJobs encodes each of jobs, for PutJobs.
-func (d *Dialect) EncodeJobs(jobs []*scheduler.JobRecord) ([]*JobRow, error) {
-	rows := make([]*JobRow, len(jobs))
+// insertEach inserts jobs one statement at a time, job i into place
+// slots[i], for PutJobs over a Conn that is no JobInserter.
+func (d *Dialect) insertEach(ctx context.Context, c Conn, jobs []*scheduler.JobRecord, enabled bool, slots []int64) error {
 	for i, j := range jobs {
-		var err error
-		if rows[i], err = EncodeJob(j); err != nil {
-			return nil, fmt.Errorf("%s: put job %q: %w", d.Name, j.ID(), err)
+		r, err := d.EncodeRow(j)
+		if err != nil {
+			return err
+		}
+		n, err := c.Exec(ctx, d.sql(insertSlotSQL), append(r.InsertArgs(enabled), slots[i])...)
+		if err != nil {
+			return d.createError(j.ID(), err)
+		}
+		if n == 0 { // the collection is locked: no create took the place
+			return fmt.Errorf("%s: create job %q: place %d taken: %w", d.Name, j.ID(), slots[i], scheduler.ErrConflict)
 		}
 	}
-	return rows, nil
+	return nil
+}
+
+// EncodeRow encodes j for a write, its error naming the store and the job.
+func (d *Dialect) EncodeRow(j *scheduler.JobRecord) (*JobRow, error) {
+	row, err := EncodeJob(j)
+	if err != nil {
+		return nil, fmt.Errorf("%s: put job %q: %w", d.Name, j.ID(), err)
+	}
+	return row, nil
 }
 
 // InOrder returns found, jobs of one collection, in the order of names:

@@ -33,14 +33,14 @@ func (s *Store) GetJobs(ctx context.Context, collection string, names []string) 
 }
 
 // PutJobs implements [scheduler.BulkPutter]: one transaction, whose new
-// jobs are copied in (COPY) with one round trip.
+// jobs are copied in (COPY) with one round trip, each encoded as the rows
+// before it are sent.
 func (s *Store) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
-	rows, err := s.d.EncodeJobs(jobs)
-	if err != nil || len(rows) == 0 {
-		return err
+	if len(jobs) == 0 {
+		return nil
 	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		return s.d.PutJobs(ctx, copyConn{pgConn{tx}, tx, s.schema}, collection, jobs, rows)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return s.d.PutJobs(ctx, copyConn{pgConn{tx}, tx, s.schema}, collection, jobs)
 	})
 	if err == nil {
 		s.wake(collection, "")
@@ -60,10 +60,15 @@ type copyConn struct {
 var insertCols = []string{"collection", "name", "definition", "state", "status", "schedule", "etag", "version",
 	"created_at", "updated_at", "due_at", "lease_owner", "lease_until", "tags", "coll_enabled", "slot"}
 
-// InsertJobs implements [sqlstore.JobInserter].
-func (c copyConn) InsertJobs(ctx context.Context, rows []*sqlstore.JobRow, enabled bool, slots []int64) error {
-	_, err := c.tx.CopyFrom(ctx, pgx.Identifier{c.schema, "jobs"}, insertCols, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-		r := rows[i]
+// InsertJobs implements [sqlstore.JobInserter]. pgx builds the COPY's
+// data in a goroutine of its own and sends it in chunks, so each job is
+// encoded there while the server stores the rows of the chunks before it.
+func (c copyConn) InsertJobs(ctx context.Context, d *sqlstore.Dialect, jobs []*scheduler.JobRecord, enabled bool, slots []int64) error {
+	_, err := c.tx.CopyFrom(ctx, pgx.Identifier{c.schema, "jobs"}, insertCols, pgx.CopyFromSlice(len(jobs), func(i int) ([]any, error) {
+		r, err := d.EncodeRow(jobs[i])
+		if err != nil {
+			return nil, err
+		}
 		return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag, int64(1),
 			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, r.TagsArg(), enabled, slots[i]}, nil
 	}))

@@ -44,9 +44,8 @@ func (s *Store) GetJobs(ctx context.Context, collection string, names []string) 
 // PutJobs implements [scheduler.BulkPutter]: one write of the writer,
 // all of it or none.
 func (s *Store) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
-	rows, err := s.d.EncodeJobs(jobs)
-	if err != nil || len(rows) == 0 {
-		return err
+	if len(jobs) == 0 {
+		return nil
 	}
-	return s.write(ctx, func(tx *wtx) error { return s.d.PutJobs(tx.ctx, tx, collection, jobs, rows) })
+	return s.write(ctx, func(tx *wtx) error { return s.d.PutJobs(tx.ctx, tx, collection, jobs) })
 }
