@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jobclock/scheduler/jobdef"
@@ -116,17 +118,24 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if len(jobs) == 0 {
+		return []*JobRecord{}, nil
+	}
 	now := time.Now()
+	bp, bulk := s.store.(BulkPutter)
+	var read *batchRead
+	if bulk {
+		// Read what the batch writes over while its jobs are checked.
+		read = s.readBatch(ctx, bp, collection, jobs)
+		defer read.stop()
+	}
 	batch, err := s.checkBatch(collection, jobs, now)
 	if err != nil {
 		return nil, err
 	}
-	if len(batch) == 0 {
-		return []*JobRecord{}, nil
-	}
 	var out []*JobRecord
-	if bp, ok := s.store.(BulkPutter); ok {
-		out, err = s.putBatch(ctx, bp, collection, batch, now, opts.IfMatch)
+	if bulk {
+		out, err = s.putBatch(ctx, bp, collection, batch, now, opts.IfMatch, read)
 	} else {
 		out, err = s.putEach(ctx, collection, batch, now, opts.IfMatch)
 	}
@@ -149,10 +158,16 @@ type checkedPut struct {
 // checkBatch checks the names and definitions of a batch put at now.
 func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time) ([]checkedPut, error) {
 	out := make([]checkedPut, len(jobs))
+	errs := make([]error, len(jobs))
+	eachPart(len(jobs), func(from, to int) {
+		for i := from; i < to; i++ {
+			errs[i] = s.checkPut(collection, jobs[i], now, &out[i])
+		}
+	})
 	seen := make(map[string]int, len(jobs))
 	var items []PutJobsItemError
 	for i, p := range jobs {
-		err := s.checkPut(collection, p, now, &out[i])
+		err := errs[i]
 		if first, dup := seen[p.Name]; dup && err == nil {
 			err = &ValidationError{Path: "name", Value: strconv.Quote(p.Name), Reason: fmt.Sprintf("is the name of jobs[%d] too; a batch puts each job once", first)}
 		} else if !dup {
@@ -166,6 +181,26 @@ func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time) 
 		return nil, &PutJobsError{Items: items}
 	}
 	return out, nil
+}
+
+// batchPart is the least number of jobs of a batch that eachPart gives a
+// goroutine of its own.
+const batchPart = 256
+
+// eachPart calls do on parts [from, to) of [0, n), in parallel on up to
+// GOMAXPROCS goroutines when n is large enough to be worth it, and
+// returns when every call has returned.
+func eachPart(n int, do func(from, to int)) {
+	parts := min(runtime.GOMAXPROCS(0), n/batchPart)
+	if parts <= 1 {
+		do(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { do(p*n/parts, (p+1)*n/parts) })
+	}
+	wg.Wait()
 }
 
 // checkPut checks one job of a batch into c.
@@ -191,19 +226,67 @@ func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *chec
 	return nil
 }
 
-// putBatch writes a checked batch through bp in one step, reading what it
-// replaces again when another writer got there first.
-func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, batch []checkedPut, now time.Time, ifMatch string) ([]*JobRecord, error) {
+// batchRead is what a batch writes over, read while the batch is checked:
+// the collection's record and the jobs of the batch's names that exist.
+type batchRead struct {
+	col    *CollectionRecord
+	olds   []*JobRecord
+	err    error
+	done   chan struct{}
+	cancel context.CancelFunc
+}
+
+// stop ends the read, and returns once it has ended.
+func (r *batchRead) stop() {
+	r.cancel()
+	<-r.done
+}
+
+// readBatch starts reading, through bp, the collection and the jobs of
+// jobs' names, for putBatch; read.done is closed once the read has ended.
+// The caller stops it (stop) when done with it.
+func (s *Scheduler) readBatch(ctx context.Context, bp BulkPutter, collection string, jobs []JobPut) *batchRead {
+	ctx, cancel := context.WithCancel(ctx)
+	read := &batchRead{done: make(chan struct{}), cancel: cancel}
+	names := make([]string, len(jobs))
+	for i := range jobs {
+		names[i] = jobs[i].Name
+	}
+	go func() {
+		defer close(read.done)
+		read.col, read.olds, read.err = s.readForBatch(ctx, bp, collection, names)
+	}()
+	return read
+}
+
+// readForBatch reads the collection and the jobs of names.
+func (s *Scheduler) readForBatch(ctx context.Context, bp BulkPutter, collection string, names []string) (*CollectionRecord, []*JobRecord, error) {
+	col, err := s.store.GetCollection(ctx, collection)
+	if err != nil {
+		return nil, nil, fmt.Errorf("put jobs: %w", err)
+	}
+	olds, err := bp.GetJobs(ctx, collection, names)
+	return col, olds, err
+}
+
+// putBatch writes a checked batch through bp in one step, over what read
+// found, reading what it replaces again when another writer got there
+// first.
+func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, batch []checkedPut, now time.Time, ifMatch string, read *batchRead) ([]*JobRecord, error) {
 	names := make([]string, len(batch))
 	for i := range batch {
 		names[i] = batch[i].name
 	}
-	for range maxWriteAttempts {
-		col, err := s.store.GetCollection(ctx, collection)
-		if err != nil {
-			return nil, fmt.Errorf("put jobs: %w", err)
+	for attempt := range maxWriteAttempts {
+		var col *CollectionRecord
+		var olds []*JobRecord
+		var err error
+		if attempt == 0 {
+			<-read.done
+			col, olds, err = read.col, read.olds, read.err
+		} else {
+			col, olds, err = s.readForBatch(ctx, bp, collection, names)
 		}
-		olds, err := bp.GetJobs(ctx, collection, names)
 		if err != nil {
 			return nil, err
 		}

@@ -237,3 +237,64 @@ func TestPutJobsOneAtATime(t *testing.T) {
 		t.Errorf("PutJobs returned %d records, stored %v; want a and b", len(recs), jobNamesOf(t, s, "c"))
 	}
 }
+
+// TestPutJobsLargeBatch: a batch large enough to be checked in parts
+// reports every invalid job, at its index and in the batch's order,
+// whichever part it is in; a valid one is written whole, its records in
+// the batch's order.
+func TestPutJobsLargeBatch(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, scheduler.Config{})
+	const n = 1500
+	if _, err := e.s.PutCollection(ctx, "big", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+		Quota: &scheduler.Quota{MaxJobCount: n}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]scheduler.JobPut, n)
+	for i := range batch {
+		batch[i] = scheduler.JobPut{Name: fmt.Sprintf("j%04d", i), Job: batchJob(t)}
+	}
+	bad := slices.Clone(batch)
+	var want []item
+	for _, i := range []int{0, 255, 256, 511, 700, 1023, 1200, 1499} {
+		switch i % 3 {
+		case 0:
+			bad[i].Name = "1bad"
+			want = append(want, item{i, scheduler.ErrInvalid, "name"})
+		case 1:
+			j := batchJob(t)
+			j.State = scheduler.JobFaulted
+			bad[i].Job = j
+			want = append(want, item{i, scheduler.ErrInvalid, "state"})
+		default:
+			bad[i].Name = bad[5].Name // a name an earlier job has
+			want = append(want, item{i, scheduler.ErrInvalid, "name"})
+		}
+	}
+	_, err := e.s.PutJobs(ctx, "big", bad, nil)
+	wantItems(t, "PutJobs(1,500 jobs, 8 of them bad)", err, want...)
+	if got := jobNamesOf(t, e.s, "big"); len(got) != 0 {
+		t.Errorf("after the refused batch: %d jobs, want none", len(got))
+	}
+	// Into a missing collection, the checks still come first.
+	_, err = e.s.PutJobs(ctx, "none", bad, nil)
+	wantItems(t, "PutJobs(1,500 jobs, 8 of them bad, into a missing collection)", err, want...)
+
+	recs, err := e.s.PutJobs(ctx, "big", batch, nil)
+	if err != nil {
+		t.Fatalf("PutJobs(1,500 jobs): %v", err)
+	}
+	if len(recs) != n {
+		t.Fatalf("PutJobs(1,500 jobs) returned %d records, want %d", len(recs), n)
+	}
+	for i, r := range recs {
+		if r.Name != batch[i].Name || r.Version != 1 || r.Schedule.NextOccurrence.IsZero() {
+			t.Fatalf("record %d = %s version %d next %v, want %s version 1 with a next occurrence", i, r.Name, r.Version, r.Schedule.NextOccurrence, batch[i].Name)
+		}
+	}
+	for _, i := range []int{0, 255, 256, 1023, n - 1} {
+		if got, err := e.s.GetJob(ctx, "big", batch[i].Name); err != nil || got.ETag != recs[i].ETag {
+			t.Errorf("after the batch: GetJob(%s) = %v, %v; want the record PutJobs returned", batch[i].Name, got, err)
+		}
+	}
+}
