@@ -258,6 +258,10 @@ func (s *Store) connect(ctx context.Context) error {
 		fmt.Sprintf("PRAGMA busy_timeout = %d", s.opts.BusyTimeout.Milliseconds()),
 		"PRAGMA foreign_keys = ON",
 		"PRAGMA synchronous = " + s.opts.Synchronous,
+		// A statement journal in memory: every write statement that fires
+		// a trigger (the job counts' do) keeps the pages it changes there
+		// until it ends, which in a file cost a write system call a page.
+		"PRAGMA temp_store = MEMORY",
 	} {
 		if _, err := c.ExecContext(ctx, p); err != nil {
 			c.Close()
