@@ -990,8 +990,8 @@
 // statement instead of two), a [JobCreator] creates a job over the record
 // of its collection that the Scheduler read for an earlier put, checking
 // in the same step that the record is still the stored one, so that a put
-// of a new job reads nothing first (the PostgreSQL store, and the
-// TxStores of both SQL stores: one statement instead of two; when the job
+// of a new job reads nothing first (the SQLite and PostgreSQL stores, and
+// their TxStores: one statement instead of two; when the job
 // exists or the collection was written since, the put reads and puts
 // again, so a replace pays one insert that writes nothing first), a [Notifier] wakes the Schedulers of
 // other processes when a job is written (PostgreSQL, with LISTEN/NOTIFY;

@@ -891,8 +891,8 @@ type PutReader interface {
 // of its collection that the Scheduler's last put into that collection
 // read; when that fails, it reads the collection and the job as usual and
 // puts again. That makes a put of a new job one step instead of a read and
-// a write, and a replace one step more. The PostgreSQL store and the
-// TxStores of both SQL stores have it; storetest.Run checks it.
+// a write, and a replace one step more. The SQLite and PostgreSQL stores
+// and their TxStores have it; storetest.Run checks it.
 type JobCreator interface {
 	// CreateJob does what PutJob does for j, a new job (Version 0) of
 	// collection col.Name, provided col is still the collection's stored

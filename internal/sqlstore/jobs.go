@@ -501,17 +501,14 @@ func (d *Dialect) CreateJob(ctx context.Context, c Conn, j *scheduler.JobRecord,
 	return d.create(ctx, c, ci, false, j, row, wake)
 }
 
-// CreateJobOver implements [scheduler.JobCreator] over c: CreateJob,
-// inserting only while col is the collection's stored record (the same
-// version and ETag), without reading the collection first when the store
-// keeps what it needs of that record. wake is as for CreateJob.
-func (d *Dialect) CreateJobOver(ctx context.Context, c Conn, col *scheduler.CollectionRecord, j *scheduler.JobRecord, wake bool) error {
+// CreateJobOver implements [scheduler.JobCreator] over c: CreateJob of
+// j (encoded as row), inserting only while col is the collection's stored
+// record (the same version and ETag), without reading the collection
+// first when the store keeps what it needs of that record. wake is as for
+// CreateJob.
+func (d *Dialect) CreateJobOver(ctx context.Context, c Conn, col *scheduler.CollectionRecord, j *scheduler.JobRecord, row *JobRow, wake bool) error {
 	if col.Name != j.Collection {
 		return fmt.Errorf("%s: create job %q over the record of collection %q", d.Name, j.ID(), col.Name)
-	}
-	row, err := d.EncodeRow(j)
-	if err != nil {
-		return err
 	}
 	ci, ok := d.kept(col.Name, col.Version, col.ETag)
 	if !ok {
@@ -677,7 +674,11 @@ func (v *TxView) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 
 // CreateJob implements [scheduler.JobCreator].
 func (v *TxView) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, j *scheduler.JobRecord) error {
-	return v.D.CreateJobOver(ctx, v.C, col, j, true)
+	row, err := v.D.EncodeRow(j)
+	if err != nil {
+		return err
+	}
+	return v.D.CreateJobOver(ctx, v.C, col, j, row, true)
 }
 
 // DeleteJob implements [scheduler.TxStore].

@@ -223,7 +223,11 @@ func (s *Store) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, 
 	if err := s.live(); err != nil {
 		return err
 	}
-	err := s.d.CreateJobOver(ctx, pgConn{s.pool}, col, j, false)
+	row, err := s.d.EncodeRow(j)
+	if err != nil {
+		return err
+	}
+	err = s.d.CreateJobOver(ctx, pgConn{s.pool}, col, j, row, false)
 	if err == nil {
 		s.wake(j.Collection, j.Name)
 	}

@@ -217,6 +217,18 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	})
 }
 
+// CreateJob implements [scheduler.JobCreator]: one write of the writer,
+// one statement when the store knows the quota of col already, which it
+// does after a create over the same record. The job is encoded before the
+// write, as PutJob encodes it.
+func (s *Store) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, j *scheduler.JobRecord) error {
+	row, err := s.d.EncodeRow(j)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *wtx) error { return s.d.CreateJobOver(tx.ctx, tx, col, j, row, false) })
+}
+
 // GetJob implements [scheduler.Store].
 func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler.JobRecord, error) {
 	if err := s.readable(); err != nil {

@@ -66,6 +66,7 @@ var (
 	_ scheduler.BatchRecorder = (*Store)(nil)
 	_ scheduler.AheadClaimer  = (*Store)(nil)
 	_ scheduler.StatsReader   = (*Store)(nil)
+	_ scheduler.JobCreator    = (*Store)(nil)
 )
 
 //go:embed migrations/*.sql
