@@ -87,7 +87,9 @@ func (e *PutJobsError) Unwrap() []error {
 // in its definition. The collection's maxJobCount is checked once for the
 // batch: when the jobs it holds plus those the batch creates exceed it,
 // nothing is written and the error matches ErrQuotaExceeded. A missing
-// collection fails with ErrNotFound.
+// collection fails with ErrNotFound. A batch of 512 jobs or more is
+// checked in parts on up to GOMAXPROCS goroutines, so an executor's
+// [action.Validator] may see several of its jobs at once.
 //
 // opts.IfMatch may be empty, or "*": every job of the batch must then
 // exist already (the batch only replaces), and those that do not are

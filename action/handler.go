@@ -41,7 +41,9 @@ type Validator interface {
 	// ValidateAction reports every problem with a as joined [*FieldError]
 	// values whose paths are relative to the action; nil when a is fine.
 	// It must not modify a. Other errors are reported at the action
-	// itself.
+	// itself. It may be called from several goroutines at once: by
+	// concurrent puts, and for the jobs of one large Scheduler.PutJobs
+	// batch, which are checked in parallel.
 	ValidateAction(a *Action) error
 }
 
