@@ -25,6 +25,9 @@ type claimCounter struct {
 	*memory.Store
 	claims, batches atomic.Int64
 	slow            time.Duration // how long RecordBatch and GiveBack take
+	// waited is the longest an outcome recorded by RecordBatch waited,
+	// from the end of its attempt to the start of the call.
+	waited atomic.Int64
 }
 
 func (c *claimCounter) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
@@ -39,6 +42,14 @@ func (c *claimCounter) GiveBack(ctx context.Context, owner string, claims []*sch
 
 func (c *claimCounter) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	c.batches.Add(1)
+	now := time.Now()
+	for _, r := range batch {
+		for _, h := range r.History {
+			if w := int64(now.Sub(h.EndTime)); w > c.waited.Load() {
+				c.waited.Store(w)
+			}
+		}
+	}
 	time.Sleep(c.slow)
 	return c.Store.RecordBatch(ctx, owner, batch)
 }
@@ -117,6 +128,43 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestClaimAheadSteadyBatches: at a steady rate, one outcome a
+// millisecond, over a store that takes 2 ms a RecordBatch, the outcomes
+// are recorded ten or more at a time (a linger, a fifth of ClaimAhead:
+// 10 ms), not one or two at a time behind each store call; none waits
+// longer than the linger for the call that records it; and Stop, called
+// while outcomes linger, returns once every one is recorded.
+func TestClaimAheadSteadyBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
+		st := &claimCounter{Store: e.store, slow: 2 * time.Millisecond}
+		e.over(st)
+		coll := &scheduler.JobCollection{}
+		coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
+		if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
+			t.Fatal(err)
+		}
+		const n = 500
+		first := e.putEvery(n, time.Millisecond)
+		synctest.Wait()
+		time.Sleep(time.Until(first.Add(-time.Second)))
+		e.start()
+		time.Sleep(time.Until(first.Add(n * time.Millisecond)))
+		e.stop()
+		if b := st.batches.Load(); b > n/8 {
+			t.Errorf("%d record batches for %d outcomes 1 ms apart, want at most %d", b, n, n/8)
+		}
+		if w, linger := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead/5; w > linger {
+			t.Errorf("an outcome waited %v for its record, want at most the linger, %v", w, linger)
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if len(e.hist) != n {
+			t.Errorf("%d history entries after Stop, want %d", len(e.hist), n)
+		}
+	})
 }
 
 // TestClaimAheadSlowRecords: while the outcomes of earlier jobs wait for a

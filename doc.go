@@ -872,6 +872,14 @@
 // keeps its job in flight but frees its worker, so that it does not keep
 // the loop from claiming. At most 256 are held at once. A negative
 // ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
+// While held claims are about to start, outcomes wait to be recorded
+// together in one store call ([BatchRecorder]): an outcome waits at most a
+// fifth of ClaimAhead (10ms by default) from the end of its attempt for
+// the call that records it to start (at a steady 1,000 occurrences a
+// second, about ten share a call), longer only behind a call under way
+// that has not returned. An outcome whose job is due again within that
+// time is recorded at once, with those waiting. Stop records every
+// outcome before it returns.
 // Upgrading from a release where claiming ahead was off by default: a
 // zero Config.ClaimAhead (the field left unset) now means
 // DefaultClaimAhead, 50ms; set it to NoClaimAhead to keep claiming ahead

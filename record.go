@@ -224,15 +224,19 @@ var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
 // share a store call, and no goroutine waits for its turn. When the loop
 // holds a claim that starts within a linger (see Scheduler.linger), more
 // outcomes are on their way: the flush is then left to a timer, a linger
-// later, so that the outcomes of occurrences due a few milliseconds apart
-// share a store call too; unless the job of an outcome added meanwhile
-// is due again within the linger.
+// after the end of the first attempt waiting, so that the outcomes of
+// occurrences due a few milliseconds apart share a store call too; unless
+// the job of an outcome added meanwhile is due again within the linger.
+// The same holds for the outcomes added while a flush was under way: at
+// a steady rate, flushing them at once would record one or two per store
+// call, each call's duration apart.
 type outcomeBatch struct {
 	mu       sync.Mutex
 	pending  []pendingOutcome
 	spare    []pendingOutcome // the flusher's previous slice, for reuse
 	flushing bool
 	timed    bool            // a timer will flush
+	urgent   bool            // an outcome pending is of a job due again within the linger
 	reqs     []RecordRequest // the flusher's
 
 	// idle counts the outcomes enqueued and not yet through flush, whose
@@ -278,35 +282,44 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 	b.mu.Lock()
 	b.pending = append(b.pending, *p)
 	b.idle.Add(1)
-	if b.flushing {
-		b.mu.Unlock()
-		return
-	}
 	// Outcomes linger unless the job of one of them is due again within
 	// the linger (its next occurrence waits for this record): the one
 	// that arms the timer, or any added before it fires. Now is when the
 	// attempt ended, a moment ago: a clock read per outcome spared.
 	now := p.res.end
 	d := s.linger()
-	if b.timed && !dueWithin(p.r, now, d) {
+	urgent := dueWithin(p.r, now, d)
+	if b.flushing {
+		b.urgent = b.urgent || urgent
 		b.mu.Unlock()
 		return
 	}
-	if !b.timed && d > 0 && s.ahead.startsWithin(now, d) && !dueWithin(p.r, now, d) {
-		b.timed = true
+	if b.timed && !urgent {
 		b.mu.Unlock()
-		time.AfterFunc(d, func() {
-			b.mu.Lock()
-			b.timed = false
-			if b.flushing || len(b.pending) == 0 {
-				b.mu.Unlock()
-				return
-			}
-			s.flushPending()
-		})
+		return
+	}
+	if !b.timed && d > 0 && s.ahead.startsWithin(now, d) && !urgent {
+		s.flushAfter(d)
+		b.mu.Unlock()
 		return
 	}
 	s.flushPending()
+}
+
+// flushAfter arms the timer that flushes the pending outcomes after d.
+// b.mu is held.
+func (s *Scheduler) flushAfter(d time.Duration) {
+	b := &s.outcomes
+	b.timed = true
+	time.AfterFunc(d, func() {
+		b.mu.Lock()
+		b.timed = false
+		if b.flushing || len(b.pending) == 0 {
+			b.mu.Unlock()
+			return
+		}
+		s.flushPending()
+	})
 }
 
 // dueWithin reports whether r is due within d of now.
@@ -315,12 +328,28 @@ func dueWithin(r *JobRecord, now time.Time, d time.Duration) bool {
 	return !due.IsZero() && due.Before(now.Add(d))
 }
 
-// flushPending records the pending outcomes until none is left. b.mu is
-// held, and released on return.
+// flushPending records the pending outcomes until none is left, or until
+// those added during its store calls may linger (see outcomeBatch): a
+// timer then flushes them a linger after the first of them ended. b.mu
+// is held, and released on return.
 func (s *Scheduler) flushPending() {
 	b := &s.outcomes
 	b.flushing = true
-	for len(b.pending) > 0 {
+	for again := false; len(b.pending) > 0; again = true {
+		if again && !b.urgent {
+			if b.timed {
+				break // the timer armed flushes them, a linger after an earlier outcome
+			}
+			if d := s.linger(); d > 0 {
+				now := time.Now()
+				wait := b.pending[0].res.end.Add(d).Sub(now)
+				if wait > 0 && len(b.pending) < recordBatch && s.ahead.startsWithin(now, d) {
+					s.flushAfter(wait)
+					break
+				}
+			}
+		}
+		b.urgent = false
 		all := b.pending
 		b.pending = b.spare
 		b.mu.Unlock()

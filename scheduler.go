@@ -180,7 +180,10 @@ type Config struct {
 	// What a write does to a held job, Stop, and other instances: see
 	// "Claiming ahead" in the package documentation. It needs a store that
 	// is an AheadClaimer; over another store the loop claims each job
-	// once it is due. At most a tenth of LeaseDuration. Defaults to
+	// once it is due. While held claims are about to start, an outcome
+	// waits at most a fifth of ClaimAhead for others to be recorded with
+	// it in one store call (see "Claiming ahead"). At most a tenth of
+	// LeaseDuration. Defaults to
 	// DefaultClaimAhead (50ms), the value measured in BENCHMARKS.md;
 	// NoClaimAhead or any negative value claims each job only once it is
 	// due. (Before claiming ahead was on by default, zero turned it off;
