@@ -19,17 +19,21 @@ type task struct {
 // worker each, and slow ones still each get a worker at once: the worker
 // woken for the next job wakes the one after while the first one waits on
 // its executor.
+//
+// The worker woken is the one that went idle last: at a steady rate of
+// quick attempts the same few workers take every job, rather than each of
+// MaxConcurrency workers in turn, so that their stacks stay grown (the
+// garbage collector shrinks the stack of a goroutine that waits, and an
+// attempt on a shrunk stack copies it again as it grows) and their memory
+// stays in the processor's caches.
 type dispatch struct {
 	mu     sync.Mutex
-	cond   sync.Cond // on mu (see init); signalled for one idle worker at a time
-	queue  []task    // queue[head:] wait, oldest first
+	queue  []task // queue[head:] wait, oldest first
 	head   int
-	idle   int  // workers waiting in take
-	waking bool // a worker was signalled and has not returned from its wait
+	idle   []chan struct{} // the wake-up channels of the workers waiting in take, the last to wait last
+	waking bool            // a worker was woken and has not returned from its wait
 	closed bool
 }
-
-func (d *dispatch) init() { d.cond.L = &d.mu }
 
 // push queues a task for each of claims, claimed at now.
 func (d *dispatch) push(claims []*JobRecord, now time.Time) {
@@ -46,28 +50,32 @@ func (d *dispatch) push(claims []*JobRecord, now time.Time) {
 	d.mu.Unlock()
 }
 
-// wakeOne signals an idle worker when tasks wait and no other worker is
-// on its way already. d.mu is held.
+// wakeOne wakes the idle worker that went idle last when tasks wait and
+// no other worker is on its way already. d.mu is held.
 func (d *dispatch) wakeOne() {
-	if d.head < len(d.queue) && d.idle > 0 && !d.waking {
+	if n := len(d.idle); d.head < len(d.queue) && n > 0 && !d.waking {
 		d.waking = true
-		d.cond.Signal()
+		d.idle[n-1] <- struct{}{}
+		d.idle[n-1] = nil
+		d.idle = d.idle[:n-1]
 	}
 }
 
 // take returns the oldest waiting task, waiting for one; false once close
-// was called and no task waits.
-func (d *dispatch) take() (task, bool) {
+// was called and no task waits. wake is the calling worker's own wake-up
+// channel, of capacity 1, empty.
+func (d *dispatch) take(wake chan struct{}) (task, bool) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	for d.head == len(d.queue) {
 		if d.closed {
+			d.mu.Unlock()
 			return task{}, false
 		}
-		d.idle++
-		d.cond.Wait()
-		d.idle--
-		d.waking = false // only close wakes more than the one signalled
+		d.idle = append(d.idle, wake)
+		d.mu.Unlock()
+		<-wake
+		d.mu.Lock()
+		d.waking = false // only close wakes more than the one woken
 	}
 	t := d.queue[d.head]
 	d.queue[d.head] = task{}
@@ -76,6 +84,7 @@ func (d *dispatch) take() (task, bool) {
 		d.queue, d.head = d.queue[:0], 0
 	}
 	d.wakeOne()
+	d.mu.Unlock()
 	return t, true
 }
 
@@ -83,6 +92,9 @@ func (d *dispatch) take() (task, bool) {
 func (d *dispatch) close() {
 	d.mu.Lock()
 	d.closed = true
-	d.cond.Broadcast()
+	for _, w := range d.idle {
+		w <- struct{}{}
+	}
+	d.idle = nil
 	d.mu.Unlock()
 }

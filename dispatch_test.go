@@ -3,6 +3,7 @@ package scheduler
 import (
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -11,15 +12,15 @@ import (
 // ends every worker once the queue is empty.
 func TestDispatchEachTaskOnce(t *testing.T) {
 	var d dispatch
-	d.init()
 	const workers, batches, per = 8, 50, 37
 	var mu sync.Mutex
 	taken := make(map[*JobRecord]int)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			wake := make(chan struct{}, 1)
 			for {
-				tk, ok := d.take()
+				tk, ok := d.take(wake)
 				if !ok {
 					return
 				}
@@ -60,4 +61,40 @@ func TestDispatchEachTaskOnce(t *testing.T) {
 	if d.head != len(d.queue) {
 		t.Errorf("%d tasks left in the queue", len(d.queue)-d.head)
 	}
+}
+
+// TestDispatchLastIdleFirst: one task at a time, each pushed once every
+// worker waits, goes to the worker that went idle last, the same one each
+// time, not to each of the workers in turn.
+func TestDispatchLastIdleFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var d dispatch
+		const workers, tasks = 8, 20
+		var mu sync.Mutex
+		by := map[int]int{} // tasks taken by worker
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				wake := make(chan struct{}, 1)
+				for {
+					if _, ok := d.take(wake); !ok {
+						return
+					}
+					mu.Lock()
+					by[w]++
+					mu.Unlock()
+				}
+			})
+		}
+		for range tasks {
+			synctest.Wait() // every worker waits in take
+			d.push([]*JobRecord{new(JobRecord)}, time.Now())
+		}
+		synctest.Wait()
+		d.close()
+		wg.Wait()
+		if len(by) != 1 {
+			t.Errorf("tasks taken by worker %v, want all %d by one worker", by, tasks)
+		}
+	})
 }

@@ -143,8 +143,9 @@ func (s *Scheduler) worker() {
 	defer cancel()
 	w := &workerState{lease: s.leases.addSlot()}
 	defer s.leases.removeSlot(w.lease)
+	wake := make(chan struct{}, 1)
 	for {
-		t, ok := s.work.take()
+		t, ok := s.work.take(wake)
 		if !ok {
 			return
 		}

@@ -393,7 +393,6 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		log:   slog.New(tracectx.LogHandler(c.Logger.Handler())),
 		wake:  make(chan struct{}, 1),
 	}
-	s.work.init()
 	s.httpExec = httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
 	s.builtins.Register(action.HTTP, s.httpExec)
 	s.builtins.Register(action.HTTPS, s.httpExec)
