@@ -158,9 +158,9 @@ func (a *aheadClaims) startsWithin(now time.Time, d time.Duration) bool {
 }
 
 // linger is how long an outcome may wait for others to be recorded with it
-// while claims held ahead start meanwhile (see outcomeBatch): a fifth of
+// while claims held ahead start meanwhile (see outcomeBatch): half
 // Config.ClaimAhead, 0 when nothing is claimed ahead.
-func (s *Scheduler) linger() time.Duration { return s.claimAhead() / 5 }
+func (s *Scheduler) linger() time.Duration { return s.claimAhead() / 2 }
 
 // setClaimAt makes t the instant of the loop's next claim.
 func (a *aheadClaims) setClaimAt(t time.Time) {

@@ -68,7 +68,7 @@ func oneTimeAt(start time.Time) string {
 // at their due instant, none earlier; claimed ahead, they take a few
 // claims for all of them (the loop claims every half ClaimAhead), where
 // claiming each once it is due takes one claim per job or more, and their
-// outcomes are recorded two or three at a time (an outcome waits a fifth
+// outcomes are recorded several at a time (an outcome waits half
 // of ClaimAhead for the next ones while claims held ahead start).
 func TestClaimAheadStartsOnTime(t *testing.T) {
 	for _, tt := range []struct {
@@ -99,7 +99,7 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 				e.start()
 				defer e.stop()
 				before, batches := st.claims.Load(), st.batches.Load()
-				time.Sleep(2 * time.Second)
+				time.Sleep(2*time.Second + 100*time.Millisecond) // past the last outcome's linger
 				synctest.Wait()
 				claims := int(st.claims.Load() - before)
 				if b := int(st.batches.Load() - batches); b > tt.batches {
@@ -132,8 +132,8 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 
 // TestClaimAheadSteadyBatches: at a steady rate, one outcome a
 // millisecond, over a store that takes 2 ms a RecordBatch, the outcomes
-// are recorded ten or more at a time (a linger, a fifth of ClaimAhead:
-// 10 ms), not one or two at a time behind each store call; none waits
+// are recorded twenty or more at a time (a linger, half ClaimAhead:
+// 25 ms), not one or two at a time behind each store call; none waits
 // longer than the linger for the call that records it; and Stop, called
 // while outcomes linger, returns once every one is recorded.
 func TestClaimAheadSteadyBatches(t *testing.T) {
@@ -153,10 +153,10 @@ func TestClaimAheadSteadyBatches(t *testing.T) {
 		e.start()
 		time.Sleep(time.Until(first.Add(n * time.Millisecond)))
 		e.stop()
-		if b := st.batches.Load(); b > n/8 {
-			t.Errorf("%d record batches for %d outcomes 1 ms apart, want at most %d", b, n, n/8)
+		if b := st.batches.Load(); b > n/20 {
+			t.Errorf("%d record batches for %d outcomes 1 ms apart, want at most %d", b, n, n/20)
 		}
-		if w, linger := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead/5; w > linger {
+		if w, linger := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead/2; w > linger {
 			t.Errorf("an outcome waited %v for its record, want at most the linger, %v", w, linger)
 		}
 		e.mu.Lock()
@@ -419,7 +419,7 @@ func TestClaimAheadStopHonoursContext(t *testing.T) {
 // c's, held and due 100 ms later.
 func TestClaimAheadLingerDueAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{ClaimAhead: time.Second}) // a linger of 200 ms
+		e := newEnv(t, scheduler.Config{ClaimAhead: time.Second}) // a linger of 500 ms
 		coll := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
 			Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: "Second", Interval: 1}}}}
 		if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
