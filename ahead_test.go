@@ -412,44 +412,62 @@ func TestClaimAheadStopHonoursContext(t *testing.T) {
 	})
 }
 
-// TestClaimAheadLingerDueAgain: an outcome recorded while another lingers
-// (see outcomeBatch) is recorded at once when its job is due again within
-// the linger, so that its next occurrence starts on time: job b, every
-// second, runs 900 ms; job a's outcome, 50 ms earlier, lingers for job
-// c's, held and due 100 ms later.
+// TestClaimAheadLingerDueAgain: an outcome whose job is due again within
+// the linger (500 ms, for a ClaimAhead of 1s) is recorded at once rather
+// than left to linger with others, so that its next occurrence starts on
+// time. Job b, every second, runs its first attempt for run; job a, one
+// time at aAt, runs at once; job c, one time at cAt, is held meanwhile.
+// "lingering": a's outcome, 50 ms before b's, lingers for c's (due 100 ms
+// after b's end); b's is added while it lingers. "during a flush": the
+// store takes 100 ms a RecordBatch, and a's outcome, with no held claim
+// due within the linger, is flushed at once at 650 ms; b's is added
+// during that flush, and is recorded right after it although c then
+// starts within the linger.
 func TestClaimAheadLingerDueAgain(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{ClaimAhead: time.Second}) // a linger of 500 ms
-		coll := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
-			Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: "Second", Interval: 1}}}}
-		if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
-			t.Fatal(err)
-		}
-		e.exec.fn = func(req *action.Request, _ int) error {
-			if req.JobID == "c/b" {
-				time.Sleep(900 * time.Millisecond)
-			}
-			return nil
-		}
-		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
-		e.put("b", `{"action": `+hello+`}, "startTime": "`+due.UTC().Format(time.RFC3339)+`",
-			"recurrence": {"frequency": "Second", "interval": 1, "count": 2}}`)
-		e.put("a", oneTimeAt(due.Add(850*time.Millisecond)))
-		e.put("c", oneTimeAt(due.Add(950*time.Millisecond)))
-		e.start()
-		defer e.stop()
-		time.Sleep(time.Until(due.Add(3 * time.Second)))
-		synctest.Wait()
-		var got []time.Duration
-		for _, c := range e.exec.calls {
-			if c.req.JobID == "c/b" {
-				got = append(got, c.at.Sub(due))
-			}
-		}
-		if want := []time.Duration{0, time.Second}; fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("b started at %v from its first due instant, want %v", got, want)
-		}
-	})
+	for _, tt := range []struct {
+		name          string
+		slow          time.Duration
+		run, aAt, cAt time.Duration
+	}{
+		{name: "lingering", run: 900 * time.Millisecond, aAt: 850 * time.Millisecond, cAt: 950 * time.Millisecond},
+		{name: "during a flush", slow: 100 * time.Millisecond, run: 700 * time.Millisecond, aAt: 650 * time.Millisecond, cAt: 1200 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{ClaimAhead: time.Second}) // a linger of 500 ms
+				e.over(&claimCounter{Store: e.store, slow: tt.slow})
+				coll := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+					Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: "Second", Interval: 1}}}}
+				if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
+					t.Fatal(err)
+				}
+				e.exec.fn = func(req *action.Request, _ int) error {
+					if req.JobID == "c/b" {
+						time.Sleep(tt.run)
+					}
+					return nil
+				}
+				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+				e.put("b", `{"action": `+hello+`}, "startTime": "`+due.UTC().Format(time.RFC3339)+`",
+					"recurrence": {"frequency": "Second", "interval": 1, "count": 2}}`)
+				e.put("a", oneTimeAt(due.Add(tt.aAt)))
+				e.put("c", oneTimeAt(due.Add(tt.cAt)))
+				e.start()
+				defer e.stop()
+				time.Sleep(time.Until(due.Add(3 * time.Second)))
+				synctest.Wait()
+				var got []time.Duration
+				for _, c := range e.exec.calls {
+					if c.req.JobID == "c/b" {
+						got = append(got, c.at.Sub(due))
+					}
+				}
+				if want := []time.Duration{0, time.Second}; fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("b started at %v from its first due instant, want %v", got, want)
+				}
+			})
+		})
+	}
 }
 
 // TestClaimAheadTakesOnlyExpiredLeases: an instance that claims a second
