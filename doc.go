@@ -674,8 +674,11 @@
 // with a space or a tab are read past. Not read: VFREEBUSY periods,
 // VTIMEZONE rules before 1970, and instances after 2100 (see
 // [CalendarProperties]). An event's set holds at most 10,000 instances,
-// a text at most 50,000 excluded days and spans and 10 rules without an
-// occurrence. [ParseCalendar] reads the JSON form and
+// a text at most 50,000 excluded days and spans. A rule (RRULE or EXRULE)
+// without an occurrence before 2100 (BYMONTH=2;BYMONTHDAY=30, a BYSETPOS
+// that selects nothing, an UNTIL before the first one) is a mistake and is
+// refused at its line, found without a search to the year 9999; after 5
+// such rules a text's further rules are not read. [ParseCalendar] reads the JSON form and
 // names each problem at its path ("properties.ranges[0].end";
 // "properties.ical" with the line: "line 3: DTSTART ..."). A calendar is kept in
 // its collection's record, so that writing it is one atomic write of the

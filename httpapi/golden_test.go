@@ -646,6 +646,9 @@ func steps() []step {
 		{name: "put-calendar-ical-unknown-tzid", method: "PUT", path: rg1 + "/jcical/calendars/freeze" + v, body: `{"properties": {
   "ical": "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;TZID=Customized Time Zone:20261204T160000\r\nDURATION:PT2H\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 }}`},
+		{name: "put-calendar-ical-never", method: "PUT", path: rg1 + "/jcical/calendars/freeze" + v, body: `{"properties": {
+  "ical": "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20261201\r\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20261201\r\nRRULE:FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+}}`},
 		{name: "delete-collection-ical", method: "DELETE", path: rg1 + "/jcical" + v},
 	}
 }

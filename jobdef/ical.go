@@ -23,14 +23,16 @@ import (
 // rules and lists make on the way (RRULE, RDATE, EXRULE, EXDATE,
 // RECURRENCE-ID, the onsets of a VTIMEZONE) are at most maxICalInstants,
 // so that a short text cannot make a calendar that takes gigabytes to
-// build; and at most maxICalEmptyRules of its rules have no occurrence
-// before 2100, since each costs up to a second to search.
+// build. A rule (RRULE or EXRULE) without an occurrence before 2100 is
+// refused (see never and probe); once maxICalEmptyRules have been found
+// by probing, the text's further rules are refused unread, so that a text
+// costs at most a few of those probes.
 const (
 	maxICalOccurrences = 10_000
 	maxICalDays        = 3660
 	maxICalExclusions  = 50_000
 	maxICalInstants    = 100_000
-	maxICalEmptyRules  = 10
+	maxICalEmptyRules  = 5
 )
 
 var icalUntil = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -54,7 +56,7 @@ type icalReader struct {
 	loc   *time.Location // the calendar's zone, of floating times
 	zones icalZones
 	made  int // instants made so far, of maxICalInstants
-	empty int // rules without an occurrence so far, of maxICalEmptyRules
+	empty int // rules probed without an occurrence so far, of maxICalEmptyRules
 }
 
 // readICal returns the exclusions of the VEVENTs of text read in loc (the
@@ -422,7 +424,8 @@ func (r *icalReader) first(ev *icalEvent) (icalInstance, icalFail) {
 
 // expand returns the occurrences before icalUntil of l, an RRULE or
 // EXRULE of an event (or a time zone's observance) that starts at start,
-// or a problem when they are more than limit.
+// or a problem when they are more than limit or when there are none (but
+// for a start from 2100 on).
 func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Time, icalFail) {
 	opt, err := rrule.StrToROptionInLocation(l.value, start.Location())
 	if err != nil {
@@ -437,17 +440,20 @@ func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Tim
 	if err != nil {
 		return nil, failAt(l.n, "%s %q is not a recurrence rule: %v", l.name, l.value, err)
 	}
-	if !reachable(opt) {
-		return nil, r.none(l)
+	if why := never(opt); why != "" {
+		return nil, failAt(l.n, "%s %q never occurs: %s", l.name, l.value, why)
+	}
+	if !start.Before(icalUntil) {
+		return nil, nil
+	}
+	if fail := r.probe(l, opt); fail != nil {
+		return nil, fail
 	}
 	var out []time.Time
 	it := rule.Iterator()
 	for {
 		t, ok := it()
 		if !ok || !t.Before(icalUntil) {
-			if len(out) == 0 {
-				return nil, r.none(l)
-			}
 			return out, nil
 		}
 		if len(out) == limit {
@@ -464,14 +470,74 @@ func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Tim
 	}
 }
 
-// none counts l, a rule without an occurrence before 2100, against
-// maxICalEmptyRules: rrule-go looks for the first one in every period up to
-// the year 9999, which takes up to a second.
-func (r *icalReader) none(l *icalLine) icalFail {
-	if r.empty++; r.empty > maxICalEmptyRules {
-		return failAt(l.n, "%s %q has no occurrence before 2100, and a text may have at most %d such rules", l.name, l.value, maxICalEmptyRules)
+// never returns why opt, a rule, can have no occurrence whatever its
+// start, found without expanding it: its BYMONTHDAY names no day of the
+// months its BYMONTH allows (30 February, 31 April), or, of a sub-daily
+// rule, its steps never meet the times of day its BYHOUR, BYMINUTE and
+// BYSECOND allow (see reachable). It returns "" when the rule may occur.
+func never(opt *rrule.ROption) string {
+	if len(opt.Bymonthday) > 0 {
+		months := opt.Bymonth
+		if len(months) == 0 {
+			months = orAll(nil, 13)[1:]
+		}
+		longest := 0
+		for _, m := range months {
+			// February has 29 days in a leap year.
+			longest = max(longest, time.Date(2000, time.Month(m)+1, 0, 0, 0, 0, 0, time.UTC).Day())
+		}
+		if !slices.ContainsFunc(opt.Bymonthday, func(d int) bool { return d != 0 && abs(d) <= longest }) {
+			return fmt.Sprintf("no month of BYMONTH=%s has a day of BYMONTHDAY=%s", joinInts(months), joinInts(opt.Bymonthday))
+		}
 	}
-	return nil
+	if !reachable(opt) {
+		return "its steps from DTSTART never meet its BYHOUR, BYMINUTE and BYSECOND"
+	}
+	return ""
+}
+
+// probe refuses l, a rule whose options are opt (DTSTART and UNTIL set),
+// when it has no occurrence before 2100 (or before its UNTIL). rrule-go
+// looks for a rule's first occurrence in every period up to the year
+// 9999, whatever UNTIL says: up to a second of work from today. The probe
+// asks it instead for the first occurrence of the rule moved by 19 whole
+// 400-year cycles of the Gregorian calendar (which repeat weekdays, leap
+// years and week numbers, so that the moved rule occurs at the moved
+// instants), where the search ends in 9999 after at most 300 years more
+// than from DTSTART to the moved 2100 (a few milliseconds to 25ms). A
+// rule the probe passes has an occurrence before 2100, and its expansion
+// stops at the first one after 2100, which is at most a cycle later.
+func (r *icalReader) probe(l *icalLine, opt *rrule.ROption) icalFail {
+	if r.empty >= maxICalEmptyRules {
+		return failAt(l.n, "%s %q is not read: the text already has %d rules without an occurrence before 2100", l.name, l.value, maxICalEmptyRules)
+	}
+	years := 400 * ((rrule.MAXYEAR - icalUntil.Year()) / 400)
+	moved := *opt
+	moved.Dtstart = opt.Dtstart.AddDate(years, 0, 0)
+	moved.Until = opt.Until.AddDate(years, 0, 0)
+	if rule, err := rrule.NewRRule(moved); err == nil {
+		if t, ok := rule.Iterator()(); ok && t.Before(icalUntil.AddDate(years, 0, 0)) {
+			return nil
+		}
+	}
+	r.empty++
+	return failAt(l.n, "%s %q has no occurrence before 2100 (or its UNTIL)", l.name, l.value)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// joinInts writes ns as a BYxxx value writes them: 4,6,9.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 // reachable reports whether a sub-daily rule (HOURLY, MINUTELY, SECONDLY)

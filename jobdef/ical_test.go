@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -127,9 +128,6 @@ func TestCalendarICalInvalid(t *testing.T) {
 			`line 2: VTIMEZONE "Custom" has more different offsets than a zone may have`},
 		// 2 kB of zones that would make 108,000 onsets.
 		{"BEGIN:VCALENDAR\n" + manyZones(12) + "END:VCALENDAR", "the text makes more than 100000 instants of events, rules and zones"},
-		// Rules without an occurrence are searched to the year 9999.
-		{"BEGIN:VCALENDAR\n" + strings.Repeat("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20260101\nRRULE:FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=30\nEND:VEVENT\n", 11) + "END:VCALENDAR",
-			`line 44: RRULE "FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=30" has no occurrence before 2100, and a text may have at most 10 such rules`},
 		// Two rules that each fit but together pass the bound of an event.
 		{"BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20000101\nRRULE:FREQ=DAILY;COUNT=6000\nRRULE:FREQ=DAILY;INTERVAL=2;COUNT=6000\nEND:VEVENT\nEND:VCALENDAR",
 			`line 5: RRULE "FREQ=DAILY;INTERVAL=2;COUNT=6000" has more than 10000 occurrences before 2100 (with the event's other ones)`},
@@ -159,35 +157,105 @@ func quoteJSON(s string) string {
 	return string(b)
 }
 
-// TestCalendarICalUnreachableRules: sub-daily rules whose BYHOUR,
-// BYMINUTE or BYSECOND the steps from DTSTART never meet have no
-// occurrence (rrule-go would step on for ever); their event still
-// excludes its DTSTART. A step that meets them on another day does.
-func TestCalendarICalUnreachableRules(t *testing.T) {
+// TestCalendarICalEmptyRules: a rule without an occurrence before 2100
+// is refused at its line, whether a static check sees it (a month day no
+// month of BYMONTH has, sub-daily steps that never meet BYHOUR, BYMINUTE
+// or BYSECOND) or the probe does (a selection that selects nothing, a
+// leap day of years that are never leap, an UNTIL before the first one);
+// past 5 of the latter, further rules are refused unread.
+func TestCalendarICalEmptyRules(t *testing.T) {
+	for _, tt := range []struct{ start, rule, want string }{
+		{"VALUE=DATE:20260101", "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30", "never occurs: no month of BYMONTH=2 has a day of BYMONTHDAY=30"},
+		{"VALUE=DATE:20260101", "FREQ=MONTHLY;BYMONTH=4,6,9,11;BYMONTHDAY=31", "never occurs: no month of BYMONTH=4,6,9,11 has a day of BYMONTHDAY=31"},
+		{"VALUE=DATE:20260101", "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=-30,30;BYDAY=MO", "never occurs: no month of BYMONTH=2 has a day of BYMONTHDAY=-30,30"},
+		{"VALUE=DATE:20260101", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=31", "never occurs: no month of BYMONTH=2 has a day of BYMONTHDAY=31"},
+		{"20261201T100000Z", "FREQ=SECONDLY;INTERVAL=2;BYSECOND=1", "never occurs: its steps from DTSTART never meet its BYHOUR, BYMINUTE and BYSECOND"},
+		{"20261202T100000Z", "FREQ=MINUTELY;INTERVAL=2;BYMINUTE=1", "never occurs: its steps"},
+		{"20261203T100000Z", "FREQ=HOURLY;INTERVAL=2;BYHOUR=1", "never occurs: its steps"},
+		{"VALUE=DATE:20260101", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3", "has no occurrence before 2100 (or its UNTIL)"},
+		{"VALUE=DATE:20250101", "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29", "has no occurrence before 2100"},
+		{"20260101T100000Z", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2", "has no occurrence before 2100"},
+		{"VALUE=DATE:20260101", "FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=25;UNTIL=20261101", "has no occurrence before 2100 (or its UNTIL)"},
+		{"VALUE=DATE:20260101", "FREQ=WEEKLY;BYDAY=MO;BYMONTH=3;BYYEARDAY=1", "has no occurrence before 2100"},
+	} {
+		text := "BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;" + tt.start + "\nDURATION:PT30M\nRRULE:" + tt.rule + "\nEND:VEVENT\nEND:VCALENDAR"
+		if !strings.HasPrefix(tt.start, "VALUE") {
+			text = strings.Replace(text, "DTSTART;", "DTSTART:", 1)
+		}
+		want := "line 5: RRULE " + strconv.Quote(tt.rule) + " " + tt.want
+		_, err := jobdef.ParseCalendar([]byte(`{"properties": {"ical": ` + quoteJSON(text) + `}}`))
+		var ve *jobdef.ValidationError
+		if !errors.As(err, &ve) || ve.Path != "properties.ical" || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseCalendar(RRULE %q) = %v, want a problem at properties.ical holding %q", tt.rule, err, want)
+		}
+	}
+
+	// Past 5 rules the probe finds empty, the others are not read.
+	rule := "RRULE:FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3\n"
+	text := "BEGIN:VCALENDAR\n" + strings.Repeat("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20260101\n"+rule+"END:VEVENT\n", 7) + "END:VCALENDAR"
+	_, err := jobdef.ParseCalendar([]byte(`{"properties": {"ical": ` + quoteJSON(text) + `}}`))
+	for _, want := range []string{
+		`line 20: RRULE "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3" has no occurrence before 2100`,
+		`line 24: RRULE "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3" is not read: the text already has 5 rules without an occurrence before 2100`,
+		`line 28: RRULE "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3" is not read`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseCalendar(7 empty rules) = %v, want a problem holding %q", err, want)
+		}
+	}
+}
+
+// TestCalendarICalRareRules: rules that occur rarely, or only after the
+// first of their periods, are expanded as before: the probe passes them.
+func TestCalendarICalRareRules(t *testing.T) {
 	event := func(start, rule string) string {
 		return "BEGIN:VEVENT\nDTSTART:" + start + "\nDURATION:PT30M\nRRULE:" + rule + "\nEND:VEVENT\n"
 	}
 	excl := compileICal(t, "UTC", "BEGIN:VCALENDAR\n"+
-		event("20261201T100000Z", "FREQ=SECONDLY;INTERVAL=2;BYSECOND=1")+
-		event("20261202T100000Z", "FREQ=MINUTELY;INTERVAL=2;BYMINUTE=1")+
-		event("20261203T100000Z", "FREQ=HOURLY;INTERVAL=2;BYHOUR=1")+
 		event("20261204T100000Z", "FREQ=HOURLY;INTERVAL=5;BYHOUR=1;COUNT=2")+
+		// 29 February on a Monday: 2044, 2072.
+		event("20260101T120000Z", "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO")+
+		event("20260101T130000Z", "FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=-29")+
+		// From 2150 on, a rule adds nothing before 2100 but is no mistake.
+		event("21500101T100000Z", "FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=FR")+
 		"END:VCALENDAR")
 	for _, tt := range []struct {
 		at   time.Time
 		want bool
 	}{
-		{time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), true},
-		{time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC), true},
-		{time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), true},
-		{time.Date(2026, 12, 3, 11, 0, 0, 0, time.UTC), false},
 		{time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC), true},  // 10:00 + 3 x 5 hours
 		{time.Date(2026, 12, 10, 1, 0, 0, 0, time.UTC), true}, // and 24 x 5 hours later
 		{time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC), false},
+		{time.Date(2044, 2, 29, 12, 0, 0, 0, time.UTC), true},
+		{time.Date(2072, 2, 29, 12, 0, 0, 0, time.UTC), true},
+		{time.Date(2028, 2, 29, 12, 0, 0, 0, time.UTC), false},
+		{time.Date(2027, 2, 1, 13, 0, 0, 0, time.UTC), false}, // 28 days: no 29th from the end
+		{time.Date(2028, 2, 1, 13, 0, 0, 0, time.UTC), true},
 	} {
 		if got := excl.Excludes(tt.at); got != tt.want {
 			t.Errorf("Excludes(%v) = %v, want %v", tt.at, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkCalendarICalEmptyRule reads a text of one event whose rule has
+// no occurrence: one the static check sees, and the slowest kind and a
+// common kind of those only the probe sees. rrule-go alone searches each
+// to the year 9999.
+func BenchmarkCalendarICalEmptyRule(b *testing.B) {
+	for _, tt := range []struct{ name, rule string }{
+		{"static-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=30"},
+		{"probe-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2"},
+		{"probe-monthly", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3"},
+	} {
+		body := []byte(`{"properties": {"ical": ` + quoteJSON("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:20261201T100000Z\nDURATION:PT1H\nRRULE:"+tt.rule+"\nEND:VEVENT\nEND:VCALENDAR") + `}}`)
+		b.Run(tt.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := jobdef.ParseCalendar(body); err == nil {
+					b.Fatal("ParseCalendar took a rule without an occurrence")
+				}
+			}
+		})
 	}
 }
 
