@@ -249,3 +249,49 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkJobPageCalendarExcluded renders the job page of a minutely job
+// whose calendar excludes its first weeks (the job skips them, or merges
+// them into the next included minute), with the minutes dropped before
+// its next occurrence: the page costs the same however many they are.
+func BenchmarkJobPageCalendarExcluded(b *testing.B) {
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := &bigStore{h: dashboard.New(s, &dashboard.Options{Prefix: "/ui", Logger: slog.New(slog.DiscardHandler)})}
+	if _, err := s.PutCollection(context.Background(), "c", nil, nil); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Date(time.Now().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, weeks := range []int{1, 8} {
+		for _, on := range []string{"Skip", "NextIncluded"} {
+			name := fmt.Sprintf("weeks=%d/%s", weeks, on)
+			c, err := scheduler.ParseCalendar([]byte(fmt.Sprintf(`{"properties": {"ranges": [{"start": %q, "end": %q}]}}`,
+				start.Format("2006-01-02T15:04:05"), start.AddDate(0, 0, 7*weeks).Format("2006-01-02T15:04:05"))))
+			if err != nil {
+				b.Fatal(err)
+			}
+			cal := fmt.Sprintf("weeks%d", weeks)
+			if _, err := s.PutCalendar(context.Background(), "c", cal, c, nil); err != nil {
+				b.Fatal(err)
+			}
+			job, err := scheduler.ParseJob([]byte(fmt.Sprintf(`{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "POST"}},
+				"startTime": %q, "recurrence": {"frequency": "Minute", "calendar": %q, "onExcluded": %q}}`, start.Format(time.RFC3339), cal, on)), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			jobName := strings.NewReplacer("=", "-", "/", "-").Replace(name)
+			if _, err := s.PutJob(context.Background(), "c", jobName, job, nil); err != nil {
+				b.Fatal(err)
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					h.get(b, "/collections/c/jobs/"+jobName)
+				}
+				b.ReportMetric(float64(7*24*60*weeks), "dropped-minutes")
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/page")
+			})
+		}
+	}
+}

@@ -836,3 +836,46 @@ func TestJobPageCalendarChanged(t *testing.T) {
 		t.Errorf("job page of a record planned under the old calendar: occurrence 1 at %s does not say it was planned for %s:\n%s", day(3), day(1), p.body)
 	}
 }
+
+// TestJobPageCalendarDroppedCut: a minutely job whose calendar excludes a
+// week drops 10,080 occurrences before its next one; the job page reads at
+// most 1,000 of them and lists at most 10 rows of them before an
+// occurrence, its last row saying that more are dropped, whether they come
+// before the next occurrence or between two listed ones.
+func TestJobPageCalendarDroppedCut(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	year := time.Now().Year() + 1
+	at := func(d, m int) time.Time { return time.Date(year, 1, d, 0, m, 0, 0, time.UTC) }
+	iso := func(t time.Time) string { return regexp.QuoteMeta(t.Format(time.RFC3339)) }
+	e.calendar("c", "wk", fmt.Sprintf(`{"properties": {"ranges": [{"start": "%d-01-01T00:05:00", "end": "%d-01-08T00:00:00"}]}}`, year, year))
+	const cut = `and more before the next occurrence (not listed)`
+	skipped := regexp.MustCompile(`<tr class="skipped">`)
+
+	// Skipped, between listed occurrences: one row for the run, cut after
+	// 1,000 read; occurrence 6 runs at the end of the week.
+	e.job("c", "skips", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Minute", "calendar": "wk"}`, at(1, 0).Format(time.RFC3339)))
+	p := e.get(jobPath("c", "skips"))
+	wantStatus(t, "skips", p, http.StatusOK)
+	run := regexp.MustCompile(`<td><time datetime="` + iso(at(1, 5)) + `">[\s\S]*?skipped: excluded by calendar “wk”, and 999 more to <time datetime="` + iso(at(1, 5).Add(999*time.Minute)) +
+		`">[^<]*</time></span> <span class="calendar cut">` + regexp.QuoteMeta(cut) + `</span>[\s\S]*?<td class="num">6</td>\s*<td><time datetime="` + iso(at(8, 0)) + `">`)
+	if !run.MatchString(p.body) {
+		t.Errorf("job page: no row skipping %v and 999 more, cut, before occurrence 6 at %v:\n%s", at(1, 5), at(8, 0), p.body)
+	}
+	if n := len(skipped.FindAllString(p.body, -1)); n != 1 {
+		t.Errorf("job page lists %d skipped rows, want 1", n)
+	}
+
+	// Merged, before the next occurrence (the end of the week, as the job
+	// starts in the excluded week): each its own row, at most 10 of them.
+	e.job("c", "merges", "/ok", fmt.Sprintf(`"startTime": "%s", "recurrence": {"frequency": "Minute", "calendar": "wk", "onExcluded": "NextIncluded"}`, at(1, 5).Format(time.RFC3339)))
+	p = e.get(jobPath("c", "merges"))
+	wantStatus(t, "merges", p, http.StatusOK)
+	if n := len(skipped.FindAllString(p.body, -1)); n != 10 {
+		t.Errorf("job page lists %d merged rows, want 10", n)
+	}
+	last := regexp.MustCompile(`<td><time datetime="` + iso(at(1, 14)) + `">[\s\S]*?merged into <time datetime="` + iso(at(8, 0)) + `">[^<]*</time> by calendar “wk”</span> <span class="calendar cut">` + regexp.QuoteMeta(cut))
+	if !last.MatchString(p.body) {
+		t.Errorf("job page: the 10th merged row (%v) does not say that more are merged:\n%s", at(1, 14), p.body)
+	}
+}

@@ -550,6 +550,10 @@ type occurrenceRow struct {
 	Last      stamp
 	Merged    bool
 	Into      stamp
+	// Cut is set on the last row of the dropped ones listed before an
+	// occurrence when the calendar drops more that are not listed (see
+	// maxDroppedRead).
+	Cut bool
 	// Replanned is the instant the job's record planned this occurrence
 	// at under another version of the calendar, which the engine plans
 	// again when it comes due; zero when the record has it as listed.
@@ -744,14 +748,21 @@ func upcoming(rec *scheduler.JobRecord, cal *recurrence.Exclusions, n int) ([]oc
 	// calendar planned it again already, or the occurrences before next
 	// are excluded anyway).
 	var rows []occurrenceRow
+	budget := &droppedBudget{left: maxDroppedRead}
 	if from := time.Now(); cal != nil && next.After(from) {
 		if !next.Equal(planned) {
 			from = scheduled.Add(-time.Nanosecond)
 		}
-		rows = droppedRows(t, droppedBefore(t.Dropped(from, next), cal, t.OnExcluded()), next, next, loc)
+		// Dropped also holds the instants an earlier version of the
+		// calendar dropped, and those merged into the occurrence before
+		// the first listed (PreviousIncluded): only the ones cal excludes
+		// and that do not run as the occurrence before are listed.
+		rows = droppedRows(t, budget, t.Dropped(from, next), func(s time.Time, merged bool) bool {
+			return (!merged || t.OnExcluded() != recurrence.OnExcludedPreviousIncluded) && cal.Excludes(s)
+		}, next, next, loc)
 	}
 	k := len(rows)
-	rows = append(rows, occurrenceRows(t, next, limit, loc)...)
+	rows = append(rows, occurrenceRows(t, budget, next, limit, loc)...)
 	if !next.Equal(planned) && k < len(rows) {
 		rows[k].Calendar, rows[k].Replanned = t.Calendar(), at(planned, loc)
 	}
@@ -775,8 +786,8 @@ func disabledNote(rec *scheduler.JobRecord) string {
 // instant and carries the scheduled one it is spread from. Under an
 // exclusion calendar, a moved occurrence carries the instant it was
 // moved from, and the ones skipped after first get a row of their own
-// (not numbered, not counted in limit).
-func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.Location) []occurrenceRow {
+// (not numbered, not counted in limit), as far as budget lasts.
+func occurrenceRows(t *scheduler.Timing, budget *droppedBudget, first time.Time, limit int, loc *time.Location) []occurrenceRow {
 	var out []occurrenceRow
 	var rule *recurrence.Rule
 	if t.Rule() != nil {
@@ -805,24 +816,56 @@ func occurrenceRows(t *scheduler.Timing, first time.Time, limit int, loc *time.L
 			break
 		}
 		if n < limit {
-			out = append(out, droppedRows(t, t.Dropped(a, next), a, next, loc)...)
+			out = append(out, droppedRows(t, budget, t.Dropped(a, next), nil, a, next, loc)...)
 		}
 		a = next
 	}
 	return out
 }
 
+// Bounds of the occurrences a calendar drops that a page lists, so that
+// a page costs the same whatever the calendar excludes (a minutely job
+// whose calendar excludes a week drops 10,080 of them before its next
+// occurrence): a page reads at most maxDroppedRead dropped instants in
+// all, and lists at most maxDroppedRows rows of them before an
+// occurrence. Where either cuts the list, its last row says that more
+// are dropped before the next occurrence.
+const (
+	maxDroppedRead = 1000
+	maxDroppedRows = 10
+)
+
+// droppedBudget is what is left to read of maxDroppedRead on a page.
+type droppedBudget struct{ left int }
+
 // droppedRows lists dropped, the occurrences t's calendar drops between
 // the occurrences prev and next (see [scheduler.Timing.Dropped]): a run
 // of skipped ones as one row, each one merged into a neighbouring
-// occurrence as its own.
-func droppedRows(t *scheduler.Timing, dropped iter.Seq2[time.Time, bool], prev, next time.Time, loc *time.Location) []occurrenceRow {
+// occurrence as its own. Only those keep (nil: all) reports true for are
+// listed; each one read, listed or not, takes one of budget (one is read
+// when none is left), and the last row is Cut when budget or
+// maxDroppedRows ends the list early.
+func droppedRows(t *scheduler.Timing, budget *droppedBudget, dropped iter.Seq2[time.Time, bool], keep func(time.Time, bool) bool, prev, next time.Time, loc *time.Location) []occurrenceRow {
 	var out []occurrenceRow
 	var run *occurrenceRow // the row of the run of skipped ones being read
+	cut, read := false, 0
 	for s, merged := range dropped {
+		// One is read past the budget, to show that there are some.
+		if budget.left <= 0 && read > 0 {
+			cut = true
+			break
+		}
+		read, budget.left = read+1, budget.left-1
+		if keep != nil && !keep(s, merged) {
+			continue
+		}
 		if !merged && run != nil {
 			run.More, run.Last = run.More+1, at(s, loc)
 			continue
+		}
+		if len(out) == maxDroppedRows {
+			cut = true
+			break
 		}
 		row := occurrenceRow{At: at(s, loc), Offset: s.In(loc).Format("-07:00"), Calendar: t.Calendar(), Skipped: true}
 		if merged {
@@ -838,26 +881,10 @@ func droppedRows(t *scheduler.Timing, dropped iter.Seq2[time.Time, bool], prev, 
 			run = &out[len(out)-1]
 		}
 	}
-	return out
-}
-
-// droppedBefore yields those of dropped, the instants dropped before an
-// occurrence from an instant that is no occurrence, that cal excludes
-// and that do not run as the occurrence before (merged under
-// PreviousIncluded): dropped also holds the instants an earlier version
-// of the calendar dropped, and those merged into an occurrence before
-// the first listed.
-func droppedBefore(dropped iter.Seq2[time.Time, bool], cal *recurrence.Exclusions, on recurrence.OnExcluded) iter.Seq2[time.Time, bool] {
-	return func(yield func(time.Time, bool) bool) {
-		for s, merged := range dropped {
-			if merged && on == recurrence.OnExcludedPreviousIncluded || !cal.Excludes(s) {
-				continue
-			}
-			if !yield(s, merged) {
-				return
-			}
-		}
+	if cut && len(out) > 0 {
+		out[len(out)-1].Cut = true
 	}
+	return out
 }
 
 // historyRow is the line of a history entry.
@@ -1088,7 +1115,7 @@ func (h *handler) check(ctx context.Context, def []byte, collection, name string
 		if c := t.Count(); c > 0 {
 			limit = min(limit, c)
 		}
-		res.Upcoming = newUpcoming(res.Zone, occurrenceRows(t, first, limit, loc))
+		res.Upcoming = newUpcoming(res.Zone, occurrenceRows(t, &droppedBudget{left: maxDroppedRead}, first, limit, loc))
 		if k := len(res.Upcoming.Rows); k < n {
 			res.Note = fmt.Sprintf("It runs %d %s in all.", k, plural(k, "time", "times"))
 		}

@@ -742,3 +742,42 @@ func TestBrowserCalendarChanged(t *testing.T) {
 		t.Errorf("the timeout reads %q, want 1 minute and 30 seconds / PT1M30S", got)
 	}
 }
+
+// TestBrowserCalendarDroppedCut: the job page of a minutely job whose
+// calendar excludes a week lists, in the browser, one row for the
+// minutes it skips, cut after the ones the page reads, and says that more
+// are skipped before the next occurrence.
+func TestBrowserCalendarDroppedCut(t *testing.T) {
+	d := newDemo(t, false)
+	b := newBrowser(t)
+	year := time.Now().Year() + 1
+	coll := "contoso/prod/reports"
+	c, err := scheduler.ParseCalendar([]byte(fmt.Sprintf(`{"properties": {"ranges": [{"start": "%d-01-01T00:05:00", "end": "%d-01-08T00:00:00"}]}}`, year, year)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.s.PutCalendar(ctx, coll, "freeze-week", c, nil); err != nil {
+		t.Fatal(err)
+	}
+	job, err := scheduler.ParseJob([]byte(fmt.Sprintf(`{"action": {"type": "Https", "request": {"uri": "https://reports.contoso.example/tick", "method": "POST"}},
+		"startTime": "%d-01-01T00:00:00Z", "recurrence": {"frequency": "Minute", "calendar": "freeze-week"}}`, year)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.s.PutJob(ctx, coll, "ticker", job, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	b.do("open the job", chromedp.Navigate(d.url+"/collections/contoso%2Fprod%2Freports/jobs/ticker"),
+		chromedp.WaitVisible(chromedp.CSS("table.upcoming tr.skipped")))
+	want := fmt.Sprintf("skipped: excluded by calendar “freeze-week”, and 999 more to %d-01-01 16:44 UTC and more before the next occurrence (not listed)", year)
+	if s := b.text("table.upcoming tbody tr.skipped"); !strings.Contains(s, want) {
+		t.Errorf("skipped row: %q, want %q", s, want)
+	}
+	if n := eval[int](b, `document.querySelectorAll("table.upcoming tbody tr.skipped").length`); n != 1 {
+		t.Errorf("%d skipped rows, want 1", n)
+	}
+	if s := b.text("table.upcoming tbody tr:nth-child(7)"); !strings.Contains(s, fmt.Sprintf("%d-01-08 00:00 UTC", year)) {
+		t.Errorf("occurrence 6: %q, want %d-01-08 00:00 UTC", s, year)
+	}
+}
