@@ -1118,7 +1118,13 @@
 // happens to those more than one interval late). If the store was away
 // for longer than two thirds of LeaseDuration, another instance may take
 // such a job over first and run its occurrence again with the same
-// execution tag.
+// execution tag. Only the store's failures count as an outage (any error
+// but ErrNotFound, ErrConflict, ErrLeaseLost, ErrQuotaExceeded and the
+// Scheduler's other sentinels, context.Canceled, a [*ValidationError] or
+// a JSON error of a record that does not encode or decode): a call of the
+// loop that fails otherwise (a row that does not decode) is logged as an
+// error once while it repeats, and an outcome the store refuses so is
+// logged as not recorded rather than recorded again.
 //
 // A SQLite file that cannot grow (its disk is full, or it reached its
 // max_page_count) is handled the same way: writes fail, changing nothing,

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"sync"
@@ -23,21 +24,62 @@ const (
 	recordRetryLast  = 2 * time.Second
 )
 
-// transient reports whether err, from a store call, may go away when the
-// call is repeated: any error but the store's verdicts on the call
-// (ErrNotFound, ErrConflict, ErrLeaseLost).
+// transient reports whether err, from a store call, is a failure of the
+// store (a connection refused or cut, an I/O error, a timeout, a database
+// restarting) that may go away when the call is repeated, and which the
+// outage logic answers (the loop logs an outage and asks again every
+// second; an attempt's outcome is recorded again until the store answers).
+//
+// An error is the store's unless it is one of these, which repeating the
+// call does not mend:
+//   - a verdict of the store or the Scheduler on the call: ErrNotFound,
+//     ErrConflict (and ErrPreconditionFailed), ErrLeaseLost,
+//     ErrQuotaExceeded, ErrFinalState, ErrCollectionNotEnabled,
+//     ErrCalendarInUse, ErrStopped;
+//   - the caller's: context.Canceled (Stop, or a caller that went away; a
+//     store's own deadline, context.DeadlineExceeded, is a timeout and
+//     the store's);
+//   - a definition's or one record's: a [*ValidationError], or a JSON error
+//     of encoding or decoding a record (a row that does not decode), which
+//     the SQL stores wrap.
+//
+// Any other error, a user's store's own included, counts as the store's.
 func transient(err error) bool {
-	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrLeaseLost)
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	for _, verdict := range verdicts {
+		if errors.Is(err, verdict) {
+			return false
+		}
+	}
+	var (
+		invalid   *ValidationError
+		syntax    *json.SyntaxError
+		typ       *json.UnmarshalTypeError
+		value     *json.UnsupportedValueError
+		unsup     *json.UnsupportedTypeError
+		marshaler *json.MarshalerError
+	)
+	return !errors.As(err, &invalid) && !errors.As(err, &syntax) && !errors.As(err, &typ) &&
+		!errors.As(err, &value) && !errors.As(err, &unsup) && !errors.As(err, &marshaler)
 }
+
+// verdicts are the sentinels of errors that are no failure of the store
+// (see transient).
+var verdicts = []error{ErrNotFound, ErrConflict, ErrLeaseLost, ErrQuotaExceeded, ErrFinalState,
+	ErrCollectionNotEnabled, ErrCalendarInUse, ErrStopped}
 
 // storeHealth follows the loop's store calls, so that an outage is logged
 // once when it starts and once when it ends, rather than once a second.
 type storeHealth struct {
 	isDown    atomic.Bool // downSince is set; read without the lock
+	faulted   atomic.Bool // fault is set; read without the lock
 	mu        sync.Mutex
 	downSince time.Time // zero while the store answers
 	failures  int
 	back      chan struct{} // closed when the store answers again
+	fault     string        // the last error of the loop's calls that is no outage (see transient)
 }
 
 // down reports whether the loop's last store call failed, and returns a
@@ -51,7 +93,10 @@ func (h *storeHealth) down() (bool, <-chan struct{}) {
 	return true, h.back
 }
 
-// storeFailed notes that the loop's call what failed with err at now.
+// storeFailed notes that the loop's call what failed with err at now: an
+// outage when err is the store's (see transient). Another error (a row
+// that does not decode) is logged as an error once while it repeats, and
+// the loop asks again a second later as it does in an outage.
 func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now time.Time) {
 	if ctx.Err() != nil { // stopping
 		if !errors.Is(err, context.Canceled) {
@@ -60,6 +105,19 @@ func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now
 		return
 	}
 	h := &s.health
+	if !transient(err) {
+		h.mu.Lock()
+		again := h.fault == err.Error()
+		h.fault = err.Error()
+		h.faulted.Store(true)
+		h.mu.Unlock()
+		if again {
+			s.log.Debug("a call of the run loop failed again, not for an outage of the store", "call", what, "err", err)
+		} else {
+			s.log.Error("a call of the run loop failed, not for an outage of the store; asking again every second", "call", what, "err", err)
+		}
+		return
+	}
 	h.mu.Lock()
 	first := h.downSince.IsZero()
 	if first {
@@ -79,10 +137,12 @@ func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now
 // storeAnswered notes that a call of the loop succeeded at now.
 func (s *Scheduler) storeAnswered(now time.Time) {
 	h := &s.health
-	if !h.isDown.Load() {
+	if !h.isDown.Load() && !h.faulted.Load() {
 		return // the common case costs no lock
 	}
 	h.mu.Lock()
+	h.fault = ""
+	h.faulted.Store(false)
 	since, failures := h.downSince, h.failures
 	if h.back != nil {
 		close(h.back)

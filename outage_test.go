@@ -3,7 +3,9 @@ package scheduler_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -189,3 +191,169 @@ func testStoreAway(t *testing.T, batch bool, outage time.Duration) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// faultStore is a memory store whose ClaimDue fails with claimErr, and
+// whose Record fails with recordErr, while each is set.
+type faultStore struct {
+	scheduler.Store
+	claimErr, recordErr atomic.Pointer[error]
+}
+
+func (s *faultStore) ClaimDue(ctx context.Context, now time.Time, owner string, until time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	if err := s.claimErr.Load(); err != nil {
+		return nil, *err
+	}
+	return s.Store.ClaimDue(ctx, now, owner, until, limit)
+}
+
+func (s *faultStore) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	if err := s.recordErr.Load(); err != nil {
+		return *err
+	}
+	return s.Store.Record(ctx, owner, j, history)
+}
+
+// rowError is what a SQL store returns for a row that does not decode.
+func rowError() error {
+	var v map[string]any
+	err := json.Unmarshal([]byte(`{"action": `), &v)
+	return fmt.Errorf("store/x: claim due jobs: decode definition of job %q: %w", "c/j", err)
+}
+
+// faultEnv runs a Scheduler over a faultStore, its log kept.
+type faultEnv struct {
+	st    *faultStore
+	s     *scheduler.Scheduler
+	mu    sync.Mutex
+	log   bytes.Buffer
+	works atomic.Int32
+}
+
+func newFaultEnv(t *testing.T) *faultEnv {
+	e := &faultEnv{st: &faultStore{Store: memory.New()}}
+	reg := &action.Registry{}
+	reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		e.works.Add(1)
+		return &action.Result{Message: "done"}, nil
+	}))
+	s, err := scheduler.New(e.st, &scheduler.Config{Executors: reg, InstanceID: "a",
+		Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return e.log.Write(p)
+		}), nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s = s
+	if _, err := s.PutCollection(context.Background(), "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *faultEnv) text() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.log.String()
+}
+
+// TestLoopFaultIsNoOutage: a call of the run loop that fails for one row
+// that does not decode, or with a context canceled (the store's own),
+// logs that once, not an outage of the store; one that fails as an
+// unreachable database does logs an outage, and its end.
+func TestLoopFaultIsNoOutage(t *testing.T) {
+	for _, tt := range []struct {
+		name          string
+		err           error
+		want, notWant []string
+	}{
+		{"row", rowError(),
+			[]string{"a call of the run loop failed, not for an outage of the store", "decode definition of job"},
+			[]string{"the store does not answer", "the store answers again"}},
+		{"canceled", fmt.Errorf("store/x: claim due jobs: %w", context.Canceled),
+			[]string{"a call of the run loop failed, not for an outage of the store"},
+			[]string{"the store does not answer", "the store answers again"}},
+		{"outage", errUnreachable,
+			[]string{"the store does not answer", "the store answers again"},
+			[]string{"not for an outage of the store"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newFaultEnv(t)
+				e.st.claimErr.Store(&tt.err)
+				if err := e.s.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(10 * time.Second) // ten calls of the loop fail
+				e.st.claimErr.Store(nil)
+				time.Sleep(2 * time.Second)
+				if err := e.s.Stop(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				text := e.text()
+				for _, want := range tt.want {
+					if !strings.Contains(text, want) {
+						t.Errorf("the log does not say %q:\n%s", want, text)
+					}
+				}
+				for _, bad := range tt.notWant {
+					if strings.Contains(text, bad) {
+						t.Errorf("the log says %q:\n%s", bad, text)
+					}
+				}
+				if n := strings.Count(text, "level=ERROR"); n != 1 {
+					t.Errorf("the log has %d errors, want 1:\n%s", n, text)
+				}
+			})
+		})
+	}
+}
+
+// TestRecordFaultIsNoOutage: an attempt's outcome that the store refuses
+// for a definition it cannot encode, or with a context canceled (the
+// store's own, ended at shutdown), is logged as not recorded at once,
+// not recorded again and again as in an outage, which an unreachable
+// database still is.
+func TestRecordFaultIsNoOutage(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		err   error
+		again bool // recorded again until the store answers
+	}{
+		{"invalid", fmt.Errorf("store/x: record job %q: encode definition: %w", "c/once", &scheduler.ValidationError{Path: "action.request.uri", Reason: "is not a URL"}), false},
+		{"canceled", fmt.Errorf("store/x: record job %q: %w", "c/once", context.Canceled), false},
+		{"outage", errUnreachable, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newFaultEnv(t)
+				e.st.recordErr.Store(&tt.err)
+				start := time.Now().Add(time.Second)
+				if _, err := e.s.PutJob(context.Background(), "c", "once", &scheduler.Job{StartTime: &start, Action: action.Action{Type: "Work"}}, nil); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.s.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(5 * time.Second)
+				if e.works.Load() == 0 {
+					t.Fatal("the job did not run")
+				}
+				e.st.recordErr.Store(nil)
+				time.Sleep(5 * time.Second)
+				if err := e.s.Stop(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				text := e.text()
+				const again = "the store failed; recording again until it answers"
+				if got := strings.Contains(text, again); got != tt.again {
+					t.Errorf("the log says %q: %v, want %v:\n%s", again, got, tt.again, text)
+				}
+				if !tt.again && !strings.Contains(text, `level=ERROR msg="record job outcome"`) {
+					t.Errorf("the log does not say that the outcome was not recorded:\n%s", text)
+				}
+			})
+		})
+	}
+}
