@@ -238,17 +238,23 @@ func TestCalendarICalRareRules(t *testing.T) {
 	}
 }
 
-// BenchmarkCalendarICalEmptyRule reads a text of one event whose rule has
+// BenchmarkCalendarICalEmptyRule reads a text of events whose rule has
 // no occurrence: one the static check sees, and the slowest kind and a
-// common kind of those only the probe sees. rrule-go alone searches each
-// to the year 9999.
+// common kind of those only the probe sees; and the worst text, of 20
+// events of the slowest kind (the probe runs for 5 of them). rrule-go
+// alone searches each rule to the year 9999.
 func BenchmarkCalendarICalEmptyRule(b *testing.B) {
-	for _, tt := range []struct{ name, rule string }{
-		{"static-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=30"},
-		{"probe-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2"},
-		{"probe-monthly", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3"},
+	for _, tt := range []struct {
+		name, rule string
+		events     int
+	}{
+		{"static-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=30", 1},
+		{"probe-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2", 1},
+		{"probe-monthly", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3", 1},
+		{"probe-minutely-x20", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2", 20},
 	} {
-		body := []byte(`{"properties": {"ical": ` + quoteJSON("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART:20261201T100000Z\nDURATION:PT1H\nRRULE:"+tt.rule+"\nEND:VEVENT\nEND:VCALENDAR") + `}}`)
+		event := "BEGIN:VEVENT\nDTSTART:20261201T100000Z\nDURATION:PT1H\nRRULE:" + tt.rule + "\nEND:VEVENT\n"
+		body := []byte(`{"properties": {"ical": ` + quoteJSON("BEGIN:VCALENDAR\n"+strings.Repeat(event, tt.events)+"END:VCALENDAR") + `}}`)
 		b.Run(tt.name, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := jobdef.ParseCalendar(body); err == nil {
