@@ -302,10 +302,11 @@ func uncut(ctx context.Context, d time.Duration) (context.Context, context.Cance
 	return context.WithTimeout(context.WithoutCancel(ctx), d)
 }
 
-// giveBackTimeout bounds the loop's AheadClaimer.GiveBack of claims on
-// written jobs: a tenth of Config.LeaseDuration. A held claim keeps at
-// least nine tenths of its lease until its instant, so one held through a
-// GiveBack that took all of it still has the lease it needs to start.
+// giveBackTimeout bounds an AheadClaimer.GiveBack: a tenth of
+// Config.LeaseDuration. A held claim keeps at least nine tenths of its
+// lease until its instant, so one held through the loop's GiveBack of
+// claims on written jobs that took all of it still has the lease it needs
+// to start; and Stop's give-backs end soon after Stop.
 func (s *Scheduler) giveBackTimeout() time.Duration { return s.cfg.LeaseDuration / 10 }
 
 // takeHeld returns every held claim's record and holds none.
@@ -319,29 +320,46 @@ func (a *aheadClaims) takeHeld() []*JobRecord {
 	return recs
 }
 
-// releaseHeld gives back every held claim, as the loop ends (Stop), before
-// stopCtx (Stop's context) ends and within LeaseDuration: another instance
-// may then claim those jobs at once, rather than once their leases expire.
-// A claim that cannot be given back (the store fails, or stopCtx ends
-// first) stays leased until its lease expires; nothing runs it meanwhile.
+// releaseHeld gives back every held claim as the loop ends (Stop), the
+// claims of the loop's last claim, which Stop does not cut short (see
+// uncut), included: another instance may then claim those jobs at once,
+// rather than once their leases expire. It does so within
+// giveBackTimeout, under a context that Stop's does not cut short either:
+// Stop's may have ended already, the loop's last claim having outlived
+// it. See leaveUnstarted.
 func (s *Scheduler) releaseHeld(stopCtx context.Context) {
 	recs := s.ahead.takeHeld()
 	if len(recs) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(stopCtx, s.cfg.LeaseDuration)
+	ctx, cancel := uncut(stopCtx, s.giveBackTimeout())
 	defer cancel()
 	s.giveBack(ctx, recs)
 }
 
-// giveBack gives the held claims on recs back unrun, in one
+// giveBack is leaveUnstarted for held claims, which are in s.wg.
+func (s *Scheduler) giveBack(ctx context.Context, recs []*JobRecord) {
+	s.leaveUnstarted(ctx, recs)
+	s.wg.Add(-len(recs)) // not in flight: they did not start
+}
+
+// leaveUnstarted gives back claims on recs that will not start, in one
 // AheadClaimer.GiveBack: each job's lease goes back to what it was before
 // the claim (a takeover stays one for the next claim), and what was
 // written to the job meanwhile stays. A job deleted meanwhile needs
 // nothing; a claim whose lease another instance took over is no longer
-// this Scheduler's to give back.
-func (s *Scheduler) giveBack(ctx context.Context, recs []*JobRecord) {
+// this Scheduler's to give back. A claim that cannot be given back (the
+// store fails, or ctx ends first), and every claim when the store is not
+// an AheadClaimer (a claim of a due job that came back after Stop began),
+// stays leased until its lease expires; nothing runs it meanwhile.
+func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 	if len(recs) == 0 {
+		return
+	}
+	if s.claimer == nil {
+		for _, r := range recs {
+			s.log.Warn("a job claimed as the scheduler stopped did not start; its lease expires", "job", r.Name, "collection", r.Collection, "lease_until", r.LeaseUntil)
+		}
 		return
 	}
 	errs := s.claimer.GiveBack(ctx, s.cfg.InstanceID, recs)
@@ -353,6 +371,5 @@ func (s *Scheduler) giveBack(ctx context.Context, recs []*JobRecord) {
 		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
 			s.log.Warn("give back a job claimed ahead of its due time; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
 		}
-		s.wg.Done() // not in flight: it did not start
 	}
 }

@@ -384,9 +384,9 @@ func TestClaimAheadWithinMaxConcurrency(t *testing.T) {
 	}
 }
 
-// TestClaimAheadStopHonoursContext: Stop gives back the held claims under
-// its own context: while the store hangs on the give-back, Stop returns
-// once its context ends, with the context's error.
+// TestClaimAheadStopHonoursContext: while the store hangs on the give-back
+// of the held claims, Stop returns once its context ends, with the
+// context's error.
 func TestClaimAheadStopHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
@@ -855,18 +855,17 @@ func (c *cutShort) GiveBack(ctx context.Context, owner string, claims []*schedul
 // TestStopDuringClaim: Stop while the loop's claim, or its give-back of a
 // claim held on a job written meanwhile, is under way does not cut that
 // store call short, so no job stays leased to the stopped instance, to
-// wait out its lease before another instance may run it: the claim's jobs
-// are given back (or, due already, run before Stop returns), the written
-// job's claim is given back.
+// wait out its lease before another instance may run it: the claim's jobs,
+// due already or not, are given back unrun, the written job's claim is
+// given back.
 func TestStopDuringClaim(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		ahead time.Duration
 		write bool // hang on the give-back of a written job, not on the claim
-		runs  int  // attempts before Stop returns
 	}{
 		{name: "claim ahead", ahead: scheduler.DefaultClaimAhead},
-		{name: "claim at the due instant", ahead: scheduler.NoClaimAhead, runs: 1},
+		{name: "claim at the due instant", ahead: scheduler.NoClaimAhead},
 		{name: "give back a written job", ahead: scheduler.DefaultClaimAhead, write: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -902,8 +901,8 @@ func TestStopDuringClaim(t *testing.T) {
 				if r := e.job("j"); r.LeaseOwner != "" {
 					t.Errorf("the job is leased to %q until %v after Stop, want no lease", r.LeaseOwner, r.LeaseUntil)
 				}
-				if n := len(e.exec.calls); n != tt.runs {
-					t.Errorf("%d attempts, want %d", n, tt.runs)
+				if n := len(e.exec.calls); n != 0 {
+					t.Errorf("%d attempts, want none", n)
 				}
 			})
 		})
@@ -983,6 +982,65 @@ func TestStopStoreFailuresSeen(t *testing.T) {
 				defer obs.mu.Unlock()
 				if len(obs.errs) != tt.observed {
 					t.Errorf("the Observer saw give-back errors %v, want %d", obs.errs, tt.observed)
+				}
+			})
+		})
+	}
+}
+
+// TestStopEndsBeforeClaim: Stop's context ends while the loop's claim is
+// under way (Stop does not cut it short). Stop returns its context's
+// error; the claim ends later, and none of its jobs starts or has an
+// attempt recorded: over an AheadClaimer they are given back (no lease
+// left), over another store left to their leases.
+func TestStopEndsBeforeClaim(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		ahead  time.Duration
+		plain  bool // a store that is not an AheadClaimer
+		leased bool // the job stays leased after Stop
+	}{
+		{name: "claim ahead", ahead: scheduler.DefaultClaimAhead},
+		{name: "claim at the due instant", ahead: scheduler.NoClaimAhead},
+		{name: "plain store", ahead: scheduler.DefaultClaimAhead, plain: true, leased: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead, LeaseDuration: time.Minute})
+				st := &cutShort{Store: e.store, release: make(chan struct{})}
+				if tt.plain {
+					e.over(plainStore{st})
+				} else {
+					e.over(st)
+				}
+				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+				e.put("j", oneTimeAt(due))
+				e.start()
+				time.Sleep(time.Until(due.Add(-time.Second)))
+				synctest.Wait()
+				st.hang.Store(true)
+				time.Sleep(time.Until(due))
+				synctest.Wait() // the loop waits in the claim
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				if err := e.s.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("Stop = %v, want %v", err, context.DeadlineExceeded)
+				}
+				time.Sleep(3 * time.Second) // Stop has returned; the claim ends
+				close(st.release)
+				synctest.Wait()
+				r := e.job("j")
+				if leased := r.LeaseOwner != ""; leased != tt.leased {
+					t.Errorf("after the claim ended: leased to %q until %v, want leased %v", r.LeaseOwner, r.LeaseUntil, tt.leased)
+				}
+				if n := len(e.exec.calls); n != 0 {
+					t.Errorf("%d attempts started after Stop returned, want none", n)
+				}
+				for _, h := range e.history("j") {
+					t.Errorf("history recorded after Stop returned: %v %q", h.Status, h.Message)
+				}
+				if r.Status.ExecutionCount != 0 || r.Status.FailureCount != 0 {
+					t.Errorf("executions %d, failures %d, want none", r.Status.ExecutionCount, r.Status.FailureCount)
 				}
 			})
 		})

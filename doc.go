@@ -852,7 +852,10 @@
 // claims held ahead of their instants (see "Claiming ahead"), waits for the
 // attempts in flight to end and record their outcome, and returns; if its
 // context ends first, the attempts' contexts are cancelled and Stop returns
-// the context's error. After Stop every method returns [ErrStopped].
+// the context's error. No job starts once Stop was called, even when its
+// context ended early: what a claim under way brings back is given back
+// unrun (see "Claiming ahead"). After Stop every method returns
+// [ErrStopped].
 //
 // # Claiming ahead
 //
@@ -944,8 +947,13 @@
 //     called is not cut short (a statement cancelled midway may have been
 //     committed with its answer lost, leaving jobs leased to an instance
 //     that does not know it holds them); it ends within LeaseDuration, and
-//     what it claimed is given back too. A claim that cannot be given back
-//     (the store fails, or does not answer before Stop's context ends)
+//     what it claimed, due already or not, is given back unrun too, even
+//     after Stop returned because its context ended first. Over a store
+//     that is not an AheadClaimer such jobs are left to their leases: they
+//     run once those expire. The give-back at Stop takes at most a tenth
+//     of LeaseDuration, so Stop with a context that never ends takes up to
+//     LeaseDuration and a tenth when the store hangs. A claim that cannot
+//     be given back (the store fails, or does not answer in that time)
 //     stays leased until its lease expires; nothing runs it meanwhile. The
 //     log says so (a warning naming the job) and the Observer sees the
 //     failed GiveBack call ([StoreCall].Errs), which package telemetry

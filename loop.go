@@ -104,6 +104,11 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	s.storeAnswered(now)
 	s.wg.Add(len(claims))
 	a.hold(claims)
+	if ctx.Err() != nil {
+		// Stop began during the claim: none of its jobs starts; the
+		// loop ends and gives them all back (see releaseHeld).
+		return now
+	}
 	s.startHeld(now)
 	if len(claims) == limit {
 		return now // there may be more
@@ -179,6 +184,14 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			s.notify() // the job may be due again, or the loop may wait for a slot
 		}
 	}()
+	if execCtx.Err() != nil {
+		// Stop returned (its context ended) before the job started: it
+		// does not start now, and nothing is recorded.
+		ctx, cancel := uncut(execCtx, s.giveBackTimeout())
+		defer cancel()
+		s.leaveUnstarted(ctx, []*JobRecord{r})
+		return
+	}
 	if s.retries.stale(r) {
 		// The outcome of its last attempt is being recorded again, or
 		// was recorded over this claim (see recordAgain).
