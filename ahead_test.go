@@ -390,16 +390,8 @@ func TestClaimAheadWithinMaxConcurrency(t *testing.T) {
 func TestClaimAheadStopHonoursContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
-		st := &claimCounter{Store: e.store, slow: 10 * time.Second}
-		e.over(st)
-		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
-		e.put("j", oneTimeAt(due))
-		e.start()
-		time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
-		synctest.Wait()
-		if r := e.job("j"); r.LeaseOwner == "" {
-			t.Fatalf("the job is not leased 10 ms before it is due, want its claim held")
-		}
+		e.over(&claimCounter{Store: e.store, slow: 10 * time.Second})
+		e.startHolding()
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -891,13 +883,7 @@ func TestStopDuringClaim(t *testing.T) {
 					time.Sleep(time.Until(due))
 				}
 				synctest.Wait() // the loop waits in the store
-				stopped := make(chan error)
-				go func() { stopped <- e.s.Stop(context.Background()) }()
-				synctest.Wait() // Stop has cancelled the loop's context
-				close(st.release)
-				if err := <-stopped; err != nil {
-					t.Fatalf("Stop: %v", err)
-				}
+				e.stopReleasing(st)
 				if r := e.job("j"); r.LeaseOwner != "" {
 					t.Errorf("the job is leased to %q until %v after Stop, want no lease", r.LeaseOwner, r.LeaseUntil)
 				}
@@ -1044,5 +1030,75 @@ func TestStopEndsBeforeClaim(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// claimCounting is a cutShort that counts the claims begun.
+type claimCounting struct {
+	*cutShort
+	claims atomic.Int32
+}
+
+func (c *claimCounting) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	c.claims.Add(1)
+	return c.cutShort.ClaimDueBy(ctx, req)
+}
+
+func (c *claimCounting) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	return c.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: now, Owner: owner, LeaseUntil: leaseUntil, Limit: limit})
+}
+
+// TestNoClaimAfterStop: Stop is called while the loop gives back the claim
+// on a job written meanwhile (which Stop does not cut short); once that
+// ends, the loop begins no claim, and the job due meanwhile does not run.
+func TestNoClaimAfterStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
+		st := &claimCounting{cutShort: &cutShort{Store: e.store, release: make(chan struct{})}}
+		e.over(st)
+		due := e.startHolding()
+		st.hang.Store(true)
+		e.put("j", oneTimeAt(due.Add(time.Hour))) // the loop gives j's claim back: it hangs
+		synctest.Wait()
+		st.hang.Store(false)
+		e.put("k", oneTimeAt(time.Now().Add(-time.Second))) // due now; the loop is in the give-back
+		synctest.Wait()
+		before := st.claims.Load()
+		e.stopReleasing(st.cutShort)
+		if n := st.claims.Load() - before; n != 0 {
+			t.Errorf("%d claims begun after Stop was called, want none", n)
+		}
+		for _, c := range e.exec.calls {
+			t.Errorf("%s started after Stop was called", c.req.JobID)
+		}
+	})
+}
+
+// startHolding puts job j, due 10 s after e.t0 (a whole second), starts
+// e's Scheduler and waits until 10 ms before j is due, when the loop must
+// hold its claim; it returns the due instant.
+func (e *env) startHolding() time.Time {
+	e.t.Helper()
+	due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+	e.put("j", oneTimeAt(due))
+	e.start()
+	time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+	synctest.Wait()
+	if r := e.job("j"); r.LeaseOwner == "" {
+		e.t.Fatalf("the job is not leased 10 ms before it is due, want its claim held")
+	}
+	return due
+}
+
+// stopReleasing calls Stop while st hangs, and releases st once Stop has
+// cancelled the loop's context.
+func (e *env) stopReleasing(st *cutShort) {
+	e.t.Helper()
+	stopped := make(chan error)
+	go func() { stopped <- e.s.Stop(context.Background()) }()
+	synctest.Wait() // Stop has cancelled the loop's context
+	close(st.release)
+	if err := <-stopped; err != nil {
+		e.t.Fatalf("Stop: %v", err)
 	}
 }

@@ -56,6 +56,9 @@ func (s *Scheduler) loop(ctx context.Context) {
 // wake-up (an API write, a freed slot, an outcome whose job is due again
 // before then: see notifyDue) makes it claim at its next step.
 func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
+	if ctx.Err() != nil {
+		return now // Stop was called: nothing starts, nothing is claimed
+	}
 	if !now.Before(s.nextPrune) && s.pruning.CompareAndSwap(false, true) {
 		s.nextPrune = now.Add(pruneInterval)
 		s.wg.Add(1)
@@ -71,6 +74,9 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	if wrote {
 		s.giveBackWritten(ctx, drop)
 		a.claimNow()
+		if ctx.Err() != nil {
+			return now // Stop was called during the give-back: no claim begins
+		}
 	}
 	wakeBy := now.Add(s.cfg.PollInterval)
 	if now.Before(a.claimAt) {
