@@ -355,7 +355,8 @@ func (o *observedStore) Prune(ctx context.Context, req PruneRequest) (int, error
 
 // noBatchErrs is StoreCall.Errs of a RecordBatch call that stored every
 // record (up to recordBatch of them, the most the Scheduler passes), which
-// the store answered with nil: one slice that nobody writes to.
+// the store answered with nil: one slice that nobody writes to, handed out
+// with no spare capacity, so that an Observer's append copies it.
 var noBatchErrs = make([]error, recordBatch)
 
 func (o *observedBatchStore) RecordBatch(ctx context.Context, owner string, reqs []RecordRequest) []error {
@@ -365,7 +366,7 @@ func (o *observedBatchStore) RecordBatch(ctx context.Context, owner string, reqs
 	all := errs
 	switch {
 	case errs == nil && len(reqs) <= len(noBatchErrs): // every record stored
-		all = noBatchErrs[:len(reqs)]
+		all = noBatchErrs[:len(reqs):len(reqs)]
 	case len(errs) < len(reqs): // the caller counts the missing ones as errShortBatch
 		all = make([]error, len(reqs))
 		for i := range all {

@@ -138,3 +138,44 @@ func TestObserverSeesAnAttempt(t *testing.T) {
 		t.Errorf("HistoryStored = %+v, want the failed attempt's entry", got[3])
 	}
 }
+
+// appender is an Observer that extends a RecordBatch call's Errs with an
+// error of its own (an append, which does not modify them), and keeps a
+// copy of each call's Errs.
+type appender struct {
+	nopObserver
+	seen [][]error
+}
+
+func (a *appender) StoreCalled(c StoreCall) {
+	if c.Op != opRecordBatch {
+		return
+	}
+	a.seen = append(a.seen, append([]error(nil), c.Errs...))
+	_ = append(c.Errs, errors.New("the observer's own"))
+}
+
+// TestBatchErrsAppendCopies: an Observer that appends to the Errs of a
+// batch stored whole (which every Scheduler shares) does not make the
+// next batch look failed.
+func TestBatchErrsAppendCopies(t *testing.T) {
+	obs := &appender{}
+	s, err := New(quietStore{}, &Config{Logger: slog.New(slog.DiscardHandler), Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer clear(noBatchErrs) // should the test fail: the next ones start clean
+	ctx := context.Background()
+	s.batch.RecordBatch(ctx, "a", make([]RecordRequest, 1))
+	s.batch.RecordBatch(ctx, "a", make([]RecordRequest, 2))
+	if len(obs.seen) != 2 {
+		t.Fatalf("the Observer saw %d RecordBatch calls, want 2", len(obs.seen))
+	}
+	for i, errs := range obs.seen {
+		for j, err := range errs {
+			if err != nil {
+				t.Errorf("batch %d record %d: Errs says %v for a batch stored whole", i, j, err)
+			}
+		}
+	}
+}
