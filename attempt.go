@@ -15,12 +15,8 @@ import (
 // outcome is the result of one attempt.
 type outcome struct {
 	start, end time.Time
-	// startIn holds start in the allocation of the attempt's request (see
-	// attemptState), for the job's Status.LastExecutionTime to point to;
-	// nil when the executor was not called.
-	startIn *time.Time
-	err     error  // nil: the attempt succeeded
-	message string // for history
+	err        error  // nil: the attempt succeeded
+	message    string // for history
 	// ctx is the attempt's context as Config.Observer returned it (it
 	// may carry the attempt's span), for log records about the attempt;
 	// nil when nothing observes the Scheduler.
@@ -189,8 +185,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		Occurrence:      o.Number,
 		Retry:           o.Retry,
 		ErrorAction:     o.ErrorAction,
-	}, start: res.start}
-	res.startIn = &st.start
+	}}
 	req, ctx := &st.req, &st.ctx
 	limit := act.AttemptTimeout(s.cfg.ActionTimeout)
 	timeout := res.start.Add(limit)
@@ -293,13 +288,13 @@ func (c *attemptContext) init(parent context.Context, deadline time.Time) {
 }
 
 // attemptState is what an attempt hands its executor, its context and its
-// request, in one allocation, with the instant the attempt started, which
-// the job's Status.LastExecutionTime then points to (nobody writes to it
-// once set).
+// request, in one allocation. Nothing that outlives the attempt points
+// into it: it holds the opened action (secrets in plain text) and the
+// attempt's context chain, which a record kept by the store (see
+// BatchRecorder) or an outcome waiting for the store would keep alive.
 type attemptState struct {
-	ctx   attemptContext
-	req   action.Request
-	start time.Time
+	ctx attemptContext
+	req action.Request
 }
 
 // get returns the underlying context, making it on first use.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
@@ -71,4 +73,67 @@ func TestLastExecutionTimeOfEachClaim(t *testing.T) {
 	if len(starts) < n/2 {
 		t.Errorf("only %d different start times among %d attempts: the test tells little", len(starts), n)
 	}
+}
+
+// keepingStore is a memory store that keeps the LastExecutionTime of the
+// records it is asked to record as it gets them, as a store that keeps the
+// records themselves may (see BatchRecorder). store/memory keeps them too,
+// but with an instant of its own.
+type keepingStore struct {
+	*memory.Store
+	kept []*time.Time
+}
+
+func (k *keepingStore) Record(ctx context.Context, owner string, r *scheduler.JobRecord, h []scheduler.HistoryEntry) error {
+	k.kept = append(k.kept, r.Status.LastExecutionTime)
+	return k.Store.Record(ctx, owner, r, h)
+}
+
+func (k *keepingStore) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	for _, b := range batch {
+		k.kept = append(k.kept, b.Job.Status.LastExecutionTime)
+	}
+	return k.Store.RecordBatch(ctx, owner, batch)
+}
+
+// TestKeptRecordFreesAttempt: the LastExecutionTime of a record that the
+// store keeps does not keep the attempt's request (its opened action, with
+// secrets in plain text) reachable.
+func TestKeptRecordFreesAttempt(t *testing.T) {
+	ctx := context.Background()
+	var req weak.Pointer[action.Request]
+	ran := make(chan struct{})
+	reg := new(action.Registry)
+	reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, r *action.Request) (*action.Result, error) {
+		req = weak.Make(r)
+		close(ran)
+		return nil, nil
+	}))
+	st := &keepingStore{Store: memory.New()}
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "c", "j", &scheduler.Job{Action: action.Action{Type: "Noop"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-ran
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.kept) == 0 || st.kept[len(st.kept)-1] == nil {
+		t.Fatalf("the store kept %v, want the outcome's LastExecutionTime", st.kept)
+	}
+	runtime.GC()
+	runtime.GC()
+	if req.Value() != nil {
+		t.Errorf("the attempt's request is reachable after Stop, while the store keeps the outcome's record")
+	}
+	runtime.KeepAlive(st)
 }

@@ -584,10 +584,10 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		if failed {
 			r.Status.FailureCount++
 		}
-		r.Status.LastExecutionTime = res.startIn
-		if res.startIn == nil {
-			r.Status.LastExecutionTime = new(res.start)
-		}
+		// An allocation of its own (one per occurrence): pointing into
+		// the attempt's (see attemptState) would keep its opened action
+		// and context alive as long as the record.
+		r.Status.LastExecutionTime = new(res.start)
 	}
 	c := r.Schedule.Current
 	if c == nil || c.Tag != o.Tag || c.ErrorAction != o.ErrorAction || c.Retry != o.Retry {
