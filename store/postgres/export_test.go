@@ -41,6 +41,10 @@ func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit i
 // job_count_deltas.
 const VacuumAfter = vacuumAfter
 
+// VacuumRetry is how long after a vacuum still owed the next fold tries
+// again.
+const VacuumRetry = vacuumRetry
+
 // ExplainNextDue returns the plan of NextDue's statement as NextDue runs
 // it (after indexScansSQL), executed: EXPLAIN ANALYZE.
 func (s *Store) ExplainNextDue(ctx context.Context) (string, error) {

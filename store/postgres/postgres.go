@@ -82,6 +82,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -158,6 +159,11 @@ type Store struct {
 	hook func(ctx context.Context, tx pgx.Tx, step string)
 
 	d *sqlstore.Dialect // the operations shared with store/sqlite
+
+	// vacuumOwed is when the next fold tries again a vacuum of
+	// job_count_deltas still owed, in Unix nanoseconds; 0 when none is
+	// (see vacuumFolded).
+	vacuumOwed atomic.Int64
 
 	mu       sync.Mutex
 	closed   bool

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -177,17 +179,20 @@ func TestCountsFolded(t *testing.T) {
 
 // TestCountsFoldVacuums checks that a fold of many changes (by CountJobs,
 // or by Prune) vacuums job_count_deltas, so that the counts after it do
-// not scan the changes it deleted, and that a fold of fewer does not.
+// not scan the changes it deleted, also when it leaves every count at 0,
+// and that a fold of fewer does not.
 func TestCountsFoldVacuums(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		changes  int
 		prune    bool
+		none     bool // the job is deleted: every count is 0
 		vacuumed bool
 	}{
 		{name: "count", changes: postgres.VacuumAfter, vacuumed: true},
 		{name: "count of fewer", changes: postgres.VacuumAfter - 2},
 		{name: "prune", changes: postgres.VacuumAfter, prune: true, vacuumed: true},
+		{name: "count at 0", changes: postgres.VacuumAfter, none: true, vacuumed: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			schema := newSchema(t)
@@ -206,12 +211,19 @@ func TestCountsFoldVacuums(t *testing.T) {
 			if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", tt.changes); err != nil {
 				t.Fatal(err)
 			}
+			want := []scheduler.JobCount{{Collection: "c", State: scheduler.JobEnabled, Jobs: 1}}
+			if tt.none {
+				if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+					t.Fatal(err)
+				}
+				want = nil
+			}
 			if tt.prune {
 				if _, err := s.Prune(ctx, scheduler.PruneRequest{}); err != nil {
 					t.Fatal(err)
 				}
-			} else if got, err := s.CountJobs(ctx); err != nil || len(got) != 1 || got[0].Jobs != 1 {
-				t.Fatalf("CountJobs = %+v, %v; want c/Enabled 1", got, err)
+			} else if got, err := s.CountJobs(ctx); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("CountJobs = %+v, %v; want %+v", got, err, want)
 			}
 			var size int64
 			if err := c.QueryRow(ctx, "SELECT pg_relation_size($1::regclass)", q).Scan(&size); err != nil {
@@ -219,6 +231,92 @@ func TestCountsFoldVacuums(t *testing.T) {
 			}
 			if vacuumed := size == 0; vacuumed != tt.vacuumed {
 				t.Errorf("job_count_deltas takes %d bytes after a fold of %d changes; vacuumed %v, want %v", size, tt.changes, vacuumed, tt.vacuumed)
+			}
+		})
+	}
+}
+
+// TestCountsVacuumAfterWriters: a fold of VacuumAfter changes while
+// transactions that write jobs are open (as in any busy system) vacuums
+// job_count_deltas, but the vacuum cannot remove the changes the fold
+// deleted, which those transactions may still see. It is owed: a later
+// fold, of fewer changes, vacuums again once those have ended, and then
+// the dead changes are gone. Neither call waits long on the vacuum.
+func TestCountsVacuumAfterWriters(t *testing.T) {
+	for _, prune := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prune %v", prune), func(t *testing.T) {
+			schema := newSchema(t)
+			s := open(t, schema)
+			c := connect(t)
+			q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
+			putDueJob(t, s)
+			fold := func() {
+				t.Helper()
+				start := time.Now()
+				var err error
+				if prune {
+					_, err = s.Prune(ctx, scheduler.PruneRequest{})
+				} else {
+					_, err = s.CountJobs(ctx)
+				}
+				if d := time.Since(start); err != nil || d > time.Second {
+					t.Fatalf("fold (prune %v): %v after %v, want nil within a second", prune, err, d)
+				}
+			}
+			fold()
+			if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", postgres.VacuumAfter); err != nil {
+				t.Fatal(err)
+			}
+			// Transactions that write a change, one after another, each
+			// open for 300 ms, two overlapping.
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for k := range 2 {
+				h := connect(t)
+				wg.Go(func() {
+					time.Sleep(time.Duration(k) * 150 * time.Millisecond)
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						tx, err := h.Begin(ctx)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if _, err := tx.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) VALUES ('c', 'Enabled', 0)"); err != nil {
+							t.Error(err)
+						}
+						time.Sleep(300 * time.Millisecond)
+						if err := tx.Commit(ctx); err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+			time.Sleep(50 * time.Millisecond)
+			fold() // vacuums, and removes nothing
+			close(stop)
+			wg.Wait()
+			stats := func() (dead, vacuums int64) {
+				t.Helper()
+				if err := c.QueryRow(ctx, "SELECT n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", schema).Scan(&dead, &vacuums); err != nil {
+					t.Fatal(err)
+				}
+				return dead, vacuums
+			}
+			if dead, vacuums := stats(); vacuums != 1 || dead < postgres.VacuumAfter {
+				t.Fatalf("after the fold with writers: %d vacuums, %d dead changes; want 1 that could not remove the %d", vacuums, dead, postgres.VacuumAfter)
+			}
+			time.Sleep(postgres.VacuumRetry)
+			fold() // of a few changes: the vacuum owed
+			if dead, vacuums := stats(); vacuums != 2 || dead >= postgres.VacuumAfter {
+				t.Errorf("after the next fold: %d vacuums, %d dead changes; want a second that removed them", vacuums, dead)
 			}
 		})
 	}

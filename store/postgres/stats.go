@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,9 +38,12 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
+	// Every group, those whose count is 0 too: what the fold deleted is
+	// in them (the statement reads the changes as they were before it),
+	// so a fold that left every count at 0 still says how many it folded.
 	rows, err := s.pool.Query(ctx, s.sql(foldSQL+`SELECT collection, state, sum(n)::bigint, (SELECT count(*) FROM d) FROM (
 			SELECT collection, state, n FROM {s}.job_counts UNION ALL SELECT collection, state, n FROM {s}.job_count_deltas
-		) x GROUP BY 1, 2 HAVING sum(n) > 0 ORDER BY 1, 2`), s.foldLock())
+		) x GROUP BY 1, 2 ORDER BY 1, 2`), s.foldLock())
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: count jobs: %w", err)
 	}
@@ -52,11 +56,8 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: count jobs: %w", err)
 	}
-	// The count is exact without the vacuum: a failed one (another
-	// vacuums the table, or the role may not) leaves the dead changes to
-	// the next fold's vacuum, or to autovacuum.
-	_ = s.vacuumFolded(ctx, folded)
-	return out, nil
+	s.vacuumFolded(ctx, folded)
+	return slices.DeleteFunc(out, func(c scheduler.JobCount) bool { return c.Jobs <= 0 }), nil
 }
 
 // vacuumAfter is how many changes of the job counts a fold deletes before
@@ -68,15 +69,36 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 // after a bulk put). The vacuum of that many takes 10–40 ms, once.
 const vacuumAfter = 10_000
 
+// vacuumRetry is how long after a vacuum of job_count_deltas that is
+// still owed (it failed, or left vacuumAfter dead changes or more) the
+// next fold tries again.
+const vacuumRetry = 2 * time.Second
+
 // vacuumFolded vacuums job_count_deltas when a fold deleted at least
-// vacuumAfter changes; it skips the vacuum when another holds the table's
-// vacuum lock.
-func (s *Store) vacuumFolded(ctx context.Context, folded int64) error {
-	if folded < vacuumAfter {
-		return nil
+// vacuumAfter changes, or when an earlier vacuum is still owed and
+// vacuumRetry has passed since it. A vacuum is owed until one leaves fewer
+// than vacuumAfter dead changes in the table, as its statistics say right
+// after it: one that removes nothing because transactions older than the
+// fold are still open, one that another's vacuum lock made it skip, one
+// that failed, and one of a role that may not vacuum the table (it only
+// warns) are tried again. The counts are exact without the vacuum, so
+// its failure is no failure of the fold's caller: the dead changes wait
+// for the next try, or for autovacuum.
+func (s *Store) vacuumFolded(ctx context.Context, folded int64) {
+	retryAt := s.vacuumOwed.Load()
+	if folded < vacuumAfter && (retryAt == 0 || time.Now().UnixNano() < retryAt) {
+		return
 	}
+	var dead int64
 	_, err := s.pool.Exec(ctx, s.sql("VACUUM (SKIP_LOCKED) {s}.job_count_deltas"))
-	return err
+	if err == nil {
+		err = s.pool.QueryRow(ctx, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", s.schema).Scan(&dead)
+	}
+	if err != nil || dead >= vacuumAfter {
+		s.vacuumOwed.Store(time.Now().Add(vacuumRetry).UnixNano())
+		return
+	}
+	s.vacuumOwed.Store(0)
 }
 
 // foldLock is the name of the advisory lock of the schema's folds.
@@ -85,7 +107,8 @@ func (s *Store) foldLock() string { return "jobclock counts " + s.schema }
 // foldCounts folds the changes of the job counts (see foldSQL), then
 // drops the counts that are 0 (those of emptied collections and states;
 // CountJobs leaves them, as it reads them in the same statement), and
-// vacuums the changes it deleted when they were many (see vacuumAfter).
+// vacuums the changes it deleted when they were many (see vacuumFolded:
+// a vacuum that fails does not fail foldCounts).
 func (s *Store) foldCounts(ctx context.Context) error {
 	var folded int64
 	if err := s.pool.QueryRow(ctx, s.sql(foldSQL+"SELECT count(*) FROM d"), s.foldLock()).Scan(&folded); err != nil {
@@ -94,7 +117,8 @@ func (s *Store) foldCounts(ctx context.Context) error {
 	if _, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.job_counts WHERE n = 0")); err != nil {
 		return err
 	}
-	return s.vacuumFolded(ctx, folded)
+	s.vacuumFolded(ctx, folded)
+	return nil
 }
 
 // CountDue implements [scheduler.StatsReader] with a count over the
