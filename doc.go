@@ -941,23 +941,25 @@
 //     loop gives claims on written jobs back within a tenth of
 //     LeaseDuration, after it has started the held claims that are due;
 //     a claim not given back by then stays leased until its lease expires.
-//   - Stop gives back every held claim before it returns: another instance
-//     claims those jobs at once and runs each once, on time, rather than once
-//     their leases expire. A claim or give-back under way when Stop is
-//     called is not cut short (a statement cancelled midway may have been
-//     committed with its answer lost, leaving jobs leased to an instance
-//     that does not know it holds them); it ends within LeaseDuration, and
-//     what it claimed, due already or not, is given back unrun too, even
-//     after Stop returned because its context ended first. Over a store
-//     that is not an AheadClaimer such jobs are left to their leases: they
-//     run once those expire. The give-back at Stop takes at most a tenth
-//     of LeaseDuration, so Stop with a context that never ends takes up to
-//     LeaseDuration and a tenth when the store hangs. A claim that cannot
-//     be given back (the store fails, or does not answer in that time)
-//     stays leased until its lease expires; nothing runs it meanwhile. The
-//     log says so (a warning naming the job) and the Observer sees the
-//     failed GiveBack call ([StoreCall].Errs), which package telemetry
-//     counts in jobclock.store.operation.errors.
+//   - Stop gives back every held claim before it returns (unless its
+//     context ends first): another instance claims those jobs at once and
+//     runs each once, on time, rather than once their leases expire. A
+//     claim or give-back under way when Stop is called is not cut short (a
+//     statement cancelled midway may have been committed with its answer
+//     lost, leaving jobs leased to an instance that does not know it holds
+//     them); it ends within LeaseDuration, and what it claimed, due
+//     already or not, is given back unrun too, also after Stop returned
+//     because its context ended first. Over a store that is not an
+//     AheadClaimer such jobs are left to their leases: they run once those
+//     expire. The give-back at Stop takes at most a tenth of
+//     LeaseDuration: when the store hangs, the claim under way and the
+//     give-back keep Stop (with a context that does not end) up to
+//     LeaseDuration and a tenth of it. A claim that cannot be given back
+//     (the store fails, or does not answer in that time) stays leased
+//     until its lease expires; nothing runs it meanwhile. The log says so
+//     (a warning naming the job) and the Observer sees the failed GiveBack
+//     call ([StoreCall].Errs), which package telemetry counts in
+//     jobclock.store.operation.errors.
 //   - Other instances see a held job as leased (its lease covers the hold:
 //     ClaimAhead is at most a tenth of LeaseDuration). A claim ahead takes
 //     over a lease only once it has expired, as a claim of a due job does,
