@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,13 @@ type Dialect struct {
 	// after the job, in the same transaction, for a schema whose history
 	// has no foreign key that cascades.
 	DeleteHistory bool
+	// CountCreates, when true, makes the statements that create jobs
+	// insert the changes of the job counts by collection and state into
+	// table job_count_deltas themselves, in the same statement as a
+	// single create and in one statement after a bulk create's inserts
+	// (one row per state), for a schema that counts jobs so (PostgreSQL,
+	// migration 14) instead of by a trigger on every insert.
+	CountCreates bool
 
 	queries sync.Map // template -> statement
 	colls   sync.Map // collection name -> *collInfo
@@ -482,10 +490,23 @@ const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot
 // stored record is at version $14 with ETag $15 and $12 is below its quota
 // $13, share-locking the collection's row; it inserts nothing when the job
 // exists or another job holds the place.
-const createSQL = `WITH c AS (SELECT enabled FROM {s}.collections WHERE name = $1 AND version = $14 AND etag = $15{share})
+const createSQL = createColl + createInsert
+
+// createCountedSQL is createSQL that also inserts the change of the job
+// counts (+1 for the job's collection and state) when it inserts the job
+// (see Dialect.CountCreates). It changes as many rows as createSQL: one
+// when it creates the job, none otherwise.
+const createCountedSQL = createColl + `, i AS (` + createInsert + ` RETURNING collection, state)
+	INSERT INTO {s}.job_count_deltas (collection, state, n) SELECT collection, state, 1 FROM i`
+
+// createColl and createInsert are the two parts of createSQL.
+const (
+	createColl   = `WITH c AS (SELECT enabled FROM {s}.collections WHERE name = $1 AND version = $14 AND etag = $15{share})`
+	createInsert = `
 	INSERT INTO {s}.jobs (` + JobCols + `, coll_enabled, slot)
 	SELECT $1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, c.enabled, CAST($12 AS BIGINT)
 	FROM c WHERE CAST($12 AS BIGINT) < CAST($13 AS BIGINT){wake} ON CONFLICT DO NOTHING`
+)
 
 // CreateJob inserts job j (encoded as row) into a free place of its
 // collection (see Places above), which must exist. When c is a
@@ -526,7 +547,7 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 	for range slotAttempts {
 		slot := ci.take()
 		d.step(ctx, c, "insert")
-		n, err := c.Exec(ctx, d.waking(createSQL, wake), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
+		n, err := c.Exec(ctx, d.waking(d.createSQL(), wake), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
 			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.version, ci.etag)
 		if err != nil {
 			return d.createError(j.ID(), err)
@@ -562,6 +583,38 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 		}
 	}
 	return fmt.Errorf("%s: create job %q: other creates took the free places found %d times: %w", d.Name, j.ID(), slotAttempts, scheduler.ErrConflict)
+}
+
+// createSQL returns the template of a single create: createCountedSQL
+// when the statements count the jobs they create (CountCreates),
+// createSQL otherwise.
+func (d *Dialect) createSQL() string {
+	if d.CountCreates {
+		return createCountedSQL
+	}
+	return createSQL
+}
+
+// countCreated inserts the changes of the job counts that the bulk create
+// of jobs into collection makes, one row per state, in one statement,
+// when the statements count the jobs they create (CountCreates).
+func (d *Dialect) countCreated(ctx context.Context, c Conn, collection string, jobs []*scheduler.JobRecord) error {
+	if !d.CountCreates {
+		return nil
+	}
+	var states []string
+	var ns []int64
+	for _, j := range jobs {
+		i := slices.Index(states, string(j.State))
+		if i < 0 {
+			states, ns = append(states, string(j.State)), append(ns, 0)
+			i = len(states) - 1
+		}
+		ns[i]++
+	}
+	_, err := c.Exec(ctx, d.sql("INSERT INTO {s}.job_count_deltas (collection, state, n) SELECT $1, state, n FROM unnest($2::text[], $3::bigint[]) AS x(state, n)"),
+		collection, states, ns)
+	return err
 }
 
 // createError returns the error of an insert that failed: ErrConflict for
@@ -752,6 +805,9 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 		err = ins.InsertJobs(ctx, d, creates, enabled, slots)
 	} else {
 		err = d.insertEach(ctx, c, creates, enabled, slots)
+	}
+	if err == nil {
+		err = d.countCreated(ctx, c, collection, creates)
 	}
 	if err == nil {
 		ci.next.Store(slots[len(slots)-1] + 1)

@@ -320,8 +320,44 @@ func TestMigrateJobTags(t *testing.T) {
 // dropCounts returns the statements that take away what migrations 11
 // and 12 added to schema q (quoted), with a trailing "; ".
 func dropCounts(q string) string {
-	return "DROP TABLE " + q + ".limit_permits, " + q + ".limit_rates; DROP TABLE " + q + ".job_counts, " + q + ".job_count_deltas; DROP FUNCTION " + q + ".job_counts_created, " +
+	return "DROP TABLE " + q + ".limit_permits, " + q + ".limit_rates; DROP TABLE " + q + ".job_counts, " + q + ".job_count_deltas; DROP FUNCTION IF EXISTS " + q + ".job_counts_created, " +
 		q + ".job_counts_deleted, " + q + ".job_counts_moved CASCADE; "
+}
+
+// schemaForCounts returns a schema (its name, a connection, its quoted
+// name) that holds the jobs of storetest.PutJobsForCounts, its store
+// closed.
+func schemaForCounts(t *testing.T) (string, *pgx.Conn, string) {
+	t.Helper()
+	schema := newSchema(t)
+	s := open(t, schema)
+	storetest.PutJobsForCounts(t, s)
+	s.Close()
+	return schema, connect(t), pgx.Identifier{schema}.Sanitize()
+}
+
+// TestMigrateFromVersion13 opens a schema of version 13, whose creates
+// are counted by a trigger of migration 11, that holds jobs, and checks
+// that Open migrates it, keeps the counts, and counts each create after
+// it once.
+func TestMigrateFromVersion13(t *testing.T) {
+	schema, c, q := schemaForCounts(t)
+	// What migration 14 took away, as migration 11 made it.
+	if _, err := c.Exec(ctx, `CREATE FUNCTION `+q+`.job_counts_created() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO `+q+`.job_count_deltas (collection, state, n) SELECT collection, state, count(*) FROM created GROUP BY 1, 2;
+			RETURN NULL;
+		END $$;
+		CREATE TRIGGER jobs_count_created AFTER INSERT ON `+q+`.jobs REFERENCING NEW TABLE AS created
+			FOR EACH STATEMENT EXECUTE FUNCTION `+q+`.job_counts_created();
+		UPDATE `+q+`.schema_version SET version = 13`); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckCountsAfterMigration(t, open(t, schema))
+	var triggers int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_trigger WHERE tgname = 'jobs_count_created' AND tgrelid = $1::regclass", q+".jobs").Scan(&triggers); err != nil || triggers != 0 {
+		t.Errorf("after migration: %d triggers jobs_count_created, %v; want none", triggers, err)
+	}
 }
 
 // TestMigrateJobCounts opens a schema of version 10, from before the job
@@ -329,12 +365,7 @@ func dropCounts(q string) string {
 // checks that Open counts them, and that the counts follow the writes
 // after it.
 func TestMigrateJobCounts(t *testing.T) {
-	schema := newSchema(t)
-	s := open(t, schema)
-	storetest.PutJobsForCounts(t, s)
-	s.Close()
-	c := connect(t)
-	q := pgx.Identifier{schema}.Sanitize()
+	schema, c, q := schemaForCounts(t)
 	if _, err := c.Exec(ctx, dropCounts(q)+"UPDATE "+q+".schema_version SET version = 10"); err != nil {
 		t.Fatal(err)
 	}

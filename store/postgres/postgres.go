@@ -45,13 +45,18 @@
 // (a unique index), so that the quota check of a create neither counts
 // the jobs nor updates a row that every create would wait for.
 //
-// The job counts: triggers on jobs insert the changes of the counts by
-// collection and state (+n, -n) into job_count_deltas, one row per
-// statement for creates and deletes (a bulk put's thousands of jobs add
-// one) and two per job whose state changes (claims, leases and the
-// outcomes of recurring jobs change none). Inserts wait for nothing, so
-// concurrent puts into one collection do not queue on a counter row, and
-// a transaction of many puts does not grow one row's version chain.
+// The job counts: the changes of the counts by collection and state (+n,
+// -n) go into job_count_deltas. The store's creates insert theirs in the
+// statement that creates the job, or, for a bulk put, in one statement
+// after its COPY (one row per state, whatever the number of jobs);
+// triggers on jobs insert those of deletes, one row per statement, and
+// of changes of state, two per job whose state changes (claims, leases
+// and the outcomes of recurring jobs change none), whatever statement
+// makes them. Jobs inserted by SQL of one's own, not through the store,
+// are not counted unless that SQL inserts their change too (migration
+// 14 says how). Inserts wait for nothing, so concurrent puts into one
+// collection do not queue on a counter row, and a transaction of many
+// puts does not grow one row's version chain.
 // CountJobs, and Prune (which the engine runs every few minutes), fold the
 // committed changes into job_counts, one fold at a time per schema; a
 // count is the sum of the two tables, read in one statement, so it is
@@ -237,7 +242,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	}
 	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", Share: " FOR SHARE", JSONAgg: "json_agg",
 		Wake:          " AND pg_notify('" + strings.ReplaceAll(s.channel, "'", "''") + "', '') IS NOT NULL",
-		DeleteHistory: true, Unique: uniqueViolation,
+		DeleteHistory: true, CountCreates: true, Unique: uniqueViolation,
 		Step: func(ctx context.Context, c sqlstore.Conn, step string) {
 			if pc, ok := c.(pgConn); ok {
 				if tx, ok := pc.q.(pgx.Tx); ok {

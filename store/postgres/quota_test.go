@@ -148,26 +148,12 @@ func TestPlacesKept(t *testing.T) {
 	wg.Wait()
 	pool := hostPool(t)
 	for _, commit := range []bool{false, true} {
-		tx, err := pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := s.InTx(ctx, tx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = v.DeleteJob(ctx, "a", "j1") // may be gone already
-		if err := v.PutJob(ctx, newJobRecord("a", fmt.Sprintf("tx%v", commit))); err != nil {
-			t.Fatal(err)
-		}
-		if commit {
-			err = tx.Commit(ctx)
-		} else {
-			err = tx.Rollback(ctx)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		inHostTx(t, pool, s, commit, func(v scheduler.TxStore) {
+			_ = v.DeleteJob(ctx, "a", "j1") // may be gone already
+			if err := v.PutJob(ctx, newJobRecord("a", fmt.Sprintf("tx%v", commit))); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 	for i := range 3 {
 		runOnce(t, s, "b", fmt.Sprintf("final%d", i)) // Completed at t0

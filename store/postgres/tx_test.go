@@ -27,6 +27,29 @@ func hostPool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// inHostTx runs f with s's view of a transaction of pool's, then commits
+// the transaction, or rolls it back.
+func inHostTx(t testing.TB, pool *pgxpool.Pool, s *postgres.Store, commit bool, f func(v scheduler.TxStore)) {
+	t.Helper()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.InTx(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(v)
+	if commit {
+		err = tx.Commit(ctx)
+	} else {
+		err = tx.Rollback(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func txBackend(t testing.TB) *storetest.TxBackend {
 	pool := hostPool(t)
 	st, err := postgres.New(context.Background(), pool, &postgres.Options{Schema: newSchema(t)})

@@ -1,0 +1,126 @@
+package postgres_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	scheduler "github.com/jobclock/scheduler"
+)
+
+// TestCountsOfEachWrite checks, write by write, the job counts and the
+// rows of changes each write adds to job_count_deltas: a create (in its
+// own statement), a create in a host's transaction (counted when it
+// commits, not when it rolls back), a bulk create (one row per state,
+// whatever the number of jobs), a state change through a record, a
+// replace that changes the state, a delete and a collection's delete.
+func TestCountsOfEachWrite(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	c := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	deltas := func() int {
+		t.Helper()
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM "+q+".job_count_deltas").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	rows := deltas()
+	step := func(what string, newRows int, want ...scheduler.JobCount) {
+		t.Helper()
+		if got := deltas(); got != rows+newRows {
+			t.Errorf("%s: added %d rows of changes, want %d", what, got-rows, newRows)
+		}
+		rows = deltas()
+		got, err := s.CountJobs(ctx) // folds the changes
+		if err != nil {
+			t.Fatalf("%s: CountJobs: %v", what, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: CountJobs (-want +got):\n%s", what, diff)
+		}
+		rows = deltas()
+	}
+	jc := func(coll string, st scheduler.JobState, n int) scheduler.JobCount {
+		return scheduler.JobCount{Collection: coll, State: st, Jobs: n}
+	}
+	job := func(coll, name string, st scheduler.JobState) *scheduler.JobRecord {
+		return &scheduler.JobRecord{Collection: coll, Name: name, Job: &scheduler.Job{}, State: st}
+	}
+	const (
+		en = scheduler.JobEnabled
+		di = scheduler.JobDisabled
+		co = scheduler.JobCompleted
+	)
+	for _, name := range []string{"c", "d"} {
+		if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	one := job("c", "one", en)
+	one.Schedule.DueAt = t0 // the only job due
+	if err := s.PutJob(ctx, one); err != nil {
+		t.Fatal(err)
+	}
+	step("a create", 1, jc("c", en, 1))
+
+	pool := hostPool(t)
+	for _, commit := range []bool{false, true} {
+		inHostTx(t, pool, s, commit, func(v scheduler.TxStore) {
+			for i := range 3 {
+				if err := v.PutJob(ctx, job("c", fmt.Sprintf("tx%d", i), di)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	step("three creates in a host's transaction rolled back, then three committed", 3, jc("c", di, 3), jc("c", en, 1))
+
+	var bulk []*scheduler.JobRecord
+	for i := range 50 {
+		st := en
+		if i%10 == 0 {
+			st = di
+		}
+		bulk = append(bulk, job("d", fmt.Sprintf("b%d", i), st))
+	}
+	if err := s.PutJobs(ctx, "d", bulk); err != nil {
+		t.Fatal(err)
+	}
+	step("a bulk create of 45 enabled and 5 disabled jobs", 2, jc("c", di, 3), jc("c", en, 1), jc("d", di, 5), jc("d", en, 45))
+
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
+	if err != nil || len(claimed) != 1 || claimed[0].Name != "one" {
+		t.Fatalf("ClaimDue = %v, %v; want c/one", claimed, err)
+	}
+	claimed[0].State = co
+	if err := s.Record(ctx, "me", claimed[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	step("a record that completes a job", 2, jc("c", co, 1), jc("c", di, 3), jc("d", di, 5), jc("d", en, 45))
+
+	r, err := s.GetJob(ctx, "c", "tx0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.State = en
+	if err := s.PutJob(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	step("a replace that enables a job", 2, jc("c", co, 1), jc("c", di, 2), jc("c", en, 1), jc("d", di, 5), jc("d", en, 45))
+
+	if err := s.DeleteJob(ctx, "c", "tx1"); err != nil {
+		t.Fatal(err)
+	}
+	step("a delete", 1, jc("c", co, 1), jc("c", di, 1), jc("c", en, 1), jc("d", di, 5), jc("d", en, 45))
+
+	if err := s.DeleteCollection(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	step("a collection's delete", 2, jc("c", co, 1), jc("c", di, 1), jc("c", en, 1))
+}
