@@ -13,13 +13,14 @@ import (
 )
 
 // foldSQL is the start of a statement that folds the changes of the job
-// counts that the triggers of migration 11 inserted, and that have
-// committed, into the counts, when it takes the advisory lock $1 (one
-// fold at a time per schema; when another runs, it folds nothing and
-// leaves the changes to that one or the next). The triggers' inserts
-// never wait for a fold. Whatever the fold does, the statement's own
-// reads see the tables as they were before it, whose sum of counts and
-// changes is the same.
+// counts that have committed into the counts (the store's creates insert
+// their changes in their own statements, migration 14; the triggers of
+// migration 11 insert those of deletes and changes of state), when it
+// takes the advisory lock $1 (one fold at a time per schema; when another
+// runs, it folds nothing and leaves the changes to that one or the next).
+// The changes' inserts never wait for a fold. Whatever the fold does, the
+// statement's own reads see the tables as they were before it, whose sum
+// of counts and changes is the same.
 const foldSQL = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtext($1)) AS mine),
 	d AS (DELETE FROM {s}.job_count_deltas WHERE (SELECT mine FROM l) RETURNING collection, state, n),
 	f AS (INSERT INTO {s}.job_counts AS c (collection, state, n) SELECT collection, state, sum(n) FROM d GROUP BY 1, 2 ORDER BY 1, 2
@@ -27,13 +28,14 @@ const foldSQL = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashte
 	`
 
 // CountJobs implements [scheduler.StatsReader] by reading the counts that
-// the schema's triggers keep by collection and state as jobs are
-// created, deleted and change state (migration 11): the counts folded so
-// far plus the changes since, in one statement that folds the changes
-// too (see foldSQL). Its cost grows with the number of collections and
-// with the writes since the last fold, not with the number of jobs; a
-// fold of many changes vacuums them away (see vacuumAfter), so that the
-// counts after it do not scan them.
+// the store keeps by collection and state as jobs are created (in the
+// create's own statement), deleted and change state (the triggers of
+// migration 11; see migration 14): the counts folded so far plus the
+// changes since, in one statement that folds the changes too (see
+// foldSQL). Its cost grows with the number of collections and with the
+// writes since the last fold, not with the number of jobs; a fold of many
+// changes vacuums them away (see vacuumAfter), so that the counts after it
+// do not scan them.
 func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	if err := s.live(); err != nil {
 		return nil, err
