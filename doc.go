@@ -130,7 +130,12 @@
 //	}, nil)
 //
 // A store does the single step when it is a [BulkPutter]; on another
-// store the jobs are put one at a time once all were checked.
+// store the jobs are put one at a time once all were checked. A batch of
+// 512 jobs or more is checked in parts on several goroutines; a panic in
+// a check (an executor's [action.Validator]) is raised again on the
+// caller's goroutine once every part ended, as a [*PartPanic] holding the
+// value and the stack of the goroutine that panicked, so that the
+// caller's recover sees it.
 //
 // # Validation
 //

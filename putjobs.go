@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,7 +90,9 @@ func (e *PutJobsError) Unwrap() []error {
 // nothing is written and the error matches ErrQuotaExceeded. A missing
 // collection fails with ErrNotFound. A batch of 512 jobs or more is
 // checked in parts on up to GOMAXPROCS goroutines, so an executor's
-// [action.Validator] may see several of its jobs at once.
+// [action.Validator] may see several of its jobs at once; a panic in a
+// check there is raised again on the caller's goroutine, once every part
+// ended, as a [*PartPanic].
 //
 // opts.IfMatch may be empty, or "*": every job of the batch must then
 // exist already (the batch only replaces), and those that do not are
@@ -191,18 +194,67 @@ const batchPart = 256
 
 // eachPart calls do on parts [from, to) of [0, n), in parallel on up to
 // GOMAXPROCS goroutines when n is large enough to be worth it, and
-// returns when every call has returned.
+// returns when every call has returned. A panic in a call on a goroutine
+// of its own is raised again on the caller's goroutine once every call
+// has ended, so that the caller's recover sees it as it would a panic of
+// a call on its own goroutine: the first such panic, as a [*PartPanic].
 func eachPart(n int, do func(from, to int)) {
 	parts := min(runtime.GOMAXPROCS(0), n/batchPart)
 	if parts <= 1 {
 		do(0, n)
 		return
 	}
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		panicked *PartPanic
+	)
 	for p := range parts {
-		wg.Go(func() { do(p*n/parts, (p+1)*n/parts) })
+		wg.Go(func() {
+			defer func() {
+				if v := recover(); v != nil {
+					mu.Lock()
+					if panicked == nil {
+						panicked = &PartPanic{Value: v, Stack: debug.Stack()}
+					}
+					mu.Unlock()
+				}
+			}()
+			do(p*n/parts, (p+1)*n/parts)
+		})
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+}
+
+// PartPanic is the value with which [Scheduler.PutJobs] panics when a
+// check of a batch checked in parts on several goroutines panicked (an
+// executor's [action.Validator], a payload's Validate method): raised
+// again on the caller's goroutine, so that its recover sees it. It holds
+// the first such panic's value and the stack of the goroutine on which
+// it happened. A batch checked on the caller's goroutine (fewer than 512
+// jobs) panics with the value itself.
+type PartPanic struct {
+	// Value is what the check panicked with.
+	Value any
+	// Stack is the stack of the goroutine that panicked, as
+	// [runtime/debug.Stack] formats it.
+	Stack []byte
+}
+
+// Error returns the value and the stack of the goroutine that panicked.
+func (p *PartPanic) Error() string {
+	return fmt.Sprintf("panic in a check of a batch: %v\n\n%s", p.Value, p.Stack)
+}
+
+// Unwrap returns Value when it is an error (a runtime error, an error a
+// check panicked with), so that errors.Is and errors.As see it; nil
+// otherwise.
+func (p *PartPanic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
 }
 
 // checkPut checks one job of a batch into c.

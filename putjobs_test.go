@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/store/memory"
 )
@@ -296,5 +299,79 @@ func TestPutJobsLargeBatch(t *testing.T) {
 		if got, err := e.s.GetJob(ctx, "big", batch[i].Name); err != nil || got.ETag != recs[i].ETag {
 			t.Errorf("after the batch: GetJob(%s) = %v, %v; want the record PutJobs returned", batch[i].Name, got, err)
 		}
+	}
+}
+
+// panicPayload is the payload of an action whose Validate panics for N 7.
+type panicPayload struct{ N int }
+
+func (p panicPayload) Validate() error {
+	if p.N == 7 {
+		panic("validator bug")
+	}
+	return nil
+}
+
+// A panic in an executor's validator during PutJobs reaches the caller's
+// goroutine, where its recover sees it, whatever the batch's size: a
+// batch of 512 jobs or more is checked in parts on goroutines of their
+// own, and the panic comes back as a *PartPanic with the value and the
+// stack of the check.
+func TestPutJobsValidatorPanicReachesCaller(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // parts on goroutines
+	for _, n := range []int{511, 600, 1500} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ctx := context.Background()
+			reg := &action.Registry{}
+			h := action.Handle(reg, "Thing", func(ctx context.Context, req *action.Request, p panicPayload) error { return nil })
+			s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 2000}}}
+			if _, err := s.PutCollection(ctx, "c", col, nil); err != nil {
+				t.Fatal(err)
+			}
+			batch := make([]scheduler.JobPut, n)
+			for i := range batch {
+				batch[i] = scheduler.JobPut{Name: fmt.Sprintf("j%04d", i), Job: &scheduler.Job{Action: h.Action(panicPayload{N: i % 500})}}
+			}
+			v := func() (v any) {
+				defer func() { v = recover() }()
+				s.PutJobs(ctx, "c", batch, nil)
+				return nil
+			}()
+			if n < 512 {
+				if v != "validator bug" {
+					t.Fatalf("PutJobs of %d jobs: recovered %v, want the validator's panic", n, v)
+				}
+				return
+			}
+			pp, ok := v.(*scheduler.PartPanic)
+			if !ok {
+				t.Fatalf("PutJobs of %d jobs: recovered %#v, want a *PartPanic", n, v)
+			}
+			if pp.Value != "validator bug" || !strings.Contains(string(pp.Stack), "panicPayload.Validate") {
+				t.Errorf("PutJobs of %d jobs: PartPanic{Value: %v, Stack: %s}, want the validator's value and stack", n, pp.Value, pp.Stack)
+			}
+			if msg := pp.Error(); !strings.Contains(msg, "validator bug") || !strings.Contains(msg, "panicPayload.Validate") {
+				t.Errorf("PartPanic.Error() = %q, want the value and the stack", msg)
+			}
+			if got := jobNamesOf(t, s, "c"); len(got) != 0 {
+				t.Errorf("after the panic: %d jobs, want none", len(got))
+			}
+		})
+	}
+}
+
+// PartPanic unwraps to an error its check panicked with, and only to an
+// error.
+func TestPartPanicUnwrap(t *testing.T) {
+	err := error(&scheduler.PartPanic{Value: fmt.Errorf("check: %w", context.Canceled)})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("errors.Is(%v, context.Canceled) = false, want true", err)
+	}
+	if err := (&scheduler.PartPanic{Value: "x"}).Unwrap(); err != nil {
+		t.Errorf("PartPanic{Value: \"x\"}.Unwrap() = %v, want nil", err)
 	}
 }
