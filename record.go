@@ -226,8 +226,10 @@ var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
 // outcomes are on their way: the flush is then left to a timer, a linger
 // after the end of the first attempt waiting, so that the outcomes of
 // occurrences due a few milliseconds apart share a store call too; unless
-// the job of an outcome added meanwhile is due again within the linger.
-// The same holds for the outcomes added while a flush was under way: at
+// the job of an outcome added meanwhile is due again within the linger,
+// or recordBatch outcomes are pending: a full batch is recorded at once,
+// timer or not (a spare timer finds nothing, or less, to flush). The same
+// holds for the outcomes added while a flush was under way: at
 // a steady rate, flushing them at once would record one or two per store
 // call, each call's duration apart.
 type outcomeBatch struct {
@@ -294,7 +296,7 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 		b.mu.Unlock()
 		return
 	}
-	if b.timed && !urgent {
+	if b.timed && !urgent && len(b.pending) < recordBatch {
 		b.mu.Unlock()
 		return
 	}
@@ -337,7 +339,7 @@ func (s *Scheduler) flushPending() {
 	b.flushing = true
 	for again := false; len(b.pending) > 0; again = true {
 		if again && !b.urgent {
-			if b.timed {
+			if b.timed && len(b.pending) < recordBatch {
 				break // the timer armed flushes them, a linger after an earlier outcome
 			}
 			if d := s.linger(); d > 0 {

@@ -74,3 +74,46 @@ func TestRecordWithoutBatchRecorder(t *testing.T) {
 		}
 	})
 }
+
+// A burst of outcomes while a held claim keeps them lingering is recorded
+// in store calls of 256 as soon as 256 are pending: 900 one-time jobs due
+// together (and one 20 ms later, held), over a store that takes 10 ms a
+// RecordBatch. No outcome waits for its RecordBatch longer than the linger
+// plus one call under way.
+func TestRecordLingerCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead, MaxConcurrency: 1200})
+		const slow = 10 * time.Millisecond
+		st := &claimCounter{Store: e.store, slow: slow}
+		e.over(st)
+		coll := &scheduler.JobCollection{}
+		coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
+		if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
+			t.Fatal(err)
+		}
+		// Each attempt takes a millisecond, so that the loop holds the
+		// claim of "late" when the first of them ends.
+		e.exec.fn = func(*action.Request, int) error { time.Sleep(time.Millisecond); return nil }
+		const n = 900
+		first := e.t0.Add(10 * time.Second).Truncate(time.Second)
+		for i := range n {
+			e.put(jobName(i), oneTimeAt(first))
+		}
+		e.put("late", oneTimeAt(first.Add(20*time.Millisecond)))
+		synctest.Wait()
+		time.Sleep(time.Until(first.Add(-time.Second)))
+		e.start()
+		time.Sleep(time.Until(first.Add(time.Second)))
+		synctest.Wait()
+		e.stop()
+		if got := len(e.exec.calls); got != n+1 {
+			t.Errorf("%d attempts, want %d", got, n+1)
+		}
+		if w, limit := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead/2+slow; w > limit {
+			t.Errorf("an outcome waited %v for its RecordBatch, want at most the linger plus one call under way, %v", w, limit)
+		}
+		if b, want := st.batches.Load(), int64((n+255)/256+1); b > want {
+			t.Errorf("%d RecordBatch calls, want at most %d", b, want)
+		}
+	})
+}
