@@ -63,15 +63,23 @@ var insertCols = []string{"collection", "name", "definition", "state", "status",
 // InsertJobs implements [sqlstore.JobInserter]. pgx builds the COPY's
 // data in a goroutine of its own and sends it in chunks, so each job is
 // encoded there while the server stores the rows of the chunks before it.
+// A job that does not encode ends the COPY (pgx sends CopyFail, and the
+// server answers with an error of its own, query_canceled); the encoding
+// error is returned instead, its chain kept.
 func (c copyConn) InsertJobs(ctx context.Context, d *sqlstore.Dialect, jobs []*scheduler.JobRecord, enabled bool, slots []int64) error {
+	var encodeErr error // set by pgx's goroutine, which CopyFrom waits for
 	_, err := c.tx.CopyFrom(ctx, pgx.Identifier{c.schema, "jobs"}, insertCols, pgx.CopyFromSlice(len(jobs), func(i int) ([]any, error) {
 		r, err := d.EncodeRow(jobs[i])
 		if err != nil {
+			encodeErr = err
 			return nil, err
 		}
 		return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag, int64(1),
 			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, r.TagsArg(), enabled, slots[i]}, nil
 	}))
+	if encodeErr != nil {
+		return encodeErr
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation: a job exists (or, which the lock prevents, holds the place)
 		return fmt.Errorf("store/postgres: create jobs: %s: %w", pe.Detail, scheduler.ErrConflict)
