@@ -209,3 +209,51 @@ func TestCalendarChangeReachesOtherInstance(t *testing.T) {
 		}
 	})
 }
+
+// storedICal is an iCalendar text that a version before the refusal of
+// rules without an occurrence stored: a holiday on 4 January, and events
+// on 6 and 8 January whose RRULE never occurs (30 February; a BYSETPOS
+// that selects nothing, which only the probe finds).
+const storedICal = "BEGIN:VCALENDAR\r\n" +
+	"BEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20000104\r\nEND:VEVENT\r\n" +
+	"BEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20000106\r\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\r\nEND:VEVENT\r\n" +
+	"BEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20000108\r\nRRULE:FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3\r\nEND:VEVENT\r\n" +
+	"END:VCALENDAR\r\n"
+
+// A calendar stored by a version that accepted an iCalendar rule without
+// an occurrence (written here into the store, past the checks of a
+// write) still excludes its events for a job that names it: each such
+// rule adds nothing, and its event keeps its DTSTART, as that version
+// read it. A put of the same calendar is refused at properties.ical.
+func TestCalendarStoredWithEmptyRule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		day := 24 * time.Hour
+		e := newEnv(t, scheduler.Config{})
+		ctx := context.Background()
+		cal := scheduler.Calendar{Properties: scheduler.CalendarProperties{ICal: storedICal}}
+		col, err := e.store.GetCollection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		col.Definition.Calendars = map[string]*scheduler.CalendarEntry{"cal": {ETag: "stored", Calendar: cal}}
+		if err := e.store.PutCollection(ctx, col); err != nil {
+			t.Fatal(err)
+		}
+		e.start()
+		e.put("j", jobJSON(e.t0.Add(day), `"recurrence": {"frequency": "Day", "calendar": "cal"}`))
+		time.Sleep(9*day + time.Hour)
+		synctest.Wait()
+		e.stop()
+		want := []time.Duration{1 * day, 2 * day, 4 * day, 6 * day, 8 * day, 9 * day} // 4, 6 and 8 January excluded
+		if diff := cmp.Diff(want, e.exec.times(e.t0)); diff != "" {
+			t.Errorf("attempt times under the stored calendar (-want +got):\n%s", diff)
+		}
+
+		_, err = e.s.PutCalendar(ctx, "c", "other", &cal, nil)
+		var ve *scheduler.ValidationError
+		if !errors.Is(err, scheduler.ErrInvalid) || !errors.As(err, &ve) || ve.Path != "properties.ical" ||
+			!strings.Contains(err.Error(), "line 7: RRULE") || !strings.Contains(err.Error(), "line 11: RRULE") {
+			t.Errorf("PutCalendar of the stored calendar: %v, want ErrInvalid at properties.ical naming lines 7 and 11", err)
+		}
+	})
+}

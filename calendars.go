@@ -475,7 +475,7 @@ func (s *Scheduler) calendarFault(col *CollectionRecord, r *JobRecord) error {
 		return calendarReplaced(r)
 	}
 	if next := e.Pending(now); next != nil {
-		if excl, err := next.Calendar.Compile(); err == nil && leavesNone(r, excl, now) {
+		if excl, err := next.Calendar.CompileStored(); err == nil && leavesNone(r, excl, now) {
 			return calendarReplaced(r)
 		}
 	}

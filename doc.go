@@ -683,7 +683,12 @@
 // without an occurrence before 2100 (BYMONTH=2;BYMONTHDAY=30, a BYSETPOS
 // that selects nothing, an UNTIL before the first one) is a mistake and is
 // refused at its line, found without a search to the year 9999; after 5
-// such rules a text's further rules are not read. [ParseCalendar] reads the JSON form and
+// such rules a text's further rules are not read. The refusal is of a
+// write (ParseCalendar, Calendar.Validate and Compile, PutCalendar and
+// the REST PUT): a calendar stored by a version that accepted such rules
+// still applies, read by [Calendar.CompileStored] as that version read
+// it (the rule adds nothing; its event keeps its DTSTART instance), and
+// is refused only when written again. [ParseCalendar] reads the JSON form and
 // names each problem at its path ("properties.ranges[0].end";
 // "properties.ical" with the line: "line 3: DTSTART ..."). A calendar is kept in
 // its collection's record, so that writing it is one atomic write of the

@@ -622,7 +622,7 @@ func (s *Scheduler) calendarTiming(col *CollectionRecord, name string, job *Job,
 	}
 	if next := e.Pending(time.Now()); next != nil {
 		// A replacement is under way (see Scheduler.PutCalendar).
-		if excl, err := next.Calendar.Compile(); err == nil {
+		if excl, err := next.Calendar.CompileStored(); err == nil {
 			if nt, err := job.TimingUnder(col.Name, name, anchor, excl); err == nil && nt.First().IsZero() && !t.First().IsZero() {
 				return nil, &ValidationError{Path: "recurrence.calendar", Value: strconv.Quote(cname),
 					Reason: "is being replaced by a version that leaves the job no occurrence: it excludes every one within " + horizonWords + " from " + stamp(t.First())}

@@ -129,7 +129,7 @@ func (c *policyCache) compile(s *Scheduler, collection, name string, e *Calendar
 			return v.(*compiledCalendar).excl
 		}
 	}
-	excl, err := e.Calendar.Compile()
+	excl, err := e.Calendar.CompileStored()
 	if err != nil {
 		s.log.Warn("the calendar does not compile: it excludes nothing", "collection", collection, "calendar", name, "err", err)
 		excl, _ = recurrence.CompileExclusions(nil, nil, nil, nil)

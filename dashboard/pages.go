@@ -714,7 +714,7 @@ func (h *handler) calendar(ctx context.Context, collection, name string) (*recur
 	if err != nil {
 		return nil, err
 	}
-	return c.Calendar.Compile()
+	return c.Calendar.CompileStored()
 }
 
 // upcoming lists the next n occurrences of a job as its record has them,

@@ -145,15 +145,32 @@ const (
 
 // Validate reports every problem with c as joined [*ValidationError]
 // values whose paths start at the calendar object
-// ("properties.dates[1]").
+// ("properties.dates[1]"): the check of a calendar to write.
 func (c *Calendar) Validate() error {
 	_, err := c.Compile()
 	return err
 }
 
-// Compile validates c and returns its exclusions. The error is joined
+// Compile validates c, as Validate does, and returns its exclusions: the
+// compilation of a calendar to write. The error is joined
 // [*ValidationError] values whose paths start at the calendar object.
 func (c *Calendar) Compile() (*recurrence.Exclusions, error) {
+	return c.compile(false)
+}
+
+// CompileStored returns the exclusions of c, a calendar as stored (read
+// back from a collection's record), as Compile does but for what a
+// previous version accepted and this one refuses on a write: an iCalendar
+// RRULE or EXRULE without an occurrence before 2100 adds nothing (its
+// event keeps its DTSTART instance) instead of failing the calendar, so
+// that a calendar stored then still excludes its other events. Such a rule
+// costs the checks of a write, not a search to the year 9999.
+func (c *Calendar) CompileStored() (*recurrence.Exclusions, error) {
+	return c.compile(true)
+}
+
+// compile is Compile, or CompileStored when stored is set.
+func (c *Calendar) compile(stored bool) (*recurrence.Exclusions, error) {
 	var errs []error
 	add := func(path, value, reason string) {
 		errs = append(errs, &ValidationError{Path: path, Value: value, Reason: reason})
@@ -227,7 +244,7 @@ func (c *Calendar) Compile() (*recurrence.Exclusions, error) {
 		}
 	}
 	if p.ICal != "" {
-		d, r, problems := readICal(p.ICal, loc)
+		d, r, problems := readICal(p.ICal, loc, stored)
 		for _, pr := range problems {
 			add("properties.ical", "", fmt.Sprintf("line %d: %s", pr.line, pr.reason))
 		}

@@ -26,7 +26,8 @@ import (
 // build. A rule (RRULE or EXRULE) without an occurrence before 2100 is
 // refused (see never and probe); once maxICalEmptyRules have been found
 // by probing, the text's further rules are refused unread, so that a text
-// costs at most a few of those probes.
+// costs at most a few of those probes. A text read as stored (see
+// icalReader.stored) is not refused such rules, nor counted.
 const (
 	maxICalOccurrences = 10_000
 	maxICalDays        = 3660
@@ -57,6 +58,12 @@ type icalReader struct {
 	zones icalZones
 	made  int // instants made so far, of maxICalInstants
 	empty int // rules probed without an occurrence so far, of maxICalEmptyRules
+	// stored is set when the text is read as stored rather than for a
+	// write: a rule without an occurrence before 2100 then adds nothing
+	// (its event keeps its DTSTART instance), as versions that did not
+	// refuse such rules read it, found by the same cheap checks (never,
+	// probe) and not counted against maxICalEmptyRules.
+	stored bool
 }
 
 // readICal returns the exclusions of the VEVENTs of text read in loc (the
@@ -68,15 +75,16 @@ type icalReader struct {
 // another and a RECURRENCE-ID replaces that instance of the other's set
 // (with RANGE=THISANDFUTURE, the later ones too); a cancelled one
 // (STATUS:CANCELLED) excludes nothing. Other components,
-// and the members of an event besides those, are ignored.
-func readICal(text string, loc *time.Location) (dates []time.Time, ranges []recurrence.ExclusionRange, problems []icalProblem) {
+// and the members of an event besides those, are ignored. With stored,
+// the text is read as stored (see icalReader.stored).
+func readICal(text string, loc *time.Location, stored bool) (dates []time.Time, ranges []recurrence.ExclusionRange, problems []icalProblem) {
 	lines := unfoldICal(text)
 	if len(lines) == 0 || lines[0].name != "BEGIN" || !strings.EqualFold(lines[0].value, "VCALENDAR") {
 		return nil, nil, []icalProblem{{1, "is not an iCalendar text: it must begin with BEGIN:VCALENDAR"}}
 	}
 	top, problems := readICalComponents(lines)
 	var events []*icalEvent
-	r := &icalReader{loc: loc, zones: icalZones{defined: map[string]*icalComponent{}}}
+	r := &icalReader{loc: loc, zones: icalZones{defined: map[string]*icalComponent{}}, stored: stored}
 	for _, cal := range top {
 		if cal.name != "VCALENDAR" {
 			continue
@@ -425,7 +433,7 @@ func (r *icalReader) first(ev *icalEvent) (icalInstance, icalFail) {
 // expand returns the occurrences before icalUntil of l, an RRULE or
 // EXRULE of an event (or a time zone's observance) that starts at start,
 // or a problem when they are more than limit or when there are none (but
-// for a start from 2100 on).
+// for a start from 2100 on, or when r reads a text as stored: none).
 func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Time, icalFail) {
 	opt, err := rrule.StrToROptionInLocation(l.value, start.Location())
 	if err != nil {
@@ -441,13 +449,17 @@ func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Tim
 		return nil, failAt(l.n, "%s %q is not a recurrence rule: %v", l.name, l.value, err)
 	}
 	if why := never(opt); why != "" {
-		return nil, failAt(l.n, "%s %q never occurs: %s", l.name, l.value, why)
+		return nil, r.none(l, "never occurs: "+why)
 	}
 	if !start.Before(icalUntil) {
 		return nil, nil
 	}
-	if fail := r.probe(l, opt); fail != nil {
-		return nil, fail
+	if !r.stored && r.empty >= maxICalEmptyRules {
+		return nil, failAt(l.n, "%s %q is not read: the text already has %d rules without an occurrence before 2100", l.name, l.value, maxICalEmptyRules)
+	}
+	if !probe(opt) {
+		r.empty++
+		return nil, r.none(l, "has no occurrence before 2100 (or its UNTIL)")
 	}
 	var out []time.Time
 	it := rule.Iterator()
@@ -496,8 +508,18 @@ func never(opt *rrule.ROption) string {
 	return ""
 }
 
-// probe refuses l, a rule whose options are opt (DTSTART and UNTIL set),
-// when it has no occurrence before 2100 (or before its UNTIL). rrule-go
+// none is the problem of l, a rule without an occurrence before 2100
+// (why says so): nil when r reads a text as stored, where the rule adds
+// nothing.
+func (r *icalReader) none(l *icalLine, why string) icalFail {
+	if r.stored {
+		return nil
+	}
+	return failAt(l.n, "%s %q %s", l.name, l.value, why)
+}
+
+// probe reports whether opt, a rule (DTSTART and UNTIL set), has an
+// occurrence before 2100 (and before its UNTIL). rrule-go
 // looks for a rule's first occurrence in every period up to the year
 // 9999, whatever UNTIL says: up to a second of work from today. The probe
 // asks it instead for the first occurrence of the rule moved by 19 whole
@@ -507,21 +529,17 @@ func never(opt *rrule.ROption) string {
 // than from DTSTART to the moved 2100 (a few milliseconds to 25ms). A
 // rule the probe passes has an occurrence before 2100, and its expansion
 // stops at the first one after 2100, which is at most a cycle later.
-func (r *icalReader) probe(l *icalLine, opt *rrule.ROption) icalFail {
-	if r.empty >= maxICalEmptyRules {
-		return failAt(l.n, "%s %q is not read: the text already has %d rules without an occurrence before 2100", l.name, l.value, maxICalEmptyRules)
-	}
+func probe(opt *rrule.ROption) bool {
 	years := 400 * ((rrule.MAXYEAR - icalUntil.Year()) / 400)
 	moved := *opt
 	moved.Dtstart = opt.Dtstart.AddDate(years, 0, 0)
 	moved.Until = opt.Until.AddDate(years, 0, 0)
 	if rule, err := rrule.NewRRule(moved); err == nil {
 		if t, ok := rule.Iterator()(); ok && t.Before(icalUntil.AddDate(years, 0, 0)) {
-			return nil
+			return true
 		}
 	}
-	r.empty++
-	return failAt(l.n, "%s %q has no occurrence before 2100 (or its UNTIL)", l.name, l.value)
+	return false
 }
 
 func abs(n int) int {

@@ -205,6 +205,53 @@ func TestCalendarICalEmptyRules(t *testing.T) {
 	}
 }
 
+// TestCalendarICalStoredEmptyRules: a calendar as stored (CompileStored)
+// reads a rule without an occurrence before 2100 as the versions that
+// stored such rules did: it adds nothing, its event keeps its DTSTART, and
+// an EXRULE of that kind removes nothing; the other events of the text
+// are excluded, and rules past 5 of that kind are read too. A write's
+// Compile refuses them.
+func TestCalendarICalStoredEmptyRules(t *testing.T) {
+	event := func(start, rules string) string {
+		return "BEGIN:VEVENT\nDTSTART;VALUE=DATE:" + start + "\n" + rules + "END:VEVENT\n"
+	}
+	empty := "RRULE:FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3\n"
+	text := "BEGIN:VCALENDAR\n" +
+		event("20260104", "") +
+		event("20260106", "RRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\n") +
+		event("20260108", "RRULE:FREQ=HOURLY;INTERVAL=2;BYHOUR=1\n") +
+		event("20260110", "RRULE:FREQ=DAILY;COUNT=3\nEXRULE:FREQ=YEARLY;BYMONTH=4;BYMONTHDAY=31\n") +
+		strings.Repeat(event("20260115", empty), 7) +
+		event("20260120", "RRULE:FREQ=WEEKLY;COUNT=2\nEXRULE:FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3\n") +
+		"END:VCALENDAR"
+	c := &jobdef.Calendar{Properties: jobdef.CalendarProperties{ICal: text}}
+	if _, err := c.Compile(); err == nil || !strings.Contains(err.Error(), "is not read") {
+		t.Errorf("Compile() = %v, want the rules refused", err)
+	}
+	excl, err := c.CompileStored()
+	if err != nil {
+		t.Fatalf("CompileStored() = %v", err)
+	}
+	for _, tt := range []struct {
+		day  int
+		want bool
+	}{
+		{3, false}, {4, true}, {6, true}, {7, false}, {8, true}, {9, false},
+		{10, true}, {11, true}, {12, true}, {13, false},
+		{15, true}, {16, false}, {20, true}, {27, true}, {28, false},
+	} {
+		at := time.Date(2026, 1, tt.day, 12, 0, 0, 0, time.UTC)
+		if got := excl.Excludes(at); got != tt.want {
+			t.Errorf("CompileStored().Excludes(%v) = %v, want %v", at, got, tt.want)
+		}
+	}
+	for _, at := range []time.Time{time.Date(2026, 2, 28, 12, 0, 0, 0, time.UTC), time.Date(2027, 1, 6, 12, 0, 0, 0, time.UTC)} {
+		if excl.Excludes(at) {
+			t.Errorf("CompileStored().Excludes(%v) = true, want false: an empty rule adds nothing", at)
+		}
+	}
+}
+
 // TestCalendarICalRareRules: rules that occur rarely, or only after the
 // first of their periods, are expanded as before: the probe passes them.
 func TestCalendarICalRareRules(t *testing.T) {
