@@ -414,15 +414,22 @@ func TestClaimAheadStopHonoursContext(t *testing.T) {
 // store takes 100 ms a RecordBatch, and a's outcome, with no held claim
 // due within the linger, is flushed at once at 650 ms; b's is added
 // during that flush, and is recorded right after it although c then
-// starts within the linger.
+// starts within the linger. "within a store call": the store takes 200 ms
+// a RecordBatch, and b, due again 650 ms after its attempt ends (past the
+// linger, not past the linger and a store call), is recorded at once
+// while a is held.
 func TestClaimAheadLingerDueAgain(t *testing.T) {
 	for _, tt := range []struct {
 		name          string
 		slow          time.Duration
 		run, aAt, cAt time.Duration
+		warm          bool // a job 3 s before b's first occurrence, so that a store call's duration is known
 	}{
 		{name: "lingering", run: 900 * time.Millisecond, aAt: 850 * time.Millisecond, cAt: 950 * time.Millisecond},
 		{name: "during a flush", slow: 100 * time.Millisecond, run: 700 * time.Millisecond, aAt: 650 * time.Millisecond, cAt: 1200 * time.Millisecond},
+		// b is due again 650 ms after its attempt ends: past the linger,
+		// not past the linger and a store call.
+		{name: "within a store call", slow: 200 * time.Millisecond, run: 350 * time.Millisecond, aAt: 400 * time.Millisecond, cAt: 1500 * time.Millisecond, warm: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -440,6 +447,9 @@ func TestClaimAheadLingerDueAgain(t *testing.T) {
 					return nil
 				}
 				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+				if tt.warm {
+					e.put("w", oneTimeAt(due.Add(-3*time.Second)))
+				}
 				e.put("b", `{"action": `+hello+`}, "startTime": "`+due.UTC().Format(time.RFC3339)+`",
 					"recurrence": {"frequency": "Second", "interval": 1, "count": 2}}`)
 				e.put("a", oneTimeAt(due.Add(tt.aAt)))

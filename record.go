@@ -226,8 +226,10 @@ var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
 // outcomes are on their way: the flush is then left to a timer, a linger
 // after the end of the first attempt waiting, so that the outcomes of
 // occurrences due a few milliseconds apart share a store call too; unless
-// the job of an outcome added meanwhile is due again within the linger,
-// or recordBatch outcomes are pending: a full batch is recorded at once,
+// the job of an outcome added meanwhile is due again within the linger
+// and the last store call's duration (an outcome left to the timer is
+// stored that much after it fires, and the job's next occurrence waits
+// for it), or recordBatch outcomes are pending: a full batch is recorded at once,
 // timer or not (a spare timer finds nothing, or less, to flush). The same
 // holds for the outcomes added while a flush was under way: at
 // a steady rate, flushing them at once would record one or two per store
@@ -238,8 +240,12 @@ type outcomeBatch struct {
 	spare    []pendingOutcome // the flusher's previous slice, for reuse
 	flushing bool
 	timed    bool            // a timer will flush
-	urgent   bool            // an outcome pending is of a job due again within the linger
+	urgent   bool            // an outcome pending is of a job due again within the linger (and a store call)
 	reqs     []RecordRequest // the flusher's
+
+	// call is how long the last RecordBatch took (a time.Duration): an
+	// outcome left to the timer is stored that long after it fires.
+	call atomic.Int64
 
 	// idle counts the outcomes enqueued and not yet through flush, whose
 	// workers are free for other jobs (see Scheduler.busy). The worker
@@ -285,12 +291,13 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 	b.pending = append(b.pending, *p)
 	b.idle.Add(1)
 	// Outcomes linger unless the job of one of them is due again within
-	// the linger (its next occurrence waits for this record): the one
-	// that arms the timer, or any added before it fires. Now is when the
-	// attempt ended, a moment ago: a clock read per outcome spared.
+	// the linger and the store call that records it (its next occurrence
+	// waits for this record): the one that arms the timer, or any added
+	// before it fires. Now is when the attempt ended, a moment ago: a
+	// clock read per outcome spared.
 	now := p.res.end
 	d := s.linger()
-	urgent := dueWithin(p.r, now, d)
+	urgent := dueWithin(p.r, now, d+time.Duration(b.call.Load()))
 	if b.flushing {
 		b.urgent = b.urgent || urgent
 		b.mu.Unlock()
@@ -384,7 +391,9 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 			due = d
 		}
 	}
+	start := time.Now()
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
+	b.call.Store(int64(time.Since(start)))
 	clear(reqs)
 	b.reqs = reqs[:0]
 	for i := range batch {
