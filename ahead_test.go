@@ -1112,3 +1112,118 @@ func (e *env) stopReleasing(st *cutShort) {
 		e.t.Fatalf("Stop: %v", err)
 	}
 }
+
+// workerHang is a memory store whose GetCollection, AcquirePermits or
+// Record (the store calls a worker makes for a claimed job before its
+// attempt starts: the run policy's read, the limits' permits, the write of
+// an occurrence that runs beside others) hangs while hang is set, until
+// release is closed.
+type workerHang struct {
+	*memory.Store
+	on      string // "GetCollection", "AcquirePermits" or "Record"
+	hang    atomic.Bool
+	inside  atomic.Int32
+	release chan struct{}
+}
+
+func (w *workerHang) wait(on string) {
+	if w.on == on && w.hang.Load() {
+		w.inside.Add(1)
+		<-w.release
+	}
+}
+
+func (w *workerHang) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	w.wait("GetCollection")
+	return w.Store.GetCollection(ctx, name)
+}
+
+func (w *workerHang) AcquirePermits(ctx context.Context, req scheduler.PermitRequest) (scheduler.PermitGrant, error) {
+	w.wait("AcquirePermits")
+	return w.Store.AcquirePermits(ctx, req)
+}
+
+func (w *workerHang) Record(ctx context.Context, owner string, r *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	w.wait("Record")
+	return w.Store.Record(ctx, owner, r, history)
+}
+
+// TestStopDuringWorkerStoreCall: a claimed job reaches a worker before
+// Stop; the worker waits in the store (for the run policy, read again once
+// the cached one is older than 5 s, or for the permits of the collection's
+// limits) when Stop's context ends. Stop returns its context's error; once
+// the store answers, the job does not start, nothing is recorded for it,
+// and its claim is given back.
+func TestStopDuringWorkerStoreCall(t *testing.T) {
+	allowAll := func(due time.Time) string {
+		return allowAllJob(due, `"recurrence": {"frequency": "Hour", "count": 1}`)
+	}
+	for _, tt := range []struct {
+		name string
+		on   string // the store call that hangs
+		def  func(due time.Time) string
+		// run says that the occurrence's claim is written (it runs
+		// beside others): it stays, for another instance to take over.
+		run bool
+	}{
+		{name: "run policy", on: "GetCollection", def: oneTimeAt},
+		{name: "run policy, AllowAll", on: "GetCollection", def: allowAll},
+		{name: "permits", on: "AcquirePermits", def: oneTimeAt},
+		{name: "write of a run, AllowAll", on: "Record", def: allowAll, run: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{LeaseDuration: time.Minute})
+				st := &workerHang{Store: e.store, on: tt.on, release: make(chan struct{})}
+				e.over(st)
+				if tt.on == "AcquirePermits" {
+					putLimits(t, e.s, scheduler.Limit{Key: scheduler.LimitCollection, MaxConcurrent: 5})
+				}
+				due := e.t0.Add(time.Hour).Truncate(time.Second)
+				e.put("j", tt.def(due))
+				e.start()
+				time.Sleep(time.Until(due.Add(-time.Second)))
+				synctest.Wait()
+				st.hang.Store(true)
+				time.Sleep(time.Until(due.Add(100 * time.Millisecond)))
+				synctest.Wait()
+				if n := st.inside.Load(); n != 1 {
+					t.Fatalf("%d workers wait in the store at the due instant, want 1", n)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				if err := e.s.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("Stop = %v, want %v", err, context.DeadlineExceeded)
+				}
+				time.Sleep(3 * time.Second) // Stop has returned
+				close(st.release)
+				time.Sleep(time.Second)
+				synctest.Wait()
+				if n := len(e.exec.calls); n != 0 {
+					t.Errorf("%d attempts started after Stop returned, want none", n)
+				}
+				for _, h := range e.history("j") {
+					t.Errorf("history recorded after Stop returned: %v %q", h.Status, h.Message)
+				}
+				r := e.job("j")
+				if r.Status.ExecutionCount != 0 || r.Status.FailureCount != 0 {
+					t.Errorf("executions %d, failures %d, want none", r.Status.ExecutionCount, r.Status.FailureCount)
+				}
+				if r.LeaseOwner != "" {
+					t.Errorf("leased to %q until %v, want the claim given back", r.LeaseOwner, r.LeaseUntil)
+				}
+				var runs []scheduler.Run
+				if p := r.Schedule.Policy; p != nil {
+					runs = p.Running
+				}
+				if tt.run {
+					if len(runs) != 1 || runs[0].Owner == "" {
+						t.Errorf("runs %+v, want one, claimed by this instance", runs)
+					}
+				} else if len(runs) > 0 {
+					t.Errorf("runs %+v, want none", runs)
+				}
+			})
+		})
+	}
+}

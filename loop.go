@@ -193,9 +193,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 	if execCtx.Err() != nil {
 		// Stop returned (its context ended) before the job started: it
 		// does not start now, and nothing is recorded.
-		ctx, cancel := uncut(execCtx, s.giveBackTimeout())
-		defer cancel()
-		s.leaveUnstarted(ctx, []*JobRecord{r})
+		s.leaveStopped(execCtx, r, leaseBefore{r.PreviousLeaseOwner, r.PreviousLeaseUntil}, nil)
 		return
 	}
 	if s.retries.stale(r) {
@@ -205,6 +203,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 	}
 	ctx := context.Background()
 	var info attemptInfo
+	claim := leaseBefore{r.PreviousLeaseOwner, r.PreviousLeaseUntil} // for a give-back
 	if prev := r.PreviousLeaseOwner; prev != "" {
 		r.PreviousLeaseOwner, r.PreviousLeaseUntil = "", time.Time{}
 		if prev != s.cfg.InstanceID {
@@ -259,6 +258,12 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				}
 			}
 		}
+		if due && execCtx.Err() != nil {
+			// Stop returned while the step waited for the store (the
+			// run policy, the permits): the attempt does not start.
+			s.leaveStopped(execCtx, r, claim, held)
+			return
+		}
 		// An occurrence that runs beside others (see Run) starts once the
 		// job is written with it: the job's lease is then released.
 		detached := due && r.Schedule.Current == nil
@@ -285,6 +290,15 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		if err == nil {
 			s.emit(r.Job, hist)
 			s.missed(miss, false)
+			if detached && execCtx.Err() != nil {
+				// Stop returned during the write: the occurrence's
+				// claim is written, and another instance takes it
+				// over once it expires.
+				if held != nil {
+					s.releasePermits(held.holder)
+				}
+				return
+			}
 			if detached {
 				s.notify() // the job's next occurrence may start on another worker
 				a := attempt{r: r, t: t, o: run, claimed: now, m: m, info: info, detached: true, permits: held}
@@ -320,6 +334,27 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		r = fresh
 	}
 	s.log.Error("record job: too many conflicts", "job", r.Name, "collection", r.Collection)
+}
+
+// leaseBefore is a claimed job's lease before the claim, which a
+// give-back puts back (see AheadClaimer.GiveBack).
+type leaseBefore struct {
+	owner string
+	until time.Time
+}
+
+// leaveStopped gives back the claim on r, whose attempt did not start
+// because Stop returned first (execCtx ended), and held, the permits it
+// took (nil: none). claim is r's lease before the claim. Nothing is
+// recorded.
+func (s *Scheduler) leaveStopped(execCtx context.Context, r *JobRecord, claim leaseBefore, held *heldPermits) {
+	if held != nil {
+		s.releasePermits(held.holder)
+	}
+	r.PreviousLeaseOwner, r.PreviousLeaseUntil = claim.owner, claim.until
+	ctx, cancel := uncut(execCtx, s.giveBackTimeout())
+	defer cancel()
+	s.leaveUnstarted(ctx, []*JobRecord{r})
 }
 
 // tookOverRun reports, when the attempt of run that r's step claimed was
