@@ -70,13 +70,15 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	}
 	a := &s.ahead
 	drop, wrote := s.dropWritten()
-	s.startHeld(now)
+	if ctx.Err() == nil { // Stop may have been called since the check above
+		s.startHeld(now)
+	}
 	if wrote {
 		s.giveBackWritten(ctx, drop)
 		a.claimNow()
-		if ctx.Err() != nil {
-			return now // Stop was called during the give-back: no claim begins
-		}
+	}
+	if ctx.Err() != nil {
+		return now // Stop was called: no claim begins, the loop gives back what it holds
 	}
 	wakeBy := now.Add(s.cfg.PollInterval)
 	if now.Before(a.claimAt) {
