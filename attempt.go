@@ -113,6 +113,7 @@ var (
 	errAttemptTimeout   = errors.New("attempt timed out")
 	errExecutorPanicked = errors.New("executor panicked")
 	errSuperseded       = errors.New("cancelled")
+	errAttemptStopped   = errors.New("cancelled: the scheduler stopped")
 	errPermitsLost      = errors.New("cancelled: the permits of the collection's limits that the attempt held expired, unextended")
 )
 
@@ -225,15 +226,23 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		} else {
 			res.message = res.err.Error()
 		}
+	case err == nil && ctx.errAt(res.end) != nil && res.end.Before(timeout) && execCtx.Err() != nil:
+		// Stop's context ended (it cancels the attempts' contexts)
+		// before the attempt did: it did not time out.
+		res.err = errAttemptStopped
+		res.message = res.err.Error()
 	case err == nil && ctx.errAt(res.end) != nil && !(deadline.Before(timeout) && res.end.Before(timeout) && execCtx.Err() == nil):
-		// Past the timeout, or stopped; an attempt that succeeded after
-		// the next occurrence came due keeps its success.
+		// Past the timeout; an attempt that succeeded after the next
+		// occurrence came due keeps its success.
 		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, limit)
 		res.message = res.err.Error()
 	case err != nil && !res.end.Before(timeout) && execCtx.Err() == nil:
 		// The executor gave up at the timeout: history says so first.
 		res.err = fmt.Errorf("%w after %s: %w", errAttemptTimeout, limit, err)
 		res.message = fmt.Sprintf("%v after %s: %s", errAttemptTimeout, limit, res.message)
+	case err != nil && res.end.Before(timeout) && execCtx.Err() != nil && errors.Is(err, context.Canceled):
+		res.err = fmt.Errorf("%w: %w", errAttemptStopped, err)
+		res.message = errAttemptStopped.Error() + ": " + res.message
 	}
 	if w := limitWaited(o); w != "" {
 		if res.message == "" {

@@ -862,7 +862,9 @@
 // claims held ahead of their instants (see "Claiming ahead"), waits for the
 // attempts in flight to end and record their outcome, and returns; if its
 // context ends first, the attempts' contexts are cancelled and Stop returns
-// the context's error. No job starts once Stop was called, even when its
+// the context's error (an attempt so cancelled fails, retried as any
+// failure, and history says "cancelled: the scheduler stopped", not that
+// it timed out). No job starts once Stop was called, even when its
 // context ended early: what a claim under way brings back is given back
 // unrun (see "Claiming ahead"). After Stop every method returns
 // [ErrStopped].

@@ -693,35 +693,53 @@ func TestStopDeadline(t *testing.T) {
 	})
 }
 
+// TestStopCancelsAttemptContexts: Stop's context ends while an attempt
+// runs; its context is cancelled, and the attempt is recorded as failed
+// because the scheduler stopped (not as timed out), whether its executor
+// returns the context's error or nothing.
 func TestStopCancelsAttemptContexts(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{})
-		cancelled := make(chan error, 1)
-		e.exec = &fake{}
-		reg := &action.Registry{}
-		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			<-ctx.Done()
-			cancelled <- ctx.Err()
-			return nil, ctx.Err()
-		}))
-		e.cfg.Executors = reg
-		e.s = e.newScheduler()
-		e.start()
-		e.put("j", jobJSON(time.Time{}, ""))
-		synctest.Wait()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if err := e.s.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Stop: %v, want DeadlineExceeded", err)
-		}
-		if err := <-cancelled; !errors.Is(err, context.Canceled) {
-			t.Errorf("attempt context ended with %v, want Canceled", err)
-		}
-		synctest.Wait()
-		if h := e.history("j"); len(h) != 1 || h[0].Status != scheduler.StatusFailed {
-			t.Errorf("history = %+v, want the cancelled attempt recorded as Failed", h)
-		}
-	})
+	for _, tt := range []struct {
+		name string
+		err  bool // the executor returns the context's error
+		want string
+	}{
+		{name: "error", err: true, want: "cancelled: the scheduler stopped: context canceled"},
+		{name: "no error", want: "cancelled: the scheduler stopped"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{})
+				cancelled := make(chan error, 1)
+				e.exec = &fake{}
+				reg := &action.Registry{}
+				reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+					<-ctx.Done()
+					cancelled <- ctx.Err()
+					if tt.err {
+						return nil, ctx.Err()
+					}
+					return nil, nil
+				}))
+				e.cfg.Executors = reg
+				e.s = e.newScheduler()
+				e.start()
+				e.put("j", jobJSON(time.Time{}, ""))
+				synctest.Wait()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				if err := e.s.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("Stop: %v, want DeadlineExceeded", err)
+				}
+				if err := <-cancelled; !errors.Is(err, context.Canceled) {
+					t.Errorf("attempt context ended with %v, want Canceled", err)
+				}
+				synctest.Wait()
+				if h := e.history("j"); len(h) != 1 || h[0].Status != scheduler.StatusFailed || h[0].Message != tt.want {
+					t.Errorf("history = %+v, want the cancelled attempt recorded as Failed, %q", h, tt.want)
+				}
+			})
+		})
+	}
 }
 
 func TestTwoInstancesShareAStore(t *testing.T) {
