@@ -54,7 +54,9 @@
 // and the outcomes of recurring jobs change none), whatever statement
 // makes them. Jobs inserted by SQL of one's own, not through the store,
 // are not counted unless that SQL inserts their change too (migration
-// 14 says how). Inserts wait for nothing, so concurrent puts into one
+// 14 says how); nor are those that processes of a build older than schema
+// 14 create once a newer one upgraded the schema (stop them before the
+// upgrade). [Store.Recount] repairs counts that drifted so. Inserts wait for nothing, so concurrent puts into one
 // collection do not queue on a counter row, and a transaction of many
 // puts does not grow one row's version chain.
 // CountJobs, and Prune (which the engine runs every few minutes), fold the

@@ -103,6 +103,42 @@ func (s *Store) vacuumFolded(ctx context.Context, folded int64) {
 	s.vacuumOwed.Store(0)
 }
 
+// Recount counts the jobs again, by collection and state, from the jobs
+// table, and puts those counts in place of the ones the store keeps (see
+// CountJobs): a repair, for counts that went wrong because jobs were
+// inserted or deleted without their change of the counts (SQL of one's
+// own, or processes of a build older than schema 14 that kept running
+// while a newer one upgraded the schema: their creates counted none). It
+// runs in one transaction that holds table jobs in SHARE mode, so that no
+// job is written meanwhile: creates, claims and records wait for it, for
+// about as long as a count(*) of the jobs takes (a second or two for
+// millions). Folds skip while it runs.
+func (s *Store) Recount(ctx context.Context) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", s.foldLock()); err != nil {
+			return err
+		}
+		for _, q := range []string{
+			"LOCK TABLE {s}.jobs IN SHARE MODE", // waits for the transactions that write jobs, and their changes
+			"DELETE FROM {s}.job_count_deltas",
+			"DELETE FROM {s}.job_counts",
+			"INSERT INTO {s}.job_counts (collection, state, n) SELECT collection, state, count(*) FROM {s}.jobs GROUP BY 1, 2",
+		} {
+			if _, err := tx.Exec(ctx, s.sql(q)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store/postgres: recount jobs: %w", err)
+	}
+	return nil
+}
+
 // foldLock is the name of the advisory lock of the schema's folds.
 func (s *Store) foldLock() string { return "jobclock counts " + s.schema }
 
