@@ -45,6 +45,9 @@ const VacuumAfter = vacuumAfter
 // again.
 const VacuumRetry = vacuumRetry
 
+// MayVacuum reports whether the store's role may vacuum job_count_deltas.
+func (s *Store) MayVacuum(ctx context.Context) bool { return s.mayVacuum(ctx) }
+
 // ExplainNextDue returns the plan of NextDue's statement as NextDue runs
 // it (after indexScansSQL), executed: EXPLAIN ANALYZE.
 func (s *Store) ExplainNextDue(ctx context.Context) (string, error) {

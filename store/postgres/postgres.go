@@ -168,9 +168,12 @@ type Store struct {
 	d *sqlstore.Dialect // the operations shared with store/sqlite
 
 	// vacuumOwed is when the next fold tries again a vacuum of
-	// job_count_deltas still owed, in Unix nanoseconds; 0 when none is
-	// (see vacuumFolded).
-	vacuumOwed atomic.Int64
+	// job_count_deltas still owed, in Unix nanoseconds; 0 when none is;
+	// vacuumWait is how long it waited for that try, 0 when none is owed;
+	// vacuumRole says whether the store's role may vacuum the table: 0
+	// not known yet, 1 it may, -1 it may not (see vacuumFolded).
+	vacuumOwed, vacuumWait atomic.Int64
+	vacuumRole             atomic.Int32
 
 	mu       sync.Mutex
 	closed   bool

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"sync"
@@ -319,6 +320,120 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 				t.Errorf("after the next fold: %d vacuums, %d dead changes; want a second that removed them", vacuums, dead)
 			}
 		})
+	}
+}
+
+// TestCountsVacuumBacksOff: while a transaction that holds back the
+// removal of dead rows stays open, the vacuum of job_count_deltas stays
+// owed; its retries wait VacuumRetry, then twice as long after each, not
+// VacuumRetry every time.
+func TestCountsVacuumBacksOff(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	c := connect(t)
+	q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
+	putDueJob(t, s)
+	if _, err := s.CountJobs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", postgres.VacuumAfter); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := connect(t).Begin(ctx) // holds an xid: no vacuum removes what the fold deletes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	if _, err := holder.Exec(ctx, "SELECT txid_current()"); err != nil {
+		t.Fatal(err)
+	}
+	vacuums := func() int64 {
+		t.Helper()
+		if _, err := s.CountJobs(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", schema).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	start := time.Now()
+	for i, step := range []struct {
+		at      time.Duration // after the first fold
+		vacuums int64
+	}{
+		{0, 1}, // the fold's vacuum, owed: retried VacuumRetry after it
+		{postgres.VacuumRetry / 2, 1},
+		{postgres.VacuumRetry + 200*time.Millisecond, 2}, // owed still: retried 2 VacuumRetry after it
+		{2*postgres.VacuumRetry + postgres.VacuumRetry/2, 2},
+		{3*postgres.VacuumRetry + postgres.VacuumRetry/2, 3},
+	} {
+		time.Sleep(time.Until(start.Add(step.at)))
+		if n := vacuums(); n != step.vacuums {
+			t.Fatalf("fold %d, %v after the first: %d vacuums in all, want %d", i, time.Since(start).Round(time.Millisecond), n, step.vacuums)
+		}
+	}
+}
+
+// TestMayVacuum: the store vacuums job_count_deltas only when its role may
+// (VACUUM by another only warns): a superuser, or the table's owner, but
+// not a role that may only read and write the table.
+func TestMayVacuum(t *testing.T) {
+	c := connect(t)
+	role := fmt.Sprintf("jobclock_vacuum_%d_%d", os.Getpid(), schemaSeq.Add(1))
+	r := pgx.Identifier{role}.Sanitize()
+	if _, err := c.Exec(ctx, "CREATE ROLE "+r+" LOGIN"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c := connect(t)
+		for _, q := range []string{"DROP OWNED BY " + r, "DROP ROLE " + r} {
+			if _, err := c.Exec(ctx, q); err != nil {
+				t.Logf("%s: %v", q, err)
+			}
+		}
+	})
+	schema := newSchema(t)
+	if !open(t, schema).MayVacuum(ctx) {
+		t.Errorf("MayVacuum as a superuser = false, want true")
+	}
+	sq := pgx.Identifier{schema}.Sanitize()
+	for _, q := range []string{
+		"GRANT CREATE ON DATABASE " + pgx.Identifier{c.Config().Database}.Sanitize() + " TO " + r,
+		"GRANT ALL ON SCHEMA " + sq + " TO " + r,
+		"GRANT ALL ON ALL TABLES IN SCHEMA " + sq + " TO " + r,
+		"GRANT ALL ON ALL SEQUENCES IN SCHEMA " + sq + " TO " + r,
+	} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	u, err := url.Parse(dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	as := func() *postgres.Store {
+		t.Helper()
+		s, err := postgres.Open(ctx, u.String(), &postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatalf("Open as %s: %v", role, err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	if as().MayVacuum(ctx) {
+		t.Errorf("MayVacuum as a role that does not own job_count_deltas = true, want false")
+	}
+	if _, err := c.Exec(ctx, "ALTER TABLE "+sq+".job_count_deltas OWNER TO "+r); err != nil {
+		t.Fatal(err)
+	}
+	if !as().MayVacuum(ctx) {
+		t.Errorf("MayVacuum as the owner of job_count_deltas = false, want true")
 	}
 }
 

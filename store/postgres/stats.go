@@ -73,22 +73,33 @@ const vacuumAfter = 10_000
 
 // vacuumRetry is how long after a vacuum of job_count_deltas that is
 // still owed (it failed, or left vacuumAfter dead changes or more) the
-// next fold tries again.
-const vacuumRetry = 2 * time.Second
+// next fold tries again; each try that leaves it owed doubles the wait,
+// up to vacuumRetryMax.
+const (
+	vacuumRetry    = 2 * time.Second
+	vacuumRetryMax = 10 * time.Minute
+)
 
 // vacuumFolded vacuums job_count_deltas when a fold deleted at least
-// vacuumAfter changes, or when an earlier vacuum is still owed and
-// vacuumRetry has passed since it. A vacuum is owed until one leaves fewer
-// than vacuumAfter dead changes in the table, as its statistics say right
-// after it: one that removes nothing because transactions older than the
-// fold are still open, one that another's vacuum lock made it skip, one
-// that failed, and one of a role that may not vacuum the table (it only
-// warns) are tried again. The counts are exact without the vacuum, so
-// its failure is no failure of the fold's caller: the dead changes wait
-// for the next try, or for autovacuum.
+// vacuumAfter changes, or when an earlier vacuum is still owed, once its
+// retry is due. A vacuum is owed until one leaves fewer than vacuumAfter
+// dead changes in the table, as its statistics say right after it: one
+// that removes nothing because transactions older than the fold are still
+// open (or a replication slot or standby holds the rows), one that
+// another's vacuum lock made it skip, and one that failed are tried again
+// vacuumRetry later, then twice as long after each try that leaves it
+// owed, up to vacuumRetryMax, so that a cause that lasts does not make
+// every fold (every metrics scrape) vacuum. While one is owed, a fold
+// vacuums only when the retry is due. A store whose role may not vacuum
+// the table (see mayVacuum; VACUUM would only warn) never tries: the
+// dead changes are autovacuum's. The counts are exact without the vacuum,
+// so its failure is no failure of the fold's caller.
 func (s *Store) vacuumFolded(ctx context.Context, folded int64) {
 	retryAt := s.vacuumOwed.Load()
-	if folded < vacuumAfter && (retryAt == 0 || time.Now().UnixNano() < retryAt) {
+	if (retryAt == 0 && folded < vacuumAfter) || (retryAt != 0 && time.Now().UnixNano() < retryAt) {
+		return
+	}
+	if !s.mayVacuum(ctx) {
 		return
 	}
 	var dead int64
@@ -97,10 +108,46 @@ func (s *Store) vacuumFolded(ctx context.Context, folded int64) {
 		err = s.pool.QueryRow(ctx, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", s.schema).Scan(&dead)
 	}
 	if err != nil || dead >= vacuumAfter {
-		s.vacuumOwed.Store(time.Now().Add(vacuumRetry).UnixNano())
+		wait := min(max(2*time.Duration(s.vacuumWait.Load()), vacuumRetry), vacuumRetryMax)
+		s.vacuumWait.Store(int64(wait))
+		s.vacuumOwed.Store(time.Now().Add(wait).UnixNano())
 		return
 	}
+	s.vacuumWait.Store(0)
 	s.vacuumOwed.Store(0)
+}
+
+// mayVacuumSQL reports whether the current role may vacuum the table $1:
+// its owner or a member of the owner's role, a superuser, before
+// PostgreSQL 17 the database's owner, from 17 on a role with the
+// table's MAINTAIN privilege or pg_maintain's (the parts for one version
+// are not evaluated on the other).
+const mayVacuumSQL = `SELECT pg_has_role(c.relowner, 'USAGE') OR r.rolsuper
+	OR (current_setting('server_version_num')::int < 170000 AND pg_has_role(d.datdba, 'USAGE'))
+	OR (current_setting('server_version_num')::int >= 170000 AND (has_table_privilege(c.oid, 'MAINTAIN') OR pg_has_role('pg_maintain', 'USAGE')))
+	FROM pg_class c, pg_roles r, pg_database d
+	WHERE c.oid = $1::regclass AND r.rolname = current_user AND d.datname = current_database()`
+
+// mayVacuum reports whether the store's role may vacuum job_count_deltas,
+// asking the server once; when the question fails, it reports true and
+// asks again next time.
+func (s *Store) mayVacuum(ctx context.Context) bool {
+	switch s.vacuumRole.Load() {
+	case 1:
+		return true
+	case -1:
+		return false
+	}
+	var may bool
+	if err := s.pool.QueryRow(ctx, mayVacuumSQL, pgx.Identifier{s.schema, "job_count_deltas"}.Sanitize()).Scan(&may); err != nil {
+		return true
+	}
+	if may {
+		s.vacuumRole.Store(1)
+	} else {
+		s.vacuumRole.Store(-1)
+	}
+	return may
 }
 
 // Recount counts the jobs again, by collection and state, from the jobs
