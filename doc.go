@@ -864,10 +864,17 @@
 // context ends first, the attempts' contexts are cancelled and Stop returns
 // the context's error (an attempt so cancelled fails, retried as any
 // failure, and history says "cancelled: the scheduler stopped", not that
-// it timed out). No job starts once Stop was called, even when its
-// context ended early: what a claim under way brings back is given back
-// unrun (see "Claiming ahead"). After Stop every method returns
-// [ErrStopped].
+// it timed out). No job that a claim brings back after Stop was called
+// starts, even when Stop's context ended early: it is given back unrun
+// (see "Claiming ahead"), or, over a store that is not an
+// [AheadClaimer], left to its lease. A job handed to a worker before
+// Stop was called may still start while Stop waits; once Stop has
+// returned, none starts: a worker that gets its job, or the store's
+// answer it waited for (the run policy, the permits of a limit), only
+// after that gives the claim back and records nothing. The store calls of
+// workers and of recording outcomes have no deadline of their own, so a
+// store that hangs keeps a Stop whose context never ends waiting as long.
+// After Stop every method returns [ErrStopped].
 //
 // # Claiming ahead
 //

@@ -493,15 +493,21 @@ func (s *Scheduler) Start(ctx context.Context) error {
 
 // Stop stops claiming work, gives back the jobs claimed ahead of their
 // due instants, and waits until the attempts in flight have ended and
-// their outcome is stored. No job starts once Stop was called: the jobs
-// of a claim under way (which Stop does not cut short) are given back
-// unrun, or, over a store that is not an [AheadClaimer], left to their
-// leases. When ctx ends first, Stop cancels the attempts' contexts and
-// returns ctx.Err() without waiting further; a claim still under way then
-// ends within Config.LeaseDuration, and its jobs are given back within a
-// tenth of it, after Stop returned; a job that reaches a worker after
-// Stop returned does not start, and no attempt is recorded for it. After
-// Stop, every method returns ErrStopped; a second Stop returns ErrStopped.
+// their outcome is stored. No job that a claim brings back after Stop was
+// called starts: the jobs of a claim under way (which Stop does not cut
+// short) are given back unrun, or, over a store that is not an
+// [AheadClaimer], left to their leases; the jobs handed to workers before
+// may still start while Stop waits for them. When ctx ends first, Stop
+// cancels the attempts' contexts and returns ctx.Err() without waiting
+// further; a claim still under way then ends within Config.LeaseDuration,
+// and its jobs are given back within a tenth of it, after Stop returned;
+// a job that reaches a worker, or whose worker's store call (the run
+// policy, the permits of a limit) answers, after Stop returned does not
+// start: its claim is given back, and no attempt is recorded for it. Those
+// store calls, and the writes of outcomes, have no deadline of their own:
+// while a store hangs, Stop with a ctx that never ends waits for it.
+// After Stop, every method returns ErrStopped; a second Stop returns
+// ErrStopped.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopped {
