@@ -235,7 +235,7 @@ func eachPart(n int, do func(from, to int)) {
 // again on the caller's goroutine, so that its recover sees it. It holds
 // the first such panic's value and the stack of the goroutine on which
 // it happened. A batch checked on the caller's goroutine (fewer than 512
-// jobs) panics with the value itself.
+// jobs, or GOMAXPROCS 1) panics with the value itself.
 type PartPanic struct {
 	// Value is what the check panicked with.
 	Value any
