@@ -204,7 +204,12 @@ type StoreCall struct {
 	Err error
 	// Errs are a RecordBatch call's errors, one per record (nil for a
 	// record stored), also when the store answered a batch it stored
-	// whole with nil. The Observer must not modify them.
+	// whole with nil; and a GiveBack call's, one per claim, nil for each
+	// claim given back or that needed none: a job deleted meanwhile
+	// ([ErrNotFound]) or leased to another instance since
+	// ([ErrLeaseLost]) is not this instance's to give back, so Errs holds
+	// only the failures that leave a claim leased until its lease
+	// expires. The Observer must not modify them.
 	Errs []error
 }
 
@@ -273,8 +278,31 @@ func (o *observedClaimer) ClaimDueBy(ctx context.Context, c ClaimRequest) ([]*Jo
 func (o *observedClaimer) GiveBack(ctx context.Context, owner string, claims []*JobRecord) []error {
 	start := time.Now()
 	errs := o.AheadClaimer.GiveBack(ctx, owner, claims)
-	o.obs.StoreCalled(StoreCall{Op: opGiveBack, Duration: time.Since(start), Errs: errs})
+	o.obs.StoreCalled(StoreCall{Op: opGiveBack, Duration: time.Since(start), Errs: stillLeased(errs)})
 	return errs
+}
+
+// stillLeased returns the errors of a GiveBack that leave a claim leased:
+// errs without ErrNotFound and ErrLeaseLost (see [StoreCall].Errs). It
+// returns errs itself when it holds no such error.
+func stillLeased(errs []error) []error {
+	var out []error
+	for i, err := range errs {
+		if err == nil || !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
+			if out != nil {
+				out[i] = err
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]error, len(errs))
+			copy(out, errs[:i])
+		}
+	}
+	if out == nil {
+		return errs
+	}
+	return out
 }
 
 // observedStore is the store of the run loop when Config.Observer is set:

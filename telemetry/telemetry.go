@@ -479,7 +479,7 @@ func (o *Observer) TookOver(scheduler.Takeover) {
 // makes, by StoreCall.Op.
 var storeOps = func() map[string]*measureOpts {
 	m := map[string]*measureOpts{}
-	for _, op := range []string{"ClaimDue", "NextDue", "Record", "RecordBatch", "ExtendLease", "GetJob", "Prune",
+	for _, op := range []string{"ClaimDue", "GiveBack", "NextDue", "Record", "RecordBatch", "ExtendLease", "GetJob", "PutJob", "Prune",
 		"AcquirePermits", "ExtendPermits", "ReleasePermits"} {
 		m[op] = newMeasureOpts(keyStoreOp.String(op))
 	}
