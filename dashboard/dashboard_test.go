@@ -849,7 +849,7 @@ func TestJobPageCalendarDroppedCut(t *testing.T) {
 	at := func(d, m int) time.Time { return time.Date(year, 1, d, 0, m, 0, 0, time.UTC) }
 	iso := func(t time.Time) string { return regexp.QuoteMeta(t.Format(time.RFC3339)) }
 	e.calendar("c", "wk", fmt.Sprintf(`{"properties": {"ranges": [{"start": "%d-01-01T00:05:00", "end": "%d-01-08T00:00:00"}]}}`, year, year))
-	const cut = `and more before the next occurrence (not listed)`
+	const cut = `; more before the next occurrence are not listed`
 	skipped := regexp.MustCompile(`<tr class="skipped">`)
 
 	// Skipped, between listed occurrences: one row for the run, cut after
@@ -858,7 +858,7 @@ func TestJobPageCalendarDroppedCut(t *testing.T) {
 	p := e.get(jobPath("c", "skips"))
 	wantStatus(t, "skips", p, http.StatusOK)
 	run := regexp.MustCompile(`<td><time datetime="` + iso(at(1, 5)) + `">[\s\S]*?skipped: excluded by calendar “wk”, and 999 more to <time datetime="` + iso(at(1, 5).Add(999*time.Minute)) +
-		`">[^<]*</time></span> <span class="calendar cut">` + regexp.QuoteMeta(cut) + `</span>[\s\S]*?<td class="num">6</td>\s*<td><time datetime="` + iso(at(8, 0)) + `">`)
+		`">[^<]*</time></span><span class="calendar cut">` + regexp.QuoteMeta(cut) + `</span>[\s\S]*?<td class="num">6</td>\s*<td><time datetime="` + iso(at(8, 0)) + `">`)
 	if !run.MatchString(p.body) {
 		t.Errorf("job page: no row skipping %v and 999 more, cut, before occurrence 6 at %v:\n%s", at(1, 5), at(8, 0), p.body)
 	}
@@ -874,7 +874,7 @@ func TestJobPageCalendarDroppedCut(t *testing.T) {
 	if n := len(skipped.FindAllString(p.body, -1)); n != 10 {
 		t.Errorf("job page lists %d merged rows, want 10", n)
 	}
-	last := regexp.MustCompile(`<td><time datetime="` + iso(at(1, 14)) + `">[\s\S]*?merged into <time datetime="` + iso(at(8, 0)) + `">[^<]*</time> by calendar “wk”</span> <span class="calendar cut">` + regexp.QuoteMeta(cut))
+	last := regexp.MustCompile(`<td><time datetime="` + iso(at(1, 14)) + `">[\s\S]*?merged into <time datetime="` + iso(at(8, 0)) + `">[^<]*</time> by calendar “wk”</span><span class="calendar cut">` + regexp.QuoteMeta(cut))
 	if !last.MatchString(p.body) {
 		t.Errorf("job page: the 10th merged row (%v) does not say that more are merged:\n%s", at(1, 14), p.body)
 	}

@@ -34,8 +34,8 @@
 // the ones it skips or merges into a neighbouring occurrence on rows of
 // their own, struck through, each naming the calendar, those before the
 // next run among them; a page reads at most 1,000 of those and lists at
-// most 10 rows of them before an occurrence, the last saying "and more
-// before the next occurrence" when it cuts the list, so that a calendar
+// most 10 rows of them before an occurrence, the last saying that more
+// before the next occurrence are not listed when it cuts the list, so that a calendar
 // that excludes weeks of a minutely job costs no more to show; when the job's record still has its next
 // occurrence as planned under an earlier version of the calendar, the
 // page lists it where the engine will run it, saying where it was

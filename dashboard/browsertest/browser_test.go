@@ -770,7 +770,7 @@ func TestBrowserCalendarDroppedCut(t *testing.T) {
 
 	b.do("open the job", chromedp.Navigate(d.url+"/collections/contoso%2Fprod%2Freports/jobs/ticker"),
 		chromedp.WaitVisible(chromedp.CSS("table.upcoming tr.skipped")))
-	want := fmt.Sprintf("skipped: excluded by calendar “freeze-week”, and 999 more to %d-01-01 16:44 UTC and more before the next occurrence (not listed)", year)
+	want := fmt.Sprintf("skipped: excluded by calendar “freeze-week”, and 999 more to %d-01-01 16:44 UTC; more before the next occurrence are not listed", year)
 	if s := b.text("table.upcoming tbody tr.skipped"); !strings.Contains(s, want) {
 		t.Errorf("skipped row: %q, want %q", s, want)
 	}
