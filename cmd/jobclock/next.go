@@ -13,6 +13,11 @@ import (
 	"github.com/jobclock/scheduler/recurrence"
 )
 
+// droppedRead is how many occurrences a calendar drops next reads
+// between two it lists: a calendar that excludes months of a job that
+// runs every second costs no more than that to preview.
+const droppedRead = 10_000
+
 func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("next", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -125,7 +130,8 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for at := range timing.Occurrences() {
 		// The occurrences the calendar drops before this one, on lines
 		// of their own, which -n does not count: a run of skipped ones
-		// on one line, each merged one on its own.
+		// on one line, each merged one on its own; at most droppedRead
+		// of them, and a line saying so when there are more.
 		var first, last time.Time
 		k := 0
 		skipped := func() {
@@ -136,7 +142,13 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			k = 0
 		}
+		read := 0
 		for s, merged := range timing.Dropped(prev, at) {
+			if read++; read > droppedRead {
+				skipped()
+				fmt.Fprintln(stdout, stamp(s)+"  excluded, and more before the next occurrence, not listed "+cal)
+				break
+			}
 			if !merged {
 				if k == 0 {
 					first = s

@@ -253,6 +253,10 @@ func TestNextCalendar(t *testing.T) {
 	calendar := `{"properties": {"timeZone": "Europe/Berlin", "dates": ["2026-12-25", "2026-12-26"],
 		"rules": [{"frequency": "Week", "schedule": {"weekDays": ["Saturday", "Sunday"]}}]}}`
 	calFile := filepath.Join(dir, "holidays.json")
+	freezeFile := filepath.Join(dir, "freeze.json")
+	if err := os.WriteFile(freezeFile, []byte(`{"properties": {"ranges": [{"start": "2026-12-20T08:00:01", "end": "2026-12-20T11:00:00"}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	runFile := filepath.Join(dir, "ops.json")
 	if err := os.WriteFile(calFile, []byte(calendar), 0o600); err != nil {
 		t.Fatal(err)
@@ -289,6 +293,11 @@ func TestNextCalendar(t *testing.T) {
 		{"the schedule in words with the calendar", job(every2 + `, "onExcluded": "NextIncluded"`), []string{"-n", "1", "-calendar", calFile, "-"}, 0,
 			"2026-12-21T08:00:00Z  moved from 2026-12-20T08:00:00Z (calendar \"holidays\")\n",
 			"schedule: every 2 days at 09:00 (Europe/Berlin), except on the days calendar “holidays” excludes (moved to the next day it does not exclude)\n"},
+		{"more dropped than read", `{"startTime": "2026-12-20T08:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+			"recurrence": {"frequency": "Second", "calendar": "freeze"}}`, []string{"-n", "2", "-q", "-calendar", freezeFile, "-"}, 0,
+			"2026-12-20T08:00:00Z\n2026-12-20T08:00:01Z  skipped, and 9999 more to 2026-12-20T10:46:40Z (calendar \"freeze\")\n" +
+				"2026-12-20T10:46:41Z  excluded, and more before the next occurrence, not listed (calendar \"freeze\")\n" +
+				"2026-12-20T11:00:00Z\n", ""},
 		{"a run file without the calendar", job(`"frequency": "Day", "calendar": "freeze"`), []string{"-calendar", runFile, "-"}, 1,
 			"", `holds no calendar "freeze"`},
 		{"a job naming none", `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}, "recurrence": {"frequency": "Day"}}`,
