@@ -1189,7 +1189,10 @@
 // instance), on SQLite because the Scheduler's next claim waits for the
 // transaction's write lock. SQLite writes one transaction at a time: begin
 // the host's write transactions IMMEDIATE (_txlock=immediate in the
-// driver's DSN) and keep them short. A Store with transactions implements
+// driver's DSN) and keep them short, and set temp_store to memory
+// (_pragma=temp_store(2)), without which the puts of a long transaction
+// cost more once one of them has journaled more than 64 KiB of pages
+// (see store/sqlite's Store.InTx). A Store with transactions implements
 // the optional [Transactional] interface.
 //
 // # Observing

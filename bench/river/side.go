@@ -114,7 +114,7 @@ func (e *env) close() {
 // settings describes the server's durability settings.
 func (e *env) settings(ctx context.Context) string {
 	if e.store == "sqlite" {
-		return "SQLite, WAL, synchronous=FULL on both sides (in the process: its CPU is in the process figures), files in " + e.dir
+		return "SQLite, WAL, synchronous=FULL, temp_store MEMORY on both sides (in the process: its CPU is in the process figures), files in " + e.dir
 	}
 	var version, fsync, syncCommit, fpw string
 	err := e.admin.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'),
@@ -192,9 +192,12 @@ func parallel(n int, put func(w, i int) error) error {
 }
 
 // openSQLite opens a SQLite file as both sides do: WAL, synchronous=FULL,
-// a busy timeout, and at most conns connections.
+// a busy timeout, temp_store MEMORY (as store/sqlite's InTx asks of a
+// host's transactions: without it the puts of a long transaction write
+// their statement journals to a file once one has gone past 64 KiB), and
+// at most conns connections.
 func openSQLite(path string, conns int) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=temp_store(2)")
 	if err != nil {
 		return nil, err
 	}
