@@ -18,26 +18,6 @@ const (
 	collCols = sqlstore.CollectionCols
 )
 
-// sqlConn adapts a *sql.DB or *sql.Tx to the shared operations.
-type sqlConn struct {
-	q interface {
-		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-		QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	}
-}
-
-func (c sqlConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := c.q.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-func (c sqlConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return sqlRow{c.q.QueryRowContext(ctx, query, args...)}
-}
-
 // readConn runs the store's reads that are one statement (GetJob,
 // ReadForPut, GetCollection) on its pool, each statement prepared once
 // (database/sql prepares it again on each connection that runs it): SQLite

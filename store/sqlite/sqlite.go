@@ -160,6 +160,7 @@ type Store struct {
 	w          *sql.Conn // the write connection; the writer's
 	stmts      map[string]*sql.Stmt
 	reads      sync.Map // statement -> *sql.Stmt on db; see readConn
+	host       hostTx   // the last host's transaction InTx was given
 
 	d *sqlstore.Dialect // the operations shared with store/postgres
 

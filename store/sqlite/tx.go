@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"sync"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/internal/sqlstore"
@@ -40,6 +42,11 @@ var _ scheduler.Transactional = (*Store)(nil)
 // The Scheduler that calls InTx is woken at once and looks for due work
 // as soon as tx ends; other processes on the same file find the job at
 // their next poll.
+//
+// The view of a transaction is made once: InTx given the transaction it
+// was given last returns the same view, whose statements were prepared in
+// it, so that each of many puts in one transaction neither takes the lock
+// again nor has SQLite parse its statements anew.
 func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 	t, ok := tx.(*sql.Tx)
 	if !ok {
@@ -48,6 +55,12 @@ func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 	if err := s.readable(); err != nil {
 		return nil, err
 	}
+	s.host.mu.Lock()
+	last, view := s.host.tx, s.host.view
+	s.host.mu.Unlock()
+	if last == t {
+		return view, nil
+	}
 	// A statement that writes takes the write lock (and fails on a
 	// database without the store's tables), whether or not it changes a
 	// row.
@@ -55,5 +68,89 @@ func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 		return nil, fmt.Errorf("store/sqlite: take the write lock in the host's transaction "+
 			"(is it on the store's database, begun with BEGIN IMMEDIATE, for example with _txlock=immediate in the DSN?): %w", err)
 	}
-	return &sqlstore.TxView{D: s.d, C: sqlConn{t}}, nil
+	view = &sqlstore.TxView{D: s.d, C: &txConn{tx: t, stmts: make(map[string]*sql.Stmt)}}
+	s.host.mu.Lock()
+	s.host.tx, s.host.view = t, view
+	s.host.mu.Unlock()
+	return view, nil
+}
+
+// hostTx is the last transaction of the host's that InTx was given, and
+// its view. Keeping the transaction keeps its address from being reused
+// by another one.
+type hostTx struct {
+	mu   sync.Mutex
+	tx   *sql.Tx
+	view *sqlstore.TxView
+}
+
+// txConn runs the statements of a view in the host's transaction tx, each
+// prepared in tx the first time it runs (database/sql closes them when tx
+// ends). It prepares in tx rather than on the pool, which may have no
+// other connection free.
+type txConn struct {
+	tx    *sql.Tx
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+// stmt returns statement q prepared in c's transaction.
+func (c *txConn) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := c.tx.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[q] = st
+	return st, nil
+}
+
+// ended returns sql.ErrTxDone when c's transaction has ended (which closed
+// the statements prepared in it, so that their error says only that they
+// are closed), and err otherwise.
+func (c *txConn) ended(ctx context.Context, err error) error {
+	var one int
+	if e := c.tx.QueryRowContext(ctx, "SELECT 1").Scan(&one); errors.Is(e, sql.ErrTxDone) {
+		return e
+	}
+	return err
+}
+
+func (c *txConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(ctx, args...)
+	if err != nil {
+		return 0, c.ended(ctx, err)
+	}
+	return res.RowsAffected()
+}
+
+func (c *txConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return txRow{c, ctx, st.QueryRowContext(ctx, args...)}
+}
+
+// txRow is a row of a txConn's query.
+type txRow struct {
+	c   *txConn
+	ctx context.Context
+	r   *sql.Row
+}
+
+func (r txRow) Scan(dest ...any) error {
+	err := sqlRow{r.r}.Scan(dest...)
+	if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
+		err = r.c.ended(r.ctx, err)
+	}
+	return err
 }

@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,10 +16,11 @@ import (
 )
 
 // hostDB opens a database as a host that writes in its own transactions
-// does: BEGIN IMMEDIATE for every transaction, and a busy timeout.
+// does (see Store.InTx): BEGIN IMMEDIATE for every transaction, a busy
+// timeout, and temp_store MEMORY.
 func hostDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	db, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=temp_store(2)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,17 +101,7 @@ func TestInTxStaleDeferredTransaction(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "app.db")
 	db := hostDB(t, path)
-	st, err := sqlite.New(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	reg := new(action.Registry)
-	reg.Register("Tx", action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return nil, nil }))
-	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := hostScheduler(t, db)
 	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +126,105 @@ func TestInTxStaleDeferredTransaction(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "_txlock=immediate") {
 		t.Errorf("PutJobTx in a stale deferred transaction = %v, want an error that names _txlock=immediate", err)
 	}
+}
+
+// TestInTxOneViewPerTransaction: InTx makes one view of a transaction,
+// whatever number of puts it serves, and a new one for the next
+// transaction: the quota holds across the puts of each, a rolled-back one
+// leaves nothing, and a put in a transaction that has ended fails.
+func TestInTxOneViewPerTransaction(t *testing.T) {
+	ctx := context.Background()
+	db := hostDB(t, filepath.Join(t.TempDir(), "app.db"))
+	st, s := hostScheduler(t, db)
+	if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 3}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	job := func() *scheduler.Job {
+		return &scheduler.Job{Action: action.Action{Type: "Tx"}, StartTime: ptr(time.Now().Add(time.Hour))}
+	}
+	put := func(tx *sql.Tx, name string) error {
+		_, err := s.PutJobTx(ctx, tx, "c", name, job(), nil)
+		return err
+	}
+
+	first, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err1 := st.InTx(ctx, first)
+	v2, err2 := st.InTx(ctx, first)
+	if err1 != nil || err2 != nil || v1 != v2 {
+		t.Errorf("InTx twice with one transaction = %p, %v and %p, %v; want the same view twice", v1, err1, v2, err2)
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := put(first, name); err != nil {
+			t.Fatalf("PutJobTx(%s) in the first transaction: %v", name, err)
+		}
+	}
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(first, "late"); !errors.Is(err, sql.ErrTxDone) {
+		t.Errorf("PutJobTx in a committed transaction = %v, want sql.ErrTxDone", err)
+	}
+
+	second, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v3, err := st.InTx(ctx, second); err != nil || v3 == v1 {
+		t.Errorf("InTx with the next transaction = %p, %v; want a view other than the first's (%p)", v3, err, v1)
+	}
+	if err := put(second, "c"); err != nil {
+		t.Fatalf("PutJobTx(c) in the second transaction: %v", err)
+	}
+	if err := put(second, "d"); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("PutJobTx(d), one more than the quota, = %v, want ErrQuotaExceeded", err)
+	}
+	if err := second.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	third, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Rollback()
+	if err := put(third, "e"); err != nil {
+		t.Fatalf("PutJobTx(e) into the place the rollback freed: %v", err)
+	}
+	if err := third.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.ListJobs(ctx, "c", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(jobs))
+	for i, j := range jobs {
+		names[i] = j.Name
+	}
+	if got, want := strings.Join(names, ","), "a,b,e"; got != want {
+		t.Errorf("jobs after the three transactions: %s, want %s", got, want)
+	}
+}
+
+// hostScheduler returns a Store over db, the host's database, and a
+// Scheduler over it that runs jobs of action type "Tx".
+func hostScheduler(t *testing.T, db *sql.DB) (*sqlite.Store, *scheduler.Scheduler) {
+	t.Helper()
+	st, err := sqlite.New(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	reg := new(action.Registry)
+	reg.Register("Tx", action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return nil, nil }))
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, s
 }
 
 func ptr[T any](v T) *T { return &v }
