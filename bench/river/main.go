@@ -23,7 +23,8 @@
 //	put-eight  the same from 8 goroutines (jobclock: into one collection)
 //	put-tx     the same inside one host transaction (jobclock PutJobTx,
 //	           River InsertTx), with the cost per put of the first and the
-//	           last 1,000 puts
+//	           last 1,000 puts: their time, which other work on the
+//	           machine lengthens, and the CPU they took
 //	put-bulk   jobclock PutJobs (one batch), River InsertMany and
 //	           InsertManyFast
 //
@@ -224,8 +225,12 @@ func rows(o options) []row {
 		{"put-eight", "put.eight.cpu", "same: process CPU per put, µs"},
 		{"put-eight", "put.eight.server", "same: server CPU per put, µs"},
 		{"put-tx", "put.tx.s", "the same inside one host transaction (PutJobTx / InsertTx), with the commit, s"},
+		{"put-tx", "put.tx.cpu", "same: process CPU per put, µs"},
+		{"put-tx", "put.tx.server", "same: server CPU per put, µs"},
 		{"put-tx", "put.tx.first", "same: first 1,000 puts, µs per put"},
 		{"put-tx", "put.tx.last", "same: last 1,000 puts, µs per put"},
+		{"put-tx", "put.tx.first.cpu", "same: process CPU per put, first 1,000, µs"},
+		{"put-tx", "put.tx.last.cpu", "same: process CPU per put, last 1,000, µs"},
 		{"put-tx", "put.tx.first.server", "same: server CPU per put, first 1,000, µs"},
 		{"put-tx", "put.tx.last.server", "same: server CPU per put, last 1,000, µs"},
 		{"put-bulk", "put.bulk.s", "in bulk (jobclock PutJobs / River InsertMany), s"},

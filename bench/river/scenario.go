@@ -267,8 +267,8 @@ func putOnce(ctx context.Context, e *env, sys system, c config, how putMode, r r
 		first, last := probes[1].at.Sub(probes[0].at), probes[3].at.Sub(probes[2].at)
 		r.v["put.tx.first"] = float64(first) / float64(time.Microsecond) / float64(k)
 		r.v["put.tx.last"] = float64(last) / float64(time.Microsecond) / float64(k)
-		_, r.v["put.tx.first.server"] = e.meter.perOp(probes[0], probes[1], k)
-		_, r.v["put.tx.last.server"] = e.meter.perOp(probes[2], probes[3], k)
+		r.v["put.tx.first.cpu"], r.v["put.tx.first.server"] = e.meter.perOp(probes[0], probes[1], k)
+		r.v["put.tx.last.cpu"], r.v["put.tx.last.server"] = e.meter.perOp(probes[2], probes[3], k)
 	}
 	return nil
 }
