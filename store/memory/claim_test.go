@@ -236,3 +236,67 @@ func TestClaimFilledRecordsShareExtras(t *testing.T) {
 		t.Errorf("the record kept whole: next execution %v, ETag %q; want %v, %q", w.Status.NextExecutionTime, w.ETag, now, fmt.Sprintf("%016x", n))
 	}
 }
+
+// TestSpareCoversThePeak checks that the records RecordBatch takes over
+// are all kept as spare ones when more were out on claims at once than
+// the least bound of the spare: a later claim of as many fills them in
+// rather than allocate new records.
+func TestSpareCoversThePeak(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	const out = minSpare + minSpare/2 // at once, in each of two rounds
+	s := New()
+	c := &scheduler.CollectionRecord{Name: "c"}
+	c.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: 2 * out}
+	if err := s.PutCollection(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	def := &scheduler.Job{}
+	for i := range 2 * out {
+		due := now.Add(time.Duration(i/out) * time.Second) // the second round a second later
+		r := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%05d", i), State: scheduler.JobEnabled,
+			Job: def, Created: now, Updated: now, ETag: fmt.Sprintf("%016x", i),
+			Status:   scheduler.JobStatus{NextExecutionTime: new(due)},
+			Schedule: scheduler.JobSchedule{Anchor: now, DueAt: due, NextOccurrence: due}}
+		if err := s.PutJob(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// round claims the jobs due at at, 256 at a time, and records them
+	// all once every one is out.
+	round := func(at time.Time) map[*scheduler.JobRecord]bool {
+		t.Helper()
+		got := map[*scheduler.JobRecord]bool{}
+		var reqs []scheduler.RecordRequest
+		for len(got) < out {
+			claimed, err := s.ClaimDue(ctx, at, "me", at.Add(time.Minute), min(256, out-len(got)))
+			if err != nil || len(claimed) == 0 {
+				t.Fatalf("ClaimDue after %d of %d: %d records, %v", len(got), out, len(claimed), err)
+			}
+			for _, r := range claimed {
+				got[r] = true
+				r.Schedule.DueAt, r.Schedule.NextOccurrence, r.Status.NextExecutionTime = time.Time{}, time.Time{}, nil
+				r.State, r.Status.ExecutionCount, r.Status.LastExecutionTime = scheduler.JobCompleted, 1, new(at)
+				reqs = append(reqs, scheduler.RecordRequest{Job: r})
+			}
+		}
+		if errs := s.RecordBatch(ctx, "me", reqs); errs != nil {
+			t.Fatal(errs)
+		}
+		return got
+	}
+	first := round(now)
+	if len(s.spare) != out {
+		t.Errorf("%d spare records after %d were out at once and recorded, want %d", len(s.spare), out, out)
+	}
+	second := round(now.Add(time.Second))
+	reused := 0
+	for r := range second {
+		if first[r] {
+			reused++
+		}
+	}
+	if reused != out {
+		t.Errorf("the second round's claims filled in %d of the first round's %d records, want all", reused, out)
+	}
+}

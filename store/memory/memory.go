@@ -32,7 +32,9 @@
 // What it keeps: a job that has not run yet takes about 200 bytes besides
 // its definition (with a small definition, a million such jobs take less
 // than 400 MB); a job that has run about 150 more, and each of its
-// history entries about 250.
+// history entries about 250. Records that RecordBatch took over are kept
+// for later claims to fill in, up to as many as were out on claims at once
+// (at most 16,384 of about 500 bytes).
 package memory
 
 import (
@@ -87,12 +89,24 @@ type Store struct {
 	// in rather than allocate. In a burst of attempts that spares about
 	// 400 bytes per occurrence, a quarter of the Scheduler's CPU time.
 	spare []*scheduler.JobRecord
+	// spareMax bounds spare: the most leases held at once so far, at
+	// least minSpare and at most maxSpare. Each record out on a claim
+	// comes back as a spare one when its outcome is recorded: a spare
+	// that held fewer than were out at the peak would drop records as
+	// the attempts in flight fall and allocate new ones as they rise
+	// again (with a thousand attempts in flight, one claimed record in
+	// eight was new under a fixed bound of 1,024).
+	spareMax int
 
 	permits permits // the permits of collections' limits; a lock of their own
 }
 
-// maxSpare bounds Store.spare.
-const maxSpare = 1024
+// The bounds of Store.spareMax: the spare records of an idle store take
+// at most about 8 MB (a record takes 512 bytes).
+const (
+	minSpare = 1024
+	maxSpare = 16384
+)
 
 // coll is a stored collection with its jobs.
 type coll struct {
@@ -650,6 +664,9 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	for _, j := range live {
 		s.reindex(j)
 	}
+	if n := s.leased.len(); n > s.spareMax {
+		s.spareMax = min(n, maxSpare)
+	}
 	return out, nil
 }
 
@@ -761,7 +778,7 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 		r.Tags = maps.Clone(tags)
 	}
 	s.set(j, r, keep)
-	if keep && j.whole() != r && len(s.spare) < maxSpare {
+	if keep && j.whole() != r && len(s.spare) < max(s.spareMax, minSpare) {
 		*r = scheduler.JobRecord{}
 		s.spare = append(s.spare, r)
 	}
