@@ -1023,7 +1023,9 @@
 // Optional capabilities are found by type assertion: a
 // [BatchRecorder] records many outcomes in one call (answering nil when
 // all of them were recorded, so that a batch that succeeds costs no slice
-// of errors) and a [BulkPutter]
+// of errors, and keeping the stored definition of an element whose
+// [RecordRequest.KeepDefinition] says the Scheduler left it as claimed,
+// so that the SQL stores neither encode nor send nor write it) and a [BulkPutter]
 // puts many jobs in one step (the memory, SQLite and PostgreSQL stores
 // have both), a [PutReader] reads a job and its collection in one step
 // for a put (the SQLite and PostgreSQL stores, and their TxStores: one

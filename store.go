@@ -184,6 +184,16 @@ type RecordRequest struct {
 	// History is appended to the job's history, in order; nil appends
 	// nothing.
 	History []HistoryEntry
+	// KeepDefinition says that the definition is the one stored: the
+	// caller claimed or read the job at Job.Version and did not replace
+	// its definition since. The store then keeps the definition it
+	// holds, whatever Job.Job is, and need not encode, send or write it
+	// (the element still fails with ErrConflict unless the stored
+	// Version is Job.Version, so the definition kept is the one the
+	// caller read). False (the zero value): the store writes Job.Job, as
+	// Record does. The Scheduler sets it for the outcomes of claimed
+	// jobs whose definition its step left as claimed.
+	KeepDefinition bool
 }
 
 // CollectionRecord is a stored job collection.

@@ -71,7 +71,7 @@ func utcp(t *time.Time) *time.Time {
 // Null* false for the zero Time.
 type JobRow struct {
 	Collection, Name string
-	Definition       string // the Job as JSON; "null" for a nil Job
+	Definition       string // the Job as JSON; "null" for a nil Job, "" when not encoded (EncodeJobState)
 	State            string
 	Status           string // JobStatus as JSON
 	Schedule         string // JobSchedule as JSON
@@ -94,6 +94,15 @@ func (r *JobRow) TagsArg() any {
 		return nil
 	}
 	return r.Tags
+}
+
+// DefinitionArg returns the definition value to bind: the JSON text, or
+// nil (NULL) for a row without its definition (see EncodeJobState).
+func (r *JobRow) DefinitionArg() any {
+	if r.Definition == "" {
+		return nil
+	}
+	return r.Definition
 }
 
 // CreatedArg returns the created_at value to bind: the number, or nil for
@@ -170,8 +179,31 @@ func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*J
 			defs[j.Job] = def
 		}
 	}
+	row, err := EncodeJobState(j)
+	if err != nil {
+		return nil, err
+	}
+	row.Definition = def
+	return row, nil
+}
+
+// EncodeRecord returns the row that a record of j writes: with
+// keepDefinition (see [scheduler.RecordRequest.KeepDefinition]) the row
+// of EncodeJobState, which leaves the stored definition as it is;
+// otherwise that of EncodeJobShared with defs.
+func EncodeRecord(j *scheduler.JobRecord, keepDefinition bool, defs map[*scheduler.Job]string) (*JobRow, error) {
+	if keepDefinition {
+		return EncodeJobState(j)
+	}
+	return EncodeJobShared(j, defs)
+}
+
+// EncodeJobState is EncodeJob without the definition, which it neither
+// reads nor encodes: the row's Definition is empty, and DefinitionArg
+// binds NULL (the SQL of a record then keeps the stored definition).
+func EncodeJobState(j *scheduler.JobRecord) (*JobRow, error) {
 	// The status and schedule of a copy with its times in UTC; the
-	// definition, written above, stays out of the copy.
+	// definition stays out of the copy.
 	noDef := *j
 	noDef.Job = nil
 	r := NormJob(&noDef)
@@ -185,7 +217,7 @@ func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*J
 	}
 	// The times below are the same instants in any location.
 	row := &JobRow{
-		Collection: r.Collection, Name: r.Name, Definition: def, State: string(r.State),
+		Collection: r.Collection, Name: r.Name, State: string(r.State),
 		Status: string(st), Schedule: string(sc), ETag: r.ETag, Version: r.Version,
 		Created: NanosInt(r.Created), HasCreated: !r.Created.IsZero(),
 		Updated: NanosInt(r.Updated), HasUpdated: !r.Updated.IsZero(),

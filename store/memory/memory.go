@@ -731,20 +731,21 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 func (s *Store) Record(ctx context.Context, owner string, r *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.record(owner, r, history, false)
+	return s.record(owner, r, history, false, false)
 }
 
 // RecordBatch implements [scheduler.BatchRecorder]: it records every
 // element under one acquisition of the lock, and keeps the definitions it
 // records, and the records it keeps whole, rather than copies of them.
 // It returns nil when every element was recorded: a slice of errors is
-// made only for a batch with a failed element.
+// made only for a batch with a failed element. An element with
+// KeepDefinition gets the stored definition put back into its record.
 func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	var errs []error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, b := range batch {
-		if err := s.record(owner, b.Job, b.History, true); err != nil {
+		if err := s.record(owner, b.Job, b.History, true, b.KeepDefinition); err != nil {
 			if errs == nil {
 				errs = make([]error, len(batch))
 			}
@@ -755,8 +756,9 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 }
 
 // record does Record's work with s.mu held. keep stores r itself rather
-// than a copy.
-func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler.HistoryEntry, keep bool) error {
+// than a copy (RecordBatch); keepDef, which only RecordBatch sets, keeps
+// the stored definition rather than r.Job.
+func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler.HistoryEntry, keep, keepDef bool) error {
 	j, ok := r.Handle.(*job) // set by ClaimDue
 	if !ok || j.coll == nil || j.name != r.Name || j.coll.rec.Name != r.Collection {
 		var err error
@@ -769,6 +771,9 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 	}
 	if r.Version != j.version() {
 		return fmt.Errorf("memory: record job %q: version %d, stored %d: %w", r.ID(), r.Version, j.version(), scheduler.ErrConflict)
+	}
+	if keepDef {
+		r.Job = j.def()
 	}
 	if tags := j.tags(); !maps.Equal(r.Tags, tags) { // the stored tags stay
 		if !keep {

@@ -589,9 +589,9 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 
 // recordSQL updates the job, checked against the lease holder and the
 // version, and appends its history in one statement; it returns the number
-// of jobs updated (0 or 1).
+// of jobs updated (0 or 1). A NULL definition ($5) keeps the stored one.
 const recordSQL = `WITH u AS (
-		UPDATE {s}.jobs SET definition = $5, state = $6, status = $7, schedule = $8, etag = $9, version = $4 + 1,
+		UPDATE {s}.jobs SET definition = coalesce($5::json, definition), state = $6, status = $7, schedule = $8, etag = $9, version = $4 + 1,
 			created_at = $10, updated_at = $11, due_at = $12, lease_owner = '', lease_until = NULL
 		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND version = $4
 		RETURNING 1
@@ -605,9 +605,10 @@ const recordSQL = `WITH u AS (
 	)
 	SELECT count(*) FROM u`
 
-// recordArgs returns the arguments of recordSQL.
-func recordArgs(owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) ([]any, error) {
-	row, err := sqlstore.EncodeJob(j)
+// recordArgs returns the arguments of recordSQL; with keepDef, the
+// definition is NULL (see [scheduler.RecordRequest.KeepDefinition]).
+func recordArgs(owner string, j *scheduler.JobRecord, keepDef bool, history []scheduler.HistoryEntry) ([]any, error) {
+	row, err := sqlstore.EncodeRecord(j, keepDef, nil)
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: record: %w", err)
 	}
@@ -628,7 +629,7 @@ func recordArgs(owner string, j *scheduler.JobRecord, history []scheduler.Histor
 			ends[i] = &e
 		}
 	}
-	return []any{j.Collection, j.Name, owner, j.Version, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
+	return []any{j.Collection, j.Name, owner, j.Version, row.DefinitionArg(), row.State, row.Status, row.Schedule, row.ETag,
 		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), statuses, ends, entries, actions, retries, faulted}, nil
 }
 
@@ -639,7 +640,7 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 	if err := s.live(); err != nil {
 		return err
 	}
-	args, err := recordArgs(owner, j, history)
+	args, err := recordArgs(owner, j, false, history)
 	if err != nil {
 		return err
 	}
@@ -709,7 +710,7 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 	}
 	var a batchArgs
 	for i, r := range batch {
-		errs[i] = a.add(i, r.Job, r.History)
+		errs[i] = a.add(i, r)
 	}
 	if len(a.places) == 0 {
 		return errs
@@ -759,7 +760,7 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 	b := &pgx.Batch{}
 	var queued []int
 	for i, r := range batch {
-		args, err := recordArgs(owner, r.Job, r.History)
+		args, err := recordArgs(owner, r.Job, r.KeepDefinition, r.History)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -802,13 +803,13 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 // places; h appends the history of the elements u updated, in batch
 // order. It returns the places of the updated elements. A job may appear
 // once: when two rows of x match one job, which of them the update uses
-// is not defined.
+// is not defined. A NULL definition keeps the stored one.
 const recordBatchSQL = `WITH x AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
 			$10::bigint[], $11::bigint[], $12::bigint[])
 			WITH ORDINALITY AS x(collection, name, version, definition, state, status, schedule, etag, created_at, updated_at, due_at, i)
 	), u AS (
-		UPDATE {s}.jobs j SET definition = x.definition::json, state = x.state, status = x.status::json, schedule = x.schedule::json,
+		UPDATE {s}.jobs j SET definition = coalesce(x.definition::json, j.definition), state = x.state, status = x.status::json, schedule = x.schedule::json,
 			etag = x.etag, version = x.version + 1, created_at = x.created_at, updated_at = x.updated_at, due_at = x.due_at,
 			lease_owner = '', lease_until = NULL
 		FROM x WHERE j.collection = x.collection AND j.name = x.name AND j.lease_owner = $1 AND j.version = x.version
@@ -826,9 +827,10 @@ const recordBatchSQL = `WITH x AS (
 // batchArgs collects the arguments of recordBatchSQL, one element at a
 // time.
 type batchArgs struct {
-	colls, names, defs, states, statuses, schedules, etags []string
-	versions                                               []int64
-	created, updated, due                                  []*int64
+	colls, names, states, statuses, schedules, etags []string
+	defs                                             []*string // nil: the stored one stays
+	versions                                         []int64
+	created, updated, due                            []*int64
 	// The history entries, each with the place (from 1) of its element.
 	hElem                    []int64
 	hStatus, hEntry, hAction []string
@@ -853,12 +855,13 @@ func nullable(v any) *int64 {
 	return nil
 }
 
-// add appends the job and history of batch element i.
-func (a *batchArgs) add(i int, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
-	if a.defJSON == nil {
+// add appends the job and history of batch element i, r.
+func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
+	j, history := r.Job, r.History
+	if a.defJSON == nil && !r.KeepDefinition {
 		a.defJSON = map[*scheduler.Job]string{}
 	}
-	row, err := sqlstore.EncodeJobShared(j, a.defJSON)
+	row, err := sqlstore.EncodeRecord(j, r.KeepDefinition, a.defJSON)
 	if err != nil {
 		return fmt.Errorf("store/postgres: record: %w", err)
 	}
@@ -877,7 +880,11 @@ func (a *batchArgs) add(i int, j *scheduler.JobRecord, history []scheduler.Histo
 	}
 	a.places = append(a.places, i)
 	a.colls, a.names, a.versions = append(a.colls, j.Collection), append(a.names, j.Name), append(a.versions, j.Version)
-	a.defs, a.states, a.statuses = append(a.defs, row.Definition), append(a.states, row.State), append(a.statuses, row.Status)
+	var def *string
+	if !r.KeepDefinition {
+		def = &row.Definition
+	}
+	a.defs, a.states, a.statuses = append(a.defs, def), append(a.states, row.State), append(a.statuses, row.Status)
 	a.schedules, a.etags = append(a.schedules, row.Schedule), append(a.etags, row.ETag)
 	a.created, a.updated, a.due = append(a.created, nullable64(row.Created, row.HasCreated)), append(a.updated, nullable64(row.Updated, row.HasUpdated)),
 		append(a.due, nullable64(row.DueAt, row.HasDue))

@@ -467,9 +467,10 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	return err
 }
 
-// encodeRecord returns the rows of a Record call.
-func encodeRecord(j *scheduler.JobRecord, history []scheduler.HistoryEntry) (*sqlstore.JobRow, []*sqlstore.HistoryRow, error) {
-	row, err := sqlstore.EncodeJob(j)
+// encodeRecord returns the rows of a Record call; with keepDef, the row
+// has no definition (see [scheduler.RecordRequest.KeepDefinition]).
+func encodeRecord(j *scheduler.JobRecord, keepDef bool, history []scheduler.HistoryEntry) (*sqlstore.JobRow, []*sqlstore.HistoryRow, error) {
+	row, err := sqlstore.EncodeRecord(j, keepDef, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store/sqlite: record: %w", err)
 	}
@@ -483,15 +484,16 @@ func encodeRecord(j *scheduler.JobRecord, history []scheduler.HistoryEntry) (*sq
 }
 
 // record is the body of Record inside a write transaction. It returns
-// errMissing when the job does not exist.
+// errMissing when the job does not exist. A row without its definition
+// keeps the stored one.
 func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow, hist []*sqlstore.HistoryRow) error {
 	var n int64
 	if owner != "" {
 		var err error
-		n, err = tx.exec(`UPDATE jobs SET definition = ?, state = ?, status = ?, schedule = ?, etag = ?, version = ?,
+		n, err = tx.exec(`UPDATE jobs SET definition = coalesce(?, definition), state = ?, status = ?, schedule = ?, etag = ?, version = ?,
 			created_at = ?, updated_at = ?, due_at = ?, lease_owner = '', lease_until = NULL
 			WHERE collection = ? AND name = ? AND lease_owner = ? AND version = ?`,
-			row.Definition, row.State, row.Status, row.Schedule, row.ETag, j.Version+1,
+			row.DefinitionArg(), row.State, row.Status, row.Schedule, row.ETag, j.Version+1,
 			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), j.Collection, j.Name, owner, j.Version)
 		if err != nil {
 			return wrap("record job", j.ID(), err)
@@ -523,7 +525,7 @@ func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow,
 
 // Record implements [scheduler.Store].
 func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
-	row, hist, err := encodeRecord(j, history)
+	row, hist, err := encodeRecord(j, false, history)
 	if err != nil {
 		return err
 	}
@@ -552,7 +554,7 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 	}
 	encs := make([]enc, len(batch))
 	for i, r := range batch {
-		encs[i].row, encs[i].hist, encs[i].err = encodeRecord(r.Job, r.History)
+		encs[i].row, encs[i].hist, encs[i].err = encodeRecord(r.Job, r.KeepDefinition, r.History)
 	}
 	run := func(savepoints bool) error {
 		return s.writeFirst(ctx, func(tx *wtx) error {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 )
 
 // RunBatchRecorder checks [scheduler.BatchRecorder.RecordBatch] on stores
@@ -15,6 +16,7 @@ func RunBatchRecorder(t *testing.T, newStore func(t *testing.T) scheduler.Store)
 	t.Run("Mixed", func(t *testing.T) { batchMixed(t, newStore(t)) })
 	t.Run("SameJobTwice", func(t *testing.T) { batchSameJobTwice(t, newStore(t)) })
 	t.Run("AllRecorded", func(t *testing.T) { batchAllRecorded(t, newStore(t)) })
+	t.Run("KeepDefinition", func(t *testing.T) { batchKeepDefinition(t, newStore(t)) })
 }
 
 // answers reads what RecordBatch returned for a batch of n elements as the
@@ -195,6 +197,83 @@ func batchAllRecorded(t *testing.T, s scheduler.Store) {
 		if j.Version != v || j.LeaseOwner != "" || j.Status.ExecutionCount != count[n] || len(h) != 1 {
 			t.Errorf("%s after RecordBatch: version %d owner %q count %d, %d history entries; want %d, none, %d, 1",
 				n, j.Version, j.LeaseOwner, j.Status.ExecutionCount, len(h), v, count[n])
+		}
+	}
+}
+
+// batchKeepDefinition: an element with KeepDefinition keeps the stored
+// definition whatever its record holds (another definition, or none) and
+// writes the rest of the record; an element without it writes the
+// definition it holds; a stale element with it changes nothing.
+func batchKeepDefinition(t *testing.T, s scheduler.Store) {
+	br := batchRecorder(t, s)
+	putCollection(t, s, "c", 0)
+	jobs := []string{"changed", "kept", "none", "stale"}
+	for _, n := range jobs {
+		putJob(t, s, "c", n, t0)
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+	if err != nil || len(claimed) != len(jobs) {
+		t.Fatalf("ClaimDue = %v, %v; want %d jobs", names(claimed), err, len(jobs))
+	}
+	byName := map[string]*scheduler.JobRecord{}
+	for _, j := range claimed {
+		byName[j.Name] = j
+	}
+	const otherURI = "http://127.0.0.1/other"
+	other := func() *scheduler.Job {
+		return &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: otherURI, Method: "POST"}}}
+	}
+	version := map[string]int64{}
+	for _, n := range jobs {
+		j := byName[n]
+		version[n] = j.Version
+		j.Status.ExecutionCount = 1
+		j.Schedule.DueAt = t0.Add(time.Hour)
+		j.Job = other()
+	}
+	byName["none"].Job = nil
+	byName["stale"].Version--
+	hist := []scheduler.HistoryEntry{entry(1, scheduler.StatusCompleted, t0)}
+	batch := []scheduler.RecordRequest{
+		{Job: byName["changed"], History: hist},
+		{Job: byName["kept"], History: hist, KeepDefinition: true},
+		{Job: byName["none"], History: hist, KeepDefinition: true},
+		{Job: byName["stale"], History: hist, KeepDefinition: true},
+	}
+	errs := br.RecordBatch(ctx, "me", batch)
+	if len(errs) != len(batch) {
+		t.Fatalf("RecordBatch returned %d errors for %d elements (one fails)", len(errs), len(batch))
+	}
+	for i, e := range errs[:3] {
+		if e != nil {
+			t.Errorf("RecordBatch element %d (%s): %v, want success", i, jobs[i], e)
+		}
+	}
+	wantErr(t, "RecordBatch element 3 (stale, KeepDefinition)", errs[3], scheduler.ErrConflict)
+	want := map[string]struct {
+		uri, method string
+		version     int64
+		count       int
+	}{
+		"changed": {otherURI, "POST", version["changed"] + 1, 1},
+		"kept":    {"http://127.0.0.1/", "GET", version["kept"] + 1, 1},
+		"none":    {"http://127.0.0.1/", "GET", version["none"] + 1, 1},
+		"stale":   {"http://127.0.0.1/", "GET", version["stale"], 0},
+	}
+	for _, n := range jobs {
+		w := want[n]
+		j, err := s.GetJob(ctx, "c", n)
+		if err != nil {
+			t.Fatalf("GetJob(%s) after RecordBatch: %v", n, err)
+		}
+		var uri, method string
+		if j.Job != nil && j.Job.Action.Request != nil {
+			uri, method = j.Job.Action.Request.URI, j.Job.Action.Request.Method
+		}
+		if uri != w.uri || method != w.method || j.Version != w.version || j.Status.ExecutionCount != w.count {
+			t.Errorf("%s after RecordBatch: request %s %s, version %d, count %d; want %s %s, %d, %d",
+				n, method, uri, j.Version, j.Status.ExecutionCount, w.method, w.uri, w.version, w.count)
 		}
 	}
 }
