@@ -202,7 +202,7 @@ func laterEnds(r *JobRecord, hist []HistoryEntry) []HistoryEntry {
 // history to store, and what recordOutcome needs when that conflicts.
 type pendingOutcome struct {
 	r       *JobRecord
-	def     *Job // r.Job, which r may no longer hold once recorded
+	def     *Job // r.Job before the outcome was applied, which r may no longer hold once recorded
 	miss    *Misfire
 	all     []HistoryEntry
 	buf     *[]HistoryEntry // from histBufs, holding all once recorded; nil when no entries are made
@@ -386,7 +386,9 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	// copy a memmove.
 	for i := range batch {
 		p := &batch[i]
-		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all})
+		// The step that applied the outcome left the definition as
+		// claimed unless it replaced it.
+		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all, KeepDefinition: p.r.Job == p.def})
 		if d := p.r.Schedule.DueAt; !d.IsZero() && (due.IsZero() || d.Before(due)) {
 			due = d
 		}

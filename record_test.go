@@ -117,3 +117,84 @@ func TestRecordLingerCap(t *testing.T) {
 		}
 	})
 }
+
+// keepWatch is a memory store that notes what RecordBatch is told about
+// the definitions of the outcomes it records: how many elements say
+// KeepDefinition, how many do not, and how many say so while holding
+// another definition than the one their claim handed out.
+type keepWatch struct {
+	*memory.Store
+	mu                   sync.Mutex
+	claimed              map[string]*scheduler.Job
+	kept, written, wrong int
+}
+
+func (w *keepWatch) note(rs []*scheduler.JobRecord) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range rs {
+		w.claimed[r.ID()] = r.Job
+	}
+}
+
+func (w *keepWatch) ClaimDue(ctx context.Context, now time.Time, owner string, until time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	rs, err := w.Store.ClaimDue(ctx, now, owner, until, limit)
+	w.note(rs)
+	return rs, err
+}
+
+func (w *keepWatch) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	rs, err := w.Store.ClaimDueBy(ctx, req)
+	w.note(rs)
+	return rs, err
+}
+
+func (w *keepWatch) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	w.mu.Lock()
+	for _, r := range batch {
+		switch {
+		case !r.KeepDefinition:
+			w.written++
+		case r.Job.Job != w.claimed[r.Job.ID()]:
+			w.wrong++
+		default:
+			w.kept++
+		}
+	}
+	w.mu.Unlock()
+	return w.Store.RecordBatch(ctx, owner, batch)
+}
+
+// TestRecordKeepsClaimedDefinition: the outcomes of claimed jobs (a
+// recurring job, whose first attempt fails and is retried, and a one-time
+// job) reach RecordBatch with KeepDefinition set and the definition their
+// claim handed out.
+func TestRecordKeepsClaimedDefinition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{})
+		w := &keepWatch{Store: e.store, claimed: map[string]*scheduler.Job{}}
+		e.over(w)
+		e.exec.fn = func(_ *action.Request, call int) error {
+			if call == 1 {
+				return errors.New("boom")
+			}
+			return nil
+		}
+		start := e.t0.Add(time.Minute).Truncate(time.Second)
+		e.put("every", `{"startTime": "`+start.Format(time.RFC3339)+`", "recurrence": {"frequency": "Minute", "count": 4},
+			"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/hello", "method": "POST"},
+				"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT15S", "retryCount": 1}}}`)
+		e.put("once", oneTimeAt(start.Add(5*time.Second)))
+		e.start()
+		time.Sleep(time.Until(start.Add(5 * time.Minute)))
+		synctest.Wait()
+		e.stop()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		// every: 4 occurrences and a retry; once: 1.
+		if w.kept != 6 || w.written != 0 || w.wrong != 0 {
+			t.Errorf("RecordBatch elements: %d with KeepDefinition and the claimed definition, %d without it, %d with it and another definition; want 6, 0, 0",
+				w.kept, w.written, w.wrong)
+		}
+	})
+}
