@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +10,16 @@ import (
 	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
 )
+
+// deltaRows returns the number of rows of job_count_deltas in schema q.
+func deltaRows(t *testing.T, c *pgx.Conn, q string) int {
+	t.Helper()
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM "+q+".job_count_deltas").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
 
 // TestCountsOfEachWrite checks, write by write, the job counts and the
 // rows of changes each write adds to job_count_deltas: a create (in its
@@ -21,14 +32,7 @@ func TestCountsOfEachWrite(t *testing.T) {
 	s := open(t, schema)
 	c := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
-	deltas := func() int {
-		t.Helper()
-		var n int
-		if err := c.QueryRow(ctx, "SELECT count(*) FROM "+q+".job_count_deltas").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	deltas := func() int { return deltaRows(t, c, q) }
 	rows := deltas()
 	step := func(what string, newRows int, want ...scheduler.JobCount) {
 		t.Helper()
@@ -123,6 +127,128 @@ func TestCountsOfEachWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("a collection's delete", 2, jc("c", co, 1), jc("c", di, 1), jc("c", en, 1))
+}
+
+// TestCountsOfRecords: records count their changes of state themselves
+// (migration 15), in the statement that records: a batch that completes,
+// faults, disables (keeping the definition) and leaves a job as it was,
+// with an element that fails and changes nothing; a single record, and
+// its repeat after it committed, which changes nothing; a batch that
+// holds a job twice (recorded one statement per element), whose second
+// element fails.
+func TestCountsOfRecords(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	c := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	deltas := func() int { return deltaRows(t, c, q) }
+	const (
+		en = scheduler.JobEnabled
+		di = scheduler.JobDisabled
+		co = scheduler.JobCompleted
+		fa = scheduler.JobFaulted
+	)
+	step := func(what string, newRows int, want map[scheduler.JobState]int) {
+		t.Helper()
+		rows := deltas()
+		got, err := s.CountJobs(ctx) // folds the changes
+		if err != nil {
+			t.Fatalf("%s: CountJobs: %v", what, err)
+		}
+		if rows != newRows {
+			t.Errorf("%s: added %d rows of changes, want %d", what, rows, newRows)
+		}
+		var wantCounts []scheduler.JobCount
+		for _, st := range []scheduler.JobState{co, di, en, fa} {
+			if n := want[st]; n > 0 {
+				wantCounts = append(wantCounts, scheduler.JobCount{Collection: "c", State: st, Jobs: n})
+			}
+		}
+		if diff := cmp.Diff(wantCounts, got); diff != "" {
+			t.Errorf("%s: CountJobs (-want +got):\n%s", what, diff)
+		}
+		if _, err := c.Exec(ctx, "DELETE FROM "+q+".job_count_deltas"); err != nil { // folded: only the next step's rows remain
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, n := range names {
+		j := &scheduler.JobRecord{Collection: "c", Name: n, Job: &scheduler.Job{}, State: en, Schedule: scheduler.JobSchedule{DueAt: t0}}
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step("five creates", 5, map[scheduler.JobState]int{en: 5})
+	claim := func(want int) map[string]*scheduler.JobRecord {
+		t.Helper()
+		claimed, err := s.ClaimDue(ctx, t0.Add(time.Hour), "me", t0.Add(2*time.Hour), 10)
+		if err != nil || len(claimed) != want {
+			t.Fatalf("ClaimDue = %d jobs, %v; want %d", len(claimed), err, want)
+		}
+		byName := map[string]*scheduler.JobRecord{}
+		for _, j := range claimed {
+			byName[j.Name] = j
+		}
+		return byName
+	}
+	hist := func(job, msg string) []scheduler.HistoryEntry {
+		return []scheduler.HistoryEntry{{Collection: "c", Job: job, Status: scheduler.StatusCompleted, StartTime: t0, EndTime: t0, Message: msg}}
+	}
+	byName := claim(5)
+	for _, n := range []string{"a", "b", "d", "e"} {
+		byName[n].Schedule.DueAt = time.Time{} // only c stays due
+	}
+	byName["a"].State = co
+	byName["b"].State = fa
+	byName["d"].State, byName["d"].Version = co, byName["d"].Version-1
+	byName["e"].State = di
+	batch := []scheduler.RecordRequest{
+		{Job: byName["a"], History: hist("a", "1")},
+		{Job: byName["b"], History: hist("b", "1")},
+		{Job: byName["c"], History: hist("c", "1")},
+		{Job: byName["d"], History: hist("d", "1")},
+		{Job: byName["e"], History: hist("e", "1"), KeepDefinition: true},
+	}
+	errs := s.RecordBatch(ctx, "me", batch)
+	for i, err := range errs {
+		if (err != nil) != (i == 3) {
+			t.Errorf("RecordBatch element %d (%s): %v; want only d to fail", i, batch[i].Job.Name, err)
+		}
+	}
+	step("a batch that completes, faults, disables and keeps one job each, and fails for another", 4,
+		map[scheduler.JobState]int{co: 1, di: 1, en: 2, fa: 1})
+
+	// d is still leased to me; c was released.
+	d, err := s.GetJob(ctx, "c", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.State, d.Schedule.DueAt = co, time.Time{}
+	again := d.Clone()
+	if err := s.Record(ctx, "me", d, hist("d", "2")); err != nil {
+		t.Fatal(err)
+	}
+	step("a record that completes a job", 2, map[scheduler.JobState]int{co: 2, di: 1, en: 1, fa: 1})
+	if err := s.Record(ctx, "me", again, hist("d", "2")); err != nil {
+		t.Errorf("the repeat of a committed Record: %v, want nil", err)
+	}
+	step("the repeat of a committed record", 0, map[scheduler.JobState]int{co: 2, di: 1, en: 1, fa: 1})
+
+	byName = claim(1) // c
+	first := byName["c"]
+	first.State = co
+	second := first.Clone()
+	errs = s.RecordBatch(ctx, "me", []scheduler.RecordRequest{
+		{Job: first, History: hist("c", "2"), KeepDefinition: true},
+		{Job: second, History: hist("c", "3")},
+	})
+	if len(errs) != 2 || errs[0] != nil || !errors.Is(errs[1], scheduler.ErrLeaseLost) {
+		t.Errorf("RecordBatch of one job twice = %v; want nil, then an error matching ErrLeaseLost", errs)
+	}
+	step("a batch that holds a job twice", 2, map[scheduler.JobState]int{co: 3, di: 1, fa: 1})
 }
 
 // TestRecount: counts that drifted (a create that inserted no change, as

@@ -588,13 +588,23 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 }
 
 // recordSQL updates the job, checked against the lease holder and the
-// version, and appends its history in one statement; it returns the number
-// of jobs updated (0 or 1). A NULL definition ($5) keeps the stored one.
+// version, appends its history and, when the job's state changes, the
+// change of the counts (migration 15: the trigger of migration 11 leaves
+// records out), in one statement; it returns the number of jobs updated
+// (0 or 1). o is the job's row as the statement's snapshot sees it: the
+// update applies only at version $4, and every write that changes a
+// job's state raises its version, so o.state is the state the update
+// replaces. A NULL definition ($5) keeps the stored one.
 const recordSQL = `WITH u AS (
-		UPDATE {s}.jobs SET definition = coalesce($5::json, definition), state = $6, status = $7, schedule = $8, etag = $9, version = $4 + 1,
-			created_at = $10, updated_at = $11, due_at = $12, lease_owner = '', lease_until = NULL
-		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND version = $4
-		RETURNING 1
+		UPDATE {s}.jobs j SET definition = coalesce($5::json, j.definition), state = $6, status = $7, schedule = $8, etag = $9,
+			version = $4 + 1, created_at = $10, updated_at = $11, due_at = $12, lease_owner = '', lease_until = NULL
+		FROM {s}.jobs o
+		WHERE j.collection = $1 AND j.name = $2 AND j.lease_owner = $3 AND j.version = $4 AND o.collection = $1 AND o.name = $2
+		RETURNING o.state AS was, j.state
+	), d AS (
+		INSERT INTO {s}.job_count_deltas (collection, state, n)
+		SELECT $1, m.state, m.n FROM u, LATERAL (VALUES (u.was, -1), (u.state, 1)) AS m(state, n)
+		WHERE u.was <> u.state
 	), h AS (
 		INSERT INTO {s}.history (collection, job, status, end_time, entry, action_name, retry_count, faulted)
 		SELECT $1, $2, x.status, x.end_time, x.entry::json, x.action_name, x.retry_count, x.faulted
@@ -801,9 +811,12 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 // owner): x holds one row per job, i its element's place in the batch;
 // u updates those still leased to $1 at their version and returns their
 // places; h appends the history of the elements u updated, in batch
-// order. It returns the places of the updated elements. A job may appear
-// once: when two rows of x match one job, which of them the update uses
-// is not defined. A NULL definition keeps the stored one.
+// order; d inserts the changes of the counts of the jobs whose state u
+// changed, one row per collection and state (o is each job's row before
+// the update, as in recordSQL). It returns the places of the updated
+// elements. A job may appear once: when two rows of x match one job,
+// which of them the update uses is not defined. A NULL definition keeps
+// the stored one.
 const recordBatchSQL = `WITH x AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
 			$10::bigint[], $11::bigint[], $12::bigint[])
@@ -812,8 +825,14 @@ const recordBatchSQL = `WITH x AS (
 		UPDATE {s}.jobs j SET definition = coalesce(x.definition::json, j.definition), state = x.state, status = x.status::json, schedule = x.schedule::json,
 			etag = x.etag, version = x.version + 1, created_at = x.created_at, updated_at = x.updated_at, due_at = x.due_at,
 			lease_owner = '', lease_until = NULL
-		FROM x WHERE j.collection = x.collection AND j.name = x.name AND j.lease_owner = $1 AND j.version = x.version
-		RETURNING x.i, j.collection, j.name
+		FROM x JOIN {s}.jobs o ON o.collection = x.collection AND o.name = x.name
+		WHERE j.collection = x.collection AND j.name = x.name AND j.lease_owner = $1 AND j.version = x.version
+		RETURNING x.i, j.collection, j.name, o.state AS was, j.state
+	), d AS (
+		INSERT INTO {s}.job_count_deltas (collection, state, n)
+		SELECT u.collection, m.state, sum(m.n) FROM u, LATERAL (VALUES (u.was, -1), (u.state, 1)) AS m(state, n)
+		WHERE u.was <> u.state
+		GROUP BY 1, 2 HAVING sum(m.n) <> 0
 	), h AS (
 		INSERT INTO {s}.history (collection, job, status, end_time, entry, action_name, retry_count, faulted)
 		SELECT u.collection, u.name, y.status, y.end_time, y.entry::json, y.action_name, y.retry_count, y.faulted

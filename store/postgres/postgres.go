@@ -48,15 +48,19 @@
 // The job counts: the changes of the counts by collection and state (+n,
 // -n) go into job_count_deltas. The store's creates insert theirs in the
 // statement that creates the job, or, for a bulk put, in one statement
-// after its COPY (one row per state, whatever the number of jobs);
-// triggers on jobs insert those of deletes, one row per statement, and
-// of changes of state, two per job whose state changes (claims, leases
-// and the outcomes of recurring jobs change none), whatever statement
-// makes them. Jobs inserted by SQL of one's own, not through the store,
-// are not counted unless that SQL inserts their change too (migration
-// 14 says how); nor are those that processes of a build older than schema
-// 14 create once a newer one upgraded the schema (stop them before the
-// upgrade). [Store.Recount] repairs counts that drifted so. Inserts wait for nothing, so concurrent puts into one
+// after its COPY (one row per state, whatever the number of jobs); the
+// statements that record outcomes insert theirs too, one row per
+// collection and state whose count they change (the outcomes of one-time
+// jobs complete them; claims, leases and the outcomes of recurring jobs
+// change no state); triggers on jobs insert those of deletes, one row per
+// statement, and of other changes of state (replaces, whatever statement
+// makes them that does not release a lease: migration 15), two per job
+// whose state changes. Jobs inserted by SQL of one's own, not through the
+// store, are not counted unless that SQL inserts their change too
+// (migration 14 says how); nor are those that processes of a build older
+// than schema 14 create, or the state changes of the outcomes that
+// processes of a build older than schema 15 record, once a newer one
+// upgraded the schema (stop them before the upgrade). [Store.Recount] repairs counts that drifted so. Inserts wait for nothing, so concurrent puts into one
 // collection do not queue on a counter row, and a transaction of many
 // puts does not grow one row's version chain.
 // CountJobs, and Prune (which the engine runs every few minutes), fold the

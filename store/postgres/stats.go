@@ -154,8 +154,9 @@ func (s *Store) mayVacuum(ctx context.Context) bool {
 // table, and puts those counts in place of the ones the store keeps (see
 // CountJobs): a repair, for counts that went wrong because jobs were
 // inserted or deleted without their change of the counts (SQL of one's
-// own, or processes of a build older than schema 14 that kept running
-// while a newer one upgraded the schema: their creates counted none). It
+// own, or processes of a build older than schema 14 or 15 that kept
+// running while a newer one upgraded the schema: their creates, or the
+// state changes of their records, counted none). It
 // runs in one transaction that holds table jobs in SHARE mode, so that no
 // job is written meanwhile: creates, claims and records wait for it, for
 // about as long as a count(*) of the jobs takes (a second or two for
