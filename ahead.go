@@ -174,13 +174,30 @@ func (a *aheadClaims) claimNow() {
 	a.next.Store(0)
 }
 
-// wakeAt returns t, or the start of the earliest held claim when that is
-// earlier.
+// startTogether is how much later than its instant a held claim may start
+// so that it starts with the held claims due soon after it, from one
+// wake-up of the loop and one hand-off to the workers (see wakeAt).
+const startTogether = 2 * time.Millisecond
+
+// wakeAt returns t, or the instant at which the loop starts the earliest
+// held claims when that is earlier: the start of the last held claim due
+// within startTogether of the earliest one, so that those due that close
+// together start at once, none before its instant and none more than
+// startTogether after it. A held claim with none due within startTogether
+// after it starts at its instant.
 func (a *aheadClaims) wakeAt(t time.Time) time.Time {
-	if len(a.held) > 0 {
-		return minTime(t, a.held[0].start)
+	if len(a.held) == 0 {
+		return t
 	}
-	return t
+	first := a.held[0].start
+	w := first
+	for _, h := range a.held[1:] {
+		if h.start.Sub(first) > startTogether {
+			break
+		}
+		w = h.start
+	}
+	return minTime(t, w)
 }
 
 // hold keeps claims until their due instants. A claim that took over a

@@ -193,6 +193,54 @@ func TestClaimAheadSlowRecords(t *testing.T) {
 	})
 }
 
+// TestClaimAheadStartsTogether: held claims due within 2 ms of the earliest
+// start together, from one wake-up of the loop, at the instant of the last
+// of them: of 12 jobs due 1 ms apart, none starts before its instant or
+// more than 2 ms after it, and they start at no more than 6 instants (one
+// wake-up for every 3, and one more where a claim wakes the loop between
+// them), not 12; a held claim with none due that soon after it starts at
+// its instant.
+func TestClaimAheadStartsTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
+		first := e.t0.Add(10 * time.Second).Truncate(time.Second)
+		const dense = 12 // 1 ms apart
+		lone := []time.Duration{30 * time.Millisecond, 40 * time.Millisecond}
+		for i := range dense {
+			e.put(jobName(i), oneTimeAt(first.Add(time.Duration(i)*time.Millisecond)))
+		}
+		for i, d := range lone {
+			e.put(jobName(dense+i), oneTimeAt(first.Add(d)))
+		}
+		e.start()
+		defer e.stop()
+		time.Sleep(time.Until(first.Add(time.Second)))
+		synctest.Wait()
+		e.exec.mu.Lock()
+		defer e.exec.mu.Unlock()
+		if n := dense + len(lone); len(e.exec.calls) != n {
+			t.Fatalf("%d attempts, want %d", len(e.exec.calls), n)
+		}
+		starts := map[time.Time]bool{} // of the dense jobs
+		for _, c := range e.exec.calls {
+			late := c.at.Sub(c.req.ExpectedTime)
+			if c.req.ExpectedTime.Sub(first) >= lone[0] {
+				if late != 0 {
+					t.Errorf("%s, alone, started %v after its instant, want at it", c.req.JobID, late)
+				}
+				continue
+			}
+			starts[c.at] = true
+			if late < 0 || late > 2*time.Millisecond {
+				t.Errorf("%s started %v after its instant, want 0 to 2ms", c.req.JobID, late)
+			}
+		}
+		if len(starts) > 6 {
+			t.Errorf("%d jobs due 1 ms apart started at %d instants, want at most 6", dense, len(starts))
+		}
+	})
+}
+
 // putEvery puts n one-time jobs due every d from the first whole second
 // 10 s after e.t0, and returns when the first is due.
 func (e *env) putEvery(n int, d time.Duration) time.Time {
@@ -284,13 +332,14 @@ func TestClaimAheadWriteWins(t *testing.T) {
 
 // TestClaimAheadStopGivesBack: Stop gives back the claims held ahead of
 // their instants: the jobs are not leased once Stop returns, and another
-// Scheduler over the store runs each once, on time.
+// Scheduler over the store runs each once, on time (5 ms apart, each starts
+// at its instant: see TestClaimAheadStartsTogether).
 func TestClaimAheadStopGivesBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
 		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
 		for i := range 5 {
-			e.put(jobName(i), oneTimeAt(due.Add(time.Duration(i)*time.Millisecond)))
+			e.put(jobName(i), oneTimeAt(due.Add(time.Duration(i)*5*time.Millisecond)))
 		}
 		e.start()
 		time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))

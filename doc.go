@@ -889,8 +889,11 @@
 // the occurrences due in the next 25 to 50 milliseconds (the loop claims
 // again every half ClaimAhead while it finds jobs), rather than a claim and
 // a [Store.NextDue] per due instant, and no occurrence waits for the claim's
-// round trip. A held job counts as in flight ([Scheduler.InFlight]) once it
-// starts. The held jobs and the attempts running take at most
+// round trip. The held jobs due within 2 milliseconds of the earliest one
+// start together, at the instant of the last of them (none early, none more
+// than 2 milliseconds late), from one wake-up of the loop: at 1,000 a
+// second, one wake-up for about three occurrences. A held job counts as in
+// flight ([Scheduler.InFlight]) once it starts. The held jobs and the attempts running take at most
 // MaxConcurrency workers, so that each held job finds a free worker at its
 // due instant (one that waited for a worker would outlive its lease, and
 // another instance would run it too); an outcome waiting for a slow store
