@@ -184,3 +184,37 @@ func TestEmbeddedPointer(t *testing.T) {
 		t.Errorf("Normalize dropped the embedded struct's member: %+v", v)
 	}
 }
+
+// TestUnmarshalReusesDecoder: Unmarshal reuses its Decoders (an SQL store
+// decodes three values of every job it claims): a value that needs no
+// memory of its own (numbers, a bool) is read without allocating, after
+// a value whose problems the Decoder kept; and what a reused Decoder read
+// before shows neither in the next value nor in its error.
+func TestUnmarshalReusesDecoder(t *testing.T) {
+	type v struct {
+		A int   `json:"a"`
+		B bool  `json:"b"`
+		C int64 `json:"c"`
+	}
+	var bad v
+	if err := codec.Unmarshal([]byte(`{"a": "x"}`), &bad); err == nil {
+		t.Fatal(`Unmarshal({"a": "x"}) = nil, want an error`)
+	}
+	data := []byte(`{"a": 1, "b": true, "c": 3}`)
+	var got v
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := codec.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("Unmarshal(%s) allocates %v times, want 0", data, allocs)
+	}
+	want := v{A: 1, B: true, C: 3}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Unmarshal(%s) (-want +got):\n%s", data, diff)
+	}
+	if err := codec.Unmarshal([]byte(`{"b": 1}`), &got); err == nil || !bytes.Contains([]byte(err.Error()), []byte("b")) || bytes.Contains([]byte(err.Error()), []byte("x")) {
+		t.Errorf(`Unmarshal({"b": 1}) = %v, want an error about b alone`, err)
+	}
+}

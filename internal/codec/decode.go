@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/internal/jsonpath"
@@ -574,9 +575,26 @@ func (d *Decoder) field(fv reflect.Value, f *field) {
 // members v does not have are skipped and raw JSON is kept as given. A
 // syntax error, or the first problem found, is its error.
 func Unmarshal(data []byte, v any) error {
-	d := Decoder{Rules: stored}
+	d := decoders.Get().(*Decoder)
+	d.Rules = stored
 	d.Reset(data)
 	d.Value(reflect.ValueOf(v).Elem())
+	err := d.firstError()
+	d.Scanner.Reset(nil) // keeps nothing of data
+	clear(d.Problems)
+	d.Problems, d.lastNumber = d.Problems[:0], nil
+	decoders.Put(d)
+	return err
+}
+
+// decoders are Unmarshal's Decoders, reused: a claim of a job from an SQL
+// store decodes three of its values, and a Decoder each made the slice of
+// its path anew.
+var decoders = sync.Pool{New: func() any { return new(Decoder) }}
+
+// firstError returns Unmarshal's error: the syntax error, or the first
+// problem that counts.
+func (d *Decoder) firstError() error {
 	if err := d.Scanner.Finish(); err != nil {
 		return err
 	}
