@@ -11,14 +11,24 @@
 // jobs of one collection; -batch 0: PutJob, one call per job) from
 // -putters goroutines, spread over -collections collections, -due of them
 // due at one instant a few seconds after the puts end and the others a
-// year later. Then it starts
-// the Scheduler (a no-op executor, MaxConcurrency 256) in this process
-// and reports:
+// year later. With -vacuum (the default) it vacuums and analyzes the jobs
+// table after the far jobs are put, as autovacuum would soon after a bulk
+// put, so that the run does not share the machine with that vacuum (10M
+// jobs: a 10 GiB table). Before the due instant it claims the first 256
+// due jobs 20 times, each claim given back at once: the same claim of a
+// full batch at any -jobs. Then it starts the Scheduler (a no-op
+// executor, MaxConcurrency 256) in this process and reports:
 //
-//	put            jobs put per second (wall clock), and the database's size after
-//	claim          ClaimDue calls of the run loop while the due jobs run: p50 / p99 / max
+//	put            jobs put per second (wall clock, without the vacuum), and the database's size after
+//	vacuum         how long the vacuum took
+//	claim256       the claims of 256 due jobs before the run: p50 / p99 / max, and
+//	               the claim's time per job claimed
+//	claim          the run loop's claims (ClaimDueBy) from its start to the last
+//	               outcome: p50 / p99 / max, how many found nothing, jobs per claim
+//	claim192       those of them that took 192 jobs or more
 //	run            from the due instant until the last outcome is recorded, and
-//	               occurrences per second over that span
+//	               occurrences per second over that span; the autovacuum workers
+//	               busy on the schema at the due instant
 //	rss            the process's resident memory (VmRSS) once the due jobs ran,
 //	               and the live heap: the puts' garbage is returned to the
 //	               system before the Scheduler starts
@@ -27,6 +37,11 @@
 //	               first call after the run, then the median of 5; and the pages
 //	               of job_count_deltas after them, which the counts scan, and
 //	               the autovacuum workers busy on the schema
+//
+// The run loop's claims take as many jobs as it has free workers, so how
+// many jobs each takes varies from run to run (at 10k, runs alternated
+// claims of 241 and 15 jobs where others took 256 twenty times in a row),
+// and their p50 with it: compare claim256, or claim192, between sizes.
 //
 // Each run uses a schema of its own (million_<jobs>_<random>), which it
 // drops at the end unless -keep is set.
@@ -64,6 +79,7 @@ type config struct {
 	putters     int
 	batch       int
 	keep        bool
+	vacuum      bool
 }
 
 func main() {
@@ -75,6 +91,7 @@ func main() {
 	flag.IntVar(&c.putters, "putters", 8, "goroutines that put the jobs")
 	flag.IntVar(&c.batch, "batch", 1000, "jobs per PutJobs call (0: PutJob, one call per job)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the schema at the end")
+	flag.BoolVar(&c.vacuum, "vacuum", true, "VACUUM (ANALYZE) the jobs table after the far jobs are put, before the due ones (false: autovacuum may work on it during the run)")
 	flag.Parse()
 	if c.dsn == "" {
 		log.Fatal("million: no -postgres DSN and no JOBCLOCK_POSTGRES_DSN")
@@ -112,8 +129,8 @@ func run(ctx context.Context, c config) error {
 	reg.Register(noop, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 		return nil, nil
 	}))
-	s, err := scheduler.New(st, &scheduler.Config{
-		Executors: reg, MaxConcurrency: 256, Logger: slog.New(slog.DiscardHandler), Observer: calls,
+	s, err := scheduler.New(&measured{Store: st, c: calls}, &scheduler.Config{
+		Executors: reg, MaxConcurrency: 256, Logger: slog.New(slog.DiscardHandler),
 		OnHistory: func(scheduler.HistoryEntry) {
 			last.Store(time.Now().UnixNano())
 			if done.Add(1) == int64(c.due) {
@@ -144,12 +161,27 @@ func run(ctx context.Context, c config) error {
 	if c.jobs == c.due {
 		rate = 500 // a guess: nothing measured yet
 	}
-	dueAt := time.Now().Add(3*time.Second + time.Duration(1.5*float64(c.due)/rate*float64(time.Second))).Truncate(time.Second)
+	var vacuumTime time.Duration
+	if c.vacuum {
+		// What autovacuum does to a table soon after a bulk put, done
+		// before the run rather than during it (see -vacuum).
+		t := time.Now()
+		if _, err := pool.Exec(ctx, "VACUUM (ANALYZE) "+schema+".jobs"); err != nil {
+			return err
+		}
+		vacuumTime = time.Since(t)
+	}
+	// Due after the due jobs are put and the probe claims have run.
+	dueAt := time.Now().Add(5*time.Second + time.Duration(1.5*float64(c.due)/rate*float64(time.Second))).Truncate(time.Second)
 	t1 := time.Now()
 	if err := putJobs(ctx, s, c, 0, c.due, func(int) time.Time { return dueAt }); err != nil {
 		return err
 	}
-	putTime := time.Since(t0)
+	putTime := time.Since(t0) - vacuumTime
+	probe, err := probeClaims(ctx, st, dueAt, 20)
+	if err != nil {
+		return err
+	}
 	if time.Now().After(dueAt) {
 		return fmt.Errorf("putting the %d due jobs took %v, past their due time", c.due, time.Since(t1))
 	}
@@ -169,6 +201,10 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("jobs %d (%d due), %d collections, %d putters\n", c.jobs, c.due, c.collections, c.putters)
 	fmt.Printf("put      %.0f jobs/s (%d jobs in %.1f s; %s); schema %.1f MiB, database %.1f MiB\n",
 		float64(c.jobs)/putTime.Seconds(), c.jobs, putTime.Seconds(), how, float64(schemaSize)/(1<<20), float64(dbSize)/(1<<20))
+	if c.vacuum {
+		fmt.Printf("vacuum   %.1f s (VACUUM ANALYZE of the jobs table after the far jobs were put)\n", vacuumTime.Seconds())
+	}
+	fmt.Printf("claim256 %s (the first %d due jobs, claimed and given back before the run)\n", claimLine(probe), probeLimit)
 
 	// The puts are a client's work, not the Scheduler's: what their
 	// garbage left mapped (about as much at 10k jobs as at 1M, but more
@@ -180,15 +216,24 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	calls.start()
+	// Whether autovacuum works on the schema while the due jobs run.
+	var autovacuumsAtDue int64
+	time.Sleep(time.Until(dueAt))
+	if err := pool.QueryRow(ctx, autovacuumsSQL, schema).Scan(&autovacuumsAtDue); err != nil {
+		return err
+	}
 	select {
 	case <-finished:
 	case <-time.After(time.Until(dueAt) + 5*time.Minute):
 		return fmt.Errorf("only %d of %d due jobs ran within 5 minutes", done.Load(), c.due)
 	}
 	span := time.Unix(0, last.Load()).Sub(dueAt)
-	p50, p99, pmax := calls.stop()
-	fmt.Printf("claim    p50 %s, p99 %s, max %s (%d ClaimDue calls while the due jobs ran)\n", ms(p50), ms(p99), ms(pmax), calls.n())
-	fmt.Printf("run      %d occurrences in %.3f s from the due instant to the last outcome: %.0f/s\n", c.due, span.Seconds(), float64(c.due)/span.Seconds())
+	loop := calls.stop()
+	fmt.Printf("claim    %s (the run loop's, from its start to the last outcome)\n", claimLine(loop))
+	big := slices.DeleteFunc(slices.Clone(loop), func(c claim) bool { return c.took < probeLimit*3/4 })
+	fmt.Printf("claim192 %s (those of them that took %d jobs or more)\n", claimLine(big), probeLimit*3/4)
+	fmt.Printf("run      %d occurrences in %.3f s from the due instant to the last outcome: %.0f/s; %d autovacuum workers on the schema at the due instant\n",
+		c.due, span.Seconds(), float64(c.due)/span.Seconds(), autovacuumsAtDue)
 	fmt.Printf("rss      %s (live heap %.1f MiB at the last collection)\n", rss(), liveHeap())
 
 	t2 := time.Now()
@@ -212,7 +257,7 @@ func run(ctx context.Context, c config) error {
 	if err := pool.QueryRow(ctx, "SELECT pg_relation_size($1::regclass) / 8192", schema+".job_count_deltas").Scan(&deltaPages); err != nil {
 		return err
 	}
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE '%'||$1||'%'", schema).Scan(&autovacuums); err != nil {
+	if err := pool.QueryRow(ctx, autovacuumsSQL, schema).Scan(&autovacuums); err != nil {
 		return err
 	}
 	fmt.Printf("count    %s (JobCounts; the first call after the run %s; job_count_deltas %d pages, %d autovacuum workers on the schema)\n",
@@ -220,6 +265,38 @@ func run(ctx context.Context, c config) error {
 	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return s.Stop(stopCtx)
+}
+
+// autovacuumsSQL counts the autovacuum workers busy on schema $1.
+const autovacuumsSQL = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE '%'||$1||'%'"
+
+// probeLimit is the most jobs the run loop claims at once (claimBatch in
+// the root package).
+const probeLimit = 256
+
+// probeClaims claims the first probeLimit jobs due by dueBy n times, as
+// the run loop would claim them ahead, and gives each claim back at once,
+// so that every claim takes the same jobs and the store is left as it
+// was. It returns the claims' durations: the claim of a full batch,
+// without the run loop's other work beside it.
+func probeClaims(ctx context.Context, st *postgres.Store, dueBy time.Time, n int) ([]claim, error) {
+	const owner = "million-probe"
+	var out []claim
+	for range n {
+		now := time.Now()
+		jobs, err := st.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: dueBy, Owner: owner, LeaseUntil: dueBy.Add(time.Minute), Limit: probeLimit})
+		d := time.Since(now)
+		if err != nil {
+			return nil, err
+		}
+		for i, err := range st.GiveBack(ctx, owner, jobs) {
+			if err != nil {
+				return nil, fmt.Errorf("give back %s: %w", jobs[i].ID(), err)
+			}
+		}
+		out = append(out, claim{d, probeLimit, len(jobs)})
+	}
+	return out, nil
 }
 
 func collName(k int) string { return fmt.Sprintf("c%03d", k) }
@@ -323,51 +400,85 @@ func liveHeap() float64 {
 	return float64(m[0].Value.Uint64()) / (1 << 20)
 }
 
-// claims is a scheduler.Observer that keeps the durations of the run
-// loop's ClaimDue calls between start and stop, and observes nothing else.
+// claims keeps the durations of the run loop's claims between start and
+// stop, with how many jobs each asked for and took.
 type claims struct {
-	mu     sync.Mutex
-	on     bool
-	d      []time.Duration
-	called int
+	mu    sync.Mutex
+	on    bool
+	calls []claim
+}
+
+type claim struct {
+	d           time.Duration
+	limit, took int
 }
 
 func (c *claims) start() { c.mu.Lock(); c.on = true; c.mu.Unlock() }
 
-func (c *claims) n() int { c.mu.Lock(); defer c.mu.Unlock(); return c.called }
-
-// stop ends the measurement and returns the p50, p99 and max.
-func (c *claims) stop() (p50, p99, pmax time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.on = false
-	if len(c.d) == 0 {
-		return 0, 0, 0
-	}
-	slices.Sort(c.d)
-	q := func(p float64) time.Duration { return c.d[int(p*float64(len(c.d)-1))] }
-	return q(0.5), q(0.99), c.d[len(c.d)-1]
-}
-
-func (c *claims) StoreCalled(sc scheduler.StoreCall) {
-	if sc.Op != "ClaimDue" {
-		return
-	}
+func (c *claims) add(d time.Duration, limit, took int) {
 	c.mu.Lock()
 	if c.on {
-		c.d = append(c.d, sc.Duration)
-		c.called++
+		c.calls = append(c.calls, claim{d, limit, took})
 	}
 	c.mu.Unlock()
 }
 
-func (c *claims) Attach(*scheduler.Scheduler) func() { return func() {} }
-func (c *claims) StartAttempt(ctx context.Context, _ scheduler.Attempt) context.Context {
-	return ctx
+// stop ends the measurement and returns the claims made meanwhile.
+func (c *claims) stop() []claim {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.on = false
+	return c.calls
 }
-func (c *claims) EndAttempt(context.Context, scheduler.AttemptEnd)             {}
-func (c *claims) HistoryStored(scheduler.StoredHistory)                        {}
-func (c *claims) Missed(scheduler.Misfire)                                     {}
-func (c *claims) TookOver(scheduler.Takeover)                                  {}
-func (c *claims) Pruned(int)                                                   {}
-func (c *claims) TraceParent(context.Context) (traceparent, tracestate string) { return "", "" }
+
+// quantiles returns the p50, p99 and max of d, which it sorts.
+func quantiles(d []time.Duration) (p50, p99, pmax time.Duration) {
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(d)
+	q := func(p float64) time.Duration { return d[int(p*float64(len(d)-1))] }
+	return q(0.5), q(0.99), d[len(d)-1]
+}
+
+// claimLine describes claims: their p50, p99 and max, and how many jobs
+// they took.
+func claimLine(calls []claim) string {
+	d := make([]time.Duration, len(calls))
+	var took, empty int
+	var sum time.Duration
+	for i, c := range calls {
+		d[i] = c.d
+		took += c.took
+		sum += c.d
+		if c.took == 0 {
+			empty++
+		}
+	}
+	p50, p99, pmax := quantiles(d)
+	per := 0.0
+	if took > 0 {
+		per = float64(sum) / float64(took) / float64(time.Microsecond)
+	}
+	return fmt.Sprintf("p50 %s, p99 %s, max %s; %d calls, %d empty, %.1f jobs per call, %.1f µs per job claimed",
+		ms(p50), ms(p99), ms(pmax), len(calls), empty, float64(took)/float64(max(len(calls), 1)), per)
+}
+
+// measured is the store the Scheduler runs on: the PostgreSQL store, whose
+// claims it times and counts (the Scheduler's Observer reports a claim's
+// duration, not how many jobs it took).
+type measured struct {
+	*postgres.Store
+	c *claims
+}
+
+func (m *measured) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	return m.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: now, Owner: owner, LeaseUntil: leaseUntil, Limit: limit})
+}
+
+func (m *measured) ClaimDueBy(ctx context.Context, r scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	t := time.Now()
+	jobs, err := m.Store.ClaimDueBy(ctx, r)
+	m.c.add(time.Since(t), r.Limit, len(jobs))
+	return jobs, err
+}
