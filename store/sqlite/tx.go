@@ -109,15 +109,25 @@ func (c *txConn) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// ended returns sql.ErrTxDone when c's transaction has ended (which closed
-// the statements prepared in it, so that their error says only that they
-// are closed), and err otherwise.
+// ended returns err, the error of a statement run in c's transaction, or
+// sql.ErrTxDone when the transaction has ended (which closed the
+// statements prepared in it, so that err says only that they are closed).
+// When ctx has ended too, the error matches ctx's as well: database/sql
+// rolls a transaction back when the context it was begun with ends, which
+// is usually the context of the put.
 func (c *txConn) ended(ctx context.Context, err error) error {
+	// The check must not stop at ctx, which would hide whether the
+	// transaction has ended. On an ended transaction it fails before it
+	// reaches SQLite.
 	var one int
-	if e := c.tx.QueryRowContext(ctx, "SELECT 1").Scan(&one); errors.Is(e, sql.ErrTxDone) {
-		return e
+	e := c.tx.QueryRowContext(context.WithoutCancel(ctx), "SELECT 1").Scan(&one)
+	if !errors.Is(e, sql.ErrTxDone) {
+		return err
 	}
-	return err
+	if ce := ctx.Err(); ce != nil {
+		return fmt.Errorf("%w: %w", e, ce)
+	}
+	return e
 }
 
 func (c *txConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {

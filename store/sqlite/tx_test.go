@@ -209,6 +209,49 @@ func TestInTxOneViewPerTransaction(t *testing.T) {
 	}
 }
 
+// TestInTxContextEnded: once the context a host's transaction was begun
+// with ends, database/sql rolls the transaction back, and a put in it with
+// that context fails with an error that matches both the context's error
+// and sql.ErrTxDone; with a context that has not ended, it matches
+// sql.ErrTxDone alone.
+func TestInTxContextEnded(t *testing.T) {
+	bg := context.Background()
+	db := hostDB(t, filepath.Join(t.TempDir(), "app.db"))
+	_, s := hostScheduler(t, db)
+	if _, err := s.PutCollection(bg, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	job := &scheduler.Job{Action: action.Action{Type: "Tx"}, StartTime: ptr(time.Now().Add(time.Hour))}
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJobTx(ctx, tx, "c", "a", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	// database/sql rolls tx back in a goroutine of its own.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := tx.ExecContext(bg, "SELECT 1"); errors.Is(err, sql.ErrTxDone) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the transaction was not rolled back within 10 s of its context's end")
+		}
+	}
+	if _, err := s.PutJobTx(ctx, tx, "c", "b", job, nil); !errors.Is(err, context.Canceled) || !errors.Is(err, sql.ErrTxDone) {
+		t.Errorf("PutJobTx with the canceled context of its rolled-back transaction = %v, want an error matching context.Canceled and sql.ErrTxDone", err)
+	}
+	if _, err := s.PutJobTx(bg, tx, "c", "b", job, nil); !errors.Is(err, sql.ErrTxDone) || errors.Is(err, context.Canceled) {
+		t.Errorf("PutJobTx with a live context in the rolled-back transaction = %v, want sql.ErrTxDone alone", err)
+	}
+	if jobs, err := s.ListJobs(bg, "c", nil); err != nil || len(jobs) != 0 {
+		t.Errorf("ListJobs after the rollback = %d jobs, %v; want none", len(jobs), err)
+	}
+}
+
 // hostScheduler returns a Store over db, the host's database, and a
 // Scheduler over it that runs jobs of action type "Tx".
 func hostScheduler(t *testing.T, db *sql.DB) (*sqlite.Store, *scheduler.Scheduler) {
