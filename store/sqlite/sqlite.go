@@ -160,7 +160,7 @@ type Store struct {
 	w          *sql.Conn // the write connection; the writer's
 	stmts      map[string]*sql.Stmt
 	reads      sync.Map // statement -> *sql.Stmt on db; see readConn
-	host       hostTx   // the last host's transaction InTx was given
+	host       hostTx   // the last host's transaction InTx was given, while it lives
 
 	d *sqlstore.Dialect // the operations shared with store/postgres
 
@@ -355,6 +355,9 @@ func (s *Store) Close() error {
 	close(s.quit)
 	s.mu.Unlock()
 	<-s.writerDone
+	s.host.mu.Lock()
+	s.host.conn, s.host.view = nil, nil
+	s.host.mu.Unlock()
 	for _, st := range s.stmts {
 		st.Close()
 	}

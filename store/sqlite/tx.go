@@ -46,7 +46,11 @@ var _ scheduler.Transactional = (*Store)(nil)
 // The view of a transaction is made once: InTx given the transaction it
 // was given last returns the same view, whose statements were prepared in
 // it, so that each of many puts in one transaction neither takes the lock
-// again nor has SQLite parse its statements anew.
+// again nor has SQLite parse its statements anew. It checks first that the
+// transaction has not ended, and fails with an error that matches
+// sql.ErrTxDone if it has, as it does for any other transaction that has
+// ended. The Store drops its view once it sees the transaction ended, and
+// on Close.
 func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 	t, ok := tx.(*sql.Tx)
 	if !ok {
@@ -56,32 +60,49 @@ func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 		return nil, err
 	}
 	s.host.mu.Lock()
-	last, view := s.host.tx, s.host.view
+	last, view := s.host.conn, s.host.view
 	s.host.mu.Unlock()
-	if last == t {
+	if last != nil && last.tx == t {
+		if err := last.live(ctx); err != nil {
+			return nil, fmt.Errorf("store/sqlite: the host's transaction: %w", err)
+		}
 		return view, nil
 	}
 	// A statement that writes takes the write lock (and fails on a
 	// database without the store's tables), whether or not it changes a
 	// row.
-	if _, err := t.ExecContext(ctx, "UPDATE schema_version SET version = version WHERE 0"); err != nil {
+	if _, err := t.ExecContext(ctx, "UPDATE schema_version SET version = version WHERE 0"); errors.Is(err, sql.ErrTxDone) {
+		return nil, fmt.Errorf("store/sqlite: the host's transaction: %w", err)
+	} else if err != nil {
 		return nil, fmt.Errorf("store/sqlite: take the write lock in the host's transaction "+
 			"(is it on the store's database, begun with BEGIN IMMEDIATE, for example with _txlock=immediate in the DSN?): %w", err)
 	}
-	view = &sqlstore.TxView{D: s.d, C: &txConn{tx: t, stmts: make(map[string]*sql.Stmt)}}
+	c := &txConn{tx: t, host: &s.host, stmts: make(map[string]*sql.Stmt)}
+	view = &sqlstore.TxView{D: s.d, C: c}
 	s.host.mu.Lock()
-	s.host.tx, s.host.view = t, view
+	s.host.conn, s.host.view = c, view
 	s.host.mu.Unlock()
 	return view, nil
 }
 
-// hostTx is the last transaction of the host's that InTx was given, and
-// its view. Keeping the transaction keeps its address from being reused
-// by another one.
+// hostTx is the last live transaction of the host's that InTx was given,
+// and its view; nil when there is none. Keeping the transaction keeps its
+// address from being reused by another one, so it is dropped as soon as it
+// is seen to have ended, and on Close.
 type hostTx struct {
 	mu   sync.Mutex
-	tx   *sql.Tx
+	conn *txConn
 	view *sqlstore.TxView
+}
+
+// forget drops c, when it is the last transaction's, because its
+// transaction has ended.
+func (h *hostTx) forget(c *txConn) {
+	h.mu.Lock()
+	if h.conn == c {
+		h.conn, h.view = nil, nil
+	}
+	h.mu.Unlock()
 }
 
 // txConn runs the statements of a view in the host's transaction tx, each
@@ -90,8 +111,23 @@ type hostTx struct {
 // other connection free.
 type txConn struct {
 	tx    *sql.Tx
+	host  *hostTx // the store's, which forgets c once tx has ended
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+}
+
+// live returns nil if c's transaction can still be used, and ended's
+// error otherwise. It runs a SELECT 1 prepared in the transaction: a read,
+// which takes no lock, and run as an Exec, which reads no row, about 0.3 µs
+// beside the tens of a put.
+func (c *txConn) live(ctx context.Context) error {
+	st, err := c.stmt(ctx, "SELECT 1")
+	if err == nil {
+		if _, err = st.ExecContext(ctx); err == nil {
+			return nil
+		}
+	}
+	return c.ended(ctx, err)
 }
 
 // stmt returns statement q prepared in c's transaction.
@@ -124,6 +160,7 @@ func (c *txConn) ended(ctx context.Context, err error) error {
 	if !errors.Is(e, sql.ErrTxDone) {
 		return err
 	}
+	c.host.forget(c)
 	if ce := ctx.Err(); ce != nil {
 		return fmt.Errorf("%w: %w", e, ce)
 	}

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
@@ -252,15 +254,103 @@ func TestInTxContextEnded(t *testing.T) {
 	}
 }
 
+// TestInTxEndedTransaction: InTx fails with sql.ErrTxDone for a
+// transaction that has ended, whether or not it is the last one it was
+// given.
+func TestInTxEndedTransaction(t *testing.T) {
+	ctx := context.Background()
+	db := hostDB(t, filepath.Join(t.TempDir(), "app.db"))
+	st := hostStore(t, db)
+	for _, end := range []string{"Commit", "Rollback"} {
+		first, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.InTx(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		if end == "Commit" {
+			err = first.Commit()
+		} else {
+			err = first.Rollback()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.InTx(ctx, first); !errors.Is(err, sql.ErrTxDone) {
+			t.Errorf("InTx with the last transaction after its %s = %v, want sql.ErrTxDone", end, err)
+		}
+		second, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.InTx(ctx, second); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.InTx(ctx, first); !errors.Is(err, sql.ErrTxDone) {
+			t.Errorf("InTx with an earlier transaction after its %s = %v, want sql.ErrTxDone", end, err)
+		}
+		if err := second.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestInTxForgetsEndedTransaction: the Store keeps no transaction alive
+// once it has seen it end, nor after Close.
+func TestInTxForgetsEndedTransaction(t *testing.T) {
+	ctx := context.Background()
+	db := hostDB(t, filepath.Join(t.TempDir(), "app.db"))
+	st := hostStore(t, db)
+	// committed begins a transaction, gives it to InTx and commits it,
+	// keeping no reference to it but a weak one.
+	committed := func() weak.Pointer[sql.Tx] {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.InTx(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		return weak.Make(tx)
+	}
+	// collected reports whether w's transaction is collected within 5 s:
+	// database/sql's goroutine that watches the transaction's context may
+	// hold it a little longer.
+	collected := func(w weak.Pointer[sql.Tx]) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if runtime.GC(); w.Value() == nil {
+				return true
+			}
+		}
+		return false
+	}
+
+	seen := committed()
+	if _, err := st.InTx(ctx, seen.Value()); !errors.Is(err, sql.ErrTxDone) {
+		t.Fatalf("InTx after Commit = %v, want sql.ErrTxDone", err)
+	}
+	if !collected(seen) {
+		t.Error("a transaction InTx saw ended is still reachable")
+	}
+
+	unseen := committed()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !collected(unseen) {
+		t.Error("the last transaction given to InTx is still reachable after Close")
+	}
+}
+
 // hostScheduler returns a Store over db, the host's database, and a
 // Scheduler over it that runs jobs of action type "Tx".
 func hostScheduler(t *testing.T, db *sql.DB) (*sqlite.Store, *scheduler.Scheduler) {
 	t.Helper()
-	st, err := sqlite.New(context.Background(), db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := hostStore(t, db)
 	reg := new(action.Registry)
 	reg.Register("Tx", action.ExecutorFunc(func(context.Context, *action.Request) (*action.Result, error) { return nil, nil }))
 	s, err := scheduler.New(st, &scheduler.Config{Executors: reg})
@@ -268,6 +358,18 @@ func hostScheduler(t *testing.T, db *sql.DB) (*sqlite.Store, *scheduler.Schedule
 		t.Fatal(err)
 	}
 	return st, s
+}
+
+// hostStore returns a Store over db, the host's database, closed when the
+// test ends.
+func hostStore(t *testing.T, db *sql.DB) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.New(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 func ptr[T any](v T) *T { return &v }
