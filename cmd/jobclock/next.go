@@ -131,22 +131,30 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// The occurrences the calendar drops before this one, on lines
 		// of their own, which -n does not count: a run of skipped ones
 		// on one line, each merged one on its own; at most droppedRead
-		// of them, and a line saying so when there are more.
+		// of them, and when there are more, the last line says so (as
+		// the dashboard does). Each line is held until the next one, or
+		// the end, shows whether it is the last.
+		var held string
+		drop := func(line string) {
+			if held != "" {
+				fmt.Fprintln(stdout, held)
+			}
+			held = line
+		}
 		var first, last time.Time
 		k := 0
 		skipped := func() {
 			if k == 1 {
-				fmt.Fprintln(stdout, stamp(first)+"  skipped "+cal)
+				drop(stamp(first) + "  skipped " + cal)
 			} else if k > 1 {
-				fmt.Fprintf(stdout, "%s  skipped, and %d more to %s %s\n", stamp(first), k-1, stamp(last), cal)
+				drop(fmt.Sprintf("%s  skipped, and %d more to %s %s", stamp(first), k-1, stamp(last), cal))
 			}
 			k = 0
 		}
 		read := 0
 		for s, merged := range timing.Dropped(prev, at) {
 			if read++; read > droppedRead {
-				skipped()
-				fmt.Fprintln(stdout, stamp(s)+"  excluded, and more before the next occurrence, not listed "+cal)
+				// s is one more, not listed.
 				break
 			}
 			if !merged {
@@ -162,12 +170,18 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				into = prev
 			}
 			if into.Before(created) {
-				fmt.Fprintln(stdout, stamp(s)+"  skipped: moved before the first occurrence "+cal)
+				drop(stamp(s) + "  skipped: moved before the first occurrence " + cal)
 			} else {
-				fmt.Fprintln(stdout, stamp(s)+"  merged into "+stamp(into)+" "+cal)
+				drop(stamp(s) + "  merged into " + stamp(into) + " " + cal)
 			}
 		}
 		skipped()
+		if read > droppedRead {
+			held += "; more before the next occurrence are not listed"
+		}
+		if held != "" {
+			fmt.Fprintln(stdout, held)
+		}
 		prev = at
 		line := stamp(at)
 		planned := at

@@ -257,6 +257,14 @@ func TestNextCalendar(t *testing.T) {
 	if err := os.WriteFile(freezeFile, []byte(`{"properties": {"ranges": [{"start": "2026-12-20T08:00:01", "end": "2026-12-20T11:00:00"}]}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Freezes that drop exactly droppedRead and droppedRead+1 of a job
+	// that runs every second.
+	for name, end := range map[string]string{"freeze-10000.json": "10:46:41", "freeze-10001.json": "10:46:42"} {
+		range_ := `{"properties": {"ranges": [{"start": "2026-12-20T08:00:01", "end": "2026-12-20T` + end + `"}]}}`
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(range_), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	runFile := filepath.Join(dir, "ops.json")
 	if err := os.WriteFile(calFile, []byte(calendar), 0o600); err != nil {
 		t.Fatal(err)
@@ -270,6 +278,8 @@ func TestNextCalendar(t *testing.T) {
 			"recurrence": {"timeZone": "Europe/Berlin", "calendar": "holidays", ` + rec + `}}`
 	}
 	every2 := `"frequency": "Day", "interval": 2`
+	everySecond := `{"startTime": "2026-12-20T08:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
+		"recurrence": {"frequency": "Second", "calendar": "freeze"}}`
 	runNextCases(t, []nextCase{
 		{"skip", job(every2), []string{"-n", "4", "-q", "-calendar", calFile, "-"}, 0,
 			"2026-12-20T08:00:00Z  skipped (calendar \"holidays\")\n2026-12-22T08:00:00Z\n2026-12-24T08:00:00Z\n" +
@@ -293,11 +303,15 @@ func TestNextCalendar(t *testing.T) {
 		{"the schedule in words with the calendar", job(every2 + `, "onExcluded": "NextIncluded"`), []string{"-n", "1", "-calendar", calFile, "-"}, 0,
 			"2026-12-21T08:00:00Z  moved from 2026-12-20T08:00:00Z (calendar \"holidays\")\n",
 			"schedule: every 2 days at 09:00 (Europe/Berlin), except on the days calendar “holidays” excludes (moved to the next day it does not exclude)\n"},
-		{"more dropped than read", `{"startTime": "2026-12-20T08:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
-			"recurrence": {"frequency": "Second", "calendar": "freeze"}}`, []string{"-n", "2", "-q", "-calendar", freezeFile, "-"}, 0,
+		{"more dropped than read", everySecond, []string{"-n", "2", "-q", "-calendar", freezeFile, "-"}, 0,
+			"2026-12-20T08:00:00Z\n2026-12-20T08:00:01Z  skipped, and 9999 more to 2026-12-20T10:46:40Z (calendar \"freeze\"); " +
+				"more before the next occurrence are not listed\n2026-12-20T11:00:00Z\n", ""},
+		{"as many dropped as read", everySecond, []string{"-n", "2", "-q", "-calendar", filepath.Join(dir, "freeze-10000.json"), "-"}, 0,
 			"2026-12-20T08:00:00Z\n2026-12-20T08:00:01Z  skipped, and 9999 more to 2026-12-20T10:46:40Z (calendar \"freeze\")\n" +
-				"2026-12-20T10:46:41Z  excluded, and more before the next occurrence, not listed (calendar \"freeze\")\n" +
-				"2026-12-20T11:00:00Z\n", ""},
+				"2026-12-20T10:46:41Z\n", ""},
+		{"one more dropped than read", everySecond, []string{"-n", "2", "-q", "-calendar", filepath.Join(dir, "freeze-10001.json"), "-"}, 0,
+			"2026-12-20T08:00:00Z\n2026-12-20T08:00:01Z  skipped, and 9999 more to 2026-12-20T10:46:40Z (calendar \"freeze\"); " +
+				"more before the next occurrence are not listed\n2026-12-20T10:46:42Z\n", ""},
 		{"a run file without the calendar", job(`"frequency": "Day", "calendar": "freeze"`), []string{"-calendar", runFile, "-"}, 1,
 			"", `holds no calendar "freeze"`},
 		{"a job naming none", `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}, "recurrence": {"frequency": "Day"}}`,
