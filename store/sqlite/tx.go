@@ -39,6 +39,13 @@ var _ scheduler.Transactional = (*Store)(nil)
 //
 //	db, err := sql.Open("sqlite", "app.db?_txlock=immediate&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=temp_store(2)")
 //
+// After an error from a write in tx other than a validation or quota error
+// (which leave the transaction as it was), roll tx back rather than go on
+// with it: on some errors SQLite ends the whole transaction by itself (an
+// interrupt, when the context of a put ends while it writes; a full disk;
+// an I/O error) while tx still looks open to database/sql, so that later
+// statements in tx would each commit on their own, and tx's Commit fail.
+//
 // The Scheduler that calls InTx is woken at once and looks for due work
 // as soon as tx ends; other processes on the same file find the job at
 // their next poll.
@@ -118,8 +125,8 @@ type txConn struct {
 
 // live returns nil if c's transaction can still be used, and ended's
 // error otherwise. It runs a SELECT 1 prepared in the transaction: a read,
-// which takes no lock, and run as an Exec, which reads no row, about 0.3 µs
-// beside the tens of a put.
+// which takes no lock, run as an Exec, which makes no rows, so that it costs
+// little beside a put.
 func (c *txConn) live(ctx context.Context) error {
 	st, err := c.stmt(ctx, "SELECT 1")
 	if err == nil {
