@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,7 +21,8 @@ import (
 // the store is a [scheduler.BulkPutter]), replaces that change the state
 // and that do not, outcomes recorded by Record, deletes, prunes of final
 // jobs, a deleted collection, writes that fail and leave the counts
-// alone, and then creates, state changes and deletes racing from 8
+// alone, the outcomes of claimed jobs recorded as countRecords describes,
+// and then creates, state changes and deletes racing from 8
 // goroutines across the stores. After each step every store's counts must
 // equal the expected ones, which are also those the listings give.
 func RunCounts(t *testing.T, stores []scheduler.Store) {
@@ -153,6 +155,7 @@ func RunCounts(t *testing.T, stores []scheduler.Store) {
 		t.Fatal(err)
 	}
 	check("collection deleted", jc("c", en, 2))
+	countRecords(t, stores, check, jc("c", en, 2))
 
 	// Racing writers: creates, state changes and deletes (and bulk puts)
 	// from 8 goroutines over the stores.
@@ -214,6 +217,154 @@ func RunCounts(t *testing.T, stores []scheduler.Store) {
 		raced = append(raced, jc("c", st, want[st]))
 	}
 	check("racing writers", raced...)
+}
+
+// countRecords checks the counts through the outcomes of claimed jobs in
+// collection "r", recorded by RecordBatch when the stores are
+// [scheduler.BatchRecorder]s and otherwise by Record, one at a time: one
+// batch that completes, faults, disables and leaves enabled two jobs
+// each, one with KeepDefinition and one without, in which an element of
+// a stale version, one whose lease another owner holds and one of a job
+// disabled by a replace since its claim (the lease stays) fail; Records
+// one at a time, one of which fails; a batch that holds a job twice,
+// whose second element fails; and at last the collection's delete. base
+// is what the other collections hold (all before "r"); check is
+// RunCounts's.
+func countRecords(t *testing.T, stores []scheduler.Store, check func(what string, want ...scheduler.JobCount), base ...scheduler.JobCount) {
+	t.Helper()
+	const (
+		en = scheduler.JobEnabled
+		di = scheduler.JobDisabled
+		co = scheduler.JobCompleted
+		fa = scheduler.JobFaulted
+	)
+	s, last := stores[0], stores[len(stores)-1]
+	br, batches := s.(scheduler.BatchRecorder)
+	record := func(owner string, batch []scheduler.RecordRequest) []error {
+		if batches {
+			return answers(t, br.RecordBatch(ctx, owner, batch), len(batch))
+		}
+		errs := make([]error, len(batch))
+		for i, r := range batch {
+			errs[i] = s.Record(ctx, owner, r.Job, r.History)
+		}
+		return errs
+	}
+	// want checks the counts, with those of "r" as n gives them.
+	want := func(what string, n map[scheduler.JobState]int) {
+		t.Helper()
+		w := slices.Clone(base)
+		for _, st := range slices.Sorted(maps.Keys(n)) {
+			w = append(w, scheduler.JobCount{Collection: "r", State: st, Jobs: n[st]})
+		}
+		check(what, w...)
+	}
+	claim := func(st scheduler.Store, now time.Time, owner string, want ...string) map[string]*scheduler.JobRecord {
+		t.Helper()
+		claimed, err := st.ClaimDue(ctx, now, owner, now.Add(time.Minute), 100)
+		if got := slices.Sorted(slices.Values(names(claimed))); err != nil || !slices.Equal(got, want) {
+			t.Fatalf("ClaimDue(%v, %s) = %v, %v; want %v", now, owner, got, err, want)
+		}
+		byName := map[string]*scheduler.JobRecord{}
+		for _, j := range claimed {
+			byName[j.Name] = j
+		}
+		return byName
+	}
+	outcome := func(j *scheduler.JobRecord, st scheduler.JobState, due time.Time, keep bool) scheduler.RecordRequest {
+		j.State, j.Schedule.DueAt = st, due
+		j.Status.ExecutionCount++
+		e := entry(j.Status.ExecutionCount, scheduler.StatusCompleted, due)
+		e.Collection, e.Job, e.Message = j.Collection, j.Name, fmt.Sprintf("%s: %s", j.Name, st)
+		return scheduler.RecordRequest{Job: j, History: []scheduler.HistoryEntry{e}, KeepDefinition: keep}
+	}
+	// The jobs of "r" fall due before any other collection's.
+	due := t0.Add(-2 * time.Hour)
+	later := due.Add(time.Hour)
+	putCollection(t, s, "r", 0)
+	putJob(t, last, "r", "lost", due)
+	lost := claim(s, due, "other", "r/lost")["lost"]
+	jobs := []string{"done", "done-kept", "fault", "fault-kept", "off", "off-kept", "replaced", "stale", "stay", "stay-kept"}
+	for i, n := range jobs {
+		putJob(t, stores[i%len(stores)], "r", n, due)
+	}
+	want("jobs to record", map[scheduler.JobState]int{en: 11})
+
+	mine := claim(last, due, "me", "r/done", "r/done-kept", "r/fault", "r/fault-kept", "r/off", "r/off-kept", "r/replaced",
+		"r/stale", "r/stay", "r/stay-kept")
+	replace, err := s.GetJob(ctx, "r", "replaced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace.State, replace.Schedule.DueAt = di, time.Time{}
+	if err := s.PutJob(ctx, replace); err != nil {
+		t.Fatalf("PutJob(r/replaced, disabled, leased): %v", err)
+	}
+	want("a claimed job disabled by a replace", map[scheduler.JobState]int{di: 1, en: 10})
+	stale := mine["stale"].Clone()
+	stale.Version--
+	batch := []scheduler.RecordRequest{
+		outcome(mine["done"], co, time.Time{}, false),
+		outcome(mine["done-kept"], co, time.Time{}, true),
+		outcome(mine["fault"], fa, time.Time{}, false),
+		outcome(mine["fault-kept"], fa, time.Time{}, true),
+		outcome(mine["off"], di, time.Time{}, false),
+		outcome(mine["off-kept"], di, time.Time{}, true),
+		outcome(stale, co, time.Time{}, true),
+		outcome(mine["replaced"], co, time.Time{}, true),
+		outcome(lost, fa, time.Time{}, false),
+		outcome(mine["stay"], en, later, false),
+		outcome(mine["stay-kept"], en, later, true),
+	}
+	for i, err := range record("me", batch) {
+		switch n := batch[i].Job.Name; n {
+		case "stale":
+			wantErr(t, "record of r/stale at a stale version", err, scheduler.ErrConflict)
+		case "replaced":
+			wantErr(t, "record of r/replaced, replaced since its claim", err, scheduler.ErrConflict)
+		case "lost":
+			wantErr(t, "record of r/lost, leased to another owner", err, scheduler.ErrLeaseLost)
+		default:
+			if err != nil {
+				t.Errorf("record of r/%s: %v", n, err)
+			}
+		}
+	}
+	want("a batch of outcomes, three of which fail", map[scheduler.JobState]int{co: 2, di: 3, en: 4, fa: 2})
+
+	// One at a time: r/stale again at its version (after a failed
+	// attempt at the stale one), r/lost by the owner of its lease.
+	if err := last.Record(ctx, "me", stale, nil); !errors.Is(err, scheduler.ErrConflict) {
+		t.Errorf("Record(r/stale at a stale version): %v, want an error matching %v", err, scheduler.ErrConflict)
+	}
+	if err := last.Record(ctx, "me", outcome(mine["stale"], co, time.Time{}, false).Job, nil); err != nil {
+		t.Errorf("Record(r/stale): %v", err)
+	}
+	if err := s.Record(ctx, "other", lost, nil); err != nil {
+		t.Errorf("Record(r/lost) by the owner of its lease: %v", err)
+	}
+	want("outcomes recorded one at a time, one of which fails", map[scheduler.JobState]int{co: 3, di: 3, en: 2, fa: 3})
+
+	// A batch that holds r/stay twice: the first element releases the
+	// lease, so the second fails.
+	mine = claim(s, later, "me", "r/stay", "r/stay-kept")
+	twice := mine["stay"].Clone()
+	batch = []scheduler.RecordRequest{
+		outcome(mine["stay"], di, time.Time{}, true),
+		outcome(mine["stay-kept"], en, later.Add(time.Hour), true),
+		outcome(twice, co, time.Time{}, false),
+	}
+	errs := record("me", batch)
+	if errs[0] != nil || errs[1] != nil {
+		t.Errorf("a batch that holds r/stay twice: %v, %v for its first two elements, want success", errs[0], errs[1])
+	}
+	wantErr(t, "the second element for r/stay in one batch", errs[2], scheduler.ErrLeaseLost)
+	want("a batch that holds a job twice", map[scheduler.JobState]int{co: 3, di: 4, en: 1, fa: 3})
+
+	if err := last.DeleteCollection(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	check("a collection of jobs in every state deleted", base...)
 }
 
 // listedCounts returns the job counts of s as its listings give them.
