@@ -71,7 +71,13 @@
 // [Open] and [New] create or migrate the schema from migrations embedded in
 // the binary, under an advisory lock so that processes starting together
 // migrate once; table schema_version holds the version reached. A schema
-// written by a newer build is refused with a [*NewerSchemaError].
+// written by a newer build is refused with a [*NewerSchemaError]. An
+// upgrade first takes the locks of all the schema's tables, waiting at
+// most half a second, since every statement on a table queues behind a
+// wait for its lock: behind a long transaction on them (a host's, a
+// Recount) it gives up, letting the claims and records of running
+// processes go on, and tries again after a pause (half a second, doubled
+// after each try up to 8 s) until ctx ends.
 //
 // # Wake-ups
 //
@@ -350,9 +356,50 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
-// migrate creates or upgrades the schema in one transaction, under an
-// advisory lock.
+// migrateLockTimeout bounds a migration's wait for the locks of the
+// schema's tables (lock_timeout); after a wait that timed out, the
+// migration tries again after migratePause, doubled after each try up to
+// migratePauseMax.
+const (
+	migrateLockTimeout = 500 * time.Millisecond
+	migratePause       = 500 * time.Millisecond
+	migratePauseMax    = 8 * time.Second
+)
+
+// migrate creates or upgrades the schema, trying again while another
+// transaction holds a table's lock (see migrateOnce) until ctx ends.
 func (s *Store) migrate(ctx context.Context) error {
+	pause := migratePause
+	for {
+		err := s.migrateOnce(ctx)
+		if !lockTimedOut(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store/postgres: migrate schema %q: %w (waiting for the locks of its tables: %w)", s.schema, ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, migratePauseMax)
+	}
+}
+
+// lockTimedOut reports PostgreSQL's lock_not_available, which a wait
+// longer than lock_timeout raises.
+func lockTimedOut(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "55P03"
+}
+
+// migrateOnce creates or upgrades the schema in one transaction, under an
+// advisory lock. An upgrade first takes every table of the schema in
+// ACCESS EXCLUSIVE mode, which the migrations would take one at a time
+// (most alter the job table), waiting at most migrateLockTimeout: while
+// it waits, every statement of other processes on those tables queues
+// behind it, so behind a long transaction it gives up (lock_not_available)
+// rather than hold up every claim until that transaction ends, and it
+// gives up before doing any work, which a try again would repeat.
+func (s *Store) migrateOnce(ctx context.Context) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobclock migrate "+s.schema); err != nil {
 			return err
@@ -392,6 +439,18 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		if version == len(migrations) {
 			return nil
+		}
+		if has {
+			if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", fmt.Sprintf("%dms", migrateLockTimeout.Milliseconds())); err != nil {
+				return err
+			}
+			names := make([]string, len(tables))
+			for i, t := range tables {
+				names[i] = pgx.Identifier{s.schema, t}.Sanitize()
+			}
+			if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(names, ", ")+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", pgx.Identifier{s.schema}.Sanitize()); err != nil {
 			return err
