@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -365,18 +366,17 @@ func (s *Scheduler) giveBack(ctx context.Context, recs []*JobRecord) {
 // the claim (a takeover stays one for the next claim), and what was
 // written to the job meanwhile stays. A job deleted meanwhile needs
 // nothing; a claim whose lease another instance took over is no longer
-// this Scheduler's to give back. A claim that cannot be given back (the
-// store fails, or ctx ends first), and every claim when the store is not
-// an AheadClaimer (a claim of a due job that came back after Stop began),
-// stays leased until its lease expires; nothing runs it meanwhile.
+// this Scheduler's to give back. Over a store that is not an AheadClaimer
+// (a claim of a due job that came back after Stop began), releaseLeases
+// releases the leases instead. A claim that cannot be given back (the
+// store fails, or ctx ends first) stays leased until its lease expires;
+// nothing runs it meanwhile.
 func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 	if len(recs) == 0 {
 		return
 	}
 	if s.claimer == nil {
-		for _, r := range recs {
-			s.log.Warn("a job claimed as the scheduler stopped did not start; its lease expires", "job", r.Name, "collection", r.Collection, "lease_until", r.LeaseUntil)
-		}
+		s.releaseLeases(ctx, recs)
 		return
 	}
 	errs := s.claimer.GiveBack(ctx, s.cfg.InstanceID, recs)
@@ -389,4 +389,42 @@ func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 			s.log.Warn("give back a job claimed ahead of its due time; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
 		}
 	}
+}
+
+// releaseLeases releases the leases of claims on recs that will not
+// start, over a store that is not an AheadClaimer (which has no GiveBack):
+// it records each job as the store holds it, read afresh (the claimed
+// record may have been stepped since, and a write may have come), with no
+// history. Store.Record then releases the lease and changes nothing else
+// of the job but its Version (one higher, as after any write: a
+// conditional write with the ETag still matches). What it cannot do is
+// put back the lease the claim replaced: a claim that took over another
+// instance's expired lease leaves the job unleased, and the next claim
+// reports no takeover. A job deleted meanwhile needs nothing, and neither
+// does one whose lease is no longer this Scheduler's; a job written
+// meanwhile is read again.
+func (s *Scheduler) releaseLeases(ctx context.Context, recs []*JobRecord) {
+	for _, r := range recs {
+		err := s.releaseLease(ctx, r.Collection, r.Name)
+		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
+			s.log.Warn("release a job claimed as the scheduler stopped; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
+		}
+	}
+}
+
+// releaseLease is releaseLeases for one job.
+func (s *Scheduler) releaseLease(ctx context.Context, collection, name string) error {
+	for range maxWriteAttempts {
+		r, err := s.runStore.GetJob(ctx, collection, name)
+		if err != nil {
+			return err
+		}
+		if r.LeaseOwner != s.cfg.InstanceID {
+			return nil
+		}
+		if err := s.runStore.Record(ctx, s.cfg.InstanceID, r, nil); !errors.Is(err, ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("release the lease of job %q: too many concurrent writes: %w", name, ErrConflict)
 }

@@ -13,6 +13,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/syncbuf"
@@ -914,16 +916,22 @@ func TestStopDuringClaim(t *testing.T) {
 		name  string
 		ahead time.Duration
 		write bool // hang on the give-back of a written job, not on the claim
+		plain bool // a store that is not an AheadClaimer: the claim is of a due job
 	}{
 		{name: "claim ahead", ahead: scheduler.DefaultClaimAhead},
 		{name: "claim at the due instant", ahead: scheduler.NoClaimAhead},
 		{name: "give back a written job", ahead: scheduler.DefaultClaimAhead, write: true},
+		{name: "plain store", ahead: scheduler.DefaultClaimAhead, plain: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead})
 				st := &cutShort{Store: e.store, release: make(chan struct{})}
-				e.over(st)
+				if tt.plain {
+					e.over(plainStore{st})
+				} else {
+					e.over(st)
+				}
 				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
 				e.put("j", oneTimeAt(due))
 				e.start()
@@ -1036,18 +1044,17 @@ func TestStopStoreFailuresSeen(t *testing.T) {
 // TestStopEndsBeforeClaim: Stop's context ends while the loop's claim is
 // under way (Stop does not cut it short). Stop returns its context's
 // error; the claim ends later, and none of its jobs starts or has an
-// attempt recorded: over an AheadClaimer they are given back (no lease
-// left), over another store left to their leases.
+// attempt recorded: over an AheadClaimer they are given back, over
+// another store their leases are released (no lease left either way).
 func TestStopEndsBeforeClaim(t *testing.T) {
 	for _, tt := range []struct {
-		name   string
-		ahead  time.Duration
-		plain  bool // a store that is not an AheadClaimer
-		leased bool // the job stays leased after Stop
+		name  string
+		ahead time.Duration
+		plain bool // a store that is not an AheadClaimer
 	}{
 		{name: "claim ahead", ahead: scheduler.DefaultClaimAhead},
 		{name: "claim at the due instant", ahead: scheduler.NoClaimAhead},
-		{name: "plain store", ahead: scheduler.DefaultClaimAhead, plain: true, leased: true},
+		{name: "plain store", ahead: scheduler.DefaultClaimAhead, plain: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -1075,8 +1082,8 @@ func TestStopEndsBeforeClaim(t *testing.T) {
 				close(st.release)
 				synctest.Wait()
 				r := e.job("j")
-				if leased := r.LeaseOwner != ""; leased != tt.leased {
-					t.Errorf("after the claim ended: leased to %q until %v, want leased %v", r.LeaseOwner, r.LeaseUntil, tt.leased)
+				if r.LeaseOwner != "" {
+					t.Errorf("after the claim ended: leased to %q until %v, want no lease", r.LeaseOwner, r.LeaseUntil)
 				}
 				if n := len(e.exec.calls); n != 0 {
 					t.Errorf("%d attempts started after Stop returned, want none", n)
@@ -1214,17 +1221,25 @@ func TestStopDuringWorkerStoreCall(t *testing.T) {
 		// run says that the occurrence's claim is written (it runs
 		// beside others): it stays, for another instance to take over.
 		run bool
+		// plain: a store that is not an AheadClaimer; the claim's lease
+		// is released, the job otherwise as it was.
+		plain bool
 	}{
 		{name: "run policy", on: "GetCollection", def: oneTimeAt},
 		{name: "run policy, AllowAll", on: "GetCollection", def: allowAll},
 		{name: "permits", on: "AcquirePermits", def: oneTimeAt},
 		{name: "write of a run, AllowAll", on: "Record", def: allowAll, run: true},
+		{name: "run policy, plain store", on: "GetCollection", def: oneTimeAt, plain: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, scheduler.Config{LeaseDuration: time.Minute})
 				st := &workerHang{Store: e.store, on: tt.on, release: make(chan struct{})}
-				e.over(st)
+				if tt.plain {
+					e.over(plainStore{st})
+				} else {
+					e.over(st)
+				}
 				if tt.on == "AcquirePermits" {
 					putLimits(t, e.s, scheduler.Limit{Key: scheduler.LimitCollection, MaxConcurrent: 5})
 				}
@@ -1233,6 +1248,7 @@ func TestStopDuringWorkerStoreCall(t *testing.T) {
 				e.start()
 				time.Sleep(time.Until(due.Add(-time.Second)))
 				synctest.Wait()
+				before := e.job("j")
 				st.hang.Store(true)
 				time.Sleep(time.Until(due.Add(100 * time.Millisecond)))
 				synctest.Wait()
@@ -1271,6 +1287,13 @@ func TestStopDuringWorkerStoreCall(t *testing.T) {
 					}
 				} else if len(runs) > 0 {
 					t.Errorf("runs %+v, want none", runs)
+				}
+				if !tt.run {
+					// Only the Version may change (a plain store's
+					// Record of the job as it was releases the lease).
+					if diff := gocmp.Diff(before, r, cmpopts.IgnoreFields(scheduler.JobRecord{}, "Version")); diff != "" {
+						t.Errorf("the job after Stop differs from the job before the claim (-before +after):\n%s", diff)
+					}
 				}
 			})
 		})

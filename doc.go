@@ -867,7 +867,7 @@
 // it timed out). No job that a claim brings back after Stop was called
 // starts, even when Stop's context ended early: it is given back unrun
 // (see "Claiming ahead"), or, over a store that is not an
-// [AheadClaimer], left to its lease. A job handed to a worker before
+// [AheadClaimer], its lease is released. A job handed to a worker before
 // Stop was called may still start while Stop waits; once Stop has
 // returned, none starts: a worker that gets its job, or the store's
 // answer it waited for (the run policy, the permits of a limit), only
@@ -972,11 +972,18 @@
 //     them); it ends within LeaseDuration, and what it claimed, due
 //     already or not, is given back unrun too, also after Stop returned
 //     because its context ended first. Over a store that is not an
-//     AheadClaimer such jobs are left to their leases: they run once those
-//     expire. The give-back at Stop takes at most a tenth of
-//     LeaseDuration: when the store hangs, the claim under way and the
-//     give-back keep Stop (with a context that does not end) up to
-//     LeaseDuration and a tenth of it. A claim that cannot be given back
+//     AheadClaimer (the loop holds no claim there, but a claim under way
+//     as Stop is called, or a worker that gets its job after Stop
+//     returned, leaves a claim unstarted) each such job is read again
+//     and recorded as it is, with no history ([Store.Record]), which
+//     releases its lease: another instance runs it at once. That costs
+//     one more Version (the ETag stays), and the lease the claim
+//     replaced is not put back, so the next claim of a job taken over
+//     from another instance reports no takeover. The give-back at Stop
+//     takes at most a tenth of LeaseDuration: when the store hangs, the
+//     claim under way and the give-back keep Stop (with a context that
+//     does not end) up to LeaseDuration and a tenth of it. A claim that
+//     cannot be given back
 //     (the store fails, or does not answer in that time) stays leased
 //     until its lease expires; nothing runs it meanwhile. The log says so
 //     (a warning naming the job) and the Observer sees the failed GiveBack
