@@ -583,6 +583,36 @@ func TestClaimAheadTakesOnlyExpiredLeases(t *testing.T) {
 	})
 }
 
+// countingRegistry runs HTTP actions by counting them in runs.
+func countingRegistry(runs *atomic.Int64) *action.Registry {
+	reg := &action.Registry{}
+	reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		runs.Add(1)
+		return nil, nil
+	}))
+	return reg
+}
+
+// putClaimed puts job c/j, due once at due, through s, and claims it in
+// st for owner until until, as an instance that then dies would; it
+// returns the job's definition.
+func putClaimed(t *testing.T, s *scheduler.Scheduler, st scheduler.AheadClaimer, owner string, due, until time.Time) *scheduler.Job {
+	t.Helper()
+	job, err := scheduler.ParseJob([]byte(oneTimeAt(due)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.PutJob(ctx, "c", "j", job, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: time.Now(), DueBy: due, Owner: owner, LeaseUntil: until, Limit: 1})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ClaimDueBy(%s) = %d jobs, %v; want 1", owner, len(got), err)
+	}
+	return job
+}
+
 // tookOver counts the takeovers an Observer is told of.
 type tookOver struct {
 	traceParent
@@ -601,27 +631,14 @@ func TestClaimAheadGiveBackKeepsTakeover(t *testing.T) {
 		st := memory.New()
 		obs := &tookOver{}
 		var runs atomic.Int64
-		reg := &action.Registry{}
-		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			runs.Add(1)
-			return nil, nil
-		}))
+		reg := countingRegistry(&runs)
 		ctx := context.Background()
 		cfg := scheduler.Config{Executors: reg, LeaseDuration: 10 * time.Second, ClaimAhead: time.Second,
 			Observer: obs, Logger: slog.New(slog.DiscardHandler)}
 		b := instances(t, st, cfg, "b")[0]
 		due := time.Now().Add(10 * time.Second)
-		job, err := scheduler.ParseJob([]byte(oneTimeAt(due)), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := b.PutJob(ctx, "c", "j", job, nil); err != nil {
-			t.Fatal(err)
-		}
 		// Instance x claimed the job and died; its lease ended at 5s.
-		if got, err := st.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: time.Now(), DueBy: due, Owner: "x", LeaseUntil: due.Add(time.Second), Limit: 1}); err != nil || len(got) != 1 {
-			t.Fatalf("ClaimDueBy(x) = %d jobs, %v; want 1", len(got), err)
-		}
+		job := putClaimed(t, b, st, "x", due, due.Add(time.Second))
 		if err := st.ExtendLease(ctx, "c", "j", "x", time.Now().Add(5*time.Second)); err != nil {
 			t.Fatal(err)
 		}
@@ -1298,4 +1315,57 @@ func TestStopDuringWorkerStoreCall(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestTakeoverReportedWhenAttemptStarts: b claims a job whose lease x let
+// expire, and its worker waits in the store (the run policy's read) until
+// after Stop returned: the attempt does not start, the claim is given
+// back, and no takeover is reported. c then claims the job, takes the
+// lease over again and runs it: the takeover is reported once, by c.
+func TestTakeoverReportedWhenAttemptStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &workerHang{Store: memory.New(), on: "GetCollection", release: make(chan struct{})}
+		obs := &tookOver{}
+		var runs atomic.Int64
+		reg := countingRegistry(&runs)
+		ctx := context.Background()
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: time.Minute, Observer: obs, Logger: slog.New(slog.DiscardHandler)}
+		ss := instances(t, st, cfg, "b", "c")
+		b, c := ss[0], ss[1]
+		due := time.Now().Add(time.Hour).Truncate(time.Second)
+		// Instance x claimed the job and died; its lease ends a second
+		// after the due instant.
+		putClaimed(t, b, st, "x", due, due.Add(time.Second))
+		if err := b.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(due.Add(-time.Second)))
+		synctest.Wait()
+		st.hang.Store(true)
+		time.Sleep(time.Until(due.Add(2 * time.Second)))
+		synctest.Wait()
+		if n := st.inside.Load(); n != 1 {
+			t.Fatalf("%d workers wait in the store after x's lease ended, want 1 (b's)", n)
+		}
+		stopCtx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if err := b.Stop(stopCtx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("b.Stop = %v, want %v", err, context.DeadlineExceeded)
+		}
+		st.hang.Store(false)
+		close(st.release)
+		synctest.Wait()
+		if n, took := runs.Load(), obs.n.Load(); n != 0 || took != 0 {
+			t.Errorf("after b stopped: %d runs, %d takeovers reported; want 0 and 0", n, took)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Stop(ctx)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n, took := runs.Load(), obs.n.Load(); n != 1 || took != 1 {
+			t.Errorf("after c ran the job: %d runs, %d takeovers reported; want 1 and 1", n, took)
+		}
+	})
 }

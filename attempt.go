@@ -125,6 +125,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		act = r.Job.Action.ErrorAction
 	}
 	res.start = time.Now()
+	s.tookOver(r, o, &a.info)
 	if o.Trace != "" {
 		// Passed on by the executors, traced or not.
 		execCtx = tracectx.WithRemote(execCtx, o.Trace, o.TraceState)

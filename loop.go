@@ -209,11 +209,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 	if prev := r.PreviousLeaseOwner; prev != "" {
 		r.PreviousLeaseOwner, r.PreviousLeaseUntil = "", time.Time{}
 		if prev != s.cfg.InstanceID {
-			info.prevOwner = prev
-			if obs := s.cfg.Observer; obs != nil {
-				obs.TookOver(Takeover{Instance: s.cfg.InstanceID, PreviousOwner: prev, Collection: r.Collection, Job: r.Name})
-			}
-			s.log.Info("took over a job whose lease expired", "job", r.Name, "collection", r.Collection, "previous_owner", prev)
+			info.prevOwner = prev // reported once the attempt starts (see tookOver)
 		}
 	}
 	for range 5 {
@@ -270,7 +266,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		// job is written with it: the job's lease is then released.
 		detached := due && r.Schedule.Current == nil
 		if detached && prevRuns != nil {
-			s.tookOverRun(r, &run, prevRuns, &info)
+			s.tookOverRun(&run, prevRuns, &info)
 		}
 		if due && !detached {
 			// A catch-up occurrence that absorbed the missed ones shows
@@ -359,19 +355,37 @@ func (s *Scheduler) leaveStopped(execCtx context.Context, r *JobRecord, claim le
 	s.leaveUnstarted(ctx, []*JobRecord{r})
 }
 
-// tookOverRun reports, when the attempt of run that r's step claimed was
-// claimed by another instance before (in prev, r's runs before the step),
-// that this instance takes it over, and notes it in info.
-func (s *Scheduler) tookOverRun(r *JobRecord, run *Occurrence, prev []Run, info *attemptInfo) {
+// tookOverRun notes in info, when the attempt of run that r's step
+// claimed was claimed by another instance before (in prev, r's runs before
+// the step), that this instance takes it over; tookOver reports it once
+// the attempt starts.
+func (s *Scheduler) tookOverRun(run *Occurrence, prev []Run, info *attemptInfo) {
 	i := slices.IndexFunc(prev, func(ru Run) bool { return ru.Tag == run.Tag })
 	if i < 0 || prev[i].Owner == "" || prev[i].Owner == s.cfg.InstanceID {
 		return
 	}
-	info.prevOwner = prev[i].Owner
-	if obs := s.cfg.Observer; obs != nil {
-		obs.TookOver(Takeover{Instance: s.cfg.InstanceID, PreviousOwner: prev[i].Owner, Collection: r.Collection, Job: r.Name})
+	info.prevOwner, info.run = prev[i].Owner, true
+}
+
+// tookOver reports, as the attempt of occurrence o of r starts, that its
+// claim took over info.prevOwner's expired lease of the job (or claim of
+// the occurrence's run, see Run): to Config.Observer (TookOver) and the
+// log. A claim that starts no attempt (it has only bookkeeping to record,
+// is given back at Stop, or loses a race with a write) reports nothing:
+// given back, its takeover is reported by the claim that starts the job.
+func (s *Scheduler) tookOver(r *JobRecord, o *Occurrence, info *attemptInfo) {
+	prev := info.prevOwner
+	if prev == "" {
+		return
 	}
-	s.log.Info("took over an occurrence whose claim expired", "job", r.Name, "collection", r.Collection, "occurrence", run.Number, "previous_owner", prev[i].Owner)
+	if obs := s.cfg.Observer; obs != nil {
+		obs.TookOver(Takeover{Instance: s.cfg.InstanceID, PreviousOwner: prev, Collection: r.Collection, Job: r.Name})
+	}
+	if info.run {
+		s.log.Info("took over an occurrence whose claim expired", "job", r.Name, "collection", r.Collection, "occurrence", o.Number, "previous_owner", prev)
+	} else {
+		s.log.Info("took over a job whose lease expired", "job", r.Name, "collection", r.Collection, "previous_owner", prev)
+	}
 }
 
 // busy returns how many workers the jobs in flight take: those whose

@@ -43,10 +43,17 @@ type Observer interface {
 	// without running them: merged into a waiting occurrence or into a
 	// catch-up after downtime, or dropped by MisfireSkip.
 	Missed(m Misfire)
-	// TookOver is called when the Scheduler claims a job whose lease
-	// another instance held and let expire, or runs again an attempt of
-	// an occurrence that runs beside others ([Run]) whose claim another
-	// instance held and let expire.
+	// TookOver is called when an attempt starts whose claim took over
+	// a job's lease that another instance held and let expire, or runs
+	// again an attempt of an occurrence that runs beside others ([Run])
+	// whose claim another instance held and let expire: once per
+	// takeover, just before StartAttempt. A claim that takes over a
+	// lease but starts no attempt reports nothing: the step had only
+	// bookkeeping to record, a write won over the claim, or Stop gave
+	// the claim back (putting back the expired lease, so that the claim
+	// that then starts the job reports the takeover; over a store that is
+	// not an [AheadClaimer] Stop releases the lease instead, and the
+	// takeover goes unreported).
 	TookOver(t Takeover)
 	// StoreCalled is called after each store call of the run loop.
 	StoreCalled(c StoreCall)
@@ -463,6 +470,7 @@ func errorType(err error) string {
 // describe an attempt.
 type attemptInfo struct {
 	prevOwner string   // the instance whose lease this claim took over
+	run       bool     // prevOwner's was the claim of the occurrence's run, not the job's lease
 	missed    *Misfire // occurrences merged into this one by the step that started it
 }
 

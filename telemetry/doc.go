@@ -103,7 +103,7 @@
 //	                                                          expired unextended while they ran (their instance cut off from
 //	                                                          the store); no attributes
 //	jobclock.occurrences.missed        counter {occurrence}   occurrences passed over without running; jobclock.misfire.policy
-//	jobclock.lease.takeovers           counter {lease}        claims of jobs whose lease another instance let expire
+//	jobclock.lease.takeovers           counter {lease}        attempts whose claim took over a lease another instance let expire
 //	jobclock.store.operation.duration  histogram s            the run loop's store calls; jobclock.store.operation (ClaimDue,
 //	                                                          GiveBack, NextDue, Record, RecordBatch, ExtendLease, GetJob,
 //	                                                          PutJob, Prune, and for collections' limits AcquirePermits,

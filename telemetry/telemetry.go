@@ -229,7 +229,7 @@ func New(opts *Options) *Observer {
 	o.limitWaits = counter("jobclock.limit.waits", "{attempt}", "Attempts that waited for the permits of their collection's limits.")
 	o.limitWait = histogram("jobclock.limit.wait", "How long an attempt was held back by its collection's limits, from the first refusal to the end of the last wait.", latenessBuckets)
 	o.permitsLost = counter("jobclock.limit.permits_lost", "{attempt}", "Attempts cancelled because the permits of their collection's limits expired unextended while they ran.")
-	o.takeovers = counter("jobclock.lease.takeovers", "{lease}", "Claims of jobs whose lease another instance held and let expire.")
+	o.takeovers = counter("jobclock.lease.takeovers", "{lease}", "Attempts started by claims that took over a lease another instance held and let expire.")
 	o.storeTime = histogram("jobclock.store.operation.duration", "Duration of the store calls of the run loop.", storeBuckets)
 	o.storeErrors = counter("jobclock.store.operation.errors", "{error}", "Store calls of the run loop that failed.")
 	o.pruned = counter("jobclock.history.pruned", "{record}", "History entries and final jobs deleted by retention.")
