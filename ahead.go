@@ -220,24 +220,28 @@ func (a *aheadClaims) hold(claims []*JobRecord) {
 // lease, as the lease keeper starts only with the attempt.
 //
 // A held claim whose lease has less than leaseToStart left at now (the
-// loop was kept from starting it, by a store that stalled) is dropped
-// unrun, not given back: its lease has expired, or soon will, and the job
-// is another instance's to take then (this one's too, at its next claim).
-// Started, it could run beside the instance that took it over.
-func (s *Scheduler) startHeld(now time.Time) {
+// loop was kept from starting it: a store call that hung, a long pause of
+// the process, a jump of the clock) does not start: its lease has ended,
+// or may end before the lease keeper extends it, and then another
+// instance may take the job over and run it too. startHeld returns such
+// claims, appended to stale, for the loop to give back: the job is then
+// due at once, for the next claim, this instance's or another's, which
+// runs it once; a claim that another instance took over meanwhile is no
+// longer this one's, and GiveBack leaves it (ErrLeaseLost).
+func (s *Scheduler) startHeld(now time.Time, stale []*JobRecord) []*JobRecord {
 	a := &s.ahead
 	n := 0
 	for n < len(a.held) && !a.held[n].start.After(now) {
 		n++
 	}
 	if n == 0 {
-		return
+		return stale
 	}
 	starts := a.starts[:0]
 	for _, h := range a.held[:n] {
 		if h.r.LeaseUntil.Sub(now) < s.leaseToStart() {
-			s.log.Warn("a job claimed ahead of its due time was kept past its lease, and is left to the next claim", "job", h.r.Name, "collection", h.r.Collection, "lease_until", h.r.LeaseUntil)
-			s.wg.Done() // not in flight: it did not start
+			s.log.Warn("a job claimed ahead of its due time was kept past its lease, and is given back unrun", "job", h.r.Name, "collection", h.r.Collection, "lease_until", h.r.LeaseUntil)
+			stale = append(stale, h.r)
 			continue
 		}
 		starts = append(starts, h.r)
@@ -247,7 +251,7 @@ func (s *Scheduler) startHeld(now time.Time) {
 	a.held = a.held[:k]
 	a.heldChanged()
 	if len(starts) == 0 {
-		return
+		return stale
 	}
 	s.inFlight.Add(int64(len(starts)))
 	if s.pool {
@@ -259,6 +263,7 @@ func (s *Scheduler) startHeld(now time.Time) {
 	}
 	clear(starts)
 	a.starts = starts[:0]
+	return stale
 }
 
 // leaseToStart is the least lease a held claim needs left to start: two
@@ -294,11 +299,12 @@ func (s *Scheduler) dropWritten() (drop []*JobRecord, wrote bool) {
 	return drop, true
 }
 
-// giveBackWritten gives back the claims dropWritten took, within
-// giveBackTimeout: the loop starts nothing meanwhile, and the other claims
-// it holds must keep enough of their leases to start (see startHeld). A
-// claim not given back in time stays leased until its lease expires;
-// nothing runs it meanwhile.
+// giveBackWritten gives back the claims dropWritten took, and those
+// startHeld found kept past their leases, within giveBackTimeout: the
+// loop starts nothing meanwhile, and the other claims it holds must keep
+// enough of their leases to start (see startHeld). A claim not given back
+// in time stays leased until its lease expires; nothing runs it
+// meanwhile.
 func (s *Scheduler) giveBackWritten(ctx context.Context, drop []*JobRecord) {
 	if len(drop) == 0 {
 		return

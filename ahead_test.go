@@ -735,33 +735,14 @@ func TestHeldClaimPastLeaseIsNotStarted(t *testing.T) {
 		ctx := context.Background()
 		cfgA := scheduler.Config{InstanceID: "a", Executors: mkReg("a"), LeaseDuration: 10 * time.Second,
 			Logger: slog.New(slog.DiscardHandler)} // ClaimAhead: the default, 50 ms
-		a, err := scheduler.New(&stallGiveBack{Store: st, stall: 15 * time.Second}, &cfgA)
-		if err != nil {
-			t.Fatal(err)
-		}
 		cfgB := scheduler.Config{InstanceID: "b", Executors: mkReg("b"), LeaseDuration: 10 * time.Second,
 			Logger: slog.New(slog.DiscardHandler)}
 		b, err := scheduler.New(st, &cfgB)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := a.PutCollection(ctx, "c", nil, nil); err != nil {
-			t.Fatal(err)
-		}
-		due := time.Now().Add(10 * time.Second).Truncate(time.Second)
-		putOneTimeAt(t, a, "j1", due)
-		putOneTimeAt(t, a, "j2", due.Add(10*time.Millisecond))
-		if err := a.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+		a, due := holdTwo(t, st, 15*time.Second, cfgA)
 		defer a.Stop(ctx)
-		time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
-		synctest.Wait()
-		for _, name := range []string{"j1", "j2"} {
-			if r, err := st.GetJob(ctx, "c", name); err != nil || r.LeaseOwner != "a" {
-				t.Fatalf("%s 10 ms before due: lease owner %q, %v; want a holding it", name, r.LeaseOwner, err)
-			}
-		}
 		// b starts now (it could have run all along: a's held leases are live).
 		if err := b.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -780,6 +761,74 @@ func TestHeldClaimPastLeaseIsNotStarted(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHeldClaimPastLeaseGivenBack: instance a holds claims ahead on j1
+// and j2; a write to j1 makes a's loop give j1 back, and that GiveBack
+// stalls for half the lease, so that j2's held lease has too little left
+// for j2 to start: a does not start it, but gives it back, and the job
+// runs once, as soon as the stall ends, not once the held lease ends.
+func TestHeldClaimPastLeaseGivenBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := memory.New()
+		var mu sync.Mutex
+		var starts []time.Time
+		reg := &action.Registry{}
+		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			mu.Lock()
+			starts = append(starts, time.Now())
+			mu.Unlock()
+			return nil, nil
+		}))
+		ctx := context.Background()
+		const lease = 10 * time.Second
+		a, due := holdTwo(t, st, lease/2, scheduler.Config{InstanceID: "a", Executors: reg, LeaseDuration: lease, Logger: slog.New(slog.DiscardHandler)})
+		defer a.Stop(ctx)
+		r, err := st.GetJob(ctx, "c", "j2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := r.LeaseUntil
+		putOneTimeAt(t, a, "j1", due.Add(time.Hour))
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(starts) != 1 || !starts[0].Before(held) {
+			t.Errorf("j2 started at %v, want once, before its held lease ended at %v", starts, held)
+		}
+	})
+}
+
+// holdTwo starts an instance with cfg (ClaimAhead: the default, 50 ms)
+// over st, whose first GiveBack stalls for stall, with jobs j1 and j2 due
+// 10 ms apart, and returns it 10 ms before j1 is due, holding claims on
+// both, and j1's due instant.
+func holdTwo(t *testing.T, st *memory.Store, stall time.Duration, cfg scheduler.Config) (*scheduler.Scheduler, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := scheduler.New(&stallGiveBack{Store: st, stall: stall}, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(10 * time.Second).Truncate(time.Second)
+	putOneTimeAt(t, a, "j1", due)
+	putOneTimeAt(t, a, "j2", due.Add(10*time.Millisecond))
+	if err := a.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+	synctest.Wait()
+	for _, name := range []string{"j1", "j2"} {
+		if r, err := st.GetJob(ctx, "c", name); err != nil || r.LeaseOwner != "a" {
+			a.Stop(ctx)
+			t.Fatalf("%s 10 ms before due: lease owner %q, %v; want %s holding it", name, r.LeaseOwner, err, cfg.InstanceID)
+		}
+	}
+	return a, due
 }
 
 // putOneTimeAt puts job c/name, to run once at at, through s.

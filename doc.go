@@ -958,11 +958,15 @@
 //   - A held claim is started only while at least two thirds of
 //     LeaseDuration of its lease are left, so that the lease keeper extends
 //     the lease in time. One the loop could not start before that (a store
-//     that stalled it) is dropped unrun and its lease left to expire: the
-//     next claim, this instance's or another's, runs the job once. The
-//     loop gives claims on written jobs back within a tenth of
-//     LeaseDuration, after it has started the held claims that are due;
-//     a claim not given back by then stays leased until its lease expires.
+//     call that hung, a long pause of the process, a jump of the clock)
+//     does not start, even if its lease has not ended yet: it is given
+//     back, the job due again at once, and the next claim, this
+//     instance's or another's, runs the job once (a claim that another
+//     instance took over meanwhile is no longer this one's: it is left
+//     to that instance). The loop gives claims on written jobs back
+//     within a tenth of LeaseDuration, after it has started the held
+//     claims that are due; a claim not given back by then stays leased
+//     until its lease expires.
 //   - Stop gives back every held claim before it returns (unless its
 //     context ends first): another instance claims those jobs at once and
 //     runs each once, on time, rather than once their leases expire. A

@@ -71,11 +71,11 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	a := &s.ahead
 	drop, wrote := s.dropWritten()
 	if ctx.Err() == nil { // Stop may have been called since the check above
-		s.startHeld(now)
+		drop = s.startHeld(now, drop)
 	}
-	if wrote {
+	if wrote || len(drop) > 0 {
 		s.giveBackWritten(ctx, drop)
-		a.claimNow()
+		a.claimNow() // the jobs given back are due again (see startHeld)
 	}
 	if ctx.Err() != nil {
 		return now // Stop was called: no claim begins, the loop gives back what it holds
@@ -117,7 +117,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		// loop ends and gives them all back (see releaseHeld).
 		return now
 	}
-	s.startHeld(now)
+	s.giveBackWritten(ctx, s.startHeld(now, nil)) // none is stale: the leases were taken at now
 	if len(claims) == limit {
 		return now // there may be more
 	}
