@@ -933,7 +933,8 @@
 //   - A write through another instance (another process over the same
 //     store) wins the same way on PostgreSQL: its notification ([Notifier])
 //     makes every instance give back all the claims it holds, a few
-//     milliseconds after the commit. Only PutJob and collection writes
+//     milliseconds after the commit (a notification that fails, the
+//     connection lost, is sent again until it goes through). Only PutJob and collection writes
 //     notify, not deletes: a job deleted through another instance within
 //     ClaimAhead of its due instant may still run once, its outcome then
 //     dropped, as for an attempt in flight when the job is deleted. On a

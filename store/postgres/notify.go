@@ -72,6 +72,23 @@ func (w *woken) payload() (p string, ok bool) {
 	return string(b), true
 }
 
+// putBack makes what payload p named (see payload) pending again, after
+// its notification failed, so that the next one names it too: ahead of
+// what was written since, within the same bound (past it, every job).
+func (w *woken) putBack(p string) {
+	var jobs [][2]string
+	all := p == "" || json.Unmarshal([]byte(p), &jobs) != nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.all:
+	case all || len(jobs)+len(w.jobs) > maxPayload/4:
+		w.all, w.jobs = true, nil
+	default:
+		w.jobs = append(jobs, w.jobs...)
+	}
+}
+
 // written returns what a notification's payload names (see payload):
 // every job when it names none, or cannot be read.
 func written(payload string) []scheduler.Written {
@@ -96,31 +113,59 @@ func written(payload string) []scheduler.Written {
 // transaction: PostgreSQL holds a lock that serialises the commits of
 // transactions that notify, from before the commit until it is durable,
 // so that concurrent puts that notified would commit one at a time on a
-// durable server. Notifications are hints, so errors are ignored.
+// durable server. A notification that fails (a lost connection, a
+// timeout) is sent again, with what was written since, after a backoff
+// (from 10 ms, doubling up to a second) until it succeeds or the store
+// is closed (then once more): a listener that missed it would keep the
+// claims it holds ahead on the jobs written, and could run an old
+// definition at the old instant.
 func (s *Store) notifier() {
 	defer s.wg.Done()
-	send := func() {
-		p, ok := s.woke.payload()
-		if !ok {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, p)
-	}
+	const firstRetry, maxRetry = 10 * time.Millisecond, time.Second
+	var backoff time.Duration // 0: nothing failed to be sent
 	for {
+		wakes, retry := s.wakes, (<-chan time.Time)(nil)
+		if backoff > 0 {
+			wakes, retry = nil, time.After(backoff) // the writes meanwhile go with the retry
+		}
 		select {
-		case <-s.wakes:
-			send()
+		case <-wakes:
+		case <-retry:
 		case <-s.closedCh:
 			select {
 			case <-s.wakes:
-				send()
 			default:
+				if backoff == 0 {
+					return
+				}
 			}
+			s.sendWoken()
 			return
 		}
+		if s.sendWoken() {
+			backoff = 0
+		} else {
+			backoff = min(max(2*backoff, firstRetry), maxRetry)
+		}
 	}
+}
+
+// sendWoken sends a notification of what the writes that asked for one
+// wrote (see payload), if any did, and reports whether it was sent (or
+// needed not be); what a notification that failed named is pending
+// again.
+func (s *Store) sendWoken() bool {
+	p, ok := s.woke.payload()
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, p); err != nil {
+		s.woke.putBack(p)
+		return false
+	}
+	return true
 }
 
 // Notify returns a channel that receives a value soon after a PutJob or a

@@ -38,3 +38,36 @@ func TestNotifyNothingPendingSendsNothing(t *testing.T) {
 		t.Errorf("after too many writes to name: sent %v, names %v, want sent for every job", ok, got)
 	}
 }
+
+// TestNotifyPutBack: what a failed notification named is pending again,
+// ahead of what was written since, and within the payload's bound: past
+// it, the next notification stands for every job.
+func TestNotifyPutBack(t *testing.T) {
+	s := &Store{wakes: make(chan struct{}, 1)}
+	s.wake("c", "j1")
+	failed, _ := s.woke.payload()
+	s.wake("c", "j2")
+	s.woke.putBack(failed)
+	p, ok := s.woke.payload()
+	if got := written(p); !ok || len(got) != 2 || got[0].Name != "j1" || got[1].Name != "j2" {
+		t.Errorf("after a failed notification of j1 and a write of j2: sent %v, names %v, want j1 and j2", ok, got)
+	}
+	for range 500 { // a payload within maxPayload
+		s.wake("c", "j")
+	}
+	failed, _ = s.woke.payload()
+	if failed == "" {
+		t.Fatal("500 jobs are not named, want them named")
+	}
+	for range maxPayload/4 - 400 { // within the bound alone, past it with the 500
+		s.wake("c", "k")
+	}
+	s.woke.putBack(failed)
+	if len(s.woke.jobs) != 0 || !s.woke.all {
+		t.Errorf("put back past the bound: %d jobs kept, all %v; want none kept, for every job", len(s.woke.jobs), s.woke.all)
+	}
+	s.woke.putBack("")
+	if p, ok := s.woke.payload(); !ok || p != "" {
+		t.Errorf("after a failed notification for every job: sent %v, payload %q; want sent for every job", ok, p)
+	}
+}

@@ -2,14 +2,21 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/postgres"
 )
 
 // TestNotifyWritesNames: each notification names what was written,
@@ -168,5 +175,89 @@ func TestClaimAheadKeepsClaimsOnOtherWrites(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if n := runs.Load(); n != 1 {
 		t.Errorf("the held job ran %d times, want once", n)
+	}
+}
+
+// cutNotify is a pgx tracer that, while cuts is positive, terminates the
+// server process of a connection about to send a pg_notify (the
+// connection is lost under the statement), counting cuts down.
+type cutNotify struct {
+	admin *pgx.Conn
+	mu    sync.Mutex
+	cuts  int
+}
+
+func (c *cutNotify) TraceQueryStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if !strings.Contains(data.SQL, "pg_notify") {
+		return ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cuts <= 0 {
+		return ctx
+	}
+	c.cuts--
+	var ok bool
+	if err := c.admin.QueryRow(ctx, "SELECT pg_terminate_backend($1, 5000)", conn.PgConn().PID()).Scan(&ok); err != nil || !ok {
+		panic(fmt.Sprintf("pg_terminate_backend: %v, %v", ok, err))
+	}
+	return ctx
+}
+
+func (c *cutNotify) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TestNotifyWritesAfterLostConnection: the notification of a PutJob is
+// sent over a connection that is lost (its server process terminated),
+// twice: it is sent again until it goes through, and still names the
+// job, with a job written meanwhile.
+func TestNotifyWritesAfterLostConnection(t *testing.T) {
+	schema := newSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cut := &cutNotify{admin: connect(t)}
+	cfg, err := pgxpool.ParseConfig(dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = cut
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	writer, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	listener := open(t, schema)
+	ch, err := listener.NotifyWrites(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	cut.mu.Lock()
+	cut.cuts = 2
+	cut.mu.Unlock()
+	rec := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}}}}
+	if err := writer.PutJob(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	var got []scheduler.Written
+	deadline := time.After(10 * time.Second)
+	for !slices.Contains(got, scheduler.Written{Collection: "c", Name: "j"}) {
+		select {
+		case ws := <-ch:
+			got = append(got, ws...)
+		case <-deadline:
+			t.Fatalf("no notification of the job's put after lost connections (got %v)", got)
+		}
+	}
+	cut.mu.Lock()
+	defer cut.mu.Unlock()
+	if cut.cuts != 0 {
+		t.Errorf("%d connections left to cut, want 0: the notification was not sent over them", cut.cuts)
 	}
 }
