@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,7 +17,7 @@ import (
 type aheadClaims struct {
 	held    []heldClaim  // by start instant, earliest first; in s.wg, not in s.inFlight; the loop's
 	claimAt time.Time    // when the loop claims next; zero: at its next step. The loop's
-	next    atomic.Int64 // claimAt in Unix nanoseconds for notifyDue; 0: zero, or a claim is under way
+	next    atomic.Int64 // claimAt in Unix nanoseconds for notifyDue; 0: zero; math.MaxInt64: a claim is under way
 	first   atomic.Int64 // the start of held[0] in Unix nanoseconds, for startsWithin; 0: none held
 	starts  []*JobRecord // the loop's, reused by startHeld
 
@@ -135,7 +136,11 @@ func (s *Scheduler) wroteAll(ws []Written) {
 // notifyDue wakes the loop after outcomes were recorded, the earliest of
 // whose jobs is due again at due (zero: none is), unless the loop will claim
 // by then anyway: it wakes when the loop waits for no instant (it waits for a
-// free slot, or claims now), or when due comes before its next claim.
+// free slot, or claims at its next step), or when due comes before its next
+// claim. While a claim is under way, only a job due again wakes it (the
+// claim may have missed it): a slot that an outcome frees meanwhile does not,
+// as the claim asked for every slot free when it began, and claims again at
+// once when it got them all.
 func (s *Scheduler) notifyDue(due time.Time) {
 	n := s.ahead.next.Load()
 	if n == 0 || !due.IsZero() && due.UnixNano() < n {
@@ -168,6 +173,10 @@ func (a *aheadClaims) setClaimAt(t time.Time) {
 	a.claimAt = t
 	a.next.Store(t.UnixNano())
 }
+
+// claiming tells notifyDue that a claim is under way (see there); the
+// loop sets the instant of its next claim once the claim returns.
+func (a *aheadClaims) claiming() { a.next.Store(math.MaxInt64) }
 
 // claimNow makes the loop claim at its next step.
 func (a *aheadClaims) claimNow() {

@@ -68,7 +68,10 @@ func oneTimeAt(start time.Time) string {
 
 // TestClaimAheadStartsOnTime: 200 one-time jobs due 5 ms apart each start
 // at their due instant, none earlier; claimed ahead, they take a few
-// claims for all of them (the loop claims every half ClaimAhead), where
+// claims for all of them (the loop claims every half ClaimAhead: about 44
+// claims; an outcome recorded while a claim was under way used to add one
+// more, which under load came to 70, see
+// TestOutcomeDuringClaimNoExtraClaim), where
 // claiming each once it is due takes one claim per job or more, and their
 // outcomes are recorded several at a time (an outcome waits half
 // of ClaimAhead for the next ones while claims held ahead start).
@@ -130,6 +133,61 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 			})
 		})
 	}
+}
+
+// slowClaim is a memory store whose claim at slowAt (the loop's instant,
+// to the nanosecond) takes slow, and that keeps the instants of the claims.
+type slowClaim struct {
+	*memory.Store
+	slowAt time.Time
+	slow   time.Duration
+	mu     sync.Mutex
+	at     []time.Time
+}
+
+func (c *slowClaim) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	c.mu.Lock()
+	c.at = append(c.at, req.Now)
+	c.mu.Unlock()
+	if req.Now.Equal(c.slowAt) {
+		time.Sleep(c.slow)
+	}
+	return c.Store.ClaimDueBy(ctx, req)
+}
+
+// TestOutcomeDuringClaimNoExtraClaim: the loop starts j1 at its instant T
+// and claims at once (j2 is due 40 ms later), and the claim takes 20 ms;
+// j1's outcome is recorded meanwhile. The claim asked for every free slot,
+// and j1 is not due again: the outcome must not make the loop claim again
+// as soon as the claim returns, but at its cadence, half ClaimAhead after
+// T.
+func TestOutcomeDuringClaimNoExtraClaim(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
+		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+		st := &slowClaim{Store: e.store, slowAt: due, slow: 20 * time.Millisecond}
+		e.over(st)
+		e.put("j1", oneTimeAt(due))
+		e.put("j2", oneTimeAt(due.Add(40*time.Millisecond)))
+		e.start()
+		defer e.stop()
+		time.Sleep(time.Until(due.Add(time.Second)))
+		synctest.Wait()
+		if n := len(e.exec.calls); n != 2 {
+			t.Fatalf("%d attempts, want 2", n)
+		}
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		var during []time.Duration // the claims from T until half ClaimAhead after it
+		for _, at := range st.at {
+			if d := at.Sub(due); d >= 0 && d < scheduler.DefaultClaimAhead/2 {
+				during = append(during, d)
+			}
+		}
+		if len(during) != 1 || during[0] != 0 {
+			t.Errorf("claims at %v after T, want one, at T", during)
+		}
+	})
 }
 
 // TestClaimAheadSteadyBatches: at a steady rate, one outcome a

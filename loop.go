@@ -94,6 +94,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	if free <= 0 {
 		return a.wakeAt(wakeBy) // the next job that ends wakes the loop
 	}
+	a.claiming()
 	horizon := s.claimAhead()
 	limit := free
 	var claims []*JobRecord
