@@ -336,13 +336,19 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord, wa
 // record changed (the store reads the new quota and tries again, unless
 // the caller built the job over the record it gave, see CreateJobOver), the
 // job exists, or the place is taken, when it looks for the next free
-// place up from there (reading the run of taken places once) or finds
-// none below the quota. Lowering the quota below places in use moves those
+// places up from there (reading the run of taken places once), and tries
+// one of the first few at random (so that creates of several stores that
+// lost the same place do not race for the same one again), or finds none
+// below the quota. Lowering the quota below places in use moves those
 // jobs down (FitSlots).
 
 // slotAttempts bounds the places a create tries when others take them
 // first.
 const slotAttempts = 8
+
+// spreadSlots is how many free places a create whose place was taken
+// finds, to try one of them at random (see create).
+const spreadSlots = 8
 
 // collInfo is what a store keeps of a collection for its creates: which
 // record of it the store last read (its version and ETag: every write of a
@@ -563,7 +569,7 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 			return fmt.Errorf("%s: create job %q over version %d of its collection: nothing inserted: %w", d.Name, j.ID(), ci.version, scheduler.ErrConflict)
 		}
 		// Find out why nothing was inserted.
-		sc, exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, ci.limit, slot, 1)
+		sc, exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, ci.limit, slot, spreadSlots)
 		switch {
 		case err != nil:
 			return d.Wrap("put job", j.ID(), err)
@@ -579,7 +585,11 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 		case len(slots) == 0:
 			return QuotaError(j.Collection, int(ci.limit), int(ci.limit))
 		default:
-			ci.next.Store(slots[0])
+			// Creates of other stores that lost the same place would all
+			// find the same first free place, and race for it again (and
+			// again, while they keep coming): each tries one of the first
+			// free places found, at random.
+			ci.next.Store(slots[rand.IntN(len(slots))])
 		}
 	}
 	return fmt.Errorf("%s: create job %q: other creates took the free places found %d times: %w", d.Name, j.ID(), slotAttempts, scheduler.ErrConflict)
