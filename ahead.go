@@ -192,8 +192,10 @@ const startTogether = 2 * time.Millisecond
 // wakeAt returns t, or the instant at which the loop starts the earliest
 // held claims when that is earlier: the start of the last held claim due
 // within startTogether of the earliest one, so that those due that close
-// together start at once, none before its instant and none more than
-// startTogether after it. A held claim with none due within startTogether
+// together start at once, none before its instant and, when the loop is
+// free at that instant, none more than startTogether after it (a loop
+// busy in a store call then starts them once the call returns, as it
+// would one claim alone). A held claim with none due within startTogether
 // after it starts at its instant.
 func (a *aheadClaims) wakeAt(t time.Time) time.Time {
 	if len(a.held) == 0 {

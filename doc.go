@@ -891,7 +891,8 @@
 // a [Store.NextDue] per due instant, and no occurrence waits for the claim's
 // round trip. The held jobs due within 2 milliseconds of the earliest one
 // start together, at the instant of the last of them (none early, none more
-// than 2 milliseconds late), from one wake-up of the loop: at 1,000 a
+// than 2 milliseconds late unless the loop is in a store call then, as for
+// any held job), from one wake-up of the loop: at 1,000 a
 // second, one wake-up for about three occurrences. A held job counts as in
 // flight ([Scheduler.InFlight]) once it starts. The held jobs and the attempts running take at most
 // MaxConcurrency workers, so that each held job finds a free worker at its
