@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/metrics"
 	"strconv"
 	"syscall"
 	"time"
@@ -115,10 +116,21 @@ type sample struct {
 	at      time.Time
 	process time.Duration
 	server  time.Duration
+	allocs  uint64 // heap allocations of this process so far
+	bytes   uint64 // and their bytes
 }
 
 func (m meter) sample() sample {
-	return sample{at: time.Now(), process: processCPU(), server: m.server.read()}
+	mem := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(mem)
+	return sample{at: time.Now(), process: processCPU(), server: m.server.read(),
+		allocs: mem[0].Value.Uint64(), bytes: mem[1].Value.Uint64()}
+}
+
+// allocsPerOp returns the heap allocations and their bytes per operation
+// between a and b.
+func allocsPerOp(a, b sample, ops int) (allocs, bytes float64) {
+	return float64(b.allocs-a.allocs) / float64(ops), float64(b.bytes-a.bytes) / float64(ops)
 }
 
 // perOp returns the process and server CPU per operation between a and b,

@@ -78,7 +78,7 @@ func main() {
 	flag.DurationVar(&o.lead, "lead", 0, "steady: time from the setup's start to the first due time (0: estimated)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest a firing scenario may take")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each measured window to PREFIX.SCENARIO.SIDE.RUN.cpu")
-	flag.StringVar(&o.memprofile, "memprofile", "", "write an allocation profile at the end of each measured window to PREFIX.SCENARIO.SIDE.RUN.heap")
+	flag.StringVar(&o.memprofile, "memprofile", "", "write allocation profiles at the start and the end of each measured window to PREFIX.SCENARIO.SIDE.RUN.start.heap and .heap (compare them with pprof -base)")
 	flag.Parse()
 	if err := runTable(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "river:", err)
@@ -211,10 +211,14 @@ func rows(o options) []row {
 		{"burst", "burst.s", "burst of " + n + " due at one instant: until the last outcome is recorded, s"},
 		{"burst", "burst.cpu", "same: process CPU per occurrence, µs"},
 		{"burst", "burst.server", "same: server CPU per occurrence, µs"},
+		{"burst", "burst.allocs", "same: heap allocations of the process per occurrence"},
+		{"burst", "burst.bytes", "same: bytes allocated per occurrence"},
 		{"steady", "steady.p50", fmt.Sprintf("steady %s/s for %s: start lateness p50, ms", fmtInt(o.rate), o.window)},
 		{"steady", "steady.p99", "same: p99, ms"},
 		{"steady", "steady.cpu", "same: process CPU per occurrence, µs"},
 		{"steady", "steady.server", "same: server CPU per occurrence, µs"},
+		{"steady", "steady.allocs", "same: heap allocations of the process per occurrence"},
+		{"steady", "steady.bytes", "same: bytes allocated per occurrence"},
 		{"instances", "instances.s", "burst of " + n + " drained by 3 processes: until the last outcome, s"},
 		{"instances", "instances.cpu", "same: CPU of the 3 processes per occurrence, µs"},
 		{"instances", "instances.server", "same: server CPU per occurrence, µs"},

@@ -222,3 +222,16 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+var sink []byte
+
+func TestSampleCountsAllocations(t *testing.T) {
+	var m meter
+	a := m.sample()
+	sink = make([]byte, 1<<20)
+	b := m.sample()
+	allocs, bytes := allocsPerOp(a, b, 1)
+	if allocs < 1 || bytes < 1<<20 {
+		t.Errorf("allocsPerOp after a 1 MiB allocation = %v objects, %v bytes; want at least 1 and 1 MiB", allocs, bytes)
+	}
+}

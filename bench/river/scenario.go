@@ -51,8 +51,10 @@ var scenarios = []scenario{
 	{name: "put-bulk", puts: true, run: putScenario(putBulk, putBulkFast)},
 }
 
-// profile starts the CPU profile of a measured window; the function it
-// returns stops it and writes the heap profile.
+// profile starts the CPU profile of a measured window and writes the
+// allocation profile so far (PREFIX.SCENARIO.SIDE.RUN.start.heap, for
+// pprof's -base); the function it returns stops the CPU profile and writes
+// the allocation profile at the end of the window.
 func (c config) profile(name string, sys system) func() error {
 	base := fmt.Sprintf("%s.%s.%s", name, sys, c.label)
 	var cpu *os.File
@@ -61,6 +63,13 @@ func (c config) profile(name string, sys system) func() error {
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			cpu = f
 		} else if f != nil {
+			f.Close()
+		}
+	}
+	if c.memprofile != "" {
+		// The allocations before the window, for pprof's -base.
+		if f, err := os.Create(c.memprofile + "." + base + ".start.heap"); err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
 			f.Close()
 		}
 	}
@@ -134,6 +143,7 @@ func burst(ctx context.Context, e *env, sys system, c config) (result, error) {
 	r := newResult()
 	r.v["burst.s"] = t.lastRecorded().Sub(a.at).Seconds()
 	r.v["burst.cpu"], r.v["burst.server"] = e.meter.perOp(a, b, c.n)
+	r.v["burst.allocs"], r.v["burst.bytes"] = allocsPerOp(a, b, c.n)
 	return r, nil
 }
 
@@ -201,6 +211,7 @@ func steadyOnce(ctx context.Context, e *env, sys system, c config) (result, erro
 	r.v["steady.p50"] = float64(quantile(late, 0.50)) / float64(time.Millisecond)
 	r.v["steady.p99"] = float64(quantile(late, 0.99)) / float64(time.Millisecond)
 	r.v["steady.cpu"], r.v["steady.server"] = e.meter.perOp(a, b, n)
+	r.v["steady.allocs"], r.v["steady.bytes"] = allocsPerOp(a, b, n)
 	return r, nil
 }
 
