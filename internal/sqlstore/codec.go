@@ -6,6 +6,7 @@ package sqlstore
 import (
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/jobclock/scheduler/internal/codec"
@@ -156,6 +157,19 @@ func normJob(r *scheduler.JobRecord) {
 	}
 }
 
+// jsonBufs holds the buffers the JSON of a row is written into before it
+// is copied into the row's strings, so that encoding a row allocates its
+// strings and little else.
+var jsonBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// putBuf gives a buffer back to jsonBufs, unless a large value made it
+// too large to keep.
+func putBuf(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		jsonBufs.Put(bp)
+	}
+}
+
 // EncodeJob returns the row of j, with its times normalised to UTC.
 func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
 	return EncodeJobShared(j, nil)
@@ -207,18 +221,24 @@ func EncodeJobState(j *scheduler.JobRecord) (*JobRow, error) {
 	noDef := *j
 	noDef.Job = nil
 	r := NormJob(&noDef)
-	st, err := codec.Marshal(r.Status)
+	// Both JSON values in one buffer, then in one string.
+	bp := jsonBufs.Get().(*[]byte)
+	defer putBuf(bp)
+	b, err := codec.Append((*bp)[:0], &r.Status, true)
 	if err != nil {
 		return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
 	}
-	sc, err := codec.Marshal(r.Schedule)
+	n := len(b)
+	b, err = codec.Append(b, &r.Schedule, true)
+	*bp = b
 	if err != nil {
 		return nil, fmt.Errorf("encode schedule of job %q: %w", r.ID(), err)
 	}
+	texts := string(b)
 	// The times below are the same instants in any location.
 	row := &JobRow{
 		Collection: r.Collection, Name: r.Name, State: string(r.State),
-		Status: string(st), Schedule: string(sc), ETag: r.ETag, Version: r.Version,
+		Status: texts[:n], Schedule: texts[n:], ETag: r.ETag, Version: r.Version,
 		Created: NanosInt(r.Created), HasCreated: !r.Created.IsZero(),
 		Updated: NanosInt(r.Updated), HasUpdated: !r.Updated.IsZero(),
 		DueAt: NanosInt(r.Schedule.DueAt), HasDue: !r.Schedule.DueAt.IsZero(),
@@ -337,7 +357,10 @@ type HistoryRow struct {
 // EncodeHistory returns the row of h, with its times in UTC.
 func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
 	h = NormHistory(h)
-	b, err := codec.Marshal(h)
+	bp := jsonBufs.Get().(*[]byte)
+	defer putBuf(bp)
+	b, err := codec.Append((*bp)[:0], &h, true)
+	*bp = b
 	if err != nil {
 		return nil, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
 	}

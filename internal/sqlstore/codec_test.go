@@ -299,3 +299,40 @@ func TestStoredMonthlyOccurrences(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeRecordAllocations checks that the row of a claimed job's
+// outcome and its history entry are encoded into one string each, not a
+// buffer and a copy per JSON value.
+func TestEncodeRecordAllocations(t *testing.T) {
+	at := time.Date(2026, 11, 27, 11, 0, 0, 123456789, time.UTC)
+	next := at.Add(time.Minute)
+	j := &scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3,
+		Created: at, Updated: at, LeaseOwner: "o", LeaseUntil: at.Add(time.Minute),
+		Status:   scheduler.JobStatus{LastExecutionTime: &at, NextExecutionTime: &next, ExecutionCount: 4},
+		Schedule: scheduler.JobSchedule{DueAt: next, Anchor: at}}
+	h := scheduler.HistoryEntry{Collection: "c", Job: "n", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
+		ExpectedExecutionTime: at, StartTime: at, EndTime: at.Add(time.Millisecond), RepeatCount: 4, ExecutionTag: "0123456789abcdef"}
+	for _, c := range []struct {
+		name string
+		max  float64
+		f    func() error
+	}{
+		// The copy of the record without its definition, its two status
+		// times in UTC, the row and the one string of its status and
+		// schedule (20 when each value had a buffer and a string).
+		{"EncodeJobState", 5, func() error { _, err := EncodeJobState(j); return err }},
+		// The row, its end time, the entry (read through its address) and
+		// its string (12 before).
+		{"EncodeHistory", 4, func() error { _, err := EncodeHistory(h); return err }},
+	} {
+		if err := c.f(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if raceBuild {
+			c.max += 4 // buffers the pool dropped, grown again
+		}
+		if got := testing.AllocsPerRun(100, func() { _ = c.f() }); got > c.max {
+			t.Errorf("%s: %v allocations, want at most %v", c.name, got, c.max)
+		}
+	}
+}
