@@ -858,20 +858,25 @@ type batchArgs struct {
 	hFaulted                 []bool
 	places                   []int                     // batch index of each place - 1
 	defJSON                  map[*scheduler.Job]string // the definitions encoded
+	ints                     []int64                   // where the numbers pointed to are kept, a chunk at a time
 }
 
-func nullable64(n int64, ok bool) *int64 {
-	if ok {
-		return &n
+// nullable64 returns a pointer to n kept in a's chunk, or nil when !ok.
+func (a *batchArgs) nullable64(n int64, ok bool) *int64 {
+	if !ok {
+		return nil
 	}
-	return nil
+	if len(a.ints) == cap(a.ints) {
+		// A new chunk: the pointers into the full one stay valid.
+		a.ints = make([]int64, 0, 64)
+	}
+	a.ints = append(a.ints, n)
+	return &a.ints[len(a.ints)-1]
 }
 
-func nullable(v any) *int64 {
-	if n, ok := v.(int64); ok {
-		return &n
-	}
-	return nil
+func (a *batchArgs) nullable(v any) *int64 {
+	n, ok := v.(int64)
+	return a.nullable64(n, ok)
 }
 
 // add appends the job and history of batch element i, r.
@@ -895,7 +900,7 @@ func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
 		hr := rows[k]
 		a.hElem = append(a.hElem, place)
 		a.hStatus, a.hEntry, a.hAction = append(a.hStatus, hr.Status), append(a.hEntry, hr.Entry), append(a.hAction, string(h.ActionName))
-		a.hEnd, a.hRetry, a.hFaulted = append(a.hEnd, nullable(hr.EndTime)), append(a.hRetry, int32(h.RetryCount)), append(a.hFaulted, h.Faulted)
+		a.hEnd, a.hRetry, a.hFaulted = append(a.hEnd, a.nullable(hr.EndTime)), append(a.hRetry, int32(h.RetryCount)), append(a.hFaulted, h.Faulted)
 	}
 	a.places = append(a.places, i)
 	a.colls, a.names, a.versions = append(a.colls, j.Collection), append(a.names, j.Name), append(a.versions, j.Version)
@@ -905,8 +910,8 @@ func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
 	}
 	a.defs, a.states, a.statuses = append(a.defs, def), append(a.states, row.State), append(a.statuses, row.Status)
 	a.schedules, a.etags = append(a.schedules, row.Schedule), append(a.etags, row.ETag)
-	a.created, a.updated, a.due = append(a.created, nullable64(row.Created, row.HasCreated)), append(a.updated, nullable64(row.Updated, row.HasUpdated)),
-		append(a.due, nullable64(row.DueAt, row.HasDue))
+	a.created, a.updated, a.due = append(a.created, a.nullable64(row.Created, row.HasCreated)), append(a.updated, a.nullable64(row.Updated, row.HasUpdated)),
+		append(a.due, a.nullable64(row.DueAt, row.HasDue))
 	return nil
 }
 
