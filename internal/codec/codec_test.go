@@ -218,3 +218,25 @@ func TestUnmarshalReusesDecoder(t *testing.T) {
 		t.Errorf(`Unmarshal({"b": 1}) = %v, want an error about b alone`, err)
 	}
 }
+
+// TestUnmarshalTimeInPlace: a time is set where it goes, not copied
+// through an interface to the heap first; its text is the one allocation
+// left.
+func TestUnmarshalTimeInPlace(t *testing.T) {
+	type v struct {
+		T time.Time `json:"t"`
+	}
+	data := []byte(`{"t": "2026-11-27T11:00:00Z"}`)
+	var got v
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := codec.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 1 {
+		t.Errorf("Unmarshal(%s) allocates %v times, want at most 1", data, allocs)
+	}
+	if want := time.Date(2026, 11, 27, 11, 0, 0, 0, time.UTC); !got.T.Equal(want) {
+		t.Errorf("Unmarshal(%s) = %v, want %v", data, got.T, want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/internal/jsonpath"
@@ -172,7 +173,12 @@ func (d *Decoder) direct(v reflect.Value, p *plan, k jsonc.Kind) bool {
 			d.Add(d.Path(), jsonpath.Text(str), `is not a time; use ISO 8601 such as "2012-08-04T00:00Z" or "2012-11-04"`)
 			return false
 		}
-		v.Set(reflect.ValueOf(t))
+		if v.CanSet() {
+			// Not through an interface, which would copy t to the heap.
+			*(*time.Time)(v.Addr().UnsafePointer()) = t
+		} else {
+			v.Set(reflect.ValueOf(t))
+		}
 	case durationKind:
 		if k != jsonc.String {
 			d.mismatch(`is not a duration; use an ISO 8601 string such as "PT30S"`)
