@@ -8,6 +8,7 @@ import (
 	"math"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/jobclock/scheduler/internal/codec"
 
@@ -255,6 +256,11 @@ func EncodeJobState(j *scheduler.JobRecord) (*JobRow, error) {
 	return row, nil
 }
 
+// bytesOf returns the bytes of s itself, not a copy, for codec.Unmarshal,
+// which only reads them (and the UnmarshalJSON methods of the record's
+// types, which only read theirs) and keeps nothing of them.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // DecodeJob returns the record of a row.
 func DecodeJob(row *JobRow) (*scheduler.JobRecord, error) {
 	return DecodeJobShared(row, nil)
@@ -274,7 +280,7 @@ func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.Jo
 	if row.Definition != "null" {
 		if r.Job = defs[row.Definition]; r.Job == nil {
 			r.Job = new(scheduler.Job)
-			if err := codec.Unmarshal([]byte(row.Definition), r.Job); err != nil {
+			if err := codec.Unmarshal(bytesOf(row.Definition), r.Job); err != nil {
 				return nil, fmt.Errorf("decode definition of job %q: %w", r.ID(), err)
 			}
 			if defs != nil {
@@ -282,14 +288,14 @@ func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.Jo
 			}
 		}
 	}
-	if err := codec.Unmarshal([]byte(row.Status), &r.Status); err != nil {
+	if err := codec.Unmarshal(bytesOf(row.Status), &r.Status); err != nil {
 		return nil, fmt.Errorf("decode status of job %q: %w", r.ID(), err)
 	}
-	if err := codec.Unmarshal([]byte(row.Schedule), &r.Schedule); err != nil {
+	if err := codec.Unmarshal(bytesOf(row.Schedule), &r.Schedule); err != nil {
 		return nil, fmt.Errorf("decode schedule of job %q: %w", r.ID(), err)
 	}
 	if row.Tags != "" {
-		if err := codec.Unmarshal([]byte(row.Tags), &r.Tags); err != nil {
+		if err := codec.Unmarshal(bytesOf(row.Tags), &r.Tags); err != nil {
 			return nil, fmt.Errorf("decode tags of job %q: %w", r.ID(), err)
 		}
 		if len(r.Tags) == 0 {

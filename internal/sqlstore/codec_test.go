@@ -336,3 +336,66 @@ func TestEncodeRecordAllocations(t *testing.T) {
 		}
 	}
 }
+
+// fakeJobRow is a row of JobCols, then an extra int64, as a driver
+// scans it: NULL leaves a nil pointer.
+type fakeJobRow struct {
+	strs [10]string
+	ints [6]int64
+}
+
+func (f *fakeJobRow) Scan(dest ...any) error {
+	strs, ints := f.strs[:], f.ints[:]
+	for _, d := range dest {
+		switch d := d.(type) {
+		case *string:
+			*d, strs = strs[0], strs[1:]
+		case *int64:
+			*d, ints = ints[0], ints[1:]
+		case **int64:
+			*d, ints = &ints[0], ints[1:]
+		case **string:
+			*d = nil // no tags
+		default:
+			return fmt.Errorf("fakeJobRow: destination %T", d)
+		}
+	}
+	return nil
+}
+
+// TestJobScannerReuses: a JobScanner reads the rows of an answer into
+// the same destinations; the claim decodes what it read without copying
+// its JSON first.
+func TestJobScannerReuses(t *testing.T) {
+	at := time.Date(2026, 11, 27, 11, 0, 0, 123456789, time.UTC)
+	src, err := EncodeJob(&scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3,
+		Created: at, Updated: at, LeaseOwner: "o", LeaseUntil: at.Add(time.Minute),
+		Status:   scheduler.JobStatus{ExecutionCount: 4},
+		Schedule: scheduler.JobSchedule{DueAt: at, Anchor: at}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeJobRow{strs: [10]string{src.Collection, src.Name, src.Definition, src.State, src.Status, src.Schedule, src.ETag, src.LeaseOwner},
+		ints: [6]int64{src.Version, src.Created, src.Updated, src.DueAt, src.LeaseUntil, 9}}
+	var s JobScanner
+	var extra int64
+	row, err := s.Scan(f, &extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(src, row); diff != "" || extra != 9 {
+		t.Errorf("Scan (-want +got):\n%s\nextra %d, want 9", diff, extra)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = s.Scan(f, &extra) }); allocs != 0 {
+		t.Errorf("JobScanner.Scan allocates %v times a row, want 0", allocs)
+	}
+	// The record and the text of its schedule's two times; no copy of
+	// the JSON of its status and schedule, nor of the times themselves.
+	limit := 3.0
+	if raceBuild {
+		limit += 2 // decoders the pool dropped
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = DecodeJobShared(row, nil) }); allocs > limit {
+		t.Errorf("DecodeJobShared allocates %v times, want at most %v", allocs, limit)
+	}
+}

@@ -142,27 +142,46 @@ func ScanJob(r Row, extra ...any) (*scheduler.JobRecord, error) {
 // a write transaction can leave [DecodeJob] to its caller, after the
 // commit.
 func ScanJobRow(r Row, extra ...any) (*JobRow, error) {
-	row := new(JobRow)
-	var created, updated, due, lease *int64
-	var tags *string
-	dest := make([]any, 0, 14+len(extra))
-	dest = append(dest, &row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
-		&row.Version, &created, &updated, &due, &row.LeaseOwner, &lease, &tags)
-	if err := r.Scan(append(dest, extra...)...); err != nil {
+	return new(JobScanner).Scan(r, extra...)
+}
+
+// JobScanner reads rows of JobCols, as ScanJobRow does, into one JobRow
+// and one set of destinations that it reuses from row to row: reading the
+// rows of one answer (a claim) allocates the columns' values and little
+// else. The zero value is ready to use.
+type JobScanner struct {
+	row                          JobRow
+	created, updated, due, lease *int64
+	tags                         *string
+	dest                         []any
+}
+
+// Scan reads a row of JobCols, then extra. The row it returns is s's own,
+// valid until the next Scan; the strings it holds stay valid after.
+func (s *JobScanner) Scan(r Row, extra ...any) (*JobRow, error) {
+	s.row = JobRow{}
+	s.created, s.updated, s.due, s.lease, s.tags = nil, nil, nil, nil, nil
+	row := &s.row
+	s.dest = append(s.dest[:0], &row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
+		&row.Version, &s.created, &s.updated, &s.due, &row.LeaseOwner, &s.lease, &s.tags)
+	s.dest = append(s.dest, extra...)
+	err := r.Scan(s.dest...)
+	clear(s.dest[14:]) // holds nothing of the caller's
+	if err != nil {
 		return nil, err
 	}
-	if tags != nil {
-		row.Tags = *tags
+	if s.tags != nil {
+		row.Tags = *s.tags
 	}
 	set := func(p *int64, n *int64, ok *bool) {
 		if p != nil {
 			*n, *ok = *p, true
 		}
 	}
-	set(created, &row.Created, &row.HasCreated)
-	set(updated, &row.Updated, &row.HasUpdated)
-	set(due, &row.DueAt, &row.HasDue)
-	set(lease, &row.LeaseUntil, &row.HasLease)
+	set(s.created, &row.Created, &row.HasCreated)
+	set(s.updated, &row.Updated, &row.HasUpdated)
+	set(s.due, &row.DueAt, &row.HasDue)
+	set(s.lease, &row.LeaseUntil, &row.HasLease)
 	return row, nil
 }
 

@@ -403,11 +403,16 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 		ready int64
 	}
 	defs := map[string]*scheduler.Job{} // jobs with the same definition share it
+	// The destinations, reused from row to row.
+	var scan sqlstore.JobScanner
+	var ready int64
+	var prev string      // the owner of an expired lease, read before the update
+	var prevUntil *int64 // its end
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		var prev string      // the owner of an expired lease, read before the update
-		var prevUntil *int64 // its end
-		row, err := sqlstore.ScanJobRow(r, &c.ready, &prev, &prevUntil)
+		prev, prevUntil = "", nil
+		row, err := scan.Scan(r, &ready, &prev, &prevUntil)
+		c.ready = ready
 		if err == nil {
 			c.j, err = sqlstore.DecodeJobShared(row, defs)
 		}
