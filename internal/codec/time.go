@@ -42,7 +42,7 @@ func parseTimeLayouts(s string) (time.Time, error) {
 // layout, without its general machinery. It returns false for anything
 // else, including every value time.Parse would refuse.
 func parseTimeUTC(s string) (time.Time, bool) {
-	var hour, minute, second int
+	var hour, minute, second, nsec int
 	switch {
 	case len(s) == len("2006-01-02"):
 	case len(s) >= len("2006-01-02T15:04") && (s[10] == 'T' || s[10] == 't'):
@@ -52,9 +52,24 @@ func parseTimeUTC(s string) (time.Time, bool) {
 		}
 		switch {
 		case rest == "":
-		case len(rest) == len(":05") && rest[0] == ':':
-			if second = twoDigits(rest[1:]); second < 0 || second > 59 {
+		case len(rest) >= len(":05") && rest[0] == ':':
+			if second = twoDigits(rest[1:3]); second < 0 || second > 59 {
 				return time.Time{}, false
+			}
+			// A fraction of 1 to 9 digits, as the stores write them.
+			if frac := rest[3:]; frac != "" {
+				if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+					return time.Time{}, false
+				}
+				for i := 1; i < 10; i++ {
+					nsec *= 10
+					if i < len(frac) {
+						if frac[i] < '0' || frac[i] > '9' {
+							return time.Time{}, false
+						}
+						nsec += int(frac[i] - '0')
+					}
+				}
 			}
 		default:
 			return time.Time{}, false
@@ -75,7 +90,7 @@ func parseTimeUTC(s string) (time.Time, bool) {
 	if day < 1 || day > daysIn(time.Month(month), year) {
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, second, 0, time.UTC), true
+	return time.Date(year, time.Month(month), day, hour, minute, second, nsec, time.UTC), true
 }
 
 // twoDigits returns the number two ASCII digits spell, or -1.
