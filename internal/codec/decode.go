@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/internal/jsonpath"
@@ -164,14 +165,20 @@ func (d *Decoder) direct(v reflect.Value, p *plan, k jsonc.Kind) bool {
 			d.mismatch(`is not a time; use an ISO 8601 string such as "2012-08-04T00:00Z"`)
 			return false
 		}
-		str, ok := s.String()
+		b, ok := s.Text()
 		if !ok {
 			return false
 		}
-		t, err := ParseTime(str)
-		if err != nil {
-			d.Add(d.Path(), jsonpath.Text(str), `is not a time; use ISO 8601 such as "2012-08-04T00:00Z" or "2012-11-04"`)
-			return false
+		// The forms the stores write are read from the input itself, which
+		// parseTimeUTC only reads; the others from a string of their own.
+		t, ok := parseTimeUTC(unsafe.String(unsafe.SliceData(b), len(b)))
+		if !ok {
+			str := string(b)
+			var err error
+			if t, err = parseTimeLayouts(str); err != nil {
+				d.Add(d.Path(), jsonpath.Text(str), `is not a time; use ISO 8601 such as "2012-08-04T00:00Z" or "2012-11-04"`)
+				return false
+			}
 		}
 		if v.CanSet() {
 			// Not through an interface, which would copy t to the heap.

@@ -315,7 +315,7 @@ func (s *Scanner) Object(member func(name []byte) bool) bool {
 			}
 			return false
 		}
-		name, ok := s.text()
+		name, ok := s.Text()
 		if !ok || !s.space() {
 			return false
 		}
@@ -419,9 +419,10 @@ func (s *Scanner) String() (string, bool) {
 	return unquote(raw), true
 }
 
-// text reads a string as bytes: the input's own between the quotes when
-// the string is plain.
-func (s *Scanner) text() ([]byte, bool) {
+// Text reads a string as bytes: the input's own between the quotes when
+// the string is plain (the caller must not change them, nor keep them
+// longer than the input), a new slice otherwise.
+func (s *Scanner) Text() ([]byte, bool) {
 	raw, plain, ok := s.str()
 	if !ok {
 		return nil, false
