@@ -230,16 +230,17 @@ func (a *aheadClaims) hold(claims []*JobRecord) {
 // held job when it starts: one waiting for a worker would outlive its
 // lease, as the lease keeper starts only with the attempt.
 //
-// A held claim whose lease has less than leaseToStart left at now (the
-// loop was kept from starting it: a store call that hung, a long pause of
-// the process, a jump of the clock) does not start: its lease has ended,
-// or may end before the lease keeper extends it, and then another
-// instance may take the job over and run it too. startHeld returns such
-// claims, appended to stale, for the loop to give back: the job is then
-// due at once, for the next claim, this instance's or another's, which
-// runs it once; a claim that another instance took over meanwhile is no
-// longer this one's, and GiveBack leaves it (ErrLeaseLost).
-func (s *Scheduler) startHeld(now time.Time, stale []*JobRecord) []*JobRecord {
+// A held claim whose lease has less than leaseToStart left at clock (the
+// instant by the clock at which the jobs start: later than now when the
+// claim's answer came late, a store call hung, the process paused for
+// long or the clock jumped) does not start: its lease has ended, or may
+// end before the lease keeper extends it, and then another instance may
+// take the job over and run it too. startHeld returns such claims,
+// appended to stale, for the loop to give back: the job is then due at
+// once, for the next claim, this instance's or another's, which runs it
+// once; a claim that another instance took over meanwhile is no longer
+// this one's, and GiveBack leaves it (ErrLeaseLost).
+func (s *Scheduler) startHeld(now, clock time.Time, stale []*JobRecord) []*JobRecord {
 	a := &s.ahead
 	n := 0
 	for n < len(a.held) && !a.held[n].start.After(now) {
@@ -250,8 +251,8 @@ func (s *Scheduler) startHeld(now time.Time, stale []*JobRecord) []*JobRecord {
 	}
 	starts := a.starts[:0]
 	for _, h := range a.held[:n] {
-		if h.r.LeaseUntil.Sub(now) < s.leaseToStart() {
-			s.log.Warn("a job claimed ahead of its due time was kept past its lease, and is given back unrun", "job", h.r.Name, "collection", h.r.Collection, "lease_until", h.r.LeaseUntil)
+		if h.r.LeaseUntil.Sub(clock) < s.leaseToStart() {
+			s.log.Warn("a claimed job has too little of its lease left to start, and is given back unrun", "job", h.r.Name, "collection", h.r.Collection, "lease_until", h.r.LeaseUntil, "lease_left", h.r.LeaseUntil.Sub(clock))
 			stale = append(stale, h.r)
 			continue
 		}

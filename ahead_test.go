@@ -1476,3 +1476,109 @@ func TestTakeoverReportedWhenAttemptStarts(t *testing.T) {
 		}
 	})
 }
+
+// lateClaim is a store whose first claim that takes a job is answered
+// stall after the store took it: the claim committed, its answer slow (a
+// network stall, a store under load).
+type lateClaim struct {
+	*memory.Store
+	stall time.Duration
+	once  sync.Once
+}
+
+func (s *lateClaim) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	return s.late(s.Store.ClaimDueBy(ctx, c))
+}
+
+func (s *lateClaim) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	return s.late(s.Store.ClaimDue(ctx, now, owner, leaseUntil, limit))
+}
+
+func (s *lateClaim) late(recs []*scheduler.JobRecord, err error) ([]*scheduler.JobRecord, error) {
+	if len(recs) > 0 {
+		s.once.Do(func() { time.Sleep(s.stall) })
+	}
+	return recs, err
+}
+
+// TestClaimAnsweredLateIsGivenBack: instance a's claim of a job due now
+// is answered after eight tenths of the lease. Started then, the job would
+// run with a fifth of its lease left, which ends before the lease keeper
+// first extends it, and b would take it over and run it too: a gives the
+// claim back instead, and the job runs once, with the lease it needs.
+// Over a store that is not an AheadClaimer too.
+func TestClaimAnsweredLateIsGivenBack(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		plain bool // a store that is not an AheadClaimer
+	}{
+		{name: "AheadClaimer"},
+		{name: "plain store", plain: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const lease = 10 * time.Second
+				st := memory.New()
+				var mu sync.Mutex
+				var starts []string
+				var left []time.Duration
+				mkReg := func(id string) *action.Registry {
+					reg := &action.Registry{}
+					reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+						r, err := st.GetJob(context.Background(), "c", "j")
+						mu.Lock()
+						starts = append(starts, id)
+						if err == nil {
+							left = append(left, time.Until(r.LeaseUntil))
+						}
+						mu.Unlock()
+						select { // an attempt that outlasts the lease
+						case <-ctx.Done():
+						case <-time.After(3 * lease):
+						}
+						return nil, nil
+					}))
+					return reg
+				}
+				var sa, sb scheduler.Store = &lateClaim{Store: st, stall: lease * 8 / 10}, st
+				if tt.plain {
+					sa, sb = plainStore{sa}, plainStore{sb}
+				}
+				ctx := context.Background()
+				a, err := scheduler.New(sa, &scheduler.Config{InstanceID: "a", Executors: mkReg("a"), LeaseDuration: lease, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := scheduler.New(sb, &scheduler.Config{InstanceID: "b", Executors: mkReg("b"), LeaseDuration: lease, Logger: slog.New(slog.DiscardHandler)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := a.PutCollection(ctx, "c", nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				putOneTimeAt(t, a, "j", time.Now())
+				if err := a.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				defer a.Stop(ctx)
+				time.Sleep(100 * time.Millisecond) // a's claim is under way
+				if err := b.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				defer b.Stop(ctx)
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(starts) != 1 {
+					t.Errorf("the job started %d times (by %v), want once", len(starts), starts)
+				}
+				for i, l := range left {
+					if l < lease*2/3 {
+						t.Errorf("attempt %d (by %s) started with %v of its lease left, want at least two thirds of %v", i+1, starts[i], l, lease)
+					}
+				}
+			})
+		})
+	}
+}

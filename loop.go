@@ -56,6 +56,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 // wake-up (an API write, a freed slot, an outcome whose job is due again
 // before then: see notifyDue) makes it claim at its next step.
 func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
+	began := time.Now() // the clock when the step began, for the leases its claim takes at now
 	if ctx.Err() != nil {
 		return now // Stop was called: nothing starts, nothing is claimed
 	}
@@ -71,7 +72,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	a := &s.ahead
 	drop, wrote := s.dropWritten()
 	if ctx.Err() == nil { // Stop may have been called since the check above
-		drop = s.startHeld(now, drop)
+		drop = s.startHeld(now, now, drop)
 	}
 	if wrote || len(drop) > 0 {
 		s.giveBackWritten(ctx, drop)
@@ -118,7 +119,14 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		// loop ends and gives them all back (see releaseHeld).
 		return now
 	}
-	s.giveBackWritten(ctx, s.startHeld(now, nil)) // none is stale: the leases were taken at now
+	// The leases were taken at now, and the claim's answer may have
+	// come late (a slow store, a network stall): the lease each job has
+	// left is measured on the clock, now and what the step took since.
+	if stale := s.startHeld(now, now.Add(time.Since(began)), nil); len(stale) > 0 {
+		s.giveBackWritten(ctx, stale)
+		a.claimNow() // the jobs given back are due again
+		return now
+	}
 	if len(claims) == limit {
 		return now // there may be more
 	}
