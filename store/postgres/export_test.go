@@ -66,3 +66,6 @@ func (s *Store) ExplainNextDue(ctx context.Context) (string, error) {
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return strings.Join(lines, "\n"), err
 }
+
+// OwnTables are the tables an upgrade locks, in the order it locks them.
+var OwnTables = ownTables

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5"
 	"github.com/jobclock/scheduler/store/postgres"
 )
@@ -16,14 +18,8 @@ import (
 // table's lock times out, it gives up its place in the lock queue and
 // tries again, and it upgrades once the transaction has ended.
 func TestMigrateBehindLongTransaction(t *testing.T) {
-	schema := newSchema(t)
-	s := open(t, schema)
-	c := connect(t)
+	schema, s, c := schemaToUpgrade(t)
 	q := pgx.Identifier{schema}.Sanitize()
-	putDueJob(t, s)
-	if _, err := c.Exec(ctx, "UPDATE "+q+".schema_version SET version = 14"); err != nil {
-		t.Fatal(err)
-	}
 
 	long, err := connect(t).Begin(ctx)
 	if err != nil {
@@ -33,15 +29,7 @@ func TestMigrateBehindLongTransaction(t *testing.T) {
 	if _, err := long.Exec(ctx, "SELECT count(*) FROM "+q+".jobs"); err != nil {
 		t.Fatal(err)
 	}
-	opened := make(chan error, 1)
-	d := dsn(t)
-	go func() {
-		s2, err := postgres.Open(ctx, d, &postgres.Options{Schema: schema})
-		if err == nil {
-			s2.Close()
-		}
-		opened <- err
-	}()
+	opened := openAside(t, schema)
 	// Wait until the upgrade waits for the job table's lock.
 	for waiting := 0; waiting == 0; {
 		err := c.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE relation = $1::regclass AND mode = 'AccessExclusiveLock' AND NOT granted",
@@ -83,4 +71,146 @@ func TestMigrateBehindLongTransaction(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_trigger WHERE tgname = 'jobs_count_moved' AND tgrelid = $1::regclass", q+".jobs").Scan(&triggers); err != nil || triggers != 1 {
 		t.Errorf("after the upgrade: %d triggers jobs_count_moved, %v; want 1", triggers, err)
 	}
+}
+
+// TestOwnTablesAreTheMigrations: the tables an upgrade locks are those the
+// migrations create, so that a new migration's table is locked too.
+func TestOwnTablesAreTheMigrations(t *testing.T) {
+	schema := newSchema(t)
+	open(t, schema)
+	rows, err := connect(t).Query(ctx, "SELECT tablename FROM pg_tables WHERE schemaname = $1", schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(postgres.OwnTables, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("tables an upgrade locks differ from the tables of a new schema (-locked +created):\n%s", diff)
+	}
+}
+
+// upgradeAgain makes schema's version 14, so that the next Open upgrades
+// it again (migration 15 drops and creates a trigger on the job table).
+func upgradeAgain(t *testing.T, c *pgx.Conn, schema string) {
+	t.Helper()
+	if _, err := c.Exec(ctx, "UPDATE "+pgx.Identifier{schema}.Sanitize()+".schema_version SET version = 14"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// schemaToUpgrade returns a new schema, a store over it holding a due
+// job and a connection, the schema made to be upgraded again at the next
+// Open (see upgradeAgain).
+func schemaToUpgrade(t *testing.T) (string, *postgres.Store, *pgx.Conn) {
+	t.Helper()
+	schema := newSchema(t)
+	s := open(t, schema)
+	c := connect(t)
+	putDueJob(t, s)
+	upgradeAgain(t, c, schema)
+	return schema, s, c
+}
+
+// TestUpgradeLeavesOtherApplicationsTables: an upgrade does not lock the
+// table of another application that shares the schema, which a role of
+// jobclock's may have no right to lock, and whose long transaction must
+// not keep jobclock from upgrading.
+func TestUpgradeLeavesOtherApplicationsTables(t *testing.T) {
+	schema := newSchema(t)
+	open(t, schema)
+	c := connect(t)
+	other := pgx.Identifier{schema, "other_app"}.Sanitize()
+	if _, err := c.Exec(ctx, "CREATE TABLE "+other+" (x int)"); err != nil {
+		t.Fatal(err)
+	}
+	upgradeAgain(t, c, schema)
+	long, err := connect(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer long.Rollback(ctx)
+	if _, err := long.Exec(ctx, "SELECT count(*) FROM "+other); err != nil {
+		t.Fatal(err)
+	}
+	openCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := postgres.Open(openCtx, dsn(t), &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatalf("Open while another application's transaction reads its table in the schema: %v", err)
+	}
+	s.Close()
+	var version int
+	if err := c.QueryRow(ctx, "SELECT version FROM "+pgx.Identifier{schema}.Sanitize()+".schema_version").Scan(&version); err != nil || version != postgres.SchemaVersion {
+		t.Errorf("schema version after Open = %d, %v; want %d", version, err, postgres.SchemaVersion)
+	}
+}
+
+// TestUpgradeLockWaitBounded: an upgrade waits at most half a second for
+// the locks of all its tables together, not for each table. Behind a
+// transaction on job_counts and one on the job table, which end 450 ms
+// and 1350 ms after the upgrade began to wait, it gives up after half a
+// second (a wait of half a second for each table would take 950 ms, holding
+// the tables already locked all along), so that a read of
+// the collections table, which it locked first, queues no longer than
+// that; it upgrades at a later try.
+func TestUpgradeLockWaitBounded(t *testing.T) {
+	schema, _, c := schemaToUpgrade(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	var txs []pgx.Tx
+	for _, table := range []string{"job_counts", "jobs"} {
+		tx, err := connect(t).Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, "SELECT count(*) FROM "+q+"."+table); err != nil {
+			t.Fatal(err)
+		}
+		txs = append(txs, tx)
+	}
+	opened := openAside(t, schema)
+	for waiting := 0; waiting == 0; {
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE relation IN ($1::regclass, $2::regclass) AND mode = 'AccessExclusiveLock' AND NOT granted",
+			q+".jobs", q+".job_counts").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		time.Sleep(450 * time.Millisecond)
+		txs[0].Commit(ctx) // job_counts
+		time.Sleep(900 * time.Millisecond)
+		txs[1].Commit(ctx) // jobs
+	}()
+	defer func() { <-committed }() // before the transactions' Rollback
+	start := time.Now()
+	var n int
+	if err := connect(t).QueryRow(ctx, "SELECT count(*) FROM "+q+".collections").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited > 750*time.Millisecond {
+		t.Errorf("a read of the collections table waited %v behind the upgrade, want at most about half a second", waited)
+	}
+	if err := <-opened; err != nil {
+		t.Errorf("Open after the transactions ended: %v", err)
+	}
+}
+
+// openAside opens a store over schema and closes it in a goroutine of its
+// own; the channel returned receives Open's error.
+func openAside(t *testing.T, schema string) <-chan error {
+	opened := make(chan error, 1)
+	d := dsn(t)
+	go func() {
+		s, err := postgres.Open(ctx, d, &postgres.Options{Schema: schema})
+		if err == nil {
+			s.Close()
+		}
+		opened <- err
+	}()
+	return opened
 }

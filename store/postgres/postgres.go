@@ -72,12 +72,16 @@
 // the binary, under an advisory lock so that processes starting together
 // migrate once; table schema_version holds the version reached. A schema
 // written by a newer build is refused with a [*NewerSchemaError]. An
-// upgrade first takes the locks of all the schema's tables, waiting at
-// most half a second, since every statement on a table queues behind a
-// wait for its lock: behind a long transaction on them (a host's, a
-// Recount) it gives up, letting the claims and records of running
-// processes go on, and tries again after a pause (half a second, doubled
-// after each try up to 8 s) until ctx ends.
+// upgrade first takes the locks of jobclock's own tables (not those of
+// another application that shares the schema), waiting at most half a
+// second for all of them together, since every statement on a table
+// queues behind a wait for its lock: behind a long transaction on them (a
+// host's, a Recount) it gives up, letting the claims and records of
+// running processes go on, and tries again after a pause (half a second,
+// doubled after each try up to 8 s) until ctx ends. The store has no
+// logger, so these tries are not logged: bound the wait with ctx, and
+// the error returned when ctx ends says that the upgrade waited for its
+// tables' locks.
 //
 // # Wake-ups
 //
@@ -97,6 +101,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -356,49 +361,87 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
-// migrateLockTimeout bounds a migration's wait for the locks of the
-// schema's tables (lock_timeout); after a wait that timed out, the
-// migration tries again after migratePause, doubled after each try up to
-// migratePauseMax.
+// migrateLockWait bounds an upgrade's wait for the locks of jobclock's
+// tables, all of them together (see migrateOnce); after a wait that timed
+// out, the upgrade tries again after migratePause, doubled after each try
+// up to migratePauseMax.
 const (
-	migrateLockTimeout = 500 * time.Millisecond
-	migratePause       = 500 * time.Millisecond
-	migratePauseMax    = 8 * time.Second
+	migrateLockWait = 500 * time.Millisecond
+	migratePause    = 500 * time.Millisecond
+	migratePauseMax = 8 * time.Second
 )
 
-// migrate creates or upgrades the schema, trying again while another
-// transaction holds a table's lock (see migrateOnce) until ctx ends.
+// ownTables are the tables that the migrations create (OwnTables checks
+// it), in the order in which an upgrade locks those that exist. Another
+// application's tables in the schema are not jobclock's to lock.
+var ownTables = []string{"schema_version", "collections", "jobs", "history", "job_counts", "job_count_deltas", "limit_permits", "limit_rates"}
+
+// errLocksBusy says that an upgrade gave up waiting for the locks of
+// jobclock's tables after migrateLockWait.
+var errLocksBusy = errors.New("the locks of its tables are held by other transactions")
+
+// migrate creates or upgrades the schema, trying again while other
+// transactions hold the locks of its tables (see migrateOnce) until ctx
+// ends.
 func (s *Store) migrate(ctx context.Context) error {
 	pause := migratePause
 	for {
 		err := s.migrateOnce(ctx)
-		if !lockTimedOut(err) {
+		if !errors.Is(err, errLocksBusy) {
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("store/postgres: migrate schema %q: %w (waiting for the locks of its tables: %w)", s.schema, ctx.Err(), err)
+			return fmt.Errorf("store/postgres: migrate schema %q: %w (%w)", s.schema, ctx.Err(), err)
 		case <-time.After(pause):
 		}
 		pause = min(2*pause, migratePauseMax)
 	}
 }
 
-// lockTimedOut reports PostgreSQL's lock_not_available, which a wait
-// longer than lock_timeout raises.
-func lockTimedOut(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "55P03"
+// lockOwnTables takes the locks of jobclock's tables among tables (those
+// of the schema) in ACCESS EXCLUSIVE mode, in one LOCK TABLE statement in
+// the order of ownTables, waiting at most migrateLockWait for all of them
+// together: a transaction-local statement_timeout around the statement,
+// restored after it. lock_timeout would bound the wait for each table
+// instead, holding those taken while it waits for the next; LOCK TABLE
+// NOWAIT would never queue, and under a steady stream of claims (each
+// holding the job table's lock for a few milliseconds) would seldom find
+// every lock free. A wait that timed out returns errLocksBusy.
+func (s *Store) lockOwnTables(ctx context.Context, tx pgx.Tx, tables []string) error {
+	var names []string
+	for _, t := range ownTables {
+		if slices.Contains(tables, t) {
+			names = append(names, pgx.Identifier{s.schema, t}.Sanitize())
+		}
+	}
+	var was string
+	if err := tx.QueryRow(ctx, "SELECT current_setting('statement_timeout')").Scan(&was); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", fmt.Sprintf("%dms", migrateLockWait.Milliseconds())); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(names, ", ")+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "57014" && ctx.Err() == nil { // query_canceled: the statement_timeout
+			return fmt.Errorf("store/postgres: upgrade schema %q: %w (waited %v)", s.schema, errLocksBusy, migrateLockWait)
+		}
+		return err
+	}
+	_, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", was)
+	return err
 }
 
 // migrateOnce creates or upgrades the schema in one transaction, under an
-// advisory lock. An upgrade first takes every table of the schema in
-// ACCESS EXCLUSIVE mode, which the migrations would take one at a time
-// (most alter the job table), waiting at most migrateLockTimeout: while
-// it waits, every statement of other processes on those tables queues
-// behind it, so behind a long transaction it gives up (lock_not_available)
-// rather than hold up every claim until that transaction ends, and it
-// gives up before doing any work, which a try again would repeat.
+// advisory lock. An upgrade first takes the locks of jobclock's tables
+// (lockOwnTables), which the migrations would take one at a time (most
+// alter the job table), waiting at most migrateLockWait for all of them:
+// while it waits, every statement of other processes on those tables
+// queues behind it, so behind a long transaction it gives up
+// (errLocksBusy) rather than hold up every claim until that transaction
+// ends, and it gives up before doing any work, which a try again would
+// repeat.
 func (s *Store) migrateOnce(ctx context.Context) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobclock migrate "+s.schema); err != nil {
@@ -441,14 +484,7 @@ func (s *Store) migrateOnce(ctx context.Context) error {
 			return nil
 		}
 		if has {
-			if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", fmt.Sprintf("%dms", migrateLockTimeout.Milliseconds())); err != nil {
-				return err
-			}
-			names := make([]string, len(tables))
-			for i, t := range tables {
-				names[i] = pgx.Identifier{s.schema, t}.Sanitize()
-			}
-			if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(names, ", ")+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+			if err := s.lockOwnTables(ctx, tx, tables); err != nil {
 				return err
 			}
 		}
