@@ -1582,3 +1582,46 @@ func TestClaimAnsweredLateIsGivenBack(t *testing.T) {
 		})
 	}
 }
+
+// TestTakeoverReportedWhenItWaitsForALimit: b claims a job whose lease x
+// let expire, and its step cannot read the collection's limits, so the
+// occurrence waits for them: the step records the job, which releases
+// the lease, and the claim that later runs the occurrence has no lease to
+// take over. The takeover is reported once, when the record is written.
+func TestTakeoverReportedWhenItWaitsForALimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		mem := memory.New()
+		st := &collectionsDown{Store: mem}
+		obs := &tookOver{}
+		var runs atomic.Int64
+		cfg := scheduler.Config{Executors: countingRegistry(&runs), LeaseDuration: time.Minute, Logger: slog.New(slog.DiscardHandler)}
+		admin := instances(t, mem, cfg, "admin")[0]
+		putLimits(t, admin, scheduler.Limit{Key: scheduler.LimitCollection, MaxConcurrent: 1})
+		due := time.Now().Add(time.Hour).Truncate(time.Second)
+		// Instance x claimed the job and died; its lease ends a second
+		// after the due instant.
+		putClaimed(t, admin, mem, "x", due, due.Add(time.Second))
+		cfg.InstanceID, cfg.Observer = "b", obs
+		b, err := scheduler.New(st, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.down.Store(true)
+		if err := b.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer b.Stop(ctx)
+		time.Sleep(time.Until(due.Add(5 * time.Second)))
+		synctest.Wait()
+		if n, took := runs.Load(), obs.n.Load(); n != 0 || took != 1 {
+			t.Errorf("after b took the job over and it waits for its limits: %d runs, %d takeovers reported; want 0 and 1", n, took)
+		}
+		st.down.Store(false)
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if n, took := runs.Load(), obs.n.Load(); n != 1 || took != 1 {
+			t.Errorf("after b ran the job: %d runs, %d takeovers reported; want 1 and 1", n, took)
+		}
+	})
+}

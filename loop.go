@@ -297,6 +297,11 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		if err == nil {
 			s.emit(r.Job, hist)
 			s.missed(miss, false)
+			if !detached {
+				// The record released the lease this claim took over:
+				// the claim that later starts the job takes over none.
+				s.tookOver(r, &run, &info)
+			}
 			if detached && execCtx.Err() != nil {
 				// Stop returned during the write: the occurrence's
 				// claim is written, and another instance takes it
@@ -379,9 +384,12 @@ func (s *Scheduler) tookOverRun(run *Occurrence, prev []Run, info *attemptInfo) 
 // tookOver reports, as the attempt of occurrence o of r starts, that its
 // claim took over info.prevOwner's expired lease of the job (or claim of
 // the occurrence's run, see Run): to Config.Observer (TookOver) and the
-// log. A claim that starts no attempt (it has only bookkeeping to record,
-// is given back at Stop, or loses a race with a write) reports nothing:
-// given back, its takeover is reported by the claim that starts the job.
+// log. A claim whose step only records bookkeeping (the occurrence waits
+// for a limit, say) reports it once that record is written, which
+// releases the lease, so that the claim that later starts the job takes
+// over none. A claim given back (at Stop) or that loses a race with a
+// write reports nothing: given back, its takeover is reported by the
+// claim that starts the job.
 func (s *Scheduler) tookOver(r *JobRecord, o *Occurrence, info *attemptInfo) {
 	prev := info.prevOwner
 	if prev == "" {

@@ -48,12 +48,16 @@ type Observer interface {
 	// again an attempt of an occurrence that runs beside others ([Run])
 	// whose claim another instance held and let expire: once per
 	// takeover, just before StartAttempt. A claim that takes over a
-	// lease but starts no attempt reports nothing: the step had only
-	// bookkeeping to record, a write won over the claim, or Stop gave
-	// the claim back (putting back the expired lease, so that the claim
-	// that then starts the job reports the takeover; over a store that is
-	// not an [AheadClaimer] Stop releases the lease instead, and the
-	// takeover goes unreported).
+	// lease and whose step only records bookkeeping (the occurrence
+	// waits for a limit, say) reports the takeover once
+	// that record is written, with no StartAttempt: the record releases
+	// the lease, and the claim that later starts the job takes over none.
+	// A claim that takes over a lease and then neither starts an attempt
+	// nor writes its record reports nothing: a write won over the claim,
+	// or Stop gave the claim back (putting back the expired lease, so
+	// that the claim that then starts the job reports the takeover; over
+	// a store that is not an [AheadClaimer] Stop releases the lease
+	// instead, and the takeover goes unreported).
 	TookOver(t Takeover)
 	// StoreCalled is called after each store call of the run loop.
 	StoreCalled(c StoreCall)
