@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -67,13 +68,21 @@ func TestCalendarChangeReplans(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, scheduler.Config{})
+				gate := &claimGate{Store: e.store}
+				e.over(gate)
 				e.putCalendar("cal", tt.before)
 				e.start()
 				e.put("j", jobJSON(e.t0.Add(day), tt.recurrence))
 				time.Sleep(tt.change)
 				synctest.Wait()
+				// The change wakes the loop, which would at once run an
+				// occurrence moved into the past and plan the next: it
+				// waits to claim until the change's instant is read.
+				gate.hold()
 				e.putCalendar("cal", tt.after)
+				synctest.Wait()
 				got, err := e.s.GetJob(context.Background(), "c", "j")
+				gate.open()
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -95,6 +104,47 @@ func TestCalendarChangeReplans(t *testing.T) {
 			})
 		})
 	}
+}
+
+// claimGate is a memory store whose claims wait while it is held.
+type claimGate struct {
+	*memory.Store
+	mu     sync.Mutex
+	closed chan struct{} // nil: open
+}
+
+func (g *claimGate) hold() {
+	g.mu.Lock()
+	g.closed = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *claimGate) open() {
+	g.mu.Lock()
+	close(g.closed)
+	g.closed = nil
+	g.mu.Unlock()
+}
+
+// wait waits until the gate is open; a channel, so that synctest sees a
+// claim that waits as durably blocked.
+func (g *claimGate) wait() {
+	g.mu.Lock()
+	c := g.closed
+	g.mu.Unlock()
+	if c != nil {
+		<-c
+	}
+}
+
+func (g *claimGate) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	g.wait()
+	return g.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
+}
+
+func (g *claimGate) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	g.wait()
+	return g.Store.ClaimDueBy(ctx, c)
 }
 
 // TestCalendarChangeTwoInstances: two Schedulers over one SQLite store,
