@@ -312,7 +312,8 @@ func (s *Scheduler) dropWritten() (drop []*JobRecord, wrote bool) {
 }
 
 // giveBackWritten gives back the claims dropWritten took, and those
-// startHeld found kept past their leases, within giveBackTimeout: the
+// startHeld found with too little lease left to start (kept past their
+// leases, or claimed by a claim answered late), within giveBackTimeout: the
 // loop starts nothing meanwhile, and the other claims it holds must keep
 // enough of their leases to start (see startHeld). A claim not given back
 // in time stays leased until its lease expires; nothing runs it
