@@ -1029,6 +1029,18 @@ func (c *cutShort) GiveBack(ctx context.Context, owner string, claims []*schedul
 	return c.Store.GiveBack(ctx, owner, claims)
 }
 
+// overCutShort puts a cutShort over e's store under its Scheduler, seen
+// through plainStore (not an AheadClaimer) when plain is set.
+func (e *env) overCutShort(plain bool) *cutShort {
+	st := &cutShort{Store: e.store, release: make(chan struct{})}
+	if plain {
+		e.over(plainStore{st})
+	} else {
+		e.over(st)
+	}
+	return st
+}
+
 // TestStopDuringClaim: Stop while the loop's claim, or its give-back of a
 // claim held on a job written meanwhile, is under way does not cut that
 // store call short, so no job stays leased to the stopped instance, to
@@ -1050,12 +1062,7 @@ func TestStopDuringClaim(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead})
-				st := &cutShort{Store: e.store, release: make(chan struct{})}
-				if tt.plain {
-					e.over(plainStore{st})
-				} else {
-					e.over(st)
-				}
+				st := e.overCutShort(tt.plain)
 				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
 				e.put("j", oneTimeAt(due))
 				e.start()
@@ -1183,12 +1190,7 @@ func TestStopEndsBeforeClaim(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead, LeaseDuration: time.Minute})
-				st := &cutShort{Store: e.store, release: make(chan struct{})}
-				if tt.plain {
-					e.over(plainStore{st})
-				} else {
-					e.over(st)
-				}
+				st := e.overCutShort(tt.plain)
 				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
 				e.put("j", oneTimeAt(due))
 				e.start()
