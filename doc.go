@@ -935,7 +935,9 @@
 //     store) wins the same way on PostgreSQL: its notification ([Notifier])
 //     makes every instance give back all the claims it holds, a few
 //     milliseconds after the commit (a notification that fails, the
-//     connection lost, is sent again until it goes through). Only PutJob and collection writes
+//     connection lost, is sent again until it goes through, and logged
+//     to postgres.Options.Logger once when the sends start failing and
+//     once when one goes through). Only PutJob and collection writes
 //     notify, not deletes: a job deleted through another instance within
 //     ClaimAhead of its due instant may still run once, its outcome then
 //     dropped, as for an attempt in flight when the job is deleted. On a

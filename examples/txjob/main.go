@@ -96,6 +96,9 @@ func (a *app) setup(ctx context.Context, schema string) error {
 		id text PRIMARY KEY, customer text NOT NULL, total_cents bigint NOT NULL, followed_up boolean NOT NULL DEFAULT false)`); err != nil {
 		return err
 	}
+	// The store logs (a failed wake-up notification, an upgrade waiting
+	// for its tables) to Options.Logger, slog.Default() when nil as for
+	// the Scheduler's Config.Logger.
 	st, err := postgres.New(ctx, a.pool, &postgres.Options{Schema: schema + "_jobs"})
 	if err != nil {
 		return err

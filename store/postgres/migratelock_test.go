@@ -2,12 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/postgres"
 )
 
@@ -29,7 +31,7 @@ func TestMigrateBehindLongTransaction(t *testing.T) {
 	if _, err := long.Exec(ctx, "SELECT count(*) FROM "+q+".jobs"); err != nil {
 		t.Fatal(err)
 	}
-	opened := openAside(t, schema)
+	opened := openAside(t, &postgres.Options{Schema: schema})
 	// Wait until the upgrade waits for the job table's lock.
 	for waiting := 0; waiting == 0; {
 		err := c.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE relation = $1::regclass AND mode = 'AccessExclusiveLock' AND NOT granted",
@@ -170,7 +172,7 @@ func TestUpgradeLockWaitBounded(t *testing.T) {
 		}
 		txs = append(txs, tx)
 	}
-	opened := openAside(t, schema)
+	opened := openAside(t, &postgres.Options{Schema: schema})
 	for waiting := 0; waiting == 0; {
 		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE relation IN ($1::regclass, $2::regclass) AND mode = 'AccessExclusiveLock' AND NOT granted",
 			q+".jobs", q+".job_counts").Scan(&waiting); err != nil {
@@ -200,17 +202,59 @@ func TestUpgradeLockWaitBounded(t *testing.T) {
 	}
 }
 
-// openAside opens a store over schema and closes it in a goroutine of its
+// openAside opens a store with opts and closes it in a goroutine of its
 // own; the channel returned receives Open's error.
-func openAside(t *testing.T, schema string) <-chan error {
+func openAside(t *testing.T, opts *postgres.Options) <-chan error {
 	opened := make(chan error, 1)
 	d := dsn(t)
 	go func() {
-		s, err := postgres.Open(ctx, d, &postgres.Options{Schema: schema})
+		s, err := postgres.Open(ctx, d, opts)
 		if err == nil {
 			s.Close()
 		}
 		opened <- err
 	}()
 	return opened
+}
+
+// TestUpgradeWaitLogged: an upgrade that gives up waiting for its tables'
+// locks behind a long transaction logs each try as a warning, with how
+// long it has waited so far and when it tries again, and logs the upgrade
+// done at a later try as info.
+func TestUpgradeWaitLogged(t *testing.T) {
+	schema, _, _ := schemaToUpgrade(t)
+	long, err := connect(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer long.Rollback(ctx)
+	if _, err := long.Exec(ctx, "SELECT count(*) FROM "+pgx.Identifier{schema}.Sanitize()+".jobs"); err != nil {
+		t.Fatal(err)
+	}
+	var log syncbuf.Buffer
+	opened := openAside(t, &postgres.Options{Schema: schema, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
+	const waiting = "upgrade the schema: other transactions hold the locks of its tables; it lets them go on and tries again"
+	waitLogged(t, &log, waiting, 2)
+	if err := long.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("Open after the transaction ended: %v", err)
+	}
+	tries := logged(t, &log, waiting)
+	for i, r := range tries {
+		// One wait of half a second per try, and a pause of half a
+		// second (doubled after each try) between tries.
+		least := time.Duration(i+1)*500*time.Millisecond + time.Duration(1<<i-1)*500*time.Millisecond
+		waited, ok := r["waited"].(float64)
+		if r["level"] != "WARN" || r["schema"] != schema || r["store"] != "postgres" || r["tries"] != float64(i+1) || !ok || time.Duration(waited) < least ||
+			r["next_try_in"] != float64(time.Duration(500<<i)*time.Millisecond) {
+			t.Errorf("try %d logged as %v, want level WARN, schema %s, store postgres, tries %d, waited at least %v, next_try_in %v",
+				i+1, r, schema, i+1, least, time.Duration(500<<i)*time.Millisecond)
+		}
+	}
+	done := logged(t, &log, "upgraded the schema after waiting for the locks of its tables")
+	if len(done) != 1 || done[0]["level"] != "INFO" || done[0]["tries"] != float64(len(tries)+1) || done[0]["waited"] == nil {
+		t.Errorf("the upgrade done logged as %v, want one record at level INFO with tries %d and waited", done, len(tries)+1)
+	}
 }

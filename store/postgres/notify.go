@@ -118,16 +118,21 @@ func written(payload string) []scheduler.Written {
 // (from 10 ms, doubling up to a second) until it succeeds or the store
 // is closed (then once more): a listener that missed it would keep the
 // claims it holds ahead on the jobs written, and could run an old
-// definition at the old instant.
+// definition at the old instant. The first failure of a streak is logged
+// as a warning, and so is the send that ends it (with how long and how
+// many times the sends failed), not each retry.
 func (s *Store) notifier() {
 	defer s.wg.Done()
 	const firstRetry, maxRetry = 10 * time.Millisecond, time.Second
-	var backoff time.Duration // 0: nothing failed to be sent
+	var backoff time.Duration  // 0: nothing failed to be sent
+	var failed int             // sends failed in a row
+	var failingSince time.Time // the first one's
 	for {
 		wakes, retry := s.wakes, (<-chan time.Time)(nil)
 		if backoff > 0 {
 			wakes, retry = nil, time.After(backoff) // the writes meanwhile go with the retry
 		}
+		closing := false
 		select {
 		case <-wakes:
 		case <-retry:
@@ -139,33 +144,47 @@ func (s *Store) notifier() {
 					return
 				}
 			}
-			s.sendWoken()
-			return
+			closing = true
 		}
-		if s.sendWoken() {
-			backoff = 0
-		} else {
+		err := s.sendWoken()
+		switch {
+		case err != nil && closing:
+			s.log.Warn("send a wake-up notification as the store closes: it failed; the listeners find the writes at their next poll",
+				"channel", s.channel, "err", err)
+		case err != nil:
+			if failed == 0 {
+				s.log.Warn("send a wake-up notification: it failed; sending it again until it goes through",
+					"channel", s.channel, "err", err)
+				failingSince = time.Now()
+			}
+			failed++
 			backoff = min(max(2*backoff, firstRetry), maxRetry)
+		case failed > 0:
+			s.log.Warn("a wake-up notification went through again", "channel", s.channel,
+				"failing_for", time.Since(failingSince).Round(time.Millisecond), "failed_sends", failed)
+			failed, backoff = 0, 0
+		}
+		if closing {
+			return
 		}
 	}
 }
 
 // sendWoken sends a notification of what the writes that asked for one
-// wrote (see payload), if any did, and reports whether it was sent (or
-// needed not be); what a notification that failed named is pending
-// again.
-func (s *Store) sendWoken() bool {
+// wrote (see payload), if any did, and returns the error of a send that
+// failed, after which what it named is pending again.
+func (s *Store) sendWoken() error {
 	p, ok := s.woke.payload()
 	if !ok {
-		return true
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, p); err != nil {
 		s.woke.putBack(p)
-		return false
+		return err
 	}
-	return true
+	return nil
 }
 
 // Notify returns a channel that receives a value soon after a PutJob or a

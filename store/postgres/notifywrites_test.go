@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/postgres"
 )
 
@@ -209,7 +210,9 @@ func (c *cutNotify) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndD
 // TestNotifyWritesAfterLostConnection: the notification of a PutJob is
 // sent over a connection that is lost (its server process terminated),
 // twice: it is sent again until it goes through, and still names the
-// job, with a job written meanwhile.
+// job. The store's log says so once when the sends start failing and once
+// when one goes through, with the number of failed sends, not at each
+// retry; a second streak (one lost connection) is logged the same way.
 func TestNotifyWritesAfterLostConnection(t *testing.T) {
 	schema := newSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -225,7 +228,8 @@ func TestNotifyWritesAfterLostConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	writer, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+	var log syncbuf.Buffer
+	writer, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,26 +242,40 @@ func TestNotifyWritesAfterLostConnection(t *testing.T) {
 	if err := writer.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
 		t.Fatal(err)
 	}
-	cut.mu.Lock()
-	cut.cuts = 2
-	cut.mu.Unlock()
-	rec := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}}}}
-	if err := writer.PutJob(ctx, rec); err != nil {
-		t.Fatal(err)
-	}
-	var got []scheduler.Written
-	deadline := time.After(10 * time.Second)
-	for !slices.Contains(got, scheduler.Written{Collection: "c", Name: "j"}) {
-		select {
-		case ws := <-ch:
-			got = append(got, ws...)
-		case <-deadline:
-			t.Fatalf("no notification of the job's put after lost connections (got %v)", got)
+	const failed, wentThrough = "send a wake-up notification: it failed; sending it again until it goes through", "a wake-up notification went through again"
+	for streak, cuts := range []int{2, 1} {
+		cut.mu.Lock()
+		cut.cuts = cuts
+		cut.mu.Unlock()
+		name := fmt.Sprintf("j%d", streak)
+		rec := &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}}}}
+		if err := writer.PutJob(ctx, rec); err != nil {
+			t.Fatal(err)
 		}
-	}
-	cut.mu.Lock()
-	defer cut.mu.Unlock()
-	if cut.cuts != 0 {
-		t.Errorf("%d connections left to cut, want 0: the notification was not sent over them", cut.cuts)
+		var got []scheduler.Written
+		deadline := time.After(10 * time.Second)
+		for !slices.Contains(got, scheduler.Written{Collection: "c", Name: name}) {
+			select {
+			case ws := <-ch:
+				got = append(got, ws...)
+			case <-deadline:
+				t.Fatalf("no notification of job %s's put after lost connections (got %v)", name, got)
+			}
+		}
+		cut.mu.Lock()
+		if cut.cuts != 0 {
+			t.Errorf("%d connections left to cut, want 0: the notification was not sent over them", cut.cuts)
+		}
+		cut.mu.Unlock()
+		// The send that went through is logged after it.
+		ends := waitLogged(t, &log, wentThrough, streak+1)
+		if fails := logged(t, &log, failed); len(fails) != streak+1 {
+			t.Fatalf("after streak %d: %d warnings %q, want %d: once per streak (log:\n%s)", streak+1, len(fails), failed, streak+1, log.String())
+		} else if f := fails[streak]; f["level"] != "WARN" || f["err"] == nil || f["channel"] != "jobclock:"+schema || f["store"] != "postgres" {
+			t.Errorf("warning of streak %d = %v, want level WARN, err, channel jobclock:%s and store postgres", streak+1, f, schema)
+		}
+		if e := ends[streak]; e["level"] != "WARN" || e["failed_sends"] != float64(cuts) || e["failing_for"] == nil {
+			t.Errorf("end of streak %d logged as %v, want level WARN, failed_sends %d and failing_for", streak+1, e, cuts)
+		}
 	}
 }

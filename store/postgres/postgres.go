@@ -78,15 +78,18 @@
 // queues behind a wait for its lock: behind a long transaction on them (a
 // host's, a Recount) it gives up, letting the claims and records of
 // running processes go on, and tries again after a pause (half a second,
-// doubled after each try up to 8 s) until ctx ends. The store has no
-// logger, so these tries are not logged: bound the wait with ctx, and
-// the error returned when ctx ends says that the upgrade waited for its
-// tables' locks.
+// doubled after each try up to 8 s) until ctx ends. Each try that gives
+// up is logged (Options.Logger) as a warning with how long the upgrade
+// has waited; bound the wait with ctx, and the error returned when ctx
+// ends says that the upgrade waited for its tables' locks.
 //
 // # Wake-ups
 //
 // A write through PutJob or PutCollection sends a notification on a
-// channel named after the schema. [Store.Notify] returns a Go channel that
+// channel named after the schema, after it commits; one that fails (a
+// lost connection) is sent again until it goes through, and logged as a
+// warning once when the sends start failing and once when one goes
+// through (Options.Logger). [Store.Notify] returns a Go channel that
 // receives a value when another process (or this one) sent one, so a
 // scheduler can look for due work at once instead of at its next poll. It
 // is an optional capability, found by type assertion:
@@ -101,6 +104,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -163,6 +167,12 @@ type Options struct {
 	// DefaultEngineConns (2); a negative value reserves none, and the
 	// scheduler's work shares the main pool.
 	EngineConns int
+	// Logger receives the store's log: a wake-up notification that
+	// failed and is sent again (once when the sends start failing, once
+	// when one goes through), and an upgrade that waits for the locks of
+	// its tables (each try, with how long it has waited). Nil means
+	// slog.Default(), as for the Scheduler's Config.Logger.
+	Logger *slog.Logger
 }
 
 // Store is a [scheduler.Store] in PostgreSQL. Create one with [Open] or
@@ -175,6 +185,7 @@ type Store struct {
 	schema  string
 	channel string // notification channel
 	repl    *strings.Replacer
+	log     *slog.Logger
 
 	// hook, when set by tests, runs before each step of a multi-statement
 	// transaction.
@@ -242,6 +253,9 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	if o.EngineConns == 0 {
 		o.EngineConns = DefaultEngineConns
 	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	engine := pool
 	if o.EngineConns > 0 {
 		cfg := pool.Config()
@@ -257,6 +271,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	s := &Store{
 		pool: pool, engine: engine, schema: o.Schema, channel: "jobclock:" + o.Schema,
 		repl:     strings.NewReplacer("{s}.", q+"."),
+		log:      o.Logger.With("store", "postgres"),
 		closedCh: make(chan struct{}),
 		wakes:    make(chan struct{}, 1),
 	}
@@ -382,14 +397,22 @@ var errLocksBusy = errors.New("the locks of its tables are held by other transac
 
 // migrate creates or upgrades the schema, trying again while other
 // transactions hold the locks of its tables (see migrateOnce) until ctx
-// ends.
+// ends. Each try that gives up is logged as a warning with how long the
+// upgrade has waited, and an upgrade done after such tries as info.
 func (s *Store) migrate(ctx context.Context) error {
+	start := time.Now()
 	pause := migratePause
-	for {
+	for tries := 1; ; tries++ {
 		err := s.migrateOnce(ctx)
+		waited := time.Since(start).Round(time.Millisecond)
 		if !errors.Is(err, errLocksBusy) {
+			if err == nil && tries > 1 {
+				s.log.Info("upgraded the schema after waiting for the locks of its tables", "schema", s.schema, "waited", waited, "tries", tries)
+			}
 			return err
 		}
+		s.log.Warn("upgrade the schema: other transactions hold the locks of its tables; it lets them go on and tries again",
+			"schema", s.schema, "waited", waited, "tries", tries, "next_try_in", pause)
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("store/postgres: migrate schema %q: %w (%w)", s.schema, ctx.Err(), err)
