@@ -1212,7 +1212,8 @@
 // driver's DSN) and keep them short, and set temp_store to memory
 // (_pragma=temp_store(2)), without which the puts of a long transaction
 // cost more once one of them has journaled more than 64 KiB of pages
-// (see store/sqlite's Store.InTx). A Store with transactions implements
+// (see store/sqlite's Store.InTx, which logs a warning once when a
+// transaction runs without it). A Store with transactions implements
 // the optional [Transactional] interface.
 //
 // # Observing

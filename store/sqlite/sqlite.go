@@ -50,9 +50,11 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -113,6 +115,11 @@ type Options struct {
 	// MaxReaders is the most connections used for reads at once by
 	// Open. Defaults to 4. New leaves the host's pool settings alone.
 	MaxReaders int
+	// Logger receives the store's log: a warning, once, when a host's
+	// transaction given to InTx keeps SQLite's temporary files on disk
+	// (see Store.InTx). Nil means slog.Default(), as for the Scheduler's
+	// Config.Logger.
+	Logger *slog.Logger
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -140,6 +147,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if d.MaxReaders < 0 {
 		return d, errors.New("store/sqlite: Options.MaxReaders is negative")
 	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
 	return d, nil
 }
 
@@ -161,6 +171,10 @@ type Store struct {
 	stmts      map[string]*sql.Stmt
 	reads      sync.Map // statement -> *sql.Stmt on db; see readConn
 	host       hostTx   // the last host's transaction InTx was given, while it lives
+	log        *slog.Logger
+	// tempStoreWarned is set once InTx warned of a host's connection
+	// whose temp_store is not MEMORY; see checkTempStore.
+	tempStoreWarned atomic.Bool
 
 	d *sqlstore.Dialect // the operations shared with store/postgres
 
@@ -218,7 +232,7 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 }
 
 func newStore(ctx context.Context, db *sql.DB, name string, o Options) (*Store, error) {
-	s := &Store{db: db, name: name, opts: o, stmts: make(map[string]*sql.Stmt), d: &sqlstore.Dialect{Name: "store/sqlite", JSONAgg: "json_group_array", Unique: uniqueViolation},
+	s := &Store{db: db, name: name, opts: o, log: o.Logger.With("store", "sqlite"), stmts: make(map[string]*sql.Stmt), d: &sqlstore.Dialect{Name: "store/sqlite", JSONAgg: "json_group_array", Unique: uniqueViolation},
 		reqs: make(chan *writeReq), first: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.connect(ctx); err != nil {
 		return nil, s.openError(err)

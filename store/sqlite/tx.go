@@ -35,7 +35,10 @@ var _ scheduler.Transactional = (*Store)(nil)
 // (as one of the puts does after a few thousand in one transaction), every
 // later statement of the transaction writes its journal to the file, a few
 // system calls per put, and the puts after it cost 15–30 µs more each.
-// SQLite reads the setting when the transaction begins to write:
+// SQLite reads the setting when the transaction begins to write, so the
+// Store does not set it on the host's connection (it would take effect
+// only at that connection's next transaction); it logs a warning
+// (Options.Logger), once, when a transaction it is given runs without it:
 //
 //	db, err := sql.Open("sqlite", "app.db?_txlock=immediate&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=temp_store(2)")
 //
@@ -84,12 +87,39 @@ func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 		return nil, fmt.Errorf("store/sqlite: take the write lock in the host's transaction "+
 			"(is it on the store's database, begun with BEGIN IMMEDIATE, for example with _txlock=immediate in the DSN?): %w", err)
 	}
+	s.checkTempStore(ctx, t)
 	c := &txConn{tx: t, host: &s.host, stmts: make(map[string]*sql.Stmt)}
 	view = &sqlstore.TxView{D: s.d, C: c}
 	s.host.mu.Lock()
 	s.host.conn, s.host.view = c, view
 	s.host.mu.Unlock()
 	return view, nil
+}
+
+// checkTempStore logs a warning, once per Store, when the host's
+// transaction t runs on a connection whose temp_store is not MEMORY (2,
+// the only value that keeps temporary files in memory in the driver's
+// build), so that a long transaction's statement journal goes to a
+// temporary file (see InTx). Until it has warned, it checks each
+// transaction InTx is given first (one PRAGMA), as the connections of the
+// host's pool need not agree. It does not set temp_store itself: SQLite
+// reads the setting when a transaction begins to write, so that setting
+// it here would mend only the connection's later transactions, and the
+// setting is the host's, for all its work on the connection. A check that
+// fails is skipped: the writes that follow report what went wrong.
+func (s *Store) checkTempStore(ctx context.Context, t *sql.Tx) {
+	if s.tempStoreWarned.Load() {
+		return
+	}
+	var mode int
+	if err := t.QueryRowContext(ctx, "PRAGMA temp_store").Scan(&mode); err != nil || mode == 2 {
+		return
+	}
+	if s.tempStoreWarned.CompareAndSwap(false, true) {
+		s.log.Warn("a host's transaction given to InTx keeps SQLite's statement journal in a temporary file once it outgrows 64 KiB "+
+			"(temp_store is not MEMORY on its connection), so that each put after a few thousand in one transaction costs 15–30 µs more: "+
+			"add _pragma=temp_store(2) to the DSN of the host's database", "temp_store", mode)
+	}
 }
 
 // hostTx is the last live transaction of the host's that InTx was given,

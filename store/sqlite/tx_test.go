@@ -3,7 +3,9 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/sqlite"
 	"github.com/jobclock/scheduler/store/storetest"
 )
@@ -373,3 +376,65 @@ func hostStore(t *testing.T, db *sql.DB) *sqlite.Store {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestInTxWarnsOfTempStoreOnDisk: a host's database opened without
+// temp_store(2) gets one warning in the store's log, naming the fix,
+// however many transactions InTx is given; one opened with it none.
+func TestInTxWarnsOfTempStoreOnDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		db    func(t *testing.T, path string) *sql.DB
+		warns int
+	}{
+		{name: "temp_store default", warns: 1, db: func(t *testing.T, path string) *sql.DB {
+			db, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		}},
+		{name: "temp_store(2)", warns: 0, db: func(t *testing.T, path string) *sql.DB { return hostDB(t, path) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := tc.db(t, filepath.Join(t.TempDir(), "app.db"))
+			var log syncbuf.Buffer
+			st, err := sqlite.New(ctx, db, &sqlite.Options{Logger: slog.New(slog.NewJSONHandler(&log, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for range 3 {
+				tx, err := db.BeginTx(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.InTx(ctx, tx); err != nil {
+					t.Fatal(err)
+				}
+				if err := tx.Rollback(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var warns []map[string]any
+			for line := range strings.Lines(log.String()) {
+				var r map[string]any
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatalf("log line %q: %v", line, err)
+				}
+				if r["level"] == "WARN" {
+					warns = append(warns, r)
+				}
+			}
+			if len(warns) != tc.warns {
+				t.Fatalf("%d warnings after InTx in 3 transactions, want %d (log:\n%s)", len(warns), tc.warns, log.String())
+			}
+			for _, w := range warns {
+				if msg, _ := w["msg"].(string); !strings.Contains(msg, "_pragma=temp_store(2)") || w["temp_store"] != float64(0) || w["store"] != "sqlite" {
+					t.Errorf("warning = %v, want one naming _pragma=temp_store(2), with temp_store 0 and store sqlite", w)
+				}
+			}
+		})
+	}
+}
