@@ -169,7 +169,7 @@ func resealCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	ctx := context.Background()
-	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema, 0)
+	store, closeStore, err := openStore(ctx, storeSpec{dbPath: *dbPath, dsn: *dsn, schema: *schema, log: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock reseal: %v\n", err)
 		return 1

@@ -154,7 +154,7 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 1
 	}
 	cfg.Secrets = ring
-	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema, 0)
+	store, closeStore, err := openStore(ctx, storeSpec{dbPath: *dbPath, dsn: *dsn, schema: *schema, log: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 1

@@ -221,7 +221,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	if ring == nil {
 		log.Warn("no secrets key: jobs with secrets are refused; give -key-file or set " + keyEnv)
 	}
-	store, closeStore, err := openStore(ctx, *dbPath, *dsn, *schema, *engineConns)
+	store, closeStore, err := openStore(ctx, storeSpec{dbPath: *dbPath, dsn: *dsn, schema: *schema, engineConns: *engineConns, log: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -16,22 +17,31 @@ import (
 	"github.com/jobclock/scheduler/store/sqlite"
 )
 
-// openStore opens the PostgreSQL store when dsn is set (tables in schema,
-// engineConns connections reserved for the scheduler, 0 for the default),
-// else the SQLite file at dbPath, else, when both are empty, a memory
-// store. The returned func closes the store.
-func openStore(ctx context.Context, dbPath, dsn, schema string, engineConns int) (scheduler.Store, func(), error) {
+// storeSpec says which store openStore opens.
+type storeSpec struct {
+	dbPath      string // SQLite file
+	dsn         string // PostgreSQL, first
+	schema      string // PostgreSQL schema
+	engineConns int    // PostgreSQL connections reserved for the scheduler; 0: the default
+	log         *slog.Logger
+}
+
+// openStore opens the PostgreSQL store when spec.dsn is set, else the
+// SQLite file at spec.dbPath, else, when both are empty, a memory store;
+// the SQLite and PostgreSQL stores log to spec.log. The returned func
+// closes the store.
+func openStore(ctx context.Context, spec storeSpec) (scheduler.Store, func(), error) {
 	switch {
-	case dsn != "":
-		st, err := postgres.Open(ctx, dsn, &postgres.Options{Schema: schema, EngineConns: engineConns})
+	case spec.dsn != "":
+		st, err := postgres.Open(ctx, spec.dsn, &postgres.Options{Schema: spec.schema, EngineConns: spec.engineConns, Logger: spec.log})
 		if err != nil {
 			return nil, nil, fmt.Errorf("open postgres: %w", err)
 		}
 		return st, func() { st.Close() }, nil
-	case dbPath != "":
-		st, err := sqlite.Open(ctx, dbPath, nil)
+	case spec.dbPath != "":
+		st, err := sqlite.Open(ctx, spec.dbPath, &sqlite.Options{Logger: spec.log})
 		if err != nil {
-			return nil, nil, fmt.Errorf("open %s: %w", dbPath, err)
+			return nil, nil, fmt.Errorf("open %s: %w", spec.dbPath, err)
 		}
 		return st, func() { st.Close() }, nil
 	default:
