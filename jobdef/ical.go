@@ -448,7 +448,7 @@ func (r *icalReader) expand(l *icalLine, start time.Time, limit int) ([]time.Tim
 	if err != nil {
 		return nil, failAt(l.n, "%s %q is not a recurrence rule: %v", l.name, l.value, err)
 	}
-	if why := never(opt); why != "" {
+	if why := cmp.Or(never(opt), pastSet(&rule.Options)); why != "" {
 		return nil, r.none(l, "never occurs: "+why)
 	}
 	if !start.Before(icalUntil) {
@@ -507,6 +507,66 @@ func never(opt *rrule.ROption) string {
 	}
 	return ""
 }
+
+// pastSet returns why o, the options of a rule with rrule-go's defaults
+// (RRule.Options: the month day, month or weekday a rule without them
+// takes from DTSTART), selects nothing with its BYSETPOS: every position
+// is past the most instants a period of the rule can hold, which rrule-go
+// would otherwise search for period by period to the year 9999 (the probe
+// still steps through the periods of 373 years: seconds for a minutely
+// rule). A period holds at most as many days as it has (one for DAILY
+// and finer frequencies, 7, 31 or 366), or as BYMONTHDAY, BYYEARDAY or a
+// weekly BYDAY let through, times the times of day each day has (BYHOUR,
+// BYMINUTE and BYSECOND, those the frequency does not step through, one
+// each when not given). It returns "" when a position may select an
+// instant.
+func pastSet(o *rrule.ROption) string {
+	if len(o.Bysetpos) == 0 {
+		return ""
+	}
+	days, times := 1, len1(o.Byhour)*len1(o.Byminute)*len1(o.Bysecond)
+	switch o.Freq {
+	case rrule.YEARLY:
+		days = 366
+		if len(o.Bymonthday) > 0 {
+			months := len(o.Bymonth)
+			if months == 0 {
+				months = 12
+			}
+			days = min(days, months*len(o.Bymonthday))
+		}
+	case rrule.MONTHLY:
+		days = 31
+		if len(o.Bymonthday) > 0 {
+			days = min(days, len(o.Bymonthday))
+		}
+	case rrule.WEEKLY:
+		days = 7
+		if len(o.Byweekday) > 0 {
+			days = min(days, len(o.Byweekday))
+		}
+	case rrule.HOURLY:
+		times = len1(o.Byminute) * len1(o.Bysecond)
+	case rrule.MINUTELY:
+		times = len1(o.Bysecond)
+	case rrule.SECONDLY:
+		times = 1
+	}
+	if (o.Freq == rrule.YEARLY || o.Freq == rrule.MONTHLY) && len(o.Byyearday) > 0 {
+		days = min(days, len(o.Byyearday))
+	}
+	most := days * times
+	for _, p := range o.Bysetpos {
+		if abs(p) <= most {
+			return ""
+		}
+	}
+	return fmt.Sprintf("BYSETPOS=%s selects past the most instants one of its periods holds (%d)", joinInts(o.Bysetpos), most)
+}
+
+// len1 is len(by), or 1 when by is empty: the one value rrule-go takes
+// from DTSTART.
+func len1(by []int) int { return max(len(by), 1) }
 
 // none is the problem of l, a rule without an occurrence before 2100
 // (why says so): nil when r reads a text as stored, where the rule adds

@@ -172,9 +172,13 @@ func TestCalendarICalEmptyRules(t *testing.T) {
 		{"20261201T100000Z", "FREQ=SECONDLY;INTERVAL=2;BYSECOND=1", "never occurs: its steps from DTSTART never meet its BYHOUR, BYMINUTE and BYSECOND"},
 		{"20261202T100000Z", "FREQ=MINUTELY;INTERVAL=2;BYMINUTE=1", "never occurs: its steps"},
 		{"20261203T100000Z", "FREQ=HOURLY;INTERVAL=2;BYHOUR=1", "never occurs: its steps"},
-		{"VALUE=DATE:20260101", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3", "has no occurrence before 2100 (or its UNTIL)"},
+		{"VALUE=DATE:20260101", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3", "never occurs: BYSETPOS=3 selects past the most instants one of its periods holds (2)"},
+		{"VALUE=DATE:20260101", "FREQ=YEARLY;BYMONTH=3,4;BYMONTHDAY=1,-1;BYSETPOS=5,-5", "never occurs: BYSETPOS=5,-5 selects past the most instants one of its periods holds (4)"},
+		{"20261204T100000Z", "FREQ=DAILY;BYHOUR=8,12;BYMINUTE=0,30;BYSETPOS=-5", "never occurs: BYSETPOS=-5 selects past the most instants one of its periods holds (4)"},
+		{"20261205T100000Z", "FREQ=HOURLY;BYSECOND=0,30;BYSETPOS=3", "never occurs: BYSETPOS=3 selects past the most instants one of its periods holds (2)"},
+		{"VALUE=DATE:20260101", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3;BYHOUR=1,2", "has no occurrence before 2100 (or its UNTIL)"},
 		{"VALUE=DATE:20250101", "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29", "has no occurrence before 2100"},
-		{"20260101T100000Z", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2", "has no occurrence before 2100"},
+		{"20260101T100000Z", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2", "never occurs: BYSETPOS=2 selects past the most instants one of its periods holds (1)"},
 		{"VALUE=DATE:20260101", "FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=25;UNTIL=20261101", "has no occurrence before 2100 (or its UNTIL)"},
 		{"VALUE=DATE:20260101", "FREQ=WEEKLY;BYDAY=MO;BYMONTH=3;BYYEARDAY=1", "has no occurrence before 2100"},
 	} {
@@ -191,13 +195,13 @@ func TestCalendarICalEmptyRules(t *testing.T) {
 	}
 
 	// Past 5 rules the probe finds empty, the others are not read.
-	rule := "RRULE:FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3\n"
-	text := "BEGIN:VCALENDAR\n" + strings.Repeat("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20260101\n"+rule+"END:VEVENT\n", 7) + "END:VCALENDAR"
+	rule := "RRULE:FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29\n"
+	text := "BEGIN:VCALENDAR\n" + strings.Repeat("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20250101\n"+rule+"END:VEVENT\n", 7) + "END:VCALENDAR"
 	_, err := jobdef.ParseCalendar([]byte(`{"properties": {"ical": ` + quoteJSON(text) + `}}`))
 	for _, want := range []string{
-		`line 20: RRULE "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3" has no occurrence before 2100`,
-		`line 24: RRULE "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3" is not read: the text already has 5 rules without an occurrence before 2100`,
-		`line 28: RRULE "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3" is not read`,
+		`line 20: RRULE "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29" has no occurrence before 2100`,
+		`line 24: RRULE "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29" is not read: the text already has 5 rules without an occurrence before 2100`,
+		`line 28: RRULE "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29" is not read`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseCalendar(7 empty rules) = %v, want a problem holding %q", err, want)
@@ -215,7 +219,7 @@ func TestCalendarICalStoredEmptyRules(t *testing.T) {
 	event := func(start, rules string) string {
 		return "BEGIN:VEVENT\nDTSTART;VALUE=DATE:" + start + "\n" + rules + "END:VEVENT\n"
 	}
-	empty := "RRULE:FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3\n"
+	empty := "RRULE:FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29\n" // from 2026: no leap year
 	text := "BEGIN:VCALENDAR\n" +
 		event("20260104", "") +
 		event("20260106", "RRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\n") +
@@ -286,19 +290,20 @@ func TestCalendarICalRareRules(t *testing.T) {
 }
 
 // BenchmarkCalendarICalEmptyRule reads a text of events whose rule has
-// no occurrence: one the static check sees, and the slowest kind and a
-// common kind of those only the probe sees; and the worst text, of 20
-// events of the slowest kind (the probe runs for 5 of them). rrule-go
-// alone searches each rule to the year 9999.
+// no occurrence: those the static checks see (a month day no month has; a
+// BYSETPOS past the instants of a minutely rule's periods, which the probe
+// took 20–45 ms to find), and a kind only the probe sees; and a text of
+// 20 events of that kind (the probe runs for 5 of them). rrule-go alone
+// searches each rule to the year 9999.
 func BenchmarkCalendarICalEmptyRule(b *testing.B) {
 	for _, tt := range []struct {
 		name, rule string
 		events     int
 	}{
 		{"static-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=30", 1},
-		{"probe-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2", 1},
-		{"probe-monthly", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3", 1},
-		{"probe-minutely-x20", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2", 20},
+		{"static-setpos-minutely", "FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO;BYSETPOS=2", 1},
+		{"probe-monthly", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3;BYHOUR=1,2", 1},
+		{"probe-monthly-x20", "FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3;BYHOUR=1,2", 20},
 	} {
 		event := "BEGIN:VEVENT\nDTSTART:20261201T100000Z\nDURATION:PT1H\nRRULE:" + tt.rule + "\nEND:VEVENT\n"
 		body := []byte(`{"properties": {"ical": ` + quoteJSON("BEGIN:VCALENDAR\n"+strings.Repeat(event, tt.events)+"END:VCALENDAR") + `}}`)
