@@ -1224,7 +1224,10 @@
 // retention deletes. The REST API tells its requests to an
 // httpapi.Observer the same way. Nil (the default) means nothing is
 // observed, at the cost of a nil check, and the program links no
-// telemetry library.
+// telemetry library. An Observer method that panics is recovered, as a
+// panicking executor is, and logged as an error (once for each method,
+// with its stack): the attempt goes on as if the method had returned
+// nothing (StartAttempt's context is the one it was given).
 //
 // Package telemetry (github.com/jobclock/scheduler/telemetry, a module of
 // its own) implements both with OpenTelemetry: a host that imports it opts

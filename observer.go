@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobclock/scheduler/action"
@@ -17,7 +20,11 @@ import (
 // in the package documentation. The Scheduler calls its methods from
 // several goroutines at once, and they must return quickly. What the
 // events carry is the Scheduler's: an Observer reads it during the call
-// and does not modify it.
+// and does not modify it. A method that panics is recovered and logged to
+// Config.Logger (an error the first time each method panics, with its
+// stack; debug after that), and the Scheduler goes on as if it had
+// returned nothing: the attempt whose StartAttempt or TookOver panicked
+// runs, with the context StartAttempt was given.
 type Observer interface {
 	// Attach is called by New with the Scheduler it made, and returns
 	// the func that Stop calls. In between the Observer may read the
@@ -68,6 +75,103 @@ type Observer interface {
 	// ctx carries, or empty strings: RunJob keeps them with the run it
 	// requests, whose attempts then continue the caller's trace.
 	TraceParent(ctx context.Context) (traceparent, tracestate string)
+}
+
+// guardedObserver is Config.Observer as the Scheduler calls it: a method
+// that panics is recovered, as a panicking executor is, so that a bug of
+// the Observer's never takes the engine down, and the Scheduler goes on as
+// if the method had returned nothing: the attempt whose StartAttempt
+// panicked runs with the context StartAttempt was given, an Attach that
+// panicked leaves nothing for Stop to detach, a TraceParent that panicked
+// returns empty strings. The first panic of each method is logged as an
+// error with its stack, the later ones at debug level.
+type guardedObserver struct {
+	obs      Observer
+	log      *slog.Logger
+	panicked [len(observerMethods)]atomic.Bool
+}
+
+// observerMethods name the methods of an Observer, and the func Attach
+// returns, by their index in guardedObserver.panicked.
+var observerMethods = [...]string{"Attach", "detach", "StartAttempt", "EndAttempt", "HistoryStored", "Missed", "TookOver", "StoreCalled", "Pruned", "TraceParent"}
+
+const (
+	obsAttach = iota
+	obsDetach
+	obsStartAttempt
+	obsEndAttempt
+	obsHistoryStored
+	obsMissed
+	obsTookOver
+	obsStoreCalled
+	obsPruned
+	obsTraceParent
+)
+
+// recovered, deferred by a method of g, recovers a panic of the Observer's
+// method m and logs it.
+func (g *guardedObserver) recovered(m int) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if g.panicked[m].CompareAndSwap(false, true) {
+		g.log.Error("the Observer (Config.Observer) panicked; the scheduler goes on as if the call returned nothing",
+			"method", observerMethods[m], "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		return
+	}
+	g.log.Debug("the Observer (Config.Observer) panicked again", "method", observerMethods[m], "panic", fmt.Sprint(v))
+}
+
+func (g *guardedObserver) Attach(s *Scheduler) (detach func()) {
+	detach = func() {}
+	defer g.recovered(obsAttach)
+	d := g.obs.Attach(s)
+	return func() {
+		defer g.recovered(obsDetach)
+		d()
+	}
+}
+
+func (g *guardedObserver) StartAttempt(ctx context.Context, a Attempt) (actx context.Context) {
+	actx = ctx
+	defer g.recovered(obsStartAttempt)
+	return g.obs.StartAttempt(ctx, a)
+}
+
+func (g *guardedObserver) EndAttempt(ctx context.Context, e AttemptEnd) {
+	defer g.recovered(obsEndAttempt)
+	g.obs.EndAttempt(ctx, e)
+}
+
+func (g *guardedObserver) HistoryStored(h StoredHistory) {
+	defer g.recovered(obsHistoryStored)
+	g.obs.HistoryStored(h)
+}
+
+func (g *guardedObserver) Missed(m Misfire) {
+	defer g.recovered(obsMissed)
+	g.obs.Missed(m)
+}
+
+func (g *guardedObserver) TookOver(t Takeover) {
+	defer g.recovered(obsTookOver)
+	g.obs.TookOver(t)
+}
+
+func (g *guardedObserver) StoreCalled(c StoreCall) {
+	defer g.recovered(obsStoreCalled)
+	g.obs.StoreCalled(c)
+}
+
+func (g *guardedObserver) Pruned(n int) {
+	defer g.recovered(obsPruned)
+	g.obs.Pruned(n)
+}
+
+func (g *guardedObserver) TraceParent(ctx context.Context) (traceparent, tracestate string) {
+	defer g.recovered(obsTraceParent)
+	return g.obs.TraceParent(ctx)
 }
 
 // Attempt describes an attempt as it starts, for [Observer.StartAttempt].

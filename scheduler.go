@@ -387,10 +387,14 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	log := slog.New(tracectx.LogHandler(c.Logger.Handler()))
+	if c.Observer != nil {
+		c.Observer = &guardedObserver{obs: c.Observer, log: log}
+	}
 	s := &Scheduler{
 		store: store,
 		cfg:   c,
-		log:   slog.New(tracectx.LogHandler(c.Logger.Handler())),
+		log:   log,
 		wake:  make(chan struct{}, 1),
 	}
 	s.httpExec = httpaction.New(&httpaction.Options{Timeout: c.ActionTimeout})
