@@ -194,7 +194,8 @@ func (s *Store) sendWoken() error {
 // channel has a capacity of one and a value stands for "one or more
 // writes". The listener holds one connection of its own, taken from the
 // pool; after a lost connection it reconnects and sends a value, since
-// notifications may have been missed. The channel is closed when ctx ends
+// notifications may have been missed (the loss and the reconnection are
+// logged to Options.Logger). The channel is closed when ctx ends
 // or the Store is closed.
 //
 // Notify is an optional capability of this store; a scheduler finds it by
@@ -236,7 +237,9 @@ func (s *Store) NotifyWrites(ctx context.Context) (<-chan []scheduler.Written, e
 // subscribe listens for the schema's notifications until ctx ends or the
 // Store is closed, calling got with each one's payload (an empty one
 // after a lost connection, as notifications may have been lost
-// meanwhile), and done once it stops.
+// meanwhile), and done once it stops. A lost connection is logged as a
+// warning, and so is the connection made again (with how long it took
+// and how many tries failed), not each try.
 func (s *Store) subscribe(ctx context.Context, got func(ctx context.Context, payload string), done func()) error {
 	s.mu.Lock()
 	if s.closed {
@@ -259,6 +262,8 @@ func (s *Store) subscribe(ctx context.Context, got func(ctx context.Context, pay
 		defer done()
 		defer cancel()
 		backoff := 10 * time.Millisecond
+		var lost time.Time // when the connection was lost, while the listener connects again
+		var failed int     // tries to connect again that failed since
 		for {
 			if conn == nil {
 				select {
@@ -269,9 +274,12 @@ func (s *Store) subscribe(ctx context.Context, got func(ctx context.Context, pay
 				backoff = min(2*backoff, 5*time.Second)
 				if conn, err = s.listen(lctx); err != nil {
 					conn = nil
+					failed++
 					continue
 				}
 				backoff = 10 * time.Millisecond
+				s.log.Warn("the wake-up listener is connected again", "channel", s.channel,
+					"lost_for", time.Since(lost).Round(time.Millisecond), "failed_tries", failed)
 				got(lctx, "") // notifications may have been lost meanwhile
 			}
 			n, err := conn.WaitForNotification(lctx)
@@ -284,6 +292,9 @@ func (s *Store) subscribe(ctx context.Context, got func(ctx context.Context, pay
 			if lctx.Err() != nil {
 				return
 			}
+			s.log.Warn("the wake-up listener lost its connection; connecting again (meanwhile writes are found at the next poll)",
+				"channel", s.channel, "err", err)
+			lost, failed = time.Now(), 0
 		}
 	}()
 	return nil

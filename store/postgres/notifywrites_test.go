@@ -279,3 +279,42 @@ func TestNotifyWritesAfterLostConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestNotifyListenerReconnectLogged: the listener of Notify whose
+// connection is lost (its server process terminated) connects again and
+// wakes its receiver, as notifications may have been lost meanwhile; the
+// store's log says once that the connection was lost and once that the
+// listener is connected again.
+func TestNotifyListenerReconnectLogged(t *testing.T) {
+	schema := newSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var log syncbuf.Buffer
+	s, err := postgres.Open(ctx, dsn(t), &postgres.Options{Schema: schema, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ch, err := s.Notify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var killed int
+	listen := "LISTEN " + pgx.Identifier{"jobclock:" + schema}.Sanitize()
+	if err := connect(t).QueryRow(ctx, "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE query = $1", listen).Scan(&killed); err != nil || killed != 1 {
+		t.Fatalf("terminated %d listening connections, %v; want 1", killed, err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up within 10 s of the listener's lost connection")
+	}
+	lost := waitLogged(t, &log, "the wake-up listener lost its connection; connecting again (meanwhile writes are found at the next poll)", 1)
+	again := waitLogged(t, &log, "the wake-up listener is connected again", 1)
+	if len(lost) != 1 || lost[0]["level"] != "WARN" || lost[0]["err"] == nil || lost[0]["channel"] != "jobclock:"+schema {
+		t.Errorf("lost connection logged as %v, want one warning with err and channel", lost)
+	}
+	if len(again) != 1 || again[0]["level"] != "WARN" || again[0]["lost_for"] == nil || again[0]["failed_tries"] != float64(0) {
+		t.Errorf("connection made again logged as %v, want one warning with lost_for and failed_tries 0", again)
+	}
+}
