@@ -15,8 +15,12 @@ import (
 // outcome is the result of one attempt.
 type outcome struct {
 	start, end time.Time
-	err        error  // nil: the attempt succeeded
-	message    string // for history
+	// at holds start in the allocation of the attempt's IDs (see idsAt),
+	// for the job's Status.LastExecutionTime; nil when the attempt made
+	// none (it failed before its request was made).
+	at      *time.Time
+	err     error  // nil: the attempt succeeded
+	message string // for history
 	// ctx is the attempt's context as Config.Observer returned it (it
 	// may carry the attempt's span), for log records about the attempt;
 	// nil when nothing observes the Scheduler.
@@ -176,7 +180,8 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 			s.log.Warn("read the occurrence's history for its errorAction; it is sent without it", "job", r.Name, "collection", r.Collection, "err", err)
 		}
 	}
-	jobID, requestID := idAndUUID(r)
+	var jobID, requestID string
+	res.at, jobID, requestID = idsAt(r, res.start)
 	st := &attemptState{req: action.Request{
 		Action:          act,
 		JobID:           jobID,

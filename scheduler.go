@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
@@ -659,18 +660,38 @@ func putUUID(b *[36]byte) {
 	hex.Encode(b[24:36], v[10:16])
 }
 
-// idAndUUID returns r.ID() and a random UUID in one allocation, for an
-// attempt's request.
-func idAndUUID(r *JobRecord) (id, uuid string) {
+// attemptIDs is what an attempt makes that may outlive it and holds
+// neither a secret nor the attempt's context: the instant it started,
+// which the job's Status.LastExecutionTime points to once its outcome is
+// applied, and the job ID and request ID of its request (see idsAt).
+type attemptIDs struct {
+	start time.Time
+	ids   [idsInline]byte
+}
+
+// idsInline is how many bytes of IDs an attemptIDs holds: a job ID of up
+// to 36 bytes and the 36 of the request ID, in 96 bytes in all (a size
+// class of the allocator).
+const idsInline = 72
+
+// idsAt returns an instant that holds start, r.ID() and a random UUID, for
+// the attempt that started at start: in one allocation when r.ID() takes
+// at most 36 bytes, else the instant in one and the IDs in another.
+func idsAt(r *JobRecord, start time.Time) (at *time.Time, id, uuid string) {
 	var u [36]byte
 	putUUID(&u)
-	var sb strings.Builder
-	sb.Grow(len(r.Collection) + 1 + len(r.Name) + len(u))
-	sb.WriteString(r.Collection)
-	sb.WriteByte('/')
-	sb.WriteString(r.Name)
-	n := sb.Len()
-	sb.Write(u[:])
-	both := sb.String()
-	return both[:n], both[n:]
+	n := len(r.Collection) + 1 + len(r.Name)
+	var b []byte
+	if n+len(u) <= idsInline {
+		a := &attemptIDs{start: start}
+		at, b = &a.start, a.ids[:0]
+	} else {
+		at, b = new(start), make([]byte, 0, n+len(u))
+	}
+	b = append(b, r.Collection...)
+	b = append(b, '/')
+	b = append(b, r.Name...)
+	b = append(b, u[:]...)
+	both := unsafe.String(unsafe.SliceData(b), len(b)) // b is not written again
+	return at, both[:n], both[n:]
 }

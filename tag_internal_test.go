@@ -48,21 +48,49 @@ func TestExecutionTagUnchanged(t *testing.T) {
 	}
 }
 
-func TestIDAndUUID(t *testing.T) {
+// TestIDsAt checks the IDs and the instant of an attempt, for job IDs
+// that fit in one allocation with the instant and for longer ones, and
+// how many allocations they take.
+func TestIDsAt(t *testing.T) {
 	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	r := &JobRecord{Collection: "集合", Name: "nightly-1"}
-	seen := map[string]bool{}
-	for range 100 {
-		id, u := idAndUUID(r)
-		if id != r.ID() {
-			t.Fatalf("idAndUUID id = %q, want %q", id, r.ID())
-		}
-		if !uuid.MatchString(u) {
-			t.Fatalf("idAndUUID uuid = %q, not a version 4 UUID", u)
-		}
-		if seen[u] {
-			t.Fatalf("idAndUUID gave %q twice", u)
-		}
-		seen[u] = true
+	start := time.Date(2026, 11, 27, 13, 0, 0, 1, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		r      *JobRecord
+		allocs float64
+	}{
+		{"short", &JobRecord{Collection: "集合", Name: "nightly-1"}, 1},
+		{"36 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 34)}, 1},
+		{"37 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 35)}, 2},
+		{"long", &JobRecord{Collection: strings.Repeat("c", 100), Name: strings.Repeat("n", 100)}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := map[string]bool{}
+			var ats []*time.Time
+			for range 100 {
+				at, id, u := idsAt(tc.r, start)
+				if id != tc.r.ID() {
+					t.Fatalf("idsAt id = %q, want %q", id, tc.r.ID())
+				}
+				if !uuid.MatchString(u) {
+					t.Fatalf("idsAt uuid = %q, not a version 4 UUID", u)
+				}
+				if seen[u] {
+					t.Fatalf("idsAt gave %q twice", u)
+				}
+				seen[u] = true
+				if at == nil || !at.Equal(start) {
+					t.Fatalf("idsAt instant = %v, want %v", at, start)
+				}
+				ats = append(ats, at)
+			}
+			*ats[0] = time.Time{} // each attempt's instant is its own
+			if !ats[1].Equal(start) {
+				t.Errorf("idsAt instants share memory: %v after the first was changed", ats[1])
+			}
+			if got := testing.AllocsPerRun(100, func() { idsAt(tc.r, start) }); got != tc.allocs {
+				t.Errorf("idsAt allocates %v times, want %v", got, tc.allocs)
+			}
+		})
 	}
 }
