@@ -61,6 +61,30 @@ func (c *claimCounter) ClaimDue(ctx context.Context, now time.Time, owner string
 	return c.Store.ClaimDue(ctx, now, owner, leaseUntil, limit)
 }
 
+// premiumCounted returns an env with cfg over a claimCounter whose
+// RecordBatch and GiveBack take slow, with collection "c" put premium
+// (its quota takes the hundreds of jobs that the tests put).
+func premiumCounted(t *testing.T, cfg scheduler.Config, slow time.Duration) (*env, *claimCounter) {
+	t.Helper()
+	e := newEnv(t, cfg)
+	st := &claimCounter{Store: e.store, slow: slow}
+	e.over(st)
+	coll := &scheduler.JobCollection{}
+	coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
+	if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
+		t.Fatal(err)
+	}
+	return e, st
+}
+
+// startBefore starts the Scheduler a second before first, once the
+// puts before it are done.
+func (e *env) startBefore(first time.Time) {
+	synctest.Wait()
+	time.Sleep(time.Until(first.Add(-time.Second)))
+	e.start()
+}
+
 // oneTimeAt is a one-time job due at start, to the millisecond.
 func oneTimeAt(start time.Time) string {
 	return `{"action": ` + hello + `}, "startTime": "` + start.UTC().Format(time.RFC3339Nano) + `"}`
@@ -89,19 +113,10 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead})
-				st := &claimCounter{Store: e.store}
-				e.over(st)
-				coll := &scheduler.JobCollection{}
-				coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
-				if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
-					t.Fatal(err)
-				}
+				e, st := premiumCounted(t, scheduler.Config{ClaimAhead: tt.ahead}, 0)
 				const n = 200
 				first := e.putEvery(n, 5*time.Millisecond)
-				synctest.Wait()
-				time.Sleep(time.Until(first.Add(-time.Second)))
-				e.start()
+				e.startBefore(first)
 				defer e.stop()
 				before, batches := st.claims.Load(), st.batches.Load()
 				time.Sleep(2*time.Second + 100*time.Millisecond) // past the last outcome's linger
@@ -198,19 +213,10 @@ func TestOutcomeDuringClaimNoExtraClaim(t *testing.T) {
 // while outcomes linger, returns once every one is recorded.
 func TestClaimAheadSteadyBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
-		st := &claimCounter{Store: e.store, slow: 2 * time.Millisecond}
-		e.over(st)
-		coll := &scheduler.JobCollection{}
-		coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
-		if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
-			t.Fatal(err)
-		}
+		e, st := premiumCounted(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead}, 2*time.Millisecond)
 		const n = 500
 		first := e.putEvery(n, time.Millisecond)
-		synctest.Wait()
-		time.Sleep(time.Until(first.Add(-time.Second)))
-		e.start()
+		e.startBefore(first)
 		time.Sleep(time.Until(first.Add(n * time.Millisecond)))
 		e.stop()
 		if b := st.batches.Load(); b > n/20 {

@@ -82,15 +82,8 @@ func TestRecordWithoutBatchRecorder(t *testing.T) {
 // plus one call under way.
 func TestRecordLingerCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead, MaxConcurrency: 1200})
 		const slow = 10 * time.Millisecond
-		st := &claimCounter{Store: e.store, slow: slow}
-		e.over(st)
-		coll := &scheduler.JobCollection{}
-		coll.Properties.SKU = &scheduler.SKU{Name: scheduler.SKUP20Premium}
-		if _, err := e.s.PutCollection(context.Background(), "c", coll, nil); err != nil {
-			t.Fatal(err)
-		}
+		e, st := premiumCounted(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead, MaxConcurrency: 1200}, slow)
 		// Each attempt takes a millisecond, so that the loop holds the
 		// claim of "late" when the first of them ends.
 		e.exec.fn = func(*action.Request, int) error { time.Sleep(time.Millisecond); return nil }
@@ -100,9 +93,7 @@ func TestRecordLingerCap(t *testing.T) {
 			e.put(jobName(i), oneTimeAt(first))
 		}
 		e.put("late", oneTimeAt(first.Add(20*time.Millisecond)))
-		synctest.Wait()
-		time.Sleep(time.Until(first.Add(-time.Second)))
-		e.start()
+		e.startBefore(first)
 		time.Sleep(time.Until(first.Add(time.Second)))
 		synctest.Wait()
 		e.stop()
