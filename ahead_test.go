@@ -30,10 +30,6 @@ type claimCounter struct {
 	// waited is the longest an outcome recorded by RecordBatch waited,
 	// from the end of its attempt to the start of the call.
 	waited atomic.Int64
-	// apart counts the RecordBatch calls made after the last of their
-	// outcomes' attempts ended: from a timer rather than from the worker
-	// that added the last outcome.
-	apart atomic.Int64
 }
 
 func (c *claimCounter) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
@@ -49,19 +45,12 @@ func (c *claimCounter) GiveBack(ctx context.Context, owner string, claims []*sch
 func (c *claimCounter) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
 	c.batches.Add(1)
 	now := time.Now()
-	var last time.Time
 	for _, r := range batch {
 		for _, h := range r.History {
 			if w := int64(now.Sub(h.EndTime)); w > c.waited.Load() {
 				c.waited.Store(w)
 			}
-			if h.EndTime.After(last) {
-				last = h.EndTime
-			}
 		}
-	}
-	if now.After(last) {
-		c.apart.Add(1)
 	}
 	time.Sleep(c.slow)
 	return c.Store.RecordBatch(ctx, owner, batch)
@@ -240,40 +229,6 @@ func TestClaimAheadSteadyBatches(t *testing.T) {
 		defer e.mu.Unlock()
 		if len(e.hist) != n {
 			t.Errorf("%d history entries after Stop, want %d", len(e.hist), n)
-		}
-	})
-}
-
-// TestClaimAheadFlushWithLastOutcome: outcomes of jobs due 7 ms apart
-// linger while held claims start before the linger (25 ms) ends, and the
-// outcome after which none starts in time (the fourth, 21 ms after the
-// first: the next starts at 28 ms) records them at once, from its worker,
-// rather than leaving them to the linger's timer, a wake-up of its own:
-// every batch is recorded as the last of its attempts ends, four or so
-// outcomes at a time, none later than the linger.
-func TestClaimAheadFlushWithLastOutcome(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e, st := premiumCounted(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead}, 0)
-		const n = 200
-		first := e.putEvery(n, 7*time.Millisecond)
-		e.startBefore(first)
-		time.Sleep(time.Until(first.Add(n*7*time.Millisecond + time.Second)))
-		synctest.Wait()
-		b := st.batches.Load()
-		if apart := st.apart.Load(); apart > 0 {
-			t.Errorf("%d of %d record batches recorded after the last of their attempts ended, want none", apart, b)
-		}
-		if b > n/3 {
-			t.Errorf("%d record batches for %d outcomes 7 ms apart, want at most %d", b, n, n/3)
-		}
-		if w, linger := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead/2; w > linger {
-			t.Errorf("an outcome waited %v for its record, want at most the linger, %v", w, linger)
-		}
-		e.stop()
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if len(e.hist) != n {
-			t.Errorf("%d history entries, want %d", len(e.hist), n)
 		}
 	})
 }

@@ -906,13 +906,8 @@
 // half ClaimAhead (25ms by default) from the end of its attempt for
 // the call that records it to start (at a steady 1,000 occurrences a
 // second, about 25 share a call), longer only behind a call under way
-// that has not returned. They wait only while a held job starts at least
-// 2 milliseconds before that time (its outcome may join them): the
-// outcome after which none does is recorded at once, with those waiting,
-// by the worker whose attempt ended, rather than from a wake-up of its
-// own at that time. An
-// outcome whose job is due again within that time is recorded at once,
-// with those waiting. Stop records every
+// that has not returned. An outcome whose job is due again within that
+// time is recorded at once, with those waiting. Stop records every
 // outcome before it returns.
 // Upgrading from a release where claiming ahead was off by default: a
 // zero Config.ClaimAhead (the field left unset) now means

@@ -230,25 +230,16 @@ var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
 // and the last store call's duration (an outcome left to the timer is
 // stored that much after it fires, and the job's next occurrence waits
 // for it), or recordBatch outcomes are pending: a full batch is recorded at once,
-// and the timer is stopped. The same
+// timer or not (a spare timer finds nothing, or less, to flush). The same
 // holds for the outcomes added while a flush was under way: at
 // a steady rate, flushing them at once would record one or two per store
 // call, each call's duration apart.
-//
-// An outcome added while no held claim starts before the timer fires (see
-// Scheduler.lingers) is the last one the timer would find: it records the
-// pending outcomes at once, and the timer is stopped. At a steady rate the
-// flush thus starts from the wake-up of the loop (and of the workers) that
-// started the last attempts, up to one such wake-up earlier than the
-// timer would, rather than from a wake-up of its own.
 type outcomeBatch struct {
 	mu       sync.Mutex
 	pending  []pendingOutcome
 	spare    []pendingOutcome // the flusher's previous slice, for reuse
 	flushing bool
-	timed    bool            // timer will flush, at deadline
-	deadline time.Time       // while timed
-	timer    *time.Timer     // made by the first flushAfter, then re-armed
+	timed    bool            // a timer will flush
 	urgent   bool            // an outcome pending is of a job due again within the linger (and a store call)
 	reqs     []RecordRequest // the flusher's
 
@@ -312,14 +303,11 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 		b.mu.Unlock()
 		return
 	}
-	switch {
-	case urgent || len(b.pending) >= recordBatch:
-	case b.timed:
-		if s.lingers(now, b.deadline) {
-			b.mu.Unlock()
-			return
-		}
-	case d > 0 && s.lingers(now, now.Add(d)):
+	if b.timed && !urgent && len(b.pending) < recordBatch {
+		b.mu.Unlock()
+		return
+	}
+	if !b.timed && d > 0 && s.ahead.startsWithin(now, d) && !urgent {
 		s.flushAfter(d)
 		b.mu.Unlock()
 		return
@@ -327,44 +315,20 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 	s.flushPending()
 }
 
-// lingers reports whether outcomes pending at now may wait for a flush at
-// deadline: a held claim starts before then, so that its outcome may be
-// recorded with them. The loop starts a held claim up to startTogether
-// after its instant (see aheadClaims.wakeAt): one must start that long
-// before deadline.
-func (s *Scheduler) lingers(now, deadline time.Time) bool {
-	return s.ahead.startsWithin(now, deadline.Sub(now)-startTogether)
-}
-
 // flushAfter arms the timer that flushes the pending outcomes after d.
 // b.mu is held.
 func (s *Scheduler) flushAfter(d time.Duration) {
 	b := &s.outcomes
 	b.timed = true
-	b.deadline = time.Now().Add(d) // before the timer is armed: it fires no earlier
-	if b.timer == nil {
-		b.timer = time.AfterFunc(d, s.flushTimed)
-	} else {
-		b.timer.Reset(d)
-	}
-}
-
-// flushTimed is what the timer of flushAfter runs. A timer that fired as
-// a flush stopped it (it finds b.timed false) or as it was armed again
-// (it finds b.deadline to come) does nothing.
-func (s *Scheduler) flushTimed() {
-	b := &s.outcomes
-	b.mu.Lock()
-	if !b.timed || time.Now().Before(b.deadline) {
-		b.mu.Unlock()
-		return
-	}
-	b.timed = false
-	if b.flushing || len(b.pending) == 0 {
-		b.mu.Unlock()
-		return
-	}
-	s.flushPending()
+	time.AfterFunc(d, func() {
+		b.mu.Lock()
+		b.timed = false
+		if b.flushing || len(b.pending) == 0 {
+			b.mu.Unlock()
+			return
+		}
+		s.flushPending()
+	})
 }
 
 // dueWithin reports whether r is due within d of now.
@@ -380,16 +344,15 @@ func dueWithin(r *JobRecord, now time.Time, d time.Duration) bool {
 func (s *Scheduler) flushPending() {
 	b := &s.outcomes
 	b.flushing = true
-	if b.timed { // this flush records what the timer would have
-		b.timer.Stop()
-		b.timed = false
-	}
 	for again := false; len(b.pending) > 0; again = true {
 		if again && !b.urgent {
+			if b.timed && len(b.pending) < recordBatch {
+				break // the timer armed flushes them, a linger after an earlier outcome
+			}
 			if d := s.linger(); d > 0 {
 				now := time.Now()
 				wait := b.pending[0].res.end.Add(d).Sub(now)
-				if wait > 0 && len(b.pending) < recordBatch && s.lingers(now, now.Add(wait)) {
+				if wait > 0 && len(b.pending) < recordBatch && s.ahead.startsWithin(now, d) {
 					s.flushAfter(wait)
 					break
 				}
