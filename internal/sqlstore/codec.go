@@ -355,10 +355,14 @@ func DecodeCollection(row *CollectionRow) (*scheduler.CollectionRecord, error) {
 // HistoryRow is a history entry in column form: the whole entry as JSON,
 // with its status and end time as indexed columns.
 type HistoryRow struct {
-	Status  string
-	EndTime any // Unix nanoseconds or nil
-	Entry   string
+	Status string
+	End    int64 // Unix nanoseconds of the end time, clamped
+	HasEnd bool  // the entry has an end time (End is NULL otherwise)
+	Entry  string
 }
+
+// EndArg returns the end_time value to bind: the number, or nil for NULL.
+func (r *HistoryRow) EndArg() any { return arg(r.End, r.HasEnd) }
 
 // EncodeHistory returns the row of h, with its times in UTC.
 func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
@@ -370,7 +374,7 @@ func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
 	}
-	return &HistoryRow{Status: string(h.Status), EndTime: Nanos(h.EndTime), Entry: string(b)}, nil
+	return &HistoryRow{Status: string(h.Status), End: NanosInt(h.EndTime), HasEnd: !h.EndTime.IsZero(), Entry: string(b)}, nil
 }
 
 // DecodeHistory returns the entry of a row's JSON column.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // SetHook sets the function run before each step of a multi-statement
@@ -69,3 +70,8 @@ func (s *Store) ExplainNextDue(ctx context.Context) (string, error) {
 
 // OwnTables are the tables an upgrade locks, in the order it locks them.
 var OwnTables = ownTables
+
+// Column returns v in the form the record statements pass their arrays.
+func Column[T pgtype.Text | pgtype.Int8 | pgtype.Int4 | pgtype.Bool](v ...T) any {
+	return &column[T]{v: v}
+}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/internal/sqlstore"
 )
@@ -620,32 +622,19 @@ const recordSQL = `WITH u AS (
 	)
 	SELECT count(*) FROM u`
 
-// recordArgs returns the arguments of recordSQL; with keepDef, the
-// definition is NULL (see [scheduler.RecordRequest.KeepDefinition]).
-func recordArgs(owner string, j *scheduler.JobRecord, keepDef bool, history []scheduler.HistoryEntry) ([]any, error) {
+// recordArgs returns the arguments of recordSQL, in a's columns; with
+// keepDef, the definition is NULL (see
+// [scheduler.RecordRequest.KeepDefinition]).
+func recordArgs(a *batchArgs, owner string, j *scheduler.JobRecord, keepDef bool, history []scheduler.HistoryEntry) ([]any, error) {
 	row, err := sqlstore.EncodeRecord(j, keepDef, nil)
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: record: %w", err)
 	}
-	statuses := make([]string, len(history))
-	ends := make([]*int64, len(history))
-	entries := make([]string, len(history))
-	actions := make([]string, len(history))
-	retries := make([]int32, len(history))
-	faulted := make([]bool, len(history))
-	for i, h := range history {
-		hr, err := sqlstore.EncodeHistory(h)
-		if err != nil {
-			return nil, fmt.Errorf("store/postgres: record: %w", err)
-		}
-		statuses[i], entries[i] = hr.Status, hr.Entry
-		actions[i], retries[i], faulted[i] = string(h.ActionName), int32(h.RetryCount), h.Faulted
-		if e, ok := hr.EndTime.(int64); ok {
-			ends[i] = &e
-		}
+	if err := a.h.add(0, history); err != nil {
+		return nil, err
 	}
 	return []any{j.Collection, j.Name, owner, j.Version, row.DefinitionArg(), row.State, row.Status, row.Schedule, row.ETag,
-		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), statuses, ends, entries, actions, retries, faulted}, nil
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted}, nil
 }
 
 // Record implements [scheduler.Store]. The update of the job (checked
@@ -655,7 +644,9 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 	if err := s.live(); err != nil {
 		return err
 	}
-	args, err := recordArgs(owner, j, false, history)
+	a := newBatchArgs()
+	defer a.free()
+	args, err := recordArgs(a, owner, j, false, history)
 	if err != nil {
 		return err
 	}
@@ -723,7 +714,8 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 	if repeatsJob(batch) {
 		return s.recordEach(ctx, owner, batch, errs)
 	}
-	var a batchArgs
+	a := newBatchArgs()
+	defer a.free()
 	for i, r := range batch {
 		errs[i] = a.add(i, r)
 	}
@@ -775,7 +767,9 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 	b := &pgx.Batch{}
 	var queued []int
 	for i, r := range batch {
-		args, err := recordArgs(owner, r.Job, r.KeepDefinition, r.History)
+		// Each statement its own columns: pgx encodes them when the
+		// batch is sent.
+		args, err := recordArgs(new(batchArgs), owner, r.Job, r.KeepDefinition, r.History)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -849,44 +843,80 @@ const recordBatchSQL = `WITH x AS (
 	SELECT coalesce(array_agg(i), '{}') FROM u`
 
 // batchArgs collects the arguments of recordBatchSQL, one element at a
-// time.
+// time, in columns that a store reuses from batch to batch (newBatchArgs).
 type batchArgs struct {
-	colls, names, states, statuses, schedules, etags []string
-	defs                                             []*string // nil: the stored one stays
-	versions                                         []int64
-	created, updated, due                            []*int64
-	// The history entries, each with the place (from 1) of its element.
-	hElem                    []int64
-	hStatus, hEntry, hAction []string
-	hEnd                     []*int64
-	hRetry                   []int32
-	hFaulted                 []bool
-	places                   []int                     // batch index of each place - 1
-	defJSON                  map[*scheduler.Job]string // the definitions encoded
-	ints                     []int64                   // where the numbers pointed to are kept, a chunk at a time
+	colls, names, defs, states, statuses, schedules, etags column[pgtype.Text] // a NULL definition: the stored one stays
+	versions, created, updated, due                        column[pgtype.Int8]
+	h                                                      historyArgs
+	places                                                 []int                     // batch index of each place - 1
+	defJSON                                                map[*scheduler.Job]string // the definitions encoded
 }
 
-// nullable64 returns a pointer to n kept in a's chunk, or nil when !ok.
-func (a *batchArgs) nullable64(n int64, ok bool) *int64 {
-	if !ok {
-		return nil
-	}
-	if len(a.ints) == cap(a.ints) {
-		// A new chunk: the pointers into the full one stay valid.
-		a.ints = make([]int64, 0, 64)
-	}
-	a.ints = append(a.ints, n)
-	return &a.ints[len(a.ints)-1]
+// historyArgs are the columns of history entries of recordSQL and
+// recordBatchSQL.
+type historyArgs struct {
+	elem                  column[pgtype.Int8] // the place (from 1) of each entry's element; recordBatchSQL only
+	status, entry, action column[pgtype.Text]
+	end                   column[pgtype.Int8]
+	retry                 column[pgtype.Int4]
+	faulted               column[pgtype.Bool]
 }
 
-func (a *batchArgs) nullable(v any) *int64 {
-	n, ok := v.(int64)
-	return a.nullable64(n, ok)
+// add appends the entries of history, of the batch's element at place.
+func (h *historyArgs) add(place int64, history []scheduler.HistoryEntry) error {
+	for _, e := range history {
+		hr, err := sqlstore.EncodeHistory(e)
+		if err != nil {
+			return fmt.Errorf("store/postgres: record: %w", err)
+		}
+		h.elem.add(bigint(place, true))
+		h.status.add(text(hr.Status))
+		h.entry.add(text(hr.Entry))
+		h.action.add(text(string(e.ActionName)))
+		h.end.add(bigint(hr.End, hr.HasEnd))
+		h.retry.add(pgtype.Int4{Int32: int32(e.RetryCount), Valid: true})
+		h.faulted.add(pgtype.Bool{Bool: e.Faulted, Valid: true})
+	}
+	return nil
+}
+
+// truncate drops the entries from the n-th on.
+func (h *historyArgs) truncate(n int) {
+	for _, c := range []*column[pgtype.Text]{&h.status, &h.entry, &h.action} {
+		clear(c.v[n:])
+		c.v = c.v[:n]
+	}
+	h.elem.v, h.end.v, h.retry.v, h.faulted.v = h.elem.v[:n], h.end.v[:n], h.retry.v[:n], h.faulted.v[:n]
+}
+
+// batchArgsPool holds the batchArgs of batches done, their columns empty.
+var batchArgsPool = sync.Pool{New: func() any { return new(batchArgs) }}
+
+// newBatchArgs returns empty batchArgs, with the room of a batch before.
+func newBatchArgs() *batchArgs { return batchArgsPool.Get().(*batchArgs) }
+
+// free empties a and gives it back for another batch, unless a large
+// batch made it too large to keep. Nothing may use a's columns after.
+func (a *batchArgs) free() {
+	if cap(a.places) > 4096 || cap(a.h.entry.v) > 4096 {
+		return
+	}
+	for _, c := range []*column[pgtype.Text]{&a.colls, &a.names, &a.defs, &a.states, &a.statuses, &a.schedules, &a.etags} {
+		c.reset()
+	}
+	a.h.truncate(0)
+	a.versions.reset()
+	a.created.reset()
+	a.updated.reset()
+	a.due.reset()
+	a.places = a.places[:0]
+	clear(a.defJSON)
+	batchArgsPool.Put(a)
 }
 
 // add appends the job and history of batch element i, r.
 func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
-	j, history := r.Job, r.History
+	j := r.Job
 	if a.defJSON == nil && !r.KeepDefinition {
 		a.defJSON = map[*scheduler.Job]string{}
 	}
@@ -894,35 +924,29 @@ func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
 	if err != nil {
 		return fmt.Errorf("store/postgres: record: %w", err)
 	}
-	rows := make([]*sqlstore.HistoryRow, len(history))
-	for k, h := range history {
-		if rows[k], err = sqlstore.EncodeHistory(h); err != nil {
-			return fmt.Errorf("store/postgres: record: %w", err)
-		}
-	}
-	place := int64(len(a.places) + 1)
-	for k, h := range history {
-		hr := rows[k]
-		a.hElem = append(a.hElem, place)
-		a.hStatus, a.hEntry, a.hAction = append(a.hStatus, hr.Status), append(a.hEntry, hr.Entry), append(a.hAction, string(h.ActionName))
-		a.hEnd, a.hRetry, a.hFaulted = append(a.hEnd, a.nullable(hr.EndTime)), append(a.hRetry, int32(h.RetryCount)), append(a.hFaulted, h.Faulted)
+	n := len(a.h.entry.v)
+	if err := a.h.add(int64(len(a.places)+1), r.History); err != nil {
+		a.h.truncate(n) // the element is left out, with the entries it added
+		return err
 	}
 	a.places = append(a.places, i)
-	a.colls, a.names, a.versions = append(a.colls, j.Collection), append(a.names, j.Name), append(a.versions, j.Version)
-	var def *string
-	if !r.KeepDefinition {
-		def = &row.Definition
-	}
-	a.defs, a.states, a.statuses = append(a.defs, def), append(a.states, row.State), append(a.statuses, row.Status)
-	a.schedules, a.etags = append(a.schedules, row.Schedule), append(a.etags, row.ETag)
-	a.created, a.updated, a.due = append(a.created, a.nullable64(row.Created, row.HasCreated)), append(a.updated, a.nullable64(row.Updated, row.HasUpdated)),
-		append(a.due, a.nullable64(row.DueAt, row.HasDue))
+	a.colls.add(text(j.Collection))
+	a.names.add(text(j.Name))
+	a.versions.add(bigint(j.Version, true))
+	a.defs.add(pgtype.Text{String: row.Definition, Valid: !r.KeepDefinition})
+	a.states.add(text(row.State))
+	a.statuses.add(text(row.Status))
+	a.schedules.add(text(row.Schedule))
+	a.etags.add(text(row.ETag))
+	a.created.add(bigint(row.Created, row.HasCreated))
+	a.updated.add(bigint(row.Updated, row.HasUpdated))
+	a.due.add(bigint(row.DueAt, row.HasDue))
 	return nil
 }
 
 func (a *batchArgs) args(owner string) []any {
-	return []any{owner, a.colls, a.names, a.versions, a.defs, a.states, a.statuses, a.schedules, a.etags,
-		a.created, a.updated, a.due, a.hElem, a.hStatus, a.hEnd, a.hEntry, a.hAction, a.hRetry, a.hFaulted}
+	return []any{owner, &a.colls, &a.names, &a.versions, &a.defs, &a.states, &a.statuses, &a.schedules, &a.etags,
+		&a.created, &a.updated, &a.due, &a.h.elem, &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted}
 }
 
 // recorded reports whether a Record of j whose outcome the connection did

@@ -516,7 +516,7 @@ func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow,
 	}
 	for _, h := range hist {
 		if _, err := tx.exec("INSERT INTO history (collection, job, status, end_time, entry) VALUES (?, ?, ?, ?, ?)",
-			j.Collection, j.Name, h.Status, h.EndTime, h.Entry); err != nil {
+			j.Collection, j.Name, h.Status, h.EndArg(), h.Entry); err != nil {
 			return wrap("record history of job", j.ID(), err)
 		}
 	}
