@@ -6,6 +6,7 @@ package sqlstore
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -284,7 +285,9 @@ func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.Jo
 				return nil, fmt.Errorf("decode definition of job %q: %w", r.ID(), err)
 			}
 			if defs != nil {
-				defs[row.Definition] = r.Job
+				// The row's text may be its scanner's, reused for
+				// the next row.
+				defs[strings.Clone(row.Definition)] = r.Job
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -337,25 +338,43 @@ func TestEncodeRecordAllocations(t *testing.T) {
 	}
 }
 
-// fakeJobRow is a row of JobCols, then an extra int64, as a driver
-// scans it: NULL leaves a nil pointer.
+// fakeJobRow is a row of JobCols, then an extra int64, as a driver hands
+// it over: database/sql gives a Scanner the driver's value (strings and
+// int64s, nil for NULL); with driverBytes, texts go to a ScanBytes method
+// first, as pgx does, in a buffer it then overwrites.
 type fakeJobRow struct {
-	strs [10]string
-	ints [6]int64
+	vals        []any
+	driverBytes bool
+	buf         []byte
 }
 
 func (f *fakeJobRow) Scan(dest ...any) error {
-	strs, ints := f.strs[:], f.ints[:]
-	for _, d := range dest {
+	if len(dest) != len(f.vals) {
+		return fmt.Errorf("fakeJobRow: %d destinations, want %d", len(dest), len(f.vals))
+	}
+	for i, d := range dest {
+		v := f.vals[i]
+		if b, ok := d.(interface{ ScanBytes([]byte) error }); ok && f.driverBytes {
+			var src []byte
+			if s, ok := v.(string); ok {
+				f.buf = append(f.buf[:0], s...)
+				src = f.buf
+			}
+			if err := b.ScanBytes(src); err != nil {
+				return err
+			}
+			clear(f.buf) // the driver's memory is gone
+			continue
+		}
 		switch d := d.(type) {
+		case sql.Scanner:
+			if err := d.Scan(v); err != nil {
+				return err
+			}
 		case *string:
-			*d, strs = strs[0], strs[1:]
+			*d = v.(string)
 		case *int64:
-			*d, ints = ints[0], ints[1:]
-		case **int64:
-			*d, ints = &ints[0], ints[1:]
-		case **string:
-			*d = nil // no tags
+			*d = v.(int64)
 		default:
 			return fmt.Errorf("fakeJobRow: destination %T", d)
 		}
@@ -371,31 +390,51 @@ func TestJobScannerReuses(t *testing.T) {
 	src, err := EncodeJob(&scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3,
 		Created: at, Updated: at, LeaseOwner: "o", LeaseUntil: at.Add(time.Minute),
 		Status:   scheduler.JobStatus{ExecutionCount: 4},
-		Schedule: scheduler.JobSchedule{DueAt: at, Anchor: at}})
+		Schedule: scheduler.JobSchedule{DueAt: at, Anchor: at}, Tags: map[string]string{"k": "v{,}\"\u00e9"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeJobRow{strs: [10]string{src.Collection, src.Name, src.Definition, src.State, src.Status, src.Schedule, src.ETag, src.LeaseOwner},
-		ints: [6]int64{src.Version, src.Created, src.Updated, src.DueAt, src.LeaseUntil, 9}}
-	var s JobScanner
-	var extra int64
-	row, err := s.Scan(f, &extra)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(src, row); diff != "" || extra != 9 {
-		t.Errorf("Scan (-want +got):\n%s\nextra %d, want 9", diff, extra)
-	}
-	if allocs := testing.AllocsPerRun(100, func() { _, _ = s.Scan(f, &extra) }); allocs != 0 {
-		t.Errorf("JobScanner.Scan allocates %v times a row, want 0", allocs)
-	}
-	// The record alone: no copy of the JSON of its status and schedule,
-	// nor of their times or the times' text.
-	limit := 1.0
-	if raceBuild {
-		limit += 2 // decoders the pool dropped
-	}
-	if allocs := testing.AllocsPerRun(100, func() { _, _ = DecodeJobShared(row, nil) }); allocs > limit {
-		t.Errorf("DecodeJobShared allocates %v times, want at most %v", allocs, limit)
+	for _, driverBytes := range []bool{false, true} {
+		f := &fakeJobRow{driverBytes: driverBytes, vals: []any{src.Collection, src.Name, src.Definition, src.State, src.Status, src.Schedule, src.ETag,
+			src.Version, src.Created, src.Updated, nil, src.LeaseOwner, src.LeaseUntil, src.Tags, int64(9)}}
+		want := *src
+		want.DueAt, want.HasDue = 0, false
+		var s JobScanner
+		var extra int64
+		row, err := s.Scan(f, &extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(&want, row); diff != "" || extra != 9 {
+			t.Errorf("driverBytes %v: Scan (-want +got):\n%s\nextra %d, want 9", driverBytes, diff, extra)
+		}
+		if allocs := testing.AllocsPerRun(100, func() { _, _ = s.Scan(f, &extra) }); allocs != 0 {
+			t.Errorf("driverBytes %v: JobScanner.Scan allocates %v times a row, want 0", driverBytes, allocs)
+		}
+		// The record alone: no copy of the JSON of its status and schedule,
+		// nor of their times or the times' text (a row without tags).
+		limit := 1.0
+		if raceBuild {
+			limit += 2 // decoders the pool dropped
+		}
+		f.vals[13] = nil
+		row, _ = s.Scan(f, &extra)
+		f.vals[13] = src.Tags
+		if allocs := testing.AllocsPerRun(100, func() { _, _ = DecodeJobShared(row, nil) }); allocs > limit {
+			t.Errorf("driverBytes %v: DecodeJobShared allocates %v times, want at most %v", driverBytes, allocs, limit)
+		}
+		// What a scanner returned stays as it was until its next Scan, and
+		// a row of ScanJobRow for ever.
+		kept, err := ScanJobRow(f, &extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.vals[4], f.vals[13] = `{"executionCount":5}`, nil
+		if _, err := ScanJobRow(f, &extra); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(&want, kept); diff != "" {
+			t.Errorf("driverBytes %v: a row of ScanJobRow after another (-want +got):\n%s", driverBytes, diff)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	scheduler "github.com/jobclock/scheduler"
 )
@@ -147,42 +148,136 @@ func ScanJobRow(r Row, extra ...any) (*JobRow, error) {
 
 // JobScanner reads rows of JobCols, as ScanJobRow does, into one JobRow
 // and one set of destinations that it reuses from row to row: reading the
-// rows of one answer (a claim) allocates the columns' values and little
-// else. The zero value is ready to use.
+// rows of one answer (a claim) allocates a row's name and ETag and little
+// else. The collection, state and lease owner of a row are the strings of
+// the row before when they have the same text; the JSON columns are copied
+// into one buffer the scanner keeps. The zero value is ready to use.
 type JobScanner struct {
 	row                          JobRow
-	created, updated, due, lease *int64
-	tags                         *string
+	coll, state, owner           keptText
+	def, status, schedule, tags  jsonText
+	created, updated, due, lease NullInt
+	buf                          []byte // the JSON columns' text
 	dest                         []any
 }
 
-// Scan reads a row of JobCols, then extra. The row it returns is s's own,
-// valid until the next Scan; the strings it holds stay valid after.
+// Scan reads a row of JobCols, then extra. The row it returns, and the
+// JSON texts it holds (Definition, Status, Schedule, Tags), are s's own,
+// valid until the next Scan; its other strings stay valid after.
 func (s *JobScanner) Scan(r Row, extra ...any) (*JobRow, error) {
 	s.row = JobRow{}
-	s.created, s.updated, s.due, s.lease, s.tags = nil, nil, nil, nil, nil
+	s.buf = s.buf[:0]
 	row := &s.row
-	s.dest = append(s.dest[:0], &row.Collection, &row.Name, &row.Definition, &row.State, &row.Status, &row.Schedule, &row.ETag,
-		&row.Version, &s.created, &s.updated, &s.due, &row.LeaseOwner, &s.lease, &s.tags)
+	for _, j := range []*jsonText{&s.def, &s.status, &s.schedule, &s.tags} {
+		*j = jsonText{buf: &s.buf}
+	}
+	s.dest = append(s.dest[:0], &s.coll, &row.Name, &s.def, &s.state, &s.status, &s.schedule, &row.ETag,
+		&row.Version, &s.created, &s.updated, &s.due, &s.owner, &s.lease, &s.tags)
 	s.dest = append(s.dest, extra...)
 	err := r.Scan(s.dest...)
 	clear(s.dest[14:]) // holds nothing of the caller's
 	if err != nil {
 		return nil, err
 	}
-	if s.tags != nil {
-		row.Tags = *s.tags
-	}
-	set := func(p *int64, n *int64, ok *bool) {
-		if p != nil {
-			*n, *ok = *p, true
-		}
-	}
-	set(s.created, &row.Created, &row.HasCreated)
-	set(s.updated, &row.Updated, &row.HasUpdated)
-	set(s.due, &row.DueAt, &row.HasDue)
-	set(s.lease, &row.LeaseUntil, &row.HasLease)
+	row.Collection, row.State, row.LeaseOwner = string(s.coll), string(s.state), string(s.owner)
+	row.Definition, row.Status, row.Schedule, row.Tags = s.def.text(), s.status.text(), s.schedule.text(), s.tags.text()
+	row.Created, row.HasCreated = s.created.N, s.created.Valid
+	row.Updated, row.HasUpdated = s.updated.N, s.updated.Valid
+	row.DueAt, row.HasDue = s.due.N, s.due.Valid
+	row.LeaseUntil, row.HasLease = s.lease.N, s.lease.Valid
 	return row, nil
+}
+
+// NullInt is the destination of a nullable integer column: database/sql
+// hands it the value through Scan; a backend whose driver has a way of
+// its own to fill it without an allocation may use that instead.
+type NullInt struct {
+	N     int64
+	Valid bool // not NULL
+}
+
+// Scan implements [database/sql.Scanner].
+func (n *NullInt) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*n = NullInt{}
+	case int64:
+		*n = NullInt{N: v, Valid: true}
+	default:
+		return fmt.Errorf("sqlstore: scan %T into a nullable integer", src)
+	}
+	return nil
+}
+
+// keptText is the destination of a text column that keeps the string it
+// holds when the column has the same text: the rows of a claim share
+// their collection, state and lease owner, most of the time. NULL reads
+// as "".
+type keptText string
+
+// ScanBytes reads b, which may be the driver's memory (pgx's
+// pgtype.BytesScanner).
+func (k *keptText) ScanBytes(b []byte) error {
+	if string(b) != string(*k) {
+		*k = keptText(b)
+	}
+	return nil
+}
+
+// Scan implements [database/sql.Scanner].
+func (k *keptText) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*k = ""
+	case string:
+		*k = keptText(v)
+	case []byte:
+		return k.ScanBytes(v)
+	default:
+		return fmt.Errorf("sqlstore: scan %T into text", src)
+	}
+	return nil
+}
+
+// jsonText is the destination of a JSON column, whose text is copied
+// into the buffer of its scanner (database/sql's strings are kept as
+// they are). NULL reads as "".
+type jsonText struct {
+	buf      *[]byte
+	from, to int
+	s        string
+	inBuf    bool
+}
+
+// ScanBytes reads b, which may be the driver's memory (pgx's
+// pgtype.BytesScanner).
+func (j *jsonText) ScanBytes(b []byte) error {
+	j.from = len(*j.buf)
+	*j.buf = append(*j.buf, b...)
+	j.to, j.inBuf = len(*j.buf), true
+	return nil
+}
+
+// Scan implements [database/sql.Scanner].
+func (j *jsonText) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+	case string:
+		j.s = v
+	case []byte:
+		return j.ScanBytes(v)
+	default:
+		return fmt.Errorf("sqlstore: scan %T into JSON text", src)
+	}
+	return nil
+}
+
+// text returns the text read, valid until the buffer is reused.
+func (j *jsonText) text() string {
+	if !j.inBuf || j.to == j.from {
+		return j.s
+	}
+	return unsafe.String(&(*j.buf)[j.from], j.to-j.from)
 }
 
 // ScanCollection reads a row of CollectionCols.

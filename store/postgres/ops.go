@@ -42,7 +42,12 @@ func (c pgConn) QueryRow(ctx context.Context, query string, args ...any) sqlstor
 type pgRow struct{ r pgx.Row }
 
 func (r pgRow) Scan(dest ...any) error {
-	err := r.r.Scan(dest...)
+	var err error
+	if slices.ContainsFunc(dest, isNullInt) {
+		err = (&pgDests{r: r.r}).Scan(dest...)
+	} else {
+		err = r.r.Scan(dest...)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return sqlstore.ErrNoRows
 	}
@@ -58,7 +63,43 @@ func prefixed(p, cols string) string {
 }
 
 func scanJob(r pgx.Row, extra ...any) (*scheduler.JobRecord, error) {
-	return sqlstore.ScanJob(r, extra...)
+	return sqlstore.ScanJob(&pgDests{r: r}, extra...)
+}
+
+// pgDests reads a row of pgx into the destinations of sqlstore's scanners
+// (a [sqlstore.Row]): it hands pgx a *sqlstore.NullInt as a *nullInt,
+// which pgx fills without an allocation (through database/sql's Scanner
+// the number would come boxed). It keeps the slice it passes from row to
+// row.
+type pgDests struct {
+	r    pgx.Row
+	dest []any
+}
+
+func (p *pgDests) Scan(dest ...any) error {
+	p.dest = append(p.dest[:0], dest...)
+	for i, d := range p.dest {
+		if n, ok := d.(*sqlstore.NullInt); ok {
+			p.dest[i] = (*nullInt)(n)
+		}
+	}
+	err := p.r.Scan(p.dest...)
+	clear(p.dest) // holds nothing of the caller's
+	return err
+}
+
+func isNullInt(d any) bool {
+	_, ok := d.(*sqlstore.NullInt)
+	return ok
+}
+
+// nullInt is a sqlstore.NullInt as pgx fills it ([pgtype.Int64Scanner]).
+type nullInt sqlstore.NullInt
+
+// ScanInt64 implements [pgtype.Int64Scanner].
+func (n *nullInt) ScanInt64(v pgtype.Int8) error {
+	*n = nullInt{N: v.Int64, Valid: v.Valid}
+	return nil
 }
 
 func scanCollection(r pgx.Row) (*scheduler.CollectionRecord, error) {
@@ -407,21 +448,23 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	defs := map[string]*scheduler.Job{} // jobs with the same definition share it
 	// The destinations, reused from row to row.
 	var scan sqlstore.JobScanner
+	var dests pgDests
 	var ready int64
-	var prev string      // the owner of an expired lease, read before the update
-	var prevUntil *int64 // its end
+	var prev string                // the owner of an expired lease, read before the update
+	var prevUntil sqlstore.NullInt // its end
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		prev, prevUntil = "", nil
-		row, err := scan.Scan(r, &ready, &prev, &prevUntil)
+		prev = ""
+		dests.r = r
+		row, err := scan.Scan(&dests, &ready, &prev, &prevUntil)
 		c.ready = ready
 		if err == nil {
 			c.j, err = sqlstore.DecodeJobShared(row, defs)
 		}
 		if err == nil {
 			c.j.PreviousLeaseOwner = prev
-			if prev != "" && prevUntil != nil {
-				c.j.PreviousLeaseUntil = sqlstore.Time(*prevUntil, true)
+			if prev != "" && prevUntil.Valid {
+				c.j.PreviousLeaseUntil = sqlstore.Time(prevUntil.N, true)
 			}
 		}
 		return c, err
