@@ -61,12 +61,11 @@ func UTC(t time.Time) time.Time {
 	return t.Round(0).UTC()
 }
 
-func utcp(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
+// utcIn sets *t in UTC, when t is not nil.
+func utcIn(t *time.Time) {
+	if t != nil {
+		*t = UTC(*t)
 	}
-	u := UTC(*t)
-	return &u
 }
 
 // JobRow is a job record in column form. JSON columns hold the definition,
@@ -136,11 +135,12 @@ func NormJob(j *scheduler.JobRecord) *scheduler.JobRecord {
 	return r
 }
 
-// normJob sets every time of r, which nothing else holds, in UTC.
+// normJob sets every time of r, which nothing else holds (its status's
+// times included: a Clone or a record just decoded), in UTC.
 func normJob(r *scheduler.JobRecord) {
 	r.Created, r.Updated, r.LeaseUntil = UTC(r.Created), UTC(r.Updated), UTC(r.LeaseUntil)
-	r.Status.LastExecutionTime = utcp(r.Status.LastExecutionTime)
-	r.Status.NextExecutionTime = utcp(r.Status.NextExecutionTime)
+	utcIn(r.Status.LastExecutionTime)
+	utcIn(r.Status.NextExecutionTime)
 	s := &r.Schedule
 	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = UTC(s.DueAt), UTC(s.Anchor), UTC(s.NextOccurrence), UTC(s.RunRequested)
 	for _, o := range []*scheduler.Occurrence{s.Current, s.Waiting} {

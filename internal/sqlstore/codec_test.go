@@ -318,13 +318,14 @@ func TestEncodeRecordAllocations(t *testing.T) {
 		max  float64
 		f    func() error
 	}{
-		// The copy of the record without its definition, its two status
-		// times in UTC, the row and the one string of its status and
-		// schedule (20 when each value had a buffer and a string).
-		{"EncodeJobState", 5, func() error { _, err := EncodeJobState(j); return err }},
-		// The row, its end time, the entry (read through its address) and
-		// its string (12 before).
-		{"EncodeHistory", 4, func() error { _, err := EncodeHistory(h); return err }},
+		// The copy of the record without its definition (its status
+		// times with it, set in UTC in place), the row and the one string
+		// of its status and schedule (20 when each value had a buffer and
+		// a string, 5 with a copy of each status time).
+		{"EncodeJobState", 3, func() error { _, err := EncodeJobState(j); return err }},
+		// The row, the entry (read through its address) and its string
+		// (12 before, 4 with the end time boxed).
+		{"EncodeHistory", 3, func() error { _, err := EncodeHistory(h); return err }},
 	} {
 		if err := c.f(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -389,7 +390,7 @@ func TestJobScannerReuses(t *testing.T) {
 	at := time.Date(2026, 11, 27, 11, 0, 0, 123456789, time.UTC)
 	src, err := EncodeJob(&scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3,
 		Created: at, Updated: at, LeaseOwner: "o", LeaseUntil: at.Add(time.Minute),
-		Status:   scheduler.JobStatus{ExecutionCount: 4},
+		Status:   scheduler.JobStatus{ExecutionCount: 4, LastExecutionTime: &at, NextExecutionTime: &at},
 		Schedule: scheduler.JobSchedule{DueAt: at, Anchor: at}, Tags: map[string]string{"k": "v{,}\"\u00e9"}})
 	if err != nil {
 		t.Fatal(err)
@@ -412,8 +413,10 @@ func TestJobScannerReuses(t *testing.T) {
 			t.Errorf("driverBytes %v: JobScanner.Scan allocates %v times a row, want 0", driverBytes, allocs)
 		}
 		// The record alone: no copy of the JSON of its status and schedule,
-		// nor of their times or the times' text (a row without tags).
-		limit := 1.0
+		// nor of their times or the times' text (a row without tags): the
+		// record and its two status times (5 when the times were copied
+		// to set them in UTC).
+		limit := 3.0
 		if raceBuild {
 			limit += 2 // decoders the pool dropped
 		}
@@ -436,5 +439,27 @@ func TestJobScannerReuses(t *testing.T) {
 		if diff := cmp.Diff(&want, kept); diff != "" {
 			t.Errorf("driverBytes %v: a row of ScanJobRow after another (-want +got):\n%s", driverBytes, diff)
 		}
+	}
+}
+
+// TestEncodeLeavesTheRecord: encoding a record sets the times of its copy
+// in UTC, not the caller's.
+func TestEncodeLeavesTheRecord(t *testing.T) {
+	zone := time.FixedZone("east", 5*3600+1800)
+	last, next := time.Date(2026, 11, 27, 11, 0, 0, 5, zone), time.Date(2026, 11, 27, 12, 0, 0, 7, zone)
+	j := &scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled,
+		Status: scheduler.JobStatus{LastExecutionTime: &last, NextExecutionTime: &next}}
+	if _, err := EncodeJobState(j); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EncodeJob(j); err != nil {
+		t.Fatal(err)
+	}
+	n := NormJob(j)
+	if last.Location() != zone || next.Location() != zone || j.Status.LastExecutionTime != &last || j.Status.NextExecutionTime != &next {
+		t.Errorf("the record's status times changed: %v, %v", *j.Status.LastExecutionTime, *j.Status.NextExecutionTime)
+	}
+	if l := n.Status.LastExecutionTime; l == &last || l.Location() != time.UTC || !l.Equal(last) {
+		t.Errorf("NormJob: last execution %v, want %v in UTC, a copy", *l, last)
 	}
 }
