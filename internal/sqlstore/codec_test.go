@@ -426,6 +426,16 @@ func TestJobScannerReuses(t *testing.T) {
 		if allocs := testing.AllocsPerRun(100, func() { _, _ = DecodeJobShared(row, nil) }); allocs > limit {
 			t.Errorf("driverBytes %v: DecodeJobShared allocates %v times, want at most %v", driverBytes, allocs, limit)
 		}
+		// A row's name and ETag stay as they were after the next Scan.
+		name, etag := row.Name, row.ETag
+		f.vals[1], f.vals[6] = "other", "tag"
+		if next, err := s.Scan(f, &extra); err != nil || next.Name != "other" || next.ETag != "tag" {
+			t.Fatalf("driverBytes %v: the next row: %v, %v", driverBytes, next, err)
+		}
+		if name != src.Name || etag != src.ETag {
+			t.Errorf("driverBytes %v: after the next Scan, the row before has name %q and ETag %q, want %q and %q", driverBytes, name, etag, src.Name, src.ETag)
+		}
+		f.vals[1], f.vals[6] = src.Name, src.ETag
 		// What a scanner returned stays as it was until its next Scan, and
 		// a row of ScanJobRow for ever.
 		kept, err := ScanJobRow(f, &extra)

@@ -148,30 +148,43 @@ func ScanJobRow(r Row, extra ...any) (*JobRow, error) {
 
 // JobScanner reads rows of JobCols, as ScanJobRow does, into one JobRow
 // and one set of destinations that it reuses from row to row: reading the
-// rows of one answer (a claim) allocates a row's name and ETag and little
-// else. The collection, state and lease owner of a row are the strings of
-// the row before when they have the same text; the JSON columns are copied
-// into one buffer the scanner keeps. The zero value is ready to use.
+// rows of one answer (a claim) allocates little besides a buffer now and
+// then. The collection, state and lease owner of a row are the strings of
+// the row before when they have the same text, as they are for most rows
+// of a claim; the JSON columns are copied into one buffer that the next
+// row reuses; the name and ETag into another that no row overwrites,
+// which their strings share (grown by append, a new one once it holds
+// keptBuf bytes). The zero value is ready to use.
 type JobScanner struct {
 	row                          JobRow
 	coll, state, owner           keptText
-	def, status, schedule, tags  jsonText
+	def, status, schedule, tags  bufText // in json
+	name, etag                   bufText // in kept
 	created, updated, due, lease NullInt
-	buf                          []byte // the JSON columns' text
+	json, kept                   []byte
 	dest                         []any
 }
+
+// keptBuf is the size of the buffers whose bytes a JobScanner's names
+// and ETags share: a claimed record's strings keep those of about a
+// hundred others alive with them, no more.
+const keptBuf = 4 << 10
 
 // Scan reads a row of JobCols, then extra. The row it returns, and the
 // JSON texts it holds (Definition, Status, Schedule, Tags), are s's own,
 // valid until the next Scan; its other strings stay valid after.
 func (s *JobScanner) Scan(r Row, extra ...any) (*JobRow, error) {
 	s.row = JobRow{}
-	s.buf = s.buf[:0]
-	row := &s.row
-	for _, j := range []*jsonText{&s.def, &s.status, &s.schedule, &s.tags} {
-		*j = jsonText{buf: &s.buf}
+	s.json = s.json[:0]
+	if len(s.kept) >= keptBuf {
+		s.kept = nil // the strings made of it keep it
 	}
-	s.dest = append(s.dest[:0], &s.coll, &row.Name, &s.def, &s.state, &s.status, &s.schedule, &row.ETag,
+	row := &s.row
+	for _, j := range []*bufText{&s.def, &s.status, &s.schedule, &s.tags} {
+		*j = bufText{buf: &s.json}
+	}
+	s.name, s.etag = bufText{buf: &s.kept}, bufText{buf: &s.kept}
+	s.dest = append(s.dest[:0], &s.coll, &s.name, &s.def, &s.state, &s.status, &s.schedule, &s.etag,
 		&row.Version, &s.created, &s.updated, &s.due, &s.owner, &s.lease, &s.tags)
 	s.dest = append(s.dest, extra...)
 	err := r.Scan(s.dest...)
@@ -180,6 +193,7 @@ func (s *JobScanner) Scan(r Row, extra ...any) (*JobRow, error) {
 		return nil, err
 	}
 	row.Collection, row.State, row.LeaseOwner = string(s.coll), string(s.state), string(s.owner)
+	row.Name, row.ETag = s.name.text(), s.etag.text()
 	row.Definition, row.Status, row.Schedule, row.Tags = s.def.text(), s.status.text(), s.schedule.text(), s.tags.text()
 	row.Created, row.HasCreated = s.created.N, s.created.Valid
 	row.Updated, row.HasUpdated = s.updated.N, s.updated.Valid
@@ -239,10 +253,10 @@ func (k *keptText) Scan(src any) error {
 	return nil
 }
 
-// jsonText is the destination of a JSON column, whose text is copied
-// into the buffer of its scanner (database/sql's strings are kept as
-// they are). NULL reads as "".
-type jsonText struct {
+// bufText is the destination of a text column whose text is copied into
+// a buffer of its scanner (database/sql's strings are kept as they are).
+// NULL reads as "".
+type bufText struct {
 	buf      *[]byte
 	from, to int
 	s        string
@@ -251,33 +265,34 @@ type jsonText struct {
 
 // ScanBytes reads b, which may be the driver's memory (pgx's
 // pgtype.BytesScanner).
-func (j *jsonText) ScanBytes(b []byte) error {
-	j.from = len(*j.buf)
-	*j.buf = append(*j.buf, b...)
-	j.to, j.inBuf = len(*j.buf), true
+func (t *bufText) ScanBytes(b []byte) error {
+	t.from = len(*t.buf)
+	*t.buf = append(*t.buf, b...)
+	t.to, t.inBuf = len(*t.buf), true
 	return nil
 }
 
 // Scan implements [database/sql.Scanner].
-func (j *jsonText) Scan(src any) error {
+func (t *bufText) Scan(src any) error {
 	switch v := src.(type) {
 	case nil:
 	case string:
-		j.s = v
+		t.s = v
 	case []byte:
-		return j.ScanBytes(v)
+		return t.ScanBytes(v)
 	default:
-		return fmt.Errorf("sqlstore: scan %T into JSON text", src)
+		return fmt.Errorf("sqlstore: scan %T into text", src)
 	}
 	return nil
 }
 
-// text returns the text read, valid until the buffer is reused.
-func (j *jsonText) text() string {
-	if !j.inBuf || j.to == j.from {
-		return j.s
+// text returns the text read, valid until the bytes of the buffer it
+// was read into are written again.
+func (t *bufText) text() string {
+	if !t.inBuf || t.to == t.from {
+		return t.s
 	}
-	return unsafe.String(&(*j.buf)[j.from], j.to-j.from)
+	return unsafe.String(&(*t.buf)[t.from], t.to-t.from)
 }
 
 // ScanCollection reads a row of CollectionCols.
