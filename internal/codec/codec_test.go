@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,4 +220,83 @@ func TestUnmarshalReusesDecoder(t *testing.T) {
 	if err := codec.Unmarshal([]byte(`{"b": 1}`), &got); err == nil || !bytes.Contains([]byte(err.Error()), []byte("b")) || bytes.Contains([]byte(err.Error()), []byte("x")) {
 		t.Errorf(`Unmarshal({"b": 1}) = %v, want an error about b alone`, err)
 	}
+}
+
+// TestAppendUTC: AppendUTC writes what encoding/json writes for the value
+// with every time in UTC, whatever their zones, and leaves the value as
+// it was.
+func TestAppendUTC(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 7, 1, 10, 0, 0, 123456789, berlin)
+	east := time.Date(2026, 1, 1, 23, 30, 0, 5, time.FixedZone("", 5*3600+1800))
+	zoned := func() *scheduler.JobRecord {
+		last, next := at, east
+		return &scheduler.JobRecord{Status: scheduler.JobStatus{LastExecutionTime: &last, NextExecutionTime: &next},
+			Schedule: scheduler.JobSchedule{DueAt: at, Anchor: east, Current: &scheduler.Occurrence{Expected: at, At: east},
+				Policy: &scheduler.PolicyState{Running: []scheduler.Run{{Occurrence: scheduler.Occurrence{Expected: at, At: east}, Until: at}}}}}
+	}
+	r := zoned()
+	for _, v := range []any{&r.Status, &r.Schedule, &scheduler.HistoryEntry{ExpectedExecutionTime: at, StartTime: east, EndTime: at, LastExpectedTime: east}} {
+		got, err := codec.AppendUTC([]byte("x"), v, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The same value with its times in UTC, through encoding/json.
+		copyUTC := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		if err := json.Unmarshal(before, copyUTC); err != nil {
+			t.Fatal(err)
+		}
+		inUTC(reflect.ValueOf(copyUTC).Elem())
+		want, err := json.Marshal(copyUTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != "x"+string(want) {
+			t.Errorf("AppendUTC(%T) =\n%s\nwant\nx%s", v, got, want)
+		}
+		if after, _ := json.Marshal(v); string(after) != string(before) {
+			t.Errorf("AppendUTC(%T) changed the value:\n%s\nwas\n%s", v, after, before)
+		}
+	}
+	if !strings.Contains(string(must(codec.AppendUTC(nil, &r.Status, true))), `"2026-07-01T08:00:00.123456789Z"`) {
+		t.Errorf("AppendUTC of the status does not hold the last execution in UTC")
+	}
+}
+
+// inUTC sets every time reachable from v in UTC.
+func inUTC(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			inUTC(v.Elem())
+		}
+	case reflect.Struct:
+		if t, ok := v.Addr().Interface().(*time.Time); ok {
+			*t = t.UTC()
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				inUTC(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			inUTC(v.Index(i))
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -21,6 +21,18 @@ import (
 // refuses (a time outside the years 0 to 9999, a json.RawMessage that is not
 // JSON) is an error, as is a kind of value no plan writes.
 func Append(b []byte, v any, html bool) ([]byte, error) {
+	return appendJSON(encoder{b: b, html: html}, v)
+}
+
+// AppendUTC is Append writing every time in UTC, as the stores keep them:
+// the same bytes Append writes for a copy of v with its times in UTC,
+// without the copy.
+func AppendUTC(b []byte, v any, html bool) ([]byte, error) {
+	return appendJSON(encoder{b: b, html: html, utc: true}, v)
+}
+
+func appendJSON(e encoder, v any) ([]byte, error) {
+	b := e.b
 	rv := reflect.ValueOf(v)
 	switch {
 	case rv.Kind() == reflect.Pointer && rv.IsNil():
@@ -33,7 +45,6 @@ func Append(b []byte, v any, html bool) ([]byte, error) {
 		c.Set(rv)
 		rv = c
 	}
-	e := encoder{b: b, html: html}
 	e.value(rv, planOf(rv.Type(), nil))
 	if e.err != nil {
 		return b, e.err
@@ -47,6 +58,7 @@ func Marshal(v any) ([]byte, error) { return Append(nil, v, true) }
 type encoder struct {
 	b    []byte
 	html bool
+	utc  bool // times in UTC
 	err  error
 }
 
@@ -128,6 +140,9 @@ func (e *encoder) value(v reflect.Value, p *plan) {
 
 // time writes t as time.Time.MarshalJSON does, refusing what it refuses.
 func (e *encoder) time(t time.Time) {
+	if e.utc {
+		t = t.UTC()
+	}
 	n0 := len(e.b) + 1
 	e.b = append(e.b, '"')
 	e.b = t.AppendFormat(e.b, time.RFC3339Nano)

@@ -218,39 +218,35 @@ func EncodeRecord(j *scheduler.JobRecord, keepDefinition bool, defs map[*schedul
 // reads nor encodes: the row's Definition is empty, and DefinitionArg
 // binds NULL (the SQL of a record then keeps the stored definition).
 func EncodeJobState(j *scheduler.JobRecord) (*JobRow, error) {
-	// The status and schedule of a copy with its times in UTC; the
-	// definition stays out of the copy.
-	noDef := *j
-	noDef.Job = nil
-	r := NormJob(&noDef)
-	// Both JSON values in one buffer, then in one string.
+	// Both JSON values, their times in UTC, in one buffer, then in one
+	// string.
 	bp := jsonBufs.Get().(*[]byte)
 	defer putBuf(bp)
-	b, err := codec.Append((*bp)[:0], &r.Status, true)
+	b, err := codec.AppendUTC((*bp)[:0], &j.Status, true)
 	if err != nil {
-		return nil, fmt.Errorf("encode status of job %q: %w", r.ID(), err)
+		return nil, fmt.Errorf("encode status of job %q: %w", j.ID(), err)
 	}
 	n := len(b)
-	b, err = codec.Append(b, &r.Schedule, true)
+	b, err = codec.AppendUTC(b, &j.Schedule, true)
 	*bp = b
 	if err != nil {
-		return nil, fmt.Errorf("encode schedule of job %q: %w", r.ID(), err)
+		return nil, fmt.Errorf("encode schedule of job %q: %w", j.ID(), err)
 	}
 	texts := string(b)
 	// The times below are the same instants in any location.
 	row := &JobRow{
-		Collection: r.Collection, Name: r.Name, State: string(r.State),
-		Status: texts[:n], Schedule: texts[n:], ETag: r.ETag, Version: r.Version,
-		Created: NanosInt(r.Created), HasCreated: !r.Created.IsZero(),
-		Updated: NanosInt(r.Updated), HasUpdated: !r.Updated.IsZero(),
-		DueAt: NanosInt(r.Schedule.DueAt), HasDue: !r.Schedule.DueAt.IsZero(),
-		LeaseOwner: r.LeaseOwner,
-		LeaseUntil: NanosInt(r.LeaseUntil), HasLease: !r.LeaseUntil.IsZero(),
+		Collection: j.Collection, Name: j.Name, State: string(j.State),
+		Status: texts[:n], Schedule: texts[n:], ETag: j.ETag, Version: j.Version,
+		Created: NanosInt(j.Created), HasCreated: !j.Created.IsZero(),
+		Updated: NanosInt(j.Updated), HasUpdated: !j.Updated.IsZero(),
+		DueAt: NanosInt(j.Schedule.DueAt), HasDue: !j.Schedule.DueAt.IsZero(),
+		LeaseOwner: j.LeaseOwner,
+		LeaseUntil: NanosInt(j.LeaseUntil), HasLease: !j.LeaseUntil.IsZero(),
 	}
 	if len(j.Tags) > 0 {
 		b, err := codec.Marshal(j.Tags)
 		if err != nil {
-			return nil, fmt.Errorf("encode tags of job %q: %w", r.ID(), err)
+			return nil, fmt.Errorf("encode tags of job %q: %w", j.ID(), err)
 		}
 		row.Tags = string(b)
 	}
@@ -367,12 +363,12 @@ type HistoryRow struct {
 // EndArg returns the end_time value to bind: the number, or nil for NULL.
 func (r *HistoryRow) EndArg() any { return arg(r.End, r.HasEnd) }
 
-// EncodeHistory returns the row of h, with its times in UTC.
-func EncodeHistory(h scheduler.HistoryEntry) (*HistoryRow, error) {
-	h = NormHistory(h)
+// EncodeHistory returns the row of h, with its times in UTC. It only
+// reads h.
+func EncodeHistory(h *scheduler.HistoryEntry) (*HistoryRow, error) {
 	bp := jsonBufs.Get().(*[]byte)
 	defer putBuf(bp)
-	b, err := codec.Append((*bp)[:0], &h, true)
+	b, err := codec.AppendUTC((*bp)[:0], h, true)
 	*bp = b
 	if err != nil {
 		return nil, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)

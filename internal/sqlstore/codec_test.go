@@ -258,7 +258,7 @@ func TestStoredRows(t *testing.T) {
 		},
 	}
 	for _, tt := range entries {
-		row, err := EncodeHistory(tt.entry)
+		row, err := EncodeHistory(&tt.entry)
 		if err != nil {
 			t.Fatalf("%s: EncodeHistory: %v", tt.name, err)
 		}
@@ -318,14 +318,13 @@ func TestEncodeRecordAllocations(t *testing.T) {
 		max  float64
 		f    func() error
 	}{
-		// The copy of the record without its definition (its status
-		// times with it, set in UTC in place), the row and the one string
-		// of its status and schedule (20 when each value had a buffer and
-		// a string, 5 with a copy of each status time).
-		{"EncodeJobState", 3, func() error { _, err := EncodeJobState(j); return err }},
-		// The row, the entry (read through its address) and its string
-		// (12 before, 4 with the end time boxed).
-		{"EncodeHistory", 3, func() error { _, err := EncodeHistory(h); return err }},
+		// The row and the one string of its status and schedule, written
+		// with their times in UTC (20 when each value had a buffer and a
+		// string, 5 with a copy of the record and of each status time).
+		{"EncodeJobState", 2, func() error { _, err := EncodeJobState(j); return err }},
+		// The row and the entry's string (12 before, 4 with the end time
+		// boxed and a copy of the entry).
+		{"EncodeHistory", 2, func() error { _, err := EncodeHistory(&h); return err }},
 	} {
 		if err := c.f(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)

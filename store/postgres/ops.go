@@ -907,7 +907,8 @@ type historyArgs struct {
 
 // add appends the entries of history, of the batch's element at place.
 func (h *historyArgs) add(place int64, history []scheduler.HistoryEntry) error {
-	for _, e := range history {
+	for i := range history {
+		e := &history[i]
 		hr, err := sqlstore.EncodeHistory(e)
 		if err != nil {
 			return fmt.Errorf("store/postgres: record: %w", err)
@@ -1028,8 +1029,8 @@ func (s *Store) historyStored(ctx context.Context, j *scheduler.JobRecord, histo
 		return false, nil
 	}
 	texts := make([]string, 0, len(history))
-	for _, h := range history {
-		hr, err := sqlstore.EncodeHistory(h)
+	for i := range history {
+		hr, err := sqlstore.EncodeHistory(&history[i])
 		if err != nil {
 			return false, err
 		}

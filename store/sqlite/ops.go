@@ -475,8 +475,8 @@ func encodeRecord(j *scheduler.JobRecord, keepDef bool, history []scheduler.Hist
 		return nil, nil, fmt.Errorf("store/sqlite: record: %w", err)
 	}
 	hist := make([]*sqlstore.HistoryRow, len(history))
-	for i, h := range history {
-		if hist[i], err = sqlstore.EncodeHistory(h); err != nil {
+	for i := range history {
+		if hist[i], err = sqlstore.EncodeHistory(&history[i]); err != nil {
 			return nil, nil, fmt.Errorf("store/sqlite: record: %w", err)
 		}
 	}
