@@ -918,8 +918,10 @@ func (c *timingCache) get(r *JobRecord, cal *recurrence.Exclusions, buf *Timing)
 	if c.m == nil || len(c.m) >= maxCachedTimings {
 		c.m = make(map[timingKey]cachedTiming)
 	}
-	// A copy of the ETag: a claimed record's may share its bytes with
-	// others' (the memory store's), which the cache would keep.
+	// Copies of the names and the ETag: a claimed record's strings may
+	// share their bytes with others' (the memory store's, a SQL store's
+	// claim buffers), which the cache would keep alive.
+	key = timingKey{strings.Clone(r.Collection), strings.Clone(r.Name)}
 	c.m[key] = cachedTiming{strings.Clone(r.ETag), r.Schedule.Anchor, cal, t}
 	c.mu.Unlock()
 	return t, nil

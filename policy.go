@@ -106,9 +106,9 @@ func (c *policyCache) get(s *Scheduler, collection string, now time.Time) *RunPo
 func (c *policyCache) calendar(s *Scheduler, r *JobRecord, name string, now time.Time) *recurrence.Exclusions {
 	e := c.entry(s, r.Collection, now).cals[name]
 	if e == nil {
-		key := timingKey{r.Collection, r.Name}
-		if v, ok := c.missing.Load(key); !ok || v.(string) != r.ETag {
-			c.missing.Store(key, strings.Clone(r.ETag)) // see timingCache.get
+		if v, ok := c.missing.Load(timingKey{r.Collection, r.Name}); !ok || v.(string) != r.ETag {
+			key := timingKey{strings.Clone(r.Collection), strings.Clone(r.Name)} // see timingCache.get
+			c.missing.Store(key, strings.Clone(r.ETag))
 			s.log.Warn("the job names a calendar its collection does not have: its occurrences are not excluded",
 				"collection", r.Collection, "job", r.Name, "calendar", name)
 		}
