@@ -313,3 +313,69 @@ func TestRecount(t *testing.T) {
 		t.Errorf("CountJobs after Recount (-want +got):\n%s", diff)
 	}
 }
+
+// TestRecordCountsWithClaimedState: a record of a claimed job counts the
+// change from the state the claim saw only when the record is of the same
+// job at the same version; a record that comes with another job's claim,
+// or with its own claim after a replace changed the job's state, counts
+// the change from the state stored. Record and RecordBatch alike.
+func TestRecordCountsWithClaimedState(t *testing.T) {
+	for _, batch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batch=%v", batch), func(t *testing.T) {
+			s := open(t, newSchema(t))
+			record := func(r *scheduler.JobRecord) {
+				t.Helper()
+				var err error
+				if batch {
+					err = s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: r}})[0]
+				} else {
+					err = s.Record(ctx, "me", r, nil)
+				}
+				if err != nil {
+					t.Fatalf("record %s: %v", r.Name, err)
+				}
+			}
+			if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"a", "b", "c"} {
+				j := &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{}, State: scheduler.JobEnabled}
+				j.Schedule.DueAt = t0
+				if err := s.PutJob(ctx, j); err != nil {
+					t.Fatal(err)
+				}
+			}
+			claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
+			if err != nil || len(claimed) != 3 {
+				t.Fatalf("ClaimDue = %d jobs, %v; want 3", len(claimed), err)
+			}
+			a, b, c := claimed[0], claimed[1], claimed[2]
+			// b and c become Disabled, their leases kept.
+			for _, j := range []*scheduler.JobRecord{b, c} {
+				j.State = scheduler.JobDisabled
+				if err := s.PutJob(ctx, j.Clone()); err != nil {
+					t.Fatal(err)
+				}
+				j.Version++
+			}
+			// b recorded with a's claim: another job.
+			rb := a.Clone()
+			rb.Name, rb.Version, rb.State = "b", b.Version, scheduler.JobCompleted
+			record(rb)
+			// c recorded with its own claim, now out of date.
+			c.State = scheduler.JobCompleted
+			record(c)
+			// a recorded with its own claim.
+			a.State = scheduler.JobCompleted
+			record(a)
+			got, err := s.CountJobs(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []scheduler.JobCount{{Collection: "c", State: scheduler.JobCompleted, Jobs: 3}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("CountJobs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -383,3 +383,98 @@ func putDueJob(t *testing.T, s scheduler.Store) {
 		t.Fatal(err)
 	}
 }
+
+// TestMigrateFromVersion15 opens a schema of version 15 (jobs_final on the
+// last update of the final jobs, jobs_state without it) that holds jobs
+// in every state, and checks that Open migrates it: the counts, the lists
+// by state and the deletes of final jobs by Prune answer as before, and
+// jobs_state holds the last update that Prune compares.
+func TestMigrateFromVersion15(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	old := t0.Add(-2 * time.Hour)
+	jobs := []struct {
+		name    string
+		state   scheduler.JobState
+		updated time.Time
+	}{
+		{"d1", scheduler.JobDisabled, old},
+		{"e1", scheduler.JobEnabled, old},
+		{"e2", scheduler.JobEnabled, t0},
+		{"f1", scheduler.JobFaulted, old},
+		{"k1", scheduler.JobCompleted, old},
+		{"k2", scheduler.JobCompleted, t0},
+		{"k3", scheduler.JobCompleted, time.Time{}}, // never updated: NULL
+	}
+	for _, j := range jobs {
+		r := &scheduler.JobRecord{Collection: "c", Name: j.name, Job: &scheduler.Job{}, State: j.state, Created: old, Updated: j.updated}
+		if j.state == scheduler.JobEnabled {
+			r.Schedule.DueAt = t0
+		}
+		if err := s.PutJob(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	c := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	// The indexes of jobs as migrations 1 and 10 made them.
+	if _, err := c.Exec(ctx, "DROP INDEX "+q+".jobs_state; DROP INDEX IF EXISTS "+q+".jobs_final; CREATE INDEX jobs_state ON "+q+".jobs (state, collection, name); "+
+		"CREATE INDEX jobs_final ON "+q+".jobs (updated_at) WHERE state IN ('Completed', 'Faulted'); UPDATE "+q+".schema_version SET version = 15"); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, schema)
+	var version int
+	if err := c.QueryRow(ctx, "SELECT version FROM "+q+".schema_version").Scan(&version); err != nil || version != postgres.SchemaVersion {
+		t.Errorf("schema version after migration = %d, %v; want %d", version, err, postgres.SchemaVersion)
+	}
+	var defs []string
+	rows, err := c.Query(ctx, "SELECT indexname || ': ' || regexp_replace(indexdef, '.* USING ', '') FROM pg_indexes WHERE schemaname = $1 AND tablename = 'jobs' AND indexname IN ('jobs_state', 'jobs_final')", schema)
+	if err == nil {
+		defs, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if want := []string{"jobs_state: btree (state, collection, name, updated_at)"}; err != nil || !slices.Equal(defs, want) {
+		t.Errorf("indexes after migration = %q, %v; want %q", defs, err, want)
+	}
+	counts, err := s.CountJobs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCounts := []scheduler.JobCount{
+		{Collection: "c", State: scheduler.JobCompleted, Jobs: 3}, {Collection: "c", State: scheduler.JobDisabled, Jobs: 1},
+		{Collection: "c", State: scheduler.JobEnabled, Jobs: 2}, {Collection: "c", State: scheduler.JobFaulted, Jobs: 1},
+	}
+	if diff := cmp.Diff(wantCounts, counts); diff != "" {
+		t.Errorf("CountJobs after migration (-want +got):\n%s", diff)
+	}
+	listed := func(st scheduler.JobState) []string {
+		t.Helper()
+		got, err := s.ListJobs(ctx, "c", scheduler.JobFilter{State: st})
+		if err != nil {
+			t.Fatalf("ListJobs(%s): %v", st, err)
+		}
+		var names []string
+		for _, j := range got {
+			names = append(names, j.Name)
+		}
+		return names
+	}
+	for st, want := range map[scheduler.JobState][]string{
+		scheduler.JobEnabled: {"e1", "e2"}, scheduler.JobDisabled: {"d1"}, scheduler.JobCompleted: {"k1", "k2", "k3"}, scheduler.JobFaulted: {"f1"},
+	} {
+		if got := listed(st); !slices.Equal(got, want) {
+			t.Errorf("ListJobs(%s) after migration = %q, want %q", st, got, want)
+		}
+	}
+	n, err := s.Prune(ctx, scheduler.PruneRequest{FinalJobsBefore: t0.Add(-time.Hour)})
+	if err != nil || n != 3 {
+		t.Errorf("Prune(final jobs before %v) = %d, %v; want 3 (f1, k1, k3)", t0.Add(-time.Hour), n, err)
+	}
+	if got, want := listed(""), []string{"d1", "e1", "e2", "k2"}; !slices.Equal(got, want) {
+		t.Errorf("jobs after Prune = %q, want %q", got, want)
+	}
+}

@@ -485,10 +485,60 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 		return strings.Compare(a.j.Name, b.j.Name)
 	})
 	jobs := make([]*scheduler.JobRecord, len(out))
+	handles := make([]claimHandle, len(out)) // one allocation for the claim
 	for i, c := range out {
 		jobs[i] = c.j
+		handles[i] = claimHandle{collection: c.j.Collection, name: c.j.Name, version: c.j.Version, state: stateLetter(c.j.State)}
+		c.j.Handle = &handles[i]
 	}
 	return jobs, nil
+}
+
+// claimHandle is the [scheduler.JobRecord.Handle] of a claimed job: the
+// job's state at the version the claim left it at. A record of the job at
+// that version replaces that state (every write that changes a job's
+// state raises its version), so the record statements count the change
+// without reading the job's row again for its state.
+type claimHandle struct {
+	collection, name string
+	version          int64
+	state            byte // its stateLetter
+}
+
+// stateLetter returns the letter that stands for state s in the record
+// statements' arguments (wasSQL reads it back), '-' for a state it does
+// not know.
+func stateLetter(s scheduler.JobState) byte {
+	switch s {
+	case scheduler.JobEnabled:
+		return 'E'
+	case scheduler.JobDisabled:
+		return 'D'
+	case scheduler.JobCompleted:
+		return 'C'
+	case scheduler.JobFaulted:
+		return 'F'
+	}
+	return '-'
+}
+
+// wasSQL is the state a record replaces, from the letter %[1]s
+// (stateLetter), or, when that is '-', from the job's row (collection
+// %[2]s, name %[3]s) as the statement's snapshot sees it: a subquery in
+// RETURNING does not see the statement's own update.
+const wasSQL = `coalesce(CASE %[1]s WHEN 'E' THEN 'Enabled' WHEN 'D' THEN 'Disabled' WHEN 'C' THEN 'Completed' WHEN 'F' THEN 'Faulted' END,
+			(SELECT o.state FROM {s}.jobs o WHERE o.collection = %[2]s AND o.name = %[3]s))`
+
+// claimedState returns the stateLetter of the state j replaces when it is
+// recorded, as its handle knows it, or '-' when the handle is not one of
+// this store's claims of the same job at the same version (the record
+// statements then read the stored state).
+func claimedState(j *scheduler.JobRecord) byte {
+	h, ok := j.Handle.(*claimHandle)
+	if !ok || h.collection != j.Collection || h.name != j.Name || h.version != j.Version {
+		return '-'
+	}
+	return h.state
 }
 
 // giveBackLockTimeout is how long GiveBack waits for the lock on a job's
@@ -641,16 +691,16 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 // version, appends its history and, when the job's state changes, the
 // change of the counts (migration 15: the trigger of migration 11 leaves
 // records out), in one statement; it returns the number of jobs updated
-// (0 or 1). o is the job's row as the statement's snapshot sees it: the
-// update applies only at version $4, and every write that changes a
-// job's state raises its version, so o.state is the state the update
-// replaces. A NULL definition ($5) keeps the stored one.
-const recordSQL = `WITH u AS (
+// (0 or 1). The update applies only at version $4, and every write that
+// changes a job's state raises its version, so the state the update
+// replaces is the state at that version: from $19 when the caller's
+// claim knows it (claimedState), else from the job's row (wasSQL). A NULL
+// definition ($5) keeps the stored one.
+var recordSQL = `WITH u AS (
 		UPDATE {s}.jobs j SET definition = coalesce($5::json, j.definition), state = $6, status = $7, schedule = $8, etag = $9,
 			version = $4 + 1, created_at = $10, updated_at = $11, due_at = $12, lease_owner = '', lease_until = NULL
-		FROM {s}.jobs o
-		WHERE j.collection = $1 AND j.name = $2 AND j.lease_owner = $3 AND j.version = $4 AND o.collection = $1 AND o.name = $2
-		RETURNING o.state AS was, j.state
+		WHERE j.collection = $1 AND j.name = $2 AND j.lease_owner = $3 AND j.version = $4
+		RETURNING ` + fmt.Sprintf(wasSQL, "$19", "$1", "$2") + ` AS was, j.state
 	), d AS (
 		INSERT INTO {s}.job_count_deltas (collection, state, n)
 		SELECT $1, m.state, m.n FROM u, LATERAL (VALUES (u.was, -1), (u.state, 1)) AS m(state, n)
@@ -677,7 +727,7 @@ func recordArgs(a *batchArgs, owner string, j *scheduler.JobRecord, keepDef bool
 		return nil, err
 	}
 	return []any{j.Collection, j.Name, owner, j.Version, row.DefinitionArg(), row.State, row.Status, row.Schedule, row.ETag,
-		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted}, nil
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted, string(rune(claimedState(j)))}, nil
 }
 
 // Record implements [scheduler.Store]. The update of the job (checked
@@ -854,12 +904,13 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 // u updates those still leased to $1 at their version and returns their
 // places; h appends the history of the elements u updated, in batch
 // order; d inserts the changes of the counts of the jobs whose state u
-// changed, one row per collection and state (o is each job's row before
-// the update, as in recordSQL). It returns the places of the updated
+// changed, one row per collection and state (the state each update
+// replaces, was, as in recordSQL: from the letter at its place in $20
+// when the claim knows it). It returns the places of the updated
 // elements. A job may appear once: when two rows of x match one job,
 // which of them the update uses is not defined. A NULL definition keeps
 // the stored one.
-const recordBatchSQL = `WITH x AS (
+var recordBatchSQL = `WITH x AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
 			$10::bigint[], $11::bigint[], $12::bigint[])
 			WITH ORDINALITY AS x(collection, name, version, definition, state, status, schedule, etag, created_at, updated_at, due_at, i)
@@ -867,9 +918,10 @@ const recordBatchSQL = `WITH x AS (
 		UPDATE {s}.jobs j SET definition = coalesce(x.definition::json, j.definition), state = x.state, status = x.status::json, schedule = x.schedule::json,
 			etag = x.etag, version = x.version + 1, created_at = x.created_at, updated_at = x.updated_at, due_at = x.due_at,
 			lease_owner = '', lease_until = NULL
-		FROM x JOIN {s}.jobs o ON o.collection = x.collection AND o.name = x.name
+		FROM x
 		WHERE j.collection = x.collection AND j.name = x.name AND j.lease_owner = $1 AND j.version = x.version
-		RETURNING x.i, j.collection, j.name, o.state AS was, j.state
+		RETURNING x.i, j.collection, j.name,
+			` + fmt.Sprintf(wasSQL, "substr($20, x.i::integer, 1)", "x.collection", "x.name") + ` AS was, j.state
 	), d AS (
 		INSERT INTO {s}.job_count_deltas (collection, state, n)
 		SELECT u.collection, m.state, sum(m.n) FROM u, LATERAL (VALUES (u.was, -1), (u.state, 1)) AS m(state, n)
@@ -892,6 +944,7 @@ type batchArgs struct {
 	versions, created, updated, due                        column[pgtype.Int8]
 	h                                                      historyArgs
 	places                                                 []int                     // batch index of each place - 1
+	was                                                    []byte                    // the stateLetter of the state replaced, per place
 	defJSON                                                map[*scheduler.Job]string // the definitions encoded
 }
 
@@ -953,7 +1006,7 @@ func (a *batchArgs) free() {
 	a.created.reset()
 	a.updated.reset()
 	a.due.reset()
-	a.places = a.places[:0]
+	a.places, a.was = a.places[:0], a.was[:0]
 	clear(a.defJSON)
 	batchArgsPool.Put(a)
 }
@@ -973,7 +1026,7 @@ func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
 		a.h.truncate(n) // the element is left out, with the entries it added
 		return err
 	}
-	a.places = append(a.places, i)
+	a.places, a.was = append(a.places, i), append(a.was, claimedState(j))
 	a.colls.add(text(j.Collection))
 	a.names.add(text(j.Name))
 	a.versions.add(bigint(j.Version, true))
@@ -990,7 +1043,7 @@ func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
 
 func (a *batchArgs) args(owner string) []any {
 	return []any{owner, &a.colls, &a.names, &a.versions, &a.defs, &a.states, &a.statuses, &a.schedules, &a.etags,
-		&a.created, &a.updated, &a.due, &a.h.elem, &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted}
+		&a.created, &a.updated, &a.due, &a.h.elem, &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted, string(a.was)}
 }
 
 // recorded reports whether a Record of j whose outcome the connection did
