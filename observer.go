@@ -24,7 +24,9 @@ import (
 // Config.Logger (an error the first time each method panics, with its
 // stack; debug after that), and the Scheduler goes on as if it had
 // returned nothing: the attempt whose StartAttempt or TookOver panicked
-// runs, with the context StartAttempt was given.
+// runs, with the context StartAttempt was given (so that what a
+// StartAttempt began before it panicked, a span, is not in the context
+// EndAttempt gets, and only the Observer can end it).
 type Observer interface {
 	// Attach is called by New with the Scheduler it made, and returns
 	// the func that Stop calls. In between the Observer may read the

@@ -173,8 +173,10 @@ type Store struct {
 	host       hostTx   // the last host's transaction InTx was given, while it lives
 	log        *slog.Logger
 	// tempStoreWarned is set once InTx warned of a host's connection
-	// whose temp_store is not MEMORY; see checkTempStore.
-	tempStoreWarned atomic.Bool
+	// whose temp_store is not MEMORY; tempStoreChecked counts the host's
+	// transactions it checked. See checkTempStore.
+	tempStoreWarned  atomic.Bool
+	tempStoreChecked atomic.Int32
 
 	d *sqlstore.Dialect // the operations shared with store/postgres
 

@@ -100,15 +100,18 @@ func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 // transaction t runs on a connection whose temp_store is not MEMORY (2,
 // the only value that keeps temporary files in memory in the driver's
 // build), so that a long transaction's statement journal goes to a
-// temporary file (see InTx). Until it has warned, it checks each
-// transaction InTx is given first (one PRAGMA), as the connections of the
-// host's pool need not agree. It does not set temp_store itself: SQLite
+// temporary file (see InTx). It checks the first tempStoreChecks
+// transactions InTx is given (one PRAGMA each, about 3 µs), as the
+// connections of the host's pool need not agree, and none after those or
+// after it warned: a host whose first transactions' connections keep
+// temporary files in memory is taken to keep them so on all its
+// connections. It does not set temp_store itself: SQLite
 // reads the setting when a transaction begins to write, so that setting
 // it here would mend only the connection's later transactions, and the
 // setting is the host's, for all its work on the connection. A check that
 // fails is skipped: the writes that follow report what went wrong.
 func (s *Store) checkTempStore(ctx context.Context, t *sql.Tx) {
-	if s.tempStoreWarned.Load() {
+	if s.tempStoreWarned.Load() || s.tempStoreChecked.Add(1) > tempStoreChecks {
 		return
 	}
 	var mode int
@@ -121,6 +124,10 @@ func (s *Store) checkTempStore(ctx context.Context, t *sql.Tx) {
 			"add _pragma=temp_store(2) to the DSN of the host's database", "temp_store", mode)
 	}
 }
+
+// tempStoreChecks is how many of the host's transactions InTx checks for
+// temp_store (see checkTempStore).
+const tempStoreChecks = 16
 
 // hostTx is the last live transaction of the host's that InTx was given,
 // and its view; nil when there is none. Keeping the transaction keeps its

@@ -379,12 +379,15 @@ func ptr[T any](v T) *T { return &v }
 
 // TestInTxWarnsOfTempStoreOnDisk: a host's database opened without
 // temp_store(2) gets one warning in the store's log, naming the fix,
-// however many transactions InTx is given; one opened with it none.
+// however many transactions InTx is given; one opened with it none, and
+// after its first 16 transactions InTx checks no more (a connection that
+// then drops temp_store(2) goes unwarned: the checks cost a PRAGMA each).
 func TestInTxWarnsOfTempStoreOnDisk(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		db    func(t *testing.T, path string) *sql.DB
 		warns int
+		drop  int // after this many transactions the host sets temp_store to 0 (0: never)
 	}{
 		{name: "temp_store default", warns: 1, db: func(t *testing.T, path string) *sql.DB {
 			db, err := sql.Open("sqlite", path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
@@ -395,6 +398,8 @@ func TestInTxWarnsOfTempStoreOnDisk(t *testing.T) {
 			return db
 		}},
 		{name: "temp_store(2)", warns: 0, db: func(t *testing.T, path string) *sql.DB { return hostDB(t, path) }},
+		{name: "temp_store(2), dropped before the 16th", warns: 1, drop: 15, db: func(t *testing.T, path string) *sql.DB { return hostDB(t, path) }},
+		{name: "temp_store(2), dropped after the 16th", warns: 0, drop: 16, db: func(t *testing.T, path string) *sql.DB { return hostDB(t, path) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -405,8 +410,24 @@ func TestInTxWarnsOfTempStoreOnDisk(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			for range 3 {
-				tx, err := db.BeginTx(ctx, nil)
+			// The transactions run on one connection of the host's, so
+			// that a PRAGMA run on it holds for those after.
+			conn, err := db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			n := 3
+			if tc.drop > 0 {
+				n = tc.drop + 1
+			}
+			for i := range n {
+				if tc.drop > 0 && i == tc.drop {
+					if _, err := conn.ExecContext(ctx, "PRAGMA temp_store = 0"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				tx, err := conn.BeginTx(ctx, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -428,7 +449,7 @@ func TestInTxWarnsOfTempStoreOnDisk(t *testing.T) {
 				}
 			}
 			if len(warns) != tc.warns {
-				t.Fatalf("%d warnings after InTx in 3 transactions, want %d (log:\n%s)", len(warns), tc.warns, log.String())
+				t.Fatalf("%d warnings after InTx in %d transactions, want %d (log:\n%s)", len(warns), n, tc.warns, log.String())
 			}
 			for _, w := range warns {
 				if msg, _ := w["msg"].(string); !strings.Contains(msg, "_pragma=temp_store(2)") || w["temp_store"] != float64(0) || w["store"] != "sqlite" {
