@@ -174,6 +174,30 @@ func (a *aheadClaims) setClaimAt(t time.Time) {
 	a.next.Store(t.UnixNano())
 }
 
+// reachCut sets the loop's next claim halfway from now to the instant of
+// the last held claim, and reports whether it did: whether one is held
+// startTogether or more after now (closer, the halves would shrink towards
+// it step after step; the loop then claims as before, at once or when a
+// slot frees).
+// The held claims then reach less far than ClaimAhead, cut short by the
+// slots MaxConcurrency leaves free (at a steady rate, once rate ×
+// ClaimAhead nears it), and every job due before the last of them is held:
+// claiming at once, or as each attempt ends and frees its slot, would take
+// a claim for every job or two. Halfway there, the jobs held have started
+// and those that ended have freed their slots, and the next claim takes
+// them all in one call, with half the held reach left for its round trip.
+func (a *aheadClaims) reachCut(now time.Time) bool {
+	if len(a.held) == 0 {
+		return false
+	}
+	last := a.held[len(a.held)-1].start
+	if last.Sub(now) < startTogether {
+		return false
+	}
+	a.setClaimAt(now.Add(last.Sub(now) / 2))
+	return true
+}
+
 // claiming tells notifyDue that a claim is under way (see there); the
 // loop sets the instant of its next claim once the claim returns.
 func (a *aheadClaims) claiming() { a.next.Store(math.MaxInt64) }

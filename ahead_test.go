@@ -233,6 +233,37 @@ func TestClaimAheadSteadyBatches(t *testing.T) {
 	})
 }
 
+// TestClaimAheadFullRate: at 4,000 jobs a second, where the jobs due
+// within ClaimAhead (200) are more than MaxConcurrency (100) leaves to
+// hold, every job still starts on time, none before its instant, and the claims
+// stay batches: at most one claim for every 20 jobs, where claiming again
+// as each slot frees takes a claim for every one or two jobs.
+func TestClaimAheadFullRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, st := premiumCounted(t, scheduler.Config{}, 0)
+		const n = 1000 // the collection's quota
+		first := e.putEvery(n, 250*time.Microsecond)
+		e.startBefore(first)
+		defer e.stop()
+		before := st.claims.Load()
+		time.Sleep(time.Until(first.Add(time.Second)))
+		synctest.Wait()
+		if claims := st.claims.Load() - before; claims > n/20 {
+			t.Errorf("%d claims for %d jobs due 250µs apart, want at most %d", claims, n, n/20)
+		}
+		e.exec.mu.Lock()
+		defer e.exec.mu.Unlock()
+		if len(e.exec.calls) != n {
+			t.Fatalf("%d attempts, want %d", len(e.exec.calls), n)
+		}
+		for _, c := range e.exec.calls {
+			if late := c.at.Sub(c.req.ExpectedTime); late < 0 || late > 2*time.Millisecond {
+				t.Errorf("%s started %v after its instant, want 0 to 2ms (see TestClaimAheadStartsTogether)", c.req.JobID, late)
+			}
+		}
+	})
+}
+
 // TestClaimAheadSlowRecords: while the outcomes of earlier jobs wait for a
 // slow store (60 ms a batch), taking most of MaxConcurrency's slots, the
 // jobs claimed ahead still start on time: held claims do not count as in

@@ -899,7 +899,19 @@
 // due instant (one that waited for a worker would outlive its lease, and
 // another instance would run it too); an outcome waiting for a slow store
 // keeps its job in flight but frees its worker, so that it does not keep
-// the loop from claiming. At most 256 are held at once. A negative
+// the loop from claiming. At most 256 are held at once. At a steady rate
+// whose jobs due within ClaimAhead are more than that leaves (rate ×
+// ClaimAhead above MaxConcurrency: 2,000 a second at the defaults), a
+// claim takes every slot free and reaches only as far as the jobs it
+// takes; the loop then claims again halfway to the instant of the last
+// job it holds, or when a job comes due again or is written before then,
+// rather than at once or as each attempt ends: the held jobs that start
+// meanwhile free their slots as they end, and the next claim takes them
+// all in one call. The held reach shortens to MaxConcurrency ÷ rate (20ms
+// at 5,000 a second), claims stay batches of about half MaxConcurrency
+// (the cost of an occurrence stays flat as the rate grows), and half the
+// reach is left for a claim's round trip: at rates where that is too
+// short for the store, raise MaxConcurrency above rate × ClaimAhead. A negative
 // ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
 // While held claims are about to start, outcomes wait to be recorded
 // together in one store call ([BatchRecorder]): an outcome waits at most a

@@ -49,12 +49,16 @@ func (s *Scheduler) loop(ctx context.Context) {
 // attempt, or runs the attempt), and returns when the loop should look
 // again.
 //
-// The loop claims again at once after a claim that took all it asked for;
-// half a ClaimAhead after one that took some, when the jobs that were not
-// due within the first claim's reach may be; otherwise ClaimAhead before
-// the store's next due instant (NextDue), or after PollInterval. A
-// wake-up (an API write, a freed slot, an outcome whose job is due again
-// before then: see notifyDue) makes it claim at its next step.
+// The loop claims again at once after a claim that took all it asked for
+// and holds nothing due later (there may be more jobs due now); halfway to
+// the last held claim's instant after one that took all it asked for and
+// holds claims due later, and when no slot is free while it holds claims
+// (see reachCut); half a ClaimAhead after one that took some, when the jobs
+// that were not due within the first claim's reach may be; otherwise
+// ClaimAhead before the store's next due instant (NextDue), or after
+// PollInterval. A wake-up (an API write, a freed slot while nothing is
+// held, an outcome whose job is due again before then: see notifyDue)
+// makes it claim at its next step.
 func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	began := time.Now() // the clock when the step began, for the leases its claim takes at now
 	if ctx.Err() != nil {
@@ -93,6 +97,9 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	// workers: they must not keep the loop from claiming what comes due.
 	free := min(s.cfg.MaxConcurrency-s.busy()-len(a.held), claimBatch-len(a.held))
 	if free <= 0 {
+		if a.reachCut(now) {
+			return a.wakeAt(minTime(wakeBy, a.claimAt))
+		}
 		return a.wakeAt(wakeBy) // the next job that ends wakes the loop
 	}
 	a.claiming()
@@ -128,7 +135,10 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		return now
 	}
 	if len(claims) == limit {
-		return now // there may be more
+		if horizon > 0 && a.reachCut(now) {
+			return a.wakeAt(minTime(wakeBy, a.claimAt))
+		}
+		return now // there may be more, due now
 	}
 	if horizon > 0 && len(claims) > 0 {
 		a.setClaimAt(now.Add(horizon / 2))

@@ -106,7 +106,14 @@ type Config struct {
 	// only Http and Https.
 	Executors *action.Registry
 	// MaxConcurrency is the most attempts in flight at once; Start runs
-	// that many worker goroutines. Defaults to DefaultMaxConcurrency
+	// that many worker goroutines. The jobs claimed ahead of their due
+	// instants (see ClaimAhead) take workers too: the held jobs and the
+	// attempts running are at most MaxConcurrency, so that each held job
+	// finds a free worker at its instant. At a steady rate above
+	// MaxConcurrency ÷ ClaimAhead (2,000 a second at the defaults) the
+	// held jobs reach less far ahead than ClaimAhead, and the loop claims
+	// more often (see "Claiming ahead"); set it above rate × ClaimAhead for
+	// the attempts of a higher rate. Defaults to DefaultMaxConcurrency
 	// (100).
 	MaxConcurrency int
 	// ActionTimeout bounds every attempt of an action without a timeout
