@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -269,6 +270,10 @@ func (o *Observer) opts(k attrKey) *measureOpts {
 		attrs = append(attrs, keyOutcome.String(string(k.status)))
 	}
 	if o.byJob {
+		// Copies: a claimed record's names may share their bytes with
+		// others' (a SQL store's claim buffers), which the set and the
+		// series made of it would keep alive.
+		k.collection, k.job = strings.Clone(k.collection), strings.Clone(k.job)
 		attrs = append(attrs, keyCollection.String(k.collection), keyJob.String(k.job))
 	}
 	m = newMeasureOpts(attrs...)
