@@ -20,6 +20,13 @@ type aheadClaims struct {
 	next    atomic.Int64 // claimAt in Unix nanoseconds for notifyDue; 0: zero; math.MaxInt64: a claim is under way
 	first   atomic.Int64 // the start of held[0] in Unix nanoseconds, for startsWithin; 0: none held
 	starts  []*JobRecord // the loop's, reused by startHeld
+	// woken is the loop's: a wake-up (a write, a job due again: see
+	// notifyDue) came since its last claim began. With no slot free, the
+	// loop then claims when the next attempt ends (slotWanted) rather
+	// than halfway to its last held claim (see reachCut): the job written
+	// may be due now.
+	woken      bool
+	slotWanted atomic.Bool // the next attempt that ends wakes the loop (see enqueue)
 
 	mu      sync.Mutex
 	marks   []jobKey // what was written through this Scheduler since the loop last looked
@@ -186,6 +193,8 @@ func (a *aheadClaims) setClaimAt(t time.Time) {
 // a claim for every job or two. Halfway there, the jobs held have started
 // and those that ended have freed their slots, and the next claim takes
 // them all in one call, with half the held reach left for its round trip.
+// A loop woken by a write or a job due again (woken) does not wait so
+// when no slot is free: it claims when the next attempt ends.
 func (a *aheadClaims) reachCut(now time.Time) bool {
 	if len(a.held) == 0 {
 		return false

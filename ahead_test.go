@@ -264,6 +264,53 @@ func TestClaimAheadFullRate(t *testing.T) {
 	})
 }
 
+// TestClaimAheadCutWriteDueNow: a job written due now just after a claim
+// that MaxConcurrency cut short took every slot starts at the first slot
+// freed (the next held job's start), not when the loop would claim next
+// (halfway to its last held claim): 10 slots, jobs due 50 ms apart claimed
+// a second ahead, and a job due now written right after each of ten such
+// claims.
+func TestClaimAheadCutWriteDueNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const spacing = 50 * time.Millisecond
+		e, st := premiumCounted(t, scheduler.Config{MaxConcurrency: 10, ClaimAhead: time.Second}, 0)
+		first := e.putEvery(200, spacing)
+		e.startBefore(first)
+		defer e.stop()
+		time.Sleep(time.Until(first.Add(time.Second)))
+		written := map[string]bool{}
+		for i := range 10 {
+			n := st.claims.Load()
+			for st.claims.Load() == n {
+				time.Sleep(time.Millisecond)
+			}
+			synctest.Wait() // the claim's step is done: every slot held
+			name := fmt.Sprintf("now%d", i)
+			written[name] = true
+			e.put(name, oneTimeAt(time.Now()))
+			time.Sleep(300 * time.Millisecond)
+		}
+		synctest.Wait()
+		e.exec.mu.Lock()
+		defer e.exec.mu.Unlock()
+		started := 0
+		for _, c := range e.exec.calls {
+			if !written[c.req.JobID[strings.LastIndexByte(c.req.JobID, '/')+1:]] {
+				continue
+			}
+			started++
+			// The next held job starts (and ends at once) at most one
+			// spacing after the write, freeing its slot.
+			if late := c.at.Sub(c.req.ExpectedTime); late > spacing+2*time.Millisecond {
+				t.Errorf("%s, written due now, started %v late, want at most %v (a slot was freed before then)", c.req.JobID, late, spacing+2*time.Millisecond)
+			}
+		}
+		if started != len(written) {
+			t.Fatalf("%d of the %d jobs written due now started", started, len(written))
+		}
+	})
+}
+
 // TestClaimAheadSlowRecords: while the outcomes of earlier jobs wait for a
 // slow store (60 ms a batch), taking most of MaxConcurrency's slots, the
 // jobs claimed ahead still start on time: held claims do not count as in

@@ -904,8 +904,9 @@
 // ClaimAhead above MaxConcurrency: 2,000 a second at the defaults), a
 // claim takes every slot free and reaches only as far as the jobs it
 // takes; the loop then claims again halfway to the instant of the last
-// job it holds, or when a job comes due again or is written before then,
-// rather than at once or as each attempt ends: the held jobs that start
+// job it holds, or when a job comes due again or is written before then
+// (that job is claimed when the next attempt ends and frees its slot,
+// as it may be due now), rather than at once or as each attempt ends: the held jobs that start
 // meanwhile free their slots as they end, and the next claim takes them
 // all in one call. The held reach shortens to MaxConcurrency ÷ rate (20ms
 // at 5,000 a second), claims stay batches of about half MaxConcurrency

@@ -36,6 +36,7 @@ func (s *Scheduler) loop(ctx context.Context) {
 			return
 		case <-s.wake:
 			s.ahead.claimNow()
+			s.ahead.woken = true
 		case <-timer.C:
 		}
 	}
@@ -97,12 +98,20 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	// workers: they must not keep the loop from claiming what comes due.
 	free := min(s.cfg.MaxConcurrency-s.busy()-len(a.held), claimBatch-len(a.held))
 	if free <= 0 {
+		if a.woken {
+			// Woken by a write or a job due again, which may be due
+			// now: the loop claims when the next attempt ends.
+			a.slotWanted.Store(true)
+			return a.wakeAt(wakeBy)
+		}
 		if a.reachCut(now) {
 			return a.wakeAt(minTime(wakeBy, a.claimAt))
 		}
 		return a.wakeAt(wakeBy) // the next job that ends wakes the loop
 	}
 	a.claiming()
+	a.woken = false
+	a.slotWanted.Store(false)
 	horizon := s.claimAhead()
 	limit := free
 	var claims []*JobRecord

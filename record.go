@@ -290,6 +290,9 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 	b.mu.Lock()
 	b.pending = append(b.pending, *p)
 	b.idle.Add(1)
+	if s.ahead.slotWanted.Load() && s.ahead.slotWanted.CompareAndSwap(true, false) {
+		s.notify() // its slot is free for a job written while none was (see runDue)
+	}
 	// Outcomes linger unless the job of one of them is due again within
 	// the linger and the store call that records it (its next occurrence
 	// waits for this record): the one that arms the timer, or any added
