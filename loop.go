@@ -90,7 +90,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	if now.Before(a.claimAt) {
 		return a.wakeAt(minTime(wakeBy, a.claimAt))
 	}
-	a.claimNow() // outcomes recorded from now on wake the loop
+	a.claimNow() // outcomes recorded from now on wake the loop, until a claim begins (claiming)
 	// The claims held take workers as the jobs that run do: a claim
 	// beyond the free workers would wait for one, unleased once its
 	// lease ends, and another instance would take it over and run it too.

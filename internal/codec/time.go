@@ -37,8 +37,9 @@ func parseTimeLayouts(s string) (time.Time, error) {
 }
 
 // parseTimeUTC reads the forms most definitions use, "2012-08-04",
-// "2012-08-04T00:00Z" and "2012-08-04T00:00:00Z" (T and Z in either case,
-// Z optional after a time), as time.Parse reads them with the matching
+// "2012-08-04T00:00Z" and "2012-08-04T00:00:00Z", and the last with a
+// fraction of 1 to 9 digits as the stores write it ("...:00.5Z") (T and Z
+// in either case, Z optional after a time), as time.Parse reads them with the matching
 // layout, without its general machinery. It returns false for anything
 // else, including every value time.Parse would refuse.
 func parseTimeUTC(s string) (time.Time, bool) {

@@ -379,7 +379,7 @@ func EncodeHistory(h *scheduler.HistoryEntry) (*HistoryRow, error) {
 // DecodeHistory returns the entry of a row's JSON column.
 func DecodeHistory(entry string) (scheduler.HistoryEntry, error) {
 	var h scheduler.HistoryEntry
-	if err := codec.Unmarshal([]byte(entry), &h); err != nil {
+	if err := codec.Unmarshal(bytesOf(entry), &h); err != nil {
 		return h, fmt.Errorf("decode history entry: %w", err)
 	}
 	return NormHistory(h), nil

@@ -25,7 +25,8 @@ func (s *Store) GetJobs(ctx context.Context, collection string, names []string) 
 	if err != nil {
 		return nil, wrap("get jobs of collection", collection, err)
 	}
-	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*scheduler.JobRecord, error) { return scanJob(r) })
+	var jr jobReader
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*scheduler.JobRecord, error) { return jr.read(r) })
 	if err != nil {
 		return nil, wrap("get jobs of collection", collection, err)
 	}

@@ -62,8 +62,21 @@ func prefixed(p, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-func scanJob(r pgx.Row, extra ...any) (*scheduler.JobRecord, error) {
-	return sqlstore.ScanJob(&pgDests{r: r}, extra...)
+// jobReader reads the rows of one answer of jobCols (a list, GetJobs)
+// into records, with one scanner and one set of destinations for all of
+// them, as a claim does.
+type jobReader struct {
+	scan  sqlstore.JobScanner
+	dests pgDests
+}
+
+func (j *jobReader) read(r pgx.Row) (*scheduler.JobRecord, error) {
+	j.dests.r = r
+	row, err := j.scan.Scan(&j.dests)
+	if err != nil {
+		return nil, err
+	}
+	return sqlstore.DecodeJob(row)
 }
 
 // pgDests reads a row of pgx into the destinations of sqlstore's scanners
@@ -324,12 +337,13 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 	defer rows.Close()
 	found := false
 	var out []*scheduler.JobRecord
+	var jr jobReader
 	for rows.Next() {
 		found = true
 		if rows.RawValues()[0] == nil { // no job: the LEFT JOIN's row of NULLs
 			continue
 		}
-		j, err := scanJob(rows)
+		j, err := jr.read(rows)
 		if err != nil {
 			return nil, wrap("list jobs of collection", collection, err)
 		}
