@@ -671,29 +671,45 @@ func putUUID(b *[36]byte) {
 // neither a secret nor the attempt's context: the instant it started,
 // which the job's Status.LastExecutionTime points to once its outcome is
 // applied, and the job ID and request ID of its request (see idsAt).
-type attemptIDs struct {
-	start time.Time
-	ids   [idsInline]byte
-}
+// shortIDs is the same for job IDs of up to 20 bytes, the usual ones.
+type (
+	attemptIDs struct {
+		start time.Time
+		ids   [idsInline]byte
+	}
+	shortIDs struct {
+		start time.Time
+		ids   [idsShort]byte
+	}
+)
 
-// idsInline is how many bytes of IDs an attemptIDs holds: a job ID of up
-// to 36 bytes and the 36 of the request ID, in 96 bytes in all (a size
-// class of the allocator).
-const idsInline = 72
+// idsInline and idsShort are how many bytes of IDs an attemptIDs and a
+// shortIDs hold: a job ID of up to 36 bytes, and of up to 20, and the 36
+// of the request ID, in 96 and 80 bytes in all (size classes of the
+// allocator).
+const (
+	idsInline = 72
+	idsShort  = 56
+)
 
 // idsAt returns an instant that holds start, r.ID() and a random UUID, for
-// the attempt that started at start: in one allocation when r.ID() takes
-// at most 36 bytes, else the instant in one and the IDs in another.
+// the attempt that started at start: in one allocation of the smallest
+// that holds them when r.ID() takes at most 36 bytes, else the instant in
+// one and the IDs in another.
 func idsAt(r *JobRecord, start time.Time) (at *time.Time, id, uuid string) {
 	var u [36]byte
 	putUUID(&u)
 	n := len(r.Collection) + 1 + len(r.Name)
 	var b []byte
-	if n+len(u) <= idsInline {
+	switch size := n + len(u); {
+	case size <= idsShort:
+		a := &shortIDs{start: start}
+		at, b = &a.start, a.ids[:0]
+	case size <= idsInline:
 		a := &attemptIDs{start: start}
 		at, b = &a.start, a.ids[:0]
-	} else {
-		at, b = new(start), make([]byte, 0, n+len(u))
+	default:
+		at, b = new(start), make([]byte, 0, size)
 	}
 	b = append(b, r.Collection...)
 	b = append(b, '/')

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,10 @@ func TestExecutionTagUnchanged(t *testing.T) {
 
 // TestIDsAt checks the IDs and the instant of an attempt, for job IDs
 // that fit in one allocation with the instant and for longer ones, and
-// how many allocations they take.
+// how many allocations they take and how many bytes.
+// idsSink keeps idsAt's result from being optimized away.
+var idsSink *time.Time
+
 func TestIDsAt(t *testing.T) {
 	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 	start := time.Date(2026, 11, 27, 13, 0, 0, 1, time.UTC)
@@ -58,11 +62,14 @@ func TestIDsAt(t *testing.T) {
 		name   string
 		r      *JobRecord
 		allocs float64
+		bytes  uint64 // at most, in the allocator's size classes
 	}{
-		{"short", &JobRecord{Collection: "集合", Name: "nightly-1"}, 1},
-		{"36 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 34)}, 1},
-		{"37 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 35)}, 2},
-		{"long", &JobRecord{Collection: strings.Repeat("c", 100), Name: strings.Repeat("n", 100)}, 2},
+		{"short", &JobRecord{Collection: "集合", Name: "nightly-1"}, 1, 80},
+		{"20 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 18)}, 1, 80},
+		{"21 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 19)}, 1, 96},
+		{"36 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 34)}, 1, 96},
+		{"37 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 35)}, 2, 24 + 80},
+		{"long", &JobRecord{Collection: strings.Repeat("c", 100), Name: strings.Repeat("n", 100)}, 2, 24 + 240},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seen := map[string]bool{}
@@ -90,6 +97,16 @@ func TestIDsAt(t *testing.T) {
 			}
 			if got := testing.AllocsPerRun(100, func() { idsAt(tc.r, start) }); got != tc.allocs {
 				t.Errorf("idsAt allocates %v times, want %v", got, tc.allocs)
+			}
+			const runs = 1000
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range runs {
+				idsSink, _, _ = idsAt(tc.r, start)
+			}
+			runtime.ReadMemStats(&after)
+			if got := (after.TotalAlloc - before.TotalAlloc) / runs; got > tc.bytes {
+				t.Errorf("idsAt allocates %d bytes, want at most %d", got, tc.bytes)
 			}
 		})
 	}
