@@ -154,14 +154,12 @@ func (j *job) whole() *scheduler.JobRecord {
 	return j.more.whole
 }
 
-// read returns a copy of j's record that the caller owns.
-func (j *job) read() *scheduler.JobRecord { return j.readInto(nil, nil, false) }
-
-// readInto is read filling in into, a zero record, unless it is nil or
-// j's record is kept whole; what the record points to goes in x unless x
-// is nil (see job.record). With shareDef the copy holds j's definition
-// itself, as a claim hands it out (see [scheduler.Store]).
-func (j *job) readInto(into *scheduler.JobRecord, x *recordExtra, shareDef bool) *scheduler.JobRecord {
+// readInto returns a copy of j's record that the caller owns, whose
+// lease is owner's (empty: none), filling in into, a zero record, unless
+// it is nil or j's record is kept whole; what the record points to goes
+// in x unless x is nil (see job.record). With shareDef the copy holds j's
+// definition itself, as a claim hands it out (see [scheduler.Store]).
+func (j *job) readInto(into *scheduler.JobRecord, x *recordExtra, shareDef bool, owner string) *scheduler.JobRecord {
 	var r *scheduler.JobRecord
 	if w := j.whole(); w != nil {
 		r = cloneRecord(w, shareDef)
@@ -169,11 +167,8 @@ func (j *job) readInto(into *scheduler.JobRecord, x *recordExtra, shareDef bool)
 		r = j.record(into, x, shareDef)
 	}
 	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version()
-	if m := j.more; m != nil {
-		r.LeaseOwner = m.leaseOwner
-		if m.leaseOwner != "" {
-			r.LeaseUntil = instant(m.leaseUntil)
-		}
+	if r.LeaseOwner = owner; owner != "" {
+		r.LeaseUntil = instant(j.more.leaseUntil)
 	}
 	return r
 }

@@ -31,8 +31,9 @@
 //
 // What it keeps: a job that has not run yet takes about 200 bytes besides
 // its definition (with a small definition, a million such jobs take less
-// than 400 MB); a job that has run about 150 more, and each of its
-// history entries about 250. Records that RecordBatch took over are kept
+// than 400 MB); a job that has run about 140 more, and each of its
+// history entries about 250; each owner of a lease it ever held, its
+// name once. Records that RecordBatch took over are kept
 // for later claims to fill in, up to as many as were out on claims at once
 // (at most 16,384 of about 500 bytes).
 package memory
@@ -99,6 +100,13 @@ type Store struct {
 	spareMax int
 
 	permits permits // the permits of collections' limits; a lock of their own
+
+	// owners holds the owners of the leases taken so far, by the number
+	// a job's more part keeps (4 bytes rather than a string's 16: more
+	// takes 144 bytes, not 160); owners[0] is "", no lease. ownerIDs
+	// gives their numbers. Both grow by one entry for each owner.
+	owners   []string
+	ownerIDs map[string]uint32
 }
 
 // The bounds of Store.spareMax: the spare records of an idle store take
@@ -163,11 +171,11 @@ type more struct {
 	whole      *scheduler.JobRecord // the record, when it has no compact form
 	ran        ran                  // the rest of the compact form of a job that has run (see compact.go)
 	version    int64                // the job's Version, once it is bigVersion or more
-	leaseOwner string               // empty when the job is not leased
-	leaseUntil int64                // the lease's end, as a timeKey (8 bytes rather than a Time's 24: more takes 160 bytes, not 176)
+	leaseUntil int64                // the lease's end, as a timeKey (8 bytes rather than a Time's 24)
 	hist       []histEntry          // in recording order
 	// places in Store.leased, Store.finals and Store.aged
 	leased, final, aged int32
+	owner               uint32 // the lease's owner, by its number in Store.owners; 0 when the job is not leased
 }
 
 // histEntry is a history entry with its place in the order in which the
@@ -179,7 +187,7 @@ type histEntry struct {
 
 // New returns an empty Store.
 func New() *Store {
-	s := &Store{colls: make(map[string]*coll), over: make(map[*job]struct{})}
+	s := &Store{colls: make(map[string]*coll), over: make(map[*job]struct{}), owners: []string{""}, ownerIDs: map[string]uint32{"": 0}}
 	s.due.place = func(j *job) *int32 { return &j.due }
 	s.leased.place = func(j *job) *int32 { return &j.ext().leased }
 	s.finals.place = func(j *job) *int32 { return &j.ext().final }
@@ -200,11 +208,30 @@ func (j *job) ext() *more {
 	return j.more
 }
 
-func (j *job) leaseOwner() string {
+// leaseOwner returns the owner of j's lease, empty when j is not leased.
+func (s *Store) leaseOwner(j *job) string {
 	if j.more == nil {
 		return ""
 	}
-	return j.more.leaseOwner
+	return s.owners[j.more.owner]
+}
+
+// ownerID returns the number of lease owner name in s.owners, adding it
+// when it is new; 0 for "".
+func (s *Store) ownerID(name string) uint32 {
+	id, ok := s.ownerIDs[name]
+	if !ok {
+		name = strings.Clone(name)
+		id = uint32(len(s.owners))
+		s.owners = append(s.owners, name)
+		s.ownerIDs[name] = id
+	}
+	return id
+}
+
+// read returns a copy of j's record that the caller owns.
+func (s *Store) read(j *job) *scheduler.JobRecord {
+	return j.readInto(nil, nil, false, s.leaseOwner(j))
 }
 
 func (j *job) history() []histEntry {
@@ -243,7 +270,7 @@ func (s *Store) reindex(j *job) {
 		if m != nil {
 			s.leased.remove(j)
 		}
-	case m != nil && m.leaseOwner != "" && m.leaseUntil > timeKey(due):
+	case m != nil && m.owner != 0 && m.leaseUntil > timeKey(due):
 		s.due.remove(j)
 		s.leased.set(j, m.leaseUntil)
 	default:
@@ -488,7 +515,7 @@ func (s *Store) GetJobs(ctx context.Context, collection string, names []string) 
 	if c := s.colls[collection]; c != nil {
 		for i, n := range names {
 			if j := c.jobs[n]; j != nil {
-				out[i] = j.read()
+				out[i] = s.read(j)
 			}
 		}
 	}
@@ -537,7 +564,7 @@ func (s *Store) GetJob(ctx context.Context, collection, name string) (*scheduler
 	if err != nil {
 		return nil, err
 	}
-	return j.read(), nil
+	return s.read(j), nil
 }
 
 // ListJobs implements [scheduler.Store].
@@ -569,7 +596,7 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 			skip--
 			continue
 		}
-		out = append(out, j.read())
+		out = append(out, s.read(j))
 	}
 	return out, nil
 }
@@ -613,7 +640,7 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	if !leaseUntil.After(c.DueBy) {
 		return nil, fmt.Errorf("memory: claim: lease end %v is not after %v", leaseUntil, c.DueBy)
 	}
-	untilKey := timeKey(leaseUntil)
+	untilKey, owner := timeKey(leaseUntil), s.ownerID(c.Owner)
 	var out []*scheduler.JobRecord
 	// live are the jobs ready by c.DueBy whose leases end after now:
 	// out of the indexes until the claim ends.
@@ -629,18 +656,18 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 			break
 		}
 		m := j.ext()
-		if m.leaseOwner != "" && m.leaseUntil > nowKey {
+		if m.owner != 0 && m.leaseUntil > nowKey {
 			s.due.remove(j)
 			s.leased.remove(j)
 			live = append(live, j)
 			continue
 		}
-		prev := m.leaseOwner // set only while a lease that expired is still in place
+		prev := s.owners[m.owner] // set only while a lease that expired is still in place
 		var prevUntil time.Time
 		if prev != "" {
 			prevUntil = instant(m.leaseUntil)
 		}
-		m.leaseOwner, m.leaseUntil = c.Owner, untilKey
+		m.owner, m.leaseUntil = owner, untilKey
 		j.setVersion(j.version() + 1)
 		s.reindex(j)
 		var into *scheduler.JobRecord
@@ -654,7 +681,7 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 			}
 			x, extras = &extras[0], extras[1:]
 		}
-		r := j.readInto(into, x, true)
+		r := j.readInto(into, x, true, c.Owner)
 		r.PreviousLeaseOwner, r.PreviousLeaseUntil, r.Handle = prev, prevUntil, j
 		if out == nil {
 			out = make([]*scheduler.JobRecord, 0, min(c.Limit, s.due.len()+s.leased.len()))
@@ -684,11 +711,11 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 				continue
 			}
 		}
-		if held := j.leaseOwner(); held != owner || owner == "" {
+		if held := s.leaseOwner(j); held != owner || owner == "" {
 			errs[i] = fmt.Errorf("memory: give back job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
 			continue
 		}
-		j.more.leaseOwner, j.more.leaseUntil = r.PreviousLeaseOwner, timeKey(r.PreviousLeaseUntil)
+		j.more.owner, j.more.leaseUntil = s.ownerID(r.PreviousLeaseOwner), timeKey(r.PreviousLeaseUntil)
 		if r.PreviousLeaseOwner == "" {
 			j.more.leaseUntil = 0
 		}
@@ -719,7 +746,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	if err != nil {
 		return fmt.Errorf("memory: extend lease: %w", err)
 	}
-	if held := j.leaseOwner(); held != owner || owner == "" {
+	if held := s.leaseOwner(j); held != owner || owner == "" {
 		return fmt.Errorf("memory: extend lease of job %q: held by %q, not %q: %w", j.coll.rec.Name+"/"+j.name, held, owner, scheduler.ErrLeaseLost)
 	}
 	j.more.leaseUntil = timeKey(until)
@@ -766,7 +793,7 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 			return fmt.Errorf("memory: record: %w", err)
 		}
 	}
-	if held := j.leaseOwner(); held != owner || owner == "" {
+	if held := s.leaseOwner(j); held != owner || owner == "" {
 		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
 	}
 	if r.Version != j.version() {
@@ -788,7 +815,7 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 		s.spare = append(s.spare, r)
 	}
 	j.setVersion(j.version() + 1)
-	j.more.leaseOwner, j.more.leaseUntil = "", 0 // the lease made j.more
+	j.more.owner, j.more.leaseUntil = 0, 0 // the lease made j.more
 	s.appendHistory(j, history)
 	s.reindex(j)
 	return nil

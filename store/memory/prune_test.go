@@ -104,7 +104,7 @@ func snapshot(s *Store) map[string][]string {
 			for _, h := range e.history() {
 				msgs = append(msgs, h.Message+"@"+h.EndTime.Format(time.TimeOnly))
 			}
-			out[e.read().ID()] = msgs
+			out[s.read(e).ID()] = msgs
 		}
 	}
 	return out
@@ -130,7 +130,7 @@ func brutePrune(s *Store, p scheduler.PruneRequest) (map[string][]string, int) {
 	n := 0
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
-			if !p.FinalJobsBefore.IsZero() && e.state().Final() && e.read().Updated.Before(p.FinalJobsBefore) {
+			if !p.FinalJobsBefore.IsZero() && e.state().Final() && s.read(e).Updated.Before(p.FinalJobsBefore) {
 				n++
 				continue
 			}
@@ -148,7 +148,7 @@ func brutePrune(s *Store, p scheduler.PruneRequest) (map[string][]string, int) {
 			for _, h := range kept {
 				msgs = append(msgs, h.Message+"@"+h.EndTime.Format(time.TimeOnly))
 			}
-			out[e.read().ID()] = msgs
+			out[s.read(e).ID()] = msgs
 		}
 	}
 	return out, n
@@ -163,7 +163,7 @@ func checkPruneIndexes(t *testing.T, s *Store, step int) {
 	finals, aged := 0, 0
 	for _, c := range s.colls {
 		for _, e := range c.jobs {
-			rec := e.read()
+			rec := s.read(e)
 			if k, in := s.finals.key(e); rec.State.Final() {
 				finals++
 				if !in || k != timeKey(rec.Updated) {

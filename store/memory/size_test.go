@@ -18,10 +18,10 @@ func TestJobSize(t *testing.T) {
 }
 
 // TestMoreSize keeps the part a job makes when it is first claimed within
-// 160 bytes (a size class): every occurrence of a one-time job makes one.
+// 144 bytes (a size class): every occurrence of a one-time job makes one.
 func TestMoreSize(t *testing.T) {
-	if n := unsafe.Sizeof(more{}); n > 160 {
-		t.Errorf("a job's more part takes %d bytes, want at most 160", n)
+	if n := unsafe.Sizeof(more{}); n > 144 {
+		t.Errorf("a job's more part takes %d bytes, want at most 144", n)
 	}
 }
 
