@@ -163,7 +163,8 @@ func TestClaimFillsSpareRecords(t *testing.T) {
 
 // TestClaimFilledRecordsShareExtras checks that the records a claim fills
 // in from spare ones point to instants and ETags allocated extraChunk
-// records at a time, and that a record RecordBatch then keeps whole gets
+// records at a time, without a last execution for jobs that have not run,
+// and that a record RecordBatch then keeps whole gets
 // instants and an ETag of its own, which keep no chunk.
 func TestClaimFilledRecordsShareExtras(t *testing.T) {
 	ctx := context.Background()
@@ -210,6 +211,12 @@ func TestClaimFilledRecordsShareExtras(t *testing.T) {
 	// Per job its more part (the lease); per chunk the extras; the slice.
 	if allocs, most := after.Mallocs-before.Mallocs, uint64(n+(n+extraChunk-1)/extraChunk+1); allocs > most {
 		t.Errorf("claiming %d jobs into spare records: %d allocations, want at most %d", n, allocs, most)
+	}
+	// Per job 144 bytes of more part, 40 of extras (the jobs have not
+	// run: no last execution) and 8 of the slice; and 128 bytes for what
+	// else the claim may grow (an index).
+	if bytes, most := after.TotalAlloc-before.TotalAlloc, uint64(n*(144+40+8)+128); bytes > most {
+		t.Errorf("claiming %d jobs into spare records: %d bytes, want at most %d", n, bytes, most)
 	}
 	for i, r := range got {
 		if want := fmt.Sprintf("%016x", n+i); r.ETag != want || !r.Status.NextExecutionTime.Equal(now) {

@@ -157,9 +157,9 @@ func (j *job) whole() *scheduler.JobRecord {
 // readInto returns a copy of j's record that the caller owns, whose
 // lease is owner's (empty: none), filling in into, a zero record, unless
 // it is nil or j's record is kept whole; what the record points to goes
-// in x unless x is nil (see job.record). With shareDef the copy holds j's
+// in x unless x is empty (see job.record). With shareDef the copy holds j's
 // definition itself, as a claim hands it out (see [scheduler.Store]).
-func (j *job) readInto(into *scheduler.JobRecord, x *recordExtra, shareDef bool, owner string) *scheduler.JobRecord {
+func (j *job) readInto(into *scheduler.JobRecord, x extraSlots, shareDef bool, owner string) *scheduler.JobRecord {
 	var r *scheduler.JobRecord
 	if w := j.whole(); w != nil {
 		r = cloneRecord(w, shareDef)
@@ -268,33 +268,33 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 // record returns j's record, kept in compact form, as a copy that shares
 // nothing with j but, with shareDef, its definition: into when it is not
 // nil (a zero record), else a new one. What the record points to (its
-// instants and the bytes of its ETag) goes in x, which must be zero, or
-// with a nil x in an allocation of its own, the same as a new record's.
+// instants and the bytes of its ETag) goes in x, zero memory, which needs
+// no last instant for a job that has not run (see freshExtra); or with an
+// empty x in an allocation of its own, the same as a new record's.
 // Nothing writes x again (a record RecordBatch took over is zeroed and
 // filled in with another x). Its Collection, Name, Version and lease are
 // left for the caller to set.
-func (j *job) record(into *scheduler.JobRecord, x *recordExtra, shareDef bool) *scheduler.JobRecord {
+func (j *job) record(into *scheduler.JobRecord, x extraSlots, shareDef bool) *scheduler.JobRecord {
 	c := &j.rec
 	r := into
 	switch {
-	case r == nil && x == nil:
+	case r == nil && x.next == nil:
 		b := new(struct {
 			rec scheduler.JobRecord
 			x   recordExtra
 		})
-		r, x = &b.rec, &b.x
+		r, x = &b.rec, b.x.slots()
 	case r == nil:
 		r = new(scheduler.JobRecord)
-	case x == nil:
-		x = new(recordExtra)
+	case x.next == nil:
+		x = new(recordExtra).slots()
 	}
-	times := &x.times
 	updated, next := instant(c.updated), instant(c.next)
 	def := c.def
 	if !shareDef {
 		def = def.Clone()
 	}
-	*r = scheduler.JobRecord{Job: def, State: compactStates[c.st], ETag: etagText(c.etag, &x.etag), Created: updated, Updated: updated,
+	*r = scheduler.JobRecord{Job: def, State: compactStates[c.st], ETag: etagText(c.etag, x.etag), Created: updated, Updated: updated,
 		Schedule: scheduler.JobSchedule{Anchor: updated, NextOccurrence: next, LastFailed: c.flags&lastFailed != 0}}
 	if c.flags&anchorSecond != 0 {
 		r.Schedule.Anchor = updated.Truncate(time.Second)
@@ -303,15 +303,15 @@ func (j *job) record(into *scheduler.JobRecord, x *recordExtra, shareDef bool) *
 		r.Schedule.DueAt = next
 	}
 	if c.flags&nextExec != 0 {
-		times[1] = next
-		r.Status.NextExecutionTime = &times[1]
+		*x.next = next
+		r.Status.NextExecutionTime = x.next
 	}
 	if c.flags&ranPart != 0 {
 		rn := &j.more.ran
 		r.Created, r.Schedule.Anchor, r.Schedule.LastSucceeded = instant(rn.created), instant(rn.anchor), instant(rn.succeeded)
 		if rn.lastExec {
-			times[0] = instant(rn.last)
-			r.Status.LastExecutionTime = &times[0]
+			*x.last = instant(rn.last)
+			r.Status.LastExecutionTime = x.last
 		}
 		r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = rn.executions, rn.failures, rn.faults
 		r.Schedule.Occurrences, r.Schedule.Counted = rn.occurrences, rn.counted
@@ -321,14 +321,31 @@ func (j *job) record(into *scheduler.JobRecord, x *recordExtra, shareDef bool) *
 
 // recordExtra is what a record that record returns points to: the
 // instants of its Status (the last execution, the next) and the bytes of
-// its ETag.
-type recordExtra struct {
-	times [2]time.Time
-	etag  [16]byte
+// its ETag. freshExtra is the same for a job that has not run, and so
+// has no last execution: 40 bytes rather than 64.
+type (
+	recordExtra struct {
+		times [2]time.Time
+		etag  [16]byte
+	}
+	freshExtra struct {
+		next time.Time
+		etag [16]byte
+	}
+)
+
+// extraSlots is where record puts what a record points to; last is nil
+// for a job that has not run, and next nil when it is empty.
+type extraSlots struct {
+	last, next *time.Time
+	etag       *[16]byte
 }
 
+func (x *recordExtra) slots() extraSlots { return extraSlots{&x.times[0], &x.times[1], &x.etag} }
+func (x *freshExtra) slots() extraSlots  { return extraSlots{nil, &x.next, &x.etag} }
+
 // extraChunk is how many claimed records share an allocation of their
-// recordExtras (see Store.ClaimDue): 1 KiB.
+// recordExtras or freshExtras (see Store.ClaimDue): 1 KiB at most.
 const extraChunk = 16
 
 // ownExtra points r's Status instants and ETag at a recordExtra of their

@@ -231,7 +231,7 @@ func (s *Store) ownerID(name string) uint32 {
 
 // read returns a copy of j's record that the caller owns.
 func (s *Store) read(j *job) *scheduler.JobRecord {
-	return j.readInto(nil, nil, false, s.leaseOwner(j))
+	return j.readInto(nil, extraSlots{}, false, s.leaseOwner(j))
 }
 
 func (j *job) history() []histEntry {
@@ -646,10 +646,12 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	// out of the indexes until the claim ends.
 	var live []*job
 	// What the compact records filled in from s.spare point to, up to
-	// extraChunk records to an allocation rather than one each. (A record
-	// that RecordBatch keeps whole gets its own, see ownExtra; an ETag
-	// string the caller keeps keeps its chunk, at most 1 KiB.)
+	// extraChunk records to an allocation rather than one each, in
+	// freshExtras for jobs that have not run. (A record that RecordBatch
+	// keeps whole gets its own, see ownExtra; an ETag string the caller
+	// keeps keeps its chunk, at most 1 KiB.)
 	var extras []recordExtra
+	var fresh []freshExtra
 	for nowKey, byKey := timeKey(now), timeKey(c.DueBy); len(out) < c.Limit; {
 		j, ready, ok := s.next()
 		if !ok || ready > byKey {
@@ -674,12 +676,20 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 		if n := len(s.spare); n > 0 {
 			into, s.spare = s.spare[n-1], s.spare[:n-1]
 		}
-		var x *recordExtra // nil: a new record, in one allocation with its own
+		var x extraSlots // empty: a new record, in one allocation with its own
 		if into != nil && j.whole() == nil {
-			if len(extras) == 0 {
-				extras = make([]recordExtra, min(c.Limit-len(out), len(s.spare)+1, extraChunk))
+			n := min(c.Limit-len(out), len(s.spare)+1, extraChunk)
+			if j.rec.flags&ranPart != 0 {
+				if len(extras) == 0 {
+					extras = make([]recordExtra, n)
+				}
+				x, extras = extras[0].slots(), extras[1:]
+			} else {
+				if len(fresh) == 0 {
+					fresh = make([]freshExtra, n)
+				}
+				x, fresh = fresh[0].slots(), fresh[1:]
 			}
-			x, extras = &extras[0], extras[1:]
 		}
 		r := j.readInto(into, x, true, c.Owner)
 		r.PreviousLeaseOwner, r.PreviousLeaseUntil, r.Handle = prev, prevUntil, j
