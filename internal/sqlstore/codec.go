@@ -184,16 +184,9 @@ func EncodeJob(j *scheduler.JobRecord) (*JobRow, error) {
 // nil, gains the definitions encoded. A definition does not change while
 // it is being written.
 func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*JobRow, error) {
-	def, ok := defs[j.Job]
-	if !ok || j.Job == nil {
-		b, err := codec.Marshal(j.Job)
-		if err != nil {
-			return nil, fmt.Errorf("encode definition of job %q: %w", j.ID(), err)
-		}
-		def = string(b)
-		if defs != nil && j.Job != nil {
-			defs[j.Job] = def
-		}
+	def, err := encodeDefinition(j, defs)
+	if err != nil {
+		return nil, err
 	}
 	row, err := EncodeJobState(j)
 	if err != nil {
@@ -201,6 +194,23 @@ func EncodeJobShared(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (*J
 	}
 	row.Definition = def
 	return row, nil
+}
+
+// encodeDefinition returns the JSON of j's definition, from defs when it
+// holds it (see EncodeJobShared), which gains it otherwise.
+func encodeDefinition(j *scheduler.JobRecord, defs map[*scheduler.Job]string) (string, error) {
+	if def, ok := defs[j.Job]; ok && j.Job != nil {
+		return def, nil
+	}
+	b, err := codec.Marshal(j.Job)
+	if err != nil {
+		return "", fmt.Errorf("encode definition of job %q: %w", j.ID(), err)
+	}
+	def := string(b)
+	if defs != nil && j.Job != nil {
+		defs[j.Job] = def
+	}
+	return def, nil
 }
 
 // EncodeRecord returns the row that a record of j writes: with
@@ -222,27 +232,14 @@ func EncodeJobState(j *scheduler.JobRecord) (*JobRow, error) {
 	// string.
 	bp := jsonBufs.Get().(*[]byte)
 	defer putBuf(bp)
-	b, err := codec.AppendUTC((*bp)[:0], &j.Status, true)
-	if err != nil {
-		return nil, fmt.Errorf("encode status of job %q: %w", j.ID(), err)
-	}
-	n := len(b)
-	b, err = codec.AppendUTC(b, &j.Schedule, true)
+	b, n, err := appendState((*bp)[:0], j)
 	*bp = b
 	if err != nil {
-		return nil, fmt.Errorf("encode schedule of job %q: %w", j.ID(), err)
+		return nil, err
 	}
 	texts := string(b)
-	// The times below are the same instants in any location.
-	row := &JobRow{
-		Collection: j.Collection, Name: j.Name, State: string(j.State),
-		Status: texts[:n], Schedule: texts[n:], ETag: j.ETag, Version: j.Version,
-		Created: NanosInt(j.Created), HasCreated: !j.Created.IsZero(),
-		Updated: NanosInt(j.Updated), HasUpdated: !j.Updated.IsZero(),
-		DueAt: NanosInt(j.Schedule.DueAt), HasDue: !j.Schedule.DueAt.IsZero(),
-		LeaseOwner: j.LeaseOwner,
-		LeaseUntil: NanosInt(j.LeaseUntil), HasLease: !j.LeaseUntil.IsZero(),
-	}
+	row := &JobRow{}
+	stateRow(row, j, texts[:n], texts[n:])
 	if len(j.Tags) > 0 {
 		b, err := codec.Marshal(j.Tags)
 		if err != nil {
@@ -251,6 +248,85 @@ func EncodeJobState(j *scheduler.JobRecord) (*JobRow, error) {
 		row.Tags = string(b)
 	}
 	return row, nil
+}
+
+// appendState appends the JSON of j's status and then of its schedule,
+// their times in UTC, to b, and returns b and where the schedule begins.
+func appendState(b []byte, j *scheduler.JobRecord) ([]byte, int, error) {
+	b, err := codec.AppendUTC(b, &j.Status, true)
+	if err != nil {
+		return b, 0, fmt.Errorf("encode status of job %q: %w", j.ID(), err)
+	}
+	n := len(b)
+	b, err = codec.AppendUTC(b, &j.Schedule, true)
+	if err != nil {
+		return b, 0, fmt.Errorf("encode schedule of job %q: %w", j.ID(), err)
+	}
+	return b, n, nil
+}
+
+// stateRow sets row to the row of j without its definition and tags,
+// with status and schedule as the JSON texts of j's.
+func stateRow(row *JobRow, j *scheduler.JobRecord, status, schedule string) {
+	// The times below are the same instants in any location.
+	*row = JobRow{
+		Collection: j.Collection, Name: j.Name, State: string(j.State),
+		Status: status, Schedule: schedule, ETag: j.ETag, Version: j.Version,
+		Created: NanosInt(j.Created), HasCreated: !j.Created.IsZero(),
+		Updated: NanosInt(j.Updated), HasUpdated: !j.Updated.IsZero(),
+		DueAt: NanosInt(j.Schedule.DueAt), HasDue: !j.Schedule.DueAt.IsZero(),
+		LeaseOwner: j.LeaseOwner,
+		LeaseUntil: NanosInt(j.LeaseUntil), HasLease: !j.LeaseUntil.IsZero(),
+	}
+}
+
+// Texts holds the JSON texts of the rows of one statement (a batch of
+// records) in one buffer, which it keeps from statement to statement:
+// the strings of the rows it encodes are views of its bytes, not copies,
+// so that encoding a row allocates nothing once the buffer has grown to
+// a statement's size. They stay valid until the next Reset, which lets
+// the next statement's texts overwrite them: a caller hands them to the
+// driver, which copies them into its message, and keeps none of them
+// past the statement. The zero value is ready to use.
+type Texts struct{ b []byte }
+
+// Reset empties t for the next statement. Nothing may use the strings of
+// the rows it encoded before.
+func (t *Texts) Reset() { t.b = t.b[:0] }
+
+// Cap returns the size of t's buffer.
+func (t *Texts) Cap() int { return cap(t.b) }
+
+// view returns b[from:to] as a string over the same bytes. A later
+// append that moves t's buffer leaves them where they are.
+func view(b []byte, from, to int) string {
+	if from == to {
+		return ""
+	}
+	return unsafe.String(&b[from], to-from)
+}
+
+// EncodeRecord sets row to the row that a record of j writes, as
+// [EncodeRecord] returns it, but with its status and schedule in t, and
+// without the tags, which a record does not write.
+func (t *Texts) EncodeRecord(row *JobRow, j *scheduler.JobRecord, keepDefinition bool, defs map[*scheduler.Job]string) error {
+	def := ""
+	if !keepDefinition {
+		var err error
+		if def, err = encodeDefinition(j, defs); err != nil {
+			return err
+		}
+	}
+	start := len(t.b)
+	b, n, err := appendState(t.b, j)
+	if err != nil {
+		t.b = b[:start]
+		return err
+	}
+	t.b = b
+	stateRow(row, j, view(b, start, n), view(b, n, len(b)))
+	row.Definition = def
+	return nil
 }
 
 // bytesOf returns the bytes of s itself, not a copy, for codec.Unmarshal,
@@ -368,12 +444,40 @@ func (r *HistoryRow) EndArg() any { return arg(r.End, r.HasEnd) }
 func EncodeHistory(h *scheduler.HistoryEntry) (*HistoryRow, error) {
 	bp := jsonBufs.Get().(*[]byte)
 	defer putBuf(bp)
-	b, err := codec.AppendUTC((*bp)[:0], h, true)
+	b, err := appendHistory((*bp)[:0], h)
 	*bp = b
 	if err != nil {
-		return nil, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
+		return nil, err
 	}
-	return &HistoryRow{Status: string(h.Status), End: NanosInt(h.EndTime), HasEnd: !h.EndTime.IsZero(), Entry: string(b)}, nil
+	r := historyRow(h, string(b))
+	return &r, nil
+}
+
+// EncodeHistory returns the row of h, as [EncodeHistory] does, but with
+// its entry in t.
+func (t *Texts) EncodeHistory(h *scheduler.HistoryEntry) (HistoryRow, error) {
+	start := len(t.b)
+	b, err := appendHistory(t.b, h)
+	if err != nil {
+		t.b = b[:start]
+		return HistoryRow{}, err
+	}
+	t.b = b
+	return historyRow(h, view(b, start, len(b))), nil
+}
+
+// appendHistory appends the JSON of h, its times in UTC, to b.
+func appendHistory(b []byte, h *scheduler.HistoryEntry) ([]byte, error) {
+	b, err := codec.AppendUTC(b, h, true)
+	if err != nil {
+		return b, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
+	}
+	return b, nil
+}
+
+// historyRow returns the row of h whose entry is the JSON text entry.
+func historyRow(h *scheduler.HistoryEntry, entry string) HistoryRow {
+	return HistoryRow{Status: string(h.Status), End: NanosInt(h.EndTime), HasEnd: !h.EndTime.IsZero(), Entry: entry}
 }
 
 // DecodeHistory returns the entry of a row's JSON column.

@@ -338,6 +338,81 @@ func TestEncodeRecordAllocations(t *testing.T) {
 	}
 }
 
+// TestTextsAsEncode checks that the rows a Texts encodes are those of
+// EncodeRecord (without tags) and EncodeHistory, each still whole after
+// the rows encoded after it moved the buffer, or after a Reset reused it
+// for other rows; and that once the buffer holds a batch, encoding the
+// same batch again allocates nothing.
+func TestTextsAsEncode(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var texts Texts
+	for round := range 3 {
+		type pair struct {
+			got, want JobRow
+			gotH      HistoryRow
+			wantH     *HistoryRow
+		}
+		var rows []pair
+		for i := range 200 {
+			j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprint(i), State: scheduler.JobEnabled, ETag: "e", Version: 3,
+				Created: randTime(r), Updated: randTime(r), Status: randStatus(r), Schedule: randSchedule(r),
+				Tags: map[string]string{"t": "v"}, Job: &scheduler.Job{}}
+			keep := i%2 == 0
+			h := scheduler.HistoryEntry{Collection: "c", Job: j.Name, Message: randString(r), EndTime: randTime(r)}
+			want, werr := EncodeRecord(j, keep, nil)
+			wantH, herr := EncodeHistory(&h)
+			var p pair
+			err := texts.EncodeRecord(&p.got, j, keep, nil)
+			if (err != nil) != (werr != nil) {
+				t.Fatalf("Texts.EncodeRecord: %v; EncodeRecord: %v", err, werr)
+			}
+			var gerr error
+			p.gotH, gerr = texts.EncodeHistory(&h)
+			if (gerr != nil) != (herr != nil) {
+				t.Fatalf("Texts.EncodeHistory: %v; EncodeHistory: %v", gerr, herr)
+			}
+			if err != nil || gerr != nil {
+				continue
+			}
+			want.Tags = "" // a record does not write them
+			p.want, p.wantH = *want, wantH
+			rows = append(rows, p)
+		}
+		for i, p := range rows {
+			if diff := cmp.Diff(p.want, p.got); diff != "" {
+				t.Fatalf("round %d, row %d: Texts.EncodeRecord (-EncodeRecord +got):\n%s", round, i, diff)
+			}
+			if diff := cmp.Diff(*p.wantH, p.gotH); diff != "" {
+				t.Fatalf("round %d, entry %d: Texts.EncodeHistory (-EncodeHistory +got):\n%s", round, i, diff)
+			}
+		}
+		texts.Reset()
+	}
+
+	at := time.Date(2026, 11, 27, 11, 0, 0, 123456789, time.UTC)
+	j := &scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3,
+		Created: at, Updated: at, Status: scheduler.JobStatus{LastExecutionTime: &at, ExecutionCount: 4},
+		Schedule: scheduler.JobSchedule{DueAt: at.Add(time.Minute), Anchor: at}}
+	h := scheduler.HistoryEntry{Collection: "c", Job: "n", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
+		StartTime: at, EndTime: at.Add(time.Millisecond), ExecutionTag: "0123456789abcdef"}
+	var row JobRow
+	batch := func() {
+		texts.Reset()
+		for range 100 {
+			if err := texts.EncodeRecord(&row, j, true, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := texts.EncodeHistory(&h); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	batch()
+	if got := testing.AllocsPerRun(20, batch); got != 0 {
+		t.Errorf("a batch of 100 records again: %v allocations, want 0", got)
+	}
+}
+
 // fakeJobRow is a row of JobCols, then an extra int64, as a driver hands
 // it over: database/sql gives a Scanner the driver's value (strings and
 // int64s, nil for NULL); with driverBytes, texts go to a ScanBytes method

@@ -733,11 +733,11 @@ var recordSQL = `WITH u AS (
 // keepDef, the definition is NULL (see
 // [scheduler.RecordRequest.KeepDefinition]).
 func recordArgs(a *batchArgs, owner string, j *scheduler.JobRecord, keepDef bool, history []scheduler.HistoryEntry) ([]any, error) {
-	row, err := sqlstore.EncodeRecord(j, keepDef, nil)
-	if err != nil {
+	var row sqlstore.JobRow
+	if err := a.texts.EncodeRecord(&row, j, keepDef, nil); err != nil {
 		return nil, fmt.Errorf("store/postgres: record: %w", err)
 	}
-	if err := a.h.add(0, history); err != nil {
+	if err := a.h.add(&a.texts, 0, history); err != nil {
 		return nil, err
 	}
 	return []any{j.Collection, j.Name, owner, j.Version, row.DefinitionArg(), row.State, row.Status, row.Schedule, row.ETag,
@@ -960,6 +960,7 @@ type batchArgs struct {
 	places                                                 []int                     // batch index of each place - 1
 	was                                                    []byte                    // the stateLetter of the state replaced, per place
 	defJSON                                                map[*scheduler.Job]string // the definitions encoded
+	texts                                                  sqlstore.Texts            // the JSON texts of statuses, schedules and entries
 }
 
 // historyArgs are the columns of history entries of recordSQL and
@@ -972,11 +973,12 @@ type historyArgs struct {
 	faulted               column[pgtype.Bool]
 }
 
-// add appends the entries of history, of the batch's element at place.
-func (h *historyArgs) add(place int64, history []scheduler.HistoryEntry) error {
+// add appends the entries of history, of the batch's element at place,
+// their JSON texts in t.
+func (h *historyArgs) add(t *sqlstore.Texts, place int64, history []scheduler.HistoryEntry) error {
 	for i := range history {
 		e := &history[i]
-		hr, err := sqlstore.EncodeHistory(e)
+		hr, err := t.EncodeHistory(e)
 		if err != nil {
 			return fmt.Errorf("store/postgres: record: %w", err)
 		}
@@ -1007,9 +1009,10 @@ var batchArgsPool = sync.Pool{New: func() any { return new(batchArgs) }}
 func newBatchArgs() *batchArgs { return batchArgsPool.Get().(*batchArgs) }
 
 // free empties a and gives it back for another batch, unless a large
-// batch made it too large to keep. Nothing may use a's columns after.
+// batch made it too large to keep. Nothing may use a's columns, or the
+// texts they hold, after.
 func (a *batchArgs) free() {
-	if cap(a.places) > 4096 || cap(a.h.entry.v) > 4096 {
+	if cap(a.places) > 4096 || cap(a.h.entry.v) > 4096 || a.texts.Cap() > 4<<20 {
 		return
 	}
 	for _, c := range []*column[pgtype.Text]{&a.colls, &a.names, &a.defs, &a.states, &a.statuses, &a.schedules, &a.etags} {
@@ -1022,6 +1025,7 @@ func (a *batchArgs) free() {
 	a.due.reset()
 	a.places, a.was = a.places[:0], a.was[:0]
 	clear(a.defJSON)
+	a.texts.Reset()
 	batchArgsPool.Put(a)
 }
 
@@ -1031,12 +1035,12 @@ func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
 	if a.defJSON == nil && !r.KeepDefinition {
 		a.defJSON = map[*scheduler.Job]string{}
 	}
-	row, err := sqlstore.EncodeRecord(j, r.KeepDefinition, a.defJSON)
-	if err != nil {
+	var row sqlstore.JobRow
+	if err := a.texts.EncodeRecord(&row, j, r.KeepDefinition, a.defJSON); err != nil {
 		return fmt.Errorf("store/postgres: record: %w", err)
 	}
 	n := len(a.h.entry.v)
-	if err := a.h.add(int64(len(a.places)+1), r.History); err != nil {
+	if err := a.h.add(&a.texts, int64(len(a.places)+1), r.History); err != nil {
 		a.h.truncate(n) // the element is left out, with the entries it added
 		return err
 	}
