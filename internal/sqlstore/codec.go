@@ -6,7 +6,6 @@ package sqlstore
 import (
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -339,27 +338,57 @@ func DecodeJob(row *JobRow) (*scheduler.JobRecord, error) {
 	return DecodeJobShared(row, nil)
 }
 
+// Definitions holds the definitions decoded from the rows of one answer
+// (a claim) by their JSON text, for DecodeJobShared. It copies the texts
+// into buffers of its own, many to a buffer, which it never overwrites:
+// a row's text may be its scanner's, reused for the next row. The zero
+// value is ready to use.
+type Definitions struct {
+	m    map[string]*scheduler.Job
+	text []byte
+}
+
+// NewDefinitions returns Definitions with room for the definitions of n
+// rows.
+func NewDefinitions(n int) *Definitions {
+	return &Definitions{m: make(map[string]*scheduler.Job, n)}
+}
+
+// add adds the definition j of JSON text.
+func (d *Definitions) add(text string, j *scheduler.Job) {
+	if d.m == nil {
+		d.m = map[string]*scheduler.Job{}
+	}
+	if cap(d.text)-len(d.text) < len(text) {
+		d.text = make([]byte, 0, max(keptBuf, len(text))) // the keys made of the last keep it
+	}
+	from := len(d.text)
+	d.text = append(d.text, text...) // within its room: the keys before stay where they are
+	d.m[view(d.text, from, len(d.text))] = j
+}
+
 // DecodeJobShared is DecodeJob for one of several rows read together
 // (a claim): a definition whose text defs holds is not decoded again, so
 // the records of one answer may share a definition (they are all the
 // caller's; the store keeps nothing of them); defs, when not nil, gains
 // the definitions decoded.
-func DecodeJobShared(row *JobRow, defs map[string]*scheduler.Job) (*scheduler.JobRecord, error) {
+func DecodeJobShared(row *JobRow, defs *Definitions) (*scheduler.JobRecord, error) {
 	r := &scheduler.JobRecord{
 		Collection: row.Collection, Name: row.Name, State: scheduler.JobState(row.State), ETag: row.ETag,
 		Version: row.Version, Created: Time(row.Created, row.HasCreated), Updated: Time(row.Updated, row.HasUpdated),
 		LeaseOwner: row.LeaseOwner, LeaseUntil: Time(row.LeaseUntil, row.HasLease),
 	}
 	if row.Definition != "null" {
-		if r.Job = defs[row.Definition]; r.Job == nil {
+		if defs != nil {
+			r.Job = defs.m[row.Definition]
+		}
+		if r.Job == nil {
 			r.Job = new(scheduler.Job)
 			if err := codec.Unmarshal(bytesOf(row.Definition), r.Job); err != nil {
 				return nil, fmt.Errorf("decode definition of job %q: %w", r.ID(), err)
 			}
 			if defs != nil {
-				// The row's text may be its scanner's, reused for
-				// the next row.
-				defs[strings.Clone(row.Definition)] = r.Job
+				defs.add(row.Definition, r.Job)
 			}
 		}
 	}

@@ -413,6 +413,58 @@ func TestTextsAsEncode(t *testing.T) {
 	}
 }
 
+// TestDecodeJobSharedDefinitions: rows of one answer with the same
+// definition text share the decoded definition, though the text of each
+// row is overwritten by the next (as a scanner's is); keeping the texts
+// costs no allocation per row beyond what decoding without sharing does.
+func TestDecodeJobSharedDefinitions(t *testing.T) {
+	const n = 200
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = fmt.Sprintf(`{"action":{"type":"Http","request":{"uri":"http://127.0.0.1/%d","method":"GET"}}}`, i%(n/2))
+	}
+	row, err := EncodeJob(&scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte // the scanner's, reused from row to row
+	decodeAll := func(defs *Definitions) []*scheduler.JobRecord {
+		out := make([]*scheduler.JobRecord, n)
+		for i, text := range texts {
+			buf = append(buf[:0], text...)
+			row.Definition = view(buf, 0, len(buf))
+			j, err := DecodeJobShared(row, defs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = j
+		}
+		clear(buf) // what the next answer would write there
+		return out
+	}
+	got := decodeAll(NewDefinitions(n))
+	for i, j := range got {
+		uri := j.Job.Action.Request.URI
+		if want := fmt.Sprintf("http://127.0.0.1/%d", i%(n/2)); uri != want {
+			t.Fatalf("row %d: definition with URI %q, want %q", i, uri, want)
+		}
+		if other := got[(i+n/2)%n]; other.Job != j.Job {
+			t.Errorf("rows %d and %d have the same definition text, but not the same definition", i, (i+n/2)%n)
+		}
+	}
+
+	for i := range texts { // all different: every row decodes its own
+		texts[i] = fmt.Sprintf(`{"action":{"type":"Http","request":{"uri":"http://127.0.0.1/%d","method":"GET"}}}`, i)
+	}
+	alone := testing.AllocsPerRun(10, func() { decodeAll(nil) })
+	shared := testing.AllocsPerRun(10, func() { decodeAll(NewDefinitions(n)) })
+	// The map, and a buffer for every few dozen texts (a copy of each
+	// text was one allocation a row).
+	if shared > alone+n/10 {
+		t.Errorf("decoding %d rows of different definitions, keeping them to share: %v allocations, want at most %v (%v without keeping them)", n, shared, alone+n/10, alone)
+	}
+}
+
 // fakeJobRow is a row of JobCols, then an extra int64, as a driver hands
 // it over: database/sql gives a Scanner the driver's value (strings and
 // int64s, nil for NULL); with driverBytes, texts go to a ScanBytes method

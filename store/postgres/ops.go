@@ -459,14 +459,14 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 		j     *scheduler.JobRecord
 		ready int64
 	}
-	defs := map[string]*scheduler.Job{} // jobs with the same definition share it
+	defs := sqlstore.NewDefinitions(min(limit, 256)) // jobs with the same definition share it
 	// The destinations, reused from row to row.
 	var scan sqlstore.JobScanner
 	var dests pgDests
 	var ready int64
 	var prev string                // the owner of an expired lease, read before the update
 	var prevUntil sqlstore.NullInt // its end
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
+	out, err := pgx.AppendRows(make([]claimed, 0, min(limit, 256)), rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
 		prev = ""
 		dests.r = r
@@ -818,11 +818,11 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 		}
 		return errs
 	}
-	if repeatsJob(batch) {
-		return s.recordEach(ctx, owner, batch, errs)
-	}
 	a := newBatchArgs()
 	defer a.free()
+	if a.repeatsJob(batch) {
+		return s.recordEach(ctx, owner, batch, errs)
+	}
 	for i, r := range batch {
 		errs[i] = a.add(i, r)
 	}
@@ -852,17 +852,20 @@ func (s *Store) RecordBatch(ctx context.Context, owner string, batch []scheduler
 }
 
 // repeatsJob reports whether batch holds a job more than once.
-func repeatsJob(batch []scheduler.RecordRequest) bool {
+func (a *batchArgs) repeatsJob(batch []scheduler.RecordRequest) bool {
 	if len(batch) < 2 {
 		return false
 	}
-	seen := make(map[[2]string]struct{}, len(batch))
+	if a.seen == nil {
+		a.seen = make(map[[2]string]struct{}, len(batch))
+	}
+	defer clear(a.seen)
 	for _, r := range batch {
 		k := [2]string{r.Job.Collection, r.Job.Name}
-		if _, ok := seen[k]; ok {
+		if _, ok := a.seen[k]; ok {
 			return true
 		}
-		seen[k] = struct{}{}
+		a.seen[k] = struct{}{}
 	}
 	return false
 }
@@ -961,6 +964,7 @@ type batchArgs struct {
 	was                                                    []byte                    // the stateLetter of the state replaced, per place
 	defJSON                                                map[*scheduler.Job]string // the definitions encoded
 	texts                                                  sqlstore.Texts            // the JSON texts of statuses, schedules and entries
+	seen                                                   map[[2]string]struct{}    // repeatsJob's, empty between calls
 }
 
 // historyArgs are the columns of history entries of recordSQL and
