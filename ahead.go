@@ -15,11 +15,12 @@ import (
 // instants (see Config.ClaimAhead) and holds until then, and what the loop
 // needs to know when to claim again.
 type aheadClaims struct {
-	held    []heldClaim  // by start instant, earliest first; in s.wg, not in s.inFlight; the loop's
-	claimAt time.Time    // when the loop claims next; zero: at its next step. The loop's
-	next    atomic.Int64 // claimAt in Unix nanoseconds for notifyDue; 0: zero; math.MaxInt64: a claim is under way (or failed: the loop tries again within a second)
-	first   atomic.Int64 // the start of held[0] in Unix nanoseconds, for startsWithin; 0: none held
-	starts  []*JobRecord // the loop's, reused by startHeld
+	held    []heldClaim   // by start instant, earliest first; in s.wg, not in s.inFlight; the loop's
+	claimAt time.Time     // when the loop claims next; zero: at its next step. The loop's
+	next    atomic.Int64  // claimAt in Unix nanoseconds for notifyDue; 0: zero; math.MaxInt64: a claim is under way (or failed: the loop tries again within a second)
+	first   atomic.Int64  // the start of held[0] in Unix nanoseconds, for startsWithin; 0: none held
+	window  time.Duration // Config.FiringWindow, 0 when negative (see wakeAt)
+	starts  []*JobRecord  // the loop's, reused by startHeld
 	// woken is the loop's: a wake-up (a write, a job due again: see
 	// notifyDue) came since its last claim began. With no slot free, the
 	// loop then claims when the next attempt ends (slotWanted) rather
@@ -183,7 +184,7 @@ func (a *aheadClaims) setClaimAt(t time.Time) {
 
 // reachCut sets the loop's next claim halfway from now to the instant of
 // the last held claim, and reports whether it did: whether one is held
-// startTogether or more after now (closer, the halves would shrink towards
+// nearReach or more after now (closer, the halves would shrink towards
 // it step after step; the loop then claims as before, at once or when a
 // slot frees).
 // The held claims then reach less far than ClaimAhead, cut short by the
@@ -200,7 +201,7 @@ func (a *aheadClaims) reachCut(now time.Time) bool {
 		return false
 	}
 	last := a.held[len(a.held)-1].start
-	if last.Sub(now) < startTogether {
+	if last.Sub(now) < nearReach {
 		return false
 	}
 	a.setClaimAt(now.Add(last.Sub(now) / 2))
@@ -217,18 +218,18 @@ func (a *aheadClaims) claimNow() {
 	a.next.Store(0)
 }
 
-// startTogether is how much later than its instant a held claim may start
-// so that it starts with the held claims due soon after it, from one
-// wake-up of the loop and one hand-off to the workers (see wakeAt).
-const startTogether = 2 * time.Millisecond
+// nearReach is the least reach of the held claims for which reachCut
+// claims halfway to the last of them.
+const nearReach = 2 * time.Millisecond
 
 // wakeAt returns t, or the instant at which the loop starts the earliest
 // held claims when that is earlier: the start of the last held claim due
-// within startTogether of the earliest one, so that those due that close
-// together start at once, none before its instant and, when the loop is
-// free at that instant, none more than startTogether after it (a loop
-// busy in a store call then starts them once the call returns, as it
-// would one claim alone). A held claim with none due within startTogether
+// within the firing window (Config.FiringWindow) of the earliest one, so
+// that those due that close together start from one wake-up of the loop
+// and one hand-off to the workers, none before its instant and, when the
+// loop is free at that instant, none more than the window after it (a
+// loop busy in a store call then starts them once the call returns, as it
+// would one claim alone). A held claim with none due within the window
 // after it starts at its instant.
 func (a *aheadClaims) wakeAt(t time.Time) time.Time {
 	if len(a.held) == 0 {
@@ -237,7 +238,7 @@ func (a *aheadClaims) wakeAt(t time.Time) time.Time {
 	first := a.held[0].start
 	w := first
 	for _, h := range a.held[1:] {
-		if h.start.Sub(first) > startTogether {
+		if h.start.Sub(first) > a.window {
 			break
 		}
 		w = h.start

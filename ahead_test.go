@@ -337,52 +337,72 @@ func TestClaimAheadSlowRecords(t *testing.T) {
 	})
 }
 
-// TestClaimAheadStartsTogether: held claims due within 2 ms of the earliest
-// start together, from one wake-up of the loop, at the instant of the last
-// of them: of 12 jobs due 1 ms apart, none starts before its instant or
-// more than 2 ms after it, and they start at no more than 6 instants (one
-// wake-up for every 3, and one more where a claim wakes the loop between
-// them), not 12; a held claim with none due that soon after it starts at
-// its instant.
+// TestClaimAheadStartsTogether: held claims due within Config.FiringWindow
+// of the earliest start together, from one wake-up of the loop, at the
+// instant of the last of them: of 20 jobs due 1 ms apart, none starts
+// before its instant or more than the window after it, and they start at
+// no more instants than one for each window's worth of them and two more
+// (where a claim wakes the loop between them); with NoFiringWindow each
+// starts at its own instant. A held claim with none due within the window
+// after it starts at its instant.
 func TestClaimAheadStartsTogether(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead})
-		first := e.t0.Add(10 * time.Second).Truncate(time.Second)
-		const dense = 12 // 1 ms apart
-		lone := []time.Duration{30 * time.Millisecond, 40 * time.Millisecond}
-		for i := range dense {
-			e.put(jobName(i), oneTimeAt(first.Add(time.Duration(i)*time.Millisecond)))
-		}
-		for i, d := range lone {
-			e.put(jobName(dense+i), oneTimeAt(first.Add(d)))
-		}
-		e.start()
-		defer e.stop()
-		time.Sleep(time.Until(first.Add(time.Second)))
-		synctest.Wait()
-		e.exec.mu.Lock()
-		defer e.exec.mu.Unlock()
-		if n := dense + len(lone); len(e.exec.calls) != n {
-			t.Fatalf("%d attempts, want %d", len(e.exec.calls), n)
-		}
-		starts := map[time.Time]bool{} // of the dense jobs
-		for _, c := range e.exec.calls {
-			late := c.at.Sub(c.req.ExpectedTime)
-			if c.req.ExpectedTime.Sub(first) >= lone[0] {
-				if late != 0 {
-					t.Errorf("%s, alone, started %v after its instant, want at it", c.req.JobID, late)
+	for _, tt := range []struct {
+		name   string
+		window time.Duration // Config.FiringWindow
+		want   time.Duration // the window in effect; 0: none
+	}{
+		{name: "none", window: scheduler.NoFiringWindow},
+		{name: "default", want: scheduler.DefaultFiringWindow},
+		{name: "1ms", window: time.Millisecond, want: time.Millisecond},
+		{name: "5ms", window: 5 * time.Millisecond, want: 5 * time.Millisecond},
+		{name: "10ms", window: 10 * time.Millisecond, want: 10 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead, FiringWindow: tt.window})
+				first := e.t0.Add(10 * time.Second).Truncate(time.Second)
+				const dense = 20 // 1 ms apart
+				lone := []time.Duration{50 * time.Millisecond, 70 * time.Millisecond}
+				for i := range dense {
+					e.put(jobName(i), oneTimeAt(first.Add(time.Duration(i)*time.Millisecond)))
 				}
-				continue
-			}
-			starts[c.at] = true
-			if late < 0 || late > 2*time.Millisecond {
-				t.Errorf("%s started %v after its instant, want 0 to 2ms", c.req.JobID, late)
-			}
-		}
-		if len(starts) > 6 {
-			t.Errorf("%d jobs due 1 ms apart started at %d instants, want at most 6", dense, len(starts))
-		}
-	})
+				for i, d := range lone {
+					e.put(jobName(dense+i), oneTimeAt(first.Add(d)))
+				}
+				e.start()
+				defer e.stop()
+				time.Sleep(time.Until(first.Add(time.Second)))
+				synctest.Wait()
+				e.exec.mu.Lock()
+				defer e.exec.mu.Unlock()
+				if n := dense + len(lone); len(e.exec.calls) != n {
+					t.Fatalf("%d attempts, want %d", len(e.exec.calls), n)
+				}
+				starts := map[time.Time]bool{} // of the dense jobs
+				for _, c := range e.exec.calls {
+					late := c.at.Sub(c.req.ExpectedTime)
+					if c.req.ExpectedTime.Sub(first) >= lone[0] {
+						if late != 0 {
+							t.Errorf("%s, alone, started %v after its instant, want at it", c.req.JobID, late)
+						}
+						continue
+					}
+					starts[c.at] = true
+					if late < 0 || late > tt.want {
+						t.Errorf("%s started %v after its instant, want 0 to %v", c.req.JobID, late, tt.want)
+					}
+				}
+				per := int(tt.want/time.Millisecond) + 1 // jobs due within a window
+				most := (dense+per-1)/per + 2
+				if tt.want == 0 {
+					most = dense
+				}
+				if len(starts) > most {
+					t.Errorf("%d jobs due 1 ms apart started at %d instants, want at most %d", dense, len(starts), most)
+				}
+			})
+		})
+	}
 }
 
 // putEvery puts n one-time jobs due every d from the first whole second

@@ -160,3 +160,19 @@ func ExampleNoHistory() {
 	// Completed after 1 execution
 	// 0 history entries
 }
+
+// FiringWindow trades start lateness for CPU at a steady rate: the jobs
+// claimed ahead that are due within 5ms of the earliest one start
+// together, none early and none more than 5ms late. A window longer than
+// ClaimAhead is refused, with an error that names the field.
+func ExampleConfig_firingWindow() {
+	s, err := scheduler.New(memory.New(), &scheduler.Config{FiringWindow: 5 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	_ = s // Start, put jobs, Stop as in the Scheduler example
+	_, err = scheduler.New(memory.New(), &scheduler.Config{ClaimAhead: 10 * time.Millisecond, FiringWindow: 20 * time.Millisecond})
+	fmt.Println(err)
+	// Output:
+	// scheduler: Config.FiringWindow is 20ms, longer than ClaimAhead (10ms)
+}

@@ -106,6 +106,8 @@ func TestConfigErrors(t *testing.T) {
 		{scheduler.Config{LeaseDuration: time.Millisecond}, "LeaseDuration"},
 		{scheduler.Config{HistoryPerJob: -5}, "HistoryPerJob"},
 		{scheduler.Config{InstanceID: "  "}, "InstanceID"},
+		{scheduler.Config{FiringWindow: scheduler.DefaultClaimAhead + time.Millisecond}, "FiringWindow"},
+		{scheduler.Config{ClaimAhead: 10 * time.Millisecond, FiringWindow: 20 * time.Millisecond}, "FiringWindow"},
 	}
 	for _, tt := range tests {
 		_, err := scheduler.New(memory.New(), &tt.cfg)
@@ -118,6 +120,33 @@ func TestConfigErrors(t *testing.T) {
 	if d.MaxConcurrency != scheduler.DefaultMaxConcurrency || d.ActionTimeout != 60*time.Second || d.MinRetryInterval != 15*time.Second ||
 		d.HistoryPerJob != 1000 || d.HistoryRetention != 60*24*time.Hour || d.Misfire != scheduler.MisfireRunOnce || d.Logger == nil || d.InstanceID == "" {
 		t.Errorf("WithDefaults() = %+v", d)
+	}
+}
+
+// TestFiringWindowDefaults: a zero Config.FiringWindow means
+// DefaultFiringWindow, or ClaimAhead when that is shorter (so that a short
+// ClaimAhead alone stays valid); a window as long as ClaimAhead, a negative
+// one, and any window without claiming ahead are valid.
+func TestFiringWindowDefaults(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  scheduler.Config
+		want time.Duration
+	}{
+		{name: "zero", want: scheduler.DefaultFiringWindow},
+		{name: "short ClaimAhead", cfg: scheduler.Config{ClaimAhead: time.Millisecond}, want: time.Millisecond},
+		{name: "no ClaimAhead", cfg: scheduler.Config{ClaimAhead: scheduler.NoClaimAhead}, want: scheduler.DefaultFiringWindow},
+		{name: "as long as ClaimAhead", cfg: scheduler.Config{FiringWindow: scheduler.DefaultClaimAhead}, want: scheduler.DefaultClaimAhead},
+		{name: "none", cfg: scheduler.Config{FiringWindow: scheduler.NoFiringWindow}, want: scheduler.NoFiringWindow},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.cfg.WithDefaults().FiringWindow; got != tt.want {
+				t.Errorf("WithDefaults().FiringWindow = %v, want %v", got, tt.want)
+			}
+			if _, err := scheduler.New(memory.New(), &tt.cfg); err != nil {
+				t.Errorf("New(%+v): %v", tt.cfg, err)
+			}
+		})
 	}
 }
 
