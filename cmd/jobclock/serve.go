@@ -114,6 +114,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	keys := addKeyFlags(fs)
 	lease := addLeaseFlag(fs)
 	ahead := addClaimAheadFlag(fs)
+	window := addFiringWindowFlag(fs)
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
 	admissionFlags := addAdmissionFlags(fs)
@@ -154,6 +155,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	claimAhead, err := ahead.config(*lease)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
+	firingWindow, err := window.config(claimAhead)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
@@ -237,7 +243,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer shutdownObservability(obs, log)
 	s, err := scheduler.New(store, &scheduler.Config{Logger: log, MinRetryInterval: *minRetry, Executors: reg, Secrets: ring,
-		InstanceID: instance, LeaseDuration: *lease, ClaimAhead: claimAhead, Observer: obs.Observer, OnHistory: logs.onHistory(log)})
+		InstanceID: instance, LeaseDuration: *lease, ClaimAhead: claimAhead, FiringWindow: firingWindow, Observer: obs.Observer, OnHistory: logs.onHistory(log)})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2

@@ -25,6 +25,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/store/memory"
 )
 
 // buildJobclock builds the command into a temporary directory and
@@ -419,6 +420,11 @@ func TestServeUsageErrors(t *testing.T) {
 		{"claim ahead beyond a short lease", []string{"-lease", "2s", "-claim-ahead", "201ms"}, "-claim-ahead 201ms is longer than a tenth of -lease (2s)"},
 		{"negative claim ahead", []string{"-claim-ahead", "-1ms"}, "-claim-ahead -1ms is negative"},
 		{"bad claim ahead", []string{"-claim-ahead", "soon"}, `invalid value "soon" for flag -claim-ahead`},
+		{"negative firing window", []string{"-firing-window", "-1ms"}, "-firing-window -1ms is negative"},
+		{"firing window beyond the default claim ahead", []string{"-firing-window", "51ms"}, "-firing-window 51ms is longer than -claim-ahead (50ms)"},
+		{"firing window beyond claim ahead", []string{"-claim-ahead", "10ms", "-firing-window", "11ms"}, "-firing-window 11ms is longer than -claim-ahead (10ms)"},
+		{"firing window without claiming ahead", []string{"-claim-ahead", "0", "-firing-window", "1ms"}, "-firing-window 1ms applies to jobs claimed ahead, and -claim-ahead 0 claims none ahead"},
+		{"bad firing window", []string{"-firing-window", "soon"}, `invalid value "soon" for flag -firing-window`},
 		{"unknown flag", []string{"-port", "80"}, "flag provided but not defined"},
 		{"cert without key", []string{"-tls-cert", "c.pem"}, "-tls-cert and -tls-key go together"},
 		{"key without cert", []string{"-tls-key", "k.pem"}, "-tls-cert and -tls-key go together"},
@@ -440,6 +446,47 @@ func TestServeUsageErrors(t *testing.T) {
 			}
 			if !strings.Contains(errb.String(), tt.want) {
 				t.Errorf("serveCmd(%q) stderr = %q, want it to contain %q", tt.args, errb.String(), tt.want)
+			}
+		})
+	}
+}
+
+// TestServeFiringWindowFlag: -firing-window unset leaves the scheduler's
+// default (Config.FiringWindow zero), 0 starts each job claimed ahead at
+// its own instant, and a duration is the FiringWindow, up to the
+// -claim-ahead given or the scheduler's default one.
+func TestServeFiringWindowFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want time.Duration
+	}{
+		{"unset", nil, 0},
+		{"unset without claiming ahead", []string{"-claim-ahead", "0"}, 0},
+		{"off", []string{"-firing-window", "0"}, scheduler.NoFiringWindow},
+		{"set", []string{"-firing-window", "5ms"}, 5 * time.Millisecond},
+		{"the default claim ahead", []string{"-firing-window", "50ms"}, scheduler.DefaultClaimAhead},
+		{"the claim ahead given", []string{"-claim-ahead", "200ms", "-firing-window", "200ms"}, 200 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			c := addClaimAheadFlag(fs)
+			f := addFiringWindowFlag(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			ahead, err := c.config(10 * time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.config(ahead)
+			if err != nil || got != tt.want {
+				t.Errorf("-firing-window from %q = %v, %v; want %v", tt.args, got, err, tt.want)
+			}
+			// The scheduler takes what the flags give.
+			if _, err := scheduler.New(memory.New(), &scheduler.Config{ClaimAhead: ahead, FiringWindow: got}); err != nil {
+				t.Errorf("scheduler.New with %q: %v", tt.args, err)
 			}
 		})
 	}

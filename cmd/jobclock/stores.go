@@ -69,12 +69,31 @@ func addLeaseFlag(fs *flag.FlagSet) *time.Duration {
 			"store dies, another takes its jobs over within this long; raise it when the store may stall for seconds")
 }
 
-// claimAheadFlag is -claim-ahead, the scheduler's Config.ClaimAhead:
-// unset leaves the scheduler's default, 0 turns claiming ahead off.
-type claimAheadFlag struct {
+// optionalDuration is a duration flag that knows whether it was given.
+type optionalDuration struct {
 	d   time.Duration
 	set bool
 }
+
+func (c *optionalDuration) String() string {
+	if c == nil || !c.set {
+		return ""
+	}
+	return c.d.String()
+}
+
+func (c *optionalDuration) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	c.d, c.set = d, true
+	return nil
+}
+
+// claimAheadFlag is -claim-ahead, the scheduler's Config.ClaimAhead:
+// unset leaves the scheduler's default, 0 turns claiming ahead off.
+type claimAheadFlag struct{ optionalDuration }
 
 // addClaimAheadFlag defines -claim-ahead.
 func addClaimAheadFlag(fs *flag.FlagSet) *claimAheadFlag {
@@ -82,22 +101,6 @@ func addClaimAheadFlag(fs *flag.FlagSet) *claimAheadFlag {
 	fs.Var(c, "claim-ahead", "how far ahead of its due instant a job may be claimed, to start from memory on time (at most a\n"+
 		"tenth of -lease; 0 claims each job once it is due); default: the scheduler's (see README)")
 	return c
-}
-
-func (c *claimAheadFlag) String() string {
-	if c == nil || !c.set {
-		return ""
-	}
-	return c.d.String()
-}
-
-func (c *claimAheadFlag) Set(v string) error {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return err
-	}
-	c.d, c.set = d, true
-	return nil
 }
 
 // config returns the Config.ClaimAhead of the flag, or an error naming
@@ -114,6 +117,42 @@ func (c *claimAheadFlag) config(lease time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("-claim-ahead %s is longer than a tenth of -lease (%s)", c.d, lease)
 	}
 	return c.d, nil
+}
+
+// firingWindowFlag is -firing-window, the scheduler's Config.FiringWindow:
+// unset leaves the scheduler's default, 0 starts each job claimed ahead
+// at its own instant.
+type firingWindowFlag struct{ optionalDuration }
+
+// addFiringWindowFlag defines -firing-window.
+func addFiringWindowFlag(fs *flag.FlagSet) *firingWindowFlag {
+	f := &firingWindowFlag{}
+	fs.Var(f, "firing-window", "how much later than its due instant a job claimed ahead may start, so that the jobs due that\n"+
+		"close together start from one wake-up (at most -claim-ahead; 0 starts each at its own instant); default: the\n"+
+		"scheduler's, 2ms (see README)")
+	return f
+}
+
+// config returns the Config.FiringWindow of the flag, or an error naming
+// it when its value does not fit claimAhead, the Config.ClaimAhead of
+// -claim-ahead.
+func (f *firingWindowFlag) config(claimAhead time.Duration) (time.Duration, error) {
+	if claimAhead == 0 {
+		claimAhead = scheduler.DefaultClaimAhead
+	}
+	switch {
+	case !f.set:
+		return 0, nil
+	case f.d < 0:
+		return 0, fmt.Errorf("-firing-window %s is negative", f.d)
+	case claimAhead < 0:
+		return 0, fmt.Errorf("-firing-window %s applies to jobs claimed ahead, and -claim-ahead 0 claims none ahead", f.d)
+	case f.d == 0:
+		return scheduler.NoFiringWindow, nil
+	case f.d > claimAhead:
+		return 0, fmt.Errorf("-firing-window %s is longer than -claim-ahead (%s)", f.d, claimAhead)
+	}
+	return f.d, nil
 }
 
 // checkLease checks the value of -lease.
