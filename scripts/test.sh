@@ -46,6 +46,14 @@ while IFS= read -r dir; do
 	modules+=(".${dir#"$PWD"}")
 done < <(go list -m -f '{{.Dir}}')
 
+# Some tests build programs outside the workspace (GOWORK=off, GOPROXY=off:
+# the README's Go snippets, bench/size's programs) against a module's own
+# go.mod, whose versions may differ from the workspace's: fetch them first.
+for m in "${modules[@]}"; do
+	step "go mod download ($m, outside the workspace)"
+	(cd "$m" && GOWORK=off go mod download)
+done
+
 for m in "${modules[@]}"; do
 	step "go vet ($m)"
 	(cd "$m" && go vet ./...)
