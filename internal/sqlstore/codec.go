@@ -284,9 +284,11 @@ func stateRow(row *JobRow, j *scheduler.JobRecord, status, schedule string) {
 // the strings of the rows it encodes are views of its bytes, not copies,
 // so that encoding a row allocates nothing once the buffer has grown to
 // a statement's size. They stay valid until the next Reset, which lets
-// the next statement's texts overwrite them: a caller hands them to the
-// driver, which copies them into its message, and keeps none of them
-// past the statement. The zero value is ready to use.
+// the next statement's texts overwrite them. The driver, and a tracer of
+// the host's pool, may keep the arguments of a statement: a caller hands
+// them over in a value that plainly changes (a column of the batch, by
+// pointer) or as a clone, never as a plain string over t's bytes. The
+// zero value is ready to use.
 type Texts struct{ b []byte }
 
 // Reset empties t for the next statement. Nothing may use the strings of

@@ -740,7 +740,9 @@ func recordArgs(a *batchArgs, owner string, j *scheduler.JobRecord, keepDef bool
 	if err := a.h.add(&a.texts, 0, history); err != nil {
 		return nil, err
 	}
-	return []any{j.Collection, j.Name, owner, j.Version, row.DefinitionArg(), row.State, row.Status, row.Schedule, row.ETag,
+	// The driver, and a host's tracer, may keep the arguments: the texts
+	// are cloned out of a.texts, which the next statement overwrites.
+	return []any{j.Collection, j.Name, owner, j.Version, row.DefinitionArg(), row.State, strings.Clone(row.Status), strings.Clone(row.Schedule), row.ETag,
 		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted, string(rune(claimedState(j)))}, nil
 }
 
