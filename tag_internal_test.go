@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // referenceTag is the execution tag as first defined: receivers dedupe
@@ -50,26 +50,30 @@ func TestExecutionTagUnchanged(t *testing.T) {
 }
 
 // TestIDsAt checks the IDs and the instant of an attempt, for job IDs
-// that fit in one allocation with the instant and for longer ones, and
-// how many allocations they take and how many bytes.
-// idsSink keeps idsAt's result from being optimized away.
-var idsSink *time.Time
-
+// that fit in one allocation with the instant and for longer ones, how
+// many allocations they take, and which of the structs of 80 and 96
+// bytes (size classes of the allocator) holds them.
 func TestIDsAt(t *testing.T) {
+	if got := unsafe.Sizeof(shortIDs{}); got != 80 {
+		t.Errorf("shortIDs takes %d bytes, want 80", got)
+	}
+	if got := unsafe.Sizeof(attemptIDs{}); got != 96 {
+		t.Errorf("attemptIDs takes %d bytes, want 96", got)
+	}
 	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 	start := time.Date(2026, 11, 27, 13, 0, 0, 1, time.UTC)
 	for _, tc := range []struct {
 		name   string
 		r      *JobRecord
 		allocs float64
-		bytes  uint64 // at most, in the allocator's size classes
+		in     uintptr // the size of the struct that holds the instant and the IDs; 0: two allocations
 	}{
 		{"short", &JobRecord{Collection: "集合", Name: "nightly-1"}, 1, 80},
 		{"20 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 18)}, 1, 80},
 		{"21 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 19)}, 1, 96},
 		{"36 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 34)}, 1, 96},
-		{"37 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 35)}, 2, 24 + 80},
-		{"long", &JobRecord{Collection: strings.Repeat("c", 100), Name: strings.Repeat("n", 100)}, 2, 24 + 240},
+		{"37 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 35)}, 2, 0},
+		{"long", &JobRecord{Collection: strings.Repeat("c", 100), Name: strings.Repeat("n", 100)}, 2, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			seen := map[string]bool{}
@@ -98,15 +102,10 @@ func TestIDsAt(t *testing.T) {
 			if got := testing.AllocsPerRun(100, func() { idsAt(tc.r, start) }); got != tc.allocs {
 				t.Errorf("idsAt allocates %v times, want %v", got, tc.allocs)
 			}
-			const runs = 1000
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			for range runs {
-				idsSink, _, _ = idsAt(tc.r, start)
-			}
-			runtime.ReadMemStats(&after)
-			if got := (after.TotalAlloc - before.TotalAlloc) / runs; got > tc.bytes {
-				t.Errorf("idsAt allocates %d bytes, want at most %d", got, tc.bytes)
+			at, id, u := idsAt(tc.r, start)
+			from, to := uintptr(unsafe.Pointer(at)), uintptr(unsafe.Pointer(unsafe.StringData(u)))+uintptr(len(u))
+			if in := tc.in != 0; in != (uintptr(unsafe.Pointer(unsafe.StringData(id))) > from && to <= from+tc.in) {
+				t.Errorf("idsAt IDs in the instant's struct of %d bytes: %v, want %v", tc.in, !in, in)
 			}
 		})
 	}
