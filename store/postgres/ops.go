@@ -861,7 +861,6 @@ func (a *batchArgs) repeatsJob(batch []scheduler.RecordRequest) bool {
 	if a.seen == nil {
 		a.seen = make(map[[2]string]struct{}, len(batch))
 	}
-	defer clear(a.seen)
 	for _, r := range batch {
 		k := [2]string{r.Job.Collection, r.Job.Name}
 		if _, ok := a.seen[k]; ok {
@@ -966,7 +965,7 @@ type batchArgs struct {
 	was                                                    []byte                    // the stateLetter of the state replaced, per place
 	defJSON                                                map[*scheduler.Job]string // the definitions encoded
 	texts                                                  sqlstore.Texts            // the JSON texts of statuses, schedules and entries
-	seen                                                   map[[2]string]struct{}    // repeatsJob's, empty between calls
+	seen                                                   map[[2]string]struct{}    // repeatsJob's, empty between batches
 }
 
 // historyArgs are the columns of history entries of recordSQL and
@@ -1018,7 +1017,8 @@ func newBatchArgs() *batchArgs { return batchArgsPool.Get().(*batchArgs) }
 // batch made it too large to keep. Nothing may use a's columns, or the
 // texts they hold, after.
 func (a *batchArgs) free() {
-	if cap(a.places) > 4096 || cap(a.h.entry.v) > 4096 || a.texts.Cap() > 4<<20 {
+	// A map does not shrink when cleared: len(a.seen) is the size it grew to.
+	if cap(a.places) > 4096 || cap(a.h.entry.v) > 4096 || a.texts.Cap() > 4<<20 || len(a.seen) > 4096 {
 		return
 	}
 	for _, c := range []*column[pgtype.Text]{&a.colls, &a.names, &a.defs, &a.states, &a.statuses, &a.schedules, &a.etags} {
@@ -1031,6 +1031,7 @@ func (a *batchArgs) free() {
 	a.due.reset()
 	a.places, a.was = a.places[:0], a.was[:0]
 	clear(a.defJSON)
+	clear(a.seen)
 	a.texts.Reset()
 	batchArgsPool.Put(a)
 }
