@@ -342,18 +342,12 @@ func DecodeJob(row *JobRow) (*scheduler.JobRecord, error) {
 
 // Definitions holds the definitions decoded from the rows of one answer
 // (a claim) by their JSON text, for DecodeJobShared. It copies the texts
-// into buffers of its own, many to a buffer, which it never overwrites:
-// a row's text may be its scanner's, reused for the next row. The zero
-// value is ready to use.
+// into a [keptBytes] of its own: a row's text may be its scanner's,
+// reused for the next row. The zero value is ready to use; it allocates
+// nothing until a definition is added.
 type Definitions struct {
 	m    map[string]*scheduler.Job
-	text []byte
-}
-
-// NewDefinitions returns Definitions with room for the definitions of n
-// rows.
-func NewDefinitions(n int) *Definitions {
-	return &Definitions{m: make(map[string]*scheduler.Job, n)}
+	text keptBytes
 }
 
 // add adds the definition j of JSON text.
@@ -361,12 +355,7 @@ func (d *Definitions) add(text string, j *scheduler.Job) {
 	if d.m == nil {
 		d.m = map[string]*scheduler.Job{}
 	}
-	if cap(d.text)-len(d.text) < len(text) {
-		d.text = make([]byte, 0, max(keptBuf, len(text))) // the keys made of the last keep it
-	}
-	from := len(d.text)
-	d.text = append(d.text, text...) // within its room: the keys before stay where they are
-	d.m[view(d.text, from, len(d.text))] = j
+	d.m[keep(&d.text, text)] = j
 }
 
 // DecodeJobShared is DecodeJob for one of several rows read together

@@ -153,22 +153,42 @@ func ScanJobRow(r Row, extra ...any) (*JobRow, error) {
 // the row before when they have the same text, as they are for most rows
 // of a claim; the JSON columns are copied into one buffer that the next
 // row reuses; the name and ETag into another that no row overwrites,
-// which their strings share (grown by append, a new one once it holds
-// keptBuf bytes). The zero value is ready to use.
+// which their strings share (a [keptBytes]). The zero value is ready to
+// use.
 type JobScanner struct {
 	row                          JobRow
 	coll, state, owner           keptText
 	def, status, schedule, tags  bufText // in json
 	name, etag                   bufText // in kept
 	created, updated, due, lease NullInt
-	json, kept                   []byte
+	json                         []byte
+	kept                         keptBytes
 	dest                         []any
 }
 
-// keptBuf is the size of the buffers whose bytes a JobScanner's names
-// and ETags share: a claimed record's strings keep those of about a
-// hundred others alive with them, no more.
+// keptBuf is the size of a keptBytes' buffers: a claimed record's strings
+// keep those of about a hundred others alive with them, no more.
 const keptBuf = 4 << 10
+
+// keptBytes holds texts whose strings outlive the row they were read from
+// (a claimed record's name, a claim's definition texts) in buffers that
+// nothing overwrites: the strings are views of their bytes, not a copy
+// each. The first buffer is the size of the first text, each next one
+// four times the one before, up to keptBuf (or the size of a longer
+// text): an answer of one row takes little, one of many a buffer every
+// few dozen rows. The zero value is ready to use.
+type keptBytes struct{ b []byte }
+
+// keep returns a string of the bytes of p, copied into k.
+func keep[T ~string | ~[]byte](k *keptBytes, p T) string {
+	if cap(k.b)-len(k.b) < len(p) {
+		// A new buffer; the strings made of the last keep it.
+		k.b = make([]byte, 0, max(len(p), min(keptBuf, 4*cap(k.b))))
+	}
+	from := len(k.b)
+	k.b = append(k.b, p...) // within its room: the bytes before stay as they are
+	return view(k.b, from, len(k.b))
+}
 
 // Scan reads a row of JobCols, then extra. The row it returns, and the
 // JSON texts it holds (Definition, Status, Schedule, Tags), are s's own,
@@ -176,14 +196,11 @@ const keptBuf = 4 << 10
 func (s *JobScanner) Scan(r Row, extra ...any) (*JobRow, error) {
 	s.row = JobRow{}
 	s.json = s.json[:0]
-	if len(s.kept) >= keptBuf {
-		s.kept = nil // the strings made of it keep it
-	}
 	row := &s.row
 	for _, j := range []*bufText{&s.def, &s.status, &s.schedule, &s.tags} {
 		*j = bufText{buf: &s.json}
 	}
-	s.name, s.etag = bufText{buf: &s.kept}, bufText{buf: &s.kept}
+	s.name, s.etag = bufText{kept: &s.kept}, bufText{kept: &s.kept}
 	s.dest = append(s.dest[:0], &s.coll, &s.name, &s.def, &s.state, &s.status, &s.schedule, &s.etag,
 		&row.Version, &s.created, &s.updated, &s.due, &s.owner, &s.lease, &s.tags)
 	s.dest = append(s.dest, extra...)
@@ -254,10 +271,12 @@ func (k *keptText) Scan(src any) error {
 }
 
 // bufText is the destination of a text column whose text is copied into
-// a buffer of its scanner (database/sql's strings are kept as they are).
-// NULL reads as "".
+// a buffer of its scanner, which the next row reuses, or with kept into
+// a keptBytes (database/sql's strings are kept as they are). NULL reads
+// as "".
 type bufText struct {
 	buf      *[]byte
+	kept     *keptBytes
 	from, to int
 	s        string
 	inBuf    bool
@@ -266,6 +285,10 @@ type bufText struct {
 // ScanBytes reads b, which may be the driver's memory (pgx's
 // pgtype.BytesScanner).
 func (t *bufText) ScanBytes(b []byte) error {
+	if t.kept != nil {
+		t.s = keep(t.kept, b)
+		return nil
+	}
 	t.from = len(*t.buf)
 	*t.buf = append(*t.buf, b...)
 	t.to, t.inBuf = len(*t.buf), true

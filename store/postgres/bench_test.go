@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/store/postgres"
 	"github.com/jobclock/scheduler/store/storetest"
 )
@@ -73,6 +74,36 @@ func BenchmarkClaimDue(b *testing.B) {
 				got, err := s.ClaimDue(ctx, now, "bench", now.Add(time.Second), 10)
 				if err != nil || len(got) != 10 {
 					b.Fatalf("ClaimDue = %d jobs, %v; want 10", len(got), err)
+				}
+				now = now.Add(time.Second)
+			}
+		})
+	}
+}
+
+// BenchmarkClaimFew measures claims of up to 100 jobs (the engine's
+// usual MaxConcurrency) that find none, or one: what they allocate
+// follows the rows returned, not the limit.
+func BenchmarkClaimFew(b *testing.B) {
+	for _, jobs := range []int{0, 1} {
+		b.Run(fmt.Sprintf("jobs=%d", jobs), func(b *testing.B) {
+			s := open(b, newSchema(b))
+			if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+				b.Fatal(err)
+			}
+			def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}}}
+			for i := range jobs {
+				j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%d", i), Job: def, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
+				if err := s.PutJob(ctx, j); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			now := t0
+			for b.Loop() {
+				got, err := s.ClaimDue(ctx, now, "bench", now.Add(time.Second), 100)
+				if err != nil || len(got) != jobs {
+					b.Fatalf("ClaimDue = %d jobs, %v; want %d", len(got), err, jobs)
 				}
 				now = now.Add(time.Second)
 			}

@@ -459,21 +459,21 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 		j     *scheduler.JobRecord
 		ready int64
 	}
-	defs := sqlstore.NewDefinitions(min(limit, 256)) // jobs with the same definition share it
+	var defs sqlstore.Definitions // jobs with the same definition share it
 	// The destinations, reused from row to row.
 	var scan sqlstore.JobScanner
 	var dests pgDests
 	var ready int64
 	var prev string                // the owner of an expired lease, read before the update
 	var prevUntil sqlstore.NullInt // its end
-	out, err := pgx.AppendRows(make([]claimed, 0, min(limit, 256)), rows, func(r pgx.CollectableRow) (claimed, error) {
+	out, err := pgx.AppendRows([]claimed(nil), rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
 		prev = ""
 		dests.r = r
 		row, err := scan.Scan(&dests, &ready, &prev, &prevUntil)
 		c.ready = ready
 		if err == nil {
-			c.j, err = sqlstore.DecodeJobShared(row, defs)
+			c.j, err = sqlstore.DecodeJobShared(row, &defs)
 		}
 		if err == nil {
 			c.j.PreviousLeaseOwner = prev
