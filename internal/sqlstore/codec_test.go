@@ -340,9 +340,9 @@ func TestEncodeRecordAllocations(t *testing.T) {
 
 // TestTextsAsEncode checks that the rows a Texts encodes are those of
 // EncodeRecord (without tags) and EncodeHistory, each still whole after
-// the rows encoded after it moved the buffer, or after a Reset reused it
-// for other rows; and that once the buffer holds a batch, encoding the
-// same batch again allocates nothing.
+// the rows encoded after it in the same batch moved the buffer, in each
+// of several batches that follow a Reset; and that once the buffer
+// holds a batch, encoding the same batch again allocates nothing.
 func TestTextsAsEncode(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var texts Texts

@@ -309,6 +309,9 @@ func (j *job) record(into *scheduler.JobRecord, x extraSlots, shareDef bool) *sc
 	if c.flags&ranPart != 0 {
 		rn := &j.more.ran
 		r.Created, r.Schedule.Anchor, r.Schedule.LastSucceeded = instant(rn.created), instant(rn.anchor), instant(rn.succeeded)
+		// Only here, with ranPart, is x.last written: a caller that
+		// hands in a freshExtra's slots (no x.last) chooses it by the
+		// same flag.
 		if rn.lastExec {
 			*x.last = instant(rn.last)
 			r.Status.LastExecutionTime = x.last

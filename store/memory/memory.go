@@ -32,8 +32,9 @@
 // What it keeps: a job that has not run yet takes about 200 bytes besides
 // its definition (with a small definition, a million such jobs take less
 // than 400 MB); a job that has run about 140 more, and each of its
-// history entries about 250; each owner of a lease it ever held, its
-// name once. Records that RecordBatch took over are kept
+// history entries about 250; each owner that ever claimed, its name
+// once (every claim adds its owner, even one that claims nothing, and
+// none is dropped). Records that RecordBatch took over are kept
 // for later claims to fill in, up to as many as were out on claims at once
 // (at most 16,384 of about 500 bytes).
 package memory
@@ -101,10 +102,12 @@ type Store struct {
 
 	permits permits // the permits of collections' limits; a lock of their own
 
-	// owners holds the owners of the leases taken so far, by the number
-	// a job's more part keeps (4 bytes rather than a string's 16: more
+	// owners holds every owner that claimed so far, by the number a
+	// job's more part keeps (4 bytes rather than a string's 16: more
 	// takes 144 bytes, not 160); owners[0] is "", no lease. ownerIDs
-	// gives their numbers. Both grow by one entry for each owner.
+	// gives their numbers. Both grow by one entry for each owner that
+	// ever claimed, whether its claim took a job or none, and never
+	// shrink.
 	owners   []string
 	ownerIDs map[string]uint32
 }
@@ -679,6 +682,9 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 		var x extraSlots // empty: a new record, in one allocation with its own
 		if into != nil && j.whole() == nil {
 			n := min(c.Limit-len(out), len(s.spare)+1, extraChunk)
+			// record writes a last execution instant only for a job
+			// with ranPart, the flag chosen on here: a freshExtra has
+			// no slot for one.
 			if j.rec.flags&ranPart != 0 {
 				if len(extras) == 0 {
 					extras = make([]recordExtra, n)
