@@ -179,6 +179,24 @@ func TestClaimAheadKeepsClaimsOnOtherWrites(t *testing.T) {
 	}
 }
 
+// tracedPool returns a pool of connections to the test database whose
+// statements go through tracer, as a host's may; closed at the end of
+// the test.
+func tracedPool(t testing.TB, tracer pgx.QueryTracer) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
 // cutNotify is a pgx tracer that, while cuts is positive, terminates the
 // server process of a connection about to send a pg_notify (the
 // connection is lost under the statement), counting cuts down.
@@ -218,16 +236,7 @@ func TestNotifyWritesAfterLostConnection(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cut := &cutNotify{admin: connect(t)}
-	cfg, err := pgxpool.ParseConfig(dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = cut
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := tracedPool(t, cut)
 	var log syncbuf.Buffer
 	writer, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
 	if err != nil {

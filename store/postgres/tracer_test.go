@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/postgres"
 )
@@ -42,17 +41,7 @@ func (k *keepArgs) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndDa
 func TestRecordArgsKept(t *testing.T) {
 	schema := newSchema(t)
 	keep := &keepArgs{}
-	cfg, err := pgxpool.ParseConfig(dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = keep
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	s, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+	s, err := postgres.New(ctx, tracedPool(t, keep), &postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
