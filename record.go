@@ -132,6 +132,9 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 				s.recordFailed(res.spanContext(), r, gerr)
 				return
 			}
+			if !fresh.Created.Equal(p.r.Created) {
+				return // deleted meanwhile, and created again: the outcome is of no job
+			}
 			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
 			// The entries of outcomes of occurrences side by side written

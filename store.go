@@ -122,10 +122,12 @@ type Store interface {
 	// state; definition and ETag as given; the stored Tags stay, whatever
 	// j holds), releases the lease, and
 	// appends history in order. It fails, changing nothing, with
-	// ErrNotFound when the job is gone, ErrLeaseLost when owner does not
-	// hold the lease (an expired lease that nobody else claimed still
-	// counts as held), and ErrConflict when j.Version differs from the
-	// stored one. On success the stored Version is j.Version+1.
+	// ErrNotFound when the job is gone (also when it was deleted and
+	// created again since: the stored job's Created differs from
+	// j.Created, whatever its lease and Version), ErrLeaseLost when owner
+	// does not hold the lease (an expired lease that nobody else claimed
+	// still counts as held), and ErrConflict when j.Version differs from
+	// the stored one. On success the stored Version is j.Version+1.
 	//
 	// The Scheduler repeats a Record that failed with an error other than
 	// these (a lost connection, say) until the store answers. A store

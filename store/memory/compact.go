@@ -209,6 +209,17 @@ func (j *job) updated() time.Time {
 	return instant(j.rec.updated)
 }
 
+// created returns the Created of j's record.
+func (j *job) created() time.Time {
+	switch {
+	case j.whole() != nil:
+		return j.more.whole.Created
+	case j.rec.flags&ranPart != 0:
+		return instant(j.more.ran.created)
+	}
+	return instant(j.rec.updated)
+}
+
 // compactOf returns r in compact form, with its ran part when the form
 // needs one, and false when r has no compact form.
 func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {

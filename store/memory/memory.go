@@ -809,6 +809,10 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 			return fmt.Errorf("memory: record: %w", err)
 		}
 	}
+	if created := j.created(); !created.Equal(r.Created) {
+		return fmt.Errorf("memory: record: the job was created again at %v (the record's was created at %v): %w",
+			created, r.Created, &scheduler.NotFoundError{Collection: r.Collection, Job: r.Name})
+	}
 	if held := s.leaseOwner(j); held != owner || owner == "" {
 		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
 	}

@@ -701,19 +701,20 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	return fmt.Errorf("store/postgres: extend lease of job %q: held by %q, not %q: %w", collection+"/"+name, holder, owner, scheduler.ErrLeaseLost)
 }
 
-// recordSQL updates the job, checked against the lease holder and the
-// version, appends its history and, when the job's state changes, the
-// change of the counts (migration 15: the trigger of migration 11 leaves
-// records out), in one statement; it returns the number of jobs updated
-// (0 or 1). The update applies only at version $4, and every write that
-// changes a job's state raises its version, so the state the update
-// replaces is the state at that version: from $19 when the caller's
-// claim knows it (claimedState), else from the job's row (wasSQL). A NULL
-// definition ($5) keeps the stored one.
+// recordSQL updates the job, checked against the lease holder, the version
+// and the creation instant (a job deleted and created again may reach the
+// same version under the same holder), appends its history and, when the
+// job's state changes, the change of the counts (migration 15: the trigger
+// of migration 11 leaves records out), in one statement; it returns the
+// number of jobs updated (0 or 1). The update applies only at version $4,
+// and every write that changes a job's state raises its version, so the
+// state the update replaces is the state at that version: from $19 when
+// the caller's claim knows it (claimedState), else from the job's row
+// (wasSQL). A NULL definition ($5) keeps the stored one.
 var recordSQL = `WITH u AS (
 		UPDATE {s}.jobs j SET definition = coalesce($5::json, j.definition), state = $6, status = $7, schedule = $8, etag = $9,
 			version = $4 + 1, created_at = $10, updated_at = $11, due_at = $12, lease_owner = '', lease_until = NULL
-		WHERE j.collection = $1 AND j.name = $2 AND j.lease_owner = $3 AND j.version = $4
+		WHERE j.collection = $1 AND j.name = $2 AND j.lease_owner = $3 AND j.version = $4 AND j.created_at IS NOT DISTINCT FROM $10
 		RETURNING ` + fmt.Sprintf(wasSQL, "$19", "$1", "$2") + ` AS was, j.state
 	), d AS (
 		INSERT INTO {s}.job_count_deltas (collection, state, n)
@@ -779,12 +780,17 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	var holder string
 	var version int64
-	err := s.engine.QueryRow(ctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2"), j.Collection, j.Name).Scan(&holder, &version)
+	var created pgtype.Int8
+	err := s.engine.QueryRow(ctx, s.sql("SELECT lease_owner, version, created_at FROM {s}.jobs WHERE collection = $1 AND name = $2"),
+		j.Collection, j.Name).Scan(&holder, &version, &created)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return s.missing(ctx, j.Collection, j.Name)
 	case err != nil:
 		return wrap("record job", j.ID(), err)
+	case !sameCreated(created, j):
+		return fmt.Errorf("store/postgres: record: the job was created again at %v (the record's was created at %v): %w",
+			sqlstore.Time(created.Int64, created.Valid), j.Created, &scheduler.NotFoundError{Collection: j.Collection, Job: j.Name})
 	}
 	if owner != "" {
 		if stored, err := s.historyStored(ctx, j, history); err != nil {
@@ -918,16 +924,16 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 }
 
 // recordBatchSQL is recordSQL for many jobs at once ($1 is the lease
-// owner): x holds one row per job, i its element's place in the batch;
-// u updates those still leased to $1 at their version and returns their
-// places; h appends the history of the elements u updated, in batch
-// order; d inserts the changes of the counts of the jobs whose state u
-// changed, one row per collection and state (the state each update
-// replaces, was, as in recordSQL: from the letter at its place in $20
-// when the claim knows it). It returns the places of the updated
-// elements. A job may appear once: when two rows of x match one job,
-// which of them the update uses is not defined. A NULL definition keeps
-// the stored one.
+// owner): x holds one row per job, i its element's place in the batch; u
+// updates those still leased to $1 at their version and creation instant
+// and returns their places; h appends the history of the elements u
+// updated, in batch order; d inserts the changes of the counts of the jobs
+// whose state u changed, one row per collection and state (the state each
+// update replaces, was, as in recordSQL: from the letter at its place in
+// $20 when the claim knows it). It returns the places of the updated
+// elements. A job may appear once: when two rows of x match one job, which
+// of them the update uses is not defined. A NULL definition keeps the
+// stored one.
 var recordBatchSQL = `WITH x AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
 			$10::bigint[], $11::bigint[], $12::bigint[])
@@ -938,6 +944,7 @@ var recordBatchSQL = `WITH x AS (
 			lease_owner = '', lease_until = NULL
 		FROM x
 		WHERE j.collection = x.collection AND j.name = x.name AND j.lease_owner = $1 AND j.version = x.version
+			AND j.created_at IS NOT DISTINCT FROM x.created_at
 		RETURNING x.i, j.collection, j.name,
 			` + fmt.Sprintf(wasSQL, "substr($20, x.i::integer, 1)", "x.collection", "x.name") + ` AS was, j.state
 	), d AS (
@@ -1083,9 +1090,10 @@ func (s *Store) recorded(ctx context.Context, j *scheduler.JobRecord, history []
 	defer cancel()
 	var holder string
 	var version int64
-	err := s.engine.QueryRow(cctx, s.sql("SELECT lease_owner, version FROM {s}.jobs WHERE collection = $1 AND name = $2 FOR SHARE"),
-		j.Collection, j.Name).Scan(&holder, &version)
-	if err != nil {
+	var created pgtype.Int8
+	err := s.engine.QueryRow(cctx, s.sql("SELECT lease_owner, version, created_at FROM {s}.jobs WHERE collection = $1 AND name = $2 FOR SHARE"),
+		j.Collection, j.Name).Scan(&holder, &version, &created)
+	if err != nil || !sameCreated(created, j) {
 		return false
 	}
 	if holder == "" && version == j.Version+1 {
@@ -1093,6 +1101,13 @@ func (s *Store) recorded(ctx context.Context, j *scheduler.JobRecord, history []
 	}
 	stored, err := s.historyStored(cctx, j, history)
 	return err == nil && stored
+}
+
+// sameCreated reports whether created, a job's created_at, is j's
+// Created: whether the job stored is the one j was read from, not another
+// of the same name that was created after that one was deleted.
+func sameCreated(created pgtype.Int8, j *scheduler.JobRecord) bool {
+	return created.Valid == !j.Created.IsZero() && created.Int64 == sqlstore.NanosInt(j.Created)
 }
 
 // historyStored reports whether every entry of history is stored for the

@@ -484,17 +484,19 @@ func encodeRecord(j *scheduler.JobRecord, keepDef bool, history []scheduler.Hist
 }
 
 // record is the body of Record inside a write transaction. It returns
-// errMissing when the job does not exist. A row without its definition
-// keeps the stored one.
+// errMissing when the job does not exist, and an error matching
+// ErrNotFound when the job stored is another one of the same name (its
+// Created differs from j's: the job was deleted and created again). A
+// row without its definition keeps the stored one.
 func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow, hist []*sqlstore.HistoryRow) error {
 	var n int64
 	if owner != "" {
 		var err error
 		n, err = tx.exec(`UPDATE jobs SET definition = coalesce(?, definition), state = ?, status = ?, schedule = ?, etag = ?, version = ?,
 			created_at = ?, updated_at = ?, due_at = ?, lease_owner = '', lease_until = NULL
-			WHERE collection = ? AND name = ? AND lease_owner = ? AND version = ?`,
+			WHERE collection = ? AND name = ? AND lease_owner = ? AND version = ? AND created_at IS ?`,
 			row.DefinitionArg(), row.State, row.Status, row.Schedule, row.ETag, j.Version+1,
-			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), j.Collection, j.Name, owner, j.Version)
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), j.Collection, j.Name, owner, j.Version, row.CreatedArg())
 		if err != nil {
 			return wrap("record job", j.ID(), err)
 		}
@@ -502,12 +504,16 @@ func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow,
 	if n == 0 {
 		var holder string
 		var version int64
-		err := tx.queryRow("SELECT lease_owner, version FROM jobs WHERE collection = ? AND name = ?", j.Collection, j.Name).Scan(&holder, &version)
+		var created sql.NullInt64
+		err := tx.queryRow("SELECT lease_owner, version, created_at FROM jobs WHERE collection = ? AND name = ?", j.Collection, j.Name).Scan(&holder, &version, &created)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return errMissing
 		case err != nil:
 			return wrap("record job", j.ID(), err)
+		case created.Valid != row.HasCreated || created.Valid && created.Int64 != row.Created:
+			return fmt.Errorf("store/sqlite: record: the job was created again at %v (the record's was created at %v): %w",
+				sqlstore.Time(created.Int64, created.Valid), j.Created, &scheduler.NotFoundError{Collection: j.Collection, Job: j.Name})
 		case holder != owner || owner == "":
 			return fmt.Errorf("store/sqlite: record job %q: lease held by %q, not %q: %w", j.ID(), holder, owner, scheduler.ErrLeaseLost)
 		default:
@@ -614,7 +620,7 @@ var errRedo = errors.New("store/sqlite: record batch: an element failed after a 
 // changedNothing reports whether record failed with err before it changed
 // anything: its update matched no row.
 func changedNothing(err error) bool {
-	return errors.Is(err, errMissing) || errors.Is(err, scheduler.ErrLeaseLost) || errors.Is(err, scheduler.ErrConflict)
+	return errors.Is(err, errMissing) || errors.Is(err, scheduler.ErrNotFound) || errors.Is(err, scheduler.ErrLeaseLost) || errors.Is(err, scheduler.ErrConflict)
 }
 
 // ListHistory implements [scheduler.Store].

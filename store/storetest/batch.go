@@ -17,6 +17,7 @@ func RunBatchRecorder(t *testing.T, newStore func(t *testing.T) scheduler.Store)
 	t.Run("SameJobTwice", func(t *testing.T) { batchSameJobTwice(t, newStore(t)) })
 	t.Run("AllRecorded", func(t *testing.T) { batchAllRecorded(t, newStore(t)) })
 	t.Run("KeepDefinition", func(t *testing.T) { batchKeepDefinition(t, newStore(t)) })
+	t.Run("AfterRecreate", func(t *testing.T) { batchAfterRecreate(t, newStore(t)) })
 }
 
 // answers reads what RecordBatch returned for a batch of n elements as the
@@ -275,5 +276,25 @@ func batchKeepDefinition(t *testing.T, s scheduler.Store) {
 			t.Errorf("%s after RecordBatch: request %s %s, version %d, count %d; want %s %s, %d, %d",
 				n, method, uri, j.Version, j.Status.ExecutionCount, w.method, w.uri, w.version, w.count)
 		}
+	}
+}
+
+// batchAfterRecreate is testRecordAfterRecreate for RecordBatch, with and
+// without KeepDefinition.
+func batchAfterRecreate(t *testing.T, s scheduler.Store) {
+	br := batchRecorder(t, s)
+	old, fresh := claimRecreated(t, s)
+	for _, keep := range []bool{true, false} {
+		r := old.Clone()
+		r.Status.ExecutionCount = 7
+		r.Schedule.DueAt = t0.Add(time.Hour)
+		h := scheduler.HistoryEntry{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
+			ExpectedExecutionTime: t0, StartTime: t0, EndTime: t0.Add(time.Second), RepeatCount: 1, Message: "old"}
+		errs := answers(t, br.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: r, History: []scheduler.HistoryEntry{h}, KeepDefinition: keep}}), 1)
+		wantErr(t, fmt.Sprintf("RecordBatch(claim of the deleted job, KeepDefinition %v)", keep), errs[0], scheduler.ErrNotFound)
+		wantUntouched(t, s, fresh)
+	}
+	if errs := br.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: fresh}}); errs != nil && errs[0] != nil {
+		t.Errorf("RecordBatch(claim of the new job): %v", errs[0])
 	}
 }

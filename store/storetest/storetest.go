@@ -70,6 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ExtendLeaseWithoutOwner", testExtendLeaseWithoutOwner},
 		{"ConcurrentClaimers", testConcurrentClaimers},
 		{"Record", testRecord},
+		{"RecordAfterRecreate", testRecordAfterRecreate},
 		{"PutKeepsLease", testPutKeepsLease},
 		{"History", testHistory},
 		{"Prune", testPrune},
@@ -727,6 +728,73 @@ func testRecord(t *testing.T, s scheduler.Store) {
 		t.Fatal(err)
 	}
 	wantErr(t, "Record(deleted job)", s.Record(ctx, "me", got[0], nil), scheduler.ErrNotFound)
+}
+
+// testRecordAfterRecreate records the outcome of a claim on a job that was
+// deleted and created again since, under the same name, and claimed by the
+// same owner at the same version as the first: the record is about a job
+// that is gone, so it fails with ErrNotFound and leaves the new job alone.
+func testRecordAfterRecreate(t *testing.T, s scheduler.Store) {
+	old, fresh := claimRecreated(t, s)
+	old.Status.ExecutionCount = 7
+	old.Schedule.DueAt = t0.Add(time.Hour)
+	h := scheduler.HistoryEntry{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
+		ExpectedExecutionTime: t0, StartTime: t0, EndTime: t0.Add(time.Second), RepeatCount: 1, Message: "old"}
+	wantErr(t, "Record(claim of the deleted job)", s.Record(ctx, "me", old, []scheduler.HistoryEntry{h}), scheduler.ErrNotFound)
+	wantUntouched(t, s, fresh)
+	if err := s.Record(ctx, "me", fresh, nil); err != nil {
+		t.Errorf("Record(claim of the new job): %v", err)
+	}
+}
+
+// claimRecreated claims job c/j as "me", deletes it, creates it again (a
+// second later, as the Scheduler would) and claims it again as "me". It
+// returns both claims; they have the same version.
+func claimRecreated(t *testing.T, s scheduler.Store) (old, fresh *scheduler.JobRecord) {
+	t.Helper()
+	putCollection(t, s, "c", 0)
+	putJob(t, s, "c", "j", t0)
+	got, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ClaimDue = %d jobs, %v; want the job", len(got), err)
+	}
+	old = got[0]
+	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+		t.Fatal(err)
+	}
+	j := newJob("c", "j", t0)
+	j.Created, j.Updated = t0.Add(time.Second), t0.Add(time.Second)
+	if err := s.PutJob(ctx, j); err != nil {
+		t.Fatalf("PutJob(again): %v", err)
+	}
+	got, err = s.ClaimDue(ctx, t0.Add(time.Second), "me", t0.Add(time.Minute), 1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ClaimDue(new job) = %d jobs, %v; want the job", len(got), err)
+	}
+	fresh = got[0]
+	if fresh.Version != old.Version {
+		t.Fatalf("the new job was claimed at version %d, the old one at %d; want the same", fresh.Version, old.Version)
+	}
+	return old, fresh
+}
+
+// wantUntouched checks that job c/j is still as claim left it, with no
+// history.
+func wantUntouched(t *testing.T, s scheduler.Store, claim *scheduler.JobRecord) {
+	t.Helper()
+	got, err := s.GetJob(ctx, "c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != claim.Version || got.LeaseOwner != "me" || got.Status.ExecutionCount != 0 ||
+		!got.Created.Equal(claim.Created) || !got.Schedule.DueAt.Equal(claim.Schedule.DueAt) {
+		t.Errorf("the new job after the old claim's record: version %d, lease owner %q, executionCount %d, created %v, due %v; want version %d, owner %q, 0, %v, %v",
+			got.Version, got.LeaseOwner, got.Status.ExecutionCount, got.Created, got.Schedule.DueAt,
+			claim.Version, "me", claim.Created, claim.Schedule.DueAt)
+	}
+	if hist, _ := s.ListHistory(ctx, "c", "j", scheduler.HistoryFilter{}); len(hist) != 0 {
+		t.Errorf("history of the new job = %d entries, want none", len(hist))
+	}
 }
 
 func testPutKeepsLease(t *testing.T, s scheduler.Store) {

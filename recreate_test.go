@@ -1,0 +1,192 @@
+package scheduler_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// recreated is a Scheduler whose job c/j, a one-off of action type Wait,
+// is deleted while its attempt runs and created again under the same name:
+// the attempts of the "first" and "second" jobs report that they started
+// and wait to be released.
+type recreated struct {
+	s       *scheduler.Scheduler
+	started chan string
+	release map[string]chan struct{}
+}
+
+func newRecreated(t *testing.T, st scheduler.Store) *recreated {
+	t.Helper()
+	x := &recreated{started: make(chan string, 2), release: map[string]chan struct{}{"first": make(chan struct{}), "second": make(chan struct{})}}
+	reg := &action.Registry{}
+	reg.Register("Wait", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		var c struct{ Job string }
+		if err := json.Unmarshal(req.Action.Custom, &c); err != nil {
+			return nil, err
+		}
+		x.started <- c.Job
+		<-x.release[c.Job]
+		return &action.Result{Message: "the " + c.Job + " job ran"}, nil
+	}))
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.s = s
+	if _, err := s.PutCollection(context.Background(), "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// put creates job c/j, the "first" or the "second".
+func (x *recreated) put(t *testing.T, which string) {
+	t.Helper()
+	def, err := scheduler.ParseJob([]byte(`{"action": {"type": "Wait", "custom": {"job": "`+which+`"}}}`),
+		&scheduler.ParseOptions{ActionTypes: []action.Type{"Wait"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.s.PutJob(context.Background(), "c", "j", def, nil); err != nil {
+		t.Fatalf("PutJob(%s): %v", which, err)
+	}
+}
+
+// wantStarted waits for the attempt of the job which to start.
+func (x *recreated) wantStarted(t *testing.T, which string) {
+	t.Helper()
+	if got := <-x.started; got != which {
+		t.Fatalf("the %s job started, want the %s", got, which)
+	}
+}
+
+// recreate deletes job c/j and creates the second one a second later,
+// then waits for its attempt to start.
+func (x *recreated) recreate(t *testing.T) {
+	t.Helper()
+	if err := x.s.DeleteJob(context.Background(), "c", "j"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	x.put(t, "second")
+	x.wantStarted(t, "second")
+}
+
+// check releases the attempt of the job which and checks that the second
+// job then shows the outcomes of its own attempts only: ran, whether the
+// second job's attempt ended.
+func (x *recreated) check(t *testing.T, which string, ran bool) {
+	t.Helper()
+	close(x.release[which])
+	time.Sleep(time.Second)
+	synctest.Wait()
+	ctx := context.Background()
+	r, err := x.s.GetJob(ctx, "c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := x.s.ListHistory(ctx, "c", "j", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, h := range hist {
+		msgs = append(msgs, h.Message)
+	}
+	got := fmt.Sprintf("executionCount %d, state %s, history %q", r.Status.ExecutionCount, r.State, msgs)
+	want := `executionCount 0, state Enabled, history []`
+	if ran {
+		want = `executionCount 1, state Completed, history ["the second job ran"]`
+	}
+	if got != want {
+		t.Errorf("the second job once the %s job's attempt ended: %s; want %s", which, got, want)
+	}
+}
+
+// TestOutcomeOfDeletedJobLeavesItsSuccessor deletes a job while its attempt
+// runs and creates it again under the same name; the new job is claimed,
+// by the same instance, at the version the first one was claimed at. The
+// first attempt's outcome then belongs to no job: it must not be recorded
+// on the new one (its counters, state, history and lease).
+func TestOutcomeOfDeletedJobLeavesItsSuccessor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x := newRecreated(t, memory.New())
+		x.put(t, "first")
+		if err := x.s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer x.s.Stop(context.Background())
+		x.wantStarted(t, "first")
+		x.recreate(t)
+		x.check(t, "first", false)
+		x.check(t, "second", true)
+	})
+}
+
+// conflictAfterRecreate is a memory store whose first RecordBatch of the
+// first job's outcome finds that job changed (ErrConflict), and meanwhile
+// has it deleted and created again (recreate), whose attempt starts: the
+// fresh read that follows a conflict finds the second job.
+type conflictAfterRecreate struct {
+	*memory.Store
+	once     sync.Once
+	recreate func()
+}
+
+func (s *conflictAfterRecreate) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	errs := make([]error, len(batch))
+	var rest []scheduler.RecordRequest
+	var at []int
+	for i, b := range batch {
+		first := false
+		for _, h := range b.History {
+			first = first || h.Message == "the first job ran"
+		}
+		conflict := false
+		if first {
+			s.once.Do(func() {
+				s.recreate()
+				conflict = true
+			})
+		}
+		if conflict {
+			errs[i] = fmt.Errorf("test: record job %q: %w", b.Job.ID(), scheduler.ErrConflict)
+			continue
+		}
+		rest, at = append(rest, b), append(at, i)
+	}
+	for k, err := range s.Store.RecordBatch(ctx, owner, rest) {
+		errs[at[k]] = err
+	}
+	return errs
+}
+
+// TestConflictedOutcomeOfDeletedJobLeavesItsSuccessor is
+// TestOutcomeOfDeletedJobLeavesItsSuccessor with the job deleted and
+// created again between the first job's outcome meeting a conflicting
+// write and the fresh read that follows it.
+func TestConflictedOutcomeOfDeletedJobLeavesItsSuccessor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &conflictAfterRecreate{Store: memory.New()}
+		x := newRecreated(t, st)
+		st.recreate = func() { x.recreate(t) }
+		x.put(t, "first")
+		if err := x.s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer x.s.Stop(context.Background())
+		x.wantStarted(t, "first")
+		x.check(t, "first", false)
+		x.check(t, "second", true)
+	})
+}
