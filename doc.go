@@ -1256,7 +1256,9 @@
 // telemetry library. An Observer method that panics is recovered, as a
 // panicking executor is, and logged as an error (once for each method,
 // with its stack): the attempt goes on as if the method had returned
-// nothing (StartAttempt's context is the one it was given).
+// nothing (StartAttempt's context is the one it was given), and so does
+// the REST API's request (with its own context when StartRequest
+// panicked).
 //
 // Package telemetry (github.com/jobclock/scheduler/telemetry, a module of
 // its own) implements both with OpenTelemetry: a host that imports it opts

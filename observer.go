@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
-	"sync/atomic"
 	"time"
 
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/guard"
 	"github.com/jobclock/scheduler/retry"
 )
 
@@ -88,15 +87,17 @@ type Observer interface {
 // returns empty strings. The first panic of each method is logged as an
 // error with its stack, the later ones at debug level.
 type guardedObserver struct {
-	obs      Observer
-	log      *slog.Logger
-	panicked [len(observerMethods)]atomic.Bool
+	obs    Observer
+	panics *guard.Panics
 }
 
-// observerMethods name the methods of an Observer, and the func Attach
-// returns, by their index in guardedObserver.panicked.
-var observerMethods = [...]string{"Attach", "detach", "StartAttempt", "EndAttempt", "HistoryStored", "Missed", "TookOver", "StoreCalled", "Pruned", "TraceParent"}
+func newGuardedObserver(obs Observer, log *slog.Logger) *guardedObserver {
+	return &guardedObserver{obs, guard.New(log, "the Observer (Config.Observer)", "the scheduler goes on as if the call returned nothing",
+		"Attach", "detach", "StartAttempt", "EndAttempt", "HistoryStored", "Missed", "TookOver", "StoreCalled", "Pruned", "TraceParent")}
+}
 
+// The methods of an Observer, and the func Attach returns, by their index
+// in the methods of guardedObserver.panics.
 const (
 	obsAttach = iota
 	obsDetach
@@ -110,69 +111,54 @@ const (
 	obsTraceParent
 )
 
-// recovered, deferred by a method of g, recovers a panic of the Observer's
-// method m and logs it.
-func (g *guardedObserver) recovered(m int) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	if g.panicked[m].CompareAndSwap(false, true) {
-		g.log.Error("the Observer (Config.Observer) panicked; the scheduler goes on as if the call returned nothing",
-			"method", observerMethods[m], "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		return
-	}
-	g.log.Debug("the Observer (Config.Observer) panicked again", "method", observerMethods[m], "panic", fmt.Sprint(v))
-}
-
 func (g *guardedObserver) Attach(s *Scheduler) (detach func()) {
 	detach = func() {}
-	defer g.recovered(obsAttach)
+	defer g.panics.Recover(obsAttach)
 	d := g.obs.Attach(s)
 	return func() {
-		defer g.recovered(obsDetach)
+		defer g.panics.Recover(obsDetach)
 		d()
 	}
 }
 
 func (g *guardedObserver) StartAttempt(ctx context.Context, a Attempt) (actx context.Context) {
 	actx = ctx
-	defer g.recovered(obsStartAttempt)
+	defer g.panics.Recover(obsStartAttempt)
 	return g.obs.StartAttempt(ctx, a)
 }
 
 func (g *guardedObserver) EndAttempt(ctx context.Context, e AttemptEnd) {
-	defer g.recovered(obsEndAttempt)
+	defer g.panics.Recover(obsEndAttempt)
 	g.obs.EndAttempt(ctx, e)
 }
 
 func (g *guardedObserver) HistoryStored(h StoredHistory) {
-	defer g.recovered(obsHistoryStored)
+	defer g.panics.Recover(obsHistoryStored)
 	g.obs.HistoryStored(h)
 }
 
 func (g *guardedObserver) Missed(m Misfire) {
-	defer g.recovered(obsMissed)
+	defer g.panics.Recover(obsMissed)
 	g.obs.Missed(m)
 }
 
 func (g *guardedObserver) TookOver(t Takeover) {
-	defer g.recovered(obsTookOver)
+	defer g.panics.Recover(obsTookOver)
 	g.obs.TookOver(t)
 }
 
 func (g *guardedObserver) StoreCalled(c StoreCall) {
-	defer g.recovered(obsStoreCalled)
+	defer g.panics.Recover(obsStoreCalled)
 	g.obs.StoreCalled(c)
 }
 
 func (g *guardedObserver) Pruned(n int) {
-	defer g.recovered(obsPruned)
+	defer g.panics.Recover(obsPruned)
 	g.obs.Pruned(n)
 }
 
 func (g *guardedObserver) TraceParent(ctx context.Context) (traceparent, tracestate string) {
-	defer g.recovered(obsTraceParent)
+	defer g.panics.Recover(obsTraceParent)
 	return g.obs.TraceParent(ctx)
 }
 

@@ -429,7 +429,7 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 	}
 	log := slog.New(tracectx.LogHandler(c.Logger.Handler()))
 	if c.Observer != nil {
-		c.Observer = &guardedObserver{obs: c.Observer, log: log}
+		c.Observer = newGuardedObserver(c.Observer, log)
 	}
 	s := &Scheduler{
 		store: store,

@@ -111,7 +111,7 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 	h.admit = newAdmission(h.opts.Admission)
 	h.routes()
 	if h.opts.Observer != nil {
-		return observe(h.opts.Observer, h)
+		return observe(newGuardedObserver(h.opts.Observer, h.log), h)
 	}
 	return h
 }

@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/jobclock/scheduler/internal/guard"
 )
 
 // Observer is told of the requests the handler serves, to trace and
@@ -12,7 +15,12 @@ import (
 // a module of its own) implements it with OpenTelemetry, as a server span
 // per request named "METHOD ROUTE" that continues the caller's W3C trace
 // context, and the histogram http.server.request.duration. Its methods are
-// called from several goroutines at once.
+// called from several goroutines at once. A method that panics is
+// recovered and logged to Options.Logger (an error the first time each
+// method panics, with its stack; debug after that), as the Scheduler does
+// with its Config.Observer, and the request is served as if the method had
+// returned nothing: a request whose StartRequest panicked is served with
+// its own context.
 type Observer interface {
 	// StartRequest is called as r arrives, before it is routed. It
 	// returns the context to serve r with: r's own, or one that carries
@@ -36,6 +44,38 @@ type Served struct {
 	// Duration is how long the handler took, from before StartRequest
 	// to the end of the response.
 	Duration time.Duration
+}
+
+// guardedObserver is Options.Observer as the handler calls it: a method
+// that panics is recovered and logged, as the Scheduler does with its
+// Config.Observer, and the request is served as if the method had returned
+// nothing: with its own context when StartRequest panicked.
+type guardedObserver struct {
+	obs    Observer
+	panics *guard.Panics
+}
+
+func newGuardedObserver(obs Observer, log *slog.Logger) *guardedObserver {
+	return &guardedObserver{obs, guard.New(log, "the Observer (Options.Observer)", "the request is served as if the call returned nothing",
+		"StartRequest", "EndRequest")}
+}
+
+// The methods of an Observer by their index in the methods of
+// guardedObserver.panics.
+const (
+	obsStartRequest = iota
+	obsEndRequest
+)
+
+func (g *guardedObserver) StartRequest(r *http.Request) (ctx context.Context) {
+	ctx = r.Context()
+	defer g.panics.Recover(obsStartRequest)
+	return g.obs.StartRequest(r)
+}
+
+func (g *guardedObserver) EndRequest(r *http.Request, s Served) {
+	defer g.panics.Recover(obsEndRequest)
+	g.obs.EndRequest(r, s)
 }
 
 // observe returns next with every request told to o.
