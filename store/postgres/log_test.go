@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +10,9 @@ import (
 	"github.com/jobclock/scheduler/internal/syncbuf"
 )
 
-// logged returns the records with message msg that a JSON handler wrote
-// to log, each as its decoded JSON object.
-func logged(t *testing.T, log *syncbuf.Buffer, msg string) []map[string]any {
+// records returns the records that a JSON handler wrote to log, each as
+// its decoded JSON object.
+func records(t *testing.T, log *syncbuf.Buffer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for line := range strings.Lines(log.String()) {
@@ -19,11 +20,22 @@ func logged(t *testing.T, log *syncbuf.Buffer, msg string) []map[string]any {
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
 		}
-		if r["msg"] == msg {
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	return out
+}
+
+// logged returns the records of log with message msg (see records).
+func logged(t *testing.T, log *syncbuf.Buffer, msg string) []map[string]any {
+	t.Helper()
+	return slices.DeleteFunc(records(t, log), func(r map[string]any) bool { return r["msg"] != msg })
+}
+
+// leveled returns the records of log at level, as the JSON handler writes
+// it ("WARN").
+func leveled(t *testing.T, log *syncbuf.Buffer, level string) []map[string]any {
+	t.Helper()
+	return slices.DeleteFunc(records(t, log), func(r map[string]any) bool { return r["level"] != level })
 }
 
 // waitLogged waits up to 10 s until log holds n records with message msg

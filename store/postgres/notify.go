@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -47,49 +48,56 @@ func (s *Store) wake(collection, name string) {
 	}
 }
 
-// payload returns the payload of the next notification, and forgets what
-// it names: a JSON array of [collection, name] pairs, or empty (every
-// job) when they are too many. ok is false when no write asked for a
-// notification since the last payload: a write that asks while the
-// notifier takes the previous payload is named by that one, and leaves a
-// wake-up behind that must send nothing, as an empty payload would stand
-// for every job.
-func (w *woken) payload() (p string, ok bool) {
-	w.mu.Lock()
-	jobs, all := w.jobs, w.all
-	w.jobs, w.all = nil, false
-	w.mu.Unlock()
-	if !all && len(jobs) == 0 {
-		return "", false
-	}
-	if all {
-		return "", true
-	}
-	b, err := json.Marshal(jobs)
-	if err != nil || len(b) > maxPayload {
-		return "", true
-	}
-	return string(b), true
+// named is what a notification names: the jobs of the writes that asked
+// for it, or every job (all); payload is its payload (see take).
+type named struct {
+	jobs    [][2]string
+	all     bool
+	payload string
 }
 
-// putBack makes what payload p named (see payload) pending again, after
-// its notification failed, so that the next one names it too: ahead of
-// what was written since, within the same bound (past it, every job).
-func (w *woken) putBack(p string) {
-	var jobs [][2]string
-	all := p == "" || json.Unmarshal([]byte(p), &jobs) != nil
+// take returns what the next notification names, and forgets it; its
+// payload is a JSON array of [collection, name] pairs, or empty (every
+// job) when they are too many. ok is false when no write asked for a
+// notification since the last take: a write that asks while the notifier
+// takes the previous one is named by that one, and leaves a wake-up
+// behind that must send nothing, as an empty payload would stand for
+// every job.
+func (w *woken) take() (n named, ok bool) {
+	w.mu.Lock()
+	n.jobs, n.all = w.jobs, w.all
+	w.jobs, w.all = nil, false
+	w.mu.Unlock()
+	if !n.all && len(n.jobs) == 0 {
+		return named{}, false
+	}
+	if n.all {
+		return n, true
+	}
+	b, err := json.Marshal(n.jobs)
+	if err != nil || len(b) > maxPayload {
+		return named{all: true}, true
+	}
+	n.payload = string(b)
+	return n, true
+}
+
+// putBack makes what n named (see take) pending again, after its
+// notification failed, so that the next one names it too: ahead of what
+// was written since, within the same bound (past it, every job).
+func (w *woken) putBack(n named) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
 	case w.all:
-	case all || len(jobs)+len(w.jobs) > maxPayload/4:
+	case n.all || len(n.jobs)+len(w.jobs) > maxPayload/4:
 		w.all, w.jobs = true, nil
 	default:
-		w.jobs = append(jobs, w.jobs...)
+		w.jobs = append(n.jobs, w.jobs...)
 	}
 }
 
-// written returns what a notification's payload names (see payload):
+// written returns what a notification's payload names (see take):
 // every job when it names none, or cannot be read.
 func written(payload string) []scheduler.Written {
 	var jobs [][2]string
@@ -107,7 +115,7 @@ func written(payload string) []scheduler.Written {
 // (see Notify) after writes of the store's own that change due work,
 // until the store is closed: one notification for all the writes that
 // asked for one (wake) while the previous one was being sent, naming the
-// jobs they wrote (see payload), each sent after the writes it stands for
+// jobs they wrote (see take), each sent after the writes it stands for
 // committed, in a transaction of its own.
 // A write does not wait for it, and does not notify from its own
 // transaction: PostgreSQL holds a lock that serialises the commits of
@@ -119,14 +127,12 @@ func written(payload string) []scheduler.Written {
 // is closed (then once more): a listener that missed it would keep the
 // claims it holds ahead on the jobs written, and could run an old
 // definition at the old instant. The first failure of a streak is logged
-// as a warning, and so is the send that ends it (with how long and how
-// many times the sends failed), not each retry.
+// as a warning, and the send that ends it at info level (see streak),
+// not each retry.
 func (s *Store) notifier() {
 	defer s.wg.Done()
-	const firstRetry, maxRetry = 10 * time.Millisecond, time.Second
-	var backoff time.Duration  // 0: nothing failed to be sent
-	var failed int             // sends failed in a row
-	var failingSince time.Time // the first one's
+	st := s.newStreak(time.Second)
+	var backoff time.Duration // 0: nothing failed to be sent
 	for {
 		wakes, retry := s.wakes, (<-chan time.Time)(nil)
 		if backoff > 0 {
@@ -152,17 +158,10 @@ func (s *Store) notifier() {
 			s.log.Warn("send a wake-up notification as the store closes: it failed; the listeners find the writes at their next poll",
 				"channel", s.channel, "err", err)
 		case err != nil:
-			if failed == 0 {
-				s.log.Warn("send a wake-up notification: it failed; sending it again until it goes through",
-					"channel", s.channel, "err", err)
-				failingSince = time.Now()
-			}
-			failed++
-			backoff = min(max(2*backoff, firstRetry), maxRetry)
-		case failed > 0:
-			s.log.Warn("a wake-up notification went through again", "channel", s.channel,
-				"failing_for", time.Since(failingSince).Round(time.Millisecond), "failed_sends", failed)
-			failed, backoff = 0, 0
+			backoff = st.failed("send a wake-up notification: it failed; sending it again until it goes through", err)
+		default:
+			st.ended("a wake-up notification went through again")
+			backoff = 0
 		}
 		if closing {
 			return
@@ -171,20 +170,64 @@ func (s *Store) notifier() {
 }
 
 // sendWoken sends a notification of what the writes that asked for one
-// wrote (see payload), if any did, and returns the error of a send that
+// wrote (see take), if any did, and returns the error of a send that
 // failed, after which what it named is pending again.
 func (s *Store) sendWoken() error {
-	p, ok := s.woke.payload()
+	n, ok := s.woke.take()
 	if !ok {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, p); err != nil {
-		s.woke.putBack(p)
+	if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", s.channel, n.payload); err != nil {
+		s.woke.putBack(n)
 		return err
 	}
 	return nil
+}
+
+// streak follows a streak of failures of one of the store's background
+// tasks (the notifier's sends, a listener's connection), so that its log
+// has one warning per streak rather than one per failure: the first
+// failure is logged as a warning, with its error; the others are counted;
+// the success that ends the streak is logged at info level, with how long
+// the streak lasted (failing_for) and how many failures it had
+// (failures). It also paces the tries: from 10 ms after the first
+// failure, doubling up to a maximum.
+type streak struct {
+	log      *slog.Logger
+	channel  string
+	maxWait  time.Duration
+	wait     time.Duration // after the last failure; 0: no streak
+	failures int
+	since    time.Time // the first failure's
+}
+
+// newStreak returns a streak of the store's channel whose tries wait at
+// most maxWait.
+func (s *Store) newStreak(maxWait time.Duration) *streak {
+	return &streak{log: s.log, channel: s.channel, maxWait: maxWait}
+}
+
+// failed notes a failure with err, logging msg when it starts a streak,
+// and returns how long to wait before the next try.
+func (st *streak) failed(msg string, err error) time.Duration {
+	if st.failures == 0 {
+		st.log.Warn(msg, "channel", st.channel, "err", err)
+		st.since = time.Now()
+	}
+	st.failures++
+	st.wait = min(max(2*st.wait, 10*time.Millisecond), st.maxWait)
+	return st.wait
+}
+
+// ended notes a success, which ends the streak, if any, logging msg.
+func (st *streak) ended(msg string) {
+	if st.failures == 0 {
+		return
+	}
+	st.log.Info(msg, "channel", st.channel, "failing_for", time.Since(st.since).Round(time.Millisecond), "failures", st.failures)
+	st.failures, st.wait = 0, 0
 }
 
 // Notify returns a channel that receives a value soon after a PutJob or a
@@ -238,8 +281,8 @@ func (s *Store) NotifyWrites(ctx context.Context) (<-chan []scheduler.Written, e
 // Store is closed, calling got with each one's payload (an empty one
 // after a lost connection, as notifications may have been lost
 // meanwhile), and done once it stops. A lost connection is logged as a
-// warning, and so is the connection made again (with how long it took
-// and how many tries failed), not each try.
+// warning, and the connection made again at info level (see streak), not
+// each try.
 func (s *Store) subscribe(ctx context.Context, got func(ctx context.Context, payload string), done func()) error {
 	s.mu.Lock()
 	if s.closed {
@@ -261,25 +304,21 @@ func (s *Store) subscribe(ctx context.Context, got func(ctx context.Context, pay
 		defer s.wg.Done()
 		defer done()
 		defer cancel()
-		backoff := 10 * time.Millisecond
-		var lost time.Time // when the connection was lost, while the listener connects again
-		var failed int     // tries to connect again that failed since
+		st := s.newStreak(5 * time.Second)
+		var wait time.Duration // before the next try to connect again
 		for {
 			if conn == nil {
 				select {
 				case <-lctx.Done():
 					return
-				case <-time.After(backoff):
+				case <-time.After(wait):
 				}
-				backoff = min(2*backoff, 5*time.Second)
 				if conn, err = s.listen(lctx); err != nil {
 					conn = nil
-					failed++
+					wait = st.failed(listenerLost, err) // the loss started the streak: not logged
 					continue
 				}
-				backoff = 10 * time.Millisecond
-				s.log.Warn("the wake-up listener is connected again", "channel", s.channel,
-					"lost_for", time.Since(lost).Round(time.Millisecond), "failed_tries", failed)
+				st.ended("the wake-up listener is connected again")
 				got(lctx, "") // notifications may have been lost meanwhile
 			}
 			n, err := conn.WaitForNotification(lctx)
@@ -292,13 +331,14 @@ func (s *Store) subscribe(ctx context.Context, got func(ctx context.Context, pay
 			if lctx.Err() != nil {
 				return
 			}
-			s.log.Warn("the wake-up listener lost its connection; connecting again (meanwhile writes are found at the next poll)",
-				"channel", s.channel, "err", err)
-			lost, failed = time.Now(), 0
+			wait = st.failed(listenerLost, err)
 		}
 	}()
 	return nil
 }
+
+// listenerLost is the warning of a listener that lost its connection.
+const listenerLost = "the wake-up listener lost its connection; connecting again (meanwhile writes are found at the next poll)"
 
 // listen opens a connection of its own (not one of the pool's) and
 // subscribes it to the store's channel.

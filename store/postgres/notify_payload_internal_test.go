@@ -17,8 +17,8 @@ func TestNotifyNothingPendingSendsNothing(t *testing.T) {
 	s.wake("c", "j1")
 	<-s.wakes         // the notifier takes the wake-up...
 	s.wake("c", "j2") // ...a write commits and asks for a notification...
-	first, ok := s.woke.payload()
-	if got := written(first); !ok || len(got) != 2 {
+	first, ok := s.woke.take()
+	if got := written(first.payload); !ok || len(got) != 2 {
 		t.Fatalf("first notification (sent %v) names %v, want j1 and j2", ok, got)
 	}
 	select {
@@ -26,15 +26,15 @@ func TestNotifyNothingPendingSendsNothing(t *testing.T) {
 	default:
 		t.Fatal("no wake-up left")
 	}
-	if second, ok := s.woke.payload(); ok {
-		t.Errorf("second notification sent (payload %q, standing for %v) though no write is pending", second, written(second))
+	if second, ok := s.woke.take(); ok {
+		t.Errorf("second notification sent (payload %q, standing for %v) though no write is pending", second.payload, written(second.payload))
 	}
 	// Too many jobs to name: the notification is sent, and stands for all.
 	for range maxPayload/4 + 1 {
 		s.wake("c", "j")
 	}
-	p, ok := s.woke.payload()
-	if got := written(p); !ok || len(got) != 1 || got[0] != (scheduler.Written{}) {
+	p, ok := s.woke.take()
+	if got := written(p.payload); !ok || len(got) != 1 || got[0] != (scheduler.Written{}) {
 		t.Errorf("after too many writes to name: sent %v, names %v, want sent for every job", ok, got)
 	}
 }
@@ -45,18 +45,18 @@ func TestNotifyNothingPendingSendsNothing(t *testing.T) {
 func TestNotifyPutBack(t *testing.T) {
 	s := &Store{wakes: make(chan struct{}, 1)}
 	s.wake("c", "j1")
-	failed, _ := s.woke.payload()
+	failed, _ := s.woke.take()
 	s.wake("c", "j2")
 	s.woke.putBack(failed)
-	p, ok := s.woke.payload()
-	if got := written(p); !ok || len(got) != 2 || got[0].Name != "j1" || got[1].Name != "j2" {
+	p, ok := s.woke.take()
+	if got := written(p.payload); !ok || len(got) != 2 || got[0].Name != "j1" || got[1].Name != "j2" {
 		t.Errorf("after a failed notification of j1 and a write of j2: sent %v, names %v, want j1 and j2", ok, got)
 	}
 	for range 500 { // a payload within maxPayload
 		s.wake("c", "j")
 	}
-	failed, _ = s.woke.payload()
-	if failed == "" {
+	failed, _ = s.woke.take()
+	if failed.payload == "" {
 		t.Fatal("500 jobs are not named, want them named")
 	}
 	for range maxPayload/4 - 400 { // within the bound alone, past it with the 500
@@ -66,8 +66,8 @@ func TestNotifyPutBack(t *testing.T) {
 	if len(s.woke.jobs) != 0 || !s.woke.all {
 		t.Errorf("put back past the bound: %d jobs kept, all %v; want none kept, for every job", len(s.woke.jobs), s.woke.all)
 	}
-	s.woke.putBack("")
-	if p, ok := s.woke.payload(); !ok || p != "" {
-		t.Errorf("after a failed notification for every job: sent %v, payload %q; want sent for every job", ok, p)
+	s.woke.putBack(named{all: true})
+	if p, ok := s.woke.take(); !ok || p.payload != "" {
+		t.Errorf("after a failed notification for every job: sent %v, payload %q; want sent for every job", ok, p.payload)
 	}
 }

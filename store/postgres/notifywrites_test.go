@@ -228,9 +228,10 @@ func (c *cutNotify) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndD
 // TestNotifyWritesAfterLostConnection: the notification of a PutJob is
 // sent over a connection that is lost (its server process terminated),
 // twice: it is sent again until it goes through, and still names the
-// job. The store's log says so once when the sends start failing and once
-// when one goes through, with the number of failed sends, not at each
-// retry; a second streak (one lost connection) is logged the same way.
+// job. The store's log says so once when the sends start failing, a
+// warning, and once when one goes through, at info level, with the number
+// of failed sends, not at each retry; a second streak (one lost
+// connection) is logged the same way.
 func TestNotifyWritesAfterLostConnection(t *testing.T) {
 	schema := newSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -283,8 +284,11 @@ func TestNotifyWritesAfterLostConnection(t *testing.T) {
 		} else if f := fails[streak]; f["level"] != "WARN" || f["err"] == nil || f["channel"] != "jobclock:"+schema || f["store"] != "postgres" {
 			t.Errorf("warning of streak %d = %v, want level WARN, err, channel jobclock:%s and store postgres", streak+1, f, schema)
 		}
-		if e := ends[streak]; e["level"] != "WARN" || e["failed_sends"] != float64(cuts) || e["failing_for"] == nil {
-			t.Errorf("end of streak %d logged as %v, want level WARN, failed_sends %d and failing_for", streak+1, e, cuts)
+		if e := ends[streak]; e["level"] != "INFO" || e["failures"] != float64(cuts) || e["failing_for"] == nil {
+			t.Errorf("end of streak %d logged as %v, want level INFO, failures %d and failing_for", streak+1, e, cuts)
+		}
+		if warns := leveled(t, &log, "WARN"); len(warns) != streak+1 {
+			t.Errorf("after streak %d: %d warnings logged, want one per streak (log:\n%s)", streak+1, len(warns), log.String())
 		}
 	}
 }
@@ -292,8 +296,8 @@ func TestNotifyWritesAfterLostConnection(t *testing.T) {
 // TestNotifyListenerReconnectLogged: the listener of Notify whose
 // connection is lost (its server process terminated) connects again and
 // wakes its receiver, as notifications may have been lost meanwhile; the
-// store's log says once that the connection was lost and once that the
-// listener is connected again.
+// store's log has one warning per lost connection, with its error, and
+// says at info level that the listener is connected again.
 func TestNotifyListenerReconnectLogged(t *testing.T) {
 	schema := newSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -308,22 +312,29 @@ func TestNotifyListenerReconnectLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var killed int
 	listen := "LISTEN " + pgx.Identifier{"jobclock:" + schema}.Sanitize()
-	if err := connect(t).QueryRow(ctx, "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE query = $1", listen).Scan(&killed); err != nil || killed != 1 {
-		t.Fatalf("terminated %d listening connections, %v; want 1", killed, err)
-	}
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no wake-up within 10 s of the listener's lost connection")
-	}
-	lost := waitLogged(t, &log, "the wake-up listener lost its connection; connecting again (meanwhile writes are found at the next poll)", 1)
-	again := waitLogged(t, &log, "the wake-up listener is connected again", 1)
-	if len(lost) != 1 || lost[0]["level"] != "WARN" || lost[0]["err"] == nil || lost[0]["channel"] != "jobclock:"+schema {
-		t.Errorf("lost connection logged as %v, want one warning with err and channel", lost)
-	}
-	if len(again) != 1 || again[0]["level"] != "WARN" || again[0]["lost_for"] == nil || again[0]["failed_tries"] != float64(0) {
-		t.Errorf("connection made again logged as %v, want one warning with lost_for and failed_tries 0", again)
+	const lostMsg, againMsg = "the wake-up listener lost its connection; connecting again (meanwhile writes are found at the next poll)", "the wake-up listener is connected again"
+	admin := connect(t)
+	for n := 1; n <= 2; n++ {
+		var killed int
+		if err := admin.QueryRow(ctx, "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE query = $1", listen).Scan(&killed); err != nil || killed != 1 {
+			t.Fatalf("disconnect %d: terminated %d listening connections, %v; want 1", n, killed, err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("disconnect %d: no wake-up within 10 s of the listener's lost connection", n)
+		}
+		again := waitLogged(t, &log, againMsg, n)
+		lost := logged(t, &log, lostMsg)
+		if len(lost) != n || lost[n-1]["level"] != "WARN" || lost[n-1]["err"] == nil || lost[n-1]["channel"] != "jobclock:"+schema {
+			t.Errorf("disconnect %d: lost connections logged as %v, want %d warnings with err and channel", n, lost, n)
+		}
+		if len(again) != n || again[n-1]["level"] != "INFO" || again[n-1]["failing_for"] == nil || again[n-1]["failures"] != float64(1) {
+			t.Errorf("disconnect %d: connections made again logged as %v, want %d at info level with failing_for and failures 1", n, again, n)
+		}
+		if warns := leveled(t, &log, "WARN"); len(warns) != n {
+			t.Errorf("disconnect %d: %d warnings logged, want one per lost connection (log:\n%s)", n, len(warns), log.String())
+		}
 	}
 }

@@ -168,10 +168,10 @@ type Options struct {
 	// scheduler's work shares the main pool.
 	EngineConns int
 	// Logger receives the store's log: a wake-up notification that
-	// failed and is sent again (once when the sends start failing, once
-	// when one goes through), a listener of Notify or NotifyWrites that
-	// lost its connection (once when lost, once when connected again),
-	// and an upgrade that waits for the locks of its tables (each try,
+	// failed and is sent again (a warning when the sends start failing,
+	// info when one goes through), a listener of Notify or NotifyWrites
+	// that lost its connection (a warning when lost, info when connected
+	// again), and an upgrade that waits for the locks of its tables (each try,
 	// with how long it has waited). Nil means slog.Default(), as for the
 	// Scheduler's Config.Logger.
 	Logger *slog.Logger
