@@ -736,18 +736,19 @@ type AheadClaimer interface {
 	// the caller's as ClaimDue's are.
 	ClaimDueBy(ctx context.Context, c ClaimRequest) ([]*JobRecord, error)
 
-	// GiveBack gives back claims that owner holds and did not run: for
-	// each record (as ClaimDueBy returned it; only its Collection, Name,
-	// PreviousLeaseOwner and PreviousLeaseUntil are read), it puts the
-	// job's lease back as it was before the claim, so that the next claim
-	// of the job reports the same previous owner (a takeover stays one)
-	// and cannot take the lease before its end. Nothing else of the job
-	// changes, and neither does its Version: a write that came after the
-	// claim (PutJob keeps the lease) stays. Each job is given back in an
-	// atomic step, and only while owner holds its lease (expired or not,
-	// as in Record); the result has one error per record, nil when it
-	// was given back: ErrLeaseLost when owner does not hold the lease
-	// (nothing changes), ErrNotFound when the job is gone.
+	// GiveBack gives back claims that owner holds and did not run: for each
+	// record (as ClaimDueBy returned it; only its Collection, Name, Created,
+	// PreviousLeaseOwner and PreviousLeaseUntil are read), it puts the job's
+	// lease back as it was before the claim, so that the next claim of the
+	// job reports the same previous owner (a takeover stays one) and cannot
+	// take the lease before its end. Nothing else of the job changes, and
+	// neither does its Version: a write that came after the claim (PutJob
+	// keeps the lease) stays. Each job is given back in an atomic step, and
+	// only while owner holds its lease (expired or not, as in Record); the
+	// result has one error per record, nil when it was given back:
+	// ErrLeaseLost when owner does not hold the lease (nothing changes),
+	// ErrNotFound when the job is gone (also when it was deleted and created
+	// again since the claim: its Created differs, whoever holds its lease).
 	GiveBack(ctx context.Context, owner string, claims []*JobRecord) []error
 }
 

@@ -361,24 +361,31 @@ func (d *Dialect) Missing(ctx context.Context, c Conn, collection, name string) 
 
 // GiveBack implements one job of [scheduler.AheadClaimer.GiveBack] over
 // c: it puts the lease that r's claim replaced back, if owner holds the
-// job's lease.
+// job's lease and the job is the one claimed (created at r.Created, not
+// deleted and created again since).
 func (d *Dialect) GiveBack(ctx context.Context, c Conn, owner string, r *scheduler.JobRecord) error {
 	until := Nanos(r.PreviousLeaseUntil)
 	if r.PreviousLeaseOwner == "" {
 		until = nil
 	}
-	n, err := c.Exec(ctx, d.sql("UPDATE {s}.jobs SET lease_owner = $4, lease_until = $5 WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> ''"),
-		r.Collection, r.Name, owner, r.PreviousLeaseOwner, until)
+	n, err := c.Exec(ctx, d.sql(`UPDATE {s}.jobs SET lease_owner = $4, lease_until = $5
+		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> '' AND created_at IS NOT DISTINCT FROM $6`),
+		r.Collection, r.Name, owner, r.PreviousLeaseOwner, until, Nanos(r.Created))
 	if err != nil || n == 1 {
 		return d.Wrap("give back job", r.ID(), err)
 	}
 	var holder string
-	err = c.QueryRow(ctx, d.sql("SELECT lease_owner FROM {s}.jobs WHERE collection = $1 AND name = $2"), r.Collection, r.Name).Scan(&holder)
+	var created NullInt
+	err = c.QueryRow(ctx, d.sql("SELECT lease_owner, created_at FROM {s}.jobs WHERE collection = $1 AND name = $2"), r.Collection, r.Name).Scan(&holder, &created)
 	if errors.Is(err, ErrNoRows) {
 		return d.Missing(ctx, c, r.Collection, r.Name)
 	}
 	if err != nil {
 		return d.Wrap("give back job", r.ID(), err)
+	}
+	if at := Time(created.N, created.Valid); !at.Equal(r.Created) {
+		return fmt.Errorf("%s: give back job %q: the job was created again at %v (the claim's was created at %v): %w",
+			d.Name, r.ID(), at, r.Created, &scheduler.NotFoundError{Collection: r.Collection, Job: r.Name})
 	}
 	return fmt.Errorf("%s: give back job %q: lease held by %q, not %q: %w", d.Name, r.ID(), holder, owner, scheduler.ErrLeaseLost)
 }

@@ -727,6 +727,11 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 				continue
 			}
 		}
+		if created := j.created(); !created.Equal(r.Created) {
+			errs[i] = fmt.Errorf("memory: give back: the job was created again at %v (the claim's was created at %v): %w",
+				created, r.Created, &scheduler.NotFoundError{Collection: r.Collection, Job: r.Name})
+			continue
+		}
 		if held := s.leaseOwner(j); held != owner || owner == "" {
 			errs[i] = fmt.Errorf("memory: give back job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
 			continue

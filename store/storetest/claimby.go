@@ -227,3 +227,21 @@ func testGiveBackZeroPreviousEnd(t *testing.T, s scheduler.Store) {
 		t.Errorf("ClaimDueBy(b) after the GiveBack = %v (previous owners %q), want c/j, taken over from p", names(again), prev)
 	}
 }
+
+// testGiveBackAfterRecreate gives back a claim of a job that was deleted
+// and created again since, under the same name, and claimed by the same
+// owner: the claim is of a job that is gone, so the give-back fails with
+// ErrNotFound and leaves the new job's lease alone (giving it back would
+// let another instance claim the new job while its claim runs).
+func testGiveBackAfterRecreate(t *testing.T, s scheduler.Store) {
+	a := aheadClaimer(t, s)
+	old, fresh := claimRecreated(t, s)
+	wantErr(t, "GiveBack(claim of the deleted job)", a.GiveBack(ctx, "me", []*scheduler.JobRecord{old})[0], scheduler.ErrNotFound)
+	wantUntouched(t, s, fresh)
+	if r := mustGet(t, s, "c", "j"); !r.LeaseUntil.Equal(fresh.LeaseUntil) {
+		t.Errorf("the new job's lease ends at %v after the old claim's give-back, want %v", r.LeaseUntil, fresh.LeaseUntil)
+	}
+	if err := a.GiveBack(ctx, "me", []*scheduler.JobRecord{fresh})[0]; err != nil {
+		t.Errorf("GiveBack(claim of the new job): %v", err)
+	}
+}

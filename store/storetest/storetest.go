@@ -66,6 +66,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ClaimDueBy", testClaimDueBy},
 		{"GiveBack", testGiveBack},
 		{"GiveBackZeroPreviousEnd", testGiveBackZeroPreviousEnd},
+		{"GiveBackAfterRecreate", testGiveBackAfterRecreate},
 		{"Leases", testLeases},
 		{"ExtendLeaseWithoutOwner", testExtendLeaseWithoutOwner},
 		{"ConcurrentClaimers", testConcurrentClaimers},
@@ -788,7 +789,7 @@ func wantUntouched(t *testing.T, s scheduler.Store, claim *scheduler.JobRecord) 
 	}
 	if got.Version != claim.Version || got.LeaseOwner != "me" || got.Status.ExecutionCount != 0 ||
 		!got.Created.Equal(claim.Created) || !got.Schedule.DueAt.Equal(claim.Schedule.DueAt) {
-		t.Errorf("the new job after the old claim's record: version %d, lease owner %q, executionCount %d, created %v, due %v; want version %d, owner %q, 0, %v, %v",
+		t.Errorf("the new job after the old claim's write: version %d, lease owner %q, executionCount %d, created %v, due %v; want version %d, owner %q, 0, %v, %v",
 			got.Version, got.LeaseOwner, got.Status.ExecutionCount, got.Created, got.Schedule.DueAt,
 			claim.Version, "me", claim.Created, claim.Schedule.DueAt)
 	}
