@@ -357,7 +357,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			s.recordFailed(ctx, r, err)
 			return
 		}
-		fresh, gerr := s.getJob(r.Collection, r.Name)
+		fresh, gerr := s.reread(r)
 		if gerr != nil {
 			s.recordFailed(ctx, r, gerr)
 			return

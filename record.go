@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,11 +25,24 @@ func (s *Scheduler) getJob(collection, name string) (*JobRecord, error) {
 	return s.runStore.GetJob(context.Background(), collection, name)
 }
 
+// reread reads claimed job r afresh after a write of it conflicted. A job
+// deleted meanwhile gives an error that matches ErrNotFound, and so does
+// one deleted and created again: another job of r's name, which r's claim
+// does not lease.
+func (s *Scheduler) reread(r *JobRecord) (*JobRecord, error) {
+	fresh, err := s.getJob(r.Collection, r.Name)
+	if err == nil && !fresh.Created.Equal(r.Created) {
+		return nil, fmt.Errorf("the job was created again at %v (the claim's was created at %v): %w",
+			fresh.Created, r.Created, &NotFoundError{Collection: r.Collection, Job: r.Name})
+	}
+	return fresh, err
+}
+
 // recordFailed logs the failure to record the outcome of work on r; ctx
 // carries the attempt's span, if any.
 func (s *Scheduler) recordFailed(ctx context.Context, r *JobRecord, err error) {
 	if errors.Is(err, ErrNotFound) {
-		return // deleted meanwhile
+		return // deleted meanwhile, or deleted and created again
 	}
 	s.log.ErrorContext(ctx, "record job outcome", "job", r.Name, "collection", r.Collection, "err", err)
 }
@@ -127,13 +141,10 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 	}()
 	for range 5 {
 		if reread {
-			fresh, gerr := s.getJob(r.Collection, r.Name)
+			fresh, gerr := s.reread(r)
 			if gerr != nil {
 				s.recordFailed(res.spanContext(), r, gerr)
 				return
-			}
-			if !fresh.Created.Equal(p.r.Created) {
-				return // deleted meanwhile, and created again: the outcome is of no job
 			}
 			s.retries.noteFresh(fresh, s.cfg.InstanceID)
 			r = fresh
