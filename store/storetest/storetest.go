@@ -72,6 +72,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ConcurrentClaimers", testConcurrentClaimers},
 		{"Record", testRecord},
 		{"RecordAfterRecreate", testRecordAfterRecreate},
+		{"RecordAfterRecreateCancelled", testRecordAfterRecreateCancelled},
 		{"PutKeepsLease", testPutKeepsLease},
 		{"History", testHistory},
 		{"Prune", testPrune},
@@ -748,8 +749,38 @@ func testRecordAfterRecreate(t *testing.T, s scheduler.Store) {
 	}
 }
 
-// claimRecreated claims job c/j as "me", deletes it, creates it again (a
-// second later, as the Scheduler would) and claims it again as "me". It
+// testRecordAfterRecreateCancelled is testRecordAfterRecreate with the new
+// job recorded first, which leaves it where the old claim's Record would
+// have left the old job (one version higher, with no lease), and the old
+// claim's Record given a context cancelled already: a store that cannot
+// tell whether a write it started committed must not take the new job's
+// state for the old claim's write.
+func testRecordAfterRecreateCancelled(t *testing.T, s scheduler.Store) {
+	old, fresh := claimRecreated(t, s)
+	if err := s.Record(ctx, "me", fresh, nil); err != nil {
+		t.Fatalf("Record(claim of the new job): %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	old.Status.ExecutionCount = 7
+	if err := s.Record(cctx, "me", old, nil); err == nil {
+		t.Errorf("Record(claim of the deleted job, cancelled context) = nil, want ErrNotFound or %v", context.Canceled)
+	} else if !errors.Is(err, scheduler.ErrNotFound) && !errors.Is(err, context.Canceled) {
+		t.Errorf("Record(claim of the deleted job, cancelled context): %v, want ErrNotFound or %v", err, context.Canceled)
+	}
+	got, err := s.GetJob(ctx, "c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ExecutionCount != 0 || got.Version != fresh.Version+1 {
+		t.Errorf("the new job after the old claim's write: executionCount %d, version %d; want 0, %d",
+			got.Status.ExecutionCount, got.Version, fresh.Version+1)
+	}
+}
+
+// claimRecreated claims job c/j as "me", deletes it, creates it again a
+// second later (a job created again at the same instant could not be told
+// from the first; see scheduler.Store) and claims it again as "me". It
 // returns both claims; they have the same version.
 func claimRecreated(t *testing.T, s scheduler.Store) (old, fresh *scheduler.JobRecord) {
 	t.Helper()
