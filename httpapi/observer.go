@@ -25,7 +25,7 @@ type Observer interface {
 	// StartRequest is called as r arrives, before it is routed. It
 	// returns the context to serve r with: r's own, or one that carries
 	// what the Observer needs at the end (the handler's log records
-	// about r are written with it).
+	// about r are written with it). A nil context serves r with its own.
 	StartRequest(r *http.Request) context.Context
 	// EndRequest is called once r is served; r's context is the one
 	// StartRequest returned.
@@ -70,7 +70,10 @@ const (
 func (g *guardedObserver) StartRequest(r *http.Request) (ctx context.Context) {
 	ctx = r.Context()
 	defer g.panics.Recover(obsStartRequest)
-	return g.obs.StartRequest(r)
+	if c := g.obs.StartRequest(r); c != nil {
+		return c
+	}
+	return ctx
 }
 
 func (g *guardedObserver) EndRequest(r *http.Request, s Served) {

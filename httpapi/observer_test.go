@@ -86,3 +86,29 @@ func TestObserverPanicRecovered(t *testing.T) {
 		t.Errorf("%d debug records of the later panics, want 4", debugs)
 	}
 }
+
+// nilObserver is an httpapi.Observer whose StartRequest returns a nil
+// context.
+type nilObserver struct{}
+
+func (nilObserver) StartRequest(*http.Request) context.Context { return nil }
+func (nilObserver) EndRequest(*http.Request, httpapi.Served)   {}
+
+// TestObserverNilContext: a request whose Observer's StartRequest returns a
+// nil context is served with its own context.
+func TestObserverNilContext(t *testing.T) {
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httpapi.New(s, &httpapi.Options{Observer: nilObserver{}, Logger: slog.New(slog.DiscardHandler)})
+	const path = "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
+	req := httptest.NewRequest(http.MethodPut, path+"?api-version=2016-03-01",
+		strings.NewReader(`{"location": "westus", "properties": {"sku": {"name": "Standard"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code/100 != 2 || !strings.Contains(w.Body.String(), `"name":"c"`) {
+		t.Errorf("PUT = %d %s; want the collection", w.Code, w.Body)
+	}
+}
