@@ -1067,6 +1067,17 @@
 // found`) and whose fields errors.As reads; a store of your own need only
 // match ErrNotFound.
 //
+// A job deleted and created again under its name is another job: the
+// outcome of a claim of the first one must not land on it. Record and
+// [AheadClaimer.GiveBack] tell the two apart by [JobRecord.Created], which
+// a store hands back exactly as it was written (to the nanosecond) and
+// which a replace keeps; they answer ErrNotFound when it differs, and the
+// Scheduler drops the outcome (logged at Debug). Two jobs of one name
+// created at the same instant (a clock that has not moved, as inside a
+// testing/synctest bubble, or a coarse one) cannot be told apart: the
+// outcome of the first one's claim then lands on the second, as if the
+// job had never been deleted.
+//
 // Optional capabilities are found by type assertion: a
 // [BatchRecorder] records many outcomes in one call (answering nil when
 // all of them were recorded, so that a batch that succeeds costs no slice

@@ -39,10 +39,13 @@ func (s *Scheduler) reread(r *JobRecord) (*JobRecord, error) {
 }
 
 // recordFailed logs the failure to record the outcome of work on r; ctx
-// carries the attempt's span, if any.
+// carries the attempt's span, if any. The outcome of a job deleted
+// meanwhile, or deleted and created again (ErrNotFound), is of no job: it
+// is dropped, and that is logged at Debug.
 func (s *Scheduler) recordFailed(ctx context.Context, r *JobRecord, err error) {
 	if errors.Is(err, ErrNotFound) {
-		return // deleted meanwhile, or deleted and created again
+		s.log.DebugContext(ctx, "drop the outcome of a deleted job", "job", r.Name, "collection", r.Collection, "err", err)
+		return
 	}
 	s.log.ErrorContext(ctx, "record job outcome", "job", r.Name, "collection", r.Collection, "err", err)
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -13,6 +13,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -24,6 +25,7 @@ type recreated struct {
 	s       *scheduler.Scheduler
 	started chan string
 	release map[string]chan struct{}
+	log     syncbuf.Buffer // the Scheduler's log, Debug and up
 }
 
 func newRecreated(t *testing.T, st scheduler.Store) *recreated {
@@ -39,7 +41,8 @@ func newRecreated(t *testing.T, st scheduler.Store) *recreated {
 		<-x.release[c.Job]
 		return &action.Result{Message: "the " + c.Job + " job ran"}, nil
 	}))
-	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a",
+		Logger: slog.New(slog.NewTextHandler(&x.log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +162,9 @@ func TestOutcomeOfDeletedJobLeavesItsSuccessor(t *testing.T) {
 		x.recreate(t)
 		x.check(t, "first", false)
 		x.check(t, "second", true)
+		if n := strings.Count(x.log.String(), `msg="drop the outcome of a deleted job" job=j collection=c`); n != 1 {
+			t.Errorf("the log notes %d dropped outcomes, want 1:\n%s", n, x.log.String())
+		}
 	})
 }
 

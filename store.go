@@ -71,7 +71,12 @@ type Store interface {
 	// holds its MaxJobCount() jobs; the count and the insert are atomic.
 	// A replace keeps the stored lease (LeaseOwner, LeaseUntil) whatever
 	// j says, so an attempt in flight can still record its outcome (it
-	// will see ErrConflict and re-read first).
+	// will see ErrConflict and re-read first). The store hands j.Created
+	// back exactly as written, to the nanosecond, and a replace keeps it
+	// (the Scheduler passes the stored one): Record and GiveBack compare
+	// it to tell the job from one deleted and created again under its
+	// name. Two jobs of one name created at the same instant cannot be
+	// told apart (see "Stores" in the package documentation).
 	PutJob(ctx context.Context, j *JobRecord) error
 
 	// GetJob returns the job, or ErrNotFound (naming the collection when
