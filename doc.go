@@ -1071,8 +1071,9 @@
 // outcome of a claim of the first one must not land on it. Record and
 // [AheadClaimer.GiveBack] tell the two apart by [JobRecord.Created], which
 // a store hands back exactly as it was written (to the nanosecond) and
-// which a replace keeps; they answer ErrNotFound when it differs, and the
-// Scheduler drops the outcome (logged at Debug). Two jobs of one name
+// which a replace keeps; they answer ErrNotFound when it differs (the stores
+// of this module a [*RecreatedError]), and the Scheduler drops the outcome
+// (logged at Debug). Two jobs of one name
 // created at the same instant (a clock that has not moved, as inside a
 // testing/synctest bubble, or a coarse one) cannot be told apart: the
 // outcome of the first one's claim then lands on the second, as if the

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors. Every error returned by the [Scheduler] and by a [Store]
@@ -71,6 +72,31 @@ func (e *NotFoundError) Error() string {
 
 // Is reports whether target is ErrNotFound.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// RecreatedError says that a claimed job was deleted and created again
+// under its name since the claim: the claim's job is gone, and the job of
+// that name now stored is another (see "Stores" in the package
+// documentation). It matches [ErrNotFound], and errors.As finds the
+// [*NotFoundError] it holds. The stores of this module return it from
+// Record, RecordBatch and GiveBack; a Store of a user's need only return
+// an error that matches ErrNotFound.
+type RecreatedError struct {
+	// NotFoundError names the job.
+	NotFoundError
+	// Created is when the job now stored was created; Claimed is the
+	// claimed job's Created.
+	Created, Claimed time.Time
+}
+
+// Error returns `job "j" in collection "c" was deleted and created again
+// (at ...; the claimed job was created at ...)`.
+func (e *RecreatedError) Error() string {
+	return fmt.Sprintf("job %q in collection %q was deleted and created again (at %v; the claimed job was created at %v)",
+		e.Job, e.Collection, e.Created, e.Claimed)
+}
+
+// Unwrap returns the NotFoundError naming the job.
+func (e *RecreatedError) Unwrap() error { return &e.NotFoundError }
 
 // QuotaError describes a quota violation. It matches [ErrQuotaExceeded].
 type QuotaError struct {

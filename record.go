@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,8 +31,7 @@ func (s *Scheduler) getJob(collection, name string) (*JobRecord, error) {
 func (s *Scheduler) reread(r *JobRecord) (*JobRecord, error) {
 	fresh, err := s.getJob(r.Collection, r.Name)
 	if err == nil && !fresh.Created.Equal(r.Created) {
-		return nil, fmt.Errorf("the job was created again at %v (the claim's was created at %v): %w",
-			fresh.Created, r.Created, &NotFoundError{Collection: r.Collection, Job: r.Name})
+		return nil, &RecreatedError{NotFoundError: NotFoundError{Collection: r.Collection, Job: r.Name}, Created: fresh.Created, Claimed: r.Created}
 	}
 	return fresh, err
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -384,8 +385,7 @@ func (d *Dialect) GiveBack(ctx context.Context, c Conn, owner string, r *schedul
 		return d.Wrap("give back job", r.ID(), err)
 	}
 	if at := Time(created.N, created.Valid); !at.Equal(r.Created) {
-		return fmt.Errorf("%s: give back job %q: the job was created again at %v (the claim's was created at %v): %w",
-			d.Name, r.ID(), at, r.Created, &scheduler.NotFoundError{Collection: r.Collection, Job: r.Name})
+		return fmt.Errorf("%s: give back: %w", d.Name, Recreated(r, at))
 	}
 	return fmt.Errorf("%s: give back job %q: lease held by %q, not %q: %w", d.Name, r.ID(), holder, owner, scheduler.ErrLeaseLost)
 }
@@ -1024,4 +1024,10 @@ func InOrder(names []string, found []*scheduler.JobRecord) []*scheduler.JobRecor
 		out[i] = byName[n]
 	}
 	return out
+}
+
+// Recreated is the error of a write about claimed job r, whose job of the
+// name was created at created instead (see scheduler.RecreatedError).
+func Recreated(r *scheduler.JobRecord, created time.Time) error {
+	return &scheduler.RecreatedError{NotFoundError: scheduler.NotFoundError{Collection: r.Collection, Job: r.Name}, Created: created, Claimed: r.Created}
 }

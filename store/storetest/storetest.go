@@ -742,7 +742,11 @@ func testRecordAfterRecreate(t *testing.T, s scheduler.Store) {
 	old.Schedule.DueAt = t0.Add(time.Hour)
 	h := scheduler.HistoryEntry{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
 		ExpectedExecutionTime: t0, StartTime: t0, EndTime: t0.Add(time.Second), RepeatCount: 1, Message: "old"}
-	wantErr(t, "Record(claim of the deleted job)", s.Record(ctx, "me", old, []scheduler.HistoryEntry{h}), scheduler.ErrNotFound)
+	err := s.Record(ctx, "me", old, []scheduler.HistoryEntry{h})
+	wantErr(t, "Record(claim of the deleted job)", err, scheduler.ErrNotFound)
+	if re := (*scheduler.RecreatedError)(nil); errors.As(err, &re) && (re.Job != "j" || re.Collection != "c" || !re.Claimed.Equal(old.Created) || !re.Created.Equal(fresh.Created)) {
+		t.Errorf("Record(claim of the deleted job): %+v, want one naming c/j, created at %v, claimed at %v", re, fresh.Created, old.Created)
+	}
 	wantUntouched(t, s, fresh)
 	if err := s.Record(ctx, "me", fresh, nil); err != nil {
 		t.Errorf("Record(claim of the new job): %v", err)
