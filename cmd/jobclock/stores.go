@@ -127,9 +127,9 @@ type firingWindowFlag struct{ optionalDuration }
 // addFiringWindowFlag defines -firing-window.
 func addFiringWindowFlag(fs *flag.FlagSet) *firingWindowFlag {
 	f := &firingWindowFlag{}
-	fs.Var(f, "firing-window", "how much later than its due instant a job claimed ahead may start, so that the jobs due that\n"+
-		"close together start from one wake-up (at most -claim-ahead; 0 starts each at its own instant); default: the\n"+
-		"scheduler's, 2ms (see README)")
+	fs.Var(f, "firing-window", "how much later than its due instant a job claimed ahead may start, so that the jobs due that close\n"+
+		"together start from one wake-up (at most -claim-ahead; 0 starts each at its own instant);\n"+
+		"default: the scheduler's, 2ms (see README)")
 	return f
 }
 
