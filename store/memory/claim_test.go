@@ -212,10 +212,10 @@ func TestClaimFilledRecordsShareExtras(t *testing.T) {
 	if allocs, most := after.Mallocs-before.Mallocs, uint64(n+(n+extraChunk-1)/extraChunk+1); allocs > most {
 		t.Errorf("claiming %d jobs into spare records: %d allocations, want at most %d", n, allocs, most)
 	}
-	// Per job 144 bytes of more part, 40 of extras (the jobs have not
+	// Per job 112 bytes of more part, 40 of extras (the jobs have not
 	// run: no last execution) and 8 of the slice; and 128 bytes for what
 	// else the claim may grow (an index).
-	if bytes, most := after.TotalAlloc-before.TotalAlloc, uint64(n*(144+40+8)+128); bytes > most {
+	if bytes, most := after.TotalAlloc-before.TotalAlloc, uint64(n*(112+40+8)+128); bytes > most {
 		t.Errorf("claiming %d jobs into spare records: %d bytes, want at most %d", n, bytes, most)
 	}
 	for i, r := range got {

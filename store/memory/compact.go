@@ -73,14 +73,19 @@ func etagText(v uint64, b *[16]byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// ran is the rest of the compact form of the record of a job that has run.
+// ran is the rest of the compact form of the record of a job that has run:
+// 56 bytes, its counters in 32 bits (a record with a counter beyond them
+// has no compact form).
 type ran struct {
-	created, anchor, last        int64 // timeKeys; last is Status.LastExecutionTime, when lastExec
+	created, anchor              int64 // timeKeys
+	last                         int64 // timeKey of *Status.LastExecutionTime; math.MinInt64 when it is nil (a record that points to the zero Time has no compact form)
 	succeeded                    int64 // timeKey of Schedule.LastSucceeded
-	executions, failures, faults int   // Status.ExecutionCount, FailureCount and FaultedCount
-	occurrences, counted         int   // Schedule.Occurrences and Counted
-	lastExec                     bool  // Status.LastExecutionTime is set
+	executions, failures, faults int32 // Status.ExecutionCount, FailureCount and FaultedCount
+	occurrences, counted         int32 // Schedule.Occurrences and Counted
 }
+
+// small reports whether n fits a counter of ran.
+func small(n int) bool { return n >= math.MinInt32 && n <= math.MaxInt32 }
 
 // Bits of compact.flags.
 const (
@@ -95,12 +100,14 @@ const (
 var compactStates = [...]scheduler.JobState{"", scheduler.JobEnabled, scheduler.JobDisabled, scheduler.JobCompleted, scheduler.JobFaulted}
 
 // setRecord stores r as j's record, with its times in UTC; r's Version and
-// lease are not stored. keep stores r and its definition themselves,
+// lease are not stored (j's Version stays as it is, also when the record
+// kept whole holds it, see bigVersion). keep stores r and its definition themselves,
 // rather than copies. A definition that j holds already (one a claim
 // handed out, given back) is kept as it is: nobody modifies it.
 func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 	held := j.def()
-	if c, rn, ok := compactOf(r); ok {
+	big := j.ver == bigVersion // the Version stays in the record kept whole
+	if c, rn, ok := compactOf(r); ok && !big {
 		if !keep && c.def != held {
 			c.def = c.def.Clone()
 		}
@@ -119,7 +126,23 @@ func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 		w = cloneRecord(r, r.Job == held)
 	}
 	normalize(w)
-	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner, w.PreviousLeaseUntil, w.Handle = 0, "", time.Time{}, "", time.Time{}, nil
+	var v int64
+	if big {
+		v = j.version()
+	}
+	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner, w.PreviousLeaseUntil, w.Handle = v, "", time.Time{}, "", time.Time{}, nil
+	j.rec = compact{seq: j.rec.seq}
+	m := j.ext()
+	m.whole, m.ran = w, ran{}
+}
+
+// keepWhole turns j's record, when it is in compact form, into one kept
+// whole, with the same definition.
+func (j *job) keepWhole() {
+	if j.whole() != nil {
+		return
+	}
+	w := j.record(nil, extraSlots{}, true)
 	j.rec = compact{seq: j.rec.seq}
 	m := j.ext()
 	m.whole, m.ran = w, ran{}
@@ -252,24 +275,31 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	if s.LastFailed {
 		c.flags |= lastFailed
 	}
+	if !small(status.ExecutionCount) || !small(status.FailureCount) || !small(status.FaultedCount) || !small(s.Occurrences) || !small(s.Counted) {
+		return compact{}, ran{}, false
+	}
 	created, ok := exactKey(r.Created)
 	anchor, ok2 := exactKey(s.Anchor)
 	succeeded, ok4 := exactKey(s.LastSucceeded)
-	rn := ran{created: created, anchor: anchor, succeeded: succeeded, lastExec: status.LastExecutionTime != nil,
-		executions: status.ExecutionCount, failures: status.FailureCount, faults: status.FaultedCount,
-		occurrences: s.Occurrences, counted: s.Counted}
+	rn := ran{created: created, anchor: anchor, last: math.MinInt64, succeeded: succeeded,
+		executions: int32(status.ExecutionCount), failures: int32(status.FailureCount), faults: int32(status.FaultedCount),
+		occurrences: int32(s.Occurrences), counted: int32(s.Counted)}
 	ok3 := true
-	if rn.lastExec {
-		rn.last, ok3 = exactKey(*status.LastExecutionTime)
+	if t := status.LastExecutionTime; t != nil {
+		rn.last, ok3 = exactKey(*t)
+		ok3 = ok3 && !t.IsZero()
 	}
-	if rn == (ran{created: updated, anchor: updated, succeeded: math.MinInt64}) {
+	if !ok3 {
+		return compact{}, ran{}, false
+	}
+	if rn == (ran{created: updated, anchor: updated, last: math.MinInt64, succeeded: math.MinInt64}) {
 		return c, ran{}, true // a job that has not run
 	}
-	if ok2 && s.Anchor.Equal(instant(updated).Truncate(time.Second)) && rn == (ran{created: updated, anchor: anchor, succeeded: math.MinInt64}) {
+	if ok2 && s.Anchor.Equal(instant(updated).Truncate(time.Second)) && rn == (ran{created: updated, anchor: anchor, last: math.MinInt64, succeeded: math.MinInt64}) {
 		c.flags |= anchorSecond
 		return c, ran{}, true // a job that has not run, as the Scheduler anchors it
 	}
-	if !ok || !ok2 || !ok3 || !ok4 {
+	if !ok || !ok2 || !ok4 {
 		return compact{}, ran{}, false
 	}
 	c.flags |= ranPart
@@ -323,12 +353,12 @@ func (j *job) record(into *scheduler.JobRecord, x extraSlots, shareDef bool) *sc
 		// Only here, with ranPart, is x.last written: a caller that
 		// hands in a freshExtra's slots (no x.last) chooses it by the
 		// same flag.
-		if rn.lastExec {
+		if rn.last != math.MinInt64 {
 			*x.last = instant(rn.last)
 			r.Status.LastExecutionTime = x.last
 		}
-		r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = rn.executions, rn.failures, rn.faults
-		r.Schedule.Occurrences, r.Schedule.Counted = rn.occurrences, rn.counted
+		r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = int(rn.executions), int(rn.failures), int(rn.faults)
+		r.Schedule.Occurrences, r.Schedule.Counted = int(rn.occurrences), int(rn.counted)
 	}
 	return r
 }

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -132,7 +133,12 @@ func TestCompactForm(t *testing.T) {
 			r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount = 7, 3, 1
 			r.Schedule.Occurrences, r.Schedule.Counted, r.Schedule.LastFailed = 5, 4, true
 		}, true},
-		{"ran, last execution zero", func(r *scheduler.JobRecord) { l := time.Time{}; r.Status.LastExecutionTime = &l }, true},
+		{"ran, last execution zero", func(r *scheduler.JobRecord) { l := time.Time{}; r.Status.LastExecutionTime = &l }, false},
+		{"executions beyond 32 bits", func(r *scheduler.JobRecord) { r.Status.ExecutionCount = math.MaxInt32 + 1 }, false},
+		{"failures at the 32-bit bound", func(r *scheduler.JobRecord) { r.Status.FailureCount = math.MaxInt32 }, true},
+		{"faults beyond 32 bits", func(r *scheduler.JobRecord) { r.Status.FaultedCount = math.MaxInt32 + 1 }, false},
+		{"occurrences beyond 32 bits", func(r *scheduler.JobRecord) { r.Schedule.Occurrences = math.MaxInt32 + 1 }, false},
+		{"counted below 32 bits", func(r *scheduler.JobRecord) { r.Schedule.Counted = math.MinInt32 - 1 }, false},
 		{"ran, created far in the past", func(r *scheduler.JobRecord) { r.Created = early }, false},
 		{"ran, last execution far ahead", func(r *scheduler.JobRecord) { l := far; r.Status.LastExecutionTime = &l }, false},
 		{"far past", func(r *scheduler.JobRecord) {

@@ -31,7 +31,7 @@
 //
 // What it keeps: a job that has not run yet takes about 200 bytes besides
 // its definition (with a small definition, a million such jobs take less
-// than 400 MB); a job that has run about 140 more, and each of its
+// than 400 MB); a job that has run about 110 more, and each of its
 // history entries about 250; each owner that ever claimed, its name
 // once (every claim adds its owner, even one that claims nothing, and
 // none is dropped). Records that RecordBatch took over are kept
@@ -104,7 +104,7 @@ type Store struct {
 
 	// owners holds every owner that claimed so far, by the number a
 	// job's more part keeps (4 bytes rather than a string's 16: more
-	// takes 144 bytes, not 160); owners[0] is "", no lease. ownerIDs
+	// takes 112 bytes, not 128); owners[0] is "", no lease. ownerIDs
 	// gives their numbers. Both grow by one entry for each owner that
 	// ever claimed, whether its claim took a job or none, and never
 	// shrink.
@@ -140,16 +140,18 @@ type job struct {
 	more *more   // nil until the job is claimed, has history, is final, or its record is kept whole
 	rec  compact // the record in compact form, while more.whole is nil (see compact.go); rec.seq is the creation order (modulo 2^32), which breaks ties in Store.due
 	due  int32   // place in Store.due (see index)
-	ver  uint32  // Version, up to bigVersion; from there on in more.version
+	ver  uint32  // Version, up to bigVersion; from there on in more.whole.Version
 }
 
-// bigVersion marks a job whose Version is kept in more.version.
+// bigVersion marks a job whose Version is kept in the Version of its
+// record, which is then kept whole: a job reaches it only after four
+// billion writes, and its more part has no room to spare for it.
 const bigVersion = math.MaxUint32
 
 // version returns the job's Version.
 func (j *job) version() int64 {
 	if j.ver == bigVersion {
-		return j.more.version
+		return j.more.whole.Version
 	}
 	return int64(j.ver)
 }
@@ -160,7 +162,8 @@ func (j *job) setVersion(v int64) {
 		j.ver = uint32(v)
 		return
 	}
-	j.ext().version = v
+	j.keepWhole()
+	j.more.whole.Version = v
 	j.ver = bigVersion
 }
 
@@ -170,10 +173,11 @@ func (j *job) tie() uint32 { return j.rec.seq }
 
 // more is what a job keeps once it has been claimed, has history, is in a
 // final state, or has a record without compact form.
+// Its fields take 112 bytes (a size class): every job that has run keeps
+// one.
 type more struct {
-	whole      *scheduler.JobRecord // the record, when it has no compact form
+	whole      *scheduler.JobRecord // the record, when it has no compact form (or the job's Version is bigVersion or more)
 	ran        ran                  // the rest of the compact form of a job that has run (see compact.go)
-	version    int64                // the job's Version, once it is bigVersion or more
 	leaseUntil int64                // the lease's end, as a timeKey (8 bytes rather than a Time's 24)
 	hist       []histEntry          // in recording order
 	// places in Store.leased, Store.finals and Store.aged
