@@ -455,29 +455,31 @@ func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 // instance's expired lease leaves the job unleased, and the next claim
 // reports no takeover. A job deleted meanwhile needs nothing, and neither
 // does one whose lease is no longer this Scheduler's; a job written
-// meanwhile is read again.
+// meanwhile is read again. So is one deleted and created again under its
+// name: another job, whose lease, even one held by this Scheduler's
+// InstanceID, is not the claim's.
 func (s *Scheduler) releaseLeases(ctx context.Context, recs []*JobRecord) {
 	for _, r := range recs {
-		err := s.releaseLease(ctx, r.Collection, r.Name)
+		err := s.releaseLease(ctx, r)
 		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
 			s.log.Warn("release a job claimed as the scheduler stopped; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
 		}
 	}
 }
 
-// releaseLease is releaseLeases for one job.
-func (s *Scheduler) releaseLease(ctx context.Context, collection, name string) error {
+// releaseLease is releaseLeases for the job of one claim.
+func (s *Scheduler) releaseLease(ctx context.Context, claim *JobRecord) error {
 	for range maxWriteAttempts {
-		r, err := s.runStore.GetJob(ctx, collection, name)
+		r, err := s.runStore.GetJob(ctx, claim.Collection, claim.Name)
 		if err != nil {
 			return err
 		}
-		if r.LeaseOwner != s.cfg.InstanceID {
+		if r.LeaseOwner != s.cfg.InstanceID || !r.Created.Equal(claim.Created) {
 			return nil
 		}
 		if err := s.runStore.Record(ctx, s.cfg.InstanceID, r, nil); !errors.Is(err, ErrConflict) {
 			return err
 		}
 	}
-	return fmt.Errorf("release the lease of job %q: too many concurrent writes: %w", name, ErrConflict)
+	return fmt.Errorf("release the lease of job %q: too many concurrent writes: %w", claim.Name, ErrConflict)
 }

@@ -1197,6 +1197,78 @@ func TestStopDuringClaim(t *testing.T) {
 	}
 }
 
+// recreateOnClaim is a cutShort whose claim, once hang is set, has the
+// claimed job deleted and created again, and the new job claimed by the
+// same owner (another Scheduler of the same InstanceID), before it
+// answers.
+type recreateOnClaim struct {
+	*cutShort
+	once     sync.Once
+	recreate func(owner string) error
+	err      error // recreate's, set in once
+}
+
+func (c *recreateOnClaim) ClaimDue(ctx context.Context, now time.Time, owner string, leaseUntil time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	claims, err := c.cutShort.ClaimDue(ctx, now, owner, leaseUntil, limit)
+	if err == nil && len(claims) > 0 && c.hang.Load() {
+		c.once.Do(func() { c.err = c.recreate(owner) })
+	}
+	return claims, err
+}
+
+// TestStopLeavesLeaseOfRecreatedJob: a claim that comes back after Stop
+// began, over a store that is not an AheadClaimer, has its lease released
+// (see TestStopDuringClaim); when its job was deleted and created again
+// meanwhile, and the new job is leased to the same owner, that lease is not
+// the claim's and stays.
+func TestStopLeavesLeaseOfRecreatedJob(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{InstanceID: "a", ClaimAhead: scheduler.NoClaimAhead})
+		st := &recreateOnClaim{cutShort: &cutShort{Store: e.store, release: make(chan struct{})}}
+		ctx := context.Background()
+		var until time.Time
+		st.recreate = func(owner string) error {
+			old, err := e.store.GetJob(ctx, "c", "j")
+			if err != nil {
+				return err
+			}
+			if err := e.store.DeleteJob(ctx, "c", "j"); err != nil {
+				return err
+			}
+			r := old.Clone()
+			r.Version, r.Created, r.LeaseOwner, r.LeaseUntil = 0, time.Now(), "", time.Time{}
+			if err := e.store.PutJob(ctx, r); err != nil {
+				return err
+			}
+			until = time.Now().Add(time.Hour)
+			claims, err := e.store.ClaimDue(ctx, time.Now(), owner, until, 10)
+			if err == nil && len(claims) != 1 {
+				err = fmt.Errorf("claimed %d jobs, want the new one", len(claims))
+			}
+			return err
+		}
+		e.over(plainStore{st})
+		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+		e.put("j", oneTimeAt(due))
+		e.start()
+		time.Sleep(time.Until(due.Add(-time.Second)))
+		synctest.Wait()
+		st.hang.Store(true)
+		time.Sleep(time.Until(due))
+		synctest.Wait() // the loop waits in the claim
+		e.stopReleasing(st.cutShort)
+		if st.err != nil {
+			t.Fatalf("delete and create the job again: %v", st.err)
+		}
+		if r := e.job("j"); r.LeaseOwner != "a" || !r.LeaseUntil.Equal(until) {
+			t.Errorf("the new job is leased to %q until %v, want its own claim's lease (a until %v)", r.LeaseOwner, r.LeaseUntil, until)
+		}
+		if n := len(e.exec.calls); n != 0 {
+			t.Errorf("%d attempts, want none", n)
+		}
+	})
+}
+
 // giveBackErrs is an Observer that keeps the errors of the run loop's
 // GiveBack calls.
 type giveBackErrs struct {
