@@ -172,9 +172,11 @@ func (a *aheadClaims) startsWithin(now time.Time, d time.Duration) bool {
 }
 
 // linger is how long an outcome may wait for others to be recorded with it
-// while claims held ahead start meanwhile (see outcomeBatch): half
-// Config.ClaimAhead, 0 when nothing is claimed ahead.
-func (s *Scheduler) linger() time.Duration { return s.claimAhead() / 2 }
+// while claims held ahead start meanwhile (see outcomeBatch):
+// Config.ClaimAhead, 0 when nothing is claimed ahead. Its job is due again
+// no sooner (or the outcome is recorded at once), and ClaimAhead is at most
+// a tenth of the lease, so only the history's readers wait for it.
+func (s *Scheduler) linger() time.Duration { return s.claimAhead() }
 
 // setClaimAt makes t the instant of the loop's next claim.
 func (a *aheadClaims) setClaimAt(t time.Time) {

@@ -931,10 +931,10 @@
 // short for the store, raise MaxConcurrency above rate × ClaimAhead. A negative
 // ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
 // While held claims are about to start, outcomes wait to be recorded
-// together in one store call ([BatchRecorder]): an outcome waits at most a
-// half ClaimAhead (25ms by default) from the end of its attempt for
+// together in one store call ([BatchRecorder]): an outcome waits at most
+// ClaimAhead (50ms by default) from the end of its attempt for
 // the call that records it to start (at a steady 1,000 occurrences a
-// second, about 25 share a call), longer only behind a call under way
+// second, about 50 share a call), longer only behind a call under way
 // that has not returned. An outcome whose job is due again within that
 // time is recorded at once, with those waiting. Stop records every
 // outcome before it returns.

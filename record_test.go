@@ -100,7 +100,7 @@ func TestRecordLingerCap(t *testing.T) {
 		if got := len(e.exec.calls); got != n+1 {
 			t.Errorf("%d attempts, want %d", got, n+1)
 		}
-		if w, limit := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead/2+slow; w > limit {
+		if w, limit := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead+slow; w > limit {
 			t.Errorf("an outcome waited %v for its RecordBatch, want at most the linger plus one call under way, %v", w, limit)
 		}
 		if b, want := st.batches.Load(), int64((n+255)/256+1); b > want {

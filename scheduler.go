@@ -196,7 +196,7 @@ type Config struct {
 	// "Claiming ahead" in the package documentation. It needs a store that
 	// is an AheadClaimer; over another store the loop claims each job
 	// once it is due. While held claims are about to start, an outcome
-	// waits at most half ClaimAhead for others to be recorded with
+	// waits at most ClaimAhead for others to be recorded with
 	// it in one store call (see "Claiming ahead"). At most a tenth of
 	// LeaseDuration. Defaults to
 	// DefaultClaimAhead (50ms), the value measured in BENCHMARKS.md;
