@@ -75,3 +75,12 @@ var OwnTables = ownTables
 func Column[T pgtype.Text | pgtype.Int8 | pgtype.Int4 | pgtype.Bool](v ...T) any {
 	return &column[T]{v: v}
 }
+
+// Creates returns how many groups of single creates into collection run,
+// and how many creates wait for one.
+func (s *Store) Creates(collection string) (running, waiting int) {
+	g := s.creating(collection).g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.running, len(g.waiting)
+}

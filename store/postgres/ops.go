@@ -259,10 +259,11 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	// A create or a replace is one statement; the notification follows in
-	// a transaction of its own (see Dialect.Wake and notifier).
+	// A create or a replace is one statement (a create grouped with those
+	// that run at the same time, see grouper); the notification follows
+	// in a transaction of its own (see Dialect.Wake and notifier).
 	if j.Version == 0 {
-		err = s.d.CreateJob(ctx, pgConn{s.pool}, j, row, false)
+		err = s.d.CreateJob(ctx, s.creating(j.Collection), j, row, false)
 	} else {
 		err = s.d.ReplaceJob(ctx, pgConn{s.pool}, j, row, false)
 	}
@@ -274,7 +275,8 @@ func (s *Store) PutJob(ctx context.Context, j *scheduler.JobRecord) error {
 
 // CreateJob implements [scheduler.JobCreator]: one statement when the
 // store knows the quota of col already, which it does after a create over
-// the same record. The notification follows as for PutJob.
+// the same record, grouped as PutJob's creates are. The notification
+// follows as for PutJob.
 func (s *Store) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, j *scheduler.JobRecord) error {
 	if err := s.live(); err != nil {
 		return err
@@ -283,7 +285,7 @@ func (s *Store) CreateJob(ctx context.Context, col *scheduler.CollectionRecord, 
 	if err != nil {
 		return err
 	}
-	err = s.d.CreateJobOver(ctx, pgConn{s.pool}, col, j, row, false)
+	err = s.d.CreateJobOver(ctx, s.creating(j.Collection), col, j, row, false)
 	if err == nil {
 		s.wake(j.Collection, j.Name)
 	}

@@ -15,6 +15,16 @@
 // that API requests holding every connection of the main pool never make
 // a job late.
 //
+// A job's create (PutJob of a new job, CreateJob) is one statement. The
+// creates into one collection that start while two of them run wait for
+// the first of those to end and then run together: their statements go in
+// one round trip and commit in one transaction (group commit), so puts
+// from many goroutines share the round trips and the commits. A create
+// that finds fewer running goes at once, so a lone writer waits for
+// nothing. When the server refuses one create of a group, each of the
+// others runs again on its own: every put is written completely or not at
+// all, and one put's failure is not another's.
+//
 // It implements [scheduler.BatchRecorder] and [scheduler.StatsReader].
 // CountJobs reads counts by collection and state that triggers keep as
 // jobs are created, deleted or change state (see Schema), so its cost does
@@ -194,6 +204,8 @@ type Store struct {
 	hook func(ctx context.Context, tx pgx.Tx, step string)
 
 	d *sqlstore.Dialect // the operations shared with store/sqlite
+
+	creates sync.Map // collection name -> *grouper of its single creates on pool
 
 	// vacuumOwed is when the next fold tries again a vacuum of
 	// job_count_deltas still owed, in Unix nanoseconds; 0 when none is;

@@ -1,0 +1,209 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jobclock/scheduler/internal/sqlstore"
+)
+
+// maxGroups is how many groups of creates into one collection (see
+// grouper) run at once, each on a connection of its own: two keep a
+// server of two cores busy while the next group gathers, and one group
+// that waits for a lock (a job of the same name or place that another
+// transaction is creating) holds up the creates behind it only until the
+// other one ends.
+const maxGroups = 2
+
+// grouper runs the single creates of jobs of one collection on the store's
+// pool (PutJob, CreateJob), each one statement and its own transaction,
+// with group commit: a create that starts while maxGroups groups run
+// waits for the first of them to end, and then runs together with every
+// create that waited meanwhile, their statements sent in one round trip
+// and committed in one transaction. A create that finds fewer groups
+// running runs at once, alone, as one statement, so a lone writer waits
+// for nothing. So concurrent puts share the round trips, the commits (one
+// flush of the WAL on a durable server) and the collection row's share
+// lock that each would take on its own; creates into other collections
+// have groups of their own.
+//
+// Every statement of a group commits, or none: when the server refuses
+// one (a deadlock with a create of another process, say), it aborts the
+// group's transaction, and each create of the group runs again alone, so
+// that one create's failure is not another's. A group runs until every
+// create in it has given up waiting (its context is done); a create whose
+// context ends while it waits for a group leaves without running.
+type grouper struct {
+	pool *pgxpool.Pool
+
+	mu      sync.Mutex
+	running int          // groups running
+	waiting []*groupCall // creates waiting for a group, in order of arrival
+}
+
+// groupCall is one create of a group: its statement, its context, and
+// once the group has run, its result; alone says that the group failed
+// without committing and the create must run again on its own.
+type groupCall struct {
+	ctx   context.Context
+	query string
+	args  []any
+
+	n     int64
+	err   error
+	alone bool
+	group []*groupCall // set when the call is to run this group
+	done  chan struct{}
+}
+
+// exec runs query, a job's create, with args, in a group with the
+// creates that run at the same time, and returns the number of rows it
+// changed.
+func (g *grouper) exec(ctx context.Context, query string, args []any) (int64, error) {
+	c := &groupCall{ctx: ctx, query: query, args: args, done: make(chan struct{})}
+	g.mu.Lock()
+	first := g.running < maxGroups
+	if first {
+		g.running++
+		c.group = []*groupCall{c}
+	} else {
+		g.waiting = append(g.waiting, c)
+	}
+	g.mu.Unlock()
+	if !first && !g.wait(c) {
+		return 0, ctx.Err()
+	}
+	// Set before c.done was closed, if not by this goroutine.
+	if c.group != nil {
+		g.run(c.group)
+		g.next()
+	}
+	if c.alone {
+		return pgConn{g.pool}.Exec(ctx, query, args...)
+	}
+	return c.n, c.err
+}
+
+// wait waits until c has run in a group of another caller's, or is to
+// run the next group; false when ctx ended first, while c was waiting
+// still (it runs in no group).
+func (g *grouper) wait(c *groupCall) bool {
+	select {
+	case <-c.done:
+		return true
+	case <-c.ctx.Done():
+	}
+	g.mu.Lock()
+	i := slices.Index(g.waiting, c)
+	if i >= 0 {
+		g.waiting = slices.Delete(g.waiting, i, i+1)
+	}
+	g.mu.Unlock()
+	if i >= 0 {
+		return false
+	}
+	<-c.done // in a group already
+	return true
+}
+
+// next hands the creates waiting, if any, to the first of them to run as
+// the next group, in place of the group that ended.
+func (g *grouper) next() {
+	g.mu.Lock()
+	w := g.waiting
+	g.waiting = nil
+	if len(w) == 0 {
+		g.running--
+	}
+	g.mu.Unlock()
+	if len(w) > 0 {
+		w[0].group = w
+		close(w[0].done)
+	}
+}
+
+// run runs the statements of group in one round trip and one
+// transaction, and wakes each of its callers but the first (which runs
+// it) with its result.
+func (g *grouper) run(group []*groupCall) {
+	defer func() {
+		for _, c := range group[1:] {
+			close(c.done)
+		}
+	}()
+	if len(group) == 1 {
+		c := group[0]
+		c.n, c.err = pgConn{g.pool}.Exec(c.ctx, c.query, c.args...)
+		return
+	}
+	// The group runs until every caller has given up on it.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(group[0].ctx))
+	defer cancel()
+	var left atomic.Int64
+	left.Store(int64(len(group)))
+	for _, c := range group {
+		stop := context.AfterFunc(c.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(group))}
+	for _, c := range group {
+		b.Queue(c.query, c.args...)
+	}
+	br := g.pool.SendBatch(ctx, b)
+	var err error
+	for _, c := range group {
+		var tag pgconn.CommandTag
+		if tag, c.err = br.Exec(); c.err != nil && err == nil {
+			err = c.err
+		}
+		c.n = tag.RowsAffected()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		return
+	}
+	var pe *pgconn.PgError
+	committed := !(errors.As(err, &pe) || pgconn.SafeToRetry(err))
+	for _, c := range group {
+		// Refused by the server, or never sent: nothing committed, and
+		// each create runs again alone. Otherwise nobody knows.
+		c.n, c.err, c.alone = 0, err, !committed
+	}
+}
+
+// groupConn is the [sqlstore.Conn] of the single creates of jobs of a
+// collection on the store's pool: its Exec runs the statement through
+// the collection's grouper (see grouper), its QueryRow on the pool.
+type groupConn struct{ g *grouper }
+
+var _ sqlstore.Conn = groupConn{}
+
+func (c groupConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return c.g.exec(ctx, query, args)
+}
+
+func (c groupConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return pgConn{c.g.pool}.QueryRow(ctx, query, args...)
+}
+
+// creating returns the Conn of the single creates of jobs of collection
+// on the pool.
+func (s *Store) creating(collection string) groupConn {
+	g, ok := s.creates.Load(collection)
+	if !ok {
+		g, _ = s.creates.LoadOrStore(collection, &grouper{pool: s.pool})
+	}
+	return groupConn{g.(*grouper)}
+}
