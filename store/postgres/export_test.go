@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -83,4 +84,13 @@ func (s *Store) Creates(collection string) (running, waiting int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.running, len(g.waiting)
+}
+
+// SetCreatesWait makes d how long a create into collection waits for a
+// group of creates to run in (see groupWait).
+func (s *Store) SetCreatesWait(collection string, d time.Duration) {
+	g := s.creating(collection).g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.maxWait = d
 }

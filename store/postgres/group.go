@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -15,11 +16,21 @@ import (
 
 // maxGroups is how many groups of creates into one collection (see
 // grouper) run at once, each on a connection of its own: two keep a
-// server of two cores busy while the next group gathers, and one group
-// that waits for a lock (a job of the same name or place that another
-// transaction is creating) holds up the creates behind it only until the
-// other one ends.
+// server of two cores busy while the next group gathers.
 const maxGroups = 2
+
+// groupWait bounds how long a create waits for a group to run in, and
+// groupLockTimeout how long a group's statements wait for a lock (a job of
+// the same name or place that another transaction is creating, the
+// collection's row under a bulk put): past either, the create runs alone,
+// as it would without groups. So a create is never held up behind other
+// jobs' creates by more than about groupWait + groupLockTimeout, whatever
+// holds their locks: a host's transaction that created a job of the same
+// name, say, while the host waits for a create of another job.
+const (
+	groupWait        = 50 * time.Millisecond
+	groupLockTimeout = "50ms"
+)
 
 // grouper runs the single creates of jobs of one collection on the store's
 // pool (PutJob, CreateJob), each one statement and its own transaction,
@@ -34,13 +45,20 @@ const maxGroups = 2
 // have groups of their own.
 //
 // Every statement of a group commits, or none: when the server refuses
-// one (a deadlock with a create of another process, say), it aborts the
-// group's transaction, and each create of the group runs again alone, so
-// that one create's failure is not another's. A group runs until every
-// create in it has given up waiting (its context is done); a create whose
-// context ends while it waits for a group leaves without running.
+// one (a deadlock with a create of another process, a lock waited for
+// longer than groupLockTimeout), it aborts the group's transaction, and
+// each create of the group runs again alone, so that one create's failure
+// is not another's. A create that waited groupWait without a group runs
+// alone. A create whose context ends while it waits leaves without
+// running; one whose context ends while its group runs returns when the
+// group ends (its statement may have committed, as a single statement
+// cancelled late may have), and the group runs until it ends or every
+// caller in it has given up. The group's statements run under the context
+// of the create that runs them (a host pool's tracer and hooks see its
+// values).
 type grouper struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	maxWait time.Duration // groupWait, but in tests
 
 	mu      sync.Mutex
 	running int          // groups running
@@ -76,13 +94,20 @@ func (g *grouper) exec(ctx context.Context, query string, args []any) (int64, er
 		g.waiting = append(g.waiting, c)
 	}
 	g.mu.Unlock()
-	if !first && !g.wait(c) {
-		return 0, ctx.Err()
+	if !first {
+		switch g.wait(c) {
+		case gaveUp:
+			return 0, ctx.Err()
+		case waitedLong:
+			return pgConn{g.pool}.Exec(ctx, query, args...)
+		}
 	}
 	// Set before c.done was closed, if not by this goroutine.
 	if c.group != nil {
-		g.run(c.group)
-		g.next()
+		func() {
+			defer g.next()
+			g.run(c.group)
+		}()
 	}
 	if c.alone {
 		return pgConn{g.pool}.Exec(ctx, query, args...)
@@ -90,14 +115,26 @@ func (g *grouper) exec(ctx context.Context, query string, args []any) (int64, er
 	return c.n, c.err
 }
 
+// How a wait for a group ended (see grouper.wait).
+const (
+	grouped    = iota // c ran in a group, or is to run the next one
+	gaveUp            // c's context ended first
+	waitedLong        // groupWait passed first
+)
+
 // wait waits until c has run in a group of another caller's, or is to
-// run the next group; false when ctx ended first, while c was waiting
-// still (it runs in no group).
-func (g *grouper) wait(c *groupCall) bool {
+// run the next group; while c waits still, it leaves when its context
+// ends, or when groupWait passes (it runs in no group).
+func (g *grouper) wait(c *groupCall) int {
+	t := time.NewTimer(g.maxWait)
+	defer t.Stop()
+	ended := waitedLong
 	select {
 	case <-c.done:
-		return true
+		return grouped
 	case <-c.ctx.Done():
+		ended = gaveUp
+	case <-t.C:
 	}
 	g.mu.Lock()
 	i := slices.Index(g.waiting, c)
@@ -106,10 +143,10 @@ func (g *grouper) wait(c *groupCall) bool {
 	}
 	g.mu.Unlock()
 	if i >= 0 {
-		return false
+		return ended
 	}
 	<-c.done // in a group already
-	return true
+	return grouped
 }
 
 // next hands the creates waiting, if any, to the first of them to run as
@@ -132,11 +169,27 @@ func (g *grouper) next() {
 // transaction, and wakes each of its callers but the first (which runs
 // it) with its result.
 func (g *grouper) run(group []*groupCall) {
+	ran := false
 	defer func() {
+		if !ran { // a panic: nobody knows what was written
+			for _, c := range group {
+				c.n, c.err, c.alone = 0, errGroupPanicked, false
+			}
+		}
 		for _, c := range group[1:] {
 			close(c.done)
 		}
 	}()
+	g.runGroup(group)
+	ran = true
+}
+
+// errGroupPanicked is the error of the creates of a group whose run
+// panicked.
+var errGroupPanicked = errors.New("postgres: create jobs: a group of creates panicked; what it wrote is unknown")
+
+// runGroup is run's work.
+func (g *grouper) runGroup(group []*groupCall) {
 	if len(group) == 1 {
 		c := group[0]
 		c.n, c.err = pgConn{g.pool}.Exec(c.ctx, c.query, c.args...)
@@ -155,12 +208,14 @@ func (g *grouper) run(group []*groupCall) {
 		})
 		defer stop()
 	}
-	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(group))}
+	b := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(group)+1)}
+	// For this transaction only (the batch is one, see run).
+	b.Queue("SELECT set_config('lock_timeout', '" + groupLockTimeout + "', true)")
 	for _, c := range group {
 		b.Queue(c.query, c.args...)
 	}
 	br := g.pool.SendBatch(ctx, b)
-	var err error
+	_, err := br.Exec()
 	for _, c := range group {
 		var tag pgconn.CommandTag
 		if tag, c.err = br.Exec(); c.err != nil && err == nil {
@@ -175,7 +230,8 @@ func (g *grouper) run(group []*groupCall) {
 		return
 	}
 	var pe *pgconn.PgError
-	committed := !(errors.As(err, &pe) || pgconn.SafeToRetry(err))
+	var unsent pgx.ErrPreprocessingBatch
+	committed := !(errors.As(err, &pe) || errors.As(err, &unsent) || pgconn.SafeToRetry(err))
 	for _, c := range group {
 		// Refused by the server, or never sent: nothing committed, and
 		// each create runs again alone. Otherwise nobody knows.
@@ -203,7 +259,7 @@ func (c groupConn) QueryRow(ctx context.Context, query string, args ...any) sqls
 func (s *Store) creating(collection string) groupConn {
 	g, ok := s.creates.Load(collection)
 	if !ok {
-		g, _ = s.creates.LoadOrStore(collection, &grouper{pool: s.pool})
+		g, _ = s.creates.LoadOrStore(collection, &grouper{pool: s.pool, maxWait: groupWait})
 	}
 	return groupConn{g.(*grouper)}
 }

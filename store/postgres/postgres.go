@@ -23,7 +23,10 @@
 // that finds fewer running goes at once, so a lone writer waits for
 // nothing. When the server refuses one create of a group, each of the
 // others runs again on its own: every put is written completely or not at
-// all, and one put's failure is not another's.
+// all, and one put's failure is not another's. No create waits long behind
+// others' locks: one that finds no group within 50 ms, or whose group waits
+// 50 ms for a lock (a job of the same name that a host's transaction
+// created and has not committed, say), runs on its own instead.
 //
 // It implements [scheduler.BatchRecorder] and [scheduler.StatsReader].
 // CountJobs reads counts by collection and state that triggers keep as
