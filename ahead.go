@@ -457,9 +457,9 @@ func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 // instance's expired lease leaves the job unleased, and the next claim
 // reports no takeover. A job deleted meanwhile needs nothing, and neither
 // does one whose lease is no longer this Scheduler's; a job written
-// meanwhile is read again. So is one deleted and created again under its
-// name: another job, whose lease, even one held by this Scheduler's
-// InstanceID, is not the claim's.
+// meanwhile is read again. A job deleted and created again under its name
+// needs nothing either: it is another job, whose lease, even one held by
+// this Scheduler's InstanceID, is not the claim's.
 func (s *Scheduler) releaseLeases(ctx context.Context, recs []*JobRecord) {
 	for _, r := range recs {
 		err := s.releaseLease(ctx, r)

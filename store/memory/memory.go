@@ -140,7 +140,7 @@ type job struct {
 	more *more   // nil until the job is claimed, has history, is final, or its record is kept whole
 	rec  compact // the record in compact form, while more.whole is nil (see compact.go); rec.seq is the creation order (modulo 2^32), which breaks ties in Store.due
 	due  int32   // place in Store.due (see index)
-	ver  uint32  // Version, up to bigVersion; from there on in more.whole.Version
+	ver  uint32  // Version, below bigVersion; from there on in more.whole.Version
 }
 
 // bigVersion marks a job whose Version is kept in the Version of its

@@ -27,7 +27,7 @@ func TestMoreSize(t *testing.T) {
 }
 
 // TestBigVersions: a job's Version goes on past what the job itself holds
-// (2^32-1), kept in its more part from there on.
+// (2^32-1), kept in the Version of its record, kept whole, from there on.
 func TestBigVersions(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
