@@ -1248,14 +1248,7 @@ func TestStopLeavesLeaseOfRecreatedJob(t *testing.T) {
 			return err
 		}
 		e.over(plainStore{st})
-		due := e.t0.Add(10 * time.Second).Truncate(time.Second)
-		e.put("j", oneTimeAt(due))
-		e.start()
-		time.Sleep(time.Until(due.Add(-time.Second)))
-		synctest.Wait()
-		st.hang.Store(true)
-		time.Sleep(time.Until(due))
-		synctest.Wait() // the loop waits in the claim
+		e.hangInClaim(st.cutShort)
 		e.stopReleasing(st.cutShort)
 		if st.err != nil {
 			t.Fatalf("delete and create the job again: %v", st.err)
@@ -1367,14 +1360,7 @@ func TestStopEndsBeforeClaim(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead, LeaseDuration: time.Minute})
 				st := e.overCutShort(tt.plain)
-				due := e.t0.Add(10 * time.Second).Truncate(time.Second)
-				e.put("j", oneTimeAt(due))
-				e.start()
-				time.Sleep(time.Until(due.Add(-time.Second)))
-				synctest.Wait()
-				st.hang.Store(true)
-				time.Sleep(time.Until(due))
-				synctest.Wait() // the loop waits in the claim
+				e.hangInClaim(st)
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				defer cancel()
 				if err := e.s.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -1456,6 +1442,20 @@ func (e *env) startHolding() time.Time {
 		e.t.Fatalf("the job is not leased 10 ms before it is due, want its claim held")
 	}
 	return due
+}
+
+// hangInClaim puts job j, due 10 s from e.t0 (on the second), starts e's
+// Scheduler over st, and returns once the loop's claim of j, made at its
+// due instant, waits in st (hang set a second before).
+func (e *env) hangInClaim(st *cutShort) {
+	due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+	e.put("j", oneTimeAt(due))
+	e.start()
+	time.Sleep(time.Until(due.Add(-time.Second)))
+	synctest.Wait()
+	st.hang.Store(true)
+	time.Sleep(time.Until(due))
+	synctest.Wait() // the loop waits in the claim
 }
 
 // stopReleasing calls Stop while st hangs, and releases st once Stop has

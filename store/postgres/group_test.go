@@ -13,11 +13,19 @@ import (
 	"github.com/jobclock/scheduler/store/postgres"
 )
 
-// TestGroupedCreates: creates that wait for a group of creates into their
-// collection run together in the next one; the server refusing one of
-// them fails that one only, and one whose context ends while it waits
-// leaves without creating its job.
-func TestGroupedCreates(t *testing.T) {
+// groupEnv is a store with collection c, a connection of its own to the
+// store's schema (q, quoted), and the creates of jobs of c that a test
+// runs on the store's pool, each on its own goroutine.
+type groupEnv struct {
+	t    *testing.T
+	s    *postgres.Store
+	conn *pgx.Conn
+	q    string
+	wg   sync.WaitGroup
+}
+
+func newGroupEnv(t *testing.T) *groupEnv {
+	t.Helper()
 	schema := newSchema(t)
 	s := open(t, schema)
 	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
@@ -27,85 +35,109 @@ func TestGroupedCreates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	q := pgx.Identifier{schema}.Sanitize()
-	if _, err := conn.Exec(ctx, `CREATE FUNCTION `+q+`.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-		BEGIN IF NEW.name = 'refused' THEN RAISE EXCEPTION 'job refused'; END IF; RETURN NEW; END $$;
-		CREATE TRIGGER refuse BEFORE INSERT ON `+q+`.jobs FOR EACH ROW EXECUTE FUNCTION `+q+`.refuse()`); err != nil {
-		t.Fatal(err)
+	c := &groupEnv{t: t, s: s, conn: conn, q: pgx.Identifier{schema}.Sanitize()}
+	t.Cleanup(func() {
+		c.wg.Wait()
+		conn.Close(ctx)
+	})
+	return c
+}
+
+// exec runs sql on c's connection.
+func (c *groupEnv) exec(sql string) {
+	c.t.Helper()
+	if _, err := c.conn.Exec(ctx, sql); err != nil {
+		c.t.Fatal(err)
 	}
+}
+
+// put creates job c/name with PutJob under ctx, and sends its error.
+func (c *groupEnv) put(ctx context.Context, name string) <-chan error {
+	done := make(chan error, 1)
+	c.wg.Go(func() {
+		done <- c.s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{},
+			State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}})
+	})
+	return done
+}
+
+// until waits until cond holds of the groups of creates into c running
+// and the creates waiting for one.
+func (c *groupEnv) until(what string, cond func(running, waiting int) bool) {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if cond(c.s.Creates("c")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			running, waiting := c.s.Creates("c")
+			c.t.Fatalf("waiting for %s: %d groups run, %d creates wait", what, running, waiting)
+		}
+	}
+}
+
+// TestGroupedCreates: creates that wait for a group of creates into their
+// collection run together in the next one; the server refusing one of
+// them fails that one only, and one whose context ends while it waits
+// leaves without creating its job.
+func TestGroupedCreates(t *testing.T) {
+	c := newGroupEnv(t)
+	c.exec(`CREATE FUNCTION ` + c.q + `.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.name = 'refused' THEN RAISE EXCEPTION 'job refused'; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER refuse BEFORE INSERT ON ` + c.q + `.jobs FOR EACH ROW EXECUTE FUNCTION ` + c.q + `.refuse()`)
 	// The collection's row locked: the creates wait for it.
-	tx, err := conn.Begin(ctx)
+	tx, err := c.conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+q+".collections WHERE name = 'c' FOR UPDATE"); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+c.q+".collections WHERE name = 'c' FOR UPDATE"); err != nil {
 		t.Fatal(err)
 	}
 
-	var wg sync.WaitGroup
-	errs := make(map[string]error)
-	var mu sync.Mutex
-	put := func(ctx context.Context, name string) {
-		wg.Go(func() {
-			err := s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{},
-				State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}})
-			mu.Lock()
-			errs[name] = err
-			mu.Unlock()
-		})
+	errs := make(map[string]<-chan error)
+	for _, name := range []string{"first", "second"} {
+		errs[name] = c.put(ctx, name)
 	}
-	until := func(what string, cond func(running, waiting int) bool) {
-		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-			if cond(s.Creates("c")) {
-				return
-			}
-			if time.Now().After(deadline) {
-				running, waiting := s.Creates("c")
-				t.Fatalf("waiting for %s: %d groups run, %d creates wait", what, running, waiting)
-			}
-		}
-	}
-	put(ctx, "first")
-	put(ctx, "second")
-	until("two groups", func(running, _ int) bool { return running == 2 })
+	c.until("two groups", func(running, _ int) bool { return running == 2 })
 	gone, cancel := context.WithCancel(ctx)
-	put(gone, "gone")
-	until("a create waiting", func(_, waiting int) bool { return waiting == 1 })
+	errs["gone"] = c.put(gone, "gone")
+	c.until("a create waiting", func(_, waiting int) bool { return waiting == 1 })
 	cancel()
-	until("the create given up", func(_, waiting int) bool { return waiting == 0 })
+	c.until("the create given up", func(_, waiting int) bool { return waiting == 0 })
 	names := []string{"a", "b", "refused", "c", "d"}
 	for _, name := range names {
-		put(ctx, name)
+		errs[name] = c.put(ctx, name)
 	}
-	until("the group's creates waiting", func(_, waiting int) bool { return waiting == len(names) })
+	c.until("the group's creates waiting", func(_, waiting int) bool { return waiting == len(names) })
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	got := make(map[string]error)
+	for name, done := range errs {
+		got[name] = <-done
+	}
 
 	for _, name := range []string{"first", "second", "a", "b", "c", "d"} {
-		if err := errs[name]; err != nil {
+		if err := got[name]; err != nil {
 			t.Errorf("PutJob(c/%s): %v", name, err)
 		}
-		if _, err := s.GetJob(ctx, "c", name); err != nil {
+		if _, err := c.s.GetJob(ctx, "c", name); err != nil {
 			t.Errorf("GetJob(c/%s) after its put: %v", name, err)
 		}
 	}
-	if err := errs["refused"]; err == nil || !strings.Contains(err.Error(), "job refused") {
+	if err := got["refused"]; err == nil || !strings.Contains(err.Error(), "job refused") {
 		t.Errorf("PutJob(c/refused) = %v, want the trigger's error", err)
 	}
-	if err := errs["gone"]; !errors.Is(err, context.Canceled) {
+	if err := got["gone"]; !errors.Is(err, context.Canceled) {
 		t.Errorf("PutJob(c/gone) with its context canceled while it waited = %v, want context.Canceled", err)
 	}
 	for _, name := range []string{"refused", "gone"} {
-		if _, err := s.GetJob(ctx, "c", name); !errors.Is(err, scheduler.ErrNotFound) {
+		if _, err := c.s.GetJob(ctx, "c", name); !errors.Is(err, scheduler.ErrNotFound) {
 			t.Errorf("GetJob(c/%s) after its put failed = %v, want ErrNotFound", name, err)
 		}
 	}
-	if running, waiting := s.Creates("c"); running != 0 || waiting != 0 {
+	if running, waiting := c.s.Creates("c"); running != 0 || waiting != 0 {
 		t.Errorf("after the puts: %d groups run, %d creates wait; want none", running, waiting)
 	}
 }
@@ -149,70 +181,33 @@ func TestGroupedCreatesNotHeldByLocks(t *testing.T) {
 			name = "in a group"
 		}
 		t.Run(name, func(t *testing.T) {
-			schema := newSchema(t)
-			s := open(t, schema)
-			if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
-				t.Fatal(err)
-			}
-			conn, err := pgx.Connect(ctx, dsn(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
-			q := pgx.Identifier{schema}.Sanitize()
-			if _, err := conn.Exec(ctx, `CREATE FUNCTION `+q+`.slow() RETURNS trigger LANGUAGE plpgsql AS $$
+			c := newGroupEnv(t)
+			c.exec(`CREATE FUNCTION ` + c.q + `.slow() RETURNS trigger LANGUAGE plpgsql AS $$
 				BEGIN IF NEW.name IN ('a', 'b') THEN PERFORM pg_sleep(1); END IF; RETURN NEW; END $$;
-				CREATE TRIGGER slow BEFORE INSERT ON `+q+`.jobs FOR EACH ROW EXECUTE FUNCTION `+q+`.slow()`); err != nil {
-				t.Fatal(err)
-			}
-			host := hostCreated(t, s, "y")
-			var wg sync.WaitGroup
-			defer wg.Wait()
-			put := func(ctx context.Context, name string) <-chan error {
-				done := make(chan error, 1)
-				wg.Go(func() {
-					done <- s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{},
-						State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}})
-				})
-				return done
-			}
-			until := func(what string, cond func(running, waiting int) bool) {
-				t.Helper()
-				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-					if cond(s.Creates("c")) {
-						return
-					}
-					if time.Now().After(deadline) {
-						running, waiting := s.Creates("c")
-						t.Fatalf("waiting for %s: %d groups run, %d creates wait", what, running, waiting)
-					}
-				}
-			}
+				CREATE TRIGGER slow BEFORE INSERT ON ` + c.q + `.jobs FOR EACH ROW EXECUTE FUNCTION ` + c.q + `.slow()`)
+			host := hostCreated(t, c.s, "y")
+			zctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
 			var ys []<-chan error
+			var z <-chan error
 			if inGroup {
 				// The two groups running are slow creates of other jobs (the
 				// trigger sleeps); z waits with a create of y until they
 				// end, as long as it takes, and then runs in y's group.
-				s.SetCreatesWait("c", time.Hour)
-				ys = append(ys, put(ctx, "a"), put(ctx, "b"))
-				until("two groups", func(running, _ int) bool { return running == 2 })
-				ys = append(ys, put(ctx, "y"))
-				until("y waiting", func(_, waiting int) bool { return waiting == 1 })
-				zctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				defer cancel()
-				z := put(zctx, "z")
-				until("z waiting", func(_, waiting int) bool { return waiting == 2 })
-				if err := <-z; err != nil {
-					t.Errorf("PutJob(c/z) in a group with a create of y, which waits for the host's transaction: %v", err)
-				}
+				c.s.SetCreatesWait("c", time.Hour)
+				ys = append(ys, c.put(ctx, "a"), c.put(ctx, "b"))
+				c.until("two groups", func(running, _ int) bool { return running == 2 })
+				ys = append(ys, c.put(ctx, "y"))
+				c.until("y waiting", func(_, waiting int) bool { return waiting == 1 })
+				z = c.put(zctx, "z")
+				c.until("z waiting", func(_, waiting int) bool { return waiting == 2 })
 			} else {
-				ys = append(ys, put(ctx, "y"), put(ctx, "y"))
-				until("two groups", func(running, _ int) bool { return running == 2 })
-				zctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				defer cancel()
-				if err := <-put(zctx, "z"); err != nil {
-					t.Errorf("PutJob(c/z) while two creates of y wait for the host's transaction: %v", err)
-				}
+				ys = append(ys, c.put(ctx, "y"), c.put(ctx, "y"))
+				c.until("two groups", func(running, _ int) bool { return running == 2 })
+				z = c.put(zctx, "z")
+			}
+			if err := <-z; err != nil {
+				t.Errorf("PutJob(c/z), while creates of y wait for the host's transaction: %v", err)
 			}
 			if err := host.Commit(ctx); err != nil {
 				t.Fatal(err)
@@ -221,7 +216,7 @@ func TestGroupedCreatesNotHeldByLocks(t *testing.T) {
 				<-y // the host's y exists: the pool's creates of y fail, each with its own error
 			}
 			for _, name := range []string{"y", "z"} {
-				if _, err := s.GetJob(ctx, "c", name); err != nil {
+				if _, err := c.s.GetJob(ctx, "c", name); err != nil {
 					t.Errorf("GetJob(c/%s): %v", name, err)
 				}
 			}
