@@ -84,23 +84,21 @@ type groupCall struct {
 // creates that run at the same time, and returns the number of rows it
 // changed.
 func (g *grouper) exec(ctx context.Context, query string, args []any) (int64, error) {
-	c := &groupCall{ctx: ctx, query: query, args: args, done: make(chan struct{})}
 	g.mu.Lock()
-	first := g.running < maxGroups
-	if first {
+	if g.running < maxGroups { // a group of its own: the statement alone
 		g.running++
-		c.group = []*groupCall{c}
-	} else {
-		g.waiting = append(g.waiting, c)
+		g.mu.Unlock()
+		defer g.next()
+		return pgConn{g.pool}.Exec(ctx, query, args...)
 	}
+	c := &groupCall{ctx: ctx, query: query, args: args, done: make(chan struct{})}
+	g.waiting = append(g.waiting, c)
 	g.mu.Unlock()
-	if !first {
-		switch g.wait(c) {
-		case gaveUp:
-			return 0, ctx.Err()
-		case waitedLong:
-			return pgConn{g.pool}.Exec(ctx, query, args...)
-		}
+	switch g.wait(c) {
+	case gaveUp:
+		return 0, ctx.Err()
+	case waitedLong:
+		return pgConn{g.pool}.Exec(ctx, query, args...)
 	}
 	// Set before c.done was closed, if not by this goroutine.
 	if c.group != nil {
