@@ -20,7 +20,13 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
 
 func connect(t *testing.T) *pgx.Conn {
 	t.Helper()
-	c, err := pgx.Connect(ctx, dsn(t))
+	return connectTo(t, dsn(t))
+}
+
+// connectTo connects to the database at address d.
+func connectTo(t *testing.T, d string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,12 +55,49 @@ func newSchema(t testing.TB) string {
 
 func open(t testing.TB, schema string) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(context.Background(), dsn(t), &postgres.Options{Schema: schema})
+	return openAt(t, dsn(t), schema)
+}
+
+// openAt opens a store in the given schema of the database at address d.
+func openAt(t testing.TB, d, schema string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), d, &postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// ownDatabase creates a database for one test, dropped at the end of the
+// test, and returns its address. A test that wants VACUUM to remove the
+// rows it deleted needs one: a transaction of another test (or package)
+// in the same database can hold back what VACUUM may remove.
+func ownDatabase(t *testing.T) string {
+	t.Helper()
+	d := dsn(t)
+	name := fmt.Sprintf("test_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemaSeq.Add(1))
+	q := pgx.Identifier{name}.Sanitize()
+	if _, err := connect(t).Exec(ctx, "CREATE DATABASE "+q); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), d)
+		if err != nil {
+			t.Logf("drop database %s: %v", name, err)
+			return
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+q+" WITH (FORCE)"); err != nil {
+			t.Logf("drop database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(d)
+	if err != nil || u.Scheme == "" { // keyword=value form: the last dbname counts
+		return d + " dbname=" + name
+	}
+	u.Path = "/" + name
+	return u.String()
 }
 
 func TestConformance(t *testing.T) {
@@ -196,9 +233,10 @@ func TestCountsFoldVacuums(t *testing.T) {
 		{name: "count at 0", changes: postgres.VacuumAfter, none: true, vacuumed: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			schema := newSchema(t)
-			s := open(t, schema)
-			c := connect(t)
+			d := ownDatabase(t)
+			const schema = "jobclock"
+			s := openAt(t, d, schema)
+			c := connectTo(t, d)
 			q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
 			putDueJob(t, s)
 			if _, err := s.CountJobs(ctx); err != nil { // folds the put's change
@@ -246,9 +284,10 @@ func TestCountsFoldVacuums(t *testing.T) {
 func TestCountsVacuumAfterWriters(t *testing.T) {
 	for _, prune := range []bool{false, true} {
 		t.Run(fmt.Sprintf("prune %v", prune), func(t *testing.T) {
-			schema := newSchema(t)
-			s := open(t, schema)
-			c := connect(t)
+			d := ownDatabase(t)
+			const schema = "jobclock"
+			s := openAt(t, d, schema)
+			c := connectTo(t, d)
 			q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
 			putDueJob(t, s)
 			fold := func() {
@@ -276,7 +315,7 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
 			for k := range 2 {
-				h := connect(t)
+				h := connectTo(t, d)
 				wg.Go(func() {
 					time.Sleep(time.Duration(k) * 150 * time.Millisecond)
 					for {
