@@ -86,6 +86,13 @@ func (s *Store) Creates(collection string) (running, waiting int) {
 	return g.running, len(g.waiting)
 }
 
+// Groupers returns how many collections have a grouper of creates.
+func (s *Store) Groupers() int {
+	n := 0
+	s.creates.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
 // SetCreatesWait makes d how long a create into collection waits for a
 // group of creates to run in (see groupWait).
 func (s *Store) SetCreatesWait(collection string, d time.Duration) {

@@ -223,3 +223,46 @@ func TestGroupedCreatesNotHeldByLocks(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupersOfDeletedCollections: deleting a collection forgets its
+// grouper of creates, so a store's groupers are those of the collections
+// it created jobs into that still exist; a create into the collection
+// created again gets a new one.
+func TestGroupersOfDeletedCollections(t *testing.T) {
+	c := newGroupEnv(t)
+	for _, name := range []string{"a", "b"} {
+		if err := <-c.put(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(collection string) {
+		t.Helper()
+		if err := c.s.PutJob(ctx, &scheduler.JobRecord{Collection: collection, Name: "j", Job: &scheduler.Job{},
+			State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("d")
+	if n := c.s.Groupers(); n != 2 {
+		t.Fatalf("after creates into c and d: %d groupers, want 2", n)
+	}
+	if err := c.s.DeleteCollection(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.s.Groupers(); n != 1 {
+		t.Errorf("after deleting d: %d groupers, want 1", n)
+	}
+	if err := c.s.DeleteCollection(ctx, "d"); !errors.As(err, new(*scheduler.NotFoundError)) {
+		t.Errorf("deleting d again: %v, want NotFoundError", err)
+	}
+	if err := c.s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	put("d")
+	if n := c.s.Groupers(); n != 2 {
+		t.Errorf("after creating d again and a job in it: %d groupers, want 2", n)
+	}
+}

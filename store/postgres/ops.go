@@ -231,8 +231,9 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 	// jobs, by a statement that sees what those creates committed (jobs
 	// have no foreign key to collections, see migration 013), and their
 	// history, by a statement that sees what a Record that held a job's
-	// row lock committed.
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	// row lock committed. Its grouper of creates goes too (a create that
+	// holds it still runs through it; the next gets a new one).
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
 		if err != nil {
 			return wrap("delete job collection", name, err)
@@ -248,6 +249,10 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 		}
 		return nil
 	})
+	if err == nil {
+		s.creates.Delete(name)
+	}
+	return err
 }
 
 // PutJob implements [scheduler.Store].
