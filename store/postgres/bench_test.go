@@ -125,3 +125,52 @@ func BenchmarkPuts(b *testing.B) {
 }
 
 func BenchmarkLimiter(b *testing.B) { storetest.BenchmarkLimiter(b, instances(b, 1)[0]) }
+
+// BenchmarkClaimPastLeased measures claims of 50 due jobs that come, in
+// the order of the claim's index, after n due jobs that other claims hold
+// leased: what a claim of one of several processes draining a burst
+// together pays for the attempts in flight of all of them. Each round
+// gives its claim back (untimed), so that every claim takes the same jobs.
+func BenchmarkClaimPastLeased(b *testing.B) {
+	for _, leased := range []int{0, 1_000} {
+		b.Run(fmt.Sprintf("leased=%d", leased), func(b *testing.B) {
+			schema := newSchema(b)
+			s := open(b, schema)
+			if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+				b.Fatal(err)
+			}
+			conn, err := pgx.Connect(ctx, dsn(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The leased jobs first by name: all are due at t0.
+			q := pgx.Identifier{schema}.Sanitize()
+			_, err = conn.Exec(ctx, `INSERT INTO `+q+`.jobs (collection, name, definition, state, status, schedule, etag, version, due_at, lease_owner, lease_until, coll_enabled, slot)
+				SELECT 'c', CASE WHEN i < $1 THEN 'a' ELSE 'b' END || lpad(i::text, 7, '0'), '{"action":{"type":"Http","request":{"uri":"http://127.0.0.1/","method":"GET"}}}', 'Enabled',
+					'{"executionCount":0,"failureCount":0,"faultedCount":0}', '{}', 'e', 1, $2::bigint,
+					CASE WHEN i < $1 THEN 'other' ELSE '' END, CASE WHEN i < $1 THEN $3::bigint END, true, i
+				FROM generate_series(0, $1 + 999) AS i`, leased, t0.UnixNano(), t0.Add(time.Hour).UnixNano())
+			if err == nil {
+				_, err = conn.Exec(ctx, "ANALYZE "+q+".jobs")
+			}
+			conn.Close(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := t0.Add(time.Second)
+			for b.Loop() {
+				got, err := s.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: now, DueBy: now, Owner: "bench", LeaseUntil: now.Add(time.Minute), Limit: 50})
+				if err != nil || len(got) != 50 || got[0].LeaseOwner != "bench" || got[0].Name[0] != 'b' {
+					b.Fatalf("ClaimDueBy = %d jobs, %v; want 50 of those without a lease", len(got), err)
+				}
+				b.StopTimer()
+				for i, err := range s.GiveBack(ctx, "bench", got) {
+					if err != nil {
+						b.Fatalf("GiveBack(%s) = %v", got[i].Name, err)
+					}
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
