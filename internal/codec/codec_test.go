@@ -300,3 +300,48 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+func TestAppendUTCWithout(t *testing.T) {
+	type inner struct {
+		A string `json:"a"`
+		B int    `json:"b"`
+	}
+	type outer struct {
+		A     string `json:"a"`
+		B     int    `json:"b"`
+		C     string `json:"c,omitempty"`
+		Inner inner  `json:"inner"`
+	}
+	v := outer{A: "x", B: 0, C: "y", Inner: inner{A: "i", B: 2}}
+	for _, tc := range []struct {
+		name  string
+		leave codec.Members
+		want  string
+	}{
+		{"none", codec.Members{}, `{"a":"x","b":0,"c":"y","inner":{"a":"i","b":2}}`},
+		{"a and b", codec.MembersOf[outer]("a").Add(codec.MembersOf[outer]("b")), `{"c":"y","inner":{"a":"i","b":2}}`},
+		{"all", codec.MembersOf[outer]("a", "b", "c", "inner"), `{}`},
+		{"removed", codec.MembersOf[outer]("a", "c").Remove(codec.MembersOf[outer]("c")), `{"b":0,"c":"y","inner":{"a":"i","b":2}}`},
+	} {
+		for _, arg := range []any{&v, v} {
+			got, err := codec.AppendUTCWithout([]byte("x"), arg, true, tc.leave)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != "x"+tc.want {
+				t.Errorf("%s: AppendUTCWithout(%T) = %s, want x%s", tc.name, arg, got, tc.want)
+			}
+		}
+		// What is left out reads back as what the value read into held.
+		back := outer{A: "x", B: 0, C: "y", Inner: inner{A: "i", B: 2}}
+		if err := codec.Unmarshal(must(codec.AppendUTCWithout(nil, &v, true, tc.leave)), &back); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(v, back); diff != "" {
+			t.Errorf("%s: read back (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	if _, err := codec.AppendUTCWithout(nil, &v.Inner, true, codec.MembersOf[outer]("a")); err == nil {
+		t.Errorf("AppendUTCWithout of an inner with members of outer: no error")
+	}
+}

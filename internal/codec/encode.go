@@ -31,6 +31,63 @@ func AppendUTC(b []byte, v any, html bool) ([]byte, error) {
 	return appendJSON(encoder{b: b, html: html, utc: true}, v)
 }
 
+// AppendUTCWithout is AppendUTC leaving out the members of v in leave,
+// which must be members of v's type (v a pointer to that struct type, or
+// the struct), whatever their tags say: the JSON of a value that a store
+// keeps with some of its members in columns of their own. Members of the
+// values v holds are written as AppendUTC writes them.
+func AppendUTCWithout(b []byte, v any, html bool, leave Members) ([]byte, error) {
+	if t := reflect.TypeOf(v); leave.bits != 0 && t != leave.typ && (t.Kind() != reflect.Pointer || t.Elem() != leave.typ) {
+		return b, fmt.Errorf("codec: members of %s left out of a %s", leave.typ, t)
+	}
+	return appendJSON(encoder{b: b, html: html, utc: true, leave: leave.bits}, v)
+}
+
+// Members is a set of the JSON members of one struct type, for
+// AppendUTCWithout: made by MembersOf, joined by Add, and narrowed by
+// Remove. The zero Members is empty.
+type Members struct {
+	typ  reflect.Type
+	bits uint64 // bit i: the plan's field i
+}
+
+// MembersOf returns the members of struct type T's JSON called names. It
+// panics on a name T's JSON has not (a program's mistake), and on a
+// member past the 64th.
+func MembersOf[T any](names ...string) Members {
+	t := reflect.TypeFor[T]()
+	p := planOf(t, nil)
+	m := Members{typ: t}
+	for _, name := range names {
+		i := slices.IndexFunc(p.fields, func(f field) bool { return f.name == name })
+		if i < 0 || i >= 64 {
+			panic(fmt.Sprintf("codec: %s has no JSON member %q among its first 64", t, name))
+		}
+		m.bits |= 1 << i
+	}
+	return m
+}
+
+// Add returns the members of m and of o, which must be of m's type.
+func (m Members) Add(o Members) Members {
+	if m.bits == 0 {
+		return o
+	}
+	if o.bits != 0 && o.typ != m.typ {
+		panic(fmt.Sprintf("codec: members of %s added to members of %s", o.typ, m.typ))
+	}
+	m.bits |= o.bits
+	return m
+}
+
+// Remove returns the members of m that are not in o.
+func (m Members) Remove(o Members) Members {
+	if o.typ == m.typ {
+		m.bits &^= o.bits
+	}
+	return m
+}
+
 func appendJSON(e encoder, v any) ([]byte, error) {
 	b := e.b
 	rv := reflect.ValueOf(v)
@@ -59,7 +116,11 @@ type encoder struct {
 	b    []byte
 	html bool
 	utc  bool // times in UTC
-	err  error
+	// leave are the members the next struct written leaves out, by
+	// their place in its plan (see Members); they are of the value
+	// appendJSON writes.
+	leave uint64
+	err   error
 }
 
 func (e *encoder) fail(err error) {
@@ -108,7 +169,12 @@ func (e *encoder) value(v reflect.Value, p *plan) {
 	case structKind:
 		e.b = append(e.b, '{')
 		first := true
+		leave := e.leave
+		e.leave = 0 // the members of the value's own, not of those it holds
 		for i := range p.fields {
+			if i < 64 && leave&(1<<i) != 0 {
+				continue
+			}
 			f := &p.fields[i]
 			var fv reflect.Value
 			if len(f.index) == 1 {
