@@ -447,63 +447,119 @@ func DecodeCollection(row *CollectionRow) (*scheduler.CollectionRecord, error) {
 	return c, nil
 }
 
-// HistoryRow is a history entry in column form: the whole entry as JSON,
-// with its status and end time as indexed columns.
+// HistoryRow is a history entry in column form: the entry as JSON, with
+// its job's collection and name, status and end time (and, in a table
+// with the action columns, its action name and retry count) as columns.
 type HistoryRow struct {
-	Status string
-	End    int64 // Unix nanoseconds of the end time, clamped
-	HasEnd bool  // the entry has an end time (End is NULL otherwise)
-	Entry  string
+	Collection, Job string // of the job whose history holds the entry
+	Status          string
+	End             int64 // Unix nanoseconds of the end time, clamped
+	HasEnd          bool  // the entry has an end time (End is NULL otherwise)
+	ActionName      string
+	RetryCount      int32
+	Entry           string
 }
 
 // EndArg returns the end_time value to bind: the number, or nil for NULL.
 func (r *HistoryRow) EndArg() any { return arg(r.End, r.HasEnd) }
 
-// EncodeHistory returns the row of h, with its times in UTC. It only
-// reads h.
-func EncodeHistory(h *scheduler.HistoryEntry) (*HistoryRow, error) {
+// HistoryColumns says which members of a history entry a backend's
+// history table holds in columns of their own: its job's collection and
+// name and its status always, its action name and retry count with
+// Action. The entry's JSON leaves out what the columns hold, and
+// DecodeHistory takes it from them; a member that a column cannot give
+// back as it is (an entry of another job's name, a status not in its
+// canonical spelling, a retry count beyond an integer column) stays in
+// the JSON. Rows whose JSON holds every member, as stores wrote them
+// before, read back the same: the JSON's members count.
+type HistoryColumns struct {
+	Action bool // the action_name and retry_count columns
+}
+
+// The members of a history entry's JSON that columns may hold.
+var (
+	historyCollection = codec.MembersOf[scheduler.HistoryEntry]("collection")
+	historyJob        = codec.MembersOf[scheduler.HistoryEntry]("job")
+	historyStatus     = codec.MembersOf[scheduler.HistoryEntry]("status")
+	historyAction     = codec.MembersOf[scheduler.HistoryEntry]("actionName")
+	historyRetry      = codec.MembersOf[scheduler.HistoryEntry]("retryCount")
+)
+
+// leave returns the members of h's JSON that c's columns hold, for an
+// entry of job collection/job.
+func (c HistoryColumns) leave(h *scheduler.HistoryEntry, collection, job string) codec.Members {
+	var m codec.Members
+	if h.Collection == collection {
+		m = m.Add(historyCollection)
+	}
+	if h.Job == job {
+		m = m.Add(historyJob)
+	}
+	if h.Status.Valid() {
+		m = m.Add(historyStatus)
+	}
+	if c.Action {
+		m = m.Add(historyAction)
+		if int(int32(h.RetryCount)) == h.RetryCount {
+			m = m.Add(historyRetry)
+		}
+	}
+	return m
+}
+
+// EncodeHistory returns the row of h, an entry of job collection/job,
+// with its times in UTC. It only reads h.
+func (c HistoryColumns) EncodeHistory(h *scheduler.HistoryEntry, collection, job string) (*HistoryRow, error) {
 	bp := jsonBufs.Get().(*[]byte)
 	defer putBuf(bp)
-	b, err := appendHistory((*bp)[:0], h)
+	b, err := c.appendHistory((*bp)[:0], h, collection, job)
 	*bp = b
 	if err != nil {
 		return nil, err
 	}
-	r := historyRow(h, string(b))
+	r := historyRow(h, collection, job, string(b))
 	return &r, nil
 }
 
-// EncodeHistory returns the row of h, as [EncodeHistory] does, but with
-// its entry in t.
-func (t *Texts) EncodeHistory(h *scheduler.HistoryEntry) (HistoryRow, error) {
+// EncodeHistory returns the row of h, as [HistoryColumns.EncodeHistory]
+// does, but with its entry in t.
+func (t *Texts) EncodeHistory(c HistoryColumns, h *scheduler.HistoryEntry, collection, job string) (HistoryRow, error) {
 	start := len(t.b)
-	b, err := appendHistory(t.b, h)
+	b, err := c.appendHistory(t.b, h, collection, job)
 	if err != nil {
 		t.b = b[:start]
 		return HistoryRow{}, err
 	}
 	t.b = b
-	return historyRow(h, view(b, start, len(b))), nil
+	return historyRow(h, collection, job, view(b, start, len(b))), nil
 }
 
-// appendHistory appends the JSON of h, its times in UTC, to b.
-func appendHistory(b []byte, h *scheduler.HistoryEntry) ([]byte, error) {
-	b, err := codec.AppendUTC(b, h, true)
+// appendHistory appends the JSON of h, an entry of job collection/job,
+// without what c's columns hold, its times in UTC, to b.
+func (c HistoryColumns) appendHistory(b []byte, h *scheduler.HistoryEntry, collection, job string) ([]byte, error) {
+	b, err := codec.AppendUTCWithout(b, h, true, c.leave(h, collection, job))
 	if err != nil {
-		return b, fmt.Errorf("encode history entry of job %s/%s: %w", h.Collection, h.Job, err)
+		return b, fmt.Errorf("encode history entry of job %s/%s: %w", collection, job, err)
 	}
 	return b, nil
 }
 
-// historyRow returns the row of h whose entry is the JSON text entry.
-func historyRow(h *scheduler.HistoryEntry, entry string) HistoryRow {
-	return HistoryRow{Status: string(h.Status), End: NanosInt(h.EndTime), HasEnd: !h.EndTime.IsZero(), Entry: entry}
+// historyRow returns the row of h, an entry of job collection/job, whose
+// entry is the JSON text entry.
+func historyRow(h *scheduler.HistoryEntry, collection, job, entry string) HistoryRow {
+	return HistoryRow{Collection: collection, Job: job, Status: string(h.Status), End: NanosInt(h.EndTime), HasEnd: !h.EndTime.IsZero(),
+		ActionName: string(h.ActionName), RetryCount: int32(h.RetryCount), Entry: entry}
 }
 
-// DecodeHistory returns the entry of a row's JSON column.
-func DecodeHistory(entry string) (scheduler.HistoryEntry, error) {
-	var h scheduler.HistoryEntry
-	if err := codec.Unmarshal(bytesOf(entry), &h); err != nil {
+// DecodeHistory returns the entry of a row: its JSON, with the members it
+// leaves out from the row's columns (those of c).
+func (c HistoryColumns) DecodeHistory(row *HistoryRow) (scheduler.HistoryEntry, error) {
+	h := scheduler.HistoryEntry{Collection: row.Collection, Job: row.Job, Status: scheduler.ExecutionStatus(row.Status)}
+	if c.Action {
+		h.ActionName, h.RetryCount = scheduler.ActionName(row.ActionName), int(row.RetryCount)
+	}
+	// The members the JSON holds replace those of the columns.
+	if err := codec.Unmarshal(bytesOf(row.Entry), &h); err != nil {
 		return h, fmt.Errorf("decode history entry: %w", err)
 	}
 	return NormHistory(h), nil

@@ -234,43 +234,103 @@ func TestStoredRows(t *testing.T) {
 		}
 	}
 
+	// An entry's JSON leaves out what its row's columns hold; rows written
+	// before (full: old), and entries the columns cannot give back as
+	// they are, hold those members in their JSON.
+	pg, lite := HistoryColumns{Action: true}, HistoryColumns{}
 	entries := []struct {
-		name  string
-		entry scheduler.HistoryEntry
-		text  string
+		name            string
+		entry           scheduler.HistoryEntry
+		collection, job string // the job's
+		old             string // as written before the columns counted
+		texts           map[HistoryColumns]string
 	}{
 		{
 			name: "every member",
 			entry: scheduler.HistoryEntry{Collection: "sub/rg/jc", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusFailed,
 				ExpectedExecutionTime: at(10), StartTime: at(11), EndTime: at(12), RetryCount: 1, RepeatCount: 6,
 				Message: "Http Action - Response from host 'example.com': 'InternalServerError'", ExecutionTag: "tag-6", Faulted: true},
-			text: `{"collection":"sub/rg/jc","job":"j","actionName":"MainAction","status":"Failed","expectedExecutionTime":"2030-01-02T01:04:10.123456789Z",` +
+			collection: "sub/rg/jc", job: "j",
+			old: `{"collection":"sub/rg/jc","job":"j","actionName":"MainAction","status":"Failed","expectedExecutionTime":"2030-01-02T01:04:10.123456789Z",` +
 				`"startTime":"2030-01-02T01:04:11.123456789Z","endTime":"2030-01-02T01:04:12.123456789Z","retryCount":1,"repeatCount":6,` +
 				`"message":"Http Action - Response from host 'example.com': 'InternalServerError'","executionTag":"tag-6","faulted":true}`,
+			texts: map[HistoryColumns]string{
+				pg: `{"expectedExecutionTime":"2030-01-02T01:04:10.123456789Z",` +
+					`"startTime":"2030-01-02T01:04:11.123456789Z","endTime":"2030-01-02T01:04:12.123456789Z","repeatCount":6,` +
+					`"message":"Http Action - Response from host 'example.com': 'InternalServerError'","executionTag":"tag-6","faulted":true}`,
+				lite: `{"actionName":"MainAction","expectedExecutionTime":"2030-01-02T01:04:10.123456789Z",` +
+					`"startTime":"2030-01-02T01:04:11.123456789Z","endTime":"2030-01-02T01:04:12.123456789Z","retryCount":1,"repeatCount":6,` +
+					`"message":"Http Action - Response from host 'example.com': 'InternalServerError'","executionTag":"tag-6","faulted":true}`,
+			},
 		},
 		{
 			name: "escaped message",
 			entry: scheduler.HistoryEntry{Collection: "c", Job: "k", ActionName: scheduler.ErrorAction, Status: scheduler.StatusCompleted,
 				ExpectedExecutionTime: at(13), StartTime: at(14), EndTime: at(15), Message: "a <b> & \"c\"\n\té\u2028"},
-			text: `{"collection":"c","job":"k","actionName":"ErrorAction","status":"Completed","expectedExecutionTime":"2030-01-02T01:04:13.123456789Z",` +
+			collection: "c", job: "k",
+			old: `{"collection":"c","job":"k","actionName":"ErrorAction","status":"Completed","expectedExecutionTime":"2030-01-02T01:04:13.123456789Z",` +
 				`"startTime":"2030-01-02T01:04:14.123456789Z","endTime":"2030-01-02T01:04:15.123456789Z","retryCount":0,"repeatCount":0,` +
 				`"message":"a \u003cb\u003e \u0026 \"c\"\n\té\u2028"}`,
+			texts: map[HistoryColumns]string{
+				pg: `{"expectedExecutionTime":"2030-01-02T01:04:13.123456789Z",` +
+					`"startTime":"2030-01-02T01:04:14.123456789Z","endTime":"2030-01-02T01:04:15.123456789Z","repeatCount":0,` +
+					`"message":"a \u003cb\u003e \u0026 \"c\"\n\té\u2028"}`,
+				lite: `{"actionName":"ErrorAction","expectedExecutionTime":"2030-01-02T01:04:13.123456789Z",` +
+					`"startTime":"2030-01-02T01:04:14.123456789Z","endTime":"2030-01-02T01:04:15.123456789Z","retryCount":0,"repeatCount":0,` +
+					`"message":"a \u003cb\u003e \u0026 \"c\"\n\té\u2028"}`,
+			},
+		},
+		{
+			// Another job's names, a status in another spelling and a
+			// retry count beyond the integer column: the JSON keeps them.
+			name: "what the columns cannot give back",
+			entry: scheduler.HistoryEntry{Collection: "other", Job: "", ActionName: scheduler.MainAction, Status: "completed",
+				ExpectedExecutionTime: at(16), StartTime: at(16), EndTime: at(16), RetryCount: 1 << 40},
+			collection: "c", job: "k",
+			texts: map[HistoryColumns]string{
+				pg: `{"collection":"other","job":"","status":"completed","expectedExecutionTime":"2030-01-02T01:04:16.123456789Z",` +
+					`"startTime":"2030-01-02T01:04:16.123456789Z","endTime":"2030-01-02T01:04:16.123456789Z","retryCount":1099511627776,"repeatCount":0}`,
+				lite: `{"collection":"other","job":"","actionName":"MainAction","status":"completed","expectedExecutionTime":"2030-01-02T01:04:16.123456789Z",` +
+					`"startTime":"2030-01-02T01:04:16.123456789Z","endTime":"2030-01-02T01:04:16.123456789Z","retryCount":1099511627776,"repeatCount":0}`,
+			},
 		},
 	}
 	for _, tt := range entries {
-		row, err := EncodeHistory(&tt.entry)
-		if err != nil {
-			t.Fatalf("%s: EncodeHistory: %v", tt.name, err)
+		want := NormHistory(tt.entry)
+		if want.Status == "completed" {
+			want.Status = scheduler.StatusCompleted // as the JSON's status always read
 		}
-		if row.Entry != tt.text {
-			t.Errorf("%s: EncodeHistory wrote\n%s\nwant\n%s", tt.name, row.Entry, tt.text)
-		}
-		got, err := DecodeHistory(tt.text)
-		if err != nil {
-			t.Fatalf("%s: DecodeHistory: %v", tt.name, err)
-		}
-		if diff := cmp.Diff(NormHistory(tt.entry), got); diff != "" {
-			t.Errorf("%s: DecodeHistory (-want +got):\n%s", tt.name, diff)
+		for _, c := range []HistoryColumns{pg, lite} {
+			row, err := c.EncodeHistory(&tt.entry, tt.collection, tt.job)
+			if err != nil {
+				t.Fatalf("%s, %+v: EncodeHistory: %v", tt.name, c, err)
+			}
+			if row.Entry != tt.texts[c] {
+				t.Errorf("%s, %+v: EncodeHistory wrote\n%s\nwant\n%s", tt.name, c, row.Entry, tt.texts[c])
+			}
+			if row.Collection != tt.collection || row.Job != tt.job || row.Status != string(tt.entry.Status) ||
+				row.ActionName != string(tt.entry.ActionName) || int(row.RetryCount) != int(int32(tt.entry.RetryCount)) {
+				t.Errorf("%s, %+v: EncodeHistory's columns %+v", tt.name, c, row)
+			}
+			got, err := c.DecodeHistory(row)
+			if err != nil {
+				t.Fatalf("%s, %+v: DecodeHistory: %v", tt.name, c, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s, %+v: DecodeHistory (-want +got):\n%s", tt.name, c, diff)
+			}
+			if tt.old == "" {
+				continue
+			}
+			// A row written before: the whole entry in its JSON.
+			old := *row
+			old.Entry = tt.old
+			if got, err = c.DecodeHistory(&old); err != nil {
+				t.Fatalf("%s, %+v: DecodeHistory of the old row: %v", tt.name, c, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s, %+v: DecodeHistory of the old row (-want +got):\n%s", tt.name, c, diff)
+			}
 		}
 	}
 }
@@ -324,7 +384,7 @@ func TestEncodeRecordAllocations(t *testing.T) {
 		{"EncodeJobState", 2, func() error { _, err := EncodeJobState(j); return err }},
 		// The row and the entry's string (12 before, 4 with the end time
 		// boxed and a copy of the entry).
-		{"EncodeHistory", 2, func() error { _, err := EncodeHistory(&h); return err }},
+		{"EncodeHistory", 2, func() error { _, err := HistoryColumns{Action: true}.EncodeHistory(&h, "c", "n"); return err }},
 	} {
 		if err := c.f(); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -360,14 +420,14 @@ func TestTextsAsEncode(t *testing.T) {
 			keep := i%2 == 0
 			h := scheduler.HistoryEntry{Collection: "c", Job: j.Name, Message: randString(r), EndTime: randTime(r)}
 			want, werr := EncodeRecord(j, keep, nil)
-			wantH, herr := EncodeHistory(&h)
+			wantH, herr := HistoryColumns{Action: i%3 == 0}.EncodeHistory(&h, "c", j.Name)
 			var p pair
 			err := texts.EncodeRecord(&p.got, j, keep, nil)
 			if (err != nil) != (werr != nil) {
 				t.Fatalf("Texts.EncodeRecord: %v; EncodeRecord: %v", err, werr)
 			}
 			var gerr error
-			p.gotH, gerr = texts.EncodeHistory(&h)
+			p.gotH, gerr = texts.EncodeHistory(HistoryColumns{Action: i%3 == 0}, &h, "c", j.Name)
 			if (gerr != nil) != (herr != nil) {
 				t.Fatalf("Texts.EncodeHistory: %v; EncodeHistory: %v", gerr, herr)
 			}
@@ -402,7 +462,7 @@ func TestTextsAsEncode(t *testing.T) {
 			if err := texts.EncodeRecord(&row, j, true, nil); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := texts.EncodeHistory(&h); err != nil {
+			if _, err := texts.EncodeHistory(HistoryColumns{Action: true}, &h, "c", "n"); err != nil {
 				t.Fatal(err)
 			}
 		}

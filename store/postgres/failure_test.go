@@ -381,6 +381,19 @@ func TestRecordRepeated(t *testing.T) {
 	if err := s.Record(ctx, "me", j, entry(start.Add(time.Nanosecond))); !errors.Is(err, scheduler.ErrLeaseLost) {
 		t.Errorf("Record of another attempt = %v, want ErrLeaseLost", err)
 	}
+	// Entries that differ from those stored only in what the columns of
+	// history hold, which their JSON leaves out.
+	for name, change := range map[string]func(h *scheduler.HistoryEntry){
+		"status":      func(h *scheduler.HistoryEntry) { h.Status = scheduler.StatusFailed },
+		"action name": func(h *scheduler.HistoryEntry) { h.ActionName = scheduler.ErrorAction },
+		"retry count": func(h *scheduler.HistoryEntry) { h.RetryCount = 1 },
+	} {
+		other := entry(start)
+		change(&other[0])
+		if err := s.Record(ctx, "me", j, other); !errors.Is(err, scheduler.ErrLeaseLost) {
+			t.Errorf("Record of an entry with another %s = %v, want ErrLeaseLost", name, err)
+		}
+	}
 	if err := s.Record(ctx, "me", j, nil); !errors.Is(err, scheduler.ErrLeaseLost) {
 		t.Errorf("Record without history = %v, want ErrLeaseLost", err)
 	}

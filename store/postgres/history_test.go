@@ -1,13 +1,16 @@
 package postgres_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/storetest"
 )
 
 // historyRows counts the rows of the history table, and those whose job
@@ -123,6 +126,50 @@ func putDueJobs(t *testing.T, s scheduler.Store, n int) {
 	for i := range n {
 		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%02d", i), Job: &scheduler.Job{}, State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
 		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestHistoryEntryColumns: an entry's JSON leaves out what the columns of
+// history hold (the job's collection and name, the status, the action
+// name and the retry count), and reads back whole from them; rows written
+// before, with every member in the JSON, read back the same.
+func TestHistoryEntryColumns(t *testing.T) {
+	schema := newSchema(t)
+	storetest.CheckHistoryRows(t, open(t, schema), func(hist []scheduler.HistoryEntry) {
+		c := connect(t)
+		q := pgx.Identifier{schema}.Sanitize()
+		rows, err := c.Query(ctx, "SELECT entry::text FROM "+q+".history ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			for _, member := range []string{`"collection"`, `"job"`, `"status"`, `"actionName"`, `"retryCount"`} {
+				if strings.Contains(text, member) {
+					t.Errorf("stored entry %s holds %s, which a column holds", text, member)
+				}
+			}
+		}
+		writeWholeEntries(t, c, q, hist)
+	})
+}
+
+// writeWholeEntries writes the entries of hist, in recording order, into
+// the rows of schema q's history as stores wrote them before entries left
+// out what columns hold: every member in the JSON.
+func writeWholeEntries(t *testing.T, c *pgx.Conn, q string, hist []scheduler.HistoryEntry) {
+	t.Helper()
+	for i, h := range hist {
+		full, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, "UPDATE "+q+".history SET entry = $1::text::json WHERE id = (SELECT id FROM "+q+".history ORDER BY id OFFSET $2 LIMIT 1)", string(full), i); err != nil {
 			t.Fatal(err)
 		}
 	}

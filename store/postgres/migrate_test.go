@@ -40,6 +40,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 
 	c := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
+	writeWholeEntries(t, c, q, hist) // as version 1 wrote them
 	if _, err := c.Exec(ctx, dropCounts(q)+"DROP INDEX "+q+".history_status; DROP INDEX "+q+".jobs_slot; ALTER TABLE "+q+".jobs DROP COLUMN slot; ALTER TABLE "+q+".history DROP COLUMN action_name, DROP COLUMN retry_count, DROP COLUMN faulted; UPDATE "+q+".schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}

@@ -755,7 +755,7 @@ func recordArgs(a *batchArgs, owner string, j *scheduler.JobRecord, keepDef bool
 	if err := a.texts.EncodeRecord(&row, j, keepDef, nil); err != nil {
 		return nil, fmt.Errorf("store/postgres: record: %w", err)
 	}
-	if err := a.h.add(&a.texts, 0, history); err != nil {
+	if err := a.h.add(&a.texts, 0, j.Collection, j.Name, history); err != nil {
 		return nil, err
 	}
 	// The driver, and a host's tracer, may keep the arguments: the texts
@@ -1001,21 +1001,26 @@ type historyArgs struct {
 	faulted               column[pgtype.Bool]
 }
 
+// historyColumns are the members of a history entry that the columns of
+// history hold (collection, job, status, action_name and retry_count),
+// which its JSON leaves out.
+var historyColumns = sqlstore.HistoryColumns{Action: true}
+
 // add appends the entries of history, of the batch's element at place,
-// their JSON texts in t.
-func (h *historyArgs) add(t *sqlstore.Texts, place int64, history []scheduler.HistoryEntry) error {
+// the job collection/name, their JSON texts in t.
+func (h *historyArgs) add(t *sqlstore.Texts, place int64, collection, name string, history []scheduler.HistoryEntry) error {
 	for i := range history {
 		e := &history[i]
-		hr, err := t.EncodeHistory(e)
+		hr, err := t.EncodeHistory(historyColumns, e, collection, name)
 		if err != nil {
 			return fmt.Errorf("store/postgres: record: %w", err)
 		}
 		h.elem.add(bigint(place, true))
 		h.status.add(text(hr.Status))
 		h.entry.add(text(hr.Entry))
-		h.action.add(text(string(e.ActionName)))
+		h.action.add(text(hr.ActionName))
 		h.end.add(bigint(hr.End, hr.HasEnd))
-		h.retry.add(pgtype.Int4{Int32: int32(e.RetryCount), Valid: true})
+		h.retry.add(pgtype.Int4{Int32: hr.RetryCount, Valid: true})
 		h.faulted.add(pgtype.Bool{Bool: e.Faulted, Valid: true})
 	}
 	return nil
@@ -1070,7 +1075,7 @@ func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
 		return fmt.Errorf("store/postgres: record: %w", err)
 	}
 	n := len(a.h.entry.v)
-	if err := a.h.add(&a.texts, int64(len(a.places)+1), r.History); err != nil {
+	if err := a.h.add(&a.texts, int64(len(a.places)+1), j.Collection, j.Name, r.History); err != nil {
 		a.h.truncate(n) // the element is left out, with the entries it added
 		return err
 	}
@@ -1137,20 +1142,27 @@ func (s *Store) historyStored(ctx context.Context, j *scheduler.JobRecord, histo
 	if len(history) == 0 {
 		return false, nil
 	}
-	texts := make([]string, 0, len(history))
+	var rows []sqlstore.HistoryRow // without their end times, which the texts hold
 	for i := range history {
-		hr, err := sqlstore.EncodeHistory(&history[i])
+		hr, err := historyColumns.EncodeHistory(&history[i], j.Collection, j.Name)
 		if err != nil {
 			return false, err
 		}
-		if !slices.Contains(texts, hr.Entry) {
-			texts = append(texts, hr.Entry)
+		hr.End, hr.HasEnd = 0, false
+		if !slices.Contains(rows, *hr) {
+			rows = append(rows, *hr)
 		}
 	}
+	texts, statuses, actions, retries := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]int32, len(rows))
+	for i, r := range rows {
+		texts[i], statuses[i], actions[i], retries[i] = r.Entry, r.Status, r.ActionName, r.RetryCount
+	}
 	var n int
-	err := s.engine.QueryRow(ctx, s.sql(`SELECT count(DISTINCT entry::text) FROM {s}.history
-		WHERE collection = $1 AND job = $2 AND entry::text = ANY($3::text[])`), j.Collection, j.Name, texts).Scan(&n)
-	return n == len(texts), err
+	err := s.engine.QueryRow(ctx, s.sql(`SELECT count(DISTINCT x.n) FROM {s}.history h
+		JOIN unnest($3::text[], $4::text[], $5::text[], $6::integer[]) WITH ORDINALITY AS x(entry, status, action_name, retry_count, n)
+			ON h.entry::text = x.entry AND h.status = x.status AND h.action_name = x.action_name AND h.retry_count = x.retry_count
+		WHERE h.collection = $1 AND h.job = $2`), j.Collection, j.Name, texts, statuses, actions, retries).Scan(&n)
+	return n == len(rows), err
 }
 
 // ListHistory implements [scheduler.Store].
@@ -1166,8 +1178,8 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	if none {
 		where += " AND false"
 	}
-	rows, err := s.pool.Query(ctx, s.sql(`SELECT h.entry::text FROM {s}.jobs j
-		LEFT JOIN LATERAL (SELECT entry FROM {s}.history WHERE collection = j.collection AND job = j.name`+where+`
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT h.status, h.action_name, h.retry_count, h.entry::text FROM {s}.jobs j
+		LEFT JOIN LATERAL (SELECT status, action_name, retry_count, entry FROM {s}.history WHERE collection = j.collection AND job = j.name`+where+`
 			ORDER BY id DESC LIMIT $3 OFFSET $4) h ON true
 		WHERE j.collection = $1 AND j.name = $2`), args...)
 	if err != nil {
@@ -1177,15 +1189,17 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	var out []scheduler.HistoryEntry
 	for rows.Next() {
 		found = true
-		var e *string
-		if err := rows.Scan(&e); err != nil {
+		var status, action, entry pgtype.Text
+		var retry pgtype.Int4
+		if err := rows.Scan(&status, &action, &retry, &entry); err != nil {
 			rows.Close()
 			return nil, wrap("list history of job", collection+"/"+job, err)
 		}
-		if e == nil {
+		if !entry.Valid {
 			continue
 		}
-		h, err := sqlstore.DecodeHistory(*e)
+		h, err := historyColumns.DecodeHistory(&sqlstore.HistoryRow{Collection: collection, Job: job,
+			Status: status.String, ActionName: action.String, RetryCount: retry.Int32, Entry: entry.String})
 		if err != nil {
 			rows.Close()
 			return nil, wrap("list history of job", collection+"/"+job, err)

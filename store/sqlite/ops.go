@@ -476,11 +476,27 @@ func encodeRecord(j *scheduler.JobRecord, keepDef bool, history []scheduler.Hist
 	}
 	hist := make([]*sqlstore.HistoryRow, len(history))
 	for i := range history {
-		if hist[i], err = sqlstore.EncodeHistory(&history[i]); err != nil {
+		if hist[i], err = historyColumns.EncodeHistory(&history[i], j.Collection, j.Name); err != nil {
 			return nil, nil, fmt.Errorf("store/sqlite: record: %w", err)
 		}
 	}
 	return row, hist, nil
+}
+
+// historyColumns are the members of a history entry that the columns of
+// history hold (collection, job and status), which its JSON leaves out.
+var historyColumns = sqlstore.HistoryColumns{}
+
+// historySelect are the columns of history that scanHistory reads.
+const historySelect = "collection, job, status, entry"
+
+// scanHistory returns the entry of a row of historySelect.
+func scanHistory(rows *sql.Rows) (scheduler.HistoryEntry, error) {
+	var r sqlstore.HistoryRow
+	if err := rows.Scan(&r.Collection, &r.Job, &r.Status, &r.Entry); err != nil {
+		return scheduler.HistoryEntry{}, err
+	}
+	return historyColumns.DecodeHistory(&r)
 }
 
 // record is the body of Record inside a write transaction. It returns
@@ -646,18 +662,14 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	top, skip := limitOffset(f.Top, f.Skip)
 	where, args := historyWhere(f)
 	args = append([]any{collection, job}, args...)
-	rows, err := tx.QueryContext(ctx, "SELECT entry FROM history WHERE collection = ? AND job = ?"+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, top, skip)...)
+	rows, err := tx.QueryContext(ctx, "SELECT "+historySelect+" FROM history WHERE collection = ? AND job = ?"+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, top, skip)...)
 	if err != nil {
 		return nil, wrap("list history of job", collection+"/"+job, err)
 	}
 	defer rows.Close()
 	var out []scheduler.HistoryEntry
 	for rows.Next() {
-		var e string
-		if err := rows.Scan(&e); err != nil {
-			return nil, wrap("list history of job", collection+"/"+job, err)
-		}
-		h, err := sqlstore.DecodeHistory(e)
+		h, err := scanHistory(rows)
 		if err != nil {
 			return nil, wrap("list history of job", collection+"/"+job, err)
 		}

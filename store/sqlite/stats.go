@@ -126,18 +126,14 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 	}
 	top, skip := limitOffset(f.Top, f.Skip)
 	where, args := historyWhere(f)
-	rows, err := s.db.QueryContext(ctx, "SELECT entry FROM history WHERE true"+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, top, skip)...)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+historySelect+" FROM history WHERE true"+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, top, skip)...)
 	if err != nil {
 		return nil, fmt.Errorf("store/sqlite: recent history: %w", err)
 	}
 	defer rows.Close()
 	var out []scheduler.HistoryEntry
 	for rows.Next() {
-		var e string
-		if err := rows.Scan(&e); err != nil {
-			return nil, fmt.Errorf("store/sqlite: recent history: %w", err)
-		}
-		h, err := sqlstore.DecodeHistory(e)
+		h, err := scanHistory(rows)
 		if err != nil {
 			return nil, fmt.Errorf("store/sqlite: recent history: %w", err)
 		}

@@ -782,11 +782,9 @@ func testRecordAfterRecreateCancelled(t *testing.T, s scheduler.Store) {
 	}
 }
 
-// claimRecreated claims job c/j as "me", deletes it, creates it again a
-// second later (a job created again at the same instant could not be told
-// from the first; see scheduler.Store) and claims it again as "me". It
-// returns both claims; they have the same version.
-func claimRecreated(t *testing.T, s scheduler.Store) (old, fresh *scheduler.JobRecord) {
+// claimedJob puts job c/j (and collection c) due at t0 in s and returns
+// it claimed by "me" until a minute later.
+func claimedJob(t *testing.T, s scheduler.Store) *scheduler.JobRecord {
 	t.Helper()
 	putCollection(t, s, "c", 0)
 	putJob(t, s, "c", "j", t0)
@@ -794,7 +792,16 @@ func claimRecreated(t *testing.T, s scheduler.Store) (old, fresh *scheduler.JobR
 	if err != nil || len(got) != 1 {
 		t.Fatalf("ClaimDue = %d jobs, %v; want the job", len(got), err)
 	}
-	old = got[0]
+	return got[0]
+}
+
+// claimRecreated claims job c/j as "me", deletes it, creates it again a
+// second later (a job created again at the same instant could not be told
+// from the first; see scheduler.Store) and claims it again as "me". It
+// returns both claims; they have the same version.
+func claimRecreated(t *testing.T, s scheduler.Store) (old, fresh *scheduler.JobRecord) {
+	t.Helper()
+	old = claimedJob(t, s)
 	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
 		t.Fatal(err)
 	}
@@ -803,7 +810,7 @@ func claimRecreated(t *testing.T, s scheduler.Store) (old, fresh *scheduler.JobR
 	if err := s.PutJob(ctx, j); err != nil {
 		t.Fatalf("PutJob(again): %v", err)
 	}
-	got, err = s.ClaimDue(ctx, t0.Add(time.Second), "me", t0.Add(time.Minute), 1)
+	got, err := s.ClaimDue(ctx, t0.Add(time.Second), "me", t0.Add(time.Minute), 1)
 	if err != nil || len(got) != 1 {
 		t.Fatalf("ClaimDue(new job) = %d jobs, %v; want the job", len(got), err)
 	}
