@@ -465,13 +465,14 @@ func (r *HistoryRow) EndArg() any { return arg(r.End, r.HasEnd) }
 
 // HistoryColumns says which members of a history entry a backend's
 // history table holds in columns of their own: its job's collection and
-// name and its status always, its action name and retry count with
-// Action. The entry's JSON leaves out what the columns hold, and
-// DecodeHistory takes it from them; a member that a column cannot give
-// back as it is (an entry of another job's name, a status not in its
-// canonical spelling, a retry count beyond an integer column) stays in
-// the JSON. Rows whose JSON holds every member, as stores wrote them
-// before, read back the same: the JSON's members count.
+// name, its status and its end time always, its action name and retry
+// count with Action. The entry's JSON leaves out what the columns hold,
+// and DecodeHistory takes it from them; a member that a column cannot
+// give back as it is stays in the JSON: an entry of another job's names,
+// a status not in its canonical spelling, a zero end time or one outside
+// the years 1678 to 2262 that the column's nanoseconds hold, a retry
+// count beyond an integer column. Rows whose JSON holds every member, as
+// stores wrote them before, read back the same: the JSON's members count.
 type HistoryColumns struct {
 	Action bool // the action_name and retry_count columns
 }
@@ -481,6 +482,7 @@ var (
 	historyCollection = codec.MembersOf[scheduler.HistoryEntry]("collection")
 	historyJob        = codec.MembersOf[scheduler.HistoryEntry]("job")
 	historyStatus     = codec.MembersOf[scheduler.HistoryEntry]("status")
+	historyEnd        = codec.MembersOf[scheduler.HistoryEntry]("endTime")
 	historyAction     = codec.MembersOf[scheduler.HistoryEntry]("actionName")
 	historyRetry      = codec.MembersOf[scheduler.HistoryEntry]("retryCount")
 )
@@ -497,6 +499,9 @@ func (c HistoryColumns) leave(h *scheduler.HistoryEntry, collection, job string)
 	}
 	if h.Status.Valid() {
 		m = m.Add(historyStatus)
+	}
+	if e := h.EndTime; !e.IsZero() && Time(NanosInt(e), true).Equal(e) {
+		m = m.Add(historyEnd)
 	}
 	if c.Action {
 		m = m.Add(historyAction)
@@ -554,7 +559,8 @@ func historyRow(h *scheduler.HistoryEntry, collection, job, entry string) Histor
 // DecodeHistory returns the entry of a row: its JSON, with the members it
 // leaves out from the row's columns (those of c).
 func (c HistoryColumns) DecodeHistory(row *HistoryRow) (scheduler.HistoryEntry, error) {
-	h := scheduler.HistoryEntry{Collection: row.Collection, Job: row.Job, Status: scheduler.ExecutionStatus(row.Status)}
+	h := scheduler.HistoryEntry{Collection: row.Collection, Job: row.Job, Status: scheduler.ExecutionStatus(row.Status),
+		EndTime: Time(row.End, row.HasEnd)}
 	if c.Action {
 		h.ActionName, h.RetryCount = scheduler.ActionName(row.ActionName), int(row.RetryCount)
 	}

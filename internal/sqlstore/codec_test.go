@@ -256,10 +256,10 @@ func TestStoredRows(t *testing.T) {
 				`"message":"Http Action - Response from host 'example.com': 'InternalServerError'","executionTag":"tag-6","faulted":true}`,
 			texts: map[HistoryColumns]string{
 				pg: `{"expectedExecutionTime":"2030-01-02T01:04:10.123456789Z",` +
-					`"startTime":"2030-01-02T01:04:11.123456789Z","endTime":"2030-01-02T01:04:12.123456789Z","repeatCount":6,` +
+					`"startTime":"2030-01-02T01:04:11.123456789Z","repeatCount":6,` +
 					`"message":"Http Action - Response from host 'example.com': 'InternalServerError'","executionTag":"tag-6","faulted":true}`,
 				lite: `{"actionName":"MainAction","expectedExecutionTime":"2030-01-02T01:04:10.123456789Z",` +
-					`"startTime":"2030-01-02T01:04:11.123456789Z","endTime":"2030-01-02T01:04:12.123456789Z","retryCount":1,"repeatCount":6,` +
+					`"startTime":"2030-01-02T01:04:11.123456789Z","retryCount":1,"repeatCount":6,` +
 					`"message":"Http Action - Response from host 'example.com': 'InternalServerError'","executionTag":"tag-6","faulted":true}`,
 			},
 		},
@@ -273,25 +273,26 @@ func TestStoredRows(t *testing.T) {
 				`"message":"a \u003cb\u003e \u0026 \"c\"\n\té\u2028"}`,
 			texts: map[HistoryColumns]string{
 				pg: `{"expectedExecutionTime":"2030-01-02T01:04:13.123456789Z",` +
-					`"startTime":"2030-01-02T01:04:14.123456789Z","endTime":"2030-01-02T01:04:15.123456789Z","repeatCount":0,` +
+					`"startTime":"2030-01-02T01:04:14.123456789Z","repeatCount":0,` +
 					`"message":"a \u003cb\u003e \u0026 \"c\"\n\té\u2028"}`,
 				lite: `{"actionName":"ErrorAction","expectedExecutionTime":"2030-01-02T01:04:13.123456789Z",` +
-					`"startTime":"2030-01-02T01:04:14.123456789Z","endTime":"2030-01-02T01:04:15.123456789Z","retryCount":0,"repeatCount":0,` +
+					`"startTime":"2030-01-02T01:04:14.123456789Z","retryCount":0,"repeatCount":0,` +
 					`"message":"a \u003cb\u003e \u0026 \"c\"\n\té\u2028"}`,
 			},
 		},
 		{
-			// Another job's names, a status in another spelling and a
-			// retry count beyond the integer column: the JSON keeps them.
+			// Another job's names, a status in another spelling, an end
+			// time beyond the column's nanoseconds and a retry count
+			// beyond the integer column: the JSON keeps them.
 			name: "what the columns cannot give back",
 			entry: scheduler.HistoryEntry{Collection: "other", Job: "", ActionName: scheduler.MainAction, Status: "completed",
-				ExpectedExecutionTime: at(16), StartTime: at(16), EndTime: at(16), RetryCount: 1 << 40},
+				ExpectedExecutionTime: at(16), StartTime: at(16), EndTime: time.Date(2300, 1, 2, 3, 4, 16, 0, time.UTC), RetryCount: 1 << 40},
 			collection: "c", job: "k",
 			texts: map[HistoryColumns]string{
 				pg: `{"collection":"other","job":"","status":"completed","expectedExecutionTime":"2030-01-02T01:04:16.123456789Z",` +
-					`"startTime":"2030-01-02T01:04:16.123456789Z","endTime":"2030-01-02T01:04:16.123456789Z","retryCount":1099511627776,"repeatCount":0}`,
+					`"startTime":"2030-01-02T01:04:16.123456789Z","endTime":"2300-01-02T03:04:16Z","retryCount":1099511627776,"repeatCount":0}`,
 				lite: `{"collection":"other","job":"","actionName":"MainAction","status":"completed","expectedExecutionTime":"2030-01-02T01:04:16.123456789Z",` +
-					`"startTime":"2030-01-02T01:04:16.123456789Z","endTime":"2030-01-02T01:04:16.123456789Z","retryCount":1099511627776,"repeatCount":0}`,
+					`"startTime":"2030-01-02T01:04:16.123456789Z","endTime":"2300-01-02T03:04:16Z","retryCount":1099511627776,"repeatCount":0}`,
 			},
 		},
 	}

@@ -387,6 +387,7 @@ func TestRecordRepeated(t *testing.T) {
 		"status":      func(h *scheduler.HistoryEntry) { h.Status = scheduler.StatusFailed },
 		"action name": func(h *scheduler.HistoryEntry) { h.ActionName = scheduler.ErrorAction },
 		"retry count": func(h *scheduler.HistoryEntry) { h.RetryCount = 1 },
+		"end time":    func(h *scheduler.HistoryEntry) { h.EndTime = h.EndTime.Add(time.Nanosecond) },
 	} {
 		other := entry(start)
 		change(&other[0])

@@ -132,9 +132,9 @@ func putDueJobs(t *testing.T, s scheduler.Store, n int) {
 }
 
 // TestHistoryEntryColumns: an entry's JSON leaves out what the columns of
-// history hold (the job's collection and name, the status, the action
-// name and the retry count), and reads back whole from them; rows written
-// before, with every member in the JSON, read back the same.
+// history hold (the job's collection and name, the status, the end time,
+// the action name and the retry count), and reads back whole from them;
+// rows written before, with every member in the JSON, read back the same.
 func TestHistoryEntryColumns(t *testing.T) {
 	schema := newSchema(t)
 	storetest.CheckHistoryRows(t, open(t, schema), func(hist []scheduler.HistoryEntry) {
@@ -149,7 +149,7 @@ func TestHistoryEntryColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, text := range texts {
-			for _, member := range []string{`"collection"`, `"job"`, `"status"`, `"actionName"`, `"retryCount"`} {
+			for _, member := range []string{`"collection"`, `"job"`, `"status"`, `"endTime"`, `"actionName"`, `"retryCount"`} {
 				if strings.Contains(text, member) {
 					t.Errorf("stored entry %s holds %s, which a column holds", text, member)
 				}

@@ -1002,8 +1002,8 @@ type historyArgs struct {
 }
 
 // historyColumns are the members of a history entry that the columns of
-// history hold (collection, job, status, action_name and retry_count),
-// which its JSON leaves out.
+// history hold (collection, job, status, end_time, action_name and
+// retry_count), which its JSON leaves out.
 var historyColumns = sqlstore.HistoryColumns{Action: true}
 
 // add appends the entries of history, of the batch's element at place,
@@ -1142,26 +1142,30 @@ func (s *Store) historyStored(ctx context.Context, j *scheduler.JobRecord, histo
 	if len(history) == 0 {
 		return false, nil
 	}
-	var rows []sqlstore.HistoryRow // without their end times, which the texts hold
+	var rows []sqlstore.HistoryRow
 	for i := range history {
 		hr, err := historyColumns.EncodeHistory(&history[i], j.Collection, j.Name)
 		if err != nil {
 			return false, err
 		}
-		hr.End, hr.HasEnd = 0, false
 		if !slices.Contains(rows, *hr) {
 			rows = append(rows, *hr)
 		}
 	}
-	texts, statuses, actions, retries := make([]string, len(rows)), make([]string, len(rows)), make([]string, len(rows)), make([]int32, len(rows))
-	for i, r := range rows {
-		texts[i], statuses[i], actions[i], retries[i] = r.Entry, r.Status, r.ActionName, r.RetryCount
+	var h historyArgs
+	for _, r := range rows {
+		h.status.add(text(r.Status))
+		h.entry.add(text(r.Entry))
+		h.action.add(text(r.ActionName))
+		h.end.add(bigint(r.End, r.HasEnd))
+		h.retry.add(pgtype.Int4{Int32: r.RetryCount, Valid: true})
 	}
 	var n int
 	err := s.engine.QueryRow(ctx, s.sql(`SELECT count(DISTINCT x.n) FROM {s}.history h
-		JOIN unnest($3::text[], $4::text[], $5::text[], $6::integer[]) WITH ORDINALITY AS x(entry, status, action_name, retry_count, n)
-			ON h.entry::text = x.entry AND h.status = x.status AND h.action_name = x.action_name AND h.retry_count = x.retry_count
-		WHERE h.collection = $1 AND h.job = $2`), j.Collection, j.Name, texts, statuses, actions, retries).Scan(&n)
+		JOIN unnest($3::text[], $4::text[], $5::text[], $6::bigint[], $7::integer[]) WITH ORDINALITY AS x(entry, status, action_name, end_time, retry_count, n)
+			ON h.entry::text = x.entry AND h.status = x.status AND h.action_name = x.action_name
+				AND h.end_time IS NOT DISTINCT FROM x.end_time AND h.retry_count = x.retry_count
+		WHERE h.collection = $1 AND h.job = $2`), j.Collection, j.Name, &h.entry, &h.status, &h.action, &h.end, &h.retry).Scan(&n)
 	return n == len(rows), err
 }
 
@@ -1178,8 +1182,8 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	if none {
 		where += " AND false"
 	}
-	rows, err := s.pool.Query(ctx, s.sql(`SELECT h.status, h.action_name, h.retry_count, h.entry::text FROM {s}.jobs j
-		LEFT JOIN LATERAL (SELECT status, action_name, retry_count, entry FROM {s}.history WHERE collection = j.collection AND job = j.name`+where+`
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT h.status, h.end_time, h.action_name, h.retry_count, h.entry::text FROM {s}.jobs j
+		LEFT JOIN LATERAL (SELECT status, end_time, action_name, retry_count, entry FROM {s}.history WHERE collection = j.collection AND job = j.name`+where+`
 			ORDER BY id DESC LIMIT $3 OFFSET $4) h ON true
 		WHERE j.collection = $1 AND j.name = $2`), args...)
 	if err != nil {
@@ -1190,8 +1194,9 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	for rows.Next() {
 		found = true
 		var status, action, entry pgtype.Text
+		var end pgtype.Int8
 		var retry pgtype.Int4
-		if err := rows.Scan(&status, &action, &retry, &entry); err != nil {
+		if err := rows.Scan(&status, &end, &action, &retry, &entry); err != nil {
 			rows.Close()
 			return nil, wrap("list history of job", collection+"/"+job, err)
 		}
@@ -1199,7 +1204,7 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 			continue
 		}
 		h, err := historyColumns.DecodeHistory(&sqlstore.HistoryRow{Collection: collection, Job: job,
-			Status: status.String, ActionName: action.String, RetryCount: retry.Int32, Entry: entry.String})
+			Status: status.String, End: end.Int64, HasEnd: end.Valid, ActionName: action.String, RetryCount: retry.Int32, Entry: entry.String})
 		if err != nil {
 			rows.Close()
 			return nil, wrap("list history of job", collection+"/"+job, err)

@@ -12,9 +12,9 @@ import (
 )
 
 // TestHistoryEntryColumns: an entry's JSON leaves out what the columns of
-// history hold (the job's collection and name, and the status), and reads
-// back whole from them; rows written before, with every member in the
-// JSON, read back the same.
+// history hold (the job's collection and name, the status and the end
+// time), and reads back whole from them; rows written before, with every
+// member in the JSON, read back the same.
 func TestHistoryEntryColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "h.db")
 	storetest.CheckHistoryRows(t, open(t, path), func(hist []scheduler.HistoryEntry) {
@@ -39,7 +39,7 @@ func TestHistoryEntryColumns(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, text := range texts {
-			for _, member := range []string{`"collection"`, `"job"`, `"status"`} {
+			for _, member := range []string{`"collection"`, `"job"`, `"status"`, `"endTime"`} {
 				if strings.Contains(text, member) {
 					t.Errorf("stored entry %s holds %s, which a column holds", text, member)
 				}

@@ -484,18 +484,21 @@ func encodeRecord(j *scheduler.JobRecord, keepDef bool, history []scheduler.Hist
 }
 
 // historyColumns are the members of a history entry that the columns of
-// history hold (collection, job and status), which its JSON leaves out.
+// history hold (collection, job, status and end_time), which its JSON
+// leaves out.
 var historyColumns = sqlstore.HistoryColumns{}
 
 // historySelect are the columns of history that scanHistory reads.
-const historySelect = "collection, job, status, entry"
+const historySelect = "collection, job, status, end_time, entry"
 
 // scanHistory returns the entry of a row of historySelect.
 func scanHistory(rows *sql.Rows) (scheduler.HistoryEntry, error) {
 	var r sqlstore.HistoryRow
-	if err := rows.Scan(&r.Collection, &r.Job, &r.Status, &r.Entry); err != nil {
+	var end sql.NullInt64
+	if err := rows.Scan(&r.Collection, &r.Job, &r.Status, &end, &r.Entry); err != nil {
 		return scheduler.HistoryEntry{}, err
 	}
+	r.End, r.HasEnd = end.Int64, end.Valid
 	return historyColumns.DecodeHistory(&r)
 }
 
