@@ -56,7 +56,11 @@
 // collection up again: the store deletes a collection's jobs in the
 // transaction that deletes the collection. Each job holds a numbered place of its collection below the quota
 // (a unique index), so that the quota check of a create neither counts
-// the jobs nor updates a row that every create would wait for.
+// the jobs nor updates a row that every create would wait for. A history
+// entry's JSON (column entry) leaves out what the row's columns hold
+// (collection, job, status, end time, action name, retry count), filled
+// back from them when read; rows written before schema 16 hold the whole
+// entry.
 //
 // The job counts: the changes of the counts by collection and state (+n,
 // -n) go into job_count_deltas. The store's creates insert theirs in the

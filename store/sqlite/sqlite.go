@@ -34,7 +34,10 @@
 // NULL when the job is not due or its collection is not Enabled; so
 // claiming costs the same whatever the number of jobs stored. Times in
 // columns are Unix nanoseconds; instants outside 1678–2262 are clamped in
-// the index (their exact value stays in the JSON).
+// the index (their exact value stays in the JSON). A history entry's JSON
+// leaves out what the row's columns hold (collection, job, status, end
+// time), filled back from them when read; rows written before schema 8
+// hold the whole entry.
 //
 // The schema is created and migrated by [Open] and [New], from migrations
 // embedded in the binary; table schema_version holds the version reached.
