@@ -313,15 +313,20 @@ func TestAppendUTCWithout(t *testing.T) {
 		Inner inner  `json:"inner"`
 	}
 	v := outer{A: "x", B: 0, C: "y", Inner: inner{A: "i", B: 2}}
+	// What is read into: the members left out keep these values.
+	pre := outer{A: "p", B: 9, C: "p", Inner: inner{A: "p", B: 9}}
 	for _, tc := range []struct {
 		name  string
 		leave codec.Members
 		want  string
+		back  outer // pre after reading the JSON into it
 	}{
-		{"none", codec.Members{}, `{"a":"x","b":0,"c":"y","inner":{"a":"i","b":2}}`},
-		{"a and b", codec.MembersOf[outer]("a").Add(codec.MembersOf[outer]("b")), `{"c":"y","inner":{"a":"i","b":2}}`},
-		{"all", codec.MembersOf[outer]("a", "b", "c", "inner"), `{}`},
-		{"removed", codec.MembersOf[outer]("a", "c").Remove(codec.MembersOf[outer]("c")), `{"b":0,"c":"y","inner":{"a":"i","b":2}}`},
+		{"none", codec.Members{}, `{"a":"x","b":0,"c":"y","inner":{"a":"i","b":2}}`, v},
+		{"a and b", codec.MembersOf[outer]("a").Add(codec.MembersOf[outer]("b")), `{"c":"y","inner":{"a":"i","b":2}}`,
+			outer{A: "p", B: 9, C: "y", Inner: inner{A: "i", B: 2}}},
+		{"all", codec.MembersOf[outer]("a", "b", "c", "inner"), `{}`, pre},
+		{"removed", codec.MembersOf[outer]("a", "c").Remove(codec.MembersOf[outer]("c")), `{"b":0,"c":"y","inner":{"a":"i","b":2}}`,
+			outer{A: "p", B: 0, C: "y", Inner: inner{A: "i", B: 2}}},
 	} {
 		for _, arg := range []any{&v, v} {
 			got, err := codec.AppendUTCWithout([]byte("x"), arg, true, tc.leave)
@@ -333,15 +338,25 @@ func TestAppendUTCWithout(t *testing.T) {
 			}
 		}
 		// What is left out reads back as what the value read into held.
-		back := outer{A: "x", B: 0, C: "y", Inner: inner{A: "i", B: 2}}
+		back := pre
 		if err := codec.Unmarshal(must(codec.AppendUTCWithout(nil, &v, true, tc.leave)), &back); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(v, back); diff != "" {
+		if diff := cmp.Diff(tc.back, back); diff != "" {
 			t.Errorf("%s: read back (-want +got):\n%s", tc.name, diff)
 		}
 	}
 	if _, err := codec.AppendUTCWithout(nil, &v.Inner, true, codec.MembersOf[outer]("a")); err == nil {
 		t.Errorf("AppendUTCWithout of an inner with members of outer: no error")
+	}
+	for name, f := range map[string]func(m, o codec.Members) codec.Members{"Add": codec.Members.Add, "Remove": codec.Members.Remove} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s of members of another type: no panic", name)
+				}
+			}()
+			f(codec.MembersOf[outer]("a"), codec.MembersOf[inner]("a"))
+		}()
 	}
 }

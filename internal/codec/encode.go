@@ -80,11 +80,16 @@ func (m Members) Add(o Members) Members {
 	return m
 }
 
-// Remove returns the members of m that are not in o.
+// Remove returns the members of m that are not in o, which must be of m's
+// type.
 func (m Members) Remove(o Members) Members {
-	if o.typ == m.typ {
-		m.bits &^= o.bits
+	if m.bits == 0 || o.bits == 0 {
+		return m
 	}
+	if o.typ != m.typ {
+		panic(fmt.Sprintf("codec: members of %s removed from members of %s", o.typ, m.typ))
+	}
+	m.bits &^= o.bits
 	return m
 }
 

@@ -137,7 +137,7 @@ func putDueJobs(t *testing.T, s scheduler.Store, n int) {
 // rows written before, with every member in the JSON, read back the same.
 func TestHistoryEntryColumns(t *testing.T) {
 	schema := newSchema(t)
-	storetest.CheckHistoryRows(t, open(t, schema), func(hist []scheduler.HistoryEntry) {
+	storetest.CheckHistoryRows(t, open(t, schema), func(hist []scheduler.HistoryEntry, exact int) {
 		c := connect(t)
 		q := pgx.Identifier{schema}.Sanitize()
 		rows, err := c.Query(ctx, "SELECT entry::text FROM "+q+".history ORDER BY id")
@@ -148,7 +148,7 @@ func TestHistoryEntryColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, text := range texts {
+		for _, text := range texts[:exact] {
 			for _, member := range []string{`"collection"`, `"job"`, `"status"`, `"endTime"`, `"actionName"`, `"retryCount"`} {
 				if strings.Contains(text, member) {
 					t.Errorf("stored entry %s holds %s, which a column holds", text, member)

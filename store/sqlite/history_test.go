@@ -17,7 +17,7 @@ import (
 // member in the JSON, read back the same.
 func TestHistoryEntryColumns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "h.db")
-	storetest.CheckHistoryRows(t, open(t, path), func(hist []scheduler.HistoryEntry) {
+	storetest.CheckHistoryRows(t, open(t, path), func(hist []scheduler.HistoryEntry, exact int) {
 		db, err := sql.Open("sqlite", path)
 		if err != nil {
 			t.Fatal(err)
@@ -38,7 +38,7 @@ func TestHistoryEntryColumns(t *testing.T) {
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
 		}
-		for _, text := range texts {
+		for _, text := range texts[:exact] {
 			for _, member := range []string{`"collection"`, `"job"`, `"status"`, `"endTime"`} {
 				if strings.Contains(text, member) {
 					t.Errorf("stored entry %s holds %s, which a column holds", text, member)

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,8 +16,12 @@ import (
 // that use every member of an entry, and checks that ListHistory and, when
 // s is a [scheduler.StatsReader], RecentHistory return them; then it calls
 // rewrite with the entries, in recording order, to change the stored rows
-// (to check those an older version wrote, say), and checks again.
-func CheckHistoryRows(t *testing.T, s scheduler.Store, rewrite func(hist []scheduler.HistoryEntry)) {
+// (to check those an older version wrote, say), and checks again. The
+// first exact entries hold values that columns of the usual types give
+// back exactly; the others do not (other names than the job's, no end
+// time, end times outside 1678–2262 or finer than a microsecond, retry
+// counts past int32 or below 0).
+func CheckHistoryRows(t *testing.T, s scheduler.Store, rewrite func(hist []scheduler.HistoryEntry, exact int)) {
 	t.Helper()
 	j := claimedJob(t, s)
 	hist := []scheduler.HistoryEntry{
@@ -26,11 +32,21 @@ func CheckHistoryRows(t *testing.T, s scheduler.Store, rewrite func(hist []sched
 			StartTime: t0.Add(time.Second), EndTime: t0.Add(2 * time.Second), RepeatCount: 1, ExecutionTag: "tag"},
 		{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusSkipped, ExpectedExecutionTime: t0,
 			StartTime: t0.Add(3 * time.Second), EndTime: t0.Add(3 * time.Second), Message: "skipped", Skipped: 3, LastExpectedTime: t0.Add(time.Minute)},
+		// Values a row's columns may not hold exactly.
+		{Collection: "other", Job: "k", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, ExpectedExecutionTime: t0,
+			StartTime: t0, RetryCount: math.MaxInt, ExecutionTag: "tag"},
+		{Collection: "c", Job: "j", ActionName: scheduler.ErrorAction, Status: scheduler.StatusFailed, ExpectedExecutionTime: t0,
+			StartTime: t0, EndTime: time.Date(2300, 1, 2, 3, 4, 5, 6, time.FixedZone("IST", 19800)), RetryCount: -1},
+		{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, ExpectedExecutionTime: t0,
+			StartTime: t0, EndTime: time.Date(1600, 1, 2, 3, 4, 5, 0, time.UTC)},
+		{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, ExpectedExecutionTime: t0,
+			StartTime: t0, EndTime: t0.Add(time.Nanosecond).In(time.FixedZone("IST", 19800))},
 	}
 	if err := s.Record(ctx, "me", j, hist); err != nil {
 		t.Fatalf("Record: %v", err)
 	}
-	want := []scheduler.HistoryEntry{hist[2], hist[1], hist[0]}
+	want := slices.Clone(hist)
+	slices.Reverse(want) // newest first
 	read := func(what string) {
 		t.Helper()
 		list, err := s.ListHistory(ctx, "c", "j", scheduler.HistoryFilter{})
@@ -45,6 +61,6 @@ func CheckHistoryRows(t *testing.T, s scheduler.Store, rewrite func(hist []sched
 		}
 	}
 	read("as recorded")
-	rewrite(hist)
+	rewrite(hist, 3)
 	read("rewritten")
 }
