@@ -1016,14 +1016,20 @@ func (h *historyArgs) add(t *sqlstore.Texts, place int64, collection, name strin
 			return fmt.Errorf("store/postgres: record: %w", err)
 		}
 		h.elem.add(bigint(place, true))
-		h.status.add(text(hr.Status))
-		h.entry.add(text(hr.Entry))
-		h.action.add(text(hr.ActionName))
-		h.end.add(bigint(hr.End, hr.HasEnd))
-		h.retry.add(pgtype.Int4{Int32: hr.RetryCount, Valid: true})
+		h.addRow(&hr)
 		h.faulted.add(pgtype.Bool{Bool: e.Faulted, Valid: true})
 	}
 	return nil
+}
+
+// addRow appends the columns of history row r that the history
+// statements pass: status, entry, action name, end time and retry count.
+func (h *historyArgs) addRow(r *sqlstore.HistoryRow) {
+	h.status.add(text(r.Status))
+	h.entry.add(text(r.Entry))
+	h.action.add(text(r.ActionName))
+	h.end.add(bigint(r.End, r.HasEnd))
+	h.retry.add(pgtype.Int4{Int32: r.RetryCount, Valid: true})
 }
 
 // truncate drops the entries from the n-th on.
@@ -1153,12 +1159,8 @@ func (s *Store) historyStored(ctx context.Context, j *scheduler.JobRecord, histo
 		}
 	}
 	var h historyArgs
-	for _, r := range rows {
-		h.status.add(text(r.Status))
-		h.entry.add(text(r.Entry))
-		h.action.add(text(r.ActionName))
-		h.end.add(bigint(r.End, r.HasEnd))
-		h.retry.add(pgtype.Int4{Int32: r.RetryCount, Valid: true})
+	for i := range rows {
+		h.addRow(&rows[i])
 	}
 	var n int
 	err := s.engine.QueryRow(ctx, s.sql(`SELECT count(DISTINCT x.n) FROM {s}.history h
@@ -1167,6 +1169,26 @@ func (s *Store) historyStored(ctx context.Context, j *scheduler.JobRecord, histo
 				AND h.end_time IS NOT DISTINCT FROM x.end_time AND h.retry_count = x.retry_count
 		WHERE h.collection = $1 AND h.job = $2`), j.Collection, j.Name, &h.entry, &h.status, &h.action, &h.end, &h.retry).Scan(&n)
 	return n == len(rows), err
+}
+
+// historyRowColumns are the columns of history that scanHistory reads, in
+// its order.
+const historyRowColumns = "status, end_time, action_name, retry_count, entry::text AS entry"
+
+// scanHistory returns the entry that row holds in historyRowColumns, after
+// the values of lead (which may point at r's names), the entry's row r
+// holding the names of its job; ok is false when the columns are NULL (an
+// outer join that found no entry).
+func scanHistory(row pgx.Row, r *sqlstore.HistoryRow, lead ...any) (h scheduler.HistoryEntry, ok bool, err error) {
+	var status, action, entry pgtype.Text
+	var end pgtype.Int8
+	var retry pgtype.Int4
+	if err := row.Scan(append(lead, &status, &end, &action, &retry, &entry)...); err != nil || !entry.Valid {
+		return h, false, err
+	}
+	r.Status, r.End, r.HasEnd, r.ActionName, r.RetryCount, r.Entry = status.String, end.Int64, end.Valid, action.String, retry.Int32, entry.String
+	h, err = historyColumns.DecodeHistory(r)
+	return h, err == nil, err
 }
 
 // ListHistory implements [scheduler.Store].
@@ -1182,8 +1204,8 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	if none {
 		where += " AND false"
 	}
-	rows, err := s.pool.Query(ctx, s.sql(`SELECT h.status, h.end_time, h.action_name, h.retry_count, h.entry::text FROM {s}.jobs j
-		LEFT JOIN LATERAL (SELECT status, end_time, action_name, retry_count, entry FROM {s}.history WHERE collection = j.collection AND job = j.name`+where+`
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT h.status, h.end_time, h.action_name, h.retry_count, h.entry FROM {s}.jobs j
+		LEFT JOIN LATERAL (SELECT `+historyRowColumns+` FROM {s}.history WHERE collection = j.collection AND job = j.name`+where+`
 			ORDER BY id DESC LIMIT $3 OFFSET $4) h ON true
 		WHERE j.collection = $1 AND j.name = $2`), args...)
 	if err != nil {
@@ -1193,18 +1215,10 @@ func (s *Store) ListHistory(ctx context.Context, collection, job string, f sched
 	var out []scheduler.HistoryEntry
 	for rows.Next() {
 		found = true
-		var status, action, entry pgtype.Text
-		var end pgtype.Int8
-		var retry pgtype.Int4
-		if err := rows.Scan(&status, &end, &action, &retry, &entry); err != nil {
-			rows.Close()
-			return nil, wrap("list history of job", collection+"/"+job, err)
-		}
-		if !entry.Valid {
+		h, ok, err := scanHistory(rows, &sqlstore.HistoryRow{Collection: collection, Job: job})
+		if err == nil && !ok {
 			continue
 		}
-		h, err := historyColumns.DecodeHistory(&sqlstore.HistoryRow{Collection: collection, Job: job,
-			Status: status.String, End: end.Int64, HasEnd: end.Valid, ActionName: action.String, RetryCount: retry.Int32, Entry: entry.String})
 		if err != nil {
 			rows.Close()
 			return nil, wrap("list history of job", collection+"/"+job, err)

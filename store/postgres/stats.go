@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/internal/sqlstore"
 )
@@ -292,19 +291,15 @@ func (s *Store) RecentHistory(ctx context.Context, f scheduler.HistoryFilter) ([
 	}
 	where, args := historyWhere(f, nil)
 	args = append(args, limit(f.Top), max(f.Skip, 0))
-	rows, err := s.pool.Query(ctx, s.sql(fmt.Sprintf("SELECT collection, job, status, end_time, action_name, retry_count, entry::text FROM {s}.history WHERE true%s ORDER BY id DESC LIMIT $%d OFFSET $%d",
+	rows, err := s.pool.Query(ctx, s.sql(fmt.Sprintf("SELECT collection, job, "+historyRowColumns+" FROM {s}.history WHERE true%s ORDER BY id DESC LIMIT $%d OFFSET $%d",
 		where, len(args)-1, len(args))), args...)
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: recent history: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scheduler.HistoryEntry, error) {
-		var h sqlstore.HistoryRow
-		var end pgtype.Int8
-		if err := r.Scan(&h.Collection, &h.Job, &h.Status, &end, &h.ActionName, &h.RetryCount, &h.Entry); err != nil {
-			return scheduler.HistoryEntry{}, err
-		}
-		h.End, h.HasEnd = end.Int64, end.Valid
-		return historyColumns.DecodeHistory(&h)
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (scheduler.HistoryEntry, error) {
+		var r sqlstore.HistoryRow
+		h, _, err := scanHistory(row, &r, &r.Collection, &r.Job)
+		return h, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: recent history: %w", err)
