@@ -136,7 +136,7 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 				}
 				for _, c := range reqs {
 					if !c.at.Equal(c.req.ExpectedTime) {
-						t.Errorf("%s started at %v, due at %v", c.req.JobID, c.at.Sub(first), c.req.ExpectedTime.Sub(first))
+						t.Errorf("%s started at %v, due at %v", c.req.JobID(), c.at.Sub(first), c.req.ExpectedTime.Sub(first))
 					}
 				}
 				if tt.fewClaims > 0 && claims > tt.fewClaims {
@@ -258,7 +258,7 @@ func TestClaimAheadFullRate(t *testing.T) {
 		}
 		for _, c := range e.exec.calls {
 			if late := c.at.Sub(c.req.ExpectedTime); late < 0 || late > 2*time.Millisecond {
-				t.Errorf("%s started %v after its instant, want 0 to 2ms (see TestClaimAheadStartsTogether)", c.req.JobID, late)
+				t.Errorf("%s started %v after its instant, want 0 to 2ms (see TestClaimAheadStartsTogether)", c.req.JobID(), late)
 			}
 		}
 	})
@@ -295,14 +295,14 @@ func TestClaimAheadCutWriteDueNow(t *testing.T) {
 		defer e.exec.mu.Unlock()
 		started := 0
 		for _, c := range e.exec.calls {
-			if !written[c.req.JobID[strings.LastIndexByte(c.req.JobID, '/')+1:]] {
+			if !written[c.req.JobID()[strings.LastIndexByte(c.req.JobID(), '/')+1:]] {
 				continue
 			}
 			started++
 			// The next held job starts (and ends at once) at most one
 			// spacing after the write, freeing its slot.
 			if late := c.at.Sub(c.req.ExpectedTime); late > spacing+2*time.Millisecond {
-				t.Errorf("%s, written due now, started %v late, want at most %v (a slot was freed before then)", c.req.JobID, late, spacing+2*time.Millisecond)
+				t.Errorf("%s, written due now, started %v late, want at most %v (a slot was freed before then)", c.req.JobID(), late, spacing+2*time.Millisecond)
 			}
 		}
 		if started != len(written) {
@@ -331,7 +331,7 @@ func TestClaimAheadSlowRecords(t *testing.T) {
 		}
 		for _, c := range e.exec.calls {
 			if !c.at.Equal(c.req.ExpectedTime) {
-				t.Errorf("%s started %v late", c.req.JobID, c.at.Sub(c.req.ExpectedTime))
+				t.Errorf("%s started %v late", c.req.JobID(), c.at.Sub(c.req.ExpectedTime))
 			}
 		}
 	})
@@ -383,13 +383,13 @@ func TestClaimAheadStartsTogether(t *testing.T) {
 					late := c.at.Sub(c.req.ExpectedTime)
 					if c.req.ExpectedTime.Sub(first) >= lone[0] {
 						if late != 0 {
-							t.Errorf("%s, alone, started %v after its instant, want at it", c.req.JobID, late)
+							t.Errorf("%s, alone, started %v after its instant, want at it", c.req.JobID(), late)
 						}
 						continue
 					}
 					starts[c.at] = true
 					if late < 0 || late > tt.want {
-						t.Errorf("%s started %v after its instant, want 0 to %v", c.req.JobID, late, tt.want)
+						t.Errorf("%s started %v after its instant, want 0 to %v", c.req.JobID(), late, tt.want)
 					}
 				}
 				per := int(tt.want/time.Millisecond) + 1 // jobs due within a window
@@ -530,7 +530,7 @@ func TestClaimAheadStopGivesBack(t *testing.T) {
 		}
 		for _, c := range e.exec.calls {
 			if !c.at.Equal(c.req.ExpectedTime) {
-				t.Errorf("%s started %v after its due instant, want on time", c.req.JobID, c.at.Sub(c.req.ExpectedTime))
+				t.Errorf("%s started %v after its due instant, want on time", c.req.JobID(), c.at.Sub(c.req.ExpectedTime))
 			}
 		}
 	})
@@ -551,7 +551,7 @@ func TestClaimAheadWithinMaxConcurrency(t *testing.T) {
 				reg := &action.Registry{}
 				reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 					mu.Lock()
-					calls[req.JobID]++
+					calls[req.JobID()]++
 					mu.Unlock()
 					time.Sleep(30 * time.Second) // ignores its context
 					return nil, nil
@@ -654,7 +654,7 @@ func TestClaimAheadLingerDueAgain(t *testing.T) {
 					t.Fatal(err)
 				}
 				e.exec.fn = func(req *action.Request, _ int) error {
-					if req.JobID == "c/b" {
+					if req.JobID() == "c/b" {
 						time.Sleep(tt.run)
 					}
 					return nil
@@ -673,7 +673,7 @@ func TestClaimAheadLingerDueAgain(t *testing.T) {
 				synctest.Wait()
 				var got []time.Duration
 				for _, c := range e.exec.calls {
-					if c.req.JobID == "c/b" {
+					if c.req.JobID() == "c/b" {
 						got = append(got, c.at.Sub(due))
 					}
 				}
@@ -697,7 +697,7 @@ func TestClaimAheadTakesOnlyExpiredLeases(t *testing.T) {
 		reg := &action.Registry{}
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			mu.Lock()
-			calls = append(calls, req.JobID)
+			calls = append(calls, req.JobID())
 			mu.Unlock()
 			time.Sleep(20 * time.Second)
 			return nil, nil
@@ -888,7 +888,7 @@ func TestHeldClaimPastLeaseIsNotStarted(t *testing.T) {
 			reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 				n.Add(1)
 				mu.Lock()
-				calls[req.JobID] = append(calls[req.JobID], id)
+				calls[req.JobID()] = append(calls[req.JobID()], id)
 				mu.Unlock()
 				return nil, nil
 			}))
@@ -1039,7 +1039,7 @@ func TestGiveBackOfWrittenJobHasDeadline(t *testing.T) {
 		reg := &action.Registry{}
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			mu.Lock()
-			ran[req.JobID] = append(ran[req.JobID], time.Now())
+			ran[req.JobID()] = append(ran[req.JobID()], time.Now())
 			mu.Unlock()
 			return nil, nil
 		}))
@@ -1423,7 +1423,7 @@ func TestNoClaimAfterStop(t *testing.T) {
 			t.Errorf("%d claims begun after Stop was called, want none", n)
 		}
 		for _, c := range e.exec.calls {
-			t.Errorf("%s started after Stop was called", c.req.JobID)
+			t.Errorf("%s started after Stop was called", c.req.JobID())
 		}
 	})
 }

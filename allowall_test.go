@@ -48,7 +48,7 @@ type sideRun struct {
 
 func (x *sideBySide) Execute(ctx context.Context, req *action.Request) (*action.Result, error) {
 	x.mu.Lock()
-	x.runs = append(x.runs, sideRun{req.Occurrence, req.Retry, time.Since(x.t0), req.ExecutionTag, req.ErrorAction})
+	x.runs = append(x.runs, sideRun{req.Occurrence, req.Retry, time.Since(x.t0), req.ExecutionTag(), req.ErrorAction})
 	x.now++
 	x.maxRuns = max(x.maxRuns, x.now)
 	x.mu.Unlock()

@@ -15,12 +15,8 @@ import (
 // outcome is the result of one attempt.
 type outcome struct {
 	start, end time.Time
-	// at holds start in the allocation of the attempt's IDs (see idsAt),
-	// for the job's Status.LastExecutionTime; nil when the attempt made
-	// none (it failed before its request was made).
-	at      *time.Time
-	err     error  // nil: the attempt succeeded
-	message string // for history
+	err        error  // nil: the attempt succeeded
+	message    string // for history
 	// ctx is the attempt's context as Config.Observer returned it (it
 	// may carry the attempt's span), for log records about the attempt;
 	// nil when nothing observes the Scheduler.
@@ -180,19 +176,15 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 			s.log.Warn("read the occurrence's history for its errorAction; it is sent without it", "job", r.Name, "collection", r.Collection, "err", err)
 		}
 	}
-	var jobID, requestID string
-	res.at, jobID, requestID = idsAt(r, res.start)
 	st := &attemptState{req: action.Request{
-		Action:          act,
-		JobID:           jobID,
-		CollectionID:    r.Collection,
-		ExecutionTag:    o.Tag,
-		ClientRequestID: requestID,
-		ExpectedTime:    o.Expected,
-		Occurrence:      o.Number,
-		Retry:           o.Retry,
-		ErrorAction:     o.ErrorAction,
-	}}
+		Action:       act,
+		CollectionID: r.Collection,
+		ExpectedTime: o.Expected,
+		Occurrence:   o.Number,
+		Retry:        o.Retry,
+		ErrorAction:  o.ErrorAction,
+	}, name: r.Name, tag: o.Tag, uuid: newUUID()}
+	st.req.IDs = st
 	req, ctx := &st.req, &st.ctx
 	limit := act.AttemptTimeout(s.cfg.ActionTimeout)
 	timeout := res.start.Add(limit)
@@ -303,13 +295,33 @@ func (c *attemptContext) init(parent context.Context, deadline time.Time) {
 }
 
 // attemptState is what an attempt hands its executor, its context and its
-// request, in one allocation. Nothing that outlives the attempt points
-// into it: it holds the opened action (secrets in plain text) and the
-// attempt's context chain, which a record kept by the store (see
-// BatchRecorder) or an outcome waiting for the store would keep alive.
+// request, in one allocation, with what the request's identifiers are made
+// of when the executor reads them (see action.RequestIDs). Nothing that
+// outlives the attempt points into it: it holds the opened action (secrets
+// in plain text) and the attempt's context chain, which a record kept by
+// the store (see BatchRecorder) or an outcome waiting for the store would
+// keep alive.
 type attemptState struct {
-	ctx attemptContext
-	req action.Request
+	ctx  attemptContext
+	req  action.Request
+	name string   // the job's name; req.CollectionID is its collection
+	tag  string   // the occurrence's execution tag
+	uuid [16]byte // the random bits of the request ID
+}
+
+// JobID implements action.RequestIDs: the ID of the job, as
+// [JobRecord.ID].
+func (st *attemptState) JobID() string { return st.req.CollectionID + "/" + st.name }
+
+// ExecutionTag implements action.RequestIDs.
+func (st *attemptState) ExecutionTag() string { return st.tag }
+
+// ClientRequestID implements action.RequestIDs: a version 4 UUID, drawn
+// when the attempt started.
+func (st *attemptState) ClientRequestID() string {
+	var b [36]byte
+	formatUUID(&b, &st.uuid)
+	return string(b[:])
 }
 
 // get returns the underlying context, making it on first use.

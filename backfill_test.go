@@ -62,7 +62,7 @@ func TestBackfill(t *testing.T) {
 		tags := map[string]bool{}
 		for _, r := range reqs {
 			expected = append(expected, r.ExpectedTime)
-			tags[r.ExecutionTag] = true
+			tags[r.ExecutionTag()] = true
 		}
 		if diff := cmp.Diff(missing, expected); diff != "" {
 			t.Errorf("expected times of the backfilled attempts (-want +got):\n%s", diff)

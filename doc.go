@@ -346,7 +346,10 @@
 // x-ms-scheduler-execution-tag (the same for every attempt of an
 // occurrence, also across scheduler processes, so receivers can drop
 // duplicates) and x-ms-client-request-id (new per attempt), as HTTP
-// headers or message properties.
+// headers or message properties. A Go executor reads them with the
+// methods of [action.Request] (JobID, ExecutionTag, ClientRequestID),
+// which make them when called: an attempt whose executor reads none of
+// them does none of the work.
 //
 // # Retries
 //

@@ -222,11 +222,11 @@ func TestFiresOnTime(t *testing.T) {
 		reqs := e.exec.requests()
 		tags := map[string]bool{}
 		for i, q := range reqs {
-			if q.JobID != "c/j" || q.CollectionID != "c" || q.Occurrence != i+1 || q.Retry != 0 || q.ErrorAction ||
-				!q.ExpectedTime.Equal(e.t0.Add(time.Duration(2*i+1)*time.Minute)) || q.ClientRequestID == "" || q.ExecutionTag == "" {
+			if q.JobID() != "c/j" || q.CollectionID != "c" || q.Occurrence != i+1 || q.Retry != 0 || q.ErrorAction ||
+				!q.ExpectedTime.Equal(e.t0.Add(time.Duration(2*i+1)*time.Minute)) || q.ClientRequestID() == "" || q.ExecutionTag() == "" {
 				t.Errorf("request %d = %+v", i, q)
 			}
-			tags[q.ExecutionTag] = true
+			tags[q.ExecutionTag()] = true
 		}
 		if len(tags) != 3 {
 			t.Errorf("execution tags %v, want 3 distinct", tags)
@@ -289,10 +289,10 @@ func TestRetriesAndErrorAction(t *testing.T) {
 		reqs := e.exec.requests()
 		ids := map[string]bool{}
 		for i, q := range reqs {
-			if q.ExecutionTag != reqs[0].ExecutionTag {
-				t.Errorf("attempt %d has execution tag %q, want %q like the first", i, q.ExecutionTag, reqs[0].ExecutionTag)
+			if q.ExecutionTag() != reqs[0].ExecutionTag() {
+				t.Errorf("attempt %d has execution tag %q, want %q like the first", i, q.ExecutionTag(), reqs[0].ExecutionTag())
 			}
-			ids[q.ClientRequestID] = true
+			ids[q.ClientRequestID()] = true
 		}
 		if len(ids) != len(reqs) {
 			t.Errorf("client request IDs %v, want one per attempt", ids)

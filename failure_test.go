@@ -205,7 +205,7 @@ func TestDeadLetterErrorAction(t *testing.T) {
 					t.Fatalf("errorAction body %q: %v", got, err)
 				}
 				m := time.Minute
-				want := scheduler.FailureDocument{Collection: "c", Job: "j", ExecutionTag: alert.ExecutionTag, ExpectedTime: e.t0.Add(m).UTC(), Occurrence: 1,
+				want := scheduler.FailureDocument{Collection: "c", Job: "j", ExecutionTag: alert.ExecutionTag(), ExpectedTime: e.t0.Add(m).UTC(), Occurrence: 1,
 					Attempts: []scheduler.FailureAttempt{
 						{Retry: 0, Start: e.t0.Add(m).UTC(), End: e.t0.Add(m).UTC(), Status: scheduler.StatusFailed, Message: "failed: connection refused"},
 						{Retry: 1, Start: e.t0.Add(2 * m).UTC(), End: e.t0.Add(2 * m).UTC(), Status: scheduler.StatusFailed, HTTPStatus: 503,
@@ -251,7 +251,7 @@ func TestDeadLetterErrorActionNoHistory(t *testing.T) {
 		if err := json.Unmarshal([]byte(alert.Action.Request.Body), &doc); err != nil {
 			t.Fatalf("errorAction body %q: %v", alert.Action.Request.Body, err)
 		}
-		want := scheduler.FailureDocument{Collection: "c", Job: "j", ExecutionTag: alert.ExecutionTag, ExpectedTime: e.t0.Add(time.Minute).UTC(),
+		want := scheduler.FailureDocument{Collection: "c", Job: "j", ExecutionTag: alert.ExecutionTag(), ExpectedTime: e.t0.Add(time.Minute).UTC(),
 			Occurrence: 1, Attempts: []scheduler.FailureAttempt{}}
 		if diff := cmp.Diff(want, doc); diff != "" {
 			t.Errorf("failure document (-want +got):\n%s", diff)

@@ -326,8 +326,8 @@ func TestLimitPermitOfDeadInstance(t *testing.T) {
 		var hangs atomic.Int32
 		reg := new(action.Registry)
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			started <- req.JobID
-			if req.JobID == "c/hangs" {
+			started <- req.JobID()
+			if req.JobID() == "c/hangs" {
 				if hangs.Add(1) == 1 {
 					<-hang
 				}
@@ -449,8 +449,8 @@ func TestLimitPermitOfReclaimedOccurrence(t *testing.T) {
 		var calls atomic.Int32
 		reg := new(action.Registry)
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			started <- req.JobID
-			if req.JobID == "c/hangs" {
+			started <- req.JobID()
+			if req.JobID() == "c/hangs" {
 				if calls.Add(1) == 1 {
 					<-hangA // a stall: the context is not looked at
 				} else {
@@ -506,7 +506,7 @@ func TestLimitAttemptLosesPermits(t *testing.T) {
 		var cancelled time.Time
 		reg := new(action.Registry)
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			started <- req.JobID
+			started <- req.JobID()
 			<-ctx.Done()
 			cancelled = time.Now()
 			return nil, ctx.Err()

@@ -50,7 +50,7 @@ func TestRunDue(t *testing.T) {
 	later := start.Add(time.Second)
 	s.RunDue(ctx, later)
 	req := <-ran
-	if req.JobID != "c/j" || !req.ExpectedTime.Equal(start) {
+	if req.JobID() != "c/j" || !req.ExpectedTime.Equal(start) {
 		t.Errorf("request = %+v, want c/j expected at %v", req, start)
 	}
 	if err := s.Stop(ctx); err != nil {

@@ -584,15 +584,10 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		if failed {
 			r.Status.FailureCount++
 		}
-		// In the allocation of the attempt's IDs, which hold no secret
-		// and no context (see idsAt): pointing into the attempt's request
+		// An allocation of its own: pointing into the attempt's request
 		// (see attemptState) would keep its opened action and context
 		// alive as long as the record.
-		at := res.at
-		if at == nil {
-			at = new(res.start)
-		}
-		r.Status.LastExecutionTime = at
+		r.Status.LastExecutionTime = new(res.start)
 	}
 	c := r.Schedule.Current
 	if c == nil || c.Tag != o.Tag || c.ErrorAction != o.ErrorAction || c.Retry != o.Retry {

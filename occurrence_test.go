@@ -18,7 +18,7 @@ func TestOccurrenceOutlivesItsWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{MaxConcurrency: 1}) // one worker runs both
 		e.exec.fn = func(req *action.Request, _ int) error {
-			if req.JobID == "c/a" {
+			if req.JobID() == "c/a" {
 				return errors.New("boom")
 			}
 			return nil
@@ -37,9 +37,9 @@ func TestOccurrenceOutlivesItsWorker(t *testing.T) {
 		var tagA string
 		nB := 0
 		for _, q := range reqs {
-			switch q.JobID {
+			switch q.JobID() {
 			case "c/a":
-				tagA = q.ExecutionTag
+				tagA = q.ExecutionTag()
 			case "c/b":
 				nB++
 			}

@@ -107,8 +107,8 @@ func testStoreAway(t *testing.T, batch bool, outage time.Duration) {
 	reg := &action.Registry{}
 	reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 		mu.Lock()
-		runs[req.ExecutionTag]++
-		first := len(runs) == 1 && runs[req.ExecutionTag] == 1
+		runs[req.ExecutionTag()]++
+		first := len(runs) == 1 && runs[req.ExecutionTag()] == 1
 		mu.Unlock()
 		if first {
 			// The store goes away while the first attempt runs, and

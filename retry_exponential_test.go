@@ -40,7 +40,7 @@ func TestExponentialRetryInstants(t *testing.T) {
 		if len(reqs) != 10 {
 			t.Fatalf("%d attempts, want 5 of the main action and 5 of the error action", len(reqs))
 		}
-		tag := reqs[0].ExecutionTag
+		tag := reqs[0].ExecutionTag()
 		var want []time.Duration
 		at := time.Duration(0)
 		for _, errorAction := range []bool{false, true} {
@@ -55,9 +55,9 @@ func TestExponentialRetryInstants(t *testing.T) {
 				}
 				want = append(want, at)
 				i := len(want) - 1
-				if q := reqs[i]; q.Retry != retryNo || q.ErrorAction != errorAction || q.ExecutionTag != tag {
+				if q := reqs[i]; q.Retry != retryNo || q.ErrorAction != errorAction || q.ExecutionTag() != tag {
 					t.Errorf("attempt %d: retry %d, error action %v, tag %s; want retry %d, error action %v, tag %s",
-						i, q.Retry, q.ErrorAction, q.ExecutionTag, retryNo, errorAction, tag)
+						i, q.Retry, q.ErrorAction, q.ExecutionTag(), retryNo, errorAction, tag)
 				}
 				at += 2 * time.Second
 			}

@@ -74,12 +74,12 @@ func (f *funcs) register(id string, fn func(context.Context) error) {
 // under req's job, or fails without running anything when there is none.
 func (f *funcs) Execute(ctx context.Context, req *action.Request) (*action.Result, error) {
 	f.mu.RLock()
-	fn := f.fns[req.JobID]
+	fn := f.fns[req.JobID()]
 	f.mu.RUnlock()
 	if fn == nil {
-		name := strings.TrimPrefix(req.JobID, req.CollectionID+"/")
+		name := strings.TrimPrefix(req.JobID(), req.CollectionID+"/")
 		f.log.Warn("no function is registered in this process for the job: the attempt fails without running (ScheduleFunc registers it)",
-			"collection", req.CollectionID, "job", name, "tag", req.ExecutionTag)
+			"collection", req.CollectionID, "job", name, "tag", req.ExecutionTag())
 		return nil, fmt.Errorf("no function is registered in this process for job %q of collection %q (ScheduleFunc registers it when the program starts): nothing was run", name, req.CollectionID)
 	}
 	return nil, fn(ctx)

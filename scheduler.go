@@ -14,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
@@ -682,13 +681,18 @@ func newETag() string {
 	return string(b[:])
 }
 
-// putUUID writes a random RFC 4122 version 4 UUID to b.
-func putUUID(b *[36]byte) {
-	var v [16]byte
+// newUUID returns the bits of a random RFC 4122 version 4 UUID, which
+// formatUUID writes out.
+func newUUID() (v [16]byte) {
 	binary.LittleEndian.PutUint64(v[:8], rand.Uint64())
 	binary.LittleEndian.PutUint64(v[8:], rand.Uint64())
 	v[6] = v[6]&0x0f | 0x40 // version 4
 	v[8] = v[8]&0x3f | 0x80 // variant 10
+	return v
+}
+
+// formatUUID writes the UUID of bits v to b.
+func formatUUID(b *[36]byte, v *[16]byte) {
 	hex.Encode(b[0:8], v[0:4])
 	b[8] = '-'
 	hex.Encode(b[9:13], v[4:6])
@@ -698,56 +702,4 @@ func putUUID(b *[36]byte) {
 	hex.Encode(b[19:23], v[8:10])
 	b[23] = '-'
 	hex.Encode(b[24:36], v[10:16])
-}
-
-// attemptIDs is what an attempt makes that may outlive it and holds
-// neither a secret nor the attempt's context: the instant it started,
-// which the job's Status.LastExecutionTime points to once its outcome is
-// applied, and the job ID and request ID of its request (see idsAt).
-// shortIDs is the same for job IDs of up to 20 bytes, the usual ones.
-type (
-	attemptIDs struct {
-		start time.Time
-		ids   [idsInline]byte
-	}
-	shortIDs struct {
-		start time.Time
-		ids   [idsShort]byte
-	}
-)
-
-// idsInline and idsShort are how many bytes of IDs an attemptIDs and a
-// shortIDs hold: a job ID of up to 36 bytes, and of up to 20, and the 36
-// of the request ID, in 96 and 80 bytes in all (size classes of the
-// allocator).
-const (
-	idsInline = 72
-	idsShort  = 56
-)
-
-// idsAt returns an instant that holds start, r.ID() and a random UUID, for
-// the attempt that started at start: in one allocation of the smallest
-// that holds them when r.ID() takes at most 36 bytes, else the instant in
-// one and the IDs in another.
-func idsAt(r *JobRecord, start time.Time) (at *time.Time, id, uuid string) {
-	var u [36]byte
-	putUUID(&u)
-	n := len(r.Collection) + 1 + len(r.Name)
-	var b []byte
-	switch size := n + len(u); {
-	case size <= idsShort:
-		a := &shortIDs{start: start}
-		at, b = &a.start, a.ids[:0]
-	case size <= idsInline:
-		a := &attemptIDs{start: start}
-		at, b = &a.start, a.ids[:0]
-	default:
-		at, b = new(start), make([]byte, 0, size)
-	}
-	b = append(b, r.Collection...)
-	b = append(b, '/')
-	b = append(b, r.Name...)
-	b = append(b, u[:]...)
-	both := unsafe.String(unsafe.SliceData(b), len(b)) // b is not written again
-	return at, both[:n], both[n:]
 }

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/jobclock/scheduler/action"
 )
 
 // referenceTag is the execution tag as first defined: receivers dedupe
@@ -49,64 +50,37 @@ func TestExecutionTagUnchanged(t *testing.T) {
 	}
 }
 
-// TestIDsAt checks the IDs and the instant of an attempt, for job IDs
-// that fit in one allocation with the instant and for longer ones, how
-// many allocations they take, and which of the structs of 80 and 96
-// bytes (size classes of the allocator) holds them.
-func TestIDsAt(t *testing.T) {
-	if got := unsafe.Sizeof(shortIDs{}); got != 80 {
-		t.Errorf("shortIDs takes %d bytes, want 80", got)
-	}
-	if got := unsafe.Sizeof(attemptIDs{}); got != 96 {
-		t.Errorf("attemptIDs takes %d bytes, want 96", got)
-	}
+// TestRequestIDs checks the identifiers that an attempt's request makes
+// when read: the job ID, the tag, and a version 4 UUID that is the same at
+// every read of one attempt and new for every attempt.
+func TestRequestIDs(t *testing.T) {
 	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-	start := time.Date(2026, 11, 27, 13, 0, 0, 1, time.UTC)
-	for _, tc := range []struct {
-		name   string
-		r      *JobRecord
-		allocs float64
-		in     uintptr // the size of the struct that holds the instant and the IDs; 0: two allocations
-	}{
-		{"short", &JobRecord{Collection: "集合", Name: "nightly-1"}, 1, 80},
-		{"20 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 18)}, 1, 80},
-		{"21 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 19)}, 1, 96},
-		{"36 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 34)}, 1, 96},
-		{"37 bytes", &JobRecord{Collection: "c", Name: strings.Repeat("n", 35)}, 2, 0},
-		{"long", &JobRecord{Collection: strings.Repeat("c", 100), Name: strings.Repeat("n", 100)}, 2, 0},
+	for _, r := range []*JobRecord{
+		{Collection: "集合", Name: "nightly-1"},
+		{Collection: strings.Repeat("c", 100), Name: strings.Repeat("n", 100)},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			seen := map[string]bool{}
-			var ats []*time.Time
-			for range 100 {
-				at, id, u := idsAt(tc.r, start)
-				if id != tc.r.ID() {
-					t.Fatalf("idsAt id = %q, want %q", id, tc.r.ID())
-				}
-				if !uuid.MatchString(u) {
-					t.Fatalf("idsAt uuid = %q, not a version 4 UUID", u)
-				}
-				if seen[u] {
-					t.Fatalf("idsAt gave %q twice", u)
-				}
-				seen[u] = true
-				if at == nil || !at.Equal(start) {
-					t.Fatalf("idsAt instant = %v, want %v", at, start)
-				}
-				ats = append(ats, at)
+		seen := map[string]bool{}
+		for range 100 {
+			st := &attemptState{req: action.Request{CollectionID: r.Collection}, name: r.Name, tag: "t", uuid: newUUID()}
+			st.req.IDs = st
+			req := &st.req
+			if got := req.JobID(); got != r.ID() {
+				t.Fatalf("JobID() = %q, want %q", got, r.ID())
 			}
-			*ats[0] = time.Time{} // each attempt's instant is its own
-			if !ats[1].Equal(start) {
-				t.Errorf("idsAt instants share memory: %v after the first was changed", ats[1])
+			if got := req.ExecutionTag(); got != "t" {
+				t.Fatalf("ExecutionTag() = %q, want %q", got, "t")
 			}
-			if got := testing.AllocsPerRun(100, func() { idsAt(tc.r, start) }); got != tc.allocs {
-				t.Errorf("idsAt allocates %v times, want %v", got, tc.allocs)
+			u := req.ClientRequestID()
+			if !uuid.MatchString(u) {
+				t.Fatalf("ClientRequestID() = %q, not a version 4 UUID", u)
 			}
-			at, id, u := idsAt(tc.r, start)
-			from, to := uintptr(unsafe.Pointer(at)), uintptr(unsafe.Pointer(unsafe.StringData(u)))+uintptr(len(u))
-			if in := tc.in != 0; in != (uintptr(unsafe.Pointer(unsafe.StringData(id))) > from && to <= from+tc.in) {
-				t.Errorf("idsAt IDs in the instant's struct of %d bytes: %v, want %v", tc.in, !in, in)
+			if again := req.ClientRequestID(); again != u {
+				t.Fatalf("ClientRequestID() = %q, then %q", u, again)
 			}
-		})
+			if seen[u] {
+				t.Fatalf("ClientRequestID() gave %q for two attempts", u)
+			}
+			seen[u] = true
+		}
 	}
 }

@@ -70,7 +70,7 @@ func TestTakeoverKeepsExecutionTag(t *testing.T) {
 		var tagA atomic.Value
 		regA := &action.Registry{}
 		regA.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			tagA.Store(req.ExecutionTag)
+			tagA.Store(req.ExecutionTag())
 			crash.dead.Store(true) // the process dies mid-attempt
 			return &action.Result{Message: "sent"}, nil
 		}))
@@ -99,7 +99,7 @@ func TestTakeoverKeepsExecutionTag(t *testing.T) {
 		if len(reqs) != 1 {
 			t.Fatalf("instance b made %d attempts, want 1 (the taken-over occurrence)", len(reqs))
 		}
-		if got, want := reqs[0].ExecutionTag, tagA.Load().(string); got != want {
+		if got, want := reqs[0].ExecutionTag(), tagA.Load().(string); got != want {
 			t.Errorf("execution tag after takeover = %q, want %q (the tag instance a sent)", got, want)
 		}
 		if reqs[0].Occurrence != 1 {

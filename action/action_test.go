@@ -22,7 +22,7 @@ func TestRegistry(t *testing.T) {
 	calls := 0
 	first := action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 		calls++
-		return &action.Result{Message: "first " + req.JobID}, nil
+		return &action.Result{Message: "first " + req.JobID()}, nil
 	})
 	second := action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 		return &action.Result{Message: "second"}, nil
@@ -32,7 +32,7 @@ func TestRegistry(t *testing.T) {
 	if !ok {
 		t.Fatal("Lookup(Custom) after Register found nothing")
 	}
-	res, err := e.Execute(context.Background(), &action.Request{JobID: "c/j"})
+	res, err := e.Execute(context.Background(), &action.Request{IDs: action.StaticIDs{Job: "c/j"}})
 	if err != nil || res.Message != "first c/j" || calls != 1 {
 		t.Errorf("Execute = %+v, %v (calls %d), want first c/j, nil, 1", res, err, calls)
 	}

@@ -33,19 +33,16 @@ func (f ExecutorFunc) Execute(ctx context.Context, req *Request) (*Result, error
 // Request is one attempt of an action, with the scheduler's metadata about
 // it. Executors put the metadata on the wire (HTTP headers, message
 // properties) so that receivers can identify and de-duplicate attempts.
+//
+// The attempt's identifiers (JobID, ExecutionTag, ClientRequestID) are
+// methods that ask IDs: the scheduler makes them when they are read, so an
+// attempt whose executor reads none of them costs none of the work.
 type Request struct {
 	// Action is the action to carry out (the job's action or its
 	// errorAction). Executors must not modify it.
 	Action *Action
-	// JobID and CollectionID identify the job ("reports/nightly" style
-	// names chosen by the scheduler; see the root package).
-	JobID        string
+	// CollectionID is the job's collection (see JobID).
 	CollectionID string
-	// ExecutionTag is the same for every attempt of one occurrence, also
-	// across scheduler instances, so receivers can drop duplicates.
-	ExecutionTag string
-	// ClientRequestID is new for every attempt.
-	ClientRequestID string
 	// ExpectedTime is the instant the occurrence was scheduled for.
 	ExpectedTime time.Time
 	// Occurrence is the occurrence number (history's repeatCount, from 1).
@@ -55,6 +52,65 @@ type Request struct {
 	Retry int
 	// ErrorAction is true when Action is the job's errorAction.
 	ErrorAction bool
+	// IDs gives the attempt's identifiers (see RequestIDs); the scheduler
+	// sets it, and a request built by hand (in a test, say) can set a
+	// StaticIDs. nil: every identifier is empty.
+	IDs RequestIDs
+}
+
+// RequestIDs gives the identifiers of an attempt. Each method returns the
+// same value every time it is called, from any goroutine, also after
+// Execute returned.
+type RequestIDs interface {
+	// JobID identifies the job: "collection/name" as the scheduler names
+	// it (see the root package).
+	JobID() string
+	// ExecutionTag is the same for every attempt of one occurrence, also
+	// across scheduler instances, so receivers can drop duplicates.
+	ExecutionTag() string
+	// ClientRequestID is new for every attempt.
+	ClientRequestID() string
+}
+
+// StaticIDs is a RequestIDs of fixed values, for requests built by hand.
+type StaticIDs struct {
+	Job, Tag, ClientRequest string
+}
+
+// JobID returns ids.Job.
+func (ids StaticIDs) JobID() string { return ids.Job }
+
+// ExecutionTag returns ids.Tag.
+func (ids StaticIDs) ExecutionTag() string { return ids.Tag }
+
+// ClientRequestID returns ids.ClientRequest.
+func (ids StaticIDs) ClientRequestID() string { return ids.ClientRequest }
+
+// JobID returns the job's ID, "collection/name" (see RequestIDs); empty
+// when r.IDs is nil.
+func (r *Request) JobID() string {
+	if r.IDs == nil {
+		return ""
+	}
+	return r.IDs.JobID()
+}
+
+// ExecutionTag returns the occurrence's execution tag, the same for every
+// attempt of it (see RequestIDs); empty when r.IDs is nil.
+func (r *Request) ExecutionTag() string {
+	if r.IDs == nil {
+		return ""
+	}
+	return r.IDs.ExecutionTag()
+}
+
+// ClientRequestID returns the attempt's request ID, new for every attempt
+// (see RequestIDs); empty when r.IDs is nil.
+func (r *Request) ClientRequestID() string {
+	if r.IDs == nil {
+		return ""
+	}
+	return r.IDs.ClientRequestID()
 }
 
 // Result describes the outcome of an attempt for the job's history.

@@ -62,8 +62,8 @@ func NewRecorder(fn func(ctx context.Context, req *action.Request) (*action.Resu
 // Execute records the attempt, then answers it.
 func (r *Recorder) Execute(ctx context.Context, req *action.Request) (*action.Result, error) {
 	a := Attempt{
-		Metadata: Metadata{JobID: req.JobID, CollectionID: req.CollectionID, ExpectedTime: req.ExpectedTime,
-			ExecutionTag: req.ExecutionTag, ClientRequestID: req.ClientRequestID},
+		Metadata: Metadata{JobID: req.JobID(), CollectionID: req.CollectionID, ExpectedTime: req.ExpectedTime,
+			ExecutionTag: req.ExecutionTag(), ClientRequestID: req.ClientRequestID()},
 		Occurrence: req.Occurrence, Retry: req.Retry, ErrorAction: req.ErrorAction, At: time.Now(),
 	}
 	if req.Action != nil {

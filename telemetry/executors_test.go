@@ -75,7 +75,7 @@ func TestTraceContextProperties(t *testing.T) {
 		attrs[string(kv.Key)] = kv.Value.AsInterface()
 	}
 	for k, v := range map[string]any{"messaging.system": "servicebus", "messaging.operation.type": "send",
-		"messaging.destination.name": queue, "messaging.message.id": req.ClientRequestID} {
+		"messaging.destination.name": queue, "messaging.message.id": req.ClientRequestID()} {
 		if attrs[k] != v {
 			t.Errorf("send span attribute %s = %v, want %v", k, attrs[k], v)
 		}
@@ -230,11 +230,9 @@ func queueRequest(namespace, queue, keyName, key, msg string) *action.Request {
 			},
 			QueueName: queue,
 		}},
-		JobID:           "nightly",
-		CollectionID:    "reports",
-		ExecutionTag:    "c0ffee0123456789",
-		ClientRequestID: "5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3",
-		ExpectedTime:    time.Date(2026, 11, 21, 23, 30, 0, 0, time.FixedZone("CET", 3600)),
+		IDs:          action.StaticIDs{Job: "nightly", Tag: "c0ffee0123456789", ClientRequest: "5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3"},
+		CollectionID: "reports",
+		ExpectedTime: time.Date(2026, 11, 21, 23, 30, 0, 0, time.FixedZone("CET", 3600)),
 	}
 }
 
@@ -325,12 +323,10 @@ func request(account, queue, sasToken, msg string) *action.Request {
 		Action: &action.Action{Type: action.StorageQueue, QueueMessage: &action.StorageQueueMessage{
 			StorageAccount: account, QueueName: queue, SASToken: sasToken, Message: msg,
 		}},
-		JobID:           "nightly",
-		CollectionID:    "reports",
-		ExecutionTag:    "c0ffee0123456789",
-		ClientRequestID: "5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3",
-		ExpectedTime:    time.Date(2026, 11, 21, 23, 30, 0, 0, time.FixedZone("CET", 3600)),
-		Occurrence:      3,
+		IDs:          action.StaticIDs{Job: "nightly", Tag: "c0ffee0123456789", ClientRequest: "5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3"},
+		CollectionID: "reports",
+		ExpectedTime: time.Date(2026, 11, 21, 23, 30, 0, 0, time.FixedZone("CET", 3600)),
+		Occurrence:   3,
 	}
 }
 

@@ -44,11 +44,11 @@ func BenchmarkExecute(b *testing.B) {
 		}
 		hreq.Header.Set("Content-Type", "application/json")
 		hreq.Header.Set("User-Agent", httpaction.DefaultUserAgent)
-		hreq.Header[httpaction.HeaderJobID] = []string{req.JobID}
+		hreq.Header[httpaction.HeaderJobID] = []string{req.JobID()}
 		hreq.Header[httpaction.HeaderJobCollectionID] = []string{req.CollectionID}
 		hreq.Header[httpaction.HeaderExpectedExecutionTime] = []string{req.ExpectedTime.UTC().Format(time.RFC3339Nano)}
-		hreq.Header[httpaction.HeaderExecutionTag] = []string{req.ExecutionTag}
-		hreq.Header[httpaction.HeaderClientRequestID] = []string{req.ClientRequestID}
+		hreq.Header[httpaction.HeaderExecutionTag] = []string{req.ExecutionTag()}
+		hreq.Header[httpaction.HeaderClientRequestID] = []string{req.ClientRequestID()}
 		resp, err := client.Do(hreq)
 		if err != nil {
 			return err

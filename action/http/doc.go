@@ -18,11 +18,11 @@
 // "headers". Every request also carries these headers, written in lower
 // case on the wire:
 //
-//	x-ms-scheduler-jobid                    Request.JobID
+//	x-ms-scheduler-jobid                    Request.JobID()
 //	x-ms-scheduler-jobcollectionid          Request.CollectionID
 //	x-ms-scheduler-expected-execution-time  Request.ExpectedTime, RFC 3339 in UTC
-//	x-ms-scheduler-execution-tag            Request.ExecutionTag (same for every attempt of an occurrence)
-//	x-ms-client-request-id                  Request.ClientRequestID (new for every attempt)
+//	x-ms-scheduler-execution-tag            Request.ExecutionTag() (same for every attempt of an occurrence)
+//	x-ms-client-request-id                  Request.ClientRequestID() (new for every attempt)
 //
 // They cannot be overridden: an action header with one of these names, in
 // any case, is dropped in favour of the scheduler's value, so receivers can

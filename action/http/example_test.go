@@ -25,11 +25,9 @@ func Example() {
 			Type:    action.HTTP,
 			Request: &action.HTTPRequest{URI: srv.URL + "/hook", Method: "POST", Body: "{}"},
 		},
-		JobID:           "nightly",
-		CollectionID:    "reports",
-		ExecutionTag:    "occurrence-1",
-		ClientRequestID: "attempt-1",
-		ExpectedTime:    time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC),
+		IDs:          action.StaticIDs{Job: "nightly", Tag: "occurrence-1", ClientRequest: "attempt-1"},
+		CollectionID: "reports",
+		ExpectedTime: time.Date(2026, 11, 21, 22, 0, 0, 0, time.UTC),
 	})
 	fmt.Println("error:", err)
 	first, rest, _ := strings.Cut(res.Message, "\n")

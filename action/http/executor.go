@@ -310,11 +310,11 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 		hreq.Header.Set("User-Agent", DefaultUserAgent)
 	}
 	// Set directly so that the names go on the wire in lower case.
-	hreq.Header[HeaderJobID] = []string{req.JobID}
+	hreq.Header[HeaderJobID] = []string{req.JobID()}
 	hreq.Header[HeaderJobCollectionID] = []string{req.CollectionID}
 	hreq.Header[HeaderExpectedExecutionTime] = []string{req.ExpectedTime.UTC().Format(time.RFC3339Nano)}
-	hreq.Header[HeaderExecutionTag] = []string{req.ExecutionTag}
-	hreq.Header[HeaderClientRequestID] = []string{req.ClientRequestID}
+	hreq.Header[HeaderExecutionTag] = []string{req.ExecutionTag()}
+	hreq.Header[HeaderClientRequestID] = []string{req.ClientRequestID()}
 	if span != nil {
 		delete(hreq.Header, "Traceparent")
 		delete(hreq.Header, "Tracestate")

@@ -80,12 +80,10 @@ func newRequest(method, uri string) *action.Request {
 			Type:    action.HTTP,
 			Request: &action.HTTPRequest{URI: uri, Method: method},
 		},
-		JobID:           "reports/nightly",
-		CollectionID:    "reports",
-		ExecutionTag:    "tag-0001",
-		ClientRequestID: "req-0001",
-		ExpectedTime:    expected,
-		Occurrence:      3,
+		IDs:          action.StaticIDs{Job: "reports/nightly", Tag: "tag-0001", ClientRequest: "req-0001"},
+		CollectionID: "reports",
+		ExpectedTime: expected,
+		Occurrence:   3,
 	}
 }
 

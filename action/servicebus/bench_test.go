@@ -72,12 +72,12 @@ func benchSDKSend(b *testing.B, parallel bool) {
 	req := queueRequest("contoso-sb", "", keyName, key, `{"report":"nightly"}`)
 	body := req.Action.ServiceBusQueueMessage.Message
 	measureSends(b, p, parallel, func(ctx context.Context) error {
-		id := req.ClientRequestID
+		id := req.ClientRequestID()
 		msg := &azservicebus.Message{Body: []byte(body), MessageID: &id, ApplicationProperties: map[string]any{
-			servicebus.PropertyJobID:                 req.JobID,
+			servicebus.PropertyJobID:                 req.JobID(),
 			servicebus.PropertyJobCollectionID:       req.CollectionID,
-			servicebus.PropertyExecutionTag:          req.ExecutionTag,
-			servicebus.PropertyClientRequestID:       req.ClientRequestID,
+			servicebus.PropertyExecutionTag:          req.ExecutionTag(),
+			servicebus.PropertyClientRequestID:       req.ClientRequestID(),
 			servicebus.PropertyExpectedExecutionTime: req.ExpectedTime.UTC().Format(time.RFC3339),
 		}}
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -207,7 +207,7 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 		// package documentation.
 	}
 	if msg.MessageID == nil {
-		msg.MessageID = str(req.ClientRequestID)
+		msg.MessageID = str(req.ClientRequestID())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -223,10 +223,10 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 			props[k] = v
 		}
 	}
-	setProp(PropertyJobID, req.JobID)
+	setProp(PropertyJobID, req.JobID())
 	setProp(PropertyJobCollectionID, req.CollectionID)
-	setProp(PropertyExecutionTag, req.ExecutionTag)
-	setProp(PropertyClientRequestID, req.ClientRequestID)
+	setProp(PropertyExecutionTag, req.ExecutionTag())
+	setProp(PropertyClientRequestID, req.ClientRequestID())
 	if !req.ExpectedTime.IsZero() {
 		props[PropertyExpectedExecutionTime] = req.ExpectedTime.UTC().Format(time.RFC3339)
 	}

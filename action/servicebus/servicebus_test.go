@@ -27,11 +27,9 @@ func queueRequest(namespace, queue, keyName, key, msg string) *action.Request {
 			},
 			QueueName: queue,
 		}},
-		JobID:           "nightly",
-		CollectionID:    "reports",
-		ExecutionTag:    "c0ffee0123456789",
-		ClientRequestID: "5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3",
-		ExpectedTime:    time.Date(2026, 11, 21, 23, 30, 0, 0, time.FixedZone("CET", 3600)),
+		IDs:          action.StaticIDs{Job: "nightly", Tag: "c0ffee0123456789", ClientRequest: "5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3"},
+		CollectionID: "reports",
+		ExpectedTime: time.Date(2026, 11, 21, 23, 30, 0, 0, time.FixedZone("CET", 3600)),
 	}
 }
 
@@ -150,9 +148,9 @@ func TestTopicMessage(t *testing.T) {
 		t.Errorf("application properties (-want +got):\n%s", diff)
 	}
 	// No messageId given: the attempt's client request id stands in.
-	if got[0].Body != "hello topic" || got[0].Subject != "greeting" || got[0].MessageID != req.ClientRequestID {
+	if got[0].Body != "hello topic" || got[0].Subject != "greeting" || got[0].MessageID != req.ClientRequestID() {
 		t.Errorf("received body %q subject %q message id %q, want %q, %q, %q",
-			got[0].Body, got[0].Subject, got[0].MessageID, "hello topic", "greeting", req.ClientRequestID)
+			got[0].Body, got[0].Subject, got[0].MessageID, "hello topic", "greeting", req.ClientRequestID())
 	}
 }
 

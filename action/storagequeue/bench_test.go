@@ -68,7 +68,7 @@ func benchSDKEnqueue(b *testing.B, parallel bool) {
 	measureSends(b, parallel, func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		ctx = policy.WithHTTPHeader(ctx, http.Header{"x-ms-client-request-id": []string{req.ClientRequestID}})
+		ctx = policy.WithHTTPHeader(ctx, http.Header{"x-ms-client-request-id": []string{req.ClientRequestID()}})
 		_, err := c.EnqueueMessage(ctx, m.Message, nil)
 		return err
 	})

@@ -183,8 +183,8 @@ func (e *Executor) encode(path, msg string, req *action.Request, traceparent, tr
 		if !req.ExpectedTime.IsZero() {
 			expected = req.ExpectedTime.UTC().Format(time.RFC3339)
 		}
-		text = buildEnvelope([...]string{req.ExecutionTag, req.ClientRequestID, expected,
-			req.JobID, req.CollectionID, e.opts.Region, msg, traceparent, tracestate})
+		text = buildEnvelope([...]string{req.ExecutionTag(), req.ClientRequestID(), expected,
+			req.JobID(), req.CollectionID, e.opts.Region, msg, traceparent, tracestate})
 	}
 	if i, r := xmlInvalid(msg); i >= 0 && (e.opts.Envelope || !e.opts.Base64) {
 		how := "a queue message cannot carry as text; enable base64 encoding to send it"

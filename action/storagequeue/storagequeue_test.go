@@ -27,12 +27,10 @@ func request(account, queue, sasToken, msg string) *action.Request {
 		Action: &action.Action{Type: action.StorageQueue, QueueMessage: &action.StorageQueueMessage{
 			StorageAccount: account, QueueName: queue, SASToken: sasToken, Message: msg,
 		}},
-		JobID:           "nightly",
-		CollectionID:    "reports",
-		ExecutionTag:    "c0ffee0123456789",
-		ClientRequestID: "5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3",
-		ExpectedTime:    time.Date(2026, 11, 21, 23, 30, 0, 0, time.FixedZone("CET", 3600)),
-		Occurrence:      3,
+		IDs:          action.StaticIDs{Job: "nightly", Tag: "c0ffee0123456789", ClientRequest: "5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3"},
+		CollectionID: "reports",
+		ExpectedTime: time.Date(2026, 11, 21, 23, 30, 0, 0, time.FixedZone("CET", 3600)),
+		Occurrence:   3,
 	}
 }
 
@@ -378,8 +376,8 @@ func TestClientRequestIDHeader(t *testing.T) {
 		t.Fatalf("Execute: %v", err)
 	}
 	// The queue service echoes the request's x-ms-client-request-id.
-	if got := resp.Header.Get("x-ms-client-request-id"); got != req.ClientRequestID {
-		t.Errorf("x-ms-client-request-id = %q, want %q", got, req.ClientRequestID)
+	if got := resp.Header.Get("x-ms-client-request-id"); got != req.ClientRequestID() {
+		t.Errorf("x-ms-client-request-id = %q, want %q", got, req.ClientRequestID())
 	}
 }
 

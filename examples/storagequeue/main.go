@@ -99,12 +99,10 @@ func run(out io.Writer, endpoint, queue, message string, envelope, b64 bool) err
 		Action: &action.Action{Type: action.StorageQueue, QueueMessage: &action.StorageQueueMessage{
 			StorageAccount: account, QueueName: queue, SASToken: "?" + qp.Encode(), Message: message,
 		}},
-		JobID:           "example-job",
-		CollectionID:    "examples",
-		ExecutionTag:    fmt.Sprintf("%x", time.Now().UnixNano()),
-		ClientRequestID: fmt.Sprintf("req-%d", time.Now().UnixNano()),
-		ExpectedTime:    time.Now().UTC().Truncate(time.Second),
-		Occurrence:      1,
+		IDs:          action.StaticIDs{Job: "example-job", Tag: fmt.Sprintf("%x", time.Now().UnixNano()), ClientRequest: fmt.Sprintf("req-%d", time.Now().UnixNano())},
+		CollectionID: "examples",
+		ExpectedTime: time.Now().UTC().Truncate(time.Second),
+		Occurrence:   1,
 	})
 	if err != nil {
 		return err

@@ -87,7 +87,7 @@ func TestTransactionWakesOtherInstances(t *testing.T) {
 	ran := make(chan string, 1)
 	reg := new(action.Registry)
 	reg.Register("Tx", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-		ran <- req.JobID
+		ran <- req.JobID()
 		return nil, nil
 	}))
 	quiet := slog.New(slog.DiscardHandler)

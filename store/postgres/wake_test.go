@@ -20,7 +20,7 @@ func TestNotifyWakesOtherInstance(t *testing.T) {
 	reg := &action.Registry{}
 	reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 		select {
-		case ran <- req.JobID:
+		case ran <- req.JobID():
 		default:
 		}
 		return &action.Result{Message: "ok"}, nil

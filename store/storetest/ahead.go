@@ -33,7 +33,7 @@ func RunClaimAhead(t *testing.T, stores []scheduler.Store) {
 	in := newInstances(t, stores, "ahead", jobs, scheduler.Config{LeaseDuration: lease, ClaimAhead: scheduler.DefaultClaimAhead}, func(id string, req *action.Request) {
 		at := time.Now()
 		mu.Lock()
-		runs[req.JobID] = append(runs[req.JobID], start{id, at, req.ExpectedTime})
+		runs[req.JobID()] = append(runs[req.JobID()], start{id, at, req.ExpectedTime})
 		mu.Unlock()
 	})
 	scheds := in.scheds

@@ -25,7 +25,7 @@ func RunSchedulers(t *testing.T, stores []scheduler.Store) {
 	runs := make(map[string][]string) // job -> instances
 	in := newInstances(t, stores, "shared", jobs, scheduler.Config{PollInterval: 20 * time.Millisecond}, func(id string, req *action.Request) {
 		mu.Lock()
-		runs[req.JobID] = append(runs[req.JobID], id)
+		runs[req.JobID()] = append(runs[req.JobID()], id)
 		mu.Unlock()
 	})
 	scheds := in.scheds

@@ -34,9 +34,9 @@ func RunOverlap(t *testing.T, stores []scheduler.Store) {
 		reg := &action.Registry{}
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			mu.Lock()
-			first := len(runs[req.JobID]) == 0 || req.JobID == "overlap/AllowAll"
-			runs[req.JobID] = append(runs[req.JobID], overlapRun{expected: req.ExpectedTime, start: time.Now()})
-			n := len(runs[req.JobID]) - 1
+			first := len(runs[req.JobID()]) == 0 || req.JobID() == "overlap/AllowAll"
+			runs[req.JobID()] = append(runs[req.JobID()], overlapRun{expected: req.ExpectedTime, start: time.Now()})
+			n := len(runs[req.JobID()]) - 1
 			mu.Unlock()
 			var err error
 			if first {
@@ -47,7 +47,7 @@ func RunOverlap(t *testing.T, stores []scheduler.Store) {
 				}
 			}
 			mu.Lock()
-			runs[req.JobID][n].end = time.Now()
+			runs[req.JobID()][n].end = time.Now()
 			mu.Unlock()
 			if err != nil {
 				return &action.Result{Message: "cancelled"}, err
@@ -195,7 +195,7 @@ func RunAllowAllTakeover(t *testing.T, stores []scheduler.Store) {
 		reg := &action.Registry{}
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			mu.Lock()
-			attempts = append(attempts, attempt{instance, req.Occurrence, req.ExecutionTag, time.Now()})
+			attempts = append(attempts, attempt{instance, req.Occurrence, req.ExecutionTag(), time.Now()})
 			mu.Unlock()
 			if instance == "a" && req.Occurrence == 1 {
 				close(started)

@@ -47,13 +47,13 @@ func RunRunPolicies(t *testing.T, stores []scheduler.Store) {
 		reg := &action.Registry{}
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			mu.Lock()
-			runs[req.JobID] = append(runs[req.JobID], run{id, time.Now(), req.ExpectedTime})
-			overlapped[req.JobID] = overlapped[req.JobID] || running[req.JobID]
-			running[req.JobID] = true
+			runs[req.JobID()] = append(runs[req.JobID()], run{id, time.Now(), req.ExpectedTime})
+			overlapped[req.JobID()] = overlapped[req.JobID()] || running[req.JobID()]
+			running[req.JobID()] = true
 			mu.Unlock()
 			time.Sleep(5 * time.Millisecond)
 			mu.Lock()
-			running[req.JobID] = false
+			running[req.JobID()] = false
 			mu.Unlock()
 			if req.Action.Request.URI == "http://127.0.0.1:1/fail" {
 				return &action.Result{Message: "failed"}, errors.New("boom")

@@ -69,7 +69,7 @@ func txScheduler(t *testing.T, b *TxBackend, start bool) (*scheduler.Scheduler, 
 	ran := make(chan string, 100)
 	reg := new(action.Registry)
 	reg.Register("Tx", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-		ran <- req.JobID
+		ran <- req.JobID()
 		return &action.Result{Message: "ran"}, nil
 	}))
 	s, err := scheduler.New(b.Store, &scheduler.Config{Executors: reg, PollInterval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
