@@ -183,7 +183,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		Occurrence:   o.Number,
 		Retry:        o.Retry,
 		ErrorAction:  o.ErrorAction,
-	}, name: r.Name, tag: o.Tag, uuid: newUUID()}
+	}, name: r.Name, tag: o.Tag, created: r.Created.UnixNano(), uuid: newUUID()}
 	st.req.IDs = st
 	req, ctx := &st.req, &st.ctx
 	limit := act.AttemptTimeout(s.cfg.ActionTimeout)
@@ -302,19 +302,26 @@ func (c *attemptContext) init(parent context.Context, deadline time.Time) {
 // the store (see BatchRecorder) or an outcome waiting for the store would
 // keep alive.
 type attemptState struct {
-	ctx  attemptContext
-	req  action.Request
-	name string   // the job's name; req.CollectionID is its collection
-	tag  string   // the occurrence's execution tag
-	uuid [16]byte // the random bits of the request ID
+	ctx     attemptContext
+	req     action.Request
+	name    string   // the job's name; req.CollectionID is its collection
+	tag     string   // the occurrence's execution tag; empty: made from the job's identity (see machine.tagLater)
+	created int64    // the job's creation instant in Unix nanoseconds, for the tag
+	uuid    [16]byte // the random bits of the request ID
 }
 
 // JobID implements action.RequestIDs: the ID of the job, as
 // [JobRecord.ID].
 func (st *attemptState) JobID() string { return st.req.CollectionID + "/" + st.name }
 
-// ExecutionTag implements action.RequestIDs.
-func (st *attemptState) ExecutionTag() string { return st.tag }
+// ExecutionTag implements action.RequestIDs: the occurrence's tag, made
+// when start left it empty (see machine.tagLater).
+func (st *attemptState) ExecutionTag() string {
+	if st.tag != "" {
+		return st.tag
+	}
+	return tagOf(st.req.CollectionID, st.name, st.created, st.req.Occurrence)
+}
 
 // ClientRequestID implements action.RequestIDs: a version 4 UUID, drawn
 // when the attempt started.

@@ -80,6 +80,7 @@ func permitsOf(r *JobRecord, o *Occurrence, limits []Limit) []Permit {
 // after this one's lease lapsed (the one would be granted, extend or give
 // back the other's permits).
 func (s *Scheduler) permitHolder(r *JobRecord, o *Occurrence) string {
+	tagged(r, o)
 	return r.Collection + "|" + r.Name + "|" + o.Tag + "|" + s.cfg.InstanceID + "|" + newETag()
 }
 
@@ -203,6 +204,7 @@ func (m machine) waitForLimit(r *JobRecord, o *Occurrence, now, retryAt time.Tim
 		w.Key = limits[refused].Key
 	}
 	c.Limited = &w // a new one: copies of the record may share the old
+	tagged(r, c)   // the occurrence waits in the record
 	c.At = retryAt
 	m.settle(r, now)
 }

@@ -37,6 +37,16 @@ type machine struct {
 	// keeps none and nothing observes them): the functions make none and
 	// return nil for them, and change the record as they would otherwise.
 	noEntries bool
+	// tagLater says that nothing reads the execution tag of an
+	// occurrence that step starts before its attempt ends, unless the
+	// executor asks for it (see attemptState) or the occurrence waits for
+	// a limit: the machine makes no entries (so nothing observes the
+	// Scheduler) and the job's occurrences do not run side by side
+	// (OverlapAllowAll knows its runs by their tags). start then leaves
+	// Occurrence.Tag empty, and tagged fills it in where it is read or
+	// the occurrence is kept in the record: a record is never written
+	// with a current occurrence without its tag.
+	tagLater bool
 	// owner, when not empty, is the instance that steps the record and
 	// will run the attempt step returns: step then starts occurrences of
 	// OverlapAllowAll as runs of their own (PolicyState.Running), claimed
@@ -239,7 +249,10 @@ func (m machine) merges(sc *JobSchedule, now time.Time) bool {
 
 // start makes o the current occurrence, due at now.
 func (m machine) start(r *JobRecord, o *Occurrence, now time.Time) {
-	o.Tag = executionTag(r, o.Number)
+	o.Tag = ""
+	if !m.tagLater {
+		o.Tag = executionTag(r, o.Number)
+	}
 	o.At = now
 	o.Retry = 0
 	o.ErrorAction = false
@@ -563,7 +576,7 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 func (m machine) replay(r *JobRecord, t *Timing, o *Occurrence, claimed time.Time) {
 	m.step(r, t, claimed)
 	c := r.Schedule.Current
-	if c != nil && c.Number == o.Number && c.Expected.Equal(o.Expected) && c.ErrorAction == o.ErrorAction && c.Retry == o.Retry {
+	if c != nil && o.Tag != "" && c.Number == o.Number && c.Expected.Equal(o.Expected) && c.ErrorAction == o.ErrorAction && c.Retry == o.Retry {
 		c.Tag = o.Tag
 	}
 }
@@ -590,8 +603,14 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		r.Status.LastExecutionTime = new(res.start)
 	}
 	c := r.Schedule.Current
-	if c == nil || c.Tag != o.Tag || c.ErrorAction != o.ErrorAction || c.Retry != o.Retry {
+	if c == nil || !sameAttempt(c, o) {
 		return h
+	}
+	if failed {
+		// The occurrence may go on (a retry, the error action): its tag
+		// is kept, and a retry's delay may derive from it.
+		tagged(r, c)
+		o.Tag = c.Tag
 	}
 	if c.Trace == "" {
 		c.Trace, c.TraceState = res.trace, res.traceState
@@ -663,6 +682,14 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		r.Schedule.LastFailed = true
 	}
 	return h
+}
+
+// sameAttempt reports whether c and o are the same attempt of one
+// occurrence of a job: the same number, action and retry, and the same
+// execution tag where both have theirs (start may leave them empty, see
+// machine.tagLater; the tag is a function of the job and the number).
+func sameAttempt(c, o *Occurrence) bool {
+	return c.Number == o.Number && c.ErrorAction == o.ErrorAction && c.Retry == o.Retry && (c.Tag == o.Tag || c.Tag == "" || o.Tag == "")
 }
 
 // endRun applies the outcome res of owner's attempt of occurrence o, one
@@ -774,7 +801,7 @@ func (s *Scheduler) machineOver(r *JobRecord, collection *RunPolicy) machine {
 	if p.Overlap == "" {
 		p.Overlap = OverlapPostpone
 	}
-	return machine{policy: p, threshold: s.cfg.MisfireThreshold, noEntries: s.noEntries}
+	return machine{policy: p, threshold: s.cfg.MisfireThreshold, noEntries: s.noEntries, tagLater: s.noEntries && p.Overlap != OverlapAllowAll}
 }
 
 // missedOf returns the missed policy that stands for a misfire policy.
@@ -829,6 +856,7 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 		_, _, more := m.step(work, t, res.end)
 		all = append(all, more...)
 	}
+	tagged(work, work.Schedule.Current) // it is written with the outcome
 	return all
 }
 

@@ -342,3 +342,147 @@ func TestNoHistoryAllocationsPerOccurrence(t *testing.T) {
 		}
 	})
 }
+
+// noHistoryTags runs, in a Scheduler with cfg over the memory store, jobs
+// whose occurrences the store keeps between attempts: one whose first
+// attempt fails and is retried after a delay that derives from the tag
+// (Exponential), two due at once in a collection limited to one attempt a
+// minute (one of them waits), and one whose slow first attempt ends after
+// its second occurrence came due (that one starts as the outcome is
+// recorded). It returns the jobs' occurrences in progress as the store
+// holds them 70 s and 160 s after they came due, by job ID, and the calls
+// their attempts made.
+func noHistoryTags(t *testing.T, cfg scheduler.Config) (kept map[string][]*scheduler.Occurrence, calls []call) {
+	t.Helper()
+	ctx := context.Background()
+	exec := &fake{fn: func(req *action.Request, n int) error {
+		switch uri := req.Action.Request.URI; {
+		case strings.HasSuffix(uri, "/fail-once") && req.Retry == 0:
+			return errors.New("boom")
+		case strings.HasSuffix(uri, "/slow"):
+			time.Sleep(90 * time.Second)
+		}
+		return nil
+	}}
+	reg := &action.Registry{}
+	reg.Register(action.HTTP, exec)
+	cfg.Executors, cfg.Logger, cfg.MinRetryInterval = reg, discard, time.Second
+	cfg.ActionTimeout = 2 * time.Minute // the slow attempts outlast a minute
+	s, err := scheduler.New(memory.New(), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+		Limits: []scheduler.Limit{{Key: scheduler.LimitCollection, RatePerMinute: 1}}}}
+	for name, c := range map[string]*scheduler.JobCollection{"c": nil, "l": limited} {
+		if _, err := s.PutCollection(ctx, name, c, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	due := time.Now().Add(time.Minute).Format(time.RFC3339)
+	act := func(path string) string {
+		return `"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/` + path + `", "method": "GET"}`
+	}
+	jobs := map[string]string{
+		"c/retry": `{` + act("fail-once") + `, "retryPolicy": {"retryType": "Exponential", "retryCount": 1, "retryInterval": "PT20S", "maximumInterval": "PT1M"}},
+			"startTime": "` + due + `"}`,
+		"c/slow": `{` + act("slow") + `}, "startTime": "` + due + `", "recurrence": {"frequency": "Minute", "count": 2}}`,
+		"l/a":    `{` + act("ok") + `}, "startTime": "` + due + `"}`,
+		"l/b":    `{` + act("ok") + `}, "startTime": "` + due + `"}`,
+	}
+	for id, def := range jobs {
+		job, err := scheduler.ParseJob([]byte(def), &scheduler.ParseOptions{MinRetryInterval: time.Second})
+		if err != nil {
+			t.Fatalf("ParseJob(%s): %v", id, err)
+		}
+		coll, name, _ := strings.Cut(id, "/")
+		if _, err := s.PutJob(ctx, coll, name, job, nil); err != nil {
+			t.Fatalf("PutJob(%s): %v", id, err)
+		}
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept = map[string][]*scheduler.Occurrence{}
+	for _, d := range []time.Duration{70 * time.Second, 90 * time.Second} {
+		time.Sleep(d)
+		synctest.Wait()
+		for id := range jobs {
+			coll, name, _ := strings.Cut(id, "/")
+			r, err := s.GetJob(ctx, coll, name)
+			if err != nil {
+				t.Fatalf("GetJob(%s): %v", id, err)
+			}
+			if o := r.Schedule.Current; o != nil {
+				kept[id] = append(kept[id], o)
+			}
+		}
+	}
+	time.Sleep(5 * time.Minute)
+	synctest.Wait()
+	if err := s.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	exec.mu.Lock()
+	defer exec.mu.Unlock()
+	return kept, exec.calls
+}
+
+// TestNoHistoryKeepsOccurrenceTags checks that with Config.HistoryPerJob
+// NoHistory and nothing observing the Scheduler, which then makes an
+// occurrence's execution tag only when something reads it, an occurrence
+// kept in the store between attempts has its tag, a retry's delay that
+// derives from the tag is the same, and every attempt's request gives the
+// tag of its occurrence, also to an executor that reads it only after the
+// attempt: the same tags and attempts as with history kept.
+func TestNoHistoryKeepsOccurrenceTags(t *testing.T) {
+	type attempt struct {
+		At  time.Time
+		Tag string
+	}
+	run := func(kept map[string][]*scheduler.Occurrence, calls []call) map[string][]attempt {
+		t.Helper()
+		got := map[string][]attempt{} // by job ID and occurrence number
+		for _, c := range calls {
+			key := fmt.Sprintf("%s#%d", c.req.JobID(), c.req.Occurrence)
+			tag := c.req.ExecutionTag()
+			if prev := got[key]; tag == "" || len(prev) > 0 && prev[0].Tag != tag {
+				t.Errorf("attempt %d of %s has execution tag %q, want that of the occurrence's other attempts, %v", c.req.Retry, key, tag, prev)
+			}
+			at := c.at
+			if strings.HasPrefix(key, "l/") {
+				at = time.Time{} // which of the two waits is open
+			}
+			got[key] = append(got[key], attempt{at, tag})
+		}
+		waits, retries, started := 0, 0, 0
+		for id, os := range kept {
+			for _, o := range os {
+				key := fmt.Sprintf("%s#%d", id, o.Number)
+				if a := got[key]; o.Tag == "" || len(a) == 0 || o.Tag != a[0].Tag {
+					t.Errorf("%s: the occurrence kept in the store has execution tag %q, want its attempts', %v", key, o.Tag, a)
+				}
+				switch {
+				case o.Limited != nil:
+					waits++
+				case o.Retry > 0:
+					retries++
+				case o.Number == 2:
+					started++
+				}
+			}
+		}
+		if waits != 1 || retries != 1 || started != 1 {
+			t.Errorf("the store held %d occurrences waiting for a limit, %d retries and %d second occurrences, want one each: %v", waits, retries, started, kept)
+		}
+		return got
+	}
+	var want, got map[string][]attempt
+	synctest.Test(t, func(t *testing.T) { want = run(noHistoryTags(t, scheduler.Config{})) })
+	synctest.Test(t, func(t *testing.T) {
+		got = run(noHistoryTags(t, scheduler.Config{HistoryPerJob: scheduler.NoHistory}))
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("attempts with NoHistory (-with history +without):\n%s", diff)
+	}
+}

@@ -14,17 +14,35 @@ import (
 // duplicate. A job deleted and created again under the same name has a new
 // creation instant and so new tags.
 func executionTag(r *JobRecord, n int) string {
+	return tagOf(r.Collection, r.Name, r.Created.UnixNano(), n)
+}
+
+// tagOf is executionTag of occurrence number n of the job of the
+// collection and name created at created (in Unix nanoseconds).
+func tagOf(collection, name string, created int64, n int) string {
 	// collection NUL name NUL creation-ns occurrence, hashed in one go
 	// from a buffer on the stack for the usual lengths of names.
 	var buf [128]byte
-	b := append(buf[:0], r.Collection...)
+	b := append(buf[:0], collection...)
 	b = append(b, 0)
-	b = append(b, r.Name...)
+	b = append(b, name...)
 	b = append(b, 0)
-	b = binary.BigEndian.AppendUint64(b, uint64(r.Created.UnixNano()))
+	b = binary.BigEndian.AppendUint64(b, uint64(created))
 	b = binary.BigEndian.AppendUint64(b, uint64(n))
 	sum := sha256.Sum256(b)
 	var tag [16]byte
 	hex.Encode(tag[:], sum[:8])
 	return string(tag[:])
+}
+
+// tagged fills in the execution tag of o, an occurrence of r, when it is
+// empty: start leaves it so when nothing reads it before the occurrence's
+// attempt ends (see machine.tagLater), and the occurrence is tagged where
+// it is kept in the record (for a retry, a wait for a limit, an
+// occurrence that starts as an outcome is applied) or its tag is read.
+// Nil o: nothing to do.
+func tagged(r *JobRecord, o *Occurrence) {
+	if o != nil && o.Tag == "" {
+		o.Tag = executionTag(r, o.Number)
+	}
 }
