@@ -311,7 +311,8 @@ type attemptState struct {
 }
 
 // JobID implements action.RequestIDs: the ID of the job, as
-// [JobRecord.ID].
+// [JobRecord.ID]. It and ExecutionTag read the request's fields, which
+// executors must not modify (see action.Request).
 func (st *attemptState) JobID() string { return st.req.CollectionID + "/" + st.name }
 
 // ExecutionTag implements action.RequestIDs: the occurrence's tag, made

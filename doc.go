@@ -348,8 +348,8 @@
 // duplicates) and x-ms-client-request-id (new per attempt), as HTTP
 // headers or message properties. A Go executor reads them with the
 // methods of [action.Request] (JobID, ExecutionTag, ClientRequestID),
-// which make them when called: an attempt whose executor reads none of
-// them does none of the work.
+// which format them when called (with no history kept and nothing
+// observing, the execution tag is made only then).
 //
 // # Retries
 //

@@ -35,8 +35,14 @@ func (f ExecutorFunc) Execute(ctx context.Context, req *Request) (*Result, error
 // properties) so that receivers can identify and de-duplicate attempts.
 //
 // The attempt's identifiers (JobID, ExecutionTag, ClientRequestID) are
-// methods that ask IDs: the scheduler makes them when they are read, so an
-// attempt whose executor reads none of them costs none of the work.
+// methods that ask IDs: the scheduler formats their strings when they are
+// read (each read formats them again: read each once), and when it keeps
+// no history and nothing observes it, it makes the execution tag only
+// then. An executor that needs an identifier after Execute returns copies
+// the string; it must not keep the Request or its IDs, which hold the
+// attempt's opened action. Executors must not modify a Request (a
+// middleware that wants other values makes a copy): the identifiers are
+// made from its fields.
 type Request struct {
 	// Action is the action to carry out (the job's action or its
 	// errorAction). Executors must not modify it.
@@ -59,8 +65,7 @@ type Request struct {
 }
 
 // RequestIDs gives the identifiers of an attempt. Each method returns the
-// same value every time it is called, from any goroutine, also after
-// Execute returned.
+// same value every time it is called, from any goroutine, during Execute.
 type RequestIDs interface {
 	// JobID identifies the job: "collection/name" as the scheduler names
 	// it (see the root package).

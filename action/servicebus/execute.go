@@ -125,6 +125,7 @@ func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (re
 // validate checks the action's fields and builds the message.
 func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Message, error) {
 	m := t.msg
+	requestID := req.ClientRequestID()
 	var errs []error
 	bad := func(field, value, reason string) {
 		errs = append(errs, &FieldError{Path: t.path + "." + field, Value: value, Reason: reason})
@@ -207,7 +208,7 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 		// package documentation.
 	}
 	if msg.MessageID == nil {
-		msg.MessageID = str(req.ClientRequestID())
+		msg.MessageID = str(requestID)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -226,7 +227,7 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 	setProp(PropertyJobID, req.JobID())
 	setProp(PropertyJobCollectionID, req.CollectionID)
 	setProp(PropertyExecutionTag, req.ExecutionTag())
-	setProp(PropertyClientRequestID, req.ClientRequestID())
+	setProp(PropertyClientRequestID, requestID)
 	if !req.ExpectedTime.IsZero() {
 		props[PropertyExpectedExecutionTime] = req.ExpectedTime.UTC().Format(time.RFC3339)
 	}

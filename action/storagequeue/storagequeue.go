@@ -209,8 +209,8 @@ func (e *Executor) execute(ctx context.Context, req *action.Request) (res *actio
 
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
-	if req.ClientRequestID() != "" {
-		ctx = policy.WithHTTPHeader(ctx, http.Header{"x-ms-client-request-id": []string{req.ClientRequestID()}})
+	if id := req.ClientRequestID(); id != "" {
+		ctx = policy.WithHTTPHeader(ctx, http.Header{"x-ms-client-request-id": []string{id}})
 	}
 	start := time.Now()
 	resp, err := client.EnqueueMessage(ctx, text, nil)
