@@ -37,20 +37,30 @@ var schemaSeq atomic.Int64
 // end of the test.
 func newSchema(t testing.TB) string {
 	t.Helper()
-	name := fmt.Sprintf("test_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemaSeq.Add(1))
-	d := dsn(t)
+	name := testName()
+	dropAtEnd(t, dsn(t), "drop schema "+name, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
+	return name
+}
+
+// testName returns a name of its own for a schema or database of a test.
+func testName() string {
+	return fmt.Sprintf("test_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemaSeq.Add(1))
+}
+
+// dropAtEnd runs statement drop on a connection of its own to the database
+// at address d at the end of the test, logging (as what) its failure.
+func dropAtEnd(t testing.TB, d, what, drop string) {
 	t.Cleanup(func() {
-		conn, err := pgx.Connect(context.Background(), d)
+		c, err := pgx.Connect(context.Background(), d)
 		if err != nil {
-			t.Logf("drop schema %s: %v", name, err)
+			t.Logf("%s: %v", what, err)
 			return
 		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
-			t.Logf("drop schema %s: %v", name, err)
+		defer c.Close(context.Background())
+		if _, err := c.Exec(context.Background(), drop); err != nil {
+			t.Logf("%s: %v", what, err)
 		}
 	})
-	return name
 }
 
 func open(t testing.TB, schema string) *postgres.Store {
@@ -76,22 +86,12 @@ func openAt(t testing.TB, d, schema string) *postgres.Store {
 func ownDatabase(t *testing.T) string {
 	t.Helper()
 	d := dsn(t)
-	name := fmt.Sprintf("test_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemaSeq.Add(1))
+	name := testName()
 	q := pgx.Identifier{name}.Sanitize()
 	if _, err := connect(t).Exec(ctx, "CREATE DATABASE "+q); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), d)
-		if err != nil {
-			t.Logf("drop database %s: %v", name, err)
-			return
-		}
-		defer c.Close(context.Background())
-		if _, err := c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+q+" WITH (FORCE)"); err != nil {
-			t.Logf("drop database %s: %v", name, err)
-		}
-	})
+	dropAtEnd(t, d, "drop database "+name, "DROP DATABASE IF EXISTS "+q+" WITH (FORCE)")
 	u, err := url.Parse(d)
 	if err != nil || u.Scheme == "" { // keyword=value form: the last dbname counts
 		return d + " dbname=" + name
