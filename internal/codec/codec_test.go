@@ -325,8 +325,6 @@ func TestAppendUTCWithout(t *testing.T) {
 		{"a and b", codec.MembersOf[outer]("a").Add(codec.MembersOf[outer]("b")), `{"c":"y","inner":{"a":"i","b":2}}`,
 			outer{A: "p", B: 9, C: "y", Inner: inner{A: "i", B: 2}}},
 		{"all", codec.MembersOf[outer]("a", "b", "c", "inner"), `{}`, pre},
-		{"removed", codec.MembersOf[outer]("a", "c").Remove(codec.MembersOf[outer]("c")), `{"b":0,"c":"y","inner":{"a":"i","b":2}}`,
-			outer{A: "p", B: 0, C: "y", Inner: inner{A: "i", B: 2}}},
 	} {
 		for _, arg := range []any{&v, v} {
 			got, err := codec.AppendUTCWithout([]byte("x"), arg, true, tc.leave)
@@ -349,14 +347,12 @@ func TestAppendUTCWithout(t *testing.T) {
 	if _, err := codec.AppendUTCWithout(nil, &v.Inner, true, codec.MembersOf[outer]("a")); err == nil {
 		t.Errorf("AppendUTCWithout of an inner with members of outer: no error")
 	}
-	for name, f := range map[string]func(m, o codec.Members) codec.Members{"Add": codec.Members.Add, "Remove": codec.Members.Remove} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s of members of another type: no panic", name)
-				}
-			}()
-			f(codec.MembersOf[outer]("a"), codec.MembersOf[inner]("a"))
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Errorf("Add of members of another type: no panic")
+			}
 		}()
-	}
+		codec.MembersOf[outer]("a").Add(codec.MembersOf[inner]("a"))
+	}()
 }

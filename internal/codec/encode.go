@@ -44,8 +44,8 @@ func AppendUTCWithout(b []byte, v any, html bool, leave Members) ([]byte, error)
 }
 
 // Members is a set of the JSON members of one struct type, for
-// AppendUTCWithout: made by MembersOf, joined by Add, and narrowed by
-// Remove. The zero Members is empty.
+// AppendUTCWithout: made by MembersOf and joined by Add. The zero Members
+// is empty.
 type Members struct {
 	typ  reflect.Type
 	bits uint64 // bit i: the plan's field i
@@ -77,19 +77,6 @@ func (m Members) Add(o Members) Members {
 		panic(fmt.Sprintf("codec: members of %s added to members of %s", o.typ, m.typ))
 	}
 	m.bits |= o.bits
-	return m
-}
-
-// Remove returns the members of m that are not in o, which must be of m's
-// type.
-func (m Members) Remove(o Members) Members {
-	if m.bits == 0 || o.bits == 0 {
-		return m
-	}
-	if o.typ != m.typ {
-		panic(fmt.Sprintf("codec: members of %s removed from members of %s", o.typ, m.typ))
-	}
-	m.bits &^= o.bits
 	return m
 }
 
