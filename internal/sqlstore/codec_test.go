@@ -517,12 +517,19 @@ func TestDecodeJobSharedDefinitions(t *testing.T) {
 	for i := range texts { // all different: every row decodes its own
 		texts[i] = fmt.Sprintf(`{"action":{"type":"Http","request":{"uri":"http://127.0.0.1/%d","method":"GET"}}}`, i)
 	}
-	alone := testing.AllocsPerRun(10, func() { decodeAll(nil) })
-	shared := testing.AllocsPerRun(10, func() { decodeAll(new(Definitions)) })
-	// The map as it grows, and a buffer for every few dozen texts (a copy
-	// of each text was one allocation a row).
-	if shared > alone+n/5 {
-		t.Errorf("decoding %d rows of different definitions, keeping them to share: %v allocations, want at most %v (%v without keeping them)", n, shared, alone+n/5, alone)
+	// Averaged over many runs: under -race, sync.Pool drops a quarter of
+	// the decoders it is given, at random, so each figure varies by some
+	// tens of allocations over 10 runs (a bound of 40 failed with 43).
+	alone := testing.AllocsPerRun(100, func() { decodeAll(nil) })
+	shared := testing.AllocsPerRun(100, func() { decodeAll(new(Definitions)) })
+	// The map as it grows, and a buffer for every few dozen texts: 20
+	// without -race (a copy of each text was one allocation a row, 200).
+	limit := alone + n/5
+	if raceBuild {
+		limit += n / 10 // 15–26 over 100 runs with -race
+	}
+	if shared > limit {
+		t.Errorf("decoding %d rows of different definitions, keeping them to share: %v allocations, want at most %v (%v without keeping them)", n, shared, limit, alone)
 	}
 }
 
