@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -77,12 +78,43 @@ func newJobclock(ctx context.Context, e *env, t *tally, where string) (*jobclock
 		noop(t, a.I)
 		return nil
 	})
-	j.s, err = scheduler.New(st, &scheduler.Config{Executors: reg, Logger: e.log, OnHistory: j.onHistory})
+	log := slog.New(failOnError{e.log.Handler(), t})
+	j.s, err = scheduler.New(st, &scheduler.Config{Executors: reg, Logger: log, OnHistory: j.onHistory})
 	if err != nil {
 		j.close()
 		return nil, err
 	}
 	return j, nil
+}
+
+// failOnError is the engine's log: a record at level Error (a claim or a
+// record the store refused, a job it could not time) fails the run at
+// once, instead of the run waiting out its timeout for outcomes that
+// never come.
+type failOnError struct {
+	slog.Handler
+	t *tally
+}
+
+func (h failOnError) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		var b strings.Builder
+		b.WriteString(r.Message)
+		r.Attrs(func(a slog.Attr) bool {
+			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
+			return true
+		})
+		h.t.fail(fmt.Errorf("jobclock logged: %s", b.String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h failOnError) WithAttrs(as []slog.Attr) slog.Handler {
+	return failOnError{h.Handler.WithAttrs(as), h.t}
+}
+
+func (h failOnError) WithGroup(name string) slog.Handler {
+	return failOnError{h.Handler.WithGroup(name), h.t}
 }
 
 // onHistory notes each outcome recorded: the history entry is stored in

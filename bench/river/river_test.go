@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +235,59 @@ func TestSampleCountsAllocations(t *testing.T) {
 	allocs, bytes := allocsPerOp(a, b, 1)
 	if allocs < 1 || bytes < 1<<20 {
 		t.Errorf("allocsPerOp after a 1 MiB allocation = %v objects, %v bytes; want at least 1 and 1 MiB", allocs, bytes)
+	}
+}
+
+// TestStoreFailureEndsTheRun: when every claim of the jobclock side fails,
+// the run fails at once with the engine's error, not after its timeout.
+func TestStoreFailureEndsTheRun(t *testing.T) {
+	ctx := context.Background()
+	e, err := newEnv(ctx, "sqlite", "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	tl := newTally(10)
+	s, err := newSide(ctx, e, sysJobclock, tl, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	due := make([]time.Time, 10)
+	for i := range due {
+		due[i] = time.Now()
+	}
+	if err := s.put(ctx, putSetup, due, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.(*jobclockSide).db.ExecContext(ctx, "ALTER TABLE jobs RENAME TO jobs_gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.stop(ctx)
+	err = tl.wait(30 * time.Second)
+	if err == nil || !strings.Contains(err.Error(), "when the run failed") || !strings.Contains(err.Error(), "jobclock logged") {
+		t.Fatalf("wait: %v, want the run failed with what jobclock logged", err)
+	}
+}
+
+// TestInstanceFailurePassedOn: a problem an instance of the instances
+// scenario notes reaches the process that counts, and ends its wait.
+func TestInstanceFailurePassedOn(t *testing.T) {
+	var buf bytes.Buffer
+	inst := newTally(1)
+	inst.out = newLineOut(&buf)
+	inst.fail(errors.New("job 0 ran\ntwice"))
+	inst.out.close()
+	counts := newTally(1)
+	p := &child{cmd: &exec.Cmd{Process: &os.Process{Pid: 7}}}
+	for l := range strings.Lines(buf.String()) {
+		p.line(strings.TrimSuffix(l, "\n"), counts)
+	}
+	err := counts.wait(time.Second)
+	if err == nil || !strings.Contains(err.Error(), "instance 7: error job 0 ran twice") {
+		t.Fatalf("wait: %v, want the instance's problem", err)
 	}
 }

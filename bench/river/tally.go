@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,8 @@ type tally struct {
 	count    atomic.Int64   // outcomes recorded
 	done     chan struct{}  // closed when n outcomes were recorded
 	once     sync.Once
+	failed   chan struct{} // closed at the first fail
+	failOnce sync.Once
 
 	// out, when set, gets a line per job run and outcome recorded (an
 	// instance of the instances scenario reports to the process that
@@ -39,16 +42,23 @@ func newTally(n int) *tally {
 		recorded: make([]atomic.Int32, n),
 		started:  make([]atomic.Int64, n),
 		done:     make(chan struct{}),
+		failed:   make(chan struct{}),
 	}
 }
 
-// fail notes a problem; the run fails with it.
+// fail notes a problem; the run fails with it, at once: wait returns. An
+// instance of the instances scenario passes it on to the process that
+// counts.
 func (t *tally) fail(err error) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if len(t.errs) < 10 {
 		t.errs = append(t.errs, err)
 	}
+	t.mu.Unlock()
+	if t.out != nil {
+		t.out.printf("error %s", strings.Join(strings.Fields(err.Error()), " "))
+	}
+	t.failOnce.Do(func() { close(t.failed) })
 }
 
 func (t *tally) valid(i int, what string) bool {
@@ -99,11 +109,13 @@ func (t *tally) record(i int, at time.Time) {
 }
 
 // wait returns once every outcome was recorded, or an error naming how many
-// are missing when timeout passes first.
+// are missing when timeout passes first or a problem was noted (fail).
 func (t *tally) wait(timeout time.Duration) error {
 	select {
 	case <-t.done:
 		return nil
+	case <-t.failed:
+		return fmt.Errorf("%d of %d outcomes recorded when the run failed: %w", t.count.Load(), t.n, t.noted())
 	case <-time.After(timeout):
 		return fmt.Errorf("%d of %d outcomes recorded after %s", t.count.Load(), t.n, timeout)
 	}
