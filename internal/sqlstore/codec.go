@@ -249,10 +249,35 @@ func EncodeJobState(j *scheduler.JobRecord) (*JobRow, error) {
 	return row, nil
 }
 
-// appendState appends the JSON of j's status and then of its schedule,
-// their times in UTC, to b, and returns b and where the schedule begins.
+// The counts of a job's status, which its stored JSON leaves out when
+// they are zero (a missing count reads back as zero): most jobs have not
+// failed, and a job not run yet has no count but zero.
+var (
+	statusExecutions = codec.MembersOf[scheduler.JobStatus]("executionCount")
+	statusFailures   = codec.MembersOf[scheduler.JobStatus]("failureCount")
+	statusFaults     = codec.MembersOf[scheduler.JobStatus]("faultedCount")
+)
+
+// zeroCounts returns the counts of s that are zero.
+func zeroCounts(s *scheduler.JobStatus) codec.Members {
+	var m codec.Members
+	if s.ExecutionCount == 0 {
+		m = m.Add(statusExecutions)
+	}
+	if s.FailureCount == 0 {
+		m = m.Add(statusFailures)
+	}
+	if s.FaultedCount == 0 {
+		m = m.Add(statusFaults)
+	}
+	return m
+}
+
+// appendState appends the JSON of j's status, without its zero counts,
+// and then of its schedule, their times in UTC, to b, and returns b and
+// where the schedule begins.
 func appendState(b []byte, j *scheduler.JobRecord) ([]byte, int, error) {
-	b, err := codec.AppendUTC(b, &j.Status, true)
+	b, err := codec.AppendUTCWithout(b, &j.Status, true, zeroCounts(&j.Status))
 	if err != nil {
 		return b, 0, fmt.Errorf("encode status of job %q: %w", j.ID(), err)
 	}

@@ -60,7 +60,10 @@
 // entry's JSON (column entry) leaves out what the row's columns hold
 // (collection, job, status, end time, action name, retry count), filled
 // back from them when read; rows written before schema 16 hold the whole
-// entry.
+// entry. A job's status (column status) leaves out the counts that are
+// zero (executionCount, failureCount, faultedCount), which read back as
+// zero; rows written before hold them, and builds of the same schema
+// read both.
 //
 // The job counts: the changes of the counts by collection and state (+n,
 // -n) go into job_count_deltas. The store's creates insert theirs in the

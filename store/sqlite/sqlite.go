@@ -37,7 +37,8 @@
 // the index (their exact value stays in the JSON). A history entry's JSON
 // leaves out what the row's columns hold (collection, job, status, end
 // time), filled back from them when read; rows written before schema 8
-// hold the whole entry.
+// hold the whole entry. A job's status leaves out the counts that are
+// zero, which read back as zero.
 //
 // The schema is created and migrated by [Open] and [New], from migrations
 // embedded in the binary; table schema_version holds the version reached.
