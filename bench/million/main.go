@@ -33,11 +33,12 @@
 //	rss            the process's resident memory (VmRSS) once the due jobs ran,
 //	               and the live heap: the puts' garbage is returned to the
 //	               system before the Scheduler starts
-//	list           ListJobs' first page (100 jobs) of the first collection: median of 5
+//	list           ListJobs' first page (100 jobs) of the first collection:
+//	               p50, p10 and p90 of 201 calls, alternated with the counts'
 //	count          JobCounts (the dashboard's counts by collection and state): the
-//	               first call after the run, then the median of 5; and the pages
-//	               of job_count_deltas after them, which the counts scan, and
-//	               the autovacuum workers busy on the schema
+//	               first call after the run, then p50, p10 and p90 of 201 calls;
+//	               and the pages of job_count_deltas after them, which the
+//	               counts scan, and the autovacuum workers busy on the schema
 //
 // The run loop's claims take as many jobs as it has free workers, so how
 // many jobs each takes varies from run to run (at 10k, runs alternated
@@ -242,15 +243,17 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	firstCount := time.Since(t2)
-	list := median(5, func() error {
+	// The list and the count take about a millisecond each, so that a
+	// few calls measure the machine more than them: many calls of each,
+	// alternated, so that both see the same moments of the machine.
+	list, count := interleaved(readCalls, func() error {
 		_, err := s.ListJobs(ctx, collName(0), nil)
 		return err
-	})
-	count := median(5, func() error {
+	}, func() error {
 		_, err := s.JobCounts(ctx)
 		return err
 	})
-	fmt.Printf("list     %s (first page of %s)\n", ms(list), collName(0))
+	fmt.Printf("list     %s (first page of %s; %s)\n", ms(list.p50), collName(0), list)
 	// What a count scans besides the counts: the changes not folded and
 	// the folded ones not vacuumed away yet (see store/postgres's
 	// vacuumAfter), and whether autovacuum works on the schema meanwhile.
@@ -261,8 +264,8 @@ func run(ctx context.Context, c config) error {
 	if err := pool.QueryRow(ctx, autovacuumsSQL, schema).Scan(&autovacuums); err != nil {
 		return err
 	}
-	fmt.Printf("count    %s (JobCounts; the first call after the run %s; job_count_deltas %d pages, %d autovacuum workers on the schema)\n",
-		ms(count), ms(firstCount), deltaPages, autovacuums)
+	fmt.Printf("count    %s (JobCounts; %s; the first call after the run %s; job_count_deltas %d pages, %d autovacuum workers on the schema)\n",
+		ms(count.p50), count, ms(firstCount), deltaPages, autovacuums)
 	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return s.Stop(stopCtx)
@@ -367,18 +370,42 @@ func putJobs(ctx context.Context, s *scheduler.Scheduler, c config, from, to int
 	return first
 }
 
-// median runs f n times and returns the median of its durations.
-func median(n int, f func() error) time.Duration {
-	d := make([]time.Duration, n)
-	for i := range d {
+// readCalls is how many times the list and the count are each called.
+const readCalls = 201
+
+// spread is the p10, p50 and p90 of n calls' durations.
+type spread struct {
+	n             int
+	p10, p50, p90 time.Duration
+}
+
+func (s spread) String() string {
+	return fmt.Sprintf("p50 of %d calls, p10 %s, p90 %s", s.n, ms(s.p10), ms(s.p90))
+}
+
+// interleaved calls a and b n times each, alternately, and returns the
+// spread of the durations of each.
+func interleaved(n int, a, b func() error) (spread, spread) {
+	da := make([]time.Duration, n)
+	db := make([]time.Duration, n)
+	timed := func(f func() error) time.Duration {
 		t := time.Now()
 		if err := f(); err != nil {
 			log.Fatal("million: ", err)
 		}
-		d[i] = time.Since(t)
+		return time.Since(t)
 	}
+	for i := range n {
+		da[i] = timed(a)
+		db[i] = timed(b)
+	}
+	return spreadOf(da), spreadOf(db)
+}
+
+// spreadOf returns the spread of d, which it sorts.
+func spreadOf(d []time.Duration) spread {
 	slices.Sort(d)
-	return d[n/2]
+	return spread{len(d), quantile(d, 0.1), quantile(d, 0.5), quantile(d, 0.9)}
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
@@ -442,9 +469,11 @@ func quantiles(d []time.Duration) (p50, p99, pmax time.Duration) {
 		return 0, 0, 0
 	}
 	slices.Sort(d)
-	q := func(p float64) time.Duration { return d[int(p*float64(len(d)-1))] }
-	return q(0.5), q(0.99), d[len(d)-1]
+	return quantile(d, 0.5), quantile(d, 0.99), d[len(d)-1]
 }
+
+// quantile returns the p quantile of d, which is sorted and not empty.
+func quantile(d []time.Duration, p float64) time.Duration { return d[int(p*float64(len(d)-1))] }
 
 // claimLine describes claims: their p50, p99 and max, and how many jobs
 // they took.
