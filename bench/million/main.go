@@ -256,7 +256,7 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("list     %s (first page of %s; %s)\n", ms(list.p50), collName(0), list)
 	// What a count scans besides the counts: the changes not folded and
 	// the folded ones not vacuumed away yet (see store/postgres's
-	// vacuumSize), and whether autovacuum works on the schema meanwhile.
+	// vacuumAfter), and whether autovacuum works on the schema meanwhile.
 	var deltaPages, autovacuums int64
 	if err := pool.QueryRow(ctx, "SELECT pg_relation_size($1::regclass) / 8192", schema+".job_count_deltas").Scan(&deltaPages); err != nil {
 		return err

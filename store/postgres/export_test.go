@@ -39,18 +39,9 @@ func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit i
 	return strings.Join(lines, "\n"), err
 }
 
-// VacuumSize is the size of job_count_deltas from which a fold that
-// deleted changes vacuums it.
-const VacuumSize = vacuumSize
-
-// VacuumChanges is a number of changes that take VacuumSize or more in
-// job_count_deltas (a row takes 32 bytes at least: its header and its
-// line pointer, with its columns), and more than VacuumLeft.
-const VacuumChanges = vacuumSize / 32
-
-// VacuumLeft is how many dead changes a vacuum may leave before it is
-// owed again.
-const VacuumLeft = vacuumLeft
+// VacuumAfter is how many folded changes make a fold vacuum
+// job_count_deltas.
+const VacuumAfter = vacuumAfter
 
 // VacuumRetry is how long after a vacuum still owed the next fold tries
 // again.

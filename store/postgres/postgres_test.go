@@ -215,10 +215,10 @@ func TestCountsFolded(t *testing.T) {
 	}
 }
 
-// TestCountsFoldVacuums checks that a fold of changes that take
-// VacuumSize or more (by CountJobs, or by Prune) vacuums job_count_deltas,
-// so that the counts after it do not scan the changes it deleted, also
-// when it leaves every count at 0, and that a fold of fewer does not.
+// TestCountsFoldVacuums checks that a fold of many changes (by CountJobs,
+// or by Prune) vacuums job_count_deltas, so that the counts after it do
+// not scan the changes it deleted, also when it leaves every count at 0,
+// and that a fold of fewer does not.
 func TestCountsFoldVacuums(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -227,17 +227,29 @@ func TestCountsFoldVacuums(t *testing.T) {
 		none     bool // the job is deleted: every count is 0
 		vacuumed bool
 	}{
-		{name: "count", changes: postgres.VacuumChanges, vacuumed: true},
-		{name: "count of fewer", changes: 100},
-		{name: "prune", changes: postgres.VacuumChanges, prune: true, vacuumed: true},
-		{name: "count at 0", changes: postgres.VacuumChanges, none: true, vacuumed: true},
+		{name: "count", changes: postgres.VacuumAfter, vacuumed: true},
+		{name: "count of fewer", changes: postgres.VacuumAfter - 2},
+		{name: "prune", changes: postgres.VacuumAfter, prune: true, vacuumed: true},
+		{name: "count at 0", changes: postgres.VacuumAfter, none: true, vacuumed: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _, c, q := deltasSchema(t)
+			d := ownDatabase(t)
+			const schema = "jobclock"
+			s := openAt(t, d, schema)
+			c := connectTo(t, d)
+			q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
+			putDueJob(t, s)
 			if _, err := s.CountJobs(ctx); err != nil { // folds the put's change
 				t.Fatal(err)
 			}
-			addChanges(t, c, q, tt.changes)
+			// Changes that sum to nothing, left for the next fold;
+			// autovacuum must not clean up after it meanwhile.
+			if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", tt.changes); err != nil {
+				t.Fatal(err)
+			}
 			want := []scheduler.JobCount{{Collection: "c", State: scheduler.JobEnabled, Jobs: 1}}
 			if tt.none {
 				if err := s.DeleteJob(ctx, "c", "j"); err != nil {
@@ -263,59 +275,7 @@ func TestCountsFoldVacuums(t *testing.T) {
 	}
 }
 
-// deltasSchema opens a store on schema jobclock of a database of its own,
-// puts a due job in it (collection c, job j) and turns autovacuum off for
-// the schema's job_count_deltas, so that what the store's folds and
-// vacuums leave in the table stays. It returns the store, the database's
-// DSN, a connection to it and the table's qualified name.
-func deltasSchema(t *testing.T) (s *postgres.Store, d string, c *pgx.Conn, q string) {
-	t.Helper()
-	d = ownDatabase(t)
-	const schema = "jobclock"
-	s = openAt(t, d, schema)
-	c = connectTo(t, d)
-	q = pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
-	putDueJob(t, s)
-	if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
-		t.Fatal(err)
-	}
-	return s, d, c, q
-}
-
-// addChanges inserts n changes of the counts of collection c's Enabled
-// jobs, +1 and -1 in turn (their sum is 0 when n is even), into the table
-// q, for the next fold.
-func addChanges(t *testing.T, c *pgx.Conn, q string, n int) {
-	t.Helper()
-	if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", n); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestCountsVacuumSmallFolds: folds of few changes each leave their dead
-// changes in job_count_deltas; the fold that finds them taking VacuumSize
-// or more vacuums the table, so that it stays smaller than that however
-// many such folds run.
-func TestCountsVacuumSmallFolds(t *testing.T) {
-	s, _, c, q := deltasSchema(t)
-	const folds, changes = 20, 200 // 4,000 in all
-	want := []scheduler.JobCount{{Collection: "c", State: scheduler.JobEnabled, Jobs: 1}}
-	for range folds {
-		addChanges(t, c, q, changes)
-		if got, err := s.CountJobs(ctx); err != nil || !slices.Equal(got, want) {
-			t.Fatalf("CountJobs = %+v, %v; want %+v", got, err, want)
-		}
-	}
-	var size, vacuums int64
-	if err := c.QueryRow(ctx, "SELECT pg_relation_size($1::regclass), vacuum_count FROM pg_stat_user_tables WHERE relid = $1::regclass", q).Scan(&size, &vacuums); err != nil {
-		t.Fatal(err)
-	}
-	if size >= postgres.VacuumSize || vacuums == 0 {
-		t.Errorf("job_count_deltas after %d folds of %d changes: %d bytes, %d vacuums; want less than %d bytes, vacuumed", folds, changes, size, vacuums, postgres.VacuumSize)
-	}
-}
-
-// TestCountsVacuumAfterWriters: a fold of VacuumChanges changes while
+// TestCountsVacuumAfterWriters: a fold of VacuumAfter changes while
 // transactions that write jobs are open (as in any busy system) vacuums
 // job_count_deltas, but the vacuum cannot remove the changes the fold
 // deleted, which those transactions may still see. It is owed: a later
@@ -324,7 +284,12 @@ func TestCountsVacuumSmallFolds(t *testing.T) {
 func TestCountsVacuumAfterWriters(t *testing.T) {
 	for _, prune := range []bool{false, true} {
 		t.Run(fmt.Sprintf("prune %v", prune), func(t *testing.T) {
-			s, d, c, q := deltasSchema(t)
+			d := ownDatabase(t)
+			const schema = "jobclock"
+			s := openAt(t, d, schema)
+			c := connectTo(t, d)
+			q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
+			putDueJob(t, s)
 			fold := func() {
 				t.Helper()
 				start := time.Now()
@@ -339,7 +304,12 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 				}
 			}
 			fold()
-			addChanges(t, c, q, postgres.VacuumChanges)
+			if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", postgres.VacuumAfter); err != nil {
+				t.Fatal(err)
+			}
 			// Transactions that write a change, one after another, each
 			// open for 300 ms, two overlapping.
 			stop := make(chan struct{})
@@ -375,17 +345,17 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 			wg.Wait()
 			stats := func() (dead, vacuums int64) {
 				t.Helper()
-				if err := c.QueryRow(ctx, "SELECT n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE relid = $1::regclass", q).Scan(&dead, &vacuums); err != nil {
+				if err := c.QueryRow(ctx, "SELECT n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", schema).Scan(&dead, &vacuums); err != nil {
 					t.Fatal(err)
 				}
 				return dead, vacuums
 			}
-			if dead, vacuums := stats(); vacuums != 1 || dead < postgres.VacuumChanges {
-				t.Fatalf("after the fold with writers: %d vacuums, %d dead changes; want 1 that could not remove the %d", vacuums, dead, postgres.VacuumChanges)
+			if dead, vacuums := stats(); vacuums != 1 || dead < postgres.VacuumAfter {
+				t.Fatalf("after the fold with writers: %d vacuums, %d dead changes; want 1 that could not remove the %d", vacuums, dead, postgres.VacuumAfter)
 			}
 			time.Sleep(postgres.VacuumRetry)
 			fold() // of a few changes: the vacuum owed
-			if dead, vacuums := stats(); vacuums != 2 || dead >= postgres.VacuumLeft {
+			if dead, vacuums := stats(); vacuums != 2 || dead >= postgres.VacuumAfter {
 				t.Errorf("after the next fold: %d vacuums, %d dead changes; want a second that removed them", vacuums, dead)
 			}
 		})
@@ -408,7 +378,9 @@ func TestCountsVacuumBacksOff(t *testing.T) {
 	if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
 		t.Fatal(err)
 	}
-	addChanges(t, c, q, postgres.VacuumChanges)
+	if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", postgres.VacuumAfter); err != nil {
+		t.Fatal(err)
+	}
 	holder, err := connect(t).Begin(ctx) // holds an xid: no vacuum removes what the fold deletes
 	if err != nil {
 		t.Fatal(err)

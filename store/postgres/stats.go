@@ -18,7 +18,6 @@ import (
 // migration 11 insert those of deletes and changes of state), when it
 // takes the advisory lock $1 (one fold at a time per schema; when another
 // runs, it folds nothing and leaves the changes to that one or the next).
-// $2 names job_count_deltas, whose size foldSizeSQL reads.
 // The changes' inserts never wait for a fold. Whatever the fold does, the
 // statement's own reads see the tables as they were before it, whose sum
 // of counts and changes is the same.
@@ -28,22 +27,15 @@ const foldSQL = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashte
 		ON CONFLICT (collection, state) DO UPDATE SET n = c.n + EXCLUDED.n)
 	`
 
-// foldSizeSQL is the size of job_count_deltas ($2), in bytes, when the
-// fold of foldSQL deleted changes, else 0 (see vacuumFolded): a scalar
-// subquery, read once per statement (in a statement's list of columns, the
-// call of pg_relation_size alone runs once per row: twenty rows of counts
-// took 0.1 ms more per count) and not read when the fold deleted nothing.
-const foldSizeSQL = `coalesce((SELECT pg_relation_size($2::regclass) WHERE EXISTS (SELECT FROM d)), 0)`
-
 // CountJobs implements [scheduler.StatsReader] by reading the counts that
 // the store keeps by collection and state as jobs are created (in the
 // create's own statement), deleted and change state (the triggers of
 // migration 11; see migration 14): the counts folded so far plus the
 // changes since, in one statement that folds the changes too (see
 // foldSQL). Its cost grows with the number of collections and with the
-// writes since the last fold, not with the number of jobs; a fold that
-// leaves the changes' table large vacuums it (see vacuumSize), so that the
-// counts after it do not scan the changes it deleted.
+// writes since the last fold, not with the number of jobs; a fold of many
+// changes vacuums them away (see vacuumAfter), so that the counts after it
+// do not scan them.
 func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	if err := s.live(); err != nil {
 		return nil, err
@@ -51,48 +43,36 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	// Every group, those whose count is 0 too: what the fold deleted is
 	// in them (the statement reads the changes as they were before it),
 	// so a fold that left every count at 0 still says how many it folded.
-	rows, err := s.pool.Query(ctx, s.sql(foldSQL+`SELECT collection, state, sum(n)::bigint, (SELECT count(*) FROM d), `+foldSizeSQL+` FROM (
+	rows, err := s.pool.Query(ctx, s.sql(foldSQL+`SELECT collection, state, sum(n)::bigint, (SELECT count(*) FROM d) FROM (
 			SELECT collection, state, n FROM {s}.job_counts UNION ALL SELECT collection, state, n FROM {s}.job_count_deltas
-		) x GROUP BY 1, 2 ORDER BY 1, 2`), s.foldLock(), s.deltasTable())
+		) x GROUP BY 1, 2 ORDER BY 1, 2`), s.foldLock())
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: count jobs: %w", err)
 	}
-	var folded, size int64
+	var folded int64
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (scheduler.JobCount, error) {
 		var c scheduler.JobCount
-		err := r.Scan(&c.Collection, &c.State, &c.Jobs, &folded, &size)
+		err := r.Scan(&c.Collection, &c.State, &c.Jobs, &folded)
 		return c, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: count jobs: %w", err)
 	}
-	s.vacuumFolded(ctx, folded, size)
+	s.vacuumFolded(ctx, folded)
 	return slices.DeleteFunc(out, func(c scheduler.JobCount) bool { return c.Jobs <= 0 }), nil
 }
 
-// vacuumSize is the size of job_count_deltas, in bytes, from which a fold
-// that deleted changes vacuums the table (8 pages: about 1,000 changes).
-// The deleted changes stay in the table as dead rows until a vacuum, and
-// every fold and count scans the whole table, twice (the fold's delete
-// and the read): 20,000 of them (the outcomes of 10,000 one-time jobs)
-// made a count take 2–9 ms instead of 0.3–0.5; the 1,000 changes of a bulk
-// put of a million jobs (one per call of 1,000 jobs) left 10 pages that
-// every count read (20 buffers instead of 4), until autovacuum came
-// (within autovacuum_naptime, a minute by default, later when its workers
-// are busy with the jobs table after a bulk put). The size is what the
-// counts read, whoever left it: the dead changes of earlier folds, of
-// this process or another, count too, so that many small folds are
-// vacuumed as one large one would be. The vacuum of a table of this size
-// takes about a millisecond; of 20,000 changes, 10–40 ms.
-const vacuumSize = 64 << 10
-
-// vacuumLeft is how many dead changes a vacuum of job_count_deltas may
-// leave in the table (about as many as vacuumSize holds) before it is
-// owed again (see vacuumFolded).
-const vacuumLeft = 1_000
+// vacuumAfter is how many changes of the job counts a fold deletes before
+// it vacuums job_count_deltas. The deleted changes stay in the table as
+// dead rows until a vacuum, and every fold and count scans them: 20,000
+// of them (the outcomes of 10,000 one-time jobs) made a count take 2–9 ms
+// instead of 0.3–0.5, until autovacuum came (within autovacuum_naptime, a
+// minute by default, later when its workers are busy with the jobs table
+// after a bulk put). The vacuum of that many takes 10–40 ms, once.
+const vacuumAfter = 10_000
 
 // vacuumRetry is how long after a vacuum of job_count_deltas that is
-// still owed (it failed, or left vacuumLeft dead changes or more) the
+// still owed (it failed, or left vacuumAfter dead changes or more) the
 // next fold tries again; each try that leaves it owed doubles the wait,
 // up to vacuumRetryMax.
 const (
@@ -100,10 +80,9 @@ const (
 	vacuumRetryMax = 10 * time.Minute
 )
 
-// vacuumFolded vacuums job_count_deltas when a fold deleted changes and
-// found the table's size (before the fold, its dead rows included) to be
-// vacuumSize or more, or when an earlier vacuum is still owed, once its
-// retry is due. A vacuum is owed until one leaves fewer than vacuumLeft
+// vacuumFolded vacuums job_count_deltas when a fold deleted at least
+// vacuumAfter changes, or when an earlier vacuum is still owed, once its
+// retry is due. A vacuum is owed until one leaves fewer than vacuumAfter
 // dead changes in the table, as its statistics say right after it: one
 // that removes nothing because transactions older than the fold are still
 // open (or a replication slot or standby holds the rows), one that
@@ -115,9 +94,9 @@ const (
 // the table (see mayVacuum; VACUUM would only warn) never tries: the
 // dead changes are autovacuum's. The counts are exact without the vacuum,
 // so its failure is no failure of the fold's caller.
-func (s *Store) vacuumFolded(ctx context.Context, folded, size int64) {
+func (s *Store) vacuumFolded(ctx context.Context, folded int64) {
 	retryAt := s.vacuumOwed.Load()
-	if (retryAt == 0 && (folded == 0 || size < vacuumSize)) || (retryAt != 0 && time.Now().UnixNano() < retryAt) {
+	if (retryAt == 0 && folded < vacuumAfter) || (retryAt != 0 && time.Now().UnixNano() < retryAt) {
 		return
 	}
 	if !s.mayVacuum(ctx) {
@@ -128,7 +107,7 @@ func (s *Store) vacuumFolded(ctx context.Context, folded, size int64) {
 	if err == nil {
 		err = s.pool.QueryRow(ctx, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", s.schema).Scan(&dead)
 	}
-	if err != nil || dead >= vacuumLeft {
+	if err != nil || dead >= vacuumAfter {
 		wait := min(max(2*time.Duration(s.vacuumWait.Load()), vacuumRetry), vacuumRetryMax)
 		s.vacuumWait.Store(int64(wait))
 		s.vacuumOwed.Store(time.Now().Add(wait).UnixNano())
@@ -160,7 +139,7 @@ func (s *Store) mayVacuum(ctx context.Context) bool {
 		return false
 	}
 	var may bool
-	if err := s.pool.QueryRow(ctx, mayVacuumSQL, s.deltasTable()).Scan(&may); err != nil {
+	if err := s.pool.QueryRow(ctx, mayVacuumSQL, pgx.Identifier{s.schema, "job_count_deltas"}.Sanitize()).Scan(&may); err != nil {
 		return true
 	}
 	if may {
@@ -211,23 +190,20 @@ func (s *Store) Recount(ctx context.Context) error {
 // foldLock is the name of the advisory lock of the schema's folds.
 func (s *Store) foldLock() string { return "jobclock counts " + s.schema }
 
-// deltasTable is the qualified name of the schema's job_count_deltas.
-func (s *Store) deltasTable() string { return pgx.Identifier{s.schema, "job_count_deltas"}.Sanitize() }
-
 // foldCounts folds the changes of the job counts (see foldSQL), then
 // drops the counts that are 0 (those of emptied collections and states;
 // CountJobs leaves them, as it reads them in the same statement), and
-// vacuums the changes it deleted when the table is large (see
-// vacuumFolded: a vacuum that fails does not fail foldCounts).
+// vacuums the changes it deleted when they were many (see vacuumFolded:
+// a vacuum that fails does not fail foldCounts).
 func (s *Store) foldCounts(ctx context.Context) error {
-	var folded, size int64
-	if err := s.pool.QueryRow(ctx, s.sql(foldSQL+"SELECT count(*), "+foldSizeSQL+" FROM d"), s.foldLock(), s.deltasTable()).Scan(&folded, &size); err != nil {
+	var folded int64
+	if err := s.pool.QueryRow(ctx, s.sql(foldSQL+"SELECT count(*) FROM d"), s.foldLock()).Scan(&folded); err != nil {
 		return err
 	}
 	if _, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.job_counts WHERE n = 0")); err != nil {
 		return err
 	}
-	s.vacuumFolded(ctx, folded, size)
+	s.vacuumFolded(ctx, folded)
 	return nil
 }
 
