@@ -47,6 +47,10 @@ const VacuumAfter = vacuumAfter
 // again.
 const VacuumRetry = vacuumRetry
 
+// WaitVacuum waits for the vacuum of job_count_deltas that a fold
+// started, if one runs.
+func (s *Store) WaitVacuum() { s.vacuums.Wait() }
+
 // MayVacuum reports whether the store's role may vacuum job_count_deltas.
 func (s *Store) MayVacuum(ctx context.Context) bool { return s.mayVacuum(ctx) }
 

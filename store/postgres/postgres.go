@@ -224,6 +224,13 @@ type Store struct {
 	// not known yet, 1 it may, -1 it may not (see vacuumFolded).
 	vacuumOwed, vacuumWait atomic.Int64
 	vacuumRole             atomic.Int32
+	// vacuuming is set while a vacuum runs in the background (see
+	// vacuumFolded); vacuums counts it for Close, which cancels closing,
+	// the context it runs under.
+	vacuuming   atomic.Bool
+	vacuums     sync.WaitGroup
+	closing     context.Context
+	stopClosing context.CancelFunc
 
 	mu       sync.Mutex
 	closed   bool
@@ -299,6 +306,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		closedCh: make(chan struct{}),
 		wakes:    make(chan struct{}, 1),
 	}
+	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", Share: " FOR SHARE", JSONAgg: "json_agg",
 		Wake:          " AND pg_notify('" + strings.ReplaceAll(s.channel, "'", "''") + "', '') IS NOT NULL",
 		DeleteHistory: true, CountCreates: true, Unique: uniqueViolation,
@@ -310,6 +318,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 			}
 		}}
 	if err := s.migrate(ctx); err != nil {
+		s.stopClosing()
 		s.closeEngine()
 		return nil, err
 	}
@@ -339,6 +348,8 @@ func (s *Store) Close() error {
 		c()
 	}
 	s.mu.Unlock()
+	s.stopClosing()
+	s.vacuums.Wait()
 	s.wg.Wait()
 	s.closeEngine()
 	if s.owned {

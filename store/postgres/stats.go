@@ -58,7 +58,7 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: count jobs: %w", err)
 	}
-	s.vacuumFolded(ctx, folded)
+	s.vacuumFolded(folded)
 	return slices.DeleteFunc(out, func(c scheduler.JobCount) bool { return c.Jobs <= 0 }), nil
 }
 
@@ -80,7 +80,7 @@ const (
 	vacuumRetryMax = 10 * time.Minute
 )
 
-// vacuumFolded vacuums job_count_deltas when a fold deleted at least
+// vacuumFolded has job_count_deltas vacuumed when a fold deleted at least
 // vacuumAfter changes, or when an earlier vacuum is still owed, once its
 // retry is due. A vacuum is owed until one leaves fewer than vacuumAfter
 // dead changes in the table, as its statistics say right after it: one
@@ -94,11 +94,39 @@ const (
 // the table (see mayVacuum; VACUUM would only warn) never tries: the
 // dead changes are autovacuum's. The counts are exact without the vacuum,
 // so its failure is no failure of the fold's caller.
-func (s *Store) vacuumFolded(ctx context.Context, folded int64) {
+//
+// The vacuum runs in the background, one at a time per store, and the
+// fold's caller does not wait for it: a vacuum that can shorten the table
+// (the changes at its end all deleted) waits up to 5 s for a moment when
+// no other session holds a lock on it (a host's transaction after a
+// PutJobTx, an idle session that read it), and then leaves it its length.
+// Close waits for it, and cancels it.
+func (s *Store) vacuumFolded(folded int64) {
 	retryAt := s.vacuumOwed.Load()
 	if (retryAt == 0 && folded < vacuumAfter) || (retryAt != 0 && time.Now().UnixNano() < retryAt) {
 		return
 	}
+	if !s.vacuuming.CompareAndSwap(false, true) {
+		return // one runs: it vacuums what this fold deleted too
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.vacuuming.Store(false)
+		return
+	}
+	s.vacuums.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.vacuums.Done()
+		defer s.vacuuming.Store(false)
+		s.vacuum(s.closing)
+	}()
+}
+
+// vacuum vacuums job_count_deltas and notes whether a vacuum is still
+// owed (see vacuumFolded).
+func (s *Store) vacuum(ctx context.Context) {
 	if !s.mayVacuum(ctx) {
 		return
 	}
@@ -203,7 +231,7 @@ func (s *Store) foldCounts(ctx context.Context) error {
 	if _, err := s.pool.Exec(ctx, s.sql("DELETE FROM {s}.job_counts WHERE n = 0")); err != nil {
 		return err
 	}
-	s.vacuumFolded(ctx, folded)
+	s.vacuumFolded(folded)
 	return nil
 }
 
