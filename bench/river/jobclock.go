@@ -90,7 +90,9 @@ func newJobclock(ctx context.Context, e *env, t *tally, where string) (*jobclock
 // failOnError is the engine's log: a record at level Error (a claim or a
 // record the store refused, a job it could not time) fails the run at
 // once, instead of the run waiting out its timeout for outcomes that
-// never come.
+// never come. The engine recovers from some of these (an outage of the
+// store, a retention pass that failed), but a run that had one measured
+// the failure, not the work: it fails too.
 type failOnError struct {
 	slog.Handler
 	t *tally

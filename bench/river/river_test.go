@@ -267,7 +267,7 @@ func TestStoreFailureEndsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.stop(ctx)
-	err = tl.wait(30 * time.Second)
+	err = errors.Join(tl.wait(30*time.Second), tl.noted())
 	if err == nil || !strings.Contains(err.Error(), "when the run failed") || !strings.Contains(err.Error(), "jobclock logged") {
 		t.Fatalf("wait: %v, want the run failed with what jobclock logged", err)
 	}
@@ -286,7 +286,7 @@ func TestInstanceFailurePassedOn(t *testing.T) {
 	for l := range strings.Lines(buf.String()) {
 		p.line(strings.TrimSuffix(l, "\n"), counts)
 	}
-	err := counts.wait(time.Second)
+	err := errors.Join(counts.wait(time.Second), counts.noted())
 	if err == nil || !strings.Contains(err.Error(), "instance 7: error job 0 ran twice") {
 		t.Fatalf("wait: %v, want the instance's problem", err)
 	}
