@@ -107,7 +107,7 @@ func (s *Store) vacuumFolded(folded int64) {
 		return
 	}
 	if !s.vacuuming.CompareAndSwap(false, true) {
-		return // one runs: it vacuums what this fold deleted too
+		return // one runs: what it leaves of this fold's changes leaves one owed
 	}
 	s.mu.Lock()
 	if s.closed {
