@@ -215,6 +215,33 @@ func TestCountsFolded(t *testing.T) {
 	}
 }
 
+// deltasDatabase opens a store over a database of its own that holds one
+// due job, and a connection to that database; q names the store's
+// job_count_deltas, which autovacuum leaves alone (the tests see what the
+// store's own vacuums do).
+func deltasDatabase(t *testing.T) (s *postgres.Store, d string, c *pgx.Conn, q string) {
+	t.Helper()
+	d = ownDatabase(t)
+	const schema = "jobclock"
+	s = openAt(t, d, schema)
+	c = connectTo(t, d)
+	q = pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
+	putDueJob(t, s)
+	if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
+		t.Fatal(err)
+	}
+	return s, d, c, q
+}
+
+// addChanges inserts n changes of the counts of collection c's Enabled
+// jobs, +1 and -1 in turn (they sum to nothing when n is even), into q.
+func addChanges(t *testing.T, c *pgx.Conn, q string, n int) {
+	t.Helper()
+	if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", n); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestCountsFoldVacuums checks that a fold of many changes (by CountJobs,
 // or by Prune) vacuums job_count_deltas, so that the counts after it do
 // not scan the changes it deleted, also when it leaves every count at 0,
@@ -233,23 +260,11 @@ func TestCountsFoldVacuums(t *testing.T) {
 		{name: "count at 0", changes: postgres.VacuumAfter, none: true, vacuumed: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d := ownDatabase(t)
-			const schema = "jobclock"
-			s := openAt(t, d, schema)
-			c := connectTo(t, d)
-			q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
-			putDueJob(t, s)
+			s, _, c, q := deltasDatabase(t)
 			if _, err := s.CountJobs(ctx); err != nil { // folds the put's change
 				t.Fatal(err)
 			}
-			// Changes that sum to nothing, left for the next fold;
-			// autovacuum must not clean up after it meanwhile.
-			if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", tt.changes); err != nil {
-				t.Fatal(err)
-			}
+			addChanges(t, c, q, tt.changes) // left for the next fold
 			want := []scheduler.JobCount{{Collection: "c", State: scheduler.JobEnabled, Jobs: 1}}
 			if tt.none {
 				if err := s.DeleteJob(ctx, "c", "j"); err != nil {
@@ -283,18 +298,8 @@ func TestCountsFoldVacuums(t *testing.T) {
 // it, as a host's transaction after a PutJobTx is), and the count must not
 // wait with it; the vacuum ends when that session's transaction does.
 func TestCountsVacuumInBackground(t *testing.T) {
-	d := ownDatabase(t)
-	const schema = "jobclock"
-	s := openAt(t, d, schema)
-	c := connectTo(t, d)
-	q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
-	putDueJob(t, s)
-	if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", postgres.VacuumAfter); err != nil {
-		t.Fatal(err)
-	}
+	s, d, c, q := deltasDatabase(t)
+	addChanges(t, c, q, postgres.VacuumAfter)
 	holder := connectTo(t, d)
 	tx, err := holder.Begin(ctx)
 	if err != nil {
@@ -347,12 +352,7 @@ func TestCountsVacuumInBackground(t *testing.T) {
 func TestCountsVacuumAfterWriters(t *testing.T) {
 	for _, prune := range []bool{false, true} {
 		t.Run(fmt.Sprintf("prune %v", prune), func(t *testing.T) {
-			d := ownDatabase(t)
-			const schema = "jobclock"
-			s := openAt(t, d, schema)
-			c := connectTo(t, d)
-			q := pgx.Identifier{schema}.Sanitize() + ".job_count_deltas"
-			putDueJob(t, s)
+			s, d, c, q := deltasDatabase(t)
 			fold := func() {
 				t.Helper()
 				start := time.Now()
@@ -368,12 +368,7 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 				s.WaitVacuum()
 			}
 			fold()
-			if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", postgres.VacuumAfter); err != nil {
-				t.Fatal(err)
-			}
+			addChanges(t, c, q, postgres.VacuumAfter)
 			// Transactions that write a change, one after another, each
 			// open for 300 ms, two overlapping.
 			stop := make(chan struct{})
@@ -409,7 +404,7 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 			wg.Wait()
 			stats := func() (dead, vacuums int64) {
 				t.Helper()
-				if err := c.QueryRow(ctx, "SELECT n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", schema).Scan(&dead, &vacuums); err != nil {
+				if err := c.QueryRow(ctx, "SELECT n_dead_tup, vacuum_count FROM pg_stat_user_tables WHERE relid = $1::regclass", q).Scan(&dead, &vacuums); err != nil {
 					t.Fatal(err)
 				}
 				return dead, vacuums
@@ -442,9 +437,7 @@ func TestCountsVacuumBacksOff(t *testing.T) {
 	if _, err := c.Exec(ctx, "ALTER TABLE "+q+" SET (autovacuum_enabled = false)"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) SELECT 'c', 'Enabled', 1 - 2 * (i % 2) FROM generate_series(1, $1) i", postgres.VacuumAfter); err != nil {
-		t.Fatal(err)
-	}
+	addChanges(t, c, q, postgres.VacuumAfter)
 	holder, err := connect(t).Begin(ctx) // holds an xid: no vacuum removes what the fold deletes
 	if err != nil {
 		t.Fatal(err)
