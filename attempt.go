@@ -313,7 +313,7 @@ type attemptState struct {
 // JobID implements action.RequestIDs: the ID of the job, as
 // [JobRecord.ID]. It and ExecutionTag read the request's fields, which
 // executors must not modify (see action.Request).
-func (st *attemptState) JobID() string { return st.req.CollectionID + "/" + st.name }
+func (st *attemptState) JobID() string { return jobID(st.req.CollectionID, st.name) }
 
 // ExecutionTag implements action.RequestIDs: the occurrence's tag, made
 // when start left it empty (see machine.tagLater).

@@ -277,7 +277,10 @@ type JobRecord struct {
 }
 
 // ID returns "collection/name".
-func (r *JobRecord) ID() string { return r.Collection + "/" + r.Name }
+func (r *JobRecord) ID() string { return jobID(r.Collection, r.Name) }
+
+// jobID is the ID of the job of the collection and name (see JobRecord.ID).
+func jobID(collection, name string) string { return collection + "/" + name }
 
 // Definition returns the job definition with State, StateReason,
 // ResumeTime and Status filled in from the record (the reason and the
