@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/postgres"
 	"github.com/jobclock/scheduler/store/storetest"
 )
 
@@ -114,6 +116,134 @@ func TestDeleteDuringRecord(t *testing.T) {
 	wg.Wait()
 	if rows, orphans := historyRows(t, schema); rows != 0 || orphans != 0 {
 		t.Errorf("after deleting every job: %d history rows, %d of them orphans; want none", rows, orphans)
+	}
+}
+
+// waitForLockWait waits until a session other than c's waits for a lock
+// while running a statement of schema's that contains what.
+func waitForLockWait(t *testing.T, c *pgx.Conn, schema, what string) {
+	t.Helper()
+	lit := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	// The activity view is read once per transaction unless its snapshot
+	// is cleared.
+	_, err := c.Exec(ctx, `DO $$ BEGIN
+		WHILE NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND wait_event_type = 'Lock'
+			AND strpos(query, `+lit(schema)+`) > 0 AND strpos(query, `+lit(what)+`) > 0) LOOP
+			PERFORM pg_sleep(0.01), pg_stat_clear_snapshot();
+		END LOOP;
+	END $$`)
+	if err != nil {
+		t.Fatalf("waiting for a statement %q of schema %s to wait for a lock: %v", what, schema, err)
+	}
+}
+
+// TestRecordAfterDeleteAcrossStores: a Record or RecordBatch of one store
+// (on connections of its own, as another process's) that reaches a job
+// whose delete has not committed yet waits for the delete, then records
+// nothing of that job (ErrNotFound) and writes no history for it, while
+// the other job is recorded.
+func TestRecordAfterDeleteAcrossStores(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		record func(s *postgres.Store, batch []scheduler.RecordRequest) []error
+	}{
+		{"Record", func(s *postgres.Store, batch []scheduler.RecordRequest) []error {
+			var errs []error
+			for _, r := range batch {
+				errs = append(errs, s.Record(ctx, "other", r.Job, r.History))
+			}
+			return errs
+		}},
+		{"RecordBatch", func(s *postgres.Store, batch []scheduler.RecordRequest) []error {
+			return s.RecordBatch(ctx, "other", batch)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := newSchema(t)
+			s, other := open(t, schema), open(t, schema)
+			putDueJobs(t, s, 2)
+			claimed, err := other.ClaimDue(ctx, t0, "other", t0.Add(time.Minute), 2)
+			if err != nil || len(claimed) != 2 {
+				t.Fatalf("ClaimDue = %d jobs, %v", len(claimed), err)
+			}
+			batch := make([]scheduler.RecordRequest, len(claimed))
+			for i, j := range claimed {
+				h := scheduler.HistoryEntry{Collection: "c", Job: j.Name, ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, EndTime: t0}
+				j.State, j.Schedule.DueAt = scheduler.JobCompleted, time.Time{}
+				batch[i] = scheduler.RecordRequest{Job: j, History: []scheduler.HistoryEntry{h}}
+			}
+			done := make(chan []error, 1)
+			inHostTx(t, hostPool(t), s, true, func(v scheduler.TxStore) {
+				if err := v.DeleteJob(ctx, "c", claimed[0].Name); err != nil {
+					t.Fatal(err)
+				}
+				go func() { done <- tc.record(other, batch) }()
+				waitForLockWait(t, connect(t), schema, "UPDATE")
+			})
+			errs := <-done
+			if len(errs) != 2 || !errors.Is(errs[0], scheduler.ErrNotFound) || errs[1] != nil {
+				t.Errorf("%s of a deleted job and another = %v; want ErrNotFound and nil", tc.name, errs)
+			}
+			if rows, orphans := historyRows(t, schema); rows != 1 || orphans != 0 {
+				t.Errorf("history: %d rows, %d of them orphans; want 1 (the other job's) and 0", rows, orphans)
+			}
+		})
+	}
+}
+
+// TestDeleteAfterRecordAcrossStores: a delete (DeleteJob, DeleteCollection,
+// Prune of final jobs) that reaches a job whose record holds its row, from
+// another session, waits for the record, then deletes the history that the
+// record committed too: it deletes the job first and its history after, by
+// a statement that sees what committed meanwhile. A record is one
+// statement, which a test cannot hold open: a transaction of another
+// connection runs one like it (the job's row updated and an entry of its
+// history inserted) and commits once the delete waits for it.
+func TestDeleteAfterRecordAcrossStores(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		delete func(s *postgres.Store) error
+	}{
+		{"DeleteJob", func(s *postgres.Store) error { return s.DeleteJob(ctx, "c", "j") }},
+		{"DeleteCollection", func(s *postgres.Store) error { return s.DeleteCollection(ctx, "c") }},
+		{"Prune", func(s *postgres.Store) error {
+			_, err := s.Prune(ctx, scheduler.PruneRequest{FinalJobsBefore: t0.Add(time.Second)})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := newSchema(t)
+			s := open(t, schema)
+			if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+				t.Fatal(err)
+			}
+			runOnce(t, s, "c", "j") // Completed at t0, with one entry
+			q := pgx.Identifier{schema}.Sanitize()
+			deleter := open(t, schema)
+			done := make(chan error, 1)
+			// The record's statement, held open: the job's row updated
+			// and an entry of its history inserted.
+			err := pgx.BeginFunc(ctx, connect(t), func(tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, "WITH u AS (UPDATE "+q+".jobs SET version = version + 1 WHERE collection = 'c' AND name = 'j' RETURNING collection, name) "+
+					"INSERT INTO "+q+".history (collection, job, status, end_time, entry, action_name, retry_count) "+
+					"SELECT h.collection, h.job, h.status, h.end_time, h.entry, h.action_name, h.retry_count FROM "+q+".history h JOIN u ON h.collection = u.collection AND h.job = u.name")
+				if err != nil {
+					return err
+				}
+				go func() { done <- tc.delete(deleter) }()
+				waitForLockWait(t, connect(t), schema, "DELETE FROM")
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if rows, orphans := historyRows(t, schema); rows != 0 || orphans != 0 {
+				t.Errorf("after %s: %d history rows, %d of them orphans; want none", tc.name, rows, orphans)
+			}
+		})
 	}
 }
 
