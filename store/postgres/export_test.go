@@ -51,6 +51,15 @@ const VacuumRetry = vacuumRetry
 // started, if one runs.
 func (s *Store) WaitVacuum() { s.vacuums.Wait() }
 
+// VacuumDue returns when the next fold vacuums job_count_deltas again
+// while a vacuum is owed, and the zero time when none is.
+func (s *Store) VacuumDue() time.Time {
+	if n := s.vacuumOwed.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
 // MayVacuum reports whether the store's role may vacuum job_count_deltas.
 func (s *Store) MayVacuum(ctx context.Context) bool { return s.mayVacuum(ctx) }
 

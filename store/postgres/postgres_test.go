@@ -348,7 +348,12 @@ func TestCountsVacuumInBackground(t *testing.T) {
 // job_count_deltas, but the vacuum cannot remove the changes the fold
 // deleted, which those transactions may still see. It is owed: a later
 // fold, of fewer changes, vacuums again once those have ended, and then
-// the dead changes are gone. Neither call waits long on the vacuum.
+// the dead changes are gone. Neither call waits on the vacuum.
+//
+// One of the writers' transactions begins before the fold and ends after
+// its vacuum, so that the vacuum cannot remove the changes however late
+// it runs on a loaded machine; the others write one after another around
+// it, each open for 300 ms, two overlapping.
 func TestCountsVacuumAfterWriters(t *testing.T) {
 	for _, prune := range []bool{false, true} {
 		t.Run(fmt.Sprintf("prune %v", prune), func(t *testing.T) {
@@ -362,15 +367,23 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 				} else {
 					_, err = s.CountJobs(ctx)
 				}
-				if d := time.Since(start); err != nil || d > time.Second {
-					t.Fatalf("fold (prune %v): %v after %v, want nil within a second", prune, err, d)
+				// The vacuum's wait for its lock is up to 5 s: a fold
+				// that waited for it would take that long.
+				if d := time.Since(start); err != nil || d > 3*time.Second {
+					t.Fatalf("fold (prune %v): %v after %v, want nil within 3 s", prune, err, d)
 				}
 				s.WaitVacuum()
 			}
 			fold()
 			addChanges(t, c, q, postgres.VacuumAfter)
-			// Transactions that write a change, one after another, each
-			// open for 300 ms, two overlapping.
+			first, err := connectTo(t, d).Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer first.Rollback(ctx)
+			if _, err := first.Exec(ctx, "INSERT INTO "+q+" (collection, state, n) VALUES ('c', 'Enabled', 0)"); err != nil {
+				t.Fatal(err)
+			}
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
 			for k := range 2 {
@@ -400,6 +413,9 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 			fold() // vacuums, and removes nothing
+			if err := first.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
 			close(stop)
 			wg.Wait()
 			stats := func() (dead, vacuums int64) {
@@ -409,13 +425,14 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 				}
 				return dead, vacuums
 			}
-			if dead, vacuums := stats(); vacuums != 1 || dead < postgres.VacuumAfter {
-				t.Fatalf("after the fold with writers: %d vacuums, %d dead changes; want 1 that could not remove the %d", vacuums, dead, postgres.VacuumAfter)
+			due := s.VacuumDue()
+			if dead, vacuums := stats(); vacuums != 1 || dead < postgres.VacuumAfter || due.IsZero() {
+				t.Fatalf("after the fold with writers: %d vacuums, %d dead changes, next due %v; want 1 that could not remove the %d, and one owed", vacuums, dead, due, postgres.VacuumAfter)
 			}
-			time.Sleep(postgres.VacuumRetry)
+			time.Sleep(time.Until(due))
 			fold() // of a few changes: the vacuum owed
-			if dead, vacuums := stats(); vacuums != 2 || dead >= postgres.VacuumAfter {
-				t.Errorf("after the next fold: %d vacuums, %d dead changes; want a second that removed them", vacuums, dead)
+			if dead, vacuums := stats(); vacuums != 2 || dead >= postgres.VacuumAfter || !s.VacuumDue().IsZero() {
+				t.Errorf("after the next fold: %d vacuums, %d dead changes, next due %v; want a second that removed them, and none owed", vacuums, dead, s.VacuumDue())
 			}
 		})
 	}
@@ -424,7 +441,9 @@ func TestCountsVacuumAfterWriters(t *testing.T) {
 // TestCountsVacuumBacksOff: while a transaction that holds back the
 // removal of dead rows stays open, the vacuum of job_count_deltas stays
 // owed; its retries wait VacuumRetry, then twice as long after each, not
-// VacuumRetry every time.
+// VacuumRetry every time. A fold before the retry is due does not vacuum;
+// one after it does. The waits are checked against when each vacuum
+// ended, so that a slow vacuum on a loaded machine does not move them.
 func TestCountsVacuumBacksOff(t *testing.T) {
 	schema := newSchema(t)
 	s := open(t, schema)
@@ -446,33 +465,41 @@ func TestCountsVacuumBacksOff(t *testing.T) {
 	if _, err := holder.Exec(ctx, "SELECT txid_current()"); err != nil {
 		t.Fatal(err)
 	}
-	vacuums := func() int64 {
+	// fold counts, waits for the vacuum it started, if any, and returns
+	// the vacuums so far, the next retry, and when the fold's vacuum
+	// ended at the latest.
+	fold := func() (vacuums int64, due, ended time.Time) {
 		t.Helper()
 		if _, err := s.CountJobs(ctx); err != nil {
 			t.Fatal(err)
 		}
 		s.WaitVacuum()
-		var n int64
-		if err := c.QueryRow(ctx, "SELECT vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", schema).Scan(&n); err != nil {
+		ended = time.Now()
+		if err := c.QueryRow(ctx, "SELECT vacuum_count FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", schema).Scan(&vacuums); err != nil {
 			t.Fatal(err)
 		}
-		return n
+		return vacuums, s.VacuumDue(), ended
 	}
-	start := time.Now()
-	for i, step := range []struct {
-		at      time.Duration // after the first fold
-		vacuums int64
-	}{
-		{0, 1}, // the fold's vacuum, owed: retried VacuumRetry after it
-		{postgres.VacuumRetry / 2, 1},
-		{postgres.VacuumRetry + 200*time.Millisecond, 2}, // owed still: retried 2 VacuumRetry after it
-		{2*postgres.VacuumRetry + postgres.VacuumRetry/2, 2},
-		{3*postgres.VacuumRetry + postgres.VacuumRetry/2, 3},
-	} {
-		time.Sleep(time.Until(start.Add(step.at)))
-		if n := vacuums(); n != step.vacuums {
-			t.Fatalf("fold %d, %v after the first: %d vacuums in all, want %d", i, time.Since(start).Round(time.Millisecond), n, step.vacuums)
+	before := time.Now()
+	n, due, ended := fold()
+	if n != 1 || due.IsZero() {
+		t.Fatalf("the first fold: %d vacuums, next due %v; want 1, and one owed", n, due)
+	}
+	wait := postgres.VacuumRetry
+	for i := 2; i <= 3; i++ {
+		if got := due.Sub(before); got < wait || due.After(ended.Add(wait)) {
+			t.Fatalf("vacuum %d: the next retry due %v after its fold began, %v after its vacuum ended; want %v", i-1, got, due.Sub(ended), wait)
 		}
+		if n, again, _ := fold(); time.Now().Before(due) && (n != int64(i-1) || !again.Equal(due)) {
+			t.Fatalf("a fold before the retry is due: %d vacuums, next due %v; want %d, due %v", n, again, i-1, due)
+		}
+		time.Sleep(time.Until(due))
+		before = time.Now()
+		n, due, ended = fold()
+		if n != int64(i) || due.IsZero() {
+			t.Fatalf("the fold after retry %d was due: %d vacuums in all, next due %v; want %d, and one owed", i-1, n, due, i)
+		}
+		wait *= 2
 	}
 }
 
