@@ -17,11 +17,12 @@ import (
 // store's schema (q, quoted), and the creates of jobs of c that a test
 // runs on the store's pool, each on its own goroutine.
 type groupEnv struct {
-	t    *testing.T
-	s    *postgres.Store
-	conn *pgx.Conn
-	q    string
-	wg   sync.WaitGroup
+	t      *testing.T
+	s      *postgres.Store
+	conn   *pgx.Conn
+	schema string
+	q      string
+	wg     sync.WaitGroup
 }
 
 func newGroupEnv(t *testing.T) *groupEnv {
@@ -35,7 +36,7 @@ func newGroupEnv(t *testing.T) *groupEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &groupEnv{t: t, s: s, conn: conn, q: pgx.Identifier{schema}.Sanitize()}
+	c := &groupEnv{t: t, s: s, conn: conn, schema: schema, q: pgx.Identifier{schema}.Sanitize()}
 	t.Cleanup(func() {
 		c.wg.Wait()
 		conn.Close(ctx)
@@ -135,6 +136,151 @@ func TestGroupedCreates(t *testing.T) {
 	for _, name := range []string{"refused", "gone"} {
 		if _, err := c.s.GetJob(ctx, "c", name); !errors.Is(err, scheduler.ErrNotFound) {
 			t.Errorf("GetJob(c/%s) after its put failed = %v, want ErrNotFound", name, err)
+		}
+	}
+	if running, waiting := c.s.Creates("c"); running != 0 || waiting != 0 {
+		t.Errorf("after the puts: %d groups run, %d creates wait; want none", running, waiting)
+	}
+}
+
+// heldAtCommit makes the commit of a transaction that created a job of c
+// whose name starts with "held" wait until the returned func runs (for
+// an advisory lock that c's connection holds), and the commit of one
+// that created job "refused" fail, by a deferred trigger.
+func (c *groupEnv) heldAtCommit() (release func()) {
+	c.t.Helper()
+	c.exec(`CREATE FUNCTION ` + c.q + `.at_commit() RETURNS trigger LANGUAGE plpgsql SET lock_timeout = 0 AS $$
+		BEGIN
+			IF NEW.name LIKE 'held%' THEN PERFORM pg_advisory_xact_lock_shared(hashtext(TG_TABLE_SCHEMA)); END IF;
+			IF NEW.name = 'refused' THEN RAISE EXCEPTION 'job refused at commit'; END IF;
+			RETURN NULL;
+		END $$;
+		CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON ` + c.q + `.jobs DEFERRABLE INITIALLY DEFERRED
+			FOR EACH ROW EXECUTE FUNCTION ` + c.q + `.at_commit()`)
+	if _, err := c.conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1))", c.schema); err != nil {
+		c.t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if _, err := c.conn.Exec(ctx, "SELECT pg_advisory_unlock(hashtext($1))", c.schema); err != nil {
+				c.t.Error(err)
+			}
+		})
+	}
+	c.t.Cleanup(release)
+	return release
+}
+
+// heldCommits waits until n commits wait in heldAtCommit.
+func (c *groupEnv) heldCommits(n int) {
+	c.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		var got int
+		if err := c.conn.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = hashtext($1)::oid", c.schema).Scan(&got); err != nil {
+			c.t.Fatal(err)
+		}
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("waiting for %d commits held: %d", n, got)
+		}
+	}
+}
+
+// lockCollection locks c's row until the returned transaction ends: the
+// creates into c wait for it.
+func (c *groupEnv) lockCollection() pgx.Tx {
+	c.t.Helper()
+	conn, err := pgx.Connect(ctx, dsn(c.t))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+c.q+".collections WHERE name = 'c' FOR UPDATE"); err != nil {
+		c.t.Fatal(err)
+	}
+	return tx
+}
+
+// groupOf runs the creates of names as one group: the collection's row
+// locked, two creates of other jobs (x1, x2) take the two groups and
+// wait for it, and names wait for a group; then the row is unlocked.
+func (c *groupEnv) groupOf(names ...string) map[string]<-chan error {
+	c.t.Helper()
+	tx := c.lockCollection()
+	errs := make(map[string]<-chan error)
+	for _, name := range []string{"x1", "x2"} {
+		errs[name] = c.put(ctx, name)
+	}
+	c.until("two groups", func(running, _ int) bool { return running == 2 })
+	for _, name := range names {
+		errs[name] = c.put(ctx, name)
+		c.until(name+" waiting", func(_, waiting int) bool { return waiting == len(errs)-2 })
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		c.t.Fatal(err)
+	}
+	return errs
+}
+
+// TestGroupCommitRefused: when the server refuses a group's commit, each
+// create of the group runs again alone: the one refused fails, the
+// others are created once. A create whose context ends while its group
+// commits returns when the group ends, with the group's outcome.
+func TestGroupCommitRefused(t *testing.T) {
+	c := newGroupEnv(t)
+	c.s.SetCreatesWait("c", time.Hour)
+	release := c.heldAtCommit()
+	errs := c.groupOf("a", "refused", "b")
+	for name, done := range errs {
+		err := <-done
+		if name == "refused" {
+			if err == nil || !strings.Contains(err.Error(), "job refused at commit") {
+				t.Errorf("PutJob(c/refused) = %v, want the trigger's error", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("PutJob(c/%s): %v", name, err)
+		}
+	}
+	for _, name := range []string{"a", "b"} {
+		if _, err := c.s.GetJob(ctx, "c", name); err != nil {
+			t.Errorf("GetJob(c/%s): %v", name, err)
+		}
+	}
+	if _, err := c.s.GetJob(ctx, "c", "refused"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("GetJob(c/refused) after its commit was refused = %v, want ErrNotFound", err)
+	}
+
+	// A put whose context ends while its group commits.
+	gone, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tx := c.lockCollection()
+	errs = map[string]<-chan error{"x3": c.put(ctx, "x3"), "x4": c.put(ctx, "x4")}
+	c.until("two groups", func(running, _ int) bool { return running == 2 })
+	errs["held-gone"] = c.put(gone, "held-gone")
+	errs["held-stays"] = c.put(ctx, "held-stays")
+	c.until("two creates waiting", func(_, waiting int) bool { return waiting == 2 })
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.heldCommits(1)
+	cancel()
+	release()
+	for name, done := range errs {
+		if err := <-done; err != nil {
+			t.Errorf("PutJob(c/%s): %v", name, err)
+		}
+		if _, err := c.s.GetJob(ctx, "c", name); err != nil {
+			t.Errorf("GetJob(c/%s): %v", name, err)
 		}
 	}
 	if running, waiting := c.s.Creates("c"); running != 0 || waiting != 0 {
