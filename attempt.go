@@ -49,7 +49,10 @@ type attempt struct {
 	o       Occurrence     // the due occurrence, as the step that made it due left it
 	hist    []HistoryEntry // that step's entries, recorded with the outcome
 	claimed time.Time      // when the job was claimed: the step's instant
-	m       machine        // the job's state machine, as the step used it
+	// requested is the run requested (JobSchedule.RunRequested) that
+	// the claim's step saw; zero when none (see machine.replay).
+	requested time.Time
+	m         machine // the job's state machine, as the step used it
 	// cancelAt is when the attempt's context is cancelled because the
 	// job's next occurrence comes due (OverlapCancelRunning); zero when
 	// never.
@@ -86,7 +89,7 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 		s.releasePermits(a.permits.holder)
 	}
 	r := a.r
-	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed}
+	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed, requested: a.requested}
 	if s.batch == nil {
 		ownOccurrence(r, a.buf)
 		s.recordOutcome(&p, false)

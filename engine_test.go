@@ -969,6 +969,55 @@ func TestMergedOccurrencesDoNotCount(t *testing.T) {
 	})
 }
 
+// A run requested at the very instant a scheduled occurrence was claimed,
+// while that occurrence's attempt runs, waits its turn like any run
+// requested later: the scheduled attempt keeps its occurrence number, and
+// the run gets a Postponed entry and the next number.
+func TestRunJobAtTheClaimInstantIsPostponed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{})
+		started := make(chan struct{}, 1)
+		e.exec.fn = func(req *action.Request, n int) error {
+			if n == 0 {
+				started <- struct{}{}
+				time.Sleep(30 * time.Second)
+			}
+			return nil
+		}
+		// The occurrence expected at 1m is found missed at 2m, when the
+		// scheduler starts: its expected time differs from the run's.
+		e.put("j", jobJSON(e.t0.Add(time.Minute), `"recurrence": {"frequency": "Hour"}`))
+		time.Sleep(2 * time.Minute)
+		e.start()
+		defer e.stop()
+		<-started
+		if _, err := e.s.RunJob(context.Background(), "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		m := time.Minute
+		want := []row{
+			{scheduler.MainAction, scheduler.StatusCompleted, 2 * m, 2*m + 30*time.Second, 0, 2},
+			{scheduler.MainAction, scheduler.StatusPostponed, 2 * m, 2*m + 30*time.Second, 0, 2},
+			{scheduler.MainAction, scheduler.StatusCompleted, m, 2 * m, 0, 1},
+		}
+		if diff := cmp.Diff(want, e.rows("j")); diff != "" {
+			t.Errorf("history (-want +got):\n%s", diff)
+		}
+		var expected []time.Time
+		for _, req := range e.exec.requests() {
+			expected = append(expected, req.ExpectedTime)
+		}
+		if diff := cmp.Diff([]time.Time{e.t0.Add(m), e.t0.Add(2 * m)}, expected); diff != "" {
+			t.Errorf("expected times of the attempts (-want +got):\n%s", diff)
+		}
+		if r := e.job("j"); r.Status.ExecutionCount != 2 || !r.Status.NextExecutionTime.Equal(e.t0.Add(time.Hour+m)) {
+			t.Errorf("status = %+v, want 2 executions and the next at 1h1m", r.Status)
+		}
+	})
+}
+
 func TestRunJobWhileRunningIsPostponed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{})

@@ -263,6 +263,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		if p := r.Schedule.Policy; p != nil && len(p.Running) > 0 {
 			prevRuns = slices.Clone(p.Running)
 		}
+		requested := r.Schedule.RunRequested // for a replay of the step (see machine.replay)
 		run, due, hist := m.step(r, t, now)
 		miss := s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), now)
 		var held *heldPermits
@@ -304,7 +305,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				info.missed = miss
 			}
 			s.missed(miss, absorbed)
-			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, m: m, info: info, buf: occ, slot: slot, permits: held}
+			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, requested: requested, m: m, info: info, buf: occ, slot: slot, permits: held}
 			if m.policy.Overlap == OverlapCancelRunning && r.State == JobEnabled {
 				a.cancelAt = r.Schedule.NextOccurrence
 			}

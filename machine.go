@@ -572,8 +572,19 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 
 // replay applies the claim-time step at claimed to a record re-read after
 // an API write, and adopts o as its current occurrence when the step starts
-// the same one (same number, expected time, action and retry).
-func (m machine) replay(r *JobRecord, t *Timing, o *Occurrence, claimed time.Time) {
+// the same one (same number, expected time, action and retry). requested
+// is the run requested that the claim's step saw (JobSchedule.RunRequested
+// before it; zero: none). A run requested since the claim, even at its
+// very instant, is left out of the replayed step: the claim's step did not
+// take it, so it waits for the attempt's outcome (a Postponed entry and
+// the next occurrence number) as it would had the claim been written.
+func (m machine) replay(r *JobRecord, t *Timing, o *Occurrence, claimed, requested time.Time) {
+	sc := &r.Schedule
+	if later := sc.RunRequested; !later.IsZero() && !later.Equal(requested) {
+		trace, state := sc.RunTrace, sc.RunTraceState
+		sc.RunRequested, sc.RunTrace, sc.RunTraceState = time.Time{}, "", ""
+		defer func() { sc.RunRequested, sc.RunTrace, sc.RunTraceState = later, trace, state }()
+	}
 	m.step(r, t, claimed)
 	c := r.Schedule.Current
 	if c != nil && o.Tag != "" && c.Number == o.Number && c.Expected.Equal(o.Expected) && c.ErrorAction == o.ErrorAction && c.Retry == o.Retry {

@@ -154,7 +154,7 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 			// already; the replayed step must not drop them.
 			later := laterEnds(r, p.hist)
 			if t, terr = s.timing(r, res.end); terr == nil {
-				s.machine(r, res.end).replay(r, t, o, p.claimed)
+				s.machine(r, res.end).replay(r, t, o, p.claimed, p.requested)
 			}
 			if later != nil {
 				r.Schedule.policy().Ends = later
@@ -226,6 +226,8 @@ type pendingOutcome struct {
 	res     outcome
 	hist    []HistoryEntry
 	claimed time.Time
+	// requested is attempt.requested.
+	requested time.Time
 }
 
 // histBufs recycles the history slices of batched outcomes, which a
