@@ -459,15 +459,28 @@ func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 // does one whose lease is no longer this Scheduler's; a job written
 // meanwhile is read again. A job deleted and created again under its name
 // needs nothing either: it is another job, whose lease, even one held by
-// this Scheduler's InstanceID, is not the claim's.
+// this Scheduler's InstanceID, is not the claim's. Up to releaseAtOnce
+// leases are released at once: each takes a read and a write, and the
+// caller's context bounds them all (see giveBackTimeout).
 func (s *Scheduler) releaseLeases(ctx context.Context, recs []*JobRecord) {
-	for _, r := range recs {
-		err := s.releaseLease(ctx, r)
-		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
-			s.log.Warn("release a job claimed as the scheduler stopped; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
-		}
+	var next atomic.Int64 // the index of the next claim to release
+	var wg sync.WaitGroup
+	for range min(len(recs), releaseAtOnce) {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(recs)); i = next.Add(1) - 1 {
+				r := recs[i]
+				err := s.releaseLease(ctx, r)
+				if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
+					s.log.Warn("release a job claimed as the scheduler stopped; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
+				}
+			}
+		})
 	}
+	wg.Wait()
 }
+
+// releaseAtOnce bounds the leases that releaseLeases releases at once.
+const releaseAtOnce = 16
 
 // releaseLease is releaseLeases for the job of one claim.
 func (s *Scheduler) releaseLease(ctx context.Context, claim *JobRecord) error {

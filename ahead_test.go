@@ -1248,13 +1248,79 @@ func TestStopLeavesLeaseOfRecreatedJob(t *testing.T) {
 			return err
 		}
 		e.over(plainStore{st})
-		e.hangInClaim(st.cutShort)
+		e.hangInClaim(st.cutShort, "j")
 		e.stopReleasing(st.cutShort)
 		if st.err != nil {
 			t.Fatalf("delete and create the job again: %v", st.err)
 		}
 		if r := e.job("j"); r.LeaseOwner != "a" || !r.LeaseUntil.Equal(until) {
 			t.Errorf("the new job is leased to %q until %v, want its own claim's lease (a until %v)", r.LeaseOwner, r.LeaseUntil, until)
+		}
+		if n := len(e.exec.calls); n != 0 {
+			t.Errorf("%d attempts, want none", n)
+		}
+	})
+}
+
+// slowRelease is a cutShort whose Record takes a while once hang is set,
+// as over a store a round trip away, unless its context ends first: it
+// counts the Records under way at once, at most, and the Records of each
+// job.
+type slowRelease struct {
+	*cutShort
+	mu        sync.Mutex
+	now, most int
+	records   map[string]int
+}
+
+func (s *slowRelease) Record(ctx context.Context, owner string, r *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	if !s.hang.Load() {
+		return s.cutShort.Record(ctx, owner, r, history)
+	}
+	s.mu.Lock()
+	s.now++
+	s.most = max(s.most, s.now)
+	s.records[r.Name]++
+	s.mu.Unlock()
+	var err error
+	select {
+	case <-time.After(100 * time.Millisecond):
+		err = s.cutShort.Record(ctx, owner, r, history)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.mu.Lock()
+	s.now--
+	s.mu.Unlock()
+	return err
+}
+
+// TestStopReleasesLeasesAtOnce: the claims that come back after Stop
+// began, over a store that is not an AheadClaimer, have their leases
+// released side by side, each once: one at a time, a store a round trip
+// away would leave those beyond the first few leased until their leases
+// expire, Stop's give-backs being bounded by a tenth of LeaseDuration.
+func TestStopReleasesLeasesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.NoClaimAhead})
+		st := &slowRelease{cutShort: &cutShort{Store: e.store, release: make(chan struct{})}, records: map[string]int{}}
+		e.over(plainStore{st})
+		names := make([]string, 40)
+		for i := range names {
+			names[i] = fmt.Sprintf("j%02d", i)
+		}
+		e.hangInClaim(st.cutShort, names...)
+		e.stopReleasing(st.cutShort)
+		if st.most < 2 {
+			t.Errorf("at most %d leases released at once, want several", st.most)
+		}
+		for _, name := range names {
+			if n := st.records[name]; n != 1 {
+				t.Errorf("job %s recorded %d times, want its lease released once", name, n)
+			}
+			if r := e.job(name); r.LeaseOwner != "" {
+				t.Errorf("job %s is leased to %q until %v after Stop, want no lease", name, r.LeaseOwner, r.LeaseUntil)
+			}
 		}
 		if n := len(e.exec.calls); n != 0 {
 			t.Errorf("%d attempts, want none", n)
@@ -1360,7 +1426,7 @@ func TestStopEndsBeforeClaim(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, scheduler.Config{ClaimAhead: tt.ahead, LeaseDuration: time.Minute})
 				st := e.overCutShort(tt.plain)
-				e.hangInClaim(st)
+				e.hangInClaim(st, "j")
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 				defer cancel()
 				if err := e.s.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -1444,12 +1510,14 @@ func (e *env) startHolding() time.Time {
 	return due
 }
 
-// hangInClaim puts job j, due 10 s from e.t0 (on the second), starts e's
-// Scheduler over st, and returns once the loop's claim of j, made at its
-// due instant, waits in st (hang set a second before).
-func (e *env) hangInClaim(st *cutShort) {
+// hangInClaim puts the jobs names, due 10 s from e.t0 (on the second),
+// starts e's Scheduler over st, and returns once the loop's claim of
+// them, made at their due instant, waits in st (hang set a second before).
+func (e *env) hangInClaim(st *cutShort, names ...string) {
 	due := e.t0.Add(10 * time.Second).Truncate(time.Second)
-	e.put("j", oneTimeAt(due))
+	for _, name := range names {
+		e.put(name, oneTimeAt(due))
+	}
 	e.start()
 	time.Sleep(time.Until(due.Add(-time.Second)))
 	synctest.Wait()
