@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 )
@@ -240,6 +242,18 @@ func TestGiveBackRowLocked(t *testing.T) {
 	for _, n := range []string{"a", "b"} {
 		if r, err := s.GetJob(ctx, "c", n); err != nil || r.LeaseOwner != "x" {
 			t.Errorf("after a GiveBack that failed, %s's lease owner %q, %v; want x (nothing given back)", n, r.LeaseOwner, err)
+		}
+	}
+	// A caller that waits less than a lock timeout: the last wait for the
+	// row ends before its context does, so the give-back fails with the
+	// lock's error (55P03, lock_not_available) rather than having its
+	// statement cancelled by the context.
+	short, cancelShort := context.WithTimeout(ctx, 180*time.Millisecond)
+	defer cancelShort()
+	for i, err := range s.GiveBack(short, "x", claims) {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "55P03" {
+			t.Errorf("GiveBack(%s) with b's row locked and 180ms to wait = %v, want lock_not_available (55P03)", claims[i].Name, err)
 		}
 	}
 	// Locked for a moment, as another instance's claim holds its rows:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -573,25 +574,32 @@ func claimedState(j *scheduler.JobRecord) byte {
 }
 
 // giveBackLockTimeout is how long GiveBack waits for the lock on a job's
-// row that another transaction holds (a write to the job) before it gives
-// up: the scheduler starts nothing while it gives claims back.
-const giveBackLockTimeout = "100ms"
+// row that another transaction holds (a write to the job) before it tries
+// again: the scheduler starts nothing while it gives claims back.
+const giveBackLockTimeout = 100 * time.Millisecond
 
 // GiveBack implements [scheduler.AheadClaimer]: all of claims in one
 // transaction on the engine's connections, each job apart. A statement
 // waits at most giveBackLockTimeout for a row that another transaction
 // has locked (another instance's claim holds its rows for a moment); the
 // transaction is then tried again, for as long as ctx lasts, so that a
-// lock held for ever cannot hold the caller longer than ctx allows. When
-// ctx ends first, none of claims is given back (each fails with the
-// lock's error), and their leases expire instead.
+// lock held for ever cannot hold the caller longer than ctx allows. A try
+// waits for a lock until halfway to ctx's deadline at the latest, and is
+// then the last: it fails with the lock's error, rolled back, before ctx
+// would cancel its statement (and with it the connection). When ctx ends
+// first, none of claims is given back (each fails with the lock's error),
+// and their leases expire instead.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
 	errs := make([]error, len(claims))
 	err := s.live()
-	for err == nil {
+	for last := false; err == nil; {
 		clear(errs)
 		err = pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = '"+giveBackLockTimeout+"'"); err != nil {
+			wait := giveBackLockTimeout
+			if d, ok := ctx.Deadline(); ok && time.Until(d)/2 < wait {
+				wait, last = max(time.Until(d)/2, time.Millisecond), true
+			}
+			if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", strconv.FormatInt(wait.Milliseconds(), 10)+"ms"); err != nil {
 				return err
 			}
 			for i, r := range claims {
@@ -603,7 +611,7 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 			return nil
 		})
 		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != "55P03" || ctx.Err() != nil {
+		if !errors.As(err, &pe) || pe.Code != "55P03" || ctx.Err() != nil || last {
 			break
 		}
 		err = nil // 55P03, lock_not_available: only the lock timed out; try again
