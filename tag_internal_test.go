@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestExecutionTagUnchanged(t *testing.T) {
 		{Collection: "c", Name: long + long, Created: created},
 		{Collection: strings.Repeat("c", 55), Name: strings.Repeat("j", 55), Created: created},
 	} {
-		for _, n := range []int{0, 1, 2, 1 << 40, -1} {
+		for _, n := range []int{0, 1, 2, min(1<<40, math.MaxInt), -1} {
 			if got, want := executionTag(&r, n), referenceTag(&r, n); got != want {
 				t.Errorf("executionTag(%q/%q, %d) = %q, want %q", r.Collection, r.Name, n, got, want)
 			}

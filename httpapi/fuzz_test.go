@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -52,7 +53,7 @@ func FuzzHandler(f *testing.F) {
 	}
 	// A budget a fuzzing run does not use up, so that it explores the
 	// operations rather than 429s.
-	th := &httpapi.Throttle{ReadsPerWindow: 1 << 40, WritesPerWindow: 1 << 40}
+	th := &httpapi.Throttle{ReadsPerWindow: min(1<<40, math.MaxInt), WritesPerWindow: min(1<<40, math.MaxInt)}
 	open := httpapi.New(s, &httpapi.Options{Logger: log, Throttle: th})
 	authd := httpapi.New(s, &httpapi.Options{Logger: log, Authenticator: auth, Throttle: th})
 

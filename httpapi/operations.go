@@ -537,7 +537,7 @@ func parsePage(r *http.Request, fields ...filterField) (page, error) {
 	}
 	if v := q.Get("$skip"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 1<<40 {
+		if err != nil || n < 0 || int64(n) > 1<<40 {
 			bad("$skip", "The $skip '%s' is invalid: it must be an integer of 0 or more.", v)
 		}
 		p.skip = n

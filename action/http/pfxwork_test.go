@@ -17,6 +17,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"math"
 	"math/big"
 	"strings"
 	"testing"
@@ -271,7 +272,7 @@ func TestCraftedPfxOpens(t *testing.T) {
 // MAC, a content, a visible key or a key inside an encrypted content, are
 // refused before any derivation (else these tests would run for hours).
 func TestPfxOverLimitRefused(t *testing.T) {
-	const huge = 4_000_000_000
+	const huge = min(4_000_000_000, math.MaxInt)
 	tests := []struct {
 		name         string
 		data         []byte
@@ -307,7 +308,7 @@ func TestPfxOverLimitRefused(t *testing.T) {
 func TestPfxOverLimitAtRunTime(t *testing.T) {
 	e := New(nil)
 	defer e.Close()
-	pfx := base64.StdEncoding.EncodeToString(craft(t, "pw", true, 1000, 4_000_000_000, 1000))
+	pfx := base64.StdEncoding.EncodeToString(craft(t, "pw", true, 1000, min(4_000_000_000, math.MaxInt), 1000))
 	req := &action.Request{Action: &action.Action{Type: action.HTTPS, Request: &action.HTTPRequest{
 		URI: "https://127.0.0.1:1/", Method: "GET",
 		Authentication: &action.Authentication{Type: action.AuthClientCertificate, Pfx: pfx, Password: "pw"}}}}

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -61,7 +62,7 @@ func randInt(r *rand.Rand) int {
 	case 0:
 		return 0
 	case 1:
-		return []int{-1, 1, 9, 10, -10, 1 << 40, -(1 << 62), int(^uint(0) >> 1), -int(^uint(0)>>1) - 1}[r.IntN(9)]
+		return []int{-1, 1, 9, 10, -10, min(1<<40, math.MaxInt), -min(1<<62, math.MaxInt), int(^uint(0) >> 1), -int(^uint(0)>>1) - 1}[r.IntN(9)]
 	}
 	return r.IntN(1000)
 }
@@ -322,7 +323,7 @@ func TestStoredRows(t *testing.T) {
 			// beyond the integer column: the JSON keeps them.
 			name: "what the columns cannot give back",
 			entry: scheduler.HistoryEntry{Collection: "other", Job: "", ActionName: scheduler.MainAction, Status: "completed",
-				ExpectedExecutionTime: at(16), StartTime: at(16), EndTime: time.Date(2300, 1, 2, 3, 4, 16, 0, time.UTC), RetryCount: 1 << 40},
+				ExpectedExecutionTime: at(16), StartTime: at(16), EndTime: time.Date(2300, 1, 2, 3, 4, 16, 0, time.UTC), RetryCount: min(1<<40, math.MaxInt)},
 			collection: "c", job: "k",
 			texts: map[HistoryColumns]string{
 				pg: `{"collection":"other","job":"","status":"completed","expectedExecutionTime":"2030-01-02T01:04:16.123456789Z",` +

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,10 @@ func TestCompactForm(t *testing.T) {
 	now := time.Now().In(berlin) // with a monotonic reading and a zone
 	next := now.Add(90 * time.Minute).In(time.FixedZone("x", 3600))
 	far, early := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Counts just past the int32 range where an int holds them; where an
+	// int has 32 bits (narrow), the range's bounds, which the compact form
+	// holds.
+	past32, below32, narrow := min(math.MaxInt32+1, math.MaxInt), max(math.MinInt32-1, math.MinInt), strconv.IntSize == 32
 	cases := []struct {
 		name    string
 		change  func(r *scheduler.JobRecord)
@@ -134,11 +139,11 @@ func TestCompactForm(t *testing.T) {
 			r.Schedule.Occurrences, r.Schedule.Counted, r.Schedule.LastFailed = 5, 4, true
 		}, true},
 		{"ran, last execution zero", func(r *scheduler.JobRecord) { l := time.Time{}; r.Status.LastExecutionTime = &l }, false},
-		{"executions beyond 32 bits", func(r *scheduler.JobRecord) { r.Status.ExecutionCount = math.MaxInt32 + 1 }, false},
+		{"executions beyond 32 bits", func(r *scheduler.JobRecord) { r.Status.ExecutionCount = past32 }, narrow},
 		{"failures at the 32-bit bound", func(r *scheduler.JobRecord) { r.Status.FailureCount = math.MaxInt32 }, true},
-		{"faults beyond 32 bits", func(r *scheduler.JobRecord) { r.Status.FaultedCount = math.MaxInt32 + 1 }, false},
-		{"occurrences beyond 32 bits", func(r *scheduler.JobRecord) { r.Schedule.Occurrences = math.MaxInt32 + 1 }, false},
-		{"counted below 32 bits", func(r *scheduler.JobRecord) { r.Schedule.Counted = math.MinInt32 - 1 }, false},
+		{"faults beyond 32 bits", func(r *scheduler.JobRecord) { r.Status.FaultedCount = past32 }, narrow},
+		{"occurrences beyond 32 bits", func(r *scheduler.JobRecord) { r.Schedule.Occurrences = past32 }, narrow},
+		{"counted below 32 bits", func(r *scheduler.JobRecord) { r.Schedule.Counted = below32 }, narrow},
 		{"ran, created far in the past", func(r *scheduler.JobRecord) { r.Created = early }, false},
 		{"ran, last execution far ahead", func(r *scheduler.JobRecord) { l := far; r.Status.LastExecutionTime = &l }, false},
 		{"far past", func(r *scheduler.JobRecord) {

@@ -87,7 +87,7 @@ func TestBigVersionsClaimed(t *testing.T) {
 				t.Fatalf("batch %v, round %d: ClaimDue: %d jobs, %v", batch, round, len(claimed), err)
 			}
 			c := claimed[0]
-			if want := int64(bigVersion - 1 + 2*round); c.Version != want || c.LeaseOwner != "me" {
+			if want := int64(bigVersion) - 1 + 2*int64(round); c.Version != want || c.LeaseOwner != "me" {
 				t.Fatalf("batch %v, round %d: claimed version %d, lease %q; want %d, me", batch, round, c.Version, c.LeaseOwner, want)
 			}
 			next := at.Add(time.Minute)
@@ -99,7 +99,7 @@ func TestBigVersionsClaimed(t *testing.T) {
 			// (a claim's Handle is the claim's); taken before the record,
 			// as the store may keep c.
 			w := c.Clone()
-			w.Version = int64(bigVersion + 2*round)
+			w.Version = int64(bigVersion) + 2*int64(round)
 			w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner, w.PreviousLeaseUntil, w.Handle = "", time.Time{}, "", time.Time{}, nil
 			if batch {
 				if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: c, KeepDefinition: true}}); errs != nil {

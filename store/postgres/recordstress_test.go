@@ -52,7 +52,7 @@ func TestRecordBatchStress(t *testing.T) {
 		j.Updated = time.Date(2030, 1, 2, 3, 4, 5, 123456789, west)
 		h := scheduler.HistoryEntry{Collection: coll, Job: j.Name, ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
 			ExpectedExecutionTime: time.Date(2030, 1, 2, 3, 4, 0, 1, east), StartTime: time.Date(2030, 1, 2, 3, 4, 0, 500, west),
-			EndTime: time.Date(2030, 1, 2, 3, 4, 1, 999999999, east), RetryCount: math.MaxInt32, RepeatCount: math.MaxInt64,
+			EndTime: time.Date(2030, 1, 2, 3, 4, 1, 999999999, east), RetryCount: math.MaxInt32, RepeatCount: math.MaxInt,
 			Message: texts[i%len(texts)], ExecutionTag: texts[(i+2)%len(texts)]}
 		second := h
 		second.EndTime, second.Status, second.RetryCount, second.Message = time.Time{}, scheduler.StatusFailed, 0, large
