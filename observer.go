@@ -21,7 +21,8 @@ import (
 // events carry is the Scheduler's: an Observer reads it during the call
 // and does not modify it. A method that panics is recovered and logged to
 // Config.Logger (an error the first time each method panics, with its
-// stack; debug after that), and the Scheduler goes on as if it had
+// stack; debug after that; with the context the method was given, if
+// any), and the Scheduler goes on as if it had
 // returned nothing: the attempt whose StartAttempt or TookOver panicked
 // runs, with the context StartAttempt was given (so that what a
 // StartAttempt began before it panicked, a span, is not in the context
@@ -113,52 +114,52 @@ const (
 
 func (g *guardedObserver) Attach(s *Scheduler) (detach func()) {
 	detach = func() {}
-	defer g.panics.Recover(obsAttach)
+	defer g.panics.Recover(context.Background(), obsAttach)
 	d := g.obs.Attach(s)
 	return func() {
-		defer g.panics.Recover(obsDetach)
+		defer g.panics.Recover(context.Background(), obsDetach)
 		d()
 	}
 }
 
 func (g *guardedObserver) StartAttempt(ctx context.Context, a Attempt) (actx context.Context) {
 	actx = ctx
-	defer g.panics.Recover(obsStartAttempt)
+	defer g.panics.Recover(ctx, obsStartAttempt)
 	return g.obs.StartAttempt(ctx, a)
 }
 
 func (g *guardedObserver) EndAttempt(ctx context.Context, e AttemptEnd) {
-	defer g.panics.Recover(obsEndAttempt)
+	defer g.panics.Recover(ctx, obsEndAttempt)
 	g.obs.EndAttempt(ctx, e)
 }
 
 func (g *guardedObserver) HistoryStored(h StoredHistory) {
-	defer g.panics.Recover(obsHistoryStored)
+	defer g.panics.Recover(context.Background(), obsHistoryStored)
 	g.obs.HistoryStored(h)
 }
 
 func (g *guardedObserver) Missed(m Misfire) {
-	defer g.panics.Recover(obsMissed)
+	defer g.panics.Recover(context.Background(), obsMissed)
 	g.obs.Missed(m)
 }
 
 func (g *guardedObserver) TookOver(t Takeover) {
-	defer g.panics.Recover(obsTookOver)
+	defer g.panics.Recover(context.Background(), obsTookOver)
 	g.obs.TookOver(t)
 }
 
 func (g *guardedObserver) StoreCalled(c StoreCall) {
-	defer g.panics.Recover(obsStoreCalled)
+	defer g.panics.Recover(context.Background(), obsStoreCalled)
 	g.obs.StoreCalled(c)
 }
 
 func (g *guardedObserver) Pruned(n int) {
-	defer g.panics.Recover(obsPruned)
+	defer g.panics.Recover(context.Background(), obsPruned)
 	g.obs.Pruned(n)
 }
 
 func (g *guardedObserver) TraceParent(ctx context.Context) (traceparent, tracestate string) {
-	defer g.panics.Recover(obsTraceParent)
+	defer g.panics.Recover(ctx, obsTraceParent)
 	return g.obs.TraceParent(ctx)
 }
 

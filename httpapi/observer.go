@@ -20,7 +20,9 @@ import (
 // method panics, with its stack; debug after that), as the Scheduler does
 // with its Config.Observer, and the request is served as if the method had
 // returned nothing: a request whose StartRequest panicked is served with
-// its own context.
+// its own context. The record is written with the call's context (the
+// request's own for StartRequest, the one StartRequest returned for
+// EndRequest), so that a handler that reads trace IDs from it finds them.
 type Observer interface {
 	// StartRequest is called as r arrives, before it is routed. It
 	// returns the context to serve r with: r's own, or one that carries
@@ -69,7 +71,7 @@ const (
 
 func (g *guardedObserver) StartRequest(r *http.Request) (ctx context.Context) {
 	ctx = r.Context()
-	defer g.panics.Recover(obsStartRequest)
+	defer g.panics.Recover(ctx, obsStartRequest)
 	if c := g.obs.StartRequest(r); c != nil {
 		return c
 	}
@@ -77,7 +79,7 @@ func (g *guardedObserver) StartRequest(r *http.Request) (ctx context.Context) {
 }
 
 func (g *guardedObserver) EndRequest(r *http.Request, s Served) {
-	defer g.panics.Recover(obsEndRequest)
+	defer g.panics.Recover(r.Context(), obsEndRequest)
 	g.obs.EndRequest(r, s)
 }
 

@@ -112,3 +112,80 @@ func TestObserverNilContext(t *testing.T) {
 		t.Errorf("PUT = %d %s; want the collection", w.Code, w.Body)
 	}
 }
+
+// traceKey is the context key of the trace IDs in the contexts of
+// TestObserverPanicLoggedWithContext.
+type traceKey struct{}
+
+// traceHandler adds to each record the trace ID of its context, as a
+// handler that reads spans from the context does.
+type traceHandler struct{ slog.Handler }
+
+func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id, ok := ctx.Value(traceKey{}).(string); ok {
+		r.AddAttrs(slog.String("trace", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return traceHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h traceHandler) WithGroup(name string) slog.Handler {
+	return traceHandler{h.Handler.WithGroup(name)}
+}
+
+// spanThenPanic is an httpapi.Observer whose StartRequest returns a
+// context with a trace ID of its own, and whose EndRequest panics.
+type spanThenPanic struct{}
+
+func (spanThenPanic) StartRequest(r *http.Request) context.Context {
+	return context.WithValue(r.Context(), traceKey{}, "the request's span")
+}
+func (spanThenPanic) EndRequest(*http.Request, httpapi.Served) { panic("EndRequest fails") }
+
+// TestObserverPanicLoggedWithContext: an Observer's panic is logged with
+// the context of the call it panicked in, so that the trace ID a handler
+// reads from it is in the record: the request's own context for
+// StartRequest, the one StartRequest returned for EndRequest.
+func TestObserverPanicLoggedWithContext(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		obs       httpapi.Observer
+		method    string
+		wantTrace string
+	}{
+		{"StartRequest", panickyObserver{}, "StartRequest", "the caller's"},
+		{"EndRequest", spanThenPanic{}, "EndRequest", "the request's span"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var log syncbuf.Buffer
+			h := httpapi.New(s, &httpapi.Options{Observer: tt.obs, Logger: slog.New(traceHandler{slog.NewJSONHandler(&log, nil)})})
+			req := httptest.NewRequest(http.MethodGet, "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01", nil)
+			req = req.WithContext(context.WithValue(req.Context(), traceKey{}, "the caller's"))
+			h.ServeHTTP(httptest.NewRecorder(), req)
+			found := false
+			for line := range strings.Lines(log.String()) {
+				var r map[string]any
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatalf("log line %q: %v", line, err)
+				}
+				if r["method"] != tt.method {
+					continue
+				}
+				found = true
+				if r["trace"] != tt.wantTrace {
+					t.Errorf("the record of %s's panic has trace %v, want %q:\n%s", tt.method, r["trace"], tt.wantTrace, line)
+				}
+			}
+			if !found {
+				t.Errorf("no record of %s's panic in the log:\n%s", tt.method, log.String())
+			}
+		})
+	}
+}

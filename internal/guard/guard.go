@@ -4,6 +4,7 @@
 package guard
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -31,15 +32,18 @@ func New(log *slog.Logger, what, then string, methods ...string) *Panics {
 }
 
 // Recover, deferred by the function that calls method m of the
-// implementation, recovers a panic of that method and logs it.
-func (p *Panics) Recover(m int) {
+// implementation, recovers a panic of that method and logs it with ctx,
+// the context of the call (context.Background() when it has none), so
+// that what the logger's handler reads from a context (a trace ID) is in
+// the record.
+func (p *Panics) Recover(ctx context.Context, m int) {
 	v := recover()
 	if v == nil {
 		return
 	}
 	if p.panicked[m].CompareAndSwap(false, true) {
-		p.log.Error(p.first, "method", p.methods[m], "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		p.log.ErrorContext(ctx, p.first, "method", p.methods[m], "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		return
 	}
-	p.log.Debug(p.next, "method", p.methods[m], "panic", fmt.Sprint(v))
+	p.log.DebugContext(ctx, p.next, "method", p.methods[m], "panic", fmt.Sprint(v))
 }
