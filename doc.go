@@ -1075,7 +1075,8 @@
 // [AheadClaimer.GiveBack] tell the two apart by [JobRecord.Created], which
 // a store hands back exactly as it was written (to the nanosecond) and
 // which a replace keeps; they answer ErrNotFound when it differs (the stores
-// of this module a [*RecreatedError]), and the Scheduler drops the outcome
+// of this module a [*RecreatedError], made by [NewRecreatedError], which a
+// store of your own may use too), and the Scheduler drops the outcome
 // (logged at Debug). Two jobs of one name
 // created at the same instant (a clock that has not moved, as inside a
 // testing/synctest bubble, or a coarse one) cannot be told apart: the

@@ -78,8 +78,8 @@ func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 // that name now stored is another (see "Stores" in the package
 // documentation). It matches [ErrNotFound], and errors.As finds the
 // [*NotFoundError] it holds. The stores of this module return it from
-// Record, RecordBatch and GiveBack; a Store of a user's need only return
-// an error that matches ErrNotFound.
+// Record, RecordBatch and GiveBack (see [NewRecreatedError]); a Store of a
+// user's need only return an error that matches ErrNotFound.
 type RecreatedError struct {
 	// NotFoundError names the job.
 	NotFoundError
@@ -97,6 +97,12 @@ func (e *RecreatedError) Error() string {
 
 // Unwrap returns the NotFoundError naming the job.
 func (e *RecreatedError) Unwrap() error { return &e.NotFoundError }
+
+// NewRecreatedError returns the RecreatedError of a write about claimed,
+// a claimed job, whose name now holds another job, created at created.
+func NewRecreatedError(claimed *JobRecord, created time.Time) *RecreatedError {
+	return &RecreatedError{NotFoundError: NotFoundError{Collection: claimed.Collection, Job: claimed.Name}, Created: created, Claimed: claimed.Created}
+}
 
 // QuotaError describes a quota violation. It matches [ErrQuotaExceeded].
 type QuotaError struct {

@@ -31,7 +31,7 @@ func (s *Scheduler) getJob(collection, name string) (*JobRecord, error) {
 func (s *Scheduler) reread(r *JobRecord) (*JobRecord, error) {
 	fresh, err := s.getJob(r.Collection, r.Name)
 	if err == nil && !fresh.Created.Equal(r.Created) {
-		return nil, &RecreatedError{NotFoundError: NotFoundError{Collection: r.Collection, Job: r.Name}, Created: fresh.Created, Claimed: r.Created}
+		return nil, NewRecreatedError(r, fresh.Created)
 	}
 	return fresh, err
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -385,7 +384,7 @@ func (d *Dialect) GiveBack(ctx context.Context, c Conn, owner string, r *schedul
 		return d.Wrap("give back job", r.ID(), err)
 	}
 	if at := Time(created.N, created.Valid); !at.Equal(r.Created) {
-		return fmt.Errorf("%s: give back: %w", d.Name, Recreated(r, at))
+		return fmt.Errorf("%s: give back: %w", d.Name, scheduler.NewRecreatedError(r, at))
 	}
 	return fmt.Errorf("%s: give back job %q: lease held by %q, not %q: %w", d.Name, r.ID(), holder, owner, scheduler.ErrLeaseLost)
 }
@@ -1024,10 +1023,4 @@ func InOrder(names []string, found []*scheduler.JobRecord) []*scheduler.JobRecor
 		out[i] = byName[n]
 	}
 	return out
-}
-
-// Recreated is the error of a write about claimed job r, whose job of the
-// name was created at created instead (see scheduler.RecreatedError).
-func Recreated(r *scheduler.JobRecord, created time.Time) error {
-	return &scheduler.RecreatedError{NotFoundError: scheduler.NotFoundError{Collection: r.Collection, Job: r.Name}, Created: created, Claimed: r.Created}
 }

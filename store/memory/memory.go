@@ -732,7 +732,7 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 			}
 		}
 		if created := j.created(); !created.Equal(r.Created) {
-			errs[i] = fmt.Errorf("memory: give back: %w", recreated(r, created))
+			errs[i] = fmt.Errorf("memory: give back: %w", scheduler.NewRecreatedError(r, created))
 			continue
 		}
 		if held := s.leaseOwner(j); held != owner || owner == "" {
@@ -818,7 +818,7 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 		}
 	}
 	if created := j.created(); !created.Equal(r.Created) {
-		return fmt.Errorf("memory: record: %w", recreated(r, created))
+		return fmt.Errorf("memory: record: %w", scheduler.NewRecreatedError(r, created))
 	}
 	if held := s.leaseOwner(j); held != owner || owner == "" {
 		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
@@ -970,10 +970,4 @@ func (s *Store) Prune(ctx context.Context, p scheduler.PruneRequest) (int, error
 		}
 	}
 	return n, nil
-}
-
-// recreated is the error of a write about claimed job r, whose job of the
-// name was created at created instead.
-func recreated(r *scheduler.JobRecord, created time.Time) error {
-	return &scheduler.RecreatedError{NotFoundError: scheduler.NotFoundError{Collection: r.Collection, Job: r.Name}, Created: created, Claimed: r.Created}
 }

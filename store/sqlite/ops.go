@@ -531,7 +531,7 @@ func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow,
 		case err != nil:
 			return wrap("record job", j.ID(), err)
 		case created.Valid != row.HasCreated || created.Valid && created.Int64 != row.Created:
-			return fmt.Errorf("store/sqlite: record: %w", sqlstore.Recreated(j, sqlstore.Time(created.Int64, created.Valid)))
+			return fmt.Errorf("store/sqlite: record: %w", scheduler.NewRecreatedError(j, sqlstore.Time(created.Int64, created.Valid)))
 		case holder != owner || owner == "":
 			return fmt.Errorf("store/sqlite: record job %q: lease held by %q, not %q: %w", j.ID(), holder, owner, scheduler.ErrLeaseLost)
 		default:
