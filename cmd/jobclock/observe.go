@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -44,20 +45,29 @@ OTEL_TRACES_EXPORTER=none, OTEL_METRICS_EXPORTER=none, OTEL_SDK_DISABLED)
 apply as the OpenTelemetry specification says. The protocol is http/json;
 OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf sends http/json too (with a
 warning), grpc is refused. Without them nothing is exported.
+
+Profiles: -pprof serves the Go runtime's profiles (net/http/pprof) at
+/debug/pprof/ on the -metrics-addr listener, for an operator to take a
+CPU profile of the running server (go tool pprof
+http://127.0.0.1:9464/debug/pprof/profile?seconds=30, at most 60 s),
+a heap profile or a goroutine dump. Like the metrics, they carry no token.
 `
 
 // observeFlags are the telemetry flags of run and serve.
 type observeFlags struct {
 	metricsAddr *string
+	pprof       bool // -pprof
 	// otlp holds the OTLP settings check read, so that the environment
 	// and the certificate files are read once.
 	otlp map[string]otlp.Config
 }
 
 func addObserveFlags(fs *flag.FlagSet) *observeFlags {
-	return &observeFlags{
+	f := &observeFlags{
 		metricsAddr: fs.String("metrics-addr", "", "serve /metrics (Prometheus), /healthz and /readyz on `host:port` (\":9464\" means 127.0.0.1:9464)"),
 	}
+	fs.BoolVar(&f.pprof, "pprof", false, "also serve the Go runtime's profiles (net/http/pprof) at /debug/pprof/ on -metrics-addr")
+	return f
 }
 
 // metricsListenAddr returns the address to listen on for -metrics-addr:
@@ -79,6 +89,9 @@ func metricsListenAddr(addr string) string {
 // check reports a usage error in the telemetry settings: an OTLP variable
 // that cannot be used (grpc as the protocol, a malformed header list, ...).
 func (f *observeFlags) check() error {
+	if f.pprof && *f.metricsAddr == "" {
+		return errors.New("-pprof needs -metrics-addr")
+	}
 	_, err := f.otlpConfigs()
 	return err
 }
@@ -244,7 +257,8 @@ func withHealth(next http.Handler, s *scheduler.Scheduler) http.Handler {
 }
 
 // serveMetrics serves /metrics, /healthz and /readyz on -metrics-addr, if
-// given, and prints where. It returns a func that stops the server.
+// given, with the profiles of net/http/pprof under -pprof, and prints
+// where. It returns a func that stops the server.
 func serveMetrics(f *observeFlags, o *observability, s *scheduler.Scheduler, stdout io.Writer, log *slog.Logger) (stop func(context.Context) error, err error) {
 	if *f.metricsAddr == "" {
 		return func(context.Context) error { return nil }, nil
@@ -261,10 +275,21 @@ func serveMetrics(f *observeFlags, o *observability, s *scheduler.Scheduler, std
 	health := withHealth(nil, s)
 	mux.Handle("GET /healthz", health)
 	mux.Handle("GET /readyz", health)
+	if f.pprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index) // and the profiles by name: heap, goroutine, ...
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: serveReadHeaderTimeout, WriteTimeout: serveWriteTimeout,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go srv.Serve(ln)
 	fmt.Fprintf(stdout, "jobclock: metrics on http://%s/metrics\n", ln.Addr())
+	if f.pprof {
+		fmt.Fprintf(stdout, "jobclock: profiles on http://%s/debug/pprof/\n", ln.Addr())
+	}
 	return srv.Shutdown, nil
 }
 

@@ -585,3 +585,45 @@ func TestOTLPSettingsReadOnce(t *testing.T) {
 	defer cancel()
 	o.Shutdown(ctx)
 }
+
+// TestServePprof: "jobclock serve -pprof" serves the Go runtime's profiles
+// beside the metrics, a CPU profile among them; without -pprof there are
+// none, and -pprof without -metrics-addr is refused.
+func TestServePprof(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := serveCmd([]string{"-pprof", "-db", filepath.Join(t.TempDir(), "jobclock.db")}, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "-pprof needs -metrics-addr") {
+		t.Errorf("serve -pprof without -metrics-addr = %d, %q; want 2 and what it needs", code, stderr.String())
+	}
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	bin := buildJobclock(t)
+	for _, pprof := range []bool{false, true} {
+		args := []string{"serve", "-addr", "127.0.0.1:0", "-db", filepath.Join(t.TempDir(), "jobclock.db"), "-metrics-addr", "127.0.0.1:0"}
+		if pprof {
+			args = append(args, "-pprof")
+		}
+		p := startProcess(t, bin, nil, 2, args...)
+		metricsURL := p.addr(t, "jobclock: metrics on ")
+		base := strings.TrimSuffix(metricsURL, "/metrics") + "/debug/pprof/"
+		if !pprof {
+			if code, _ := get(t, base); code != http.StatusNotFound {
+				t.Errorf("without -pprof: GET %s = %d, want 404", base, code)
+			}
+			p.stop(t)
+			continue
+		}
+		if got := p.addr(t, "jobclock: profiles on "); got != base {
+			t.Errorf("serve -pprof printed its profiles on %s, want %s", got, base)
+		}
+		if code, body := get(t, base+"cmdline"); code != http.StatusOK || !strings.Contains(body, "serve") {
+			t.Errorf("GET %scmdline = %d %q, want 200 and the command line", base, code, body)
+		}
+		code, body := get(t, base+"profile?seconds=1")
+		if code != http.StatusOK || !strings.HasPrefix(body, "\x1f\x8b") {
+			t.Errorf("GET %sprofile?seconds=1 = %d, %d bytes, want 200 and a gzipped profile", base, code, len(body))
+		}
+		p.stop(t)
+	}
+}
