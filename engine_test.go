@@ -1018,6 +1018,54 @@ func TestRunJobAtTheClaimInstantIsPostponed(t *testing.T) {
 	})
 }
 
+// TestRunJobThenPatchWhileRunning: a run requested while a one-time job's
+// attempt runs, and a change of the job's action after it, before the
+// attempt ends. The outcome conflicts with the change and its claim's step
+// is replayed on the changed job without the request (made after the
+// claim): the job must not end there, with the run still asked for, but
+// run it once the attempt is over.
+func TestRunJobThenPatchWhileRunning(t *testing.T) {
+	for _, patch := range []string{
+		`{"action": {"type": "Http", "request": {"uri": "http://example.invalid/patched", "method": "GET"}}}`,
+		`{"state": "Disabled"}`,
+	} {
+		t.Run(patch, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t, scheduler.Config{})
+				started := make(chan struct{}, 1)
+				e.exec.fn = func(req *action.Request, n int) error {
+					if n == 0 {
+						started <- struct{}{}
+						time.Sleep(30 * time.Second)
+					}
+					return nil
+				}
+				e.start()
+				defer e.stop()
+				e.put("j", jobJSON(e.t0.Add(time.Minute), ""))
+				<-started
+				time.Sleep(5 * time.Second)
+				if _, err := e.s.RunJob(context.Background(), "c", "j"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.s.PatchJob(context.Background(), "c", "j", []byte(patch), nil); err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(patch, "Disabled") {
+					if _, err := e.s.PatchJob(context.Background(), "c", "j", []byte(`{"state": "Enabled"}`), nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(2 * time.Minute)
+				synctest.Wait()
+				if r := e.job("j"); r.Status.ExecutionCount != 2 || r.State != scheduler.JobCompleted || !r.Schedule.RunRequested.IsZero() {
+					t.Errorf("job = %v, %+v, run requested %v; want Completed after 2 executions, none requested", r.State, r.Status, r.Schedule.RunRequested)
+				}
+			})
+		})
+	}
+}
+
 func TestRunJobWhileRunningIsPostponed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{})

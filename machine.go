@@ -580,10 +580,11 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 // the next occurrence number) as it would had the claim been written.
 func (m machine) replay(r *JobRecord, t *Timing, o *Occurrence, claimed, requested time.Time) {
 	sc := &r.Schedule
-	if later := sc.RunRequested; !later.IsZero() && !later.Equal(requested) {
-		trace, state := sc.RunTrace, sc.RunTraceState
-		sc.RunRequested, sc.RunTrace, sc.RunTraceState = time.Time{}, "", ""
-		defer func() { sc.RunRequested, sc.RunTrace, sc.RunTraceState = later, trace, state }()
+	if later := sc.RunRequested; !later.IsZero() && !later.Equal(requested) && !later.After(claimed) {
+		// Out of the step's reach, but still there: a job with a run
+		// requested does not end.
+		sc.RunRequested = claimed.Add(time.Nanosecond)
+		defer func() { sc.RunRequested = later }()
 	}
 	m.step(r, t, claimed)
 	c := r.Schedule.Current

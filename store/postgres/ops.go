@@ -583,10 +583,14 @@ const giveBackLockTimeout = 100 * time.Millisecond
 // waits at most giveBackLockTimeout for a row that another transaction
 // has locked (another instance's claim holds its rows for a moment); the
 // transaction is then tried again, for as long as ctx lasts, so that a
-// lock held for ever cannot hold the caller longer than ctx allows. A try
-// waits for a lock until halfway to ctx's deadline at the latest, and is
-// then the last: it fails with the lock's error, rolled back, before ctx
-// would cancel its statement (and with it the connection). When ctx ends
+// lock held for ever cannot hold the caller longer than ctx allows. When
+// less than twice giveBackLockTimeout is left before ctx's deadline, the
+// try is the last, and each of its statements waits for a lock at most
+// half the time left: a try that meets one locked row fails with the
+// lock's error, rolled back, before ctx would cancel its statement (and
+// with it the connection). The bound is per statement: a last try that
+// waits for several rows, each locked for a while, can still reach the
+// deadline and be cancelled. When ctx ends
 // first, none of claims is given back (each fails with the lock's error),
 // and their leases expire instead.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
