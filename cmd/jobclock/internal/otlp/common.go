@@ -156,5 +156,5 @@ func scopeOf(s instrumentation.Scope) scopeJSON {
 
 // clamp32 clamps a count to the uint32 of the protobuf definitions.
 func clamp32(n int) uint32 {
-	return uint32(min(max(n, 0), math.MaxUint32))
+	return uint32(min(max(int64(n), 0), math.MaxUint32))
 }
