@@ -969,6 +969,20 @@ func TestMergedOccurrencesDoNotCount(t *testing.T) {
 	})
 }
 
+// firstAttemptTakes makes e's first attempt take d, and returns a channel
+// that receives when it starts; the other attempts succeed at once.
+func (e *env) firstAttemptTakes(d time.Duration) <-chan struct{} {
+	started := make(chan struct{}, 1)
+	e.exec.fn = func(req *action.Request, n int) error {
+		if n == 0 {
+			started <- struct{}{}
+			time.Sleep(d)
+		}
+		return nil
+	}
+	return started
+}
+
 // A run requested at the very instant a scheduled occurrence was claimed,
 // while that occurrence's attempt runs, waits its turn like any run
 // requested later: the scheduled attempt keeps its occurrence number, and
@@ -976,14 +990,7 @@ func TestMergedOccurrencesDoNotCount(t *testing.T) {
 func TestRunJobAtTheClaimInstantIsPostponed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{})
-		started := make(chan struct{}, 1)
-		e.exec.fn = func(req *action.Request, n int) error {
-			if n == 0 {
-				started <- struct{}{}
-				time.Sleep(30 * time.Second)
-			}
-			return nil
-		}
+		started := e.firstAttemptTakes(30 * time.Second)
 		// The occurrence expected at 1m is found missed at 2m, when the
 		// scheduler starts: its expected time differs from the run's.
 		e.put("j", jobJSON(e.t0.Add(time.Minute), `"recurrence": {"frequency": "Hour"}`))
@@ -1032,14 +1039,7 @@ func TestRunJobThenPatchWhileRunning(t *testing.T) {
 		t.Run(patch, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, scheduler.Config{})
-				started := make(chan struct{}, 1)
-				e.exec.fn = func(req *action.Request, n int) error {
-					if n == 0 {
-						started <- struct{}{}
-						time.Sleep(30 * time.Second)
-					}
-					return nil
-				}
+				started := e.firstAttemptTakes(30 * time.Second)
 				e.start()
 				defer e.stop()
 				e.put("j", jobJSON(e.t0.Add(time.Minute), ""))
