@@ -590,17 +590,27 @@ func (d *Dialect) knownInfo(ctx context.Context, c Conn, collection string) (*co
 // freeSlotsSQL returns the stored definition, version and ETag of
 // collection $1 (NULL when there is none), whether job $2 exists in it and, as a JSON array, the
 // first $5 free places of the collection found looking from place $3 up
-// to the quota $4 less one, then from 0 up. Each place is looked up in the
-// index on its own (a subquery per place, which the planners do not turn
-// into a join that would read all the collection's jobs), and the places
-// are generated only as far as needed.
+// to the quota $4 less one, then from 0 up. The places are generated only
+// as far as needed, and each is looked up on its own (a subquery per place,
+// which the planners do not turn into a join that would read all the
+// collection's jobs) in the index on (slot, collection), as the range from
+// (place, collection) to (place, collection) in that order: only that
+// index can give it (row comparisons in the order of the index's
+// columns), and the range holds the entries of that place and collection
+// only, however many jobs other transactions are inserting beside it. A
+// lookup by "collection = $1 AND slot = place" could also be planned
+// through the primary key (collection, name), reading all the
+// collection's jobs for each place, and PostgreSQL does so, at the same
+// estimated cost, when its statistics were taken while the collection had
+// few jobs or none (a collection filling after an ANALYZE).
 const freeSlotsSQL = `WITH RECURSIVE g(s) AS (
 		SELECT CAST($3 AS BIGINT) WHERE $3 < $4 UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
 	), h(s) AS (
 		SELECT CAST(0 AS BIGINT) WHERE 0 < $3 UNION ALL SELECT s + 1 FROM h WHERE s + 1 < $3
 	), f AS (
 		SELECT s FROM (SELECT s FROM g UNION ALL SELECT s FROM h) x
-		WHERE (SELECT 1 FROM {s}.jobs WHERE collection = $1 AND slot = x.s) IS NULL
+		WHERE (SELECT 1 FROM {s}.jobs WHERE (slot, collection) >= (x.s, $1) AND (slot, collection) <= (x.s, $1)
+			ORDER BY slot, collection LIMIT 1) IS NULL
 		LIMIT $5
 	)
 	SELECT c.def, c.version, c.etag, (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT {jsonagg}(s) FROM f)

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/postgres"
 )
 
 // A bulk put whose last new job does not encode, after a replace and
@@ -80,5 +83,141 @@ func TestPutJobsEncodeErrorMidCopy(t *testing.T) {
 				t.Errorf("PutJobs after the failed batch: %v", err)
 			}
 		})
+	}
+}
+
+// keepReads is a pgx tracer that, while on, keeps the text and the
+// arguments of every statement that only reads (SELECT, or WITH, with no
+// write, lock or notification in it).
+type keepReads struct {
+	mu    sync.Mutex
+	on    bool
+	reads []keptQuery
+}
+
+type keptQuery struct {
+	sql  string
+	args []any
+}
+
+func (k *keepReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	q := strings.ToUpper(strings.TrimSpace(data.SQL))
+	if k.on && (strings.HasPrefix(q, "SELECT") || strings.HasPrefix(q, "WITH")) &&
+		!strings.Contains(q, "INSERT") && !strings.Contains(q, "UPDATE") && !strings.Contains(q, "DELETE") && !strings.Contains(q, "FOR ") && !strings.Contains(q, "PG_NOTIFY") {
+		k.reads = append(k.reads, keptQuery{data.SQL, data.Args})
+	}
+	return ctx
+}
+
+func (k *keepReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (k *keepReads) keep(on bool) []keptQuery {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.on = on
+	reads := k.reads
+	k.reads = nil
+	return reads
+}
+
+// TestPutJobsReadsBounded: the reads of a bulk put of 100 jobs into a
+// collection of 3,000 read a few pages per job, whatever the statistics
+// say. Here they were taken while the collection had no job (as
+// autovacuum's ANALYZE may leave them while a new collection fills), so
+// that the planner takes the collection for a rare one: a search for free
+// places that looked each place up by the collection and the place could
+// then be planned through the primary key, reading all the collection's
+// jobs for each place (a 1M bulk put stuck for minutes in that plan). The
+// collection analyzed is full, so that its places, and the statistics,
+// are the same from run to run.
+func TestPutJobsReadsBounded(t *testing.T) {
+	schema := newSchema(t)
+	trace := &keepReads{}
+	s, err := postgres.New(ctx, tracedPool(t, trace), &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := pgx.Connect(ctx, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	// No autovacuum: the statistics stay those of the ANALYZE below.
+	if _, err := c.Exec(ctx, "ALTER TABLE "+schema+".jobs SET (autovacuum_enabled = off)"); err != nil {
+		t.Fatal(err)
+	}
+	putQuotaCollection(t, s, "a", 2000)
+	putQuotaCollection(t, s, "b", 10_000)
+	put := func(coll string, from, to int) {
+		t.Helper()
+		for i := from; i < to; i += 500 {
+			var batch []*scheduler.JobRecord
+			for k := i; k < min(i+500, to); k++ {
+				batch = append(batch, newJobRecord(coll, fmt.Sprintf("j%05d", k)))
+			}
+			if err := s.PutJobs(ctx, coll, batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	put("a", 0, 2000)
+	if _, err := c.Exec(ctx, "ANALYZE "+schema+".jobs"); err != nil {
+		t.Fatal(err)
+	}
+	put("b", 0, 3000)
+	// Another transaction inserting the jobs of a third collection, in
+	// the same places, stays open during the put: what it inserted is
+	// in the index, and invisible to the put.
+	other, err := pgx.Connect(ctx, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	otx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otx.Rollback(ctx)
+	if _, err := otx.Exec(ctx, "INSERT INTO "+schema+`.jobs (collection, name, definition, state, status, schedule, etag, version, coll_enabled, slot)
+		SELECT 'c', 'j' || i, '{}', 'Enabled', '{}', '{}', 'e', 1, true, i FROM generate_series(0, 9999) i`); err != nil {
+		t.Fatal(err)
+	}
+
+	trace.keep(true)
+	const n = 100
+	put("b", 3000, 3000+n)
+	reads := trace.keep(false)
+	if len(reads) == 0 {
+		t.Fatal("PutJobs: no read traced")
+	}
+	// Each read again, for what it reads: its plan for these arguments
+	// (a custom plan, as the first runs of a statement on a connection get).
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_custom_plan"); err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, r := range reads {
+		var out []struct {
+			Plan struct {
+				Hit  int `json:"Shared Hit Blocks"`
+				Read int `json:"Shared Read Blocks"`
+			}
+		}
+		if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+r.sql, r.args...).Scan(&out); err != nil {
+			t.Fatalf("EXPLAIN %s: %v", r.sql, err)
+		}
+		total += out[0].Plan.Hit + out[0].Plan.Read
+	}
+	// An index lookup per place reads three or four pages.
+	if limit := 10 * n; total > limit {
+		t.Errorf("the reads of a PutJobs of %d jobs into a collection of 3,000 read %d pages, want at most %d", n, total, limit)
 	}
 }
