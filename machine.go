@@ -504,7 +504,8 @@ func postponed(r *JobRecord, o *Occurrence, now time.Time) HistoryEntry {
 func (m machine) settle(r *JobRecord, now time.Time) { m.settleIn(r, now, nil) }
 
 // settleIn is settle keeping NextExecutionTime, when it has one, in next
-// (nil: a new instant).
+// (nil: in the instant r's NextExecutionTime points to already, unless
+// LastExecutionTime points there too, else in a new one).
 func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 	r.Updated = now
 	sc := &r.Schedule
@@ -560,9 +561,14 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 		earliest(sc.RunRequested)
 	}
 	sc.DueAt = due
+	old := r.Status.NextExecutionTime
 	r.Status.NextExecutionTime = nil
 	if enabled && !sc.NextOccurrence.IsZero() {
-		if next == nil {
+		switch {
+		case next != nil:
+		case old != nil && old != r.Status.LastExecutionTime:
+			next = old // r's own (see lastExecution)
+		default:
 			next = new(time.Time)
 		}
 		*next = sc.NextOccurrence
@@ -597,8 +603,9 @@ func (m machine) replay(r *JobRecord, t *Timing, o *Occurrence, claimed, request
 // returns its history entry (the zero entry when the machine makes none).
 // When r's current occurrence is no longer o (the job was replaced,
 // disabled or changed meanwhile), only the counters and the history entry
-// are recorded.
-func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry {
+// are recorded. settles says that the caller settles r afterwards, which
+// sets its NextExecutionTime afresh (see lastExecution).
+func (m machine) complete(r *JobRecord, o *Occurrence, res outcome, settles bool) HistoryEntry {
 	var h HistoryEntry // stays zero when the machine makes no entries
 	if !m.noEntries {
 		h = attemptEntry(r, o, res)
@@ -609,10 +616,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome) HistoryEntry
 		if failed {
 			r.Status.FailureCount++
 		}
-		// An allocation of its own: pointing into the attempt's request
-		// (see attemptState) would keep its opened action and context
-		// alive as long as the record.
-		r.Status.LastExecutionTime = new(res.start)
+		lastExecution(r, res.start, settles)
 	}
 	c := r.Schedule.Current
 	if c == nil || !sameAttempt(c, o) {
@@ -726,20 +730,24 @@ func (m machine) endRun(r *JobRecord, o *Occurrence, res outcome, owner string, 
 	}
 	dropped := p.Running[i].Dropped
 	late := o.Number < p.Ended
-	last, lastFailed, faults, succeeded, faulted := r.Status.LastExecutionTime, sc.LastFailed, sc.Faults, sc.LastSucceeded, r.Status.FaultedCount
+	var last time.Time // before the outcome, which may write it in place (see lastExecution)
+	if p := r.Status.LastExecutionTime; p != nil {
+		last = *p
+	}
+	lastFailed, faults, succeeded, faulted := sc.LastFailed, sc.Faults, sc.LastSucceeded, r.Status.FaultedCount
 	if late {
 		m.policy.PauseAfterFaults = 0
 	}
 	cur := sc.Current
 	sc.Current = new(p.Running[i].Occurrence)
-	h := m.complete(r, o, res)
+	h := m.complete(r, o, res, true)
 	c := sc.Current
 	sc.Current = cur
 	if dropped {
 		c = nil
 	}
-	if last != nil && last.After(*r.Status.LastExecutionTime) {
-		r.Status.LastExecutionTime = last
+	if p := r.Status.LastExecutionTime; p != nil && last.After(*p) {
+		*p = last
 	}
 	if succeeded.After(sc.LastSucceeded) {
 		sc.LastSucceeded = succeeded
@@ -760,6 +768,27 @@ func (m machine) endRun(r *JobRecord, o *Occurrence, res outcome, owner string, 
 	}
 	m.settle(r, now)
 	return true
+}
+
+// lastExecution sets r's Status.LastExecutionTime to start, in the
+// instant it points to already, else (settles: the caller settles r, which
+// sets NextExecutionTime afresh and does not read it) in the one
+// NextExecutionTime points to, else in a new one. A record the engine
+// works on is its own, with what it points to (see [Store]): reusing its
+// instants spares an allocation per occurrence. Not in the attempt's
+// request (see attemptState) either: that would keep its opened action and
+// context alive as long as the record.
+func lastExecution(r *JobRecord, start time.Time, settles bool) {
+	st := &r.Status
+	switch last, next := st.LastExecutionTime, st.NextExecutionTime; {
+	case last != nil && last != next:
+		*last = start
+	case settles && next != nil:
+		*next = start
+		st.LastExecutionTime, st.NextExecutionTime = next, nil
+	default:
+		st.LastExecutionTime = new(start)
+	}
 }
 
 // attemptEntry returns the history entry of the attempt of occurrence o
@@ -861,7 +890,7 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 	if timed && work.Schedule.Current != nil && m.policy.Overlap != OverlapCancelRunning {
 		pre = m.postpone(work, t, res.end, nil)
 	}
-	h := m.complete(work, o, res)
+	h := m.complete(work, o, res, timed) // timed: step settles work
 	all := m.add(append(buf, hist...), h)
 	all = append(all, pre...)
 	if timed {

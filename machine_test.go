@@ -150,7 +150,7 @@ func TestMachineComplete(t *testing.T) {
 		r := fixed(-1)
 		o := &Occurrence{Number: 1, Tag: "t", At: base}
 		r.Schedule.Current = o
-		h := machine{}.complete(r, o, fail)
+		h := machine{}.complete(r, o, fail, false)
 		c := r.Schedule.Current
 		if h.Status != StatusFailed || c == nil || c.Retry != 1 || !c.At.Equal(end.Add(30*time.Second)) || r.Status.FailureCount != 1 || r.Status.ExecutionCount != 1 {
 			t.Errorf("after a failed first attempt: entry %+v, current %+v, status %+v", h, c, r.Status)
@@ -160,7 +160,7 @@ func TestMachineComplete(t *testing.T) {
 		r := fixed(0)
 		o := &Occurrence{Number: 1, Tag: "t", At: base}
 		r.Schedule.Current = o
-		machine{}.complete(r, o, fail)
+		machine{}.complete(r, o, fail, false)
 		if r.Schedule.Current != nil || !r.Schedule.LastFailed || r.Status.FaultedCount != 1 {
 			t.Errorf("schedule %+v status %+v; want no current occurrence, LastFailed, faultedCount 1", r.Schedule, r.Status)
 		}
@@ -172,7 +172,7 @@ func TestMachineComplete(t *testing.T) {
 		r.Job.Action.ErrorAction = &ea
 		o := &Occurrence{Number: 1, Tag: "t", At: base, ErrorAction: true}
 		r.Schedule.Current = o
-		h := machine{}.complete(r, o, ok)
+		h := machine{}.complete(r, o, ok, false)
 		if h.ActionName != ErrorAction || r.Schedule.Current != nil || !r.Schedule.LastFailed || r.Status.ExecutionCount != 0 {
 			t.Errorf("entry %+v schedule %+v status %+v", h, r.Schedule, r.Status)
 		}
@@ -181,7 +181,7 @@ func TestMachineComplete(t *testing.T) {
 		r := fixed(3)
 		o := &Occurrence{Number: 1, Tag: "old", At: base}
 		r.Schedule.Current = &Occurrence{Number: 2, Tag: "new", At: base}
-		machine{}.complete(r, o, fail)
+		machine{}.complete(r, o, fail, false)
 		if r.Schedule.Current.Tag != "new" || r.Schedule.Current.Retry != 0 || r.Status.FailureCount != 1 {
 			t.Errorf("schedule %+v status %+v", r.Schedule.Current, r.Status)
 		}
@@ -255,7 +255,7 @@ func TestBufferAllBound(t *testing.T) {
 	// The retry succeeds: the buffered ones run one after the other,
 	// whatever the missed policy, starting with 51m.
 	c := *sc.Current
-	m.complete(r, &c, outcome{start: now.Add(time.Minute), end: now.Add(time.Minute)})
+	m.complete(r, &c, outcome{start: now.Add(time.Minute), end: now.Add(time.Minute)}, true)
 	run, due, _ := m.step(r, tm, now.Add(time.Minute))
 	if !due || !run.Expected.Equal(base.Add(51*time.Minute)) || !r.Schedule.NextOccurrence.Equal(base.Add(52*time.Minute)) {
 		t.Errorf("after the retry: due %v, run %v, next %v; want 51m to run and 52m next", due, run.Expected, r.Schedule.NextOccurrence)

@@ -19,6 +19,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
@@ -288,21 +289,7 @@ func TestNoHistoryAllocationsPerOccurrence(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		var ran sync.WaitGroup
-		reg := &action.Registry{}
-		reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			ran.Done()
-			return nil, nil
-		}))
-		s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: discard, HistoryPerJob: scheduler.NoHistory, MaxConcurrency: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n * bursts}}}, nil); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+		s := noopNoHistory(t, &ran, &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n * bursts}}})
 		least := math.Inf(1)
 		for b := range bursts {
 			due := time.Now().Add(time.Minute)
@@ -485,4 +472,85 @@ func TestNoHistoryKeepsOccurrenceTags(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("attempts with NoHistory (-with history +without):\n%s", diff)
 	}
+}
+
+// TestRecurringAllocationsPerOccurrence runs jobs that recur every second
+// in a Scheduler on the memory store that keeps no history, and counts what
+// the process allocates per occurrence over seconds after the first (each
+// job has run once, so its record has a last execution time). An
+// occurrence writes the job's LastExecutionTime and NextExecutionTime in
+// the instants its claimed record points to already, and allocates what a
+// one-time job's does but the instant it started and the run part (which a
+// job that ran has): the attempt's request and context. The claims' chunks,
+// the batches and the runtime add a little; a new instant for either time
+// in each step (three more per occurrence: the claim's step, the outcome,
+// the step after it) fails the bound.
+func TestRecurringAllocationsPerOccurrence(t *testing.T) {
+	const n, seconds, most = 2000, 3, 2.0
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var ran sync.WaitGroup
+		s := noopNoHistory(t, &ran, &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n,
+			MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}})
+		t0 := time.Now().Add(time.Minute).Truncate(time.Second)
+		for i := range n {
+			def := &scheduler.Job{StartTime: &t0, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)},
+				Recurrence: &recurrence.Recurrence{Frequency: recurrence.Second, Count: seconds + 2}}
+			if _, err := s.PutJob(ctx, "c", fmt.Sprintf("j%05d", i), def, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ran.Add(n)
+		time.Sleep(time.Until(t0.Add(time.Second / 2)))
+		ran.Wait() // every job ran once
+		synctest.Wait()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ran.Add(n * seconds)
+		time.Sleep(time.Until(t0.Add(seconds*time.Second + time.Second/2)))
+		ran.Wait()
+		synctest.Wait() // the outcomes are recorded
+		runtime.ReadMemStats(&after)
+		per := float64(after.Mallocs-before.Mallocs) / (n * seconds)
+		t.Logf("%.2f allocations per occurrence", per)
+		if per > most {
+			t.Errorf("jobs recurring every second with NoHistory allocated %.2f times per occurrence, want at most %.1f", per, most)
+		}
+		r, err := s.GetJob(ctx, "c", "j00000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := t0.Add(seconds * time.Second) // the last occurrence that ran
+		if last, next := r.Status.LastExecutionTime, r.Status.NextExecutionTime; r.Status.ExecutionCount != seconds+1 || last == nil || next == nil ||
+			last.Before(want) || !last.Before(want.Add(time.Second/2)) || !next.Equal(want.Add(time.Second)) {
+			t.Errorf("after %d occurrences: %d executions, last %v, next %v; want %[1]d, %v or a little later, %v", seconds+1, r.Status.ExecutionCount, last, next, want, want.Add(time.Second))
+		}
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// noopNoHistory returns a started Scheduler on the memory store that keeps
+// no history, with nothing observing it, whose action type Noop calls
+// ran.Done and succeeds, and that holds collection "c" as col defines it.
+func noopNoHistory(t *testing.T, ran *sync.WaitGroup, col *scheduler.JobCollection) *scheduler.Scheduler {
+	t.Helper()
+	ctx := context.Background()
+	reg := &action.Registry{}
+	reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		ran.Done()
+		return nil, nil
+	}))
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: discard, HistoryPerJob: scheduler.NoHistory, MaxConcurrency: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", col, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
