@@ -264,7 +264,9 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			prevRuns = slices.Clone(p.Running)
 		}
 		requested := r.Schedule.RunRequested // for a replay of the step (see machine.replay)
+		next := r.Status.NextExecutionTime   // which the step may drop, for the attempt's start
 		run, due, hist := m.step(r, t, now)
+		m.spare = dropped(r, next)
 		miss := s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), now)
 		var held *heldPermits
 		if due {

@@ -33,6 +33,11 @@ type machine struct {
 	// the record outlives the worker's use of it; most attempts end the
 	// occurrence, and then nothing is moved.
 	occ *Occurrence
+	// spare, when not nil, is an instant of the record's own that nothing
+	// points to any more (the NextExecutionTime that the claim's step
+	// dropped, see dropped), where complete writes the attempt's start
+	// when the record has no LastExecutionTime yet (see lastExecution).
+	spare *time.Time
 	// noEntries says that nothing wants history entries (the Scheduler
 	// keeps none and nothing observes them): the functions make none and
 	// return nil for them, and change the record as they would otherwise.
@@ -616,7 +621,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome, settles bool
 		if failed {
 			r.Status.FailureCount++
 		}
-		lastExecution(r, res.start, settles)
+		lastExecution(r, res.start, settles, m.spare)
 	}
 	c := r.Schedule.Current
 	if c == nil || !sameAttempt(c, o) {
@@ -771,24 +776,38 @@ func (m machine) endRun(r *JobRecord, o *Occurrence, res outcome, owner string, 
 }
 
 // lastExecution sets r's Status.LastExecutionTime to start, in the
-// instant it points to already, else (settles: the caller settles r, which
-// sets NextExecutionTime afresh and does not read it) in the one
+// instant it points to already, else in spare (an instant of r's own that
+// nothing points to; nil: none), else (settles: the caller settles r,
+// which sets NextExecutionTime afresh and does not read it) in the one
 // NextExecutionTime points to, else in a new one. A record the engine
 // works on is its own, with what it points to (see [Store]): reusing its
 // instants spares an allocation per occurrence. Not in the attempt's
 // request (see attemptState) either: that would keep its opened action and
 // context alive as long as the record.
-func lastExecution(r *JobRecord, start time.Time, settles bool) {
+func lastExecution(r *JobRecord, start time.Time, settles bool, spare *time.Time) {
 	st := &r.Status
 	switch last, next := st.LastExecutionTime, st.NextExecutionTime; {
 	case last != nil && last != next:
 		*last = start
+	case spare != nil:
+		*spare = start
+		st.LastExecutionTime = spare
 	case settles && next != nil:
 		*next = start
 		st.LastExecutionTime, st.NextExecutionTime = next, nil
 	default:
 		st.LastExecutionTime = new(start)
 	}
+}
+
+// dropped returns next, the instant r's NextExecutionTime pointed to
+// before a step, when the step left nothing of r pointing to it (see
+// machine.spare); nil otherwise.
+func dropped(r *JobRecord, next *time.Time) *time.Time {
+	if next == nil || r.Status.NextExecutionTime == next || r.Status.LastExecutionTime == next {
+		return nil
+	}
+	return next
 }
 
 // attemptEntry returns the history entry of the attempt of occurrence o
