@@ -36,7 +36,10 @@ type machine struct {
 	// spare, when not nil, is an instant of the record's own that nothing
 	// points to any more (the NextExecutionTime that the claim's step
 	// dropped, see dropped), where complete writes the attempt's start
-	// when the record has no LastExecutionTime yet (see lastExecution).
+	// when the record has no LastExecutionTime of its own yet (none, or
+	// the one NextExecutionTime points to; see lastExecution). Only the
+	// process step that dropped it sets it: a machine made for a record
+	// re-read (recordOutcome, replay) has none, and allocates.
 	spare *time.Time
 	// noEntries says that nothing wants history entries (the Scheduler
 	// keeps none and nothing observes them): the functions make none and

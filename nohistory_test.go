@@ -282,8 +282,8 @@ func TestNoHistoryEnablingLeavesNoSkippedEntry(t *testing.T) {
 // goes in the one its NextExecutionTime pointed to, and the execution tag
 // and the request's IDs are made only if read. The claims' shared chunks,
 // the batches of outcomes and the runtime add 0.1 to 1.2 more, varying
-// from burst to burst, so the test takes the least of three bursts: 2.40
-// to 2.45 today, and one more allocation per occurrence (a new instant for
+// from burst to burst, so the test takes the least of three bursts: 2.3
+// to 2.7 today, and one more allocation per occurrence (a new instant for
 // the start, as before: 3.15 to 3.35) fails the bound.
 func TestNoHistoryAllocationsPerOccurrence(t *testing.T) {
 	const n, bursts, most = 5000, 3, 3.0
@@ -483,7 +483,7 @@ func TestNoHistoryKeepsOccurrenceTags(t *testing.T) {
 // the instants its claimed record points to already, and allocates what a
 // one-time job's does but the run part (which a job that ran has): the
 // attempt's request and context. The claims' chunks, the batches and the
-// runtime add 0.1 to 0.6 (1.14 to 1.61 today); a new instant for either
+// runtime add 0.1 to 0.9 (1.1 to 1.9 today); a new instant for either
 // time in each step, as before (three more per occurrence: the claim's
 // step, the outcome, the step after it: 4.23), fails the bound.
 func TestRecurringAllocationsPerOccurrence(t *testing.T) {

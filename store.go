@@ -29,7 +29,10 @@ import (
 // (a store that decodes what it reads gets this for free; one that keeps
 // Go values, as store/memory does, returns copies). The records of one
 // answer may share a definition with each other (the SQL stores decode a
-// definition that several claimed jobs hold once). Likewise a record given
+// definition that several claimed jobs hold once), and nothing else: the
+// Scheduler writes a job's new last and next execution times into the
+// instants its record's status points to, so two records pointing to one
+// instant would change each other. Likewise a record given
 // to PutCollection, PutJob or Record stays the caller's: changing it once
 // the call returns changes nothing stored. [BatchRecorder.RecordBatch] is
 // the one method that takes over what it is given. storetest checks both.

@@ -51,6 +51,27 @@ func checkOwned(t *testing.T, call string, got any, read func() (any, error)) {
 	}
 }
 
+// checkInstantsApart checks that no two of the instants the statuses of
+// records (one answer of call) point to are one: the caller may write a
+// new time into the instant a record points to (the Scheduler does), which
+// must change nothing else.
+func checkInstantsApart(t *testing.T, call string, records []*scheduler.JobRecord) {
+	t.Helper()
+	seen := map[*time.Time]string{}
+	for _, r := range records {
+		for what, p := range map[string]*time.Time{"LastExecutionTime": r.Status.LastExecutionTime, "NextExecutionTime": r.Status.NextExecutionTime} {
+			if p == nil {
+				continue
+			}
+			at := r.Name + "'s " + what
+			if other, ok := seen[p]; ok {
+				t.Errorf("%s: %s and %s point to one instant", call, other, at)
+			}
+			seen[p] = at
+		}
+	}
+}
+
 // richCollection returns a collection record with every member set.
 func richCollection(name string) *scheduler.CollectionRecord {
 	return &scheduler.CollectionRecord{Name: name, ETag: "etag-" + name, Created: t0, Updated: t0.Add(time.Second),
@@ -164,6 +185,7 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 		t.Fatal(err)
 	}
 	checkOwned(t, "ListJobs", &jobs, stored)
+	checkInstantsApart(t, "ListJobs", jobs)
 	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
 	if err != nil || len(claimed) != 2 {
 		t.Fatalf("ClaimDue = %v, %v; want both jobs", names(claimed), err)
@@ -183,6 +205,7 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 		c.Job = nil
 	}
 	checkOwned(t, "ClaimDue", &claimed, stored)
+	checkInstantsApart(t, "ClaimDue", claimed)
 
 	// What Record is given stays the caller's.
 	rec := richRecord("c", "a", 3)
