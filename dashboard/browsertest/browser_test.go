@@ -76,18 +76,31 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("no-default-browser-check", true),
 		chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()),
 	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
+	// Chromium now and then crashes as it starts (seen in CI: "chrome
+	// failed to start", a crashpad report and no page served): it is
+	// started again, with a new profile, up to three times.
+	var ctx context.Context
+	var err error
+	for try := 1; try <= 3; try++ {
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		c, cancel := chromedp.NewContext(alloc)
+		if err = chromedp.Do(c); err == nil { // starts the browser
+			ctx = c
+			t.Cleanup(func() {
+				cancel()
+				cancelAlloc()
+			})
+			break
+		}
 		cancel()
 		cancelAlloc()
-	})
-	b := &browser{t: t, ctx: ctx}
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		t.Logf("start chromium, try %d of 3: %v", try, err)
+	}
+	if err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
+	b := &browser{t: t, ctx: ctx}
 	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
 		t.Fatal(err)
 	}
