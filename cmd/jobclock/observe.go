@@ -49,7 +49,7 @@ warning), grpc is refused. Without them nothing is exported.
 Profiles: -pprof serves the Go runtime's profiles (net/http/pprof) at
 /debug/pprof/ on the -metrics-addr listener, for an operator to take a
 CPU profile of the running server (go tool pprof
-http://127.0.0.1:9464/debug/pprof/profile?seconds=30, at most 60 s),
+http://127.0.0.1:9464/debug/pprof/profile?seconds=30, under 60 s),
 a heap profile or a goroutine dump. Like the metrics, they carry no token.
 `
 
