@@ -110,7 +110,7 @@ type child struct {
 
 func startChild(ctx context.Context, exe string, e *env, sys system, where string, n int, t *tally) (*child, error) {
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join([]string{string(sys), e.store, where, strconv.Itoa(n), e.dsn}, "|"))
+	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join([]string{string(sys), e.store, where, strconv.Itoa(n), e.firingWindow.String(), e.dsn}, "|"))
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -209,20 +209,25 @@ func (p *child) kill() {
 // "ready", starts on "start", reports each job run and outcome recorded,
 // and on "stop" reports the CPU it used since "start" and stops.
 func runChild(spec string) error {
-	f := strings.SplitN(spec, "|", 5)
-	if len(f) != 5 {
-		return fmt.Errorf("%s=%q: want system|store|where|n|dsn", childEnv, spec)
+	f := strings.SplitN(spec, "|", 6)
+	if len(f) != 6 {
+		return fmt.Errorf("%s=%q: want system|store|where|n|firing-window|dsn", childEnv, spec)
 	}
 	n, err := strconv.Atoi(f[3])
 	if err != nil {
 		return fmt.Errorf("%s: n: %w", childEnv, err)
 	}
+	window, err := time.ParseDuration(f[4])
+	if err != nil {
+		return fmt.Errorf("%s: firing-window: %w", childEnv, err)
+	}
 	ctx := context.Background()
-	e, err := newEnv(ctx, f[1], f[4], os.TempDir())
+	e, err := newEnv(ctx, f[1], f[5], os.TempDir())
 	if err != nil {
 		return err
 	}
 	defer e.close()
+	e.firingWindow = window
 	out := newLineOut(os.Stdout)
 	defer out.close()
 	t := newTally(n)

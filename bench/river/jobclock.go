@@ -33,7 +33,8 @@ func noop(t *tally, i int) { t.run(i, time.Now()) }
 const collections = 8
 
 // jobclockSide is a jobclock Scheduler at its defaults (Config.MaxConcurrency
-// DefaultMaxConcurrency) over store/postgres or store/sqlite.
+// DefaultMaxConcurrency; Config.FiringWindow the -firing-window flag's)
+// over store/postgres or store/sqlite.
 type jobclockSide struct {
 	env  *env
 	loc  string
@@ -79,7 +80,8 @@ func newJobclock(ctx context.Context, e *env, t *tally, where string) (*jobclock
 		return nil
 	})
 	log := slog.New(failOnError{e.log.Handler(), t})
-	j.s, err = scheduler.New(st, &scheduler.Config{Executors: reg, Logger: log, OnHistory: j.onHistory})
+	j.s, err = scheduler.New(st, &scheduler.Config{Executors: reg, Logger: log, OnHistory: j.onHistory,
+		FiringWindow: e.firingWindow})
 	if err != nil {
 		j.close()
 		return nil, err

@@ -1,7 +1,8 @@
 // Command river compares jobclock with River (github.com/riverqueue/river)
 // on the same database, in the same run: the same no-op Go function on
 // both sides, River at its defaults and tuned for throughput, jobclock at
-// its defaults. A River job is the analogue of one jobclock occurrence:
+// its defaults (-firing-window sets its Config.FiringWindow, for measuring
+// what the firing granularity trades). A River job is the analogue of one jobclock occurrence:
 // both are claimed under a lock, worked, and their outcome recorded.
 //
 //	cd bench && go run ./river -store postgres -dsn "$JOBCLOCK_POSTGRES_DSN"
@@ -77,6 +78,7 @@ func main() {
 	flag.DurationVar(&o.window, "duration", 10*time.Second, "steady: how long jobs come due")
 	flag.DurationVar(&o.lead, "lead", 0, "steady: time from the setup's start to the first due time (0: estimated)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest a firing scenario may take")
+	flag.DurationVar(&o.firingWindow, "firing-window", 0, "jobclock's Config.FiringWindow (0: its default, DefaultFiringWindow; negative: NoFiringWindow)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each measured window to PREFIX.SCENARIO.SIDE.RUN.cpu")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write allocation profiles at the start and the end of each measured window to PREFIX.SCENARIO.SIDE.RUN.start.heap and .heap (compare them with pprof -base)")
 	flag.Parse()
@@ -91,6 +93,7 @@ type options struct {
 	store, dsn, scenarios, systems string
 	runs, n, rate                  int
 	window, lead, timeout          time.Duration
+	firingWindow                   time.Duration // jobclock's Config.FiringWindow
 	cpuprofile, memprofile         string
 	progress                       io.Writer // nil: stderr
 }
@@ -135,6 +138,8 @@ func runTable(ctx context.Context, o options, w io.Writer) error {
 		return fmt.Errorf("-n: %d, want at least 10", o.n)
 	case o.rate < 1 || o.window < time.Second/time.Duration(o.rate):
 		return fmt.Errorf("-rate %d -duration %s: want at least one job", o.rate, o.window)
+	case o.firingWindow > scheduler.DefaultClaimAhead:
+		return fmt.Errorf("-firing-window %s: longer than jobclock's ClaimAhead (%s)", o.firingWindow, scheduler.DefaultClaimAhead)
 	}
 	progress := o.progress
 	if progress == nil {
@@ -150,6 +155,7 @@ func runTable(ctx context.Context, o options, w io.Writer) error {
 		return err
 	}
 	defer e.close()
+	e.firingWindow = o.firingWindow
 	c := config{n: o.n, rate: o.rate, window: o.window, lead: o.lead, timeout: o.timeout,
 		cpuprofile: o.cpuprofile, memprofile: o.memprofile}
 	got := map[system][]result{}
@@ -172,10 +178,21 @@ func runTable(ctx context.Context, o options, w io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(w, "%s; %d run(s); jobclock: MaxConcurrency %d (its default); River: MaxWorkers %d at its defaults, tuned: MaxWorkers %d, FetchCooldown %s, FetchPollInterval %s\n\n",
-		e.settings(ctx), o.runs, scheduler.DefaultMaxConcurrency, riverWorkers, riverTunedWorkers, riverTunedCooldown, riverTunedPoll)
+	fmt.Fprintf(w, "%s; %d run(s); jobclock: MaxConcurrency %d (its default), %s; River: MaxWorkers %d at its defaults, tuned: MaxWorkers %d, FetchCooldown %s, FetchPollInterval %s\n\n",
+		e.settings(ctx), o.runs, scheduler.DefaultMaxConcurrency, firingWindowSetting(o.firingWindow), riverWorkers, riverTunedWorkers, riverTunedCooldown, riverTunedPoll)
 	writeTable(w, o, sc, sys, got)
 	return nil
+}
+
+// firingWindowSetting describes jobclock's Config.FiringWindow of -firing-window.
+func firingWindowSetting(d time.Duration) string {
+	switch {
+	case d == 0:
+		return fmt.Sprintf("FiringWindow %s (its default)", scheduler.DefaultFiringWindow)
+	case d < 0:
+		return "NoFiringWindow"
+	}
+	return "FiringWindow " + d.String()
 }
 
 func (r result) String() string {

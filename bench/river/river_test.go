@@ -185,7 +185,7 @@ func checkResult(t *testing.T, e *env, scenario string, sys system, r result) {
 func TestTable(t *testing.T) {
 	var out, progress bytes.Buffer
 	o := options{store: "sqlite", scenarios: "burst,put-bulk", systems: "jobclock,river,river-tuned",
-		runs: 2, n: 100, rate: 100, window: time.Second, timeout: time.Minute, progress: &progress}
+		runs: 2, n: 100, rate: 100, window: time.Second, timeout: time.Minute, firingWindow: 5 * time.Millisecond, progress: &progress}
 	if err := runTable(context.Background(), o, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +196,7 @@ func TestTable(t *testing.T) {
 		"| in bulk (jobclock PutJobs / River InsertMany), s | ",
 		"| in bulk, River InsertManyFast (COPY on PostgreSQL; jobclock has one bulk put), s | – |",
 		"SQLite, WAL, synchronous=FULL",
+		"jobclock: MaxConcurrency 100 (its default), FiringWindow 5ms;",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table lacks %q:\n%s", want, got)
@@ -216,6 +217,8 @@ func TestOptionErrors(t *testing.T) {
 		{options{store: "sqlite", scenarios: "burst", systems: "rivers"}, `-systems: unknown side "rivers"`},
 		{options{store: "sqlite", scenarios: "burst", systems: "jobclock", runs: 0, n: 100, rate: 1, window: time.Second}, "-runs: 0"},
 		{options{store: "mysql", scenarios: "burst", systems: "jobclock", runs: 1, n: 100, rate: 1, window: time.Second}, `-store: "mysql"`},
+		{options{store: "sqlite", scenarios: "steady", systems: "jobclock", runs: 1, n: 100, rate: 1, window: time.Second, firingWindow: 51 * time.Millisecond},
+			"-firing-window 51ms: longer than jobclock's ClaimAhead (50ms)"},
 	}
 	for _, tc := range tests {
 		err := runTable(context.Background(), tc.o, new(bytes.Buffer))

@@ -73,6 +73,8 @@ type env struct {
 	admin *pgxpool.Pool // PostgreSQL: creates and drops schemas
 	meter meter
 	log   *slog.Logger
+	// firingWindow is jobclock's Config.FiringWindow (-firing-window).
+	firingWindow time.Duration
 	// setupPerJob is what each side's last setup took per job.
 	setupPerJob map[system]time.Duration
 }
