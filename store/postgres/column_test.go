@@ -17,6 +17,11 @@ import (
 var stressTexts = []string{"", `"`, `\`, `\"`, "{}", "{a,b}", ",", "NULL", "null", " spaced ", "tab\tnew\nline",
 	"ünïcødé ✓ 日本", `{"a":[1,2,{"b":"c\"d"}],"e":null}`, strings.Repeat(`{"k":"v\\",`, 20000)}
 
+// execModes are pgx's query exec modes, each of which a host's pool may
+// use.
+var execModes = []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
+	pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol}
+
 // TestColumnRoundTrip: columns go to the server and back unchanged, NULLs
 // included, in each of the array types the store sends.
 func TestColumnRoundTrip(t *testing.T) {
@@ -42,8 +47,7 @@ func TestColumnRoundTrip(t *testing.T) {
 
 	// Every query exec mode: those that do not learn the parameters'
 	// types from the server take the columns' plain slices.
-	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeCacheDescribe,
-		pgx.QueryExecModeDescribeExec, pgx.QueryExecModeExec, pgx.QueryExecModeSimpleProtocol} {
+	for _, mode := range execModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg, err := pgx.ParseConfig(dsn(t))
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/postgres"
 )
@@ -28,7 +29,12 @@ type groupEnv struct {
 func newGroupEnv(t *testing.T) *groupEnv {
 	t.Helper()
 	schema := newSchema(t)
-	s := open(t, schema)
+	return groupEnvOf(t, schema, open(t, schema))
+}
+
+// groupEnvOf is newGroupEnv with store s in schema.
+func groupEnvOf(t *testing.T, schema string, s *postgres.Store) *groupEnv {
+	t.Helper()
 	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
 		t.Fatal(err)
 	}
@@ -228,6 +234,56 @@ func (c *groupEnv) groupOf(names ...string) map[string]<-chan error {
 		c.t.Fatal(err)
 	}
 	return errs
+}
+
+// TestGroupedCreatesExecModes: groups of creates, and creates alone, run
+// on a host's pool of each query exec mode, whether or not its
+// connections prepare statements; in a group, the create of a job that
+// exists fails with ErrConflict, and the others are created.
+func TestGroupedCreatesExecModes(t *testing.T) {
+	for _, mode := range execModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg, err := pgxpool.ParseConfig(dsn(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.ConnConfig.DefaultQueryExecMode = mode
+			pool, err := pgxpool.NewWithConfig(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			schema := newSchema(t)
+			s, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			c := groupEnvOf(t, schema, s)
+			c.s.SetCreatesWait("c", time.Hour)
+			if err := <-c.put(ctx, "alone"); err != nil {
+				t.Fatalf("PutJob(c/alone): %v", err)
+			}
+			errs := c.groupOf("a", "b", "alone")
+			for name, done := range errs {
+				err := <-done
+				if name == "alone" {
+					if !errors.Is(err, scheduler.ErrConflict) {
+						t.Errorf("PutJob(c/alone) again, in a group = %v, want ErrConflict", err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("PutJob(c/%s): %v", name, err)
+				}
+			}
+			for _, name := range []string{"x1", "x2", "a", "b"} {
+				if _, err := c.s.GetJob(ctx, "c", name); err != nil {
+					t.Errorf("GetJob(c/%s): %v", name, err)
+				}
+			}
+		})
+	}
 }
 
 // TestGroupCommitRefused: when the server refuses a group's commit, each

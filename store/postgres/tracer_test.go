@@ -80,3 +80,76 @@ func TestRecordArgsKept(t *testing.T) {
 		}
 	}
 }
+
+// traceCreates is a pgx tracer that keeps the names of the jobs whose
+// creates it saw end without an error, as statements or in batches (the
+// second argument of a create is the job's name).
+type traceCreates struct {
+	mu      sync.Mutex
+	created map[string]bool
+	batches int
+}
+
+type traceCreatesKey struct{}
+
+func (tc *traceCreates) saw(sql string, args []any, err error) {
+	if err != nil || !strings.Contains(sql, ".jobs (") || len(args) < 2 {
+		return
+	}
+	if name, ok := args[1].(string); ok {
+		tc.mu.Lock()
+		defer tc.mu.Unlock()
+		tc.created[name] = true
+	}
+}
+
+func (tc *traceCreates) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	return context.WithValue(ctx, traceCreatesKey{}, data)
+}
+
+func (tc *traceCreates) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	start, _ := ctx.Value(traceCreatesKey{}).(pgx.TraceQueryStartData)
+	tc.saw(start.SQL, start.Args, data.Err)
+}
+
+func (tc *traceCreates) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	tc.batches++
+	return ctx
+}
+
+func (tc *traceCreates) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	tc.saw(data.SQL, data.Args, data.Err)
+}
+
+func (tc *traceCreates) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// TestCreatesTraced: the tracer of the host's pool sees every create of a
+// job, alone or in a group of creates, with its arguments.
+func TestCreatesTraced(t *testing.T) {
+	schema := newSchema(t)
+	tc := &traceCreates{created: make(map[string]bool)}
+	s, err := postgres.New(ctx, tracedPool(t, tc), &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := groupEnvOf(t, schema, s)
+	c.s.SetCreatesWait("c", time.Hour)
+	if err := <-c.put(ctx, "alone"); err != nil {
+		t.Fatal(err)
+	}
+	for name, done := range c.groupOf("a", "b") {
+		if err := <-done; err != nil {
+			t.Fatalf("PutJob(c/%s): %v", name, err)
+		}
+	}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	for _, name := range []string{"alone", "x1", "x2", "a", "b"} {
+		if !tc.created[name] {
+			t.Errorf("the create of c/%s was not traced; traced: %v", name, tc.created)
+		}
+	}
+}
