@@ -216,8 +216,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 	handedOff := false // the slot goes with the outcome to the batch
 	defer func() {
 		if !handedOff {
-			s.release()
-			s.notify() // the job may be due again, or the loop may wait for a slot
+			s.freeSlot()
 		}
 	}()
 	if execCtx.Err() != nil {
@@ -438,6 +437,16 @@ func (s *Scheduler) busy() int {
 func (s *Scheduler) release() {
 	s.inFlight.Add(-1)
 	s.wg.Done()
+}
+
+// freeSlot releases the slot of a claimed job whose attempt ended and
+// whose outcome is recorded (or given up), then wakes the loop: the job
+// may be due again, or the loop may wait for a slot. In this order, so
+// that the loop woken finds the slot free; woken first, it could find
+// every slot taken and sleep until its next poll.
+func (s *Scheduler) freeSlot() {
+	s.release()
+	s.notify()
 }
 
 // prune applies the retention limits.

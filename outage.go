@@ -337,13 +337,12 @@ func (w *outcomeRetry) pause(conflict bool) bool {
 }
 
 // recordPendingAgain records again, on a goroutine of its own, the outcome
-// p that RecordBatch failed to record with err, then releases its slot.
+// p that RecordBatch failed to record with err, then frees its slot.
 func (s *Scheduler) recordPendingAgain(p pendingOutcome, err error) {
 	id := p.r.ID()
 	s.retries.add(id)
 	go func() {
-		defer s.release()
-		defer s.notify()
+		defer s.freeSlot()
 		defer s.retries.done(id)
 		err := s.recordAgain(p.res.spanContext(), p.r, p.all, err)
 		switch {

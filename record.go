@@ -276,8 +276,7 @@ type outcomeBatch struct {
 // (A function of its own, so that p is copied to the heap only here.)
 func (s *Scheduler) retryOutcome(p pendingOutcome) {
 	go func() {
-		defer s.release()
-		defer s.notify()
+		defer s.freeSlot()
 		s.recordOutcome(&p, true)
 	}()
 }
