@@ -425,7 +425,7 @@ func (s *Scheduler) giveBack(ctx context.Context, recs []*JobRecord) {
 // (a claim of a due job that came back after Stop began), releaseLeases
 // releases the leases instead. A claim that cannot be given back (the
 // store fails, or ctx ends first) stays leased until its lease expires;
-// nothing runs it meanwhile.
+// nothing runs it meanwhile. Those are logged in one line (see kept).
 func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 	if len(recs) == 0 {
 		return
@@ -435,15 +435,54 @@ func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 		return
 	}
 	errs := s.claimer.GiveBack(ctx, s.cfg.InstanceID, recs)
+	var k kept
 	for i, r := range recs {
 		var err error
 		if i < len(errs) {
 			err = errs[i]
 		}
-		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
-			s.log.Warn("give back a job claimed ahead of its due time; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
-		}
+		k.add(r, err)
 	}
+	k.log(s, "give back jobs claimed ahead of their due times", len(recs))
+}
+
+// kept tallies the claims that a give-back or a release of leases could
+// not undo (the store failed, or the context ended), so that they are
+// logged in one line however many there are: when Stop's context has
+// ended, or the store is away, every claim fails alike, and a line each
+// would flood the log. Safe for concurrent use.
+type kept struct {
+	mu    sync.Mutex
+	n     int
+	first *JobRecord // the job of the first claim kept, and its error
+	err   error
+}
+
+// add notes the error of the give-back or release of the claim on r: nil,
+// ErrNotFound (the job was deleted meanwhile) and ErrLeaseLost (another
+// instance took it over) leave no claim behind.
+func (k *kept) add(r *JobRecord, err error) {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.n++; k.n == 1 {
+		k.first, k.err = r, err
+	}
+}
+
+// log warns, when claims were kept, that what (the give-back or release
+// of claims, of which there were of) left them leased: how many, the
+// first one's job and error, and that their leases expire by themselves.
+func (k *kept) log(s *Scheduler, what string, of int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.n == 0 {
+		return
+	}
+	s.log.Warn(what+": some stay leased to this instance, and their leases expire by themselves at their end",
+		"kept", k.n, "claims", of, "first_job", k.first.Name, "first_collection", k.first.Collection, "first_err", k.err)
 }
 
 // releaseLeases releases the leases of claims on recs that will not
@@ -465,18 +504,17 @@ func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 func (s *Scheduler) releaseLeases(ctx context.Context, recs []*JobRecord) {
 	var next atomic.Int64 // the index of the next claim to release
 	var wg sync.WaitGroup
+	var k kept
 	for range min(len(recs), releaseAtOnce) {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(len(recs)); i = next.Add(1) - 1 {
 				r := recs[i]
-				err := s.releaseLease(ctx, r)
-				if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
-					s.log.Warn("release a job claimed as the scheduler stopped; its lease expires instead", "job", r.Name, "collection", r.Collection, "err", err)
-				}
+				k.add(r, s.releaseLease(ctx, r))
 			}
 		})
 	}
 	wg.Wait()
+	k.log(s, "release the leases of jobs claimed as the scheduler stopped", len(recs))
 }
 
 // releaseAtOnce bounds the leases that releaseLeases releases at once.

@@ -1360,7 +1360,7 @@ func TestStopStoreFailuresSeen(t *testing.T) {
 		log      string // what the log must say
 		observed int    // give-back errors the Observer must see
 	}{
-		{name: "give back", log: `msg="give back a job claimed ahead of its due time; its lease expires instead" job=j collection=c err="store down"`, observed: 1},
+		{name: "give back", log: `msg="give back jobs claimed ahead of their due times: some stay leased to this instance, and their leases expire by themselves at their end" kept=1 claims=1 first_job=j first_collection=c first_err="store down"`, observed: 1},
 		{name: "claim", hang: true, log: `msg="the store failed as the scheduler stopped" call="claim due jobs" err="store down"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1401,6 +1401,110 @@ func TestStopStoreFailuresSeen(t *testing.T) {
 				defer obs.mu.Unlock()
 				if len(obs.errs) != tt.observed {
 					t.Errorf("the Observer saw give-back errors %v, want %d", obs.errs, tt.observed)
+				}
+			})
+		})
+	}
+}
+
+// logRecords is a slog.Handler that keeps the records it handles.
+type logRecords struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecords) WithGroup(string) slog.Handler            { return h }
+
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+
+// at returns the records of level and above, each as its message and
+// attributes.
+func (h *logRecords) at(level slog.Level) []map[string]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []map[string]string
+	for _, r := range h.records {
+		if r.Level < level {
+			continue
+		}
+		m := map[string]string{"msg": r.Message}
+		r.Attrs(func(a slog.Attr) bool {
+			m[a.Key] = a.Value.String()
+			return true
+		})
+		out = append(out, m)
+	}
+	return out
+}
+
+// recordFails is a cutShort seen through plainStore (not an
+// AheadClaimer) whose Record fails with fail once it is set.
+type recordFails struct {
+	*cutShort
+	fail atomic.Pointer[error]
+}
+
+func (s *recordFails) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	if err := s.fail.Load(); err != nil {
+		return *err
+	}
+	return s.cutShort.Record(ctx, owner, j, history)
+}
+
+// TestStopKeptClaimsLoggedOnce: when Stop cannot give back the many jobs
+// claimed ahead (the store fails), or release the leases of those of a
+// claim under way over a store that is not an AheadClaimer, the log says
+// so in one warning, not one per claim: how many were kept, the first
+// one's job and error, and that their leases expire by themselves.
+func TestStopKeptClaimsLoggedOnce(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		name := "give back"
+		if plain {
+			name = "release"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				logs := &logRecords{}
+				e := newEnv(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead, Logger: slog.New(logs)})
+				st := &cutShort{Store: e.store, release: make(chan struct{})}
+				down := errors.New("store down")
+				names := make([]string, 40)
+				for i := range names {
+					names[i] = fmt.Sprintf("j%02d", i)
+				}
+				if plain {
+					rf := &recordFails{cutShort: st}
+					e.over(plainStore{rf})
+					e.hangInClaim(st, names...)
+					rf.fail.Store(&down)
+					e.stopReleasing(st)
+				} else {
+					e.over(st)
+					due := e.t0.Add(10 * time.Second).Truncate(time.Second)
+					for _, name := range names {
+						e.put(name, oneTimeAt(due))
+					}
+					e.start()
+					time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
+					synctest.Wait() // every job is held
+					st.fail = down
+					e.stop()
+				}
+				warns := logs.at(slog.LevelWarn)
+				if len(warns) != 1 {
+					t.Fatalf("%d warnings, want one:\n%v", len(warns), warns)
+				}
+				w := warns[0]
+				if w["kept"] != "40" || w["claims"] != "40" || w["first_err"] != "store down" || !strings.HasPrefix(w["first_job"], "j") ||
+					!strings.Contains(w["msg"], "leases expire by themselves") {
+					t.Errorf("the warning is %v, want 40 claims kept of 40, the first one's job and error, and that their leases expire", w)
 				}
 			})
 		})
