@@ -583,32 +583,43 @@ const giveBackLockTimeout = 100 * time.Millisecond
 // waits at most giveBackLockTimeout for a row that another transaction
 // has locked (another instance's claim holds its rows for a moment); the
 // transaction is then tried again, for as long as ctx lasts, so that a
-// lock held for ever cannot hold the caller longer than ctx allows. When
+// lock held for ever cannot hold the caller longer than ctx allows. Once
 // less than twice giveBackLockTimeout is left before ctx's deadline, the
-// try is the last, and each of its statements waits for a lock at most
-// half the time left: a try that meets one locked row fails with the
-// lock's error, rolled back, before ctx would cancel its statement (and
-// with it the connection). The bound is per statement: a last try that
-// waits for several rows, each locked for a while, can still reach the
-// deadline and be cancelled. When ctx ends
+// try is the last, and its waits for locks are bounded as a whole: each
+// statement waits at most half the time left when it starts (at most
+// two thirds: the bound is set again, a round trip, only once it has
+// shrunk by a quarter), so that a try that meets locked rows, one or
+// several in turn, fails with the lock's error, rolled back, before ctx
+// would cancel its statement (and with it the connection). When ctx ends
 // first, none of claims is given back (each fails with the lock's error),
-// and their leases expire instead.
+// and their leases expire instead. When the transaction fails, each
+// claim's error names its own job, and wraps the error that failed it.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
 	errs := make([]error, len(claims))
 	err := s.live()
+	failed := -1 // the claim whose statement failed the transaction, if any
 	for last := false; err == nil; {
 		clear(errs)
+		failed = -1
 		err = pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
-			wait := giveBackLockTimeout
-			if d, ok := ctx.Deadline(); ok && time.Until(d)/2 < wait {
-				wait, last = max(time.Until(d)/2, time.Millisecond), true
-			}
-			if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", strconv.FormatInt(wait.Milliseconds(), 10)+"ms"); err != nil {
-				return err
-			}
+			deadline, bounded := ctx.Deadline()
+			var wait time.Duration // the lock_timeout set
 			for i, r := range claims {
+				w := giveBackLockTimeout
+				if bounded {
+					if half := time.Until(deadline) / 2; half < w {
+						w, last = max(half, time.Millisecond), true
+					}
+				}
+				if i == 0 || w < wait*3/4 {
+					if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", strconv.FormatInt(w.Milliseconds(), 10)+"ms"); err != nil {
+						return err
+					}
+					wait = w
+				}
 				errs[i] = s.d.GiveBack(ctx, pgConn{tx}, owner, r)
 				if e := errs[i]; e != nil && !errors.Is(e, scheduler.ErrLeaseLost) && !errors.Is(e, scheduler.ErrNotFound) {
+					failed = i
 					return e // the transaction is aborted: nothing is given back
 				}
 			}
@@ -622,7 +633,14 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 	}
 	if err != nil {
 		for i := range errs {
-			errs[i] = wrap("give back job", claims[i].ID(), err)
+			switch {
+			case i == failed:
+				errs[i] = err // it names the job
+			case failed >= 0:
+				errs[i] = fmt.Errorf("store/postgres: give back job %q: rolled back with the transaction: %w", claims[i].ID(), err)
+			default:
+				errs[i] = fmt.Errorf("store/postgres: give back job %q: %w", claims[i].ID(), err)
+			}
 		}
 	}
 	return errs
