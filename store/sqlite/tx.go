@@ -56,11 +56,15 @@ var _ scheduler.Transactional = (*Store)(nil)
 // The view of a transaction is made once: InTx given the transaction it
 // was given last returns the same view, whose statements were prepared in
 // it, so that each of many puts in one transaction neither takes the lock
-// again nor has SQLite parse its statements anew. It checks first that the
-// transaction has not ended, and fails with an error that matches
-// sql.ErrTxDone if it has, as it does for any other transaction that has
-// ended. The Store drops its view once it sees the transaction ended, and
-// on Close.
+// again, nor has SQLite parse its statements anew, nor runs a statement
+// of its own. InTx fails with an error that matches sql.ErrTxDone for a
+// transaction that had ended when the view was to be made (the statement
+// that takes the lock finds it ended); a view used after its transaction
+// ended, whether InTx returned it before or after the end, fails at its
+// first statement with an error that matches sql.ErrTxDone too (the
+// statements prepared in the transaction are closed, and the view then
+// asks database/sql whether the transaction has ended). The Store drops
+// its view once it sees the transaction ended, and on Close.
 func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 	t, ok := tx.(*sql.Tx)
 	if !ok {
@@ -73,10 +77,7 @@ func (s *Store) InTx(ctx context.Context, tx any) (scheduler.TxStore, error) {
 	last, view := s.host.conn, s.host.view
 	s.host.mu.Unlock()
 	if last != nil && last.tx == t {
-		if err := last.live(ctx); err != nil {
-			return nil, fmt.Errorf("store/sqlite: the host's transaction: %w", err)
-		}
-		return view, nil
+		return view, nil // an ended t fails at the view's first statement (see txConn.ended)
 	}
 	// A statement that writes takes the write lock (and fails on a
 	// database without the store's tables), whether or not it changes a
@@ -160,20 +161,6 @@ type txConn struct {
 	stmts map[string]*sql.Stmt
 }
 
-// live returns nil if c's transaction can still be used, and ended's
-// error otherwise. It runs a SELECT 1 prepared in the transaction: a read,
-// which takes no lock, run as an Exec, which makes no rows, so that it costs
-// little beside a put.
-func (c *txConn) live(ctx context.Context) error {
-	st, err := c.stmt(ctx, "SELECT 1")
-	if err == nil {
-		if _, err = st.ExecContext(ctx); err == nil {
-			return nil
-		}
-	}
-	return c.ended(ctx, err)
-}
-
 // stmt returns statement q prepared in c's transaction.
 func (c *txConn) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	c.mu.Lock()
@@ -214,7 +201,7 @@ func (c *txConn) ended(ctx context.Context, err error) error {
 func (c *txConn) Exec(ctx context.Context, query string, args ...any) (int64, error) {
 	st, err := c.stmt(ctx, query)
 	if err != nil {
-		return 0, err
+		return 0, c.ended(ctx, err)
 	}
 	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
@@ -226,7 +213,7 @@ func (c *txConn) Exec(ctx context.Context, query string, args ...any) (int64, er
 func (c *txConn) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
 	st, err := c.stmt(ctx, query)
 	if err != nil {
-		return errRow{err}
+		return errRow{c.ended(ctx, err)}
 	}
 	return txRow{c, ctx, st.QueryRowContext(ctx, args...)}
 }

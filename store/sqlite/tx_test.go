@@ -257,19 +257,28 @@ func TestInTxContextEnded(t *testing.T) {
 	}
 }
 
-// TestInTxEndedTransaction: InTx fails with sql.ErrTxDone for a
-// transaction that has ended, whether or not it is the last one it was
-// given.
+// TestInTxEndedTransaction: the view of the last transaction given to
+// InTx, given again after the transaction ended, fails with sql.ErrTxDone
+// at each of its methods, those whose statements it prepared in the
+// transaction before its end and those it did not; InTx fails with
+// sql.ErrTxDone for an ended transaction that is not the last one.
 func TestInTxEndedTransaction(t *testing.T) {
 	ctx := context.Background()
 	db := hostDB(t, filepath.Join(t.TempDir(), "app.db"))
 	st := hostStore(t, db)
+	if err := st.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
 	for _, end := range []string{"Commit", "Rollback"} {
 		first, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.InTx(ctx, first); err != nil {
+		v, err := st.InTx(ctx, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.GetCollection(ctx, "c"); err != nil { // its statement is prepared in first
 			t.Fatal(err)
 		}
 		if end == "Commit" {
@@ -280,8 +289,23 @@ func TestInTxEndedTransaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.InTx(ctx, first); !errors.Is(err, sql.ErrTxDone) {
-			t.Errorf("InTx with the last transaction after its %s = %v, want sql.ErrTxDone", end, err)
+		if v, err = st.InTx(ctx, first); err != nil && !errors.Is(err, sql.ErrTxDone) {
+			t.Fatalf("InTx with the last transaction after its %s = %v, want the view or sql.ErrTxDone", end, err)
+		}
+		if v != nil {
+			for _, call := range []struct {
+				name string
+				err  error
+			}{
+				{"GetCollection", func() error { _, err := v.GetCollection(ctx, "c"); return err }()},
+				{"GetJob", func() error { _, err := v.GetJob(ctx, "c", "j"); return err }()},
+				{"PutJob", v.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled})},
+				{"DeleteJob", v.DeleteJob(ctx, "c", "j")},
+			} {
+				if !errors.Is(call.err, sql.ErrTxDone) {
+					t.Errorf("%s in the view of the last transaction after its %s = %v, want sql.ErrTxDone", call.name, end, call.err)
+				}
+			}
 		}
 		second, err := db.BeginTx(ctx, nil)
 		if err != nil {
@@ -333,8 +357,17 @@ func TestInTxForgetsEndedTransaction(t *testing.T) {
 	}
 
 	seen := committed()
-	if _, err := st.InTx(ctx, seen.Value()); !errors.Is(err, sql.ErrTxDone) {
-		t.Fatalf("InTx after Commit = %v, want sql.ErrTxDone", err)
+	// used uses the view of w's transaction, which has ended.
+	used := func(w weak.Pointer[sql.Tx]) error {
+		v, err := st.InTx(ctx, w.Value())
+		if err != nil {
+			return err
+		}
+		_, err = v.GetCollection(ctx, "c")
+		return err
+	}
+	if err := used(seen); !errors.Is(err, sql.ErrTxDone) {
+		t.Fatalf("the view of a transaction after its Commit = %v, want sql.ErrTxDone", err)
 	}
 	if !collected(seen) {
 		t.Error("a transaction InTx saw ended is still reachable")
