@@ -1407,20 +1407,33 @@ func TestStopStoreFailuresSeen(t *testing.T) {
 	}
 }
 
-// logRecords is a slog.Handler that keeps the records it handles.
+// logRecords is a slog.Handler that keeps the records it handles, each
+// with the context it was logged with.
 type logRecords struct {
 	mu      sync.Mutex
-	records []slog.Record
+	records []logRecord
+}
+
+// logRecord is a record that logRecords kept.
+type logRecord struct {
+	level slog.Level
+	attrs map[string]string // the attributes, and the message as "msg"
+	ctx   context.Context
 }
 
 func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
 func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler       { return h }
 func (h *logRecords) WithGroup(string) slog.Handler            { return h }
 
-func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+func (h *logRecords) Handle(ctx context.Context, r slog.Record) error {
+	m := map[string]string{"msg": r.Message}
+	r.Attrs(func(a slog.Attr) bool {
+		m[a.Key] = a.Value.String()
+		return true
+	})
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.records = append(h.records, r.Clone())
+	h.records = append(h.records, logRecord{r.Level, m, ctx})
 	return nil
 }
 
@@ -1431,17 +1444,24 @@ func (h *logRecords) at(level slog.Level) []map[string]string {
 	defer h.mu.Unlock()
 	var out []map[string]string
 	for _, r := range h.records {
-		if r.Level < level {
-			continue
+		if r.level >= level {
+			out = append(out, r.attrs)
 		}
-		m := map[string]string{"msg": r.Message}
-		r.Attrs(func(a slog.Attr) bool {
-			m[a.Key] = a.Value.String()
-			return true
-		})
-		out = append(out, m)
 	}
 	return out
+}
+
+// with returns the first record whose attribute key is value; false when
+// there is none.
+func (h *logRecords) with(key, value string) (logRecord, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records {
+		if r.attrs[key] == value {
+			return r, true
+		}
+	}
+	return logRecord{}, false
 }
 
 // recordFails is a cutShort seen through plainStore (not an
