@@ -175,7 +175,7 @@ func TestObserverPanicLogsContext(t *testing.T) {
 				if startPanics {
 					r, ok := logs.with("method", "StartAttempt")
 					if !ok {
-						t.Fatalf("no record of StartAttempt's panic: %+v", logs.records)
+						t.Fatalf("no record of StartAttempt's panic: %+v", logs.at(slog.LevelDebug))
 					}
 					if tp, _ := tracectx.Parent(r.ctx); tp != runTrace {
 						t.Errorf("StartAttempt's panic is logged with a context of trace %q, want the run's %q", tp, runTrace)
