@@ -380,3 +380,140 @@ func TestGiveBackLastTryBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestGiveBackQueuedWaiter: PostgreSQL bounds each wait for a lock, not a
+// statement's waits together, and a statement that finds another
+// transaction queued first for a row waits twice: for the row's holder,
+// then for that transaction. With 190ms to wait (one try, the last), a is
+// locked for 30ms and b by a transaction that ends at 108ms, with another
+// queued for b before the give-back that then keeps it. Waits bounded per
+// lock would end b's statement at about 108ms plus half of what was left
+// when it started (the bound set at a, 95ms, is not set again at b): past
+// the deadline, which would cancel the statement and its connection. The
+// statement's own bound fails it first, with the statement timeout's
+// error (57014, query_canceled), rolled back.
+func TestGiveBackQueuedWaiter(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	claims := claimedJobs(t, s, "a", "b")
+	pool := hostPool(t)
+	lockSQL := "SELECT 1 FROM " + pgx.Identifier{schema, "jobs"}.Sanitize() + " WHERE collection = 'c' AND name = $1 FOR UPDATE"
+	errs := giveBackLoaded(t, func() []error {
+		var txs []pgx.Tx // holdA, holdB, queued
+		var released, queuedDone sync.WaitGroup
+		defer func() { // each try's locks end with it
+			released.Wait()
+			for i, tx := range txs {
+				if i == 2 {
+					queuedDone.Wait() // it ends once holdB has
+				}
+				tx.Rollback(ctx)
+			}
+		}()
+		// A try whose statement its deadline cancelled closed its
+		// connection: a give-back of nothing opens another before the
+		// clock starts.
+		s.GiveBack(ctx, "x", nil)
+		for range 3 {
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			txs = append(txs, tx)
+		}
+		holdA, holdB, queued := txs[0], txs[1], txs[2]
+		for _, l := range []struct {
+			tx   pgx.Tx
+			name string
+		}{{holdA, "a"}, {holdB, "b"}} {
+			if _, err := l.tx.Exec(ctx, lockSQL, l.name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// queued waits for b's row before the give-back does, and keeps
+		// it once holdB ends.
+		var pid uint32
+		if err := queued.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		queuedDone.Go(func() {
+			if _, err := queued.Exec(ctx, lockSQL, "b"); err != nil {
+				t.Errorf("the transaction queued for b's row: %v", err)
+			}
+		})
+		for waiting := false; !waiting; {
+			if err := pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted)", pid).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+		}
+		budget, cancel := context.WithTimeout(ctx, 190*time.Millisecond)
+		defer cancel()
+		for _, l := range []struct {
+			tx pgx.Tx
+			d  time.Duration
+		}{{holdA, 30 * time.Millisecond}, {holdB, 108 * time.Millisecond}} {
+			released.Go(func() {
+				time.Sleep(l.d)
+				l.tx.Rollback(ctx)
+			})
+		}
+		return s.GiveBack(budget, "x", claims)
+	})
+	for i, err := range errs {
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "55P03" && pe.Code != "57014" || errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("GiveBack(%s) with a locked for 30ms, b for 108ms then by a transaction queued first, and 190ms to wait = %v, "+
+				"want lock_not_available (55P03) or query_canceled (57014) before the deadline", claims[i].Name, err)
+		}
+	}
+	namesOwnJob(t, claims, errs)
+	for _, n := range []string{"a", "b"} {
+		if r, err := s.GetJob(ctx, "c", n); err != nil || r.LeaseOwner != "x" {
+			t.Errorf("after a GiveBack that failed, %s's lease owner %q, %v; want x (nothing given back)", n, r.LeaseOwner, err)
+		}
+	}
+}
+
+// TestGiveBackFailedKeepsLostClaims: when the transaction of a GiveBack
+// fails at a claim (its job's row locked throughout), the claims before it
+// that found their job deleted or their lease lost keep ErrNotFound and
+// ErrLeaseLost (a rollback does not bring either back), and a claim after
+// it, whose statement never ran, says so and names the job it failed at.
+func TestGiveBackFailedKeepsLostClaims(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	claims := claimedJobs(t, s, "a", "b", "c", "d")
+	if err := s.DeleteJob(ctx, "c", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if errs := s.GiveBack(ctx, "x", claims[1:2]); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	tx, err := hostPool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+pgx.Identifier{schema, "jobs"}.Sanitize()+" WHERE collection = 'c' AND name = 'c' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	errs := giveBackLoaded(t, func() []error {
+		short, cancel := context.WithTimeout(ctx, 180*time.Millisecond)
+		defer cancel()
+		return s.GiveBack(short, "x", claims)
+	})
+	if !errors.Is(errs[0], scheduler.ErrNotFound) {
+		t.Errorf("GiveBack(a), deleted, = %v, want ErrNotFound", errs[0])
+	}
+	if !errors.Is(errs[1], scheduler.ErrLeaseLost) {
+		t.Errorf("GiveBack(b), given back before, = %v, want ErrLeaseLost", errs[1])
+	}
+	var pe *pgconn.PgError
+	if !errors.As(errs[2], &pe) || pe.Code != "55P03" {
+		t.Errorf("GiveBack(c) with c's row locked throughout = %v, want lock_not_available (55P03)", errs[2])
+	}
+	namesOwnJob(t, claims[2:], errs[2:])
+	if want := `not given back: the transaction failed at job "c/c"`; errs[3] == nil || !strings.Contains(errs[3].Error(), want) || !errors.As(errs[3], &pe) {
+		t.Errorf("GiveBack(d), after c = %v, want an error that says %s and wraps c's", errs[3], want)
+	}
+}

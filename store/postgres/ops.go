@@ -583,17 +583,31 @@ const giveBackLockTimeout = 100 * time.Millisecond
 // waits at most giveBackLockTimeout for a row that another transaction
 // has locked (another instance's claim holds its rows for a moment); the
 // transaction is then tried again, for as long as ctx lasts, so that a
-// lock held for ever cannot hold the caller longer than ctx allows. Once
-// less than twice giveBackLockTimeout is left before ctx's deadline, the
-// try is the last, and its waits for locks are bounded as a whole: each
-// statement waits at most half the time left when it starts (at most
-// two thirds: the bound is set again, a round trip, only once it has
-// shrunk by a quarter), so that a try that meets locked rows, one or
-// several in turn, fails with the lock's error, rolled back, before ctx
-// would cancel its statement (and with it the connection). When ctx ends
-// first, none of claims is given back (each fails with the lock's error),
-// and their leases expire instead. When the transaction fails, each
-// claim's error names its own job, and wraps the error that failed it.
+// lock held for ever cannot hold the caller longer than ctx allows.
+//
+// PostgreSQL bounds each wait for a lock (lock_timeout), not a
+// statement's waits together: a statement that finds another transaction
+// queued for the row first waits for the row's holder, then again for
+// that transaction. So when ctx has a deadline, each statement also runs
+// under a statement_timeout of five fourths of its lock wait: a statement
+// that waits once fails with the lock's error (55P03, lock_not_available),
+// one that waits twice with the statement timeout's (57014,
+// query_canceled), and either rolls the try back and is tried again.
+// Once less than twice giveBackLockTimeout is left before ctx's deadline,
+// the try is the last, and its waits are bounded as a whole: each
+// statement waits for a lock at most half the time left when it starts
+// (at most two thirds: the bounds are set again, a round trip, only once
+// they have shrunk by a quarter) and runs at most five fourths of that,
+// so that the try fails, rolled back, before ctx would cancel its
+// statement (and with it the connection). Its error is then each claim's,
+// none of claims is given back, and their leases expire instead.
+//
+// When the transaction fails, each claim's error names its own job: the
+// claim whose statement failed it has that statement's error; a claim
+// found lost (ErrLeaseLost) or deleted (ErrNotFound) before keeps that
+// error, which a rollback does not change; the others wrap the error that
+// failed the transaction, those after the failed claim saying they were
+// not given back.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
 	errs := make([]error, len(claims))
 	err := s.live()
@@ -612,7 +626,7 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 					}
 				}
 				if i == 0 || w < wait*3/4 {
-					if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", strconv.FormatInt(w.Milliseconds(), 10)+"ms"); err != nil {
+					if err := setGiveBackTimeouts(ctx, tx, w, bounded); err != nil {
 						return err
 					}
 					wait = w
@@ -626,16 +640,23 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 			return nil
 		})
 		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != "55P03" || ctx.Err() != nil || last {
+		if !errors.As(err, &pe) || pe.Code != "55P03" && pe.Code != "57014" || ctx.Err() != nil || last {
 			break
 		}
-		err = nil // 55P03, lock_not_available: only the lock timed out; try again
+		// 55P03, lock_not_available, or 57014, query_canceled, while ctx
+		// lasts: a lock wait or the statement timeout; try again.
+		err = nil
 	}
 	if err != nil {
 		for i := range errs {
 			switch {
 			case i == failed:
 				errs[i] = err // it names the job
+			case errors.Is(errs[i], scheduler.ErrLeaseLost) || errors.Is(errs[i], scheduler.ErrNotFound):
+				// lost or deleted, rolled back or not
+			case failed >= 0 && i > failed:
+				errs[i] = fmt.Errorf("store/postgres: give back job %q: not given back: the transaction failed at job %q: %w",
+					claims[i].ID(), claims[failed].ID(), err)
 			case failed >= 0:
 				errs[i] = fmt.Errorf("store/postgres: give back job %q: rolled back with the transaction: %w", claims[i].ID(), err)
 			default:
@@ -644,6 +665,19 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 		}
 	}
 	return errs
+}
+
+// setGiveBackTimeouts sets, for the rest of tx, GiveBack's lock_timeout
+// to wait and, when bounded (ctx has a deadline), its statement_timeout to
+// five fourths of wait (see GiveBack).
+func setGiveBackTimeouts(ctx context.Context, tx pgx.Tx, wait time.Duration, bounded bool) error {
+	ms := func(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) + "ms" }
+	if !bounded {
+		_, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", ms(wait))
+		return err
+	}
+	_, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)", ms(wait), ms(wait+wait/4))
+	return err
 }
 
 func cmpInt(a, b int64) int {
