@@ -208,9 +208,7 @@ func TestGiveBackRowLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+pgx.Identifier{schema, "jobs"}.Sanitize()+" WHERE collection = 'c' AND name = 'b' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	lockRow(t, tx, schema, "b")
 	// Locked for longer than the caller waits: the give-back ends with
 	// the caller's context, not with PostgreSQL's wait for the row.
 	wait, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -300,6 +298,20 @@ func claimedJobs(t *testing.T, s *postgres.Store, names ...string) []*scheduler.
 	return claims
 }
 
+// lockRowSQL locks the row of job $1 of collection c in schema, as a
+// write to the job would.
+func lockRowSQL(schema string) string {
+	return "SELECT 1 FROM " + pgx.Identifier{schema, "jobs"}.Sanitize() + " WHERE collection = 'c' AND name = $1 FOR UPDATE"
+}
+
+// lockRow locks the row of job name of collection c in schema in tx.
+func lockRow(t *testing.T, tx pgx.Tx, schema, name string) {
+	t.Helper()
+	if _, err := tx.Exec(ctx, lockRowSQL(schema), name); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // giveBackLoaded calls giveBack, a GiveBack with a short deadline, until
 // it ends otherwise than with that deadline (a statement cancelled, or
 // never sent), three times at most, and returns its errors. On a loaded
@@ -349,9 +361,7 @@ func TestGiveBackLastTryBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback(ctx)
-			if _, err := tx.Exec(ctx, "SELECT 1 FROM "+pgx.Identifier{schema, "jobs"}.Sanitize()+" WHERE collection = 'c' AND name = $1 FOR UPDATE", n); err != nil {
-				t.Fatal(err)
-			}
+			lockRow(t, tx, schema, n)
 			locks = append(locks, tx)
 		}
 		budget, cancel := context.WithTimeout(ctx, 180*time.Millisecond)
@@ -397,7 +407,6 @@ func TestGiveBackQueuedWaiter(t *testing.T) {
 	s := open(t, schema)
 	claims := claimedJobs(t, s, "a", "b")
 	pool := hostPool(t)
-	lockSQL := "SELECT 1 FROM " + pgx.Identifier{schema, "jobs"}.Sanitize() + " WHERE collection = 'c' AND name = $1 FOR UPDATE"
 	errs := giveBackLoaded(t, func() []error {
 		var txs []pgx.Tx // holdA, holdB, queued
 		var released, queuedDone sync.WaitGroup
@@ -422,14 +431,8 @@ func TestGiveBackQueuedWaiter(t *testing.T) {
 			txs = append(txs, tx)
 		}
 		holdA, holdB, queued := txs[0], txs[1], txs[2]
-		for _, l := range []struct {
-			tx   pgx.Tx
-			name string
-		}{{holdA, "a"}, {holdB, "b"}} {
-			if _, err := l.tx.Exec(ctx, lockSQL, l.name); err != nil {
-				t.Fatal(err)
-			}
-		}
+		lockRow(t, holdA, schema, "a")
+		lockRow(t, holdB, schema, "b")
 		// queued waits for b's row before the give-back does, and keeps
 		// it once holdB ends.
 		var pid uint32
@@ -437,7 +440,7 @@ func TestGiveBackQueuedWaiter(t *testing.T) {
 			t.Fatal(err)
 		}
 		queuedDone.Go(func() {
-			if _, err := queued.Exec(ctx, lockSQL, "b"); err != nil {
+			if _, err := queued.Exec(ctx, lockRowSQL(schema), "b"); err != nil {
 				t.Errorf("the transaction queued for b's row: %v", err)
 			}
 		})
@@ -494,9 +497,7 @@ func TestGiveBackFailedKeepsLostClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT 1 FROM "+pgx.Identifier{schema, "jobs"}.Sanitize()+" WHERE collection = 'c' AND name = 'c' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	lockRow(t, tx, schema, "c")
 	errs := giveBackLoaded(t, func() []error {
 		short, cancel := context.WithTimeout(ctx, 180*time.Millisecond)
 		defer cancel()
