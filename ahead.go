@@ -452,37 +452,51 @@ func (s *Scheduler) leaveUnstarted(ctx context.Context, recs []*JobRecord) {
 // ended, or the store is away, every claim fails alike, and a line each
 // would flood the log. Safe for concurrent use.
 type kept struct {
-	mu    sync.Mutex
-	n     int
-	first *JobRecord // the job of the first claim kept, and its error
-	err   error
+	mu     sync.Mutex
+	n      int
+	sample []string // the IDs of the first keptSample jobs kept
+	err    error    // the first one's error
 }
 
-// add notes the error of the give-back or release of the claim on r: nil,
-// ErrNotFound (the job was deleted meanwhile) and ErrLeaseLost (another
-// instance took it over) leave no claim behind.
+// keptSample bounds the job IDs that kept's warning names.
+const keptSample = 10
+
+// add notes the error of the give-back or release of the claim on r,
+// when it leaves the claim leased (see leftLeased).
 func (k *kept) add(r *JobRecord, err error) {
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) {
+	if !leftLeased(err) {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.n++; k.n == 1 {
-		k.first, k.err = r, err
+		k.err = err
+	}
+	if len(k.sample) < keptSample {
+		k.sample = append(k.sample, r.ID())
 	}
 }
 
-// log warns, when claims were kept, that what (the give-back or release
-// of claims, of which there were of) left them leased: how many, the
-// first one's job and error, and that their leases expire by themselves.
-func (k *kept) log(s *Scheduler, what string, of int) {
+// log warns, when claims were kept, that what (a give-back or a release
+// of leases, of claims in all) left them leased: how many, the IDs of the
+// first keptSample jobs and the first one's error, and that their leases
+// expire by themselves at their end.
+func (k *kept) log(s *Scheduler, what string, claims int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.n == 0 {
 		return
 	}
 	s.log.Warn(what+": some stay leased to this instance, and their leases expire by themselves at their end",
-		"kept", k.n, "claims", of, "first_job", k.first.Name, "first_collection", k.first.Collection, "first_err", k.err)
+		"kept", k.n, "claims", claims, "jobs", k.sample, "first_err", k.err)
+}
+
+// leftLeased reports whether err, of the give-back or release of a claim,
+// leaves the claim leased until its lease expires: nil, ErrNotFound (the
+// job was deleted meanwhile) and ErrLeaseLost (another instance took it
+// over) leave no claim of this instance behind.
+func leftLeased(err error) bool {
+	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost)
 }
 
 // releaseLeases releases the leases of claims on recs that will not

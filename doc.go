@@ -1003,7 +1003,7 @@
 //     within a tenth of LeaseDuration, after it has started the held
 //     claims that are due; a claim not given back by then stays leased
 //     until its lease expires (one warning says how many were, however
-//     many there are).
+//     many there are, and names up to ten of their jobs).
 //   - Stop gives back every held claim before it returns (unless its
 //     context ends first): another instance claims those jobs at once and
 //     runs each once, on time, rather than once their leases expire. A

@@ -386,13 +386,13 @@ func (o *observedClaimer) GiveBack(ctx context.Context, owner string, claims []*
 	return errs
 }
 
-// stillLeased returns the errors of a GiveBack that leave a claim leased:
-// errs without ErrNotFound and ErrLeaseLost (see [StoreCall].Errs). It
-// returns errs itself when it holds no such error.
+// stillLeased returns the errors of a GiveBack that leave a claim leased
+// (see leftLeased): errs without ErrNotFound and ErrLeaseLost (see
+// [StoreCall].Errs). It returns errs itself when it holds no such error.
 func stillLeased(errs []error) []error {
 	var out []error
 	for i, err := range errs {
-		if err == nil || !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost) {
+		if err == nil || leftLeased(err) {
 			if out != nil {
 				out[i] = err
 			}
