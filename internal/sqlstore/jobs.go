@@ -55,6 +55,15 @@ type Dialect struct {
 	// JSONAgg is the aggregate that collects values into a JSON array:
 	// "json_agg" on PostgreSQL, "json_group_array" on SQLite.
 	JSONAgg string
+	// Count is what {count} becomes: a query of one row and one BIGINT
+	// column, the number of jobs of collection $1 as the store counts
+	// them (the counts that CountJobs reads), which the statement's
+	// snapshot sees exactly when every job was created through the store
+	// and is never more than the jobs stored otherwise (a job inserted
+	// by SQL of one's own without its change of the counts is left out).
+	// It may use {s}. The search for free places reads it first, so that
+	// a full collection answers at once (see Places).
+	Count string
 	// Wake is what {wake} becomes at the end of the WHERE clause of a
 	// job's create and replace when they are asked to wake the
 	// schedulers: a condition that holds and wakes the store's schedulers
@@ -104,7 +113,8 @@ func (d *Dialect) sql(q string) string {
 	if s, ok := d.queries.Load(q); ok {
 		return s.(string)
 	}
-	s := strings.NewReplacer("{s}.", d.Schema, "{lock}", d.Lock, "{share}", d.Share, "{jsonagg}", d.JSONAgg, "{wake}", d.Wake).Replace(q)
+	s := strings.ReplaceAll(q, "{count}", d.Count) // first: it may hold {s}.
+	s = strings.NewReplacer("{s}.", d.Schema, "{lock}", d.Lock, "{share}", d.Share, "{jsonagg}", d.JSONAgg, "{wake}", d.Wake).Replace(s)
 	d.queries.Store(q, s)
 	return s
 }
@@ -497,7 +507,11 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord, wa
 // places up from there (reading the run of taken places once), and tries
 // one of the first few at random (so that creates of several stores that
 // lost the same place do not race for the same one again), or finds none
-// below the quota. Lowering the quota below places in use moves those
+// below the quota. That query reads the collection's job count first
+// (Dialect.Count) and looks for no place when the collection is full, so
+// that a create into a full collection reads a few pages, not every
+// place; the count only ever refuses (a count that left jobs out makes
+// the search look, and the places decide). Lowering the quota below places in use moves those
 // jobs down (FitSlots).
 
 // slotAttempts bounds the places a create tries when others take them
@@ -588,13 +602,15 @@ func (d *Dialect) knownInfo(ctx context.Context, c Conn, collection string) (*co
 }
 
 // freeSlotsSQL returns the stored definition, version and ETag of
-// collection $1 (NULL when there is none), whether job $2 exists in it and, as a JSON array, the
-// first $5 free places of the collection found looking from place $3 up
-// to the quota $4 less one, then from 0 up. The places are generated only
-// as far as needed, and each is looked up on its own (a subquery per place,
-// which the planners do not turn into a join that would read all the
-// collection's jobs) in the index on (slot, collection), as the range from
-// (place, collection) to (place, collection) in that order: only that
+// collection $1 (NULL when there is none), whether job $2 exists in it,
+// the number of its jobs (Dialect.Count) and, as a JSON array, the first
+// $5 free places of the collection found looking from place $3 up to the
+// quota $4 less one, then from 0 up: none, without looking, when the jobs
+// counted and $6 more would exceed the quota. The places are generated
+// only as far as needed, and each is looked up on its own (a subquery per
+// place, which the planners do not turn into a join that would read all
+// the collection's jobs) in the index on (slot, collection), as the range
+// from (place, collection) to (place, collection) in that order: only that
 // index can give it (row comparisons in the order of the index's
 // columns), and the range holds the entries of that place and collection
 // only, however many jobs other transactions are inserting beside it. A
@@ -603,17 +619,19 @@ func (d *Dialect) knownInfo(ctx context.Context, c Conn, collection string) (*co
 // collection's jobs for each place, and PostgreSQL does so, at the same
 // estimated cost, when its statistics were taken while the collection had
 // few jobs or none (a collection filling after an ANALYZE).
-const freeSlotsSQL = `WITH RECURSIVE g(s) AS (
-		SELECT CAST($3 AS BIGINT) WHERE $3 < $4 UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
+const freeSlotsSQL = `WITH RECURSIVE k(n) AS ({count}), r(ok) AS (
+		SELECT (SELECT n FROM k) + CAST($6 AS BIGINT) <= $4
+	), g(s) AS (
+		SELECT CAST($3 AS BIGINT) WHERE $3 < $4 AND (SELECT ok FROM r) UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
 	), h(s) AS (
-		SELECT CAST(0 AS BIGINT) WHERE 0 < $3 UNION ALL SELECT s + 1 FROM h WHERE s + 1 < $3
+		SELECT CAST(0 AS BIGINT) WHERE 0 < $3 AND (SELECT ok FROM r) UNION ALL SELECT s + 1 FROM h WHERE s + 1 < $3
 	), f AS (
 		SELECT s FROM (SELECT s FROM g UNION ALL SELECT s FROM h) x
 		WHERE (SELECT 1 FROM {s}.jobs WHERE (slot, collection) >= (x.s, $1) AND (slot, collection) <= (x.s, $1)
 			ORDER BY slot, collection LIMIT 1) IS NULL
 		LIMIT $5
 	)
-	SELECT c.def, c.version, c.etag, (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT {jsonagg}(s) FROM f)
+	SELECT c.def, c.version, c.etag, (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT n FROM k), (SELECT {jsonagg}(s) FROM f)
 	FROM (SELECT 1) o LEFT JOIN (SELECT CAST(definition AS TEXT) AS def, version, etag FROM {s}.collections WHERE name = $1) c ON true`
 
 // storedColl is a collection's stored definition, version and ETag as
@@ -624,20 +642,43 @@ type storedColl struct {
 	ETag    *string
 }
 
-// freeSlots returns the stored record of collection, whether job name
-// exists in it (name may be empty) and up to n free places of it below
-// limit, looking from place start up.
-func (d *Dialect) freeSlots(ctx context.Context, c Conn, collection, name string, limit, start int64, n int) (sc storedColl, exists bool, slots []int64, err error) {
+// placeSearch is what freeSlots looks for: up to n free places of
+// collection below limit, looking from place start up, when the jobs it
+// holds leave room for need more (need <= n); and whether job name
+// exists in it (name may be empty).
+type placeSearch struct {
+	collection, name string
+	limit, start     int64
+	need, n          int
+}
+
+// placesFound is what freeSlots found.
+type placesFound struct {
+	coll   storedColl
+	exists bool  // the job named exists
+	held   int64 // the jobs the collection holds, as the store counts them
+	// searched is whether it looked for places: held and need were
+	// within the quota. When it did not, slots is empty.
+	searched bool
+	slots    []int64
+}
+
+// freeSlots returns the stored record of q.collection, whether job q.name
+// exists in it, the jobs it holds, and the free places q asks for, in one
+// statement.
+func (d *Dialect) freeSlots(ctx context.Context, c Conn, q placeSearch) (placesFound, error) {
+	var f placesFound
 	var count int
 	var list *string
-	if limit > 0 {
-		start %= limit
+	if q.limit > 0 {
+		q.start %= q.limit
 	}
-	err = c.QueryRow(ctx, d.sql(freeSlotsSQL), collection, name, start, limit, n).Scan(&sc.Def, &sc.Version, &sc.ETag, &count, &list)
+	err := c.QueryRow(ctx, d.sql(freeSlotsSQL), q.collection, q.name, q.start, q.limit, q.n, q.need).Scan(&f.coll.Def, &f.coll.Version, &f.coll.ETag, &count, &f.held, &list)
 	if err == nil && list != nil {
-		err = json.Unmarshal([]byte(*list), &slots)
+		err = json.Unmarshal([]byte(*list), &f.slots)
 	}
-	return sc, count > 0, slots, err
+	f.exists, f.searched = count > 0, f.held+int64(q.need) <= q.limit
+	return f, err
 }
 
 // collectionForPut reads the state and definition of collection for a
@@ -737,7 +778,8 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 			return fmt.Errorf("%s: create job %q over version %d of its collection: nothing inserted: %w", d.Name, j.ID(), ci.version, scheduler.ErrConflict)
 		}
 		// Find out why nothing was inserted.
-		sc, exists, slots, err := d.freeSlots(ctx, c, j.Collection, j.Name, ci.limit, slot, spreadSlots)
+		f, err := d.freeSlots(ctx, c, placeSearch{collection: j.Collection, name: j.Name, limit: ci.limit, start: slot, need: 1, n: spreadSlots})
+		sc, slots := f.coll, f.slots
 		switch {
 		case err != nil:
 			return d.Wrap("put job", j.ID(), err)
@@ -748,7 +790,7 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 			if ci, err = d.info(j.Collection, *sc.Def, *sc.Version, *sc.ETag); err != nil {
 				return d.Wrap("put job", j.ID(), err)
 			}
-		case exists:
+		case f.exists:
 			return fmt.Errorf("%s: create job %q: it exists: %w", d.Name, j.ID(), scheduler.ErrConflict)
 		case len(slots) == 0:
 			return QuotaError(j.Collection, int(ci.limit), int(ci.limit))
@@ -969,13 +1011,19 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 		return nil
 	}
 	limit := int(ci.limit)
-	_, _, slots, err := d.freeSlots(ctx, c, collection, "", ci.limit, ci.next.Load(), len(creates))
+	f, err := d.freeSlots(ctx, c, placeSearch{collection: collection, limit: ci.limit, start: ci.next.Load(), need: len(creates), n: len(creates)})
 	if err != nil {
 		return d.Wrap("put jobs of collection", collection, err)
 	}
+	slots := f.slots
 	if len(slots) < len(creates) {
-		// Looking for that many places read them all.
-		err := QuotaError(collection, limit, limit-len(slots)).(*scheduler.QuotaError)
+		held := int(f.held)
+		if f.searched {
+			// The count left jobs out; looking for that many places read
+			// them all.
+			held = limit - len(slots)
+		}
+		err := QuotaError(collection, limit, held).(*scheduler.QuotaError)
 		err.Reason += fmt.Sprintf(", and the batch creates %d", len(creates))
 		return err
 	}

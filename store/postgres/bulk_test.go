@@ -123,6 +123,26 @@ func (k *keepReads) keep(on bool) []keptQuery {
 	return reads
 }
 
+// readsTraced returns a new schema, a store in it whose reads trace
+// keeps while on, and a connection of its own to run them again on
+// (pagesRead); the store and the connection close when t ends.
+func readsTraced(t *testing.T) (string, *keepReads, *postgres.Store, *pgx.Conn) {
+	t.Helper()
+	schema := newSchema(t)
+	trace := &keepReads{}
+	s, err := postgres.New(ctx, tracedPool(t, trace), &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c, err := pgx.Connect(ctx, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(ctx) })
+	return schema, trace, s, c
+}
+
 // TestPutJobsReadsBounded: the reads of a bulk put of 100 jobs into a
 // collection of 3,000 read a few pages per job, whatever the statistics
 // say. Here they were taken while the collection had no job (as
@@ -134,18 +154,7 @@ func (k *keepReads) keep(on bool) []keptQuery {
 // collection analyzed is full, so that its places, and the statistics,
 // are the same from run to run.
 func TestPutJobsReadsBounded(t *testing.T) {
-	schema := newSchema(t)
-	trace := &keepReads{}
-	s, err := postgres.New(ctx, tracedPool(t, trace), &postgres.Options{Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := pgx.Connect(ctx, dsn(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
+	schema, trace, s, c := readsTraced(t)
 	// No autovacuum: the statistics stay those of the ANALYZE below.
 	if _, err := c.Exec(ctx, "ALTER TABLE "+schema+".jobs SET (autovacuum_enabled = off)"); err != nil {
 		t.Fatal(err)
@@ -191,11 +200,28 @@ func TestPutJobsReadsBounded(t *testing.T) {
 	const n = 100
 	put("b", 3000, 3000+n)
 	reads := trace.keep(false)
-	if !slices.ContainsFunc(reads, func(r keptQuery) bool { return strings.Contains(r.sql, "WITH RECURSIVE g(s)") }) {
-		t.Fatalf("PutJobs: the search for free places is not among the reads traced: %d reads", len(reads))
+	searches(t, "PutJobs", reads)
+	// An index lookup per place reads three or four pages.
+	if total, limit := pagesRead(t, c, reads), 10*n; total > limit {
+		t.Errorf("the reads of a PutJobs of %d jobs into a collection of 3,000 read %d pages, want at most %d", n, total, limit)
 	}
-	// Each read again, for what it reads: its plan for these arguments
-	// (a custom plan, as the first runs of a statement on a connection get).
+}
+
+// searches fails t unless reads hold the search for free places.
+func searches(t *testing.T, what string, reads []keptQuery) {
+	t.Helper()
+	if !slices.ContainsFunc(reads, func(r keptQuery) bool {
+		return strings.Contains(r.sql, "WITH RECURSIVE") && strings.Contains(r.sql, "g(s) AS")
+	}) {
+		t.Fatalf("%s: the search for free places is not among the reads traced: %d reads", what, len(reads))
+	}
+}
+
+// pagesRead runs each of reads again on c, for what it reads, and returns
+// the pages they read together: each read's plan for its arguments (a
+// custom plan, as the first runs of a statement on a connection get).
+func pagesRead(t *testing.T, c *pgx.Conn, reads []keptQuery) int {
+	t.Helper()
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -217,8 +243,67 @@ func TestPutJobsReadsBounded(t *testing.T) {
 		}
 		total += out[0].Plan.Hit + out[0].Plan.Read
 	}
-	// An index lookup per place reads three or four pages.
-	if limit := 10 * n; total > limit {
-		t.Errorf("the reads of a PutJobs of %d jobs into a collection of 3,000 read %d pages, want at most %d", n, total, limit)
+	return total
+}
+
+// TestPutIntoFullReadsFew: a create into a collection of 20,000 jobs at its
+// quota, or a bulk put whose creates would take it past its quota, is
+// refused after reading a few pages (the collection's job count), not
+// after looking at each of its places (three or four pages each): a bulk
+// put of one create, a single create, and a bulk put of five creates into
+// a collection with room for two, which writes nothing and says how many
+// jobs the collection holds.
+func TestPutIntoFullReadsFew(t *testing.T) {
+	schema, trace, s, c := readsTraced(t)
+	const limit = 20_000
+	putQuotaCollection(t, s, "c", limit)
+	batch := func(from, to int) []*scheduler.JobRecord {
+		var out []*scheduler.JobRecord
+		for k := from; k < to; k++ {
+			out = append(out, newJobRecord("c", fmt.Sprintf("j%05d", k)))
+		}
+		return out
 	}
+	for i := 0; i < limit-2; i += 1000 {
+		if err := s.PutJobs(ctx, "c", batch(i, min(i+1000, limit-2))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := s.GetJob(ctx, "c", "j00000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(what string, put func() error, reason string) {
+		t.Helper()
+		trace.keep(true)
+		err := put()
+		reads := trace.keep(false)
+		var qe *scheduler.QuotaError
+		if !errors.As(err, &qe) || qe.Limit != fmt.Sprint(limit) || (reason != "" && qe.Reason != reason) {
+			t.Fatalf("%s: %v, want a quota error of %d jobs, %q", what, err, limit, reason)
+		}
+		searches(t, what, reads)
+		if total := pagesRead(t, c, reads); total > 100 {
+			t.Errorf("%s: its reads read %d pages, want at most 100", what, total)
+		}
+	}
+	replace := a.Clone()
+	replace.ETag = "j2"
+	refused("PutJobs(a replace and 5 creates into a collection with room for 2)",
+		func() error {
+			return s.PutJobs(ctx, "c", append([]*scheduler.JobRecord{replace}, batch(limit, limit+5)...))
+		},
+		fmt.Sprintf("the collection already holds %d jobs, and the batch creates 5", limit-2))
+	if got, err := s.GetJob(ctx, "c", "j00000"); err != nil || got.ETag != a.ETag || got.Version != a.Version {
+		t.Errorf("j00000 after the refused batch: %+v, %v; want it unchanged", got, err)
+	}
+	if got := places(t, schema)["c"]; got[0] != limit-2 {
+		t.Errorf("after the refused batch: %d jobs, want %d", got[0], limit-2)
+	}
+	if err := s.PutJobs(ctx, "c", batch(limit-2, limit)); err != nil {
+		t.Fatal(err)
+	}
+	refused("PutJobs(1 create into a full collection)", func() error { return s.PutJobs(ctx, "c", batch(limit, limit+1)) },
+		fmt.Sprintf("the collection already holds %d jobs, and the batch creates 1", limit))
+	refused("PutJob(a create into a full collection)", func() error { return s.PutJob(ctx, newJobRecord("c", "one-more")) }, "")
 }

@@ -308,6 +308,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 	}
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", Share: " FOR SHARE", JSONAgg: "json_agg",
+		Count:         countSQL,
 		Wake:          " AND pg_notify('" + strings.ReplaceAll(s.channel, "'", "''") + "', '') IS NOT NULL",
 		DeleteHistory: true, CountCreates: true, Unique: uniqueViolation,
 		Step: func(ctx context.Context, c sqlstore.Conn, step string) {

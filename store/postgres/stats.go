@@ -27,6 +27,14 @@ const foldSQL = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashte
 		ON CONFLICT (collection, state) DO UPDATE SET n = c.n + EXCLUDED.n)
 	`
 
+// countSQL is the number of jobs of collection $1 (see
+// sqlstore.Dialect.Count): its counts folded so far plus the changes
+// since, which the fold moves from one table to the other in one
+// transaction, so that a snapshot sees each change in one of them.
+const countSQL = `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM (
+		SELECT n FROM {s}.job_counts WHERE collection = $1 UNION ALL SELECT n FROM {s}.job_count_deltas WHERE collection = $1
+	) x`
+
 // CountJobs implements [scheduler.StatsReader] by reading the counts that
 // the store keeps by collection and state as jobs are created (in the
 // create's own statement), deleted and change state (the triggers of

@@ -238,7 +238,8 @@ func New(ctx context.Context, db *sql.DB, opts *Options) (*Store, error) {
 }
 
 func newStore(ctx context.Context, db *sql.DB, name string, o Options) (*Store, error) {
-	s := &Store{db: db, name: name, opts: o, log: o.Logger.With("store", "sqlite"), stmts: make(map[string]*sql.Stmt), d: &sqlstore.Dialect{Name: "store/sqlite", JSONAgg: "json_group_array", Unique: uniqueViolation},
+	s := &Store{db: db, name: name, opts: o, log: o.Logger.With("store", "sqlite"), stmts: make(map[string]*sql.Stmt), d: &sqlstore.Dialect{Name: "store/sqlite", JSONAgg: "json_group_array", Unique: uniqueViolation,
+		Count: "SELECT COALESCE(sum(n), 0) FROM job_counts WHERE collection = $1"},
 		reqs: make(chan *writeReq), first: make(chan *writeReq), quit: make(chan struct{}), writerDone: make(chan struct{})}
 	if err := s.connect(ctx); err != nil {
 		return nil, s.openError(err)

@@ -152,15 +152,24 @@ func bulkQuota(t *testing.T, s scheduler.Store) {
 		}
 		return out
 	}
-	for range 50 { // a store may look for room from a random place
-		err := bp.PutJobs(ctx, "c", batch(nil, "c", "d", "e", "f"))
+	for i := range 50 { // a store may look for room from a random place
+		replace := a.Clone()
+		replace.ETag = "j2"
+		if i%2 == 1 {
+			replace = nil
+		}
+		err := bp.PutJobs(ctx, "c", batch(replace, "c", "d", "e", "f"))
 		var qe *scheduler.QuotaError
 		if !errors.As(err, &qe) || qe.Quota != "maxJobCount" || qe.Collection != "c" || qe.Limit != "5" {
 			t.Fatalf("PutJobs(4 creates into 2 of 5) error %v, want a *QuotaError for maxJobCount 5 of c", err)
 		}
 	}
+	// Nothing of a refused batch is written, its replace neither.
 	if got := jobNames(t, s, "c"); !equal(got, []string{"a", "b"}) {
 		t.Errorf("after the refused batch: jobs %v, want a b", got)
+	}
+	if got, err := s.GetJob(ctx, "c", "a"); err != nil || got.Version != a.Version || got.ETag != a.ETag {
+		t.Errorf("a after the refused batches: %+v, %v; want version %d, ETag %s", got, err, a.Version, a.ETag)
 	}
 	// A replace does not count; three creates fill the collection.
 	if err := bp.PutJobs(ctx, "c", batch(a, "c", "d", "e")); err != nil {
