@@ -43,6 +43,10 @@ func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit i
 // job_count_deltas.
 const VacuumAfter = vacuumAfter
 
+// VacuumSoon is how many changes earlier folds deleted that make the
+// next fold vacuum job_count_deltas.
+const VacuumSoon = vacuumSoon
+
 // VacuumRetry is how long after a vacuum still owed the next fold tries
 // again.
 const VacuumRetry = vacuumRetry

@@ -224,6 +224,9 @@ type Store struct {
 	// not known yet, 1 it may, -1 it may not (see vacuumFolded).
 	vacuumOwed, vacuumWait atomic.Int64
 	vacuumRole             atomic.Int32
+	// unvacuumed counts the changes of the job counts that the store's
+	// folds deleted since the last vacuum began (see vacuumFolded).
+	unvacuumed atomic.Int64
 	// vacuuming is set while a vacuum runs in the background (see
 	// vacuumFolded); vacuums counts it for Close, which cancels closing,
 	// the context it runs under.

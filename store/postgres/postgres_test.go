@@ -291,6 +291,42 @@ func TestCountsFoldVacuums(t *testing.T) {
 	}
 }
 
+// TestCountsVacuumOnNextFold: folds of fewer than VacuumAfter changes
+// leave them dead in job_count_deltas, and once those folds together
+// deleted VacuumSoon, the next fold vacuums them away, however few it
+// folds itself.
+func TestCountsVacuumOnNextFold(t *testing.T) {
+	s, _, c, q := deltasDatabase(t)
+	size := func() int64 {
+		t.Helper()
+		s.WaitVacuum()
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT pg_relation_size($1::regclass)", q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	want := []scheduler.JobCount{{Collection: "c", State: scheduler.JobEnabled, Jobs: 1}}
+	count := func() {
+		t.Helper()
+		if got, err := s.CountJobs(ctx); err != nil || !slices.Equal(got, want) {
+			t.Fatalf("CountJobs = %+v, %v; want %+v", got, err, want)
+		}
+	}
+	count() // folds the put's change
+	addChanges(t, c, q, postgres.VacuumSoon-2)
+	count()
+	addChanges(t, c, q, 2)
+	count()
+	if n := size(); n == 0 {
+		t.Fatalf("job_count_deltas is empty after folds of %d changes, want them left dead until the next fold", postgres.VacuumSoon)
+	}
+	count() // folds nothing
+	if n := size(); n != 0 {
+		t.Errorf("job_count_deltas takes %d bytes after the fold that came after folds of %d changes, want it vacuumed empty", n, postgres.VacuumSoon)
+	}
+}
+
 // TestCountsVacuumInBackground: the vacuum of job_count_deltas that a
 // fold of many changes asks for runs on after CountJobs answered. A vacuum
 // that can shorten the table waits up to 5 s for a moment when no other

@@ -41,8 +41,8 @@ const countSQL = `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM (
 // migration 11; see migration 14): the counts folded so far plus the
 // changes since, in one statement that folds the changes too (see
 // foldSQL). Its cost grows with the number of collections and with the
-// writes since the last fold, not with the number of jobs; a fold of many
-// changes vacuums them away (see vacuumAfter), so that the counts after it
+// writes since the last fold, not with the number of jobs; the changes
+// folded are vacuumed away (see vacuumFolded), so that the counts after
 // do not scan them.
 func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	if err := s.live(); err != nil {
@@ -71,13 +71,24 @@ func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 }
 
 // vacuumAfter is how many changes of the job counts a fold deletes before
-// it vacuums job_count_deltas. The deleted changes stay in the table as
-// dead rows until a vacuum, and every fold and count scans them: 20,000
-// of them (the outcomes of 10,000 one-time jobs) made a count take 2–9 ms
-// instead of 0.3–0.5, until autovacuum came (within autovacuum_naptime, a
-// minute by default, later when its workers are busy with the jobs table
-// after a bulk put). The vacuum of that many takes 10–40 ms, once.
+// it vacuums job_count_deltas at once. The deleted changes stay in the
+// table as dead rows until a vacuum, and every fold and count scans them:
+// 20,000 of them (the outcomes of 10,000 one-time jobs) made a count take
+// 2–9 ms instead of 0.3–0.5, until autovacuum came (within
+// autovacuum_naptime, a minute by default, later when its workers are
+// busy with the jobs table after a bulk put). The vacuum of that many
+// takes 10–40 ms, once.
 const vacuumAfter = 10_000
+
+// vacuumSoon is how many changes the store's earlier folds deleted, since
+// its last vacuum began, that make the next fold vacuum job_count_deltas:
+// about four pages of dead changes (the 1,000 calls of a bulk put of a
+// million jobs leave 1,000 changes, ten pages, which a count read until
+// autovacuum came). The next fold, not the one that deleted them: a
+// vacuum a few milliseconds after a fold finds its deletes still visible
+// to the transactions begun before it, under any steady load, and
+// removes none of them; by the next fold those have ended.
+const vacuumSoon = 500
 
 // vacuumRetry is how long after a vacuum of job_count_deltas that is
 // still owed (it failed, or left vacuumAfter dead changes or more) the
@@ -88,20 +99,23 @@ const (
 	vacuumRetryMax = 10 * time.Minute
 )
 
-// vacuumFolded has job_count_deltas vacuumed when a fold deleted at least
-// vacuumAfter changes, or when an earlier vacuum is still owed, once its
-// retry is due. A vacuum is owed until one leaves fewer than vacuumAfter
-// dead changes in the table, as its statistics say right after it: one
-// that removes nothing because transactions older than the fold are still
-// open (or a replication slot or standby holds the rows), one that
-// another's vacuum lock made it skip, and one that failed are tried again
-// vacuumRetry later, then twice as long after each try that leaves it
-// owed, up to vacuumRetryMax, so that a cause that lasts does not make
-// every fold (every metrics scrape) vacuum. While one is owed, a fold
-// vacuums only when the retry is due. A store whose role may not vacuum
-// the table (see mayVacuum; VACUUM would only warn) never tries: the
-// dead changes are autovacuum's. The counts are exact without the vacuum,
-// so its failure is no failure of the fold's caller.
+// vacuumFolded has job_count_deltas vacuumed after a fold that deleted
+// folded changes: when the fold deleted at least vacuumAfter, when the
+// store's earlier folds deleted at least vacuumSoon since its last vacuum
+// began (the vacuum is for their changes, which no transaction sees any
+// more unless one has run since before them), or when an earlier vacuum
+// is still owed, once its retry is due. A vacuum is owed until one leaves
+// fewer than vacuumAfter dead changes in the table, as its statistics say
+// right after it: one that removes nothing because transactions older
+// than the folds are still open (or a replication slot or standby holds
+// the rows), one that another's vacuum lock made it skip, and one that
+// failed are tried again vacuumRetry later, then twice as long after each
+// try that leaves it owed, up to vacuumRetryMax, so that a cause that
+// lasts does not make every fold (every metrics scrape) vacuum. While one
+// is owed, a fold vacuums only when the retry is due. A store whose role
+// may not vacuum the table (see mayVacuum; VACUUM would only warn) never
+// tries: the dead changes are autovacuum's. The counts are exact without
+// the vacuum, so its failure is no failure of the fold's caller.
 //
 // The vacuum runs in the background, one at a time per store, and the
 // fold's caller does not wait for it: a vacuum that can shorten the table
@@ -110,12 +124,16 @@ const (
 // PutJobTx, an idle session that read it), and then leaves it its length.
 // Close waits for it, and cancels it.
 func (s *Store) vacuumFolded(folded int64) {
-	retryAt := s.vacuumOwed.Load()
-	if (retryAt == 0 && folded < vacuumAfter) || (retryAt != 0 && time.Now().UnixNano() < retryAt) {
+	earlier := s.unvacuumed.Add(folded) - folded
+	if retryAt := s.vacuumOwed.Load(); retryAt != 0 {
+		if time.Now().UnixNano() < retryAt {
+			return
+		}
+	} else if folded < vacuumAfter && earlier < vacuumSoon {
 		return
 	}
 	if !s.vacuuming.CompareAndSwap(false, true) {
-		return // one runs: what it leaves of this fold's changes leaves one owed
+		return // one runs: the next fold asks again for what it leaves
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -125,6 +143,7 @@ func (s *Store) vacuumFolded(folded int64) {
 	}
 	s.vacuums.Add(1)
 	s.mu.Unlock()
+	s.unvacuumed.Add(-earlier) // this fold's are the next one's, as the vacuum may find them still seen
 	go func() {
 		defer s.vacuums.Done()
 		defer s.vacuuming.Store(false)
