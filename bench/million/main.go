@@ -39,6 +39,9 @@
 //	               first call after the run, then p50, p10 and p90 of 201 calls;
 //	               and the pages of job_count_deltas after them, which the
 //	               counts scan, and the autovacuum workers busy on the schema
+//	full           how long a put of one more job into the first collection, full
+//	               at its quota (its one-time jobs, run, are kept), takes to be
+//	               refused: PutJobs, then PutJob
 //
 // The run loop's claims take as many jobs as it has free workers, so how
 // many jobs each takes varies from run to run (at 10k, runs alternated
@@ -266,9 +269,36 @@ func run(ctx context.Context, c config) error {
 	}
 	fmt.Printf("count    %s (JobCounts; %s; the first call after the run %s; job_count_deltas %d pages, %d autovacuum workers on the schema)\n",
 		ms(count.p50), count, ms(firstCount), deltaPages, autovacuums)
+	if err := putIntoFull(ctx, s, collName(0), perColl); err != nil {
+		return err
+	}
 	stopCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return s.Stop(stopCtx)
+}
+
+// putIntoFull puts one more job into collection coll, which holds its
+// quota of perColl jobs, with PutJobs and with PutJob, and reports how
+// long each took to be refused.
+func putIntoFull(ctx context.Context, s *scheduler.Scheduler, coll string, perColl int) error {
+	start := time.Now().AddDate(1, 0, 0)
+	p := scheduler.JobPut{Name: "one-more", Job: &scheduler.Job{StartTime: &start, Action: action.Action{Type: noop, Custom: json.RawMessage(`{}`)}}}
+	var took [2]time.Duration
+	for i := range took {
+		t := time.Now()
+		var err error
+		if i == 0 {
+			_, err = s.PutJobs(ctx, coll, []scheduler.JobPut{p}, nil)
+		} else {
+			_, err = s.PutJob(ctx, coll, p.Name, p.Job, nil)
+		}
+		took[i] = time.Since(t)
+		if !errors.Is(err, scheduler.ErrQuotaExceeded) {
+			return fmt.Errorf("a put into the full collection %s: %v, want a quota error", coll, err)
+		}
+	}
+	fmt.Printf("full     PutJobs %s, PutJob %s (one more job into %s, full at its quota of %d: refused)\n", ms(took[0]), ms(took[1]), coll, perColl)
+	return nil
 }
 
 // autovacuumsSQL counts the autovacuum workers busy on schema $1.
