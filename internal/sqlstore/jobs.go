@@ -58,11 +58,12 @@ type Dialect struct {
 	// Count is what {count} becomes: a query of one row and one BIGINT
 	// column, the number of jobs of collection $1 as the store counts
 	// them (the counts that CountJobs reads), which the statement's
-	// snapshot sees exactly when every job was created through the store
-	// and is never more than the jobs stored otherwise (a job inserted
-	// by SQL of one's own without its change of the counts is left out).
-	// It may use {s}. The search for free places reads it first, so that
-	// a full collection answers at once (see Places).
+	// snapshot sees exactly when every job was created and deleted
+	// through the store. It may use {s}. A search for free places that
+	// finds too few near where it starts reads it, so that a full
+	// collection answers without looking at every place (see
+	// freeSlotsSQL). Empty: the jobs of the collection counted in the
+	// jobs table, exact but read job by job.
 	Count string
 	// Wake is what {wake} becomes at the end of the WHERE clause of a
 	// job's create and replace when they are asked to wake the
@@ -113,7 +114,11 @@ func (d *Dialect) sql(q string) string {
 	if s, ok := d.queries.Load(q); ok {
 		return s.(string)
 	}
-	s := strings.ReplaceAll(q, "{count}", d.Count) // first: it may hold {s}.
+	count := d.Count
+	if count == "" {
+		count = "SELECT CAST(count(*) AS BIGINT) FROM {s}.jobs WHERE collection = $1"
+	}
+	s := strings.ReplaceAll(q, "{count}", count) // first: it may hold {s}.
 	s = strings.NewReplacer("{s}.", d.Schema, "{lock}", d.Lock, "{share}", d.Share, "{jsonagg}", d.JSONAgg, "{wake}", d.Wake).Replace(s)
 	d.queries.Store(q, s)
 	return s
@@ -507,11 +512,12 @@ func (d *Dialect) PutJob(ctx context.Context, c Conn, j *scheduler.JobRecord, wa
 // places up from there (reading the run of taken places once), and tries
 // one of the first few at random (so that creates of several stores that
 // lost the same place do not race for the same one again), or finds none
-// below the quota. That query reads the collection's job count first
-// (Dialect.Count) and looks for no place when the collection is full, so
-// that a create into a full collection reads a few pages, not every
-// place; the count only ever refuses (a count that left jobs out makes
-// the search look, and the places decide). Lowering the quota below places in use moves those
+// below the quota. That query looks at a few dozen places from there, and
+// reads the collection's job count (Dialect.Count) only when they hold
+// too few free ones: it looks at every place unless the count says the
+// collection is full, so that a create into a full collection reads a
+// few pages, not every place (see freeSlotsSQL). Lowering the quota below
+// places in use moves those
 // jobs down (FitSlots).
 
 // slotAttempts bounds the places a create tries when others take them
@@ -603,15 +609,56 @@ func (d *Dialect) knownInfo(ctx context.Context, c Conn, collection string) (*co
 
 // freeSlotsSQL returns the stored definition, version and ETag of
 // collection $1 (NULL when there is none), whether job $2 exists in it,
-// the number of its jobs (Dialect.Count) and, as a JSON array, the first
-// $5 free places of the collection found looking from place $3 up to the
-// quota $4 less one, then from 0 up: none, without looking, when the jobs
-// counted and $6 more would exceed the quota. The places are generated
-// only as far as needed, and each is looked up on its own (a subquery per
-// place, which the planners do not turn into a join that would read all
-// the collection's jobs) in the index on (slot, collection), as the range
-// from (place, collection) to (place, collection) in that order: only that
-// index can give it (row comparisons in the order of the index's
+// whether the places decided, the number of its jobs (Dialect.Count) when
+// they did not, and, as a JSON array, the first $5 free places of the
+// collection found looking from place $3 up to the quota $4 less one,
+// then from 0 up, of which the caller needs $6.
+//
+// It looks in a window first, the $5 + nearSlotsSQL places from $3 on
+// (wrapping round), which is as far as a put looks when the collection
+// has room where it took its last places. Only when the window holds
+// fewer than $6 free places (and not all the places) does it read the
+// count, and then it looks at every place unless the count says the jobs
+// counted and $6 more exceed the quota: a full collection answers after
+// the window and the count, not after every place. The count decides
+// only when it agrees with the window: one so high that the window's
+// free places would not fit beside it is known to be wrong (jobs deleted
+// without their change of the counts), and the places decide then too.
+//
+// The places are generated only as far as needed, and each is looked up
+// on its own (placeFree).
+const freeSlotsSQL = `WITH RECURSIVE w(o) AS (
+		SELECT CAST(0 AS BIGINT) WHERE 0 < $4 UNION ALL SELECT o + 1 FROM w WHERE o + 1 < $4 AND o + 1 < $5 + ` + nearSlotsSQL + `
+	), near AS (
+		SELECT s FROM (SELECT ($3 + o) % $4 AS s FROM w) x WHERE ` + placeFree + ` LIMIT $5
+	), k(n) AS ({count}), short(v) AS (
+		SELECT (SELECT count(*) FROM near) < $6 AND $4 > $5 + ` + nearSlotsSQL + `
+	), r(ok) AS (
+		SELECT (SELECT v FROM short) AND ((SELECT n FROM k) + CAST($6 AS BIGINT) <= $4 OR (SELECT n FROM k) + (SELECT count(*) FROM near) > $4)
+	), g(s) AS (
+		SELECT CAST($3 AS BIGINT) WHERE $3 < $4 AND (SELECT ok FROM r) UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
+	), h(s) AS (
+		SELECT CAST(0 AS BIGINT) WHERE 0 < $3 AND (SELECT ok FROM r) UNION ALL SELECT s + 1 FROM h WHERE s + 1 < $3
+	), f AS (
+		SELECT s FROM (SELECT s FROM g UNION ALL SELECT s FROM h) x WHERE ` + placeFree + ` LIMIT $5
+	)
+	SELECT c.def, c.version, c.etag, (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2),
+		NOT (SELECT v FROM short) OR (SELECT ok FROM r),
+		CASE WHEN (SELECT v FROM short) AND NOT (SELECT ok FROM r) THEN (SELECT n FROM k) END,
+		CASE WHEN (SELECT ok FROM r) THEN (SELECT {jsonagg}(s) FROM f) ELSE (SELECT {jsonagg}(s) FROM near) END
+	FROM (SELECT 1) o LEFT JOIN (SELECT CAST(definition AS TEXT) AS def, version, etag FROM {s}.collections WHERE name = $1) c ON true`
+
+// nearSlotsSQL is how many places past those it asks for a search for
+// free places looks at before it reads the collection's job count (see
+// freeSlotsSQL), in SQL.
+const nearSlotsSQL = "64"
+
+// placeFree is the condition that no job of collection $1 takes place
+// x.s. Each place is looked up on its own (a subquery per place, which
+// the planners do not turn into a join that would read all the
+// collection's jobs) in the index on (slot, collection), as the range
+// from (place, collection) to (place, collection) in that order: only
+// that index can give it (row comparisons in the order of the index's
 // columns), and the range holds the entries of that place and collection
 // only, however many jobs other transactions are inserting beside it. A
 // lookup by "collection = $1 AND slot = place" could also be planned
@@ -619,20 +666,8 @@ func (d *Dialect) knownInfo(ctx context.Context, c Conn, collection string) (*co
 // collection's jobs for each place, and PostgreSQL does so, at the same
 // estimated cost, when its statistics were taken while the collection had
 // few jobs or none (a collection filling after an ANALYZE).
-const freeSlotsSQL = `WITH RECURSIVE k(n) AS ({count}), r(ok) AS (
-		SELECT (SELECT n FROM k) + CAST($6 AS BIGINT) <= $4
-	), g(s) AS (
-		SELECT CAST($3 AS BIGINT) WHERE $3 < $4 AND (SELECT ok FROM r) UNION ALL SELECT s + 1 FROM g WHERE s + 1 < $4
-	), h(s) AS (
-		SELECT CAST(0 AS BIGINT) WHERE 0 < $3 AND (SELECT ok FROM r) UNION ALL SELECT s + 1 FROM h WHERE s + 1 < $3
-	), f AS (
-		SELECT s FROM (SELECT s FROM g UNION ALL SELECT s FROM h) x
-		WHERE (SELECT 1 FROM {s}.jobs WHERE (slot, collection) >= (x.s, $1) AND (slot, collection) <= (x.s, $1)
-			ORDER BY slot, collection LIMIT 1) IS NULL
-		LIMIT $5
-	)
-	SELECT c.def, c.version, c.etag, (SELECT count(*) FROM {s}.jobs WHERE collection = $1 AND name = $2), (SELECT n FROM k), (SELECT {jsonagg}(s) FROM f)
-	FROM (SELECT 1) o LEFT JOIN (SELECT CAST(definition AS TEXT) AS def, version, etag FROM {s}.collections WHERE name = $1) c ON true`
+const placeFree = `(SELECT 1 FROM {s}.jobs WHERE (slot, collection) >= (x.s, $1) AND (slot, collection) <= (x.s, $1)
+			ORDER BY slot, collection LIMIT 1) IS NULL`
 
 // storedColl is a collection's stored definition, version and ETag as
 // freeSlots reads them; Def is nil when there is no such collection.
@@ -643,9 +678,9 @@ type storedColl struct {
 }
 
 // placeSearch is what freeSlots looks for: up to n free places of
-// collection below limit, looking from place start up, when the jobs it
-// holds leave room for need more (need <= n); and whether job name
-// exists in it (name may be empty).
+// collection below limit, looking from place start up, of which the
+// caller needs need (need <= n); and whether job name exists in it (name
+// may be empty).
 type placeSearch struct {
 	collection, name string
 	limit, start     int64
@@ -655,11 +690,13 @@ type placeSearch struct {
 // placesFound is what freeSlots found.
 type placesFound struct {
 	coll   storedColl
-	exists bool  // the job named exists
-	held   int64 // the jobs the collection holds, as the store counts them
-	// searched is whether it looked for places: held and need were
-	// within the quota. When it did not, slots is empty.
+	exists bool // the job named exists
+	// searched is whether the places decided: slots are all the free
+	// places up to n. When they did not, the collection's job count said
+	// it holds held jobs, too many for need more, and slots are those
+	// found before it was read.
 	searched bool
+	held     int64
 	slots    []int64
 }
 
@@ -669,15 +706,19 @@ type placesFound struct {
 func (d *Dialect) freeSlots(ctx context.Context, c Conn, q placeSearch) (placesFound, error) {
 	var f placesFound
 	var count int
+	var held *int64
 	var list *string
 	if q.limit > 0 {
 		q.start %= q.limit
 	}
-	err := c.QueryRow(ctx, d.sql(freeSlotsSQL), q.collection, q.name, q.start, q.limit, q.n, q.need).Scan(&f.coll.Def, &f.coll.Version, &f.coll.ETag, &count, &f.held, &list)
+	err := c.QueryRow(ctx, d.sql(freeSlotsSQL), q.collection, q.name, q.start, q.limit, q.n, q.need).Scan(&f.coll.Def, &f.coll.Version, &f.coll.ETag, &count, &f.searched, &held, &list)
 	if err == nil && list != nil {
 		err = json.Unmarshal([]byte(*list), &f.slots)
 	}
-	f.exists, f.searched = count > 0, f.held+int64(q.need) <= q.limit
+	if held != nil {
+		f.held = *held
+	}
+	f.exists = count > 0
 	return f, err
 }
 
@@ -1017,11 +1058,9 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 	}
 	slots := f.slots
 	if len(slots) < len(creates) {
-		held := int(f.held)
-		if f.searched {
-			// The count left jobs out; looking for that many places read
-			// them all.
-			held = limit - len(slots)
+		held := limit - len(slots)
+		if !f.searched {
+			held = int(f.held)
 		}
 		err := QuotaError(collection, limit, held).(*scheduler.QuotaError)
 		err.Reason += fmt.Sprintf(", and the batch creates %d", len(creates))

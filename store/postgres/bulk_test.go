@@ -248,8 +248,9 @@ func pagesRead(t *testing.T, c *pgx.Conn, reads []keptQuery) int {
 
 // TestPutIntoFullReadsFew: a create into a collection of 20,000 jobs at its
 // quota, or a bulk put whose creates would take it past its quota, is
-// refused after reading a few pages (the collection's job count), not
-// after looking at each of its places (three or four pages each): a bulk
+// refused after reading a few hundred pages (the places near where the put
+// looks first, and the collection's job count), not after looking at each
+// of its places (three or four pages each, 60,000 together): a bulk
 // put of one create, a single create, and a bulk put of five creates into
 // a collection with room for two, which writes nothing and says how many
 // jobs the collection holds.
@@ -283,8 +284,8 @@ func TestPutIntoFullReadsFew(t *testing.T) {
 			t.Fatalf("%s: %v, want a quota error of %d jobs, %q", what, err, limit, reason)
 		}
 		searches(t, what, reads)
-		if total := pagesRead(t, c, reads); total > 100 {
-			t.Errorf("%s: its reads read %d pages, want at most 100", what, total)
+		if total := pagesRead(t, c, reads); total > 400 {
+			t.Errorf("%s: its reads read %d pages, want at most 400", what, total)
 		}
 	}
 	replace := a.Clone()
@@ -306,4 +307,35 @@ func TestPutIntoFullReadsFew(t *testing.T) {
 	refused("PutJobs(1 create into a full collection)", func() error { return s.PutJobs(ctx, "c", batch(limit, limit+1)) },
 		fmt.Sprintf("the collection already holds %d jobs, and the batch creates 1", limit))
 	refused("PutJob(a create into a full collection)", func() error { return s.PutJob(ctx, newJobRecord("c", "one-more")) }, "")
+}
+
+// TestPutJobsBesideUnfoldedChanges: a bulk put into a collection with
+// room reads the pages of its places, not the changes of the job counts
+// not folded yet, which no index orders: here 200,000 of another
+// collection's.
+func TestPutJobsBesideUnfoldedChanges(t *testing.T) {
+	schema, trace, s, c := readsTraced(t)
+	putQuotaCollection(t, s, "c", 2000)
+	var jobs []*scheduler.JobRecord
+	for k := range 1010 {
+		jobs = append(jobs, newJobRecord("c", fmt.Sprintf("j%05d", k)))
+	}
+	if err := s.PutJobs(ctx, "c", jobs[:1000]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(ctx, "INSERT INTO "+pgx.Identifier{schema}.Sanitize()+".job_count_deltas (collection, state, n) SELECT 'other', 'Enabled', 1 FROM generate_series(1, 200000)"); err != nil {
+		t.Fatal(err)
+	}
+	trace.keep(true)
+	err := s.PutJobs(ctx, "c", jobs[1000:])
+	reads := trace.keep(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	searches(t, "PutJobs", reads)
+	total := pagesRead(t, c, reads)
+	t.Logf("PutJobs of 10 jobs beside 200,000 changes not folded: %d pages", total)
+	if total > 200 {
+		t.Errorf("PutJobs of 10 jobs into a collection of 1,000 beside 200,000 changes of the counts not folded: its reads read %d pages, want at most 200", total)
+	}
 }

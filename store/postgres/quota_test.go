@@ -254,3 +254,30 @@ func TestLookupPlanOnNewTable(t *testing.T) {
 		}
 	}
 }
+
+// TestPutJobsPastCountThatOverstates: a job count above the jobs stored
+// (here the jobs were truncated, which changes no count) refuses no put
+// that the places allow, in a collection whose places all fit in the
+// search's first look and in one whose places do not.
+func TestPutJobsPastCountThatOverstates(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	c := connect(t)
+	for _, limit := range []int{3, 1000} {
+		coll := fmt.Sprintf("c%d", limit)
+		putQuotaCollection(t, s, coll, limit)
+		var jobs []*scheduler.JobRecord
+		for k := range limit {
+			jobs = append(jobs, newJobRecord(coll, fmt.Sprintf("j%05d", k)))
+		}
+		if err := s.PutJobs(ctx, coll, jobs); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, "TRUNCATE "+pgx.Identifier{schema}.Sanitize()+".jobs"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutJobs(ctx, coll, []*scheduler.JobRecord{newJobRecord(coll, "again")}); err != nil {
+			t.Errorf("PutJobs(1 create into %s, emptied, of quota %d, counted full): %v, want it put", coll, limit, err)
+		}
+	}
+}

@@ -211,8 +211,10 @@ func (s *Store) mayVacuum(ctx context.Context) bool {
 // inserted or deleted without their change of the counts (SQL of one's
 // own, or processes of a build older than schema 14 or 15 that kept
 // running while a newer one upgraded the schema: their creates, or the
-// state changes of their records, counted none). It
-// runs in one transaction that holds table jobs in SHARE mode, so that no
+// state changes of their records, counted none). Until it runs, a count
+// above the jobs stored can refuse a create into the collection whose
+// places near the next one are taken although others are free (see
+// sqlstore.Dialect.Count). It runs in one transaction that holds table jobs in SHARE mode, so that no
 // job is written meanwhile: creates, claims and records wait for it, for
 // about as long as a count(*) of the jobs takes (a second or two for
 // millions). Folds skip while it runs.

@@ -15,8 +15,9 @@ import (
 
 // TestCreateIntoFullReadsFew: a create into a collection of 20,000 jobs at
 // its quota, in a host's transaction, is refused after reading a few
-// pages (the collection's job count), not after looking at each of its
-// places (a few pages each). The pages are those the connection's page
+// hundred pages (the places near its next one, and the collection's job
+// count), not after looking at each of its places (a few pages each,
+// 40,000 together). The pages are those the connection's page
 // cache counts, read or found. A bulk put past the quota is refused with
 // the number of jobs the collection holds, as when it looked at every
 // place.
@@ -94,7 +95,7 @@ func TestCreateIntoFullReadsFew(t *testing.T) {
 	if qe := (*scheduler.QuotaError)(nil); !errors.As(err, &qe) || qe.Limit != fmt.Sprint(limit) {
 		t.Fatalf("PutJob into a full collection: %v, want a quota error of %d jobs", err, limit)
 	}
-	if read > 100 {
-		t.Errorf("PutJob into a full collection of %d jobs read %d pages, want at most 100", limit, read)
+	if read > 400 {
+		t.Errorf("PutJob into a full collection of %d jobs read %d pages, want at most 400", limit, read)
 	}
 }
