@@ -327,6 +327,57 @@ func TestCountsVacuumOnNextFold(t *testing.T) {
 	}
 }
 
+// TestCountsVacuumOnNextFoldRetried: the vacuum that the fold after folds
+// of VacuumSoon changes or more runs removes none of them while a
+// transaction older than them is open; it is owed then, and once the
+// transaction has ended the retry removes them.
+func TestCountsVacuumOnNextFoldRetried(t *testing.T) {
+	s, d, c, q := deltasDatabase(t)
+	count := func() {
+		t.Helper()
+		if _, err := s.CountJobs(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.WaitVacuum()
+	}
+	dead := func() int64 {
+		t.Helper()
+		var n int64
+		if err := c.QueryRow(ctx, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = $1::regclass", q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	count() // folds the put's change
+	old, err := connectTo(t, d).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Rollback(ctx)
+	if _, err := old.Exec(ctx, "SELECT txid_current()"); err != nil {
+		t.Fatal(err)
+	}
+	const changes = 2 * postgres.VacuumSoon
+	addChanges(t, c, q, changes)
+	count() // folds them
+	count() // vacuums, and removes none of them
+	if n := dead(); n < changes {
+		t.Fatalf("after the vacuum with a transaction older than the changes open: %d dead changes, want %d", n, changes)
+	}
+	if err := old.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if due := s.VacuumDue(); !due.IsZero() {
+			time.Sleep(time.Until(due))
+		}
+		count()
+	}
+	if n := dead(); n != 0 {
+		t.Errorf("after the transaction ended and 5 more folds: %d dead changes, want them vacuumed", n)
+	}
+}
+
 // TestCountsVacuumInBackground: the vacuum of job_count_deltas that a
 // fold of many changes asks for runs on after CountJobs answered. A vacuum
 // that can shorten the table waits up to 5 s for a moment when no other

@@ -41,9 +41,9 @@ const countSQL = `SELECT CAST(COALESCE(sum(n), 0) AS BIGINT) FROM (
 // migration 11; see migration 14): the counts folded so far plus the
 // changes since, in one statement that folds the changes too (see
 // foldSQL). Its cost grows with the number of collections and with the
-// writes since the last fold, not with the number of jobs; the changes
-// folded are vacuumed away (see vacuumFolded), so that the counts after
-// do not scan them.
+// writes since the last fold, not with the number of jobs; a fold of
+// many changes, or the fold after folds of a few hundred, vacuums them
+// away (see vacuumFolded), so that the counts after do not scan them.
 func (s *Store) CountJobs(ctx context.Context) ([]scheduler.JobCount, error) {
 	if err := s.live(); err != nil {
 		return nil, err
@@ -82,12 +82,20 @@ const vacuumAfter = 10_000
 
 // vacuumSoon is how many changes the store's earlier folds deleted, since
 // its last vacuum began, that make the next fold vacuum job_count_deltas:
-// about four pages of dead changes (the 1,000 calls of a bulk put of a
-// million jobs leave 1,000 changes, ten pages, which a count read until
-// autovacuum came). The next fold, not the one that deleted them: a
-// vacuum a few milliseconds after a fold finds its deletes still visible
-// to the transactions begun before it, under any steady load, and
-// removes none of them; by the next fold those have ended.
+// about three pages of dead changes, at about 160 a page (the 1,000
+// calls of a bulk put of a million jobs leave 1,000 changes, six pages,
+// which a count read until autovacuum came). The next fold, not the one
+// that deleted them: a vacuum a few milliseconds after a fold finds its
+// deletes still visible to the transactions begun before it, under any
+// steady load, and removes none of them; by the next fold those have
+// ended. These vacuums come far more often than those of vacuumAfter
+// changes, and each that can shorten the table may hold one connection
+// of the pool for up to 5 s while another session holds a lock on it
+// (see vacuumFolded). That is acceptable: one connection, one vacuum at
+// a time per store, in the background; the vacuum asks for its lock
+// without queueing for it (it tries again every 50 ms), so no create or
+// count waits behind it; and a session holds a lock on the table that
+// long only in a host's transaction left open after a put.
 const vacuumSoon = 500
 
 // vacuumRetry is how long after a vacuum of job_count_deltas that is
@@ -106,7 +114,8 @@ const (
 // more unless one has run since before them), or when an earlier vacuum
 // is still owed, once its retry is due. A vacuum is owed until one leaves
 // fewer than vacuumAfter dead changes in the table, as its statistics say
-// right after it: one that removes nothing because transactions older
+// right after it, and fewer than vacuumSoon dead beside those of the
+// fold that asked for it: one that removes nothing because transactions older
 // than the folds are still open (or a replication slot or standby holds
 // the rows), one that another's vacuum lock made it skip, and one that
 // failed are tried again vacuumRetry later, then twice as long after each
@@ -147,13 +156,17 @@ func (s *Store) vacuumFolded(folded int64) {
 	go func() {
 		defer s.vacuums.Done()
 		defer s.vacuuming.Store(false)
-		s.vacuum(s.closing)
+		s.vacuum(s.closing, earlier, folded)
 	}()
 }
 
-// vacuum vacuums job_count_deltas and notes whether a vacuum is still
-// owed (see vacuumFolded).
-func (s *Store) vacuum(ctx context.Context) {
+// vacuum vacuums job_count_deltas for the changes that earlier folds and
+// the fold that asks for it deleted, and notes whether a vacuum is still
+// owed (see vacuumFolded): also when it left vacuumSoon or more of the
+// earlier folds' changes dead beside the fold's own (a transaction older
+// than them is open), so that they are not forgotten; those count again
+// towards the next vacuum then.
+func (s *Store) vacuum(ctx context.Context, earlier, folded int64) {
 	if !s.mayVacuum(ctx) {
 		return
 	}
@@ -162,7 +175,13 @@ func (s *Store) vacuum(ctx context.Context) {
 	if err == nil {
 		err = s.pool.QueryRow(ctx, "SELECT n_dead_tup FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'job_count_deltas'", s.schema).Scan(&dead)
 	}
-	if err != nil || dead >= vacuumAfter {
+	// The dead changes beyond the fold's own are the earlier folds' that
+	// it could not remove yet (or others', which count alike).
+	kept := min(earlier, dead-folded)
+	if kept >= vacuumSoon {
+		s.unvacuumed.Add(kept)
+	}
+	if err != nil || dead >= vacuumAfter || kept >= vacuumSoon {
 		wait := min(max(2*time.Duration(s.vacuumWait.Load()), vacuumRetry), vacuumRetryMax)
 		s.vacuumWait.Store(int64(wait))
 		s.vacuumOwed.Store(time.Now().Add(wait).UnixNano())
