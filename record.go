@@ -252,9 +252,18 @@ var histBufs = sync.Pool{New: func() any { return new([]HistoryEntry) }}
 // a steady rate, flushing them at once would record one or two per store
 // call, each call's duration apart.
 type outcomeBatch struct {
-	mu       sync.Mutex
-	pending  []pendingOutcome
-	spare    []pendingOutcome // the flusher's previous slice, for reuse
+	mu sync.Mutex
+	// pending holds the outcomes to record, in order, in blocks of
+	// recordBatch (the last may hold fewer), each one store call; n
+	// counts them. A block recorded goes to free for reuse, and spare is
+	// the flusher's previous list of blocks: outcomes that pile up while
+	// a batch is recorded take blocks already made rather than a slice
+	// grown by doubling (twice the most pending at once, copied, left as
+	// garbage during a burst).
+	pending  [][]pendingOutcome
+	n        int
+	free     [][]pendingOutcome
+	spare    [][]pendingOutcome
 	flushing bool
 	timed    bool            // a timer will flush
 	urgent   bool            // an outcome pending is of a job due again within the linger (and a store call)
@@ -270,6 +279,28 @@ type outcomeBatch struct {
 	// meanwhile waits for it at most a store call, and counting it busy
 	// would need a wake-up of the loop when it is done.
 	idle atomic.Int64
+}
+
+// add adds p to the pending outcomes, in the last block unless it holds
+// recordBatch. The first block grows from small as a slice does, up to
+// recordBatch, so that a Scheduler that never has many outcomes pending
+// takes little memory for them; the others are made whole. b.mu is held.
+func (b *outcomeBatch) add(p *pendingOutcome) {
+	n := len(b.pending)
+	if n == 0 || len(b.pending[n-1]) == recordBatch {
+		var block []pendingOutcome
+		switch k := len(b.free); {
+		case k > 0:
+			block, b.free[k-1] = b.free[k-1], nil
+			b.free = b.free[:k-1]
+		case n > 0:
+			block = make([]pendingOutcome, 0, recordBatch)
+		}
+		b.pending = append(b.pending, block)
+		n++
+	}
+	b.pending[n-1] = append(b.pending[n-1], *p)
+	b.n++
 }
 
 // retryOutcome records p again on its own goroutine, after a fresh read.
@@ -304,7 +335,7 @@ const recordBatch = 256
 func (s *Scheduler) enqueue(p *pendingOutcome) {
 	b := &s.outcomes
 	b.mu.Lock()
-	b.pending = append(b.pending, *p)
+	b.add(p)
 	b.idle.Add(1)
 	if s.ahead.slotWanted.Load() && s.ahead.slotWanted.CompareAndSwap(true, false) {
 		s.notify() // its slot is free for a job written while none was (see runDue)
@@ -322,7 +353,7 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 		b.mu.Unlock()
 		return
 	}
-	if b.timed && !urgent && len(b.pending) < recordBatch {
+	if b.timed && !urgent && b.n < recordBatch {
 		b.mu.Unlock()
 		return
 	}
@@ -342,7 +373,7 @@ func (s *Scheduler) flushAfter(d time.Duration) {
 	time.AfterFunc(d, func() {
 		b.mu.Lock()
 		b.timed = false
-		if b.flushing || len(b.pending) == 0 {
+		if b.flushing || b.n == 0 {
 			b.mu.Unlock()
 			return
 		}
@@ -363,15 +394,15 @@ func dueWithin(r *JobRecord, now time.Time, d time.Duration) bool {
 func (s *Scheduler) flushPending() {
 	b := &s.outcomes
 	b.flushing = true
-	for again := false; len(b.pending) > 0; again = true {
+	for again := false; b.n > 0; again = true {
 		if again && !b.urgent {
-			if b.timed && len(b.pending) < recordBatch {
+			if b.timed && b.n < recordBatch {
 				break // the timer armed flushes them, a linger after an earlier outcome
 			}
 			if d := s.linger(); d > 0 {
 				now := time.Now()
-				wait := b.pending[0].res.end.Add(d).Sub(now)
-				if wait > 0 && len(b.pending) < recordBatch && s.ahead.startsWithin(now, d) {
+				wait := b.pending[0][0].res.end.Add(d).Sub(now)
+				if wait > 0 && b.n < recordBatch && s.ahead.startsWithin(now, d) {
 					s.flushAfter(wait)
 					break
 				}
@@ -379,15 +410,16 @@ func (s *Scheduler) flushPending() {
 		}
 		b.urgent = false
 		all := b.pending
-		b.pending = b.spare
+		b.pending, b.n = b.spare, 0
 		b.mu.Unlock()
-		for rest := all; len(rest) > 0; {
-			n := min(len(rest), recordBatch)
-			s.flush(rest[:n])
-			rest = rest[n:]
+		for i, batch := range all {
+			s.flush(batch)
+			clear(batch) // drop the references
+			all[i] = batch[:0]
 		}
-		clear(all) // drop the references
 		b.mu.Lock()
+		b.free = append(b.free, all...)
+		clear(all)
 		b.spare = all[:0]
 	}
 	b.flushing = false
