@@ -8,16 +8,20 @@
 // the same work for every engine (robfig gets an equivalent custom
 // Schedule, gocron a OneTimeJob), except in BenchmarkEverySecond1k: 1,000
 // jobs every second for 10 seconds, jobclock's at frequency Second (which
-// its collection's quota allows), robfig/cron's "@every 1s". Registration's
-// garbage is collected before each engine starts, and the memory it freed
-// returned to the operating system, so that the burst and steady loads
-// measure the engine, not the collection of what registering left, and
-// each engine runs without spare memory that engines before it in the
+// its collection's quota allows), robfig/cron's "@every 1s". In
+// BenchmarkBurst100k and BenchmarkSteady10kPerSecond, after registering
+// and before the engine starts and the wait for the first due instant,
+// the benchmark collects the garbage and returns the memory it freed to
+// the operating system (debug.FreeOSMemory), the same for every engine:
+// the load measures the engine, not the collection of what registering
+// left, and runs without spare memory that engines before it in the
 // process left mapped (pages already touched spare the page faults it
-// takes in a process of its own). What an engine before it left live
-// still raises its collector's goal (gocron's unfinished burst leaves
-// about 50 MB): compare engines each in a process of its own,
-// -test.bench 'Burst100k/robfig$' and so on. The burst and steady loads
+// takes in a process of its own). BenchmarkEverySecond1k and
+// BenchmarkOpsAt1M only collect the garbage (runtime.GC), after the
+// engine has started. What an engine before it left live still raises
+// its collector's goal (gocron's unfinished burst leaves about 50 MB):
+// compare engines each in a process of its own, -test.bench
+// 'Burst100k/robfig$' and so on. The burst and steady loads
 // also run "jobclock-nohistory": jobclock with Config.HistoryPerJob NoHistory, which keeps no history as
 // robfig/cron and gocron keep none; and "jobclock-otel": jobclock opted in
 // to package telemetry with the OpenTelemetry SDK, every attempt traced
@@ -39,7 +43,9 @@
 //	allocs/occ, B/occ heap allocations per occurrence during the burst (until the last has
 //	                  started), counted by the runtime
 //	gc, faults/occ    garbage collections during the burst, and minor page faults per
-//	                  occurrence (pages of memory touched for the first time); each GC
+//	                  occurrence (pages of memory touched for the first time); both
+//	                  count the whole process (getrusage), the benchmark's own
+//	                  goroutines with the engine's, so faults/occ is approximate; each GC
 //	                  cycle marks the engine's whole live heap: the burst's CPU depends on
 //	                  whether its garbage outgrows what GOGC leaves above that heap
 //	lost              occurrences that never started

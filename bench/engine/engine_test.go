@@ -257,8 +257,9 @@ func minorFaults() int64 {
 }
 
 // settle collects the registration's garbage and returns the memory it
-// freed to the operating system, for every engine alike, before the load
-// begins. The load then runs on the engine's own live heap, with no spare
+// freed to the operating system, for every engine alike. The burst and
+// steady loads call it after registering, before the engine starts and
+// before the wait for the first due instant. The load then runs on the engine's own live heap, with no spare
 // pages mapped before it: neither what registering left nor what the
 // engines measured before it in the process left (an engine run after
 // others in one process would otherwise grow its heap into pages they
