@@ -286,13 +286,16 @@ func (s *Scheduler) startHeld(now, clock time.Time, stale []*JobRecord) []*JobRe
 		return stale
 	}
 	starts := a.starts[:0]
+	given := len(stale)
 	for _, h := range a.held[:n] {
 		if h.r.LeaseUntil.Sub(clock) < s.leaseToStart() {
-			s.log.Warn("a claimed job has too little of its lease left to start, and is given back unrun", "job", h.r.Name, "collection", h.r.Collection, "lease_until", h.r.LeaseUntil, "lease_left", h.r.LeaseUntil.Sub(clock))
 			stale = append(stale, h.r)
 			continue
 		}
 		starts = append(starts, h.r)
+	}
+	if late := stale[given:]; len(late) > 0 {
+		s.warnTooLate(late, clock)
 	}
 	k := copy(a.held, a.held[n:])
 	clear(a.held[k:])
@@ -312,6 +315,21 @@ func (s *Scheduler) startHeld(now, clock time.Time, stale []*JobRecord) []*JobRe
 	clear(starts)
 	a.starts = starts[:0]
 	return stale
+}
+
+// warnTooLate warns that the held claims late, found in one pass of
+// startHeld, had too little of their leases left at clock to start, and
+// are given back unrun. It does so in one line however many there are: a
+// slow store or an outage finds many at once, and a line each would flood
+// the log. The line says how many, the IDs of the first keptSample jobs,
+// and the first one's lease_until and what was left of it.
+func (s *Scheduler) warnTooLate(late []*JobRecord, clock time.Time) {
+	ids := make([]string, min(len(late), keptSample))
+	for i := range ids {
+		ids[i] = late[i].ID()
+	}
+	s.log.Warn("claimed jobs have too little of their leases left to start, and are given back unrun",
+		"given_back", len(late), "jobs", ids, "lease_until", late[0].LeaseUntil, "lease_left", late[0].LeaseUntil.Sub(clock))
 }
 
 // leaseToStart is the least lease a held claim needs left to start: two

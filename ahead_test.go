@@ -904,7 +904,7 @@ func TestHeldClaimPastLeaseIsNotStarted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, due := holdTwo(t, st, 15*time.Second, cfgA)
+		a, due := holdJobs(t, st, 15*time.Second, cfgA, "j1", "j2")
 		defer a.Stop(ctx)
 		// b starts now (it could have run all along: a's held leases are live).
 		if err := b.Start(ctx); err != nil {
@@ -927,27 +927,35 @@ func TestHeldClaimPastLeaseIsNotStarted(t *testing.T) {
 }
 
 // TestHeldClaimPastLeaseGivenBack: instance a holds claims ahead on j1
-// and j2; a write to j1 makes a's loop give j1 back, and that GiveBack
-// stalls for half the lease, so that j2's held lease has too little left
-// for j2 to start: a does not start it, but gives it back, and the job
-// runs once, as soon as the stall ends, not once the held lease ends.
+// and 30 jobs due at one instant just after it; a write to j1 makes a's
+// loop give j1 back, and that GiveBack stalls for half the lease, so that
+// the other held leases have too little left for their jobs to start: a
+// does not start them, but gives them back, and each job runs once, as
+// soon as the stall ends, not once the held leases end. The pass that
+// found them says so in one warning, not one per job: how many, ten of
+// their jobs, and the first one's lease and what was left of it.
 func TestHeldClaimPastLeaseGivenBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := memory.New()
 		var mu sync.Mutex
-		var starts []time.Time
+		starts := map[string][]time.Time{}
 		reg := &action.Registry{}
 		reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			mu.Lock()
-			starts = append(starts, time.Now())
+			starts[req.JobID()] = append(starts[req.JobID()], time.Now())
 			mu.Unlock()
 			return nil, nil
 		}))
 		ctx := context.Background()
 		const lease = 10 * time.Second
-		a, due := holdTwo(t, st, lease/2, scheduler.Config{InstanceID: "a", Executors: reg, LeaseDuration: lease, Logger: slog.New(slog.DiscardHandler)})
+		logs := &logRecords{}
+		names := []string{"j1"}
+		for i := range 30 {
+			names = append(names, fmt.Sprintf("k%02d", i))
+		}
+		a, due := holdJobs(t, st, lease/2, scheduler.Config{InstanceID: "a", Executors: reg, LeaseDuration: lease, Logger: slog.New(logs)}, names...)
 		defer a.Stop(ctx)
-		r, err := st.GetJob(ctx, "c", "j2")
+		r, err := st.GetJob(ctx, "c", "k00")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -957,17 +965,34 @@ func TestHeldClaimPastLeaseGivenBack(t *testing.T) {
 		synctest.Wait()
 		mu.Lock()
 		defer mu.Unlock()
-		if len(starts) != 1 || !starts[0].Before(held) {
-			t.Errorf("j2 started at %v, want once, before its held lease ended at %v", starts, held)
+		for _, name := range names[1:] {
+			if at := starts["c/"+name]; len(at) != 1 || !at[0].Before(held) {
+				t.Errorf("%s started at %v, want once, before its held lease ended at %v", name, at, held)
+			}
+		}
+		var late []map[string]string
+		for _, w := range logs.at(slog.LevelWarn) {
+			if strings.Contains(w["msg"], "too little") {
+				late = append(late, w)
+			}
+		}
+		if len(late) != 1 {
+			t.Fatalf("%d warnings of claims with too little lease left, want one:\n%v", len(late), late)
+		}
+		w := late[0]
+		left, err := time.ParseDuration(w["lease_left"])
+		if w["given_back"] != "30" || !tenOf(w, names[1:]) || w["lease_until"] != held.String() || err != nil || left <= 0 || left >= lease*2/3 {
+			t.Errorf("the warning is %v, want 30 given back, ten of their jobs, the first one's lease until %v and less than %v of it left", w, held, lease*2/3)
 		}
 	})
 }
 
-// holdTwo starts an instance with cfg (ClaimAhead: the default, 50 ms)
-// over st, whose first GiveBack stalls for stall, with jobs j1 and j2 due
-// 10 ms apart, and returns it 10 ms before j1 is due, holding claims on
-// both, and j1's due instant.
-func holdTwo(t *testing.T, st *memory.Store, stall time.Duration, cfg scheduler.Config) (*scheduler.Scheduler, time.Time) {
+// holdJobs starts an instance with cfg (ClaimAhead: the default, 50 ms)
+// over st, whose first GiveBack stalls for stall, with jobs of names (the
+// first due 10 ms before the others), and returns it 10 ms before the
+// first is due, holding claims on all of them, and the first's due
+// instant.
+func holdJobs(t *testing.T, st *memory.Store, stall time.Duration, cfg scheduler.Config, names ...string) (*scheduler.Scheduler, time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	a, err := scheduler.New(&stallGiveBack{Store: st, stall: stall}, &cfg)
@@ -978,14 +1003,19 @@ func holdTwo(t *testing.T, st *memory.Store, stall time.Duration, cfg scheduler.
 		t.Fatal(err)
 	}
 	due := time.Now().Add(10 * time.Second).Truncate(time.Second)
-	putOneTimeAt(t, a, "j1", due)
-	putOneTimeAt(t, a, "j2", due.Add(10*time.Millisecond))
+	for i, name := range names {
+		at := due
+		if i > 0 {
+			at = due.Add(10 * time.Millisecond)
+		}
+		putOneTimeAt(t, a, name, at)
+	}
 	if err := a.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(time.Until(due.Add(-10 * time.Millisecond)))
 	synctest.Wait()
-	for _, name := range []string{"j1", "j2"} {
+	for _, name := range names {
 		if r, err := st.GetJob(ctx, "c", name); err != nil || r.LeaseOwner != "a" {
 			a.Stop(ctx)
 			t.Fatalf("%s 10 ms before due: lease owner %q, %v; want %s holding it", name, r.LeaseOwner, err, cfg.InstanceID)
@@ -1465,6 +1495,18 @@ func (h *logRecords) with(key, value string) (logRecord, bool) {
 	return logRecord{}, false
 }
 
+// tenOf reports whether the jobs that the warning w names are ten jobs
+// of collection c of names.
+func tenOf(w map[string]string, names []string) bool {
+	jobs := strings.Fields(strings.Trim(w["jobs"], "[]"))
+	for _, id := range jobs {
+		if !slices.Contains(names, strings.TrimPrefix(id, "c/")) {
+			return false
+		}
+	}
+	return len(jobs) == 10
+}
+
 // recordFails is a cutShort seen through plainStore (not an
 // AheadClaimer) whose Record fails with fail once it is set.
 type recordFails struct {
@@ -1524,12 +1566,7 @@ func TestStopKeptClaimsLoggedOnce(t *testing.T) {
 					t.Fatalf("%d warnings, want one:\n%v", len(warns), warns)
 				}
 				w := warns[0]
-				jobs := strings.Fields(strings.Trim(w["jobs"], "[]"))
-				sampled := len(jobs) == 10
-				for _, id := range jobs {
-					sampled = sampled && slices.Contains(names, strings.TrimPrefix(id, "c/"))
-				}
-				if w["kept"] != "40" || w["claims"] != "40" || w["first_err"] != "store down" || !sampled ||
+				if w["kept"] != "40" || w["claims"] != "40" || w["first_err"] != "store down" || !tenOf(w, names) ||
 					!strings.Contains(w["msg"], "leases expire by themselves at their end") {
 					t.Errorf("the warning is %v, want 40 claims kept of 40, ten of their jobs, the first one's error, and that their leases expire", w)
 				}
