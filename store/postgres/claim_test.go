@@ -197,7 +197,8 @@ func TestNextDueManyAtOneInstant(t *testing.T) {
 // TestGiveBackRowLocked: GiveBack does not wait for the lock on a job's
 // row that another transaction holds for longer than a short lock
 // timeout: the scheduler starts nothing while it gives claims back. None
-// of the claims is given back then, and the lease stays the claim's.
+// of the claims is given back then, and the lease stays the claim's. A
+// caller whose context has no deadline is bounded too.
 func TestGiveBackRowLocked(t *testing.T) {
 	schema := newSchema(t)
 	s := open(t, schema)
@@ -226,12 +227,20 @@ func TestGiveBackRowLocked(t *testing.T) {
 			t.Errorf("GiveBack(%s) with b's row locked throughout = nil, want an error", claims[i].Name)
 		}
 	}
-	namesOwnJob(t, claims, errs)
-	for _, n := range []string{"a", "b"} {
-		if r, err := s.GetJob(ctx, "c", n); err != nil || r.LeaseOwner != "x" {
-			t.Errorf("after a GiveBack that failed, %s's lease owner %q, %v; want x (nothing given back)", n, r.LeaseOwner, err)
-		}
+	noneGivenBack(t, s, claims, errs)
+	// A caller without a deadline: GiveBack bounds itself all the same
+	// (see Store.GiveBack), and fails as above.
+	done := make(chan []error, 1)
+	go func() { done <- s.GiveBack(context.Background(), "x", claims) }()
+	select {
+	case errs = <-done:
+	case <-time.After(time.Minute): // a second, on a machine however loaded
+		t.Fatal("GiveBack without a deadline, with b's row locked throughout, has not returned after a minute")
 	}
+	if len(errs) != 2 {
+		t.Fatalf("GiveBack of 2 without a deadline = %d errors, want 2", len(errs))
+	}
+	noneGivenBack(t, s, claims, errs)
 	// A caller that waits less than two lock timeouts: the last wait for
 	// the row ends before its context does, so the give-back fails with
 	// the lock's error (55P03, lock_not_available) rather than having its
@@ -271,6 +280,47 @@ func TestGiveBackRowLocked(t *testing.T) {
 		if r, err := s.GetJob(ctx, "c", n); err != nil || r.LeaseOwner != "" {
 			t.Errorf("after the GiveBack, %s's lease owner %q, %v; want none", n, r.LeaseOwner, err)
 		}
+	}
+}
+
+// TestGiveBackKeepsSmallerStatementTimeout: a statement_timeout of the
+// connection's smaller than the one GiveBack sets for its statements
+// stays in force inside the give-back's transaction. A trigger notes the
+// statement_timeout in force as each job is given back.
+func TestGiveBackKeepsSmallerStatementTimeout(t *testing.T) {
+	schema := newSchema(t)
+	claims := claimedJobs(t, open(t, schema), "a", "b")
+	q := pgx.Identifier{schema}.Sanitize()
+	for _, stmt := range []string{
+		"CREATE TABLE " + q + ".seen (statement_timeout text)",
+		"CREATE FUNCTION " + q + ".note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO " + q +
+			".seen VALUES (current_setting('statement_timeout')); RETURN NEW; END $$",
+		"CREATE TRIGGER note BEFORE UPDATE ON " + q + ".jobs FOR EACH ROW EXECUTE FUNCTION " + q + ".note()",
+	} {
+		if _, err := hostPool(t).Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A store over connections whose statement_timeout is 120ms: less
+	// than the 125ms GiveBack sets with a second or more to go.
+	s := openAt(t, dsn(t)+"&statement_timeout=120", schema)
+	wait, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for i, err := range s.GiveBack(wait, "x", claims) {
+		if err != nil {
+			t.Errorf("GiveBack(%s) = %v, want nil", claims[i].Name, err)
+		}
+	}
+	rows, err := hostPool(t).Query(ctx, "SELECT statement_timeout FROM "+q+".seen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[0] != "120ms" || seen[1] != "120ms" {
+		t.Errorf("statement_timeout as each job was given back: %v, want 120ms twice (the connection's)", seen)
 	}
 }
 
@@ -340,6 +390,19 @@ func namesOwnJob(t *testing.T, claims []*scheduler.JobRecord, errs []error) {
 	}
 }
 
+// noneGivenBack checks that errs, the errors of a GiveBack of claims
+// whose transaction failed, each name their own job (see namesOwnJob), and
+// that every one of claims is still leased to x, as it was claimed.
+func noneGivenBack(t *testing.T, s *postgres.Store, claims []*scheduler.JobRecord, errs []error) {
+	t.Helper()
+	namesOwnJob(t, claims, errs)
+	for _, c := range claims {
+		if r, err := s.GetJob(ctx, "c", c.Name); err != nil || r.LeaseOwner != "x" {
+			t.Errorf("after a GiveBack that failed, %s's lease owner %q, %v; want x (nothing given back)", c.Name, r.LeaseOwner, err)
+		}
+	}
+}
+
 // TestGiveBackLastTryBounded: the waits for locks of GiveBack's last try
 // are bounded as a whole, not one by one. Of three rows, a is locked for
 // 60ms, b for 120ms and c throughout; with 180ms to wait, the one try
@@ -383,12 +446,7 @@ func TestGiveBackLastTryBounded(t *testing.T) {
 				claims[i].Name, err)
 		}
 	}
-	namesOwnJob(t, claims, errs)
-	for _, n := range names {
-		if r, err := s.GetJob(ctx, "c", n); err != nil || r.LeaseOwner != "x" {
-			t.Errorf("after a GiveBack that failed, %s's lease owner %q, %v; want x (nothing given back)", n, r.LeaseOwner, err)
-		}
-	}
+	noneGivenBack(t, s, claims, errs)
 }
 
 // TestGiveBackQueuedWaiter: PostgreSQL bounds each wait for a lock, not a
@@ -469,12 +527,7 @@ func TestGiveBackQueuedWaiter(t *testing.T) {
 				"want lock_not_available (55P03) or query_canceled (57014) before the deadline", claims[i].Name, err)
 		}
 	}
-	namesOwnJob(t, claims, errs)
-	for _, n := range []string{"a", "b"} {
-		if r, err := s.GetJob(ctx, "c", n); err != nil || r.LeaseOwner != "x" {
-			t.Errorf("after a GiveBack that failed, %s's lease owner %q, %v; want x (nothing given back)", n, r.LeaseOwner, err)
-		}
-	}
+	noneGivenBack(t, s, claims, errs)
 }
 
 // TestGiveBackFailedKeepsLostClaims: when the transaction of a GiveBack

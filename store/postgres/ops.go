@@ -578,29 +578,38 @@ func claimedState(j *scheduler.JobRecord) byte {
 // again: the scheduler starts nothing while it gives claims back.
 const giveBackLockTimeout = 100 * time.Millisecond
 
+// giveBackDefaultTimeout bounds a GiveBack whose context has no deadline:
+// one second, what a Scheduler with the default Config.LeaseDuration
+// allows its give-backs.
+const giveBackDefaultTimeout = scheduler.DefaultLeaseDuration / 10
+
 // GiveBack implements [scheduler.AheadClaimer]: all of claims in one
 // transaction on the engine's connections, each job apart. A statement
 // waits at most giveBackLockTimeout for a row that another transaction
 // has locked (another instance's claim holds its rows for a moment); the
 // transaction is then tried again, for as long as ctx lasts, so that a
-// lock held for ever cannot hold the caller longer than ctx allows.
+// lock held for ever cannot hold the caller longer than ctx allows. A ctx
+// without a deadline is given one a second away (what a Scheduler with
+// the default Config.LeaseDuration allows its give-backs): a claim not
+// given back by then keeps its lease until it expires, which does no
+// harm, while a caller held for as long as a lock is would be.
 //
 // PostgreSQL bounds each wait for a lock (lock_timeout), not a
 // statement's waits together: a statement that finds another transaction
 // queued for the row first waits for the row's holder, then again for
-// that transaction. So when ctx has a deadline, each statement also runs
-// under a statement_timeout of five fourths of its lock wait: a statement
-// that waits once fails with the lock's error (55P03, lock_not_available),
-// one that waits twice with the statement timeout's (57014,
-// query_canceled), and either rolls the try back and is tried again.
-// Once less than twice giveBackLockTimeout is left before ctx's deadline,
-// the try is the last, and its waits are bounded as a whole: each
-// statement waits for a lock at most half the time left when it starts
-// (at most two thirds: the bounds are set again, a round trip, only once
-// they have shrunk by a quarter) and runs at most five fourths of that,
-// so that the try fails, rolled back, before ctx would cancel its
-// statement (and with it the connection). Its error is then each claim's,
-// none of claims is given back, and their leases expire instead.
+// that transaction. So each statement also runs under a statement_timeout
+// of five fourths of its lock wait (or the connection's own, when that is
+// smaller): a statement that waits once fails with the lock's error
+// (55P03, lock_not_available), one that waits twice with the statement
+// timeout's (57014, query_canceled), and either rolls the try back and is
+// tried again. Once less than twice giveBackLockTimeout is left before
+// ctx's deadline, the try is the last, and its waits are bounded as a
+// whole: each statement waits for a lock at most half the time left when
+// it starts (at most two thirds: the bounds are set again, a round trip,
+// only once they have shrunk by a quarter) and runs at most five fourths
+// of that, so that the try fails, rolled back, before ctx would cancel
+// its statement (and with it the connection). Its error is then each
+// claim's, none of claims is given back, and their leases expire instead.
 //
 // When the transaction fails, each claim's error names its own job: the
 // claim whose statement failed it has that statement's error; a claim
@@ -609,6 +618,12 @@ const giveBackLockTimeout = 100 * time.Millisecond
 // failed the transaction, those after the failed claim saying they were
 // not given back.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, giveBackDefaultTimeout)
+		defer cancel()
+	}
+	deadline, _ := ctx.Deadline()
 	errs := make([]error, len(claims))
 	err := s.live()
 	failed := -1 // the claim whose statement failed the transaction, if any
@@ -616,17 +631,14 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 		clear(errs)
 		failed = -1
 		err = pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
-			deadline, bounded := ctx.Deadline()
 			var wait time.Duration // the lock_timeout set
 			for i, r := range claims {
 				w := giveBackLockTimeout
-				if bounded {
-					if half := time.Until(deadline) / 2; half < w {
-						w, last = max(half, time.Millisecond), true
-					}
+				if half := time.Until(deadline) / 2; half < w {
+					w, last = max(half, time.Millisecond), true
 				}
 				if i == 0 || w < wait*3/4 {
-					if err := setGiveBackTimeouts(ctx, tx, w, bounded); err != nil {
+					if err := setGiveBackTimeouts(ctx, tx, w); err != nil {
 						return err
 					}
 					wait = w
@@ -668,17 +680,21 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 }
 
 // setGiveBackTimeouts sets, for the rest of tx, GiveBack's lock_timeout
-// to wait and, when bounded (ctx has a deadline), its statement_timeout to
-// five fourths of wait (see GiveBack).
-func setGiveBackTimeouts(ctx context.Context, tx pgx.Tx, wait time.Duration, bounded bool) error {
-	ms := func(d time.Duration) string { return strconv.FormatInt(max(d.Milliseconds(), 1), 10) + "ms" }
-	if !bounded {
-		_, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", ms(wait))
-		return err
-	}
-	_, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)", ms(wait), ms(wait+wait/4))
+// to wait and its statement_timeout to five fourths of wait, or leaves
+// the statement_timeout in force when that is smaller (see GiveBack).
+func setGiveBackTimeouts(ctx context.Context, tx pgx.Tx, wait time.Duration) error {
+	ms := func(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
+	_, err := tx.Exec(ctx, giveBackTimeoutsSQL, strconv.FormatInt(ms(wait), 10)+"ms", ms(wait+wait/4))
 	return err
 }
+
+// giveBackTimeoutsSQL sets lock_timeout to $1 and statement_timeout to $2
+// milliseconds, or to the one in force when it is smaller and not zero
+// (none), for the rest of the transaction. pg_settings gives the one in
+// force in milliseconds, its unit.
+const giveBackTimeoutsSQL = `SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout',
+	(SELECT CASE WHEN setting::bigint BETWEEN 1 AND $2::bigint THEN setting ELSE $2::bigint::text END
+		FROM pg_settings WHERE name = 'statement_timeout') || 'ms', true)`
 
 func cmpInt(a, b int64) int {
 	if a < b {
