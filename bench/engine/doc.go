@@ -8,17 +8,16 @@
 // the same work for every engine (robfig gets an equivalent custom
 // Schedule, gocron a OneTimeJob), except in BenchmarkEverySecond1k: 1,000
 // jobs every second for 10 seconds, jobclock's at frequency Second (which
-// its collection's quota allows), robfig/cron's "@every 1s". In
-// BenchmarkBurst100k and BenchmarkSteady10kPerSecond, after registering
-// and before the engine starts and the wait for the first due instant,
-// the benchmark collects the garbage and returns the memory it freed to
-// the operating system (debug.FreeOSMemory), the same for every engine:
-// the load measures the engine, not the collection of what registering
-// left, and runs without spare memory that engines before it in the
-// process left mapped (pages already touched spare the page faults it
-// takes in a process of its own). BenchmarkEverySecond1k and
-// BenchmarkOpsAt1M only collect the garbage (runtime.GC), after the
-// engine has started. What an engine before it left live still raises
+// its collection's quota allows), robfig/cron's "@every 1s". Every
+// benchmark that starts an engine (all but BenchmarkRegister) starts it
+// the same way: after registering, and before the engine starts and the
+// wait for the first due instant (BenchmarkOpsAt1M: for its steady
+// state), it collects the garbage and returns the memory it freed to the
+// operating system (debug.FreeOSMemory), the same for every engine: the
+// load measures the engine, not the collection of what registering left,
+// and runs without spare memory that engines before it in the process
+// left mapped (pages already touched spare the page faults it takes in a
+// process of its own). What an engine before it left live still raises
 // its collector's goal (gocron's unfinished burst leaves about 50 MB):
 // compare engines each in a process of its own, -test.bench
 // 'Burst100k/robfig$' and so on. The burst and steady loads

@@ -257,9 +257,9 @@ func minorFaults() int64 {
 }
 
 // settle collects the registration's garbage and returns the memory it
-// freed to the operating system, for every engine alike. The burst and
-// steady loads call it after registering, before the engine starts and
-// before the wait for the first due instant. The load then runs on the engine's own live heap, with no spare
+// freed to the operating system, for every engine alike. Every load
+// calls it after registering, before the engine starts and before the
+// wait for the first due instant. The load then runs on the engine's own live heap, with no spare
 // pages mapped before it: neither what registering left nor what the
 // engines measured before it in the process left (an engine run after
 // others in one process would otherwise grow its heap into pages they
@@ -504,10 +504,9 @@ func BenchmarkOpsAt1M(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				settle()
 				eng.start()
-				// Measure the steady state, not the collection of the
-				// registration's garbage or start-up work.
-				runtime.GC()
+				// Measure the steady state, not start-up work.
 				time.Sleep(2 * time.Second)
 				ops := ops
 				switch e.name {
@@ -560,28 +559,29 @@ func BenchmarkEverySecond1k(b *testing.B) {
 			for b.Loop() {
 				rec := newRecorder(n, true)
 				t0 := time.Now().Add(3 * time.Second).Truncate(time.Second)
-				var stop func()
+				var eng engine
 				switch name {
 				case "jobclock":
-					stop = everySecondJobclock(b, rec.fire, jobs, seconds, t0)
+					eng = everySecondJobclock(b, rec.fire, jobs, seconds, t0)
 				case "robfig":
-					stop = everySecondRobfig(b, rec.fire, jobs, t0)
+					eng = everySecondRobfig(b, rec.fire, jobs, t0)
 				}
-				runtime.GC()
+				settle()
+				eng.start()
 				time.Sleep(time.Until(t0))
 				cpu0 := cpuTime()
 				rec.wait(t0.Add(seconds*time.Second + 5*time.Second))
 				cpu := cpuTime() - cpu0
-				stop()
+				eng.stop()
 				reportLateness(b, rec, n, cpu)
 			}
 		})
 	}
 }
 
-// everySecondJobclock starts a jobclock scheduler whose jobs run every
-// second from t0, count times each, and returns what stops it.
-func everySecondJobclock(b *testing.B, fire fireFunc, jobs, count int, t0 time.Time) (stop func()) {
+// everySecondJobclock returns a jobclock scheduler, not started, whose
+// jobs run every second from t0, count times each.
+func everySecondJobclock(b *testing.B, fire fireFunc, jobs, count int, t0 time.Time) engine {
 	e := newJobclock(fire, jobs).(*jobclock)
 	quota := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: jobs,
 		MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}}
@@ -595,14 +595,13 @@ func everySecondJobclock(b *testing.B, fire fireFunc, jobs, count int, t0 time.T
 			b.Fatal(err)
 		}
 	}
-	e.start()
-	return e.stop
+	return e
 }
 
-// everySecondRobfig starts robfig/cron with jobs entries "@every 1s"
-// shortly before t0 (it runs them on whole seconds), and returns what
-// stops it. A job's due instant is the whole second it started in.
-func everySecondRobfig(b *testing.B, fire fireFunc, jobs int, t0 time.Time) (stop func()) {
+// everySecondRobfig returns robfig/cron, not started, with jobs entries
+// "@every 1s" added shortly before t0 (it runs them on whole seconds). A
+// job's due instant is the whole second it started in.
+func everySecondRobfig(b *testing.B, fire fireFunc, jobs int, t0 time.Time) engine {
 	c := cron.New(cron.WithSeconds())
 	time.Sleep(time.Until(t0.Add(-500 * time.Millisecond)))
 	for range jobs {
@@ -610,6 +609,5 @@ func everySecondRobfig(b *testing.B, fire fireFunc, jobs int, t0 time.Time) (sto
 			b.Fatal(err)
 		}
 	}
-	c.Start()
-	return func() { <-c.Stop().Done() }
+	return &robfig{c: c}
 }
