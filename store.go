@@ -760,6 +760,17 @@ type AheadClaimer interface {
 	// ErrLeaseLost when owner does not hold the lease (nothing changes),
 	// ErrNotFound when the job is gone (also when it was deleted and created
 	// again since the claim: its Created differs, whoever holds its lease).
+	//
+	// A claim not given back keeps its lease until it expires, which does
+	// no harm but a late start; a caller held for as long as another
+	// transaction holds a job's lock would do more. So a store whose
+	// GiveBack can wait for such a lock may bound a call whose ctx has no
+	// deadline, failing it with the lock's error: store/postgres stops
+	// trying again a second after the call began, and never cuts short a
+	// try that waits for no lock. store/memory waits for nothing but its
+	// own mutex, and store/sqlite for its turn at its one writer, as long
+	// as ctx lets it. The Scheduler always passes a deadline: a tenth of
+	// Config.LeaseDuration.
 	GiveBack(ctx context.Context, owner string, claims []*JobRecord) []error
 }
 

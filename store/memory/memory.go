@@ -717,7 +717,9 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	return out, nil
 }
 
-// GiveBack implements [scheduler.AheadClaimer].
+// GiveBack implements [scheduler.AheadClaimer]: under the store's mutex,
+// with no other wait, so it needs no bound of its own when ctx has no
+// deadline.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
 	errs := make([]error, len(claims))
 	s.mu.Lock()

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/store/postgres"
@@ -260,26 +263,119 @@ func TestGiveBackRowLocked(t *testing.T) {
 	}
 	namesOwnJob(t, claims, errs)
 	// Locked for a moment, as another instance's claim holds its rows:
-	// the give-back waits it out (one lock timeout is not the end).
+	// the give-back waits it out (one lock timeout is not the end), with
+	// a deadline and without one.
+	wait2, cancel2 := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel2()
+	giveBackLockedAWhile(t, s, wait2, "a 10s deadline", tx, claims)
+	claims = claim(t, s, "a", "b")
+	tx2, err := hostPool(t).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx2.Rollback(ctx)
+	lockRow(t, tx2, schema, "b")
+	giveBackLockedAWhile(t, s, context.Background(), "no deadline", tx2, claims)
+}
+
+// giveBackLockedAWhile gives back claims on s with ctx (its deadline
+// described by what) while tx, which locks a row of theirs, ends 300ms
+// later, and checks that all of them are given back.
+func giveBackLockedAWhile(t *testing.T, s *postgres.Store, ctx context.Context, what string, tx pgx.Tx, claims []*scheduler.JobRecord) {
+	t.Helper()
 	released := make(chan struct{})
 	go func() {
 		defer close(released)
 		time.Sleep(300 * time.Millisecond)
-		tx.Rollback(ctx)
+		tx.Rollback(context.Background())
 	}()
-	wait2, cancel2 := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel2()
-	errs = s.GiveBack(wait2, "x", claims)
+	errs := s.GiveBack(ctx, "x", claims)
 	<-released
 	for i, err := range errs {
 		if err != nil {
-			t.Errorf("GiveBack(%s) with b's row locked for 300ms = %v, want nil", claims[i].Name, err)
+			t.Errorf("GiveBack(%s) with %s and a row locked for 300ms = %v, want nil", claims[i].Name, what, err)
 		}
 	}
-	for _, n := range []string{"a", "b"} {
-		if r, err := s.GetJob(ctx, "c", n); err != nil || r.LeaseOwner != "" {
-			t.Errorf("after the GiveBack, %s's lease owner %q, %v; want none", n, r.LeaseOwner, err)
+	for _, c := range claims {
+		if r, err := s.GetJob(context.Background(), "c", c.Name); err != nil || r.LeaseOwner != "" {
+			t.Errorf("after the GiveBack with %s, %s's lease owner %q, %v; want none", what, c.Name, r.LeaseOwner, err)
 		}
+	}
+}
+
+// TestGiveBackManyWithoutDeadline: a GiveBack without a deadline whose
+// one try takes longer than the second it tries again for (each of 48
+// claims' statements sleeps 25ms in a trigger, as round trips to a far
+// server would take) gives every claim back: the bound of a call without
+// a deadline stops the tries, not the work.
+func TestGiveBackManyWithoutDeadline(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	names := make([]string, 48)
+	for i := range names {
+		names[i] = fmt.Sprintf("j%03d", i)
+	}
+	claims := claimedJobs(t, s, names...)
+	q := pgx.Identifier{schema}.Sanitize()
+	host := hostPool(t)
+	for _, stmt := range []string{
+		"CREATE FUNCTION " + q + ".slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.025); RETURN NEW; END $$",
+		"CREATE TRIGGER slow BEFORE UPDATE ON " + q + ".jobs FOR EACH ROW EXECUTE FUNCTION " + q + ".slow()",
+	} {
+		if _, err := host.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, err := range s.GiveBack(context.Background(), "x", claims) {
+		if err != nil {
+			t.Errorf("GiveBack(%s) of 48 slow ones without a deadline = %v, want nil", claims[i].Name, err)
+		}
+	}
+}
+
+// TestGiveBackPausesBetweenTries: GiveBack pauses before it tries again
+// after a try failed on a timeout, so a connection's statement_timeout
+// of 5ms, which fails a try at once while a row is locked, does not turn
+// its tries into a tight loop. A trigger counts the tries in a sequence
+// (which a rollback does not undo) as a, the first job, is given back;
+// b's row is locked throughout. Within a second, pauses from 10ms
+// doubling to 100ms leave room for 15 tries at most, however fast the
+// machine.
+func TestGiveBackPausesBetweenTries(t *testing.T) {
+	schema := newSchema(t)
+	s, timeout := openTimed(t, schema)
+	claims := claimedJobs(t, s, "a", "b")
+	q := pgx.Identifier{schema}.Sanitize()
+	host := hostPool(t)
+	for _, stmt := range []string{
+		"CREATE SEQUENCE " + q + ".tries",
+		"CREATE FUNCTION " + q + ".count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM nextval('" + schema +
+			".tries'); RETURN NEW; END $$",
+		"CREATE TRIGGER count BEFORE UPDATE ON " + q + ".jobs FOR EACH ROW WHEN (OLD.name = 'a') EXECUTE FUNCTION " + q + ".count()",
+	} {
+		if _, err := host.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := host.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	lockRow(t, tx, schema, "b")
+	timeout(5)
+	wait, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	errs := s.GiveBack(wait, "x", claims)
+	timeout(0)
+	noneGivenBack(t, s, claims, errs)
+	var tries int64
+	if err := host.QueryRow(ctx, "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM "+q+".tries").Scan(&tries); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d tries in a second", tries)
+	if tries > 20 {
+		t.Errorf("GiveBack with a statement_timeout of 5ms and b's row locked for a second tried %d times, want 20 at most", tries)
 	}
 }
 
@@ -289,21 +385,23 @@ func TestGiveBackRowLocked(t *testing.T) {
 // statement_timeout in force as each job is given back.
 func TestGiveBackKeepsSmallerStatementTimeout(t *testing.T) {
 	schema := newSchema(t)
-	claims := claimedJobs(t, open(t, schema), "a", "b")
+	s, timeout := openTimed(t, schema)
+	claims := claimedJobs(t, s, "a", "b")
+	// The store's connections get a statement_timeout of 120ms: less
+	// than the 125ms GiveBack sets with a second or more to go.
+	timeout(120)
 	q := pgx.Identifier{schema}.Sanitize()
+	host := hostPool(t)
 	for _, stmt := range []string{
 		"CREATE TABLE " + q + ".seen (statement_timeout text)",
 		"CREATE FUNCTION " + q + ".note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO " + q +
 			".seen VALUES (current_setting('statement_timeout')); RETURN NEW; END $$",
 		"CREATE TRIGGER note BEFORE UPDATE ON " + q + ".jobs FOR EACH ROW EXECUTE FUNCTION " + q + ".note()",
 	} {
-		if _, err := hostPool(t).Exec(ctx, stmt); err != nil {
+		if _, err := host.Exec(ctx, stmt); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// A store over connections whose statement_timeout is 120ms: less
-	// than the 125ms GiveBack sets with a second or more to go.
-	s := openAt(t, dsn(t)+"&statement_timeout=120", schema)
 	wait, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for i, err := range s.GiveBack(wait, "x", claims) {
@@ -311,7 +409,7 @@ func TestGiveBackKeepsSmallerStatementTimeout(t *testing.T) {
 			t.Errorf("GiveBack(%s) = %v, want nil", claims[i].Name, err)
 		}
 	}
-	rows, err := hostPool(t).Query(ctx, "SELECT statement_timeout FROM "+q+".seen")
+	rows, err := host.Query(ctx, "SELECT statement_timeout FROM "+q+".seen")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,6 +436,13 @@ func claimedJobs(t *testing.T, s *postgres.Store, names ...string) []*scheduler.
 			t.Fatal(err)
 		}
 	}
+	return claim(t, s, names...)
+}
+
+// claim claims the jobs of names in collection c of s, due at t0 and not
+// leased, for owner x, and returns them in the order of names.
+func claim(t *testing.T, s *postgres.Store, names ...string) []*scheduler.JobRecord {
+	t.Helper()
 	claims, err := s.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: t0, DueBy: t0, Owner: "x", LeaseUntil: t0.Add(time.Minute), Limit: len(names)})
 	if err != nil || len(claims) != len(names) {
 		t.Fatalf("ClaimDueBy = %d jobs, %v; want %d", len(claims), err, len(names))
@@ -346,6 +451,43 @@ func claimedJobs(t *testing.T, s *postgres.Store, names ...string) []*scheduler.
 		return slices.Index(names, a.Name) - slices.Index(names, b.Name)
 	})
 	return claims
+}
+
+// openTimed opens a store in schema over a pool of its own, and returns
+// it with timeout, which gives the pool's connections from then on a
+// statement_timeout of ms milliseconds. What runs before, Open's own
+// statements (it creates the schema) and a test's setup through the
+// store, runs without it, as it would otherwise fail on a loaded machine.
+// The store's work shares that pool.
+func openTimed(t *testing.T, schema string) (s *postgres.Store, timeout func(ms int)) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var timed atomic.Int64 // ms, 0 before timeout
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		ms := timed.Load()
+		if ms == 0 {
+			return nil
+		}
+		_, err := c.Exec(ctx, "SET statement_timeout = "+strconv.FormatInt(ms, 10))
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	s, err = postgres.New(ctx, pool, &postgres.Options{Schema: schema, EngineConns: -1})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, func(ms int) {
+		timed.Store(int64(ms))
+		pool.Reset() // the connections used so far end; new ones are timed
+	}
 }
 
 // lockRowSQL locks the row of job $1 of collection c in schema, as a

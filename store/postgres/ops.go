@@ -578,21 +578,36 @@ func claimedState(j *scheduler.JobRecord) byte {
 // again: the scheduler starts nothing while it gives claims back.
 const giveBackLockTimeout = 100 * time.Millisecond
 
-// giveBackDefaultTimeout bounds a GiveBack whose context has no deadline:
-// one second, what a Scheduler with the default Config.LeaseDuration
-// allows its give-backs.
-const giveBackDefaultTimeout = scheduler.DefaultLeaseDuration / 10
+// giveBackRetryFor is how long after it began a GiveBack whose context
+// has no deadline still tries again after a try failed waiting for a
+// lock: one second, what a Scheduler with the default
+// Config.LeaseDuration allows its give-backs.
+const giveBackRetryFor = time.Second
+
+// giveBackPause is the pause before GiveBack's second try; each pause
+// after it is twice the one before, up to giveBackLockTimeout.
+const giveBackPause = 10 * time.Millisecond
 
 // GiveBack implements [scheduler.AheadClaimer]: all of claims in one
 // transaction on the engine's connections, each job apart. A statement
 // waits at most giveBackLockTimeout for a row that another transaction
 // has locked (another instance's claim holds its rows for a moment); the
-// transaction is then tried again, for as long as ctx lasts, so that a
-// lock held for ever cannot hold the caller longer than ctx allows. A ctx
-// without a deadline is given one a second away (what a Scheduler with
-// the default Config.LeaseDuration allows its give-backs): a claim not
-// given back by then keeps its lease until it expires, which does no
-// harm, while a caller held for as long as a lock is would be.
+// transaction is then tried again after a pause, for as long as ctx
+// lasts, so that a lock held for ever cannot hold the caller longer than
+// ctx allows. The pauses start at 10ms and double up to
+// giveBackLockTimeout, less when half the time left before ctx's deadline
+// is less: a try that a small statement_timeout of the connection's
+// fails at once is not tried again without end in a tight loop.
+//
+// A ctx without a deadline is tried again only within a second of the
+// call's start (what a Scheduler with the default Config.LeaseDuration
+// allows its give-backs): a lock held for longer then fails the call,
+// and a claim not given back keeps its lease until it expires, which
+// does no harm, while a caller held for as long as a lock is would be.
+// Each try runs to its end, its statements bounded one by one as below,
+// however many the claims and however long the round trips, so a
+// give-back that meets no lock is never cut short; the call takes at most
+// about a second plus one try.
 //
 // PostgreSQL bounds each wait for a lock (lock_timeout), not a
 // statement's waits together: a statement that finds another transaction
@@ -618,24 +633,23 @@ const giveBackDefaultTimeout = scheduler.DefaultLeaseDuration / 10
 // failed the transaction, those after the failed claim saying they were
 // not given back.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, giveBackDefaultTimeout)
-		defer cancel()
-	}
-	deadline, _ := ctx.Deadline()
+	began := time.Now()
+	deadline, bounded := ctx.Deadline()
 	errs := make([]error, len(claims))
 	err := s.live()
 	failed := -1 // the claim whose statement failed the transaction, if any
-	for last := false; err == nil; {
+	last := false
+	for pause := giveBackPause; err == nil; pause = min(2*pause, giveBackLockTimeout) {
 		clear(errs)
 		failed = -1
 		err = pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
 			var wait time.Duration // the lock_timeout set
 			for i, r := range claims {
 				w := giveBackLockTimeout
-				if half := time.Until(deadline) / 2; half < w {
-					w, last = max(half, time.Millisecond), true
+				if bounded {
+					if half := time.Until(deadline) / 2; half < w {
+						w, last = max(half, time.Millisecond), true
+					}
 				}
 				if i == 0 || w < wait*3/4 {
 					if err := setGiveBackTimeouts(ctx, tx, w); err != nil {
@@ -652,12 +666,23 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 			return nil
 		})
 		var pe *pgconn.PgError
-		if !errors.As(err, &pe) || pe.Code != "55P03" && pe.Code != "57014" || ctx.Err() != nil || last {
+		if !errors.As(err, &pe) || pe.Code != "55P03" && pe.Code != "57014" || ctx.Err() != nil || last ||
+			!bounded && time.Since(began) >= giveBackRetryFor {
 			break
 		}
 		// 55P03, lock_not_available, or 57014, query_canceled, while ctx
-		// lasts: a lock wait or the statement timeout; try again.
-		err = nil
+		// lasts: a lock wait or the statement timeout; pause, and try
+		// again.
+		p := pause
+		if bounded {
+			p = min(p, time.Until(deadline)/2)
+		}
+		select {
+		case <-ctx.Done():
+			// ctx ended: the try's error stands
+		case <-time.After(p):
+			err = nil
+		}
 	}
 	if err != nil {
 		for i := range errs {
@@ -690,11 +715,14 @@ func setGiveBackTimeouts(ctx context.Context, tx pgx.Tx, wait time.Duration) err
 
 // giveBackTimeoutsSQL sets lock_timeout to $1 and statement_timeout to $2
 // milliseconds, or to the one in force when it is smaller and not zero
-// (none), for the rest of the transaction. pg_settings gives the one in
-// force in milliseconds, its unit.
-const giveBackTimeoutsSQL = `SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout',
-	(SELECT CASE WHEN setting::bigint BETWEEN 1 AND $2::bigint THEN setting ELSE $2::bigint::text END
-		FROM pg_settings WHERE name = 'statement_timeout') || 'ms', true)`
+// (none), for the rest of the transaction. current_setting gives the one
+// in force with its unit ("120ms", "5s", "1min"; "0" for none), which the
+// cast to interval reads (a number without a unit as seconds: only 0
+// comes so); it is cheaper than pg_settings, a view that builds a row of
+// every setting to return one.
+const giveBackTimeoutsSQL = `SELECT pg_catalog.set_config('lock_timeout', $1, true), pg_catalog.set_config('statement_timeout',
+	(SELECT CASE WHEN t BETWEEN 1 AND $2::bigint THEN t ELSE $2::bigint END
+		FROM (SELECT (extract(epoch FROM pg_catalog.current_setting('statement_timeout')::interval) * 1000)::bigint) AS s (t))::text || 'ms', true)`
 
 func cmpInt(a, b int64) int {
 	if a < b {

@@ -400,7 +400,11 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 }
 
 // GiveBack implements [scheduler.AheadClaimer]: all of claims in one
-// write transaction, each job apart.
+// write transaction, each job apart. It waits for its turn at the
+// store's writer (the scheduler's writes go first) and then for another
+// process's write lock (Options.BusyTimeout at most), as any write does;
+// ctx bounds the wait for its turn, and one without a deadline is given
+// no other bound.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
 	errs := make([]error, len(claims))
 	err := s.writeFirst(ctx, func(tx *wtx) error {
