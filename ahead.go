@@ -319,17 +319,20 @@ func (s *Scheduler) startHeld(now, clock time.Time, stale []*JobRecord) []*JobRe
 
 // warnTooLate warns that the held claims late, found in one pass of
 // startHeld, had too little of their leases left at clock to start, and
-// are given back unrun. It does so in one line however many there are: a
-// slow store or an outage finds many at once, and a line each would flood
-// the log. The line says how many, the IDs of the first keptSample jobs,
-// and the first one's lease_until and what was left of it.
+// will be given back unrun (the loop gives them back after the pass). It
+// does so in one line however many there are: a slow store or an outage
+// finds many at once, and a line each would flood the log. The line says
+// how many, the IDs of the first keptSample jobs, and lease_until and
+// lease_left of the first one, the earliest due (held claims are in the
+// order of their start): not the least lease left among them, which a
+// claim taken earlier for a later instant may have.
 func (s *Scheduler) warnTooLate(late []*JobRecord, clock time.Time) {
 	ids := make([]string, min(len(late), keptSample))
 	for i := range ids {
 		ids[i] = late[i].ID()
 	}
-	s.log.Warn("claimed jobs have too little of their leases left to start, and are given back unrun",
-		"given_back", len(late), "jobs", ids, "lease_until", late[0].LeaseUntil, "lease_left", late[0].LeaseUntil.Sub(clock))
+	s.log.Warn("claimed jobs have too little of their leases left to start, and will be given back unrun",
+		"to_give_back", len(late), "jobs", ids, "lease_until", late[0].LeaseUntil, "lease_left", late[0].LeaseUntil.Sub(clock))
 }
 
 // leaseToStart is the least lease a held claim needs left to start: two

@@ -981,8 +981,8 @@ func TestHeldClaimPastLeaseGivenBack(t *testing.T) {
 		}
 		w := late[0]
 		left, err := time.ParseDuration(w["lease_left"])
-		if w["given_back"] != "30" || !tenOf(w, names[1:]) || w["lease_until"] != held.String() || err != nil || left <= 0 || left >= lease*2/3 {
-			t.Errorf("the warning is %v, want 30 given back, ten of their jobs, the first one's lease until %v and less than %v of it left", w, held, lease*2/3)
+		if w["to_give_back"] != "30" || !tenOf(w, names[1:]) || w["lease_until"] != held.String() || err != nil || left <= 0 || left >= lease*2/3 {
+			t.Errorf("the warning is %v, want 30 to give back, ten of their jobs, the first one's lease until %v and less than %v of it left", w, held, lease*2/3)
 		}
 	})
 }
