@@ -713,3 +713,57 @@ func TestGiveBackFailedKeepsLostClaims(t *testing.T) {
 		t.Errorf("GiveBack(d), after c = %v, want an error that says %s and wraps c's", errs[3], want)
 	}
 }
+
+// TestRecordBatchPlan: the statement of RecordBatch finds each job of a
+// batch by its key, in the plan for a batch's values and in the plan
+// PostgreSQL keeps for the prepared statement, whatever the table's size
+// and whether it has statistics yet. Without indexScansSQL before it, the
+// plan for a table of 1,000 jobs analyzed while none was leased reads
+// every job to find the leased ones.
+func TestRecordBatchPlan(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		jobs    int
+		analyze bool
+	}{
+		{"20000 jobs", 20_000, true},
+		{"20000 jobs, no statistics", 20_000, false},
+		{"1000 jobs", 1_000, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			schema := newSchema(t)
+			s := open(t, schema)
+			base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			conn, q := bigCollection(t, s, schema, tt.jobs, base, time.Nanosecond)
+			if tt.analyze {
+				if _, err := conn.Exec(ctx, "ANALYZE "+q+".jobs"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			claimed, err := s.ClaimDue(ctx, base.Add(time.Minute), "o", base.Add(time.Hour), 50)
+			if err != nil || len(claimed) != 50 {
+				t.Fatalf("ClaimDue = %d jobs, %v; want 50", len(claimed), err)
+			}
+			batch := make([]scheduler.RecordRequest, len(claimed))
+			for i, j := range claimed {
+				j.State = scheduler.JobCompleted
+				j.Schedule.DueAt = time.Time{}
+				batch[i] = scheduler.RecordRequest{Job: j, History: []scheduler.HistoryEntry{{Collection: "big", Job: j.Name, ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, StartTime: base, EndTime: base}}}
+			}
+			for _, generic := range []bool{false, true} {
+				plan, err := s.ExplainRecordBatch(ctx, "o", batch, generic)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(plan, "Index Scan using jobs_pkey on jobs j") {
+					t.Errorf("generic %v: the plan does not find the jobs by their key:\n%s", generic, plan)
+				}
+				for _, bad := range []string{"Seq Scan on jobs", "Bitmap"} {
+					if strings.Contains(plan, bad) {
+						t.Errorf("generic %v: the plan has a %s:\n%s", generic, bad, plan)
+					}
+				}
+			}
+		})
+	}
+}
