@@ -19,7 +19,12 @@ func (s *Store) SetHook(h func(ctx context.Context, tx pgx.Tx, step string)) { s
 // ExplainClaim returns the plan of the claim statement as ClaimDue runs
 // it: prepared, after claimPlanSQL in its transaction.
 func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit int) (string, error) {
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.ownConn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -27,18 +32,27 @@ func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit i
 	if _, err := tx.Exec(ctx, claimPlanSQL); err != nil {
 		return "", err
 	}
-	// A prepared statement outlives the transaction: this one is gone
-	// when the transaction ends.
 	if _, err := tx.Exec(ctx, "PREPARE explained_claim (bigint, integer, text, bigint, bigint) AS "+s.sql(claimSQL)); err != nil {
 		return "", err
 	}
-	defer tx.Exec(ctx, "DEALLOCATE explained_claim")
 	rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE explained_claim (%d, %d, 'o', %d, %d)", now, limit, leaseUntil, now))
 	if err != nil {
 		return "", err
 	}
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return strings.Join(lines, "\n"), err
+}
+
+// ownConn takes a connection out of the store's pool for the caller,
+// who closes it. A statement prepared on it outlives a transaction rolled
+// back, but not the connection: none is left behind in the pool, whether
+// the statements after the PREPARE succeed or not.
+func (s *Store) ownConn(ctx context.Context) (*pgx.Conn, error) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Hijack(), nil
 }
 
 // VacuumAfter is how many folded changes make a fold vacuum
