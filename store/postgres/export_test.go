@@ -135,11 +135,10 @@ func (s *Store) SetCreatesWait(collection string, d time.Duration) {
 	g.maxWait = d
 }
 
-// ExplainRecordBatch returns the plan of the statement that RecordBatch
-// runs for batch, after indexScansSQL as RecordBatch runs it: the plan for
-// the batch's values, or, when generic, the plan PostgreSQL keeps for the
-// prepared statement whatever its values.
-func (s *Store) ExplainRecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest, generic bool) (string, error) {
+// ExplainRecordBatch returns the plan, in JSON, of the statement that
+// RecordBatch runs for batch, as RecordBatch runs it: prepared, after
+// indexScansSQL in its transaction.
+func (s *Store) ExplainRecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) (string, error) {
 	a := newBatchArgs()
 	defer a.free()
 	for i, r := range batch {
@@ -147,34 +146,29 @@ func (s *Store) ExplainRecordBatch(ctx context.Context, owner string, batch []sc
 			return "", err
 		}
 	}
-	tx, err := s.pool.Begin(ctx)
+	conn, err := s.ownConn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer tx.Rollback(ctx)
-	mode := "force_custom_plan"
-	if generic {
-		mode = "force_generic_plan"
-	}
-	if _, err := tx.Exec(ctx, indexScansSQL+", set_config('plan_cache_mode', $1, true)", mode); err != nil {
+	if _, err := tx.Exec(ctx, indexScansSQL); err != nil {
 		return "", err
 	}
-	// A prepared statement outlives the transaction: this one is gone
-	// when the transaction ends.
 	if _, err := tx.Exec(ctx, "PREPARE explained_record AS "+s.sql(recordBatchSQL)); err != nil {
 		return "", err
 	}
-	defer tx.Exec(ctx, "DEALLOCATE explained_record")
 	args := a.args(owner)
 	params := make([]string, len(args))
 	for i := range params {
 		params[i] = fmt.Sprintf("$%d", i+1)
 	}
 	// The simple protocol writes the values into the statement's text.
-	rows, err := tx.Query(ctx, "EXPLAIN EXECUTE explained_record ("+strings.Join(params, ", ")+")", append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
-	if err != nil {
-		return "", err
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return strings.Join(lines, "\n"), err
+	var plan string
+	err = tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE explained_record ("+strings.Join(params, ", ")+")", append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...).Scan(&plan)
+	return plan, err
 }

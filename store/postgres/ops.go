@@ -756,19 +756,25 @@ const nextDueSQL = `WITH u AS (
 // range up to a parameter as a third of the table, and on a large table
 // that estimate crosses jit_above_cost, so every claim would compile
 // (about 30 ms) the plan that then reads a few rows.
-const indexScansSQL = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)"
-
-// claimPlanSQL is indexScansSQL for ClaimDue, which also makes the claim
-// run its generic plan, planned once per connection: PostgreSQL would
-// otherwise plan every claim anew for its values (the generic plan's
-// estimated cost is higher), which takes about as much server time as
-// the rest of a claim of a hundred jobs. Not knowing the limit, the
-// generic plan estimates a tenth of the due jobs and could find the jobs
-// to update by merging the claimed ones, sorted, with a scan of the whole
-// primary key; without merge and hash joins it looks each one up by its
-// key, as the plan for given values does.
-const claimPlanSQL = indexScansSQL + ", set_config('enable_mergejoin', 'off', true), set_config('enable_hashjoin', 'off', true), " +
+//
+// And it makes a statement with parameters run its generic plan, planned
+// once per connection. PostgreSQL would otherwise plan the statement anew
+// for each call's values (the generic plan's estimated cost is higher):
+// planning a claim of a hundred jobs takes about as much server time as
+// the rest of it, and the plan of RecordBatch for a batch's values, on a
+// table of a thousand jobs analysed while none was leased, reads the whole
+// primary key of jobs for the jobs leased to the owner and joins them to
+// the batch, where the generic plan looks each job of the batch up by its
+// key. A statement without parameters (NextDue's) has only the one plan.
+const indexScansSQL = "SELECT set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true), " +
 	"set_config('plan_cache_mode', 'force_generic_plan', true)"
+
+// claimPlanSQL is indexScansSQL for ClaimDue. Not knowing the limit, the
+// claim's generic plan estimates a tenth of the due jobs and could find
+// the jobs to update by merging the claimed ones, sorted, with a scan of
+// the whole primary key; without merge and hash joins it looks each one up
+// by its key, as the plan for given values does.
+const claimPlanSQL = indexScansSQL + ", set_config('enable_mergejoin', 'off', true), set_config('enable_hashjoin', 'off', true)"
 
 // queryRowIndexed runs query, which returns one row, into dest after
 // indexScansSQL, in one round trip and one implicit transaction.
