@@ -19,40 +19,40 @@ func (s *Store) SetHook(h func(ctx context.Context, tx pgx.Tx, step string)) { s
 // ExplainClaim returns the plan of the claim statement as ClaimDue runs
 // it: prepared, after claimPlanSQL in its transaction.
 func (s *Store) ExplainClaim(ctx context.Context, now, leaseUntil int64, limit int) (string, error) {
-	conn, err := s.ownConn(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(context.Background())
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, claimPlanSQL); err != nil {
-		return "", err
-	}
-	if _, err := tx.Exec(ctx, "PREPARE explained_claim (bigint, integer, text, bigint, bigint) AS "+s.sql(claimSQL)); err != nil {
-		return "", err
-	}
-	rows, err := tx.Query(ctx, fmt.Sprintf("EXPLAIN EXECUTE explained_claim (%d, %d, 'o', %d, %d)", now, limit, leaseUntil, now))
-	if err != nil {
-		return "", err
-	}
-	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	lines, err := s.explainPrepared(ctx, claimPlanSQL, "PREPARE explained_claim (bigint, integer, text, bigint, bigint) AS "+s.sql(claimSQL),
+		fmt.Sprintf("EXPLAIN EXECUTE explained_claim (%d, %d, 'o', %d, %d)", now, limit, leaseUntil, now))
 	return strings.Join(lines, "\n"), err
 }
 
-// ownConn takes a connection out of the store's pool for the caller,
-// who closes it. A statement prepared on it outlives a transaction rolled
-// back, but not the connection: none is left behind in the pool, whether
-// the statements after the PREPARE succeed or not.
-func (s *Store) ownConn(ctx context.Context) (*pgx.Conn, error) {
+// explainPrepared returns the rows of explain, run in a transaction
+// after settings and prepare (which prepares the statement explained), on
+// a connection taken out of the store's pool and closed at the end: a
+// statement prepared in a transaction outlives its rollback, but not its
+// connection, so none is left behind in the pool, whether explain
+// succeeds or not.
+func (s *Store) explainPrepared(ctx context.Context, settings, prepare, explain string, args ...any) ([]string, error) {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return c.Hijack(), nil
+	conn := c.Hijack()
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, settings); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, prepare); err != nil {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, explain, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // VacuumAfter is how many folded changes make a fold vacuum
@@ -146,29 +146,13 @@ func (s *Store) ExplainRecordBatch(ctx context.Context, owner string, batch []sc
 			return "", err
 		}
 	}
-	conn, err := s.ownConn(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(context.Background())
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, indexScansSQL); err != nil {
-		return "", err
-	}
-	if _, err := tx.Exec(ctx, "PREPARE explained_record AS "+s.sql(recordBatchSQL)); err != nil {
-		return "", err
-	}
 	args := a.args(owner)
 	params := make([]string, len(args))
 	for i := range params {
 		params[i] = fmt.Sprintf("$%d", i+1)
 	}
 	// The simple protocol writes the values into the statement's text.
-	var plan string
-	err = tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE explained_record ("+strings.Join(params, ", ")+")", append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...).Scan(&plan)
-	return plan, err
+	lines, err := s.explainPrepared(ctx, indexScansSQL, "PREPARE explained_record AS "+s.sql(recordBatchSQL),
+		"EXPLAIN (FORMAT JSON) EXECUTE explained_record ("+strings.Join(params, ", ")+")", append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	return strings.Join(lines, "\n"), err
 }
