@@ -207,6 +207,7 @@ type Store struct {
 	schema  string
 	channel string // notification channel
 	repl    *strings.Replacer
+	queries sync.Map // statement -> its text for the schema: see sql
 	log     *slog.Logger
 
 	// hook, when set by tests, runs before each step of a multi-statement
@@ -373,8 +374,19 @@ func (s *Store) live() error {
 	return nil
 }
 
-// sql returns query with "{s}." replaced by the quoted schema.
-func (s *Store) sql(query string) string { return s.repl.Replace(query) }
+// sql returns query, one of the package's statements, with "{s}."
+// replaced by the quoted schema. Each statement's text is made once and
+// kept: the claim and record statements run many times a second, and a
+// replace each time copied their few kilobytes. The statements are a set
+// that does not grow with what the store holds (values are bound as
+// arguments, never written into the text).
+func (s *Store) sql(query string) string {
+	if q, ok := s.queries.Load(query); ok {
+		return q.(string)
+	}
+	q, _ := s.queries.LoadOrStore(query, s.repl.Replace(query))
+	return q.(string)
+}
 
 // step runs the test hook, if any.
 func (s *Store) step(ctx context.Context, tx pgx.Tx, name string) {
