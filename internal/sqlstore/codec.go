@@ -375,6 +375,17 @@ type Definitions struct {
 	text keptBytes
 }
 
+// Reset empties d for the rows of another answer, keeping its room: the
+// records decoded before keep their definitions, which hold nothing of
+// d's texts.
+func (d *Definitions) Reset() {
+	clear(d.m)
+	d.text.b = d.text.b[:0]
+}
+
+// Len returns the number of definitions d holds.
+func (d *Definitions) Len() int { return len(d.m) }
+
 // add adds the definition j of JSON text.
 func (d *Definitions) add(text string, j *scheduler.Job) {
 	if d.m == nil {

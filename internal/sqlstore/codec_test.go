@@ -511,6 +511,40 @@ func TestTextsAsEncode(t *testing.T) {
 	}
 }
 
+// answerDecoder decodes the rows of answers that differ only in their
+// definition texts, each row's text in one buffer that the next row
+// overwrites, as a scanner reads them.
+type answerDecoder struct {
+	t   *testing.T
+	row *JobRow
+	buf []byte // the scanner's, reused from row to row
+}
+
+func newAnswerDecoder(t *testing.T) *answerDecoder {
+	row, err := EncodeJob(&scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &answerDecoder{t: t, row: row}
+}
+
+// decode returns the records of an answer of rows with the definition
+// texts, decoded with defs.
+func (a *answerDecoder) decode(texts []string, defs *Definitions) []*scheduler.JobRecord {
+	out := make([]*scheduler.JobRecord, len(texts))
+	for i, text := range texts {
+		a.buf = append(a.buf[:0], text...)
+		a.row.Definition = view(a.buf, 0, len(a.buf))
+		j, err := DecodeJobShared(a.row, defs)
+		if err != nil {
+			a.t.Fatal(err)
+		}
+		out[i] = j
+	}
+	clear(a.buf) // what the next answer would write there
+	return out
+}
+
 // TestDecodeJobSharedDefinitions: rows of one answer with the same
 // definition text share the decoded definition, though the text of each
 // row is overwritten by the next (as a scanner's is); keeping the texts
@@ -521,25 +555,8 @@ func TestDecodeJobSharedDefinitions(t *testing.T) {
 	for i := range texts {
 		texts[i] = fmt.Sprintf(`{"action":{"type":"Http","request":{"uri":"http://127.0.0.1/%d","method":"GET"}}}`, i%(n/2))
 	}
-	row, err := EncodeJob(&scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf []byte // the scanner's, reused from row to row
-	decodeAll := func(defs *Definitions) []*scheduler.JobRecord {
-		out := make([]*scheduler.JobRecord, n)
-		for i, text := range texts {
-			buf = append(buf[:0], text...)
-			row.Definition = view(buf, 0, len(buf))
-			j, err := DecodeJobShared(row, defs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[i] = j
-		}
-		clear(buf) // what the next answer would write there
-		return out
-	}
+	a := newAnswerDecoder(t)
+	decodeAll := func(defs *Definitions) []*scheduler.JobRecord { return a.decode(texts, defs) }
 	got := decodeAll(new(Definitions))
 	for i, j := range got {
 		uri := j.Job.Action.Request.URI
@@ -567,6 +584,48 @@ func TestDecodeJobSharedDefinitions(t *testing.T) {
 	}
 	if shared > limit {
 		t.Errorf("decoding %d rows of different definitions, keeping them to share: %v allocations, want at most %v (%v without keeping them)", n, shared, limit, alone)
+	}
+}
+
+// TestDefinitionsReset: Definitions reset for the next answer share
+// nothing of the answer before, and keep the definitions of an answer
+// of different ones with no allocation beyond what decoding without
+// sharing does.
+func TestDefinitionsReset(t *testing.T) {
+	const n = 50
+	texts := make([]string, n)
+	for i := range texts {
+		texts[i] = fmt.Sprintf(`{"startTime":"2030-01-01T00:00:%02dZ","action":{"type":"Noop","custom":{"i":%d}}}`, i%60, i)
+	}
+	a := newAnswerDecoder(t)
+	decodeAll := func(defs *Definitions) []*scheduler.JobRecord {
+		if defs != nil {
+			defs.Reset()
+		}
+		return a.decode(texts, defs)
+	}
+	var defs Definitions
+	first := decodeAll(&defs)
+	second := decodeAll(&defs)
+	for i := range second {
+		if second[i].Job == first[i].Job {
+			t.Fatalf("row %d of the second answer shares the definition of the first", i)
+		}
+		if diff := cmp.Diff(first[i].Job, second[i].Job); diff != "" {
+			t.Fatalf("row %d: definitions of the two answers differ (-first +second):\n%s", i, diff)
+		}
+	}
+	if got, want := string(first[7].Job.Action.Custom), `{"i":7}`; got != want {
+		t.Errorf("row 7 of the first answer after the second: custom %s, want %s", got, want)
+	}
+	alone := testing.AllocsPerRun(100, func() { decodeAll(nil) })
+	reused := testing.AllocsPerRun(100, func() { decodeAll(&defs) })
+	limit := alone
+	if raceBuild {
+		limit += n / 10 // sync.Pool drops decoders at random under -race
+	}
+	if reused > limit {
+		t.Errorf("decoding %d rows of different definitions with Definitions reset: %v allocations, want at most %v (without keeping them)", n, reused, limit)
 	}
 }
 

@@ -473,30 +473,21 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
 	}
-	type claimed struct {
-		j     *scheduler.JobRecord
-		ready int64
-	}
-	var defs sqlstore.Definitions // jobs with the same definition share it
-	// The destinations, reused from row to row.
-	var scan sqlstore.JobScanner
-	var dests pgDests
-	var ready int64
-	var prev string                // the owner of an expired lease, read before the update
-	var prevUntil sqlstore.NullInt // its end
-	out, err := pgx.AppendRows([]claimed(nil), rows, func(r pgx.CollectableRow) (claimed, error) {
+	cr := claimReaders.Get().(*claimReader)
+	defer cr.free()
+	out, err := pgx.AppendRows(cr.out[:0], rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		prev = ""
-		dests.r = r
-		row, err := scan.Scan(&dests, &ready, &prev, &prevUntil)
-		c.ready = ready
+		cr.prev = ""
+		cr.dests.r = r
+		row, err := cr.scan.Scan(&cr.dests, &cr.ready, &cr.prev, &cr.prevUntil)
+		c.ready = cr.ready
 		if err == nil {
-			c.j, err = sqlstore.DecodeJobShared(row, &defs)
+			c.j, err = sqlstore.DecodeJobShared(row, &cr.defs)
 		}
 		if err == nil {
-			c.j.PreviousLeaseOwner = prev
-			if prev != "" && prevUntil.Valid {
-				c.j.PreviousLeaseUntil = sqlstore.Time(prevUntil.N, true)
+			c.j.PreviousLeaseOwner = cr.prev
+			if cr.prev != "" && cr.prevUntil.Valid {
+				c.j.PreviousLeaseUntil = sqlstore.Time(cr.prevUntil.N, true)
 			}
 		}
 		return c, err
@@ -504,6 +495,7 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 	if err == nil {
 		err = br.Close()
 	}
+	cr.out = out
 	if err != nil {
 		return nil, fmt.Errorf("store/postgres: claim due jobs: %w", err)
 	}
@@ -524,6 +516,47 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 		c.j.Handle = &handles[i]
 	}
 	return jobs, nil
+}
+
+// claimReader is what a claim reads its rows with: the destinations,
+// reused from row to row, and the definitions of the claim's jobs (jobs
+// with the same definition share it). A store keeps claimReaders from
+// claim to claim, so that a claim of a few jobs, as a steady rate makes
+// them, allocates little besides its records. Nothing of a reader is
+// its records': their strings are in bytes that no later row writes
+// (see [sqlstore.JobScanner]), and the next claim forgets the
+// definitions (Definitions.Reset).
+type claimReader struct {
+	out       []claimed // the records read, empty between claims
+	scan      sqlstore.JobScanner
+	dests     pgDests
+	defs      sqlstore.Definitions
+	ready     int64
+	prev      string           // the owner of an expired lease, read before the update
+	prevUntil sqlstore.NullInt // its end
+}
+
+// claimed is a record a claim read, with its place in the order of the
+// claim's answer.
+type claimed struct {
+	j     *scheduler.JobRecord
+	ready int64
+}
+
+// claimReaders holds the claimReaders of claims done.
+var claimReaders = sync.Pool{New: func() any { return new(claimReader) }}
+
+// free gives cr back for another claim, unless a large claim made its
+// definitions too many to keep.
+func (cr *claimReader) free() {
+	if cr.defs.Len() > 1024 || cap(cr.out) > 1024 {
+		return
+	}
+	clear(cr.out) // holds nothing of the records
+	cr.out = cr.out[:0]
+	cr.dests.r = nil
+	cr.defs.Reset()
+	claimReaders.Put(cr)
 }
 
 // claimHandle is the [scheduler.JobRecord.Handle] of a claimed job: the
