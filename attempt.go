@@ -259,15 +259,23 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 // cancellation, with a deadline. It behaves as context.WithDeadline's
 // context, cancelled when the attempt ends, but makes that context (and its
 // timer) only when something asks for Done or Value: most quick executors
-// never do, and they then cost no timer.
+// never do, and they then cost no timer. It takes 64 bytes, which keeps
+// an attemptState at 208: every attempt allocates one.
 type attemptContext struct {
 	parent   context.Context
 	deadline time.Time
 	mu       sync.Mutex
-	ctx      context.Context // nil until needed
-	cancel   context.CancelFunc
-	stopped  bool // the attempt ended
-	lost     bool // cancelled by losePermits
+	made     *madeContext // nil until needed
+	stopped  bool         // the attempt ended
+	lost     bool         // cancelled by losePermits
+}
+
+// madeContext is the context an attemptContext made when something asked
+// for it, and its cancel function: one pointer in the attemptContext
+// rather than three words, which the attempts that never ask would carry.
+type madeContext struct {
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // losePermits cancels c: its attempt lost the permits of its
@@ -276,8 +284,8 @@ func (c *attemptContext) losePermits() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lost, c.stopped = true, true
-	if c.cancel != nil {
-		c.cancel()
+	if c.made != nil {
+		c.made.cancel()
 	}
 }
 
@@ -339,13 +347,14 @@ func (st *attemptState) ClientRequestID() string {
 func (c *attemptContext) get() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == nil {
-		c.ctx, c.cancel = context.WithDeadline(c.parent, c.deadline)
+	if c.made == nil {
+		ctx, cancel := context.WithDeadline(c.parent, c.deadline)
+		c.made = &madeContext{ctx, cancel}
 		if c.stopped {
-			c.cancel()
+			cancel()
 		}
 	}
-	return c.ctx
+	return c.made.ctx
 }
 
 // stop cancels the context: the attempt is over.
@@ -353,8 +362,8 @@ func (c *attemptContext) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopped = true
-	if c.cancel != nil {
-		c.cancel()
+	if c.made != nil {
+		c.made.cancel()
 	}
 }
 
@@ -368,11 +377,11 @@ func (c *attemptContext) Err() error { return c.errAt(time.Now()) }
 // errAt is Err at now.
 func (c *attemptContext) errAt(now time.Time) error {
 	c.mu.Lock()
-	ctx, stopped := c.ctx, c.stopped
+	made, stopped := c.made, c.stopped
 	c.mu.Unlock()
 	switch {
-	case ctx != nil:
-		return ctx.Err()
+	case made != nil:
+		return made.ctx.Err()
 	case c.parent.Err() != nil:
 		return c.parent.Err()
 	case !now.Before(c.deadline):

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 )
 
 type ctxKey struct{}
@@ -84,6 +85,23 @@ func TestAttemptContext(t *testing.T) {
 		}
 		<-late.Done() // made after stop: already closed
 	})
+	t.Run("permits lost", func(t *testing.T) {
+		ctx := newAttemptContext(context.Background(), time.Now().Add(time.Hour))
+		defer ctx.stop()
+		done := ctx.Done()
+		ctx.losePermits()
+		<-done
+		if !ctx.permitsLost() || !errors.Is(ctx.Err(), context.Canceled) {
+			t.Errorf("after losePermits: permitsLost %v, Err %v; want true, Canceled", ctx.permitsLost(), ctx.Err())
+		}
+		late := newAttemptContext(context.Background(), time.Now().Add(time.Hour))
+		defer late.stop()
+		late.losePermits()
+		<-late.Done() // made after losePermits: already closed
+		if !late.permitsLost() || !errors.Is(late.Err(), context.Canceled) {
+			t.Errorf("after losePermits, before Done: permitsLost %v, Err %v; want true, Canceled", late.permitsLost(), late.Err())
+		}
+	})
 	t.Run("earlier parent deadline", func(t *testing.T) {
 		d := time.Now().Add(time.Minute)
 		parent, cancel := context.WithDeadline(context.Background(), d)
@@ -94,6 +112,15 @@ func TestAttemptContext(t *testing.T) {
 			t.Errorf("Deadline = %v, %v; want the parent's %v", got, ok, d)
 		}
 	})
+}
+
+// TestAttemptStateSize keeps what every attempt allocates, its context and
+// request with their IDs' parts, within 208 bytes (a size class of the Go
+// allocator): a burst of occurrences allocates one each.
+func TestAttemptStateSize(t *testing.T) {
+	if n := unsafe.Sizeof(attemptState{}); n > 208 {
+		t.Errorf("an attemptState takes %d bytes, want at most 208", n)
+	}
 }
 
 func newAttemptContext(parent context.Context, deadline time.Time) *attemptContext {
