@@ -20,17 +20,19 @@ import "slices"
 // Each value keeps its place in the index where place says, so that
 // changing its key or taking it out finds it without a search.
 //
-// The FIFO and the heap are plain slices that double when full: the
-// append's own growth, a quarter at a time for large slices, would leave
-// about four times the final array behind as garbage while a burst of
-// jobs finishes.
+// The FIFO keeps its items in chunks of a page (see chunks): as a burst
+// of jobs finishes, the FIFO of final jobs grows by one value per job,
+// and a slice that doubles would allocate twice what it ends up holding
+// and copy it all along. The heap is a plain slice that doubles when
+// full: the append's own growth, a quarter at a time for large slices,
+// would leave about four times the final array behind as garbage.
 type index[T value] struct {
-	fifo  []item[T] // from fifo[head] on, in order; an item whose v is the zero T is a hole, never the last
-	head  int       // fifo[:head] are holes
-	holes int       // in fifo[head:]
+	fifo  chunks[T] // from fifo.at(head) on, in order; an item whose v is the zero T is a hole, never the last
+	head  int       // the items before fifo.at(head) are holes
+	holes int       // from fifo.at(head) on
 	heap  []item[T] // a min-heap in which each item has up to four children
 	// place returns where v keeps its place: p > 0 for heap[p-1], p < 0
-	// for fifo[-p-1], 0 when v is not in the index.
+	// for fifo.at(-p-1), 0 when v is not in the index.
 	place func(v T) *int32
 }
 
@@ -54,6 +56,47 @@ func (a *item[T]) before(b *item[T]) bool {
 	return a.v.tie() < b.v.tie()
 }
 
+// chunkLen is the number of items in a chunk of a FIFO: 4,080 bytes (an
+// item takes 16), which with the 8-byte header that the Go allocator puts
+// before a large object with pointers fills a 4 KiB size class. (256
+// items would take the next class, 4,864 bytes.)
+const chunkLen = 255
+
+// chunks is an array of items that grows a chunk at a time: appending
+// never copies what it holds, and what it allocates is what it holds, up
+// to a chunk.
+type chunks[T value] struct {
+	c []*[chunkLen]item[T]
+	n int // the items held: those of c[:n/chunkLen] and the first n%chunkLen of the next
+}
+
+// len returns the number of items in a.
+func (a *chunks[T]) len() int { return a.n }
+
+// at returns the item at i, which must be below a.len().
+func (a *chunks[T]) at(i int) *item[T] { return &a.c[i/chunkLen][i%chunkLen] }
+
+// push appends it to a, in a new chunk when those it holds are full.
+func (a *chunks[T]) push(it item[T]) {
+	if a.n == len(a.c)*chunkLen {
+		a.c = append(a.c, new([chunkLen]item[T]))
+	}
+	a.n++
+	*a.at(a.n - 1) = it
+}
+
+// truncate drops the items from n on, which must be at most a.len(),
+// zeroing them. It keeps their chunks for the items pushed next, as a
+// slice keeps its array: the FIFO of leases, which compaction halves
+// over and over as leases end in turn, allocates nothing once it has
+// grown to the most leases held at once.
+func (a *chunks[T]) truncate(n int) {
+	for i := n; i < a.n; i++ {
+		*a.at(i) = item[T]{}
+	}
+	a.n = n
+}
+
 // grow returns s with room for one more item, doubling its array when
 // it is full.
 func grow[T value](s []item[T]) []item[T] {
@@ -64,14 +107,14 @@ func grow[T value](s []item[T]) []item[T] {
 }
 
 // len returns the number of values in x.
-func (x *index[T]) len() int { return len(x.fifo) - x.head - x.holes + len(x.heap) }
+func (x *index[T]) len() int { return x.fifo.len() - x.head - x.holes + len(x.heap) }
 
 // first returns the item of the value that sorts first, nil when x is
 // empty.
 func (x *index[T]) first() *item[T] {
 	var f *item[T]
-	if x.head < len(x.fifo) {
-		f = &x.fifo[x.head]
+	if x.head < x.fifo.len() {
+		f = x.fifo.at(x.head)
 	}
 	if len(x.heap) > 0 && (f == nil || x.heap[0].before(f)) {
 		f = &x.heap[0]
@@ -95,7 +138,7 @@ func (x *index[T]) at(v T) *item[T] {
 	case p > 0:
 		return &x.heap[p-1]
 	case p < 0:
-		return &x.fifo[-p-1]
+		return x.fifo.at(int(-p - 1))
 	}
 	return nil
 }
@@ -124,9 +167,9 @@ func (x *index[T]) set(v T, key int64) {
 		x.remove(v)
 	}
 	it := item[T]{key, v}
-	if n := len(x.fifo); x.head == n || !it.before(&x.fifo[n-1]) {
-		x.fifo = append(grow(x.fifo), it)
-		*x.place(v) = -int32(len(x.fifo))
+	if n := x.fifo.len(); x.head == n || !it.before(x.fifo.at(n-1)) {
+		x.fifo.push(it)
+		*x.place(v) = -int32(n + 1)
 		return
 	}
 	x.heap = append(grow(x.heap), it)
@@ -142,19 +185,22 @@ func (x *index[T]) remove(v T) {
 	*x.place(v) = 0
 	if p < 0 {
 		var none T
-		x.fifo[-p-1].v = none
+		x.fifo.at(int(-p - 1)).v = none
 		x.holes++
 		// Neither end of the FIFO is a hole: first reads its head, and
 		// set compares a new value with its last item.
-		for n := len(x.fifo); n > x.head && x.fifo[n-1].v == none; n-- {
-			x.fifo = x.fifo[:n-1]
+		n := x.fifo.len()
+		for ; n > x.head && x.fifo.at(n-1).v == none; n-- {
 			x.holes--
 		}
-		for x.head < len(x.fifo) && x.fifo[x.head].v == none {
+		if n < x.fifo.len() {
+			x.fifo.truncate(n)
+		}
+		for x.head < n && x.fifo.at(x.head).v == none {
 			x.head++
 			x.holes--
 		}
-		if dead := x.head + x.holes; x.head == len(x.fifo) || dead >= 64 && 2*dead > len(x.fifo) {
+		if dead := x.head + x.holes; x.head == n || dead >= 64 && 2*dead > n {
 			x.compact()
 		}
 		return
@@ -175,15 +221,15 @@ func (x *index[T]) remove(v T) {
 func (x *index[T]) compact() {
 	var none T
 	n := 0
-	for _, it := range x.fifo[x.head:] {
-		if it.v != none {
-			x.fifo[n] = it
+	for i := x.head; i < x.fifo.len(); i++ {
+		if it := *x.fifo.at(i); it.v != none {
+			*x.fifo.at(n) = it
 			*x.place(it.v) = -int32(n + 1)
 			n++
 		}
 	}
-	clear(x.fifo[n:])
-	x.fifo, x.head, x.holes = x.fifo[:n], 0, 0
+	x.fifo.truncate(n)
+	x.head, x.holes = 0, 0
 }
 
 // countUpTo returns the number of values whose key is at most max. It
@@ -193,7 +239,8 @@ func (x *index[T]) compact() {
 func (x *index[T]) countUpTo(max int64) int {
 	var none T
 	n := 0
-	for _, it := range x.fifo[x.head:] {
+	for i := x.head; i < x.fifo.len(); i++ {
+		it := x.fifo.at(i)
 		if it.key > max {
 			break
 		}

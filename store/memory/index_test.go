@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -14,7 +15,8 @@ func (x *index[T]) check() error {
 	var none T
 	holes := 0
 	prev := -1 // the last value seen in the FIFO
-	for i, it := range x.fifo {
+	for i := range x.fifo.len() {
+		it := *x.fifo.at(i)
 		switch {
 		case it.v == none && i < x.head:
 		case it.v == none:
@@ -27,19 +29,22 @@ func (x *index[T]) check() error {
 		if it.v == none {
 			continue
 		}
-		if prev >= 0 && it.before(&x.fifo[prev]) {
+		if prev >= 0 && it.before(x.fifo.at(prev)) {
 			return fmt.Errorf("the FIFO's item at %d sorts before the one at %d", i, prev)
 		}
 		prev = i
 	}
-	if n := len(x.fifo); n > x.head && x.fifo[n-1].v == none {
+	if n := x.fifo.len(); n > x.head && x.fifo.at(n-1).v == none {
 		return fmt.Errorf("the FIFO ends with a hole")
 	}
-	if holes != x.holes || x.head < len(x.fifo) && x.fifo[x.head].v == none {
+	if holes != x.holes || x.head < x.fifo.len() && x.fifo.at(x.head).v == none {
 		return fmt.Errorf("the FIFO holds %d holes, not %d, or starts with one", holes, x.holes)
 	}
-	if dead := x.head + holes; dead >= 64 && 2*dead > len(x.fifo) {
-		return fmt.Errorf("the FIFO holds %d items, %d of them dead", len(x.fifo), dead)
+	if dead := x.head + holes; dead >= 64 && 2*dead > x.fifo.len() {
+		return fmt.Errorf("the FIFO holds %d items, %d of them dead", x.fifo.len(), dead)
+	}
+	if n, c := x.fifo.len(), len(x.fifo.c); c < (n+chunkLen-1)/chunkLen {
+		return fmt.Errorf("the FIFO holds %d items in %d chunks", n, c)
 	}
 	for i := range x.heap {
 		if p := *x.place(x.heap[i].v); int(p) != i+1 {
@@ -141,5 +146,54 @@ func TestIndex(t *testing.T) {
 	}
 	if fifo < 8000 {
 		t.Errorf("only %d values went to the FIFO: the test checks it little", fifo)
+	}
+}
+
+// TestIndexFIFOGrowth adds values in order, as the jobs of a burst reach
+// a final state, and takes them out in order, as Prune does: the FIFO
+// allocates about what it holds (16 bytes an item) rather than twice that
+// and a copy at each doubling. Emptied and filled again, it allocates
+// nothing.
+func TestIndexFIFOGrowth(t *testing.T) {
+	const n = 100_000
+	x := index[*val]{place: func(v *val) *int32 { return &v.place }}
+	vals := make([]val, n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range vals {
+		x.set(&vals[i], int64(i/3))
+	}
+	runtime.ReadMemStats(&after)
+	if per := float64(after.TotalAlloc-before.TotalAlloc) / n; per > 17 {
+		t.Errorf("adding %d values in order allocated %.1f bytes per value, want at most 17", n, per)
+	}
+	if err := x.check(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range vals {
+		v, key, ok := x.min()
+		if !ok || v != &vals[i] || key != int64(i/3) {
+			t.Fatalf("min after %d taken = %p, %d, %v; want %p, %d", i, v, key, ok, &vals[i], i/3)
+		}
+		x.remove(v)
+		if i%9973 == 0 {
+			if err := x.check(); err != nil {
+				t.Fatalf("after %d taken: %v", i+1, err)
+			}
+		}
+	}
+	if x.len() != 0 {
+		t.Errorf("emptied: %d values, want 0", x.len())
+	}
+	if allocs := testing.AllocsPerRun(3, func() {
+		for i := range vals {
+			x.set(&vals[i], int64(i/3))
+		}
+		for range vals {
+			v, _, _ := x.min()
+			x.remove(v)
+		}
+	}); allocs != 0 {
+		t.Errorf("filling the emptied FIFO again allocated %v times, want 0", allocs)
 	}
 }

@@ -47,7 +47,7 @@ func TestLeasesInClaimOrder(t *testing.T) {
 			until[r.Name], claims[r.Name] = at.Add(time.Minute), r
 		}
 	}
-	if inFIFO := len(s.leased.fifo) - s.leased.head - s.leased.holes; inFIFO != n {
+	if inFIFO := s.leased.fifo.len() - s.leased.head - s.leased.holes; inFIFO != n {
 		t.Errorf("%d of %d leases taken in order are in the FIFO", inFIFO, n)
 	}
 	extend := func(name string, to time.Time) {
