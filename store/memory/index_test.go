@@ -10,7 +10,8 @@ import (
 )
 
 // check reports the first place where x is not a FIFO and a heap in which
-// every value knows its place.
+// every value knows its place, or where its chunks hold an item past the
+// FIFO's end.
 func (x *index[T]) check() error {
 	var none T
 	holes := 0
@@ -43,8 +44,12 @@ func (x *index[T]) check() error {
 	if dead := x.head + holes; dead >= 64 && 2*dead > x.fifo.len() {
 		return fmt.Errorf("the FIFO holds %d items, %d of them dead", x.fifo.len(), dead)
 	}
-	if n, c := x.fifo.len(), len(x.fifo.c); c < (n+chunkLen-1)/chunkLen {
-		return fmt.Errorf("the FIFO holds %d items in %d chunks", n, c)
+	for i := x.fifo.len(); i < len(x.fifo.c)*chunkLen; i++ {
+		// Past the FIFO's end: an item kept there would keep its value
+		// alive.
+		if it := x.fifo.c[i/chunkLen][i%chunkLen]; it != (item[T]{}) {
+			return fmt.Errorf("the FIFO of %d items keeps one at %d, past its end", x.fifo.len(), i)
+		}
 	}
 	for i := range x.heap {
 		if p := *x.place(x.heap[i].v); int(p) != i+1 {
@@ -195,5 +200,178 @@ func TestIndexFIFOGrowth(t *testing.T) {
 		}
 	}); allocs != 0 {
 		t.Errorf("filling the emptied FIFO again allocated %v times, want 0", allocs)
+	}
+}
+
+// TestIndexChunks checks an index against a plain model through phases
+// that grow its FIFO over many chunks and shrink it again: bursts in
+// order, draining from the front, removals from the back (which truncate
+// the FIFO), random removals, values out of order and a mix. After each
+// step, check reads every chunk, and the least value, the keys, the
+// count and countUpTo agree with the model.
+func TestIndexChunks(t *testing.T) {
+	for seed := range uint64(4) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		nv := 200 + r.IntN(1800)
+		x := index[*val]{place: func(v *val) *int32 { return &v.place }}
+		vals := make([]*val, nv)
+		for i := range vals {
+			vals[i] = &val{seq: uint32(r.IntN(1 + r.IntN(nv)))}
+		}
+		var last int64   // the greatest key given so far
+		var added []*val // values added to the FIFO, the latest last
+		in := 0
+		set := func(v *val, key int64) {
+			if !v.in {
+				in++
+			}
+			v.key, v.in = key, true
+			last = max(last, key)
+			x.set(v, key)
+			if v.place < 0 {
+				added = append(added, v)
+			}
+		}
+		remove := func(v *val) {
+			if v.in {
+				in--
+			}
+			v.in = false
+			x.remove(v)
+		}
+		most := 0 // the most items the FIFO held
+		phase, left := 0, 0
+		for step := range 30000 {
+			if left == 0 {
+				phase, left = r.IntN(6), 1+r.IntN(3*chunkLen)
+			}
+			left--
+			v := vals[r.IntN(nv)]
+			switch phase {
+			case 0: // a burst in order
+				if r.IntN(10) < 9 {
+					set(v, last+int64(r.IntN(2)))
+				} else {
+					remove(v)
+				}
+			case 1: // draining from the front
+				if m, _, ok := x.min(); ok {
+					remove(m)
+				}
+			case 2: // removing from the back
+				for len(added) > 0 {
+					w := added[len(added)-1]
+					added = added[:len(added)-1]
+					if w.in && w.place < 0 {
+						remove(w)
+						break
+					}
+				}
+			case 3:
+				remove(v)
+			case 4: // out of order half the time
+				if r.IntN(2) == 0 {
+					set(v, last-int64(r.IntN(300)))
+				} else {
+					set(v, last+int64(r.IntN(3)))
+				}
+			default:
+				switch r.IntN(4) {
+				case 0:
+					set(v, last+int64(r.IntN(3)))
+				case 1:
+					remove(v)
+				case 2:
+					if m, _, ok := x.min(); ok {
+						remove(m)
+					}
+				default:
+					k, want := last-int64(r.IntN(400)), 0
+					for _, w := range vals {
+						if w.in && w.key <= k {
+							want++
+						}
+					}
+					if got := x.countUpTo(k); got != want {
+						t.Fatalf("seed %d step %d: countUpTo(%d) = %d, want %d", seed, step, k, got, want)
+					}
+				}
+			}
+			if len(added) > 4*nv {
+				added = append(added[:0], added[len(added)-nv:]...)
+			}
+			most = max(most, x.fifo.len())
+			if err := x.check(); err != nil {
+				t.Fatalf("seed %d step %d: %v", seed, step, err)
+			}
+			if x.len() != in {
+				t.Fatalf("seed %d step %d: len = %d, want %d", seed, step, x.len(), in)
+			}
+			var want *val
+			for _, w := range vals {
+				if w.in && (want == nil || w.key < want.key || w.key == want.key && w.seq < want.seq) {
+					want = w
+				}
+			}
+			m, k, ok := x.min()
+			if ok != (want != nil) || ok && (k != want.key || m.key != k || m.seq != want.seq) {
+				t.Fatalf("seed %d step %d: min = %v, key %d, %v; want %v", seed, step, m, k, ok, want)
+			}
+			if w := vals[r.IntN(nv)]; true {
+				if k, ok := x.key(w); ok != w.in || ok && k != w.key {
+					t.Fatalf("seed %d step %d: key = %d, %v; want %d, %v", seed, step, k, ok, w.key, w.in)
+				}
+			}
+		}
+		if most < 2*chunkLen {
+			t.Errorf("seed %d: the FIFO held at most %d items: the test crosses few chunks", seed, most)
+		}
+	}
+}
+
+// TestIndexChunkEnds fills the FIFO to around the ends of its chunks,
+// takes values out from the back down to around them, fills it again past
+// where it was, then takes every value in order.
+func TestIndexChunkEnds(t *testing.T) {
+	for _, n := range []int{1, 254, 255, 256, 509, 510, 511, 765, 766} {
+		for _, cut := range []int{0, 1, 254, 255, 256, 510} {
+			if cut > n {
+				continue
+			}
+			x := index[*val]{place: func(v *val) *int32 { return &v.place }}
+			vals := make([]*val, 2*n+10)
+			for i := range vals {
+				vals[i] = &val{key: int64(i), seq: uint32(i)}
+			}
+			for i := range n {
+				x.set(vals[i], int64(i))
+			}
+			for i := n - 1; i >= cut; i-- {
+				x.remove(vals[i])
+				if err := x.check(); err != nil {
+					t.Fatalf("%d values, taken out down to %d, at %d: %v", n, cut, i, err)
+				}
+			}
+			if x.fifo.len() != cut {
+				t.Fatalf("%d values, taken out down to %d: the FIFO holds %d items", n, cut, x.fifo.len())
+			}
+			for i := n; i < len(vals); i++ {
+				x.set(vals[i], int64(i))
+			}
+			want := slices.Concat(vals[:cut], vals[n:])
+			for i, w := range want {
+				v, k, ok := x.min()
+				if !ok || v != w || k != w.key {
+					t.Fatalf("%d values, cut to %d: min %d = %v, %d, %v; want %v", n, cut, i, v, k, ok, w)
+				}
+				x.remove(v)
+				if err := x.check(); err != nil {
+					t.Fatalf("%d values, cut to %d, %d taken: %v", n, cut, i+1, err)
+				}
+			}
+			if x.len() != 0 || x.fifo.len() != 0 || x.head != 0 {
+				t.Fatalf("%d values, cut to %d, emptied: len %d, FIFO %d items, head %d", n, cut, x.len(), x.fifo.len(), x.head)
+			}
+		}
 	}
 }
