@@ -57,9 +57,10 @@ func (a *item[T]) before(b *item[T]) bool {
 }
 
 // chunkLen is the number of items in a chunk of a FIFO: 4,080 bytes (an
-// item takes 16), which with the 8-byte header that the Go allocator puts
-// before a large object with pointers fills a 4 KiB size class. (256
-// items would take the next class, 4,864 bytes.)
+// item takes 16), which with the 8-byte malloc header that the Go
+// allocator puts before a small object (32 KiB at most) of over 512
+// bytes with pointers fills the 4 KiB size class. (256 items would take
+// the next class, 4,864 bytes.)
 const chunkLen = 255
 
 // chunks is an array of items that grows a chunk at a time: appending
