@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -261,21 +262,21 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 // timer) only when something asks for Done or Value: most quick executors
 // never do, and they then cost no timer. It takes 64 bytes, which keeps
 // an attemptState at 208: every attempt allocates one.
+//
+// The deadline is kept in Unix nanoseconds, so Deadline returns it
+// without a monotonic clock reading: a deadline compared with the time
+// now (by Err before Done, by the timer that Done starts, by whatever the
+// executor does with Deadline) is compared on the wall clock, as a
+// deadline from another process is. Nothing in the Scheduler compares
+// the attempt's deadline with Deadline's.
 type attemptContext struct {
 	parent   context.Context
-	deadline time.Time
+	ctx      context.Context // nil until needed
+	cancel   context.CancelFunc
+	deadline int64 // Unix nanoseconds
 	mu       sync.Mutex
-	made     *madeContext // nil until needed
-	stopped  bool         // the attempt ended
-	lost     bool         // cancelled by losePermits
-}
-
-// madeContext is the context an attemptContext made when something asked
-// for it, and its cancel function: one pointer in the attemptContext
-// rather than three words, which the attempts that never ask would carry.
-type madeContext struct {
-	ctx    context.Context
-	cancel context.CancelFunc
+	stopped  bool // the attempt ended
+	lost     bool // cancelled by losePermits
 }
 
 // losePermits cancels c: its attempt lost the permits of its
@@ -284,8 +285,8 @@ func (c *attemptContext) losePermits() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lost, c.stopped = true, true
-	if c.made != nil {
-		c.made.cancel()
+	if c.cancel != nil {
+		c.cancel()
 	}
 }
 
@@ -302,8 +303,14 @@ func (c *attemptContext) init(parent context.Context, deadline time.Time) {
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	c.parent, c.deadline = parent, deadline
+	c.parent, c.deadline = parent, math.MaxInt64 // past the year 2262
+	if deadline.Before(maxDeadline) {
+		c.deadline = deadline.UnixNano()
+	}
 }
+
+// maxDeadline is the last instant whose Unix nanoseconds an int64 holds.
+var maxDeadline = time.Unix(0, math.MaxInt64)
 
 // attemptState is what an attempt hands its executor, its context and its
 // request, in one allocation, with what the request's identifiers are made
@@ -347,14 +354,13 @@ func (st *attemptState) ClientRequestID() string {
 func (c *attemptContext) get() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.made == nil {
-		ctx, cancel := context.WithDeadline(c.parent, c.deadline)
-		c.made = &madeContext{ctx, cancel}
+	if c.ctx == nil {
+		c.ctx, c.cancel = context.WithDeadline(c.parent, time.Unix(0, c.deadline))
 		if c.stopped {
-			cancel()
+			c.cancel()
 		}
 	}
-	return c.made.ctx
+	return c.ctx
 }
 
 // stop cancels the context: the attempt is over.
@@ -362,12 +368,12 @@ func (c *attemptContext) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopped = true
-	if c.made != nil {
-		c.made.cancel()
+	if c.cancel != nil {
+		c.cancel()
 	}
 }
 
-func (c *attemptContext) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *attemptContext) Deadline() (time.Time, bool) { return time.Unix(0, c.deadline), true }
 func (c *attemptContext) Done() <-chan struct{}       { return c.get().Done() }
 func (c *attemptContext) Value(key any) any           { return c.get().Value(key) }
 func (c *attemptContext) String() string              { return "scheduler.attemptContext" }
@@ -377,14 +383,14 @@ func (c *attemptContext) Err() error { return c.errAt(time.Now()) }
 // errAt is Err at now.
 func (c *attemptContext) errAt(now time.Time) error {
 	c.mu.Lock()
-	made, stopped := c.made, c.stopped
+	ctx, stopped := c.ctx, c.stopped
 	c.mu.Unlock()
 	switch {
-	case made != nil:
-		return made.ctx.Err()
+	case ctx != nil:
+		return ctx.Err()
 	case c.parent.Err() != nil:
 		return c.parent.Err()
-	case !now.Before(c.deadline):
+	case now.UnixNano() >= c.deadline:
 		return context.DeadlineExceeded
 	case stopped:
 		return context.Canceled

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -100,6 +101,13 @@ func TestAttemptContext(t *testing.T) {
 		<-late.Done() // made after losePermits: already closed
 		if !late.permitsLost() || !errors.Is(late.Err(), context.Canceled) {
 			t.Errorf("after losePermits, before Done: permitsLost %v, Err %v; want true, Canceled", late.permitsLost(), late.Err())
+		}
+	})
+	t.Run("deadline past the year 2262", func(t *testing.T) {
+		ctx := newAttemptContext(context.Background(), time.Now().Add(math.MaxInt64))
+		defer ctx.stop()
+		if d, _ := ctx.Deadline(); d.Year() < 2262 || ctx.Err() != nil {
+			t.Errorf("Deadline = %v, Err = %v; want the year 2262, nil", d, ctx.Err())
 		}
 	})
 	t.Run("earlier parent deadline", func(t *testing.T) {
