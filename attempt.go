@@ -275,8 +275,58 @@ type attemptContext struct {
 	cancel   context.CancelFunc
 	deadline int64 // Unix nanoseconds
 	mu       sync.Mutex
-	stopped  bool // the attempt ended
 	lost     bool // cancelled by losePermits
+	// err is the error that Err reported, or that the context was
+	// cancelled with when the attempt ended, before it made ctx: Err
+	// keeps reporting it, and a ctx made later ends with it.
+	err ctxErr
+}
+
+// ctxErr is one of the errors of a context that is done.
+type ctxErr uint8
+
+const (
+	notDone          ctxErr = iota
+	canceled                // context.Canceled
+	deadlineExceeded        // context.DeadlineExceeded
+)
+
+func (e ctxErr) error() error {
+	switch e {
+	case canceled:
+		return context.Canceled
+	case deadlineExceeded:
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// doneAt returns how c is done at now, as the context it did not make
+// yet would be; c.mu must be held.
+func (c *attemptContext) doneAt(now time.Time) ctxErr {
+	switch err := c.parent.Err(); {
+	case err == context.DeadlineExceeded:
+		return deadlineExceeded
+	case err != nil:
+		return canceled
+	case now.UnixNano() >= c.deadline:
+		return deadlineExceeded
+	}
+	return notDone
+}
+
+// end cancels c, if it is not done yet: its attempt ended. c.mu must be
+// held.
+func (c *attemptContext) end() {
+	if c.ctx != nil {
+		c.cancel()
+		return
+	}
+	if c.err == notDone {
+		if c.err = c.doneAt(time.Now()); c.err == notDone {
+			c.err = canceled
+		}
+	}
 }
 
 // losePermits cancels c: its attempt lost the permits of its
@@ -284,10 +334,8 @@ type attemptContext struct {
 func (c *attemptContext) losePermits() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lost, c.stopped = true, true
-	if c.cancel != nil {
-		c.cancel()
-	}
+	c.lost = true
+	c.end()
 }
 
 // permitsLost reports whether losePermits cancelled c.
@@ -350,13 +398,22 @@ func (st *attemptState) ClientRequestID() string {
 	return string(b[:])
 }
 
-// get returns the underlying context, making it on first use.
+// get returns the underlying context, making it on first use: a
+// context.WithDeadline of the parent, or, when c is already done with
+// err, a context done with the same error.
 func (c *attemptContext) get() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {
-		c.ctx, c.cancel = context.WithDeadline(c.parent, time.Unix(0, c.deadline))
-		if c.stopped {
+		switch c.err {
+		case notDone:
+			c.ctx, c.cancel = context.WithDeadline(c.parent, time.Unix(0, c.deadline))
+		case deadlineExceeded:
+			// A deadline long past: done at once, whatever the clock
+			// says now.
+			c.ctx, c.cancel = context.WithDeadline(context.WithoutCancel(c.parent), time.Time{})
+		default:
+			c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(c.parent))
 			c.cancel()
 		}
 	}
@@ -367,10 +424,7 @@ func (c *attemptContext) get() context.Context {
 func (c *attemptContext) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.stopped = true
-	if c.cancel != nil {
-		c.cancel()
-	}
+	c.end()
 }
 
 func (c *attemptContext) Deadline() (time.Time, bool) { return time.Unix(0, c.deadline), true }
@@ -380,22 +434,18 @@ func (c *attemptContext) String() string              { return "scheduler.attemp
 
 func (c *attemptContext) Err() error { return c.errAt(time.Now()) }
 
-// errAt is Err at now.
+// errAt is Err at now. Once it is not nil it stays the same, as
+// context.Context's contract asks: the first error it reports is kept.
 func (c *attemptContext) errAt(now time.Time) error {
 	c.mu.Lock()
-	ctx, stopped := c.ctx, c.stopped
-	c.mu.Unlock()
-	switch {
-	case ctx != nil:
-		return ctx.Err()
-	case c.parent.Err() != nil:
-		return c.parent.Err()
-	case now.UnixNano() >= c.deadline:
-		return context.DeadlineExceeded
-	case stopped:
-		return context.Canceled
+	defer c.mu.Unlock()
+	if c.ctx != nil {
+		return c.ctx.Err()
 	}
-	return nil
+	if c.err == notDone {
+		c.err = c.doneAt(now)
+	}
+	return c.err.error()
 }
 
 // mentions reports whether msg already gives the text of err or of an

@@ -103,6 +103,50 @@ func TestAttemptContext(t *testing.T) {
 			t.Errorf("after losePermits, before Done: permitsLost %v, Err %v; want true, Canceled", late.permitsLost(), late.Err())
 		}
 	})
+	// Once Err is not nil it stays the same (context.Context's contract),
+	// whether a Done made later or the deadline passing comes after.
+	t.Run("Err stays after stop", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := newAttemptContext(context.Background(), time.Now().Add(time.Second))
+			ctx.stop() // the attempt ended; the executor kept its context
+			e1 := ctx.Err()
+			time.Sleep(2 * time.Second) // past the deadline
+			e2 := ctx.Err()
+			<-ctx.Done()
+			if e3 := ctx.Err(); e1 != context.Canceled || e2 != e1 || e3 != e1 {
+				t.Errorf("Err after stop = %v, past the deadline %v, after Done %v; want Canceled each time", e1, e2, e3)
+			}
+		})
+	})
+	t.Run("Err stays after permits lost", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := newAttemptContext(context.Background(), time.Now().Add(time.Second))
+			ctx.losePermits()
+			time.Sleep(2 * time.Second)
+			if err := ctx.Err(); err != context.Canceled {
+				t.Errorf("Err past the deadline after losePermits = %v, want Canceled", err)
+			}
+			<-ctx.Done()
+			if err := ctx.Err(); err != context.Canceled {
+				t.Errorf("Err after Done made past the deadline = %v, want Canceled", err)
+			}
+		})
+	})
+	t.Run("Err stays past the deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			parent, cancel := context.WithCancel(context.Background())
+			ctx := newAttemptContext(parent, time.Now().Add(time.Second))
+			time.Sleep(2 * time.Second)
+			e1 := ctx.Err()
+			cancel()
+			e2 := ctx.Err()
+			ctx.stop()
+			<-ctx.Done()
+			if e3 := ctx.Err(); e1 != context.DeadlineExceeded || e2 != e1 || e3 != e1 {
+				t.Errorf("Err past the deadline = %v, after the parent's cancel %v, after stop and Done %v; want DeadlineExceeded each time", e1, e2, e3)
+			}
+		})
+	})
 	t.Run("deadline past the year 2262", func(t *testing.T) {
 		ctx := newAttemptContext(context.Background(), time.Now().Add(math.MaxInt64))
 		defer ctx.stop()
