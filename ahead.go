@@ -485,16 +485,21 @@ const keptSample = 10
 // add notes the error of the give-back or release of the claim on r,
 // when it leaves the claim leased (see leftLeased).
 func (k *kept) add(r *JobRecord, err error) {
-	if !leftLeased(err) {
-		return
+	if leftLeased(err) {
+		k.note(r.ID(), err)
 	}
+}
+
+// note counts a failure of job id with err, keeping the first error and
+// the first keptSample IDs.
+func (k *kept) note(id string, err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.n++; k.n == 1 {
 		k.err = err
 	}
 	if len(k.sample) < keptSample {
-		k.sample = append(k.sample, r.ID())
+		k.sample = append(k.sample, id)
 	}
 }
 

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -172,12 +173,13 @@ func (s *Scheduler) extendLeases() {
 	// does not take longer than the leases have left when the store is
 	// slow; each lease runs a LeaseDuration from its own call.
 	var wg sync.WaitGroup
+	var failed leaseFailures
 	slots := make(chan struct{}, extendParallel)
 	for _, d := range due {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			s.extendLease(d.r, d.collection, d.name)
+			s.extendLease(d.r, d.collection, d.name, &failed)
 			if d.permits != nil {
 				s.extendPermits(d.permits)
 			}
@@ -191,6 +193,7 @@ func (s *Scheduler) extendLeases() {
 		})
 	}
 	wg.Wait()
+	failed.log(s)
 	k.armed.Store(false)
 	k.mu.Lock()
 	active := k.active()
@@ -204,8 +207,9 @@ func (s *Scheduler) extendLeases() {
 const extendParallel = 16
 
 // extendLease extends the lease on job collection/name, whose attempt
-// on record r runs, by a LeaseDuration from now.
-func (s *Scheduler) extendLease(r *JobRecord, collection, name string) {
+// on record r runs, by a LeaseDuration from now, and notes in failed an
+// extension that fails while the lease is still held.
+func (s *Scheduler) extendLease(r *JobRecord, collection, name string, failed *leaseFailures) {
 	k := &s.leases
 	err := s.runStore.ExtendLease(context.Background(), collection, name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
 	if err == nil {
@@ -214,12 +218,45 @@ func (s *Scheduler) extendLease(r *JobRecord, collection, name string) {
 	k.mu.Lock()
 	running := k.holds(r, collection, name)
 	k.mu.Unlock()
-	if down, _ := s.health.down(); running && down && transient(err) {
-		// The loop has logged the outage already.
-		s.log.Debug("extend lease", "job", name, "collection", collection, "err", err)
-	} else if running { // else the attempt ended and its outcome released the lease
-		s.log.Warn("extend lease", "job", name, "collection", collection, "err", err)
+	if running { // else the attempt ended and its outcome released the lease
+		failed.add(collection, name, err)
 	}
+}
+
+// leaseFailures tallies the extensions of one pass of the lease keeper
+// that failed, so that they are logged in one line however many there
+// are: while the store is away every extension fails alike, and a line
+// each per pass would flood the log. Safe for concurrent use.
+type leaseFailures struct {
+	kept
+	others bool // some error is not the store's failure (see transient)
+}
+
+// add notes that the extension of the lease on job collection/name
+// failed with err.
+func (f *leaseFailures) add(collection, name string, err error) {
+	f.mu.Lock()
+	f.others = f.others || !transient(err)
+	f.mu.Unlock()
+	f.note(jobID(collection, name), err)
+}
+
+// log reports the failures, if any: how many, the first keptSample jobs
+// (as collection/name) and the first error, at Warn; at Debug when all of
+// them are the store's failures during an outage that the loop has logged
+// already.
+func (f *leaseFailures) log(s *Scheduler) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		return
+	}
+	level := slog.LevelWarn
+	if down, _ := s.health.down(); down && !f.others {
+		level = slog.LevelDebug
+	}
+	s.log.Log(context.Background(), level, "extend leases: some failed; their records meet ErrLeaseLost if the leases expire first",
+		"failed", f.n, "jobs", f.sample, "first_err", f.err)
 }
 
 // heldRun is this instance's claim on an attempt of an occurrence that

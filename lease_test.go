@@ -2,7 +2,11 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -76,4 +80,67 @@ func instances(t *testing.T, st scheduler.Store, cfg scheduler.Config, ids ...st
 		t.Fatal(err)
 	}
 	return ss
+}
+
+// failingExtensions is a store whose ExtendLease fails.
+type failingExtensions struct {
+	*memory.Store
+}
+
+func (s failingExtensions) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	return errors.New("extend lease: the store is away")
+}
+
+// TestExtendLeaseFailuresLoggedOncePerPass checks that the extensions of
+// the leases of many running attempts that fail together are logged in
+// one warning per pass of the lease keeper, which counts them, names ten
+// of the jobs and gives the first error, rather than a line per job.
+func TestExtendLeaseFailuresLoggedOncePerPass(t *testing.T) {
+	const n = 24
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		reg := &action.Registry{}
+		reg.Register("Slow", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			time.Sleep(5 * time.Second) // ignores its context
+			return nil, nil
+		}))
+		logs := &logRecords{}
+		st := failingExtensions{memory.New()}
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: 3 * time.Second, ActionTimeout: time.Minute, MaxConcurrency: n,
+			PollInterval: 100 * time.Millisecond, Logger: slog.New(logs)}
+		s := instances(t, st, cfg, "a")[0]
+		due := time.Now().Add(time.Second)
+		for i := range n {
+			def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Slow", Custom: []byte(`{}`)}}
+			if _, err := s.PutJob(ctx, "c", fmt.Sprintf("j%02d", i), def, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var warned, failed, full int
+		for _, r := range logs.at(slog.LevelWarn) {
+			if !strings.HasPrefix(r["msg"], "extend lease") {
+				continue
+			}
+			warned++
+			f, _ := strconv.Atoi(r["failed"])
+			failed += f
+			if f > 10 {
+				full++
+			}
+			if r["job"] != "" || f < 1 || strings.Count(r["jobs"], "c/j") != min(f, 10) || !strings.Contains(r["first_err"], "the store is away") {
+				t.Errorf("warning %v, want one per pass with how many failed, up to ten jobs and the first error", r)
+			}
+		}
+		if full == 0 || failed < 2*n {
+			t.Errorf("%d warnings of %d extensions that failed, %d of more than ten; want a warning per pass of the %d leases' extensions", warned, failed, full, n)
+		}
+	})
 }
