@@ -90,7 +90,10 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 		s.releasePermits(a.permits.holder)
 	}
 	r := a.r
-	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed, requested: a.requested}
+	// The job's lease is kept until the outcome is recorded, next
+	// extended when it would have been had the attempt gone on.
+	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed, requested: a.requested,
+		leaseAt: res.start.Add(s.cfg.LeaseDuration / 3)}
 	if s.batch == nil {
 		ownOccurrence(r, a.buf)
 		s.recordOutcome(&p, false)
@@ -202,7 +205,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		a.permits.ctx = ctx // before holdLease hands it to the lease keeper
 	}
 	if !a.detached {
-		s.holdLease(r, res.start, a.slot, a.permits)
+		s.holdLease(r, res.start.Add(s.cfg.LeaseDuration/3), a.slot, a.permits)
 		defer s.dropLease(r, a.slot)
 	}
 	out, err := exec.Execute(ctx, req)

@@ -10,12 +10,15 @@ import (
 	"time"
 )
 
-// leaseKeeper extends the leases of the jobs whose attempts are running,
-// and the claims on the attempts of occurrences that run beside the job's
-// others ([Run]): one timer for all of them, armed only while there are
-// some, rather than one per attempt. A worker's attempts hold their leases
-// in the worker's own slot, so that attempts on different workers share no
-// lock; other attempts (and outcomes being recorded again) in held.
+// leaseKeeper extends the leases of the jobs whose attempts are running
+// or whose outcomes wait to be recorded, and the claims on the attempts of
+// occurrences that run beside the job's others ([Run]): one timer for all
+// of them, armed only while there are some, rather than one per attempt.
+// A worker's attempts hold their leases in the worker's own slot, so that
+// attempts on different workers share no lock; other attempts (and
+// outcomes being recorded again) in held. Outcomes waiting in the batch
+// for a RecordBatch call, or in it, hold theirs in the batch itself (see
+// outcomeBatch.dueLeases), which costs them no entry of their own.
 type leaseKeeper struct {
 	mu    sync.Mutex
 	held  map[*JobRecord]heldLease // by the attempt's record
@@ -90,16 +93,16 @@ type heldLease struct {
 	permits          *heldPermits // the attempt's permits (see Limiter); nil: none
 }
 
-// holdLease keeps the lease on r from start, when its attempt starts,
-// until dropLease: it is extended about every third of
+// holdLease keeps the lease on r until dropLease, extending it first at
+// about at (a third of Config.LeaseDuration after its attempt starts, or
+// after the lease was last extended) and then about every third of
 // Config.LeaseDuration, also past the attempt's timeout when an executor
 // ignores its context, and so are the permits of the collection's limits
 // permits (none when nil). slot is the worker's that runs the
 // attempt, nil when none does.
-func (s *Scheduler) holdLease(r *JobRecord, start time.Time, slot *leaseSlot, permits *heldPermits) {
+func (s *Scheduler) holdLease(r *JobRecord, at time.Time, slot *leaseSlot, permits *heldPermits) {
 	k := &s.leases
-	every := s.cfg.LeaseDuration / 3
-	h := heldLease{start.Add(every), r.Collection, r.Name, permits}
+	h := heldLease{at, r.Collection, r.Name, permits}
 	if slot != nil {
 		slot.mu.Lock()
 		slot.r, slot.heldLease = r, h
@@ -139,9 +142,10 @@ func (s *Scheduler) dropLease(r *JobRecord, slot *leaseSlot) {
 }
 
 // extendLeases runs every sixth of Config.LeaseDuration while attempts
-// run. It extends the leases due for it within half a period, so that each
-// is extended at most a third of the lease after it was taken or last
-// extended, two thirds before it would expire.
+// run or outcomes wait in the batch to be recorded (see
+// outcomeBatch.dueLeases). It extends the leases due for it within half a
+// period, so that each is extended at most a third of the lease after it
+// was taken or last extended, two thirds before it would expire.
 func (s *Scheduler) extendLeases() {
 	k := &s.leases
 	every := s.cfg.LeaseDuration / 3
@@ -169,6 +173,7 @@ func (s *Scheduler) extendLeases() {
 	}
 	runs := k.dueRuns(now, every, s.execCtx.Err() == nil)
 	k.mu.Unlock()
+	waiting := s.outcomes.dueLeases(now, every)
 	// The extensions run side by side, so that a pass over many leases
 	// does not take longer than the leases have left when the store is
 	// slow; each lease runs a LeaseDuration from its own call.
@@ -185,6 +190,13 @@ func (s *Scheduler) extendLeases() {
 			}
 		})
 	}
+	for _, j := range waiting {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			s.extendWaiting(j, &failed)
+		})
+	}
 	for _, job := range runs {
 		slots <- struct{}{}
 		wg.Go(func() {
@@ -198,7 +210,7 @@ func (s *Scheduler) extendLeases() {
 	k.mu.Lock()
 	active := k.active()
 	k.mu.Unlock()
-	if active {
+	if active || s.outcomes.waiting() {
 		s.armLeases()
 	}
 }
@@ -220,6 +232,19 @@ func (s *Scheduler) extendLease(r *JobRecord, collection, name string, failed *l
 	k.mu.Unlock()
 	if running { // else the attempt ended and its outcome released the lease
 		failed.add(collection, name, err)
+	}
+}
+
+// extendWaiting extends the lease on job j, whose outcome waits in the
+// batch to be recorded, by a LeaseDuration from now, and notes in failed
+// an extension that fails while the lease may still be held: ErrLeaseLost
+// and ErrNotFound are what a lease released by the outcome's record (or a
+// job deleted) meets, and an outcome whose lease was lost meets
+// ErrLeaseLost itself when recorded, which is logged then.
+func (s *Scheduler) extendWaiting(j jobKey, failed *leaseFailures) {
+	err := s.runStore.ExtendLease(context.Background(), j.collection, j.name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
+	if err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrNotFound) {
+		failed.add(j.collection, j.name, err)
 	}
 }
 

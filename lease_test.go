@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -141,6 +142,177 @@ func TestExtendLeaseFailuresLoggedOncePerPass(t *testing.T) {
 		}
 		if full == 0 || failed < 2*n {
 			t.Errorf("%d warnings of %d extensions that failed, %d of more than ten; want a warning per pass of the %d leases' extensions", warned, failed, full, n)
+		}
+	})
+}
+
+// heldRecords is a store whose first RecordBatch takes hold before it
+// records, and that counts the outcomes recorded of each job.
+type heldRecords struct {
+	*memory.Store
+	hold time.Duration
+	held atomic.Bool
+	mu   sync.Mutex
+	n    map[string]int // by job name
+}
+
+func (s *heldRecords) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	if s.held.CompareAndSwap(false, true) {
+		time.Sleep(s.hold)
+	}
+	names := make([]string, len(batch)) // read first: the store may keep the records
+	for i, req := range batch {
+		names[i] = req.Job.Name
+	}
+	errs := s.Store.RecordBatch(ctx, owner, batch)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, name := range names {
+		if errs == nil || errs[i] == nil {
+			s.n[name]++
+		}
+	}
+	return errs
+}
+
+func (s *heldRecords) Record(ctx context.Context, owner string, r *scheduler.JobRecord, hist []scheduler.HistoryEntry) error {
+	name := r.Name
+	err := s.Store.Record(ctx, owner, r, hist)
+	if err == nil {
+		s.mu.Lock()
+		s.n[name]++
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// TestLeaseKeptWhileOutcomeWaitsForStore checks that the lease of a job
+// whose attempt has ended is kept while its outcome waits for a store
+// call, and during the call: a store whose RecordBatch takes three leases
+// must not let this instance or another claim and run a one-time job
+// again.
+func TestLeaseKeptWhileOutcomeWaitsForStore(t *testing.T) {
+	const n = 20
+	const lease = 3 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		runs := map[string]int{}
+		reg := &action.Registry{}
+		reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			mu.Lock()
+			runs[req.IDs.JobID()]++
+			mu.Unlock()
+			return nil, nil
+		}))
+		st := &heldRecords{Store: memory.New(), hold: 3 * lease, n: map[string]int{}}
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 4,
+			Logger: slog.New(slog.DiscardHandler)}
+		ss := instances(t, st, cfg, "a", "b")
+		due := time.Now().Add(time.Minute)
+		for i := range n {
+			def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}
+			if _, err := ss[0].PutJob(ctx, "c", fmt.Sprintf("j%02d", i), def, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range ss {
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(time.Until(due) + 10*lease)
+		synctest.Wait()
+		for _, s := range ss {
+			if err := s.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range n {
+			name := fmt.Sprintf("j%02d", i)
+			r, err := st.GetJob(ctx, "c", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := runs[r.ID()]; got != 1 || r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 1 || st.n[name] != 1 {
+				t.Errorf("one-time job %s: ran %d times, %d outcomes recorded, state %s, %d executions; want 1, 1, Completed, 1",
+					name, got, st.n[name], r.State, r.Status.ExecutionCount)
+			}
+		}
+	})
+}
+
+// conflictThenSlowRead is a store whose first RecordBatch fails with
+// ErrConflict, and whose next GetJob takes hold before it reads.
+type conflictThenSlowRead struct {
+	*memory.Store
+	hold       time.Duration
+	conflicted atomic.Bool
+	slowed     atomic.Bool
+}
+
+func (s *conflictThenSlowRead) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	if s.conflicted.CompareAndSwap(false, true) {
+		errs := make([]error, len(batch))
+		for i := range errs {
+			errs[i] = scheduler.ErrConflict
+		}
+		return errs
+	}
+	return s.Store.RecordBatch(ctx, owner, batch)
+}
+
+func (s *conflictThenSlowRead) GetJob(ctx context.Context, collection, name string) (*scheduler.JobRecord, error) {
+	if s.conflicted.Load() && s.slowed.CompareAndSwap(false, true) {
+		time.Sleep(s.hold)
+	}
+	return s.Store.GetJob(ctx, collection, name)
+}
+
+// TestLeaseKeptWhileConflictedOutcomeIsReread checks that the lease of a
+// job whose outcome met ErrConflict is kept while the job is read again
+// and the outcome recorded on the fresh record: a read that takes three
+// leases must not let another instance claim and run a one-time job again.
+func TestLeaseKeptWhileConflictedOutcomeIsReread(t *testing.T) {
+	const lease = 3 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var runs atomic.Int64
+		reg := &action.Registry{}
+		reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			runs.Add(1)
+			return nil, nil
+		}))
+		st := &conflictThenSlowRead{Store: memory.New(), hold: 3 * lease}
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, PollInterval: 100 * time.Millisecond,
+			Logger: slog.New(slog.DiscardHandler)}
+		ss := instances(t, st, cfg, "a", "b")
+		due := time.Now().Add(time.Minute)
+		def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}
+		if _, err := ss[0].PutJob(ctx, "c", "j", def, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss[0].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(due) + lease/2) // a runs the job and meets the conflict
+		synctest.Wait()
+		if err := ss[1].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * lease)
+		synctest.Wait()
+		for _, s := range ss {
+			if err := s.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := st.Store.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runs.Load(); got != 1 || r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 1 {
+			t.Errorf("one-time job: ran %d times, state %s, %d executions; want 1, Completed, 1", got, r.State, r.Status.ExecutionCount)
 		}
 	})
 }

@@ -247,12 +247,9 @@ func (p *recordRetries) stale(r *JobRecord) bool {
 // was called a LeaseDuration ago, or Stop's context ended, first.
 //
 // The caller has called s.retries.add for the job, and calls done once the
-// outcome is recorded, after a fresh read if need be.
+// outcome is recorded, after a fresh read if need be; it keeps the job's
+// lease meanwhile (holdLease).
 func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []HistoryEntry, err error) error {
-	// The lease is due for an extension at once: the last one may be a
-	// third of the lease ago.
-	s.holdLease(r, time.Now().Add(-s.cfg.LeaseDuration/3), nil, nil)
-	defer s.dropLease(r, nil)
 	s.log.WarnContext(ctx, "record job outcome: the store failed; recording again until it answers", "job", r.Name, "collection", r.Collection, "err", err)
 	w := s.outcomeRetry()
 	for tries := 1; ; tries++ {
@@ -337,14 +334,17 @@ func (w *outcomeRetry) pause(conflict bool) bool {
 }
 
 // recordPendingAgain records again, on a goroutine of its own, the outcome
-// p that RecordBatch failed to record with err, then frees its slot.
+// p that RecordBatch failed to record with err, keeping the job's lease
+// from p.leaseAt, then frees its slot.
 func (s *Scheduler) recordPendingAgain(p pendingOutcome, err error) {
 	id := p.r.ID()
 	s.retries.add(id)
 	go func() {
 		defer s.freeSlot()
 		defer s.retries.done(id)
+		s.holdLease(p.r, p.leaseAt, nil, nil)
 		err := s.recordAgain(p.res.spanContext(), p.r, p.all, err)
+		s.dropLease(p.r, nil) // recordOutcome holds it again
 		switch {
 		case err == nil:
 			s.emit(p.def, p.all)

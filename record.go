@@ -129,8 +129,13 @@ func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outco
 
 // recordOutcome records the outcome p on the claimed job p.r, re-reading
 // the job and replaying the claim on a conflict; with reread it starts
-// with a fresh read (a first write conflicted already).
+// with a fresh read (a first write conflicted already). The job's lease is
+// kept meanwhile, from p.leaseAt, as while the attempt ran: reads and
+// writes slower than a LeaseDuration must not let the job be claimed and
+// run again before its outcome is recorded.
 func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
+	s.holdLease(p.r, p.leaseAt, nil, nil)
+	defer s.dropLease(p.r, nil)
 	r, t, o, res := p.r, &p.t, &p.o, &p.res
 	ctx := context.Background()
 	var terr error
@@ -228,6 +233,11 @@ type pendingOutcome struct {
 	claimed time.Time
 	// requested is attempt.requested.
 	requested time.Time
+	// leaseAt is when the job's lease, which the outcome keeps until it
+	// is recorded, is next due for an extension (see holdLease); the lease
+	// keeper moves it under outcomeBatch.mu while the outcome waits in the
+	// batch (see outcomeBatch.dueLeases).
+	leaseAt time.Time
 }
 
 // histBufs recycles the history slices of batched outcomes, which a
@@ -265,9 +275,18 @@ type outcomeBatch struct {
 	free     [][]pendingOutcome
 	spare    [][]pendingOutcome
 	flushing bool
-	timed    bool            // a timer will flush
-	urgent   bool            // an outcome pending is of a job due again within the linger (and a store call)
-	reqs     []RecordRequest // the flusher's
+	// flushed is the flusher's list of blocks taken from pending, of
+	// which those from next on wait for their store call; while inCall,
+	// block next-1 is in RecordBatch, and keys names its jobs (the store
+	// may keep and modify the records meanwhile). Both let the lease
+	// keeper find every outcome not yet recorded (see dueLeases).
+	flushed [][]pendingOutcome
+	next    int
+	inCall  bool
+	keys    []jobKey
+	timed   bool            // a timer will flush
+	urgent  bool            // an outcome pending is of a job due again within the linger (and a store call)
+	reqs    []RecordRequest // the flusher's
 
 	// call is how long the last RecordBatch took (a time.Duration): an
 	// outcome left to the timer is stored that long after it fires.
@@ -303,8 +322,53 @@ func (b *outcomeBatch) add(p *pendingOutcome) {
 	b.n++
 }
 
-// retryOutcome records p again on its own goroutine, after a fresh read.
-// (A function of its own, so that p is copied to the heap only here.)
+// dueLeases returns the jobs of the outcomes not yet recorded whose
+// leases are due for an extension at now (within half of every, a third
+// of a LeaseDuration, of their leaseAt), and moves their leaseAt to every
+// from now: those pending, those the flusher took that wait for their
+// store call, and those in it.
+func (b *outcomeBatch) dueLeases(now time.Time, every time.Duration) []jobKey {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var due []jobKey
+	scan := func(block []pendingOutcome, keys []jobKey) {
+		for i := range block {
+			p := &block[i]
+			if now.Before(p.leaseAt.Add(-every / 2)) {
+				continue
+			}
+			p.leaseAt = now.Add(every)
+			if keys != nil {
+				due = append(due, keys[i])
+			} else {
+				due = append(due, jobKey{p.r.Collection, p.r.Name})
+			}
+		}
+	}
+	for _, block := range b.pending {
+		scan(block, nil)
+	}
+	if b.flushed != nil {
+		if b.inCall {
+			scan(b.flushed[b.next-1], b.keys)
+		}
+		for _, block := range b.flushed[b.next:] {
+			scan(block, nil)
+		}
+	}
+	return due
+}
+
+// waiting reports whether outcomes wait to be recorded.
+func (b *outcomeBatch) waiting() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n > 0 || b.flushing
+}
+
+// retryOutcome records p again on its own goroutine, after a fresh read,
+// keeping the job's lease meanwhile (see recordOutcome). (A function of
+// its own, so that p is copied to the heap only here.)
 func (s *Scheduler) retryOutcome(p pendingOutcome) {
 	go func() {
 		defer s.freeSlot()
@@ -337,6 +401,7 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 	b.mu.Lock()
 	b.add(p)
 	b.idle.Add(1)
+	s.armLeases() // the job's lease is kept until the outcome is recorded
 	if s.ahead.slotWanted.Load() && s.ahead.slotWanted.CompareAndSwap(true, false) {
 		s.notify() // its slot is free for a job written while none was (see runDue)
 	}
@@ -411,13 +476,15 @@ func (s *Scheduler) flushPending() {
 		b.urgent = false
 		all := b.pending
 		b.pending, b.n = b.spare, 0
+		b.flushed, b.next = all, 0
 		b.mu.Unlock()
 		for i, batch := range all {
 			s.flush(batch)
-			clear(batch) // drop the references
+			clear(batch) // drop the references; the lease keeper no longer reads it
 			all[i] = batch[:0]
 		}
 		b.mu.Lock()
+		b.flushed = nil
 		b.free = append(b.free, all...)
 		clear(all)
 		b.spare = all[:0]
@@ -426,12 +493,13 @@ func (s *Scheduler) flushPending() {
 	b.mu.Unlock()
 }
 
-// flush records batch in one store call, then releases the jobs' slots;
-// outcomes that conflicted with an API write are recorded again, each on
-// its own goroutine, after a fresh read.
+// flush records batch, the block next of b.flushed, in one store call,
+// then releases the jobs' slots; outcomes that conflicted with an API
+// write are recorded again, each on its own goroutine, after a fresh read.
+// The lease keeper extends the jobs' leases until RecordBatch returns.
 func (s *Scheduler) flush(batch []pendingOutcome) {
 	b := &s.outcomes
-	reqs := b.reqs[:0]
+	reqs, keys := b.reqs[:0], b.keys[:0]
 	var due time.Time // the earliest due instant of the jobs, read before the store may keep their records
 	// By index here and below: an outcome is several hundred bytes, each
 	// copy a memmove.
@@ -440,15 +508,24 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 		// The step that applied the outcome left the definition as
 		// claimed unless it replaced it.
 		reqs = append(reqs, RecordRequest{Job: p.r, History: p.all, KeepDefinition: p.r.Job == p.def})
+		keys = append(keys, jobKey{p.r.Collection, p.r.Name})
 		if d := p.r.Schedule.DueAt; !d.IsZero() && (due.IsZero() || d.Before(due)) {
 			due = d
 		}
 	}
+	b.mu.Lock()
+	b.next++
+	b.inCall, b.keys = true, keys
+	b.mu.Unlock()
 	start := time.Now()
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
 	b.call.Store(int64(time.Since(start)))
+	b.mu.Lock()
+	b.inCall = false
+	b.mu.Unlock()
 	clear(reqs)
-	b.reqs = reqs[:0]
+	clear(keys)
+	b.reqs, b.keys = reqs[:0], keys[:0]
 	for i := range batch {
 		p := &batch[i]
 		err := batchErr(errs, i)
