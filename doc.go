@@ -917,8 +917,12 @@
 // MaxConcurrency workers, so that each held job finds a free worker at its
 // due instant (one that waited for a worker would outlive its lease, and
 // another instance would run it too); an outcome waiting for a slow store
-// keeps its job in flight but frees its worker, so that it does not keep
-// the loop from claiming. At most 256 are held at once. At a steady rate
+// keeps its job in flight (and its lease, which the lease keeper extends
+// until the outcome is recorded) but frees its worker, and wakes the loop
+// when it waits for one, so that it does not keep the loop from claiming:
+// with a store call held, the jobs due meanwhile start on time until 2,048
+// outcomes wait, which bounds their memory (about 1 MB); then the loop
+// claims again as their records free workers. At most 256 are held at once. At a steady rate
 // whose jobs due within ClaimAhead are more than that leaves (rate ×
 // ClaimAhead above MaxConcurrency: 2,000 a second at the defaults), a
 // claim takes every slot free and reaches only as far as the jobs it

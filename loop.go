@@ -95,7 +95,11 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	// beyond the free workers would wait for one, unleased once its
 	// lease ends, and another instance would take it over and run it too.
 	// Outcomes that wait for a slow store keep their slots but not their
-	// workers: they must not keep the loop from claiming what comes due.
+	// workers, up to waitingMost of them: they must not keep the loop
+	// from claiming what comes due. The loop says it waits for a slot
+	// before it counts them, so that an outcome that frees one after the
+	// count wakes it (see wakeForSlot).
+	s.outcomes.loopWaits.Store(true)
 	free := min(s.cfg.MaxConcurrency-s.busy()-len(a.held), claimBatch-len(a.held))
 	if free <= 0 {
 		if a.woken {
@@ -109,6 +113,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		}
 		return a.wakeAt(wakeBy) // the next job that ends wakes the loop
 	}
+	s.outcomes.loopWaits.Store(false)
 	a.claiming()
 	a.woken = false
 	a.slotWanted.Store(false)
@@ -427,10 +432,11 @@ func (s *Scheduler) tookOver(r *JobRecord, o *Occurrence, info *attemptInfo) {
 }
 
 // busy returns how many workers the jobs in flight take: those whose
-// outcomes wait to be recorded take none (see outcomeBatch.idle).
+// outcomes wait to be recorded take none, up to waitingMost of them (see
+// outcomeBatch.idle).
 func (s *Scheduler) busy() int {
 	n := s.inFlight.Load() // first: an outcome leaves idle before it leaves inFlight
-	return int(n - s.outcomes.idle.Load())
+	return int(n - min(s.outcomes.idle.Load(), waitingMost))
 }
 
 // release gives back the slot of a claimed job whose work is over.

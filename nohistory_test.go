@@ -371,38 +371,17 @@ func (s *slowBatches) RecordBatch(ctx context.Context, owner string, batch []sch
 // 2n of them in a slice grown by doubling (2,800 bytes per occurrence in
 // all); in blocks of a store call, n of them (1,600-1,800). The rest is
 // the burst's own: each claim's record is new while no outcome has been
-// recorded. While the first RecordBatch is held, the outcomes waiting hold
-// their workers' slots and the loop claims once per PollInterval: at 250
-// ms the burst ends well within LeaseDuration, so that no lease expires
-// and every job runs once.
+// recorded. While the first RecordBatch is held, the outcomes waiting
+// leave their workers to the jobs due (fewer than waitingMost of them
+// wait), and the lease keeper extends their leases, so that every job
+// runs once.
 func TestPendingOutcomesMemory(t *testing.T) {
 	const n, most = 2000, 2100.0
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		var ran atomic.Int64
-		reg := &action.Registry{}
-		reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			ran.Add(1)
-			return nil, nil
-		}))
-		st := &slowBatches{Store: memory.New(), open: make(chan struct{})}
-		cfg := &scheduler.Config{Executors: reg, Logger: discard, HistoryPerJob: scheduler.NoHistory, MaxConcurrency: 100, PollInterval: 250 * time.Millisecond}
-		s, err := scheduler.New(st, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n}}}, nil); err != nil {
-			t.Fatal(err)
-		}
+		s, st, ran, due := heldBurst(t, n, scheduler.Config{Logger: discard, HistoryPerJob: scheduler.NoHistory, MaxConcurrency: 100, PollInterval: 250 * time.Millisecond})
 		if err := s.Start(ctx); err != nil {
 			t.Fatal(err)
-		}
-		due := time.Now().Add(time.Minute)
-		for i := range n {
-			def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}
-			if _, err := s.PutJob(ctx, "c", fmt.Sprintf("j%05d", i), def, nil); err != nil {
-				t.Fatal(err)
-			}
 		}
 		synctest.Wait()
 		var before, after runtime.MemStats
@@ -424,20 +403,57 @@ func TestPendingOutcomesMemory(t *testing.T) {
 		if got := ran.Load(); got != n {
 			t.Errorf("%d executions of %d one-time jobs, want %d", got, n, n)
 		}
-		for i := range n {
-			name := fmt.Sprintf("j%05d", i)
-			r, err := s.GetJob(ctx, "c", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 1 {
-				t.Errorf("job %s after the burst: state %s, %d executions; want Completed, 1", name, r.State, r.Status.ExecutionCount)
-			}
-		}
+		ranOnce(t, st, n)
 		if err := s.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
 	})
+}
+
+// heldBurst returns a Scheduler (not started) with cfg over a slowBatches
+// store, whose executor "Noop" counts its attempts in ran, and n one-time
+// jobs j00000... of collection "c" (of quota n), due a minute from now.
+func heldBurst(t *testing.T, n int, cfg scheduler.Config) (s *scheduler.Scheduler, st *slowBatches, ran *atomic.Int64, due time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	ran = new(atomic.Int64)
+	reg := &action.Registry{}
+	reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		ran.Add(1)
+		return nil, nil
+	}))
+	cfg.Executors = reg
+	st = &slowBatches{Store: memory.New(), open: make(chan struct{})}
+	s, err := scheduler.New(st, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	due = time.Now().Add(time.Minute)
+	for i := range n {
+		def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}
+		if _, err := s.PutJob(ctx, "c", fmt.Sprintf("j%05d", i), def, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, st, ran, due
+}
+
+// ranOnce checks that each of heldBurst's n jobs ran once and completed.
+func ranOnce(t *testing.T, st scheduler.Store, n int) {
+	t.Helper()
+	for i := range n {
+		name := fmt.Sprintf("j%05d", i)
+		r, err := st.GetJob(context.Background(), "c", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State != scheduler.JobCompleted || r.Status.ExecutionCount != 1 {
+			t.Errorf("job %s after the burst: state %s, %d executions; want Completed, 1", name, r.State, r.Status.ExecutionCount)
+		}
+	}
 }
 
 // noHistoryTags runs, in a Scheduler with cfg over the memory store, jobs

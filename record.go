@@ -293,11 +293,33 @@ type outcomeBatch struct {
 	call atomic.Int64
 
 	// idle counts the outcomes enqueued and not yet through flush, whose
-	// workers are free for other jobs (see Scheduler.busy). The worker
-	// that flushes counts as free too: a job handed to the workers
-	// meanwhile waits for it at most a store call, and counting it busy
-	// would need a wake-up of the loop when it is done.
+	// workers are free for other jobs, up to waitingMost of them (see
+	// Scheduler.busy). The worker that flushes counts as free too: a job
+	// handed to the workers meanwhile waits for it at most a store call,
+	// and counting it busy would need a wake-up of the loop when it is
+	// done.
 	idle atomic.Int64
+	// loopWaits says that the loop found no slot free and waits for one:
+	// the outcomes that go to a store call, and those added while one is
+	// under way (which wait at least for its end), wake it (see
+	// wakeForSlot), rather than only their records once the store has
+	// answered.
+	loopWaits atomic.Bool
+}
+
+// waitingMost bounds the outcomes waiting for the store that leave their
+// workers' slots to other jobs: about 1 MB of them. Past it, a store
+// slower than the attempts end keeps the loop from claiming, so that what
+// waits for it stays bounded.
+const waitingMost = 2048
+
+// wakeForSlot wakes the loop when it waits for a slot (see loopWaits) and
+// the outcomes waiting for the store leave one free (see Scheduler.busy).
+func (s *Scheduler) wakeForSlot() {
+	b := &s.outcomes
+	if b.loopWaits.Load() && b.idle.Load() <= waitingMost && b.loopWaits.CompareAndSwap(true, false) {
+		s.notify()
+	}
 }
 
 // add adds p to the pending outcomes, in the last block unless it holds
@@ -402,6 +424,9 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 	b.add(p)
 	b.idle.Add(1)
 	s.armLeases() // the job's lease is kept until the outcome is recorded
+	if b.flushing {
+		s.wakeForSlot() // the outcome waits at least for the store call under way
+	}
 	if s.ahead.slotWanted.Load() && s.ahead.slotWanted.CompareAndSwap(true, false) {
 		s.notify() // its slot is free for a job written while none was (see runDue)
 	}
@@ -517,6 +542,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	b.next++
 	b.inCall, b.keys = true, keys
 	b.mu.Unlock()
+	s.wakeForSlot() // the outcomes wait for the store, not their workers
 	start := time.Now()
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
 	b.call.Store(int64(time.Since(start)))

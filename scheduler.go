@@ -119,8 +119,12 @@ type Config struct {
 	// MaxConcurrency ÷ ClaimAhead (2,000 a second at the defaults) the
 	// held jobs reach less far ahead than ClaimAhead, and the loop claims
 	// more often (see "Claiming ahead"); set it above rate × ClaimAhead for
-	// the attempts of a higher rate. Defaults to DefaultMaxConcurrency
-	// (100).
+	// the attempts of a higher rate. An attempt whose outcome waits for
+	// the store to record it leaves its worker to other jobs, up to 2,048
+	// such outcomes: a store call slower than the attempts (a store in
+	// trouble) keeps the jobs due meanwhile from starting only once that
+	// many wait, which bounds their memory (about 1 MB). Defaults to
+	// DefaultMaxConcurrency (100).
 	MaxConcurrency int
 	// ActionTimeout bounds every attempt of an action without a timeout
 	// of its own (action.Action.Timeout): its context carries this
