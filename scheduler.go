@@ -179,10 +179,12 @@ type Config struct {
 	// another instance sharing the store at most LeaseDuration after its
 	// last heartbeat: that bounds how late an occurrence in flight, or due
 	// just then, runs again. Shorter means faster takeover but one
-	// ExtendLease per running attempt more often, and less tolerance for a
-	// store that stalls (a lease not extended for two thirds of
-	// LeaseDuration may be taken over while its attempt still runs) or for clocks that disagree between instances. At least
-	// 1s. Defaults to DefaultLeaseDuration (10s).
+	// ExtendLease per running attempt (and per outcome waiting for the
+	// store to record it) more often, and less tolerance for a store that
+	// stalls (a lease not extended for two thirds of LeaseDuration may be
+	// taken over while its attempt still runs) or for clocks that
+	// disagree between instances. At least 1s. Defaults to
+	// DefaultLeaseDuration (10s).
 	LeaseDuration time.Duration
 	// PollInterval is the longest the scheduler sleeps without asking the
 	// store for due work, which matters when other processes add work to
