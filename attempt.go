@@ -85,17 +85,21 @@ type attempt struct {
 // record at a.claimed, so that a run requested or a patch made during the
 // attempt is kept and the attempt still counts for its occurrence.
 func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff bool) {
-	res := s.execute(execCtx, a)
+	res := s.execute(execCtx, a) // the job's lease is held from here on
+	r := a.r
 	if a.permits != nil {
+		// Given back under the job's lease, which the lease keeper goes
+		// on extending alone: the store call may outlast the lease.
+		s.holdLease(r, s.dropLease(r, a.slot), a.slot, nil)
 		s.releasePermits(a.permits.holder)
 	}
-	r := a.r
-	// The job's lease is kept until the outcome is recorded, next
-	// extended when it would have been had the attempt gone on.
-	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed, requested: a.requested,
-		leaseAt: res.start.Add(s.cfg.LeaseDuration / 3)}
+	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed, requested: a.requested}
 	if s.batch == nil {
 		ownOccurrence(r, a.buf)
+		// The outcome keeps the job's lease until it is recorded, next
+		// extended when it would have been had the attempt gone on; no
+		// store call comes between the two holds.
+		p.leaseAt = s.dropLease(r, a.slot)
 		s.recordOutcome(&p, false)
 		return false
 	}
@@ -111,6 +115,7 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 	p.all = m.applyOutcome(r, &p.t, true, &p.o, res, p.hist, buf)
 	ownOccurrence(r, a.buf) // the occurrence goes on: a retry or the error action
 	p.miss = s.passedOver(r, &p.t, next0, counted0, misfireOf(m.policy.Missed), res.end)
+	p.leaseAt = s.dropLease(r, a.slot) // the batch keeps it (see outcomeBatch.dueLeases)
 	s.enqueue(&p)
 	return true
 }
@@ -205,8 +210,8 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		a.permits.ctx = ctx // before holdLease hands it to the lease keeper
 	}
 	if !a.detached {
+		// Held on return: runAttempt hands it to the outcome.
 		s.holdLease(r, res.start.Add(s.cfg.LeaseDuration/3), a.slot, a.permits)
-		defer s.dropLease(r, a.slot)
 	}
 	out, err := exec.Execute(ctx, req)
 	res.end = time.Now()

@@ -127,18 +127,23 @@ func (s *Scheduler) armLeases() {
 	}
 }
 
-// dropLease ends holdLease.
-func (s *Scheduler) dropLease(r *JobRecord, slot *leaseSlot) {
+// dropLease ends holdLease, and returns when the lease was next due for
+// an extension, for whatever holds it next: zero (due at once) when none
+// was held.
+func (s *Scheduler) dropLease(r *JobRecord, slot *leaseSlot) (at time.Time) {
 	if slot != nil {
 		slot.mu.Lock()
+		at = slot.at
 		slot.r, slot.heldLease = nil, heldLease{}
 		slot.mu.Unlock()
-		return
+		return at
 	}
 	k := &s.leases
 	k.mu.Lock()
+	at = k.held[r].at
 	delete(k.held, r)
 	k.mu.Unlock()
+	return at
 }
 
 // extendLeases runs every sixth of Config.LeaseDuration while attempts

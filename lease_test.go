@@ -316,3 +316,73 @@ func TestLeaseKeptWhileConflictedOutcomeIsReread(t *testing.T) {
 		}
 	})
 }
+
+// countRuns returns a registry whose "Noop" executor counts the attempts
+// of each job in runs (by job ID), under mu.
+func countRuns(mu *sync.Mutex, runs map[string]int) *action.Registry {
+	reg := &action.Registry{}
+	reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		mu.Lock()
+		runs[req.IDs.JobID()]++
+		mu.Unlock()
+		return nil, nil
+	}))
+	return reg
+}
+
+// slowPermitRelease is a store whose first ReleasePermits takes hold.
+type slowPermitRelease struct {
+	*memory.Store
+	hold time.Duration
+	held atomic.Bool
+}
+
+func (s *slowPermitRelease) ReleasePermits(ctx context.Context, holder string) error {
+	if s.held.CompareAndSwap(false, true) {
+		time.Sleep(s.hold)
+	}
+	return s.Store.ReleasePermits(ctx, holder)
+}
+
+// TestLeaseKeptWhilePermitsReleased checks that the job's lease is kept
+// while its attempt's permits of the collection's limits are given back:
+// that ReleasePermits takes three leases, and a second instance started
+// meanwhile must not take the one-time job over and run it again.
+func TestLeaseKeptWhilePermitsReleased(t *testing.T) {
+	const lease = 3 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		runs := map[string]int{}
+		st := &slowPermitRelease{Store: memory.New(), hold: 3 * lease}
+		cfg := scheduler.Config{Executors: countRuns(&mu, runs), LeaseDuration: lease, PollInterval: 100 * time.Millisecond,
+			Logger: slog.New(slog.DiscardHandler)}
+		ss := instances(t, st, cfg, "a", "b")
+		putLimits(t, ss[0], scheduler.Limit{Key: scheduler.LimitCollection, MaxConcurrent: 100})
+		due := time.Now().Add(time.Minute)
+		def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}
+		if _, err := ss[0].PutJob(ctx, "c", "j", def, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss[0].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(due) + lease/2)
+		synctest.Wait()
+		if err := ss[1].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * lease)
+		synctest.Wait()
+		for _, s := range ss {
+			if err := s.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if runs["c/j"] != 1 {
+			t.Errorf("one-time job ran %d times, want 1", runs["c/j"])
+		}
+	})
+}
