@@ -288,7 +288,7 @@ func (s *Scheduler) startHeld(now, clock time.Time, stale []*JobRecord) []*JobRe
 	starts := a.starts[:0]
 	given := len(stale)
 	for _, h := range a.held[:n] {
-		if h.r.LeaseUntil.Sub(clock) < s.leaseToStart() {
+		if s.leaseTooShort(h.r, clock) {
 			stale = append(stale, h.r)
 			continue
 		}
@@ -333,6 +333,13 @@ func (s *Scheduler) warnTooLate(late []*JobRecord, clock time.Time) {
 	}
 	s.log.Warn("claimed jobs have too little of their leases left to start, and will be given back unrun",
 		"to_give_back", len(late), "jobs", ids, "lease_until", late[0].LeaseUntil, "lease_left", late[0].LeaseUntil.Sub(clock))
+}
+
+// leaseTooShort reports whether the claim on r has too little of its
+// lease left at clock to start (see leaseToStart): its job is then given
+// back unrun.
+func (s *Scheduler) leaseTooShort(r *JobRecord, clock time.Time) bool {
+	return r.LeaseUntil.Sub(clock) < s.leaseToStart()
 }
 
 // leaseToStart is the least lease a held claim needs left to start: two

@@ -919,10 +919,13 @@
 // another instance would run it too); an outcome waiting for a slow store
 // keeps its job in flight (and its lease, which the lease keeper extends
 // until the outcome is recorded) but frees its worker, and wakes the loop
-// when it waits for one, so that it does not keep the loop from claiming:
-// with a store call held, the jobs due meanwhile start on time until 2,048
-// outcomes wait, which bounds their memory (about 1 MB); then the loop
-// claims again as their records free workers. At most 256 are held at once. At a steady rate
+// when it waits for one, so that it does not keep the loop from claiming;
+// the worker that records the outcomes waiting is busy until the store
+// answers. With a store call held, the jobs due meanwhile start on time
+// while a worker is free and fewer than 2,048 outcomes wait (a bound on
+// their memory: a few MB, about 1.7 KB each with no history kept); with
+// every worker busy or recording, nothing starts, and the loop claims
+// again as their records free workers. At most 256 are held at once. At a steady rate
 // whose jobs due within ClaimAhead are more than that leaves (rate ×
 // ClaimAhead above MaxConcurrency: 2,000 a second at the defaults), a
 // claim takes every slot free and reaches only as far as the jobs it

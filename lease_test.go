@@ -386,3 +386,51 @@ func TestLeaseKeptWhilePermitsReleased(t *testing.T) {
 		}
 	})
 }
+
+// TestNoJobWaitsForFlushingWorker checks that the worker that records
+// outcomes counts as busy while its RecordBatch is under way: with one
+// worker and that call held for ten leases, the loop must not claim the
+// second job due meanwhile (it would wait for the worker, its lease
+// unextended, and run although a second instance took it over); the
+// second instance runs it, and each one-time job runs once.
+func TestNoJobWaitsForFlushingWorker(t *testing.T) {
+	const lease = 3 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		runs := map[string]int{}
+		st := &heldRecords{Store: memory.New(), hold: 10 * lease, n: map[string]int{}}
+		cfg := scheduler.Config{Executors: countRuns(&mu, runs), LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 1,
+			Logger: slog.New(slog.DiscardHandler)}
+		ss := instances(t, st, cfg, "a", "b")
+		t0 := time.Now().Add(time.Minute)
+		for i, at := range []time.Time{t0, t0.Add(time.Second)} {
+			def := &scheduler.Job{StartTime: &at, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}
+			if _, err := ss[0].PutJob(ctx, "c", fmt.Sprintf("j%d", i+1), def, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ss[0].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(t0) + 2*time.Second)
+		synctest.Wait()
+		if err := ss[1].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * lease)
+		synctest.Wait()
+		for _, s := range ss {
+			if err := s.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, name := range []string{"c/j1", "c/j2"} {
+			if runs[name] != 1 {
+				t.Errorf("one-time job %s ran %d times, want 1", name, runs[name])
+			}
+		}
+	})
+}

@@ -96,9 +96,11 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	// lease ends, and another instance would take it over and run it too.
 	// Outcomes that wait for a slow store keep their slots but not their
 	// workers, up to waitingMost of them: they must not keep the loop
-	// from claiming what comes due. The loop says it waits for a slot
-	// before it counts them, so that an outcome that frees one after the
-	// count wakes it (see wakeForSlot).
+	// from claiming what comes due; the worker that records them is
+	// busy meanwhile, and with every worker busy or recording nothing is
+	// claimed (see outcomeBatch.idle). The loop says it waits for a slot
+	// before it counts them, so that an outcome or a recording worker
+	// that frees one after the count wakes it (see wakeForSlot).
 	s.outcomes.loopWaits.Store(true)
 	free := min(s.cfg.MaxConcurrency-s.busy()-len(a.held), claimBatch-len(a.held))
 	if free <= 0 {
@@ -233,6 +235,16 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 	if s.retries.stale(r) {
 		// The outcome of its last attempt is being recorded again, or
 		// was recorded over this claim (see recordAgain).
+		return
+	}
+	if now := time.Now(); s.leaseTooShort(r, now) {
+		// It waited for a worker longer than startHeld allows for (the
+		// process paused, say): as a held claim found so, it is given
+		// back, and the claim that runs it next (here or elsewhere) runs
+		// it once; one taken over meanwhile is left to its new owner.
+		s.log.Warn("a claimed job waited for a worker until too little of its lease was left to start, and is given back unrun",
+			"job", r.Name, "collection", r.Collection, "lease_until", r.LeaseUntil, "lease_left", r.LeaseUntil.Sub(now))
+		s.leaveStopped(execCtx, r, leaseBefore{r.PreviousLeaseOwner, r.PreviousLeaseUntil}, nil)
 		return
 	}
 	ctx := context.Background()
@@ -382,8 +394,8 @@ type leaseBefore struct {
 }
 
 // leaveStopped gives back the claim on r, whose attempt did not start
-// because Stop returned first (execCtx ended), and held, the permits it
-// took (nil: none). claim is r's lease before the claim. Nothing is
+// because Stop returned first (execCtx ended) or its lease had too little
+// left (see leaseTooShort), and held, the permits it took (nil: none). claim is r's lease before the claim. Nothing is
 // recorded.
 func (s *Scheduler) leaveStopped(execCtx context.Context, r *JobRecord, claim leaseBefore, held *heldPermits) {
 	if held != nil {
@@ -432,8 +444,8 @@ func (s *Scheduler) tookOver(r *JobRecord, o *Occurrence, info *attemptInfo) {
 }
 
 // busy returns how many workers the jobs in flight take: those whose
-// outcomes wait to be recorded take none, up to waitingMost of them (see
-// outcomeBatch.idle).
+// outcomes wait to be recorded take none, up to waitingMost of them,
+// while a worker that records them is busy (see outcomeBatch.idle).
 func (s *Scheduler) busy() int {
 	n := s.inFlight.Load() // first: an outcome leaves idle before it leaves inFlight
 	return int(n - min(s.outcomes.idle.Load(), waitingMost))

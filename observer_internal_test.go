@@ -111,7 +111,8 @@ func TestObserverSeesAnAttempt(t *testing.T) {
 	}
 	now := time.Now()
 	def := &Job{Action: action.Action{Type: action.HTTP}}
-	r := &JobRecord{Collection: "c", Name: "j", Job: def, State: JobEnabled, Schedule: JobSchedule{NextOccurrence: now}}
+	r := &JobRecord{Collection: "c", Name: "j", Job: def, State: JobEnabled, Schedule: JobSchedule{NextOccurrence: now},
+		LeaseOwner: "a", LeaseUntil: now.Add(s.cfg.LeaseDuration)} // as claimed
 	s.wg.Add(1)
 	s.inFlight.Add(1)
 	s.process(context.Background(), task{r, now}, nil)

@@ -294,10 +294,11 @@ type outcomeBatch struct {
 
 	// idle counts the outcomes enqueued and not yet through flush, whose
 	// workers are free for other jobs, up to waitingMost of them (see
-	// Scheduler.busy). The worker that flushes counts as free too: a job
-	// handed to the workers meanwhile waits for it at most a store call,
-	// and counting it busy would need a wake-up of the loop when it is
-	// done.
+	// Scheduler.busy), less one while a worker records them (from its
+	// own outcome's enqueue until its flushPending returns): a job handed
+	// to the workers would otherwise wait for that worker as long as the
+	// store calls take, its lease unextended. A flush by the timer takes
+	// no worker.
 	idle atomic.Int64
 	// loopWaits says that the loop found no slot free and waits for one:
 	// the outcomes that go to a store call, and those added while one is
@@ -308,7 +309,8 @@ type outcomeBatch struct {
 }
 
 // waitingMost bounds the outcomes waiting for the store that leave their
-// workers' slots to other jobs: about 1 MB of them. Past it, a store
+// workers' slots to other jobs: a few MB of them (about 1.7 KB each
+// with no history kept, see TestPendingOutcomesMemory). Past it, a store
 // slower than the attempts end keeps the loop from claiming, so that what
 // waits for it stays bounded.
 const waitingMost = 2048
@@ -417,19 +419,13 @@ func batchErr(errs []error, i int) error {
 const recordBatch = 256
 
 // enqueue adds p to the outcomes to record, and records them all unless
-// another worker does so already.
+// another worker does so already or a timer will. The worker that records
+// them counts as busy until it is done (see outcomeBatch.idle).
 func (s *Scheduler) enqueue(p *pendingOutcome) {
 	b := &s.outcomes
 	b.mu.Lock()
 	b.add(p)
-	b.idle.Add(1)
 	s.armLeases() // the job's lease is kept until the outcome is recorded
-	if b.flushing {
-		s.wakeForSlot() // the outcome waits at least for the store call under way
-	}
-	if s.ahead.slotWanted.Load() && s.ahead.slotWanted.CompareAndSwap(true, false) {
-		s.notify() // its slot is free for a job written while none was (see runDue)
-	}
 	// Outcomes linger unless the job of one of them is due again within
 	// the linger and the store call that records it (its next occurrence
 	// waits for this record): the one that arms the timer, or any added
@@ -438,21 +434,32 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 	now := p.res.end
 	d := s.linger()
 	urgent := dueWithin(p.r, now, d+time.Duration(b.call.Load()))
-	if b.flushing {
+	switch {
+	case b.flushing:
 		b.urgent = b.urgent || urgent
-		b.mu.Unlock()
-		return
-	}
-	if b.timed && !urgent && b.n < recordBatch {
-		b.mu.Unlock()
-		return
-	}
-	if !b.timed && d > 0 && s.ahead.startsWithin(now, d) && !urgent {
+		s.workerFreed() // the outcome waits at least for the store call under way
+	case b.timed && !urgent && b.n < recordBatch:
+		s.workerFreed()
+	case !b.timed && d > 0 && s.ahead.startsWithin(now, d) && !urgent:
 		s.flushAfter(d)
-		b.mu.Unlock()
+		s.workerFreed()
+	default:
+		s.flushPending() // releases b.mu
+		s.workerFreed()
 		return
 	}
-	s.flushPending()
+	b.mu.Unlock()
+}
+
+// workerFreed notes that the worker of an outcome waiting for the store,
+// or the worker that recorded outcomes, is free for other jobs, and wakes
+// the loop if it waits for one (see runDue).
+func (s *Scheduler) workerFreed() {
+	s.outcomes.idle.Add(1)
+	s.wakeForSlot()
+	if s.ahead.slotWanted.Load() && s.ahead.slotWanted.CompareAndSwap(true, false) {
+		s.notify() // its slot is free for a job written while none was (see runDue)
+	}
 }
 
 // flushAfter arms the timer that flushes the pending outcomes after d.

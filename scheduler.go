@@ -121,10 +121,13 @@ type Config struct {
 	// more often (see "Claiming ahead"); set it above rate × ClaimAhead for
 	// the attempts of a higher rate. An attempt whose outcome waits for
 	// the store to record it leaves its worker to other jobs, up to 2,048
-	// such outcomes: a store call slower than the attempts (a store in
-	// trouble) keeps the jobs due meanwhile from starting only once that
-	// many wait, which bounds their memory (about 1 MB). Defaults to
-	// DefaultMaxConcurrency (100).
+	// such outcomes, which bounds their memory (a few MB: about 1.7 KB
+	// each with no history kept); the one worker that records them is
+	// busy until the store answers. A store call slower than the
+	// attempts (a store in trouble) thus keeps the jobs due meanwhile
+	// from starting once 2,048 outcomes wait, or once every worker runs
+	// an attempt or records: with every worker busy or recording, nothing
+	// starts. Defaults to DefaultMaxConcurrency (100).
 	MaxConcurrency int
 	// ActionTimeout bounds every attempt of an action without a timeout
 	// of its own (action.Action.Timeout): its context carries this
