@@ -242,33 +242,59 @@ func (s *Scheduler) extendLease(r *JobRecord, collection, name string, failed *l
 
 // extendWaiting extends the lease on job j, whose outcome waits in the
 // batch to be recorded, by a LeaseDuration from now, and notes in failed
-// an extension that fails while the lease may still be held: ErrLeaseLost
-// and ErrNotFound are what a lease released by the outcome's record (or a
-// job deleted) meets, and an outcome whose lease was lost meets
-// ErrLeaseLost itself when recorded, which is logged then.
+// an extension that fails while the lease may still be held. ErrNotFound
+// is what a job deleted meets, and ErrLeaseLost what an outcome sent to
+// the store since meets (its record released the lease, or may have, its
+// call still under way): neither is noted. ErrLeaseLost while the outcome
+// still waits to be sent means that another instance took the job over.
 func (s *Scheduler) extendWaiting(j jobKey, failed *leaseFailures) {
 	err := s.runStore.ExtendLease(context.Background(), j.collection, j.name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
-	if err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrNotFound) {
-		failed.add(j.collection, j.name, err)
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) && !s.outcomes.unsent(j) {
+		return
 	}
+	failed.add(j.collection, j.name, err)
 }
 
 // leaseFailures tallies the extensions of one pass of the lease keeper
 // that failed, so that they are logged in one line however many there
 // are: while the store is away every extension fails alike, and a line
-// each per pass would flood the log. Safe for concurrent use.
+// each per pass would flood the log. An error that is not the store's
+// failure (see transient), a lease lost say, comes first: its error is
+// the one logged, and its jobs lead the sample. Safe for concurrent use.
 type leaseFailures struct {
-	kept
-	others bool // some error is not the store's failure (see transient)
+	mu     sync.Mutex
+	n      int
+	err    error    // the first error not transient, else the first
+	sample []string // the first keptSample jobs, those of errors not transient first
+	firm   int      // how many of sample failed with an error not transient
 }
 
 // add notes that the extension of the lease on job collection/name
 // failed with err.
 func (f *leaseFailures) add(collection, name string, err error) {
+	id := jobID(collection, name)
 	f.mu.Lock()
-	f.others = f.others || !transient(err)
-	f.mu.Unlock()
-	f.note(jobID(collection, name), err)
+	defer f.mu.Unlock()
+	f.n++
+	if transient(err) {
+		if f.err == nil {
+			f.err = err
+		}
+		if len(f.sample) < keptSample {
+			f.sample = append(f.sample, id)
+		}
+		return
+	}
+	if f.firm == 0 {
+		f.err = err
+	}
+	if f.firm < keptSample {
+		if len(f.sample) == keptSample {
+			f.sample = f.sample[:keptSample-1] // a transient one's job makes room
+		}
+		f.sample = slices.Insert(f.sample, f.firm, id)
+		f.firm++
+	}
 }
 
 // log reports the failures, if any: how many, the first keptSample jobs
@@ -282,7 +308,7 @@ func (f *leaseFailures) log(s *Scheduler) {
 		return
 	}
 	level := slog.LevelWarn
-	if down, _ := s.health.down(); down && !f.others {
+	if down, _ := s.health.down(); down && f.firm == 0 {
 		level = slog.LevelDebug
 	}
 	s.log.Log(context.Background(), level, "extend leases: some failed; their records meet ErrLeaseLost if the leases expire first",

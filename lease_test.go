@@ -434,3 +434,83 @@ func TestNoJobWaitsForFlushingWorker(t *testing.T) {
 		}
 	})
 }
+
+// lostWhileWaiting is a store whose ExtendLease says that it finds the
+// leases of the jobs in lost taken over (ErrLeaseLost), and that it fails
+// for the others as a store that is away does; it extends them all.
+type lostWhileWaiting struct {
+	*heldRecords
+	lost map[string]bool // by job name
+}
+
+func (s *lostWhileWaiting) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	if err := s.heldRecords.ExtendLease(ctx, collection, name, owner, until); err != nil {
+		return err
+	}
+	if s.lost[name] {
+		return fmt.Errorf("extend lease of %s: %w", name, scheduler.ErrLeaseLost)
+	}
+	return errors.New("extend lease: the store is away")
+}
+
+// TestLeaseLostWhileOutcomeWaitsWarned checks that a lease found lost
+// while its job's outcome waits to be sent to the store is warned of,
+// first among the extensions that failed in the pass (its error is the
+// one logged, its job leads the sample, ahead of the twelve running
+// attempts' whose store is away); while the outcome's store call is under
+// way, a lease found lost is not: the record may have released it.
+func TestLeaseLostWhileOutcomeWaitsWarned(t *testing.T) {
+	const lease, slow = 3 * time.Second, 12
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		reg := &action.Registry{}
+		reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			return nil, nil
+		}))
+		reg.Register("Slow", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			time.Sleep(5 * time.Second) // ignores its context
+			return nil, nil
+		}))
+		logs := &logRecords{}
+		st := &lostWhileWaiting{heldRecords: &heldRecords{Store: memory.New(), hold: 10 * lease, n: map[string]int{}},
+			lost: map[string]bool{"sent": true, "waits": true}}
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, ActionTimeout: time.Minute, MaxConcurrency: 20,
+			PollInterval: 100 * time.Millisecond, Logger: slog.New(logs)}
+		s := instances(t, st, cfg, "a")[0]
+		t0 := time.Now().Add(time.Minute)
+		put := func(name string, typ action.Type, at time.Time) {
+			def := &scheduler.Job{StartTime: &at, Action: action.Action{Type: typ, Custom: []byte(`{}`)}}
+			if _, err := s.PutJob(ctx, "c", name, def, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("sent", "Noop", t0) // its outcome goes to the RecordBatch held
+		put("waits", "Noop", t0.Add(time.Second))
+		for i := range slow {
+			put(fmt.Sprintf("slow%02d", i), "Slow", t0.Add(time.Second))
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(t0) + 4*time.Second)
+		synctest.Wait()
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var leading int
+		for _, r := range logs.at(slog.LevelWarn) {
+			if !strings.HasPrefix(r["msg"], "extend lease") {
+				continue
+			}
+			if strings.Contains(r["jobs"], "c/sent") {
+				t.Errorf("warning %v names the job whose outcome's store call is under way", r)
+			}
+			if strings.HasPrefix(r["jobs"], "[c/waits") && strings.Contains(r["first_err"], "lease") && strings.Count(r["jobs"], "c/") == 10 {
+				leading++
+			}
+		}
+		if leading == 0 {
+			t.Errorf("no warning of extensions led by the lease lost of the outcome waiting, its error and ten jobs; warnings: %v", logs.at(slog.LevelWarn))
+		}
+	})
+}

@@ -383,6 +383,26 @@ func (b *outcomeBatch) dueLeases(now time.Time, every time.Duration) []jobKey {
 	return due
 }
 
+// unsent reports whether the outcome of job j waits in the batch and has
+// not been sent to the store: it is pending, or the flusher took it and
+// its store call has not begun.
+func (b *outcomeBatch) unsent(j jobKey) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	has := func(block []pendingOutcome) bool {
+		for i := range block { // by index: an outcome is several hundred bytes
+			if r := block[i].r; r.Collection == j.collection && r.Name == j.name {
+				return true
+			}
+		}
+		return false
+	}
+	if slices.ContainsFunc(b.pending, has) {
+		return true
+	}
+	return b.flushed != nil && slices.ContainsFunc(b.flushed[b.next:], has)
+}
+
 // waiting reports whether outcomes wait to be recorded.
 func (b *outcomeBatch) waiting() bool {
 	b.mu.Lock()
