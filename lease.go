@@ -25,6 +25,9 @@ type leaseKeeper struct {
 	slots []*leaseSlot             // the workers'
 	runs  map[*heldRun]struct{}    // see holdRun
 	armed atomic.Bool              // the timer runs or will run extendLeases
+	// waiting says that the extensions of the leases of outcomes waiting
+	// for the store are under way (see extendLeases).
+	waiting atomic.Bool
 }
 
 // leaseSlot is the lease of the attempt that a worker runs, if any.
@@ -178,7 +181,19 @@ func (s *Scheduler) extendLeases() {
 	}
 	runs := k.dueRuns(now, every, s.execCtx.Err() == nil)
 	k.mu.Unlock()
-	waiting := s.outcomes.dueLeases(now, every)
+	// The outcomes waiting for the store may be thousands, an
+	// ExtendLease each: their extensions go on beside the pass, with
+	// their own calls, so that the running attempts' leases are not
+	// extended behind them, nor the next pass delayed until they are
+	// done. Those due while they are under way wait for the next pass
+	// that finds them done (their leaseAt is left as it was).
+	if k.waiting.CompareAndSwap(false, true) {
+		if waiting := s.outcomes.dueLeases(now, every); len(waiting) > 0 {
+			go s.extendAllWaiting(waiting)
+		} else {
+			k.waiting.Store(false)
+		}
+	}
 	// The extensions run side by side, so that a pass over many leases
 	// does not take longer than the leases have left when the store is
 	// slow; each lease runs a LeaseDuration from its own call.
@@ -193,13 +208,6 @@ func (s *Scheduler) extendLeases() {
 			if d.permits != nil {
 				s.extendPermits(d.permits)
 			}
-		})
-	}
-	for _, j := range waiting {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			s.extendWaiting(j, &failed)
 		})
 	}
 	for _, job := range runs {
@@ -238,6 +246,25 @@ func (s *Scheduler) extendLease(r *JobRecord, collection, name string, failed *l
 	if running { // else the attempt ended and its outcome released the lease
 		failed.add(collection, name, err)
 	}
+}
+
+// extendAllWaiting extends the leases on jobs, whose outcomes wait to be
+// recorded, extendParallel at a time, logs those that failed, and ends
+// the lease keeper's waiting.
+func (s *Scheduler) extendAllWaiting(jobs []jobKey) {
+	defer s.leases.waiting.Store(false)
+	var wg sync.WaitGroup
+	var failed leaseFailures
+	slots := make(chan struct{}, extendParallel)
+	for _, j := range jobs {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			s.extendWaiting(j, &failed)
+		})
+	}
+	wg.Wait()
+	failed.log(s)
 }
 
 // extendWaiting extends the lease on job j, whose outcome waits in the

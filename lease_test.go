@@ -514,3 +514,77 @@ func TestLeaseLostWhileOutcomeWaitsWarned(t *testing.T) {
 		}
 	})
 }
+
+// slowExtensions is a store whose ExtendLease takes d.
+type slowExtensions struct {
+	*heldRecords
+	d time.Duration
+}
+
+func (s *slowExtensions) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	time.Sleep(s.d)
+	return s.heldRecords.ExtendLease(ctx, collection, name, owner, until)
+}
+
+// TestRunningLeaseExtendedBesideWaitingOutcomes checks that the lease of
+// a running attempt is extended on time while the leases of many
+// outcomes waiting for the store are extended too: with 2,000 outcomes
+// waiting for a RecordBatch held ten leases and 50ms per ExtendLease,
+// their extensions take about two leases a pass; the attempt that runs
+// five minutes meanwhile must keep its lease, and a second instance must
+// not run its one-time job again.
+func TestRunningLeaseExtendedBesideWaitingOutcomes(t *testing.T) {
+	const lease, n = 3 * time.Second, 2000
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		runs := map[string]int{}
+		reg := countRuns(&mu, runs)
+		reg.Register("Slow", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			mu.Lock()
+			runs[req.IDs.JobID()]++
+			mu.Unlock()
+			time.Sleep(5 * time.Minute)
+			return nil, nil
+		}))
+		st := &slowExtensions{heldRecords: &heldRecords{Store: memory.New(), hold: 10 * lease, n: map[string]int{}}, d: 50 * time.Millisecond}
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 100,
+			ActionTimeout: 10 * time.Minute, HistoryPerJob: scheduler.NoHistory, Logger: slog.New(slog.DiscardHandler)}
+		ss := instances(t, st, cfg, "a", "b")
+		quota := &scheduler.Quota{MaxJobCount: n + 1}
+		if _, err := ss[0].PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: quota}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		due := time.Now().Add(time.Minute)
+		put := func(name string, typ action.Type) {
+			def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: typ, Custom: []byte(`{}`)}}
+			if _, err := ss[0].PutJob(ctx, "c", name, def, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("long", "Slow")
+		for i := range n {
+			put(fmt.Sprintf("j%04d", i), "Noop")
+		}
+		if err := ss[0].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(due) + 2*time.Second)
+		synctest.Wait()
+		if err := ss[1].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * lease)
+		synctest.Wait()
+		for _, s := range ss {
+			if err := s.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if runs["c/long"] != 1 {
+			t.Errorf("the running one-time job ran %d times, want 1", runs["c/long"])
+		}
+	})
+}

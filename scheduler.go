@@ -186,8 +186,14 @@ type Config struct {
 	// store to record it) more often, and less tolerance for a store that
 	// stalls (a lease not extended for two thirds of LeaseDuration may be
 	// taken over while its attempt still runs) or for clocks that
-	// disagree between instances. At least 1s. Defaults to
-	// DefaultLeaseDuration (10s).
+	// disagree between instances. The leases of the outcomes waiting for
+	// the store (up to 2,048, see MaxConcurrency) are extended 16 calls
+	// at a time, beside the running attempts' own: a pass over them takes
+	// outcomes × ExtendLease's latency ÷ 16, which must stay under about
+	// a third of LeaseDuration (2,048 outcomes at 25ms a call: 3.2s of
+	// the default 10s), or their leases may expire before they are
+	// recorded, and their jobs run again on another instance. At least
+	// 1s. Defaults to DefaultLeaseDuration (10s).
 	LeaseDuration time.Duration
 	// PollInterval is the longest the scheduler sleeps without asking the
 	// store for due work, which matters when other processes add work to
