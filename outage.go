@@ -344,7 +344,11 @@ func (s *Scheduler) recordPendingAgain(p pendingOutcome, err error) {
 		defer s.retries.done(id)
 		s.holdLease(p.r, p.leaseAt, nil, nil)
 		err := s.recordAgain(p.res.spanContext(), p.r, p.all, err)
-		s.dropLease(p.r, nil) // recordOutcome holds it again
+		// recordOutcome holds it again, from when it was next due: no
+		// store call comes between the two holds, though a pass of the
+		// lease keeper may find neither (the lease is then extended on
+		// the next).
+		p.leaseAt = s.dropLease(p.r, nil)
 		switch {
 		case err == nil:
 			s.emit(p.def, p.all)

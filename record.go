@@ -411,8 +411,12 @@ func (b *outcomeBatch) waiting() bool {
 }
 
 // retryOutcome records p again on its own goroutine, after a fresh read,
-// keeping the job's lease meanwhile (see recordOutcome). (A function of
-// its own, so that p is copied to the heap only here.)
+// keeping the job's lease meanwhile (see recordOutcome). The lease is
+// held again once the goroutine starts, from p.leaseAt as the batch left
+// it: no store call comes between the end of RecordBatch and that hold,
+// though a pass of the lease keeper may find the outcome in neither (the
+// lease is then extended on the next). (A function of its own, so that p
+// is copied to the heap only here.)
 func (s *Scheduler) retryOutcome(p pendingOutcome) {
 	go func() {
 		defer s.freeSlot()
