@@ -198,13 +198,7 @@ func TestLeaseKeptWhileOutcomeWaitsForStore(t *testing.T) {
 		ctx := context.Background()
 		var mu sync.Mutex
 		runs := map[string]int{}
-		reg := &action.Registry{}
-		reg.Register("Noop", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			mu.Lock()
-			runs[req.IDs.JobID()]++
-			mu.Unlock()
-			return nil, nil
-		}))
+		reg := countRuns(&mu, runs)
 		st := &heldRecords{Store: memory.New(), hold: 3 * lease, n: map[string]int{}}
 		cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 4,
 			Logger: slog.New(slog.DiscardHandler)}
@@ -364,21 +358,7 @@ func TestLeaseKeptWhilePermitsReleased(t *testing.T) {
 		if _, err := ss[0].PutJob(ctx, "c", "j", def, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := ss[0].Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(due) + lease/2)
-		synctest.Wait()
-		if err := ss[1].Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * lease)
-		synctest.Wait()
-		for _, s := range ss {
-			if err := s.Stop(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
+		startSecondLater(t, ss, time.Until(due)+lease/2, 10*lease)
 		mu.Lock()
 		defer mu.Unlock()
 		if runs["c/j"] != 1 {
@@ -410,21 +390,7 @@ func TestNoJobWaitsForFlushingWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := ss[0].Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(t0) + 2*time.Second)
-		synctest.Wait()
-		if err := ss[1].Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * lease)
-		synctest.Wait()
-		for _, s := range ss {
-			if err := s.Stop(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
+		startSecondLater(t, ss, time.Until(t0)+2*time.Second, 20*lease)
 		mu.Lock()
 		defer mu.Unlock()
 		for _, name := range []string{"c/j1", "c/j2"} {
@@ -566,25 +532,30 @@ func TestRunningLeaseExtendedBesideWaitingOutcomes(t *testing.T) {
 		for i := range n {
 			put(fmt.Sprintf("j%04d", i), "Noop")
 		}
-		if err := ss[0].Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(due) + 2*time.Second)
-		synctest.Wait()
-		if err := ss[1].Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * lease)
-		synctest.Wait()
-		for _, s := range ss {
-			if err := s.Stop(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
+		startSecondLater(t, ss, time.Until(due)+2*time.Second, 20*lease)
 		mu.Lock()
 		defer mu.Unlock()
 		if runs["c/long"] != 1 {
 			t.Errorf("the running one-time job ran %d times, want 1", runs["c/long"])
 		}
 	})
+}
+
+// startSecondLater starts ss[0], then ss[1] after first, and stops both
+// after then more, each wait inside synctest's bubble until it is idle.
+func startSecondLater(t *testing.T, ss []*scheduler.Scheduler, first, then time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	for i, d := range []time.Duration{first, then} {
+		if err := ss[i].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(d)
+		synctest.Wait()
+	}
+	for _, s := range ss {
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
