@@ -312,6 +312,15 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		// An occurrence that runs beside others (see Run) starts once the
 		// job is written with it: the job's lease is then released.
 		detached := due && r.Schedule.Current == nil
+		if now := time.Now(); due && !detached && s.leaseTooShort(r, now) {
+			// The store's calls since the check above (the permits, a
+			// reread) took so long that the lease would lapse before
+			// its first extension: as there, it is given back unrun.
+			s.log.Warn("a claimed job's store calls before its attempt took until too little of its lease was left to start, and is given back unrun",
+				"job", r.Name, "collection", r.Collection, "lease_until", r.LeaseUntil, "lease_left", r.LeaseUntil.Sub(now))
+			s.leaveStopped(execCtx, r, claim, held)
+			return
+		}
 		if detached && prevRuns != nil {
 			s.tookOverRun(&run, prevRuns, &info)
 		}
