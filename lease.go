@@ -28,6 +28,20 @@ type leaseKeeper struct {
 	// waiting says that the extensions of the leases of outcomes waiting
 	// for the store are under way (see extendLeases).
 	waiting atomic.Bool
+	// closed says that Stop ended the keeper: it makes no more calls to
+	// the store. Set under mu, which orders it with calls.Add.
+	closed atomic.Bool
+	calls  sync.WaitGroup // the passes and extendAllWaiting under way
+}
+
+// close ends the lease keeper, once Stop has waited for the attempts and
+// the outcomes (none is left to extend), and returns when its calls to
+// the store under way have returned: none starts after.
+func (k *leaseKeeper) close() {
+	k.mu.Lock()
+	k.closed.Store(true)
+	k.mu.Unlock()
+	k.calls.Wait()
 }
 
 // leaseSlot is the lease of the attempt that a worker runs, if any.
@@ -164,6 +178,12 @@ func (s *Scheduler) extendLeases() {
 	}
 	var due []dueLease
 	k.mu.Lock()
+	if k.closed.Load() {
+		k.mu.Unlock()
+		return // armed stays set: no timer is armed again
+	}
+	k.calls.Add(1)
+	defer k.calls.Done()
 	for r, h := range k.held {
 		if !now.Before(h.at.Add(-every / 2)) {
 			h.at = now.Add(every)
@@ -189,6 +209,7 @@ func (s *Scheduler) extendLeases() {
 	// that finds them done (their leaseAt is left as it was).
 	if k.waiting.CompareAndSwap(false, true) {
 		if waiting := s.outcomes.dueLeases(now, every); len(waiting) > 0 {
+			k.calls.Add(1) // while this pass's own is held
 			go s.extendAllWaiting(waiting)
 		} else {
 			k.waiting.Store(false)
@@ -236,7 +257,9 @@ const extendParallel = 16
 // extension that fails while the lease is still held.
 func (s *Scheduler) extendLease(r *JobRecord, collection, name string, failed *leaseFailures) {
 	k := &s.leases
-	err := s.runStore.ExtendLease(context.Background(), collection, name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
+	ctx, cancel := s.extendContext()
+	defer cancel()
+	err := s.runStore.ExtendLease(ctx, collection, name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
 	if err == nil {
 		return
 	}
@@ -250,14 +273,20 @@ func (s *Scheduler) extendLease(r *JobRecord, collection, name string, failed *l
 
 // extendAllWaiting extends the leases on jobs, whose outcomes wait to be
 // recorded, extendParallel at a time, logs those that failed, and ends
-// the lease keeper's waiting.
+// the lease keeper's waiting. Once the keeper is closed, it starts no
+// more extensions.
 func (s *Scheduler) extendAllWaiting(jobs []jobKey) {
-	defer s.leases.waiting.Store(false)
+	k := &s.leases
+	defer k.calls.Done()
+	defer k.waiting.Store(false)
 	var wg sync.WaitGroup
 	var failed leaseFailures
 	slots := make(chan struct{}, extendParallel)
 	for _, j := range jobs {
 		slots <- struct{}{}
+		if k.closed.Load() {
+			break
+		}
 		wg.Go(func() {
 			defer func() { <-slots }()
 			s.extendWaiting(j, &failed)
@@ -275,11 +304,21 @@ func (s *Scheduler) extendAllWaiting(jobs []jobKey) {
 // call still under way): neither is noted. ErrLeaseLost while the outcome
 // still waits to be sent means that another instance took the job over.
 func (s *Scheduler) extendWaiting(j jobKey, failed *leaseFailures) {
-	err := s.runStore.ExtendLease(context.Background(), j.collection, j.name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
+	ctx, cancel := s.extendContext()
+	defer cancel()
+	err := s.runStore.ExtendLease(ctx, j.collection, j.name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
 	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) && !s.outcomes.unsent(j) {
 		return
 	}
 	failed.add(j.collection, j.name, err)
+}
+
+// extendContext returns the context of one of the lease keeper's calls
+// to the store: it ends a third of Config.LeaseDuration from now, when
+// the lease is next due for an extension, so that a call that hangs
+// holds up neither its pass nor the extensions of the other leases.
+func (s *Scheduler) extendContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.cfg.LeaseDuration/3)
 }
 
 // leaseFailures tallies the extensions of one pass of the lease keeper
@@ -449,7 +488,9 @@ func (s *Scheduler) extendRuns(runs []*heldRun) {
 			if kept == nil {
 				return
 			}
-			err = s.runStore.PutJob(context.Background(), r)
+			ctx, cancel := s.extendContext()
+			err = s.runStore.PutJob(ctx, r)
+			cancel()
 		}
 		switch {
 		case err == nil:
@@ -483,7 +524,9 @@ func maxTime(a, b time.Time) time.Time {
 // cancelled: that is logged.
 func (s *Scheduler) extendRunPermits(holder string) {
 	now := time.Now()
-	n, err := s.limiter.ExtendPermits(context.Background(), holder, now, now.Add(s.cfg.LeaseDuration))
+	ctx, cancel := s.extendContext()
+	defer cancel()
+	n, err := s.limiter.ExtendPermits(ctx, holder, now, now.Add(s.cfg.LeaseDuration))
 	switch {
 	case err != nil:
 		s.log.Warn("extend the permits of the collection's limits", "holder", holder, "err", err)

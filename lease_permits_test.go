@@ -40,14 +40,7 @@ func TestLeaseCheckedAfterSlowPermits(t *testing.T) {
 				ctx := context.Background()
 				var mu sync.Mutex
 				runs := map[string]int{}
-				reg := countRuns(&mu, runs)
-				reg.Register("Slow", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-					mu.Lock()
-					runs[req.IDs.JobID()]++
-					mu.Unlock()
-					time.Sleep(3 * lease)
-					return nil, nil
-				}))
+				reg := countSlowRuns(&mu, runs, 3*lease)
 				st := &slowFirstAcquire{Store: memory.New(), hold: hold}
 				cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, PollInterval: 100 * time.Millisecond,
 					Logger: slog.New(slog.DiscardHandler)}

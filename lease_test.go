@@ -324,6 +324,20 @@ func countRuns(mu *sync.Mutex, runs map[string]int) *action.Registry {
 	return reg
 }
 
+// countSlowRuns returns countRuns's registry with a "Slow" executor too,
+// which counts the attempts alike and then takes d.
+func countSlowRuns(mu *sync.Mutex, runs map[string]int, d time.Duration) *action.Registry {
+	reg := countRuns(mu, runs)
+	reg.Register("Slow", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		mu.Lock()
+		runs[req.IDs.JobID()]++
+		mu.Unlock()
+		time.Sleep(d)
+		return nil, nil
+	}))
+	return reg
+}
+
 // slowPermitRelease is a store whose first ReleasePermits takes hold.
 type slowPermitRelease struct {
 	*memory.Store
@@ -505,14 +519,7 @@ func TestRunningLeaseExtendedBesideWaitingOutcomes(t *testing.T) {
 		ctx := context.Background()
 		var mu sync.Mutex
 		runs := map[string]int{}
-		reg := countRuns(&mu, runs)
-		reg.Register("Slow", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-			mu.Lock()
-			runs[req.IDs.JobID()]++
-			mu.Unlock()
-			time.Sleep(5 * time.Minute)
-			return nil, nil
-		}))
+		reg := countSlowRuns(&mu, runs, 5*time.Minute)
 		st := &slowExtensions{heldRecords: &heldRecords{Store: memory.New(), hold: 10 * lease, n: map[string]int{}}, d: 50 * time.Millisecond}
 		cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 100,
 			ActionTimeout: 10 * time.Minute, HistoryPerJob: scheduler.NoHistory, Logger: slog.New(slog.DiscardHandler)}

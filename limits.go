@@ -155,7 +155,9 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 func (s *Scheduler) extendPermits(p *heldPermits) {
 	now := time.Now()
 	until := now.Add(s.cfg.LeaseDuration)
-	n, err := s.limiter.ExtendPermits(context.Background(), p.holder, now, until)
+	ctx, cancel := s.extendContext()
+	defer cancel()
+	n, err := s.limiter.ExtendPermits(ctx, p.holder, now, until)
 	switch {
 	case err == nil && n == p.n:
 		p.until.Store(until.UnixNano())

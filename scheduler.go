@@ -186,14 +186,16 @@ type Config struct {
 	// store to record it) more often, and less tolerance for a store that
 	// stalls (a lease not extended for two thirds of LeaseDuration may be
 	// taken over while its attempt still runs) or for clocks that
-	// disagree between instances. The leases of the outcomes waiting for
-	// the store (up to 2,048, see MaxConcurrency) are extended 16 calls
-	// at a time, beside the running attempts' own: a pass over them takes
-	// outcomes × ExtendLease's latency ÷ 16, which must stay under about
-	// a third of LeaseDuration (2,048 outcomes at 25ms a call: 3.2s of
-	// the default 10s), or their leases may expire before they are
-	// recorded, and their jobs run again on another instance. At least
-	// 1s. Defaults to DefaultLeaseDuration (10s).
+	// disagree between instances. Each ExtendLease ends a third of
+	// LeaseDuration after it starts, so that one that hangs holds up no
+	// other. The leases of the outcomes waiting for the store (up to
+	// 2,048, see MaxConcurrency) are extended 16 calls at a time, beside
+	// the running attempts' own: a pass over them takes outcomes ×
+	// ExtendLease's latency ÷ 16, which must stay under about a third of
+	// LeaseDuration (2,048 outcomes at 25ms a call: 3.2s of the default
+	// 10s), or their leases may expire before they are recorded, and
+	// their jobs run again on another instance. At least 1s. Defaults to
+	// DefaultLeaseDuration (10s).
 	LeaseDuration time.Duration
 	// PollInterval is the longest the scheduler sleeps without asking the
 	// store for due work, which matters when other processes add work to
@@ -565,8 +567,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // start: its claim is given back, and no attempt is recorded for it. Those
 // store calls, and the writes of outcomes, have no deadline of their own:
 // while a store hangs, Stop with a ctx that never ends waits for it.
-// After Stop, every method returns ErrStopped; a second Stop returns
-// ErrStopped.
+// Once Stop has waited for the attempts and their outcomes, no lease is
+// extended any more: when it returns nil, no ExtendLease call is under
+// way or made later. After Stop, every method returns ErrStopped; a
+// second Stop returns ErrStopped.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopped {
@@ -590,6 +594,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.wg.Wait()
 		s.work.close() // ends the workers
 		s.workers.Wait()
+		s.leases.close() // every outcome is recorded: no lease is left to extend
 		close(done)
 	}()
 	defer s.detach()
