@@ -191,11 +191,13 @@ type Config struct {
 	// other. The leases of the outcomes waiting for the store (up to
 	// 2,048, see MaxConcurrency) are extended 16 calls at a time, beside
 	// the running attempts' own: a pass over them takes outcomes ×
-	// ExtendLease's latency ÷ 16, which must stay under about a third of
-	// LeaseDuration (2,048 outcomes at 25ms a call: 3.2s of the default
-	// 10s), or their leases may expire before they are recorded, and
-	// their jobs run again on another instance. At least 1s. Defaults to
-	// DefaultLeaseDuration (10s).
+	// ExtendLease's latency ÷ 16, and an outcome that comes to wait
+	// during a pass is extended first by the pass after it, so that two
+	// passes may go by between two extensions of one lease. A pass must
+	// stay under about a sixth of LeaseDuration (1,024 outcomes at 25ms a
+	// call: 1.6s of the default 10s), or their leases may expire before
+	// they are recorded, and their jobs run again on another instance. At
+	// least 1s. Defaults to DefaultLeaseDuration (10s).
 	LeaseDuration time.Duration
 	// PollInterval is the longest the scheduler sleeps without asking the
 	// store for due work, which matters when other processes add work to
