@@ -295,11 +295,12 @@ func TestNoHistoryAllocationsPerOccurrence(t *testing.T) {
 // (an HTTP request made with it, a trace context read from it): the
 // attempt's context then makes a context.WithDeadline, which costs five
 // allocations more (the context, its cancel function, its timer, its Done
-// channel and its place among its parent's children), 7.15 to 7.35 in all
-// today. One more (the made context kept in an allocation of its own:
-// 8.15) fails the bound.
+// channel and its place among its parent's children), 7.15 to 7.7 in all
+// today (the least of three bursts; runs after others in one process, as
+// with -count, count higher). One more (the made context kept in an
+// allocation of its own: 8.15 in a first run) fails the bound.
 func TestNoHistoryAllocationsWithDone(t *testing.T) {
-	burstAllocations(t, "Done", 7.6)
+	burstAllocations(t, "Done", 8.0)
 }
 
 // burstAllocations runs the bursts of TestNoHistoryAllocationsPerOccurrence
@@ -307,6 +308,12 @@ func TestNoHistoryAllocationsWithDone(t *testing.T) {
 // the least of them allocated at most most times per occurrence.
 func burstAllocations(t *testing.T, actionType action.Type, most float64) {
 	const n, bursts = 5000, 3
+	if raceBuild {
+		// sync.Pool drops a quarter of what is put back under the race
+		// detector: a burst's count there runs up to about one allocation
+		// per occurrence higher (7.8-8.0 against 7.2-7.4 with Done).
+		most++
+	}
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		var ran sync.WaitGroup
