@@ -319,14 +319,10 @@ func TestGiveBackManyWithoutDeadline(t *testing.T) {
 	claims := claimedJobs(t, s, names...)
 	q := pgx.Identifier{schema}.Sanitize()
 	host := hostPool(t)
-	for _, stmt := range []string{
-		"CREATE FUNCTION " + q + ".slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.025); RETURN NEW; END $$",
-		"CREATE TRIGGER slow BEFORE UPDATE ON " + q + ".jobs FOR EACH ROW EXECUTE FUNCTION " + q + ".slow()",
-	} {
-		if _, err := host.Exec(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hostExec(t, host,
+		"CREATE FUNCTION "+q+".slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.025); RETURN NEW; END $$",
+		"CREATE TRIGGER slow BEFORE UPDATE ON "+q+".jobs FOR EACH ROW EXECUTE FUNCTION "+q+".slow()",
+	)
 	for i, err := range s.GiveBack(context.Background(), "x", claims) {
 		if err != nil {
 			t.Errorf("GiveBack(%s) of 48 slow ones without a deadline = %v, want nil", claims[i].Name, err)
@@ -348,16 +344,12 @@ func TestGiveBackPausesBetweenTries(t *testing.T) {
 	claims := claimedJobs(t, s, "a", "b")
 	q := pgx.Identifier{schema}.Sanitize()
 	host := hostPool(t)
-	for _, stmt := range []string{
-		"CREATE SEQUENCE " + q + ".tries",
-		"CREATE FUNCTION " + q + ".count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM nextval('" + schema +
+	hostExec(t, host,
+		"CREATE SEQUENCE "+q+".tries",
+		"CREATE FUNCTION "+q+".count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM nextval('"+schema+
 			".tries'); RETURN NEW; END $$",
-		"CREATE TRIGGER count BEFORE UPDATE ON " + q + ".jobs FOR EACH ROW WHEN (OLD.name = 'a') EXECUTE FUNCTION " + q + ".count()",
-	} {
-		if _, err := host.Exec(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"CREATE TRIGGER count BEFORE UPDATE ON "+q+".jobs FOR EACH ROW WHEN (OLD.name = 'a') EXECUTE FUNCTION "+q+".count()",
+	)
 	tx, err := host.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -393,16 +385,12 @@ func TestGiveBackKeepsSmallerStatementTimeout(t *testing.T) {
 	timeout(120)
 	q := pgx.Identifier{schema}.Sanitize()
 	host := hostPool(t)
-	for _, stmt := range []string{
-		"CREATE TABLE " + q + ".seen (statement_timeout text)",
-		"CREATE FUNCTION " + q + ".note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO " + q +
+	hostExec(t, host,
+		"CREATE TABLE "+q+".seen (statement_timeout text)",
+		"CREATE FUNCTION "+q+".note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO "+q+
 			".seen VALUES (current_setting('statement_timeout')); RETURN NEW; END $$",
-		"CREATE TRIGGER note BEFORE UPDATE ON " + q + ".jobs FOR EACH ROW EXECUTE FUNCTION " + q + ".note()",
-	} {
-		if _, err := host.Exec(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+		"CREATE TRIGGER note BEFORE UPDATE ON "+q+".jobs FOR EACH ROW EXECUTE FUNCTION "+q+".note()",
+	)
 	wait, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for i, err := range s.GiveBack(wait, "x", claims) {
@@ -798,4 +786,15 @@ type planNode struct {
 	Index     string     `json:"Index Name"`
 	IndexCond string     `json:"Index Cond"`
 	Plans     []planNode `json:"Plans"`
+}
+
+// hostExec runs the statements on host, one after the other, and fails
+// the test at the first error.
+func hostExec(t *testing.T, host *pgxpool.Pool, stmts ...string) {
+	t.Helper()
+	for _, stmt := range stmts {
+		if _, err := host.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
