@@ -53,7 +53,11 @@ type attempt struct {
 	// requested is the run requested (JobSchedule.RunRequested) that
 	// the claim's step saw; zero when none (see machine.replay).
 	requested time.Time
-	m         machine // the job's state machine, as the step used it
+	// start is when the attempt starts: the clock on which its lease
+	// was last found long enough (see leaseTooShort), which the attempt's
+	// start, its first lease extension and its history share.
+	start time.Time
+	m     machine // the job's state machine, as the step used it
 	// cancelAt is when the attempt's context is cancelled because the
 	// job's next occurrence comes due (OverlapCancelRunning); zero when
 	// never.
@@ -136,7 +140,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	if o.ErrorAction {
 		act = r.Job.Action.ErrorAction
 	}
-	res.start = time.Now()
+	res.start = a.start
 	s.tookOver(r, o, &a.info)
 	if o.Trace != "" {
 		// Passed on by the executors, traced or not.
@@ -205,7 +209,14 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		deadline = a.cancelAt
 	}
 	ctx.init(execCtx, deadline)
-	defer ctx.stop()
+	defer func() {
+		// The attempt ended when the executor returned (or panicked).
+		end := res.end
+		if end.IsZero() {
+			end = time.Now()
+		}
+		ctx.stop(end)
+	}()
 	if a.permits != nil {
 		a.permits.ctx = ctx // before holdLease hands it to the lease keeper
 	}
@@ -323,15 +334,15 @@ func (c *attemptContext) doneAt(now time.Time) ctxErr {
 	return notDone
 }
 
-// end cancels c, if it is not done yet: its attempt ended. c.mu must be
-// held.
-func (c *attemptContext) end() {
+// end cancels c, if it is not done yet: its attempt ended at now. c.mu
+// must be held.
+func (c *attemptContext) end(now time.Time) {
 	if c.ctx != nil {
 		c.cancel()
 		return
 	}
 	if c.err == notDone {
-		if c.err = c.doneAt(time.Now()); c.err == notDone {
+		if c.err = c.doneAt(now); c.err == notDone {
 			c.err = canceled
 		}
 	}
@@ -343,7 +354,7 @@ func (c *attemptContext) losePermits() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lost = true
-	c.end()
+	c.end(time.Now())
 }
 
 // permitsLost reports whether losePermits cancelled c.
@@ -428,11 +439,14 @@ func (c *attemptContext) get() context.Context {
 	return c.ctx
 }
 
-// stop cancels the context: the attempt is over.
-func (c *attemptContext) stop() {
+// stop cancels the context: the attempt ended at now, the instant the
+// executor returned (a clock read spared per attempt). Done if the
+// deadline had passed by then, Err reports DeadlineExceeded, else
+// Canceled.
+func (c *attemptContext) stop(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.end()
+	c.end(now)
 }
 
 func (c *attemptContext) Deadline() (time.Time, bool) { return time.Unix(0, c.deadline), true }

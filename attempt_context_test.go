@@ -16,7 +16,7 @@ func TestAttemptContext(t *testing.T) {
 	t.Run("deadline without Done", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := newAttemptContext(context.Background(), time.Now().Add(time.Second))
-			defer ctx.stop()
+			defer ctx.stop(time.Now())
 			if err := ctx.Err(); err != nil {
 				t.Errorf("Err before the deadline = %v, want nil", err)
 			}
@@ -35,7 +35,7 @@ func TestAttemptContext(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
 			ctx := newAttemptContext(context.Background(), start.Add(5*time.Second))
-			defer ctx.stop()
+			defer ctx.stop(time.Now())
 			<-ctx.Done()
 			if d := time.Since(start); d != 5*time.Second {
 				t.Errorf("Done closed after %v, want 5s", d)
@@ -48,7 +48,7 @@ func TestAttemptContext(t *testing.T) {
 	t.Run("parent cancelled", func(t *testing.T) {
 		parent, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
 		ctx := newAttemptContext(parent, time.Now().Add(time.Hour))
-		defer ctx.stop()
+		defer ctx.stop(time.Now())
 		if v := ctx.Value(ctxKey{}); v != "v" {
 			t.Errorf("Value(k) = %v, want the parent's v", v)
 		}
@@ -64,7 +64,7 @@ func TestAttemptContext(t *testing.T) {
 	t.Run("parent cancelled before Done", func(t *testing.T) {
 		parent, cancel := context.WithCancel(context.Background())
 		ctx := newAttemptContext(parent, time.Now().Add(time.Hour))
-		defer ctx.stop()
+		defer ctx.stop(time.Now())
 		cancel()
 		if err := ctx.Err(); !errors.Is(err, context.Canceled) {
 			t.Errorf("Err = %v, want Canceled", err)
@@ -74,13 +74,13 @@ func TestAttemptContext(t *testing.T) {
 		ctx := newAttemptContext(context.Background(), time.Now().Add(time.Hour))
 		child, stopChild := context.WithCancel(ctx)
 		defer stopChild()
-		ctx.stop()
+		ctx.stop(time.Now())
 		<-child.Done()
 		if err := ctx.Err(); !errors.Is(err, context.Canceled) {
 			t.Errorf("Err after stop = %v, want Canceled", err)
 		}
 		late := newAttemptContext(context.Background(), time.Now().Add(time.Hour))
-		late.stop()
+		late.stop(time.Now())
 		if err := late.Err(); !errors.Is(err, context.Canceled) {
 			t.Errorf("Err after stop, before Done = %v, want Canceled", err)
 		}
@@ -88,7 +88,7 @@ func TestAttemptContext(t *testing.T) {
 	})
 	t.Run("permits lost", func(t *testing.T) {
 		ctx := newAttemptContext(context.Background(), time.Now().Add(time.Hour))
-		defer ctx.stop()
+		defer ctx.stop(time.Now())
 		done := ctx.Done()
 		ctx.losePermits()
 		<-done
@@ -96,7 +96,7 @@ func TestAttemptContext(t *testing.T) {
 			t.Errorf("after losePermits: permitsLost %v, Err %v; want true, Canceled", ctx.permitsLost(), ctx.Err())
 		}
 		late := newAttemptContext(context.Background(), time.Now().Add(time.Hour))
-		defer late.stop()
+		defer late.stop(time.Now())
 		late.losePermits()
 		<-late.Done() // made after losePermits: already closed
 		if !late.permitsLost() || !errors.Is(late.Err(), context.Canceled) {
@@ -108,7 +108,7 @@ func TestAttemptContext(t *testing.T) {
 	t.Run("Err stays after stop", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ctx := newAttemptContext(context.Background(), time.Now().Add(time.Second))
-			ctx.stop() // the attempt ended; the executor kept its context
+			ctx.stop(time.Now()) // the attempt ended; the executor kept its context
 			e1 := ctx.Err()
 			time.Sleep(2 * time.Second) // past the deadline
 			e2 := ctx.Err()
@@ -140,7 +140,7 @@ func TestAttemptContext(t *testing.T) {
 			e1 := ctx.Err()
 			cancel()
 			e2 := ctx.Err()
-			ctx.stop()
+			ctx.stop(time.Now())
 			<-ctx.Done()
 			if e3 := ctx.Err(); e1 != context.DeadlineExceeded || e2 != e1 || e3 != e1 {
 				t.Errorf("Err past the deadline = %v, after the parent's cancel %v, after stop and Done %v; want DeadlineExceeded each time", e1, e2, e3)
@@ -149,7 +149,7 @@ func TestAttemptContext(t *testing.T) {
 	})
 	t.Run("deadline past the year 2262", func(t *testing.T) {
 		ctx := newAttemptContext(context.Background(), time.Now().Add(math.MaxInt64))
-		defer ctx.stop()
+		defer ctx.stop(time.Now())
 		if d, _ := ctx.Deadline(); d.Year() < 2262 || ctx.Err() != nil {
 			t.Errorf("Deadline = %v, Err = %v; want the year 2262, nil", d, ctx.Err())
 		}
@@ -159,7 +159,7 @@ func TestAttemptContext(t *testing.T) {
 		parent, cancel := context.WithDeadline(context.Background(), d)
 		defer cancel()
 		ctx := newAttemptContext(parent, d.Add(time.Hour))
-		defer ctx.stop()
+		defer ctx.stop(time.Now())
 		if got, ok := ctx.Deadline(); !ok || !got.Equal(d) {
 			t.Errorf("Deadline = %v, %v; want the parent's %v", got, ok, d)
 		}

@@ -312,14 +312,17 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		// An occurrence that runs beside others (see Run) starts once the
 		// job is written with it: the job's lease is then released.
 		detached := due && r.Schedule.Current == nil
-		if now := time.Now(); due && !detached && s.leaseTooShort(r, now) {
-			// The store's calls since the check above (the permits, a
-			// reread) took so long that the lease would lapse before
-			// its first extension: as there, it is given back unrun.
-			s.log.Warn("a claimed job's store calls before its attempt took until too little of its lease was left to start, and is given back unrun",
-				"job", r.Name, "collection", r.Collection, "lease_until", r.LeaseUntil, "lease_left", r.LeaseUntil.Sub(now))
-			s.leaveStopped(execCtx, r, claim, held)
-			return
+		var start time.Time // the attempt's start, on the clock its lease is checked by
+		if due && !detached {
+			if start = time.Now(); s.leaseTooShort(r, start) {
+				// The store's calls since the check above (the permits, a
+				// reread) took so long that the lease would lapse before
+				// its first extension: as there, it is given back unrun.
+				s.log.Warn("a claimed job's store calls before its attempt took until too little of its lease was left to start, and is given back unrun",
+					"job", r.Name, "collection", r.Collection, "lease_until", r.LeaseUntil, "lease_left", r.LeaseUntil.Sub(start))
+				s.leaveStopped(execCtx, r, claim, held)
+				return
+			}
 		}
 		if detached && prevRuns != nil {
 			s.tookOverRun(&run, prevRuns, &info)
@@ -332,7 +335,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 				info.missed = miss
 			}
 			s.missed(miss, absorbed)
-			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, requested: requested, m: m, info: info, buf: occ, slot: slot, permits: held}
+			a := attempt{r: r, t: t, o: run, hist: hist, claimed: now, requested: requested, start: start, m: m, info: info, buf: occ, slot: slot, permits: held}
 			if m.policy.Overlap == OverlapCancelRunning && r.State == JobEnabled {
 				a.cancelAt = r.Schedule.NextOccurrence
 			}
@@ -366,6 +369,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 					holder = held.holder
 				}
 				h := s.holdRun(r.Collection, r.Name, &a.o, now.Add(m.hold), holder)
+				a.start = time.Now()
 				res := s.execute(execCtx, &a)
 				if held != nil {
 					s.releasePermits(held.holder)
