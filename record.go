@@ -289,7 +289,8 @@ type outcomeBatch struct {
 	reqs    []RecordRequest // the flusher's
 
 	// call is how long the last RecordBatch took (a time.Duration): an
-	// outcome left to the timer is stored that long after it fires.
+	// outcome left to the timer is stored that long after it fires. It
+	// stays 0 when outcomes never linger (see Scheduler.linger).
 	call atomic.Int64
 
 	// idle counts the outcomes enqueued and not yet through flush, whose
@@ -574,9 +575,16 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	b.inCall, b.keys = true, keys
 	b.mu.Unlock()
 	s.wakeForSlot() // the outcomes wait for the store, not their workers
-	start := time.Now()
+	// The call's duration only matters to outcomes that may linger (see
+	// enqueue): without a linger, no clock is read for it.
+	var start time.Time
+	if s.linger() > 0 {
+		start = time.Now()
+	}
 	errs := s.batch.RecordBatch(context.Background(), s.cfg.InstanceID, reqs)
-	b.call.Store(int64(time.Since(start)))
+	if !start.IsZero() {
+		b.call.Store(int64(time.Since(start)))
+	}
 	b.mu.Lock()
 	b.inCall = false
 	b.mu.Unlock()
