@@ -206,6 +206,35 @@ type RecordRequest struct {
 	KeepDefinition bool
 }
 
+// LeaseExtender is an optional interface of a [Store]: extending the
+// leases of many jobs of one owner in one call, which spares a store a
+// statement, a lock or a round trip per job. The Scheduler finds it by
+// type assertion and, when the store has it, extends the leases of its
+// running attempts and of the outcomes waiting to be recorded through it,
+// up to 1,000 jobs a call; otherwise it calls [Store.ExtendLease] once per
+// job. The memory, SQLite and PostgreSQL stores have it;
+// storetest.Run checks it when the store has it. A type that wraps
+// a store by embedding it and changes its ExtendLease must change
+// ExtendLeases too (or not embed it).
+type LeaseExtender interface {
+	// ExtendLeases does what [Store.ExtendLease] does for each of jobs,
+	// with owner and until, each on its own: a job whose lease owner does
+	// not hold (an empty owner holds none; an expired lease that nobody
+	// else claimed is still held) fails with ErrLeaseLost, and one that
+	// is gone with ErrNotFound, neither stopping the others; no Version
+	// changes. It returns nil when every lease was extended, and
+	// otherwise one error per job, nil for those extended. A call that
+	// fails as a whole (the store unreachable, ctx ended) returns its
+	// error for each job it did not extend. jobs names each job at most
+	// once; an empty jobs extends nothing and returns nil.
+	ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []JobKey) []error
+}
+
+// JobKey names a job: one element of [LeaseExtender.ExtendLeases].
+type JobKey struct {
+	Collection, Name string
+}
+
 // CollectionRecord is a stored job collection.
 type CollectionRecord struct {
 	// Name is the collection's name.

@@ -8,8 +8,8 @@
 // Config.Secrets keeps job secrets in it unsealed.
 //
 // It behaves as [scheduler.Store] documents (store/storetest checks it as
-// it checks every store), and it implements [scheduler.BatchRecorder] and
-// [scheduler.StatsReader]. The records it returns are copies that the
+// it checks every store), and it implements [scheduler.BatchRecorder],
+// [scheduler.LeaseExtender] and [scheduler.StatsReader]. The records it returns are copies that the
 // caller owns, and it keeps copies of the records it is given (except
 // those RecordBatch takes over, as its contract allows). It is safe for
 // concurrent use: each call holds the store's one mutex while it runs.
@@ -56,6 +56,7 @@ import (
 var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
+	_ scheduler.LeaseExtender = (*Store)(nil)
 	_ scheduler.StatsReader   = (*Store)(nil)
 	_ scheduler.Ephemeral     = (*Store)(nil)
 )
@@ -768,6 +769,31 @@ func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.extendLease(collection, name, owner, until)
+}
+
+// ExtendLeases implements [scheduler.LeaseExtender]: it extends every
+// lease under one acquisition of the lock. It returns nil when every
+// lease was extended: a slice of errors is made only for a call with a
+// failed job.
+func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	var errs []error
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, k := range jobs {
+		if err := s.extendLease(k.Collection, k.Name, owner, until); err != nil {
+			if errs == nil {
+				errs = make([]error, len(jobs))
+			}
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// extendLease moves the lease of job collection/name, which owner must
+// hold, to until. s.mu is held.
+func (s *Store) extendLease(collection, name, owner string, until time.Time) error {
 	j, err := s.lookup(collection, name)
 	if err != nil {
 		return fmt.Errorf("memory: extend lease: %w", err)

@@ -865,6 +865,43 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	return fmt.Errorf("store/postgres: extend lease of job %q: held by %q, not %q: %w", collection+"/"+name, holder, owner, scheduler.ErrLeaseLost)
 }
 
+// ExtendLeases implements [scheduler.LeaseExtender]: one statement,
+// extendLeasesSQL, extends the leases and finds out why those it did not
+// extend were not.
+func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	err := s.live()
+	colls, names := make([]string, len(jobs)), make([]string, len(jobs))
+	for i, k := range jobs {
+		colls[i], names[i] = k.Collection, k.Name
+	}
+	var not []byte
+	if err == nil {
+		err = s.queryRowIndexed(ctx, &not, s.sql(extendLeasesSQL), colls, names, owner, sqlstore.NanosInt(until))
+	}
+	return s.d.ExtendErrors(owner, jobs, not, err)
+}
+
+// extendLeasesSQL moves to $4 the leases that owner $3 holds of the jobs
+// named by $1 (collections) and $2 (names): k holds one row per job, i
+// its place in the call; u extends the leases and returns their places.
+// It returns the jobs whose leases it did not extend, as a JSON array of
+// sqlstore.NotExtended (their lease owners as they were before the
+// statement, which is what it sees of the jobs table).
+const extendLeasesSQL = `WITH k AS (
+		SELECT * FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(collection, name, i)
+	), u AS (
+		UPDATE {s}.jobs j SET lease_until = $4 FROM k
+		WHERE j.collection = k.collection AND j.name = k.name AND j.lease_owner = $3 AND j.lease_owner <> ''
+		RETURNING k.i
+	)
+	SELECT coalesce(json_agg(json_build_object('i', k.i, 'holder', j.lease_owner,
+			'coll', EXISTS (SELECT 1 FROM {s}.collections c WHERE c.name = k.collection)) ORDER BY k.i), '[]')
+	FROM k LEFT JOIN {s}.jobs j ON j.collection = k.collection AND j.name = k.name
+	WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.i = k.i)`
+
 // recordSQL updates the job, checked against the lease holder, the version
 // and the creation instant (a job deleted and created again may reach the
 // same version under the same holder), appends its history and, when the

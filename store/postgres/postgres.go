@@ -10,10 +10,10 @@
 // history in one statement, so it is atomic whatever happens to the
 // connection.
 //
-// The scheduler's own work (ClaimDue, NextDue, ExtendLease, Record,
-// RecordBatch) runs on a small pool of its own (Options.EngineConns), so
-// that API requests holding every connection of the main pool never make
-// a job late.
+// The scheduler's own work (ClaimDue, NextDue, ExtendLease,
+// ExtendLeases, Record, RecordBatch) runs on a small pool of its own
+// (Options.EngineConns), so that API requests holding every connection of
+// the main pool never make a job late.
 //
 // A job's create (PutJob of a new job, CreateJob) is one statement. The
 // creates into one collection that start while two of them run wait for
@@ -28,7 +28,8 @@
 // 50 ms for a lock (a job of the same name that a host's transaction
 // created and has not committed, say), runs on its own instead.
 //
-// It implements [scheduler.BatchRecorder] and [scheduler.StatsReader].
+// It implements [scheduler.BatchRecorder], [scheduler.LeaseExtender] (many
+// leases in one statement) and [scheduler.StatsReader].
 // CountJobs reads counts by collection and state that triggers keep as
 // jobs are created, deleted or change state (see Schema), so its cost does
 // not grow with the jobs; the history counts are each one GROUP BY query
@@ -141,6 +142,7 @@ import (
 var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
+	_ scheduler.LeaseExtender = (*Store)(nil)
 	_ scheduler.AheadClaimer  = (*Store)(nil)
 	_ scheduler.StatsReader   = (*Store)(nil)
 	_ scheduler.PutReader     = (*Store)(nil)
@@ -178,8 +180,8 @@ type Options struct {
 	// is created when missing. Defaults to DefaultSchema ("jobclock").
 	Schema string
 	// EngineConns is the most connections of a pool reserved for the
-	// scheduler's own work: ClaimDue, NextDue, ExtendLease, Record and
-	// RecordBatch use it, every other method the main pool. So requests
+	// scheduler's own work: ClaimDue, NextDue, ExtendLease, ExtendLeases,
+	// Record and RecordBatch use it, every other method the main pool. So requests
 	// of the API that hold every connection of the main pool do not
 	// delay a claim or the record of an outcome. The reserved pool has
 	// the main pool's settings (the DSN's with Open, the host pool's

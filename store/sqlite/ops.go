@@ -471,6 +471,41 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	return err
 }
 
+// ExtendLeases implements [scheduler.LeaseExtender]: one write, whose
+// one statement extends the leases that owner holds and, when some are
+// not, a second finds out why.
+func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	keys, err := sqlstore.LeaseKeys(jobs)
+	var not []byte
+	if err == nil {
+		err = s.writeFirst(ctx, func(tx *wtx) error {
+			n, err := tx.exec(extendLeasesSQL, sqlstore.NanosInt(until), keys, owner)
+			if err != nil || n == int64(len(jobs)) {
+				not = []byte("[]")
+				return err
+			}
+			return tx.queryRow(notExtendedSQL, keys, owner).Scan(&not)
+		})
+	}
+	return s.d.ExtendErrors(owner, jobs, not, err)
+}
+
+// extendLeasesSQL moves to ?1 the leases that owner ?3 holds of the jobs
+// of ?2, a JSON array of [collection, name] pairs.
+const extendLeasesSQL = `UPDATE jobs SET lease_until = ?1
+	FROM (SELECT value ->> 0 AS collection, value ->> 1 AS name FROM json_each(?2)) AS k
+	WHERE jobs.collection = k.collection AND jobs.name = k.name AND jobs.lease_owner = ?3 AND jobs.lease_owner <> ''`
+
+// notExtendedSQL returns, after extendLeasesSQL, the jobs of ?2 whose
+// leases owner ?3 does not hold, as a JSON array of sqlstore.NotExtended.
+const notExtendedSQL = `SELECT coalesce(json_group_array(json_object('i', k.key + 1, 'holder', j.lease_owner,
+		'coll', json(iif(EXISTS (SELECT 1 FROM collections c WHERE c.name = k.value ->> 0), 'true', 'false')))), '[]')
+	FROM json_each(?1) AS k LEFT JOIN jobs j ON j.collection = k.value ->> 0 AND j.name = k.value ->> 1
+	WHERE j.lease_owner IS NULL OR j.lease_owner <> ?2 OR ?2 = ''`
+
 // encodeRecord returns the rows of a Record call; with keepDef, the row
 // has no definition (see [scheduler.RecordRequest.KeepDefinition]).
 func encodeRecord(j *scheduler.JobRecord, keepDef bool, history []scheduler.HistoryEntry) (*sqlstore.JobRow, []*sqlstore.HistoryRow, error) {

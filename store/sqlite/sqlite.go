@@ -9,7 +9,7 @@
 // together in the next one (group commit), each inside a savepoint of its
 // own, so a failed write leaves the others of its group alone and many
 // concurrent writes share one sync to disk. The scheduler's own writes
-// (ClaimDue, ExtendLease, Record, RecordBatch) go first: a group takes
+// (ClaimDue, ExtendLease, ExtendLeases, Record, RecordBatch) go first: a group takes
 // every one of them that waits before any other write, so a burst of
 // writes through the API does not delay a job's claim or the record of
 // its outcome by more than the group that is committing. Reads use the other connections
@@ -18,7 +18,8 @@
 // up to Options.BusyTimeout for it.
 //
 // It implements [scheduler.BatchRecorder] (a batch of outcomes in one
-// transaction) and [scheduler.StatsReader]: CountJobs reads the counts by
+// transaction), [scheduler.LeaseExtender] (many leases in one statement)
+// and [scheduler.StatsReader]: CountJobs reads the counts by
 // collection and state that triggers keep in table job_counts as jobs are
 // created, deleted or change state, so its cost does not grow with the
 // jobs; the history counts are each one GROUP BY query over an index, and
@@ -70,6 +71,7 @@ import (
 var (
 	_ scheduler.Store         = (*Store)(nil)
 	_ scheduler.BatchRecorder = (*Store)(nil)
+	_ scheduler.LeaseExtender = (*Store)(nil)
 	_ scheduler.AheadClaimer  = (*Store)(nil)
 	_ scheduler.StatsReader   = (*Store)(nil)
 	_ scheduler.JobCreator    = (*Store)(nil)

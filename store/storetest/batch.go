@@ -25,11 +25,18 @@ func RunBatchRecorder(t *testing.T, newStore func(t *testing.T) scheduler.Store)
 // must hold one error per element.
 func answers(t *testing.T, errs []error, n int) []error {
 	t.Helper()
+	return oneEach(t, "RecordBatch", errs, n)
+}
+
+// oneEach reads what a call of op returned for n elements: nil says that
+// every element succeeded; otherwise it must hold one error per element.
+func oneEach(t *testing.T, op string, errs []error, n int) []error {
+	t.Helper()
 	if errs == nil {
 		return make([]error, n)
 	}
 	if len(errs) != n {
-		t.Fatalf("RecordBatch returned %d errors for %d elements, want nil or %d", len(errs), n, n)
+		t.Fatalf("%s returned %d errors for %d elements, want nil or %d", op, len(errs), n, n)
 	}
 	return errs
 }

@@ -11,11 +11,18 @@ import (
 // for a store without that capability.
 func aheadClaimer(t *testing.T, s scheduler.Store) scheduler.AheadClaimer {
 	t.Helper()
-	a, ok := s.(scheduler.AheadClaimer)
+	return capability[scheduler.AheadClaimer](t, s)
+}
+
+// capability returns s as a T, an optional interface of a store, skipping
+// the test for a store that is not one.
+func capability[T any](t *testing.T, s scheduler.Store) T {
+	t.Helper()
+	c, ok := s.(T)
 	if !ok {
-		t.Skipf("%T is not a scheduler.AheadClaimer", s)
+		t.Skipf("%T is not a %T", s, (*T)(nil))
 	}
-	return a
+	return c
 }
 
 func claimBy(t *testing.T, a scheduler.AheadClaimer, now, dueBy time.Time, owner string) []*scheduler.JobRecord {

@@ -20,7 +20,9 @@
 //
 // Stores with optional capabilities run their suites too:
 // [RunBatchRecorder] for [scheduler.BatchRecorder], [RunBulkPutter] for
-// [scheduler.BulkPutter] and [RunStats] for [scheduler.StatsReader].
+// [scheduler.BulkPutter] and [RunStats] for [scheduler.StatsReader]. Run
+// itself checks [scheduler.AheadClaimer] and [scheduler.LeaseExtender]
+// when the store has them.
 // [RunConcurrentPuts] races creates into one collection from several
 // instances over one database, and [RunCounts] checks that a StatsReader's
 // job counts follow every write that creates, deletes or changes the state
@@ -69,6 +71,8 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"GiveBackAfterRecreate", testGiveBackAfterRecreate},
 		{"Leases", testLeases},
 		{"ExtendLeaseWithoutOwner", testExtendLeaseWithoutOwner},
+		{"ExtendLeases", testExtendLeases},
+		{"ExtendLeasesMany", testExtendLeasesMany},
 		{"ConcurrentClaimers", testConcurrentClaimers},
 		{"Record", testRecord},
 		{"RecordAfterRecreate", testRecordAfterRecreate},
