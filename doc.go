@@ -1096,9 +1096,11 @@
 // all of them were recorded, so that a batch that succeeds costs no slice
 // of errors, and keeping the stored definition of an element whose
 // [RecordRequest.KeepDefinition] says the Scheduler left it as claimed,
-// so that the SQL stores neither encode nor send nor write it) and a [BulkPutter]
+// so that the SQL stores neither encode nor send nor write it), a
+// [LeaseExtender] extends the leases of many jobs in one call (one
+// statement on SQLite and PostgreSQL), and a [BulkPutter]
 // puts many jobs in one step (the memory, SQLite and PostgreSQL stores
-// have both), a [PutReader] reads a job and its collection in one step
+// have all three), a [PutReader] reads a job and its collection in one step
 // for a put (the SQLite and PostgreSQL stores, and their TxStores: one
 // statement instead of two), a [JobCreator] creates a job over the record
 // of its collection that the Scheduler read for an earlier put, checking
@@ -1181,7 +1183,9 @@
 // Config.InstanceID. Each due job is claimed by one instance under a lease
 // of Config.LeaseDuration (10s by default). While the job's attempt runs,
 // its instance extends the lease every third of LeaseDuration (with
-// [Store.ExtendLease]), and the lease ends when the outcome is recorded.
+// [Store.ExtendLease], or many leases in one call with
+// [LeaseExtender.ExtendLeases] when the store has it), and the lease ends
+// when the outcome is recorded.
 //
 // When an instance dies (killed, its machine lost, or cut off from the
 // store), its leases are no longer extended: at most LeaseDuration after
@@ -1197,7 +1201,8 @@
 // interval.
 //
 // The bound has a price: a running attempt costs one ExtendLease every
-// LeaseDuration/3, and an instance that cannot reach the store for two
+// LeaseDuration/3 (a share of one ExtendLeases call, over a store that has
+// it), and an instance that cannot reach the store for two
 // thirds of LeaseDuration, or whose clock runs ahead of the others' by that much, may see an
 // attempt it is still running taken over. Raise LeaseDuration (jobclock
 // serve -lease, jobclock run -lease) when the store may stall for seconds

@@ -221,14 +221,26 @@ func (s *Scheduler) extendLeases() {
 	var wg sync.WaitGroup
 	var failed leaseFailures
 	slots := make(chan struct{}, extendParallel)
+	keys := make([]JobKey, len(due))
+	for i, d := range due {
+		keys[i] = JobKey{d.collection, d.name}
+	}
+	s.extendKeys(keys, &wg, slots, nil, func(i int, err error) {
+		k.mu.Lock()
+		running := k.holds(due[i].r, due[i].collection, due[i].name)
+		k.mu.Unlock()
+		if running { // else the attempt ended and its outcome released the lease
+			failed.add(due[i].collection, due[i].name, err)
+		}
+	})
 	for _, d := range due {
+		if d.permits == nil {
+			continue
+		}
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			s.extendLease(d.r, d.collection, d.name, &failed)
-			if d.permits != nil {
-				s.extendPermits(d.permits)
-			}
+			s.extendPermits(d.permits)
 		})
 	}
 	for _, job := range runs {
@@ -249,68 +261,94 @@ func (s *Scheduler) extendLeases() {
 	}
 }
 
-// extendParallel is the most ExtendLease calls extendLeases makes at once.
+// extendParallel is the most calls extendLeases makes to the store at
+// once.
 const extendParallel = 16
 
-// extendLease extends the lease on job collection/name, whose attempt
-// on record r runs, by a LeaseDuration from now, and notes in failed an
-// extension that fails while the lease is still held.
-func (s *Scheduler) extendLease(r *JobRecord, collection, name string, failed *leaseFailures) {
-	k := &s.leases
-	ctx, cancel := s.extendContext()
-	defer cancel()
-	err := s.runStore.ExtendLease(ctx, collection, name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
-	if err == nil {
-		return
+// extendBatch is the most leases extended in one call of a store that is
+// a LeaseExtender.
+const extendBatch = 1000
+
+// extendKeys extends the leases on jobs by a LeaseDuration from the start
+// of each call, on goroutines of wg, each holding one of slots while its
+// call runs: one ExtendLeases call per extendBatch jobs when the store is
+// a LeaseExtender, else one ExtendLease per job. Once stop (when not nil)
+// reports true, it starts no more calls. failed is called, on those
+// goroutines, for each job whose extension failed, with its place in
+// jobs and the error; a call that failed as a whole fails each of its
+// jobs.
+func (s *Scheduler) extendKeys(jobs []JobKey, wg *sync.WaitGroup, slots chan struct{}, stop func() bool, failed func(i int, err error)) {
+	n := 1
+	if s.extender != nil {
+		n = extendBatch
 	}
-	k.mu.Lock()
-	running := k.holds(r, collection, name)
-	k.mu.Unlock()
-	if running { // else the attempt ended and its outcome released the lease
-		failed.add(collection, name, err)
+	for from := 0; from < len(jobs); from += n {
+		slots <- struct{}{}
+		if stop != nil && stop() {
+			<-slots
+			return
+		}
+		chunk := jobs[from:min(from+n, len(jobs))]
+		wg.Go(func() {
+			defer func() { <-slots }()
+			for i, err := range s.extendChunk(chunk) {
+				if err != nil {
+					failed(from+i, err)
+				}
+			}
+		})
 	}
 }
 
+// extendChunk extends the leases on jobs, one job unless the store is a
+// LeaseExtender, by a LeaseDuration from now, and returns nil when all
+// were extended, else one error per job (nil for those extended).
+func (s *Scheduler) extendChunk(jobs []JobKey) []error {
+	ctx, cancel := s.extendContext()
+	defer cancel()
+	until := time.Now().Add(s.cfg.LeaseDuration)
+	if s.extender == nil {
+		if err := s.runStore.ExtendLease(ctx, jobs[0].Collection, jobs[0].Name, s.cfg.InstanceID, until); err != nil {
+			return []error{err}
+		}
+		return nil
+	}
+	errs := s.extender.ExtendLeases(ctx, s.cfg.InstanceID, until, jobs)
+	for len(errs) > 0 && len(errs) < len(jobs) {
+		errs = append(errs, errShortExtend)
+	}
+	return errs
+}
+
+var errShortExtend = errors.New("scheduler: the store's ExtendLeases returned fewer errors than jobs")
+
 // extendAllWaiting extends the leases on jobs, whose outcomes wait to be
-// recorded, extendParallel at a time, logs those that failed, and ends
-// the lease keeper's waiting. Once the keeper is closed, it starts no
-// more extensions.
-func (s *Scheduler) extendAllWaiting(jobs []jobKey) {
+// recorded (see extendKeys), logs those that failed, and ends the lease
+// keeper's waiting. Once the keeper is closed, it starts no more
+// extensions. ErrNotFound is what a job deleted meets, and ErrLeaseLost
+// what an outcome sent to the store since meets (its record released the
+// lease, or may have, its call still under way): neither is logged.
+// ErrLeaseLost while the outcome still waits to be sent means that
+// another instance took the job over.
+func (s *Scheduler) extendAllWaiting(waiting []jobKey) {
 	k := &s.leases
 	defer k.calls.Done()
 	defer k.waiting.Store(false)
+	jobs := make([]JobKey, len(waiting))
+	for i, j := range waiting {
+		jobs[i] = JobKey{j.collection, j.name}
+	}
 	var wg sync.WaitGroup
 	var failed leaseFailures
 	slots := make(chan struct{}, extendParallel)
-	for _, j := range jobs {
-		slots <- struct{}{}
-		if k.closed.Load() {
-			break
+	s.extendKeys(jobs, &wg, slots, k.closed.Load, func(i int, err error) {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) && !s.outcomes.unsent(waiting[i]) {
+			return
 		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			s.extendWaiting(j, &failed)
-		})
-	}
+		failed.add(jobs[i].Collection, jobs[i].Name, err)
+	})
 	wg.Wait()
 	failed.log(s)
-}
-
-// extendWaiting extends the lease on job j, whose outcome waits in the
-// batch to be recorded, by a LeaseDuration from now, and notes in failed
-// an extension that fails while the lease may still be held. ErrNotFound
-// is what a job deleted meets, and ErrLeaseLost what an outcome sent to
-// the store since meets (its record released the lease, or may have, its
-// call still under way): neither is noted. ErrLeaseLost while the outcome
-// still waits to be sent means that another instance took the job over.
-func (s *Scheduler) extendWaiting(j jobKey, failed *leaseFailures) {
-	ctx, cancel := s.extendContext()
-	defer cancel()
-	err := s.runStore.ExtendLease(ctx, j.collection, j.name, s.cfg.InstanceID, time.Now().Add(s.cfg.LeaseDuration))
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) && !s.outcomes.unsent(j) {
-		return
-	}
-	failed.add(j.collection, j.name, err)
 }
 
 // extendContext returns the context of one of the lease keeper's calls

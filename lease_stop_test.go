@@ -15,8 +15,8 @@ import (
 	"github.com/jobclock/scheduler/store/memory"
 )
 
-// extensionsAfterStop is a store whose ExtendLease is slow and counts
-// the calls made once stopped is set.
+// extensionsAfterStop is a store whose ExtendLease and ExtendLeases are
+// slow and count the calls made once stopped is set.
 type extensionsAfterStop struct {
 	*slowExtensions
 	stopped atomic.Bool
@@ -31,45 +31,62 @@ func (s *extensionsAfterStop) ExtendLease(ctx context.Context, collection, name,
 	return err
 }
 
+func (s *extensionsAfterStop) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	errs := s.slowExtensions.ExtendLeases(ctx, owner, until, jobs)
+	if s.stopped.Load() {
+		s.after.Add(1)
+	}
+	return errs
+}
+
 // TestNoExtensionsAfterStop checks that the lease keeper makes no call to
 // the store once Stop returned: with 2,000 outcomes waiting for a
-// RecordBatch held two leases and 50ms per ExtendLease, the extensions of
-// their leases were still under way when Stop returned.
+// RecordBatch held two leases and 50ms per call that extends leases, the
+// extensions of their leases (one call per job when the store has no
+// ExtendLeases) were still under way when Stop returned.
 func TestNoExtensionsAfterStop(t *testing.T) {
 	const lease, n = 3 * time.Second, 2000
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		var mu sync.Mutex
-		runs := map[string]int{}
-		st := &extensionsAfterStop{slowExtensions: &slowExtensions{heldRecords: &heldRecords{Store: memory.New(), hold: 2 * lease, n: map[string]int{}}, d: 50 * time.Millisecond}}
-		cfg := scheduler.Config{Executors: countRuns(&mu, runs), LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 100,
-			HistoryPerJob: scheduler.NoHistory, Logger: slog.New(slog.DiscardHandler)}
-		ss := instances(t, st, cfg, "a")
-		quota := &scheduler.Quota{MaxJobCount: n + 1}
-		if _, err := ss[0].PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: quota}}, nil); err != nil {
-			t.Fatal(err)
-		}
-		due := time.Now().Add(time.Minute)
-		for i := range n {
-			def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}
-			if _, err := ss[0].PutJob(ctx, "c", fmt.Sprintf("j%04d", i), def, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := ss[0].Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Until(due) + lease)
-		if err := ss[0].Stop(ctx); err != nil {
-			t.Fatal(err)
-		}
-		st.stopped.Store(true)
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		if st.after.Load() > 0 {
-			t.Errorf("%d ExtendLease calls after Stop returned", st.after.Load())
-		}
-	})
+	for _, call := range []string{"ExtendLease", "ExtendLeases"} {
+		t.Run(call, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				var mu sync.Mutex
+				runs := map[string]int{}
+				st := &extensionsAfterStop{slowExtensions: &slowExtensions{heldRecords: &heldRecords{Store: memory.New(), hold: 2 * lease, n: map[string]int{}}, d: 50 * time.Millisecond}}
+				var store scheduler.Store = st
+				if call == "ExtendLease" {
+					store = oneByOne{st, st, st}
+				}
+				cfg := scheduler.Config{Executors: countRuns(&mu, runs), LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 100,
+					HistoryPerJob: scheduler.NoHistory, Logger: slog.New(slog.DiscardHandler)}
+				ss := instances(t, store, cfg, "a")
+				quota := &scheduler.Quota{MaxJobCount: n + 1}
+				if _, err := ss[0].PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: quota}}, nil); err != nil {
+					t.Fatal(err)
+				}
+				due := time.Now().Add(time.Minute)
+				for i := range n {
+					def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}
+					if _, err := ss[0].PutJob(ctx, "c", fmt.Sprintf("j%04d", i), def, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := ss[0].Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Until(due) + lease)
+				if err := ss[0].Stop(ctx); err != nil {
+					t.Fatal(err)
+				}
+				st.stopped.Store(true)
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				if st.after.Load() > 0 {
+					t.Errorf("%d %s calls after Stop returned", st.after.Load(), call)
+				}
+			})
+		})
+	}
 }
 
 // TestTricklingOutcomesKeepLeases checks that outcomes that come to wait
@@ -104,13 +121,7 @@ func TestTricklingOutcomesKeepLeases(t *testing.T) {
 				startSecondLater(t, ss, time.Until(t0)+spread+time.Second, 20*lease)
 				mu.Lock()
 				defer mu.Unlock()
-				twice := 0
-				for i := range n {
-					if runs[fmt.Sprintf("c/j%04d", i)] != 1 {
-						twice++
-					}
-				}
-				if twice > 0 {
+				if twice := ranNotOnce(runs, n); twice > 0 {
 					t.Errorf("%d of %d one-time jobs did not run exactly once", twice, n)
 				}
 			})
@@ -119,9 +130,11 @@ func TestTricklingOutcomesKeepLeases(t *testing.T) {
 }
 
 // hungExtension is a store whose ExtendLease of job c/hung does not
-// return until its context ends or release is closed.
+// return until its context ends or release is closed. It embeds the Store
+// interface, not the memory store, so it is no LeaseExtender: the lease
+// keeper extends each lease with an ExtendLease of its own.
 type hungExtension struct {
-	*memory.Store
+	scheduler.Store
 	release chan struct{}
 }
 

@@ -92,6 +92,26 @@ func (s failingExtensions) ExtendLease(ctx context.Context, collection, name, ow
 	return errors.New("extend lease: the store is away")
 }
 
+// ExtendLeases fails as a whole, each job with the call's error.
+func (s failingExtensions) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	errs := make([]error, len(jobs))
+	for i := range errs {
+		errs[i] = errors.New("extend leases: the store is away")
+	}
+	return errs
+}
+
+// extendEach is ExtendLeases made of an ExtendLease call of extend per
+// job, for the test stores that change their ExtendLease.
+func extendEach(ctx context.Context, extend func(ctx context.Context, collection, name, owner string, until time.Time) error,
+	owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	errs := make([]error, len(jobs))
+	for i, k := range jobs {
+		errs[i] = extend(ctx, k.Collection, k.Name, owner, until)
+	}
+	return errs
+}
+
 // TestExtendLeaseFailuresLoggedOncePerPass checks that the extensions of
 // the leases of many running attempts that fail together are logged in
 // one warning per pass of the lease keeper, which counts them, names ten
@@ -433,6 +453,10 @@ func (s *lostWhileWaiting) ExtendLease(ctx context.Context, collection, name, ow
 	return errors.New("extend lease: the store is away")
 }
 
+func (s *lostWhileWaiting) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	return extendEach(ctx, s.ExtendLease, owner, until, jobs)
+}
+
 // TestLeaseLostWhileOutcomeWaitsWarned checks that a lease found lost
 // while its job's outcome waits to be sent to the store is warned of,
 // first among the extensions that failed in the pass (its error is the
@@ -495,7 +519,9 @@ func TestLeaseLostWhileOutcomeWaitsWarned(t *testing.T) {
 	})
 }
 
-// slowExtensions is a store whose ExtendLease takes d.
+// slowExtensions is a store whose ExtendLease takes d, and so does each
+// ExtendLeases call, however many leases it extends: a store whose
+// answer takes a round trip, not its work.
 type slowExtensions struct {
 	*heldRecords
 	d time.Duration
@@ -506,46 +532,107 @@ func (s *slowExtensions) ExtendLease(ctx context.Context, collection, name, owne
 	return s.heldRecords.ExtendLease(ctx, collection, name, owner, until)
 }
 
+func (s *slowExtensions) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	time.Sleep(s.d)
+	return s.heldRecords.ExtendLeases(ctx, owner, until, jobs)
+}
+
+// countedExtensions is a slowExtensions that counts its calls.
+type countedExtensions struct {
+	*slowExtensions
+	one, many, leases atomic.Int64 // ExtendLease calls, ExtendLeases calls, leases ExtendLeases was asked to extend
+}
+
+func (s *countedExtensions) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	s.one.Add(1)
+	return s.slowExtensions.ExtendLease(ctx, collection, name, owner, until)
+}
+
+func (s *countedExtensions) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	s.many.Add(1)
+	s.leases.Add(int64(len(jobs)))
+	return s.slowExtensions.ExtendLeases(ctx, owner, until, jobs)
+}
+
+// oneByOne is a store whose leases the lease keeper extends with an
+// ExtendLease call per job: it has the Store, BatchRecorder and
+// AheadClaimer of the store it is made of, and not its LeaseExtender.
+type oneByOne struct {
+	scheduler.Store
+	scheduler.BatchRecorder
+	scheduler.AheadClaimer
+}
+
+// byCall returns st as itself (a LeaseExtender) and as a oneByOne, by the
+// name of the call that extends leases.
+func byCall(st *countedExtensions) map[string]scheduler.Store {
+	return map[string]scheduler.Store{"ExtendLeases": st, "ExtendLease": oneByOne{st, st, st}}
+}
+
+// ranNotOnce returns how many of the jobs c/j0000 to c/j<n-1> did not
+// run exactly once, by runs.
+func ranNotOnce(runs map[string]int, n int) int {
+	not := 0
+	for i := range n {
+		if runs[fmt.Sprintf("c/j%04d", i)] != 1 {
+			not++
+		}
+	}
+	return not
+}
+
 // TestRunningLeaseExtendedBesideWaitingOutcomes checks that the lease of
 // a running attempt is extended on time while the leases of many
-// outcomes waiting for the store are extended too: with 2,000 outcomes
-// waiting for a RecordBatch held ten leases and 50ms per ExtendLease,
-// their extensions take about two leases a pass; the attempt that runs
-// five minutes meanwhile must keep its lease, and a second instance must
-// not run its one-time job again.
+// outcomes waiting for the store are extended too: 2,000 outcomes wait
+// for a RecordBatch held ten leases, over a store that takes 50ms a call.
+// The attempt that runs five minutes meanwhile must keep its lease, and a
+// second instance must not run its one-time job again. With one
+// ExtendLease per job the extensions of the waiting outcomes' leases take
+// about two leases a pass; with ExtendLeases, one call per 1,000 leases,
+// they take 50ms, and none of the waiting outcomes' jobs may run again
+// either.
 func TestRunningLeaseExtendedBesideWaitingOutcomes(t *testing.T) {
 	const lease, n = 3 * time.Second, 2000
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		var mu sync.Mutex
-		runs := map[string]int{}
-		reg := countSlowRuns(&mu, runs, 5*time.Minute)
-		st := &slowExtensions{heldRecords: &heldRecords{Store: memory.New(), hold: 10 * lease, n: map[string]int{}}, d: 50 * time.Millisecond}
-		cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 100,
-			ActionTimeout: 10 * time.Minute, HistoryPerJob: scheduler.NoHistory, Logger: slog.New(slog.DiscardHandler)}
-		ss := instances(t, st, cfg, "a", "b")
-		quota := &scheduler.Quota{MaxJobCount: n + 1}
-		if _, err := ss[0].PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: quota}}, nil); err != nil {
-			t.Fatal(err)
-		}
-		due := time.Now().Add(time.Minute)
-		put := func(name string, typ action.Type) {
-			def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: typ, Custom: []byte(`{}`)}}
-			if _, err := ss[0].PutJob(ctx, "c", name, def, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		put("long", "Slow")
-		for i := range n {
-			put(fmt.Sprintf("j%04d", i), "Noop")
-		}
-		startSecondLater(t, ss, time.Until(due)+2*time.Second, 20*lease)
-		mu.Lock()
-		defer mu.Unlock()
-		if runs["c/long"] != 1 {
-			t.Errorf("the running one-time job ran %d times, want 1", runs["c/long"])
-		}
-	})
+	for _, call := range []string{"ExtendLease", "ExtendLeases"} {
+		t.Run(call, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				var mu sync.Mutex
+				runs := map[string]int{}
+				reg := countSlowRuns(&mu, runs, 5*time.Minute)
+				st := &countedExtensions{slowExtensions: &slowExtensions{
+					heldRecords: &heldRecords{Store: memory.New(), hold: 10 * lease, n: map[string]int{}}, d: 50 * time.Millisecond}}
+				cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, PollInterval: 100 * time.Millisecond, MaxConcurrency: 100,
+					ActionTimeout: 10 * time.Minute, HistoryPerJob: scheduler.NoHistory, Logger: slog.New(slog.DiscardHandler)}
+				ss := instances(t, byCall(st)[call], cfg, "a", "b")
+				quota := &scheduler.Quota{MaxJobCount: n + 1}
+				if _, err := ss[0].PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: quota}}, nil); err != nil {
+					t.Fatal(err)
+				}
+				due := time.Now().Add(time.Minute)
+				put := func(name string, typ action.Type) {
+					def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: typ, Custom: []byte(`{}`)}}
+					if _, err := ss[0].PutJob(ctx, "c", name, def, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				put("long", "Slow")
+				for i := range n {
+					put(fmt.Sprintf("j%04d", i), "Noop")
+				}
+				startSecondLater(t, ss, time.Until(due)+2*time.Second, 20*lease)
+				mu.Lock()
+				defer mu.Unlock()
+				if runs["c/long"] != 1 {
+					t.Errorf("the running one-time job ran %d times, want 1", runs["c/long"])
+				}
+				if not := ranNotOnce(runs, n); call == "ExtendLeases" && not > 0 {
+					t.Errorf("%d of %d one-time jobs whose outcomes waited did not run exactly once", not, n)
+				}
+				t.Logf("%d ExtendLease calls; %d ExtendLeases calls, of %d leases", st.one.Load(), st.many.Load(), st.leases.Load())
+			})
+		})
+	}
 }
 
 // startSecondLater starts ss[0], then ss[1] after first, and stops both
@@ -564,5 +651,43 @@ func startSecondLater(t *testing.T, ss []*scheduler.Scheduler, first, then time.
 		if err := s.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestObservedLeasesExtendedTogether checks that the lease keeper of a
+// Scheduler with an Observer (and one that keeps no history, whose store
+// records without it) extends leases through the store's ExtendLeases,
+// and tells the Observer of each call, rather than falling back to an
+// ExtendLease per job.
+func TestObservedLeasesExtendedTogether(t *testing.T) {
+	for _, perJob := range []int{0, scheduler.NoHistory} {
+		t.Run(fmt.Sprintf("HistoryPerJob=%d", perJob), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const lease = 3 * time.Second
+				ctx := context.Background()
+				var mu sync.Mutex
+				runs := map[string]int{}
+				obs := &storeCalls{}
+				cfg := scheduler.Config{Executors: countSlowRuns(&mu, runs, 3*lease), LeaseDuration: lease, ActionTimeout: time.Minute,
+					HistoryPerJob: perJob, Observer: obs, Logger: slog.New(slog.DiscardHandler)}
+				ss := instances(t, memory.New(), cfg, "a")
+				due := time.Now().Add(time.Second)
+				def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Slow", Custom: []byte(`{}`)}}
+				if _, err := ss[0].PutJob(ctx, "c", "j", def, nil); err != nil {
+					t.Fatal(err)
+				}
+				if err := ss[0].Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(5 * lease)
+				synctest.Wait()
+				if err := ss[0].Stop(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if n, one := obs.count("ExtendLeases"), obs.count("ExtendLease"); n == 0 || one != 0 {
+					t.Errorf("the Observer saw %d ExtendLeases and %d ExtendLease calls, want some and none", n, one)
+				}
+			})
+		})
 	}
 }

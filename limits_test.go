@@ -266,6 +266,10 @@ func (d *deadLimiter) ExtendLease(ctx context.Context, collection, name, owner s
 	return d.Store.ExtendLease(ctx, collection, name, owner, until)
 }
 
+func (d *deadLimiter) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	return extendEach(ctx, d.ExtendLease, owner, until, jobs)
+}
+
 func (d *deadLimiter) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
 	if d.dead.Load() {
 		return 0, errors.New("dead")

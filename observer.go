@@ -296,20 +296,22 @@ type Takeover struct {
 type StoreCall struct {
 	// Op names the Store method: ClaimDue, NextDue, Record, RecordBatch,
 	// ExtendLease, GetJob, PutJob (the outcome of an occurrence that runs
-	// beside others, see [Run]) or Prune, the AheadClaimer method
-	// (ClaimDueBy, named ClaimDue: it is the same claim, and ClaimDue its
-	// special case; GiveBack), or the Limiter method: AcquirePermits,
-	// ExtendPermits or ReleasePermits.
+	// beside others, see [Run]) or Prune, the LeaseExtender method
+	// (ExtendLeases), the AheadClaimer method (ClaimDueBy, named
+	// ClaimDue: it is the same claim, and ClaimDue its special case;
+	// GiveBack), or the Limiter method: AcquirePermits, ExtendPermits or
+	// ReleasePermits.
 	Op string
 	// Duration is how long the call took.
 	Duration time.Duration
-	// Err is the call's error; nil for RecordBatch, whose errors are in
-	// Errs.
+	// Err is the call's error; nil for RecordBatch and ExtendLeases,
+	// whose errors are in Errs.
 	Err error
 	// Errs are a RecordBatch call's errors, one per record (nil for a
 	// record stored), also when the store answered a batch it stored
-	// whole with nil; and a GiveBack call's, one per claim, nil for each
-	// claim given back or that needed none: a job deleted meanwhile
+	// whole with nil; an ExtendLeases call's, one per job (nil for a
+	// lease extended), likewise; and a GiveBack call's, one per claim,
+	// nil for each claim given back or that needed none: a job deleted meanwhile
 	// ([ErrNotFound]) or leased to another instance since
 	// ([ErrLeaseLost]) is not this instance's to give back, so Errs holds
 	// only the failures that leave a claim leased until its lease
@@ -319,18 +321,19 @@ type StoreCall struct {
 
 // The store calls of the run loop, as StoreCall.Op names them.
 const (
-	opClaimDue    = "ClaimDue" // also AheadClaimer.ClaimDueBy
-	opGiveBack    = "GiveBack"
-	opNextDue     = "NextDue"
-	opRecord      = "Record"
-	opRecordBatch = "RecordBatch"
-	opExtendLease = "ExtendLease"
-	opGetJob      = "GetJob"
-	opPutJob      = "PutJob"
-	opPrune       = "Prune"
-	opAcquire     = "AcquirePermits"
-	opExtend      = "ExtendPermits"
-	opRelease     = "ReleasePermits"
+	opClaimDue     = "ClaimDue" // also AheadClaimer.ClaimDueBy
+	opGiveBack     = "GiveBack"
+	opNextDue      = "NextDue"
+	opRecord       = "Record"
+	opRecordBatch  = "RecordBatch"
+	opExtendLease  = "ExtendLease"
+	opExtendLeases = "ExtendLeases"
+	opGetJob       = "GetJob"
+	opPutJob       = "PutJob"
+	opPrune        = "Prune"
+	opAcquire      = "AcquirePermits"
+	opExtend       = "ExtendPermits"
+	opRelease      = "ReleasePermits"
 )
 
 // observedLimiter is the Limiter of the run loop when Config.Observer is
@@ -383,6 +386,34 @@ func (o *observedClaimer) GiveBack(ctx context.Context, owner string, claims []*
 	start := time.Now()
 	errs := o.AheadClaimer.GiveBack(ctx, owner, claims)
 	o.obs.StoreCalled(StoreCall{Op: opGiveBack, Duration: time.Since(start), Errs: stillLeased(errs)})
+	return errs
+}
+
+// observedExtender is the LeaseExtender of the lease keeper when
+// Config.Observer is set: it tells the Observer of each call it makes.
+type observedExtender struct {
+	LeaseExtender
+	obs Observer
+}
+
+func (o *observedExtender) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []JobKey) []error {
+	start := time.Now()
+	errs := o.LeaseExtender.ExtendLeases(ctx, owner, until, jobs)
+	d := time.Since(start)
+	all := errs
+	if len(errs) < len(jobs) { // nil: every lease extended; shorter: the caller counts the missing ones as failed
+		all = make([]error, len(jobs))
+		for i := range all {
+			switch {
+			case errs == nil:
+			case i < len(errs):
+				all[i] = errs[i]
+			default:
+				all[i] = errShortExtend
+			}
+		}
+	}
+	o.obs.StoreCalled(StoreCall{Op: opExtendLeases, Duration: d, Errs: all})
 	return errs
 }
 

@@ -186,18 +186,23 @@ type Config struct {
 	// store to record it) more often, and less tolerance for a store that
 	// stalls (a lease not extended for two thirds of LeaseDuration may be
 	// taken over while its attempt still runs) or for clocks that
-	// disagree between instances. Each ExtendLease ends a third of
-	// LeaseDuration after it starts, so that one that hangs holds up no
-	// other. The leases of the outcomes waiting for the store (up to
-	// 2,048, see MaxConcurrency) are extended 16 calls at a time, beside
-	// the running attempts' own: a pass over them takes outcomes ×
-	// ExtendLease's latency ÷ 16, and an outcome that comes to wait
-	// during a pass is extended first by the pass after it, so that two
-	// passes may go by between two extensions of one lease. A pass must
-	// stay under about a sixth of LeaseDuration (1,024 outcomes at 25ms a
-	// call: 1.6s of the default 10s), or their leases may expire before
-	// they are recorded, and their jobs run again on another instance. At
-	// least 1s. Defaults to DefaultLeaseDuration (10s).
+	// disagree between instances. Each call that extends leases ends a
+	// third of LeaseDuration after it starts, so that one that hangs
+	// holds up no other. The leases of the outcomes waiting for the store
+	// (up to 2,048, see MaxConcurrency) are extended beside the running
+	// attempts' own, and an outcome that comes to wait during a pass over
+	// them is extended first by the pass after it, so that two passes may
+	// go by between two extensions of one lease: a pass must stay under
+	// about a sixth of LeaseDuration, or their leases may expire before
+	// they are recorded, and their jobs run again on another instance.
+	// Over a store that is a [LeaseExtender] (the memory, SQLite and
+	// PostgreSQL stores) a pass makes one ExtendLeases call per 1,000
+	// leases, up to 16 at once: it takes about one call's latency, a
+	// statement that updates the leases, for any number of outcomes. Over
+	// another store it makes one ExtendLease call per lease, 16 at a
+	// time: it takes outcomes × ExtendLease's latency ÷ 16 (1,024
+	// outcomes at 25ms a call: 1.6s of the default 10s). At least 1s.
+	// Defaults to DefaultLeaseDuration (10s).
 	LeaseDuration time.Duration
 	// PollInterval is the longest the scheduler sleeps without asking the
 	// store for due work, which matters when other processes add work to
@@ -391,6 +396,7 @@ type Scheduler struct {
 	batch    BatchRecorder // runStore, when it is one; else nil
 	limiter  Limiter       // store, when it is one; else nil
 	claimer  AheadClaimer  // store, when it is one (telling Config.Observer of each call when set); else nil: no claims ahead
+	extender LeaseExtender // store, when it is one (telling Config.Observer of each call when set); else nil: an ExtendLease per job
 	// warnedLimits is set once the Scheduler warned that its store
 	// keeps no permits for collections' limits.
 	warnedLimits atomic.Bool
@@ -474,6 +480,12 @@ func New(store Store, cfg *Config) (*Scheduler, error) {
 		s.claimer = a
 		if c.Observer != nil {
 			s.claimer = &observedClaimer{a, c.Observer}
+		}
+	}
+	if e, ok := store.(LeaseExtender); ok {
+		s.extender = e
+		if c.Observer != nil {
+			s.extender = &observedExtender{e, c.Observer}
 		}
 	}
 	if l, ok := store.(Limiter); ok {

@@ -105,12 +105,13 @@
 //	jobclock.occurrences.missed        counter {occurrence}   occurrences passed over without running; jobclock.misfire.policy
 //	jobclock.lease.takeovers           counter {lease}        attempts whose claim took over a lease another instance let expire
 //	jobclock.store.operation.duration  histogram s            the run loop's store calls; jobclock.store.operation (ClaimDue,
-//	                                                          GiveBack, NextDue, Record, RecordBatch, ExtendLease, GetJob,
-//	                                                          PutJob, Prune, and for collections' limits AcquirePermits,
-//	                                                          ExtendPermits, ReleasePermits) and, when one failed,
-//	                                                          error.type
-//	jobclock.store.operation.errors    counter {error}        failed store calls (each failed RecordBatch element, each claim
-//	                                                          a GiveBack left leased); the same
+//	                                                          GiveBack, NextDue, Record, RecordBatch, ExtendLease,
+//	                                                          ExtendLeases, GetJob, PutJob, Prune, and for collections'
+//	                                                          limits AcquirePermits, ExtendPermits, ReleasePermits) and,
+//	                                                          when one failed, error.type
+//	jobclock.store.operation.errors    counter {error}        failed store calls (each failed RecordBatch element, each lease
+//	                                                          an ExtendLeases did not extend, each claim a GiveBack left
+//	                                                          leased); the same
 //	                                                          attributes; error.type is conflict, lease_lost, not_found,
 //	                                                          timeout, canceled or _OTHER
 //	jobclock.history.pruned            counter {record}       history entries and final jobs deleted by retention

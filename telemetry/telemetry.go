@@ -484,8 +484,8 @@ func (o *Observer) TookOver(scheduler.Takeover) {
 // makes, by StoreCall.Op.
 var storeOps = func() map[string]*measureOpts {
 	m := map[string]*measureOpts{}
-	for _, op := range []string{"ClaimDue", "GiveBack", "NextDue", "Record", "RecordBatch", "ExtendLease", "GetJob", "PutJob", "Prune",
-		"AcquirePermits", "ExtendPermits", "ReleasePermits"} {
+	for _, op := range []string{"ClaimDue", "GiveBack", "NextDue", "Record", "RecordBatch", "ExtendLease", "ExtendLeases", "GetJob", "PutJob",
+		"Prune", "AcquirePermits", "ExtendPermits", "ReleasePermits"} {
 		m[op] = newMeasureOpts(keyStoreOp.String(op))
 	}
 	return m
