@@ -222,7 +222,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	}
 	if !a.detached {
 		// Held on return: runAttempt hands it to the outcome.
-		s.holdLease(r, res.start.Add(s.cfg.LeaseDuration/3), a.slot, a.permits)
+		s.holdLease(r, s.firstExtension(r, res.start), a.slot, a.permits)
 	}
 	out, err := exec.Execute(ctx, req)
 	res.end = time.Now()

@@ -111,8 +111,8 @@ type heldLease struct {
 }
 
 // holdLease keeps the lease on r until dropLease, extending it first at
-// about at (a third of Config.LeaseDuration after its attempt starts, or
-// after the lease was last extended) and then about every third of
+// about at (see firstExtension when its attempt starts; a third of
+// Config.LeaseDuration after the lease was last extended) and then about every third of
 // Config.LeaseDuration, also past the attempt's timeout when an executor
 // ignores its context, and so are the permits of the collection's limits
 // permits (none when nil). slot is the worker's that runs the
@@ -135,6 +135,20 @@ func (s *Scheduler) holdLease(r *JobRecord, at time.Time, slot *leaseSlot, permi
 	// After the lease is in place: extendLeases disarms before it
 	// looks for leases, so one of the two sees the other.
 	s.armLeases()
+}
+
+// firstExtension returns when the lease on r, whose attempt starts at
+// start, is first due for an extension: a third of Config.LeaseDuration
+// after start, or sooner when the lease has less than two thirds of a
+// LeaseDuration left at start (its claim's store calls took some of it,
+// or the claim was held until its instant), when it has two thirds left,
+// as an extension leaves a lease a third of LeaseDuration on.
+func (s *Scheduler) firstExtension(r *JobRecord, start time.Time) time.Time {
+	at := start.Add(s.cfg.LeaseDuration / 3)
+	if r.LeaseUntil.IsZero() {
+		return at
+	}
+	return minTime(at, r.LeaseUntil.Add(-s.cfg.LeaseDuration*2/3))
 }
 
 // armLeases arms the timer that runs extendLeases unless it is armed.

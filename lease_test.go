@@ -635,6 +635,107 @@ func TestRunningLeaseExtendedBesideWaitingOutcomes(t *testing.T) {
 	}
 }
 
+// slowClaimOf is a store whose ClaimDue takes d more when it claims job
+// c/<name>, and that notes how much of that job's lease is left when its
+// first extension comes.
+type slowClaimOf struct {
+	*memory.Store
+	name string
+	d    time.Duration
+	mu   sync.Mutex
+	left time.Duration // at the first extension; 0 until then
+}
+
+func (s *slowClaimOf) ClaimDue(ctx context.Context, now time.Time, owner string, until time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	claims, err := s.Store.ClaimDue(ctx, now, owner, until, limit)
+	for _, r := range claims {
+		if r.Name == s.name {
+			time.Sleep(s.d)
+		}
+	}
+	return claims, err
+}
+
+func (s *slowClaimOf) noteLeft(jobs ...scheduler.JobKey) {
+	for _, k := range jobs {
+		if k.Name != s.name {
+			continue
+		}
+		s.mu.Lock()
+		if s.left == 0 {
+			if r, err := s.Store.GetJob(context.Background(), k.Collection, k.Name); err == nil {
+				s.left = time.Until(r.LeaseUntil)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *slowClaimOf) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	s.noteLeft(scheduler.JobKey{Collection: collection, Name: name})
+	return s.Store.ExtendLease(ctx, collection, name, owner, until)
+}
+
+func (s *slowClaimOf) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	s.noteLeft(jobs...)
+	return s.Store.ExtendLeases(ctx, owner, until, jobs)
+}
+
+// TestFirstExtensionFromLeaseLeft checks that the first extension of the
+// lease of an attempt is timed from the lease left when it starts, not
+// from its start alone: a claim that took 1.8s of a 6s lease leaves the
+// attempt 4.2s, and the lease keeper's passes (every second, for another
+// attempt's lease) come 0.6s after the attempt's start and each second
+// on. Timed from the start, the first extension would come at the pass
+// 1.6s after it, 2.6s before the lease ends; it must come while at least
+// half of the lease is left, as it does for a lease taken when its
+// attempt starts.
+func TestFirstExtensionFromLeaseLeft(t *testing.T) {
+	const lease = 6 * time.Second
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		started := make(chan time.Time, 2)
+		reg := &action.Registry{}
+		reg.Register("Slow", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			started <- time.Now()
+			time.Sleep(5 * lease)
+			return nil, nil
+		}))
+		st := &slowClaimOf{Store: memory.New(), name: "b", d: 1800 * time.Millisecond}
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: lease, ClaimAhead: scheduler.NoClaimAhead, ActionTimeout: time.Minute,
+			Logger: slog.New(slog.DiscardHandler)}
+		ss := instances(t, st, cfg, "a")
+		put := func(name string, at time.Time) {
+			def := &scheduler.Job{StartTime: &at, Action: action.Action{Type: "Slow", Custom: []byte(`{}`)}}
+			if _, err := ss[0].PutJob(ctx, "c", name, def, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		put("a", time.Now().Add(time.Minute))
+		if err := ss[0].Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		startA := <-started
+		// b is claimed 0.6s after a starts, and starts 1.8s later.
+		time.Sleep(time.Until(startA.Add(300 * time.Millisecond)))
+		put("b", startA.Add(600*time.Millisecond))
+		startB := <-started
+		time.Sleep(2 * lease)
+		st.mu.Lock()
+		left := st.left
+		st.mu.Unlock()
+		if err := ss[0].Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := startB.Sub(startA); got != 2400*time.Millisecond {
+			t.Fatalf("b started %v after a, want 2.4s (the test's timing is off)", got)
+		}
+		if left < lease/2 {
+			t.Errorf("the first extension of b's lease came with %v of it left, want at least %v", left, lease/2)
+		}
+	})
+}
+
 // startSecondLater starts ss[0], then ss[1] after first, and stops both
 // after then more, each wait inside synctest's bubble until it is idle.
 func startSecondLater(t *testing.T, ss []*scheduler.Scheduler, first, then time.Duration) {
