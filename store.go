@@ -225,8 +225,10 @@ type LeaseExtender interface {
 	// changes. It returns nil when every lease was extended, and
 	// otherwise one error per job, nil for those extended. A call that
 	// fails as a whole (the store unreachable, ctx ended) returns its
-	// error for each job it did not extend. jobs names each job at most
-	// once; an empty jobs extends nothing and returns nil.
+	// error for each job it did not extend. A job named more than once
+	// in jobs gets the same answer in each place (extended, or not and
+	// why), its lease extended once; an empty jobs extends nothing and
+	// returns nil.
 	ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []JobKey) []error
 }
 

@@ -51,15 +51,21 @@ func (d *Dialect) ExtendErrors(owner string, jobs []scheduler.JobKey, notExtende
 		if n.Place < 1 || n.Place > len(jobs) {
 			continue // not a place of the call
 		}
-		k := jobs[n.Place-1]
-		switch {
-		case n.Holder != nil:
-			errs[n.Place-1] = fmt.Errorf("%s: extend lease of job %q: held by %q, not %q: %w", d.Name, k.Collection+"/"+k.Name, *n.Holder, owner, scheduler.ErrLeaseLost)
-		case n.Collection:
-			errs[n.Place-1] = &scheduler.NotFoundError{Collection: k.Collection, Job: k.Name}
-		default:
-			errs[n.Place-1] = &scheduler.NotFoundError{Collection: k.Collection}
-		}
+		errs[n.Place-1] = d.NotExtendedError(owner, jobs[n.Place-1], n)
 	}
 	return errs
+}
+
+// NotExtendedError returns the error of job k, whose lease owner asked
+// to extend and the statement did not, as n says why: ErrLeaseLost
+// naming its holder, or ErrNotFound.
+func (d *Dialect) NotExtendedError(owner string, k scheduler.JobKey, n NotExtended) error {
+	switch {
+	case n.Holder != nil:
+		return fmt.Errorf("%s: extend lease of job %q: held by %q, not %q: %w", d.Name, k.Collection+"/"+k.Name, *n.Holder, owner, scheduler.ErrLeaseLost)
+	case n.Collection:
+		return &scheduler.NotFoundError{Collection: k.Collection, Job: k.Name}
+	default:
+		return &scheduler.NotFoundError{Collection: k.Collection}
+	}
 }

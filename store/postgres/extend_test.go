@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/postgres"
 )
@@ -47,24 +49,26 @@ func (c *countStatements) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data p
 
 func (c *countStatements) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
-// TestExtendLeasesOneStatement: ExtendLeases extends many leases, and
-// finds out why the others were not, in one statement.
-func TestExtendLeasesOneStatement(t *testing.T) {
+// extendSetup returns a store with n jobs of collection c, j000 on, all
+// claimed by "me" until t0 plus a minute, its pool, its schema, the jobs'
+// keys and the tracer of its statements.
+func extendSetup(t *testing.T, n int) (*postgres.Store, *pgxpool.Pool, string, []scheduler.JobKey, *countStatements) {
+	t.Helper()
 	schema := newSchema(t)
 	cs := &countStatements{}
-	s, err := postgres.New(ctx, tracedPool(t, cs), &postgres.Options{Schema: schema})
+	pool := tracedPool(t, cs)
+	s, err := postgres.New(ctx, pool, &postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c", Definition: scheduler.JobCollection{
-		Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 100}}}}); err != nil {
+		Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n + 10}}}}); err != nil {
 		t.Fatal(err)
 	}
-	const n = 40
 	var jobs []scheduler.JobKey
 	for i := range n {
-		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%d", i), Job: &scheduler.Job{},
+		j := &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("j%03d", i), Job: &scheduler.Job{},
 			State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}
 		if err := s.PutJob(ctx, j); err != nil {
 			t.Fatal(err)
@@ -74,19 +78,215 @@ func TestExtendLeasesOneStatement(t *testing.T) {
 	if claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), n); err != nil || len(claimed) != n {
 		t.Fatalf("ClaimDue = %d jobs, %v; want %d", len(claimed), err, n)
 	}
+	return s, pool, schema, jobs, cs
+}
+
+// statements returns the statements on the jobs table that f runs.
+func (c *countStatements) statements(f func()) []string {
+	c.mu.Lock()
+	c.on, c.seen = true, nil
+	c.mu.Unlock()
+	f()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.on = false
+	return c.seen
+}
+
+// TestExtendLeasesOneStatement: ExtendLeases extends many leases in one
+// statement; when some are not extended, a second finds out why.
+func TestExtendLeasesOneStatement(t *testing.T) {
+	const n = 40
+	s, _, _, jobs, cs := extendSetup(t, n)
+	var errs []error
+	seen := cs.statements(func() { errs = s.ExtendLeases(ctx, "me", t0.Add(time.Hour), jobs) })
+	if errs != nil {
+		t.Fatalf("ExtendLeases = %v; want every lease extended", errs)
+	}
+	if len(seen) != 1 {
+		t.Errorf("ExtendLeases of %d held jobs ran %d statements on the jobs table, want 1:\n%s", len(jobs), len(seen), strings.Join(seen, "\n"))
+	}
 	jobs = append(jobs, scheduler.JobKey{Collection: "c", Name: "missing"})
-	cs.mu.Lock()
-	cs.on = true
-	cs.mu.Unlock()
-	errs := s.ExtendLeases(ctx, "me", t0.Add(time.Hour), jobs)
-	cs.mu.Lock()
-	cs.on = false
-	seen := cs.seen
-	cs.mu.Unlock()
+	seen = cs.statements(func() { errs = s.ExtendLeases(ctx, "me", t0.Add(time.Hour), jobs) })
 	if len(errs) != len(jobs) || errs[0] != nil || errs[n-1] != nil || !errors.Is(errs[n], scheduler.ErrNotFound) {
 		t.Fatalf("ExtendLeases = %v; want every lease extended, and the missing job not found", errs)
 	}
-	if len(seen) != 1 {
-		t.Errorf("ExtendLeases of %d jobs ran %d statements on the jobs table, want 1:\n%s", len(jobs), len(seen), strings.Join(seen, "\n"))
+	if len(seen) != 2 {
+		t.Errorf("ExtendLeases of %d jobs, one missing, ran %d statements on the jobs table, want 2:\n%s", len(jobs), len(seen), strings.Join(seen, "\n"))
+	}
+}
+
+// hostTx begins a transaction of pool that locks job c/name's row, as a
+// host's PutJobTx of the job does, until it ends.
+func hostTx(t *testing.T, pool *pgxpool.Pool, schema, name string) pgx.Tx {
+	t.Helper()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback(ctx) })
+	lockRow(t, tx, schema, name)
+	return tx
+}
+
+// leasesUntil returns how many jobs of collection c have their leases
+// until until.
+func leasesUntil(t *testing.T, pool *pgxpool.Pool, schema string, until time.Time) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+schema+".jobs WHERE collection = 'c' AND lease_until = $1", until.UnixNano()).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitFor polls cond, failing the test when it is not true within 20s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for range 400 {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within 20s", what)
+}
+
+// TestExtendLeasesLockedRow: a row that a host's transaction holds (a
+// PutJobTx of a running job) holds up its own job's extension only: the
+// other leases are extended while it is held, and its own, as ExtendLease
+// would, once the transaction ends, or fails with the call's context.
+func TestExtendLeasesLockedRow(t *testing.T) {
+	s, pool, schema, jobs, _ := extendSetup(t, 40)
+	tx := hostTx(t, pool, schema, "j020")
+	until := t0.Add(time.Hour)
+	done := make(chan []error, 1)
+	go func() { done <- s.ExtendLeases(ctx, "me", until, jobs) }()
+	waitFor(t, "the 39 leases whose rows are not locked extended", func() bool { return leasesUntil(t, pool, schema, until) == 39 })
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if errs := <-done; errs != nil && slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		t.Errorf("ExtendLeases with a row locked until the host's transaction committed = %v, want every lease extended", errs)
+	}
+	if n := leasesUntil(t, pool, schema, until); n != 40 {
+		t.Errorf("%d of 40 leases extended, want 40", n)
+	}
+
+	// The row is held until the call's context ends.
+	hostTx(t, pool, schema, "j020")
+	until = until.Add(time.Hour)
+	c, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	errs := s.ExtendLeases(c, "me", until, jobs)
+	want := s.ExtendLease(c, "c", "j020", "me", until)
+	if len(errs) != len(jobs) || !errors.Is(errs[20], context.DeadlineExceeded) || !errors.Is(want, context.DeadlineExceeded) {
+		t.Fatalf("ExtendLeases with a row locked past the call's context = %v; want c/j020 to fail as ExtendLease does (%v)", errs, want)
+	}
+	for i, err := range errs {
+		if i != 20 && err != nil {
+			t.Errorf("c/%s: %v, want it extended", jobs[i].Name, err)
+		}
+	}
+	if n := leasesUntil(t, pool, schema, until); n != 39 {
+		t.Errorf("%d of 40 leases extended, want 39", n)
+	}
+}
+
+// waitingForLocks waits until n statements wait for a lock.
+func waitingForLocks(t *testing.T, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d statements waiting for locks", n), func() bool {
+		var k int
+		pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").Scan(&k)
+		return k >= n
+	})
+}
+
+// TestExtendLeasesNoDeadlock: two ExtendLeases calls of one owner that
+// name the same locked rows in opposite orders, or an ExtendLeases beside
+// a RecordBatch of the same jobs, do not deadlock: once the host's
+// transaction that holds a row ends, every lease is extended and the
+// outcomes recorded.
+func TestExtendLeasesNoDeadlock(t *testing.T) {
+	for _, with := range []string{"ExtendLeases", "RecordBatch"} {
+		t.Run(with, func(t *testing.T) {
+			s, pool, schema, jobs, _ := extendSetup(t, 2)
+			a, b := jobs[0], jobs[1]
+			ra, err := s.GetJob(ctx, a.Collection, a.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rb, err := s.GetJob(ctx, b.Collection, b.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx := hostTx(t, pool, schema, a.Name)
+			out := make(chan string, 2)
+			c, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			extend := func(keys ...scheduler.JobKey) {
+				if errs := s.ExtendLeases(c, "me", t0.Add(time.Hour), keys); errs != nil && slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+					out <- fmt.Sprintf("ExtendLeases %v: %v", keys, errs)
+					return
+				}
+				out <- ""
+			}
+			if with == "RecordBatch" {
+				go func() {
+					if errs := s.RecordBatch(c, "me", []scheduler.RecordRequest{{Job: ra, KeepDefinition: true}, {Job: rb, KeepDefinition: true}}); errs != nil && slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+						out <- fmt.Sprintf("RecordBatch: %v", errs)
+						return
+					}
+					out <- ""
+				}()
+			} else {
+				go extend(a, b)
+			}
+			waitingForLocks(t, pool, 1)
+			go extend(b, a)
+			waitingForLocks(t, pool, 2)
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if r := <-out; r != "" && (with == "ExtendLeases" || !strings.HasPrefix(r, "ExtendLeases") || strings.Contains(r, "deadlock")) {
+					t.Error(r)
+				}
+			}
+		})
+	}
+}
+
+// TestExtendLeasesChangedMeanwhile: a job taken over or deleted by a
+// transaction that held its row while ExtendLeases ran fails as
+// ExtendLease's would, naming the lease's holder, or not found.
+func TestExtendLeasesChangedMeanwhile(t *testing.T) {
+	for _, tc := range []struct {
+		change string
+		want   error
+		holder string
+	}{
+		{"UPDATE %s.jobs SET lease_owner = 'them' WHERE collection = 'c' AND name = 'j001'", scheduler.ErrLeaseLost, `held by "them"`},
+		{"DELETE FROM %s.jobs WHERE collection = 'c' AND name = 'j001'", scheduler.ErrNotFound, ""},
+	} {
+		s, pool, schema, jobs, _ := extendSetup(t, 3)
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, fmt.Sprintf(tc.change, schema)); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan []error, 1)
+		go func() { done <- s.ExtendLeases(ctx, "me", t0.Add(time.Hour), jobs) }()
+		waitingForLocks(t, pool, 1) // the extension of j001 on its own
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		errs := <-done
+		if len(errs) != 3 || errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], tc.want) || !strings.Contains(errs[1].Error(), tc.holder) {
+			t.Errorf("ExtendLeases while %q: %v; want j001 to fail with %v (%s), the others extended", tc.change[:6], errs, tc.want, tc.holder)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -865,42 +866,107 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	return fmt.Errorf("store/postgres: extend lease of job %q: held by %q, not %q: %w", collection+"/"+name, holder, owner, scheduler.ErrLeaseLost)
 }
 
-// ExtendLeases implements [scheduler.LeaseExtender]: one statement,
-// extendLeasesSQL, extends the leases and finds out why those it did not
-// extend were not.
+// ExtendLeases implements [scheduler.LeaseExtender]. One statement,
+// extendLeasesSQL, extends the leases that owner holds of the jobs whose
+// rows no other transaction has locked, without waiting for a lock; when
+// some were not extended, a second, notExtendedSQL, reads why from the
+// rows as they are then. Those still held by owner were skipped for a
+// lock (a host's transaction that put the job, a RecordBatch under way):
+// each is extended on its own with ExtendLease, up to extendLocked at
+// once, which waits for its row. So a locked row holds up only its own
+// job's extension, and the call never waits for a row while it holds the
+// locks of others: it cannot deadlock with another call or with
+// RecordBatch.
 func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	err := s.live()
+	if err := s.live(); err != nil {
+		return s.d.ExtendErrors(owner, jobs, nil, err)
+	}
 	colls, names := make([]string, len(jobs)), make([]string, len(jobs))
 	for i, k := range jobs {
 		colls[i], names[i] = k.Collection, k.Name
 	}
-	var not []byte
-	if err == nil {
-		err = s.queryRowIndexed(ctx, &not, s.sql(extendLeasesSQL), colls, names, owner, sqlstore.NanosInt(until))
+	var places []int64 // of the jobs not extended, from 1
+	if err := s.queryRowIndexed(ctx, &places, s.sql(extendLeasesSQL), colls, names, owner, sqlstore.NanosInt(until)); err != nil {
+		return s.d.ExtendErrors(owner, jobs, nil, err)
 	}
-	return s.d.ExtendErrors(owner, jobs, not, err)
+	if len(places) == 0 {
+		return nil
+	}
+	errs := make([]error, len(jobs))
+	colls, names = colls[:0], names[:0]
+	for _, p := range places {
+		colls, names = append(colls, jobs[p-1].Collection), append(names, jobs[p-1].Name)
+	}
+	var why []byte
+	if err := s.queryRowIndexed(ctx, &why, s.sql(notExtendedSQL), colls, names, places); err != nil {
+		for _, p := range places {
+			errs[p-1] = wrap("extend lease of job", jobs[p-1].Collection+"/"+jobs[p-1].Name, err)
+		}
+		return errs
+	}
+	var not []sqlstore.NotExtended
+	if err := json.Unmarshal(why, &not); err != nil {
+		return s.d.ExtendErrors(owner, jobs, nil, err)
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, extendLocked)
+	for _, n := range not {
+		if n.Place < 1 || n.Place > len(jobs) {
+			continue
+		}
+		i, k := n.Place-1, jobs[n.Place-1]
+		if n.Holder == nil || *n.Holder != owner || owner == "" {
+			errs[i] = s.d.NotExtendedError(owner, k, n)
+			continue
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			errs[i] = s.ExtendLease(ctx, k.Collection, k.Name, owner, until)
+		})
+	}
+	wg.Wait()
+	return errs
 }
 
+// extendLocked is the most ExtendLease calls that ExtendLeases makes at
+// once for the jobs whose rows were locked.
+const extendLocked = 16
+
 // extendLeasesSQL moves to $4 the leases that owner $3 holds of the jobs
-// named by $1 (collections) and $2 (names): k holds one row per job, i
-// its place in the call; u extends the leases and returns their places.
-// It returns the jobs whose leases it did not extend, as a JSON array of
-// sqlstore.NotExtended (their lease owners as they were before the
-// statement, which is what it sees of the jobs table).
+// named by $1 (collections) and $2 (names), except those whose rows
+// another transaction has locked, which it skips rather than wait for:
+// l locks the rows (in the order of the primary key), u extends their
+// leases. It returns the places in the call (from 1) of the jobs whose
+// leases it did not extend; a job named twice is extended, or not, in
+// both places.
 const extendLeasesSQL = `WITH k AS (
 		SELECT * FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(collection, name, i)
+	), l AS (
+		SELECT j.collection, j.name FROM {s}.jobs j
+		WHERE (j.collection, j.name) IN (SELECT collection, name FROM k) AND j.lease_owner = $3 AND j.lease_owner <> ''
+		ORDER BY j.collection, j.name FOR UPDATE SKIP LOCKED
 	), u AS (
-		UPDATE {s}.jobs j SET lease_until = $4 FROM k
-		WHERE j.collection = k.collection AND j.name = k.name AND j.lease_owner = $3 AND j.lease_owner <> ''
-		RETURNING k.i
+		UPDATE {s}.jobs j SET lease_until = $4 FROM l
+		WHERE j.collection = l.collection AND j.name = l.name
+		RETURNING j.collection, j.name
 	)
-	SELECT coalesce(json_agg(json_build_object('i', k.i, 'holder', j.lease_owner,
-			'coll', EXISTS (SELECT 1 FROM {s}.collections c WHERE c.name = k.collection)) ORDER BY k.i), '[]')
-	FROM k LEFT JOIN {s}.jobs j ON j.collection = k.collection AND j.name = k.name
-	WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.i = k.i)`
+	SELECT coalesce(array_agg(k.i ORDER BY k.i), '{}') FROM k
+	WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.collection = k.collection AND u.name = k.name)`
+
+// notExtendedSQL returns, for the jobs named by $1 (collections) and $2
+// (names) at places $3 of an ExtendLeases call, their lease owners and
+// whether their collections exist, as a JSON array of
+// sqlstore.NotExtended: a statement of its own, after extendLeasesSQL,
+// so that it reads the rows as they are since, not as extendLeasesSQL's
+// snapshot had them (a job deleted meanwhile has no row).
+const notExtendedSQL = `SELECT coalesce(json_agg(json_build_object('i', k.i, 'holder', j.lease_owner,
+		'coll', EXISTS (SELECT 1 FROM {s}.collections c WHERE c.name = k.collection))), '[]')
+	FROM unnest($1::text[], $2::text[], $3::bigint[]) AS k(collection, name, i)
+	LEFT JOIN {s}.jobs j ON j.collection = k.collection AND j.name = k.name`
 
 // recordSQL updates the job, checked against the lease holder, the version
 // and the creation instant (a job deleted and created again may reach the

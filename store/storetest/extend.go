@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -168,5 +170,59 @@ func testExtendLeasesMany(t *testing.T, s scheduler.Store) {
 		if j.LeaseOwner != owner || !j.LeaseUntil.Equal(end) {
 			t.Errorf("c/%s: lease owner %q until %v; want %q until %v", j.Name, j.LeaseOwner, j.LeaseUntil, owner, end)
 		}
+	}
+}
+
+// testExtendLeasesKeys: keys whose names need escaping or run together
+// when joined, and a job named twice, which gets the same answer in both
+// places.
+func testExtendLeasesKeys(t *testing.T, s scheduler.Store) {
+	e := leaseExtender(t, s)
+	for _, c := range []string{"a", "a/b", `q"\`} {
+		putCollection(t, s, c, 10)
+	}
+	keys := []scheduler.JobKey{
+		{Collection: "a/b", Name: "c"},
+		{Collection: "a", Name: "b/c"},
+		{Collection: `q"\`, Name: `x"y\z` + "\u2028\t<&>é"},
+		{Collection: "a", Name: "123"},
+	}
+	for _, k := range keys {
+		putJob(t, s, k.Collection, k.Name, t0)
+	}
+	if got, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10); err != nil || len(got) != len(keys) {
+		t.Fatalf("ClaimDue = %v, %v; want %d jobs", names(got), err, len(keys))
+	}
+	ask := append(slices.Clone(keys), scheduler.JobKey{Collection: "a", Name: "c"}, scheduler.JobKey{Collection: "a/b/c", Name: "x"})
+	until := t0.Add(time.Hour)
+	errs := oneEach(t, "ExtendLeases", e.ExtendLeases(ctx, "me", until, ask), len(ask))
+	for i := range keys {
+		if errs[i] != nil {
+			t.Errorf("ExtendLeases: job %q/%q: %v, want it extended", keys[i].Collection, keys[i].Name, errs[i])
+		}
+	}
+	var nf *scheduler.NotFoundError
+	if !errors.As(errs[4], &nf) || nf.Collection != "a" || nf.Job != "c" {
+		t.Errorf("ExtendLeases: missing job a/c: %v, want a NotFoundError of the job", errs[4])
+	}
+	if !errors.As(errs[5], &nf) || nf.Collection != "a/b/c" || nf.Job != "" {
+		t.Errorf("ExtendLeases: job of missing collection a/b/c: %v, want a NotFoundError of the collection", errs[5])
+	}
+	for _, k := range keys {
+		if j, err := s.GetJob(ctx, k.Collection, k.Name); err != nil || !j.LeaseUntil.Equal(until) {
+			t.Errorf("%q/%q: lease until %v (%v), want %v", k.Collection, k.Name, j.LeaseUntil, err, until)
+		}
+	}
+	// A job named twice: both places extended, or neither.
+	until = t0.Add(2 * time.Hour)
+	dup := []scheduler.JobKey{keys[0], keys[1], keys[0], {Collection: "a", Name: "c"}, {Collection: "a", Name: "c"}}
+	errs = oneEach(t, "ExtendLeases(a job named twice)", e.ExtendLeases(ctx, "me", until, dup), len(dup))
+	if errs[0] != nil || errs[1] != nil || errs[2] != nil {
+		t.Errorf("ExtendLeases of a held job named twice = %v, want it extended in both places", errs)
+	}
+	wantErr(t, "ExtendLeases: missing job named twice, first", errs[3], scheduler.ErrNotFound)
+	wantErr(t, "ExtendLeases: missing job named twice, second", errs[4], scheduler.ErrNotFound)
+	if j, err := s.GetJob(ctx, keys[0].Collection, keys[0].Name); err != nil || !j.LeaseUntil.Equal(until) {
+		t.Errorf("job named twice: lease until %v (%v), want %v", j.LeaseUntil, err, until)
 	}
 }

@@ -73,6 +73,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ExtendLeaseWithoutOwner", testExtendLeaseWithoutOwner},
 		{"ExtendLeases", testExtendLeases},
 		{"ExtendLeasesMany", testExtendLeasesMany},
+		{"ExtendLeasesKeys", testExtendLeasesKeys},
 		{"ConcurrentClaimers", testConcurrentClaimers},
 		{"Record", testRecord},
 		{"RecordAfterRecreate", testRecordAfterRecreate},
