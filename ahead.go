@@ -344,9 +344,14 @@ func (s *Scheduler) leaseTooShort(r *JobRecord, clock time.Time) bool {
 
 // leaseToStart is the least lease a held claim needs left to start: two
 // thirds of Config.LeaseDuration. The lease keeper first extends a lease
-// at most half a LeaseDuration after its attempt starts (see holdLease),
-// and a claim held no longer than Config.ClaimAhead (at most a tenth of
-// LeaseDuration) has nine tenths left.
+// a third of LeaseDuration after its attempt starts, or as soon as it has
+// two thirds of LeaseDuration left if that comes first (see
+// firstExtension), by the first of its passes, a sixth of LeaseDuration
+// apart, that comes within a sixth of that instant: a claim that starts
+// with two thirds left is extended within a sixth of LeaseDuration, with
+// at least half a LeaseDuration left. A claim held no longer than
+// Config.ClaimAhead (at most a tenth of LeaseDuration) has nine tenths
+// left.
 func (s *Scheduler) leaseToStart() time.Duration { return s.cfg.LeaseDuration * 2 / 3 }
 
 // dropWritten takes the held claims on the jobs written through this

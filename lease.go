@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -286,12 +287,13 @@ const extendBatch = 1000
 // extendKeys extends the leases on jobs by a LeaseDuration from the start
 // of each call, on goroutines of wg, each holding one of slots while its
 // call runs: one ExtendLeases call per extendBatch jobs when the store is
-// a LeaseExtender, else one ExtendLease per job. Once stop (when not nil)
-// reports true, it starts no more calls. failed is called, on those
-// goroutines, for each job whose extension failed, with its place in
-// jobs and the error; a call that failed as a whole fails each of its
-// jobs.
+// a LeaseExtender, else one ExtendLease per job; a job named more than
+// once in jobs is extended once. Once stop (when not nil) reports true,
+// it starts no more calls. failed is called, on those goroutines, for
+// each place in jobs of a job whose extension failed, with the error; a
+// call that failed as a whole fails each of its jobs.
 func (s *Scheduler) extendKeys(jobs []JobKey, wg *sync.WaitGroup, slots chan struct{}, stop func() bool, failed func(i int, err error)) {
+	jobs, places := uniqueKeys(jobs)
 	n := 1
 	if s.extender != nil {
 		n = extendBatch
@@ -306,17 +308,52 @@ func (s *Scheduler) extendKeys(jobs []JobKey, wg *sync.WaitGroup, slots chan str
 		wg.Go(func() {
 			defer func() { <-slots }()
 			for i, err := range s.extendChunk(chunk) {
-				if err != nil {
+				if err == nil {
+					continue
+				}
+				if places == nil {
 					failed(from+i, err)
+					continue
+				}
+				for _, p := range places[from+i] {
+					failed(p, err)
 				}
 			}
 		})
 	}
 }
 
+// uniqueKeys returns jobs with each job once, in the order of their
+// first places, and, only when some job is named more than once, the
+// places in jobs of each job it returns.
+func uniqueKeys(jobs []JobKey) ([]JobKey, [][]int) {
+	at := make(map[JobKey]int, len(jobs)) // a job's place in the answer
+	for _, k := range jobs {
+		at[k] = 0
+	}
+	if len(at) == len(jobs) {
+		return jobs, nil
+	}
+	clear(at)
+	var unique []JobKey
+	var places [][]int
+	for i, k := range jobs {
+		j, ok := at[k]
+		if !ok {
+			j = len(unique)
+			at[k] = j
+			unique, places = append(unique, k), append(places, nil)
+		}
+		places[j] = append(places[j], i)
+	}
+	return unique, places
+}
+
 // extendChunk extends the leases on jobs, one job unless the store is a
 // LeaseExtender, by a LeaseDuration from now, and returns nil when all
-// were extended, else one error per job (nil for those extended).
+// were extended, else one error per job (nil for those extended). An
+// answer of ExtendLeases with as many errors as jobs fails each job, as a
+// call that failed as a whole does.
 func (s *Scheduler) extendChunk(jobs []JobKey) []error {
 	ctx, cancel := s.extendContext()
 	defer cancel()
@@ -327,14 +364,23 @@ func (s *Scheduler) extendChunk(jobs []JobKey) []error {
 		}
 		return nil
 	}
-	errs := s.extender.ExtendLeases(ctx, s.cfg.InstanceID, until, jobs)
-	for len(errs) > 0 && len(errs) < len(jobs) {
-		errs = append(errs, errShortExtend)
+	return extendAnswer(s.extender.ExtendLeases(ctx, s.cfg.InstanceID, until, jobs), len(jobs))
+}
+
+// extendAnswer returns errs, the answer of an ExtendLeases call of n jobs,
+// or, when it has neither none nor n errors, n errors that say so: the
+// call failed as a whole.
+func extendAnswer(errs []error, n int) []error {
+	if errs == nil || len(errs) == n {
+		return errs
+	}
+	err := fmt.Errorf("scheduler: the store's ExtendLeases returned %d errors for %d jobs", len(errs), n)
+	errs = make([]error, n)
+	for i := range errs {
+		errs[i] = err
 	}
 	return errs
 }
-
-var errShortExtend = errors.New("scheduler: the store's ExtendLeases returned fewer errors than jobs")
 
 // extendAllWaiting extends the leases on jobs, whose outcomes wait to be
 // recorded (see extendKeys), logs those that failed, and ends the lease
@@ -368,7 +414,8 @@ func (s *Scheduler) extendAllWaiting(waiting []jobKey) {
 // extendContext returns the context of one of the lease keeper's calls
 // to the store: it ends a third of Config.LeaseDuration from now, when
 // the lease is next due for an extension, so that a call that hangs
-// holds up neither its pass nor the extensions of the other leases.
+// holds up neither its pass nor the extensions of the leases of other
+// calls.
 func (s *Scheduler) extendContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.cfg.LeaseDuration/3)
 }

@@ -792,3 +792,52 @@ func TestObservedLeasesExtendedTogether(t *testing.T) {
 		})
 	}
 }
+
+// longAnswer is a store whose ExtendLeases extends the leases and answers
+// one error more than it was given jobs, for none of them.
+type longAnswer struct{ *memory.Store }
+
+func (s longAnswer) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	s.Store.ExtendLeases(ctx, owner, until, jobs)
+	return append(make([]error, len(jobs)), errors.New("an error of no job"))
+}
+
+// TestExtendLeasesWrongAnswer: an answer of ExtendLeases with more errors
+// than jobs fails the call's extensions, with a warning, as a call that
+// failed as a whole does.
+func TestExtendLeasesWrongAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		reg := &action.Registry{}
+		reg.Register("Slow", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			time.Sleep(5 * time.Second)
+			return nil, nil
+		}))
+		logs := &logRecords{}
+		cfg := scheduler.Config{Executors: reg, LeaseDuration: 3 * time.Second, ActionTimeout: time.Minute,
+			PollInterval: 100 * time.Millisecond, Logger: slog.New(logs)}
+		s := instances(t, longAnswer{memory.New()}, cfg, "a")[0]
+		due := time.Now().Add(time.Second)
+		def := &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Slow", Custom: []byte(`{}`)}}
+		if _, err := s.PutJob(ctx, "c", "j", def, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		warned := 0
+		for _, r := range logs.at(slog.LevelWarn) {
+			if strings.HasPrefix(r["msg"], "extend lease") && strings.Contains(r["first_err"], "returned 2 errors for 1 jobs") && r["jobs"] == "[c/j]" {
+				warned++
+			}
+		}
+		if warned == 0 {
+			t.Errorf("no warning of the extension that ExtendLeases answered with 2 errors for 1 job; warnings: %v", logs.at(slog.LevelWarn))
+		}
+	})
+}

@@ -400,18 +400,9 @@ func (o *observedExtender) ExtendLeases(ctx context.Context, owner string, until
 	start := time.Now()
 	errs := o.LeaseExtender.ExtendLeases(ctx, owner, until, jobs)
 	d := time.Since(start)
-	all := errs
-	if len(errs) < len(jobs) { // nil: every lease extended; shorter: the caller counts the missing ones as failed
+	all := extendAnswer(errs, len(jobs))
+	if all == nil {
 		all = make([]error, len(jobs))
-		for i := range all {
-			switch {
-			case errs == nil:
-			case i < len(errs):
-				all[i] = errs[i]
-			default:
-				all[i] = errShortExtend
-			}
-		}
 	}
 	o.obs.StoreCalled(StoreCall{Op: opExtendLeases, Duration: d, Errs: all})
 	return errs

@@ -188,7 +188,11 @@ type Config struct {
 	// taken over while its attempt still runs) or for clocks that
 	// disagree between instances. Each call that extends leases ends a
 	// third of LeaseDuration after it starts, so that one that hangs
-	// holds up no other. The leases of the outcomes waiting for the store
+	// holds up no other call, but the leases that it extends (one, or up
+	// to 1,000 over a LeaseExtender) fail together; the PostgreSQL store
+	// does not make the others of a call wait for a job's row that a
+	// transaction holds (a host's PutJobTx of it): that job's lease alone
+	// waits, on a call of its own. The leases of the outcomes waiting for the store
 	// (up to 2,048, see MaxConcurrency) are extended beside the running
 	// attempts' own, and an outcome that comes to wait during a pass over
 	// them is extended first by the pass after it, so that two passes may
