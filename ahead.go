@@ -579,7 +579,7 @@ func (s *Scheduler) releaseLease(ctx context.Context, claim *JobRecord) error {
 		if err != nil {
 			return err
 		}
-		if r.LeaseOwner != s.cfg.InstanceID || !r.Created.Equal(claim.Created) {
+		if r.LeaseOwner != s.cfg.InstanceID || !r.sameJob(claim) {
 			return nil
 		}
 		if err := s.runStore.Record(ctx, s.cfg.InstanceID, r, nil); !errors.Is(err, ErrConflict) {

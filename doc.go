@@ -1080,16 +1080,20 @@
 //
 // A job deleted and created again under its name is another job: the
 // outcome of a claim of the first one must not land on it. Record and
-// [AheadClaimer.GiveBack] tell the two apart by [JobRecord.Created], which
-// a store hands back exactly as it was written (to the nanosecond) and
-// which a replace keeps; they answer ErrNotFound when it differs (the stores
-// of this module a [*RecreatedError], made by [NewRecreatedError], which a
-// store of your own may use too), and the Scheduler drops the outcome
-// (logged at Debug). Two jobs of one name
+// [AheadClaimer.GiveBack] tell the two apart by [JobRecord.Incarnation],
+// which the store draws when it creates a job (a counter, or a random
+// 64-bit value) and a replace keeps, and by [JobRecord.Created], which a
+// store hands back exactly as it was written (to the nanosecond) and
+// which a replace keeps too; they answer ErrNotFound when either differs
+// (the stores of this module a [*RecreatedError], made by
+// [NewRecreatedError], which a store of your own may use too), and the
+// Scheduler drops the outcome (logged at Debug). So two jobs of one name
 // created at the same instant (a clock that has not moved, as inside a
-// testing/synctest bubble, or a coarse one) cannot be told apart: the
-// outcome of the first one's claim then lands on the second, as if the
-// job had never been deleted.
+// testing/synctest bubble, or a coarse one) are told apart by their
+// incarnations. A store that keeps no Incarnation (one written before the
+// field) hands back zero, and its jobs are told apart by Created alone,
+// as are the jobs that the SQL stores hold from before their schemas had
+// incarnations.
 //
 // Optional capabilities are found by type assertion: a
 // [BatchRecorder] records many outcomes in one call (answering nil when

@@ -558,7 +558,7 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 		r.Tags = maps.Clone(tags)
 	}
 	if old != nil {
-		r.Version, r.Created, r.Status = old.Version, old.Created, old.Status
+		r.Version, r.Created, r.Incarnation, r.Status = old.Version, old.Created, old.Incarnation, old.Status
 		r.Schedule.Occurrences = old.Schedule.Occurrences
 		r.Schedule.LastFailed = old.Schedule.LastFailed
 		keepRuns(r, old)

@@ -139,7 +139,7 @@ func TestNoHistoryKeepsStatesAndCounters(t *testing.T) {
 	if len(statuses) != 4 {
 		t.Errorf("with history: the jobs' entries have the statuses %v, want all four", statuses)
 	}
-	ignore := cmpopts.IgnoreFields(scheduler.JobRecord{}, "ETag")
+	ignore := cmpopts.IgnoreFields(scheduler.JobRecord{}, "ETag", "Incarnation")
 	for _, tc := range []struct {
 		name     string
 		observed bool

@@ -30,7 +30,7 @@ func (s *Scheduler) getJob(collection, name string) (*JobRecord, error) {
 // does not lease.
 func (s *Scheduler) reread(r *JobRecord) (*JobRecord, error) {
 	fresh, err := s.getJob(r.Collection, r.Name)
-	if err == nil && !fresh.Created.Equal(r.Created) {
+	if err == nil && !fresh.sameJob(r) {
 		return nil, NewRecreatedError(r, fresh.Created)
 	}
 	return fresh, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +16,34 @@ import (
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/store/sqlite"
 )
+
+// recreateStore is what the recreate tests need of a store: what their
+// wrappers pass on.
+type recreateStore interface {
+	scheduler.Store
+	scheduler.BatchRecorder
+	scheduler.AheadClaimer
+}
+
+// recreateStores runs test in a testing/synctest bubble over the memory
+// store and over SQLite, each made in the bubble.
+func recreateStores(t *testing.T, test func(t *testing.T, st recreateStore)) {
+	t.Run("memory", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) { test(t, memory.New()) })
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			test(t, st)
+		})
+	})
+}
 
 // recreated is a Scheduler whose job c/j, a one-off of action type Wait,
 // is deleted while its attempt runs and created again under the same name:
@@ -91,10 +119,10 @@ func (x *recreated) waitStarted(which string) error {
 	return nil
 }
 
-// recreate deletes job c/j and creates the second one a second later,
-// then waits for its attempt to start. A job created again at the instant
-// the first was created (in a bubble whose clock has not moved) could not
-// be told from the first (see Store).
+// recreate deletes job c/j and creates the second one at once, then
+// waits for its attempt to start. In the bubble, whose clock has not
+// moved, the second job is created at the instant the first was (the same
+// Created): only the Incarnation its store drew tells the two apart.
 func (x *recreated) recreate(t *testing.T) {
 	t.Helper()
 	if err := x.recreateJob(); err != nil {
@@ -107,7 +135,6 @@ func (x *recreated) recreateJob() error {
 	if err := x.s.DeleteJob(context.Background(), "c", "j"); err != nil {
 		return err
 	}
-	time.Sleep(time.Second)
 	if err := x.putJob("second", ""); err != nil {
 		return err
 	}
@@ -151,8 +178,8 @@ func (x *recreated) check(t *testing.T, which string, ran bool) {
 // first attempt's outcome then belongs to no job: it must not be recorded
 // on the new one (its counters, state, history and lease).
 func TestOutcomeOfDeletedJobLeavesItsSuccessor(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		x := newRecreated(t, memory.New())
+	recreateStores(t, func(t *testing.T, st recreateStore) {
+		x := newRecreated(t, st)
 		x.put(t, "first")
 		if err := x.s.Start(context.Background()); err != nil {
 			t.Fatal(err)
@@ -173,7 +200,7 @@ func TestOutcomeOfDeletedJobLeavesItsSuccessor(t *testing.T) {
 // has it deleted and created again (recreate), whose attempt starts: the
 // fresh read that follows a conflict finds the second job.
 type conflictAfterRecreate struct {
-	*memory.Store
+	recreateStore
 	once     sync.Once
 	recreate func() error
 	err      error // recreate's, set in once
@@ -201,7 +228,7 @@ func (s *conflictAfterRecreate) RecordBatch(ctx context.Context, owner string, b
 		}
 		rest, at = append(rest, b), append(at, i)
 	}
-	for k, err := range s.Store.RecordBatch(ctx, owner, rest) {
+	for k, err := range s.recreateStore.RecordBatch(ctx, owner, rest) {
 		errs[at[k]] = err
 	}
 	return errs
@@ -212,8 +239,8 @@ func (s *conflictAfterRecreate) RecordBatch(ctx context.Context, owner string, b
 // created again between the first job's outcome meeting a conflicting
 // write and the fresh read that follows it.
 func TestConflictedOutcomeOfDeletedJobLeavesItsSuccessor(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		st := &conflictAfterRecreate{Store: memory.New()}
+	recreateStores(t, func(t *testing.T, inner recreateStore) {
+		st := &conflictAfterRecreate{recreateStore: inner}
 		x := newRecreated(t, st)
 		st.recreate = x.recreateJob
 		x.put(t, "first")
@@ -237,7 +264,7 @@ func TestConflictedOutcomeOfDeletedJobLeavesItsSuccessor(t *testing.T) {
 // changed (ErrConflict): the fresh read that follows the conflict finds
 // the second job, leased by the claim its attempt runs on.
 type recordRecreates struct {
-	*memory.Store
+	recreateStore
 	once     sync.Once
 	recreate func() error
 	err      error // recreate's, set in once
@@ -254,7 +281,7 @@ func (s *recordRecreates) Record(ctx context.Context, owner string, r *scheduler
 	if conflict {
 		return fmt.Errorf("test: record job %q: %w", r.ID(), scheduler.ErrConflict)
 	}
-	return s.Store.Record(ctx, owner, r, history)
+	return s.recreateStore.Record(ctx, owner, r, history)
 }
 
 // TestStepOfDeletedJobLeavesItsSuccessor has a job's bookkeeping write
@@ -263,8 +290,8 @@ func (s *recordRecreates) Record(ctx context.Context, owner string, r *scheduler
 // whose attempt runs on a claim of its own, and must not release that
 // claim's lease, which keeps other claims from starting the attempt again.
 func TestStepOfDeletedJobLeavesItsSuccessor(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		st := &recordRecreates{Store: memory.New()}
+	recreateStores(t, func(t *testing.T, inner recreateStore) {
+		st := &recordRecreates{recreateStore: inner}
 		x := newRecreated(t, st)
 		st.recreate = x.recreateJob
 		// Beside others, an attempt starts once its job is written.

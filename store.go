@@ -76,10 +76,11 @@ type Store interface {
 	// j says, so an attempt in flight can still record its outcome (it
 	// will see ErrConflict and re-read first). The store hands j.Created
 	// back exactly as written, to the nanosecond, and a replace keeps it
-	// (the Scheduler passes the stored one): Record and GiveBack compare
-	// it to tell the job from one deleted and created again under its
-	// name. Two jobs of one name created at the same instant cannot be
-	// told apart (see "Stores" in the package documentation).
+	// (the Scheduler passes the stored one); a create draws the job's
+	// Incarnation, which a replace keeps whatever j says: Record and
+	// GiveBack compare both to tell the job from one deleted and created
+	// again under its name, also at the same instant (see "Stores" in the
+	// package documentation).
 	PutJob(ctx context.Context, j *JobRecord) error
 
 	// GetJob returns the job, or ErrNotFound (naming the collection when
@@ -131,8 +132,8 @@ type Store interface {
 	// j holds), releases the lease, and
 	// appends history in order. It fails, changing nothing, with
 	// ErrNotFound when the job is gone (also when it was deleted and
-	// created again since: the stored job's Created differs from
-	// j.Created, whatever its lease and Version), ErrLeaseLost when owner
+	// created again since: the stored job's Incarnation or Created
+	// differs from j's, whatever its lease and Version), ErrLeaseLost when owner
 	// does not hold the lease (an expired lease that nobody else claimed
 	// still counts as held), and ErrConflict when j.Version differs from
 	// the stored one. On success the stored Version is j.Version+1.
@@ -279,6 +280,22 @@ type JobRecord struct {
 	// Created is when the job was created; Updated when it was last
 	// written by anyone.
 	Created, Updated time.Time
+	// Incarnation tells the job from the others that had its name in the
+	// store before it, deleted since: the store draws it when PutJob (or
+	// a [BulkPutter]'s PutJobs, or a [TxStore]'s PutJob) creates the
+	// job, whatever the record given says, different from the
+	// Incarnation of every job of the collection and name created before
+	// in the store and never zero (a counter, or a random 64-bit value,
+	// which processes sharing a database may draw alike with odds of one
+	// in 2^64), and hands it back from every read. A replace and Record
+	// keep the stored one, whatever the record given says; so the record
+	// a create was given, and the Scheduler's answer to the put, hold
+	// none (zero). Record and [AheadClaimer.GiveBack] compare it, with
+	// Created, to tell the claimed job from another created under its
+	// name since (see "Stores" in the package documentation). Zero in
+	// the jobs a store holds from before it drew one (the SQL stores'
+	// rows of older schemas): those are told apart by Created alone.
+	Incarnation int64
 	// Schedule is the scheduler's bookkeeping. Stores keep it as is and
 	// index Schedule.DueAt.
 	Schedule JobSchedule
@@ -312,6 +329,13 @@ type JobRecord struct {
 
 // ID returns "collection/name".
 func (r *JobRecord) ID() string { return jobID(r.Collection, r.Name) }
+
+// sameJob reports whether r and o are records of one job: the same
+// Incarnation and Created, not a job and another created under its name
+// after it was deleted.
+func (r *JobRecord) sameJob(o *JobRecord) bool {
+	return r.Incarnation == o.Incarnation && r.Created.Equal(o.Created)
+}
 
 // jobID is the ID of the job of the collection and name (see JobRecord.ID).
 func jobID(collection, name string) string { return collection + "/" + name }
@@ -780,7 +804,7 @@ type AheadClaimer interface {
 
 	// GiveBack gives back claims that owner holds and did not run: for each
 	// record (as ClaimDueBy returned it; only its Collection, Name, Created,
-	// PreviousLeaseOwner and PreviousLeaseUntil are read), it puts the job's
+	// Incarnation, PreviousLeaseOwner and PreviousLeaseUntil are read), it puts the job's
 	// lease back as it was before the claim, so that the next claim of the
 	// job reports the same previous owner (a takeover stays one) and cannot
 	// take the lease before its end. Nothing else of the job changes, and
@@ -790,7 +814,8 @@ type AheadClaimer interface {
 	// result has one error per record, nil when it was given back:
 	// ErrLeaseLost when owner does not hold the lease (nothing changes),
 	// ErrNotFound when the job is gone (also when it was deleted and created
-	// again since the claim: its Created differs, whoever holds its lease).
+	// again since the claim: its Incarnation or Created differs, whoever
+	// holds its lease).
 	//
 	// A claim not given back keeps its lease until it expires, which does
 	// no harm but a late start; a caller held for as long as another

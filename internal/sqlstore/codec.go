@@ -87,6 +87,7 @@ type JobRow struct {
 	LeaseUntil       int64
 	HasLease         bool   // LeaseUntil is set
 	Tags             string // the Tags as a JSON object; "" (NULL) for none
+	Incarnation      int64  // 0 in rows of schemas before the store drew one
 }
 
 // TagsArg returns the tags value to bind: the JSON text, or nil for NULL.
@@ -299,7 +300,7 @@ func stateRow(row *JobRow, j *scheduler.JobRecord, status, schedule string) {
 		Created: NanosInt(j.Created), HasCreated: !j.Created.IsZero(),
 		Updated: NanosInt(j.Updated), HasUpdated: !j.Updated.IsZero(),
 		DueAt: NanosInt(j.Schedule.DueAt), HasDue: !j.Schedule.DueAt.IsZero(),
-		LeaseOwner: j.LeaseOwner,
+		LeaseOwner: j.LeaseOwner, Incarnation: j.Incarnation,
 		LeaseUntil: NanosInt(j.LeaseUntil), HasLease: !j.LeaseUntil.IsZero(),
 	}
 }
@@ -403,7 +404,7 @@ func DecodeJobShared(row *JobRow, defs *Definitions) (*scheduler.JobRecord, erro
 	r := &scheduler.JobRecord{
 		Collection: row.Collection, Name: row.Name, State: scheduler.JobState(row.State), ETag: row.ETag,
 		Version: row.Version, Created: Time(row.Created, row.HasCreated), Updated: Time(row.Updated, row.HasUpdated),
-		LeaseOwner: row.LeaseOwner, LeaseUntil: Time(row.LeaseUntil, row.HasLease),
+		LeaseOwner: row.LeaseOwner, LeaseUntil: Time(row.LeaseUntil, row.HasLease), Incarnation: row.Incarnation,
 	}
 	if row.Definition != "null" {
 		if defs != nil {

@@ -679,7 +679,7 @@ func (f *fakeJobRow) Scan(dest ...any) error {
 func TestJobScannerReuses(t *testing.T) {
 	at := time.Date(2026, 11, 27, 11, 0, 0, 123456789, time.UTC)
 	src, err := EncodeJob(&scheduler.JobRecord{Collection: "c", Name: "n", State: scheduler.JobEnabled, ETag: "e", Version: 3,
-		Created: at, Updated: at, LeaseOwner: "o", LeaseUntil: at.Add(time.Minute),
+		Created: at, Updated: at, LeaseOwner: "o", LeaseUntil: at.Add(time.Minute), Incarnation: -77,
 		Status:   scheduler.JobStatus{ExecutionCount: 4, LastExecutionTime: &at, NextExecutionTime: &at},
 		Schedule: scheduler.JobSchedule{DueAt: at, Anchor: at}, Tags: map[string]string{"k": "v{,}\"\u00e9"}})
 	if err != nil {
@@ -687,7 +687,7 @@ func TestJobScannerReuses(t *testing.T) {
 	}
 	for _, driverBytes := range []bool{false, true} {
 		f := &fakeJobRow{driverBytes: driverBytes, vals: []any{src.Collection, src.Name, src.Definition, src.State, src.Status, src.Schedule, src.ETag,
-			src.Version, src.Created, src.Updated, nil, src.LeaseOwner, src.LeaseUntil, src.Tags, int64(9)}}
+			src.Version, src.Created, src.Updated, nil, src.LeaseOwner, src.LeaseUntil, src.Tags, src.Incarnation, int64(9)}}
 		want := *src
 		want.DueAt, want.HasDue = 0, false
 		var s JobScanner

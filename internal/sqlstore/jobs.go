@@ -141,7 +141,7 @@ func (d *Dialect) Wrap(op, what string, err error) error {
 
 // The columns of the tables, in the order the scanners read them.
 const (
-	JobCols        = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until, tags"
+	JobCols        = "collection, name, definition, state, status, schedule, etag, version, created_at, updated_at, due_at, lease_owner, lease_until, tags, incarnation"
 	CollectionCols = "name, definition, enabled, etag, version, created_at, updated_at"
 )
 
@@ -217,10 +217,10 @@ func (s *JobScanner) Scan(r Row, extra ...any) (*JobRow, error) {
 	}
 	s.name, s.etag = bufText{kept: &s.kept}, bufText{kept: &s.kept}
 	s.dest = append(s.dest[:0], &s.coll, &s.name, &s.def, &s.state, &s.status, &s.schedule, &s.etag,
-		&row.Version, &s.created, &s.updated, &s.due, &s.owner, &s.lease, &s.tags)
+		&row.Version, &s.created, &s.updated, &s.due, &s.owner, &s.lease, &s.tags, &row.Incarnation)
 	s.dest = append(s.dest, extra...)
 	err := r.Scan(s.dest...)
-	clear(s.dest[14:]) // holds nothing of the caller's
+	clear(s.dest[15:]) // holds nothing of the caller's
 	if err != nil {
 		return nil, err
 	}
@@ -376,29 +376,30 @@ func (d *Dialect) Missing(ctx context.Context, c Conn, collection, name string) 
 
 // GiveBack implements one job of [scheduler.AheadClaimer.GiveBack] over
 // c: it puts the lease that r's claim replaced back, if owner holds the
-// job's lease and the job is the one claimed (created at r.Created, not
-// deleted and created again since).
+// job's lease and the job is the one claimed (of r.Incarnation, created
+// at r.Created, not deleted and created again since).
 func (d *Dialect) GiveBack(ctx context.Context, c Conn, owner string, r *scheduler.JobRecord) error {
 	until := Nanos(r.PreviousLeaseUntil)
 	if r.PreviousLeaseOwner == "" {
 		until = nil
 	}
 	n, err := c.Exec(ctx, d.sql(`UPDATE {s}.jobs SET lease_owner = $4, lease_until = $5
-		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> '' AND created_at IS NOT DISTINCT FROM $6`),
-		r.Collection, r.Name, owner, r.PreviousLeaseOwner, until, Nanos(r.Created))
+		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> '' AND created_at IS NOT DISTINCT FROM $6 AND incarnation = $7`),
+		r.Collection, r.Name, owner, r.PreviousLeaseOwner, until, Nanos(r.Created), r.Incarnation)
 	if err != nil || n == 1 {
 		return d.Wrap("give back job", r.ID(), err)
 	}
 	var holder string
 	var created NullInt
-	err = c.QueryRow(ctx, d.sql("SELECT lease_owner, created_at FROM {s}.jobs WHERE collection = $1 AND name = $2"), r.Collection, r.Name).Scan(&holder, &created)
+	var incarnation int64
+	err = c.QueryRow(ctx, d.sql("SELECT lease_owner, created_at, incarnation FROM {s}.jobs WHERE collection = $1 AND name = $2"), r.Collection, r.Name).Scan(&holder, &created, &incarnation)
 	if errors.Is(err, ErrNoRows) {
 		return d.Missing(ctx, c, r.Collection, r.Name)
 	}
 	if err != nil {
 		return d.Wrap("give back job", r.ID(), err)
 	}
-	if at := Time(created.N, created.Valid); !at.Equal(r.Created) {
+	if at := Time(created.N, created.Valid); incarnation != r.Incarnation || !at.Equal(r.Created) {
 		return fmt.Errorf("%s: give back: %w", d.Name, scheduler.NewRecreatedError(r, at))
 	}
 	return fmt.Errorf("%s: give back job %q: lease held by %q, not %q: %w", d.Name, r.ID(), holder, owner, scheduler.ErrLeaseLost)
@@ -421,7 +422,7 @@ func (d *Dialect) GetCollection(ctx context.Context, c Conn, name string) (*sche
 // whether it found one.
 const jobOrNoneCols = `COALESCE(j.collection, ''), COALESCE(j.name, ''), COALESCE(j.definition, 'null'), COALESCE(j.state, ''),
 		COALESCE(j.status, 'null'), COALESCE(j.schedule, 'null'), COALESCE(j.etag, ''), COALESCE(j.version, 0), j.created_at,
-		j.updated_at, j.due_at, COALESCE(j.lease_owner, ''), j.lease_until, j.tags, j.name IS NOT NULL`
+		j.updated_at, j.due_at, COALESCE(j.lease_owner, ''), j.lease_until, j.tags, COALESCE(j.incarnation, 0), j.name IS NOT NULL`
 
 // jobWithCollection finds the row c of collection $1, and the row j of its
 // job $2 when there is one: no row when the collection does not exist, so
@@ -738,11 +739,12 @@ func (d *Dialect) collectionForPut(ctx context.Context, c Conn, collection strin
 	return enabled, ci, err
 }
 
-// insertSlotSQL inserts a new job row holding place $13, unless another
-// job of the collection holds it.
-const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $12, $11, $13) ON CONFLICT (slot, collection) DO NOTHING"
+// insertSlotSQL inserts a new job row of incarnation $14 holding place
+// $13, unless another job of the collection holds it.
+const insertSlotSQL = "INSERT INTO {s}.jobs (" + JobCols + ", coll_enabled, slot) VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $12, $14, $11, $13) ON CONFLICT (slot, collection) DO NOTHING"
 
-// createSQL inserts a new job row holding place $12 when the collection's
+// createSQL inserts a new job row of incarnation $16 holding place $12
+// when the collection's
 // stored record is at version $14 with ETag $15 and $12 is below its quota
 // $13, share-locking the collection's row; it inserts nothing when the job
 // exists or another job holds the place.
@@ -760,7 +762,7 @@ const (
 	createColl   = `WITH c AS (SELECT enabled FROM {s}.collections WHERE name = $1 AND version = $14 AND etag = $15{share})`
 	createInsert = `
 	INSERT INTO {s}.jobs (` + JobCols + `, coll_enabled, slot)
-	SELECT $1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, c.enabled, CAST($12 AS BIGINT)
+	SELECT $1, $2, $3, $4, $5, $6, $7, 1, $8, $9, $10, '', NULL, $11, CAST($16 AS BIGINT), c.enabled, CAST($12 AS BIGINT)
 	FROM c WHERE CAST($12 AS BIGINT) < CAST($13 AS BIGINT){wake} ON CONFLICT DO NOTHING`
 )
 
@@ -804,7 +806,7 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 		slot := ci.take()
 		d.step(ctx, c, "insert")
 		n, err := c.Exec(ctx, d.waking(d.createSQL(), wake), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
-			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.version, ci.etag)
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.version, ci.etag, NewIncarnation())
 		if err != nil {
 			return d.createError(j.ID(), err)
 		}
@@ -1013,6 +1015,19 @@ type JobInserter interface {
 	InsertJobs(ctx context.Context, d *Dialect, jobs []*scheduler.JobRecord, enabled bool, slots []int64) error
 }
 
+// NewIncarnation returns the [scheduler.JobRecord.Incarnation] of a job
+// that an insert creates: a random 64-bit value, never zero. Random
+// rather than a count, so that the processes sharing a database need no
+// sequence in common: two creates of one name draw the same one with odds
+// of one in 2^64 (and are told apart by Created as well).
+func NewIncarnation() int64 {
+	for {
+		if n := int64(rand.Uint64()); n != 0 {
+			return n
+		}
+	}
+}
+
 // InsertArgs returns the arguments of a new job row's insert: JobCols'
 // values up to due_at, then coll_enabled, then tags.
 func (r *JobRow) InsertArgs(enabled bool) []any {
@@ -1088,7 +1103,7 @@ func (d *Dialect) insertEach(ctx context.Context, c Conn, jobs []*scheduler.JobR
 		if err != nil {
 			return err
 		}
-		n, err := c.Exec(ctx, d.sql(insertSlotSQL), append(r.InsertArgs(enabled), slots[i])...)
+		n, err := c.Exec(ctx, d.sql(insertSlotSQL), append(r.InsertArgs(enabled), slots[i], NewIncarnation())...)
 		if err != nil {
 			return d.createError(j.ID(), err)
 		}

@@ -29,12 +29,13 @@ func TestRecordClaimedCopy(t *testing.T) {
 	t.Run("recorded through the copy, then by name", func(t *testing.T) {
 		s := newStore(t)
 		c := claim(t, s)
+		incarnation := c.Incarnation
 		if errs := s.RecordBatch(ctx, "me", []scheduler.RecordRequest{{Job: done(c)}}); errs != nil {
 			t.Fatalf("RecordBatch: %v", errs)
 		}
 		// The copy is no longer a claim: a second record is checked by
 		// name, and its version is stale now.
-		again := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, Version: 2}
+		again := &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, Version: 2, Incarnation: incarnation}
 		if err := s.Record(ctx, "me", again, nil); !errors.Is(err, scheduler.ErrLeaseLost) {
 			t.Errorf("second Record: %v, want ErrLeaseLost", err)
 		}
@@ -48,9 +49,9 @@ func TestRecordClaimedCopy(t *testing.T) {
 		if err := s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}}); err != nil {
 			t.Fatal(err)
 		}
-		c.Version = 0 // as the new job's, so only the lease can refuse it
-		if err := s.Record(ctx, "me", done(c), nil); !errors.Is(err, scheduler.ErrLeaseLost) {
-			t.Errorf("Record of a claim on a deleted job: %v, want ErrLeaseLost from the new job", err)
+		c.Version = 0 // as the new job's, so only its Incarnation tells it from the new one
+		if err := s.Record(ctx, "me", done(c), nil); !errors.Is(err, scheduler.ErrNotFound) {
+			t.Errorf("Record of a claim on a deleted job: %v, want ErrNotFound, the new job being another", err)
 		}
 	})
 	t.Run("collection deleted", func(t *testing.T) {

@@ -189,7 +189,7 @@ func (j *job) readInto(into *scheduler.JobRecord, x extraSlots, shareDef bool, o
 	} else {
 		r = j.record(into, x, shareDef)
 	}
-	r.Collection, r.Name, r.Version = j.coll.rec.Name, j.name, j.version()
+	r.Collection, r.Name, r.Version, r.Incarnation = j.coll.rec.Name, j.name, j.version(), j.incarnation()
 	if r.LeaseOwner = owner; owner != "" {
 		r.LeaseUntil = instant(j.more.leaseUntil)
 	}
@@ -231,6 +231,12 @@ func (j *job) updated() time.Time {
 	}
 	return instant(j.rec.updated)
 }
+
+// incarnation returns the Incarnation of j's record: its creation order
+// (see job.rec) plus one, so never zero. Two jobs of one name have the
+// same one only 2^32 creates apart, and then also the same Created only
+// when all those creates came at one instant.
+func (j *job) incarnation() int64 { return int64(j.rec.seq) + 1 }
 
 // created returns the Created of j's record.
 func (j *job) created() time.Time {

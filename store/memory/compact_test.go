@@ -24,6 +24,13 @@ func want(r *scheduler.JobRecord, version int64, owner string, until time.Time) 
 	return w
 }
 
+// drawn returns w with the Incarnation that s drew for its job, which
+// must exist.
+func drawn(s *Store, w *scheduler.JobRecord) *scheduler.JobRecord {
+	w.Incarnation = s.colls[w.Collection].jobs[w.Name].incarnation()
+	return w
+}
+
 // freshRecord returns a record shaped as the Scheduler writes a new job:
 // the shape the compact form holds.
 func freshRecord(name string, now, next time.Time) *scheduler.JobRecord {
@@ -177,7 +184,7 @@ func TestCompactForm(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: GetJob: %v", tc.name, err)
 		}
-		if !reflect.DeepEqual(got, w) {
+		if !reflect.DeepEqual(got, drawn(s, w)) {
 			t.Errorf("%s: GetJob =\n%+v\nwant\n%+v", tc.name, got, w)
 		}
 		// What GetJob returns is the caller's.
@@ -246,7 +253,7 @@ func TestCompactLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
-		if !reflect.DeepEqual(got, w) {
+		if !reflect.DeepEqual(got, drawn(s, w)) {
 			t.Errorf("%s: GetJob =\n%+v\nwant\n%+v", step, got, w)
 		}
 		if (e.whole() == nil) != compact {
@@ -262,7 +269,7 @@ func TestCompactLifecycle(t *testing.T) {
 	if h := claimed[0].Handle; h != s.colls["c"].jobs["j"] {
 		t.Errorf("ClaimDue returned the Handle %v, want the stored job", h)
 	}
-	if w.Handle = claimed[0].Handle; !reflect.DeepEqual(claimed[0], w) {
+	if w.Handle = claimed[0].Handle; !reflect.DeepEqual(claimed[0], drawn(s, w)) {
 		t.Errorf("ClaimDue returned\n%+v\nwant\n%+v", claimed[0], w)
 	}
 	w.Handle = nil // GetJob returns none
@@ -414,9 +421,9 @@ func TestCompactRandom(t *testing.T) {
 			if err != nil || len(claimed) != 1 {
 				t.Fatalf("step %d: ClaimDue = %v, %v", i, claimed, err)
 			}
-			// A record keeps the job's Created: one that differs is
-			// about a job deleted since.
-			rec.Version, rec.Created = claimed[0].Version, claimed[0].Created
+			// A record keeps the job's Created and Incarnation: one
+			// that differs is about a job deleted since.
+			rec.Version, rec.Created, rec.Incarnation = claimed[0].Version, claimed[0].Created, claimed[0].Incarnation
 			w = want(rec, rec.Version+1, "", time.Time{})
 			if err := s.Record(ctx, "me", rec, nil); err != nil {
 				t.Fatalf("step %d: Record: %v", i, err)
@@ -425,7 +432,7 @@ func TestCompactRandom(t *testing.T) {
 			t.Fatalf("step %d: PutJob: %v", i, err)
 		}
 		got, err := s.GetJob(ctx, "c", "j")
-		if err != nil || !reflect.DeepEqual(got, w) {
+		if err != nil || !reflect.DeepEqual(got, drawn(s, w)) {
 			t.Fatalf("step %d: GetJob =\n%+v, %v\nwant\n%+v", i, got, err, w)
 		}
 		if s.colls["c"].jobs["j"].whole() == nil {
@@ -580,7 +587,7 @@ func TestCompactFormKeepsEveryField(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: GetJob: %v", name, err)
 			}
-			if !reflect.DeepEqual(got, w) {
+			if !reflect.DeepEqual(got, drawn(s, w)) {
 				t.Errorf("%s: GetJob =\n%+v\nwant\n%+v", name, got, w)
 			}
 			n++

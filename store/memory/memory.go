@@ -734,7 +734,7 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 				continue
 			}
 		}
-		if created := j.created(); !created.Equal(r.Created) {
+		if created := j.created(); j.incarnation() != r.Incarnation || !created.Equal(r.Created) {
 			errs[i] = fmt.Errorf("memory: give back: %w", scheduler.NewRecreatedError(r, created))
 			continue
 		}
@@ -845,7 +845,7 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 			return fmt.Errorf("memory: record: %w", err)
 		}
 	}
-	if created := j.created(); !created.Equal(r.Created) {
+	if created := j.created(); j.incarnation() != r.Incarnation || !created.Equal(r.Created) {
 		return fmt.Errorf("memory: record: %w", scheduler.NewRecreatedError(r, created))
 	}
 	if held := s.leaseOwner(j); held != owner || owner == "" {

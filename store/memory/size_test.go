@@ -51,7 +51,7 @@ func TestBigVersions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := r.Clone()
+		w := drawn(s, r.Clone())
 		w.Version = want
 		if diff := cmp.Diff(w, got); diff != "" {
 			t.Fatalf("GetJob after a put to version %d (-want +got):\n%s", want, diff)

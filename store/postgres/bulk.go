@@ -59,7 +59,7 @@ type copyConn struct {
 
 // insertCols are the columns InsertJobs copies.
 var insertCols = []string{"collection", "name", "definition", "state", "status", "schedule", "etag", "version",
-	"created_at", "updated_at", "due_at", "lease_owner", "lease_until", "tags", "coll_enabled", "slot"}
+	"created_at", "updated_at", "due_at", "lease_owner", "lease_until", "tags", "coll_enabled", "slot", "incarnation"}
 
 // InsertJobs implements [sqlstore.JobInserter]. pgx builds the COPY's
 // data in a goroutine of its own and sends it in chunks, so each job is
@@ -76,7 +76,7 @@ func (c copyConn) InsertJobs(ctx context.Context, d *sqlstore.Dialect, jobs []*s
 			return nil, err
 		}
 		return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag, int64(1),
-			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, r.TagsArg(), enabled, slots[i]}, nil
+			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, r.TagsArg(), enabled, slots[i], sqlstore.NewIncarnation()}, nil
 	}))
 	if encodeErr != nil {
 		return encodeErr

@@ -360,7 +360,7 @@ func TestRecordCountsWithClaimedState(t *testing.T) {
 			}
 			// b recorded with a's claim: another job.
 			rb := a.Clone()
-			rb.Name, rb.Version, rb.State = "b", b.Version, scheduler.JobCompleted
+			rb.Name, rb.Version, rb.State, rb.Incarnation = "b", b.Version, scheduler.JobCompleted, b.Incarnation
 			record(rb)
 			// c recorded with its own claim, now out of date.
 			c.State = scheduler.JobCompleted

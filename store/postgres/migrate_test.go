@@ -41,7 +41,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	c := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
 	writeWholeEntries(t, c, q, hist) // as version 1 wrote them
-	if _, err := c.Exec(ctx, dropCounts(q)+"DROP INDEX "+q+".history_status; DROP INDEX "+q+".jobs_slot; ALTER TABLE "+q+".jobs DROP COLUMN slot; ALTER TABLE "+q+".history DROP COLUMN action_name, DROP COLUMN retry_count, DROP COLUMN faulted; UPDATE "+q+".schema_version SET version = 1"); err != nil {
+	if _, err := c.Exec(ctx, dropCounts(q)+"DROP INDEX "+q+".history_status; DROP INDEX "+q+".jobs_slot; ALTER TABLE "+q+".jobs DROP COLUMN slot; ALTER TABLE "+q+".history DROP COLUMN action_name, DROP COLUMN retry_count, DROP COLUMN faulted; ALTER TABLE "+q+".jobs DROP COLUMN incarnation; UPDATE "+q+".schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -182,6 +182,7 @@ func TestMigrateFromVersion3(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		want.Incarnation = 0 // a job from before migration 17 has none
 		got, err := s.GetJob(ctx, id[0], id[1])
 		if diff := cmp.Diff(want, got); err != nil || diff != "" {
 			t.Errorf("GetJob(%s/%s) after migration: %v (-before +after):\n%s", id[0], id[1], err, diff)
@@ -306,7 +307,7 @@ func TestMigrateJobTags(t *testing.T) {
 	s.Close()
 	c := connect(t)
 	q := pgx.Identifier{schema}.Sanitize()
-	if _, err := c.Exec(ctx, dropCounts(q)+"ALTER TABLE "+q+".jobs DROP COLUMN tags; UPDATE "+q+".schema_version SET version = 8"); err != nil {
+	if _, err := c.Exec(ctx, dropCounts(q)+"ALTER TABLE "+q+".jobs DROP COLUMN tags, DROP COLUMN incarnation; UPDATE "+q+".schema_version SET version = 8"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -351,6 +352,7 @@ func TestMigrateFromVersion13(t *testing.T) {
 		END $$;
 		CREATE TRIGGER jobs_count_created AFTER INSERT ON `+q+`.jobs REFERENCING NEW TABLE AS created
 			FOR EACH STATEMENT EXECUTE FUNCTION `+q+`.job_counts_created();
+		ALTER TABLE `+q+`.jobs DROP COLUMN incarnation;
 		UPDATE `+q+`.schema_version SET version = 13`); err != nil {
 		t.Fatal(err)
 	}
@@ -367,10 +369,26 @@ func TestMigrateFromVersion13(t *testing.T) {
 // after it.
 func TestMigrateJobCounts(t *testing.T) {
 	schema, c, q := schemaForCounts(t)
-	if _, err := c.Exec(ctx, dropCounts(q)+"UPDATE "+q+".schema_version SET version = 10"); err != nil {
+	if _, err := c.Exec(ctx, dropCounts(q)+"ALTER TABLE "+q+".jobs DROP COLUMN incarnation; UPDATE "+q+".schema_version SET version = 10"); err != nil {
 		t.Fatal(err)
 	}
 	storetest.CheckCountsAfterMigration(t, open(t, schema))
+}
+
+// TestMigrateIncarnation opens a schema of version 16, from before the
+// store drew job incarnations, and checks that its job has none and is
+// told apart by its Created, and that jobs created since have one.
+func TestMigrateIncarnation(t *testing.T) {
+	schema := newSchema(t)
+	s := open(t, schema)
+	storetest.PutJobFromBefore(t, s)
+	s.Close()
+	c := connect(t)
+	q := pgx.Identifier{schema}.Sanitize()
+	if _, err := c.Exec(ctx, "ALTER TABLE "+q+".jobs DROP COLUMN incarnation; UPDATE "+q+".schema_version SET version = 16"); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckJobFromBefore(t, open(t, schema))
 }
 
 // putDueJob puts collection "c" and its job "j", due at t0.

@@ -968,9 +968,9 @@ const notExtendedSQL = `SELECT coalesce(json_agg(json_build_object('i', k.i, 'ho
 	FROM unnest($1::text[], $2::text[], $3::bigint[]) AS k(collection, name, i)
 	LEFT JOIN {s}.jobs j ON j.collection = k.collection AND j.name = k.name`
 
-// recordSQL updates the job, checked against the lease holder, the version
-// and the creation instant (a job deleted and created again may reach the
-// same version under the same holder), appends its history and, when the
+// recordSQL updates the job, checked against the lease holder, the version,
+// the incarnation ($20) and the creation instant (a job deleted and
+// created again may reach the same version under the same holder), appends its history and, when the
 // job's state changes, the change of the counts (migration 15: the trigger
 // of migration 11 leaves records out), in one statement; it returns the
 // number of jobs updated (0 or 1). The update applies only at version $4,
@@ -982,6 +982,7 @@ var recordSQL = `WITH u AS (
 		UPDATE {s}.jobs j SET definition = coalesce($5::json, j.definition), state = $6, status = $7, schedule = $8, etag = $9,
 			version = $4 + 1, created_at = $10, updated_at = $11, due_at = $12, lease_owner = '', lease_until = NULL
 		WHERE j.collection = $1 AND j.name = $2 AND j.lease_owner = $3 AND j.version = $4 AND j.created_at IS NOT DISTINCT FROM $10
+			AND j.incarnation = $20
 		RETURNING ` + fmt.Sprintf(wasSQL, "$19", "$1", "$2") + ` AS was, j.state
 	), d AS (
 		INSERT INTO {s}.job_count_deltas (collection, state, n)
@@ -1011,7 +1012,7 @@ func recordArgs(a *batchArgs, owner string, j *scheduler.JobRecord, keepDef bool
 	// The driver, and a host's tracer, may keep the arguments: the texts
 	// are cloned out of a.texts, which the next statement overwrites.
 	return []any{j.Collection, j.Name, owner, j.Version, row.DefinitionArg(), row.State, strings.Clone(row.Status), strings.Clone(row.Schedule), row.ETag,
-		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted, string(rune(claimedState(j)))}, nil
+		row.CreatedArg(), row.UpdatedArg(), row.DueArg(), &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted, string(rune(claimedState(j))), j.Incarnation}, nil
 }
 
 // Record implements [scheduler.Store]. The update of the job (checked
@@ -1047,15 +1048,15 @@ func (s *Store) Record(ctx context.Context, owner string, j *scheduler.JobRecord
 func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
 	var holder string
 	var version int64
-	var created pgtype.Int8
-	err := s.engine.QueryRow(ctx, s.sql("SELECT lease_owner, version, created_at FROM {s}.jobs WHERE collection = $1 AND name = $2"),
-		j.Collection, j.Name).Scan(&holder, &version, &created)
+	var created, incarnation pgtype.Int8
+	err := s.engine.QueryRow(ctx, s.sql("SELECT lease_owner, version, created_at, incarnation FROM {s}.jobs WHERE collection = $1 AND name = $2"),
+		j.Collection, j.Name).Scan(&holder, &version, &created, &incarnation)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return s.missing(ctx, j.Collection, j.Name)
 	case err != nil:
 		return wrap("record job", j.ID(), err)
-	case !sameCreated(created, j):
+	case !sameJob(created, incarnation, j):
 		return fmt.Errorf("store/postgres: record: %w", scheduler.NewRecreatedError(j, sqlstore.Time(created.Int64, created.Valid)))
 	}
 	if owner != "" {
@@ -1191,8 +1192,8 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 
 // recordBatchSQL is recordSQL for many jobs at once ($1 is the lease
 // owner): x holds one row per job, i its element's place in the batch; u
-// updates those still leased to $1 at their version and creation instant
-// and returns their places; h appends the history of the elements u
+// updates those still leased to $1 at their version, incarnation ($21)
+// and creation instant and returns their places; h appends the history of the elements u
 // updated, in batch order; d inserts the changes of the counts of the jobs
 // whose state u changed, one row per collection and state (the state each
 // update replaces, was, as in recordSQL: from the letter at its place in
@@ -1216,15 +1217,15 @@ func (s *Store) recordEach(ctx context.Context, owner string, batch []scheduler.
 // than the runs' spread.
 var recordBatchSQL = `WITH x AS (
 		SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-			$10::bigint[], $11::bigint[], $12::bigint[])
-			WITH ORDINALITY AS x(collection, name, version, definition, state, status, schedule, etag, created_at, updated_at, due_at, i)
+			$10::bigint[], $11::bigint[], $12::bigint[], $21::bigint[])
+			WITH ORDINALITY AS x(collection, name, version, definition, state, status, schedule, etag, created_at, updated_at, due_at, incarnation, i)
 	), u AS (
 		UPDATE {s}.jobs j SET definition = coalesce(x.definition::json, j.definition), state = x.state, status = x.status::json, schedule = x.schedule::json,
 			etag = x.etag, version = x.version + 1, created_at = x.created_at, updated_at = x.updated_at, due_at = x.due_at,
 			lease_owner = '', lease_until = NULL
 		FROM x
 		WHERE j.collection = x.collection AND j.name = x.name AND j.lease_owner = $1 AND j.version = x.version
-			AND j.created_at IS NOT DISTINCT FROM x.created_at
+			AND j.created_at IS NOT DISTINCT FROM x.created_at AND j.incarnation = x.incarnation
 		RETURNING x.i, j.collection, j.name,
 			` + fmt.Sprintf(wasSQL, "substr($20, x.i::integer, 1)", "x.collection", "x.name") + ` AS was, j.state
 	), d AS (
@@ -1246,7 +1247,7 @@ var recordBatchSQL = `WITH x AS (
 // time, in columns that a store reuses from batch to batch (newBatchArgs).
 type batchArgs struct {
 	colls, names, defs, states, statuses, schedules, etags column[pgtype.Text] // a NULL definition: the stored one stays
-	versions, created, updated, due                        column[pgtype.Int8]
+	versions, created, updated, due, incarnations          column[pgtype.Int8]
 	h                                                      historyArgs
 	places                                                 []int                     // batch index of each place - 1
 	was                                                    []byte                    // the stateLetter of the state replaced, per place
@@ -1327,6 +1328,7 @@ func (a *batchArgs) free() {
 	a.created.reset()
 	a.updated.reset()
 	a.due.reset()
+	a.incarnations.reset()
 	a.places, a.was = a.places[:0], a.was[:0]
 	clear(a.defJSON)
 	clear(a.seen)
@@ -1361,12 +1363,13 @@ func (a *batchArgs) add(i int, r scheduler.RecordRequest) error {
 	a.created.add(bigint(row.Created, row.HasCreated))
 	a.updated.add(bigint(row.Updated, row.HasUpdated))
 	a.due.add(bigint(row.DueAt, row.HasDue))
+	a.incarnations.add(bigint(j.Incarnation, true))
 	return nil
 }
 
 func (a *batchArgs) args(owner string) []any {
 	return []any{owner, &a.colls, &a.names, &a.versions, &a.defs, &a.states, &a.statuses, &a.schedules, &a.etags,
-		&a.created, &a.updated, &a.due, &a.h.elem, &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted, string(a.was)}
+		&a.created, &a.updated, &a.due, &a.h.elem, &a.h.status, &a.h.end, &a.h.entry, &a.h.action, &a.h.retry, &a.h.faulted, string(a.was), &a.incarnations}
 }
 
 // recorded reports whether a Record of j whose outcome the connection did
@@ -1381,10 +1384,10 @@ func (s *Store) recorded(ctx context.Context, j *scheduler.JobRecord, history []
 	defer cancel()
 	var holder string
 	var version int64
-	var created pgtype.Int8
-	err := s.engine.QueryRow(cctx, s.sql("SELECT lease_owner, version, created_at FROM {s}.jobs WHERE collection = $1 AND name = $2 FOR SHARE"),
-		j.Collection, j.Name).Scan(&holder, &version, &created)
-	if err != nil || !sameCreated(created, j) {
+	var created, incarnation pgtype.Int8
+	err := s.engine.QueryRow(cctx, s.sql("SELECT lease_owner, version, created_at, incarnation FROM {s}.jobs WHERE collection = $1 AND name = $2 FOR SHARE"),
+		j.Collection, j.Name).Scan(&holder, &version, &created, &incarnation)
+	if err != nil || !sameJob(created, incarnation, j) {
 		return false
 	}
 	if holder == "" && version == j.Version+1 {
@@ -1394,11 +1397,12 @@ func (s *Store) recorded(ctx context.Context, j *scheduler.JobRecord, history []
 	return err == nil && stored
 }
 
-// sameCreated reports whether created, a job's created_at, is j's
-// Created: whether the job stored is the one j was read from, not another
-// of the same name that was created after that one was deleted.
-func sameCreated(created pgtype.Int8, j *scheduler.JobRecord) bool {
-	return created.Valid == !j.Created.IsZero() && created.Int64 == sqlstore.NanosInt(j.Created)
+// sameJob reports whether created and incarnation, a job's created_at and
+// incarnation, are j's Created and Incarnation: whether the job stored is
+// the one j was read from, not another of the same name that was created
+// after that one was deleted.
+func sameJob(created, incarnation pgtype.Int8, j *scheduler.JobRecord) bool {
+	return created.Valid == !j.Created.IsZero() && created.Int64 == sqlstore.NanosInt(j.Created) && incarnation.Int64 == j.Incarnation
 }
 
 // historyStored reports whether every entry of history is stored for the

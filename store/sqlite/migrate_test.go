@@ -46,7 +46,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(dropCounts + "DROP INDEX history_status; DROP INDEX history_faulted; DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; UPDATE schema_version SET version = 1"); err != nil {
+	if _, err := db.Exec(dropCounts + "DROP INDEX history_status; DROP INDEX history_faulted; DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; ALTER TABLE jobs DROP COLUMN incarnation; UPDATE schema_version SET version = 1"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -116,7 +116,7 @@ func TestMigrateToSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(dropCounts + "DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; UPDATE schema_version SET version = 3"); err != nil {
+	if _, err := db.Exec(dropCounts + "DROP INDEX jobs_slot; ALTER TABLE jobs DROP COLUMN slot; ALTER TABLE jobs DROP COLUMN tags; ALTER TABLE jobs DROP COLUMN incarnation; UPDATE schema_version SET version = 3"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -170,8 +170,27 @@ func TestMigrateJobCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(dropCounts + "UPDATE schema_version SET version = 5"); err != nil {
+	if _, err := db.Exec(dropCounts + "ALTER TABLE jobs DROP COLUMN incarnation; UPDATE schema_version SET version = 5"); err != nil {
 		t.Fatal(err)
 	}
 	storetest.CheckCountsAfterMigration(t, open(t, path))
+}
+
+// TestMigrateIncarnation opens a file of schema version 8, from before
+// the store drew job incarnations, and checks that its job has none and is
+// told apart by its Created, and that jobs created since have one.
+func TestMigrateIncarnation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v8.db")
+	s := open(t, path)
+	storetest.PutJobFromBefore(t, s)
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("ALTER TABLE jobs DROP COLUMN incarnation; UPDATE schema_version SET version = 8"); err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckJobFromBefore(t, open(t, path))
 }

@@ -544,7 +544,8 @@ func scanHistory(rows *sql.Rows) (scheduler.HistoryEntry, error) {
 // record is the body of Record inside a write transaction. It returns
 // errMissing when the job does not exist, and an error matching
 // ErrNotFound when the job stored is another one of the same name (its
-// Created differs from j's: the job was deleted and created again). A
+// Incarnation or Created differs from j's: the job was deleted and
+// created again). A
 // row without its definition keeps the stored one.
 func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow, hist []*sqlstore.HistoryRow) error {
 	var n int64
@@ -552,9 +553,9 @@ func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow,
 		var err error
 		n, err = tx.exec(`UPDATE jobs SET definition = coalesce(?, definition), state = ?, status = ?, schedule = ?, etag = ?, version = ?,
 			created_at = ?, updated_at = ?, due_at = ?, lease_owner = '', lease_until = NULL
-			WHERE collection = ? AND name = ? AND lease_owner = ? AND version = ? AND created_at IS ?`,
+			WHERE collection = ? AND name = ? AND lease_owner = ? AND version = ? AND created_at IS ? AND incarnation = ?`,
 			row.DefinitionArg(), row.State, row.Status, row.Schedule, row.ETag, j.Version+1,
-			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), j.Collection, j.Name, owner, j.Version, row.CreatedArg())
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), j.Collection, j.Name, owner, j.Version, row.CreatedArg(), j.Incarnation)
 		if err != nil {
 			return wrap("record job", j.ID(), err)
 		}
@@ -563,13 +564,14 @@ func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow,
 		var holder string
 		var version int64
 		var created sql.NullInt64
-		err := tx.queryRow("SELECT lease_owner, version, created_at FROM jobs WHERE collection = ? AND name = ?", j.Collection, j.Name).Scan(&holder, &version, &created)
+		var incarnation int64
+		err := tx.queryRow("SELECT lease_owner, version, created_at, incarnation FROM jobs WHERE collection = ? AND name = ?", j.Collection, j.Name).Scan(&holder, &version, &created, &incarnation)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return errMissing
 		case err != nil:
 			return wrap("record job", j.ID(), err)
-		case created.Valid != row.HasCreated || created.Valid && created.Int64 != row.Created:
+		case incarnation != j.Incarnation || created.Valid != row.HasCreated || created.Valid && created.Int64 != row.Created:
 			return fmt.Errorf("store/sqlite: record: %w", scheduler.NewRecreatedError(j, sqlstore.Time(created.Int64, created.Valid)))
 		case holder != owner || owner == "":
 			return fmt.Errorf("store/sqlite: record job %q: lease held by %q, not %q: %w", j.ID(), holder, owner, scheduler.ErrLeaseLost)

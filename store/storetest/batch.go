@@ -17,7 +17,8 @@ func RunBatchRecorder(t *testing.T, newStore func(t *testing.T) scheduler.Store)
 	t.Run("SameJobTwice", func(t *testing.T) { batchSameJobTwice(t, newStore(t)) })
 	t.Run("AllRecorded", func(t *testing.T) { batchAllRecorded(t, newStore(t)) })
 	t.Run("KeepDefinition", func(t *testing.T) { batchKeepDefinition(t, newStore(t)) })
-	t.Run("AfterRecreate", func(t *testing.T) { batchAfterRecreate(t, newStore(t)) })
+	t.Run("AfterRecreate", func(t *testing.T) { batchAfterRecreate(t, newStore(t), false) })
+	t.Run("AfterRecreateAtOneInstant", func(t *testing.T) { batchAfterRecreate(t, newStore(t), true) })
 }
 
 // answers reads what RecordBatch returned for a batch of n elements as the
@@ -287,10 +288,10 @@ func batchKeepDefinition(t *testing.T, s scheduler.Store) {
 }
 
 // batchAfterRecreate is testRecordAfterRecreate for RecordBatch, with and
-// without KeepDefinition.
-func batchAfterRecreate(t *testing.T, s scheduler.Store) {
+// without KeepDefinition; atOnce is claimRecreated's.
+func batchAfterRecreate(t *testing.T, s scheduler.Store, atOnce bool) {
 	br := batchRecorder(t, s)
-	old, fresh := claimRecreated(t, s)
+	old, fresh := claimRecreated(t, s, atOnce)
 	for _, keep := range []bool{true, false} {
 		r := old.Clone()
 		r.Status.ExecutionCount = 7

@@ -240,9 +240,9 @@ func testGiveBackZeroPreviousEnd(t *testing.T, s scheduler.Store) {
 // owner: the claim is of a job that is gone, so the give-back fails with
 // ErrNotFound and leaves the new job's lease alone (giving it back would
 // let another instance claim the new job while its claim runs).
-func testGiveBackAfterRecreate(t *testing.T, s scheduler.Store) {
+func testGiveBackAfterRecreate(t *testing.T, s scheduler.Store, atOnce bool) {
 	a := aheadClaimer(t, s)
-	old, fresh := claimRecreated(t, s)
+	old, fresh := claimRecreated(t, s, atOnce)
 	wantErr(t, "GiveBack(claim of the deleted job)", a.GiveBack(ctx, "me", []*scheduler.JobRecord{old})[0], scheduler.ErrNotFound)
 	wantUntouched(t, s, fresh)
 	if r := mustGet(t, s, "c", "j"); !r.LeaseUntil.Equal(fresh.LeaseUntil) {

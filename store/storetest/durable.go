@@ -197,7 +197,7 @@ func testRestart(t *testing.T, open func(t *testing.T) scheduler.Store) {
 		t.Fatal(err)
 	}
 	wantRich := rich.Clone()
-	wantRich.Version = 1
+	wantRich.Version, wantRich.Incarnation = 1, incarnation(t, s, "c", "rich")
 	if diff := cmp.Diff(wantRich, gotRich); diff != "" {
 		t.Errorf("GetJob after PutJob (-want +got):\n%s", diff)
 	}

@@ -138,7 +138,7 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 		}
 		fill.Mutate(in)
 		want := richRecord("c", name, i+1)
-		want.Version = 1
+		want.Version, want.Incarnation = 1, incarnation(t, s, "c", name)
 		if got, err := s.GetJob(ctx, "c", name); err != nil {
 			t.Fatalf("GetJob(%s): %v", name, err)
 		} else if diff := gocmp.Diff(want, got); diff != "" {
@@ -152,7 +152,7 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 	}
 	fill.Mutate(fresh)
 	wantFresh := freshRecord("c", "fresh")
-	wantFresh.Version = 1
+	wantFresh.Version, wantFresh.Incarnation = 1, incarnation(t, s, "c", "fresh")
 	if got, err := s.GetJob(ctx, "c", "fresh"); err != nil {
 		t.Fatalf("GetJob(fresh): %v", err)
 	} else if diff := gocmp.Diff(wantFresh, got); diff != "" {
@@ -193,7 +193,7 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 	for _, c := range claimed {
 		c.Handle = nil // the store's own, whatever it is
 		want := richRecord("c", c.Name, map[string]int{"a": 1, "b": 2}[c.Name])
-		want.Version, want.LeaseOwner, want.LeaseUntil = 2, "me", t0.Add(time.Minute)
+		want.Version, want.LeaseOwner, want.LeaseUntil, want.Incarnation = 2, "me", t0.Add(time.Minute), incarnation(t, s, "c", c.Name)
 		if diff := gocmp.Diff(want, c); diff != "" {
 			t.Errorf("ClaimDue returned (-want +got):\n%s", diff)
 		}
@@ -209,7 +209,7 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 
 	// What Record is given stays the caller's.
 	rec := richRecord("c", "a", 3)
-	rec.Version = 2
+	rec.Version, rec.Incarnation = 2, incarnation(t, s, "c", "a")
 	hist := []scheduler.HistoryEntry{richEntry("c", "a", 1), richEntry("c", "a", 2)}
 	if err := s.Record(ctx, "me", rec, hist); err != nil {
 		t.Fatalf("Record: %v", err)
@@ -217,7 +217,7 @@ func testRecordsAreTheCallers(t *testing.T, s scheduler.Store) {
 	fill.Mutate(rec)
 	fill.Mutate(&hist)
 	want := richRecord("c", "a", 3)
-	want.Version = 3
+	want.Version, want.Incarnation = 3, incarnation(t, s, "c", "a")
 	if got, err := s.GetJob(ctx, "c", "a"); err != nil {
 		t.Fatal(err)
 	} else if diff := gocmp.Diff(want, got); diff != "" {
@@ -328,9 +328,10 @@ func testClaimedDefinitionsStay(t *testing.T, s scheduler.Store) {
 
 // testClaimHandles checks that a store finds the job a record given to
 // Record or RecordBatch names, whatever Handle ClaimDue set on it: a
-// claimed record renamed to another claimed job records that job; one whose
-// job was deleted fails with ErrNotFound, and, once a job of that name is
-// created again (or its collection is), with ErrLeaseLost. No other
+// claimed record renamed to another claimed job (and given its
+// Incarnation) records that job; one whose job was deleted fails with
+// ErrNotFound, also once a job of that name is created again (or its
+// collection is), at the same instant: that job is another. No other
 // method returns a Handle.
 func testClaimHandles(t *testing.T, s scheduler.Store) {
 	putCollection(t, s, "c", 0)
@@ -351,7 +352,7 @@ func testClaimHandles(t *testing.T, s scheduler.Store) {
 	byName := map[string]*scheduler.JobRecord{claimed[0].Name: claimed[0], claimed[1].Name: claimed[1]}
 	ra, rb := byName["a"], byName["b"]
 	// a's record, renamed to b, records b.
-	ra.Name, ra.Tags = "b", rb.Tags
+	ra.Name, ra.Tags, ra.Incarnation = "b", rb.Tags, rb.Incarnation
 	ra.Updated = t0.Add(time.Second)
 	ra.Schedule.DueAt = time.Time{}
 	if err := s.Record(ctx, "me", ra, nil); err != nil {
@@ -391,8 +392,8 @@ func testClaimHandles(t *testing.T, s scheduler.Store) {
 		t.Fatal(err)
 	}
 	old.Version = 1
-	if err := s.Record(ctx, "me", old, nil); !errors.Is(err, scheduler.ErrLeaseLost) {
-		t.Errorf("Record of a claimed record whose job was deleted and created again: %v, want ErrLeaseLost", err)
+	if err := s.Record(ctx, "me", old, nil); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("Record of a claimed record whose job was deleted and created again: %v, want ErrNotFound", err)
 	}
 	// A collection deleted since the claim, then created again.
 	claimed, err = s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)
@@ -407,8 +408,8 @@ func testClaimHandles(t *testing.T, s scheduler.Store) {
 		t.Fatal(err)
 	}
 	claimed[0].Version = 1
-	if err := s.Record(ctx, "me", claimed[0], nil); !errors.Is(err, scheduler.ErrLeaseLost) {
-		t.Errorf("Record of a claimed record whose collection was deleted and created again: %v, want ErrLeaseLost", err)
+	if err := s.Record(ctx, "me", claimed[0], nil); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("Record of a claimed record whose collection was deleted and created again: %v, want ErrNotFound", err)
 	}
 	if br, ok := s.(scheduler.BatchRecorder); ok {
 		claimed, err = s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 10)

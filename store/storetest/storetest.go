@@ -68,7 +68,8 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ClaimDueBy", testClaimDueBy},
 		{"GiveBack", testGiveBack},
 		{"GiveBackZeroPreviousEnd", testGiveBackZeroPreviousEnd},
-		{"GiveBackAfterRecreate", testGiveBackAfterRecreate},
+		{"GiveBackAfterRecreate", recreatedLater(testGiveBackAfterRecreate)},
+		{"GiveBackAfterRecreateAtOneInstant", recreatedAtOnce(testGiveBackAfterRecreate)},
 		{"Leases", testLeases},
 		{"ExtendLeaseWithoutOwner", testExtendLeaseWithoutOwner},
 		{"ExtendLeases", testExtendLeases},
@@ -76,8 +77,11 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ExtendLeasesKeys", testExtendLeasesKeys},
 		{"ConcurrentClaimers", testConcurrentClaimers},
 		{"Record", testRecord},
-		{"RecordAfterRecreate", testRecordAfterRecreate},
-		{"RecordAfterRecreateCancelled", testRecordAfterRecreateCancelled},
+		{"RecordAfterRecreate", recreatedLater(testRecordAfterRecreate)},
+		{"RecordAfterRecreateAtOneInstant", recreatedAtOnce(testRecordAfterRecreate)},
+		{"RecordAfterRecreateCancelled", recreatedLater(testRecordAfterRecreateCancelled)},
+		{"RecordAfterRecreateCancelledAtOneInstant", recreatedAtOnce(testRecordAfterRecreateCancelled)},
+		{"Incarnation", testIncarnation},
 		{"PutKeepsLease", testPutKeepsLease},
 		{"History", testHistory},
 		{"Prune", testPrune},
@@ -741,8 +745,8 @@ func testRecord(t *testing.T, s scheduler.Store) {
 // deleted and created again since, under the same name, and claimed by the
 // same owner at the same version as the first: the record is about a job
 // that is gone, so it fails with ErrNotFound and leaves the new job alone.
-func testRecordAfterRecreate(t *testing.T, s scheduler.Store) {
-	old, fresh := claimRecreated(t, s)
+func testRecordAfterRecreate(t *testing.T, s scheduler.Store, atOnce bool) {
+	old, fresh := claimRecreated(t, s, atOnce)
 	old.Status.ExecutionCount = 7
 	old.Schedule.DueAt = t0.Add(time.Hour)
 	h := scheduler.HistoryEntry{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
@@ -764,8 +768,8 @@ func testRecordAfterRecreate(t *testing.T, s scheduler.Store) {
 // claim's Record given a context cancelled already: a store that cannot
 // tell whether a write it started committed must not take the new job's
 // state for the old claim's write.
-func testRecordAfterRecreateCancelled(t *testing.T, s scheduler.Store) {
-	old, fresh := claimRecreated(t, s)
+func testRecordAfterRecreateCancelled(t *testing.T, s scheduler.Store, atOnce bool) {
+	old, fresh := claimRecreated(t, s, atOnce)
 	if err := s.Record(ctx, "me", fresh, nil); err != nil {
 		t.Fatalf("Record(claim of the new job): %v", err)
 	}
@@ -801,17 +805,21 @@ func claimedJob(t *testing.T, s scheduler.Store) *scheduler.JobRecord {
 }
 
 // claimRecreated claims job c/j as "me", deletes it, creates it again a
-// second later (a job created again at the same instant could not be told
-// from the first; see scheduler.Store) and claims it again as "me". It
+// second later, or with atOnce at the same instant (the same Created: a
+// clock that has not moved, or a coarse one; only the Incarnation the
+// store draws tells the two apart), and claims it again as "me". It
 // returns both claims; they have the same version.
-func claimRecreated(t *testing.T, s scheduler.Store) (old, fresh *scheduler.JobRecord) {
+func claimRecreated(t *testing.T, s scheduler.Store, atOnce bool) (old, fresh *scheduler.JobRecord) {
 	t.Helper()
 	old = claimedJob(t, s)
 	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
 		t.Fatal(err)
 	}
 	j := newJob("c", "j", t0)
-	j.Created, j.Updated = t0.Add(time.Second), t0.Add(time.Second)
+	if !atOnce {
+		j.Created, j.Updated = t0.Add(time.Second), t0.Add(time.Second)
+	}
+	j.Incarnation = old.Incarnation // what the store draws counts, not what it is given
 	if err := s.PutJob(ctx, j); err != nil {
 		t.Fatalf("PutJob(again): %v", err)
 	}
@@ -824,6 +832,143 @@ func claimRecreated(t *testing.T, s scheduler.Store) (old, fresh *scheduler.JobR
 		t.Fatalf("the new job was claimed at version %d, the old one at %d; want the same", fresh.Version, old.Version)
 	}
 	return old, fresh
+}
+
+// recreatedLater and recreatedAtOnce are the tests of a job deleted and
+// created again run with the new job created a second after the first
+// and at the same instant (see claimRecreated).
+func recreatedLater(fn func(*testing.T, scheduler.Store, bool)) func(*testing.T, scheduler.Store) {
+	return func(t *testing.T, s scheduler.Store) { fn(t, s, false) }
+}
+
+func recreatedAtOnce(fn func(*testing.T, scheduler.Store, bool)) func(*testing.T, scheduler.Store) {
+	return func(t *testing.T, s scheduler.Store) { fn(t, s, true) }
+}
+
+// testIncarnation checks that a store draws a job's Incarnation when it
+// creates the job, whatever the record given holds: never zero, another
+// for each job of a name created again, handed back by every read, and
+// kept by a replace and a Record whatever their records hold.
+func testIncarnation(t *testing.T, s scheduler.Store) {
+	putCollection(t, s, "c", 0)
+	seen := map[int64]string{}
+	drawn := func(what string) int64 {
+		t.Helper()
+		n := incarnation(t, s, "c", "j")
+		if n == 0 {
+			t.Fatalf("Incarnation of c/j after %s = 0, want one the store drew", what)
+		}
+		if prev, ok := seen[n]; ok {
+			t.Fatalf("Incarnation of c/j after %s = %d, as after %s", what, n, prev)
+		}
+		seen[n] = what
+		return n
+	}
+	j := newJob("c", "j", t0)
+	j.Incarnation = 42 // the store draws its own
+	if err := s.PutJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	first := drawn("the first create")
+	if first == 42 {
+		t.Errorf("Incarnation of c/j = 42, what PutJob was given; want one the store drew")
+	}
+	for round := range 3 {
+		if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		j.Incarnation = first
+		if err := s.PutJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		drawn(fmt.Sprintf("create %d at the same instant", round+2))
+	}
+	n := incarnation(t, s, "c", "j")
+	r := mustGet(t, s, "c", "j")
+	r.Incarnation, r.ETag = n+1, "replaced"
+	if err := s.PutJob(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got := incarnation(t, s, "c", "j"); got != n {
+		t.Errorf("Incarnation after a replace given %d = %d, want the stored %d", n+1, got, n)
+	}
+	list, err := s.ListJobs(ctx, "c", scheduler.JobFilter{})
+	if err != nil || len(list) != 1 || list[0].Incarnation != n {
+		t.Errorf("ListJobs = %v, %v; want c/j of Incarnation %d", list, err, n)
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
+	if err != nil || len(claimed) != 1 || claimed[0].Incarnation != n {
+		t.Fatalf("ClaimDue = %v, %v; want c/j of Incarnation %d", claimed, err, n)
+	}
+	if err := s.Record(ctx, "me", claimed[0], nil); err != nil {
+		t.Fatalf("Record: %v", err)
+	}
+	if got := incarnation(t, s, "c", "j"); got != n {
+		t.Errorf("Incarnation after Record = %d, want %d", got, n)
+	}
+	if bp, ok := s.(scheduler.BulkPutter); ok {
+		k := newJob("c", "k", t0)
+		k.Incarnation = n
+		if err := bp.PutJobs(ctx, "c", []*scheduler.JobRecord{k}); err != nil {
+			t.Fatalf("PutJobs: %v", err)
+		}
+		if got := incarnation(t, s, "c", "k"); got == 0 || got == n {
+			t.Errorf("Incarnation of c/k created by PutJobs = %d, want one the store drew (not 0, not %d)", got, n)
+		}
+	}
+}
+
+// PutJobFromBefore puts job c/j, due at t0, in a new collection c: what a
+// migration test then turns into a job from before the store drew
+// incarnations (its schema had none), for CheckJobFromBefore.
+func PutJobFromBefore(t *testing.T, s scheduler.Store) {
+	t.Helper()
+	putCollection(t, s, "c", 0)
+	putJob(t, s, "c", "j", t0)
+}
+
+// CheckJobFromBefore checks job c/j that PutJobFromBefore put, in a store
+// migrated since from a schema without incarnations: its Incarnation is
+// zero, a claim of it records (the job is told apart by Created alone),
+// and once it is deleted and created again a second later, the new job
+// has an Incarnation of its own and the old claim's Record fails with
+// ErrNotFound.
+func CheckJobFromBefore(t *testing.T, s scheduler.Store) {
+	t.Helper()
+	if n := incarnation(t, s, "c", "j"); n != 0 {
+		t.Errorf("Incarnation of a job from before the migration = %d, want 0", n)
+	}
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
+	if err != nil || len(claimed) != 1 || claimed[0].Incarnation != 0 {
+		t.Fatalf("ClaimDue = %v, %v; want c/j of Incarnation 0", claimed, err)
+	}
+	old := claimed[0]
+	if err := s.Record(ctx, "me", old.Clone(), nil); err != nil {
+		t.Fatalf("Record of a job from before the migration: %v", err)
+	}
+	if claimed, err = s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1); err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue again = %v, %v; want c/j", claimed, err)
+	}
+	old = claimed[0]
+	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+		t.Fatal(err)
+	}
+	j := newJob("c", "j", t0)
+	j.Created, j.Updated = t0.Add(time.Second), t0.Add(time.Second)
+	if err := s.PutJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	if n := incarnation(t, s, "c", "j"); n == 0 {
+		t.Errorf("Incarnation of a job created after the migration = 0, want one the store drew")
+	}
+	wantErr(t, "Record(claim from before the migration of a job deleted since)", s.Record(ctx, "me", old, nil), scheduler.ErrNotFound)
+}
+
+// incarnation returns the Incarnation of job coll/name as the store holds
+// it.
+func incarnation(t *testing.T, s scheduler.Store, coll, name string) int64 {
+	t.Helper()
+	return mustGet(t, s, coll, name).Incarnation
 }
 
 // wantUntouched checks that job c/j is still as claim left it, with no
