@@ -199,7 +199,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		Occurrence:   o.Number,
 		Retry:        o.Retry,
 		ErrorAction:  o.ErrorAction,
-	}, name: r.Name, tag: o.Tag, created: r.Created.UnixNano(), uuid: newUUID()}
+	}, name: r.Name, tag: o.Tag, tagSeed: r.tagSeed(), uuid: newUUID()}
 	st.req.IDs = st
 	req, ctx := &st.req, &st.ctx
 	limit := act.AttemptTimeout(s.cfg.ActionTimeout)
@@ -391,7 +391,7 @@ type attemptState struct {
 	req     action.Request
 	name    string   // the job's name; req.CollectionID is its collection
 	tag     string   // the occurrence's execution tag; empty: made from the job's identity (see machine.tagLater)
-	created int64    // the job's creation instant in Unix nanoseconds, for the tag
+	tagSeed int64    // the job's tagSeed, for the tag
 	uuid    [16]byte // the random bits of the request ID
 }
 
@@ -406,7 +406,7 @@ func (st *attemptState) ExecutionTag() string {
 	if st.tag != "" {
 		return st.tag
 	}
-	return tagOf(st.req.CollectionID, st.name, st.created, st.req.Occurrence)
+	return tagOf(st.req.CollectionID, st.name, st.tagSeed, st.req.Occurrence)
 }
 
 // ClientRequestID implements action.RequestIDs: a version 4 UUID, drawn

@@ -1138,9 +1138,11 @@
 // another store the Scheduler computes the same answers from the listings,
 // which reads every job (and, for history, every job's history), so keep
 // such calls rare.
-// The execution tag of an occurrence is derived from the job's identity,
-// creation time and occurrence number, so an instance that takes an
-// occurrence over after another died mid-attempt sends the same tag.
+// The execution tag of an occurrence is derived from the job's names,
+// incarnation, creation time and occurrence number, so an instance that
+// takes an occurrence over after another died mid-attempt sends the same
+// tag, and a job created again under a name, even at the same instant,
+// does not send its predecessor's tags.
 //
 // # Secrets
 //

@@ -323,3 +323,33 @@ func TestStepOfDeletedJobLeavesItsSuccessor(t *testing.T) {
 		}
 	})
 }
+
+// TestRunBesideOthersOfDeletedJobLeavesItsSuccessor is
+// TestOutcomeOfDeletedJobLeavesItsSuccessor with both jobs running their
+// occurrences beside others (OverlapAllowAll): the first attempt's
+// outcome is written to the job without its lease, to the run of its
+// owner and execution tag, which the second job's first occurrence must
+// not share.
+func TestRunBesideOthersOfDeletedJobLeavesItsSuccessor(t *testing.T) {
+	recreateStores(t, func(t *testing.T, st recreateStore) {
+		x := newRecreated(t, st)
+		const allowAll = `, "runPolicy": {"overlap": "AllowAll"}`
+		if err := x.putJob("first", allowAll); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer x.s.Stop(context.Background())
+		x.wantStarted(t, "first")
+		if err := x.s.DeleteJob(context.Background(), "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.putJob("second", allowAll); err != nil {
+			t.Fatal(err)
+		}
+		x.wantStarted(t, "second")
+		x.check(t, "first", false)
+		x.check(t, "second", true)
+	})
+}
