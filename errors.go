@@ -78,19 +78,28 @@ func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 // that name now stored is another (see "Stores" in the package
 // documentation). It matches [ErrNotFound], and errors.As finds the
 // [*NotFoundError] it holds. The stores of this module return it from
-// Record, RecordBatch and GiveBack (see [NewRecreatedError]); a Store of a
-// user's need only return an error that matches ErrNotFound.
+// Record, RecordBatch and GiveBack (see [NewRecreatedErrorOf]); a Store of
+// a user's need only return an error that matches ErrNotFound.
 type RecreatedError struct {
 	// NotFoundError names the job.
 	NotFoundError
 	// Created is when the job now stored was created; Claimed is the
 	// claimed job's Created.
 	Created, Claimed time.Time
+	// Incarnation is the [JobRecord.Incarnation] of the job now stored,
+	// zero when not known; ClaimedIncarnation is the claimed job's.
+	Incarnation, ClaimedIncarnation int64
 }
 
 // Error returns `job "j" in collection "c" was deleted and created again
-// (at ...; the claimed job was created at ...)`.
+// (at ...; the claimed job was created at ...)`, and when the two jobs
+// were created at one instant, `(at ..., incarnation 7; the claimed job
+// was created at the same instant, incarnation 3)`.
 func (e *RecreatedError) Error() string {
+	if e.Created.Equal(e.Claimed) {
+		return fmt.Sprintf("job %q in collection %q was deleted and created again (at %v, incarnation %d; the claimed job was created at the same instant, incarnation %d)",
+			e.Job, e.Collection, e.Created, e.Incarnation, e.ClaimedIncarnation)
+	}
 	return fmt.Sprintf("job %q in collection %q was deleted and created again (at %v; the claimed job was created at %v)",
 		e.Job, e.Collection, e.Created, e.Claimed)
 }
@@ -99,9 +108,18 @@ func (e *RecreatedError) Error() string {
 func (e *RecreatedError) Unwrap() error { return &e.NotFoundError }
 
 // NewRecreatedError returns the RecreatedError of a write about claimed,
-// a claimed job, whose name now holds another job, created at created.
+// a claimed job, whose name now holds another job, created at created,
+// of an incarnation not known (see [NewRecreatedErrorOf]).
 func NewRecreatedError(claimed *JobRecord, created time.Time) *RecreatedError {
-	return &RecreatedError{NotFoundError: NotFoundError{Collection: claimed.Collection, Job: claimed.Name}, Created: created, Claimed: claimed.Created}
+	return NewRecreatedErrorOf(claimed, created, 0)
+}
+
+// NewRecreatedErrorOf returns the RecreatedError of a write about
+// claimed, a claimed job, whose name now holds another job, created at
+// created, of the given incarnation.
+func NewRecreatedErrorOf(claimed *JobRecord, created time.Time, incarnation int64) *RecreatedError {
+	return &RecreatedError{NotFoundError: NotFoundError{Collection: claimed.Collection, Job: claimed.Name},
+		Created: created, Claimed: claimed.Created, Incarnation: incarnation, ClaimedIncarnation: claimed.Incarnation}
 }
 
 // QuotaError describes a quota violation. It matches [ErrQuotaExceeded].

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scheduler "github.com/jobclock/scheduler"
@@ -87,6 +88,33 @@ func TestNotFoundMessages(t *testing.T) {
 				} else if diff := cmp.Diff(tt.as, *nf); diff != "" {
 					t.Errorf("%s: NotFoundError (-want +got):\n%s", tt.name, diff)
 				}
+			}
+		})
+	}
+}
+
+// TestRecreatedMessage pins what a RecreatedError says: the two creation
+// instants, or, when the two jobs were created at one instant, the two
+// incarnations that tell them apart.
+func TestRecreatedMessage(t *testing.T) {
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	claimed := &scheduler.JobRecord{Collection: "c", Name: "j", Created: t0, Incarnation: 3}
+	for _, tc := range []struct {
+		name string
+		err  *scheduler.RecreatedError
+		want string
+	}{
+		{"another instant", scheduler.NewRecreatedErrorOf(claimed, t0.Add(time.Second), 7),
+			`job "j" in collection "c" was deleted and created again (at 2030-01-02 03:04:06 +0000 UTC; the claimed job was created at 2030-01-02 03:04:05 +0000 UTC)`},
+		{"one instant", scheduler.NewRecreatedErrorOf(claimed, t0, 7),
+			`job "j" in collection "c" was deleted and created again (at 2030-01-02 03:04:05 +0000 UTC, incarnation 7; the claimed job was created at the same instant, incarnation 3)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.err.Error(); got != tc.want {
+				t.Errorf("Error() = %s\nwant %s", got, tc.want)
+			}
+			if !errors.Is(tc.err, scheduler.ErrNotFound) {
+				t.Errorf("errors.Is(%v, ErrNotFound) = false", tc.err)
 			}
 		})
 	}

@@ -31,7 +31,7 @@ func (s *Scheduler) getJob(collection, name string) (*JobRecord, error) {
 func (s *Scheduler) reread(r *JobRecord) (*JobRecord, error) {
 	fresh, err := s.getJob(r.Collection, r.Name)
 	if err == nil && !fresh.sameJob(r) {
-		return nil, NewRecreatedError(r, fresh.Created)
+		return nil, NewRecreatedErrorOf(r, fresh.Created, fresh.Incarnation)
 	}
 	return fresh, err
 }

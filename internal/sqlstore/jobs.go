@@ -400,7 +400,7 @@ func (d *Dialect) GiveBack(ctx context.Context, c Conn, owner string, r *schedul
 		return d.Wrap("give back job", r.ID(), err)
 	}
 	if at := Time(created.N, created.Valid); incarnation != r.Incarnation || !at.Equal(r.Created) {
-		return fmt.Errorf("%s: give back: %w", d.Name, scheduler.NewRecreatedError(r, at))
+		return fmt.Errorf("%s: give back: %w", d.Name, scheduler.NewRecreatedErrorOf(r, at, incarnation))
 	}
 	return fmt.Errorf("%s: give back job %q: lease held by %q, not %q: %w", d.Name, r.ID(), holder, owner, scheduler.ErrLeaseLost)
 }

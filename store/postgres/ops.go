@@ -1057,7 +1057,7 @@ func (s *Store) whyNotRecorded(ctx context.Context, owner string, j *scheduler.J
 	case err != nil:
 		return wrap("record job", j.ID(), err)
 	case !sameJob(created, incarnation, j):
-		return fmt.Errorf("store/postgres: record: %w", scheduler.NewRecreatedError(j, sqlstore.Time(created.Int64, created.Valid)))
+		return fmt.Errorf("store/postgres: record: %w", scheduler.NewRecreatedErrorOf(j, sqlstore.Time(created.Int64, created.Valid), incarnation.Int64))
 	}
 	if owner != "" {
 		if stored, err := s.historyStored(ctx, j, history); err != nil {

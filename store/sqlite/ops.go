@@ -572,7 +572,7 @@ func record(tx *wtx, owner string, j *scheduler.JobRecord, row *sqlstore.JobRow,
 		case err != nil:
 			return wrap("record job", j.ID(), err)
 		case incarnation != j.Incarnation || created.Valid != row.HasCreated || created.Valid && created.Int64 != row.Created:
-			return fmt.Errorf("store/sqlite: record: %w", scheduler.NewRecreatedError(j, sqlstore.Time(created.Int64, created.Valid)))
+			return fmt.Errorf("store/sqlite: record: %w", scheduler.NewRecreatedErrorOf(j, sqlstore.Time(created.Int64, created.Valid), incarnation))
 		case holder != owner || owner == "":
 			return fmt.Errorf("store/sqlite: record job %q: lease held by %q, not %q: %w", j.ID(), holder, owner, scheduler.ErrLeaseLost)
 		default:
