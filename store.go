@@ -283,18 +283,26 @@ type JobRecord struct {
 	// Incarnation tells the job from the others that had its name in the
 	// store before it, deleted since: the store draws it when PutJob (or
 	// a [BulkPutter]'s PutJobs, or a [TxStore]'s PutJob) creates the
-	// job, whatever the record given says, different from the
-	// Incarnation of every job of the collection and name created before
-	// in the store and never zero (a counter, or a random 64-bit value,
-	// which processes sharing a database may draw alike with odds of one
-	// in 2^64), and hands it back from every read. A replace and Record
+	// job, whatever the record given says, never zero, and hands it back
+	// from every read. It must differ from the Incarnations of the jobs
+	// of the collection and name created before in the store with
+	// overwhelming likelihood: a random 64-bit value (which processes
+	// sharing a database draw alike with odds of one in 2^64), or a count
+	// of the store's creates that comes back only after 2^32 creates or
+	// more (store/memory's: 2^48). A job's identity is its Incarnation
+	// and its Created together, so two jobs of one name are taken for one
+	// only when both are equal: the two drew one Incarnation, and were
+	// created at the same instant. A replace and Record
 	// keep the stored one, whatever the record given says; so the record
 	// a create was given, and the Scheduler's answer to the put, hold
 	// none (zero). Record and [AheadClaimer.GiveBack] compare it, with
 	// Created, to tell the claimed job from another created under its
-	// name since (see "Stores" in the package documentation). Zero in
-	// the jobs a store holds from before it drew one (the SQL stores'
-	// rows of older schemas): those are told apart by Created alone.
+	// name since (see "Stores" in the package documentation). Zero only
+	// in the jobs a store holds from before it drew one (the SQL stores'
+	// rows of older schemas): those are told apart by Created alone. A
+	// store that hands back zero for the jobs it creates fails
+	// storetest.Run, and takes a job created again at its predecessor's
+	// instant for its predecessor.
 	Incarnation int64
 	// Schedule is the scheduler's bookkeeping. Stores keep it as is and
 	// index Schedule.DueAt.

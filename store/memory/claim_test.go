@@ -50,8 +50,13 @@ func TestRecordClaimedCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Version = 0 // as the new job's, so only its Incarnation tells it from the new one
-		if err := s.Record(ctx, "me", done(c), nil); !errors.Is(err, scheduler.ErrNotFound) {
+		err := s.Record(ctx, "me", done(c), nil)
+		if !errors.Is(err, scheduler.ErrNotFound) {
 			t.Errorf("Record of a claim on a deleted job: %v, want ErrNotFound, the new job being another", err)
+		}
+		var re *scheduler.RecreatedError
+		if now := s.colls["c"].jobs["j"].incarnation(); !errors.As(err, &re) || re.Incarnation != now || re.ClaimedIncarnation != c.Incarnation {
+			t.Errorf("Record of a claim on a deleted job: %#v, want a RecreatedError of incarnations %d (stored) and %d (claimed)", err, now, c.Incarnation)
 		}
 	})
 	t.Run("collection deleted", func(t *testing.T) {
@@ -306,5 +311,58 @@ func TestSpareCoversThePeak(t *testing.T) {
 	}
 	if reused != out {
 		t.Errorf("the second round's claims filled in %d of the first round's %d records, want all", reused, out)
+	}
+}
+
+// TestIncarnationWraps covers the store's Incarnation, its count of
+// creates (48 bits of it), across the counts at which it wraps: a job
+// created again under its name is told from its predecessor after 2^32
+// creates of the store, and after 2^48 by its Created only, as
+// JobRecord.Incarnation allows.
+func TestIncarnationWraps(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2030, 1, 2, 3, 4, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		creates uint64        // of other jobs, between the two creates of the job
+		later   time.Duration // from the first create's Created to the second's
+		told    bool          // whether Record tells the second job from the first
+	}{
+		{"2^32 creates apart, one instant", 1 << 32, 0, true},
+		{"2^48 creates apart, another instant", 1 << 48, time.Nanosecond, true},
+		{"2^48 creates apart, one instant", 1 << 48, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New()
+			if err := s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "c", ETag: "e1", Created: t0, Updated: t0}); err != nil {
+				t.Fatal(err)
+			}
+			job := func(created time.Time) *scheduler.JobRecord {
+				return &scheduler.JobRecord{Collection: "c", Name: "j", State: scheduler.JobEnabled, ETag: "j1",
+					Job:     &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://127.0.0.1/", Method: "GET"}}},
+					Created: created, Updated: created, Schedule: scheduler.JobSchedule{DueAt: t0, Anchor: created, NextOccurrence: t0}}
+			}
+			s.seq = 1<<32 - 2 // the store has created 2^32-2 jobs so far
+			if err := s.PutJob(ctx, job(t0)); err != nil {
+				t.Fatal(err)
+			}
+			old := claimOne(t, s, t0)
+			if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+				t.Fatal(err)
+			}
+			s.seq = (s.seq + tc.creates - 1) & (1<<48 - 1) // as after that many creates of other jobs
+			if err := s.PutJob(ctx, job(t0.Add(tc.later))); err != nil {
+				t.Fatal(err)
+			}
+			fresh := claimOne(t, s, t0)
+			if same := fresh.Incarnation == old.Incarnation; same == (tc.creates < 1<<48) {
+				t.Errorf("Incarnations %d and %d, %d creates apart", old.Incarnation, fresh.Incarnation, tc.creates)
+			}
+			old.ETag = "from-the-first-claim"
+			err := s.Record(ctx, "me", old, nil)
+			if tc.told && !errors.Is(err, scheduler.ErrNotFound) || !tc.told && err != nil {
+				t.Errorf("Record of the first job's claim over the second = %v, want ErrNotFound: %t", err, tc.told)
+			}
+		})
 	}
 }

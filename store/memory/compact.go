@@ -34,7 +34,8 @@ type compact struct {
 	next    int64  // Schedule.NextOccurrence, as a timeKey
 	st      uint8  // State, as an index in compactStates
 	flags   uint8  // dueNext, nextExec, lastFailed, ranPart
-	seq     uint32 // the job's creation order (kept here, where it fills the padding)
+	seqHigh uint16 // the bits of the job's creation order above seq's (kept here, where they fill the padding)
+	seq     uint32 // the job's creation order, its low 32 bits (kept here, where it fills the padding)
 }
 
 // etagBits returns the bits of an ETag as the Scheduler writes them: 16
@@ -111,7 +112,7 @@ func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 		if !keep && c.def != held {
 			c.def = c.def.Clone()
 		}
-		c.seq = j.rec.seq
+		c.seq, c.seqHigh = j.rec.seq, j.rec.seqHigh
 		j.rec = c
 		if c.flags&ranPart != 0 || j.more != nil {
 			m := j.ext()
@@ -131,7 +132,7 @@ func (j *job) setRecord(r *scheduler.JobRecord, keep bool) {
 		v = j.version()
 	}
 	w.Version, w.LeaseOwner, w.LeaseUntil, w.PreviousLeaseOwner, w.PreviousLeaseUntil, w.Handle = v, "", time.Time{}, "", time.Time{}, nil
-	j.rec = compact{seq: j.rec.seq}
+	j.rec = compact{seq: j.rec.seq, seqHigh: j.rec.seqHigh}
 	m := j.ext()
 	m.whole, m.ran = w, ran{}
 }
@@ -143,7 +144,7 @@ func (j *job) keepWhole() {
 		return
 	}
 	w := j.record(nil, extraSlots{}, true)
-	j.rec = compact{seq: j.rec.seq}
+	j.rec = compact{seq: j.rec.seq, seqHigh: j.rec.seqHigh}
 	m := j.ext()
 	m.whole, m.ran = w, ran{}
 }
@@ -232,11 +233,12 @@ func (j *job) updated() time.Time {
 	return instant(j.rec.updated)
 }
 
-// incarnation returns the Incarnation of j's record: its creation order
-// (see job.rec) plus one, so never zero. Two jobs of one name have the
-// same one only 2^32 creates apart, and then also the same Created only
-// when all those creates came at one instant.
-func (j *job) incarnation() int64 { return int64(j.rec.seq) + 1 }
+// incarnation returns the Incarnation of j's record: its creation order,
+// 48 bits of it (see job.rec), plus one, so never zero. Two jobs of one
+// name have the same one only when 2^48 creates of the store came between
+// their creates (at a million creates a second, nine years); they are then
+// still told apart by Created unless the two creates came at one instant.
+func (j *job) incarnation() int64 { return int64(j.rec.seqHigh)<<32 | int64(j.rec.seq) + 1 }
 
 // created returns the Created of j's record.
 func (j *job) created() time.Time {

@@ -71,7 +71,7 @@ type Store struct {
 	// whose lease ends after their DueAt, by the lease's end, and due the
 	// others, by their DueAt.
 	due, leased index[*job]
-	seq         uint32 // jobs created so far (modulo 2^32)
+	seq         uint64 // jobs created so far (modulo 2^48: see job.incarnation)
 	hseq        uint64 // history entries recorded so far
 	// randomTies breaks ties in the due order at random rather than by
 	// creation order (for tests: the contract leaves ties open).
@@ -139,7 +139,7 @@ type job struct {
 	coll *coll // nil once the job is deleted (a claimed record's Handle may still point to it)
 	name string
 	more *more   // nil until the job is claimed, has history, is final, or its record is kept whole
-	rec  compact // the record in compact form, while more.whole is nil (see compact.go); rec.seq is the creation order (modulo 2^32), which breaks ties in Store.due
+	rec  compact // the record in compact form, while more.whole is nil (see compact.go); rec.seq is the creation order (modulo 2^32), which breaks ties in Store.due, and with rec.seqHigh makes the job's Incarnation
 	due  int32   // place in Store.due (see index)
 	ver  uint32  // Version, below bigVersion; from there on in more.whole.Version
 }
@@ -497,8 +497,8 @@ func quota(c *coll, n int) error {
 // apply stores r, checked by checkPut, over j (nil: creates the job).
 func (s *Store) apply(c *coll, j *job, r *scheduler.JobRecord) {
 	if j == nil {
-		s.seq++
-		j = &job{coll: c, name: r.Name, rec: compact{seq: s.seq}}
+		s.seq = (s.seq + 1) & (1<<48 - 1)
+		j = &job{coll: c, name: r.Name, rec: compact{seq: uint32(s.seq), seqHigh: uint16(s.seq >> 32)}}
 		if s.randomTies {
 			j.rec.seq = rand.Uint32()
 		}
@@ -735,7 +735,7 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 			}
 		}
 		if created := j.created(); j.incarnation() != r.Incarnation || !created.Equal(r.Created) {
-			errs[i] = fmt.Errorf("memory: give back: %w", scheduler.NewRecreatedError(r, created))
+			errs[i] = fmt.Errorf("memory: give back: %w", scheduler.NewRecreatedErrorOf(r, created, j.incarnation()))
 			continue
 		}
 		if held := s.leaseOwner(j); held != owner || owner == "" {
@@ -846,7 +846,7 @@ func (s *Store) record(owner string, r *scheduler.JobRecord, history []scheduler
 		}
 	}
 	if created := j.created(); j.incarnation() != r.Incarnation || !created.Equal(r.Created) {
-		return fmt.Errorf("memory: record: %w", scheduler.NewRecreatedError(r, created))
+		return fmt.Errorf("memory: record: %w", scheduler.NewRecreatedErrorOf(r, created, j.incarnation()))
 	}
 	if held := s.leaseOwner(j); held != owner || owner == "" {
 		return fmt.Errorf("memory: record job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
