@@ -1086,14 +1086,17 @@
 // store hands back exactly as it was written (to the nanosecond) and
 // which a replace keeps too; they answer ErrNotFound when either differs
 // (the stores of this module a [*RecreatedError], made by
-// [NewRecreatedError], which a store of your own may use too), and the
+// [NewRecreatedErrorOf], which a store of your own may use too), and the
 // Scheduler drops the outcome (logged at Debug). So two jobs of one name
 // created at the same instant (a clock that has not moved, as inside a
 // testing/synctest bubble, or a coarse one) are told apart by their
-// incarnations. A store that keeps no Incarnation (one written before the
-// field) hands back zero, and its jobs are told apart by Created alone,
-// as are the jobs that the SQL stores hold from before their schemas had
-// incarnations.
+// incarnations. A store must draw one: a store that keeps no Incarnation
+// (one written before the field, handing back zero) fails
+// storetest.Run, and cannot tell a job created again at its
+// predecessor's instant from it, so the outcome of the deleted job's
+// attempt is recorded onto the new one. Only the jobs that the SQL stores
+// hold from before their schemas had incarnations have zero, and are
+// told apart by Created alone.
 //
 // Optional capabilities are found by type assertion: a
 // [BatchRecorder] records many outcomes in one call (answering nil when
@@ -1142,7 +1145,15 @@
 // incarnation, creation time and occurrence number, so an instance that
 // takes an occurrence over after another died mid-attempt sends the same
 // tag, and a job created again under a name, even at the same instant,
-// does not send its predecessor's tags.
+// does not send its predecessor's tags. Versions of this module before
+// incarnations derive it from the creation time alone: while a fleet
+// sharing a store runs both versions (a rolling upgrade), an occurrence
+// taken over by an instance of the other version keeps its tag (and the
+// retry points derived from it) only when its job has incarnation zero
+// (created before the upgrade, or by an instance of the older version);
+// for the jobs that instances of the new version create, duplicate
+// detection by tag holds across the fleet only once all instances run
+// the new version.
 //
 // # Secrets
 //
