@@ -280,13 +280,17 @@ type outcomeBatch struct {
 	// block next-1 is in RecordBatch, and keys names its jobs (the store
 	// may keep and modify the records meanwhile). Both let the lease
 	// keeper find every outcome not yet recorded (see dueLeases).
-	flushed [][]pendingOutcome
-	next    int
-	inCall  bool
-	keys    []jobKey
-	timed   bool            // a timer will flush
-	urgent  bool            // an outcome pending is of a job due again within the linger (and a store call)
-	reqs    []RecordRequest // the flusher's
+	flushed  [][]pendingOutcome
+	next     int
+	inCall   bool
+	keys     []jobKey
+	timed    bool            // a timer will flush
+	timer    *time.Timer     // the timer of a timed flush, or of the wait for one (see flushTimed); nil before the first
+	flusher  bool            // a goroutine waits for timer (see flushTimed)
+	flushers sync.WaitGroup  // that goroutine, for Stop
+	stopped  bool            // Stop ends the goroutine once no flush is timed
+	urgent   bool            // an outcome pending is of a job due again within the linger (and a store call)
+	reqs     []RecordRequest // the flusher's
 
 	// call is how long the last RecordBatch took (a time.Duration): an
 	// outcome left to the timer is stored that long after it fires. It
@@ -487,20 +491,69 @@ func (s *Scheduler) workerFreed() {
 	}
 }
 
-// flushAfter arms the timer that flushes the pending outcomes after d.
-// b.mu is held.
+// flushAfter arms the timer that flushes the pending outcomes after d,
+// and starts the goroutine that waits for it unless one waits already
+// (see flushTimed). b.mu is held.
 func (s *Scheduler) flushAfter(d time.Duration) {
 	b := &s.outcomes
 	b.timed = true
-	time.AfterFunc(d, func() {
+	if b.timer == nil {
+		b.timer = time.NewTimer(d)
+	} else {
+		b.timer.Reset(d)
+	}
+	if !b.flusher {
+		b.flusher = true
+		b.flushers.Add(1)
+		go s.flushTimed()
+	}
+}
+
+// flushTimed flushes the pending outcomes each time the timer that
+// flushAfter armed fires, and waits a linger more for the next flush
+// timed: at a steady rate, one goroutine records batch after batch, its
+// stack grown to a store call's depth, rather than a goroutine started for
+// each batch growing its stack anew. It ends when the timer fires with no
+// flush timed (outcomes stopped lingering), or once no flush is timed after
+// Stop (see stopFlusher).
+func (s *Scheduler) flushTimed() {
+	b := &s.outcomes
+	defer b.flushers.Done()
+	for {
+		<-b.timer.C
 		b.mu.Lock()
-		b.timed = false
-		if b.flushing || b.n == 0 {
+		if !b.timed {
+			b.flusher = false
 			b.mu.Unlock()
 			return
 		}
-		s.flushPending()
-	})
+		b.timed = false
+		if !b.flushing && b.n > 0 {
+			s.flushPending() // releases b.mu
+			b.mu.Lock()
+		}
+		if !b.timed {
+			if b.stopped {
+				b.flusher = false
+				b.mu.Unlock()
+				return
+			}
+			b.timer.Reset(s.linger())
+		}
+		b.mu.Unlock()
+	}
+}
+
+// stopFlusher ends the goroutine of flushTimed once no flush is timed, and
+// waits for its end: Stop calls it once every outcome is recorded.
+func (b *outcomeBatch) stopFlusher() {
+	b.mu.Lock()
+	b.stopped = true
+	if b.flusher && !b.timed {
+		b.timer.Reset(0)
+	}
+	b.mu.Unlock()
+	b.flushers.Wait()
 }
 
 // dueWithin reports whether r is due within d of now.

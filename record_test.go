@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -186,6 +188,53 @@ func TestRecordKeepsClaimedDefinition(t *testing.T) {
 		if w.kept != 6 || w.written != 0 || w.wrong != 0 {
 			t.Errorf("RecordBatch elements: %d with KeepDefinition and the claimed definition, %d without it, %d with it and another definition; want 6, 0, 0",
 				w.kept, w.written, w.wrong)
+		}
+	})
+}
+
+// recorders is a claimCounter that notes the goroutines its RecordBatch
+// is called on.
+type recorders struct {
+	*claimCounter
+	mu   sync.Mutex
+	seen map[string]bool // the first line of the calling goroutine's stack: "goroutine N [running]:"
+}
+
+func (r *recorders) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(string(buf), "\n")
+	r.mu.Lock()
+	r.seen[id] = true
+	r.mu.Unlock()
+	return r.claimCounter.RecordBatch(ctx, owner, batch)
+}
+
+// TestRecordLingerOneRecorder: at a steady rate, one outcome a
+// millisecond, over a store that takes 2 ms a RecordBatch, the outcomes
+// left to linger are recorded batch after batch by one goroutine, which
+// the flush timer wakes again and again, rather than each batch by a
+// goroutine of its own that grows its stack to a store call's depth anew;
+// and that goroutine ends with the outcomes (synctest.Test fails on a
+// goroutine left waiting).
+func TestRecordLingerOneRecorder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, st := premiumCounted(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead}, 2*time.Millisecond)
+		rec := &recorders{claimCounter: st, seen: map[string]bool{}}
+		e.over(rec)
+		const n = 500
+		first := e.putEvery(n, time.Millisecond)
+		e.startBefore(first)
+		time.Sleep(time.Until(first.Add(n * time.Millisecond)))
+		e.stop()
+		b := st.batches.Load()
+		if b < 5 {
+			t.Fatalf("%d record batches for %d outcomes 1 ms apart, want 5 or more", b, n)
+		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if g := len(rec.seen); g > 2 {
+			t.Errorf("%d record batches on %d goroutines, want at most 2", b, g)
 		}
 	})
 }

@@ -612,6 +612,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.wg.Wait()
 		s.work.close() // ends the workers
 		s.workers.Wait()
+		s.outcomes.stopFlusher()
 		s.leases.close() // every outcome is recorded: no lease is left to extend
 		close(done)
 	}()
