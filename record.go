@@ -544,12 +544,14 @@ func (s *Scheduler) flushTimed() {
 	}
 }
 
-// stopFlusher ends the goroutine of flushTimed once no flush is timed, and
-// waits for its end: Stop calls it once every outcome is recorded.
+// stopFlusher ends the goroutine of flushTimed and waits for its end:
+// Stop calls it once every outcome is recorded. A flush still timed then
+// has nothing left to record (a flush before the timer fired took the
+// outcomes it was armed for), so the timer fires at once either way.
 func (b *outcomeBatch) stopFlusher() {
 	b.mu.Lock()
 	b.stopped = true
-	if b.flusher && !b.timed {
+	if b.flusher {
 		b.timer.Reset(0)
 	}
 	b.mu.Unlock()
