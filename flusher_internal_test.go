@@ -3,6 +3,8 @@ package scheduler
 import (
 	"context"
 	"log/slog"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -92,4 +94,61 @@ func TestStopAfterTimedOutcomesRecorded(t *testing.T) {
 		}
 		time.Sleep(linger) // a Stop that gave up ends with the timer
 	})
+}
+
+// TestTimedFlushNotEarly: the flush goroutine takes the timer's tick of
+// its idle wait (a linger after a flush, none timed) while a worker holds
+// the batch's lock and times a flush a linger later: the outcome waits
+// that linger, not flushed at once by the goroutine that then sees a
+// flush timed. Real time: synctest does not advance its clock while a
+// goroutine waits for a mutex, and the tick must come while one is held.
+func TestTimedFlushNotEarly(t *testing.T) {
+	const linger = 50 * time.Millisecond
+	s, st := lingerScheduler(t, linger)
+	b := &s.outcomes
+	b.mu.Lock()
+	b.add(lingerOutcome(s, "a", time.Now()))
+	s.flushAfter(time.Millisecond)
+	b.mu.Unlock()
+	// a is recorded after 1 ms; the goroutine then waits a linger.
+	for {
+		if _, ok := st.storedAt("a"); ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b.mu.Lock()
+	if !flushTimedWaitsForLock(5 * time.Second) {
+		b.mu.Unlock()
+		t.Fatal("the flush goroutine never took its idle tick")
+	}
+	end := time.Now()
+	b.add(lingerOutcome(s, "b", end))
+	s.flushAfter(linger)
+	b.mu.Unlock()
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	at, ok := st.storedAt("b")
+	if !ok {
+		t.Fatal("b never recorded")
+	}
+	if w := at.Sub(end); w < linger {
+		t.Errorf("b recorded %v after it ended, want the linger timed for it, %v, or more", w, linger)
+	}
+}
+
+// flushTimedWaitsForLock reports whether the goroutine of flushTimed
+// comes to wait for a mutex within limit.
+func flushTimedWaitsForLock(limit time.Duration) bool {
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, "[sync.Mutex.Lock") && strings.Contains(g, ".flushTimed(") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -285,6 +285,7 @@ type outcomeBatch struct {
 	inCall   bool
 	keys     []jobKey
 	timed    bool            // a timer will flush
+	timedAt  time.Time       // when it is to flush, if timed
 	timer    *time.Timer     // the timer of a timed flush, or of the wait for one (see flushTimed); nil before the first
 	flusher  bool            // a goroutine waits for timer (see flushTimed)
 	flushers sync.WaitGroup  // that goroutine, for Stop
@@ -497,6 +498,7 @@ func (s *Scheduler) workerFreed() {
 func (s *Scheduler) flushAfter(d time.Duration) {
 	b := &s.outcomes
 	b.timed = true
+	b.timedAt = time.Now().Add(d)
 	if b.timer == nil {
 		b.timer = time.NewTimer(d)
 	} else {
@@ -526,6 +528,12 @@ func (s *Scheduler) flushTimed() {
 			b.flusher = false
 			b.mu.Unlock()
 			return
+		}
+		if !b.stopped && time.Now().Before(b.timedAt) {
+			// The tick was the wait's, taken as flushAfter armed the
+			// timer anew: its own tick comes when the flush is due.
+			b.mu.Unlock()
+			continue
 		}
 		b.timed = false
 		if !b.flushing && b.n > 0 {
