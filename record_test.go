@@ -215,11 +215,13 @@ func (r *recorders) RecordBatch(ctx context.Context, owner string, batch []sched
 // left to linger are recorded batch after batch by one goroutine, which
 // the flush timer wakes again and again, rather than each batch by a
 // goroutine of its own that grows its stack to a store call's depth anew;
-// and that goroutine ends with the outcomes (synctest.Test fails on a
+// none waits longer for its record than a linger and the store call under
+// way; and that goroutine ends with the outcomes (synctest.Test fails on a
 // goroutine left waiting).
 func TestRecordLingerOneRecorder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e, st := premiumCounted(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead}, 2*time.Millisecond)
+		const slow = 2 * time.Millisecond
+		e, st := premiumCounted(t, scheduler.Config{ClaimAhead: scheduler.DefaultClaimAhead}, slow)
 		rec := &recorders{claimCounter: st, seen: map[string]bool{}}
 		e.over(rec)
 		const n = 500
@@ -230,6 +232,9 @@ func TestRecordLingerOneRecorder(t *testing.T) {
 		b := st.batches.Load()
 		if b < 5 {
 			t.Fatalf("%d record batches for %d outcomes 1 ms apart, want 5 or more", b, n)
+		}
+		if w, limit := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead+slow; w > limit {
+			t.Errorf("an outcome waited %v for its RecordBatch, want at most the linger plus one call under way, %v", w, limit)
 		}
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
