@@ -18,8 +18,26 @@ const policyTTL = 5 * time.Second
 // policyCache keeps what the state machine reads of collections: their
 // default run policies (their properties' runPolicy) and their exclusion
 // calendars, compiled. Workers read it without a lock.
+//
+// A collection is read by one caller at a time: the first that finds its
+// entry missing or stale reads it, the others that come meanwhile share
+// that read (see policyRead) rather than sending one each, so that a
+// burst of attempts of one collection, or the expiry of its entry under
+// them, costs the store one read and no extra connection. Who waits for
+// the read and who does not:
+//   - entry (and get, calendar, limits through it) with a stale entry
+//     uses it until the read in flight replaces it: it is at most one
+//     read older than it would have been;
+//   - entry with no entry waits for the read in flight and takes its
+//     result; when that read fails it takes the failure's (noPolicy:
+//     limits are then not known, and no attempt runs unlimited), and the
+//     next caller reads again;
+//   - refresh, which must see what the store holds now, shares only a
+//     read begun at its now or later; an older read in flight it waits
+//     out, then reads (or shares the read begun meanwhile).
 type policyCache struct {
 	m       sync.Map // collection name -> *cachedPolicy
+	reads   sync.Map // collection name -> *policyRead in flight
 	missing sync.Map // timingKey -> ETag of the job warned about
 }
 
@@ -57,7 +75,9 @@ func (c *policyCache) limits(s *Scheduler, collection string, now time.Time) (li
 // entry returns what the cache holds of collection at now, read through
 // s's store when not known or older than policyTTL. When the store cannot
 // answer, what was read last is used (nothing, if it was never read), and
-// the failure logged.
+// the failure logged. A stale entry is used as it is while another
+// caller reads the collection; a missing one waits for that read (see
+// policyCache).
 func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cachedPolicy {
 	var last *cachedPolicy
 	if v, ok := c.m.Load(collection); ok {
@@ -67,30 +87,111 @@ func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cac
 		}
 		last = e
 	}
-	col, err := s.store.GetCollection(context.Background(), collection)
-	if err != nil {
-		s.log.Warn("read the collection's run policy and calendars", "collection", collection, "err", err)
-		if last == nil {
-			last = &noPolicy
+	rd, mine := c.begin(s, collection, now)
+	if !mine {
+		if last != nil {
+			return last
 		}
-		return last
+		if e := rd.wait(); e != nil {
+			return e
+		}
+		return &noPolicy
 	}
-	return c.set(col, now)
+	if e := c.read(s, rd, collection, "read the collection's run policy and calendars"); e != nil {
+		return e
+	}
+	if last == nil {
+		last = &noPolicy
+	}
+	return last
 }
 
 // refresh reads collection through s's store again at now, unless it was
-// read at now already, and reports whether it did.
+// read at now already, and reports whether it did. A read of collection
+// in flight begun at now or later stands for its own; one begun earlier
+// may not see what refresh is asked to see, and refresh reads after it
+// (when it failed, refresh reports that it did not read).
 func (c *policyCache) refresh(s *Scheduler, collection string, now time.Time) bool {
-	if v, ok := c.m.Load(collection); ok && !v.(*cachedPolicy).read.Before(now) {
-		return false
+	for {
+		if v, ok := c.m.Load(collection); ok && !v.(*cachedPolicy).read.Before(now) {
+			return false
+		}
+		rd, mine := c.begin(s, collection, now)
+		if mine {
+			return c.read(s, rd, collection, "read the collection's calendars again") != nil
+		}
+		if e := rd.wait(); e == nil || !rd.at.Before(now) {
+			return e != nil // nil: the store failed, as it would for this caller
+		}
 	}
-	col, err := s.store.GetCollection(context.Background(), collection)
+}
+
+// policyRead is one read of a collection through the store, in flight:
+// its caller (see policyCache.begin) reads, the others wait for done.
+// The read ends with ctx, a third of Config.LeaseDuration after it
+// begins, as a call of the lease keeper does (see
+// Scheduler.extendContext): a worker that waits for it holds a claim
+// whose attempt must start before its lease runs short, and a store that
+// does not answer would otherwise hold up every worker of the collection
+// for good. A waiter gives up at the same instant even if the store
+// ignores ctx.
+type policyRead struct {
+	at     time.Time // the now the entry read is stamped with
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when e is set
+	e      *cachedPolicy // nil: the read failed
+}
+
+// begin returns the read of collection in flight, and whether it is the
+// caller's to do: a new one, stamped now, when none is.
+func (c *policyCache) begin(s *Scheduler, collection string, now time.Time) (rd *policyRead, mine bool) {
+	if v, ok := c.reads.Load(collection); ok {
+		return v.(*policyRead), false
+	}
+	rd = &policyRead{at: now, done: make(chan struct{})}
+	rd.ctx, rd.cancel = context.WithTimeout(context.Background(), s.cfg.LeaseDuration/3)
+	if v, loaded := c.reads.LoadOrStore(collection, rd); loaded {
+		rd.cancel()
+		return v.(*policyRead), false
+	}
+	return rd, true
+}
+
+// read does rd, the caller's read of collection, and returns the entry
+// it sets, nil when the store failed (logged as what failed). The waiters
+// are released either way, and the next caller reads again after a
+// failure.
+func (c *policyCache) read(s *Scheduler, rd *policyRead, collection, what string) *cachedPolicy {
+	// In this order: a caller that comes after the waiters are released
+	// finds the entry set or reads again, and a waiter finds done closed
+	// before ctx.
+	defer rd.cancel()
+	defer close(rd.done)
+	defer c.reads.CompareAndDelete(collection, rd)
+	col, err := s.store.GetCollection(rd.ctx, collection)
 	if err != nil {
-		s.log.Warn("read the collection's calendars again", "collection", collection, "err", err)
-		return false
+		s.log.Warn(what, "collection", collection, "err", err)
+		return nil
 	}
-	c.set(col, now)
-	return true
+	rd.e = c.set(col, rd.at)
+	return rd.e
+}
+
+// wait returns the entry that rd set, nil when it failed or did not end
+// in time.
+func (rd *policyRead) wait() *cachedPolicy {
+	select {
+	case <-rd.done:
+		return rd.e
+	case <-rd.ctx.Done():
+		select {
+		case <-rd.done:
+			return rd.e
+		default:
+			return nil
+		}
+	}
 }
 
 // get returns collection's default run policy at now (see entry).

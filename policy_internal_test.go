@@ -1,0 +1,309 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// gatedCollections is a store whose GetCollection counts its calls and
+// answers col; the call numbered hold (from 1) waits for open first, or
+// for its context when ignoreCtx is false, and then fails with fail when
+// that is set.
+type gatedCollections struct {
+	nopStore
+	hold      int
+	open      chan struct{}
+	fail      error
+	ignoreCtx bool
+
+	mu    sync.Mutex
+	calls int
+	col   CollectionRecord
+}
+
+func (g *gatedCollections) GetCollection(ctx context.Context, name string) (*CollectionRecord, error) {
+	g.mu.Lock()
+	g.calls++
+	n, col := g.calls, g.col
+	g.mu.Unlock()
+	if n == g.hold {
+		if g.ignoreCtx {
+			<-g.open
+		} else {
+			select {
+			case <-g.open:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if g.fail != nil {
+			return nil, g.fail
+		}
+	}
+	col.Name = name
+	col.Definition = *col.Definition.Clone()
+	return &col, nil
+}
+
+func (g *gatedCollections) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.calls
+}
+
+// setLimits makes the collection the store answers have limits of n at
+// once.
+func (g *gatedCollections) setLimits(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.col.Definition.Properties.Limits = []Limit{{Key: LimitCollection, MaxConcurrent: n}}
+}
+
+func newGated(t *testing.T, g *gatedCollections) *Scheduler {
+	t.Helper()
+	s, err := New(g, &Config{Logger: slog.New(slog.DiscardHandler), LeaseDuration: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// limitsSeen is what one caller of policyCache.limits got.
+type limitsSeen struct {
+	Limits []Limit
+	Known  bool
+}
+
+// limitsOf calls s's policyCache.limits for collection "c" at now from n
+// goroutines at once, and returns what each got once all have returned.
+func limitsOf(s *Scheduler, n int, now time.Time) func() []limitsSeen {
+	got := make([]limitsSeen, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			l, known := s.policies.limits(s, "c", now)
+			got[i] = limitsSeen{l, known}
+		})
+	}
+	return func() []limitsSeen {
+		wg.Wait()
+		return got
+	}
+}
+
+func repeat[T any](v T, n int) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// TestPolicyReadOnceForMissing: workers that find a collection not read
+// yet while one of them reads it wait for that read and take its result:
+// the store is read once.
+func TestPolicyReadOnceForMissing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 8
+		g := &gatedCollections{hold: 1, open: make(chan struct{})}
+		g.setLimits(3)
+		s := newGated(t, g)
+		got := limitsOf(s, n, time.Now())
+		synctest.Wait()
+		if c := g.count(); c != 1 {
+			t.Errorf("%d limits of a collection not read yet, while the first read waits: %d reads, want 1", n, c)
+		}
+		close(g.open)
+		want := repeat(limitsSeen{[]Limit{{Key: LimitCollection, MaxConcurrent: 3}}, true}, n)
+		if diff := cmp.Diff(want, got()); diff != "" {
+			t.Errorf("limits (-want +got):\n%s", diff)
+		}
+		if c := g.count(); c != 1 {
+			t.Errorf("after the read: %d reads, want 1", c)
+		}
+	})
+}
+
+// TestPolicyReadFailedForMissing: when the read that workers wait for
+// fails, each of them takes the failure's result (the limits are not
+// known, so no attempt runs unlimited) and nothing is cached: the next
+// caller reads again.
+func TestPolicyReadFailedForMissing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 8
+		g := &gatedCollections{hold: 1, open: make(chan struct{}), fail: errors.New("store away")}
+		g.setLimits(3)
+		s := newGated(t, g)
+		now := time.Now()
+		got := limitsOf(s, n, now)
+		synctest.Wait()
+		close(g.open)
+		if diff := cmp.Diff(repeat(limitsSeen{nil, false}, n), got()); diff != "" {
+			t.Errorf("limits after a failed read (-want +got):\n%s", diff)
+		}
+		if c := g.count(); c != 1 {
+			t.Errorf("%d limits while one read fails: %d reads, want 1", n, c)
+		}
+		if l, known := s.policies.limits(s, "c", now); !known || len(l) != 1 {
+			t.Errorf("limits after the failure = %v, %t; want the collection's, known", l, known)
+		}
+		if c := g.count(); c != 2 {
+			t.Errorf("the next caller after the failure: %d reads in all, want 2", c)
+		}
+	})
+}
+
+// TestPolicyReadStale: workers that find a collection's entry stale
+// while one of them reads it again use the stale entry meanwhile: the
+// store is read once, and only the reader waits.
+func TestPolicyReadStale(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 8
+		g := &gatedCollections{hold: 2, open: make(chan struct{})}
+		g.setLimits(3)
+		s := newGated(t, g)
+		now := time.Now()
+		s.policies.limits(s, "c", now)
+		g.setLimits(5)
+		now = now.Add(policyTTL)
+		var wg sync.WaitGroup
+		got := make(chan limitsSeen, n)
+		for range n {
+			wg.Go(func() {
+				l, known := s.policies.limits(s, "c", now)
+				got <- limitsSeen{l, known}
+			})
+		}
+		synctest.Wait()
+		if c := g.count(); c != 2 {
+			t.Errorf("%d limits of a stale entry while it is read again: %d reads in all, want 2", n, c)
+		}
+		var early []limitsSeen
+		for range n - 1 {
+			select {
+			case l := <-got:
+				early = append(early, l)
+			default:
+			}
+		}
+		stale := limitsSeen{[]Limit{{Key: LimitCollection, MaxConcurrent: 3}}, true}
+		if diff := cmp.Diff(repeat(stale, n-1), early); diff != "" {
+			t.Errorf("limits of the callers that did not read, while the read waits (-want +got):\n%s", diff)
+		}
+		close(g.open)
+		wg.Wait()
+		if diff := cmp.Diff(limitsSeen{[]Limit{{Key: LimitCollection, MaxConcurrent: 5}}, true}, <-got); diff != "" {
+			t.Errorf("limits of the reader (-want +got):\n%s", diff)
+		}
+		if l, _ := s.policies.limits(s, "c", now); len(l) != 1 || l[0].MaxConcurrent != 5 {
+			t.Errorf("limits after the read = %v, want at most 5 at once", l)
+		}
+		if c := g.count(); c != 2 {
+			t.Errorf("after the read: %d reads in all, want 2", c)
+		}
+	})
+}
+
+// TestPolicyRefreshSharesRead: refresh shares a read in flight begun at
+// its now, and reads after one begun earlier, which may not see what it
+// must.
+func TestPolicyRefreshSharesRead(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		later time.Duration // refresh's now after the read in flight's
+		reads int           // in all: the first, the one in flight, refresh's
+	}{
+		{"same instant", 0, 2},
+		{"later", time.Millisecond, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := &gatedCollections{hold: 2, open: make(chan struct{})}
+				s := newGated(t, g)
+				now := time.Now()
+				s.policies.get(s, "c", now)
+				now = now.Add(policyTTL)
+				var wg sync.WaitGroup
+				wg.Go(func() { s.policies.get(s, "c", now) })
+				synctest.Wait()
+				var did bool
+				wg.Go(func() { did = s.policies.refresh(s, "c", now.Add(tt.later)) })
+				synctest.Wait()
+				if c := g.count(); c != 2 {
+					t.Errorf("refresh while a read is in flight: %d reads in all before that read ends, want 2", c)
+				}
+				close(g.open)
+				wg.Wait()
+				if !did {
+					t.Error("refresh = false, want true")
+				}
+				if c := g.count(); c != tt.reads {
+					t.Errorf("%d reads in all, want %d", c, tt.reads)
+				}
+			})
+		})
+	}
+}
+
+// TestPolicyReadHangs: a read the store does not answer ends a third of
+// LeaseDuration after it began, and so does the wait of those that wait
+// for it, even when the store ignores its context: the limits are then
+// not known, and no worker is held up for good.
+func TestPolicyReadHangs(t *testing.T) {
+	for _, ignore := range []bool{false, true} {
+		t.Run(map[bool]string{false: "store heeds context", true: "store ignores context"}[ignore], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const n = 8
+				g := &gatedCollections{hold: 1, open: make(chan struct{}), ignoreCtx: ignore}
+				s := newGated(t, g)
+				start := time.Now()
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				var returned int
+				for i := range n {
+					wg.Go(func() {
+						if i > 0 {
+							time.Sleep(time.Millisecond) // the reader goes first
+						}
+						_, known := s.policies.limits(s, "c", start)
+						if i == 0 && ignore {
+							return // it answers once the store does
+						}
+						if known {
+							t.Error("limits known, want not known: the store never answered")
+						}
+						if d := time.Since(start); d > s.cfg.LeaseDuration/3 {
+							t.Errorf("limits returned %v after the read began, want within a third of LeaseDuration", d)
+						}
+						mu.Lock()
+						returned++
+						mu.Unlock()
+					})
+				}
+				time.Sleep(s.cfg.LeaseDuration / 3)
+				synctest.Wait()
+				mu.Lock()
+				want := n
+				if ignore {
+					want = n - 1 // the reader waits for the store
+				}
+				if returned != want {
+					t.Errorf("%d callers returned, want %d", returned, want)
+				}
+				mu.Unlock()
+				close(g.open)
+				wg.Wait()
+				if c := g.count(); c != 1 {
+					t.Errorf("%d reads, want 1", c)
+				}
+			})
+		})
+	}
+}
