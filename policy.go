@@ -34,7 +34,9 @@ const policyTTL = 5 * time.Second
 //     next caller reads again;
 //   - refresh, which must see what the store holds now, shares only a
 //     read begun at its now or later; an older read in flight it waits
-//     out, then reads (or shares the read begun meanwhile).
+//     out, then reads (or shares the read begun meanwhile). It has its
+//     caller take the entry again whenever the entry is one read at its
+//     now or later, whether or not that is the one the caller took.
 type policyCache struct {
 	m       sync.Map // collection name -> *cachedPolicy
 	reads   sync.Map // collection name -> *policyRead in flight
@@ -106,15 +108,21 @@ func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cac
 	return last
 }
 
-// refresh reads collection through s's store again at now, unless it was
-// read at now already, and reports whether it did. A read of collection
-// in flight begun at now or later stands for its own; one begun earlier
-// may not see what refresh is asked to see, and refresh reads after it
-// (when it failed, refresh reports that it did not read).
+// refresh makes the entry of collection one read at now or later,
+// reading it through s's store unless it is one already, and reports
+// whether it is. Its caller found what it took from the cache at now out
+// of step with the store, and takes it again when refresh reports true.
+// That holds for an entry read at now or later that refresh finds as it
+// is, too: it need not be the one the caller took (a stale entry is
+// handed out while a read is in flight, and that read may end before
+// refresh is called); taking it again costs a lookup, not a read. A read
+// of collection in flight begun at now or later stands for refresh's
+// own; one begun earlier may not see what refresh is asked to see, and
+// refresh reads after it (when it failed, refresh reports false).
 func (c *policyCache) refresh(s *Scheduler, collection string, now time.Time) bool {
 	for {
 		if v, ok := c.m.Load(collection); ok && !v.(*cachedPolicy).read.Before(now) {
-			return false
+			return true
 		}
 		rd, mine := c.begin(s, collection, now)
 		if mine {

@@ -307,3 +307,88 @@ func TestPolicyReadHangs(t *testing.T) {
 		})
 	}
 }
+
+const (
+	calNothing  = `{"properties": {"dates": ["2020-01-01"]}}`
+	calWeekends = `{"properties": {"rules": [{"frequency": "Week", "schedule": {"weekDays": ["Saturday", "Sunday"]}}]}}`
+)
+
+func jan2026(day, hour int) time.Time { return time.Date(2026, 1, day, hour, 0, 0, 0, time.UTC) }
+
+// calCollection is collection "c" with calendar "cal" as cal (ETag etag).
+func calCollection(t testing.TB, cal, etag string) CollectionRecord {
+	t.Helper()
+	c, err := ParseCalendar([]byte(cal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var col CollectionRecord
+	col.Name = "c"
+	col.Definition.Calendars = map[string]*CalendarEntry{"cal": {ETag: etag, Calendar: *c}}
+	return col
+}
+
+// weeklyCalendarJob is a job of "c" every Saturday at 09:00 under
+// calendar "cal", moved to the next included day when excluded, whose
+// next occurrence another instance planned under the weekends calendar:
+// Saturday the 17th moved to Monday the 19th. It is due at
+// jan2026(19, 9).
+func weeklyCalendarJob(t testing.TB) *JobRecord {
+	t.Helper()
+	job, err := ParseJob([]byte(`{"startTime": "2026-01-03T09:00:00Z", "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+		"recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Saturday"], "hours": [9], "minutes": [0]}, "calendar": "cal", "onExcluded": "NextIncluded"}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &JobRecord{Collection: "c", Name: "j", ETag: `"e1"`, Job: job, State: JobEnabled,
+		Schedule: JobSchedule{Anchor: jan2026(1, 0), NextOccurrence: jan2026(19, 9)}}
+}
+
+// TestPolicyRefreshAfterStaleUse replays, step by step, what timingIn
+// does when its calendar came from a stale entry handed out while another
+// worker's read (begun with a later now) was in flight, and that read
+// ends between timingIn's calendar and its refresh: refresh finds an
+// entry read after its now, which is not the one timingIn used, and must
+// still have timingIn look again, or the step plans the job back under
+// the older version of the calendar.
+func TestPolicyRefreshAfterStaleUse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedCollections{hold: 1, open: make(chan struct{})}
+		g.col = calCollection(t, calWeekends, `"v2"`) // what the store holds now
+		s := newGated(t, g)
+		r := weeklyCalendarJob(t)
+		nowW := jan2026(19, 9).Add(time.Second) // the worker W's now
+		v1 := calCollection(t, calNothing, `"v1"`)
+		s.policies.set(&v1, nowW.Add(-policyTTL-time.Second)) // stale at nowW
+
+		// Worker R, whose step began 1ms after W's, reaches the cache first.
+		var wg sync.WaitGroup
+		wg.Go(func() { s.policies.get(s, "c", nowW.Add(time.Millisecond)) })
+		synctest.Wait() // R's read is in flight
+
+		// W: timingIn, step by step.
+		excl := s.policies.calendar(s, r, "cal", nowW) // stale: R reads
+		tm, err := s.timings.get(r, excl, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !planDue(r, nowW) {
+			t.Fatal("not due")
+		}
+		at, _ := tm.Replan(r.Schedule.NextOccurrence)
+		if at.Equal(r.Schedule.NextOccurrence) {
+			// W read the newer calendar itself: nothing to refresh.
+			close(g.open)
+			wg.Wait()
+			return
+		}
+		close(g.open) // R's read ends here, before W's refresh
+		wg.Wait()
+		if !s.policies.refresh(s, "c", nowW) {
+			// timingIn returns tm: the step plans under the stale calendar.
+			at, _ := tm.Replan(r.Schedule.NextOccurrence)
+			t.Errorf("refresh = false after timingIn's calendar came from a stale entry: the step plans %v back to %v under the older calendar (store holds the newer one, read meanwhile)",
+				r.Schedule.NextOccurrence, at)
+		}
+	})
+}
