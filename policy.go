@@ -34,9 +34,11 @@ const policyTTL = 5 * time.Second
 //     next caller reads again;
 //   - refresh, which must see what the store holds now, shares only a
 //     read begun at its now or later; an older read in flight it waits
-//     out, then reads (or shares the read begun meanwhile). It has its
-//     caller take the entry again whenever the entry is one read at its
-//     now or later, whether or not that is the one the caller took.
+//     out, then reads (or shares the read begun meanwhile), whether the
+//     older one succeeded or failed, unless it hung past its bound. It
+//     has its caller take the entry again whenever the entry is one read
+//     at its now or later, whether or not that is the one the caller
+//     took.
 type policyCache struct {
 	m       sync.Map // collection name -> *cachedPolicy
 	reads   sync.Map // collection name -> *policyRead in flight
@@ -117,8 +119,10 @@ func (c *policyCache) entry(s *Scheduler, collection string, now time.Time) *cac
 // handed out while a read is in flight, and that read may end before
 // refresh is called); taking it again costs a lookup, not a read. A read
 // of collection in flight begun at now or later stands for refresh's
-// own; one begun earlier may not see what refresh is asked to see, and
-// refresh reads after it (when it failed, refresh reports false).
+// own (when it fails, refresh reports false); one begun earlier may not
+// see what refresh is asked to see, and refresh reads after it, whether
+// it succeeded or failed, unless it hung past its bound (then refresh
+// reports false, as its caller has waited as long as a read may take).
 func (c *policyCache) refresh(s *Scheduler, collection string, now time.Time) bool {
 	for {
 		if v, ok := c.m.Load(collection); ok && !v.(*cachedPolicy).read.Before(now) {
@@ -128,9 +132,16 @@ func (c *policyCache) refresh(s *Scheduler, collection string, now time.Time) bo
 		if mine {
 			return c.read(s, rd, collection, "read the collection's calendars again") != nil
 		}
-		if e := rd.wait(); e == nil || !rd.at.Before(now) {
+		e := rd.wait()
+		if !rd.at.Before(now) {
 			return e != nil // nil: the store failed, as it would for this caller
 		}
+		if e == nil && !rd.ended() {
+			// The older read hung past its bound: the caller has waited
+			// as long as a read may take, and waits no longer.
+			return false
+		}
+		// The older read ended, well or not: read after it.
 	}
 }
 
@@ -193,12 +204,20 @@ func (rd *policyRead) wait() *cachedPolicy {
 	case <-rd.done:
 		return rd.e
 	case <-rd.ctx.Done():
-		select {
-		case <-rd.done:
+		if rd.ended() {
 			return rd.e
-		default:
-			return nil
 		}
+		return nil
+	}
+}
+
+// ended reports whether rd ended, well or not.
+func (rd *policyRead) ended() bool {
+	select {
+	case <-rd.done:
+		return true
+	default:
+		return false
 	}
 }
 

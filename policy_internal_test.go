@@ -392,3 +392,61 @@ func TestPolicyRefreshAfterStaleUse(t *testing.T) {
 		}
 	})
 }
+
+// TestPolicyRefreshAfterFailedOlderRead: refresh that finds an older
+// read in flight waits for it and, when that read fails, reads itself;
+// when it hangs past its bound (a store that ignores its context),
+// refresh reports false at that bound rather than wait again or read
+// beside it.
+func TestPolicyRefreshAfterFailedOlderRead(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		hang  bool
+		want  bool
+		reads int // in all: the first, the older one, refresh's
+	}{
+		{"failed", false, true, 3},
+		{"hung", true, false, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := &gatedCollections{hold: 2, open: make(chan struct{}), ignoreCtx: tt.hang}
+				if !tt.hang {
+					g.fail = errors.New("store away")
+				}
+				g.setLimits(3)
+				s := newGated(t, g)
+				now := time.Now()
+				s.policies.get(s, "c", now)
+				now = now.Add(policyTTL)
+				var wg sync.WaitGroup
+				wg.Go(func() { s.policies.get(s, "c", now) }) // the older read, held
+				synctest.Wait()
+				did := make(chan bool, 1)
+				wg.Go(func() { did <- s.policies.refresh(s, "c", now.Add(time.Millisecond)) })
+				synctest.Wait()
+				if !tt.hang {
+					close(g.open)
+				} else {
+					time.Sleep(s.cfg.LeaseDuration / 3)
+				}
+				synctest.Wait()
+				select {
+				case got := <-did:
+					if got != tt.want {
+						t.Errorf("refresh = %t, want %t", got, tt.want)
+					}
+				default:
+					t.Error("refresh has not returned")
+				}
+				if c := g.count(); c != tt.reads {
+					t.Errorf("%d reads in all, want %d", c, tt.reads)
+				}
+				if tt.hang {
+					close(g.open)
+				}
+				wg.Wait()
+			})
+		})
+	}
+}
