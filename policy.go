@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,11 @@ const policyTTL = 5 * time.Second
 //     has its caller take the entry again whenever the entry is one read
 //     at its now or later, whether or not that is the one the caller
 //     took.
+//
+// A read ends a third of LeaseDuration after it began (see policyRead).
+// When the store ignores that and does not answer, the first caller that
+// comes after that bound begins a read in its place; the read replaced
+// sets nothing when it ends at last.
 type policyCache struct {
 	m       sync.Map // collection name -> *cachedPolicy
 	reads   sync.Map // collection name -> *policyRead in flight
@@ -153,7 +159,8 @@ func (c *policyCache) refresh(s *Scheduler, collection string, now time.Time) bo
 // whose attempt must start before its lease runs short, and a store that
 // does not answer would otherwise hold up every worker of the collection
 // for good. A waiter gives up at the same instant even if the store
-// ignores ctx.
+// ignores ctx, and a caller that comes after it begins another read (see
+// begin).
 type policyRead struct {
 	at     time.Time // the now the entry read is stamped with
 	ctx    context.Context
@@ -163,24 +170,35 @@ type policyRead struct {
 }
 
 // begin returns the read of collection in flight, and whether it is the
-// caller's to do: a new one, stamped now, when none is.
+// caller's to do: a new one, stamped now, when none is, or when the one
+// in flight hung past its bound (a store that ignores ctx); the new one
+// replaces it, so that a collection never read is not left unread for
+// good after a read the store never answers.
 func (c *policyCache) begin(s *Scheduler, collection string, now time.Time) (rd *policyRead, mine bool) {
-	if v, ok := c.reads.Load(collection); ok {
-		return v.(*policyRead), false
-	}
-	rd = &policyRead{at: now, done: make(chan struct{})}
-	rd.ctx, rd.cancel = context.WithTimeout(context.Background(), s.cfg.LeaseDuration/3)
-	if v, loaded := c.reads.LoadOrStore(collection, rd); loaded {
+	for {
+		v, ok := c.reads.Load(collection)
+		if ok && v.(*policyRead).ctx.Err() == nil {
+			return v.(*policyRead), false
+		}
+		rd = &policyRead{at: now, done: make(chan struct{})}
+		rd.ctx, rd.cancel = context.WithTimeout(context.Background(), s.cfg.LeaseDuration/3)
+		if ok {
+			mine = c.reads.CompareAndSwap(collection, v, rd)
+		} else {
+			_, loaded := c.reads.LoadOrStore(collection, rd)
+			mine = !loaded
+		}
+		if mine {
+			return rd, true
+		}
 		rd.cancel()
-		return v.(*policyRead), false
 	}
-	return rd, true
 }
 
 // read does rd, the caller's read of collection, and returns the entry
-// it sets, nil when the store failed (logged as what failed). The waiters
-// are released either way, and the next caller reads again after a
-// failure.
+// it sets, nil when the store failed (logged as what failed) or answered
+// only after rd was replaced (see begin). The waiters are released either
+// way, and the next caller reads again after a failure.
 func (c *policyCache) read(s *Scheduler, rd *policyRead, collection, what string) *cachedPolicy {
 	// In this order: a caller that comes after the waiters are released
 	// finds the entry set or reads again, and a waiter finds done closed
@@ -189,6 +207,11 @@ func (c *policyCache) read(s *Scheduler, rd *policyRead, collection, what string
 	defer close(rd.done)
 	defer c.reads.CompareAndDelete(collection, rd)
 	col, err := s.store.GetCollection(rd.ctx, collection)
+	if v, _ := c.reads.Load(collection); err == nil && v != rd {
+		// Replaced past its bound (see begin): what rd read may be older
+		// than what the read that replaced it sets.
+		err = errLateRead
+	}
 	if err != nil {
 		s.log.Warn(what, "collection", collection, "err", err)
 		return nil
@@ -196,6 +219,10 @@ func (c *policyCache) read(s *Scheduler, rd *policyRead, collection, what string
 	rd.e = c.set(col, rd.at)
 	return rd.e
 }
+
+// errLateRead is what a read of a collection that the store answered
+// past its bound, once another read had replaced it, is taken for.
+var errLateRead = errors.New("the store answered past the read's bound, after another read had begun")
 
 // wait returns the entry that rd set, nil when it failed or did not end
 // in time.

@@ -255,7 +255,9 @@ func TestPolicyRefreshSharesRead(t *testing.T) {
 // TestPolicyReadHangs: a read the store does not answer ends a third of
 // LeaseDuration after it began, and so does the wait of those that wait
 // for it, even when the store ignores its context: the limits are then
-// not known, and no worker is held up for good.
+// not known, and no worker is held up for good. A caller that comes
+// after that bound reads again, even while the store still holds the
+// first read, and gets the limits.
 func TestPolicyReadHangs(t *testing.T) {
 	for _, ignore := range []bool{false, true} {
 		t.Run(map[bool]string{false: "store heeds context", true: "store ignores context"}[ignore], func(t *testing.T) {
@@ -298,11 +300,18 @@ func TestPolicyReadHangs(t *testing.T) {
 					t.Errorf("%d callers returned, want %d", returned, want)
 				}
 				mu.Unlock()
+				if c := g.count(); c != 1 {
+					t.Errorf("%d reads within the bound, want 1", c)
+				}
+				g.setLimits(3)
+				if l, known := s.policies.limits(s, "c", time.Now()); !known || len(l) != 1 {
+					t.Errorf("limits of a caller after the bound = %v, %t; want the collection's, known", l, known)
+				}
+				if c := g.count(); c != 2 {
+					t.Errorf("%d reads after a caller came after the bound, want 2", c)
+				}
 				close(g.open)
 				wg.Wait()
-				if c := g.count(); c != 1 {
-					t.Errorf("%d reads, want 1", c)
-				}
 			})
 		})
 	}
@@ -449,4 +458,33 @@ func TestPolicyRefreshAfterFailedOlderRead(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestPolicyHungReadAnswersLate: a read replaced after its bound (see
+// TestPolicyReadHangs) that the store answers at last does not set what
+// it read over the entry its successor set, which is newer, nor end the
+// read that replaced it.
+func TestPolicyHungReadAnswersLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedCollections{hold: 1, open: make(chan struct{}), ignoreCtx: true}
+		g.setLimits(3)
+		s := newGated(t, g)
+		var wg sync.WaitGroup
+		wg.Go(func() { s.policies.limits(s, "c", time.Now()) }) // answered with 3, late
+		synctest.Wait()
+		time.Sleep(s.cfg.LeaseDuration / 3)
+		synctest.Wait()
+		g.setLimits(5)
+		if l, known := s.policies.limits(s, "c", time.Now()); !known || len(l) != 1 || l[0].MaxConcurrent != 5 {
+			t.Errorf("limits after the bound = %v, %t; want at most 5, known", l, known)
+		}
+		close(g.open)
+		wg.Wait()
+		if l, _ := s.policies.limits(s, "c", time.Now()); len(l) != 1 || l[0].MaxConcurrent != 5 {
+			t.Errorf("limits after the late answer = %v, want at most 5 at once", l)
+		}
+		if c := g.count(); c != 2 {
+			t.Errorf("%d reads, want 2", c)
+		}
+	})
 }
