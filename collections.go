@@ -204,7 +204,7 @@ func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, c
 func (s *Scheduler) wroteCollection(r *CollectionRecord, now time.Time) *CollectionRecord {
 	r.Version++
 	// A copy: r is the caller's.
-	s.policies.set(&CollectionRecord{Name: r.Name, Definition: *r.Definition.Clone()}, now)
+	s.policies.set(&CollectionRecord{Name: r.Name, Version: r.Version, Definition: *r.Definition.Clone()}, now)
 	s.wrote(r.Name, "")
 	return r
 }

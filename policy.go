@@ -56,6 +56,8 @@ type cachedPolicy struct {
 	limits []Limit                   // the collection's limits
 	cals   map[string]*CalendarEntry // the collection's calendars, not to be changed
 	read   time.Time
+	// version is the collection's Version read (see [CollectionRecord]).
+	version int64
 	// compiled holds calendars of cals compiled, by name
 	// (*compiledCalendar); those whose ETag is unchanged are carried
 	// into the entry of the collection read again, the others dropped.
@@ -299,17 +301,35 @@ func (c *policyCache) compile(s *Scheduler, collection, name string, e *Calendar
 // read at now, and returns the entry. The calendars compiled before whose
 // ETag is unchanged stay compiled; those col no longer has, or has in
 // another version, are dropped.
+//
+// An entry set after now of a higher Version than col's is kept, and
+// returned: col was read before it, by a read that began before a write
+// through this instance set it. (A collection deleted and created again
+// starts its Versions again: the entry kept goes stale as any other, and
+// a read begun after it replaces it.)
 func (c *policyCache) set(col *CollectionRecord, now time.Time) *cachedPolicy {
 	p := col.Definition.Properties
-	e := &cachedPolicy{p.RunPolicy, p.Limits, col.Definition.Calendars, now, new(sync.Map)}
-	if v, ok := c.m.Load(col.Name); ok {
-		v.(*cachedPolicy).compiled.Range(func(name, v any) bool {
+	for {
+		e := &cachedPolicy{p.RunPolicy, p.Limits, col.Definition.Calendars, now, col.Version, new(sync.Map)}
+		v, ok := c.m.Load(col.Name)
+		if !ok {
+			if _, loaded := c.m.LoadOrStore(col.Name, e); !loaded {
+				return e
+			}
+			continue
+		}
+		held := v.(*cachedPolicy)
+		if held.version > col.Version && now.Before(held.read) {
+			return held
+		}
+		held.compiled.Range(func(name, v any) bool {
 			if ce := e.cals[name.(string)]; ce != nil && ce.ETag == v.(*compiledCalendar).etag {
 				e.compiled.Store(name, v)
 			}
 			return true
 		})
+		if c.m.CompareAndSwap(col.Name, v, e) {
+			return e
+		}
 	}
-	c.m.Store(col.Name, e)
-	return e
 }

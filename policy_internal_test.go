@@ -59,11 +59,12 @@ func (g *gatedCollections) count() int {
 }
 
 // setLimits makes the collection the store answers have limits of n at
-// once.
+// once, a write of it (its Version one higher).
 func (g *gatedCollections) setLimits(n int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.col.Definition.Properties.Limits = []Limit{{Key: LimitCollection, MaxConcurrent: n}}
+	g.col.Version++
 }
 
 func newGated(t *testing.T, g *gatedCollections) *Scheduler {
@@ -485,6 +486,34 @@ func TestPolicyHungReadAnswersLate(t *testing.T) {
 		}
 		if c := g.count(); c != 2 {
 			t.Errorf("%d reads, want 2", c)
+		}
+	})
+}
+
+// TestPolicyWriteNotOverwrittenByOlderRead: this instance writes a
+// collection (the cache takes the write at once) while a read of it,
+// begun before the write, is in flight; that read, ending after, does not
+// set what it read, the version before the write, over the write's entry.
+func TestPolicyWriteNotOverwrittenByOlderRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gatedCollections{hold: 2, open: make(chan struct{})}
+		g.setLimits(3)
+		s := newGated(t, g)
+		now := time.Now()
+		s.policies.get(s, "c", now)
+		now = now.Add(policyTTL)
+		var wg sync.WaitGroup
+		wg.Go(func() { s.policies.get(s, "c", now) }) // reads the version with limit 3, held
+		synctest.Wait()
+		// A write through this instance: the store, then the cache.
+		g.setLimits(5)
+		written := CollectionRecord{Name: "c", Version: 1}
+		written.Definition.Properties.Limits = []Limit{{Key: LimitCollection, MaxConcurrent: 5}}
+		s.wroteCollection(&written, now.Add(time.Millisecond))
+		close(g.open)
+		wg.Wait()
+		if l, _ := s.policies.limits(s, "c", now.Add(2*time.Millisecond)); len(l) != 1 || l[0].MaxConcurrent != 5 {
+			t.Errorf("limits after this instance wrote 5 = %v, want at most 5 at once", l)
 		}
 	})
 }
