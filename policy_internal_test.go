@@ -132,33 +132,51 @@ func TestPolicyReadOnceForMissing(t *testing.T) {
 	})
 }
 
-// TestPolicyReadFailedForMissing: when the read that workers wait for
-// fails, each of them takes the failure's result (the limits are not
-// known, so no attempt runs unlimited) and nothing is cached: the next
-// caller reads again.
-func TestPolicyReadFailedForMissing(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const n = 8
-		g := &gatedCollections{hold: 1, open: make(chan struct{}), fail: errors.New("store away")}
-		g.setLimits(3)
-		s := newGated(t, g)
-		now := time.Now()
-		got := limitsOf(s, n, now)
-		synctest.Wait()
-		close(g.open)
-		if diff := cmp.Diff(repeat(limitsSeen{nil, false}, n), got()); diff != "" {
-			t.Errorf("limits after a failed read (-want +got):\n%s", diff)
-		}
-		if c := g.count(); c != 1 {
-			t.Errorf("%d limits while one read fails: %d reads, want 1", n, c)
-		}
-		if l, known := s.policies.limits(s, "c", now); !known || len(l) != 1 {
-			t.Errorf("limits after the failure = %v, %t; want the collection's, known", l, known)
-		}
-		if c := g.count(); c != 2 {
-			t.Errorf("the next caller after the failure: %d reads in all, want 2", c)
-		}
-	})
+// TestPolicyReadFailed: when the read that workers wait for fails, each
+// of them takes the failure's result and nothing is cached: the next
+// caller reads again. With no entry that is noPolicy (the limits are not
+// known, so no attempt runs unlimited); with a stale one, the stale
+// entry, limits known.
+func TestPolicyReadFailed(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		stale bool
+		want  limitsSeen
+	}{
+		{"missing", false, limitsSeen{nil, false}},
+		{"stale", true, limitsSeen{[]Limit{{Key: LimitCollection, MaxConcurrent: 3}}, true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const n = 8
+				g := &gatedCollections{hold: 1, open: make(chan struct{}), fail: errors.New("store away")}
+				g.setLimits(3)
+				s := newGated(t, g)
+				now := time.Now()
+				if tt.stale {
+					g.hold = 2
+					s.policies.limits(s, "c", now)
+					now = now.Add(policyTTL)
+				}
+				before := g.count()
+				got := limitsOf(s, n, now)
+				synctest.Wait()
+				close(g.open)
+				if diff := cmp.Diff(repeat(tt.want, n), got()); diff != "" {
+					t.Errorf("limits after a failed read (-want +got):\n%s", diff)
+				}
+				if c := g.count() - before; c != 1 {
+					t.Errorf("%d limits while one read fails: %d reads, want 1", n, c)
+				}
+				if l, known := s.policies.limits(s, "c", now); !known || len(l) != 1 {
+					t.Errorf("limits after the failure = %v, %t; want the collection's, known", l, known)
+				}
+				if c := g.count() - before; c != 2 {
+					t.Errorf("the next caller after the failure: %d reads since, want 2", c)
+				}
+			})
+		})
+	}
 }
 
 // TestPolicyReadStale: workers that find a collection's entry stale
