@@ -15,7 +15,8 @@
 // its outcome by more than the group that is committing. Reads use the other connections
 // of the pool and see the last committed state. Several processes may open
 // the same file: SQLite's lock serialises their writes, and a writer waits
-// up to Options.BusyTimeout for it.
+// for it as long as the others commit, failing only when one transaction
+// held it for Options.BusyTimeout.
 //
 // It implements [scheduler.BatchRecorder] (a batch of outcomes in one
 // transaction), [scheduler.LeaseExtender] (many leases in one statement)
@@ -56,6 +57,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -102,15 +104,19 @@ type NewerSchemaError = sqlstore.NewerSchemaError
 // Defaults of Options.
 const (
 	// DefaultBusyTimeout is how long a write waits for another process
-	// that holds the database's write lock.
+	// that holds the database's write lock in one transaction.
 	DefaultBusyTimeout = 5 * time.Second
 )
 
 // Options configures a Store. A nil *Options means every default.
 type Options struct {
 	// BusyTimeout is how long a write waits for the write lock that
-	// another process holds before it fails. Defaults to
-	// DefaultBusyTimeout (5s).
+	// another process holds before it fails, counted from the last
+	// commit of another process: a write waits its turn as long as the
+	// others that hold the lock in turn commit, and fails when one of
+	// them held it for BusyTimeout, or (at the latest BusyTimeout later)
+	// once the write's context ended.
+	// Defaults to DefaultBusyTimeout (5s).
 	BusyTimeout time.Duration
 	// Synchronous is SQLite's synchronous setting for writes: "FULL"
 	// (every commit reaches the disk before it returns) or "NORMAL" (in
@@ -174,6 +180,7 @@ type Store struct {
 	quit       chan struct{}
 	writerDone chan struct{}
 	w          *sql.Conn // the write connection; the writer's
+	walPath    string    // the file of the database's write-ahead log; see begin
 	stmts      map[string]*sql.Stmt
 	reads      sync.Map // statement -> *sql.Stmt on db; see readConn
 	host       hostTx   // the last host's transaction InTx was given, while it lives
@@ -297,6 +304,15 @@ func (s *Store) connect(ctx context.Context) error {
 	if err := c.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
 		c.Close()
 		return err
+	}
+	var seq int
+	var schema, file string
+	if err := c.QueryRowContext(ctx, "PRAGMA database_list").Scan(&seq, &schema, &file); err != nil {
+		c.Close()
+		return err
+	}
+	if file != "" {
+		s.walPath = file + "-wal"
 	}
 	s.w = c
 	clear(s.stmts)
@@ -573,12 +589,10 @@ func uniqueViolation(err error) bool {
 func (s *Store) runGroup(batch []*writeReq) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
-	live := 0
 	for i, r := range batch {
-		if errs[i] = r.ctx.Err(); errs[i] == nil {
-			live++
-		}
+		errs[i] = r.ctx.Err()
 	}
+	live := countLive(errs)
 	answer := func() {
 		for i, r := range batch {
 			r.done <- fullError(errs[i])
@@ -602,9 +616,13 @@ func (s *Store) runGroup(batch []*writeReq) {
 			return
 		}
 	}
-	if _, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if err := s.begin(ctx, batch, errs); err != nil {
 		s.reset()
 		failAll(err)
+		return
+	}
+	if live = countLive(errs); live == 0 {
+		answer()
 		return
 	}
 	exec := func(q string) error {
@@ -665,6 +683,80 @@ func (s *Store) runGroup(batch []*writeReq) {
 		return
 	}
 	answer()
+}
+
+// begin begins the write transaction of a group, waiting for SQLite's
+// write lock while another connection holds it. SQLite's busy handler
+// looks for the lock now and then, up to Options.BusyTimeout; connections
+// that write without pause take the lock again as soon as they committed,
+// so that the handler may find it taken each time although each
+// transaction holds it briefly (other processes on the file, or other
+// Stores in this one). So begin tries again as long as another connection
+// committed while it waited, which changes the file's write-ahead log: a
+// group fails for the lock only when no other connection committed for
+// BusyTimeout, which is one transaction held that long, or when the
+// contexts of all its writes ended meanwhile (begin then marks them in
+// errs and returns nil without a transaction). (PRAGMA data_version does
+// not tell: a wait that failed leaves it as it was although others
+// committed.)
+func (s *Store) begin(ctx context.Context, batch []*writeReq, errs []error) error {
+	seen := s.walState()
+	for {
+		_, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE")
+		if !busy(err) {
+			return err
+		}
+		now := s.walState()
+		if now == (walState{}) || now == seen {
+			return err
+		}
+		seen = now
+		for i, r := range batch {
+			if errs[i] == nil {
+				errs[i] = r.ctx.Err()
+			}
+		}
+		if countLive(errs) == 0 {
+			return nil
+		}
+	}
+}
+
+// walState is the size and modification time of a database's write-ahead
+// log, which each commit changes.
+type walState struct {
+	size, mod int64 // mod in Unix nanoseconds
+}
+
+// walState returns the state of the write-ahead log of the write
+// connection's database, or the zero walState when it cannot tell.
+func (s *Store) walState() walState {
+	if s.walPath == "" {
+		return walState{}
+	}
+	fi, err := os.Stat(s.walPath)
+	if err != nil {
+		return walState{}
+	}
+	return walState{fi.Size(), fi.ModTime().UnixNano()}
+}
+
+// busy reports SQLite's SQLITE_BUSY.
+func busy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+// countLive returns how many of errs are nil: the writes of a group still
+// to run.
+func countLive(errs []error) int {
+	n := 0
+	for _, err := range errs {
+		if err == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // reset drops the write connection after an error that may have left it

@@ -27,7 +27,13 @@ var _ scheduler.Transactional = (*Store)(nil)
 // transaction that read before another connection wrote cannot take the
 // lock: begin write transactions with BEGIN IMMEDIATE, which the
 // modernc.org/sqlite driver does for every transaction when the DSN has
-// _txlock=immediate, and set a busy_timeout there too. Set temp_store to
+// _txlock=immediate, and set a busy_timeout there too. SQLite's busy
+// handler looks for the lock now and then, so that while the Store writes
+// without pause the host's BEGIN may find it taken each time and fail
+// with SQLITE_BUSY after the busy_timeout although no transaction held
+// the lock that long (the Store's own writes try again as long as other
+// connections commit; see Options.BusyTimeout): begin the transaction
+// again then, or give it a longer busy_timeout. Set temp_store to
 // MEMORY (2) as well, as the Store does on its own connection: each put
 // keeps the pages it changes in a statement journal until the statement
 // ends, which SQLite keeps in memory up to 64 KiB and otherwise in a

@@ -1,0 +1,131 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/sqlite"
+)
+
+// busyStore opens the file at path with a short busy timeout and puts
+// collection "c" in it.
+func busyStore(t *testing.T, path string, timeout time.Duration) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), path, &sqlite.Options{BusyTimeout: timeout, Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.PutCollection(context.Background(), &scheduler.CollectionRecord{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// busyJob is a job record of collection "c" to create.
+func busyJob(name string) *scheduler.JobRecord {
+	return &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{}, State: scheduler.JobEnabled}
+}
+
+// otherWriter is another process's connection to the file at path.
+func otherWriter(t *testing.T, path string) *sql.Conn {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.ExecContext(context.Background(), "CREATE TABLE IF NOT EXISTS other (n INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestPutsWaitForBusyWriters: puts do not fail while another process
+// writes without pause for longer than the busy timeout, taking the lock
+// again as soon as it committed, so that SQLite's busy wait, which looks
+// for the lock now and then, finds it taken each time: each of the other
+// process's transactions is short, and the puts wait for their turn.
+func TestPutsWaitForBusyWriters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	const timeout = 50 * time.Millisecond
+	s := busyStore(t, path, timeout)
+	other := otherWriter(t, path)
+
+	stop, started := make(chan struct{}), make(chan struct{})
+	hammered := make(chan error, 1)
+	go func() {
+		var once sync.Once
+		defer once.Do(func() { close(started) })
+		n := 0
+		for {
+			if n == 10 {
+				once.Do(func() { close(started) })
+			}
+			select {
+			case <-stop:
+				hammered <- nil
+				return
+			default:
+			}
+			for _, q := range []string{"BEGIN IMMEDIATE", fmt.Sprintf("INSERT INTO other VALUES (%d)", n), "COMMIT"} {
+				if _, err := other.ExecContext(ctx, q); err != nil {
+					hammered <- fmt.Errorf("%s: %w", q, err)
+					return
+				}
+			}
+			n++
+		}
+	}()
+	<-started
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.PutJob(ctx, busyJob(fmt.Sprintf("j%d", i))) })
+	}
+	// The other process writes for many busy timeouts; the puts wait.
+	time.Sleep(20 * timeout)
+	close(stop)
+	wg.Wait()
+	if err := <-hammered; err != nil {
+		t.Fatalf("the other process's writes: %v", err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("PutJob(j%d) while another process wrote without pause = %v, want nil", i, err)
+		}
+	}
+}
+
+// TestPutFailsPastBusyTimeout: a put fails once another process held
+// one transaction for the busy timeout.
+func TestPutFailsPastBusyTimeout(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	s := busyStore(t, path, 50*time.Millisecond)
+	other := otherWriter(t, path)
+	if _, err := other.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer other.ExecContext(ctx, "ROLLBACK")
+	if _, err := other.ExecContext(ctx, "INSERT INTO other VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	err := s.PutJob(ctx, busyJob("j"))
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Errorf("PutJob while another process holds one transaction past the busy timeout = %v, want database is locked", err)
+	}
+}
