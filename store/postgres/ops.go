@@ -847,7 +847,16 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 	if err := s.live(); err != nil {
 		return err
 	}
-	tag, err := s.engine.Exec(ctx, s.sql("UPDATE {s}.jobs SET lease_until = $4 WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> ''"),
+	return s.extendLease(ctx, s.engine, collection, name, owner, until)
+}
+
+// extendLease is ExtendLease through q, the engine's pool or a
+// transaction of it.
+func (s *Store) extendLease(ctx context.Context, q interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, collection, name, owner string, until time.Time) error {
+	tag, err := q.Exec(ctx, s.sql("UPDATE {s}.jobs SET lease_until = $4 WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> ''"),
 		collection, name, owner, sqlstore.NanosInt(until))
 	if err != nil {
 		return wrap("extend lease of job", collection+"/"+name, err)
@@ -856,7 +865,7 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 		return nil
 	}
 	var holder string
-	err = s.engine.QueryRow(ctx, s.sql("SELECT lease_owner FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name).Scan(&holder)
+	err = q.QueryRow(ctx, s.sql("SELECT lease_owner FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name).Scan(&holder)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.missing(ctx, collection, name)
 	}
@@ -872,11 +881,12 @@ func (s *Store) ExtendLease(ctx context.Context, collection, name, owner string,
 // some were not extended, a second, notExtendedSQL, reads why from the
 // rows as they are then. Those still held by owner were skipped for a
 // lock (a host's transaction that put the job, a RecordBatch under way):
-// each is extended on its own with ExtendLease, up to extendLocked at
-// once, which waits for its row. So a locked row holds up only its own
-// job's extension, and the call never waits for a row while it holds the
-// locks of others: it cannot deadlock with another call or with
-// RecordBatch.
+// they are extended one at a time, each waiting for its row (see
+// extendLocked). So a locked row holds up only its own job's extension,
+// the call never waits for a row while it holds the locks of others (it
+// cannot deadlock with another call or with RecordBatch), and it holds at
+// most one of the engine's connections while it waits, leaving the others
+// to claims and records.
 func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
 	if len(jobs) == 0 {
 		return nil
@@ -911,8 +921,7 @@ func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time,
 	if err := json.Unmarshal(why, &not); err != nil {
 		return s.d.ExtendErrors(owner, jobs, nil, err)
 	}
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, extendLocked)
+	var locked []int // places in jobs, from 0, of the rows skipped for a lock
 	for _, n := range not {
 		if n.Place < 1 || n.Place > len(jobs) {
 			continue
@@ -922,19 +931,55 @@ func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time,
 			errs[i] = s.d.NotExtendedError(owner, k, n)
 			continue
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			errs[i] = s.ExtendLease(ctx, k.Collection, k.Name, owner, until)
-		})
+		locked = append(locked, i)
 	}
-	wg.Wait()
+	for n, i := range locked {
+		errs[i] = s.extendLocked(ctx, jobs[i], owner, until, len(locked)-n)
+	}
 	return errs
 }
 
-// extendLocked is the most ExtendLease calls that ExtendLeases makes at
-// once for the jobs whose rows were locked.
-const extendLocked = 16
+// errRowLocked is the error of a lease that ExtendLeases did not extend
+// because another transaction held the job's row for longer than the call
+// could wait (see extendLocked). The lease is as it was; the Scheduler's
+// lease keeper tries again at its next pass.
+var errRowLocked = errors.New("store/postgres: the job's row is locked by another transaction; the lease is not extended this time")
+
+// extendLocked extends the lease of job k, whose row another transaction
+// locked, waiting for the row. With a deadline on ctx, it waits at most
+// half of the time left shared among the left rows still to extend (this
+// one among them), which bounds the whole of ExtendLeases' waits by half
+// of the time left when they began: a row held longer fails with
+// errRowLocked, and the lease keeper, whose calls end a third of a lease
+// after they begin, tries again at its next pass while the lease has time
+// left. Without a deadline it waits as long as the row is held.
+func (s *Store) extendLocked(ctx context.Context, k scheduler.JobKey, owner string, until time.Time, left int) error {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return s.extendLease(ctx, s.engine, k.Collection, k.Name, owner, until)
+	}
+	wait := time.Until(d) / time.Duration(2*left)
+	if wait < time.Millisecond {
+		wait = time.Millisecond
+	}
+	var err error
+	txErr := pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_catalog.set_config('lock_timeout', $1, true)", fmt.Sprintf("%dms", wait.Milliseconds())); err != nil {
+			return err
+		}
+		err = s.extendLease(ctx, tx, k.Collection, k.Name, owner, until)
+		return err
+	})
+	// txErr is err, or the commit's error.
+	if err == nil && txErr != nil {
+		err = wrap("extend lease of job", k.Collection+"/"+k.Name, txErr)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "55P03" { // lock_not_available: the lock_timeout
+		return fmt.Errorf("%w (waited %v): %w", errRowLocked, wait, err)
+	}
+	return err
+}
 
 // extendLeasesSQL moves to $4 the leases that owner $3 holds of the jobs
 // named by $1 (collections) and $2 (names), except those whose rows

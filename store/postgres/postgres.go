@@ -13,7 +13,11 @@
 // The scheduler's own work (ClaimDue, NextDue, ExtendLease,
 // ExtendLeases, Record, RecordBatch) runs on a small pool of its own
 // (Options.EngineConns), so that API requests holding every connection of
-// the main pool never make a job late.
+// the main pool never make a job late. ExtendLeases waits on at most one of
+// those connections at a time for the rows that a host's transaction
+// holds, each for no more than half of what its context leaves shared
+// among them; a lease whose row stayed locked is reported not extended,
+// and the lease keeper tries again at its next pass.
 //
 // A job's create (PutJob of a new job, CreateJob) is one statement. The
 // creates into one collection that start while two of them run wait for
