@@ -1082,7 +1082,8 @@
 // outcome of a claim of the first one must not land on it. Record and
 // [AheadClaimer.GiveBack] tell the two apart by [JobRecord.Incarnation],
 // which the store draws when it creates a job (a counter, or a random
-// 64-bit value) and a replace keeps, and by [JobRecord.Created], which a
+// 64-bit value), sets in the record of the create (so the answer of
+// [Scheduler.PutJob] and its kin holds it) and a replace keeps, and by [JobRecord.Created], which a
 // store hands back exactly as it was written (to the nanosecond) and
 // which a replace keeps too; they answer ErrNotFound when either differs
 // (the stores of this module a [*RecreatedError], made by

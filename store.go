@@ -77,7 +77,9 @@ type Store interface {
 	// will see ErrConflict and re-read first). The store hands j.Created
 	// back exactly as written, to the nanosecond, and a replace keeps it
 	// (the Scheduler passes the stored one); a create draws the job's
-	// Incarnation, which a replace keeps whatever j says: Record and
+	// Incarnation and, once it succeeded, sets it in j, so that the
+	// Scheduler's answer says what is stored; a replace keeps the stored
+	// Incarnation whatever j says: Record and
 	// GiveBack compare both to tell the job from one deleted and created
 	// again under its name, also at the same instant (see "Stores" in the
 	// package documentation).
@@ -292,10 +294,10 @@ type JobRecord struct {
 	// more (store/memory's: 2^48). A job's identity is its Incarnation
 	// and its Created together, so two jobs of one name are taken for one
 	// only when both are equal: the two drew one Incarnation, and were
-	// created at the same instant. A replace and Record
-	// keep the stored one, whatever the record given says; so the record
-	// a create was given, and the Scheduler's answer to the put, hold
-	// none (zero). Record and [AheadClaimer.GiveBack] compare it, with
+	// created at the same instant. A create that succeeded sets it in
+	// the record it was given (PutJob's, PutJobs', CreateJob's), so that
+	// the Scheduler's answer to the put holds it; a replace and Record
+	// keep the stored one, whatever the record given says. Record and [AheadClaimer.GiveBack] compare it, with
 	// Created, to tell the claimed job from another created under its
 	// name since (see "Stores" in the package documentation). Zero only
 	// in the jobs a store holds from before it drew one (the SQL stores'

@@ -805,12 +805,14 @@ func (d *Dialect) create(ctx context.Context, c Conn, ci *collInfo, fixed bool, 
 	for range slotAttempts {
 		slot := ci.take()
 		d.step(ctx, c, "insert")
+		inc := NewIncarnation()
 		n, err := c.Exec(ctx, d.waking(d.createSQL(), wake), row.Collection, row.Name, row.Definition, row.State, row.Status, row.Schedule, row.ETag,
-			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.version, ci.etag, NewIncarnation())
+			row.CreatedArg(), row.UpdatedArg(), row.DueArg(), row.TagsArg(), slot, ci.limit, ci.version, ci.etag, inc)
 		if err != nil {
 			return d.createError(j.ID(), err)
 		}
 		if n == 1 {
+			j.Incarnation = inc
 			d.step(ctx, c, "commit")
 			return nil
 		}
@@ -1009,9 +1011,10 @@ func (v *TxView) DeleteJob(ctx context.Context, collection, name string) error {
 // [scheduler.ErrConflict].
 type JobInserter interface {
 	// InsertJobs inserts jobs, with version 1, no lease, coll_enabled
-	// set to enabled, and job i holding place slots[i]. It encodes each
-	// job with d.EncodeRow as it sends it, so that the database works on
-	// the rows sent while the next ones are encoded.
+	// set to enabled, job i holding place slots[i] and an incarnation of
+	// NewIncarnation, which it sets in the job's Incarnation. It encodes
+	// each job with d.EncodeRow as it sends it, so that the database
+	// works on the rows sent while the next ones are encoded.
 	InsertJobs(ctx context.Context, d *Dialect, jobs []*scheduler.JobRecord, enabled bool, slots []int64) error
 }
 
@@ -1103,13 +1106,15 @@ func (d *Dialect) insertEach(ctx context.Context, c Conn, jobs []*scheduler.JobR
 		if err != nil {
 			return err
 		}
-		n, err := c.Exec(ctx, d.sql(insertSlotSQL), append(r.InsertArgs(enabled), slots[i], NewIncarnation())...)
+		inc := NewIncarnation()
+		n, err := c.Exec(ctx, d.sql(insertSlotSQL), append(r.InsertArgs(enabled), slots[i], inc)...)
 		if err != nil {
 			return d.createError(j.ID(), err)
 		}
 		if n == 0 { // the collection is locked: no create took the place
 			return fmt.Errorf("%s: create job %q: place %d taken: %w", d.Name, j.ID(), slots[i], scheduler.ErrConflict)
 		}
+		j.Incarnation = inc
 	}
 	return nil
 }

@@ -504,6 +504,7 @@ func (s *Store) apply(c *coll, j *job, r *scheduler.JobRecord) {
 		}
 		c.jobs[r.Name] = j
 		c.names = nil
+		r.Incarnation = j.incarnation() // the answer says what is stored
 	}
 	s.set(j, r, false) // the stored lease stays
 	j.setVersion(j.version() + 1)

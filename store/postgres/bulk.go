@@ -75,8 +75,9 @@ func (c copyConn) InsertJobs(ctx context.Context, d *sqlstore.Dialect, jobs []*s
 			encodeErr = err
 			return nil, err
 		}
+		jobs[i].Incarnation = sqlstore.NewIncarnation()
 		return []any{r.Collection, r.Name, r.Definition, r.State, r.Status, r.Schedule, r.ETag, int64(1),
-			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, r.TagsArg(), enabled, slots[i], sqlstore.NewIncarnation()}, nil
+			r.CreatedArg(), r.UpdatedArg(), r.DueArg(), "", nil, r.TagsArg(), enabled, slots[i], jobs[i].Incarnation}, nil
 	}))
 	if encodeErr != nil {
 		return encodeErr

@@ -847,8 +847,9 @@ func recreatedAtOnce(fn func(*testing.T, scheduler.Store, bool)) func(*testing.T
 
 // testIncarnation checks that a store draws a job's Incarnation when it
 // creates the job, whatever the record given holds: never zero, another
-// for each job of a name created again, handed back by every read, and
-// kept by a replace and a Record whatever their records hold.
+// for each job of a name created again, set in the record a create was
+// given (PutJob, PutJobs, CreateJob), handed back by every read, and kept
+// by a replace and a Record whatever their records hold.
 func testIncarnation(t *testing.T, s scheduler.Store) {
 	putCollection(t, s, "c", 0)
 	seen := map[int64]string{}
@@ -873,6 +874,13 @@ func testIncarnation(t *testing.T, s scheduler.Store) {
 	if first == 42 {
 		t.Errorf("Incarnation of c/j = 42, what PutJob was given; want one the store drew")
 	}
+	answered := func(what string, j *scheduler.JobRecord, stored int64) {
+		t.Helper()
+		if j.Incarnation != stored {
+			t.Errorf("Incarnation of the record %s created = %d, want the one stored, %d", what, j.Incarnation, stored)
+		}
+	}
+	answered("PutJob", j, first)
 	for round := range 3 {
 		if err := s.DeleteJob(ctx, "c", "j"); err != nil {
 			t.Fatal(err)
@@ -881,7 +889,7 @@ func testIncarnation(t *testing.T, s scheduler.Store) {
 		if err := s.PutJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
-		drawn(fmt.Sprintf("create %d at the same instant", round+2))
+		answered("PutJob", j, drawn(fmt.Sprintf("create %d at the same instant", round+2)))
 	}
 	n := incarnation(t, s, "c", "j")
 	r := mustGet(t, s, "c", "j")
@@ -912,9 +920,22 @@ func testIncarnation(t *testing.T, s scheduler.Store) {
 		if err := bp.PutJobs(ctx, "c", []*scheduler.JobRecord{k}); err != nil {
 			t.Fatalf("PutJobs: %v", err)
 		}
-		if got := incarnation(t, s, "c", "k"); got == 0 || got == n {
+		got := incarnation(t, s, "c", "k")
+		if got == 0 || got == n {
 			t.Errorf("Incarnation of c/k created by PutJobs = %d, want one the store drew (not 0, not %d)", got, n)
 		}
+		answered("PutJobs", k, got)
+	}
+	if jc, ok := s.(scheduler.JobCreator); ok {
+		col, err := s.GetCollection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := newJob("c", "l", t0)
+		if err := jc.CreateJob(ctx, col, l); err != nil {
+			t.Fatalf("CreateJob: %v", err)
+		}
+		answered("CreateJob", l, incarnation(t, s, "c", "l"))
 	}
 }
 
