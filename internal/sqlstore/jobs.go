@@ -1049,15 +1049,40 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 	if err != nil {
 		return d.Wrap("put jobs of collection", collection, err)
 	}
-	var creates []*scheduler.JobRecord
+	var creates, replaces []*scheduler.JobRecord
 	for _, j := range jobs {
 		if j.Collection != collection {
 			return fmt.Errorf("%s: put jobs of collection %q: job %q is of collection %q", d.Name, collection, j.Name, j.Collection)
 		}
 		if j.Version == 0 {
 			creates = append(creates, j)
-			continue
+		} else {
+			replaces = append(replaces, j)
 		}
+	}
+	// The quota is decided before any write, so that a batch refused for
+	// it writes nothing only to roll it back: the places are found while
+	// the collection row is locked, which keeps other creates out until
+	// the transaction ends, and the replaces take no place.
+	var slots []int64
+	if len(creates) > 0 {
+		limit := int(ci.limit)
+		f, err := d.freeSlots(ctx, c, placeSearch{collection: collection, limit: ci.limit, start: ci.next.Load(), need: len(creates), n: len(creates)})
+		if err != nil {
+			return d.Wrap("put jobs of collection", collection, err)
+		}
+		slots = f.slots
+		if len(slots) < len(creates) {
+			held := limit - len(slots)
+			if !f.searched {
+				held = int(f.held)
+			}
+			err := QuotaError(collection, limit, held).(*scheduler.QuotaError)
+			err.Reason += fmt.Sprintf(", and the batch creates %d", len(creates))
+			return err
+		}
+	}
+	for _, j := range replaces {
 		row, err := d.EncodeRow(j)
 		if err != nil {
 			return err
@@ -1068,21 +1093,6 @@ func (d *Dialect) PutJobs(ctx context.Context, c Conn, collection string, jobs [
 	}
 	if len(creates) == 0 {
 		return nil
-	}
-	limit := int(ci.limit)
-	f, err := d.freeSlots(ctx, c, placeSearch{collection: collection, limit: ci.limit, start: ci.next.Load(), need: len(creates), n: len(creates)})
-	if err != nil {
-		return d.Wrap("put jobs of collection", collection, err)
-	}
-	slots := f.slots
-	if len(slots) < len(creates) {
-		held := limit - len(slots)
-		if !f.searched {
-			held = int(f.held)
-		}
-		err := QuotaError(collection, limit, held).(*scheduler.QuotaError)
-		err.Reason += fmt.Sprintf(", and the batch creates %d", len(creates))
-		return err
 	}
 	if ins, ok := c.(JobInserter); ok {
 		err = ins.InsertJobs(ctx, d, creates, enabled, slots)

@@ -35,7 +35,9 @@ func (s *Store) GetJobs(ctx context.Context, collection string, names []string) 
 
 // PutJobs implements [scheduler.BulkPutter]: one transaction, whose new
 // jobs are copied in (COPY) with one round trip, each encoded as the rows
-// before it are sent.
+// before it are sent. The quota is decided before the first write, under
+// the lock of the collection's row, so a batch refused for it writes
+// nothing.
 func (s *Store) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
 	if len(jobs) == 0 {
 		return nil

@@ -339,3 +339,30 @@ func TestPutJobsBesideUnfoldedChanges(t *testing.T) {
 		t.Errorf("PutJobs of 10 jobs into a collection of 1,000 beside 200,000 changes of the counts not folded: its reads read %d pages, want at most 200", total)
 	}
 }
+
+// TestPutJobsQuotaBeforeReplaces: a bulk put that the quota refuses is
+// refused before it writes anything: the replaces of the batch are not
+// run only to be rolled back.
+func TestPutJobsQuotaBeforeReplaces(t *testing.T) {
+	s, _, _, jobs, cs := extendSetup(t, 2) // quota: 12 jobs
+	old, err := s.GetJob(ctx, "c", jobs[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.ETag = "replaced"
+	batch := []*scheduler.JobRecord{old}
+	for i := range 11 {
+		batch = append(batch, &scheduler.JobRecord{Collection: "c", Name: fmt.Sprintf("new%02d", i), Job: &scheduler.Job{},
+			State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}})
+	}
+	var putErr error
+	seen := cs.statements(func() { putErr = s.PutJobs(ctx, "c", batch) })
+	if !errors.Is(putErr, scheduler.ErrQuotaExceeded) {
+		t.Fatalf("PutJobs of a replace and 11 creates into a collection of 2 jobs of 12 = %v, want ErrQuotaExceeded", putErr)
+	}
+	for _, q := range seen {
+		if strings.Contains(q, "SET definition =") || strings.Contains(q, "INSERT INTO") {
+			t.Errorf("PutJobs refused for the quota wrote first:\n%s", q)
+		}
+	}
+}

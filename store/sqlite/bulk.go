@@ -42,7 +42,8 @@ func (s *Store) GetJobs(ctx context.Context, collection string, names []string) 
 }
 
 // PutJobs implements [scheduler.BulkPutter]: one write of the writer,
-// all of it or none.
+// all of it or none. The quota is decided before the first write, so a
+// batch refused for it writes nothing.
 func (s *Store) PutJobs(ctx context.Context, collection string, jobs []*scheduler.JobRecord) error {
 	if len(jobs) == 0 {
 		return nil
