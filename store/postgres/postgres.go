@@ -17,7 +17,13 @@
 // those connections at a time for the rows that a host's transaction
 // holds, each for no more than half of what its context leaves shared
 // among them; a lease whose row stayed locked is reported not extended,
-// and the lease keeper tries again at its next pass.
+// and the lease keeper tries again at its next pass. GiveBack, the
+// scheduler's return of claims it will not run, waits at most 100 ms for
+// each row another transaction has locked, and tries the whole again while
+// its context lasts; a context without a deadline is tried again only
+// within a second of the call's start. So a give-back that meets a row held
+// for ever fails rather than wait (the claim keeps its lease until it
+// expires), and one that meets no lock always runs to its end.
 //
 // A job's create (PutJob of a new job, CreateJob) is one statement. The
 // creates into one collection that start while two of them run wait for

@@ -401,10 +401,16 @@ func (s *Store) ClaimDueBy(ctx context.Context, c scheduler.ClaimRequest) ([]*sc
 
 // GiveBack implements [scheduler.AheadClaimer]: all of claims in one
 // write transaction, each job apart. It waits for its turn at the
-// store's writer (the scheduler's writes go first) and then for another
-// process's write lock (Options.BusyTimeout at most), as any write does;
-// ctx bounds the wait for its turn, and one without a deadline is given
-// no other bound.
+// store's writer, which comes after at most the group of writes under
+// way (the scheduler's writes go first), and then for the write lock of
+// the file as any write does (see Options.BusyTimeout); once begun, it
+// runs to its end whatever ctx does. So a give-back that meets no other
+// process's lock always finishes, and one that meets a transaction holding
+// the lock fails after Options.BusyTimeout. ctx bounds the wait for its
+// turn, and ends the wait for the lock at the next of the writer's tries;
+// a ctx without a deadline is given no other bound, so while other
+// processes keep taking the lock in turn (each commit restarts the busy
+// timeout) it waits for them.
 func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.JobRecord) []error {
 	errs := make([]error, len(claims))
 	err := s.writeFirst(ctx, func(tx *wtx) error {

@@ -16,7 +16,10 @@
 // of the pool and see the last committed state. Several processes may open
 // the same file: SQLite's lock serialises their writes, and a writer waits
 // for it as long as the others commit, failing only when one transaction
-// held it for Options.BusyTimeout.
+// held it for Options.BusyTimeout. A write, once begun, runs to its end
+// whatever its context does; GiveBack, the scheduler's return of claims
+// it will not run, so always finishes when it meets no other process's
+// lock (see Store.GiveBack).
 //
 // It implements [scheduler.BatchRecorder] (a batch of outcomes in one
 // transaction), [scheduler.LeaseExtender] (many leases in one statement)
