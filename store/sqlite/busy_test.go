@@ -129,3 +129,65 @@ func TestPutFailsPastBusyTimeout(t *testing.T) {
 		t.Errorf("PutJob while another process holds one transaction past the busy timeout = %v, want database is locked", err)
 	}
 }
+
+// TestPutFailsPastBusyTimeoutWhileOtherSpills: another process holds the
+// write lock in one transaction that writes so much that its pages spill
+// into the write-ahead log, which grows meanwhile although nobody
+// commits: a put fails for the lock as when the transaction wrote
+// nothing, instead of waiting for its end.
+func TestPutFailsPastBusyTimeoutWhileOtherSpills(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	s := busyStore(t, path, 50*time.Millisecond)
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=cache_size(10)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	other, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, q := range []string{"CREATE TABLE spill (n INTEGER, b BLOB)", "BEGIN IMMEDIATE"} {
+		if _, err := other.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The other transaction writes until the put returns (or, should the
+	// put wait for its end, for 10 s, then commits).
+	putDone := make(chan struct{})
+	wrote := make(chan error, 1)
+	ended := false // the other transaction ended before the put returned
+	go func() {
+		blob := strings.Repeat("x", 8000)
+		end := time.Now().Add(10 * time.Second)
+		for n := 0; time.Now().Before(end); n++ {
+			select {
+			case <-putDone:
+				_, err := other.ExecContext(ctx, "ROLLBACK")
+				wrote <- err
+				return
+			default:
+			}
+			if _, err := other.ExecContext(ctx, "INSERT INTO spill VALUES (?, ?)", n, blob); err != nil {
+				wrote <- err
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+		ended = true
+		_, err := other.ExecContext(ctx, "COMMIT")
+		wrote <- err
+	}()
+	start := time.Now()
+	err = s.PutJob(ctx, busyJob("j"))
+	t.Logf("PutJob: %v after %v", err, time.Since(start))
+	close(putDone)
+	if werr := <-wrote; werr != nil {
+		t.Fatal(werr)
+	}
+	if ended || err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Errorf("PutJob while another process holds one transaction that spills into the WAL = %v (returned after that transaction's end: %v), want database is locked before its end", err, ended)
+	}
+}

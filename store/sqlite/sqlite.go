@@ -59,6 +59,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -183,7 +184,7 @@ type Store struct {
 	quit       chan struct{}
 	writerDone chan struct{}
 	w          *sql.Conn // the write connection; the writer's
-	walPath    string    // the file of the database's write-ahead log; see begin
+	shmPath    string    // the file of the database's wal-index; see begin
 	stmts      map[string]*sql.Stmt
 	reads      sync.Map // statement -> *sql.Stmt on db; see readConn
 	host       hostTx   // the last host's transaction InTx was given, while it lives
@@ -315,7 +316,7 @@ func (s *Store) connect(ctx context.Context) error {
 		return err
 	}
 	if file != "" {
-		s.walPath = file + "-wal"
+		s.shmPath = file + "-shm"
 	}
 	s.w = c
 	clear(s.stmts)
@@ -695,8 +696,9 @@ func (s *Store) runGroup(batch []*writeReq) {
 // so that the handler may find it taken each time although each
 // transaction holds it briefly (other processes on the file, or other
 // Stores in this one). So begin tries again as long as another connection
-// committed while it waited, which changes the file's write-ahead log: a
-// group fails for the lock only when no other connection committed for
+// committed while it waited, which changes the header of the file's
+// wal-index (a transaction that writes its pages to the write-ahead log
+// before it commits does not): a group fails for the lock only when no other connection committed for
 // BusyTimeout, which is one transaction held that long, or when the
 // contexts of all its writes ended meanwhile (begin then marks them in
 // errs and returns nil without a transaction). (PRAGMA data_version does
@@ -725,23 +727,29 @@ func (s *Store) begin(ctx context.Context, batch []*writeReq, errs []error) erro
 	}
 }
 
-// walState is the size and modification time of a database's write-ahead
-// log, which each commit changes.
-type walState struct {
-	size, mod int64 // mod in Unix nanoseconds
-}
+// walState is the header of a database's wal-index (the first 48 bytes
+// of its "-shm" file), which a commit changes (its change counter and the
+// log's last committed frame) and nothing else does: a transaction whose
+// pages spill into the write-ahead log before its commit grows the log
+// but leaves the header alone.
+type walState [48]byte
 
-// walState returns the state of the write-ahead log of the write
-// connection's database, or the zero walState when it cannot tell.
+// walState returns the wal-index header of the write connection's
+// database, or the zero walState when it cannot tell.
 func (s *Store) walState() walState {
-	if s.walPath == "" {
-		return walState{}
+	var h walState
+	if s.shmPath == "" {
+		return h
 	}
-	fi, err := os.Stat(s.walPath)
+	f, err := os.Open(s.shmPath)
 	if err != nil {
+		return h
+	}
+	defer f.Close()
+	if _, err := io.ReadFull(f, h[:]); err != nil {
 		return walState{}
 	}
-	return walState{fi.Size(), fi.ModTime().UnixNano()}
+	return h
 }
 
 // busy reports SQLite's SQLITE_BUSY.
