@@ -593,13 +593,12 @@ func uniqueViolation(err error) bool {
 func (s *Store) runGroup(batch []*writeReq) {
 	ctx := context.Background()
 	errs := make([]error, len(batch))
-	for i, r := range batch {
-		errs[i] = r.ctx.Err()
-	}
-	live := countLive(errs)
+	live := answerEnded(batch, errs)
 	answer := func() {
 		for i, r := range batch {
-			r.done <- fullError(errs[i])
+			if r != nil {
+				r.done <- fullError(errs[i])
+			}
 		}
 	}
 	failAll := func(err error) {
@@ -700,8 +699,9 @@ func (s *Store) runGroup(batch []*writeReq) {
 // wal-index (a transaction that writes its pages to the write-ahead log
 // before it commits does not): a group fails for the lock only when no other connection committed for
 // BusyTimeout, which is one transaction held that long, or when the
-// contexts of all its writes ended meanwhile (begin then marks them in
-// errs and returns nil without a transaction). (PRAGMA data_version does
+// contexts of all its writes ended meanwhile. Each write whose context
+// ended is answered as soon as begin finds it (answerEnded); when none is
+// left, begin returns nil without a transaction. (PRAGMA data_version does
 // not tell: a wait that failed leaves it as it was although others
 // committed.)
 func (s *Store) begin(ctx context.Context, batch []*writeReq, errs []error) error {
@@ -716,12 +716,7 @@ func (s *Store) begin(ctx context.Context, batch []*writeReq, errs []error) erro
 			return err
 		}
 		seen = now
-		for i, r := range batch {
-			if errs[i] == nil {
-				errs[i] = r.ctx.Err()
-			}
-		}
-		if countLive(errs) == 0 {
+		if answerEnded(batch, errs) == 0 {
 			return nil
 		}
 	}
@@ -756,6 +751,23 @@ func (s *Store) walState() walState {
 func busy(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+// answerEnded answers, with their context's error, the writes of a group
+// still to run whose context ended, and marks them in errs and as
+// answered in batch (nil), so that they need not wait for the rest of
+// their group. It returns how many writes are left to run.
+func answerEnded(batch []*writeReq, errs []error) int {
+	for i, r := range batch {
+		if errs[i] != nil {
+			continue
+		}
+		if errs[i] = r.ctx.Err(); errs[i] != nil {
+			r.done <- errs[i]
+			batch[i] = nil
+		}
+	}
+	return countLive(errs)
 }
 
 // countLive returns how many of errs are nil: the writes of a group still
