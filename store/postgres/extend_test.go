@@ -336,3 +336,39 @@ func TestExtendLeasesChangedMeanwhile(t *testing.T) {
 		}
 	}
 }
+
+// TestExtendLeasesLockedRowsWaitWithinHalf: the waits for rows held by
+// other transactions add up to at most half of what the call's context
+// left when they began, whatever the number of rows: each row's error
+// names the most it was allowed to wait.
+func TestExtendLeasesLockedRowsWaitWithinHalf(t *testing.T) {
+	s, pool, schema, jobs, _ := extendSetup(t, 6)
+	for _, n := range []string{"j000", "j001", "j002", "j003"} {
+		hostTx(t, pool, schema, n)
+	}
+	const T = 4 * time.Second
+	c, cancel := context.WithTimeout(ctx, T)
+	defer cancel()
+	errs := s.ExtendLeases(c, "me", t0.Add(time.Hour), jobs)
+	var allowed time.Duration
+	for i := range 4 {
+		var most string
+		if errs[i] != nil {
+			_, most, _ = strings.Cut(errs[i].Error(), "of at most ")
+			most, _, _ = strings.Cut(most, ")")
+		}
+		d, err := time.ParseDuration(most)
+		if err != nil || !strings.Contains(errs[i].Error(), "locked by another transaction") {
+			t.Fatalf("errs[%d] = %v, want locked, naming the most it could wait", i, errs[i])
+		}
+		allowed += d
+	}
+	for i := 4; i < len(jobs); i++ {
+		if errs[i] != nil {
+			t.Errorf("errs[%d] = %v, want nil", i, errs[i])
+		}
+	}
+	if allowed > T/2 {
+		t.Errorf("ExtendLeases with four rows held allowed itself %v of waits in all, more than half (%v) of its context", allowed, T/2)
+	}
+}

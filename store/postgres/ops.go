@@ -933,8 +933,17 @@ func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time,
 		}
 		locked = append(locked, i)
 	}
+	// With a deadline on ctx, the waits share half of the time left: each
+	// row may wait for what is left of that budget shared among the rows
+	// still to extend, this one among them.
+	d, bounded := ctx.Deadline()
+	budget, began := time.Until(d)/2, time.Now()
 	for n, i := range locked {
-		errs[i] = s.extendLocked(ctx, jobs[i], owner, until, len(locked)-n)
+		wait := time.Duration(-1) // no bound
+		if bounded {
+			wait = max((budget-time.Since(began))/time.Duration(len(locked)-n), time.Millisecond)
+		}
+		errs[i] = s.extendLocked(ctx, jobs[i], owner, until, wait)
 	}
 	return errs
 }
@@ -946,21 +955,15 @@ func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time,
 var errRowLocked = errors.New("store/postgres: the job's row is locked by another transaction; the lease is not extended this time")
 
 // extendLocked extends the lease of job k, whose row another transaction
-// locked, waiting for the row. With a deadline on ctx, it waits at most
-// half of the time left shared among the left rows still to extend (this
-// one among them), which bounds the whole of ExtendLeases' waits by half
-// of the time left when they began: a row held longer fails with
-// errRowLocked, and the lease keeper, whose calls end a third of a lease
-// after they begin, tries again at its next pass while the lease has time
-// left. Without a deadline it waits as long as the row is held.
-func (s *Store) extendLocked(ctx context.Context, k scheduler.JobKey, owner string, until time.Time, left int) error {
-	d, ok := ctx.Deadline()
-	if !ok {
+// locked, waiting for the row at most wait, or as long as the row is held
+// when wait is negative. ExtendLeases gives the rows it extends so, with a
+// deadline on its context, half of the time left when they began, shared
+// out as they go: a row held longer fails with errRowLocked, and the lease
+// keeper, whose calls end a third of a lease after they begin, tries again
+// at its next pass while the lease has time left.
+func (s *Store) extendLocked(ctx context.Context, k scheduler.JobKey, owner string, until time.Time, wait time.Duration) error {
+	if wait < 0 {
 		return s.extendLease(ctx, s.engine, k.Collection, k.Name, owner, until)
-	}
-	wait := time.Until(d) / time.Duration(2*left)
-	if wait < time.Millisecond {
-		wait = time.Millisecond
 	}
 	var err error
 	txErr := pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
@@ -976,7 +979,7 @@ func (s *Store) extendLocked(ctx context.Context, k scheduler.JobKey, owner stri
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "55P03" { // lock_not_available: the lock_timeout
-		return fmt.Errorf("%w (waited %v): %w", errRowLocked, wait, err)
+		return fmt.Errorf("%w (waited %v of at most %v): %w", errRowLocked, wait, wait, err)
 	}
 	return err
 }
