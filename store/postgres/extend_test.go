@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/postgres"
@@ -340,7 +341,9 @@ func TestExtendLeasesChangedMeanwhile(t *testing.T) {
 // TestExtendLeasesLockedRowsWaitWithinHalf: the waits for rows held by
 // other transactions add up to at most half of what the call's context
 // left when they began, whatever the number of rows: each row's error
-// names the most it was allowed to wait.
+// names how long it waited and the most it could, which is at most what
+// the rows before it left of half the context, shared among the rows
+// left.
 func TestExtendLeasesLockedRowsWaitWithinHalf(t *testing.T) {
 	s, pool, schema, jobs, _ := extendSetup(t, 6)
 	for _, n := range []string{"j000", "j001", "j002", "j003"} {
@@ -350,25 +353,69 @@ func TestExtendLeasesLockedRowsWaitWithinHalf(t *testing.T) {
 	c, cancel := context.WithTimeout(ctx, T)
 	defer cancel()
 	errs := s.ExtendLeases(c, "me", t0.Add(time.Hour), jobs)
-	var allowed time.Duration
+	var spent time.Duration
 	for i := range 4 {
-		var most string
+		var waited, most string
 		if errs[i] != nil {
-			_, most, _ = strings.Cut(errs[i].Error(), "of at most ")
+			_, waited, _ = strings.Cut(errs[i].Error(), "(waited ")
+			waited, most, _ = strings.Cut(waited, " of at most ")
 			most, _, _ = strings.Cut(most, ")")
 		}
-		d, err := time.ParseDuration(most)
-		if err != nil || !strings.Contains(errs[i].Error(), "locked by another transaction") {
-			t.Fatalf("errs[%d] = %v, want locked, naming the most it could wait", i, errs[i])
+		w, err1 := time.ParseDuration(waited)
+		m, err2 := time.ParseDuration(most)
+		if err1 != nil || err2 != nil || !strings.Contains(errs[i].Error(), "locked by another transaction") {
+			t.Fatalf("errs[%d] = %v, want locked, naming how long it waited and the most it could", i, errs[i])
 		}
-		allowed += d
+		if share := (T/2 - spent) / time.Duration(4-i); m > share {
+			t.Errorf("row %d could wait %v, more than its share (%v) of what the rows before it left of half the context (%v)", i, m, share, T/2)
+		}
+		spent += w
 	}
 	for i := 4; i < len(jobs); i++ {
 		if errs[i] != nil {
 			t.Errorf("errs[%d] = %v, want nil", i, errs[i])
 		}
 	}
-	if allowed > T/2 {
-		t.Errorf("ExtendLeases with four rows held allowed itself %v of waits in all, more than half (%v) of its context", allowed, T/2)
+}
+
+// TestExtendLeasesLockedRowWaitsOnceInAll: a row's try is bounded as a
+// whole, not each of its waits for a lock: behind a host's transaction
+// that holds the row and another transaction queued for it, the
+// fallback's update waits first for the queued transaction's lock, then,
+// once the host committed and the queued transaction took the row, for
+// that one; the statement's bound (its statement_timeout) ends the try,
+// where each wait's (its lock_timeout) would let it wait nearly twice.
+func TestExtendLeasesLockedRowWaitsOnceInAll(t *testing.T) {
+	s, pool, schema, jobs, _ := extendSetup(t, 2)
+	h1 := hostTx(t, pool, schema, "j000")
+	t2, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer t2.Rollback(ctx)
+	locked := make(chan error, 1)
+	go func() {
+		_, err := t2.Exec(ctx, lockRowSQL(schema), "j000")
+		locked <- err
+	}()
+	waitingForLocks(t, pool, 1)
+	// One row, a 4 s context: the try may take 2 s in all.
+	const T = 4 * time.Second
+	c, cancel := context.WithTimeout(ctx, T)
+	defer cancel()
+	done := make(chan []error, 1)
+	go func() { done <- s.ExtendLeases(c, "me", t0.Add(time.Hour), jobs[:1]) }()
+	waitingForLocks(t, pool, 2)
+	time.Sleep(time.Second) // then the first wait ends, well before a bound of its own
+	if err := h1.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-locked; err != nil {
+		t.Fatal(err)
+	}
+	errs := <-done
+	var pe *pgconn.PgError
+	if !errors.As(errs[0], &pe) || pe.Code != "57014" || !strings.Contains(errs[0].Error(), "locked by another transaction") {
+		t.Errorf("ExtendLeases of a row held by a host, then by the transaction queued before it = %v, want locked, ended by the statement's bound (57014)", errs[0])
 	}
 }

@@ -686,7 +686,7 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 					}
 				}
 				if i == 0 || w < wait*3/4 {
-					if err := setGiveBackTimeouts(ctx, tx, w); err != nil {
+					if err := setLockTimeouts(ctx, tx, w); err != nil {
 						return err
 					}
 					wait = w
@@ -738,23 +738,26 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 	return errs
 }
 
-// setGiveBackTimeouts sets, for the rest of tx, GiveBack's lock_timeout
-// to wait and its statement_timeout to five fourths of wait, or leaves
-// the statement_timeout in force when that is smaller (see GiveBack).
-func setGiveBackTimeouts(ctx context.Context, tx pgx.Tx, wait time.Duration) error {
+// setLockTimeouts sets, for the rest of tx, its lock_timeout to wait and
+// its statement_timeout to five fourths of wait, or leaves the
+// statement_timeout in force when that is smaller (see GiveBack): the
+// statement_timeout bounds a statement's waits for locks together, which
+// lock_timeout bounds each alone (a statement queued behind another
+// transaction waiting for the same row waits twice).
+func setLockTimeouts(ctx context.Context, tx pgx.Tx, wait time.Duration) error {
 	ms := func(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
-	_, err := tx.Exec(ctx, giveBackTimeoutsSQL, strconv.FormatInt(ms(wait), 10)+"ms", ms(wait+wait/4))
+	_, err := tx.Exec(ctx, lockTimeoutsSQL, strconv.FormatInt(ms(wait), 10)+"ms", ms(wait+wait/4))
 	return err
 }
 
-// giveBackTimeoutsSQL sets lock_timeout to $1 and statement_timeout to $2
+// lockTimeoutsSQL sets lock_timeout to $1 and statement_timeout to $2
 // milliseconds, or to the one in force when it is smaller and not zero
 // (none), for the rest of the transaction. current_setting gives the one
 // in force with its unit ("120ms", "5s", "1min"; "0" for none), which the
 // cast to interval reads (a number without a unit as seconds: only 0
 // comes so); it is cheaper than pg_settings, a view that builds a row of
 // every setting to return one.
-const giveBackTimeoutsSQL = `SELECT pg_catalog.set_config('lock_timeout', $1, true), pg_catalog.set_config('statement_timeout',
+const lockTimeoutsSQL = `SELECT pg_catalog.set_config('lock_timeout', $1, true), pg_catalog.set_config('statement_timeout',
 	(SELECT CASE WHEN t BETWEEN 1 AND $2::bigint THEN t ELSE $2::bigint END
 		FROM (SELECT (extract(epoch FROM pg_catalog.current_setting('statement_timeout')::interval) * 1000)::bigint) AS s (t))::text || 'ms', true)`
 
@@ -966,8 +969,11 @@ func (s *Store) extendLocked(ctx context.Context, k scheduler.JobKey, owner stri
 		return s.extendLease(ctx, s.engine, k.Collection, k.Name, owner, until)
 	}
 	var err error
+	began := time.Now()
 	txErr := pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_catalog.set_config('lock_timeout', $1, true)", fmt.Sprintf("%dms", wait.Milliseconds())); err != nil {
+		// The statement as a whole may take wait (its statement_timeout),
+		// each of its waits for a lock four fifths of that.
+		if err := setLockTimeouts(ctx, tx, wait*4/5); err != nil {
 			return err
 		}
 		err = s.extendLease(ctx, tx, k.Collection, k.Name, owner, until)
@@ -978,8 +984,10 @@ func (s *Store) extendLocked(ctx context.Context, k scheduler.JobKey, owner stri
 		err = wrap("extend lease of job", k.Collection+"/"+k.Name, txErr)
 	}
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "55P03" { // lock_not_available: the lock_timeout
-		return fmt.Errorf("%w (waited %v of at most %v): %w", errRowLocked, wait, wait, err)
+	// 55P03, lock_not_available: the lock_timeout; 57014, query_canceled,
+	// while ctx is live: the statement_timeout.
+	if errors.As(err, &pe) && (pe.Code == "55P03" || pe.Code == "57014" && ctx.Err() == nil) {
+		return fmt.Errorf("%w (waited %v of at most %v): %w", errRowLocked, time.Since(began), wait, err)
 	}
 	return err
 }
