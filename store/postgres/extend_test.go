@@ -292,7 +292,14 @@ func TestExtendLeasesNoDeadlock(t *testing.T) {
 			}
 			waitingForLocks(t, pool, 1)
 			go extend(b, a)
-			waitingForLocks(t, pool, 2)
+			if with == "RecordBatch" {
+				waitingForLocks(t, pool, 2)
+			} else {
+				// The second call waits for the first's turn at the
+				// locked rows (one wait at a time in the Store), not
+				// for a lock.
+				time.Sleep(100 * time.Millisecond)
+			}
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -417,5 +424,43 @@ func TestExtendLeasesLockedRowWaitsOnceInAll(t *testing.T) {
 	var pe *pgconn.PgError
 	if !errors.As(errs[0], &pe) || pe.Code != "57014" || !strings.Contains(errs[0].Error(), "locked by another transaction") {
 		t.Errorf("ExtendLeases of a row held by a host, then by the transaction queued before it = %v, want locked, ended by the statement's bound (57014)", errs[0])
+	}
+}
+
+// TestExtendLeasesCallsShareOneConnection: the waits for locked rows of
+// all ExtendLeases calls of a Store take one of the engine's connections
+// in all, so that two calls under way at once, as the lease keeper makes
+// them, each waiting for a row that a host's transaction holds, leave a
+// connection to claims.
+func TestExtendLeasesCallsShareOneConnection(t *testing.T) {
+	s, pool, schema, jobs, _ := extendSetup(t, 4)
+	held := []pgx.Tx{hostTx(t, pool, schema, "j000"), hostTx(t, pool, schema, "j001")}
+	if err := s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: "free", Job: &scheduler.Job{},
+		State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	c, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	done := make(chan []error, 2)
+	go func() { done <- s.ExtendLeases(c, "me", t0.Add(time.Hour), []scheduler.JobKey{jobs[0], jobs[2]}) }()
+	go func() { done <- s.ExtendLeases(c, "me", t0.Add(time.Hour), []scheduler.JobKey{jobs[1], jobs[3]}) }()
+	waitingForLocks(t, pool, 1)
+	time.Sleep(200 * time.Millisecond) // for the other call to reach its wait
+	cc, ccancel := context.WithTimeout(ctx, 10*time.Second)
+	defer ccancel()
+	if claimed, err := s.ClaimDue(cc, t0, "other", t0.Add(time.Minute), 10); err != nil || len(claimed) != 1 || claimed[0].Name != "free" {
+		t.Errorf("ClaimDue while two ExtendLeases calls wait for locked rows = %d jobs, %v; want c/free", len(claimed), err)
+	}
+	for _, tx := range held {
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		for i, err := range <-done {
+			if err != nil {
+				t.Errorf("ExtendLeases once the rows' transactions ended: errs[%d] = %v", i, err)
+			}
+		}
 	}
 }

@@ -887,9 +887,9 @@ func (s *Store) extendLease(ctx context.Context, q interface {
 // they are extended one at a time, each waiting for its row (see
 // extendLocked). So a locked row holds up only its own job's extension,
 // the call never waits for a row while it holds the locks of others (it
-// cannot deadlock with another call or with RecordBatch), and it holds at
-// most one of the engine's connections while it waits, leaving the others
-// to claims and records.
+// cannot deadlock with another call or with RecordBatch), and the waits
+// of all calls of the Store hold at most one of the engine's connections
+// at a time, leaving the others to claims and records.
 func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
 	if len(jobs) == 0 {
 		return nil
@@ -954,8 +954,12 @@ func (s *Store) ExtendLeases(ctx context.Context, owner string, until time.Time,
 // errRowLocked is the error of a lease that ExtendLeases did not extend
 // because another transaction held the job's row for longer than the call
 // could wait (see extendLocked). The lease is as it was; the Scheduler's
-// lease keeper tries again at its next pass.
+// lease keeper tries again about a third of a lease later.
 var errRowLocked = errors.New("store/postgres: the job's row is locked by another transaction; the lease is not extended this time")
+
+// errOtherLockedRow is why a lease was not extended when another
+// ExtendLeases call of the Store waited for a locked row all the while.
+var errOtherLockedRow = errors.New("another call waited for a locked row meanwhile")
 
 // extendLocked extends the lease of job k, whose row another transaction
 // locked, waiting for the row at most wait, or as long as the row is held
@@ -963,13 +967,31 @@ var errRowLocked = errors.New("store/postgres: the job's row is locked by anothe
 // deadline on its context, half of the time left when they began, shared
 // out as they go: a row held longer fails with errRowLocked, and the lease
 // keeper, whose calls end a third of a lease after they begin, tries again
-// at its next pass while the lease has time left.
+// a third of a lease later while the lease has time left. One such wait
+// runs at a time in the Store (s.lockedRows), so that the lease keeper's
+// calls under way at once hold one engine connection in all; the wait for
+// that turn counts in wait.
 func (s *Store) extendLocked(ctx context.Context, k scheduler.JobKey, owner string, until time.Time, wait time.Duration) error {
+	began := time.Now()
+	var timeout <-chan time.Time
+	if wait >= 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case s.lockedRows <- struct{}{}:
+		defer func() { <-s.lockedRows }()
+	case <-timeout:
+		return fmt.Errorf("%w (waited %v of at most %v): %w", errRowLocked, time.Since(began), wait, errOtherLockedRow)
+	case <-ctx.Done():
+		return wrap("extend lease of job", k.Collection+"/"+k.Name, ctx.Err())
+	}
 	if wait < 0 {
 		return s.extendLease(ctx, s.engine, k.Collection, k.Name, owner, until)
 	}
+	wait = max(wait-time.Since(began), time.Millisecond)
 	var err error
-	began := time.Now()
 	txErr := pgx.BeginFunc(ctx, s.engine, func(tx pgx.Tx) error {
 		// The statement as a whole may take wait (its statement_timeout),
 		// each of its waits for a lock four fifths of that.

@@ -13,11 +13,14 @@
 // The scheduler's own work (ClaimDue, NextDue, ExtendLease,
 // ExtendLeases, Record, RecordBatch) runs on a small pool of its own
 // (Options.EngineConns), so that API requests holding every connection of
-// the main pool never make a job late. ExtendLeases waits on at most one of
-// those connections at a time for the rows that a host's transaction
-// holds, each for no more than half of what its context leaves shared
-// among them; a lease whose row stayed locked is reported not extended,
-// and the lease keeper tries again at its next pass. GiveBack, the
+// the main pool never make a job late. ExtendLeases waits for the rows
+// that a host's transaction holds one at a time, and on one of those
+// connections at a time in the whole Store, whatever the number of calls
+// under way (the lease keeper makes several at once), for no more than
+// half of what the call's context leaves when it begins to wait; a lease
+// whose row stayed locked is reported not extended, and the lease keeper
+// tries again about a third of a lease later, while the lease has time
+// left. GiveBack, the
 // scheduler's return of claims it will not run, waits at most 100 ms for
 // each row another transaction has locked, and tries the whole again while
 // its context lasts; a context without a deadline is tried again only
@@ -228,6 +231,11 @@ type Store struct {
 
 	d *sqlstore.Dialect // the operations shared with store/sqlite
 
+	// lockedRows holds a token while an ExtendLeases call waits for a row
+	// that another transaction locked: one such wait at a time in the
+	// Store, on one engine connection (see extendLocked).
+	lockedRows chan struct{}
+
 	creates sync.Map // collection name -> *grouper of its single creates on pool
 
 	// vacuumOwed is when the next fold tries again a vacuum of
@@ -321,6 +329,8 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error)
 		log:      o.Logger.With("store", "postgres"),
 		closedCh: make(chan struct{}),
 		wakes:    make(chan struct{}, 1),
+
+		lockedRows: make(chan struct{}, 1),
 	}
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.d = &sqlstore.Dialect{Name: "store/postgres", Schema: q + ".", Lock: " FOR NO KEY UPDATE", Share: " FOR SHARE", JSONAgg: "json_agg",
