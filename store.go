@@ -78,7 +78,9 @@ type Store interface {
 	// back exactly as written, to the nanosecond, and a replace keeps it
 	// (the Scheduler passes the stored one); a create draws the job's
 	// Incarnation and, once it succeeded, sets it in j, so that the
-	// Scheduler's answer says what is stored; a replace keeps the stored
+	// Scheduler's answer says what is stored (a create that failed may
+	// have set one too, which nothing stored holds: after an error, j's
+	// Incarnation means nothing); a replace keeps the stored
 	// Incarnation whatever j says: Record and
 	// GiveBack compare both to tell the job from one deleted and created
 	// again under its name, also at the same instant (see "Stores" in the
@@ -296,7 +298,10 @@ type JobRecord struct {
 	// only when both are equal: the two drew one Incarnation, and were
 	// created at the same instant. A create that succeeded sets it in
 	// the record it was given (PutJob's, PutJobs', CreateJob's), so that
-	// the Scheduler's answer to the put holds it; a replace and Record
+	// the Scheduler's answer to the put holds it (one that failed may
+	// have set a number that nothing stored holds, so the record given
+	// to a put that returned an error says nothing by its Incarnation);
+	// a replace and Record
 	// keep the stored one, whatever the record given says. Record and [AheadClaimer.GiveBack] compare it, with
 	// Created, to tell the claimed job from another created under its
 	// name since (see "Stores" in the package documentation). Zero only
