@@ -61,7 +61,7 @@ func otherWriter(t *testing.T, path string) *sql.Conn {
 func TestPutsWaitForBusyWriters(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "jobclock.db")
-	const timeout = 50 * time.Millisecond
+	const timeout = 200 * time.Millisecond
 	s := busyStore(t, path, timeout)
 	other := otherWriter(t, path)
 
@@ -97,7 +97,7 @@ func TestPutsWaitForBusyWriters(t *testing.T) {
 		wg.Go(func() { errs[i] = s.PutJob(ctx, busyJob(fmt.Sprintf("j%d", i))) })
 	}
 	// The other process writes for many busy timeouts; the puts wait.
-	time.Sleep(20 * timeout)
+	time.Sleep(10 * timeout)
 	close(stop)
 	wg.Wait()
 	if err := <-hammered; err != nil {
