@@ -1083,13 +1083,13 @@
 // [AheadClaimer.GiveBack] tell the two apart by [JobRecord.Incarnation],
 // which the store draws when it creates a job (a counter, or a random
 // 64-bit value), sets in the record of the create (so the answer of
-// [Scheduler.PutJob] and its kin holds it) and a replace keeps, and by [JobRecord.Created], which a
-// store hands back exactly as it was written (to the nanosecond) and
-// which a replace keeps too; they answer ErrNotFound when either differs
-// (the stores of this module a [*RecreatedError], made by
-// [NewRecreatedErrorOf], which a store of your own may use too), and the
-// Scheduler drops the outcome (logged at Debug). So two jobs of one name
-// created at the same instant (a clock that has not moved, as inside a
+// [Scheduler.PutJob] and its kin holds it) and a replace keeps, and by
+// [JobRecord.Created], which a store hands back exactly as it was
+// written (to the nanosecond) and which a replace keeps too; they
+// answer ErrNotFound when either differs (the stores of this module a
+// [*RecreatedError], made by [NewRecreatedErrorOf], which a store of
+// your own may use too), and the Scheduler drops the outcome (logged
+// at Debug). So two jobs of one name created at the same instant (a clock that has not moved, as inside a
 // testing/synctest bubble, or a coarse one) are told apart by their
 // incarnations. A store must draw one: a store that keeps no Incarnation
 // (one written before the field, handing back zero) fails

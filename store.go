@@ -301,8 +301,8 @@ type JobRecord struct {
 	// the Scheduler's answer to the put holds it (one that failed may
 	// have set a number that nothing stored holds, so the record given
 	// to a put that returned an error says nothing by its Incarnation);
-	// a replace and Record
-	// keep the stored one, whatever the record given says. Record and [AheadClaimer.GiveBack] compare it, with
+	// a replace and Record keep the stored one, whatever the record
+	// given says. Record and [AheadClaimer.GiveBack] compare it, with
 	// Created, to tell the claimed job from another created under its
 	// name since (see "Stores" in the package documentation). Zero only
 	// in the jobs a store holds from before it drew one (the SQL stores'
