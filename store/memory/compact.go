@@ -45,22 +45,32 @@ func etagBits(s string) (uint64, bool) {
 	if len(s) != 16 {
 		return 0, false
 	}
+	s = s[:16] // no bounds checks below
 	var v uint64
-	for i := len(s) - 1; i >= 0; i-- {
-		c := s[i]
-		var d byte
+	var bad byte
+	for i := 15; i >= 0; i-- {
+		d := hexDigits[s[i]]
+		bad |= d
+		v = v<<4 | uint64(d&15)
+	}
+	return v, bad < 16
+}
+
+// hexDigits gives the value of each lower-case hex digit, and 16 (not a
+// digit) for every other byte.
+var hexDigits = func() (t [256]byte) {
+	for c := range t {
 		switch {
 		case '0' <= c && c <= '9':
-			d = c - '0'
+			t[c] = byte(c - '0')
 		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
+			t[c] = byte(c - 'a' + 10)
 		default:
-			return 0, false
+			t[c] = 16
 		}
-		v = v<<4 | uint64(d)
 	}
-	return v, true
-}
+	return t
+}()
 
 // etagText is the ETag of bits, the inverse of etagBits, written in b,
 // which must not be written again: the string shares its bytes (so that a
