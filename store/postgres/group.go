@@ -34,35 +34,43 @@ const (
 
 // grouper runs the single creates of jobs of one collection on the store's
 // pool (PutJob, CreateJob), each one statement and its own transaction,
-// with group commit: a create that starts while maxGroups groups run
-// waits for the first of them to end, and then runs together with every
-// create that waited meanwhile, their statements sent in one round trip
-// and committed in one transaction. A create that finds fewer groups
-// running runs at once, alone, as one statement, so a lone writer waits
-// for nothing. So concurrent puts share the round trips, the commits (one
-// flush of the WAL on a durable server) and the collection row's share
-// lock that each would take on its own; creates into other collections
-// have groups of their own.
+// with group commit: at most maxGroups groups run at once, and a create
+// that finds no place for a group waits, and then runs together with the
+// creates that waited with it, their statements sent in one round trip
+// and committed in one transaction. A create that finds a place free runs
+// at once, alone, as one statement, so a lone writer waits for nothing.
+// When a group ends while another runs, its place is held for the creates
+// that come back (see next) until they are as many as the next group
+// should hold, or until the other group ends: sent together while the
+// other group's commit flushes the WAL, they commit in the next flush,
+// where the first to come back would otherwise take the place alone and
+// leave the others a whole commit behind. So concurrent puts share the
+// round trips, the commits (one flush of the WAL on a durable server) and
+// the collection row's share lock that each would take on its own;
+// creates into other collections have groups of their own.
 //
 // Every statement of a group commits, or none: when the server refuses
 // one (a deadlock with a create of another process, a lock waited for
 // longer than groupLockTimeout), it aborts the group's transaction, and
 // each create of the group runs again alone, so that one create's failure
 // is not another's. A create that waited groupWait without a group runs
-// alone. A create whose context ends while it waits leaves without
-// running; one whose context ends while its group runs returns when the
-// group ends (its statement may have committed, as a single statement
-// cancelled late may have), and the group runs until it ends or every
-// caller in it has given up. The group's statements run under the context
-// of the create that runs them (a host pool's tracer and hooks see its
-// values).
+// alone; one waiting in a place held waits no longer than the group
+// running beside it. A create whose context ends while it waits leaves
+// without running; one whose context ends while its group runs returns
+// when the group ends (its statement may have committed, as a single
+// statement cancelled late may have), and the group runs until it ends or
+// every caller in it has given up. The group's statements run under the
+// context of the create that runs them (a host pool's tracer and hooks
+// see its values).
 type grouper struct {
 	pool    *pgxpool.Pool
 	maxWait time.Duration // groupWait, but in tests
 
-	mu      sync.Mutex
-	running int          // groups running
-	waiting []*groupCall // creates waiting for a group, in order of arrival
+	mu       sync.Mutex
+	running  int          // groups running
+	inGroups int          // creates in the groups running
+	waiting  []*groupCall // creates waiting for a group, in order of arrival
+	gather   int          // while > 0, a group's place held for this many creates (see next)
 }
 
 // groupCall is one create of a group: its statement, its context, and
@@ -85,15 +93,21 @@ type groupCall struct {
 // changed.
 func (g *grouper) exec(ctx context.Context, query string, args []any) (int64, error) {
 	g.mu.Lock()
-	if g.running < maxGroups { // a group of its own: the statement alone
+	if g.running < maxGroups && g.gather == 0 { // a group of its own: the statement alone
 		g.running++
+		g.inGroups++
 		g.mu.Unlock()
-		defer g.next()
+		defer g.next(1)
 		return pgConn{g.pool}.Exec(ctx, query, args...)
 	}
 	c := &groupCall{ctx: ctx, query: query, args: args, done: make(chan struct{})}
 	g.waiting = append(g.waiting, c)
+	var start []*groupCall
+	if g.gather > 0 && len(g.waiting) >= g.gather {
+		start = g.startLocked()
+	}
 	g.mu.Unlock()
+	g.hand(start)
 	switch g.wait(c) {
 	case gaveUp:
 		return 0, ctx.Err()
@@ -103,7 +117,7 @@ func (g *grouper) exec(ctx context.Context, query string, args []any) (int64, er
 	// Set before c.done was closed, if not by this goroutine.
 	if c.group != nil {
 		func() {
-			defer g.next()
+			defer g.next(len(c.group))
 			g.run(c.group)
 		}()
 	}
@@ -147,16 +161,53 @@ func (g *grouper) wait(c *groupCall) int {
 	return grouped
 }
 
-// next hands the creates waiting, if any, to the first of them to run as
-// the next group, in place of the group that ended.
-func (g *grouper) next() {
+// next ends a group of n creates. The creates waiting, if any, go as the
+// next group in its place, handed to the first of them to run, when no
+// other group runs, or when they are as many as the group should hold:
+// half of the creates in groups and waiting, those of the group that
+// ended included (they come back), or all of those not in the other group
+// if fewer. Otherwise the place is held (gather) until that many wait, or
+// until the other group ends; a place held when the other group ends goes
+// at once, to the creates waiting then.
+func (g *grouper) next(n int) {
 	g.mu.Lock()
-	w := g.waiting
-	g.waiting = nil
-	if len(w) == 0 {
-		g.running--
+	g.running--
+	g.inGroups -= n
+	var held, start []*groupCall
+	if g.gather > 0 { // the group the place was held beside has ended
+		g.gather = 0
+		if len(g.waiting) > 0 {
+			held = g.startLocked()
+		}
+	}
+	if g.running > 0 {
+		all := n + g.inGroups + len(g.waiting)
+		want := min(all-g.inGroups, (all+1)/2)
+		if len(g.waiting) >= want { // want > 0: n > 0
+			start = g.startLocked()
+		} else {
+			g.gather = want
+		}
+	} else if len(g.waiting) > 0 {
+		start = g.startLocked()
 	}
 	g.mu.Unlock()
+	g.hand(held)
+	g.hand(start)
+}
+
+// startLocked takes the creates waiting as a group that runs now.
+func (g *grouper) startLocked() []*groupCall {
+	w := g.waiting
+	g.waiting = nil
+	g.gather = 0
+	g.running++
+	g.inGroups += len(w)
+	return w
+}
+
+// hand gives the group w, if any, to the first of its creates to run.
+func (g *grouper) hand(w []*groupCall) {
 	if len(w) > 0 {
 		w[0].group = w
 		close(w[0].done)

@@ -468,3 +468,94 @@ func TestGroupersOfDeletedCollections(t *testing.T) {
 		t.Errorf("after creating d again and a job in it: %d groupers, want 2", n)
 	}
 }
+
+// heldAtInsert makes the create of a job of c whose name starts with
+// "slow" wait before it inserts, until the returned func runs (for an
+// advisory lock that c's connection holds).
+func (c *groupEnv) heldAtInsert() (release func()) {
+	c.t.Helper()
+	c.exec(`CREATE FUNCTION ` + c.q + `.at_insert() RETURNS trigger LANGUAGE plpgsql SET lock_timeout = 0 AS $$
+		BEGIN
+			IF NEW.name LIKE 'slow%' THEN PERFORM pg_advisory_xact_lock_shared(hashtext(TG_TABLE_SCHEMA || '.slow')); END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER at_insert BEFORE INSERT ON ` + c.q + `.jobs FOR EACH ROW EXECUTE FUNCTION ` + c.q + `.at_insert()`)
+	if _, err := c.conn.Exec(ctx, "SELECT pg_advisory_lock(hashtext($1 || '.slow'))", c.schema); err != nil {
+		c.t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if _, err := c.conn.Exec(ctx, "SELECT pg_advisory_unlock(hashtext($1 || '.slow'))", c.schema); err != nil {
+				c.t.Error(err)
+			}
+		})
+	}
+	c.t.Cleanup(release)
+	return release
+}
+
+// TestGroupPlaceHeld: when a group ends while another runs, its place is
+// held for the creates that come back, until the group they should make
+// has gathered: a create that arrives first waits for the next one, and
+// both commit in one transaction, instead of the first taking the place
+// alone. A create gathering waits no longer than the group beside it.
+func TestGroupPlaceHeld(t *testing.T) {
+	c := newGroupEnv(t)
+	c.s.SetCreatesWait("c", time.Hour)
+	releaseCommit := c.heldAtCommit()
+	releaseInsert := c.heldAtInsert()
+	errs := map[string]<-chan error{"held": c.put(ctx, "held")}
+	c.heldCommits(1)
+	errs["slow"] = c.put(ctx, "slow")
+	c.until("two groups", func(running, _ int) bool { return running == 2 })
+	errs["a1"] = c.put(ctx, "a1")
+	c.until("a1 waiting", func(_, waiting int) bool { return waiting == 1 })
+
+	// slow's group ends beside held's: its place is held for two creates,
+	// a1 and the next.
+	releaseInsert()
+	if err := <-errs["slow"]; err != nil {
+		t.Fatalf("PutJob(c/slow): %v", err)
+	}
+	delete(errs, "slow")
+	if running, waiting := c.s.Creates("c"); running != 1 || waiting != 1 {
+		t.Errorf("after slow's group ended beside held's: %d groups run, %d creates wait; want 1 and a1", running, waiting)
+	}
+	errs["a2"] = c.put(ctx, "a2")
+	for _, name := range []string{"a1", "a2"} {
+		if err := <-errs[name]; err != nil {
+			t.Errorf("PutJob(c/%s): %v", name, err)
+		}
+		delete(errs, name)
+	}
+	var txs int
+	if err := c.conn.QueryRow(ctx, "SELECT count(DISTINCT xmin::text) FROM "+c.q+".jobs WHERE name IN ('a1', 'a2')").Scan(&txs); err != nil {
+		t.Fatal(err)
+	}
+	if txs != 1 {
+		t.Errorf("a1 and a2 created in %d transactions, want 1 (one group)", txs)
+	}
+
+	// The place is held again for two: a3 alone waits until held's group
+	// ends.
+	errs["a3"] = c.put(ctx, "a3")
+	c.until("a3 waiting", func(_, waiting int) bool { return waiting == 1 })
+	if running, _ := c.s.Creates("c"); running != 1 {
+		t.Errorf("a3 waiting for a second create: %d groups run, want 1 (held's)", running)
+	}
+	releaseCommit()
+	for name, done := range errs {
+		if err := <-done; err != nil {
+			t.Errorf("PutJob(c/%s): %v", name, err)
+		}
+	}
+	for _, name := range []string{"held", "slow", "a1", "a2", "a3"} {
+		if _, err := c.s.GetJob(ctx, "c", name); err != nil {
+			t.Errorf("GetJob(c/%s): %v", name, err)
+		}
+	}
+	if running, waiting := c.s.Creates("c"); running != 0 || waiting != 0 {
+		t.Errorf("after the puts: %d groups run, %d creates wait; want none", running, waiting)
+	}
+}

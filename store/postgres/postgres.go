@@ -34,7 +34,11 @@
 // one round trip and commit in one transaction (group commit), so puts
 // from many goroutines share the round trips and the commits. A create
 // that finds fewer running goes at once, so a lone writer waits for
-// nothing. When the server refuses one create of a group, each of the
+// nothing. When a group ends while the other runs, its place waits for the
+// creates coming back until about half of those in groups and waiting are
+// there, or the other group ends, so that they commit together in the
+// next flush of the WAL rather than the first of them alone and the others
+// after. When the server refuses one create of a group, each of the
 // others runs again on its own: every put is written completely or not at
 // all, and one put's failure is not another's. No create waits long behind
 // others' locks: one that finds no group within 50 ms, or whose group waits
