@@ -16,8 +16,13 @@ import (
 
 // maxGroups is how many groups of creates into one collection (see
 // grouper) run at once, each on a connection of its own: two keep a
-// server of two cores busy while the next group gathers.
+// server of two cores busy while the next group gathers. The grouper
+// holds a group's place only beside the one other group running (see
+// grouper.next), so it counts on two; the array below does not compile
+// with any other.
 const maxGroups = 2
+
+var _ = [1]struct{}{}[maxGroups-2]
 
 // groupWait bounds how long a create waits for a group to run in, and
 // groupLockTimeout how long a group's statements wait for a lock (a job of
