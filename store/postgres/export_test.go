@@ -119,6 +119,15 @@ func (s *Store) Creates(collection string) (running, waiting int) {
 	return g.running, len(g.waiting)
 }
 
+// CreatesHeld returns for how many creates into collection a group's
+// place is held, 0 when none is.
+func (s *Store) CreatesHeld(collection string) int {
+	g := s.creating(collection).g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.gather
+}
+
 // Groupers returns how many collections have a grouper of creates.
 func (s *Store) Groupers() int {
 	n := 0

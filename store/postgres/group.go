@@ -43,30 +43,36 @@ const (
 // that finds no place for a group waits, and then runs together with the
 // creates that waited with it, their statements sent in one round trip
 // and committed in one transaction. A create that finds a place free runs
-// at once, alone, as one statement, so a lone writer waits for nothing.
-// When a group ends while another runs, its place is held for the creates
-// that come back (see next) until they are as many as the next group
-// should hold, or until the other group ends: sent together while the
-// other group's commit flushes the WAL, they commit in the next flush,
+// at once, alone, as one statement. When a group ends while another runs,
+// its place is held for the creates that come back (see next) until they
+// are as many as the next group should hold, until the other group ends,
+// or until the first of them has waited groupWait: sent together while
+// the other group's commit flushes the WAL, they commit in the next flush,
 // where the first to come back would otherwise take the place alone and
-// leave the others a whole commit behind. So concurrent puts share the
-// round trips, the commits (one flush of the WAL on a durable server) and
-// the collection row's share lock that each would take on its own;
-// creates into other collections have groups of their own.
+// leave the others a whole commit behind. A create that finds a place held
+// waits too, beside the group running, but no longer than groupWait; and a
+// group that ends holds its place for no more creates than it held and
+// wait, so a lone writer beside a group that runs long waits groupWait at
+// most once, and then goes at once again (the place held for one: its own
+// create). So concurrent puts share the round trips, the commits (one
+// flush of the WAL on a durable server) and the collection row's share
+// lock that each would take on its own; creates into other collections
+// have groups of their own.
 //
 // Every statement of a group commits, or none: when the server refuses
 // one (a deadlock with a create of another process, a lock waited for
 // longer than groupLockTimeout), it aborts the group's transaction, and
 // each create of the group runs again alone, so that one create's failure
 // is not another's. A create that waited groupWait without a group runs
-// alone; one waiting in a place held waits no longer than the group
-// running beside it. A create whose context ends while it waits leaves
-// without running; one whose context ends while its group runs returns
-// when the group ends (its statement may have committed, as a single
-// statement cancelled late may have), and the group runs until it ends or
-// every caller in it has given up. The group's statements run under the
-// context of the create that runs them (a host pool's tracer and hooks
-// see its values).
+// alone; one that waited groupWait in a place held, or until the group
+// running beside it ended, runs in that place with the creates waiting
+// with it. A create whose context ends while it waits leaves without
+// running; one whose context ends while its group runs returns when the
+// group ends (its statement may have committed, as a single statement
+// cancelled late may have), and the group runs until it ends or every
+// caller in it has given up. The group's statements run under the context
+// of the create that runs them (a host pool's tracer and hooks see its
+// values).
 type grouper struct {
 	pool    *pgxpool.Pool
 	maxWait time.Duration // groupWait, but in tests
@@ -141,7 +147,9 @@ const (
 
 // wait waits until c has run in a group of another caller's, or is to
 // run the next group; while c waits still, it leaves when its context
-// ends, or when groupWait passes (it runs in no group).
+// ends, or when groupWait passes: then, when a place is held, the creates
+// waiting go in it as a group, c with them, and otherwise c runs in no
+// group.
 func (g *grouper) wait(c *groupCall) int {
 	t := time.NewTimer(g.maxWait)
 	defer t.Stop()
@@ -155,14 +163,20 @@ func (g *grouper) wait(c *groupCall) int {
 	}
 	g.mu.Lock()
 	i := slices.Index(g.waiting, c)
-	if i >= 0 {
+	var start []*groupCall
+	switch {
+	case i < 0: // in a group already
+	case ended == waitedLong && g.gather > 0:
+		start = g.startLocked()
+	default:
 		g.waiting = slices.Delete(g.waiting, i, i+1)
 	}
 	g.mu.Unlock()
-	if i >= 0 {
+	if i >= 0 && start == nil {
 		return ended
 	}
-	<-c.done // in a group already
+	g.hand(start)
+	<-c.done
 	return grouped
 }
 
@@ -171,9 +185,10 @@ func (g *grouper) wait(c *groupCall) int {
 // other group runs, or when they are as many as the group should hold:
 // half of the creates in groups and waiting, those of the group that
 // ended included (they come back), or all of those not in the other group
-// if fewer. Otherwise the place is held (gather) until that many wait, or
-// until the other group ends; a place held when the other group ends goes
-// at once, to the creates waiting then.
+// if fewer. Otherwise the place is held (gather) until that many wait,
+// until the first of them has waited groupWait (see wait), or until the
+// other group ends; a place held when the other group ends goes at once,
+// to the creates waiting then.
 func (g *grouper) next(n int) {
 	g.mu.Lock()
 	g.running--

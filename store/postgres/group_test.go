@@ -3,6 +3,8 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -557,5 +559,137 @@ func TestGroupPlaceHeld(t *testing.T) {
 	}
 	if running, waiting := c.s.Creates("c"); running != 0 || waiting != 0 {
 		t.Errorf("after the puts: %d groups run, %d creates wait; want none", running, waiting)
+	}
+}
+
+// TestGroupPlaceHeldBesideStuckCreate: a place held beside a group that
+// runs long (here a create of job y that waits for a host's transaction
+// that created y) is given up when a create has waited groupWait in it:
+// the creates waiting go in it. The place is then held for no more
+// creates than come back, so a lone writer's next puts go at once,
+// however long the create of y waits, even when a create would wait an
+// hour for a group.
+func TestGroupPlaceHeldBesideStuckCreate(t *testing.T) {
+	c := newGroupEnv(t)
+	puts, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel) // runs before the cleanup that waits for the puts
+	releaseCommit := c.heldAtCommit()
+	host := hostCreated(t, c.s, "y")
+	y := c.put(puts, "y")
+	c.until("y running", func(running, _ int) bool { return running == 1 })
+	held := c.put(puts, "held")
+	c.heldCommits(1)
+	c.until("two groups", func(running, _ int) bool { return running == 2 })
+	a1 := c.put(puts, "a1")
+	c.until("a1 waiting", func(_, waiting int) bool { return waiting == 1 })
+
+	// held's group ends beside y's while a1 waits: its place is held for
+	// a1 and one more, until a1 has waited groupWait.
+	releaseCommit()
+	for name, done := range map[string]<-chan error{"held": held, "a1": a1} {
+		if err := <-done; err != nil {
+			t.Fatalf("PutJob(c/%s): %v", name, err)
+		}
+	}
+	if n := c.s.CreatesHeld("c"); n != 1 {
+		t.Errorf("after a1 ran beside y: a place held for %d creates, want 1 (a1's writer)", n)
+	}
+	c.s.SetCreatesWait("c", time.Hour)
+	for i := range 3 {
+		name := fmt.Sprintf("w%d", i)
+		select {
+		case err := <-c.put(puts, name):
+			if err != nil {
+				t.Fatalf("PutJob(c/%s): %v", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			running, waiting := c.s.Creates("c")
+			t.Fatalf("PutJob(c/%s), the only writer beside a create that waits for a lock, still waits after 10s: %d groups run, %d creates wait, a place held for %d",
+				name, running, waiting, c.s.CreatesHeld("c"))
+		}
+	}
+	if err := host.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-y; err != nil {
+		t.Fatalf("PutJob(c/y) after the host's transaction rolled back: %v", err)
+	}
+	for _, name := range []string{"y", "held", "a1", "w0", "w1", "w2"} {
+		if _, err := c.s.GetJob(ctx, "c", name); err != nil {
+			t.Errorf("GetJob(c/%s): %v", name, err)
+		}
+	}
+	if running, waiting := c.s.Creates("c"); running != 0 || waiting != 0 {
+		t.Errorf("after the puts: %d groups run, %d creates wait; want none", running, waiting)
+	}
+}
+
+// TestGroupsOfWritersThatPause: writers that pause at random, and whose
+// contexts end at random, while they put: every put returns, each job
+// whose put succeeded exists, a put fails only when its context ended and
+// with a context's error, and at the end no group runs, no create waits and no place is held.
+func TestGroupsOfWritersThatPause(t *testing.T) {
+	c := newGroupEnv(t)
+	const writers, puts = 8, 100
+	col, err := c.s.GetCollection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col.Definition.Properties.Quota = &scheduler.Quota{MaxJobCount: writers * puts}
+	if err := c.s.PutCollection(ctx, col); err != nil {
+		t.Fatal(err)
+	}
+	created := make([][]string, writers)
+	errs := make(chan error, writers*puts)
+	var wg sync.WaitGroup
+	for w := range writers {
+		r := rand.New(rand.NewPCG(uint64(w), 1))
+		wg.Go(func() {
+			for i := range puts {
+				if r.IntN(3) == 0 {
+					time.Sleep(time.Duration(r.IntN(2000)) * time.Microsecond)
+				}
+				pctx, cancel := ctx, context.CancelFunc(func() {})
+				if r.IntN(2) == 0 {
+					pctx, cancel = context.WithTimeout(ctx, time.Millisecond+time.Duration(r.IntN(4000))*time.Microsecond)
+				}
+				name := fmt.Sprintf("w%d-%d", w, i)
+				err := c.s.PutJob(pctx, &scheduler.JobRecord{Collection: "c", Name: name, Job: &scheduler.Job{},
+					State: scheduler.JobEnabled, Schedule: scheduler.JobSchedule{DueAt: t0}})
+				ended := pctx.Err() != nil
+				cancel()
+				switch {
+				case err == nil:
+					created[w] = append(created[w], name)
+				case !ended || !(errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
+					errs <- fmt.Errorf("PutJob(c/%s) (its context ended: %t): %w", name, ended, err)
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		running, waiting := c.s.Creates("c")
+		t.Fatalf("puts still running after 2 minutes: %d groups run, %d creates wait, a place held for %d", running, waiting, c.s.CreatesHeld("c"))
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var n int
+	for _, names := range created {
+		for _, name := range names {
+			n++
+			if _, err := c.s.GetJob(ctx, "c", name); err != nil {
+				t.Errorf("GetJob(c/%s) after its put succeeded: %v", name, err)
+			}
+		}
+	}
+	t.Logf("%d of %d puts succeeded", n, writers*puts)
+	if running, waiting := c.s.Creates("c"); running != 0 || waiting != 0 || c.s.CreatesHeld("c") != 0 {
+		t.Errorf("after the puts: %d groups run, %d creates wait, a place held for %d; want none", running, waiting, c.s.CreatesHeld("c"))
 	}
 }

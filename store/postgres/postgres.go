@@ -29,21 +29,27 @@
 // expires), and one that meets no lock always runs to its end.
 //
 // A job's create (PutJob of a new job, CreateJob) is one statement. The
-// creates into one collection that start while two of them run wait for
-// the first of those to end and then run together: their statements go in
-// one round trip and commit in one transaction (group commit), so puts
-// from many goroutines share the round trips and the commits. A create
-// that finds fewer running goes at once, so a lone writer waits for
-// nothing. When a group ends while the other runs, its place waits for the
-// creates coming back until about half of those in groups and waiting are
-// there, or the other group ends, so that they commit together in the
-// next flush of the WAL rather than the first of them alone and the others
-// after. When the server refuses one create of a group, each of the
-// others runs again on its own: every put is written completely or not at
-// all, and one put's failure is not another's. No create waits long behind
-// others' locks: one that finds no group within 50 ms, or whose group waits
-// 50 ms for a lock (a job of the same name that a host's transaction
-// created and has not committed, say), runs on its own instead.
+// creates into one collection run in at most two groups at once: a create
+// that finds a place free goes at once, alone, and one that finds none
+// waits, and then runs together with the creates that waited with it:
+// their statements go in one round trip and commit in one transaction
+// (group commit), so puts from many goroutines share the round trips and
+// the commits. When a group ends while the other runs, its place is held
+// for the creates coming back until about half of those in groups and
+// waiting are there, the other group ends, or the first of them has waited
+// 50 ms, so that they commit together in the next flush of the WAL rather
+// than the first of them alone and the others after. So a create that
+// finds no place free (two groups run, or one runs and the other's place
+// is held) waits beside a running group, up to 50 ms; a lone writer whose
+// creates are the only ones running waits for nothing, and one beside a
+// group that runs long (a create that waits for a lock) waits up to 50 ms
+// once and then goes at once. When the server refuses one create of a
+// group, each of the others runs again on its own: every put is written
+// completely or not at all, and one put's failure is not another's. No
+// create waits long behind others' locks: one that finds no group within
+// 50 ms, or whose group waits 50 ms for a lock (a job of the same name
+// that a host's transaction created and has not committed, say), runs on
+// its own instead.
 //
 // It implements [scheduler.BatchRecorder], [scheduler.LeaseExtender] (many
 // leases in one statement) and [scheduler.StatsReader].
