@@ -151,8 +151,10 @@ func TestHTTPFailureMessages(t *testing.T) {
 	// status first, which the error's text is, then the body, then the
 	// headers, one per line.
 	m := msgs["missing"]
+	// The host's port may hold the digits 404 too: count the others.
+	host404 := strings.TrimPrefix(notFound.URL, "http://")
 	if !strings.HasPrefix(m, "Failed: 404 Not Found from host '") || !strings.Contains(m, "\nBody: no such hook\n") ||
-		strings.Count(m, "404") != 1 || !strings.Contains(m, "\nHeaders:\n") || !strings.Contains(m, "\n  Content-Type: text/plain") || strings.Contains(m, "\r") {
+		strings.Count(strings.ReplaceAll(m, host404, ""), "404") != 1 || !strings.Contains(m, "\nHeaders:\n") || !strings.Contains(m, "\n  Content-Type: text/plain") || strings.Contains(m, "\r") {
 		t.Errorf("message of a 404 = %q, want the status once, first, then the body and the headers, without CR", m)
 	}
 }
