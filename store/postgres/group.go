@@ -70,9 +70,9 @@ const (
 // running; one whose context ends while its group runs returns when the
 // group ends (its statement may have committed, as a single statement
 // cancelled late may have), and the group runs until it ends or every
-// caller in it has given up. The group's statements run under the context
-// of the create that runs them (a host pool's tracer and hooks see its
-// values).
+// caller in it has given up (each then gets its own context's error).
+// The group's statements run under the context of the create that runs
+// them (a host pool's tracer and hooks see its values).
 type grouper struct {
 	pool    *pgxpool.Pool
 	maxWait time.Duration // groupWait, but in tests
@@ -296,6 +296,15 @@ func (g *grouper) runGroup(group []*groupCall) {
 		err = cerr
 	}
 	if err == nil {
+		return
+	}
+	if ctx.Err() != nil {
+		// Every caller gave up, and the group's context was cancelled
+		// for it (see left): each learns of its own context's end, as of
+		// its statement run alone, which may have committed too.
+		for _, c := range group {
+			c.n, c.err, c.alone = 0, c.ctx.Err(), false
+		}
 		return
 	}
 	var pe *pgconn.PgError

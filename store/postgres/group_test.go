@@ -693,3 +693,47 @@ func TestGroupsOfWritersThatPause(t *testing.T) {
 		t.Errorf("after the puts: %d groups run, %d creates wait, a place held for %d; want none", running, waiting, c.s.CreatesHeld("c"))
 	}
 }
+
+// TestGroupOfCallersThatAllGaveUp: when every create of a group gives up
+// while the group runs (their contexts' deadlines pass), the group's
+// statements are cancelled, and each caller learns its own context's end,
+// as it would of its statement run alone: here a deadline, not the
+// cancellation of the group's own context. As of a statement cancelled
+// late, the group may have committed (here the server runs it once the
+// insert's lock is free): both jobs, or neither.
+func TestGroupOfCallersThatAllGaveUp(t *testing.T) {
+	c := newGroupEnv(t)
+	c.s.SetCreatesWait("c", time.Hour)
+	releaseCommit := c.heldAtCommit()
+	releaseInsert := c.heldAtInsert()
+	errs := map[string]<-chan error{"held1": c.put(ctx, "held1")}
+	c.heldCommits(1)
+	errs["held2"] = c.put(ctx, "held2")
+	c.heldCommits(2)
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	slow := map[string]<-chan error{"slow3": c.put(dctx, "slow3"), "slow4": c.put(dctx, "slow4")}
+	c.until("slow3 and slow4 waiting", func(_, waiting int) bool { return waiting == 2 })
+	// held1 and held2 commit; slow3 and slow4 go as one group, which waits
+	// at its insert until both have given up.
+	releaseCommit()
+	for name, done := range errs {
+		if err := <-done; err != nil {
+			t.Errorf("PutJob(c/%s): %v", name, err)
+		}
+	}
+	for name, done := range slow {
+		err := <-done
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("PutJob(c/%s) = %v, want its context's deadline exceeded", name, err)
+		}
+	}
+	releaseInsert()
+	var n int
+	if err := c.conn.QueryRow(ctx, "SELECT count(*) FROM "+c.q+".jobs WHERE name IN ('slow3', 'slow4')").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n == 1 {
+		t.Errorf("one of slow3 and slow4 created, want both or neither (one group)")
+	}
+}
