@@ -284,8 +284,7 @@ type outcomeBatch struct {
 	next     int
 	inCall   bool
 	keys     []jobKey
-	timed    bool            // a timer will flush
-	timedAt  time.Time       // when it is to flush, if timed
+	timedAt  time.Time       // when a timer will flush (see timed); zero: no flush is timed
 	timer    *time.Timer     // the timer of a timed flush, or of the wait for one (see flushTimed); nil before the first
 	flusher  bool            // a goroutine waits for timer (see flushTimed)
 	flushers sync.WaitGroup  // that goroutine, for Stop
@@ -468,9 +467,9 @@ func (s *Scheduler) enqueue(p *pendingOutcome) {
 	case b.flushing:
 		b.urgent = b.urgent || urgent
 		s.workerFreed() // the outcome waits at least for the store call under way
-	case b.timed && !urgent && b.n < recordBatch:
+	case b.timed() && !urgent && b.n < recordBatch:
 		s.workerFreed()
-	case !b.timed && d > 0 && s.ahead.startsWithin(now, d) && !urgent:
+	case !b.timed() && d > 0 && s.ahead.startsWithin(now, d) && !urgent:
 		s.flushAfter(d)
 		s.workerFreed()
 	default:
@@ -492,12 +491,15 @@ func (s *Scheduler) workerFreed() {
 	}
 }
 
+// timed reports whether a timer will flush the pending outcomes (see
+// flushAfter). b.mu is held.
+func (b *outcomeBatch) timed() bool { return !b.timedAt.IsZero() }
+
 // flushAfter arms the timer that flushes the pending outcomes after d,
 // and starts the goroutine that waits for it unless one waits already
 // (see flushTimed). b.mu is held.
 func (s *Scheduler) flushAfter(d time.Duration) {
 	b := &s.outcomes
-	b.timed = true
 	b.timedAt = time.Now().Add(d)
 	if b.timer == nil {
 		b.timer = time.NewTimer(d)
@@ -524,7 +526,7 @@ func (s *Scheduler) flushTimed() {
 	for {
 		<-b.timer.C
 		b.mu.Lock()
-		if !b.timed {
+		if !b.timed() {
 			b.flusher = false
 			b.mu.Unlock()
 			return
@@ -535,12 +537,12 @@ func (s *Scheduler) flushTimed() {
 			b.mu.Unlock()
 			continue
 		}
-		b.timed = false
+		b.timedAt = time.Time{}
 		if !b.flushing && b.n > 0 {
 			s.flushPending() // releases b.mu
 			b.mu.Lock()
 		}
-		if !b.timed {
+		if !b.timed() {
 			if b.stopped {
 				b.flusher = false
 				b.mu.Unlock()
@@ -581,7 +583,7 @@ func (s *Scheduler) flushPending() {
 	b.flushing = true
 	for again := false; b.n > 0; again = true {
 		if again && !b.urgent {
-			if b.timed && b.n < recordBatch {
+			if b.timed() && b.n < recordBatch {
 				break // the timer armed flushes them, a linger after an earlier outcome
 			}
 			if d := s.linger(); d > 0 {
