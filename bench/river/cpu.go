@@ -22,6 +22,17 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// processSwitches is the context switches of this process's threads so
+// far, voluntary (a thread that blocked: a goroutine scheduler with nothing
+// to run parks its thread) and involuntary (preempted).
+func processSwitches() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Nvcsw + ru.Nivcsw
+}
+
 // clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ, 100 on
 // every Linux this runs on).
 const clockTick = 10 * time.Millisecond
@@ -116,6 +127,7 @@ type sample struct {
 	at      time.Time
 	process time.Duration
 	server  time.Duration
+	cs      int64  // context switches of this process so far
 	allocs  uint64 // heap allocations of this process so far
 	bytes   uint64 // and their bytes
 }
@@ -123,7 +135,7 @@ type sample struct {
 func (m meter) sample() sample {
 	mem := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(mem)
-	return sample{at: time.Now(), process: processCPU(), server: m.server.read(),
+	return sample{at: time.Now(), process: processCPU(), server: m.server.read(), cs: processSwitches(),
 		allocs: mem[0].Value.Uint64(), bytes: mem[1].Value.Uint64()}
 }
 
@@ -131,6 +143,12 @@ func (m meter) sample() sample {
 // between a and b.
 func allocsPerOp(a, b sample, ops int) (allocs, bytes float64) {
 	return float64(b.allocs-a.allocs) / float64(ops), float64(b.bytes-a.bytes) / float64(ops)
+}
+
+// switchesPerOp returns the context switches of this process per
+// operation between a and b.
+func switchesPerOp(a, b sample, ops int) float64 {
+	return float64(b.cs-a.cs) / float64(ops)
 }
 
 // perOp returns the process and server CPU per operation between a and b,

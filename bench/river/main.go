@@ -13,11 +13,13 @@
 //
 //	burst      -n jobs due at one instant, already passed when the side
 //	           starts: time from its start until the last outcome is
-//	           recorded; process and database server CPU per occurrence
+//	           recorded; process and database server CPU per occurrence,
+//	           and the process's context switches per occurrence
 //	steady     -rate jobs a second for -duration, put before the side
-//	           starts: start lateness p50/p99, and CPU per occurrence over
-//	           a window from 200 ms before the first due time until the
-//	           last outcome (nothing but firing happens in it)
+//	           starts: start lateness p50/p99, and CPU and the process's
+//	           context switches per occurrence over a window from 200 ms
+//	           before the first due time until the last outcome (nothing
+//	           but firing happens in it)
 //	instances  (PostgreSQL) -n jobs due at one instant drained by three
 //	           processes sharing the database
 //	put-one    putting -n jobs one at a time from one goroutine
@@ -80,6 +82,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest a firing scenario may take")
 	flag.DurationVar(&o.firingWindow, "firing-window", 0, "jobclock's Config.FiringWindow (0: its default, DefaultFiringWindow; negative: NoFiringWindow)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each measured window to PREFIX.SCENARIO.SIDE.RUN.cpu")
+	flag.StringVar(&o.trace, "trace", "", "write an execution trace (runtime/trace) of each measured window to PREFIX.SCENARIO.SIDE.RUN.trace")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write allocation profiles at the start and the end of each measured window to PREFIX.SCENARIO.SIDE.RUN.start.heap and .heap (compare them with pprof -base)")
 	flag.Parse()
 	if err := runTable(context.Background(), o, os.Stdout); err != nil {
@@ -94,7 +97,7 @@ type options struct {
 	runs, n, rate                  int
 	window, lead, timeout          time.Duration
 	firingWindow                   time.Duration // jobclock's Config.FiringWindow
-	cpuprofile, memprofile         string
+	cpuprofile, memprofile, trace  string
 	progress                       io.Writer // nil: stderr
 }
 
@@ -157,7 +160,7 @@ func runTable(ctx context.Context, o options, w io.Writer) error {
 	defer e.close()
 	e.firingWindow = o.firingWindow
 	c := config{n: o.n, rate: o.rate, window: o.window, lead: o.lead, timeout: o.timeout,
-		cpuprofile: o.cpuprofile, memprofile: o.memprofile}
+		cpuprofile: o.cpuprofile, memprofile: o.memprofile, trace: o.trace}
 	got := map[system][]result{}
 	for run := range o.runs {
 		for _, s := range sc {
@@ -228,12 +231,14 @@ func rows(o options) []row {
 		{"burst", "burst.s", "burst of " + n + " due at one instant: until the last outcome is recorded, s"},
 		{"burst", "burst.cpu", "same: process CPU per occurrence, µs"},
 		{"burst", "burst.server", "same: server CPU per occurrence, µs"},
+		{"burst", "burst.cs", "same: context switches of the process per occurrence"},
 		{"burst", "burst.allocs", "same: heap allocations of the process per occurrence"},
 		{"burst", "burst.bytes", "same: bytes allocated per occurrence"},
 		{"steady", "steady.p50", fmt.Sprintf("steady %s/s for %s: start lateness p50, ms", fmtInt(o.rate), o.window)},
 		{"steady", "steady.p99", "same: p99, ms"},
 		{"steady", "steady.cpu", "same: process CPU per occurrence, µs"},
 		{"steady", "steady.server", "same: server CPU per occurrence, µs"},
+		{"steady", "steady.cs", "same: context switches of the process per occurrence"},
 		{"steady", "steady.allocs", "same: heap allocations of the process per occurrence"},
 		{"steady", "steady.bytes", "same: bytes allocated per occurrence"},
 		{"instances", "instances.s", "burst of " + n + " drained by 3 processes: until the last outcome, s"},

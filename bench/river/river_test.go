@@ -246,6 +246,20 @@ func TestSampleCountsAllocations(t *testing.T) {
 	}
 }
 
+func TestSampleCountsSwitches(t *testing.T) {
+	var m meter
+	a := m.sample()
+	// A thread that waits for a timer with nothing else to run blocks in
+	// the kernel: a context switch each time.
+	for range 20 {
+		time.Sleep(time.Millisecond)
+	}
+	b := m.sample()
+	if cs := switchesPerOp(a, b, 20); cs < 1 {
+		t.Errorf("switchesPerOp after 20 sleeps of 1 ms = %v a sleep, want at least 1", cs)
+	}
+}
+
 // TestStoreFailureEndsTheRun: when every claim of the jobclock side fails,
 // the run fails at once with the engine's error, not after its timeout.
 func TestStoreFailureEndsTheRun(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 )
 
@@ -22,6 +23,7 @@ type config struct {
 	timeout    time.Duration // the longest a firing scenario may take
 	cpuprofile string        // prefix of CPU profiles of the measured windows
 	memprofile string        // prefix of heap profiles taken at the end of the windows
+	trace      string        // prefix of execution traces of the measured windows
 	label      string        // names the profiles of this run
 }
 
@@ -54,9 +56,19 @@ var scenarios = []scenario{
 // profile starts the CPU profile of a measured window and writes the
 // allocation profile so far (PREFIX.SCENARIO.SIDE.RUN.start.heap, for
 // pprof's -base); the function it returns stops the CPU profile and writes
-// the allocation profile at the end of the window.
+// the allocation profile at the end of the window. With a trace prefix, it
+// also traces the window (PREFIX.SCENARIO.SIDE.RUN.trace).
 func (c config) profile(name string, sys system) func() error {
 	base := fmt.Sprintf("%s.%s.%s", name, sys, c.label)
+	var tr *os.File
+	if c.trace != "" {
+		f, err := os.Create(c.trace + "." + base + ".trace")
+		if err == nil && trace.Start(f) == nil {
+			tr = f
+		} else if f != nil {
+			f.Close()
+		}
+	}
 	var cpu *os.File
 	if c.cpuprofile != "" {
 		f, err := os.Create(c.cpuprofile + "." + base + ".cpu")
@@ -75,6 +87,10 @@ func (c config) profile(name string, sys system) func() error {
 	}
 	return func() error {
 		var errs []error
+		if tr != nil {
+			trace.Stop()
+			errs = append(errs, tr.Close())
+		}
 		if cpu != nil {
 			pprof.StopCPUProfile()
 			errs = append(errs, cpu.Close())
@@ -143,6 +159,7 @@ func burst(ctx context.Context, e *env, sys system, c config) (result, error) {
 	r := newResult()
 	r.v["burst.s"] = t.lastRecorded().Sub(a.at).Seconds()
 	r.v["burst.cpu"], r.v["burst.server"] = e.meter.perOp(a, b, c.n)
+	r.v["burst.cs"] = switchesPerOp(a, b, c.n)
 	r.v["burst.allocs"], r.v["burst.bytes"] = allocsPerOp(a, b, c.n)
 	return r, nil
 }
@@ -211,6 +228,7 @@ func steadyOnce(ctx context.Context, e *env, sys system, c config) (result, erro
 	r.v["steady.p50"] = float64(quantile(late, 0.50)) / float64(time.Millisecond)
 	r.v["steady.p99"] = float64(quantile(late, 0.99)) / float64(time.Millisecond)
 	r.v["steady.cpu"], r.v["steady.server"] = e.meter.perOp(a, b, n)
+	r.v["steady.cs"] = switchesPerOp(a, b, n)
 	r.v["steady.allocs"], r.v["steady.bytes"] = allocsPerOp(a, b, n)
 	return r, nil
 }
