@@ -274,8 +274,9 @@ func (a *aheadClaims) hold(claims []*JobRecord) {
 // take the job over and run it too. startHeld returns such claims,
 // appended to stale, for the loop to give back: the job is then due at
 // once, for the next claim, this instance's or another's, which runs it
-// once; a claim that another instance took over meanwhile is no longer
-// this one's, and GiveBack leaves it (ErrLeaseLost).
+// once; a claim that another instance took over meanwhile, or that this
+// one claimed again once its lease lapsed, is no longer this claim's, and
+// GiveBack leaves it (ErrLeaseLost).
 func (s *Scheduler) startHeld(now, clock time.Time, stale []*JobRecord) []*JobRecord {
 	a := &s.ahead
 	n := 0
@@ -532,7 +533,11 @@ func (k *kept) log(s *Scheduler, what string, claims int) {
 // leftLeased reports whether err, of the give-back or release of a claim,
 // leaves the claim leased until its lease expires: nil, ErrNotFound (the
 // job was deleted meanwhile) and ErrLeaseLost (another instance took it
-// over) leave no claim of this instance behind.
+// over, or this one claimed it again once the claim's lease lapsed, and
+// that later claim runs it) leave no claim behind that nothing runs. (A
+// claim both written and extended since is not given back either, with
+// ErrLeaseLost, see AheadClaimer.GiveBack: it stays leased until its end;
+// only a late extension of an earlier attempt's lease does that.)
 func leftLeased(err error) bool {
 	return err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrLeaseLost)
 }

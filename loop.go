@@ -394,6 +394,15 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 			s.recordFailed(ctx, r, gerr)
 			return
 		}
+		if fresh.LeaseOwner != s.cfg.InstanceID || !fresh.LeaseUntil.Equal(r.LeaseUntil) {
+			// The job was claimed again since this claim's lease lapsed
+			// (a lease is extended only once its attempt starts): that
+			// claim runs it. Taking its lease over here would run the job
+			// beside it, and a give-back would release it.
+			s.log.Debug("a claimed job's lease lapsed before its attempt started, and the job was claimed again: left to that claim",
+				"job", r.Name, "collection", r.Collection, "lease_until", r.LeaseUntil)
+			return
+		}
 		r = fresh
 	}
 	s.log.Error("record job: too many conflicts", "job", r.Name, "collection", r.Collection)

@@ -312,8 +312,9 @@ type StoreCall struct {
 	// whole with nil; an ExtendLeases call's, one per job (nil for a
 	// lease extended), likewise; and a GiveBack call's, one per claim,
 	// nil for each claim given back or that needed none: a job deleted meanwhile
-	// ([ErrNotFound]) or leased to another instance since
-	// ([ErrLeaseLost]) is not this instance's to give back, so Errs holds
+	// ([ErrNotFound]) or leased to another instance since, or claimed
+	// again by this one ([ErrLeaseLost]), is not this claim's to give
+	// back, so Errs holds
 	// only the failures that leave a claim leased until its lease
 	// expires. The Observer must not modify them.
 	Errs []error

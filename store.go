@@ -819,15 +819,23 @@ type AheadClaimer interface {
 
 	// GiveBack gives back claims that owner holds and did not run: for each
 	// record (as ClaimDueBy returned it; only its Collection, Name, Created,
-	// Incarnation, PreviousLeaseOwner and PreviousLeaseUntil are read), it puts the job's
+	// Incarnation, Version, LeaseUntil, PreviousLeaseOwner and
+	// PreviousLeaseUntil are read), it puts the job's
 	// lease back as it was before the claim, so that the next claim of the
 	// job reports the same previous owner (a takeover stays one) and cannot
 	// take the lease before its end. Nothing else of the job changes, and
 	// neither does its Version: a write that came after the claim (PutJob
 	// keeps the lease) stays. Each job is given back in an atomic step, and
-	// only while owner holds its lease (expired or not, as in Record); the
+	// only while owner holds its lease (expired or not, as in Record) as
+	// the claim left it: with the record's LeaseUntil, or its Version (a
+	// write since changes the Version, an extension the lease's end, a
+	// later claim both). A claim whose lease lapsed and that owner then
+	// claimed again is not given back, as that would release the later
+	// claim, which owner may be running; nor is one both written and
+	// extended since, which then keeps its lease until it ends. The
 	// result has one error per record, nil when it was given back:
-	// ErrLeaseLost when owner does not hold the lease (nothing changes),
+	// ErrLeaseLost when owner does not hold the lease, or holds it by a
+	// later claim (nothing changes),
 	// ErrNotFound when the job is gone (also when it was deleted and created
 	// again since the claim: its Incarnation or Created differs, whoever
 	// holds its lease).

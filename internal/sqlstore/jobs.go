@@ -376,23 +376,27 @@ func (d *Dialect) Missing(ctx context.Context, c Conn, collection, name string) 
 
 // GiveBack implements one job of [scheduler.AheadClaimer.GiveBack] over
 // c: it puts the lease that r's claim replaced back, if owner holds the
-// job's lease and the job is the one claimed (of r.Incarnation, created
-// at r.Created, not deleted and created again since).
+// job's lease as r's claim left it (its end r.LeaseUntil or the job's
+// Version r.Version unchanged: a later claim changes both) and the job is
+// the one claimed (of r.Incarnation, created at
+// r.Created, not deleted and created again since).
 func (d *Dialect) GiveBack(ctx context.Context, c Conn, owner string, r *scheduler.JobRecord) error {
 	until := Nanos(r.PreviousLeaseUntil)
 	if r.PreviousLeaseOwner == "" {
 		until = nil
 	}
 	n, err := c.Exec(ctx, d.sql(`UPDATE {s}.jobs SET lease_owner = $4, lease_until = $5
-		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> '' AND created_at IS NOT DISTINCT FROM $6 AND incarnation = $7`),
-		r.Collection, r.Name, owner, r.PreviousLeaseOwner, until, Nanos(r.Created), r.Incarnation)
+		WHERE collection = $1 AND name = $2 AND lease_owner = $3 AND lease_owner <> '' AND (lease_until = $8 OR version = $9)
+			AND created_at IS NOT DISTINCT FROM $6 AND incarnation = $7`),
+		r.Collection, r.Name, owner, r.PreviousLeaseOwner, until, Nanos(r.Created), r.Incarnation, Nanos(r.LeaseUntil), r.Version)
 	if err != nil || n == 1 {
 		return d.Wrap("give back job", r.ID(), err)
 	}
 	var holder string
-	var created NullInt
+	var created, leaseUntil NullInt
 	var incarnation int64
-	err = c.QueryRow(ctx, d.sql("SELECT lease_owner, created_at, incarnation FROM {s}.jobs WHERE collection = $1 AND name = $2"), r.Collection, r.Name).Scan(&holder, &created, &incarnation)
+	err = c.QueryRow(ctx, d.sql("SELECT lease_owner, created_at, incarnation, lease_until FROM {s}.jobs WHERE collection = $1 AND name = $2"),
+		r.Collection, r.Name).Scan(&holder, &created, &incarnation, &leaseUntil)
 	if errors.Is(err, ErrNoRows) {
 		return d.Missing(ctx, c, r.Collection, r.Name)
 	}
@@ -401,6 +405,12 @@ func (d *Dialect) GiveBack(ctx context.Context, c Conn, owner string, r *schedul
 	}
 	if at := Time(created.N, created.Valid); incarnation != r.Incarnation || !at.Equal(r.Created) {
 		return fmt.Errorf("%s: give back: %w", d.Name, scheduler.NewRecreatedErrorOf(r, at, incarnation))
+	}
+	if holder == owner && owner != "" {
+		// owner claimed the job again once this claim's lease lapsed:
+		// that claim is not this one's to give back.
+		return fmt.Errorf("%s: give back job %q: %q claimed it again (lease until %v, not %v): %w",
+			d.Name, r.ID(), owner, Time(leaseUntil.N, leaseUntil.Valid), r.LeaseUntil, scheduler.ErrLeaseLost)
 	}
 	return fmt.Errorf("%s: give back job %q: lease held by %q, not %q: %w", d.Name, r.ID(), holder, owner, scheduler.ErrLeaseLost)
 }

@@ -743,6 +743,15 @@ func (s *Store) GiveBack(ctx context.Context, owner string, claims []*scheduler.
 			errs[i] = fmt.Errorf("memory: give back job %q: lease held by %q, not %q: %w", r.ID(), held, owner, scheduler.ErrLeaseLost)
 			continue
 		}
+		if until := j.more.leaseUntil; until != timeKey(utc(r.LeaseUntil)) && j.version() != r.Version {
+			// owner claimed the job again once this claim's lease lapsed
+			// (which changes both; a write changes only the version, an
+			// extension only the lease's end): that claim is not this
+			// one's to give back.
+			errs[i] = fmt.Errorf("memory: give back job %q: %q claimed it again (lease until %v, not %v): %w",
+				r.ID(), owner, instant(until), r.LeaseUntil, scheduler.ErrLeaseLost)
+			continue
+		}
 		j.more.owner, j.more.leaseUntil = s.ownerID(r.PreviousLeaseOwner), timeKey(r.PreviousLeaseUntil)
 		if r.PreviousLeaseOwner == "" {
 			j.more.leaseUntil = 0

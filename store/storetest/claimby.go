@@ -202,6 +202,62 @@ func testGiveBack(t *testing.T, s scheduler.Store) {
 	}
 }
 
+// testGiveBackAfterClaimedAgain: a claim whose lease lapsed and that its
+// owner then claimed again is not given back by the first claim's record:
+// that would release the second claim, which its owner may be running,
+// and let a third claim run the job beside it. The second claim's lease
+// stays, with ErrLeaseLost for the first; the second is given back. A
+// claim whose lease was extended since (its end moved, its Version not)
+// is given back.
+func testGiveBackAfterClaimedAgain(t *testing.T, s scheduler.Store) {
+	a := aheadClaimer(t, s)
+	putCollection(t, s, "c", 0)
+	putJob(t, s, "c", "j", t0)
+	putJob(t, s, "c", "k", t0.Add(time.Hour))
+	first, err := a.ClaimDueBy(ctx, scheduler.ClaimRequest{Now: t0.Add(-time.Second), DueBy: t0, Owner: "a", LeaseUntil: t0.Add(time.Minute), Limit: 1})
+	if err != nil || len(first) != 1 {
+		t.Fatalf("first ClaimDueBy(a) = %v, %v; want c/j", names(first), err)
+	}
+	// The first claim's lease lapses; a claims j again.
+	now := t0.Add(time.Minute)
+	again, err := s.ClaimDue(ctx, now, "a", now.Add(time.Minute), 1)
+	if err != nil || len(again) != 1 {
+		t.Fatalf("ClaimDue(a) once the lease lapsed = %v, %v; want c/j", names(again), err)
+	}
+	wantErr(t, "GiveBack of the first claim", a.GiveBack(ctx, "a", first)[0], scheduler.ErrLeaseLost)
+	if r := mustGet(t, s, "c", "j"); r.LeaseOwner != "a" || !r.LeaseUntil.Equal(now.Add(time.Minute)) || r.Version != again[0].Version {
+		t.Errorf("after the first claim's GiveBack: lease %q until %v, version %d; want the second claim's: a until %v, version %d",
+			r.LeaseOwner, r.LeaseUntil, r.Version, now.Add(time.Minute), again[0].Version)
+	}
+	if got := claimBy(t, a, now, now, "b"); len(got) != 0 {
+		t.Errorf("ClaimDueBy(b) while the second claim holds j = %v, want nothing", names(got))
+	}
+	if err := a.GiveBack(ctx, "a", again)[0]; err != nil {
+		t.Fatalf("GiveBack of the second claim: %v", err)
+	}
+	if r := mustGet(t, s, "c", "j"); r.LeaseOwner != "a" || !r.LeaseUntil.Equal(t0.Add(time.Minute)) {
+		t.Errorf("second claim given back: lease %q until %v, want the lapsed one it took over (a until %v)", r.LeaseOwner, r.LeaseUntil, t0.Add(time.Minute))
+	}
+	var k []*scheduler.JobRecord // j's lease has lapsed too: claimed again, and left so
+	for _, r := range claimBy(t, a, t0.Add(time.Hour-time.Second), t0.Add(time.Hour), "a") {
+		if r.Name == "k" {
+			k = append(k, r)
+		}
+	}
+	if len(k) != 1 {
+		t.Fatalf("ClaimDueBy(a) took no c/k")
+	}
+	if err := s.ExtendLease(ctx, "c", "k", "a", k[0].LeaseUntil.Add(time.Minute)); err != nil {
+		t.Fatalf("ExtendLease(k): %v", err)
+	}
+	if err := a.GiveBack(ctx, "a", k)[0]; err != nil {
+		t.Errorf("GiveBack of a claim extended since: %v", err)
+	}
+	if r := mustGet(t, s, "c", "k"); r.LeaseOwner != "" || !r.LeaseUntil.IsZero() {
+		t.Errorf("k given back after an extension: lease %q until %v, want none", r.LeaseOwner, r.LeaseUntil)
+	}
+}
+
 // testGiveBackZeroPreviousEnd: a claim given back whose PreviousLeaseOwner
 // is set but whose PreviousLeaseUntil is zero (a record not from a claim,
 // or a store's that leaves it out) puts back a lease that has ended: the

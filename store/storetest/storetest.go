@@ -67,6 +67,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ClaimSkipsDisabledCollections", testClaimSkipsDisabled},
 		{"ClaimDueBy", testClaimDueBy},
 		{"GiveBack", testGiveBack},
+		{"GiveBackAfterClaimedAgain", testGiveBackAfterClaimedAgain},
 		{"GiveBackZeroPreviousEnd", testGiveBackZeroPreviousEnd},
 		{"GiveBackAfterRecreate", recreatedLater(testGiveBackAfterRecreate)},
 		{"GiveBackAfterRecreateAtOneInstant", recreatedAtOnce(testGiveBackAfterRecreate)},
