@@ -94,12 +94,12 @@ func oneTimeAt(start time.Time) string {
 // TestClaimAheadStartsOnTime: 200 one-time jobs due 5 ms apart each start
 // at their due instant, none earlier; claimed ahead, they take a few
 // claims for all of them (the loop claims every half ClaimAhead: about 44
-// claims; an outcome recorded while a claim was under way used to add one
-// more, which under load came to 70, see
-// TestOutcomeDuringClaimNoExtraClaim), where
+// claims at 50ms, 24 at 100ms, the default; an outcome recorded while a
+// claim was under way used to add one more, which under load came to 70,
+// see TestOutcomeDuringClaimNoExtraClaim), where
 // claiming each once it is due takes one claim per job or more, and their
-// outcomes are recorded several at a time (an outcome waits half
-// of ClaimAhead for the next ones while claims held ahead start).
+// outcomes are recorded several at a time (an outcome waits up to
+// ClaimAhead for the next ones while claims held ahead start).
 func TestClaimAheadStartsOnTime(t *testing.T) {
 	for _, tt := range []struct {
 		name       string
@@ -108,8 +108,9 @@ func TestClaimAheadStartsOnTime(t *testing.T) {
 		manyClaims int // the fewest claims expected
 		batches    int // the most record batches expected
 	}{
-		{name: "50ms", ahead: scheduler.DefaultClaimAhead, fewClaims: 60, batches: 110},
-		{name: "default", fewClaims: 60, batches: 120},
+		{name: "50ms", ahead: 50 * time.Millisecond, fewClaims: 60, batches: 110},
+		{name: "100ms", ahead: 100 * time.Millisecond, fewClaims: 32, batches: 16},
+		{name: "default", fewClaims: 32, batches: 16},
 		{name: "none", ahead: scheduler.NoClaimAhead, manyClaims: 200, batches: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,7 +173,8 @@ func (c *slowClaim) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) 
 }
 
 // TestOutcomeDuringClaimNoExtraClaim: the loop starts j1 at its instant T
-// and claims at once (j2 is due 40 ms later), and the claim takes 20 ms;
+// and claims at once (j2 is due four fifths of ClaimAhead later, beyond
+// the claim before T), and the claim takes 20 ms;
 // j1's outcome is recorded meanwhile. The claim asked for every free slot,
 // and j1 is not due again: the outcome must not make the loop claim again
 // as soon as the claim returns, but at its cadence, half ClaimAhead after
@@ -184,7 +186,7 @@ func TestOutcomeDuringClaimNoExtraClaim(t *testing.T) {
 		st := &slowClaim{Store: e.store, slowAt: due, slow: 20 * time.Millisecond}
 		e.over(st)
 		e.put("j1", oneTimeAt(due))
-		e.put("j2", oneTimeAt(due.Add(40*time.Millisecond)))
+		e.put("j2", oneTimeAt(due.Add(scheduler.DefaultClaimAhead*4/5)))
 		e.start()
 		defer e.stop()
 		time.Sleep(time.Until(due.Add(time.Second)))
@@ -208,7 +210,8 @@ func TestOutcomeDuringClaimNoExtraClaim(t *testing.T) {
 
 // TestClaimAheadSteadyBatches: at a steady rate, one outcome a
 // millisecond, over a store that takes 2 ms a RecordBatch, the outcomes
-// are recorded forty or more at a time (a linger, ClaimAhead: 50 ms),
+// are recorded at least four fifths of a linger's worth at a time (the
+// linger is ClaimAhead: 100 ms by default, so 80 or more),
 // not one or two at a time behind each store call; none waits
 // longer than the linger for the call that records it; and Stop, called
 // while outcomes linger, returns once every one is recorded.
@@ -220,8 +223,9 @@ func TestClaimAheadSteadyBatches(t *testing.T) {
 		e.startBefore(first)
 		time.Sleep(time.Until(first.Add(n * time.Millisecond)))
 		e.stop()
-		if b := st.batches.Load(); b > n/40 {
-			t.Errorf("%d record batches for %d outcomes 1 ms apart, want at most %d", b, n, n/40)
+		most := int64(n / (scheduler.DefaultClaimAhead * 4 / 5 / time.Millisecond))
+		if b := st.batches.Load(); b > most {
+			t.Errorf("%d record batches for %d outcomes 1 ms apart, want at most %d", b, n, most)
 		}
 		if w, linger := time.Duration(st.waited.Load()), scheduler.DefaultClaimAhead; w > linger {
 			t.Errorf("an outcome waited %v for its record, want at most the linger, %v", w, linger)
@@ -235,7 +239,7 @@ func TestClaimAheadSteadyBatches(t *testing.T) {
 }
 
 // TestClaimAheadFullRate: at 4,000 jobs a second, where the jobs due
-// within ClaimAhead (200) are more than MaxConcurrency (100) leaves to
+// within ClaimAhead (400) are more than MaxConcurrency (100) leaves to
 // hold, every job still starts on time, none before its instant, and the claims
 // stay batches: at most one claim for every 20 jobs, where claiming again
 // as each slot frees takes a claim for every one or two jobs.
@@ -897,7 +901,7 @@ func TestHeldClaimPastLeaseIsNotStarted(t *testing.T) {
 		}
 		ctx := context.Background()
 		cfgA := scheduler.Config{InstanceID: "a", Executors: mkReg("a"), LeaseDuration: 10 * time.Second,
-			Logger: slog.New(slog.DiscardHandler)} // ClaimAhead: the default, 50 ms
+			Logger: slog.New(slog.DiscardHandler)} // ClaimAhead: the default
 		cfgB := scheduler.Config{InstanceID: "b", Executors: mkReg("b"), LeaseDuration: 10 * time.Second,
 			Logger: slog.New(slog.DiscardHandler)}
 		b, err := scheduler.New(st, &cfgB)
@@ -987,7 +991,7 @@ func TestHeldClaimPastLeaseGivenBack(t *testing.T) {
 	})
 }
 
-// holdJobs starts an instance with cfg (ClaimAhead: the default, 50 ms)
+// holdJobs starts an instance with cfg (ClaimAhead: the default)
 // over st, whose first GiveBack stalls for stall, with jobs of names (the
 // first due 10 ms before the others), and returns it 10 ms before the
 // first is due, holding claims on all of them, and the first's due

@@ -882,15 +882,21 @@
 // # Claiming ahead
 //
 // Claiming ahead is on by default (Config.ClaimAhead defaults to
-// DefaultClaimAhead, 50ms, the value BENCHMARKS.md measures: at a steady
-// 1,000 occurrences a second on PostgreSQL it cut the server's CPU per
-// occurrence to about a quarter and the process's to under half): the
-// loop claims the jobs
+// DefaultClaimAhead, 100ms, the value BENCHMARKS.md measures: at a steady
+// 1,000 occurrences a second on PostgreSQL, claiming ahead 50ms cut the
+// server's CPU per occurrence to about a quarter and the process's to
+// under half, and 100ms rather than 50ms halves the claims and the record
+// calls again and took about a sixth more off the server's CPU per
+// occurrence, a tenth off the process's, a fifth on SQLite): the loop
+// claims the jobs
 // due within ClaimAhead in one store call, up to 256 at a time and no more than
 // Config.MaxConcurrency leaves free, holds each under its lease, and starts
 // it at its due instant from memory: at a steady rate one claim serves all
-// the occurrences due in the next 25 to 50 milliseconds (the loop claims
-// again every half ClaimAhead while it finds jobs), rather than a claim and
+// the occurrences due in the next 50 to 100 milliseconds (the loop claims
+// again every half ClaimAhead while it finds jobs; from about 1,000 a
+// second at the defaults, where those are more than MaxConcurrency leaves,
+// a claim takes the slots free instead, about half MaxConcurrency, see
+// below), rather than a claim and
 // a [Store.NextDue] per due instant, and no occurrence waits for the claim's
 // round trip. The held jobs due within Config.FiringWindow (the firing
 // granularity, [DefaultFiringWindow] 2ms) of the earliest one start
@@ -901,7 +907,8 @@
 // those wake-ups and the thread and goroutine switches they bring are much
 // of the process's CPU per occurrence: a longer window trades start
 // lateness for fewer of them. On PostgreSQL at
-// a steady 1,000 a second, the loop and the workers woke about 0.9 times per
+// a steady 1,000 a second (measured with ClaimAhead 50ms, the default
+// then), the loop and the workers woke about 0.9 times per
 // occurrence with the default window, 1.5 times with [NoFiringWindow] (each
 // held job at its own instant, a median start lateness of about 1ms instead
 // of 2), 0.5 with 5ms (about an eighth less of the process's CPU per
@@ -927,7 +934,8 @@
 // every worker busy or recording, nothing starts, and the loop claims
 // again as their records free workers. At most 256 are held at once. At a steady rate
 // whose jobs due within ClaimAhead are more than that leaves (rate ×
-// ClaimAhead above MaxConcurrency: 2,000 a second at the defaults), a
+// ClaimAhead above what the running attempts leave of MaxConcurrency:
+// from a little under 1,000 a second at the defaults), a
 // claim takes every slot free and reaches only as far as the jobs it
 // takes; the loop then claims again halfway to the instant of the last
 // job it holds, or when a job comes due again or is written before then
@@ -942,15 +950,15 @@
 // ClaimAhead ([NoClaimAhead]) claims each job only once it is due.
 // While held claims are about to start, outcomes wait to be recorded
 // together in one store call ([BatchRecorder]): an outcome waits at most
-// ClaimAhead (50ms by default) from the end of its attempt for
+// ClaimAhead (100ms by default) from the end of its attempt for
 // the call that records it to start (at a steady 1,000 occurrences a
-// second, about 50 share a call), longer only behind a call under way
+// second, about 100 share a call), longer only behind a call under way
 // that has not returned. An outcome whose job is due again within that
 // time is recorded at once, with those waiting. Stop records every
 // outcome before it returns.
 // Upgrading from a release where claiming ahead was off by default: a
 // zero Config.ClaimAhead (the field left unset) now means
-// DefaultClaimAhead, 50ms; set it to NoClaimAhead to keep claiming ahead
+// DefaultClaimAhead; set it to NoClaimAhead to keep claiming ahead
 // off.
 // Claiming ahead needs a store that is an [AheadClaimer] (the memory,
 // SQLite and PostgreSQL stores are): a claim ahead takes the jobs due

@@ -55,7 +55,7 @@ const (
 	// DefaultClaimAhead is the default Config.ClaimAhead: how far ahead
 	// of their due instants the loop claims jobs, over a store that is an
 	// AheadClaimer.
-	DefaultClaimAhead = 50 * time.Millisecond
+	DefaultClaimAhead = 100 * time.Millisecond
 	// NoClaimAhead, as Config.ClaimAhead, turns claiming ahead off: the
 	// loop claims each job only once it is due.
 	NoClaimAhead = -1
@@ -116,7 +116,7 @@ type Config struct {
 	// instants (see ClaimAhead) take workers too: the held jobs and the
 	// attempts running are at most MaxConcurrency, so that each held job
 	// finds a free worker at its instant. At a steady rate above
-	// MaxConcurrency ÷ ClaimAhead (2,000 a second at the defaults) the
+	// MaxConcurrency ÷ ClaimAhead (1,000 a second at the defaults) the
 	// held jobs reach less far ahead than ClaimAhead, and the loop claims
 	// more often (see "Claiming ahead"); set it above rate × ClaimAhead for
 	// the attempts of a higher rate. An attempt whose outcome waits for
@@ -226,7 +226,7 @@ type Config struct {
 	// waits at most ClaimAhead for others to be recorded with
 	// it in one store call (see "Claiming ahead"). At most a tenth of
 	// LeaseDuration. Defaults to
-	// DefaultClaimAhead (50ms), the value measured in BENCHMARKS.md;
+	// DefaultClaimAhead (100ms), the value measured in BENCHMARKS.md;
 	// NoClaimAhead or any negative value claims each job only once it is
 	// due. (Before claiming ahead was on by default, zero turned it off;
 	// set NoClaimAhead for that now.)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	scheduler "github.com/jobclock/scheduler"
 )
 
 func TestMain(m *testing.M) {
@@ -222,8 +224,8 @@ func TestOptionErrors(t *testing.T) {
 		{options{store: "sqlite", scenarios: "burst", systems: "rivers"}, `-systems: unknown side "rivers"`},
 		{options{store: "sqlite", scenarios: "burst", systems: "jobclock", runs: 0, n: 100, rate: 1, window: time.Second}, "-runs: 0"},
 		{options{store: "mysql", scenarios: "burst", systems: "jobclock", runs: 1, n: 100, rate: 1, window: time.Second}, `-store: "mysql"`},
-		{options{store: "sqlite", scenarios: "steady", systems: "jobclock", runs: 1, n: 100, rate: 1, window: time.Second, firingWindow: 51 * time.Millisecond},
-			"-firing-window 51ms: longer than jobclock's ClaimAhead (50ms)"},
+		{options{store: "sqlite", scenarios: "steady", systems: "jobclock", runs: 1, n: 100, rate: 1, window: time.Second, firingWindow: scheduler.DefaultClaimAhead + time.Millisecond},
+			"-firing-window " + (scheduler.DefaultClaimAhead + time.Millisecond).String() + ": longer than jobclock's ClaimAhead (" + scheduler.DefaultClaimAhead.String() + ")"},
 	}
 	for _, tc := range tests {
 		err := runTable(context.Background(), tc.o, new(bytes.Buffer))

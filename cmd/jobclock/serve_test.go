@@ -421,7 +421,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"negative claim ahead", []string{"-claim-ahead", "-1ms"}, "-claim-ahead -1ms is negative"},
 		{"bad claim ahead", []string{"-claim-ahead", "soon"}, `invalid value "soon" for flag -claim-ahead`},
 		{"negative firing window", []string{"-firing-window", "-1ms"}, "-firing-window -1ms is negative"},
-		{"firing window beyond the default claim ahead", []string{"-firing-window", "51ms"}, "-firing-window 51ms is longer than -claim-ahead (50ms)"},
+		{"firing window beyond the default claim ahead", []string{"-firing-window", (scheduler.DefaultClaimAhead + time.Millisecond).String()},
+			"-firing-window " + (scheduler.DefaultClaimAhead + time.Millisecond).String() + " is longer than -claim-ahead (" + scheduler.DefaultClaimAhead.String() + ")"},
 		{"firing window beyond claim ahead", []string{"-claim-ahead", "10ms", "-firing-window", "11ms"}, "-firing-window 11ms is longer than -claim-ahead (10ms)"},
 		{"firing window without claiming ahead", []string{"-claim-ahead", "0", "-firing-window", "1ms"}, "-firing-window 1ms applies to jobs claimed ahead, and -claim-ahead 0 claims none ahead"},
 		{"bad firing window", []string{"-firing-window", "soon"}, `invalid value "soon" for flag -firing-window`},
@@ -465,7 +466,7 @@ func TestServeFiringWindowFlag(t *testing.T) {
 		{"unset without claiming ahead", []string{"-claim-ahead", "0"}, 0},
 		{"off", []string{"-firing-window", "0"}, scheduler.NoFiringWindow},
 		{"set", []string{"-firing-window", "5ms"}, 5 * time.Millisecond},
-		{"the default claim ahead", []string{"-firing-window", "50ms"}, scheduler.DefaultClaimAhead},
+		{"the default claim ahead", []string{"-firing-window", scheduler.DefaultClaimAhead.String()}, scheduler.DefaultClaimAhead},
 		{"the claim ahead given", []string{"-claim-ahead", "200ms", "-firing-window", "200ms"}, 200 * time.Millisecond},
 	}
 	for _, tt := range tests {
