@@ -15,22 +15,20 @@ import (
 
 // processCPU is the CPU time (user and system) this process has used.
 func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	cpu, _ := processUsage()
+	return cpu
 }
 
-// processSwitches is the context switches of this process's threads so
-// far, voluntary (a thread that blocked: a goroutine scheduler with nothing
-// to run parks its thread) and involuntary (preempted).
-func processSwitches() int64 {
+// processUsage is the CPU time (user and system) this process has used,
+// and the context switches of its threads so far, voluntary (a thread that
+// blocked: a goroutine scheduler with nothing to run parks its thread) and
+// involuntary (preempted): one getrusage for both.
+func processUsage() (cpu time.Duration, switches int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, 0
 	}
-	return ru.Nvcsw + ru.Nivcsw
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Nvcsw + ru.Nivcsw
 }
 
 // clockTick is the unit of the CPU times in /proc/PID/stat (USER_HZ, 100 on
@@ -135,7 +133,8 @@ type sample struct {
 func (m meter) sample() sample {
 	mem := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(mem)
-	return sample{at: time.Now(), process: processCPU(), server: m.server.read(), cs: processSwitches(),
+	cpu, cs := processUsage()
+	return sample{at: time.Now(), process: cpu, server: m.server.read(), cs: cs,
 		allocs: mem[0].Value.Uint64(), bytes: mem[1].Value.Uint64()}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime"
@@ -60,24 +61,8 @@ var scenarios = []scenario{
 // also traces the window (PREFIX.SCENARIO.SIDE.RUN.trace).
 func (c config) profile(name string, sys system) func() error {
 	base := fmt.Sprintf("%s.%s.%s", name, sys, c.label)
-	var tr *os.File
-	if c.trace != "" {
-		f, err := os.Create(c.trace + "." + base + ".trace")
-		if err == nil && trace.Start(f) == nil {
-			tr = f
-		} else if f != nil {
-			f.Close()
-		}
-	}
-	var cpu *os.File
-	if c.cpuprofile != "" {
-		f, err := os.Create(c.cpuprofile + "." + base + ".cpu")
-		if err == nil && pprof.StartCPUProfile(f) == nil {
-			cpu = f
-		} else if f != nil {
-			f.Close()
-		}
-	}
+	tr := startTo(c.trace, base+".trace", trace.Start)
+	cpu := startTo(c.cpuprofile, base+".cpu", pprof.StartCPUProfile)
 	if c.memprofile != "" {
 		// The allocations before the window, for pprof's -base.
 		if f, err := os.Create(c.memprofile + "." + base + ".start.heap"); err == nil {
@@ -105,6 +90,24 @@ func (c config) profile(name string, sys system) func() error {
 		}
 		return errors.Join(errs...)
 	}
+}
+
+// startTo creates PREFIX.name, when prefix is set, and starts start (a
+// trace, a CPU profile) writing to it; it returns the file, or nil when
+// prefix is empty or either step failed.
+func startTo(prefix, name string, start func(io.Writer) error) *os.File {
+	if prefix == "" {
+		return nil
+	}
+	f, err := os.Create(prefix + "." + name)
+	if err != nil {
+		return nil
+	}
+	if start(f) != nil {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // fire opens sys over fresh tables, puts jobs due at due with its quickest
