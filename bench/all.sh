@@ -5,9 +5,10 @@
 # each with the BENCHMARKS.md sections it feeds, the command, the load average
 # before and after it, how long it took and its figures (the `go test -bench`
 # lines in a code block; bench/river's tables as they are). Progress goes to
-# stderr. It starts Azurite, the Service Bus peer and a PostgreSQL server as
-# scripts/test.sh does and stops them at the end; bench/river/run.sh starts
-# (and restarts durable) a server of its own.
+# stderr. It starts the Service Bus peer and a PostgreSQL server as
+# scripts/test.sh does and stops them at the end, and a fresh Azurite for the
+# executors' part alone (see the part); bench/river/run.sh starts (and
+# restarts durable) a server of its own.
 #
 #   bash bench/all.sh > /tmp/all.md                  # everything, about 40-45 minutes on 2 cores
 #   QUICK=1 bash bench/all.sh > /tmp/quick.md        # small sizes: checks the wiring in a few minutes
@@ -85,7 +86,7 @@ trap cleanup EXIT
 progress() { printf 'all.sh: %s\n' "$*" >&2; }
 
 if [ -z "$list" ]; then
-	for svc in azurite sbpeer postgres; do
+	for svc in sbpeer postgres; do
 		progress "starting $svc"
 		if ! env_lines=$(bash "scripts/start-$svc.sh" "$state"); then
 			echo "all.sh: scripts/start-$svc.sh failed" >&2
@@ -202,8 +203,32 @@ part 'Putting jobs: one at a time, 8 goroutines, one host transaction, in bulk; 
 part 'Limits toward a target (the limiter per occurrence)' bench \
 	"go test -run '^\$' -bench Limiter -benchtime $(q 2000x 10x) ./store/memory/ ./store/postgres/ ./store/sqlite/"
 
+# Azurite deletes the extents of deleted messages once a minute, one at a
+# time, sorting its index of extents again for each: after the thousands of
+# messages the storage queue benchmarks send, that stalls every request for
+# minutes, at a whole core. So the executors' part gets an Azurite of its
+# own, started just before it (its first sweep comes a minute later, after
+# the part) and stopped just after, and no later part shares a core with it.
+if [ -z "$list" ]; then
+	progress "starting azurite"
+	if ! env_lines=$(bash scripts/start-azurite.sh "$state"); then
+		echo "all.sh: scripts/start-azurite.sh failed" >&2
+		exit 1
+	fi
+	eval "$env_lines"
+fi
 part 'Executors' bench \
 	"go test -run '^\$' -bench Execute -benchtime $(q 2000x 10x) -benchmem ./action/http/ && go test -run '^\$' -bench PfxIterations -benchtime $(q 20x 1x) ./action/http/ && go test -run '^\$' -bench . -benchtime $(q 2s 10x) ./action/storagequeue/ ./action/servicebus/ && go test -run '^\$' -bench BenchmarkExecute -benchtime $(q 1s 10x) ./action/"
+if [ -z "$list" ]; then
+	# Azurite finishes a sweep before it ends on SIGTERM.
+	kill "$JOBCLOCK_AZURITE_PID" 2>/dev/null
+	for _ in $(seq 50); do
+		kill -0 "$JOBCLOCK_AZURITE_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$JOBCLOCK_AZURITE_PID" 2>/dev/null
+	rm -f "$state/azurite.pid"
+fi
 
 part 'Dashboard pages' bench \
 	"go test -run '^\$' -bench . -benchtime $(q 10x 1x) ./dashboard/"

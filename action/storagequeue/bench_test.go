@@ -20,7 +20,10 @@ import (
 // the processor time of this process (executor and SDK) per message, and
 // the BenchmarkSDKEnqueue pair enqueues the same messages with the SDK
 // alone in the same run: the executor's cost is its figures against
-// theirs.
+// theirs. Run them against a fresh Azurite (scripts/start-azurite.sh):
+// once a minute Azurite deletes the extents of deleted messages one at a
+// time, sorting its index again for each, and after the thousands of
+// messages of one run that sweep stalls every request for minutes.
 
 // BenchmarkExecute measures sustained sends through one executor (a cached
 // client and kept-alive connections) against Azurite.
