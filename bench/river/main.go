@@ -26,8 +26,12 @@
 //	put-eight  the same from 8 goroutines (jobclock: into one collection)
 //	put-tx     the same inside one host transaction (jobclock PutJobTx,
 //	           River InsertTx), with the cost per put of the first and the
-//	           last 1,000 puts: their time, which other work on the
-//	           machine lengthens, and the CPU they took
+//	           last 1,000 puts and of each tenth of the puts, first to
+//	           last (whether it grows with the transaction): their time,
+//	           which other work on the machine lengthens, and the CPU
+//	           they took; the table shows each tenth's median over the
+//	           runs, the run lines every run's figures (put.tx.tenthK,
+//	           .cpu, .server)
 //	put-bulk   jobclock PutJobs (one batch), River InsertMany and
 //	           InsertManyFast
 //
@@ -259,6 +263,9 @@ func rows(o options) []row {
 		{"put-tx", "put.tx.last.cpu", "same: process CPU per put, last 1,000, µs"},
 		{"put-tx", "put.tx.first.server", "same: server CPU per put, first 1,000, µs"},
 		{"put-tx", "put.tx.last.server", "same: server CPU per put, last 1,000, µs"},
+		{"put-tx", tenthsKey, "same: µs per put in each tenth of the puts, first to last (median of the runs)"},
+		{"put-tx", tenthsKey + ".cpu", "same: process CPU per put in each tenth, µs (median of the runs)"},
+		{"put-tx", tenthsKey + ".server", "same: server CPU per put in each tenth, µs (median of the runs)"},
 		{"put-bulk", "put.bulk.s", "in bulk (jobclock PutJobs / River InsertMany), s"},
 		{"put-bulk", "put.bulk.server", "same: server CPU per put, µs"},
 		{"put-bulk", "put.bulk-fast.s", "in bulk, River InsertManyFast (COPY on PostgreSQL; jobclock has one bulk put), s"},
@@ -283,7 +290,12 @@ func writeTable(w io.Writer, o options, sc []scenario, sys []system, got map[sys
 		}
 		fmt.Fprintf(w, "| %s |", r.label)
 		for _, s := range sys {
-			fmt.Fprintf(w, " %s |", cell(got[s], r.key, strings.HasPrefix(r.scenario, "put") && s == sysRiverTuned))
+			untuned := strings.HasPrefix(r.scenario, "put") && s == sysRiverTuned
+			if suffix, ok := strings.CutPrefix(r.key, tenthsKey); ok {
+				fmt.Fprintf(w, " %s |", tenthsCell(got[s], suffix, untuned))
+			} else {
+				fmt.Fprintf(w, " %s |", cell(got[s], r.key, untuned))
+			}
 		}
 		fmt.Fprintln(w)
 	}
@@ -311,6 +323,33 @@ func cell(rs []result, key string, untuned bool) string {
 		return fmtNum(lo)
 	}
 	return fmtNum(lo) + "–" + fmtNum(hi)
+}
+
+// tenthsCell is the median over the runs of put-tx's figure of each tenth
+// of its puts (tenthKey(t)+suffix), first to last.
+func tenthsCell(rs []result, suffix string, untuned bool) string {
+	if untuned {
+		return "as at its defaults"
+	}
+	parts := make([]string, tenths)
+	for t := range tenths {
+		var vs []float64
+		for _, r := range rs {
+			if v, ok := r.v[tenthKey(t+1)+suffix]; ok && !math.IsNaN(v) {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) == 0 {
+			return "–"
+		}
+		slices.Sort(vs)
+		m := vs[len(vs)/2]
+		if len(vs)%2 == 0 {
+			m = (vs[len(vs)/2-1] + m) / 2
+		}
+		parts[t] = fmtNum(m)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // fmtNum prints three significant digits, at most two decimals.

@@ -161,29 +161,44 @@ func checkResult(t *testing.T, e *env, scenario string, sys system, r result) {
 		if row.scenario != scenario {
 			continue
 		}
-		note, noted := r.note[strings.TrimSuffix(strings.TrimSuffix(row.key, ".s"), ".server")]
-		v, ok := r.v[row.key]
-		switch {
-		case sys == sysJobclock && strings.HasPrefix(row.key, "put.bulk-fast"):
-			if !noted || note != "–" {
-				t.Errorf("%s: %v (note %q), want the note \"–\"", row.key, v, note)
+		keys := []string{row.key}
+		if suffix, ok := strings.CutPrefix(row.key, tenthsKey); ok {
+			keys = keys[:0]
+			for k := range tenths {
+				keys = append(keys, tenthKey(k+1)+suffix)
 			}
-		case !ok:
-			t.Errorf("%s: not measured", row.key)
-		case strings.HasSuffix(row.key, ".server") && e.meter.server == nil:
-			if !math.IsNaN(v) {
-				t.Errorf("%s = %v without a server, want NaN", row.key, v)
-			}
-		case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
-			t.Errorf("%s = %v, want a figure", row.key, v)
-		case v == 0 && !strings.HasSuffix(row.key, ".server"):
-			// The server's CPU is read in ticks of 10 ms: 0 is possible
-			// at this size. Nothing else takes no time.
-			t.Errorf("%s = 0, want more", row.key)
+		}
+		for _, key := range keys {
+			checkFigure(t, e, sys, r, key)
 		}
 	}
 	if p50, p99 := r.v["steady.p50"], r.v["steady.p99"]; p50 > p99 {
 		t.Errorf("lateness p50 %v > p99 %v", p50, p99)
+	}
+}
+
+// checkFigure checks that r holds figure key.
+func checkFigure(t *testing.T, e *env, sys system, r result, key string) {
+	t.Helper()
+	note, noted := r.note[strings.TrimSuffix(strings.TrimSuffix(key, ".s"), ".server")]
+	v, ok := r.v[key]
+	switch {
+	case sys == sysJobclock && strings.HasPrefix(key, "put.bulk-fast"):
+		if !noted || note != "–" {
+			t.Errorf("%s: %v (note %q), want the note \"–\"", key, v, note)
+		}
+	case !ok:
+		t.Errorf("%s: not measured", key)
+	case strings.HasSuffix(key, ".server") && e.meter.server == nil:
+		if !math.IsNaN(v) {
+			t.Errorf("%s = %v without a server, want NaN", key, v)
+		}
+	case math.IsNaN(v) || math.IsInf(v, 0) || v < 0:
+		t.Errorf("%s = %v, want a figure", key, v)
+	case v == 0 && !strings.HasSuffix(key, ".server"):
+		// The server's CPU is read in ticks of 10 ms: 0 is possible
+		// at this size. Nothing else takes no time.
+		t.Errorf("%s = 0, want more", key)
 	}
 }
 
@@ -211,6 +226,33 @@ func TestTable(t *testing.T) {
 	}
 	if n := strings.Count(progress.String(), "run 2 "); n != 5 {
 		t.Errorf("run 2 has %d lines of progress, want 5 (burst on 3 sides, put-bulk on 2):\n%s", n, progress.String())
+	}
+}
+
+// TestTenthsCell checks that a cell of the tenths holds each tenth's
+// median over the runs, first to last.
+func TestTenthsCell(t *testing.T) {
+	runs := make([]result, 3)
+	for i := range runs {
+		runs[i] = newResult()
+		for k := range tenths {
+			// Run i's tenth k: 10*(k+1) + i, and run 2 twice that.
+			v := float64(10*(k+1) + i)
+			if i == 2 {
+				v *= 2
+			}
+			runs[i].v[tenthKey(k+1)+".cpu"] = v
+		}
+	}
+	want := "11.0 · 21.0 · 31.0 · 41.0 · 51.0 · 61.0 · 71.0 · 81.0 · 91.0 · 101"
+	if got := tenthsCell(runs, ".cpu", false); got != want {
+		t.Errorf("tenthsCell(3 runs) = %q, want %q", got, want)
+	}
+	if got, want := tenthsCell(runs[:2], ".cpu", false), "10.5 · 20.5 · 30.5 · 40.5 · 50.5 · 60.5 · 70.5 · 80.5 · 90.5 · 101"; got != want {
+		t.Errorf("tenthsCell(2 runs) = %q, want %q", got, want)
+	}
+	if got := tenthsCell(runs, ".server", false); got != "–" {
+		t.Errorf("tenthsCell of a figure not measured = %q, want \"–\"", got)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -262,19 +264,17 @@ func putOnce(ctx context.Context, e *env, sys system, c config, how putMode, r r
 	for i := range due {
 		due[i] = at.Add(time.Duration(i) * time.Millisecond)
 	}
-	// The cost per put of the first and the last k puts of a transaction.
+	// The cost per put of the first and the last k puts of a transaction,
+	// and of each tenth of its puts: the puts before which probe samples.
 	k := min(1000, max(c.n/10, 1))
-	var probes [4]sample
+	marks := []int{0, k, c.n - k, c.n}
+	for t := 1; t < tenths; t++ {
+		marks = append(marks, t*c.n/tenths)
+	}
+	probes := make(map[int]sample, len(marks))
 	probe := func(i int) {
-		switch i {
-		case 0:
-			probes[0] = e.meter.sample()
-		case k:
-			probes[1] = e.meter.sample()
-		case c.n - k:
-			probes[2] = e.meter.sample()
-		case c.n:
-			probes[3] = e.meter.sample()
+		if slices.Contains(marks, i) {
+			probes[i] = e.meter.sample()
 		}
 	}
 	stopProfile := c.profile("put-"+string(how), sys)
@@ -296,11 +296,30 @@ func putOnce(ctx context.Context, e *env, sys system, c config, how putMode, r r
 	r.v[key+".s"] = b.at.Sub(a.at).Seconds()
 	r.v[key+".cpu"], r.v[key+".server"] = e.meter.perOp(a, b, c.n)
 	if how == putTx {
-		first, last := probes[1].at.Sub(probes[0].at), probes[3].at.Sub(probes[2].at)
-		r.v["put.tx.first"] = float64(first) / float64(time.Microsecond) / float64(k)
-		r.v["put.tx.last"] = float64(last) / float64(time.Microsecond) / float64(k)
-		r.v["put.tx.first.cpu"], r.v["put.tx.first.server"] = e.meter.perOp(probes[0], probes[1], k)
-		r.v["put.tx.last.cpu"], r.v["put.tx.last.server"] = e.meter.perOp(probes[2], probes[3], k)
+		window := func(key string, from, to int) {
+			a, b := probes[from], probes[to]
+			r.v[key] = float64(b.at.Sub(a.at)) / float64(time.Microsecond) / float64(to-from)
+			r.v[key+".cpu"], r.v[key+".server"] = e.meter.perOp(a, b, to-from)
+		}
+		window("put.tx.first", 0, k)
+		window("put.tx.last", c.n-k, c.n)
+		for t := range tenths {
+			window(tenthKey(t+1), t*c.n/tenths, (t+1)*c.n/tenths)
+		}
 	}
 	return nil
 }
+
+// tenths is how many parts put-tx cuts its transaction's puts into, to
+// show how the cost per put moves as the transaction grows.
+const tenths = 10
+
+// tenthsKey is the key of the table's rows of put-tx's figures of every
+// tenth (followed by "", ".cpu" or ".server" as tenthKey's are): one cell
+// holds all ten.
+const tenthsKey = "put.tx.tenths"
+
+// tenthKey is the key of put-tx's figures of tenth t (1 to tenths) of its
+// puts: µs per put; with ".cpu" and ".server", the process's and the
+// server's CPU per put.
+func tenthKey(t int) string { return "put.tx.tenth" + strconv.Itoa(t) }
