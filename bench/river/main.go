@@ -29,9 +29,10 @@
 //	           last 1,000 puts and of each tenth of the puts, first to
 //	           last (whether it grows with the transaction): their time,
 //	           which other work on the machine lengthens, and the CPU
-//	           they took; the table shows each tenth's median over the
-//	           runs, the run lines every run's figures (put.tx.tenthK,
-//	           .cpu, .server)
+//	           they took, and the process's heap allocations per put
+//	           (which that work does not change); the table shows each
+//	           tenth's median over the runs, the run lines every run's
+//	           figures (put.tx.tenthK, .cpu, .server, .allocs)
 //	put-bulk   jobclock PutJobs (one batch), River InsertMany and
 //	           InsertManyFast
 //
@@ -266,6 +267,7 @@ func rows(o options) []row {
 		{"put-tx", tenthsKey, "same: µs per put in each tenth of the puts, first to last (median of the runs)"},
 		{"put-tx", tenthsKey + ".cpu", "same: process CPU per put in each tenth, µs (median of the runs)"},
 		{"put-tx", tenthsKey + ".server", "same: server CPU per put in each tenth, µs (median of the runs)"},
+		{"put-tx", tenthsKey + ".allocs", "same: heap allocations of the process per put in each tenth (median of the runs)"},
 		{"put-bulk", "put.bulk.s", "in bulk (jobclock PutJobs / River InsertMany), s"},
 		{"put-bulk", "put.bulk.server", "same: server CPU per put, µs"},
 		{"put-bulk", "put.bulk-fast.s", "in bulk, River InsertManyFast (COPY on PostgreSQL; jobclock has one bulk put), s"},

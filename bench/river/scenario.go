@@ -300,6 +300,7 @@ func putOnce(ctx context.Context, e *env, sys system, c config, how putMode, r r
 			a, b := probes[from], probes[to]
 			r.v[key] = float64(b.at.Sub(a.at)) / float64(time.Microsecond) / float64(to-from)
 			r.v[key+".cpu"], r.v[key+".server"] = e.meter.perOp(a, b, to-from)
+			r.v[key+".allocs"], _ = allocsPerOp(a, b, to-from)
 		}
 		window("put.tx.first", 0, k)
 		window("put.tx.last", c.n-k, c.n)
@@ -315,11 +316,12 @@ func putOnce(ctx context.Context, e *env, sys system, c config, how putMode, r r
 const tenths = 10
 
 // tenthsKey is the key of the table's rows of put-tx's figures of every
-// tenth (followed by "", ".cpu" or ".server" as tenthKey's are): one cell
-// holds all ten.
+// tenth (followed by "", ".cpu", ".server" or ".allocs" as tenthKey's
+// are): one cell holds all ten.
 const tenthsKey = "put.tx.tenths"
 
 // tenthKey is the key of put-tx's figures of tenth t (1 to tenths) of its
 // puts: µs per put; with ".cpu" and ".server", the process's and the
-// server's CPU per put.
+// server's CPU per put; with ".allocs", the process's heap allocations per
+// put, which other work on the machine does not change.
 func tenthKey(t int) string { return "put.tx.tenth" + strconv.Itoa(t) }
