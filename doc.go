@@ -122,7 +122,9 @@
 // Every job is checked before anything is written; the error of a batch
 // with invalid jobs is a [*PutJobsError] with one [PutJobsItemError] per
 // such job (its index, its name, and validation errors at paths within
-// its definition), and errors.Is sees each item's error:
+// its definition; a schedule more frequent than maxRecurrence included),
+// and errors.Is sees each item's error. The maxJobCount is counted only
+// for a batch whose every job is valid:
 //
 //	recs, err := s.PutJobs(ctx, "reports", []scheduler.JobPut{
 //		{Name: "daily", Job: daily},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,12 +84,16 @@ func (e *PutJobsError) Unwrap() []error {
 // Every definition is checked first, as PutJob checks one; when any job is
 // invalid (a bad name, a name that an earlier job of the batch has, a bad
 // definition, a schedule more frequent than the collection's
-// maxRecurrence) nothing is written and the error is a [*PutJobsError]
-// with an item for each such job, naming its index, its name and the paths
-// in its definition. The collection's maxJobCount is checked once for the
-// batch: when the jobs it holds plus those the batch creates exceed it,
-// nothing is written and the error matches ErrQuotaExceeded. A missing
-// collection fails with ErrNotFound. A batch of 512 jobs or more is
+// maxRecurrence, a missing calendar) nothing is written and the error is
+// a [*PutJobsError] with an item for each such job, naming its index, its
+// name and the paths in its definition: all of them in one answer, the
+// quota items of the jobs that are otherwise valid included. The
+// collection's maxJobCount is checked once for the batch, and only when
+// no job has an item: when the jobs it holds plus those the batch creates
+// exceed it, nothing is written and the error matches ErrQuotaExceeded. A
+// batch with an invalid job is thus refused for that job alone, even when
+// it would also exceed maxJobCount (fix the job and put the batch again
+// to learn that). A missing collection fails with ErrNotFound. A batch of 512 jobs or more is
 // checked in parts on up to GOMAXPROCS goroutines, so an executor's
 // [action.Validator] may see several of its jobs at once; a panic in a
 // check there is raised again on the caller's goroutine, once every part
@@ -134,14 +139,15 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 		read = s.readBatch(ctx, bp, collection, jobs)
 		defer read.stop()
 	}
-	batch, err := s.checkBatch(collection, jobs, now)
-	if err != nil {
-		return nil, err
-	}
+	batch, items := s.checkBatch(collection, jobs, now)
 	var out []*JobRecord
-	if bulk {
-		out, err = s.putBatch(ctx, bp, collection, batch, now, opts.IfMatch, read)
-	} else {
+	var err error
+	switch {
+	case bulk:
+		out, err = s.putBatch(ctx, bp, collection, batch, items, now, opts.IfMatch, read)
+	case items != nil:
+		err = s.refuseEach(ctx, collection, batch, items, now)
+	default:
 		out, err = s.putEach(ctx, collection, batch, now, opts.IfMatch)
 	}
 	if len(out) > 0 {
@@ -151,7 +157,8 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 }
 
 // checkedPut is a job of a batch once checked: its definition checked
-// and sealed, its state and its timing.
+// and sealed, its state and its timing. Its job is nil when the check
+// failed.
 type checkedPut struct {
 	name  string
 	job   *Job
@@ -160,8 +167,10 @@ type checkedPut struct {
 	t     *Timing
 }
 
-// checkBatch checks the names and definitions of a batch put at now.
-func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time) ([]checkedPut, error) {
+// checkBatch checks the names and definitions of a batch put at now. It
+// returns the checked jobs, and an item for each job that failed, whose
+// checkedPut has a nil job.
+func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time) ([]checkedPut, []PutJobsItemError) {
 	out := make([]checkedPut, len(jobs))
 	errs := make([]error, len(jobs))
 	eachPart(len(jobs), func(from, to int) {
@@ -179,13 +188,60 @@ func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time) 
 			seen[p.Name] = i
 		}
 		if err != nil {
+			out[i] = checkedPut{}
 			items = append(items, PutJobsItemError{Index: i, Name: p.Name, Err: err})
 		}
 	}
-	if items != nil {
-		return nil, &PutJobsError{Items: items}
+	return out, items
+}
+
+// recordsOf returns the records that the jobs of batch that passed
+// checkBatch write over olds (nil: none read) into col at now, and items
+// (checkBatch's) with an item added, in the batch's order, for each of
+// those jobs that cannot be written: its precondition fails, its schedule
+// is more frequent than col allows, its calendar is missing. The records
+// are nil when there is any item.
+func (s *Scheduler) recordsOf(col *CollectionRecord, batch []checkedPut, items []PutJobsItemError, olds []*JobRecord, ifMatch string, now time.Time) ([]*JobRecord, []PutJobsItemError) {
+	recs := make([]*JobRecord, len(batch))
+	checked := len(items)
+	for i := range batch {
+		p := &batch[i]
+		if p.job == nil {
+			continue
+		}
+		var old *JobRecord
+		if olds != nil {
+			old = olds[i]
+		}
+		err := preconditions("job", p.name, ifMatch, etagOf(old), old != nil)
+		if err == nil {
+			recs[i], err = s.newRecord(col, p.name, p.job, p.tags, p.state, p.t, now, old)
+		}
+		if err != nil {
+			items = append(items, PutJobsItemError{Index: i, Name: p.name, Err: err})
+		}
 	}
-	return out, nil
+	if items == nil {
+		return recs, nil
+	}
+	if checked > 0 && checked < len(items) {
+		slices.SortStableFunc(items, func(a, b PutJobsItemError) int { return a.Index - b.Index })
+	}
+	return nil, items
+}
+
+// refuseEach returns the error of a batch, some of whose jobs failed
+// checkBatch (items), for a store that is no BulkPutter: with an item
+// added for each other job that recurs more often than the collection
+// allows, or whose calendar is missing (items alone when the collection
+// cannot be read).
+func (s *Scheduler) refuseEach(ctx context.Context, collection string, batch []checkedPut, items []PutJobsItemError, now time.Time) error {
+	col, err := s.store.GetCollection(ctx, collection)
+	if err != nil {
+		return &PutJobsError{Items: items}
+	}
+	_, items = s.recordsOf(col, batch, items, nil, "", now)
+	return &PutJobsError{Items: items}
 }
 
 // batchPart is the least number of jobs of a batch that eachPart gives a
@@ -326,7 +382,7 @@ func (s *Scheduler) readForBatch(ctx context.Context, bp BulkPutter, collection 
 // putBatch writes a checked batch through bp in one step, over what read
 // found, reading what it replaces again when another writer got there
 // first.
-func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, batch []checkedPut, now time.Time, ifMatch string, read *batchRead) ([]*JobRecord, error) {
+func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, batch []checkedPut, checked []PutJobsItemError, now time.Time, ifMatch string, read *batchRead) ([]*JobRecord, error) {
 	names := make([]string, len(batch))
 	for i := range batch {
 		names[i] = batch[i].name
@@ -341,21 +397,15 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 		} else {
 			col, olds, err = s.readForBatch(ctx, bp, collection, names)
 		}
+		if err != nil && checked != nil {
+			// The items of the check still say what is wrong with the
+			// batch; the read's error would hide them.
+			return nil, &PutJobsError{Items: checked}
+		}
 		if err != nil {
 			return nil, err
 		}
-		recs := make([]*JobRecord, len(batch))
-		var items []PutJobsItemError
-		for i := range batch {
-			p := &batch[i]
-			err := preconditions("job", p.name, ifMatch, etagOf(olds[i]), olds[i] != nil)
-			if err == nil {
-				recs[i], err = s.newRecord(col, p.name, p.job, p.tags, p.state, p.t, now, olds[i])
-			}
-			if err != nil {
-				items = append(items, PutJobsItemError{Index: i, Name: p.name, Err: err})
-			}
-		}
+		recs, items := s.recordsOf(col, batch, slices.Clip(checked), olds, ifMatch, now)
 		if items != nil {
 			return nil, &PutJobsError{Items: items}
 		}

@@ -375,3 +375,73 @@ func TestPartPanicUnwrap(t *testing.T) {
 		t.Errorf("PartPanic{Value: \"x\"}.Unwrap() = %v, want nil", err)
 	}
 }
+
+// TestPutJobsReportsQuotaWithInvalid: a batch with invalid jobs reports,
+// in the same answer and in the batch's order, the jobs that are
+// otherwise valid but recur more often than the collection allows; and
+// maxJobCount is counted only for a batch without items. Nothing is
+// written, over either kind of store.
+func TestPutJobsReportsQuotaWithInvalid(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		store func() scheduler.Store
+	}{
+		{"bulk", func() scheduler.Store { return memory.New() }},
+		{"one at a time", func() scheduler.Store { return plainStore{memory.New()} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := scheduler.New(tt.store(), &scheduler.Config{Logger: discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+				SKU: &scheduler.SKU{Name: scheduler.SKUStandard}}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			every5s, err := scheduler.ParseJob([]byte(jobJSON(time.Time{}, `"recurrence": {"frequency": "Second", "interval": 5}`)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch := []scheduler.JobPut{
+				{Name: "a", Job: batchJob(t)},
+				{Name: "a", Job: batchJob(t)},
+				{Name: "b", Job: &scheduler.Job{}},
+				{Name: "c", Job: every5s},
+				{Name: "bad name!", Job: batchJob(t)},
+			}
+			_, err = s.PutJobs(ctx, "c", batch, nil)
+			wantItems(t, "PutJobs(invalid and too frequent jobs)", err,
+				item{1, scheduler.ErrInvalid, "name"},
+				item{2, scheduler.ErrInvalid, ""},
+				item{3, scheduler.ErrQuotaExceeded, ""},
+				item{4, scheduler.ErrInvalid, "name"},
+			)
+			if got := jobNamesOf(t, s, "c"); len(got) != 0 {
+				t.Errorf("after the refused batch: jobs %v, want none", got)
+			}
+
+			// maxJobCount: a Free-sized quota of 2, one job in it; a
+			// batch of two creates and an invalid job is refused for the
+			// invalid job alone; fixed, for the count.
+			if _, err := s.PutCollection(ctx, "q", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+				Quota: &scheduler.Quota{MaxJobCount: 2}}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.PutJob(ctx, "q", "x", batchJob(t), nil); err != nil {
+				t.Fatal(err)
+			}
+			batch = []scheduler.JobPut{{Name: "y", Job: batchJob(t)}, {Name: "z", Job: &scheduler.Job{}}}
+			_, err = s.PutJobs(ctx, "q", batch, nil)
+			wantItems(t, "PutJobs(over maxJobCount, one invalid)", err, item{1, scheduler.ErrInvalid, ""})
+			if errors.Is(err, scheduler.ErrQuotaExceeded) {
+				t.Errorf("PutJobs(over maxJobCount, one invalid) = %v, want no ErrQuotaExceeded", err)
+			}
+			batch[1].Job = batchJob(t)
+			_, err = s.PutJobs(ctx, "q", batch, nil)
+			if !errors.Is(err, scheduler.ErrQuotaExceeded) {
+				t.Errorf("PutJobs(over maxJobCount) = %v, want ErrQuotaExceeded", err)
+			}
+		})
+	}
+}
