@@ -1226,13 +1226,27 @@ func (s *Scheduler) ListHistory(ctx context.Context, collection, name string, op
 		opts = &ListHistoryOptions{}
 	}
 	errs := []error{checkJobKey(collection, name), checkPage(opts.Top, opts.Skip)}
-	if opts.Status != "" && !opts.Status.Valid() {
-		errs = append(errs, &ValidationError{Path: "status", Value: strconv.Quote(string(opts.Status)), Reason: "is not an execution status (Completed, Failed or Postponed)"})
-	}
+	errs = append(errs, checkStatus(opts.Status))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return s.store.ListHistory(ctx, collection, name, historyFilter(opts))
+}
+
+// checkStatus checks status, the filter of a list of history entries by
+// their status: empty (all), or one of the execution statuses, which the
+// error names.
+func checkStatus(status ExecutionStatus) error {
+	if status == "" || status.Valid() {
+		return nil
+	}
+	names := make([]string, len(executionStatuses))
+	for i, st := range executionStatuses {
+		names[i] = string(st)
+	}
+	last := len(names) - 1
+	return &ValidationError{Path: "status", Value: strconv.Quote(string(status)),
+		Reason: fmt.Sprintf("is not an execution status (%s or %s)", strings.Join(names[:last], ", "), names[last])}
 }
 
 // historyFilter is the store filter of opts, a page of at most

@@ -72,6 +72,14 @@ func TestBadInput(t *testing.T) {
 		wantValidation(t, "ListJobs(state Sleeping)", err, "state")
 		_, err = e.s.ListHistory(ctx, "c", "j", &scheduler.ListHistoryOptions{Status: "Weird"})
 		wantValidation(t, "ListHistory(status Weird)", err, "status")
+		for _, st := range []scheduler.ExecutionStatus{scheduler.StatusCompleted, scheduler.StatusFailed, scheduler.StatusPostponed, scheduler.StatusSkipped} {
+			if !strings.Contains(err.Error(), string(st)) {
+				t.Errorf("ListHistory(status Weird) = %q, want it to name the status %s", err, st)
+			}
+			if _, err := e.s.ListHistory(ctx, "c", "j", &scheduler.ListHistoryOptions{Status: st}); errors.Is(err, scheduler.ErrInvalid) {
+				t.Errorf("ListHistory(status %s): %v, want a valid status", st, err)
+			}
+		}
 		_, err = e.s.PutCollection(ctx, "x", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
 			SKU: &scheduler.SKU{Name: "Gold"}, State: "Deleted",
 			Quota: &scheduler.Quota{MaxJobCount: -1, MaxRecurrence: &scheduler.MaxRecurrence{Frequency: "Fortnight"}}}}, nil)

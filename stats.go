@@ -218,9 +218,7 @@ func (s *Scheduler) RecentHistory(ctx context.Context, opts *ListHistoryOptions)
 		opts = &ListHistoryOptions{}
 	}
 	errs := []error{checkPage(opts.Top, opts.Skip)}
-	if opts.Status != "" && !opts.Status.Valid() {
-		errs = append(errs, &ValidationError{Path: "status", Value: strconv.Quote(string(opts.Status)), Reason: "is not an execution status (Completed, Failed or Postponed)"})
-	}
+	errs = append(errs, checkStatus(opts.Status))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
