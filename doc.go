@@ -23,7 +23,8 @@
 // recurrence across restarts. The job is durable, the function is not: an
 // attempt in a process where no function is registered for the job runs
 // nothing and fails, saying so in the history and the log, and the job
-// stays. examples/funcjob is this program.
+// stays. examples/funcjob is a runnable program of this shape (its job
+// "minutely" runs every minute, in the SQLite file its -db flag names).
 //
 // A function that takes data, a payload of its own per job, is a typed
 // handler: [action.Handle] turns it into an action type whose payload is

@@ -7,8 +7,8 @@
 //	curl http://127.0.0.1:8090/jobs/heartbeat/history  # newest first
 //	curl -X POST http://127.0.0.1:8090/jobs/heartbeat/run
 //
-// Ctrl-C stops the HTTP server, then the scheduler (waiting for an attempt
-// in flight).
+// Ctrl-C stops the scheduler (waiting for an attempt in flight, which
+// calls this server), then the HTTP server.
 package main
 
 import (
