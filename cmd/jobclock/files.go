@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -219,7 +220,10 @@ func under(at string, err error) []error {
 	out := make([]error, len(ves))
 	for i, e := range ves {
 		p := at
-		if e.Path != "job" && e.Path != at {
+		switch {
+		case at == "":
+			p = e.Path
+		case e.Path != "job" && e.Path != at:
 			p = at + "." + e.Path
 		}
 		out[i] = &scheduler.ValidationError{Path: p, Value: e.Value, Reason: e.Reason}
@@ -229,22 +233,26 @@ func under(at string, err error) []error {
 
 var unsafeName = regexp.MustCompile(`[^-_A-Za-z0-9]`)
 
-// baseName turns a file name into a collection or job name.
+// baseName turns a file name into a collection or job name: "stdin" for
+// "-", standard input.
 func baseName(path string) string {
+	if path == "-" {
+		return "stdin"
+	}
 	n := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	return unsafeName.ReplaceAllString(n, "-")
 }
 
 // fileError is what is wrong with the file at path: the problems of what
 // it holds, one line each after the file's name, or the error of reading
-// it, which names the file already.
+// it (an *fs.PathError), which names the file already.
 type fileError struct {
 	path string
 	err  error
 }
 
 func (e *fileError) Error() string {
-	if !errors.Is(e.err, scheduler.ErrInvalid) {
+	if _, unread := errors.AsType[*fs.PathError](e.err); unread {
 		return e.err.Error()
 	}
 	var b strings.Builder

@@ -22,10 +22,16 @@
 // ("jobs.hello.action.type"). Given several files, it puts "FILE: " before
 // each line. It exits 1 when a file is invalid. A name close to the one
 // expected gets a "did you mean" (action.request.urii: unknown field, did
-// you mean "uri"?). In a collection file, a job that names a calendar the
-// file does not hold under "calendars" is a problem at its
-// recurrence.calendar; a file of one job may name any (its collection is
-// not in the file).
+// you mean "uri"?). Each file is then put, as run puts it, into a
+// scheduler of validate's own in memory (never started; the files one
+// after the other, as run loads them), so that what run refuses at load
+// validate refuses too: a job more frequent than its collection's
+// maxRecurrence, more jobs than its maxJobCount (both after "quota ...
+// exceeded"), an action that its executor refuses (a Storage Queue name).
+// In a collection file, a job that names a calendar the file does not
+// hold under "calendars" is a problem at its recurrence.calendar; a file
+// of one job goes into the collection "default", which holds no
+// calendar, so it may name none.
 //
 // next prints the first N (default 10) occurrences the job would run if it
 // were created at TIME (default now), one per line in RFC 3339 with

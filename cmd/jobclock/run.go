@@ -251,26 +251,46 @@ func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry 
 			errs = append(errs, &fileError{path, err})
 			continue
 		}
-		if _, err := s.PutCollection(ctx, f.collection, f.def, nil); err != nil {
-			errs = append(errs, fmt.Errorf("%s: collection %q: %w", path, f.collection, err))
-			continue
-		}
-		for _, name := range slices.Sorted(maps.Keys(f.calendars)) {
-			if _, err := s.PutCalendar(ctx, f.collection, name, f.calendars[name], nil); err != nil {
-				errs = append(errs, fmt.Errorf("%s: calendar %s/%s: %w", path, f.collection, name, err))
-			}
-		}
-		for _, j := range f.jobs {
-			k := jobKey{f.collection, j.name}
-			if _, err := s.PutJob(ctx, k.collection, k.name, j.job, &scheduler.PutJobOptions{Tags: j.tags}); err != nil {
-				errs = append(errs, fmt.Errorf("%s: job %s/%s: %w", path, k.collection, k.name, err))
-				continue
-			}
-			keys = append(keys, k)
+		put, err := putFile(ctx, s, f)
+		keys = append(keys, put...)
+		if err != nil {
+			errs = append(errs, &fileError{path, err})
 		}
 	}
 	if len(keys) == 0 && len(errs) == 0 {
 		errs = append(errs, errors.New("the files hold no jobs"))
+	}
+	return keys, errors.Join(errs...)
+}
+
+// putFile puts f's collection, its calendars and its jobs through s, and
+// returns the jobs it put. Its error is every problem, joined: a
+// definition the scheduler refuses (an action's rules that only an
+// executor knows) as a *scheduler.ValidationError at its JSON path in the
+// file; a quota exceeded, or another error of a put, naming the
+// collection and the job or calendar.
+func putFile(ctx context.Context, s *scheduler.Scheduler, f *jobFile) ([]jobKey, error) {
+	if _, err := s.PutCollection(ctx, f.collection, f.def, nil); err != nil {
+		return nil, fmt.Errorf("collection %q: %w", f.collection, err)
+	}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(f.calendars)) {
+		if _, err := s.PutCalendar(ctx, f.collection, name, f.calendars[name], nil); err != nil {
+			errs = append(errs, fmt.Errorf("calendar %s/%s: %w", f.collection, name, err))
+		}
+	}
+	var keys []jobKey
+	for _, j := range f.jobs {
+		k := jobKey{f.collection, j.name}
+		_, err := s.PutJob(ctx, k.collection, k.name, j.job, &scheduler.PutJobOptions{Tags: j.tags})
+		switch {
+		case err == nil:
+			keys = append(keys, k)
+		case errors.Is(err, scheduler.ErrInvalid):
+			errs = append(errs, under(j.at, err)...)
+		default:
+			errs = append(errs, fmt.Errorf("job %s/%s: %w", k.collection, k.name, err))
+		}
 	}
 	return keys, errors.Join(errs...)
 }

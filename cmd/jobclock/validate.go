@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"log/slog"
 	"slices"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/memory"
 )
 
 func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -34,6 +38,18 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "jobclock validate: - (standard input) may be given once")
 		return 2
 	}
+	// The files are put, as run puts them, into a scheduler of their
+	// own, in memory and never started: what run refuses at load
+	// (quotas, an action's rules that only its executor knows), validate
+	// refuses.
+	reg := executors(scheduler.DefaultActionTimeout)
+	defer reg.Close(context.Background())
+	s, err := scheduler.New(memory.New(), &scheduler.Config{
+		Logger: slog.New(slog.DiscardHandler), MinRetryInterval: *minRetry, Executors: reg})
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock validate: %v\n", err)
+		return 2
+	}
 	popts := loadOptions(*minRetry)
 	code := 0
 	for _, name := range operands {
@@ -41,14 +57,18 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err == nil {
 			err = f.checkCalendars()
 		}
+		if err == nil {
+			_, err = putFile(context.Background(), s, f)
+		}
 		if err != nil {
-			switch {
-			case !errors.Is(err, scheduler.ErrInvalid):
+			prefix := name + ": "
+			if len(operands) == 1 {
+				prefix = ""
+			}
+			if _, unread := errors.AsType[*iofs.PathError](err); unread {
 				fmt.Fprintf(stderr, "jobclock validate: %v\n", err) // it names the file
-			case len(operands) == 1:
-				printProblems(stderr, "", err)
-			default:
-				fmt.Fprintln(stderr, &fileError{name, err})
+			} else {
+				printProblems(stderr, prefix, err)
 			}
 			code = 1
 			continue
