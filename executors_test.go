@@ -19,7 +19,7 @@ import (
 
 const queueJob = `{
 	"action": {"type": "StorageQueue",
-		"queueMessage": {"storageAccount": "acct", "queueName": "q", "sasToken": "?sv=2020&sig=x", "message": "hi"},
+		"queueMessage": {"storageAccount": "acct", "queueName": "queue", "sasToken": "?sv=2020&sig=x", "message": "hi"},
 		"errorAction": {"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "ns", "topicPath": "t",
 			"authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "v"}, "message": "failed"}}}
 }`
@@ -80,7 +80,7 @@ func TestAzureTypesNeedTheirExecutors(t *testing.T) {
 		t.Fatalf("PutJob of an Http job without any registry: %v", err)
 	}
 	_, err = s.PatchJob(ctx, "c", "web", []byte(`{"action": {"type": "StorageQueue", "request": null,
-		"queueMessage": {"storageAccount": "acct", "queueName": "q", "sasToken": "?sv=2020&sig=x", "message": "hi"}}}`), nil)
+		"queueMessage": {"storageAccount": "acct", "queueName": "queue", "sasToken": "?sv=2020&sig=x", "message": "hi"}}}`), nil)
 	if ve := scheduler.ValidationErrors(err); len(ve) != 1 || ve[0].Path != "action.type" {
 		t.Errorf("PatchJob into a StorageQueue job = %v, want one error at action.type", err)
 	}
@@ -121,7 +121,7 @@ func TestJobWithoutExecutorFailsItsAttempt(t *testing.T) {
 			t.Fatal(err)
 		}
 		def, err := scheduler.ParseJob([]byte(`{"action": {"type": "StorageQueue", "retryPolicy": {"retryType": "None"},
-			"queueMessage": {"storageAccount": "acct", "queueName": "q", "sasToken": "?sv=2020&sig=x", "message": "hi"}}}`), nil)
+			"queueMessage": {"storageAccount": "acct", "queueName": "queue", "sasToken": "?sv=2020&sig=x", "message": "hi"}}}`), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

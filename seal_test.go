@@ -190,8 +190,8 @@ func TestSecretRefusedWithoutKey(t *testing.T) {
 	if !strings.Contains(err.Error(), "no key to seal") {
 		t.Errorf("error %q does not say that a key is missing", err)
 	}
-	def, err := scheduler.ParseJob([]byte(`{"action": {"type": "StorageQueue", "queueMessage": {"storageAccount": "a",
-		"queueName": "q", "sasToken": "?sig=x", "message": "m"}}}`), &scheduler.ParseOptions{ActionTypes: []action.Type{action.StorageQueue}})
+	def, err := scheduler.ParseJob([]byte(`{"action": {"type": "StorageQueue", "queueMessage": {"storageAccount": "acct",
+		"queueName": "queue", "sasToken": "?sig=x", "message": "m"}}}`), &scheduler.ParseOptions{ActionTypes: []action.Type{action.StorageQueue}})
 	if err != nil {
 		t.Fatal(err)
 	}

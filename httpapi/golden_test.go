@@ -394,7 +394,7 @@ func steps() []step {
 		{name: "put-job-retry-deadline-invalid", method: "PUT", path: rg1 + "/jcpolicy/jobs/bad" + v, body: `{"properties": {
   "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"},
     "retryPolicy": {"retryType": "Fixed", "maxRetryDuration": "-PT1H", "permanentStatusCodes": [404, 1000]},
-    "errorAction": {"type": "StorageQueue", "queueMessage": {"storageAccount": "a", "queueName": "q", "sasToken": "sig=x", "message": "m"},
+    "errorAction": {"type": "StorageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "queue", "sasToken": "sig=x", "message": "m"},
       "retryPolicy": {"retryType": "None", "permanentStatusCodes": [400]}}}
 }}`},
 		{name: "delete-collection-run-policy", method: "DELETE", path: rg1 + "/jcpolicy" + v},

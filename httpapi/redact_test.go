@@ -82,7 +82,7 @@ func TestResponsesBlankTheOnlySecret(t *testing.T) {
 	secretActions := map[string]string{
 		"request": `{"type": "Https", "request": {"uri": "https://example.com/", "method": "GET",
 			"authentication": {"type": "Basic", "username": "u", "password": "the-secret"}}}`,
-		"queue": `{"type": "StorageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "q",
+		"queue": `{"type": "StorageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "queue",
 			"sasToken": "sv=the-secret", "message": "m"}}`,
 		"serviceBusQueue": `{"type": "ServiceBusQueue", "serviceBusQueueMessage": {"namespace": "ns1", "queueName": "q",
 			"message": "m", "transportType": "AMQP", "authentication": {"sasKeyName": "send", "sasKey": "the-secret", "type": "SharedAccessKey"}}}`,

@@ -23,9 +23,33 @@ import (
 // action package's [action.FieldError] (Value is empty for secrets).
 type FieldError = action.FieldError
 
+// ValidateAction reports, when a job is put, the problems of the storage
+// account and queue names of a's queueMessage, at their paths relative to
+// the action ("queueMessage.storageAccount"), so that a name Azure
+// refuses is refused then rather than failing every attempt. The SAS
+// token is checked when the message is sent (its expiry is a matter of
+// the time of the attempt).
+func (e *Executor) ValidateAction(a *action.Action) error {
+	if a.QueueMessage == nil {
+		return nil // the general rules require it
+	}
+	return errors.Join(nameProblems("queueMessage", a.QueueMessage)...)
+}
+
 // validate checks the action's fields and returns the SAS token as a query
 // string without the leading "?".
 func validate(path string, m *action.StorageQueueMessage, now time.Time) (string, error) {
+	errs := nameProblems(path, m)
+	sas, err := parseSAS(path+".sasToken", m.SASToken, now)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return sas, errors.Join(errs...)
+}
+
+// nameProblems returns the problems of m's storage account and queue
+// names, at their paths under path.
+func nameProblems(path string, m *action.StorageQueueMessage) []error {
 	var errs []error
 	if r := accountNameProblem(m.StorageAccount); r != "" {
 		errs = append(errs, &FieldError{Path: path + ".storageAccount", Value: quoteIf(m.StorageAccount), Reason: r})
@@ -33,11 +57,7 @@ func validate(path string, m *action.StorageQueueMessage, now time.Time) (string
 	if r := queueNameProblem(m.QueueName); r != "" {
 		errs = append(errs, &FieldError{Path: path + ".queueName", Value: quoteIf(m.QueueName), Reason: r})
 	}
-	sas, err := parseSAS(path+".sasToken", m.SASToken, now)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	return sas, errors.Join(errs...)
+	return errs
 }
 
 func quoteIf(s string) string {

@@ -106,7 +106,10 @@ type Executor struct {
 
 type clientKey struct{ account, queue, sas string }
 
-var _ action.Executor = (*Executor)(nil)
+var (
+	_ action.Executor  = (*Executor)(nil)
+	_ action.Validator = (*Executor)(nil)
+)
 
 // New returns an Executor. opts may be nil, meaning all defaults; it is
 // copied, so later changes have no effect.

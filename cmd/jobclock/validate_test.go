@@ -97,6 +97,13 @@ func TestValidate(t *testing.T) {
 			stdin: `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}},
 				"recurrence": {"frequency": "Day", "calendar": "holidays"}}`,
 			stderrHas: []string{`recurrence.calendar: "holidays" is not a calendar of the job's collection`}},
+		{name: "storage queue names", args: []string{"validate", "-"}, code: 1,
+			stdin: `{"action": {"type": "StorageQueue", "retryPolicy": {"retryType": "None"}, "queueMessage": {"storageAccount": "Bad Account!",
+				"queueName": "UPPER_case", "sasToken": "sv=2020-01-01&sig=abc", "message": "hi"}}}`,
+			stderrHas: []string{
+				`action.queueMessage.queueName: "UPPER_case" has uppercase letters; a queue name is all lowercase` + "\n",
+				`action.queueMessage.storageAccount: "Bad Account!" contains 'B'`,
+			}},
 		{name: "run file over its plan's quotas", args: []string{"validate", "-"}, code: 1,
 			stdin: `{"name": "free", "collection": {"properties": {"sku": {"name": "Free"}}}, "jobs": {
 				"a": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}, "recurrence": {"frequency": "Minute"}},
