@@ -34,8 +34,12 @@
 // calendar, so it may name none.
 //
 // next prints the first N (default 10) occurrences the job would run if it
-// were created at TIME (default now), one per line in RFC 3339 with
-// seconds, in UTC (with -local, in the job's time zone, with its offset).
+// were created at TIME (default now); FILE is a job definition or a
+// collection file of run, whose job -job NAME chooses (without it, or with
+// a name the file does not hold, next exits 2 naming the file's jobs) and
+// whose collection is the default of -collection. It prints them one per
+// line in RFC 3339 with seconds, in UTC (with -local, in the job's time
+// zone, with its offset).
 // It prints fewer lines when the job ends sooner (count, endTime), and none
 // when it never runs. TIME is ISO 8601 as in job definitions
 // ("2026-01-05T09:00Z", "2026-01-05"); a job without startTime counts its
@@ -95,7 +99,8 @@ const usage = `Usage:
   jobclock validate FILE|-...                  check job definitions or collection files as run loads them;
                                                prints ok or one line per problem
   jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-
-                                               list the next N (default 10) occurrences of a job created at TIME (default now),
+                                               list the next N (default 10) occurrences of a job created at TIME (default now)
+                                               (FILE: a job, or a collection file of run whose job -job NAME chooses),
                                                after its schedule in words (on stderr; -q: not); -local: in the job's zone;
                                                -job: the job's name, which a recurrence.window's offsets and cron H depend on
   jobclock next [-tz ZONE] [-json] [-job NAME] [-cron] SPEC

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"strings"
 	"time"
 
@@ -28,9 +29,9 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "with -cron: print the recurrence the spec stands for, as JSON, instead of occurrences")
 	local := fs.Bool("local", false, "print the times in the job's time zone (recurrence.timeZone) instead of UTC")
 	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
-	collection := fs.String("collection", scheduler.DefaultCollection, "the job collection's `NAME`, as the scheduler names it (through the REST API: SUBSCRIPTION/RESOURCEGROUP/COLLECTION): with -job, it decides a recurrence.window's offsets and what H in a cron spec stands for")
+	collection := fs.String("collection", scheduler.DefaultCollection, "the job collection's `NAME`, as the scheduler names it (through the REST API: SUBSCRIPTION/RESOURCEGROUP/COLLECTION): with -job, it decides a recurrence.window's offsets and what H in a cron spec stands for; default: the collection of a collection file")
 	calFile := fs.String("calendar", "", "apply the exclusion calendar the job names (recurrence.calendar), read from `FILE`: a calendar's JSON ({\"properties\": {\"dates\": [...]}}) or a collection file of jobclock run with \"calendars\"; skipped, merged and moved occurrences are marked with its name")
-	jobName := fs.String("job", "", "the job's `NAME`, which (with -collection) decides a recurrence.window's offsets and what H in a cron spec stands for; required with either")
+	jobName := fs.String("job", "", "the job's `NAME`, which (with -collection) decides a recurrence.window's offsets and what H in a cron spec stands for; required with either, and with a collection file of jobclock run, whose job it chooses")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] [-calendar FILE] [-job NAME [-collection NAME]] FILE|-")
 		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-job NAME [-collection NAME]] [-cron] SPEC")
@@ -75,7 +76,11 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cronSet {
 		job, code = cronJob(*spec, *tz, *asJSON, *collection, *jobName, stdout, stderr)
 	} else {
-		job, code = loadJob(operands[0], stdin, stderr, "next", &scheduler.ParseOptions{Created: created})
+		var coll string
+		job, coll, code = loadJob(operands[0], *jobName, stdin, stderr, &scheduler.ParseOptions{Created: created})
+		if !flagGiven(fs, "collection") {
+			*collection = coll
+		}
 	}
 	if job == nil {
 		return code
@@ -307,3 +312,38 @@ func missedWords(p *scheduler.RunPolicy) string {
 
 // jobNameNeeded says why next needs -job.
 var jobNameNeeded = fmt.Sprintf("jobclock next: the instants depend on the job's name and collection (its recurrence has a window, or H in its cron spec): give -job NAME (and -collection NAME, default %q)", scheduler.DefaultCollection)
+
+// loadJob reads the file name ("-": standard input), a job definition or
+// a collection file of jobclock run, and parses it with opts. It returns
+// the job, the one of the collection file named jobName (which must then
+// be given), and the name of its collection ("default" for a file of one
+// job). On failure it writes the problems, or the names of the file's
+// jobs to choose from, to stderr and returns a nil job and the exit
+// status.
+func loadJob(name, jobName string, stdin io.Reader, stderr io.Writer, opts *scheduler.ParseOptions) (*scheduler.Job, string, int) {
+	f, err := readJobFile(name, stdin, opts)
+	if err != nil {
+		if _, unread := errors.AsType[*iofs.PathError](err); unread {
+			fmt.Fprintf(stderr, "jobclock next: %v\n", err)
+		} else {
+			printProblems(stderr, "", err)
+		}
+		return nil, "", 1
+	}
+	if !f.holdsCollection {
+		return f.jobs[0].job, f.collection, 0
+	}
+	names := make([]string, len(f.jobs))
+	for i, j := range f.jobs {
+		if j.name == jobName {
+			return j.job, f.collection, 0
+		}
+		names[i] = j.name
+	}
+	what := "give -job NAME"
+	if jobName != "" {
+		what = fmt.Sprintf("-job %q is not one of them", jobName)
+	}
+	fmt.Fprintf(stderr, "jobclock next: %s holds the jobs %s of collection %q: %s\n", name, strings.Join(names, ", "), f.collection, what)
+	return nil, "", 2
+}

@@ -104,6 +104,21 @@ func TestNext(t *testing.T) {
 		// package's TestWindowThroughEngine.
 		{name: "window of the engine's job", stdin: hourlySpread, args: []string{"-q", "-n", "3", "-from", "2000-01-01T01:00:00Z", "-collection", "c", "-job", "spread", "-"},
 			stdout: "2000-01-01T01:14:26Z  scheduled 2000-01-01T01:00:00Z\n2000-01-01T02:13:11Z  scheduled 2000-01-01T02:00:00Z\n2000-01-01T03:11:13Z  scheduled 2000-01-01T03:00:00Z\n"},
+		// A collection file of jobclock run: -job chooses the job, and
+		// the file names its collection.
+		{name: "collection file", args: []string{"-n", "2", "-job", "a", "-from", "2026-01-05T00:00Z", "-"},
+			stdin: `{"name": "x", "jobs": {"a": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}, "recurrence": {"frequency": "Day"}},
+				"b": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}, "recurrence": {"frequency": "Hour"}}}}`,
+			stdout: "2026-01-05T00:00:00Z\n2026-01-06T00:00:00Z\n", stderr: "schedule: every day at 00:00 (UTC)\n"},
+		{name: "collection file, window", args: []string{"-q", "-n", "3", "-from", "2026-01-01T00:00:00Z", "-job", "nightly", "-"},
+			stdin:  `{"name": "reports", "jobs": {"nightly": ` + hourlySpread + `}}`,
+			stdout: "2026-01-01T00:07:55Z  scheduled 2026-01-01T00:00:00Z\n2026-01-01T01:02:28Z  scheduled 2026-01-01T01:00:00Z\n2026-01-01T02:12:27Z  scheduled 2026-01-01T02:00:00Z\n"},
+		{name: "collection file without -job", args: []string{"-"}, code: 2,
+			stdin:  `{"name": "x", "jobs": {"a": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}}, "b": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}}}}`,
+			stderr: `jobclock next: - holds the jobs a, b of collection "x": give -job NAME` + "\n"},
+		{name: "collection file, another -job", args: []string{"-job", "c", "-"}, code: 2,
+			stdin:  `{"name": "x", "jobs": {"a": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}}, "b": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}}}}}`,
+			stderr: `jobclock next: - holds the jobs a, b of collection "x": -job "c" is not one of them` + "\n"},
 		{name: "window without a job name", stdin: hourlySpread, args: []string{"-"}, code: 2,
 			stderr: `jobclock next: the instants depend on the job's name and collection (its recurrence has a window, or H in its cron spec): give -job NAME (and -collection NAME, default "default")` + "\n"},
 		// H in a cron spec: the job's own minute (recurrence's

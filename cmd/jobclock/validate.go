@@ -80,19 +80,3 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	return code
 }
-
-// loadJob reads and parses the job in name with opts. On failure it writes
-// the problems to stderr and returns a nil job and the exit status.
-func loadJob(name string, stdin io.Reader, stderr io.Writer, cmd string, opts *scheduler.ParseOptions) (*scheduler.Job, int) {
-	data, err := readInput(name, stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "jobclock %s: %v\n", cmd, err)
-		return nil, 1
-	}
-	job, err := scheduler.ParseJob(data, opts)
-	if err != nil {
-		printProblems(stderr, "", err)
-		return nil, 1
-	}
-	return job, 0
-}
