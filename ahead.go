@@ -17,7 +17,7 @@ import (
 type aheadClaims struct {
 	held    []heldClaim   // by start instant, earliest first; in s.wg, not in s.inFlight; the loop's
 	claimAt time.Time     // when the loop claims next; zero: at its next step. The loop's
-	next    atomic.Int64  // claimAt in Unix nanoseconds for notifyDue; 0: zero; math.MaxInt64: a claim is under way (or failed: the loop tries again within a second)
+	next    atomic.Int64  // claimAt in Unix nanoseconds for notifyDue; 0: zero; math.MaxInt64: a claim is under way (or failed: the loop tries again within a second), or the loop waits for the jobs it claimed to be taken by workers
 	first   atomic.Int64  // the start of held[0] in Unix nanoseconds, for startsWithin; 0: none held
 	window  time.Duration // Config.FiringWindow, 0 when negative (see wakeAt)
 	starts  []*JobRecord  // the loop's, reused by startHeld

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,9 @@ type task struct {
 // garbage collector shrinks the stack of a goroutine that waits, and an
 // attempt on a shrunk stack copies it again as it grows) and their memory
 // stays in the processor's caches.
+//
+// While tasks wait, the loop claims no more: the worker that takes the
+// last one wakes it (see waitTaken).
 type dispatch struct {
 	mu     sync.Mutex
 	queue  []task // queue[head:] wait, oldest first
@@ -33,6 +37,21 @@ type dispatch struct {
 	idle   []chan struct{} // the wake-up channels of the workers waiting in take, the last to wait last
 	waking bool            // a worker was woken and has not returned from its wait
 	closed bool
+	// waiting reports that tasks wait (head < len(queue)); written
+	// with mu held, read without it.
+	waiting atomic.Bool
+	// loopWaits says that the loop waits for the last waiting task to
+	// be taken (see waitTaken).
+	loopWaits bool
+}
+
+// waitTaken reports whether tasks wait; if so, the take of the last one
+// reports that it must wake the loop.
+func (d *dispatch) waitTaken() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.loopWaits = d.head < len(d.queue)
+	return d.loopWaits
 }
 
 // push queues a task for each of claims, claimed at now.
@@ -46,6 +65,7 @@ func (d *dispatch) push(claims []*JobRecord, now time.Time) {
 	for _, r := range claims {
 		d.queue = append(d.queue, task{r, now})
 	}
+	d.waiting.Store(d.head < len(d.queue))
 	d.wakeOne()
 	d.mu.Unlock()
 }
@@ -61,15 +81,17 @@ func (d *dispatch) wakeOne() {
 	}
 }
 
-// take returns the oldest waiting task, waiting for one; false once close
-// was called and no task waits. wake is the calling worker's own wake-up
+// take returns the oldest waiting task, waiting for one, and whether the
+// caller must wake the loop: the task was the last one waiting, and the
+// loop waits for its take (see waitTaken); ok is false once close was
+// called and no task waits. wake is the calling worker's own wake-up
 // channel, of capacity 1, empty.
-func (d *dispatch) take(wake chan struct{}) (task, bool) {
+func (d *dispatch) take(wake chan struct{}) (t task, wakeLoop, ok bool) {
 	d.mu.Lock()
 	for d.head == len(d.queue) {
 		if d.closed {
 			d.mu.Unlock()
-			return task{}, false
+			return task{}, false, false
 		}
 		d.idle = append(d.idle, wake)
 		d.mu.Unlock()
@@ -77,15 +99,17 @@ func (d *dispatch) take(wake chan struct{}) (task, bool) {
 		d.mu.Lock()
 		d.waking = false // only close wakes more than the one woken
 	}
-	t := d.queue[d.head]
+	t = d.queue[d.head]
 	d.queue[d.head] = task{}
 	d.head++
 	if d.head == len(d.queue) {
 		d.queue, d.head = d.queue[:0], 0
+		d.waiting.Store(false)
+		wakeLoop, d.loopWaits = d.loopWaits, false
 	}
 	d.wakeOne()
 	d.mu.Unlock()
-	return t, true
+	return t, wakeLoop, true
 }
 
 // close makes take return false to every worker once no task waits.

@@ -20,7 +20,7 @@ func TestDispatchEachTaskOnce(t *testing.T) {
 		wg.Go(func() {
 			wake := make(chan struct{}, 1)
 			for {
-				tk, ok := d.take(wake)
+				tk, _, ok := d.take(wake)
 				if !ok {
 					return
 				}
@@ -77,7 +77,7 @@ func TestDispatchLastIdleFirst(t *testing.T) {
 			wg.Go(func() {
 				wake := make(chan struct{}, 1)
 				for {
-					if _, ok := d.take(wake); !ok {
+					if _, _, ok := d.take(wake); !ok {
 						return
 					}
 					mu.Lock()

@@ -935,7 +935,11 @@
 // while a worker is free and fewer than 2,048 outcomes wait (a bound on
 // their memory: a few MB, about 1.7 KB each with no history kept); with
 // every worker busy or recording, nothing starts, and the loop claims
-// again as their records free workers. At most 256 are held at once. At a steady rate
+// again as their records free workers. While jobs the loop claimed wait
+// for a worker to take them, it claims no more: the worker that takes the
+// last of them wakes it, and it claims every slot freed meanwhile in one
+// call, rather than a call for each attempt that ends (the one or two
+// slots it frees) while those claimed before still wait. At most 256 are held at once. At a steady rate
 // whose jobs due within ClaimAhead are more than that leaves (rate ×
 // ClaimAhead above what the running attempts leave of MaxConcurrency:
 // from a little under 1,000 a second at the defaults), a

@@ -54,7 +54,9 @@ func (s *Scheduler) loop(ctx context.Context) {
 // and holds nothing due later (there may be more jobs due now); halfway to
 // the last held claim's instant after one that took all it asked for and
 // holds claims due later, and when no slot is free while it holds claims
-// (see reachCut); half a ClaimAhead after one that took some, when the jobs
+// (see reachCut); once the last of the jobs it claimed is taken by a
+// worker, while any of them waits for one (see nextTask); half a
+// ClaimAhead after one that took some, when the jobs
 // that were not due within the first claim's reach may be; otherwise
 // ClaimAhead before the store's next due instant (NextDue), or after
 // PollInterval. A wake-up (an API write, a freed slot while nothing is
@@ -89,6 +91,17 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	wakeBy := now.Add(s.cfg.PollInterval)
 	if now.Before(a.claimAt) {
 		return a.wakeAt(minTime(wakeBy, a.claimAt))
+	}
+	// While jobs it claimed wait for a worker to take them, the loop
+	// claims nothing: the worker that takes the last of them wakes it
+	// (see nextTask), and it then claims the slots freed meanwhile in one
+	// call, rather than one or two slots each time an attempt ends (a
+	// call for every job or two, each with its fixed cost, while the
+	// jobs claimed before wait for the workers on their way). Meanwhile,
+	// as during a claim, only a job due again wakes it (see notifyDue).
+	if s.work.waitTaken() {
+		a.claiming()
+		return a.wakeAt(wakeBy)
 	}
 	a.claimNow() // outcomes recorded from now on wake the loop, until a claim begins (claiming)
 	// The claims held take workers as the jobs that run do: a claim
@@ -193,12 +206,24 @@ func (s *Scheduler) worker() {
 	defer s.leases.removeSlot(w.lease)
 	wake := make(chan struct{}, 1)
 	for {
-		t, ok := s.work.take(wake)
+		t, ok := s.nextTask(wake)
 		if !ok {
 			return
 		}
 		s.process(ctx, t, w)
 	}
+}
+
+// nextTask is the calling worker's next task (see dispatch.take). The
+// worker that takes the last one waiting wakes the loop if it waits for
+// that (see runDue): the loop then claims in one call the slots that
+// attempts freed meanwhile, which did not wake it (see wakeForSlot).
+func (s *Scheduler) nextTask(wake chan struct{}) (task, bool) {
+	t, wakeLoop, ok := s.work.take(wake)
+	if wakeLoop {
+		s.notify()
+	}
+	return t, ok
 }
 
 // workerState is what a worker reuses from attempt to attempt.

@@ -321,10 +321,13 @@ type outcomeBatch struct {
 const waitingMost = 2048
 
 // wakeForSlot wakes the loop when it waits for a slot (see loopWaits) and
-// the outcomes waiting for the store leave one free (see Scheduler.busy).
+// the outcomes waiting for the store leave one free (see Scheduler.busy),
+// unless claimed jobs wait for a worker: the loop does not claim then,
+// and the worker that takes the last of them wakes it (see
+// Scheduler.nextTask).
 func (s *Scheduler) wakeForSlot() {
 	b := &s.outcomes
-	if b.loopWaits.Load() && b.idle.Load() <= waitingMost && b.loopWaits.CompareAndSwap(true, false) {
+	if b.loopWaits.Load() && !s.work.waiting.Load() && b.idle.Load() <= waitingMost && b.loopWaits.CompareAndSwap(true, false) {
 		s.notify()
 	}
 }
