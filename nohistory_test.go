@@ -280,18 +280,44 @@ func TestNoHistoryEnablingLeavesNoSkippedEntry(t *testing.T) {
 // TestNoHistoryAllocationsPerOccurrence runs bursts of one-time jobs due
 // at one instant in a Scheduler on the memory store that keeps no history,
 // with nothing observing it, and counts what the process allocates from
-// the moment the jobs are due until every outcome is recorded. Each
-// occurrence needs two allocations today: the attempt's request and
-// context, and the memory store's run part of a job when it is first
-// claimed (kept); the instant it started (the job's LastExecutionTime)
-// goes in the one its NextExecutionTime pointed to, and the execution tag
-// and the request's IDs are made only if read. The claims' shared chunks,
-// the batches of outcomes and the runtime add 0.1 to 1.2 more, varying
-// from burst to burst, so the test takes the least of three bursts: 2.3
-// to 2.7 today, and one more allocation per occurrence (a new instant for
-// the start, as before: 3.15 to 3.35) fails the bound.
+// the moment the jobs are due until every outcome is recorded, less
+// claimAllocs for each claim of the loop. Each occurrence needs two
+// allocations today: the attempt's request and context, and the memory
+// store's run part of a job when it is first claimed (kept); the instant
+// it started (the job's LastExecutionTime) goes in the one its
+// NextExecutionTime pointed to, and the execution tag and the request's
+// IDs are made only if read. The batches of outcomes and the runtime add
+// up to 0.4 more now and then, so the test takes the least of three
+// bursts: 2.05 to 2.1 today, and one more allocation per occurrence (a new
+// instant for the start, as before) fails the bound.
 func TestNoHistoryAllocationsPerOccurrence(t *testing.T) {
-	burstAllocations(t, "Noop", 3.0)
+	burstAllocations(t, "Noop", 2.6)
+}
+
+// claimAllocs is what a claim of the loop allocates on the memory store
+// however many jobs it takes: its context (five allocations: see uncut),
+// its slice of records and their chunk of the parts a claim fills in. The
+// loop claims as many jobs as slots are free, at most MaxConcurrency (100
+// in these tests): about 60 claims for a burst of 5,000 jobs, 0.09
+// allocations per occurrence. But when every slot is taken, each attempt
+// that ends frees one, and under CPU contention (two cores shared with
+// other processes, the workers waiting for a processor while the loop,
+// woken by the attempt that ended, runs at once) the loop may keep up with
+// them and claim one to four jobs at a time: up to about 2,500 claims for
+// the same burst, 3.5 allocations per occurrence more, from burst to
+// burst. The tests count the claims through the store and leave their
+// allocations out.
+const claimAllocs = 7
+
+// countedClaims is the memory store whose claims are counted.
+type countedClaims struct {
+	*memory.Store
+	claims atomic.Int64
+}
+
+func (c *countedClaims) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	c.claims.Add(1)
+	return c.Store.ClaimDueBy(ctx, req)
 }
 
 // TestNoHistoryAllocationsWithDone is TestNoHistoryAllocationsPerOccurrence
@@ -299,17 +325,17 @@ func TestNoHistoryAllocationsPerOccurrence(t *testing.T) {
 // (an HTTP request made with it, a trace context read from it): the
 // attempt's context then makes a context.WithDeadline, which costs five
 // allocations more (the context, its cancel function, its timer, its Done
-// channel and its place among its parent's children), 7.15 to 7.7 in all
-// today (the least of three bursts; runs after others in one process, as
-// with -count, count higher). One more (the made context kept in an
-// allocation of its own: 8.15 in a first run) fails the bound.
+// channel and its place among its parent's children), 7.05 to 7.1 in all
+// today (the least of three bursts, the claims left out). One more (the
+// made context kept in an allocation of its own) fails the bound.
 func TestNoHistoryAllocationsWithDone(t *testing.T) {
-	burstAllocations(t, "Done", 8.0)
+	burstAllocations(t, "Done", 7.6)
 }
 
 // burstAllocations runs the bursts of TestNoHistoryAllocationsPerOccurrence
 // with jobs of the given action type (see noopNoHistory), and checks that
-// the least of them allocated at most most times per occurrence.
+// the least of them allocated at most most times per occurrence, the
+// claims' allocations (claimAllocs each) left out.
 func burstAllocations(t *testing.T, actionType action.Type, most float64) {
 	const n, bursts = 5000, 3
 	if raceBuild {
@@ -321,7 +347,8 @@ func burstAllocations(t *testing.T, actionType action.Type, most float64) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		var ran sync.WaitGroup
-		s := noopNoHistory(t, &ran, &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n * bursts}}})
+		st := &countedClaims{Store: memory.New()}
+		s := noopNoHistory(t, st, &ran, &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n * bursts}}})
 		least := math.Inf(1)
 		for b := range bursts {
 			due := time.Now().Add(time.Minute)
@@ -335,13 +362,16 @@ func burstAllocations(t *testing.T, actionType action.Type, most float64) {
 			synctest.Wait() // the loop waits for the due time
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
+			claims0 := st.claims.Load()
 			time.Sleep(time.Until(due))
 			ran.Wait()
 			time.Sleep(time.Second) // past any linger: the outcomes are recorded
 			synctest.Wait()
 			runtime.ReadMemStats(&after)
-			per := float64(after.Mallocs-before.Mallocs) / n
-			t.Logf("burst %d: %.2f allocations per occurrence, %.1f B", b, per, float64(after.TotalAlloc-before.TotalAlloc)/n)
+			claims := st.claims.Load() - claims0
+			all := float64(after.Mallocs-before.Mallocs) / n
+			per := all - float64(claimAllocs*claims)/n
+			t.Logf("burst %d: %.2f allocations per occurrence, %.2f with its %d claims, %.1f B", b, per, all, claims, float64(after.TotalAlloc-before.TotalAlloc)/n)
 			least = min(least, per)
 			for _, name := range []string{fmt.Sprintf("j%d-%05d", b, 0), fmt.Sprintf("j%d-%05d", b, n-1)} {
 				r, err := s.GetJob(ctx, "c", name)
@@ -354,7 +384,7 @@ func burstAllocations(t *testing.T, actionType action.Type, most float64) {
 			}
 		}
 		if least > most {
-			t.Errorf("bursts of %d occurrences of %s jobs with NoHistory allocated at least %.2f times per occurrence, want at most %.1f", n, actionType, least, most)
+			t.Errorf("bursts of %d occurrences of %s jobs with NoHistory allocated at least %.2f times per occurrence (their claims left out), want at most %.1f", n, actionType, least, most)
 		}
 		if err := s.Stop(ctx); err != nil {
 			t.Fatal(err)
@@ -630,7 +660,7 @@ func TestRecurringAllocationsPerOccurrence(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		var ran sync.WaitGroup
-		s := noopNoHistory(t, &ran, &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n,
+		s := noopNoHistory(t, memory.New(), &ran, &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: n,
 			MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}})
 		t0 := time.Now().Add(time.Minute).Truncate(time.Second)
 		for i := range n {
@@ -671,11 +701,11 @@ func TestRecurringAllocationsPerOccurrence(t *testing.T) {
 	})
 }
 
-// noopNoHistory returns a started Scheduler on the memory store that keeps
-// no history, with nothing observing it, whose action type Noop calls
-// ran.Done and succeeds, as does Done after calling its context's Done,
-// and that holds collection "c" as col defines it.
-func noopNoHistory(t *testing.T, ran *sync.WaitGroup, col *scheduler.JobCollection) *scheduler.Scheduler {
+// noopNoHistory returns a started Scheduler on st (the memory store) that
+// keeps no history, with nothing observing it, whose action type Noop
+// calls ran.Done and succeeds, as does Done after calling its context's
+// Done, and that holds collection "c" as col defines it.
+func noopNoHistory(t *testing.T, st scheduler.Store, ran *sync.WaitGroup, col *scheduler.JobCollection) *scheduler.Scheduler {
 	t.Helper()
 	ctx := context.Background()
 	reg := &action.Registry{}
@@ -688,7 +718,7 @@ func noopNoHistory(t *testing.T, ran *sync.WaitGroup, col *scheduler.JobCollecti
 		ran.Done()
 		return nil, nil
 	}))
-	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: discard, HistoryPerJob: scheduler.NoHistory, MaxConcurrency: 100})
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: discard, HistoryPerJob: scheduler.NoHistory, MaxConcurrency: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
