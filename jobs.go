@@ -719,7 +719,9 @@ func timingChanged(a, b *Job) bool {
 // patch is a JSON merge patch (RFC 7386) of the job definition: fields it
 // leaves out keep their values, null removes a field (such as
 // "authentication"), comments and trailing commas are allowed, and the ARM
-// envelope {"properties": {...}} is accepted. It may not set "status"
+// envelope {"properties": {...}} is accepted (then the paths of the
+// problems with the definition start with "properties.", as ParseJob's
+// do). It may not set "status"
 // (read-only) nor a state other than Enabled and Disabled; a job in a final
 // state cannot be patched (ErrFinalState). The merged definition is
 // validated like PutJob's; the job keeps its anchor and occurrence count,
@@ -749,9 +751,9 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 	}
 	// The resource's tags stand beside its properties, or, in a patch
 	// without an envelope, beside the definition's members.
-	env := p
+	env, at := p, ""
 	if props, ok := takeMember(p, "properties"); ok {
-		p = props.(map[string]any)
+		p, at = props.(map[string]any), "properties"
 	}
 	tags, hasTags := takeMember(env, "tags")
 	if len(p) == 0 && hasTags {
@@ -773,9 +775,9 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, under(at, err)
 	}
-	return s.update(ctx, st, collection, name, opts.IfMatch, func(r *JobRecord, now time.Time) error {
+	r, err := s.update(ctx, st, collection, name, opts.IfMatch, func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
 			return fmt.Errorf("patch job %q: it is %s: %w", name, r.State, ErrFinalState)
 		}
@@ -852,6 +854,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		}
 		return nil
 	})
+	return r, under(at, err)
 }
 
 // passedWhileDisabled leaves in r's schedule the Skipped entry of the
