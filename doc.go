@@ -173,8 +173,18 @@
 // (request, queueMessage, serviceBusQueueMessage, serviceBusTopicMessage, or
 // custom for a host-registered type) must be present and the others absent.
 // An Http action may call http or https URLs, an Https action only https
-// ones; the URI must be absolute with a host and at most 2,048 characters;
-// the method is one of GET, PUT, POST, DELETE, PATCH, HEAD and OPTIONS; at
+// ones; the URI must be absolute with a host and at most 2,048 characters,
+// with a port, if any, of at most 65535, and without a user name or
+// password ("http://alice:pw@host/"): Azure Scheduler's documentation
+// does not say, and such a URI would send its password as Basic
+// credentials while the password stood in clear in the stored and
+// returned definition, out of reach of the sealing of "Secrets", so it is
+// refused ("action.request.uri: must not hold a user name or password;
+// put them in action.request.authentication (type Basic)"), in the
+// errorAction too. Stores do not check a definition they read again: a
+// job stored with such a URI before this rule reads and runs as it did,
+// and putting or patching it is refused at that path until the
+// credentials move into authentication. The method is one of GET, PUT, POST, DELETE, PATCH, HEAD and OPTIONS; at
 // most 50 headers; a body of at most 8,192 characters. Authentication
 // (Basic: username and password; ClientCertificate: pfx in base64 and
 // password; ActiveDirectoryOAuth: tenant, audience, clientId and secret)

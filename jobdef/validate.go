@@ -467,6 +467,11 @@ func (c *checker) request(path string, r *action.HTTPRequest, typ action.Type) {
 			c.add(path+".uri", valueText(r.URI), "is not an absolute http or https URL")
 		case u.Host == "" || u.Hostname() == "":
 			c.add(path+".uri", valueText(r.URI), "has no host")
+		case u.User != nil:
+			// No value: it would show the password.
+			c.add(path+".uri", "", "must not hold a user name or password; put them in "+path+".authentication (type Basic)")
+		case !validPort(u.Port()):
+			c.add(path+".uri", valueText(r.URI), "has port "+u.Port()+", more than 65535")
 		case typ == action.HTTPS && u.Scheme != "https":
 			c.add(path+".uri", valueText(r.URI), "is not an https URL, as an Https action requires")
 		default:
@@ -510,7 +515,8 @@ func (c *checker) request(path string, r *action.HTTPRequest, typ action.Type) {
 // the plain shape most jobs use, and "" otherwise: a lower-case http or
 // https scheme, a host of ASCII letters, digits, dots and hyphens, an
 // optional numeric port, and a path and query of unreserved characters,
-// slashes, '?', '=' and '&'. url.Parse accepts every such URL with that
+// slashes, '?', '=' and '&'; no user info, and a port of at most 65535.
+// url.Parse accepts every such URL with that
 // scheme and a non-empty host name, so request validation needs no more;
 // anything else goes through url.Parse.
 func plainURLScheme(uri string) string {
@@ -536,7 +542,7 @@ func plainURLScheme(uri string) string {
 		for i < len(rest) && '0' <= rest[i] && rest[i] <= '9' {
 			i++
 		}
-		if i == d {
+		if i == d || !validPort(rest[d:i]) {
 			return ""
 		}
 	}
@@ -552,6 +558,16 @@ func plainURLScheme(uri string) string {
 		}
 	}
 	return scheme
+}
+
+// validPort reports whether port, the digits after a URL's host, is empty
+// or a port number (0 to 65535).
+func validPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n <= 65535
 }
 
 func isAlnumASCII(c byte) bool {
