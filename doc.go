@@ -147,7 +147,17 @@
 // ("recurrence.schedule.hours[1]", or "properties.recurrence..." inside an
 // envelope), the offending value as JSON text (never for secrets such as
 // password, pfx, secret, sasKey and sasToken) and the reason, and prints as
-// "recurrence.schedule.hours[1]: 25 is not an hour (0-23)". The errors are
+// "recurrence.schedule.hours[1]: 25 is not an hour (0-23)". The value is
+// quoted as the input wrote it, not as it was read: "retryInterval":
+// "P19M" is refused as "P19M", not as the 570 days it stands for, and a
+// weekday repeated as "sunday" is quoted so, with the entry it repeats
+// named by its whole path ("recurrence.schedule.weekDays[2]: "sunday"
+// repeats recurrence.schedule.weekDays[1]"). Paths spell members as the
+// Azure documentation does, in lower camel case, which for a monthly
+// occurrence is "occurrence" though the canonical form writes
+// "Occurrence"; like keys, they are read without regard to case. A
+// definition built in Go has no input text: its values are quoted in
+// their canonical form. The errors are
 // joined with [errors.Join]; [ValidationErrors] returns them as a slice,
 // and errors.Is(err, ErrInvalid) reports whether err is a validation
 // failure. Input that is not JSON at all gives a single [*SyntaxError]

@@ -233,7 +233,7 @@ func (c *Calendar) compile(stored bool) (*recurrence.Exclusions, error) {
 			if _, err := recurrence.Compile(recurrence.CalendarRule(r), recurrence.RulesStart); err != nil {
 				for _, err := range flatten(err) {
 					if errors.As(err, &fe) {
-						add(joinPath(at, fe.Path), fe.Value, fe.Reason)
+						add(joinPath(at, fe.Path), fe.Value, fullPaths(at, fe.Reason))
 					} else {
 						add(at, "", err.Error())
 					}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jobclock/scheduler/internal/codec"
+	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/internal/jsonpath"
 	"github.com/jobclock/scheduler/internal/suggest"
 )
@@ -239,3 +240,94 @@ func thousands(n int) string {
 func valueText(v any) string { return jsonpath.Text(v) }
 
 func pathKey(path, k string) string { return jsonpath.Key(path, k) }
+
+// asWritten sets the value of each problem of the rules that shows a
+// string to the string data holds at the problem's path, so that an error
+// quotes what the user wrote ("P19M", "sunday") rather than the value it
+// was read as ("P570D", "Sunday"). Problems at a path data has no string
+// at keep their value. data is read again only when there is such a
+// problem.
+func (p *problems) asWritten(data []byte) {
+	var doc any
+	read := false
+	for i, e := range p.errs {
+		if p.rank[i] != 2 || !strings.HasPrefix(e.Value, `"`) {
+			continue
+		}
+		if !read {
+			doc, _ = jsonc.Any(data)
+			read = true
+		}
+		if s, ok := stringAt(doc, e.Path); ok {
+			e.Value = valueText(s)
+		}
+	}
+}
+
+// stringAt returns the string at path in doc, a document read by
+// jsonc.Any: members are matched without regard to case and by the other
+// spellings of definitionRules.Aliases, as the decoder matches them.
+func stringAt(doc any, path string) (string, bool) {
+	v := doc
+	for path != "" {
+		var ok bool
+		switch {
+		case path[0] == '.':
+			path = path[1:]
+			continue
+		case strings.HasPrefix(path, `["`):
+			q, err := strconv.QuotedPrefix(path[1:])
+			if err != nil || !strings.HasPrefix(path[1+len(q):], "]") {
+				return "", false
+			}
+			k, _ := strconv.Unquote(q)
+			path = path[1+len(q)+1:]
+			v, ok = memberOf(v, k)
+		case path[0] == '[':
+			j := strings.IndexByte(path, ']')
+			if j < 0 {
+				return "", false
+			}
+			n, err := strconv.Atoi(path[1:j])
+			a, isArray := v.([]any)
+			if err != nil || !isArray || n < 0 || n >= len(a) {
+				return "", false
+			}
+			v, ok, path = a[n], true, path[j+1:]
+		default:
+			j := strings.IndexAny(path, ".[")
+			if j < 0 {
+				j = len(path)
+			}
+			v, ok = memberOf(v, path[:j])
+			path = path[j:]
+		}
+		if !ok {
+			return "", false
+		}
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// memberOf returns the member of object v named k in any case, or by
+// another spelling that definitionRules.Aliases reads as k.
+func memberOf(v any, k string) (any, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	for name, x := range m {
+		if strings.EqualFold(name, k) {
+			return x, true
+		}
+	}
+	for name, x := range m {
+		for _, aliases := range definitionRules.Aliases {
+			if canon, ok := aliases[strings.ToLower(name)]; ok && strings.EqualFold(canon, k) {
+				return x, true
+			}
+		}
+	}
+	return nil, false
+}

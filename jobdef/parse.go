@@ -144,6 +144,7 @@ func ParseJobResource(data []byte, opts *ParseOptions) (*JobResource, error) {
 			}
 			p.addRule(e)
 		}
+		p.asWritten(data)
 	}
 	if err := p.err(); err != nil {
 		return nil, err

@@ -217,7 +217,7 @@ func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
 				reason, _, _ = strings.Cut(reason, ", counting from the start")
 				reason = strings.Replace(reason, "counted from the start ", "counted from the creation time ", 1)
 			}
-			c.add(joinPath("recurrence", fe.Path), fe.Value, reason)
+			c.add(joinPath("recurrence", fe.Path), fe.Value, fullPaths("recurrence", reason))
 		} else {
 			c.add("recurrence", "", err.Error())
 		}
@@ -258,6 +258,17 @@ func flatten(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// fullPaths returns reason, that of a problem of a recurrence at path at,
+// with the earlier entry that a repeated one repeats ("repeats
+// schedule.weekDays[1]", as recurrence names it) named by its path from
+// the definition's top ("repeats recurrence.schedule.weekDays[1]").
+func fullPaths(at, reason string) string {
+	if rest, ok := strings.CutPrefix(reason, "repeats "); ok {
+		return "repeats " + joinPath(at, rest)
+	}
+	return reason
 }
 
 func joinPath(base, rel string) string {

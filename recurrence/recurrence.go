@@ -218,7 +218,10 @@ type MonthlyOccurrence struct {
 // FieldError is a problem with one field of a recurrence. Path is the JSON
 // path within the recurrence object ("schedule.hours[1]"), Value the
 // offending value as JSON text (empty when the field is missing), Reason
-// what is wrong ("is not an hour (0-23)").
+// what is wrong ("is not an hour (0-23)"). Paths spell members as the
+// Azure documentation writes them ("schedule.monthlyOccurrences[0].occurrence"),
+// and a Reason that names another field names it by its path within the
+// recurrence too ("repeats schedule.weekDays[1]").
 type FieldError struct {
 	Path   string
 	Value  string
