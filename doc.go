@@ -107,7 +107,11 @@
 // Times (startTime, recurrence.endTime, certificateExpirationDate,
 // scheduledEnqueueTimeUtc) are ISO 8601: "2012-08-04T00:00Z" (seconds may
 // be left out), "2012-08-04T00:00:00.123+02:00", or a bare date
-// "2012-11-04" (midnight UTC). A date-time without an offset is UTC. See
+// "2012-11-04" (midnight UTC). A date-time without an offset is UTC. The
+// ISO 8601 basic format ("20120804T000000Z") is not read: its error says
+// so and gives the extended form to write ("2012-08-04T00:00:00Z"), and a
+// date that does not exist is named so ("2026-02-30" is not a date:
+// February 2026 has no day 30). See
 // [ParseTime]. Durations (retryInterval, timeToLive) are ISO 8601 ("PT30S",
 // "P1D") or "[d.]hh:mm:ss"; see [retry.ParseDuration].
 //

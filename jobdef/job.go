@@ -142,5 +142,7 @@ func (s JobStatus) Clone() JobStatus {
 // them: "2012-08-04T00:00Z" (seconds optional), "2012-08-04T00:00:00.123+02:00",
 // offsets as "+02:00", "+0200" or "+02", and a bare date "2012-11-04"
 // meaning midnight UTC. A date-time without an offset is UTC. The letters T
-// and Z may be lower case.
+// and Z may be lower case. The ISO 8601 basic format ("20120804T000000Z")
+// is not read: the error says so and gives the extended form, and names a
+// date or time of day that does not exist ("February 2026 has no day 30").
 func ParseTime(s string) (time.Time, error) { return codec.ParseTime(s) }

@@ -176,7 +176,11 @@ func (d *Decoder) direct(v reflect.Value, p *plan, k jsonc.Kind) bool {
 			str := string(b)
 			var err error
 			if t, err = parseTimeLayouts(str); err != nil {
-				d.Add(d.Path(), jsonpath.Text(str), `is not a time; use ISO 8601 such as "2012-08-04T00:00Z" or "2012-11-04"`)
+				reason := timeReason(str)
+				if reason == "" {
+					reason = `is not a time; use ISO 8601 such as "2012-08-04T00:00Z" or "2012-11-04"`
+				}
+				d.Add(d.Path(), jsonpath.Text(str), reason)
 				return false
 			}
 		}

@@ -10,7 +10,9 @@ import (
 // them: "2012-08-04T00:00Z" (seconds optional), "2012-08-04T00:00:00.123+02:00",
 // offsets as "+02:00", "+0200" or "+02", and a bare date "2012-11-04"
 // meaning midnight UTC. A date-time without an offset is UTC. The letters T
-// and Z may be lower case.
+// and Z may be lower case. The ISO 8601 basic format ("20120804T000000Z")
+// is not read: the error says so and gives the extended form, and names a
+// date or time of day that does not exist ("February 2026 has no day 30").
 func ParseTime(s string) (time.Time, error) {
 	if t, ok := parseTimeUTC(s); ok {
 		return t, nil
@@ -32,6 +34,9 @@ func parseTimeLayouts(s string) (time.Time, error) {
 		if t, err := time.Parse(layout, u); err == nil {
 			return t, nil
 		}
+	}
+	if reason := timeReason(s); reason != "" {
+		return time.Time{}, fmt.Errorf("%q %s", s, reason)
 	}
 	return time.Time{}, fmt.Errorf("%q is not an ISO 8601 time such as \"2012-08-04T00:00Z\" or \"2012-11-04\"", s)
 }
@@ -160,4 +165,106 @@ var timeLayouts = []string{
 	"2006-01-02T15:04:05", // no offset: time.Parse gives UTC
 	"2006-01-02T15:04",
 	"2006-01-02",
+}
+
+// timeReason says why s, which ParseTime refuses, is not a time, when it
+// can say more than which forms are accepted: s is in the ISO 8601 basic
+// format ("20260804T000000Z"), and the reason gives its extended form to
+// use instead, or names a date or time of day that does not exist
+// ("2026-02-30"). It returns "" otherwise.
+func timeReason(s string) string {
+	if ext, ok := extendedForm(s); ok {
+		if _, err := ParseTime(ext); err != nil {
+			// Not a time in either format: say why.
+			if reason := timeReason(ext); reason != "" {
+				return "is in the ISO 8601 basic format, which is not accepted, and " + strings.TrimPrefix(reason, "is ")
+			}
+			return ""
+		}
+		return fmt.Sprintf("is in the ISO 8601 basic format, which is not accepted; use the extended form %q", ext)
+	}
+	if len(s) >= len("2006-01-02") && s[4] == '-' && s[7] == '-' {
+		century, year := twoDigits(s[0:2]), twoDigits(s[2:4])
+		month, day := twoDigits(s[5:7]), twoDigits(s[8:10])
+		if century >= 0 && year >= 0 && month >= 0 && day >= 0 && (len(s) == 10 || s[10] == 'T' || s[10] == 't') {
+			year += century * 100
+			switch {
+			case month < 1 || month > 12:
+				return fmt.Sprintf("is not a date: there is no month %d", month)
+			case day < 1 || day > daysIn(time.Month(month), year):
+				return fmt.Sprintf("is not a date: %s %d has no day %d", time.Month(month), year, day)
+			}
+			if len(s) >= len("2006-01-02T15:04") && s[13] == ':' {
+				hour, minute := twoDigits(s[11:13]), twoDigits(s[14:16])
+				switch {
+				case hour > 23:
+					return fmt.Sprintf("is not a time: there is no hour %d (00-23)", hour)
+				case minute > 59:
+					return fmt.Sprintf("is not a time: there is no minute %d (00-59)", minute)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// extendedForm returns s, a date or date-time in the ISO 8601 basic
+// format ("20260804", "20260804T0000Z", "20260804T000000.5+0200"), in the
+// extended format ParseTime reads ("2026-08-04T00:00:00.5+02:00"); false
+// when s is not in the basic format.
+func extendedForm(s string) (string, bool) {
+	digits := func(s string, n int) bool {
+		if len(s) < n {
+			return false
+		}
+		for i := range n {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		}
+		return true
+	}
+	if !digits(s, 8) {
+		return "", false
+	}
+	b := []byte(s[0:4] + "-" + s[4:6] + "-" + s[6:8])
+	rest := s[8:]
+	if rest == "" {
+		return string(b), true
+	}
+	if rest[0] != 'T' && rest[0] != 't' || !digits(rest[1:], 4) {
+		return "", false
+	}
+	b = append(b, "T"+rest[1:3]+":"+rest[3:5]...)
+	rest = rest[5:]
+	if digits(rest, 2) {
+		b = append(b, ":"+rest[:2]...)
+		rest = rest[2:]
+		if len(rest) > 1 && (rest[0] == '.' || rest[0] == ',') {
+			i := 1
+			for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+				i++
+			}
+			if i == 1 {
+				return "", false
+			}
+			b = append(b, "."+rest[1:i]...)
+			rest = rest[i:]
+		}
+	}
+	switch {
+	case rest == "":
+	case rest == "Z" || rest == "z":
+		b = append(b, 'Z')
+	case (rest[0] == '+' || rest[0] == '-') && (len(rest) == 3 || len(rest) == 5) && digits(rest[1:], len(rest)-1):
+		b = append(b, rest[:3]...)
+		if len(rest) == 5 {
+			b = append(b, ":"+rest[3:5]...)
+		} else {
+			b = append(b, ":00"...)
+		}
+	default:
+		return "", false
+	}
+	return string(b), true
 }
