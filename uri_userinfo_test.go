@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/secrets"
 	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/store/sqlite"
 )
 
 // TestURIUserInfo: a put refuses a request uri that holds a user name and
@@ -20,9 +22,27 @@ import (
 // before the rule still reads and runs as it did, a patch of it that
 // leaves the uri so is refused at the uri's path, and one that moves the
 // credentials into authentication is taken.
+// The SQL stores read a definition with sqlstore.DecodeJob, as SQLite
+// does here, without checking it.
 func TestURIUserInfo(t *testing.T) {
+	stores := map[string]func(t *testing.T) scheduler.Store{
+		"memory": func(t *testing.T) scheduler.Store { return durable{memory.New()} },
+		"sqlite": func(t *testing.T) scheduler.Store {
+			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) { testURIUserInfo(t, open(t)) })
+	}
+}
+
+func testURIUserInfo(t *testing.T, st scheduler.Store) {
 	ctx := context.Background()
-	st := durable{memory.New()}
 	e := newSealEnv(t, st, newKeyring(t), nil)
 	withUser := strings.Replace(e.target.URL, "https://", "https://alice:s3cret@", 1) + "/x"
 	job := e.basicJob("unused")
