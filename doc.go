@@ -237,6 +237,10 @@
 // fixes runs shifted by a spring-forward gap and once in a fall-back hour,
 // while one whose hour it leaves free ("every 30 minutes") keeps its
 // cadence: skipped in the gap, run in both passes of the repeated hour.
+// Every schedule member is an array, as in the current Azure Scheduler
+// API: an older API version also took a single number ("hours": 5), which
+// is refused at its path ("recurrence.schedule.hours: 5 is not an array")
+// rather than read as [5], so that a definition means one thing.
 // Beyond Azure Scheduler, a recurrence may run in seconds: frequency
 // Second, a schedule's seconds, a six-field cron spec with seconds first,
 // "@every 10s", [recurrence.Every](10, [recurrence.Second]). A collection
