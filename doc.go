@@ -91,6 +91,11 @@
 // store keeps them with the job's record: store/memory keeps a job with
 // tags in its whole-record form, so jobs without take no memory for them.
 //
+// A put of a job may carry a precondition on the job stored, checked in
+// the store write itself: [PutJobOptions.IfMatch] (the job's ETag, or "*":
+// it exists) and [PutJobOptions.IfNoneMatch] ("*": it does not exist, the
+// put only creates); either failing is ErrPreconditionFailed (REST: 412).
+//
 // Object keys are matched without regard to case, as the original service
 // did ("Occurrence" and "occurrence" are the same key; so are "startTime"
 // and "StartTime"); two keys that differ only in case are an error. Keys

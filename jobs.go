@@ -28,6 +28,11 @@ type PutJobOptions struct {
 	// IfMatch, when not empty, makes the write fail with
 	// ErrPreconditionFailed unless the job exists with this ETag.
 	IfMatch string
+	// IfNoneMatch, when "*", makes the put create the job only: it fails
+	// with ErrPreconditionFailed when the job exists, checked in the same
+	// store write that creates it. Empty puts whether the job exists or
+	// not; any other value fails with ErrInvalid.
+	IfNoneMatch string
 	// Tags are the job's labels ([JobRecord.Tags]), which the put
 	// replaces as ARM's PUT does: nil leaves the job without tags. At
 	// most 15, names of 1 to 512 characters, values of at most 256
@@ -334,6 +339,9 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if err := jobdef.ValidateTags(opts.Tags); err != nil {
 		return nil, err
 	}
+	if opts.IfNoneMatch != "" && opts.IfNoneMatch != "*" {
+		return nil, &ValidationError{Path: "IfNoneMatch", Value: strconv.Quote(opts.IfNoneMatch), Reason: `must be empty or "*"`}
+	}
 	job, err := s.checkDefinition(def, collection, name, now, anchorAt(now), parsed)
 	if err != nil {
 		return nil, err
@@ -345,14 +353,32 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if err != nil {
 		return nil, err
 	}
-	return s.writeJob(ctx, st, collection, name, job, opts.Tags, stateOf(def), t, now, opts.IfMatch)
+	return s.writeJob(ctx, st, collection, name, job, opts.Tags, stateOf(def), t, now, putCond{ifMatch: opts.IfMatch, createOnly: opts.IfNoneMatch == "*"})
+}
+
+// putCond is what a put of a job requires of the job stored.
+type putCond struct {
+	// ifMatch is as PutJobOptions.IfMatch.
+	ifMatch string
+	// createOnly is PutJobOptions.IfNoneMatch "*": the job must not
+	// exist.
+	createOnly bool
+}
+
+// check returns ErrPreconditionFailed when old, the job stored (nil: none),
+// does not meet c.
+func (c putCond) check(name string, old *JobRecord) error {
+	if c.createOnly && old != nil {
+		return fmt.Errorf("job %q exists: %w", name, ErrPreconditionFailed)
+	}
+	return preconditions("job", name, c.ifMatch, etagOf(old), old != nil)
 }
 
 // writeJob writes the checked and sealed definition job, with checked
 // tags and timing t from anchorAt(now), as job name of collection over
 // what st holds, reading it again when another writer got there first.
-func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, ifMatch string) (*JobRecord, error) {
-	if r, err := s.createOver(ctx, st, collection, name, job, tags, state, t, now, ifMatch); r != nil || err != nil {
+func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, cond putCond) (*JobRecord, error) {
+	if r, err := s.createOver(ctx, st, collection, name, job, tags, state, t, now, cond); r != nil || err != nil {
 		return r, err
 	}
 	for range maxWriteAttempts {
@@ -369,7 +395,7 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 				s.putCols.Delete(collection)
 			}
 		}
-		if err := preconditions("job", name, ifMatch, etagOf(old), old != nil); err != nil {
+		if err := cond.check(name, old); err != nil {
 			return nil, err
 		}
 		r, err := s.storeJob(ctx, st, col, name, job, tags, state, t, now, old)
@@ -395,9 +421,9 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 // fails with ErrConflict (the job exists, the collection was written since
 // that read or is gone, or no place was free at once): writeJob then reads
 // both and puts as usual.
-func (s *Scheduler) createOver(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, ifMatch string) (*JobRecord, error) {
+func (s *Scheduler) createOver(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, cond putCond) (*JobRecord, error) {
 	jc, ok := st.(JobCreator)
-	if !ok || ifMatch != "" {
+	if !ok || cond.ifMatch != "" {
 		return nil, nil
 	}
 	v, ok := s.putCols.Load(collection)

@@ -433,7 +433,7 @@ func (s *Scheduler) putEach(ctx context.Context, collection string, batch []chec
 	out := make([]*JobRecord, 0, len(batch))
 	for i := range batch {
 		p := &batch[i]
-		r, err := s.writeJob(ctx, s.store, collection, p.name, p.job, p.tags, p.state, p.t, now, ifMatch)
+		r, err := s.writeJob(ctx, s.store, collection, p.name, p.job, p.tags, p.state, p.t, now, putCond{ifMatch: ifMatch})
 		if err != nil {
 			return out, &PutJobsError{Items: []PutJobsItemError{{Index: i, Name: p.name, Err: err}}}
 		}

@@ -128,8 +128,9 @@
 // GET, PUT and PATCH of jobs and collections return an ETag header (a
 // quoted entity tag). A PUT or PATCH with an If-Match header succeeds only
 // when the tag is current ("*": when the resource exists); otherwise 412
-// PreconditionFailed. The tag changes on every write through the API, not
-// when a job runs.
+// PreconditionFailed. A PUT of a job with If-None-Match: * only creates
+// it: 412 when the job exists (any other If-None-Match value is 400). The
+// tag changes on every write through the API, not when a job runs.
 //
 // # Errors
 //

@@ -277,7 +277,7 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	// PutJobJSON parses with the scheduler's own rules (the action types
 	// registered in it, their payloads) and puts the job, validating it
 	// once; its problems name their paths in the body.
-	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PutJobOptions{IfMatch: ifMatch(r)})
+	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PutJobOptions{IfMatch: ifMatch(r), IfNoneMatch: strings.TrimSpace(r.Header.Get("If-None-Match"))})
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}

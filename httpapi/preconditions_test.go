@@ -1,0 +1,56 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// serveWith sends one request to h and returns the recorded answer.
+func serveWith(h http.Handler, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	for k, val := range header {
+		req.Header.Set(k, val)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// TestPutJobIfNoneMatch: a PUT with If-None-Match: * creates the job, and
+// leaves a job that exists as it is, answering 412.
+func TestPutJobIfNoneMatch(t *testing.T) {
+	s, _ := newSeeingScheduler(t, memory.New(), nil)
+	h := httpapi.New(s, nil)
+	star := map[string]string{"If-None-Match": "*"}
+	job := basicAuthJob("pw")
+	if rec := serveWith(h, "PUT", jc1+"/jobs/j1"+v, job, star); rec.Code != http.StatusCreated {
+		t.Fatalf("PUT of a new job with If-None-Match: * = %d %s, want 201", rec.Code, rec.Body)
+	}
+	before, err := s.GetJob(context.Background(), "sub1/rg1/jc1", "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(job, `"interval": 2`, `"interval": 3`, 1)
+	if changed == job {
+		t.Fatal("the test's job has no interval to change")
+	}
+	if rec := serveWith(h, "PUT", jc1+"/jobs/j1"+v, changed, star); rec.Code != http.StatusPreconditionFailed {
+		t.Errorf("PUT of an existing job with If-None-Match: * = %d %s, want 412", rec.Code, rec.Body)
+	}
+	after, err := s.GetJob(context.Background(), "sub1/rg1/jc1", "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ETag != before.ETag || after.Version != before.Version {
+		t.Errorf("job after the refused PUT has ETag %q, version %d; want %q, %d", after.ETag, after.Version, before.ETag, before.Version)
+	}
+	if rec := serveWith(h, "PUT", jc1+"/jobs/j1"+v, job, map[string]string{"If-None-Match": `"abc"`}); rec.Code != http.StatusBadRequest {
+		t.Errorf(`PUT with If-None-Match: "abc" = %d %s, want 400`, rec.Code, rec.Body)
+	}
+}

@@ -1,0 +1,82 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/memory"
+	"github.com/jobclock/scheduler/store/sqlite"
+)
+
+// TestPutJobIfNoneMatch: PutJobOptions.IfNoneMatch "*" creates the job
+// and leaves one that exists as it is, failing with ErrPreconditionFailed;
+// of several such puts at once exactly one creates it; any other value is
+// refused.
+func TestPutJobIfNoneMatch(t *testing.T) {
+	stores := map[string]func(t *testing.T) scheduler.Store{
+		"memory": func(*testing.T) scheduler.Store { return memory.New() },
+		"sqlite": func(t *testing.T) scheduler.Store {
+			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	}
+	for name, newStore := range stores {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := scheduler.New(newStore(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			def, err := s.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+				"recurrence": {"frequency": "Hour"}, "state": "Disabled"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			create := &scheduler.PutJobOptions{IfNoneMatch: "*"}
+			first, err := s.PutJob(ctx, "c", "j", def, create)
+			if err != nil || first.Version != 1 {
+				t.Fatalf("PutJob of a new job with IfNoneMatch * = %v, %v; want a created job", first, err)
+			}
+			if _, err := s.PutJob(ctx, "c", "j", def, create); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+				t.Errorf("PutJob of an existing job with IfNoneMatch * = %v, want ErrPreconditionFailed", err)
+			}
+			if got, err := s.GetJob(ctx, "c", "j"); err != nil || got.ETag != first.ETag {
+				t.Errorf("GetJob after the refused put = %v, %v; want ETag %q", got, err, first.ETag)
+			}
+			if _, err := s.PutJob(ctx, "c", "j", def, &scheduler.PutJobOptions{IfNoneMatch: `"x"`}); !errors.Is(err, scheduler.ErrInvalid) {
+				t.Errorf(`PutJob with IfNoneMatch "x" = %v, want ErrInvalid`, err)
+			}
+
+			const n = 8
+			var wg sync.WaitGroup
+			errs := make([]error, n)
+			for i := range n {
+				wg.Go(func() { _, errs[i] = s.PutJob(ctx, "c", "k", def, create) })
+			}
+			wg.Wait()
+			created := 0
+			for i, err := range errs {
+				switch {
+				case err == nil:
+					created++
+				case !errors.Is(err, scheduler.ErrPreconditionFailed):
+					t.Errorf("concurrent put %d: %v, want nil or ErrPreconditionFailed", i, err)
+				}
+			}
+			if created != 1 {
+				t.Errorf("%d of %d concurrent puts with IfNoneMatch * created the job, want 1", created, n)
+			}
+		})
+	}
+}
