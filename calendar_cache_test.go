@@ -54,7 +54,7 @@ func TestCompiledCalendarsDropped(t *testing.T) {
 		if err := writer.DeleteJob(ctx, "c", "b"); err != nil {
 			t.Fatal(err)
 		}
-		if err := writer.DeleteCalendar(ctx, "c", "b"); err != nil {
+		if err := writer.DeleteCalendar(ctx, "c", "b", nil); err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]string{"a"}, writer.CompiledCalendars("c")); diff != "" {

@@ -134,7 +134,7 @@ func TestCalendarChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		err = e.s.DeleteCalendar(ctx, "c", "cal")
+		err = e.s.DeleteCalendar(ctx, "c", "cal", nil)
 		var inUse *scheduler.CalendarInUseError
 		if !errors.Is(err, scheduler.ErrCalendarInUse) || !errors.As(err, &inUse) {
 			t.Fatalf("DeleteCalendar in use: err = %v, want a CalendarInUseError", err)
@@ -156,7 +156,7 @@ func TestCalendarChecks(t *testing.T) {
 		if err := e.s.DeleteJob(ctx, "c", "b"); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.s.DeleteCalendar(ctx, "c", "cal"); err != nil {
+		if err := e.s.DeleteCalendar(ctx, "c", "cal", nil); err != nil {
 			t.Errorf("DeleteCalendar no job uses: %v", err)
 		}
 	})

@@ -153,7 +153,7 @@ func TestCalendarDeletedDuringPut(t *testing.T) {
 				t.Fatal(err)
 			}
 			var delErr error
-			st.arm(tt.method, func() { delErr = s.DeleteCalendar(ctx, "c", "cal") })
+			st.arm(tt.method, func() { delErr = s.DeleteCalendar(ctx, "c", "cal", nil) })
 			err = tt.put(s, job)
 			if delErr != nil {
 				t.Fatalf("DeleteCalendar before the put's write: %v", delErr)
@@ -186,7 +186,7 @@ func TestCalendarDeletedDuringPut(t *testing.T) {
 		}
 		var putErr error
 		st.arm("ListJobs", func() { _, putErr = s.PutJob(ctx, "c", "j", job, nil) })
-		delErr := s.DeleteCalendar(ctx, "c", "cal")
+		delErr := s.DeleteCalendar(ctx, "c", "cal", nil)
 		_, jobErr := s.GetJob(ctx, "c", "j")
 		_, calErr := s.GetCalendar(ctx, "c", "cal")
 		switch {
@@ -750,7 +750,7 @@ func TestStaleDeletionMark(t *testing.T) {
 		}
 
 		st.arm("ListJobs", func() { time.Sleep(scheduler.MarkLifetime/2 + time.Second) })
-		if err := s.DeleteCalendar(ctx, "c", "cal"); !errors.Is(err, scheduler.ErrConflict) {
+		if err := s.DeleteCalendar(ctx, "c", "cal", nil); !errors.Is(err, scheduler.ErrConflict) {
 			t.Errorf("DeleteCalendar whose look for jobs took %v: err = %v, want ErrConflict", scheduler.MarkLifetime/2+time.Second, err)
 		}
 		if e := marked(); e == nil {

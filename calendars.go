@@ -359,8 +359,18 @@ func (s *Scheduler) ListCalendars(ctx context.Context, collection string) ([]*Ca
 	return out, nil
 }
 
+// DeleteCalendarOptions are the options of [Scheduler.DeleteCalendar].
+type DeleteCalendarOptions struct {
+	// IfMatch, when not empty, makes the deletion fail with
+	// ErrPreconditionFailed unless the calendar has this ETag ("*":
+	// exists at all); the calendar is deleted only with the ETag checked,
+	// as a replacement while it is being deleted fails the deletion.
+	IfMatch string
+}
+
 // DeleteCalendar deletes the calendar, or fails with an error matching
-// ErrNotFound when it (or its collection) does not exist, and with a
+// ErrNotFound when it (or its collection) does not exist, with
+// ErrPreconditionFailed when opts.IfMatch is not met, and with a
 // [*CalendarInUseError] (matching ErrCalendarInUse) naming the jobs that
 // name it while there are any (jobs in a final state do not count).
 //
@@ -376,12 +386,15 @@ func (s *Scheduler) ListCalendars(ctx context.Context, collection string) ([]*Ca
 // deleted stays, and the deletion fails with ErrConflict. The mark holds
 // for [MarkLifetime] (one left behind by a deletion that stopped is
 // ignored after that); a deletion whose look for jobs takes more than
-// half of it clears the mark and fails with ErrConflict.
-func (s *Scheduler) DeleteCalendar(ctx context.Context, collection, name string) error {
+// half of it clears the mark and fails with ErrConflict. opts may be nil.
+func (s *Scheduler) DeleteCalendar(ctx context.Context, collection, name string, opts *DeleteCalendarOptions) error {
 	if err := checkName("collection", collection); err != nil {
 		return err
 	}
-	err := s.deleteCalendar(ctx, collection, name)
+	if opts == nil {
+		opts = &DeleteCalendarOptions{}
+	}
+	err := s.deleteCalendar(ctx, collection, name, opts.IfMatch)
 	if err != nil {
 		return fmt.Errorf("delete calendar %q of collection %q: %w", name, collection, err)
 	}
@@ -389,13 +402,16 @@ func (s *Scheduler) DeleteCalendar(ctx context.Context, collection, name string)
 }
 
 // deleteCalendar is DeleteCalendar's three steps.
-func (s *Scheduler) deleteCalendar(ctx context.Context, collection, name string) error {
+func (s *Scheduler) deleteCalendar(ctx context.Context, collection, name, ifMatch string) error {
 	var etag string
 	marked := time.Now()
 	_, err := s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
 		e := old.Definition.Calendars[name]
 		if e == nil {
 			return nil, calendarNotFound(collection, name)
+		}
+		if err := preconditions("calendar", name, ifMatch, e.ETag, true); err != nil {
+			return nil, err
 		}
 		etag = e.ETag
 		return withCalendarMark(old, name, marked), nil

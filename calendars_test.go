@@ -108,7 +108,13 @@ func TestCalendarLifecycle(t *testing.T) {
 	if diff := cmp.Diff([]string{"freeze", "holidays"}, names); diff != "" {
 		t.Errorf("ListCalendars names (-want +got):\n%s", diff)
 	}
-	if err := s.DeleteCalendar(ctx, "c", "holidays"); err != nil {
+	if err := s.DeleteCalendar(ctx, "c", "holidays", &scheduler.DeleteCalendarOptions{IfMatch: put.ETag}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("DeleteCalendar with a stale IfMatch: err = %v, want ErrPreconditionFailed", err)
+	}
+	if _, err := s.GetCalendar(ctx, "c", "holidays"); err != nil {
+		t.Fatalf("GetCalendar after a DeleteCalendar with a stale IfMatch: %v", err)
+	}
+	if err := s.DeleteCalendar(ctx, "c", "holidays", &scheduler.DeleteCalendarOptions{IfMatch: again.ETag}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.GetCalendar(ctx, "c", "holidays")
@@ -116,7 +122,7 @@ func TestCalendarLifecycle(t *testing.T) {
 	if !errors.As(err, &nf) || nf.Calendar != "holidays" {
 		t.Errorf("GetCalendar after DeleteCalendar: err = %v, want a NotFoundError naming the calendar", err)
 	}
-	if err := s.DeleteCalendar(ctx, "c", "holidays"); !errors.Is(err, scheduler.ErrNotFound) {
+	if err := s.DeleteCalendar(ctx, "c", "holidays", nil); !errors.Is(err, scheduler.ErrNotFound) {
 		t.Errorf("DeleteCalendar twice: err = %v, want ErrNotFound", err)
 	}
 }

@@ -732,7 +732,8 @@
 // "properties.ical" with the line: "line 3: DTSTART ..."). A calendar is kept in
 // its collection's record, so that writing it is one atomic write of the
 // collection and no store needs a table of its own; each calendar has its
-// own ETag (PutCalendarOptions.IfMatch), and writing one also changes the
+// own ETag (PutCalendarOptions.IfMatch, DeleteCalendarOptions.IfMatch;
+// REST: If-Match on PUT and DELETE), and writing one also changes the
 // collection's. Replacing a collection (PutCollection, PatchCollection)
 // keeps its calendars. [recurrence.CompileExclusions] is what a calendar
 // compiles to.

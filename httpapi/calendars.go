@@ -98,7 +98,7 @@ func (h *handler) deleteCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.s.DeleteCalendar(r.Context(), rq.sc.key(), rq.calendar); err != nil {
+	if err := h.s.DeleteCalendar(r.Context(), rq.sc.key(), rq.calendar, &scheduler.DeleteCalendarOptions{IfMatch: ifMatch(r)}); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)

@@ -28,7 +28,7 @@
 //	GET    JC/calendars                list exclusion calendars by name    200, one page
 //	GET    JC/calendars/{calendarName} get an exclusion calendar           200
 //	PUT    JC/calendars/{calendarName} create or replace it (If-Match)     201 created, 200 replaced
-//	DELETE JC/calendars/{calendarName} delete it                           200; 409 naming the jobs that use it
+//	DELETE JC/calendars/{calendarName} delete it (If-Match)                200; 409 naming the jobs that use it
 //
 // Exclusion calendars are an extension beyond Azure Scheduler, of type
 // Microsoft.Scheduler/jobCollections/calendars, with the properties
@@ -128,7 +128,7 @@
 // GET, PUT and PATCH of jobs and collections return an ETag header (a
 // quoted entity tag). A PUT or PATCH with an If-Match header succeeds only
 // when the tag is current ("*": when the resource exists); otherwise 412
-// PreconditionFailed. A PUT of a job with If-None-Match: * only creates
+// PreconditionFailed. So does a DELETE of a calendar. A PUT of a job with If-None-Match: * only creates
 // it: 412 when the job exists (any other If-None-Match value is 400). The
 // tag changes on every write through the API, not when a job runs.
 //

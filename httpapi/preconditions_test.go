@@ -54,3 +54,31 @@ func TestPutJobIfNoneMatch(t *testing.T) {
 		t.Errorf(`PUT with If-None-Match: "abc" = %d %s, want 400`, rec.Code, rec.Body)
 	}
 }
+
+// TestDeleteCalendarIfMatch: a DELETE of a calendar with a stale If-Match
+// answers 412 and leaves the calendar; with its ETag it deletes it.
+func TestDeleteCalendarIfMatch(t *testing.T) {
+	s, _ := newSeeingScheduler(t, memory.New(), nil)
+	h := httpapi.New(s, nil)
+	path := jc1 + "/calendars/holidays" + v
+	rec := serveWith(h, "PUT", path, `{"properties": {"dates": ["2026-12-25"]}}`, nil)
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("PUT calendar = %d %s", rec.Code, rec.Body)
+	}
+	etag := rec.Header().Get("ETag")
+	if etag == "" {
+		t.Fatal("PUT calendar answered no ETag")
+	}
+	if rec := serveWith(h, "DELETE", path, "", map[string]string{"If-Match": `"0000000000000000"`}); rec.Code != http.StatusPreconditionFailed {
+		t.Errorf("DELETE with a stale If-Match = %d %s, want 412", rec.Code, rec.Body)
+	}
+	if rec := serveWith(h, "GET", path, "", nil); rec.Code != http.StatusOK {
+		t.Errorf("GET after the refused DELETE = %d %s, want 200", rec.Code, rec.Body)
+	}
+	if rec := serveWith(h, "DELETE", path, "", map[string]string{"If-Match": etag}); rec.Code != http.StatusOK {
+		t.Errorf("DELETE with the current If-Match = %d %s, want 200", rec.Code, rec.Body)
+	}
+	if rec := serveWith(h, "GET", path, "", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("GET after the DELETE = %d %s, want 404", rec.Code, rec.Body)
+	}
+}
