@@ -18,7 +18,7 @@
 //	PATCH  JC                          merge-patch a collection            200
 //	DELETE JC                          delete it with its jobs and history 200
 //	POST   JC/enable, JC/disable       set the collection's state          200, empty body
-//	GET    JC/jobs                     list jobs ($filter=state eq Enabled or tagName eq 'team', $top, $skip)
+//	GET    JC/jobs                     list jobs ($filter=state eq Enabled, health eq Late or tagName eq 'team', $top, $skip)
 //	GET    JC/jobs/{jobName}           get a job                           200
 //	PUT    JC/jobs/{jobName}           create or replace a job             201 created, 200 replaced
 //	PATCH  JC/jobs/{jobName}           merge-patch a job                   200
@@ -109,9 +109,10 @@
 // hold $top items (1 to 100, default 100) from $skip (default 0); nextLink
 // repeats the request with the next $skip and is left out on the last page
 // (the published definition types it as a string, so it is never null). Collection lists are not paged. $filter is "state eq VALUE" for
-// jobs (Enabled, Disabled, Completed, Faulted) and "status eq VALUE" for
-// history (Completed, Failed, Postponed), in any case, VALUE optionally in
-// single quotes. Jobs may also be filtered on a tag, as ARM does:
+// jobs (Enabled, Disabled, Completed, Faulted), "health eq VALUE" for
+// jobs (OK, Skipped, Stale, Late, Failing: the job's health, see
+// scheduler.JobHealth) and "status eq VALUE" for history (Completed,
+// Failed, Postponed), in any case, VALUE optionally in single quotes. Jobs may also be filtered on a tag, as ARM does:
 // "tagName eq 'team'" keeps the jobs with the tag, "tagName eq 'team' and
 // tagValue eq 'ops'" those where it has that value (names and values in
 // single quotes, a quote in them doubled, compared exactly).
