@@ -129,7 +129,10 @@
 // GET, PUT and PATCH of jobs and collections return an ETag header (a
 // quoted entity tag). A PUT or PATCH with an If-Match header succeeds only
 // when the tag is current ("*": when the resource exists); otherwise 412
-// PreconditionFailed. So does a DELETE of a calendar. A PUT of a job with If-None-Match: * only creates
+// PreconditionFailed. So does a DELETE of a calendar. A DELETE of a job
+// or job collection takes If-Match: * only (412 when it does not exist);
+// one with an entity tag is refused with 400 and deletes nothing, as the
+// deletion cannot check the tag in the same store write. A PUT of a job with If-None-Match: * only creates
 // it: 412 when the job exists (any other If-None-Match value is 400). The
 // tag changes on every write through the API, not when a job runs.
 //

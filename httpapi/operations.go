@@ -197,7 +197,7 @@ func (h *handler) deleteCollection(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := h.s.DeleteCollection(r.Context(), rq.sc.key()); err != nil {
+	if err := deleteIfMatch(r, func() error { return h.s.DeleteCollection(r.Context(), rq.sc.key()) }); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)
@@ -316,7 +316,7 @@ func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job); err != nil {
+	if err := deleteIfMatch(r, func() error { return h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job) }); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)
@@ -631,4 +631,25 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// deleteIfMatch runs del, the deletion of a job or job collection, under
+// the request's If-Match header: none deletes; "*" deletes what exists and
+// answers 412 for what does not, the store's deletion saying which; an
+// entity tag is refused with 400 before anything is deleted, as the
+// deletion cannot check it in the same store write.
+func deleteIfMatch(r *http.Request, del func() error) error {
+	switch m := ifMatch(r); m {
+	case "":
+		return del()
+	case "*":
+		err := del()
+		if errors.Is(err, scheduler.ErrNotFound) {
+			return fmt.Errorf("%v: %w", err, scheduler.ErrPreconditionFailed)
+		}
+		return err
+	default:
+		return newError(http.StatusBadRequest, CodeBadRequest, "If-Match",
+			"The If-Match header of a DELETE of a job or job collection may only be '*'; the entity tag '%s' is not checked, so nothing was deleted.", m)
+	}
 }

@@ -82,3 +82,43 @@ func TestDeleteCalendarIfMatch(t *testing.T) {
 		t.Errorf("GET after the DELETE = %d %s, want 404", rec.Code, rec.Body)
 	}
 }
+
+// TestDeleteJobAndCollectionIfMatch: a DELETE of a job or job collection
+// with an entity tag in If-Match deletes nothing (400: the deletion
+// cannot check it); with If-Match: * it deletes what exists and answers
+// 412 for what does not.
+func TestDeleteJobAndCollectionIfMatch(t *testing.T) {
+	s, _ := newSeeingScheduler(t, memory.New(), nil)
+	h := httpapi.New(s, nil)
+	job := jc1 + "/jobs/j1" + v
+	for _, name := range []string{"j1", "j2"} {
+		if rec := serveWith(h, "PUT", jc1+"/jobs/"+name+v, basicAuthJob("pw"), nil); rec.Code != http.StatusCreated {
+			t.Fatalf("PUT job %s = %d %s", name, rec.Code, rec.Body)
+		}
+	}
+	stale := map[string]string{"If-Match": `"0000000000000000"`}
+	if rec := serveWith(h, "DELETE", job, "", stale); rec.Code != http.StatusBadRequest {
+		t.Errorf("DELETE job with an entity tag in If-Match = %d %s, want 400", rec.Code, rec.Body)
+	}
+	if rec := serveWith(h, "DELETE", jc1+v, "", stale); rec.Code != http.StatusBadRequest {
+		t.Errorf("DELETE collection with an entity tag in If-Match = %d %s, want 400", rec.Code, rec.Body)
+	}
+	for _, path := range []string{job, jc1 + "/jobs/j2" + v, jc1 + v} {
+		if rec := serveWith(h, "GET", path, "", nil); rec.Code != http.StatusOK {
+			t.Errorf("GET %s after the refused DELETEs = %d %s, want 200", path, rec.Code, rec.Body)
+		}
+	}
+	star := map[string]string{"If-Match": "*"}
+	if rec := serveWith(h, "DELETE", job, "", star); rec.Code != http.StatusOK {
+		t.Errorf("DELETE job with If-Match: * = %d %s, want 200", rec.Code, rec.Body)
+	}
+	if rec := serveWith(h, "DELETE", job, "", star); rec.Code != http.StatusPreconditionFailed {
+		t.Errorf("DELETE of a deleted job with If-Match: * = %d %s, want 412", rec.Code, rec.Body)
+	}
+	if rec := serveWith(h, "DELETE", jc1+v, "", star); rec.Code != http.StatusOK {
+		t.Errorf("DELETE collection with If-Match: * = %d %s, want 200", rec.Code, rec.Body)
+	}
+	if rec := serveWith(h, "DELETE", jc1+v, "", star); rec.Code != http.StatusPreconditionFailed {
+		t.Errorf("DELETE of a deleted collection with If-Match: * = %d %s, want 412", rec.Code, rec.Body)
+	}
+}
