@@ -130,9 +130,11 @@
 // quoted entity tag). A PUT or PATCH with an If-Match header succeeds only
 // when the tag is current ("*": when the resource exists); otherwise 412
 // PreconditionFailed. So does a DELETE of a calendar. A DELETE of a job
-// or job collection takes If-Match: * only (412 when it does not exist);
-// one with an entity tag is refused with 400 and deletes nothing, as the
-// deletion cannot check the tag in the same store write. A PUT of a job with If-None-Match: * only creates
+// or job collection with If-Match: * answers 412 when it does not exist,
+// and one with an entity tag answers 412 unless it is the current one;
+// that tag is read just before the deletion, which does not check it
+// again in the same store write: a write landing between the two is
+// deleted with it. A PUT of a job with If-None-Match: * only creates
 // it: 412 when the job exists (any other If-None-Match value is 400). The
 // tag changes on every write through the API, not when a job runs.
 //

@@ -197,7 +197,14 @@ func (h *handler) deleteCollection(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := deleteIfMatch(r, func() error { return h.s.DeleteCollection(r.Context(), rq.sc.key()) }); err != nil {
+	etag := func() (string, error) {
+		c, err := h.s.GetCollection(r.Context(), rq.sc.key())
+		if err != nil {
+			return "", err
+		}
+		return c.ETag, nil
+	}
+	if err := deleteIfMatch(r, etag, func() error { return h.s.DeleteCollection(r.Context(), rq.sc.key()) }); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)
@@ -316,7 +323,14 @@ func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := deleteIfMatch(r, func() error { return h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job) }); err != nil {
+	etag := func() (string, error) {
+		j, err := h.s.GetJob(r.Context(), rq.sc.key(), rq.job)
+		if err != nil {
+			return "", err
+		}
+		return j.ETag, nil
+	}
+	if err := deleteIfMatch(r, etag, func() error { return h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job) }); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)
@@ -636,9 +650,11 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 // deleteIfMatch runs del, the deletion of a job or job collection, under
 // the request's If-Match header: none deletes; "*" deletes what exists and
 // answers 412 for what does not, the store's deletion saying which; an
-// entity tag is refused with 400 before anything is deleted, as the
-// deletion cannot check it in the same store write.
-func deleteIfMatch(r *http.Request, del func() error) error {
+// entity tag deletes only when etag, the current one read just before,
+// is that tag, and answers 412 otherwise. The store's deletion does not
+// check the tag itself, so a write that lands between that read and the
+// deletion (microseconds apart) is deleted with it.
+func deleteIfMatch(r *http.Request, etag func() (string, error), del func() error) error {
 	switch m := ifMatch(r); m {
 	case "":
 		return del()
@@ -649,7 +665,16 @@ func deleteIfMatch(r *http.Request, del func() error) error {
 		}
 		return err
 	default:
-		return newError(http.StatusBadRequest, CodeBadRequest, "If-Match",
-			"The If-Match header of a DELETE of a job or job collection may only be '*'; the entity tag '%s' is not checked, so nothing was deleted.", m)
+		cur, err := etag()
+		if errors.Is(err, scheduler.ErrNotFound) {
+			return fmt.Errorf("%v: %w", err, scheduler.ErrPreconditionFailed)
+		}
+		if err != nil {
+			return err
+		}
+		if cur != m {
+			return scheduler.ErrPreconditionFailed
+		}
+		return del()
 	}
 }

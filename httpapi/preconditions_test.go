@@ -97,16 +97,34 @@ func TestDeleteJobAndCollectionIfMatch(t *testing.T) {
 		}
 	}
 	stale := map[string]string{"If-Match": `"0000000000000000"`}
-	if rec := serveWith(h, "DELETE", job, "", stale); rec.Code != http.StatusBadRequest {
-		t.Errorf("DELETE job with an entity tag in If-Match = %d %s, want 400", rec.Code, rec.Body)
+	if rec := serveWith(h, "DELETE", job, "", stale); rec.Code != http.StatusPreconditionFailed {
+		t.Errorf("DELETE job with a stale entity tag in If-Match = %d %s, want 412", rec.Code, rec.Body)
 	}
-	if rec := serveWith(h, "DELETE", jc1+v, "", stale); rec.Code != http.StatusBadRequest {
-		t.Errorf("DELETE collection with an entity tag in If-Match = %d %s, want 400", rec.Code, rec.Body)
+	if rec := serveWith(h, "DELETE", jc1+v, "", stale); rec.Code != http.StatusPreconditionFailed {
+		t.Errorf("DELETE collection with a stale entity tag in If-Match = %d %s, want 412", rec.Code, rec.Body)
 	}
 	for _, path := range []string{job, jc1 + "/jobs/j2" + v, jc1 + v} {
 		if rec := serveWith(h, "GET", path, "", nil); rec.Code != http.StatusOK {
 			t.Errorf("GET %s after the refused DELETEs = %d %s, want 200", path, rec.Code, rec.Body)
 		}
+	}
+	// The current entity tags delete.
+	cur := func(path string) map[string]string {
+		rec := serveWith(h, "GET", path, "", nil)
+		if rec.Code != http.StatusOK || rec.Header().Get("ETag") == "" {
+			t.Fatalf("GET %s = %d, ETag %q", path, rec.Code, rec.Header().Get("ETag"))
+		}
+		return map[string]string{"If-Match": rec.Header().Get("ETag")}
+	}
+	j2 := jc1 + "/jobs/j2" + v
+	if rec := serveWith(h, "DELETE", j2, "", cur(j2)); rec.Code != http.StatusOK {
+		t.Errorf("DELETE job with its current ETag in If-Match = %d %s, want 200", rec.Code, rec.Body)
+	}
+	if rec := serveWith(h, "GET", j2, "", nil); rec.Code != http.StatusNotFound {
+		t.Errorf("GET the job deleted with its current ETag = %d, want 404", rec.Code)
+	}
+	if rec := serveWith(h, "DELETE", j2, "", stale); rec.Code != http.StatusPreconditionFailed {
+		t.Errorf("DELETE of a deleted job with an entity tag = %d %s, want 412", rec.Code, rec.Body)
 	}
 	star := map[string]string{"If-Match": "*"}
 	if rec := serveWith(h, "DELETE", job, "", star); rec.Code != http.StatusOK {
