@@ -700,3 +700,38 @@ func TestDraftCalendar(t *testing.T) {
 	wantStatus(t, "try", p, http.StatusOK)
 	wantIn(t, "try", p, "these are its occurrences without it")
 }
+
+// TestDraftOtherTenant: the draft check of a viewer whose token reaches
+// sub-a only answers 404 for a collection of sub-b, whether it exists or
+// not, as every page does: it neither lists occurrences under sub-b's
+// calendar nor tells which of its collections exist.
+func TestDraftOtherTenant(t *testing.T) {
+	e := newEnv(t, envOptions{auth: true})
+	e.collection("sub-a/rg/c", nil)
+	e.collection("sub-b/rg2/priv", nil)
+	year := time.Now().Year() + 1
+	e.calendar("sub-b/rg2/priv", "hol", fmt.Sprintf(`{"properties": {"dates": ["%d-01-03"]}}`, year))
+	e.signIn(limitedToken)
+	tok := e.token("/edit/job")
+	def := fmt.Sprintf(`{"action": {"type": "Http", "request": {"uri": "http://x/", "method": "GET"}}, "startTime": "%d-01-01T00:00:00Z",
+		"recurrence": {"frequency": "Day", "calendar": "hol"}}`, year)
+	draft := func(collection string) page {
+		return e.post("/draft", url.Values{"csrf": {tok}, "collection": {collection}, "job": {"secret"}, "mode": {"json"}, "definition": {def}})
+	}
+	priv, none := draft("sub-b/rg2/priv"), draft("sub-b/rg2/nonexist")
+	wantStatus(t, "draft in another tenant's collection", priv, http.StatusNotFound)
+	wantStatus(t, "draft in another tenant's missing collection", none, http.StatusNotFound)
+	wantNotIn(t, "draft in another tenant's collection", priv, `"next"`, fmt.Sprintf("%d-01-02", year))
+	wantNotIn(t, "draft in another tenant's missing collection", none, "not found", "is not a calendar")
+	mainOf := func(p page) string {
+		_, m, _ := strings.Cut(p.body, "<main")
+		m, _, _ = strings.Cut(m, "</main>")
+		return m
+	}
+	if a, b := mainOf(priv), mainOf(none); a == "" || a != b {
+		t.Errorf("the answers for an existing and a missing collection of another tenant differ:\n%s\n---\n%s", a, b)
+	}
+	// The viewer's own collection and no collection at all still answer.
+	wantStatus(t, "draft in the viewer's collection", draft("sub-a/rg/c"), http.StatusOK)
+	wantStatus(t, "draft without a collection", draft(""), http.StatusOK)
+}

@@ -534,8 +534,14 @@ const draftOccurrences = 5
 // draft parses the editor's definition as the Scheduler does when it is
 // saved (its action types, executors and retry floor; not the
 // collection's quota, which the save checks), and answers JSON: it
-// changes nothing, so a read-only viewer may use it too.
+// changes nothing, so a read-only viewer may use it too. A collection
+// the viewer may not see is not found (404), as on every page: the answer
+// neither lists occurrences under its calendars nor tells whether it exists.
 func (h *handler) draft(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
+	c := r.PostForm.Get("collection")
+	if c != "" && !v.sees(c) {
+		return "", notFound("The collection")
+	}
 	def, ps := jobDraft(r.PostForm)
 	a := draftAnswer{Definition: string(def), Problems: []draftProblem{}, Next: []draftTime{}}
 	if r.PostForm.Get("mode") == "json" {
@@ -546,7 +552,7 @@ func (h *handler) draft(w http.ResponseWriter, r *http.Request, v *viewer) (stri
 			}
 		}
 	}
-	res := h.check(r.Context(), def, r.PostForm.Get("collection"), r.PostForm.Get("job"), time.Now().UTC().Truncate(time.Second), draftOccurrences)
+	res := h.check(r.Context(), def, c, r.PostForm.Get("job"), time.Now().UTC().Truncate(time.Second), draftOccurrences)
 	if res.Syntax != "" {
 		ps = append(ps, problem{Reason: "is not valid JSON: " + res.Syntax})
 	}
