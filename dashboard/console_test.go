@@ -735,3 +735,40 @@ func TestDraftOtherTenant(t *testing.T) {
 	wantStatus(t, "draft in the viewer's collection", draft("sub-a/rg/c"), http.StatusOK)
 	wantStatus(t, "draft without a collection", draft(""), http.StatusOK)
 }
+
+// TestLastRunAfterPut: a job whose last attempt failed, with its retry
+// dropped by a put of the same definition, shows that run as failed on
+// its page and in its collection's table, not as succeeded: the outcome
+// comes from the history, not from the schedule the put reset.
+func TestLastRunAfterPut(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	def := []byte(`{"action": {"type": "Http", "request": {"uri": "` + e.recv.URL + `/fail", "method": "POST"},
+		"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1H", "retryCount": 3}},
+		"recurrence": {"frequency": "Hour", "interval": 1}, "startTime": "` + later(time.Hour) + `"}`)
+	if _, err := e.s.PutJobJSON(ctx, "c", "j", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.s.RunJob(ctx, "c", "j"); err != nil {
+		t.Fatal(err)
+	}
+	e.waitHistory("c", "j", 1)
+	for {
+		r, err := e.s.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := r.Schedule.Current; c != nil && c.Retry > 0 {
+			break // the first attempt ended, its retry is pending
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	wantIn(t, "job page while retrying", e.get(jobPath("c", "j")), `class="last-running">retrying (retry 1)`)
+	if _, err := e.s.PutJobJSON(ctx, "c", "j", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	for what, p := range map[string]page{"job page": e.get(jobPath("c", "j")), "collection page": e.get(collPath("c"))} {
+		wantIn(t, what+" after the put", p, `class="last-failed">failed`)
+		wantNotIn(t, what+" after the put", p, `class="last-succeeded"`)
+	}
+}

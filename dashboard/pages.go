@@ -269,7 +269,6 @@ func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
 		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount, Health: string(j.Status.Health),
 		Tags: tagList(j.Tags),
 	}
-	s.LastStatus, s.LastClass = lastStatus(j)
 	if d := j.Definition(); d.StateReason != "" || d.ResumeTime != nil {
 		s.Paused = "Paused"
 		if d.StateReason != "" {
@@ -353,7 +352,11 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	}
 	now := time.Now()
 	for _, j := range jobs {
-		p.Rows = append(p.Rows, h.jobRow(j, now))
+		row, err := h.jobRow(ctx, j, now)
+		if err != nil {
+			return "", nil, err
+		}
+		p.Rows = append(p.Rows, row)
 	}
 	key, desc := q.Get("sort"), q.Get("order") == "desc"
 	if !validSort(jobColumns, key) {
@@ -394,16 +397,20 @@ func earlier(a, b time.Time) bool {
 }
 
 // jobRow is the line of a job in a collection's table: what the record
-// holds, no store call.
-func (h *handler) jobRow(j *scheduler.JobRecord, now time.Time) jobRow {
+// holds, and the outcome of its last run (see lastStatus).
+func (h *handler) jobRow(ctx context.Context, j *scheduler.JobRecord, now time.Time) (jobRow, error) {
 	row := jobRow{Name: j.Name, URL: h.jobURL(j.Collection, j.Name, nil), State: string(j.State), jobSummary: summarize(j, j.Job.Location())}
+	var err error
+	if row.LastStatus, row.LastClass, err = h.lastStatus(ctx, j); err != nil {
+		return jobRow{}, err
+	}
 	if j.Status.NextExecutionTime != nil {
 		row.nextSort = *j.Status.NextExecutionTime
 	}
 	if j.Status.LastExecutionTime != nil {
 		row.lastRunSort = *j.Status.LastExecutionTime
 	}
-	return row
+	return row, nil
 }
 
 // inProgress says which attempt of occurrence o is in progress, and
@@ -426,25 +433,49 @@ func inProgress(o *scheduler.Occurrence, when string) string {
 	return text + "."
 }
 
-// lastStatus says how the job's latest occurrence went, and the class
-// that colours it.
-func lastStatus(j *scheduler.JobRecord) (text, class string) {
-	switch c := j.Schedule.Current; {
+// lastStatus says how the job's last run went, and the class that
+// colours it: from the record when it tells (an occurrence in progress,
+// the latest finished one failed, or the latest success ended after the
+// last attempt started), else from the job's history (a put resets the
+// schedule's record of outcomes and drops a pending retry, but keeps the
+// status's last attempt).
+func (h *handler) lastStatus(ctx context.Context, j *scheduler.JobRecord) (text, class string, err error) {
+	sc := j.Schedule
+	switch c := sc.Current; {
 	case c != nil && c.ErrorAction:
-		return "running its error action", "running"
+		return "running its error action", "running", nil
 	case c != nil && c.Retry > 0:
-		return fmt.Sprintf("retrying (retry %d)", c.Retry), "running"
+		return fmt.Sprintf("retrying (retry %d)", c.Retry), "running", nil
 	case c != nil:
-		return "running", "running"
-	case j.Schedule.Policy != nil && len(j.Schedule.Policy.Running) > 0:
-		return fmt.Sprintf("%d running side by side", len(j.Schedule.Policy.Running)), "running"
+		return "running", "running", nil
+	case sc.Policy != nil && len(sc.Policy.Running) > 0:
+		return fmt.Sprintf("%d running side by side", len(sc.Policy.Running)), "running", nil
 	case j.Status.LastExecutionTime == nil:
-		return "never ran", "never"
-	case j.Schedule.LastFailed:
-		return "failed", "failed"
+		return "never ran", "never", nil
+	case sc.LastFailed:
+		return "failed", "failed", nil
+	case !sc.LastSucceeded.Before(*j.Status.LastExecutionTime):
+		return "succeeded", "succeeded", nil
 	}
-	return "succeeded", "succeeded"
+	hist, err := h.s.ListHistory(ctx, j.Collection, j.Name, &scheduler.ListHistoryOptions{Top: lastRunEntries})
+	if err != nil {
+		return "", "", err
+	}
+	for _, e := range hist {
+		switch {
+		case e.Status == scheduler.StatusFailed, e.Status == scheduler.StatusCompleted && e.ActionName == scheduler.ErrorAction:
+			return "failed", "failed", nil
+		case e.Status == scheduler.StatusCompleted:
+			return "succeeded", "succeeded", nil
+		}
+	}
+	return "ended", "ended", nil // its history no longer holds the attempt
 }
+
+// lastRunEntries is how many of a job's latest history entries
+// lastStatus reads to find its last attempt among postponed and skipped
+// occurrences.
+const lastRunEntries = 10
 
 // pager builds the paging links of a table showing n rows from skip.
 func (h *handler) pager(q url.Values, skip, top, n, total int, known bool, link func(url.Values) string) pager {
@@ -638,6 +669,9 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		Failure:     failureWords(job),
 		RunPolicy:   runPolicyWords(job),
 		Limits:      limitWords(job, col.Definition.Properties.Limits),
+	}
+	if p.LastStatus, p.LastClass, err = h.lastStatus(ctx, rec); err != nil {
+		return "", nil, err
 	}
 	if loc != time.UTC {
 		p.Zone = loc.String()

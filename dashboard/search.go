@@ -167,7 +167,11 @@ scan:
 				}
 				matches++
 				if matches > skip && matches <= skip+top {
-					p.Rows = append(p.Rows, searchRow{jobRow: h.jobRow(j, now), Collection: c.Name, CollectionURL: h.collectionURL(c.Name, nil)})
+					row, err := h.jobRow(ctx, j, now)
+					if err != nil {
+						return "", nil, err
+					}
+					p.Rows = append(p.Rows, searchRow{jobRow: row, Collection: c.Name, CollectionURL: h.collectionURL(c.Name, nil)})
 				}
 				if matches > skip+top {
 					break scan
