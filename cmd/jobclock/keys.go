@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -73,6 +75,9 @@ func (k *keyFlags) load(dbPath string, log *slog.Logger) (keys []*secrets.Key, s
 		}
 		return keys, "$" + keyEnv, nil
 	case dbPath != "":
+		if err := dbDirExists(dbPath); err != nil {
+			return nil, "", err
+		}
 		path := dbPath + ".key"
 		keys, created, err := secrets.LoadOrCreateKeyFile(path)
 		if err != nil {
@@ -85,6 +90,21 @@ func (k *keyFlags) load(dbPath string, log *slog.Logger) (keys []*secrets.Key, s
 	default:
 		return nil, "", nil
 	}
+}
+
+// dbDirExists returns an error naming the directory of the database file
+// dbPath when it is not one (the key file is written there first).
+func dbDirExists(dbPath string) error {
+	dir := filepath.Dir(dbPath)
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("-db %s: the directory %s does not exist", dbPath, dir)
+	case err != nil:
+		return fmt.Errorf("-db %s: %w", dbPath, err)
+	case !fi.IsDir():
+		return fmt.Errorf("-db %s: %s is not a directory", dbPath, dir)
+	}
+	return nil
 }
 
 // stringsFlag is a flag that may be given several times.

@@ -78,9 +78,10 @@ and the message; -v adds an INFO line for every attempt.
 
 ` + keyUsage + `
 ` + observeUsage + `
-Exit status: 0 after a clean shutdown; 1 when the store cannot be opened,
-the address cannot be listened on, the server fails, or the shutdown
-timeout passes first; 2 on a usage error (a flag, or a -tokens, -tls-cert
+Exit status: 0 after a clean shutdown; 1 when the address cannot be
+listened on (checked first: no database nor key file is created then), the
+store cannot be opened, the server fails, or the shutdown timeout passes
+first; 2 on a usage error (a flag, or a -tokens, -tls-cert
 or -tls-key file that cannot be used).
 
 Flags:
@@ -215,6 +216,14 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// The listener first: an address in use ends serve before it
+	// creates a database or a key file.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 1
+	}
+	defer ln.Close() // after Serve returns, which closes it: an error ignored
 	keyDB := *dbPath
 	if *dsn != "" {
 		keyDB = ""
@@ -248,13 +257,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
-		return 1
-	}
 	if err := s.Start(ctx); err != nil {
-		ln.Close()
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
@@ -262,7 +265,6 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		Admission: admission, Observer: obs.Observer})
 	handler, err := withDashboard(api, s, auth, log)
 	if err != nil {
-		ln.Close()
 		s.Stop(context.Background())
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
@@ -290,7 +292,6 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	stopMetrics, err := serveMetrics(observe, obs, s, stdout, log)
 	if err != nil {
 		log.Error("metrics", "err", err)
-		ln.Close()
 		s.Stop(context.Background())
 		return 1
 	}

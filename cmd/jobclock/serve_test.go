@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -530,5 +531,47 @@ func TestServeClaimAheadFlag(t *testing.T) {
 				t.Errorf("-claim-ahead from %q = %v, %v; want %v", tt.args, got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestServePortInUse: serve on an address in use exits 1 and leaves no
+// database nor key file behind: it opens the listener before the store.
+func TestServePortInUse(t *testing.T) {
+	t.Setenv(httpapi.TokensEnv, "")
+	t.Setenv(keyEnv, "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "x.db")
+	var out, errb bytes.Buffer
+	if code := serveCmd([]string{"-addr", ln.Addr().String(), "-db", db}, &out, &errb); code != 1 {
+		t.Errorf("serve on an address in use = %d, want 1; stderr:\n%s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "address already in use") {
+		t.Errorf("stderr = %q, want it to say the address is in use", errb.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		t.Errorf("serve on an address in use left %s behind", e.Name())
+	}
+}
+
+// TestServeMissingDirectory: serve with a database in a directory that
+// does not exist names that directory, not the key file it would have
+// written there.
+func TestServeMissingDirectory(t *testing.T) {
+	t.Setenv(httpapi.TokensEnv, "")
+	t.Setenv(keyEnv, "")
+	missing := filepath.Join(t.TempDir(), "nonexist", "dir")
+	var out, errb bytes.Buffer
+	if code := serveCmd([]string{"-addr", "127.0.0.1:0", "-db", filepath.Join(missing, "x.db")}, &out, &errb); code != 1 {
+		t.Errorf("serve with a missing directory = %d, want 1", code)
+	}
+	want := "-db " + filepath.Join(missing, "x.db") + ": the directory " + missing + " does not exist"
+	if !strings.Contains(errb.String(), want) || strings.Contains(errb.String(), ".jobclock-key") {
+		t.Errorf("stderr = %q, want it to contain %q and no key file", errb.String(), want)
 	}
 }
