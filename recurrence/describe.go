@@ -184,6 +184,9 @@ func (d *describer) core() string {
 		if d.known {
 			s += " at minute " + strconv.Itoa(d.start.Minute())
 			d.wall = d.loc != time.UTC
+			if sec := d.start.Second(); sec != 0 {
+				s = "at second " + strconv.Itoa(sec) + " of " + s
+			}
 		}
 		return s
 	case r.Frequency.fine() > 0 && n > 1:

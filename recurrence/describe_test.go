@@ -135,6 +135,8 @@ func TestDescribe(t *testing.T) {
 		{"every minute", `{"frequency":"minute"}`, exampleStart, "every minute"},
 		{"every hour", `{"frequency":"hour"}`, exampleStart, "every hour at minute 25"},
 		{"every 3 hours in a zone", `{"frequency":"hour","interval":3,"timeZone":"Asia/Kolkata"}`, exampleStart, "every 3 hours at minute 55 (Asia/Kolkata)"},
+		{"every hour with seconds", `{"frequency":"hour"}`, exampleStart.Add(42 * time.Second), "at second 42 of every hour at minute 25"},
+		{"every 3 hours with seconds", `{"frequency":"hour","interval":3}`, exampleStart.Add(time.Second), "at second 1 of every 3 hours at minute 25"},
 		{"every other day with seconds", `{"frequency":"day","interval":2}`, exampleStart.Add(30 * time.Second), "every 2 days at 12:25:30 (UTC)"},
 		{"every 2 weeks", `{"frequency":"week","interval":2}`, exampleStart, "every 2 weeks on Tuesday at 12:25 (UTC)"},
 		{"every month", `{"frequency":"month"}`, exampleStart, "on the 6th of every month at 12:25 (UTC)"},
