@@ -483,8 +483,9 @@
 // resumeTime, its collection was not Enabled): RunOnce runs the job once
 // for all of them, with the expected time of the first; Skip runs none that
 // is later than the catch-up window (Config.MisfireThreshold when the
-// policy sets none) and continues with the next occurrence after now;
-// RunAll runs each, one after the other. catchUpWindow (at least PT1S;
+// policy sets none), runs once, as RunOnce does, for those within it
+// (with the expected time of the first of them), and continues with the
+// next occurrence after now; RunAll runs each, one after the other. catchUpWindow (at least PT1S;
 // absent: none, except for Skip) passes over, whatever the missed
 // policy, the occurrences that are found later than the window after their
 // expected time. overlap decides what happens to an occurrence that comes

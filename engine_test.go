@@ -520,8 +520,9 @@ func TestMisfire(t *testing.T) {
 		// Once at restart (11m30s) for all missed, then on schedule (12m).
 		{scheduler.MisfireRunOnce, []time.Duration{m, 11*m + 30*time.Second, 12 * m}},
 		{"", []time.Duration{m, 11*m + 30*time.Second, 12 * m}},
-		// Missed ones dropped; next on schedule.
-		{scheduler.MisfireSkip, []time.Duration{m, 12 * m}},
+		// Missed ones later than Config.MisfireThreshold dropped; 11m,
+		// 30 seconds late, runs; next on schedule.
+		{scheduler.MisfireSkip, []time.Duration{m, 11*m + 30*time.Second, 12 * m}},
 		// All ten missed ones (2m..11m) at restart, then on schedule.
 		{scheduler.MisfireRunAll, append(append([]time.Duration{m}, repeat(11*m+30*time.Second, 10)...), 12*m)},
 	}
@@ -578,7 +579,9 @@ func TestCollectionDisabled(t *testing.T) {
 		}
 		time.Sleep(time.Minute)
 		synctest.Wait()
-		if diff := cmp.Diff([]time.Duration{6 * time.Minute}, e.exec.times(e.t0)); diff != "" {
+		// Under Skip, 5m, found 30 seconds late at 5m30s, is within
+		// Config.MisfireThreshold and runs; 1m..4m are passed over.
+		if diff := cmp.Diff([]time.Duration{5*time.Minute + 30*time.Second, 6 * time.Minute}, e.exec.times(e.t0)); diff != "" {
 			t.Errorf("attempt times after enabling (-want +got):\n%s", diff)
 		}
 	})

@@ -230,9 +230,10 @@ func (m machine) resume(r *JobRecord, now time.Time) (run Occurrence, ok bool) {
 }
 
 // catchUp passes over the due occurrences of r that are later than the
-// catch-up window at now, unless they wait under OverlapBufferAll: under
-// the Skip missed policy all of them up to now, as soon as the first is
-// too late; otherwise those older than the window.
+// catch-up window at now (those older than the window), unless they wait
+// under OverlapBufferAll. The occurrences at or after now-w are within
+// the window: the missed policy runs them (under Skip, as under RunOnce,
+// the first runs once for all of them).
 func (m machine) catchUp(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
 	sc := &r.Schedule
 	w := m.window()
@@ -241,9 +242,8 @@ func (m machine) catchUp(r *JobRecord, t *Timing, now time.Time, hist []HistoryE
 	}
 	why := "missed, and later than the catch-up window of " + retry.Duration(w).String() + " when found"
 	if m.policy.Missed == MissedSkip {
-		return m.passOver(r, t, now, now, hist, false, why+" (runPolicy.missed Skip)")
+		why += " (runPolicy.missed Skip)"
 	}
-	// The occurrences at or after now-w are within the window.
 	return m.passOver(r, t, now.Add(-w-time.Nanosecond), now, hist, false, why)
 }
 

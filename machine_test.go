@@ -76,11 +76,15 @@ func TestMachineStep(t *testing.T) {
 				expected: base, hist: 1, waiting: true},
 		},
 		{
-			name: "skip drops a late occurrence",
+			// 0m..9m are later than the threshold (one Skipped entry);
+			// 10m, 30 seconds late, runs.
+			name: "skip drops the late occurrences",
 			m:    m(MisfireSkip), now: base.Add(10*time.Minute + 30*time.Second),
 			setup: func(s *JobSchedule) { s.NextOccurrence = base },
-			want:  want{due: base.Add(11 * time.Minute), next: base.Add(11 * time.Minute), state: JobEnabled, hist: 1},
+			want: want{run: true, due: base.Add(10*time.Minute + 30*time.Second), next: base.Add(11 * time.Minute),
+				state: JobEnabled, expected: base.Add(10 * time.Minute), hist: 1},
 		},
+
 		{
 			name: "skip runs an occurrence within the threshold",
 			m:    m(MisfireSkip), now: base.Add(30 * time.Second),

@@ -612,16 +612,50 @@ func (s *Scheduler) passedOver(r *JobRecord, tm *Timing, next0 time.Time, counte
 	if !next1.IsZero() && !next1.After(now) {
 		until = next1.Add(-time.Nanosecond)
 	}
-	// The occurrences from next0 up to until, less the ones taken.
-	_, _, first := span(tm, next0, until, taken)
+	// The occurrences from next0 up to until, less the one taken: the
+	// first of them, or, when a catch-up window passed over the older
+	// ones, the first within it.
 	var m Misfire
-	m.Count, m.Last, _ = span(tm, first, until, maxMissedCounted)
+	first := next0
+	if exp, ok := takenAt(sc); taken == 1 && ok && !exp.Before(next0) && !exp.After(until) {
+		before, last, _ := span(tm, next0, exp.Add(-time.Nanosecond), maxMissedCounted)
+		_, _, after := span(tm, exp, until, 1)
+		var n int
+		n, m.Last, _ = span(tm, after, until, maxMissedCounted-before)
+		m.Count = before + n
+		if before > 0 && n == 0 {
+			m.Last = last
+		}
+		if before == 0 {
+			first = after
+		}
+	} else {
+		_, _, first = span(tm, next0, until, taken)
+		m.Count, m.Last, _ = span(tm, first, until, maxMissedCounted)
+	}
 	if m.Count == 0 {
 		return nil
 	}
 	m.First = first
 	m.Instance, m.Collection, m.Job, m.Policy, m.At = s.cfg.InstanceID, r.Collection, r.Name, policy, now
 	return &m
+}
+
+// takenAt returns the expected time of the newest occurrence of sc (the
+// one a step started), in progress or running beside others; ok is false
+// when there is none.
+func takenAt(sc *JobSchedule) (exp time.Time, ok bool) {
+	if c := sc.Current; c != nil && c.Number == sc.Occurrences {
+		return c.Expected, true
+	}
+	if p := sc.Policy; p != nil {
+		for i := len(p.Running) - 1; i >= 0; i-- {
+			if p.Running[i].Number == sc.Occurrences {
+				return p.Running[i].Expected, true
+			}
+		}
+	}
+	return time.Time{}, false
 }
 
 // missed tells the Observer of m (which may be nil); onAttempt says that

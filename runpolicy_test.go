@@ -83,14 +83,16 @@ func TestRunPolicyMissed(t *testing.T) {
 		extra      string
 		want       []time.Duration
 		skips      []skip
+		says       []string // what the Skipped entries' messages say, when set
 	}{
 		{
 			name: "RunOnce by default", want: []time.Duration{m, restart, 12 * m},
 			skips: []skip{{3 * m, 11 * m, 9, restart}}, // 2m runs for 2m..11m
 		},
 		{
+			// 11m is 30 seconds late at 11m30s, within Config.MisfireThreshold.
 			name: "the job's Skip over Config's RunOnce", extra: `"runPolicy": {"missed": "skip"}`,
-			want: []time.Duration{m, 12 * m}, skips: []skip{{2 * m, 11 * m, 10, restart}},
+			want: []time.Duration{m, restart, 12 * m}, skips: []skip{{2 * m, 10 * m, 9, restart}},
 		},
 		{
 			name: "the job's RunAll over Config's Skip", cfg: scheduler.Config{Misfire: scheduler.MisfireSkip},
@@ -99,7 +101,7 @@ func TestRunPolicyMissed(t *testing.T) {
 		},
 		{
 			name: "the collection's Skip", collection: skipPolicy,
-			want: []time.Duration{m, 12 * m}, skips: []skip{{2 * m, 11 * m, 10, restart}},
+			want: []time.Duration{m, restart, 12 * m}, skips: []skip{{2 * m, 10 * m, 9, restart}},
 		},
 		{
 			name: "the job's RunAll over the collection's Skip", collection: skipPolicy, extra: `"runPolicy": {"missed": "RunAll"}`,
@@ -114,6 +116,13 @@ func TestRunPolicyMissed(t *testing.T) {
 		{
 			name: "RunOnce within a catch-up window", extra: `"runPolicy": {"catchUpWindow": "PT3M"}`,
 			want: []time.Duration{m, restart, 12 * m}, skips: []skip{{2 * m, 8 * m, 7, restart}, {10 * m, 11 * m, 2, restart}},
+		},
+		{
+			// 2m..8m are later than 3 minutes when found at 11m30s; 9m
+			// runs once for 9m, 10m and 11m.
+			name: "Skip within a catch-up window", extra: `"runPolicy": {"missed": "Skip", "catchUpWindow": "PT3M"}`,
+			want: []time.Duration{m, restart, 12 * m}, skips: []skip{{2 * m, 8 * m, 7, restart}, {10 * m, 11 * m, 2, restart}},
+			says: []string{"later than the catch-up window of PT3M", "the job ran once for them, as the occurrence expected at"},
 		},
 		{
 			// The collection's window, the job's missed policy.
@@ -133,7 +142,10 @@ func TestRunPolicyMissed(t *testing.T) {
 				if diff := cmp.Diff(tt.skips, e.skipRows("j")); diff != "" {
 					t.Errorf("Skipped entries (-want +got):\n%s", diff)
 				}
-				for _, h := range e.skips("j") {
+				for i, h := range e.skips("j") {
+					if i < len(tt.says) && !strings.Contains(h.Message, tt.says[i]) {
+						t.Errorf("Skipped entry %d says %q, want it to say %q", i, h.Message, tt.says[i])
+					}
 					if !strings.Contains(h.Message, "missed") || h.RepeatCount != 0 || h.ActionName != scheduler.MainAction {
 						t.Errorf("Skipped entry %+v: want repeat 0, MainAction, a message that says they were missed", h)
 					}
@@ -320,6 +332,36 @@ func TestResumeTime(t *testing.T) {
 			t.Errorf("resumed job: %s %q %v; want Enabled without reason or resume time", r.State, def.StateReason, def.ResumeTime)
 		}
 		if diff := cmp.Diff([]skip{{2 * m, 5 * m, 4, 5*m + 30*time.Second}}, e.skipRows("j")); diff != "" {
+			t.Errorf("Skipped entries (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestResumeTimeSkip: under the Skip missed policy a job paused until
+// 5m30s runs at that instant the occurrence of 5m, found 30 seconds late,
+// within Config.MisfireThreshold; 1m..4m are passed over.
+func TestResumeTimeSkip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{Misfire: scheduler.MisfireSkip})
+		e.start()
+		defer e.stop()
+		resume := e.t0.Add(5*time.Minute + 30*time.Second)
+		e.put("j", jobJSON(e.t0.Add(time.Minute), `"recurrence": {"frequency": "Minute"}, "state": "Disabled",
+			"stateReason": "rate limit until 5m30s", "resumeTime": "`+resume.Format(time.RFC3339)+`"`))
+		time.Sleep(7 * time.Minute)
+		synctest.Wait()
+		m := time.Minute
+		if diff := cmp.Diff([]time.Duration{5*m + 30*time.Second, 6 * m, 7 * m}, e.exec.times(e.t0)); diff != "" {
+			t.Errorf("attempt times (-want +got):\n%s", diff)
+		}
+		var expected []time.Duration
+		for _, r := range e.exec.requests() {
+			expected = append(expected, r.ExpectedTime.Sub(e.t0))
+		}
+		if diff := cmp.Diff([]time.Duration{5 * m, 6 * m, 7 * m}, expected); diff != "" {
+			t.Errorf("expected times of the attempts (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]skip{{m, 4 * m, 4, 5*m + 30*time.Second}}, e.skipRows("j")); diff != "" {
 			t.Errorf("Skipped entries (-want +got):\n%s", diff)
 		}
 	})

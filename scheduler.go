@@ -83,7 +83,8 @@ const (
 	// history entry carries the expected time of the first one missed.
 	MisfireRunOnce MisfirePolicy = "runOnce"
 	// MisfireSkip drops occurrences more than Config.MisfireThreshold
-	// late; the job continues with its next occurrence after now. A job
+	// late and runs once, as MisfireRunOnce, for those within it; the
+	// job continues with its next occurrence after now. A job
 	// left with no further occurrence ends Completed (or Faulted when its
 	// last occurrence that ran failed).
 	MisfireSkip MisfirePolicy = "skip"

@@ -400,24 +400,27 @@ func TestTelemetryMisfireSkip(t *testing.T) {
 		e := newEnv(t, o.config(scheduler.Config{InstanceID: "a", Misfire: scheduler.MisfireSkip}))
 		m := time.Minute
 		e.put("j", jobJSON(e.t0.Add(m), `"recurrence": {"frequency": "Minute", "count": 20}`))
-		time.Sleep(5*m + 30*time.Second) // no scheduler runs: 1m..5m are missed
+		// No scheduler runs: 1m..5m are missed; 1m..4m are later than
+		// Config.MisfireThreshold when found at 5m30s, and 5m runs.
+		time.Sleep(5*m + 30*time.Second)
 		e.start()
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
 		e.stop()
 		want := []span{{Name: "jobclock.misfire", Kind: trace.SpanKindInternal, Start: 5*m + 30*time.Second, End: 5*m + 30*time.Second, Attrs: map[string]any{
-			"jobclock.collection": "c", "jobclock.job": "j", "jobclock.misfire.policy": "skip", "jobclock.occurrence.missed": int64(5),
-			"jobclock.misfire.first_expected_time": rfc(e.t0.Add(m)), "jobclock.misfire.last_expected_time": rfc(e.t0.Add(5 * m)),
+			"jobclock.collection": "c", "jobclock.job": "j", "jobclock.misfire.policy": "skip", "jobclock.occurrence.missed": int64(4),
+			"jobclock.misfire.first_expected_time": rfc(e.t0.Add(m)), "jobclock.misfire.last_expected_time": rfc(e.t0.Add(4 * m)),
 			"jobclock.instance": "a"}}}
-		if diff := cmp.Diff(want, o.spanRows("", e.t0)); diff != "" {
+		if diff := cmp.Diff(want, o.spanRows("jobclock.misfire", e.t0)); diff != "" {
 			t.Errorf("spans (-want +got):\n%s", diff)
 		}
 		got := o.metrics(t)
-		if diff := cmp.Diff([]point{{Attrs: "jobclock.misfire.policy=skip", Value: 5}}, got["jobclock.occurrences.missed"]); diff != "" {
+		if diff := cmp.Diff([]point{{Attrs: "jobclock.misfire.policy=skip", Value: 4}}, got["jobclock.occurrences.missed"]); diff != "" {
 			t.Errorf("jobclock.occurrences.missed (-want +got):\n%s", diff)
 		}
-		if len(got["jobclock.attempts"]) != 0 {
-			t.Errorf("jobclock.attempts = %v, want none", got["jobclock.attempts"])
+		attempts := o.spanRows("jobclock.attempt", e.t0)
+		if len(attempts) != 1 || attempts[0].Start != 5*m+30*time.Second || attempts[0].Attrs["jobclock.occurrence.expected_time"] != rfc(e.t0.Add(5*m)) {
+			t.Errorf("attempt spans = %+v, want the one of 5m at 5m30s", attempts)
 		}
 	})
 }
