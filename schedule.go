@@ -34,7 +34,8 @@ const DefaultCollection = "default"
 // differs from act and when, and leaves it alone when they are the same:
 // a job that is already scheduled keeps its place in its recurrence, its
 // counters and the occurrences it missed while the program was down, and
-// a job that an operator disabled stays disabled. A nil when runs act once, when the job is first created
+// a job that an operator disabled stays disabled (with the reason and the
+// resume time of its pause, as one that pauseAfterFaults paused). A nil when runs act once, when the job is first created
 // (and never again while it exists, even once Completed). For a start
 // time, an end, a retry policy (set it on act) or another collection, use
 // PutJob.
@@ -82,15 +83,15 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 				}
 			}
 		}
-		state := JobEnabled
+		state, put := JobEnabled, job
 		var tags map[string]string
 		if old != nil {
 			tags = old.Tags // labels an operator gave the job stay
 			if old.State == JobDisabled {
-				state = JobDisabled
+				state, put = JobDisabled, paused(job, old)
 			}
 		}
-		r, err := s.storeJob(ctx, s.store, col, name, job, tags, state, t, now, old)
+		r, err := s.storeJob(ctx, s.store, col, name, put, tags, state, t, now, old)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -104,6 +105,23 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 		return r, nil
 	}
 	return nil, fmt.Errorf("schedule job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// paused returns job with the reason and the resume time of the pause of
+// old, a Disabled job (one an operator set, or one of pauseAfterFaults),
+// so that a put of it keeps them; job itself when old has none.
+func paused(job *Job, old *JobRecord) *Job {
+	p := old.Schedule.Policy
+	if p == nil || (p.StateReason == "" && p.ResumeTime.IsZero()) {
+		return job
+	}
+	j := *job
+	j.StateReason = p.StateReason
+	if !p.ResumeTime.IsZero() {
+		rt := p.ResumeTime
+		j.ResumeTime = &rt
+	}
+	return &j
 }
 
 // defaultCollection returns DefaultCollection, creating it when missing.

@@ -174,3 +174,84 @@ func TestScheduleFuncErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduleFuncKeepsPause: a program that starts again and schedules
+// its job with a changed recurrence keeps an operator's pause (its reason
+// and its resume time, which enables the job again) and a pause of
+// pauseAfterFaults.
+func TestScheduleFuncKeepsPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := memory.New()
+		var runs atomic.Int32
+		schedule := func(every int, fail bool) *scheduler.Scheduler {
+			s, err := scheduler.New(st, &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ScheduleFunc(ctx, "tick", recurrence.Every(every, recurrence.Minute), func(ctx context.Context) error {
+				runs.Add(1)
+				if fail {
+					return errors.New("down")
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		s := schedule(1, false)
+		resume := time.Now().Add(time.Hour).Truncate(time.Second)
+		patch := `{"properties": {"state": "Disabled", "stateReason": "maintenance", "resumeTime": "` + resume.Format(time.RFC3339) + `"}}`
+		if _, err := s.PatchJob(ctx, scheduler.DefaultCollection, "tick", []byte(patch), nil); err != nil {
+			t.Fatal(err)
+		}
+		s = schedule(2, false)
+		r, err := s.GetJob(ctx, scheduler.DefaultCollection, "tick")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if def := r.Definition(); r.State != scheduler.JobDisabled || def.StateReason != "maintenance" || def.ResumeTime == nil || !def.ResumeTime.Equal(resume) {
+			t.Fatalf("after ScheduleFunc with a new recurrence: %s %q %v; want Disabled, %q, %v", r.State, def.StateReason, def.ResumeTime, "maintenance", resume)
+		}
+		if r.Job.Recurrence.Interval != 2 {
+			t.Errorf("interval %d, want the new recurrence's 2", r.Job.Recurrence.Interval)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Until(resume) + 30*time.Second)
+		synctest.Wait()
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r, _ = st.GetJob(ctx, scheduler.DefaultCollection, "tick")
+		if def := r.Definition(); r.State != scheduler.JobEnabled || def.StateReason != "" || def.ResumeTime != nil || runs.Load() == 0 {
+			t.Errorf("after the resume time: %s %q %v, %d runs; want Enabled, running", r.State, def.StateReason, def.ResumeTime, runs.Load())
+		}
+
+		// pauseAfterFaults: paused by its faults, with no resume time.
+		s = schedule(2, true)
+		if _, err := s.PatchJob(ctx, scheduler.DefaultCollection, "tick", []byte(`{"properties": {"runPolicy": {"pauseAfterFaults": 1}}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r, _ = st.GetJob(ctx, scheduler.DefaultCollection, "tick")
+		reason := r.Definition().StateReason
+		if r.State != scheduler.JobDisabled || !strings.Contains(reason, "pauseAfterFaults") {
+			t.Fatalf("after a fault: %s %q; want Disabled by pauseAfterFaults", r.State, reason)
+		}
+		schedule(3, false)
+		r, _ = st.GetJob(ctx, scheduler.DefaultCollection, "tick")
+		if got := r.Definition().StateReason; r.State != scheduler.JobDisabled || got != reason || r.Job.Recurrence.Interval != 3 {
+			t.Errorf("after ScheduleFunc with a new recurrence: %s %q, interval %d; want Disabled, %q, 3", r.State, got, r.Job.Recurrence.Interval, reason)
+		}
+	})
+}
