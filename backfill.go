@@ -21,7 +21,9 @@ type BackfillOnly string
 const (
 	// BackfillMissing runs the occurrences of the range that have no
 	// attempt on record (those that were skipped, or that the job's
-	// history no longer holds, included).
+	// history no longer holds, included). A Scheduler that keeps no
+	// history (Config.HistoryPerJob NoHistory) refuses it: it cannot
+	// know which occurrences ran.
 	BackfillMissing BackfillOnly = "Missing"
 	// BackfillAll runs every occurrence of the range.
 	BackfillAll BackfillOnly = "All"
@@ -65,6 +67,11 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 		only = BackfillAll
 	default:
 		errs = append(errs, &ValidationError{Path: "only", Value: strconv.Quote(string(opts.Only)), Reason: "is not Missing or All"})
+	}
+	if only == BackfillMissing && s.cfg.HistoryPerJob == NoHistory {
+		// Which occurrences ran is known from history alone.
+		errs = append(errs, &ValidationError{Path: "only", Value: strconv.Quote(string(BackfillMissing)),
+			Reason: "needs the job's history to know which occurrences ran, and this Scheduler keeps none (Config.HistoryPerJob NoHistory): ask for All"})
 	}
 	now := time.Now()
 	switch {

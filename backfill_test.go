@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -131,6 +132,42 @@ func TestBackfillErrors(t *testing.T) {
 		// 1000 occurrences is the limit: 16h40m of minutes.
 		if got, err := e.s.BackfillJob(ctx, "c", "j", now.Add(-999*time.Minute).Truncate(time.Minute), now, &scheduler.BackfillOptions{Only: scheduler.BackfillAll, DryRun: true}); err != nil || len(got) != 1000 {
 			t.Errorf("a backfill of 1000: %d, %v", len(got), err)
+		}
+	})
+}
+
+// TestBackfillMissingNoHistory: a Scheduler that keeps no history cannot
+// know which occurrences ran, so it refuses a backfill of the missing
+// ones (the default) and runs nothing again; All runs every one.
+func TestBackfillMissingNoHistory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{HistoryPerJob: scheduler.NoHistory})
+		e.start()
+		defer e.stop()
+		e.put("j", jobJSON(e.t0, `"recurrence": {"frequency": "Minute", "interval": 10}`))
+		time.Sleep(25 * time.Minute)
+		synctest.Wait()
+		for _, opts := range []*scheduler.BackfillOptions{nil, {Only: "missing"}, {DryRun: true}} {
+			got, err := e.s.BackfillJob(ctx, "c", "j", e.t0, time.Now(), opts)
+			ve := scheduler.ValidationErrors(err)
+			if len(ve) != 1 || ve[0].Path != "only" || !strings.Contains(ve[0].Reason, "NoHistory") || !strings.Contains(ve[0].Reason, "All") {
+				t.Errorf("BackfillJob(%+v) = %v, %v; want one error at only that names NoHistory and All", opts, got, err)
+			}
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if r := e.job("j"); r.Status.ExecutionCount != 3 {
+			t.Errorf("executionCount %d after the refused backfills, want 3", r.Status.ExecutionCount)
+		}
+		got, err := e.s.BackfillJob(ctx, "c", "j", e.t0, e.t0.Add(25*time.Minute), &scheduler.BackfillOptions{Only: scheduler.BackfillAll})
+		if err != nil || len(got) != 3 {
+			t.Fatalf("BackfillJob(All) = %v, %v; want the three occurrences", got, err)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if r := e.job("j"); r.Status.ExecutionCount != 6 {
+			t.Errorf("executionCount %d after a backfill of All, want 6", r.Status.ExecutionCount)
 		}
 	})
 }

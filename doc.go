@@ -887,7 +887,10 @@
 // telemetry's metrics stay whole). Job states, the status counters,
 // lastExecutionTime, faults, pauses and the end of a recurrence are kept
 // as with history; what is lost is ListHistory, the dashboard's history,
-// and the attempts in an errorAction's failure document.
+// the attempts in an errorAction's failure document, and
+// [Scheduler.BackfillJob] of the missing occurrences (BackfillMissing,
+// the default), which reads history to know which occurrences ran: it is
+// refused, and BackfillAll runs the range.
 //
 // # Lifecycle
 //

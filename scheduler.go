@@ -155,7 +155,9 @@ type Config struct {
 	// the work and the memory of the entries (about 250 bytes each in
 	// store/memory). ListHistory then returns only entries stored
 	// before (HistoryRetention still deletes those), an errorAction that
-	// carries the failure document lists no attempts in it, and a store
+	// carries the failure document lists no attempts in it, BackfillJob
+	// refuses BackfillMissing (it knows which occurrences ran from
+	// history alone; BackfillAll works), and a store
 	// that recognises a Record repeated after a lost connection by its
 	// history (store/postgres) cannot: such a repeat, after a write that
 	// committed although the store reported an error, is logged as a lost
