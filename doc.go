@@ -316,10 +316,14 @@
 // stands for values that the job's collection and name decide, so that
 // jobs given one spec run at different times; the job is stored with its
 // own values, and package recurrence documents the hash. Specs the
-// recurrence model cannot express exactly (W, seconds other than 0, @every
-// not in whole minutes, a day such as February 30 that never occurs) are
-// refused, never approximated. A job put from Go with only a cron spec is
-// stored expanded; [Scheduler.PatchJob] replaces the fields an old spec
+// recurrence model cannot express exactly (W, an @every that is not a
+// whole number of seconds, a day such as February 30 that never occurs)
+// are refused, never approximated. A seconds field other than 0
+// ("15 * * * * *") and an @every not in whole minutes ("@every 90s") are
+// taken: they run at seconds (the schedule's seconds, or frequency
+// Second), and the collection's maxRecurrence quota applies to them as to
+// any recurrence. A job put from Go with only a cron spec is stored
+// expanded; [Scheduler.PatchJob] replaces the fields an old spec
 // stood for when a patch gives a new one. "jobclock next -cron SPEC"
 // previews a spec and prints the recurrence it stands for.
 //
@@ -1263,10 +1267,14 @@
 // its last extension they expire, and another instance claims the jobs
 // as soon as they do, since the others' loops wake at the earliest lease
 // expiry ([Store.NextDue]). With the defaults a dead instance's work is
-// taken over within about 10 seconds, plus the time of one claim. An
-// occurrence whose attempt was in flight then runs again with the same
-// execution tag (the header x-ms-execution-tag), so that the receiver can
-// recognise the repeat; every other occurrence runs exactly once, and
+// taken over within about 10 seconds, plus the time of one claim; an
+// attempt of an occurrence that runs beside others (overlap AllowAll) is
+// the exception, as its claim lasts at first the attempt's timeout plus
+// LeaseDuration (about 70 seconds with the defaults) and is taken over
+// when that expires. An occurrence whose attempt was in flight then runs
+// again with the same execution tag (the header
+// x-ms-scheduler-execution-tag), so that the receiver can recognise the
+// repeat; every other occurrence runs exactly once, and
 // none is lost. The next occurrences of those jobs are not merged away
 // by the takeover unless it makes them late by more than the recurrence
 // interval.
