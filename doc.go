@@ -279,8 +279,10 @@
 // on the grid startTime + k*interval, the first point at or after its
 // creation (so a past startTime only sets the phase); with a schedule it
 // runs at the first match at or after both startTime and its creation.
-// count counts occurrences that actually run, from the first; endTime is
-// inclusive; with both, whichever ends the job first wins; an endTime in
+// count counts the scheduled occurrences that actually run, from the
+// first: a run asked for with [Scheduler.RunJob] or
+// [Scheduler.BackfillJob] runs beside them and does not count (a job with
+// count 2 and one RunJob runs 3 times); endTime is inclusive; with both, whichever ends the job first wins; an endTime in
 // the past is accepted and the job completes without running.
 //
 // # Cron specs
