@@ -183,7 +183,11 @@
 // authentication) and "certificateExpiration" (for
 // certificateExpirationDate) are accepted. A value of the wrong JSON
 // type is reported once, at its path (recurrence.interval: "two" is not an
-// integer).
+// integer). A member given twice is an error at its path, in a job, a
+// collection, a calendar, the envelope or its tags, and a header:
+// with the same name ("properties.state: is given more than once"), or
+// in another case or by another name ("properties.state: is a duplicate
+// of "State"").
 //
 // The rules: an action is required and its type must be a built-in type or
 // one registered in the Scheduler's Config.Executors ([Scheduler.ParseJob];

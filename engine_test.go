@@ -176,15 +176,21 @@ func (e *env) rows(name string) []row {
 
 const hello = `{"type": "Http", "request": {"uri": "http://127.0.0.1:9/hello", "method": "POST", "body": "hi"}`
 
+// jobJSON returns a job that starts at start (zero: none) with the
+// members extra, and the action hello unless extra gives one: a member may
+// be given once.
 func jobJSON(start time.Time, extra string) string {
-	s := `{"action": ` + hello + `}`
+	var members []string
+	if !strings.Contains(extra, `"action"`) {
+		members = append(members, `"action": `+hello+`}`)
+	}
 	if !start.IsZero() {
-		s += `, "startTime": "` + start.Format(time.RFC3339) + `"`
+		members = append(members, `"startTime": "`+start.Format(time.RFC3339)+`"`)
 	}
 	if extra != "" {
-		s += ", " + extra
+		members = append(members, extra)
 	}
-	return s + "}"
+	return "{" + strings.Join(members, ", ") + "}"
 }
 
 func failing(req *action.Request, n int) error { return errors.New("boom") }

@@ -12,11 +12,11 @@ import (
 )
 
 // TestDecodeMembersGivenTwice pins how one pass reads members given twice:
-// with the same name the later value counts, of two spellings the first in
-// byte order counts and the other is its duplicate, the problems of a
-// value that does not count are dropped, and at one path a problem with a
-// name comes before one with a value. These are the answers of the parser
-// that read a whole document into a tree before checking it.
+// every member given again, with the same name, in another case or by an
+// alias, is a problem at its path; with the same name the first value
+// counts, of two spellings the first in byte order counts and the other is
+// its duplicate, the problems of a value that does not count are dropped,
+// and at one path a problem with a name comes before one with a value.
 func TestDecodeMembersGivenTwice(t *testing.T) {
 	h := `{"type": "http", "request": {"uri": "http://x/", "method": "get"}}`
 	tests := []struct {
@@ -25,11 +25,21 @@ func TestDecodeMembersGivenTwice(t *testing.T) {
 	}{
 		{`{"action": ` + h + `, "Action": {"type": 5}}`, []string{`action: is a duplicate of "Action"`, `action.type: 5 is not a string`}},
 		{`{"action": {"type": 5}, "Action": ` + h + `}`, []string{`action: is a duplicate of "Action"`}},
-		{`{"action": {"type": 5}, "action": ` + h + `}`, nil},
-		{`{"action": ` + h + `, "action": {"type": 5}}`, []string{`action: is required`, `action.type: 5 is not a string`}},
+		{`{"action": {"type": 5}, "action": ` + h + `}`, []string{`action: is given more than once`, `action.type: 5 is not a string`}},
+		{`{"action": ` + h + `, "action": {"type": 5}}`, []string{`action: is given more than once`}},
+		{`{"action": ` + h + `, "state": "Enabled", "state": "Disabled", "state": "x"}`, []string{`state: is given more than once`}},
+		{`{"action": ` + h + `, "state": "Enabled", "State": "Disabled", "state": "Disabled"}`, []string{`state: is a duplicate of "State"`}},
+		{`{"action": {"type": "http", "request": {"uri": "http://x/", "method": "get"}, "retryPolicy": {"retryType": "none", "type": "none"}}}`,
+			[]string{`action.retryPolicy.type: is a duplicate of "retryType"`}},
 		{`{"b": 1, "action": ` + h + `, "b": 2, "B": 3}`, []string{`B: unknown field`, `b: unknown field`}},
 		{`{"action": {"type": "http", "request": {"uri": "http://x/", "method": "get", "headers": {"a": 1, "a": "x", "b": "y", "b": 2, "c": null}}}}`,
-			[]string{`action.request.headers.b: 2 is not a string`}},
+			[]string{`action.request.headers.a: is given more than once`, `action.request.headers.a: 1 is not a string`, `action.request.headers.b: is given more than once`}},
+		{`{"properties": {"action": ` + h + `, "state": "Enabled", "state": "Disabled"}}`, []string{`properties.state: is given more than once`}},
+		{`{"properties": {"action": ` + h + `}, "properties": {"action": ` + h + `, "state": "Disabled"}}`, []string{`properties: is given more than once`}},
+		{`{"id": "a", "properties": {"action": {"type": 5}}, "properties": {"action": ` + h + `}}`,
+			[]string{`properties: is given more than once`, `properties.action.type: 5 is not a string`}},
+		{`{"properties": {"action": ` + h + `}, "id": "a", "ID": "b", "id": "c", "tags": {"t": 1, "t": "2"}}`,
+			[]string{`id: is given more than once`, `id: is a duplicate of "ID"`, `tags.t: is given more than once`, `tags.t: 1 is not a string`}},
 		{`{"action": {"type": "http", "request": {"uri": "http://x/", "method": "get", "URI": 5, "Uri": "http://y/"}}}`,
 			[]string{`action.request.Uri: is a duplicate of "URI"`, `action.request.uri: is a duplicate of "URI"`, `action.request.uri: 5 is not a string`}},
 		{`{"action": ` + h + `, "recurrence": {"frequency": "hour", "interval": 0, "Interval": 2, "count": "3"}}`,
@@ -151,6 +161,8 @@ func TestParseCollectionProblems(t *testing.T) {
 		{name: "not an object", in: `[1]`, want: []string{`collection: [1] is not an object`}},
 		{name: "empty", in: " // nothing\n",
 			want: []string{`collection: is empty; a job collection is a JSON object such as {"properties": {"sku": {"name": "Standard"}}}`}},
+		{name: "member given twice", in: `{"properties": {"sku": {"name": "free", "name": "standard"}, "state": "disabled", "State": "enabled"}}`,
+			want: []string{`properties.sku.name: is given more than once`, `properties.state: is a duplicate of "State"`}},
 		{name: "not JSON", in: `{"properties": {]}`, want: []string{`line 1, column 17: invalid character ']' at start of value`}},
 	}
 	for _, tt := range tests {

@@ -17,17 +17,18 @@
 // members' other spellings, the read-only status, the secrets and the
 // integers that must be at least 1. Every problem is kept with its
 // JSON path and reading goes on, so that one call reports all of them:
-// a value of the wrong kind, an unknown member, a member given twice in
-// different cases, a time or duration that does not parse. Then the rules
+// a value of the wrong kind, an unknown member, a member given twice, a
+// time or duration that does not parse. Then the rules
 // of validation run on the Go values, and report at the paths the
 // decoding did not already report. Problems are ordered by path; at one
 // path, a problem with a member's name comes before one with its value,
 // and both before a rule's.
 //
-// A member given twice with the same name keeps its later value, as a
-// JSON object read into a map would; of two spellings of one member that
-// differ in case, the first in byte order counts and the other is reported
-// as its duplicate. The problems of a value that does not count are not
+// A member given twice is a problem at its path, whether with the same
+// name ("is given more than once": the first value counts), or in another
+// case or by an alias ("is a duplicate of": the spelling first in byte
+// order counts). So is a key given twice in a map such as the headers or
+// the envelope's tags. The problems of a value that does not count are not
 // reported.
 //
 // # Adding a member to a definition

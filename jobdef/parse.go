@@ -240,11 +240,13 @@ type envelope struct {
 func (d *decoder) envelopeMembers() (props int, ok bool) {
 	s := &d.Scanner
 	var members []rootMember
+	var again []string // the names given more than once
 	for _, g := range d.root {
-		if i := slices.IndexFunc(members, func(m rootMember) bool { return m.name == g.name }); i >= 0 {
-			members[i].at = g.at // the same name again: the later value counts
-		} else {
+		if !slices.ContainsFunc(members, func(m rootMember) bool { return m.name == g.name }) {
 			members = append(members, g)
+		} else if !slices.Contains(again, g.name) { // the first counts
+			again = append(again, g.name)
+			d.AddName(jsonpath.Key("", g.name), "is given more than once")
 		}
 	}
 	slices.SortFunc(members, func(a, b rootMember) int { return strings.Compare(a.name, b.name) })
@@ -256,8 +258,19 @@ func (d *decoder) envelopeMembers() (props int, ok bool) {
 			propsKey, props = m.name, m.at
 		}
 	}
+	counts := map[string]string{"properties": propsKey} // by the name in lower case, the spelling that counts
 	for _, m := range members {
-		switch k := m.name; {
+		k := m.name
+		lower := strings.ToLower(k)
+		switch lower {
+		case "id", "name", "type", "tags", "properties":
+			if c, ok := counts[lower]; ok && c != k {
+				d.AddName(jsonpath.Key("", k), "is a duplicate of "+strconv.Quote(c))
+				continue
+			}
+			counts[lower] = k // the first in byte order
+		}
+		switch {
 		case k == propsKey:
 		case strings.EqualFold(k, "id"), strings.EqualFold(k, "name"), strings.EqualFold(k, "type"):
 			s.Seek(m.at)
@@ -268,8 +281,6 @@ func (d *decoder) envelopeMembers() (props int, ok bool) {
 		case strings.EqualFold(k, "tags"):
 			s.Seek(m.at)
 			d.readTags()
-		case strings.EqualFold(k, "properties"):
-			d.AddName(k, "is a duplicate of "+strconv.Quote(propsKey))
 		default:
 			d.AddUnknown("", reflect.TypeFor[envelope](), k)
 		}
@@ -299,8 +310,17 @@ func (d *decoder) readTags() {
 	}
 	tags := make(map[string]string)
 	ok := true
+	var seen, again []string // the names read, those given more than once
 	s.Object(func(name []byte) bool {
 		k := string(name)
+		if slices.Contains(seen, k) { // the first counts
+			if !slices.Contains(again, k) {
+				again = append(again, k)
+				d.AddName(jsonpath.Key("tags", k), "is given more than once")
+			}
+			return s.Skip()
+		}
+		seen = append(seen, k)
 		if s.Kind() != jsonc.String {
 			v, _ := s.Any()
 			d.Add(jsonpath.Key("tags", k), jsonpath.Text(v), "is not a string")

@@ -22,13 +22,13 @@ import (
 // Decoder reads JSON into Go values in one pass, with Scanner, by the
 // values' plans under Rules. It reads each value once, as it comes, and
 // checks it against the type it is read into: a value of the wrong kind,
-// an unknown member, a member given twice in different cases, a time or
-// duration that does not parse is recorded as a Problem at its JSON path,
-// dropped, and reading goes on. A member given twice with the same name
-// keeps its later value, as a JSON object read into a map would; of two
-// spellings of one member (in different cases) the one first in byte
-// order counts and the other is reported as its duplicate; the problems of
-// a value that does not count are dropped.
+// an unknown member, a member given twice, a time or duration that does
+// not parse is recorded as a Problem at its JSON path, dropped, and
+// reading goes on. A member (or a map's key) given again with the same
+// name is reported and its value skipped: the first counts. Of two
+// spellings of one member (in different cases, or an alias) the one first
+// in byte order counts and the other is reported as its duplicate; the
+// problems of a value that does not count are dropped.
 //
 // A syntax error ends the reading: Scanner.Err reports it, and Problems
 // found before it do not matter.
@@ -356,36 +356,24 @@ func parseInt(lit []byte, bits int) (int64, error) {
 	return strconv.ParseInt(string(lit), 10, bits)
 }
 
-// read is where the problems of a member's value are, for when the
-// member comes again.
-type read struct {
-	name     string
-	from, to int
-}
-
-// mapValue reads an object into the map v.
+// mapValue reads an object into the map v. A key given again is
+// reported, its value skipped: the first counts.
 func (d *Decoder) mapValue(v reflect.Value, p *plan) bool {
 	m := reflect.MakeMap(p.typ)
-	var buf [8]read
-	reads := buf[:0]
+	var buf [8]string
+	seen := buf[:0]
 	ok := d.Scanner.Object(func(nb []byte) bool {
-		name := string(nb)
-		i := slices.IndexFunc(reads, func(r read) bool { return r.name == name })
-		if i >= 0 { // the same name again: the later value counts
-			d.Drop(reads[i].from, reads[i].to)
-		} else {
-			i = len(reads)
-			reads = append(reads, read{name: name})
+		var name string
+		var dup bool
+		if seen, name, dup = d.again(seen, nb); dup {
+			return d.Scanner.Skip()
 		}
 		key := reflect.ValueOf(name).Convert(p.typ.Key())
-		m.SetMapIndex(key, reflect.Value{})
 		d.path = append(d.path, segment{name, -1})
-		reads[i].from = len(d.Problems)
 		e := reflect.New(p.typ.Elem()).Elem()
 		if d.value(e, p.elem) {
 			m.SetMapIndex(key, e)
 		}
-		reads[i].to = len(d.Problems)
 		d.path = d.path[:len(d.path)-1]
 		return d.Scanner.Err() == nil
 	})
@@ -393,20 +381,37 @@ func (d *Decoder) mapValue(v reflect.Value, p *plan) bool {
 	return ok
 }
 
+// again returns seen, the names of the members of the object being read
+// that came before the one called nb, with nb's added, nb as a string, and
+// whether it came before: then it records the problem, the first time
+// only.
+func (d *Decoder) again(seen []string, nb []byte) ([]string, string, bool) {
+	for i, name := range seen {
+		if name == string(nb) {
+			if !slices.Contains(seen[i+1:], name) { // reported once
+				seen = append(seen, name)
+				d.AddName(jsonpath.Key(d.Path(), name), duplicate(name, name))
+			}
+			return seen, name, true
+		}
+	}
+	name := string(nb)
+	return append(seen, name), name, false
+}
+
 // stringMap reads an object into m: headers and message properties,
-// without reflection for each member.
+// without reflection for each member. A key given again is reported, its
+// value skipped: the first counts.
 func (d *Decoder) stringMap(m map[string]string) bool {
-	var buf [8]read
-	reads := buf[:0]
+	var buf [8]string
+	seen := buf[:0]
 	s := &d.Scanner
 	return s.Object(func(nb []byte) bool {
-		if i := slices.IndexFunc(reads, func(r read) bool { return r.name == string(nb) }); i >= 0 {
-			d.Drop(reads[i].from, reads[i].to) // the same name again: the later value counts
-			reads = slices.Delete(reads, i, i+1)
+		var name string
+		var dup bool
+		if seen, name, dup = d.again(seen, nb); dup {
+			return s.Skip()
 		}
-		name := string(nb)
-		from := len(d.Problems)
-		delete(m, name)
 		switch s.Kind() {
 		case jsonc.Null:
 			s.Null() // left out
@@ -418,9 +423,6 @@ func (d *Decoder) stringMap(m map[string]string) bool {
 			d.path = append(d.path, segment{name, -1})
 			d.mismatch("is not a string")
 			d.path = d.path[:len(d.path)-1]
-		}
-		if len(d.Problems) > from {
-			reads = append(reads, read{name, from, len(d.Problems)})
 		}
 		return s.Err() == nil
 	})
@@ -498,17 +500,15 @@ func (d *Decoder) Member(st *Struct, name []byte) bool {
 		if m.others == nil {
 			m.others = new([][]byte)
 		}
-		switch c := bytes.Compare(name, m.name); {
-		case c == 0: // the same name again: the later value counts
-		case c < 0: // first in order: it counts, the other is a duplicate
-			*m.others = append(*m.others, m.name)
-			m.name = name
-		default:
-			if !slices.ContainsFunc(*m.others, func(o []byte) bool { return bytes.Equal(o, name) }) {
-				*m.others = append(*m.others, name)
-			}
+		if c := bytes.Compare(name, m.name); c >= 0 {
+			// The same name again, or a spelling later in order: the
+			// value read counts, this one is a duplicate.
+			*m.others = append(*m.others, name)
 			return s.Skip()
 		}
+		// First in order: it counts, the other is a duplicate.
+		*m.others = append(*m.others, m.name)
+		m.name = name
 		d.Drop(int(m.from), int(m.to))
 		fv.SetZero()
 	}
@@ -560,10 +560,19 @@ func (d *Decoder) EndStruct(st *Struct) {
 		}
 		others := *m.others
 		slices.SortFunc(others, bytes.Compare)
-		for _, o := range others {
-			d.AddName(jsonpath.Key(d.Path(), string(o)), fmt.Sprintf("is a duplicate of %q", m.name))
+		for _, o := range slices.CompactFunc(others, bytes.Equal) {
+			d.AddName(jsonpath.Key(d.Path(), string(o)), duplicate(string(o), string(m.name)))
 		}
 	}
+}
+
+// duplicate returns the reason of a member called name whose value does
+// not count, the member called counts being the one that does.
+func duplicate(name, counts string) string {
+	if name == counts {
+		return "is given more than once"
+	}
+	return fmt.Sprintf("is a duplicate of %q", counts)
 }
 
 // field reads the value of member f into fv.
