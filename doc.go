@@ -184,7 +184,8 @@
 // certificateExpirationDate) are accepted. A value of the wrong JSON
 // type is reported once, at its path (recurrence.interval: "two" is not an
 // integer). A member given twice is an error at its path, in a job, a
-// collection, a calendar, the envelope or its tags, and a header:
+// collection, a calendar, the envelope or its tags, a header, and an
+// object in a custom payload:
 // with the same name ("properties.state: is given more than once"), or
 // in another case or by another name ("properties.state: is a duplicate
 // of "State"").

@@ -34,6 +34,8 @@ func TestDecodeMembersGivenTwice(t *testing.T) {
 		{`{"b": 1, "action": ` + h + `, "b": 2, "B": 3}`, []string{`B: unknown field`, `b: unknown field`}},
 		{`{"action": {"type": "http", "request": {"uri": "http://x/", "method": "get", "headers": {"a": 1, "a": "x", "b": "y", "b": 2, "c": null}}}}`,
 			[]string{`action.request.headers.a: is given more than once`, `action.request.headers.a: 1 is not a string`, `action.request.headers.b: is given more than once`}},
+		{`{"action": {"type": "kafka", "custom": {"a": 1, "a": 2, "b": [{"x": 1, "x": null}, null]}}}`,
+			[]string{`action.custom.a: is given more than once`, `action.custom.b[0].x: is given more than once`}},
 		{`{"properties": {"action": ` + h + `, "state": "Enabled", "state": "Disabled"}}`, []string{`properties.state: is given more than once`}},
 		{`{"properties": {"action": ` + h + `}, "properties": {"action": ` + h + `, "state": "Disabled"}}`, []string{`properties: is given more than once`}},
 		{`{"id": "a", "properties": {"action": {"type": 5}}, "properties": {"action": ` + h + `}}`,
@@ -59,6 +61,20 @@ func TestDecodeMembersGivenTwice(t *testing.T) {
 		if diff := cmp.Diff(tt.want, problemLines(tt.in, opts)); diff != "" {
 			t.Errorf("ParseJob(%s) (-want +got):\n%s", tt.in, diff)
 		}
+	}
+}
+
+// TestCustomPayloadKept: a custom payload is kept compact, its members in
+// order, nulls and all.
+func TestCustomPayloadKept(t *testing.T) {
+	in := `{"action": {"type": "kafka", "custom": {"b": [null, {"y": [], "x": {}}], "a": null, "c": "<&>", "d": 1.50}}}`
+	job, err := jobdef.ParseJob([]byte(in), &jobdef.ParseOptions{ActionTypes: []action.Type{"Kafka"}})
+	if err != nil {
+		t.Fatalf("ParseJob(%s): %v", in, err)
+	}
+	want := `{"a":null,"b":[null,{"x":{},"y":[]}],"c":"\u003c\u0026\u003e","d":1.50}`
+	if got := string(job.Action.Custom); got != want {
+		t.Errorf("ParseJob(%s).Action.Custom = %s, want %s", in, got, want)
 	}
 }
 

@@ -28,8 +28,8 @@
 // name ("is given more than once": the first value counts), or in another
 // case or by an alias ("is a duplicate of": the spelling first in byte
 // order counts). So is a key given twice in a map such as the headers or
-// the envelope's tags. The problems of a value that does not count are not
-// reported.
+// the envelope's tags, or in an object of a custom payload. The problems
+// of a value that does not count are not reported.
 //
 // # Adding a member to a definition
 //

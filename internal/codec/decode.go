@@ -217,8 +217,9 @@ func (d *Decoder) direct(v reflect.Value, p *plan, k jsonc.Kind) bool {
 		}
 		// Compact, with members in order, as encoding/json writes the
 		// value: the form a payload is stored in.
-		x, ok := s.Any()
-		if !ok {
+		var x any
+		d.value(reflect.ValueOf(&x).Elem(), planOf(anyType, d.Rules))
+		if s.Err() != nil {
 			return false
 		}
 		b, err := json.Marshal(x)
@@ -227,6 +228,23 @@ func (d *Decoder) direct(v reflect.Value, p *plan, k jsonc.Kind) bool {
 			return false
 		}
 		v.SetBytes(b)
+	case anyKind:
+		var x reflect.Value
+		switch k {
+		case jsonc.Object:
+			x = reflect.New(anyMapType).Elem()
+		case jsonc.Array:
+			x = reflect.New(anySliceType).Elem()
+		default:
+			a, ok := s.Any()
+			if ok {
+				v.Set(reflect.ValueOf(a))
+			}
+			return ok
+		}
+		ok := d.direct(x, planOf(x.Type(), d.Rules), k)
+		v.Set(x)
+		return ok
 	case stringKind:
 		if k != jsonc.String {
 			d.mismatch("is not a string")
@@ -371,7 +389,7 @@ func (d *Decoder) mapValue(v reflect.Value, p *plan) bool {
 		key := reflect.ValueOf(name).Convert(p.typ.Key())
 		d.path = append(d.path, segment{name, -1})
 		e := reflect.New(p.typ.Elem()).Elem()
-		if d.value(e, p.elem) {
+		if d.value(e, p.elem) || p.elem.kind == anyKind { // an any keeps null
 			m.SetMapIndex(key, e)
 		}
 		d.path = d.path[:len(d.path)-1]

@@ -29,6 +29,9 @@ var (
 	rawType         = reflect.TypeFor[json.RawMessage]()
 	stringMapType   = reflect.TypeFor[map[string]string]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	anyType         = reflect.TypeFor[any]()
+	anyMapType      = reflect.TypeFor[map[string]any]()
+	anySliceType    = reflect.TypeFor[[]any]()
 )
 
 // Rules are what a family of types adds to their json tags when read:
@@ -84,6 +87,9 @@ const (
 	sliceKind
 	mapKind // with string keys
 	structKind
+	// anyKind is an any, read as encoding/json reads it with UseNumber;
+	// only read, for the value a json.RawMessage holds.
+	anyKind
 )
 
 // plan is how values of one Go type are read and written, made once per
@@ -147,6 +153,8 @@ func (r *Rules) planLocked(t reflect.Type) *plan {
 		p.kind = durationKind
 	case t == rawType:
 		p.kind = rawKind
+	case t == anyType:
+		p.kind = anyKind
 	case t.Kind() == reflect.String && reflect.PointerTo(t).Implements(unmarshalerType):
 		p.kind = enumKind
 	case t.Kind() == reflect.String:
