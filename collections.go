@@ -95,7 +95,8 @@ func (s *Scheduler) PutCollection(ctx context.Context, name string, def *JobColl
 
 // PatchCollection merges patch, a JSON merge patch (RFC 7386) of the
 // collection definition, into the collection and stores the result, with
-// the checks of PutCollection. opts may be nil.
+// the checks of PutCollection; a member given twice in one object of the
+// patch, in any case, is refused at its path. opts may be nil.
 func (s *Scheduler) PatchCollection(ctx context.Context, name string, patch []byte, opts *PatchCollectionOptions) (*CollectionRecord, error) {
 	if opts == nil {
 		opts = &PatchCollectionOptions{}

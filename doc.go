@@ -188,7 +188,7 @@
 // object in a custom payload:
 // with the same name ("properties.state: is given more than once"), or
 // in another case or by another name ("properties.state: is a duplicate
-// of "State"").
+// of "State""), and in a patch of a job or collection.
 //
 // The rules: an action is required and its type must be a built-in type or
 // one registered in the Scheduler's Config.Executors ([Scheduler.ParseJob];

@@ -747,7 +747,9 @@ func timingChanged(a, b *Job) bool {
 // "authentication"), comments and trailing commas are allowed, and the ARM
 // envelope {"properties": {...}} is accepted (then the paths of the
 // problems with the definition start with "properties.", as ParseJob's
-// do). It may not set "status"
+// do). A member given twice in one object of the patch, with the same
+// name or in another case, is refused at its path (its members are merged
+// without regard to case). It may not set "status"
 // (read-only) nor a state other than Enabled and Disabled; a job in a final
 // state cannot be patched (ErrFinalState). The merged definition is
 // validated like PutJob's; the job keeps its anchor and occurrence count,
@@ -1012,6 +1014,9 @@ func parsePatch(data []byte, what string) (map[string]any, error) {
 	if err := json.Unmarshal(std, &p); err != nil || p == nil {
 		return nil, &ValidationError{Path: what, Reason: "patch is not a JSON object"}
 	}
+	if err := repeatedMembers(std); err != nil {
+		return nil, err
+	}
 	if what == "job" {
 		for k, v := range p {
 			if strings.EqualFold(k, "properties") {
@@ -1023,6 +1028,43 @@ func parsePatch(data []byte, what string) (map[string]any, error) {
 		}
 	}
 	return p, nil
+}
+
+// repeatedMembers returns an error at the path of each member of an
+// object of the patch data (valid JSON) that an earlier member of the same
+// object names again, in any case: a patch's members are merged without
+// regard to case, so two such members would be applied in no set order,
+// and one given twice with the same name would lose its first value
+// unseen.
+func repeatedMembers(data []byte) error {
+	var errs []error
+	var s jsonc.Scanner
+	s.Reset(data)
+	var walk func(path string) bool
+	walk = func(path string) bool {
+		switch s.Kind() {
+		case jsonc.Object:
+			seen := make(map[string]string)
+			return s.Object(func(name []byte) bool {
+				n := string(name)
+				at := jsonpath.Key(path, n)
+				if first, ok := seen[strings.ToLower(n)]; !ok {
+					seen[strings.ToLower(n)] = n
+				} else if first == n {
+					errs = append(errs, &ValidationError{Path: at, Reason: "is given more than once"})
+				} else {
+					errs = append(errs, &ValidationError{Path: at, Reason: fmt.Sprintf("is a duplicate of %q", first)})
+				}
+				return walk(at)
+			})
+		case jsonc.Array:
+			return s.Array(func(i int) bool { return walk(path + "[" + strconv.Itoa(i) + "]") })
+		default:
+			return s.Skip()
+		}
+	}
+	walk("")
+	return errors.Join(errs...)
 }
 
 // dropPause prepares doc, a stored definition, for a merge patch that

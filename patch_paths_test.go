@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -44,6 +45,52 @@ func TestPatchJobEnvelopePaths(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("PatchJob(%s) = %v; problems (-want +got):\n%s", tt.patch, err, diff)
 			}
+		}
+	})
+}
+
+// TestPatchMembersGivenTwice: a member that a patch gives twice in one
+// object, with the same name or in another case, is refused at its path
+// and nothing changes: patch members are merged without regard to case, so
+// the two would be applied in no set order.
+func TestPatchMembersGivenTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		e.put("j", jobJSON(e.t0.Add(time.Hour), `"recurrence": {"frequency": "Hour"}`))
+		before, err := e.s.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tests := []struct {
+			patch string
+			want  []string
+		}{
+			{`{"properties": {"state": "Enabled", "state": "Disabled"}}`, []string{"properties.state: is given more than once"}},
+			{`{"state": "Disabled", "State": "Enabled"}`, []string{`State: is a duplicate of "state"`}},
+			{`{"properties": {}, "properties": {"state": "Disabled"}}`, []string{"properties: is given more than once"}},
+			{`{"recurrence": {"interval": 2, "Interval": 3}}`, []string{`recurrence.Interval: is a duplicate of "interval"`}},
+		}
+		for _, tt := range tests {
+			_, err := e.s.PatchJob(ctx, "c", "j", []byte(tt.patch), nil)
+			var got []string
+			for _, v := range scheduler.ValidationErrors(err) {
+				got = append(got, v.Error())
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("PatchJob(%s) = %v; problems (-want +got):\n%s", tt.patch, err, diff)
+			}
+		}
+		_, err = e.s.PatchCollection(ctx, "c", []byte(`{"properties": {"state": "Enabled", "state": "Disabled"}}`), nil)
+		if got, want := fmt.Sprint(err), "properties.state: is given more than once"; got != want {
+			t.Errorf("PatchCollection with a member given twice = %v, want %s", err, want)
+		}
+		after, err := e.s.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.ETag != before.ETag || after.State != before.State {
+			t.Errorf("after the refused patches: ETag %s, state %s; want %s, %s", after.ETag, after.State, before.ETag, before.State)
 		}
 	})
 }
