@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jobclock/scheduler/internal/jsonc"
+	"github.com/jobclock/scheduler/internal/suggest"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/recurrence"
@@ -243,17 +245,37 @@ func envelopeOnly(data []byte, tagsAlone bool) error {
 		return nil
 	}
 	found := false
+	var others []string // the members given instead, which the parser would not name
 	s.Object(func(name []byte) bool {
 		if found = strings.EqualFold(string(name), "properties") || tagsAlone && strings.EqualFold(string(name), "tags"); found {
 			return false // enough: the parser reads the rest
+		}
+		if !slices.ContainsFunc(envelopeMembers, func(m string) bool { return strings.EqualFold(m, string(name)) }) {
+			others = append(others, string(name))
 		}
 		return s.Skip()
 	})
 	if found || s.Finish() != nil {
 		return nil
 	}
-	return badRequest("properties", `properties: is required: the body is a job resource, {"properties": {"action": ..., "recurrence": ...}}`)
+	msg := `properties: is required: the body is a job resource, {"properties": {"action": ..., "recurrence": ...}}`
+	switch len(others) {
+	case 0:
+	case 1:
+		msg += "; " + strconv.Quote(others[0]) + " is not one of its members" + suggest.DidYouMean(others[0], envelopeMembers)
+	default:
+		quoted := make([]string, len(others))
+		for i, o := range others {
+			quoted[i] = strconv.Quote(o)
+		}
+		msg += "; " + strings.Join(quoted, ", ") + " are not among its members"
+	}
+	return badRequest("properties", "%s", msg)
 }
+
+// envelopeMembers are the members of a job resource besides its
+// properties' own.
+var envelopeMembers = []string{"id", "name", "type", "properties", "tags"}
 
 func (h *handler) getJob(w http.ResponseWriter, r *http.Request) error {
 	rq, err := h.prelude(r)

@@ -140,3 +140,20 @@ func TestDeleteJobAndCollectionIfMatch(t *testing.T) {
 		t.Errorf("DELETE of a deleted collection with If-Match: * = %d %s, want 412", rec.Code, rec.Body)
 	}
 }
+
+// TestPutJobMisspeltEnvelope: a job body without properties names the
+// members it has instead, with the one it may mean.
+func TestPutJobMisspeltEnvelope(t *testing.T) {
+	s, _ := newSeeingScheduler(t, memory.New(), nil)
+	h := httpapi.New(s, nil)
+	for body, want := range map[string]string{
+		`{"prop": {}}`:                    `\"prop\" is not one of its members","target"`,
+		`{"propertes": {}}`:               `\"propertes\" is not one of its members, did you mean \"properties\"?`,
+		`{"action": {}, "recurrence": 1}`: `\"action\", \"recurrence\" are not among its members`,
+	} {
+		rec := serveWith(h, "PUT", jc1+"/jobs/j1"+v, body, nil)
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("PUT %s = %d %s, want 400 naming %s", body, rec.Code, rec.Body, want)
+		}
+	}
+}
