@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,13 +115,18 @@ func (e *env) history(name string) []scheduler.HistoryEntry {
 
 const hello = `{"type": "Http", "request": {"uri": "http://127.0.0.1:9/hello", "method": "POST", "body": "hi"}`
 
+// jobJSON is a job starting at start (none when zero) with the members
+// extra, whose action is hello unless extra gives one.
 func jobJSON(start time.Time, extra string) string {
-	s := `{"action": ` + hello + `}`
+	var members []string
+	if !strings.Contains(extra, `"action"`) {
+		members = append(members, `"action": `+hello+`}`)
+	}
 	if !start.IsZero() {
-		s += `, "startTime": "` + start.Format(time.RFC3339) + `"`
+		members = append(members, `"startTime": "`+start.Format(time.RFC3339)+`"`)
 	}
 	if extra != "" {
-		s += ", " + extra
+		members = append(members, extra)
 	}
-	return s + "}"
+	return "{" + strings.Join(members, ", ") + "}"
 }

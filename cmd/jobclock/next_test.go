@@ -288,9 +288,14 @@ func TestNextCalendar(t *testing.T) {
 		"calendars": {"holidays": `+calendar+`}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// job is a job of recurrence rec, whose calendar is "holidays" unless
+	// rec names one.
 	job := func(rec string) string {
+		if !strings.Contains(rec, `"calendar"`) {
+			rec = `"calendar": "holidays", ` + rec
+		}
 		return `{"startTime": "2026-12-20T08:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
-			"recurrence": {"timeZone": "Europe/Berlin", "calendar": "holidays", ` + rec + `}}`
+			"recurrence": {"timeZone": "Europe/Berlin", ` + rec + `}}`
 	}
 	every2 := `"frequency": "Day", "interval": 2`
 	everySecond := `{"startTime": "2026-12-20T08:00Z", "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "GET"}},
