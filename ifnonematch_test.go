@@ -3,13 +3,11 @@ package scheduler_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/store/memory"
-	"github.com/jobclock/scheduler/store/sqlite"
 )
 
 // TestPutJobIfNoneMatch: PutJobOptions.IfNoneMatch "*" creates the job
@@ -19,14 +17,7 @@ import (
 func TestPutJobIfNoneMatch(t *testing.T) {
 	stores := map[string]func(t *testing.T) scheduler.Store{
 		"memory": func(*testing.T) scheduler.Store { return memory.New() },
-		"sqlite": func(t *testing.T) scheduler.Store {
-			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		},
+		"sqlite": openSQLite,
 	}
 	for name, newStore := range stores {
 		t.Run(name, func(t *testing.T) {

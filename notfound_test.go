@@ -21,14 +21,7 @@ import (
 func TestNotFoundMessages(t *testing.T) {
 	stores := map[string]func(t *testing.T) scheduler.Store{
 		"memory": func(t *testing.T) scheduler.Store { return memory.New() },
-		"sqlite": func(t *testing.T) scheduler.Store {
-			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		},
+		"sqlite": openSQLite,
 	}
 	def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}}}
 	tests := []struct {
@@ -118,4 +111,16 @@ func TestRecreatedMessage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openSQLite opens an SQLite store in a file of the test's own, closed
+// when the test ends.
+func openSQLite(t *testing.T) scheduler.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

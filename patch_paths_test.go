@@ -38,11 +38,7 @@ func TestPatchJobEnvelopePaths(t *testing.T) {
 		}
 		for _, tt := range tests {
 			_, err := e.s.PatchJob(ctx, "c", "j", []byte(tt.patch), nil)
-			var got []string
-			for _, v := range scheduler.ValidationErrors(err) {
-				got = append(got, v.Error())
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, problems(err)); diff != "" {
 				t.Errorf("PatchJob(%s) = %v; problems (-want +got):\n%s", tt.patch, err, diff)
 			}
 		}
@@ -73,11 +69,7 @@ func TestPatchMembersGivenTwice(t *testing.T) {
 		}
 		for _, tt := range tests {
 			_, err := e.s.PatchJob(ctx, "c", "j", []byte(tt.patch), nil)
-			var got []string
-			for _, v := range scheduler.ValidationErrors(err) {
-				got = append(got, v.Error())
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, problems(err)); diff != "" {
 				t.Errorf("PatchJob(%s) = %v; problems (-want +got):\n%s", tt.patch, err, diff)
 			}
 		}
@@ -93,4 +85,13 @@ func TestPatchMembersGivenTwice(t *testing.T) {
 			t.Errorf("after the refused patches: ETag %s, state %s; want %s, %s", after.ETag, after.State, before.ETag, before.State)
 		}
 	})
+}
+
+// problems are the validation errors in err, as their messages.
+func problems(err error) []string {
+	var got []string
+	for _, v := range scheduler.ValidationErrors(err) {
+		got = append(got, v.Error())
+	}
+	return got
 }

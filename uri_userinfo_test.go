@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/secrets"
 	"github.com/jobclock/scheduler/store/memory"
-	"github.com/jobclock/scheduler/store/sqlite"
 )
 
 // TestURIUserInfo: a put refuses a request uri that holds a user name and
@@ -27,14 +25,7 @@ import (
 func TestURIUserInfo(t *testing.T) {
 	stores := map[string]func(t *testing.T) scheduler.Store{
 		"memory": func(t *testing.T) scheduler.Store { return durable{memory.New()} },
-		"sqlite": func(t *testing.T) scheduler.Store {
-			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		},
+		"sqlite": openSQLite,
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) { testURIUserInfo(t, open(t)) })
