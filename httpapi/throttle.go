@@ -1,14 +1,12 @@
 package httpapi
 
 import (
-	"math"
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/jobclock/scheduler/internal/lru"
+	"github.com/jobclock/scheduler/internal/budget"
 )
 
 // Defaults of Throttle: ten times the hourly limits Azure Resource Manager
@@ -58,32 +56,15 @@ type Throttle struct {
 	Disabled bool
 }
 
-// throttle holds the callers' buckets.
+// throttle holds the callers' read and write budgets.
 type throttle struct {
-	reads, writes bucketRule
+	reads, writes *budget.Budgets[throttleKey]
 	window        time.Duration
-	callers       *lru.Cache[throttleKey, *buckets]
-}
-
-type bucketRule struct {
-	size float64 // requests the bucket holds
-	rate float64 // requests added per second
 }
 
 type throttleKey struct {
 	principal string
 	addr      string
-}
-
-// buckets are one caller's read and write budgets.
-type buckets struct {
-	mu            sync.Mutex
-	reads, writes bucket
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time // when tokens was computed
 }
 
 func newThrottle(t *Throttle) *throttle {
@@ -103,11 +84,8 @@ func newThrottle(t *Throttle) *throttle {
 	if o.Window <= 0 {
 		o.Window = DefaultThrottleWindow
 	}
-	rule := func(n int) bucketRule {
-		return bucketRule{size: float64(n), rate: float64(n) / o.Window.Seconds()}
-	}
-	return &throttle{reads: rule(o.ReadsPerWindow), writes: rule(o.WritesPerWindow), window: o.Window,
-		callers: lru.New[throttleKey, *buckets](maxThrottledCallers, nil)}
+	return &throttle{reads: budget.New[throttleKey](o.ReadsPerWindow, o.Window, maxThrottledCallers),
+		writes: budget.New[throttleKey](o.WritesPerWindow, o.Window, maxThrottledCallers), window: o.Window}
 }
 
 // admit takes one request of r's kind from the caller's budget, sets the
@@ -118,45 +96,31 @@ func (t *throttle) admit(w http.ResponseWriter, r *http.Request, p *Principal) *
 	if p != nil && p.Name != "" {
 		key.principal = p.Name
 	} else {
-		key.addr = r.RemoteAddr
-		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			key.addr = host
-		}
+		key.addr = remoteHost(r)
 	}
-	bs, _ := t.callers.GetOrCreate(key, func() (*buckets, error) { return new(buckets), nil })
-	read := r.Method == http.MethodGet || r.Method == http.MethodHead
-	rule, header, kind, perWindow := t.writes, headerRemainingWrites, "write", t.writes.size
-	if read {
-		rule, header, kind, perWindow = t.reads, headerRemainingReads, "read", t.reads.size
+	budgets, header, kind := t.writes, headerRemainingWrites, "write"
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		budgets, header, kind = t.reads, headerRemainingReads, "read"
 	}
-	now := time.Now()
-	bs.mu.Lock()
-	b := &bs.writes
-	if read {
-		b = &bs.reads
-	}
-	if b.at.IsZero() {
-		b.tokens = rule.size
-	} else {
-		b.tokens = min(rule.size, b.tokens+now.Sub(b.at).Seconds()*rule.rate)
-	}
-	b.at = now
-	ok := b.tokens >= 1
-	if ok {
-		b.tokens--
-	}
-	remaining, missing := b.tokens, 1-b.tokens
-	bs.mu.Unlock()
-
-	w.Header()[header] = []string{strconv.FormatInt(int64(math.Floor(remaining)), 10)}
+	ok, left, wait := budgets.Take(key, time.Now())
+	w.Header()[header] = []string{strconv.FormatInt(left, 10)}
 	if ok {
 		return nil
 	}
-	wait := max(int64(math.Ceil(missing/rule.rate)), 1)
-	w.Header().Set("Retry-After", strconv.FormatInt(wait, 10))
+	secs := budget.RetryAfter(wait)
+	w.Header().Set("Retry-After", secs)
 	return newError(http.StatusTooManyRequests, CodeTooManyRequests, "",
-		"The request is being throttled: this caller's %s budget (%d requests per %s) is used up. Please try again after '%d' seconds.",
-		kind, int64(perWindow), fmtWindow(t.window), wait)
+		"The request is being throttled: this caller's %s budget (%d requests per %s) is used up. Please try again after '%s' seconds.",
+		kind, budgets.Size(), fmtWindow(t.window), secs)
+}
+
+// remoteHost returns the IP address of the client of r: the host of
+// r.RemoteAddr, or all of it when it has no port.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 // fmtWindow writes a window as people say it ("1h", "30m", "90s").

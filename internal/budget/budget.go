@@ -1,0 +1,87 @@
+// Package budget keeps budgets by key, each a token bucket: it holds up to
+// its size and refills evenly over a window, and an action takes one from
+// it. The REST API's request budget of each caller and the dashboard's
+// budget of failed sign-ins are budgets of this package.
+package budget
+
+import (
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jobclock/scheduler/internal/lru"
+)
+
+// Budgets are the budgets of a kind of action, one per key, each holding
+// up to Size and refilled evenly over a window. A key's budget is full
+// when it is first used. At most a bound of keys are kept: the least
+// recently used one's budget is dropped beyond it (it starts full again
+// when the key comes back). Budgets are safe for concurrent use.
+type Budgets[K comparable] struct {
+	size float64 // what a budget holds
+	rate float64 // added per second
+	keys *lru.Cache[K, *bucket]
+}
+
+type bucket struct {
+	mu     sync.Mutex
+	tokens float64
+	at     time.Time // when tokens was computed
+}
+
+// New returns budgets of size each (at least 1), refilled evenly over
+// window (positive), keeping the budgets of at most maxKeys keys.
+func New[K comparable](size int, window time.Duration, maxKeys int) *Budgets[K] {
+	s := float64(max(size, 1))
+	return &Budgets[K]{size: s, rate: s / window.Seconds(), keys: lru.New[K, *bucket](maxKeys, nil)}
+}
+
+// Size is what a budget holds when full.
+func (b *Budgets[K]) Size() int { return int(b.size) }
+
+// Take takes one from key's budget at now when the budget has at least
+// one left. It returns whether it took one, what is left after it (whole
+// units, rounded down), and, when it took none, how long until one is
+// there again (more than zero).
+func (b *Budgets[K]) Take(key K, now time.Time) (ok bool, left int64, wait time.Duration) {
+	bk, _ := b.keys.GetOrCreate(key, func() (*bucket, error) { return new(bucket), nil })
+	bk.mu.Lock()
+	b.refill(bk, now)
+	ok = bk.tokens >= 1
+	if ok {
+		bk.tokens--
+	}
+	tokens := bk.tokens
+	bk.mu.Unlock()
+	if !ok {
+		wait = max(time.Duration(math.Ceil((1-tokens)/b.rate*float64(time.Second))), 1)
+	}
+	return ok, int64(math.Floor(tokens)), wait
+}
+
+// Give puts one back into key's budget at now (up to its size): for an
+// action taken from the budget that, as it turned out, does not count.
+func (b *Budgets[K]) Give(key K, now time.Time) {
+	bk, _ := b.keys.GetOrCreate(key, func() (*bucket, error) { return new(bucket), nil })
+	bk.mu.Lock()
+	b.refill(bk, now)
+	bk.tokens = min(b.size, bk.tokens+1)
+	bk.mu.Unlock()
+}
+
+// refill brings bk's tokens to now; bk.mu is held.
+func (b *Budgets[K]) refill(bk *bucket, now time.Time) {
+	switch {
+	case bk.at.IsZero():
+		bk.tokens, bk.at = b.size, now
+	case now.After(bk.at):
+		bk.tokens, bk.at = min(b.size, bk.tokens+now.Sub(bk.at).Seconds()*b.rate), now
+	}
+}
+
+// RetryAfter returns the value of a Retry-After header that asks a client
+// to wait d: whole seconds, rounded up, at least 1.
+func RetryAfter(d time.Duration) string {
+	return strconv.FormatInt(max(int64(math.Ceil(d.Seconds())), 1), 10)
+}
