@@ -28,7 +28,50 @@ const (
 	DefaultRefresh = 5 * time.Second
 	// DefaultHandlerTimeout bounds the work of one request.
 	DefaultHandlerTimeout = 30 * time.Second
+	// DefaultSignInFailures is how many failed sign-ins a client address
+	// may make per DefaultSignInWindow.
+	DefaultSignInFailures = 10
+	// DefaultSignInFailuresOverall is how many failed sign-ins all
+	// addresses together may make per DefaultSignInWindow.
+	DefaultSignInFailuresOverall = 100
+	// DefaultSignInWindow is how long a used-up sign-in budget takes to
+	// refill completely.
+	DefaultSignInWindow = 15 * time.Minute
 )
+
+// maxSignInAddresses bounds the addresses whose sign-in budgets are kept;
+// the least recently seen one's is dropped beyond it (it starts full
+// again when the address comes back).
+const maxSignInAddresses = 10_000
+
+// SignInLimit bounds failed sign-ins, so that a token cannot be guessed
+// as fast as a client can send guesses. Each sign-in with a token the
+// Authenticator refuses takes one from the budget of the client's address
+// (the host of the request's RemoteAddr) and one from the budget of all
+// addresses together; a sign-in that succeeds takes nothing. Each budget
+// refills evenly over Window. While either budget has less than one left,
+// the sign-in form is answered 429 Too Many Requests with a Retry-After
+// header (whole seconds until one is there again) without checking the
+// token, a valid one included: a guesser learns nothing, and a user signs
+// in again once the budget refills.
+//
+// Behind a proxy every user has the proxy's address, so they share one
+// budget; the overall budget bounds the guesses of many addresses, and
+// while they use it up nobody can sign in (sessions already signed in go
+// on).
+type SignInLimit struct {
+	// PerAddress is how many failed sign-ins one address may make per
+	// Window. Zero or less means DefaultSignInFailures (10).
+	PerAddress int
+	// Overall is how many failed sign-ins all addresses together may make
+	// per Window. Zero or less means DefaultSignInFailuresOverall (100).
+	Overall int
+	// Window is how long an empty budget takes to refill completely.
+	// Zero or less means DefaultSignInWindow (15m).
+	Window time.Duration
+	// Disabled turns the limit off: every sign-in is checked.
+	Disabled bool
+}
 
 // Options configure the dashboard. A nil *Options means every default.
 type Options struct {
@@ -75,6 +118,10 @@ type Options struct {
 	// principal, or with nil when there is no Authenticator. Nil means
 	// every principal may change what it may see, as over the REST API.
 	ReadOnly func(p *httpapi.Principal) bool
+	// SignInLimit bounds failed sign-ins. Nil means the defaults of
+	// [SignInLimit] (10 per address and 100 in all per 15 minutes); set
+	// SignInLimit.Disabled to turn it off.
+	SignInLimit *SignInLimit
 }
 
 //go:embed templates/*.html
@@ -92,6 +139,8 @@ type handler struct {
 	pages  map[string]*template.Template
 	static http.Handler
 	cop    *http.CrossOriginProtection // refuses cross-origin POSTs
+	// signIns are the budgets of failed sign-ins; nil without a limit.
+	signIns *signInBudgets
 }
 
 // New returns the dashboard of s as an http.Handler. opts may be nil. It
@@ -130,6 +179,7 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 	sub, _ := fs.Sub(staticFiles, "static")
 	h.static = http.StripPrefix(o.Prefix+"/static/", http.FileServerFS(sub))
 	h.cop = http.NewCrossOriginProtection()
+	h.signIns = newSignInBudgets(o.SignInLimit)
 	h.routes()
 	return h
 }

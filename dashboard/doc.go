@@ -126,6 +126,14 @@
 // Without an Authenticator the dashboard is open to whoever can connect,
 // as the REST API is; serve it on a loopback address only.
 //
+// Failed sign-ins are budgeted (Options.SignInLimit): by default each
+// client address may fail 10 times and all addresses together 100 times
+// per 15 minutes, refilled evenly. Beyond that the sign-in form answers
+// 429 Too Many Requests with Retry-After without checking the token, so a
+// token cannot be guessed at the speed of a client; a valid token signs in
+// again once the budget refills, and a successful sign-in takes nothing of
+// the budget.
+//
 // Every change is a POST carrying a token derived from the session, and
 // cross-origin POSTs are refused (http.CrossOriginProtection), so another
 // site cannot make a browser run or delete a job. A user changes only the

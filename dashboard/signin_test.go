@@ -1,0 +1,155 @@
+package dashboard_test
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/dashboard"
+	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// signInClient signs in to a dashboard handler from one address, keeping
+// its session cookie, as a browser there would.
+type signInClient struct {
+	t      *testing.T
+	h      http.Handler
+	addr   string
+	cookie []*http.Cookie
+}
+
+func (c *signInClient) send(req *http.Request) *httptest.ResponseRecorder {
+	req.RemoteAddr = c.addr
+	for _, ck := range c.cookie {
+		req.AddCookie(ck)
+	}
+	rec := httptest.NewRecorder()
+	c.h.ServeHTTP(rec, req)
+	if cs := rec.Result().Cookies(); len(cs) > 0 {
+		c.cookie = cs
+	}
+	return rec
+}
+
+// signIn fetches the sign-in form and sends it with token.
+func (c *signInClient) signIn(token string) *httptest.ResponseRecorder {
+	c.t.Helper()
+	rec := c.send(httptest.NewRequest(http.MethodGet, "/ui/login", nil))
+	m := tokenPattern.FindStringSubmatch(rec.Body.String())
+	if m == nil {
+		c.t.Fatalf("GET /ui/login: %d, no form token", rec.Code)
+	}
+	form := url.Values{"csrf": {m[1]}, "token": {token}, "next": {"/ui/"}}
+	req := httptest.NewRequest(http.MethodPost, "/ui/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.send(req)
+}
+
+// signInHandler returns a dashboard at /ui with the test tokens and the
+// given sign-in limit.
+func signInHandler(t *testing.T, limit *dashboard.SignInLimit) http.Handler {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := httpapi.NewTokenAuth(adminToken + " *\n" + limitedToken + " sub-a\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dashboard.New(s, &dashboard.Options{Prefix: "/ui", Logger: log, Authenticator: auth, SignInLimit: limit})
+}
+
+// TestSignInLimit: by default, wrong tokens from one address beyond
+// DefaultSignInFailures are answered 429 with Retry-After, a right token
+// as well (it is not checked), while another address still signs in; once
+// the budget refills the right token signs in again.
+func TestSignInLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := signInHandler(t, nil)
+		guesser := &signInClient{t: t, h: h, addr: "192.0.2.7:5000"}
+		for i := range dashboard.DefaultSignInFailures {
+			if rec := guesser.signIn("wrong-token-" + strconv.Itoa(i) + "-0123456789"); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("wrong token %d = %d, want 401", i+1, rec.Code)
+			}
+		}
+		window := dashboard.DefaultSignInWindow
+		each := window / dashboard.DefaultSignInFailures // one more failure allowed after this
+		for _, token := range []string{"wrong-token-more-0123456789", adminToken} {
+			rec := guesser.signIn(token)
+			if rec.Code != http.StatusTooManyRequests {
+				t.Fatalf("sign-in beyond the budget = %d, want 429", rec.Code)
+			}
+			if got, want := rec.Header().Get("Retry-After"), strconv.Itoa(int(each/time.Second)); got != want {
+				t.Errorf("Retry-After = %q, want %q", got, want)
+			}
+			if !strings.Contains(rec.Body.String(), "Too many failed sign-ins") {
+				t.Errorf("429 page does not say why:\n%s", rec.Body)
+			}
+		}
+		// Another address has its own budget.
+		other := &signInClient{t: t, h: h, addr: "198.51.100.1:6000"}
+		if rec := other.signIn(limitedToken); rec.Code != http.StatusSeeOther {
+			t.Errorf("sign-in from another address = %d, want 303", rec.Code)
+		}
+		// A successful sign-in takes nothing of the budget; one failure's
+		// worth refills after window/failures.
+		time.Sleep(each)
+		if rec := guesser.signIn(adminToken); rec.Code != http.StatusSeeOther {
+			t.Fatalf("right token after %v = %d, want 303", each, rec.Code)
+		}
+		if rec := guesser.signIn("wrong-token-again-0123456789"); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong token after a success = %d, want 401 (the success took nothing)", rec.Code)
+		}
+		if rec := guesser.signIn(adminToken); rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("right token with the budget used up again = %d, want 429", rec.Code)
+		}
+	})
+}
+
+// TestSignInLimitOverall: failures from many addresses, each within its
+// own budget, use up the overall one, which then refuses every address.
+func TestSignInLimitOverall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := signInHandler(t, &dashboard.SignInLimit{PerAddress: 2, Overall: 5, Window: time.Minute})
+		for i := range 5 {
+			c := &signInClient{t: t, h: h, addr: "192.0.2." + strconv.Itoa(i) + ":5000"}
+			if rec := c.signIn("wrong-token-0123456789abcdef"); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("wrong token from address %d = %d, want 401", i, rec.Code)
+			}
+		}
+		fresh := &signInClient{t: t, h: h, addr: "203.0.113.9:7000"}
+		rec := fresh.signIn(adminToken)
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "12" {
+			t.Fatalf("sign-in once the overall budget is used up = %d, Retry-After %q; want 429, 12", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		time.Sleep(12 * time.Second)
+		if rec := fresh.signIn(adminToken); rec.Code != http.StatusSeeOther {
+			t.Fatalf("right token after 12s = %d, want 303", rec.Code)
+		}
+	})
+}
+
+// TestSignInLimitDisabled: without the limit, 40 wrong tokens in a row
+// are 40 answers 401.
+func TestSignInLimitDisabled(t *testing.T) {
+	h := signInHandler(t, &dashboard.SignInLimit{Disabled: true})
+	c := &signInClient{t: t, h: h, addr: "192.0.2.7:5000"}
+	for i := range 40 {
+		if rec := c.signIn("wrong-token-0123456789abcdef"); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d = %d, want 401", i+1, rec.Code)
+		}
+	}
+	if rec := c.signIn(adminToken); rec.Code != http.StatusSeeOther {
+		t.Fatalf("right token = %d, want 303", rec.Code)
+	}
+}
