@@ -62,7 +62,11 @@ The web dashboard is at /ui/ (a browser that opens / is sent there). With
 tokens, people sign in to it with one and see the subscriptions it
 reaches; the sign-in lasts 12 hours, or until serve restarts unless
 JOBCLOCK_SESSION_KEY holds a session key (64 hex digits or more) shared by
-the processes behind one address.
+the processes behind one address. Each client address may fail to sign in
+-signin-failures times per -signin-window, and all addresses together
+-signin-failures-overall times, refilled evenly; beyond that the sign-in
+form answers 429 with Retry-After without checking the token, a valid one
+included, until the budget refills. -no-signin-limit turns this off.
 
 Timeouts: request headers must arrive within 10s and the whole request
 within 30s; a response must be written within 60s; each request's work is
@@ -119,6 +123,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	tlsFlags := addTLSFlags(fs)
 	throttleFlags := addThrottleFlags(fs)
 	admissionFlags := addAdmissionFlags(fs)
+	signInFlags := addSignInFlags(fs)
 	observe := addObserveFlags(fs)
 	logs := addLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -175,6 +180,11 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	admission, err := admissionFlags.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+		return 2
+	}
+	signIns, err := signInFlags.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
@@ -263,7 +273,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	api := httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle,
 		Admission: admission, Observer: obs.Observer})
-	handler, err := withDashboard(api, s, auth, log)
+	handler, err := withDashboard(api, s, auth, signIns, log)
 	if err != nil {
 		s.Stop(context.Background())
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)

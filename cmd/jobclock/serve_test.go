@@ -439,6 +439,9 @@ func TestServeUsageErrors(t *testing.T) {
 		{"no api reads", []string{"-api-reads", "0"}, "-api-reads must be at least 1"},
 		{"no api writes", []string{"-api-writes", "-1"}, "-api-writes must be at least 1"},
 		{"no api wait", []string{"-api-wait", "0s"}, "-api-wait must be positive"},
+		{"no sign-in failures", []string{"-signin-failures", "0"}, "-signin-failures must be at least 1"},
+		{"no sign-in failures overall", []string{"-signin-failures-overall", "-1"}, "-signin-failures-overall must be at least 1"},
+		{"no sign-in window", []string{"-signin-window", "0s"}, "-signin-window must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,9 +23,10 @@ const dashboardPrefix = "/ui"
 
 // withDashboard returns the handler of serve: the dashboard at /ui/, a
 // redirect there for a browser that asks for /, and the REST API for
-// everything else. auth may be nil (no sign-in, as the API has none).
-func withDashboard(api http.Handler, s *scheduler.Scheduler, auth httpapi.Authenticator, log *slog.Logger) (http.Handler, error) {
-	opts := &dashboard.Options{Prefix: dashboardPrefix, Authenticator: auth, Logger: log}
+// everything else. auth may be nil (no sign-in, as the API has none);
+// signIns bounds failed sign-ins.
+func withDashboard(api http.Handler, s *scheduler.Scheduler, auth httpapi.Authenticator, signIns *dashboard.SignInLimit, log *slog.Logger) (http.Handler, error) {
+	opts := &dashboard.Options{Prefix: dashboardPrefix, Authenticator: auth, SignInLimit: signIns, Logger: log}
 	if v := strings.TrimSpace(os.Getenv(SessionKeyEnv)); v != "" {
 		key, err := hex.DecodeString(v)
 		if err != nil || len(key) < 32 {

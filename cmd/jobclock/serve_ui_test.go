@@ -102,3 +102,69 @@ func TestServeBadSessionKey(t *testing.T) {
 		t.Errorf("stderr = %q", errb.String())
 	}
 }
+
+// TestServeSignInLimit runs "jobclock serve" with -signin-failures 2: two
+// wrong tokens are answered 401, the third sign-in, with the right token,
+// 429 with Retry-After (the budget refills one failure per
+// -signin-window/2); with -no-signin-limit every wrong token is 401 and
+// the right one signs in.
+func TestServeSignInLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	bin := buildJobclock(t)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		limited bool
+	}{
+		{"limited", []string{"-signin-failures", "2", "-signin-window", "1h"}, true},
+		{"unlimited", []string{"-signin-failures", "2", "-no-signin-limit"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tokens, token := writeTokens(t, dir)
+			srv := startServe(t, bin, append([]string{"-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "j.db"), "-tokens", tokens}, tc.args...)...)
+			jar, _ := cookiejar.New(nil)
+			client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			signIn := func(tok string) *http.Response {
+				t.Helper()
+				res, err := client.Get(srv.url + "/ui/login")
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(b))
+				if m == nil {
+					t.Fatalf("sign-in page has no form token:\n%s", b)
+				}
+				res, err = client.PostForm(srv.url+"/ui/login", url.Values{"csrf": {m[1]}, "token": {tok}, "next": {"/ui/"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				return res
+			}
+			for i := range 5 {
+				res := signIn("wrong-token-0123456789abcdef")
+				want := http.StatusUnauthorized
+				if tc.limited && i >= 2 {
+					want = http.StatusTooManyRequests
+				}
+				if res.StatusCode != want {
+					t.Fatalf("wrong token %d = %d, want %d", i+1, res.StatusCode, want)
+				}
+			}
+			res := signIn(token)
+			if tc.limited {
+				if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+					t.Errorf("right token with the budget used up = %d, Retry-After %q; want 429 with Retry-After", res.StatusCode, res.Header.Get("Retry-After"))
+				}
+			} else if res.StatusCode != http.StatusSeeOther {
+				t.Errorf("right token = %d, want 303", res.StatusCode)
+			}
+			srv.stop(t)
+		})
+	}
+}

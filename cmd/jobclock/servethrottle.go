@@ -5,6 +5,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/jobclock/scheduler/dashboard"
 	"github.com/jobclock/scheduler/httpapi"
 )
 
@@ -68,4 +69,35 @@ func (a *serveAdmission) options() (*httpapi.Admission, error) {
 		return nil, errors.New("-api-wait must be positive")
 	}
 	return &httpapi.Admission{Reads: a.reads, Writes: a.writes, Wait: a.wait}, nil
+}
+
+// serveSignIn are the flags of the dashboard's limit of failed sign-ins.
+type serveSignIn struct {
+	perAddress, overall int
+	window              time.Duration
+	off                 bool
+}
+
+func addSignInFlags(fs *flag.FlagSet) *serveSignIn {
+	s := new(serveSignIn)
+	fs.IntVar(&s.perAddress, "signin-failures", dashboard.DefaultSignInFailures, "failed dashboard sign-ins each client address may make per -signin-window")
+	fs.IntVar(&s.overall, "signin-failures-overall", dashboard.DefaultSignInFailuresOverall, "failed dashboard sign-ins all addresses together may make per -signin-window")
+	fs.DurationVar(&s.window, "signin-window", dashboard.DefaultSignInWindow, "the time over which the sign-in budgets refill")
+	fs.BoolVar(&s.off, "no-signin-limit", false, "do not limit failed dashboard sign-ins")
+	return s
+}
+
+// options returns the dashboard's SignInLimit, or a usage error.
+func (s *serveSignIn) options() (*dashboard.SignInLimit, error) {
+	switch {
+	case s.off:
+		return &dashboard.SignInLimit{Disabled: true}, nil
+	case s.perAddress < 1:
+		return nil, errors.New("-signin-failures must be at least 1 (use -no-signin-limit to turn the limit off)")
+	case s.overall < 1:
+		return nil, errors.New("-signin-failures-overall must be at least 1 (use -no-signin-limit to turn the limit off)")
+	case s.window <= 0:
+		return nil, errors.New("-signin-window must be positive")
+	}
+	return &dashboard.SignInLimit{PerAddress: s.perAddress, Overall: s.overall, Window: s.window}, nil
 }
