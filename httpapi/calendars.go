@@ -45,6 +45,9 @@ func (h *handler) putCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := sameResource(data, "calendar", rq.sc.calendarID(rq.calendar), rq.calendar); err != nil {
+		return err
+	}
 	def, err := scheduler.ParseCalendar(data)
 	if err != nil {
 		return validationError(err, "")

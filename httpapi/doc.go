@@ -68,7 +68,13 @@
 // {"id", "type": "Microsoft.Scheduler/jobCollections/jobs", "name":
 // "{jobCollectionName}/{jobName}", "properties": {startTime, action,
 // recurrence, state, status}}; PUT and PATCH bodies must be the envelope
-// {"properties": {...}} (id, name and type are ignored). The properties are
+// {"properties": {...}}. Its id and name may be left out (or null); when
+// given, they must name the resource of the request's path, as a GET of it
+// returns them (a job's name as "{jobCollectionName}/{jobName}" or
+// "{jobName}"), without regard to case: a body that names another job,
+// collection or calendar is refused with 400 at "id" or "name", and
+// nothing of it is applied, so that a body sent to the wrong path does not
+// replace the resource there. type is ignored. The properties are
 // parsed by the Scheduler's ParseJob: comments and trailing commas are
 // allowed, enums are case-insensitive, unknown fields are errors, and the
 // action types registered in the Scheduler's Config.Executors are accepted

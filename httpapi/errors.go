@@ -101,6 +101,13 @@ func validationError(err error, prefix string) *apiError {
 		}
 		details = append(details, ErrorDetail{Code: CodeBadRequest, Message: msg, Target: target})
 	}
+	return detailsError(details)
+}
+
+// detailsError returns the 400 response of problems (at least one): the
+// problem itself when there is one, otherwise a BadRequest whose message
+// lists them all, with one entry per problem in details.
+func detailsError(details []ErrorDetail) *apiError {
 	if len(details) == 1 {
 		return &apiError{status: http.StatusBadRequest, detail: details[0]}
 	}

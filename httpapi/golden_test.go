@@ -243,7 +243,7 @@ func steps() []step {
   "stat": "Enabled"
 }}`},
 		{name: "put-job-not-an-envelope", method: "PUT", path: jobs + "/bad" + v, body: `{"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}}}`},
-		{name: "put-job-unknown-envelope-field", method: "PUT", path: jobs + "/bad" + v, body: `{"id": "x", "etag": "abc", "properties": {"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}}}}`},
+		{name: "put-job-unknown-envelope-field", method: "PUT", path: jobs + "/bad" + v, body: `{"id": "/SUBSCRIPTIONS/sub1/resourcegroups/RG1/providers/microsoft.scheduler/jobcollections/JC1/jobs/BAD", "etag": "abc", "properties": {"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}}}}`},
 		{name: "put-job-not-json", method: "PUT", path: jobs + "/bad" + v, body: "{\"properties\": {\n  \"action\": }\n}"},
 		{name: "put-job-retry-interval-below-minimum", method: "PUT", path: jobs + "/bad" + v, body: `{"properties": {
   "action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"},

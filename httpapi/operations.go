@@ -159,6 +159,9 @@ func (h *handler) putCollection(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := sameResource(data, "job collection", rq.sc.collectionID(), rq.sc.jc); err != nil {
+		return err
+	}
 	def, err := scheduler.ParseCollection(data)
 	if err != nil {
 		return validationError(err, "")
@@ -183,6 +186,9 @@ func (h *handler) patchCollection(w http.ResponseWriter, r *http.Request) error 
 	}
 	data, err := h.body(w, r)
 	if err != nil {
+		return err
+	}
+	if err := sameResource(data, "job collection", rq.sc.collectionID(), rq.sc.jc); err != nil {
 		return err
 	}
 	c, err := h.s.PatchCollection(r.Context(), rq.sc.key(), data, &scheduler.PatchCollectionOptions{IfMatch: ifMatch(r)})
@@ -303,6 +309,9 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	if err := envelopeOnly(data, false); err != nil {
 		return err
 	}
+	if err := sameResource(data, "job", rq.sc.jobID(rq.job), rq.sc.jc+"/"+rq.job, rq.job); err != nil {
+		return err
+	}
 	// PutJobJSON parses with the scheduler's own rules (the action types
 	// registered in it, their payloads) and puts the job, validating it
 	// once; its problems name their paths in the body.
@@ -329,6 +338,9 @@ func (h *handler) patchJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := envelopeOnly(data, true); err != nil {
+		return err
+	}
+	if err := sameResource(data, "job", rq.sc.jobID(rq.job), rq.sc.jc+"/"+rq.job, rq.job); err != nil {
 		return err
 	}
 	j, err := h.s.PatchJob(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PatchJobOptions{IfMatch: ifMatch(r)})
