@@ -93,7 +93,14 @@
 // jobs call ([{"key": "host", "maxConcurrent": 5, "ratePerMinute": 120}],
 // "Limits toward a target" in the Go package; a history entry of an attempt
 // that waited for them has "limitWaitMs"),
-// and a history filter may ask for status Skipped. POST
+// and a history filter may ask for status Skipped. A PUT replaces the
+// whole collection except its location: ARM requires "location" on the
+// PUT of a tracked resource, and a collection's location here is free
+// text with no effect, so a PUT without it (or with null) keeps the
+// location the collection has (none for a new one) rather than drop it,
+// and one with it sets it. Such a PUT reads the location and writes on
+// condition that the collection did not change meanwhile: when another
+// write came between, it answers 409 Conflict and writes nothing. POST
 // .../jobs/{job}/backfill with {"from", "to", "only", "dryRun"} runs
 // Scheduler.BackfillJob and answers {"expectedTimes": [...], "dryRun"}.
 //

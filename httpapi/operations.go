@@ -166,7 +166,7 @@ func (h *handler) putCollection(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return validationError(err, "")
 	}
-	c, err := h.s.PutCollection(r.Context(), rq.sc.key(), def, &scheduler.PutCollectionOptions{IfMatch: ifMatch(r)})
+	c, err := h.replaceCollection(r.Context(), rq, def, givesMember(data, "location"), ifMatch(r))
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
@@ -177,6 +177,52 @@ func (h *handler) putCollection(w http.ResponseWriter, r *http.Request) error {
 	setETag(w, c.ETag)
 	writeJSON(w, status, collectionResource(rq.sc, c))
 	return nil
+}
+
+// replaceCollection puts def as the collection of rq. Without a location
+// in the body (withLocation false), the collection keeps the location it
+// has: it reads it, and writes on condition that the collection is still
+// the one it read, answering 409 when another write came between (unless
+// the request's own If-Match, ifMatch, decides).
+func (h *handler) replaceCollection(ctx context.Context, rq *request, def *scheduler.JobCollection, withLocation bool, ifMatch string) (*scheduler.CollectionRecord, error) {
+	key := rq.sc.key()
+	guard := false // the write is conditional on the read below, not on the request's If-Match
+	if !withLocation {
+		cur, err := h.s.GetCollection(ctx, key)
+		switch {
+		case err == nil:
+			def.Location = cur.Definition.Location
+			if ifMatch == "" || ifMatch == "*" {
+				ifMatch, guard = cur.ETag, true
+			}
+		case !errors.Is(err, scheduler.ErrNotFound):
+			return nil, err
+		}
+	}
+	c, err := h.s.PutCollection(ctx, key, def, &scheduler.PutCollectionOptions{IfMatch: ifMatch})
+	if guard && errors.Is(err, scheduler.ErrPreconditionFailed) {
+		return nil, newError(http.StatusConflict, CodeConflict, "",
+			"The job collection '%s' was changed by another request while this one kept its location. Please retry the request.", rq.sc.jc)
+	}
+	return c, err
+}
+
+// givesMember reports whether the JSON object data has the top-level
+// member name (in any case) with a value other than null.
+func givesMember(data []byte, name string) bool {
+	s := jsonc.NewScanner(data)
+	if s.Kind() != jsonc.Object {
+		return false
+	}
+	found := false
+	s.Object(func(member []byte) bool {
+		if strings.EqualFold(string(member), name) && s.Kind() != jsonc.Null {
+			found = true
+			return false
+		}
+		return s.Skip()
+	})
+	return found
 }
 
 func (h *handler) patchCollection(w http.ResponseWriter, r *http.Request) error {
