@@ -116,7 +116,11 @@
 // certificate, responses carry certificateThumbprint,
 // certificateSubjectName and certificateExpirationDate read from the
 // stored pfx. A PUT must therefore repeat the secrets; a PATCH that leaves
-// them out keeps them.
+// them out keeps them. Request headers, bodies and messages are not secrets
+// (the scheduler package's "Secrets"): they are stored as given and
+// returned as given, to every caller that may read the job, so that a
+// body read with GET can be put back unchanged. A credential belongs in
+// authentication, not in a header such as Authorization.
 //
 // Lists carry {"value": [...], "nextLink": URL}. Jobs and history pages
 // hold $top items (1 to 100, default 100) from $skip (default 0); nextLink
