@@ -554,8 +554,10 @@
 // minutely job paused for a week writes one such entry, not ten thousand.
 // Enabling a Disabled job (EnableJob, or a PatchJob that sets the state)
 // starts it from now; the occurrences it passed over are on record the
-// same way. A PutJob replaces the job and starts it afresh, with nothing to
-// pass over.
+// same way. A PutJob that changes the job's definition or state replaces
+// the job and starts it afresh, with nothing to pass over; one that
+// changes neither (a template deployed again) leaves its schedule as it
+// is, as [Scheduler.Schedule] leaves an unchanged job alone.
 //
 // [Scheduler.BackfillJob] (REST: POST .../jobs/{job}/backfill with
 // {"from", "to", "only": "Missing" | "All", "dryRun"}) runs the job's

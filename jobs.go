@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -254,7 +255,12 @@ func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 // exist (ErrNotFound naming it). Creating a job in a full collection, or a
 // job more frequent than the collection's maxRecurrence, fails with
 // ErrQuotaExceeded. An invalid definition fails with ErrInvalid (joined
-// [*ValidationError] values). A replaced job is scheduled as if created
+// [*ValidationError] values). A put of the definition and state the job
+// has (an ARM template deployed again, a host that puts its jobs at each
+// start) leaves it where it is in its recurrence: its anchor, its next
+// occurrence, an occurrence in progress and its counters stay, nothing
+// runs at once, and only its tags (the put's) and its ETag change. A put
+// that changes either replaces the job, which is scheduled as if created
 // now (an attempt in flight still records its outcome, but retries of its
 // occurrence are dropped); its status counters and history are kept, and a
 // job in a final state becomes Enabled (or Disabled) again. opts may be
@@ -567,6 +573,17 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 	if err := checkRecurrenceQuota(col, name, t); err != nil {
 		return nil, err
 	}
+	if old != nil && s.unchanged(old, job, state) {
+		// Nothing the put says changes when or how the job runs: it keeps
+		// its place in its recurrence, as Schedule leaves such a job alone.
+		r := old.Clone()
+		r.Tags = nil
+		if len(tags) > 0 {
+			r.Tags = maps.Clone(tags)
+		}
+		r.ETag, r.Updated = newETag(), now
+		return r, nil
+	}
 	if job.StateReason != "" || job.ResumeTime != nil {
 		// keepPause moves the pause out of the stored definition: leave
 		// the caller's as it is, for a put retried after a conflict.
@@ -592,6 +609,60 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 	keepPause(r, job)
 	s.machineOver(r, col.Definition.Properties.RunPolicy).settleIn(r, now, &b.next)
 	return r, nil
+}
+
+// unchanged reports whether a put of the checked definition job, in
+// state, over old leaves old as it is: old is in that state (a job in a
+// final state put again is not), with the same pause when Disabled, and
+// job is the definition of old (see sameDefinition).
+func (s *Scheduler) unchanged(old *JobRecord, job *Job, state JobState) bool {
+	if old.State != state {
+		return false
+	}
+	if state == JobDisabled {
+		var reason string
+		var resume time.Time
+		if p := old.Schedule.Policy; p != nil {
+			reason, resume = p.StateReason, p.ResumeTime
+		}
+		var want time.Time
+		if job.ResumeTime != nil {
+			want = *job.ResumeTime
+		}
+		if reason != job.StateReason || !resume.Equal(want) {
+			return false
+		}
+	}
+	return s.sameDefinition(old.Job, job, old.Collection, old.Name)
+}
+
+// sameDefinition reports whether a and b, checked definitions of job
+// name of collection (their secrets sealed or not), say the same: their
+// canonical forms with their secrets open are equal, whatever their state,
+// pause and status. One whose secrets do not open is taken as another.
+func (s *Scheduler) sameDefinition(a, b *Job, collection, name string) bool {
+	if a == b {
+		return true
+	}
+	ca, err := s.canonicalForm(a, collection, name)
+	if err != nil {
+		return false
+	}
+	cb, err := s.canonicalForm(b, collection, name)
+	return err == nil && bytes.Equal(ca, cb)
+}
+
+// canonicalForm returns the canonical form of j, a checked definition of
+// job name of collection, with its secrets open, without its state,
+// pause and status: what sameDefinition compares.
+func (s *Scheduler) canonicalForm(j *Job, collection, name string) ([]byte, error) {
+	o, err := s.openDefinition(j, collection, name)
+	if err != nil {
+		return nil, err
+	}
+	c := *o
+	c.State, c.StateReason, c.ResumeTime, c.Status = "", "", nil, nil
+	return json.Marshal(&c)
 }
 
 // keepRuns carries into r, a put's new record over old, the occurrences of

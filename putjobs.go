@@ -77,9 +77,10 @@ func (e *PutJobsError) Unwrap() []error {
 }
 
 // PutJobs puts the jobs of a batch into collection at one instant, each as
-// [Scheduler.PutJob] does (creating it, or replacing the job of that name
-// with its status counters and history kept), and returns their records in
-// the order of jobs.
+// [Scheduler.PutJob] does (creating it, replacing the job of that name
+// with its status counters and history kept, or leaving its schedule as it
+// is when the job has that definition and state), and returns their
+// records in the order of jobs.
 //
 // Every definition is checked first, as PutJob checks one; when any job is
 // invalid (a bad name, a name that an earlier job of the batch has, a bad

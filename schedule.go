@@ -1,9 +1,7 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -52,10 +50,6 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	if err != nil {
 		return nil, err
 	}
-	canon, err := json.Marshal(plain)
-	if err != nil {
-		return nil, err
-	}
 	job, err := s.sealDefinition(plain, DefaultCollection, name)
 	if err != nil {
 		return nil, err
@@ -75,13 +69,8 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 			old = nil
 		case err != nil:
 			return nil, err
-		default:
-			// Compared with its secrets open: sealing differs each time.
-			if cur, err := s.openDefinition(old.Job, DefaultCollection, name); err == nil {
-				if b, err := json.Marshal(cur); err == nil && bytes.Equal(b, canon) {
-					return old, nil
-				}
-			}
+		case s.sameDefinition(old.Job, plain, DefaultCollection, name):
+			return old, nil
 		}
 		state, put := JobEnabled, job
 		var tags map[string]string
