@@ -879,7 +879,9 @@
 // action's first attempt (retryCount 0), each retry, and each attempt of
 // the error action (actionName ErrorAction). An occurrence that comes due
 // while the previous one is still in progress leaves an entry with status
-// Postponed. repeatCount is the occurrence number, counted from 1;
+// Postponed, and so does one that waits its turn behind an occurrence that
+// started after it came due (runPolicy.missed RunAll catching up, a run
+// requested); its message names the occurrence it waits for. repeatCount is the occurrence number, counted from 1;
 // manual runs (RunJob) are occurrences too. The failed last attempt of
 // an occurrence's main action is marked Faulted (faultedCount counts
 // those occurrences). The message holds the

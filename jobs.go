@@ -262,7 +262,9 @@ func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 // runs at once, and only its tags (the put's) and its ETag change. A put
 // that changes either replaces the job, which is scheduled as if created
 // now (an attempt in flight still records its outcome, but retries of its
-// occurrence are dropped); its status counters and history are kept, and a
+// occurrence are dropped, and the occurrences that come due before it
+// ends are handled by the overlap policy, as due while it is in
+// progress); its status counters and history are kept, and a
 // job in a final state becomes Enabled (or Disabled) again. opts may be
 // nil. It returns the stored record; its Version is 1 when the job was
 // created. A recurrence given as a cron spec is stored with the fields the

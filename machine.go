@@ -122,7 +122,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		p.Ends = nil
 	}
 	if sc.Current != nil {
-		hist = m.postpone(r, t, now, hist)
+		hist = m.postpone(r, t, now, hist, false)
 	}
 	full := m.full(sc)
 	if sc.Current == nil && full && r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) {
@@ -167,7 +167,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		// A run requested while an occurrence starts waits its turn
 		// (under AllowAll, for the next step, which starts it beside).
 		if sc.Current != nil && m.policy.Overlap != OverlapAllowAll {
-			hist = m.postpone(r, t, now, hist)
+			hist = m.postpone(r, t, now, hist, true)
 		}
 	}
 	if c := sc.Current; c != nil && !c.At.After(now) {
@@ -411,8 +411,11 @@ func skipped(r *JobRecord, first, last time.Time, n int, now time.Time, why stri
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // postpone handles a scheduled occurrence or a requested run that is due
-// while r.Schedule.Current is in progress, by the overlap policy.
-func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
+// while r.Schedule.Current is in progress, by the overlap policy. started
+// says that the current occurrence started at now, after those came due:
+// they wait their turn (under runPolicy.missed RunAll, or a run requested)
+// rather than for one that was still in progress when they came due.
+func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry, started bool) []HistoryEntry {
 	sc := &r.Schedule
 	due := r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now)
 	switch m.policy.Overlap {
@@ -444,14 +447,14 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 			exp, hist = m.take(r, t, now, hist)
 			sc.Occurrences++
 			sc.Waiting = &Occurrence{Number: sc.Occurrences, Expected: exp}
-			hist = m.add(hist, postponed(r, sc.Waiting, now))
+			hist = m.add(hist, m.postponed(r, sc.Waiting, now, started))
 			due = !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now)
 		}
 	}
 	if !sc.RunRequested.IsZero() && !sc.RunRequested.After(now) && sc.Waiting == nil && sc.Current != nil {
 		sc.Occurrences++
 		sc.Waiting = requested(sc)
-		hist = m.add(hist, postponed(r, sc.Waiting, now))
+		hist = m.add(hist, m.postponed(r, sc.Waiting, now, started))
 	}
 	return hist
 }
@@ -498,11 +501,23 @@ func requested(sc *JobSchedule) *Occurrence {
 	return o
 }
 
-func postponed(r *JobRecord, o *Occurrence, now time.Time) HistoryEntry {
+// postponed returns the Postponed entry of o, which waits at now for r's
+// current occurrence to end: one in progress when o came due, or one that
+// started at now, after o came due (started), when the occurrences due
+// run one at a time.
+func (m machine) postponed(r *JobRecord, o *Occurrence, now time.Time, started bool) HistoryEntry {
+	cur := r.Schedule.Current.Number
+	why := fmt.Sprintf("postponed: occurrence %d is still in progress", cur)
+	switch {
+	case started && !o.Manual && m.policy.Missed == MissedRunAll:
+		why = fmt.Sprintf("postponed: it runs after occurrence %d, which was due before it and started at %s (runPolicy.missed RunAll runs the occurrences due one at a time)", cur, stamp(now))
+	case started:
+		why = fmt.Sprintf("postponed: it runs after occurrence %d, which started at %s", cur, stamp(now))
+	}
 	return HistoryEntry{
 		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusPostponed,
 		ExpectedExecutionTime: o.Expected, StartTime: now, EndTime: now, RepeatCount: o.Number,
-		Message: "postponed: the previous occurrence is still in progress", Backfill: o.Backfill,
+		Message: why, Backfill: o.Backfill,
 	}
 }
 
@@ -909,8 +924,23 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 	var pre []HistoryEntry
 	// Under CancelRunning the outcome goes first: a retry it leaves
 	// pending is what the next occurrence cancels.
-	if timed && work.Schedule.Current != nil && m.policy.Overlap != OverlapCancelRunning {
-		pre = m.postpone(work, t, res.end, nil)
+	if sc := &work.Schedule; timed && m.policy.Overlap != OverlapCancelRunning {
+		switch {
+		case sc.Current != nil:
+			pre = m.postpone(work, t, res.end, nil, false)
+		default:
+			// The job was put again (or disabled) while o's attempt ran,
+			// over a record that its claim had not numbered o in: the
+			// occurrences that follow are numbered after o, and those of
+			// the new definition due by now came due while o was in
+			// progress, not while nothing ran.
+			sc.Occurrences = max(sc.Occurrences, o.Number)
+			if work.State == JobEnabled {
+				sc.Current = new(*o) // o is the caller's: a copy keeps it off the heap
+				pre = m.postpone(work, t, res.end, nil, false)
+				sc.Current = nil
+			}
+		}
 	}
 	h := m.complete(work, o, res, timed) // timed: step settles work
 	all := m.add(append(buf, hist...), h)
