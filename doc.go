@@ -572,9 +572,11 @@
 // [Scheduler.ListJobs], GET over REST as "status": {"health"}), the first
 // that holds of: Failing (its latest finished occurrence faulted), Late
 // (Enabled, due for more than [HealthLateAfter], no attempt in flight),
-// Stale ([HealthStalePeriods] scheduled occurrences came due since its last
-// success, or since it was put), Skipped (a run policy passed over its
-// latest occurrence), OK. ListJobsOptions.Health (REST: $filter=health eq
+// Stale (Enabled, and [HealthStalePeriods] scheduled occurrences came due
+// since its last success, or since it was put), Skipped (a run policy
+// passed over its latest occurrence), OK. A Disabled job's occurrences do
+// not come due: a paused job is neither Late nor Stale (it is Failing when
+// its latest occurrence faulted). ListJobsOptions.Health (REST: $filter=health eq
 // Failing) keeps the jobs of one health, [Scheduler.HealthCounts] counts
 // them over the store (the telemetry package exports it as the gauge
 // jobclock.jobs.health), and the dashboard shows it.

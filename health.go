@@ -11,7 +11,8 @@ const (
 	// attempt starting before it is Late.
 	HealthLateAfter = time.Minute
 	// HealthStalePeriods is how many scheduled occurrences may come due
-	// after the job's last success (or its creation) before it is Stale.
+	// after the job's last success (or its creation) before it is Stale;
+	// those of a Disabled job do not come due.
 	HealthStalePeriods = 3
 )
 
@@ -20,9 +21,11 @@ const (
 //   - Failing: its latest finished occurrence faulted (or it is Faulted);
 //   - Late: it is Enabled, due for more than HealthLateAfter, and no
 //     attempt of it is in flight;
-//   - Stale: HealthStalePeriods scheduled occurrences came due since its
-//     last successful occurrence ended (or since it was created or last
-//     replaced), whether they ran, failed or were skipped;
+//   - Stale: it is Enabled, and HealthStalePeriods scheduled occurrences
+//     came due since its last successful occurrence ended (or since it
+//     was created or last replaced), whether they ran, failed or were
+//     skipped (a Disabled job's occurrences do not come due: a paused
+//     job is not Stale, nor Late);
 //   - Skipped: its latest scheduled occurrence was passed over by a run
 //     policy;
 //   - OK otherwise (a Completed job is OK).
@@ -38,19 +41,28 @@ func (s *Scheduler) jobHealth(r *JobRecord, now time.Time) JobHealth {
 	if r.State == JobEnabled && !inFlight && !sc.DueAt.IsZero() && now.Sub(sc.DueAt) > HealthLateAfter {
 		return HealthLate
 	}
-	if t, err := s.timing(r, now); err == nil {
-		since := sc.LastSucceeded
-		if since.Before(sc.Anchor) {
-			since = sc.Anchor
-		}
-		if n, _, _ := span(t, t.Next(since), now, HealthStalePeriods); n >= HealthStalePeriods {
-			return HealthStale
-		}
+	if r.State == JobEnabled && s.stale(r, now) { // a paused job's occurrences do not come due
+		return HealthStale
 	}
 	if sc.LastSkipped {
 		return HealthSkipped
 	}
 	return HealthOK
+}
+
+// stale reports whether HealthStalePeriods scheduled occurrences of r's
+// job came due by now since its last success, or since its anchor.
+func (s *Scheduler) stale(r *JobRecord, now time.Time) bool {
+	t, err := s.timing(r, now)
+	if err != nil {
+		return false
+	}
+	since := r.Schedule.LastSucceeded
+	if since.Before(r.Schedule.Anchor) {
+		since = r.Schedule.Anchor
+	}
+	n, _, _ := span(t, t.Next(since), now, HealthStalePeriods)
+	return n >= HealthStalePeriods
 }
 
 // withHealth sets the health of r, a record the caller owns, at now.

@@ -56,7 +56,7 @@ func TestHealth(t *testing.T) {
 		}
 		time.Sleep(3*time.Minute + 30*time.Second) // no scheduler yet
 		synctest.Wait()
-		want = map[string]scheduler.JobHealth{"ok": scheduler.HealthLate, "late": scheduler.HealthLate, "paused": scheduler.HealthStale}
+		want = map[string]scheduler.JobHealth{"ok": scheduler.HealthLate, "late": scheduler.HealthLate, "paused": scheduler.HealthOK}
 		check("before any scheduler ran")
 		if err := e.s.DeleteJob(ctx, "c", "late"); err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func TestHealth(t *testing.T) {
 		synctest.Wait()
 		// skipping's catch-up attempt has not ended: 1m, 2m and 3m came due
 		// without a success.
-		want = map[string]scheduler.JobHealth{"ok": scheduler.HealthOK, "failing": scheduler.HealthFailing, "paused": scheduler.HealthStale, "skipping": scheduler.HealthStale}
+		want = map[string]scheduler.JobHealth{"ok": scheduler.HealthOK, "failing": scheduler.HealthFailing, "paused": scheduler.HealthOK, "skipping": scheduler.HealthStale}
 		check("after catching up")
 		time.Sleep(90 * time.Second) // 5m05s: skipping succeeded at 5m00s, and passed over 4m and 5m
 		synctest.Wait()
@@ -79,14 +79,14 @@ func TestHealth(t *testing.T) {
 			t.Errorf("ListJobs(health Skipped) = %v, %v; want skipping", names(list), err)
 		}
 		list, err = e.s.ListJobs(ctx, "c", &scheduler.ListJobsOptions{Health: scheduler.HealthOK})
-		if err != nil || len(list) != 1 || list[0].Name != "ok" {
-			t.Errorf("ListJobs(health OK) = %v, %v; want ok", names(list), err)
+		if err != nil || len(list) != 2 || list[0].Name != "ok" || list[1].Name != "paused" {
+			t.Errorf("ListJobs(health OK) = %v, %v; want ok, paused", names(list), err)
 		}
 		counts, err := e.s.HealthCounts(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantCounts := map[scheduler.JobHealth]int{scheduler.HealthOK: 1, scheduler.HealthFailing: 1, scheduler.HealthStale: 1, scheduler.HealthSkipped: 1}
+		wantCounts := map[scheduler.JobHealth]int{scheduler.HealthOK: 2, scheduler.HealthFailing: 1, scheduler.HealthSkipped: 1}
 		if diff := cmp.Diff(wantCounts, counts); diff != "" {
 			t.Errorf("HealthCounts (-want +got):\n%s", diff)
 		}
@@ -102,4 +102,40 @@ func names(list []*scheduler.JobRecord) []string {
 		out = append(out, r.Name)
 	}
 	return out
+}
+
+// TestHealthPaused: a job an operator disabled is not Stale however many
+// of its periods pass while it is paused: its occurrences do not come
+// due. (Once enabled again, the periods passed while paused count until
+// its next success, as skipped occurrences do.)
+func TestHealthPaused(t *testing.T) {
+	putAgainStores(t, func(t *testing.T, st scheduler.Store) {
+		e := newPutAgainEnv(t, st)
+		ctx := t.Context()
+		if _, err := e.s.PutJobJSON(ctx, "c", "j", []byte(`{"action": {"type": "Digest", "custom": {"to": "ops"}}, "recurrence": {"frequency": "Minute"}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		e.at(90 * time.Second) // ran at 0 and 1m
+		if _, err := e.s.DisableJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		e.at(10 * time.Minute)
+		r, err := e.s.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State != scheduler.JobDisabled || r.Status.Health != scheduler.HealthOK {
+			t.Errorf("paused for 8 periods: %s, health %s; want Disabled, OK", r.State, r.Status.Health)
+		}
+		if _, err = e.s.EnableJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		e.at(10*time.Minute + 30*time.Second) // ran at 10m
+		if r, err = e.s.GetJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.Health != scheduler.HealthOK || r.Status.ExecutionCount != 3 {
+			t.Errorf("enabled again: health %s, %d executions; want OK, 3", r.Status.Health, r.Status.ExecutionCount)
+		}
+	})
 }
