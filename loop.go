@@ -124,6 +124,9 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 			return a.wakeAt(wakeBy)
 		}
 		if a.reachCut(now) {
+			// It claims at claimAt, whatever ends before: a slot freed
+			// meanwhile would wake it for a step that claims nothing.
+			s.outcomes.loopWaits.Store(false)
 			return a.wakeAt(minTime(wakeBy, a.claimAt))
 		}
 		return a.wakeAt(wakeBy) // the next job that ends wakes the loop

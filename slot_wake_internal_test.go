@@ -99,3 +99,32 @@ func TestNoClaimWhileClaimedJobsWait(t *testing.T) {
 		t.Errorf("once the claimed jobs were taken, the loop claimed %d times, the last for %d jobs; want once, for the 8 slots free", st.claims, st.limit)
 	}
 }
+
+// TestReachCutNoSlotWake: a step that finds no slot free while it holds
+// claims far enough ahead claims next halfway to the last of them (see
+// reachCut), and an attempt that ends before then and frees a slot does
+// not wake the loop for a step that would claim nothing.
+func TestReachCutNoSlotWake(t *testing.T) {
+	st := &claimCounter{}
+	s, err := New(st, &Config{Logger: slog.New(slog.DiscardHandler), MaxConcurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	now := time.Now()
+	s.nextPrune = now.Add(time.Hour) // no retention pass
+	s.inFlight.Add(1)                // one slot taken by an attempt, the other by the claim held
+	s.wg.Add(1)
+	s.ahead.hold([]*JobRecord{{Name: "later", Schedule: JobSchedule{DueAt: now.Add(time.Second)}}})
+	wake := s.runDue(ctx, now)
+	if want := now.Add(500 * time.Millisecond); !s.ahead.claimAt.Equal(want) || wake.After(want) {
+		t.Fatalf("step with no slot free and a claim held 1s ahead: claims next at %v, wakes at %v; want both at %v", s.ahead.claimAt.Sub(now), wake.Sub(now), want.Sub(now))
+	}
+	s.workerFreed() // the attempt ended: its outcome waits for the store
+	if len(s.wake) > 0 {
+		t.Error("an attempt that ended before the loop's next claim woke the loop")
+	}
+	if st.claims != 0 {
+		t.Errorf("the loop claimed %d times, want none", st.claims)
+	}
+}
