@@ -472,7 +472,13 @@
 // one ends; at most one waits, and with the runOnce and skip misfire
 // policies further occurrences that come due meanwhile are merged into the
 // waiting one (they do not run and do not count toward count). With runAll
-// they wait their turn. A run policy changes this per job.
+// they wait their turn. A run policy changes this per job. While an
+// attempt runs, the job's record is held by it: an occurrence that comes
+// due meanwhile is found waiting when the attempt ends, and its Postponed
+// entry (with the Skipped entry of those passed over) carries that instant
+// and is written with the attempt's outcome; until then nothing is on
+// record for it. One that comes due while a retry is pending is on record
+// when it comes due.
 //
 // # Run policies, pauses and skipped occurrences
 //
