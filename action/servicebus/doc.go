@@ -69,7 +69,9 @@
 // # Errors
 //
 // Invalid fields are reported before connecting, as *FieldError values
-// naming the JSON path. Send failures become failed attempts with a message
+// naming the JSON path, marked [action.Permanent] (as is a message too
+// large for the entity) so that the job's retry policy does not repeat
+// them. Send failures become failed attempts with a message
 // a person can act on: the key refused (401), the entity not found, the
 // message too large for the entity, the namespace unreachable, no answer in
 // time. The SDK retries only briefly within an attempt (Options.Retry) and

@@ -76,7 +76,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 	}
 	t, err := resolve(req)
 	if err != nil {
-		return &action.Result{Message: "ServiceBus Action - " + err.Error()}, err
+		return &action.Result{Message: "ServiceBus Action - " + err.Error()}, action.Permanent(err)
 	}
 	res, err := e.send(ctx, req, t)
 	if err != nil {
@@ -88,7 +88,8 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (res *action.Result, err error) {
 	msg, err := e.validate(req, t)
 	if err != nil {
-		return nil, err
+		// The definition's own problems: no retry mends them.
+		return nil, action.Permanent(err)
 	}
 	m := t.msg
 	host := e.host(m.Namespace)
@@ -312,7 +313,8 @@ func (e *Executor) describe(err error, t *target, host string, elapsed time.Dura
 	switch {
 	case errors.Is(err, azservicebus.ErrMessageTooLarge) ||
 		errors.As(err, &amqpErr) && amqpErr.Condition == amqp.ErrCondMessageSizeExceeded:
-		return wrap("message of %d bytes is too large for %s (Service Bus takes 256 KiB per message on the Standard tier, 100 MB on Premium)", len(m.Message), where)
+		// The same message is as large at every retry.
+		return action.Permanent(wrap("message of %d bytes is too large for %s (Service Bus takes 256 KiB per message on the Standard tier, 100 MB on Premium)", len(m.Message), where))
 	case errors.As(err, &sbErr) && sbErr.Code == azservicebus.CodeUnauthorizedAccess ||
 		errors.As(err, &amqpErr) && amqpErr.Condition == amqp.ErrCondUnauthorizedAccess:
 		return wrap("key '%s' refused (401 unauthorized) by namespace '%s' for %s %q: check authentication.sasKeyName and sasKey, and that the policy grants Send",

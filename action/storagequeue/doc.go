@@ -51,8 +51,9 @@
 // time), the SAS token (a query string with a sig parameter, an
 // optional leading "?", not past its se expiry) and the encoded message
 // size (at most 64 KiB, the service's limit) are checked; a problem is a
-// failed attempt whose error is a *FieldError naming the JSON path at fault.
-// Service answers are turned into messages a person can act on: a refused
+// failed attempt whose error is a *FieldError naming the JSON path at fault,
+// marked [action.Permanent] so that the job's retry policy does not repeat
+// it (the same goes for a message the service finds too large). Service answers are turned into messages a person can act on: a refused
 // SAS token (403), a missing queue (404), a message the service finds too
 // large (413), an unreachable endpoint. The underlying *azcore.ResponseError
 // stays reachable with errors.As.

@@ -60,7 +60,11 @@ func TestDescribeRequestBodyTooLarge(t *testing.T) {
 	}
 	u, _ := url.Parse(ep)
 	e := New(&Options{Endpoint: PathStyle(u.Scheme + "://" + u.Host)})
-	got := e.describe(err, &action.StorageQueueMessage{StorageAccount: "devstoreaccount1", QueueName: name}, time.Millisecond).Error()
+	derr := e.describe(err, &action.StorageQueueMessage{StorageAccount: "devstoreaccount1", QueueName: name}, time.Millisecond)
+	if !action.IsPermanent(derr) {
+		t.Errorf("describe(413) = %v, not permanent; the message is as large at every retry", derr)
+	}
+	got := derr.Error()
 	for _, w := range []string{"too large", "RequestBodyTooLarge", "64 KiB", u.Host} {
 		if !strings.Contains(got, w) {
 			t.Errorf("describe(413) = %q, want it to contain %q", got, w)

@@ -290,7 +290,12 @@ func (e *Executor) describe(err error, m *action.StorageQueueMessage, elapsed ti
 				msg += " [request id " + id + "]"
 			}
 		}
-		return &sendError{msg: msg, err: err}
+		se := &sendError{msg: msg, err: err}
+		if re.StatusCode == 413 {
+			// The same message is as large at every retry.
+			return action.Permanent(se)
+		}
+		return se
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

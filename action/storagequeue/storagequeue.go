@@ -187,11 +187,13 @@ func (e *Executor) execute(ctx context.Context, req *action.Request) (res *actio
 	path += ".queueMessage"
 	m := req.Action.QueueMessage
 	if m == nil {
-		return nil, &FieldError{Path: path, Reason: "is required for a StorageQueue action"}
+		return nil, action.Permanent(&FieldError{Path: path, Reason: "is required for a StorageQueue action"})
 	}
+	// The definition's own problems (an expired SAS token too) are
+	// permanent: no retry mends them.
 	sasQuery, err := validate(path, m, time.Now())
 	if err != nil {
-		return nil, err
+		return nil, action.Permanent(err)
 	}
 	// Without a trace in ctx there is no span: skip describing one.
 	if tracectx.From(ctx) != nil {
@@ -202,7 +204,7 @@ func (e *Executor) execute(ctx context.Context, req *action.Request) (res *actio
 	traceparent, tracestate := tracectx.Parent(ctx)
 	text, err := e.encode(path, m.Message, req, traceparent, tracestate)
 	if err != nil {
-		return nil, err
+		return nil, action.Permanent(err)
 	}
 
 	client, err := e.client(m.StorageAccount, m.QueueName, sasQuery)
