@@ -203,9 +203,13 @@ func TestClientCertificateAuthentication(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Path != "request.authentication.password" {
 			t.Fatalf("Execute error = %v, want a *FieldError for request.authentication.password", err)
 		}
-		want := "Failed: no response from host '" + strings.TrimPrefix(srv.URL, "https://") + "': request.authentication.password: does not open the pfx (incorrect password)"
+		// Nothing was sent, and no retry opens the pfx.
+		want := "Failed: action.request.authentication.password: does not open the pfx (incorrect password); nothing was sent to host '" + strings.TrimPrefix(srv.URL, "https://") + "'"
 		if res == nil || res.Message != want {
 			t.Errorf("Result = %+v, want message %q", res, want)
+		}
+		if !action.IsPermanent(err) {
+			t.Errorf("Execute error %v is not permanent", err)
 		}
 		if strings.Contains(err.Error(), "not-the-password") || strings.Contains(err.Error(), "pfx-password") {
 			t.Errorf("error leaks a password: %v", err)
@@ -392,9 +396,9 @@ func TestActiveDirectoryOAuth(t *testing.T) {
 			t.Fatalf("Execute error = %v, want a *RequestError", err)
 		}
 		tokenHost := strings.TrimPrefix(tokenSrv.URL, "http://")
-		want := "': token endpoint '" + tokenHost + "' answered 401 Unauthorized: invalid_client: AADSTS7000215: Invalid client secret provided: ***"
-		if !strings.HasSuffix(res.Message, want) {
-			t.Errorf("Message = %q, want suffix %q", res.Message, want)
+		want := "Failed: action.request.authentication: token endpoint '" + tokenHost + "' answered 401 Unauthorized: invalid_client: AADSTS7000215: Invalid client secret provided: ***; nothing was sent to host '" + strings.TrimPrefix(target.URL, "http://") + "'"
+		if res.Message != want {
+			t.Errorf("Message = %q, want %q", res.Message, want)
 		}
 		if strings.Contains(res.Message+err.Error(), wrong) {
 			t.Errorf("secret leaked: %q / %v", res.Message, err)
@@ -404,8 +408,15 @@ func TestActiveDirectoryOAuth(t *testing.T) {
 	t.Run("endpoint down", func(t *testing.T) {
 		ex := newExecutor(t, &httpaction.Options{Authority: "http://127.0.0.1:1/"})
 		res, err := execute(t, ex, oauthRequest(target.URL, "", secret))
-		if err == nil || !strings.Contains(res.Message, "token request to '127.0.0.1:1' failed") {
-			t.Errorf("Execute = %+v, %v; want a failed token request", res, err)
+		// The message says that the token request failed and that nothing
+		// was sent to the target; the down endpoint is retried.
+		prefix := "Failed: action.request.authentication: token request to '127.0.0.1:1' failed: "
+		suffix := "; nothing was sent to host '" + strings.TrimPrefix(target.URL, "http://") + "'"
+		if err == nil || !strings.HasPrefix(res.Message, prefix) || !strings.HasSuffix(res.Message, suffix) {
+			t.Errorf("Execute = %+v, %v; want a message %q...%q", res, err, prefix, suffix)
+		}
+		if action.IsPermanent(err) {
+			t.Errorf("Execute error %v is permanent; a token endpoint that is down may come back", err)
 		}
 	})
 }

@@ -50,6 +50,14 @@
 //	Failed: no response from host 'example.com': dial tcp 93.184.215.14:443: connect: connection refused
 //	Failed: no response from host 'example.com': timed out after 1m0s: context deadline exceeded
 //
+// An attempt that fails before anything is sent (an unusable pfx, a failed
+// token request) names what failed by its full JSON path in the job
+// ("action.errorAction" for the error action's), and says that nothing
+// was sent:
+//
+//	Failed: action.request.authentication.pfx: is not a usable PKCS#12 file: ...; nothing was sent to host 'example.com'
+//	Failed: action.request.authentication: token request to 'login.microsoftonline.com' failed: ...; nothing was sent to host 'example.com'
+//
 // A success reads the same way ("Completed: 200 OK from host ..."). The
 // host includes the port when the uri has one. The body in the message is
 // cut to Options.MaxMessageBody bytes (2,048 by default) at a UTF-8
@@ -129,6 +137,8 @@
 // Execute does not panic on any input. A nil request or action gives an
 // error; a missing or malformed field gives a *FieldError whose Path is the
 // JSON path within the action ("request.uri",
-// "request.authentication.pfx"). ValidateRequest reports the same problems
-// without sending anything, for checking a job definition when it is saved.
+// "request.authentication.pfx"), marked [action.Permanent] so that the
+// job's retry policy does not repeat an attempt that cannot succeed.
+// ValidateRequest reports the same problems without sending anything, for
+// checking a job definition when it is saved.
 package http

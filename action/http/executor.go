@@ -243,8 +243,8 @@ var errTimeout = errors.New("timeout")
 // response gives a *StatusError; no response (connection error, timeout,
 // cancellation, refused token request) a *RequestError; a problem with the
 // action's fields a *FieldError, which may be wrapped in a *RequestError
-// naming the host. Use errors.As to tell them apart. A nil ctx means
-// context.Background().
+// naming the host, and is marked [action.Permanent]. Use errors.As to tell
+// them apart. A nil ctx means context.Background().
 //
 // When ctx carries a trace (the Scheduler's attempt span, made by package
 // telemetry when the host opts in, or an occurrence's stored trace
@@ -267,17 +267,21 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 	if req == nil || req.Action == nil {
 		return nil, errors.New("http: Execute called without an action")
 	}
+	path := "action"
+	if req.ErrorAction {
+		path = "action.errorAction"
+	}
 	hr := req.Action.Request
 	if hr == nil {
-		err := &FieldError{Path: "request", Reason: fmt.Sprintf("is required for %s actions", req.Action.Type)}
-		return &action.Result{Message: "Failed: " + err.Error()}, err
+		return notSent("", path, &FieldError{Path: "request", Reason: fmt.Sprintf("is required for %s actions", req.Action.Type)}, nil)
 	}
 	p, err := prepare(hr)
 	if err != nil {
+		host := ""
 		if p != nil {
-			return failure(p.u.Host, err, nil)
+			host = p.u.Host
 		}
-		return &action.Result{Message: strings.ToValidUTF8("Failed: "+err.Error(), "\uFFFD")}, err
+		return notSent(host, path, err, nil)
 	}
 	host := p.u.Host
 
@@ -294,7 +298,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 
 	hreq, err := nethttp.NewRequestWithContext(ctx, p.method, p.u.String(), bodyReader(hr.Body))
 	if err != nil {
-		return failure(host, &FieldError{Path: "request.method", Value: quote(hr.Method), Reason: err.Error()}, nil)
+		return notSent(host, path, &FieldError{Path: "request.method", Value: quote(hr.Method), Reason: err.Error()}, nil)
 	}
 	for k, v := range hr.Headers {
 		if isSchedulerHeader(k) {
@@ -336,14 +340,14 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (res *actio
 			secrets = append(secrets, a.Password, a.Pfx)
 			c, err := e.certClient(a)
 			if err != nil {
-				return failure(host, err, secrets)
+				return notSent(host, path, err, secrets)
 			}
 			client = c
 		case action.AuthActiveDirectoryOAuth:
 			secrets = append(secrets, a.Secret)
 			tok, err := e.token(ctx, a)
 			if err != nil {
-				return failure(host, timeoutErr(ctx, timeout, err), secrets)
+				return notSent(host, path, timeoutErr(ctx, timeout, err), secrets)
 			}
 			hreq.Header.Set("Authorization", "Bearer "+tok)
 			secrets = append(secrets, tok)
@@ -396,6 +400,36 @@ func failure(host string, err error, secrets []string) (*action.Result, error) {
 	text := redact(err.Error(), secrets)
 	msg := fmt.Sprintf("Failed: no response from host '%s': %s", host, text)
 	return &action.Result{Message: strings.ToValidUTF8(msg, "\uFFFD")}, &RequestError{Host: host, Err: redactErr(err, text)}
+}
+
+// notSent makes the result and error of an attempt that failed before
+// anything was sent to host, because of err: a problem with a field of the
+// action at path ("action" or "action.errorAction"), named by its full
+// path, or a failure to prepare the request, such as its access token
+// request. A *FieldError, a problem of the definition itself, is marked
+// [action.Permanent]: no retry mends it. With a host the error is a
+// *RequestError, without one (the uri is at fault) err itself.
+func notSent(host, path string, err error, secrets []string) (*action.Result, error) {
+	var fe *FieldError
+	isField := errors.As(err, &fe)
+	what := err.Error()
+	switch {
+	case isField:
+		what = path + "." + fe.Error()
+	default:
+		what = path + ".request.authentication: " + what
+	}
+	what = redact(what, secrets)
+	msg := "Failed: " + what
+	if host != "" {
+		msg += "; nothing was sent to host '" + host + "'"
+		err = &RequestError{Host: host, Err: redactErr(err, redact(err.Error(), secrets))}
+	}
+	res := &action.Result{Message: strings.ToValidUTF8(msg, "\uFFFD")}
+	if isField {
+		return res, action.Permanent(err)
+	}
+	return res, err
 }
 
 // prepared is the checked part of an HTTP request.
