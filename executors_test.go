@@ -20,7 +20,7 @@ import (
 const queueJob = `{
 	"action": {"type": "StorageQueue",
 		"queueMessage": {"storageAccount": "acct", "queueName": "queue", "sasToken": "?sv=2020&sig=x", "message": "hi"},
-		"errorAction": {"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "ns", "topicPath": "t",
+		"errorAction": {"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "contoso-ns", "topicPath": "t",
 			"authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "v"}, "message": "failed"}}}
 }`
 

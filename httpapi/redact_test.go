@@ -84,9 +84,9 @@ func TestResponsesBlankTheOnlySecret(t *testing.T) {
 			"authentication": {"type": "Basic", "username": "u", "password": "the-secret"}}}`,
 		"queue": `{"type": "StorageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "queue",
 			"sasToken": "sv=the-secret", "message": "m"}}`,
-		"serviceBusQueue": `{"type": "ServiceBusQueue", "serviceBusQueueMessage": {"namespace": "ns1", "queueName": "q",
+		"serviceBusQueue": `{"type": "ServiceBusQueue", "serviceBusQueueMessage": {"namespace": "contoso-ns1", "queueName": "q",
 			"message": "m", "transportType": "AMQP", "authentication": {"sasKeyName": "send", "sasKey": "the-secret", "type": "SharedAccessKey"}}}`,
-		"serviceBusTopic": `{"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "ns1", "topicPath": "t",
+		"serviceBusTopic": `{"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "contoso-ns1", "topicPath": "t",
 			"message": "m", "transportType": "AMQP", "authentication": {"sasKeyName": "send", "sasKey": "the-secret", "type": "SharedAccessKey"}}}`,
 	}
 	for where, secret := range secretActions {

@@ -91,11 +91,11 @@ func TestRoundTrip(t *testing.T) {
     "errorAction": {
       "type": "ServiceBusQueue",
       "serviceBusQueueMessage": {
-        "namespace": "ns1", "queueName": "errors", "transportType": "AMQP", "message": "report failed",
+        "namespace": "contoso-ns1", "queueName": "errors", "transportType": "AMQP", "message": "report failed",
         "authentication": {"sasKeyName": "RootManageSharedAccessKey", "sasKey": "sas-key-secret", "type": "SharedAccessKey"},
         "brokeredMessageProperties": {
           "contentType": "text/plain", "correlationId": "c1", "forcePersistence": true, "label": "l1",
-          "messageId": "m1", "partitionKey": "p1", "replyTo": "r1", "replyToSessionId": "rs1",
+          "messageId": "m1", "partitionKey": "s1", "replyTo": "r1", "replyToSessionId": "rs1",
           "scheduledEnqueueTimeUtc": "{{start}}", "sessionId": "s1", "timeToLive": "PT1H", "to": "t1",
           "viaPartitionKey": "v1"
         },
@@ -133,7 +133,7 @@ func TestRoundTrip(t *testing.T) {
                          "clientId": "client-1", "secret": "oauth-secret", "authority": "https://login.example.com/"}},
     "errorAction": {
       "type": "ServiceBusTopic",
-      "serviceBusTopicMessage": {"namespace": "ns1", "topicPath": "alerts", "message": "failed", "transportType": "NetMessaging",
+      "serviceBusTopicMessage": {"namespace": "contoso-ns1", "topicPath": "alerts", "message": "failed", "transportType": "NetMessaging",
         "authentication": {"sasKeyName": "send", "sasKey": "sas-key-secret", "type": "SharedAccessKey"}}
     }
   },

@@ -68,6 +68,15 @@
 //
 // # Errors
 //
+// When a job is put, the Executor, an [action.Validator], checks the
+// namespace name (6-50 letters, digits and hyphens, starting with a letter
+// and ending with a letter or digit), the queue or topic name (1-260
+// letters, digits, '.', '-', '_' and '/'), the transport and
+// authentication fields and the brokered message properties: a problem
+// refuses the job with an error at its path
+// (action.serviceBusQueueMessage.namespace). The same rules run again
+// before each send, for a definition stored before they were checked.
+//
 // Invalid fields are reported before connecting, as *FieldError values
 // naming the JSON path, marked [action.Permanent] (as is a message too
 // large for the entity) so that the job's retry policy does not repeat

@@ -42,24 +42,22 @@ type target struct {
 	msg    *action.ServiceBusMessage
 }
 
-func resolve(req *action.Request) (*target, error) {
-	a := req.Action
+// resolve returns the target of a, whose payload's JSON path is under
+// base ("action", "errorAction", or "" for paths relative to the action).
+func resolve(a *action.Action, base string) (*target, error) {
+	if base != "" {
+		base += "."
+	}
 	q, t := a.ServiceBusQueueMessage, a.ServiceBusTopicMessage
 	useQueue := a.Type == action.ServiceBusQueue || a.Type != action.ServiceBusTopic && q != nil
 	if useQueue {
-		p := "action.serviceBusQueueMessage"
-		if req.ErrorAction {
-			p = "errorAction.serviceBusQueueMessage"
-		}
+		p := base + "serviceBusQueueMessage"
 		if q == nil {
 			return nil, &FieldError{Path: p, Reason: "is required for a ServiceBusQueue action"}
 		}
 		return &target{kind: "queue", label: "ServiceBusQueue", path: p, entity: q.QueueName, field: "queueName", msg: &q.ServiceBusMessage}, nil
 	}
-	p := "action.serviceBusTopicMessage"
-	if req.ErrorAction {
-		p = "errorAction.serviceBusTopicMessage"
-	}
+	p := base + "serviceBusTopicMessage"
 	if t == nil {
 		return nil, &FieldError{Path: p, Reason: "is required for a ServiceBusTopic action"}
 	}
@@ -74,7 +72,11 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 	if req == nil || req.Action == nil {
 		return nil, errors.New("servicebus: request without an action")
 	}
-	t, err := resolve(req)
+	base := "action"
+	if req.ErrorAction {
+		base = "errorAction"
+	}
+	t, err := resolve(req.Action, base)
 	if err != nil {
 		return &action.Result{Message: "ServiceBus Action - " + err.Error()}, action.Permanent(err)
 	}
@@ -123,10 +125,24 @@ func (e *Executor) send(ctx context.Context, req *action.Request, t *target) (re
 		"' (message id " + id + ", " + strconv.Itoa(len(msg.Body)) + " bytes)"}, nil
 }
 
-// validate checks the action's fields and builds the message.
-func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Message, error) {
+// ValidateAction reports, when a job is put, the problems of a's Service
+// Bus message that Execute would find before sending it, at their paths
+// relative to the action ("serviceBusQueueMessage.namespace"), so that a
+// definition Service Bus refuses is refused then rather than failing
+// every attempt: the namespace, queue and topic names, the transport and
+// authentication fields, and the brokered message properties.
+func (e *Executor) ValidateAction(a *action.Action) error {
+	t, err := resolve(a, "")
+	if err != nil {
+		return err
+	}
+	return errors.Join(problems(t)...)
+}
+
+// problems returns the problems of the fields of t's message, at their
+// paths under t.path: the rules of both ValidateAction and Execute.
+func problems(t *target) []error {
 	m := t.msg
-	requestID := req.ClientRequestID()
 	var errs []error
 	bad := func(field, value, reason string) {
 		errs = append(errs, &FieldError{Path: t.path + "." + field, Value: value, Reason: reason})
@@ -165,16 +181,6 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 	if !utf8.ValidString(m.Message) {
 		bad("message", "", "is not valid UTF-8")
 	}
-
-	msg := &azservicebus.Message{Body: []byte(m.Message)}
-	str := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		p := new(string)
-		*p = s
-		return p
-	}
 	if p := m.BrokeredMessageProperties; p != nil {
 		bp := "brokeredMessageProperties."
 		for _, f := range []struct{ name, v string }{{"messageId", p.MessageID}, {"sessionId", p.SessionID}, {"partitionKey", p.PartitionKey}, {"replyToSessionId", p.ReplyToSessionID}} {
@@ -188,6 +194,27 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 		if p.TimeToLive != nil && *p.TimeToLive <= 0 {
 			bad(bp+"timeToLive", strconv.Quote(p.TimeToLive.String()), "must be positive")
 		}
+	}
+	return errs
+}
+
+// validate checks the action's fields and builds the message.
+func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Message, error) {
+	if err := errors.Join(problems(t)...); err != nil {
+		return nil, err
+	}
+	m := t.msg
+	requestID := req.ClientRequestID()
+	msg := &azservicebus.Message{Body: []byte(m.Message)}
+	str := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		p := new(string)
+		*p = s
+		return p
+	}
+	if p := m.BrokeredMessageProperties; p != nil {
 		msg.ContentType = str(p.ContentType)
 		msg.CorrelationID = str(p.CorrelationID)
 		msg.Subject = str(p.Label)
@@ -210,9 +237,6 @@ func (e *Executor) validate(req *action.Request, t *target) (*azservicebus.Messa
 	}
 	if msg.MessageID == nil {
 		msg.MessageID = str(requestID)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
 	}
 
 	props := make(map[string]any, len(m.CustomMessageProperties)+5)

@@ -91,7 +91,10 @@ type clientEntry struct {
 	senders map[string]*azservicebus.Sender // by entity
 }
 
-var _ action.Executor = (*Executor)(nil)
+var (
+	_ action.Executor  = (*Executor)(nil)
+	_ action.Validator = (*Executor)(nil)
+)
 
 // New returns an Executor. opts may be nil, meaning all defaults; it is
 // copied, so later changes have no effect.
