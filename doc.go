@@ -437,9 +437,13 @@
 // retryPolicy (at least PT1S) is a deadline: no retry starts later than
 // the occurrence's expected time plus it, and the occurrence faults
 // instead. An error that will not go away is not retried at all: an
-// executor says so with [action.Permanent](err), and for Http and Https
-// actions "permanentStatusCodes" lists the answers that are permanent
-// ([400, 401, 403, 404, 410, 422], say). The failed attempt's history
+// executor says so with [action.Permanent](err), as the built-in ones do
+// for a problem of the action's own definition (a field value Azure
+// refuses, an expired SAS token, a pfx that does not open, a message too
+// large to send), and for Http and Https actions "permanentStatusCodes"
+// lists the answers that are permanent ([400, 401, 403, 404, 410, 422],
+// say); a network failure, a 5xx or 429 answer, or a token endpoint that
+// does not answer is retried. The failed attempt's history
 // message says why it was the last. A 429 or 503 answer with Retry-After
 // (seconds or an HTTP date) moves the next retry to no earlier than the
 // instant it names, at most [MaxRetryAfter] after the attempt ended and
