@@ -215,7 +215,11 @@
 // needs an https URI, since it would otherwise send secrets in clear text,
 // unless [ParseOptions.AllowInsecureAuthentication] is set. A pfx whose
 // key derivations ask for more than [http.MaxPfxIterations] (1,000,000)
-// iterations, in the parts readable without its password, is rejected. Storage queue
+// iterations, in the parts readable without its password, is rejected; a
+// Scheduler also opens the pfx with its password when the job is put (its
+// HTTP executor is an [action.Validator]), so a pfx that is not a PKCS#12
+// file, or that the password does not open, is refused at
+// action.request.authentication.pfx or .password. Storage queue
 // messages need storageAccount, queueName, sasToken and message; Service
 // Bus messages need namespace, queueName or topicPath, and message, and
 // with SharedAccessKey authentication sasKeyName and sasKey. A

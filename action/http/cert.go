@@ -61,8 +61,12 @@ func parsePfx(pfx, password string) (*tls.Certificate, error) {
 	switch {
 	case errors.Is(err, pkcs12.ErrIncorrectPassword), errors.Is(err, pkcs12.ErrDecryption):
 		return nil, &FieldError{Path: "request.authentication.password", Reason: "does not open the pfx (incorrect password)"}
+	case err != nil && strings.HasPrefix(err.Error(), "pkcs12: error reading P12 data"):
+		// The decoder's reason is a structure error of encoding/asn1,
+		// which says nothing to a person.
+		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "is not a usable PKCS#12 file: its data is not a PKCS#12 structure (give the base64 of a .pfx or .p12 file)"}
 	case err != nil:
-		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "is not a usable PKCS#12 file: " + err.Error()}
+		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "is not a usable PKCS#12 file: " + strings.TrimPrefix(err.Error(), "pkcs12: ")}
 	case key == nil || leaf == nil:
 		return nil, &FieldError{Path: "request.authentication.pfx", Reason: "holds no certificate with a private key"}
 	}

@@ -139,6 +139,8 @@
 // JSON path within the action ("request.uri",
 // "request.authentication.pfx"), marked [action.Permanent] so that the
 // job's retry policy does not repeat an attempt that cannot succeed.
-// ValidateRequest reports the same problems without sending anything, for
-// checking a job definition when it is saved.
+// ValidateRequest reports the same problems without sending anything; the
+// Executor, an [action.Validator], runs it when a job is put, so that a
+// request Execute would refuse, such as a pfx that is not a PKCS#12 file
+// or does not open with its password, is refused then.
 package http

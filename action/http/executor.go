@@ -17,6 +17,7 @@ import (
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/lru"
 	"github.com/jobclock/scheduler/internal/tracectx"
+	"github.com/jobclock/scheduler/secrets"
 )
 
 // Defaults of Options.
@@ -137,7 +138,10 @@ type Executor struct {
 	tokens   *tokenCache
 }
 
-var _ action.Executor = (*Executor)(nil)
+var (
+	_ action.Executor  = (*Executor)(nil)
+	_ action.Validator = (*Executor)(nil)
+)
 
 // New returns an Executor configured by opts; nil opts means all defaults.
 func New(opts *Options) *Executor {
@@ -510,6 +514,27 @@ func ValidateRequest(r *action.HTTPRequest) error {
 		}
 	}
 	return nil
+}
+
+// ValidateAction reports, when a job is put, the problems ValidateRequest
+// finds with a's request, so that a request Execute would refuse before
+// sending it, such as a client certificate whose pfx is not a PKCS#12 file
+// or does not open with its password, is refused then, at its path
+// (request.authentication.pfx or request.authentication.password), rather
+// than failing every attempt. A pfx or password that is sealed (see
+// package secrets) is not opened here: the Scheduler checks the job again
+// once it opened them. An action without a request is left to the
+// general rules.
+func (e *Executor) ValidateAction(a *action.Action) error {
+	r := a.Request
+	if r == nil {
+		return nil
+	}
+	if au := r.Authentication; au != nil && (secrets.IsSealed(au.Pfx) || secrets.IsSealed(au.Password)) {
+		_, err := prepare(r)
+		return err
+	}
+	return ValidateRequest(r)
 }
 
 // isToken reports whether s is an HTTP token (RFC 9110 section 5.6.2).
