@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -266,19 +267,31 @@ func (e *Executor) describe(err error, m *action.StorageQueueMessage, elapsed ti
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		detail := serviceMessage(re)
+		// The service's error code, or, from a service that sent none,
+		// the status: "400 Bad Request".
+		code := re.ErrorCode
+		if code == "" {
+			code = strconv.Itoa(re.StatusCode) + " " + http.StatusText(re.StatusCode)
+			if re.RawResponse != nil && re.RawResponse.Status != "" {
+				code = re.RawResponse.Status
+			}
+			code = strings.TrimSpace(code)
+		}
 		var msg string
 		switch {
 		case re.StatusCode == 403 || re.StatusCode == 401:
-			msg = fmt.Sprintf("SAS token refused by %s for %s: %s", host, where, re.ErrorCode)
+			msg = fmt.Sprintf("SAS token refused by %s for %s: %s", host, where, code)
 			if h := sasHints[re.ErrorCode]; h != "" {
 				msg += " (" + h + ")"
 			}
 		case re.StatusCode == 404 && re.ErrorCode == "QueueNotFound":
 			msg = fmt.Sprintf("queue '%s' does not exist in account '%s'; create it first", m.QueueName, m.StorageAccount)
 		case re.StatusCode == 404:
-			msg = fmt.Sprintf("%s not found at %s: %s (check the account name and the endpoint)", where, host, re.ErrorCode)
+			msg = fmt.Sprintf("%s not found at %s: %s (check the account name and the endpoint)", where, host, code)
 		case re.StatusCode == 413:
-			msg = fmt.Sprintf("message refused by %s as too large (%s); a queue message can be at most 64 KiB after encoding", host, re.ErrorCode)
+			msg = fmt.Sprintf("message refused by %s as too large (%s); a queue message can be at most 64 KiB after encoding", host, code)
+		case re.ErrorCode == "":
+			msg = fmt.Sprintf("queue service %s answered %s for %s", host, code, where)
 		default:
 			msg = fmt.Sprintf("queue service %s answered %d %s for %s", host, re.StatusCode, re.ErrorCode, where)
 		}
