@@ -78,13 +78,14 @@
 // before each send, for a definition stored before they were checked.
 //
 // Invalid fields are reported before connecting, as *FieldError values
-// naming the JSON path, marked [action.Permanent] (as is a message too
-// large for the entity) so that the job's retry policy does not repeat
-// them. Send failures become failed attempts with a message
-// a person can act on: the key refused (401), the entity not found, the
-// message too large for the entity, the namespace unreachable, no answer in
-// time. The SDK retries only briefly within an attempt (Options.Retry) and
-// each attempt is bounded by Options.Timeout, so a failure is reported at
-// once instead of being retried silently until the scheduler's deadline;
-// the job's retry policy decides what happens next.
+// naming the JSON path in the job (action.errorAction.serviceBusQueueMessage
+// for the error action), marked [action.Permanent] (as is a message too
+// large for the entity) so that the job's retry policy does not repeat them.
+// Send failures become failed attempts with a message a person can act on:
+// the key refused (401), the entity not found, the message too large for the
+// entity, the namespace unreachable, no answer in time. The SDK retries only
+// briefly within an attempt (Options.Retry) and each attempt is bounded by
+// Options.Timeout, so a failure is reported at once instead of being retried
+// silently until the scheduler's deadline; the job's retry policy decides
+// what happens next.
 package servicebus

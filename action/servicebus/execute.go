@@ -43,7 +43,7 @@ type target struct {
 }
 
 // resolve returns the target of a, whose payload's JSON path is under
-// base ("action", "errorAction", or "" for paths relative to the action).
+// base ("action", "action.errorAction", or "" for paths relative to the action).
 func resolve(a *action.Action, base string) (*target, error) {
 	if base != "" {
 		base += "."
@@ -74,7 +74,7 @@ func (e *Executor) Execute(ctx context.Context, req *action.Request) (*action.Re
 	}
 	base := "action"
 	if req.ErrorAction {
-		base = "errorAction"
+		base = "action.errorAction"
 	}
 	t, err := resolve(req.Action, base)
 	if err != nil {

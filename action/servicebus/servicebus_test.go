@@ -433,7 +433,7 @@ func TestValidation(t *testing.T) {
 			r.Action.ServiceBusQueueMessage.BrokeredMessageProperties = &action.BrokeredMessageProperties{TimeToLive: &ttl0}
 		}, "action.serviceBusQueueMessage.brokeredMessageProperties.timeToLive", "positive"},
 		{"error action path", func(r *action.Request) { r.ErrorAction = true; r.Action.ServiceBusQueueMessage.QueueName = "" },
-			"errorAction.serviceBusQueueMessage.queueName", "required"},
+			"action.errorAction.serviceBusQueueMessage.queueName", "required"},
 		{"queue type without payload", func(r *action.Request) { r.Action.ServiceBusQueueMessage = nil },
 			"action.serviceBusQueueMessage", "required"},
 		{"topic type without payload", func(r *action.Request) { r.Action.Type = action.ServiceBusTopic },

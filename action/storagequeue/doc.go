@@ -45,18 +45,20 @@
 // When a job is put, the Executor, an [action.Validator], checks the queue
 // name (3-63 lowercase letters, digits and single hyphens, starting and
 // ending with a letter or digit) and the account name (3-24 lowercase
-// letters and digits): a bad one refuses the job with an error at its
-// path (action.queueMessage.queueName). Before anything is sent, the
-// names again (for a definition stored before they were checked at put
-// time), the SAS token (a query string with a sig parameter, an
-// optional leading "?", not past its se expiry) and the encoded message
-// size (at most 64 KiB, the service's limit) are checked; a problem is a
-// failed attempt whose error is a *FieldError naming the JSON path at fault,
-// marked [action.Permanent] so that the job's retry policy does not repeat
-// it (the same goes for a message the service finds too large). Service answers are turned into messages a person can act on: a refused
-// SAS token (403), a missing queue (404), a message the service finds too
-// large (413), an unreachable endpoint. The underlying *azcore.ResponseError
-// stays reachable with errors.As.
+// letters and digits): a bad one refuses the job with an error at its path
+// (action.queueMessage.queueName). Before anything is sent, the names again
+// (for a definition stored before they were checked at put time), the SAS
+// token (a query string with a sig parameter, an optional leading "?", not
+// past its se expiry) and the encoded message size (at most 64 KiB, the
+// service's limit) are checked; a problem is a failed attempt whose error is
+// a *FieldError naming the JSON path at fault in the job
+// (action.errorAction.queueMessage for the error action), marked
+// [action.Permanent] so that the job's retry policy does not repeat it (the
+// same goes for a message the service finds too large). Service answers are
+// turned into messages a person can act on: a refused SAS token (403), a
+// missing queue (404), a message the service finds too large (413), an
+// unreachable endpoint. The underlying *azcore.ResponseError stays reachable
+// with errors.As.
 //
 // # Client reuse
 //

@@ -182,7 +182,7 @@ func (e *Executor) execute(ctx context.Context, req *action.Request) (res *actio
 	}
 	path := "action"
 	if req.ErrorAction {
-		path = "errorAction"
+		path = "action.errorAction"
 	}
 	path += ".queueMessage"
 	m := req.Action.QueueMessage

@@ -462,7 +462,7 @@ func TestValidation(t *testing.T) {
 		{"sas unparseable", "acct1", "orders", "?sig=%zz", false, "action.queueMessage.sasToken", "query string"},
 		{"sas bad expiry", "acct1", "orders", "?se=tomorrow&sig=x", false, "action.queueMessage.sasToken", "not a date"},
 		{"sas expired", "acct1", "orders", "?se=2020-01-01T00:00:00Z&sig=x", false, "action.queueMessage.sasToken", "expired at 2020-01-01T00:00:00Z"},
-		{"error action path", "acct1", "ab", tok, true, "errorAction.queueMessage.queueName", "3 to 63"},
+		{"error action path", "acct1", "ab", tok, true, "action.errorAction.queueMessage.queueName", "3 to 63"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
