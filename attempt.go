@@ -133,6 +133,16 @@ var (
 	errPermitsLost      = errors.New("cancelled: the permits of the collection's limits that the attempt held expired, unextended")
 )
 
+// answerGrace is how long after an attempt's timeout the success that an
+// executor watching its context (see attemptContext.isWatched) returns
+// still counts. Such an executor stops when the timeout cancels it and
+// reports what it got in time (the HTTP executor's 2xx answer whose body
+// the timeout cut short): its action was carried out, and retrying it
+// would carry it out again. Success returned later, or by an executor
+// that never watched its context, comes from an executor that ignored
+// the timeout, and the attempt timed out.
+const answerGrace = time.Second
+
 // execute carries out attempt a and reports its outcome; it never panics.
 func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	r, o := a.r, &a.o
@@ -252,9 +262,11 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		// before the attempt did: it did not time out.
 		res.err = errAttemptStopped
 		res.message = res.err.Error()
-	case err == nil && ctx.errAt(res.end) != nil && !(deadline.Before(timeout) && res.end.Before(timeout) && execCtx.Err() == nil):
-		// Past the timeout; an attempt that succeeded after the next
-		// occurrence came due keeps its success.
+	case err == nil && ctx.errAt(res.end) != nil && !res.end.Before(timeout) && !(ctx.isWatched() && res.end.Sub(timeout) <= answerGrace):
+		// Success past the timeout from an executor that ignored its
+		// context. One that returned success before the timeout (after
+		// the next occurrence came due) keeps it, as does one that
+		// watched its context and stopped when the timeout cancelled it.
 		res.err = fmt.Errorf("%w after %s", errAttemptTimeout, limit)
 		res.message = res.err.Error()
 	case err != nil && !res.end.Before(timeout) && execCtx.Err() == nil:
@@ -295,6 +307,7 @@ type attemptContext struct {
 	deadline int64 // Unix nanoseconds
 	mu       sync.Mutex
 	lost     bool // cancelled by losePermits
+	watched  bool // Done or Err was called: the executor watches c
 	// err is the error that Err reported, or that the context was
 	// cancelled with when the attempt ended, before it made ctx: Err
 	// keeps reporting it, and a ctx made later ends with it.
@@ -450,11 +463,32 @@ func (c *attemptContext) stop(now time.Time) {
 }
 
 func (c *attemptContext) Deadline() (time.Time, bool) { return time.Unix(0, c.deadline), true }
-func (c *attemptContext) Done() <-chan struct{}       { return c.get().Done() }
 func (c *attemptContext) Value(key any) any           { return c.get().Value(key) }
 func (c *attemptContext) String() string              { return "scheduler.attemptContext" }
 
-func (c *attemptContext) Err() error { return c.errAt(time.Now()) }
+func (c *attemptContext) Err() error {
+	c.mu.Lock()
+	c.watched = true
+	c.mu.Unlock()
+	return c.errAt(time.Now())
+}
+
+func (c *attemptContext) Done() <-chan struct{} {
+	c.mu.Lock()
+	c.watched = true
+	c.mu.Unlock()
+	return c.get().Done()
+}
+
+// isWatched reports whether the executor asked for c's Done channel or
+// Err, as every executor that stops when c is cancelled does (directly,
+// or through a context derived from c); the Scheduler itself reads c with
+// errAt.
+func (c *attemptContext) isWatched() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.watched
+}
 
 // errAt is Err at now. Once it is not nil it stays the same, as
 // context.Context's contract asks: the first error it reports is kept.

@@ -415,8 +415,15 @@
 // action.MaxTimeout, on an action or an errorAction), else
 // Config.ActionTimeout: the attempt's context is cancelled then, the
 // built-in HTTP executor gives up its request, and history says "attempt
-// timed out after 30s" before the executor's message. A timed-out attempt
-// is retried as any failure. A failed attempt of the main action is retried per
+// timed out after 30s" before the executor's message. An executor that
+// watches its context (its Done channel or Err) and returns success when
+// the timeout cancels it, or within a second after, got its answer in
+// time and keeps its success, not retried: the built-in HTTP executor's
+// 2xx answer whose body the timeout cut short is Completed, its message
+// noting that reading the body failed. Success returned later, or past the
+// timeout by an executor that never watched its context, comes from an
+// executor that ignored the timeout: the attempt timed out. A timed-out
+// attempt is retried as any failure. A failed attempt of the main action is retried per
 // the action's retryPolicy (omitted: Fixed, 4 retries, 30 s apart; None:
 // no retry), each retry waiting retryInterval after the previous attempt
 // ended.
