@@ -75,8 +75,8 @@
 // Metrics (units as OpenTelemetry writes them; "s" is seconds):
 //
 //	jobclock.occurrences.started       counter {occurrence}   occurrences whose first attempt started; jobclock.action.type
-//	jobclock.occurrences.faulted       counter {occurrence}   occurrences whose main action failed its last retry (faultedCount);
-//	                                                          jobclock.action.type
+//	jobclock.occurrences.faulted       counter {occurrence}   occurrences that faulted: their main action's last attempt failed,
+//	                                                          whatever ended its retries (faultedCount); jobclock.action.type
 //	jobclock.attempts                  counter {attempt}      history entries: attempts and Postponed occurrences;
 //	                                                          jobclock.action.type, jobclock.action.name, jobclock.attempt.outcome
 //	                                                          (Completed, Failed, Postponed); counted as they are stored, so they

@@ -1,6 +1,7 @@
 package telemetry_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/telemetry"
 )
 
 // TestTelemetryFailureHandling counts what failure handling did: an
@@ -57,6 +59,72 @@ func TestTelemetryFailureHandling(t *testing.T) {
 		}
 		if h := e.history("busy"); len(h) != 2 || h[0].StartTime.Sub(h[1].EndTime) != 90*time.Second {
 			t.Errorf("busy's history = %+v, want its retry 90 s after the 429", h)
+		}
+	})
+}
+
+// TestTelemetryFaultedCountsEveryFault: jobclock.occurrences.faulted counts
+// each occurrence that faulted, whatever made it fault (its retries spent,
+// a permanent error or status code, maxRetryDuration, a policy of no
+// retry), as the job's faultedCount does.
+func TestTelemetryFaultedCountsEveryFault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := newOtel()
+		e := newEnv(t, o.config(scheduler.Config{InstanceID: "a"}, telemetry.Options{MetricsByJob: true}))
+		e.exec.fn = func(req *action.Request, n int) error {
+			switch path := req.Action.Request.URI[strings.LastIndex(req.Action.Request.URI, "/"):]; path {
+			case "/permanent":
+				return action.Permanent(errors.New("malformed"))
+			case "/notfound":
+				return &httpaction.StatusError{Host: "127.0.0.1:9", StatusCode: 404, Status: "404 Not Found"}
+			case "/busy":
+				return &httpaction.StatusError{Host: "127.0.0.1:9", StatusCode: 429, Status: "429 Too Many Requests",
+					RetryAfter: time.Now().Add(time.Second)}
+			}
+			return errors.New("refused")
+		}
+		e.start()
+		job := func(path, policy string) string {
+			return `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/` + path + `", "method": "GET"},
+				"retryPolicy": ` + policy + `}, "recurrence": {"frequency": "Hour", "count": 2}}`
+		}
+		fixed := `{"retryType": "Fixed", "retryInterval": "PT20S", "retryCount": 2}`
+		jobs := map[string]string{
+			"spent":     job("fails", fixed),
+			"none":      job("fails", `{"retryType": "None"}`),
+			"permanent": job("permanent", fixed),
+			"status":    job("notfound", `{"retryType": "Fixed", "retryInterval": "PT20S", "retryCount": 2, "permanentStatusCodes": [404]}`),
+			"duration":  job("fails", `{"retryType": "Fixed", "retryInterval": "PT20S", "retryCount": 5, "maxRetryDuration": "PT30S"}`),
+			"busy-none": job("busy", `{"retryType": "None"}`),
+			"busy":      job("busy", fixed),
+		}
+		for name, def := range jobs {
+			e.put(name, def)
+		}
+		time.Sleep(3 * time.Hour)
+		synctest.Wait()
+		defer e.stop()
+		want := map[string]float64{}
+		got := map[string]float64{}
+		for name := range jobs {
+			r, err := e.s.GetJob(context.Background(), "c", name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[name] = float64(r.Status.FaultedCount)
+			if r.Status.FaultedCount != 2 {
+				t.Errorf("%s: faultedCount %d, want 2", name, r.Status.FaultedCount)
+			}
+		}
+		for _, p := range o.metrics(t)["jobclock.occurrences.faulted"] {
+			for _, kv := range strings.Split(p.Attrs, ",") {
+				if job, ok := strings.CutPrefix(kv, "jobclock.job="); ok {
+					got[job] += p.Value
+				}
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("jobclock.occurrences.faulted by job, against the jobs' faultedCount (-want +got):\n%s", diff)
 		}
 	})
 }

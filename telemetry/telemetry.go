@@ -218,7 +218,7 @@ func New(opts *Options) *Observer {
 		return i
 	}
 	o.occurrences = counter("jobclock.occurrences.started", "{occurrence}", "Occurrences whose first attempt started.")
-	o.faulted = counter("jobclock.occurrences.faulted", "{occurrence}", "Occurrences whose main action failed its last retry (the job's faultedCount).")
+	o.faulted = counter("jobclock.occurrences.faulted", "{occurrence}", "Occurrences that faulted: their main action's last attempt failed, whatever ended its retries (the job's faultedCount).")
 	o.attempts = counter("jobclock.attempts", "{attempt}", "History entries: attempts by action and outcome, and postponed occurrences.")
 	o.duration = histogram("jobclock.attempt.duration", "Duration of attempts, from start to end of the executor's call.", durationBuckets)
 	o.lateness = histogram("jobclock.occurrence.lateness", "Time from an occurrence's expected time to the start of its first attempt.", latenessBuckets)
@@ -396,8 +396,9 @@ func (o *Observer) EndAttempt(ctx context.Context, e scheduler.AttemptEnd) {
 // Skipped ones (which jobclock.occurrences.missed counts, through Missed)
 // counts in jobclock.attempts, attempts in jobclock.attempt.duration, the
 // first attempt of an occurrence in jobclock.occurrences.started and
-// jobclock.occurrence.lateness, the last failed retry of the main action in
-// jobclock.occurrences.faulted, and each Postponed entry is a span.
+// jobclock.occurrence.lateness, the entry that faulted its occurrence
+// (HistoryEntry.Faulted) in jobclock.occurrences.faulted, and each
+// Postponed entry is a span.
 func (o *Observer) HistoryStored(h scheduler.StoredHistory) {
 	ctx := context.Background()
 	tr := o.tracer.get()
@@ -429,7 +430,7 @@ func (o *Observer) HistoryStored(h scheduler.StoredHistory) {
 			// The wait for the collection's limits is not lateness.
 			o.lateness.Record(ctx, max(e.StartTime.Sub(e.ExpectedExecutionTime)-e.LimitWait(), 0).Seconds(), first.rec...)
 		}
-		if e.Status == scheduler.StatusFailed && def != nil && e.RetryCount >= def.Action.RetryPolicy.Retries() {
+		if e.Faulted {
 			o.faulted.Add(ctx, 1, o.opts(attrKey{actionType: typ, collection: e.Collection, job: e.Job}).add...)
 		}
 	}
