@@ -1286,9 +1286,14 @@
 // before sealing existed included), one atomic write per job keeping its
 // ETag and schedule, then drop the old key. An attempt whose secret does
 // not open (its key is not in the keyring) fails with a history entry
-// naming the field and the key. jobclock run and serve keep their key in
-// the file DB.key next to a SQLite database, created (mode 0600) on first
-// use, or take it from -key-file or JOBCLOCK_SECRETS_KEY (PostgreSQL).
+// naming the field and the key; [SealedKeys] lists the keys a store's
+// secrets are sealed with (reading every job: a check at start), so that
+// a host can refuse a keyring that lacks one. jobclock run and serve keep
+// their key in the file DB.key next to a SQLite database, created (mode
+// 0600) on first use, for a database that holds no sealed secret, or take
+// it from -key-file or JOBCLOCK_SECRETS_KEY (PostgreSQL); run and reseal,
+// and serve over SQLite, refuse a database whose secrets are sealed with
+// a key they lack, naming it, and reseal never creates a key.
 //
 // # Several instances
 //

@@ -259,27 +259,37 @@ func (s *Scheduler) ResealSecrets(ctx context.Context) (int, error) {
 	if s.cfg.Secrets == nil {
 		return 0, errors.New("reseal: the scheduler has no key (Config.Secrets)")
 	}
-	cols, err := s.store.ListCollections(ctx)
-	if err != nil {
-		return 0, err
-	}
 	n := 0
+	err := eachJob(ctx, s.store, func(r *JobRecord) error {
+		done, err := s.resealJob(ctx, r)
+		if done {
+			n++
+		}
+		return err
+	})
+	return n, err
+}
+
+// eachJob calls fn with every job of store, a page of MaxPageSize at a
+// time, until fn returns an error, which it returns. A collection
+// deleted meanwhile is passed over.
+func eachJob(ctx context.Context, store Store, fn func(*JobRecord) error) error {
+	cols, err := store.ListCollections(ctx)
+	if err != nil {
+		return err
+	}
 	for _, col := range cols {
 		for skip := 0; ; skip += MaxPageSize {
-			jobs, err := s.store.ListJobs(ctx, col.Name, JobFilter{Skip: skip, Top: MaxPageSize})
+			jobs, err := store.ListJobs(ctx, col.Name, JobFilter{Skip: skip, Top: MaxPageSize})
 			if errors.Is(err, ErrNotFound) {
 				break // deleted meanwhile
 			}
 			if err != nil {
-				return n, err
+				return err
 			}
 			for _, r := range jobs {
-				done, err := s.resealJob(ctx, r)
-				if err != nil {
-					return n, err
-				}
-				if done {
-					n++
+				if err := fn(r); err != nil {
+					return err
 				}
 			}
 			if len(jobs) < MaxPageSize {
@@ -287,7 +297,54 @@ func (s *Scheduler) ResealSecrets(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	return n, nil
+	return nil
+}
+
+// SealedKey is a key that secrets stored in a store are sealed with, as
+// [SealedKeys] reports it.
+type SealedKey struct {
+	// ID is the key's id, as [secrets.Key.ID] gives it.
+	ID string
+	// Jobs is the number of jobs with a secret sealed with the key.
+	Jobs int
+	// First is the first of those jobs found, and Path the JSON path of
+	// its secret sealed with the key
+	// ("action.request.authentication.password").
+	First JobKey
+	Path  string
+}
+
+// SealedKeys returns the keys that the secrets stored in store are sealed
+// with, in the order found; none when no secret is sealed. Each must be
+// in Config.Secrets for the attempts of its jobs to open their secrets
+// (an attempt whose secret does not open fails), and a store that holds
+// none may be given a new key. It reads every job, a page at a time: it
+// is meant for a check at start (jobclock serve, run and reseal refuse a
+// database that holds secrets sealed with a key they lack), not for every
+// occurrence.
+func SealedKeys(ctx context.Context, store Store) ([]SealedKey, error) {
+	var out []SealedKey
+	err := eachJob(ctx, store, func(r *JobRecord) error {
+		var seen []string // the keys of r's secrets already counted
+		for _, f := range jobSecrets(r.Job) {
+			id, sealed := secrets.KeyID(*f.v)
+			if !sealed || slices.Contains(seen, id) {
+				continue
+			}
+			seen = append(seen, id)
+			i := slices.IndexFunc(out, func(k SealedKey) bool { return k.ID == id })
+			if i < 0 {
+				out = append(out, SealedKey{ID: id, First: JobKey{r.Collection, r.Name}, Path: f.path()})
+				i = len(out) - 1
+			}
+			out[i].Jobs++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // resealJob reseals the secrets of job r (as read from the store), reading

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
@@ -325,5 +327,51 @@ func TestUnknownKeyFailsAttempt(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(h), "CANARY") {
 		t.Errorf("history holds the secret: %+v", h)
+	}
+}
+
+// TestSealedKeys: SealedKeys names each key that a stored secret is
+// sealed with, with the number of jobs and the first job and path; not
+// secrets stored in clear, nor jobs without secrets.
+func TestSealedKeys(t *testing.T) {
+	ctx := context.Background()
+	st := durable{memory.New()}
+	if got, err := scheduler.SealedKeys(ctx, st); err != nil || got != nil {
+		t.Fatalf("SealedKeys of an empty store = %v, %v; want none", got, err)
+	}
+	k1, _, _ := secrets.GenerateKey()
+	k2, _, _ := secrets.GenerateKey()
+	e := newSealEnv(t, st, newKeyring(t, k1), nil)
+	for _, name := range []string{"a", "c"} {
+		if _, err := e.s.PutJob(ctx, "c", name, e.basicJob("pw-"+name), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := e.basicJob("")
+	plain.Action.Request.Authentication = nil
+	plain.Action.ErrorAction = nil
+	if _, err := e.s.PutJob(ctx, "c", "d", plain, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.s.Stop(ctx)
+	legacy := e.basicJob("pw-e")
+	legacy.Action.ErrorAction = nil
+	if err := st.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: "e", Job: legacy, State: scheduler.JobDisabled, ETag: "e"}); err != nil {
+		t.Fatal(err)
+	}
+	e2 := newSealEnv(t, st, newKeyring(t, k2), e)
+	if _, err := e2.s.PutJob(ctx, "c", "b", e2.basicJob("pw-b"), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := scheduler.SealedKeys(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []scheduler.SealedKey{
+		{ID: k1.ID(), Jobs: 2, First: scheduler.JobKey{Collection: "c", Name: "a"}, Path: "action.errorAction.request.authentication.secret"},
+		{ID: k2.ID(), Jobs: 1, First: scheduler.JobKey{Collection: "c", Name: "b"}, Path: "action.errorAction.request.authentication.secret"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SealedKeys (-want +got):\n%s", diff)
 	}
 }

@@ -10,11 +10,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/secrets"
 	"github.com/jobclock/scheduler/store/postgres"
+	"github.com/jobclock/scheduler/store/sqlite"
 )
 
 // keyEnv is the environment variable that holds the secrets keys when
@@ -26,8 +28,10 @@ const keyUsage = `Secrets (Basic and certificate passwords, client certificates,
 secrets, SAS tokens and keys) are stored sealed with AES-256-GCM. The key
 comes from -key-file, else from the ` + keyEnv + ` environment
 variable, else, with a SQLite database, from the file DB.key next to it,
-created (readable by its owner only) when missing: keep it with the
-database, which is useless without it. A key file holds one key per line
+created (readable by its owner only) when missing and the database holds
+no sealed secret: keep it with the database, which is useless without it.
+A database whose secrets are sealed with a key that the keys lack is
+refused, naming the key (by serve, a SQLite database). A key file holds one key per line
 (base64 of 32 bytes, as "jobclock keygen" or "openssl rand -base64 32"
 writes), the first of which seals and all of which open; ` + keyEnv + `
 holds the same text. Without a key (-postgres without -key-file or
@@ -38,31 +42,139 @@ holds the same text. Without a key (-postgres without -key-file or
 // keyFlags are the flags that say where the secrets keys are.
 type keyFlags struct {
 	file *string
+	src  string // where the keyring's keys came from, once read
 }
 
 func addKeyFlags(fs *flag.FlagSet) *keyFlags {
-	return &keyFlags{file: fs.String("key-file", "", "secrets key `file` (default: $"+keyEnv+", else DB.key next to a SQLite database, created when missing)")}
+	return &keyFlags{file: fs.String("key-file", "", "secrets key `file` (default: $"+keyEnv+", else DB.key next to a SQLite database, created when missing for a database without sealed secrets)")}
 }
 
-// keyring returns the keyring of load's keys, nil when there are none,
-// and logs which key seals and where it came from.
+// keyring returns the keyring of load's keys and more, nil when there are
+// none, and logs which key seals and where it came from. With a SQLite
+// database dbPath that exists, it reads the keys the database's secrets
+// are sealed with and refuses a keyring that lacks one (see
+// checkSealed); the key file dbPath.key is created only for a database
+// that holds no sealed secret.
 func (k *keyFlags) keyring(dbPath string, log *slog.Logger, more ...*secrets.Key) (*secrets.Keyring, error) {
-	keys, src, err := k.load(dbPath, log)
-	if err != nil || keys == nil {
-		return nil, err
-	}
-	r, err := secrets.NewKeyring(append(keys, more...)...)
+	return k.open(dbPath, true, log, more)
+}
+
+// existingKeyring is keyring without creating dbPath.key: for reseal,
+// which never makes a key.
+func (k *keyFlags) existingKeyring(dbPath string, log *slog.Logger, more ...*secrets.Key) (*secrets.Keyring, error) {
+	return k.open(dbPath, false, log, more)
+}
+
+// open is keyring, creating dbPath.key only when create is set.
+func (k *keyFlags) open(dbPath string, create bool, log *slog.Logger, more []*secrets.Key) (*secrets.Keyring, error) {
+	sealed, err := sealedInFile(dbPath)
 	if err != nil {
 		return nil, err
 	}
-	log.Info("secrets are sealed with key "+r.Primary(), "keys", strings.Join(r.IDs(), ","), "from", src)
+	keys, src, err := k.load(dbPath, create && len(sealed) == 0, log)
+	if err != nil {
+		return nil, err
+	}
+	if keys == nil && len(sealed) > 0 && *k.file == "" && os.Getenv(keyEnv) == "" {
+		return nil, fmt.Errorf("the database %s holds secrets sealed with %s, and its key file %s is missing: restore it, or give the key file that holds them with -key-file (or its text in $%s); a new key would not open them",
+			dbPath, describeKeys(sealed), dbPath+".key", keyEnv)
+	}
+	var r *secrets.Keyring
+	if keys != nil {
+		if r, err = secrets.NewKeyring(append(keys, more...)...); err != nil {
+			return nil, err
+		}
+	}
+	k.src = src
+	if err := checkSealed(sealed, r, "the database "+dbPath, src); err != nil {
+		return nil, err
+	}
+	if r != nil {
+		log.Info("secrets are sealed with key "+r.Primary(), "keys", strings.Join(r.IDs(), ","), "from", src)
+	}
 	return r, nil
 }
 
+// checkStore returns an error when ring, which keyring returned, lacks a
+// key that secrets in store (PostgreSQL: keyring checks a SQLite
+// database itself) are sealed with.
+func (k *keyFlags) checkStore(ctx context.Context, store scheduler.Store, ring *secrets.Keyring) error {
+	sealed, err := scheduler.SealedKeys(ctx, store)
+	if err != nil {
+		return fmt.Errorf("read the sealed secrets of the database: %w", err)
+	}
+	return checkSealed(sealed, ring, "the database", k.src)
+}
+
+// sealedInFile returns the keys that the secrets in the SQLite database
+// dbPath are sealed with; none when dbPath is empty or no file is there.
+func sealedInFile(dbPath string) ([]scheduler.SealedKey, error) {
+	if dbPath == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(dbPath); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, dbPath, &sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dbPath, err)
+	}
+	defer st.Close()
+	sealed, err := scheduler.SealedKeys(ctx, st)
+	if err != nil {
+		return nil, fmt.Errorf("read the sealed secrets of %s: %w", dbPath, err)
+	}
+	return sealed, nil
+}
+
+// checkSealed returns an error when ring (nil: no key) lacks a key that
+// secrets of the database db are sealed with; src says where ring's keys
+// came from.
+func checkSealed(sealed []scheduler.SealedKey, ring *secrets.Keyring, db, src string) error {
+	var missing []scheduler.SealedKey
+	for _, k := range sealed {
+		if ring == nil || !slices.Contains(ring.IDs(), k.ID) {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if ring == nil {
+		return fmt.Errorf("%s holds secrets sealed with %s, and there is no key: give the key file that holds them with -key-file (or its text in $%s)",
+			db, describeKeys(missing), keyEnv)
+	}
+	return fmt.Errorf("%s holds secrets sealed with %s, which the keys from %s (%s) lack: give the key file that holds them with -key-file (or its text in $%s)",
+		db, describeKeys(missing), src, strings.Join(ring.IDs(), ","), keyEnv)
+}
+
+// describeKeys names keys for an error: "key 1a2b3c4d (2 jobs, the first
+// c/j at action.request.authentication.password)".
+func describeKeys(keys []scheduler.SealedKey) string {
+	var b strings.Builder
+	for i, k := range keys {
+		switch {
+		case i == 0 && len(keys) == 1:
+			b.WriteString("key ")
+		case i == 0:
+			b.WriteString("keys ")
+		default:
+			b.WriteString(", ")
+		}
+		jobs := "1 job:"
+		if k.Jobs != 1 {
+			jobs = fmt.Sprintf("%d jobs, the first", k.Jobs)
+		}
+		fmt.Fprintf(&b, "%s (%s %s/%s at %s)", k.ID, jobs, k.First.Collection, k.First.Name, k.Path)
+	}
+	return b.String()
+}
+
 // load returns the keys of -key-file, else of $JOBCLOCK_SECRETS_KEY, else,
-// when dbPath is set, of dbPath.key, created when missing; nil when none
-// applies. src says where they came from.
-func (k *keyFlags) load(dbPath string, log *slog.Logger) (keys []*secrets.Key, src string, err error) {
+// when dbPath is set, of dbPath.key, created when missing if create is
+// set; nil when none applies. src says where they came from.
+func (k *keyFlags) load(dbPath string, create bool, log *slog.Logger) (keys []*secrets.Key, src string, err error) {
 	switch env := os.Getenv(keyEnv); {
 	case *k.file != "":
 		if keys, err = secrets.ReadKeyFile(*k.file); err != nil {
@@ -79,6 +191,16 @@ func (k *keyFlags) load(dbPath string, log *slog.Logger) (keys []*secrets.Key, s
 			return nil, "", err
 		}
 		path := dbPath + ".key"
+		if !create {
+			keys, err := secrets.ReadKeyFile(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, "", nil
+			}
+			if err != nil {
+				return nil, "", fmt.Errorf("secrets key: %w", err)
+			}
+			return keys, path, nil
+		}
 		keys, created, err := secrets.LoadOrCreateKeyFile(path)
 		if err != nil {
 			return nil, "", fmt.Errorf("secrets key: %w", err)
@@ -116,7 +238,8 @@ func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
 const resealUsage = `usage: jobclock reseal (-db FILE | -postgres DSN [-schema S]) [-key-file NEW] [-old-key-file OLD]...
 
 Seals every secret stored in the database with the first key of NEW (by
-default, as for serve: $` + keyEnv + `, else FILE.key): secrets sealed
+default, as for serve: $` + keyEnv + `, else FILE.key, which reseal never
+creates): secrets sealed
 with a key of OLD (or another key of NEW) and secrets stored before they
 were sealed. Each job is rewritten in one atomic step and keeps its ETag
 and schedule; jobs already sealed with that key are left alone, so reseal
@@ -130,8 +253,10 @@ run "jobclock reseal -key-file new.key -old-key-file old.key"; finally drop
 the old key from the schedulers' key files.
 
 It prints the number of jobs rewritten. Exit status: 0 on success, 1 when
-the database or a key cannot be used or a secret does not open (the jobs
-rewritten until then stay rewritten), 2 on a usage error.
+the database or a key cannot be used, a key that the database's secrets
+are sealed with is neither in NEW nor in OLD (nothing is rewritten), or a
+secret does not open (the jobs rewritten until then stay rewritten), 2 on
+a usage error.
 
 Flags:
 `
@@ -180,9 +305,12 @@ func resealCmd(args []string, stdout, stderr io.Writer) int {
 		olds = append(olds, k...)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ring, err := keys.keyring(*dbPath, log, olds...)
+	ring, err := keys.existingKeyring(*dbPath, log, olds...)
 	if err == nil && ring == nil {
 		err = fmt.Errorf("no key: give -key-file or set %s", keyEnv)
+		if *dbPath != "" {
+			err = fmt.Errorf("no key: give -key-file or set %s (%s is missing; reseal makes no key)", keyEnv, *dbPath+".key")
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock reseal: %v\n", err)
@@ -195,6 +323,12 @@ func resealCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeStore()
+	if *dsn != "" {
+		if err := keys.checkStore(ctx, store, ring); err != nil {
+			fmt.Fprintf(stderr, "jobclock reseal: %v\n", err)
+			return 1
+		}
+	}
 	s, err := scheduler.New(store, &scheduler.Config{Logger: log, Secrets: ring})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock reseal: %v\n", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -220,6 +221,29 @@ func TestResealCommandPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without the old key, reseal and run refuse the database, naming
+	// the key it needs and -key-file, and change nothing.
+	plain := writeRunFile(t, dir, "plain.json", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "GET"}, "retryPolicy": {"retryType": "None"}}}`)
+	t.Setenv(keyEnv, "")
+	for _, args := range [][]string{
+		{"reseal", "-postgres", dsn, "-schema", schema, "-key-file", newFile},
+		{"run", "-postgres", dsn, "-schema", schema, "-history=false", "-key-file", newFile, plain},
+		{"run", "-postgres", dsn, "-schema", schema, "-history=false", plain},
+	} {
+		var out, errb bytes.Buffer
+		var code int
+		if args[0] == "run" {
+			code = runScheduler(ctx, args[1:], &out, &errb)
+		} else {
+			code = run(args, nil, &out, &errb)
+		}
+		if code != 1 || !strings.Contains(errb.String(), oldKey.ID()) || !strings.Contains(errb.String(), "-key-file") {
+			t.Errorf("%v = %d, stderr %q; want 1 naming key %s and -key-file", args, code, errb.String(), oldKey.ID())
+		}
+	}
+	if _, err := st.GetJob(ctx, "default", "plain"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("a refused run put its job: %v", err)
+	}
 	var out, errb bytes.Buffer
 	if code := run([]string{"reseal", "-postgres", dsn, "-schema", schema, "-key-file", newFile, "-old-key-file", oldFile}, nil, &out, &errb); code != 0 {
 		t.Fatalf("reseal -postgres = %d, stderr %q", code, errb.String())
@@ -233,5 +257,106 @@ func TestResealCommandPostgres(t *testing.T) {
 	}
 	if id, _ := secrets.KeyID(r.Job.Action.Request.Authentication.Password); id != newKey.ID() || r.ETag != put.ETag {
 		t.Errorf("after reseal: key %s, ETag %q; want key %s and ETag %q", id, r.ETag, newKey.ID(), put.ETag)
+	}
+}
+
+// TestMissingKeyFileOverSealedDatabase: with DB.key gone, run, serve and
+// reseal refuse a database that holds secrets sealed with its key, naming
+// the key and -key-file, and make no key file; with a key file that lacks
+// the key, they refuse too; with the right key given by -key-file, run
+// goes on.
+func TestMissingKeyFileOverSealedDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db, _ := runSealedJob(t, dir)
+	keys, err := secrets.ReadKeyFile(db + ".key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := keys[0].ID()
+	saved := filepath.Join(dir, "saved.key")
+	if err := os.Rename(db+".key", saved); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.key")
+	if _, err := secrets.WriteKeyFile(other); err != nil {
+		t.Fatal(err)
+	}
+	job := writeRunFile(t, dir, "plain.json", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "GET"}, "retryPolicy": {"retryType": "None"}}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tt := range []struct {
+		name string
+		cmd  func(stdout, stderr *bytes.Buffer) int
+		want []string // in stderr
+	}{
+		{"run", func(stdout, stderr *bytes.Buffer) int {
+			return runScheduler(ctx, []string{"-db", db, "-history=false", job}, stdout, stderr)
+		}, []string{id, "-key-file", db + ".key is missing", "action.request.authentication.password"}},
+		{"serve", func(stdout, stderr *bytes.Buffer) int {
+			return run([]string{"serve", "-addr", "127.0.0.1:0", "-db", db}, nil, stdout, stderr)
+		}, []string{id, "-key-file", db + ".key is missing"}},
+		{"reseal", func(stdout, stderr *bytes.Buffer) int {
+			return run([]string{"reseal", "-db", db}, nil, stdout, stderr)
+		}, []string{id, "-key-file", db + ".key is missing"}},
+		{"run with another key", func(stdout, stderr *bytes.Buffer) int {
+			return runScheduler(ctx, []string{"-db", db, "-history=false", "-key-file", other, job}, stdout, stderr)
+		}, []string{id, "-key-file", other}},
+		{"reseal with another key", func(stdout, stderr *bytes.Buffer) int {
+			return run([]string{"reseal", "-db", db, "-key-file", other}, nil, stdout, stderr)
+		}, []string{id, "-key-file", other}},
+	} {
+		var out, errb bytes.Buffer
+		code := tt.cmd(&out, &errb)
+		if code != 1 {
+			t.Errorf("%s = %d, want 1; stderr:\n%s", tt.name, code, errb.String())
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(errb.String(), w) {
+				t.Errorf("%s: stderr does not name %q:\n%s", tt.name, w, errb.String())
+			}
+		}
+		if _, err := os.Stat(db + ".key"); err == nil {
+			t.Fatalf("%s created %s over a database sealed with another key", tt.name, db+".key")
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := runScheduler(ctx, []string{"-db", db, "-history=false", "-key-file", saved, job}, &out, &errb); code != 0 {
+		t.Errorf("run with the database's key = %d, stderr:\n%s", code, errb.String())
+	}
+	if id, _ := secrets.KeyID(storedPassword(t, db)); id != keys[0].ID() {
+		t.Errorf("the stored password is sealed with %s, want %s", id, keys[0].ID())
+	}
+}
+
+// TestResealMakesNoKey: reseal of a database without DB.key, -key-file or
+// JOBCLOCK_SECRETS_KEY says there is no key and creates none, even when
+// the database holds no sealed secret.
+func TestResealMakesNoKey(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "jobs.db")
+	job := writeRunFile(t, dir, "plain.json", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "GET"}, "retryPolicy": {"retryType": "None"}}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out, errb bytes.Buffer
+	if code := runScheduler(ctx, []string{"-db", db, "-history=false", job}, &out, &errb); code != 0 {
+		t.Fatalf("run -db = %d, stderr:\n%s", code, errb.String())
+	}
+	if err := os.Remove(db + ".key"); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	if code := run([]string{"reseal", "-db", db}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no key") {
+		t.Errorf("reseal without a key = %d, stderr %q; want 1 saying there is no key", code, errb.String())
+	}
+	if _, err := os.Stat(db + ".key"); err == nil {
+		t.Errorf("reseal created %s", db+".key")
+	}
+	// A database without sealed secrets may be given a new key.
+	errb.Reset()
+	if code := runScheduler(ctx, []string{"-db", db, "-history=false", job}, &out, &errb); code != 0 {
+		t.Fatalf("second run -db = %d, stderr:\n%s", code, errb.String())
+	}
+	if _, err := os.Stat(db + ".key"); err != nil {
+		t.Errorf("run over a database without sealed secrets made no key file: %v", err)
 	}
 }

@@ -160,6 +160,12 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 1
 	}
 	defer closeStore()
+	if *dsn != "" {
+		if err := keys.checkStore(ctx, store, ring); err != nil {
+			fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+			return 1
+		}
+	}
 	reg := executors(scheduler.DefaultActionTimeout)
 	defer reg.Close(context.Background()) // after Stop
 	cfg.Executors = reg
