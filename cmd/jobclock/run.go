@@ -20,6 +20,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/store/postgres"
 )
 
@@ -31,7 +32,9 @@ history entry as one JSON line on stdout as it happens, and a summary of
 each job on stderr at the end. It exits with status 0 when every job has
 completed or faulted, or on Ctrl-C / SIGTERM after the attempts in flight
 have ended (a recurring job without count or endTime, or a Disabled one,
-runs until then); 1 when a file cannot be loaded; 2 on a usage error.
+runs until then); 1 when a file cannot be loaded (every file is checked
+before any is put: then none is, and the database stays as it was); 2 on
+a usage error.
 
 Each FILE is either one job definition (the "properties" object of an
 Azure Scheduler job, or its ARM envelope), put as job BASENAME in the
@@ -182,7 +185,12 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 2
 	}
-	jobs, err := load(ctx, s, fs.Args(), *minRetry)
+	check, err := newCheckScheduler(cfg, store)
+	if err != nil {
+		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
+		return 2
+	}
+	jobs, err := load(ctx, s, check, fs.Args(), *minRetry)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 1
@@ -245,22 +253,39 @@ func summarize(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) strin
 	return b.String()
 }
 
-// load reads every file and puts its collection and jobs. Errors name the
-// file and the JSON path, one line per problem.
-func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry time.Duration) ([]jobKey, error) {
-	var keys []jobKey
+// load reads every file and puts its collection, calendars and jobs
+// through s, once each file was put without a problem through check (see
+// newCheckScheduler): when a file is refused, nothing is put through s,
+// and the database stays as it was. Errors name the file and the JSON
+// path, one line per problem.
+func load(ctx context.Context, s, check *scheduler.Scheduler, files []string, minRetry time.Duration) ([]jobKey, error) {
 	var errs []error
 	popts := loadOptions(minRetry)
+	type file struct {
+		path string
+		f    *jobFile
+	}
+	var checked []file
 	for _, path := range files {
 		f, err := readJobFile(path, nil, popts)
+		if err == nil {
+			_, err = putFile(ctx, check, f)
+		}
 		if err != nil {
 			errs = append(errs, &fileError{path, err})
 			continue
 		}
-		put, err := putFile(ctx, s, f)
+		checked = append(checked, file{path, f})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...) // nothing written
+	}
+	var keys []jobKey
+	for _, c := range checked {
+		put, err := putFile(ctx, s, c.f)
 		keys = append(keys, put...)
 		if err != nil {
-			errs = append(errs, &fileError{path, err})
+			errs = append(errs, &fileError{c.path, err})
 		}
 	}
 	if len(keys) == 0 && len(errs) == 0 {
@@ -268,6 +293,24 @@ func load(ctx context.Context, s *scheduler.Scheduler, files []string, minRetry 
 	}
 	return keys, errors.Join(errs...)
 }
+
+// newCheckScheduler returns the Scheduler in which load puts the files
+// first: in memory, never started, with cfg's executors, retry interval
+// and keys, and as the store keeps secrets (sealed, or refused without a
+// key, unless store is Ephemeral), so that it refuses what s over store
+// would refuse at load.
+func newCheckScheduler(cfg *scheduler.Config, store scheduler.Store) (*scheduler.Scheduler, error) {
+	var scratch scheduler.Store = memory.New()
+	if e, ok := store.(scheduler.Ephemeral); !ok || !e.Ephemeral() {
+		scratch = durable{scratch}
+	}
+	return scheduler.New(scratch, &scheduler.Config{Logger: slog.New(slog.DiscardHandler),
+		MinRetryInterval: cfg.MinRetryInterval, Executors: cfg.Executors, Secrets: cfg.Secrets})
+}
+
+// durable is a store that does not say it is Ephemeral: the memory store
+// in which load checks files for a database.
+type durable struct{ scheduler.Store }
 
 // putFile puts f's collection, its calendars and its jobs through s, and
 // returns the jobs it put. Its error is every problem, joined: a

@@ -211,3 +211,43 @@ func TestRunCommandCalendars(t *testing.T) {
 		t.Errorf("run with a bad calendar = %d, stderr:\n%s", code, stderr.String())
 	}
 }
+
+// TestRunRefusedFileWritesNothing: run -db with a file whose collection
+// holds a valid job and one that the storage queue executor refuses (and
+// another, valid file) exits 1 naming the problem, and leaves the
+// database without any of their collections or jobs.
+func TestRunRefusedFileWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "jobs.db")
+	ok := writeRunFile(t, dir, "ok.json", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "GET"}},
+		"recurrence": {"frequency": "Hour"}}`)
+	coll := writeRunFile(t, dir, "coll.json", `{"name": "demo", "jobs": {
+		"good": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "GET"}}, "recurrence": {"frequency": "Hour"}},
+		"badq": {"action": {"type": "StorageQueue", "queueMessage": {"storageAccount": "account", "queueName": "UPPER_case",
+			"sasToken": "sv=2020-01-01&sig=abc", "message": "hi"}}}}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if code := runScheduler(ctx, []string{"-db", db, ok, coll}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "jobs.badq.action.queueMessage.queueName") {
+		t.Fatalf("run = %d, stderr:\n%s\nwant 1 naming jobs.badq.action.queueMessage.queueName", code, stderr.String())
+	}
+	st, err := sqlite.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cols, err := st.ListCollections(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cols {
+		jobs, err := st.ListJobs(context.Background(), c.Name, scheduler.JobFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			t.Errorf("the refused run left job %s/%s in the database (%s)", j.Collection, j.Name, j.State)
+		}
+		t.Errorf("the refused run left collection %s in the database", c.Name)
+	}
+}
