@@ -77,7 +77,7 @@ func TestSuccessAtTheTimeout(t *testing.T) {
 
 // TestHTTPAnswerCutShortByTheTimeout runs a job through the built-in HTTP
 // executor against a local server that answers 200 at once but ends the
-// body only after the timeout: the attempt is Completed (its message says
+// body only 4 s later, after the action's 2 s timeout: the attempt is Completed (its message says
 // the body read failed), the job is not retried, and the server sees one
 // request.
 func TestHTTPAnswerCutShortByTheTimeout(t *testing.T) {
@@ -103,7 +103,6 @@ func TestHTTPAnswerCutShortByTheTimeout(t *testing.T) {
 
 	done := make(chan scheduler.HistoryEntry, 10)
 	s, err := scheduler.New(memory.New(), &scheduler.Config{
-		ActionTimeout:    500 * time.Millisecond,
 		MinRetryInterval: 10 * time.Millisecond,
 		PollInterval:     50 * time.Millisecond,
 		Logger:           slog.New(slog.DiscardHandler),
@@ -120,7 +119,7 @@ func TestHTTPAnswerCutShortByTheTimeout(t *testing.T) {
 	if _, err := s.PutCollection(ctx, "web", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http",
+	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "timeout": "PT2S",
 		"request": {"uri": "`+srv.URL+`/slowbody", "method": "POST", "body": "x"},
 		"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT0.05S", "retryCount": 1}}}`),
 		&scheduler.ParseOptions{MinRetryInterval: 10 * time.Millisecond})
