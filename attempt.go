@@ -169,7 +169,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 			res.end = time.Now()
 		}
 		if obs != nil {
-			obs.EndAttempt(execCtx, attemptEnd(&res, retryPolicyOf(r.Job, o.ErrorAction)))
+			obs.EndAttempt(execCtx, attemptEnd(r, o, &res))
 			res.ctx = execCtx
 			if o.Trace == "" {
 				res.trace, res.traceState = tracectx.Parent(execCtx)

@@ -657,31 +657,16 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome, settles bool
 	c.Limited = nil // the attempt ran: its wait is over
 	policy := retryPolicyOf(r.Job, c.ErrorAction)
 	sc := &r.Schedule
-	// Whether the failure may be retried, and when the retry would start.
-	var noRetry, waits string
-	var retryAt time.Time
-	switch {
-	case !failed || res.superseded:
-	case action.IsPermanent(res.err):
-		noRetry = "not retried: the error is permanent"
-	case permanentStatus(res.err, policy) != 0:
-		noRetry = fmt.Sprintf("not retried: status %d is one of retryPolicy.permanentStatusCodes", permanentStatus(res.err, policy))
-	case c.Retry < policy.Retries():
-		retryAt = res.end.Add(policy.Delay(c.Retry+1, c.Tag))
-		if ra := retryAfter(res.err); ra.After(retryAt) {
-			retryAt = minTime(ra, res.end.Add(MaxRetryAfter))
-			waits = "the retry waits for the answer's Retry-After, until " + stamp(retryAt)
-		}
-		if d := maxRetryDuration(policy); d > 0 && retryAt.After(c.Expected.Add(d)) {
-			noRetry = fmt.Sprintf("not retried: the next retry would start after retryPolicy.maxRetryDuration (%s) from the expected time", retry.Duration(d))
-		}
+	var plan retryPlan // whether the failure may be retried, and when
+	if failed && !res.superseded {
+		plan = planRetry(c, policy, &res)
 	}
 	switch {
 	case m.noEntries:
-	case noRetry != "":
-		h.Message = truncate(h.Message+" ("+noRetry+")", MaxHistoryMessage)
-	case waits != "":
-		h.Message = truncate(h.Message+" ("+waits+")", MaxHistoryMessage)
+	case plan.noRetry != "":
+		h.Message = truncate(h.Message+" ("+plan.noRetry+")", MaxHistoryMessage)
+	case plan.waited:
+		h.Message = truncate(h.Message+" (the retry waits for the answer's Retry-After, until "+stamp(plan.at)+")", MaxHistoryMessage)
 	}
 	switch {
 	case !failed:
@@ -695,9 +680,9 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome, settles bool
 		// Cancelled for the next occurrence: no retry, no fault.
 		sc.Current = nil
 		sc.LastFailed = true
-	case c.Retry < policy.Retries() && noRetry == "":
+	case plan.retries():
 		c.Retry++
-		c.At = retryAt
+		c.At = plan.at
 	case !c.ErrorAction:
 		r.Status.FaultedCount++
 		h.Faulted = true
@@ -721,6 +706,41 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome, settles bool
 		r.Schedule.LastFailed = true
 	}
 	return h
+}
+
+// retryPlan is what a failed attempt leads to under its retry policy: a
+// retry at at (waited: moved there by the answer's Retry-After), unless
+// noRetry says why none follows; none either when at is zero (the
+// retries are spent).
+type retryPlan struct {
+	at      time.Time
+	waited  bool
+	noRetry string
+}
+
+// retries reports whether a retry follows.
+func (p retryPlan) retries() bool { return !p.at.IsZero() && p.noRetry == "" }
+
+// planRetry decides what the failure res of attempt o (whose Tag is set:
+// a retry's delay may derive from it) leads to under policy. res must
+// have failed, and not because the next occurrence superseded it.
+func planRetry(o *Occurrence, policy *retry.Policy, res *outcome) (p retryPlan) {
+	switch {
+	case action.IsPermanent(res.err):
+		p.noRetry = "not retried: the error is permanent"
+	case permanentStatus(res.err, policy) != 0:
+		p.noRetry = fmt.Sprintf("not retried: status %d is one of retryPolicy.permanentStatusCodes", permanentStatus(res.err, policy))
+	case o.Retry < policy.Retries():
+		p.at = res.end.Add(policy.Delay(o.Retry+1, o.Tag))
+		if ra := retryAfter(res.err); ra.After(p.at) {
+			p.at = minTime(ra, res.end.Add(MaxRetryAfter))
+			p.waited = true
+		}
+		if d := maxRetryDuration(policy); d > 0 && p.at.After(o.Expected.Add(d)) {
+			p.noRetry = fmt.Sprintf("not retried: the next retry would start after retryPolicy.maxRetryDuration (%s) from the expected time", retry.Duration(d))
+		}
+	}
+	return p
 }
 
 // sameAttempt reports whether c and o are the same attempt of one

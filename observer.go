@@ -9,7 +9,6 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/internal/guard"
-	"github.com/jobclock/scheduler/retry"
 )
 
 // Observer is told what a Scheduler does, to trace and measure it: set
@@ -226,10 +225,12 @@ type AttemptEnd struct {
 	// the retry policy lists in permanentStatusCodes. The occurrence
 	// faults at once.
 	Permanent bool
-	// RetryAfter is the instant a 429 or 503 answer's Retry-After header
-	// asked the retry not to start before; zero without one. The retry
-	// (if the policy allows one) waits until then, within MaxRetryAfter
-	// and maxRetryDuration.
+	// RetryAfter is the instant the retry that follows waits until
+	// because a 429 or 503 answer's Retry-After header asked it not to
+	// start before then (within MaxRetryAfter); zero without one, and
+	// when no retry follows (the policy allows none, or no more, or the
+	// retry would start after maxRetryDuration) or the policy's own
+	// interval already makes the retry start no sooner.
 	RetryAfter time.Time
 	// PermitsLost reports that the attempt failed because the
 	// concurrency permits of its collection's limits expired unextended
@@ -559,16 +560,21 @@ func (s *Scheduler) attemptStart(r *JobRecord, o *Occurrence, act *action.Action
 	return a
 }
 
-// attemptEnd describes the end of an attempt whose outcome is res.
-func attemptEnd(res *outcome, policy *retry.Policy) AttemptEnd {
+// attemptEnd describes the end of attempt o of r, whose outcome is res.
+func attemptEnd(r *JobRecord, o *Occurrence, res *outcome) AttemptEnd {
 	e := AttemptEnd{End: res.end, Err: res.err}
 	if res.err != nil {
+		policy := retryPolicyOf(r.Job, o.ErrorAction)
 		e.ErrorType = errorType(res.err)
 		e.TimedOut = errors.Is(res.err, errAttemptTimeout)
 		e.PermitsLost = errors.Is(res.err, errPermitsLost)
 		e.Permanent = !res.superseded && (action.IsPermanent(res.err) || permanentStatus(res.err, policy) != 0)
-		if ra := retryAfter(res.err); ra.After(res.end) {
-			e.RetryAfter = ra
+		if !res.superseded && retryAfter(res.err).After(res.end) {
+			at := *o
+			tagged(r, &at)
+			if p := planRetry(&at, policy, res); p.retries() && p.waited {
+				e.RetryAfter = p.at
+			}
 		}
 	}
 	return e

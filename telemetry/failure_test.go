@@ -128,3 +128,38 @@ func TestTelemetryFaultedCountsEveryFault(t *testing.T) {
 		}
 	})
 }
+
+// TestTelemetryRetryAfterCountsWaitedRetries: jobclock.attempts.retry_after
+// and jobclock.attempt.retry_after.wait count a 429's Retry-After only
+// when a retry follows and waits for it: not under retryType None, not on
+// the last retry, not when the policy's interval already waits longer.
+func TestTelemetryRetryAfterCountsWaitedRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := newOtel()
+		e := newEnv(t, o.config(scheduler.Config{InstanceID: "a"}))
+		e.exec.fn = func(req *action.Request, n int) error {
+			return &httpaction.StatusError{Host: "127.0.0.1:9", StatusCode: 429, Status: "429 Too Many Requests",
+				RetryAfter: time.Now().Add(3 * time.Second)}
+		}
+		e.start()
+		job := func(policy string) string {
+			return `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/busy", "method": "GET"}, "retryPolicy": ` + policy + `}}`
+		}
+		e.put("none", job(`{"retryType": "None"}`))
+		e.put("once", job(`{"retryType": "Fixed", "retryInterval": "PT1S", "retryCount": 1}`))
+		e.put("longer", job(`{"retryType": "Fixed", "retryInterval": "PT20S", "retryCount": 1}`))
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		e.stop()
+		want := map[string][]point{
+			"jobclock.attempts.retry_after":     {{Value: 1}},
+			"jobclock.attempt.retry_after.wait": {{Count: 1, Sum: 3}},
+		}
+		if diff := cmp.Diff(want, pick(o.metrics(t), "jobclock.attempts.retry_after", "jobclock.attempt.retry_after.wait")); diff != "" {
+			t.Errorf("metrics (-want +got):\n%s", diff)
+		}
+		if h := e.history("once"); len(h) != 2 || h[0].StartTime.Sub(h[1].EndTime) != 3*time.Second {
+			t.Errorf("once's history = %+v, want its retry 3 s after the 429", h)
+		}
+	})
+}
