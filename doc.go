@@ -1291,8 +1291,8 @@
 // a host can refuse a keyring that lacks one. jobclock run and serve keep
 // their key in the file DB.key next to a SQLite database, created (mode
 // 0600) on first use, for a database that holds no sealed secret, or take
-// it from -key-file or JOBCLOCK_SECRETS_KEY (PostgreSQL); run and reseal,
-// and serve over SQLite, refuse a database whose secrets are sealed with
+// it from -key-file or JOBCLOCK_SECRETS_KEY (PostgreSQL); run, serve and
+// reseal refuse a database whose secrets are sealed with
 // a key they lack, naming it, and reseal never creates a key.
 //
 // # Several instances

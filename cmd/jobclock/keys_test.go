@@ -221,7 +221,7 @@ func TestResealCommandPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Without the old key, reseal and run refuse the database, naming
+	// Without the old key, reseal, run and serve refuse the database, naming
 	// the key it needs and -key-file, and change nothing.
 	plain := writeRunFile(t, dir, "plain.json", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:1/", "method": "GET"}, "retryPolicy": {"retryType": "None"}}}`)
 	t.Setenv(keyEnv, "")
@@ -229,6 +229,7 @@ func TestResealCommandPostgres(t *testing.T) {
 		{"reseal", "-postgres", dsn, "-schema", schema, "-key-file", newFile},
 		{"run", "-postgres", dsn, "-schema", schema, "-history=false", "-key-file", newFile, plain},
 		{"run", "-postgres", dsn, "-schema", schema, "-history=false", plain},
+		{"serve", "-postgres", dsn, "-schema", schema, "-addr", "127.0.0.1:0", "-key-file", newFile},
 	} {
 		var out, errb bytes.Buffer
 		var code int

@@ -252,6 +252,12 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer closeStore()
+	if *dsn != "" {
+		if err := keys.checkStore(ctx, store, ring); err != nil {
+			fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
+			return 1
+		}
+	}
 	reg := executors(scheduler.DefaultActionTimeout)
 	defer reg.Close(context.Background()) // after Stop
 	instance := (&scheduler.Config{}).WithDefaults().InstanceID
