@@ -161,7 +161,14 @@
 // "P19M" is refused as "P19M", not as the 570 days it stands for, and a
 // weekday repeated as "sunday" is quoted so, with the entry it repeats
 // named by its whole path ("recurrence.schedule.weekDays[2]: "sunday"
-// repeats recurrence.schedule.weekDays[1]"). Paths spell members as the
+// repeats recurrence.schedule.weekDays[1]"). The paths a reason names (the
+// entry a repeated one repeats, where credentials or a misplaced member
+// belong) are its Refs, and they stand where the problem's own path does:
+// inside an envelope ("properties.recurrence.schedule.weekDays[2]: ...
+// repeats properties.recurrence.schedule.weekDays[1]"), in a patch, and in
+// a collection file of jobclock ("jobs.a.action.request.uri: ... put them
+// in jobs.a.action.request.authentication"); [ValidationError.Under] puts
+// a problem so under a path of one's own. Paths spell members as the
 // Azure documentation does, in lower camel case, which for a monthly
 // occurrence is "occurrence" though the canonical form writes
 // "Occurrence"; like keys, they are read without regard to case. A

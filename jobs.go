@@ -318,14 +318,15 @@ func (s *Scheduler) PutJobJSON(ctx context.Context, collection, name string, dat
 
 // under returns err with the path of each of its problems with a job
 // definition (other than the definition as a whole, "job", and its tags)
-// under at.
+// under at, and the paths its reason names with it
+// ([ValidationError.Under]).
 func under(at string, err error) error {
 	if at == "" {
 		return err
 	}
 	for _, e := range ValidationErrors(err) {
 		if e.Path != "job" && !isTagPath(e.Path) {
-			e.Path = at + "." + e.Path
+			e.Under(at)
 		}
 	}
 	return err

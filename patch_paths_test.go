@@ -14,8 +14,8 @@ import (
 
 // TestPatchJobEnvelopePaths: the problems of a patch in the ARM envelope
 // are named under "properties", as ParseJob and PutJobJSON name those of
-// an envelope; the problems of a bare patch are not, and the envelope's
-// tags stay beside the properties.
+// an envelope, with the paths their reasons name; the problems of a bare
+// patch are not, and the envelope's tags stay beside the properties.
 func TestPatchJobEnvelopePaths(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -27,6 +27,15 @@ func TestPatchJobEnvelopePaths(t *testing.T) {
 		}{
 			{`{"properties": {"recurrence": {"interval": 0}}}`, []string{"properties.recurrence.interval: 0 must be at least 1"}},
 			{`{"recurrence": {"interval": 0}}`, []string{"recurrence.interval: 0 must be at least 1"}},
+			{`{"properties": {"recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Monday", "monday"]}}}}`, []string{
+				`properties.recurrence.schedule.weekDays[1]: "monday" repeats properties.recurrence.schedule.weekDays[0]`,
+			}},
+			{`{"recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Monday", "monday"]}}}`, []string{
+				`recurrence.schedule.weekDays[1]: "monday" repeats recurrence.schedule.weekDays[0]`,
+			}},
+			{`{"properties": {"action": {"request": {"uri": "http://bob:pw@example.com/"}}}}`, []string{
+				"properties.action.request.uri: must not hold a user name or password; put them in properties.action.request.authentication (type Basic)",
+			}},
 			{`{"properties": {"status": {}, "state": "Faulted"}}`, []string{
 				"properties.state: \"Faulted\" cannot be set; a patch may set Enabled or Disabled",
 				"properties.status: is read-only and cannot be patched",

@@ -67,8 +67,9 @@ func testURIUserInfo(t *testing.T, st scheduler.Store) {
 		t.Errorf("PatchJob leaving the uri = %v, want %q", err, refusal)
 	}
 	_, err = e.s.PatchJob(ctx, "c", "old", []byte(`{"properties": {"state": "Enabled"}}`), nil)
-	if !errors.Is(err, scheduler.ErrInvalid) || err.Error() != "properties."+refusal {
-		t.Errorf("PatchJob of an envelope leaving the uri = %v, want %q", err, "properties."+refusal)
+	const underProperties = "properties.action.request.uri: must not hold a user name or password; put them in properties.action.request.authentication (type Basic)"
+	if !errors.Is(err, scheduler.ErrInvalid) || err.Error() != underProperties {
+		t.Errorf("PatchJob of an envelope leaving the uri = %v, want %q", err, underProperties)
 	}
 
 	fix := fmt.Sprintf(`{"action": {"request": {"uri": %q, "authentication": {"type": "Basic", "username": "alice", "password": "s3cret"}}}}`, e.target.URL+"/x")

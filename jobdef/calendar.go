@@ -233,7 +233,9 @@ func (c *Calendar) compile(stored bool) (*recurrence.Exclusions, error) {
 			if _, err := recurrence.Compile(recurrence.CalendarRule(r), recurrence.RulesStart); err != nil {
 				for _, err := range flatten(err) {
 					if errors.As(err, &fe) {
-						add(joinPath(at, fe.Path), fe.Value, fullPaths(at, fe.Reason))
+						e := &ValidationError{Path: fe.Path, Value: fe.Value, Reason: fe.Reason, Refs: fe.Refs}
+						e.Under(at)
+						errs = append(errs, e)
 					} else {
 						add(at, "", err.Error())
 					}

@@ -31,6 +31,35 @@ type ValidationError struct {
 	Value string
 	// Reason says what is wrong, such as "is not an hour (0-23)".
 	Reason string
+	// Refs are the paths of the other fields that Reason names, such as
+	// the entry that a repeated one repeats ("repeats
+	// recurrence.schedule.weekDays[1]") or where a member belongs; each
+	// starts where Path starts and stands in Reason as it is written
+	// here. [ValidationError.Under] moves them with Path. Nil when Reason
+	// names no other field.
+	Refs []string
+}
+
+// Under puts the problem under at, the path of the object its paths start
+// in ("properties" for a definition in the ARM envelope, "jobs.a" for a
+// job of a collection file): Path and each of Refs, where Reason names
+// it too, get at in front ("properties.recurrence.schedule.weekDays[2]:
+// "sunday" repeats properties.recurrence.schedule.weekDays[1]"). An empty
+// Path becomes at. Under does nothing when at is empty.
+func (e *ValidationError) Under(at string) {
+	if at == "" {
+		return
+	}
+	e.Path = jsonpath.Join(at, e.Path)
+	if e.Refs == nil {
+		return
+	}
+	refs := make([]string, len(e.Refs)) // e.Refs may be another problem's too
+	for i, ref := range e.Refs {
+		refs[i] = jsonpath.Join(at, ref)
+		e.Reason = jsonpath.Replace(e.Reason, ref, refs[i])
+	}
+	e.Refs = refs
 }
 
 // Error returns "PATH: VALUE REASON", or "PATH: REASON" when Value is
@@ -111,7 +140,7 @@ func problemsOf(read []codec.Problem) *problems {
 		if r.Name {
 			rank = 0
 		}
-		p.errs = append(p.errs, &ValidationError{Path: r.Path, Value: r.Value, Reason: r.Reason})
+		p.errs = append(p.errs, &ValidationError{Path: r.Path, Value: r.Value, Reason: r.Reason, Refs: r.Refs})
 		p.rank = append(p.rank, rank)
 		p.bad = append(p.bad, r.Path)
 	}

@@ -139,9 +139,7 @@ func ParseJobResource(data []byte, opts *ParseOptions) (*JobResource, error) {
 	if job != nil {
 		canonicalize(job, opts)
 		for _, e := range validateJob(job, opts) {
-			if at != "" {
-				e.Path = at + "." + e.Path
-			}
+			e.Under(at)
 			p.addRule(e)
 		}
 		p.asWritten(data)

@@ -40,7 +40,7 @@ func TestParseJobURIUserInfo(t *testing.T) {
 			"errorAction": {"type": "Http", "request": {"uri": "http://bob:pw@example.com/err", ` + get + `}}}}`,
 			[]string{"action.errorAction.request.uri: must not hold a user name or password; put them in action.errorAction.request.authentication (type Basic)"}},
 		{"envelope", `{"properties": {"action": {"type": "Http", "request": {"uri": "http://alice:s3cret@example.com/", ` + get + `}}}}`,
-			[]string{"properties.action.request.uri: must not hold a user name or password; put them in action.request.authentication (type Basic)"}},
+			[]string{"properties.action.request.uri: must not hold a user name or password; put them in properties.action.request.authentication (type Basic)"}},
 		{"port too large", `{"action": {"type": "Http", "request": {"uri": "http://example.com:99999/", ` + get + `}}}`,
 			[]string{`action.request.uri: "http://example.com:99999/" has port 99999, more than 65535`}},
 		{"port too large, not plain", `{"action": {"type": "Http", "request": {"uri": "http://example.com:65536/a%20b", ` + get + `}}}`,

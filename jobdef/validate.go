@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobclock/scheduler/action"
 	httpaction "github.com/jobclock/scheduler/action/http"
+	"github.com/jobclock/scheduler/internal/jsonpath"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/retry"
 )
@@ -217,7 +218,9 @@ func (c *checker) recurrence(r *recurrence.Recurrence, startTime *time.Time) {
 				reason, _, _ = strings.Cut(reason, ", counting from the start")
 				reason = strings.Replace(reason, "counted from the start ", "counted from the creation time ", 1)
 			}
-			c.add(joinPath("recurrence", fe.Path), fe.Value, fullPaths("recurrence", reason))
+			e := &ValidationError{Path: fe.Path, Value: fe.Value, Reason: reason, Refs: fe.Refs}
+			e.Under("recurrence")
+			c.errs = append(c.errs, e)
 		} else {
 			c.add("recurrence", "", err.Error())
 		}
@@ -258,27 +261,6 @@ func flatten(err error) []error {
 		return out
 	}
 	return []error{err}
-}
-
-// fullPaths returns reason, that of a problem of a recurrence at path at,
-// with the earlier entry that a repeated one repeats ("repeats
-// schedule.weekDays[1]", as recurrence names it) named by its path from
-// the definition's top ("repeats recurrence.schedule.weekDays[1]").
-func fullPaths(at, reason string) string {
-	if rest, ok := strings.CutPrefix(reason, "repeats "); ok {
-		return "repeats " + joinPath(at, rest)
-	}
-	return reason
-}
-
-func joinPath(base, rel string) string {
-	switch {
-	case rel == "":
-		return base
-	case strings.HasPrefix(rel, "["):
-		return base + rel
-	}
-	return base + "." + rel
 }
 
 func isZeroAction(a *action.Action) bool {
@@ -404,7 +386,7 @@ func (c *checker) action(path string, a *action.Action, isErrorAction bool) {
 		for _, err := range flatten(a.RetryPolicy.Validate(&retry.ValidateOptions{MinInterval: c.opts.MinRetryInterval})) {
 			var fe *retry.FieldError
 			if errors.As(err, &fe) {
-				c.add(joinPath(path+".retryPolicy", fe.Path), fe.Value, fe.Reason)
+				c.add(jsonpath.Join(path+".retryPolicy", fe.Path), fe.Value, fe.Reason)
 			} else {
 				c.add(path+".retryPolicy", "", err.Error())
 			}
@@ -441,7 +423,7 @@ func (c *checker) executor(path string, a *action.Action) {
 	for _, err := range flatten(v.ValidateAction(a)) {
 		var fe *action.FieldError
 		if errors.As(err, &fe) {
-			c.add(joinPath(path, fe.Path), fe.Value, fe.Reason)
+			c.add(jsonpath.Join(path, fe.Path), fe.Value, fe.Reason)
 		} else {
 			c.add(path, "", err.Error())
 		}
@@ -480,7 +462,9 @@ func (c *checker) request(path string, r *action.HTTPRequest, typ action.Type) {
 			c.add(path+".uri", valueText(r.URI), "has no host")
 		case u.User != nil:
 			// No value: it would show the password.
-			c.add(path+".uri", "", "must not hold a user name or password; put them in "+path+".authentication (type Basic)")
+			auth := path + ".authentication"
+			c.errs = append(c.errs, &ValidationError{Path: path + ".uri",
+				Reason: "must not hold a user name or password; put them in " + auth + " (type Basic)", Refs: []string{auth}})
 		case !validPort(u.Port()):
 			c.add(path+".uri", valueText(r.URI), "has port "+u.Port()+", more than 65535")
 		case typ == action.HTTPS && u.Scheme != "https":

@@ -221,11 +221,15 @@ type MonthlyOccurrence struct {
 // what is wrong ("is not an hour (0-23)"). Paths spell members as the
 // Azure documentation writes them ("schedule.monthlyOccurrences[0].occurrence"),
 // and a Reason that names another field names it by its path within the
-// recurrence too ("repeats schedule.weekDays[1]").
+// recurrence too ("repeats schedule.weekDays[1]"), which Refs holds.
 type FieldError struct {
 	Path   string
 	Value  string
 	Reason string
+	// Refs are the paths of the other fields that Reason names, within
+	// the recurrence as Path is, each written in Reason as here; nil
+	// when it names none.
+	Refs []string
 }
 
 func (e *FieldError) Error() string {

@@ -84,6 +84,11 @@ func (r *Recurrence) check(cron bool) []error {
 	add := func(path, value, reason string) {
 		errs = append(errs, &FieldError{Path: path, Value: value, Reason: reason})
 	}
+	// repeats adds the problem of the entry at path that repeats the one
+	// at first.
+	repeats := func(path, value, first string) {
+		errs = append(errs, &FieldError{Path: path, Value: value, Reason: "repeats " + first, Refs: []string{first}})
+	}
 	switch {
 	case r.Frequency == "" && cron:
 	case r.Frequency == "":
@@ -134,7 +139,7 @@ func (r *Recurrence) check(cron bool) []error {
 				bit := uint(v + 64)
 				if seen[bit/64]&(1<<(bit%64)) != 0 {
 					j := slices.Index(vals, v)
-					add(fmt.Sprintf("schedule.%s[%d]", name, i), strconv.Itoa(v), fmt.Sprintf("repeats schedule.%s[%d]", name, j))
+					repeats(fmt.Sprintf("schedule.%s[%d]", name, i), strconv.Itoa(v), fmt.Sprintf("schedule.%s[%d]", name, j))
 					continue
 				}
 				seen[bit/64] |= 1 << (bit % 64)
@@ -156,7 +161,7 @@ func (r *Recurrence) check(cron bool) []error {
 				continue
 			}
 			if j := slices.Index(s.WeekDays, d); j < i {
-				add(fmt.Sprintf("schedule.weekDays[%d]", i), jsonText(string(d)), fmt.Sprintf("repeats schedule.weekDays[%d]", j))
+				repeats(fmt.Sprintf("schedule.weekDays[%d]", i), jsonText(string(d)), fmt.Sprintf("schedule.weekDays[%d]", j))
 				continue
 			}
 		}
@@ -188,7 +193,7 @@ func (r *Recurrence) check(cron bool) []error {
 			}
 			k := occKey{o.Day, o.Occurrence}
 			if j, dup := seenOcc[k]; dup {
-				add(path, "", fmt.Sprintf("repeats schedule.monthlyOccurrences[%d]", j))
+				repeats(path, "", fmt.Sprintf("schedule.monthlyOccurrences[%d]", j))
 				continue
 			}
 			seenOcc[k] = i

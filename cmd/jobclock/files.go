@@ -219,14 +219,12 @@ func under(at string, err error) []error {
 	}
 	out := make([]error, len(ves))
 	for i, e := range ves {
-		p := at
-		switch {
-		case at == "":
-			p = e.Path
-		case e.Path != "job" && e.Path != at:
-			p = at + "." + e.Path
+		x := *e
+		if at != "" && (x.Path == "job" || x.Path == at) {
+			x.Path = "" // the whole of what was parsed, which is at at
 		}
-		out[i] = &scheduler.ValidationError{Path: p, Value: e.Value, Reason: e.Reason}
+		x.Under(at)
+		out[i] = &x
 	}
 	return out
 }

@@ -176,3 +176,29 @@ func TestHelp(t *testing.T) {
 		t.Errorf("unknown command: %d %q, want 2 and a message", code, stderr)
 	}
 }
+
+// TestValidatePathsInReasons checks that in a collection file the paths a
+// problem's reason names (where credentials go, the entry a repeated one
+// repeats, where a misplaced member belongs) carry the same place in the
+// file as the problem's own path.
+func TestValidatePathsInReasons(t *testing.T) {
+	const get = `"method": "get"`
+	in := `{"name": "refs",
+		"calendars": {"freeze": {"properties": {"rules": [{"frequency": "Day", "schedule": {"hours": [1, 1]}}]}}},
+		"jobs": {
+		"a": {"action": {"type": "http", "request": {"uri": "http://bob:pw@example.com/", ` + get + `}}},
+		"b": {"properties": {"action": {"type": "http", "request": {"uri": "http://example.com/", ` + get + `}},
+			"recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Monday", "sunday", "Sunday"]}}}},
+		"c": {"action": {"type": "http", "request": {"uri": "http://example.com/", ` + get + `}},
+			"recurrence": {"frequency": "Month", "monthDays": [1]}},
+		"d": {"properties": {"action": {"type": "http", "request": {"uri": "http://example.com/", ` + get + `}}}, "state": "Enabled"}}}`
+	want := "calendars.freeze.properties.rules[0].schedule.hours[1]: 1 repeats calendars.freeze.properties.rules[0].schedule.hours[0]\n" +
+		"jobs.a.action.request.uri: must not hold a user name or password; put them in jobs.a.action.request.authentication (type Basic)\n" +
+		`jobs.b.properties.recurrence.schedule.weekDays[2]: "Sunday" repeats jobs.b.properties.recurrence.schedule.weekDays[1]` + "\n" +
+		"jobs.c.recurrence.monthDays: unknown field, it belongs in jobs.c.recurrence.schedule\n" +
+		"jobs.d.state: unknown field, it belongs in jobs.d.properties\n"
+	code, _, stderr := runCLI(t, in, "validate", "-")
+	if code != 1 || stderr != want {
+		t.Errorf("validate = %d, stderr:\n%s\nwant 1, stderr:\n%s", code, stderr, want)
+	}
+}

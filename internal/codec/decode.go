@@ -52,6 +52,10 @@ type Problem struct {
 	// a problem with a member's name, or a secret's value) and Reason
 	// what is wrong.
 	Path, Value, Reason string
+	// Refs are the paths of the other values that Reason names (where
+	// an unknown member belongs), from the top as Path is, each written
+	// in Reason as here.
+	Refs []string
 	// Name marks a problem with a member's name (unknown, given twice):
 	// at one path it comes before one with the member's value.
 	Name bool
@@ -103,9 +107,10 @@ func (d *Decoder) Add(path, value, reason string) {
 	d.Problems = append(d.Problems, Problem{Path: path, Value: value, Reason: reason})
 }
 
-// AddName records a problem with a member's name.
-func (d *Decoder) AddName(path, reason string) {
-	d.Problems = append(d.Problems, Problem{Path: path, Reason: reason, Name: true})
+// AddName records a problem with a member's name; refs are the paths
+// reason names (see Problem.Refs).
+func (d *Decoder) AddName(path, reason string, refs ...string) {
+	d.Problems = append(d.Problems, Problem{Path: path, Reason: reason, Refs: refs, Name: true})
 }
 
 // Drop marks the problems recorded since from and before to as dropped:
@@ -508,7 +513,8 @@ func (d *Decoder) Member(st *Struct, name []byte) bool {
 		if n := string(name); !slices.Contains(st.unknown, n) {
 			st.unknown = append(st.unknown, n)
 			path := d.Path()
-			d.AddName(jsonpath.Key(path, n), "unknown field"+p.misplaced(path, n))
+			hint, refs := p.misplaced(path, n)
+			d.AddName(jsonpath.Key(path, n), "unknown field"+hint, refs...)
 		}
 		return s.Skip()
 	}
@@ -541,14 +547,16 @@ func (d *Decoder) Member(st *Struct, name []byte) bool {
 // called name, as Member does: with where such a member belongs, or the
 // members close to it.
 func (d *Decoder) AddUnknown(path string, t reflect.Type, name string) {
-	d.AddName(jsonpath.Key(path, name), "unknown field"+planOf(t, d.Rules).misplaced(path, name))
+	hint, refs := planOf(t, d.Rules).misplaced(path, name)
+	d.AddName(jsonpath.Key(path, name), "unknown field"+hint, refs...)
 }
 
 // misplaced returns what to add to "unknown field" for a member name
 // that the struct of p does not have, at path: where a member of that name
 // belongs (", it belongs in recurrence.schedule") when a struct member of
-// p has one, or else the members of p close to it (see package suggest).
-func (p *plan) misplaced(path, name string) string {
+// p has one, or else the members of p close to it (see package suggest);
+// and the paths it names.
+func (p *plan) misplaced(path, name string) (string, []string) {
 	var under []string
 	names := make([]string, 0, len(p.fields))
 	for _, f := range p.fields {
@@ -563,9 +571,9 @@ func (p *plan) misplaced(path, name string) string {
 		}
 	}
 	if len(under) > 0 {
-		return ", it belongs in " + suggest.Or(under, func(s string) string { return s })
+		return ", it belongs in " + suggest.Or(under, func(s string) string { return s }), under
 	}
-	return suggest.DidYouMean(name, names)
+	return suggest.DidYouMean(name, names), nil
 }
 
 // EndStruct records, after the members of st, the spellings of members
