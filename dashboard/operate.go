@@ -39,7 +39,7 @@ func (e *invalidError) Error() string {
 func problemsOf(err error) []problem {
 	var out []problem
 	for _, ve := range scheduler.ValidationErrors(err) {
-		out = append(out, problem{Path: ve.Path, Value: ve.Value, Reason: ve.Reason})
+		out = append(out, problem{Path: ve.Path, Value: ve.Value, Reason: ve.Reason, Refs: ve.Refs})
 	}
 	return out
 }
@@ -75,12 +75,15 @@ func checkedDefinition(err error) error {
 }
 
 // underProperties puts the paths of problems of a job's properties
-// object under "properties", where REST's PUT bodies have them.
+// object under "properties", where REST's PUT bodies have them, with the
+// paths their reasons name (scheduler.ValidationError.Under).
 func underProperties(ps []problem) []problem {
 	out := make([]problem, 0, len(ps))
 	for _, p := range ps {
 		if p.Path != "properties" && !strings.HasPrefix(p.Path, "properties.") && p.Path != "job" && p.Path != "" {
-			p.Path = "properties." + p.Path
+			ve := scheduler.ValidationError{Path: p.Path, Value: p.Value, Reason: p.Reason, Refs: p.Refs}
+			ve.Under("properties")
+			p.Path, p.Reason, p.Refs = ve.Path, ve.Reason, ve.Refs
 		}
 		out = append(out, p)
 	}

@@ -1029,6 +1029,8 @@ type tryPage struct {
 
 type problem struct {
 	Path, Value, Reason string
+	// Refs are the paths Reason names (see scheduler.ValidationError).
+	Refs []string
 }
 
 // tryExample fills the try page's form at first.
