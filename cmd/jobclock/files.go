@@ -34,6 +34,9 @@ type jobFile struct {
 	jobs []fileJob // by name
 	// calendars are the collection's exclusion calendars, by name.
 	calendars map[string]*scheduler.Calendar
+	// unread are the names of the calendars of the file that could not
+	// be read: jobs that name them cannot be checked against them.
+	unread map[string]bool
 	// holdsCollection is set for a collection file, clear for a file of
 	// one job.
 	holdsCollection bool
@@ -50,8 +53,9 @@ type fileJob struct {
 }
 
 // checkCalendars returns the problems of f's jobs that name a calendar f
-// does not hold, at the path of their recurrence.calendar; nil for a
-// file of one job, whose collection is not in the file.
+// does not hold, at the path of their recurrence.calendar (a calendar of
+// the file that could not be read is held); nil for a file of one job,
+// whose collection is not in the file.
 func (f *jobFile) checkCalendars() error {
 	if !f.holdsCollection {
 		return nil
@@ -59,17 +63,44 @@ func (f *jobFile) checkCalendars() error {
 	var errs []error
 	for _, j := range f.jobs {
 		name := j.job.Recurrence.Ext().Calendar
-		if name == "" || f.calendars[name] != nil {
+		if name == "" || f.calendars[name] != nil || f.unread[name] {
 			continue
 		}
 		reason := "is not a calendar of the file (add it under \"calendars\")"
-		if len(f.calendars) > 0 {
-			reason = "is not a calendar of the file (it holds " + strings.Join(quoted(slices.Sorted(maps.Keys(f.calendars))), ", ") + ")"
+		if held := slices.Concat(slices.Collect(maps.Keys(f.calendars)), slices.Collect(maps.Keys(f.unread))); len(held) > 0 {
+			slices.Sort(held)
+			reason = "is not a calendar of the file (it holds " + strings.Join(quoted(held), ", ") + ")"
 		}
-		errs = append(errs, &scheduler.ValidationError{Path: joinPath(j.at, "recurrence.calendar"), Value: strconv.Quote(name), Reason: reason})
+		errs = append(errs, &jobProblems{j.name, []error{&scheduler.ValidationError{Path: joinPath(j.at, "recurrence.calendar"), Value: strconv.Quote(name), Reason: reason}}})
 	}
 	return errors.Join(errs...)
 }
+
+// checkable returns f with only the jobs that can be put into the
+// collection made of f: those that name no calendar, or one f holds. For
+// a file of one job, f.
+func (f *jobFile) checkable() *jobFile {
+	if !f.holdsCollection {
+		return f
+	}
+	cp := *f
+	cp.jobs = slices.DeleteFunc(slices.Clone(f.jobs), func(j fileJob) bool {
+		name := j.job.Recurrence.Ext().Calendar
+		return name != "" && f.calendars[name] == nil
+	})
+	return &cp
+}
+
+// jobProblems are problems of the job of a file called name: it
+// prints as the problems, one a line, and unwraps to them.
+type jobProblems struct {
+	name string
+	errs []error
+}
+
+func (e *jobProblems) Error() string { return errors.Join(e.errs...).Error() }
+
+func (e *jobProblems) Unwrap() []error { return e.errs }
 
 // joinPath returns path b under path a.
 func joinPath(a, b string) string {
@@ -157,6 +188,10 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 		c, err := scheduler.ParseCalendar(cf.Calendars[n])
 		if err != nil {
 			errs = append(errs, under(at, err)...)
+			if f.unread == nil {
+				f.unread = map[string]bool{}
+			}
+			f.unread[n] = true
 			continue
 		}
 		if f.calendars == nil {
@@ -176,12 +211,12 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 	}) {
 		at := jsonpath.Key("jobs", n)
 		if !names.Valid(n) {
-			errs = append(errs, &scheduler.ValidationError{Path: at, Reason: nameRule})
+			errs = append(errs, &jobProblems{n, []error{&scheduler.ValidationError{Path: at, Reason: nameRule}}})
 			continue
 		}
 		res, err := jobdef.ParseJobResource(cf.Jobs[n], popts)
 		if err != nil {
-			errs = append(errs, under(at, err)...)
+			errs = append(errs, &jobProblems{n, under(at, err)})
 			continue
 		}
 		f.jobs = append(f.jobs, fileJob{n, res.Job, res.Tags, joinPath(at, res.At)})

@@ -31,7 +31,11 @@
 // In a collection file, a job that names a calendar the file does not
 // hold under "calendars" is a problem at its recurrence.calendar; a file
 // of one job goes into the collection "default", which holds no
-// calendar, so it may name none.
+// calendar, so it may name none. A collection file is put even when some
+// of its jobs do not parse, so that one run reports every problem: those
+// of the file as a whole, then each job's by the job's name, what does
+// not parse and what putting the jobs that do refuses (a job naming a
+// calendar that does not parse is not put).
 //
 // next prints the first N (default 10) occurrences the job would run if it
 // were created at TIME (default now); FILE is a job definition or a

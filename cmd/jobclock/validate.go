@@ -8,9 +8,11 @@ import (
 	"io"
 	iofs "io/fs"
 	"log/slog"
+	"maps"
 	"slices"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/internal/names"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -54,11 +56,8 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	code := 0
 	for _, name := range operands {
 		f, err := readJobFile(name, stdin, popts)
-		if err == nil {
-			err = f.checkCalendars()
-		}
-		if err == nil {
-			_, err = putFile(context.Background(), s, f)
+		if f != nil {
+			err = fileProblems(context.Background(), s, f, err)
 		}
 		if err != nil {
 			prefix := name + ": "
@@ -79,4 +78,41 @@ func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "ok")
 	}
 	return code
+}
+
+// fileProblems returns every problem of f, a file that readJobFile read
+// with the problems read: those, and the problems of putting what it
+// could read through s (the jobs that parsed, but for those naming a
+// calendar the file lacks or could not read). The problems of the file
+// as a whole come first, in the order found, then those of each job, by
+// the job's name. A file whose collection name is not valid is not put.
+func fileProblems(ctx context.Context, s *scheduler.Scheduler, f *jobFile, read error) error {
+	errs := []error{read, f.checkCalendars()}
+	if names.Valid(f.collection) {
+		_, err := putFile(ctx, s, f.checkable())
+		errs = append(errs, err)
+	}
+	var whole []error
+	jobs := map[string][]error{}
+	for _, err := range errs {
+		list := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			if _, one := err.(*jobProblems); !one {
+				list = j.Unwrap()
+			}
+		}
+		for _, e := range list {
+			switch e := e.(type) {
+			case nil:
+			case *jobProblems:
+				jobs[e.name] = append(jobs[e.name], e.errs...)
+			default:
+				whole = append(whole, e)
+			}
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(jobs)) {
+		whole = append(whole, jobs[n]...)
+	}
+	return errors.Join(whole...)
 }

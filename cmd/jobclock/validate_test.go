@@ -202,3 +202,29 @@ func TestValidatePathsInReasons(t *testing.T) {
 		t.Errorf("validate = %d, stderr:\n%s\nwant 1, stderr:\n%s", code, stderr, want)
 	}
 }
+
+// TestValidateAllProblemsAtOnce checks that validate reports, with the
+// problems of the jobs of a collection file that do not parse, the
+// problems that only putting finds (an executor's rules) of the jobs that
+// do, each job's in turn, and nothing about a job that names a calendar
+// the file could not read.
+func TestValidateAllProblemsAtOnce(t *testing.T) {
+	const http = `{"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}`
+	in := `{"name": "all",
+		"calendars": {"freeze": {"properties": {"dates": ["2026-13-01"]}}},
+		"jobs": {
+		"a": {"action": ` + http + `, "statee": "Enabled"},
+		"b": {"action": {"type": "StorageQueue", "queueMessage": {"storageAccount": "acct",
+			"queueName": "UPPER_case", "sasToken": "sv=2020-01-01&sig=abc", "message": "hi"}}},
+		"c": {"action": ` + http + `, "recurrence": {"frequency": "Day", "calendar": "freeze"}},
+		"d": {"action": ` + http + `, "recurrence": {"frequency": "Day", "calendar": "thaw"}},
+		"e": {"action": ` + http + `}}}`
+	want := `calendars.freeze.properties.dates[0]: "2026-13-01" is not a date written YYYY-MM-DD` + "\n" +
+		`jobs.a.statee: unknown field, did you mean "state"?` + "\n" +
+		`jobs.b.action.queueMessage.queueName: "UPPER_case" has uppercase letters; a queue name is all lowercase` + "\n" +
+		`jobs.d.recurrence.calendar: "thaw" is not a calendar of the file (it holds "freeze")` + "\n"
+	code, _, stderr := runCLI(t, in, "validate", "-")
+	if code != 1 || stderr != want {
+		t.Errorf("validate = %d, stderr:\n%s\nwant 1, stderr:\n%s", code, stderr, want)
+	}
+}
