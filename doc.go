@@ -169,9 +169,12 @@
 // a collection file of jobclock ("jobs.a.action.request.uri: ... put them
 // in jobs.a.action.request.authentication"); [ValidationError.Under] puts
 // a problem so under a path of one's own. Paths spell members as the
-// Azure documentation does, in lower camel case, which for a monthly
-// occurrence is "occurrence" though the canonical form writes
-// "Occurrence"; like keys, they are read without regard to case. A
+// canonical form writes them, whatever the case of the input: in lower
+// camel case, and "Occurrence" in a monthly occurrence, as the OpenAPI
+// definition does ("recurrence.schedule.monthlyOccurrences[0].Occurrence:
+// 9 is not an occurrence in a month", for "occurrence": 9 too); only a
+// problem with a member's name (unknown, or given twice in another case)
+// names the member as written. A
 // definition built in Go has no input text: its values are quoted in
 // their canonical form. The errors are
 // joined with [errors.Join]; [ValidationErrors] returns them as a slice,

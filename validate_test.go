@@ -324,8 +324,8 @@ func TestParseJobRules(t *testing.T) {
 			want: []string{"recurrence.frequency: is required (Second, Minute, Hour, Day, Week, Month or Year)"}},
 		{name: "occurrence key any case", in: `{"action": ` + httpAction + `, "recurrence": {"frequency": "month",
 			"schedule": {"monthlyOccurrences": [{"day": "friday", "Occurrence": 9}, {"day": "monday", "occurrence": -9}]}}}`,
-			want: []string{"recurrence.schedule.monthlyOccurrences[0].occurrence: 9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)",
-				"recurrence.schedule.monthlyOccurrences[1].occurrence: -9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)"}},
+			want: []string{"recurrence.schedule.monthlyOccurrences[0].Occurrence: 9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)",
+				"recurrence.schedule.monthlyOccurrences[1].Occurrence: -9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)"}},
 
 		// Cron specs (an extension; the spec's own rules are package recurrence's).
 		{name: "cron alone", in: `{"action": ` + httpAction + `, "recurrence": {"cron": "0 9 * * 1-5"}}`},

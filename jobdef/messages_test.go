@@ -35,7 +35,12 @@ func TestParseJobQuotesInput(t *testing.T) {
 		{"occurrences repeated", `{` + act + `}, "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "friday", "occurrence": 1}, {"day": "Friday", "Occurrence": 1}]}}}`,
 			[]string{`recurrence.schedule.monthlyOccurrences[1]: repeats recurrence.schedule.monthlyOccurrences[0]`}},
 		{"occurrence", `{` + act + `}, "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "friday", "occurrence": 6}]}}}`,
-			[]string{`recurrence.schedule.monthlyOccurrences[0].occurrence: 6 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)`}},
+			[]string{`recurrence.schedule.monthlyOccurrences[0].Occurrence: 6 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)`}},
+		{"occurrence in two cases, one path", `{` + act + `}, "recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "friday", "occurrence": "x"}, {"day": "monday", "OCCURRENCE": 9}]}}}`,
+			[]string{
+				`recurrence.schedule.monthlyOccurrences[0].Occurrence: "x" is not an integer`,
+				`recurrence.schedule.monthlyOccurrences[1].Occurrence: 9 is not an occurrence in a month (-5 to 5; 0 or absent means every such day)`,
+			}},
 		{"envelope", `{"properties": {` + act + `, "retryPolicy": {"retryType": "Fixed", "retryInterval": "P19M"}}}}`,
 			[]string{`properties.action.retryPolicy.retryInterval: "P19M" is longer than the maximum of P548D`}},
 		{"envelope, weekdays repeated", `{"properties": {` + act + `}, "recurrence": {"frequency": "Week", "schedule": {"weekDays": ["Monday", "sunday", "Sunday"]}}}}`,

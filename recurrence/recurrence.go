@@ -219,7 +219,8 @@ type MonthlyOccurrence struct {
 // path within the recurrence object ("schedule.hours[1]"), Value the
 // offending value as JSON text (empty when the field is missing), Reason
 // what is wrong ("is not an hour (0-23)"). Paths spell members as the
-// Azure documentation writes them ("schedule.monthlyOccurrences[0].occurrence"),
+// canonical form writes them, whatever the case of the input: in lower
+// camel case, but for "Occurrence" ("schedule.monthlyOccurrences[0].Occurrence"),
 // and a Reason that names another field names it by its path within the
 // recurrence too ("repeats schedule.weekDays[1]"), which Refs holds.
 type FieldError struct {

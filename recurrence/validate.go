@@ -185,7 +185,7 @@ func (r *Recurrence) check(cron bool) []error {
 				ok = false
 			}
 			if o.Occurrence < -5 || o.Occurrence > 5 {
-				add(path+".occurrence", strconv.Itoa(o.Occurrence), "is not an occurrence in a month (-5 to 5; 0 or absent means every such day)")
+				add(path+".Occurrence", strconv.Itoa(o.Occurrence), "is not an occurrence in a month (-5 to 5; 0 or absent means every such day)")
 				ok = false
 			}
 			if !ok {

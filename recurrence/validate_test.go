@@ -47,7 +47,7 @@ func TestValidate(t *testing.T) {
 		{"windows zone", `{"frequency":"Day","timeZone":"Eastern Standard Time"}`, nil},
 		{"empty arrays are absent", `{"frequency":"Day","schedule":{"weekDays":[],"monthDays":[],"months":[]}}`, nil},
 		{"Occurrence key", `{"frequency":"Month","schedule":{"monthlyOccurrences":[{"day":"Monday","Occurrence":6}]}}`,
-			[]fe{{Path: "schedule.monthlyOccurrences[0].occurrence", Value: "6"}}},
+			[]fe{{Path: "schedule.monthlyOccurrences[0].Occurrence", Value: "6"}}},
 		{"missing frequency", `{}`, []fe{{Path: "frequency"}}},
 		{"unknown frequency", `{"frequency":"fortnight"}`, []fe{{Path: "frequency", Value: `"fortnight"`}}},
 		{"negative interval", `{"frequency":"Day","interval":-1}`, []fe{{Path: "interval", Value: "-1"}}},
@@ -87,7 +87,7 @@ func TestValidate(t *testing.T) {
 				{Path: "count", Value: "-1"},
 				{Path: "timeZone", Value: `"Nowhere"`},
 				{Path: "schedule.hours[1]", Value: "25"},
-				{Path: "schedule.monthlyOccurrences[0].occurrence", Value: "-6"},
+				{Path: "schedule.monthlyOccurrences[0].Occurrence", Value: "-6"},
 				{Path: "schedule.monthlyOccurrences"},
 			}},
 	}
