@@ -167,7 +167,7 @@ func TestParseCollectionProblems(t *testing.T) {
 		{name: "limit problems", in: `{"properties": {"limits": [{"key": "host", "maxConcurrent": 5}, {"key": "Host", "ratePerMinute": 60001},
 			{"key": "target", "maxConcurrent": -1}, {"maxConcurent": 2}, {"key": "job", "maxConcurrent": 1001}]}}`,
 			want: []string{`properties.limits[3].maxConcurent: unknown field, did you mean "maxConcurrent"?`,
-				`properties.limits[1].key: "host" is also the key of element 0: give one limit per key`,
+				`properties.limits[1].key: "host" is also the key of properties.limits[0]: give one limit per key`,
 				`properties.limits[1].ratePerMinute: 60001 is not between 1 and 60000`,
 				`properties.limits[2].key: "target" is not a limit key (host, job or collection)`,
 				`properties.limits[2].maxConcurrent: -1 is not between 1 and 1000`,

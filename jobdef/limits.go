@@ -96,7 +96,9 @@ func (c *checker) limits(path string, ls []Limit) {
 			c.add(p+".key", strconv.Quote(string(l.Key)), "is not a limit key (host, job or collection)")
 		default:
 			if j := slices.IndexFunc(ls[:i], func(o Limit) bool { return o.Key == l.Key }); j >= 0 {
-				c.add(p+".key", strconv.Quote(string(l.Key)), fmt.Sprintf("is also the key of element %d: give one limit per key", j))
+				first := path + "[" + strconv.Itoa(j) + "]"
+				c.errs = append(c.errs, &ValidationError{Path: p + ".key", Value: strconv.Quote(string(l.Key)),
+					Reason: "is also the key of " + first + ": give one limit per key", Refs: []string{first}})
 			}
 		}
 		if l.MaxConcurrent == 0 && l.RatePerMinute == 0 {

@@ -74,7 +74,7 @@ func TestValidate(t *testing.T) {
 			stdin: `{"name": "lim", "collection": {"properties": {"limits": [{"key": "host", "maxConcurrent": 5, "ratePerMinute": 120}, {"key": "Host", "maxConcurrent": 0}]}},
 				"jobs": {"a": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}}}}`,
 			stderrHas: []string{
-				`collection.properties.limits[1].key: "host" is also the key of element 0: give one limit per key` + "\n",
+				`collection.properties.limits[1].key: "host" is also the key of collection.properties.limits[0]: give one limit per key` + "\n",
 				"collection.properties.limits[1]: sets neither maxConcurrent nor ratePerMinute\n",
 			}},
 		{name: "run file naming calendars it does not hold", args: []string{"validate", "-"}, code: 1,
