@@ -50,7 +50,9 @@
 // periods from it, and so does the check that its schedule can run at all.
 // Unless -q is given, the schedule in words goes to standard error first
 // ("schedule: every week on Monday at 10:00 (UTC)"). An invalid job exits
-// 1 with the same lines as validate, which checks a job as if created now.
+// 1 with the same lines as validate, which checks a job as if created now;
+// of a collection file, only the problems of the file as a whole and of
+// the job chosen count, not those of its other jobs.
 // A job whose recurrence has a window runs each occurrence at a planned
 // instant, its scheduled one plus an offset that the job's name and
 // collection decide, and H in a cron spec stands for values they decide:

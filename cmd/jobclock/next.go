@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -319,9 +320,22 @@ var jobNameNeeded = fmt.Sprintf("jobclock next: the instants depend on the job's
 // be given), and the name of its collection ("default" for a file of one
 // job). On failure it writes the problems, or the names of the file's
 // jobs to choose from, to stderr and returns a nil job and the exit
-// status.
+// status. Of a collection file it reports the problems of the file as a
+// whole and of the job chosen, not those of its other jobs.
 func loadJob(name, jobName string, stdin io.Reader, stderr io.Writer, opts *scheduler.ParseOptions) (*scheduler.Job, string, int) {
 	f, err := readJobFile(name, stdin, opts)
+	var unparsed []string // the file's jobs that do not parse
+	if joined, ok := err.(interface{ Unwrap() []error }); ok && f != nil {
+		var keep []error
+		for _, e := range joined.Unwrap() {
+			if j, ok := e.(*jobProblems); ok && j.name != jobName {
+				unparsed = append(unparsed, j.name)
+				continue
+			}
+			keep = append(keep, e)
+		}
+		err = errors.Join(keep...)
+	}
 	if err != nil {
 		if _, unread := errors.AsType[*iofs.PathError](err); unread {
 			fmt.Fprintf(stderr, "jobclock next: %v\n", err)
@@ -333,13 +347,14 @@ func loadJob(name, jobName string, stdin io.Reader, stderr io.Writer, opts *sche
 	if !f.holdsCollection {
 		return f.jobs[0].job, f.collection, 0
 	}
-	names := make([]string, len(f.jobs))
-	for i, j := range f.jobs {
+	names := unparsed
+	for _, j := range f.jobs {
 		if j.name == jobName {
 			return j.job, f.collection, 0
 		}
-		names[i] = j.name
+		names = append(names, j.name)
 	}
+	slices.Sort(names)
 	what := "give -job NAME"
 	if jobName != "" {
 		what = fmt.Sprintf("-job %q is not one of them", jobName)
