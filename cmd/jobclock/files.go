@@ -177,7 +177,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 	}
 	if len(cf.Collection) > 0 {
 		f.def, err = scheduler.ParseCollection(cf.Collection)
-		errs = append(errs, under("collection", err)...)
+		errs = append(errs, under("collection", wholeAt(cf.Collection, "collection"), err)...)
 	}
 	for _, n := range slices.Sorted(maps.Keys(cf.Calendars)) {
 		at := jsonpath.Key("calendars", n)
@@ -187,7 +187,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 		}
 		c, err := scheduler.ParseCalendar(cf.Calendars[n])
 		if err != nil {
-			errs = append(errs, under(at, err)...)
+			errs = append(errs, under(at, wholeAt(cf.Calendars[n], "calendar"), err)...)
 			if f.unread == nil {
 				f.unread = map[string]bool{}
 			}
@@ -216,7 +216,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 		}
 		res, err := jobdef.ParseJobResource(cf.Jobs[n], popts)
 		if err != nil {
-			errs = append(errs, &jobProblems{n, under(at, err)})
+			errs = append(errs, &jobProblems{n, under(at, wholeAt(cf.Jobs[n], "job"), err)})
 			continue
 		}
 		f.jobs = append(f.jobs, fileJob{n, res.Job, res.Tags, joinPath(at, res.At)})
@@ -243,8 +243,10 @@ func isCollectionFile(data []byte) bool {
 }
 
 // under returns the problems of err, a parser's error, with their paths
-// under at: the place in the file of what was parsed.
-func under(at string, err error) []error {
+// under at: the place in the file of what was parsed. A problem at whole
+// is one of what was parsed as a whole, which is at at; whole is ""
+// when no problem is (see wholeAt).
+func under(at, whole string, err error) []error {
 	if err == nil {
 		return nil
 	}
@@ -255,13 +257,25 @@ func under(at string, err error) []error {
 	out := make([]error, len(ves))
 	for i, e := range ves {
 		x := *e
-		if at != "" && (x.Path == "job" || x.Path == at) {
+		if at != "" && whole != "" && x.Path == whole {
 			x.Path = "" // the whole of what was parsed, which is at at
 		}
 		x.Under(at)
 		out[i] = &x
 	}
 	return out
+}
+
+// wholeAt returns root, the path at which a parser reports the problems
+// of its input as a whole, when raw may have such a problem: it is not an
+// object, or longer than a job is read. Of any other input a problem at
+// root is one of a member called so ({"job": 1} in a job), and wholeAt
+// returns "".
+func wholeAt(raw []byte, root string) string {
+	if jsonc.NewScanner(raw).Kind() != jsonc.Object || len(raw) > jobdef.MaxInputSize {
+		return root
+	}
+	return ""
 }
 
 var unsafeName = regexp.MustCompile(`[^-_A-Za-z0-9]`)

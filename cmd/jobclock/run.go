@@ -336,7 +336,7 @@ func putFile(ctx context.Context, s *scheduler.Scheduler, f *jobFile) ([]jobKey,
 		case err == nil:
 			keys = append(keys, k)
 		case errors.Is(err, scheduler.ErrInvalid):
-			errs = append(errs, &jobProblems{j.name, under(j.at, err)})
+			errs = append(errs, &jobProblems{j.name, under(j.at, "job", err)})
 		default:
 			errs = append(errs, &jobProblems{j.name, []error{fmt.Errorf("job %s/%s: %w", k.collection, k.name, err)}})
 		}

@@ -228,3 +228,31 @@ func TestValidateAllProblemsAtOnce(t *testing.T) {
 		t.Errorf("validate = %d, stderr:\n%s\nwant 1, stderr:\n%s", code, stderr, want)
 	}
 }
+
+// TestValidateWholeOrMember checks that in a collection file a job, the
+// collection or a calendar that is not an object is named by its own
+// path, and a member of one that is named as the parser's whole input
+// ("job", "collection", "calendar") by the member's path.
+func TestValidateWholeOrMember(t *testing.T) {
+	const job = `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}}`
+	tests := []struct{ name, in, want string }{
+		{"calendar not an object", `{"name": "x", "calendars": {"c": 5}, "jobs": {"a": ` + job + `}}`,
+			"calendars.c: 5 is not an object\n"},
+		{"member calendar of a calendar", `{"name": "x", "calendars": {"c": {"calendar": 5}}, "jobs": {"a": ` + job + `}}`,
+			"calendars.c.calendar: unknown field\n"},
+		{"job not an object", `{"name": "x", "jobs": {"a": 5}}`, "jobs.a: 5 is not an object\n"},
+		{"member job of a job", `{"name": "x", "jobs": {"a": {"job": 1, "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}}}}`,
+			"jobs.a.job: unknown field\n"},
+		{"collection not an object", `{"name": "x", "collection": 5, "jobs": {"a": ` + job + `}}`, "collection: 5 is not an object\n"},
+		{"member collection of the collection", `{"name": "x", "collection": {"collection": 1}, "jobs": {"a": ` + job + `}}`,
+			"collection.collection: unknown field\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.in, "validate", "-")
+			if code != 1 || stderr != tt.want {
+				t.Errorf("validate = %d, stderr %q; want 1, %q", code, stderr, tt.want)
+			}
+		})
+	}
+}
