@@ -958,10 +958,14 @@
 // the store is found. [Scheduler.Stop] stops claiming, gives back the
 // claims held ahead of their instants (see "Claiming ahead"), waits for the
 // attempts in flight to end and record their outcome, and returns; if its
-// context ends first, the attempts' contexts are cancelled and Stop returns
-// the context's error (an attempt so cancelled fails, retried as any
-// failure, and history says "cancelled: the scheduler stopped", not that
-// it timed out). No job that a claim brings back after Stop was called
+// context ends first, the attempts' contexts are cancelled, Stop waits at
+// most Config.LeaseDuration more for their outcomes to be stored, and
+// returns the context's error (an attempt so cancelled fails, retried as
+// any failure, and history says "cancelled: the scheduler stopped", not
+// that it timed out). So a host may close its store as soon as Stop
+// returns: only an attempt whose executor ignores the cancellation, or
+// whose outcome the store does not take within that time, is lost, and
+// its occurrence runs again on the instance that takes the job over. No job that a claim brings back after Stop was called
 // starts, even when Stop's context ended early: it is given back unrun
 // (see "Claiming ahead"), or, over a store that is not an
 // [AheadClaimer], its lease is released. A job handed to a worker before

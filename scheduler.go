@@ -580,9 +580,13 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // short) are given back unrun, or, over a store that is not an
 // [AheadClaimer], left to their leases; the jobs handed to workers before
 // may still start while Stop waits for them. When ctx ends first, Stop
-// cancels the attempts' contexts and returns ctx.Err() without waiting
-// further; a claim still under way then ends within Config.LeaseDuration,
-// and its jobs are given back within a tenth of it, after Stop returned;
+// cancels the attempts' contexts, waits at most Config.LeaseDuration
+// more for their outcomes to be stored (an attempt so cancelled fails and
+// is retried as any failure), and returns ctx.Err(): when its executor
+// returns and the store answers within that time, the outcome is stored
+// when Stop returns, and the host may close the store then. A claim
+// still under way ends within Config.LeaseDuration, and its jobs are
+// given back within a tenth of it, after Stop returned if need be;
 // a job that reaches a worker, or whose worker's store call (the run
 // policy, the permits of a limit) answers, after Stop returned does not
 // start: its claim is given back, and no attempt is recorded for it. Those
@@ -627,9 +631,42 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.log.Info("scheduler stopped", "instance", s.cfg.InstanceID)
 		return nil
 	case <-ctx.Done():
-		s.execStop()
-		return ctx.Err()
 	}
+	// The attempts' contexts are cancelled; their outcomes are stored
+	// before Stop returns, so that the host may close the store then.
+	s.execStop()
+	if !s.awaitOutcomes(done) {
+		s.log.Error("scheduler stop: attempts in flight were cancelled, and the outcomes of some are not stored", "instance", s.cfg.InstanceID,
+			"in_flight", s.inFlight.Load(), "waited", s.cfg.LeaseDuration.String())
+	}
+	return ctx.Err()
+}
+
+// outcomePoll is how often Stop, once its context ended, looks whether
+// the cancelled attempts' outcomes are stored (see awaitOutcomes).
+const outcomePoll = 10 * time.Millisecond
+
+// awaitOutcomes waits, for at most Config.LeaseDuration, until the
+// attempts in flight have ended and their outcomes are stored (or given
+// up), or until done is closed; it reports whether they were.
+func (s *Scheduler) awaitOutcomes(done <-chan struct{}) bool {
+	if s.inFlight.Load() == 0 {
+		return true
+	}
+	grace := time.NewTimer(s.cfg.LeaseDuration)
+	defer grace.Stop()
+	tick := time.NewTicker(outcomePoll)
+	defer tick.Stop()
+	for s.inFlight.Load() > 0 {
+		select {
+		case <-done:
+			return true
+		case <-grace.C:
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
 }
 
 // InFlight returns how many claimed jobs this instance works on now (their

@@ -73,7 +73,10 @@ within 30s; a response must be written within 60s; each request's work is
 bounded by 30s; idle keep-alive connections close after 120s. Request bodies
 are limited to 64 KiB. On SIGINT or SIGTERM the server stops accepting
 requests, finishes those in flight, then waits for the jobs' attempts in
-flight (at most -shutdown-timeout in all) and exits.
+flight (at most -shutdown-timeout in all); attempts still running then are
+cancelled, and serve waits for their outcomes (a failed attempt, retried
+as any failure) to be stored, at most -lease more, before it closes the
+store and exits.
 
 The log (on stderr; -log-format json for one JSON object per line) has a
 WARN line for each faulted occurrence and each failed attempt of an

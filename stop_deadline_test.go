@@ -1,0 +1,84 @@
+package scheduler_test
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/retry"
+	"github.com/jobclock/scheduler/store/sqlite"
+)
+
+// TestStopDeadlineRecordsCancelled checks that a Stop whose context ends
+// while an attempt runs returns only once the cancelled attempt's outcome
+// is stored, so that the host may close its store as soon as Stop
+// returns, as jobclock serve does: the attempt leaves its Failed entry
+// ("cancelled: the scheduler stopped") and its retry, instead of running
+// again as a fresh attempt on the instance that takes the job over.
+func TestStopDeadlineRecordsCancelled(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	st, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{}, 1)
+	reg := &action.Registry{}
+	reg.Register("Block", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		time.Sleep(50 * time.Millisecond) // an executor that takes a while to give up
+		return nil, ctx.Err()
+	}))
+	cfg := scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler), InstanceID: "a"}
+	s, err := scheduler.New(st, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	retries := &retry.Policy{Type: retry.Fixed, Interval: retry.Duration(time.Minute), Count: new(2)}
+	if _, err := s.PutJob(ctx, "c", "slow", &scheduler.Job{Action: action.Action{Type: "Block", RetryPolicy: retries}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	if err := s.Stop(sctx); err == nil {
+		t.Errorf("Stop = nil, want the context's error")
+	}
+	st.Close() // as a host does once Stop returned
+
+	st, err = sqlite.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s2, err := scheduler.New(st, &scheduler.Config{Logger: slog.New(slog.DiscardHandler), InstanceID: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := s2.ListHistory(ctx, "c", "slow", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 1 || hist[0].Status != scheduler.StatusFailed || !strings.Contains(hist[0].Message, "cancelled: the scheduler stopped") {
+		t.Fatalf("history = %+v, want one Failed entry of the cancelled attempt", hist)
+	}
+	job, err := s2.GetJob(ctx, "c", "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.LeaseOwner != "" {
+		t.Errorf("LeaseOwner = %q after Stop, want none", job.LeaseOwner)
+	}
+}
