@@ -97,7 +97,7 @@ func (s *Scheduler) runAttempt(execCtx context.Context, a *attempt) (handedOff b
 		s.holdLease(r, s.dropLease(r, a.slot), a.slot, nil)
 		s.releasePermits(a.permits.holder)
 	}
-	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed, requested: a.requested}
+	p := pendingOutcome{r: r, def: r.Job, t: *a.t, o: a.o, res: res, hist: a.hist, claimed: a.claimed, tookOver: a.m.tookOver, requested: a.requested}
 	if s.batch == nil {
 		ownOccurrence(r, a.buf)
 		// The outcome keeps the job's lease until it is recorded, next

@@ -1335,7 +1335,9 @@
 // repeat; every other occurrence runs exactly once, and
 // none is lost. The next occurrences of those jobs are not merged away
 // by the takeover unless it makes them late by more than the recurrence
-// interval.
+// interval (from the occurrence taken over to the next): those less late
+// run after it, as the overlap policy says, while those later are missed
+// as the missed policy says.
 //
 // The bound has a price: a running attempt costs one ExtendLease every
 // LeaseDuration/3 (a share of one ExtendLeases call, over a store that has

@@ -294,6 +294,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		}
 		m := s.machine(r, now)
 		m.occ = occ
+		m.tookOver = info.prevOwner != ""
 		if m.policy.Overlap == OverlapAllowAll || r.Schedule.running() > 0 {
 			m.owner, m.hold = s.cfg.InstanceID, s.runHold(r.Job)
 			if r.Schedule.running() > 0 {

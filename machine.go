@@ -66,6 +66,11 @@ type machine struct {
 	// an execution tag still runs here: resume then renews its claim
 	// rather than starting it again. Nil: none does.
 	runs func(tag string) bool
+	// tookOver says that the step's claim replaced another instance's
+	// expired lease: the occurrences the takeover made due are merged into
+	// the one taken only when later than the recurrence interval (see
+	// mergedUntil).
+	tookOver bool
 }
 
 // add appends h to hist, unless the machine makes no entries.
@@ -145,7 +150,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			var exp time.Time
 			exp, hist = m.take(r, t, now, hist)
 			if m.merges(sc, now) {
-				hist = m.passOver(r, t, now, now, hist, true, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed "+string(m.policy.Missed)+")")
+				hist = m.passOver(r, t, m.mergedUntil(sc, exp, now), now, hist, true, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed "+string(m.policy.Missed)+")")
 			}
 			sc.Occurrences++
 			o := m.occ
@@ -253,6 +258,18 @@ func (m machine) catchUp(r *JobRecord, t *Timing, now time.Time, hist []HistoryE
 func (m machine) merges(sc *JobSchedule, now time.Time) bool {
 	return m.policy.Missed != MissedRunAll && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) &&
 		sc.NextOccurrence.After(sc.buffered())
+}
+
+// mergedUntil returns the latest expected time of the due occurrences
+// that merges merges into the one expected at exp, taken at now: every one
+// due, except after a takeover, where only those later at now than the
+// recurrence interval (from exp to the next occurrence) are missed; the
+// others run after it, by the overlap policy.
+func (m machine) mergedUntil(sc *JobSchedule, exp, now time.Time) time.Time {
+	if !m.tookOver {
+		return now
+	}
+	return now.Add(-sc.NextOccurrence.Sub(exp) - time.Nanosecond)
 }
 
 // start makes o the current occurrence, due at now.

@@ -159,7 +159,9 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 			// already; the replayed step must not drop them.
 			later := laterEnds(r, p.hist)
 			if t, terr = s.timing(r, res.end); terr == nil {
-				s.machine(r, res.end).replay(r, t, o, p.claimed, p.requested)
+				m := s.machine(r, res.end)
+				m.tookOver = p.tookOver
+				m.replay(r, t, o, p.claimed, p.requested)
 			}
 			if later != nil {
 				r.Schedule.policy().Ends = later
@@ -231,6 +233,8 @@ type pendingOutcome struct {
 	res     outcome
 	hist    []HistoryEntry
 	claimed time.Time
+	// tookOver is the claim's machine's (see machine.tookOver).
+	tookOver bool
 	// requested is attempt.requested.
 	requested time.Time
 	// leaseAt is when the job's lease, which the outcome keeps until it
