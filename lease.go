@@ -266,7 +266,15 @@ func (s *Scheduler) extendLeases() {
 		})
 	}
 	wg.Wait()
-	failed.log(s)
+	failed.log(s) // at Warn in the first pass of an outage, at Debug in the others
+	if len(keys) > 0 {
+		switch {
+		case failed.n == 0:
+			s.storeWrote("extend leases", nil)
+		case failed.firm == 0:
+			s.storeWrote("extend leases", failed.err)
+		}
+	}
 	k.armed.Store(false)
 	k.mu.Lock()
 	active := k.active()
@@ -464,8 +472,7 @@ func (f *leaseFailures) add(collection, name string, err error) {
 
 // log reports the failures, if any: how many, the first keptSample jobs
 // (as collection/name) and the first error, at Warn; at Debug when all of
-// them are the store's failures during an outage that the loop has logged
-// already.
+// them are the store's failures during an outage logged already.
 func (f *leaseFailures) log(s *Scheduler) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -70,20 +71,40 @@ func transient(err error) bool {
 var verdicts = []error{ErrNotFound, ErrConflict, ErrLeaseLost, ErrQuotaExceeded, ErrFinalState,
 	ErrCollectionNotEnabled, ErrCalendarInUse, ErrStopped}
 
-// storeHealth follows the loop's store calls, so that an outage is logged
-// once when it starts and once when it ends, rather than once a second.
+// storeHealth follows the loop's store calls and the writes of the
+// attempts' outcomes and of lease extensions, so that an outage is logged
+// once when it starts and once when it ends, rather than once a second,
+// and Ready reports it.
 type storeHealth struct {
 	isDown    atomic.Bool // downSince is set; read without the lock
 	faulted   atomic.Bool // fault is set; read without the lock
 	mu        sync.Mutex
 	downSince time.Time // zero while the store answers
 	failures  int
+	last      error         // the last failure of the outage
+	wrote     time.Time     // when a write last failed in the outage; zero: none did
 	back      chan struct{} // closed when the store answers again
 	fault     string        // the last error of the loop's calls that is no outage (see transient)
 }
 
-// down reports whether the loop's last store call failed, and returns a
-// channel closed when one succeeds again (nil when none failed).
+// outage returns the error that Ready reports during an outage, nil when
+// there is none.
+func (h *storeHealth) outage() error {
+	if !h.isDown.Load() {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.downSince.IsZero() {
+		return nil
+	}
+	return fmt.Errorf("scheduler: the store does not answer (since %s, %d failed calls): %w",
+		h.downSince.UTC().Format(time.RFC3339), h.failures, h.last)
+}
+
+// down reports whether the store is in an outage (see storeFailed and
+// storeWrote), and returns a channel closed when it ends (nil when there
+// is none).
 func (h *storeHealth) down() (bool, <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -118,6 +139,16 @@ func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now
 		}
 		return
 	}
+	s.failed(what, err, now, false)
+}
+
+// failed notes the failure of a store call what with err, an error of the
+// store (see transient), at now: the first of an outage starts it, and is
+// logged. write says that the call was a write (of an outcome, or a lease
+// extension): the outage then lasts until a write succeeds (see
+// storeAnswered).
+func (s *Scheduler) failed(what string, err error, now time.Time, write bool) {
+	h := &s.health
 	h.mu.Lock()
 	first := h.downSince.IsZero()
 	if first {
@@ -126,6 +157,10 @@ func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now
 		h.isDown.Store(true)
 	}
 	h.failures++
+	h.last = err
+	if write {
+		h.wrote = now
+	}
 	h.mu.Unlock()
 	if first {
 		s.log.Error("the store does not answer; asking again every second", "call", what, "err", err)
@@ -134,20 +169,48 @@ func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now
 	s.log.Debug("the store still does not answer", "call", what, "err", err)
 }
 
+// storeWrote notes the answer err of a write of the store (an outcome, lease
+// extensions): a failure of the store counts toward an outage; success,
+// or a verdict of the store, ends one. A success costs two atomic loads
+// while the store answers.
+func (s *Scheduler) storeWrote(what string, err error) {
+	switch {
+	case transient(err):
+		s.failed(what, err, time.Now(), true)
+	case err == nil || errors.Is(err, ErrConflict) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
+		if s.health.isDown.Load() {
+			s.answered(time.Now(), true)
+		}
+	}
+}
+
 // storeAnswered notes that a call of the loop succeeded at now.
 func (s *Scheduler) storeAnswered(now time.Time) {
 	h := &s.health
 	if !h.isDown.Load() && !h.faulted.Load() {
 		return // the common case costs no lock
 	}
+	s.answered(now, false)
+}
+
+// answered ends the outage, if any, at now, when write says that a write
+// succeeded, or when no write failed within the last LeaseDuration: while
+// writes fail (a disk full), reads that succeed do not end it. It clears
+// the fault of the loop's calls.
+func (s *Scheduler) answered(now time.Time, write bool) {
+	h := &s.health
 	h.mu.Lock()
 	h.fault = ""
 	h.faulted.Store(false)
+	if !write && !h.wrote.IsZero() && time.Since(h.wrote) < s.cfg.LeaseDuration {
+		h.mu.Unlock()
+		return
+	}
 	since, failures := h.downSince, h.failures
 	if h.back != nil {
 		close(h.back)
 	}
-	h.downSince, h.failures, h.back = time.Time{}, 0, nil
+	h.downSince, h.failures, h.back, h.last, h.wrote = time.Time{}, 0, nil, nil, time.Time{}
 	h.isDown.Store(false)
 	h.mu.Unlock()
 	if !since.IsZero() {
@@ -259,6 +322,7 @@ func (s *Scheduler) recordAgain(ctx context.Context, r *JobRecord, all []History
 			return err
 		}
 		err = s.runStore.Record(context.Background(), s.cfg.InstanceID, r, all)
+		s.storeWrote("record job outcome", err)
 		switch {
 		case err == nil:
 			s.log.InfoContext(ctx, "recorded job outcome after the store failed", "job", r.Name, "collection", r.Collection, "tries", tries+1)

@@ -12,6 +12,7 @@ import (
 // record stores r with hist and releases the lease, logging failures.
 func (s *Scheduler) record(r *JobRecord, hist []HistoryEntry) {
 	err := s.runStore.Record(context.Background(), s.cfg.InstanceID, r, hist)
+	s.storeWrote("record job", err)
 	if err != nil {
 		s.recordFailed(context.Background(), r, err)
 		return
@@ -98,6 +99,7 @@ func (s *Scheduler) recordRun(collection, name string, o *Occurrence, res *outco
 				return
 			}
 			err = s.runStore.PutJob(context.Background(), r)
+			s.storeWrote("record job outcome", err)
 		}
 		switch {
 		case err == nil:
@@ -176,6 +178,7 @@ func (s *Scheduler) recordOutcome(p *pendingOutcome, reread bool) {
 			miss = s.passedOver(r, t, next0, counted0, misfireOf(m.policy.Missed), res.end)
 		}
 		err := s.runStore.Record(ctx, s.cfg.InstanceID, r, all)
+		s.storeWrote("record job outcome", err)
 		if transient(err) {
 			if !retrying {
 				retrying = true
@@ -561,6 +564,20 @@ func (s *Scheduler) flushTimed() {
 	}
 }
 
+// batchAnswer returns what the answer errs of a RecordBatch call says of
+// the store: nil when an outcome was recorded, else the first error.
+func batchAnswer(errs []error) error {
+	if errs == nil {
+		return nil
+	}
+	for _, err := range errs {
+		if err == nil {
+			return nil
+		}
+	}
+	return errs[0]
+}
+
 // stopFlusher ends the goroutine of flushTimed and waits for its end:
 // Stop calls it once every outcome is recorded. A flush still timed then
 // has nothing left to record (a flush before the timer fired took the
@@ -657,6 +674,7 @@ func (s *Scheduler) flush(batch []pendingOutcome) {
 	if !start.IsZero() {
 		b.call.Store(int64(time.Since(start)))
 	}
+	s.storeWrote("record job outcomes", batchAnswer(errs))
 	b.mu.Lock()
 	b.inCall = false
 	b.mu.Unlock()

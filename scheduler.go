@@ -683,9 +683,13 @@ var ErrNotStarted = errors.New("scheduler: not started")
 
 // Ready reports whether the Scheduler runs jobs, as a readiness probe asks:
 // nil when it has been started and not stopped, its run loop has stepped
-// recently (within three poll intervals, at least a minute), and its store
-// answers a query (NextDue) before ctx ends. Otherwise the error says why:
-// ErrNotStarted, ErrStopped, a stalled loop, or the store's error.
+// recently (within three poll intervals, at least a minute), the store is
+// not in an outage (its calls of the run loop, or its writes of the
+// attempts' outcomes or of lease extensions, failing since the first of
+// them failed, until one succeeds: while writes fail, until a write does),
+// and it answers a query (NextDue) before ctx ends. Otherwise the error
+// says why: ErrNotStarted, ErrStopped, a stalled loop, or the store's
+// error.
 func (s *Scheduler) Ready(ctx context.Context) error {
 	s.mu.Lock()
 	started, stopped := s.started, s.stopped
@@ -700,6 +704,9 @@ func (s *Scheduler) Ready(ctx context.Context) error {
 		if d := time.Since(time.Unix(0, last)); d > max(3*s.cfg.PollInterval, time.Minute) {
 			return fmt.Errorf("scheduler: the run loop has not stepped for %s", d.Round(time.Second))
 		}
+	}
+	if err := s.health.outage(); err != nil {
+		return err
 	}
 	if _, err := s.store.NextDue(ctx); err != nil {
 		return fmt.Errorf("scheduler: the store does not answer: %w", err)

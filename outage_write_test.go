@@ -1,0 +1,121 @@
+package scheduler_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// errFull is what a store returns while its disk is full.
+var errFull = errors.New("sqlite: database or disk is full")
+
+// fullStore is a memory store whose writes of the run loop (records and
+// lease extensions) fail with errFull while full is set, and whose reads
+// answer, as an SQLite file that cannot grow does.
+type fullStore struct {
+	scheduler.Store
+	full atomic.Bool
+}
+
+func (s *fullStore) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	if s.full.Load() {
+		return errFull
+	}
+	return s.Store.ExtendLease(ctx, collection, name, owner, until)
+}
+
+func (s *fullStore) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	if s.full.Load() {
+		return errFull
+	}
+	return s.Store.Record(ctx, owner, j, history)
+}
+
+// TestWritesFailingAreAnOutage: while the store's writes fail and its
+// reads answer, Ready reports the outage from the first failed write (a
+// lease extension) until a write succeeds again; the log says once that
+// the store does not answer, not at each heartbeat, and once that it
+// answers again, with the outage's length from its first failed write.
+func TestWritesFailingAreAnOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		const lease = 30 * time.Second // longer than the outage: the attempt is not taken over
+		st := &fullStore{Store: memory.New()}
+		var started atomic.Int64 // the attempt's start, in Unix nanoseconds
+		reg := &action.Registry{}
+		reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			started.Store(time.Now().UnixNano())
+			st.full.Store(true)
+			time.AfterFunc(15*time.Second, func() { st.full.Store(false) })
+			time.Sleep(40 * time.Second)
+			return nil, nil
+		}))
+		var log bytes.Buffer
+		var logMu sync.Mutex
+		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", LeaseDuration: lease,
+			Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+				logMu.Lock()
+				defer logMu.Unlock()
+				return log.Write(p)
+			}), nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(time.Second)
+		if _, err := s.PutJob(ctx, "c", "j", &scheduler.Job{StartTime: &at, Action: action.Action{Type: "Work"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
+		var notReady []time.Duration // since the attempt started
+		for range 100 {
+			time.Sleep(500 * time.Millisecond)
+			if err := s.Ready(ctx); err != nil && started.Load() != 0 {
+				notReady = append(notReady, time.Since(time.Unix(0, started.Load())))
+			}
+		}
+		// The first extension, a third of the lease into the attempt,
+		// fails; the next, two thirds into it, succeeds.
+		every := lease / 3
+		if len(notReady) == 0 || notReady[0] > every+time.Second || notReady[len(notReady)-1] < 15*time.Second ||
+			notReady[len(notReady)-1] > 2*every+time.Second {
+			t.Errorf("Ready failed at %v after the attempt started, want from %v to %v", notReady, every, 2*every)
+		}
+		logMu.Lock()
+		text := log.String()
+		logMu.Unlock()
+		if n := strings.Count(text, "the store does not answer"); n != 1 {
+			t.Errorf("the log says %d times that the store does not answer, want once", n)
+		}
+		if n := strings.Count(text, "extend leases: some failed"); n != 1 {
+			t.Errorf("the log reports the failed extensions %d times, want once, as the outage starts", n)
+		}
+		m := regexp.MustCompile(`the store answers again" down_for=(\S+)`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("the log does not say that the store answers again:\n%s", text)
+		}
+		if d, err := time.ParseDuration(m[1]); err != nil || d < every {
+			t.Errorf("down_for=%s, want at least %v", m[1], every)
+		}
+		if t.Failed() {
+			t.Logf("log:\n%s", text)
+		}
+	})
+}
