@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -86,4 +87,50 @@ func TestTakeoverKeepsNextOccurrence(t *testing.T) {
 			})
 		})
 	}
+}
+
+// takenOverStore is a memory store whose Record fails with ErrLeaseLost,
+// as when another instance took the job over while the attempt ran.
+type takenOverStore struct{ scheduler.Store }
+
+func (s takenOverStore) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	return fmt.Errorf("memory: record job %q: lease held by \"b\", not %q: %w", j.ID(), owner, scheduler.ErrLeaseLost)
+}
+
+// TestTakenOverOutcomeWarned: an outcome that the store refuses because
+// another instance took the job over, which the documentation describes
+// as expected when an instance cannot reach the store for long, is logged
+// as a warning that names the takeover, not as an error.
+func TestTakenOverOutcomeWarned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		runs := map[string]int{}
+		logs := &logRecords{}
+		cfg := scheduler.Config{Executors: countRuns(&mu, runs), Logger: slog.New(logs)}
+		s := instances(t, takenOverStore{memory.New()}, cfg, "a")[0]
+		due := time.Now().Add(time.Second)
+		if _, err := s.PutJob(ctx, "c", "j", &scheduler.Job{StartTime: &due, Action: action.Action{Type: "Noop", Custom: []byte(`{}`)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Second)
+		if err := s.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if errs := logs.at(slog.LevelError); len(errs) != 0 {
+			t.Errorf("errors logged: %v, want none", errs)
+		}
+		warned := 0
+		for _, r := range logs.at(slog.LevelWarn) {
+			if strings.Contains(r["msg"], "another instance took the job over") && r["job"] == "j" {
+				warned++
+			}
+		}
+		if warned != 1 {
+			t.Errorf("%d warnings of the takeover, want 1: %v", warned, logs.at(slog.LevelWarn))
+		}
+	})
 }
