@@ -928,6 +928,18 @@
 // attempt unless the description already quotes it, cut to
 // MaxHistoryMessage bytes.
 //
+// The one exception is an attempt whose instance stops (killed, its
+// machine lost) before the attempt's outcome is stored. Nothing is
+// written when an attempt starts (but under overlap AllowAll), as that
+// would cost a write per attempt, so the instance that takes the job over
+// (see "Several instances") cannot tell such an attempt from a claim
+// whose instance stopped before starting it: the attempt leaves no entry,
+// and executionCount and failureCount do not count it. Its occurrence
+// runs again with the same execution tag and retryCount, and the entry of
+// that attempt stands for both; a receiver that logs its requests sees
+// two with one tag. Under AllowAll, whose claim on an attempt is written
+// when it starts, the attempt lost is run again alike, without an entry.
+//
 // Entries are listed newest first. They are kept for Config.HistoryRetention
 // (60 days) and at most Config.HistoryPerJob (1,000) per job; both limits
 // are applied by a periodic prune, so a job may briefly hold a few more.
@@ -1332,7 +1344,7 @@
 // when that expires. An occurrence whose attempt was in flight then runs
 // again with the same execution tag (the header
 // x-ms-scheduler-execution-tag), so that the receiver can recognise the
-// repeat; every other occurrence runs exactly once, and
+// repeat (the attempt lost leaves no history entry: see "History"); every other occurrence runs exactly once, and
 // none is lost. The next occurrences of those jobs are not merged away
 // by the takeover unless it makes them late by more than the recurrence
 // interval (from the occurrence taken over to the next): those less late
