@@ -1486,6 +1486,19 @@ func (h *logRecords) at(level slog.Level) []map[string]string {
 	return out
 }
 
+// only returns the records of level, each as its message and attributes.
+func (h *logRecords) only(level slog.Level) []map[string]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []map[string]string
+	for _, r := range h.records {
+		if r.level == level {
+			out = append(out, r.attrs)
+		}
+	}
+	return out
+}
+
 // with returns the first record whose attribute key is value; false when
 // there is none.
 func (h *logRecords) with(key, value string) (logRecord, bool) {

@@ -241,6 +241,7 @@ func (s *Scheduler) extendLeases() {
 		keys[i] = JobKey{d.collection, d.name}
 	}
 	s.extendKeys(keys, &wg, slots, nil, func(i int, err error) {
+		failed.note(err)
 		k.mu.Lock()
 		running := k.holds(due[i].r, due[i].collection, due[i].name)
 		k.mu.Unlock()
@@ -266,14 +267,8 @@ func (s *Scheduler) extendLeases() {
 		})
 	}
 	wg.Wait()
-	failed.log(s) // at Warn in the first pass of an outage, at Debug in the others
 	if len(keys) > 0 {
-		switch {
-		case failed.n == 0:
-			s.storeWrote("extend leases", nil)
-		case failed.firm == 0:
-			s.storeWrote("extend leases", failed.err)
-		}
+		failed.settle(s)
 	}
 	k.armed.Store(false)
 	k.mu.Lock()
@@ -410,13 +405,16 @@ func (s *Scheduler) extendAllWaiting(waiting []jobKey) {
 	var failed leaseFailures
 	slots := make(chan struct{}, extendParallel)
 	s.extendKeys(jobs, &wg, slots, k.closed.Load, func(i int, err error) {
+		failed.note(err)
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) && !s.outcomes.unsent(waiting[i]) {
 			return
 		}
 		failed.add(jobs[i].Collection, jobs[i].Name, err)
 	})
 	wg.Wait()
-	failed.log(s)
+	if len(jobs) > 0 {
+		failed.settle(s)
+	}
 }
 
 // extendContext returns the context of one of the lease keeper's calls
@@ -440,6 +438,23 @@ type leaseFailures struct {
 	err    error    // the first error not transient, else the first
 	sample []string // the first keptSample jobs, those of errors not transient first
 	firm   int      // how many of sample failed with an error not transient
+	// storeErr is the first failure of the store (see transient) among
+	// the pass's calls, whether or not its job counts among the failures
+	// (its attempt may have ended meanwhile): nil when the store answered
+	// every call.
+	storeErr error
+}
+
+// note notes the answer err of one of the pass's calls that failed.
+func (f *leaseFailures) note(err error) {
+	if !transient(err) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.storeErr == nil {
+		f.storeErr = err
+	}
 }
 
 // add notes that the extension of the lease on job collection/name
@@ -470,17 +485,21 @@ func (f *leaseFailures) add(collection, name string, err error) {
 	}
 }
 
-// log reports the failures, if any: how many, the first keptSample jobs
-// (as collection/name) and the first error, at Warn; at Debug when all of
-// them are the store's failures during an outage logged already.
-func (f *leaseFailures) log(s *Scheduler) {
+// settle ends a pass that made calls: the store's failures among them
+// count toward an outage, and an answer to every call ends one (see
+// storeWrote); then the failures, if any, are logged: how many, the first
+// keptSample jobs (as collection/name) and the first error, at Warn; at
+// Debug when all of them are the store's failures during an outage that
+// this pass did not start (its start is logged once, as a whole).
+func (f *leaseFailures) settle(s *Scheduler) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	started := s.storeWrote("extend leases", f.storeErr)
 	if f.n == 0 {
 		return
 	}
 	level := slog.LevelWarn
-	if down, _ := s.health.down(); down && f.firm == 0 {
+	if !started && f.firm == 0 {
 		level = slog.LevelDebug
 	}
 	s.log.Log(context.Background(), level, "extend leases: some failed; their records meet ErrLeaseLost if the leases expire first",

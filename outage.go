@@ -146,8 +146,8 @@ func (s *Scheduler) storeFailed(ctx context.Context, what string, err error, now
 // store (see transient), at now: the first of an outage starts it, and is
 // logged. write says that the call was a write (of an outcome, or a lease
 // extension): the outage then lasts until a write succeeds (see
-// storeAnswered).
-func (s *Scheduler) failed(what string, err error, now time.Time, write bool) {
+// storeAnswered). It reports whether this failure started the outage.
+func (s *Scheduler) failed(what string, err error, now time.Time, write bool) bool {
 	h := &s.health
 	h.mu.Lock()
 	first := h.downSince.IsZero()
@@ -164,24 +164,26 @@ func (s *Scheduler) failed(what string, err error, now time.Time, write bool) {
 	h.mu.Unlock()
 	if first {
 		s.log.Error("the store does not answer; asking again every second", "call", what, "err", err)
-		return
+		return true
 	}
 	s.log.Debug("the store still does not answer", "call", what, "err", err)
+	return false
 }
 
 // storeWrote notes the answer err of a write of the store (an outcome, lease
 // extensions): a failure of the store counts toward an outage; success,
 // or a verdict of the store, ends one. A success costs two atomic loads
-// while the store answers.
-func (s *Scheduler) storeWrote(what string, err error) {
+// while the store answers. It reports whether err started an outage.
+func (s *Scheduler) storeWrote(what string, err error) (started bool) {
 	switch {
 	case transient(err):
-		s.failed(what, err, time.Now(), true)
+		return s.failed(what, err, time.Now(), true)
 	case err == nil || errors.Is(err, ErrConflict) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
 		if s.health.isDown.Load() {
 			s.answered(time.Now(), true)
 		}
 	}
+	return false
 }
 
 // storeAnswered notes that a call of the loop succeeded at now.
