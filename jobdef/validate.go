@@ -17,6 +17,7 @@ import (
 	"github.com/jobclock/scheduler/internal/jsonpath"
 	"github.com/jobclock/scheduler/recurrence"
 	"github.com/jobclock/scheduler/retry"
+	"github.com/jobclock/scheduler/secrets"
 )
 
 // HTTPMethods lists the methods an HTTP action may use, in canonical
@@ -617,7 +618,8 @@ func (c *checker) auth(path string, a *action.Authentication) {
 			c.add(path+"."+f, "", fmt.Sprintf("does not apply to %s authentication", a.Type))
 		}
 	}
-	if a.Type == action.AuthClientCertificate && a.Pfx != "" {
+	if a.Type == action.AuthClientCertificate && a.Pfx != "" && !secrets.IsSealed(a.Pfx) {
+		// A sealed pfx is checked by the scheduler once it has opened it.
 		if _, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(a.Pfx), "")); err != nil {
 			c.add(path+".pfx", "", "is not valid base64")
 		} else if err := httpaction.CheckPfxWork(a.Pfx); err != nil {
