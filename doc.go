@@ -1288,29 +1288,47 @@
 // Tx variants), so every store, a host's own included, receives only
 // sealed values, and opens them for the executor of each attempt. Sealing
 // is AES-256-GCM; a sealed value ("sealed:v1:KEYID:...") names the key
-// that sealed it and opens only for the job and field it was sealed for,
-// so a sealed value copied into another job is refused at its path. The
-// management API never returns secrets (it describes a client certificate
-// by its thumbprint, subject and expiry, which the Scheduler reads when
-// the job is put); the [JobRecord] of GetJob and ListJobs holds them
-// sealed, and putting such a definition back (for the same job) keeps
-// them. Headers, bodies and messages are not secrets: credentials go in
-// the authentication objects. A host's custom action types seal their own.
+// that sealed it and opens only for the job, the field and the
+// destination it was sealed for, so a sealed value copied into another
+// job is refused at its path. The destination is where the action that
+// holds the secret sends it: the scheme, host and port of an HTTP
+// request's uri, a storage queue's account, a Service Bus message's
+// namespace (in the action and the error action alike; case does not
+// matter). The management API never returns secrets (it describes a
+// client certificate by its thumbprint, subject and expiry, which the
+// Scheduler reads when the job is put); the [JobRecord] of GetJob and
+// ListJobs holds them sealed, and putting such a definition back (for
+// the same job) keeps them, as a PatchJob that leaves them out does. A
+// secret so kept is sent only where it was: a put or patch that changes
+// the destination of its action and keeps it sealed is refused at its
+// path ("action.request.authentication.password: is kept from the job's
+// definition, and the destination of its action changed from
+// https://api.example.com:443 to https://other.example.net:443: ... give
+// the secret again to send it there"), so that who may write a job but
+// not read its secrets cannot have them sent to a server of their own.
+// Giving the secret in the same write (in clear) moves it; a change of
+// the path, query, method or queue name keeps it. Headers, bodies and
+// messages are not secrets: credentials go in the authentication objects.
+// A host's custom action types seal their own.
 //
 // Without Config.Secrets a definition with a secret is refused with a
 // [*ValidationError] at each secret's path
 // ("action.request.authentication.password: is a secret, and the
 // scheduler has no key to seal it with ..."), unless the store is
 // [Ephemeral]: store/memory keeps nothing beyond the process, so there the
-// secrets are kept as given. With a key, the memory store gets sealed
-// values too.
+// secrets are kept as given (and, not being sealed, are not bound to a
+// destination: a write that changes it keeps them). With a key, the
+// memory store gets sealed values too.
 //
 // Keys rotate: a keyring holds several keys, the first of which seals
 // and all of which open. Give every Scheduler the new key after the old
 // one, then first, call [Scheduler.ResealSecrets] (or jobclock reseal) to
 // rewrite every job not sealed with the new key (secrets stored in clear
-// before sealing existed included), one atomic write per job keeping its
-// ETag and schedule, then drop the old key. An attempt whose secret does
+// before sealing existed included, and secrets sealed before a sealed
+// value named its destination: until then those open for their attempts,
+// and for a PutJob or PatchJob that keeps their destination, but not in
+// a PutJobs batch), one atomic write per job keeping its ETag and
+// schedule, then drop the old key. An attempt whose secret does
 // not open (its key is not in the keyring) fails with a history entry
 // naming the field and the key; [SealedKeys] lists the keys a store's
 // secrets are sealed with (reading every job: a check at start), so that

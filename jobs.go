@@ -141,18 +141,20 @@ func (s *Scheduler) ParseJob(data []byte) (*Job, error) {
 // scheduler's rules for a job created (or replaced) at created and returns
 // its canonical form (see [jobdef.Canonical]), a copy without state and
 // status, with its client certificates described and its secrets plain
-// (sealed ones opened): pass it through sealDefinition before storing it.
+// (sealed ones opened, judged against stored, the definition the store
+// holds for the job, nil when none: see openGiven): pass it through
+// sealDefinition before storing it.
 //
 // parsed says that def is what ParseJob returned for options
 // s.parseOptions(now) with Created set to created, and that nobody else
 // has seen it: ParseJob validated that very job with these rules and gave
 // it in canonical form, so it is neither validated again nor copied,
 // unless opening sealed secrets changed it.
-func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, created time.Time, parsed bool) (*Job, error) {
+func (s *Scheduler) checkDefinition(def *Job, collection, name string, now, created time.Time, parsed bool, stored *Job) (*Job, error) {
 	if def == nil {
 		return nil, &ValidationError{Path: "job", Reason: "is required"}
 	}
-	opened, err := s.openDefinition(def, collection, name)
+	opened, err := s.openGiven(def, collection, name, stored)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +353,19 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if opts.IfNoneMatch != "" && opts.IfNoneMatch != "*" {
 		return nil, &ValidationError{Path: "IfNoneMatch", Value: strconv.Quote(opts.IfNoneMatch), Reason: `must be empty or "*"`}
 	}
-	job, err := s.checkDefinition(def, collection, name, now, anchorAt(now), parsed)
+	var stored *Job
+	if def != nil && anySealed(jobSecrets(def)) {
+		// A sealed secret is kept from the job's definition: it is sent
+		// only where that definition sends it.
+		old, err := st.GetJob(ctx, collection, name)
+		switch {
+		case err == nil:
+			stored = old.Job
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
+		}
+	}
+	job, err := s.checkDefinition(def, collection, name, now, anchorAt(now), parsed, stored)
 	if err != nil {
 		return nil, err
 	}
@@ -893,10 +907,9 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if p == nil {
 			return nil
 		}
-		cur, err := s.openDefinition(r.Definition(), collection, name)
-		if err != nil {
-			return err
-		}
+		// The secrets the patch leaves out stay sealed, to open only
+		// where the job sends them (see openGiven).
+		cur := r.Definition()
 		cur.Status = nil
 		base, err := json.Marshal(cur)
 		if err != nil {
@@ -919,7 +932,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return err
 		}
-		job, err := s.checkDefinition(def, collection, name, now, r.Schedule.Anchor, true)
+		job, err := s.checkDefinition(def, collection, name, now, r.Schedule.Anchor, true, r.Job)
 		if err != nil {
 			return err
 		}

@@ -322,7 +322,7 @@ func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *chec
 	if err := jobdef.ValidateTags(p.Tags); err != nil {
 		return err
 	}
-	job, err := s.checkDefinition(p.Job, collection, p.Name, now, anchorAt(now), false)
+	job, err := s.checkDefinition(p.Job, collection, p.Name, now, anchorAt(now), false, nil)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	}
 	now := time.Now()
 	def := &Job{Action: act, Recurrence: when}
-	plain, err := s.checkDefinition(def, DefaultCollection, name, now, anchorAt(now), false)
+	plain, err := s.checkDefinition(def, DefaultCollection, name, now, anchorAt(now), false, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -22,10 +24,18 @@ type Ephemeral interface {
 }
 
 // secretField is one secret of a job definition: the JSON path of its
-// action and its own path within it, and the field that holds it.
+// action and its own path within it, the field that holds it (nil: none),
+// and the action that holds it (nil: none).
 type secretField struct {
 	base, sub string
 	v         *string
+	act       *action.Action
+}
+
+// dest returns where f's action sends it (see destination).
+func (f secretField) dest() string {
+	part, _, _ := strings.Cut(f.sub[1:], ".")
+	return destination(f.act, part)
 }
 
 // path returns the field's JSON path, such as
@@ -40,27 +50,82 @@ func actionSecrets(out []secretField, a *action.Action, base string) []secretFie
 	}
 	if r := a.Request; r != nil && r.Authentication != nil {
 		au := r.Authentication
-		out = appendSecret(out, base, ".request.authentication.password", &au.Password)
-		out = appendSecret(out, base, ".request.authentication.pfx", &au.Pfx)
-		out = appendSecret(out, base, ".request.authentication.secret", &au.Secret)
+		out = appendSecret(out, a, base, ".request.authentication.password", &au.Password)
+		out = appendSecret(out, a, base, ".request.authentication.pfx", &au.Pfx)
+		out = appendSecret(out, a, base, ".request.authentication.secret", &au.Secret)
 	}
 	if q := a.QueueMessage; q != nil {
-		out = appendSecret(out, base, ".queueMessage.sasToken", &q.SASToken)
+		out = appendSecret(out, a, base, ".queueMessage.sasToken", &q.SASToken)
 	}
 	if m := a.ServiceBusQueueMessage; m != nil && m.Authentication != nil {
-		out = appendSecret(out, base, ".serviceBusQueueMessage.authentication.sasKey", &m.Authentication.SASKey)
+		out = appendSecret(out, a, base, ".serviceBusQueueMessage.authentication.sasKey", &m.Authentication.SASKey)
 	}
 	if m := a.ServiceBusTopicMessage; m != nil && m.Authentication != nil {
-		out = appendSecret(out, base, ".serviceBusTopicMessage.authentication.sasKey", &m.Authentication.SASKey)
+		out = appendSecret(out, a, base, ".serviceBusTopicMessage.authentication.sasKey", &m.Authentication.SASKey)
 	}
 	return out
 }
 
-func appendSecret(out []secretField, base, sub string, v *string) []secretField {
+func appendSecret(out []secretField, a *action.Action, base, sub string, v *string) []secretField {
 	if *v == "" {
 		return out
 	}
-	return append(out, secretField{base, sub, v})
+	return append(out, secretField{base, sub, v, a})
+}
+
+// destination returns where the part of action a named by part (the
+// first member of its secret's path within a: "request", "queueMessage",
+// "serviceBusQueueMessage" or "serviceBusTopicMessage") sends its
+// secrets: the scheme, host and port of the request's uri
+// ("https://example.com:443"), the storage account ("storage account
+// acct") or the Service Bus namespace ("Service Bus namespace ns"),
+// without regard to case. It is "" when a has no such part.
+func destination(a *action.Action, part string) string {
+	switch {
+	case a == nil:
+		return ""
+	case part == "request" && a.Request != nil:
+		u, err := url.Parse(a.Request.URI)
+		if err != nil || u.Host == "" {
+			return a.Request.URI
+		}
+		scheme, port := strings.ToLower(u.Scheme), u.Port()
+		switch {
+		case port != "":
+		case scheme == "http":
+			port = "80"
+		case scheme == "https":
+			port = "443"
+		}
+		return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+	case part == "queueMessage" && a.QueueMessage != nil:
+		return "storage account " + strings.ToLower(a.QueueMessage.StorageAccount)
+	case part == "serviceBusQueueMessage" && a.ServiceBusQueueMessage != nil:
+		return "Service Bus namespace " + strings.ToLower(a.ServiceBusQueueMessage.Namespace)
+	case part == "serviceBusTopicMessage" && a.ServiceBusTopicMessage != nil:
+		return "Service Bus namespace " + strings.ToLower(a.ServiceBusTopicMessage.Namespace)
+	}
+	return ""
+}
+
+// fieldIn returns field f of a definition as j (nil: none), whose
+// secrets are fields, has it: the secret j holds at f's path (v nil when
+// none) and the action there (act nil when none).
+func fieldIn(j *Job, fields []secretField, f secretField) secretField {
+	was := secretField{base: f.base, sub: f.sub}
+	if j == nil {
+		return was
+	}
+	for _, g := range fields {
+		if g.base == f.base && g.sub == f.sub {
+			return g
+		}
+	}
+	was.act = &j.Action
+	if f.base != "action" {
+		was.act = j.Action.ErrorAction
+	}
+	return was
 }
 
 // jobSecrets returns the secrets of j's action and error action.
@@ -103,9 +168,17 @@ func ownSecrets(a action.Action) action.Action {
 	return a
 }
 
-// sealContext is what a secret is sealed for: the job and the field, so
-// that a sealed value opens nowhere else.
+// sealContext is what a secret is sealed for: the job, the field and the
+// destination its action sends it to, so that a sealed value opens
+// nowhere else, and is not sent elsewhere by a write that keeps it.
 func sealContext(collection, name string, f secretField) string {
+	return legacyContext(collection, name, f) + " to " + f.dest()
+}
+
+// legacyContext is what a secret was sealed for before sealContext named
+// its destination: the job and the field. Such a value opens only where
+// the definition stored for the job sends it (see openSecret).
+func legacyContext(collection, name string, f secretField) string {
 	return collection + "/" + name + "#" + f.base + f.sub
 }
 
@@ -119,12 +192,29 @@ func anySealed(fields []secretField) bool {
 	return false
 }
 
-// openDefinition returns j with its sealed secrets opened: j itself when
-// none is sealed, else a copy. A value that does not open is a
+// openDefinition returns j, a definition of job name of collection as
+// the store holds it, with its sealed secrets opened: j itself when none
+// is sealed, else a copy. A value that does not open is a
 // [*ValidationError] at its path.
 func (s *Scheduler) openDefinition(j *Job, collection, name string) (*Job, error) {
+	return s.openGiven(j, collection, name, j)
+}
+
+// openGiven returns j, a definition of job name of collection given to a
+// write, with its sealed secrets opened as openDefinition does, where
+// stored is the definition the store holds for the job (nil: none): a
+// sealed value opens only for the destination its action has in j (see
+// sealContext), or, sealed before secrets named their destination, when
+// stored holds that very value at that destination (see openSecret). A
+// value kept from stored whose destination j changes is refused at its
+// path with a message saying so.
+func (s *Scheduler) openGiven(j *Job, collection, name string, stored *Job) (*Job, error) {
 	if !anySealed(jobSecrets(j)) {
 		return j, nil
+	}
+	var kept []secretField
+	if stored != nil {
+		kept = jobSecrets(stored)
 	}
 	c := *j
 	c.Action = ownSecrets(j.Action)
@@ -133,7 +223,7 @@ func (s *Scheduler) openDefinition(j *Job, collection, name string) (*Job, error
 		if !secrets.IsSealed(*f.v) {
 			continue
 		}
-		plain, err := s.openSecret(*f.v, collection, name, f)
+		plain, err := s.openSecret(*f.v, collection, name, f, fieldIn(stored, kept, f))
 		if err != nil {
 			errs = append(errs, &ValidationError{Path: f.path(), Reason: err.Error()})
 			continue
@@ -146,10 +236,14 @@ func (s *Scheduler) openDefinition(j *Job, collection, name string) (*Job, error
 	return &c, nil
 }
 
-// openSecret opens the sealed value v of field f of a job. Its error says
-// why in words for a history entry or a validation error, never with the
-// value.
-func (s *Scheduler) openSecret(v, collection, name string, f secretField) (string, error) {
+// openSecret opens the sealed value v of field f of a job, where was is
+// that field in the definition the store holds for the job (see
+// fieldIn): v opens when sealed for f's destination, or sealed for the
+// job and field alone (see legacyContext) when was holds v at f's
+// destination. A value that opens for was, whose destination f changes,
+// is refused saying so. Its error says why in words for a history entry
+// or a validation error, never with the value.
+func (s *Scheduler) openSecret(v, collection, name string, f, was secretField) (string, error) {
 	plain, err := s.cfg.Secrets.Open(v, sealContext(collection, name, f))
 	switch {
 	case err == nil:
@@ -159,9 +253,26 @@ func (s *Scheduler) openSecret(v, collection, name string, f secretField) (strin
 	case errors.Is(err, secrets.ErrUnknownKey):
 		id, _ := secrets.KeyID(v)
 		return "", fmt.Errorf("is sealed with key %s, which is not among the scheduler's keys (%v)", id, s.cfg.Secrets.IDs())
-	default:
-		return "", errors.New("is a sealed value that does not open for this job and field (a secret sealed for one job cannot be copied to another; give the secret itself)")
 	}
+	// A value sealed before secrets named their destination opens only
+	// where the job stored with it sends it.
+	legacy := was.v != nil && *was.v == v
+	from, to := was.dest(), f.dest()
+	if legacy && from == to {
+		if plain, err := s.cfg.Secrets.Open(v, legacyContext(collection, name, f)); err == nil {
+			return plain, nil
+		}
+	}
+	if from != "" && from != to {
+		_, err := s.cfg.Secrets.Open(v, sealContext(collection, name, was))
+		if err != nil && legacy {
+			_, err = s.cfg.Secrets.Open(v, legacyContext(collection, name, f))
+		}
+		if err == nil {
+			return "", fmt.Errorf("is kept from the job's definition, and the destination of its action changed from %s to %s: a kept secret is sent only where it was, so give the secret again to send it there", from, to)
+		}
+	}
+	return "", errors.New("is a sealed value that does not open for this job, field and destination (a secret sealed for one job cannot be copied to another, nor sent elsewhere; give the secret itself)")
 }
 
 // sealDefinition returns j, whose secrets are plain, with its secrets
@@ -213,7 +324,7 @@ func (s *Scheduler) openAction(a *action.Action, collection, name, path string) 
 		if !secrets.IsSealed(*f.v) {
 			continue
 		}
-		plain, err := s.openSecret(*f.v, collection, name, f)
+		plain, err := s.openSecret(*f.v, collection, name, f, f)
 		if err != nil {
 			return nil, fmt.Errorf("%s %w", f.path(), err)
 		}
@@ -244,7 +355,8 @@ func describeCertificates(j *Job) {
 }
 
 // ResealSecrets seals every secret in the store with the primary key of
-// Config.Secrets: values sealed with another key of the keyring, and
+// Config.Secrets: values sealed with another key of the keyring, values
+// sealed before a sealed value named the destination it is sent to, and
 // values stored unsealed (before the store had a key). Each job is
 // rewritten in one atomic step, keeping its ETag, state and schedule; a
 // job changed meanwhile is read again. Jobs whose secrets are all sealed
@@ -354,8 +466,15 @@ func (s *Scheduler) resealJob(ctx context.Context, r *JobRecord) (bool, error) {
 	for range maxWriteAttempts {
 		stale := false
 		for _, f := range jobSecrets(r.Job) {
+			if stale {
+				break
+			}
 			id, sealed := secrets.KeyID(*f.v)
-			stale = stale || !sealed || id != primary
+			if stale = !sealed || id != primary; !stale {
+				// Sealed before secrets named their destination?
+				_, err := s.cfg.Secrets.Open(*f.v, sealContext(r.Collection, r.Name, f))
+				stale = err != nil
+			}
 		}
 		if !stale {
 			return false, nil

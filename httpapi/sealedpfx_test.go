@@ -62,3 +62,37 @@ func TestPutSealedPfx(t *testing.T) {
 			secrets.IsSealed(a.Pfx), a.CertificateSubjectName)
 	}
 }
+
+// TestPatchMovingKeptSecret: a PATCH that sends a job's action to another
+// host and keeps its stored password is refused with 400 at the password;
+// one that gives the password again is accepted.
+func TestPatchMovingKeptSecret(t *testing.T) {
+	k, _, err := secrets.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := secrets.NewKeyring(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newSeeingScheduler(t, durableStore{memory.New()}, keys)
+	h := httpapi.New(s, nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("PUT", jc1+"/jobs/j1"+v, strings.NewReader(basicAuthJob("pw-1"))))
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("PATCH", jc1+"/jobs/j1"+v,
+		strings.NewReader(`{"properties": {"action": {"request": {"uri": "https://collect.example.net/ok"}}}}`)))
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), `"target":"properties.action.request.authentication.password"`) ||
+		!strings.Contains(rec.Body.String(), "https://collect.example.net:443") {
+		t.Errorf("PATCH to another host: %d %s, want 400 at the password naming the new destination", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("PATCH", jc1+"/jobs/j1"+v,
+		strings.NewReader(`{"properties": {"action": {"request": {"uri": "https://collect.example.net/ok", "authentication": {"password": "pw-2"}}}}}`)))
+	if rec.Code != http.StatusOK {
+		t.Errorf("PATCH to another host with the password: %d %s, want 200", rec.Code, rec.Body)
+	}
+}
