@@ -2,17 +2,10 @@ package httpapi_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha1"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,43 +13,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/internal/testcert"
 )
-
-// testPfx returns a base64 PKCS#12 file with a self-signed client
-// certificate, and that certificate.
-func testPfx(t *testing.T, password string) (string, *x509.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(7),
-		Subject:      pkix.Name{CommonName: "reports-client", Organization: []string{"jobclock"}},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := pkcs12.Modern.Encode(key, cert, nil, password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(data), cert
-}
 
 // TestRoundTrip puts jobs that use every field and checks that GET returns
 // them field for field, without their secrets.
@@ -70,7 +32,7 @@ func TestRoundTrip(t *testing.T) {
 	if _, _, err := c.PutCollection(ctx, ref, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	pfx, cert := testPfx(t, "pfx-password")
+	pfx, cert := testcert.Pfx(t, "reports-client", "pfx-password")
 	start := time.Now().UTC().AddDate(0, 1, 0).Truncate(time.Hour).Format(time.RFC3339)
 	end := time.Now().UTC().AddDate(1, 0, 0).Truncate(time.Hour).Format(time.RFC3339)
 	secrets := []string{"pfx-password", pfx, "basic-password", "oauth-secret", "sas-token-secret", "sas-key-secret"}
@@ -181,7 +143,7 @@ func TestRoundTrip(t *testing.T) {
 				exp := cert.NotAfter.UTC()
 				a := want.Action.Request.Authentication
 				a.CertificateThumbprint = strings.ToUpper(hex.EncodeToString(sum[:]))
-				a.CertificateSubjectName = "CN=reports-client,O=jobclock"
+				a.CertificateSubjectName = "CN=reports-client"
 				a.CertificateExpirationDate = &exp
 			}
 			if want.State == "" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/internal/testcert"
 	"github.com/jobclock/scheduler/secrets"
 	"github.com/jobclock/scheduler/store/memory"
 )
@@ -26,7 +27,7 @@ func TestPutSealedPfx(t *testing.T) {
 	}
 	st := durableStore{memory.New()}
 	s, _ := newSeeingScheduler(t, st, keys)
-	pfx, _ := testPfx(t, "pfx-pw")
+	pfx, _ := testcert.Pfx(t, "reports-client", "pfx-pw")
 	body := func(pfx, password string) string {
 		return `{"properties": {
   "action": {"type": "Https", "request": {"uri": "https://example.com/ok", "method": "GET",
@@ -57,8 +58,8 @@ func TestPutSealedPfx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := again.Job.Action.Request.Authentication; !secrets.IsSealed(a.Pfx) || a.CertificateSubjectName != "CN=reports-client,O=jobclock" {
-		t.Errorf("after the PUT: pfx sealed %v, certificate subject %q; want a sealed pfx for CN=reports-client,O=jobclock",
+	if a := again.Job.Action.Request.Authentication; !secrets.IsSealed(a.Pfx) || a.CertificateSubjectName != "CN=reports-client" {
+		t.Errorf("after the PUT: pfx sealed %v, certificate subject %q; want a sealed pfx for CN=reports-client",
 			secrets.IsSealed(a.Pfx), a.CertificateSubjectName)
 	}
 }

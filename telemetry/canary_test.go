@@ -2,16 +2,10 @@ package telemetry_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,7 +19,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"software.sslmate.com/src/go-pkcs12"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
@@ -35,6 +28,7 @@ import (
 	"github.com/jobclock/scheduler/action/storagequeue"
 	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/internal/syncbuf"
+	"github.com/jobclock/scheduler/internal/testcert"
 	"github.com/jobclock/scheduler/secrets"
 	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/store/postgres"
@@ -179,7 +173,7 @@ func canaryScenario(t *testing.T, st scheduler.Store, keys *secrets.Keyring, atR
 	}))
 	defer target.Close()
 	pfxPassword := "pfx-" + canary
-	pfx := canaryPfx(t, pfxPassword)
+	pfx, _ := testcert.Pfx(t, "canary", pfxPassword)
 	basicHeader := base64.StdEncoding.EncodeToString([]byte("alice:pw-" + canary))
 	// The pfx whole, and a piece of it, in case it is stored re-wrapped.
 	canaries := []string{canary, pfx, pfx[len(pfx)/2 : len(pfx)/2+40], basicHeader}
@@ -321,29 +315,4 @@ func canaryScenario(t *testing.T, st scheduler.Store, keys *secrets.Keyring, atR
 			}
 		}
 	}
-}
-
-// canaryPfx returns a base64 PKCS#12 file with a self-signed client
-// certificate, sealed with password.
-func canaryPfx(t *testing.T, password string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "canary"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := pkcs12.Modern.Encode(key, cert, nil, password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return base64.StdEncoding.EncodeToString(data)
 }
