@@ -55,10 +55,14 @@ const maxSignInAddresses = 10_000
 // token, a valid one included: a guesser learns nothing, and a user signs
 // in again once the budget refills.
 //
-// Behind a proxy every user has the proxy's address, so they share one
-// budget; the overall budget bounds the guesses of many addresses, and
-// while they use it up nobody can sign in (sessions already signed in go
-// on).
+// An IPv6 client's budget is its /64 network's. Behind a proxy every
+// user has the proxy's address, so they share one budget. The overall
+// budget bounds the guesses of many addresses, and while they use it up
+// nobody can sign in (sessions already signed in go on): a client with
+// many addresses can keep it empty, so raise Overall where that matters
+// more than the bound. The limit covers the dashboard's sign-in only: the
+// REST API accepts the same tokens, and counts its failed authentications
+// in its request budget only (httpapi.Options.Throttle).
 type SignInLimit struct {
 	// PerAddress is how many failed sign-ins one address may make per
 	// Window. Zero or less means DefaultSignInFailures (10).

@@ -128,12 +128,16 @@
 // as the REST API is; serve it on a loopback address only.
 //
 // Failed sign-ins are budgeted (Options.SignInLimit): by default each
-// client address may fail 10 times and all addresses together 100 times
-// per 15 minutes, refilled evenly. Beyond that the sign-in form answers
-// 429 Too Many Requests with Retry-After without checking the token, so a
-// token cannot be guessed at the speed of a client; a valid token signs in
-// again once the budget refills, and a successful sign-in takes nothing of
-// the budget.
+// client address (an IPv6 client's /64 network) may fail 10 times and all
+// addresses together 100 times per 15 minutes, refilled evenly. Beyond
+// that the sign-in form answers 429 Too Many Requests with Retry-After
+// without checking the token, so a token cannot be guessed through the
+// sign-in form at the speed of a client; a valid token signs in again once
+// the budget refills, and a successful sign-in takes nothing of the
+// budget. A client with many addresses can keep the overall budget empty,
+// and nobody signs in meanwhile; and the REST API, which accepts the same
+// tokens, counts failed authentications only in its request budget (see
+// SignInLimit).
 //
 // Every change is a POST carrying a token derived from the session, and
 // cross-origin POSTs are refused (http.CrossOriginProtection), so another

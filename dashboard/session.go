@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -303,11 +304,20 @@ func (b *signInBudgets) give(addr string, now time.Time) {
 	b.overall.Give(struct{}{}, now)
 }
 
-// remoteHost returns the IP address of the client of r: the host of
-// r.RemoteAddr, or all of it when it has no port.
+// remoteHost returns the address whose budget a sign-in of r takes from:
+// the IP address of its client (the host of r.RemoteAddr, or all of it
+// when it has no port), or for an IPv6 client its /64 network, which one
+// host commonly holds whole and could otherwise turn into millions of
+// budgets.
 func remoteHost(r *http.Request) string {
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return host
+	host := r.RemoteAddr
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		host = h
 	}
-	return r.RemoteAddr
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() && !ip.Is4In6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return host
 }

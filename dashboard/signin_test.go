@@ -153,3 +153,26 @@ func TestSignInLimitDisabled(t *testing.T) {
 		t.Fatalf("right token = %d, want 303", rec.Code)
 	}
 }
+
+// TestSignInLimitIPv6Network: the addresses of one IPv6 /64 network share
+// one budget, so a client cannot spread its guesses over the addresses it
+// holds; another network keeps its own.
+func TestSignInLimitIPv6Network(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := signInHandler(t, nil)
+		for i := range dashboard.DefaultSignInFailures {
+			c := &signInClient{t: t, h: h, addr: "[2001:db8::" + strconv.FormatInt(int64(i+1), 16) + "]:5000"}
+			if rec := c.signIn("wrong-token-" + strconv.Itoa(i) + "-0123456789"); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("wrong token %d = %d, want 401", i+1, rec.Code)
+			}
+		}
+		same := &signInClient{t: t, h: h, addr: "[2001:db8::ffff:1]:5000"}
+		if rec := same.signIn(adminToken); rec.Code != http.StatusTooManyRequests {
+			t.Errorf("sign-in from another address of the same /64 = %d, want 429", rec.Code)
+		}
+		other := &signInClient{t: t, h: h, addr: "[2001:db8:0:1::1]:5000"}
+		if rec := other.signIn(adminToken); rec.Code != http.StatusSeeOther {
+			t.Errorf("sign-in from another /64 = %d, want 303", rec.Code)
+		}
+	})
+}

@@ -33,8 +33,9 @@ each job on stderr at the end. It exits with status 0 when every job has
 completed or faulted, or on Ctrl-C / SIGTERM after the attempts in flight
 have ended (a recurring job without count or endTime, or a Disabled one,
 runs until then); 1 when a file cannot be loaded (every file is checked
-before any is put: then none is, and the database stays as it was); 2 on
-a usage error.
+before any is put: then none is; a put refused for what the database
+already holds, a collection's maxJobCount say, stops the run after the
+jobs put before it); 2 on a usage error.
 
 Each FILE is either one job definition (the "properties" object of an
 Azure Scheduler job, or its ARM envelope), put as job BASENAME in the
@@ -255,9 +256,11 @@ func summarize(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) strin
 
 // load reads every file and puts its collection, calendars and jobs
 // through s, once each file was put without a problem through check (see
-// newCheckScheduler): when a file is refused, nothing is put through s,
-// and the database stays as it was. Errors name the file and the JSON
-// path, one line per problem.
+// newCheckScheduler): when a file is refused, nothing is put through s.
+// The check does not see what the store already holds, so a put that s
+// refuses for that (a quota reached with stored jobs) stops the load
+// after the puts before it. Errors name the file and the JSON path, one
+// line per problem.
 func load(ctx context.Context, s, check *scheduler.Scheduler, files []string, minRetry time.Duration) ([]jobKey, error) {
 	var errs []error
 	popts := loadOptions(minRetry)
