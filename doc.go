@@ -1292,9 +1292,10 @@
 // destination it was sealed for, so a sealed value copied into another
 // job is refused at its path. The destination is where the action that
 // holds the secret sends it: the scheme, host and port of an HTTP
-// request's uri, a storage queue's account, a Service Bus message's
-// namespace (in the action and the error action alike; case does not
-// matter). The management API never returns secrets (it describes a
+// request's uri (for an ActiveDirectoryOAuth secret, which goes to the
+// token endpoint, also its authority and tenant), a storage queue's
+// account, a Service Bus message's namespace (in the action and the error
+// action alike; case does not matter). The management API never returns secrets (it describes a
 // client certificate by its thumbprint, subject and expiry, which the
 // Scheduler reads when the job is put); the [JobRecord] of GetJob and
 // ListJobs holds them sealed, and putting such a definition back (for

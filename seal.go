@@ -32,10 +32,21 @@ type secretField struct {
 	act       *action.Action
 }
 
-// dest returns where f's action sends it (see destination).
+// dest returns where f's action sends it (see destination); for the
+// secret of an ActiveDirectoryOAuth authentication, which goes to the
+// token endpoint and whose token goes to the request's host, both.
 func (f secretField) dest() string {
 	part, _, _ := strings.Cut(f.sub[1:], ".")
-	return destination(f.act, part)
+	d := destination(f.act, part)
+	if f.sub == ".request.authentication.secret" && f.act != nil && f.act.Request != nil && f.act.Request.Authentication != nil {
+		au := f.act.Request.Authentication
+		authority := strings.ToLower(strings.TrimRight(au.Authority, "/"))
+		if authority == "" {
+			authority = "the default authority"
+		}
+		d += " with tokens from " + authority + " for tenant " + strings.ToLower(au.Tenant)
+	}
+	return d
 }
 
 // path returns the field's JSON path, such as
