@@ -308,8 +308,8 @@ func (p *recordRetries) stale(r *JobRecord) bool {
 // it); on others the repeat meets ErrLeaseLost, as it does when another
 // instance took the job over meanwhile. recordAgain logs the outcome and
 // returns nil once recorded, ErrConflict for the caller to record on a
-// fresh read, another verdict of the store, or the last error when Stop
-// was called a LeaseDuration ago, or Stop's context ended, first.
+// fresh read, another verdict of the store, or the last error a
+// LeaseDuration after the loop ended at Stop or Stop's context ended.
 //
 // The caller has called s.retries.add for the job, and calls done once the
 // outcome is recorded, after a fresh read if need be; it keeps the job's
@@ -365,9 +365,10 @@ func (s *Scheduler) outcomeRetry() *outcomeRetry {
 // conflict with another write of the job (conflict), none the first time,
 // then a random while of at most recordRetryFirst, so that writers that met
 // do not meet again. It
-// returns false when the caller is to give up: Stop was called a
-// LeaseDuration ago (the lease or claim on the attempt expires then, and
-// another instance may run the occurrence again), or Stop's context ended.
+// returns false when the caller is to give up: a LeaseDuration after the
+// loop ended at Stop, or after Stop's context ended, whichever came first
+// (the lease or claim on the attempt expires then, and another instance
+// may run the occurrence again; Stop waits as long for the outcomes).
 func (w *outcomeRetry) pause(conflict bool) bool {
 	s := w.s
 	var back <-chan struct{}
@@ -383,19 +384,30 @@ func (w *outcomeRetry) pause(conflict bool) bool {
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	stopped := s.execCtx.Done()
 	for {
 		select {
 		case <-back: // the loop found the store answering again
 			return true
 		case <-w.loopDone:
-			w.loopDone, w.giveUp = nil, time.After(s.cfg.LeaseDuration)
+			w.loopDone = nil
+			w.graceFromNow()
+		case <-stopped: // Stop's context ended: Stop waits as long for the outcomes
+			stopped = nil
+			w.graceFromNow()
 		case <-w.giveUp:
-			return false
-		case <-s.execCtx.Done():
 			return false
 		case <-timer.C:
 			return true
 		}
+	}
+}
+
+// graceFromNow gives the write a LeaseDuration from now, once the loop
+// ended or Stop's context did, unless it already has one.
+func (w *outcomeRetry) graceFromNow() {
+	if w.giveUp == nil {
+		w.giveUp = time.After(w.s.cfg.LeaseDuration)
 	}
 }
 

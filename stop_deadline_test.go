@@ -2,15 +2,18 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/retry"
+	"github.com/jobclock/scheduler/store/memory"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
 
@@ -80,5 +83,61 @@ func TestStopDeadlineRecordsCancelled(t *testing.T) {
 	}
 	if job.LeaseOwner != "" {
 		t.Errorf("LeaseOwner = %q after Stop, want none", job.LeaseOwner)
+	}
+}
+
+// failFirstRecord is a store whose first Record fails as the store's
+// failure (a connection reset), and whose others record.
+type failFirstRecord struct {
+	scheduler.Store
+	n atomic.Int32
+}
+
+func (f *failFirstRecord) Record(ctx context.Context, owner string, j *scheduler.JobRecord, h []scheduler.HistoryEntry) error {
+	if f.n.Add(1) == 1 {
+		return errors.New("connection reset by peer")
+	}
+	return f.Store.Record(ctx, owner, j, h)
+}
+
+// TestStopDeadlineRecordsAfterStoreFailure: once Stop's context ended, a
+// cancelled attempt whose first write of its outcome fails for the store
+// writes it again within the LeaseDuration Stop waits, rather than giving
+// up at once, losing the entry and leaving the occurrence to run again.
+func TestStopDeadlineRecordsAfterStoreFailure(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.New()
+	st := &failFirstRecord{Store: mem}
+	started := make(chan struct{}, 1)
+	reg := &action.Registry{}
+	reg.Register("Block", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}))
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler), InstanceID: "a", LeaseDuration: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	retries := &retry.Policy{Type: retry.Fixed, Interval: retry.Duration(time.Minute), Count: new(2)}
+	if _, err := s.PutJob(ctx, "c", "slow", &scheduler.Job{Action: action.Action{Type: "Block", RetryPolicy: retries}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	s.Stop(sctx)
+	hist, err := mem.ListHistory(ctx, "c", "slow", scheduler.HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 1 || hist[0].Status != scheduler.StatusFailed || !strings.Contains(hist[0].Message, "cancelled") || st.n.Load() < 2 {
+		t.Errorf("history %+v after %d writes; want the cancelled attempt's Failed entry, written again after the store failed", hist, st.n.Load())
 	}
 }
