@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobclock/scheduler/action"
@@ -307,11 +308,13 @@ type attemptContext struct {
 	deadline int64 // Unix nanoseconds
 	mu       sync.Mutex
 	lost     bool // cancelled by losePermits
-	watched  bool // Done or Err was called: the executor watches c
 	// err is the error that Err reported, or that the context was
 	// cancelled with when the attempt ended, before it made ctx: Err
 	// keeps reporting it, and a ctx made later ends with it.
 	err ctxErr
+	// watched says that Done or Err was called: the executor watches c
+	// (after err, which fits beside lost in the padding).
+	watched atomic.Bool
 }
 
 // ctxErr is one of the errors of a context that is done.
@@ -467,17 +470,21 @@ func (c *attemptContext) Value(key any) any           { return c.get().Value(key
 func (c *attemptContext) String() string              { return "scheduler.attemptContext" }
 
 func (c *attemptContext) Err() error {
-	c.mu.Lock()
-	c.watched = true
-	c.mu.Unlock()
+	c.watch()
 	return c.errAt(time.Now())
 }
 
 func (c *attemptContext) Done() <-chan struct{} {
-	c.mu.Lock()
-	c.watched = true
-	c.mu.Unlock()
+	c.watch()
 	return c.get().Done()
+}
+
+// watch notes that the executor watches c: once, without a lock (an
+// executor may ask for Done or Err in a loop).
+func (c *attemptContext) watch() {
+	if !c.watched.Load() {
+		c.watched.Store(true)
+	}
 }
 
 // isWatched reports whether the executor asked for c's Done channel or
@@ -485,9 +492,7 @@ func (c *attemptContext) Done() <-chan struct{} {
 // or through a context derived from c); the Scheduler itself reads c with
 // errAt.
 func (c *attemptContext) isWatched() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.watched
+	return c.watched.Load()
 }
 
 // errAt is Err at now. Once it is not nil it stays the same, as
