@@ -16,6 +16,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -119,14 +120,9 @@ func testStoreAway(t *testing.T, batch bool, outage time.Duration) {
 		time.Sleep(2 * time.Second)
 		return &action.Result{Message: "done"}, nil
 	}))
-	var log bytes.Buffer
-	var logMu sync.Mutex
+	var log syncbuf.Buffer
 	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a",
-		Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-			logMu.Lock()
-			defer logMu.Unlock()
-			return log.Write(p)
-		}), nil))})
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +166,7 @@ func testStoreAway(t *testing.T, batch bool, outage time.Duration) {
 	if j.State != scheduler.JobCompleted || j.LeaseOwner != "" {
 		t.Errorf("job state %s, lease owner %q; want Completed and no lease", j.State, j.LeaseOwner)
 	}
-	logMu.Lock()
 	text := log.String()
-	logMu.Unlock()
 	wants := []string{"the store failed; recording again until it answers"}
 	if outage > scheduler.DefaultLeaseDuration {
 		// The loop woke at the lease's end and found the store away.

@@ -1,13 +1,11 @@
 package scheduler_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -15,6 +13,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -62,14 +61,9 @@ func TestWritesFailingAreAnOutage(t *testing.T) {
 			time.Sleep(40 * time.Second)
 			return nil, nil
 		}))
-		var log bytes.Buffer
-		var logMu sync.Mutex
+		var log syncbuf.Buffer
 		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", LeaseDuration: lease,
-			Logger: slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
-				logMu.Lock()
-				defer logMu.Unlock()
-				return log.Write(p)
-			}), nil))})
+			Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,9 +92,7 @@ func TestWritesFailingAreAnOutage(t *testing.T) {
 			notReady[len(notReady)-1] > 2*every+time.Second {
 			t.Errorf("Ready failed at %v after the attempt started, want from %v to %v", notReady, every, 2*every)
 		}
-		logMu.Lock()
 		text := log.String()
-		logMu.Unlock()
 		if n := strings.Count(text, "the store does not answer"); n != 1 {
 			t.Errorf("the log says %d times that the store does not answer, want once", n)
 		}
