@@ -3,7 +3,6 @@ package scheduler_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,7 +14,6 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
-	"github.com/jobclock/scheduler/store/memory"
 )
 
 // TestSuccessAtTheTimeout: an executor that watches its context and
@@ -101,24 +99,8 @@ func TestHTTPAnswerCutShortByTheTimeout(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 
-	done := make(chan scheduler.HistoryEntry, 10)
-	s, err := scheduler.New(memory.New(), &scheduler.Config{
-		MinRetryInterval: 10 * time.Millisecond,
-		PollInterval:     50 * time.Millisecond,
-		Logger:           slog.New(slog.DiscardHandler),
-		OnHistory:        func(h scheduler.HistoryEntry) { done <- h },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, done := webScheduler(t)
 	ctx := context.Background()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop(ctx)
-	if _, err := s.PutCollection(ctx, "web", nil, nil); err != nil {
-		t.Fatal(err)
-	}
 	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "timeout": "PT2S",
 		"request": {"uri": "`+srv.URL+`/slowbody", "method": "POST", "body": "x"},
 		"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT0.05S", "retryCount": 1}}}`),

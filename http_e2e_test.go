@@ -36,24 +36,8 @@ func TestHTTPEndToEnd(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	done := make(chan scheduler.HistoryEntry, 10)
-	s, err := scheduler.New(memory.New(), &scheduler.Config{
-		MinRetryInterval: 10 * time.Millisecond,
-		PollInterval:     50 * time.Millisecond,
-		Logger:           slog.New(slog.DiscardHandler),
-		OnHistory:        func(h scheduler.HistoryEntry) { done <- h },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, done := webScheduler(t)
 	ctx := context.Background()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop(ctx)
-	if _, err := s.PutCollection(ctx, "web", nil, nil); err != nil {
-		t.Fatal(err)
-	}
 	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http",
 		"request": {"uri": "`+srv.URL+`/hook", "method": "POST", "body": "ping", "headers": {"Content-Type": "text/plain"}},
 		"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT0.05S", "retryCount": 1}}}`),
@@ -105,23 +89,8 @@ func TestHTTPFailureMessages(t *testing.T) {
 	}))
 	defer notFound.Close()
 
-	done := make(chan scheduler.HistoryEntry, 10)
-	s, err := scheduler.New(memory.New(), &scheduler.Config{
-		PollInterval: 50 * time.Millisecond,
-		Logger:       slog.New(slog.DiscardHandler),
-		OnHistory:    func(h scheduler.HistoryEntry) { done <- h },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, done := webScheduler(t)
 	ctx := context.Background()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop(ctx)
-	if _, err := s.PutCollection(ctx, "web", nil, nil); err != nil {
-		t.Fatal(err)
-	}
 	for name, uri := range map[string]string{"refused": refused, "missing": notFound.URL} {
 		job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "`+uri+`/hook", "method": "GET"},
 			"retryPolicy": {"retryType": "None"}}}`), nil)
@@ -157,4 +126,31 @@ func TestHTTPFailureMessages(t *testing.T) {
 		strings.Count(strings.ReplaceAll(m, host404, ""), "404") != 1 || !strings.Contains(m, "\nHeaders:\n") || !strings.Contains(m, "\n  Content-Type: text/plain") || strings.Contains(m, "\r") {
 		t.Errorf("message of a 404 = %q, want the status once, first, then the body and the headers, without CR", m)
 	}
+}
+
+// webScheduler returns a started Scheduler over a memory store, stopped
+// when the test ends, with a collection "web", that sends each history
+// entry on the channel it returns (room for ten), and lets retries be as
+// short as 10 ms.
+func webScheduler(t *testing.T) (*scheduler.Scheduler, <-chan scheduler.HistoryEntry) {
+	t.Helper()
+	done := make(chan scheduler.HistoryEntry, 10)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{
+		MinRetryInterval: 10 * time.Millisecond,
+		PollInterval:     50 * time.Millisecond,
+		Logger:           slog.New(slog.DiscardHandler),
+		OnHistory:        func(h scheduler.HistoryEntry) { done <- h },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(ctx) })
+	if _, err := s.PutCollection(ctx, "web", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return s, done
 }
