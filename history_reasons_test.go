@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -137,6 +138,112 @@ func TestRunAllCatchUpReasons(t *testing.T) {
 		}
 		if postponed == 0 {
 			t.Errorf("no Postponed entry in the history:\n%s", strings.Join(got, "\n"))
+		}
+	})
+}
+
+// TestPutWhileRunningOverlapReasons: under runPolicy.overlap CancelRunning
+// and AllowAll too, the occurrences of a job put again while its attempt
+// runs that come due before that attempt ends are passed over as due while
+// it was in progress, not as missed, and the occurrences that follow are
+// numbered after it. Under AllowAll the attempt began under a definition
+// that ran one occurrence at a time, so it held the job.
+func TestPutWhileRunningOverlapReasons(t *testing.T) {
+	for _, overlap := range []string{"CancelRunning", "AllowAll"} {
+		t.Run(overlap, func(t *testing.T) {
+			putAgainStores(t, func(t *testing.T, st scheduler.Store) {
+				s := newSlowScheduler(t, st)
+				ctx := t.Context()
+				if err := s.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				defer s.Stop(context.Background())
+				t0 := time.Now()
+				first := ""
+				if overlap == "CancelRunning" {
+					first = `, "runPolicy": {"overlap": "CancelRunning"}`
+				}
+				if _, err := s.PutJobJSON(ctx, "c", "j", []byte(slowJob("a", first)), nil); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(30 * time.Second) // occurrence 1 runs until 2m30s
+				if _, err := s.PutJobJSON(ctx, "c", "j", []byte(slowJob("b", `, "runPolicy": {"overlap": "`+overlap+`"}`)), nil); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(150 * time.Second)
+				got := entries(t, st, "j", t0)
+				var skipped int
+				for _, e := range got {
+					if strings.Contains(e, "missed") {
+						t.Errorf("entry %q says occurrences were missed; nothing was down", e)
+					}
+					if strings.HasPrefix(e, "Skipped") {
+						skipped++
+						if !strings.Contains(e, "while occurrence 1") || !strings.Contains(e, "a new definition was put while it ran") || !strings.Contains(e, "runPolicy.overlap "+overlap) {
+							t.Errorf("entry %q does not say that occurrence 1 was in progress when the new definition was put (runPolicy.overlap %s)", e, overlap)
+						}
+					}
+				}
+				if skipped != 1 {
+					t.Errorf("history: %d Skipped entries, want 1:\n%s", skipped, strings.Join(got, "\n"))
+				}
+				// The first occurrence of the new definition, which runs
+				// now, is the job's second.
+				time.Sleep(150 * time.Second)
+				got = entries(t, st, "j", t0)
+				if !slices.Contains(got, "Completed #2 at 30s: ") {
+					t.Errorf("history has no entry of occurrence 2, expected at 30s:\n%s", strings.Join(got, "\n"))
+				}
+			})
+		})
+	}
+}
+
+// TestPutWhileCancelledReason: under runPolicy.overlap CancelRunning, an
+// attempt of a job put again while it ran, cancelled when the next
+// occurrence of the definition it began under came due, says that a new
+// definition was put, not that an occurrence of the earlier one came due.
+func TestPutWhileCancelledReason(t *testing.T) {
+	putAgainStores(t, func(t *testing.T, st scheduler.Store) {
+		reg := new(action.Registry)
+		action.Handle(reg, "Slow", func(ctx context.Context, req *action.Request, p Digest) error {
+			select {
+			case <-time.After(150 * time.Second):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler), ActionTimeout: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(context.Background())
+		t0 := time.Now()
+		policy := `, "runPolicy": {"overlap": "CancelRunning"}`
+		if _, err := s.PutJobJSON(ctx, "c", "j", []byte(slowJob("a", policy)), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Second) // occurrence 1 is cancelled at 1m
+		if _, err := s.PutJobJSON(ctx, "c", "j", []byte(slowJob("b", policy)), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Minute)
+		got := entries(t, st, "j", t0)
+		want := "Failed #1 at 0s: cancelled: a new definition of the job was put while it ran (runPolicy.overlap CancelRunning): context deadline exceeded"
+		if len(got) == 0 || got[0] != want {
+			t.Errorf("history:\n%s\nwant first %q", strings.Join(got, "\n"), want)
+		}
+		time.Sleep(time.Minute)
+		if got = entries(t, st, "j", t0); !slices.ContainsFunc(got, func(e string) bool { return strings.HasPrefix(e, "Failed #2 at 30s: ") }) {
+			t.Errorf("history has no entry of occurrence 2, expected at 30s:\n%s", strings.Join(got, "\n"))
 		}
 	})
 }

@@ -71,6 +71,14 @@ type machine struct {
 	// the one taken only when later than the recurrence interval (see
 	// mergedUntil).
 	tookOver bool
+	// during, when not 0, is the number of the occurrence whose
+	// attempt's outcome applyOutcome applies before it steps the record:
+	// the occurrences due by then came due while that attempt was in
+	// progress, not while nothing ran, and the entry of those merged into
+	// the next says so. replaced says that a new definition of the job
+	// was put while it ran.
+	during   int
+	replaced bool
 }
 
 // add appends h to hist, unless the machine makes no entries.
@@ -150,7 +158,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 			var exp time.Time
 			exp, hist = m.take(r, t, now, hist)
 			if m.merges(sc, now) {
-				hist = m.passOver(r, t, m.mergedUntil(sc, exp, now), now, hist, true, "missed; the job ran once for them, as the occurrence expected at "+stamp(exp)+" (runPolicy.missed "+string(m.policy.Missed)+")")
+				hist = m.passOver(r, t, m.mergedUntil(sc, exp, now), now, hist, true, m.mergedWhy(exp))
 			}
 			sc.Occurrences++
 			o := m.occ
@@ -258,6 +266,22 @@ func (m machine) catchUp(r *JobRecord, t *Timing, now time.Time, hist []HistoryE
 func (m machine) merges(sc *JobSchedule, now time.Time) bool {
 	return m.policy.Missed != MissedRunAll && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) &&
 		sc.NextOccurrence.After(sc.buffered())
+}
+
+// mergedWhy returns why the due occurrences merged into the one expected
+// at exp were passed over: they were missed, or they came due while the
+// attempt of occurrence m.during was in progress (under runPolicy.overlap CancelRunning,
+// whose next occurrence starts once that attempt ended, or an attempt
+// that held the job: one begun under the job's earlier definition).
+func (m machine) mergedWhy(exp time.Time) string {
+	ran := "the job ran once for them, as the occurrence expected at " + stamp(exp)
+	switch {
+	case m.during == 0:
+		return "missed; " + ran + " (runPolicy.missed " + string(m.policy.Missed) + ")"
+	case m.replaced:
+		return fmt.Sprintf("they came due while occurrence %d, begun under the job's earlier definition, was in progress (a new definition was put while it ran); %s (runPolicy.overlap %s)", m.during, ran, m.policy.Overlap)
+	}
+	return fmt.Sprintf("they came due while occurrence %d was in progress; %s (runPolicy.overlap %s)", m.during, ran, m.policy.Overlap)
 }
 
 // mergedUntil returns the latest expected time of the due occurrences
@@ -961,18 +985,26 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 	var pre []HistoryEntry
 	// Under CancelRunning the outcome goes first: a retry it leaves
 	// pending is what the next occurrence cancels.
-	if sc := &work.Schedule; timed && m.policy.Overlap != OverlapCancelRunning {
+	m.during = o.Number
+	if sc := &work.Schedule; timed {
 		switch {
 		case sc.Current != nil:
-			pre = m.postpone(work, t, res.end, nil, false)
+			if m.policy.Overlap != OverlapCancelRunning {
+				pre = m.postpone(work, t, res.end, nil, false)
+			}
 		default:
 			// The job was put again (or disabled) while o's attempt ran,
 			// over a record that its claim had not numbered o in: the
 			// occurrences that follow are numbered after o, and those of
 			// the new definition due by now came due while o was in
-			// progress, not while nothing ran.
+			// progress, not while nothing ran. Under CancelRunning the
+			// first of them starts now, as when o's attempt ends under
+			// one definition; under AllowAll o held the job (it began
+			// under the earlier definition, one at a time), and the
+			// first of them starts now too.
 			sc.Occurrences = max(sc.Occurrences, o.Number)
-			if work.State == JobEnabled {
+			m.replaced = work.State == JobEnabled
+			if m.replaced && m.policy.Overlap != OverlapCancelRunning && m.policy.Overlap != OverlapAllowAll {
 				sc.Current = new(*o) // o is the caller's: a copy keeps it off the heap
 				pre = m.postpone(work, t, res.end, nil, false)
 				sc.Current = nil
@@ -980,6 +1012,11 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 		}
 	}
 	h := m.complete(work, o, res, timed) // timed: step settles work
+	if res.superseded && m.replaced && !m.noEntries {
+		// Cancelled when the next occurrence of the definition it began
+		// under came due: the job's definition is the one put since.
+		h.Message = truncate("cancelled: a new definition of the job was put while it ran (runPolicy.overlap CancelRunning)"+strings.TrimPrefix(res.message, res.err.Error()), MaxHistoryMessage)
+	}
 	all := m.add(append(buf, hist...), h)
 	all = append(all, pre...)
 	if timed {
