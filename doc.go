@@ -1395,8 +1395,9 @@
 // second, and logs once that the store does not answer and once that it
 // answers again, with how long it was away from the first failed call
 // ([Scheduler.Ready] meanwhile reports the store's error). The loop's
-// calls count, and so do the writes of outcomes and of lease extensions:
-// while writes fail and reads succeed (a disk full), the outage lasts
+// calls count, and so do the writes of outcomes and of the extensions of
+// leases, of the claims on attempts that run beside others (AllowAll) and
+// of the permits of a collection's limits: while writes fail and reads succeed (a disk full), the outage lasts
 // until a write succeeds. An attempt that ends meanwhile keeps its
 // lease (the heartbeat goes on trying) and its outcome is recorded again,
 // after waits of up to 2s and at once when the loop finds the store back,

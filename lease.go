@@ -249,25 +249,27 @@ func (s *Scheduler) extendLeases() {
 			failed.add(due[i].collection, due[i].name, err)
 		}
 	})
+	calls := len(keys) > 0 || len(runs) > 0
 	for _, d := range due {
 		if d.permits == nil {
 			continue
 		}
+		calls = true
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			s.extendPermits(d.permits)
+			failed.note(s.extendPermits(d.permits))
 		})
 	}
 	for _, job := range runs {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			s.extendRuns(job)
+			s.extendRuns(job, &failed)
 		})
 	}
 	wg.Wait()
-	if len(keys) > 0 {
+	if calls {
 		failed.settle(s)
 	}
 	k.armed.Store(false)
@@ -445,7 +447,10 @@ type leaseFailures struct {
 	storeErr error
 }
 
-// note notes the answer err of one of the pass's calls that failed.
+// note notes the answer err of one of the pass's calls (a lease's
+// extension, a claim's on an attempt that runs beside others, a permits'):
+// a failure of the store counts toward an outage (see settle); nil, or
+// another error, does not.
 func (f *leaseFailures) note(err error) {
 	if !transient(err) {
 		return
@@ -586,15 +591,16 @@ func (k *leaseKeeper) dueRuns(now time.Time, every time.Duration, extend bool) [
 // from now, in one write of the job repeated over a fresh read when
 // another write came first, and extends their attempts' permits. A claim that the
 // job no longer holds for this instance (its outcome was written, or the
-// job was deleted or put again) is left alone.
-func (s *Scheduler) extendRuns(runs []*heldRun) {
+// job was deleted or put again) is left alone. The answers of the store
+// go to failed, as the pass's lease extensions' do.
+func (s *Scheduler) extendRuns(runs []*heldRun, failed *leaseFailures) {
 	// The attempts run here whatever the job says: their permits are
 	// extended even when the write fails, or another instance took an
 	// attempt over.
 	defer func() {
 		for _, h := range runs {
 			if h.holder != "" {
-				s.extendRunPermits(h.holder)
+				failed.note(s.extendRunPermits(h.holder))
 			}
 		}
 	}()
@@ -617,6 +623,7 @@ func (s *Scheduler) extendRuns(runs []*heldRun) {
 			err = s.runStore.PutJob(ctx, r)
 			cancel()
 		}
+		failed.note(err)
 		switch {
 		case err == nil:
 			k := &s.leases
@@ -644,10 +651,10 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // extendRunPermits extends the permits that holder, the attempt of a run
-// under OverlapAllowAll, holds by a LeaseDuration. Unlike an attempt under
-// the job's lease (extendPermits), one whose permits are lost is not
-// cancelled: that is logged.
-func (s *Scheduler) extendRunPermits(holder string) {
+// under OverlapAllowAll, holds by a LeaseDuration, and returns the store's
+// error. Unlike an attempt under the job's lease (extendPermits), one
+// whose permits are lost is not cancelled: that is logged.
+func (s *Scheduler) extendRunPermits(holder string) error {
 	now := time.Now()
 	ctx, cancel := s.extendContext()
 	defer cancel()
@@ -658,4 +665,5 @@ func (s *Scheduler) extendRunPermits(holder string) {
 	case n == 0:
 		s.log.Error("the permits of a side-by-side attempt expired unextended: another attempt may run in its place", "holder", holder)
 	}
+	return err
 }

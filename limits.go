@@ -151,8 +151,10 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 // are no longer all held, or when it failed and they would expire before
 // the next extension (a third of a LeaseDuration on), the attempt is
 // cancelled: past their expiry, another attempt may hold them, and a
-// limit holds only as far as the leases of its permits do.
-func (s *Scheduler) extendPermits(p *heldPermits) {
+// limit holds only as far as the leases of its permits do. It returns
+// the store's error, which the lease keeper counts as it counts the
+// failed extensions of leases (see leaseFailures).
+func (s *Scheduler) extendPermits(p *heldPermits) error {
 	now := time.Now()
 	until := now.Add(s.cfg.LeaseDuration)
 	ctx, cancel := s.extendContext()
@@ -161,18 +163,19 @@ func (s *Scheduler) extendPermits(p *heldPermits) {
 	switch {
 	case err == nil && n == p.n:
 		p.until.Store(until.UnixNano())
-		return
+		return nil
 	case err == nil:
 		s.log.Error("the attempt's permits of the collection's limits expired unextended; it is cancelled", "holder", p.holder, "held", n, "taken", p.n)
 	case now.Add(s.cfg.LeaseDuration / 3).Before(time.Unix(0, p.until.Load())):
 		s.log.Warn("extend the permits of the collection's limits", "holder", p.holder, "err", err)
-		return
+		return err
 	default:
 		s.log.Error("the attempt's permits of the collection's limits expire before they can be extended; it is cancelled", "holder", p.holder, "err", err)
 	}
 	if p.ctx != nil {
 		p.ctx.losePermits()
 	}
+	return err
 }
 
 // releasePermits gives back the permits that holder holds; when that

@@ -111,3 +111,113 @@ func TestWritesFailingAreAnOutage(t *testing.T) {
 		}
 	})
 }
+
+// extensionsFailStore is a memory store whose writes of a job (PutJob, by
+// which an instance moves its claims on the attempts that run beside
+// others) and extensions of permits fail with errFull while full is set,
+// and whose other calls answer.
+type extensionsFailStore struct {
+	*memory.Store
+	full atomic.Bool
+}
+
+func (s *extensionsFailStore) PutJob(ctx context.Context, r *scheduler.JobRecord) error {
+	if s.full.Load() {
+		return errFull
+	}
+	return s.Store.PutJob(ctx, r)
+}
+
+func (s *extensionsFailStore) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
+	if s.full.Load() {
+		return 0, errFull
+	}
+	return s.Store.ExtendPermits(ctx, holder, now, until)
+}
+
+// TestExtensionsFailingAreAnOutage: the failed extensions of the claims
+// on attempts that run beside others (runPolicy.overlap AllowAll) and of
+// the permits of a collection's limits count toward an outage as those of
+// the jobs' leases do: Ready reports it from the first failed extension
+// until one succeeds again, and the log says so once each way.
+func TestExtensionsFailingAreAnOutage(t *testing.T) {
+	const lease = 30 * time.Second
+	every := lease / 3
+	for _, tc := range []struct {
+		name string
+		job  func(at time.Time) *scheduler.Job
+		// first is when the first extension fails, after the attempt
+		// started; until when full ends, the next one succeeding.
+		first, until time.Duration
+	}{{
+		// The claim on the attempt lasts its timeout (5 s) and a lease:
+		// it is extended once less than two thirds of a lease is left.
+		name: "AllowAll",
+		job: func(at time.Time) *scheduler.Job {
+			return &scheduler.Job{StartTime: &at, Action: action.Action{Type: "Work"},
+				RunPolicy: &scheduler.RunPolicy{Overlap: scheduler.OverlapAllowAll}}
+		},
+		first: 5*time.Second + lease - 2*every, until: 28 * time.Second,
+	}, {
+		// The permits are extended with the job's lease, a third of a
+		// lease into the attempt; the next extension would find them
+		// expiring, so full ends before it.
+		name: "permits",
+		job: func(at time.Time) *scheduler.Job {
+			return &scheduler.Job{StartTime: &at, Action: action.Action{Type: "Work"}}
+		},
+		first: every, until: every + every/2,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				st := &extensionsFailStore{Store: memory.New()}
+				var started atomic.Int64 // the attempt's start, in Unix nanoseconds
+				reg := &action.Registry{}
+				reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+					if started.CompareAndSwap(0, time.Now().UnixNano()) {
+						st.full.Store(true)
+						time.AfterFunc(tc.until, func() { st.full.Store(false) })
+					}
+					time.Sleep(2 * lease)
+					return nil, nil
+				}))
+				var log syncbuf.Buffer
+				s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", LeaseDuration: lease, ActionTimeout: 5 * time.Second,
+					Logger: slog.New(slog.NewTextHandler(&log, nil))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				putLimits(t, s, scheduler.Limit{Key: scheduler.LimitCollection, MaxConcurrent: 10})
+				if _, err := s.PutJob(ctx, "c", "j", tc.job(time.Now().Add(time.Second)), nil); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+				defer s.Stop(ctx)
+				var notReady []time.Duration // since the attempt started
+				for range 150 {
+					time.Sleep(500 * time.Millisecond)
+					if err := s.Ready(ctx); err != nil && started.Load() != 0 {
+						notReady = append(notReady, time.Since(time.Unix(0, started.Load())))
+					}
+				}
+				text := log.String()
+				if len(notReady) == 0 || notReady[0] > tc.first+time.Second || notReady[len(notReady)-1] < tc.until-time.Second ||
+					notReady[len(notReady)-1] > tc.until+every {
+					t.Errorf("Ready failed at %v after the attempt started, want from %v to after %v", notReady, tc.first, tc.until)
+				}
+				if n := strings.Count(text, "the store does not answer"); n != 1 {
+					t.Errorf("the log says %d times that the store does not answer, want once", n)
+				}
+				if n := strings.Count(text, "the store answers again"); n != 1 {
+					t.Errorf("the log says %d times that the store answers again, want once", n)
+				}
+				if t.Failed() {
+					t.Logf("log:\n%s", text)
+				}
+			})
+		})
+	}
+}
