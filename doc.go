@@ -1376,7 +1376,10 @@
 // by the takeover unless it makes them late by more than the recurrence
 // interval (from the occurrence taken over to the next): those less late
 // run after it, as the overlap policy says, while those later are missed
-// as the missed policy says.
+// as the missed policy says. The same holds when the instance that claims
+// such a job again is the one whose lease expired (a process restarted
+// under its InstanceID, or one whose store stalled for longer than its
+// lease): which instance wins the claim does not change what runs.
 //
 // The bound has a price: a running attempt costs one ExtendLease every
 // LeaseDuration/3 (a share of one ExtendLeases call, over a store that has

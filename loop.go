@@ -278,6 +278,12 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 	ctx := context.Background()
 	var info attemptInfo
 	claim := leaseBefore{r.PreviousLeaseOwner, r.PreviousLeaseUntil} // for a give-back
+	// The claim replaced an expired lease: another instance's, or this
+	// instance's own (the process restarted under its InstanceID, or its
+	// claim lapsed while the store stalled). The occurrences due meanwhile
+	// are merged alike, whichever instance claims the job (see
+	// machine.tookOver); only another's is reported as a takeover.
+	reclaimed := claim.owner != ""
 	if prev := r.PreviousLeaseOwner; prev != "" {
 		r.PreviousLeaseOwner, r.PreviousLeaseUntil = "", time.Time{}
 		if prev != s.cfg.InstanceID {
@@ -294,7 +300,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		}
 		m := s.machine(r, now)
 		m.occ = occ
-		m.tookOver = info.prevOwner != ""
+		m.tookOver = reclaimed
 		if m.policy.Overlap == OverlapAllowAll || r.Schedule.running() > 0 {
 			m.owner, m.hold = s.cfg.InstanceID, s.runHold(r.Job)
 			if r.Schedule.running() > 0 {

@@ -66,10 +66,12 @@ type machine struct {
 	// an execution tag still runs here: resume then renews its claim
 	// rather than starting it again. Nil: none does.
 	runs func(tag string) bool
-	// tookOver says that the step's claim replaced another instance's
-	// expired lease: the occurrences the takeover made due are merged into
-	// the one taken only when later than the recurrence interval (see
-	// mergedUntil).
+	// tookOver says that the step's claim replaced an expired lease,
+	// another instance's or this instance's own (a process restarted
+	// under its InstanceID, a claim that lapsed while the store stalled):
+	// the occurrences the lapsed lease made due are merged into the one
+	// taken only when later than the recurrence interval (see
+	// mergedUntil), whichever instance claims the job.
 	tookOver bool
 	// during, when not 0, is the number of the occurrence whose
 	// attempt's outcome applyOutcome applies before it steps the record:

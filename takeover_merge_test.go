@@ -20,8 +20,21 @@ import (
 // whose claim expired (its owner stopped, say) runs the occurrence the
 // claim held, late, and does not merge away the occurrences that the
 // takeover makes late by less than the recurrence interval: they run
-// after it. Only those later than the interval count as missed.
+// after it. Only those later than the interval count as missed. The same
+// holds when the claim that expired was the instance's own (the process
+// restarted under its InstanceID, or its claim lapsed while the store
+// stalled): which instance claims the job again does not change what
+// runs.
 func TestTakeoverKeepsNextOccurrence(t *testing.T) {
+	for _, claimant := range []string{"a", "b"} {
+		t.Run("claimed by "+claimant, func(t *testing.T) { testTakeoverKeepsNextOccurrence(t, claimant) })
+	}
+}
+
+// testTakeoverKeepsNextOccurrence is TestTakeoverKeepsNextOccurrence
+// with the expired claim made by instance claimant, and instance b
+// claiming the job again.
+func testTakeoverKeepsNextOccurrence(t *testing.T, claimant string) {
 	for _, tt := range []struct {
 		every   int32
 		skipped int // occurrences merged into the one taken over
@@ -51,9 +64,9 @@ func TestTakeoverKeepsNextOccurrence(t *testing.T) {
 					t.Fatal(err)
 				}
 				time.Sleep(time.Until(t0))
-				// Instance a claims the job as it comes due, and stops
+				// The claimant claims the job as it comes due, and stops
 				// before it starts the attempt.
-				claims, err := st.ClaimDue(ctx, time.Now(), "a", time.Now().Add(scheduler.DefaultLeaseDuration), 10)
+				claims, err := st.ClaimDue(ctx, time.Now(), claimant, time.Now().Add(scheduler.DefaultLeaseDuration), 10)
 				if err != nil || len(claims) != 1 {
 					t.Fatalf("ClaimDue = %d jobs, %v; want 1", len(claims), err)
 				}
