@@ -134,14 +134,15 @@ var (
 	errPermitsLost      = errors.New("cancelled: the permits of the collection's limits that the attempt held expired, unextended")
 )
 
-// answerGrace is how long after an attempt's timeout the success that an
-// executor watching its context (see attemptContext.isWatched) returns
-// still counts. Such an executor stops when the timeout cancels it and
-// reports what it got in time (the HTTP executor's 2xx answer whose body
-// the timeout cut short): its action was carried out, and retrying it
-// would carry it out again. Success returned later, or by an executor
-// that never watched its context, comes from an executor that ignored
-// the timeout, and the attempt timed out.
+// answerGrace is how long after an attempt's timeout, or after Stop
+// cancelled the attempt's context, the success that an executor watching
+// its context (see attemptContext.isWatched) returns still counts. Such
+// an executor stops when its context is cancelled and reports what it got
+// in time (the HTTP executor's 2xx answer whose body the cancellation cut
+// short): its action was carried out, and retrying it would carry it out
+// again. Success returned later, or by an executor that never watched its
+// context, comes from an executor that ignored the cancellation: the
+// attempt timed out, or was cancelled by Stop.
 const answerGrace = time.Second
 
 // execute carries out attempt a and reports its outcome; it never panics.
@@ -258,9 +259,12 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		} else {
 			res.message = res.err.Error()
 		}
-	case err == nil && ctx.errAt(res.end) != nil && res.end.Before(timeout) && execCtx.Err() != nil:
+	case err == nil && ctx.errAt(res.end) != nil && res.end.Before(timeout) && execCtx.Err() != nil &&
+		!(ctx.isWatched() && res.end.Sub(time.Unix(0, s.cancelledAt.Load())) <= answerGrace):
 		// Stop's context ended (it cancels the attempts' contexts)
-		// before the attempt did: it did not time out.
+		// before the attempt did: it did not time out. An executor that
+		// watched its context and returned success when Stop cancelled
+		// it, or just after, keeps it, as at the timeout.
 		res.err = errAttemptStopped
 		res.message = res.err.Error()
 	case err == nil && ctx.errAt(res.end) != nil && !res.end.Before(timeout) && !(ctx.isWatched() && res.end.Sub(timeout) <= answerGrace):

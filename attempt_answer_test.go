@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -128,5 +129,65 @@ func TestHTTPAnswerCutShortByTheTimeout(t *testing.T) {
 	defer mu.Unlock()
 	if requests != 1 {
 		t.Errorf("server saw %d requests, want 1", requests)
+	}
+}
+
+// TestSuccessAtStop: as at the timeout, an executor that watches its
+// context and returns success when Stop cancels it (Stop's context ended
+// while it ran), or just after, keeps its success: its answer came, and a
+// retry would carry its action out again. One that returns success well
+// after, or after it without ever watching its context, is cancelled by
+// the stop.
+func TestSuccessAtStop(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		ignore bool          // the executor does not watch its context: it sleeps through Stop's cancellation
+		after  time.Duration // after the context is done, the executor returns success
+		want   scheduler.ExecutionStatus
+	}{
+		{name: "at the cancellation", after: 0, want: scheduler.StatusCompleted},
+		{name: "just after", after: 500 * time.Millisecond, want: scheduler.StatusCompleted},
+		{name: "long after", after: 5 * time.Second, want: scheduler.StatusFailed},
+		{name: "ignoring its context", ignore: true, after: 500 * time.Millisecond, want: scheduler.StatusFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const stopAfter = time.Second
+				e := newEnv(t, scheduler.Config{ActionTimeout: time.Minute})
+				e.exec = &fake{}
+				reg := &action.Registry{}
+				reg.Register(action.HTTP, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+					if tt.ignore {
+						time.Sleep(stopAfter)
+					} else {
+						<-ctx.Done()
+					}
+					time.Sleep(tt.after)
+					return &action.Result{Message: "Completed: 200 OK (reading the body failed)"}, nil
+				}))
+				e.cfg.Executors = reg
+				e.s = e.newScheduler()
+				e.start()
+				e.put("j", jobJSON(time.Time{}, `"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "POST"},
+					"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 1}}`))
+				synctest.Wait() // the attempt runs
+				ctx, cancel := context.WithTimeout(context.Background(), stopAfter)
+				defer cancel()
+				if err := e.s.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("Stop: %v, want DeadlineExceeded", err)
+				}
+				h := e.history("j")
+				if len(h) != 1 || h[0].Status != tt.want {
+					t.Fatalf("history = %+v, want one %s entry", h, tt.want)
+				}
+				want := "Completed: 200 OK (reading the body failed)"
+				if tt.want == scheduler.StatusFailed {
+					want = "cancelled: the scheduler stopped"
+				}
+				if h[0].Message != want {
+					t.Errorf("history says %q, want %q", h[0].Message, want)
+				}
+			})
+		})
 	}
 }

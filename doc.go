@@ -982,7 +982,10 @@
 // most Config.LeaseDuration more for their outcomes to be stored, and
 // returns the context's error (an attempt so cancelled fails, retried as
 // any failure, and history says "cancelled: the scheduler stopped", not
-// that it timed out). So a host may close its store as soon as Stop
+// that it timed out; as at the timeout, an executor that watches its
+// context and returns success when Stop cancels it, or within a second
+// after, keeps its success: the built-in HTTP executor's 2xx answer whose
+// body the cancellation cut short is Completed, not run again). So a host may close its store as soon as Stop
 // returns: only an attempt whose executor ignores the cancellation, or
 // whose outcome the store does not take within that time, is lost, and
 // its occurrence runs again on the instance that takes the job over. No job that a claim brings back after Stop was called

@@ -446,6 +446,10 @@ type Scheduler struct {
 	nextPrune time.Time
 	pruning   atomic.Bool  // a prune runs
 	stepped   atomic.Int64 // when the loop last started a step, in Unix nanoseconds
+
+	// cancelledAt is when Stop's context ended and Stop cancelled the
+	// attempts' contexts, in Unix nanoseconds; 0 until then.
+	cancelledAt atomic.Int64
 }
 
 // New returns a Scheduler over store. cfg may be nil for all defaults; a
@@ -634,6 +638,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	// The attempts' contexts are cancelled; their outcomes are stored
 	// before Stop returns, so that the host may close the store then.
+	s.cancelledAt.Store(time.Now().UnixNano())
 	s.execStop()
 	if !s.awaitOutcomes(done) {
 		s.log.Error("scheduler stop: attempts in flight were cancelled, and the outcomes of some are not stored", "instance", s.cfg.InstanceID,
