@@ -542,7 +542,10 @@
 // wait; older ones beyond are skipped); CancelRunning cancels the context
 // of the attempt in progress when the next occurrence comes due (a pending
 // retry or errorAction is dropped; the cancelled occurrence is Failed, not
-// faulted) and starts the new one; AllowAll starts it at once, beside the
+// faulted) and starts the new one once the attempt ended (after an
+// executor that ignores its context, the occurrences that came due
+// meanwhile run once, as the first of them, and the Skipped entry of the
+// others says that they came due while it was in progress); AllowAll starts it at once, beside the
 // ones in progress (below). An attempt of a job put again while it runs
 // goes on under the definition it began under: under CancelRunning it is
 // cancelled when that definition's next occurrence comes due, and its

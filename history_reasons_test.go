@@ -247,3 +247,33 @@ func TestPutWhileCancelledReason(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelRunningLongAttemptReasons: under runPolicy.overlap
+// CancelRunning, an attempt whose executor ignores its context runs past
+// the next occurrences; when it ends, the first of them runs and the
+// Skipped entry of the others says that they came due while it was in
+// progress, not that they were missed: nothing was down.
+func TestCancelRunningLongAttemptReasons(t *testing.T) {
+	putAgainStores(t, func(t *testing.T, st scheduler.Store) {
+		s := newSlowScheduler(t, st)
+		ctx := t.Context()
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(context.Background())
+		t0 := time.Now()
+		if _, err := s.PutJobJSON(ctx, "c", "j", []byte(slowJob("a", `, "runPolicy": {"overlap": "CancelRunning"}`)), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(3 * time.Minute) // occurrence 1 runs until 2m30s, then 2 (expected at 1m)
+		got := entries(t, st, "j", t0)
+		want := []string{
+			"Completed #1 at 0s: ",
+			"Skipped #0 at 2m0s: skipped 1 occurrence expected at 2000-01-01T00:02:00Z: they came due while occurrence 1 was in progress; " +
+				"the job ran once for them, as the occurrence expected at 2000-01-01T00:01:00Z (runPolicy.overlap CancelRunning)",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
