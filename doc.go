@@ -544,15 +544,16 @@
 // retry or errorAction is dropped; the cancelled occurrence is Failed, not
 // faulted) and starts the new one once the attempt ended (after an
 // executor that ignores its context, the occurrences that came due
-// meanwhile run once, as the first of them, and the Skipped entry of the
-// others says that they came due while it was in progress); AllowAll starts it at once, beside the
-// ones in progress (below). An attempt of a job put again while it runs
+// meanwhile run once, as the first of them, under the missed policies
+// RunOnce and Skip, and the Skipped entry of the others says that they
+// came due while it was in progress); AllowAll starts it at once, beside
+// the ones in progress (below). An attempt of a job put again while it runs
 // goes on under the definition it began under: under CancelRunning it is
 // cancelled when that definition's next occurrence comes due, and its
 // entry says that a new definition was put; under CancelRunning, and
 // under AllowAll when it began one at a time, the new definition's
-// occurrences that came due meanwhile run once, as the first of them, when
-// it ends, and the Skipped entry of the others says that they came due
+// occurrences that came due meanwhile run once, as the first of them
+// (under RunOnce and Skip), when it ends, and the Skipped entry of the others says that they came due
 // while it was in progress (one begun under AllowAll runs beside them).
 // All of these hold across instances sharing a
 // store, as the job's lease gives one instance at a time the right to step
