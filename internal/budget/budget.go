@@ -45,7 +45,7 @@ func (b *Budgets[K]) Size() int { return int(b.size) }
 // units, rounded down), and, when it took none, how long until one is
 // there again (more than zero).
 func (b *Budgets[K]) Take(key K, now time.Time) (ok bool, left int64, wait time.Duration) {
-	bk, _ := b.keys.GetOrCreate(key, func() (*bucket, error) { return new(bucket), nil })
+	bk := b.bucket(key)
 	bk.mu.Lock()
 	b.refill(bk, now)
 	ok = bk.tokens >= 1
@@ -63,11 +63,22 @@ func (b *Budgets[K]) Take(key K, now time.Time) (ok bool, left int64, wait time.
 // Give puts one back into key's budget at now (up to its size): for an
 // action taken from the budget that, as it turned out, does not count.
 func (b *Budgets[K]) Give(key K, now time.Time) {
-	bk, _ := b.keys.GetOrCreate(key, func() (*bucket, error) { return new(bucket), nil })
+	bk := b.bucket(key)
 	bk.mu.Lock()
 	b.refill(bk, now)
 	bk.tokens = min(b.size, bk.tokens+1)
 	bk.mu.Unlock()
+}
+
+// bucket returns key's bucket, adding a new one when there is none. A
+// bucket that is there is found without allocating (lru.Cache.GetOrCreate
+// allocates the release function of its entry on every call).
+func (b *Budgets[K]) bucket(key K) *bucket {
+	if bk, ok := b.keys.Get(key); ok {
+		return bk
+	}
+	bk, _ := b.keys.Add(key, new(bucket))
+	return bk
 }
 
 // refill brings bk's tokens to now; bk.mu is held.

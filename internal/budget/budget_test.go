@@ -45,3 +45,14 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestTakeDoesNotAllocate: a key whose budget is kept is found without
+// allocating, as the REST API takes from a budget on every request.
+func TestTakeDoesNotAllocate(t *testing.T) {
+	b := New[string](1000, time.Minute, 10)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.Take("a", now)
+	if n := testing.AllocsPerRun(100, func() { b.Take("a", now); b.Give("a", now) }); n != 0 {
+		t.Errorf("Take and Give of a kept key allocate %v times, want 0", n)
+	}
+}
