@@ -29,53 +29,24 @@ const (
 	// DefaultHandlerTimeout bounds the work of one request.
 	DefaultHandlerTimeout = 30 * time.Second
 	// DefaultSignInFailures is how many failed sign-ins a client address
-	// may make per DefaultSignInWindow.
-	DefaultSignInFailures = 10
+	// may make per DefaultSignInWindow: httpapi.DefaultAuthFailures.
+	DefaultSignInFailures = httpapi.DefaultAuthFailures
 	// DefaultSignInFailuresOverall is how many failed sign-ins all
-	// addresses together may make per DefaultSignInWindow.
-	DefaultSignInFailuresOverall = 100
+	// addresses together may make per DefaultSignInWindow:
+	// httpapi.DefaultAuthFailuresOverall.
+	DefaultSignInFailuresOverall = httpapi.DefaultAuthFailuresOverall
 	// DefaultSignInWindow is how long a used-up sign-in budget takes to
-	// refill completely.
-	DefaultSignInWindow = 15 * time.Minute
+	// refill completely: httpapi.DefaultAuthFailureWindow.
+	DefaultSignInWindow = httpapi.DefaultAuthFailureWindow
 )
 
-// maxSignInAddresses bounds the addresses whose sign-in budgets are kept;
-// the least recently seen one's is dropped beyond it (it starts full
-// again when the address comes back).
-const maxSignInAddresses = 10_000
-
-// SignInLimit bounds failed sign-ins, so that a token cannot be guessed
-// as fast as a client can send guesses. Each sign-in with a token the
-// Authenticator refuses takes one from the budget of the client's address
-// (the host of the request's RemoteAddr) and one from the budget of all
-// addresses together; a sign-in that succeeds takes nothing. Each budget
-// refills evenly over Window. While either budget has less than one left,
-// the sign-in form is answered 429 Too Many Requests with a Retry-After
-// header (whole seconds until one is there again) without checking the
-// token, a valid one included: a guesser learns nothing, and a user signs
-// in again once the budget refills.
-//
-// An IPv6 client's budget is its /64 network's. Behind a proxy every
-// user has the proxy's address, so they share one budget. The overall
-// budget bounds the guesses of many addresses, and while they use it up
-// nobody can sign in (sessions already signed in go on): a client with
-// many addresses can keep it empty, so raise Overall where that matters
-// more than the bound. The limit covers the dashboard's sign-in only: the
-// REST API accepts the same tokens, and counts its failed authentications
-// in its request budget only (httpapi.Options.Throttle).
-type SignInLimit struct {
-	// PerAddress is how many failed sign-ins one address may make per
-	// Window. Zero or less means DefaultSignInFailures (10).
-	PerAddress int
-	// Overall is how many failed sign-ins all addresses together may make
-	// per Window. Zero or less means DefaultSignInFailuresOverall (100).
-	Overall int
-	// Window is how long an empty budget takes to refill completely.
-	// Zero or less means DefaultSignInWindow (15m).
-	Window time.Duration
-	// Disabled turns the limit off: every sign-in is checked.
-	Disabled bool
-}
+// SignInLimit bounds failed sign-ins, as the REST API bounds failed
+// authentications: each sign-in with a token the Authenticator refuses
+// counts against the client's address and all addresses together, and
+// beyond either budget the sign-in form answers 429 Too Many Requests
+// with Retry-After without checking the token, a valid one included (see
+// [httpapi.AuthFailureLimit]). Sessions already signed in go on.
+type SignInLimit = httpapi.AuthFailureLimit
 
 // Options configure the dashboard. A nil *Options means every default.
 type Options struct {
@@ -122,10 +93,16 @@ type Options struct {
 	// principal, or with nil when there is no Authenticator. Nil means
 	// every principal may change what it may see, as over the REST API.
 	ReadOnly func(p *httpapi.Principal) bool
-	// SignInLimit bounds failed sign-ins. Nil means the defaults of
-	// [SignInLimit] (10 per address and 100 in all per 15 minutes); set
-	// SignInLimit.Disabled to turn it off.
+	// SignInLimit bounds failed sign-ins, in a budget of the dashboard's
+	// own; it is not used when AuthFailures is set. Nil means the
+	// defaults of [SignInLimit] (10 per address and 100 in all per 15
+	// minutes); set SignInLimit.Disabled to turn it off.
 	SignInLimit *SignInLimit
+	// AuthFailures, when set, is the budget of failed sign-ins, to be
+	// shared with the REST API (httpapi.Options.AuthFailures) so that a
+	// token guessed at one counts at the other. Nil means a budget of the
+	// dashboard's own, made by httpapi.NewAuthFailures(SignInLimit).
+	AuthFailures *httpapi.AuthFailures
 }
 
 //go:embed templates/*.html
@@ -143,8 +120,6 @@ type handler struct {
 	pages  map[string]*template.Template
 	static http.Handler
 	cop    *http.CrossOriginProtection // refuses cross-origin POSTs
-	// signIns are the budgets of failed sign-ins; nil without a limit.
-	signIns *signInBudgets
 }
 
 // New returns the dashboard of s as an http.Handler. opts may be nil. It
@@ -183,7 +158,9 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 	sub, _ := fs.Sub(staticFiles, "static")
 	h.static = http.StripPrefix(o.Prefix+"/static/", http.FileServerFS(sub))
 	h.cop = http.NewCrossOriginProtection()
-	h.signIns = newSignInBudgets(o.SignInLimit)
+	if o.AuthFailures == nil {
+		o.AuthFailures = httpapi.NewAuthFailures(o.SignInLimit)
+	}
 	h.routes()
 	return h
 }

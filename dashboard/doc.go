@@ -134,10 +134,11 @@
 // without checking the token, so a token cannot be guessed through the
 // sign-in form at the speed of a client; a valid token signs in again once
 // the budget refills, and a successful sign-in takes nothing of the
-// budget. A client with many addresses can keep the overall budget empty,
-// and nobody signs in meanwhile; and the REST API, which accepts the same
-// tokens, counts failed authentications only in its request budget (see
-// SignInLimit).
+// budget. The REST API accepts the same tokens: give the dashboard the
+// API's budget (Options.AuthFailures, the [httpapi.AuthFailures] of
+// httpapi.Options.AuthFailures), as jobclock serve does, so that a guess
+// at either counts at both. A client with many addresses can keep the
+// overall budget empty, and nobody signs in meanwhile (see SignInLimit).
 //
 // Every change is a POST carrying a token derived from the session, and
 // cross-origin POSTs are refused (http.CrossOriginProtection), so another

@@ -6,9 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"net"
+	"errors"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -199,28 +198,23 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusForbidden, "login", v, loginData{Next: next, Error: "The sign-in form expired; please try again."})
 		return
 	}
-	addr := remoteHost(r)
-	if h.signIns != nil {
-		if wait, ok := h.signIns.take(addr, time.Now()); !ok {
-			secs := budget.RetryAfter(wait)
-			h.log.Info("dashboard: sign-in refused: too many failed sign-ins", "remote", r.RemoteAddr)
-			w.Header().Set("Retry-After", secs)
-			h.render(w, r, http.StatusTooManyRequests, "login", v, loginData{Next: next,
-				Error: "Too many failed sign-ins; please try again in " + secs + " seconds."})
-			return
-		}
-	}
 	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/", nil)
 	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(r.PostForm.Get("token")))
 	req.RemoteAddr = r.RemoteAddr
-	p, err := h.opts.Authenticator.Authenticate(req)
+	p, err := h.opts.AuthFailures.Authenticate(req, h.opts.Authenticator)
+	var tooMany *httpapi.TooManyFailuresError
+	if errors.As(err, &tooMany) {
+		secs := budget.RetryAfter(tooMany.RetryAfter)
+		h.log.Info("dashboard: sign-in refused: too many failed sign-ins", "remote", r.RemoteAddr)
+		w.Header().Set("Retry-After", secs)
+		h.render(w, r, http.StatusTooManyRequests, "login", v, loginData{Next: next,
+			Error: "Too many failed sign-ins; please try again in " + secs + " seconds."})
+		return
+	}
 	if err != nil || p == nil {
 		h.log.Info("dashboard: sign-in refused", "remote", r.RemoteAddr)
 		h.render(w, r, http.StatusUnauthorized, "login", v, loginData{Next: next, Error: "That token is not valid."})
 		return
-	}
-	if h.signIns != nil {
-		h.signIns.give(addr, time.Now())
 	}
 	s := h.newSession()
 	s.SignedIn, s.Name, s.All, s.Subs = true, p.Name, p.AllSubscriptions, p.Subscriptions
@@ -248,76 +242,4 @@ func (h *handler) localNext(next string) string {
 		return h.url(nil)
 	}
 	return u.RequestURI()
-}
-
-// signInBudgets are the budgets of failed sign-ins (see SignInLimit): one
-// per address and one for all of them.
-type signInBudgets struct {
-	perAddress *budget.Budgets[string]
-	overall    *budget.Budgets[struct{}]
-}
-
-func newSignInBudgets(l *SignInLimit) *signInBudgets {
-	var o SignInLimit
-	if l != nil {
-		o = *l
-	}
-	if o.Disabled {
-		return nil
-	}
-	if o.PerAddress <= 0 {
-		o.PerAddress = DefaultSignInFailures
-	}
-	if o.Overall <= 0 {
-		o.Overall = DefaultSignInFailuresOverall
-	}
-	if o.Window <= 0 {
-		o.Window = DefaultSignInWindow
-	}
-	return &signInBudgets{perAddress: budget.New[string](o.PerAddress, o.Window, maxSignInAddresses),
-		overall: budget.New[struct{}](o.Overall, o.Window, 1)}
-}
-
-// take takes a failure from addr's budget and the overall one, before
-// the token is checked, so that sign-ins at once cannot fail beyond the
-// budgets; give returns it when the sign-in succeeds. Without either it
-// takes nothing and returns how long until both have one. A nil
-// *signInBudgets takes always.
-func (b *signInBudgets) take(addr string, now time.Time) (time.Duration, bool) {
-	if b == nil {
-		return 0, true
-	}
-	ok, _, wait := b.perAddress.Take(addr, now)
-	if !ok {
-		return wait, false
-	}
-	if ok, _, wait := b.overall.Take(struct{}{}, now); !ok {
-		b.perAddress.Give(addr, now)
-		return wait, false
-	}
-	return 0, true
-}
-
-// give returns a failure that take took, for a sign-in that succeeded.
-func (b *signInBudgets) give(addr string, now time.Time) {
-	b.perAddress.Give(addr, now)
-	b.overall.Give(struct{}{}, now)
-}
-
-// remoteHost returns the address whose budget a sign-in of r takes from:
-// the IP address of its client (the host of r.RemoteAddr, or all of it
-// when it has no port), or for an IPv6 client its /64 network, which one
-// host commonly holds whole and could otherwise turn into millions of
-// budgets.
-func remoteHost(r *http.Request) string {
-	host := r.RemoteAddr
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		host = h
-	}
-	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() && !ip.Is4In6() {
-		if p, err := ip.Prefix(64); err == nil {
-			return p.String()
-		}
-	}
-	return host
 }

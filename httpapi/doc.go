@@ -170,8 +170,9 @@
 // maxRecurrence) or Conflict (changing or running a Completed or Faulted
 // job, running a job of a collection that is not Enabled, a write race),
 // 412 PreconditionFailed, 413 RequestEntityTooLarge, 429 TooManyRequests
-// (the caller's budget is used up, see Throttling; or the server is busy,
-// see Admission), 500
+// (the caller's budget is used up, see Throttling; the client's failed
+// authentications are, see Authentication; or the server is busy, see
+// Admission), 500
 // InternalServerError (a store failure, or a recovered panic, both logged),
 // 503 ServiceUnavailable (the scheduler is stopping). Every response has
 // an x-ms-request-id header, and echoes x-ms-client-request-id when the
@@ -185,6 +186,17 @@
 // read from a file or the JOBCLOCK_API_TOKENS environment variable by
 // [LoadTokenAuth]. Without an Authenticator every caller reaches
 // everything: serve such a handler only on a loopback address.
+//
+// Failed authentications are budgeted (Options.AuthFailures, an
+// [AuthFailures] made with an [AuthFailureLimit]): by default each client
+// address (an IPv6 client's /64 network) may fail 10 times and all
+// addresses together 100 times per 15 minutes, refilled evenly. Beyond
+// that a request is answered 429 TooManyRequests with Retry-After without
+// its credentials being checked, so a token cannot be guessed at the
+// speed of a client and a guesser learns nothing from the answer; a
+// request that authenticates takes nothing of the budget. Give the same
+// AuthFailures to every surface that checks the same tokens (the
+// dashboard's sign-in form), so that a guess at one counts at all.
 //
 // Request bodies are limited to Options.MaxBodyBytes (64 KiB) and each
 // request's work to Options.HandlerTimeout (30s).

@@ -60,3 +60,40 @@ func Example() {
 	// httpapi: 400 BadRequest: properties.startTime: "2099-01-01T00:00:00Z" is more than 18 months (548 days) from now
 	// nightly/cleanup Disabled Day
 }
+
+// Surfaces that check the same tokens share one budget of failed
+// authentications, so that a guess at one counts at the others: here a
+// sign-in form (which calls AuthFailures.Authenticate, as the dashboard
+// does with dashboard.Options.AuthFailures) and the API.
+func ExampleNewAuthFailures() {
+	log := slog.New(slog.DiscardHandler)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: log})
+	if err != nil {
+		panic(err)
+	}
+	auth, err := httpapi.NewTokenAuth("example-token-0123456789 sub1")
+	if err != nil {
+		panic(err)
+	}
+	failures := httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 1})
+	api := httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, AuthFailures: failures})
+
+	// A wrong token at the sign-in form, from 192.0.2.1, ...
+	signIn := httptest.NewRequest(http.MethodPost, "/login", nil)
+	signIn.RemoteAddr = "192.0.2.1:50000"
+	signIn.Header.Set("Authorization", "Bearer wrong-token-0123456789")
+	_, err = failures.Authenticate(signIn, auth)
+	fmt.Println(err)
+
+	// ... spends that address's budget at the API too: the right token
+	// is not checked until the budget refills (15 minutes for one).
+	req := httptest.NewRequest(http.MethodGet, "/subscriptions/sub1/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01", nil)
+	req.RemoteAddr = "192.0.2.1:50001"
+	req.Header.Set("Authorization", "Bearer example-token-0123456789")
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	fmt.Println(rec.Code, rec.Header().Get("Retry-After"))
+	// Output:
+	// unknown bearer token: httpapi: unauthenticated
+	// 429 900
+}

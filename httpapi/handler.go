@@ -65,6 +65,16 @@ type Options struct {
 	// of up to 2s for a turn, then 429); set Admission.Disabled to serve
 	// every request at once.
 	Admission *Admission
+	// AuthFailures budgets failed authentications (requests whose
+	// credentials the Authenticator refuses): beyond the budget a request
+	// is answered 429 TooManyRequests with Retry-After, its credentials
+	// not checked. Give the dashboard the same *AuthFailures, so that a
+	// failure at one counts at both. Nil means a budget of the handler's
+	// own with the defaults of [AuthFailureLimit] (10 per client address
+	// and 100 in all per 15 minutes); NewAuthFailures with
+	// AuthFailureLimit.Disabled turns the limit off. Unused without an
+	// Authenticator.
+	AuthFailures *AuthFailures
 	// Observer, when set, is told of each request, to trace and measure
 	// it: the *telemetry.Observer of package
 	// github.com/jobclock/scheduler/telemetry (a module of its own) makes
@@ -108,6 +118,9 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 	h.opts.Logger = slog.New(tracectx.LogHandler(h.opts.Logger.Handler()))
 	h.log = h.opts.Logger
 	h.limit = newThrottle(h.opts.Throttle)
+	if h.opts.AuthFailures == nil {
+		h.opts.AuthFailures = NewAuthFailures(nil)
+	}
 	h.admit = newAdmission(h.opts.Admission)
 	h.routes()
 	if h.opts.Observer != nil {
@@ -200,7 +213,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	authenticated := true
 	if a := h.opts.Authenticator; a != nil {
 		var err error
-		if p, err = a.Authenticate(r); err != nil || p == nil {
+		if p, err = h.opts.AuthFailures.Authenticate(r, a); err != nil || p == nil {
+			var tooMany *TooManyFailuresError
+			if errors.As(err, &tooMany) {
+				h.writeError(rec, r, tooManyFailures(rec, tooMany))
+				return
+			}
 			p, authenticated = nil, false
 		}
 	}

@@ -62,11 +62,15 @@ The web dashboard is at /ui/ (a browser that opens / is sent there). With
 tokens, people sign in to it with one and see the subscriptions it
 reaches; the sign-in lasts 12 hours, or until serve restarts unless
 JOBCLOCK_SESSION_KEY holds a session key (64 hex digits or more) shared by
-the processes behind one address. Each client address may fail to sign in
--signin-failures times per -signin-window, and all addresses together
--signin-failures-overall times, refilled evenly; beyond that the sign-in
-form answers 429 with Retry-After without checking the token, a valid one
-included, until the budget refills. -no-signin-limit turns this off.
+the processes behind one address.
+
+Failed authentications are budgeted, the dashboard's sign-ins and the
+API's requests together (a guess at one counts at the other): each client
+address (an IPv6 client's /64 network) may fail -signin-failures times
+per -signin-window, and all addresses together -signin-failures-overall
+times, refilled evenly; beyond that the sign-in form and the API answer
+429 with Retry-After without checking the token, a valid one included,
+until the budget refills. -no-signin-limit turns this off.
 
 Timeouts: request headers must arrive within 10s and the whole request
 within 30s; a response must be written within 60s; each request's work is
@@ -280,9 +284,10 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
+	failures := httpapi.NewAuthFailures(signIns)
 	api := httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle,
-		Admission: admission, Observer: obs.Observer})
-	handler, err := withDashboard(api, s, auth, signIns, log)
+		Admission: admission, AuthFailures: failures, Observer: obs.Observer})
+	handler, err := withDashboard(api, s, auth, failures, log)
 	if err != nil {
 		s.Stop(context.Background())
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)

@@ -24,9 +24,9 @@ const dashboardPrefix = "/ui"
 // withDashboard returns the handler of serve: the dashboard at /ui/, a
 // redirect there for a browser that asks for /, and the REST API for
 // everything else. auth may be nil (no sign-in, as the API has none);
-// signIns bounds failed sign-ins.
-func withDashboard(api http.Handler, s *scheduler.Scheduler, auth httpapi.Authenticator, signIns *dashboard.SignInLimit, log *slog.Logger) (http.Handler, error) {
-	opts := &dashboard.Options{Prefix: dashboardPrefix, Authenticator: auth, SignInLimit: signIns, Logger: log}
+// failures is the budget of failed authentications the API counts in too.
+func withDashboard(api http.Handler, s *scheduler.Scheduler, auth httpapi.Authenticator, failures *httpapi.AuthFailures, log *slog.Logger) (http.Handler, error) {
+	opts := &dashboard.Options{Prefix: dashboardPrefix, Authenticator: auth, AuthFailures: failures, Logger: log}
 	if v := strings.TrimSpace(os.Getenv(SessionKeyEnv)); v != "" {
 		key, err := hex.DecodeString(v)
 		if err != nil || len(key) < 32 {

@@ -168,3 +168,68 @@ func TestServeSignInLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestServeAuthFailuresShared runs "jobclock serve" with
+// -signin-failures 2: the dashboard's sign-in form and the REST API count
+// failed authentications in one budget, so two wrong tokens at one make
+// the right token at the other 429, in either direction.
+func TestServeAuthFailuresShared(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	bin := buildJobclock(t)
+	for _, first := range []string{"api", "dashboard"} {
+		t.Run("wrong at "+first, func(t *testing.T) {
+			dir := t.TempDir()
+			tokens, token := writeTokens(t, dir)
+			srv := startServe(t, bin, "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "j.db"), "-tokens", tokens,
+				"-signin-failures", "2", "-signin-window", "1h")
+			jar, _ := cookiejar.New(nil)
+			client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			signIn := func(tok string) *http.Response {
+				t.Helper()
+				res, err := client.Get(srv.url + "/ui/login")
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(b))
+				if m == nil {
+					t.Fatalf("sign-in page has no form token:\n%s", b)
+				}
+				res, err = client.PostForm(srv.url+"/ui/login", url.Values{"csrf": {m[1]}, "token": {tok}, "next": {"/ui/"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				return res
+			}
+			api := func(tok string) *http.Response {
+				t.Helper()
+				req, _ := http.NewRequest(http.MethodGet, srv.url+"/subscriptions/sub-tls/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01", nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				return res
+			}
+			wrong, right := api, signIn
+			if first == "dashboard" {
+				wrong, right = signIn, api
+			}
+			for i := range 2 {
+				if res := wrong("wrong-token-0123456789abcdef"); res.StatusCode != http.StatusUnauthorized {
+					t.Fatalf("wrong token %d at the %s = %d, want 401", i+1, first, res.StatusCode)
+				}
+			}
+			if res := right(token); res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "1800" {
+				t.Errorf("right token at the other surface = %d, Retry-After %q; want 429, 1800", res.StatusCode, res.Header.Get("Retry-After"))
+			}
+			srv.stop(t)
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"time"
 
-	"github.com/jobclock/scheduler/dashboard"
 	"github.com/jobclock/scheduler/httpapi"
 )
 
@@ -71,7 +70,8 @@ func (a *serveAdmission) options() (*httpapi.Admission, error) {
 	return &httpapi.Admission{Reads: a.reads, Writes: a.writes, Wait: a.wait}, nil
 }
 
-// serveSignIn are the flags of the dashboard's limit of failed sign-ins.
+// serveSignIn are the flags of the limit of failed authentications: the
+// dashboard's sign-ins and the REST API's requests share one budget.
 type serveSignIn struct {
 	perAddress, overall int
 	window              time.Duration
@@ -80,18 +80,18 @@ type serveSignIn struct {
 
 func addSignInFlags(fs *flag.FlagSet) *serveSignIn {
 	s := new(serveSignIn)
-	fs.IntVar(&s.perAddress, "signin-failures", dashboard.DefaultSignInFailures, "failed dashboard sign-ins each client address may make per -signin-window")
-	fs.IntVar(&s.overall, "signin-failures-overall", dashboard.DefaultSignInFailuresOverall, "failed dashboard sign-ins all addresses together may make per -signin-window")
-	fs.DurationVar(&s.window, "signin-window", dashboard.DefaultSignInWindow, "the time over which the sign-in budgets refill")
-	fs.BoolVar(&s.off, "no-signin-limit", false, "do not limit failed dashboard sign-ins")
+	fs.IntVar(&s.perAddress, "signin-failures", httpapi.DefaultAuthFailures, "failed dashboard sign-ins and API authentications each client address may make per -signin-window")
+	fs.IntVar(&s.overall, "signin-failures-overall", httpapi.DefaultAuthFailuresOverall, "failed dashboard sign-ins and API authentications all addresses together may make per -signin-window")
+	fs.DurationVar(&s.window, "signin-window", httpapi.DefaultAuthFailureWindow, "the time over which the sign-in budgets refill")
+	fs.BoolVar(&s.off, "no-signin-limit", false, "do not limit failed dashboard sign-ins and API authentications")
 	return s
 }
 
-// options returns the dashboard's SignInLimit, or a usage error.
-func (s *serveSignIn) options() (*dashboard.SignInLimit, error) {
+// options returns the limit of failed authentications, or a usage error.
+func (s *serveSignIn) options() (*httpapi.AuthFailureLimit, error) {
 	switch {
 	case s.off:
-		return &dashboard.SignInLimit{Disabled: true}, nil
+		return &httpapi.AuthFailureLimit{Disabled: true}, nil
 	case s.perAddress < 1:
 		return nil, errors.New("-signin-failures must be at least 1 (use -no-signin-limit to turn the limit off)")
 	case s.overall < 1:
@@ -99,5 +99,5 @@ func (s *serveSignIn) options() (*dashboard.SignInLimit, error) {
 	case s.window <= 0:
 		return nil, errors.New("-signin-window must be positive")
 	}
-	return &dashboard.SignInLimit{PerAddress: s.perAddress, Overall: s.overall, Window: s.window}, nil
+	return &httpapi.AuthFailureLimit{PerAddress: s.perAddress, Overall: s.overall, Window: s.window}, nil
 }

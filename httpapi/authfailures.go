@@ -1,0 +1,159 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/jobclock/scheduler/internal/budget"
+)
+
+// Defaults of AuthFailureLimit.
+const (
+	// DefaultAuthFailures is how many failed authentications a client
+	// address may make per DefaultAuthFailureWindow.
+	DefaultAuthFailures = 10
+	// DefaultAuthFailuresOverall is how many failed authentications all
+	// addresses together may make per DefaultAuthFailureWindow.
+	DefaultAuthFailuresOverall = 100
+	// DefaultAuthFailureWindow is how long a used-up budget of failed
+	// authentications takes to refill completely.
+	DefaultAuthFailureWindow = 15 * time.Minute
+)
+
+// maxAuthFailureAddresses bounds the addresses whose budgets of failed
+// authentications are kept; the least recently seen one's is dropped
+// beyond it (it starts full again when the address comes back).
+const maxAuthFailureAddresses = 10_000
+
+// AuthFailureLimit bounds failed authentications, so that a token cannot
+// be guessed as fast as a client can send guesses. Each request whose
+// credentials the Authenticator refuses takes one from the budget of the
+// client's address (the host of the request's RemoteAddr; an IPv6
+// client's /64 network, which one host commonly holds whole) and one from
+// the budget of all addresses together; a request that authenticates
+// takes nothing. Each budget refills evenly over Window. While either
+// budget has less than one left, a request is refused without its
+// credentials being checked, valid ones included: a guesser learns
+// nothing, and a caller with valid credentials is served again once the
+// budget refills. The REST API then answers 429 TooManyRequests, the
+// dashboard's sign-in form 429 Too Many Requests, both with a Retry-After
+// header (whole seconds until one is there again).
+//
+// Behind a proxy every caller has the proxy's address, so they share one
+// budget. The overall budget bounds the guesses of many addresses, and
+// while they use it up nobody can authenticate (sessions already signed
+// in go on): a client with many addresses can keep it empty.
+type AuthFailureLimit struct {
+	// PerAddress is how many failed authentications one address may make
+	// per Window. Zero or less means DefaultAuthFailures (10).
+	PerAddress int
+	// Overall is how many failed authentications all addresses together
+	// may make per Window. Zero or less means DefaultAuthFailuresOverall
+	// (100).
+	Overall int
+	// Window is how long an empty budget takes to refill completely.
+	// Zero or less means DefaultAuthFailureWindow (15m).
+	Window time.Duration
+	// Disabled turns the limit off: every request's credentials are
+	// checked.
+	Disabled bool
+}
+
+// AuthFailures is a budget of failed authentications, as an
+// [AuthFailureLimit] sets it. Give one AuthFailures to every surface that
+// checks the same credentials (the REST API's Options.AuthFailures and the
+// dashboard's), so that a failure at one counts at all of them: a guesser
+// then has one budget, not one per surface. An AuthFailures is safe for
+// concurrent use. Create it with NewAuthFailures.
+type AuthFailures struct {
+	perAddress *budget.Budgets[string]   // nil: no limit
+	overall    *budget.Budgets[struct{}] // nil: no limit
+}
+
+// NewAuthFailures returns a budget of failed authentications with the
+// limit l. A nil l means the defaults of [AuthFailureLimit] (10 per
+// address and 100 in all per 15 minutes).
+func NewAuthFailures(l *AuthFailureLimit) *AuthFailures {
+	var o AuthFailureLimit
+	if l != nil {
+		o = *l
+	}
+	if o.Disabled {
+		return &AuthFailures{}
+	}
+	if o.PerAddress <= 0 {
+		o.PerAddress = DefaultAuthFailures
+	}
+	if o.Overall <= 0 {
+		o.Overall = DefaultAuthFailuresOverall
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultAuthFailureWindow
+	}
+	return &AuthFailures{perAddress: budget.New[string](o.PerAddress, o.Window, maxAuthFailureAddresses),
+		overall: budget.New[struct{}](o.Overall, o.Window, 1)}
+}
+
+// TooManyFailuresError is the error of [AuthFailures.Authenticate] when
+// the budget of failed authentications is used up: the credentials were
+// not checked.
+type TooManyFailuresError struct {
+	// RetryAfter is how long until the budget has room for one more
+	// failure.
+	RetryAfter time.Duration
+}
+
+func (e *TooManyFailuresError) Error() string {
+	return "httpapi: too many failed authentications; try again after " + budget.RetryAfter(e.RetryAfter) + " seconds"
+}
+
+// Authenticate checks the credentials of r with a, within the budget: it
+// takes a failure from the budgets of r's client address and of all
+// addresses before a checks them, so that requests at once cannot fail
+// beyond the budgets, and gives it back when a accepts them. When a
+// budget has none left it returns a *TooManyFailuresError without calling
+// a. Otherwise it returns what a returns; a nil principal without an
+// error counts as a failure.
+func (f *AuthFailures) Authenticate(r *http.Request, a Authenticator) (*Principal, error) {
+	if f.perAddress == nil {
+		return a.Authenticate(r)
+	}
+	addr, now := clientAddress(r), time.Now()
+	if ok, _, wait := f.perAddress.Take(addr, now); !ok {
+		return nil, &TooManyFailuresError{RetryAfter: wait}
+	}
+	if ok, _, wait := f.overall.Take(struct{}{}, now); !ok {
+		f.perAddress.Give(addr, now)
+		return nil, &TooManyFailuresError{RetryAfter: wait}
+	}
+	p, err := a.Authenticate(r)
+	if err == nil && p != nil {
+		now = time.Now()
+		f.perAddress.Give(addr, now)
+		f.overall.Give(struct{}{}, now)
+	}
+	return p, err
+}
+
+// clientAddress returns the address whose budget a request of r takes
+// from: the IP address of its client (the host of r.RemoteAddr, or all of
+// it when it has no port), or for an IPv6 client its /64 network.
+func clientAddress(r *http.Request) string {
+	host := remoteHost(r)
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Is6() && !ip.Is4In6() {
+		if p, err := ip.Prefix(64); err == nil {
+			return p.String()
+		}
+	}
+	return host
+}
+
+// tooManyFailures is the 429 response of a request refused by the budget
+// of failed authentications.
+func tooManyFailures(w http.ResponseWriter, e *TooManyFailuresError) *apiError {
+	secs := budget.RetryAfter(e.RetryAfter)
+	w.Header().Set("Retry-After", secs)
+	return newError(http.StatusTooManyRequests, CodeTooManyRequests, "",
+		"Too many failed authentications; the credentials were not checked. Please try again after '%s' seconds.", secs)
+}

@@ -1,0 +1,166 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/store/memory"
+)
+
+// guarded returns a handler with token authentication, no request
+// budget and the given budget of failed authentications.
+func guarded(t *testing.T, f *httpapi.AuthFailures) http.Handler {
+	t.Helper()
+	log := slog.New(slog.DiscardHandler)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := httpapi.NewTokenAuth(tokenA + " sub1\n" + tokenB + " sub1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httpapi.New(s, &httpapi.Options{Logger: log, Authenticator: auth, AuthFailures: f,
+		Throttle: &httpapi.Throttle{Disabled: true}})
+}
+
+const listPath = "/subscriptions/sub1/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01"
+
+// TestAuthFailureLimitHTTP: over HTTP, wrong tokens from one client beyond
+// its budget are answered 429 TooManyRequests in ARM's error shape with
+// Retry-After, and so is the right token (not checked), while a caller
+// with the right token from another address is served.
+func TestAuthFailureLimitHTTP(t *testing.T) {
+	srv := httptest.NewServer(guarded(t, httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 3, Window: time.Hour})))
+	defer srv.Close()
+	get := func(token string) (*http.Response, httpapi.ErrorDetail) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+listPath, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var body httpapi.ErrorResponse
+		if res.StatusCode >= 400 {
+			if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+				t.Fatalf("error body: %v", err)
+			}
+		}
+		io.Copy(io.Discard, res.Body)
+		return res, body.Error
+	}
+	for i := range 3 {
+		if res, e := get("wrong-token-" + strconv.Itoa(i) + "-0123456789"); res.StatusCode != http.StatusUnauthorized || e.Code != httpapi.CodeAuthenticationFailed {
+			t.Fatalf("wrong token %d = %d %s, want 401 AuthenticationFailed", i+1, res.StatusCode, e.Code)
+		}
+	}
+	for _, token := range []string{"wrong-token-more-0123456789", tokenA} {
+		res, e := get(token)
+		if res.StatusCode != http.StatusTooManyRequests || e.Code != httpapi.CodeTooManyRequests {
+			t.Fatalf("request beyond the budget = %d %s, want 429 TooManyRequests", res.StatusCode, e.Code)
+		}
+		if got := res.Header.Get("Retry-After"); got != "1200" { // an hour / 3
+			t.Errorf("Retry-After = %q, want 1200", got)
+		}
+		if e.Message == "" {
+			t.Error("429 without a message")
+		}
+	}
+}
+
+// TestAuthFailureLimit: the budget is per address (an IPv6 client's /64),
+// a request that authenticates takes nothing of it, and it refills over
+// the window; with the limit disabled every wrong token is 401.
+func TestAuthFailureLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := guarded(t, httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 2, Window: time.Minute}))
+		for i := range 2 {
+			if rec := call(h, "GET", listPath, "wrong-token-0123456789abcdef", "[2001:db8::"+strconv.Itoa(i+1)+"]:5000"); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("wrong token %d = %d, want 401", i+1, rec.Code)
+			}
+		}
+		if rec := call(h, "GET", listPath, tokenA, "[2001:db8::ff]:5000"); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "30" {
+			t.Fatalf("right token from the same /64 = %d, Retry-After %q; want 429, 30", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		if rec := call(h, "GET", listPath, tokenA, "[2001:db8:0:1::1]:5000"); rec.Code != http.StatusOK {
+			t.Fatalf("right token from another /64 = %d, want 200", rec.Code)
+		}
+		time.Sleep(30 * time.Second)
+		for i := range 3 {
+			if rec := call(h, "GET", listPath, tokenA, "[2001:db8::1]:5000"); rec.Code != http.StatusOK {
+				t.Fatalf("right token %d after 30s = %d, want 200 (a success takes nothing)", i+1, rec.Code)
+			}
+		}
+		if rec := call(h, "GET", listPath, "wrong-token-0123456789abcdef", "[2001:db8::1]:5000"); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong token after 30s = %d, want 401", rec.Code)
+		}
+		if rec := call(h, "GET", listPath, tokenA, "[2001:db8::1]:5000"); rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("right token with the budget used up again = %d, want 429", rec.Code)
+		}
+
+		off := guarded(t, httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 2, Disabled: true}))
+		for i := range 20 {
+			if rec := call(off, "GET", listPath, "wrong-token-0123456789abcdef", "192.0.2.1:5000"); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("disabled: wrong token %d = %d, want 401", i+1, rec.Code)
+			}
+		}
+	})
+}
+
+// TestAuthFailuresShared: two handlers given one AuthFailures count
+// failures in one budget.
+func TestAuthFailuresShared(t *testing.T) {
+	f := httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 2, Window: time.Hour})
+	a, b := guarded(t, f), guarded(t, f)
+	const addr = "192.0.2.9:5000"
+	if rec := call(a, "GET", listPath, "wrong-token-0123456789abcdef", addr); rec.Code != http.StatusUnauthorized {
+		t.Fatalf("wrong token at a = %d, want 401", rec.Code)
+	}
+	if rec := call(b, "GET", listPath, "wrong-token-0123456789abcdef", addr); rec.Code != http.StatusUnauthorized {
+		t.Fatalf("wrong token at b = %d, want 401", rec.Code)
+	}
+	for name, h := range map[string]http.Handler{"a": a, "b": b} {
+		if rec := call(h, "GET", listPath, tokenA, addr); rec.Code != http.StatusTooManyRequests {
+			t.Errorf("right token at %s after two failures across both = %d, want 429", name, rec.Code)
+		}
+	}
+}
+
+// BenchmarkAuthenticate measures what the budget of failed
+// authentications adds to a request that authenticates: TokenAuth alone,
+// then through AuthFailures.
+func BenchmarkAuthenticate(b *testing.B) {
+	auth, err := httpapi.NewTokenAuth(tokenA + " sub1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, listPath, nil)
+	r.RemoteAddr = "192.0.2.1:1234"
+	r.Header.Set("Authorization", "Bearer "+tokenA)
+	b.Run("token", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := auth.Authenticate(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("budgeted", func(b *testing.B) {
+		f := httpapi.NewAuthFailures(nil)
+		for b.Loop() {
+			if _, err := f.Authenticate(r, auth); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
