@@ -41,11 +41,14 @@ const (
 )
 
 // SignInLimit bounds failed sign-ins, as the REST API bounds failed
-// authentications: each sign-in with a token the Authenticator refuses
-// counts against the client's address and all addresses together, and
-// beyond either budget the sign-in form answers 429 Too Many Requests
-// with Retry-After without checking the token, a valid one included (see
-// [httpapi.AuthFailureLimit]). Sessions already signed in go on.
+// authentications (see [httpapi.AuthFailureLimit]): each sign-in with a
+// token the Authenticator refuses counts against the client's address
+// and all addresses together. Beyond its address's budget the sign-in
+// form answers 429 Too Many Requests with Retry-After without checking
+// the token, a valid one included; beyond the overall budget sign-ins
+// wait their turn (up to Wait) and are checked one at a time as it
+// refills, and an address that signed in during the last day does not
+// wait. Sessions already signed in go on.
 type SignInLimit = httpapi.AuthFailureLimit
 
 // Options configure the dashboard. A nil *Options means every default.

@@ -137,8 +137,11 @@
 // budget. The REST API accepts the same tokens: give the dashboard the
 // API's budget (Options.AuthFailures, the [httpapi.AuthFailures] of
 // httpapi.Options.AuthFailures), as jobclock serve does, so that a guess
-// at either counts at both. A client with many addresses can keep the
-// overall budget empty, and nobody signs in meanwhile (see SignInLimit).
+// at either counts at both. Failures of all addresses together (100 per
+// 15 minutes) bound guessing from many addresses without locking anyone
+// out: beyond them sign-ins wait their turn and are checked one at a
+// time as the budget refills, up to 20s, and an address that signed in
+// during the last day does not wait (see SignInLimit).
 //
 // Every change is a POST carrying a token derived from the session, and
 // cross-origin POSTs are refused (http.CrossOriginProtection), so another

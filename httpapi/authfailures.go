@@ -3,9 +3,11 @@ package httpapi
 import (
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobclock/scheduler/internal/budget"
+	"github.com/jobclock/scheduler/internal/lru"
 )
 
 // Defaults of AuthFailureLimit.
@@ -19,7 +21,14 @@ const (
 	// DefaultAuthFailureWindow is how long a used-up budget of failed
 	// authentications takes to refill completely.
 	DefaultAuthFailureWindow = 15 * time.Minute
+	// DefaultAuthFailureWait is how long a request waits for the overall
+	// budget of failed authentications to have room.
+	DefaultAuthFailureWait = 20 * time.Second
 )
+
+// knownFor is how long an address stays known after a request from it
+// authenticated: its requests take nothing from the overall budget.
+const knownFor = 24 * time.Hour
 
 // maxAuthFailureAddresses bounds the addresses whose budgets of failed
 // authentications are kept; the least recently seen one's is dropped
@@ -27,23 +36,38 @@ const (
 const maxAuthFailureAddresses = 10_000
 
 // AuthFailureLimit bounds failed authentications, so that a token cannot
-// be guessed as fast as a client can send guesses. Each request whose
-// credentials the Authenticator refuses takes one from the budget of the
-// client's address (the host of the request's RemoteAddr; an IPv6
-// client's /64 network, which one host commonly holds whole) and one from
-// the budget of all addresses together; a request that authenticates
-// takes nothing. Each budget refills evenly over Window. While either
-// budget has less than one left, a request is refused without its
-// credentials being checked, valid ones included: a guesser learns
-// nothing, and a caller with valid credentials is served again once the
-// budget refills. The REST API then answers 429 TooManyRequests, the
-// dashboard's sign-in form 429 Too Many Requests, both with a Retry-After
-// header (whole seconds until one is there again).
+// be guessed as fast as a client can send guesses, without locking out
+// the people who hold a valid one.
 //
-// Behind a proxy every caller has the proxy's address, so they share one
-// budget. The overall budget bounds the guesses of many addresses, and
-// while they use it up nobody can authenticate (sessions already signed
-// in go on): a client with many addresses can keep it empty.
+// Each request whose credentials the Authenticator refuses takes one from
+// the budget of the client's address (the host of the request's
+// RemoteAddr; an IPv6 client's /64 network, which one host commonly holds
+// whole) and one from the budget of all addresses together; a request
+// that authenticates takes nothing. Each budget refills evenly over
+// Window.
+//
+// While its address's budget has less than one left, a request is
+// refused without its credentials being checked, valid ones included: a
+// guesser learns nothing, and a caller with valid credentials from that
+// address is served again once the budget refills. The REST API then
+// answers 429 TooManyRequests, the dashboard's sign-in form 429 Too Many
+// Requests, both with a Retry-After header (whole seconds until one is
+// there again). Behind a proxy every caller has the proxy's address, so
+// they share one budget.
+//
+// The overall budget bounds the guesses of many addresses together
+// without refusing anyone for them: once it is used up, requests wait
+// their turn, in one line in order of arrival, and each is checked when
+// the budget has room for one more failure (every Window/Overall, 9s by
+// default), right and wrong credentials alike, so guessing from any
+// number of addresses slows to that rate while a caller with a valid
+// token is still served, later. A request that would wait longer than
+// Wait is refused as above, unchecked. An address from which a request
+// authenticated within the last day takes nothing from the overall budget
+// and never waits in the line: operators and programs that use the API
+// from their usual addresses are served at once however many guesses
+// arrive from elsewhere. Requests from that address are still bounded by
+// its own budget.
 type AuthFailureLimit struct {
 	// PerAddress is how many failed authentications one address may make
 	// per Window. Zero or less means DefaultAuthFailures (10).
@@ -55,6 +79,9 @@ type AuthFailureLimit struct {
 	// Window is how long an empty budget takes to refill completely.
 	// Zero or less means DefaultAuthFailureWindow (15m).
 	Window time.Duration
+	// Wait is the longest a request waits for its turn once the overall
+	// budget is used up. Zero or less means DefaultAuthFailureWait (20s).
+	Wait time.Duration
 	// Disabled turns the limit off: every request's credentials are
 	// checked.
 	Disabled bool
@@ -69,11 +96,16 @@ type AuthFailureLimit struct {
 type AuthFailures struct {
 	perAddress *budget.Budgets[string]   // nil: no limit
 	overall    *budget.Budgets[struct{}] // nil: no limit
+	wait       time.Duration             // Wait
+	// known holds, for each address from which a request authenticated,
+	// when it last did (Unix nanoseconds).
+	known *lru.Cache[string, *atomic.Int64]
 }
 
 // NewAuthFailures returns a budget of failed authentications with the
 // limit l. A nil l means the defaults of [AuthFailureLimit] (10 per
-// address and 100 in all per 15 minutes).
+// address and 100 in all per 15 minutes, a wait of up to 20s for a turn
+// beyond the overall budget).
 func NewAuthFailures(l *AuthFailureLimit) *AuthFailures {
 	var o AuthFailureLimit
 	if l != nil {
@@ -91,8 +123,12 @@ func NewAuthFailures(l *AuthFailureLimit) *AuthFailures {
 	if o.Window <= 0 {
 		o.Window = DefaultAuthFailureWindow
 	}
+	if o.Wait <= 0 {
+		o.Wait = DefaultAuthFailureWait
+	}
 	return &AuthFailures{perAddress: budget.New[string](o.PerAddress, o.Window, maxAuthFailureAddresses),
-		overall: budget.New[struct{}](o.Overall, o.Window, 1)}
+		overall: budget.New[struct{}](o.Overall, o.Window, 1), wait: o.Wait,
+		known: lru.New[string, *atomic.Int64](maxAuthFailureAddresses, nil)}
 }
 
 // TooManyFailuresError is the error of [AuthFailures.Authenticate] when
@@ -111,10 +147,11 @@ func (e *TooManyFailuresError) Error() string {
 // Authenticate checks the credentials of r with a, within the budget: it
 // takes a failure from the budgets of r's client address and of all
 // addresses before a checks them, so that requests at once cannot fail
-// beyond the budgets, and gives it back when a accepts them. When a
-// budget has none left it returns a *TooManyFailuresError without calling
-// a. Otherwise it returns what a returns; a nil principal without an
-// error counts as a failure.
+// beyond the budgets, and gives it back when a accepts them. When the
+// address's budget has none left, or the overall one has none within the
+// limit's Wait (or before r's context ends), it returns a
+// *TooManyFailuresError without calling a. Otherwise it returns what a
+// returns; a nil principal without an error counts as a failure.
 func (f *AuthFailures) Authenticate(r *http.Request, a Authenticator) (*Principal, error) {
 	if f.perAddress == nil {
 		return a.Authenticate(r)
@@ -123,15 +160,23 @@ func (f *AuthFailures) Authenticate(r *http.Request, a Authenticator) (*Principa
 	if ok, _, wait := f.perAddress.Take(addr, now); !ok {
 		return nil, &TooManyFailuresError{RetryAfter: wait}
 	}
-	if ok, _, wait := f.overall.Take(struct{}{}, now); !ok {
-		f.perAddress.Give(addr, now)
-		return nil, &TooManyFailuresError{RetryAfter: wait}
+	last, known := f.known.Get(addr)
+	overall := !known || now.Sub(time.Unix(0, last.Load())) > knownFor
+	if overall && !f.overall.Wait(r.Context(), struct{}{}, f.wait) {
+		f.perAddress.Give(addr, time.Now())
+		return nil, &TooManyFailuresError{RetryAfter: f.wait}
 	}
 	p, err := a.Authenticate(r)
 	if err == nil && p != nil {
 		now = time.Now()
 		f.perAddress.Give(addr, now)
-		f.overall.Give(struct{}{}, now)
+		if overall {
+			f.overall.Give(struct{}{}, now)
+		}
+		if !known {
+			last, _ = f.known.Add(addr, new(atomic.Int64))
+		}
+		last.Store(now.UnixNano())
 	}
 	return p, err
 }

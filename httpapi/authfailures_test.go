@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -160,6 +161,61 @@ func BenchmarkAuthenticate(b *testing.B) {
 		for b.Loop() {
 			if _, err := f.Authenticate(r, auth); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestAuthFailuresOverall: once failures from many addresses have used up
+// the overall budget, requests from other addresses wait their turn in
+// one line, in order of arrival, and each is checked when the budget has
+// room (every 10s here), right and wrong tokens alike; one that would
+// wait beyond Wait is refused 429 unchecked; an address that
+// authenticated before is served at once meanwhile.
+func TestAuthFailuresOverall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := guarded(t, httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 10, Overall: 3, Window: 30 * time.Second, Wait: 25 * time.Second}))
+		const operator = "198.51.100.7:7000"
+		if rec := call(h, "GET", listPath, tokenB, operator); rec.Code != http.StatusOK {
+			t.Fatalf("operator = %d, want 200", rec.Code)
+		}
+		const wrong = "wrong-token-0123456789abcdef"
+		for i := range 3 {
+			if rec := call(h, "GET", listPath, wrong, "192.0.2."+strconv.Itoa(i)+":5000"); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("wrong token %d = %d, want 401", i+1, rec.Code)
+			}
+		}
+		start := time.Now()
+		type answer struct {
+			code       int
+			retryAfter string
+			at         time.Duration
+		}
+		line := []struct {
+			token string
+			want  answer
+		}{
+			{wrong, answer{http.StatusUnauthorized, "", 10 * time.Second}},
+			{tokenA, answer{http.StatusOK, "", 20 * time.Second}},
+			{wrong, answer{http.StatusUnauthorized, "", 20 * time.Second}}, // the success gave its failure back
+			{wrong, answer{http.StatusTooManyRequests, "25", 20 * time.Second}},
+		}
+		got := make([]answer, len(line))
+		var wg sync.WaitGroup
+		for i, l := range line {
+			wg.Go(func() {
+				rec := call(h, "GET", listPath, l.token, "203.0.113."+strconv.Itoa(i)+":6000")
+				got[i] = answer{rec.Code, rec.Header().Get("Retry-After"), time.Since(start)}
+			})
+			synctest.Wait() // in line before the next one comes
+		}
+		if rec := call(h, "GET", listPath, tokenB, operator); rec.Code != http.StatusOK || time.Since(start) != 0 {
+			t.Errorf("operator while others wait = %d after %v, want 200 at once", rec.Code, time.Since(start))
+		}
+		wg.Wait()
+		for i, l := range line {
+			if got[i] != l.want {
+				t.Errorf("request %d in line = %+v, want %+v", i+1, got[i], l.want)
 			}
 		}
 	})

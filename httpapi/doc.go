@@ -189,12 +189,17 @@
 //
 // Failed authentications are budgeted (Options.AuthFailures, an
 // [AuthFailures] made with an [AuthFailureLimit]): by default each client
-// address (an IPv6 client's /64 network) may fail 10 times and all
-// addresses together 100 times per 15 minutes, refilled evenly. Beyond
-// that a request is answered 429 TooManyRequests with Retry-After without
-// its credentials being checked, so a token cannot be guessed at the
-// speed of a client and a guesser learns nothing from the answer; a
-// request that authenticates takes nothing of the budget. Give the same
+// address (an IPv6 client's /64 network) may fail 10 times per 15
+// minutes, refilled evenly. Beyond that its requests are answered 429
+// TooManyRequests with Retry-After without their credentials being
+// checked, so a token cannot be guessed at the speed of a client and a
+// guesser learns nothing from the answer; a request that authenticates
+// takes nothing of the budget. All addresses together may fail 100 times
+// per 15 minutes; beyond that nobody is refused for others' guesses:
+// requests wait their turn in one line and are checked one per 9s (the
+// budget's refill), right and wrong credentials alike, up to 20s
+// (AuthFailureLimit.Wait, then 429), and an address from which a request
+// authenticated in the last day does not wait at all. Give the same
 // AuthFailures to every surface that checks the same tokens (the
 // dashboard's sign-in form), so that a guess at one counts at all.
 //

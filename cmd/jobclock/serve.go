@@ -67,10 +67,16 @@ the processes behind one address.
 Failed authentications are budgeted, the dashboard's sign-ins and the
 API's requests together (a guess at one counts at the other): each client
 address (an IPv6 client's /64 network) may fail -signin-failures times
-per -signin-window, and all addresses together -signin-failures-overall
-times, refilled evenly; beyond that the sign-in form and the API answer
-429 with Retry-After without checking the token, a valid one included,
-until the budget refills. -no-signin-limit turns this off.
+per -signin-window, refilled evenly; beyond that the sign-in form and the
+API answer that address 429 with Retry-After without checking the token,
+a valid one included, until its budget refills. All addresses together
+may fail -signin-failures-overall times per -signin-window; beyond that
+nobody is refused for others' guesses: requests wait their turn, in order
+of arrival, and each is checked when the budget has room for one more
+failure, right and wrong tokens alike, so guessing from many addresses
+slows to that rate; a request that would wait more than -signin-wait is
+answered 429. An address from which a request authenticated in the last
+day does not wait. -no-signin-limit turns all of this off.
 
 Timeouts: request headers must arrive within 10s and the whole request
 within 30s; a response must be written within 60s; each request's work is

@@ -442,6 +442,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"no sign-in failures", []string{"-signin-failures", "0"}, "-signin-failures must be at least 1"},
 		{"no sign-in failures overall", []string{"-signin-failures-overall", "-1"}, "-signin-failures-overall must be at least 1"},
 		{"no sign-in window", []string{"-signin-window", "0s"}, "-signin-window must be positive"},
+		{"no sign-in wait", []string{"-signin-wait", "0s"}, "-signin-wait must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -74,7 +74,7 @@ func (a *serveAdmission) options() (*httpapi.Admission, error) {
 // dashboard's sign-ins and the REST API's requests share one budget.
 type serveSignIn struct {
 	perAddress, overall int
-	window              time.Duration
+	window, wait        time.Duration
 	off                 bool
 }
 
@@ -83,6 +83,7 @@ func addSignInFlags(fs *flag.FlagSet) *serveSignIn {
 	fs.IntVar(&s.perAddress, "signin-failures", httpapi.DefaultAuthFailures, "failed dashboard sign-ins and API authentications each client address may make per -signin-window")
 	fs.IntVar(&s.overall, "signin-failures-overall", httpapi.DefaultAuthFailuresOverall, "failed dashboard sign-ins and API authentications all addresses together may make per -signin-window")
 	fs.DurationVar(&s.window, "signin-window", httpapi.DefaultAuthFailureWindow, "the time over which the sign-in budgets refill")
+	fs.DurationVar(&s.wait, "signin-wait", httpapi.DefaultAuthFailureWait, "how long a sign-in or API request from an address not seen authenticating waits for its turn once -signin-failures-overall is used up")
 	fs.BoolVar(&s.off, "no-signin-limit", false, "do not limit failed dashboard sign-ins and API authentications")
 	return s
 }
@@ -98,6 +99,8 @@ func (s *serveSignIn) options() (*httpapi.AuthFailureLimit, error) {
 		return nil, errors.New("-signin-failures-overall must be at least 1 (use -no-signin-limit to turn the limit off)")
 	case s.window <= 0:
 		return nil, errors.New("-signin-window must be positive")
+	case s.wait <= 0:
+		return nil, errors.New("-signin-wait must be positive")
 	}
-	return &httpapi.AuthFailureLimit{PerAddress: s.perAddress, Overall: s.overall, Window: s.window}, nil
+	return &httpapi.AuthFailureLimit{PerAddress: s.perAddress, Overall: s.overall, Window: s.window, Wait: s.wait}, nil
 }

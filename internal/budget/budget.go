@@ -1,10 +1,12 @@
 // Package budget keeps budgets by key, each a token bucket: it holds up to
 // its size and refills evenly over a window, and an action takes one from
-// it. The REST API's request budget of each caller and the dashboard's
-// budget of failed sign-ins are budgets of this package.
+// it, or waits in line for one. The REST API's request budget of each
+// caller and the budgets of failed authentications that the REST API and
+// the dashboard's sign-in share are budgets of this package.
 package budget
 
 import (
+	"context"
 	"math"
 	"strconv"
 	"sync"
@@ -22,6 +24,7 @@ type Budgets[K comparable] struct {
 	size float64 // what a budget holds
 	rate float64 // added per second
 	keys *lru.Cache[K, *bucket]
+	line chan struct{} // a send is a place at the head of Wait's line
 }
 
 type bucket struct {
@@ -34,7 +37,7 @@ type bucket struct {
 // window (positive), keeping the budgets of at most maxKeys keys.
 func New[K comparable](size int, window time.Duration, maxKeys int) *Budgets[K] {
 	s := float64(max(size, 1))
-	return &Budgets[K]{size: s, rate: s / window.Seconds(), keys: lru.New[K, *bucket](maxKeys, nil)}
+	return &Budgets[K]{size: s, rate: s / window.Seconds(), keys: lru.New[K, *bucket](maxKeys, nil), line: make(chan struct{}, 1)}
 }
 
 // Size is what a budget holds when full.
@@ -58,6 +61,41 @@ func (b *Budgets[K]) Take(key K, now time.Time) (ok bool, left int64, wait time.
 		wait = max(time.Duration(math.Ceil((1-tokens)/b.rate*float64(time.Second))), 1)
 	}
 	return ok, int64(math.Floor(tokens)), wait
+}
+
+// Wait takes one from key's budget as Take does, and when there is none
+// waits for one, in one line with every other caller of Wait on b (of any
+// key), in order of arrival, up to limit. It gives up at once when the
+// line is free and no one will be there within limit, and gives up too
+// when ctx ends; it reports whether it took one.
+func (b *Budgets[K]) Wait(ctx context.Context, key K, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	timeout := time.NewTimer(limit)
+	defer timeout.Stop()
+	select {
+	case b.line <- struct{}{}:
+	case <-timeout.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	defer func() { <-b.line }()
+	for {
+		ok, _, wait := b.Take(key, time.Now())
+		if ok {
+			return true
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return false
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
 }
 
 // Give puts one back into key's budget at now (up to its size): for an

@@ -1,8 +1,12 @@
 package budget
 
 import (
+	"context"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestTakeAndRefill(t *testing.T) {
@@ -55,4 +59,48 @@ func TestTakeDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { b.Take("a", now); b.Give("a", now) }); n != 0 {
 		t.Errorf("Take and Give of a kept key allocate %v times, want 0", n)
 	}
+}
+
+// TestWait: callers that find the budget empty wait for it to refill, one
+// per unit, in order of arrival; one that would wait beyond its limit
+// gives up, and so does one whose context ends.
+func TestWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := New[string](1, 10*time.Second, 10)
+		ctx := context.Background()
+		if !b.Wait(ctx, "a", time.Minute) {
+			t.Fatal("Wait on a full budget = false")
+		}
+		start := time.Now()
+		done := make(chan string, 3)
+		for _, name := range []string{"x", "y", "z"} {
+			go func() {
+				if b.Wait(ctx, "a", 25*time.Second) {
+					done <- name + " at " + time.Since(start).String()
+				} else {
+					done <- name + " gave up at " + time.Since(start).String()
+				}
+			}()
+			synctest.Wait() // in line before the next one comes
+		}
+		var got []string
+		for range 3 {
+			got = append(got, <-done)
+		}
+		want := []string{"x at 10s", "y at 20s", "z gave up at 20s"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Wait in line (-want +got):\n%s", diff)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		go func() {
+			time.Sleep(time.Second)
+			cancel()
+		}()
+		if b.Wait(cctx, "a", time.Minute) {
+			t.Error("Wait whose context ended = true")
+		}
+		if time.Since(start) != 21*time.Second {
+			t.Errorf("Wait whose context ended returned at %v, want 21s", time.Since(start))
+		}
+	})
 }
