@@ -208,7 +208,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.log.Info("dashboard: sign-in refused: too many failed sign-ins", "remote", r.RemoteAddr)
 		w.Header().Set("Retry-After", secs)
 		h.render(w, r, http.StatusTooManyRequests, "login", v, loginData{Next: next,
-			Error: "Too many failed sign-ins; please try again in " + secs + " seconds."})
+			Error: "Too many failed sign-ins; please try again in " + budget.InWords(tooMany.RetryAfter) + "."})
 		return
 	}
 	if err != nil || p == nil {

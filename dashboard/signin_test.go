@@ -92,8 +92,8 @@ func TestSignInLimit(t *testing.T) {
 			if got, want := rec.Header().Get("Retry-After"), strconv.Itoa(int(each/time.Second)); got != want {
 				t.Errorf("Retry-After = %q, want %q", got, want)
 			}
-			if !strings.Contains(rec.Body.String(), "Too many failed sign-ins") {
-				t.Errorf("429 page does not say why:\n%s", rec.Body)
+			if !strings.Contains(rec.Body.String(), "Too many failed sign-ins; please try again in 2 minutes.") {
+				t.Errorf("429 page does not say why and for how long (2 minutes, for 90s):\n%s", rec.Body)
 			}
 		}
 		// Another address has its own budget.
@@ -161,7 +161,7 @@ func TestSignInLimitOverall(t *testing.T) {
 		}
 		fresh := &signInClient{t: t, h: short, addr: "203.0.113.9:7000"}
 		rec := fresh.signIn(adminToken)
-		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" || !strings.Contains(rec.Body.String(), "Too many failed sign-ins") {
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" || !strings.Contains(rec.Body.String(), "please try again in 5 seconds.") {
 			t.Fatalf("sign-in that would wait beyond Wait = %d, Retry-After %q; want 429, 5, saying why", rec.Code, rec.Header().Get("Retry-After"))
 		}
 	})

@@ -141,7 +141,7 @@ type TooManyFailuresError struct {
 }
 
 func (e *TooManyFailuresError) Error() string {
-	return "httpapi: too many failed authentications; try again after " + budget.RetryAfter(e.RetryAfter) + " seconds"
+	return "httpapi: too many failed authentications; try again in " + budget.InWords(e.RetryAfter)
 }
 
 // Authenticate checks the credentials of r with a, within the budget: it
@@ -200,5 +200,5 @@ func tooManyFailures(w http.ResponseWriter, e *TooManyFailuresError) *apiError {
 	secs := budget.RetryAfter(e.RetryAfter)
 	w.Header().Set("Retry-After", secs)
 	return newError(http.StatusTooManyRequests, CodeTooManyRequests, "",
-		"Too many failed authentications; the credentials were not checked. Please try again after '%s' seconds.", secs)
+		"Too many failed authentications; the credentials were not checked. Please try again in %s.", budget.InWords(e.RetryAfter))
 }

@@ -74,8 +74,8 @@ func TestAuthFailureLimitHTTP(t *testing.T) {
 		if got := res.Header.Get("Retry-After"); got != "1200" { // an hour / 3
 			t.Errorf("Retry-After = %q, want 1200", got)
 		}
-		if e.Message == "" {
-			t.Error("429 without a message")
+		if want := "Too many failed authentications; the credentials were not checked. Please try again in 20 minutes."; e.Message != want {
+			t.Errorf("429 message = %q, want %q", e.Message, want)
 		}
 	}
 }

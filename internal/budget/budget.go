@@ -129,6 +129,21 @@ func (b *Budgets[K]) refill(bk *bucket, now time.Time) {
 	}
 }
 
+// InWords says how long a client is asked to wait, for people: whole
+// minutes from a minute on ("8 minutes" for 7m30s), else whole seconds
+// ("45 seconds"), rounded up, as RetryAfter rounds.
+func InWords(d time.Duration) string {
+	secs := max(int64(math.Ceil(d.Seconds())), 1)
+	n, unit := secs, "second"
+	if secs >= 60 {
+		n, unit = (secs+59)/60, "minute"
+	}
+	if n != 1 {
+		unit += "s"
+	}
+	return strconv.FormatInt(n, 10) + " " + unit
+}
+
 // RetryAfter returns the value of a Retry-After header that asks a client
 // to wait d: whole seconds, rounded up, at least 1.
 func RetryAfter(d time.Duration) string {

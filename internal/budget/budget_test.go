@@ -39,6 +39,21 @@ func TestTakeAndRefill(t *testing.T) {
 	}
 }
 
+func TestInWords(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{time.Nanosecond, "1 second"}, {time.Second, "1 second"}, {time.Second + 1, "2 seconds"},
+		{45 * time.Second, "45 seconds"}, {59*time.Second + 1, "1 minute"}, {time.Minute, "1 minute"},
+		{time.Minute + 1, "2 minutes"}, {450 * time.Second, "8 minutes"}, {15 * time.Minute, "15 minutes"},
+	} {
+		if got := InWords(tt.d); got != tt.want {
+			t.Errorf("InWords(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
 func TestRetryAfter(t *testing.T) {
 	for _, tt := range []struct {
 		d    time.Duration
