@@ -97,9 +97,12 @@
 // whole collection except its location: ARM requires "location" on the
 // PUT of a tracked resource, and a collection's location here is free
 // text with no effect, so a PUT without it (or with null) keeps the
-// location the collection has (none for a new one) rather than drop it,
-// and one with it sets it. Such a PUT reads the location and writes on
-// condition that the collection did not change meanwhile: when another
+// location the collection has (none for a new one) rather than drop it.
+// One with it sets the location of a new collection (or of one that has
+// none); a location other than the one an existing collection has is
+// refused, as ARM refuses it: 409 InvalidResourceLocation at "location",
+// and nothing is written. A PUT of an existing collection reads it first
+// and writes on condition that it did not change meanwhile: when another
 // write came between, it answers 409 Conflict and writes nothing. POST
 // .../jobs/{job}/backfill with {"from", "to", "only", "dryRun"} runs
 // Scheduler.BackfillJob and answers {"expectedTimes": [...], "dryRun"}.
@@ -151,9 +154,10 @@
 // and one with an entity tag answers 412 unless it is the current one;
 // that tag is read just before the deletion, which does not check it
 // again in the same store write: a write landing between the two is
-// deleted with it. A PUT of a job with If-None-Match: * only creates
-// it: 412 when the job exists (any other If-None-Match value is 400). The
-// tag changes on every write through the API, not when a job runs.
+// deleted with it. A PUT of a job or job collection with If-None-Match: *
+// only creates it: 412 when it exists (any other If-None-Match value is
+// 400). The tag changes on every write through the API, not when a job
+// runs.
 //
 // # Errors
 //
@@ -167,7 +171,10 @@
 // AuthorizationFailed (the caller may not reach the subscription), 404
 // ResourceNotFound (unknown path, collection or job), 405
 // MethodNotAllowed (with Allow), 409 QuotaExceeded (maxJobCount or
-// maxRecurrence) or Conflict (changing or running a Completed or Faulted
+// maxRecurrence), InvalidResourceLocation (a PUT that gives a job
+// collection another location than the one it has; the same location in
+// another case or without spaces, "westeurope" for "West Europe", is no
+// change) or Conflict (changing or running a Completed or Faulted
 // job, running a job of a collection that is not Enabled, a write race),
 // 412 PreconditionFailed, 413 RequestEntityTooLarge, 429 TooManyRequests
 // (the caller's budget is used up, see Throttling; the client's failed

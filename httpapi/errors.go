@@ -31,20 +31,21 @@ type ErrorDetail struct {
 
 // The error codes the API returns.
 const (
-	CodeBadRequest            = "BadRequest"
-	CodeMissingAPIVersion     = "MissingApiVersionParameter"
-	CodeInvalidAPIVersion     = "InvalidApiVersionParameter"
-	CodeAuthenticationFailed  = "AuthenticationFailed"
-	CodeAuthorizationFailed   = "AuthorizationFailed"
-	CodeResourceNotFound      = "ResourceNotFound"
-	CodeMethodNotAllowed      = "MethodNotAllowed"
-	CodeConflict              = "Conflict"
-	CodeQuotaExceeded         = "QuotaExceeded"
-	CodePreconditionFailed    = "PreconditionFailed"
-	CodeRequestEntityTooLarge = "RequestEntityTooLarge"
-	CodeTooManyRequests       = "TooManyRequests"
-	CodeInternalServerError   = "InternalServerError"
-	CodeServiceUnavailable    = "ServiceUnavailable"
+	CodeBadRequest              = "BadRequest"
+	CodeMissingAPIVersion       = "MissingApiVersionParameter"
+	CodeInvalidAPIVersion       = "InvalidApiVersionParameter"
+	CodeAuthenticationFailed    = "AuthenticationFailed"
+	CodeAuthorizationFailed     = "AuthorizationFailed"
+	CodeResourceNotFound        = "ResourceNotFound"
+	CodeMethodNotAllowed        = "MethodNotAllowed"
+	CodeConflict                = "Conflict"
+	CodeInvalidResourceLocation = "InvalidResourceLocation"
+	CodeQuotaExceeded           = "QuotaExceeded"
+	CodePreconditionFailed      = "PreconditionFailed"
+	CodeRequestEntityTooLarge   = "RequestEntityTooLarge"
+	CodeTooManyRequests         = "TooManyRequests"
+	CodeInternalServerError     = "InternalServerError"
+	CodeServiceUnavailable      = "ServiceUnavailable"
 )
 
 // apiError is an error response to be written.

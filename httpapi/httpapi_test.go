@@ -271,7 +271,7 @@ func TestClient(t *testing.T) {
 	if err != nil || !created || col.Properties.SKU.Name != scheduler.SKUFree || col.ETag == "" {
 		t.Fatalf("PutCollection = %+v, %v, %v", col, created, err)
 	}
-	if _, created, err := c.PutCollection(ctx, ref, &scheduler.JobCollection{Location: "there"}, &httpapi.WriteOptions{IfMatch: col.ETag}); err != nil || created {
+	if _, created, err := c.PutCollection(ctx, ref, &scheduler.JobCollection{Location: "here"}, &httpapi.WriteOptions{IfMatch: col.ETag}); err != nil || created {
 		t.Fatalf("PutCollection with If-Match = created %v, %v; want replaced", created, err)
 	}
 	var re *httpapi.ResponseError
@@ -280,7 +280,7 @@ func TestClient(t *testing.T) {
 		t.Fatalf("PutCollection with a stale If-Match = %v, want a 412 ResponseError with a request ID", err)
 	}
 	pc, err := c.PatchCollection(ctx, ref, json.RawMessage(`{"properties": {"state": "Suspended"}}`), nil)
-	if err != nil || pc.Properties.State != scheduler.CollectionSuspended || pc.Location != "there" {
+	if err != nil || pc.Properties.State != scheduler.CollectionSuspended || pc.Location != "here" {
 		t.Fatalf("PatchCollection = %+v, %v", pc, err)
 	}
 	if err := c.DisableCollection(ctx, ref); err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/store/memory"
@@ -74,7 +76,7 @@ func TestPutCollectionKeepsLocation(t *testing.T) {
 		{"null keeps it", `{"location": null, "tags": {"a": "b"}, "properties": {}}`, "", "West Europe"},
 		{"none with If-Match * keeps it", `{"properties": {}}`, "*", "West Europe"},
 		{"none with the current ETag keeps it", `{"properties": {}}`, "current", "West Europe"},
-		{"in another case of member", `{"Location": "North Europe", "properties": {}}`, "", "North Europe"},
+		{"in another case of member and spelling", `{"Location": "westeurope", "properties": {}}`, "", "westeurope"},
 	}
 	for _, tt := range steps {
 		ifMatch := tt.ifMatch
@@ -113,8 +115,8 @@ func TestPutCollectionKeepsLocation(t *testing.T) {
 	if _, code := putTo("nope", `{"properties": {}}`, "*"); code != http.StatusPreconditionFailed {
 		t.Errorf("If-Match * of a missing collection: %d, want 412", code)
 	}
-	if got := location(); got != "North Europe" {
-		t.Errorf("after refused PUTs: location %q, want North Europe", got)
+	if got := location(); got != "westeurope" {
+		t.Errorf("after refused PUTs: location %q, want westeurope", got)
 	}
 }
 
@@ -175,5 +177,73 @@ func TestPutCollectionKeepsLocationRace(t *testing.T) {
 	}
 	if c.Definition.Location != "Japan East" || len(c.Definition.Tags) != 0 {
 		t.Errorf("after the raced PUT: location %q, tags %v; want the other write's, Japan East without tags", c.Definition.Location, c.Definition.Tags)
+	}
+}
+
+// jcNew is the path of a collection that newSeeingScheduler does not make.
+const jcNew = rg1 + "/jc-new"
+
+// TestPutCollectionLocationChange: a PUT that gives an existing
+// collection another location is refused as ARM refuses it, 409
+// InvalidResourceLocation at location, and changes nothing; the same
+// location in another spelling is no change.
+func TestPutCollectionLocationChange(t *testing.T) {
+	s, _ := newSeeingScheduler(t, memory.New(), nil)
+	h := httpapi.New(s, nil)
+	if rec := serveWith(h, "PUT", jcNew+v, `{"location": "West Europe", "properties": {}}`, nil); rec.Code != http.StatusCreated {
+		t.Fatalf("create = %d %s, want 201", rec.Code, rec.Body)
+	}
+	before, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := serveWith(h, "PUT", jcNew+v, `{"location": "North Europe", "tags": {"a": "b"}, "properties": {}}`, nil)
+	want := httpapi.ErrorDetail{Code: httpapi.CodeInvalidResourceLocation, Target: "location",
+		Message: "The resource 'jc-new' already exists in location 'West Europe' in resource group 'rg1'. A resource with the same name cannot be created in location 'North Europe'. Please select a new resource name."}
+	if rec.Code != http.StatusConflict {
+		t.Errorf("PUT with another location = %d, want 409", rec.Code)
+	}
+	if diff := cmp.Diff(want, decodeError(t, rec)); diff != "" {
+		t.Errorf("PUT with another location: error (-want +got):\n%s", diff)
+	}
+	after, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ETag != before.ETag || after.Definition.Location != "West Europe" || len(after.Definition.Tags) != 0 {
+		t.Errorf("after the refused PUT: ETag %q, location %q, tags %v; want it unchanged", after.ETag, after.Definition.Location, after.Definition.Tags)
+	}
+	if rec := serveWith(h, "PUT", jcNew+v, `{"location": "westeurope", "properties": {}}`, nil); rec.Code != http.StatusOK {
+		t.Errorf("PUT with the location in another spelling = %d %s, want 200", rec.Code, rec.Body)
+	}
+}
+
+// TestPutCollectionIfNoneMatch: a collection PUT with If-None-Match: *
+// creates the collection, and leaves one that exists as it is, answering
+// 412, as for jobs; another If-None-Match value is 400.
+func TestPutCollectionIfNoneMatch(t *testing.T) {
+	s, _ := newSeeingScheduler(t, memory.New(), nil)
+	h := httpapi.New(s, nil)
+	star := map[string]string{"If-None-Match": "*"}
+	if rec := serveWith(h, "PUT", jcNew+v, `{"location": "West Europe", "properties": {}}`, star); rec.Code != http.StatusCreated {
+		t.Fatalf("PUT of a new collection with If-None-Match: * = %d %s, want 201", rec.Code, rec.Body)
+	}
+	before, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := serveWith(h, "PUT", jcNew+v, `{"location": "West Europe", "properties": {"sku": {"name": "Free"}}}`, star)
+	if e := decodeError(t, rec); rec.Code != http.StatusPreconditionFailed || e.Code != httpapi.CodePreconditionFailed || e.Target != "If-None-Match" {
+		t.Errorf("PUT of an existing collection with If-None-Match: * = %d %+v, want 412 PreconditionFailed at If-None-Match", rec.Code, e)
+	}
+	after, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ETag != before.ETag || after.Version != before.Version {
+		t.Errorf("collection after the refused PUT has ETag %q, version %d; want %q, %d", after.ETag, after.Version, before.ETag, before.Version)
+	}
+	if rec := serveWith(h, "PUT", jcNew+v, `{"properties": {}}`, map[string]string{"If-None-Match": `"abc"`}); rec.Code != http.StatusBadRequest {
+		t.Errorf(`PUT with If-None-Match: "abc" = %d %s, want 400`, rec.Code, rec.Body)
 	}
 }

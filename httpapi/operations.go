@@ -162,11 +162,15 @@ func (h *handler) putCollection(w http.ResponseWriter, r *http.Request) error {
 	if err := sameResource(data, "job collection", rq.sc.collectionID(), rq.sc.jc); err != nil {
 		return err
 	}
+	createOnly, err := ifNoneMatch(r)
+	if err != nil {
+		return err
+	}
 	def, err := scheduler.ParseCollection(data)
 	if err != nil {
 		return validationError(err, "")
 	}
-	c, err := h.replaceCollection(r.Context(), rq, def, givesMember(data, "location"), ifMatch(r))
+	c, err := h.replaceCollection(r.Context(), rq, def, givesMember(data, "location"), ifMatch(r), createOnly)
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
@@ -179,32 +183,64 @@ func (h *handler) putCollection(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// replaceCollection puts def as the collection of rq. Without a location
-// in the body (withLocation false), the collection keeps the location it
-// has: it reads it, and writes on condition that the collection is still
-// the one it read, answering 409 when another write came between (unless
-// the request's own If-Match, ifMatch, decides).
-func (h *handler) replaceCollection(ctx context.Context, rq *request, def *scheduler.JobCollection, withLocation bool, ifMatch string) (*scheduler.CollectionRecord, error) {
+// replaceCollection puts def as the collection of rq. It reads the
+// collection first: with createOnly (If-None-Match: *) one that exists is
+// left as it is (412); one whose location the body changes is left as it
+// is too (409 InvalidResourceLocation, as ARM answers); without a location
+// in the body (withLocation false) the collection keeps the location it
+// has. It then writes on condition that the collection is still the one
+// it read, answering 409 when another write came between (unless the
+// request's own If-Match, ifMatch, decides).
+func (h *handler) replaceCollection(ctx context.Context, rq *request, def *scheduler.JobCollection, withLocation bool, ifMatch string, createOnly bool) (*scheduler.CollectionRecord, error) {
 	key := rq.sc.key()
 	guard := false // the write is conditional on the read below, not on the request's If-Match
-	if !withLocation {
-		cur, err := h.s.GetCollection(ctx, key)
-		switch {
-		case err == nil:
-			def.Location = cur.Definition.Location
-			if ifMatch == "" || ifMatch == "*" {
-				ifMatch, guard = cur.ETag, true
-			}
-		case !errors.Is(err, scheduler.ErrNotFound):
-			return nil, err
+	cur, err := h.s.GetCollection(ctx, key)
+	switch {
+	case err == nil:
+		if createOnly {
+			return nil, newError(http.StatusPreconditionFailed, CodePreconditionFailed, "If-None-Match",
+				"The job collection '%s' exists, and the If-None-Match header '*' only creates it.", rq.sc.jc)
 		}
+		if !withLocation {
+			def.Location = cur.Definition.Location
+		} else if cur.Definition.Location != "" && !sameLocation(cur.Definition.Location, def.Location) {
+			return nil, newError(http.StatusConflict, CodeInvalidResourceLocation, "location",
+				"The resource '%s' already exists in location '%s' in resource group '%s'. A resource with the same name cannot be created in location '%s'. Please select a new resource name.",
+				rq.sc.jc, cur.Definition.Location, rq.sc.rg, def.Location)
+		}
+		if ifMatch == "" || ifMatch == "*" {
+			ifMatch, guard = cur.ETag, true
+		}
+	case !errors.Is(err, scheduler.ErrNotFound):
+		return nil, err
 	}
 	c, err := h.s.PutCollection(ctx, key, def, &scheduler.PutCollectionOptions{IfMatch: ifMatch})
 	if guard && errors.Is(err, scheduler.ErrPreconditionFailed) {
 		return nil, newError(http.StatusConflict, CodeConflict, "",
-			"The job collection '%s' was changed by another request while this one kept its location. Please retry the request.", rq.sc.jc)
+			"The job collection '%s' was changed by another request while this one was checked against it. Please retry the request.", rq.sc.jc)
 	}
 	return c, err
+}
+
+// sameLocation reports whether two spellings name one Azure location, as
+// ARM compares them: without regard to case and spaces ("West Europe" and
+// "westeurope").
+func sameLocation(a, b string) bool {
+	squash := func(s string) string { return strings.ReplaceAll(s, " ", "") }
+	return strings.EqualFold(squash(a), squash(b))
+}
+
+// ifNoneMatch reports whether r's If-None-Match header is "*" (create
+// only); any value other than "*" or none is a 400.
+func ifNoneMatch(r *http.Request) (bool, error) {
+	switch v := strings.TrimSpace(r.Header.Get("If-None-Match")); v {
+	case "":
+		return false, nil
+	case "*":
+		return true, nil
+	default:
+		return false, badRequest("If-None-Match", "The If-None-Match header must be '*' (create only) or absent, not '%s'.", v)
+	}
 }
 
 // givesMember reports whether the JSON object data has the top-level
