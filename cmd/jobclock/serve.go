@@ -78,6 +78,15 @@ slows to that rate; a request that would wait more than -signin-wait is
 answered 429. An address from which a request authenticated in the last
 day does not wait. -no-signin-limit turns all of this off.
 
+The budgets, and the log, know a client by the address of the connection.
+Behind a reverse proxy that is the proxy's, so every client would share
+one budget: -trusted-proxies names the proxies (addresses or CIDR
+networks, comma-separated) whose X-Forwarded-For header serve believes. A
+request from one of them is taken to come from the rightmost address of
+X-Forwarded-For that is not itself a trusted proxy. The header of any
+other peer is ignored, since a client can write what it likes in it; by
+default no proxy is trusted.
+
 Timeouts: request headers must arrive within 10s and the whole request
 within 30s; a response must be written within 60s; each request's work is
 bounded by 30s; idle keep-alive connections close after 120s. Request bodies
@@ -137,6 +146,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	throttleFlags := addThrottleFlags(fs)
 	admissionFlags := addAdmissionFlags(fs)
 	signInFlags := addSignInFlags(fs)
+	proxies := addTrustedProxiesFlag(fs)
 	observe := addObserveFlags(fs)
 	logs := addLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -300,7 +310,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	srv := &http.Server{
-		Handler:           withHealth(handler, s),
+		Handler:           proxies.wrap(withHealth(handler, s)),
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
 		WriteTimeout:      serveWriteTimeout,

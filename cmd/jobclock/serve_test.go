@@ -443,6 +443,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"no sign-in failures overall", []string{"-signin-failures-overall", "-1"}, "-signin-failures-overall must be at least 1"},
 		{"no sign-in window", []string{"-signin-window", "0s"}, "-signin-window must be positive"},
 		{"no sign-in wait", []string{"-signin-wait", "0s"}, "-signin-wait must be positive"},
+		{"bad trusted proxy", []string{"-trusted-proxies", "10.0.0.0/8,proxy.example"}, `"proxy.example" is neither an IP address nor a CIDR network`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
