@@ -18,7 +18,11 @@ import (
 
 // benchHandler returns a handler over an in-memory store holding
 // collection sub1/rg1/jc1 with job j1.
-func benchHandler(b *testing.B) http.Handler {
+func benchHandler(b *testing.B) http.Handler { return benchHandlerWith(b, nil) }
+
+// benchHandlerWith is benchHandler with the Authenticator auth (nil:
+// none).
+func benchHandlerWith(b *testing.B, auth httpapi.Authenticator) http.Handler {
 	b.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: log})
@@ -31,7 +35,8 @@ func benchHandler(b *testing.B) http.Handler {
 	}
 	// A budget no benchmark uses up, so that its cost is measured but never
 	// a 429.
-	return httpapi.New(s, &httpapi.Options{Logger: log, Throttle: &httpapi.Throttle{ReadsPerWindow: min(1<<40, math.MaxInt), WritesPerWindow: min(1<<40, math.MaxInt)}})
+	return httpapi.New(s, &httpapi.Options{Logger: log, Authenticator: auth,
+		Throttle: &httpapi.Throttle{ReadsPerWindow: min(1<<40, math.MaxInt), WritesPerWindow: min(1<<40, math.MaxInt)}})
 }
 
 // benchJob is a daily job that the benchmarks put.
@@ -89,6 +94,35 @@ func BenchmarkGetJob(b *testing.B) {
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, newBenchRequest(b, "GET", jc1+"/jobs/j1"+v, nil))
+		if rec.Code != 200 {
+			b.Fatalf("status %d", rec.Code)
+		}
+	}
+}
+
+// BenchmarkGetJobWithToken is BenchmarkGetJob with a bearer token that
+// TokenAuth accepts: what authentication adds to a request, the budget of
+// failed authentications (Options.AuthFailures, by default) included.
+func BenchmarkGetJobWithToken(b *testing.B) {
+	const token = "bench-token-0123456789"
+	auth, err := httpapi.NewTokenAuth(token + " *")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := benchHandlerWith(b, auth)
+	put := httptest.NewRequest("PUT", jc1+"/jobs/j1"+v, strings.NewReader(benchJob))
+	put.Header.Set("Authorization", "Bearer "+token)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, put)
+	if rec.Code != 201 {
+		b.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		r := newBenchRequest(b, "GET", jc1+"/jobs/j1"+v, nil)
+		r.Header.Set("Authorization", "Bearer "+token)
+		h.ServeHTTP(rec, r)
 		if rec.Code != 200 {
 			b.Fatalf("status %d", rec.Code)
 		}
