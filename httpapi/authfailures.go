@@ -62,12 +62,13 @@ const maxAuthFailureAddresses = 10_000
 // default), right and wrong credentials alike, so guessing from any
 // number of addresses slows to that rate while a caller with a valid
 // token is still served, later. A request that would wait longer than
-// Wait is refused as above, unchecked. An address from which a request
-// authenticated within the last day takes nothing from the overall budget
-// and never waits in the line: operators and programs that use the API
-// from their usual addresses are served at once however many guesses
-// arrive from elsewhere. Requests from that address are still bounded by
-// its own budget.
+// Wait is refused as above, unchecked, with Wait as its Retry-After. An
+// address from which a request authenticated within the last day (of the
+// last 10,000 such addresses) takes nothing from the overall budget and
+// never waits in the line: operators and programs that use the API from
+// their usual addresses are served at once however many guesses arrive
+// from elsewhere. Requests from that address are still bounded by its own
+// budget.
 type AuthFailureLimit struct {
 	// PerAddress is how many failed authentications one address may make
 	// per Window. Zero or less means DefaultAuthFailures (10).
@@ -135,8 +136,9 @@ func NewAuthFailures(l *AuthFailureLimit) *AuthFailures {
 // the budget of failed authentications is used up: the credentials were
 // not checked.
 type TooManyFailuresError struct {
-	// RetryAfter is how long until the budget has room for one more
-	// failure.
+	// RetryAfter is how long until the address's budget has room for one
+	// more failure, or, when the request found no turn beyond the overall
+	// budget, the limit's Wait.
 	RetryAfter time.Duration
 }
 
