@@ -233,3 +233,73 @@ func TestServeAuthFailuresShared(t *testing.T) {
 		})
 	}
 }
+
+// TestServeOverallFailuresNoLockout runs "jobclock serve" with an overall
+// budget of 2 failures per 2s and clients told apart by X-Forwarded-For
+// (-trusted-proxies): once two clients' wrong tokens have used up the
+// overall budget, a third client's right token is not refused but
+// checked when its turn comes, at the API and at the sign-in form, and
+// a fourth client's wrong token is still answered 401, not 429.
+func TestServeOverallFailuresNoLockout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	dir := t.TempDir()
+	tokens, token := writeTokens(t, dir)
+	srv := startServe(t, buildJobclock(t), "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "j.db"), "-tokens", tokens,
+		"-trusted-proxies", "127.0.0.1", "-signin-failures-overall", "2", "-signin-window", "2s", "-signin-wait", "10s")
+	api := func(tok, client string) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.url+"/subscriptions/sub-tls/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("X-Forwarded-For", client)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res.StatusCode
+	}
+	const wrong = "wrong-token-0123456789abcdef"
+	for _, client := range []string{"203.0.113.1", "203.0.113.2"} {
+		if code := api(wrong, client); code != http.StatusUnauthorized {
+			t.Fatalf("wrong token from %s = %d, want 401", client, code)
+		}
+	}
+	if code := api(token, "203.0.113.3"); code != http.StatusOK {
+		t.Errorf("right token from a new client once the overall budget is used up = %d, want 200", code)
+	}
+	if code := api(wrong, "203.0.113.4"); code != http.StatusUnauthorized {
+		t.Errorf("wrong token from a new client once the overall budget is used up = %d, want 401", code)
+	}
+
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(req *http.Request) *http.Response {
+		t.Helper()
+		req.Header.Set("X-Forwarded-For", "203.0.113.5")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.url+"/ui/login", nil)
+	res := send(req)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(b))
+	if m == nil {
+		t.Fatalf("sign-in page has no form token:\n%s", b)
+	}
+	req, _ = http.NewRequest(http.MethodPost, srv.url+"/ui/login", strings.NewReader(url.Values{"csrf": {m[1]}, "token": {token}, "next": {"/ui/"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", srv.url)
+	res = send(req)
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Errorf("sign-in with the right token from a new client once the overall budget is used up = %d, want 303", res.StatusCode)
+	}
+	srv.stop(t)
+}
