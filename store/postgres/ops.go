@@ -133,64 +133,13 @@ func wrap(op, name string, err error) error {
 
 // PutCollection implements [scheduler.Store].
 func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
-	row, err := sqlstore.EncodeCollection(c)
-	if err != nil {
-		return fmt.Errorf("store/postgres: put job collection: %w", err)
-	}
-	changed := false
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		changed = false
-		if c.Version == 0 {
-			tag, err := tx.Exec(ctx, s.sql("INSERT INTO {s}.collections ("+collCols+") VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (name) DO NOTHING"),
-				row.Name, row.Definition, row.Enabled, row.ETag, row.CreatedArg(), row.UpdatedArg())
-			if err != nil {
-				return wrap("put job collection", c.Name, err)
-			}
-			if tag.RowsAffected() == 0 {
-				return fmt.Errorf("store/postgres: create job collection %q: it exists: %w", c.Name, scheduler.ErrConflict)
-			}
-			return nil
-		}
-		var version int64
-		var enabled bool
-		var n int
-		err := tx.QueryRow(ctx, s.sql("SELECT version, enabled FROM {s}.collections WHERE name = $1 FOR NO KEY UPDATE"), c.Name).Scan(&version, &enabled)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return &scheduler.NotFoundError{Collection: c.Name}
-		}
-		if err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
-		if c.Version != version {
-			return fmt.Errorf("store/postgres: put job collection %q: version %d, stored %d: %w", c.Name, c.Version, version, scheduler.ErrConflict)
-		}
-		s.step(ctx, tx, "count")
-		// With the row locked no create of the collection runs meanwhile.
-		if err := tx.QueryRow(ctx, s.sql("SELECT count(*) FROM {s}.jobs WHERE collection = $1"), c.Name).Scan(&n); err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
-		if limit := c.Definition.MaxJobCount(); n > limit {
-			return sqlstore.QuotaReplaceError(c.Name, limit, n)
-		}
-		if err := s.d.FitSlots(ctx, pgConn{tx}, c.Name, c.Definition.MaxJobCount()); err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
-		s.step(ctx, tx, "update collection")
-		if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.collections SET definition = $2, enabled = $3, etag = $4, version = $5, created_at = $6, updated_at = $7 WHERE name = $1"),
-			c.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg()); err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
-		if enabled != row.Enabled {
-			s.step(ctx, tx, "update jobs")
-			if _, err := tx.Exec(ctx, s.sql("UPDATE {s}.jobs SET coll_enabled = $2 WHERE collection = $1"), c.Name, row.Enabled); err != nil {
-				return wrap("put job collection", c.Name, err)
-			}
-			changed = row.Enabled
-		}
-		s.step(ctx, tx, "commit")
-		return nil
+	enabled := false
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		enabled, err = s.d.PutCollection(ctx, pgConn{tx}, c, false)
+		return err
 	})
-	if err == nil && changed {
+	if err == nil && enabled {
 		s.wake(c.Name, "")
 	}
 	return err

@@ -85,48 +85,9 @@ func scanJob(r scanner, extra ...any) (*scheduler.JobRecord, error) {
 
 // PutCollection implements [scheduler.Store].
 func (s *Store) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
-	row, err := sqlstore.EncodeCollection(c)
-	if err != nil {
-		return fmt.Errorf("store/sqlite: put job collection: %w", err)
-	}
 	return s.write(ctx, func(tx *wtx) error {
-		var version int64
-		var enabled bool
-		err := tx.queryRow("SELECT version, enabled FROM collections WHERE name = ?", c.Name).Scan(&version, &enabled)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if c.Version != 0 {
-				return &scheduler.NotFoundError{Collection: c.Name}
-			}
-			_, err := tx.exec("INSERT INTO collections ("+collCols+") VALUES (?, ?, ?, ?, ?, ?, ?)",
-				row.Name, row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg())
-			return wrap("put job collection", c.Name, err)
-		case err != nil:
-			return wrap("put job collection", c.Name, err)
-		}
-		if c.Version != version {
-			return fmt.Errorf("store/sqlite: put job collection %q: version %d, stored %d: %w", c.Name, c.Version, version, scheduler.ErrConflict)
-		}
-		var n int
-		if err := tx.queryRow("SELECT count(*) FROM jobs WHERE collection = ?", c.Name).Scan(&n); err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
-		if limit := c.Definition.MaxJobCount(); n > limit {
-			return sqlstore.QuotaReplaceError(c.Name, limit, n)
-		}
-		if err := s.d.FitSlots(tx.ctx, tx, c.Name, c.Definition.MaxJobCount()); err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
-		if _, err := tx.exec("UPDATE collections SET definition = ?, enabled = ?, etag = ?, version = ?, created_at = ?, updated_at = ? WHERE name = ?",
-			row.Definition, row.Enabled, row.ETag, c.Version+1, row.CreatedArg(), row.UpdatedArg(), c.Name); err != nil {
-			return wrap("put job collection", c.Name, err)
-		}
-		if enabled != row.Enabled {
-			if _, err := tx.exec("UPDATE jobs SET coll_enabled = ? WHERE collection = ?", row.Enabled, c.Name); err != nil {
-				return wrap("put job collection", c.Name, err)
-			}
-		}
-		return nil
+		_, err := s.d.PutCollection(tx.ctx, tx, c, false)
+		return err
 	})
 }
 
