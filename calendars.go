@@ -1,7 +1,9 @@
 package scheduler
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -62,6 +64,13 @@ func calendarNotFound(collection, name string) error {
 // that another write of the calendar overtakes while its jobs are
 // checked fails with ErrConflict.
 func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, def *Calendar, opts *PutCalendarOptions) (*CalendarRecord, error) {
+	return s.putCalendar(ctx, s.inStore(), collection, name, def, opts)
+}
+
+// putCalendar is PutCalendar through to. Inside a host's transaction, a
+// replacement by a calendar that differs from the stored one is refused
+// (see PutCalendarTx).
+func (s *Scheduler) putCalendar(ctx context.Context, to collectionTarget, collection, name string, def *Calendar, opts *PutCalendarOptions) (*CalendarRecord, error) {
 	if opts == nil {
 		opts = &PutCalendarOptions{}
 	}
@@ -85,7 +94,7 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 	// against the jobs that name the calendar, then made the calendar:
 	// a put of a job naming it that the check does not see sees Next
 	// (see recheckPut).
-	_, err = s.writeCollection(ctx, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
+	_, err = s.writeCollectionTo(ctx, to, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
 		e := old.Definition.Calendars[name]
 		if err := preconditions("calendar", name, opts.IfMatch, etagOfCalendar(e), e != nil); err != nil {
 			return nil, err
@@ -95,9 +104,17 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 		if c.Calendars == nil {
 			c.Calendars = make(map[string]*CalendarEntry)
 		}
-		if created {
+		switch {
+		case created:
 			c.Calendars[name] = &CalendarEntry{ETag: etag, Calendar: *def.Clone()}
-		} else {
+		case to.tx && !sameCalendar(&e.Calendar, def):
+			return nil, fmt.Errorf("calendar %q of collection %q: a calendar that differs from the stored one is not written inside a transaction "+
+				"(the jobs that name it are checked against it in steps that other writers must see): write it with PutCalendar: %w",
+				name, collection, errors.ErrUnsupported)
+		case to.tx:
+			// The same calendar: its jobs' occurrences stay as they are.
+			c.Calendars[name].ETag = etag
+		default:
 			c.Calendars[name].Next = next.Clone()
 		}
 		return c, nil
@@ -105,7 +122,7 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 	if err != nil {
 		return nil, err
 	}
-	if !created {
+	if !created && !to.tx {
 		checked := s.checkCalendarJobs(ctx, collection, name, excl)
 		if checked == nil && time.Since(next.At) > MarkLifetime/2 {
 			checked = fmt.Errorf("calendar %q of collection %q: its jobs took longer than %v to check: %w", name, collection, MarkLifetime/2, ErrConflict)
@@ -114,8 +131,18 @@ func (s *Scheduler) PutCalendar(ctx context.Context, collection, name string, de
 			return nil, err
 		}
 	}
-	s.replanJobs(ctx, collection, name)
+	if !to.tx {
+		s.replanJobs(ctx, collection, name)
+	}
 	return &CalendarRecord{Collection: collection, Name: name, Calendar: *def.Clone(), ETag: etag, Created: created}, nil
+}
+
+// sameCalendar reports whether calendars a and b exclude the same
+// occurrences because they are written the same (in JSON).
+func sameCalendar(a, b *Calendar) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
 }
 
 // replanJobs plans the next occurrence of each Enabled job of collection

@@ -79,6 +79,11 @@ type PatchCollectionOptions struct {
 // more frequent than maxRecurrence) fails with ErrQuotaExceeded. opts may
 // be nil. It returns the stored record; Version 1 means it was created.
 func (s *Scheduler) PutCollection(ctx context.Context, name string, def *JobCollection, opts *PutCollectionOptions) (*CollectionRecord, error) {
+	return s.putCollection(ctx, s.inStore(), name, def, opts)
+}
+
+// putCollection is PutCollection through to.
+func (s *Scheduler) putCollection(ctx context.Context, to collectionTarget, name string, def *JobCollection, opts *PutCollectionOptions) (*CollectionRecord, error) {
 	if opts == nil {
 		opts = &PutCollectionOptions{}
 	}
@@ -88,7 +93,7 @@ func (s *Scheduler) PutCollection(ctx context.Context, name string, def *JobColl
 	if err := errors.Join(checkName("collection", name), def.Validate()); err != nil {
 		return nil, err
 	}
-	return s.writeCollection(ctx, name, opts.IfMatch, true, func(old *CollectionRecord) (*JobCollection, error) {
+	return s.writeCollectionTo(ctx, to, name, opts.IfMatch, true, func(old *CollectionRecord) (*JobCollection, error) {
 		return keepCalendars(def, old), nil
 	})
 }
@@ -156,14 +161,33 @@ func (s *Scheduler) DisableCollection(ctx context.Context, name string) (*Collec
 	return s.PatchCollection(ctx, name, []byte(`{"properties":{"state":"Disabled"}}`), nil)
 }
 
-// writeCollection reads the collection, builds its new definition, checks
-// the quota against its jobs and writes it back, retrying lost races.
+// collectionTarget is where a write of a collection goes: the
+// Scheduler's store (inStore), or the view of a host's transaction (tx
+// set; see PutCollectionTx).
+type collectionTarget struct {
+	st TxStore
+	tx bool
+}
+
+// inStore returns the target of a write of a collection into the
+// Scheduler's store.
+func (s *Scheduler) inStore() collectionTarget { return collectionTarget{st: s.store} }
+
+// writeCollection is writeCollectionTo the Scheduler's store.
 func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, create bool, build func(old *CollectionRecord) (*JobCollection, error)) (*CollectionRecord, error) {
+	return s.writeCollectionTo(ctx, s.inStore(), name, ifMatch, create, build)
+}
+
+// writeCollectionTo reads the collection from to, builds its new
+// definition, checks the quota against its jobs and writes it back,
+// retrying lost races. Inside a host's transaction, a stricter
+// maxRecurrence than the stored one is refused (see PutCollectionTx).
+func (s *Scheduler) writeCollectionTo(ctx context.Context, to collectionTarget, name, ifMatch string, create bool, build func(old *CollectionRecord) (*JobCollection, error)) (*CollectionRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
 	for range maxWriteAttempts {
-		old, err := s.store.GetCollection(ctx, name)
+		old, err := to.st.GetCollection(ctx, name)
 		if err != nil && !(create && errors.Is(err, ErrNotFound)) {
 			return nil, err
 		}
@@ -180,6 +204,11 @@ func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, c
 		r := &CollectionRecord{Name: name, Definition: *def.Clone(), ETag: newETag(), Created: now, Updated: now}
 		if exists {
 			r.Version, r.Created = old.Version, old.Created
+			if stricter(old, r) && to.tx {
+				return nil, fmt.Errorf("put job collection %q: maxRecurrence %s, stricter than the stored %s, is not written inside a transaction "+
+					"(its jobs are checked against it in steps that other writers must see): write it with PutCollection: %w",
+					name, r.Definition.MaxRecurrence(), old.Definition.MaxRecurrence(), errors.ErrUnsupported)
+			}
 			if stricter(old, r) {
 				r, err = s.tighten(ctx, old, r, ifMatch, build)
 				if errors.Is(err, errWriteAgain) {
@@ -188,12 +217,19 @@ func (s *Scheduler) writeCollection(ctx context.Context, name, ifMatch string, c
 				return r, err
 			}
 		}
-		err = s.store.PutCollection(ctx, r)
+		err = to.st.PutCollection(ctx, r)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return nil, err
+		}
+		if to.tx {
+			// The record is the transaction's until the host commits:
+			// the policies are read again from the store.
+			r.Version++
+			s.afterTx(name, "")
+			return r, nil
 		}
 		return s.wroteCollection(r, now), nil
 	}

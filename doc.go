@@ -1466,6 +1466,16 @@
 // transaction runs without it). A Store with transactions implements
 // the optional [Transactional] interface.
 //
+// A collection can be written in the transaction as well
+// ([Scheduler.PutCollectionTx], and its calendars with
+// [Scheduler.PutCalendarTx]), so that a collection and its jobs are
+// created together or not at all. A replace of the collection holds its
+// row until the transaction ends. Two writes that PutCollection and
+// PutCalendar make in steps that other writers must see are refused inside
+// a transaction, with an error matching errors.ErrUnsupported: a stricter
+// maxRecurrence than the stored one, and a calendar that replaces a
+// different one (the same calendar written again is accepted).
+//
 // # Observing
 //
 // The Scheduler tells what it does to an [Observer] (Config.Observer):

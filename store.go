@@ -953,11 +953,11 @@ type HistoryCount struct {
 // host writes to as well: reading and writing jobs inside a transaction of
 // the host's, so that a job is created, changed or deleted exactly when the
 // host's own rows are, and not at all when the host rolls back.
-// [Scheduler.PutJobTx], PatchJobTx and DeleteJobTx find it by type
-// assertion. store/postgres takes a pgx.Tx and store/sqlite a *sql.Tx
+// [Scheduler.PutJobTx], PatchJobTx, DeleteJobTx, PutCollectionTx and
+// PutCalendarTx find it by type assertion. store/postgres takes a pgx.Tx and store/sqlite a *sql.Tx
 // (on the *sql.DB the store was made over with sqlite.New).
 type Transactional interface {
-	// InTx returns the store's job methods inside tx. It fails when tx
+	// InTx returns the store's job and collection methods inside tx. It fails when tx
 	// is not a transaction of the kind the store takes, or cannot be
 	// used (a SQLite transaction that cannot take the write lock).
 	// Writes through the view take the same locks as the store's own,
@@ -970,13 +970,16 @@ type Transactional interface {
 	InTx(ctx context.Context, tx any) (TxStore, error)
 }
 
-// TxStore is the part of a [Store] that job writes go through; a
-// [Transactional] store returns one that works inside a host's
-// transaction. Its methods behave as the Store's of the same names, inside
-// the transaction: what they write is seen by others only once the host
-// commits, and forgotten if it rolls back.
+// TxStore is the part of a [Store] that writes of jobs and collections
+// go through; a [Transactional] store returns one that works inside a
+// host's transaction. Its methods behave as the Store's of the same names,
+// inside the transaction: what they write is seen by others only once the
+// host commits, and forgotten if it rolls back. A PutCollection that
+// replaces a collection keeps it from changing in other transactions, and
+// keeps jobs from being created in it, until the host's transaction ends.
 type TxStore interface {
 	GetCollection(ctx context.Context, name string) (*CollectionRecord, error)
+	PutCollection(ctx context.Context, c *CollectionRecord) error
 	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
 	PutJob(ctx context.Context, j *JobRecord) error
 	DeleteJob(ctx context.Context, collection, name string) error

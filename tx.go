@@ -56,6 +56,52 @@ func (s *Scheduler) PutJobTx(ctx context.Context, tx any, collection, name strin
 	return r, nil
 }
 
+// PutCollectionTx is PutCollection inside tx, a transaction the host
+// began on the store's database (see [Scheduler.PutJobTx]): the
+// collection is created or replaced exactly when the host commits tx, and
+// a rollback leaves no trace, so that a collection and its jobs
+// (PutJobTx, PutCalendarTx) can be written all at once or not at all.
+// Validation errors (ErrInvalid), quota errors (ErrQuotaExceeded: more
+// jobs than the new maxJobCount) and ErrPreconditionFailed are returned
+// here, before the host commits, and leave tx usable. A replace holds the
+// collection's row until tx ends: other writes of the collection, and
+// creates of jobs in it, wait for tx. A replace with a stricter
+// maxRecurrence than the stored one is refused with an error matching
+// [errors.ErrUnsupported], writing nothing: PutCollection checks the
+// collection's jobs against it in steps that other writers must see (see
+// the package documentation, "Quotas"), which a transaction hides until
+// it commits. The Schedulers follow the new definition when tx commits.
+// The returned record is what tx holds until then.
+func (s *Scheduler) PutCollectionTx(ctx context.Context, tx any, name string, def *JobCollection, opts *PutCollectionOptions) (*CollectionRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	st, err := s.txStore(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	return s.putCollection(ctx, collectionTarget{st: st, tx: true}, name, def, opts)
+}
+
+// PutCalendarTx is PutCalendar inside tx (see [Scheduler.PutJobTx]): the
+// calendar is created, or written again as it is, exactly when the host
+// commits tx, and a rollback leaves no trace. A calendar that replaces a
+// different one is refused with an error matching [errors.ErrUnsupported],
+// writing nothing: PutCalendar checks the jobs that name it against it in
+// steps that other writers must see, which a transaction hides until it
+// commits. The calendar is written into its collection's record, which
+// tx then holds until it ends (see [Scheduler.PutCollectionTx]).
+func (s *Scheduler) PutCalendarTx(ctx context.Context, tx any, collection, name string, def *Calendar, opts *PutCalendarOptions) (*CalendarRecord, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	st, err := s.txStore(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	return s.putCalendar(ctx, collectionTarget{st: st, tx: true}, collection, name, def, opts)
+}
+
 // PatchJobTx is PatchJob inside tx; see [Scheduler.PutJobTx].
 func (s *Scheduler) PatchJobTx(ctx context.Context, tx any, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
 	if err := s.live(); err != nil {

@@ -1,6 +1,8 @@
 // Command txjob shows jobs written in the host's own transaction on
-// PostgreSQL: each order is inserted together with its follow-up job in
-// one transaction, so the job exists exactly when the order does. An
+// PostgreSQL: the orders table is created together with the job
+// collection of the follow-ups, and each order is inserted together with
+// its follow-up job in one transaction, so the job exists exactly when the
+// order does. An
 // order whose transaction rolls back (here, a declined payment) leaves no
 // job behind.
 //
@@ -92,10 +94,6 @@ func (a *app) setup(ctx context.Context, schema string) error {
 	if _, err := a.pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize()); err != nil {
 		return err
 	}
-	if _, err := a.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+a.orders+` (
-		id text PRIMARY KEY, customer text NOT NULL, total_cents bigint NOT NULL, followed_up boolean NOT NULL DEFAULT false)`); err != nil {
-		return err
-	}
 	// The store logs (a failed wake-up notification, an upgrade waiting
 	// for its tables) to Options.Logger, slog.Default() when nil as for
 	// the Scheduler's Config.Logger.
@@ -118,11 +116,29 @@ func (a *app) setup(ctx context.Context, schema string) error {
 	if a.s, err = scheduler.New(st, &scheduler.Config{Executors: reg, OnHistory: onHistory}); err != nil {
 		return err
 	}
-	quota := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 100_000}}}
-	if _, err := a.s.PutCollection(ctx, ordersCollection, quota, nil); err != nil {
+	if err := a.createTables(ctx); err != nil {
 		return err
 	}
 	return a.s.Start(ctx)
+}
+
+// createTables creates the orders table and the job collection of their
+// follow-ups in one transaction: both exist, or neither does.
+func (a *app) createTables(ctx context.Context) error {
+	tx, err := a.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) // after a commit, a no-op
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+a.orders+` (
+		id text PRIMARY KEY, customer text NOT NULL, total_cents bigint NOT NULL, followed_up boolean NOT NULL DEFAULT false)`); err != nil {
+		return err
+	}
+	quota := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 100_000}}}
+	if _, err := a.s.PutCollectionTx(ctx, tx, ordersCollection, quota, nil); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 func (a *app) close() {

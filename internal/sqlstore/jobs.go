@@ -964,10 +964,10 @@ func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name string
 	return nil
 }
 
-// TxView is a store's job methods inside a transaction of the host's: the
-// [scheduler.TxStore] that the stores' InTx methods return. A job put
-// through it wakes the schedulers when the host commits, from the put's
-// own statement (Dialect.Wake).
+// TxView is a store's job and collection writes inside a transaction of
+// the host's: the [scheduler.TxStore] that the stores' InTx methods
+// return. A job put through it wakes the schedulers when the host
+// commits, from the put's own statement (Dialect.Wake).
 type TxView struct {
 	// D is the store's dialect; C the host's transaction.
 	D *Dialect
@@ -988,6 +988,13 @@ func (v *TxView) GetCollection(ctx context.Context, name string) (*scheduler.Col
 // ReadForPut implements [scheduler.PutReader].
 func (v *TxView) ReadForPut(ctx context.Context, collection, name string) (*scheduler.CollectionRecord, *scheduler.JobRecord, error) {
 	return v.D.ReadForPut(ctx, v.C, collection, name)
+}
+
+// PutCollection implements [scheduler.TxStore]: a write that enables
+// the collection wakes the schedulers when the host commits.
+func (v *TxView) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
+	_, err := v.D.PutCollection(ctx, v.C, c, true)
+	return err
 }
 
 // GetJob implements [scheduler.TxStore].

@@ -34,12 +34,15 @@ type TxBackend struct {
 }
 
 // RunTx checks a [scheduler.Transactional] store through a Scheduler's
-// PutJobTx, PatchJobTx and DeleteJobTx: a commit makes the job exist and
-// run (waking a running scheduler that would otherwise sleep for an hour),
-// a rollback leaves no trace and the quota as it was, errors leave the
-// transaction usable, two transactions that take the last free slot of a
-// collection at once do not both commit, and a transaction of another
-// kind is refused. newBackend returns a fresh store and how to begin
+// PutJobTx, PatchJobTx, DeleteJobTx, PutCollectionTx and PutCalendarTx: a
+// commit makes the job exist and run (waking a running scheduler that
+// would otherwise sleep for an hour), a rollback leaves no trace and the
+// quota as it was, errors leave the transaction usable, two transactions
+// that take the last free slot of a collection at once do not both
+// commit, a collection created with its calendar and jobs in one
+// transaction exists whole after the commit and not at all after a
+// rollback, a collection enabled in a transaction runs its jobs from the
+// commit, and a transaction of another kind is refused. newBackend returns a fresh store and how to begin
 // transactions on its database.
 func RunTx(t *testing.T, newBackend func(tb testing.TB) *TxBackend) {
 	tests := []struct {
@@ -53,6 +56,9 @@ func RunTx(t *testing.T, newBackend func(tb testing.TB) *TxBackend) {
 		{"PatchAndDelete", txPatchAndDelete},
 		{"LastSlotRace", txLastSlotRace},
 		{"WrongTransaction", txWrongKind},
+		{"CollectionWithItsJobs", txCollectionWithJobs},
+		{"CollectionErrors", txCollectionErrors},
+		{"CollectionEnabledRuns", txCollectionEnabledRuns},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -365,5 +371,168 @@ func txWrongKind(t *testing.T, b *TxBackend) {
 	}
 	if _, err := s.GetJob(ctx, "c", "j"); !errors.Is(err, scheduler.ErrNotFound) {
 		t.Errorf("GetJob after a refused PutJobTx = %v", err)
+	}
+}
+
+// txFile writes in tx what a file of a collection holds: the collection
+// "n" (at most maxJobs jobs), its calendar "h" and the jobs a and b, b
+// naming h.
+func txFile(t *testing.T, s *scheduler.Scheduler, tx any, maxJobs int) error {
+	t.Helper()
+	ctx := context.Background()
+	def := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: maxJobs}}}
+	if _, err := s.PutCollectionTx(ctx, tx, "n", def, nil); err != nil {
+		return fmt.Errorf("PutCollectionTx: %w", err)
+	}
+	cal := &scheduler.Calendar{Properties: scheduler.CalendarProperties{Dates: []string{"2030-12-25"}}}
+	if _, err := s.PutCalendarTx(ctx, tx, "n", "h", cal, nil); err != nil {
+		return fmt.Errorf("PutCalendarTx: %w", err)
+	}
+	if _, err := s.PutJobTx(ctx, tx, "n", "a", txJob(), nil); err != nil {
+		return fmt.Errorf("PutJobTx(a): %w", err)
+	}
+	b := &scheduler.Job{Action: action.Action{Type: "Tx"}, Recurrence: &recurrence.Recurrence{Frequency: recurrence.Day, Extensions: &recurrence.Extensions{Calendar: "h"}}}
+	if _, err := s.PutJobTx(ctx, tx, "n", "b", b, nil); err != nil {
+		return fmt.Errorf("PutJobTx(b): %w", err)
+	}
+	return nil
+}
+
+// txCollectionWithJobs creates a collection, its calendar and its jobs in
+// one transaction: rolled back, none of them exists; committed, all do.
+func txCollectionWithJobs(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, _ := txScheduler(t, b, false)
+	tx := begin(t, b)
+	if err := txFile(t, s, tx.Tx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatalf("rollback: %v", err)
+	}
+	if _, err := s.GetCollection(ctx, "n"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("GetCollection after rollback = %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetJob(ctx, "n", "a"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("GetJob after rollback = %v, want ErrNotFound", err)
+	}
+	// The same writes again, committed.
+	tx = begin(t, b)
+	if err := txFile(t, s, tx.Tx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	c, err := s.GetCollection(ctx, "n")
+	if err != nil || c.Definition.MaxJobCount() != 5 {
+		t.Fatalf("GetCollection after commit = %+v, %v; want maxJobCount 5", c, err)
+	}
+	if _, err := s.GetCalendar(ctx, "n", "h"); err != nil {
+		t.Errorf("GetCalendar after commit: %v", err)
+	}
+	if n := txCount(t, s, "n"); n != 2 {
+		t.Errorf("%d jobs after commit, want 2", n)
+	}
+	// Written again as it is, in a transaction: the calendar is the
+	// same, the jobs are replaced.
+	tx = begin(t, b)
+	if err := txFile(t, s, tx.Tx, 5); err != nil {
+		t.Fatalf("the same writes over what is stored: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if c2, err := s.GetCollection(ctx, "n"); err != nil || c2.Version != c.Version+2 {
+		t.Errorf("GetCollection after a second commit = %+v, %v; want version %d (the collection and its calendar written)", c2, err, c.Version+2)
+	}
+}
+
+// txCollectionErrors: a replace refused for the jobs the collection holds,
+// a stricter maxRecurrence and a changed calendar are refused in the
+// transaction, which stays usable and writes nothing of them.
+func txCollectionErrors(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, _ := txScheduler(t, b, false)
+	tx := begin(t, b)
+	if err := txFile(t, s, tx.Tx, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.GetCollection(ctx, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx = begin(t, b)
+	one := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 1}}}
+	if _, err := s.PutCollectionTx(ctx, tx.Tx, "n", one, nil); !errors.Is(err, scheduler.ErrQuotaExceeded) {
+		t.Errorf("PutCollectionTx with maxJobCount 1 over 2 jobs = %v, want ErrQuotaExceeded", err)
+	}
+	hourly := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 5,
+		MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 2}}}}
+	if _, err := s.PutCollectionTx(ctx, tx.Tx, "n", hourly, nil); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("PutCollectionTx with a stricter maxRecurrence = %v, want ErrUnsupported", err)
+	}
+	other := &scheduler.Calendar{Properties: scheduler.CalendarProperties{Dates: []string{"2030-12-26"}}}
+	if _, err := s.PutCalendarTx(ctx, tx.Tx, "n", "h", other, nil); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("PutCalendarTx of a changed calendar = %v, want ErrUnsupported", err)
+	}
+	if _, err := s.PutCollectionTx(ctx, tx.Tx, "n", nil, &scheduler.PutCollectionOptions{IfMatch: "nope"}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("PutCollectionTx with a wrong IfMatch = %v, want ErrPreconditionFailed", err)
+	}
+	// The transaction is still usable.
+	if _, err := s.PutJobTx(ctx, tx.Tx, "n", "c", txJob(), nil); err != nil {
+		t.Fatalf("PutJobTx after the errors: %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	after, err := s.GetCollection(ctx, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Version != before.Version || after.ETag != before.ETag {
+		t.Errorf("collection after the refused writes: version %d, ETag %q; want %d, %q", after.Version, after.ETag, before.Version, before.ETag)
+	}
+	if n := txCount(t, s, "n"); n != 3 {
+		t.Errorf("%d jobs, want 3", n)
+	}
+}
+
+// txCollectionEnabledRuns: a job of a disabled collection runs once a
+// transaction that enables the collection commits, waking a running
+// scheduler that would otherwise sleep for an hour.
+func txCollectionEnabledRuns(t *testing.T, b *TxBackend) {
+	ctx := context.Background()
+	s, ran := txScheduler(t, b, true)
+	off := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{State: scheduler.CollectionDisabled}}
+	if _, err := s.PutCollection(ctx, "c", off, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "c", "j", txJob(), nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the loop is asleep, for an hour
+	select {
+	case id := <-ran:
+		t.Fatalf("%s ran in a disabled collection", id)
+	default:
+	}
+	tx := begin(t, b)
+	if _, err := s.PutCollectionTx(ctx, tx.Tx, "c", nil, nil); err != nil {
+		t.Fatalf("PutCollectionTx(Enabled): %v", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	select {
+	case id := <-ran:
+		if id != "c/j" {
+			t.Errorf("%s ran, want c/j", id)
+		}
+	case <-time.After(20 * time.Second):
+		t.Error("c/j did not run within 20s of the commit that enabled its collection")
 	}
 }
