@@ -32,10 +32,13 @@ history entry as one JSON line on stdout as it happens, and a summary of
 each job on stderr at the end. It exits with status 0 when every job has
 completed or faulted, or on Ctrl-C / SIGTERM after the attempts in flight
 have ended (a recurring job without count or endTime, or a Disabled one,
-runs until then); 1 when a file cannot be loaded (every file is checked
-before any is put: then none is; a put refused for what the database
-already holds, a collection's maxJobCount say, stops the run after the
-jobs put before it); 2 on a usage error.
+runs until then); 1 when a file cannot be loaded, and then none is: every
+file is checked before any is put, and into a database (-db, -postgres)
+all are written in one transaction, which a put that only the database
+refuses (a collection's maxJobCount below the jobs it holds already) or
+a failure of the database rolls back; 2 on a usage error. In that
+transaction a file cannot make a stored collection's maxRecurrence
+stricter, or change a stored calendar (jobclock serve's API can).
 
 Each FILE is either one job definition (the "properties" object of an
 Azure Scheduler job, or its ARM envelope), put as job BASENAME in the
@@ -158,12 +161,13 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 1
 	}
 	cfg.Secrets = ring
-	store, closeStore, err := openStore(ctx, storeSpec{dbPath: *dbPath, dsn: *dsn, schema: *schema, log: logger})
+	db, err := openDatabase(ctx, storeSpec{dbPath: *dbPath, dsn: *dsn, schema: *schema, log: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 1
 	}
-	defer closeStore()
+	defer db.close()
+	store := db.store
 	if *dsn != "" {
 		if err := keys.checkStore(ctx, store, ring); err != nil {
 			fmt.Fprintf(stderr, "jobclock run: %v\n", err)
@@ -191,7 +195,7 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 2
 	}
-	jobs, err := load(ctx, s, check, fs.Args(), *minRetry)
+	jobs, err := load(ctx, s, check, db, fs.Args(), *minRetry)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 1
@@ -257,11 +261,14 @@ func summarize(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) strin
 // load reads every file and puts its collection, calendars and jobs
 // through s, once each file was put without a problem through check (see
 // newCheckScheduler): when a file is refused, nothing is put through s.
-// The check does not see what the store already holds, so a put that s
-// refuses for that (a quota reached with stored jobs) stops the load
-// after the puts before it. Errors name the file and the JSON path, one
-// line per problem.
-func load(ctx context.Context, s, check *scheduler.Scheduler, files []string, minRetry time.Duration) ([]jobKey, error) {
+// Into a database (db.begin set) every file is written in one
+// transaction of it, committed once all were written: a refusal that
+// only the database can see (a collection's maxJobCount against the jobs
+// it holds already, a write of another process), or its failure midway,
+// rolls back every write of the run. The memory store, made with the
+// process, holds nothing that the check does not see. Errors name the
+// file and the JSON path, one line per problem.
+func load(ctx context.Context, s, check *scheduler.Scheduler, db *database, files []string, minRetry time.Duration) ([]jobKey, error) {
 	var errs []error
 	popts := loadOptions(minRetry)
 	type file struct {
@@ -283,18 +290,89 @@ func load(ctx context.Context, s, check *scheduler.Scheduler, files []string, mi
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...) // nothing written
 	}
+	var put filePutter = s
+	var end func(commit bool) error
+	if db.begin != nil {
+		tx, e, err := db.begin(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("begin a transaction: %w", err)
+		}
+		put, end = txPutter{s, tx}, e
+	}
 	var keys []jobKey
 	for _, c := range checked {
-		put, err := putFile(ctx, s, c.f)
-		keys = append(keys, put...)
+		k, err := putFile(ctx, put, c.f)
+		keys = append(keys, k...)
 		if err != nil {
 			errs = append(errs, &fileError{c.path, err})
+			if !refusal(err) {
+				break // the transaction may have ended: write no more
+			}
 		}
 	}
 	if len(keys) == 0 && len(errs) == 0 {
 		errs = append(errs, errors.New("the files hold no jobs"))
 	}
+	if end != nil {
+		if len(errs) > 0 {
+			if err := end(false); err != nil {
+				errs = append(errs, fmt.Errorf("roll back: %w", err))
+			}
+			return nil, errors.Join(errs...) // nothing written
+		}
+		if err := end(true); err != nil {
+			return nil, fmt.Errorf("commit: %w", err)
+		}
+	}
 	return keys, errors.Join(errs...)
+}
+
+// filePutter is what putFile writes through: a Scheduler, or a
+// txPutter.
+type filePutter interface {
+	PutCollection(ctx context.Context, name string, def *scheduler.JobCollection, opts *scheduler.PutCollectionOptions) (*scheduler.CollectionRecord, error)
+	PutCalendar(ctx context.Context, collection, name string, def *scheduler.Calendar, opts *scheduler.PutCalendarOptions) (*scheduler.CalendarRecord, error)
+	PutJob(ctx context.Context, collection, name string, def *scheduler.Job, opts *scheduler.PutJobOptions) (*scheduler.JobRecord, error)
+}
+
+// txPutter writes through s inside tx, a transaction of its store's
+// database.
+type txPutter struct {
+	s  *scheduler.Scheduler
+	tx any
+}
+
+func (p txPutter) PutCollection(ctx context.Context, name string, def *scheduler.JobCollection, opts *scheduler.PutCollectionOptions) (*scheduler.CollectionRecord, error) {
+	return p.s.PutCollectionTx(ctx, p.tx, name, def, opts)
+}
+
+func (p txPutter) PutCalendar(ctx context.Context, collection, name string, def *scheduler.Calendar, opts *scheduler.PutCalendarOptions) (*scheduler.CalendarRecord, error) {
+	return p.s.PutCalendarTx(ctx, p.tx, collection, name, def, opts)
+}
+
+func (p txPutter) PutJob(ctx context.Context, collection, name string, def *scheduler.Job, opts *scheduler.PutJobOptions) (*scheduler.JobRecord, error) {
+	return p.s.PutJobTx(ctx, p.tx, collection, name, def, opts)
+}
+
+// refusal reports whether err, an error of putFile, holds only refusals
+// of what was written (invalid, over a quota, missing, not as expected,
+// not possible in a transaction), which leave a transaction usable, and
+// no failure of the store.
+func refusal(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !refusal(e) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, r := range []error{scheduler.ErrInvalid, scheduler.ErrQuotaExceeded, scheduler.ErrNotFound, scheduler.ErrPreconditionFailed, errors.ErrUnsupported} {
+		if errors.Is(err, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // newCheckScheduler returns the Scheduler in which load puts the files
@@ -321,7 +399,7 @@ type durable struct{ scheduler.Store }
 // executor knows) as a *scheduler.ValidationError at its JSON path in the
 // file; a quota exceeded, or another error of a put, naming the
 // collection and the job or calendar.
-func putFile(ctx context.Context, s *scheduler.Scheduler, f *jobFile) ([]jobKey, error) {
+func putFile(ctx context.Context, s filePutter, f *jobFile) ([]jobKey, error) {
 	if _, err := s.PutCollection(ctx, f.collection, f.def, nil); err != nil {
 		return nil, fmt.Errorf("collection %q: %w", f.collection, err)
 	}
@@ -329,6 +407,9 @@ func putFile(ctx context.Context, s *scheduler.Scheduler, f *jobFile) ([]jobKey,
 	for _, name := range slices.Sorted(maps.Keys(f.calendars)) {
 		if _, err := s.PutCalendar(ctx, f.collection, name, f.calendars[name], nil); err != nil {
 			errs = append(errs, fmt.Errorf("calendar %s/%s: %w", f.collection, name, err))
+			if !refusal(err) {
+				return nil, errors.Join(errs...)
+			}
 		}
 	}
 	var keys []jobKey
@@ -342,6 +423,9 @@ func putFile(ctx context.Context, s *scheduler.Scheduler, f *jobFile) ([]jobKey,
 			errs = append(errs, &jobProblems{j.name, under(j.at, "job", err)})
 		default:
 			errs = append(errs, &jobProblems{j.name, []error{fmt.Errorf("job %s/%s: %w", k.collection, k.name, err)}})
+			if !refusal(err) {
+				return keys, errors.Join(errs...) // a failure of the store: write no more
+			}
 		}
 	}
 	return keys, errors.Join(errs...)

@@ -5,16 +5,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/store/postgres"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
 
@@ -249,5 +254,88 @@ func TestRunRefusedFileWritesNothing(t *testing.T) {
 			t.Errorf("the refused run left job %s/%s in the database (%s)", j.Collection, j.Name, j.State)
 		}
 		t.Errorf("the refused run left collection %s in the database", c.Name)
+	}
+}
+
+// TestRunDatabaseRefusalWritesNothing: run -db with files that the check
+// in memory lets through but the database refuses, for the jobs a
+// collection holds already (from an earlier run), exits 1 naming the
+// quota and leaves the database as it was: two files, the second of whose
+// collection is refused (its maxJobCount is below the jobs it holds),
+// leave no trace of the first; a file whose collection is accepted but
+// whose second new job finds no place leaves neither the collection's new
+// definition nor its first job.
+func TestRunDatabaseRefusalWritesNothing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "jobs.db")
+	testRunRefusal(t, []string{"-db", db}, func() (scheduler.Store, error) { return sqlite.Open(context.Background(), db, nil) })
+}
+
+// TestRunDatabaseRefusalWritesNothingPostgres is
+// TestRunDatabaseRefusalWritesNothing with -postgres.
+func TestRunDatabaseRefusalWritesNothingPostgres(t *testing.T) {
+	dsn := os.Getenv("JOBCLOCK_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("JOBCLOCK_POSTGRES_DSN is not set")
+		}
+		t.Skip("JOBCLOCK_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("runtx_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	})
+	testRunRefusal(t, []string{"-postgres", dsn, "-schema", schema}, func() (scheduler.Store, error) {
+		return postgres.Open(ctx, dsn, &postgres.Options{Schema: schema})
+	})
+}
+
+// testRunRefusal is TestRunDatabaseRefusalWritesNothing with the flags of
+// a database, and a func that opens its store.
+func testRunRefusal(t *testing.T, dbFlags []string, open func() (scheduler.Store, error)) {
+	dir := t.TempDir()
+	const job = `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z"}}`
+	before := writeRunFile(t, dir, "b1.json", `{"name": "b", "collection": {"properties": {"quota": {"maxJobCount": 5}}}, "jobs": {"x": `+job+`, "y": `+job+`}}`)
+	var stdout, stderr bytes.Buffer
+	if code := runScheduler(context.Background(), append(slices.Clip(dbFlags), before), &stdout, &stderr); code != 0 {
+		t.Fatalf("first run = %d, stderr:\n%s", code, stderr.String())
+	}
+	first := writeRunFile(t, dir, "a.json", `{"name": "a", "jobs": {"p": `+job+`, "q": `+job+`}}`)
+	second := writeRunFile(t, dir, "b2.json", `{"name": "b", "collection": {"properties": {"quota": {"maxJobCount": 1}}}, "jobs": {"z": `+job+`}}`)
+	third := writeRunFile(t, dir, "b3.json", `{"name": "b", "collection": {"properties": {"quota": {"maxJobCount": 3}}}, "jobs": {"v": `+job+`, "w": `+job+`}}`)
+	for _, files := range [][]string{{first, second}, {third}} {
+		stderr.Reset()
+		if code := runScheduler(context.Background(), append(slices.Clip(dbFlags), files...), &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "maxJobCount") {
+			t.Fatalf("run %q = %d, stderr:\n%s\nwant 1 naming maxJobCount", files, code, stderr.String())
+		}
+		st, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.GetCollection(context.Background(), "a"); !errors.Is(err, scheduler.ErrNotFound) {
+			t.Errorf("run %q: collection a afterwards: %v, want ErrNotFound", files, err)
+		}
+		b, err := st.GetCollection(context.Background(), "b")
+		if err != nil || b.Definition.MaxJobCount() != 5 {
+			t.Errorf("run %q: collection b afterwards = %+v, %v; want maxJobCount 5, as the first run left it", files, b, err)
+		}
+		jobs, err := st.ListJobs(context.Background(), "b", scheduler.JobFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, j := range jobs {
+			names = append(names, j.Name)
+		}
+		if strings.Join(names, ",") != "x,y" {
+			t.Errorf("run %q: jobs of b afterwards: %v, want x and y", files, names)
+		}
+		st.(interface{ Close() error }).Close()
 	}
 }

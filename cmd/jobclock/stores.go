@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/action/azure"
@@ -31,23 +34,105 @@ type storeSpec struct {
 // the SQLite and PostgreSQL stores log to spec.log. The returned func
 // closes the store.
 func openStore(ctx context.Context, spec storeSpec) (scheduler.Store, func(), error) {
+	db, err := openDatabase(ctx, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db.store, db.close, nil
+}
+
+// database is a store that openDatabase opened over a database of its
+// own (a pool for PostgreSQL, a *sql.DB for SQLite), so that the command
+// can write in a transaction of that database too (see
+// scheduler.Transactional).
+type database struct {
+	store scheduler.Store
+	// close closes the store, then the database.
+	close func()
+	// begin begins a transaction on the database: what the store's
+	// InTx takes, and the func that ends it, committing or rolling back.
+	// Nil for the memory store, which has no transactions.
+	begin func(ctx context.Context) (tx any, end func(commit bool) error, err error)
+}
+
+// openDatabase is openStore, with the store's database.
+func openDatabase(ctx context.Context, spec storeSpec) (*database, error) {
 	switch {
 	case spec.dsn != "":
-		st, err := postgres.Open(ctx, spec.dsn, &postgres.Options{Schema: spec.schema, EngineConns: spec.engineConns, Logger: spec.log})
+		pool, err := pgxpool.New(ctx, spec.dsn)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open postgres: %w", err)
+			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		return st, func() { st.Close() }, nil
+		st, err := postgres.New(ctx, pool, &postgres.Options{Schema: spec.schema, EngineConns: spec.engineConns, Logger: spec.log})
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		return &database{store: st, close: func() { st.Close(); pool.Close() },
+			begin: func(ctx context.Context) (any, func(bool) error, error) {
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					return nil, nil, err
+				}
+				return tx, func(commit bool) error {
+					if commit {
+						return tx.Commit(ctx)
+					}
+					return tx.Rollback(context.WithoutCancel(ctx))
+				}, nil
+			}}, nil
 	case spec.dbPath != "":
-		st, err := sqlite.Open(ctx, spec.dbPath, &sqlite.Options{Logger: spec.log})
+		db, err := openSQLite(spec.dbPath)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open %s: %w", spec.dbPath, err)
+			return nil, fmt.Errorf("open %s: %w", spec.dbPath, err)
 		}
-		return st, func() { st.Close() }, nil
+		st, err := sqlite.New(ctx, db, &sqlite.Options{Logger: spec.log})
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open %s: %w", spec.dbPath, err)
+		}
+		return &database{store: st, close: func() { st.Close(); db.Close() },
+			begin: func(ctx context.Context) (any, func(bool) error, error) {
+				// Its first statement, the store's InTx, takes the write
+				// lock.
+				tx, err := db.BeginTx(ctx, nil)
+				if err != nil {
+					return nil, nil, err
+				}
+				return tx, func(commit bool) error {
+					if commit {
+						return tx.Commit()
+					}
+					return tx.Rollback()
+				}, nil
+			}}, nil
 	default:
-		return memory.New(), func() {}, nil
+		return &database{store: memory.New(), close: func() {}}, nil
 	}
 }
+
+// openSQLite opens the SQLite file at path, created when missing, as
+// sqlite.Open does (the same busy_timeout, foreign keys, synchronous
+// writes and connections), with temp_store MEMORY on every connection
+// for the command's own transactions (see store/sqlite's Store.InTx).
+func openSQLite(path string) (*sql.DB, error) {
+	if strings.ContainsRune(path, '?') || strings.HasPrefix(path, "file:") {
+		return nil, fmt.Errorf("path %q: use a plain file path without '?' or 'file:'", path)
+	}
+	db, err := sql.Open("sqlite", path+fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=temp_store(2)",
+		sqlite.DefaultBusyTimeout.Milliseconds()))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(sqliteConns)
+	db.SetMaxIdleConns(sqliteConns)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// sqliteConns is the size of the pool of an SQLite database: the store's
+// writer and its four readers (sqlite.Options.MaxReaders).
+const sqliteConns = 5
 
 // executors returns the executors run and serve add to the Scheduler's own
 // (Http and Https), so that the command runs every Azure Scheduler action
