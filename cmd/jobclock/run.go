@@ -260,7 +260,9 @@ func summarize(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) strin
 
 // load reads every file and puts its collection, calendars and jobs
 // through s, once each file was put without a problem through check (see
-// newCheckScheduler): when a file is refused, nothing is put through s.
+// newCheckScheduler, and fileProblems, which reports every problem of a
+// file as validate does: those of reading it and those of putting what
+// could be read): when a file is refused, nothing is put through s.
 // Into a database (db.begin set) every file is written in one
 // transaction of it, committed once all were written: a refusal that
 // only the database can see (a collection's maxJobCount against the jobs
@@ -278,8 +280,8 @@ func load(ctx context.Context, s, check *scheduler.Scheduler, db *database, file
 	var checked []file
 	for _, path := range files {
 		f, err := readJobFile(path, nil, popts)
-		if err == nil {
-			_, err = putFile(ctx, check, f)
+		if f != nil {
+			err = fileProblems(ctx, check, f, err)
 		}
 		if err != nil {
 			errs = append(errs, &fileError{path, err})

@@ -339,3 +339,21 @@ func testRunRefusal(t *testing.T, dbFlags []string, open func() (scheduler.Store
 		st.(interface{ Close() error }).Close()
 	}
 }
+
+// TestRunReportsParseAndPutProblems: run reports, in one go, the problems
+// of a file that parsing finds and those that only a put finds (an
+// action's rules that its executor knows), as validate does.
+func TestRunReportsParseAndPutProblems(t *testing.T) {
+	dir := t.TempDir()
+	file := writeRunFile(t, dir, "both.json", `{"name": "both", "jobs": {
+		"badparse": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "recurrence": {"frequency": "Fortnight"}},
+		"badq": {"action": {"type": "StorageQueue", "queueMessage": {"storageAccount": "account", "queueName": "UPPER_case",
+			"sasToken": "sv=2020-01-01&sig=abc", "message": "hi"}}}}}`)
+	var stdout, stderr bytes.Buffer
+	code := runScheduler(context.Background(), []string{file}, &stdout, &stderr)
+	for _, want := range []string{"jobs.badparse.recurrence.frequency", "jobs.badq.action.queueMessage.queueName"} {
+		if code != 1 || !strings.Contains(stderr.String(), want) {
+			t.Errorf("run = %d, stderr:\n%s\nwant 1 naming %s", code, stderr.String(), want)
+		}
+	}
+}
