@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -21,6 +22,7 @@ import (
 	"github.com/jobclock/scheduler/internal/jsonpath"
 	"github.com/jobclock/scheduler/internal/names"
 	"github.com/jobclock/scheduler/jobdef"
+	"github.com/jobclock/scheduler/recurrence"
 )
 
 // jobFile is what a FILE of run or validate holds: one job definition,
@@ -29,7 +31,8 @@ import (
 type jobFile struct {
 	collection string
 	// def is the collection's definition; nil for the defaults, and for
-	// "default", which is made as it is.
+	// "default", which is made as it is; anyPlan() when the file's could
+	// not be read.
 	def  *scheduler.JobCollection
 	jobs []fileJob // by name
 	// calendars are the collection's exclusion calendars, by name.
@@ -178,6 +181,9 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 	if len(cf.Collection) > 0 {
 		f.def, err = scheduler.ParseCollection(cf.Collection)
 		errs = append(errs, under("collection", wholeAt(cf.Collection, "collection"), err)...)
+		if err != nil {
+			f.def = anyPlan()
+		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(cf.Calendars)) {
 		at := jsonpath.Key("calendars", n)
@@ -222,6 +228,16 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 		f.jobs = append(f.jobs, fileJob{n, res.Job, res.Tags, joinPath(at, res.At)})
 	}
 	return f, errors.Join(errs...)
+}
+
+// anyPlan returns the collection of a file whose collection could not be
+// read: no quota (as many jobs as a file holds, each as often as every
+// second) and no run policy or limits, so that its jobs are checked for
+// what holds under any plan, not against a default plan the file may not
+// mean.
+func anyPlan() *scheduler.JobCollection {
+	return &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{
+		MaxJobCount: math.MaxInt32, MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}}
 }
 
 // nameRule is what a collection or job name must be.

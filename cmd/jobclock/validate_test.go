@@ -256,3 +256,28 @@ func TestValidateWholeOrMember(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateBrokenCollectionChecksNoQuota: the jobs of a collection
+// file whose collection cannot be read are checked under no quota, what
+// holds under any plan, rather than under the default plan's, which
+// would refuse a job that the quota meant refuses not (every 30 seconds
+// under a maxRecurrence of 10 seconds); the problems of the jobs
+// themselves are still reported.
+func TestValidateBrokenCollectionChecksNoQuota(t *testing.T) {
+	file := writeJob(t, `{"name": "c",
+		"collection": {"properties": {"quota": {"maxRecurrence": {"frequency": "Second", "interval": 10}, "maxJobCount": "lots"}}},
+		"jobs": {
+			"fast": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "recurrence": {"frequency": "Second", "interval": 30}},
+			"badq": {"action": {"type": "StorageQueue", "queueMessage": {"storageAccount": "account", "queueName": "UPPER_case",
+				"sasToken": "sv=2020-01-01&sig=abc", "message": "hi"}}}}}`)
+	code, _, stderr := runCLI(t, "", "validate", file)
+	want := []string{`collection.properties.quota.maxJobCount: "lots" is not an integer`, "jobs.badq.action.queueMessage.queueName"}
+	for _, w := range want {
+		if code != 1 || !strings.Contains(stderr, w) {
+			t.Errorf("validate = %d, stderr:\n%s\nwant 1 and %q", code, stderr, w)
+		}
+	}
+	if strings.Contains(stderr, "fast") {
+		t.Errorf("validate reports job fast, which no quota of the file refuses:\n%s", stderr)
+	}
+}
