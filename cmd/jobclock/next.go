@@ -30,11 +30,12 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "with -cron: print the recurrence the spec stands for, as JSON, instead of occurrences")
 	local := fs.Bool("local", false, "print the times in the job's time zone (recurrence.timeZone) instead of UTC")
 	quiet := fs.Bool("q", false, "do not print the schedule in words on standard error")
+	minRetry := addMinRetryFlag(fs)
 	collection := fs.String("collection", scheduler.DefaultCollection, "the job collection's `NAME`, as the scheduler names it (through the REST API: SUBSCRIPTION/RESOURCEGROUP/COLLECTION): with -job, it decides a recurrence.window's offsets and what H in a cron spec stands for; default: the collection of a collection file")
 	calFile := fs.String("calendar", "", "apply the exclusion calendar the job names (recurrence.calendar), read from `FILE`: a calendar's JSON ({\"properties\": {\"dates\": [...]}}) or a collection file of jobclock run with \"calendars\"; skipped, merged and moved occurrences are marked with its name")
 	jobName := fs.String("job", "", "the job's `NAME`, which (with -collection) decides a recurrence.window's offsets and what H in a cron spec stands for; required with either, and with a collection file of jobclock run, whose job it chooses")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] [-calendar FILE] [-job NAME [-collection NAME]] FILE|-")
+		fmt.Fprintln(stderr, "Usage: jobclock next [-n N] [-from TIME] [-local] [-q] [-min-retry-interval D] [-calendar FILE] [-job NAME [-collection NAME]] FILE|-")
 		fmt.Fprintln(stderr, "       jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-job NAME [-collection NAME]] [-cron] SPEC")
 		fs.PrintDefaults()
 	}
@@ -78,7 +79,7 @@ func nextCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		job, code = cronJob(*spec, *tz, *asJSON, *collection, *jobName, stdout, stderr)
 	} else {
 		var coll string
-		job, coll, code = loadJob(operands[0], *jobName, stdin, stderr, &scheduler.ParseOptions{Created: created})
+		job, coll, code = loadJob(operands[0], *jobName, stdin, stderr, &scheduler.ParseOptions{Created: created, MinRetryInterval: *minRetry})
 		if !flagGiven(fs, "collection") {
 			*collection = coll
 		}

@@ -351,3 +351,17 @@ func TestNextCalendar(t *testing.T) {
 			[]string{"-calendar", calFile, "-"}, 2, "", "the job names no calendar"},
 	})
 }
+
+// TestNextMinRetryInterval: next takes -min-retry-interval as run does,
+// so that it lists the demo's flaky job, whose retryInterval (2 s) is
+// under the default minimum, which it refuses without the flag.
+func TestNextMinRetryInterval(t *testing.T) {
+	demo := filepath.Join("..", "..", "examples", "demo.json")
+	if code, _, stderr := runCLI(t, "", "next", "-n", "1", "-job", "flaky", demo); code != 1 || !strings.Contains(stderr, "retryInterval") {
+		t.Errorf("next of flaky without -min-retry-interval = %d, stderr:\n%s\nwant 1 naming its retryInterval", code, stderr)
+	}
+	code, stdout, stderr := runCLI(t, "", "next", "-n", "1", "-job", "flaky", "-min-retry-interval", "1s", demo)
+	if code != 0 || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("next of flaky with -min-retry-interval 1s = %d, stdout %q, stderr:\n%s\nwant 0 and one occurrence", code, stdout, stderr)
+	}
+}

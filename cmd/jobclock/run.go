@@ -80,8 +80,7 @@ func runCmd(args []string) int {
 func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("jobclock run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	minRetry := fs.Duration("min-retry-interval", scheduler.DefaultMinRetryInterval,
-		"smallest retryInterval a job may ask for; lower it for demonstrations (e.g. 1s)")
+	minRetry := addMinRetryFlag(fs)
 	history := fs.Bool("history", true, "print each history entry as a JSON line on stdout (-history=false: only the summary)")
 	echo := fs.String("echo", "", "start a local HTTP receiver on `ADDR` (such as 127.0.0.1:8089) for jobs to call:\n"+
 		"/status/NNN answers with status NNN, any other path with 200 and a short text")

@@ -147,6 +147,14 @@ func executors(timeout time.Duration) *action.Registry {
 	return reg
 }
 
+// addMinRetryFlag defines -min-retry-interval: the scheduler's
+// Config.MinRetryInterval for run, and the minimum against which validate
+// and next read the jobs of a file, as run does.
+func addMinRetryFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("min-retry-interval", scheduler.DefaultMinRetryInterval,
+		"smallest retryInterval a job may ask for (validate and next read jobs as run does with it); lower it for demonstrations (e.g. 1s)")
+}
+
 // addLeaseFlag defines -lease, the scheduler's Config.LeaseDuration.
 func addLeaseFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("lease", scheduler.DefaultLeaseDuration,

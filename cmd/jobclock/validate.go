@@ -19,8 +19,7 @@ import (
 func validateCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	minRetry := fs.Duration("min-retry-interval", scheduler.DefaultMinRetryInterval,
-		"smallest retryInterval a job may ask for, as with jobclock run")
+	minRetry := addMinRetryFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: jobclock validate [-min-retry-interval D] FILE|-...")
 		fs.PrintDefaults()
