@@ -154,7 +154,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 	if !isCollectionFile(data) {
 		res, err := jobdef.ParseJobResource(data, popts)
 		if err != nil {
-			return nil, err
+			return nil, rootMembers(data, err)
 		}
 		return &jobFile{collection: "default", jobs: []fileJob{{baseName(path), res.Job, res.Tags, res.At}}}, nil
 	}
@@ -292,6 +292,38 @@ func wholeAt(raw []byte, root string) string {
 		return root
 	}
 	return ""
+}
+
+// rootMembers returns err, the parser's problems of data, a file of one
+// job, with a member of the file called "job" named ["job"] (in Path, and
+// in Refs and Reason), so that it reads apart from the file as a whole,
+// which the parser names "job" too. When data may have a problem as a
+// whole (see wholeAt), a problem at "job" is that one, and err is
+// returned as it is.
+func rootMembers(data []byte, err error) error {
+	const root, member = "job", `["job"]`
+	ves := scheduler.ValidationErrors(err)
+	if wholeAt(data, root) != "" || len(ves) == 0 {
+		return err
+	}
+	out := make([]error, len(ves))
+	for i, e := range ves {
+		x := *e
+		if x.Path == root {
+			x.Path = member
+		}
+		if slices.Contains(x.Refs, root) {
+			x.Refs = slices.Clone(x.Refs)
+			for j, ref := range x.Refs {
+				if ref == root {
+					x.Refs[j] = member
+					x.Reason = jsonpath.Replace(x.Reason, root, member)
+				}
+			}
+		}
+		out[i] = &x
+	}
+	return errors.Join(out...)
 }
 
 var unsafeName = regexp.MustCompile(`[^-_A-Za-z0-9]`)

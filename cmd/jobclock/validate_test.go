@@ -232,7 +232,8 @@ func TestValidateAllProblemsAtOnce(t *testing.T) {
 // TestValidateWholeOrMember checks that in a collection file a job, the
 // collection or a calendar that is not an object is named by its own
 // path, and a member of one that is named as the parser's whole input
-// ("job", "collection", "calendar") by the member's path.
+// ("job", "collection", "calendar") by the member's path; in a file of
+// one job, the whole is "job" and a member called so ["job"].
 func TestValidateWholeOrMember(t *testing.T) {
 	const job = `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}}`
 	tests := []struct{ name, in, want string }{
@@ -246,6 +247,14 @@ func TestValidateWholeOrMember(t *testing.T) {
 		{"collection not an object", `{"name": "x", "collection": 5, "jobs": {"a": ` + job + `}}`, "collection: 5 is not an object\n"},
 		{"member collection of the collection", `{"name": "x", "collection": {"collection": 1}, "jobs": {"a": ` + job + `}}`,
 			"collection.collection: unknown field\n"},
+		// A file of one job: the whole is "job", a member called so is
+		// ["job"].
+		{"file of one job not an object", `[1]`, "job: [1] is not an object\n"},
+		{"member job of a file of one job", `{"job": 1, "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}}`,
+			"[\"job\"]: unknown field\n"},
+		{"member job of an envelope", `{"job": 1, "properties": ` + job + `}`, "[\"job\"]: unknown field\n"},
+		{"member job of an envelope's properties", `{"properties": {"job": 1, "action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}}}`,
+			"properties.job: unknown field\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
