@@ -70,8 +70,10 @@ func (s *Scheduler) PutJobTx(ctx context.Context, tx any, collection, name strin
 // [errors.ErrUnsupported], writing nothing: PutCollection checks the
 // collection's jobs against it in steps that other writers must see (see
 // the package documentation, "Quotas"), which a transaction hides until
-// it commits. The Schedulers follow the new definition when tx commits.
-// The returned record is what tx holds until then.
+// it commits. From the commit, the Schedulers follow the new definition
+// as they follow one that another instance wrote: its run policy, limits
+// and calendars within 5 seconds. The returned record is what tx holds
+// until then.
 func (s *Scheduler) PutCollectionTx(ctx context.Context, tx any, name string, def *JobCollection, opts *PutCollectionOptions) (*CollectionRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
