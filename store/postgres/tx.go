@@ -11,11 +11,14 @@ import (
 
 var _ scheduler.Transactional = (*Store)(nil)
 
-// InTx implements [scheduler.Transactional]: the store's job methods
-// inside tx, a pgx.Tx that the host began on the store's database (from
-// its own pool or connection), for [scheduler.Scheduler.PutJobTx] and its
-// kin. The job is written exactly when the host commits, and not at all
-// when it rolls back.
+// InTx implements [scheduler.Transactional]: the store's job and
+// collection writes inside tx, a pgx.Tx that the host began on the store's
+// database (from its own pool or connection), for
+// [scheduler.Scheduler.PutJobTx], PutCollectionTx and their kin. What they
+// write is written exactly when the host commits, and not at all when it
+// rolls back. A PutCollectionTx that replaces a collection locks its row
+// until tx ends: other writes of the collection, and creates of jobs in
+// it, wait for tx.
 //
 // A job put through the view sends the store's wake-up notification
 // inside tx: PostgreSQL delivers it when tx commits (and never when it

@@ -13,11 +13,12 @@ import (
 
 var _ scheduler.Transactional = (*Store)(nil)
 
-// InTx implements [scheduler.Transactional]: the store's job methods
-// inside tx, a transaction that the host began on the *sql.DB that the
-// Store was made over with [New], for [scheduler.Scheduler.PutJobTx] and
-// its kin. The job is written exactly when the host commits, and not at
-// all when it rolls back.
+// InTx implements [scheduler.Transactional]: the store's job and
+// collection writes inside tx, a transaction that the host began on the
+// *sql.DB that the Store was made over with [New], for
+// [scheduler.Scheduler.PutJobTx], PutCollectionTx and their kin. What they
+// write is written exactly when the host commits, and not at all when it
+// rolls back.
 //
 // SQLite lets one connection write at a time, so InTx first takes the
 // database's write lock for tx (waiting up to the connection's
