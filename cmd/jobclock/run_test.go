@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -267,7 +268,16 @@ func TestRunRefusedFileWritesNothing(t *testing.T) {
 // definition nor its first job.
 func TestRunDatabaseRefusalWritesNothing(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "jobs.db")
-	testRunRefusal(t, []string{"-db", db}, func() (scheduler.Store, error) { return sqlite.Open(context.Background(), db, nil) })
+	testRunRefusal(t, []string{"-db", db}, func() (scheduler.Store, error) { return sqlite.Open(context.Background(), db, nil) },
+		func() error {
+			d, err := sql.Open("sqlite", db)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			_, err = d.Exec("CREATE TRIGGER refuse_boom BEFORE INSERT ON jobs WHEN NEW.name = 'boom' BEGIN SELECT RAISE(ABORT, 'boom refused'); END")
+			return err
+		})
 }
 
 // TestRunDatabaseRefusalWritesNothingPostgres is
@@ -293,12 +303,26 @@ func TestRunDatabaseRefusalWritesNothingPostgres(t *testing.T) {
 	})
 	testRunRefusal(t, []string{"-postgres", dsn, "-schema", schema}, func() (scheduler.Store, error) {
 		return postgres.Open(ctx, dsn, &postgres.Options{Schema: schema})
+	}, func() error {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		s := pgx.Identifier{schema}.Sanitize()
+		_, err = conn.Exec(ctx, `CREATE FUNCTION `+s+`.refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF NEW.name = 'boom' THEN RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$;
+			CREATE TRIGGER refuse_boom BEFORE INSERT ON `+s+`.jobs FOR EACH ROW EXECUTE FUNCTION `+s+`.refuse_boom()`)
+		return err
 	})
 }
 
 // testRunRefusal is TestRunDatabaseRefusalWritesNothing with the flags of
-// a database, and a func that opens its store.
-func testRunRefusal(t *testing.T, dbFlags []string, open func() (scheduler.Store, error)) {
+// a database, a func that opens its store, and one that makes the
+// database fail the insert of a job called boom, as a failure of the
+// database midway: two files, the second of which holds boom, leave no
+// trace of the first either.
+func testRunRefusal(t *testing.T, dbFlags []string, open func() (scheduler.Store, error), failBoom func() error) {
 	dir := t.TempDir()
 	const job = `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z"}}`
 	before := writeRunFile(t, dir, "b1.json", `{"name": "b", "collection": {"properties": {"quota": {"maxJobCount": 5}}}, "jobs": {"x": `+job+`, "y": `+job+`}}`)
@@ -309,17 +333,27 @@ func testRunRefusal(t *testing.T, dbFlags []string, open func() (scheduler.Store
 	first := writeRunFile(t, dir, "a.json", `{"name": "a", "jobs": {"p": `+job+`, "q": `+job+`}}`)
 	second := writeRunFile(t, dir, "b2.json", `{"name": "b", "collection": {"properties": {"quota": {"maxJobCount": 1}}}, "jobs": {"z": `+job+`}}`)
 	third := writeRunFile(t, dir, "b3.json", `{"name": "b", "collection": {"properties": {"quota": {"maxJobCount": 3}}}, "jobs": {"v": `+job+`, "w": `+job+`}}`)
-	for _, files := range [][]string{{first, second}, {third}} {
+	boom := writeRunFile(t, dir, "boom.json", `{"name": "c", "jobs": {"a": `+job+`, "boom": `+job+`}}`)
+	if err := failBoom(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		files []string
+		want  string
+	}{{[]string{first, second}, "maxJobCount"}, {[]string{third}, "maxJobCount"}, {[]string{first, boom}, "boom refused"}} {
+		files := tt.files
 		stderr.Reset()
-		if code := runScheduler(context.Background(), append(slices.Clip(dbFlags), files...), &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "maxJobCount") {
-			t.Fatalf("run %q = %d, stderr:\n%s\nwant 1 naming maxJobCount", files, code, stderr.String())
+		if code := runScheduler(context.Background(), append(slices.Clip(dbFlags), files...), &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
+			t.Fatalf("run %q = %d, stderr:\n%s\nwant 1 naming %s", files, code, stderr.String(), tt.want)
 		}
 		st, err := open()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.GetCollection(context.Background(), "a"); !errors.Is(err, scheduler.ErrNotFound) {
-			t.Errorf("run %q: collection a afterwards: %v, want ErrNotFound", files, err)
+		for _, c := range []string{"a", "c"} {
+			if _, err := st.GetCollection(context.Background(), c); !errors.Is(err, scheduler.ErrNotFound) {
+				t.Errorf("run %q: collection %s afterwards: %v, want ErrNotFound", files, c, err)
+			}
 		}
 		b, err := st.GetCollection(context.Background(), "b")
 		if err != nil || b.Definition.MaxJobCount() != 5 {
