@@ -1310,13 +1310,18 @@
 // request's uri (for an ActiveDirectoryOAuth secret, which goes to the
 // token endpoint, also its authority and tenant), a storage queue's
 // account, a Service Bus message's namespace (in the action and the error
-// action alike; case does not matter). The management API never returns secrets (it describes a
+// action alike; case does not matter), and for a secret of an HTTP
+// request's authentication also that authentication's type (Basic,
+// ClientCertificate or ActiveDirectoryOAuth), so that a certificate's
+// password kept by a write that makes it a Basic password, which the
+// server would read, is refused as a moved one is. The management API never returns secrets (it describes a
 // client certificate by its thumbprint, subject and expiry, which the
 // Scheduler reads when the job is put); the [JobRecord] of GetJob and
 // ListJobs holds them sealed, and putting such a definition back (for
 // the same job) keeps them, as a PatchJob that leaves them out does. A
 // secret so kept is sent only where it was: a put or patch that changes
-// the destination of its action and keeps it sealed is refused at its
+// the destination of its action, or the type of its authentication, and
+// keeps it sealed is refused at its
 // path ("action.request.authentication.password: is kept from the job's
 // definition, and the destination of its action changed from
 // https://api.example.com:443 to https://other.example.net:443: ... give
@@ -1341,9 +1346,9 @@
 // one, then first, call [Scheduler.ResealSecrets] (or jobclock reseal) to
 // rewrite every job not sealed with the new key (secrets stored in clear
 // before sealing existed included, and secrets sealed before a sealed
-// value named its destination: until then those open for their attempts,
-// and for a PutJob or PatchJob that keeps their destination, but not in
-// a PutJobs batch), one atomic write per job keeping its ETag and
+// value named its destination or the type of its authentication: until
+// then those open for their attempts, and for a PutJob or PatchJob that
+// keeps both, but not in a PutJobs batch), one atomic write per job keeping its ETag and
 // schedule, then drop the old key. An attempt whose secret does
 // not open (its key is not in the keyring) fails with a history entry
 // naming the field and the key; [SealedKeys] lists the keys a store's

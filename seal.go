@@ -179,16 +179,43 @@ func ownSecrets(a action.Action) action.Action {
 	return a
 }
 
-// sealContext is what a secret is sealed for: the job, the field and the
-// destination its action sends it to, so that a sealed value opens
-// nowhere else, and is not sent elsewhere by a write that keeps it.
+// use returns how f's action uses it, besides where it sends it: the
+// type of its authentication for a secret of an HTTP request's
+// authentication ("Basic", "ClientCertificate" or
+// "ActiveDirectoryOAuth"), as the definition spells it; "" for the
+// others, which have one use.
+func (f secretField) use() string {
+	if !strings.HasPrefix(f.sub, ".request.authentication.") || f.act == nil || f.act.Request == nil || f.act.Request.Authentication == nil {
+		return ""
+	}
+	return string(f.act.Request.Authentication.Type)
+}
+
+// sealContext is what a secret is sealed for: the job, the field, the
+// destination its action sends it to and, for a secret of an HTTP
+// request's authentication, that authentication's type (without regard
+// to case), so that a sealed value opens nowhere else, and a write that
+// keeps it neither sends it elsewhere nor uses it otherwise (a
+// certificate's password as a Basic password, which the server reads).
 func sealContext(collection, name string, f secretField) string {
+	c := destContext(collection, name, f)
+	if u := f.use(); u != "" {
+		c += " as " + strings.ToLower(u)
+	}
+	return c
+}
+
+// destContext is what a secret was sealed for before sealContext named
+// the type of its authentication: the job, the field and the destination.
+// For the secrets without such a type it is sealContext.
+func destContext(collection, name string, f secretField) string {
 	return legacyContext(collection, name, f) + " to " + f.dest()
 }
 
-// legacyContext is what a secret was sealed for before sealContext named
-// its destination: the job and the field. Such a value opens only where
-// the definition stored for the job sends it (see openSecret).
+// legacyContext is what a secret was sealed for before sealed values
+// named their destination: the job and the field. Such a value, like one
+// sealed for destContext, opens only where, and as, the definition stored
+// for the job uses it (see openSecret).
 func legacyContext(collection, name string, f secretField) string {
 	return collection + "/" + name + "#" + f.base + f.sub
 }
@@ -214,11 +241,11 @@ func (s *Scheduler) openDefinition(j *Job, collection, name string) (*Job, error
 // openGiven returns j, a definition of job name of collection given to a
 // write, with its sealed secrets opened as openDefinition does, where
 // stored is the definition the store holds for the job (nil: none): a
-// sealed value opens only for the destination its action has in j (see
-// sealContext), or, sealed before secrets named their destination, when
-// stored holds that very value at that destination (see openSecret). A
-// value kept from stored whose destination j changes is refused at its
-// path with a message saying so.
+// sealed value opens only for the destination and authentication type
+// its action has in j (see sealContext), or, sealed before secrets named
+// them, when stored holds that very value at that destination with that
+// type (see openSecret). A value kept from stored whose destination or
+// type j changes is refused at its path with a message saying so.
 func (s *Scheduler) openGiven(j *Job, collection, name string, stored *Job) (*Job, error) {
 	if !anySealed(jobSecrets(j)) {
 		return j, nil
@@ -249,11 +276,12 @@ func (s *Scheduler) openGiven(j *Job, collection, name string, stored *Job) (*Jo
 
 // openSecret opens the sealed value v of field f of a job, where was is
 // that field in the definition the store holds for the job (see
-// fieldIn): v opens when sealed for f's destination, or sealed for the
-// job and field alone (see legacyContext) when was holds v at f's
-// destination. A value that opens for was, whose destination f changes,
-// is refused saying so. Its error says why in words for a history entry
-// or a validation error, never with the value.
+// fieldIn): v opens when sealed for f's destination and use (see
+// sealContext), or sealed as earlier versions sealed (see openOlder)
+// when was holds v at f's destination and with f's use. A value that
+// opens for was, whose destination or use f changes, is refused saying
+// so. Its error says why in words for a history entry or a validation
+// error, never with the value.
 func (s *Scheduler) openSecret(v, collection, name string, f, was secretField) (string, error) {
 	plain, err := s.cfg.Secrets.Open(v, sealContext(collection, name, f))
 	switch {
@@ -265,25 +293,59 @@ func (s *Scheduler) openSecret(v, collection, name string, f, was secretField) (
 		id, _ := secrets.KeyID(v)
 		return "", fmt.Errorf("is sealed with key %s, which is not among the scheduler's keys (%v)", id, s.cfg.Secrets.IDs())
 	}
-	// A value sealed before secrets named their destination opens only
-	// where the job stored with it sends it.
-	legacy := was.v != nil && *was.v == v
-	from, to := was.dest(), f.dest()
-	if legacy && from == to {
-		if plain, err := s.cfg.Secrets.Open(v, legacyContext(collection, name, f)); err == nil {
+	kept := was.v != nil && *was.v == v
+	if kept && !moved(was, f) {
+		if plain, ok := s.openOlder(v, collection, name, f); ok {
 			return plain, nil
 		}
 	}
-	if from != "" && from != to {
+	if was.dest() != "" && moved(was, f) {
 		_, err := s.cfg.Secrets.Open(v, sealContext(collection, name, was))
-		if err != nil && legacy {
-			_, err = s.cfg.Secrets.Open(v, legacyContext(collection, name, f))
+		opened := err == nil
+		if !opened && kept {
+			_, opened = s.openOlder(v, collection, name, was)
 		}
-		if err == nil {
-			return "", fmt.Errorf("is kept from the job's definition, and the destination of its action changed from %s to %s: a kept secret is sent only where it was, so give the secret again to send it there", from, to)
+		if opened {
+			return "", movedError(was, f)
 		}
 	}
 	return "", errors.New("is a sealed value that does not open for this job, field and destination (a secret sealed for one job cannot be copied to another, nor sent elsewhere; give the secret itself)")
+}
+
+// openOlder opens v, the sealed value of field f of job name of
+// collection, sealed as earlier versions sealed: for the job, the field
+// and the destination (destContext), or for the job and the field alone
+// (legacyContext). It reports whether v opened.
+func (s *Scheduler) openOlder(v, collection, name string, f secretField) (string, bool) {
+	if f.use() != "" {
+		if plain, err := s.cfg.Secrets.Open(v, destContext(collection, name, f)); err == nil {
+			return plain, true
+		}
+	}
+	plain, err := s.cfg.Secrets.Open(v, legacyContext(collection, name, f))
+	return plain, err == nil
+}
+
+// moved reports whether f, a secret's field in a definition being
+// written, sends it elsewhere or uses it otherwise than was, that field
+// in the definition stored (see fieldIn).
+func moved(was, f secretField) bool {
+	return was.dest() != f.dest() || !strings.EqualFold(was.use(), f.use())
+}
+
+// movedError is the error of a secret kept from was, its field in the
+// definition stored, that f, its field in the definition being written,
+// sends elsewhere or uses otherwise (see moved).
+func movedError(was, f secretField) error {
+	from, to := was.dest(), f.dest()
+	var changed []string
+	if from != to {
+		changed = append(changed, fmt.Sprintf("the destination of its action changed from %s to %s", from, to))
+	}
+	if !strings.EqualFold(was.use(), f.use()) {
+		changed = append(changed, fmt.Sprintf("the type of its authentication changed from %s to %s", was.use(), f.use()))
+	}
+	return fmt.Errorf("is kept from the job's definition, and %s: a kept secret is sent only where it was, and used only as it was, so give the secret again to send it there", strings.Join(changed, ", and "))
 }
 
 // sealDefinition returns j, whose secrets are plain, with its secrets
@@ -367,8 +429,9 @@ func describeCertificates(j *Job) {
 
 // ResealSecrets seals every secret in the store with the primary key of
 // Config.Secrets: values sealed with another key of the keyring, values
-// sealed before a sealed value named the destination it is sent to, and
-// values stored unsealed (before the store had a key). Each job is
+// sealed before a sealed value named the destination it is sent to and
+// the type of its authentication (see sealContext), and values stored
+// unsealed (before the store had a key). Each job is
 // rewritten in one atomic step, keeping its ETag, state and schedule; a
 // job changed meanwhile is read again. Jobs whose secrets are all sealed
 // with the primary key are left alone, so a reseal that stopped half-way
@@ -482,7 +545,7 @@ func (s *Scheduler) resealJob(ctx context.Context, r *JobRecord) (bool, error) {
 			}
 			id, sealed := secrets.KeyID(*f.v)
 			if stale = !sealed || id != primary; !stale {
-				// Sealed before secrets named their destination?
+				// Sealed before secrets named their destination and use?
 				_, err := s.cfg.Secrets.Open(*f.v, sealContext(r.Collection, r.Name, f))
 				stale = err != nil
 			}

@@ -10,9 +10,10 @@
 // where KEYID names the key that sealed it (16 hex digits derived from
 // the key, see [Key.ID]) and DATA is the unpadded base64url encoding of a
 // 12-byte random nonce followed by the AES-256-GCM ciphertext and tag.
-// Each value is sealed for a context (the scheduler passes the job and the
-// JSON path of the field): it opens only for the same context, so a sealed
-// value copied into another job or another field does not open there.
+// Each value is sealed for a context (the scheduler passes the job, the
+// JSON path of the field, where the secret is sent and how it is used):
+// it opens only for the same context, so a sealed value copied into
+// another job or another field does not open there.
 //
 // Keys rotate without downtime: put the new key first and the old one
 // after it in the keyring (in a key file, one key per line), re-seal what
