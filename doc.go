@@ -1337,9 +1337,12 @@
 // ("action.request.authentication.password: is a secret, and the
 // scheduler has no key to seal it with ..."), unless the store is
 // [Ephemeral]: store/memory keeps nothing beyond the process, so there the
-// secrets are kept as given (and, not being sealed, are not bound to a
-// destination: a write that changes it keeps them). With a key, the
-// memory store gets sealed values too.
+// secrets are kept as given. Such a secret, or one stored in clear before
+// the store had a key, is bound to its destination all the same: a
+// PatchJob that leaves it out keeps it, and is refused at its path when it
+// changes the destination or the type of the authentication, as for a
+// sealed one; a put gives the secrets it holds (the management API returns
+// none to put back). With a key, the memory store gets sealed values too.
 //
 // Keys rotate: a keyring holds several keys, the first of which seals
 // and all of which open. Give every Scheduler the new key after the old

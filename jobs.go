@@ -908,7 +908,8 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 			return nil
 		}
 		// The secrets the patch leaves out stay sealed, to open only
-		// where the job sends them (see openGiven).
+		// where the job sends them (see openGiven); those stored
+		// unsealed are checked likewise (see keptPlain).
 		cur := r.Definition()
 		cur.Status = nil
 		base, err := json.Marshal(cur)
@@ -930,6 +931,9 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		opts.Created = r.Schedule.Anchor
 		def, err := ParseJob(merged, &opts)
 		if err != nil {
+			return err
+		}
+		if err := keptPlain(def, r.Job, p); err != nil {
 			return err
 		}
 		job, err := s.checkDefinition(def, collection, name, now, r.Schedule.Anchor, true, r.Job)

@@ -348,6 +348,45 @@ func movedError(was, f secretField) error {
 	return fmt.Errorf("is kept from the job's definition, and %s: a kept secret is sent only where it was, and used only as it was, so give the secret again to send it there", strings.Join(changed, ", and "))
 }
 
+// keptPlain returns an error at the path of each secret of def, a
+// definition merged from patch (a merge patch of its members) into
+// stored, the definition the store holds for the job, that def keeps
+// from stored unsealed (stored without a key: in an Ephemeral store, or
+// before the store had one), the patch leaving it out, and that def
+// sends elsewhere or uses otherwise (see moved): the rule openGiven
+// applies to a sealed secret so kept, with the same message.
+func keptPlain(def, stored *Job, patch map[string]any) error {
+	var kept []secretField
+	var errs []error
+	for _, f := range jobSecrets(def) {
+		if secrets.IsSealed(*f.v) || givenIn(patch, f.path()) {
+			continue
+		}
+		if kept == nil {
+			kept = jobSecrets(stored)
+		}
+		if was := fieldIn(stored, kept, f); was.v != nil && *was.v == *f.v && moved(was, f) {
+			errs = append(errs, &ValidationError{Path: f.path(), Reason: movedError(was, f).Error()})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// givenIn reports whether patch, a merge patch of a definition, gives a
+// value other than null at path ("action.request.authentication.password"),
+// its members matched without regard to case as the merge matches them.
+func givenIn(patch map[string]any, path string) bool {
+	var v any = patch
+	for k := range strings.SplitSeq(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		v = memberFold(m, k)
+	}
+	return v != nil
+}
+
 // sealDefinition returns j, whose secrets are plain, with its secrets
 // sealed for job name of collection: j itself when it has none, or when
 // there is no key and the store is Ephemeral; else a copy. Without a key,
