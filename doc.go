@@ -1319,7 +1319,8 @@
 // Scheduler reads when the job is put); the [JobRecord] of GetJob and
 // ListJobs holds them sealed, and putting such a definition back (for
 // the same job) keeps them, as a PatchJob that leaves them out does. A
-// secret so kept is sent only where it was: a put or patch that changes
+// secret so kept is sent only where it was: a put (PutJob, PutJobs,
+// Schedule) or patch that changes
 // the destination of its action, or the type of its authentication, and
 // keeps it sealed is refused at its
 // path ("action.request.authentication.password: is kept from the job's
@@ -1327,7 +1328,9 @@
 // https://api.example.com:443 to https://other.example.net:443: ... give
 // the secret again to send it there"), so that who may write a job but
 // not read its secrets cannot have them sent to a server of their own.
-// Giving the secret in the same write (in clear) moves it; a change of
+// A write judges the secrets it keeps against the version of the job it
+// replaces, the one its IfMatch checks: when another write changes the
+// job in between, it is judged again. Giving the secret in the same write (in clear) moves it; a change of
 // the path, query, method or queue name keeps it. Headers, bodies and
 // messages are not secrets: credentials go in the authentication objects.
 // A host's custom action types seal their own.
@@ -1350,8 +1353,8 @@
 // rewrite every job not sealed with the new key (secrets stored in clear
 // before sealing existed included, and secrets sealed before a sealed
 // value named its destination or the type of its authentication: until
-// then those open for their attempts, and for a PutJob or PatchJob that
-// keeps both, but not in a PutJobs batch), one atomic write per job keeping its ETag and
+// then those open for their attempts, and for a write that keeps both),
+// one atomic write per job keeping its ETag and
 // schedule, then drop the old key. An attempt whose secret does
 // not open (its key is not in the keyring) fails with a history entry
 // naming the field and the key; [SealedKeys] lists the keys a store's

@@ -353,31 +353,55 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if opts.IfNoneMatch != "" && opts.IfNoneMatch != "*" {
 		return nil, &ValidationError{Path: "IfNoneMatch", Value: strconv.Quote(opts.IfNoneMatch), Reason: `must be empty or "*"`}
 	}
-	var stored *Job
-	if def != nil && anySealed(jobSecrets(def)) {
-		// A sealed secret is kept from the job's definition: it is sent
-		// only where that definition sends it.
-		old, err := st.GetJob(ctx, collection, name)
-		switch {
-		case err == nil:
-			stored = old.Job
-		case !errors.Is(err, ErrNotFound):
+	judged := def != nil && anySealed(jobSecrets(def))
+	for range maxWriteAttempts {
+		var stored *JobRecord
+		if judged {
+			// A sealed secret is kept from the job's definition: it is
+			// sent only where that definition sends it, so the put is
+			// judged against the job stored, and writes over that
+			// version only.
+			old, err := st.GetJob(ctx, collection, name)
+			switch {
+			case err == nil:
+				stored = old
+			case !errors.Is(err, ErrNotFound):
+				return nil, err
+			}
+		}
+		job, err := s.checkDefinition(def, collection, name, now, anchorAt(now), parsed, jobOf(stored))
+		if err != nil {
 			return nil, err
 		}
+		if job, err = s.sealDefinition(job, collection, name); err != nil {
+			return nil, err
+		}
+		t, err := job.Timing(collection, name, anchorAt(now))
+		if err != nil {
+			return nil, err
+		}
+		cond := putCond{ifMatch: opts.IfMatch, createOnly: opts.IfNoneMatch == "*", judged: judged, over: etagOf(stored)}
+		r, err := s.writeJob(ctx, st, collection, name, job, opts.Tags, stateOf(def), t, now, cond)
+		if errors.Is(err, errJudgedOther) {
+			continue // judge it again, against the job now stored
+		}
+		return r, err
 	}
-	job, err := s.checkDefinition(def, collection, name, now, anchorAt(now), parsed, stored)
-	if err != nil {
-		return nil, err
-	}
-	if job, err = s.sealDefinition(job, collection, name); err != nil {
-		return nil, err
-	}
-	t, err := job.Timing(collection, name, anchorAt(now))
-	if err != nil {
-		return nil, err
-	}
-	return s.writeJob(ctx, st, collection, name, job, opts.Tags, stateOf(def), t, now, putCond{ifMatch: opts.IfMatch, createOnly: opts.IfNoneMatch == "*"})
+	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
 }
+
+// jobOf returns r's definition; nil for a nil r.
+func jobOf(r *JobRecord) *Job {
+	if r == nil {
+		return nil
+	}
+	return r.Job
+}
+
+// errJudgedOther is what a put whose sealed secrets were judged against
+// one version of the job (putCond.judged) meets when another is stored:
+// its caller judges the put again.
+var errJudgedOther = errors.New("the job changed since the put's secrets were judged against it")
 
 // putCond is what a put of a job requires of the job stored.
 type putCond struct {
@@ -386,6 +410,13 @@ type putCond struct {
 	// createOnly is PutJobOptions.IfNoneMatch "*": the job must not
 	// exist.
 	createOnly bool
+	// judged says that the put's sealed secrets were judged against the
+	// job stored with ETag over ("": none) (see openGiven): the put
+	// writes over that version only, so that the decision and its
+	// message are those of the job that the write replaces, which its
+	// IfMatch checks. Another one fails with errJudgedOther.
+	judged bool
+	over   string
 }
 
 // check returns ErrPreconditionFailed when old, the job stored (nil: none),
@@ -394,7 +425,13 @@ func (c putCond) check(name string, old *JobRecord) error {
 	if c.createOnly && old != nil {
 		return fmt.Errorf("job %q exists: %w", name, ErrPreconditionFailed)
 	}
-	return preconditions("job", name, c.ifMatch, etagOf(old), old != nil)
+	if err := preconditions("job", name, c.ifMatch, etagOf(old), old != nil); err != nil {
+		return err
+	}
+	if c.judged && etagOf(old) != c.over {
+		return errJudgedOther
+	}
+	return nil
 }
 
 // writeJob writes the checked and sealed definition job, with checked
@@ -446,7 +483,7 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 // both and puts as usual.
 func (s *Scheduler) createOver(ctx context.Context, st TxStore, collection, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, cond putCond) (*JobRecord, error) {
 	jc, ok := st.(JobCreator)
-	if !ok || cond.ifMatch != "" {
+	if !ok || cond.ifMatch != "" || cond.judged && cond.over != "" {
 		return nil, nil
 	}
 	v, ok := s.putCols.Load(collection)

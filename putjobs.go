@@ -140,16 +140,19 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 		read = s.readBatch(ctx, bp, collection, jobs)
 		defer read.stop()
 	}
-	batch, items := s.checkBatch(collection, jobs, now)
+	stored, err := s.judgedOver(ctx, collection, jobs, read)
+	if err != nil {
+		return nil, err
+	}
+	batch, items := s.checkBatch(collection, jobs, now, stored)
 	var out []*JobRecord
-	var err error
 	switch {
 	case bulk:
-		out, err = s.putBatch(ctx, bp, collection, batch, items, now, opts.IfMatch, read)
+		out, err = s.putBatch(ctx, bp, collection, jobs, batch, items, now, opts.IfMatch, read)
 	case items != nil:
 		err = s.refuseEach(ctx, collection, batch, items, now)
 	default:
-		out, err = s.putEach(ctx, collection, batch, now, opts.IfMatch)
+		out, err = s.putEach(ctx, collection, jobs, batch, now, opts.IfMatch)
 	}
 	if len(out) > 0 {
 		s.wrote(collection, "")
@@ -158,25 +161,63 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 }
 
 // checkedPut is a job of a batch once checked: its definition checked
-// and sealed, its state and its timing. Its job is nil when the check
-// failed.
+// and sealed, its state and its timing, and, as putCond has them, whether
+// its sealed secrets were judged against a version of the job and that
+// version's ETag. Its job is nil when the check failed.
 type checkedPut struct {
-	name  string
-	job   *Job
-	tags  map[string]string
-	state JobState
-	t     *Timing
+	name   string
+	job    *Job
+	tags   map[string]string
+	state  JobState
+	t      *Timing
+	judged bool
+	over   string
 }
 
-// checkBatch checks the names and definitions of a batch put at now. It
-// returns the checked jobs, and an item for each job that failed, whose
-// checkedPut has a nil job.
-func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time) ([]checkedPut, []PutJobsItemError) {
+// judgedOver returns, for the jobs of a batch, the jobs stored that
+// those whose definitions hold sealed secrets are judged against (see
+// openGiven): nil when none holds one, else the record of each such
+// job's name (nil: none stored). It takes them from read, the batch's
+// read, when there is one (nil when read failed: putBatch reports its
+// error), else reads them.
+func (s *Scheduler) judgedOver(ctx context.Context, collection string, jobs []JobPut, read *batchRead) ([]*JobRecord, error) {
+	if !slices.ContainsFunc(jobs, func(p JobPut) bool { return p.Job != nil && anySealed(jobSecrets(p.Job)) }) {
+		return nil, nil
+	}
+	if read != nil {
+		<-read.done
+		return read.olds, nil
+	}
+	stored := make([]*JobRecord, len(jobs))
+	for i, p := range jobs {
+		if p.Job == nil || !anySealed(jobSecrets(p.Job)) || checkName("name", p.Name) != nil {
+			continue
+		}
+		r, err := s.store.GetJob(ctx, collection, p.Name)
+		switch {
+		case err == nil:
+			stored[i] = r
+		case !errors.Is(err, ErrNotFound):
+			return nil, fmt.Errorf("put jobs: %w", err)
+		}
+	}
+	return stored, nil
+}
+
+// checkBatch checks the names and definitions of a batch put at now,
+// the sealed secrets of each against the job stored of its name (stored,
+// see judgedOver). It returns the checked jobs, and an item for each job
+// that failed, whose checkedPut has a nil job.
+func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time, stored []*JobRecord) ([]checkedPut, []PutJobsItemError) {
 	out := make([]checkedPut, len(jobs))
 	errs := make([]error, len(jobs))
 	eachPart(len(jobs), func(from, to int) {
 		for i := from; i < to; i++ {
-			errs[i] = s.checkPut(collection, jobs[i], now, &out[i])
+			var over *JobRecord
+			if stored != nil {
+				over = stored[i]
+			}
+			errs[i] = s.checkPut(collection, jobs[i], now, &out[i], over)
 		}
 	})
 	seen := make(map[string]int, len(jobs))
@@ -314,15 +355,16 @@ func (p *PartPanic) Unwrap() error {
 	return err
 }
 
-// checkPut checks one job of a batch into c.
-func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *checkedPut) error {
+// checkPut checks one job of a batch into c, its sealed secrets against
+// stored, the job stored of its name (nil: none).
+func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *checkedPut, stored *JobRecord) error {
 	if err := checkName("name", p.Name); err != nil {
 		return err
 	}
 	if err := jobdef.ValidateTags(p.Tags); err != nil {
 		return err
 	}
-	job, err := s.checkDefinition(p.Job, collection, p.Name, now, anchorAt(now), false, nil)
+	job, err := s.checkDefinition(p.Job, collection, p.Name, now, anchorAt(now), false, jobOf(stored))
 	if err != nil {
 		return err
 	}
@@ -333,7 +375,8 @@ func (s *Scheduler) checkPut(collection string, p JobPut, now time.Time, c *chec
 	if err != nil {
 		return err
 	}
-	*c = checkedPut{name: p.Name, job: job, tags: p.Tags, state: stateOf(p.Job), t: t}
+	*c = checkedPut{name: p.Name, job: job, tags: p.Tags, state: stateOf(p.Job), t: t,
+		judged: anySealed(jobSecrets(p.Job)), over: etagOf(stored)}
 	return nil
 }
 
@@ -380,10 +423,11 @@ func (s *Scheduler) readForBatch(ctx context.Context, bp BulkPutter, collection 
 	return col, olds, err
 }
 
-// putBatch writes a checked batch through bp in one step, over what read
-// found, reading what it replaces again when another writer got there
-// first.
-func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, batch []checkedPut, checked []PutJobsItemError, now time.Time, ifMatch string, read *batchRead) ([]*JobRecord, error) {
+// putBatch writes jobs, a batch checked into batch, through bp in one
+// step, over what read found, reading what it replaces again when
+// another writer got there first; a job whose sealed secrets were judged
+// against another version than the one read again is judged again.
+func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, jobs []JobPut, batch []checkedPut, checked []PutJobsItemError, now time.Time, ifMatch string, read *batchRead) ([]*JobRecord, error) {
 	names := make([]string, len(batch))
 	for i := range batch {
 		names[i] = batch[i].name
@@ -406,7 +450,16 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 		if err != nil {
 			return nil, err
 		}
-		recs, items := s.recordsOf(col, batch, slices.Clip(checked), olds, ifMatch, now)
+		checked := slices.Clip(checked)
+		for i := range batch {
+			if p := &batch[i]; p.judged && p.job != nil && p.over != etagOf(olds[i]) {
+				if err := s.checkPut(collection, jobs[i], now, p, olds[i]); err != nil {
+					*p = checkedPut{}
+					checked = append(checked, PutJobsItemError{Index: i, Name: jobs[i].Name, Err: err})
+				}
+			}
+		}
+		recs, items := s.recordsOf(col, batch, checked, olds, ifMatch, now)
 		if items != nil {
 			return nil, &PutJobsError{Items: items}
 		}
@@ -428,13 +481,36 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 	return nil, fmt.Errorf("put jobs: too many concurrent writes: %w", ErrConflict)
 }
 
-// putEach writes a checked batch one job at a time, for a store that is no
-// BulkPutter; it stops at the first job that fails.
-func (s *Scheduler) putEach(ctx context.Context, collection string, batch []checkedPut, now time.Time, ifMatch string) ([]*JobRecord, error) {
+// putEach writes jobs, a batch checked into batch, one job at a time,
+// for a store that is no BulkPutter; it stops at the first job that
+// fails. A job whose sealed secrets were judged against another version
+// than the one it would replace is judged again.
+func (s *Scheduler) putEach(ctx context.Context, collection string, jobs []JobPut, batch []checkedPut, now time.Time, ifMatch string) ([]*JobRecord, error) {
 	out := make([]*JobRecord, 0, len(batch))
 	for i := range batch {
 		p := &batch[i]
-		r, err := s.writeJob(ctx, s.store, collection, p.name, p.job, p.tags, p.state, p.t, now, putCond{ifMatch: ifMatch})
+		var r *JobRecord
+		err := errJudgedOther
+		for range maxWriteAttempts {
+			r, err = s.writeJob(ctx, s.store, collection, p.name, p.job, p.tags, p.state, p.t, now, putCond{ifMatch: ifMatch, judged: p.judged, over: p.over})
+			if !errors.Is(err, errJudgedOther) {
+				break
+			}
+			old, gerr := s.store.GetJob(ctx, collection, p.name)
+			if errors.Is(gerr, ErrNotFound) {
+				old, gerr = nil, nil
+			}
+			if gerr != nil {
+				err = gerr
+				break
+			}
+			if err = s.checkPut(collection, jobs[i], now, p, old); err != nil {
+				break
+			}
+		}
+		if errors.Is(err, errJudgedOther) {
+			err = fmt.Errorf("put job %q: too many concurrent writes: %w", p.name, ErrConflict)
+		}
 		if err != nil {
 			return out, &PutJobsError{Items: []PutJobsItemError{{Index: i, Name: p.name, Err: err}}}
 		}

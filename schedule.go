@@ -46,22 +46,10 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 	}
 	now := time.Now()
 	def := &Job{Action: act, Recurrence: when}
-	plain, err := s.checkDefinition(def, DefaultCollection, name, now, anchorAt(now), false, nil)
-	if err != nil {
-		return nil, err
-	}
-	job, err := s.sealDefinition(plain, DefaultCollection, name)
-	if err != nil {
-		return nil, err
-	}
-	t, err := job.Timing(DefaultCollection, name, anchorAt(now))
-	if err != nil {
-		return nil, err
-	}
-	col, err := s.defaultCollection(ctx)
-	if err != nil {
-		return nil, err
-	}
+	judged := anySealed(jobSecrets(def))
+	var plain, job *Job
+	var t *Timing
+	var col *CollectionRecord
 	for range maxWriteAttempts {
 		old, err := s.store.GetJob(ctx, DefaultCollection, name)
 		switch {
@@ -69,7 +57,20 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 			old = nil
 		case err != nil:
 			return nil, err
-		case s.sameDefinition(old.Job, plain, DefaultCollection, name):
+		}
+		if plain == nil || judged {
+			// Sealed secrets in act are kept from the job's definition:
+			// they are judged against the version the write replaces.
+			if plain, job, t, err = s.checkScheduled(def, name, now, jobOf(old)); err != nil {
+				return nil, err
+			}
+		}
+		if col == nil {
+			if col, err = s.defaultCollection(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if old != nil && s.sameDefinition(old.Job, plain, DefaultCollection, name) {
 			return old, nil
 		}
 		state, put := JobEnabled, job
@@ -94,6 +95,23 @@ func (s *Scheduler) Schedule(ctx context.Context, name string, when *recurrence.
 		return r, nil
 	}
 	return nil, fmt.Errorf("schedule job %q: too many concurrent writes: %w", name, ErrConflict)
+}
+
+// checkScheduled checks def, the definition of job name of
+// DefaultCollection that Schedule puts at now, against stored, the
+// definition the store holds (nil: none), and returns it with its secrets
+// plain, sealed, and its timing.
+func (s *Scheduler) checkScheduled(def *Job, name string, now time.Time, stored *Job) (plain, sealed *Job, t *Timing, err error) {
+	if plain, err = s.checkDefinition(def, DefaultCollection, name, now, anchorAt(now), false, stored); err != nil {
+		return nil, nil, nil, err
+	}
+	if sealed, err = s.sealDefinition(plain, DefaultCollection, name); err != nil {
+		return nil, nil, nil, err
+	}
+	if t, err = sealed.Timing(DefaultCollection, name, anchorAt(now)); err != nil {
+		return nil, nil, nil, err
+	}
+	return plain, sealed, t, nil
 }
 
 // paused returns job with the reason and the resume time of the pause of
