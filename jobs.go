@@ -944,10 +944,19 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if p == nil {
 			return nil
 		}
-		// The secrets the patch leaves out stay sealed, to open only
-		// where the job sends them (see openGiven); those stored
-		// unsealed are checked likewise (see keptPlain).
-		cur := r.Definition()
+		// The patch is merged into the definition with its secrets
+		// open, so that the merged one is validated once; a secret the
+		// patch leaves out is kept only where, and as, the job used it
+		// (see keptMoved). When one does not open, the definition stays
+		// sealed: the check opens the secrets kept (see openGiven), and
+		// names the one that does not open unless the patch gives it.
+		stored := r.Job
+		if plain, err := s.openDefinition(r.Job, collection, name); err == nil {
+			stored = plain
+		}
+		rd := *r
+		rd.Job = stored
+		cur := rd.Definition()
 		cur.Status = nil
 		base, err := json.Marshal(cur)
 		if err != nil {
@@ -970,7 +979,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return err
 		}
-		if err := keptPlain(def, r.Job, p); err != nil {
+		if err := keptMoved(def, stored, p); err != nil {
 			return err
 		}
 		job, err := s.checkDefinition(def, collection, name, now, r.Schedule.Anchor, true, r.Job)

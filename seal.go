@@ -348,14 +348,16 @@ func movedError(was, f secretField) error {
 	return fmt.Errorf("is kept from the job's definition, and %s: a kept secret is sent only where it was, and used only as it was, so give the secret again to send it there", strings.Join(changed, ", and "))
 }
 
-// keptPlain returns an error at the path of each secret of def, a
+// keptMoved returns an error at the path of each secret of def, a
 // definition merged from patch (a merge patch of its members) into
-// stored, the definition the store holds for the job, that def keeps
-// from stored unsealed (stored without a key: in an Ephemeral store, or
-// before the store had one), the patch leaving it out, and that def
-// sends elsewhere or uses otherwise (see moved): the rule openGiven
-// applies to a sealed secret so kept, with the same message.
-func keptPlain(def, stored *Job, patch map[string]any) error {
+// stored, the definition the store holds for the job with its secrets
+// open (or stored unsealed: without a key, in an Ephemeral store, or
+// before the store had one), that def keeps from stored, the patch
+// leaving it out, and that def sends elsewhere or uses otherwise (see
+// moved): the rule openGiven applies to a sealed secret kept, with the
+// same message. Sealed values, which the secrets of stored that do not
+// open keep, are left to openGiven.
+func keptMoved(def, stored *Job, patch map[string]any) error {
 	var kept []secretField
 	var errs []error
 	for _, f := range jobSecrets(def) {
