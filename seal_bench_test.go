@@ -10,6 +10,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/testcert"
 	"github.com/jobclock/scheduler/secrets"
 	"github.com/jobclock/scheduler/store/memory"
 )
@@ -97,4 +98,42 @@ func sealedBatch(b *testing.B, keys *secrets.Keyring, n int) time.Duration {
 		b.Fatalf("%d attempts failed", f)
 	}
 	return elapsed
+}
+
+// BenchmarkPutCertificate puts jobs with a client certificate (its pfx
+// and password given in clear) into the memory store with a keyring, as
+// a Go value, replacing 1,000 jobs in turn: what checking, describing and
+// sealing a certificate costs a put. The certificates are 256 different
+// ones, taken in turn, so that no put finds its certificate read by the
+// put before.
+func BenchmarkPutCertificate(b *testing.B) {
+	k, _, err := secrets.GenerateKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ring, _ := secrets.NewKeyring(k)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Secrets: ring, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	col := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 1000}}}
+	if _, err := s.PutCollection(ctx, "c", col, nil); err != nil {
+		b.Fatal(err)
+	}
+	pfxs := make([]string, 256)
+	for i := range pfxs {
+		pfxs[i], _ = testcert.Pfx(b, fmt.Sprintf("bench-%d", i), "pfx-pw")
+	}
+	far := time.Now().Add(24 * time.Hour)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		job := &scheduler.Job{StartTime: &far, Action: action.Action{Type: action.HTTPS, Request: &action.HTTPRequest{URI: "https://example.com/", Method: "GET",
+			Authentication: &action.Authentication{Type: action.AuthClientCertificate, Pfx: pfxs[i%len(pfxs)], Password: "pfx-pw"}}}}
+		if _, err := s.PutJob(ctx, "c", fmt.Sprintf("j%d", i%1000), job, nil); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
 }

@@ -294,6 +294,21 @@ func TestReadCertificate(t *testing.T) {
 	if _, err := httpaction.ReadCertificate(base64.StdEncoding.EncodeToString(data), "bad"); err == nil {
 		t.Errorf("ReadCertificate with a wrong password succeeded")
 	}
+
+	// Read again, as a put reads it twice (to check and to describe it):
+	// the same description, a copy of its own, and still no description
+	// for a wrong password.
+	again, err := httpaction.ReadCertificate(base64.StdEncoding.EncodeToString(data), "pw-read")
+	if err != nil || *again != want {
+		t.Fatalf("ReadCertificate again = %+v, %v; want %+v", again, err, want)
+	}
+	again.SubjectName = "changed"
+	if third, _ := httpaction.ReadCertificate(base64.StdEncoding.EncodeToString(data), "pw-read"); third.SubjectName != want.SubjectName {
+		t.Errorf("a change to a description ReadCertificate returned shows in the next: %q", third.SubjectName)
+	}
+	if _, err := httpaction.ReadCertificate(base64.StdEncoding.EncodeToString(data), "bad"); err == nil {
+		t.Errorf("ReadCertificate with a wrong password, after the right one, succeeded")
+	}
 }
 
 const (

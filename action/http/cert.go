@@ -10,6 +10,7 @@ import (
 	"fmt"
 	nethttp "net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jobclock/scheduler/action"
@@ -33,7 +34,41 @@ type Certificate struct {
 // "pfx" field) with password and describes its leaf certificate. Errors are
 // *FieldError values naming request.authentication.pfx or
 // request.authentication.password.
+//
+// The outcomes of the last readCacheSize pairs of pfx and password read
+// are kept (the description or the error, never the private key), so that
+// a job put is read once: by [ValidateRequest], which checks it with
+// ReadCertificate, and by the scheduler, which describes it.
 func ReadCertificate(pfx, password string) (*Certificate, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s:%s", len(pfx), pfx, password)
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	read, _ := reads.GetOrCreate(key, func() (*certRead, error) { return new(certRead), nil })
+	read.once.Do(func() { read.cert, read.err = readCertificate(pfx, password) })
+	if read.err != nil {
+		return nil, read.err
+	}
+	c := *read.cert
+	return &c, nil
+}
+
+// readCacheSize bounds the outcomes of ReadCertificate kept.
+const readCacheSize = 64
+
+// reads holds the outcomes of ReadCertificate by the SHA-256 of its
+// arguments.
+var reads = lru.New[[sha256.Size]byte, *certRead](readCacheSize, nil)
+
+// certRead is the outcome of a ReadCertificate, computed once.
+type certRead struct {
+	once sync.Once
+	cert *Certificate
+	err  error
+}
+
+// readCertificate is ReadCertificate without its cache.
+func readCertificate(pfx, password string) (*Certificate, error) {
 	cert, err := parsePfx(pfx, password)
 	if err != nil {
 		return nil, err

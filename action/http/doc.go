@@ -110,7 +110,9 @@
 //     core); CheckPfxWork does the same without the password, for the
 //     parts readable without it, when a job is created. Use
 //     ReadCertificate to show a certificate's thumbprint, subject and
-//     expiry in place of the secret pfx.
+//     expiry in place of the secret pfx; it keeps the outcomes of the
+//     last 64 certificates it read (not their keys), so that a job put is
+//     read once, to check it (ValidateRequest) and to describe it.
 //   - ActiveDirectoryOAuth: a client-credentials access token is sent as
 //     "Authorization: Bearer". It comes from the Azure AD v1 endpoint
 //     {authority}/{tenant}/oauth2/token with grant_type=client_credentials,

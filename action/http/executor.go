@@ -500,7 +500,9 @@ func prepare(r *action.HTTPRequest) (*prepared, error) {
 // authentication type, missing authentication fields, and a pfx that is not
 // base64 or that its password does not open. Errors are *FieldError values
 // whose Path is relative to the action ("request.uri"). A nil r is
-// reported as a missing request.
+// reported as a missing request. It reads a client certificate with
+// [ReadCertificate], whose outcome a description of the same certificate
+// then finds read.
 func ValidateRequest(r *action.HTTPRequest) error {
 	if r == nil {
 		return &FieldError{Path: "request", Reason: "is required"}
@@ -509,7 +511,7 @@ func ValidateRequest(r *action.HTTPRequest) error {
 		return err
 	}
 	if a := r.Authentication; a != nil && a.Type == action.AuthClientCertificate {
-		if _, err := parsePfx(a.Pfx, a.Password); err != nil {
+		if _, err := ReadCertificate(a.Pfx, a.Password); err != nil {
 			return err
 		}
 	}
