@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/jobclock/scheduler/internal/codec"
 	"github.com/jobclock/scheduler/internal/jsonc"
 	"github.com/jobclock/scheduler/internal/jsonpath"
 
@@ -694,29 +696,45 @@ func (s *Scheduler) unchanged(old *JobRecord, job *Job, state JobState) bool {
 // name of collection (their secrets sealed or not), say the same: their
 // canonical forms with their secrets open are equal, whatever their state,
 // pause and status. One whose secrets do not open is taken as another.
+// Both are written into one buffer, kept for the next comparison.
 func (s *Scheduler) sameDefinition(a, b *Job, collection, name string) bool {
 	if a == b {
 		return true
 	}
-	ca, err := s.canonicalForm(a, collection, name)
-	if err != nil {
-		return false
+	bp := formBufs.Get().(*[]byte)
+	form, err := s.appendForm((*bp)[:0], a, collection, name)
+	n := len(form)
+	if err == nil {
+		form, err = s.appendForm(form, b, collection, name)
 	}
-	cb, err := s.canonicalForm(b, collection, name)
-	return err == nil && bytes.Equal(ca, cb)
+	same := err == nil && bytes.Equal(form[:n], form[n:])
+	if cap(form) <= maxFormBuf {
+		*bp = form
+		formBufs.Put(bp)
+	}
+	return same
 }
 
-// canonicalForm returns the canonical form of j, a checked definition of
-// job name of collection, with its secrets open, without its state,
-// pause and status: what sameDefinition compares.
-func (s *Scheduler) canonicalForm(j *Job, collection, name string) ([]byte, error) {
+// formBufs are the buffers of sameDefinition.
+var formBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxFormBuf is the largest buffer sameDefinition keeps: two
+// definitions of the largest size, MaxJobSize.
+const maxFormBuf = 2 * jobdef.MaxJobSize
+
+// appendForm appends to b the canonical form of j, a checked definition
+// of job name of collection, with its secrets open, without its state,
+// pause and status: what sameDefinition compares. It is the JSON that
+// encoding/json writes for it, written by internal/codec, the codec of
+// the stores and the management API.
+func (s *Scheduler) appendForm(b []byte, j *Job, collection, name string) ([]byte, error) {
 	o, err := s.openDefinition(j, collection, name)
 	if err != nil {
-		return nil, err
+		return b, err
 	}
 	c := *o
 	c.State, c.StateReason, c.ResumeTime, c.Status = "", "", nil, nil
-	return json.Marshal(&c)
+	return codec.Append(b, &c, true)
 }
 
 // keepRuns carries into r, a put's new record over old, the occurrences of
