@@ -314,11 +314,19 @@ func (s *Scheduler) openSecret(v, collection, name string, f, was secretField) (
 
 // openOlder opens v, the sealed value of field f of job name of
 // collection, sealed as earlier versions sealed: for the job, the field
-// and the destination (destContext), or for the job and the field alone
+// and the destination (destContext); for an ActiveDirectoryOAuth secret
+// also for the request's origin alone, as before its destination named
+// the token endpoint; or for the job and the field alone
 // (legacyContext). It reports whether v opened.
 func (s *Scheduler) openOlder(v, collection, name string, f secretField) (string, bool) {
 	if f.use() != "" {
 		if plain, err := s.cfg.Secrets.Open(v, destContext(collection, name, f)); err == nil {
+			return plain, true
+		}
+	}
+	if f.sub == ".request.authentication.secret" {
+		origin := legacyContext(collection, name, f) + " to " + destination(f.act, "request")
+		if plain, err := s.cfg.Secrets.Open(v, origin); err == nil {
 			return plain, true
 		}
 	}

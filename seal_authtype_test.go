@@ -137,3 +137,67 @@ func TestSecretSealedWithoutAuthType(t *testing.T) {
 		t.Errorf("PatchJob keeping the authentication, after ResealSecrets: %v", err)
 	}
 }
+
+// TestOAuthSecretSealedForOrigin: an ActiveDirectoryOAuth secret stored
+// sealed for its job, field and the request's origin alone, as before its
+// destination named the token endpoint, opens for a write that keeps the
+// authority and tenant (a patch, a put of the definition read back), is
+// refused by one that changes the authority, and ResealSecrets seals it
+// again.
+func TestOAuthSecretSealedForOrigin(t *testing.T) {
+	ctx := context.Background()
+	st := durable{memory.New()}
+	keys := newKeyring(t)
+	s := newDestScheduler(t, st, keys)
+	const path = "action.request.authentication.secret"
+	for _, name := range []string{"a", "b", "c"} {
+		if _, err := s.PutJobJSON(ctx, "c", name, []byte(`{"action": {"type": "Https", "request": {"uri": "https://api.example.com/run", "method": "GET",
+			"authentication": {"type": "ActiveDirectoryOAuth", "tenant": "t", "audience": "a", "clientId": "c", "secret": "s-1"}}},
+			"recurrence": {"frequency": "Day", "interval": 1}, "state": "Disabled"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err := st.GetJob(ctx, "c", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed, err := keys.Seal("s-1", "c/"+name+"#"+path+" to https://api.example.com:443")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Job.Action.Request.Authentication.Secret = sealed
+		if err := st.PutJob(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.PatchJob(ctx, "c", "a", []byte(`{"action": {"request": {"authentication": {"authority": "https://login.example.net/"}}}}`), nil); pathsOf(err) != path ||
+		!strings.Contains(err.Error(), "https://login.example.net") {
+		t.Errorf("PatchJob moving the authority = %v, want a refusal at %s naming the new authority", err, path)
+	}
+	if _, err := s.PatchJob(ctx, "c", "a", []byte(`{"action": {"request": {"method": "POST"}}}`), nil); err != nil {
+		t.Errorf("PatchJob keeping the authority: %v", err)
+	}
+	read, err := s.GetJob(ctx, "c", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "c", "b", read.Job, nil); err != nil {
+		t.Errorf("PutJob of the read-back definition: %v", err)
+	}
+	// a and b were sealed again by their writes; c is by ResealSecrets.
+	if n, err := s.ResealSecrets(ctx); err != nil || n != 1 {
+		t.Errorf("ResealSecrets = %d, %v, want 1 job", n, err)
+	}
+	if n, err := s.ResealSecrets(ctx); err != nil || n != 0 {
+		t.Errorf("second ResealSecrets = %d, %v, want 0", n, err)
+	}
+	r, err := st.GetJob(ctx, "c", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.Open(r.Job.Action.Request.Authentication.Secret, "c/c#"+path+" to https://api.example.com:443"); err == nil {
+		t.Errorf("after ResealSecrets job c's secret still opens for the request's origin alone")
+	}
+	if _, err := s.PatchJob(ctx, "c", "c", []byte(`{"action": {"request": {"method": "POST"}}}`), nil); err != nil {
+		t.Errorf("PatchJob after ResealSecrets: %v", err)
+	}
+}
