@@ -605,7 +605,10 @@
 // same way. A PutJob that changes the job's definition or state replaces
 // the job and starts it afresh, with nothing to pass over; one that
 // changes neither (a template deployed again) leaves its schedule as it
-// is, as [Scheduler.Schedule] leaves an unchanged job alone.
+// is, as [Scheduler.Schedule] leaves an unchanged job alone; when its
+// tags are the job's too, it writes nothing, and the job keeps its ETag
+// (the same representation keeps its ETag, as HTTP has it; so do the
+// jobs of a PutJobs batch that change nothing).
 //
 // [Scheduler.BackfillJob] (REST: POST .../jobs/{job}/backfill with
 // {"from", "to", "only": "Missing" | "All", "dryRun"}) runs the job's

@@ -263,7 +263,10 @@ func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 // has (an ARM template deployed again, a host that puts its jobs at each
 // start) leaves it where it is in its recurrence: its anchor, its next
 // occurrence, an occurrence in progress and its counters stay, nothing
-// runs at once, and only its tags (the put's) and its ETag change. A put
+// runs at once, and only its tags (the put's) and its ETag change; when
+// its tags are the job's too, nothing is written and the job is returned
+// as stored, with its ETag (the same representation keeps its ETag, as
+// an HTTP PUT of it would). A put
 // that changes either replaces the job, which is scheduled as if created
 // now (an attempt in flight still records its outcome, but retries of its
 // occurrence are dropped, and the occurrences that come due before it
@@ -464,8 +467,8 @@ func (s *Scheduler) writeJob(ctx context.Context, st TxStore, collection, name s
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
-		if err != nil {
-			return nil, err
+		if err != nil || r == old {
+			return r, err // r == old: nothing to write
 		}
 		if err := s.recheckPut(ctx, st, old, r, col.Definition.RecurrenceLimit(time.Now())); err != nil {
 			return nil, err
@@ -601,12 +604,13 @@ func anchorAt(now time.Time) time.Time { return now.Truncate(time.Second) }
 
 // storeJob writes the checked definition job, with checked tags and timing
 // t (its timing from anchorAt(now)), as job name of collection col, over
-// old (nil: create it), and returns the stored record. It fails with
+// old (nil: create it), and returns the stored record: old itself, not
+// written, when the put changes nothing (see newRecord). It fails with
 // ErrConflict when another writer changed the job since old was read.
 func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRecord, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
 	r, err := s.newRecord(col, name, job, tags, state, t, now, old)
-	if err != nil {
-		return nil, err
+	if err != nil || r == old {
+		return r, err
 	}
 	if err := st.PutJob(ctx, r); err != nil {
 		return nil, err
@@ -618,7 +622,8 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 // newRecord returns the record that a put of the checked definition job,
 // with checked tags and timing t, as job name of collection col over old
 // (nil: a create) writes at now; an error when t is more frequent than col
-// allows.
+// allows. It returns old itself when the put changes nothing: the
+// definition and state are old's (see unchanged), and so are the tags.
 func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags map[string]string, state JobState, t *Timing, now time.Time, old *JobRecord) (*JobRecord, error) {
 	if job.Recurrence.Ext().Calendar != "" {
 		var err error
@@ -632,6 +637,9 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 	if old != nil && s.unchanged(old, job, state) {
 		// Nothing the put says changes when or how the job runs: it keeps
 		// its place in its recurrence, as Schedule leaves such a job alone.
+		if maps.Equal(old.Tags, tags) {
+			return old, nil // nor its tags: the same job, with its ETag
+		}
 		r := old.Clone()
 		r.Tags = nil
 		if len(tags) > 0 {

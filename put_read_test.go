@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -117,6 +118,8 @@ func TestPutReadsThroughWrapper(t *testing.T) {
 // TestPutReplacesWhatItRead: a put over a job that exists reads it (on
 // the memory store, in the same call as the collection) and keeps its
 // creation time and counts the version on; IfMatch is checked against it.
+// Each put gives other tags, so that it writes (a put that changes
+// nothing leaves the job as it is).
 func TestPutReplacesWhatItRead(t *testing.T) {
 	ctx := context.Background()
 	s, _ := noopScheduler(t, action.HTTP)
@@ -132,7 +135,7 @@ func TestPutReplacesWhatItRead(t *testing.T) {
 	if _, err := s.PutJob(ctx, "c", "j", def, &scheduler.PutJobOptions{IfMatch: "nope"}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
 		t.Errorf("PutJob with a wrong IfMatch = %v, want ErrPreconditionFailed", err)
 	}
-	second, err := s.PutJob(ctx, "c", "j", def, &scheduler.PutJobOptions{IfMatch: first.ETag})
+	second, err := s.PutJob(ctx, "c", "j", def, &scheduler.PutJobOptions{IfMatch: first.ETag, Tags: map[string]string{"put": "second"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +148,9 @@ func TestPutReplacesWhatItRead(t *testing.T) {
 	}
 	// Without IfMatch, a put creates the jobs that do not exist and
 	// replaces those that do.
-	for _, name := range []string{"j", "k", "k", "l", "l", "j"} {
+	for i, name := range []string{"j", "k", "k", "l", "l", "j"} {
 		before, _ := s.GetJob(ctx, "c", name)
-		r, err := s.PutJob(ctx, "c", name, def, nil)
+		r, err := s.PutJob(ctx, "c", name, def, &scheduler.PutJobOptions{Tags: map[string]string{"put": strconv.Itoa(i)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,16 +180,18 @@ func TestConcurrentPutsCountEveryWrite(t *testing.T) {
 			for i := range rounds * jobs {
 				def := &scheduler.Job{Action: action.Action{Type: action.HTTP, Request: &action.HTTPRequest{URI: "http://example.com/", Method: "GET"}},
 					Recurrence: &recurrence.Recurrence{Frequency: recurrence.Hour, Interval: int32(1 + g)}}
-				var opts *scheduler.PutJobOptions
+				// Tags of its own make each put change the job.
+				opts := &scheduler.PutJobOptions{Tags: map[string]string{"put": fmt.Sprint(g, "-", i)}}
 				if i%3 == 2 {
-					opts = &scheduler.PutJobOptions{IfMatch: "*"}
+					opts.IfMatch = "*"
 				}
 				name := fmt.Sprintf("j%d", i%jobs)
 				if _, err := s.PutJob(ctx, "c", name, def, opts); err != nil {
-					if opts != nil && errors.Is(err, scheduler.ErrPreconditionFailed) {
+					if opts.IfMatch != "" && errors.Is(err, scheduler.ErrPreconditionFailed) {
 						// IfMatch "*" before the job was created: count it as
 						// not written by putting it again without.
-						if _, err = s.PutJob(ctx, "c", name, def, nil); err == nil {
+						opts.IfMatch = ""
+						if _, err = s.PutJob(ctx, "c", name, def, opts); err == nil {
 							continue
 						}
 					}

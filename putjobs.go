@@ -79,8 +79,8 @@ func (e *PutJobsError) Unwrap() []error {
 // PutJobs puts the jobs of a batch into collection at one instant, each as
 // [Scheduler.PutJob] does (creating it, replacing the job of that name
 // with its status counters and history kept, or leaving its schedule as it
-// is when the job has that definition and state), and returns their
-// records in the order of jobs.
+// is when the job has that definition and state, and writing nothing when
+// it has those tags too), and returns their records in the order of jobs.
 //
 // Every definition is checked first, as PutJob checks one; when any job is
 // invalid (a bad name, a name that an earlier job of the batch has, a bad
@@ -463,14 +463,26 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 		if items != nil {
 			return nil, &PutJobsError{Items: items}
 		}
-		err = bp.PutJobs(ctx, collection, recs)
+		// A job the batch leaves as it is (see newRecord) is not written.
+		write := recs
+		if slices.ContainsFunc(olds, func(old *JobRecord) bool { return old != nil && slices.Contains(recs, old) }) {
+			write = nil
+			for i, r := range recs {
+				if r != olds[i] {
+					write = append(write, r)
+				}
+			}
+		}
+		if len(write) > 0 {
+			err = bp.PutJobs(ctx, collection, write)
+		}
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range recs {
+		for _, r := range write {
 			r.Version++
 		}
 		if err := s.recheckBatch(ctx, collection, olds, recs, col.Definition.RecurrenceLimit(time.Now())); err != nil {
@@ -527,7 +539,7 @@ func (s *Scheduler) putEach(ctx context.Context, collection string, jobs []JobPu
 func (s *Scheduler) recheckBatch(ctx context.Context, collection string, olds, recs []*JobRecord, limit MaxRecurrence) error {
 	need := false
 	for i, r := range recs {
-		need = need || needsRecheck(olds[i], r)
+		need = need || r != olds[i] && needsRecheck(olds[i], r)
 	}
 	if !need {
 		return nil
@@ -537,6 +549,9 @@ func (s *Scheduler) recheckBatch(ctx context.Context, collection string, olds, r
 	for i, r := range recs {
 		if err != nil {
 			break
+		}
+		if r == olds[i] {
+			continue // not written
 		}
 		ferr := s.calendarFault(col, r)
 		if ferr == nil {
@@ -550,7 +565,9 @@ func (s *Scheduler) recheckBatch(ctx context.Context, collection string, olds, r
 		return nil
 	}
 	for i, r := range recs {
-		s.undoPut(ctx, s.store, olds[i], r)
+		if r != olds[i] {
+			s.undoPut(ctx, s.store, olds[i], r)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("put jobs: read the collection again: %w", err)

@@ -160,7 +160,7 @@ func testPutJobs(t *testing.T, st scheduler.Store, bulk bool) {
 	disabled := batchJob(t)
 	disabled.State = scheduler.JobDisabled
 	disabled.StateReason = "not yet"
-	recs, err := s.PutJobs(ctx, "c", []scheduler.JobPut{{Name: "n1", Job: batchJob(t), Tags: map[string]string{"team": "ops"}}, {Name: "old", Job: batchJob(t)}, {Name: "n2", Job: disabled}}, nil)
+	recs, err := s.PutJobs(ctx, "c", []scheduler.JobPut{{Name: "n1", Job: batchJob(t), Tags: map[string]string{"team": "ops"}}, {Name: "old", Job: batchJob(t), Tags: map[string]string{"team": "dev"}}, {Name: "n2", Job: disabled}}, nil)
 	if err != nil {
 		t.Fatalf("PutJobs: %v", err)
 	}

@@ -397,12 +397,17 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	// PutJobJSON parses with the scheduler's own rules (the action types
 	// registered in it, their payloads) and puts the job, validating it
 	// once; its problems name their paths in the body.
+	// A put that changes nothing returns the stored job unwritten (see
+	// Scheduler.PutJob), which may be at its first version still: the
+	// job was created by this put when it was created after the put
+	// began (stores keep times to the microsecond).
+	began := time.Now().Truncate(time.Microsecond)
 	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PutJobOptions{IfMatch: ifMatch(r), IfNoneMatch: strings.TrimSpace(r.Header.Get("If-None-Match"))})
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	status := http.StatusOK
-	if j.Version == 1 {
+	if j.Version == 1 && !j.Created.Before(began) {
 		status = http.StatusCreated
 	}
 	setETag(w, j.ETag)

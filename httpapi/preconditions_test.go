@@ -157,3 +157,25 @@ func TestPutJobMisspeltEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// TestPutJobUnchanged: a PUT of the body a job already has answers 200
+// with the job's ETag, which an If-Match taken before it still matches;
+// the first PUT created the job (201).
+func TestPutJobUnchanged(t *testing.T) {
+	s, _ := newSeeingScheduler(t, memory.New(), nil)
+	h := httpapi.New(s, nil)
+	job := basicAuthJob("pw")
+	first := serveWith(h, "PUT", jc1+"/jobs/j1"+v, job, nil)
+	if first.Code != http.StatusCreated {
+		t.Fatalf("first PUT = %d %s, want 201", first.Code, first.Body)
+	}
+	etag := first.Header().Get("ETag")
+	again := serveWith(h, "PUT", jc1+"/jobs/j1"+v, job, nil)
+	if again.Code != http.StatusOK || again.Header().Get("ETag") != etag {
+		t.Fatalf("PUT of the same body = %d, ETag %q; want 200 and %q", again.Code, again.Header().Get("ETag"), etag)
+	}
+	changed := strings.Replace(job, `"interval": 2`, `"interval": 3`, 1)
+	if rec := serveWith(h, "PUT", jc1+"/jobs/j1"+v, changed, map[string]string{"If-Match": etag}); rec.Code != http.StatusOK || rec.Header().Get("ETag") == etag {
+		t.Errorf("PUT of a change with the ETag from before the unchanged PUT = %d %s, ETag %q; want 200 and a new ETag", rec.Code, rec.Body, rec.Header().Get("ETag"))
+	}
+}
