@@ -39,8 +39,7 @@ func TestServeDashboard(t *testing.T) {
 		}
 	}
 
-	jar, _ := cookiejar.New(nil)
-	noFollow := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	noFollow := browser()
 	get := func(path, accept string) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, srv.url+path, nil)
@@ -68,16 +67,7 @@ func TestServeDashboard(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/ui/login") {
 		t.Fatalf("GET /ui/ signed out = %d to %q, want 303 to the sign-in page", res.StatusCode, res.Header.Get("Location"))
 	}
-	_, login := get("/ui/login", "text/html")
-	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(login)
-	if m == nil {
-		t.Fatalf("sign-in page has no form token:\n%s", login)
-	}
-	res, err := noFollow.PostForm(srv.url+"/ui/login", url.Values{"csrf": {m[1]}, "token": {limited}, "next": {"/ui/"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
+	res = signInUI(t, noFollow, srv.url, limited, nil)
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("sign-in = %d, want 303", res.StatusCode)
 	}
@@ -125,26 +115,10 @@ func TestServeSignInLimit(t *testing.T) {
 			dir := t.TempDir()
 			tokens, token := writeTokens(t, dir)
 			srv := startServe(t, bin, append([]string{"-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "j.db"), "-tokens", tokens}, tc.args...)...)
-			jar, _ := cookiejar.New(nil)
-			client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			client := browser()
 			signIn := func(tok string) *http.Response {
 				t.Helper()
-				res, err := client.Get(srv.url + "/ui/login")
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(b))
-				if m == nil {
-					t.Fatalf("sign-in page has no form token:\n%s", b)
-				}
-				res, err = client.PostForm(srv.url+"/ui/login", url.Values{"csrf": {m[1]}, "token": {tok}, "next": {"/ui/"}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Body.Close()
-				return res
+				return signInUI(t, client, srv.url, tok, nil)
 			}
 			for i := range 5 {
 				res := signIn("wrong-token-0123456789abcdef")
@@ -184,38 +158,14 @@ func TestServeAuthFailuresShared(t *testing.T) {
 			tokens, token := writeTokens(t, dir)
 			srv := startServe(t, bin, "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "j.db"), "-tokens", tokens,
 				"-signin-failures", "2", "-signin-window", "1h")
-			jar, _ := cookiejar.New(nil)
-			client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			client := browser()
 			signIn := func(tok string) *http.Response {
 				t.Helper()
-				res, err := client.Get(srv.url + "/ui/login")
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(b))
-				if m == nil {
-					t.Fatalf("sign-in page has no form token:\n%s", b)
-				}
-				res, err = client.PostForm(srv.url+"/ui/login", url.Values{"csrf": {m[1]}, "token": {tok}, "next": {"/ui/"}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Body.Close()
-				return res
+				return signInUI(t, client, srv.url, tok, nil)
 			}
 			api := func(tok string) *http.Response {
 				t.Helper()
-				req, _ := http.NewRequest(http.MethodGet, srv.url+"/subscriptions/sub-tls/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01", nil)
-				req.Header.Set("Authorization", "Bearer "+tok)
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				return res
+				return listCollections(t, srv.url, tok, "")
 			}
 			wrong, right := api, signIn
 			if first == "dashboard" {
@@ -250,16 +200,7 @@ func TestServeOverallFailuresNoLockout(t *testing.T) {
 		"-trusted-proxies", "127.0.0.1", "-signin-failures-overall", "2", "-signin-window", "2s", "-signin-wait", "10s")
 	api := func(tok, client string) int {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, srv.url+"/subscriptions/sub-tls/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01", nil)
-		req.Header.Set("Authorization", "Bearer "+tok)
-		req.Header.Set("X-Forwarded-For", client)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		return res.StatusCode
+		return listCollections(t, srv.url, tok, client).StatusCode
 	}
 	const wrong = "wrong-token-0123456789abcdef"
 	for _, client := range []string{"203.0.113.1", "203.0.113.2"} {
@@ -274,18 +215,38 @@ func TestServeOverallFailuresNoLockout(t *testing.T) {
 		t.Errorf("wrong token from a new client once the overall budget is used up = %d, want 401", code)
 	}
 
+	res := signInUI(t, browser(), srv.url, token, http.Header{"X-Forwarded-For": {"203.0.113.5"}})
+	if res.StatusCode != http.StatusSeeOther {
+		t.Errorf("sign-in with the right token from a new client once the overall budget is used up = %d, want 303", res.StatusCode)
+	}
+	srv.stop(t)
+}
+
+// browser returns a client that keeps cookies and does not follow
+// redirects, as the dashboard's tests need to see them.
+func browser() *http.Client {
 	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// signInUI signs in to the dashboard of serve at base with token, as a
+// browser does: it opens the sign-in form, reads its form token and
+// posts it with the token, each request with the headers of header
+// (which may be nil). The response's body is closed.
+func signInUI(t *testing.T, client *http.Client, base, token string, header http.Header) *http.Response {
+	t.Helper()
 	send := func(req *http.Request) *http.Response {
 		t.Helper()
-		req.Header.Set("X-Forwarded-For", "203.0.113.5")
+		for k, v := range header {
+			req.Header[k] = v
+		}
 		res, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
-	req, _ := http.NewRequest(http.MethodGet, srv.url+"/ui/login", nil)
+	req, _ := http.NewRequest(http.MethodGet, base+"/ui/login", nil)
 	res := send(req)
 	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
@@ -293,13 +254,30 @@ func TestServeOverallFailuresNoLockout(t *testing.T) {
 	if m == nil {
 		t.Fatalf("sign-in page has no form token:\n%s", b)
 	}
-	req, _ = http.NewRequest(http.MethodPost, srv.url+"/ui/login", strings.NewReader(url.Values{"csrf": {m[1]}, "token": {token}, "next": {"/ui/"}}.Encode()))
+	req, _ = http.NewRequest(http.MethodPost, base+"/ui/login", strings.NewReader(url.Values{"csrf": {m[1]}, "token": {token}, "next": {"/ui/"}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", srv.url)
+	req.Header.Set("Origin", base)
 	res = send(req)
 	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		t.Errorf("sign-in with the right token from a new client once the overall budget is used up = %d, want 303", res.StatusCode)
+	return res
+}
+
+// listCollections lists the collections of subscription sub-tls through
+// the REST API of serve at base, with the bearer token tok and, unless
+// it is empty, X-Forwarded-For: client. The response's body is read and
+// closed.
+func listCollections(t *testing.T, base, tok, client string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/subscriptions/sub-tls/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	if client != "" {
+		req.Header.Set("X-Forwarded-For", client)
 	}
-	srv.stop(t)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res
 }
