@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"embed"
 	"errors"
@@ -63,13 +64,16 @@ type Options struct {
 	// API checks bearer tokens: the dashboard calls it with a request
 	// that carries "Authorization: Bearer TOKEN". Give the same
 	// [httpapi.Authenticator] as the API (an *httpapi.TokenAuth), so that
-	// a token reaches the same subscriptions in both. Nil means no
-	// sign-in: everyone who can connect sees and changes everything (use
-	// only on a loopback address).
+	// a token reaches the same subscriptions in both. The dashboard
+	// calls it again at each request of a signed-in session, with the
+	// token the session signed in with, and ends the session when it
+	// refuses the token. Nil means no sign-in: everyone who can connect
+	// sees and changes everything (use only on a loopback address).
 	Authenticator httpapi.Authenticator
-	// SessionKey signs the session cookies; at least 32 bytes. Processes
-	// that serve the same users behind one address need the same key.
-	// Nil means a random key made by New, so that sign-ins end when the
+	// SessionKey signs the session cookies and seals the token each
+	// holds; at least 32 bytes, as secret as the tokens. Processes that
+	// serve the same users behind one address need the same key. Nil
+	// means a random key made by New, so that sign-ins end when the
 	// process does.
 	SessionKey []byte
 	// SessionTTL is how long a sign-in lasts. Defaults to
@@ -123,6 +127,10 @@ type handler struct {
 	pages  map[string]*template.Template
 	static http.Handler
 	cop    *http.CrossOriginProtection // refuses cross-origin POSTs
+	// tokenKey seals the token of a signed-in session in its cookie.
+	tokenKey cipher.AEAD
+	// signedOut holds the sessions signed out in this process.
+	signedOut signedOut
 }
 
 // New returns the dashboard of s as an http.Handler. opts may be nil. It
@@ -144,6 +152,7 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 	} else if len(o.SessionKey) < 32 {
 		panic(fmt.Sprintf("dashboard: Options.SessionKey has %d bytes, fewer than 32", len(o.SessionKey)))
 	}
+	h.tokenKey = newTokenKey(o.SessionKey)
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}

@@ -123,7 +123,20 @@
 // "subscription/resourceGroup/name", as the REST API names them (a token
 // for every subscription sees every collection). The session is a signed
 // cookie (HMAC-SHA256 with Options.SessionKey) that expires after
-// Options.SessionTTL, HttpOnly, SameSite=Strict, and Secure over TLS.
+// Options.SessionTTL, HttpOnly, SameSite=Strict, and Secure over TLS. It
+// holds the token signed in with, sealed (AES-256-GCM under a key derived
+// from Options.SessionKey, so keep that key as secret as the tokens), and
+// each request of the session authenticates that token again through the
+// Authenticator: a session ends as soon as its token no longer
+// authenticates (removed from the token list, serve started again with
+// another one), and the subscriptions it sees are the ones the token
+// reaches now. Signing out ends the session in the process that served
+// the sign-out: a copy of its cookie is no session there any more. That
+// process keeps the sessions signed out in memory, until they would have
+// expired; another process with the same session key, or the same one
+// started again, does not know of them, so there a copy of a signed-out
+// session's cookie goes on until it expires or its token is removed. To
+// end every session at once, change the session key.
 // Without an Authenticator the dashboard is open to whoever can connect,
 // as the REST API is; serve it on a loopback address only.
 //

@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,17 +12,20 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/internal/budget"
 )
 
-// The session cookie holds a signed session: who signed in (a copy of the
-// principal the token gave), when it expires, and a random ID from which
-// the form token is derived. Without authentication the session is
-// anonymous and only carries the form token's ID, so that forms are
-// protected against cross-site requests all the same.
+// The session cookie holds a signed session: when it expires, a random ID
+// from which the form token is derived and, once signed in, the token
+// signed in with, sealed (AES-GCM under a key derived from the session
+// key), so that each request authenticates it again. Without
+// authentication the session is anonymous and only carries the form
+// token's ID, so that forms are protected against cross-site requests
+// all the same.
 const (
 	sessionCookie = "jobclock_session"
 	tokenField    = "csrf"
@@ -28,12 +33,10 @@ const (
 
 // session is the signed content of the session cookie.
 type session struct {
-	ID       string   `json:"id"`
-	Expires  int64    `json:"exp"`
-	SignedIn bool     `json:"in,omitempty"`
-	Name     string   `json:"n,omitempty"`
-	All      bool     `json:"all,omitempty"`
-	Subs     []string `json:"subs,omitempty"`
+	ID      string `json:"id"`
+	Expires int64  `json:"exp"`
+	// Token is the sealed token of a signed-in session; empty otherwise.
+	Token string `json:"tok,omitempty"`
 }
 
 // viewer is who makes a request, as far as the dashboard is concerned.
@@ -128,18 +131,114 @@ func (h *handler) newSession() session {
 
 // anonymous returns the viewer of a request that may not be signed in,
 // starting a session when it has none, so that its forms carry a token.
+// A signed-in session whose token no longer authenticates, or that was
+// signed out, is no longer signed in: it is replaced by a new session.
 func (h *handler) anonymous(w http.ResponseWriter, r *http.Request) *viewer {
 	v := &viewer{h: h, authOn: h.opts.Authenticator != nil}
 	s, ok := h.readSession(r)
+	if ok && s.Token != "" {
+		if v.principal = h.reauthenticate(r, s); v.principal == nil {
+			ok = false
+		}
+	}
 	if !ok {
 		s = h.newSession()
 		h.writeSession(w, r, s)
 	}
 	v.session = s
-	if s.SignedIn && v.authOn {
-		v.principal = &httpapi.Principal{Name: s.Name, AllSubscriptions: s.All, Subscriptions: s.Subs}
-	}
 	return v
+}
+
+// reauthenticate returns the principal that the token of the signed-in
+// session s gives now, through the Authenticator; nil when the session
+// was signed out or its token no longer authenticates. Its failures do
+// not count as failed sign-ins: the cookie is signed, so it is not a
+// guess.
+func (h *handler) reauthenticate(r *http.Request, s session) *httpapi.Principal {
+	if h.opts.Authenticator == nil || h.signedOut.has(s.ID) {
+		return nil
+	}
+	tok, err := h.openToken(s)
+	if err != nil {
+		return nil
+	}
+	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.RemoteAddr = r.RemoteAddr
+	p, err := h.opts.Authenticator.Authenticate(req)
+	if err != nil || p == nil {
+		h.log.Info("dashboard: session ended: its token no longer authenticates", "remote", r.RemoteAddr)
+		return nil
+	}
+	return p
+}
+
+// sealToken seals tok for the session s: AES-GCM under the token key,
+// with the session's ID as additional data, so that it opens only in
+// that session.
+func (h *handler) sealToken(s session, tok string) string {
+	nonce := make([]byte, h.tokenKey.NonceSize(), h.tokenKey.NonceSize()+len(tok)+h.tokenKey.Overhead())
+	rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(h.tokenKey.Seal(nonce, nonce, []byte(tok), []byte(s.ID)))
+}
+
+// openToken returns the token sealed in the session s.
+func (h *handler) openToken(s session) (string, error) {
+	data, err := base64.RawURLEncoding.DecodeString(s.Token)
+	if err != nil || len(data) < h.tokenKey.NonceSize() {
+		return "", errors.New("dashboard: session token is not sealed")
+	}
+	n := h.tokenKey.NonceSize()
+	tok, err := h.tokenKey.Open(nil, data[:n], data[n:], []byte(s.ID))
+	return string(tok), err
+}
+
+// newTokenKey returns the AEAD that seals sessions' tokens: AES-256-GCM
+// under a key derived from the session key.
+func newTokenKey(sessionKey []byte) cipher.AEAD {
+	m := hmac.New(sha256.New, sessionKey)
+	m.Write([]byte("session token\x00"))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		panic(err) // a 32-byte key always makes a cipher
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return aead
+}
+
+// signedOut holds the IDs of the sessions signed out in this process,
+// each until the session would have expired.
+type signedOut struct {
+	mu  sync.Mutex
+	ids map[string]int64 // ID: the session's expiry, Unix seconds
+}
+
+// add notes that the session s was signed out, and forgets the sessions
+// that have expired since.
+func (so *signedOut) add(s session) {
+	so.mu.Lock()
+	defer so.mu.Unlock()
+	if so.ids == nil {
+		so.ids = make(map[string]int64)
+	}
+	now := time.Now().Unix()
+	for id, exp := range so.ids {
+		if now >= exp {
+			delete(so.ids, id)
+		}
+	}
+	so.ids[s.ID] = s.Expires
+}
+
+// has reports whether the session with the ID was signed out.
+func (so *signedOut) has(id string) bool {
+	so.mu.Lock()
+	defer so.mu.Unlock()
+	_, ok := so.ids[id]
+	return ok
 }
 
 // viewer returns the viewer of a request that needs one: without
@@ -217,14 +316,19 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := h.newSession()
-	s.SignedIn, s.Name, s.All, s.Subs = true, p.Name, p.AllSubscriptions, p.Subscriptions
+	s.Token = h.sealToken(s, strings.TrimSpace(r.PostForm.Get("token")))
 	h.writeSession(w, r, s)
 	h.log.Info("dashboard: signed in", "user", p.Name, "remote", r.RemoteAddr)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// logout ends the session.
+// logout ends the session: in this process at once, so that a copy of
+// its cookie is no session any more, and in the browser.
 func (h *handler) logout(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
+	if v.session.Token != "" {
+		h.signedOut.add(v.session)
+		h.log.Info("dashboard: signed out", "user", v.name(), "remote", r.RemoteAddr)
+	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: h.opts.Prefix + "/", MaxAge: -1,
 		HttpOnly: true, Secure: r.TLS != nil || h.opts.SecureCookies, SameSite: http.SameSiteStrictMode})
 	if h.opts.Authenticator == nil {

@@ -62,7 +62,15 @@ The web dashboard is at /ui/ (a browser that opens / is sent there). With
 tokens, people sign in to it with one and see the subscriptions it
 reaches; the sign-in lasts 12 hours, or until serve restarts unless
 JOBCLOCK_SESSION_KEY holds a session key (64 hex digits or more) shared by
-the processes behind one address.
+the processes behind one address. Each request of a session checks its
+token again (the cookie holds it sealed with the session key: keep the
+key as secret as the tokens), so a session ends once its token is no
+longer in the tokens file serve was started with. Signing out ends the
+session in the process that served it; the list of signed-out sessions
+is kept in memory, so with JOBCLOCK_SESSION_KEY a copy of a signed-out
+session's cookie is accepted again after a restart, and by the other
+processes, until it expires or its token is removed. A new key ends
+every session.
 
 Failed authentications are budgeted, the dashboard's sign-ins and the
 API's requests together (a guess at one counts at the other): each client

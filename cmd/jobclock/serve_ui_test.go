@@ -12,7 +12,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/httpapi"
 )
 
@@ -280,4 +282,116 @@ func listCollections(t *testing.T, base, tok, client string) *http.Response {
 	io.Copy(io.Discard, res.Body)
 	res.Body.Close()
 	return res
+}
+
+// TestServeSessionAcrossRestarts runs "jobclock serve" three times on one
+// database with JOBCLOCK_SESSION_KEY set: a sign-in goes on after a
+// restart with the same tokens; signing out ends it there, so that a
+// copy of its cookie is sent to the sign-in page; started again with a
+// tokens file without its token, the copy is refused at the pages (303)
+// and at the actions (401, the job left as it was), as the API refuses
+// the token.
+func TestServeSessionAcrossRestarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	t.Setenv(httpapi.TokensEnv, "")
+	t.Setenv(SessionKeyEnv, strings.Repeat("5a", 32))
+	bin := buildJobclock(t)
+	dir := t.TempDir()
+	const admin, limited = "admin-token-0123456789abcdef", "limited-token-0123456789abc"
+	tokens := filepath.Join(dir, "tokens")
+	writeList := func(list string) {
+		if err := os.WriteFile(tokens, []byte(list), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeList(admin + " *\n" + limited + " sub-a\n")
+	db := filepath.Join(dir, "j.db")
+	srv := startServe(t, bin, "-addr", "127.0.0.1:0", "-tokens", tokens, "-db", db)
+	ctx := context.Background()
+	api := httpapi.NewClient(srv.url, &httpapi.ClientOptions{Token: admin})
+	ref := httpapi.CollectionRef{Subscription: "sub-a", ResourceGroup: "rg", Collection: "c"}
+	if _, _, err := api.PutCollection(ctx, ref, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	def := `{"properties": {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
+		"recurrence": {"frequency": "Day"}, "startTime": "` + time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339) + `"}}`
+	if _, _, err := api.PutJobJSON(ctx, ref, "j", []byte(def), nil); err != nil {
+		t.Fatal(err)
+	}
+	client := browser()
+	if res := signInUI(t, client, srv.url, limited, nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in = %d, want 303", res.StatusCode)
+	}
+	u, _ := url.Parse(srv.url + "/ui/")
+	copied := client.Jar.Cookies(u)
+	// replay sends a GET of the overview and a POST that disables the job
+	// with the copied cookie and the given form token.
+	replay := func(base, csrf string) (get, post int) {
+		t.Helper()
+		do := func(req *http.Request) int {
+			for _, c := range copied {
+				req.AddCookie(c)
+			}
+			res, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			return res.StatusCode
+		}
+		req, _ := http.NewRequest(http.MethodGet, base+"/ui/", nil)
+		get = do(req)
+		req, _ = http.NewRequest(http.MethodPost, base+"/ui/collections/"+url.PathEscape("sub-a/rg/c")+"/jobs/j/disable",
+			strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		post = do(req)
+		return get, post
+	}
+	srv.stop(t)
+
+	srv = startServe(t, bin, "-addr", "127.0.0.1:0", "-tokens", tokens, "-db", db)
+	res, err := client.Get(srv.url + "/ui/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(body))
+	if res.StatusCode != http.StatusOK || m == nil {
+		t.Fatalf("signed in before a restart with the same tokens and key: GET /ui/ = %d, want 200 with a form", res.StatusCode)
+	}
+	csrf := m[1]
+	req, _ := http.NewRequest(http.MethodPost, srv.url+"/ui/logout", strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if res, err = client.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out = %d, want 303", res.StatusCode)
+	}
+	if get, post := replay(srv.url, csrf); get != http.StatusSeeOther || post != http.StatusUnauthorized {
+		t.Errorf("copy of the signed-out session: GET = %d, POST disable = %d; want 303, 401", get, post)
+	}
+	srv.stop(t)
+
+	writeList(admin + " *\n")
+	srv = startServe(t, bin, "-addr", "127.0.0.1:0", "-tokens", tokens, "-db", db)
+	if res := listCollections(t, srv.url, limited, ""); res.StatusCode != http.StatusUnauthorized {
+		t.Errorf("API with the removed token = %d, want 401", res.StatusCode)
+	}
+	if get, post := replay(srv.url, csrf); get != http.StatusSeeOther || post != http.StatusUnauthorized {
+		t.Errorf("copy of a session whose token was removed: GET = %d, POST disable = %d; want 303, 401", get, post)
+	}
+	j, err := httpapi.NewClient(srv.url, &httpapi.ClientOptions{Token: admin}).GetJob(ctx, ref, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Properties.State != scheduler.JobEnabled {
+		t.Errorf("job after refused POSTs is %s, want Enabled", j.Properties.State)
+	}
+	srv.stop(t)
 }
