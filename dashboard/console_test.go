@@ -427,11 +427,21 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
-// TestReadOnly: a viewer who may only look sees no button that changes
+// TestReadOnly: a viewer who may only look (by Options.ReadOnly, or by
+// its token's mark in the token list) sees no button that changes
 // anything, and every such POST is refused with 403 and changes nothing;
 // signing out, trying a definition and the draft check still work.
 func TestReadOnly(t *testing.T) {
-	e := newEnv(t, envOptions{auth: true, readOnly: true})
+	for name, o := range map[string]envOptions{
+		"Options.ReadOnly":            {auth: true, readOnly: true},
+		"read-only in the token list": {auth: true, readOnlyToken: true},
+	} {
+		t.Run(name, func(t *testing.T) { testReadOnly(t, o) })
+	}
+}
+
+func testReadOnly(t *testing.T, o envOptions) {
+	e := newEnv(t, o)
 	e.collection("sub-a/rg/c", nil)
 	e.job("sub-a/rg/c", "j", "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
 	e.signIn(limitedToken)

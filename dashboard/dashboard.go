@@ -97,8 +97,10 @@ type Options struct {
 	// no buttons that change anything, and the dashboard answers its
 	// POSTs that would change something with 403 (it may still sign out
 	// and try definitions). The dashboard calls it with the signed-in
-	// principal, or with nil when there is no Authenticator. Nil means
-	// every principal may change what it may see, as over the REST API.
+	// principal, or with nil when there is no Authenticator. A principal
+	// whose ReadOnly field is set (a token marked "read-only" in the
+	// list of an [httpapi.TokenAuth]) may only look whatever this says.
+	// Nil means every other principal may change what it may see.
 	ReadOnly func(p *httpapi.Principal) bool
 	// SignInLimit bounds failed sign-ins, in a budget of the dashboard's
 	// own; it is not used when AuthFailures is set. Nil means the

@@ -159,8 +159,9 @@
 // Every change is a POST carrying a token derived from the session, and
 // cross-origin POSTs are refused (http.CrossOriginProtection), so another
 // site cannot make a browser run or delete a job. A user changes only the
-// collections and jobs their token may see; a principal that
-// Options.ReadOnly marks sees no button or form that changes anything,
-// and its changes are refused with 403 (it may still sign out, try a
-// definition and check a draft).
+// collections and jobs their token may see; a read-only principal (a
+// token marked "read-only" in the token list, which the REST API lets
+// only read too, or one that Options.ReadOnly marks) sees no button or
+// form that changes anything, and its changes are refused with 403 (it
+// may still sign out, try a definition and check a draft).
 package dashboard

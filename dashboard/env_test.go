@@ -60,8 +60,12 @@ type envOptions struct {
 	tls     bool
 	refresh time.Duration
 	ttl     time.Duration // of sessions
-	// readOnly makes the limited token's principal one that may only look.
+	// readOnly makes the limited token's principal one that may only
+	// look, through Options.ReadOnly.
 	readOnly bool
+	// readOnlyToken marks the limited token "read-only" in the token
+	// list.
+	readOnlyToken bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -94,7 +98,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.s = s
 	opts := &dashboard.Options{Prefix: o.prefix, Logger: slog.New(slog.DiscardHandler), Refresh: o.refresh, SessionTTL: o.ttl}
 	if o.auth {
-		auth, err := httpapi.NewTokenAuth(adminToken + " *\n" + limitedToken + " sub-a\n")
+		mark := ""
+		if o.readOnlyToken {
+			mark = " read-only"
+		}
+		auth, err := httpapi.NewTokenAuth(adminToken + " *\n" + limitedToken + " sub-a" + mark + "\n")
 		if err != nil {
 			t.Fatal(err)
 		}

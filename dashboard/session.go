@@ -56,9 +56,10 @@ func (v *viewer) seesAll() bool {
 // sees reports whether the viewer may see the collection.
 func (v *viewer) sees(collection string) bool { return visible(v.principal, v.authOn, collection) }
 
-// readOnly reports whether the viewer may only look (Options.ReadOnly).
+// readOnly reports whether the viewer may only look: its principal is
+// read-only, or Options.ReadOnly says so.
 func (v *viewer) readOnly() bool {
-	return v.h.opts.ReadOnly != nil && v.h.opts.ReadOnly(v.principal)
+	return v.principal != nil && v.principal.ReadOnly || v.h.opts.ReadOnly != nil && v.h.opts.ReadOnly(v.principal)
 }
 
 // name is the viewer's name for the log and the page header.

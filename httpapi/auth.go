@@ -39,6 +39,11 @@ type Principal struct {
 	// compared without regard to case. Empty (with AllSubscriptions
 	// false) means none.
 	Subscriptions []string
+	// ReadOnly lets the caller only read: the handler answers its
+	// requests with any method but GET and HEAD with 403
+	// AuthorizationFailed, and the dashboard shows it nothing that
+	// changes anything.
+	ReadOnly bool
 }
 
 // Allows reports whether p may reach the subscription. A nil Principal
@@ -82,7 +87,9 @@ var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._~+/=:@-]{16,512}$`)
 // NewTokenAuth parses a token list: one "TOKEN SUBSCRIPTION[,SUBSCRIPTION...]"
 // entry per line, or per ';'-separated item (so that the list fits in one
 // environment variable). "*" as the subscription list allows every
-// subscription. Blank lines and lines starting with '#' are ignored. A
+// subscription. A third field "read-only" makes the token's principal one
+// that may only read ([Principal].ReadOnly). Blank lines and lines
+// starting with '#' are ignored. A
 // token is 16 to 512 characters of letters, digits and ._~+/=:@-. An
 // empty list is an error, as is a token given twice; errors name the entry
 // (counting from 1), never the token.
@@ -97,8 +104,8 @@ func NewTokenAuth(list string) (*TokenAuth, error) {
 		}
 		n++
 		fields := strings.Fields(line)
-		if len(fields) != 2 {
-			errs = append(errs, fmt.Errorf("token entry %d: want \"TOKEN SUBSCRIPTION[,SUBSCRIPTION...]\" (two fields), got %d fields", n, len(fields)))
+		if len(fields) != 2 && len(fields) != 3 {
+			errs = append(errs, fmt.Errorf("token entry %d: want \"TOKEN SUBSCRIPTION[,SUBSCRIPTION...] [read-only]\" (two or three fields), got %d fields", n, len(fields)))
 			continue
 		}
 		tok, subs := fields[0], fields[1]
@@ -107,6 +114,13 @@ func NewTokenAuth(list string) (*TokenAuth, error) {
 			continue
 		}
 		p := &Principal{Name: fmt.Sprintf("token#%d", n)}
+		if len(fields) == 3 {
+			if !strings.EqualFold(fields[2], "read-only") {
+				errs = append(errs, fmt.Errorf("token entry %d: the third field is %q; the only one known is \"read-only\"", n, fields[2]))
+				continue
+			}
+			p.ReadOnly = true
+		}
 		if subs == "*" {
 			p.AllSubscriptions = true
 		} else {

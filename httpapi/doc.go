@@ -189,10 +189,13 @@
 //
 // Options.Authenticator identifies callers; a [Principal] lists the
 // subscriptions a caller may reach. [TokenAuth] checks bearer tokens from
-// a list ("TOKEN SUBSCRIPTION[,SUBSCRIPTION...]" per line, "*" for all),
-// read from a file or the JOBCLOCK_API_TOKENS environment variable by
-// [LoadTokenAuth]. Without an Authenticator every caller reaches
-// everything: serve such a handler only on a loopback address.
+// a list ("TOKEN SUBSCRIPTION[,SUBSCRIPTION...]" per line, "*" for all,
+// and a third field "read-only" for a token that may only read), read
+// from a file or the JOBCLOCK_API_TOKENS environment variable by
+// [LoadTokenAuth]. A read-only principal's requests with any method but
+// GET and HEAD are answered 403 AuthorizationFailed. Without an
+// Authenticator every caller reaches everything: serve such a handler
+// only on a loopback address.
 //
 // Failed authentications are budgeted (Options.AuthFailures, an
 // [AuthFailures] made with an [AuthFailureLimit]): by default each client

@@ -476,13 +476,20 @@ type request struct {
 }
 
 // prelude checks what every operation needs: the caller may reach the
-// subscription, the api-version is known and the names in the path are
-// valid.
+// subscription (and, with any method but GET and HEAD, change it), the
+// api-version is known and the names in the path are valid.
 func (h *handler) prelude(r *http.Request) (*request, error) {
 	sub := r.PathValue("subscriptionId")
-	if h.opts.Authenticator != nil && !PrincipalFrom(r.Context()).Allows(sub) {
-		return nil, newError(http.StatusForbidden, CodeAuthorizationFailed, "",
-			"The client is not authorized to reach subscription '%s'.", sub)
+	if h.opts.Authenticator != nil {
+		p := PrincipalFrom(r.Context())
+		if !p.Allows(sub) {
+			return nil, newError(http.StatusForbidden, CodeAuthorizationFailed, "",
+				"The client is not authorized to reach subscription '%s'.", sub)
+		}
+		if p.ReadOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			return nil, newError(http.StatusForbidden, CodeAuthorizationFailed, "",
+				"The client may only read: its token is read-only, so it may not %s here.", r.Method)
+		}
 	}
 	switch v := apiVersion(r.URL); v {
 	case APIVersion20160301, APIVersion20160101:

@@ -30,8 +30,11 @@ api-version 2016-03-01) on -addr. Jobs and history are kept in a SQLite file
 Callers authenticate with a bearer token from -tokens FILE, or from the
 JOBCLOCK_API_TOKENS environment variable when -tokens is not given: one
 "TOKEN SUBSCRIPTION[,SUBSCRIPTION...]" entry per line (or separated by ';'),
-"*" for every subscription. Without tokens the API is open to anyone who can
-connect, so serve then refuses any -addr that is not a loopback address.
+"*" for every subscription. A third field, "read-only", makes a token one
+that may only read: the API answers its requests with any method but GET
+with 403, and the dashboard shows it nothing that changes anything.
+Without tokens the API is open to anyone who can connect, so serve then
+refuses any -addr that is not a loopback address.
 
 With -tls-cert and -tls-key (PEM files) serve speaks HTTPS (TLS 1.2 or
 later). The files are checked for changes every -tls-reload-interval and

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -392,6 +393,77 @@ func TestServeSessionAcrossRestarts(t *testing.T) {
 	}
 	if j.Properties.State != scheduler.JobEnabled {
 		t.Errorf("job after refused POSTs is %s, want Enabled", j.Properties.State)
+	}
+	srv.stop(t)
+}
+
+// TestServeReadOnlyToken runs "jobclock serve" with a token marked
+// read-only in the tokens file: the API lets it read and answers its
+// writes 403; the dashboard signs it in, shows the job without the
+// buttons that change it, and answers its actions 403; the job stays
+// as it was.
+func TestServeReadOnlyToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	t.Setenv(httpapi.TokensEnv, "")
+	dir := t.TempDir()
+	const admin, viewer = "admin-token-0123456789abcdef", "viewer-token-0123456789abcd"
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte(admin+" *\n"+viewer+" sub-a read-only\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, buildJobclock(t), "-addr", "127.0.0.1:0", "-tokens", tokens, "-db", filepath.Join(dir, "j.db"))
+	ctx := context.Background()
+	ref := httpapi.CollectionRef{Subscription: "sub-a", ResourceGroup: "rg", Collection: "c"}
+	def := `{"properties": {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}},
+		"recurrence": {"frequency": "Day"}, "startTime": "` + time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339) + `"}}`
+	adminAPI := httpapi.NewClient(srv.url, &httpapi.ClientOptions{Token: admin})
+	if _, _, err := adminAPI.PutCollection(ctx, ref, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := adminAPI.PutJobJSON(ctx, ref, "j", []byte(def), nil); err != nil {
+		t.Fatal(err)
+	}
+	viewerAPI := httpapi.NewClient(srv.url, &httpapi.ClientOptions{Token: viewer})
+	if _, err := viewerAPI.GetJob(ctx, ref, "j"); err != nil {
+		t.Errorf("read-only token reading the job: %v", err)
+	}
+	var apiErr *httpapi.ResponseError
+	if _, err := viewerAPI.PatchJob(ctx, ref, "j", []byte(`{"properties": {"state": "Disabled"}}`), nil); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusForbidden {
+		t.Errorf("read-only token disabling the job over the API: %v, want 403", err)
+	}
+
+	client := browser()
+	if res := signInUI(t, client, srv.url, viewer, nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign-in = %d, want 303", res.StatusCode)
+	}
+	jobPage := srv.url + "/ui/collections/" + url.PathEscape("sub-a/rg/c") + "/jobs/j"
+	res, err := client.Get(jobPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(body))
+	if res.StatusCode != http.StatusOK || m == nil || strings.Contains(string(body), `id="disable"`) || strings.Contains(string(body), `id="run-now"`) {
+		t.Fatalf("job page for the read-only token = %d; want 200 with a form token and no Disable or Run now button:\n%s", res.StatusCode, body)
+	}
+	req, _ := http.NewRequest(http.MethodPost, jobPage+"/disable", strings.NewReader(url.Values{"csrf": {m[1]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if res, err = client.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Errorf("read-only token disabling the job in the dashboard = %d, want 403", res.StatusCode)
+	}
+	j, err := adminAPI.GetJob(ctx, ref, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Properties.State != scheduler.JobEnabled {
+		t.Errorf("job after the refused changes is %s, want Enabled", j.Properties.State)
 	}
 	srv.stop(t)
 }
