@@ -87,7 +87,7 @@ func TestPauseAndResume(t *testing.T) {
 	tok := e.token(path)
 	wantIn(t, "job page", e.get(path), `id="pause-form"`, `id="backfill-form"`, `id="edit"`)
 
-	resume := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second)
+	resume := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Minute)
 	p := e.post(path+"/pause", url.Values{"csrf": {tok}, "reason": {"waiting for the <vendor>"}, "resumeTime": {resume.Format(time.RFC3339)}})
 	wantStatus(t, "pause", p, http.StatusSeeOther)
 	r, err := e.s.GetJob(ctx, "sub/rg/c", "j")
@@ -99,7 +99,7 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatalf("after pause: state %s, reason %q, resumeTime %v", r.State, d.StateReason, d.ResumeTime)
 	}
 	p = e.get(path)
-	wantIn(t, "paused page", p, `id="paused">Paused: waiting for the &lt;vendor&gt; (until `+resume.Format("2006-01-02 15:04:05")+` UTC)`, `id="resume"`)
+	wantIn(t, "paused page", p, `id="paused">Paused: waiting for the &lt;vendor&gt; (until `+resume.Format("2006-01-02 15:04")+` UTC)`, `id="resume"`)
 	wantNotIn(t, "paused page", p, `id="disable"`)
 
 	// A resume time in the past and a reason too long: the Scheduler's
@@ -122,6 +122,91 @@ func TestPauseAndResume(t *testing.T) {
 		t.Errorf("after resume: state %s, reason %q, resumeTime %v", r.State, d.StateReason, d.ResumeTime)
 	}
 	wantNotIn(t, "resumed page", e.get(path), `id="paused"`)
+}
+
+// TestOperatingMessages: what the pages say after an action matches what
+// the Scheduler does: a disabled collection's jobs run their missed
+// occurrences under their run policy once it is enabled again; a job
+// paused, or disabled, with a resume time is enabled again by itself at
+// that time, which the message gives in UTC and in the job's zone; a
+// pause with a reason but no resume time mentions none; a pause with
+// neither is a disable, with the Enable button.
+func TestOperatingMessages(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", nil)
+	cp := collPath("sub/rg/c")
+	tok := e.token(cp)
+	for _, op := range []string{"disable", "suspend"} {
+		wantStatus(t, op, e.post(cp+"/"+op, url.Values{"csrf": {tok}}), http.StatusSeeOther)
+		p := e.get(cp + "?flash=collection-" + op)
+		wantIn(t, "collection "+op, p, "none of its jobs runs until it is enabled again", "decides which of the occurrences it missed run")
+		wantNotIn(t, "collection "+op, p, "no occurrence is made up")
+		wantStatus(t, "enable", e.post(cp+"/enable", url.Values{"csrf": {tok}}), http.StatusSeeOther)
+	}
+
+	e.job("sub/rg/c", "j", "/ok", `"recurrence": {"frequency": "Hour", "timeZone": "Europe/Berlin"}, "startTime": "`+later(time.Hour)+`"`)
+	path := jobPath("sub/rg/c", "j")
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	resume := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Minute)
+	both := resume.Format("2006-01-02 15:04") + " UTC (" + resume.In(berlin).Format("2006-01-02 15:04 MST") + ", Europe/Berlin)"
+	wantStatus(t, "pause", e.post(path+"/pause", url.Values{"csrf": {tok}, "reason": {"vendor"}, "resumeTime": {resume.Format(time.RFC3339)}}), http.StatusSeeOther)
+	p := e.get(path + "?flash=pause")
+	wantIn(t, "paused with a resume time", p, "The job is paused until its resume time, "+both+": then it is enabled again by itself",
+		`id="paused">Paused: vendor (until `+both+`)`, "The job is paused until "+both, `id="resume"`)
+	wantStatus(t, "disable a paused job", e.post(path+"/disable", url.Values{"csrf": {tok}}), http.StatusSeeOther)
+	if r, _ := e.s.GetJob(ctx, "sub/rg/c", "j"); r.Definition().ResumeTime == nil {
+		t.Fatal("disabling a paused job dropped its resume time; the test expects it kept")
+	}
+	p = e.get(path + "?flash=disable")
+	wantIn(t, "disabled with a resume time", p, "The job is disabled until its resume time, "+both+": then it is enabled again by itself")
+	wantNotIn(t, "disabled with a resume time", p, "runs no more occurrences until")
+
+	wantStatus(t, "resume", e.post(path+"/enable", url.Values{"csrf": {tok}}), http.StatusSeeOther)
+	wantStatus(t, "pause with a reason only", e.post(path+"/pause", url.Values{"csrf": {tok}, "reason": {"vendor"}}), http.StatusSeeOther)
+	p = e.get(path + "?flash=pause")
+	wantIn(t, "paused with a reason only", p, "The job is paused: it runs no more occurrences until it is resumed.", `id="resume"`)
+	wantNotIn(t, "paused with a reason only", p, "its resume time")
+
+	wantStatus(t, "resume", e.post(path+"/enable", url.Values{"csrf": {tok}}), http.StatusSeeOther)
+	wantStatus(t, "pause with nothing", e.post(path+"/pause", url.Values{"csrf": {tok}}), http.StatusSeeOther)
+	p = e.get(path + "?flash=pause")
+	wantIn(t, "paused with nothing", p, "The job is disabled (paused without a reason or a resume time): it runs no more occurrences until it is enabled again.", `id="enable"`)
+	wantNotIn(t, "paused with nothing", p, "resume time,", "until it is resumed", `id="resume"`)
+}
+
+// TestPauseInJobZone: the pause form of a job in Europe/Berlin says that
+// its resume time is read in that zone and reads one without an offset
+// there; one with an offset is that instant. A job in UTC says UTC.
+func TestPauseInJobZone(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", nil)
+	e.job("sub/rg/c", "berlin", "/ok", `"recurrence": {"frequency": "Hour", "timeZone": "Europe/Berlin"}, "startTime": "`+later(time.Hour)+`"`)
+	e.job("sub/rg/c", "utc", "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
+	wantIn(t, "Berlin job", e.get(jobPath("sub/rg/c", "berlin")), `id="pause-zone">Europe/Berlin<`, "in Europe/Berlin, the job's zone")
+	wantIn(t, "UTC job", e.get(jobPath("sub/rg/c", "utc")), `id="pause-zone">UTC<`)
+	berlin, _ := time.LoadLocation("Europe/Berlin")
+	day := time.Now().AddDate(0, 0, 3).In(berlin)
+	wall := time.Date(day.Year(), day.Month(), day.Day(), 10, 0, 0, 0, berlin)
+	tok := e.token(jobPath("sub/rg/c", "berlin"))
+	for _, tc := range []struct {
+		job, typed string
+		want       time.Time
+	}{
+		{"berlin", wall.Format("2006-01-02T15:04"), wall},
+		{"berlin", wall.Format("2006-01-02T15:04") + "Z", time.Date(day.Year(), day.Month(), day.Day(), 10, 0, 0, 0, time.UTC)},
+		{"utc", wall.Format("2006-01-02T15:04"), time.Date(day.Year(), day.Month(), day.Day(), 10, 0, 0, 0, time.UTC)},
+	} {
+		path := jobPath("sub/rg/c", tc.job)
+		wantStatus(t, "pause "+tc.typed, e.post(path+"/pause", url.Values{"csrf": {tok}, "resumeTime": {tc.typed}}), http.StatusSeeOther)
+		r, err := e.s.GetJob(ctx, "sub/rg/c", tc.job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Definition().ResumeTime; got == nil || !got.Equal(tc.want) {
+			t.Errorf("%s job paused with resume time %q: resumeTime %v, want %v", tc.job, tc.typed, got, tc.want.UTC())
+		}
+		wantStatus(t, "resume", e.post(path+"/enable", url.Values{"csrf": {tok}}), http.StatusSeeOther)
+	}
 }
 
 func TestBackfill(t *testing.T) {

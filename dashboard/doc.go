@@ -47,7 +47,9 @@
 // stored, to read-only viewers too), a chart of the outcomes and durations of the
 // attempts of its history page (from the entries the page shows, so no
 // further store call), why it is paused and until when, and the actions
-// run now, enable, disable, pause (with a reason and a resume time),
+// run now, enable, disable, pause (with a reason and a resume time, read
+// in the job's zone unless it has an offset, and shown in UTC and in that
+// zone),
 // resume, backfill a range (its occurrences listed first, run after a
 // second click), edit and delete (after a confirmation page). "Try a
 // definition" checks a pasted job definition as jobclock validate and

@@ -109,13 +109,34 @@ func orNull(s string) any {
 
 // pause disables the job with the reason and resume time of the form, as
 // PATCH {"properties": {"state": "Disabled", "stateReason", "resumeTime"}}
-// does.
+// does. The form says the resume time is in the job's zone: one without
+// an offset is read there.
 func (h *handler) pause(r *http.Request, c, name string) error {
+	rec, err := h.s.GetJob(r.Context(), c, name)
+	if err != nil {
+		return err
+	}
 	f := r.PostForm
-	_, err := h.s.PatchJob(r.Context(), c, name, patchJSON(map[string]any{
-		"state": "Disabled", "stateReason": orNull(f.Get("reason")), "resumeTime": orNull(f.Get("resumeTime")),
+	_, err = h.s.PatchJob(r.Context(), c, name, patchJSON(map[string]any{
+		"state": "Disabled", "stateReason": orNull(f.Get("reason")), "resumeTime": orNull(inZone(f.Get("resumeTime"), rec.Job.Location())),
 	}), nil)
 	return checkedDefinition(err)
+}
+
+// inZone returns the ISO 8601 time s of a form that says its times are in
+// loc: s itself when it has an offset (or Z) or loc is UTC, else the same
+// wall clock in loc, with its offset. A text that is no time is returned
+// as it is, for the Scheduler to say what is wrong at its path.
+func inZone(s string, loc *time.Location) string {
+	s = strings.TrimSpace(s)
+	if s == "" || loc == time.UTC || len(s) > len("2006-01-02") && strings.ContainsAny(s[len("2006-01-02"):], "Zz+-") {
+		return s
+	}
+	t, err := scheduler.ParseTime(s)
+	if err != nil {
+		return s
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).Format(time.RFC3339Nano)
 }
 
 // backfillPage shows what a backfill would run, and asks to run it.

@@ -275,7 +275,7 @@ func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
 			s.Paused += ": " + d.StateReason
 		}
 		if d.ResumeTime != nil {
-			s.Paused += " (until " + d.ResumeTime.In(loc).Format("2006-01-02 15:04:05 MST") + ")"
+			s.Paused += " (until " + atPtr(d.ResumeTime, loc).Words() + ")"
 		}
 	}
 	return s
@@ -510,6 +510,8 @@ func (h *handler) pager(q url.Values, skip, top, n, total int, known bool, link 
 // --- Job ---
 
 type jobPage struct {
+	// Flash is the message after an action, said of the job as it is.
+	Flash string
 	// Failure says in sentences how the job handles failure, RunPolicy
 	// what its own run policy does (none: nil), and Limits which of its
 	// collection's limits apply to it (none: nil).
@@ -699,6 +701,9 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		}
 	}
 	p.Current = strings.Join(progress, " ")
+	if op := q.Get("flash"); op != "" {
+		p.Flash = jobFlash(op, rec)
+	}
 	rows, note := upcoming(rec, h.calendarOf(ctx, rec), upcomingOnJobPage)
 	p.Upcoming, p.UpcomingNote = newUpcoming(p.Zone, rows), note
 	link := func(q url.Values) string { return h.jobURL(c, name, q) }
@@ -808,7 +813,7 @@ func disabledNote(rec *scheduler.JobRecord) string {
 		return ""
 	}
 	if t := rec.Definition().ResumeTime; t != nil {
-		return "The job is paused until " + t.UTC().Format("2006-01-02 15:04:05 UTC") +
+		return "The job is paused until " + atPtr(t, rec.Job.Location()).Words() +
 			": the ones before it do not run on time, and its run policy (missed, catchUpWindow) decides which of them run then."
 	}
 	return "The job is Disabled: these run only once it is enabled again (from then on)."
@@ -1002,19 +1007,47 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request, v *viewer) (
 }
 
 // flashes are the messages a page shows after an action, by the flash
-// query parameter.
+// query parameter. A job page says what disable and pause did from the
+// job as it is (jobFlash).
 var flashes = map[string]string{
 	"run":     "Run requested: the job starts in a moment, and its history below shows the outcome.",
 	"enable":  "The job is enabled: it runs from its next occurrence on.",
-	"disable": "The job is disabled: it runs no more occurrences until enabled.",
+	"disable": "The job is disabled: it runs no more occurrences until it is enabled again.",
 	"deleted": "The job was deleted with its history.",
-	"pause":   "The job is paused: it runs no more occurrences until resumed, by hand or at its resume time.",
+	"pause":   "The job is paused: it runs no more occurrences until it is resumed.",
 	"backfill": "Backfill requested: the occurrences of the range run one at a time while the job is Enabled, " +
 		"after its scheduled ones; its history marks them as backfilled.",
-	"collection-enable":  "The collection is enabled: its jobs run again.",
-	"collection-disable": "The collection is disabled: none of its jobs runs, and no occurrence is made up for later.",
-	"collection-suspend": "The collection is suspended: none of its jobs runs until it is enabled again.",
-	"saved":              "Saved.",
+	"collection-enable": "The collection is enabled: its jobs run again, and each job's run policy (missed) decides " +
+		"which of the occurrences it missed meanwhile run (by default, once for all of them).",
+	"collection-disable": "The collection is disabled: none of its jobs runs until it is enabled again; then each job's " +
+		"run policy (missed) decides which of the occurrences it missed run (by default, once for all of them).",
+	"collection-suspend": "The collection is suspended: none of its jobs runs until it is enabled again; then each job's " +
+		"run policy (missed) decides which of the occurrences it missed run (by default, once for all of them).",
+	"saved": "Saved.",
+}
+
+// jobFlash is the message of the job page after the action op, said of
+// the job as it is now: a disabled job with a resume time is enabled
+// again by itself then, and a pause without a reason or a resume time is
+// a plain disable. Other actions, and a job no longer Disabled, have the
+// message of flashes.
+func jobFlash(op string, rec *scheduler.JobRecord) string {
+	if (op != "disable" && op != "pause") || rec.State != scheduler.JobDisabled {
+		return flashes[op]
+	}
+	d := rec.Definition()
+	switch {
+	case d.ResumeTime != nil:
+		verb := "paused"
+		if op == "disable" {
+			verb = "disabled"
+		}
+		return "The job is " + verb + " until its resume time, " + atPtr(d.ResumeTime, rec.Job.Location()).Words() +
+			": then it is enabled again by itself, and its run policy decides which of the occurrences it missed run. Resume enables it now."
+	case op == "pause" && d.StateReason == "":
+		return "The job is disabled (paused without a reason or a resume time): it runs no more occurrences until it is enabled again."
+	}
+	return flashes[op]
 }
 
 // --- Try a definition ---

@@ -111,6 +111,9 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		AuthOn: v.authOn, User: v.name(), Token: v.Token(), CanChange: !v.readOnly(),
 		Flash: flashes[r.URL.Query().Get("flash")], Now: at(time.Now(), nil), Page: data,
 	}
+	if p, ok := data.(*jobPage); ok && p.Flash != "" {
+		l.Flash = p.Flash
+	}
 	// The sign-in page has nothing live, and nowhere to go before it;
 	// the editors, the search and a backfill's list have nothing live
 	// either, and reloading them would redo their reads (a search of every

@@ -39,6 +39,15 @@ func at(t time.Time, loc *time.Location) stamp {
 	return s
 }
 
+// Words is the stamp in running text: "2026-01-05 09:00 UTC", followed,
+// for a job with a zone, by "(2026-01-05 10:00 CET, Europe/Berlin)".
+func (s stamp) Words() string {
+	if s.Local == "" {
+		return s.UTC
+	}
+	return s.UTC + " (" + s.Local + ", " + s.Zone + ")"
+}
+
 func atPtr(t *time.Time, loc *time.Location) stamp {
 	if t == nil {
 		return stamp{}
