@@ -113,7 +113,10 @@
 // show things work with JavaScript off; the dashboard's own small script
 // (static/dashboard.js, no build step) refreshes the parts of a page that
 // change every Options.Refresh and sends the action forms without a full
-// reload. A Content-Security-Policy allows only the dashboard's own script
+// reload. When a refresh or an action finds the session ended (sent to
+// the sign-in page, or 401) or the page's job or collection gone (404),
+// the page says so, links to the sign-in page or the overview, stops
+// refreshing and takes its forms away, instead of showing on what was. A Content-Security-Policy allows only the dashboard's own script
 // and styles, nothing inline. Light and dark follow the browser's
 // prefers-color-scheme, and the layout fits a phone.
 //

@@ -99,6 +99,9 @@ type layout struct {
 	Flash     string
 	Now       stamp
 	Page      any
+	// What the page shows, for the script's notice when it is gone:
+	// "job", "collection" or empty.
+	What string
 }
 
 // render writes the page name with data, within the layout.
@@ -113,6 +116,9 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	}
 	if p, ok := data.(*jobPage); ok && p.Flash != "" {
 		l.Flash = p.Flash
+	}
+	if name == "job" || name == "collection" {
+		l.What = name
 	}
 	// The sign-in page has nothing live, and nowhere to go before it;
 	// the editors, the search and a backfill's list have nothing live

@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -793,4 +794,49 @@ func TestBrowserCalendarDroppedCut(t *testing.T) {
 	if s := b.text("table.upcoming tbody tr:nth-child(7)"); !strings.Contains(s, fmt.Sprintf("%d-01-08 00:00 UTC", year)) {
 		t.Errorf("occurrence 6: %q, want %d-01-08 00:00 UTC", s, year)
 	}
+}
+
+// TestBrowserPageGone: a job page whose job is deleted meanwhile says so
+// at its next refresh and hides its actions; a page whose session ends
+// (its cookie gone, as when it expires or is signed out elsewhere) says
+// that the session has ended, links to the sign-in page and hides its
+// actions, instead of going on showing what it showed.
+func TestBrowserPageGone(t *testing.T) {
+	d := newDemo(t, true)
+	b := newBrowser(t)
+	b.do("open", chromedp.Navigate(d.url+"/"), chromedp.WaitVisible(chromedp.ID("token")))
+	b.do("token", chromedp.SendKeys(chromedp.ID("token"), adminToken))
+	b.clickAndLoad("sign in", `form.login button[type="submit"]`)
+
+	b.do("job page", chromedp.Navigate(d.url+"/collections/contoso%2Fprod%2Fbilling/jobs/sync-crm"), chromedp.WaitVisible(chromedp.ID("run-now")))
+	if err := d.s.DeleteJob(ctx, "contoso/prod/billing", "sync-crm"); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the notice that the job is gone", `!!document.getElementById("page-ended")`)
+	if s := b.text("#page-ended"); !strings.Contains(s, "This job no longer exists: it was deleted") || !strings.Contains(s, "Back to the overview") {
+		t.Errorf("notice after the job was deleted = %q", s)
+	}
+	if n := eval[int](b, `Array.from(document.querySelectorAll("#main form, #main button, #main a.button")).filter(e => e.offsetParent !== null).length`); n != 0 {
+		t.Errorf("%d forms, buttons or button links still show after the job was deleted, want none", n)
+	}
+	if s := b.text("#job-name"); s != "sync-crm" {
+		t.Errorf("the page no longer shows the job as it was: %q", s)
+	}
+	b.clean()
+
+	b.do("another job", chromedp.Navigate(d.url+"/collections/contoso%2Fprod%2Fbilling/jobs/month-end-close"), chromedp.WaitVisible(chromedp.ID("run-now")))
+	if _, err := chromedp.Call(b.ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the notice that the session ended", `!!document.getElementById("page-ended")`)
+	if s := b.text("#page-ended"); !strings.Contains(s, "Your session has ended") || !strings.Contains(s, "Sign in again") {
+		t.Errorf("notice after the session ended = %q", s)
+	}
+	if href := eval[string](b, `document.querySelector("#page-ended a").getAttribute("href")`); !strings.HasPrefix(href, "/ui/login") && !strings.Contains(href, "/ui/login") {
+		t.Errorf("the notice links to %q, want the sign-in page", href)
+	}
+	if n := eval[int](b, `Array.from(document.querySelectorAll("#main form, #main button, #main a.button")).filter(e => e.offsetParent !== null).length`); n != 0 {
+		t.Errorf("%d forms, buttons or button links still show after the session ended, want none", n)
+	}
+	b.clean()
 }

@@ -7,6 +7,7 @@
   var body = document.body;
   var every = parseInt(body.getAttribute("data-refresh") || "0", 10);
   var busy = false;
+  var over = false; // the session ended or the page's job is gone
 
   // swap replaces the live parts of the page that changed with those of
   // html, keeping the messages the reader opened. Parts that did not
@@ -49,7 +50,7 @@
   }
 
   function refresh() {
-    if (busy || document.hidden || !liveOn()) {
+    if (busy || over || document.hidden || !liveOn()) {
       return;
     }
     busy = true;
@@ -57,10 +58,60 @@
       var path = new URL(r.res.url).pathname;
       if (r.res.ok && path === location.pathname) {
         swap(r.text, false);
+        return;
       }
+      gone(r);
     }).catch(function () {}).then(function () {
       busy = false;
     });
+  }
+
+  // gone ends the page when an answer says that the session is over (a
+  // redirect to the sign-in page, or 401) or that what the page shows no
+  // longer exists (404): it says so, and offers no action any more. It
+  // returns whether it did.
+  function gone(r) {
+    var path = new URL(r.res.url).pathname;
+    if (path === body.getAttribute("data-login") || r.res.status === 401) {
+      end("Your session has ended: you signed out, it expired, or its token is no longer accepted. " +
+        "What this page shows may be out of date, and it can change nothing.", "Sign in again",
+        r.res.status === 401 ? body.getAttribute("data-login") : r.res.url);
+      return true;
+    }
+    if (r.res.status === 404) {
+      end("This " + (body.getAttribute("data-what") || "page") + " no longer exists: it was deleted (or you may no longer see it). " +
+        "The page shows it as it was, and it can change nothing.", "Back to the overview", body.getAttribute("data-home"));
+      return true;
+    }
+    return false;
+  }
+
+  // end shows message with a link, stops the live refresh and takes
+  // away every form of the page's content.
+  function end(message, linkText, href) {
+    if (over) {
+      return;
+    }
+    over = true;
+    var flash = document.getElementById("flash");
+    if (flash) {
+      flash.innerHTML = "";
+      var p = document.createElement("p");
+      p.className = "problem";
+      p.id = "page-ended";
+      p.setAttribute("role", "alert");
+      p.textContent = message + " ";
+      var a = document.createElement("a");
+      a.href = href;
+      a.textContent = linkText;
+      p.appendChild(a);
+      flash.appendChild(p);
+    }
+    var main = document.getElementById("main");
+    var hide = main ? main.querySelectorAll("form, a.button, #actions, .operate") : [];
+    for (var i = 0; i < hide.length; i++) {
+      hide[i].hidden = true;
+    }
   }
 
   function liveOn() {
@@ -100,6 +151,9 @@
       }
       if (r.res.ok) {
         swap(r.text, true);
+        return;
+      }
+      if (gone(r)) {
         return;
       }
       var doc = new DOMParser().parseFromString(r.text, "text/html");
