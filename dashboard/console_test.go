@@ -250,6 +250,10 @@ func TestBackfill(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("backfilled occurrences (-want +got):\n%s", diff)
 	}
+	// The history marks them, as the message after the backfill says.
+	if n := strings.Count(e.get(path).body, `<span class="badge backfill"`); n != len(want) {
+		t.Errorf("the job page marks %d history rows as backfilled, want %d", n, len(want))
+	}
 
 	// A reversed range and a time that is none: REST's messages.
 	p = e.post(path+"/backfill", url.Values{"csrf": {tok}, "from": {to}, "to": {from}, "dry": {"1"}})

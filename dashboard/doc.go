@@ -42,7 +42,8 @@
 // planned), its
 // history with a
 // status filter and the whole message of each attempt (a long one folded
-// under its first line), its definition as
+// under its first line), the attempts of occurrences a backfill asked for
+// marked "backfilled", its definition as
 // JSON with secrets hidden (request headers are not secrets: they show as
 // stored, to read-only viewers too), a chart of the outcomes and durations of the
 // attempts of its history page (from the entries the page shows, so no

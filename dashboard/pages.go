@@ -603,6 +603,8 @@ type historyRow struct {
 	Retry                   int
 	Occurrence              int
 	Faulted                 bool
+	// Backfill marks the attempts of an occurrence a backfill asked for.
+	Backfill bool
 	// Message is the whole message, its line breaks as "\n". Long says
 	// it is shown folded: Summary, its first line, says how many Lines
 	// open from it.
@@ -931,7 +933,7 @@ func (h *handler) historyRow(e scheduler.HistoryEntry, loc *time.Location, withJ
 	row := historyRow{
 		End: at(e.EndTime, loc), Expected: at(e.ExpectedExecutionTime, loc),
 		Action: string(e.ActionName), Status: string(e.Status), Retry: e.RetryCount, Occurrence: e.RepeatCount,
-		Faulted: e.Faulted,
+		Faulted: e.Faulted, Backfill: e.Backfill,
 	}
 	// Messages stored by other versions or imported from Azure may break
 	// lines with CRLF or CR.
