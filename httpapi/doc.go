@@ -101,9 +101,10 @@
 // One with it sets the location of a new collection (or of one that has
 // none); a location other than the one an existing collection has is
 // refused, as ARM refuses it: 409 InvalidResourceLocation at "location",
-// and nothing is written. A PUT of an existing collection reads it first
-// and writes on condition that it did not change meanwhile: when another
-// write came between, it answers 409 Conflict and writes nothing. POST
+// and nothing is written; so is a PATCH that gives one. A PUT of an
+// existing collection, and a PATCH with a location, read it first and
+// write on condition that it did not change meanwhile: when another
+// write came between, they answer 409 Conflict and write nothing. POST
 // .../jobs/{job}/backfill with {"from", "to", "only", "dryRun"} runs
 // Scheduler.BackfillJob and answers {"expectedTimes": [...], "dryRun"}.
 //
@@ -171,7 +172,7 @@
 // AuthorizationFailed (the caller may not reach the subscription), 404
 // ResourceNotFound (unknown path, collection or job), 405
 // MethodNotAllowed (with Allow), 409 QuotaExceeded (maxJobCount or
-// maxRecurrence), InvalidResourceLocation (a PUT that gives a job
+// maxRecurrence), InvalidResourceLocation (a PUT or PATCH that gives a job
 // collection another location than the one it has; the same location in
 // another case or without spaces, "westeurope" for "West Europe", is no
 // change) or Conflict (changing or running a Completed or Faulted

@@ -247,3 +247,43 @@ func TestPutCollectionIfNoneMatch(t *testing.T) {
 		t.Errorf(`PUT with If-None-Match: "abc" = %d %s, want 400`, rec.Code, rec.Body)
 	}
 }
+
+// TestPatchCollectionLocationChange: a PATCH that gives an existing
+// collection another location is refused as a PUT is, 409
+// InvalidResourceLocation at location, and changes nothing; the same
+// location in another spelling, and a patch without a location, apply.
+func TestPatchCollectionLocationChange(t *testing.T) {
+	s, _ := newSeeingScheduler(t, memory.New(), nil)
+	h := httpapi.New(s, nil)
+	if rec := serveWith(h, "PUT", jcNew+v, `{"location": "West Europe", "properties": {}}`, nil); rec.Code != http.StatusCreated {
+		t.Fatalf("create = %d %s, want 201", rec.Code, rec.Body)
+	}
+	before, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := serveWith(h, "PATCH", jcNew+v, `{"location": "North Europe", "tags": {"a": "b"}}`, nil)
+	want := httpapi.ErrorDetail{Code: httpapi.CodeInvalidResourceLocation, Target: "location",
+		Message: "The resource 'jc-new' already exists in location 'West Europe' in resource group 'rg1'. A resource with the same name cannot be created in location 'North Europe'. Please select a new resource name."}
+	if rec.Code != http.StatusConflict {
+		t.Errorf("PATCH with another location = %d, want 409", rec.Code)
+	}
+	if diff := cmp.Diff(want, decodeError(t, rec)); diff != "" {
+		t.Errorf("PATCH with another location: error (-want +got):\n%s", diff)
+	}
+	after, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ETag != before.ETag || after.Definition.Location != "West Europe" || len(after.Definition.Tags) != 0 {
+		t.Errorf("after the refused PATCH: ETag %q, location %q, tags %v; want it unchanged", after.ETag, after.Definition.Location, after.Definition.Tags)
+	}
+	for _, body := range []string{`{"location": "westeurope", "tags": {"a": "b"}}`, `{"tags": {"c": "d"}}`, `{"location": null, "tags": {"e": "f"}}`} {
+		if rec := serveWith(h, "PATCH", jcNew+v, body, nil); rec.Code != http.StatusOK {
+			t.Errorf("PATCH %s = %d %s, want 200", body, rec.Code, rec.Body)
+		}
+	}
+	if rec := serveWith(h, "PATCH", rg1+"/jc-none"+v, `{"location": "West Europe"}`, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("PATCH of a collection that does not exist = %d %s, want 404", rec.Code, rec.Body)
+	}
+}

@@ -203,10 +203,8 @@ func (h *handler) replaceCollection(ctx context.Context, rq *request, def *sched
 		}
 		if !withLocation {
 			def.Location = cur.Definition.Location
-		} else if cur.Definition.Location != "" && !sameLocation(cur.Definition.Location, def.Location) {
-			return nil, newError(http.StatusConflict, CodeInvalidResourceLocation, "location",
-				"The resource '%s' already exists in location '%s' in resource group '%s'. A resource with the same name cannot be created in location '%s'. Please select a new resource name.",
-				rq.sc.jc, cur.Definition.Location, rq.sc.rg, def.Location)
+		} else if err := locationKept(rq, cur, def.Location); err != nil {
+			return nil, err
 		}
 		if ifMatch == "" || ifMatch == "*" {
 			ifMatch, guard = cur.ETag, true
@@ -216,10 +214,28 @@ func (h *handler) replaceCollection(ctx context.Context, rq *request, def *sched
 	}
 	c, err := h.s.PutCollection(ctx, key, def, &scheduler.PutCollectionOptions{IfMatch: ifMatch})
 	if guard && errors.Is(err, scheduler.ErrPreconditionFailed) {
-		return nil, newError(http.StatusConflict, CodeConflict, "",
-			"The job collection '%s' was changed by another request while this one was checked against it. Please retry the request.", rq.sc.jc)
+		return nil, changedMeanwhile(rq)
 	}
 	return c, err
+}
+
+// changedMeanwhile is the error of a write of the collection of rq that
+// was conditional on a read of it, when another write came between.
+func changedMeanwhile(rq *request) error {
+	return newError(http.StatusConflict, CodeConflict, "",
+		"The job collection '%s' was changed by another request while this one was checked against it. Please retry the request.", rq.sc.jc)
+}
+
+// locationKept refuses a write that would move the collection cur to
+// another location (409 InvalidResourceLocation, as ARM answers); a
+// collection without a location takes any.
+func locationKept(rq *request, cur *scheduler.CollectionRecord, location string) error {
+	if cur.Definition.Location == "" || sameLocation(cur.Definition.Location, location) {
+		return nil
+	}
+	return newError(http.StatusConflict, CodeInvalidResourceLocation, "location",
+		"The resource '%s' already exists in location '%s' in resource group '%s'. A resource with the same name cannot be created in location '%s'. Please select a new resource name.",
+		rq.sc.jc, cur.Definition.Location, rq.sc.rg, location)
 }
 
 // sameLocation reports whether two spellings name one Azure location, as
@@ -273,13 +289,49 @@ func (h *handler) patchCollection(w http.ResponseWriter, r *http.Request) error 
 	if err := sameResource(data, "job collection", rq.sc.collectionID(), rq.sc.jc); err != nil {
 		return err
 	}
-	c, err := h.s.PatchCollection(r.Context(), rq.sc.key(), data, &scheduler.PatchCollectionOptions{IfMatch: ifMatch(r)})
+	opts := &scheduler.PatchCollectionOptions{IfMatch: ifMatch(r)}
+	guard := false // the write is conditional on the read below, not on the request's If-Match
+	if location, ok := patchLocation(data); ok {
+		// A patch may not move the collection, as a PUT may not: it is
+		// checked against the collection read here, and written only
+		// if that is still the one stored.
+		cur, err := h.s.GetCollection(r.Context(), rq.sc.key())
+		if err != nil {
+			return h.engineError(r.Context(), rq, err, "")
+		}
+		if err := locationKept(rq, cur, location); err != nil {
+			return err
+		}
+		if opts.IfMatch == "" || opts.IfMatch == "*" {
+			opts.IfMatch, guard = cur.ETag, true
+		}
+	}
+	c, err := h.s.PatchCollection(r.Context(), rq.sc.key(), data, opts)
+	if guard && errors.Is(err, scheduler.ErrPreconditionFailed) {
+		return changedMeanwhile(rq)
+	}
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	setETag(w, c.ETag)
 	writeJSON(w, http.StatusOK, collectionResource(rq.sc, c))
 	return nil
+}
+
+// patchLocation returns the location a collection's merge patch sets,
+// and whether it sets one (a string; null removes nothing here, and a
+// value of another kind is left for the Scheduler to refuse).
+func patchLocation(data []byte) (string, bool) {
+	if !givesMember(data, "location") {
+		return "", false
+	}
+	var p struct {
+		Location *string `json:"location"`
+	}
+	if json.Unmarshal(data, &p) != nil || p.Location == nil {
+		return "", false
+	}
+	return *p.Location, true
 }
 
 func (h *handler) deleteCollection(w http.ResponseWriter, r *http.Request) error {
