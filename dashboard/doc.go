@@ -44,8 +44,10 @@
 // status filter and the whole message of each attempt (a long one folded
 // under its first line), the attempts of occurrences a backfill asked for
 // marked "backfilled", its definition as
-// JSON with secrets hidden (request headers are not secrets: they show as
-// stored, to read-only viewers too), a chart of the outcomes and durations of the
+// JSON with secrets hidden (passwords, certificates, keys, SAS tokens,
+// and the values of request headers and URI query parameters whose names
+// suggest credentials, such as Authorization, X-Api-Key, Cookie, sig or
+// code; other headers show as stored), a chart of the outcomes and durations of the
 // attempts of its history page (from the entries the page shows, so no
 // further store call), why it is paused and until when, and the actions
 // run now, enable, disable, pause (with a reason and a resume time, read

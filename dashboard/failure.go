@@ -70,7 +70,7 @@ func failureWords(job *scheduler.Job) []sentence {
 	a := &job.Action
 	out := []sentence{say("Each attempt may take ", timeoutWords(a), "; past it, its context is cancelled and the attempt fails.")}
 	out = append(out, retryWords(a.RetryPolicy, "A failed attempt")...)
-	if a.Type == action.HTTP || a.Type == action.HTTPS {
+	if (a.Type == action.HTTP || a.Type == action.HTTPS) && a.RetryPolicy.Retries() > 0 {
 		out = append(out, say("A 429 or 503 answer's Retry-After delays the next retry until the time it names, by at most ",
 			retry.Duration(scheduler.MaxRetryAfter), "."))
 	}
@@ -165,7 +165,8 @@ func timeoutWords(a *action.Action) sentence {
 	if a.Timeout > 0 {
 		return say(a.Timeout, " (its own timeout)")
 	}
-	return say("the Scheduler's action timeout (Config.ActionTimeout, ", retry.Duration(scheduler.DefaultActionTimeout), " by default)")
+	return say("the Scheduler's action timeout, ", retry.Duration(scheduler.DefaultActionTimeout),
+		" unless the program that runs the Scheduler sets another (an action's own \"timeout\" sets its own)")
 }
 
 // retryWords says what retry policy p does with a failed attempt, what

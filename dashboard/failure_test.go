@@ -47,11 +47,18 @@ func TestJobPageFailureHandling(t *testing.T) {
 		"errorAction": {"type": "Http", "request": {"uri": "https://example.com/alert", "method": "POST", "body": "down"}}}}`)
 	p = e.get(jobPath("c", "plain"))
 	wantIn(t, "plain", p,
-		"<li>Each attempt may take the Scheduler&#39;s action timeout (Config.ActionTimeout, <span class=\"duration\" title=\"PT1M\">1 minute</span> by default); past it, its context is cancelled and the attempt fails.</li>",
+		"<li>Each attempt may take the Scheduler&#39;s action timeout, <span class=\"duration\" title=\"PT1M\">1 minute</span> unless the program that runs the Scheduler sets another (an action&#39;s own &#34;timeout&#34; sets its own); past it, its context is cancelled and the attempt fails.</li>",
 		"<li>A failed attempt is retried 4 times, <span class=\"duration\" title=\"PT30S\">30 seconds</span> after the previous attempt ended (the default policy).</li>",
 		"errorAction runs: Http POST https://example.com/alert. Each of its attempts",
 		"<li>A failed attempt of the errorAction is retried 4 times")
-	wantNotIn(t, "plain", p, "failure document", "maxRetryDuration", "permanent:", "When it cannot run on time")
+	wantNotIn(t, "plain", p, "failure document", "maxRetryDuration", "permanent:", "When it cannot run on time", "Config.ActionTimeout")
+
+	// Without retries, Retry-After delays nothing.
+	put("once", `{"state": "Disabled", "action": {"type": "Http", "request": {"uri": "https://example.com/hook", "method": "GET"},
+		"retryPolicy": {"retryType": "None"}}}`)
+	p = e.get(jobPath("c", "once"))
+	wantIn(t, "once", p, "<li>A failed attempt is not retried.</li>")
+	wantNotIn(t, "once", p, "Retry-After", "next retry")
 
 	put("late", `{"state": "Disabled", "action": {"type": "Http", "request": {"uri": "https://example.com/hook", "method": "GET"},
 		"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1.5S", "retryCount": 2, "maxRetryDuration": "P1DT2H30M"}},
