@@ -506,6 +506,17 @@ func TestCollectionEditor(t *testing.T) {
 	if want := []scheduler.Limit{{Key: scheduler.LimitHost, MaxConcurrent: 2}}; !slices.Equal(c.Definition.Properties.Limits, want) {
 		t.Errorf("after edit: limits %v, want %v kept", c.Definition.Properties.Limits, want)
 	}
+	// A quota below what the collection holds: refused in words, without
+	// the Go error's prefix.
+	for _, name := range []string{"a", "b"} {
+		e.job("sub-a/rg/new", name, "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
+	}
+	form.Set("etag", c.ETag)
+	form.Set("maxJobCount", "1")
+	p = e.post("/edit/collection", form)
+	wantStatus(t, "quota below the jobs", p, http.StatusConflict)
+	wantIn(t, "quota below the jobs", p, "Not saved: the collection sub-a/rg/new would exceed its maxJobCount quota (1): ")
+	wantNotIn(t, "quota below the jobs", p, "scheduler:")
 }
 
 func cloneValues(v url.Values) url.Values {

@@ -336,7 +336,7 @@ func (h *handler) error(w http.ResponseWriter, r *http.Request, v *viewer, err e
 		h.failAs(w, r, v, http.StatusNotFound, "It does not exist (any more), or you may not see it.")
 	case errors.Is(err, scheduler.ErrFinalState), errors.Is(err, scheduler.ErrCollectionNotEnabled), errors.Is(err, scheduler.ErrConflict),
 		errors.Is(err, scheduler.ErrQuotaExceeded):
-		h.failAs(w, r, v, http.StatusConflict, "Not done: "+err.Error()+".")
+		h.failAs(w, r, v, http.StatusConflict, "Not done: "+h.refusal(r, err)+".")
 	case errors.Is(err, scheduler.ErrInvalid):
 		h.failAs(w, r, v, http.StatusBadRequest, err.Error())
 	case errors.Is(err, scheduler.ErrStopped):
@@ -348,6 +348,34 @@ func (h *handler) error(w http.ResponseWriter, r *http.Request, v *viewer, err e
 		h.log.Error("dashboard: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		h.failAs(w, r, v, http.StatusInternalServerError, "Something went wrong on the server; the log says what.")
 	}
+}
+
+// refusal says in words why the Scheduler refused the change r asked
+// for, for the errors that match its sentinels ErrQuotaExceeded,
+// ErrFinalState, ErrCollectionNotEnabled (naming the state of the
+// collection of r's path), ErrConflict and ErrNotFound; the error's own
+// text for any other.
+func (h *handler) refusal(r *http.Request, err error) string {
+	var qe *scheduler.QuotaError
+	switch {
+	case errors.As(err, &qe):
+		return fmt.Sprintf("the collection %s would exceed its %s quota (%s): %s", qe.Collection, qe.Quota, qe.Limit, qe.Reason)
+	case errors.Is(err, scheduler.ErrQuotaExceeded):
+		return "the collection would exceed its quota"
+	case errors.Is(err, scheduler.ErrFinalState):
+		return "the job is Completed or Faulted, a final state: it is not changed or run again; put it anew to reschedule it"
+	case errors.Is(err, scheduler.ErrCollectionNotEnabled):
+		state := "not Enabled"
+		if c, cerr := h.s.GetCollection(r.Context(), r.PathValue("collection")); cerr == nil {
+			state = string(c.Definition.State())
+		}
+		return "its collection is " + state + ": enable the collection first"
+	case errors.Is(err, scheduler.ErrConflict):
+		return "another change came at the same time; please try again"
+	case errors.Is(err, scheduler.ErrNotFound):
+		return "it does not exist (any more)"
+	}
+	return err.Error()
 }
 
 // fail renders an error page for a request whose viewer is not known.

@@ -205,7 +205,7 @@ func (h *handler) saveJob(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		h.log.Info("dashboard: job saved", "collection", c, "job", name, "user", v.name())
 		return h.jobURL(c, name, url.Values{"flash": {"saved"}}), nil
 	}
-	status, ps, msg := refused(err, "job")
+	status, ps, msg := h.refused(r, err, "job")
 	if status == 0 {
 		return "", err
 	}
@@ -216,7 +216,7 @@ func (h *handler) saveJob(w http.ResponseWriter, r *http.Request, v *viewer) (st
 // refused says why the Scheduler refused to save a job or collection
 // (what): the status to answer with, the problems at their paths, or a
 // message; status 0 for an error that is not the user's to fix.
-func refused(err error, what string) (status int, ps []problem, msg string) {
+func (h *handler) refused(r *http.Request, err error, what string) (status int, ps []problem, msg string) {
 	var se *scheduler.SyntaxError
 	switch {
 	case errors.As(err, &se):
@@ -228,7 +228,7 @@ func refused(err error, what string) (status int, ps []problem, msg string) {
 	case errors.Is(err, scheduler.ErrInvalid):
 		return http.StatusBadRequest, nil, "Not saved: " + err.Error() + "."
 	case errors.Is(err, scheduler.ErrQuotaExceeded), errors.Is(err, scheduler.ErrFinalState), errors.Is(err, scheduler.ErrNotFound):
-		return http.StatusConflict, nil, "Not saved: " + err.Error() + "."
+		return http.StatusConflict, nil, "Not saved: " + h.refusal(r, err) + "."
 	}
 	return 0, nil, ""
 }
@@ -705,7 +705,7 @@ func (h *handler) saveCollection(w http.ResponseWriter, r *http.Request, v *view
 		h.log.Info("dashboard: collection saved", "collection", e.Name, "user", v.name())
 		return h.collectionURL(e.Name, url.Values{"flash": {"saved"}}), nil
 	}
-	status, ps, msg := refused(err, "collection")
+	status, ps, msg := h.refused(r, err, "collection")
 	if status == 0 {
 		return "", err
 	}
