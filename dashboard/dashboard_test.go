@@ -222,6 +222,15 @@ func TestHistoryPaging(t *testing.T) {
 	}
 	wantIn(t, "second page", p, `rel="prev"`)
 	wantNotIn(t, "second page", p, `rel="next"`)
+	// Past the end, "Previous" leads to a page with rows, not to another
+	// empty one.
+	p = e.get(jobPath("c", "busy") + "?skip=500")
+	wantIn(t, "history past the end", p, `id="no-history"`, `<a href="`+jobPath("c", "busy")+`" rel="prev">`)
+	for i := range 3 {
+		e.job("c", "j"+pad(i), "/ok", `"startTime": "`+later(365*24*time.Hour)+`"`)
+	}
+	p = e.get(collPath("c") + "?skip=500")
+	wantIn(t, "jobs past the end", p, `<a href="`+collPath("c")+`" rel="prev">`)
 }
 
 func TestActions(t *testing.T) {

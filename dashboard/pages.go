@@ -492,7 +492,15 @@ func (h *handler) pager(q url.Values, skip, top, n, total int, known bool, link 
 	if n == 0 {
 		p.From = skip
 	}
-	if skip > 0 {
+	switch {
+	case skip > 0 && n == 0 && known:
+		// Past the end: back to the last page that has rows.
+		p.Prev = at(max(0, (total-1)/top*top))
+	case skip > 0 && n == 0:
+		// Past the end of a list whose length is not known: back to
+		// the first page, rather than to another empty one.
+		p.Prev = at(0)
+	case skip > 0:
 		p.Prev = at(max(0, skip-top))
 	}
 	if known && skip+n < total || !known && n > top {
