@@ -40,6 +40,12 @@ func TestOverview(t *testing.T) {
 	if n := strings.Count(p.body, `<rect class="occ"`); n != 60+48 {
 		t.Errorf("the charts have %d bars, want 60 and 48", n)
 	}
+	// The cards lead to the jobs they count.
+	wantIn(t, "overview cards", p, `<a class="card state-Faulted" href="/ui/search?state=Faulted" id="card-Faulted">`,
+		`<a class="card state-Disabled" href="/ui/search?state=Disabled" id="card-Disabled">`, `<a class="card" href="/ui/search" id="card-all">`)
+	if f := e.get("/search?state=Faulted"); !strings.Contains(f.body, ">broken<") || strings.Contains(f.body, ">ok<") {
+		t.Errorf("the Faulted card's search does not list the faulted job alone:\n%s", f.body)
+	}
 
 	// Sorting is in the query string and orders the table.
 	p = e.get("/?sort=jobs&order=desc")
@@ -610,8 +616,8 @@ func TestWording(t *testing.T) {
 	e.waitHistory("sub/rg/one", "broken", 1)
 
 	p := e.get("/")
-	wantIn(t, "overview", p, `<span class="num">1</span> job</div>`, `<span class="num">1</span> Faulted job</div>`,
-		`<span class="num">0</span> Enabled jobs</div>`,
+	wantIn(t, "overview", p, `<span class="num">1</span> job</a>`, `<span class="num">1</span> Faulted job</a>`,
+		`<span class="num">0</span> Enabled jobs</a>`,
 		"1 occurrence, 1 attempt,", "1 faulted occurrence</span>", // the charts count occurrences
 		">Faulted jobs</a></th>", "Quota: most frequent</th>") // the collections table counts jobs
 	wantNotIn(t, "overview", p, "1 jobs", "1 occurrences", "1 attempts", "1 faulted<", ">Faulted</a>", "Most frequent</th>")

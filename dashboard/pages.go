@@ -49,6 +49,8 @@ type overviewPage struct {
 type stateCount struct {
 	State string
 	Jobs  int
+	// URL is the search for the jobs of the state.
+	URL string
 }
 
 type collectionRow struct {
@@ -105,7 +107,7 @@ func (h *handler) overview(r *http.Request, v *viewer) (string, any, error) {
 		p.Collections = append(p.Collections, row)
 	}
 	for _, st := range jobStates {
-		p.States = append(p.States, stateCount{string(st), total[st]})
+		p.States = append(p.States, stateCount{string(st), total[st], h.url(url.Values{"state": {string(st)}}, "search")})
 		p.TotalJobs += total[st]
 	}
 	q := r.URL.Query()
