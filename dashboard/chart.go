@@ -247,12 +247,24 @@ func buildDurationChart(entries []scheduler.HistoryEntry) *durationChart {
 		b = appendMs(b, v, top)
 		b = append(b, "</text>"...)
 	}
+	// Four labels a third of the span apart, to the minute, or to the
+	// second when a third is shorter than a minute; one that reads as the
+	// one before it is left out.
 	layout := "15:04"
-	if span > 24*time.Hour {
+	switch {
+	case span > 24*time.Hour:
 		layout = "01-02 15:04"
+	case span/3 < time.Minute:
+		layout = "15:04:05"
 	}
+	last := ""
 	for i := range 4 {
 		t := from.Add(span * time.Duration(i) / 3).UTC()
+		if label := t.Format(layout); label == last {
+			continue
+		} else {
+			last = label
+		}
 		b = append(b, `<text class="axis" x="`...)
 		b = strconv.AppendFloat(b, round1(min(x(t), chartW-90)), 'f', -1, 64)
 		b = append(b, `" y="`...)
@@ -263,7 +275,9 @@ func buildDurationChart(entries []scheduler.HistoryEntry) *durationChart {
 	}
 	// The dots of each status are one path of zero-length segments with
 	// round caps, and the rings of faulted ones a wider path beneath: a
-	// few bytes per attempt (the history table below says the rest).
+	// few bytes per attempt (the history table below says the rest). The
+	// errorAction's attempts are dots of their own, whatever their
+	// outcome: its success is not the job's.
 	counts := map[scheduler.ExecutionStatus]int{}
 	var rings []byte
 	dots := map[scheduler.ExecutionStatus][]byte{}
@@ -271,10 +285,14 @@ func buildDurationChart(entries []scheduler.HistoryEntry) *durationChart {
 		if e.StartTime.IsZero() || e.Status == scheduler.StatusPostponed || e.Status == scheduler.StatusSkipped {
 			continue
 		}
-		counts[e.Status]++
+		key := e.Status
+		if e.ActionName == scheduler.ErrorAction {
+			key = errorActionDots
+		}
+		counts[key]++
 		d := e.EndTime.Sub(e.StartTime)
 		cx, cy := round1(x(e.EndTime)), round1(y(float64(d)/float64(time.Millisecond)))
-		dots[e.Status] = appendDot(dots[e.Status], cx, cy)
+		dots[key] = appendDot(dots[key], cx, cy)
 		if e.Faulted {
 			rings = appendDot(rings, cx, cy)
 		}
@@ -284,7 +302,7 @@ func buildDurationChart(entries []scheduler.HistoryEntry) *durationChart {
 		b = append(b, rings...)
 		b = append(b, `"></path>`...)
 	}
-	for _, st := range []scheduler.ExecutionStatus{scheduler.StatusCompleted, scheduler.StatusFailed} {
+	for _, st := range []scheduler.ExecutionStatus{scheduler.StatusCompleted, scheduler.StatusFailed, errorActionDots} {
 		if len(dots[st]) > 0 {
 			b = append(b, `<path class="dots dot-`...)
 			b = append(b, st...)
@@ -299,8 +317,15 @@ func buildDurationChart(entries []scheduler.HistoryEntry) *durationChart {
 			ch.Counts = append(ch.Counts, statusCount{string(st), k})
 		}
 	}
+	if k := counts[errorActionDots]; k > 0 {
+		ch.Counts = append(ch.Counts, statusCount{plural(k, "errorAction attempt", "errorAction attempts"), k})
+	}
 	return ch
 }
+
+// errorActionDots is the key of the errorAction's attempts among the
+// duration chart's statuses, and the end of their dots' class.
+const errorActionDots scheduler.ExecutionStatus = "ErrorAction"
 
 // appendMs writes a number of milliseconds as the axis shows it: "500ms",
 // or in seconds ("2.5s") on an axis that reaches a second.

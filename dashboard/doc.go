@@ -49,7 +49,8 @@
 // suggest credentials, such as Authorization, X-Api-Key, Cookie, sig or
 // code; other headers show as stored), a chart of the outcomes and durations of the
 // attempts of its history page (from the entries the page shows, so no
-// further store call), why it is paused and until when, and the actions
+// further store call; the errorAction's attempts apart from the job's
+// own), why it is paused and until when, and the actions
 // run now, enable, disable, pause (with a reason and a resume time, read
 // in the job's zone unless it has an offset, and shown in UTC and in that
 // zone),
