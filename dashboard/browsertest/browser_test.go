@@ -840,3 +840,50 @@ func TestBrowserPageGone(t *testing.T) {
 	}
 	b.clean()
 }
+
+// TestBrowserLongNames: a job whose name has 100 characters (the most a
+// name may have) and whose URI is 400 characters long does not stretch
+// the tables of the collection, search and job pages: at 1280 pixels
+// wide no table is wider than its box, and at 1280 and at 390 no cell is
+// wider than 26rem (the name and the URI wrap). The page itself is never
+// wider than the window; on a phone a table of several columns scrolls
+// inside its box, as it does with short names.
+func TestBrowserLongNames(t *testing.T) {
+	d := newDemo(t, false)
+	name := "a" + strings.Repeat("very-long-job-name-", 6)[:99]
+	uri := "https://reports.contoso.example/" + strings.Repeat("segment-of-a-long-path/", 16) + "?q=" + strings.Repeat("x", 20)
+	job, err := scheduler.ParseJob([]byte(`{"action": {"type": "Https", "request": {"uri": "`+uri+`", "method": "GET"}},
+		"recurrence": {"frequency": "Hour"}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.s.PutJob(ctx, "contoso/prod/reports", name, job, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t)
+	for _, width := range []int64{1280, 390} {
+		if _, err := chromedp.Call(b.ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: width, Height: 900, DeviceScaleFactor: 1, Mobile: width < 500}); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/collections/contoso%2Fprod%2Freports", "/search?name=very-long", "/collections/contoso%2Fprod%2Freports/jobs/" + name} {
+			b.do("open "+path, chromedp.Navigate(d.url+path), chromedp.WaitVisible(chromedp.CSS("h1")))
+			if width > 1000 {
+				over := eval[[]string](b, `Array.from(document.querySelectorAll("table")).filter(t => t.scrollWidth > t.parentElement.clientWidth + 1).map(t => t.className + " " + t.scrollWidth + ">" + t.parentElement.clientWidth)`)
+				if len(over) > 0 {
+					t.Errorf("%d px, %s: tables wider than their box: %v", width, path, over)
+				}
+			}
+			wide := eval[[]string](b, `Array.from(document.querySelectorAll("td")).filter(td => td.getBoundingClientRect().width > 26 * parseFloat(getComputedStyle(document.documentElement).fontSize)).map(td => Math.round(td.getBoundingClientRect().width) + "px: " + td.textContent.slice(0, 40))`)
+			if len(wide) > 0 {
+				t.Errorf("%d px, %s: cells wider than 26rem: %v", width, path, wide)
+			}
+			if w := eval[int](b, `document.documentElement.scrollWidth`); w > int(width) {
+				t.Errorf("%d px, %s: the page is %d px wide", width, path, w)
+			}
+		}
+		if width == 390 {
+			b.screenshot("long-names-phone")
+		}
+	}
+	b.clean()
+}
