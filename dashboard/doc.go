@@ -139,7 +139,8 @@
 // Authenticator: a session ends as soon as its token no longer
 // authenticates (removed from the token list, serve started again with
 // another one), and the subscriptions it sees are the ones the token
-// reaches now. Signing out ends the session in the process that served
+// reaches now. Its pages then send to the sign-in page, which says that
+// the session ended. Signing out ends the session in the process that served
 // the sign-out: a copy of its cookie is no session there any more. That
 // process keeps the sessions signed out in memory, until they would have
 // expired; another process with the same session key, or the same one

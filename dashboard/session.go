@@ -46,6 +46,9 @@ type viewer struct {
 	session session
 	// principal is the signed-in principal; nil without authentication.
 	principal *httpapi.Principal
+	// ended says the request came with a signed-in session that has
+	// ended: signed out, or its token no longer authenticates.
+	ended bool
 }
 
 // seesAll reports whether the viewer sees every collection.
@@ -139,7 +142,7 @@ func (h *handler) anonymous(w http.ResponseWriter, r *http.Request) *viewer {
 	s, ok := h.readSession(r)
 	if ok && s.Token != "" {
 		if v.principal = h.reauthenticate(r, s); v.principal == nil {
-			ok = false
+			ok, v.ended = false, true
 		}
 	}
 	if !ok {
@@ -252,7 +255,11 @@ func (h *handler) viewer(w http.ResponseWriter, r *http.Request) (*viewer, bool)
 		return v, true
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		http.Redirect(w, r, h.url(url.Values{"next": {r.URL.RequestURI()}}, "login"), http.StatusSeeOther)
+		q := url.Values{"next": {r.URL.RequestURI()}}
+		if v.ended {
+			q.Set("ended", "1")
+		}
+		http.Redirect(w, r, h.url(q, "login"), http.StatusSeeOther)
 		return nil, false
 	}
 	h.failAs(w, r, v, http.StatusUnauthorized, "Your session has ended; sign in again.")
@@ -267,12 +274,18 @@ func (h *handler) loginPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := h.anonymous(w, r)
-	h.render(w, r, http.StatusOK, "login", v, loginData{Next: h.localNext(r.URL.Query().Get("next"))})
+	d := loginData{Next: h.localNext(r.URL.Query().Get("next"))}
+	if r.URL.Query().Get("ended") != "" {
+		d.Notice = "Your session has ended: you signed out elsewhere, or its token is no longer accepted. Sign in again to go on."
+	}
+	h.render(w, r, http.StatusOK, "login", v, d)
 }
 
 type loginData struct {
 	Next  string
 	Error string
+	// Notice says why the browser was sent here: its session ended.
+	Notice string
 }
 
 // login checks the token of the sign-in form and starts a signed-in

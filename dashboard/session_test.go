@@ -139,6 +139,21 @@ func TestSessionEndsWithItsToken(t *testing.T) {
 		}
 	}
 	f.wantEnabled(t)
+	// A page of the ended session sends to the sign-in page, which says
+	// why.
+	c := &signInClient{t: t, h: h, addr: "192.0.2.9:4000", cookie: limited}
+	rec := c.send(httptest.NewRequest(http.MethodGet, "/ui/", nil))
+	if loc := rec.Header().Get("Location"); rec.Code != http.StatusSeeOther || !strings.Contains(loc, "ended=1") {
+		t.Fatalf("overview of the ended session = %d to %q, want 303 to the sign-in page with ended=1", rec.Code, loc)
+	}
+	rec = c.send(httptest.NewRequest(http.MethodGet, rec.Header().Get("Location"), nil))
+	if !strings.Contains(rec.Body.String(), `id="login-notice">Your session has ended`) {
+		t.Errorf("the sign-in page does not say that the session ended:\n%s", rec.Body)
+	}
+	rec = c.send(httptest.NewRequest(http.MethodGet, "/ui/", nil))
+	if loc := rec.Header().Get("Location"); strings.Contains(loc, "ended=1") {
+		t.Errorf("a request of the new anonymous session is sent to %q, want no notice", loc)
+	}
 	if !strings.Contains(f.log.String(), "session ended: its token no longer authenticates") {
 		t.Errorf("the log does not say why the session ended:\n%s", f.log)
 	}
