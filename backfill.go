@@ -21,11 +21,15 @@ type BackfillOnly string
 const (
 	// BackfillMissing runs the occurrences of the range that have no
 	// attempt on record (those that were skipped, or that the job's
-	// history no longer holds, included). A Scheduler that keeps no
-	// history (Config.HistoryPerJob NoHistory) refuses it: it cannot
-	// know which occurrences ran.
+	// history no longer holds, included) and that neither wait to be
+	// backfilled nor are in progress. A Scheduler that keeps no history
+	// (Config.HistoryPerJob NoHistory) refuses it: it cannot know which
+	// occurrences ran.
 	BackfillMissing BackfillOnly = "Missing"
-	// BackfillAll runs every occurrence of the range.
+	// BackfillAll runs every occurrence of the range that neither waits
+	// to be backfilled nor is in progress: those that ran run again, but
+	// asking twice while the first request's occurrences have not all
+	// ended (a form posted twice) runs each of them once.
 	BackfillAll BackfillOnly = "All"
 )
 
@@ -40,7 +44,7 @@ type BackfillOptions struct {
 // BackfillJob runs the job's scheduled occurrences whose expected times
 // fall in [from, to] (the occurrences of its schedule from startTime on,
 // whether or not the job existed then; endTime applies, count does not),
-// in order, as ordinary occurrences: each with its
+// each once, in order, as ordinary occurrences: each with its
 // own execution tag (stable across its retries, other than the tag a
 // live occurrence of the same instant gets), its retries and its
 // errorAction; the receiver gets the original expected time, and their
@@ -49,7 +53,16 @@ type BackfillOptions struct {
 // RunJob's runs go first), after the backfills asked for before; they do
 // not count toward recurrence.count.
 //
-// It returns the expected times it will run (with DryRun, would run).
+// An occurrence that waits to be backfilled (asked for earlier), or that is
+// in progress (its attempt runs, or it waits for a retry, its errorAction
+// or its turn; the job's scheduled occurrence due now included), is left
+// out, with Missing and All alike: two requests for one range run each
+// occurrence once, also from two Schedulers over one store (what is left
+// out and what is added are decided within the one atomic update of the
+// job that adds them).
+//
+// It returns the expected times it will run (with DryRun, would run): none
+// when all of them wait or run already.
 // from must not be after to, to not after now; the range may hold at most
 // MaxBackfill occurrences, and the job at most MaxBackfill waiting ones. A
 // job in a final state cannot be backfilled (ErrFinalState), nor one of a
@@ -119,12 +132,18 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 			}
 			at = n
 		}
-		if only == BackfillMissing && len(times) > 0 {
-			ran, err := s.attempted(ctx, r, times[0], times[len(times)-1])
-			if err != nil {
-				return err
+		if len(times) > 0 {
+			taken := pending(r, now)
+			if only == BackfillMissing {
+				ran, err := s.attempted(ctx, r, times[0], times[len(times)-1])
+				if err != nil {
+					return err
+				}
+				for at := range ran {
+					taken[at] = true
+				}
 			}
-			times = slices.DeleteFunc(times, func(at time.Time) bool { return ran[at.UnixNano()] })
+			times = slices.DeleteFunc(times, func(at time.Time) bool { return taken[at.UnixNano()] })
 		}
 		if n := r.Schedule.backfills() + len(times); n > MaxBackfill {
 			return &ValidationError{Path: "to", Value: quoteTime(to), Reason: fmt.Sprintf("would make %d occurrences wait to be backfilled, more than %d", n, MaxBackfill)}
@@ -161,6 +180,38 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 	}
 	s.wrote(collection, name)
 	return slices.Clone(times), nil
+}
+
+// pending returns the expected times, as Unix nanoseconds, of the
+// occurrences of r's job that wait to be backfilled or that are in progress
+// at now: those of PolicyState.Backfill (which still holds the one whose
+// first attempt runs, as the store holds a claimed job until its outcome
+// is recorded), the current, waiting and side-by-side ones, and, while the
+// job is Enabled, its next scheduled occurrence once it is due (it is
+// about to start, or its first attempt runs). Runs requested with RunJob
+// are not occurrences of the schedule and are left out.
+func pending(r *JobRecord, now time.Time) map[int64]bool {
+	sc := &r.Schedule
+	taken := make(map[int64]bool)
+	add := func(o *Occurrence) {
+		if o != nil && !o.Manual {
+			taken[o.Expected.UnixNano()] = true
+		}
+	}
+	add(sc.Current)
+	add(sc.Waiting)
+	if p := sc.Policy; p != nil {
+		for _, at := range p.Backfill {
+			taken[at.UnixNano()] = true
+		}
+		for i := range p.Running {
+			add(&p.Running[i].Occurrence)
+		}
+	}
+	if r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) {
+		taken[sc.NextOccurrence.UnixNano()] = true
+	}
+	return taken
 }
 
 // attempted returns the expected times, as Unix nanoseconds, of the

@@ -615,9 +615,11 @@
 // occurrences expected in a past range, each once, in order, as ordinary
 // occurrences with their retries and errorAction and the original expected
 // time; their history entries are marked Backfill. Missing (the default)
-// leaves out the occurrences that have an attempt on record; dryRun only
-// answers which would run. One request may ask for at most [MaxBackfill]
-// occurrences.
+// leaves out the occurrences that have an attempt on record; both leave
+// out those that wait to be backfilled or are in progress, so a request
+// sent twice (a form posted twice) runs each occurrence once, and All
+// runs again only what has ended; dryRun only answers which would run.
+// One request may ask for at most [MaxBackfill] occurrences.
 //
 // Every job has a health, derived when it is read ([Scheduler.GetJob],
 // [Scheduler.ListJobs], GET over REST as "status": {"health"}), the first
