@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 
 // slowJobs is a Scheduler over a store whose action type Slow takes its
 // definition's seconds, noting each attempt's expected time and
-// execution tag.
+// execution tag. It logs to log (nil: nowhere).
 type slowJobs struct {
 	s     *scheduler.Scheduler
 	mu    sync.Mutex
@@ -30,7 +31,7 @@ type slowCall struct {
 	Start    time.Time
 }
 
-func newSlowJobs(t *testing.T, st scheduler.Store) *slowJobs {
+func newSlowJobs(t *testing.T, st scheduler.Store, log *slog.Logger) *slowJobs {
 	t.Helper()
 	x := &slowJobs{}
 	reg := &action.Registry{}
@@ -45,7 +46,10 @@ func newSlowJobs(t *testing.T, st scheduler.Store) *slowJobs {
 		time.Sleep(time.Duration(c.Seconds) * time.Second)
 		return &action.Result{Message: "done"}, nil
 	}))
-	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", Logger: discard})
+	if log == nil {
+		log = discard
+	}
+	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +98,7 @@ func TestBackfillTwice(t *testing.T) {
 		t.Run(string(only), func(t *testing.T) {
 			recreateStores(t, func(t *testing.T, st recreateStore) {
 				ctx := context.Background()
-				x := newSlowJobs(t, st)
+				x := newSlowJobs(t, st, nil)
 				t0 := time.Now()
 				// Daily at 03:00, 04:00 and 05:00 from two days back; the
 				// bubble's clock starts at midnight.
@@ -148,7 +152,7 @@ func TestBackfillTwice(t *testing.T) {
 func TestBackfillTwoSchedulers(t *testing.T) {
 	recreateStores(t, func(t *testing.T, st recreateStore) {
 		ctx := context.Background()
-		x := newSlowJobs(t, st)
+		x := newSlowJobs(t, st, nil)
 		other, err := scheduler.New(st, &scheduler.Config{InstanceID: "b", Logger: discard})
 		if err != nil {
 			t.Fatal(err)

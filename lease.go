@@ -86,6 +86,32 @@ func (k *leaseKeeper) holds(r *JobRecord, collection, name string) bool {
 	return false
 }
 
+// forget notes that the lease on job collection/name held for record r
+// belongs to a job deleted since, and reports whether it was still held
+// and not noted before. k.mu is held.
+func (k *leaseKeeper) forget(r *JobRecord, collection, name string) bool {
+	if h, ok := k.held[r]; ok && h.collection == collection && h.name == name {
+		if h.deleted {
+			return false
+		}
+		h.deleted = true
+		k.held[r] = h
+		return true
+	}
+	for _, sl := range k.slots {
+		sl.mu.Lock()
+		ok := sl.r == r && sl.collection == collection && sl.name == name && !sl.deleted
+		if ok {
+			sl.deleted = true
+		}
+		sl.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 // active reports whether any lease or claim is held. k.mu is held.
 func (k *leaseKeeper) active() bool {
 	if len(k.held) > 0 || len(k.runs) > 0 {
@@ -109,6 +135,10 @@ type heldLease struct {
 	at               time.Time // when to extend it
 	collection, name string
 	permits          *heldPermits // the attempt's permits (see Limiter); nil: none
+	// deleted says that an extension found the job gone (ErrNotFound):
+	// it was deleted while its attempt ran. The lease is not extended
+	// again; the attempt's permits still are, while it runs.
+	deleted bool
 }
 
 // holdLease keeps the lease on r until dropLease, extending it first at
@@ -120,7 +150,7 @@ type heldLease struct {
 // attempt, nil when none does.
 func (s *Scheduler) holdLease(r *JobRecord, at time.Time, slot *leaseSlot, permits *heldPermits) {
 	k := &s.leases
-	h := heldLease{at, r.Collection, r.Name, permits}
+	h := heldLease{at: at, collection: r.Collection, name: r.Name, permits: permits}
 	if slot != nil {
 		slot.mu.Lock()
 		slot.r, slot.heldLease = r, h
@@ -236,17 +266,41 @@ func (s *Scheduler) extendLeases() {
 	var wg sync.WaitGroup
 	var failed leaseFailures
 	slots := make(chan struct{}, extendParallel)
-	keys := make([]JobKey, len(due))
-	for i, d := range due {
+	// The leases of jobs deleted while their attempts run go last, and
+	// are not extended (their permits are, below).
+	live := due
+	for i := 0; i < len(live); {
+		if live[i].deleted {
+			live[i], live[len(live)-1] = live[len(live)-1], live[i]
+			live = live[:len(live)-1]
+			continue
+		}
+		i++
+	}
+	keys := make([]JobKey, len(live))
+	for i, d := range live {
 		keys[i] = JobKey{d.collection, d.name}
 	}
 	s.extendKeys(keys, &wg, slots, nil, func(i int, err error) {
 		failed.note(err)
+		d := &live[i]
+		gone := errors.Is(err, ErrNotFound)
 		k.mu.Lock()
-		running := k.holds(due[i].r, due[i].collection, due[i].name)
+		running := k.holds(d.r, d.collection, d.name)
+		if running && gone {
+			// Once: the next passes leave the lease alone.
+			running = k.forget(d.r, d.collection, d.name)
+		}
 		k.mu.Unlock()
-		if running { // else the attempt ended and its outcome released the lease
-			failed.add(due[i].collection, due[i].name, err)
+		switch {
+		case !running: // the attempt ended and its outcome released the lease, or the deletion was noted
+		case gone:
+			// Expected of a job deleted while its attempt runs: no
+			// failure of the store, nor of the lease.
+			s.log.Debug("extend lease: the job was deleted while its attempt ran; the lease is no longer extended",
+				"job", d.name, "collection", d.collection)
+		default:
+			failed.add(d.collection, d.name, err)
 		}
 	})
 	calls := len(keys) > 0 || len(runs) > 0

@@ -40,12 +40,12 @@ func (s *Scheduler) reread(r *JobRecord) (*JobRecord, error) {
 // recordFailed logs the failure to record the outcome of work on r; ctx
 // carries the attempt's span, if any. The outcome of a job deleted
 // meanwhile, or deleted and created again (ErrNotFound), is of no job: it
-// is dropped, and that is logged at Debug. One refused for a takeover
+// is dropped, and that is logged at Info. One refused for a takeover
 // (ErrLeaseLost: the lease expired, and another instance took the job
 // over, as the package documentation says may happen) is logged at Warn.
 func (s *Scheduler) recordFailed(ctx context.Context, r *JobRecord, err error) {
 	if errors.Is(err, ErrNotFound) {
-		s.log.DebugContext(ctx, "drop the outcome of a deleted job", "job", r.Name, "collection", r.Collection, "err", err)
+		s.log.InfoContext(ctx, "drop the outcome of a deleted job", "job", r.Name, "collection", r.Collection, "err", err)
 		return
 	}
 	if errors.Is(err, ErrLeaseLost) {
