@@ -1360,13 +1360,19 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 // RunJob runs the job once now, outside its schedule: the run is an
 // occurrence of its own (with retries and the error action) that counts in
 // the status counters like any other, but not toward recurrence.count.
-// When an occurrence is in progress, the run is postponed until it ends.
+// When an occurrence is in progress, the run is postponed until it ends,
+// also when it is a run requested earlier. A run requested and not yet
+// started is not repeated: the record answered holds its RunRequested.
+// While the job's attempt runs, a request is noted at its own time (after
+// any before it), and the runs requested then run once after that
+// attempt's occurrence ends, however many requests came meanwhile.
 // A Disabled job may be run; a Completed or Faulted one may not
 // (ErrFinalState), nor a job of a collection that is not Enabled
 // (ErrCollectionNotEnabled). When ctx carries a span (RunJob called while
 // serving a traced request) that Config.Observer reads
 // ([Observer.TraceParent]), the run's attempts are traced as its
-// children; a run already requested and not started keeps its own.
+// children; a run already requested and not started keeps its own, but
+// for one requested again while the job's attempt runs.
 func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRecord, error) {
 	r, err := s.update(ctx, s.store, collection, name, "", func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
@@ -1379,11 +1385,25 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 		if st := col.Definition.State(); st != CollectionEnabled {
 			return fmt.Errorf("run job %q: job collection %q is %s: %w", name, collection, st, ErrCollectionNotEnabled)
 		}
-		if sc := &r.Schedule; sc.RunRequested.IsZero() {
-			sc.RunRequested = now
-			if obs := s.cfg.Observer; obs != nil {
-				sc.RunTrace, sc.RunTraceState = obs.TraceParent(ctx)
+		sc := &r.Schedule
+		switch {
+		case sc.RunRequested.IsZero():
+		case r.LeaseOwner != "" && r.LeaseUntil.After(now):
+			// The job is claimed, and the store holds a claimed job as
+			// it was until the attempt's outcome is recorded: the run
+			// requested may be the one in progress. Requested again,
+			// later than before, it runs once after that attempt ends
+			// (see machine.replay); when it had not started, it still
+			// runs once.
+			if !now.After(sc.RunRequested) {
+				now = sc.RunRequested.Add(time.Nanosecond)
 			}
+		default:
+			return nil // requested and not started: not repeated
+		}
+		sc.RunRequested = now
+		if obs := s.cfg.Observer; obs != nil {
+			sc.RunTrace, sc.RunTraceState = obs.TraceParent(ctx)
 		}
 		return nil
 	})
