@@ -31,13 +31,17 @@ import (
 //
 // An attempt of a Func job in a process where no function is registered
 // under its name (a program that no longer calls ScheduleFunc for it, or
-// another instance over the same store) does not run anything: it fails,
-// its history entry says that no function is registered in this process
-// for the job, and the Scheduler logs a warning naming the job. The job
-// itself stays as it is, its next occurrences run where the function is
-// registered, and its retries may run on an instance that has it. A
-// non-nil error from fn fails the attempt with its text as the history
-// message; a panic is recovered into a failed attempt.
+// another instance over the same store) does not run anything: it fails
+// as any failed attempt does, its history entry says that no function is
+// registered in this process for the job, and the Scheduler logs a
+// warning naming the job. The failure is retried under the job's retry
+// policy (a retry may run on an instance that has the function); when the
+// last retry fails too, the occurrence is faulted: a job without a
+// recurrence ends Faulted, and a recurring one counts the fault, runs its
+// errorAction and goes on to its next occurrence, unless its run policy's
+// pauseAfterFaults disables it. A non-nil error from fn fails the attempt
+// with its text as the history message; a panic is recovered into a
+// failed attempt.
 //
 // For a function that takes data (several jobs of one function, each with
 // its own payload, or jobs put over REST), register a typed handler with
