@@ -284,3 +284,66 @@ func TestREADMESnippetsCompile(t *testing.T) {
 		t.Errorf("the README's go blocks do not compile (%v):\n%s", err, out)
 	}
 }
+
+// readmeTranscript is a "$ jobclock ..." line of a fenced block of
+// README.md and the lines after it up to the block's end: what the command
+// prints, standard error and standard output in the order it writes them.
+type readmeTranscript struct {
+	line int      // of the command
+	args []string // after "jobclock"
+	want string
+}
+
+// readmeTranscripts returns the transcripts of a Markdown text. A
+// transcript's command is split at spaces: it may not quote.
+func readmeTranscripts(markdown []byte) []readmeTranscript {
+	var out []readmeTranscript
+	var cur *readmeTranscript
+	fenced := false
+	sc := bufio.NewScanner(bytes.NewReader(markdown))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, "```"):
+			if fenced && cur != nil {
+				out = append(out, *cur)
+				cur = nil
+			}
+			fenced = !fenced
+		case fenced && strings.HasPrefix(line, "$ jobclock "):
+			if cur != nil {
+				out = append(out, *cur)
+			}
+			cur = &readmeTranscript{line: n, args: strings.Fields(strings.TrimPrefix(line, "$ jobclock "))}
+		case cur != nil:
+			cur.want += line + "\n"
+		}
+	}
+	return out
+}
+
+// TestREADMETranscripts runs each "$ jobclock ..." transcript of README.md
+// from the repository's root and compares what it prints, standard error
+// and standard output together, with the lines that follow it. Run it with
+// -count=1 after a change to README.md, as TestREADMESnippetsCompile.
+func TestREADMETranscripts(t *testing.T) {
+	markdown, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	transcripts := readmeTranscripts(markdown)
+	if len(transcripts) == 0 {
+		t.Fatal("README.md has no $ jobclock transcript")
+	}
+	t.Chdir(filepath.Join("..", ".."))
+	for _, tr := range transcripts {
+		var out bytes.Buffer
+		if code := run(tr.args, strings.NewReader(""), &out, &out); code != 0 {
+			t.Errorf("README.md:%d: jobclock %s exits %d:\n%s", tr.line, strings.Join(tr.args, " "), code, out.String())
+			continue
+		}
+		if got := out.String(); got != tr.want {
+			t.Errorf("README.md:%d: jobclock %s prints\n%s\nthe README says\n%s", tr.line, strings.Join(tr.args, " "), got, tr.want)
+		}
+	}
+}
