@@ -94,6 +94,33 @@ func (f *jobFile) checkable() *jobFile {
 	return &cp
 }
 
+// quotaPath returns the JSON path in the file at which j exceeds qe: its
+// recurrence for maxRecurrence, else the job ("job" for a file of one
+// job, as the parser names the file as a whole).
+func (j fileJob) quotaPath(qe *scheduler.QuotaError) string {
+	if qe.Quota == "maxRecurrence" {
+		return joinPath(j.at, "recurrence")
+	}
+	if j.at == "" {
+		return "job"
+	}
+	return j.at
+}
+
+// quotaProblem is a quota of the file's collection that a job exceeds:
+// it prints as "PATH: " and the quota's message, and matches
+// scheduler.ErrQuotaExceeded.
+type quotaProblem struct {
+	path string
+	err  *scheduler.QuotaError
+}
+
+func (e *quotaProblem) Error() string {
+	return e.path + ": " + strings.TrimPrefix(e.err.Error(), "scheduler: ")
+}
+
+func (e *quotaProblem) Unwrap() error { return e.err }
+
 // jobProblems are problems of the job of a file called name: it
 // prints as the problems, one a line, and unwraps to them.
 type jobProblems struct {

@@ -26,8 +26,9 @@
 // scheduler of validate's own in memory (never started; the files one
 // after the other, as run loads them), so that what run refuses at load
 // validate refuses too: a job more frequent than its collection's
-// maxRecurrence, more jobs than its maxJobCount (both after "quota ...
-// exceeded"), an action that its executor refuses (a Storage Queue name).
+// maxRecurrence (at the job's recurrence), more jobs than its maxJobCount
+// (at the job; both with "quota ... exceeded"), an action that its
+// executor refuses (a Storage Queue name).
 // In a collection file, a job that names a calendar the file does not
 // hold under "calendars" is a problem at its recurrence.calendar; a file
 // of one job goes into the collection "default", which holds no

@@ -398,8 +398,9 @@ type durable struct{ scheduler.Store }
 // returns the jobs it put. Its error is every problem, joined: a
 // definition the scheduler refuses (an action's rules that only an
 // executor knows) as a *scheduler.ValidationError at its JSON path in the
-// file; a quota exceeded, or another error of a put, naming the
-// collection and the job or calendar.
+// file; a quota that a job exceeds as a *quotaProblem at the path of what
+// exceeds it; another error of a put naming the collection and the job or
+// calendar.
 func putFile(ctx context.Context, s filePutter, f *jobFile) ([]jobKey, error) {
 	if _, err := s.PutCollection(ctx, f.collection, f.def, nil); err != nil {
 		return nil, fmt.Errorf("collection %q: %w", f.collection, err)
@@ -417,11 +418,14 @@ func putFile(ctx context.Context, s filePutter, f *jobFile) ([]jobKey, error) {
 	for _, j := range f.jobs {
 		k := jobKey{f.collection, j.name}
 		_, err := s.PutJob(ctx, k.collection, k.name, j.job, &scheduler.PutJobOptions{Tags: j.tags})
+		var qe *scheduler.QuotaError
 		switch {
 		case err == nil:
 			keys = append(keys, k)
 		case errors.Is(err, scheduler.ErrInvalid):
 			errs = append(errs, &jobProblems{j.name, under(j.at, "job", err)})
+		case errors.As(err, &qe):
+			errs = append(errs, &jobProblems{j.name, []error{&quotaProblem{j.quotaPath(qe), qe}}})
 		default:
 			errs = append(errs, &jobProblems{j.name, []error{fmt.Errorf("job %s/%s: %w", k.collection, k.name, err)}})
 			if !refusal(err) {

@@ -114,9 +114,16 @@ func TestValidate(t *testing.T) {
 				"f": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}},
 				"g": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}}}}`,
 			stderrHas: []string{
-				`job free/a: scheduler: job collection "free": quota maxRecurrence (1 Hour) exceeded: job "a" can run 1m0s apart` + "\n",
-				`job free/g: scheduler: job collection "free": quota maxJobCount (5) exceeded`,
+				`jobs.a.recurrence: job collection "free": quota maxRecurrence (1 Hour) exceeded: job "a" can run 1m0s apart` + "\n",
+				`jobs.g: job collection "free": quota maxJobCount (5) exceeded`,
 			}},
+		{name: "ARM job of a run file over its quota", args: []string{"validate", "-"}, code: 1,
+			stdin: `{"name": "q", "collection": {"properties": {"quota": {"maxRecurrence": {"frequency": "Hour", "interval": 1}}}}, "jobs": {
+				"a": {"properties": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}, "recurrence": {"frequency": "Minute"}}}}}`,
+			stderrHas: []string{`jobs.a.properties.recurrence: job collection "q": quota maxRecurrence (1 Hour) exceeded: job "a" can run 1m0s apart` + "\n"}},
+		{name: "job file over the default collection's quota", args: []string{"validate", "-"}, code: 1,
+			stdin:     `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}, "recurrence": {"frequency": "Second", "interval": 10}}`,
+			stderrHas: []string{`recurrence: job collection "default": quota maxRecurrence (1 Minute) exceeded: job "stdin" can run 10s apart` + "\n"}},
 		{name: "several files", args: []string{"validate", "-min-retry-interval", "1s", "../../examples/demo.json", "-", validFile}, code: 1,
 			stdin:  `{"name": "x y", "collection": {"properties": {"sku": {"name": "Cheap"}}}, "jobs": {"a": {"action": {"type": "Htp"}}, "9": {}}, "job": 1}`,
 			stdout: "../../examples/demo.json: ok\n" + validFile + ": ok\n",
