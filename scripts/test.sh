@@ -8,11 +8,25 @@
 # once, without it. staticcheck runs at a pinned version (STATICCHECK
 # overrides the module@version to run).
 #
+# PostgreSQL and Chromium are installed with apt-get, which needs root (or
+# the packages installed already); the npm peers need node >= 20 and npm.
+#
 #   bash scripts/test.sh            # everything
 #   bash scripts/test.sh ./recurrence/... ./telemetry/...   # only the packages given
+#   bash scripts/test.sh -h         # this text
+#
+# Given packages, the script still checks gofmt, vet and staticcheck in
+# every module, and installs and starts the services, before it runs the
+# tests of those packages alone: any other arguments go to go test.
 #
 # With CI=true a test that needs a service fails when the service is missing.
 set -euo pipefail
+case "${1:-}" in
+-h | -help | --help)
+	sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p;}' "$0"
+	exit 0
+	;;
+esac
 cd "$(dirname "$0")/.."
 
 state=$(mktemp -d /tmp/jobclock-test.XXXXXX)
