@@ -670,7 +670,9 @@
 // direction. maxRecurrence may have frequency Second, an extension:
 // {"frequency": "Second", "interval": 1} allows a job every second, which no
 // plan does. [DefaultCollection], the collection of [Scheduler.Schedule],
-// is created with that quota and the Standard plan's 50 jobs, so
+// is created with that quota and the Standard plan's 50 jobs
+// ([DefaultCollectionDefinition]; the jobclock command makes the
+// collection "default" of a file of one job so too), so
 // s.Schedule(ctx, "tick", recurrence.Every(10, recurrence.Second), act)
 // works as it is; for any other collection, put such a quota first. A job is too frequent for maxRecurrence when two of its
 // occurrences can lie closer together than the quota's period: the

@@ -19,6 +19,16 @@ import (
 // plan's once a minute: PutCollection changes it.)
 const DefaultCollection = "default"
 
+// DefaultCollectionDefinition returns the definition with which
+// [DefaultCollection] is created when first needed: the Standard plan, and
+// a quota whose maxRecurrence is one second. Each call returns a new one.
+// The jobclock command gives the collection "default" of a file of one
+// job this definition too, so that the name means one quota everywhere.
+func DefaultCollectionDefinition() *JobCollection {
+	return &JobCollection{Properties: CollectionProperties{Quota: &Quota{
+		MaxRecurrence: &MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}}
+}
+
 // Schedule makes sure that the job name of [DefaultCollection] runs act on
 // the recurrence when, and returns its record. It is the short way to
 // schedule a Go function (an [action.Handler]'s Action) or any other
@@ -139,7 +149,7 @@ func (s *Scheduler) defaultCollection(ctx context.Context) (*CollectionRecord, e
 	}
 	now := time.Now()
 	col = &CollectionRecord{Name: DefaultCollection, ETag: newETag(), Created: now, Updated: now,
-		Definition: JobCollection{Properties: CollectionProperties{Quota: &Quota{MaxRecurrence: &MaxRecurrence{Frequency: recurrence.Second, Interval: 1}}}}}
+		Definition: *DefaultCollectionDefinition()}
 	err = s.store.PutCollection(ctx, col)
 	if errors.Is(err, ErrConflict) { // created meanwhile by another instance
 		return s.store.GetCollection(ctx, DefaultCollection)

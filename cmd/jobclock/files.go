@@ -30,9 +30,10 @@ import (
 // (see runUsage).
 type jobFile struct {
 	collection string
-	// def is the collection's definition; nil for the defaults, and for
-	// "default", which is made as it is; anyPlan() when the file's could
-	// not be read.
+	// def is the collection's definition; nil for the defaults;
+	// scheduler.DefaultCollectionDefinition() for the collection "default"
+	// of a file of one job, as the library makes it; anyPlan() when the
+	// file's could not be read.
 	def  *scheduler.JobCollection
 	jobs []fileJob // by name
 	// calendars are the collection's exclusion calendars, by name.
@@ -183,7 +184,8 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 		if err != nil {
 			return nil, rootMembers(data, err)
 		}
-		return &jobFile{collection: "default", jobs: []fileJob{{baseName(path), res.Job, res.Tags, res.At}}}, nil
+		return &jobFile{collection: scheduler.DefaultCollection, def: scheduler.DefaultCollectionDefinition(),
+			jobs: []fileJob{{baseName(path), res.Job, res.Tags, res.At}}}, nil
 	}
 	var cf collectionFile
 	d := codec.Decoder{Rules: fileRules}

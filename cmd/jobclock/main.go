@@ -31,8 +31,10 @@
 // executor refuses (a Storage Queue name).
 // In a collection file, a job that names a calendar the file does not
 // hold under "calendars" is a problem at its recurrence.calendar; a file
-// of one job goes into the collection "default", which holds no
-// calendar, so it may name none. A collection file is put even when some
+// of one job goes into the collection "default", made as the library
+// makes it (scheduler.DefaultCollectionDefinition: the Standard plan's 50
+// jobs, and a job as often as every second), which holds no calendar, so
+// it may name none. A collection file is put even when some
 // of its jobs do not parse, so that one run reports every problem: those
 // of the file as a whole, then each job's by the job's name, what does
 // not parse and what putting the jobs that do refuses (a job naming a

@@ -42,7 +42,9 @@ stricter, or change a stored calendar (jobclock serve's API can).
 
 Each FILE is either one job definition (the "properties" object of an
 Azure Scheduler job, or its ARM envelope), put as job BASENAME in the
-collection "default", or a collection file:
+collection "default" (made as the library's Schedule makes it: the
+Standard plan's 50 jobs, and a job as often as every second), or a
+collection file:
 
   {
     "name": "demo",                       // optional; default BASENAME

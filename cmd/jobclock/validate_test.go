@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,9 +122,9 @@ func TestValidate(t *testing.T) {
 			stdin: `{"name": "q", "collection": {"properties": {"quota": {"maxRecurrence": {"frequency": "Hour", "interval": 1}}}}, "jobs": {
 				"a": {"properties": {"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}, "recurrence": {"frequency": "Minute"}}}}}`,
 			stderrHas: []string{`jobs.a.properties.recurrence: job collection "q": quota maxRecurrence (1 Hour) exceeded: job "a" can run 1m0s apart` + "\n"}},
-		{name: "job file over the default collection's quota", args: []string{"validate", "-"}, code: 1,
-			stdin:     `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}, "recurrence": {"frequency": "Second", "interval": 10}}`,
-			stderrHas: []string{`recurrence: job collection "default": quota maxRecurrence (1 Minute) exceeded: job "stdin" can run 10s apart` + "\n"}},
+		{name: "job file every 10 seconds, as the library's default collection allows", args: []string{"validate", "-"}, code: 0,
+			stdin:  `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}, "recurrence": {"cron": "*/10 * * * * *"}}`,
+			stdout: "ok\n", stderrNone: true},
 		{name: "several files", args: []string{"validate", "-min-retry-interval", "1s", "../../examples/demo.json", "-", validFile}, code: 1,
 			stdin:  `{"name": "x y", "collection": {"properties": {"sku": {"name": "Cheap"}}}, "jobs": {"a": {"action": {"type": "Htp"}}, "9": {}}, "job": 1}`,
 			stdout: "../../examples/demo.json: ok\n" + validFile + ": ok\n",
@@ -153,6 +154,26 @@ func TestValidate(t *testing.T) {
 				t.Errorf("stderr = %q, want nothing", stderr)
 			}
 		})
+	}
+}
+
+// TestValidateJobFilesOverDefaultCount validates 51 files of one job, which
+// go into the collection "default" one after the other: the 51st exceeds
+// the Standard plan's 50 jobs, reported at "job", the file as a whole.
+func TestValidateJobFilesOverDefaultCount(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"validate"}
+	for i := range 51 {
+		name := filepath.Join(dir, fmt.Sprintf("j%02d.json", i))
+		if err := os.WriteFile(name, []byte(validJob), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, name)
+	}
+	code, _, stderr := runCLI(t, "", args...)
+	want := args[51] + `: job: job collection "default": quota maxJobCount (50) exceeded: the collection already holds 50 jobs` + "\n"
+	if code != 1 || stderr != want {
+		t.Errorf("validate of 51 job files = %d, stderr %q; want 1, %q", code, stderr, want)
 	}
 }
 
