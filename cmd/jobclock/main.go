@@ -4,7 +4,7 @@
 // Usage:
 //
 //	jobclock validate [-min-retry-interval D] FILE|-...
-//	jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-
+//	jobclock next [-n N] [-from TIME] [-local] [-q] [-min-retry-interval D] [-calendar FILE] [-job NAME [-collection NAME]] FILE|-
 //	jobclock next [-n N] [-from TIME] [-local] [-q] [-tz ZONE] [-json] [-job NAME [-collection NAME]] [-cron] SPEC
 //	jobclock run [flags] FILE...
 //	jobclock serve [flags]
@@ -105,12 +105,14 @@ func main() {
 }
 
 const usage = `Usage:
-  jobclock validate FILE|-...                  check job definitions or collection files as run loads them;
-                                               prints ok or one line per problem
-  jobclock next [-n N] [-from TIME] [-local] [-q] [-job NAME [-collection NAME]] FILE|-
+  jobclock validate [-min-retry-interval D] FILE|-...
+                                               check job definitions or collection files as run loads them
+                                               (retries as often as D, 15s by default); prints ok or one line per problem
+  jobclock next [-n N] [-from TIME] [-local] [-q] [-min-retry-interval D] [-calendar FILE] [-job NAME [-collection NAME]] FILE|-
                                                list the next N (default 10) occurrences of a job created at TIME (default now)
                                                (FILE: a job, or a collection file of run whose job -job NAME chooses),
                                                after its schedule in words (on stderr; -q: not); -local: in the job's zone;
+                                               -calendar: the exclusion calendar the job names, read from FILE;
                                                -job: the job's name, which a recurrence.window's offsets and cron H depend on
   jobclock next [-tz ZONE] [-json] [-job NAME] [-cron] SPEC
                                                the same for a cron spec ("0 9 * * *"); -json prints the recurrence it stands for
@@ -119,7 +121,8 @@ const usage = `Usage:
   jobclock reseal (-db FILE | -postgres DSN) [-key-file NEW] [-old-key-file OLD]...
                                                seal every stored secret with the key NEW (see jobclock reseal -h)
   jobclock keygen FILE                         write a new secrets key to FILE (mode 0600)
-  jobclock version                             print the version and the commit jobclock was built from
+  jobclock version                             print the version, and the commit jobclock was built from when
+                                               the build stamped one
   jobclock help                                show this text
 
 FILE - reads standard input. Times are ISO 8601 ("2026-01-05T09:00Z"); occurrences print in UTC.
