@@ -1009,7 +1009,8 @@
 // after that gives the claim back and records nothing. The store calls of
 // workers and of recording outcomes have no deadline of their own, so a
 // store that hangs keeps a Stop whose context never ends waiting as long.
-// After Stop every method returns [ErrStopped].
+// After Stop every method that reads or writes the store, Start and Stop
+// return [ErrStopped]; ParseJob, ParseOptions and InFlight work as before.
 //
 // # Claiming ahead
 //

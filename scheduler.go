@@ -598,8 +598,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // while a store hangs, Stop with a ctx that never ends waits for it.
 // Once Stop has waited for the attempts and their outcomes, no lease is
 // extended any more: when it returns nil, no ExtendLease call is under
-// way or made later. After Stop, every method returns ErrStopped; a
-// second Stop returns ErrStopped.
+// way or made later. After Stop, every method that reads or writes the
+// store returns ErrStopped, and so do Start and a second Stop.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopped {
