@@ -67,8 +67,10 @@ type Options struct {
 	// a token reaches the same subscriptions in both. The dashboard
 	// calls it again at each request of a signed-in session, with the
 	// token the session signed in with, and ends the session when it
-	// refuses the token. Nil means no sign-in: everyone who can connect
-	// sees and changes everything (use only on a loopback address).
+	// refuses the token. Nil, or a nil *httpapi.TokenAuth (what
+	// httpapi.LoadTokenAuth returns when no tokens are configured), means
+	// no sign-in: everyone who can connect sees and changes everything
+	// (use only on a loopback address).
 	Authenticator httpapi.Authenticator
 	// SessionKey signs the session cookies and seals the token each
 	// holds; at least 32 bytes, as secret as the tokens. Processes that
@@ -144,6 +146,9 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 		h.opts = *opts
 	}
 	o := &h.opts
+	if a, ok := o.Authenticator.(*httpapi.TokenAuth); ok && a == nil {
+		o.Authenticator = nil // LoadTokenAuth's "nothing configured"
+	}
 	o.Prefix = strings.TrimRight(o.Prefix, "/")
 	if o.Prefix != "" && !strings.HasPrefix(o.Prefix, "/") {
 		panic(fmt.Sprintf("dashboard: Options.Prefix %q does not start with '/'", o.Prefix))

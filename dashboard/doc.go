@@ -147,8 +147,10 @@
 // started again, does not know of them, so there a copy of a signed-out
 // session's cookie goes on until it expires or its token is removed. To
 // end every session at once, change the session key.
-// Without an Authenticator the dashboard is open to whoever can connect,
-// as the REST API is; serve it on a loopback address only.
+// Without an Authenticator (nil, or the nil *httpapi.TokenAuth that
+// httpapi.LoadTokenAuth returns when no tokens are configured) the
+// dashboard is open to whoever can connect, as the REST API is; serve it
+// on a loopback address only.
 //
 // Failed sign-ins are budgeted (Options.SignInLimit): by default each
 // client address (an IPv6 client's /64 network) may fail 10 times and all

@@ -151,7 +151,9 @@ func NewTokenAuth(list string) (*TokenAuth, error) {
 // LoadTokenAuth reads the token list of [NewTokenAuth] from the file at
 // path, or, when path is empty, from the environment variable
 // JOBCLOCK_API_TOKENS. It returns nil and no error when path is empty and
-// the variable is unset or empty (no authentication configured).
+// the variable is unset or empty (no authentication configured): given as
+// the Authenticator of [New] or of the dashboard, that nil means no
+// authentication, as a nil Authenticator does.
 func LoadTokenAuth(path string) (*TokenAuth, error) {
 	if path == "" {
 		v := os.Getenv(TokensEnv)
@@ -176,8 +178,12 @@ func LoadTokenAuth(path string) (*TokenAuth, error) {
 }
 
 // Authenticate looks up the bearer token of r. It returns an error
-// matching ErrUnauthenticated when there is none or it is unknown.
+// matching ErrUnauthenticated when there is none or it is unknown. A nil
+// *TokenAuth knows no token.
 func (a *TokenAuth) Authenticate(r *http.Request) (*Principal, error) {
+	if a == nil {
+		return nil, fmt.Errorf("no tokens configured: %w", ErrUnauthenticated)
+	}
 	h := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {

@@ -195,8 +195,9 @@
 // from a file or the JOBCLOCK_API_TOKENS environment variable by
 // [LoadTokenAuth]. A read-only principal's requests with any method but
 // GET and HEAD are answered 403 AuthorizationFailed. Without an
-// Authenticator every caller reaches everything: serve such a handler
-// only on a loopback address.
+// Authenticator (nil, or the nil *TokenAuth that LoadTokenAuth returns
+// when no tokens are configured) every caller reaches everything: serve
+// such a handler only on a loopback address.
 //
 // Failed authentications are budgeted (Options.AuthFailures, an
 // [AuthFailures] made with an [AuthFailureLimit]): by default each client

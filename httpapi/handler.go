@@ -38,9 +38,10 @@ const (
 
 // Options configure the handler. A nil *Options means every default.
 type Options struct {
-	// Authenticator identifies callers. Nil means no authentication:
-	// every request may reach every subscription (use only on a
-	// loopback address).
+	// Authenticator identifies callers. Nil, or a nil *TokenAuth (what
+	// LoadTokenAuth returns when no tokens are configured), means no
+	// authentication: every request may reach every subscription (use
+	// only on a loopback address).
 	Authenticator Authenticator
 	// Logger receives the handler's log: refused requests (4xx) at
 	// Debug, server errors and recovered panics at Error. Nil means
@@ -104,6 +105,9 @@ func New(s *scheduler.Scheduler, opts *Options) http.Handler {
 	h := &handler{s: s, mux: http.NewServeMux(), certs: newCertCache()}
 	if opts != nil {
 		h.opts = *opts
+	}
+	if a, ok := h.opts.Authenticator.(*TokenAuth); ok && a == nil {
+		h.opts.Authenticator = nil // LoadTokenAuth's "nothing configured"
 	}
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.Default()
