@@ -48,6 +48,11 @@ func (h *handler) putCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err := sameResource(data, "calendar", rq.sc.calendarID(rq.calendar), rq.calendar); err != nil {
 		return err
 	}
+	if v := r.Header.Get("If-None-Match"); v != "" {
+		// Ignoring it would replace a calendar that the caller meant
+		// only to create.
+		return badRequest("If-None-Match", "A calendar PUT has no create-only form: it takes no If-None-Match header, not '%s'.", v)
+	}
 	def, err := scheduler.ParseCalendar(data)
 	if err != nil {
 		return validationError(err, "")

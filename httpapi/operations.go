@@ -453,8 +453,29 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	// Scheduler.PutJob), which may be at its first version still: the
 	// job was created by this put when it was created after the put
 	// began (stores keep times to the microsecond).
+	createOnly, err := ifNoneMatch(r)
+	if err != nil {
+		return err
+	}
+	opts := &scheduler.PutJobOptions{IfMatch: ifMatch(r)}
+	if createOnly {
+		opts.IfNoneMatch = "*"
+	}
 	began := time.Now().Truncate(time.Microsecond)
-	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PutJobOptions{IfMatch: ifMatch(r), IfNoneMatch: strings.TrimSpace(r.Header.Get("If-None-Match"))})
+	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, opts)
+	if createOnly && errors.Is(err, scheduler.ErrPreconditionFailed) {
+		// The job exists (If-None-Match at fault), or does not and the
+		// If-Match header wants it to (engineError says so).
+		exists := opts.IfMatch == ""
+		if !exists {
+			_, gerr := h.s.GetJob(r.Context(), rq.sc.key(), rq.job)
+			exists = gerr == nil
+		}
+		if exists {
+			return newError(http.StatusPreconditionFailed, CodePreconditionFailed, "If-None-Match",
+				"The job '%s' exists, and the If-None-Match header '*' only creates it.", rq.job)
+		}
+	}
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
