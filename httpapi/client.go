@@ -66,7 +66,12 @@ func (r CollectionRef) path() string {
 
 func (r CollectionRef) jobPath(job string) string { return r.path() + "/jobs/" + url.PathEscape(job) }
 
-// WriteOptions are the options of the Client's PUT and PATCH methods.
+func (r CollectionRef) calendarPath(name string) string {
+	return r.path() + "/calendars/" + url.PathEscape(name)
+}
+
+// WriteOptions are the options of the Client's PUT and PATCH methods, and
+// of DeleteCalendar.
 type WriteOptions struct {
 	// IfMatch is sent as the If-Match header: the write succeeds only if
 	// the resource's ETag is this ("*": if it exists). Empty sends none.
@@ -297,9 +302,84 @@ func (c *Client) DeleteJob(ctx context.Context, ref CollectionRef, name string) 
 	return err
 }
 
-// RunJob runs the job once now.
-func (c *Client) RunJob(ctx context.Context, ref CollectionRef, name string) error {
-	_, err := c.do(ctx, http.MethodPost, ref.jobPath(name)+"/run", nil, nil, nil, nil)
+// RunJob runs the job once now. The result says when the run was
+// requested: the earlier time when a run requested before has not
+// started yet, which this request does not repeat.
+func (c *Client) RunJob(ctx context.Context, ref CollectionRef, name string) (*RunResult, error) {
+	out := new(RunResult)
+	if _, err := c.do(ctx, http.MethodPost, ref.jobPath(name)+"/run", nil, nil, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// BackfillJob runs the job's scheduled occurrences expected from from to
+// to (inclusive), as [scheduler.Scheduler.BackfillJob] does, and returns
+// their expected times; with opts.DryRun it only returns which would run.
+// A zero from or to is sent as none (the API answers 400). opts may be
+// nil: Missing occurrences, run.
+func (c *Client) BackfillJob(ctx context.Context, ref CollectionRef, name string, from, to time.Time, opts *scheduler.BackfillOptions) (*BackfillResult, error) {
+	req := BackfillRequest{From: isoTime(from), To: isoTime(to)}
+	if opts != nil {
+		req.Only, req.DryRun = string(opts.Only), opts.DryRun
+	}
+	out := new(BackfillResult)
+	if _, err := c.do(ctx, http.MethodPost, ref.jobPath(name)+"/backfill", nil, &req, nil, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// isoTime writes t as an ISO 8601 date-time; empty for the zero time.
+func isoTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+// PutCalendar creates or replaces the collection's exclusion calendar
+// name. def may be nil for a calendar that excludes nothing. created
+// reports a 201. opts may be nil.
+func (c *Client) PutCalendar(ctx context.Context, ref CollectionRef, name string, def *scheduler.Calendar, opts *WriteOptions) (cal *CalendarDefinition, created bool, err error) {
+	if def == nil {
+		def = &scheduler.Calendar{}
+	}
+	cal = new(CalendarDefinition)
+	resp, err := c.do(ctx, http.MethodPut, ref.calendarPath(name), nil, def, opts, cal)
+	if err != nil {
+		return nil, false, err
+	}
+	cal.ETag = etagOf(resp)
+	return cal, resp.StatusCode == http.StatusCreated, nil
+}
+
+// GetCalendar returns the collection's exclusion calendar name.
+func (c *Client) GetCalendar(ctx context.Context, ref CollectionRef, name string) (*CalendarDefinition, error) {
+	cal := new(CalendarDefinition)
+	resp, err := c.do(ctx, http.MethodGet, ref.calendarPath(name), nil, nil, nil, cal)
+	if err != nil {
+		return nil, err
+	}
+	cal.ETag = etagOf(resp)
+	return cal, nil
+}
+
+// ListCalendars returns the collection's exclusion calendars, ordered by
+// name. Their ETag fields are empty: GetCalendar returns a calendar's.
+func (c *Client) ListCalendars(ctx context.Context, ref CollectionRef) ([]CalendarDefinition, error) {
+	var out CalendarListResult
+	if _, err := c.do(ctx, http.MethodGet, ref.path()+"/calendars", nil, nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Value, nil
+}
+
+// DeleteCalendar deletes the collection's exclusion calendar name; the API
+// refuses it (409) while jobs use it. opts may be nil; with IfMatch it
+// deletes only the calendar with that ETag.
+func (c *Client) DeleteCalendar(ctx context.Context, ref CollectionRef, name string, opts *WriteOptions) error {
+	_, err := c.do(ctx, http.MethodDelete, ref.calendarPath(name), nil, nil, opts, nil)
 	return err
 }
 

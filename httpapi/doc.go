@@ -1,6 +1,9 @@
 // Package httpapi serves the management REST API of a scheduler: the
 // Azure Scheduler ARM API (api-version 2016-03-01) as an http.Handler over
-// a *scheduler.Scheduler, plus a small [Client] for it.
+// a *scheduler.Scheduler, plus a [Client] for it with a method per
+// operation: RunJob returns the run's requestedTime and message,
+// BackfillJob the expected times, the calendar methods the calendars with
+// their ETags.
 //
 //	h := httpapi.New(s, &httpapi.Options{Authenticator: auth})
 //	http.ListenAndServe("127.0.0.1:8080", h)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/httpapi"
@@ -96,4 +97,41 @@ func ExampleNewAuthFailures() {
 	// Output:
 	// unknown bearer token: httpapi: unauthenticated
 	// 429 900
+}
+
+// Backfill a job's missed occurrences over the API: a dry run says which
+// would run, and nothing runs.
+func ExampleClient_BackfillJob() {
+	log := slog.New(slog.DiscardHandler)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: log})
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(httpapi.New(s, &httpapi.Options{Logger: log}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	c := httpapi.NewClient(srv.URL, nil)
+	ref := httpapi.CollectionRef{Subscription: "sub1", ResourceGroup: "reports", Collection: "nightly"}
+	if _, _, err := c.PutCollection(ctx, ref, nil, nil); err != nil {
+		panic(err)
+	}
+	if _, _, err := c.PutJobJSON(ctx, ref, "cleanup", json.RawMessage(`{"properties": {
+		"startTime": "2026-01-01T00:00:00Z",
+		"action": {"type": "Http", "request": {"uri": "https://example.com/cleanup", "method": "POST"}},
+		"recurrence": {"frequency": "Day", "schedule": {"hours": [3], "minutes": [0]}},
+		"state": "Enabled"}}`), nil); err != nil {
+		panic(err)
+	}
+	from := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	res, err := c.BackfillJob(ctx, ref, "cleanup", from, from.AddDate(0, 0, 2), &scheduler.BackfillOptions{DryRun: true})
+	if err != nil {
+		panic(err)
+	}
+	for _, t := range res.ExpectedTimes {
+		fmt.Println(t.Format(time.RFC3339))
+	}
+	// Output:
+	// 2026-03-01T03:00:00Z
+	// 2026-03-02T03:00:00Z
 }

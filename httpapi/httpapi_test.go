@@ -319,7 +319,7 @@ func TestClient(t *testing.T) {
 	if err != nil || g.Properties.State != scheduler.JobEnabled {
 		t.Fatalf("GetJob = %+v, %v", g, err)
 	}
-	if err := c.RunJob(ctx, ref, "j"); err != nil {
+	if _, err := c.RunJob(ctx, ref, "j"); err != nil {
 		t.Fatal(err)
 	}
 	waitHistory("sub1/rg-c/jc", "j", 1)(t, e)
