@@ -55,7 +55,8 @@ type BackfillOptions struct {
 //
 // An occurrence that waits to be backfilled (asked for earlier), or that is
 // in progress (its attempt runs, or it waits for a retry, its errorAction
-// or its turn; the job's scheduled occurrence due now included), is left
+// or its turn; the job's scheduled occurrence due now included, unless
+// the job's catch-up window passes it over), is left
 // out, with Missing and All alike: two requests for one range run each
 // occurrence once, also from two Schedulers over one store (what is left
 // out and what is added are decided within the one atomic update of the
@@ -133,7 +134,7 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 			at = n
 		}
 		if len(times) > 0 {
-			taken := pending(r, now)
+			taken := pending(s.machine(r, now), r, now)
 			if only == BackfillMissing {
 				ran, err := s.attempted(ctx, r, times[0], times[len(times)-1])
 				if err != nil {
@@ -187,10 +188,12 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 // at now: those of PolicyState.Backfill (which still holds the one whose
 // first attempt runs, as the store holds a claimed job until its outcome
 // is recorded), the current, waiting and side-by-side ones, and, while the
-// job is Enabled, its next scheduled occurrence once it is due (it is
-// about to start, or its first attempt runs). Runs requested with RunJob
-// are not occurrences of the schedule and are left out.
-func pending(r *JobRecord, now time.Time) map[int64]bool {
+// job is Enabled, its next scheduled occurrence once it is due and m's
+// step would run it (it is about to start, or its first attempt runs; one
+// later than the catch-up window is passed over instead, and a backfill
+// may run it). Runs requested with RunJob are not occurrences of the
+// schedule and are left out.
+func pending(m machine, r *JobRecord, now time.Time) map[int64]bool {
 	sc := &r.Schedule
 	taken := make(map[int64]bool)
 	add := func(o *Occurrence) {
@@ -209,7 +212,11 @@ func pending(r *JobRecord, now time.Time) map[int64]bool {
 		}
 	}
 	if r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) {
-		taken[sc.NextOccurrence.UnixNano()] = true
+		// catchUp passes over a due occurrence later than the window
+		// unless it waits under OverlapBufferAll.
+		if w := m.window(); w == 0 || !sc.NextOccurrence.After(sc.buffered()) || now.Sub(sc.NextOccurrence) <= w {
+			taken[sc.NextOccurrence.UnixNano()] = true
+		}
 	}
 	return taken
 }

@@ -652,11 +652,21 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 // the next occurrence number) as it would had the claim been written.
 func (m machine) replay(r *JobRecord, t *Timing, o *Occurrence, claimed, requested time.Time) {
 	sc := &r.Schedule
-	if later := sc.RunRequested; !later.IsZero() && !later.Equal(requested) && !later.After(claimed) {
-		// Out of the step's reach, but still there: a job with a run
-		// requested does not end.
-		sc.RunRequested = claimed.Add(time.Nanosecond)
-		defer func() { sc.RunRequested = later }()
+	if later := sc.RunRequested; !later.IsZero() && !later.Equal(requested) {
+		switch {
+		case !later.After(claimed):
+			// Out of the step's reach, but still there: a job with a run
+			// requested does not end.
+			sc.RunRequested = claimed.Add(time.Nanosecond)
+			defer func() { sc.RunRequested = later }()
+		case o.Manual && o.Expected.Equal(requested):
+			// The attempt is the run the claim's step started; a run
+			// requested while it ran is noted after it (see RunJob) and
+			// runs once after it. The step starts the one in progress
+			// again, so that its retries and error action stay.
+			sc.RunRequested = requested
+			defer func() { sc.RunRequested = later }()
+		}
 	}
 	m.step(r, t, claimed)
 	c := r.Schedule.Current
