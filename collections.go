@@ -165,7 +165,7 @@ func (s *Scheduler) DisableCollection(ctx context.Context, name string) (*Collec
 // Scheduler's store (inStore), or the view of a host's transaction (tx
 // set; see PutCollectionTx).
 type collectionTarget struct {
-	st TxStore
+	st CollectionTxStore
 	tx bool
 }
 

@@ -970,19 +970,30 @@ type Transactional interface {
 	InTx(ctx context.Context, tx any) (TxStore, error)
 }
 
-// TxStore is the part of a [Store] that writes of jobs and collections
-// go through; a [Transactional] store returns one that works inside a
-// host's transaction. Its methods behave as the Store's of the same names,
-// inside the transaction: what they write is seen by others only once the
-// host commits, and forgotten if it rolls back. A PutCollection that
-// replaces a collection keeps it from changing in other transactions, and
-// keeps jobs from being created in it, until the host's transaction ends.
+// TxStore is the part of a [Store] that writes of jobs go through; a
+// [Transactional] store returns one that works inside a host's
+// transaction. Its methods behave as the Store's of the same names, inside
+// the transaction: what they write is seen by others only once the host
+// commits, and forgotten if it rolls back.
 type TxStore interface {
 	GetCollection(ctx context.Context, name string) (*CollectionRecord, error)
-	PutCollection(ctx context.Context, c *CollectionRecord) error
 	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
 	PutJob(ctx context.Context, j *JobRecord) error
 	DeleteJob(ctx context.Context, collection, name string) error
+}
+
+// CollectionTxStore is an optional capability of the [TxStore] that a
+// [Transactional] store returns: writing collections inside the host's
+// transaction, for [Scheduler.PutCollectionTx] and PutCalendarTx, which
+// find it by type assertion and refuse with an error matching
+// [errors.ErrUnsupported] when it is missing. The SQLite and PostgreSQL
+// stores' TxStores have it. Its PutCollection behaves as the Store's,
+// inside the transaction; one that replaces a collection keeps it from
+// changing in other transactions, and keeps jobs from being created in it,
+// until the host's transaction ends.
+type CollectionTxStore interface {
+	TxStore
+	PutCollection(ctx context.Context, c *CollectionRecord) error
 }
 
 // PutReader is an optional capability of a [Store] or of the [TxStore]

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -15,6 +16,20 @@ func (s *Scheduler) txStore(ctx context.Context, tx any) (TxStore, error) {
 		return nil, fmt.Errorf("scheduler: the host's transaction is nil")
 	}
 	return t.InTx(ctx, tx)
+}
+
+// collectionTxStore returns the view of the Scheduler's store inside tx
+// that writes collections (see [CollectionTxStore]).
+func (s *Scheduler) collectionTxStore(ctx context.Context, tx any) (CollectionTxStore, error) {
+	st, err := s.txStore(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	cst, ok := st.(CollectionTxStore)
+	if !ok {
+		return nil, fmt.Errorf("scheduler: the store's view of a transaction (%T) cannot write collections (it is not a CollectionTxStore): %w", st, errors.ErrUnsupported)
+	}
+	return cst, nil
 }
 
 // afterTx tells the loop of a write of job collection/name in a host's
@@ -65,7 +80,13 @@ func (s *Scheduler) PutJobTx(ctx context.Context, tx any, collection, name strin
 // jobs than the new maxJobCount) and ErrPreconditionFailed are returned
 // here, before the host commits, and leave tx usable. A replace holds the
 // collection's row until tx ends: other writes of the collection, and
-// creates of jobs in it, wait for tx. A replace with a stricter
+// creates of jobs in it, wait for tx; one that enables, disables or
+// suspends the collection also holds the rows of its jobs, so that their
+// claims, lease extensions and outcome records wait for tx too (on
+// PostgreSQL; SQLite's transaction holds the whole database): keep such a
+// transaction short. A store whose view of tx is not a
+// [CollectionTxStore] refuses with an error matching
+// [errors.ErrUnsupported]. A replace with a stricter
 // maxRecurrence than the stored one is refused with an error matching
 // [errors.ErrUnsupported], writing nothing: PutCollection checks the
 // collection's jobs against it in steps that other writers must see (see
@@ -78,7 +99,7 @@ func (s *Scheduler) PutCollectionTx(ctx context.Context, tx any, name string, de
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	st, err := s.txStore(ctx, tx)
+	st, err := s.collectionTxStore(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +118,7 @@ func (s *Scheduler) PutCalendarTx(ctx context.Context, tx any, collection, name 
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	st, err := s.txStore(ctx, tx)
+	st, err := s.collectionTxStore(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
