@@ -115,12 +115,15 @@ func randomSeconds(rng *rand.Rand, wallStart time.Time, near []int) secondsRecur
 				mins[m] = m
 			}
 		}
-		spec := strings.Join([]string{cronField(secs, 0, 59), cronField(mins, 0, 59), cronField(hours, 0, 23), "*", "*", "*"}, " ")
+		hourField := cronField(hours, 0, 23)
+		spec := strings.Join([]string{cronField(secs, 0, 59), cronField(mins, 0, 59), hourField, "*", "*", "*"}, " ")
 		if spec[0] == '0' && spec[1] == ' ' {
 			spec = "0,30" + spec[1:] // a seconds field of 0 alone is the five-field spec
 			secs = []int{0, 30}
 		}
-		return secondsRecurrence{rec: recurrence.Cron(spec), free: !slices.Equal(hours, fixed) || len(fixed) == 24,
+		// A "*" or a step in the hour field leaves the hour free, even
+		// when the step writes fixed hours (hours 0 and 23 as */23).
+		return secondsRecurrence{rec: recurrence.Cron(spec), free: strings.Contains(hourField, "*"),
 			names: func(w time.Time) bool { return slices.Contains(hours, w.Hour()) && minute(w) && sec(w) }}
 	default:
 		if rng.IntN(2) == 0 {
