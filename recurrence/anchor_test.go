@@ -16,7 +16,11 @@ func reference(r *Rule, rec *Recurrence, after time.Time) time.Time {
 	if sched != nil && sched.empty() {
 		sched = nil
 	}
-	next := r.wallsOf(buildOptions(rec.Frequency, int(r.interval), sched, r.wallStart), r.wallStart, r.wallUntil)
+	// Fields the schedule leaves out default from the start's own wall
+	// clock reading; the expansion runs from r.wallStart, which lies
+	// earlier near a change of the clocks.
+	defaults := r.zone.wall(r.start).Truncate(time.Second)
+	next := r.wallsOf(buildOptions(rec.Frequency, int(r.interval), sched, defaults), r.wallStart, r.wallUntil)
 	reach := map[Frequency]time.Duration{Minute: 72 * time.Hour, Hour: 72 * time.Hour, Day: 72 * time.Hour,
 		Week: 30 * 24 * time.Hour, Month: 2 * 366 * 24 * time.Hour, Year: 12 * 366 * 24 * time.Hour}[rec.Frequency]
 	limit := r.zone.wall(after).Add(reach)

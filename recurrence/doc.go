@@ -75,8 +75,11 @@
 //   - A time whose hour is fixed (hours listing fewer than 24, or the
 //     start's hour for Day and coarser rules without minutes) keeps its
 //     wall clock time. When it does not exist (in a spring-forward gap) it
-//     runs shifted by the gap, so 02:30 runs at 03:30; when it exists twice
-//     (fall-back) it runs once, at the first of the two instants.
+//     runs shifted by the gap, so 02:30 runs at 03:30, also on the start's
+//     day when the recurrence starts between 03:00 and 03:30 (the shifted
+//     run is the first schedule match at or after the start); when it
+//     exists twice (fall-back) it runs once, at the first of the two
+//     instants.
 //   - A time whose hour the schedule does not fix (frequency Second, Minute
 //     or Hour without hours; seconds or minutes without hours; hours
 //     listing all 24; a cron spec with "*" or a step in its hour field)

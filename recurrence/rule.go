@@ -172,8 +172,8 @@ func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, 
 		return nil, err
 	}
 
-	if rl.free && !rl.zone.fixed {
-		rl.wallStart = rl.floorBeforeRepeat(start)
+	if !rl.zone.fixed {
+		rl.wallStart = rl.floorNearChange(start)
 	}
 
 	if r.Frequency == Month || r.Frequency == Year {
@@ -233,17 +233,22 @@ func hourFree(r *Recurrence, hours []int) bool {
 	return err == nil && c.hour.stepped
 }
 
-// floorBeforeRepeat returns the earliest reading of a rule whose hours are
-// free: the start's, unless clocks go back soon after the start, when the
-// readings just before the start's occur again after it and run then. It
-// then returns an earlier reading on the rule's period grid, by whole
-// intervals, at least the change's size back; instants before the start
-// are never occurrences.
-func (r *Rule) floorBeforeRepeat(start time.Time) time.Time {
+// floorNearChange returns the earliest wall clock reading the rule expands
+// from: the start's, unless the clocks change within the zone's largest
+// jump of the start, when readings earlier than the start's may run at or
+// after it: in a repeated hour just after the start, the readings just
+// before the start's occur again (a rule whose hours are free runs them
+// then), and in a gap just before it a time the schedule fixes runs
+// shifted past the start's reading (02:30 runs at 03:30, after a start at
+// 03:10). It then returns an earlier reading on the rule's period grid, by
+// whole intervals, at least the change's size back; instants before the
+// start are never occurrences.
+func (r *Rule) floorNearChange(start time.Time) time.Time {
 	jump := r.zone.maxJump
-	_, before := start.Zone()
+	_, before := start.Add(-jump).Zone()
+	_, at := start.Zone()
 	_, after := start.Add(jump).Zone()
-	if after >= before {
+	if before == at && at == after {
 		return r.wallStart
 	}
 	unit := r.freq.fine()

@@ -138,8 +138,9 @@ func randomSeconds(rng *rand.Rand, wallStart time.Time, near []int) secondsRecur
 // its minute with wallInstant (clocks change on whole minutes): a reading
 // whose hour is free is skipped in a gap and runs at both instants of a
 // repeated time; a fixed one runs shifted by a gap and once, at the first
-// instant, when it occurs twice. No instant before the start runs, and
-// for a fixed hour no reading before the start's.
+// instant, when it occurs twice. No instant before the start (from)
+// runs; a fixed time in a gap just before the start runs when its shifted
+// instant is not before the start.
 func secondsOracle(o secondsRecurrence, loc *time.Location, wallStart, from, to time.Time) []time.Time {
 	var out []time.Time
 	if o.step > 0 {
@@ -164,7 +165,7 @@ func secondsOracle(o secondsRecurrence, loc *time.Location, wallStart, from, to 
 		}
 		for s := range 60 {
 			w := m.Add(time.Duration(s) * time.Second)
-			if !o.free && w.Before(wallStart) || !o.names(w) {
+			if !o.names(w) {
 				continue
 			}
 			d := time.Duration(s) * time.Second
@@ -265,10 +266,14 @@ func TestSecondsDaylightSaving(t *testing.T) {
 }
 
 // nearHours returns the wall clock hours just before and just after the
-// clock change at tr, and the hour before and after those.
+// clock change at tr, the hour before and after those, and the hour the
+// clocks would read at tr had they not changed (the hour of a gap's
+// readings).
 func nearHours(loc *time.Location, tr time.Time) []int {
-	before, after := tr.Add(-time.Second).In(loc).Hour(), tr.In(loc).Hour()
-	return []int{before, after, (before + 23) % 24, (after + 1) % 24}
+	before, after := tr.Add(-time.Second).In(loc), tr.In(loc).Hour()
+	_, off := before.Zone()
+	unchanged := tr.In(time.FixedZone("", off)).Hour()
+	return []int{before.Hour(), after, (before.Hour() + 23) % 24, (after + 1) % 24, unchanged}
 }
 
 // firstDifference returns a's elements from a little before the first

@@ -202,11 +202,11 @@ func TestTemplateNextDST(t *testing.T) {
 			Schedule: &Schedule{Hours: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}}},
 			time.Date(2025, 11, 2, 0, 0, 0, 0, ny), time.Date(2025, 11, 2, 5, 30, 0, 0, time.UTC), time.Date(2025, 11, 2, 6, 30, 0, 0, time.UTC)},
 		// Started at 03:10 EDT on the day of the gap: that day's 02:30 is a
-		// reading before the start's, so it is not an occurrence even
-		// though it would run at 03:30 EDT; the first is the next day's.
+		// reading before the start's, but it runs at 03:30 EDT, after the
+		// start, so it is the first occurrence.
 		{"reading before the start's", &Recurrence{Frequency: Day, TimeZone: "America/New_York",
 			Schedule: &Schedule{Hours: []int{2}, Minutes: []int{30}}},
-			time.Date(2025, 3, 9, 3, 10, 0, 0, ny), time.Date(2025, 3, 9, 6, 0, 0, 0, time.UTC), time.Date(2025, 3, 10, 6, 30, 0, 0, time.UTC)},
+			time.Date(2025, 3, 9, 3, 10, 0, 0, ny), time.Date(2025, 3, 9, 6, 0, 0, 0, time.UTC), time.Date(2025, 3, 9, 7, 30, 0, 0, time.UTC)},
 		// Lord Howe Island, 2025-10-05: 02:00 (+10:30) becomes 02:30
 		// (+11:00). Reading 02:10 runs at 02:40, after reading 02:30.
 		{"half-hour gap reorders readings", &Recurrence{Frequency: Month, TimeZone: "Australia/Lord_Howe",
