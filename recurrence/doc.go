@@ -79,7 +79,9 @@
 //     day when the recurrence starts between 03:00 and 03:30 (the shifted
 //     run is the first schedule match at or after the start); when it
 //     exists twice (fall-back) it runs once, at the first of the two
-//     instants.
+//     instants. A recurrence without a schedule whose start is the second
+//     of the two runs first at its start, as every such recurrence does,
+//     and at the first instant on the days after.
 //   - A time whose hour the schedule does not fix (frequency Second, Minute
 //     or Hour without hours; seconds or minutes without hours; hours
 //     listing all 24; a cron spec with "*" or a step in its hour field)

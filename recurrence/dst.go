@@ -33,14 +33,19 @@ func (r *Rule) Shifted(t time.Time) bool {
 // does not fix the hour (see the package documentation) runs such a time
 // at both instants, and Repeated is true for the later one. It is false
 // for every occurrence of a rule that fixes its hours (those run once, at
-// the first instant) or steps in elapsed time, and it is meant for
-// instants that Next returned (with a Window, the scheduled instant behind
-// it decides).
+// the first instant) but one: a recurrence without a schedule that starts
+// in the second pass runs first at its start, for which it is true. It is
+// false for rules that step in elapsed time, and it is meant for instants
+// that Next returned (with a Window, the scheduled instant behind it
+// decides).
 func (r *Rule) Repeated(t time.Time) bool {
-	if !r.free || r.step > 0 || r.zone.fixed {
+	if r.step > 0 || r.zone.fixed {
 		return false
 	}
 	t = r.Scheduled(t)
+	if !r.free {
+		return r.startRepeated && t.Equal(r.start)
+	}
 	_, second, n := r.zone.instants(r.zone.wall(t).Unix())
 	return n == 2 && second == t.Unix()
 }

@@ -58,6 +58,11 @@ type Rule struct {
 	wallStart time.Time                      // start's wall clock, whole seconds
 	nanos     time.Duration                  // start's sub-second part, kept without a schedule
 	wallUntil time.Time                      // zero when there is no end
+	// startRepeated: the recurrence has no schedule and its start is the
+	// second pass of a repeated wall clock time. The start is its first
+	// occurrence, although that time of day runs at its first pass on
+	// every other day.
+	startRepeated bool
 
 	// spread > 0: occurrences are spread over that window after their
 	// scheduled instants, by offsets hashed from seed (see spread.go).
@@ -146,6 +151,10 @@ func CompileJob(r *Recurrence, start time.Time, collection, job string) (*Rule, 
 	rl.wallStart = wall.Truncate(time.Second)
 	if sched == nil {
 		rl.nanos = wall.Sub(rl.wallStart)
+		if !rl.zone.fixed {
+			_, second, n := rl.zone.instants(rl.wallStart.Unix())
+			rl.startRepeated = n == 2 && second == start.Unix() && !(rl.hasEnd && start.After(rl.end))
+		}
 	}
 	if rl.hasEnd {
 		rl.wallUntil = rl.zone.wall(rl.end).Add(rl.zone.maxJump + time.Second)
@@ -511,6 +520,9 @@ func (r *Rule) next(after time.Time) time.Time {
 	}
 	if r.step > 0 {
 		return r.nextStep(after)
+	}
+	if r.startRepeated && after.Before(r.start) {
+		return r.start
 	}
 	tp := r.tpl.Load()
 	if tp != nil && tp.ok {
