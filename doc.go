@@ -819,8 +819,10 @@
 // Skip (the default) passes the occurrence over; NextIncluded and
 // PreviousIncluded move it to the same wall time, in the calendar's zone,
 // on the next or previous day the calendar does not exclude (at most
-// [recurrence.MaxMoveDays] away), so the job above runs on the last
-// business day of each month. The rules:
+// [recurrence.MaxMoveDays] away; on a day the clocks change, a time in
+// the gap runs shifted by it and a repeated time at its first instant),
+// so the job above runs on the last business day of each month. The
+// rules:
 //   - The calendar judges the instant the occurrence would run at (with a
 //     window, the planned one, offset included); a move keeps that wall
 //     time. The expected time (history, the receiver's header, lateness,

@@ -155,7 +155,9 @@
 // [Exclusions.Place] says where an occurrence runs under an [OnExcluded]
 // choice: not at all (Skip), or at the same wall time on the next
 // (NextIncluded) or previous (PreviousIncluded) day the calendar does not
-// exclude, looking at most [MaxMoveDays] days away. So "the last business
+// exclude, looking at most [MaxMoveDays] days away; on a day the clocks
+// change, that wall time runs as a time the schedule fixes does (shifted
+// by a gap, at the first instant of a repeated hour). So "the last business
 // day of the month" is monthDays [-1] placed with PreviousIncluded under a
 // calendar of weekends and holidays. [Exclusions.Apply] gives a
 // rule's occurrences under a calendar, a [Placement] (moved ones keep

@@ -234,6 +234,12 @@ func (e *Exclusions) excludedUntil(t time.Time) time.Time {
 	}
 }
 
+// dayStart returns the first instant of the local date dn (days since
+// 1970-01-01): its midnight, or the end of a gap that holds midnight.
+func (e *Exclusions) dayStart(dn int64) time.Time {
+	return time.Unix(e.zone.instant(dn*86400), 0)
+}
+
 // excludesDay reports whether e excludes the local date dn (days since
 // 1970-01-01) as a whole: it is one of the dates, or a rule has an
 // occurrence on it.
@@ -241,9 +247,7 @@ func (e *Exclusions) excludesDay(dn int64) bool {
 	if _, ok := slices.BinarySearch(e.dates, dn); ok {
 		return true
 	}
-	y, m, d := time.Unix(dn*86400, 0).UTC().Date()
-	day := time.Date(y, m, d, 0, 0, 0, 0, e.loc)
-	end := time.Date(y, m, d+1, 0, 0, 0, 0, e.loc)
+	day, end := e.dayStart(dn), e.dayStart(dn+1)
 	for _, r := range e.rules {
 		if n := r.Next(day.Add(-time.Nanosecond)); !n.IsZero() && n.Before(end) {
 			return true
@@ -265,13 +269,9 @@ func (e *Exclusions) chunk(first int64) *[chunkDays / 64]uint64 {
 	for _, dn := range e.dates {
 		set(dn)
 	}
-	date := func(dn int64) time.Time {
-		y, m, d := time.Unix(dn*86400, 0).UTC().Date()
-		return time.Date(y, m, d, 0, 0, 0, 0, e.loc)
-	}
-	end := date(first + chunkDays)
+	end := e.dayStart(first + chunkDays)
 	for _, r := range e.rules {
-		after := date(first).Add(-time.Nanosecond)
+		after := e.dayStart(first).Add(-time.Nanosecond)
 		for {
 			n := r.Next(after)
 			if n.IsZero() || !n.Before(end) {
@@ -279,7 +279,7 @@ func (e *Exclusions) chunk(first int64) *[chunkDays / 64]uint64 {
 			}
 			ly, lm, ld := n.In(e.loc).Date()
 			set(dayNumber(ly, lm, ld))
-			after = time.Date(ly, lm, ld+1, 0, 0, 0, 0, e.loc).Add(-time.Nanosecond)
+			after = e.dayStart(dayNumber(ly, lm, ld) + 1).Add(-time.Nanosecond)
 		}
 	}
 	return &bits
@@ -323,9 +323,10 @@ const MaxMoveDays = 366
 // time in e's zone on the first later (earlier) day, within MaxMoveDays,
 // at which e does not exclude it. ok is false when the occurrence does not
 // run: on is OnExcludedSkip (or empty, which means Skip), or no such day
-// was found. A wall time that a daylight saving change skips on the day it
-// moves to is read as time.Date reads it (02:30 on a spring-forward day
-// becomes 03:30).
+// was found. On the day it moves to, a wall time that a daylight saving
+// change skips runs shifted by the gap (02:30 on a spring-forward day
+// becomes 03:30) and one that occurs twice runs at the first of the two
+// instants, as the times a rule fixes do (see the package documentation).
 func (e *Exclusions) Place(t time.Time, on OnExcluded) (at time.Time, ok bool) {
 	return e.place(t, on.step(), time.Time{})
 }
@@ -371,11 +372,10 @@ func (e *Exclusions) move(t time.Time, step int, bound time.Time) (at time.Time,
 		if x < p.start+jump || x >= p.end-jump {
 			// Near a change of the zone's offset, or past the period
 			// that the previous day's candidate lay in (within it, a jump
-			// away from its ends, the clocks read cw at x alone).
-			wt := time.Unix(cw, 0).UTC()
-			y, m, d := wt.Date()
-			h, mi, s := wt.Clock()
-			x = time.Date(y, m, d, h, mi, s, 0, e.loc).Unix()
+			// away from its ends, the clocks read cw at x alone). A
+			// reading in a gap runs shifted by it, one that occurs twice
+			// at its first instant, as a rule's fixed times do.
+			x = e.zone.instant(cw)
 			p = e.periodOf(x)
 		}
 		if bounded && (step > 0 && (x > bu || x == bu && ns >= bns) || step < 0 && (x < bu || x == bu && ns <= bns)) {
