@@ -260,7 +260,10 @@
 // daylight saving time handled so that a time whose hour the schedule
 // fixes runs shifted by a spring-forward gap and once in a fall-back hour,
 // while one whose hour it leaves free ("every 30 minutes") keeps its
-// cadence: skipped in the gap, run in both passes of the repeated hour.
+// cadence: skipped in the gap, run in both passes of the repeated hour
+// (an Hour rule's interval counts the hours the clocks show, as
+// "0 */2 * * *" does, so every 2 hours runs one or three real hours apart
+// across a change).
 // Every schedule member is an array, as in the current Azure Scheduler
 // API: an older API version also took a single number ("hours": 5), which
 // is refused at its path ("recurrence.schedule.hours: 5 is not an array")

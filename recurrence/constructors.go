@@ -36,7 +36,10 @@ func Daily(hour, minute int) *Recurrence {
 }
 
 // Weekly returns a recurrence that runs at hour:minute on each of days,
-// such as Weekly(9, 30, Monday, Thursday).
+// such as Weekly(9, 30, Monday, Thursday). With no days it runs on the
+// weekday of the start (the job's startTime, or its creation time), as a
+// Week recurrence without weekDays does: Weekly(9, 0) put on a Wednesday
+// runs on Wednesdays.
 func Weekly(hour, minute int, days ...Weekday) *Recurrence {
 	return &Recurrence{Frequency: Week, Schedule: &Schedule{Hours: []int{hour}, Minutes: []int{minute}, WeekDays: days}}
 }

@@ -91,7 +91,12 @@
 //     both passes. "Every 30 minutes" ({"frequency":"Hour","schedule":
 //     {"minutes":[0,30]}} or "*/30 * * * *") runs every 30 minutes of
 //     elapsed time through both changes in New York, where clocks move by
-//     an hour at a whole hour.
+//     an hour at a whole hour. The interval of such a rule counts the
+//     hours the clocks show, as "0 */2 * * *" does, not elapsed hours:
+//     {"frequency":"Hour","interval":2,"schedule":{"minutes":[0]}} runs at
+//     every second hour of the wall clock from the start's, so two runs
+//     lie one or three real hours apart across a change in New York; an
+//     Hour rule without a schedule steps in elapsed time.
 //
 // Second, Minute and Hour frequencies without a schedule step in elapsed
 // time: every 15 minutes means every 15 real minutes, whatever the clocks
