@@ -324,7 +324,7 @@ func (j *Job) oneTimeTiming(created time.Time) Timing {
 	if j.StartTime != nil && j.StartTime.After(from) {
 		from = *j.StartTime
 	}
-	return Timing{first: from, count: 1}
+	return Timing{first: from.UTC(), count: 1}
 }
 
 // First returns the first occurrence, or the zero Time when the job has
