@@ -34,11 +34,20 @@ import (
 // sentence. A nil
 // recurrence is "once".
 //
+// A recurrence with a Cron spec is described as the spec stands for (see
+// [Recurrence.ExpandCron]), whether or not it has been expanded.
+//
 // Describe expects a valid recurrence (see [Recurrence.Validate]); for an
 // invalid one it returns a description of what it can read.
 func (r *Recurrence) Describe(start time.Time) string {
 	if r == nil {
 		return "once"
+	}
+	if r.Cron != "" && r.Frequency == "" {
+		// A spec not expanded yet ([Cron]): describe what it stands for.
+		if x, err := r.ExpandCron(); err == nil {
+			r = x
+		}
 	}
 	hashed, given := r.hashedFields()
 	d := newDescriber(r, start)
