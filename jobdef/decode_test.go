@@ -122,8 +122,8 @@ func TestDidYouMean(t *testing.T) {
 				`state: "Enabld" is not a job state, did you mean "Enabled"?`}},
 		{name: "enum value with nothing close keeps the list", in: `{"action": ` + h + `, "recurrence": {"frequency": "Fortnight"}}`,
 			want: []string{`recurrence.frequency: "Fortnight" is not a frequency (Second, Minute, Hour, Day, Week, Month or Year)`}},
-		{name: "not a list of names", in: `{"action": ` + h + `, "recurrence": {"frequency": "Day", "timeZone": "Europe/Pari"}}`,
-			want: []string{`recurrence.timeZone: "Europe/Pari" is not a known time zone (an IANA name such as "Europe/Paris" or a Windows name such as "W. Europe Standard Time")`}},
+		{name: "a time zone close to one of the Windows table's", in: `{"action": ` + h + `, "recurrence": {"frequency": "Day", "timeZone": "Europe/Pari"}}`,
+			want: []string{`recurrence.timeZone: "Europe/Pari" is not a known time zone (an IANA name such as "Europe/Paris" or a Windows name such as "W. Europe Standard Time"), did you mean "Europe/Paris"?`}},
 	}
 	opts := &jobdef.ParseOptions{ActionTypes: []action.Type{"Kafka"}}
 	for _, tt := range tests {

@@ -2,9 +2,14 @@ package recurrence
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+
+	"github.com/jobclock/scheduler/internal/suggest"
 )
 
 // windowsZones maps the Windows time zone names that Logic Apps, .NET and
@@ -161,6 +166,9 @@ var zoneCache sync.Map // name -> *time.Location
 // which means UTC. "Local" is rejected because it depends on the machine.
 // IANA names are looked up with [time.LoadLocation], so the host needs zone
 // data; programs that run where there is none can import time/tzdata.
+// IANA names are case-sensitive: the error for a name it does not know
+// suggests the likely spelling ("europe/berlin": did you mean
+// "Europe/Berlin"?), and so do validation and a cron spec's CRON_TZ.
 func LoadTimeZone(name string) (*time.Location, error) {
 	if name == "" {
 		return time.UTC, nil
@@ -176,8 +184,44 @@ func LoadTimeZone(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(iana)
 	if err != nil {
-		return nil, fmt.Errorf("recurrence: unknown time zone %q", name)
+		return nil, fmt.Errorf("recurrence: unknown time zone %q%s", name, zoneSuggestion(name))
 	}
 	zoneCache.Store(name, loc)
 	return loc, nil
+}
+
+// zoneSuggestion returns ", did you mean "Europe/Berlin"?" for a zone name
+// that LoadTimeZone does not know, or "" when it has no likely spelling:
+// IANA names are case-sensitive, so "europe/berlin" is suggested the name
+// with each word capitalized when a zone has it, or a zone of the Windows
+// table spelled as name is without regard to case (Etc/GMT+2,
+// America/Port-au-Prince); otherwise a zone of that table close to name
+// (see package suggest).
+func zoneSuggestion(name string) string {
+	known := make([]string, 0, len(windowsZones))
+	for _, iana := range windowsZones {
+		if strings.EqualFold(iana, name) {
+			return ", did you mean " + strconv.Quote(iana) + "?"
+		}
+		known = append(known, iana)
+	}
+	if c := capitalizeWords(name); c != name && !strings.Contains(c, "..") && !strings.HasPrefix(c, "/") {
+		if _, err := time.LoadLocation(c); err == nil {
+			return ", did you mean " + strconv.Quote(c) + "?"
+		}
+	}
+	slices.Sort(known)
+	return suggest.DidYouMean(name, slices.Compact(known))
+}
+
+// capitalizeWords returns name with the first letter of each word (after
+// the start, "/", "_" or "-") upper case and the others lower case.
+func capitalizeWords(name string) string {
+	b := []rune(strings.ToLower(name))
+	for i, r := range b {
+		if i == 0 || strings.ContainsRune("/_-", b[i-1]) {
+			b[i] = unicode.ToUpper(r)
+		}
+	}
+	return string(b)
 }
