@@ -275,7 +275,7 @@ func (r *Rule) unreachedMonths(s *Schedule) string {
 	if r.freq != Month || r.interval == 1 || s == nil || len(s.Months) == 0 {
 		return ""
 	}
-	first := int(r.wallStart.Month()) - 1
+	first := int(r.zone.wall(r.start).Month()) - 1 // the start's own month: wallStart may lie earlier
 	var reached []string
 	for m := first; ; {
 		if slices.Contains(s.Months, m+1) {

@@ -2,6 +2,7 @@ package recurrence_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +91,24 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return at
+}
+
+// TestUnreachedMonthsAfterGap checks that a Month rule whose interval never
+// reaches a listed month, started just after a spring-forward gap, is
+// refused with the months counted from the start's own month, as anywhere
+// else.
+func TestUnreachedMonthsAfterGap(t *testing.T) {
+	r := &recurrence.Recurrence{Frequency: recurrence.Month, Interval: 2, TimeZone: "Europe/Berlin",
+		Schedule: &recurrence.Schedule{Months: []int{4}, Hours: []int{2}, Minutes: []int{30}}}
+	for _, start := range []string{"2027-03-28T01:10:00Z", "2027-03-20T12:00:00Z"} {
+		_, err := recurrence.Compile(r, mustTime(t, start))
+		var fe *recurrence.FieldError
+		if !asFieldError(err, &fe) {
+			t.Fatalf("Compile from %s: %v, want a FieldError", start, err)
+		}
+		const want = "are March, May, July, September, November and January, none of them a listed month"
+		if fe.Path != "schedule.months" || !strings.Contains(fe.Reason, want) {
+			t.Errorf("Compile from %s: %s: %s, want the reason to say %q", start, fe.Path, fe.Reason, want)
+		}
+	}
 }
