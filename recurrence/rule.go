@@ -61,7 +61,8 @@ type Rule struct {
 	// startRepeated: the recurrence has no schedule and its start is the
 	// second pass of a repeated wall clock time. The start is its first
 	// occurrence, although that time of day runs at its first pass on
-	// every other day.
+	// every other day: expand and nextTemplate return it for an instant
+	// before the start.
 	startRepeated bool
 
 	// spread > 0: occurrences are spread over that window after their
@@ -521,9 +522,6 @@ func (r *Rule) next(after time.Time) time.Time {
 	if r.step > 0 {
 		return r.nextStep(after)
 	}
-	if r.startRepeated && after.Before(r.start) {
-		return r.start
-	}
 	tp := r.tpl.Load()
 	if tp != nil && tp.ok {
 		return r.nextTemplate(tp, after)
@@ -602,8 +600,10 @@ func (r *Rule) Occurrences(from time.Time) iter.Seq[time.Time] {
 func (r *Rule) expand(after time.Time, limit int) *window {
 	w := &window{lo: after}
 	a := after
+	startRuns := false // the start runs, a second pass (see startRepeated)
 	if a.Before(r.start) {
 		a = r.start.Add(-1)
+		startRuns = r.startRepeated
 	}
 	jump := r.zone.maxJump
 	// A wall clock reading earlier than ws cannot map to an instant after a.
@@ -614,6 +614,9 @@ func (r *Rule) expand(after time.Time, limit int) *window {
 	next := r.walls(r.anchor(ws))
 	conv := converter{z: r.zone}
 	out := make([]time.Time, 0, limit+limit/2)
+	if startRuns {
+		out = append(out, r.start)
+	}
 	var h time.Time // the limit-th occurrence, once known
 	for {
 		wt, ok := next()

@@ -130,6 +130,9 @@ func (r *Rule) buildTemplate() *template {
 func (r *Rule) nextTemplate(tp *template, after time.Time) time.Time {
 	a := after
 	if a.Before(r.start) {
+		if r.startRepeated {
+			return r.start
+		}
 		a = r.start.Add(-1)
 	}
 	// x: the first whole second whose occurrence (x plus the start's
