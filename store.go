@@ -455,6 +455,12 @@ type PolicyState struct {
 	// resumeTime while it is Disabled (see [Job]); empty otherwise.
 	StateReason string    `json:"stateReason,omitempty"`
 	ResumeTime  time.Time `json:"resumeTime,omitzero"`
+	// Resumed is when a write through the API last Enabled the job again
+	// after it was Disabled, while that is later than its last success
+	// and its anchor: its health counts from there (see
+	// [HealthStalePeriods]). Zero otherwise; the step after the job's
+	// next success clears it.
+	Resumed time.Time `json:"resumed,omitzero"`
 	// Buffered is, under OverlapBufferAll, the latest instant at which a
 	// scheduler found an occurrence due while another was in progress:
 	// scheduled occurrences expected up to it run one after the other
@@ -563,7 +569,9 @@ func (s *JobSchedule) policy() *PolicyState {
 	return s.Policy
 }
 
-// tidy drops s.Policy when it holds nothing.
+// tidy drops s.Policy when it holds nothing, and Policy.Resumed once
+// the last success or the anchor is as late (health counts from the
+// latest of the three).
 func (s *JobSchedule) tidy() {
 	p := s.Policy
 	if p == nil {
@@ -575,7 +583,10 @@ func (s *JobSchedule) tidy() {
 	if len(p.Ends) == 0 {
 		p.Ends = nil
 	}
-	if p.StateReason == "" && p.ResumeTime.IsZero() && p.Buffered.IsZero() && len(p.Backfill) == 0 && p.Passed == nil &&
+	if !p.Resumed.After(s.LastSucceeded) || !p.Resumed.After(s.Anchor) {
+		p.Resumed = time.Time{}
+	}
+	if p.StateReason == "" && p.ResumeTime.IsZero() && p.Resumed.IsZero() && p.Buffered.IsZero() && len(p.Backfill) == 0 && p.Passed == nil &&
 		p.Running == nil && p.Ends == nil {
 		s.Policy = nil
 	}

@@ -152,6 +152,7 @@ func normJob(r *scheduler.JobRecord) {
 		}
 	}
 	if p := s.Policy; p != nil {
+		p.Resumed = UTC(p.Resumed)
 		for i := range p.Running {
 			o := &p.Running[i]
 			o.Expected, o.At, o.Until = UTC(o.Expected), UTC(o.At), UTC(o.Until)

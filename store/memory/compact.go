@@ -442,7 +442,7 @@ func normalize(r *scheduler.JobRecord) {
 	s.DueAt, s.Anchor, s.NextOccurrence, s.RunRequested = utc(s.DueAt), utc(s.Anchor), utc(s.NextOccurrence), utc(s.RunRequested)
 	s.LastSucceeded = utc(s.LastSucceeded)
 	if p := s.Policy; p != nil {
-		p.ResumeTime, p.Buffered = utc(p.ResumeTime), utc(p.Buffered)
+		p.ResumeTime, p.Resumed, p.Buffered = utc(p.ResumeTime), utc(p.Resumed), utc(p.Buffered)
 		for i, t := range p.Backfill {
 			p.Backfill[i] = utc(t)
 		}

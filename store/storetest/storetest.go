@@ -88,6 +88,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"Prune", testPrune},
 		{"DeleteCascades", testDeleteCascades},
 		{"TimesInUTC", testTimesInUTC},
+		{"PolicyResumed", testPolicyResumed},
 		{"RecordsAreTheCallers", testRecordsAreTheCallers},
 		{"ClaimedDefinitionsStay", testClaimedDefinitionsStay},
 		{"ClaimHandles", testClaimHandles},
@@ -1209,5 +1210,56 @@ func testTimesInUTC(t *testing.T, s scheduler.Store) {
 		if tm.Location() != time.UTC || !tm.Equal(t0) {
 			t.Errorf("%s = %v, want %v in UTC", what, tm, t0)
 		}
+	}
+}
+
+// testPolicyResumed: the instant a job was enabled again
+// (PolicyState.Resumed) comes back from a put, a claim and a record, in
+// UTC, and a record that drops it drops it.
+func testPolicyResumed(t *testing.T, s scheduler.Store) {
+	zone := time.FixedZone("X", -7*3600)
+	resumed := t0.Add(-time.Minute)
+	putCollection(t, s, "c", 0)
+	j := newJob("c", "j", t0)
+	j.Schedule.LastSucceeded = t0.Add(-time.Hour).In(zone)
+	j.Schedule.Policy = &scheduler.PolicyState{Resumed: resumed.In(zone)}
+	if err := s.PutJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, r *scheduler.JobRecord) {
+		t.Helper()
+		if p := r.Schedule.Policy; p == nil || p.Resumed.Location() != time.UTC || !p.Resumed.Equal(resumed) {
+			t.Errorf("%s: Policy %+v; want Resumed %v in UTC", what, p, resumed)
+		}
+	}
+	got, err := s.GetJob(ctx, "c", "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("GetJob after PutJob", got)
+	claimed, err := s.ClaimDue(ctx, t0, "me", t0.Add(time.Minute), 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue = %d records, %v; want the job", len(claimed), err)
+	}
+	check("ClaimDue", claimed[0])
+	r := claimed[0]
+	r.Schedule.DueAt = t0.Add(time.Hour)
+	if err := s.Record(ctx, "me", r, nil); err != nil {
+		t.Fatalf("Record: %v", err)
+	}
+	if got, _ = s.GetJob(ctx, "c", "j"); got != nil {
+		check("GetJob after Record", got)
+	}
+	claimed, err = s.ClaimDue(ctx, t0.Add(time.Hour), "me", t0.Add(2*time.Hour), 1)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("ClaimDue = %d records, %v; want the job", len(claimed), err)
+	}
+	r = claimed[0]
+	r.Schedule.LastSucceeded, r.Schedule.Policy = t0.Add(time.Hour), nil
+	if err := s.Record(ctx, "me", r, nil); err != nil {
+		t.Fatalf("Record: %v", err)
+	}
+	if got, _ = s.GetJob(ctx, "c", "j"); got == nil || got.Schedule.Policy != nil || !got.Schedule.LastSucceeded.Equal(t0.Add(time.Hour)) {
+		t.Errorf("after a Record without Policy: %+v; want no Policy, LastSucceeded %v", got, t0.Add(time.Hour))
 	}
 }
