@@ -629,10 +629,13 @@
 // that holds of: Failing (its latest finished occurrence faulted), Late
 // (Enabled, due for more than [HealthLateAfter], no attempt in flight),
 // Stale (Enabled, and [HealthStalePeriods] scheduled occurrences came due
-// since its last success, or since it was put), Skipped (a run policy
-// passed over its latest occurrence), OK. A Disabled job's occurrences do
-// not come due: a paused job is neither Late nor Stale (it is Failing when
-// its latest occurrence faulted). ListJobsOptions.Health (REST: $filter=health eq
+// since its last success, or since it was put or last enabled again,
+// whichever is latest), Skipped (a run policy passed over its latest
+// occurrence), OK. A Disabled job's occurrences do not come due: a paused
+// job is neither Late nor Stale (it is Failing when its latest occurrence
+// faulted), and once enabled again ([Scheduler.EnableJob] or a PatchJob
+// of its state) it is not Stale before HealthStalePeriods more come due
+// without a success. ListJobsOptions.Health (REST: $filter=health eq
 // Failing) keeps the jobs of one health, [Scheduler.HealthCounts] counts
 // them over the store (the telemetry package exports it as the gauge
 // jobclock.jobs.health), and the dashboard shows it.

@@ -11,8 +11,9 @@ const (
 	// attempt starting before it is Late.
 	HealthLateAfter = time.Minute
 	// HealthStalePeriods is how many scheduled occurrences may come due
-	// after the job's last success (or its creation) before it is Stale;
-	// those of a Disabled job do not come due.
+	// after the job's last success (or its creation, or when it was last
+	// enabled again) before it is Stale; those of a Disabled job do not
+	// come due.
 	HealthStalePeriods = 3
 )
 
@@ -22,10 +23,13 @@ const (
 //   - Late: it is Enabled, due for more than HealthLateAfter, and no
 //     attempt of it is in flight;
 //   - Stale: it is Enabled, and HealthStalePeriods scheduled occurrences
-//     came due since its last successful occurrence ended (or since it
-//     was created or last replaced), whether they ran, failed or were
+//     came due since the latest of: its last successful occurrence
+//     ended, it was created or last replaced, it was last enabled again
+//     after being Disabled (EnableJob, a PatchJob of its state:
+//     PolicyState.Resumed); whether they ran, failed or were
 //     skipped (a Disabled job's occurrences do not come due: a paused
-//     job is not Stale, nor Late);
+//     job is not Stale, nor Late, and one enabled again is not Stale
+//     until HealthStalePeriods more come due);
 //   - Skipped: its latest scheduled occurrence was passed over by a run
 //     policy;
 //   - OK otherwise (a Completed job is OK).
@@ -51,16 +55,14 @@ func (s *Scheduler) jobHealth(r *JobRecord, now time.Time) JobHealth {
 }
 
 // stale reports whether HealthStalePeriods scheduled occurrences of r's
-// job came due by now since its last success, or since its anchor.
+// job came due by now since its last success, its anchor, or when it was
+// last enabled again, whichever is latest (JobSchedule.healthSince).
 func (s *Scheduler) stale(r *JobRecord, now time.Time) bool {
 	t, err := s.timing(r, now)
 	if err != nil {
 		return false
 	}
-	since := r.Schedule.LastSucceeded
-	if since.Before(r.Schedule.Anchor) {
-		since = r.Schedule.Anchor
-	}
+	since := r.Schedule.healthSince()
 	n, _, _ := span(t, t.Next(since), now, HealthStalePeriods)
 	return n >= HealthStalePeriods
 }

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -106,8 +107,8 @@ func names(list []*scheduler.JobRecord) []string {
 
 // TestHealthPaused: a job an operator disabled is not Stale however many
 // of its periods pass while it is paused: its occurrences do not come
-// due. (Once enabled again, the periods passed while paused count until
-// its next success, as skipped occurrences do.)
+// due. (Once enabled again, its health counts from then: see
+// TestHealthEnabledAgain.)
 func TestHealthPaused(t *testing.T) {
 	putAgainStores(t, func(t *testing.T, st scheduler.Store) {
 		e := newPutAgainEnv(t, st)
@@ -137,5 +138,105 @@ func TestHealthPaused(t *testing.T) {
 		if r.Status.Health != scheduler.HealthOK || r.Status.ExecutionCount != 3 {
 			t.Errorf("enabled again: health %s, %d executions; want OK, 3", r.Status.Health, r.Status.ExecutionCount)
 		}
+	})
+}
+
+// TestHealthEnabledAgain: a job enabled again after a pause of more than
+// HealthStalePeriods of its periods is not Stale while its next
+// occurrence is yet to come: its health counts from when it was enabled
+// again, until its next success. EnableJob and a PatchJob of the state
+// alike.
+func TestHealthEnabledAgain(t *testing.T) {
+	for _, enable := range []string{"EnableJob", "PatchJob"} {
+		t.Run(enable, func(t *testing.T) {
+			putAgainStores(t, func(t *testing.T, st scheduler.Store) {
+				e := newPutAgainEnv(t, st)
+				ctx := t.Context()
+				if _, err := e.s.PutJobJSON(ctx, "c", "j", []byte(hourlyJob), nil); err != nil {
+					t.Fatal(err)
+				}
+				e.at(30 * time.Minute) // ran at 0
+				if _, err := e.s.DisableJob(ctx, "c", "j"); err != nil {
+					t.Fatal(err)
+				}
+				e.at(5*time.Hour + 30*time.Minute) // 1h to 5h passed while paused
+				var err error
+				if enable == "EnableJob" {
+					_, err = e.s.EnableJob(ctx, "c", "j")
+				} else {
+					_, err = e.s.PatchJob(ctx, "c", "j", []byte(`{"state": "Enabled"}`), nil)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				health := func(when string, want scheduler.JobHealth) *scheduler.JobRecord {
+					t.Helper()
+					r, err := e.s.GetJob(ctx, "c", "j")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.State != scheduler.JobEnabled || r.Status.Health != want {
+						t.Errorf("%s: %s, health %s; want Enabled, %s", when, r.State, r.Status.Health, want)
+					}
+					return r
+				}
+				health("just enabled again", scheduler.HealthOK)
+				e.at(5*time.Hour + 59*time.Minute)
+				health("before its next occurrence", scheduler.HealthOK)
+				e.at(6*time.Hour + 30*time.Minute) // ran at 6h
+				r := health("after its next success", scheduler.HealthOK)
+				if r.Schedule.Policy != nil {
+					t.Errorf("after its next success: Policy %+v; want none", r.Schedule.Policy)
+				}
+				if got, want := e.expected(t, "j"), []time.Duration{0, 6 * time.Hour}; !slices.Equal(got, want) {
+					t.Errorf("ran at %v, want %v", got, want)
+				}
+			})
+		})
+	}
+}
+
+// TestHealthStaleAfterEnabledAgain: a job enabled again counts the
+// occurrences that come due from then: a job every minute, Disabled for
+// ten minutes and enabled again at 10m30s, whose first attempt (at 11m)
+// lasts until 16m under overlap Skip, is not Stale while two occurrences
+// came due since, and Stale once 13m, the third, came due without a
+// success; Skipped once the attempt succeeded.
+func TestHealthStaleAfterEnabledAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		reg := new(action.Registry)
+		reg.Register(action.HTTP, &blocking{hold: 5 * time.Minute})
+		e.cfg.Executors = reg
+		e.s = e.newScheduler()
+		e.put("j", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}, "timeout": "PT10M"}, "recurrence": {"frequency": "Minute"}, "runPolicy": {"overlap": "Skip"}, "state": "Disabled"}`)
+		e.start()
+		defer e.stop()
+		health := func(when string, want scheduler.JobHealth) {
+			t.Helper()
+			r, err := e.s.GetJob(ctx, "c", "j")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status.Health != want {
+				t.Errorf("%s: health %s, want %s", when, r.Status.Health, want)
+			}
+		}
+		time.Sleep(10*time.Minute + 30*time.Second)
+		synctest.Wait()
+		if _, err := e.s.EnableJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		health("enabled again at 10m30s", scheduler.HealthOK)
+		time.Sleep(2 * time.Minute) // 12m30s: 11m runs, 12m came due meanwhile
+		synctest.Wait()
+		health("at 12m30s", scheduler.HealthOK)
+		time.Sleep(time.Minute) // 13m30s: 11m, 12m and 13m came due since 10m30s
+		synctest.Wait()
+		health("at 13m30s", scheduler.HealthStale)
+		time.Sleep(3 * time.Minute) // 16m30s: 11m succeeded at 16m
+		synctest.Wait()
+		health("at 16m30s", scheduler.HealthSkipped)
 	})
 }

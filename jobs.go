@@ -1037,7 +1037,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		missed := r.Schedule.NextOccurrence
 		reschedule(r, t, now)
 		if wasDisabled && r.State == JobEnabled {
-			r.Schedule.Faults = 0 // enabled again: the count of faults starts over
+			r.Schedule.enabledAgain(now) // the count of faults and the job's health start over
 			if !s.noEntries {
 				// Else nothing would record the Skipped entry.
 				passedWhileDisabled(r, t, missed, now)

@@ -284,13 +284,17 @@ func TestPauseAfterFaults(t *testing.T) {
 		if r.State != scheduler.JobDisabled || !strings.Contains(def.StateReason, "after 3 consecutive faulted occurrences") || def.ResumeTime != nil {
 			t.Fatalf("job %s, stateReason %q; want Disabled with a reason that says why", r.State, def.StateReason)
 		}
+		enabled := time.Now()
 		if _, err := e.s.EnableJob(ctx, "c", "j"); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(90 * time.Second) // one more fault: not paused again yet
 		synctest.Wait()
-		if r := e.job("j"); r.State != scheduler.JobEnabled || r.Schedule.Policy != nil {
-			t.Errorf("after enabling and one fault: %s %+v, want Enabled without a reason", r.State, r.Schedule.Policy)
+		// Without a reason; the instant it was enabled again stays until
+		// its next success.
+		want := &scheduler.PolicyState{Resumed: enabled}
+		if r := e.job("j"); r.State != scheduler.JobEnabled || !cmp.Equal(want, r.Schedule.Policy) {
+			t.Errorf("after enabling and one fault: %s %+v, want Enabled without a reason (%+v)", r.State, r.Schedule.Policy, want)
 		}
 	})
 }
@@ -454,8 +458,11 @@ func TestEnableRecordsPassedOccurrences(t *testing.T) {
 		if diff := cmp.Diff([]skip{{m, 5 * m, 5, 5*m + 30*time.Second}}, e.skipRows("j")); diff != "" {
 			t.Errorf("Skipped entries (-want +got):\n%s", diff)
 		}
-		if r := e.job("j"); r.Schedule.Policy != nil || !r.Status.NextExecutionTime.Equal(e.t0.Add(6*m)) {
-			t.Errorf("after enabling: policy state %+v, next %v; want the entry recorded and the next run at 6m", r.Schedule.Policy, r.Status.NextExecutionTime)
+		// The entry recorded (no Passed left); the instant the job was
+		// enabled again stays until its next success.
+		want := &scheduler.PolicyState{Resumed: e.t0.Add(5*m + 30*time.Second)}
+		if r := e.job("j"); !cmp.Equal(want, r.Schedule.Policy) || !r.Status.NextExecutionTime.Equal(e.t0.Add(6*m)) {
+			t.Errorf("after enabling: policy state %+v, next %v; want %+v (the entry recorded) and the next run at 6m", r.Schedule.Policy, r.Status.NextExecutionTime, want)
 		}
 		if n := len(e.exec.times(e.t0)); n != 0 {
 			t.Errorf("%d attempts, want none before 6m", n)

@@ -592,6 +592,29 @@ func (s *JobSchedule) tidy() {
 	}
 }
 
+// enabledAgain marks s, the schedule of a Disabled job being Enabled at
+// now, as enabled again: its pause and its count of consecutive faults
+// end, and its health counts from now (Policy.Resumed).
+func (s *JobSchedule) enabledAgain(now time.Time) {
+	p := s.policy()
+	p.StateReason, p.ResumeTime, p.Resumed = "", time.Time{}, now
+	s.Faults = 0
+}
+
+// healthSince returns the instant from which the job's health counts
+// scheduled occurrences: the latest of its last success, its anchor and
+// when it was last enabled again.
+func (s *JobSchedule) healthSince() time.Time {
+	t := s.LastSucceeded
+	if t.Before(s.Anchor) {
+		t = s.Anchor
+	}
+	if p := s.Policy; p != nil && t.Before(p.Resumed) {
+		t = p.Resumed
+	}
+	return t
+}
+
 // running returns how many occurrences run side by side (Policy.Running).
 func (s *JobSchedule) running() int {
 	if s.Policy == nil {
