@@ -633,8 +633,8 @@
 // whichever is latest), Skipped (a run policy passed over its latest
 // occurrence), OK. A Disabled job's occurrences do not come due: a paused
 // job is neither Late nor Stale (it is Failing when its latest occurrence
-// faulted), and once enabled again ([Scheduler.EnableJob] or a PatchJob
-// of its state) it is not Stale before HealthStalePeriods more come due
+// faulted), and once enabled again ([Scheduler.EnableJob], a PatchJob
+// of its state, or its resumeTime) it is not Stale before HealthStalePeriods more come due
 // without a success. ListJobsOptions.Health (REST: $filter=health eq
 // Failing) keeps the jobs of one health, [Scheduler.HealthCounts] counts
 // them over the store (the telemetry package exports it as the gauge

@@ -25,8 +25,8 @@ const (
 //   - Stale: it is Enabled, and HealthStalePeriods scheduled occurrences
 //     came due since the latest of: its last successful occurrence
 //     ended, it was created or last replaced, it was last enabled again
-//     after being Disabled (EnableJob, a PatchJob of its state:
-//     PolicyState.Resumed); whether they ran, failed or were
+//     after being Disabled (EnableJob, a PatchJob of its state, or its
+//     resumeTime: PolicyState.Resumed); whether they ran, failed or were
 //     skipped (a Disabled job's occurrences do not come due: a paused
 //     job is not Stale, nor Late, and one enabled again is not Stale
 //     until HealthStalePeriods more come due);

@@ -240,3 +240,33 @@ func TestHealthStaleAfterEnabledAgain(t *testing.T) {
 		health("at 16m30s", scheduler.HealthSkipped)
 	})
 }
+
+// TestHealthResumeTime: a job whose resumeTime comes after a pause of more
+// than HealthStalePeriods periods, under the Skip missed policy, is not
+// Stale while its next occurrence is yet to come.
+func TestHealthResumeTime(t *testing.T) {
+	putAgainStores(t, func(t *testing.T, st scheduler.Store) {
+		e := newPutAgainEnv(t, st)
+		ctx := t.Context()
+		resume := e.t0.Add(5*time.Hour + 30*time.Minute).Format(time.RFC3339)
+		if _, err := e.s.PutJobJSON(ctx, "c", "j", []byte(hourlyJob), nil); err != nil {
+			t.Fatal(err)
+		}
+		e.at(30 * time.Minute) // ran at 0
+		if _, err := e.s.PatchJob(ctx, "c", "j", []byte(`{"state": "Disabled", "resumeTime": "`+resume+`"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.PutCollection(ctx, "c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{RunPolicy: &scheduler.RunPolicy{Missed: scheduler.MissedSkip}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		e.at(5*time.Hour + 31*time.Minute)
+		r, err := e.s.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Skipped: the missed policy passed over 1h to 5h.
+		if r.State != scheduler.JobEnabled || r.Status.Health != scheduler.HealthSkipped {
+			t.Errorf("a minute after its resumeTime: %s, health %s; want Enabled, Skipped", r.State, r.Status.Health)
+		}
+	})
+}

@@ -123,7 +123,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 	}
 	if rt := sc.resumeTime(); r.State == JobDisabled && !rt.IsZero() && !rt.After(now) {
 		r.State = JobEnabled
-		sc.Policy.StateReason, sc.Policy.ResumeTime, sc.Faults = "", time.Time{}, 0
+		sc.enabledAgain(now)
 	}
 	if p := sc.Policy; p != nil && p.Passed != nil {
 		hist = m.add(hist, *p.Passed)

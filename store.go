@@ -455,8 +455,8 @@ type PolicyState struct {
 	// resumeTime while it is Disabled (see [Job]); empty otherwise.
 	StateReason string    `json:"stateReason,omitempty"`
 	ResumeTime  time.Time `json:"resumeTime,omitzero"`
-	// Resumed is when a write through the API last Enabled the job again
-	// after it was Disabled, while that is later than its last success
+	// Resumed is when the job was last Enabled again after it was
+	// Disabled (by a write through the API, or at its resumeTime), while that is later than its last success
 	// and its anchor: its health counts from there (see
 	// [HealthStalePeriods]). Zero otherwise; the step after the job's
 	// next success clears it.
