@@ -159,7 +159,8 @@
 // without checking the token, so a token cannot be guessed through the
 // sign-in form at the speed of a client; a valid token signs in again once
 // the budget refills, and a successful sign-in takes nothing of the
-// budget. The REST API accepts the same tokens: give the dashboard the
+// budget, nor does one with an empty token. The dashboard's pages link its
+// own icon, so that browsers do not ask the server's /favicon.ico. The REST API accepts the same tokens: give the dashboard the
 // API's budget (Options.AuthFailures, the [httpapi.AuthFailures] of
 // httpapi.Options.AuthFailures), as jobclock serve does, so that a guess
 // at either counts at both. Failures of all addresses together (100 per

@@ -89,9 +89,12 @@ type layout struct {
 	LoginURL                    string
 	LogoutURL                   string
 	CSS, JS                     string
-	User                        string
-	AuthOn                      bool
-	Token                       string
+	// Icon is the URL of the page's icon, so that a browser does not ask
+	// the server's /favicon.ico, which is not the dashboard's.
+	Icon   string
+	User   string
+	AuthOn bool
+	Token  string
 	// CanChange says the viewer may change what it sees: the pages show
 	// their buttons and forms that change something.
 	CanChange bool
@@ -110,7 +113,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 		Title: title(name, data), Nav: name, Home: h.url(nil), TryURL: h.url(nil, "try"),
 		SearchURL: h.url(nil, "search"), NewJobURL: h.url(nil, "edit", "job"), NewCollectionURL: h.url(nil, "edit", "collection"),
 		LoginURL: h.url(nil, "login"), LogoutURL: h.url(nil, "logout"),
-		CSS: h.asset("dashboard.css"), JS: h.asset("dashboard.js"),
+		CSS: h.asset("dashboard.css"), JS: h.asset("dashboard.js"), Icon: h.asset("favicon.svg"),
 		AuthOn: v.authOn, User: v.name(), Token: v.Token(), CanChange: !v.readOnly(),
 		Flash: flashes[r.URL.Query().Get("flash")], Now: at(time.Now(), nil), Page: data,
 	}

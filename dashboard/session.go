@@ -312,7 +312,11 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/", nil)
-	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(r.PostForm.Get("token")))
+	if tok := strings.TrimSpace(r.PostForm.Get("token")); tok != "" {
+		// An empty form presents no credentials: it takes nothing from
+		// the budget of failed sign-ins.
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	req.RemoteAddr = r.RemoteAddr
 	p, err := h.opts.AuthFailures.Authenticate(req, h.opts.Authenticator)
 	var tooMany *httpapi.TooManyFailuresError

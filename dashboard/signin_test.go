@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -203,4 +204,32 @@ func TestSignInLimitIPv6Network(t *testing.T) {
 			t.Errorf("sign-in from another /64 = %d, want 303", rec.Code)
 		}
 	})
+}
+
+// TestSignInEmptyAndIcon: sign-ins with an empty token and requests
+// without credentials take nothing from the budget of failed sign-ins,
+// so the address still signs in after more of them than the budget
+// holds; the pages link the dashboard's own icon, which is served to
+// anyone, so that browsers do not ask the server's /favicon.ico.
+func TestSignInEmptyAndIcon(t *testing.T) {
+	h := signInHandler(t, &dashboard.SignInLimit{PerAddress: 2, Window: time.Hour})
+	c := &signInClient{t: t, h: h, addr: "192.0.2.30:5000"}
+	for i := range 4 {
+		if rec := c.signIn(" "); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("empty sign-in %d = %d, want 401", i+1, rec.Code)
+		}
+	}
+	if rec := c.signIn(adminToken); rec.Code != http.StatusSeeOther {
+		t.Fatalf("right token after 4 empty sign-ins = %d, want 303", rec.Code)
+	}
+	rec := c.send(httptest.NewRequest(http.MethodGet, "/ui/login", nil))
+	m := regexp.MustCompile(`<link rel="icon" href="(/ui/static/favicon\.svg\?v=[0-9a-f]+)"`).FindStringSubmatch(rec.Body.String())
+	if m == nil {
+		t.Fatalf("the sign-in page links no icon of the dashboard:\n%s", rec.Body)
+	}
+	icon := httptest.NewRecorder()
+	h.ServeHTTP(icon, httptest.NewRequest(http.MethodGet, m[1], nil))
+	if icon.Code != http.StatusOK || !strings.HasPrefix(icon.Header().Get("Content-Type"), "image/svg+xml") {
+		t.Errorf("GET %s without a session = %d %q, want 200 image/svg+xml", m[1], icon.Code, icon.Header().Get("Content-Type"))
+	}
 }

@@ -154,8 +154,16 @@ func (e *TooManyFailuresError) Error() string {
 // limit's Wait (or before r's context ends), it returns a
 // *TooManyFailuresError without calling a. Otherwise it returns what a
 // returns; a nil principal without an error counts as a failure.
+//
+// A request that presents no credentials, as an Authenticator that is a
+// [CredentialsPresenter] tells, takes nothing and is checked at once: it
+// cannot be a guess (a browser asking /favicon.ico, a load balancer's
+// health check). Without that interface every request a refuses counts.
 func (f *AuthFailures) Authenticate(r *http.Request, a Authenticator) (*Principal, error) {
 	if f.perAddress == nil {
+		return a.Authenticate(r)
+	}
+	if cp, ok := a.(CredentialsPresenter); ok && !cp.CredentialsPresent(r) {
 		return a.Authenticate(r)
 	}
 	addr, now := clientAddress(r), time.Now()
@@ -181,6 +189,26 @@ func (f *AuthFailures) Authenticate(r *http.Request, a Authenticator) (*Principa
 		last.Store(now.UnixNano())
 	}
 	return p, err
+}
+
+// CredentialsPresenter is an optional interface of an [Authenticator]:
+// one that implements it tells [AuthFailures] which requests present no
+// credentials at all, so that they take nothing from the budget of failed
+// authentications.
+type CredentialsPresenter interface {
+	// CredentialsPresent reports whether r carries credentials that
+	// Authenticate would check. Authenticate must refuse a request for
+	// which it reports false.
+	CredentialsPresent(r *http.Request) bool
+}
+
+var _ CredentialsPresenter = (*TokenAuth)(nil)
+
+// CredentialsPresent reports whether r has an Authorization header: a
+// request without one is refused by Authenticate, and takes nothing from
+// the budget of failed authentications.
+func (a *TokenAuth) CredentialsPresent(r *http.Request) bool {
+	return r.Header.Get("Authorization") != ""
 }
 
 // clientAddress returns the address whose budget a request of r takes

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -219,4 +220,56 @@ func TestAuthFailuresOverall(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAuthFailuresNoCredentials: requests without credentials (a
+// browser's /favicon.ico, a health check) are answered 401 at once and
+// take nothing from the budget, even beyond it, so the address's valid
+// token is still served; a request with a wrong token does count. An
+// Authenticator that cannot tell which requests present credentials has
+// every refusal counted.
+func TestAuthFailuresNoCredentials(t *testing.T) {
+	h := guarded(t, httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 2, Window: time.Hour}))
+	const addr = "192.0.2.20:5000"
+	for i := range 5 {
+		if rec := call(h, "GET", "/favicon.ico", "", addr); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("request %d without credentials = %d, want 401", i+1, rec.Code)
+		}
+	}
+	if rec := call(h, "GET", listPath, tokenA, addr); rec.Code != http.StatusOK {
+		t.Fatalf("right token after 5 requests without credentials = %d, want 200", rec.Code)
+	}
+	for i := range 2 {
+		if rec := call(h, "GET", listPath, "wrong-token-0123456789abcdef", addr); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d = %d, want 401", i+1, rec.Code)
+		}
+	}
+	if rec := call(h, "GET", listPath, tokenA, addr); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("right token after 2 wrong ones = %d, want 429", rec.Code)
+	}
+	if rec := call(h, "GET", "/favicon.ico", "", addr); rec.Code != http.StatusUnauthorized {
+		t.Fatalf("request without credentials beyond the budget = %d, want 401", rec.Code)
+	}
+
+	f := httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 2, Window: time.Hour})
+	plain := httpapi.AuthenticatorFunc(func(r *http.Request) (*httpapi.Principal, error) {
+		if r.Header.Get("Authorization") == "Bearer "+tokenA {
+			return &httpapi.Principal{Name: "a"}, nil
+		}
+		return nil, httpapi.ErrUnauthenticated
+	})
+	for range 2 {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = addr
+		if _, err := f.Authenticate(r, plain); !errors.Is(err, httpapi.ErrUnauthenticated) {
+			t.Fatalf("AuthenticatorFunc without credentials: %v, want ErrUnauthenticated", err)
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = addr
+	r.Header.Set("Authorization", "Bearer "+tokenA)
+	var tooMany *httpapi.TooManyFailuresError
+	if _, err := f.Authenticate(r, plain); !errors.As(err, &tooMany) {
+		t.Fatalf("AuthenticatorFunc: right token after 2 refusals: %v, want *TooManyFailuresError", err)
+	}
 }

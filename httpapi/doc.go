@@ -211,7 +211,9 @@
 // TooManyRequests with Retry-After without their credentials being
 // checked, so a token cannot be guessed at the speed of a client and a
 // guesser learns nothing from the answer; a request that authenticates
-// takes nothing of the budget. All addresses together may fail 100 times
+// takes nothing of the budget, nor does one without credentials (without
+// an Authorization header, as a browser's request for /favicon.ico or a
+// load balancer's health check): it is answered 401 at once. All addresses together may fail 100 times
 // per 15 minutes; beyond that nobody is refused for others' guesses:
 // requests wait their turn in one line and are checked one per 9s (the
 // budget's refill), right and wrong credentials alike, up to 20s

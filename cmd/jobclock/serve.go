@@ -80,7 +80,9 @@ API's requests together (a guess at one counts at the other): each client
 address (an IPv6 client's /64 network) may fail -signin-failures times
 per -signin-window, refilled evenly; beyond that the sign-in form and the
 API answer that address 429 with Retry-After without checking the token,
-a valid one included, until its budget refills. All addresses together
+a valid one included, until its budget refills. A request without an
+Authorization header and a sign-in with an empty token count for nothing
+(a browser asking /favicon.ico, a health check). All addresses together
 may fail -signin-failures-overall times per -signin-window; beyond that
 nobody is refused for others' guesses: requests wait their turn, in order
 of arrival, and each is checked when the budget has room for one more
