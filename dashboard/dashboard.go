@@ -48,8 +48,9 @@ const (
 // form answers 429 Too Many Requests with Retry-After without checking
 // the token, a valid one included; beyond the overall budget sign-ins
 // wait their turn (up to Wait) and are checked one at a time as it
-// refills, and an address that signed in during the last day does not
-// wait. Sessions already signed in go on.
+// refills, valid tokens too, and an address that signed in during the
+// last day does not wait until the failures of such addresses use up a
+// budget of their own. Sessions already signed in go on.
 type SignInLimit = httpapi.AuthFailureLimit
 
 // Options configure the dashboard. A nil *Options means every default.

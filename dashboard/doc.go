@@ -164,10 +164,12 @@
 // API's budget (Options.AuthFailures, the [httpapi.AuthFailures] of
 // httpapi.Options.AuthFailures), as jobclock serve does, so that a guess
 // at either counts at both. Failures of all addresses together (100 per
-// 15 minutes) bound guessing from many addresses without locking anyone
-// out: beyond them sign-ins wait their turn and are checked one at a
-// time as the budget refills, up to 20s, and an address that signed in
-// during the last day does not wait (see SignInLimit).
+// 15 minutes) bound guessing from many addresses: beyond them sign-ins
+// wait their turn and are checked one at a time as the budget refills, up
+// to 20s, then 429, valid tokens too while guesses keep the line full; an
+// address that signed in during the last day does not wait until the
+// failures of such addresses use up a budget of 100 of their own (see
+// [httpapi.AuthFailureLimit]).
 //
 // Every change is a POST carrying a token derived from the session, and
 // cross-origin POSTs are refused (http.CrossOriginProtection), so another

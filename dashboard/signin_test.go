@@ -118,8 +118,8 @@ func TestSignInLimit(t *testing.T) {
 }
 
 // TestSignInLimitOverall: failures from many addresses, each within its
-// own budget, use up the overall one; that locks nobody out: a sign-in
-// from another address waits for the budget to have room for one more
+// own budget, use up the overall one; then a sign-in from another
+// address waits for the budget to have room for one more
 // failure (12s here) and is then checked, a right token signs in and a
 // wrong one is 401 after the same wait, and an address that signed in
 // before signs in at once. Only a sign-in that would wait beyond the

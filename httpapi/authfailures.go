@@ -16,7 +16,9 @@ const (
 	// address may make per DefaultAuthFailureWindow.
 	DefaultAuthFailures = 10
 	// DefaultAuthFailuresOverall is how many failed authentications all
-	// addresses together may make per DefaultAuthFailureWindow.
+	// addresses together may make per DefaultAuthFailureWindow before
+	// requests wait in line; known addresses have a budget of as many of
+	// their own.
 	DefaultAuthFailuresOverall = 100
 	// DefaultAuthFailureWindow is how long a used-up budget of failed
 	// authentications takes to refill completely.
@@ -36,14 +38,13 @@ const knownFor = 24 * time.Hour
 const maxAuthFailureAddresses = 10_000
 
 // AuthFailureLimit bounds failed authentications, so that a token cannot
-// be guessed as fast as a client can send guesses, without locking out
-// the people who hold a valid one.
+// be guessed as fast as a client can send guesses.
 //
 // Each request whose credentials the Authenticator refuses takes one from
 // the budget of the client's address (the host of the request's
 // RemoteAddr; an IPv6 client's /64 network, which one host commonly holds
-// whole) and one from the budget of all addresses together; a request
-// that authenticates takes nothing. Each budget refills evenly over
+// whole) and one from an overall budget (below); a request that
+// authenticates takes nothing. Each budget refills evenly over
 // Window.
 //
 // While its address's budget has less than one left, a request is
@@ -55,27 +56,38 @@ const maxAuthFailureAddresses = 10_000
 // there again). Behind a proxy every caller has the proxy's address, so
 // they share one budget.
 //
-// The overall budget bounds the guesses of many addresses together
-// without refusing anyone for them: once it is used up, requests wait
-// their turn, in one line in order of arrival, and each is checked when
-// the budget has room for one more failure (every Window/Overall, 9s by
-// default), right and wrong credentials alike, so guessing from any
-// number of addresses slows to that rate while a caller with a valid
-// token is still served, later. A request that would wait longer than
-// Wait is refused as above, unchecked, with Wait as its Retry-After. An
-// address from which a request authenticated within the last day (of the
-// last 10,000 such addresses) takes nothing from the overall budget and
-// never waits in the line: operators and programs that use the API from
-// their usual addresses are served at once however many guesses arrive
-// from elsewhere. Requests from that address are still bounded by its own
-// budget.
+// The overall budget bounds the guesses of many addresses together: once
+// it is used up, requests wait their turn, in one line in order of
+// arrival, and each is checked when the budget has room for one more
+// failure (every Window/Overall, 9s by default), right and wrong
+// credentials alike, so guessing from any number of addresses slows to
+// that rate. A request that would wait longer than Wait is refused as
+// above, unchecked, with Wait as its Retry-After. The line does not tell
+// a valid token from a guess: while guesses from many addresses keep it
+// longer than Wait, a caller with a valid token from an address that is
+// not known is refused as often as the guesses are.
+//
+// An address is known when a request from it authenticated (with any
+// token) within the last day; the process keeps the last 10,000 such
+// addresses, in memory only, so a restart forgets them. The failures of
+// known addresses take from an overall budget of their own, as large as
+// Overall, and do not wait in the line: operators and programs that use
+// the API from their usual addresses are served at once however many
+// guesses arrive from elsewhere. Once that budget is used up as well (a
+// token holder could make many addresses known and guess from each),
+// requests from known addresses wait in the line as the others do. So
+// the failures of all addresses together are bounded by the two budgets:
+// twice Overall per Window in the long run (at most twice that within
+// one Window, when both budgets start full); and each address's by its
+// own budget.
 type AuthFailureLimit struct {
 	// PerAddress is how many failed authentications one address may make
 	// per Window. Zero or less means DefaultAuthFailures (10).
 	PerAddress int
 	// Overall is how many failed authentications all addresses together
-	// may make per Window. Zero or less means DefaultAuthFailuresOverall
-	// (100).
+	// may make per Window before requests wait in line, and apart from
+	// them how many known addresses together may make. Zero or less means
+	// DefaultAuthFailuresOverall (100).
 	Overall int
 	// Window is how long an empty budget takes to refill completely.
 	// Zero or less means DefaultAuthFailureWindow (15m).
@@ -97,7 +109,11 @@ type AuthFailureLimit struct {
 type AuthFailures struct {
 	perAddress *budget.Budgets[string]   // nil: no limit
 	overall    *budget.Budgets[struct{}] // nil: no limit
-	wait       time.Duration             // Wait
+	// knownOverall is the overall budget of the failures from known
+	// addresses, as large as overall; when it is used up, they wait in
+	// overall's line as others do.
+	knownOverall *budget.Budgets[struct{}]
+	wait         time.Duration // Wait
 	// known holds, for each address from which a request authenticated,
 	// when it last did (Unix nanoseconds).
 	known *lru.Cache[string, *atomic.Int64]
@@ -128,7 +144,7 @@ func NewAuthFailures(l *AuthFailureLimit) *AuthFailures {
 		o.Wait = DefaultAuthFailureWait
 	}
 	return &AuthFailures{perAddress: budget.New[string](o.PerAddress, o.Window, maxAuthFailureAddresses),
-		overall: budget.New[struct{}](o.Overall, o.Window, 1), wait: o.Wait,
+		overall: budget.New[struct{}](o.Overall, o.Window, 1), knownOverall: budget.New[struct{}](o.Overall, o.Window, 1), wait: o.Wait,
 		known: lru.New[string, *atomic.Int64](maxAuthFailureAddresses, nil)}
 }
 
@@ -171,8 +187,13 @@ func (f *AuthFailures) Authenticate(r *http.Request, a Authenticator) (*Principa
 		return nil, &TooManyFailuresError{RetryAfter: wait}
 	}
 	last, known := f.known.Get(addr)
-	overall := !known || now.Sub(time.Unix(0, last.Load())) > knownFor
-	if overall && !f.overall.Wait(r.Context(), struct{}{}, f.wait) {
+	overall := f.overall
+	if known && now.Sub(time.Unix(0, last.Load())) <= knownFor {
+		if ok, _, _ := f.knownOverall.Take(struct{}{}, now); ok {
+			overall = f.knownOverall
+		}
+	}
+	if overall == f.overall && !f.overall.Wait(r.Context(), struct{}{}, f.wait) {
 		f.perAddress.Give(addr, time.Now())
 		return nil, &TooManyFailuresError{RetryAfter: f.wait}
 	}
@@ -180,9 +201,7 @@ func (f *AuthFailures) Authenticate(r *http.Request, a Authenticator) (*Principa
 	if err == nil && p != nil {
 		now = time.Now()
 		f.perAddress.Give(addr, now)
-		if overall {
-			f.overall.Give(struct{}{}, now)
-		}
+		overall.Give(struct{}{}, now)
 		if !known {
 			last, _ = f.known.Add(addr, new(atomic.Int64))
 		}

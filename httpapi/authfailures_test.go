@@ -273,3 +273,37 @@ func TestAuthFailuresNoCredentials(t *testing.T) {
 		t.Fatalf("AuthenticatorFunc: right token after 2 refusals: %v, want *TooManyFailuresError", err)
 	}
 }
+
+// TestAuthFailuresKnownBounded: failures from known addresses (where a
+// token authenticated, any token) take from an overall budget of their
+// own, so a token holder who makes many addresses known cannot guess
+// from them beyond it: once it and the overall budget are used up, a
+// known address waits in the line as others do, right token included
+// (refused here, since the next turn is beyond Wait).
+func TestAuthFailuresKnownBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := guarded(t, httpapi.NewAuthFailures(&httpapi.AuthFailureLimit{PerAddress: 10, Overall: 3, Window: 30 * time.Second, Wait: 5 * time.Second}))
+		addr := func(i int) string { return "198.51.100." + strconv.Itoa(i) + ":7000" }
+		for i := range 7 {
+			if rec := call(h, "GET", listPath, tokenB, addr(i)); rec.Code != http.StatusOK {
+				t.Fatalf("token from address %d = %d, want 200", i, rec.Code)
+			}
+		}
+		const wrong = "wrong-token-0123456789abcdef"
+		for i := range 6 { // 3 of the known addresses' budget, 3 of the overall one
+			if rec := call(h, "GET", listPath, wrong, addr(i)); rec.Code != http.StatusUnauthorized {
+				t.Fatalf("wrong token %d from a known address = %d, want 401", i+1, rec.Code)
+			}
+		}
+		if rec := call(h, "GET", listPath, wrong, addr(6)); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "5" {
+			t.Errorf("wrong token from a known address beyond both budgets = %d, Retry-After %q; want 429, 5", rec.Code, rec.Header().Get("Retry-After"))
+		}
+		if rec := call(h, "GET", listPath, tokenA, addr(6)); rec.Code != http.StatusTooManyRequests {
+			t.Errorf("right token from a known address beyond both budgets = %d, want 429", rec.Code)
+		}
+		time.Sleep(10 * time.Second) // one failure's worth of each budget
+		if rec := call(h, "GET", listPath, tokenA, addr(6)); rec.Code != http.StatusOK {
+			t.Errorf("right token from a known address once the budget refilled = %d, want 200", rec.Code)
+		}
+	})
+}

@@ -213,12 +213,16 @@
 // guesser learns nothing from the answer; a request that authenticates
 // takes nothing of the budget, nor does one without credentials (without
 // an Authorization header, as a browser's request for /favicon.ico or a
-// load balancer's health check): it is answered 401 at once. All addresses together may fail 100 times
-// per 15 minutes; beyond that nobody is refused for others' guesses:
+// load balancer's health check): it is answered 401 at once. All
+// addresses together may fail 100 times per 15 minutes; beyond that
 // requests wait their turn in one line and are checked one per 9s (the
 // budget's refill), right and wrong credentials alike, up to 20s
-// (AuthFailureLimit.Wait, then 429), and an address from which a request
-// authenticated in the last day does not wait at all. Give the same
+// (AuthFailureLimit.Wait, then 429): while guesses from many addresses
+// keep the line full, callers with a valid token from a new address are
+// refused too. An address from which a request authenticated in the last
+// day (kept in memory) does not wait: its failures take from a budget of
+// 100 per 15 minutes of their own, and only once that is used up do its
+// requests wait in the line as well. Give the same
 // AuthFailures to every surface that checks the same tokens (the
 // dashboard's sign-in form), so that a guess at one counts at all.
 //

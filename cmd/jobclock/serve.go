@@ -84,12 +84,15 @@ a valid one included, until its budget refills. A request without an
 Authorization header and a sign-in with an empty token count for nothing
 (a browser asking /favicon.ico, a health check). All addresses together
 may fail -signin-failures-overall times per -signin-window; beyond that
-nobody is refused for others' guesses: requests wait their turn, in order
-of arrival, and each is checked when the budget has room for one more
-failure, right and wrong tokens alike, so guessing from many addresses
-slows to that rate; a request that would wait more than -signin-wait is
-answered 429. An address from which a request authenticated in the last
-day does not wait. -no-signin-limit turns all of this off.
+requests wait their turn, in order of arrival, and each is checked when
+the budget has room for one more failure, right and wrong tokens alike,
+so guessing from many addresses slows to that rate; a request that would
+wait more than -signin-wait is answered 429, a valid token from a new
+address too while guesses keep the line full. An address from which a
+request authenticated in the last day (kept in memory) does not wait:
+its failures take from a second budget of -signin-failures-overall, and
+only once that is used up do its requests wait in the line as well.
+-no-signin-limit turns all of this off.
 
 The budgets, and the log, know a client by the address of the connection.
 Behind a reverse proxy that is the proxy's, so every client would share

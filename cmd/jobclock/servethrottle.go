@@ -81,7 +81,7 @@ type serveSignIn struct {
 func addSignInFlags(fs *flag.FlagSet) *serveSignIn {
 	s := new(serveSignIn)
 	fs.IntVar(&s.perAddress, "signin-failures", httpapi.DefaultAuthFailures, "failed dashboard sign-ins and API authentications each client address may make per -signin-window")
-	fs.IntVar(&s.overall, "signin-failures-overall", httpapi.DefaultAuthFailuresOverall, "failed dashboard sign-ins and API authentications all addresses together may make per -signin-window")
+	fs.IntVar(&s.overall, "signin-failures-overall", httpapi.DefaultAuthFailuresOverall, "failed dashboard sign-ins and API authentications all addresses together may make per -signin-window before requests wait in line (and, apart, addresses seen authenticating in the last day)")
 	fs.DurationVar(&s.window, "signin-window", httpapi.DefaultAuthFailureWindow, "the time over which the sign-in budgets refill")
 	fs.DurationVar(&s.wait, "signin-wait", httpapi.DefaultAuthFailureWait, "how long a sign-in or API request from an address not seen authenticating waits for its turn once -signin-failures-overall is used up")
 	fs.BoolVar(&s.off, "no-signin-limit", false, "do not limit failed dashboard sign-ins and API authentications")
