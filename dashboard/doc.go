@@ -143,7 +143,10 @@
 // the session ended. Signing out ends the session in the process that served
 // the sign-out: a copy of its cookie is no session there any more. That
 // process keeps the sessions signed out in memory, until they would have
-// expired; another process with the same session key, or the same one
+// expired, the last 100,000 of them: beyond that the oldest sign-out is
+// forgotten, and a copy of its cookie is a session again (while its
+// token authenticates) rather than refusing sign-outs or sign-ins;
+// another process with the same session key, or the same one
 // started again, does not know of them, so there a copy of a signed-out
 // session's cookie goes on until it expires or its token is removed. To
 // end every session at once, change the session key.

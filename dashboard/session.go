@@ -213,28 +213,56 @@ func newTokenKey(sessionKey []byte) cipher.AEAD {
 	return aead
 }
 
+// maxSignedOut is how many sign-outs a process keeps: beyond it the
+// oldest is forgotten.
+const maxSignedOut = 100_000
+
 // signedOut holds the IDs of the sessions signed out in this process,
-// each until the session would have expired.
+// each until the session would have expired, the most recent max (0:
+// maxSignedOut) of them.
 type signedOut struct {
 	mu  sync.Mutex
-	ids map[string]int64 // ID: the session's expiry, Unix seconds
+	max int
+	ids map[string]struct{}
+	// queue holds the sign-outs in the order they happened, from
+	// queue[head] on; each is forgotten when it reaches the head and its
+	// session has expired, or when max newer ones follow it.
+	queue []signOut
+	head  int
 }
 
-// add notes that the session s was signed out, and forgets the sessions
-// that have expired since.
-func (so *signedOut) add(s session) {
+type signOut struct {
+	id      string
+	expires int64 // the session's expiry, Unix seconds
+}
+
+// add notes at now that the session s was signed out, and forgets the
+// oldest sign-outs whose sessions have expired since, and beyond the
+// bound the oldest one.
+func (so *signedOut) add(s session, now time.Time) {
 	so.mu.Lock()
 	defer so.mu.Unlock()
 	if so.ids == nil {
-		so.ids = make(map[string]int64)
+		so.ids = make(map[string]struct{})
 	}
-	now := time.Now().Unix()
-	for id, exp := range so.ids {
-		if now >= exp {
-			delete(so.ids, id)
-		}
+	if _, ok := so.ids[s.ID]; ok {
+		return
 	}
-	so.ids[s.ID] = s.Expires
+	limit := so.max
+	if limit <= 0 {
+		limit = maxSignedOut
+	}
+	for so.head < len(so.queue) && (now.Unix() >= so.queue[so.head].expires || len(so.ids) >= limit) {
+		delete(so.ids, so.queue[so.head].id)
+		so.queue[so.head] = signOut{}
+		so.head++
+	}
+	if so.head > len(so.queue)/2 {
+		so.queue = append(so.queue[:0], so.queue[so.head:]...)
+		so.head = 0
+	}
+	so.queue = append(so.queue, signOut{id: s.ID, expires: s.Expires})
+	so.ids[s.ID] = struct{}{}
 }
 
 // has reports whether the session with the ID was signed out.
@@ -344,7 +372,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 // its cookie is no session any more, and in the browser.
 func (h *handler) logout(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
 	if v.session.Token != "" {
-		h.signedOut.add(v.session)
+		h.signedOut.add(v.session, time.Now())
 		h.log.Info("dashboard: signed out", "user", v.name(), "remote", r.RemoteAddr)
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: h.opts.Prefix + "/", MaxAge: -1,

@@ -70,7 +70,8 @@ token again (the cookie holds it sealed with the session key: keep the
 key as secret as the tokens), so a session ends once its token is no
 longer in the tokens file serve was started with. Signing out ends the
 session in the process that served it; the list of signed-out sessions
-is kept in memory, so with JOBCLOCK_SESSION_KEY a copy of a signed-out
+is kept in memory (the last 100,000: beyond them the oldest is
+forgotten, and a copy of its cookie works again), so with JOBCLOCK_SESSION_KEY a copy of a signed-out
 session's cookie is accepted again after a restart, and by the other
 processes, until it expires or its token is removed. A new key ends
 every session.
