@@ -68,10 +68,13 @@ type Options struct {
 	// a token reaches the same subscriptions in both. The dashboard
 	// calls it again at each request of a signed-in session, with the
 	// token the session signed in with, and ends the session when it
-	// refuses the token. Nil, or a nil *httpapi.TokenAuth (what
-	// httpapi.LoadTokenAuth returns when no tokens are configured), means
-	// no sign-in: everyone who can connect sees and changes everything
-	// (use only on a loopback address).
+	// refuses the token: an error that wraps httpapi.ErrUnauthenticated,
+	// or no principal. Any other error says the token could not be
+	// checked (a service it asks cannot be reached): the request is
+	// answered 503 and the session goes on. Nil, or a nil
+	// *httpapi.TokenAuth (what httpapi.LoadTokenAuth returns when no
+	// tokens are configured), means no sign-in: everyone who can connect
+	// sees and changes everything (use only on a loopback address).
 	Authenticator httpapi.Authenticator
 	// SessionKey signs the session cookies and seals the token each
 	// holds; at least 32 bytes, as secret as the tokens. Processes that

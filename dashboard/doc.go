@@ -140,7 +140,11 @@
 // authenticates (removed from the token list, serve started again with
 // another one), and the subscriptions it sees are the ones the token
 // reaches now. Its pages then send to the sign-in page, which says that
-// the session ended. Signing out ends the session in the process that served
+// the session ended. Only a refusal ends it (an error of the
+// Authenticator that wraps [httpapi.ErrUnauthenticated], as
+// [httpapi.TokenAuth]'s do): when the Authenticator fails otherwise,
+// the request is answered 503 Service Unavailable and the session goes
+// on. Signing out ends the session in the process that served
 // the sign-out: a copy of its cookie is no session there any more. That
 // process keeps the sessions signed out in memory, until they would have
 // expired, the last 100,000 of them: beyond that the oldest sign-out is

@@ -49,6 +49,10 @@ type viewer struct {
 	// ended says the request came with a signed-in session that has
 	// ended: signed out, or its token no longer authenticates.
 	ended bool
+	// unchecked is the Authenticator's error when the token of the
+	// request's signed-in session could not be checked: the session goes
+	// on, but the request has no principal.
+	unchecked error
 }
 
 // seesAll reports whether the viewer sees every collection.
@@ -135,13 +139,16 @@ func (h *handler) newSession() session {
 
 // anonymous returns the viewer of a request that may not be signed in,
 // starting a session when it has none, so that its forms carry a token.
-// A signed-in session whose token no longer authenticates, or that was
-// signed out, is no longer signed in: it is replaced by a new session.
+// A signed-in session whose token is refused, or that was signed out, is
+// no longer signed in: it is replaced by a new session. One whose token
+// could not be checked keeps its cookie, without a principal (viewer
+// answers 503).
 func (h *handler) anonymous(w http.ResponseWriter, r *http.Request) *viewer {
 	v := &viewer{h: h, authOn: h.opts.Authenticator != nil}
 	s, ok := h.readSession(r)
 	if ok && s.Token != "" {
-		if v.principal = h.reauthenticate(r, s); v.principal == nil {
+		v.principal, v.unchecked = h.reauthenticate(r, s)
+		if v.principal == nil && v.unchecked == nil {
 			ok, v.ended = false, true
 		}
 	}
@@ -155,26 +162,32 @@ func (h *handler) anonymous(w http.ResponseWriter, r *http.Request) *viewer {
 
 // reauthenticate returns the principal that the token of the signed-in
 // session s gives now, through the Authenticator; nil when the session
-// was signed out or its token no longer authenticates. Its failures do
-// not count as failed sign-ins: the cookie is signed, so it is not a
-// guess.
-func (h *handler) reauthenticate(r *http.Request, s session) *httpapi.Principal {
+// was signed out or its token is refused (an error that wraps
+// httpapi.ErrUnauthenticated, or no principal). It returns the
+// Authenticator's other errors: the token could not be checked, and the
+// session has not ended. Its failures do not count as failed sign-ins:
+// the cookie is signed, so it is not a guess.
+func (h *handler) reauthenticate(r *http.Request, s session) (*httpapi.Principal, error) {
 	if h.opts.Authenticator == nil || h.signedOut.has(s.ID) {
-		return nil
+		return nil, nil
 	}
 	tok, err := h.openToken(s)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, "/", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.RemoteAddr = r.RemoteAddr
 	p, err := h.opts.Authenticator.Authenticate(req)
+	if err != nil && !errors.Is(err, httpapi.ErrUnauthenticated) {
+		h.log.Warn("dashboard: the session's token could not be checked", "remote", r.RemoteAddr, "error", err)
+		return nil, err
+	}
 	if err != nil || p == nil {
 		h.log.Info("dashboard: session ended: its token no longer authenticates", "remote", r.RemoteAddr)
-		return nil
+		return nil, nil
 	}
-	return p
+	return p, nil
 }
 
 // sealToken seals tok for the session s: AES-GCM under the token key,
@@ -275,12 +288,17 @@ func (so *signedOut) has(id string) bool {
 
 // viewer returns the viewer of a request that needs one: without
 // authentication anyone; with it, a signed-in user. Otherwise it answers
-// (a redirect to the sign-in page for GET, 401 for anything else) and
-// returns false.
+// (a redirect to the sign-in page for GET, 401 for anything else, 503
+// when the session's token could not be checked) and returns false.
 func (h *handler) viewer(w http.ResponseWriter, r *http.Request) (*viewer, bool) {
 	v := h.anonymous(w, r)
 	if !v.authOn || v.principal != nil {
 		return v, true
+	}
+	if v.unchecked != nil {
+		w.Header().Set("Retry-After", "5")
+		h.failAs(w, r, v, http.StatusServiceUnavailable, "Your sign-in could not be checked just now; your session goes on. Please try again in a moment.")
+		return nil, false
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		q := url.Values{"next": {r.URL.RequestURI()}}

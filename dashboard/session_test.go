@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,11 +20,17 @@ import (
 
 // swapAuth is an Authenticator whose token list a test replaces, as
 // a restart of serve with another tokens file does.
+// While down is set, it fails as an Authenticator that asks another
+// service does when that service cannot be reached.
 type swapAuth struct {
-	a atomic.Pointer[httpapi.TokenAuth]
+	a    atomic.Pointer[httpapi.TokenAuth]
+	down atomic.Bool
 }
 
 func (s *swapAuth) Authenticate(r *http.Request) (*httpapi.Principal, error) {
+	if s.down.Load() {
+		return nil, errors.New("token service: connection refused")
+	}
 	return s.a.Load().Authenticate(r)
 }
 
@@ -186,5 +193,37 @@ func TestSignOutEndsSession(t *testing.T) {
 
 	if get, _ := f.replay(t, f.handler(), cookies, ""); get != http.StatusOK {
 		t.Errorf("copy of a signed-out session at a process that did not sign it out: GET = %d, want 200 (as documented)", get)
+	}
+}
+
+// TestSessionOutlivesAuthenticatorError: while the Authenticator fails
+// with an error other than httpapi.ErrUnauthenticated (its token service
+// cannot be reached), a signed-in session's pages and POSTs are answered
+// 503 with Retry-After, change nothing, and keep the cookie; once the
+// Authenticator answers again the same session goes on, signed in.
+func TestSessionOutlivesAuthenticatorError(t *testing.T) {
+	f := newSessionFixture(t)
+	h := f.handler()
+	cookies, csrf := signedIn(t, h, adminToken)
+	f.auth.down.Store(true)
+	c := &signInClient{t: t, h: h, addr: "192.0.2.9:4000", cookie: cookies}
+	rec := c.send(httptest.NewRequest(http.MethodGet, "/ui/collections/sub-a%2Frg%2Fc/jobs/j", nil))
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("job page while the Authenticator fails = %d, Retry-After %q; want 503 with Retry-After", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if cs := rec.Result().Cookies(); len(cs) > 0 {
+		t.Errorf("job page while the Authenticator fails set cookies %v; want the session kept", cs)
+	}
+	if get, post := f.replay(t, h, cookies, csrf); get != http.StatusServiceUnavailable || post != http.StatusServiceUnavailable {
+		t.Errorf("GET, POST while the Authenticator fails = %d, %d; want 503, 503", get, post)
+	}
+	f.wantEnabled(t)
+	f.auth.down.Store(false)
+	c = &signInClient{t: t, h: h, addr: "192.0.2.9:4000", cookie: cookies}
+	if rec := c.send(httptest.NewRequest(http.MethodGet, "/ui/collections/sub-a%2Frg%2Fc/jobs/j", nil)); rec.Code != http.StatusOK {
+		t.Errorf("job page once the Authenticator answers again = %d, want 200", rec.Code)
+	}
+	if get, post := f.replay(t, h, cookies, csrf); get != http.StatusOK || post != http.StatusSeeOther {
+		t.Errorf("GET, POST once the Authenticator answers again = %d, %d; want 200, 303", get, post)
 	}
 }

@@ -64,7 +64,10 @@ func (p *Principal) Allows(subscriptionID string) bool {
 }
 
 // ErrUnauthenticated is returned by the built-in authenticator when a
-// request carries no credentials or unknown ones.
+// request carries no credentials or unknown ones. An Authenticator
+// wraps it in an error that refuses the credentials, as opposed to one
+// that could not check them: the dashboard ends a signed-in session only
+// on such an error.
 var ErrUnauthenticated = errors.New("httpapi: unauthenticated")
 
 // TokensEnv is the environment variable that LoadTokenAuth reads when it
