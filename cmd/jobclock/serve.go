@@ -32,7 +32,7 @@ JOBCLOCK_API_TOKENS environment variable when -tokens is not given: one
 "TOKEN SUBSCRIPTION[,SUBSCRIPTION...]" entry per line (or separated by ';'),
 "*" for every subscription. A third field, "read-only", makes a token one
 that may only read: the API answers its requests with any method but GET
-with 403, and the dashboard shows it nothing that changes anything.
+and HEAD with 403, and the dashboard shows it nothing that changes anything.
 Without tokens the API is open to anyone who can connect, so serve then
 refuses any -addr that is not a loopback address.
 
