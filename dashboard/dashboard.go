@@ -71,9 +71,10 @@ type Options struct {
 	// refuses the token: an error that wraps httpapi.ErrUnauthenticated,
 	// or no principal. Any other error says the token could not be
 	// checked (a service it asks cannot be reached): the request is
-	// answered 503 and the session goes on. Nil, or a nil
-	// *httpapi.TokenAuth (what httpapi.LoadTokenAuth returns when no
-	// tokens are configured), means no sign-in: everyone who can connect
+	// answered 503 and the session goes on; a sign-in is answered 503
+	// too, and counts as a failed one. Nil, or a nil *httpapi.TokenAuth
+	// (what httpapi.LoadTokenAuth returns when no tokens are configured),
+	// means no sign-in: everyone who can connect
 	// sees and changes everything (use only on a loopback address).
 	Authenticator httpapi.Authenticator
 	// SessionKey signs the session cookies and seals the token each

@@ -374,6 +374,16 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 			Error: "Too many failed sign-ins; please try again in " + budget.InWords(tooMany.RetryAfter) + "."})
 		return
 	}
+	if err != nil && !errors.Is(err, httpapi.ErrUnauthenticated) {
+		// It counts as a failed sign-in all the same: an Authenticator
+		// that refused tokens with other errors would otherwise not be
+		// budgeted at all.
+		h.log.Warn("dashboard: sign-in could not be checked", "remote", r.RemoteAddr, "error", err)
+		w.Header().Set("Retry-After", "5")
+		h.render(w, r, http.StatusServiceUnavailable, "login", v, loginData{Next: next,
+			Error: "Your token could not be checked just now; please try again in a moment."})
+		return
+	}
 	if err != nil || p == nil {
 		h.log.Info("dashboard: sign-in refused", "remote", r.RemoteAddr)
 		h.render(w, r, http.StatusUnauthorized, "login", v, loginData{Next: next, Error: "That token is not valid."})

@@ -199,7 +199,8 @@ func TestSignOutEndsSession(t *testing.T) {
 // TestSessionOutlivesAuthenticatorError: while the Authenticator fails
 // with an error other than httpapi.ErrUnauthenticated (its token service
 // cannot be reached), a signed-in session's pages and POSTs are answered
-// 503 with Retry-After, change nothing, and keep the cookie; once the
+// 503 with Retry-After, change nothing, and keep the cookie, and a
+// sign-in is answered 503 rather than told its token is invalid; once the
 // Authenticator answers again the same session goes on, signed in.
 func TestSessionOutlivesAuthenticatorError(t *testing.T) {
 	f := newSessionFixture(t)
@@ -218,6 +219,10 @@ func TestSessionOutlivesAuthenticatorError(t *testing.T) {
 		t.Errorf("GET, POST while the Authenticator fails = %d, %d; want 503, 503", get, post)
 	}
 	f.wantEnabled(t)
+	other := &signInClient{t: t, h: h, addr: "192.0.2.10:4000"}
+	if rec := other.signIn(limitedToken); rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "could not be checked") {
+		t.Errorf("sign-in while the Authenticator fails = %d; want 503 saying the token could not be checked:\n%s", rec.Code, rec.Body)
+	}
 	f.auth.down.Store(false)
 	c = &signInClient{t: t, h: h, addr: "192.0.2.9:4000", cookie: cookies}
 	if rec := c.send(httptest.NewRequest(http.MethodGet, "/ui/collections/sub-a%2Frg%2Fc/jobs/j", nil)); rec.Code != http.StatusOK {
