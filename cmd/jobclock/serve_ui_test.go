@@ -187,6 +187,49 @@ func TestServeAuthFailuresShared(t *testing.T) {
 	}
 }
 
+// TestServeNoCredentialsFree runs "jobclock serve" with -signin-failures
+// 2: requests without a token, as a browser's for /favicon.ico or a load
+// balancer's health check, take nothing from the budget of failed
+// authentications, so the right token is still served after more of them
+// than the budget holds; the dashboard's pages link an icon of their own,
+// served without a session.
+func TestServeNoCredentialsFree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	dir := t.TempDir()
+	tokens, token := writeTokens(t, dir)
+	srv := startServe(t, buildJobclock(t), "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "j.db"), "-tokens", tokens,
+		"-signin-failures", "2", "-signin-window", "1h")
+	get := func(path string) (*http.Response, string) {
+		t.Helper()
+		res, err := http.Get(srv.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res, string(b)
+	}
+	for _, path := range []string{"/favicon.ico", "/", "/favicon.ico", "/subscriptions/sub-tls/providers/Microsoft.Scheduler/jobCollections?api-version=2016-03-01"} {
+		if res, _ := get(path); res.StatusCode == http.StatusTooManyRequests {
+			t.Fatalf("GET %s without a token = 429", path)
+		}
+	}
+	if res := listCollections(t, srv.url, token, ""); res.StatusCode != http.StatusOK {
+		t.Errorf("right token after 4 requests without one = %d, want 200", res.StatusCode)
+	}
+	_, page := get("/ui/login")
+	m := regexp.MustCompile(`<link rel="icon" href="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the sign-in page links no icon:\n%s", page)
+	}
+	if res, _ := get(m[1]); res.StatusCode != http.StatusOK {
+		t.Errorf("GET %s = %d, want 200", m[1], res.StatusCode)
+	}
+	srv.stop(t)
+}
+
 // TestServeOverallFailuresNoLockout runs "jobclock serve" with an overall
 // budget of 2 failures per 2s and clients told apart by X-Forwarded-For
 // (-trusted-proxies): once two clients' wrong tokens have used up the
