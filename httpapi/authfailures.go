@@ -121,8 +121,8 @@ type AuthFailures struct {
 
 // NewAuthFailures returns a budget of failed authentications with the
 // limit l. A nil l means the defaults of [AuthFailureLimit] (10 per
-// address and 100 in all per 15 minutes, a wait of up to 20s for a turn
-// beyond the overall budget).
+// address and 100 in all per 15 minutes, and 100 more from known
+// addresses; a wait of up to 20s for a turn beyond the overall budget).
 func NewAuthFailures(l *AuthFailureLimit) *AuthFailures {
 	var o AuthFailureLimit
 	if l != nil {
@@ -144,8 +144,9 @@ func NewAuthFailures(l *AuthFailureLimit) *AuthFailures {
 		o.Wait = DefaultAuthFailureWait
 	}
 	return &AuthFailures{perAddress: budget.New[string](o.PerAddress, o.Window, maxAuthFailureAddresses),
-		overall: budget.New[struct{}](o.Overall, o.Window, 1), knownOverall: budget.New[struct{}](o.Overall, o.Window, 1), wait: o.Wait,
-		known: lru.New[string, *atomic.Int64](maxAuthFailureAddresses, nil)}
+		overall: budget.New[struct{}](o.Overall, o.Window, 1), wait: o.Wait,
+		knownOverall: budget.New[struct{}](o.Overall, o.Window, 1),
+		known:        lru.New[string, *atomic.Int64](maxAuthFailureAddresses, nil)}
 }
 
 // TooManyFailuresError is the error of [AuthFailures.Authenticate] when
