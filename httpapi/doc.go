@@ -213,8 +213,10 @@
 // guesser learns nothing from the answer; a request that authenticates
 // takes nothing of the budget, nor does one without credentials (without
 // an Authorization header, as a browser's request for /favicon.ico or a
-// load balancer's health check): it is answered 401 at once. All
-// addresses together may fail 100 times per 15 minutes; beyond that
+// load balancer's health check): it is answered 401 at once. (An
+// Authenticator of your own tells such requests apart by implementing
+// [CredentialsPresenter], as TokenAuth does; without it every request it
+// refuses counts.) All addresses together may fail 100 times per 15 minutes; beyond that
 // requests wait their turn in one line and are checked one per 9s (the
 // budget's refill), right and wrong credentials alike, up to 20s
 // (AuthFailureLimit.Wait, then 429): while guesses from many addresses
