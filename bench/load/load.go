@@ -302,7 +302,10 @@ func run(ctx context.Context, cfg config) (*report, error) {
 				switch p := rng.IntN(100); {
 				case p < 25:
 					op = "put"
-					_, _, err = c.PutJob(loadCtx, own, fmt.Sprintf("j-%d", n%200), &scheduler.Job{StartTime: &far, Action: oneShot(recvURL + "/never")}, nil)
+					// A start of its own, so that every put writes (a put of
+					// the definition a job has writes nothing).
+					at := far.Add(time.Duration(n) * time.Second)
+					_, _, err = c.PutJob(loadCtx, own, fmt.Sprintf("j-%d", n%200), &scheduler.Job{StartTime: &at, Action: oneShot(recvURL + "/never")}, nil)
 				case p < 60:
 					op = "get"
 					_, err = c.GetJob(loadCtx, fr, fname)
