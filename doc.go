@@ -1496,8 +1496,11 @@
 // A collection can be written in the transaction as well
 // ([Scheduler.PutCollectionTx], and its calendars with
 // [Scheduler.PutCalendarTx]), so that a collection and its jobs are
-// created together or not at all. A replace of the collection holds its
-// row until the transaction ends. Two writes that PutCollection and
+// created together or not at all, through a store whose view of the
+// transaction is a [CollectionTxStore] (the SQLite and PostgreSQL
+// stores'; a Transactional store of one's own need not be one). A
+// replace of the collection holds its row until the transaction ends,
+// and one that changes its state the rows of its jobs too. Two writes that PutCollection and
 // PutCalendar make in steps that other writers must see are refused inside
 // a transaction, with an error matching errors.ErrUnsupported: a stricter
 // maxRecurrence than the stored one, and a calendar that replaces a
