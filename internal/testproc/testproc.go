@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -95,6 +96,16 @@ func Start(tb testing.TB, ready *regexp.Regexp, env []string, name string, args 
 
 func (p *Process) start() {
 	p.tb.Helper()
+	p.tryStart(false)
+}
+
+// tryStart starts the process and waits until it is ready, and reports
+// whether it is. With portTaken, a process that exits first saying that
+// its address is in use (a port FreePort chose was taken before the
+// process bound it) is reported not ready; any other failure fails the
+// test.
+func (p *Process) tryStart(portTaken bool) bool {
+	p.tb.Helper()
 	p.out = new(syncBuffer)
 	p.cmd = exec.Command(p.name, p.args...)
 	p.cmd.Env = append(os.Environ(), p.env...)
@@ -108,6 +119,9 @@ func (p *Process) start() {
 	for !p.ready.MatchString(p.out.String()) {
 		select {
 		case <-p.done:
+			if portTaken && strings.Contains(p.out.String(), "EADDRINUSE") {
+				return false
+			}
 			p.tb.Fatalf("%s exited before it was ready:\n%s", p.name, p.out)
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -115,6 +129,26 @@ func (p *Process) start() {
 			p.Kill()
 			p.tb.Fatalf("%s not ready within 30s:\n%s", p.name, p.out)
 		}
+	}
+	return true
+}
+
+// startOnFreePorts starts a process on n ports that FreePort chooses
+// (args makes its arguments from them), as Start does, choosing again,
+// at most twice, when one of them is taken before the process binds it.
+func startOnFreePorts(tb testing.TB, n int, ready *regexp.Regexp, env []string, name string, args func(ports []int) []string) (*Process, []int) {
+	tb.Helper()
+	for try := 1; ; try++ {
+		ports := make([]int, n)
+		for i := range ports {
+			ports[i] = FreePort(tb)
+		}
+		p := &Process{tb: tb, name: name, args: args(ports), env: env, ready: ready}
+		if p.tryStart(try < 3) {
+			tb.Cleanup(p.Kill)
+			return p, ports
+		}
+		tb.Logf("%s: a port was taken before it bound it; choosing again", name)
 	}
 }
 
@@ -204,11 +238,11 @@ func (s *syncBuffer) String() string {
 func Azurite(tb testing.TB) (*Process, string) {
 	tb.Helper()
 	dir := NodeDir(tb)
-	port := FreePort(tb)
-	p := Start(tb, regexp.MustCompile(`successfully listens on http://127\.0\.0\.1:\d+`), nil,
-		filepath.Join(dir, "node_modules", ".bin", "azurite-queue"),
-		"--queueHost", "127.0.0.1", "--queuePort", fmt.Sprint(port), "--inMemoryPersistence", "--disableTelemetry")
-	return p, fmt.Sprintf("http://127.0.0.1:%d/devstoreaccount1/", port)
+	p, ports := startOnFreePorts(tb, 1, regexp.MustCompile(`successfully listens on http://127\.0\.0\.1:\d+`), nil,
+		filepath.Join(dir, "node_modules", ".bin", "azurite-queue"), func(ports []int) []string {
+			return []string{"--queueHost", "127.0.0.1", "--queuePort", fmt.Sprint(ports[0]), "--inMemoryPersistence", "--disableTelemetry"}
+		})
+	return p, fmt.Sprintf("http://127.0.0.1:%d/devstoreaccount1/", ports[0])
 }
 
 // ServiceBusPeer starts the Service Bus peer (testenv/node/sbpeer.js) on
@@ -217,10 +251,11 @@ func Azurite(tb testing.TB) (*Process, string) {
 func ServiceBusPeer(tb testing.TB, keyName, key string) (p *Process, addr, api string) {
 	tb.Helper()
 	dir := NodeDir(tb)
-	port, httpPort := FreePort(tb), FreePort(tb)
-	p = Start(tb, regexp.MustCompile(`"ev":"listening"`), []string{"SB_KEYS=" + keyName + "=" + key},
-		"node", filepath.Join(dir, "sbpeer.js"), fmt.Sprint(port), "127.0.0.1", fmt.Sprint(httpPort))
-	return p, fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	p, ports := startOnFreePorts(tb, 2, regexp.MustCompile(`"ev":"listening"`), []string{"SB_KEYS=" + keyName + "=" + key},
+		"node", func(ports []int) []string {
+			return []string{filepath.Join(dir, "sbpeer.js"), fmt.Sprint(ports[0]), "127.0.0.1", fmt.Sprint(ports[1])}
+		})
+	return p, fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 }
 
 // CPUTime returns the processor time, user and system, that the calling
