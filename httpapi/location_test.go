@@ -193,26 +193,7 @@ func TestPutCollectionLocationChange(t *testing.T) {
 	if rec := serveWith(h, "PUT", jcNew+v, `{"location": "West Europe", "properties": {}}`, nil); rec.Code != http.StatusCreated {
 		t.Fatalf("create = %d %s, want 201", rec.Code, rec.Body)
 	}
-	before, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := serveWith(h, "PUT", jcNew+v, `{"location": "North Europe", "tags": {"a": "b"}, "properties": {}}`, nil)
-	want := httpapi.ErrorDetail{Code: httpapi.CodeInvalidResourceLocation, Target: "location",
-		Message: "The resource 'jc-new' already exists in location 'West Europe' in resource group 'rg1'. A resource with the same name cannot be created in location 'North Europe'. Please select a new resource name."}
-	if rec.Code != http.StatusConflict {
-		t.Errorf("PUT with another location = %d, want 409", rec.Code)
-	}
-	if diff := cmp.Diff(want, decodeError(t, rec)); diff != "" {
-		t.Errorf("PUT with another location: error (-want +got):\n%s", diff)
-	}
-	after, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.ETag != before.ETag || after.Definition.Location != "West Europe" || len(after.Definition.Tags) != 0 {
-		t.Errorf("after the refused PUT: ETag %q, location %q, tags %v; want it unchanged", after.ETag, after.Definition.Location, after.Definition.Tags)
-	}
+	refusesLocationChange(t, s, h, "PUT", `{"location": "North Europe", "tags": {"a": "b"}, "properties": {}}`)
 	if rec := serveWith(h, "PUT", jcNew+v, `{"location": "westeurope", "properties": {}}`, nil); rec.Code != http.StatusOK {
 		t.Errorf("PUT with the location in another spelling = %d %s, want 200", rec.Code, rec.Body)
 	}
@@ -258,26 +239,7 @@ func TestPatchCollectionLocationChange(t *testing.T) {
 	if rec := serveWith(h, "PUT", jcNew+v, `{"location": "West Europe", "properties": {}}`, nil); rec.Code != http.StatusCreated {
 		t.Fatalf("create = %d %s, want 201", rec.Code, rec.Body)
 	}
-	before, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := serveWith(h, "PATCH", jcNew+v, `{"location": "North Europe", "tags": {"a": "b"}}`, nil)
-	want := httpapi.ErrorDetail{Code: httpapi.CodeInvalidResourceLocation, Target: "location",
-		Message: "The resource 'jc-new' already exists in location 'West Europe' in resource group 'rg1'. A resource with the same name cannot be created in location 'North Europe'. Please select a new resource name."}
-	if rec.Code != http.StatusConflict {
-		t.Errorf("PATCH with another location = %d, want 409", rec.Code)
-	}
-	if diff := cmp.Diff(want, decodeError(t, rec)); diff != "" {
-		t.Errorf("PATCH with another location: error (-want +got):\n%s", diff)
-	}
-	after, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.ETag != before.ETag || after.Definition.Location != "West Europe" || len(after.Definition.Tags) != 0 {
-		t.Errorf("after the refused PATCH: ETag %q, location %q, tags %v; want it unchanged", after.ETag, after.Definition.Location, after.Definition.Tags)
-	}
+	refusesLocationChange(t, s, h, "PATCH", `{"location": "North Europe", "tags": {"a": "b"}}`)
 	for _, body := range []string{`{"location": "westeurope", "tags": {"a": "b"}}`, `{"tags": {"c": "d"}}`, `{"location": null, "tags": {"e": "f"}}`} {
 		if rec := serveWith(h, "PATCH", jcNew+v, body, nil); rec.Code != http.StatusOK {
 			t.Errorf("PATCH %s = %d %s, want 200", body, rec.Code, rec.Body)
@@ -285,5 +247,33 @@ func TestPatchCollectionLocationChange(t *testing.T) {
 	}
 	if rec := serveWith(h, "PATCH", rg1+"/jc-none"+v, `{"location": "West Europe"}`, nil); rec.Code != http.StatusNotFound {
 		t.Errorf("PATCH of a collection that does not exist = %d %s, want 404", rec.Code, rec.Body)
+	}
+}
+
+// refusesLocationChange sends method with body, which gives collection
+// jc-new (in West Europe, without tags) the location North Europe, and
+// checks that it is refused as ARM refuses it, 409 InvalidResourceLocation
+// at location, and that the collection stays as it was.
+func refusesLocationChange(t *testing.T, s *scheduler.Scheduler, h http.Handler, method, body string) {
+	t.Helper()
+	before, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := serveWith(h, method, jcNew+v, body, nil)
+	want := httpapi.ErrorDetail{Code: httpapi.CodeInvalidResourceLocation, Target: "location",
+		Message: "The resource 'jc-new' already exists in location 'West Europe' in resource group 'rg1'. A resource with the same name cannot be created in location 'North Europe'. Please select a new resource name."}
+	if rec.Code != http.StatusConflict {
+		t.Errorf("%s with another location = %d, want 409", method, rec.Code)
+	}
+	if diff := cmp.Diff(want, decodeError(t, rec)); diff != "" {
+		t.Errorf("%s with another location: error (-want +got):\n%s", method, diff)
+	}
+	after, err := s.GetCollection(context.Background(), "sub1/rg1/jc-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ETag != before.ETag || after.Definition.Location != "West Europe" || len(after.Definition.Tags) != 0 {
+		t.Errorf("after the refused %s: ETag %q, location %q, tags %v; want it unchanged", method, after.ETag, after.Definition.Location, after.Definition.Tags)
 	}
 }
