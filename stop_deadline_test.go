@@ -30,30 +30,8 @@ func TestStopDeadlineRecordsCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan struct{}, 1)
-	reg := &action.Registry{}
-	reg.Register("Block", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
-		started <- struct{}{}
-		<-ctx.Done()
-		time.Sleep(50 * time.Millisecond) // an executor that takes a while to give up
-		return nil, ctx.Err()
-	}))
-	cfg := scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler), InstanceID: "a"}
-	s, err := scheduler.New(st, &cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	retries := &retry.Policy{Type: retry.Fixed, Interval: retry.Duration(time.Minute), Count: new(2)}
-	if _, err := s.PutJob(ctx, "c", "slow", &scheduler.Job{Action: action.Action{Type: "Block", RetryPolicy: retries}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	<-started
+	// An executor that takes a while to give up.
+	s := startBlocked(t, st, 50*time.Millisecond, scheduler.Config{})
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
 	if err := s.Stop(sctx); err == nil {
@@ -108,14 +86,36 @@ func TestStopDeadlineRecordsAfterStoreFailure(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.New()
 	st := &failFirstRecord{Store: mem}
+	s := startBlocked(t, st, 0, scheduler.Config{LeaseDuration: 5 * time.Second})
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	s.Stop(sctx)
+	hist, err := mem.ListHistory(ctx, "c", "slow", scheduler.HistoryFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 1 || hist[0].Status != scheduler.StatusFailed || !strings.Contains(hist[0].Message, "cancelled") || st.n.Load() < 2 {
+		t.Errorf("history %+v after %d writes; want the cancelled attempt's Failed entry, written again after the store failed", hist, st.n.Load())
+	}
+}
+
+// startBlocked starts a Scheduler (instance "a", with cfg's other
+// settings) over st with a job c/slow (two retries a minute apart) whose
+// action runs until its context ends, then giveUp longer; it returns once
+// the attempt has started.
+func startBlocked(t *testing.T, st scheduler.Store, giveUp time.Duration, cfg scheduler.Config) *scheduler.Scheduler {
+	t.Helper()
+	ctx := context.Background()
 	started := make(chan struct{}, 1)
 	reg := &action.Registry{}
 	reg.Register("Block", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 		started <- struct{}{}
 		<-ctx.Done()
+		time.Sleep(giveUp)
 		return nil, ctx.Err()
 	}))
-	s, err := scheduler.New(st, &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler), InstanceID: "a", LeaseDuration: 5 * time.Second})
+	cfg.Executors, cfg.Logger, cfg.InstanceID = reg, slog.New(slog.DiscardHandler), "a"
+	s, err := scheduler.New(st, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,14 +130,5 @@ func TestStopDeadlineRecordsAfterStoreFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	sctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
-	defer cancel()
-	s.Stop(sctx)
-	hist, err := mem.ListHistory(ctx, "c", "slow", scheduler.HistoryFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(hist) != 1 || hist[0].Status != scheduler.StatusFailed || !strings.Contains(hist[0].Message, "cancelled") || st.n.Load() < 2 {
-		t.Errorf("history %+v after %d writes; want the cancelled attempt's Failed entry, written again after the store failed", hist, st.n.Load())
-	}
+	return s
 }
