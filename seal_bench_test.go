@@ -107,15 +107,7 @@ func sealedBatch(b *testing.B, keys *secrets.Keyring, n int) time.Duration {
 // ones, taken in turn, so that no put finds its certificate read by the
 // put before.
 func BenchmarkPutCertificate(b *testing.B) {
-	k, _, err := secrets.GenerateKey()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ring, _ := secrets.NewKeyring(k)
-	s, err := scheduler.New(memory.New(), &scheduler.Config{Secrets: ring, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := sealingScheduler(b)
 	ctx := context.Background()
 	col := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 1000}}}
 	if _, err := s.PutCollection(ctx, "c", col, nil); err != nil {
@@ -143,15 +135,7 @@ func BenchmarkPutCertificate(b *testing.B) {
 // and keeping the password: what a patch that keeps a sealed secret
 // costs, its opening, check and sealing again included.
 func BenchmarkPatchSealed(b *testing.B) {
-	k, _, err := secrets.GenerateKey()
-	if err != nil {
-		b.Fatal(err)
-	}
-	ring, _ := secrets.NewKeyring(k)
-	s, err := scheduler.New(memory.New(), &scheduler.Config{Secrets: ring, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := sealingScheduler(b)
 	ctx := context.Background()
 	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
 		b.Fatal(err)
@@ -174,4 +158,20 @@ func BenchmarkPatchSealed(b *testing.B) {
 		}
 		i++
 	}
+}
+
+// sealingScheduler returns a Scheduler over a memory store with a
+// keyring of a new key, so that it seals the secrets it is given.
+func sealingScheduler(b *testing.B) *scheduler.Scheduler {
+	b.Helper()
+	k, _, err := secrets.GenerateKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ring, _ := secrets.NewKeyring(k)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Secrets: ring, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
