@@ -178,7 +178,7 @@ func (c *Calendar) compile(stored bool) (*recurrence.Exclusions, error) {
 	p := c.Properties
 	loc, err := recurrence.LoadTimeZone(p.TimeZone)
 	if err != nil {
-		add("properties.timeZone", strconv.Quote(p.TimeZone), "is not a known time zone")
+		add("properties.timeZone", strconv.Quote(p.TimeZone), "is not a known time zone"+didYouMeanZone(err))
 		loc = time.UTC
 	}
 	var dates []time.Time
@@ -279,4 +279,14 @@ func ParseCalendar(data []byte) (*Calendar, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// didYouMeanZone returns the end of a message for a zone name that
+// [recurrence.LoadTimeZone] refused with err: the names it suggests
+// (`, did you mean "Europe/Berlin"?`), or "".
+func didYouMeanZone(err error) string {
+	if u, ok := errors.AsType[*recurrence.UnknownTimeZoneError](err); ok {
+		return u.DidYouMean()
+	}
+	return ""
 }

@@ -34,12 +34,13 @@ func (r *icalReader) zone(l *icalLine, tzid string) (*time.Location, icalFail) {
 	if z, ok := r.zones.read[tzid]; ok { // a name LoadTimeZone does not know
 		return z.loc, z.fail
 	}
-	if z, err := recurrence.LoadTimeZone(tzid); err == nil {
+	z, err := recurrence.LoadTimeZone(tzid)
+	if err == nil {
 		return z, nil
 	}
 	c := r.zones.defined[tzid]
 	if c == nil {
-		return nil, failAt(l.n, "%s TZID %q is not a known time zone (an IANA or Windows name), and the text has no VTIMEZONE with that TZID", l.name, tzid)
+		return nil, failAt(l.n, "%s TZID %q is not a known time zone (an IANA or Windows name), and the text has no VTIMEZONE with that TZID%s", l.name, tzid, didYouMeanZone(err))
 	}
 	loc, fail := r.vtimezone(c, tzid)
 	if r.zones.read == nil {

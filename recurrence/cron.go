@@ -411,7 +411,7 @@ func parseCron(spec string, seed uint64) (*cronSpec, error) {
 			return nil, &CronError{Name: what, Reason: "no schedule follows the time zone"}
 		}
 		if _, err := LoadTimeZone(name); err != nil {
-			return nil, &CronError{Name: what, Reason: fmt.Sprintf("%q is not a known time zone (an IANA name such as Europe/Berlin)%s", name, zoneSuggestion(name))}
+			return nil, &CronError{Name: what, Reason: fmt.Sprintf("%q is not a known time zone (an IANA name such as Europe/Berlin)%s", name, zoneHint(err))}
 		}
 		c.zone = name
 		fields = fields[1:]

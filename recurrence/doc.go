@@ -66,7 +66,11 @@
 //
 // The schedule is evaluated in the recurrence's timeZone: an IANA name such
 // as "Europe/Paris", or a Windows name (CLDR's table) such as
-// "W. Europe Standard Time" (see [LoadTimeZone]); without one, UTC. The
+// "W. Europe Standard Time" (see [LoadTimeZone]); without one, UTC. A
+// name it does not know is an [UnknownTimeZoneError], which suggests the
+// name likely meant ("europe/berlin": did you mean "Europe/Berlin"?)
+// wherever a zone is read: a recurrence's timeZone, a calendar's, a cron
+// spec's CRON_TZ, an iCalendar TZID and `jobclock next -tz`. The
 // start's UTC offset only says which instant it is. Rules with a schedule,
 // and Day, Week, Month and Year rules, name wall clock times, and what a
 // daylight saving change does to a time depends on whether the schedule

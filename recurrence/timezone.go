@@ -1,6 +1,7 @@
 package recurrence
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -180,38 +181,74 @@ func LoadTimeZone(name string) (*time.Location, error) {
 	if w, ok := windowsZones[strings.ToLower(name)]; ok {
 		iana = w
 	} else if name == "Local" || strings.ContainsAny(name, "\x00\\") || strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
-		return nil, fmt.Errorf("recurrence: unknown time zone %q", name)
+		return nil, &UnknownTimeZoneError{Name: name}
 	}
 	loc, err := time.LoadLocation(iana)
 	if err != nil {
-		return nil, fmt.Errorf("recurrence: unknown time zone %q%s", name, zoneSuggestion(name))
+		return nil, &UnknownTimeZoneError{Name: name, Suggestions: zoneSuggestions(name)}
 	}
 	zoneCache.Store(name, loc)
 	return loc, nil
 }
 
-// zoneSuggestion returns ", did you mean "Europe/Berlin"?" for a zone name
-// that LoadTimeZone does not know, or "" when it has no likely spelling:
-// IANA names are case-sensitive, so "europe/berlin" is suggested the name
-// with each word capitalized when a zone has it, or a zone of the Windows
-// table spelled as name is without regard to case (Etc/GMT+2,
-// America/Port-au-Prince); otherwise a zone of that table close to name
-// (see package suggest).
-func zoneSuggestion(name string) string {
+// UnknownTimeZoneError is the error of [LoadTimeZone] for a name it does
+// not know. Every place that reads a zone name (a recurrence's or a
+// calendar's timeZone, a cron spec's CRON_TZ, an iCalendar TZID, the
+// command line) gives its Suggestions.
+type UnknownTimeZoneError struct {
+	// Name is the name as it was given.
+	Name string
+	// Suggestions are the names the user most likely meant: the IANA
+	// name in its right case ("europe/berlin": "Europe/Berlin"), or else
+	// the known names at most two edits from Name, without regard to
+	// case. It is empty when no name is likely.
+	Suggestions []string
+}
+
+func (e *UnknownTimeZoneError) Error() string {
+	return fmt.Sprintf("recurrence: unknown time zone %q", e.Name) + e.DidYouMean()
+}
+
+// DidYouMean returns `, did you mean "Europe/Berlin"?` (or "A" or "B")
+// for the error's suggestions, or "" when it has none: the end that
+// messages naming a zone give a name they could not read.
+func (e *UnknownTimeZoneError) DidYouMean() string {
+	if len(e.Suggestions) == 0 {
+		return ""
+	}
+	return ", did you mean " + suggest.Or(e.Suggestions, strconv.Quote) + "?"
+}
+
+// zoneHint returns the DidYouMean of err when it is an
+// UnknownTimeZoneError, or "".
+func zoneHint(err error) string {
+	if u, ok := errors.AsType[*UnknownTimeZoneError](err); ok {
+		return u.DidYouMean()
+	}
+	return ""
+}
+
+// zoneSuggestions returns the names likely meant by a zone name that
+// LoadTimeZone does not know, or nil when it has none: IANA names are
+// case-sensitive, so "europe/berlin" is suggested the name with each word
+// capitalized when a zone has it, or a zone of the Windows table spelled
+// as name is without regard to case (Etc/GMT+2, America/Port-au-Prince);
+// otherwise the zones of that table close to name (see package suggest).
+func zoneSuggestions(name string) []string {
 	known := make([]string, 0, len(windowsZones))
 	for _, iana := range windowsZones {
 		if strings.EqualFold(iana, name) {
-			return ", did you mean " + strconv.Quote(iana) + "?"
+			return []string{iana}
 		}
 		known = append(known, iana)
 	}
 	if c := capitalizeWords(name); c != name && !strings.Contains(c, "..") && !strings.HasPrefix(c, "/") {
 		if _, err := time.LoadLocation(c); err == nil {
-			return ", did you mean " + strconv.Quote(c) + "?"
+			return []string{c}
 		}
 	}
 	slices.Sort(known)
-	return suggest.DidYouMean(name, slices.Compact(known))
+	return suggest.Closest(name, slices.Compact(known))
 }
 
 // capitalizeWords returns name with the first letter of each word (after

@@ -1,6 +1,7 @@
 package recurrence_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -32,6 +33,9 @@ func TestTimeZoneSuggestion(t *testing.T) {
 			}
 		}
 		check("LoadTimeZone", err.Error())
+		if u, ok := errors.AsType[*recurrence.UnknownTimeZoneError](err); !ok || u.Name != tt.name || (len(u.Suggestions) > 0) != (tt.want != "") {
+			t.Errorf("LoadTimeZone(%q) = %#v, want an *UnknownTimeZoneError naming it, with suggestions only when one is likely", tt.name, err)
+		}
 		var fe *recurrence.FieldError
 		err = (&recurrence.Recurrence{Frequency: recurrence.Day, TimeZone: tt.name}).Validate()
 		if !asFieldError(err, &fe) || fe.Path != "timeZone" {

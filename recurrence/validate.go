@@ -123,7 +123,7 @@ func (r *Recurrence) check(cron bool) []error {
 	}
 	if r.TimeZone != "" {
 		if _, err := LoadTimeZone(r.TimeZone); err != nil {
-			add("timeZone", jsonText(r.TimeZone), "is not a known time zone (an IANA name such as \"Europe/Paris\" or a Windows name such as \"W. Europe Standard Time\")"+zoneSuggestion(r.TimeZone))
+			add("timeZone", jsonText(r.TimeZone), "is not a known time zone (an IANA name such as \"Europe/Paris\" or a Windows name such as \"W. Europe Standard Time\")"+zoneHint(err))
 		}
 	}
 	if s := r.Schedule; s != nil {

@@ -221,6 +221,8 @@ func TestNext(t *testing.T) {
 			stderr: "jobclock next: -cron: the spec is empty"},
 		{name: "cron bad zone", args: []string{"-cron", "0 9 * * *", "-tz", "Mars/Olympus"}, code: 1,
 			stderr: `jobclock next: -tz: "Mars/Olympus" is not a known time zone`},
+		{name: "cron misspelt zone", args: []string{"-cron", "0 9 * * *", "-tz", "europe/berlin"}, code: 1,
+			stderr: `jobclock next: -tz: "europe/berlin" is not a known time zone (an IANA name such as "Europe/Paris" or a Windows name such as "W. Europe Standard Time"), did you mean "Europe/Berlin"?` + "\n"},
 		{name: "cron zone conflicts with -tz", args: []string{"-cron", "CRON_TZ=Europe/Berlin 0 9 * * *", "-tz", "America/New_York"}, code: 1,
 			stderr: `jobclock next: -tz: "America/New_York" differs from the cron spec, which gives "Europe/Berlin"` + "\n"},
 		{name: "cron and a file", args: []string{"-cron", "0 9 * * *", "-"}, stdin: everyOtherDay, code: 2, stderr: "Usage: jobclock next"},

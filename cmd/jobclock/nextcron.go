@@ -32,7 +32,11 @@ func cronJob(spec, zone string, asJSON bool, collection, jobName string, stdout,
 		return nil, 2
 	}
 	if _, err := recurrence.LoadTimeZone(zone); err != nil {
-		fmt.Fprintf(stderr, "jobclock next: -tz: %q is not a known time zone (an IANA name such as \"Europe/Paris\" or a Windows name such as \"W. Europe Standard Time\")\n", zone)
+		hint := ""
+		if u, ok := errors.AsType[*recurrence.UnknownTimeZoneError](err); ok {
+			hint = u.DidYouMean()
+		}
+		fmt.Fprintf(stderr, "jobclock next: -tz: %q is not a known time zone (an IANA name such as \"Europe/Paris\" or a Windows name such as \"W. Europe Standard Time\")%s\n", zone, hint)
 		return nil, 1
 	}
 	r, err := (&recurrence.Recurrence{Cron: spec, TimeZone: zone}).ExpandCronJob(collection, jobName)
