@@ -141,13 +141,13 @@ func (e *Executor) certClient(a *action.Authentication) (*nethttp.Client, error)
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
 	if c, ok := e.certs.Get(key); ok {
-		return c.client, nil
+		return c, nil
 	}
 	cert, err := parsePfx(a.Pfx, a.Password)
 	if err != nil {
 		return nil, err
 	}
-	tr := e.baseTLS.Clone()
+	tr := e.baseTLS.(*nethttp.Transport).Clone()
 	if tr.IdleConnTimeout <= 0 {
 		// An evicted transport may still get a connection back from a
 		// request in flight; make sure that connection does not idle
@@ -167,18 +167,13 @@ func (e *Executor) certClient(a *action.Authentication) (*nethttp.Client, error)
 	c.Transport = tr
 	// Another attempt may have cached the same certificate meanwhile; use
 	// that one (this transport has no connections yet).
-	cached, _ := e.certs.Add(key, &certClient{client: &c, tr: tr})
-	return cached.client, nil
-}
-
-// certClient is a cached client for one certificate, with its transport.
-type certClient struct {
-	client *nethttp.Client
-	tr     *nethttp.Transport
+	cached, _ := e.certs.Add(key, &c)
+	return cached, nil
 }
 
 // newCertCache returns a cache of certificate clients; an evicted client's
-// idle connections are closed (requests in flight keep theirs).
-func newCertCache(size int) *lru.Cache[[sha256.Size]byte, *certClient] {
-	return lru.New(size, func(_ [sha256.Size]byte, c *certClient) { c.tr.CloseIdleConnections() })
+// idle connections (those of its own transport) are closed, while
+// requests in flight keep theirs.
+func newCertCache(size int) *lru.Cache[[sha256.Size]byte, *nethttp.Client] {
+	return lru.New(size, func(_ [sha256.Size]byte, c *nethttp.Client) { c.CloseIdleConnections() })
 }
