@@ -372,13 +372,13 @@
 // (action.serviceBusQueueMessage.namespace: "ns1" is 3 characters long; a
 // namespace name has 6 to 50), not at each attempt. What each import brings to a program (Go 1.26, linux/amd64, default build flags):
 //
-//	the root package and a store/memory Scheduler   7.9 MB, 19 packages outside the standard library
+//	the root package and a store/memory Scheduler   6.5 MB, 21 packages outside the standard library
 //	+ store/sqlite                                   +4.5 MB (modernc.org/sqlite)
 //	+ action/azure                                   +2 MB (azcore, azqueue, azservicebus, go-amqp, x/net/http2)
 //
-// (a program that starts the Scheduler also links the HTTP client and TLS,
-// about 2.5 MB, as any program that calls HTTPS endpoints does; BENCHMARKS.md
-// has the measured programs.)
+// (a program that starts the Scheduler also links the run loop, and the
+// HTTP client and TLS as any program that calls HTTPS endpoints does: 11.7
+// MB in all; BENCHMARKS.md has the measured programs.)
 //
 // A job whose action type (or errorAction type) has no executor is refused
 // by PutJob and PatchJob at action.type with the package to import and the
