@@ -947,7 +947,9 @@
 // Postponed, and so does one that waits its turn behind an occurrence that
 // started after it came due (runPolicy.missed RunAll catching up, a run
 // requested); its message names the occurrence it waits for. repeatCount is the occurrence number, counted from 1;
-// manual runs (RunJob) are occurrences too. The failed last attempt of
+// manual runs (RunJob) are occurrences too, their entries marked Manual
+// (REST: "manual": true; entries stored before the mark was recorded
+// read unmarked). The failed last attempt of
 // an occurrence's main action is marked Faulted (faultedCount counts
 // those occurrences). The message holds the
 // executor's description of the outcome (for HTTP, the response status and

@@ -87,6 +87,10 @@ type HistoryEntry struct {
 	// Backfill marks the entries of an occurrence that
 	// [Scheduler.BackfillJob] asked for.
 	Backfill bool `json:"backfill,omitempty"`
+	// Manual marks the entries of an occurrence that [Scheduler.RunJob]
+	// asked for (a run now, beside the schedule). Entries stored before
+	// it was recorded read as scheduled ones.
+	Manual bool `json:"manual,omitempty"`
 	// LimitWaitMillis is, for an attempt that waited for the permits of
 	// its collection's limits ([Limit]), how long its occurrence was held
 	// back, in milliseconds: from the first refusal to the end of the

@@ -560,7 +560,7 @@ func (m machine) postponed(r *JobRecord, o *Occurrence, now time.Time, started b
 	return HistoryEntry{
 		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusPostponed,
 		ExpectedExecutionTime: o.Expected, StartTime: now, EndTime: now, RepeatCount: o.Number,
-		Message: why, Backfill: o.Backfill,
+		Message: why, Backfill: o.Backfill, Manual: o.Manual,
 	}
 }
 
@@ -908,7 +908,7 @@ func attemptEntry(r *JobRecord, o *Occurrence, res outcome) HistoryEntry {
 		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusCompleted,
 		ExpectedExecutionTime: o.Expected, StartTime: res.start, EndTime: res.end,
 		RetryCount: o.Retry, RepeatCount: o.Number, Message: truncate(res.message, MaxHistoryMessage),
-		ExecutionTag: o.Tag, Backfill: o.Backfill,
+		ExecutionTag: o.Tag, Backfill: o.Backfill, Manual: o.Manual,
 	}
 	if w := limitWaitOf(o); w > 0 {
 		h.LimitWaitMillis = int32(min(w.Milliseconds(), math.MaxInt32))

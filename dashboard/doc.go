@@ -43,7 +43,7 @@
 // history with a
 // status filter and the whole message of each attempt (a long one folded
 // under its first line), the attempts of occurrences a backfill asked for
-// marked "backfilled", its definition as
+// marked "backfilled" and those of a run now marked "run now", its definition as
 // JSON with secrets hidden (passwords, certificates, keys, SAS tokens,
 // and the values of request headers and URI query parameters whose names
 // suggest credentials, such as Authorization, X-Api-Key, Cookie, sig or

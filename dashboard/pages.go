@@ -613,8 +613,9 @@ type historyRow struct {
 	Retry                   int
 	Occurrence              int
 	Faulted                 bool
-	// Backfill marks the attempts of an occurrence a backfill asked for.
-	Backfill bool
+	// Backfill marks the attempts of an occurrence a backfill asked for,
+	// Manual those of a run asked for with Run now (RunJob).
+	Backfill, Manual bool
 	// Message is the whole message, its line breaks as "\n". Long says
 	// it is shown folded: Summary, its first line, says how many Lines
 	// open from it.
@@ -943,7 +944,7 @@ func (h *handler) historyRow(e scheduler.HistoryEntry, loc *time.Location, withJ
 	row := historyRow{
 		End: at(e.EndTime, loc), Expected: at(e.ExpectedExecutionTime, loc),
 		Action: string(e.ActionName), Status: string(e.Status), Retry: e.RetryCount, Occurrence: e.RepeatCount,
-		Faulted: e.Faulted, Backfill: e.Backfill,
+		Faulted: e.Faulted, Backfill: e.Backfill, Manual: e.Manual,
 	}
 	// Messages stored by other versions or imported from Azure may break
 	// lines with CRLF or CR.

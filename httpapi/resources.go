@@ -79,9 +79,11 @@ type JobHistoryDefinitionProperties struct {
 	RepeatCount           int                       `json:"repeatCount"`
 	// Skipped, an extension, counts the occurrences a Skipped entry
 	// stands for (from expectedExecutionTime on; the message gives the
-	// last); Backfill marks the entries of a backfilled occurrence.
+	// last); Backfill marks the entries of a backfilled occurrence, and
+	// Manual those of a run asked for with POST .../jobs/{job}/run.
 	Skipped  int  `json:"skipped,omitempty"`
 	Backfill bool `json:"backfill,omitempty"`
+	Manual   bool `json:"manual,omitempty"`
 }
 
 // JobCollectionListResult is one page of job collections.
@@ -209,6 +211,7 @@ func historyResource(sc scope, job string, e scheduler.HistoryEntry) JobHistoryD
 			RepeatCount:           e.RepeatCount,
 			Skipped:               e.Skipped,
 			Backfill:              e.Backfill,
+			Manual:                e.Manual,
 		},
 	}
 }

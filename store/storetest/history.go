@@ -32,6 +32,8 @@ func CheckHistoryRows(t *testing.T, s scheduler.Store, rewrite func(hist []sched
 			StartTime: t0.Add(time.Second), EndTime: t0.Add(2 * time.Second), RepeatCount: 1, ExecutionTag: "tag"},
 		{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusSkipped, ExpectedExecutionTime: t0,
 			StartTime: t0.Add(3 * time.Second), EndTime: t0.Add(3 * time.Second), Message: "skipped", Skipped: 3, LastExpectedTime: t0.Add(time.Minute)},
+		{Collection: "c", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, ExpectedExecutionTime: t0,
+			StartTime: t0.Add(4 * time.Second), EndTime: t0.Add(5 * time.Second), RepeatCount: 2, ExecutionTag: "run", Manual: true},
 		// Values a row's columns may not hold exactly.
 		{Collection: "other", Job: "k", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted, ExpectedExecutionTime: t0,
 			StartTime: t0, RetryCount: math.MaxInt, ExecutionTag: "tag"},
@@ -61,6 +63,6 @@ func CheckHistoryRows(t *testing.T, s scheduler.Store, rewrite func(hist []sched
 		}
 	}
 	read("as recorded")
-	rewrite(hist, 3)
+	rewrite(hist, 4)
 	read("rewritten")
 }
