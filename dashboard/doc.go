@@ -18,7 +18,11 @@
 // jobs, filtered by state and
 // a page at a time, each with its action (type and target, never a
 // secret), its schedule in words, its next run in UTC and in the job's
-// zone, its last run and how it went, and its counters. A job's page
+// zone (none while the collection is not Enabled, since none of its jobs
+// runs then; its health is the Scheduler's), its last run and how it
+// went, and its counters; a job whose attempt is in progress is marked
+// "running", with the instance that runs it (from the job's lease:
+// JobRecord.LeaseOwner and LeaseUntil, of a job that is due). A job's page
 // shows its schedule in words, what it does when it fails in words (its
 // attempts' timeout, its retry policy with maxRetryDuration and
 // permanentStatusCodes, the Retry-After cap, and its errorAction, saying

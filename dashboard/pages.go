@@ -249,7 +249,13 @@ type jobSummary struct {
 	Faulted      int
 	Health       string // OK, Skipped, Stale, Late or Failing
 	Paused       string // why and until when a Disabled job is paused, if it says
-	Tags         []string
+	// Running names the instance whose attempt of the job is in
+	// progress now; empty when none is (see running).
+	Running string
+	// Held says why the job has no next run although its record names
+	// one: its collection is not Enabled, so none of its jobs runs.
+	Held string
+	Tags []string
 }
 
 // tagList is how a page shows labels (a collection's or a job's tags):
@@ -263,13 +269,23 @@ func tagList(tags map[string]string) []string {
 	return l
 }
 
-func summarize(j *scheduler.JobRecord, loc *time.Location) jobSummary {
+// summarize returns what the tables and the job's page show of job j, at
+// now, in its collection of state coll: while that is not Enabled, no
+// occurrence of the job comes due, and its next run is none.
+func summarize(j *scheduler.JobRecord, loc *time.Location, now time.Time, coll scheduler.CollectionState) jobSummary {
 	s := jobSummary{
 		Type: string(j.Job.Action.Type), Target: target(&j.Job.Action),
 		Schedule: j.Job.Describe(j.Schedule.Anchor), Next: atPtr(j.Status.NextExecutionTime, loc),
 		LastRun: atPtr(j.Status.LastExecutionTime, loc), Executions: j.Status.ExecutionCount,
 		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount, Health: string(j.Status.Health),
 		Tags: tagList(j.Tags),
+	}
+	if running(j, now) {
+		s.Running = j.LeaseOwner
+	}
+	if coll != scheduler.CollectionEnabled && !j.State.Final() {
+		s.Next = stamp{}
+		s.Held = "none while its collection is " + string(coll)
 	}
 	if d := j.Definition(); d.StateReason != "" || d.ResumeTime != nil {
 		s.Paused = "Paused"
@@ -354,7 +370,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	}
 	now := time.Now()
 	for _, j := range jobs {
-		row, err := h.jobRow(ctx, j, now)
+		row, err := h.jobRow(ctx, j, now, col.Definition.State())
 		if err != nil {
 			return "", nil, err
 		}
@@ -387,6 +403,15 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	return "collection", p, nil
 }
 
+// running reports whether an attempt of job j is in progress at now: an
+// instance holds the job's lease (JobRecord.LeaseOwner, until
+// LeaseUntil) and the job is due. An instance that claims a job ahead of
+// its due instant (Config.ClaimAhead) holds its lease a moment before
+// the attempt starts: a job leased but not yet due is not running.
+func running(j *scheduler.JobRecord, now time.Time) bool {
+	return j.LeaseOwner != "" && j.LeaseUntil.After(now) && !j.Schedule.DueAt.After(now)
+}
+
 // earlier orders times with the zero Time (never) last.
 func earlier(a, b time.Time) bool {
 	switch {
@@ -400,13 +425,13 @@ func earlier(a, b time.Time) bool {
 
 // jobRow is the line of a job in a collection's table: what the record
 // holds, and the outcome of its last run (see lastStatus).
-func (h *handler) jobRow(ctx context.Context, j *scheduler.JobRecord, now time.Time) (jobRow, error) {
-	row := jobRow{Name: j.Name, URL: h.jobURL(j.Collection, j.Name, nil), State: string(j.State), jobSummary: summarize(j, j.Job.Location())}
+func (h *handler) jobRow(ctx context.Context, j *scheduler.JobRecord, now time.Time, coll scheduler.CollectionState) (jobRow, error) {
+	row := jobRow{Name: j.Name, URL: h.jobURL(j.Collection, j.Name, nil), State: string(j.State), jobSummary: summarize(j, j.Job.Location(), now, coll)}
 	var err error
-	if row.LastStatus, row.LastClass, err = h.lastStatus(ctx, j); err != nil {
+	if row.LastStatus, row.LastClass, err = h.lastStatus(ctx, j, now); err != nil {
 		return jobRow{}, err
 	}
-	if j.Status.NextExecutionTime != nil {
+	if j.Status.NextExecutionTime != nil && row.Held == "" {
 		row.nextSort = *j.Status.NextExecutionTime
 	}
 	if j.Status.LastExecutionTime != nil {
@@ -440,10 +465,18 @@ func inProgress(o *scheduler.Occurrence, when string) string {
 // the latest finished one failed, or the latest success ended after the
 // last attempt started), else from the job's history (a put resets the
 // schedule's record of outcomes and drops a pending retry, but keeps the
-// status's last attempt).
-func (h *handler) lastStatus(ctx context.Context, j *scheduler.JobRecord) (text, class string, err error) {
+// status's last attempt). An attempt in progress at now (see running)
+// says "running", whether or not the record has its occurrence yet (it
+// has it from the first attempt's outcome on).
+func (h *handler) lastStatus(ctx context.Context, j *scheduler.JobRecord, now time.Time) (text, class string, err error) {
 	sc := j.Schedule
 	switch c := sc.Current; {
+	case running(j, now) && c != nil && c.ErrorAction:
+		return "running its error action", "running", nil
+	case running(j, now) && c != nil && c.Retry > 0:
+		return fmt.Sprintf("running retry %d", c.Retry), "running", nil
+	case running(j, now):
+		return "running", "running", nil
 	case c != nil && c.ErrorAction:
 		return "running its error action", "running", nil
 	case c != nil && c.Retry > 0:
@@ -671,9 +704,10 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 	}
 	job := rec.Job
 	loc := job.Location()
+	now := time.Now()
 	p := &jobPage{
 		Collection: c, CollectionURL: h.collectionURL(c, nil), Name: name, URL: h.jobURL(c, name, nil),
-		State: string(rec.State), Final: rec.State.Final(), jobSummary: summarize(rec, loc),
+		State: string(rec.State), Final: rec.State.Final(), jobSummary: summarize(rec, loc, now, col.Definition.State()),
 		StartTime: atPtr(job.StartTime, loc), Created: at(rec.Created, loc), Updated: at(rec.Updated, loc),
 		Occurrences: rec.Schedule.Occurrences,
 		Definition:  maskedJSON(rec.Definition()),
@@ -685,7 +719,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		RunPolicy:   runPolicyWords(job),
 		Limits:      limitWords(job, col.Definition.Properties.Limits),
 	}
-	if p.LastStatus, p.LastClass, err = h.lastStatus(ctx, rec); err != nil {
+	if p.LastStatus, p.LastClass, err = h.lastStatus(ctx, rec, now); err != nil {
 		return "", nil, err
 	}
 	if loc != time.UTC {
@@ -700,6 +734,9 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		p.CanRun = true
 	}
 	var progress []string
+	if p.Running != "" && rec.Schedule.Current == nil {
+		progress = append(progress, "An attempt is running now, on instance "+p.Running+".")
+	}
 	if cur := rec.Schedule.Current; cur != nil {
 		progress = append(progress, inProgress(cur, ", due "+clock(cur.At.UTC())))
 	}
@@ -718,6 +755,10 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		p.Flash = jobFlash(op, rec)
 	}
 	rows, note := upcoming(rec, h.calendarOf(ctx, rec), upcomingOnJobPage)
+	if st := col.Definition.State(); st != scheduler.CollectionEnabled && !rec.State.Final() {
+		note = "Its collection is " + string(st) + ": none of these runs while it is. Once it is enabled again, " +
+			"the job's run policy (missed, catchUpWindow) decides which of the occurrences it missed run."
+	}
 	p.Upcoming, p.UpcomingNote = newUpcoming(p.Zone, rows), note
 	link := func(q url.Values) string { return h.jobURL(c, name, q) }
 	base := cloneQuery(q)

@@ -167,7 +167,7 @@ scan:
 				}
 				matches++
 				if matches > skip && matches <= skip+top {
-					row, err := h.jobRow(ctx, j, now)
+					row, err := h.jobRow(ctx, j, now, c.Definition.State())
 					if err != nil {
 						return "", nil, err
 					}
