@@ -550,7 +550,7 @@ func testReadOnly(t *testing.T, o envOptions) {
 	for path, p := range map[string]page{jp: e.get(jp), collPath("sub-a/rg/c"): e.get(collPath("sub-a/rg/c")), "/": e.get("/")} {
 		wantStatus(t, path, p, http.StatusOK)
 		wantNotIn(t, path, p, `id="run-now"`, `id="disable"`, `id="pause-form"`, `id="backfill-form"`, `id="edit"`, `id="delete"`,
-			`id="collection-disable"`, `id="collection-suspend"`, `id="new-job"`, `id="new-collection"`, `id="nav-new-job"`)
+			`id="collection-disable"`, `id="collection-suspend"`, `id="collection-delete"`, `id="new-job"`, `id="new-collection"`, `id="nav-new-job"`)
 	}
 	for _, post := range []struct {
 		path string
@@ -558,6 +558,8 @@ func testReadOnly(t *testing.T, o envOptions) {
 	}{
 		{jp + "/run", nil}, {jp + "/disable", nil}, {jp + "/pause", url.Values{"reason": {"no"}}},
 		{jp + "/delete", url.Values{"confirm": {"yes"}}}, {jp + "/backfill", url.Values{"from": {later(-time.Hour)}, "to": {later(-time.Minute)}}},
+		{jp + "/retry", url.Values{"expected": {later(-time.Hour)}}}, {jp + "/retry", url.Values{"manual": {"1"}}},
+		{collPath("sub-a/rg/c") + "/delete", url.Values{"confirm": {"yes"}}},
 		{collPath("sub-a/rg/c") + "/suspend", nil}, {"/edit/job", formJob("", "sub-a/rg/c", "new", e.recv.URL)},
 		{"/edit/collection", url.Values{"name": {"sub-a/rg/d"}, "plan": {"Standard"}}},
 	} {
@@ -591,10 +593,11 @@ func TestConsoleCSRF(t *testing.T) {
 	e.job("sub/rg/c", "j", "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
 	jp := jobPath("sub/rg/c", "j")
 	tok := e.token(jp)
-	for _, path := range []string{jp + "/pause", jp + "/enable", jp + "/backfill", collPath("sub/rg/c") + "/suspend", "/edit/job", "/edit/collection", "/draft"} {
+	for _, path := range []string{jp + "/pause", jp + "/enable", jp + "/backfill", jp + "/retry", collPath("sub/rg/c") + "/suspend", collPath("sub/rg/c") + "/delete", "/edit/job", "/edit/collection", "/draft"} {
 		form := formJob("", "sub/rg/c", "other", e.recv.URL)
 		form.Set("name", "sub/rg/d")
 		form.Set("reason", "x")
+		form.Set("confirm", "yes")
 		wantStatus(t, "no token: "+path, e.post(path, form), http.StatusForbidden)
 		form.Set("csrf", tok)
 		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, strings.NewReader(form.Encode()))

@@ -197,6 +197,7 @@ func (h *handler) routes() {
 	h.mux.HandleFunc("GET "+p+"/collections/{collection}/jobs/{job}", h.page(h.job))
 	h.mux.HandleFunc("GET "+p+"/collections/{collection}/jobs/{job}/delete", h.page(h.confirmDelete))
 	h.mux.HandleFunc("POST "+p+"/collections/{collection}/jobs/{job}/{op}", h.action(h.jobAction))
+	h.mux.HandleFunc("GET "+p+"/collections/{collection}/delete", h.page(h.confirmDeleteCollection))
 	h.mux.HandleFunc("POST "+p+"/collections/{collection}/{op}", h.action(h.collectionAction))
 	h.mux.HandleFunc("GET "+p+"/edit/job", h.page(h.editJob))
 	h.mux.HandleFunc("POST "+p+"/edit/job", h.action(h.saveJob))

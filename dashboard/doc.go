@@ -59,7 +59,9 @@
 // in the job's zone unless it has an offset, and shown in UTC and in that
 // zone),
 // resume, backfill a range (its occurrences listed first, run after a
-// second click), edit and delete (after a confirmation page). "Try a
+// second click), retry a faulted occurrence from its history row (a
+// backfill of its expected time with Only All, or, for a run now's,
+// another run now), edit and delete (after a confirmation page). "Try a
 // definition" checks a pasted job definition as jobclock validate and
 // jobclock next do: every problem at its JSON path, or the schedule in
 // words and the next occurrences (for a window or H in a cron spec, as for
@@ -83,8 +85,9 @@
 // unchanged keeps the stored secret; a save carries the ETag of the
 // version opened, so it does not overwrite a newer one. The collection
 // editor sets location, plan, state and quota, and keeps the tags and run
-// policy it does not show. A collection's page enables, disables and
-// suspends it.
+// policy it does not show. A collection's page enables, disables,
+// suspends and deletes it (after a confirmation page that names the jobs
+// the deletion removes, the first 1,000 by name and how many more).
 //
 // Every change goes through the Scheduler methods the REST API calls, with
 // the JSON it takes, so that it is checked and stored the same and a
@@ -93,8 +96,8 @@
 // {"properties": {"state": "Disabled", "stateReason", "resumeTime"}} to
 // pause, EnableJob to resume (it forgets the reason and resume time);
 // EnableCollection, DisableCollection, and PatchCollection with
-// {"properties": {"state": "Suspended"}} to suspend; BackfillJob, with
-// DryRun for the list shown first.
+// {"properties": {"state": "Suspended"}} to suspend; DeleteCollection;
+// BackfillJob, with DryRun for the list shown first, and for a retry.
 //
 // The search lists the jobs of every collection the viewer sees whose
 // names contain a text (in any case), by state, health and tag, a page at

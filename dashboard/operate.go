@@ -198,9 +198,91 @@ func (h *handler) backfill(w http.ResponseWriter, r *http.Request, v *viewer, c,
 	return "", nil
 }
 
-// collectionAction enables, disables or suspends a collection: the REST
-// API's POST .../enable and .../disable, and its PATCH {"properties":
-// {"state": "Suspended"}}.
+// retry runs again the occurrence of a history row, expected at the
+// form's "expected" (RFC 3339): a scheduled or backfilled one as a
+// backfill of that one instant with Only All (BackfillJob), which runs
+// it, once, as an ordinary occurrence with its original expected time; a
+// run now's (manual=1), whose instant is not on the schedule, as another
+// run now (RunJob). It redirects to the job, saying whether anything was
+// asked for.
+func (h *handler) retry(r *http.Request, v *viewer, c, name string) (string, error) {
+	f := r.PostForm
+	if f.Get("manual") == "1" {
+		if _, err := h.s.RunJob(r.Context(), c, name); err != nil {
+			return "", notFoundAs(err, "The job")
+		}
+		h.log.Info("dashboard: job retry", "collection", c, "job", name, "manual", true, "user", v.name())
+		return h.jobURL(c, name, url.Values{"flash": {"run"}}), nil
+	}
+	expected, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(f.Get("expected")))
+	if err != nil {
+		return "", &invalidError{[]problem{{Path: "expected", Value: strconv.Quote(f.Get("expected")), Reason: "is not an RFC 3339 time"}}}
+	}
+	times, err := h.s.BackfillJob(r.Context(), c, name, expected, expected, &scheduler.BackfillOptions{Only: scheduler.BackfillAll})
+	if err != nil {
+		return "", notFoundAs(checked(err), "The job")
+	}
+	flash := "retry"
+	if len(times) == 0 {
+		flash = "retry-none"
+	}
+	h.log.Info("dashboard: job retry", "collection", c, "job", name, "expected", expected, "occurrences", len(times), "user", v.name())
+	return h.jobURL(c, name, url.Values{"flash": {flash}}), nil
+}
+
+// deleteCollectionPage asks to confirm the deletion of a collection,
+// naming the jobs it removes: the first maxNamedJobs of them, in name
+// order, and how many more.
+type deleteCollectionPage struct {
+	Name, URL, ActionURL string
+	Jobs                 []string
+	Total, More          int
+}
+
+// maxNamedJobs is how many jobs the confirmation of a collection's
+// deletion names at most (ListJobs pages of 100).
+const maxNamedJobs = 1000
+
+func (h *handler) confirmDeleteCollection(r *http.Request, v *viewer) (string, any, error) {
+	ctx := r.Context()
+	c := r.PathValue("collection")
+	if !v.sees(c) {
+		return "", nil, notFound("The collection")
+	}
+	if _, err := h.s.GetCollection(ctx, c); err != nil {
+		return "", nil, notFoundAs(err, "The collection")
+	}
+	p := &deleteCollectionPage{Name: c, URL: h.collectionURL(c, nil), ActionURL: h.url(nil, "collections", c, "delete")}
+	for skip := 0; len(p.Jobs) < maxNamedJobs; skip += scheduler.MaxPageSize {
+		jobs, err := h.s.ListJobs(ctx, c, &scheduler.ListJobsOptions{Skip: skip, Top: scheduler.MaxPageSize})
+		if err != nil {
+			return "", nil, err
+		}
+		for _, j := range jobs[:min(len(jobs), maxNamedJobs-len(p.Jobs))] {
+			p.Jobs = append(p.Jobs, j.Name)
+		}
+		if len(jobs) < scheduler.MaxPageSize {
+			break
+		}
+	}
+	counts, err := h.s.JobCounts(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, n := range counts {
+		if n.Collection == c {
+			p.Total += n.Jobs
+		}
+	}
+	p.Total = max(p.Total, len(p.Jobs))
+	p.More = p.Total - len(p.Jobs)
+	return "collectiondelete", p, nil
+}
+
+// collectionAction enables, disables, suspends or deletes a collection:
+// the REST API's POST .../enable and .../disable, its PATCH
+// {"properties": {"state": "Suspended"}}, and its DELETE (after the
+// confirmation page, as a job's deletion).
 func (h *handler) collectionAction(w http.ResponseWriter, r *http.Request, v *viewer) (string, error) {
 	ctx := r.Context()
 	c, op := r.PathValue("collection"), r.PathValue("op")
@@ -215,6 +297,14 @@ func (h *handler) collectionAction(w http.ResponseWriter, r *http.Request, v *vi
 		_, err = h.s.DisableCollection(ctx, c)
 	case "suspend":
 		_, err = h.s.PatchCollection(ctx, c, patchJSON(map[string]any{"state": "Suspended"}), nil)
+	case "delete":
+		if r.PostForm.Get("confirm") != "yes" {
+			return h.url(nil, "collections", c, "delete"), nil
+		}
+		if err = h.s.DeleteCollection(ctx, c); err == nil {
+			h.log.Info("dashboard: collection deleted", "collection", c, "user", v.name())
+			return h.url(url.Values{"flash": {"collection-deleted"}}), nil
+		}
 	default:
 		return "", &statusError{http.StatusNotFound, "There is no such action."}
 	}

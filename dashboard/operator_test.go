@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +106,96 @@ func TestDisabledCollectionJob(t *testing.T) {
 	p = e.get("/collections/sub%2Frg%2Fc")
 	wantIn(t, "collection page", p, held)
 	wantNotIn(t, "collection page", p, stamp)
+}
+
+// retryForm matches the retry button's form of a history row: its
+// expected time and whether it is a run now's.
+var retryForm = regexp.MustCompile(`<form method="post" action="[^"]*/retry" class="retry-form" data-async><input type="hidden" name="csrf" value="[^"]*"><input type="hidden" name="expected" value="([^"]*)">(<input type="hidden" name="manual" value="1">)?`)
+
+// TestRetryFromHistory: the row of a faulted occurrence has a Retry
+// button; sent, it runs that occurrence again, once, as a backfill of
+// its expected time (a run now's as another run now). Rows of
+// occurrences that succeeded have none.
+func TestRetryFromHistory(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", nil)
+	e.job("sub/rg/c", "ok", "/ok", `"recurrence": {"frequency": "Hour"}`)
+	e.job("sub/rg/c", "j", "/fail", `"recurrence": {"frequency": "Hour"}`) // its first occurrence is now, and faults
+	h := e.waitHistory("sub/rg/c", "j", 1)
+	if !h[0].Faulted {
+		t.Fatalf("first entry %+v, want a faulted one", h[0])
+	}
+	e.waitHistory("sub/rg/c", "ok", 1)
+	wantNotIn(t, "the job that succeeded", e.get(jobPath("sub/rg/c", "ok")), `class="retry-form"`)
+	path := jobPath("sub/rg/c", "j")
+	p := e.get(path)
+	m := retryForm.FindAllStringSubmatch(p.body, -1)
+	if len(m) != 1 || m[0][1] != h[0].ExpectedExecutionTime.UTC().Format(time.RFC3339Nano) || m[0][2] != "" {
+		t.Fatalf("retry forms on the job page: %q, want one for the occurrence expected at %v", m, h[0].ExpectedExecutionTime)
+	}
+	res := e.post(path+"/retry", url.Values{"csrf": {e.token(path)}, "expected": {m[0][1]}})
+	wantStatus(t, "retry", res, http.StatusSeeOther)
+	if loc := res.header.Get("Location"); !strings.HasSuffix(loc, "?flash=retry") {
+		t.Errorf("retry leads to %q, want the job with flash=retry", loc)
+	}
+	h = e.waitHistory("sub/rg/c", "j", 2)
+	if !h[0].Backfill || !h[0].ExpectedExecutionTime.Equal(h[1].ExpectedExecutionTime) {
+		t.Errorf("the retry's entry %+v: want a backfilled attempt of the occurrence expected at %v", h[0], h[1].ExpectedExecutionTime)
+	}
+
+	// A run now that faults: its retry is another run now.
+	wantStatus(t, "run now", e.post(path+"/run", url.Values{"csrf": {e.token(path)}}), http.StatusSeeOther)
+	e.waitHistory("sub/rg/c", "j", 3)
+	m = retryForm.FindAllStringSubmatch(e.get(path).body, -1)
+	if len(m) != 3 || m[0][2] == "" {
+		t.Fatalf("retry forms after a faulted run now: %q, want three, the newest a run now's", m)
+	}
+	wantStatus(t, "retry the run now", e.post(path+"/retry", url.Values{"csrf": {e.token(path)}, "expected": {m[0][1]}, "manual": {"1"}}), http.StatusSeeOther)
+	h = e.waitHistory("sub/rg/c", "j", 4)
+	if !h[0].Manual {
+		t.Errorf("the run now's retry %+v: want a run now", h[0])
+	}
+}
+
+// TestDeleteCollection: the collection's Delete leads to a confirmation
+// that names the jobs it removes; a post without the confirmation leads
+// there too, and the confirmed one deletes the collection with its jobs.
+func TestDeleteCollection(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", nil)
+	e.collection("sub/rg/keep", nil)
+	for _, name := range []string{"b-job", "a-job"} {
+		e.job("sub/rg/c", name, "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
+	}
+	e.job("sub/rg/keep", "other", "/ok", `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
+	cp := collPath("sub/rg/c")
+	wantIn(t, "collection page", e.get(cp), `<a href="`+cp+`/delete" class="button danger" id="collection-delete">`)
+	p := e.get(cp + "/delete")
+	wantStatus(t, "confirmation", p, http.StatusOK)
+	wantIn(t, "confirmation", p, `its 2 jobs and their whole history`, `<ul class="delete-jobs" id="delete-jobs"><li>a-job</li><li>b-job</li></ul>`, `id="confirm-delete"`)
+	tok := e.token(cp + "/delete")
+	res := e.post(cp+"/delete", url.Values{"csrf": {tok}})
+	wantStatus(t, "delete without confirm", res, http.StatusSeeOther)
+	if loc := res.header.Get("Location"); loc != cp+"/delete" {
+		t.Errorf("delete without confirm leads to %q, want the confirmation", loc)
+	}
+	if _, err := e.s.GetCollection(ctx, "sub/rg/c"); err != nil {
+		t.Fatalf("a delete without confirm deleted the collection: %v", err)
+	}
+	res = e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}})
+	wantStatus(t, "delete", res, http.StatusSeeOther)
+	if loc := res.header.Get("Location"); loc != "/?flash=collection-deleted" {
+		t.Errorf("delete leads to %q, want the overview", loc)
+	}
+	if _, err := e.s.GetCollection(ctx, "sub/rg/c"); err == nil {
+		t.Error("the collection is still there")
+	}
+	if _, err := e.s.GetJob(ctx, "sub/rg/c", "a-job"); err == nil {
+		t.Error("its job is still there")
+	}
+	if _, err := e.s.GetJob(ctx, "sub/rg/keep", "other"); err != nil {
+		t.Errorf("the other collection's job: %v", err)
+	}
+	wantIn(t, "overview after", e.get("/?flash=collection-deleted"), "The collection was deleted with its jobs and their history.")
+	wantStatus(t, "confirmation of a deleted collection", e.get(cp+"/delete"), http.StatusNotFound)
 }

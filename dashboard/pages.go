@@ -201,8 +201,9 @@ type collectionPage struct {
 	// the REST API does not serve it, when it does not.
 	REST, NoREST string
 	// ActionURL is where its enable, disable and suspend forms post;
-	// EditURL and NewJobURL open the editors.
-	ActionURL, EditURL, NewJobURL string
+	// EditURL and NewJobURL open the editors, DeleteURL the confirmation
+	// of its deletion.
+	ActionURL, EditURL, NewJobURL, DeleteURL string
 }
 
 // restPath returns the path of a collection in the REST API, which serves
@@ -346,6 +347,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	p.ActionURL = h.collectionURL(name, nil)
 	p.EditURL = h.url(url.Values{"name": {name}}, "edit", "collection")
 	p.NewJobURL = h.url(url.Values{"collection": {name}}, "edit", "job")
+	p.DeleteURL = h.url(nil, "collections", name, "delete")
 	p.Tags = tagList(col.Definition.Tags)
 	link := func(q url.Values) string { return h.collectionURL(name, q) }
 	base := cloneQuery(q)
@@ -1042,6 +1044,8 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request, v *viewer) (
 		err = h.pause(r, c, name)
 	case "backfill":
 		return h.backfill(w, r, v, c, name)
+	case "retry":
+		return h.retry(r, v, c, name)
 	case "delete":
 		if r.PostForm.Get("confirm") != "yes" {
 			return h.url(nil, "collections", c, "jobs", name, "delete"), nil
@@ -1071,13 +1075,17 @@ var flashes = map[string]string{
 	"pause":   "The job is paused: it runs no more occurrences until it is resumed.",
 	"backfill": "Backfill requested: the occurrences of the range run one at a time while the job is Enabled, " +
 		"after its scheduled ones; its history marks them as backfilled.",
+	"retry": "Retry requested: the occurrence runs again, once, with its retries and errorAction, while the job is Enabled " +
+		"and after what of it is due; its history marks it as backfilled.",
+	"retry-none": "Nothing to retry: that occurrence waits to run again already, or is in progress.",
 	"collection-enable": "The collection is enabled: its jobs run again, and each job's run policy (missed) decides " +
 		"which of the occurrences it missed meanwhile run (by default, once for all of them).",
 	"collection-disable": "The collection is disabled: none of its jobs runs until it is enabled again; then each job's " +
 		"run policy (missed) decides which of the occurrences it missed run (by default, once for all of them).",
 	"collection-suspend": "The collection is suspended: none of its jobs runs until it is enabled again; then each job's " +
 		"run policy (missed) decides which of the occurrences it missed run (by default, once for all of them).",
-	"saved": "Saved.",
+	"collection-deleted": "The collection was deleted with its jobs and their history.",
+	"saved":              "Saved.",
 }
 
 // jobFlash is the message of the job page after the action op, said of

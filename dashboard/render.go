@@ -12,7 +12,7 @@ import (
 
 // pageNames are the templates/NAME.html files that are pages; each is
 // parsed with layout.html.
-var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error", "backfill", "jobedit", "collectionedit", "search"}
+var pageNames = []string{"overview", "collection", "job", "confirm", "try", "login", "error", "backfill", "jobedit", "collectionedit", "search", "collectiondelete"}
 
 // funcs are the functions templates call.
 var funcs = template.FuncMap{"plural": plural}
