@@ -202,7 +202,9 @@ func (c *callCounter) RecentHistory(ctx context.Context, f scheduler.HistoryFilt
 }
 
 // TestStoreCallsPerPage: every page makes the same few store calls however
-// many jobs and history entries it shows.
+// many jobs and history entries it shows, but a collection's page sorted
+// by another column than the name: that one reads every job of the
+// collection, one ListJobs call per 100.
 func TestStoreCallsPerPage(t *testing.T) {
 	calls := map[string][]int64{}
 	for _, size := range []int{10, 300} {
@@ -222,6 +224,13 @@ func TestStoreCallsPerPage(t *testing.T) {
 	}
 	for path, n := range calls {
 		t.Logf("GET %s: %d store calls", path, n[1])
+		if strings.Contains(path, "sort=last") {
+			// 1 and 3 calls of ListJobs, for 10 and 300 jobs.
+			if n[1]-n[0] != 2 || n[1] > 8 {
+				t.Errorf("GET %s makes %d store calls with 10 jobs, %d with 300; want 2 more, for 200 more jobs to read", path, n[0], n[1])
+			}
+			continue
+		}
 		if n[0] != n[1] || n[1] > 8 {
 			t.Errorf("GET %s makes %d store calls with 10 jobs and entries, %d with 300; want the same few", path, n[0], n[1])
 		}

@@ -96,11 +96,18 @@ func TestCollectionPage(t *testing.T) {
 	wantIn(t, "filter", p, "Jobs 1–1 of 1", "job-007", `aria-current="true" class="active">Disabled`)
 	wantNotIn(t, "filter", p, "job-006")
 
+	// Sorted, the pages follow the order across all the jobs.
 	p = e.get(collPath("c") + "?top=25&sort=name&order=desc")
-	if a, b := strings.Index(p.body, ">job-024<"), strings.Index(p.body, ">job-000<"); a < 0 || b < 0 || a > b {
-		t.Errorf("name descending: job-024 at %d, job-000 at %d; want job-024 first", a, b)
+	if a, b := strings.Index(p.body, ">job-119<"), strings.Index(p.body, ">job-095<"); a < 0 || b < 0 || a > b {
+		t.Errorf("name descending: job-119 at %d, job-095 at %d; want job-119 first", a, b)
 	}
 	wantIn(t, "page size", p, "Jobs 1–25 of 120")
+	wantNotIn(t, "name descending", p, ">job-094<", ">job-024<")
+	p = e.get(collPath("c") + "?top=25&sort=name&order=desc&skip=100")
+	if a, b := strings.Index(p.body, ">job-019<"), strings.Index(p.body, ">job-000<"); a < 0 || b < 0 || a > b {
+		t.Errorf("name descending, last page: job-019 at %d, job-000 at %d; want job-019 first", a, b)
+	}
+	wantIn(t, "name descending, last page", p, "Jobs 101–120 of 120")
 
 	for _, bad := range []string{"?state=Sleeping", "?skip=-1", "?top=7", "?skip=x"} {
 		wantStatus(t, "collection"+bad, e.get(collPath("c")+bad), http.StatusBadRequest)

@@ -111,8 +111,13 @@
 // 10,000 jobs).
 //
 // Filters, sort orders and pages are in the query string, so links can be
-// bookmarked and shared. A page of jobs follows the job names; sorting by
-// another column orders that page. No page makes a store call per row:
+// bookmarked and shared. Sorted by any column, a collection's pages
+// follow one order across all its jobs (of the state filtered by). By
+// name (either way) a page is one store read, as the store lists jobs in
+// name order; by another column (state, next run, last run, failures)
+// the page reads every job of the collection, ListJobs pages of 100, and
+// sorts them, so its cost grows with the collection (100 reads at
+// 10,000 jobs). No page makes a store call per row:
 // counts come from [scheduler.Scheduler.JobCounts],
 // [scheduler.Scheduler.HistoryCounts] and
 // [scheduler.Scheduler.RecentHistory].

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	scheduler "github.com/jobclock/scheduler"
 )
 
@@ -199,3 +201,50 @@ func TestDeleteCollection(t *testing.T) {
 	wantIn(t, "overview after", e.get("/?flash=collection-deleted"), "The collection was deleted with its jobs and their history.")
 	wantStatus(t, "confirmation of a deleted collection", e.get(cp+"/delete"), http.StatusNotFound)
 }
+
+// TestSortAcrossPages: sorted by next run, the first page holds the jobs
+// that run first of the whole collection, not the first page of names
+// sorted, and the pages go on in that order.
+func TestSortAcrossPages(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 100}}})
+	base := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Hour)
+	// job-00 runs last, job-59 first.
+	for i := range 60 {
+		start := base.Add(time.Duration(59-i) * time.Minute)
+		e.job("sub/rg/c", fmt.Sprintf("job-%02d", i), "/ok", `"recurrence": {"frequency": "Day"}, "startTime": "`+start.Format(time.RFC3339)+`"`)
+	}
+	order := func(p page) []string {
+		var names []string
+		for _, m := range jobLink.FindAllStringSubmatch(p.body, -1) {
+			names = append(names, m[1])
+		}
+		return names
+	}
+	want := func(from, to int) []string { // job-from down to job-to
+		var out []string
+		for i := from; i >= to; i-- {
+			out = append(out, fmt.Sprintf("job-%02d", i))
+		}
+		return out
+	}
+	cp := collPath("sub/rg/c")
+	if diff := cmp.Diff(want(59, 35), order(e.get(cp+"?top=25&sort=next"))); diff != "" {
+		t.Errorf("first page by next run (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want(34, 10), order(e.get(cp+"?top=25&sort=next&skip=25"))); diff != "" {
+		t.Errorf("second page by next run (-want +got):\n%s", diff)
+	}
+	p := e.get(cp + "?top=25&sort=next&order=desc&skip=50")
+	var last []string // the ones that run first, the last of them first
+	for i := 50; i <= 59; i++ {
+		last = append(last, fmt.Sprintf("job-%02d", i))
+	}
+	if diff := cmp.Diff(last, order(p)); diff != "" {
+		t.Errorf("last page by next run, descending (-want +got):\n%s", diff)
+	}
+	wantIn(t, "last page by next run, descending", p, "Jobs 51–60 of 60", "pages follow the order of Next run across all of them")
+}
+
+// jobLink matches the link of a job in a table, with its name.
+var jobLink = regexp.MustCompile(`class="job-link">([^<]*)</a>`)

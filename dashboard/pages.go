@@ -196,7 +196,7 @@ type collectionPage struct {
 	Rows          []jobRow
 	Pager         pager
 	PageSizes     []filterLink
-	SortedPage    bool // sorted by something else than the name
+	SortedBy      string // the label of the column sorted by, when not the name
 	// REST is the collection's path in the REST API; NoREST says why
 	// the REST API does not serve it, when it does not.
 	REST, NoREST string
@@ -232,8 +232,6 @@ type jobRow struct {
 	Name, URL string
 	State     string
 	jobSummary
-	nextSort    time.Time
-	lastRunSort time.Time
 }
 
 // jobSummary is what the collection's table and the job's page both show
@@ -333,7 +331,15 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 			all += c.Jobs
 		}
 	}
-	jobs, err := h.s.ListJobs(ctx, name, &scheduler.ListJobsOptions{State: state, Top: top, Skip: skip})
+	total := all
+	if state != "" {
+		total = n[state]
+	}
+	key, desc := q.Get("sort"), q.Get("order") == "desc"
+	if !validSort(jobColumns, key) {
+		key = "name"
+	}
+	jobs, err := h.sortedJobs(ctx, name, state, key, desc, skip, top, total, col.Definition.State())
 	if err != nil {
 		return "", nil, err
 	}
@@ -378,31 +384,84 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 		}
 		p.Rows = append(p.Rows, row)
 	}
-	key, desc := q.Get("sort"), q.Get("order") == "desc"
-	if !validSort(jobColumns, key) {
-		key = "name"
-	}
-	p.SortedPage = key != "name" && len(p.Rows) > 1
-	sortBy(p.Rows, desc, func(a, b *jobRow) bool {
-		switch key {
-		case "state":
-			return a.State < b.State
-		case "next":
-			return earlier(a.nextSort, b.nextSort)
-		case "last":
-			return earlier(a.lastRunSort, b.lastRunSort)
-		case "failures":
-			return a.Failures < b.Failures
+	for _, c := range jobColumns {
+		if c.Key == key && key != "name" {
+			p.SortedBy = c.Label
 		}
-		return a.Name < b.Name
-	})
-	p.Columns = sortLinks(jobColumns, base, key, desc, link)
-	total := all
-	if state != "" {
-		total = n[state]
 	}
+	p.Columns = sortLinks(jobColumns, base, key, desc, link)
 	p.Pager = h.pager(base, skip, top, len(jobs), total, true, link)
 	return "collection", p, nil
+}
+
+// sortedJobs returns the page of the jobs of collection (those in state,
+// or all when it is empty; total of them) from skip on, at most top, in
+// the order of the column key (descending with desc), of a collection in
+// state coll. The store lists jobs in name order: by name, the page is
+// one ListJobs call (for desc, the mirrored range, reversed); by another
+// column, every job in state is read, ListJobs pages of
+// scheduler.MaxPageSize (until one is short, or total are read), and sorted, so that the pages follow one order
+// across the whole list (a collection of 10,000 jobs: 100 calls). Ties
+// keep the name order.
+func (h *handler) sortedJobs(ctx context.Context, collection string, state scheduler.JobState, key string, desc bool, skip, top, total int, coll scheduler.CollectionState) ([]*scheduler.JobRecord, error) {
+	if key == "name" {
+		from, n := skip, top
+		if desc {
+			from = total - skip - top
+			if from < 0 {
+				n, from = n+from, 0
+			}
+			if n <= 0 {
+				return nil, nil
+			}
+		}
+		jobs, err := h.s.ListJobs(ctx, collection, &scheduler.ListJobsOptions{State: state, Top: n, Skip: from})
+		if desc {
+			slices.Reverse(jobs)
+		}
+		return jobs, err
+	}
+	var all []*scheduler.JobRecord
+	for from := 0; ; from += scheduler.MaxPageSize {
+		jobs, err := h.s.ListJobs(ctx, collection, &scheduler.ListJobsOptions{State: state, Top: scheduler.MaxPageSize, Skip: from})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, jobs...)
+		if len(jobs) < scheduler.MaxPageSize || len(all) >= total {
+			break
+		}
+	}
+	sortBy(all, desc, func(a, b **scheduler.JobRecord) bool {
+		switch key {
+		case "state":
+			return (*a).State < (*b).State
+		case "next":
+			return earlier(nextOf(*a, coll), nextOf(*b, coll))
+		case "last":
+			return earlier(orZero((*a).Status.LastExecutionTime), orZero((*b).Status.LastExecutionTime))
+		}
+		return (*a).Status.FailureCount < (*b).Status.FailureCount
+	})
+	return all[min(skip, len(all)):min(skip+top, len(all))], nil
+}
+
+// nextOf is the next run of job j, of a collection in state coll, as the
+// tables show it: the zero Time (none) while the collection is not
+// Enabled.
+func nextOf(j *scheduler.JobRecord, coll scheduler.CollectionState) time.Time {
+	if coll != scheduler.CollectionEnabled {
+		return time.Time{}
+	}
+	return orZero(j.Status.NextExecutionTime)
+}
+
+// orZero is *t, or the zero Time when t is nil.
+func orZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 // running reports whether an attempt of job j is in progress at now: an
@@ -432,12 +491,6 @@ func (h *handler) jobRow(ctx context.Context, j *scheduler.JobRecord, now time.T
 	var err error
 	if row.LastStatus, row.LastClass, err = h.lastStatus(ctx, j, now); err != nil {
 		return jobRow{}, err
-	}
-	if j.Status.NextExecutionTime != nil && row.Held == "" {
-		row.nextSort = *j.Status.NextExecutionTime
-	}
-	if j.Status.LastExecutionTime != nil {
-		row.lastRunSort = *j.Status.LastExecutionTime
 	}
 	return row, nil
 }
