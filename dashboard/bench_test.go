@@ -203,8 +203,8 @@ func (c *callCounter) RecentHistory(ctx context.Context, f scheduler.HistoryFilt
 
 // TestStoreCallsPerPage: every page makes the same few store calls however
 // many jobs and history entries it shows, but a collection's page sorted
-// by another column than the name: that one reads every job of the
-// collection, one ListJobs call per 100.
+// by a column other than the name and the state: that one reads every
+// job of the collection, one ListJobs call per 100.
 func TestStoreCallsPerPage(t *testing.T) {
 	calls := map[string][]int64{}
 	for _, size := range []int{10, 300} {
@@ -216,7 +216,7 @@ func TestStoreCallsPerPage(t *testing.T) {
 		fill(t, s, st, size, size)
 		big := &bigStore{store: st, s: s, h: dashboard.New(s, &dashboard.Options{Prefix: "/ui", Logger: slog.New(slog.DiscardHandler)})}
 		coll := "/collections/" + url.PathEscape("sub/rg/big")
-		for _, path := range []string{"/", coll + "?top=100", coll + "?top=100&sort=last", coll + "/jobs/busy", coll + "/jobs/busy?status=Failed"} {
+		for _, path := range []string{"/", coll + "?top=100", coll + "?top=100&sort=last", coll + "?top=100&sort=state&order=desc", coll + "/jobs/busy", coll + "/jobs/busy?status=Failed"} {
 			st.calls.Store(0)
 			big.get(t, path)
 			calls[path] = append(calls[path], st.calls.Load())

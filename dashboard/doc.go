@@ -114,8 +114,9 @@
 // bookmarked and shared. Sorted by any column, a collection's pages
 // follow one order across all its jobs (of the state filtered by). By
 // name (either way) a page is one store read, as the store lists jobs in
-// name order; by another column (state, next run, last run, failures)
-// the page reads every job of the collection, ListJobs pages of 100, and
+// name order, and by state one for each state on the page (the job
+// counts say where each begins); by next run, last run or failures the
+// page reads every job of the collection, ListJobs pages of 100, and
 // sorts them, so its cost grows with the collection (100 reads at
 // 10,000 jobs). No page makes a store call per row:
 // counts come from [scheduler.Scheduler.JobCounts],

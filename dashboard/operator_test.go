@@ -204,7 +204,8 @@ func TestDeleteCollection(t *testing.T) {
 
 // TestSortAcrossPages: sorted by next run, the first page holds the jobs
 // that run first of the whole collection, not the first page of names
-// sorted, and the pages go on in that order.
+// sorted, and the pages go on in that order; so do pages sorted by
+// state.
 func TestSortAcrossPages(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.collection("sub/rg/c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 100}}})
@@ -244,6 +245,30 @@ func TestSortAcrossPages(t *testing.T) {
 		t.Errorf("last page by next run, descending (-want +got):\n%s", diff)
 	}
 	wantIn(t, "last page by next run, descending", p, "Jobs 51–60 of 60", "pages follow the order of Next run across all of them")
+
+	// By state: the Disabled jobs come before the Enabled ones, each in
+	// name order.
+	for i := 55; i < 60; i++ {
+		if _, err := e.s.DisableJob(ctx, "sub/rg/c", fmt.Sprintf("job-%02d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(from, to int) []string {
+		var out []string
+		for i := from; i <= to; i++ {
+			out = append(out, fmt.Sprintf("job-%02d", i))
+		}
+		return out
+	}
+	if diff := cmp.Diff(append(names(55, 59), names(0, 19)...), order(e.get(cp+"?top=25&sort=state"))); diff != "" {
+		t.Errorf("first page by state (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(names(20, 44), order(e.get(cp+"?top=25&sort=state&skip=25"))); diff != "" {
+		t.Errorf("second page by state (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(append(names(50, 54), names(55, 59)...), order(e.get(cp+"?top=25&sort=state&order=desc&skip=50"))); diff != "" {
+		t.Errorf("last page by state, descending (-want +got):\n%s", diff)
+	}
 }
 
 // jobLink matches the link of a job in a table, with its name.

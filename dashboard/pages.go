@@ -339,7 +339,8 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	if !validSort(jobColumns, key) {
 		key = "name"
 	}
-	jobs, err := h.sortedJobs(ctx, name, state, key, desc, skip, top, total, col.Definition.State())
+	jobs, err := h.sortedJobs(ctx, jobsQuery{collection: name, state: state, key: key, desc: desc, skip: skip, top: top,
+		counts: n, coll: col.Definition.State()})
 	if err != nil {
 		return "", nil, err
 	}
@@ -394,20 +395,44 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 	return "collection", p, nil
 }
 
-// sortedJobs returns the page of the jobs of collection (those in state,
-// or all when it is empty; total of them) from skip on, at most top, in
-// the order of the column key (descending with desc), of a collection in
-// state coll. The store lists jobs in name order: by name, the page is
-// one ListJobs call (for desc, the mirrored range, reversed); by another
-// column, every job in state is read, ListJobs pages of
-// scheduler.MaxPageSize (until one is short, or total are read), and sorted, so that the pages follow one order
-// across the whole list (a collection of 10,000 jobs: 100 calls). Ties
-// keep the name order.
-func (h *handler) sortedJobs(ctx context.Context, collection string, state scheduler.JobState, key string, desc bool, skip, top, total int, coll scheduler.CollectionState) ([]*scheduler.JobRecord, error) {
-	if key == "name" {
-		from, n := skip, top
-		if desc {
-			from = total - skip - top
+// jobsQuery asks sortedJobs for a page of a collection's jobs.
+type jobsQuery struct {
+	collection string
+	state      scheduler.JobState // only the jobs in this state; empty: all
+	key        string             // the column sorted by (jobColumns)
+	desc       bool
+	skip, top  int
+	// counts are the collection's jobs by state (Scheduler.JobCounts);
+	// coll is the collection's state.
+	counts map[scheduler.JobState]int
+	coll   scheduler.CollectionState
+}
+
+// sortedJobs returns the page of the jobs of q.collection (those in
+// q.state, or all) from q.skip on, at most q.top, in the order of the
+// column q.key, so that the pages follow one order across all of them;
+// ties keep the name order. The store lists jobs in name order: by name,
+// the page is one ListJobs call (descending: the mirrored range,
+// reversed); by state, a call for each state the page holds jobs of
+// (counted by q.counts); by another column, every job in q.state is
+// read, ListJobs pages of scheduler.MaxPageSize (until one is short, or
+// as many as counted are read), and sorted (a collection of 10,000 jobs:
+// 100 calls).
+func (h *handler) sortedJobs(ctx context.Context, q jobsQuery) ([]*scheduler.JobRecord, error) {
+	total := 0
+	for st, n := range q.counts {
+		if q.state == "" || st == q.state {
+			total += n
+		}
+	}
+	list := func(state scheduler.JobState, skip, top int) ([]*scheduler.JobRecord, error) {
+		return h.s.ListJobs(ctx, q.collection, &scheduler.ListJobsOptions{State: state, Skip: skip, Top: top})
+	}
+	switch {
+	case q.key == "name" || q.key == "state" && q.state != "":
+		from, n := q.skip, q.top
+		if q.desc && q.key == "name" {
+			from = total - q.skip - q.top
 			if from < 0 {
 				n, from = n+from, 0
 			}
@@ -415,15 +440,35 @@ func (h *handler) sortedJobs(ctx context.Context, collection string, state sched
 				return nil, nil
 			}
 		}
-		jobs, err := h.s.ListJobs(ctx, collection, &scheduler.ListJobsOptions{State: state, Top: n, Skip: from})
-		if desc {
+		jobs, err := list(q.state, from, n)
+		if q.desc && q.key == "name" {
 			slices.Reverse(jobs)
 		}
 		return jobs, err
+	case q.key == "state":
+		states := slices.Clone(jobStates)
+		slices.Sort(states)
+		if q.desc {
+			slices.Reverse(states)
+		}
+		var out []*scheduler.JobRecord
+		at := 0 // the place in the whole list of the first job of st
+		for _, st := range states {
+			from, to := max(q.skip, at), min(q.skip+q.top, at+q.counts[st])
+			if from < to {
+				jobs, err := list(st, from-at, to-from)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, jobs...)
+			}
+			at += q.counts[st]
+		}
+		return out, nil
 	}
 	var all []*scheduler.JobRecord
 	for from := 0; ; from += scheduler.MaxPageSize {
-		jobs, err := h.s.ListJobs(ctx, collection, &scheduler.ListJobsOptions{State: state, Top: scheduler.MaxPageSize, Skip: from})
+		jobs, err := list(q.state, from, scheduler.MaxPageSize)
 		if err != nil {
 			return nil, err
 		}
@@ -432,18 +477,16 @@ func (h *handler) sortedJobs(ctx context.Context, collection string, state sched
 			break
 		}
 	}
-	sortBy(all, desc, func(a, b **scheduler.JobRecord) bool {
-		switch key {
-		case "state":
-			return (*a).State < (*b).State
+	sortBy(all, q.desc, func(a, b **scheduler.JobRecord) bool {
+		switch q.key {
 		case "next":
-			return earlier(nextOf(*a, coll), nextOf(*b, coll))
+			return earlier(nextOf(*a, q.coll), nextOf(*b, q.coll))
 		case "last":
 			return earlier(orZero((*a).Status.LastExecutionTime), orZero((*b).Status.LastExecutionTime))
 		}
 		return (*a).Status.FailureCount < (*b).Status.FailureCount
 	})
-	return all[min(skip, len(all)):min(skip+top, len(all))], nil
+	return all[min(q.skip, len(all)):min(q.skip+q.top, len(all))], nil
 }
 
 // nextOf is the next run of job j, of a collection in state coll, as the
