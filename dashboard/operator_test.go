@@ -101,7 +101,7 @@ func TestDisabledCollectionJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	stamp := `datetime="` + past.Format(time.RFC3339Nano) + `"`
-	held := `<span class="note held">none while its collection is Disabled</span>`
+	held := `<span class="none held">none while its collection is Disabled</span>`
 	p := e.get(jobPath("sub/rg/c", "j"))
 	wantIn(t, "job page", p, `<dd id="next-run">`+held+`</dd>`, `id="health">`+string(rec.Status.Health)+`<`,
 		"Its collection is Disabled: none of these runs while it is.")

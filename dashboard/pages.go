@@ -231,6 +231,11 @@ type filterLink struct {
 type jobRow struct {
 	Name, URL string
 	State     string
+	// Running names the instance whose attempt of the job is in
+	// progress now; empty when none is (see running). (A field of its
+	// own, not of jobSummary: templates find the fields of an embedded
+	// struct by a search that allocates, for each row.)
+	Running string
 	jobSummary
 }
 
@@ -248,13 +253,7 @@ type jobSummary struct {
 	Faulted      int
 	Health       string // OK, Skipped, Stale, Late or Failing
 	Paused       string // why and until when a Disabled job is paused, if it says
-	// Running names the instance whose attempt of the job is in
-	// progress now; empty when none is (see running).
-	Running string
-	// Held says why the job has no next run although its record names
-	// one: its collection is not Enabled, so none of its jobs runs.
-	Held string
-	Tags []string
+	Tags         []string
 }
 
 // tagList is how a page shows labels (a collection's or a job's tags):
@@ -279,12 +278,10 @@ func summarize(j *scheduler.JobRecord, loc *time.Location, now time.Time, coll s
 		Failures: j.Status.FailureCount, Faulted: j.Status.FaultedCount, Health: string(j.Status.Health),
 		Tags: tagList(j.Tags),
 	}
-	if running(j, now) {
-		s.Running = j.LeaseOwner
-	}
 	if coll != scheduler.CollectionEnabled && !j.State.Final() {
-		s.Next = stamp{}
-		s.Held = "none while its collection is " + string(coll)
+		// None of its occurrences comes due: its record's next run is
+		// not one.
+		s.Next = stamp{None: "none while its collection is " + string(coll)}
 	}
 	if d := j.Definition(); d.StateReason != "" || d.ResumeTime != nil {
 		s.Paused = "Paused"
@@ -531,6 +528,9 @@ func earlier(a, b time.Time) bool {
 // holds, and the outcome of its last run (see lastStatus).
 func (h *handler) jobRow(ctx context.Context, j *scheduler.JobRecord, now time.Time, coll scheduler.CollectionState) (jobRow, error) {
 	row := jobRow{Name: j.Name, URL: h.jobURL(j.Collection, j.Name, nil), State: string(j.State), jobSummary: summarize(j, j.Job.Location(), now, coll)}
+	if running(j, now) {
+		row.Running = j.LeaseOwner
+	}
 	var err error
 	if row.LastStatus, row.LastClass, err = h.lastStatus(ctx, j, now); err != nil {
 		return jobRow{}, err
@@ -663,8 +663,11 @@ type jobPage struct {
 	URL                       string
 	State                     string
 	Final                     bool
-	CanRun                    bool
-	RunBlocked                string
+	// Running names the instance whose attempt of the job is in
+	// progress now; empty when none is (see running).
+	Running    string
+	CanRun     bool
+	RunBlocked string
 	jobSummary
 	Zone             string
 	StartTime        stamp
@@ -832,6 +835,9 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		p.CanRun = true
 	}
 	var progress []string
+	if running(rec, now) {
+		p.Running = rec.LeaseOwner
+	}
 	if p.Running != "" && rec.Schedule.Current == nil {
 		progress = append(progress, "An attempt is running now, on instance "+p.Running+".")
 	}

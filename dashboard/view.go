@@ -24,6 +24,9 @@ type stamp struct {
 	Local string
 	// Zone names the job's zone ("Europe/Berlin"), empty for UTC.
 	Zone string
+	// None says why there is no instant, when ISO is empty and "—"
+	// would not say enough.
+	None string
 }
 
 // at returns the stamp of t for a job whose schedule is read in loc (nil
