@@ -36,7 +36,9 @@
 // that does not observe it. The flag -burstprofile=prefix writes a
 // CPU profile (prefix-<engine>.cpu) and an allocation profile
 // (prefix-<engine>.allocs, read with -base prefix-<engine>.allocs0) of
-// each burst alone, without the registration before it. Metrics:
+// each burst alone, without the registration before it; -bursttrace=prefix
+// writes an execution trace of it (prefix-<engine>.trace, read with go
+// tool trace or golang.org/x/exp/trace). Metrics:
 //
 //	ns/job, B/job     registering N jobs (time and live heap per job)
 //	burst-s           from the instant 100,000 jobs are due until the last executor call
@@ -54,6 +56,14 @@
 //	                  goroutines with the engine's, so faults/occ is approximate; each GC
 //	                  cycle marks the engine's whole live heap: the burst's CPU depends on
 //	                  whether its garbage outgrows what GOGC leaves above that heap
+//	procs             the burst's processor time, summed over the process's threads
+//	                  (/proc/self/task/*/schedstat), divided by its wall time: how many
+//	                  of the machine's processors the engine used until the last start
+//	procs-waited      the same for the time those threads waited for a processor
+//	                  while runnable (other processes' work took it): procs plus
+//	                  procs-waited is how many the engine would have used on an idle
+//	                  machine (its spinning threads included); 0 where schedstat is
+//	                  not readable
 //	lost              occurrences that never started
 //	add-us, get-us, remove-us   one operation while 1,000,000 jobs are scheduled
 package engine

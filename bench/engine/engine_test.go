@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -247,6 +248,31 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// threadTimes returns, summed over the process's threads, the time they
+// ran on a processor and the time they waited for one while runnable
+// (the run queue delay that other processes' work causes), from
+// /proc/self/task/*/schedstat; zero where that is not readable. A thread
+// that ends meanwhile takes its counts with it (the runtime's threads
+// seldom end).
+func threadTimes() (run, wait time.Duration) {
+	dir, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, 0
+	}
+	for _, d := range dir {
+		b, err := os.ReadFile("/proc/self/task/" + d.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		var r, w int64
+		if _, err := fmt.Sscan(string(b), &r, &w); err == nil {
+			run += time.Duration(r)
+			wait += time.Duration(w)
+		}
+	}
+	return run, wait
+}
+
 // minorFaults returns the process's minor page faults so far: each is a
 // page of memory touched for the first time since the kernel gave it (or
 // took it back), which the kernel zeroes.
@@ -380,6 +406,28 @@ func profileBurst(b *testing.B, name string) (stop func()) {
 	}
 }
 
+// burstTrace names the execution trace of the burst alone.
+var burstTrace = flag.String("bursttrace", "", "write `prefix`-<engine>.trace: an execution trace of BenchmarkBurst100k's burst alone")
+
+// traceBurst starts tracing the burst of the named engine, when asked to,
+// and returns the function that ends it.
+func traceBurst(b *testing.B, name string) (stop func()) {
+	if *burstTrace == "" {
+		return func() {}
+	}
+	f, err := os.Create(*burstTrace + "-" + name + ".trace")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := trace.Start(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}
+}
+
 func writeHeap(b *testing.B, name string) {
 	runtime.GC()
 	f, err := os.Create(name)
@@ -415,14 +463,20 @@ func BenchmarkBurst100k(b *testing.B) {
 				eng.start()
 				time.Sleep(time.Until(due))
 				stopProfile := profileBurst(b, e.name)
+				stopTrace := traceBurst(b, e.name)
 				var ms0, ms1 runtime.MemStats
 				runtime.ReadMemStats(&ms0)
 				faults0 := minorFaults()
+				run0, wait0 := threadTimes()
+				t1 := time.Now()
 				cpu0 := cpuTime()
 				rec.wait(due.Add(60 * time.Second))
 				cpu := cpuTime() - cpu0
+				run1, wait1 := threadTimes()
+				window := time.Since(t1)
 				faults := minorFaults() - faults0
 				runtime.ReadMemStats(&ms1)
+				stopTrace()
 				stopProfile()
 				fired := rec.n.Load()
 				rec.mu.Lock()
@@ -438,6 +492,8 @@ func BenchmarkBurst100k(b *testing.B) {
 				b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(max(fired, 1)), "B/occ")
 				b.ReportMetric(float64(ms1.NumGC-ms0.NumGC), "gc")
 				b.ReportMetric(float64(faults)/float64(max(fired, 1)), "faults/occ")
+				b.ReportMetric(float64(run1-run0)/float64(window), "procs")
+				b.ReportMetric(float64(wait1-wait0)/float64(window), "procs-waited")
 			}
 		})
 	}
