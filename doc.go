@@ -1244,7 +1244,9 @@
 // answer ErrNotFound when either differs (the stores of this module a
 // [*RecreatedError], made by [NewRecreatedErrorOf], which a store of
 // your own may use too), and the Scheduler drops the outcome (logged
-// at Debug). So two jobs of one name created at the same instant (a clock that has not moved, as inside a
+// at Info); the attempt's lease, which the new job never held, is no
+// longer extended once an extension finds the name held by another job
+// (logged at Debug, as for a job deleted). So two jobs of one name created at the same instant (a clock that has not moved, as inside a
 // testing/synctest bubble, or a coarse one) are told apart by their
 // incarnations. A store must draw one: a store that keeps no Incarnation
 // (one written before the field, handing back zero) fails

@@ -135,7 +135,13 @@ type heldLease struct {
 	at               time.Time // when to extend it
 	collection, name string
 	permits          *heldPermits // the attempt's permits (see Limiter); nil: none
-	// deleted says that an extension found the job gone (ErrNotFound):
+	// incarnation and created are the attempt's job's (see
+	// JobRecord.sameJob), which tell it from a job created again under
+	// its name.
+	incarnation int64
+	created     time.Time
+	// deleted says that an extension found the job gone (ErrNotFound),
+	// or found its name held by another job (deleted and created again):
 	// it was deleted while its attempt ran. The lease is not extended
 	// again; the attempt's permits still are, while it runs.
 	deleted bool
@@ -150,7 +156,7 @@ type heldLease struct {
 // attempt, nil when none does.
 func (s *Scheduler) holdLease(r *JobRecord, at time.Time, slot *leaseSlot, permits *heldPermits) {
 	k := &s.leases
-	h := heldLease{at: at, collection: r.Collection, name: r.Name, permits: permits}
+	h := heldLease{at: at, collection: r.Collection, name: r.Name, permits: permits, incarnation: r.Incarnation, created: r.Created}
 	if slot != nil {
 		slot.mu.Lock()
 		slot.r, slot.heldLease = r, h
@@ -284,16 +290,30 @@ func (s *Scheduler) extendLeases() {
 	s.extendKeys(keys, &wg, slots, nil, func(i int, err error) {
 		failed.note(err)
 		d := &live[i]
-		gone := errors.Is(err, ErrNotFound)
+		gone, recreated := errors.Is(err, ErrNotFound), false
 		k.mu.Lock()
 		running := k.holds(d.r, d.collection, d.name)
+		k.mu.Unlock()
+		if running && errors.Is(err, ErrLeaseLost) {
+			// Another instance took the job over, or the job was deleted
+			// and created again, the new one unleased or leased anew: its
+			// lease was never the attempt's.
+			recreated = s.recreatedSince(&d.heldLease)
+			gone = recreated
+		}
 		if running && gone {
 			// Once: the next passes leave the lease alone.
+			k.mu.Lock()
 			running = k.forget(d.r, d.collection, d.name)
+			k.mu.Unlock()
 		}
-		k.mu.Unlock()
 		switch {
 		case !running: // the attempt ended and its outcome released the lease, or the deletion was noted
+		case recreated:
+			// Expected of a job deleted and created again while its
+			// attempt runs, as of one deleted.
+			s.log.Debug("extend lease: the job was deleted and created again while its attempt ran; the lease is no longer extended",
+				"job", d.name, "collection", d.collection)
 		case gone:
 			// Expected of a job deleted while its attempt runs: no
 			// failure of the store, nor of the lease.
@@ -333,6 +353,21 @@ func (s *Scheduler) extendLeases() {
 	if active || s.outcomes.waiting() {
 		s.armLeases()
 	}
+}
+
+// recreatedSince reports whether the job of h, whose extension met
+// ErrLeaseLost, is gone from the store, or its name holds another job
+// (deleted and created again): a read of the job tells. When the read
+// fails, it reports false, and the extension's failure is logged as a
+// lease lost.
+func (s *Scheduler) recreatedSince(h *heldLease) bool {
+	ctx, cancel := s.extendContext()
+	defer cancel()
+	fresh, err := s.runStore.GetJob(ctx, h.collection, h.name)
+	if err != nil {
+		return errors.Is(err, ErrNotFound)
+	}
+	return !fresh.sameJob(&JobRecord{Incarnation: h.incarnation, Created: h.created})
 }
 
 // extendParallel is the most calls extendLeases makes to the store at
