@@ -51,13 +51,17 @@ func TestWritesFailingAreAnOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		const lease = 30 * time.Second // longer than the outage: the attempt is not taken over
+		// When the writes succeed again after the attempt started: between
+		// two extensions, so that the outage ends with the next one, not
+		// at the instant of an extension or of a poll of Ready.
+		const writable = 14*time.Second + 250*time.Millisecond
 		st := &fullStore{Store: memory.New()}
 		var started atomic.Int64 // the attempt's start, in Unix nanoseconds
 		reg := &action.Registry{}
 		reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 			started.Store(time.Now().UnixNano())
 			st.full.Store(true)
-			time.AfterFunc(15*time.Second, func() { st.full.Store(false) })
+			time.AfterFunc(writable, func() { st.full.Store(false) })
 			time.Sleep(40 * time.Second)
 			return nil, nil
 		}))
@@ -88,7 +92,7 @@ func TestWritesFailingAreAnOutage(t *testing.T) {
 		// The first extension, a third of the lease into the attempt,
 		// fails; the next, two thirds into it, succeeds.
 		every := lease / 3
-		if len(notReady) == 0 || notReady[0] > every+time.Second || notReady[len(notReady)-1] < 15*time.Second ||
+		if len(notReady) == 0 || notReady[0] > every+time.Second || notReady[len(notReady)-1] < writable ||
 			notReady[len(notReady)-1] > 2*every+time.Second {
 			t.Errorf("Ready failed at %v after the attempt started, want from %v to %v", notReady, every, 2*every)
 		}
