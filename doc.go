@@ -1439,7 +1439,10 @@
 // calls count, and so do the writes of outcomes and of the extensions of
 // leases, of the claims on attempts that run beside others (AllowAll) and
 // of the permits of a collection's limits: while writes fail and reads succeed (a disk full), the outage lasts
-// until a write succeeds. An attempt that ends meanwhile keeps its
+// until a write succeeds (a write the store refuses without writing, a
+// job not found, a conflict or a lease lost, does not end it), or until a
+// call of the loop answers a LeaseDuration after the last write failed.
+// An attempt that ends meanwhile keeps its
 // lease (the heartbeat goes on trying) and its outcome is recorded again,
 // after waits of up to 2s and at once when the loop finds the store back,
 // so that the occurrence does not run again; a store reconnects by

@@ -39,7 +39,7 @@ func TestExtendKeysOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failed []int
-	s.extendKeys([]JobKey{a, lost, b, a, lost}, &wg, make(chan struct{}, 1), nil, func(i int, err error) {
+	s.extendKeys([]JobKey{a, lost, b, a, lost}, &wg, make(chan struct{}, 1), nil, &leaseFailures{}, func(i int, err error) {
 		mu.Lock()
 		failed = append(failed, i)
 		mu.Unlock()

@@ -287,8 +287,7 @@ func (s *Scheduler) extendLeases() {
 	for i, d := range live {
 		keys[i] = JobKey{d.collection, d.name}
 	}
-	s.extendKeys(keys, &wg, slots, nil, func(i int, err error) {
-		failed.note(err)
+	s.extendKeys(keys, &wg, slots, nil, &failed, func(i int, err error) {
 		d := &live[i]
 		gone, recreated := errors.Is(err, ErrNotFound), false
 		k.mu.Lock()
@@ -383,10 +382,11 @@ const extendBatch = 1000
 // call runs: one ExtendLeases call per extendBatch jobs when the store is
 // a LeaseExtender, else one ExtendLease per job; a job named more than
 // once in jobs is extended once. Once stop (when not nil) reports true,
-// it starts no more calls. failed is called, on those goroutines, for
-// each place in jobs of a job whose extension failed, with the error; a
-// call that failed as a whole fails each of its jobs.
-func (s *Scheduler) extendKeys(jobs []JobKey, wg *sync.WaitGroup, slots chan struct{}, stop func() bool, failed func(i int, err error)) {
+// it starts no more calls. The answers go to f (see leaseFailures.note),
+// and failed is called, on those goroutines, for each place in jobs of a
+// job whose extension failed, with the error; a call that failed as a
+// whole fails each of its jobs.
+func (s *Scheduler) extendKeys(jobs []JobKey, wg *sync.WaitGroup, slots chan struct{}, stop func() bool, f *leaseFailures, failed func(i int, err error)) {
 	jobs, places := uniqueKeys(jobs)
 	n := 1
 	if s.extender != nil {
@@ -401,10 +401,15 @@ func (s *Scheduler) extendKeys(jobs []JobKey, wg *sync.WaitGroup, slots chan str
 		chunk := jobs[from:min(from+n, len(jobs))]
 		wg.Go(func() {
 			defer func() { <-slots }()
-			for i, err := range s.extendChunk(chunk) {
+			errs := s.extendChunk(chunk)
+			if errs == nil || slices.Contains(errs, nil) {
+				f.note(nil) // a write succeeded
+			}
+			for i, err := range errs {
 				if err == nil {
 					continue
 				}
+				f.note(err)
 				if places == nil {
 					failed(from+i, err)
 					continue
@@ -495,8 +500,7 @@ func (s *Scheduler) extendAllWaiting(waiting []jobKey) {
 	var wg sync.WaitGroup
 	var failed leaseFailures
 	slots := make(chan struct{}, extendParallel)
-	s.extendKeys(jobs, &wg, slots, k.closed.Load, func(i int, err error) {
-		failed.note(err)
+	s.extendKeys(jobs, &wg, slots, k.closed.Load, &failed, func(i int, err error) {
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrLeaseLost) && !s.outcomes.unsent(waiting[i]) {
 			return
 		}
@@ -534,19 +538,26 @@ type leaseFailures struct {
 	// (its attempt may have ended meanwhile): nil when the store answered
 	// every call.
 	storeErr error
+	// wrote says that one of the pass's writes succeeded.
+	wrote bool
 }
 
-// note notes the answer err of one of the pass's calls (a lease's
-// extension, a claim's on an attempt that runs beside others, a permits'):
-// a failure of the store counts toward an outage (see settle); nil, or
-// another error, does not.
+// note notes the answer err of one of the pass's writes (a lease's
+// extension, a claim's on an attempt that runs beside others, a
+// permits'), or of a read that failed before one: a failure of the store
+// counts toward an outage, and nil, a write that succeeded, may end one
+// (see settle); another error, a verdict of the store that wrote
+// nothing, does neither.
 func (f *leaseFailures) note(err error) {
-	if !transient(err) {
+	if err != nil && !transient(err) {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.storeErr == nil {
+	switch {
+	case err == nil:
+		f.wrote = true
+	case f.storeErr == nil:
 		f.storeErr = err
 	}
 }
@@ -580,15 +591,22 @@ func (f *leaseFailures) add(collection, name string, err error) {
 }
 
 // settle ends a pass that made calls: the store's failures among them
-// count toward an outage, and an answer to every call ends one (see
-// storeWrote); then the failures, if any, are logged: how many, the first
+// count toward an outage; else a write that succeeded ends one (see
+// storeWrote), while reads and verdicts alone (a job deleted, a lease
+// lost) leave it as it is: they say nothing of the store's writes. Then the failures, if any, are logged: how many, the first
 // keptSample jobs (as collection/name) and the first error, at Warn; at
 // Debug when all of them are the store's failures during an outage that
 // this pass did not start (its start is logged once, as a whole).
 func (f *leaseFailures) settle(s *Scheduler) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	started := s.storeWrote("extend leases", f.storeErr)
+	var started bool
+	switch {
+	case f.storeErr != nil:
+		started = s.storeWrote("extend leases", f.storeErr)
+	case f.wrote:
+		s.storeWrote("extend leases", nil)
+	}
 	if f.n == 0 {
 		return
 	}

@@ -171,17 +171,22 @@ func (s *Scheduler) failed(what string, err error, now time.Time, write bool) bo
 }
 
 // storeWrote notes the answer err of a write of the store (an outcome, lease
-// extensions): a failure of the store counts toward an outage; success,
-// or a verdict of the store, ends one. A success costs two atomic loads
-// while the store answers. It reports whether err started an outage.
+// extensions): a failure of the store counts toward an outage; success
+// ends one. A verdict of the store (ErrConflict, ErrLeaseLost,
+// ErrNotFound) does neither: the store wrote nothing, and may answer so
+// while its writes fail (a disk full); the outage then ends with the next
+// write that succeeds, or the run loop's next call that answers a
+// LeaseDuration after the last write failed (see answered). A success
+// costs an atomic load while the store answers. It reports whether err
+// started an outage.
 func (s *Scheduler) storeWrote(what string, err error) (started bool) {
 	switch {
-	case transient(err):
-		return s.failed(what, err, time.Now(), true)
-	case err == nil || errors.Is(err, ErrConflict) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
+	case err == nil:
 		if s.health.isDown.Load() {
 			s.answered(time.Now(), true)
 		}
+	case transient(err):
+		return s.failed(what, err, time.Now(), true)
 	}
 	return false
 }

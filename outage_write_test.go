@@ -225,3 +225,97 @@ func TestExtensionsFailingAreAnOutage(t *testing.T) {
 		})
 	}
 }
+
+// verdictStore is a memory store whose writes of the run loop (records
+// and lease extensions) fail with errFull while full is set, and whose
+// reads answer, as fullStore's do; an extension of the lease of a job
+// that is gone then answers ErrNotFound, as a store that finds no row to
+// write does, without writing.
+type verdictStore struct {
+	scheduler.Store
+	full atomic.Bool
+}
+
+func (s *verdictStore) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	if s.full.Load() {
+		if _, err := s.Store.GetJob(ctx, collection, name); err != nil {
+			return err
+		}
+		return errFull
+	}
+	return s.Store.ExtendLease(ctx, collection, name, owner, until)
+}
+
+func (s *verdictStore) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	if s.full.Load() {
+		return errFull
+	}
+	return s.Store.Record(ctx, owner, j, history)
+}
+
+// TestVerdictDoesNotEndWriteOutage: while the store's writes fail, a pass
+// of the lease keeper whose calls all answer without writing (the
+// extension of the lease of a job deleted while its attempt runs meets
+// ErrNotFound) does not end the outage that a failed write started: Ready
+// reports it until a write succeeds, or until a call of the run loop
+// answers a LeaseDuration after the last write failed.
+func TestVerdictDoesNotEndWriteOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		const lease = 30 * time.Second
+		every := lease / 3
+		st := &verdictStore{Store: memory.New()}
+		started := make(chan struct{})
+		reg := &action.Registry{}
+		reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			st.full.Store(true)
+			close(started)
+			time.Sleep(2 * lease)
+			return nil, nil
+		}))
+		var log syncbuf.Buffer
+		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", LeaseDuration: lease,
+			Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Now().Add(time.Second)
+		if _, err := s.PutJob(ctx, "c", "j", &scheduler.Job{StartTime: &at, Action: action.Action{Type: "Work"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
+		<-started
+		// The first extension, a third of the lease into the attempt,
+		// fails: the outage starts.
+		time.Sleep(every + every/5)
+		if err := s.Ready(ctx); err == nil {
+			t.Fatalf("Ready = nil once the first extension failed, want the outage")
+		}
+		if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		// The next extension, two thirds of the lease into the attempt,
+		// finds the job gone: no write succeeded.
+		time.Sleep(every)
+		if err := s.Ready(ctx); err == nil {
+			t.Errorf("Ready = nil once an extension found the job deleted, while writes still fail; want the outage")
+		}
+		if text := log.String(); strings.Contains(text, "the store answers again") {
+			t.Errorf("the log says the store answers again while its writes fail:\n%s", text)
+		}
+		// Once the writes no longer fail, with none left to try (the
+		// attempt still runs), the loop's calls that answer end the
+		// outage a LeaseDuration after the last write failed.
+		st.full.Store(false)
+		time.Sleep(lease + 2*scheduler.DefaultPollInterval)
+		if err := s.Ready(ctx); err != nil {
+			t.Errorf("Ready = %v a LeaseDuration after the last write failed, want nil", err)
+		}
+	})
+}
