@@ -1438,7 +1438,9 @@
 // ([Scheduler.Ready] meanwhile reports the store's error). The loop's
 // calls count, and so do the writes of outcomes and of the extensions of
 // leases, of the claims on attempts that run beside others (AllowAll) and
-// of the permits of a collection's limits: while writes fail and reads succeed (a disk full), the outage lasts
+// of the permits of a collection's limits, and the takes and give-backs of
+// those permits (each failed call in between is logged at Debug, not
+// warned of one by one): while writes fail and reads succeed (a disk full), the outage lasts
 // until a write succeeds (a write the store refuses without writing, a
 // job not found, a conflict or a lease lost, does not end it), or until a
 // call of the loop answers a LeaseDuration after the last write failed.

@@ -743,7 +743,8 @@ func (s *Scheduler) extendRuns(runs []*heldRun, failed *leaseFailures) {
 		case errors.Is(err, ErrNotFound):
 			return
 		case !errors.Is(err, ErrConflict):
-			s.log.Warn("extend the claim on an attempt of an occurrence that runs beside others", "job", name, "collection", collection, "err", err)
+			s.log.Log(context.Background(), failureLevel(err), "extend the claim on an attempt of an occurrence that runs beside others",
+				"job", name, "collection", collection, "err", err)
 			return
 		}
 	}
@@ -768,7 +769,7 @@ func (s *Scheduler) extendRunPermits(holder string) error {
 	n, err := s.limiter.ExtendPermits(ctx, holder, now, now.Add(s.cfg.LeaseDuration))
 	switch {
 	case err != nil:
-		s.log.Warn("extend the permits of the collection's limits", "holder", holder, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "extend the permits of the collection's limits", "holder", holder, "err", err)
 	case n == 0:
 		s.log.Error("the permits of a side-by-side attempt expired unextended: another attempt may run in its place", "holder", holder)
 	}

@@ -114,6 +114,9 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 	until := now.Add(hold)
 	g, err := s.limiter.AcquirePermits(context.Background(), PermitRequest{
 		Holder: holder, Now: now, Until: until, Permits: ps})
+	if err != nil || g.Granted { // a refusal writes nothing
+		s.storeWrote("take the permits of the collection's limits", err)
+	}
 	if err == nil && g.Granted {
 		n := 0
 		for _, p := range ps {
@@ -137,7 +140,8 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 		// The take may have been written with its reply lost: give
 		// back whatever holder got, which no later attempt asks for.
 		s.releasePermits(holder)
-		s.log.Warn("take the permits of the collection's limits; the attempt waits", "job", r.Name, "collection", r.Collection, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "take the permits of the collection's limits; the attempt waits",
+			"job", r.Name, "collection", r.Collection, "err", err)
 		return nil, now.Add(limitWaitMax), -1
 	}
 	if g.RetryAt.After(now) {
@@ -167,7 +171,7 @@ func (s *Scheduler) extendPermits(p *heldPermits) error {
 	case err == nil:
 		s.log.Error("the attempt's permits of the collection's limits expired unextended; it is cancelled", "holder", p.holder, "held", n, "taken", p.n)
 	case now.Add(s.cfg.LeaseDuration / 3).Before(time.Unix(0, p.until.Load())):
-		s.log.Warn("extend the permits of the collection's limits", "holder", p.holder, "err", err)
+		s.log.Log(context.Background(), failureLevel(err), "extend the permits of the collection's limits", "holder", p.holder, "err", err)
 		return err
 	default:
 		s.log.Error("the attempt's permits of the collection's limits expire before they can be extended; it is cancelled", "holder", p.holder, "err", err)
@@ -179,10 +183,14 @@ func (s *Scheduler) extendPermits(p *heldPermits) error {
 }
 
 // releasePermits gives back the permits that holder holds; when that
-// fails, they return when their lease expires.
+// fails, they return when their lease expires. A failure of the store
+// counts toward an outage.
 func (s *Scheduler) releasePermits(holder string) {
-	if err := s.limiter.ReleasePermits(context.Background(), holder); err != nil {
-		s.log.Warn("give back the permits of the collection's limits; they return when their lease expires", "holder", holder, "err", err)
+	err := s.limiter.ReleasePermits(context.Background(), holder)
+	s.storeWrote("give back the permits of the collection's limits", err)
+	if err != nil {
+		s.log.Log(context.Background(), failureLevel(err), "give back the permits of the collection's limits; they return when their lease expires",
+			"holder", holder, "err", err)
 	}
 }
 

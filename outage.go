@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -189,6 +190,18 @@ func (s *Scheduler) storeWrote(what string, err error) (started bool) {
 		return s.failed(what, err, time.Now(), true)
 	}
 	return false
+}
+
+// failureLevel is the level of the log line of a call that failed with
+// err, counted toward an outage by the caller (see storeWrote): Debug
+// for a failure of the store, which the outage logs once as it starts
+// and once as it ends, rather than each call that fails; Warn for
+// another error.
+func failureLevel(err error) slog.Level {
+	if transient(err) {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
 }
 
 // storeAnswered notes that a call of the loop succeeded at now.

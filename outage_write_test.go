@@ -218,6 +218,14 @@ func TestExtensionsFailingAreAnOutage(t *testing.T) {
 				if n := strings.Count(text, "the store answers again"); n != 1 {
 					t.Errorf("the log says %d times that the store answers again, want once", n)
 				}
+				// Once each way: the failed extensions in between are not
+				// warned of one by one.
+				for l := range strings.Lines(text) {
+					if (strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR")) && strings.Contains(l, errFull.Error()) &&
+						!strings.Contains(l, "the store does not answer") {
+						t.Errorf("the log warns of a failure the outage counts: %s", l)
+					}
+				}
 				if t.Failed() {
 					t.Logf("log:\n%s", text)
 				}
@@ -316,6 +324,144 @@ func TestVerdictDoesNotEndWriteOutage(t *testing.T) {
 		time.Sleep(lease + 2*scheduler.DefaultPollInterval)
 		if err := s.Ready(ctx); err != nil {
 			t.Errorf("Ready = %v a LeaseDuration after the last write failed, want nil", err)
+		}
+	})
+}
+
+// writesFailStore is a memory store whose writes of the run loop but its
+// claims (records, lease extensions, takes and give-backs of permits) fail
+// with errFull while full is set, as while a disk is full; a claim that
+// takes jobs sets full while fillOnClaim is set.
+type writesFailStore struct {
+	*memory.Store
+	full, fillOnClaim atomic.Bool
+}
+
+func (s *writesFailStore) ClaimDue(ctx context.Context, now time.Time, owner string, until time.Time, limit int) ([]*scheduler.JobRecord, error) {
+	rs, err := s.Store.ClaimDue(ctx, now, owner, until, limit)
+	if len(rs) > 0 && s.fillOnClaim.Load() {
+		s.full.Store(true)
+	}
+	return rs, err
+}
+
+func (s *writesFailStore) ClaimDueBy(ctx context.Context, req scheduler.ClaimRequest) ([]*scheduler.JobRecord, error) {
+	rs, err := s.Store.ClaimDueBy(ctx, req)
+	if len(rs) > 0 && s.fillOnClaim.Load() {
+		s.full.Store(true)
+	}
+	return rs, err
+}
+
+func (s *writesFailStore) Record(ctx context.Context, owner string, r *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
+	if s.full.Load() {
+		return errFull
+	}
+	return s.Store.Record(ctx, owner, r, history)
+}
+
+func (s *writesFailStore) RecordBatch(ctx context.Context, owner string, batch []scheduler.RecordRequest) []error {
+	if s.full.Load() {
+		errs := make([]error, len(batch))
+		for i := range errs {
+			errs[i] = errFull
+		}
+		return errs
+	}
+	return s.Store.RecordBatch(ctx, owner, batch)
+}
+
+func (s *writesFailStore) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
+	if s.full.Load() {
+		return errFull
+	}
+	return s.Store.ExtendLease(ctx, collection, name, owner, until)
+}
+
+func (s *writesFailStore) ExtendLeases(ctx context.Context, owner string, until time.Time, jobs []scheduler.JobKey) []error {
+	if s.full.Load() {
+		errs := make([]error, len(jobs))
+		for i := range errs {
+			errs[i] = errFull
+		}
+		return errs
+	}
+	return s.Store.ExtendLeases(ctx, owner, until, jobs)
+}
+
+func (s *writesFailStore) AcquirePermits(ctx context.Context, req scheduler.PermitRequest) (scheduler.PermitGrant, error) {
+	if s.full.Load() {
+		return scheduler.PermitGrant{}, errFull
+	}
+	return s.Store.AcquirePermits(ctx, req)
+}
+
+func (s *writesFailStore) ReleasePermits(ctx context.Context, holder string) error {
+	if s.full.Load() {
+		return errFull
+	}
+	return s.Store.ReleasePermits(ctx, holder)
+}
+
+// TestPermitTakesFailingAreAnOutage: when the store's writes fail once
+// jobs of a collection with limits are claimed, the failed takes (and
+// give-backs) of their permits count toward the outage that the log
+// notes once when it starts and once when it ends, rather than a warning
+// each; the attempts run when the store is back.
+func TestPermitTakesFailingAreAnOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := &writesFailStore{Store: memory.New()}
+		st.fillOnClaim.Store(true)
+		var ran atomic.Int32
+		reg := &action.Registry{}
+		reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			ran.Add(1)
+			return nil, nil
+		}))
+		var log syncbuf.Buffer
+		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a",
+			Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		putLimits(t, s, scheduler.Limit{Key: scheduler.LimitCollection, MaxConcurrent: 10})
+		at := time.Now().Add(time.Second)
+		for _, name := range []string{"j1", "j2", "j3"} {
+			if _, err := s.PutJob(ctx, "c", name, &scheduler.Job{StartTime: &at, Action: action.Action{Type: "Work"}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
+		time.Sleep(10 * time.Second)
+		if err := s.Ready(ctx); err == nil {
+			t.Errorf("Ready = nil while the writes fail, want the outage")
+		}
+		st.fillOnClaim.Store(false)
+		st.full.Store(false)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if n := ran.Load(); n != 3 {
+			t.Errorf("%d attempts ran once the store was back, want 3", n)
+		}
+		text := log.String()
+		if n := strings.Count(text, "the store does not answer"); n != 1 {
+			t.Errorf("the log says %d times that the store does not answer, want once", n)
+		}
+		if n := strings.Count(text, "the store answers again"); n != 1 {
+			t.Errorf("the log says %d times that the store answers again, want once", n)
+		}
+		for l := range strings.Lines(text) {
+			if (strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR")) && strings.Contains(l, "permits") &&
+				!strings.Contains(l, "the store does not answer") {
+				t.Errorf("the log warns of a failure of permits the outage counts: %s", l)
+			}
+		}
+		if t.Failed() {
+			t.Logf("log:\n%s", text)
 		}
 	})
 }
