@@ -86,6 +86,27 @@ func (k *leaseKeeper) holds(r *JobRecord, collection, name string) bool {
 	return false
 }
 
+// holdsPermits reports whether an attempt's lease is held with permits p:
+// not once the attempt ended, which gives them back.
+func (k *leaseKeeper) holdsPermits(p *heldPermits) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, h := range k.held {
+		if h.permits == p {
+			return true
+		}
+	}
+	for _, sl := range k.slots {
+		sl.mu.Lock()
+		ok := sl.r != nil && sl.permits == p
+		sl.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
 // forget notes that the lease on job collection/name held for record r
 // belongs to a job deleted since, and reports whether it was still held
 // and not noted before. k.mu is held.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/syncbuf"
 	"github.com/jobclock/scheduler/store/memory"
 )
 
@@ -135,4 +137,73 @@ func TestSlowPermitsClaimedAgainRunsOnce(t *testing.T) {
 			})
 		}
 	}
+}
+
+// extendAfterRelease is a memory store whose first ExtendPermits waits
+// for the first ReleasePermits to have given the permits back: the lease
+// keeper's extension of an attempt's permits answers after the attempt
+// ended and gave them back.
+type extendAfterRelease struct {
+	*memory.Store
+	extending chan struct{} // closed when the first ExtendPermits comes
+	released  chan struct{} // closed once the first ReleasePermits returned
+	once      sync.Once
+	first     atomic.Bool
+}
+
+func (s *extendAfterRelease) ExtendPermits(ctx context.Context, holder string, now, until time.Time) (int, error) {
+	if s.first.CompareAndSwap(false, true) {
+		close(s.extending)
+		<-s.released
+	}
+	return s.Store.ExtendPermits(ctx, holder, now, until)
+}
+
+func (s *extendAfterRelease) ReleasePermits(ctx context.Context, holder string) error {
+	err := s.Store.ReleasePermits(ctx, holder)
+	s.once.Do(func() { close(s.released) })
+	return err
+}
+
+// TestPermitsGivenBackAsExtended: an extension of an attempt's permits
+// that answers once the attempt ended and gave them back finds none held,
+// which is no loss: nothing is logged as an error.
+func TestPermitsGivenBackAsExtended(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := &extendAfterRelease{Store: memory.New(), extending: make(chan struct{}), released: make(chan struct{})}
+		reg := &action.Registry{}
+		reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+			<-st.extending // the attempt ends as its permits are being extended
+			return nil, nil
+		}))
+		var log syncbuf.Buffer
+		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: "a", LeaseDuration: 30 * time.Second,
+			Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		putLimits(t, s, scheduler.Limit{Key: scheduler.LimitCollection, MaxConcurrent: 10})
+		at := time.Now().Add(time.Second)
+		if _, err := s.PutJob(ctx, "c", "j", &scheduler.Job{StartTime: &at, Action: action.Action{Type: "Work"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
+		time.Sleep(time.Minute)
+		r, err := s.GetJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status.ExecutionCount != 1 || r.Status.FailureCount != 0 {
+			t.Errorf("status %+v, want one execution that succeeded", r.Status)
+		}
+		for l := range strings.Lines(log.String()) {
+			if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+				t.Errorf("log: %s", l)
+			}
+		}
+	})
 }

@@ -157,7 +157,8 @@ func (s *Scheduler) takePermits(r *JobRecord, o *Occurrence, limits []Limit, now
 // cancelled: past their expiry, another attempt may hold them, and a
 // limit holds only as far as the leases of its permits do. It returns
 // the store's error, which the lease keeper counts as it counts the
-// failed extensions of leases (see leaseFailures).
+// failed extensions of leases (see leaseFailures). Permits that an
+// attempt that ended meanwhile gave back are no loss: nothing is logged.
 func (s *Scheduler) extendPermits(p *heldPermits) error {
 	now := time.Now()
 	until := now.Add(s.cfg.LeaseDuration)
@@ -168,6 +169,9 @@ func (s *Scheduler) extendPermits(p *heldPermits) error {
 	case err == nil && n == p.n:
 		p.until.Store(until.UnixNano())
 		return nil
+	case !s.leases.holdsPermits(p):
+		// The attempt ended meanwhile, and gave them back: none is lost.
+		return err
 	case err == nil:
 		s.log.Error("the attempt's permits of the collection's limits expired unextended; it is cancelled", "holder", p.holder, "held", n, "taken", p.n)
 	case now.Add(s.cfg.LeaseDuration / 3).Before(time.Unix(0, p.until.Load())):
