@@ -614,10 +614,11 @@ func (f *leaseFailures) add(collection, name string, err error) {
 // settle ends a pass that made calls: the store's failures among them
 // count toward an outage; else a write that succeeded ends one (see
 // storeWrote), while reads and verdicts alone (a job deleted, a lease
-// lost) leave it as it is: they say nothing of the store's writes. Then the failures, if any, are logged: how many, the first
-// keptSample jobs (as collection/name) and the first error, at Warn; at
-// Debug when all of them are the store's failures during an outage that
-// this pass did not start (its start is logged once, as a whole).
+// lost) leave it as it is: they say nothing of the store's writes. Then
+// the failures, if any, are logged: how many, the first keptSample jobs
+// (as collection/name) and the first error, at Warn; at Debug when all of
+// them are the store's failures during an outage that this pass did not
+// start (its start is logged once, as a whole).
 func (f *leaseFailures) settle(s *Scheduler) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
