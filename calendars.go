@@ -38,6 +38,13 @@ type PutCalendarOptions struct {
 	// ErrPreconditionFailed unless the calendar exists with this ETag
 	// ("*": exists at all).
 	IfMatch string
+	// IfNoneMatch, when "*", makes the put create the calendar only: it
+	// fails with ErrPreconditionFailed when the calendar exists, checked
+	// in the same store write that creates it (a write of its
+	// collection's record), so that of several such puts at once exactly
+	// one creates it. Empty puts whether the calendar exists or not; any
+	// other value fails with ErrInvalid at "IfNoneMatch".
+	IfNoneMatch string
 }
 
 // calendarNotFound is the error of a calendar that does not exist.
@@ -83,6 +90,9 @@ func (s *Scheduler) putCalendar(ctx context.Context, to collectionTarget, collec
 	if err := checkName("calendar", name); err != nil {
 		return nil, err
 	}
+	if err := checkIfNoneMatch(opts.IfNoneMatch); err != nil {
+		return nil, err
+	}
 	excl, err := def.Compile()
 	if err != nil {
 		return nil, err
@@ -96,6 +106,9 @@ func (s *Scheduler) putCalendar(ctx context.Context, to collectionTarget, collec
 	// (see recheckPut).
 	_, err = s.writeCollectionTo(ctx, to, collection, "", false, func(old *CollectionRecord) (*JobCollection, error) {
 		e := old.Definition.Calendars[name]
+		if opts.IfNoneMatch == "*" && e != nil {
+			return nil, fmt.Errorf("calendar %q of collection %q exists: %w", name, collection, ErrPreconditionFailed)
+		}
 		if err := preconditions("calendar", name, opts.IfMatch, etagOfCalendar(e), e != nil); err != nil {
 			return nil, err
 		}

@@ -63,6 +63,13 @@ type PutCollectionOptions struct {
 	// IfMatch, when not empty, makes the write fail with
 	// ErrPreconditionFailed unless the collection exists with this ETag.
 	IfMatch string
+	// IfNoneMatch, when "*", makes the put create the collection only: it
+	// fails with ErrPreconditionFailed when the collection exists, checked
+	// in the same store write that creates it, so that of several such
+	// puts at once exactly one creates it. Empty puts whether the
+	// collection exists or not; any other value fails with ErrInvalid at
+	// "IfNoneMatch".
+	IfNoneMatch string
 }
 
 // PatchCollectionOptions are the options of [Scheduler.PatchCollection].
@@ -90,10 +97,16 @@ func (s *Scheduler) putCollection(ctx context.Context, to collectionTarget, name
 	if def == nil {
 		def = &JobCollection{}
 	}
-	if err := errors.Join(checkName("collection", name), def.Validate()); err != nil {
+	if err := errors.Join(checkName("collection", name), checkIfNoneMatch(opts.IfNoneMatch), def.Validate()); err != nil {
 		return nil, err
 	}
 	return s.writeCollectionTo(ctx, to, name, opts.IfMatch, true, func(old *CollectionRecord) (*JobCollection, error) {
+		if opts.IfNoneMatch == "*" && old != nil {
+			// A create is written over Version 0, which the store
+			// refuses when the collection exists: this check and that
+			// write are one step.
+			return nil, fmt.Errorf("job collection %q exists: %w", name, ErrPreconditionFailed)
+		}
 		return keepCalendars(def, old), nil
 	})
 }

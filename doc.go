@@ -95,6 +95,10 @@
 // the store write itself: [PutJobOptions.IfMatch] (the job's ETag, or "*":
 // it exists) and [PutJobOptions.IfNoneMatch] ("*": it does not exist, the
 // put only creates); either failing is ErrPreconditionFailed (REST: 412).
+// Puts of collections and calendars take both as well
+// ([PutCollectionOptions], [PutCalendarOptions]): a create-only put is a
+// create in the store (Version 0), which fails when the record exists, so
+// of several at once exactly one creates it.
 //
 // Object keys are matched without regard to case, as the original service
 // did ("Occurrence" and "occurrence" are the same key; so are "startTime"

@@ -71,3 +71,57 @@ func TestPutJobIfNoneMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestPutCollectionAndCalendarIfNoneMatch: IfNoneMatch "*" on a put of a
+// collection or calendar creates it and leaves one that exists as it is,
+// failing with ErrPreconditionFailed; any other value is refused at
+// "IfNoneMatch", writing nothing. (storetest's CreateOnly races them.)
+func TestPutCollectionAndCalendarIfNoneMatch(t *testing.T) {
+	ctx := context.Background()
+	s, err := scheduler.New(memory.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPath := func(what string, err error) {
+		t.Helper()
+		errs := scheduler.ValidationErrors(err)
+		if !errors.Is(err, scheduler.ErrInvalid) || len(errs) != 1 || errs[0].Path != "IfNoneMatch" {
+			t.Errorf(`%s with an IfNoneMatch other than "*" = %v, want ErrInvalid at IfNoneMatch`, what, err)
+		}
+	}
+	_, err = s.PutCollection(ctx, "c", nil, &scheduler.PutCollectionOptions{IfNoneMatch: `"x"`})
+	wantPath("PutCollection", err)
+	if _, err := s.GetCollection(ctx, "c"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("GetCollection after the refused put = %v, want ErrNotFound", err)
+	}
+	create := &scheduler.PutCollectionOptions{IfNoneMatch: "*"}
+	first, err := s.PutCollection(ctx, "c", nil, create)
+	if err != nil || first.Version != 1 {
+		t.Fatalf("PutCollection of a new collection with IfNoneMatch * = %v, %v; want it created", first, err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, create); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("PutCollection of an existing collection with IfNoneMatch * = %v, want ErrPreconditionFailed", err)
+	}
+	if got, err := s.GetCollection(ctx, "c"); err != nil || got.ETag != first.ETag {
+		t.Errorf("GetCollection after the refused put = %v, %v; want ETag %q", got, err, first.ETag)
+	}
+
+	cal := &scheduler.Calendar{Properties: scheduler.CalendarProperties{Dates: []string{"2030-12-25"}}}
+	_, err = s.PutCalendar(ctx, "c", "h", cal, &scheduler.PutCalendarOptions{IfNoneMatch: "abc"})
+	wantPath("PutCalendar", err)
+	if _, err := s.GetCalendar(ctx, "c", "h"); !errors.Is(err, scheduler.ErrNotFound) {
+		t.Errorf("GetCalendar after the refused put = %v, want ErrNotFound", err)
+	}
+	calCreate := &scheduler.PutCalendarOptions{IfNoneMatch: "*"}
+	made, err := s.PutCalendar(ctx, "c", "h", cal, calCreate)
+	if err != nil || !made.Created {
+		t.Fatalf("PutCalendar of a new calendar with IfNoneMatch * = %v, %v; want it created", made, err)
+	}
+	other := &scheduler.Calendar{Properties: scheduler.CalendarProperties{Dates: []string{"2030-12-26"}}}
+	if _, err := s.PutCalendar(ctx, "c", "h", other, calCreate); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("PutCalendar of an existing calendar with IfNoneMatch * = %v, want ErrPreconditionFailed", err)
+	}
+	if got, err := s.GetCalendar(ctx, "c", "h"); err != nil || got.ETag != made.ETag {
+		t.Errorf("GetCalendar after the refused put = %v, %v; want ETag %q", got, err, made.ETag)
+	}
+}

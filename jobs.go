@@ -241,6 +241,14 @@ func shortestGap(t *Timing) (gap time.Duration, ok bool) {
 	return gap, ok
 }
 
+// checkIfNoneMatch refuses an IfNoneMatch option other than "" and "*".
+func checkIfNoneMatch(v string) error {
+	if v != "" && v != "*" {
+		return &ValidationError{Path: "IfNoneMatch", Value: strconv.Quote(v), Reason: `must be empty or "*"`}
+	}
+	return nil
+}
+
 // preconditions checks IfMatch against the stored ETag.
 func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 	if ifMatch == "" || ifMatch == "*" && exists {
@@ -355,8 +363,8 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 	if err := jobdef.ValidateTags(opts.Tags); err != nil {
 		return nil, err
 	}
-	if opts.IfNoneMatch != "" && opts.IfNoneMatch != "*" {
-		return nil, &ValidationError{Path: "IfNoneMatch", Value: strconv.Quote(opts.IfNoneMatch), Reason: `must be empty or "*"`}
+	if err := checkIfNoneMatch(opts.IfNoneMatch); err != nil {
+		return nil, err
 	}
 	judged := def != nil && anySealed(jobSecrets(def))
 	for range maxWriteAttempts {

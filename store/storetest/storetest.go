@@ -7,7 +7,8 @@
 //	}
 //
 // The suite checks the behaviour that the Store interface documents:
-// create/replace/delete edge cases, versions, the job-count quota under
+// create/replace/delete edge cases, versions, creates of one record at once
+// (directly and through a Scheduler's create-only puts), the job-count quota under
 // concurrency, claim order and leases (also with many concurrent
 // claimers), recording with a lost lease, history order, filters, paging
 // and retention, cascading deletes, that errors match the scheduler's
@@ -93,6 +94,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ClaimedDefinitionsStay", testClaimedDefinitionsStay},
 		{"ClaimHandles", testClaimHandles},
 		{"SchedulerRecordsAreTheCallers", testSchedulerRecordsAreTheCallers},
+		{"CreateOnly", testCreateOnly},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
