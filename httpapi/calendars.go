@@ -48,16 +48,27 @@ func (h *handler) putCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err := sameResource(data, "calendar", rq.sc.calendarID(rq.calendar), rq.calendar); err != nil {
 		return err
 	}
-	if v := r.Header.Get("If-None-Match"); v != "" {
-		// Ignoring it would replace a calendar that the caller meant
-		// only to create.
-		return badRequest("If-None-Match", "A calendar PUT has no create-only form: it takes no If-None-Match header, not '%s'.", v)
+	createOnly, err := ifNoneMatch(r)
+	if err != nil {
+		return err
 	}
 	def, err := scheduler.ParseCalendar(data)
 	if err != nil {
 		return validationError(err, "")
 	}
-	c, err := h.s.PutCalendar(r.Context(), rq.sc.key(), rq.calendar, def, &scheduler.PutCalendarOptions{IfMatch: ifMatch(r)})
+	opts := &scheduler.PutCalendarOptions{IfMatch: ifMatch(r)}
+	if createOnly {
+		opts.IfNoneMatch = "*"
+	}
+	c, err := h.s.PutCalendar(r.Context(), rq.sc.key(), rq.calendar, def, opts)
+	if createOnly {
+		if err := createOnlyFailed("calendar '"+rq.calendar+"'", opts.IfMatch, err, func() bool {
+			_, gerr := h.s.GetCalendar(r.Context(), rq.sc.key(), rq.calendar)
+			return gerr == nil
+		}); err != nil {
+			return err
+		}
+	}
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}

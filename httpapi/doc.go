@@ -158,12 +158,13 @@
 // and one with an entity tag answers 412 unless it is the current one;
 // that tag is read just before the deletion, which does not check it
 // again in the same store write: a write landing between the two is
-// deleted with it. A PUT of a job or job collection with If-None-Match: *
-// only creates it: 412 PreconditionFailed with target If-None-Match when
-// it exists (any other If-None-Match value is 400); a 412 for an If-Match
-// that does not hold has target If-Match. A PUT of a calendar with any
-// If-None-Match header is 400. The tag changes on every write through the API, not when a job
-// runs.
+// deleted with it. A PUT of a job, job collection or calendar with
+// If-None-Match: * only creates it: 412 PreconditionFailed with target
+// If-None-Match when it exists (any other If-None-Match value is 400). The
+// check is made in the store write that creates the resource, so of
+// several such PUTs at once exactly one answers 201 and the others 412. A
+// 412 for an If-Match that does not hold has target If-Match. The tag
+// changes on every write through the API, not when a job runs.
 //
 // # Errors
 //

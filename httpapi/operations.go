@@ -198,8 +198,7 @@ func (h *handler) replaceCollection(ctx context.Context, rq *request, def *sched
 	switch {
 	case err == nil:
 		if createOnly {
-			return nil, newError(http.StatusPreconditionFailed, CodePreconditionFailed, "If-None-Match",
-				"The job collection '%s' exists, and the If-None-Match header '*' only creates it.", rq.sc.jc)
+			return nil, existsFailed("job collection '" + rq.sc.jc + "'")
 		}
 		if !withLocation {
 			def.Location = cur.Definition.Location
@@ -212,11 +211,39 @@ func (h *handler) replaceCollection(ctx context.Context, rq *request, def *sched
 	case !errors.Is(err, scheduler.ErrNotFound):
 		return nil, err
 	}
-	c, err := h.s.PutCollection(ctx, key, def, &scheduler.PutCollectionOptions{IfMatch: ifMatch})
-	if guard && errors.Is(err, scheduler.ErrPreconditionFailed) {
+	opts := &scheduler.PutCollectionOptions{IfMatch: ifMatch}
+	if createOnly {
+		opts.IfNoneMatch = "*"
+	}
+	c, err := h.s.PutCollection(ctx, key, def, opts)
+	switch {
+	case guard && errors.Is(err, scheduler.ErrPreconditionFailed):
 		return nil, changedMeanwhile(rq)
+	case createOnly && ifMatch == "" && errors.Is(err, scheduler.ErrPreconditionFailed):
+		// Another request created it after the read above.
+		return nil, existsFailed("job collection '" + rq.sc.jc + "'")
 	}
 	return c, err
+}
+
+// existsFailed is the 412 of a create-only PUT (If-None-Match: *) of the
+// resource what ("job 'j1'"), which exists.
+func existsFailed(what string) error {
+	return newError(http.StatusPreconditionFailed, CodePreconditionFailed, "If-None-Match",
+		"The %s exists, and the If-None-Match header '*' only creates it.", what)
+}
+
+// createOnlyFailed returns the 412 of a create-only PUT (If-None-Match: *)
+// of the resource what that failed with err, when err matches
+// ErrPreconditionFailed because the resource exists: always when the
+// request has no If-Match header (ifMatch empty), else when exists, a read
+// made now, says so (otherwise the If-Match header is at fault, which
+// engineError reports). nil when that is not the case.
+func createOnlyFailed(what, ifMatch string, err error, exists func() bool) error {
+	if !errors.Is(err, scheduler.ErrPreconditionFailed) || ifMatch != "" && !exists() {
+		return nil
+	}
+	return existsFailed(what)
 }
 
 // changedMeanwhile is the error of a write of the collection of rq that
@@ -463,17 +490,12 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	began := time.Now().Truncate(time.Microsecond)
 	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, opts)
-	if createOnly && errors.Is(err, scheduler.ErrPreconditionFailed) {
-		// The job exists (If-None-Match at fault), or does not and the
-		// If-Match header wants it to (engineError says so).
-		exists := opts.IfMatch == ""
-		if !exists {
+	if createOnly {
+		if err := createOnlyFailed("job '"+rq.job+"'", opts.IfMatch, err, func() bool {
 			_, gerr := h.s.GetJob(r.Context(), rq.sc.key(), rq.job)
-			exists = gerr == nil
-		}
-		if exists {
-			return newError(http.StatusPreconditionFailed, CodePreconditionFailed, "If-None-Match",
-				"The job '%s' exists, and the If-None-Match header '*' only creates it.", rq.job)
+			return gerr == nil
+		}); err != nil {
+			return err
 		}
 	}
 	if err != nil {

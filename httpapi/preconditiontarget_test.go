@@ -12,10 +12,9 @@ import (
 
 // TestPreconditionFailedNamesHeader: a 412 names the header that does not
 // hold, in its target and its message: If-None-Match for a PUT with
-// If-None-Match: * of a job or collection that exists, If-Match for one
-// whose If-Match wants a job that does not exist. A calendar PUT, which
-// has no create-only form, refuses If-None-Match rather than replacing
-// the calendar.
+// If-None-Match: * of a job, collection or calendar that exists, If-Match
+// for one whose If-Match wants a job that does not exist; an
+// If-None-Match other than * is refused (400) at If-None-Match.
 func TestPreconditionFailedNamesHeader(t *testing.T) {
 	s, _ := newSeeingScheduler(t, memory.New(), nil)
 	h := httpapi.New(s, nil)
@@ -49,7 +48,9 @@ func TestPreconditionFailedNamesHeader(t *testing.T) {
 		{"collection exists, If-None-Match: *", jc1 + v, `{"properties": {}}`,
 			map[string]string{"If-None-Match": "*"}, http.StatusPreconditionFailed, "If-None-Match", "If-None-Match"},
 		{"calendar exists, If-None-Match: *", cal, `{"properties": {"dates": ["2027-01-01"]}}`,
-			map[string]string{"If-None-Match": "*"}, http.StatusBadRequest, "If-None-Match", "If-None-Match"},
+			map[string]string{"If-None-Match": "*"}, http.StatusPreconditionFailed, "If-None-Match", "If-None-Match"},
+		{"calendar, If-None-Match not *", cal, `{"properties": {"dates": ["2027-01-01"]}}`,
+			map[string]string{"If-None-Match": `"abc"`}, http.StatusBadRequest, "If-None-Match", "If-None-Match"},
 		{"calendar, stale If-Match", cal, `{"properties": {"dates": ["2027-01-01"]}}`,
 			map[string]string{"If-Match": `"abc"`}, http.StatusPreconditionFailed, "If-Match", "If-Match"},
 	} {
