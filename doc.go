@@ -98,7 +98,11 @@
 // Puts of collections and calendars take both as well
 // ([PutCollectionOptions], [PutCalendarOptions]): a create-only put is a
 // create in the store (Version 0), which fails when the record exists, so
-// of several at once exactly one creates it.
+// of several at once exactly one creates it. The record a put of a job
+// returns says whether that put created the job
+// ([JobRecord.CreatedByPut], decided by the store write; REST: 201
+// rather than 200): of puts racing to create one job exactly one does,
+// and a put that finds the job as it would write it writes nothing.
 //
 // Object keys are matched without regard to case, as the original service
 // did ("Occurrence" and "occurrence" are the same key; so are "startTime"

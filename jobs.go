@@ -281,9 +281,11 @@ func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 // ends are handled by the overlap policy, as due while it is in
 // progress); its status counters and history are kept, and a
 // job in a final state becomes Enabled (or Disabled) again. opts may be
-// nil. It returns the stored record; its Version is 1 when the job was
-// created. A recurrence given as a cron spec is stored with the fields the
-// spec stands for filled in (see [recurrence.Recurrence.ExpandCron]).
+// nil. It returns the stored record, whose CreatedByPut is true when this
+// put created the job (its Version is then 1; a put that writes nothing
+// may return a job at Version 1 that another put created). A recurrence
+// given as a cron spec is stored with the fields the spec stands for
+// filled in (see [recurrence.Recurrence.ExpandCron]).
 func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
@@ -517,6 +519,7 @@ func (s *Scheduler) createOver(ctx context.Context, st TxStore, collection, name
 		return nil, err
 	}
 	r.Version++
+	r.CreatedByPut = true
 	if err := s.recheckPut(ctx, st, nil, r, col.Definition.RecurrenceLimit(time.Now())); err != nil {
 		return nil, err
 	}
@@ -624,6 +627,7 @@ func (s *Scheduler) storeJob(ctx context.Context, st TxStore, col *CollectionRec
 		return nil, err
 	}
 	r.Version++
+	r.CreatedByPut = old == nil
 	return r, nil
 }
 

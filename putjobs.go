@@ -482,8 +482,11 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range write {
-			r.Version++
+		for i, r := range recs {
+			if r != olds[i] {
+				r.Version++
+				r.CreatedByPut = olds[i] == nil
+			}
 		}
 		if err := s.recheckBatch(ctx, collection, olds, recs, col.Definition.RecurrenceLimit(time.Now())); err != nil {
 			return nil, err

@@ -284,6 +284,15 @@ type JobRecord struct {
 	// Created is when the job was created; Updated when it was last
 	// written by anyone.
 	Created, Updated time.Time
+	// CreatedByPut is set only on the records that a put of jobs returns
+	// ([Scheduler.PutJob], PutJobJSON, PutJobTx, PutJobs): true when that
+	// put created the job. The store's write decides it, not a clock: a
+	// create is a write over Version 0, which fails when the job exists,
+	// so of puts racing to create one job exactly one reports it, and a
+	// put that finds the job as it would write it writes nothing and
+	// reports false. The Scheduler sets it after the store's write and
+	// never passes it set to a store; stores neither keep nor set it.
+	CreatedByPut bool
 	// Incarnation tells the job from the others that had its name in the
 	// store before it, deleted since: the store draws it when PutJob (or
 	// a [BulkPutter]'s PutJobs, or a [TxStore]'s PutJob) creates the

@@ -59,10 +59,18 @@ var createOnlyStores = map[string]func(t *testing.T) scheduler.Store{
 	},
 }
 
-// slowMiss is a store whose reads of a collection that does not exist
-// take 20 ms: every PUT of several at once that reads before it writes
-// finds no collection, and all of them try to create it.
+// slowMiss is a store whose reads of a collection or job that does not
+// exist take 20 ms: every PUT of several at once that reads before it
+// writes finds none, and all of them try to create it.
 type slowMiss struct{ scheduler.Store }
+
+func (s slowMiss) GetJob(ctx context.Context, collection, name string) (*scheduler.JobRecord, error) {
+	j, err := s.Store.GetJob(ctx, collection, name)
+	if errors.Is(err, scheduler.ErrNotFound) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return j, err
+}
 
 func (s slowMiss) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
 	c, err := s.Store.GetCollection(ctx, name)
@@ -131,6 +139,54 @@ func TestCreateOnlyPutsAtOnce(t *testing.T) {
 				if rec := serveWith(h, "GET", res.path, "", nil); rec.Code != http.StatusOK || rec.Header().Get("ETag") != created {
 					t.Errorf("GET %s after the PUTs = %d with ETag %s, want 200 with the created one's, %s", res.what, rec.Code, rec.Header().Get("ETag"), created)
 				}
+			}
+		})
+	}
+}
+
+// TestIdenticalPutsAtOnce: of several PUTs at once that create one job
+// with one definition, on each store, exactly one answers 201, the one
+// whose write created the job; the others find it as they would write it,
+// write nothing and answer 200 with its ETag.
+func TestIdenticalPutsAtOnce(t *testing.T) {
+	for name, newStore := range createOnlyStores {
+		t.Run(name, func(t *testing.T) {
+			s, err := scheduler.New(slowMiss{newStore(t)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.PutCollection(t.Context(), "sub1/rg1/jc-new", nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			h := httpapi.New(s, &httpapi.Options{Admission: &httpapi.Admission{Disabled: true}})
+			const n = 8
+			path := jcNew + "/jobs/j1" + v
+			body := `{"properties": {"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+				"recurrence": {"frequency": "Hour"}, "state": "Disabled"}}`
+			codes, etags := make([]int, n), make([]string, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					rec := serveWith(h, "PUT", path, body, nil)
+					codes[i], etags[i] = rec.Code, rec.Header().Get("ETag")
+				})
+			}
+			wg.Wait()
+			created := 0
+			for i, code := range codes {
+				switch code {
+				case http.StatusCreated:
+					created++
+				case http.StatusOK:
+				default:
+					t.Errorf("PUT %d of %d at once = %d, want 201 or 200", i, n, code)
+				}
+				if etags[i] != etags[0] {
+					t.Errorf("PUT %d of %d at once answered ETag %s, PUT 0 %s; want one ETag, the created job's", i, n, etags[i], etags[0])
+				}
+			}
+			if created != 1 {
+				t.Errorf("%d of %d identical PUTs at once answered 201 (%v), want exactly 1", created, n, codes)
 			}
 		})
 	}

@@ -42,7 +42,10 @@
 // job no occurrence, is refused at properties.recurrence.calendar, and a
 // replacement of a calendar that leaves one of its jobs no occurrence at
 // properties. Whether a PUT created the calendar (201) or replaced it
-// (200) is decided in the write itself.
+// (200) is decided in the write itself, as for collections and jobs: of
+// PUTs at the same moment that find none, the one whose write creates it
+// answers 201 (a job PUT that finds the job as it would write it writes
+// nothing and answers 200).
 //
 // Every request needs the query parameter api-version=2016-03-01 (or
 // 2016-01-01, which is served identically); a missing one gets 400

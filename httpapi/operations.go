@@ -475,11 +475,10 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	// PutJobJSON parses with the scheduler's own rules (the action types
 	// registered in it, their payloads) and puts the job, validating it
-	// once; its problems name their paths in the body.
-	// A put that changes nothing returns the stored job unwritten (see
-	// Scheduler.PutJob), which may be at its first version still: the
-	// job was created by this put when it was created after the put
-	// began (stores keep times to the microsecond).
+	// once; its problems name their paths in the body. Whether it
+	// created the job is what its store write says (CreatedByPut): a put
+	// that changes nothing writes nothing, and answers 200 also for a
+	// job at its first version that a put at the same moment created.
 	createOnly, err := ifNoneMatch(r)
 	if err != nil {
 		return err
@@ -488,7 +487,6 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	if createOnly {
 		opts.IfNoneMatch = "*"
 	}
-	began := time.Now().Truncate(time.Microsecond)
 	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, opts)
 	if createOnly {
 		if err := createOnlyFailed("job '"+rq.job+"'", opts.IfMatch, err, func() bool {
@@ -502,7 +500,7 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	status := http.StatusOK
-	if j.Version == 1 && !j.Created.Before(began) {
+	if j.CreatedByPut {
 		status = http.StatusCreated
 	}
 	setETag(w, j.ETag)
