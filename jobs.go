@@ -281,7 +281,8 @@ func preconditions(kind, name, ifMatch, etag string, exists bool) error {
 // ends are handled by the overlap policy, as due while it is in
 // progress); its status counters and history are kept, and a
 // job in a final state becomes Enabled (or Disabled) again. opts may be
-// nil. It returns the stored record, whose CreatedByPut is true when this
+// nil. It returns the stored record as GetJob would right after (with its
+// health, and a resumeTime in UTC), whose CreatedByPut is true when this
 // put created the job (its Version is then 1; a put that writes nothing
 // may return a job at Version 1 that another put created). A recurrence
 // given as a cron spec is stored with the fields the spec stands for
@@ -400,7 +401,10 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 		if errors.Is(err, errJudgedOther) {
 			continue // judge it again, against the job now stored
 		}
-		return r, err
+		if err != nil {
+			return nil, err
+		}
+		return s.withHealth(r, time.Now()), nil // as GetJob returns it
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
 }
@@ -921,7 +925,8 @@ func timingChanged(a, b *Job) bool {
 // frequency, interval and schedule the job had (and its timeZone, when
 // either spec has a CRON_TZ= prefix), so the new spec fills them in; a
 // patch that sets cron to null keeps them, so the job runs as before as a
-// plain recurrence. opts may be nil.
+// plain recurrence. opts may be nil. It returns the job as GetJob would
+// right after: with its health, and a resumeTime in UTC.
 func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch []byte, opts *PatchJobOptions) (*JobRecord, error) {
 	r, err := s.patchJob(ctx, s.store, collection, name, patch, opts)
 	if err != nil {
@@ -1057,7 +1062,10 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		}
 		return nil
 	})
-	return r, under(at, err)
+	if err != nil {
+		return nil, under(at, err)
+	}
+	return s.withHealth(r, time.Now()), nil // as GetJob returns it
 }
 
 // passedWhileDisabled leaves in r's schedule the Skipped entry of the
@@ -1086,7 +1094,7 @@ func keepPause(r *JobRecord, job *Job) {
 		p := sc.policy()
 		p.StateReason = job.StateReason
 		if job.ResumeTime != nil {
-			p.ResumeTime = *job.ResumeTime
+			p.ResumeTime = job.ResumeTime.UTC() // as stores keep it
 		}
 	}
 	sc.tidy()
