@@ -117,6 +117,9 @@ func (h *handler) deleteCalendar(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := h.noneMatchRefused(r, rq, "calendar '"+rq.calendar+"'", h.calendarExists(r, rq)); err != nil {
+		return err
+	}
 	if err := h.s.DeleteCalendar(r.Context(), rq.sc.key(), rq.calendar, &scheduler.DeleteCalendarOptions{IfMatch: ifMatch(r)}); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}

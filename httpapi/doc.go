@@ -166,8 +166,12 @@
 // If-None-Match when it exists (any other If-None-Match value is 400). The
 // check is made in the store write that creates the resource, so of
 // several such PUTs at once exactly one answers 201 and the others 412. A
-// 412 for an If-Match that does not hold has target If-Match. The tag
-// changes on every write through the API, not when a job runs.
+// 412 for an If-Match that does not hold has target If-Match. A PATCH or
+// DELETE with If-None-Match: *, which holds only for a resource that does
+// not exist (RFC 9110), changes nothing: 412 at If-None-Match when the
+// resource exists, 404 when it does not (another value is 400, as for a
+// PUT). The tag changes on every write through the API, not when a job
+// runs.
 //
 // # Errors
 //

@@ -246,6 +246,48 @@ func createOnlyFailed(what, ifMatch string, err error, exists func() bool) error
 	return existsFailed(what)
 }
 
+// noneMatchRefused checks the If-None-Match header of a PATCH or DELETE
+// of the resource what ("job 'j1'"), which get reads: without one the
+// request goes on (nil). With "*", which holds only for a resource that
+// does not exist (RFC 9110), neither method can act: the answer is 412 at
+// If-None-Match when get finds the resource, and what get failed with
+// (404) when it does not, so that the request changes nothing. Any other
+// value is 400 at If-None-Match, as for a PUT.
+func (h *handler) noneMatchRefused(r *http.Request, rq *request, what string, get func() error) error {
+	star, err := ifNoneMatch(r)
+	if err != nil || !star {
+		return err
+	}
+	if err := get(); err != nil {
+		return h.engineError(r.Context(), rq, err, "")
+	}
+	return newError(http.StatusPreconditionFailed, CodePreconditionFailed, "If-None-Match",
+		"The %s exists, and the If-None-Match header '*' holds only for one that does not: the %s changed nothing.", what, r.Method)
+}
+
+// collectionExists, jobExists and calendarExists read the resource of rq
+// for noneMatchRefused.
+func (h *handler) collectionExists(r *http.Request, rq *request) func() error {
+	return func() error {
+		_, err := h.s.GetCollection(r.Context(), rq.sc.key())
+		return err
+	}
+}
+
+func (h *handler) jobExists(r *http.Request, rq *request) func() error {
+	return func() error {
+		_, err := h.s.GetJob(r.Context(), rq.sc.key(), rq.job)
+		return err
+	}
+}
+
+func (h *handler) calendarExists(r *http.Request, rq *request) func() error {
+	return func() error {
+		_, err := h.s.GetCalendar(r.Context(), rq.sc.key(), rq.calendar)
+		return err
+	}
+}
+
 // changedMeanwhile is the error of a write of the collection of rq that
 // was conditional on a read of it, when another write came between.
 func changedMeanwhile(rq *request) error {
@@ -316,6 +358,9 @@ func (h *handler) patchCollection(w http.ResponseWriter, r *http.Request) error 
 	if err := sameResource(data, "job collection", rq.sc.collectionID(), rq.sc.jc); err != nil {
 		return err
 	}
+	if err := h.noneMatchRefused(r, rq, "job collection '"+rq.sc.jc+"'", h.collectionExists(r, rq)); err != nil {
+		return err
+	}
 	opts := &scheduler.PatchCollectionOptions{IfMatch: ifMatch(r)}
 	guard := false // the write is conditional on the read below, not on the request's If-Match
 	if location, ok := patchLocation(data); ok {
@@ -364,6 +409,9 @@ func patchLocation(data []byte) (string, bool) {
 func (h *handler) deleteCollection(w http.ResponseWriter, r *http.Request) error {
 	rq, err := h.prelude(r)
 	if err != nil {
+		return err
+	}
+	if err := h.noneMatchRefused(r, rq, "job collection '"+rq.sc.jc+"'", h.collectionExists(r, rq)); err != nil {
 		return err
 	}
 	etag := func() (string, error) {
@@ -523,6 +571,9 @@ func (h *handler) patchJob(w http.ResponseWriter, r *http.Request) error {
 	if err := sameResource(data, "job", rq.sc.jobID(rq.job), rq.sc.jc+"/"+rq.job, rq.job); err != nil {
 		return err
 	}
+	if err := h.noneMatchRefused(r, rq, "job '"+rq.job+"'", h.jobExists(r, rq)); err != nil {
+		return err
+	}
 	j, err := h.s.PatchJob(r.Context(), rq.sc.key(), rq.job, data, &scheduler.PatchJobOptions{IfMatch: ifMatch(r)})
 	if err != nil {
 		return h.engineError(r.Context(), rq, err, "properties")
@@ -535,6 +586,9 @@ func (h *handler) patchJob(w http.ResponseWriter, r *http.Request) error {
 func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) error {
 	rq, err := h.prelude(r)
 	if err != nil {
+		return err
+	}
+	if err := h.noneMatchRefused(r, rq, "job '"+rq.job+"'", h.jobExists(r, rq)); err != nil {
 		return err
 	}
 	etag := func() (string, error) {
