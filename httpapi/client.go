@@ -70,12 +70,17 @@ func (r CollectionRef) calendarPath(name string) string {
 	return r.path() + "/calendars/" + url.PathEscape(name)
 }
 
-// WriteOptions are the options of the Client's PUT and PATCH methods, and
-// of DeleteCalendar.
+// WriteOptions are the options of the Client's PUT, PATCH and DELETE
+// methods.
 type WriteOptions struct {
 	// IfMatch is sent as the If-Match header: the write succeeds only if
 	// the resource's ETag is this ("*": if it exists). Empty sends none.
 	IfMatch string
+	// IfNoneMatch is sent as the If-None-Match header: "*" makes a PUT
+	// create the resource only (412 when it exists), and a PATCH or
+	// DELETE change nothing (412 when the resource exists, 404 when it
+	// does not). The API refuses any other value (400). Empty sends none.
+	IfNoneMatch string
 }
 
 // ListOptions are the options of ListJobs and ListHistory.
@@ -141,6 +146,9 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 			v = `"` + v + `"`
 		}
 		req.Header.Set("If-Match", v)
+	}
+	if opts != nil && opts.IfNoneMatch != "" {
+		req.Header.Set("If-None-Match", opts.IfNoneMatch)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -226,9 +234,12 @@ func (c *Client) ListCollections(ctx context.Context, subscription, resourceGrou
 	return out.Value, nil
 }
 
-// DeleteCollection deletes the collection with its jobs.
-func (c *Client) DeleteCollection(ctx context.Context, ref CollectionRef) error {
-	_, err := c.do(ctx, http.MethodDelete, ref.path(), nil, nil, nil, nil)
+// DeleteCollection deletes the collection with its jobs. opts may be nil;
+// with IfMatch it deletes only the collection with that ETag ("*": one
+// that exists; the API checks the tag against the collection it reads
+// just before the deletion).
+func (c *Client) DeleteCollection(ctx context.Context, ref CollectionRef, opts *WriteOptions) error {
+	_, err := c.do(ctx, http.MethodDelete, ref.path(), nil, nil, opts, nil)
 	return err
 }
 
@@ -296,9 +307,12 @@ func (c *Client) GetJob(ctx context.Context, ref CollectionRef, name string) (*J
 	return job, nil
 }
 
-// DeleteJob deletes the job and its history.
-func (c *Client) DeleteJob(ctx context.Context, ref CollectionRef, name string) error {
-	_, err := c.do(ctx, http.MethodDelete, ref.jobPath(name), nil, nil, nil, nil)
+// DeleteJob deletes the job and its history. opts may be nil; with
+// IfMatch it deletes only the job with that ETag ("*": one that exists;
+// the API checks the tag against the job it reads just before the
+// deletion).
+func (c *Client) DeleteJob(ctx context.Context, ref CollectionRef, name string, opts *WriteOptions) error {
+	_, err := c.do(ctx, http.MethodDelete, ref.jobPath(name), nil, nil, opts, nil)
 	return err
 }
 

@@ -170,3 +170,64 @@ func TestClientCalendars(t *testing.T) {
 		t.Fatalf("ListCalendars after the deletes = %+v, %v; want none", list, err)
 	}
 }
+
+// TestClientDeletePreconditions: DeleteJob and DeleteCollection send
+// WriteOptions.IfMatch, deleting only with the current ETag (412 with a
+// stale one, deleting nothing), and every write method sends
+// IfNoneMatch: a create-only PutJob, PutCollection and PutCalendar of
+// what exists, and a DeleteJob with IfNoneMatch "*", answer 412.
+func TestClientDeletePreconditions(t *testing.T) {
+	c, _ := clientOnIdle(t)
+	ctx := context.Background()
+	ref := httpapi.CollectionRef{Subscription: "sub1", ResourceGroup: "rg", Collection: "jc"}
+	col, created, err := c.PutCollection(ctx, ref, nil, &httpapi.WriteOptions{IfNoneMatch: "*"})
+	if err != nil || !created {
+		t.Fatalf("create-only PutCollection of a new collection = %v, %v; want it created", created, err)
+	}
+	def, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+		"recurrence": {"frequency": "Day"}, "state": "Disabled"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, created, err := c.PutJob(ctx, ref, "j", def, &httpapi.WriteOptions{IfNoneMatch: "*"})
+	if err != nil || !created {
+		t.Fatalf("create-only PutJob of a new job = %v, %v; want it created", created, err)
+	}
+	if _, _, err := c.PutCalendar(ctx, ref, "h", nil, &httpapi.WriteOptions{IfNoneMatch: "*"}); err != nil {
+		t.Fatal(err)
+	}
+	var re *httpapi.ResponseError
+	want412 := func(call string, err error) {
+		t.Helper()
+		if !errors.As(err, &re) || re.StatusCode != http.StatusPreconditionFailed {
+			t.Errorf("%s = %v, want 412", call, err)
+		}
+	}
+	_, _, err = c.PutCollection(ctx, ref, nil, &httpapi.WriteOptions{IfNoneMatch: "*"})
+	want412("create-only PutCollection of an existing collection", err)
+	_, _, err = c.PutJob(ctx, ref, "j", def, &httpapi.WriteOptions{IfNoneMatch: "*"})
+	want412("create-only PutJob of an existing job", err)
+	_, _, err = c.PutCalendar(ctx, ref, "h", nil, &httpapi.WriteOptions{IfNoneMatch: "*"})
+	want412("create-only PutCalendar of an existing calendar", err)
+	want412("DeleteJob with IfNoneMatch *", c.DeleteJob(ctx, ref, "j", &httpapi.WriteOptions{IfNoneMatch: "*"}))
+	want412("DeleteJob with a stale IfMatch", c.DeleteJob(ctx, ref, "j", &httpapi.WriteOptions{IfMatch: "0000000000000000"}))
+	want412("DeleteCollection with a stale IfMatch", c.DeleteCollection(ctx, ref, &httpapi.WriteOptions{IfMatch: "0000000000000000"}))
+	if _, err := c.GetJob(ctx, ref, "j"); err != nil {
+		t.Fatalf("GetJob after the refused deletes: %v", err)
+	}
+	if err := c.DeleteJob(ctx, ref, "j", &httpapi.WriteOptions{IfMatch: job.ETag}); err != nil {
+		t.Errorf("DeleteJob with the job's ETag: %v", err)
+	}
+	if _, err := c.GetJob(ctx, ref, "j"); !errors.As(err, &re) || re.StatusCode != http.StatusNotFound {
+		t.Errorf("GetJob after DeleteJob = %v, want 404", err)
+	}
+	// The calendar's put changed the collection's ETag.
+	if cur, err := c.GetCollection(ctx, ref); err != nil || cur.ETag == col.ETag {
+		t.Fatalf("GetCollection = %+v, %v; want a new ETag after the calendar's put", cur, err)
+	} else if err := c.DeleteCollection(ctx, ref, &httpapi.WriteOptions{IfMatch: cur.ETag}); err != nil {
+		t.Errorf("DeleteCollection with the collection's ETag: %v", err)
+	}
+	if _, err := c.GetCollection(ctx, ref); !errors.As(err, &re) || re.StatusCode != http.StatusNotFound {
+		t.Errorf("GetCollection after DeleteCollection = %v, want 404", err)
+	}
+}

@@ -170,8 +170,9 @@
 // DELETE with If-None-Match: *, which holds only for a resource that does
 // not exist (RFC 9110), changes nothing: 412 at If-None-Match when the
 // resource exists, 404 when it does not (another value is 400, as for a
-// PUT). The tag changes on every write through the API, not when a job
-// runs.
+// PUT). [Client] sends both headers from [WriteOptions], which its PUT,
+// PATCH and DELETE methods take. The tag changes on every write through
+// the API, not when a job runs.
 //
 // # Errors
 //

@@ -334,13 +334,13 @@ func TestClient(t *testing.T) {
 	if diff := cmp.Diff(g.Properties.Action, jobs.Value[0].Properties.Action); diff != "" {
 		t.Errorf("listed job differs from GetJob (-get +list):\n%s", diff)
 	}
-	if err := c.DeleteJob(ctx, ref, "j"); err != nil {
+	if err := c.DeleteJob(ctx, ref, "j", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.GetJob(ctx, ref, "j"); !errors.As(err, &re) || re.StatusCode != http.StatusNotFound {
 		t.Fatalf("GetJob after DeleteJob = %v, want 404", err)
 	}
-	if err := c.DeleteCollection(ctx, ref); err != nil {
+	if err := c.DeleteCollection(ctx, ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.GetCollection(ctx, ref); !errors.As(err, &re) || re.Detail.Code != httpapi.CodeResourceNotFound {
