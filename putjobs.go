@@ -103,7 +103,12 @@ func (e *PutJobsError) Unwrap() []error {
 // opts.IfMatch may be empty, or "*": every job of the batch must then
 // exist already (the batch only replaces), and those that do not are
 // reported as items matching ErrPreconditionFailed. A job's own ETag
-// cannot be given: put such a job with PutJob. opts may be nil.
+// cannot be given: put such a job with PutJob. opts.IfNoneMatch may be
+// empty, or "*": the batch then only creates, and the jobs of it that
+// exist are reported as items matching ErrPreconditionFailed, checked in
+// the write that creates the others (on a store that is no BulkPutter, in
+// the write of each job). Any other value of either fails with ErrInvalid
+// at its name. opts may be nil.
 //
 // On a store that is a [BulkPutter] (the memory, SQLite and PostgreSQL
 // stores) the batch is written in one atomic step, one transaction on the
@@ -126,6 +131,8 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 	if opts.IfMatch != "" && opts.IfMatch != "*" {
 		errs = append(errs, &ValidationError{Path: "IfMatch", Value: strconv.Quote(opts.IfMatch), Reason: `must be empty or "*" for a batch; put a job with its ETag with PutJob`})
 	}
+	errs = append(errs, checkIfNoneMatch(opts.IfNoneMatch))
+	cond := putCond{ifMatch: opts.IfMatch, createOnly: opts.IfNoneMatch == "*"}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -148,11 +155,11 @@ func (s *Scheduler) PutJobs(ctx context.Context, collection string, jobs []JobPu
 	var out []*JobRecord
 	switch {
 	case bulk:
-		out, err = s.putBatch(ctx, bp, collection, jobs, batch, items, now, opts.IfMatch, read)
+		out, err = s.putBatch(ctx, bp, collection, jobs, batch, items, now, cond, read)
 	case items != nil:
 		err = s.refuseEach(ctx, collection, batch, items, now)
 	default:
-		out, err = s.putEach(ctx, collection, jobs, batch, now, opts.IfMatch)
+		out, err = s.putEach(ctx, collection, jobs, batch, now, cond)
 	}
 	if len(out) > 0 {
 		s.wrote(collection, "")
@@ -243,7 +250,7 @@ func (s *Scheduler) checkBatch(collection string, jobs []JobPut, now time.Time, 
 // those jobs that cannot be written: its precondition fails, its schedule
 // is more frequent than col allows, its calendar is missing. The records
 // are nil when there is any item.
-func (s *Scheduler) recordsOf(col *CollectionRecord, batch []checkedPut, items []PutJobsItemError, olds []*JobRecord, ifMatch string, now time.Time) ([]*JobRecord, []PutJobsItemError) {
+func (s *Scheduler) recordsOf(col *CollectionRecord, batch []checkedPut, items []PutJobsItemError, olds []*JobRecord, cond putCond, now time.Time) ([]*JobRecord, []PutJobsItemError) {
 	recs := make([]*JobRecord, len(batch))
 	checked := len(items)
 	for i := range batch {
@@ -255,7 +262,7 @@ func (s *Scheduler) recordsOf(col *CollectionRecord, batch []checkedPut, items [
 		if olds != nil {
 			old = olds[i]
 		}
-		err := preconditions("job", p.name, ifMatch, etagOf(old), old != nil)
+		err := cond.check(p.name, old)
 		if err == nil {
 			recs[i], err = s.newRecord(col, p.name, p.job, p.tags, p.state, p.t, now, old)
 		}
@@ -282,7 +289,7 @@ func (s *Scheduler) refuseEach(ctx context.Context, collection string, batch []c
 	if err != nil {
 		return &PutJobsError{Items: items}
 	}
-	_, items = s.recordsOf(col, batch, items, nil, "", now)
+	_, items = s.recordsOf(col, batch, items, nil, putCond{}, now)
 	return &PutJobsError{Items: items}
 }
 
@@ -427,7 +434,7 @@ func (s *Scheduler) readForBatch(ctx context.Context, bp BulkPutter, collection 
 // step, over what read found, reading what it replaces again when
 // another writer got there first; a job whose sealed secrets were judged
 // against another version than the one read again is judged again.
-func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, jobs []JobPut, batch []checkedPut, checked []PutJobsItemError, now time.Time, ifMatch string, read *batchRead) ([]*JobRecord, error) {
+func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection string, jobs []JobPut, batch []checkedPut, checked []PutJobsItemError, now time.Time, cond putCond, read *batchRead) ([]*JobRecord, error) {
 	names := make([]string, len(batch))
 	for i := range batch {
 		names[i] = batch[i].name
@@ -459,7 +466,7 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 				}
 			}
 		}
-		recs, items := s.recordsOf(col, batch, checked, olds, ifMatch, now)
+		recs, items := s.recordsOf(col, batch, checked, olds, cond, now)
 		if items != nil {
 			return nil, &PutJobsError{Items: items}
 		}
@@ -500,14 +507,14 @@ func (s *Scheduler) putBatch(ctx context.Context, bp BulkPutter, collection stri
 // for a store that is no BulkPutter; it stops at the first job that
 // fails. A job whose sealed secrets were judged against another version
 // than the one it would replace is judged again.
-func (s *Scheduler) putEach(ctx context.Context, collection string, jobs []JobPut, batch []checkedPut, now time.Time, ifMatch string) ([]*JobRecord, error) {
+func (s *Scheduler) putEach(ctx context.Context, collection string, jobs []JobPut, batch []checkedPut, now time.Time, cond putCond) ([]*JobRecord, error) {
 	out := make([]*JobRecord, 0, len(batch))
 	for i := range batch {
 		p := &batch[i]
 		var r *JobRecord
 		err := errJudgedOther
 		for range maxWriteAttempts {
-			r, err = s.writeJob(ctx, s.store, collection, p.name, p.job, p.tags, p.state, p.t, now, putCond{ifMatch: ifMatch, judged: p.judged, over: p.over})
+			r, err = s.writeJob(ctx, s.store, collection, p.name, p.job, p.tags, p.state, p.t, now, putCond{ifMatch: cond.ifMatch, createOnly: cond.createOnly, judged: p.judged, over: p.over})
 			if !errors.Is(err, errJudgedOther) {
 				break
 			}

@@ -41,8 +41,9 @@ func race(t *testing.T, what string, lost error, put func(i int) error) {
 // one collection at once (Version 0), exactly one succeeds and the others
 // fail with ErrConflict; and, over a Scheduler on the store, that of
 // several puts at once with IfNoneMatch "*" of one collection, one
-// calendar or one job, exactly one creates it and the others fail with
-// ErrPreconditionFailed, leaving what it created as it is.
+// calendar, one job or one batch of jobs (PutJobs), exactly one creates it
+// and the others fail with ErrPreconditionFailed, leaving what it created
+// as it is.
 func testCreateOnly(t *testing.T, st scheduler.Store) {
 	race(t, "store creates of a collection", scheduler.ErrConflict, func(i int) error {
 		return st.PutCollection(ctx, &scheduler.CollectionRecord{Name: "raw", ETag: fmt.Sprint("e", i), Created: t0, Updated: t0})
@@ -88,6 +89,17 @@ func testCreateOnly(t *testing.T, st scheduler.Store) {
 	})
 	if j, err := s.GetJob(ctx, "c", "j"); err != nil || !contains(etags, j.ETag) {
 		t.Errorf("GetJob after the create-only puts = %+v, %v; want the ETag of the put that succeeded, one of %q", j, err, etags)
+	}
+
+	race(t, "create-only batches of two jobs", scheduler.ErrPreconditionFailed, func(i int) error {
+		recs, err := s.PutJobs(ctx, "c", []scheduler.JobPut{{Name: "x", Job: def()}, {Name: "y", Job: def()}}, &scheduler.PutJobOptions{IfNoneMatch: "*"})
+		if err == nil {
+			etags[i] = recs[0].ETag
+		}
+		return err
+	})
+	if j, err := s.GetJob(ctx, "c", "x"); err != nil || !contains(etags, j.ETag) {
+		t.Errorf("GetJob after the create-only batches = %+v, %v; want the ETag of the batch that succeeded, one of %q", j, err, etags)
 	}
 }
 
