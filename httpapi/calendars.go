@@ -62,10 +62,7 @@ func (h *handler) putCalendar(w http.ResponseWriter, r *http.Request) error {
 	}
 	c, err := h.s.PutCalendar(r.Context(), rq.sc.key(), rq.calendar, def, opts)
 	if createOnly {
-		if err := createOnlyFailed("calendar '"+rq.calendar+"'", opts.IfMatch, err, func() bool {
-			_, gerr := h.s.GetCalendar(r.Context(), rq.sc.key(), rq.calendar)
-			return gerr == nil
-		}); err != nil {
+		if err := createOnlyFailed("calendar '"+rq.calendar+"'", opts.IfMatch, err, h.calendarExists(r, rq)); err != nil {
 			return err
 		}
 	}

@@ -236,11 +236,11 @@ func existsFailed(what string) error {
 // createOnlyFailed returns the 412 of a create-only PUT (If-None-Match: *)
 // of the resource what that failed with err, when err matches
 // ErrPreconditionFailed because the resource exists: always when the
-// request has no If-Match header (ifMatch empty), else when exists, a read
-// made now, says so (otherwise the If-Match header is at fault, which
+// request has no If-Match header (ifMatch empty), else when get, a read
+// made now, finds it (otherwise the If-Match header is at fault, which
 // engineError reports). nil when that is not the case.
-func createOnlyFailed(what, ifMatch string, err error, exists func() bool) error {
-	if !errors.Is(err, scheduler.ErrPreconditionFailed) || ifMatch != "" && !exists() {
+func createOnlyFailed(what, ifMatch string, err error, get func() error) error {
+	if !errors.Is(err, scheduler.ErrPreconditionFailed) || ifMatch != "" && get() != nil {
 		return nil
 	}
 	return existsFailed(what)
@@ -266,7 +266,7 @@ func (h *handler) noneMatchRefused(r *http.Request, rq *request, what string, ge
 }
 
 // collectionExists, jobExists and calendarExists read the resource of rq
-// for noneMatchRefused.
+// for noneMatchRefused and createOnlyFailed.
 func (h *handler) collectionExists(r *http.Request, rq *request) func() error {
 	return func() error {
 		_, err := h.s.GetCollection(r.Context(), rq.sc.key())
@@ -537,10 +537,7 @@ func (h *handler) putJob(w http.ResponseWriter, r *http.Request) error {
 	}
 	j, err := h.s.PutJobJSON(r.Context(), rq.sc.key(), rq.job, data, opts)
 	if createOnly {
-		if err := createOnlyFailed("job '"+rq.job+"'", opts.IfMatch, err, func() bool {
-			_, gerr := h.s.GetJob(r.Context(), rq.sc.key(), rq.job)
-			return gerr == nil
-		}); err != nil {
+		if err := createOnlyFailed("job '"+rq.job+"'", opts.IfMatch, err, h.jobExists(r, rq)); err != nil {
 			return err
 		}
 	}
