@@ -230,9 +230,13 @@ const readyTimeout = 3 * time.Second
 
 // withHealth serves /healthz and /readyz without authentication and hands
 // every other request to next: /healthz answers 200 while the process
-// serves, /readyz 200 when the scheduler runs and its store answers, 503
-// with the reason otherwise.
-func withHealth(next http.Handler, s *scheduler.Scheduler) http.Handler {
+// serves, during its shutdown too; /readyz 200 when the scheduler runs and
+// its store answers, 503 with the reason otherwise, and "shutting down"
+// from the moment d's shutdown starts, so that a load balancer stops
+// sending requests while the attempts in flight drain. Meanwhile next is
+// not called: the other requests are answered 503 with Retry-After (see
+// drain.refuse).
+func withHealth(next http.Handler, s *scheduler.Scheduler, d *drain) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -243,6 +247,11 @@ func withHealth(next http.Handler, s *scheduler.Scheduler) http.Handler {
 		defer cancel()
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
+		if d.draining() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "not ready: shutting down; waiting for the attempts in flight\n")
+			return
+		}
 		if err := s.Ready(ctx); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "not ready: %v\n", err)
@@ -251,15 +260,22 @@ func withHealth(next http.Handler, s *scheduler.Scheduler) http.Handler {
 		io.WriteString(w, "ok\n")
 	})
 	if next != nil {
-		mux.Handle("/", next)
+		mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if d.draining() {
+				d.refuse(w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		}))
 	}
 	return mux
 }
 
 // serveMetrics serves /metrics, /healthz and /readyz on -metrics-addr, if
 // given, with the profiles of net/http/pprof under -pprof, and prints
-// where. It returns a func that stops the server.
-func serveMetrics(f *observeFlags, o *observability, s *scheduler.Scheduler, stdout io.Writer, log *slog.Logger) (stop func(context.Context) error, err error) {
+// where; /readyz answers 503 once d's shutdown starts, the others go on
+// answering until stop. It returns a func that stops the server.
+func serveMetrics(f *observeFlags, o *observability, s *scheduler.Scheduler, d *drain, stdout io.Writer, log *slog.Logger) (stop func(context.Context) error, err error) {
 	if *f.metricsAddr == "" {
 		return func(context.Context) error { return nil }, nil
 	}
@@ -272,7 +288,7 @@ func serveMetrics(f *observeFlags, o *observability, s *scheduler.Scheduler, std
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.metrics)
-	health := withHealth(nil, s)
+	health := withHealth(nil, s, d)
 	mux.Handle("GET /healthz", health)
 	mux.Handle("GET /readyz", health)
 	if f.pprof {

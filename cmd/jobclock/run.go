@@ -205,7 +205,8 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		return 1
 	}
-	stopMetrics, err := serveMetrics(observe, obs, s, stderr, logger)
+	stopping := new(drain)
+	stopMetrics, err := serveMetrics(observe, obs, s, stopping, stderr, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "jobclock run: %v\n", err)
 		s.Stop(context.Background())
@@ -225,6 +226,7 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			break
 		}
 	}
+	stopping.start()
 	summary := summarize(ctx, s, jobs)
 	if err := s.Stop(context.Background()); err != nil {
 		fmt.Fprintf(stderr, "jobclock run: stop: %v\n", err)

@@ -107,11 +107,20 @@ default no proxy is trusted.
 Timeouts: request headers must arrive within 10s and the whole request
 within 30s; a response must be written within 60s; each request's work is
 bounded by 30s; idle keep-alive connections close after 120s. Request bodies
-are limited to 64 KiB. On SIGINT or SIGTERM the server stops accepting
-requests, finishes those in flight, then waits for the jobs' attempts in
-flight (at most -shutdown-timeout in all); attempts still running then are
-cancelled, and serve waits for their outcomes (a failed attempt, retried
-as any failure) to be stored, at most -lease more, before it closes the
+are limited to 64 KiB.
+
+On SIGINT or SIGTERM serve claims no more jobs and waits for the jobs'
+attempts in flight, at most -shutdown-timeout; attempts still running
+then are cancelled, and serve waits for their outcomes (a failed attempt,
+retried as any failure) to be stored, at most -lease more. Meanwhile the
+listeners stay open, so that a load balancer sees the shutdown: /readyz
+answers 503 "not ready: shutting down" at once, on -addr and on
+-metrics-addr; the API and the dashboard answer every request 503 with
+Retry-After: 5 and Connection: close (a request already being served
+finishes), reads included, since the scheduler that would answer them is
+stopping; /healthz and /metrics go on answering 200, so the drain can be
+watched. Once the attempts have ended the listeners close (requests still
+in flight get what is left of -shutdown-timeout), and serve closes the
 store and exits.
 
 The log (on stderr; -log-format json for one JSON object per line) has a
@@ -326,8 +335,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 2
 	}
+	shutting := new(drain)
 	srv := &http.Server{
-		Handler:           proxies.wrap(withHealth(handler, s)),
+		Handler:           proxies.wrap(withHealth(handler, s, shutting)),
 		ReadHeaderTimeout: serveReadHeaderTimeout,
 		ReadTimeout:       serveReadTimeout,
 		WriteTimeout:      serveWriteTimeout,
@@ -346,7 +356,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "jobclock: listening on %s://%s\n", scheme, ln.Addr())
 	fmt.Fprintf(stdout, "jobclock: dashboard at %s://%s%s/\n", scheme, ln.Addr(), dashboardPrefix)
-	stopMetrics, err := serveMetrics(observe, obs, s, stdout, log)
+	stopMetrics, err := serveMetrics(observe, obs, s, shutting, stdout, log)
 	if err != nil {
 		log.Error("metrics", "err", err)
 		s.Stop(context.Background())
@@ -364,23 +374,28 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	status := 0
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
 	case err := <-served:
 		log.Error("server failed", "err", err)
 		status = 1
 	}
+	// /readyz answers 503 from now on, and the API and the dashboard 503
+	// with Retry-After, while /healthz and /metrics go on answering; the
+	// listeners close once the scheduler has stopped.
+	shutting.start()
+	srv.SetKeepAlivesEnabled(false)
+	log.Info("shutting down: not ready; waiting for the attempts in flight", "timeout", shutdown.String())
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
+	if err := s.Stop(sctx); err != nil {
+		log.Error("scheduler stop", "err", err)
+		status = 1
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("http shutdown", "err", err)
 		status = 1
 	}
 	if err := stopMetrics(sctx); err != nil {
 		log.Error("metrics shutdown", "err", err)
-	}
-	if err := s.Stop(sctx); err != nil {
-		log.Error("scheduler stop", "err", err)
-		status = 1
 	}
 	return status
 }
