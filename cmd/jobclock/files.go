@@ -44,6 +44,11 @@ type jobFile struct {
 	// holdsCollection is set for a collection file, clear for a file of
 	// one job.
 	holdsCollection bool
+	// createOnly is set when the file gives no collection properties (a
+	// file of one job, or a collection file without "collection"): the
+	// collection is created with def when missing, and a stored one is
+	// left as it is, as the library leaves DefaultCollection.
+	createOnly bool
 }
 
 // fileJob is a job of a jobFile, with the tags of its ARM envelope.
@@ -184,7 +189,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 		if err != nil {
 			return nil, rootMembers(data, err)
 		}
-		return &jobFile{collection: scheduler.DefaultCollection, def: scheduler.DefaultCollectionDefinition(),
+		return &jobFile{collection: scheduler.DefaultCollection, def: scheduler.DefaultCollectionDefinition(), createOnly: true,
 			jobs: []fileJob{{baseName(path), res.Job, res.Tags, res.At}}}, nil
 	}
 	var cf collectionFile
@@ -201,7 +206,7 @@ func readJobFile(path string, stdin io.Reader, popts *scheduler.ParseOptions) (*
 			errs = append(errs, &scheduler.ValidationError{Path: p.Path, Value: p.Value, Reason: p.Reason})
 		}
 	}
-	f := &jobFile{collection: cf.Name, holdsCollection: true}
+	f := &jobFile{collection: cf.Name, holdsCollection: true, createOnly: len(cf.Collection) == 0}
 	if f.collection == "" {
 		f.collection = baseName(path)
 	} else if !names.Valid(cf.Name) {

@@ -34,7 +34,9 @@
 // of one job goes into the collection "default", made as the library
 // makes it (scheduler.DefaultCollectionDefinition: the Standard plan's 50
 // jobs, and a job as often as every second), which holds no calendar, so
-// it may name none. A collection file is put even when some
+// it may name none. (run into a database leaves a stored "default", and
+// the stored collection of a collection file without "collection"
+// properties, as it is, and checks the jobs against it at the commit.) A collection file is put even when some
 // of its jobs do not parse, so that one run reports every problem: those
 // of the file as a whole, then each job's by the job's name, what does
 // not parse and what putting the jobs that do refuses (a job naming a

@@ -42,13 +42,16 @@ stricter, or change a stored calendar (jobclock serve's API can).
 
 Each FILE is either one job definition (the "properties" object of an
 Azure Scheduler job, or its ARM envelope), put as job BASENAME in the
-collection "default" (made as the library's Schedule makes it: the
-Standard plan's 50 jobs, and a job as often as every second), or a
-collection file:
+collection "default" (made as the library's Schedule makes it, when the
+store holds none: the Standard plan's 50 jobs, and a job as often as
+every second; a stored "default", whatever its plan and quota, is left as
+it is), or a collection file:
 
   {
     "name": "demo",                       // optional; default BASENAME
-    "collection": {"properties": {"sku": {"name": "Standard"}}},  // optional
+    "collection": {"properties": {"sku": {"name": "Standard"}}},  // optional:
+        // without it the collection is made with the defaults when the
+        // store holds none, and a stored one is left as it is
     "jobs": {
       "hello": {"action": {"type": "Http", "request": {"uri": "...", "method": "GET"}}},
       "nightly": {"tags": {"team": "ops"}, "properties": {...}},   // with labels
@@ -302,7 +305,15 @@ func load(ctx context.Context, s, check *scheduler.Scheduler, db *database, file
 		if err != nil {
 			return nil, fmt.Errorf("begin a transaction: %w", err)
 		}
-		put, end = txPutter{s, tx}, e
+		end = e
+		in, err := db.store.(scheduler.Transactional).InTx(ctx, tx)
+		if err != nil {
+			if rerr := end(false); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("roll back: %w", rerr))
+			}
+			return nil, fmt.Errorf("begin a transaction: %w", err)
+		}
+		put = txPutter{s, tx, in}
 	}
 	var keys []jobKey
 	for _, c := range checked {
@@ -335,16 +346,22 @@ func load(ctx context.Context, s, check *scheduler.Scheduler, db *database, file
 // filePutter is what putFile writes through: a Scheduler, or a
 // txPutter.
 type filePutter interface {
+	GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error)
 	PutCollection(ctx context.Context, name string, def *scheduler.JobCollection, opts *scheduler.PutCollectionOptions) (*scheduler.CollectionRecord, error)
 	PutCalendar(ctx context.Context, collection, name string, def *scheduler.Calendar, opts *scheduler.PutCalendarOptions) (*scheduler.CalendarRecord, error)
 	PutJob(ctx context.Context, collection, name string, def *scheduler.Job, opts *scheduler.PutJobOptions) (*scheduler.JobRecord, error)
 }
 
 // txPutter writes through s inside tx, a transaction of its store's
-// database.
+// database, and reads through in, the store's view of tx.
 type txPutter struct {
 	s  *scheduler.Scheduler
 	tx any
+	in scheduler.TxStore
+}
+
+func (p txPutter) GetCollection(ctx context.Context, name string) (*scheduler.CollectionRecord, error) {
+	return p.in.GetCollection(ctx, name)
 }
 
 func (p txPutter) PutCollection(ctx context.Context, name string, def *scheduler.JobCollection, opts *scheduler.PutCollectionOptions) (*scheduler.CollectionRecord, error) {
@@ -406,7 +423,7 @@ type durable struct{ scheduler.Store }
 // exceeds it; another error of a put naming the collection and the job or
 // calendar.
 func putFile(ctx context.Context, s filePutter, f *jobFile) ([]jobKey, error) {
-	if _, err := s.PutCollection(ctx, f.collection, f.def, nil); err != nil {
+	if err := putFileCollection(ctx, s, f); err != nil {
 		return nil, fmt.Errorf("collection %q: %w", f.collection, err)
 	}
 	var errs []error
@@ -438,6 +455,25 @@ func putFile(ctx context.Context, s filePutter, f *jobFile) ([]jobKey, error) {
 		}
 	}
 	return keys, errors.Join(errs...)
+}
+
+// putFileCollection puts f's collection through s; when f gives no
+// collection properties (f.createOnly), only if s holds no such
+// collection: a stored one, whatever its plan and quota, is left as it
+// is. Inside a transaction the read and the create are in it: a
+// collection that another writer creates meanwhile makes the create
+// write it again as f has it (the Scheduler's puts retry a conflict),
+// which PostgreSQL's runs avoid among themselves by taking turns (see
+// openDatabase).
+func putFileCollection(ctx context.Context, s filePutter, f *jobFile) error {
+	if f.createOnly {
+		_, err := s.GetCollection(ctx, f.collection)
+		if !errors.Is(err, scheduler.ErrNotFound) {
+			return err // nil: stored, and left alone
+		}
+	}
+	_, err := s.PutCollection(ctx, f.collection, f.def, nil)
+	return err
 }
 
 // startEcho starts the local HTTP receiver that sample jobs call.
