@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,16 @@ refuses (a collection's maxJobCount below the jobs it holds already) or
 a failure of the database rolls back; 2 on a usage error. In that
 transaction a file cannot make a stored collection's maxRecurrence
 stricter, or change a stored calendar (jobclock serve's API can).
+
+With -db or -postgres the scheduler runs every job of the database, not
+only those of the files: a job that an earlier file put, and that these
+files no longer hold, runs too; its history is printed, and the summary
+lists it after the files' jobs, "not in the files". run deletes no job
+(jobclock serve's API does). It still exits as above, once the files' own
+jobs are final: the other jobs run meanwhile (their missed occurrences as
+-misfire says), their attempts in flight end, and they go on from there
+at the next run or serve on the database. A file of one one-time job
+exits once that job has run, whatever else the database holds.
 
 Each FILE is either one job definition (the "properties" object of an
 Azure Scheduler job, or its ARM envelope), put as job BASENAME in the
@@ -140,6 +151,7 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 
 	var out sync.Mutex
+	ran := map[jobKey]bool{} // under out: the jobs that wrote history
 	events := make(chan struct{}, 1)
 	enc := json.NewEncoder(stdout)
 	cfg := &scheduler.Config{
@@ -148,11 +160,12 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		LeaseDuration:    *lease,
 		Misfire:          scheduler.MisfirePolicy(*misfire),
 		OnHistory: func(h scheduler.HistoryEntry) {
+			out.Lock()
+			ran[jobKey{h.Collection, h.Job}] = true
 			if *history {
-				out.Lock()
 				enc.Encode(h)
-				out.Unlock()
 			}
+			out.Unlock()
 			select {
 			case events <- struct{}{}:
 			default:
@@ -230,12 +243,29 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	stopping.start()
-	summary := summarize(ctx, s, jobs)
 	if err := s.Stop(context.Background()); err != nil {
 		fmt.Fprintf(stderr, "jobclock run: stop: %v\n", err)
 	}
-	fmt.Fprint(stderr, summary)
+	out.Lock()
+	others := otherJobs(ran, jobs)
+	out.Unlock()
+	fmt.Fprint(stderr, summarize(ctx, store, jobs, others))
 	return 0
+}
+
+// otherJobs returns the jobs of ran that are not among jobs, in order:
+// those of the database that ran besides the files' own.
+func otherJobs(ran map[jobKey]bool, jobs []jobKey) []jobKey {
+	var others []jobKey
+	for k := range ran {
+		if !slices.Contains(jobs, k) {
+			others = append(others, k)
+		}
+	}
+	slices.SortFunc(others, func(a, b jobKey) int {
+		return cmp.Or(strings.Compare(a.collection, b.collection), strings.Compare(a.name, b.name))
+	})
+	return others
 }
 
 type jobKey struct{ collection, name string }
@@ -250,16 +280,26 @@ func allFinal(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) bool {
 	return true
 }
 
-func summarize(ctx context.Context, s *scheduler.Scheduler, jobs []jobKey) string {
+// summarize returns the summary of run: a line for each job of the files
+// (jobs), then one for each job of the store that ran besides them
+// (others), which says so. It reads the jobs from store, after the
+// Scheduler stopped.
+func summarize(ctx context.Context, store scheduler.Store, jobs, others []jobKey) string {
 	var b strings.Builder
-	for _, k := range jobs {
-		r, err := s.GetJob(context.WithoutCancel(ctx), k.collection, k.name)
+	line := func(k jobKey, note string) {
+		r, err := store.GetJob(context.WithoutCancel(ctx), k.collection, k.name)
 		if err != nil {
-			fmt.Fprintf(&b, "%s/%s: %v\n", k.collection, k.name, err)
-			continue
+			fmt.Fprintf(&b, "%s/%s: %v%s\n", k.collection, k.name, err, note)
+			return
 		}
-		fmt.Fprintf(&b, "%s/%s: %s (executions %d, failures %d, faulted occurrences %d)\n",
-			k.collection, k.name, r.State, r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount)
+		fmt.Fprintf(&b, "%s/%s: %s (executions %d, failures %d, faulted occurrences %d)%s\n",
+			k.collection, k.name, r.State, r.Status.ExecutionCount, r.Status.FailureCount, r.Status.FaultedCount, note)
+	}
+	for _, k := range jobs {
+		line(k, "")
+	}
+	for _, k := range others {
+		line(k, "; not in the files: a job of the database")
 	}
 	return b.String()
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,5 +108,66 @@ func testRunKeepsStoredCollections(t *testing.T, dbFlags []string, open func() (
 			t.Errorf("collection %s after a run of a file without its properties: maxJobCount %d, ETag %s; want it left as it was (maxJobCount %d, ETag %s)",
 				name, got.Definition.MaxJobCount(), got.ETag, want.Definition.MaxJobCount(), want.ETag)
 		}
+	}
+}
+
+// TestRunSummaryNamesTheDatabasesJobs: run -db runs every job of the
+// database, those of an earlier file that this one no longer holds too,
+// and its summary lists each that ran, after the files' own, saying that
+// it is not in the files.
+func TestRunSummaryNamesTheDatabasesJobs(t *testing.T) {
+	ticks := make(chan struct{}, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/tick" {
+			ticks <- struct{}{}
+			return
+		}
+		// The file's job ends only once the database's job ran, so that
+		// run cannot exit before it.
+		select {
+		case <-ticks:
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	defer receiver.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "jobs.db")
+	// A job that an earlier file put, and that this one does not hold,
+	// due now.
+	st, err := sqlite.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "`+receiver.URL+`/tick", "method": "GET"}},
+		"recurrence": {"frequency": "Hour", "interval": 1}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(context.Background(), scheduler.DefaultCollection, scheduler.DefaultCollectionDefinition(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(context.Background(), scheduler.DefaultCollection, "tick", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	var stdout, stderr bytes.Buffer
+	edited := writeRunFile(t, dir, "other.json", `{"action": {"type": "Http", "request": {"uri": "`+receiver.URL+`/other", "method": "GET"}}}`)
+	if code := runScheduler(context.Background(), []string{"-history=false", "-db", db, edited}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
+	}
+	var lines []string // of the summary, after the log's
+	for l := range strings.Lines(stderr.String()) {
+		if strings.HasPrefix(l, "default/") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "default/other: Completed") ||
+		!strings.HasPrefix(lines[1], "default/tick: Enabled") || !strings.HasSuffix(lines[1], "not in the files: a job of the database") {
+		t.Errorf("summary of run:\n%s\nwant default/other Completed, then default/tick Enabled, not in the files", stderr.String())
 	}
 }
