@@ -469,6 +469,13 @@ func putFile(ctx context.Context, s filePutter, f *jobFile) ([]jobKey, error) {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(f.calendars)) {
 		if _, err := s.PutCalendar(ctx, f.collection, name, f.calendars[name], nil); err != nil {
+			if errors.Is(err, errors.ErrUnsupported) {
+				// A change of a stored calendar, which a put inside a
+				// transaction refuses.
+				err = &commandError{"it differs from the stored calendar, and run, which writes the files in one transaction, " +
+					"cannot check the jobs that name it against it there: give the calendar in the file as it is stored, change it " +
+					"through jobclock serve's API, or run without -db and -postgres", err}
+			}
 			errs = append(errs, fmt.Errorf("calendar %s/%s: %w", f.collection, name, err))
 			if !refusal(err) {
 				return nil, errors.Join(errs...)
@@ -513,8 +520,31 @@ func putFileCollection(ctx context.Context, s filePutter, f *jobFile) error {
 		}
 	}
 	_, err := s.PutCollection(ctx, f.collection, f.def, nil)
+	if errors.Is(err, errors.ErrUnsupported) {
+		// A stricter maxRecurrence than the stored one, which a put
+		// inside a transaction refuses.
+		stored := "the stored one"
+		if old, gerr := s.GetCollection(ctx, f.collection); gerr == nil {
+			stored = fmt.Sprintf("the stored %s", old.Definition.MaxRecurrence())
+		}
+		return &commandError{fmt.Sprintf("its maxRecurrence %s is stricter than %s, and run, which writes the files in one "+
+			"transaction, cannot check the collection's jobs against it there: give the collection in the file a maxRecurrence "+
+			"as loose as the stored one (or leave \"collection\" out, which keeps the stored collection as it is), make it "+
+			"stricter through jobclock serve's API, or run without -db and -postgres", f.def.MaxRecurrence(), stored), err}
+	}
 	return err
 }
+
+// commandError is an error of the library said in the command's terms,
+// as what the user can do with the command instead of a Go API's name;
+// the library's error stays its cause, for errors.Is.
+type commandError struct {
+	msg   string
+	cause error
+}
+
+func (e *commandError) Error() string { return e.msg }
+func (e *commandError) Unwrap() error { return e.cause }
 
 // startEcho starts the local HTTP receiver that sample jobs call.
 func startEcho(addr string, log io.Writer) (*http.Server, error) {

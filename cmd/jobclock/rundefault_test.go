@@ -171,3 +171,47 @@ func TestRunSummaryNamesTheDatabasesJobs(t *testing.T) {
 		t.Errorf("summary of run:\n%s\nwant default/other Completed, then default/tick Enabled, not in the files", stderr.String())
 	}
 }
+
+// TestRunSpeaksOfTheCommand: what run -db cannot write in its
+// transaction (a stricter maxRecurrence than the stored collection's, a
+// changed calendar) is refused with what the user can do with the
+// command, not with the name of a Go API.
+func TestRunSpeaksOfTheCommand(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "jobs.db")
+	const job = `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z"}}`
+	run := func(content string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := runScheduler(context.Background(), []string{"-db", db, writeRunFile(t, dir, "c.json", content)}, &stdout, &stderr)
+		return code, stderr.String()
+	}
+	if code, stderr := run(`{"name": "c", "collection": {"properties": {"quota": {"maxRecurrence": {"frequency": "Second", "interval": 1}}}},
+		"calendars": {"holidays": {"properties": {"dates": ["2026-12-25"]}}}, "jobs": {"a": ` + job + `}}`); code != 0 {
+		t.Fatalf("first run = %d, stderr:\n%s", code, stderr)
+	}
+	for _, tt := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"stricter maxRecurrence", `{"name": "c", "collection": {"properties": {"sku": {"name": "Standard"}}}, "jobs": {"a": ` + job + `}}`,
+			[]string{`collection "c": its maxRecurrence 1 Minute is stricter than the stored 1 Second`, "jobclock serve's API", "without -db"}},
+		{"changed calendar", `{"name": "c", "collection": {"properties": {"quota": {"maxRecurrence": {"frequency": "Second", "interval": 1}}}},
+			"calendars": {"holidays": {"properties": {"dates": ["2026-12-26"]}}}, "jobs": {"a": ` + job + `}}`,
+			[]string{"calendar c/holidays: it differs from the stored calendar", "jobclock serve's API", "without -db"}},
+	} {
+		code, stderr := run(tt.file)
+		if code != 1 {
+			t.Errorf("%s: run = %d, want 1; stderr:\n%s", tt.name, code, stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%s: stderr does not say %q:\n%s", tt.name, w, stderr)
+			}
+		}
+		for _, api := range []string{"PutCollection", "PutCalendar", "unsupported operation"} {
+			if strings.Contains(stderr, api) {
+				t.Errorf("%s: stderr names %q, which means nothing to a user of the command:\n%s", tt.name, api, stderr)
+			}
+		}
+	}
+}
