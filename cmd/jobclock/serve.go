@@ -25,7 +25,12 @@ const serveUsage = `usage: jobclock serve [flags]
 Runs a scheduler with the management REST API (the Azure Scheduler ARM API,
 api-version 2016-03-01) on -addr. Jobs and history are kept in a SQLite file
 (-db, default jobclock.db) or a PostgreSQL database (-postgres DSN, tables in
--schema). Several serve processes may share one PostgreSQL schema.
+-schema). Several serve processes may share one PostgreSQL schema, or
+one SQLite file on one host (not over a network file system), whose
+writes take turns; they take over the jobs of one that dies within
+-lease. Jobs that only a Go program embedding the scheduler can run (a
+ScheduleFunc function, a type of its own registry) fail each attempt that
+serve claims: keep them out of the database serve uses.
 
 Callers authenticate with a bearer token from -tokens FILE, or from the
 JOBCLOCK_API_TOKENS environment variable when -tokens is not given: one
