@@ -131,6 +131,9 @@ type observability struct {
 	Observer       *telemetry.Observer
 	metrics        http.Handler // the Prometheus exposition; nil without -metrics-addr
 	shutdown       []func(context.Context) error
+	// stopRetries make the OTLP exporters' exports single requests, so
+	// that the flush at exit does not wait out a backoff.
+	stopRetries []func()
 }
 
 // setupObservability makes the tracer and meter providers: an SDK with the
@@ -174,13 +177,17 @@ func setupProviders(ctx context.Context, f *observeFlags, instance string, log *
 		return nil, fmt.Errorf("telemetry resource: %w", err)
 	}
 	if traces {
-		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(otlp.NewSpanExporter(traceCfg)))
+		exp := otlp.NewSpanExporter(traceCfg)
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(exp))
 		o.TracerProvider = tp
+		o.stopRetries = append(o.stopRetries, exp.StopRetries)
 		o.shutdown = append(o.shutdown, tp.Shutdown)
 	}
 	var readers []sdkmetric.Option
 	if metrics {
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(otlp.NewMetricExporter(metricCfg))))
+		exp := otlp.NewMetricExporter(metricCfg)
+		o.stopRetries = append(o.stopRetries, exp.StopRetries)
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 	}
 	if *f.metricsAddr != "" {
 		reader := sdkmetric.NewManualReader()
@@ -216,8 +223,13 @@ func otlpWanted(signal string) bool {
 		strings.TrimSpace(os.Getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT")) != ""
 }
 
-// Shutdown flushes and stops the exporters.
+// Shutdown flushes and stops the exporters; an export of the flush is one
+// request, not retried, so that the exit does not wait out a backoff
+// while the collector is away.
 func (o *observability) Shutdown(ctx context.Context) error {
+	for _, stop := range o.stopRetries {
+		stop()
+	}
 	var errs []error
 	for _, f := range o.shutdown {
 		errs = append(errs, f(ctx))

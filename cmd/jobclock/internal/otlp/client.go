@@ -31,10 +31,12 @@ var ErrShutdown = errors.New("otlp: exporter shut down")
 
 // client posts export requests to one URL.
 type client struct {
-	cfg  Config
-	http *http.Client
-	once sync.Once
-	stop chan struct{} // closed by shutdown
+	cfg       Config
+	http      *http.Client
+	once      sync.Once
+	stop      chan struct{} // closed by shutdown
+	lastOnce  sync.Once
+	lastCalls chan struct{} // closed by stopRetries
 }
 
 func newClient(cfg Config) *client {
@@ -45,7 +47,22 @@ func newClient(cfg Config) *client {
 	if cfg.TLS != nil {
 		tr.TLSClientConfig = cfg.TLS
 	}
-	return &client{cfg: cfg, http: &http.Client{Transport: tr}, stop: make(chan struct{})}
+	return &client{cfg: cfg, http: &http.Client{Transport: tr}, stop: make(chan struct{}), lastCalls: make(chan struct{})}
+}
+
+// stopRetries makes each export from now on one request, and ends one
+// that waits to retry with the error of its last request.
+func (c *client) stopRetries() {
+	c.lastOnce.Do(func() { close(c.lastCalls) })
+}
+
+func (c *client) retrying() bool {
+	select {
+	case <-c.lastCalls:
+		return false
+	default:
+		return true
+	}
 }
 
 // shutdown makes later exports fail and stops one that waits to retry.
@@ -87,6 +104,9 @@ func (c *client) send(ctx context.Context, body []byte) error {
 		if err == nil || wait < 0 {
 			return err
 		}
+		if !c.retrying() {
+			return fmt.Errorf("otlp: %s: not retried, the exporter stops: %w", c.cfg.URL, err)
+		}
 		if wait == 0 {
 			wait = backoff/2 + rand.N(backoff) // 0.5 to 1.5 times the backoff
 			backoff = min(2*backoff, maxBackoff)
@@ -105,6 +125,9 @@ func (c *client) send(ctx context.Context, body []byte) error {
 		case <-c.stop:
 			t.Stop()
 			return fmt.Errorf("%w (after %d attempts, the last: %v)", ErrShutdown, attempt, err)
+		case <-c.lastCalls:
+			t.Stop()
+			return fmt.Errorf("otlp: %s: not retried, the exporter stops (after %d attempts): %w", c.cfg.URL, attempt, err)
 		case <-t.C:
 		}
 	}

@@ -294,6 +294,11 @@ func (e *MetricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetr
 // ForceFlush does nothing: the exporter holds nothing between exports.
 func (e *MetricExporter) ForceFlush(ctx context.Context) error { return ctx.Err() }
 
+// StopRetries makes each export from now on a single request, and ends
+// one that waits to retry: for the last export, at exit, which should not
+// wait out a backoff while the process could end.
+func (e *MetricExporter) StopRetries() { e.c.stopRetries() }
+
 // Shutdown stops the exporter: later exports fail.
 func (e *MetricExporter) Shutdown(ctx context.Context) error {
 	e.c.shutdown()

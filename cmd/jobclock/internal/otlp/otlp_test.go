@@ -700,3 +700,38 @@ func TestShutdownStopsARetry(t *testing.T) {
 		t.Errorf("%d requests, want 1 (no retry after Shutdown)", n)
 	}
 }
+
+// TestStopRetries: StopRetries ends an export that waits to retry with
+// the error of its request, and makes a later export one request, so
+// that the flush at exit does not wait out a backoff.
+func TestStopRetries(t *testing.T) {
+	col, cfg := collector(t, "TRACES")
+	answered := make(chan struct{}, 1)
+	col.Answer = func(int, *http.Request) *otlptest.Reply {
+		select {
+		case answered <- struct{}{}:
+		default:
+		}
+		return &otlptest.Reply{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"5"}}}
+	}
+	var got []sdktrace.ReadOnlySpan
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recorder{&got}))
+	_, s := tp.Tracer("test").Start(context.Background(), "s")
+	s.End()
+	exp := otlp.NewSpanExporter(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	done := make(chan error)
+	go func() { done <- exp.ExportSpans(ctx, got) }()
+	<-answered
+	exp.StopRetries()
+	if err := <-done; err == nil || errors.Is(err, otlp.ErrShutdown) || ctx.Err() != nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("export waiting to retry, after StopRetries = %v (context %v); want the 503, before the context ends", err, ctx.Err())
+	}
+	if err := exp.ExportSpans(ctx, got); err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("export after StopRetries = %v (context %v); want the 503 of one request", err, ctx.Err())
+	}
+	if n := col.Requests(); n != 2 {
+		t.Errorf("%d requests, want 2 (one per export, no retry after StopRetries)", n)
+	}
+}

@@ -192,6 +192,11 @@ func (e *SpanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	return e.c.send(ctx, body)
 }
 
+// StopRetries makes each export from now on a single request, and ends
+// one that waits to retry: for the last export, at exit, which should not
+// wait out a backoff while the process could end.
+func (e *SpanExporter) StopRetries() { e.c.stopRetries() }
+
 // Shutdown stops the exporter: later exports fail.
 func (e *SpanExporter) Shutdown(ctx context.Context) error {
 	e.c.shutdown()
