@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/httpapi"
@@ -167,6 +169,63 @@ func BenchmarkGetJobTextRequest(b *testing.B) {
 		h.ServeHTTP(rec, httptest.NewRequest("GET", jc1+"/jobs/j1"+v, nil))
 		if rec.Code != 200 {
 			b.Fatalf("status %d", rec.Code)
+		}
+	}
+}
+
+// BenchmarkListHistory lists a full page (100) of a job's history: the
+// entries of attempts as the engine records them, every one with its
+// execution tag, every tenth a failure that faulted its occurrence with an
+// HTTP status, and every fifth one that waited for its collection's
+// limits, recorded straight into the store.
+func BenchmarkListHistory(b *testing.B) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st := memory.New()
+	s, err := scheduler.New(st, &scheduler.Config{Logger: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := httpapi.New(s, &httpapi.Options{Logger: log,
+		Throttle: &httpapi.Throttle{ReadsPerWindow: min(1<<40, math.MaxInt), WritesPerWindow: min(1<<40, math.MaxInt)}})
+	ctx := context.Background()
+	if _, err := s.PutCollection(ctx, "sub1/rg1/jc1", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{SKU: &scheduler.SKU{Name: scheduler.SKUP20Premium}}}, nil); err != nil {
+		b.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("PUT", jc1+"/jobs/j1"+v, strings.NewReader(strings.Replace(benchJob, `"Disabled"`, `"Enabled"`, 1))))
+	if rec.Code != 201 {
+		b.Fatalf("PUT: %d %s", rec.Code, rec.Body)
+	}
+	now := time.Now()
+	claimed, err := st.ClaimDue(ctx, now.Add(48*time.Hour), "bench", now.Add(49*time.Hour), 1)
+	if err != nil || len(claimed) != 1 {
+		b.Fatalf("ClaimDue = %d jobs, %v; want the job", len(claimed), err)
+	}
+	var hist []scheduler.HistoryEntry
+	at := now.Add(-200 * time.Minute)
+	for k := range 200 {
+		e := scheduler.HistoryEntry{Collection: "sub1/rg1/jc1", Job: "j1", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
+			ExpectedExecutionTime: at, StartTime: at, EndTime: at.Add(200 * time.Millisecond), RepeatCount: k + 1,
+			Message:      "Http Action - Response from host 'example.com': 'OK' Response Headers: Content-Type: application/json\n{\"ok\": true}",
+			ExecutionTag: fmt.Sprintf("%016x", uint64(k)*0x9e3779b97f4a7c15)}
+		if k%10 == 0 {
+			e.Status, e.Message, e.Faulted, e.HTTPStatus = scheduler.StatusFailed, "Http Action - Response from host 'example.com': 'Bad Gateway'", true, 502
+		}
+		if k%5 == 0 {
+			e.LimitWaitMillis = 1500
+		}
+		hist = append(hist, e)
+		at = at.Add(time.Minute)
+	}
+	if err := st.Record(ctx, "bench", claimed[0], hist); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, newBenchRequest(b, "GET", jc1+"/jobs/j1/history"+v, nil))
+		if rec.Code != 200 {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
 	}
 }
