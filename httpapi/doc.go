@@ -118,7 +118,18 @@
 // "Microsoft.Scheduler/jobCollections/jobs/history", "name", "properties":
 // {startTime, endTime, expectedExecutionTime, actionName, status, message,
 // retryCount, repeatCount}}; its ID ends with two 20-digit numbers that
-// sort newest first (see [JobHistoryDefinition]).
+// sort newest first (see [JobHistoryDefinition]). Its properties also
+// have, as extensions that Azure clients ignore, the other members of the
+// Go package's HistoryEntry under the same names, each left out when
+// empty: executionTag (the tag the attempts of an occurrence share, sent
+// with the action), faulted (true on the failed last attempt after which
+// the occurrence is faulted), httpStatus (the status of an HTTP attempt
+// answered with other than 2xx), limitWaitMs (how long the occurrence
+// waited for its collection's limits, in milliseconds), skipped and
+// lastExpectedTime (how many occurrences a Skipped entry stands for, and
+// the expected time of the last of them), backfill (an occurrence of a
+// backfill) and manual (a run asked for with POST .../jobs/{job}/run).
+// The entry's collection and job are those its id names.
 //
 // Secrets are write-only: the password of Basic and ClientCertificate
 // authentication, the pfx, the OAuth secret, the storage queue sasToken

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +22,7 @@ import (
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
 	"github.com/jobclock/scheduler/action/azure"
+	httpaction "github.com/jobclock/scheduler/action/http"
 	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/store/memory"
 )
@@ -35,8 +35,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // (midnight UTC) and {{etag}} the ETag of the latest response that had one.
 // Responses are normalised: ETags become "<etag>", request IDs
 // <request-id>, remaining rate limits <remaining>, the start time
-// {{start}}, times the scheduler chose (status and history) <time>, and
-// history IDs <history-id>.
+// {{start}}, times the scheduler chose (status and history) <time>,
+// history IDs <history-id> and execution tags <execution-tag>.
 
 const (
 	sub1  = "/subscriptions/sub1"
@@ -66,12 +66,13 @@ type env struct {
 }
 
 // fakeHTTP is the executor of Http and Https actions in these tests: URIs
-// whose path contains "fail" fail, others succeed.
+// whose path contains "fail" fail with the HTTP executor's error for a 500
+// answer, others succeed.
 var fakeHTTP = action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
 	uri := req.Action.Request.URI
 	if strings.Contains(uri, "fail") {
 		return &action.Result{Message: "Failed: 500 Internal Server Error from host 'example.com'\nBody: broken"},
-			errors.New("500 Internal Server Error from host 'example.com'")
+			&httpaction.StatusError{Host: "example.com", StatusCode: 500, Status: "Internal Server Error"}
 	}
 	return &action.Result{Message: "Completed: 200 OK from host 'example.com'"}, nil
 })
@@ -816,6 +817,14 @@ func normalise(v any, key, start string) any {
 				p := val.(map[string]any)
 				for _, tk := range []string{"startTime", "endTime", "expectedExecutionTime"} {
 					p[tk] = "<time>"
+				}
+				// Made of the job's creation instant, and present only
+				// in the entries that have them.
+				if _, ok := p["executionTag"]; ok {
+					p["executionTag"] = "<execution-tag>"
+				}
+				if _, ok := p["lastExpectedTime"]; ok {
+					p["lastExpectedTime"] = "<time>"
 				}
 			default:
 				x[k] = normalise(val, k, start)

@@ -77,13 +77,33 @@ type JobHistoryDefinitionProperties struct {
 	Message               string                    `json:"message"`
 	RetryCount            int                       `json:"retryCount"`
 	RepeatCount           int                       `json:"repeatCount"`
-	// Skipped, an extension, counts the occurrences a Skipped entry
-	// stands for (from expectedExecutionTime on; the message gives the
-	// last); Backfill marks the entries of a backfilled occurrence, and
-	// Manual those of a run asked for with POST .../jobs/{job}/run.
-	Skipped  int  `json:"skipped,omitempty"`
+	// The members below are extensions, which Azure clients ignore:
+	// those of scheduler.HistoryEntry of the same names, each left out
+	// of the JSON when empty (0, false, the zero time).
+	//
+	// ExecutionTag is the tag shared by the attempts of the occurrence
+	// (the x-ms-scheduler-execution-tag the action was sent with).
+	ExecutionTag string `json:"executionTag,omitempty"`
+	// Faulted marks the failed last attempt of an occurrence's main
+	// action, after which the occurrence is faulted (the job's
+	// faultedCount counts it) and its errorAction, if any, runs.
+	Faulted bool `json:"faulted,omitempty"`
+	// Skipped counts the occurrences a Skipped entry stands for (from
+	// expectedExecutionTime on, at most scheduler.MaxSkippedCounted),
+	// and LastExpectedTime is the expected time of the last of them.
+	Skipped          int       `json:"skipped,omitempty"`
+	LastExpectedTime time.Time `json:"lastExpectedTime,omitzero"`
+	// Backfill marks the entries of a backfilled occurrence, and Manual
+	// those of a run asked for with POST .../jobs/{job}/run.
 	Backfill bool `json:"backfill,omitempty"`
 	Manual   bool `json:"manual,omitempty"`
+	// LimitWaitMillis is, for an attempt that waited for the permits of
+	// its collection's limits, how long its occurrence was held back, in
+	// milliseconds.
+	LimitWaitMillis int32 `json:"limitWaitMs,omitempty"`
+	// HTTPStatus is the response status of an HTTP attempt that got an
+	// answer other than 2xx.
+	HTTPStatus int `json:"httpStatus,omitempty"`
 }
 
 // JobCollectionListResult is one page of job collections.
@@ -209,9 +229,14 @@ func historyResource(sc scope, job string, e scheduler.HistoryEntry) JobHistoryD
 			Message:               e.Message,
 			RetryCount:            e.RetryCount,
 			RepeatCount:           e.RepeatCount,
+			ExecutionTag:          e.ExecutionTag,
+			Faulted:               e.Faulted,
 			Skipped:               e.Skipped,
+			LastExpectedTime:      e.LastExpectedTime,
 			Backfill:              e.Backfill,
 			Manual:                e.Manual,
+			LimitWaitMillis:       e.LimitWaitMillis,
+			HTTPStatus:            e.HTTPStatus,
 		},
 	}
 }
