@@ -27,7 +27,7 @@
 //	PATCH  JC/jobs/{jobName}           merge-patch a job                   200
 //	DELETE JC/jobs/{jobName}           delete a job and its history        200
 //	POST   JC/jobs/{jobName}/run       run the job once now                200 {"requestedTime", "message"}
-//	GET    JC/jobs/{jobName}/history   list history, newest first ($filter=status eq Failed, $top, $skip)
+//	GET    JC/jobs/{jobName}/history   list history, newest first ($filter=status eq Failed or faulted eq true, $top, $skip)
 //	GET    JC/calendars                list exclusion calendars by name    200, one page
 //	GET    JC/calendars/{calendarName} get an exclusion calendar           200
 //	PUT    JC/calendars/{calendarName} create or replace it (If-Match)     201 created, 200 replaced
@@ -150,7 +150,11 @@
 // jobs (Enabled, Disabled, Completed, Faulted), "health eq VALUE" for
 // jobs (OK, Skipped, Stale, Late, Failing: the job's health, see
 // scheduler.JobHealth) and "status eq VALUE" for history (Completed,
-// Failed, Postponed), in any case, VALUE optionally in single quotes. Jobs may also be filtered on a tag, as ARM does:
+// Failed, Postponed, Skipped), in any case, VALUE optionally in single
+// quotes. History may also be filtered with "faulted eq true": the
+// entries of failed last attempts after which their occurrence was
+// faulted (scheduler.ListHistoryOptions.Faulted); another value, false
+// included, is refused (400 at $filter). Jobs may also be filtered on a tag, as ARM does:
 // "tagName eq 'team'" keeps the jobs with the tag, "tagName eq 'team' and
 // tagValue eq 'ops'" those where it has that value (names and values in
 // single quotes, a quote in them doubled, compared exactly).

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	httpaction "github.com/jobclock/scheduler/action/http"
 	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/store/memory"
 )
@@ -134,4 +136,62 @@ func ExampleClient_BackfillJob() {
 	// Output:
 	// 2026-03-01T03:00:00Z
 	// 2026-03-02T03:00:00Z
+}
+
+// List the attempts that faulted their occurrence, with the HTTP status
+// they got: the members of the Go API's history entries are in the REST
+// entries too.
+func ExampleClient_ListHistory() {
+	log := slog.New(slog.DiscardHandler)
+	reg := new(action.Registry)
+	reg.Register(action.HTTPS, action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		return &action.Result{Message: "Http Action - Response from host 'example.com': 'ServiceUnavailable'"},
+			&httpaction.StatusError{Host: "example.com", StatusCode: 503, Status: "Service Unavailable"}
+	}))
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: log})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		panic(err)
+	}
+	defer s.Stop(ctx)
+	srv := httptest.NewServer(httpapi.New(s, &httpapi.Options{Logger: log}))
+	defer srv.Close()
+
+	c := httpapi.NewClient(srv.URL, nil)
+	ref := httpapi.CollectionRef{Subscription: "sub1", ResourceGroup: "reports", Collection: "nightly"}
+	if _, _, err := c.PutCollection(ctx, ref, nil, nil); err != nil {
+		panic(err)
+	}
+	if _, _, err := c.PutJobJSON(ctx, ref, "export", json.RawMessage(`{"properties": {
+		"action": {"type": "Https", "request": {"uri": "https://example.com/export", "method": "POST"},
+			"retryPolicy": {"retryType": "None"}},
+		"recurrence": {"frequency": "Day", "schedule": {"hours": [3], "minutes": [0]}}}}`), nil); err != nil {
+		panic(err)
+	}
+	if _, err := c.RunJob(ctx, ref, "export"); err != nil {
+		panic(err)
+	}
+	for i := 0; ; i++ {
+		page, err := c.ListHistory(ctx, ref, "export", &httpapi.ListOptions{Filter: "faulted eq true"})
+		if err != nil {
+			panic(err)
+		}
+		if len(page.Value) == 0 { // the run has not ended yet
+			if i == 1000 {
+				panic("no faulted attempt after 10s")
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		for _, e := range page.Value {
+			p := e.Properties
+			fmt.Println(p.ActionName, p.Status, p.HTTPStatus, p.Faulted, p.Manual, p.ExecutionTag != "")
+		}
+		break
+	}
+	// Output:
+	// MainAction Failed 503 true true true
 }

@@ -651,6 +651,17 @@ func steps() []step {
   "ical": "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20261201\r\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20261201\r\nRRULE:FREQ=MONTHLY;BYDAY=MO;BYMONTHDAY=1,2;BYSETPOS=3\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 }}`},
 		{name: "delete-collection-ical", method: "DELETE", path: rg1 + "/jcical" + v},
+
+		// The history of the failed last attempts, after which an
+		// occurrence is faulted.
+		{name: "put-collection-faulted", method: "PUT", path: rg1 + "/jcfaulted" + v, body: `{"location": "West Europe", "properties": {}}`},
+		{name: "put-job-faulted", method: "PUT", path: rg1 + "/jcfaulted/jobs/f" + v, body: failingJob},
+		{name: "run-job-faulted", method: "POST", path: rg1 + "/jcfaulted/jobs/f/run" + v, after: waitHistory("sub1/rg1/jcfaulted", "f", 3)},
+		{name: "list-history-filter-faulted", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("faulted eq true")},
+		{name: "list-history-filter-faulted-one-page", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("Faulted eq 'TRUE'") + "&$top=1"},
+		{name: "list-history-filter-faulted-false", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("faulted eq false")},
+		{name: "list-history-filter-faulted-bad-value", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("faulted eq yes")},
+		{name: "delete-collection-faulted", method: "DELETE", path: rg1 + "/jcfaulted" + v},
 	}
 }
 

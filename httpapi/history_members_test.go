@@ -181,8 +181,9 @@ func restProperties(body map[string]any) []any {
 // says) with the same values, on memory and SQLite: the wait for a
 // collection's limit, the HTTP status and faulted mark of failed
 // attempts, the manual mark of a run now, the count and last expected time
-// of skipped occurrences, and the execution tag of every attempt; and the
-// Client's ListHistory reads all of them.
+// of skipped occurrences, and the execution tag of every attempt; the
+// filter "faulted eq true" keeps the entries that ListHistoryOptions.Faulted
+// keeps; and the Client's ListHistory reads all of them.
 func TestHistoryMembers(t *testing.T) {
 	for _, kind := range []string{"memory", "sqlite"} {
 		t.Run(kind, func(t *testing.T) {
@@ -206,6 +207,16 @@ func TestHistoryMembers(t *testing.T) {
 					body := e.restHistory(t, job, "")
 					if diff := cmp.Diff(goProperties(t, hist), restProperties(body)); diff != "" {
 						t.Errorf("%s: REST history properties differ from the Go API's entries (-Go +REST):\n%s", job, diff)
+					}
+					// "faulted eq true" lists what the Go API lists with
+					// ListHistoryOptions.Faulted.
+					faulted, err := e.s.ListHistory(ctx, "sub1/rg1/jc1", job, &scheduler.ListHistoryOptions{Faulted: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					filtered := e.restHistory(t, job, "&$filter="+urlq("faulted eq true"))
+					if diff := cmp.Diff(goProperties(t, faulted), restProperties(filtered)); diff != "" {
+						t.Errorf("%s: REST history with faulted eq true differs from the Go API's faulted entries (-Go +REST):\n%s", job, diff)
 					}
 					// The Client's type reads every member: written
 					// again, it is the body it read.

@@ -792,7 +792,11 @@ func parsePage(r *http.Request, fields ...filterField) (page, error) {
 				}
 				continue
 			}
-			uses = append(uses, fmt.Sprintf("'%s eq VALUE' with VALUE one of %s", fd.name, strings.Join(fd.values, ", ")))
+			if len(fd.values) == 1 {
+				uses = append(uses, fmt.Sprintf("'%s eq %s'", fd.name, fd.values[0]))
+			} else {
+				uses = append(uses, fmt.Sprintf("'%s eq VALUE' with VALUE one of %s", fd.name, strings.Join(fd.values, ", ")))
+			}
 			if len(tok) != 3 || !strings.EqualFold(tok[0], fd.name) || !strings.EqualFold(tok[1], "eq") {
 				continue
 			}
@@ -883,12 +887,22 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := parsePage(r, filterField{"status", []string{"Completed", "Failed", "Postponed", "Skipped"}})
+	// "faulted eq true" keeps the entries that faulted their occurrence.
+	// The Scheduler cannot list the other entries alone, so "faulted eq
+	// false" is refused rather than read as no filter.
+	p, err := parsePage(r, filterField{"status", []string{"Completed", "Failed", "Postponed", "Skipped"}},
+		filterField{"faulted", []string{"true"}})
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	opts := &scheduler.ListHistoryOptions{Status: scheduler.ExecutionStatus(p.filter), Top: p.top, Skip: p.skip}
+	opts := &scheduler.ListHistoryOptions{Top: p.top, Skip: p.skip}
+	switch p.field {
+	case "status":
+		opts.Status = scheduler.ExecutionStatus(p.filter)
+	case "faulted":
+		opts.Faulted = true
+	}
 	list, err := h.s.ListHistory(ctx, rq.sc.key(), rq.job, opts)
 	if err != nil {
 		return h.engineError(ctx, rq, err, "")
@@ -899,7 +913,7 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(list) == p.top {
 		next := p.skip + len(list)
-		more, err := h.s.ListHistory(ctx, rq.sc.key(), rq.job, &scheduler.ListHistoryOptions{Status: opts.Status, Top: 1, Skip: next})
+		more, err := h.s.ListHistory(ctx, rq.sc.key(), rq.job, &scheduler.ListHistoryOptions{Status: opts.Status, Faulted: opts.Faulted, Top: 1, Skip: next})
 		if err != nil {
 			return h.engineError(ctx, rq, err, "")
 		}
