@@ -16,7 +16,7 @@ func TestHistoryResourceManual(t *testing.T) {
 	for _, manual := range []bool{true, false} {
 		e := scheduler.HistoryEntry{Collection: "sub1/rg1/jc1", Job: "j", ActionName: scheduler.MainAction, Status: scheduler.StatusCompleted,
 			StartTime: time.Unix(1e9, 0).UTC(), EndTime: time.Unix(1e9+1, 0).UTC(), RepeatCount: 1, Manual: manual}
-		b, err := json.Marshal(historyResource(sc, "j", e))
+		b, err := json.Marshal(newHistoryPrefix(sc, "j").resource(&e))
 		if err != nil {
 			t.Fatal(err)
 		}

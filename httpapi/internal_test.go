@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strings"
@@ -15,13 +17,13 @@ import (
 // started at 2015-08-04T23:12:01.3712133Z.
 func TestHistoryIDService(t *testing.T) {
 	start := time.Date(2015, 8, 4, 23, 12, 1, 371213300, time.UTC)
-	id := historyID(scheduler.HistoryEntry{StartTime: start, RepeatCount: 29967, ActionName: scheduler.MainAction})
+	id := string(appendHistoryID(nil, &scheduler.HistoryEntry{StartTime: start, RepeatCount: 29967, ActionName: scheduler.MainAction}))
 	a, _, _ := strings.Cut(id, ":")
 	if want := "02519635708786287866"; a != want {
-		t.Errorf("historyID(start %v) first part = %s, want %s", start, a, want)
+		t.Errorf("appendHistoryID(start %v) first part = %s, want %s", start, a, want)
 	}
 	if len(id) != 41 {
-		t.Errorf("historyID = %q, want two 20-digit numbers", id)
+		t.Errorf("appendHistoryID = %q, want two 20-digit numbers", id)
 	}
 }
 
@@ -40,7 +42,7 @@ func TestHistoryIDOrder(t *testing.T) {
 	}
 	var ids []string
 	for _, e := range entries {
-		ids = append(ids, historyID(e))
+		ids = append(ids, string(appendHistoryID(nil, &e)))
 	}
 	want := slices.Clone(ids)
 	slices.Reverse(want)
@@ -48,6 +50,17 @@ func TestHistoryIDOrder(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("sorted IDs = %q, want newest first %q", got, want)
+	}
+}
+
+// TestAppendPadded: the numbers of a history ID are written as fmt's
+// %020d writes them, the sign of a negative one (from a negative
+// repeatCount) included.
+func TestAppendPadded(t *testing.T) {
+	for _, x := range []int64{0, 7, 2519635708786287866, math.MaxInt64, -1, -42, -999999999999999999, math.MinInt64} {
+		if got, want := string(appendPadded([]byte("x"), x)), "x"+fmt.Sprintf("%020d", x); got != want {
+			t.Errorf("appendPadded(%d) = %q, want %q", x, got, want)
+		}
 	}
 }
 

@@ -908,8 +908,9 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 		return h.engineError(ctx, rq, err, "")
 	}
 	out := JobHistoryListResult{Value: make([]JobHistoryDefinition, 0, len(list))}
-	for _, e := range list {
-		out.Value = append(out.Value, historyResource(rq.sc, rq.job, e))
+	prefix := newHistoryPrefix(rq.sc, rq.job)
+	for i := range list {
+		out.Value = append(out.Value, prefix.resource(&list[i]))
 	}
 	if len(list) == p.top {
 		next := p.skip + len(list)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -213,13 +214,22 @@ func (h *handler) jobResource(sc scope, r *scheduler.JobRecord) JobDefinition {
 	}
 }
 
-// historyResource builds the response body of a history entry.
-func historyResource(sc scope, job string, e scheduler.HistoryEntry) JobHistoryDefinition {
-	id := historyID(e)
+// historyPrefix holds what the IDs and names of a job's history entries
+// start with, made once for a page of them.
+type historyPrefix struct{ id, name string }
+
+func newHistoryPrefix(sc scope, job string) historyPrefix {
+	return historyPrefix{id: sc.jobID(job) + "/history/", name: sc.jc + "/" + job + "/"}
+}
+
+// resource builds the response body of history entry e.
+func (p historyPrefix) resource(e *scheduler.HistoryEntry) JobHistoryDefinition {
+	var buf [historyIDLen]byte
+	id := appendHistoryID(buf[:0], e)
 	return JobHistoryDefinition{
-		ID:   sc.jobID(job) + "/history/" + id,
+		ID:   p.id + string(id),
 		Type: TypeJobHistory,
-		Name: sc.jc + "/" + job + "/" + id,
+		Name: p.name + string(id),
 		Properties: JobHistoryDefinitionProperties{
 			StartTime:             e.StartTime,
 			EndTime:               e.EndTime,
@@ -252,9 +262,13 @@ func dotnetTicks(t time.Time) int64 {
 	return unixEpochTicks + t.Unix()*10_000_000 + int64(t.Nanosecond())/100
 }
 
-// historyID returns the identifier of a history entry: newer entries have
-// smaller identifiers.
-func historyID(e scheduler.HistoryEntry) string {
+// historyIDLen is the length of a history entry's identifier.
+const historyIDLen = 41
+
+// appendHistoryID appends the identifier of a history entry to b: two
+// numbers of 20 digits, "A:B", such that newer entries have smaller
+// identifiers.
+func appendHistoryID(b []byte, e *scheduler.HistoryEntry) []byte {
 	a := int64(maxTicks) - dotnetTicks(e.StartTime)
 	if a < 0 {
 		a = 0
@@ -265,8 +279,25 @@ func historyID(e scheduler.HistoryEntry) string {
 	if e.ActionName == scheduler.ErrorAction {
 		n |= 1 << 23
 	}
-	b := int64(math.MaxInt64) - n
-	return fmt.Sprintf("%020d:%020d", a, b)
+	b = appendPadded(b, a)
+	b = append(b, ':')
+	return appendPadded(b, int64(math.MaxInt64)-n)
+}
+
+// appendPadded appends x in decimal to b, padded with zeros to 20
+// characters (a minus sign included), as fmt's %020d writes it.
+func appendPadded(b []byte, x int64) []byte {
+	var buf [20]byte
+	d := strconv.AppendInt(buf[:0], x, 10)
+	width := 20
+	if x < 0 {
+		b = append(b, '-')
+		d, width = d[1:], width-1
+	}
+	for range width - len(d) {
+		b = append(b, '0')
+	}
+	return append(b, d...)
 }
 
 // redact returns def without secrets, with client certificates described:
