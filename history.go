@@ -49,7 +49,11 @@ func (s *ExecutionStatus) UnmarshalJSON(b []byte) error {
 
 // HistoryEntry is one attempt of a job's action, or one postponed
 // occurrence. Its JSON form has the names of Azure Scheduler's history
-// properties plus collection, job and executionTag.
+// properties plus collection and job, and the members Azure has not
+// (executionTag, faulted, skipped, lastExpectedTime, backfill, manual,
+// limitWaitMs, httpStatus), each left out when empty. The REST API's
+// history entries carry those added members under the same names (the
+// collection and job are in an entry's id).
 type HistoryEntry struct {
 	// Collection and Job identify the job.
 	Collection string `json:"collection"`
