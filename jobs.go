@@ -296,7 +296,7 @@ func (s *Scheduler) PutJob(ctx context.Context, collection, name string, def *Jo
 		return nil, err
 	}
 	s.wrote(collection, name)
-	return r, nil
+	return s.withHealth(r, time.Now()), nil // as GetJob returns it
 }
 
 // PutJobJSON parses data, a job definition as JSON (a job's properties
@@ -331,7 +331,7 @@ func (s *Scheduler) PutJobJSON(ctx context.Context, collection, name string, dat
 		return nil, under(res.At, err)
 	}
 	s.wrote(collection, name)
-	return r, nil
+	return s.withHealth(r, time.Now()), nil // as GetJob returns it
 }
 
 // under returns err with the path of each of its problems with a job
@@ -404,7 +404,7 @@ func (s *Scheduler) putJobAt(ctx context.Context, st TxStore, collection, name s
 		if err != nil {
 			return nil, err
 		}
-		return s.withHealth(r, time.Now()), nil // as GetJob returns it
+		return r, nil
 	}
 	return nil, fmt.Errorf("put job %q: too many concurrent writes: %w", name, ErrConflict)
 }
@@ -933,7 +933,7 @@ func (s *Scheduler) PatchJob(ctx context.Context, collection, name string, patch
 		return nil, err
 	}
 	s.wrote(collection, name)
-	return r, nil
+	return s.withHealth(r, time.Now()), nil // as GetJob returns it
 }
 
 // patchJob is PatchJob over st.
@@ -1065,7 +1065,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 	if err != nil {
 		return nil, under(at, err)
 	}
-	return s.withHealth(r, time.Now()), nil // as GetJob returns it
+	return r, nil
 }
 
 // passedWhileDisabled leaves in r's schedule the Skipped entry of the

@@ -54,7 +54,8 @@ func (s *Scheduler) afterTx(collection, name string) {
 // (see [Transactional]), so creates in other transactions (or by PutJob)
 // need not wait for tx, except one that takes the same place. The
 // Schedulers look for due work when tx commits. The returned record is
-// what tx holds until then.
+// what tx holds until then, without the health that PutJob's has (health
+// is read from the store's committed state: GetJob it after the commit).
 func (s *Scheduler) PutJobTx(ctx context.Context, tx any, collection, name string, def *Job, opts *PutJobOptions) (*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
