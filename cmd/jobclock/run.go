@@ -507,19 +507,18 @@ func putFile(ctx context.Context, s filePutter, f *jobFile) ([]jobKey, error) {
 // putFileCollection puts f's collection through s; when f gives no
 // collection properties (f.createOnly), only if s holds no such
 // collection: a stored one, whatever its plan and quota, is left as it
-// is. Inside a transaction the read and the create are in it: a
-// collection that another writer creates meanwhile makes the create
-// write it again as f has it (the Scheduler's puts retry a conflict),
-// which PostgreSQL's runs avoid among themselves by taking turns (see
-// openDatabase).
+// is. The create is create-only (IfNoneMatch "*"), decided in the write
+// that creates it, so that a collection another writer creates at the
+// same moment (serve's API, a Go program) is left as that writer made it.
 func putFileCollection(ctx context.Context, s filePutter, f *jobFile) error {
+	var opts *scheduler.PutCollectionOptions
 	if f.createOnly {
-		_, err := s.GetCollection(ctx, f.collection)
-		if !errors.Is(err, scheduler.ErrNotFound) {
-			return err // nil: stored, and left alone
-		}
+		opts = &scheduler.PutCollectionOptions{IfNoneMatch: "*"}
 	}
-	_, err := s.PutCollection(ctx, f.collection, f.def, nil)
+	_, err := s.PutCollection(ctx, f.collection, f.def, opts)
+	if f.createOnly && errors.Is(err, scheduler.ErrPreconditionFailed) {
+		return nil // stored, and left alone
+	}
 	if errors.Is(err, errors.ErrUnsupported) {
 		// A stricter maxRecurrence than the stored one, which a put
 		// inside a transaction refuses.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -74,13 +73,6 @@ func openDatabase(ctx context.Context, spec storeSpec) (*database, error) {
 				tx, err := pool.Begin(ctx)
 				if err != nil {
 					return nil, nil, err
-				}
-				// The command's transactions on one schema take turns,
-				// so that of two runs that find a collection missing the
-				// second reads it once the first committed, and leaves
-				// it alone (see putFileCollection).
-				if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobclock run "+spec.schema); err != nil {
-					return nil, nil, errors.Join(err, tx.Rollback(context.WithoutCancel(ctx)))
 				}
 				return tx, func(commit bool) error {
 					if commit {
