@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jobclock/scheduler/recurrence"
 )
 
 // MaxBackfill is the most occurrences that one BackfillJob may ask for,
@@ -43,7 +45,10 @@ type BackfillOptions struct {
 
 // BackfillJob runs the job's scheduled occurrences whose expected times
 // fall in [from, to] (the occurrences of its schedule from startTime on,
-// whether or not the job existed then; endTime applies, count does not),
+// whether or not the job existed then, where the schedule runs them: one
+// that the job's exclusion calendar skips is left out, and one it moves
+// runs at the instant it was moved to, which is its expected time and
+// which the range must hold; endTime applies, count does not),
 // each once, in order, as ordinary occurrences: each with its
 // own execution tag (stable across its retries, other than the tag a
 // live occurrence of the same instant gets), its retries and its
@@ -106,13 +111,15 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 		if r.State.Final() {
 			return fmt.Errorf("backfill job %q: it is %s: %w", name, r.State, ErrFinalState)
 		}
-		t, err := s.timing(r, now)
+		t, err := s.backfillTiming(r, now)
 		if err != nil {
 			return err
 		}
 		times = times[:0]
 		// The schedule's occurrences from startTime on, whether or not
-		// the job existed then (a one-time job has its one).
+		// the job existed then (a one-time job has its one), where they
+		// run: those the exclusion calendar skips left out, and those it
+		// moves at the instant they were moved to.
 		next := func(after time.Time) time.Time {
 			if first := t.First(); t.Rule() == nil {
 				if first.After(after) {
@@ -120,7 +127,7 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 				}
 				return time.Time{}
 			}
-			return t.Rule().Next(after).UTC()
+			return t.Next(after)
 		}
 		for at := next(from.Add(-time.Nanosecond)); !at.IsZero() && !at.After(to); {
 			if len(times) == MaxBackfill {
@@ -181,6 +188,24 @@ func (s *Scheduler) BackfillJob(ctx context.Context, collection, name string, fr
 	}
 	s.wrote(collection, name)
 	return slices.Clone(times), nil
+}
+
+// backfillTiming returns the timing by which BackfillJob walks the
+// occurrences of r's job at now: its timing (see Scheduler.timing), or,
+// for a recurring job created after its startTime, the same schedule
+// under the same exclusion calendar as if it had been created at its
+// startTime, so that its occurrences from startTime on are there, each
+// where the calendar places it.
+func (s *Scheduler) backfillTiming(r *JobRecord, now time.Time) (*Timing, error) {
+	t, err := s.timing(r, now)
+	if err != nil || t.Rule() == nil || r.Job.StartTime == nil || !r.Job.StartTime.Before(t.First()) {
+		return t, err
+	}
+	var cal *recurrence.Exclusions
+	if name := r.Job.Recurrence.Ext().Calendar; name != "" {
+		cal = s.policies.calendar(s, r, name, now)
+	}
+	return r.Job.TimingUnder(r.Collection, r.Name, *r.Job.StartTime, cal)
 }
 
 // pending returns the expected times, as Unix nanoseconds, of the

@@ -625,7 +625,10 @@
 // {"from", "to", "only": "Missing" | "All", "dryRun"}) runs the job's
 // occurrences expected in a past range, each once, in order, as ordinary
 // occurrences with their retries and errorAction and the original expected
-// time; their history entries are marked Backfill. Missing (the default)
+// time; their history entries are marked Backfill. They are the
+// occurrences the schedule runs: under an exclusion calendar, those it
+// skips are left out and those it moves run at the instant they were moved
+// to (once when two move onto one), in the range when that instant is. Missing (the default)
 // leaves out the occurrences that have an attempt on record; both leave
 // out those that wait to be backfilled or are in progress, so a request
 // sent twice (a form posted twice) runs each occurrence once, and All
