@@ -56,7 +56,10 @@ type BackfillOptions struct {
 // history entries are marked Backfill. They run one at a time while the
 // job is Enabled and nothing else of it is due (scheduled occurrences and
 // RunJob's runs go first), after the backfills asked for before; they do
-// not count toward recurrence.count.
+// not count toward recurrence.count. They keep waiting while the job is
+// paused or disabled, and when a new definition of it is put (PutJob,
+// PutJobs, PatchJob): they then run under that definition, whether or
+// not its schedule has their expected times.
 //
 // An occurrence that waits to be backfilled (asked for earlier), or that is
 // in progress (its attempt runs, or it waits for a retry, its errorAction

@@ -633,7 +633,11 @@
 // out those that wait to be backfilled or are in progress, so a request
 // sent twice (a form posted twice) runs each occurrence once, and All
 // runs again only what has ended; dryRun only answers which would run.
-// One request may ask for at most [MaxBackfill] occurrences.
+// One request may ask for at most [MaxBackfill] occurrences. Those that
+// wait to be backfilled stay when the job is paused or disabled (they run
+// once it is Enabled again) and when a new definition of it is put: they
+// were asked for by their expected times, and run under the definition
+// put, whether or not its schedule has those times.
 //
 // Every job has a health, derived when it is read ([Scheduler.GetJob],
 // [Scheduler.ListJobs], GET over REST as "status": {"health"}), the first

@@ -685,6 +685,7 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 		r.Schedule.Occurrences = old.Schedule.Occurrences
 		r.Schedule.LastFailed = old.Schedule.LastFailed
 		keepRuns(r, old)
+		keepBackfills(r, old)
 	}
 	keepPause(r, job)
 	s.machineOver(r, col.Definition.Properties.RunPolicy).settleIn(r, now, &b.next)
@@ -786,6 +787,17 @@ func keepRuns(r, old *JobRecord) {
 		if keep != nil {
 			np.Ended = p.Ended // an older one that ends later is late still
 		}
+	}
+}
+
+// keepBackfills carries into r, a put's new record over old, the
+// occurrences of old that wait to be backfilled (PolicyState.Backfill),
+// in order: they were asked for by their expected times, and run under
+// the definition put, as they do once the job is Enabled again after a
+// pause.
+func keepBackfills(r, old *JobRecord) {
+	if p := old.Schedule.Policy; p != nil && len(p.Backfill) > 0 {
+		r.Schedule.policy().Backfill = slices.Clone(p.Backfill)
 	}
 }
 

@@ -797,11 +797,14 @@ func planRetry(o *Occurrence, policy *retry.Policy, res *outcome) (p retryPlan) 
 }
 
 // sameAttempt reports whether c and o are the same attempt of one
-// occurrence of a job: the same number, action and retry, and the same
-// execution tag where both have theirs (start may leave them empty, see
-// machine.tagLater; the tag is a function of the job and the number).
+// occurrence of a job: the same number, expected time, action and retry,
+// and the same execution tag where both have theirs (start may leave them
+// empty, see machine.tagLater; the tag is a function of the job and the
+// number). The expected time tells apart two occurrences given one number
+// by a claim's step and its replay over a record put meanwhile (the one
+// that ran, and one backfilled that the put kept).
 func sameAttempt(c, o *Occurrence) bool {
-	return c.Number == o.Number && c.ErrorAction == o.ErrorAction && c.Retry == o.Retry && (c.Tag == o.Tag || c.Tag == "" || o.Tag == "")
+	return c.Number == o.Number && c.Expected.Equal(o.Expected) && c.ErrorAction == o.ErrorAction && c.Retry == o.Retry && (c.Tag == o.Tag || c.Tag == "" || o.Tag == "")
 }
 
 // endRun applies the outcome res of owner's attempt of occurrence o, one
