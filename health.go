@@ -30,10 +30,13 @@ const (
 //     skipped (a Disabled job's occurrences do not come due: a paused
 //     job is not Stale, nor Late, and one enabled again is not Stale
 //     until HealthStalePeriods more come due);
+//
+// Late and Stale hold only when running, that is when the job's
+// collection is Enabled: the jobs of one that is not do not come due.
 //   - Skipped: its latest scheduled occurrence was passed over by a run
 //     policy;
 //   - OK otherwise (a Completed job is OK).
-func (s *Scheduler) jobHealth(r *JobRecord, now time.Time) JobHealth {
+func (s *Scheduler) jobHealth(r *JobRecord, now time.Time, running bool) JobHealth {
 	sc := &r.Schedule
 	switch {
 	case r.State == JobFaulted || sc.LastFailed:
@@ -42,10 +45,10 @@ func (s *Scheduler) jobHealth(r *JobRecord, now time.Time) JobHealth {
 		return HealthOK
 	}
 	inFlight := r.LeaseOwner != "" && r.LeaseUntil.After(now)
-	if r.State == JobEnabled && !inFlight && !sc.DueAt.IsZero() && now.Sub(sc.DueAt) > HealthLateAfter {
+	if r.State == JobEnabled && running && !inFlight && !sc.DueAt.IsZero() && now.Sub(sc.DueAt) > HealthLateAfter {
 		return HealthLate
 	}
-	if r.State == JobEnabled && s.stale(r, now) { // a paused job's occurrences do not come due
+	if r.State == JobEnabled && running && s.stale(r, now) { // a paused job's occurrences do not come due
 		return HealthStale
 	}
 	if sc.LastSkipped {
@@ -67,14 +70,16 @@ func (s *Scheduler) stale(r *JobRecord, now time.Time) bool {
 	return n >= HealthStalePeriods
 }
 
-// withHealth sets the health of r, a record the caller owns, at now.
+// withHealth sets the health of r, a record the caller owns, at now,
+// with the state of its collection as the run policies' cache holds it
+// (see policyCache.running).
 //
 // The nextExecutionTime of a job that names a calendar is where the
 // calendar as this instance holds it places the planned occurrence (see
 // [Timing.Replan]): the engine plans it so before it runs it, should an
 // instance have planned it under an older version of the calendar.
 func (s *Scheduler) withHealth(r *JobRecord, now time.Time) *JobRecord {
-	r.Status.Health = s.jobHealth(r, now)
+	r.Status.Health = s.jobHealth(r, now, s.policies.running(s, r.Collection, now))
 	if n := r.Status.NextExecutionTime; n != nil && r.Job.Recurrence.Ext().Calendar != "" {
 		if t, err := s.timing(r, now); err == nil {
 			if at, _ := t.Replan(*n); at.IsZero() {
@@ -100,13 +105,14 @@ func (s *Scheduler) HealthCounts(ctx context.Context) (map[JobHealth]int, error)
 	counts := make(map[JobHealth]int, len(Healths))
 	now := time.Now()
 	for _, c := range colls {
+		running := c.Definition.State() == CollectionEnabled
 		for skip := 0; ; skip += MaxPageSize {
 			page, err := s.store.ListJobs(ctx, c.Name, JobFilter{Skip: skip, Top: MaxPageSize})
 			if err != nil {
 				return nil, err
 			}
 			for _, r := range page {
-				counts[s.jobHealth(r, now)]++
+				counts[s.jobHealth(r, now, running)]++
 			}
 			if len(page) < MaxPageSize {
 				break

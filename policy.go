@@ -55,6 +55,7 @@ type cachedPolicy struct {
 	p      *RunPolicy                // nil: the collection has none
 	limits []Limit                   // the collection's limits
 	cals   map[string]*CalendarEntry // the collection's calendars, not to be changed
+	state  CollectionState           // the collection's state; empty in noPolicy
 	read   time.Time
 	// version is the collection's Version read (see [CollectionRecord]).
 	version int64
@@ -82,6 +83,14 @@ type compiledCalendar struct {
 func (c *policyCache) limits(s *Scheduler, collection string, now time.Time) (limits []Limit, known bool) {
 	e := c.entry(s, collection, now)
 	return e.limits, e != &noPolicy
+}
+
+// running reports whether the jobs of collection come due at now, as far
+// as the cache knows (see entry): whether it is Enabled, or was never
+// read and the store cannot give it.
+func (c *policyCache) running(s *Scheduler, collection string, now time.Time) bool {
+	st := c.entry(s, collection, now).state
+	return st == "" || st == CollectionEnabled
 }
 
 // entry returns what the cache holds of collection at now, read through
@@ -310,7 +319,7 @@ func (c *policyCache) compile(s *Scheduler, collection, name string, e *Calendar
 func (c *policyCache) set(col *CollectionRecord, now time.Time) *cachedPolicy {
 	p := col.Definition.Properties
 	for {
-		e := &cachedPolicy{p.RunPolicy, p.Limits, col.Definition.Calendars, now, col.Version, new(sync.Map)}
+		e := &cachedPolicy{p.RunPolicy, p.Limits, col.Definition.Calendars, col.Definition.State(), now, col.Version, new(sync.Map)}
 		v, ok := c.m.Load(col.Name)
 		if !ok {
 			if _, loaded := c.m.LoadOrStore(col.Name, e); !loaded {
