@@ -468,7 +468,13 @@
 // Two more extensions end the retries early. "maxRetryDuration" in a
 // retryPolicy (at least PT1S) is a deadline: no retry starts later than
 // the occurrence's expected time plus it, and the occurrence faults
-// instead. An error that will not go away is not retried at all: an
+// instead. A retry planned past it is not planned (the failed attempt's
+// message says so); one due by it that could not start in time (a
+// collection's limit held it back, or no instance ran the job meanwhile)
+// does not start either: at the deadline, or when an instance finds it
+// past it, the occurrence faults with a Failed history entry of that
+// retry that says what kept it (it is no attempt: executionCount and
+// failureCount do not change), and its errorAction runs. An error that will not go away is not retried at all: an
 // executor says so with [action.Permanent](err), as the built-in ones do
 // for a problem of the action's own definition (a field value Azure
 // refuses, an expired SAS token, a pfx that does not open, a message too
@@ -773,7 +779,10 @@
 // jobclock.limit.wait). It is not lateness: a first attempt that waited is
 // due (Attempt.Due) at its expected time plus the wait, a retry at the end
 // of its wait, and jobclock.occurrence.lateness leaves the wait out. A
-// change of a collection's limits reaches every instance within 5 seconds.
+// retry's wait does not move its retryPolicy.maxRetryDuration: a retry
+// that a limit would hold past that deadline does not start, and the
+// occurrence faults at the deadline (see Retries above). A change of a
+// collection's limits reaches every instance within 5 seconds.
 //
 // # Exclusion calendars
 //

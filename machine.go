@@ -186,6 +186,11 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		}
 	}
 	if c := sc.Current; c != nil && !c.At.After(now) {
+		if d := retryDeadline(r, c); !d.IsZero() && now.After(d) {
+			hist = m.add(hist, m.expire(r, c, now))
+		}
+	}
+	if c := sc.Current; c != nil && !c.At.After(now) {
 		run, ok = *c, true
 		if m.owner != "" && m.policy.Overlap == OverlapAllowAll {
 			m.detach(r, now)
@@ -736,30 +741,78 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome, settles bool
 	case plan.retries():
 		c.Retry++
 		c.At = plan.at
-	case !c.ErrorAction:
-		r.Status.FaultedCount++
-		h.Faulted = true
-		sc.Faults++
-		if n := m.policy.PauseAfterFaults; n > 0 && sc.Faults >= n && r.State == JobEnabled {
-			r.State = JobDisabled
-			p := sc.policy()
-			p.StateReason = fmt.Sprintf("paused after %d consecutive faulted occurrences (runPolicy.pauseAfterFaults %d)", sc.Faults, n)
-			p.ResumeTime = time.Time{}
-		}
-		if r.Job.Action.ErrorAction != nil {
-			c.ErrorAction = true
-			c.Retry = 0
-			c.At = res.end
-		} else {
-			r.Schedule.Current = nil
-			r.Schedule.LastFailed = true
-		}
 	default:
-		r.Schedule.Current = nil
-		r.Schedule.LastFailed = true
+		m.fault(r, c, &h, res.end)
 	}
 	return h
 }
+
+// fault ends c, r's current occurrence, whose last attempt failed or whose
+// retry may not start, at now, and marks its history entry h Faulted:
+// the occurrence of the main action faults (its errorAction, if any,
+// starts at now), and that of the errorAction ends.
+func (m machine) fault(r *JobRecord, c *Occurrence, h *HistoryEntry, now time.Time) {
+	sc := &r.Schedule
+	if c.ErrorAction {
+		sc.Current = nil
+		sc.LastFailed = true
+		return
+	}
+	r.Status.FaultedCount++
+	h.Faulted = true
+	sc.Faults++
+	if n := m.policy.PauseAfterFaults; n > 0 && sc.Faults >= n && r.State == JobEnabled {
+		r.State = JobDisabled
+		p := sc.policy()
+		p.StateReason = fmt.Sprintf("paused after %d consecutive faulted occurrences (runPolicy.pauseAfterFaults %d)", sc.Faults, n)
+		p.ResumeTime = time.Time{}
+	}
+	if r.Job.Action.ErrorAction != nil {
+		c.ErrorAction = true
+		c.Retry = 0
+		c.At = now
+	} else {
+		sc.Current = nil
+		sc.LastFailed = true
+	}
+}
+
+// retryDeadline returns the latest instant at which retry attempt c of
+// r's job may start: its expected time plus its retry policy's
+// maxRetryDuration. Zero when c is not a retry or the policy sets none.
+func retryDeadline(r *JobRecord, c *Occurrence) time.Time {
+	d := maxRetryDuration(retryPolicyOf(r.Job, c.ErrorAction))
+	if c.Retry == 0 || d <= 0 {
+		return time.Time{}
+	}
+	return c.Expected.Add(d)
+}
+
+// expire faults r's current occurrence c, a retry due at now past its
+// deadline (see retryDeadline): the retry does not start. Its history
+// entry, a failure of the retry that did not start, says what kept it: a
+// limit of the collection it waited for, or the job not being stepped in
+// time.
+func (m machine) expire(r *JobRecord, c *Occurrence, now time.Time) HistoryEntry {
+	d := retry.Duration(maxRetryDuration(retryPolicyOf(r.Job, c.ErrorAction)))
+	why := fmt.Sprintf("retry %d did not start by retryPolicy.maxRetryDuration (%s) from the expected time", c.Retry, d)
+	if c.Limited != nil {
+		limit := "the collection's limits"
+		if c.Limited.Key != "" {
+			limit = "the collection's " + string(c.Limited.Key) + " limit"
+		}
+		why = fmt.Sprintf("%s kept retry %d from starting by retryPolicy.maxRetryDuration (%s) from the expected time (it waited %s)",
+			limit, c.Retry, d, limitWaitOf(c).Round(time.Millisecond))
+	}
+	tagged(r, c)
+	h := attemptEntry(r, c, outcome{start: now, end: now, err: errNotRetried, message: "not retried: " + why})
+	m.fault(r, c, &h, now)
+	return h
+}
+
+// errNotRetried is the failure of a retry that did not start (see
+// machine.expire).
+var errNotRetried = errors.New("the retry did not start by retryPolicy.maxRetryDuration")
 
 // retryPlan is what a failed attempt leads to under its retry policy: a
 // retry at at (waited: moved there by the answer's Retry-After), unless
