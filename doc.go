@@ -545,14 +545,20 @@
 // missed decides what runs of the occurrences missed while no Scheduler
 // could run them (the service was down, the job was paused until a
 // resumeTime, its collection was not Enabled): RunOnce runs the job once
-// for all of them, with the expected time of the first; Skip runs none that
+// for all of them, with the expected time of the first (the run's
+// retries count from it: a retryPolicy.maxRetryDuration shorter than the
+// time since then leaves that run no retry); Skip runs none that
 // is later than the catch-up window (Config.MisfireThreshold when the
 // policy sets none), runs once, as RunOnce does, for those within it
 // (with the expected time of the first of them), and continues with the
 // next occurrence after now; RunAll runs each, one after the other. catchUpWindow (at least PT1S;
 // absent: none, except for Skip) passes over, whatever the missed
 // policy, the occurrences that are found later than the window after their
-// expected time. overlap decides what happens to an occurrence that comes
+// expected time. It bounds the lateness found when the job is stepped
+// after no instance could run it, not the wait of an occurrence that came
+// due while another was in progress: the one that waits under Postpone,
+// and those buffered under BufferAll, run when their turn comes however
+// long the one before them took. overlap decides what happens to an occurrence that comes
 // due while the previous one of the same job is in progress: Postpone, as
 // above; Skip passes it over; BufferAll runs every such occurrence in
 // order, one at a time, after the one in progress (at most [MaxBuffered]
