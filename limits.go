@@ -203,10 +203,9 @@ func (s *Scheduler) releasePermits(holder string) {
 // retryAt. It stays in progress: the job is due again then, and a wait
 // neither counts as an attempt nor makes a history entry. o is r's current
 // occurrence, or under OverlapAllowAll one of its runs, which then waits
-// unclaimed like a run between its attempts. A retry of the current
-// occurrence whose wait would end past its deadline (see retryDeadline)
-// waits until just past it, when the step faults the occurrence; a run's
-// is not yet held to its deadline.
+// unclaimed like a run between its attempts. A retry whose wait would
+// end past its deadline (see retryDeadline) waits until just past it,
+// when the step faults the occurrence.
 func (m machine) waitForLimit(r *JobRecord, o *Occurrence, now, retryAt time.Time, limits []Limit, refused int) {
 	c := r.Schedule.Current
 	if c == nil {
@@ -225,10 +224,9 @@ func (m machine) waitForLimit(r *JobRecord, o *Occurrence, now, retryAt time.Tim
 	}
 	c.Limited = &w // a new one: copies of the record may share the old
 	tagged(r, c)   // the occurrence waits in the record
-	if d := retryDeadline(r, c); !d.IsZero() && retryAt.After(d) && c == r.Schedule.Current {
+	if d := retryDeadline(r, c); !d.IsZero() && retryAt.After(d) {
 		// The retry may not start after its deadline: it faults there
-		// (see machine.expire). A run beside others (OverlapAllowAll)
-		// waits for the limit as it did.
+		// (see machine.expire).
 		retryAt = d.Add(time.Nanosecond)
 	}
 	c.At = retryAt

@@ -186,7 +186,7 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		}
 	}
 	if c := sc.Current; c != nil && !c.At.After(now) {
-		if d := retryDeadline(r, c); !d.IsZero() && now.After(d) {
+		if pastDeadline(r, c, now) {
 			hist = m.add(hist, m.expire(r, c, now))
 		}
 	}
@@ -197,6 +197,10 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 		}
 	} else if c == nil && m.owner != "" {
 		run, ok = m.resume(r, now)
+		if p := sc.Policy; p != nil && p.Ends != nil { // of runs that faulted past their deadline
+			hist = append(hist, p.Ends...)
+			p.Ends = nil
+		}
 	}
 	m.settle(r, now)
 	return run, ok, hist
@@ -240,6 +244,13 @@ func (m machine) resume(r *JobRecord, now time.Time) (run Occurrence, ok bool) {
 			// Its owner stopped before the outcome of its last attempt
 			// was recorded.
 			p.Running = slices.Delete(p.Running, i, i+1)
+			i--
+		case ru.Owner == "" && pastDeadline(r, &ru.Occurrence, now):
+			// A retry past its deadline does not start: the run faults
+			// (its errorAction, if any, is due at once, and is looked at
+			// next).
+			o := ru.Occurrence
+			m.settleRun(r, &o, "", now, func(m machine) HistoryEntry { return m.expire(r, r.Schedule.Current, now) })
 			i--
 		default:
 			ru.Owner, ru.Until = m.owner, now.Add(m.hold)
@@ -788,6 +799,13 @@ func retryDeadline(r *JobRecord, c *Occurrence) time.Time {
 	return c.Expected.Add(d)
 }
 
+// pastDeadline reports whether c, an occurrence of r's job, is a retry
+// whose deadline (see retryDeadline) passed by now.
+func pastDeadline(r *JobRecord, c *Occurrence, now time.Time) bool {
+	d := retryDeadline(r, c)
+	return !d.IsZero() && now.After(d)
+}
+
 // expire faults r's current occurrence c, a retry due at now past its
 // deadline (see retryDeadline): the retry does not start. Its history
 // entry, a failure of the retry that did not start, says what kept it: a
@@ -873,6 +891,14 @@ func sameAttempt(c, o *Occurrence) bool {
 // before it (PolicyState.Ended) changes the counters but not LastFailed
 // (the job's health) nor the count of consecutive faults.
 func (m machine) endRun(r *JobRecord, o *Occurrence, res outcome, owner string, now time.Time) bool {
+	return m.settleRun(r, o, owner, now, func(m machine) HistoryEntry { return m.complete(r, o, res, true) })
+}
+
+// settleRun is endRun with end, which ends the run's next attempt as
+// r's current occurrence (an attempt's outcome, see complete, or a retry
+// that does not start, see expire) under the machine it is given, and
+// returns its history entry.
+func (m machine) settleRun(r *JobRecord, o *Occurrence, owner string, now time.Time, end func(m machine) HistoryEntry) bool {
 	sc := &r.Schedule
 	p := sc.policy()
 	i := slices.IndexFunc(p.Running, func(ru Run) bool { return ru.Tag == o.Tag })
@@ -892,7 +918,7 @@ func (m machine) endRun(r *JobRecord, o *Occurrence, res outcome, owner string, 
 	}
 	cur := sc.Current
 	sc.Current = new(p.Running[i].Occurrence)
-	h := m.complete(r, o, res, true)
+	h := end(m)
 	c := sc.Current
 	sc.Current = cur
 	if dropped {

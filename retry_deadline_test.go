@@ -15,8 +15,15 @@ import (
 // but the limit would hold the retry back until a minute after the first
 // attempt, past the deadline of PT10S: the retry does not start, and the
 // occurrence faults at the deadline with an entry saying that the limit
-// kept it; its errorAction runs then.
+// kept it; its errorAction runs then. So under AllowAll, where the
+// occurrence runs beside others.
 func TestRetryDeadlineUnderLimit(t *testing.T) {
+	for _, overlap := range []string{"Postpone", "AllowAll"} {
+		t.Run(overlap, func(t *testing.T) { retryDeadlineUnderLimit(t, overlap) })
+	}
+}
+
+func retryDeadlineUnderLimit(t *testing.T, overlap string) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, scheduler.Config{})
 		e.exec.fn = failing
@@ -25,7 +32,8 @@ func TestRetryDeadlineUnderLimit(t *testing.T) {
 		defer e.stop()
 		e.put("j", `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/main", "method": "POST"},
 			"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1S", "retryCount": 5, "maxRetryDuration": "PT10S"},
-			"errorAction": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/error", "method": "POST"}}}}`)
+			"errorAction": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/error", "method": "POST"}}},
+			"runPolicy": {"overlap": "`+overlap+`"}}`)
 		time.Sleep(5 * time.Minute)
 		synctest.Wait()
 		main := 0
