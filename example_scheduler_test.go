@@ -107,6 +107,48 @@ func ExampleScheduler_JobCounts() {
 	// due now: 1
 }
 
+// ListJobs lists a collection's jobs in the order of their next runs,
+// the jobs without one (here a paused job) last; Descending is the exact
+// reverse.
+func ExampleScheduler_ListJobs_orderBy() {
+	ctx := context.Background()
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := s.PutCollection(ctx, "reports", &scheduler.JobCollection{}, nil); err != nil {
+		panic(err)
+	}
+	in := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }
+	for name, def := range map[string]string{
+		"weekly":  `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "startTime": "` + in(7*24*time.Hour) + `"}`,
+		"nightly": `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "startTime": "` + in(24*time.Hour) + `"}`,
+		"paused":  `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "state": "Disabled"}`,
+	} {
+		job, err := scheduler.ParseJob([]byte(def), nil)
+		if err != nil {
+			panic(err)
+		}
+		if _, err := s.PutJob(ctx, "reports", name, job, nil); err != nil {
+			panic(err)
+		}
+	}
+	for _, desc := range []bool{false, true} {
+		jobs, err := s.ListJobs(ctx, "reports", &scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Descending: desc})
+		if err != nil {
+			panic(err)
+		}
+		var names []string
+		for _, j := range jobs {
+			names = append(names, j.Name)
+		}
+		fmt.Println(names)
+	}
+	// Output:
+	// [nightly weekly paused]
+	// [paused weekly nightly]
+}
+
 // With HistoryPerJob set to NoHistory the Scheduler keeps no history, as a
 // cron library keeps none, and the job's state and counters are kept as
 // ever.

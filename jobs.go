@@ -64,6 +64,15 @@ type ListJobsOptions struct {
 	// store holds no health: the Scheduler reads the collection's jobs a
 	// page at a time until it has found the page asked for.
 	Health JobHealth
+	// OrderBy is the order of the list ([JobOrder]): by name when
+	// empty, else by next execution time, last execution time or
+	// failure count, ties by name, jobs without a time after those with
+	// one. The store orders the jobs, so that a page costs one read
+	// whatever the collection's size.
+	OrderBy JobOrder
+	// Descending lists in the exact reverse of OrderBy's order (ties by
+	// name descending, jobs without a time first).
+	Descending bool
 	// Top is the most jobs returned, 1 to 100; 0 means 100.
 	Top int
 	// Skip is the number of jobs left out first (0-based index of the
@@ -1446,8 +1455,9 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 	return r, nil
 }
 
-// ListJobs returns the collection's jobs ordered by name, one page at a
-// time. opts may be nil (the first 100 jobs).
+// ListJobs returns the collection's jobs ordered by name, or in the
+// order opts.OrderBy, one page at a time. opts may be nil (the first 100
+// jobs by name).
 func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJobsOptions) ([]*JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
@@ -1462,6 +1472,9 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 	if opts.Tag.Name == "" && opts.Tag.Value != "" {
 		errs = append(errs, &ValidationError{Path: "tag.name", Reason: "is required with tag.value"})
 	}
+	if !opts.OrderBy.Valid() {
+		errs = append(errs, &ValidationError{Path: "orderBy", Value: strconv.Quote(string(opts.OrderBy)), Reason: "is not an order of jobs (empty for the name, nextExecutionTime, lastExecutionTime or failureCount)"})
+	}
 	if opts.Health != "" && !opts.Health.Valid() {
 		errs = append(errs, &ValidationError{Path: "health", Value: strconv.Quote(string(opts.Health)), Reason: "is not a job health (OK, Skipped, Stale, Late or Failing)"})
 	}
@@ -1470,7 +1483,7 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 	}
 	now := time.Now()
 	if opts.Health == "" {
-		list, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, Skip: opts.Skip, Top: pageSize(opts.Top)})
+		list, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, OrderBy: opts.OrderBy, Descending: opts.Descending, Skip: opts.Skip, Top: pageSize(opts.Top)})
 		for _, r := range list {
 			s.withHealth(r, now)
 		}
@@ -1479,7 +1492,7 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 	var out []*JobRecord
 	skip, top := opts.Skip, pageSize(opts.Top)
 	for from := 0; len(out) < top; from += MaxPageSize {
-		page, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, Skip: from, Top: MaxPageSize})
+		page, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, OrderBy: opts.OrderBy, Descending: opts.Descending, Skip: from, Top: MaxPageSize})
 		if err != nil {
 			return nil, err
 		}

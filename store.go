@@ -91,9 +91,11 @@ type Store interface {
 	// that is what is missing).
 	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
 
-	// ListJobs returns the collection's jobs ordered by name, after
-	// filtering by f.State (empty: all) and f.Tag (the zero TagFilter:
-	// all) and skipping f.Skip; at most f.Top of them (0: no limit).
+	// ListJobs returns the collection's jobs in the order f.OrderBy
+	// (reversed with f.Descending; by name when empty, ties by name
+	// as [JobOrder] says), after filtering by f.State (empty: all) and
+	// f.Tag (the zero TagFilter: all) and skipping f.Skip; at most f.Top
+	// of them (0: no limit).
 	// ErrNotFound when the collection does not exist.
 	ListJobs(ctx context.Context, collection string, f JobFilter) ([]*JobRecord, error)
 
@@ -724,11 +726,52 @@ type JobFilter struct {
 	// Tag keeps only the jobs it matches ([TagFilter.Keeps]); the zero
 	// TagFilter keeps all.
 	Tag TagFilter
+	// OrderBy is the order of the list; empty (JobsByName) lists by
+	// name. See [JobOrder] for where jobs without a value go and how
+	// ties are broken.
+	OrderBy JobOrder
+	// Descending lists in the reverse of OrderBy's order: the exact
+	// reverse, ties by name descending too.
+	Descending bool
 	// Skip leaves out this many jobs first.
 	Skip int
 	// Top returns at most this many jobs; 0 means no limit.
 	Top int
 }
+
+// JobOrder is an order of a list of jobs ([JobFilter.OrderBy],
+// [ListJobsOptions.OrderBy]); its values are the names of the job
+// properties it orders by, as the job's JSON spells them. Jobs with equal
+// values are in name order, so that pages that follow one another while
+// nothing changes neither miss nor repeat a job. A job without a value
+// (no next execution: a Completed, Faulted or Disabled job, or one with no
+// occurrence left; no last execution: a job that has not run) comes after
+// every job with one in ascending order, and so before them in
+// descending order. Times are compared to the nanosecond, as stored: the
+// order of a job that names a calendar follows the next execution time
+// its record holds, which a list may show replanned ([Scheduler.ListJobs]).
+type JobOrder string
+
+// The orders of a list of jobs.
+const (
+	// JobsByName orders by name, the zero JobOrder.
+	JobsByName JobOrder = ""
+	// JobsByNextExecution orders by Status.NextExecutionTime, earliest
+	// first.
+	JobsByNextExecution JobOrder = "nextExecutionTime"
+	// JobsByLastExecution orders by Status.LastExecutionTime, earliest
+	// first.
+	JobsByLastExecution JobOrder = "lastExecutionTime"
+	// JobsByFailures orders by Status.FailureCount, fewest first.
+	JobsByFailures JobOrder = "failureCount"
+)
+
+// JobOrders are the orders of a list of jobs but JobsByName.
+var JobOrders = []JobOrder{JobsByNextExecution, JobsByLastExecution, JobsByFailures}
+
+// Valid reports whether o is one of the orders of a list of jobs, as
+// spelled here.
+func (o JobOrder) Valid() bool { return o == JobsByName || slices.Contains(JobOrders, o) }
 
 // TagFilter selects jobs by one of their tags ([JobRecord.Tags]), as ARM's
 // $filter=tagName eq 'NAME' and tagValue eq 'VALUE' does.

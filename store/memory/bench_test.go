@@ -188,6 +188,28 @@ func BenchmarkListJobs(b *testing.B) {
 	}
 }
 
+// BenchmarkListJobsOrdered measures the first page of 100 jobs of a
+// collection of 10,000 in the order of their next runs, and a page in the
+// middle in the reverse of it: the store sorts the collection's jobs at
+// each call.
+func BenchmarkListJobsOrdered(b *testing.B) {
+	ctx := context.Background()
+	s := readStore(b, 10_000, true)
+	for _, f := range []scheduler.JobFilter{
+		{OrderBy: scheduler.JobsByNextExecution, Top: 100},
+		{OrderBy: scheduler.JobsByNextExecution, Descending: true, Skip: 5000, Top: 100},
+	} {
+		b.Run(fmt.Sprintf("descending=%v", f.Descending), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if got, err := s.ListJobs(ctx, "bench", f); err != nil || len(got) != 100 {
+					b.Fatal(len(got), err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkBurstClaimComplete measures the store's share of a burst as
 // the Scheduler drives it: 100,000 one-time jobs put as the Scheduler
 // writes them, all due at once, claimed 256 at a time and recorded

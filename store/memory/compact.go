@@ -224,6 +224,44 @@ func (j *job) state() scheduler.JobState {
 	return compactStates[j.rec.st]
 }
 
+// nextExecution returns the Status.NextExecutionTime of j's record, and
+// false when it is nil.
+func (j *job) nextExecution() (time.Time, bool) {
+	if w := j.whole(); w != nil {
+		if n := w.Status.NextExecutionTime; n != nil {
+			return *n, true
+		}
+		return time.Time{}, false
+	}
+	return instant(j.rec.next), j.rec.flags&nextExec != 0
+}
+
+// lastExecution returns the Status.LastExecutionTime of j's record, and
+// false when it is nil.
+func (j *job) lastExecution() (time.Time, bool) {
+	if w := j.whole(); w != nil {
+		if l := w.Status.LastExecutionTime; l != nil {
+			return *l, true
+		}
+		return time.Time{}, false
+	}
+	if j.rec.flags&ranPart == 0 || j.more.ran.last == math.MinInt64 {
+		return time.Time{}, false
+	}
+	return instant(j.more.ran.last), true
+}
+
+// failures returns the Status.FailureCount of j's record.
+func (j *job) failures() int {
+	if w := j.whole(); w != nil {
+		return w.Status.FailureCount
+	}
+	if j.rec.flags&ranPart == 0 {
+		return 0
+	}
+	return int(j.more.ran.failures)
+}
+
 // dueAt returns the Schedule.DueAt of j's record.
 func (j *job) dueAt() time.Time {
 	if w := j.whole(); w != nil {

@@ -40,6 +40,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -587,6 +588,9 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 	if c.names == nil {
 		c.names = slices.Sorted(maps.Keys(c.jobs))
 	}
+	if f.OrderBy != scheduler.JobsByName || f.Descending {
+		return s.listOrdered(c, f), nil
+	}
 	var out []*scheduler.JobRecord
 	names, skip := c.names, f.Skip
 	if f.State == "" && f.Tag.Name == "" {
@@ -608,6 +612,70 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 		out = append(out, s.read(j))
 	}
 	return out, nil
+}
+
+// ordered is a job and its value in the order of a list of jobs.
+type ordered struct {
+	j    *job
+	t    time.Time // the time ordered by
+	n    int       // the count ordered by
+	none bool      // no time: after every job with one
+}
+
+// listOrdered returns the page f asks for of c's jobs, in f's order other
+// than the ascending name order: the jobs that f keeps sorted by their
+// value, ties by name, and, with f.Descending, reversed. The
+// store keeps no index by these values (each would cost the writes of the
+// engine): the sort costs O(n log n) of the n jobs f keeps, at each call.
+func (s *Store) listOrdered(c *coll, f scheduler.JobFilter) []*scheduler.JobRecord {
+	all := make([]ordered, 0, len(c.names))
+	for _, n := range c.names {
+		j := c.jobs[n]
+		if f.State != "" && j.state() != f.State || !f.Tag.Keeps(j.tags()) {
+			continue
+		}
+		o := ordered{j: j}
+		switch f.OrderBy {
+		case scheduler.JobsByNextExecution:
+			o.t, o.none = j.nextExecution()
+			o.none = !o.none
+		case scheduler.JobsByLastExecution:
+			o.t, o.none = j.lastExecution()
+			o.none = !o.none
+		case scheduler.JobsByFailures:
+			o.n = j.failures()
+		}
+		all = append(all, o)
+	}
+	if f.OrderBy != scheduler.JobsByName {
+		slices.SortFunc(all, func(a, b ordered) int {
+			switch {
+			case a.none != b.none:
+				if a.none {
+					return 1
+				}
+				return -1
+			case a.n != b.n:
+				return cmp.Compare(a.n, b.n)
+			}
+			if c := a.t.Compare(b.t); c != 0 {
+				return c
+			}
+			return strings.Compare(a.j.name, b.j.name)
+		})
+	}
+	if f.Descending {
+		slices.Reverse(all)
+	}
+	all = all[min(max(f.Skip, 0), len(all)):]
+	if f.Top > 0 && len(all) > f.Top {
+		all = all[:f.Top]
+	}
+	out := make([]*scheduler.JobRecord, len(all))
+	for i, o := range all {
+		out[i] = s.read(o.j)
+	}
+	return out
 }
 
 // DeleteJob implements [scheduler.Store].

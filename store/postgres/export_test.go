@@ -165,3 +165,24 @@ func (s *Store) ExplainRecordBatch(ctx context.Context, owner string, batch []sc
 		"EXPLAIN (FORMAT JSON) EXECUTE explained_record ("+strings.Join(params, ", ")+")", append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 	return strings.Join(lines, "\n"), err
 }
+
+// ExplainListJobs returns the plan of ListJobs's statement for f, with
+// sorts and sequential scans priced out (enable_sort and enable_seqscan
+// off), so that the plan reads an index in f's order if one can serve it,
+// however few jobs the table holds.
+func (s *Store) ExplainListJobs(ctx context.Context, collection string, f scheduler.JobFilter) (string, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_sort = off; SET LOCAL enable_seqscan = off"); err != nil {
+		return "", err
+	}
+	rows, err := tx.Query(ctx, "EXPLAIN "+s.sql(listJobsSQL(f)), collection, string(f.State), limit(f.Top), max(f.Skip, 0), f.Tag.Name, f.Tag.Value)
+	if err != nil {
+		return "", err
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return strings.Join(lines, "\n"), err
+}

@@ -277,18 +277,45 @@ func limit(top int) any {
 	return top
 }
 
+// orderKeys are the expressions of the orders of ListJobs besides the
+// name, as the indexes of migration 18 hold them after the collection
+// (the planner uses an index only for the very expression it holds).
+var orderKeys = map[scheduler.JobOrder]string{
+	scheduler.JobsByNextExecution: `(rtrim(status ->> 'nextExecutionTime', 'Z') COLLATE "C")`,
+	scheduler.JobsByLastExecution: `(rtrim(status ->> 'lastExecutionTime', 'Z') COLLATE "C")`,
+	scheduler.JobsByFailures:      `(coalesce((status ->> 'failureCount')::int, 0))`,
+}
+
+// listJobsSQL returns the query of ListJobs in f's order: its key (none
+// for the name), then the name, each descending with f.Descending, read
+// from the index of that order (the primary key for the name). It
+// lists the jobs of collection $1 in state $2 (empty: all) with tag $5 of
+// value $6 (empty: any), $3 of them (NULL: all) from $4 on; the first row
+// says whether the collection exists, so that the existence check and
+// the listing see the same snapshot.
+func listJobsSQL(f scheduler.JobFilter) string {
+	dir := ""
+	if f.Descending {
+		dir = " DESC"
+	}
+	coll, order := "collection", "name"+dir
+	if k, ok := orderKeys[f.OrderBy]; ok {
+		// As the index holds the collection (see migration 18).
+		coll, order = `collection COLLATE "POSIX"`, k+dir+", "+order
+	}
+	return `SELECT ` + prefixed("j.", jobCols) + ` FROM {s}.collections c
+		LEFT JOIN LATERAL (SELECT * FROM {s}.jobs WHERE ` + coll + ` = c.name AND ($2 = '' OR state = $2)
+			AND ($5 = '' OR (tags::jsonb ->> $5) = $6 OR $6 = '' AND (tags::jsonb ->> $5) IS NOT NULL)
+			ORDER BY ` + order + ` LIMIT $3 OFFSET $4) j ON true
+		WHERE c.name = $1`
+}
+
 // ListJobs implements [scheduler.Store].
 func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.JobFilter) ([]*scheduler.JobRecord, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	// One statement, so the existence check and the listing see the same
-	// snapshot: the first row says whether the collection exists.
-	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+prefixed("j.", jobCols)+` FROM {s}.collections c
-		LEFT JOIN LATERAL (SELECT * FROM {s}.jobs WHERE collection = c.name AND ($2 = '' OR state = $2)
-			AND ($5 = '' OR (tags::jsonb ->> $5) = $6 OR $6 = '' AND (tags::jsonb ->> $5) IS NOT NULL)
-			ORDER BY name LIMIT $3 OFFSET $4) j ON true
-		WHERE c.name = $1`), collection, string(f.State), limit(f.Top), max(f.Skip, 0), f.Tag.Name, f.Tag.Value)
+	rows, err := s.pool.Query(ctx, s.sql(listJobsSQL(f)), collection, string(f.State), limit(f.Top), max(f.Skip, 0), f.Tag.Name, f.Tag.Value)
 	if err != nil {
 		return nil, wrap("list jobs of collection", collection, err)
 	}

@@ -199,6 +199,41 @@ func limitOffset(top, skip int) (int, int) {
 	return top, max(skip, 0)
 }
 
+// orderKeys are the expressions of the orders of ListJobs besides the
+// name, as the indexes of migration 10 hold them (the planner uses an
+// index only for the very expression it holds).
+var orderKeys = map[scheduler.JobOrder]string{
+	scheduler.JobsByNextExecution: "coalesce(rtrim(json_extract(status, '$.nextExecutionTime'), 'Z'), '~')",
+	scheduler.JobsByLastExecution: "coalesce(rtrim(json_extract(status, '$.lastExecutionTime'), 'Z'), '~')",
+	scheduler.JobsByFailures:      "coalesce(json_extract(status, '$.failureCount'), 0)",
+}
+
+// orderBy returns the ORDER BY terms of f's order: its key (none for the
+// name), then the name, each descending with f.Descending.
+func orderBy(f scheduler.JobFilter) string {
+	dir := ""
+	if f.Descending {
+		dir = " DESC"
+	}
+	if k, ok := orderKeys[f.OrderBy]; ok {
+		return k + dir + ", name" + dir
+	}
+	return "name" + dir
+}
+
+// listJobsSQL returns the query of ListJobs and its arguments.
+func listJobsSQL(collection string, f scheduler.JobFilter) (string, []any) {
+	top, skip := limitOffset(f.Top, f.Skip)
+	q, args := "SELECT "+jobCols+" FROM jobs WHERE collection = ?", []any{collection}
+	if f.State != "" {
+		q, args = q+" AND state = ?", append(args, string(f.State))
+	}
+	if f.Tag.Name != "" {
+		q, args = q+" AND EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE key = ? AND (? = '' OR value = ?))", append(args, f.Tag.Name, f.Tag.Value, f.Tag.Value)
+	}
+	return q + " ORDER BY " + orderBy(f) + " LIMIT ? OFFSET ?", append(args, top, skip)
+}
+
 // ListJobs implements [scheduler.Store].
 func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.JobFilter) ([]*scheduler.JobRecord, error) {
 	if err := s.readable(); err != nil {
@@ -216,15 +251,8 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 		}
 		return nil, wrap("list jobs of collection", collection, err)
 	}
-	top, skip := limitOffset(f.Top, f.Skip)
-	q, args := "SELECT "+jobCols+" FROM jobs WHERE collection = ?", []any{collection}
-	if f.State != "" {
-		q, args = q+" AND state = ?", append(args, string(f.State))
-	}
-	if f.Tag.Name != "" {
-		q, args = q+" AND EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE key = ? AND (? = '' OR value = ?))", append(args, f.Tag.Name, f.Tag.Value, f.Tag.Value)
-	}
-	rows, err := tx.QueryContext(ctx, q+" ORDER BY name LIMIT ? OFFSET ?", append(args, top, skip)...)
+	q, args := listJobsSQL(collection, f)
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, wrap("list jobs of collection", collection, err)
 	}

@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"ReadForPut", testReadForPut},
 		{"CreateJob", testCreateJob},
 		{"ListJobs", testListJobs},
+		{"ListJobsOrder", testListJobsOrder},
 		{"JobTags", testJobTags},
 		{"ClaimOrder", testClaimOrder},
 		{"ClaimTies", testClaimTies},
