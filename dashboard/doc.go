@@ -113,12 +113,16 @@
 // Filters, sort orders and pages are in the query string, so links can be
 // bookmarked and shared. Sorted by any column, a collection's pages
 // follow one order across all its jobs (of the state filtered by). By
-// name (either way) a page is one store read, as the store lists jobs in
-// name order, and by state one for each state on the page (the job
-// counts say where each begins); by next run, last run or failures the
-// page reads every job of the collection, ListJobs pages of 100, and
-// sorts them, so its cost grows with the collection (100 reads at
-// 10,000 jobs). No page makes a store call per row:
+// name, next run, last run or failures (either way) a page is one store
+// read in that order ([scheduler.ListJobsOptions] OrderBy and
+// Descending), which the SQL stores serve from an index, so its cost does
+// not grow with the collection; ties are in name order, jobs without a
+// next or last run come last, and descending is the exact reverse (ties
+// by name descending, jobs without a time first). A collection that is
+// not Enabled shows no next run: sorted by it, its jobs are in name
+// order. By state a page is one read for each state on the page (the job
+// counts say where each begins), ties by name. No page makes a store
+// call per row:
 // counts come from [scheduler.Scheduler.JobCounts],
 // [scheduler.Scheduler.HistoryCounts] and
 // [scheduler.Scheduler.RecentHistory].

@@ -273,3 +273,47 @@ func TestSortAcrossPages(t *testing.T) {
 
 // jobLink matches the link of a job in a table, with its name.
 var jobLink = regexp.MustCompile(`class="job-link">([^<]*)</a>`)
+
+// TestSortTiesAndNone: sorted by next run, jobs that run at one instant
+// are in name order and a job without a next run comes last; descending,
+// the exact reverse. A collection that is not Enabled shows no next run,
+// so its jobs sorted by next run are in name order.
+func TestSortTiesAndNone(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	base := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Hour)
+	at := func(d time.Duration) string {
+		return `"recurrence": {"frequency": "Day"}, "startTime": "` + base.Add(d).Format(time.RFC3339) + `"`
+	}
+	order := func(p page) []string {
+		var names []string
+		for _, m := range jobLink.FindAllStringSubmatch(p.body, -1) {
+			names = append(names, m[1])
+		}
+		return names
+	}
+	for _, coll := range []string{"sub/rg/on", "sub/rg/off"} {
+		def := &scheduler.JobCollection{}
+		if coll == "sub/rg/off" {
+			def.Properties.State = scheduler.CollectionDisabled
+		}
+		e.collection(coll, def)
+		e.job(coll, "d", "/ok", at(time.Minute))
+		e.job(coll, "c", "/ok", at(0))
+		e.job(coll, "b", "/ok", at(-time.Minute)+`, "state": "Disabled"`)
+		e.job(coll, "a", "/ok", at(0))
+	}
+	for _, tt := range []struct {
+		coll, query string
+		want        []string
+	}{
+		{"sub/rg/on", "?sort=next", []string{"a", "c", "d", "b"}},
+		{"sub/rg/on", "?sort=next&order=desc", []string{"b", "d", "c", "a"}},
+		{"sub/rg/on", "?sort=next&top=25&skip=0&state=Enabled&order=desc", []string{"d", "c", "a"}},
+		{"sub/rg/off", "?sort=next", []string{"a", "b", "c", "d"}},
+		{"sub/rg/off", "?sort=next&order=desc", []string{"d", "c", "b", "a"}},
+	} {
+		if diff := cmp.Diff(tt.want, order(e.get(collPath(tt.coll)+tt.query))); diff != "" {
+			t.Errorf("%s%s (-want +got):\n%s", tt.coll, tt.query, diff)
+		}
+	}
+}

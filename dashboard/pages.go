@@ -405,103 +405,54 @@ type jobsQuery struct {
 	coll   scheduler.CollectionState
 }
 
+// jobOrders are the orders of the store's list by the columns of the
+// collection's table that it serves (all but the state).
+var jobOrders = map[string]scheduler.JobOrder{
+	"name":     scheduler.JobsByName,
+	"next":     scheduler.JobsByNextExecution,
+	"last":     scheduler.JobsByLastExecution,
+	"failures": scheduler.JobsByFailures,
+}
+
 // sortedJobs returns the page of the jobs of q.collection (those in
 // q.state, or all) from q.skip on, at most q.top, in the order of the
-// column q.key, so that the pages follow one order across all of them;
-// ties keep the name order. The store lists jobs in name order: by name,
-// the page is one ListJobs call (descending: the mirrored range,
-// reversed); by state, a call for each state the page holds jobs of
-// (counted by q.counts); by another column, every job in q.state is
-// read, ListJobs pages of scheduler.MaxPageSize (until one is short, or
-// as many as counted are read), and sorted (a collection of 10,000 jobs:
-// 100 calls).
+// column q.key, so that the pages follow one order across all of them.
+// By name, next run, last run or failures, the page is one ListJobs call
+// in that order (descending: the exact reverse, ties by name descending
+// too; jobs without a time last in ascending order), which the store
+// serves from an index: its cost does not grow with the collection. A
+// collection that is not Enabled shows no next run, so its jobs sorted
+// by next run are in name order. By state, the page is a call for each
+// state it holds jobs of (counted by q.counts), ties by name.
 func (h *handler) sortedJobs(ctx context.Context, q jobsQuery) ([]*scheduler.JobRecord, error) {
-	total := 0
-	for st, n := range q.counts {
-		if q.state == "" || st == q.state {
-			total += n
+	list := func(opts scheduler.ListJobsOptions) ([]*scheduler.JobRecord, error) {
+		return h.s.ListJobs(ctx, q.collection, &opts)
+	}
+	if order, ok := jobOrders[q.key]; ok || q.state != "" {
+		if order == scheduler.JobsByNextExecution && q.coll != scheduler.CollectionEnabled {
+			order = scheduler.JobsByName
 		}
+		return list(scheduler.ListJobsOptions{State: q.state, OrderBy: order, Descending: q.desc && q.key != "state", Skip: q.skip, Top: q.top})
 	}
-	list := func(state scheduler.JobState, skip, top int) ([]*scheduler.JobRecord, error) {
-		return h.s.ListJobs(ctx, q.collection, &scheduler.ListJobsOptions{State: state, Skip: skip, Top: top})
+	states := slices.Clone(jobStates)
+	slices.Sort(states)
+	if q.desc {
+		slices.Reverse(states)
 	}
-	switch {
-	case q.key == "name" || q.key == "state" && q.state != "":
-		from, n := q.skip, q.top
-		if q.desc && q.key == "name" {
-			from = total - q.skip - q.top
-			if from < 0 {
-				n, from = n+from, 0
+	var out []*scheduler.JobRecord
+	at := 0 // the place in the whole list of the first job of st
+	for _, st := range states {
+		from, to := max(q.skip, at), min(q.skip+q.top, at+q.counts[st])
+		if from < to {
+			jobs, err := list(scheduler.ListJobsOptions{State: st, Skip: from - at, Top: to - from})
+			if err != nil {
+				return nil, err
 			}
-			if n <= 0 {
-				return nil, nil
-			}
+			out = append(out, jobs...)
 		}
-		jobs, err := list(q.state, from, n)
-		if q.desc && q.key == "name" {
-			slices.Reverse(jobs)
-		}
-		return jobs, err
-	case q.key == "state":
-		states := slices.Clone(jobStates)
-		slices.Sort(states)
-		if q.desc {
-			slices.Reverse(states)
-		}
-		var out []*scheduler.JobRecord
-		at := 0 // the place in the whole list of the first job of st
-		for _, st := range states {
-			from, to := max(q.skip, at), min(q.skip+q.top, at+q.counts[st])
-			if from < to {
-				jobs, err := list(st, from-at, to-from)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, jobs...)
-			}
-			at += q.counts[st]
-		}
-		return out, nil
+		at += q.counts[st]
 	}
-	var all []*scheduler.JobRecord
-	for from := 0; ; from += scheduler.MaxPageSize {
-		jobs, err := list(q.state, from, scheduler.MaxPageSize)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, jobs...)
-		if len(jobs) < scheduler.MaxPageSize || len(all) >= total {
-			break
-		}
-	}
-	sortBy(all, q.desc, func(a, b **scheduler.JobRecord) bool {
-		switch q.key {
-		case "next":
-			return earlier(nextOf(*a, q.coll), nextOf(*b, q.coll))
-		case "last":
-			return earlier(orZero((*a).Status.LastExecutionTime), orZero((*b).Status.LastExecutionTime))
-		}
-		return (*a).Status.FailureCount < (*b).Status.FailureCount
-	})
-	return all[min(q.skip, len(all)):min(q.skip+q.top, len(all))], nil
-}
-
-// nextOf is the next run of job j, of a collection in state coll, as the
-// tables show it: the zero Time (none) while the collection is not
-// Enabled.
-func nextOf(j *scheduler.JobRecord, coll scheduler.CollectionState) time.Time {
-	if coll != scheduler.CollectionEnabled {
-		return time.Time{}
-	}
-	return orZero(j.Status.NextExecutionTime)
-}
-
-// orZero is *t, or the zero Time when t is nil.
-func orZero(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return *t
+	return out, nil
 }
 
 // running reports whether an attempt of job j is in progress at now: an
@@ -511,17 +462,6 @@ func orZero(t *time.Time) time.Time {
 // the attempt starts: a job leased but not yet due is not running.
 func running(j *scheduler.JobRecord, now time.Time) bool {
 	return j.LeaseOwner != "" && j.LeaseUntil.After(now) && !j.Schedule.DueAt.After(now)
-}
-
-// earlier orders times with the zero Time (never) last.
-func earlier(a, b time.Time) bool {
-	switch {
-	case a.IsZero():
-		return false
-	case b.IsZero():
-		return true
-	}
-	return a.Before(b)
 }
 
 // jobRow is the line of a job in a collection's table: what the record
