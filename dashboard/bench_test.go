@@ -133,6 +133,8 @@ func BenchmarkPages(b *testing.B) {
 			{"collection=10000jobs/100-per-page", coll + "?top=100"},
 			{"collection=10000jobs/last-page", coll + "?top=100&skip=9900"},
 			{"collection=10000jobs/sorted-by-next-run", coll + "?top=100&sort=next"},
+			{"collection=10000jobs/sorted-by-next-run-desc-middle", coll + "?top=100&sort=next&order=desc&skip=5000"},
+			{"collection=10000jobs/sorted-by-failures", coll + "?top=100&sort=failures"},
 			{"collection=10000jobs/faulted-filter", coll + "?state=Faulted"},
 			{"job=1000history/first", coll + "/jobs/busy"},
 			{"job=1000history/failed-page-2", coll + "/jobs/busy?status=Failed&skip=50"},
