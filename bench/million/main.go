@@ -35,6 +35,10 @@
 //	               system before the Scheduler starts
 //	list           ListJobs' first page (100 jobs) of the first collection:
 //	               p50, p10 and p90 of 201 calls, alternated with the counts'
+//	               and the sorted lists'
+//	next           the same page in the order of the jobs' next runs
+//	               (ListJobsOptions.OrderBy), and in its reverse: the jobs
+//	               without a next run (those that ran) first
 //	count          JobCounts (the dashboard's counts by collection and state): the
 //	               first call after the run, then p50, p10 and p90 of 201 calls;
 //	               and the pages of job_count_deltas after them, which the
@@ -158,7 +162,10 @@ func run(ctx context.Context, c config) error {
 	// are expected to be put at the rate the far ones were.
 	far := time.Now().AddDate(1, 0, 0)
 	t0 := time.Now()
-	if err := putJobs(ctx, s, c, c.due, c.jobs, func(int) time.Time { return far }); err != nil {
+	// Their starts are spread over a day, in an order other than their
+	// names', so that the list sorted by next run reads an order of its
+	// own.
+	if err := putJobs(ctx, s, c, c.due, c.jobs, func(i int) time.Time { return far.Add(time.Duration(i*7919%86_400) * time.Second) }); err != nil {
 		return err
 	}
 	farTime := time.Since(t0)
@@ -249,14 +256,22 @@ func run(ctx context.Context, c config) error {
 	// The list and the count take about a millisecond each, so that a
 	// few calls measure the machine more than them: many calls of each,
 	// alternated, so that both see the same moments of the machine.
-	list, count := interleaved(readCalls, func() error {
+	reads := interleaved(readCalls, func() error {
 		_, err := s.ListJobs(ctx, collName(0), nil)
 		return err
 	}, func() error {
 		_, err := s.JobCounts(ctx)
 		return err
+	}, func() error {
+		_, err := s.ListJobs(ctx, collName(0), &scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution})
+		return err
+	}, func() error {
+		_, err := s.ListJobs(ctx, collName(0), &scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Descending: true})
+		return err
 	})
+	list, count := reads[0], reads[1]
 	fmt.Printf("list     %s (first page of %s; %s)\n", ms(list.p50), collName(0), list)
+	fmt.Printf("next     %s (first page of %s by next run; %s); descending %s (%s)\n", ms(reads[2].p50), collName(0), reads[2], ms(reads[3].p50), reads[3])
 	// What a count scans besides the counts: the changes not folded and
 	// the folded ones not vacuumed away yet (see store/postgres's
 	// vacuumAfter), and whether autovacuum works on the schema meanwhile.
@@ -400,7 +415,7 @@ func putJobs(ctx context.Context, s *scheduler.Scheduler, c config, from, to int
 	return first
 }
 
-// readCalls is how many times the list and the count are each called.
+// readCalls is how many times the lists and the count are each called.
 const readCalls = 201
 
 // spread is the p10, p50 and p90 of n calls' durations.
@@ -413,11 +428,13 @@ func (s spread) String() string {
 	return fmt.Sprintf("p50 of %d calls, p10 %s, p90 %s", s.n, ms(s.p10), ms(s.p90))
 }
 
-// interleaved calls a and b n times each, alternately, and returns the
-// spread of the durations of each.
-func interleaved(n int, a, b func() error) (spread, spread) {
-	da := make([]time.Duration, n)
-	db := make([]time.Duration, n)
+// interleaved calls each of fs n times, in turns, and returns the spread
+// of the durations of each.
+func interleaved(n int, fs ...func() error) []spread {
+	d := make([][]time.Duration, len(fs))
+	for k := range d {
+		d[k] = make([]time.Duration, n)
+	}
 	timed := func(f func() error) time.Duration {
 		t := time.Now()
 		if err := f(); err != nil {
@@ -426,10 +443,15 @@ func interleaved(n int, a, b func() error) (spread, spread) {
 		return time.Since(t)
 	}
 	for i := range n {
-		da[i] = timed(a)
-		db[i] = timed(b)
+		for k, f := range fs {
+			d[k][i] = timed(f)
+		}
 	}
-	return spreadOf(da), spreadOf(db)
+	out := make([]spread, len(fs))
+	for k := range d {
+		out[k] = spreadOf(d[k])
+	}
+	return out
 }
 
 // spreadOf returns the spread of d, which it sorts.
