@@ -617,17 +617,23 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 // ordered is a job and its value in the order of a list of jobs.
 type ordered struct {
 	j    *job
-	t    time.Time // the time ordered by
-	n    int       // the count ordered by
-	none bool      // no time: after every job with one
+	key  int64 // the count, or the time as a timeKey
+	none bool  // no time: after every job with one
 }
 
 // listOrdered returns the page f asks for of c's jobs, in f's order other
 // than the ascending name order: the jobs that f keeps sorted by their
-// value, ties by name, and, with f.Descending, reversed. The
-// store keeps no index by these values (each would cost the writes of the
-// engine): the sort costs O(n log n) of the n jobs f keeps, at each call.
+// value, ties by name, and, with f.Descending, reversed. The store keeps
+// no index by these values (each would cost the engine's writes): the
+// sort costs O(n log n) of the n jobs f keeps, at each call.
 func (s *Store) listOrdered(c *coll, f scheduler.JobFilter) []*scheduler.JobRecord {
+	var at func(j *job) (time.Time, bool)
+	switch f.OrderBy {
+	case scheduler.JobsByNextExecution:
+		at = (*job).nextExecution
+	case scheduler.JobsByLastExecution:
+		at = (*job).lastExecution
+	}
 	all := make([]ordered, 0, len(c.names))
 	for _, n := range c.names {
 		j := c.jobs[n]
@@ -635,15 +641,12 @@ func (s *Store) listOrdered(c *coll, f scheduler.JobFilter) []*scheduler.JobReco
 			continue
 		}
 		o := ordered{j: j}
-		switch f.OrderBy {
-		case scheduler.JobsByNextExecution:
-			o.t, o.none = j.nextExecution()
-			o.none = !o.none
-		case scheduler.JobsByLastExecution:
-			o.t, o.none = j.lastExecution()
-			o.none = !o.none
-		case scheduler.JobsByFailures:
-			o.n = j.failures()
+		switch {
+		case at != nil:
+			t, ok := at(j)
+			o.key, o.none = timeKey(t), !ok
+		case f.OrderBy == scheduler.JobsByFailures:
+			o.key = int64(j.failures())
 		}
 		all = append(all, o)
 	}
@@ -655,11 +658,16 @@ func (s *Store) listOrdered(c *coll, f scheduler.JobFilter) []*scheduler.JobReco
 					return 1
 				}
 				return -1
-			case a.n != b.n:
-				return cmp.Compare(a.n, b.n)
-			}
-			if c := a.t.Compare(b.t); c != 0 {
-				return c
+			case a.key != b.key:
+				return cmp.Compare(a.key, b.key)
+			case at != nil && !a.none && (a.key == math.MaxInt64 || a.key == math.MinInt64+1):
+				// Times beyond the range of a timeKey: compared
+				// as they are.
+				ta, _ := at(a.j)
+				tb, _ := at(b.j)
+				if c := ta.Compare(tb); c != 0 {
+					return c
+				}
 			}
 			return strings.Compare(a.j.name, b.j.name)
 		})
