@@ -1266,8 +1266,9 @@
 // without a time after those with one, and with [JobFilter.Descending]
 // the exact reverse ([ListJobsOptions.OrderBy] over the Scheduler). The
 // SQL stores read an index in that order (of the collection's jobs by the
-// value read from the stored status, then the name), so a page costs the
-// same at ten jobs or a million; the memory store sorts the collection's
+// value read from the stored status, then the name), so a page reads one
+// page of the index at ten jobs or a million (each job write adds an entry
+// to each of these indexes); the memory store sorts the collection's
 // jobs at each such call (0.6 to 0.9 ms at 10,000 jobs: store/memory's
 // BenchmarkListJobsOrdered). A store of your own must order too:
 // storetest.Run checks the orders, ties, jobs without a time and pages
