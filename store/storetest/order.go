@@ -20,6 +20,7 @@ func testListJobsOrder(t *testing.T, s scheduler.Store) {
 	putJob(t, s, "d", "other", t0.Add(-time.Hour)) // another collection's job, first in every order
 	at := func(d time.Duration) *time.Time { v := t0.Add(d); return &v }
 	east := time.FixedZone("east", 2*3600)
+	far := time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)
 	jobs := []struct {
 		name       string
 		state      scheduler.JobState
@@ -36,6 +37,10 @@ func testListJobsOrder(t *testing.T, s scheduler.Store) {
 		{name: "e", next: ptr(t0.Add(250 * time.Millisecond).In(east)), last: at(-2500 * time.Millisecond), failures: 5, tags: map[string]string{"t": "x"}},
 		{name: "f", state: scheduler.JobDisabled},
 		{name: "g", next: at(time.Second + time.Nanosecond), last: at(-time.Second + time.Nanosecond)},
+		// Times past 2262, beyond int64 nanoseconds since 1970, in
+		// an order other than their names'.
+		{name: "h", next: ptr(far.Add(time.Nanosecond))},
+		{name: "i", next: ptr(far)},
 	}
 	for i, j := range jobs {
 		r := newJob("c", j.name, time.Time{})
@@ -58,15 +63,15 @@ func testListJobsOrder(t *testing.T, s scheduler.Store) {
 		f    scheduler.JobFilter
 		want []string
 	}{
-		{"name", scheduler.JobFilter{}, []string{"a", "b", "c", "d", "e", "f", "g"}},
-		{"next", scheduler.JobFilter{OrderBy: scheduler.JobsByNextExecution}, []string{"e", "c", "a", "d", "g", "b", "f"}},
-		{"last", scheduler.JobFilter{OrderBy: scheduler.JobsByLastExecution}, []string{"b", "e", "a", "d", "g", "c", "f"}},
-		{"failures", scheduler.JobFilter{OrderBy: scheduler.JobsByFailures}, []string{"b", "d", "f", "g", "a", "c", "e"}},
-		{"next of a state", scheduler.JobFilter{OrderBy: scheduler.JobsByNextExecution, State: scheduler.JobEnabled}, []string{"e", "c", "a", "d", "g"}},
+		{"name", scheduler.JobFilter{}, []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"}},
+		{"next", scheduler.JobFilter{OrderBy: scheduler.JobsByNextExecution}, []string{"e", "c", "a", "d", "g", "i", "h", "b", "f"}},
+		{"last", scheduler.JobFilter{OrderBy: scheduler.JobsByLastExecution}, []string{"b", "e", "a", "d", "g", "c", "f", "h", "i"}},
+		{"failures", scheduler.JobFilter{OrderBy: scheduler.JobsByFailures}, []string{"b", "d", "f", "g", "h", "i", "a", "c", "e"}},
+		{"next of a state", scheduler.JobFilter{OrderBy: scheduler.JobsByNextExecution, State: scheduler.JobEnabled}, []string{"e", "c", "a", "d", "g", "i", "h"}},
 		{"next of a tag", scheduler.JobFilter{OrderBy: scheduler.JobsByNextExecution, Tag: scheduler.TagFilter{Name: "t"}}, []string{"e", "a"}},
 		{"last of a state", scheduler.JobFilter{OrderBy: scheduler.JobsByLastExecution, State: scheduler.JobDisabled}, []string{"f"}},
-		{"failures, a page", scheduler.JobFilter{OrderBy: scheduler.JobsByFailures, Skip: 3, Top: 2}, []string{"g", "a"}},
-		{"next, past the end", scheduler.JobFilter{OrderBy: scheduler.JobsByNextExecution, Skip: 7}, nil},
+		{"failures, a page", scheduler.JobFilter{OrderBy: scheduler.JobsByFailures, Skip: 5, Top: 2}, []string{"i", "a"}},
+		{"next, past the end", scheduler.JobFilter{OrderBy: scheduler.JobsByNextExecution, Skip: 9}, nil},
 		{"next of no job", scheduler.JobFilter{OrderBy: scheduler.JobsByNextExecution, State: scheduler.JobFaulted}, nil},
 	}
 	for _, tt := range tests {
