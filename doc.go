@@ -1264,13 +1264,14 @@
 // order [JobFilter.OrderBy] asks for: by name, or by next execution time,
 // last execution time or failure count ([JobOrder]), ties by name, jobs
 // without a time after those with one, and with [JobFilter.Descending]
-// the exact reverse ([ListJobsOptions.OrderBy] over the Scheduler). The
-// SQL stores read an index in that order (of the collection's jobs by the
-// value read from the stored status, then the name), so a page reads one
-// page of the index at ten jobs or a million (each job write adds an entry
-// to each of these indexes); the memory store sorts the collection's
-// jobs at each such call (0.6 to 0.9 ms at 10,000 jobs: store/memory's
-// BenchmarkListJobsOrdered). A store of your own must order too:
+// the exact reverse ([ListJobsOptions.OrderBy] over the Scheduler). By
+// name a page reads one page of the primary key at ten jobs or a million;
+// in the other orders every store sorts the collection's jobs at each call
+// (the SQL stores in the database, from the value read from the stored
+// status; no index holds those values, which would cost every write of a
+// job's status, one per occurrence, an entry each), so such a page costs
+// in proportion to the collection: a few milliseconds at 10,000 jobs
+// (BENCHMARKS.md, "Dashboard pages"). A store of your own must order too:
 // storetest.Run checks the orders, ties, jobs without a time and pages
 // that follow one another.
 //

@@ -115,9 +115,9 @@
 // follow one order across all its jobs (of the state filtered by). By
 // name, next run, last run or failures (either way) a page is one store
 // read in that order ([scheduler.ListJobsOptions] OrderBy and
-// Descending), which the SQL stores serve from an index, reading one page
-// of it whatever the collection's size (the memory store sorts the
-// collection's jobs at each read); ties are in name order, jobs without a
+// Descending): by name one page of the store's key whatever the
+// collection's size, by the others a sort of the collection's jobs in
+// the store, whose cost grows with the collection; ties are in name order, jobs without a
 // next or last run come last, and descending is the exact reverse (ties
 // by name descending, jobs without a time first). A collection that is
 // not Enabled shows no next run: sorted by it, its jobs are in name

@@ -419,8 +419,8 @@ var jobOrders = map[string]scheduler.JobOrder{
 // column q.key, so that the pages follow one order across all of them.
 // By name, next run, last run or failures, the page is one ListJobs call
 // in that order (descending: the exact reverse, ties by name descending
-// too; jobs without a time last in ascending order), which the SQL stores
-// serve from an index, one page of it whatever the collection's size. A
+// too; jobs without a time last in ascending order), which the store
+// sorts (by name from its key, whatever the collection's size). A
 // collection that is not Enabled shows no next run, so its jobs sorted
 // by next run are in name order. By state, the page is a call for each
 // state it holds jobs of (counted by q.counts), ties by name.

@@ -278,8 +278,14 @@ func limit(top int) any {
 }
 
 // orderKeys are the expressions of the orders of ListJobs besides the
-// name, as the indexes of migration 18 hold them after the collection
-// (the planner uses an index only for the very expression it holds).
+// name, read from the stored status: its times are UTC RFC 3339 with the
+// fraction's trailing zeros left out, which without the "Z" sort as
+// bytes in the order of their instants, to the nanosecond (an instant
+// without a fraction is a prefix of one with a fraction in its second);
+// a job without the time (NULL) comes last in ascending order, first in
+// descending order, as PostgreSQL orders NULLs by default. No index holds
+// them: the database sorts the collection's jobs (each index would cost
+// every write of a job's status, one per occurrence, an entry).
 var orderKeys = map[scheduler.JobOrder]string{
 	scheduler.JobsByNextExecution: `(rtrim(status ->> 'nextExecutionTime', 'Z') COLLATE "C")`,
 	scheduler.JobsByLastExecution: `(rtrim(status ->> 'lastExecutionTime', 'Z') COLLATE "C")`,
@@ -287,8 +293,8 @@ var orderKeys = map[scheduler.JobOrder]string{
 }
 
 // listJobsSQL returns the query of ListJobs in f's order: its key (none
-// for the name), then the name, each descending with f.Descending, read
-// from the index of that order (the primary key for the name). It
+// for the name), then the name, each descending with f.Descending (by
+// name alone, read from the primary key). It
 // lists the jobs of collection $1 in state $2 (empty: all) with tag $5 of
 // value $6 (empty: any), $3 of them (NULL: all) from $4 on; the first row
 // says whether the collection exists, so that the existence check and
@@ -298,13 +304,12 @@ func listJobsSQL(f scheduler.JobFilter) string {
 	if f.Descending {
 		dir = " DESC"
 	}
-	coll, order := "collection", "name"+dir
+	order := "name" + dir
 	if k, ok := orderKeys[f.OrderBy]; ok {
-		// As the index holds the collection (see migration 18).
-		coll, order = `collection COLLATE "POSIX"`, k+dir+", "+order
+		order = k + dir + ", " + order
 	}
 	return `SELECT ` + prefixed("j.", jobCols) + ` FROM {s}.collections c
-		LEFT JOIN LATERAL (SELECT * FROM {s}.jobs WHERE ` + coll + ` = c.name AND ($2 = '' OR state = $2)
+		LEFT JOIN LATERAL (SELECT * FROM {s}.jobs WHERE collection = c.name AND ($2 = '' OR state = $2)
 			AND ($5 = '' OR (tags::jsonb ->> $5) = $6 OR $6 = '' AND (tags::jsonb ->> $5) IS NOT NULL)
 			ORDER BY ` + order + ` LIMIT $3 OFFSET $4) j ON true
 		WHERE c.name = $1`

@@ -200,8 +200,12 @@ func limitOffset(top, skip int) (int, int) {
 }
 
 // orderKeys are the expressions of the orders of ListJobs besides the
-// name, as the indexes of migration 10 hold them (the planner uses an
-// index only for the very expression it holds).
+// name, read from the stored status: its times are UTC RFC 3339 with the
+// fraction's trailing zeros left out, which without the "Z" sort as text
+// in the order of their instants, to the nanosecond; a job without the
+// time takes "~", after every time. No index holds them: SQLite sorts the
+// collection's jobs (each index would cost every write of a job's status,
+// one per occurrence, an entry).
 var orderKeys = map[scheduler.JobOrder]string{
 	scheduler.JobsByNextExecution: "coalesce(rtrim(json_extract(status, '$.nextExecutionTime'), 'Z'), '~')",
 	scheduler.JobsByLastExecution: "coalesce(rtrim(json_extract(status, '$.lastExecutionTime'), 'Z'), '~')",
