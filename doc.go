@@ -1450,7 +1450,9 @@
 // its last extension they expire, and another instance claims the jobs
 // as soon as they do, since the others' loops wake at the earliest lease
 // expiry ([Store.NextDue]). With the defaults a dead instance's work is
-// taken over within about 10 seconds, plus the time of one claim; an
+// taken over within about 10 seconds, plus the time of one claim (and,
+// when the store was away from the others too while the leases expired,
+// the grace after an outage, 5 seconds with the defaults: see below); an
 // attempt of an occurrence that runs beside others (overlap AllowAll) is
 // the exception, as its claim lasts at first the attempt's timeout plus
 // LeaseDuration (about 70 seconds with the defaults) and is taken over
@@ -1498,10 +1500,37 @@
 // so that the occurrence does not run again; a store reconnects by
 // itself (store/postgres does). Occurrences that came due meanwhile run
 // when the store is back, late but not lost (Config.Misfire decides what
-// happens to those more than one interval late). If the store was away
-// for longer than two thirds of LeaseDuration, another instance may take
-// such a job over first and run its occurrence again with the same
-// execution tag. Only the store's failures count as an outage (any error
+// happens to those more than one interval late).
+//
+// An outage longer than two thirds of LeaseDuration lets the leases of
+// the attempts in flight expire, the instances' heartbeats failing as
+// everything else. So that the first instance to find the store back does
+// not take those jobs over, and run their occurrences again with the same
+// execution tag, before their owners (who lost the store as long) record
+// the outcomes or extend the leases, an instance whose loop lost the store
+// takes over no lease that expired since its last call that succeeded
+// before the outage, until a grace after its loop finds the store back:
+// half of LeaseDuration, and at least 4s (5s with the defaults). Within
+// it the owners record what ended (they try again at most 2s apart) and
+// extend the leases of what still runs (their heartbeat tries again
+// within a third of LeaseDuration); jobs that no lease holds, or whose
+// leases expired before the outage, are claimed at once as ever. A job
+// whose owner is gone for good is taken over a grace later than it would
+// be without the outage. Over a store that is no [AheadClaimer] (a
+// user's that predates it), whose ClaimDue has one clock for due times
+// and leases, the jobs that came due since the instance lost the store
+// wait for the grace too. Two other designs were weighed: comparing leases
+// with the store's clock rather than the claimer's (store/postgres, as
+// every store, compares a lease's end with the instant the claiming
+// instance passes, its own clock) would not help, as the leases did
+// expire by any clock, and would change the Store contract; and an owner
+// that extends its leases before it records does not help either, as the
+// claimer may find the store back first. Only an instance that lost the
+// store holds off: one that kept it (the owner alone was cut off) takes
+// the jobs over as soon as the leases expire, as it would a dead
+// instance's. An owner whose store comes back more than the grace after
+// another instance's still loses its jobs, and their occurrences run
+// again with the same execution tag. Only the store's failures count as an outage (any error
 // but ErrNotFound, ErrConflict, ErrLeaseLost, ErrQuotaExceeded and the
 // Scheduler's other sentinels, context.Canceled, a [*ValidationError] or
 // a JSON error of a record that does not encode or decode): a call of the

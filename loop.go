@@ -139,17 +139,23 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	limit := free
 	var claims []*JobRecord
 	var err error
+	// After an outage of its own, the loop takes no lease over that
+	// expired since it lost the store, until the grace is over (see
+	// cutOff): leases are compared with leaseNow rather than now.
+	leaseNow := s.cut.leaseClock(now)
 	cctx, cancel := uncut(ctx, s.cfg.LeaseDuration) // Stop must not drop a claim's answer
-	if horizon > 0 {
-		claims, err = s.claimer.ClaimDueBy(cctx, ClaimRequest{Now: now, DueBy: now.Add(horizon), Owner: s.cfg.InstanceID, LeaseUntil: now.Add(s.cfg.LeaseDuration), Limit: limit})
+	if horizon > 0 || (s.claimer != nil && leaseNow.Before(now)) {
+		claims, err = s.claimer.ClaimDueBy(cctx, ClaimRequest{Now: leaseNow, DueBy: now.Add(horizon), Owner: s.cfg.InstanceID, LeaseUntil: now.Add(s.cfg.LeaseDuration), Limit: limit})
 	} else {
-		claims, err = s.runStore.ClaimDue(cctx, now, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
+		claims, err = s.runStore.ClaimDue(cctx, leaseNow, s.cfg.InstanceID, now.Add(s.cfg.LeaseDuration), limit)
 	}
 	cancel()
 	if err != nil {
+		s.cut.failed(err)
 		s.storeFailed(ctx, "claim due jobs", err, now)
 		return a.wakeAt(minTime(wakeBy, now.Add(time.Second)))
 	}
+	s.cut.answered(now, s.takeoverGrace())
 	s.storeAnswered(now)
 	s.wg.Add(len(claims))
 	a.hold(claims)
@@ -178,6 +184,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	}
 	next, err := s.runStore.NextDue(ctx)
 	if err != nil {
+		s.cut.failed(err)
 		s.storeFailed(ctx, "next due job", err, now)
 		return a.wakeAt(minTime(wakeBy, now.Add(time.Second)))
 	}
@@ -185,8 +192,80 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	if !next.IsZero() {
 		claimAt = minTime(wakeBy, maxTime(next.Add(-horizon), now.Add(horizon/2)))
 	}
+	if hold := s.cut.until; now.Before(hold) && !claimAt.After(now) {
+		// What is due is a lease held off (see cutOff): the loop looks
+		// again each second, for the jobs that come due meanwhile, and
+		// takes it over once the grace is over.
+		claimAt = minTime(hold, now.Add(time.Second))
+	}
 	a.setClaimAt(claimAt)
 	return a.wakeAt(claimAt)
+}
+
+// cutOff is the loop's record of its own outages: an instance that lost
+// the store does not take over, until a grace after its loop finds the
+// store back, the leases that expired since it lost it. Their owners most
+// likely lost the store too, for as long: their attempts may have ended
+// meanwhile, their outcomes waiting to be recorded, or may still run, their
+// leases waiting to be extended. Within the grace the owners record those
+// outcomes (recordAgain tries again at most recordRetryLast after its last
+// try) and extend those leases (the lease keeper tries again at its next
+// pass or the one after, within a third of LeaseDuration), so that an
+// occurrence that ran is not run again by the instance that happened to
+// find the store back first. A lease that expired before the loop lost the
+// store (its owner stopped extending it while the store answered) is
+// taken over at once, and one whose owner is gone for good a grace later
+// than without the outage. Over a store that is no AheadClaimer, whose
+// ClaimDue has one clock for due times and leases, the jobs that came due
+// since the loop lost the store wait for the grace too. Only the loop's
+// goroutine (or the test that drives runDue) uses it.
+type cutOff struct {
+	answeredAt time.Time // the loop's last call that succeeded outside a grace
+	lost       bool      // a call of the loop failed for the store since answeredAt
+	since      time.Time // during a grace: the lease clock of the loop's claims (answeredAt when it began)
+	until      time.Time // the grace's end; zero or past: none
+}
+
+// failed notes the failure of a call of the loop with err: a failure of
+// the store (see transient) starts an outage.
+func (c *cutOff) failed(err error) {
+	if transient(err) {
+		c.lost = true
+	}
+}
+
+// answered notes that a claim of the loop succeeded at now: after an
+// outage, a grace of grace begins, whose lease clock is the instant of the
+// last call that succeeded before it (zero when none did: the loop then
+// takes over no lease during the grace).
+func (c *cutOff) answered(now time.Time, grace time.Duration) {
+	if c.lost {
+		c.lost = false
+		c.since, c.until = c.answeredAt, now.Add(grace)
+	}
+	if !now.Before(c.until) {
+		c.answeredAt = now
+	}
+}
+
+// leaseClock returns the instant by which a claim at now finds leases
+// expired: now, but during an outage (the claim may be the first that
+// succeeds) and its grace the instant the loop lost the store.
+func (c *cutOff) leaseClock(now time.Time) time.Time {
+	if c.lost {
+		return c.answeredAt
+	}
+	if now.Before(c.until) {
+		return c.since
+	}
+	return now
+}
+
+// takeoverGrace is how long an instance whose loop lost the store holds
+// off the takeovers of leases that expired meanwhile (see cutOff): half of
+// LeaseDuration, and at least twice recordRetryLast.
+func (s *Scheduler) takeoverGrace() time.Duration {
+	return max(s.cfg.LeaseDuration/2, 2*recordRetryLast)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -187,8 +187,11 @@ type Config struct {
 	// just then, runs again. Shorter means faster takeover but one
 	// ExtendLease per running attempt (and per outcome waiting for the
 	// store to record it) more often, and less tolerance for a store that
-	// stalls (a lease not extended for two thirds of LeaseDuration may be
-	// taken over while its attempt still runs) or for clocks that
+	// stalls for this instance alone (a lease not extended for two
+	// thirds of LeaseDuration may be taken over while its attempt still
+	// runs; after an outage of every instance, a grace of half of
+	// LeaseDuration, at least 4s, holds takeovers off: see "Several instances" in
+	// the package documentation) or for clocks that
 	// disagree between instances. Each call that extends leases ends a
 	// third of LeaseDuration after it starts, so that one that hangs
 	// holds up no other call, but the leases that it extends (one, or up
@@ -428,6 +431,7 @@ type Scheduler struct {
 
 	wake     chan struct{}  // capacity 1: "look at the store again"
 	ahead    aheadClaims    // the loop's claims held until their instants
+	cut      cutOff         // the loop's: when it lost the store, and the takeovers it holds off since (see loop.go)
 	inFlight atomic.Int64   // claimed jobs started and not recorded (see startHeld)
 	work     dispatch       // claimed jobs for the workers
 	wg       sync.WaitGroup // claimed jobs in flight
