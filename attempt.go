@@ -221,6 +221,7 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 		deadline = a.cancelAt
 	}
 	ctx.init(execCtx, deadline)
+	ctx.supersede = deadline.Before(timeout) // cancelled at a.cancelAt, not timed out
 	defer func() {
 		// The attempt ended when the executor returned (or panicked).
 		end := res.end
@@ -312,6 +313,11 @@ type attemptContext struct {
 	deadline int64 // Unix nanoseconds
 	mu       sync.Mutex
 	lost     bool // cancelled by losePermits
+	// supersede says that the deadline is when the job's next
+	// occurrence comes due under CancelRunning, not the attempt's
+	// timeout: c is then cancelled with ErrSuperseded (Err is
+	// context.Canceled), rather than done with DeadlineExceeded.
+	supersede bool
 	// err is the error that Err reported, or that the context was
 	// cancelled with when the attempt ended, before it made ctx: Err
 	// keeps reporting it, and a ctx made later ends with it.
@@ -328,11 +334,12 @@ const (
 	notDone          ctxErr = iota
 	canceled                // context.Canceled
 	deadlineExceeded        // context.DeadlineExceeded
+	superseded              // context.Canceled, with ErrSuperseded as its cause
 )
 
 func (e ctxErr) error() error {
 	switch e {
-	case canceled:
+	case canceled, superseded:
 		return context.Canceled
 	case deadlineExceeded:
 		return context.DeadlineExceeded
@@ -348,6 +355,8 @@ func (c *attemptContext) doneAt(now time.Time) ctxErr {
 		return deadlineExceeded
 	case err != nil:
 		return canceled
+	case now.UnixNano() >= c.deadline && c.supersede:
+		return superseded
 	case now.UnixNano() >= c.deadline:
 		return deadlineExceeded
 	}
@@ -438,15 +447,26 @@ func (st *attemptState) ClientRequestID() string {
 }
 
 // get returns the underlying context, making it on first use: a
-// context.WithDeadline of the parent, or, when c is already done with
-// err, a context done with the same error.
+// context.WithDeadline of the parent (under supersede, one cancelled with
+// ErrSuperseded at the deadline), or, when c is already done with err, a
+// context done with the same error and cause.
 func (c *attemptContext) get() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {
 		switch c.err {
 		case notDone:
-			c.ctx, c.cancel = context.WithDeadline(c.parent, time.Unix(0, c.deadline))
+			if !c.supersede {
+				c.ctx, c.cancel = context.WithDeadline(c.parent, time.Unix(0, c.deadline))
+				break
+			}
+			ctx, cancel := context.WithCancelCause(c.parent)
+			timer := time.AfterFunc(time.Until(time.Unix(0, c.deadline)), func() { cancel(ErrSuperseded) })
+			c.ctx, c.cancel = ctx, func() { timer.Stop(); cancel(nil) }
+		case superseded:
+			ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.parent))
+			cancel(ErrSuperseded)
+			c.ctx, c.cancel = ctx, func() {}
 		case deadlineExceeded:
 			// A deadline long past: done at once, whatever the clock
 			// says now.

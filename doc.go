@@ -563,7 +563,10 @@
 // above; Skip passes it over; BufferAll runs every such occurrence in
 // order, one at a time, after the one in progress (at most [MaxBuffered]
 // wait; older ones beyond are skipped); CancelRunning cancels the context
-// of the attempt in progress when the next occurrence comes due (a pending
+// of the attempt in progress when the next occurrence comes due, with
+// context.Canceled and the cause [ErrSuperseded] (context.Cause), so that
+// an executor tells it from its own timeout (DeadlineExceeded), and the
+// HTTP executor's message says that the next occurrence came due (a pending
 // retry or errorAction is dropped; the cancelled occurrence is Failed, not
 // faulted) and starts the new one once the attempt ended (after an
 // executor that ignores its context, the occurrences that came due

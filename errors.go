@@ -45,6 +45,12 @@ var (
 	// while jobs of its collection name it (HTTP 409); the error is a
 	// [*CalendarInUseError] that names them.
 	ErrCalendarInUse = errors.New("scheduler: calendar in use")
+	// ErrSuperseded is the cause (context.Cause) of the cancellation of
+	// an attempt's context when the job's next occurrence comes due under
+	// runPolicy.overlap CancelRunning: the context's Err is then
+	// context.Canceled, as at Stop, not context.DeadlineExceeded, so that
+	// an executor tells it from its own timeout.
+	ErrSuperseded = errors.New("scheduler: the job's next occurrence came due (runPolicy.overlap CancelRunning)")
 )
 
 // NotFoundError names the job collection, or the job, that does not

@@ -237,7 +237,7 @@ func TestPutWhileCancelledReason(t *testing.T) {
 		}
 		time.Sleep(time.Minute)
 		got := entries(t, st, "j", t0)
-		want := "Failed #1 at 0s: cancelled: a new definition of the job was put while it ran (runPolicy.overlap CancelRunning): context deadline exceeded"
+		want := "Failed #1 at 0s: cancelled: a new definition of the job was put while it ran (runPolicy.overlap CancelRunning): context canceled"
 		if len(got) == 0 || got[0] != want {
 			t.Errorf("history:\n%s\nwant first %q", strings.Join(got, "\n"), want)
 		}
