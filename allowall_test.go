@@ -474,7 +474,8 @@ func TestAllowAllHungOwner(t *testing.T) {
 }
 
 // TestAllowAllDisable: disabling the job drops its occurrence that waits
-// for a retry; the one whose attempt is under way ends with it, counted,
+// for a retry, with a Failed entry that says so; the one whose attempt is
+// under way ends with it, counted,
 // without a retry; nothing starts while the job is Disabled.
 func TestAllowAllDisable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -504,8 +505,17 @@ func TestAllowAllDisable(t *testing.T) {
 		if r.State != scheduler.JobDisabled || r.Status.ExecutionCount != 2 || r.Status.FailureCount != 2 || r.Schedule.Policy != nil {
 			t.Errorf("job: state %s, status %+v, policy state %+v; want Disabled, 2 failed executions, nothing in progress", r.State, r.Status, r.Schedule.Policy)
 		}
-		if n := len(e.history("j")); n != 2 {
-			t.Errorf("%d history entries, want 2", n)
+		// The two attempts' entries, and that of occurrence 1's retry
+		// that disabling the job dropped.
+		hist := e.history("j")
+		var dropped []int
+		for _, h := range hist {
+			if h.Message == "dropped before its next attempt: the job was Disabled" && h.Status == scheduler.StatusFailed {
+				dropped = append(dropped, h.RepeatCount)
+			}
+		}
+		if len(hist) != 3 || len(dropped) != 1 || dropped[0] != 1 {
+			t.Errorf("history %+v; want 3 entries, one of them occurrence 1's retry dropped", hist)
 		}
 	})
 }

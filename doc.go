@@ -628,7 +628,10 @@
 // minutely job paused for a week writes one such entry, not ten thousand.
 // Enabling a Disabled job (EnableJob, or a PatchJob that sets the state)
 // starts it from now; the occurrences it passed over are on record the
-// same way. A PutJob that changes the job's definition or state replaces
+// same way. Disabling it (DisableJob, or a PatchJob) drops an occurrence
+// that waits for its retry or errorAction, with a Failed entry "dropped
+// before its next attempt: the job was Disabled", as CancelRunning's
+// "cancelled before its next attempt" entry does for the one it drops. A PutJob that changes the job's definition or state replaces
 // the job and starts it afresh, with nothing to pass over; one that
 // changes neither (a template deployed again) leaves its schedule as it
 // is, as [Scheduler.Schedule] leaves an unchanged job alone; when its

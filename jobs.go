@@ -1073,7 +1073,7 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 		r.Job, r.State, r.ETag = job, stateOf(def), newETag()
 		keepPause(r, job)
 		missed := r.Schedule.NextOccurrence
-		reschedule(r, t, now)
+		reschedule(r, t, now, !s.noEntries)
 		if wasDisabled && r.State == JobEnabled {
 			r.Schedule.enabledAgain(now) // the count of faults and the job's health start over
 			if !s.noEntries {
@@ -1126,12 +1126,29 @@ func keepPause(r *JobRecord, job *Job) {
 // or state: the first at or after now. Disabling drops the occurrence in
 // progress and the one waiting, and those running side by side
 // (OverlapAllowAll) that wait for a retry; one whose attempt is under way
-// ends with it (Run.Dropped), and its outcome counts.
-func reschedule(r *JobRecord, t *Timing, now time.Time) {
+// ends with it (Run.Dropped), and its outcome counts. An occurrence
+// dropped while it waited for its next attempt (a retry, its errorAction)
+// gets a Failed entry that says so when entries says that history is
+// kept, as one that CancelRunning cancels before its next attempt does
+// (the next step records it, see PolicyState.Ends).
+func reschedule(r *JobRecord, t *Timing, now time.Time, entries bool) {
 	sc := &r.Schedule
 	if r.State == JobDisabled {
+		if c := sc.Current; c != nil && !(r.LeaseOwner != "" && r.LeaseUntil.After(now)) {
+			// No attempt of it is under way (its job is not leased).
+			if entries {
+				p := sc.policy()
+				p.Ends = append(p.Ends, droppedEntry(r, c, now))
+			}
+			sc.LastFailed = true
+		}
 		sc.Current, sc.Waiting = nil, nil
 		if p := sc.Policy; p != nil {
+			for _, ru := range p.Running {
+				if ru.Owner == "" && entries {
+					p.Ends = append(p.Ends, droppedEntry(r, &ru.Occurrence, now))
+				}
+			}
 			p.Running = slices.DeleteFunc(p.Running, func(ru Run) bool { return ru.Owner == "" })
 			for i := range p.Running {
 				p.Running[i].Dropped = true
@@ -1143,6 +1160,21 @@ func reschedule(r *JobRecord, t *Timing, now time.Time) {
 	if c := t.Count(); c == 0 || sc.Counted < c {
 		sc.NextOccurrence = t.Next(now.Add(-time.Nanosecond))
 	}
+}
+
+// droppedEntry is the Failed history entry of occurrence o of r, which
+// disabling the job at now dropped before its next attempt.
+func droppedEntry(r *JobRecord, o *Occurrence, now time.Time) HistoryEntry {
+	h := HistoryEntry{
+		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusFailed,
+		ExpectedExecutionTime: o.Expected, StartTime: now, EndTime: now, RetryCount: o.Retry, RepeatCount: o.Number,
+		ExecutionTag: o.Tag, Backfill: o.Backfill, Manual: o.Manual,
+		Message: "dropped before its next attempt: the job was Disabled",
+	}
+	if o.ErrorAction {
+		h.ActionName = ErrorAction
+	}
+	return h
 }
 
 // takeMember removes the member of m whose key equals key ignoring case,
@@ -1361,7 +1393,9 @@ func (s *Scheduler) EnableJob(ctx context.Context, collection, name string) (*Jo
 }
 
 // DisableJob sets the job's state to Disabled: it runs no more
-// occurrences (retries pending are dropped) until enabled again.
+// occurrences until enabled again; an occurrence that waits for a retry
+// (or its errorAction) is dropped, with a Failed history entry that says
+// so.
 // ErrFinalState for a Completed or Faulted job.
 func (s *Scheduler) DisableJob(ctx context.Context, collection, name string) (*JobRecord, error) {
 	return s.PatchJob(ctx, collection, name, []byte(`{"state":"Disabled"}`), nil)

@@ -498,9 +498,11 @@ type PolicyState struct {
 	// health nor its count of consecutive faults. Zero when none runs.
 	Ended int `json:"ended,omitempty"`
 	// Ends holds the history entries of the attempts of Running's
-	// occurrences that ended since the job was last stepped, for the
-	// next step to record (an attempt's outcome is written to the job
-	// without the job's lease, see [Run]); nil when none waits.
+	// occurrences that ended since the job was last stepped (an
+	// attempt's outcome is written to the job without the job's lease,
+	// see [Run]), and those of the occurrences that disabling the job
+	// dropped before their next attempts, for the next step to record;
+	// nil when none waits.
 	Ends []HistoryEntry `json:"ends,omitempty"`
 }
 
