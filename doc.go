@@ -626,6 +626,12 @@
 // count (HistoryEntry.Skipped, counted up to [MaxSkippedCounted]), the
 // expected times of the first and last, and a message that says why. A
 // minutely job paused for a week writes one such entry, not ten thousand.
+// While an occurrence waits for its retry (under the overlap policies
+// Postpone and Skip), the job's next occurrences are passed over one by
+// one as each comes due: the entry of such a run is kept with the job,
+// its count growing, and recorded once the run ends (the occurrence in
+// progress ended), with StartTime and EndTime the instants the first and
+// the last of them were passed over.
 // Enabling a Disabled job (EnableJob, or a PatchJob that sets the state)
 // starts it from now; the occurrences it passed over are on record the
 // same way. Disabling it (DisableJob, or a PatchJob) drops an occurrence

@@ -67,7 +67,8 @@ type HistoryEntry struct {
 	ExpectedExecutionTime time.Time `json:"expectedExecutionTime"`
 	// StartTime and EndTime bound the attempt. For a Postponed entry
 	// both are the instant the occurrence was found waiting, for a
-	// Skipped one the instant the occurrences were passed over.
+	// Skipped one the instants the first and the last of the occurrences
+	// it stands for were passed over (most often one instant).
 	StartTime time.Time `json:"startTime"`
 	EndTime   time.Time `json:"endTime"`
 	// RetryCount is the retry number within the occurrence (0 for the

@@ -115,8 +115,9 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 	sc := &r.Schedule
 	if r.State.Final() {
 		sc.DueAt = time.Time{}
-		if p := sc.Policy; p != nil && p.Ends != nil { // the last occurrences' entries
-			hist, p.Ends = p.Ends, nil
+		if p := sc.Policy; p != nil && (p.Ends != nil || p.Skipping != nil) { // the last occurrences' entries
+			hist = endSkipping(sc, nil)
+			hist, p.Ends = append(hist, p.Ends...), nil
 			sc.tidy()
 		}
 		return Occurrence{}, false, hist
@@ -138,6 +139,9 @@ func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, o
 	}
 	if sc.Current != nil {
 		hist = m.postpone(r, t, now, hist, false)
+	}
+	if sc.Current == nil {
+		hist = endSkipping(sc, hist) // the occurrence that was in progress ended
 	}
 	full := m.full(sc)
 	if sc.Current == nil && full && r.State == JobEnabled && !sc.NextOccurrence.IsZero() && !sc.NextOccurrence.After(now) {
@@ -436,6 +440,46 @@ func (m machine) passOver(r *JobRecord, t *Timing, until, now time.Time, hist []
 	return append(hist, skipped(r, first, last, n, now, why))
 }
 
+// passOverWhile passes over the scheduled occurrences of r due at now
+// while an occurrence is in progress, for why, as passOver does, but
+// leaves their Skipped entry in PolicyState.Skipping, extending the one
+// there when they continue its run for the same reason: a job whose
+// occurrence waits for a retry is stepped as each of its next occurrences
+// comes due, and one entry stands for all of them. hist gets the entry of
+// a run that this one does not continue.
+func (m machine) passOverWhile(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry, merged bool, why string) []HistoryEntry {
+	var buf [1]HistoryEntry
+	skip := m.passOver(r, t, now, now, buf[:0], merged, why)
+	if len(skip) == 0 {
+		return hist // none, or no entries are kept
+	}
+	h := skip[0]
+	p := r.Schedule.policy()
+	if q := p.Skipping; q != nil {
+		if strings.HasSuffix(q.Message, ": "+why) && t.Next(q.LastExpectedTime).Equal(h.ExpectedExecutionTime) {
+			n := min(q.Skipped+h.Skipped, MaxSkippedCounted)
+			e := skipped(r, q.ExpectedExecutionTime, h.LastExpectedTime, n, q.StartTime, why)
+			e.EndTime = now
+			*q = e
+			return hist
+		}
+		hist = append(hist, *q)
+	}
+	p.Skipping = &h
+	return hist
+}
+
+// endSkipping appends to hist the Skipped entry of the run under way in
+// sc.Policy.Skipping, if any, which ended, and returns hist.
+func endSkipping(sc *JobSchedule, hist []HistoryEntry) []HistoryEntry {
+	if p := sc.Policy; p != nil && p.Skipping != nil {
+		hist = append(hist, *p.Skipping)
+		p.Skipping = nil
+		sc.tidy()
+	}
+	return hist
+}
+
 // span counts the occurrences of t from first (an occurrence, or zero for
 // none) up to until, at most limit of them, and returns how many, the last
 // of them, and the occurrence after them (zero when there is none).
@@ -480,7 +524,7 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 	switch m.policy.Overlap {
 	case OverlapSkip:
 		if due {
-			hist = m.passOver(r, t, now, now, hist, false, fmt.Sprintf("occurrence %d was still in progress (runPolicy.overlap Skip)", sc.Current.Number))
+			hist = m.passOverWhile(r, t, now, hist, false, fmt.Sprintf("occurrence %d was still in progress (runPolicy.overlap Skip)", sc.Current.Number))
 		}
 	case OverlapBufferAll:
 		if due {
@@ -499,7 +543,7 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 				if m.policy.Missed == MissedRunAll {
 					break
 				}
-				hist = m.passOver(r, t, now, now, hist, true, fmt.Sprintf("occurrence %d was still in progress and occurrence %d already waited (runPolicy.overlap Postpone)", sc.Current.Number, sc.Waiting.Number))
+				hist = m.passOverWhile(r, t, now, hist, true, fmt.Sprintf("occurrence %d was still in progress and occurrence %d already waited (runPolicy.overlap Postpone)", sc.Current.Number, sc.Waiting.Number))
 				break
 			}
 			var exp time.Time
@@ -620,7 +664,7 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 		earliest(now)
 	}
 	if p := sc.Policy; p != nil {
-		if p.Passed != nil || p.Ends != nil {
+		if p.Passed != nil || p.Ends != nil || p.Skipping != nil && sc.Current == nil {
 			earliest(now) // their entries wait to be recorded
 		}
 		for i := range p.Running {

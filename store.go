@@ -487,6 +487,15 @@ type PolicyState struct {
 	// through the API passed over (enabling a Disabled job starts it from
 	// now), for the next step to record; nil when none waits.
 	Passed *HistoryEntry `json:"passed,omitempty"`
+	// Skipping is the Skipped history entry of the run of consecutive
+	// scheduled occurrences passed over so far because an occurrence was
+	// in progress (it waits for a retry, under runPolicy.overlap Postpone
+	// or Skip): each step that passes over the next one extends it,
+	// rather than recording an entry of its own, and it is recorded once
+	// the run ends (the occurrence in progress ended, or the next one
+	// passed over is not the next of the run, or for another reason); nil
+	// when none is under way.
+	Skipping *HistoryEntry `json:"skipping,omitempty"`
 	// Running holds, under OverlapAllowAll, the job's occurrences that
 	// run side by side, each with a lease of its own (at most
 	// MaxRunning): those whose attempt runs, and those waiting for a
@@ -566,6 +575,10 @@ func (p *PolicyState) clone() *PolicyState {
 		h := *p.Passed
 		c.Passed = &h
 	}
+	if p.Skipping != nil {
+		h := *p.Skipping
+		c.Skipping = &h
+	}
 	c.Running = slices.Clone(p.Running)
 	for i := range c.Running {
 		c.Running[i].Occurrence = *c.Running[i].Occurrence.clone()
@@ -600,7 +613,7 @@ func (s *JobSchedule) tidy() {
 		p.Resumed = time.Time{}
 	}
 	if p.StateReason == "" && p.ResumeTime.IsZero() && p.Resumed.IsZero() && p.Buffered.IsZero() && len(p.Backfill) == 0 && p.Passed == nil &&
-		p.Running == nil && p.Ends == nil {
+		p.Skipping == nil && p.Running == nil && p.Ends == nil {
 		s.Policy = nil
 	}
 }
