@@ -562,7 +562,12 @@
 // due while the previous one of the same job is in progress: Postpone, as
 // above; Skip passes it over; BufferAll runs every such occurrence in
 // order, one at a time, after the one in progress (at most [MaxBuffered]
-// wait; older ones beyond are skipped); CancelRunning cancels the context
+// wait; older ones beyond are skipped), and, unlike the one occurrence
+// that waits under Postpone, they get no Postponed entry each: up to
+// MaxBuffered of them may wait behind each occurrence in progress, and an
+// entry each would push a fast job's attempts out of its history; the
+// entries of their attempts carry their expected times, which show how
+// late each ran; CancelRunning cancels the context
 // of the attempt in progress when the next occurrence comes due, with
 // context.Canceled and the cause [ErrSuperseded] (context.Cause), so that
 // an executor tells it from its own timeout (DeadlineExceeded), and the
