@@ -166,7 +166,13 @@ func (e *TooManyFailuresError) Error() string {
 // Authenticate checks the credentials of r with a, within the budget: it
 // takes a failure from the budgets of r's client address and of all
 // addresses before a checks them, so that requests at once cannot fail
-// beyond the budgets, and gives it back when a accepts them. When the
+// beyond the budgets, and gives it back when a accepts them. A request
+// from a known address (one that authenticated within the last day),
+// while its budget and the known addresses' overall budget have room, is
+// checked first and charged after a refuses it instead, so that the
+// requests at once of a busy client are not refused for one another's
+// checks in flight (its failures at once may go past its budget by as
+// many as it sends at once, all charged). When the
 // address's budget has none left, or the overall one has none within the
 // limit's Wait (or before r's context ends), it returns a
 // *TooManyFailuresError without calling a. Otherwise it returns what a
@@ -184,12 +190,36 @@ func (f *AuthFailures) Authenticate(r *http.Request, a Authenticator) (*Principa
 		return a.Authenticate(r)
 	}
 	addr, now := clientAddress(r), time.Now()
+	last, known := f.known.Get(addr)
+	known = known && now.Sub(time.Unix(0, last.Load())) <= knownFor
+	if known {
+		// An address from which a request authenticated lately is
+		// checked first and charged a failure after it, so that its
+		// requests at once (a busy client, the clients behind one
+		// proxy) are not refused for the failures their checks in
+		// flight might have been. Its failures at once can go past its
+		// budget by as many as it sends at once, and are charged to it
+		// (and to the known addresses' overall budget) all the same.
+		if ok, wait := f.perAddress.Has(addr, now); !ok {
+			return nil, &TooManyFailuresError{RetryAfter: wait}
+		}
+		if ok, _ := f.knownOverall.Has(struct{}{}, now); ok {
+			p, err := a.Authenticate(r)
+			if err == nil && p != nil {
+				last.Store(time.Now().UnixNano())
+				return p, nil
+			}
+			now = time.Now()
+			f.perAddress.Charge(addr, now)
+			f.knownOverall.Charge(struct{}{}, now)
+			return p, err
+		}
+	}
 	if ok, _, wait := f.perAddress.Take(addr, now); !ok {
 		return nil, &TooManyFailuresError{RetryAfter: wait}
 	}
-	last, known := f.known.Get(addr)
 	overall := f.overall
-	if known && now.Sub(time.Unix(0, last.Load())) <= knownFor {
+	if known {
 		if ok, _, _ := f.knownOverall.Take(struct{}{}, now); ok {
 			overall = f.knownOverall
 		}

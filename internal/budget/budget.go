@@ -63,6 +63,33 @@ func (b *Budgets[K]) Take(key K, now time.Time) (ok bool, left int64, wait time.
 	return ok, int64(math.Floor(tokens)), wait
 }
 
+// Has reports whether key's budget has at least one left at now, taking
+// nothing, and when it has none, how long until one is there again (more
+// than zero).
+func (b *Budgets[K]) Has(key K, now time.Time) (ok bool, wait time.Duration) {
+	bk := b.bucket(key)
+	bk.mu.Lock()
+	b.refill(bk, now)
+	tokens := bk.tokens
+	bk.mu.Unlock()
+	if tokens >= 1 {
+		return true, 0
+	}
+	return false, max(time.Duration(math.Ceil((1-tokens)/b.rate*float64(time.Second))), 1)
+}
+
+// Charge takes one from key's budget at now whatever is left, down to
+// minus its size: for an action found to count after it was done without
+// taking first (see Has). What it takes below zero is refilled before
+// the budget has one again.
+func (b *Budgets[K]) Charge(key K, now time.Time) {
+	bk := b.bucket(key)
+	bk.mu.Lock()
+	b.refill(bk, now)
+	bk.tokens = max(-b.size, bk.tokens-1)
+	bk.mu.Unlock()
+}
+
 // Wait takes one from key's budget as Take does, and when there is none
 // waits for one, in one line with every other caller of Wait on b (of any
 // key), in order of arrival, up to limit. It gives up at once when the

@@ -119,3 +119,26 @@ func TestWait(t *testing.T) {
 		}
 	})
 }
+
+func TestHasAndCharge(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := New[string](2, time.Minute, 10) // one more every 30s
+	if ok, wait := b.Has("a", t0); !ok || wait != 0 {
+		t.Fatalf("Has of a full budget = %v, %v; want true, 0", ok, wait)
+	}
+	for range 5 { // two of the budget, and two below zero: at most its size
+		b.Charge("a", t0)
+	}
+	if ok, wait := b.Has("a", t0); ok || wait != 90*time.Second {
+		t.Errorf("Has after charging past zero = %v, %v; want false, 90s (from -2 to 1)", ok, wait)
+	}
+	if ok, _, _ := b.Take("a", t0.Add(60*time.Second)); ok {
+		t.Error("Take 60s after charging past zero took one: the charges below zero were not refilled first")
+	}
+	if ok, wait := b.Has("a", t0.Add(90*time.Second)); !ok || wait != 0 {
+		t.Errorf("Has 90s after = %v, %v; want true, 0", ok, wait)
+	}
+	if ok, left, _ := b.Take("a", t0.Add(90*time.Second)); !ok || left != 0 {
+		t.Errorf("Take 90s after = %v, %d; want true, 0 (Has took nothing)", ok, left)
+	}
+}
