@@ -1524,9 +1524,11 @@
 // everything else. So that the first instance to find the store back does
 // not take those jobs over, and run their occurrences again with the same
 // execution tag, before their owners (who lost the store as long) record
-// the outcomes or extend the leases, an instance whose loop lost the store
-// takes over no lease that expired since its last call that succeeded
-// before the outage, until a grace after its loop finds the store back:
+// the outcomes or extend the leases, an instance that lost the store
+// (its loop's calls failed, or, while its loop made none with every
+// worker busy, its heartbeat's or its outcomes' writes did) takes over no
+// lease that expired since its loop's last call that succeeded before the
+// outage, until a grace after its loop's first claim that succeeds:
 // half of LeaseDuration, and at least 4s (5s with the defaults). Within
 // it the owners record what ended (they try again at most 2s apart) and
 // extend the leases of what still runs (their heartbeat tries again
@@ -1536,7 +1538,7 @@
 // be without the outage. Over a store that is no [AheadClaimer] (a
 // user's that predates it), whose ClaimDue has one clock for due times
 // and leases, the jobs that came due since the instance lost the store
-// wait for the grace too. Two other designs were weighed: comparing leases
+// wait for the grace too, and only the loop's own failed calls start one. Two other designs were weighed: comparing leases
 // with the store's clock rather than the claimer's (store/postgres, as
 // every store, compares a lease's end with the instant the claiming
 // instance passes, its own clock) would not help, as the leases did

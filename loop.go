@@ -142,6 +142,12 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 	// After an outage of its own, the loop takes no lease over that
 	// expired since it lost the store, until the grace is over (see
 	// cutOff): leases are compared with leaseNow rather than now.
+	if s.claimer != nil {
+		// Over a store whose ClaimDue has one clock for due times and
+		// leases, the grace would hold back the jobs that came due too:
+		// there only the loop's own failures start one.
+		s.cut.sawOutages(s.health.outages.Load())
+	}
 	leaseNow := s.cut.leaseClock(now)
 	cctx, cancel := uncut(ctx, s.cfg.LeaseDuration) // Stop must not drop a claim's answer
 	if horizon > 0 || (s.claimer != nil && leaseNow.Before(now)) {
@@ -155,7 +161,9 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 		s.storeFailed(ctx, "claim due jobs", err, now)
 		return a.wakeAt(minTime(wakeBy, now.Add(time.Second)))
 	}
-	s.cut.answered(now, s.takeoverGrace())
+	// The grace counts from the claim's answer, which after an outage may
+	// come late (a store still recovering).
+	s.cut.answered(now.Add(time.Since(began)), s.takeoverGrace())
 	s.storeAnswered(now)
 	s.wg.Add(len(claims))
 	a.hold(claims)
@@ -220,6 +228,7 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 // since the loop lost the store wait for the grace too. Only the loop's
 // goroutine (or the test that drives runDue) uses it.
 type cutOff struct {
+	outages    int64     // the Scheduler's outages the loop has taken as its own (see sawOutages)
 	answeredAt time.Time // the loop's last call that succeeded outside a grace
 	lost       bool      // a call of the loop failed for the store since answeredAt
 	since      time.Time // during a grace: the lease clock of the loop's claims (answeredAt when it began)
@@ -230,6 +239,19 @@ type cutOff struct {
 // the store (see transient) starts an outage.
 func (c *cutOff) failed(err error) {
 	if transient(err) {
+		c.lost = true
+	}
+}
+
+// sawOutages takes the Scheduler's outages so far, n (storeHealth's
+// count), as the loop's own: one that began since the loop last looked
+// is an outage of the loop even if the loop made no call in it (every
+// worker busy, or claimed jobs waiting for one), as the lease keeper's or
+// the recorder's failures showed it; its leases' owners lost the store
+// as it did.
+func (c *cutOff) sawOutages(n int64) {
+	if n > c.outages {
+		c.outages = n
 		c.lost = true
 	}
 }

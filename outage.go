@@ -81,11 +81,14 @@ type storeHealth struct {
 	faulted   atomic.Bool // fault is set; read without the lock
 	mu        sync.Mutex
 	downSince time.Time // zero while the store answers
-	failures  int
-	last      error         // the last failure of the outage
-	wrote     time.Time     // when a write last failed in the outage; zero: none did
-	back      chan struct{} // closed when the store answers again
-	fault     string        // the last error of the loop's calls that is no outage (see transient)
+	// outages counts the outages so far, kept after each ends, so that
+	// the loop learns of one it made no call in (see cutOff).
+	outages  atomic.Int64
+	failures int
+	last     error         // the last failure of the outage
+	wrote    time.Time     // when a write last failed in the outage; zero: none did
+	back     chan struct{} // closed when the store answers again
+	fault    string        // the last error of the loop's calls that is no outage (see transient)
 }
 
 // outage returns the error that Ready reports during an outage, nil when
@@ -156,6 +159,7 @@ func (s *Scheduler) failed(what string, err error, now time.Time, write bool) bo
 		h.downSince = now
 		h.back = make(chan struct{})
 		h.isDown.Store(true)
+		h.outages.Add(1)
 	}
 	h.failures++
 	h.last = err
