@@ -790,9 +790,15 @@ func keepRuns(r, old *JobRecord) {
 			keep = append(keep, ru)
 		}
 	}
-	if keep != nil || p.Ends != nil {
+	if keep != nil || p.Ends != nil || p.Skipping != nil {
 		np := r.Schedule.policy()
 		np.Running, np.Ends = keep, slices.Clone(p.Ends)
+		if p.Skipping != nil {
+			// The run of occurrences passed over while a retry waited
+			// ends with the occurrence the put drops: its entry is
+			// recorded at the next step, as the others that ended.
+			np.Ends = append(np.Ends, *p.Skipping)
+		}
 		if keep != nil {
 			np.Ended = p.Ended // an older one that ends later is late still
 		}
@@ -1134,8 +1140,11 @@ func keepPause(r *JobRecord, job *Job) {
 func reschedule(r *JobRecord, t *Timing, now time.Time, entries bool) {
 	sc := &r.Schedule
 	if r.State == JobDisabled {
-		if c := sc.Current; c != nil && !(r.LeaseOwner != "" && r.LeaseUntil.After(now)) {
-			// No attempt of it is under way (its job is not leased).
+		if c := sc.Current; c != nil && c.waitsToTryAgain() && !(r.LeaseOwner != "" && r.LeaseUntil.After(now)) {
+			// It waits for its retry or errorAction, and no attempt of
+			// it is under way (its job is not leased). One that never
+			// ran (waiting for a collection's limit) is dropped without
+			// an entry: it did not fail.
 			if entries {
 				p := sc.policy()
 				p.Ends = append(p.Ends, droppedEntry(r, c, now))
@@ -1145,7 +1154,7 @@ func reschedule(r *JobRecord, t *Timing, now time.Time, entries bool) {
 		sc.Current, sc.Waiting = nil, nil
 		if p := sc.Policy; p != nil {
 			for _, ru := range p.Running {
-				if ru.Owner == "" && entries {
+				if ru.Owner == "" && ru.waitsToTryAgain() && entries {
 					p.Ends = append(p.Ends, droppedEntry(r, &ru.Occurrence, now))
 				}
 			}
@@ -1161,6 +1170,10 @@ func reschedule(r *JobRecord, t *Timing, now time.Time, entries bool) {
 		sc.NextOccurrence = t.Next(now.Add(-time.Nanosecond))
 	}
 }
+
+// waitsToTryAgain reports whether o waits for a retry or for its
+// errorAction: an attempt of it ran and failed.
+func (o *Occurrence) waitsToTryAgain() bool { return o.Retry > 0 || o.ErrorAction }
 
 // droppedEntry is the Failed history entry of occurrence o of r, which
 // disabling the job at now dropped before its next attempt.
