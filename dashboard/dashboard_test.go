@@ -597,7 +597,8 @@ func later(d time.Duration) string {
 func TestPausedJobAndHealth(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.collection("c", nil)
-	resume := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
+	// Seconds other than zero: the page leaves ":00" seconds out.
+	resume := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Minute).Add(30 * time.Second)
 	e.job("c", "paused", "/ok", `"recurrence": {"frequency": "Hour"}, "state": "Disabled", "stateReason": "the target <is> down", "resumeTime": "`+resume.Format(time.RFC3339)+`"`)
 	e.job("c", "failing", "/fail", "")
 	e.waitHistory("c", "failing", 1)
