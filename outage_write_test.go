@@ -239,26 +239,15 @@ func TestExtensionsFailingAreAnOutage(t *testing.T) {
 // reads answer, as fullStore's do; an extension of the lease of a job
 // that is gone then answers ErrNotFound, as a store that finds no row to
 // write does, without writing.
-type verdictStore struct {
-	scheduler.Store
-	full atomic.Bool
-}
+type verdictStore struct{ fullStore }
 
 func (s *verdictStore) ExtendLease(ctx context.Context, collection, name, owner string, until time.Time) error {
 	if s.full.Load() {
 		if _, err := s.Store.GetJob(ctx, collection, name); err != nil {
 			return err
 		}
-		return errFull
 	}
-	return s.Store.ExtendLease(ctx, collection, name, owner, until)
-}
-
-func (s *verdictStore) Record(ctx context.Context, owner string, j *scheduler.JobRecord, history []scheduler.HistoryEntry) error {
-	if s.full.Load() {
-		return errFull
-	}
-	return s.Store.Record(ctx, owner, j, history)
+	return s.fullStore.ExtendLease(ctx, collection, name, owner, until)
 }
 
 // TestVerdictDoesNotEndWriteOutage: while the store's writes fail, a pass
@@ -272,7 +261,7 @@ func TestVerdictDoesNotEndWriteOutage(t *testing.T) {
 		ctx := context.Background()
 		const lease = 30 * time.Second
 		every := lease / 3
-		st := &verdictStore{Store: memory.New()}
+		st := &verdictStore{fullStore{Store: memory.New()}}
 		started := make(chan struct{})
 		reg := &action.Registry{}
 		reg.Register("Work", action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
