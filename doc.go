@@ -1356,8 +1356,9 @@
 // name and status, at most MaxHistoryBuckets buckets, with how many are
 // retries and how many faulted their occurrence) and
 // [Scheduler.RecentHistory] (the newest entries of all jobs, a page of at
-// most 100 at a time, optionally of one status or only faulted ones).
-// Both, like ListHistory, can be limited to some collections, so that a
+// most 100 at a time, optionally of one status, and only the entries that
+// faulted their occurrence (ListHistoryOptions.Faulted) or only those that
+// did not (NotFaulted)). Both, like ListHistory, can be limited to some collections, so that a
 // view for one tenant counts only its own. With a StatsReader store
 // each is one store call: the memory store keeps its job counts up to date
 // on every write, and the SQL stores answer from their indexes. With

@@ -88,6 +88,12 @@ type ListHistoryOptions struct {
 	// Faulted keeps only entries that faulted their occurrence
 	// ([HistoryEntry.Faulted]); false keeps all.
 	Faulted bool
+	// NotFaulted keeps only entries that did not fault their occurrence
+	// (HistoryEntry.Faulted false: every Completed, Postponed and Skipped
+	// entry, and the Failed entries of attempts that a retry or a later
+	// occurrence followed); false keeps all. Faulted and NotFaulted
+	// together are refused (ErrInvalid at "notFaulted").
+	NotFaulted bool
 	// Collections keeps only entries of jobs in these collections; nil
 	// keeps all, an empty non-nil list keeps none. A dashboard limited to
 	// some tenants passes their collections.
@@ -1572,11 +1578,22 @@ func (s *Scheduler) ListHistory(ctx context.Context, collection, name string, op
 		opts = &ListHistoryOptions{}
 	}
 	errs := []error{checkJobKey(collection, name), checkPage(opts.Top, opts.Skip)}
-	errs = append(errs, checkStatus(opts.Status))
+	errs = append(errs, checkHistoryOptions(opts))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return s.store.ListHistory(ctx, collection, name, historyFilter(opts))
+}
+
+// checkHistoryOptions checks the filter of opts: its status
+// (checkStatus), and that it does not ask both for the entries that
+// faulted their occurrence and for those that did not.
+func checkHistoryOptions(opts *ListHistoryOptions) error {
+	errs := []error{checkStatus(opts.Status)}
+	if opts.Faulted && opts.NotFaulted {
+		errs = append(errs, &ValidationError{Path: "notFaulted", Value: "true", Reason: "contradicts faulted, which is true too: set one of them, or neither for all entries"})
+	}
+	return errors.Join(errs...)
 }
 
 // checkStatus checks status, the filter of a list of history entries by
@@ -1598,7 +1615,7 @@ func checkStatus(status ExecutionStatus) error {
 // historyFilter is the store filter of opts, a page of at most
 // MaxPageSize entries.
 func historyFilter(opts *ListHistoryOptions) HistoryFilter {
-	return HistoryFilter{Status: opts.Status, Faulted: opts.Faulted, Collections: opts.Collections, Skip: opts.Skip, Top: pageSize(opts.Top)}
+	return HistoryFilter{Status: opts.Status, Faulted: opts.Faulted, NotFaulted: opts.NotFaulted, Collections: opts.Collections, Skip: opts.Skip, Top: pageSize(opts.Top)}
 }
 
 func checkPage(top, skip int) error {

@@ -70,6 +70,8 @@ func TestBadInput(t *testing.T) {
 		wantValidation(t, "ListJobs(skip -1)", err, "skip")
 		_, err = e.s.ListJobs(ctx, "c", &scheduler.ListJobsOptions{State: "Sleeping"})
 		wantValidation(t, "ListJobs(state Sleeping)", err, "state")
+		_, err = e.s.ListHistory(ctx, "c", "j", &scheduler.ListHistoryOptions{Faulted: true, NotFaulted: true})
+		wantValidation(t, "ListHistory(faulted and not faulted)", err, "notFaulted")
 		_, err = e.s.ListHistory(ctx, "c", "j", &scheduler.ListHistoryOptions{Status: "Weird"})
 		wantValidation(t, "ListHistory(status Weird)", err, "status")
 		for _, st := range []scheduler.ExecutionStatus{scheduler.StatusCompleted, scheduler.StatusFailed, scheduler.StatusPostponed, scheduler.StatusSkipped} {

@@ -218,7 +218,7 @@ func (s *Scheduler) RecentHistory(ctx context.Context, opts *ListHistoryOptions)
 		opts = &ListHistoryOptions{}
 	}
 	errs := []error{checkPage(opts.Top, opts.Skip)}
-	errs = append(errs, checkStatus(opts.Status))
+	errs = append(errs, checkHistoryOptions(opts))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -276,6 +276,7 @@ func TestStatsArguments(t *testing.T) {
 		{scheduler.ListHistoryOptions{Top: 101}, "top: 101 is out of range (1-100)"},
 		{scheduler.ListHistoryOptions{Skip: -1}, "skip: -1 is negative"},
 		{scheduler.ListHistoryOptions{Status: "Done"}, `status: "Done" is not an execution status (Completed, Failed, Postponed or Skipped)`},
+		{scheduler.ListHistoryOptions{Faulted: true, NotFaulted: true}, "notFaulted: true contradicts faulted"},
 	} {
 		_, err := e.s.RecentHistory(ctx, &tt.opts)
 		if !errors.Is(err, scheduler.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {

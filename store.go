@@ -155,8 +155,8 @@ type Store interface {
 
 	// ListHistory returns the job's history newest first (the reverse of
 	// the order in which entries were recorded): the entries f keeps
-	// (its Status, Faulted and Collections, see [HistoryFilter.Keeps]),
-	// skipping f.Skip, at most f.Top entries (0: no limit). ErrNotFound
+	// (its Status, Faulted, NotFaulted and Collections, see
+	// [HistoryFilter.Keeps]), skipping f.Skip, at most f.Top entries (0: no limit). ErrNotFound
 	// when the job does not exist.
 	ListHistory(ctx context.Context, collection, job string, f HistoryFilter) ([]HistoryEntry, error)
 
@@ -817,6 +817,10 @@ type HistoryFilter struct {
 	// Faulted keeps only entries that faulted their occurrence
 	// ([HistoryEntry.Faulted]); false keeps all.
 	Faulted bool
+	// NotFaulted keeps only entries that did not fault their occurrence
+	// (HistoryEntry.Faulted false); false keeps all. With Faulted also
+	// set, the filter keeps none.
+	NotFaulted bool
 	// Collections keeps only entries of jobs in these collections; nil
 	// keeps all, and an empty non-nil list keeps none.
 	Collections []string
@@ -826,9 +830,10 @@ type HistoryFilter struct {
 	Top int
 }
 
-// Keeps reports whether h passes f's Status, Faulted and Collections.
+// Keeps reports whether h passes f's Status, Faulted, NotFaulted and
+// Collections.
 func (f *HistoryFilter) Keeps(h *HistoryEntry) bool {
-	return (f.Status == "" || h.Status == f.Status) && (!f.Faulted || h.Faulted) &&
+	return (f.Status == "" || h.Status == f.Status) && (!f.Faulted || h.Faulted) && (!f.NotFaulted || !h.Faulted) &&
 		(f.Collections == nil || slices.Contains(f.Collections, h.Collection))
 }
 

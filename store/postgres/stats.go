@@ -347,6 +347,9 @@ func historyWhere(f scheduler.HistoryFilter, args []any) (string, []any) {
 	if f.Faulted {
 		b.WriteString(" AND faulted")
 	}
+	if f.NotFaulted {
+		b.WriteString(" AND NOT faulted")
+	}
 	if f.Collections != nil {
 		args = append(args, f.Collections)
 		fmt.Fprintf(&b, " AND collection = ANY($%d::text[])", len(args))

@@ -106,6 +106,10 @@ func historyWhere(f scheduler.HistoryFilter) (string, []any) {
 	if f.Faulted {
 		b.WriteString(" AND " + faultedExpr)
 	}
+	if f.NotFaulted {
+		// The member is left out when false: NULL, not 0.
+		b.WriteString(" AND json_extract(entry, '$.faulted') IS NOT 1")
+	}
 	if f.Collections != nil {
 		list, _ := json.Marshal(f.Collections)
 		b.WriteString(" AND collection IN (SELECT value FROM json_each(?))")

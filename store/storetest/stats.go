@@ -256,11 +256,17 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 	c.historyOf(step, []string{"nope"}, at(0), at(time.Hour), 10*time.Minute)
 	c.recent(step, scheduler.HistoryFilter{Faulted: true}, h1)
 	c.recent(step, scheduler.HistoryFilter{Faulted: true, Collections: []string{"a"}})
+	c.recent(step, scheduler.HistoryFilter{NotFaulted: true}, h8, h7, h6, h5, h4, h3, h2)
+	c.recent(step, scheduler.HistoryFilter{NotFaulted: true, Status: fail}, h4)
+	c.recent(step, scheduler.HistoryFilter{NotFaulted: true, Collections: []string{"b"}, Skip: 0, Top: 5}, h2)
+	c.recent(step, scheduler.HistoryFilter{Faulted: true, NotFaulted: true})
 	c.recent(step, scheduler.HistoryFilter{Collections: []string{"b"}}, h2, h1)
 	c.recent(step, scheduler.HistoryFilter{Collections: []string{"a", "d"}, Status: done, Top: 2}, h7, h5)
 	c.recent(step, scheduler.HistoryFilter{Collections: []string{}})
 	c.listed(step, s, "b", "k1", scheduler.HistoryFilter{Faulted: true}, h1)
 	c.listed(step, s, "b", "k1", scheduler.HistoryFilter{Faulted: true, Status: done})
+	c.listed(step, s, "b", "k1", scheduler.HistoryFilter{NotFaulted: true}, h2)
+	c.listed(step, s, "b", "k1", scheduler.HistoryFilter{NotFaulted: true, Status: fail})
 	c.listed(step, s, "a", "j2", scheduler.HistoryFilter{Collections: []string{"b"}})
 	c.listed(step, s, "a", "j2", scheduler.HistoryFilter{Collections: []string{"b", "a"}, Status: fail}, h4)
 	if _, err := s.ListHistory(ctx, "a", "nope", scheduler.HistoryFilter{Collections: []string{}}); !errors.Is(err, scheduler.ErrNotFound) {
@@ -503,6 +509,7 @@ func checkAgainstListings(t *testing.T, s scheduler.Store, r scheduler.StatsRead
 	filters := []scheduler.HistoryFilter{
 		{Status: scheduler.StatusFailed}, {Status: scheduler.StatusPostponed}, {Faulted: true},
 		{Collections: []string{"c1"}}, {Collections: []string{"c0", "c2"}, Status: scheduler.StatusCompleted}, {Collections: []string{"c2"}, Faulted: true},
+		{NotFaulted: true}, {Collections: []string{"c1"}, Status: scheduler.StatusFailed, NotFaulted: true},
 	}
 	for _, f := range filters {
 		var want []scheduler.HistoryEntry

@@ -1102,6 +1102,7 @@ func testHistory(t *testing.T, s scheduler.Store) {
 		}
 		hist = append(hist, entry(i, st, t0.Add(time.Duration(i)*time.Minute)))
 	}
+	hist[1].Faulted, hist[5].Faulted = true, true // 2 and 6 faulted their occurrence; 4 failed without
 	recordHistory(t, s, "c", "j", hist[:3])
 	recordHistory(t, s, "c", "j", hist[3:])
 	tests := []struct {
@@ -1117,6 +1118,12 @@ func testHistory(t *testing.T, s scheduler.Store) {
 		{"completed, paged", scheduler.HistoryFilter{Status: scheduler.StatusCompleted, Skip: 1, Top: 5}, []string{"1"}},
 		{"postponed", scheduler.HistoryFilter{Status: scheduler.StatusPostponed}, []string{"5"}},
 		{"skip past end", scheduler.HistoryFilter{Skip: 10}, nil},
+		{"faulted", scheduler.HistoryFilter{Faulted: true}, []string{"6", "2"}},
+		{"not faulted", scheduler.HistoryFilter{NotFaulted: true}, []string{"5", "4", "3", "1"}},
+		{"not faulted, paged", scheduler.HistoryFilter{NotFaulted: true, Skip: 1, Top: 2}, []string{"4", "3"}},
+		{"failed, not faulted", scheduler.HistoryFilter{Status: scheduler.StatusFailed, NotFaulted: true}, []string{"4"}},
+		{"completed, not faulted", scheduler.HistoryFilter{Status: scheduler.StatusCompleted, NotFaulted: true}, []string{"3", "1"}},
+		{"faulted and not faulted", scheduler.HistoryFilter{Faulted: true, NotFaulted: true}, nil},
 	}
 	for _, tt := range tests {
 		got, err := s.ListHistory(ctx, "c", "j", tt.f)
