@@ -86,7 +86,8 @@ type WriteOptions struct {
 // ListOptions are the options of ListJobs and ListHistory.
 type ListOptions struct {
 	// Filter is the $filter parameter, such as "state eq Enabled" for
-	// ListJobs or "faulted eq true" for ListHistory. Empty sends none.
+	// ListJobs or "status eq Failed and faulted eq false" for
+	// ListHistory. Empty sends none.
 	Filter string
 	// Top is the page size, 1 to 100. Zero sends none (100).
 	Top int

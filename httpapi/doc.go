@@ -146,18 +146,29 @@
 // Lists carry {"value": [...], "nextLink": URL}. Jobs and history pages
 // hold $top items (1 to 100, default 100) from $skip (default 0); nextLink
 // repeats the request with the next $skip and is left out on the last page
-// (the published definition types it as a string, so it is never null). Collection lists are not paged. $filter is "state eq VALUE" for
-// jobs (Enabled, Disabled, Completed, Faulted), "health eq VALUE" for
-// jobs (OK, Skipped, Stale, Late, Failing: the job's health, see
-// scheduler.JobHealth) and "status eq VALUE" for history (Completed,
-// Failed, Postponed, Skipped), in any case, VALUE optionally in single
-// quotes. History may also be filtered with "faulted eq true": the
-// entries of failed last attempts after which their occurrence was
-// faulted (scheduler.ListHistoryOptions.Faulted); another value, false
-// included, is refused (400 at $filter). Jobs may also be filtered on a tag, as ARM does:
-// "tagName eq 'team'" keeps the jobs with the tag, "tagName eq 'team' and
-// tagValue eq 'ops'" those where it has that value (names and values in
-// single quotes, a quote in them doubled, compared exactly).
+// (the published definition types it as a string, so it is never null).
+// Collection lists are not paged.
+//
+// $filter is one condition "MEMBER eq VALUE" or several joined by "and"
+// (keywords and members in any case), each member at most once; a list
+// keeps the items that pass all of them. Jobs may be filtered on "state"
+// (Enabled, Disabled, Completed, Faulted), "health" (OK, Skipped, Stale,
+// Late, Failing: the job's health, see scheduler.JobHealth) and their
+// tags, as ARM does: "tagName eq 'team'" keeps the jobs with the tag,
+// "tagName eq 'team' and tagValue eq 'ops'" those where it has that value
+// (names and values in single quotes, a quote in them doubled, compared
+// exactly; tagValue only with tagName). History may be filtered on
+// "status" (Completed, Failed, Postponed, Skipped) and "faulted": "faulted
+// eq true" keeps the entries of failed last attempts after which their
+// occurrence was faulted (scheduler.ListHistoryOptions.Faulted), "faulted
+// eq false" the others (NotFaulted), so that "status eq Failed and faulted
+// eq false" lists the failures that a retry or a later occurrence
+// followed. Values of state, health, status and faulted are read in any
+// case, optionally in single quotes. Another member, another operator
+// than eq, another connective than and ("or", "not", parentheses), a
+// member named twice or a value not listed is refused: 400 at $filter,
+// one detail per condition at fault, each naming the $filter and the
+// condition.
 //
 // A job is {"id", "type": "Microsoft.Scheduler/jobCollections/jobs",
 // "name", "tags", "properties"}: "tags" are its labels (at most 15, names

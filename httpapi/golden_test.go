@@ -661,6 +661,11 @@ func steps() []step {
 		{name: "list-history-filter-faulted-one-page", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("Faulted eq 'TRUE'") + "&$top=1"},
 		{name: "list-history-filter-faulted-false", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("faulted eq false")},
 		{name: "list-history-filter-faulted-bad-value", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("faulted eq yes")},
+		{name: "list-history-filter-failed-not-faulted", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("status eq Failed and faulted eq false")},
+		{name: "list-history-filter-or", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("status eq Failed or faulted eq true")},
+		{name: "list-history-filter-member-twice", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("faulted eq true and Faulted eq false")},
+		{name: "list-history-filter-bad-parts", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("status ne Failed and state eq Enabled and faulted eq maybe")},
+		{name: "list-history-filter-incomplete", method: "GET", path: rg1 + "/jcfaulted/jobs/f/history" + v + "&$filter=" + urlq("status eq Failed and faulted")},
 		{name: "delete-collection-faulted", method: "DELETE", path: rg1 + "/jcfaulted" + v},
 	}
 }

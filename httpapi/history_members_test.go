@@ -182,8 +182,9 @@ func restProperties(body map[string]any) []any {
 // collection's limit, the HTTP status and faulted mark of failed
 // attempts, the manual mark of a run now, the count and last expected time
 // of skipped occurrences, and the execution tag of every attempt; the
-// filter "faulted eq true" keeps the entries that ListHistoryOptions.Faulted
-// keeps; and the Client's ListHistory reads all of them.
+// filters "faulted eq true", "faulted eq false" and conditions joined by
+// "and" keep the entries that ListHistoryOptions' Faulted, NotFaulted and
+// Status keep; and the Client's ListHistory reads all of them.
 func TestHistoryMembers(t *testing.T) {
 	for _, kind := range []string{"memory", "sqlite"} {
 		t.Run(kind, func(t *testing.T) {
@@ -208,15 +209,26 @@ func TestHistoryMembers(t *testing.T) {
 					if diff := cmp.Diff(goProperties(t, hist), restProperties(body)); diff != "" {
 						t.Errorf("%s: REST history properties differ from the Go API's entries (-Go +REST):\n%s", job, diff)
 					}
-					// "faulted eq true" lists what the Go API lists with
-					// ListHistoryOptions.Faulted.
-					faulted, err := e.s.ListHistory(ctx, "sub1/rg1/jc1", job, &scheduler.ListHistoryOptions{Faulted: true})
-					if err != nil {
-						t.Fatal(err)
-					}
-					filtered := e.restHistory(t, job, "&$filter="+urlq("faulted eq true"))
-					if diff := cmp.Diff(goProperties(t, faulted), restProperties(filtered)); diff != "" {
-						t.Errorf("%s: REST history with faulted eq true differs from the Go API's faulted entries (-Go +REST):\n%s", job, diff)
+					// Each $filter lists what the Go API lists with the
+					// options it stands for, conditions joined by "and".
+					for _, f := range []struct {
+						filter string
+						opts   scheduler.ListHistoryOptions
+					}{
+						{"faulted eq true", scheduler.ListHistoryOptions{Faulted: true}},
+						{"faulted eq false", scheduler.ListHistoryOptions{NotFaulted: true}},
+						{"status eq Failed and faulted eq false", scheduler.ListHistoryOptions{Status: scheduler.StatusFailed, NotFaulted: true}},
+						{"Faulted eq 'TRUE' AND status eq 'failed'", scheduler.ListHistoryOptions{Status: scheduler.StatusFailed, Faulted: true}},
+					} {
+						want, err := e.s.ListHistory(ctx, "sub1/rg1/jc1", job, &f.opts)
+						if err != nil {
+							t.Fatal(err)
+						}
+						seen[f.filter] = seen[f.filter] || len(want) > 0
+						filtered := e.restHistory(t, job, "&$filter="+urlq(f.filter))
+						if diff := cmp.Diff(goProperties(t, want), restProperties(filtered)); diff != "" {
+							t.Errorf("%s: REST history with %s differs from the Go API's entries with %+v (-Go +REST):\n%s", job, f.filter, f.opts, diff)
+						}
 					}
 					// The Client's type reads every member: written
 					// again, it is the body it read.
@@ -241,6 +253,11 @@ func TestHistoryMembers(t *testing.T) {
 				for _, m := range []string{"executionTag", "limitWaitMs", "httpStatus", "faulted", "manual", "lastExpectedTime"} {
 					if !seen[m] {
 						t.Errorf("no history entry of the jobs has %s", m)
+					}
+				}
+				for _, f := range []string{"faulted eq true", "faulted eq false", "status eq Failed and faulted eq false", "Faulted eq 'TRUE' AND status eq 'failed'"} {
+					if !seen[f] {
+						t.Errorf("no history entry of the jobs passes the $filter %s", f)
 					}
 				}
 			})

@@ -693,172 +693,20 @@ func (h *handler) backfillJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// page is the paging and filtering of a list request.
-type page struct {
-	field     string              // the filter's field, empty without a filter
-	filter    string              // its value
-	tag       scheduler.TagFilter // the filter on a tag, when field is "tagName"
-	top, skip int
-}
-
-// filterField is a field a list may be filtered on, with its values.
-type filterField struct {
-	name   string
-	values []string
-}
-
-// tagFilter is the filter on jobs' tags, in ARM's form: "tagName eq 'NAME'",
-// optionally followed by "and tagValue eq 'VALUE'".
-var tagFilter = filterField{name: "tagName"}
-
-// parseTagFilter reads $filter f as tagFilter; ok is false when it is not
-// one. Keywords are read in any case; the name and the value are OData
-// strings in single quotes (a quote in them doubled), compared exactly.
-// emptyValue reports an empty tagValue, which the caller refuses: it is not a
-// filter on the value (a tag with an empty value is found by its name
-// alone).
-func parseTagFilter(f string) (tf scheduler.TagFilter, emptyValue, ok bool) {
-	rest := f
-	word := func(w string) bool {
-		t := strings.TrimLeft(rest, " ")
-		if len(t) < len(w) || !strings.EqualFold(t[:len(w)], w) || len(t) > len(w) && t[len(w)] != ' ' {
-			return false
-		}
-		rest = t[len(w):]
-		return true
-	}
-	quoted := func() (string, bool) {
-		t := strings.TrimLeft(rest, " ")
-		if !strings.HasPrefix(t, "'") {
-			return "", false
-		}
-		var b strings.Builder
-		for i := 1; i < len(t); i++ {
-			if t[i] != '\'' {
-				b.WriteByte(t[i])
-				continue
-			}
-			if i+1 < len(t) && t[i+1] == '\'' {
-				b.WriteByte('\'')
-				i++
-				continue
-			}
-			rest = t[i+1:]
-			return b.String(), true
-		}
-		return "", false
-	}
-	if !word("tagName") || !word("eq") {
-		return tf, false, false
-	}
-	if tf.Name, ok = quoted(); !ok || tf.Name == "" {
-		return tf, false, false
-	}
-	if strings.TrimSpace(rest) == "" {
-		return tf, false, true
-	}
-	if !word("and") || !word("tagValue") || !word("eq") {
-		return tf, false, false
-	}
-	if tf.Value, ok = quoted(); !ok || strings.TrimSpace(rest) != "" {
-		return tf, false, false
-	}
-	return tf, tf.Value == "", true
-}
-
-// parsePage reads $filter ("FIELD eq VALUE", VALUE one of values in any
-// case, optionally in single quotes), $top (1..100, default 100) and $skip
-// (0 or more).
-func parsePage(r *http.Request, fields ...filterField) (page, error) {
-	q := r.URL.Query()
-	p := page{top: scheduler.MaxPageSize}
-	var details []ErrorDetail
-	bad := func(target, format string, args ...any) {
-		details = append(details, badRequest(target, format, args...).detail)
-	}
-	if f := strings.TrimSpace(q.Get("$filter")); f != "" {
-		tok := strings.Fields(f)
-		ok := false
-		var uses []string
-		for _, fd := range fields {
-			if fd.name == tagFilter.name {
-				uses = append(uses, "\"tagName eq 'NAME'\", optionally followed by \"and tagValue eq 'VALUE'\" (a quote in NAME or VALUE doubled)")
-				switch tf, empty, isTag := parseTagFilter(f); {
-				case isTag && empty:
-					ok = true // reported here, more precisely than below
-					bad("$filter", "The $filter '%s' has an empty tagValue: filter by tagName alone to find the jobs with the tag, whatever its value.", f)
-				case isTag:
-					p.field, p.tag, ok = fd.name, tf, true
-				}
-				continue
-			}
-			if len(fd.values) == 1 {
-				uses = append(uses, fmt.Sprintf("'%s eq %s'", fd.name, fd.values[0]))
-			} else {
-				uses = append(uses, fmt.Sprintf("'%s eq VALUE' with VALUE one of %s", fd.name, strings.Join(fd.values, ", ")))
-			}
-			if len(tok) != 3 || !strings.EqualFold(tok[0], fd.name) || !strings.EqualFold(tok[1], "eq") {
-				continue
-			}
-			v := strings.Trim(tok[2], "'")
-			for _, k := range fd.values {
-				if strings.EqualFold(v, k) {
-					p.field, p.filter, ok = fd.name, k, true
-				}
-			}
-		}
-		if !ok {
-			bad("$filter", "The $filter '%s' is not supported: use %s.", f, strings.Join(uses, ", or "))
-		}
-	}
-	if v := q.Get("$top"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > scheduler.MaxPageSize {
-			bad("$top", "The $top '%s' is invalid: it must be an integer from 1 to %d.", v, scheduler.MaxPageSize)
-		}
-		p.top = n
-	}
-	if v := q.Get("$skip"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || int64(n) > 1<<40 {
-			bad("$skip", "The $skip '%s' is invalid: it must be an integer of 0 or more.", v)
-		}
-		p.skip = n
-	}
-	switch len(details) {
-	case 0:
-		return p, nil
-	case 1:
-		return p, &apiError{status: http.StatusBadRequest, detail: details[0]}
-	}
-	msgs := make([]string, len(details))
-	for i, d := range details {
-		msgs[i] = d.Message
-	}
-	return p, &apiError{status: http.StatusBadRequest, detail: ErrorDetail{Code: CodeBadRequest,
-		Message: "The request has " + itoa(len(details)) + " errors: " + strings.Join(msgs, " "), Details: details}}
-}
-
 func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	rq, err := h.prelude(r)
 	if err != nil {
 		return err
 	}
-	p, err := parsePage(r, filterField{"state", []string{"Enabled", "Disabled", "Completed", "Faulted"}},
-		filterField{"health", []string{"OK", "Skipped", "Stale", "Late", "Failing"}}, tagFilter)
+	p, err := parsePage(r, &jobListing)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	opts := &scheduler.ListJobsOptions{Top: p.top, Skip: p.skip}
-	switch p.field {
-	case "state":
-		opts.State = scheduler.JobState(p.filter)
-	case "health":
-		opts.Health = scheduler.JobHealth(p.filter)
-	case tagFilter.name:
-		opts.Tag = p.tag
-	}
+	opts := &scheduler.ListJobsOptions{Top: p.top, Skip: p.skip,
+		State:  scheduler.JobState(p.filter["state"]),
+		Health: scheduler.JobHealth(p.filter["health"]),
+		Tag:    scheduler.TagFilter{Name: p.filter["tagName"], Value: p.filter["tagValue"]}}
 	list, err := h.s.ListJobs(ctx, rq.sc.key(), opts)
 	if err != nil {
 		return h.engineError(ctx, rq, err, "")
@@ -869,11 +717,13 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(list) == p.top {
 		next := p.skip + len(list)
-		more, err := h.s.ListJobs(ctx, rq.sc.key(), &scheduler.ListJobsOptions{State: opts.State, Health: opts.Health, Tag: opts.Tag, Top: 1, Skip: next})
+		more := *opts
+		more.Top, more.Skip = 1, next
+		rest, err := h.s.ListJobs(ctx, rq.sc.key(), &more)
 		if err != nil {
 			return h.engineError(ctx, rq, err, "")
 		}
-		if len(more) > 0 {
+		if len(rest) > 0 {
 			link := h.pageURL(r, next)
 			out.NextLink = &link
 		}
@@ -887,22 +737,15 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// "faulted eq true" keeps the entries that faulted their occurrence.
-	// The Scheduler cannot list the other entries alone, so "faulted eq
-	// false" is refused rather than read as no filter.
-	p, err := parsePage(r, filterField{"status", []string{"Completed", "Failed", "Postponed", "Skipped"}},
-		filterField{"faulted", []string{"true"}})
+	p, err := parsePage(r, &historyListing)
 	if err != nil {
 		return err
 	}
 	ctx := r.Context()
-	opts := &scheduler.ListHistoryOptions{Top: p.top, Skip: p.skip}
-	switch p.field {
-	case "status":
-		opts.Status = scheduler.ExecutionStatus(p.filter)
-	case "faulted":
-		opts.Faulted = true
-	}
+	opts := &scheduler.ListHistoryOptions{Top: p.top, Skip: p.skip,
+		Status:     scheduler.ExecutionStatus(p.filter["status"]),
+		Faulted:    p.filter["faulted"] == "true",
+		NotFaulted: p.filter["faulted"] == "false"}
 	list, err := h.s.ListHistory(ctx, rq.sc.key(), rq.job, opts)
 	if err != nil {
 		return h.engineError(ctx, rq, err, "")
@@ -914,11 +757,13 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(list) == p.top {
 		next := p.skip + len(list)
-		more, err := h.s.ListHistory(ctx, rq.sc.key(), rq.job, &scheduler.ListHistoryOptions{Status: opts.Status, Faulted: opts.Faulted, Top: 1, Skip: next})
+		more := *opts
+		more.Top, more.Skip = 1, next
+		rest, err := h.s.ListHistory(ctx, rq.sc.key(), rq.job, &more)
 		if err != nil {
 			return h.engineError(ctx, rq, err, "")
 		}
-		if len(more) > 0 {
+		if len(rest) > 0 {
 			link := h.pageURL(r, next)
 			out.NextLink = &link
 		}
