@@ -89,6 +89,11 @@ type ListOptions struct {
 	// ListJobs or "status eq Failed and faulted eq false" for
 	// ListHistory. Empty sends none.
 	Filter string
+	// OrderBy is the $orderby parameter of ListJobs, such as
+	// "properties/status/nextExecutionTime desc". Empty sends none (name
+	// order); ListHistory refuses any (400), its entries being newest
+	// first.
+	OrderBy string
 	// Top is the page size, 1 to 100. Zero sends none (100).
 	Top int
 	// Skip is the index of the first item. Zero sends none.
@@ -403,6 +408,9 @@ func listQuery(opts *ListOptions) url.Values {
 	if opts != nil {
 		if opts.Filter != "" {
 			q.Set("$filter", opts.Filter)
+		}
+		if opts.OrderBy != "" {
+			q.Set("$orderby", opts.OrderBy)
 		}
 		if opts.Top != 0 {
 			q.Set("$top", strconv.Itoa(opts.Top))

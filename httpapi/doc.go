@@ -170,6 +170,23 @@
 // one detail per condition at fault, each naming the $filter and the
 // condition.
 //
+// $orderby orders the job list by one member, by its OData path in the
+// job or the path's last segment alone, in any case: "name" (the
+// default), "properties/status/nextExecutionTime",
+// "properties/status/lastExecutionTime" or
+// "properties/status/failureCount", optionally followed by "asc" (the
+// default) or "desc" (scheduler.ListJobsOptions.OrderBy and Descending).
+// Ties are in name order, and jobs without a time (no next execution: a
+// Disabled, Completed or Faulted job, or one with no occurrence left; no
+// last execution: one that has not run) come after the others, before
+// them with "desc"; nextLink keeps $orderby, so that pages that follow
+// one another while nothing changes neither miss nor repeat a job. The
+// store orders the jobs: by name from its key, in the other orders by
+// sorting the collection's jobs, a cost in proportion to the collection.
+// Another member, several members or another direction are refused: 400
+// at $orderby naming it. A job's history is newest first and takes no
+// $orderby (400).
+//
 // A job is {"id", "type": "Microsoft.Scheduler/jobCollections/jobs",
 // "name", "tags", "properties"}: "tags" are its labels (at most 15, names
 // of 1 to 512 characters, values of at most 256; problems at "tags" and

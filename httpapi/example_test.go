@@ -195,3 +195,50 @@ func ExampleClient_ListHistory() {
 	// Output:
 	// MainAction Failed 503 true true true
 }
+
+// List the jobs that run soonest first: $orderby on a member of the
+// job's status, with a $filter whose conditions are joined by "and".
+func ExampleClient_ListJobs() {
+	log := slog.New(slog.DiscardHandler)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Logger: log})
+	if err != nil {
+		panic(err)
+	}
+	auth, err := httpapi.NewTokenAuth("example-token-0123456789 sub1")
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log}))
+	defer srv.Close()
+
+	ctx := context.Background()
+	c := httpapi.NewClient(srv.URL, &httpapi.ClientOptions{Token: "example-token-0123456789"})
+	ref := httpapi.CollectionRef{Subscription: "sub1", ResourceGroup: "reports", Collection: "nightly"}
+	if _, _, err := c.PutCollection(ctx, ref, nil, nil); err != nil {
+		panic(err)
+	}
+	today := time.Now().UTC().Truncate(24 * time.Hour)
+	for name, days := range map[string]int{"weekly": 7, "tomorrow": 1, "monthly": 30} {
+		_, _, err := c.PutJobJSON(ctx, ref, name, json.RawMessage(`{"tags": {"team": "ops"}, "properties": {
+			"startTime": "`+today.AddDate(0, 0, days).Format(time.RFC3339)+`",
+			"action": {"type": "Http", "request": {"uri": "https://example.com/`+name+`", "method": "POST"}},
+			"recurrence": {"frequency": "Day", "interval": 30}}}`), nil)
+		if err != nil {
+			panic(err)
+		}
+	}
+	list, err := c.ListJobs(ctx, ref, &httpapi.ListOptions{
+		Filter:  "state eq Enabled and tagName eq 'team'",
+		OrderBy: "properties/status/nextExecutionTime",
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, j := range list.Value {
+		fmt.Println(j.Name)
+	}
+	// Output:
+	// nightly/tomorrow
+	// nightly/weekly
+	// nightly/monthly
+}

@@ -15,14 +15,21 @@ type page struct {
 	// filter holds the value of each member the $filter names, by the
 	// member's name as listing.filters spells it; its values of a
 	// filterField's values are spelled as there.
-	filter    map[string]string
-	top, skip int
+	filter     map[string]string
+	orderBy    scheduler.JobOrder
+	descending bool
+	top, skip  int
 }
 
 // listing is what the query of a list may ask for.
 type listing struct {
 	// filters are the members its $filter may name.
 	filters []filterField
+	// orders are the members its $orderby may name, by the JobOrder
+	// each stands for; without any, $orderby is refused with noOrder,
+	// which says in what order the list comes.
+	orders  []orderMember
+	noOrder string
 }
 
 // filterField is a member a list may be filtered on: with values, one of
@@ -38,6 +45,22 @@ type filterField struct {
 	empty string
 }
 
+// orderMember is a member a list may be ordered by, named by its OData
+// path in the resource (properties/status/nextExecutionTime) or the last
+// segment of the path alone, in any case.
+type orderMember struct {
+	path  string
+	order scheduler.JobOrder
+}
+
+// jobOrders are the members of $orderby on the job list.
+var jobOrders = []orderMember{
+	{"name", scheduler.JobsByName},
+	{"properties/status/nextExecutionTime", scheduler.JobsByNextExecution},
+	{"properties/status/lastExecutionTime", scheduler.JobsByLastExecution},
+	{"properties/status/failureCount", scheduler.JobsByFailures},
+}
+
 // jobListing is what the job list's query may ask for.
 var jobListing = listing{
 	filters: []filterField{
@@ -46,6 +69,7 @@ var jobListing = listing{
 		{name: "tagName"},
 		{name: "tagValue", requires: "tagName", empty: "filter by tagName alone to find the jobs with the tag, whatever its value"},
 	},
+	orders: jobOrders,
 }
 
 // historyListing is what the history list's query may ask for.
@@ -54,6 +78,7 @@ var historyListing = listing{
 		{name: "status", values: []string{"Completed", "Failed", "Postponed", "Skipped"}},
 		{name: "faulted", values: []string{"true", "false"}},
 	},
+	noOrder: "a job's history is listed newest first, in no other order",
 }
 
 // filterCondition is one "MEMBER eq VALUE" of a $filter.
@@ -227,9 +252,44 @@ func (l *listing) parseFilter(f string, p *page) []string {
 	return bad
 }
 
+// parseOrder reads the $orderby o of l, "MEMBER" or "MEMBER asc|desc",
+// into p; it returns the problem, naming the part at fault.
+func (l *listing) parseOrder(o string, p *page) string {
+	if len(l.orders) == 0 {
+		return fmt.Sprintf("The $orderby '%s' is not supported: %s.", o, l.noOrder)
+	}
+	paths := make([]string, len(l.orders))
+	for i, m := range l.orders {
+		paths[i] = m.path
+	}
+	use := fmt.Sprintf("use one of %s (the last segment alone will do), optionally followed by asc or desc; ties are in name order", strings.Join(paths, ", "))
+	words := strings.Fields(o)
+	if len(words) > 2 || strings.Contains(o, ",") {
+		return fmt.Sprintf("The $orderby '%s' is not supported: it orders by one member only: %s.", o, use)
+	}
+	i := slices.IndexFunc(l.orders, func(m orderMember) bool {
+		last := m.path[strings.LastIndex(m.path, "/")+1:]
+		return strings.EqualFold(words[0], m.path) || strings.EqualFold(words[0], last)
+	})
+	if i < 0 {
+		return fmt.Sprintf("The $orderby '%s' is not supported: %s is not a member to order by: %s.", o, words[0], use)
+	}
+	p.orderBy = l.orders[i].order
+	if len(words) == 2 {
+		switch {
+		case strings.EqualFold(words[1], "asc"):
+		case strings.EqualFold(words[1], "desc"):
+			p.descending = true
+		default:
+			return fmt.Sprintf("The $orderby '%s' is not supported: its direction %s is neither asc nor desc.", o, words[1])
+		}
+	}
+	return ""
+}
+
 // parsePage reads the query of a list l: $filter (conditions "MEMBER eq
-// VALUE" joined by "and", see listing.parseFilter), $top (1..100, default
-// 100) and $skip (0 or more).
+// VALUE" joined by "and", see listing.parseFilter), $orderby (see
+// listing.parseOrder), $top (1..100, default 100) and $skip (0 or more).
 func parsePage(r *http.Request, l *listing) (page, error) {
 	q := r.URL.Query()
 	p := page{top: scheduler.MaxPageSize}
@@ -240,6 +300,11 @@ func parsePage(r *http.Request, l *listing) (page, error) {
 	if f := strings.TrimSpace(q.Get("$filter")); f != "" {
 		for _, msg := range l.parseFilter(f, &p) {
 			bad("$filter", "%s", msg)
+		}
+	}
+	if o := strings.TrimSpace(q.Get("$orderby")); o != "" {
+		if msg := l.parseOrder(o, &p); msg != "" {
+			bad("$orderby", "%s", msg)
 		}
 	}
 	if v := q.Get("$top"); v != "" {

@@ -2,13 +2,17 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/httpapi"
 )
 
@@ -119,5 +123,154 @@ func TestListFilterRefused(t *testing.T) {
 	var re *httpapi.ResponseError
 	if !errors.As(err, &re) || len(re.Detail.Details) != 2 {
 		t.Errorf("$filter with two bad conditions: %v, want a 400 with two details", err)
+	}
+}
+
+// putOrderJobs puts jobs p1 to p5 in listRef over c, whose next
+// executions are in this order: p2, p5, p1, p3, then p4, Disabled,
+// which has none.
+func putOrderJobs(t *testing.T, c *httpapi.Client) {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := c.PutCollection(ctx, listRef, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	day := time.Now().UTC().Truncate(24 * time.Hour)
+	for _, j := range []struct {
+		name  string
+		days  int
+		state string
+	}{{"p1", 3, "Enabled"}, {"p2", 1, "Enabled"}, {"p3", 5, "Enabled"}, {"p4", 2, "Disabled"}, {"p5", 2, "Enabled"}} {
+		body := `{"properties": {"action": {"type": "Http", "request": {"uri": "http://example.com/", "method": "GET"}},
+			"recurrence": {"frequency": "Day"}, "startTime": "` + day.AddDate(0, 0, j.days).Format(time.RFC3339) + `", "state": "` + j.state + `"}}`
+		if _, _, err := c.PutJobJSON(ctx, listRef, j.name, []byte(body), nil); err != nil {
+			t.Fatalf("put %s: %v", j.name, err)
+		}
+	}
+}
+
+// TestListJobsOrderBy: $orderby on the job list orders by the members
+// the Go API orders by, in either direction, ties in name order and jobs
+// without a value last (first in descending order), and lists what
+// ListJobsOptions.OrderBy and Descending list.
+func TestListJobsOrderBy(t *testing.T) {
+	c, s := clientOnIdle(t)
+	putOrderJobs(t, c)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		orderBy string
+		opts    scheduler.ListJobsOptions
+		want    []string
+	}{
+		{"properties/status/nextExecutionTime", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution}, []string{"p2", "p5", "p1", "p3", "p4"}},
+		{"properties/status/nextExecutionTime asc", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution}, []string{"p2", "p5", "p1", "p3", "p4"}},
+		{"Properties/Status/NextExecutionTime DESC", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Descending: true}, []string{"p4", "p3", "p1", "p5", "p2"}},
+		{"nextExecutionTime desc", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Descending: true}, []string{"p4", "p3", "p1", "p5", "p2"}},
+		{"name desc", scheduler.ListJobsOptions{Descending: true}, []string{"p5", "p4", "p3", "p2", "p1"}},
+		{"name", scheduler.ListJobsOptions{}, []string{"p1", "p2", "p3", "p4", "p5"}},
+		// No job has run: all tie, in name order.
+		{"properties/status/lastExecutionTime desc", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByLastExecution, Descending: true}, []string{"p5", "p4", "p3", "p2", "p1"}},
+		{"failureCount", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByFailures}, []string{"p1", "p2", "p3", "p4", "p5"}},
+	} {
+		got, err := c.ListJobs(ctx, listRef, &httpapi.ListOptions{OrderBy: tt.orderBy})
+		if err != nil {
+			t.Errorf("ListJobs($orderby=%s): %v", tt.orderBy, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, jobNames(got)); diff != "" {
+			t.Errorf("ListJobs($orderby=%s) (-want +got):\n%s", tt.orderBy, diff)
+		}
+		goList, err := s.ListJobs(ctx, "sub1/rg/jc", &tt.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var goNames []string
+		for _, j := range goList {
+			goNames = append(goNames, j.Name)
+		}
+		if diff := cmp.Diff(goNames, jobNames(got)); diff != "" {
+			t.Errorf("ListJobs($orderby=%s) differs from the Go API's ListJobs(%+v) (-Go +REST):\n%s", tt.orderBy, tt.opts, diff)
+		}
+	}
+
+	// Pages follow one another in the order asked for: nextLink keeps
+	// $orderby, and a filter combines with it.
+	page, err := c.ListJobs(ctx, listRef, &httpapi.ListOptions{OrderBy: "nextExecutionTime desc", Filter: "state eq Enabled", Top: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := [][]string{jobNames(page)}
+	for i := 0; page.NextLink != nil && i < 5; i++ {
+		if u, err := url.Parse(*page.NextLink); err != nil || u.Query().Get("$orderby") != "nextExecutionTime desc" {
+			t.Errorf("nextLink %s does not keep $orderby (%v)", *page.NextLink, err)
+		}
+		page = getJobPage(t, *page.NextLink)
+		pages = append(pages, jobNames(page))
+	}
+	if diff := cmp.Diff([][]string{{"p3", "p1"}, {"p5", "p2"}}, pages); diff != "" {
+		t.Errorf("pages of the Enabled jobs by next execution, descending, 2 a page (-want +got):\n%s", diff)
+	}
+}
+
+// getJobPage reads the page of jobs at link, a nextLink.
+func getJobPage(t *testing.T, link string) *httpapi.JobListResult {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, link, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", link, resp.Status)
+	}
+	var page httpapi.JobListResult
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		t.Fatal(err)
+	}
+	return &page
+}
+
+// TestListOrderByRefused: an $orderby the list cannot apply is a 400 at
+// $orderby whose message names the $orderby and the part at fault; the
+// history, newest first, takes none.
+func TestListOrderByRefused(t *testing.T) {
+	c, _ := clientOnIdle(t)
+	putOrderJobs(t, c)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		history bool
+		orderBy string
+		part    string
+	}{
+		{false, "properties/state", "properties/state is not a member to order by"},
+		{false, "properties/status/nextExecutionTime descending", "its direction descending"},
+		{false, "nextExecutionTime desc, name", "one member only"},
+		{false, "name asc desc", "one member only"},
+		{false, "properties.status.failureCount", "properties.status.failureCount is not a member"},
+		{true, "name", "newest first"},
+	} {
+		var err error
+		opts := &httpapi.ListOptions{OrderBy: tt.orderBy}
+		if tt.history {
+			_, err = c.ListHistory(ctx, listRef, "p1", opts)
+		} else {
+			_, err = c.ListJobs(ctx, listRef, opts)
+		}
+		var re *httpapi.ResponseError
+		if !errors.As(err, &re) || re.StatusCode != http.StatusBadRequest || re.Detail.Target != "$orderby" ||
+			!strings.Contains(re.Detail.Message, "'"+tt.orderBy+"'") || !strings.Contains(re.Detail.Message, tt.part) {
+			t.Errorf("$orderby=%s: %v, want a 400 at $orderby naming the $orderby and saying %q", tt.orderBy, err, tt.part)
+		}
+	}
+	// With a bad $filter too, both are reported.
+	_, err := c.ListJobs(ctx, listRef, &httpapi.ListOptions{OrderBy: "size", Filter: "state eq Sleeping"})
+	var re *httpapi.ResponseError
+	if !errors.As(err, &re) || len(re.Detail.Details) != 2 || re.Detail.Details[0].Target != "$filter" || re.Detail.Details[1].Target != "$orderby" {
+		t.Errorf("bad $filter and $orderby: %v, want a 400 with a detail for each", err)
 	}
 }

@@ -704,9 +704,10 @@ func (h *handler) listJobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	opts := &scheduler.ListJobsOptions{Top: p.top, Skip: p.skip,
-		State:  scheduler.JobState(p.filter["state"]),
-		Health: scheduler.JobHealth(p.filter["health"]),
-		Tag:    scheduler.TagFilter{Name: p.filter["tagName"], Value: p.filter["tagValue"]}}
+		State:   scheduler.JobState(p.filter["state"]),
+		Health:  scheduler.JobHealth(p.filter["health"]),
+		Tag:     scheduler.TagFilter{Name: p.filter["tagName"], Value: p.filter["tagValue"]},
+		OrderBy: p.orderBy, Descending: p.descending}
 	list, err := h.s.ListJobs(ctx, rq.sc.key(), opts)
 	if err != nil {
 		return h.engineError(ctx, rq, err, "")
