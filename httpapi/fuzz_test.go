@@ -29,6 +29,8 @@ func FuzzHandler(f *testing.F) {
 	f.Add("PATCH", jc1+v, `{"properties": {"quota": null}, "tags": null}`, false)
 	f.Add("PUT", jc1+"/jobs/j1"+v, `[]`, false)
 	f.Add("GET", jc1+"/jobs"+v+"&$top=99999999999999999999&$skip=9223372036854775807", "", false)
+	f.Add("GET", jc1+"/jobs"+v+"&$orderby="+urlq("properties/status/nextExecutionTime desc")+"&$filter="+urlq("tagName eq 'a''b' and state eq Enabled"), "", false)
+	f.Add("GET", jc1+"/jobs"+v+"&$orderby=failureCount%09asc&$filter="+urlq("tagValue eq '' and tagName eq '"), "", false)
 	f.Add("GET", "/subscriptions/%2F/resourceGroups/..%2f/providers/Microsoft.Scheduler/jobCollections"+v, "", false)
 
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

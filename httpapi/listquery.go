@@ -99,12 +99,13 @@ type filterToken struct {
 }
 
 // tokenizeFilter splits f into words and quoted strings ('...', a quote
-// in them doubled).
+// in them doubled), between spaces, tabs and line ends.
 func tokenizeFilter(f string) ([]filterToken, error) {
 	var toks []filterToken
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 	for i := 0; i < len(f); {
 		switch {
-		case f[i] == ' ':
+		case space(f[i]):
 			i++
 		case f[i] == '\'':
 			var b strings.Builder
@@ -128,7 +129,7 @@ func tokenizeFilter(f string) ([]filterToken, error) {
 			i = j + 1
 		default:
 			j := i
-			for j < len(f) && f[j] != ' ' && f[j] != '\'' {
+			for j < len(f) && !space(f[j]) && f[j] != '\'' {
 				j++
 			}
 			toks = append(toks, filterToken{text: f[i:j], start: i, end: j})

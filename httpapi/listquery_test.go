@@ -67,6 +67,7 @@ func TestListJobsFilterAnd(t *testing.T) {
 		{"tagName eq 'team' and tagValue eq 'web' and state eq 'disabled'", []string{"b"}},
 		{"tagValue eq 'ops' AND tagName eq 'team'", []string{"d"}},
 		{"state eq Disabled and health eq OK", []string{"b", "d"}},
+		{"state\teq Enabled\nand tagName eq 'team'", []string{"a", "c"}},
 		{"state eq Completed and tagName eq 'team'", []string{}},
 	} {
 		got, err := c.ListJobs(context.Background(), listRef, &httpapi.ListOptions{Filter: tt.filter})
