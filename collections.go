@@ -436,7 +436,7 @@ func (s *Scheduler) checkJobsFit(ctx context.Context, old, r *CollectionRecord) 
 
 // GetCollection returns the collection, or an error matching ErrNotFound.
 func (s *Scheduler) GetCollection(ctx context.Context, name string) (*CollectionRecord, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	if err := checkName("collection", name); err != nil {
@@ -447,7 +447,7 @@ func (s *Scheduler) GetCollection(ctx context.Context, name string) (*Collection
 
 // ListCollections returns every collection, ordered by name.
 func (s *Scheduler) ListCollections(ctx context.Context) ([]*CollectionRecord, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	return s.store.ListCollections(ctx)

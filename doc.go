@@ -1069,8 +1069,12 @@
 // after that gives the claim back and records nothing. The store calls of
 // workers and of recording outcomes have no deadline of their own, so a
 // store that hangs keeps a Stop whose context never ends waiting as long.
-// After Stop every method that reads or writes the store, Start and Stop
-// return [ErrStopped]; ParseJob, ParseOptions and InFlight work as before.
+// From the call of Stop, every method that writes the store, Start and Stop
+// return [ErrStopped]; the methods that only read the store (GetJob,
+// ListJobs, ListHistory, the collections, the counts) answer while Stop
+// waits, so that a host can go on serving reads while the attempts drain,
+// and return ErrStopped once Stop has returned; ParseJob, ParseOptions and
+// InFlight work as before.
 //
 // # Claiming ahead
 //

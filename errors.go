@@ -31,11 +31,15 @@ var (
 	// ErrCollectionNotEnabled means the operation needs an Enabled
 	// collection (RunJob on a job of a Disabled or Suspended collection).
 	ErrCollectionNotEnabled = errors.New("scheduler: job collection is not enabled")
-	// ErrStopped is returned after Stop by every method of a Scheduler
-	// that reads or writes the store, by Start, and by a second Stop
-	// (ParseJob, ParseOptions and InFlight work as before). A second
-	// Start before Stop returns another error: the Scheduler is already
-	// started.
+	// ErrStopped is returned once Stop has been called by every method
+	// of a Scheduler that writes the store, by Start, and by a second
+	// Stop; the methods that only read the store (GetJob, ListJobs,
+	// ListHistory, GetCollection, ListCollections, JobCounts, DueCount,
+	// HealthCounts, HistoryCounts, RecentHistory) answer while Stop
+	// waits for the attempts in flight, and return it once Stop has
+	// returned (ParseJob, ParseOptions and InFlight work as before). A
+	// second Start before Stop returns another error: the Scheduler is
+	// already started.
 	ErrStopped = errors.New("scheduler: stopped")
 	// ErrLeaseLost is returned by a Store when the caller no longer holds
 	// the lease on a job it claimed: another owner claimed it after the

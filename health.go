@@ -95,7 +95,7 @@ func (s *Scheduler) withHealth(r *JobRecord, now time.Time) *JobRecord {
 // HealthCounts returns how many jobs of each health the Scheduler's
 // store holds, over every collection; jobs are read a page at a time.
 func (s *Scheduler) HealthCounts(ctx context.Context) (map[JobHealth]int, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	colls, err := s.store.ListCollections(ctx)

@@ -1422,7 +1422,7 @@ func (s *Scheduler) DisableJob(ctx context.Context, collection, name string) (*J
 
 // GetJob returns the job, or an error matching ErrNotFound.
 func (s *Scheduler) GetJob(ctx context.Context, collection, name string) (*JobRecord, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	if err := checkJobKey(collection, name); err != nil {
@@ -1512,7 +1512,7 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 // order opts.OrderBy, one page at a time. opts may be nil (the first 100
 // jobs by name).
 func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJobsOptions) ([]*JobRecord, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	if opts == nil {
@@ -1571,7 +1571,7 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 // ListHistory returns the job's history, newest first, one page at a
 // time. opts may be nil (the newest 100 entries).
 func (s *Scheduler) ListHistory(ctx context.Context, collection, name string, opts *ListHistoryOptions) ([]HistoryEntry, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	if opts == nil {

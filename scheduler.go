@@ -440,7 +440,8 @@ type Scheduler struct {
 
 	mu        sync.Mutex
 	started   bool
-	stopped   bool
+	stopped   bool               // Stop was called: writes are refused
+	returned  bool               // Stop returned: reads are refused too, the host may close the store
 	cancel    context.CancelFunc // stops the loop
 	detach    func()             // from Config.Observer's Attach; Stop calls it
 	loopDone  chan struct{}
@@ -602,8 +603,10 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // while a store hangs, Stop with a ctx that never ends waits for it.
 // Once Stop has waited for the attempts and their outcomes, no lease is
 // extended any more: when it returns nil, no ExtendLease call is under
-// way or made later. After Stop, every method that reads or writes the
-// store returns ErrStopped, and so do Start and a second Stop.
+// way or made later. From the call of Stop, every method that writes the
+// store returns ErrStopped, and so do Start and a second Stop; the methods
+// that only read it answer until Stop returns (so that a host can serve
+// reads while the attempts drain), and return ErrStopped after.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopped {
@@ -614,6 +617,11 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.stopCtx = ctx
 	cancel, loopDone := s.cancel, s.loopDone
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.returned = true
+		s.mu.Unlock()
+	}()
 	if cancel != nil {
 		cancel() // the loop gives back the claims it holds, under ctx
 	} else {
@@ -723,11 +731,24 @@ func (s *Scheduler) Ready(ctx context.Context) error {
 	return nil
 }
 
-// live returns ErrStopped after Stop.
+// live returns ErrStopped once Stop has been called: the methods that
+// write the store call it.
 func (s *Scheduler) live() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
+		return ErrStopped
+	}
+	return nil
+}
+
+// readable returns ErrStopped once Stop has returned, and the host may
+// have closed the store: the methods that only read the store call it, so
+// that they answer while Stop waits for the attempts in flight.
+func (s *Scheduler) readable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.returned {
 		return ErrStopped
 	}
 	return nil

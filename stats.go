@@ -27,7 +27,7 @@ const statsPage = 1000
 // answer is not a snapshot (jobs written meanwhile may or may not be
 // counted).
 func (s *Scheduler) JobCounts(ctx context.Context) ([]JobCount, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	if r, ok := s.store.(StatsReader); ok {
@@ -56,7 +56,7 @@ func (s *Scheduler) JobCounts(ctx context.Context) ([]JobCount, error) {
 // collections that are not Enabled are not counted. With a store that is a
 // StatsReader it is one store call; otherwise it reads every job.
 func (s *Scheduler) DueCount(ctx context.Context) (int, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return 0, err
 	}
 	now := time.Now()
@@ -107,7 +107,7 @@ type HistoryCountsOptions struct {
 // store that is a StatsReader it is one store call; otherwise it reads the
 // whole history of every job.
 func (s *Scheduler) HistoryCounts(ctx context.Context, from, to time.Time, step time.Duration, opts *HistoryCountsOptions) ([]HistoryCount, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	if err := checkHistoryRange(from, to, step); err != nil {
@@ -211,7 +211,7 @@ func checkHistoryRange(from, to time.Time, step time.Duration) error {
 // is the same order whenever entries are recorded as their attempts end,
 // as the Scheduler does.
 func (s *Scheduler) RecentHistory(ctx context.Context, opts *ListHistoryOptions) ([]HistoryEntry, error) {
-	if err := s.live(); err != nil {
+	if err := s.readable(); err != nil {
 		return nil, err
 	}
 	if opts == nil {
