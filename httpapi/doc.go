@@ -239,7 +239,8 @@
 // authentications are, see Authentication; or the server is busy, see
 // Admission), 500
 // InternalServerError (a store failure, or a recovered panic, both logged),
-// 503 ServiceUnavailable (the scheduler is stopping). Every response has
+// 503 ServiceUnavailable (the scheduler is stopping, with Retry-After: 5;
+// or the request's work timed out). Every response has
 // an x-ms-request-id header, and echoes x-ms-client-request-id when the
 // request has one.
 //

@@ -50,8 +50,9 @@ const (
 
 // apiError is an error response to be written.
 type apiError struct {
-	status int
-	detail ErrorDetail
+	status     int
+	detail     ErrorDetail
+	retryAfter string // the Retry-After header, when not empty
 }
 
 func (e *apiError) Error() string { return e.detail.Code + ": " + e.detail.Message }

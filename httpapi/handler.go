@@ -380,13 +380,20 @@ func (h *handler) op(fn func(http.ResponseWriter, *http.Request) error) http.Han
 	})
 }
 
+// stoppedRetryAfter is the Retry-After, in seconds, of the 503 that
+// answers a request reaching a stopped Scheduler: a process shutting down,
+// whose client retries at another one behind the same address.
+const stoppedRetryAfter = "5"
+
 // internal logs an unexpected error and returns a 500 (or 503 when the
-// scheduler is stopped or the request timed out).
+// scheduler is stopped, with Retry-After, or the request timed out).
 func (h *handler) internal(r *http.Request, err error) *apiError {
 	switch {
 	case errors.Is(err, scheduler.ErrStopped):
-		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "",
+		e := newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "",
 			"The scheduler is shutting down. Please retry the request.")
+		e.retryAfter = stoppedRetryAfter
+		return e
 	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
 		h.log.ErrorContext(r.Context(), "httpapi: request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
 		return newError(http.StatusServiceUnavailable, CodeServiceUnavailable, "",
@@ -401,6 +408,9 @@ func (h *handler) writeError(w http.ResponseWriter, r *http.Request, e *apiError
 	if e.status < 500 {
 		h.log.DebugContext(r.Context(), "httpapi: request refused", "method", r.Method, "path", r.URL.Path,
 			"status", e.status, "code", e.detail.Code, "message", e.detail.Message)
+	}
+	if e.retryAfter != "" {
+		w.Header().Set("Retry-After", e.retryAfter)
 	}
 	writeJSON(w, e.status, ErrorResponse{Error: e.detail})
 }

@@ -219,10 +219,31 @@ func TestStoppedSchedulerIs503(t *testing.T) {
 	}
 	s.Stop(context.Background())
 	h := httpapi.New(s, &httpapi.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc?api-version=2016-03-01", nil))
-	if rec.Code != http.StatusServiceUnavailable {
-		t.Fatalf("status %d, want 503", rec.Code)
+	const coll = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc"
+	for _, req := range []struct{ method, path, body string }{
+		{"GET", coll, ""},
+		{"GET", coll + "/jobs/j/history", ""},
+		{"PUT", coll, `{"location": "West Europe"}`},
+		{"DELETE", coll + "/jobs/j", ""},
+	} {
+		rec := httptest.NewRecorder()
+		r := httptest.NewRequest(req.method, req.path+"?api-version=2016-03-01", strings.NewReader(req.body))
+		if req.body != "" {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		h.ServeHTTP(rec, r)
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Errorf("%s %s: status %d, want 503", req.method, req.path, rec.Code)
+			continue
+		}
+		// A process shutting down: the client retries, at another
+		// process behind the same address.
+		if got := rec.Header().Get("Retry-After"); got != "5" {
+			t.Errorf("%s %s: Retry-After %q, want 5", req.method, req.path, got)
+		}
+		if d := decodeError(t, rec); d.Code != httpapi.CodeServiceUnavailable || !strings.Contains(d.Message, "shutting down") {
+			t.Errorf("%s %s: error %+v, want ServiceUnavailable saying the scheduler is shutting down", req.method, req.path, d)
+		}
 	}
 }
 
