@@ -245,8 +245,9 @@ const readyTimeout = 3 * time.Second
 // serves, during its shutdown too; /readyz 200 when the scheduler runs and
 // its store answers, 503 with the reason otherwise, and "shutting down"
 // from the moment d's shutdown starts, so that a load balancer stops
-// sending requests while the attempts in flight drain. Meanwhile next is
-// not called: the other requests are answered 503 with Retry-After (see
+// sending requests while the attempts in flight drain. Meanwhile next
+// serves only reads (GET and HEAD, which the scheduler answers until it
+// has stopped); the writes are answered 503 with Retry-After (see
 // drain.refuse).
 func withHealth(next http.Handler, s *scheduler.Scheduler, d *drain) http.Handler {
 	mux := http.NewServeMux()
@@ -273,7 +274,7 @@ func withHealth(next http.Handler, s *scheduler.Scheduler, d *drain) http.Handle
 	})
 	if next != nil {
 		mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if d.draining() {
+			if d.draining() && r.Method != http.MethodGet && r.Method != http.MethodHead {
 				d.refuse(w, r)
 				return
 			}

@@ -10,9 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -120,13 +118,21 @@ then are cancelled, and serve waits for their outcomes (a failed attempt,
 retried as any failure) to be stored, at most -lease more. Meanwhile the
 listeners stay open, so that a load balancer sees the shutdown: /readyz
 answers 503 "not ready: shutting down" at once, on -addr and on
--metrics-addr; the API and the dashboard answer every request 503 with
-Retry-After: 5 and Connection: close (a request already being served
-finishes), reads included, since the scheduler that would answer them is
-stopping; /healthz and /metrics go on answering 200, so the drain can be
-watched. Once the attempts have ended the listeners close (requests still
-in flight get what is left of -shutdown-timeout), and serve closes the
-store and exits.
+-metrics-addr; the API and the dashboard go on serving reads (GET and
+HEAD: jobs, history, collections, the dashboard's pages), and answer
+every other request 503 with Retry-After: 5, Connection: close and a
+message saying that the server is shutting down (a write already being
+served finishes); /healthz and /metrics go on answering 200, so the drain
+can be watched. Once the attempts have ended the listeners close
+(requests still in flight get what is left of -shutdown-timeout), and
+serve closes the store and exits; a read that arrives between the end of
+the attempts and the close is answered 503 with Retry-After too.
+
+A second SIGINT or SIGTERM during the drain forces the exit: the attempts
+still running are cancelled at once, serve waits for their outcomes (a
+failed attempt, retried as any failure) to be stored, at most -lease,
+closes the connections and the store, logs that the exit was forced, and
+exits 1.
 
 The log (on stderr; -log-format json for one JSON object per line) has a
 WARN line for each faulted occurrence and each failed attempt of an
@@ -137,8 +143,8 @@ and the message; -v adds an INFO line for every attempt.
 ` + observeUsage + `
 Exit status: 0 after a clean shutdown; 1 when the address cannot be
 listened on (checked first: no database nor key file is created then), the
-store cannot be opened, the server fails, or the shutdown timeout passes
-first; 2 on a usage error (a flag, or a -tokens, -tls-cert
+store cannot be opened, the server fails, the shutdown timeout passes
+first, or a second signal forces the exit; 2 on a usage error (a flag, or a -tokens, -tls-cert
 or -tls-key file that cannot be used).
 
 Flags:
@@ -277,7 +283,9 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGINT or SIGTERM starts the drain, a second one forces
+	// the exit.
+	ctx, again, stop := notifyShutdown()
 	defer stop()
 
 	// The listener first: an address in use ends serve before it
@@ -391,9 +399,31 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 	log.Info("shutting down: not ready; waiting for the attempts in flight", "timeout", shutdown.String())
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
+	// A second signal cuts the drain short: Stop cancels the attempts in
+	// flight and waits (at most -lease) for their outcomes to be stored,
+	// the connections close at once, and the store is closed as after
+	// any shutdown.
+	var forced atomic.Bool
+	go func() {
+		select {
+		case sig := <-again:
+			forced.Store(true)
+			n, _ := s.InFlight()
+			log.Error("second signal: forcing the exit; the attempts in flight are cancelled and their outcomes stored as failures before the store closes",
+				"signal", sig.String(), "in_flight", n, "wait", lease.String())
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
 	if err := s.Stop(sctx); err != nil {
 		log.Error("scheduler stop", "err", err)
 		status = 1
+	}
+	if forced.Load() {
+		srv.Close() // the requests in flight too
+		stopMetrics(sctx)
+		log.Error("exiting before the drain ended: forced by a second signal")
+		return 1
 	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("http shutdown", "err", err)

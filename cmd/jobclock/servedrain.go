@@ -26,17 +26,17 @@ func (d *drain) start() { d.on.Store(true) }
 // draining reports whether the shutdown has begun.
 func (d *drain) draining() bool { return d.on.Load() }
 
-// refuse answers a request of the API or the dashboard during the
-// shutdown: 503 with Retry-After, and Connection: close so that the
-// client's next request opens a connection, which a load balancer sends
-// to a process that is ready. The API's answer has the ARM error shape
-// of its other errors; the dashboard's is text.
+// refuse answers a write (any method but GET and HEAD) of the API or the
+// dashboard during the shutdown: 503 with Retry-After, and Connection:
+// close so that the client's next request opens a connection, which a
+// load balancer sends to a process that is ready. The API's answer has
+// the ARM error shape of its other errors; the dashboard's is text.
 func (d *drain) refuse(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Retry-After", strconv.Itoa(drainRetryAfter))
 	h.Set("Connection", "close")
 	h.Set("Cache-Control", "no-store")
-	const msg = "The server is shutting down. Please retry the request."
+	const msg = "The server is shutting down and takes no more writes. Please retry the request."
 	if r.URL.Path == "/" || r.URL.Path == dashboardPrefix || strings.HasPrefix(r.URL.Path, dashboardPrefix+"/") {
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusServiceUnavailable)

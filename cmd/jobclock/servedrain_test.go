@@ -46,9 +46,10 @@ func getStatus(url string) (int, string, string, error) {
 // TestServeDrainsBehindALoadBalancer sends SIGTERM to serve while an
 // attempt of a job is in flight at a receiver that holds it: until the
 // receiver answers, /readyz answers 503 saying serve is shutting down (on
-// -addr and on -metrics-addr), the API 503 with Retry-After, /healthz and
-// /metrics 200; once the attempt ended serve closes its listeners and
-// exits 0.
+// -addr and on -metrics-addr), the API's and the dashboard's reads 200,
+// their writes 503 with Retry-After (see TestServeDrainRefusesWrites),
+// /healthz and /metrics 200; once the attempt ended serve closes its
+// listeners and exits 0.
 func TestServeDrainsBehindALoadBalancer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
@@ -109,8 +110,8 @@ func TestServeDrainsBehindALoadBalancer(t *testing.T) {
 		{srv.url + "/readyz", http.StatusServiceUnavailable, "", "shutting down"},
 		{srv.url + "/healthz", http.StatusOK, "", "ok"},
 		{srv.url + "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc/jobs/slow?api-version=2016-03-01",
-			http.StatusServiceUnavailable, "5", httpapi.CodeServiceUnavailable},
-		{srv.url + "/ui/", http.StatusServiceUnavailable, "5", "shutting down"},
+			http.StatusOK, "", `"name":"jc/slow"`},
+		{srv.url + "/ui/", http.StatusOK, "", "sub/rg/jc"},
 		{"http://" + metrics + "/readyz", http.StatusServiceUnavailable, "", "shutting down"},
 		{"http://" + metrics + "/healthz", http.StatusOK, "", "ok"},
 		{"http://" + metrics + "/metrics", http.StatusOK, "", ""},
