@@ -351,6 +351,9 @@ func (h *handler) error(w http.ResponseWriter, r *http.Request, v *viewer, err e
 	case errors.Is(err, scheduler.ErrInvalid):
 		h.failAs(w, r, v, http.StatusBadRequest, err.Error())
 	case errors.Is(err, scheduler.ErrStopped):
+		// The process is shutting down: a retry goes to another one
+		// behind the same address.
+		w.Header().Set("Retry-After", "5")
 		h.failAs(w, r, v, http.StatusServiceUnavailable, "The scheduler is shutting down. Please try again in a moment.")
 	case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() != nil:
 		h.log.Error("dashboard: request timed out", "method", r.Method, "path", r.URL.Path, "err", err)
