@@ -28,7 +28,10 @@ one SQLite file on one host (not over a network file system), whose
 writes take turns; they take over the jobs of one that dies within
 -lease. Jobs that only a Go program embedding the scheduler can run (a
 ScheduleFunc function, a type of its own registry) fail each attempt that
-serve claims: keep them out of the database serve uses.
+serve claims: keep them out of the database serve uses. serve warns at
+start of the Enabled ones it finds in the collection "default", where
+ScheduleFunc and Schedule put them (it reads at most 1,000 of its jobs);
+it does not look in the other collections, which would read every job.
 
 Callers authenticate with a bearer token from -tokens FILE, or from the
 JOBCLOCK_API_TOKENS environment variable when -tokens is not given: one
@@ -339,6 +342,7 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "jobclock serve: %v\n", err)
 		return 1
 	}
+	warnForeignJobs(ctx, s, log)
 	failures := httpapi.NewAuthFailures(signIns)
 	api := httpapi.New(s, &httpapi.Options{Authenticator: auth, Logger: log, HandlerTimeout: serveHandlerTimeout, Throttle: throttle,
 		Admission: admission, AuthFailures: failures, Observer: obs.Observer})
