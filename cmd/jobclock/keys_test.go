@@ -35,7 +35,7 @@ func runSealedJob(t *testing.T, dir string, args ...string) (db string, stderr s
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	if code := runScheduler(ctx, append(append([]string{"-db", db, "-history=false"}, args...), job), &out, &errb); code != 0 {
+	if code := runScheduler(ctx, nil, append(append([]string{"-db", db, "-history=false"}, args...), job), &out, &errb); code != 0 {
 		t.Fatalf("run -db = %d, stderr:\n%s", code, errb.String())
 	}
 	return db, errb.String()
@@ -106,7 +106,7 @@ func TestRunKeyFromEnvironment(t *testing.T) {
 	}
 	t.Setenv(keyEnv, "not-a-key")
 	var out, errb bytes.Buffer
-	if code := runScheduler(context.Background(), []string{"-db", db, "x.json"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), keyEnv) {
+	if code := runScheduler(context.Background(), nil, []string{"-db", db, "x.json"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), keyEnv) {
 		t.Errorf("run with a bad %s = %d, stderr %q; want 1 naming it", keyEnv, code, errb.String())
 	}
 	if strings.Contains(errb.String(), "not-a-key") {
@@ -234,7 +234,7 @@ func TestResealCommandPostgres(t *testing.T) {
 		var out, errb bytes.Buffer
 		var code int
 		if args[0] == "run" {
-			code = runScheduler(ctx, args[1:], &out, &errb)
+			code = runScheduler(ctx, nil, args[1:], &out, &errb)
 		} else {
 			code = run(args, nil, &out, &errb)
 		}
@@ -291,7 +291,7 @@ func TestMissingKeyFileOverSealedDatabase(t *testing.T) {
 		want []string // in stderr
 	}{
 		{"run", func(stdout, stderr *bytes.Buffer) int {
-			return runScheduler(ctx, []string{"-db", db, "-history=false", job}, stdout, stderr)
+			return runScheduler(ctx, nil, []string{"-db", db, "-history=false", job}, stdout, stderr)
 		}, []string{id, "-key-file", db + ".key is missing", "action.request.authentication.password"}},
 		{"serve", func(stdout, stderr *bytes.Buffer) int {
 			return run([]string{"serve", "-addr", "127.0.0.1:0", "-db", db}, nil, stdout, stderr)
@@ -300,7 +300,7 @@ func TestMissingKeyFileOverSealedDatabase(t *testing.T) {
 			return run([]string{"reseal", "-db", db}, nil, stdout, stderr)
 		}, []string{id, "-key-file", db + ".key is missing"}},
 		{"run with another key", func(stdout, stderr *bytes.Buffer) int {
-			return runScheduler(ctx, []string{"-db", db, "-history=false", "-key-file", other, job}, stdout, stderr)
+			return runScheduler(ctx, nil, []string{"-db", db, "-history=false", "-key-file", other, job}, stdout, stderr)
 		}, []string{id, "-key-file", other}},
 		{"reseal with another key", func(stdout, stderr *bytes.Buffer) int {
 			return run([]string{"reseal", "-db", db, "-key-file", other}, nil, stdout, stderr)
@@ -321,7 +321,7 @@ func TestMissingKeyFileOverSealedDatabase(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	if code := runScheduler(ctx, []string{"-db", db, "-history=false", "-key-file", saved, job}, &out, &errb); code != 0 {
+	if code := runScheduler(ctx, nil, []string{"-db", db, "-history=false", "-key-file", saved, job}, &out, &errb); code != 0 {
 		t.Errorf("run with the database's key = %d, stderr:\n%s", code, errb.String())
 	}
 	if id, _ := secrets.KeyID(storedPassword(t, db)); id != keys[0].ID() {
@@ -339,7 +339,7 @@ func TestResealMakesNoKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	if code := runScheduler(ctx, []string{"-db", db, "-history=false", job}, &out, &errb); code != 0 {
+	if code := runScheduler(ctx, nil, []string{"-db", db, "-history=false", job}, &out, &errb); code != 0 {
 		t.Fatalf("run -db = %d, stderr:\n%s", code, errb.String())
 	}
 	if err := os.Remove(db + ".key"); err != nil {
@@ -354,7 +354,7 @@ func TestResealMakesNoKey(t *testing.T) {
 	}
 	// A database without sealed secrets may be given a new key.
 	errb.Reset()
-	if code := runScheduler(ctx, []string{"-db", db, "-history=false", job}, &out, &errb); code != 0 {
+	if code := runScheduler(ctx, nil, []string{"-db", db, "-history=false", job}, &out, &errb); code != 0 {
 		t.Fatalf("second run -db = %d, stderr:\n%s", code, errb.String())
 	}
 	if _, err := os.Stat(db + ".key"); err != nil {

@@ -402,7 +402,9 @@ func TestRunMetricsAddr(t *testing.T) {
 	defer cancel()
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- runScheduler(ctx, []string{"-metrics-addr", "127.0.0.1:0", job}, &stdout, &stderr) }()
+	go func() {
+		done <- runScheduler(ctx, nil, []string{"-metrics-addr", "127.0.0.1:0", job}, &stdout, &stderr)
+	}()
 	var base string
 	eventually(t, "run prints the metrics address", func() error {
 		for _, l := range strings.Split(stderr.String(), "\n") {

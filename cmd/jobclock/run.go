@@ -13,11 +13,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
@@ -33,7 +32,9 @@ history entry as one JSON line on stdout as it happens, and a summary of
 each job on stderr at the end. It exits with status 0 when every job has
 completed or faulted, or on Ctrl-C / SIGTERM after the attempts in flight
 have ended (a recurring job without count or endTime, or a Disabled one,
-runs until then); 1 when a file cannot be loaded, and then none is: every
+runs until then); a second Ctrl-C / SIGTERM cancels those attempts, and run
+exits 1 once their outcomes (failed attempts) are stored, at most -lease
+later; 1 when a file cannot be loaded, and then none is: every
 file is checked before any is put, and into a database (-db, -postgres)
 all are written in one transaction, which a put that only the database
 refuses (a collection's maxJobCount below the jobs it holds already) or
@@ -86,14 +87,15 @@ Flags:
 
 // runCmd implements "jobclock run". It returns the process exit status.
 func runCmd(args []string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, again, stop := notifyShutdown()
 	defer stop()
-	return runScheduler(ctx, args, os.Stdout, os.Stderr)
+	return runScheduler(ctx, again, args, os.Stdout, os.Stderr)
 }
 
 // runScheduler is runCmd without the signal handling: it stops when ctx
-// ends.
-func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// ends, and cancels the attempts it then waits for when a signal arrives
+// on again (nil: never).
+func runScheduler(ctx context.Context, again <-chan os.Signal, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("jobclock run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	minRetry := addMinRetryFlag(fs)
@@ -243,13 +245,31 @@ func runScheduler(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	stopping.start()
-	if err := s.Stop(context.Background()); err != nil {
+	// A second signal cancels the attempts in flight: Stop then waits
+	// (at most -lease) for their outcomes to be stored.
+	stopCtx, cancelStop := context.WithCancel(context.Background())
+	defer cancelStop()
+	var forced atomic.Bool
+	go func() {
+		select {
+		case sig := <-again:
+			forced.Store(true)
+			fmt.Fprintf(stderr, "jobclock run: second signal (%v): cancelling the attempts in flight; exiting once their outcomes are stored\n", sig)
+			cancelStop()
+		case <-stopCtx.Done():
+		}
+	}()
+	if err := s.Stop(stopCtx); err != nil {
 		fmt.Fprintf(stderr, "jobclock run: stop: %v\n", err)
 	}
+	cancelStop()
 	out.Lock()
 	others := otherJobs(ran, jobs)
 	out.Unlock()
 	fmt.Fprint(stderr, summarize(ctx, store, jobs, others))
+	if forced.Load() {
+		return 1
+	}
 	return 0
 }
 

@@ -56,7 +56,7 @@ func TestRunCommand(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	code := runScheduler(ctx, []string{"-min-retry-interval", "100ms", one, coll}, &stdout, &stderr)
+	code := runScheduler(ctx, nil, []string{"-min-retry-interval", "100ms", one, coll}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
 	}
@@ -110,7 +110,7 @@ func TestRunCommandErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
-		code := runScheduler(context.Background(), tt.args, &stdout, &stderr)
+		code := runScheduler(context.Background(), nil, tt.args, &stdout, &stderr)
 		if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("run(%q) = %d, stderr %q; want %d and a message with %q", tt.args, code, stderr.String(), tt.code, tt.want)
 		}
@@ -123,7 +123,7 @@ func TestRunCommandStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
-	go func() { done <- runScheduler(ctx, []string{never}, &stdout, &stderr) }()
+	go func() { done <- runScheduler(ctx, nil, []string{never}, &stdout, &stderr) }()
 	time.Sleep(100 * time.Millisecond)
 	cancel()
 	select {
@@ -146,7 +146,7 @@ func runIntoSQLite(t *testing.T, dir, file string) *sqlite.Store {
 	t.Helper()
 	db := filepath.Join(dir, "jobs.db")
 	var stdout, stderr bytes.Buffer
-	if code := runScheduler(context.Background(), []string{"-db", db, file}, &stdout, &stderr); code != 0 {
+	if code := runScheduler(context.Background(), nil, []string{"-db", db, file}, &stdout, &stderr); code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
 	}
 	st, err := sqlite.Open(context.Background(), db, nil)
@@ -182,7 +182,7 @@ func TestRunCommandTags(t *testing.T) {
 
 	bad := writeRunFile(t, dir, "badtags.json", `{"jobs": {"x": {"tags": {"team": 1, "": "v"}, "properties": {"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}}}}}`)
 	stderr.Reset()
-	if code := runScheduler(context.Background(), []string{bad}, &stdout, &stderr); code != 1 ||
+	if code := runScheduler(context.Background(), nil, []string{bad}, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), `jobs.x.tags.team: 1 is not a string`) || !strings.Contains(stderr.String(), `jobs.x.tags[""]: has an empty name`) {
 		t.Errorf("run with bad tags = %d, stderr:\n%s", code, stderr.String())
 	}
@@ -212,7 +212,7 @@ func TestRunCommandCalendars(t *testing.T) {
 
 	bad := writeRunFile(t, dir, "badcal.json", `{"jobs": {}, "calendars": {"h": {"properties": {"dates": ["25.12.2026"]}}}}`)
 	stderr.Reset()
-	if code := runScheduler(context.Background(), []string{bad}, &stdout, &stderr); code != 1 ||
+	if code := runScheduler(context.Background(), nil, []string{bad}, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), `calendars.h.properties.dates[0]: "25.12.2026" is not a date`) {
 		t.Errorf("run with a bad calendar = %d, stderr:\n%s", code, stderr.String())
 	}
@@ -234,7 +234,7 @@ func TestRunRefusedFileWritesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	if code := runScheduler(ctx, []string{"-db", db, ok, coll}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "jobs.badq.action.queueMessage.queueName") {
+	if code := runScheduler(ctx, nil, []string{"-db", db, ok, coll}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "jobs.badq.action.queueMessage.queueName") {
 		t.Fatalf("run = %d, stderr:\n%s\nwant 1 naming jobs.badq.action.queueMessage.queueName", code, stderr.String())
 	}
 	st, err := sqlite.Open(context.Background(), db, nil)
@@ -327,7 +327,7 @@ func testRunRefusal(t *testing.T, dbFlags []string, open func() (scheduler.Store
 	const job = `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z"}}`
 	before := writeRunFile(t, dir, "b1.json", `{"name": "b", "collection": {"properties": {"quota": {"maxJobCount": 5}}}, "jobs": {"x": `+job+`, "y": `+job+`}}`)
 	var stdout, stderr bytes.Buffer
-	if code := runScheduler(context.Background(), append(slices.Clip(dbFlags), before), &stdout, &stderr); code != 0 {
+	if code := runScheduler(context.Background(), nil, append(slices.Clip(dbFlags), before), &stdout, &stderr); code != 0 {
 		t.Fatalf("first run = %d, stderr:\n%s", code, stderr.String())
 	}
 	first := writeRunFile(t, dir, "a.json", `{"name": "a", "jobs": {"p": `+job+`, "q": `+job+`}}`)
@@ -343,7 +343,7 @@ func testRunRefusal(t *testing.T, dbFlags []string, open func() (scheduler.Store
 	}{{[]string{first, second}, "maxJobCount"}, {[]string{third}, "maxJobCount"}, {[]string{first, boom}, "boom refused"}} {
 		files := tt.files
 		stderr.Reset()
-		if code := runScheduler(context.Background(), append(slices.Clip(dbFlags), files...), &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
+		if code := runScheduler(context.Background(), nil, append(slices.Clip(dbFlags), files...), &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), tt.want) {
 			t.Fatalf("run %q = %d, stderr:\n%s\nwant 1 naming %s", files, code, stderr.String(), tt.want)
 		}
 		st, err := open()
@@ -384,7 +384,7 @@ func TestRunReportsParseAndPutProblems(t *testing.T) {
 		"badq": {"action": {"type": "StorageQueue", "queueMessage": {"storageAccount": "account", "queueName": "UPPER_case",
 			"sasToken": "sv=2020-01-01&sig=abc", "message": "hi"}}}}}`)
 	var stdout, stderr bytes.Buffer
-	code := runScheduler(context.Background(), []string{file}, &stdout, &stderr)
+	code := runScheduler(context.Background(), nil, []string{file}, &stdout, &stderr)
 	for _, want := range []string{"jobs.badparse.recurrence.frequency", "jobs.badq.action.queueMessage.queueName"} {
 		if code != 1 || !strings.Contains(stderr.String(), want) {
 			t.Errorf("run = %d, stderr:\n%s\nwant 1 naming %s", code, stderr.String(), want)

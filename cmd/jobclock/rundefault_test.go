@@ -65,7 +65,7 @@ func testRunKeepsStoredCollections(t *testing.T, dbFlags []string, open func() (
 	run := func(files ...string) {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
-		if code := runScheduler(context.Background(), append(slices.Clip(dbFlags), files...), &stdout, &stderr); code != 0 {
+		if code := runScheduler(context.Background(), nil, append(slices.Clip(dbFlags), files...), &stdout, &stderr); code != 0 {
 			t.Errorf("run %q = %d, stderr:\n%s", files, code, stderr.String())
 		}
 	}
@@ -157,7 +157,7 @@ func TestRunSummaryNamesTheDatabasesJobs(t *testing.T) {
 
 	var stdout, stderr bytes.Buffer
 	edited := writeRunFile(t, dir, "other.json", `{"action": {"type": "Http", "request": {"uri": "`+receiver.URL+`/other", "method": "GET"}}}`)
-	if code := runScheduler(context.Background(), []string{"-history=false", "-db", db, edited}, &stdout, &stderr); code != 0 {
+	if code := runScheduler(context.Background(), nil, []string{"-history=false", "-db", db, edited}, &stdout, &stderr); code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
 	}
 	var lines []string // of the summary, after the log's
@@ -182,7 +182,7 @@ func TestRunSpeaksOfTheCommand(t *testing.T) {
 	const job = `{"action": {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET"}}, "recurrence": {"frequency": "Day", "endTime": "2000-01-01T00:00:00Z"}}`
 	run := func(content string) (int, string) {
 		var stdout, stderr bytes.Buffer
-		code := runScheduler(context.Background(), []string{"-db", db, writeRunFile(t, dir, "c.json", content)}, &stdout, &stderr)
+		code := runScheduler(context.Background(), nil, []string{"-db", db, writeRunFile(t, dir, "c.json", content)}, &stdout, &stderr)
 		return code, stderr.String()
 	}
 	if code, stderr := run(`{"name": "c", "collection": {"properties": {"quota": {"maxRecurrence": {"frequency": "Second", "interval": 1}}}},

@@ -25,7 +25,7 @@ func TestRunKeepsJobsInDatabase(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	if code := runScheduler(ctx, []string{"-db", db, "-history=false", job}, &stdout, &stderr); code != 0 {
+	if code := runScheduler(ctx, nil, []string{"-db", db, "-history=false", job}, &stdout, &stderr); code != 0 {
 		t.Fatalf("run -db = %d, stderr:\n%s", code, stderr.String())
 	}
 
@@ -52,7 +52,7 @@ func TestRunKeepsJobsInDatabase(t *testing.T) {
 
 func TestRunRejectsTwoStores(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := runScheduler(context.Background(), []string{"-db", "x.db", "-postgres", "postgres://x", "job.json"}, &stdout, &stderr); code != 2 {
+	if code := runScheduler(context.Background(), nil, []string{"-db", "x.db", "-postgres", "postgres://x", "job.json"}, &stdout, &stderr); code != 2 {
 		t.Errorf("run -db -postgres = %d, want 2 (stderr %q)", code, stderr.String())
 	}
 }
