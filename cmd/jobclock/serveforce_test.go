@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/httpapi"
+	"github.com/jobclock/scheduler/store/postgres"
 	"github.com/jobclock/scheduler/store/sqlite"
 )
 
@@ -31,6 +34,43 @@ func TestServeSecondSignalForcesTheExit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
 	}
+	db := filepath.Join(t.TempDir(), "jobclock.db")
+	testServeSecondSignal(t, []string{"-db", db}, func() (scheduler.Store, error) {
+		return sqlite.Open(context.Background(), db, nil)
+	})
+}
+
+// TestServeSecondSignalForcesTheExitPostgres is
+// TestServeSecondSignalForcesTheExit on PostgreSQL, in a schema of its
+// own; it needs JOBCLOCK_POSTGRES_DSN.
+func TestServeSecondSignalForcesTheExitPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	dsn := os.Getenv("JOBCLOCK_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("JOBCLOCK_POSTGRES_DSN is not set")
+		}
+		t.Skip("JOBCLOCK_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	schema := fmt.Sprintf("serveforce_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	})
+	testServeSecondSignal(t, []string{"-postgres", dsn, "-schema", schema}, func() (scheduler.Store, error) {
+		return postgres.Open(ctx, dsn, &postgres.Options{Schema: schema})
+	})
+}
+
+func testServeSecondSignal(t *testing.T, dbFlags []string, open func() (scheduler.Store, error)) {
 	arrived := make(chan struct{}, 1)
 	cancelled := make(chan struct{}, 1)
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -46,8 +86,7 @@ func TestServeSecondSignalForcesTheExit(t *testing.T) {
 	}))
 	defer receiver.Close()
 
-	db := filepath.Join(t.TempDir(), "jobclock.db")
-	srv := startServe(t, buildJobclock(t), "-addr", "127.0.0.1:0", "-db", db, "-shutdown-timeout", "10m", "-v")
+	srv := startServe(t, buildJobclock(t), append([]string{"-addr", "127.0.0.1:0", "-shutdown-timeout", "10m", "-v"}, dbFlags...)...)
 	ctx := context.Background()
 	c := httpapi.NewClient(srv.url, nil)
 	ref := httpapi.CollectionRef{Subscription: "sub", ResourceGroup: "rg", Collection: "jc"}
@@ -130,11 +169,11 @@ func TestServeSecondSignalForcesTheExit(t *testing.T) {
 		}
 	}
 
-	st, err := sqlite.Open(ctx, db, nil)
+	st, err := open()
 	if err != nil {
 		t.Fatalf("the database does not open after the forced exit: %v", err)
 	}
-	defer st.Close()
+	defer st.(interface{ Close() error }).Close()
 	r, err := st.GetJob(ctx, "sub/rg/jc", "held")
 	if err != nil {
 		t.Fatal(err)
