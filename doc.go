@@ -999,7 +999,12 @@
 // requested); its message names the occurrence it waits for. repeatCount is the occurrence number, counted from 1;
 // manual runs (RunJob) are occurrences too, their entries marked Manual
 // (REST: "manual": true; entries stored before the mark was recorded
-// read unmarked). The failed last attempt of
+// read unmarked). A run now's expected time is when it was asked for,
+// and its attempts continue the trace of the call that asked for it;
+// asked for again before it starts (also while an occurrence of the job
+// is in progress, however many times), it runs once, at the time and
+// with the trace context of the request that asked for it first. The
+// failed last attempt of
 // an occurrence's main action is marked Faulted (faultedCount counts
 // those occurrences). The message holds the
 // executor's description of the outcome (for HTTP, the response status and

@@ -1457,16 +1457,17 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 // When an occurrence is in progress, the run is postponed until it ends,
 // also when it is a run requested earlier. A run requested and not yet
 // started is not repeated: the record answered holds its RunRequested.
-// While the job's attempt runs, a request is noted at its own time (after
-// any before it), and the runs requested then run once after that
-// attempt's occurrence ends, however many requests came meanwhile.
+// While the job's attempt runs, the first request is noted at its own time
+// (after the run requested before it, when that run is the one in
+// progress), and the runs requested then run once after that attempt's
+// occurrence ends, however many requests came meanwhile: as the first of
+// them, at its time and with its trace context.
 // A Disabled job may be run; a Completed or Faulted one may not
 // (ErrFinalState), nor a job of a collection that is not Enabled
 // (ErrCollectionNotEnabled). When ctx carries a span (RunJob called while
 // serving a traced request) that Config.Observer reads
 // ([Observer.TraceParent]), the run's attempts are traced as its
-// children; a run already requested and not started keeps its own, but
-// for one requested again while the job's attempt runs.
+// children; a run already requested and not started keeps its own.
 func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRecord, error) {
 	r, err := s.update(ctx, s.store, collection, name, "", func(r *JobRecord, now time.Time) error {
 		if r.State.Final() {
@@ -1480,9 +1481,10 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 			return fmt.Errorf("run job %q: job collection %q is %s: %w", name, collection, st, ErrCollectionNotEnabled)
 		}
 		sc := &r.Schedule
+		claimed := r.LeaseOwner != "" && r.LeaseUntil.After(now)
 		switch {
 		case sc.RunRequested.IsZero():
-		case r.LeaseOwner != "" && r.LeaseUntil.After(now):
+		case claimed && !sc.RunRequestedInAttempt:
 			// The job is claimed, and the store holds a claimed job as
 			// it was until the attempt's outcome is recorded: the run
 			// requested may be the one in progress. Requested again,
@@ -1493,9 +1495,13 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 				now = sc.RunRequested.Add(time.Nanosecond)
 			}
 		default:
-			return nil // requested and not started: not repeated
+			// Requested and not started (asked for while the attempt in
+			// progress runs, or while none did): not repeated, and it
+			// keeps the time and trace it was asked with.
+			return nil
 		}
 		sc.RunRequested = now
+		sc.RunRequestedInAttempt = claimed
 		if obs := s.cfg.Observer; obs != nil {
 			sc.RunTrace, sc.RunTraceState = obs.TraceParent(ctx)
 		}

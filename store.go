@@ -443,6 +443,14 @@ type JobSchedule struct {
 	// when it had none. The run's occurrence continues that trace.
 	RunTrace      string `json:"runTrace,omitempty"`
 	RunTraceState string `json:"runTraceState,omitempty"`
+	// RunRequestedInAttempt says that RunJob asked for the run
+	// RunRequested holds while an attempt's claim held the job, after the
+	// claim's step: it is not the run in progress but one to run after
+	// it, and a request repeated meanwhile leaves it, with its time and
+	// trace, as it is. The engine's next step of the job clears it (the
+	// record written with that attempt's outcome, or any other the engine
+	// writes, has it false).
+	RunRequestedInAttempt bool `json:"runRequestedInAttempt,omitempty"`
 	// LastFailed reports whether the latest finished occurrence failed,
 	// and LastSkipped that the latest scheduled occurrence the job got to
 	// was passed over by a run policy rather than run.

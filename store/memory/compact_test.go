@@ -135,6 +135,7 @@ func TestCompactForm(t *testing.T) {
 		{"waiting", func(r *scheduler.JobRecord) { r.Schedule.Waiting = &scheduler.Occurrence{Expected: next} }, false},
 		{"run requested", func(r *scheduler.JobRecord) { r.Schedule.RunRequested = now }, false},
 		{"run trace", func(r *scheduler.JobRecord) { r.Schedule.RunTrace, r.Schedule.RunTraceState = "tp", "ts" }, false},
+		{"run requested in an attempt", func(r *scheduler.JobRecord) { r.Schedule.RunRequestedInAttempt = true }, false},
 		{"last failed", func(r *scheduler.JobRecord) { r.Schedule.LastFailed = true }, true},
 		{"far future", func(r *scheduler.JobRecord) {
 			r.Created, r.Updated, r.Schedule.Anchor = far, far, far

@@ -1,0 +1,99 @@
+package scheduler_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/internal/tracectx"
+)
+
+// callerTrace is an observer that gives RunJob the trace context its
+// caller's ctx carries (under callerTraceKey), and notes the trace
+// context each attempt starts in.
+type callerTrace struct {
+	traceParent
+	mu      sync.Mutex
+	started []string
+}
+
+type callerTraceKey struct{}
+
+func (o *callerTrace) TraceParent(ctx context.Context) (string, string) {
+	p, _ := ctx.Value(callerTraceKey{}).(string)
+	return p, ""
+}
+
+func (o *callerTrace) StartAttempt(ctx context.Context, _ scheduler.Attempt) context.Context {
+	p, _ := tracectx.Parent(ctx)
+	o.mu.Lock()
+	o.started = append(o.started, p)
+	o.mu.Unlock()
+	return ctx
+}
+
+// TestRunNowDuringScheduledRunKeepsItsRequest: runs requested while a
+// scheduled occurrence's attempt runs run once after it, as the first of
+// them was asked for: expected at its request's time and traced under its
+// caller's span. The later requests do not move it to their own time and
+// trace.
+func TestRunNowDuringScheduledRunKeepsItsRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		obs := &callerTrace{}
+		e := newEnv(t, scheduler.Config{Observer: obs})
+		e.exec.fn = func(_ *action.Request, n int) error {
+			if n == 0 {
+				time.Sleep(30 * time.Second) // the scheduled occurrence's attempt
+			}
+			return nil
+		}
+		e.put("j", jobJSON(e.t0.Add(time.Minute), "")) // one occurrence, at 1m
+		e.start()
+		defer e.stop()
+		const first = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+		const second = "00-11111111111111111111111111111111-2222222222222222-01"
+		time.Sleep(time.Minute + 5*time.Second)
+		if _, err := e.s.RunJob(context.WithValue(context.Background(), callerTraceKey{}, first), "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Second)
+		r, err := e.s.RunJob(context.WithValue(context.Background(), callerTraceKey{}, second), "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := e.t0.Add(time.Minute + 5*time.Second); !r.Schedule.RunRequested.Equal(want) || r.Schedule.RunTrace != first {
+			t.Errorf("RunJob again while the occurrence ran: requested at %v with trace %q, want the first request's %v and %q",
+				r.Schedule.RunRequested, r.Schedule.RunTrace, want, first)
+		}
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if diff := cmp.Diff([]time.Duration{time.Minute, 90 * time.Second}, e.exec.times(e.t0)); diff != "" {
+			t.Errorf("attempt times (-want +got):\n%s", diff)
+		}
+		obs.mu.Lock()
+		started := obs.started
+		obs.mu.Unlock()
+		if diff := cmp.Diff([]string{"", first}, started); diff != "" {
+			t.Errorf("trace contexts the attempts started in (-want +got):\n%s", diff)
+		}
+		var manual []row
+		for _, h := range e.rows("j") {
+			if h.Repeat == 2 {
+				manual = append(manual, h)
+			}
+		}
+		want := []row{
+			{scheduler.MainAction, scheduler.StatusCompleted, 65 * time.Second, 90 * time.Second, 0, 2},
+			{scheduler.MainAction, scheduler.StatusPostponed, 65 * time.Second, 90 * time.Second, 0, 2},
+		}
+		if diff := cmp.Diff(want, manual); diff != "" {
+			t.Errorf("history of the run requested (-want +got):\n%s", diff)
+		}
+	})
+}
