@@ -581,11 +581,22 @@
 // the ones in progress (below). An attempt of a job put again while it runs
 // goes on under the definition it began under: under CancelRunning it is
 // cancelled when that definition's next occurrence comes due, and its
-// entry says that a new definition was put; under CancelRunning, and
-// under AllowAll when it began one at a time, the new definition's
-// occurrences that came due meanwhile run once, as the first of them
-// (under RunOnce and Skip), when it ends, and the Skipped entry of the others says that they came due
-// while it was in progress (one begun under AllowAll runs beside them).
+// entry says that a new definition was put; under CancelRunning the new
+// definition's occurrences that came due meanwhile run once, as the first
+// of them (under RunOnce and Skip), when it ends, and the Skipped entry of
+// the others says that they came due while it was in progress. Under
+// AllowAll an attempt begun one at a time (before the job's policy was
+// AllowAll, by a put of the job or of its collection's runPolicy) holds
+// the job until it ends; then each occurrence that came due meanwhile
+// starts, beside the others (at most [MaxRunning] in progress; those
+// beyond are skipped, on record), as it would have at its time, and the
+// held occurrence's retry or errorAction, if any, runs beside them too;
+// like BufferAll's, they get no Postponed entry each (one begun under
+// AllowAll runs beside them from the start). The outcome of an attempt
+// applies the run policy read when the attempt was claimed, over a store
+// that records outcomes in batches ([BatchRecorder]), unless the job was
+// written meanwhile: a collection's runPolicy changed during an attempt
+// applies from the job's next step.
 // All of these hold across instances sharing a
 // store, as the job's lease gives one instance at a time the right to step
 // it. A change to a

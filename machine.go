@@ -537,7 +537,8 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 		}
 	case OverlapAllowAll:
 		// An occurrence in progress from before the job's policy was
-		// AllowAll: the due ones wait until it ends.
+		// AllowAll: the due ones wait until it ends, and then each
+		// runs (see besideHeld).
 	default:
 		for due {
 			if sc.Waiting != nil {
@@ -1139,8 +1140,8 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 			// progress, not while nothing ran. Under CancelRunning the
 			// first of them starts now, as when o's attempt ends under
 			// one definition; under AllowAll o held the job (it began
-			// under the earlier definition, one at a time), and the
-			// first of them starts now too.
+			// under the earlier definition, one at a time), and each of
+			// them starts now, beside the others (see besideHeld).
 			sc.Occurrences = max(sc.Occurrences, o.Number)
 			m.replaced = work.State == JobEnabled
 			if m.replaced && m.policy.Overlap != OverlapCancelRunning && m.policy.Overlap != OverlapAllowAll {
@@ -1159,11 +1160,51 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 	all := m.add(append(buf, hist...), h)
 	all = append(all, pre...)
 	if timed {
+		if m.policy.Overlap == OverlapAllowAll {
+			all = m.besideHeld(work, t, res.end, all)
+		}
 		_, _, more := m.step(work, t, res.end)
 		all = append(all, more...)
 	}
 	tagged(work, work.Schedule.Current) // it is written with the outcome
 	return all
+}
+
+// besideHeld runs side by side, under OverlapAllowAll, what waited at
+// now for the attempt that held r's job to end (an occurrence begun one at
+// a time, before the job's policy was AllowAll): the held occurrence, when
+// it goes on (its retry, its errorAction), and each scheduled occurrence
+// that came due while its attempt ran, numbered in order, become runs of
+// their own (PolicyState.Running) that wait for their next attempt, due at
+// once for those that came due, so that the claims that follow start each
+// (see machine.resume), as they would have started at their time had the
+// attempt not held the job; rather than one for all of them, as the missed
+// policy would for occurrences missed. At most MaxRunning occurrences are
+// in progress: the step that follows passes over the due ones beyond, on
+// record. The Skipped entries of the occurrences the job's exclusion
+// calendar drops meanwhile are appended to hist.
+func (m machine) besideHeld(r *JobRecord, t *Timing, now time.Time, hist []HistoryEntry) []HistoryEntry {
+	sc := &r.Schedule
+	if c := sc.Current; c != nil && !m.full(sc) {
+		tagged(r, c)
+		p := sc.policy()
+		p.Running = append(p.Running, Run{Occurrence: *c})
+		sc.Current = nil
+	}
+	if sc.Current != nil || sc.Waiting != nil || !planDue(r, now) {
+		return hist
+	}
+	hist = m.follow(r, t, now, hist)
+	for planDue(r, now) && !m.full(sc) {
+		var exp time.Time
+		exp, hist = m.take(r, t, now, hist)
+		sc.Occurrences++
+		m.start(r, &Occurrence{Number: sc.Occurrences, Expected: exp}, now)
+		p := sc.policy()
+		p.Running = append(p.Running, Run{Occurrence: *sc.Current})
+		sc.Current = nil
+	}
+	return hist
 }
 
 // timing returns the timing of r's job at now: under the exclusion
