@@ -306,11 +306,12 @@ func (s *Scheduler) startHeld(now, clock time.Time, stale []*JobRecord) []*JobRe
 		return stale
 	}
 	s.inFlight.Add(int64(len(starts)))
+	held := s.cut.heldOff(now, s.takeoverGrace())
 	if s.pool {
-		s.work.push(starts, now)
+		s.work.push(starts, now, held)
 	} else {
 		for _, r := range starts {
-			go s.process(s.execCtx, task{r, now}, nil) // runDue driven without Start, in tests
+			go s.process(s.execCtx, task{r, now, held}, nil) // runDue driven without Start, in tests
 		}
 	}
 	clear(starts)

@@ -10,6 +10,9 @@ import (
 type task struct {
 	r   *JobRecord
 	now time.Time
+	// held is the loop's takeover grace when the job was handed over
+	// (see cutOff.heldOff).
+	held heldOff
 }
 
 // dispatch hands claimed jobs to the workers. The loop queues the jobs of
@@ -54,8 +57,9 @@ func (d *dispatch) waitTaken() bool {
 	return d.loopWaits
 }
 
-// push queues a task for each of claims, claimed at now.
-func (d *dispatch) push(claims []*JobRecord, now time.Time) {
+// push queues a task for each of claims, claimed at now, started under
+// the takeover grace held.
+func (d *dispatch) push(claims []*JobRecord, now time.Time, held heldOff) {
 	d.mu.Lock()
 	if d.head > 0 { // move the waiting tasks to the front, keeping the array
 		n := copy(d.queue, d.queue[d.head:])
@@ -63,7 +67,7 @@ func (d *dispatch) push(claims []*JobRecord, now time.Time) {
 		d.queue, d.head = d.queue[:n], 0
 	}
 	for _, r := range claims {
-		d.queue = append(d.queue, task{r, now})
+		d.queue = append(d.queue, task{r, now, held})
 	}
 	d.waiting.Store(d.head < len(d.queue))
 	d.wakeOne()

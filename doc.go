@@ -1550,7 +1550,11 @@
 // worker busy, its heartbeat's or its outcomes' writes did) takes over no
 // lease that expired since its loop's last call that succeeded before the
 // outage, until a grace after its loop's first claim that succeeds:
-// half of LeaseDuration, and at least 4s (5s with the defaults). Within
+// half of LeaseDuration, and at least 4s (5s with the defaults); nor a
+// claim on an attempt that runs beside others (overlap AllowAll, see
+// [Run]) that expired as long: a job it claims meanwhile for such a claim
+// is written due again at the grace's end (the claims of the job's other
+// runs, and its other occurrences, go on as ever). Within
 // it the owners record what ended (they try again at most 2s apart) and
 // extend the leases of what still runs (their heartbeat tries again
 // within a third of LeaseDuration); jobs that no lease holds, or whose

@@ -225,8 +225,11 @@ func (s *Scheduler) runDue(ctx context.Context, now time.Time) time.Time {
 // taken over at once, and one whose owner is gone for good a grace later
 // than without the outage. Over a store that is no AheadClaimer, whose
 // ClaimDue has one clock for due times and leases, the jobs that came due
-// since the loop lost the store wait for the grace too. Only the loop's
-// goroutine (or the test that drives runDue) uses it.
+// since the loop lost the store wait for the grace too. The claims on the
+// runs of OverlapAllowAll, which are no leases of the store but part of a
+// job's schedule, are held off by the steps of the jobs (see heldOff and
+// machine.held). Only the loop's goroutine (or the test that drives
+// runDue) uses it.
 type cutOff struct {
 	outages    int64     // the Scheduler's outages the loop has taken as its own (see sawOutages)
 	answeredAt time.Time // the loop's last call that succeeded outside a grace
@@ -281,6 +284,32 @@ func (c *cutOff) leaseClock(now time.Time) time.Time {
 		return c.since
 	}
 	return now
+}
+
+// heldOff is a takeover grace as a step of a job sees it: a claim on one
+// of the job's runs (see Run) that expired after since is not taken over
+// before until. The zero heldOff holds nothing off.
+type heldOff struct{ since, until time.Time }
+
+// heldOff returns the takeover grace of a step at now: during an outage
+// of the loop, the claims that expired since it lost the store are held
+// off at least a grace from now (the grace begins when the loop finds the
+// store back); during a grace, those that expired since it lost the store
+// until the grace ends; otherwise none.
+func (c *cutOff) heldOff(now time.Time, grace time.Duration) heldOff {
+	switch {
+	case c.lost:
+		return heldOff{c.answeredAt, now.Add(grace)}
+	case now.Before(c.until):
+		return heldOff{c.since, c.until}
+	}
+	return heldOff{}
+}
+
+// holds reports whether h holds off, at now, the takeover of a claim that
+// expired at expired.
+func (h heldOff) holds(expired, now time.Time) bool {
+	return now.Before(h.until) && expired.After(h.since)
 }
 
 // takeoverGrace is how long an instance whose loop lost the store holds
@@ -402,6 +431,7 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		m := s.machine(r, now)
 		m.occ = occ
 		m.tookOver = reclaimed
+		m.held = tk.held
 		if m.policy.Overlap == OverlapAllowAll || r.Schedule.running() > 0 {
 			m.owner, m.hold = s.cfg.InstanceID, s.runHold(r.Job)
 			if r.Schedule.running() > 0 {

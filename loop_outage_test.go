@@ -105,7 +105,39 @@ func TestOutageLongerThanLeaseRunsOnce(t *testing.T) {
 			name = "ClaimDueBy"
 		}
 		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { testOutageTakeover(t, ahead, false) })
+			synctest.Test(t, func(t *testing.T) { testOutageTakeover(t, ahead, false, false) })
+		})
+	}
+}
+
+// TestOutageAllowAllRunsOnce: as TestOutageLongerThanLeaseRunsOnce, under
+// runPolicy.overlap AllowAll, where "b" holds a claim on the occurrence's
+// run (not a lease of the job), which expires during the outage: "a"
+// does not take the run over before "b" could record its outcome.
+func TestOutageAllowAllRunsOnce(t *testing.T) {
+	for _, ahead := range []bool{false, true} {
+		name := "ClaimDue"
+		if ahead {
+			name = "ClaimDueBy"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { testOutageTakeover(t, ahead, false, true) })
+		})
+	}
+}
+
+// TestOutageAllowAllCrashedOwnerTakenOver: as
+// TestOutageCrashedOwnerTakenOver, under runPolicy.overlap AllowAll: the
+// run whose claim expired during the outage is taken over a grace after
+// "a" or "c" found the store back.
+func TestOutageAllowAllCrashedOwnerTakenOver(t *testing.T) {
+	for _, ahead := range []bool{false, true} {
+		name := "ClaimDue"
+		if ahead {
+			name = "ClaimDueBy"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { testOutageTakeover(t, ahead, true, true) })
 		})
 	}
 }
@@ -121,12 +153,15 @@ func TestOutageCrashedOwnerTakenOver(t *testing.T) {
 			name = "ClaimDueBy"
 		}
 		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { testOutageTakeover(t, ahead, true) })
+			synctest.Test(t, func(t *testing.T) { testOutageTakeover(t, ahead, true, false) })
 		})
 	}
 }
 
-func testOutageTakeover(t *testing.T, ahead, ownerDead bool) {
+// testOutageTakeover runs the test of an outage; allowAll puts the job
+// under runPolicy.overlap AllowAll, with an ActionTimeout of 10s: the
+// claim on its run lasts 20s from its start, and expires in the outage.
+func testOutageTakeover(t *testing.T, ahead, ownerDead, allowAll bool) {
 	const (
 		outage = 26 * time.Second // longer than DefaultLeaseDuration
 		later  = 700 * time.Millisecond
@@ -186,8 +221,11 @@ func testOutageTakeover(t *testing.T, ahead, ownerDead bool) {
 		logs[id] = new(syncbuf.Buffer)
 		reg := &action.Registry{}
 		reg.Register("Work", work(id))
-		s, err := scheduler.New(st, &scheduler.Config{Executors: reg, InstanceID: id,
-			Logger: slog.New(slog.NewTextHandler(logs[id], nil))})
+		cfg := &scheduler.Config{Executors: reg, InstanceID: id, Logger: slog.New(slog.NewTextHandler(logs[id], nil))}
+		if allowAll {
+			cfg.ActionTimeout = 10 * time.Second
+		}
+		s, err := scheduler.New(st, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +235,11 @@ func testOutageTakeover(t *testing.T, ahead, ownerDead bool) {
 		t.Fatal(err)
 	}
 	start := time.Now().Add(time.Second)
-	if _, err := ss["a"].PutJob(ctx, "c", "once", &scheduler.Job{StartTime: &start, Action: action.Action{Type: "Work"}}, nil); err != nil {
+	job := &scheduler.Job{StartTime: &start, Action: action.Action{Type: "Work"}}
+	if allowAll {
+		job.RunPolicy = &scheduler.RunPolicy{Overlap: scheduler.OverlapAllowAll}
+	}
+	if _, err := ss["a"].PutJob(ctx, "c", "once", job, nil); err != nil {
 		t.Fatal(err)
 	}
 	// b alone claims the job; a and c start while its attempt runs and

@@ -66,6 +66,12 @@ type machine struct {
 	// an execution tag still runs here: resume then renews its claim
 	// rather than starting it again. Nil: none does.
 	runs func(tag string) bool
+	// held is the stepping instance's takeover grace after an outage of
+	// its own (see cutOff): resume takes over no claim on a run that it
+	// holds off, and settle has the job looked at again when it ends, as
+	// the loop takes over no lease of a job that expired in the outage
+	// until then. Zero: none.
+	held heldOff
 	// tookOver says that the step's claim replaced an expired lease,
 	// another instance's or this instance's own (a process restarted
 	// under its InstanceID, a claim that lapsed while the store stalled):
@@ -245,6 +251,11 @@ func (m machine) resume(r *JobRecord, now time.Time) (run Occurrence, ok bool) {
 			// Its attempt runs here, and its claim could not be
 			// extended in time (the store failed).
 			ru.Until = now.Add(m.hold)
+		case ru.Owner != "" && m.held.holds(ru.Until, now):
+			// Its claim expired while this instance had lost the
+			// store: its owner most likely lost it as long, and may
+			// record the attempt's outcome or extend the claim within
+			// the grace.
 		case ru.Dropped:
 			// Its owner stopped before the outcome of its last attempt
 			// was recorded.
@@ -671,7 +682,11 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 		}
 		for i := range p.Running {
 			if ru := &p.Running[i]; ru.Owner != "" {
-				earliest(ru.Until)
+				if m.held.holds(ru.Until, now) {
+					earliest(m.held.until) // see resume
+				} else {
+					earliest(ru.Until)
+				}
 			} else {
 				earliest(ru.At)
 			}

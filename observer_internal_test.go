@@ -115,7 +115,7 @@ func TestObserverSeesAnAttempt(t *testing.T) {
 		LeaseOwner: "a", LeaseUntil: now.Add(s.cfg.LeaseDuration)} // as claimed
 	s.wg.Add(1)
 	s.inFlight.Add(1)
-	s.process(context.Background(), task{r, now}, nil)
+	s.process(context.Background(), task{r: r, now: now}, nil)
 	var got []any
 	for len(rec.events) > 0 {
 		got = append(got, <-rec.events)
