@@ -1007,7 +1007,12 @@
 // while the previous one is still in progress leaves an entry with status
 // Postponed, and so does one that waits its turn behind an occurrence that
 // started after it came due (runPolicy.missed RunAll catching up, a run
-// requested); its message names the occurrence it waits for. repeatCount is the occurrence number, counted from 1;
+// requested); its message names the occurrence it waits for. Its startTime
+// and endTime are when it was postponed: when it came due (a run now: when
+// it was asked for), also while the occurrence in progress had an attempt
+// under way, whose end is when the Scheduler learns of it; when it waits
+// behind an occurrence that started after it came due, the instant that
+// one started. repeatCount is the occurrence number, counted from 1;
 // manual runs (RunJob) are occurrences too, their entries marked Manual
 // (REST: "manual": true; entries stored before the mark was recorded
 // read unmarked). A run now's expected time is when it was asked for,

@@ -370,7 +370,7 @@ func TestPostponed(t *testing.T) {
 		want := []row{
 			{scheduler.MainAction, scheduler.StatusCompleted, 2 * time.Minute, 2 * time.Minute, 0, 3},
 			{scheduler.MainAction, scheduler.StatusCompleted, time.Minute, 90 * time.Second, 0, 2},
-			{scheduler.MainAction, scheduler.StatusPostponed, time.Minute, 90 * time.Second, 0, 2},
+			{scheduler.MainAction, scheduler.StatusPostponed, time.Minute, time.Minute, 0, 2}, // when it came due
 			{scheduler.MainAction, scheduler.StatusCompleted, 0, 0, 0, 1},
 		}
 		if diff := cmp.Diff(want, e.rows("j")); diff != "" {
@@ -1017,7 +1017,7 @@ func TestRunJobAtTheClaimInstantIsPostponed(t *testing.T) {
 		m := time.Minute
 		want := []row{
 			{scheduler.MainAction, scheduler.StatusCompleted, 2 * m, 2*m + 30*time.Second, 0, 2},
-			{scheduler.MainAction, scheduler.StatusPostponed, 2 * m, 2*m + 30*time.Second, 0, 2},
+			{scheduler.MainAction, scheduler.StatusPostponed, 2 * m, 2 * m, 0, 2}, // when it was requested
 			{scheduler.MainAction, scheduler.StatusCompleted, m, 2 * m, 0, 1},
 		}
 		if diff := cmp.Diff(want, e.rows("j")); diff != "" {
@@ -1097,7 +1097,7 @@ func TestRunJobWhileRunningIsPostponed(t *testing.T) {
 		synctest.Wait()
 		want := []row{
 			{scheduler.MainAction, scheduler.StatusCompleted, 10 * time.Second, 30 * time.Second, 0, 2},
-			{scheduler.MainAction, scheduler.StatusPostponed, 10 * time.Second, 30 * time.Second, 0, 2},
+			{scheduler.MainAction, scheduler.StatusPostponed, 10 * time.Second, 10 * time.Second, 0, 2}, // when it was requested
 			{scheduler.MainAction, scheduler.StatusCompleted, 0, 0, 0, 1},
 		}
 		if diff := cmp.Diff(want, e.rows("j")); diff != "" {

@@ -87,6 +87,11 @@ type machine struct {
 	// was put while it ran.
 	during   int
 	replaced bool
+	// began, when during is not 0, is when the attempt of occurrence
+	// during began: the occurrences that came due while it was in
+	// progress get their Postponed entries stamped when they came due
+	// (see postponed), not when its outcome is applied.
+	began time.Time
 }
 
 // add appends h to hist, unless the machine makes no entries.
@@ -620,8 +625,18 @@ func requested(sc *JobSchedule) *Occurrence {
 // postponed returns the Postponed entry of o, which waits at now for r's
 // current occurrence to end: one in progress when o came due, or one that
 // started at now, after o came due (started), when the occurrences due
-// run one at a time.
+// run one at a time. The entry is stamped when o was postponed: now, but
+// when o came due while the attempt whose outcome the step follows was in
+// progress (see machine.began), when it came due (its expected time, a
+// run's request), at the earliest when that attempt began.
 func (m machine) postponed(r *JobRecord, o *Occurrence, now time.Time, started bool) HistoryEntry {
+	at := now
+	if m.during != 0 && !started && o.Expected.Before(now) {
+		at = o.Expected
+		if at.Before(m.began) {
+			at = m.began
+		}
+	}
 	cur := r.Schedule.Current.Number
 	why := fmt.Sprintf("postponed: occurrence %d is still in progress", cur)
 	switch {
@@ -632,7 +647,7 @@ func (m machine) postponed(r *JobRecord, o *Occurrence, now time.Time, started b
 	}
 	return HistoryEntry{
 		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusPostponed,
-		ExpectedExecutionTime: o.Expected, StartTime: now, EndTime: now, RepeatCount: o.Number,
+		ExpectedExecutionTime: o.Expected, StartTime: at, EndTime: at, RepeatCount: o.Number,
 		Message: why, Backfill: o.Backfill, Manual: o.Manual,
 	}
 }
@@ -1140,7 +1155,7 @@ func (m machine) applyOutcome(work *JobRecord, t *Timing, timed bool, o *Occurre
 	var pre []HistoryEntry
 	// Under CancelRunning the outcome goes first: a retry it leaves
 	// pending is what the next occurrence cancels.
-	m.during = o.Number
+	m.during, m.began = o.Number, res.start
 	if sc := &work.Schedule; timed {
 		switch {
 		case sc.Current != nil:

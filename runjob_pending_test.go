@@ -90,7 +90,7 @@ func TestRunNowDuringScheduledRunKeepsItsRequest(t *testing.T) {
 		}
 		want := []row{
 			{scheduler.MainAction, scheduler.StatusCompleted, 65 * time.Second, 90 * time.Second, 0, 2},
-			{scheduler.MainAction, scheduler.StatusPostponed, 65 * time.Second, 90 * time.Second, 0, 2},
+			{scheduler.MainAction, scheduler.StatusPostponed, 65 * time.Second, 65 * time.Second, 0, 2},
 		}
 		if diff := cmp.Diff(want, manual); diff != "" {
 			t.Errorf("history of the run requested (-want +got):\n%s", diff)

@@ -315,14 +315,14 @@ func TestTelemetryPostponed(t *testing.T) {
 		want := []span{
 			{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: 0, End: 90 * time.Second,
 				Attrs: attemptAttrs("j", action.HTTP, scheduler.MainAction, 1, 0, e.t0, 0, h[2].ExecutionTag, "Completed")},
-			// The second occurrence came due at 1m while the first ran; it
-			// was found waiting when the first ended, at 1m30s, and ran then
-			// (spans starting at the same instant are listed by name).
-			{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: 90 * time.Second, End: 90 * time.Second,
-				Attrs: attemptAttrs("j", action.HTTP, scheduler.MainAction, 2, 0, e.t0.Add(m), 30*time.Second, h[0].ExecutionTag, "Completed")},
-			{Name: "jobclock.postpone", Kind: trace.SpanKindInternal, Start: 90 * time.Second, End: 90 * time.Second, Attrs: map[string]any{
+			// The second occurrence came due at 1m while the first ran,
+			// and was postponed then (its entry, found when the first
+			// ended, says so); it ran at 1m30s.
+			{Name: "jobclock.postpone", Kind: trace.SpanKindInternal, Start: m, End: m, Attrs: map[string]any{
 				"jobclock.collection": "c", "jobclock.job": "j", "jobclock.action.type": "Http", "jobclock.occurrence.number": int64(2),
 				"jobclock.occurrence.expected_time": rfc(e.t0.Add(m)), "jobclock.instance": "a"}},
+			{Name: "jobclock.attempt", Kind: trace.SpanKindInternal, Start: 90 * time.Second, End: 90 * time.Second,
+				Attrs: attemptAttrs("j", action.HTTP, scheduler.MainAction, 2, 0, e.t0.Add(m), 30*time.Second, h[0].ExecutionTag, "Completed")},
 		}
 		if diff := cmp.Diff(want, o.spanRows("", e.t0)); diff != "" {
 			t.Errorf("spans (-want +got):\n%s", diff)
