@@ -1015,8 +1015,12 @@
 // one started. repeatCount is the occurrence number, counted from 1;
 // manual runs (RunJob) are occurrences too, their entries marked Manual
 // (REST: "manual": true; entries stored before the mark was recorded
-// read unmarked). A run now's expected time is when it was asked for,
-// and its attempts continue the trace of the call that asked for it;
+// read unmarked). A run now's expected time is when it was asked for, cut
+// to the millisecond, the precision a JavaScript Date keeps (a scheduled
+// occurrence's falls on a whole second): in the record RunJob answers
+// (REST: requestedTime), the history entries and the
+// x-ms-scheduler-expected-execution-time header. Its attempts continue
+// the trace of the call that asked for it;
 // asked for again before it starts (also while an occurrence of the job
 // is in progress, however many times), it runs once, at the time and
 // with the trace context of the request that asked for it first. The

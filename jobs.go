@@ -1456,7 +1456,8 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 // the status counters like any other, but not toward recurrence.count.
 // When an occurrence is in progress, the run is postponed until it ends,
 // also when it is a run requested earlier. A run requested and not yet
-// started is not repeated: the record answered holds its RunRequested.
+// started is not repeated: the record answered holds its RunRequested,
+// the run's expected time: when it was asked for, to the millisecond.
 // While the job's attempt runs, the first request is noted at its own time
 // (after the run requested before it, when that run is the one in
 // progress), and the runs requested then run once after that attempt's
@@ -1482,6 +1483,7 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 		}
 		sc := &r.Schedule
 		claimed := r.LeaseOwner != "" && r.LeaseUntil.After(now)
+		at := now.Truncate(time.Millisecond) // the run's expected time
 		switch {
 		case sc.RunRequested.IsZero():
 		case claimed && !sc.RunRequestedInAttempt:
@@ -1491,8 +1493,8 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 			// later than before, it runs once after that attempt ends
 			// (see machine.replay); when it had not started, it still
 			// runs once.
-			if !now.After(sc.RunRequested) {
-				now = sc.RunRequested.Add(time.Nanosecond)
+			if !at.After(sc.RunRequested) {
+				at = sc.RunRequested.Add(time.Millisecond)
 			}
 		default:
 			// Requested and not started (asked for while the attempt in
@@ -1500,7 +1502,7 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 			// keeps the time and trace it was asked with.
 			return nil
 		}
-		sc.RunRequested = now
+		sc.RunRequested = at
 		sc.RunRequestedInAttempt = claimed
 		if obs := s.cfg.Observer; obs != nil {
 			sc.RunTrace, sc.RunTraceState = obs.TraceParent(ctx)

@@ -97,3 +97,40 @@ func TestRunNowDuringScheduledRunKeepsItsRequest(t *testing.T) {
 		}
 	})
 }
+
+// TestRunNowExpectedToTheMillisecond: a run now's expected time is when it
+// was asked for, cut to the millisecond, in the record RunJob answers, its
+// attempt's request (the HTTP executor's expected-time header) and its
+// history entry, as the times of scheduled occurrences carry no digits
+// past the second.
+func TestRunNowExpectedToTheMillisecond(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{})
+		e.put("j", jobJSON(e.t0.Add(time.Hour), "")) // one occurrence, in an hour
+		e.start()
+		defer e.stop()
+		time.Sleep(10*time.Second + 1234567*time.Nanosecond)
+		r, err := e.s.RunJob(context.Background(), "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := e.t0.Add(10*time.Second + time.Millisecond)
+		if !r.Schedule.RunRequested.Equal(want) {
+			t.Errorf("RunJob at %v: requested at %v, want %v", e.t0.Add(10*time.Second+1234567*time.Nanosecond), r.Schedule.RunRequested, want)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		reqs := e.exec.requests()
+		if len(reqs) != 1 || !reqs[0].ExpectedTime.Equal(want) {
+			var got []time.Time
+			for _, q := range reqs {
+				got = append(got, q.ExpectedTime)
+			}
+			t.Errorf("expected times of the attempts %v, want [%v]", got, want)
+		}
+		h := e.history("j")
+		if len(h) != 1 || !h[0].ExpectedExecutionTime.Equal(want) || !h[0].Manual {
+			t.Errorf("history %+v, want the run's entry, expected at %v", h, want)
+		}
+	})
+}

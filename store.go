@@ -435,7 +435,7 @@ type JobSchedule struct {
 	// progress and was postponed; it starts when Current ends.
 	Waiting *Occurrence `json:"waiting,omitempty"`
 	// RunRequested is when RunJob asked for a run that has not started
-	// yet; zero when none.
+	// yet, to the millisecond (the run's expected time); zero when none.
 	RunRequested time.Time `json:"runRequested,omitzero"`
 	// RunTrace and RunTraceState are the W3C traceparent and tracestate
 	// of the span in the context of the RunJob call that asked for the
