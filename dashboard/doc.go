@@ -22,7 +22,13 @@
 // runs then; its health is the Scheduler's), its last run and how it
 // went, and its counters; a job whose attempt is in progress is marked
 // "running", with the instance that runs it (from the job's lease:
-// JobRecord.LeaseOwner and LeaseUntil, of a job that is due). A job's page
+// JobRecord.LeaseOwner and LeaseUntil, of a job that is due), and one
+// whose next attempt has not started is marked with what it waits for:
+// "waiting for a limit" while its occurrence waits for a permit of the
+// collection's limits (Occurrence.Limited; its last run says so too,
+// never "running"), "waiting for a worker" while it is due, unclaimed,
+// and every worker of the dashboard's Scheduler is busy (Scheduler.InFlight
+// at Config.MaxConcurrency). A job's page
 // shows its schedule in words, what it does when it fails in words (its
 // attempts' timeout, its retry policy with maxRetryDuration and
 // permanentStatusCodes, the Retry-After cap, and its errorAction, saying

@@ -66,6 +66,9 @@ type envOptions struct {
 	// readOnlyToken marks the limited token "read-only" in the token
 	// list.
 	readOnlyToken bool
+	// maxConcurrency is the Scheduler's Config.MaxConcurrency (0: its
+	// default).
+	maxConcurrency int
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -87,7 +90,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Cleanup(e.recv.Close)
 	reg := new(action.Registry)
 	action.Handle(reg, "Digest", func(ctx context.Context, req *action.Request, d digest) error { return nil })
-	s, err := scheduler.New(e.store, &scheduler.Config{Logger: slog.New(slog.DiscardHandler), MinRetryInterval: time.Millisecond, PollInterval: 50 * time.Millisecond, Executors: reg})
+	s, err := scheduler.New(e.store, &scheduler.Config{Logger: slog.New(slog.DiscardHandler), MinRetryInterval: time.Millisecond, PollInterval: 50 * time.Millisecond, Executors: reg, MaxConcurrency: o.maxConcurrency})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func TestLimitsInWords(t *testing.T) {
 
 // TestJobPageShowsLimitWait: under a collection limit of one attempt a
 // minute, the second job's occurrence waits, and its page says since when
-// and for which limit.
+// and for which limit: it is waiting for a limit, not running.
 func TestJobPageShowsLimitWait(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.collection("c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Limits: []scheduler.Limit{
@@ -134,6 +134,11 @@ func TestJobPageShowsLimitWait(t *testing.T) {
 	}
 	p := e.get(jobPath("c", waiting))
 	wantIn(t, waiting, p, "for a permit of the collection&#39;s limits (the collection limit).")
+	// No attempt of it runs: it says what it waits for, never running.
+	wantIn(t, waiting, p, `<span class="badge waiting" title="Waiting since `, `>waiting for a limit</span>`,
+		`<span class="last-waiting">waiting for a limit</span>`)
+	wantNotIn(t, waiting, p, `class="last-running"`, `class="badge running"`)
+	wantIn(t, "collection", e.get(collPath("c")), `<span class="last-waiting">waiting for a limit</span>`)
 	other := map[string]string{"first": "second", "second": "first"}[waiting]
-	wantNotIn(t, other, e.get(jobPath("c", other)), "for a permit of the collection")
+	wantNotIn(t, other, e.get(jobPath("c", other)), "for a permit of the collection", `class="badge waiting"`)
 }

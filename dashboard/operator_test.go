@@ -317,3 +317,58 @@ func TestSortTiesAndNone(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitingForWorkerShown: with one worker busy on an attempt that does
+// not end, a second job due meanwhile is not claimed; its page and its
+// collection's table say that it waits for a worker, not that it runs,
+// while the first job is marked running.
+func TestWaitingForWorkerShown(t *testing.T) {
+	e := newEnv(t, envOptions{maxConcurrency: 1})
+	e.collection("c", nil)
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-release
+	}))
+	defer slow.Close()
+	defer close(release)
+	for _, name := range []string{"a", "b"} {
+		def, err := scheduler.ParseJob([]byte(`{"action": {"type": "Http", "request": {"uri": "`+slow.URL+`/", "method": "POST"}, "retryPolicy": {"retryType": "None"}},
+			"recurrence": {"frequency": "Hour"}}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.PutJob(ctx, "c", name, def, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started // the one worker is busy from now on
+	runs, waits := "", ""
+	for _, name := range []string{"a", "b"} {
+		rec, err := e.s.GetJob(ctx, "c", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.LeaseOwner != "" {
+			runs = name
+		} else {
+			waits = name
+		}
+	}
+	if runs == "" || waits == "" {
+		t.Fatalf("one job should hold a lease and the other not: running %q, waiting %q", runs, waits)
+	}
+	p := e.get(jobPath("c", waits))
+	wantIn(t, "the waiting job's page", p, `<span class="badge waiting" title="Due since `, `>waiting for a worker</span>`,
+		"every one of this instance&#39;s 1 workers is busy (Config.MaxConcurrency), so none has claimed it yet.")
+	wantNotIn(t, "the waiting job's page", p, `class="badge running"`, `class="last-running"`)
+	wantIn(t, "the running job's page", e.get(jobPath("c", runs)), `class="badge running"`)
+	wantNotIn(t, "the running job's page", e.get(jobPath("c", runs)), `class="badge waiting"`)
+	c := e.get(collPath("c"))
+	if n := strings.Count(c.body, `class="badge waiting"`); n != 1 {
+		t.Errorf("the collection page marks %d jobs waiting, want 1", n)
+	}
+	if n := strings.Count(c.body, `class="badge running"`); n != 1 {
+		t.Errorf("the collection page marks %d jobs running, want 1", n)
+	}
+}

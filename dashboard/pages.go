@@ -236,6 +236,10 @@ type jobRow struct {
 	// own, not of jobSummary: templates find the fields of an embedded
 	// struct by a search that allocates, for each row.)
 	Running string
+	// Waiting says what the job waits for before its next attempt
+	// starts; nil when it waits for nothing the page can tell (see
+	// waitingFor).
+	Waiting *waitMark
 	jobSummary
 }
 
@@ -464,12 +468,57 @@ func running(j *scheduler.JobRecord, now time.Time) bool {
 	return j.LeaseOwner != "" && j.LeaseUntil.After(now) && !j.Schedule.DueAt.After(now)
 }
 
+// waitMark is what a job that no attempt of runs waits for before its
+// next attempt starts: Label is the badge, Why its tooltip and the job
+// page's sentence.
+type waitMark struct {
+	Label, Why string
+}
+
+// waitingFor returns what job j of a collection of state coll waits for
+// at now before its next attempt starts, when no attempt of it runs (see
+// running) and the record or the Scheduler tells: a permit of its
+// collection's limits (its occurrence in progress is Limited: the engine
+// releases the lease while it waits, and asks again when the job is due),
+// or a worker (the job is due, no instance holds its lease, and every
+// worker of this instance is busy: Scheduler.InFlight at
+// Config.MaxConcurrency; the loop claims no job it has no free worker
+// for). nil otherwise, and while the job or its collection is not
+// Enabled (none of its attempts starts then).
+func (h *handler) waitingFor(j *scheduler.JobRecord, now time.Time, coll scheduler.CollectionState) *waitMark {
+	if j.State != scheduler.JobEnabled || coll != scheduler.CollectionEnabled {
+		return nil
+	}
+	if c := j.Schedule.Current; c != nil && c.Limited != nil {
+		why := "Waiting since " + clock(c.Limited.Since.UTC()) + " for a permit of the collection's limits"
+		if c.Limited.Key != "" {
+			why += " (the " + string(c.Limited.Key) + " limit)"
+		}
+		if !c.At.IsZero() {
+			why += "; it asks again at " + clock(c.At.UTC())
+		}
+		return &waitMark{Label: "waiting for a limit", Why: why + "."}
+	}
+	due := j.Schedule.DueAt
+	if due.IsZero() || due.After(now) || (j.LeaseOwner != "" && j.LeaseUntil.After(now)) {
+		return nil
+	}
+	n, limit := h.s.InFlight()
+	if n < limit {
+		return nil
+	}
+	return &waitMark{Label: "waiting for a worker", Why: fmt.Sprintf(
+		"Due since %s; every one of this instance's %d workers is busy (Config.MaxConcurrency), so none has claimed it yet.", clock(due.UTC()), limit)}
+}
+
 // jobRow is the line of a job in a collection's table: what the record
 // holds, and the outcome of its last run (see lastStatus).
 func (h *handler) jobRow(ctx context.Context, j *scheduler.JobRecord, now time.Time, coll scheduler.CollectionState) (jobRow, error) {
 	row := jobRow{Name: j.Name, URL: h.jobURL(j.Collection, j.Name, nil), State: string(j.State), jobSummary: summarize(j, j.Job.Location(), now, coll)}
 	if running(j, now) {
 		row.Running = j.LeaseOwner
+	} else {
+		row.Waiting = h.waitingFor(j, now, coll)
 	}
 	var err error
 	if row.LastStatus, row.LastClass, err = h.lastStatus(ctx, j, now); err != nil {
@@ -505,7 +554,9 @@ func inProgress(o *scheduler.Occurrence, when string) string {
 // schedule's record of outcomes and drops a pending retry, but keeps the
 // status's last attempt). An attempt in progress at now (see running)
 // says "running", whether or not the record has its occurrence yet (it
-// has it from the first attempt's outcome on).
+// has it from the first attempt's outcome on); an occurrence whose next
+// attempt waits for a permit of the collection's limits, and which no
+// attempt of runs, says "waiting for a limit".
 func (h *handler) lastStatus(ctx context.Context, j *scheduler.JobRecord, now time.Time) (text, class string, err error) {
 	sc := j.Schedule
 	switch c := sc.Current; {
@@ -515,6 +566,12 @@ func (h *handler) lastStatus(ctx context.Context, j *scheduler.JobRecord, now ti
 		return fmt.Sprintf("running retry %d", c.Retry), "running", nil
 	case running(j, now):
 		return "running", "running", nil
+	case c != nil && c.Limited != nil && c.ErrorAction:
+		return "its error action waiting for a limit", "waiting", nil
+	case c != nil && c.Limited != nil && c.Retry > 0:
+		return fmt.Sprintf("retry %d waiting for a limit", c.Retry), "waiting", nil
+	case c != nil && c.Limited != nil:
+		return "waiting for a limit", "waiting", nil
 	case c != nil && c.ErrorAction:
 		return "running its error action", "running", nil
 	case c != nil && c.Retry > 0:
@@ -606,6 +663,7 @@ type jobPage struct {
 	// Running names the instance whose attempt of the job is in
 	// progress now; empty when none is (see running).
 	Running    string
+	Waiting    *waitMark // see jobRow
 	CanRun     bool
 	RunBlocked string
 	jobSummary
@@ -777,6 +835,8 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 	var progress []string
 	if running(rec, now) {
 		p.Running = rec.LeaseOwner
+	} else if p.Waiting = h.waitingFor(rec, now, col.Definition.State()); p.Waiting != nil {
+		progress = append(progress, p.Waiting.Why)
 	}
 	if p.Running != "" && rec.Schedule.Current == nil {
 		progress = append(progress, "An attempt is running now, on instance "+p.Running+".")
