@@ -356,3 +356,33 @@ var emptyRulesICal = func() string {
 	b.WriteString("BEGIN:VEVENT\r\nDTSTART;VALUE=DATE:20260201\r\nRRULE:FREQ=YEARLY;COUNT=50\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
 	return b.String()
 }()
+
+// BenchmarkCollectionWithCalendarByNext: the big collection with an
+// exclusion calendar, sorted by next run: each page reads all its jobs
+// (see the collection's page in the package documentation), against the
+// one store read of a collection without calendars.
+func BenchmarkCollectionWithCalendarByNext(b *testing.B) {
+	for _, kind := range []string{"memory", "sqlite"} {
+		big := newBigStore(b, kind, 10_000, 0)
+		c, err := scheduler.ParseCalendar([]byte(`{"properties": {"dates": ["2030-12-25"]}}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		coll := "/collections/" + url.PathEscape("sub/rg/big")
+		for _, withCal := range []bool{false, true} {
+			name := kind + "/no-calendar"
+			if withCal {
+				name = kind + "/calendar"
+				if _, err := big.s.PutCalendar(context.Background(), "sub/rg/big", "hol", c, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					big.get(b, coll+"?top=100&sort=next&order=desc&skip=5000")
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/page")
+			})
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -370,5 +371,63 @@ func TestWaitingForWorkerShown(t *testing.T) {
 	}
 	if n := strings.Count(c.body, `class="badge running"`); n != 1 {
 		t.Errorf("the collection page marks %d jobs running, want 1", n)
+	}
+}
+
+// TestSortByShownNextWithCalendar: in a collection whose jobs name an
+// exclusion calendar or none, sorted by next run, the rows are in the
+// order of the next runs they show, also for a job whose record holds an
+// occurrence planned under an older version of its calendar (which the
+// list shows where the calendar now places it), in either direction and
+// from a page's first row on.
+func TestSortByShownNextWithCalendar(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	year := time.Now().Year() + 1
+	day := func(d, h int) time.Time { return time.Date(year, 1, d, h, 0, 0, 0, time.UTC) }
+	from := func(t time.Time) string {
+		return `"startTime": "` + t.Format(time.RFC3339) + `", "recurrence": {"frequency": "Day"`
+	}
+	e.calendar("c", "hol", fmt.Sprintf(`{"properties": {"dates": ["%d-01-03"]}}`, year))
+	e.job("c", "cal", "/ok", from(day(3, 0))+`, "calendar": "hol"}`) // runs on the 4th
+	e.job("c", "plain", "/ok", from(day(3, 12))+"}")
+	e.job("c", "later", "/ok", from(day(5, 0))+"}")
+	// As an instance that held the calendar before it excluded the 3rd
+	// planned it: the record's next execution is the 3rd.
+	for try := 0; ; try++ {
+		rec, err := e.store.GetJob(ctx, "c", "cal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := day(3, 0)
+		rec.Schedule.NextOccurrence, rec.Schedule.DueAt, rec.Status.NextExecutionTime = stale, stale, &stale
+		if err = e.store.PutJob(ctx, rec); err == nil {
+			break
+		} else if !errors.Is(err, scheduler.ErrConflict) || try == 10 {
+			t.Fatal(err)
+		}
+	}
+	order := func(p page) []string {
+		var names []string
+		for _, m := range jobLink.FindAllStringSubmatch(p.body, -1) {
+			names = append(names, m[1])
+		}
+		return names
+	}
+	cp := collPath("c")
+	p := e.get(cp + "?sort=next")
+	wantIn(t, "sorted by next run", p, `<time datetime="`+day(4, 0).Format(time.RFC3339)+`">`)
+	for _, c := range []struct {
+		query string
+		want  []string
+	}{
+		{"?sort=next", []string{"plain", "cal", "later"}},
+		{"?sort=next&order=desc", []string{"later", "cal", "plain"}},
+		{"?sort=next&skip=1", []string{"cal", "later"}},
+		{"?sort=next&order=desc&skip=2", []string{"plain"}},
+	} {
+		if diff := cmp.Diff(c.want, order(e.get(cp+c.query))); diff != "" {
+			t.Errorf("GET %s (-want +got):\n%s", c.query, diff)
+		}
 	}
 }
