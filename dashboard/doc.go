@@ -93,7 +93,16 @@
 // editor sets location, plan, state and quota, and keeps the tags and run
 // policy it does not show. A collection's page enables, disables,
 // suspends and deletes it (after a confirmation page that names the jobs
-// the deletion removes, the first 1,000 by name and how many more).
+// the deletion removes, the first 1,000 by name and how many more). The
+// confirmed deletion deletes only the jobs the confirmation showed: its
+// form carries a digest of every job's identity (name, Incarnation and
+// Created), and when the collection's jobs differ from it at the deletion
+// (a job put, deleted, or created again since), nothing is deleted and
+// the confirmation shows the jobs as they are then, saying so.
+// DeleteCollection takes no condition on the collection's jobs (the
+// collection's ETag does not change when a job is put in it), so this is
+// a check made just before the deletion: a job put in that instant is
+// deleted with the collection.
 //
 // Every change goes through the Scheduler methods the REST API calls, with
 // the JSON it takes, so that it is checked and stored the same and a

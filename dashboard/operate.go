@@ -1,6 +1,10 @@
 package dashboard
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -232,11 +236,13 @@ func (h *handler) retry(r *http.Request, v *viewer, c, name string) (string, err
 
 // deleteCollectionPage asks to confirm the deletion of a collection,
 // naming the jobs it removes: the first maxNamedJobs of them, in name
-// order, and how many more.
+// order, and how many more. Seen identifies every job it counts (see
+// jobSet), so that the deletion deletes only what the page showed.
 type deleteCollectionPage struct {
 	Name, URL, ActionURL string
 	Jobs                 []string
 	Total, More          int
+	Seen                 string
 }
 
 // maxNamedJobs is how many jobs the confirmation of a collection's
@@ -253,30 +259,55 @@ func (h *handler) confirmDeleteCollection(r *http.Request, v *viewer) (string, a
 		return "", nil, notFoundAs(err, "The collection")
 	}
 	p := &deleteCollectionPage{Name: c, URL: h.collectionURL(c, nil), ActionURL: h.url(nil, "collections", c, "delete")}
-	for skip := 0; len(p.Jobs) < maxNamedJobs; skip += scheduler.MaxPageSize {
+	set, err := h.jobSet(ctx, c, func(name string) {
+		if len(p.Jobs) < maxNamedJobs {
+			p.Jobs = append(p.Jobs, name)
+		}
+	})
+	if err != nil {
+		return "", nil, notFoundAs(err, "The collection")
+	}
+	p.Total, p.Seen = set.n, set.digest
+	p.More = p.Total - len(p.Jobs)
+	return "collectiondelete", p, nil
+}
+
+// jobSet is what a collection's jobs are at one read: how many, and a
+// digest of the identity of each (its name, Incarnation and Created: a
+// job deleted and created again under its name is another job).
+type jobSet struct {
+	n      int
+	digest string
+}
+
+// jobSet reads every job of collection c, a page of the store's name
+// order at a time, calling each (if not nil) with each job's name.
+func (h *handler) jobSet(ctx context.Context, c string, each func(name string)) (jobSet, error) {
+	sum := sha256.New()
+	var set jobSet
+	var buf []byte
+	for skip := 0; ; skip += scheduler.MaxPageSize {
 		jobs, err := h.s.ListJobs(ctx, c, &scheduler.ListJobsOptions{Skip: skip, Top: scheduler.MaxPageSize})
 		if err != nil {
-			return "", nil, err
+			return jobSet{}, err
 		}
-		for _, j := range jobs[:min(len(jobs), maxNamedJobs-len(p.Jobs))] {
-			p.Jobs = append(p.Jobs, j.Name)
+		for _, j := range jobs {
+			buf = binary.AppendUvarint(buf[:0], uint64(len(j.Name)))
+			buf = append(buf, j.Name...)
+			buf = binary.BigEndian.AppendUint64(buf, uint64(j.Incarnation))
+			buf = binary.BigEndian.AppendUint64(buf, uint64(j.Created.UnixNano()))
+			sum.Write(buf)
+			if each != nil {
+				each(j.Name)
+			}
 		}
+		set.n += len(jobs)
 		if len(jobs) < scheduler.MaxPageSize {
 			break
 		}
 	}
-	counts, err := h.s.JobCounts(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	for _, n := range counts {
-		if n.Collection == c {
-			p.Total += n.Jobs
-		}
-	}
-	p.Total = max(p.Total, len(p.Jobs))
-	p.More = p.Total - len(p.Jobs)
-	return "collectiondelete", p, nil
+	set.digest = hex.EncodeToString(sum.Sum(nil)[:16])
+	return set, nil
 }
 
 // collectionAction enables, disables, suspends or deletes a collection:
@@ -300,6 +331,19 @@ func (h *handler) collectionAction(w http.ResponseWriter, r *http.Request, v *vi
 	case "delete":
 		if r.PostForm.Get("confirm") != "yes" {
 			return h.url(nil, "collections", c, "delete"), nil
+		}
+		// Delete only the jobs the confirmation showed: when they
+		// changed since, nothing is deleted and the confirmation shows
+		// them as they are now. The Scheduler's delete takes no
+		// condition on the collection's jobs, so this is a check right
+		// before the delete: a job put in between is deleted with it.
+		var set jobSet
+		if set, err = h.jobSet(ctx, c, nil); err != nil {
+			break
+		}
+		if set.digest != r.PostForm.Get("jobs") {
+			h.log.Info("dashboard: collection not deleted: its jobs changed since the confirmation", "collection", c, "jobs", set.n, "user", v.name())
+			return h.url(url.Values{"flash": {"collection-changed"}}, "collections", c, "delete"), nil
 		}
 		if err = h.s.DeleteCollection(ctx, c); err == nil {
 			h.log.Info("dashboard: collection deleted", "collection", c, "user", v.name())

@@ -185,7 +185,7 @@ func TestDeleteCollection(t *testing.T) {
 	if _, err := e.s.GetCollection(ctx, "sub/rg/c"); err != nil {
 		t.Fatalf("a delete without confirm deleted the collection: %v", err)
 	}
-	res = e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}})
+	res = e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}, "jobs": {seenJobs(t, p)}})
 	wantStatus(t, "delete", res, http.StatusSeeOther)
 	if loc := res.header.Get("Location"); loc != "/?flash=collection-deleted" {
 		t.Errorf("delete leads to %q, want the overview", loc)
@@ -201,6 +201,72 @@ func TestDeleteCollection(t *testing.T) {
 	}
 	wantIn(t, "overview after", e.get("/?flash=collection-deleted"), "The collection was deleted with its jobs and their history.")
 	wantStatus(t, "confirmation of a deleted collection", e.get(cp+"/delete"), http.StatusNotFound)
+}
+
+// seenPattern finds what a collection's deletion confirmation says of the
+// jobs it showed.
+var seenPattern = regexp.MustCompile(`<input type="hidden" name="jobs" value="([0-9a-f]+)">`)
+
+// seenJobs returns what the confirmation p says of the jobs it showed.
+func seenJobs(t *testing.T, p page) string {
+	t.Helper()
+	m := seenPattern.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("the confirmation has no field for the jobs it shows:\n%s", p.body)
+	}
+	return m[1]
+}
+
+// TestDeleteCollectionChanged: a confirmed deletion deletes only the
+// jobs the confirmation showed. When a job was put in the collection
+// since, or one of its jobs was deleted and created again under its
+// name, nothing is deleted and the confirmation shows the jobs as they
+// are now, saying why; confirming that one deletes the collection.
+func TestDeleteCollectionChanged(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", nil)
+	hourly := `"recurrence": {"frequency": "Hour"}, "startTime": "` + later(time.Hour) + `"`
+	e.job("sub/rg/c", "a-job", "/ok", hourly)
+	cp := collPath("sub/rg/c")
+	for _, change := range []struct {
+		name string
+		do   func()
+	}{
+		{"a job put since", func() { e.job("sub/rg/c", "b-job", "/ok", hourly) }},
+		{"a job created again since", func() {
+			if err := e.s.DeleteJob(ctx, "sub/rg/c", "a-job"); err != nil {
+				t.Fatal(err)
+			}
+			e.job("sub/rg/c", "a-job", "/ok", hourly)
+		}},
+	} {
+		p := e.get(cp + "/delete")
+		seen := seenJobs(t, p)
+		tok := e.token(cp + "/delete")
+		change.do()
+		res := e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}, "jobs": {seen}})
+		wantStatus(t, change.name, res, http.StatusSeeOther)
+		if loc, want := res.header.Get("Location"), cp+"/delete?flash=collection-changed"; loc != want {
+			t.Errorf("%s: the delete leads to %q, want %q", change.name, loc, want)
+		}
+		if _, err := e.s.GetJob(ctx, "sub/rg/c", "a-job"); err != nil {
+			t.Fatalf("%s: the delete deleted the collection's jobs: %v", change.name, err)
+		}
+		p = e.get(cp + "/delete?flash=collection-changed")
+		wantIn(t, change.name, p, "Nothing was deleted: the collection&#39;s jobs changed since the confirmation.")
+		if seenJobs(t, p) == seen {
+			t.Errorf("%s: the confirmation says the same of the jobs as before the change", change.name)
+		}
+	}
+	p := e.get(cp + "/delete")
+	wantIn(t, "confirmation", p, `<ul class="delete-jobs" id="delete-jobs"><li>a-job</li><li>b-job</li></ul>`)
+	res := e.post(cp+"/delete", url.Values{"csrf": {e.token(cp + "/delete")}, "confirm": {"yes"}, "jobs": {seenJobs(t, p)}})
+	if loc := res.header.Get("Location"); loc != "/?flash=collection-deleted" {
+		t.Errorf("the delete confirmed again leads to %q, want the overview", loc)
+	}
+	if _, err := e.s.GetCollection(ctx, "sub/rg/c"); err == nil {
+		t.Error("the collection confirmed again is still there")
+	}
 }
 
 // TestSortAcrossPages: sorted by next run, the first page holds the jobs

@@ -1240,6 +1240,7 @@ var flashes = map[string]string{
 	"collection-suspend": "The collection is suspended: none of its jobs runs until it is enabled again; then each job's " +
 		"run policy (missed) decides which of the occurrences it missed run (by default, once for all of them).",
 	"collection-deleted": "The collection was deleted with its jobs and their history.",
+	"collection-changed": "Nothing was deleted: the collection's jobs changed since the confirmation. These are its jobs now; confirm again to delete them.",
 	"saved":              "Saved.",
 }
 

@@ -23,7 +23,9 @@ import (
 // ends, retries a faulted occurrence from its history row and sees the
 // retry marked backfilled, runs a job now and sees that run marked,
 // disables the collection and sees no next run, then deletes the
-// collection after a confirmation that names its jobs.
+// collection after a confirmation that names its jobs (a job put in it
+// after the confirmation was shown makes the deletion delete nothing and
+// show the confirmation again).
 func TestBrowserOperator(t *testing.T) {
 	release := make(chan struct{})
 	exec := action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
@@ -112,6 +114,27 @@ func TestBrowserOperator(t *testing.T) {
 		t.Errorf("the confirmation names %q, want export,rebuild", got)
 	}
 	b.screenshot("console-delete-collection")
+	// A job put in it after the confirmation was shown: the confirmed
+	// deletion deletes nothing, and the confirmation names it too.
+	def, err := scheduler.ParseJob([]byte(`{"action": {"type": "Https", "request": {"uri": "https://ops.contoso.example/late", "method": "POST"}},
+		"recurrence": {"frequency": "Hour"}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJob(ctx, "contoso/prod/ops", "late", def, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.clickAndLoad("confirm, the jobs changed", "#confirm-delete")
+	if s := b.text("#flash"); !strings.Contains(s, "Nothing was deleted: the collection's jobs changed since the confirmation.") {
+		t.Errorf("flash after the refused deletion = %q", s)
+	}
+	if got := eval[string](b, `Array.from(document.querySelectorAll("#delete-jobs li"), li => li.textContent).join(",")`); got != "export,late,rebuild" {
+		t.Errorf("the confirmation after the change names %q, want export,late,rebuild", got)
+	}
+	if _, err := s.GetJob(ctx, "contoso/prod/ops", "export"); err != nil {
+		t.Errorf("the refused deletion deleted a job: %v", err)
+	}
+	b.screenshot("console-delete-collection-changed")
 	b.clickAndLoad("confirm", "#confirm-delete")
 	if s := b.text("#flash"); !strings.Contains(s, "The collection was deleted") {
 		t.Errorf("flash after the deletion = %q", s)
