@@ -143,3 +143,62 @@ func TestBrowserOperator(t *testing.T) {
 		t.Error("the collection is still there")
 	}
 }
+
+// TestBrowserWaiting: with its one worker busy on an attempt that does
+// not end, a second job due meanwhile is marked waiting for a worker in
+// its collection's table and on its page, not running, while the first
+// is marked running.
+func TestBrowserWaiting(t *testing.T) {
+	release := make(chan struct{})
+	exec := action.ExecutorFunc(func(ctx context.Context, req *action.Request) (*action.Result, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &action.Result{Message: "HTTP 200 OK"}, nil
+	})
+	reg := new(action.Registry)
+	reg.Register(action.HTTPS, exec)
+	s, err := scheduler.New(memory.New(), &scheduler.Config{Executors: reg, Logger: slog.New(slog.DiscardHandler), PollInterval: 50 * time.Millisecond, MaxConcurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "contoso/prod/batch", &scheduler.JobCollection{Location: "West Europe"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"compact", "reindex"} {
+		def, err := scheduler.ParseJob([]byte(`{"action": {"type": "Https", "request": {"uri": "https://batch.contoso.example/`+name+`", "method": "POST"}, "retryPolicy": {"retryType": "None"}},
+			"recurrence": {"frequency": "Hour"}}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutJob(ctx, "contoso/prod/batch", name, def, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(ctx) })
+	defer close(release)
+	mux := http.NewServeMux()
+	mux.Handle("/ui/", dashboard.New(s, &dashboard.Options{Prefix: "/ui", Refresh: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b := newBrowser(t)
+	coll := srv.URL + "/ui/collections/contoso%2Fprod%2Fbatch"
+
+	b.do("open the collection", chromedp.Navigate(coll), chromedp.WaitVisible(chromedp.CSS("table.jobs")))
+	b.waitFor("one job running and one waiting", `document.querySelectorAll("table.jobs .badge.running").length === 1 && document.querySelectorAll("table.jobs .badge.waiting").length === 1`)
+	if s := b.text("table.jobs .badge.waiting"); s != "waiting for a worker" {
+		t.Errorf("the waiting badge says %q", s)
+	}
+	b.screenshot("console-waiting")
+	b.clickAndLoad("open the waiting job", `table.jobs tr:has(.badge.waiting) a.job-link`)
+	if n := eval[int](b, `document.querySelectorAll("#job-state .badge.running").length`); n != 0 {
+		t.Errorf("the waiting job's page marks it running")
+	}
+	if s := b.text("#facts"); !strings.Contains(s, "every one of this instance's 1 workers is busy") {
+		t.Errorf("the waiting job's summary:\n%s", s)
+	}
+}
