@@ -136,7 +136,7 @@ func TestJobPageShowsLimitWait(t *testing.T) {
 	wantIn(t, waiting, p, "for a permit of the collection&#39;s limits (the collection limit).")
 	// No attempt of it runs: it says what it waits for, never running.
 	wantIn(t, waiting, p, `<span class="badge waiting" title="Waiting since `, `>waiting for a limit</span>`,
-		`<span class="last-waiting">waiting for a limit</span>`)
+		`<span class="last-waiting">waiting for a limit</span>`, "its attempt 1 of the main action not started (it asks again at ")
 	wantNotIn(t, waiting, p, `class="last-running"`, `class="badge running"`)
 	wantIn(t, "collection", e.get(collPath("c")), `<span class="last-waiting">waiting for a limit</span>`)
 	other := map[string]string{"first": "second", "second": "first"}[waiting]

@@ -581,8 +581,11 @@ func (h *handler) jobRow(ctx context.Context, j *scheduler.JobRecord, now time.T
 }
 
 // inProgress says which attempt of occurrence o is in progress, and
-// when: when starts with a comma, or is empty.
-func inProgress(o *scheduler.Occurrence, when string) string {
+// when: when starts with a comma, or is empty. An attempt that waits for
+// a permit of the collection's limits has not started, unless started
+// says that it did (the job is running, see running: the permits were
+// granted, and the record keeps the wait until the attempt's outcome).
+func inProgress(o *scheduler.Occurrence, when string, started bool) string {
 	what := "the main action"
 	if o.ErrorAction {
 		what = "the error action"
@@ -590,12 +593,26 @@ func inProgress(o *scheduler.Occurrence, when string) string {
 	if o.At.IsZero() {
 		when = ""
 	}
-	text := fmt.Sprintf("Occurrence %d (expected %s) is in progress: attempt %d of %s%s", o.Number, clock(o.Expected.UTC()), o.Retry+1, what, when)
-	if l := o.Limited; l != nil {
-		text += "; it has waited since " + clock(l.Since.UTC()) + " for a permit of the collection's limits"
-		if l.Key != "" {
-			text += " (the " + string(l.Key) + " limit)"
+	l := o.Limited
+	if l == nil {
+		return fmt.Sprintf("Occurrence %d (expected %s) is in progress: attempt %d of %s%s.", o.Number, clock(o.Expected.UTC()), o.Retry+1, what, when)
+	}
+	var text string
+	if started {
+		text = fmt.Sprintf("Occurrence %d (expected %s) is in progress: attempt %d of %s, after it waited since %s for a permit of the collection's limits",
+			o.Number, clock(o.Expected.UTC()), o.Retry+1, what, clock(l.Since.UTC()))
+	} else {
+		// A run waiting for its permits is unclaimed: the engine asks
+		// for them again at o.At.
+		again := ""
+		if !o.At.IsZero() {
+			again = " (it asks again at " + clock(o.At.UTC()) + ")"
 		}
+		text = fmt.Sprintf("Occurrence %d (expected %s) is in progress, its attempt %d of %s not started%s: it has waited since %s for a permit of the collection's limits",
+			o.Number, clock(o.Expected.UTC()), o.Retry+1, what, again, clock(l.Since.UTC()))
+	}
+	if l.Key != "" {
+		text += " (the " + string(l.Key) + " limit)"
 	}
 	return text + "."
 }
@@ -888,14 +905,15 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 	var progress []string
 	if running(rec, now) {
 		p.Running = rec.LeaseOwner
-	} else if p.Waiting = h.waitingFor(rec, now, col.Definition.State()); p.Waiting != nil {
+	} else if p.Waiting = h.waitingFor(rec, now, col.Definition.State()); p.Waiting != nil && (rec.Schedule.Current == nil || rec.Schedule.Current.Limited == nil) {
+		// A wait for a limit is said with the occurrence in progress.
 		progress = append(progress, p.Waiting.Why)
 	}
 	if p.Running != "" && rec.Schedule.Current == nil {
 		progress = append(progress, "An attempt is running now, on instance "+p.Running+".")
 	}
 	if cur := rec.Schedule.Current; cur != nil {
-		progress = append(progress, inProgress(cur, ", due "+clock(cur.At.UTC())))
+		progress = append(progress, inProgress(cur, ", due "+clock(cur.At.UTC()), p.Running != ""))
 	}
 	if pol := rec.Schedule.Policy; pol != nil {
 		// Occurrences side by side (runPolicy.overlap AllowAll).
@@ -904,7 +922,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 			if ru.Owner != "" {
 				when = ", running on " + ru.Owner
 			}
-			progress = append(progress, inProgress(&ru.Occurrence, when))
+			progress = append(progress, inProgress(&ru.Occurrence, when, ru.Owner != ""))
 		}
 	}
 	p.Current = strings.Join(progress, " ")
