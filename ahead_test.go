@@ -1267,7 +1267,7 @@ func TestStopLeavesLeaseOfRecreatedJob(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := e.store.DeleteJob(ctx, "c", "j"); err != nil {
+			if err := e.store.DeleteJob(ctx, "c", "j", ""); err != nil {
 				return err
 			}
 			r := old.Clone()

@@ -23,7 +23,7 @@ import (
 type hookStore struct {
 	*memory.Store
 	mu     sync.Mutex
-	method string // "PutJob", "PutJobs", "ListJobs", "PutCollection" or "GetCollection"
+	method string // "PutJob", "PutJobs", "DeleteJob", "ListJobs", "PutCollection" or "GetCollection"
 	hook   func()
 }
 
@@ -67,6 +67,11 @@ func (h *hookStore) GetCollection(ctx context.Context, name string) (*scheduler.
 func (h *hookStore) PutCollection(ctx context.Context, c *scheduler.CollectionRecord) error {
 	h.fire("PutCollection")
 	return h.Store.PutCollection(ctx, c)
+}
+
+func (h *hookStore) DeleteJob(ctx context.Context, collection, name, etag string) error {
+	h.fire("DeleteJob")
+	return h.Store.DeleteJob(ctx, collection, name, etag)
 }
 
 func (h *hookStore) ListJobs(ctx context.Context, collection string, f scheduler.JobFilter) ([]*scheduler.JobRecord, error) {
@@ -498,41 +503,50 @@ func TestQuotaTightenedDuringPutOverFinal(t *testing.T) {
 // TestUndoneCreateKeepsLaterPut: a put that created a job and is undone
 // (the collection was tightened meanwhile) deletes only the version it
 // wrote: a put that replaced the job between the write and the undo, and
-// succeeded, keeps its job.
+// succeeded, keeps its job, also when it lands just before the undo's
+// delete.
 func TestUndoneCreateKeepsLaterPut(t *testing.T) {
-	ctx := context.Background()
-	st, s := hookScheduler(t)
-	often, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Minute", "interval": 5}`)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hourly, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Hour"}`)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
-		Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
-	var colErr, bErr error
-	var b *scheduler.JobRecord
-	st.arm("PutJob", func() {
-		_, colErr = s.PutCollection(ctx, "c", limit, nil)
-		// The next collection read is the first put's check after its
-		// write: the second put lands there.
-		st.arm("GetCollection", func() { b, bErr = s.PutJob(ctx, "c", "j", hourly, nil) })
-	})
-	_, aErr := s.PutJob(ctx, "c", "j", often, nil)
-	if colErr != nil || bErr != nil {
-		t.Fatalf("PutCollection: %v; the second PutJob: %v", colErr, bErr)
-	}
-	if !errors.Is(aErr, scheduler.ErrQuotaExceeded) {
-		t.Errorf("the first PutJob: err = %v, want ErrQuotaExceeded", aErr)
-	}
-	got, err := s.GetJob(ctx, "c", "j")
-	if err != nil {
-		t.Fatalf("GetJob after the second put succeeded: %v", err)
-	}
-	if got.ETag != b.ETag {
-		t.Errorf("GetJob: ETag %s, want %s, the second put's", got.ETag, b.ETag)
+	for _, at := range []string{
+		"GetCollection", // the first put's check after its write
+		"DeleteJob",     // the first put's undo, before the store deletes
+	} {
+		t.Run(at, func(t *testing.T) {
+			ctx := context.Background()
+			st, s := hookScheduler(t)
+			often, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Minute", "interval": 5}`)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hourly, err := scheduler.ParseJob([]byte(jobJSON(time.Now().Add(time.Hour), `"recurrence": {"frequency": "Hour"}`)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			limit := &scheduler.JobCollection{Properties: scheduler.CollectionProperties{
+				Quota: &scheduler.Quota{MaxRecurrence: &scheduler.MaxRecurrence{Frequency: recurrence.Hour, Interval: 1}}}}
+			var colErr, bErr error
+			var b *scheduler.JobRecord
+			st.arm("PutJob", func() {
+				_, colErr = s.PutCollection(ctx, "c", limit, nil)
+				st.arm(at, func() { b, bErr = s.PutJob(ctx, "c", "j", hourly, nil) })
+			})
+			_, aErr := s.PutJob(ctx, "c", "j", often, nil)
+			if colErr != nil || bErr != nil {
+				t.Fatalf("PutCollection: %v; the second PutJob: %v", colErr, bErr)
+			}
+			if b == nil {
+				t.Fatalf("the second PutJob did not run: the first made no %s call after its write", at)
+			}
+			if !errors.Is(aErr, scheduler.ErrQuotaExceeded) {
+				t.Errorf("the first PutJob: err = %v, want ErrQuotaExceeded", aErr)
+			}
+			got, err := s.GetJob(ctx, "c", "j")
+			if err != nil {
+				t.Fatalf("GetJob after the second put succeeded: %v", err)
+			}
+			if got.ETag != b.ETag {
+				t.Errorf("GetJob: ETag %s, want %s, the second put's", got.ETag, b.ETag)
+			}
+		})
 	}
 }
 

@@ -555,23 +555,14 @@ func calendarDeleted(r *JobRecord) error {
 // undoPut puts back old, what a put that wrote r replaced (nil: deletes
 // the job r created), when r's version is still the stored one (see
 // recheckPut); a failure is logged. A job written again since r is left
-// alone: that write is checked on its own. The Store has no conditional
-// delete, so the delete of a created job reads the job first and deletes
-// it only when it still holds r's ETag; a write landing between that read
-// and the delete (the time of one store call) is deleted with it.
+// alone: that write is checked on its own. A created job is deleted only
+// while it holds r's ETag, which the store's delete checks (any later
+// write changed it).
 func (s *Scheduler) undoPut(ctx context.Context, st TxStore, old, r *JobRecord) {
 	var err error
 	if old == nil {
-		var cur *JobRecord
-		if cur, err = st.GetJob(ctx, r.Collection, r.Name); errors.Is(err, ErrNotFound) {
+		if err = st.DeleteJob(ctx, r.Collection, r.Name, r.ETag); errors.Is(err, ErrNotFound) || errors.Is(err, ErrPreconditionFailed) {
 			return
-		} else if err == nil {
-			if cur.ETag != r.ETag {
-				return
-			}
-			if err = st.DeleteJob(ctx, r.Collection, r.Name); errors.Is(err, ErrNotFound) {
-				return
-			}
 		}
 	} else {
 		u := old.Clone()

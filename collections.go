@@ -461,7 +461,7 @@ func (s *Scheduler) DeleteCollection(ctx context.Context, name string) error {
 	if err := checkName("collection", name); err != nil {
 		return err
 	}
-	if err := s.store.DeleteCollection(ctx, name); err != nil {
+	if err := s.store.DeleteCollection(ctx, name, ""); err != nil {
 		return err
 	}
 	s.wrote(name, "")

@@ -1321,6 +1321,17 @@
 // storetest.Run checks the orders, ties, jobs without a time and pages
 // that follow one another.
 //
+// A delete may carry a condition, checked in the store's write that
+// deletes: [Store.DeleteJob] and [Store.DeleteCollection] given an ETag
+// delete only the record that holds it, and otherwise fail with
+// ErrPreconditionFailed, deleting nothing (ErrNotFound when there is no
+// such record), so that a record written since its ETag was read is
+// never deleted in its place. The SQL stores make the ETag part of the
+// DELETE statement's condition. The Scheduler undoes a put of a job that
+// its collection no longer allows (see "Job collections") by such a
+// delete of the job the put created. storetest.Run checks the
+// condition, also with puts of the job racing the deletes.
+//
 // A collection or job that does not exist is an error that matches
 // [ErrNotFound]. The stores of this module return a [*NotFoundError], whose
 // text names what is missing once (`put job "x": job collection "nope" not

@@ -1444,7 +1444,7 @@ func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) erro
 	if err := checkJobKey(collection, name); err != nil {
 		return err
 	}
-	if err := s.store.DeleteJob(ctx, collection, name); err != nil {
+	if err := s.store.DeleteJob(ctx, collection, name, ""); err != nil {
 		return err
 	}
 	s.wrote(collection, name)

@@ -63,8 +63,13 @@ type Store interface {
 
 	// DeleteCollection deletes the collection, its jobs and their
 	// history in one atomic step, leases or not. ErrNotFound when it does
-	// not exist.
-	DeleteCollection(ctx context.Context, name string) error
+	// not exist. etag, when not empty, is a condition checked in that
+	// step: the collection is deleted only when its stored ETag is etag;
+	// otherwise the call fails with ErrPreconditionFailed, deleting
+	// nothing (ErrNotFound when the collection does not exist, whatever
+	// etag is). The Scheduler passes an ETag that its caller named,
+	// never "*".
+	DeleteCollection(ctx context.Context, name, etag string) error
 
 	// PutJob creates j (j.Version == 0) or replaces it (j.Version equal
 	// to the stored one), including its scheduling state, Due index
@@ -99,9 +104,17 @@ type Store interface {
 	// ErrNotFound when the collection does not exist.
 	ListJobs(ctx context.Context, collection string, f JobFilter) ([]*JobRecord, error)
 
-	// DeleteJob deletes the job and its history, leased or not.
-	// ErrNotFound when it does not exist.
-	DeleteJob(ctx context.Context, collection, name string) error
+	// DeleteJob deletes the job and its history, leased or not, in one
+	// atomic step. ErrNotFound when it does not exist. etag, when not
+	// empty, is a condition checked in that step: the job is deleted
+	// only when its stored ETag is etag (whatever its Version: a claim or
+	// a recorded outcome changes the Version, not the ETag); otherwise
+	// the call fails with ErrPreconditionFailed, deleting nothing
+	// (ErrNotFound when the job does not exist, whatever etag is). So a
+	// job written since the caller read etag is never deleted in its
+	// place. The Scheduler passes an ETag that its caller named, or one
+	// it wrote itself, never "*".
+	DeleteJob(ctx context.Context, collection, name, etag string) error
 
 	// ClaimDue leases up to limit jobs that are due at now and returns
 	// them, earliest Due first (ties in any order). A job is due when
@@ -1093,7 +1106,7 @@ type TxStore interface {
 	GetCollection(ctx context.Context, name string) (*CollectionRecord, error)
 	GetJob(ctx context.Context, collection, name string) (*JobRecord, error)
 	PutJob(ctx context.Context, j *JobRecord) error
-	DeleteJob(ctx context.Context, collection, name string) error
+	DeleteJob(ctx context.Context, collection, name, etag string) error
 }
 
 // CollectionTxStore is an optional capability of the [TxStore] that a

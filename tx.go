@@ -157,7 +157,7 @@ func (s *Scheduler) DeleteJobTx(ctx context.Context, tx any, collection, name st
 	if err != nil {
 		return err
 	}
-	if err := st.DeleteJob(ctx, collection, name); err != nil {
+	if err := st.DeleteJob(ctx, collection, name, ""); err != nil {
 		return err
 	}
 	s.afterTx(collection, name)

@@ -73,3 +73,38 @@ func (d *Dialect) PutCollection(ctx context.Context, c Conn, col *scheduler.Coll
 	d.step(ctx, c, "commit")
 	return enabled, nil
 }
+
+// DeleteCollection deletes the row of collection name over c, a
+// transaction: the first step of [scheduler.Store.DeleteCollection],
+// after which the caller deletes what the database does not delete with
+// it (the collection's jobs and history, on PostgreSQL) in c. With an
+// etag, the statement deletes the row only when it holds that ETag, and
+// otherwise fails with ErrPreconditionFailed, deleting nothing; a
+// collection that does not exist fails with ErrNotFound.
+func (d *Dialect) DeleteCollection(ctx context.Context, c Conn, name, etag string) error {
+	var n int64
+	var err error
+	if etag == "" {
+		n, err = c.Exec(ctx, d.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
+	} else {
+		n, err = c.Exec(ctx, d.sql("DELETE FROM {s}.collections WHERE name = $1 AND etag = $2"), name, etag)
+	}
+	if err != nil {
+		return d.Wrap("delete job collection", name, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	if etag == "" {
+		return &scheduler.NotFoundError{Collection: name}
+	}
+	var stored string
+	err = c.QueryRow(ctx, d.sql("SELECT etag FROM {s}.collections WHERE name = $1"), name).Scan(&stored)
+	if errors.Is(err, ErrNoRows) {
+		return &scheduler.NotFoundError{Collection: name}
+	}
+	if err != nil {
+		return d.Wrap("delete job collection", name, err)
+	}
+	return fmt.Errorf("%s: delete job collection %q: ETag %q, not %q: %w", d.Name, name, stored, etag, scheduler.ErrPreconditionFailed)
+}

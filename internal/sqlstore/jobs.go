@@ -947,14 +947,35 @@ func (d *Dialect) ReplaceJob(ctx context.Context, c Conn, j *scheduler.JobRecord
 	return fmt.Errorf("%s: put job %q: version %d, stored %d: %w", d.Name, j.ID(), j.Version, version, scheduler.ErrConflict)
 }
 
-// DeleteJob implements [scheduler.Store.DeleteJob] over c.
-func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name string) error {
-	n, err := c.Exec(ctx, d.sql("DELETE FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name)
+// DeleteJob implements [scheduler.Store.DeleteJob] over c: with an etag,
+// the statement that deletes the job's row deletes it only when it holds
+// that ETag, so that the row the condition holds for is the row deleted
+// (on PostgreSQL, a write of the row that commits while the statement
+// waits for it is judged again in its new version).
+func (d *Dialect) DeleteJob(ctx context.Context, c Conn, collection, name, etag string) error {
+	var n int64
+	var err error
+	if etag == "" {
+		n, err = c.Exec(ctx, d.sql("DELETE FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name)
+	} else {
+		n, err = c.Exec(ctx, d.sql("DELETE FROM {s}.jobs WHERE collection = $1 AND name = $2 AND etag = $3"), collection, name, etag)
+	}
 	if err != nil {
 		return d.Wrap("delete job", collection+"/"+name, err)
 	}
 	if n == 0 {
-		return d.Missing(ctx, c, collection, name)
+		if etag == "" {
+			return d.Missing(ctx, c, collection, name)
+		}
+		var stored string
+		err := c.QueryRow(ctx, d.sql("SELECT etag FROM {s}.jobs WHERE collection = $1 AND name = $2"), collection, name).Scan(&stored)
+		if errors.Is(err, ErrNoRows) {
+			return d.Missing(ctx, c, collection, name)
+		}
+		if err != nil {
+			return d.Wrap("delete job", collection+"/"+name, err)
+		}
+		return fmt.Errorf("%s: delete job %q of collection %q: ETag %q, not %q: %w", d.Name, name, collection, stored, etag, scheduler.ErrPreconditionFailed)
 	}
 	if d.DeleteHistory {
 		if _, err := c.Exec(ctx, d.sql("DELETE FROM {s}.history WHERE collection = $1 AND job = $2"), collection, name); err != nil {
@@ -1017,8 +1038,8 @@ func (v *TxView) CreateJob(ctx context.Context, col *scheduler.CollectionRecord,
 }
 
 // DeleteJob implements [scheduler.TxStore].
-func (v *TxView) DeleteJob(ctx context.Context, collection, name string) error {
-	return v.D.DeleteJob(ctx, v.C, collection, name)
+func (v *TxView) DeleteJob(ctx context.Context, collection, name, etag string) error {
+	return v.D.DeleteJob(ctx, v.C, collection, name, etag)
 }
 
 // JobInserter is an optional capability of a [Conn]: inserting many new

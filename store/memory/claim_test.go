@@ -43,7 +43,7 @@ func TestRecordClaimedCopy(t *testing.T) {
 	t.Run("job deleted and created again", func(t *testing.T) {
 		s := newStore(t)
 		c := claim(t, s)
-		if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+		if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}}); err != nil {
@@ -62,7 +62,7 @@ func TestRecordClaimedCopy(t *testing.T) {
 	t.Run("collection deleted", func(t *testing.T) {
 		s := newStore(t)
 		c := claim(t, s)
-		if err := s.DeleteCollection(ctx, "c"); err != nil {
+		if err := s.DeleteCollection(ctx, "c", ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Record(ctx, "me", done(c), nil); !errors.Is(err, scheduler.ErrNotFound) {
@@ -347,7 +347,7 @@ func TestIncarnationWraps(t *testing.T) {
 				t.Fatal(err)
 			}
 			old := claimOne(t, s, t0)
-			if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+			if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 				t.Fatal(err)
 			}
 			s.seq = (s.seq + tc.creates - 1) & (1<<48 - 1) // as after that many creates of other jobs

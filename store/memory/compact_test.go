@@ -215,7 +215,7 @@ func TestCompactForm(t *testing.T) {
 			t.Errorf("CountJobs = %+v, want %v in order", got, counts)
 		}
 		if round == 0 {
-			if err := s.DeleteJob(ctx, "c", "unknown state"); err != nil {
+			if err := s.DeleteJob(ctx, "c", "unknown state", ""); err != nil {
 				t.Fatal(err)
 			}
 			delete(counts, "Sleeping")

@@ -423,12 +423,15 @@ func (s *Store) ListCollections(ctx context.Context) ([]*scheduler.CollectionRec
 }
 
 // DeleteCollection implements [scheduler.Store].
-func (s *Store) DeleteCollection(ctx context.Context, name string) error {
+func (s *Store) DeleteCollection(ctx context.Context, name, etag string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.colls[name]
 	if c == nil {
 		return &scheduler.NotFoundError{Collection: name}
+	}
+	if etag != "" && c.rec.ETag != etag {
+		return fmt.Errorf("store/memory: delete job collection %q: ETag %q, not %q: %w", name, c.rec.ETag, etag, scheduler.ErrPreconditionFailed)
 	}
 	for _, j := range c.jobs {
 		s.forget(j)
@@ -687,15 +690,37 @@ func (s *Store) listOrdered(c *coll, f scheduler.JobFilter) []*scheduler.JobReco
 }
 
 // DeleteJob implements [scheduler.Store].
-func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
+func (s *Store) DeleteJob(ctx context.Context, collection, name, etag string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, err := s.lookup(collection, name)
 	if err != nil {
 		return err
 	}
+	if etag != "" && !j.etagIs(etag) {
+		return fmt.Errorf("store/memory: delete job %q of collection %q: ETag %q, not %q: %w",
+			name, collection, j.etag(), etag, scheduler.ErrPreconditionFailed)
+	}
 	s.delete(j)
 	return nil
+}
+
+// etagIs reports whether the ETag of j's record is etag, without writing
+// out the ETag of a record in compact form.
+func (j *job) etagIs(etag string) bool {
+	if w := j.whole(); w != nil {
+		return w.ETag == etag
+	}
+	v, ok := etagBits(etag)
+	return ok && v == j.rec.etag
+}
+
+// etag returns the ETag of j's record.
+func (j *job) etag() string {
+	if w := j.whole(); w != nil {
+		return w.ETag
+	}
+	return etagText(j.rec.etag, new([16]byte))
 }
 
 // delete deletes j and its history.

@@ -64,7 +64,7 @@ func TestPruneIndex(t *testing.T) {
 				}
 			}
 		case op == 7:
-			if err := s.DeleteJob(ctx, coll, name); err != nil && !errors.Is(err, scheduler.ErrNotFound) {
+			if err := s.DeleteJob(ctx, coll, name, ""); err != nil && !errors.Is(err, scheduler.ErrNotFound) {
 				t.Fatal(err)
 			}
 		default: // prune, mostly with the same PerJob

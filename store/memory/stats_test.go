@@ -71,7 +71,7 @@ func TestStatsAtScale(t *testing.T) {
 				_ = s.Record(ctx, "w", j, nil) // fails when replaced, deleted or claimed again meanwhile
 			}
 		case 9:
-			if err := s.DeleteJob(ctx, coll, name); err != nil && !errors.Is(err, scheduler.ErrNotFound) {
+			if err := s.DeleteJob(ctx, coll, name, ""); err != nil && !errors.Is(err, scheduler.ErrNotFound) {
 				t.Fatal(err)
 			}
 		case 10:

@@ -66,11 +66,11 @@ func TestRecordBatchMixed(t *testing.T) {
 		return j
 	}
 	for _, id := range [][2]string{{"a", "g04"}, {"b", "g07"}} {
-		if err := s.DeleteJob(ctx, id[0], id[1]); err != nil {
+		if err := s.DeleteJob(ctx, id[0], id[1], ""); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.DeleteCollection(ctx, "gone"); err != nil {
+	if err := s.DeleteCollection(ctx, "gone", ""); err != nil {
 		t.Fatal(err)
 	}
 	done := func(j *scheduler.JobRecord, k int) *scheduler.JobRecord {

@@ -670,7 +670,7 @@ func TestGiveBackFailedKeepsLostClaims(t *testing.T) {
 	schema := newSchema(t)
 	s := open(t, schema)
 	claims := claimedJobs(t, s, "a", "b", "c", "d")
-	if err := s.DeleteJob(ctx, "c", "a"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "a", ""); err != nil {
 		t.Fatal(err)
 	}
 	if errs := s.GiveBack(ctx, "x", claims[1:2]); errs[0] != nil {

@@ -118,12 +118,12 @@ func TestCountsOfEachWrite(t *testing.T) {
 	}
 	step("a replace that enables a job", 2, jc("c", co, 1), jc("c", di, 2), jc("c", en, 1), jc("d", di, 5), jc("d", en, 45))
 
-	if err := s.DeleteJob(ctx, "c", "tx1"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "tx1", ""); err != nil {
 		t.Fatal(err)
 	}
 	step("a delete", 1, jc("c", co, 1), jc("c", di, 1), jc("c", en, 1), jc("d", di, 5), jc("d", en, 45))
 
-	if err := s.DeleteCollection(ctx, "d"); err != nil {
+	if err := s.DeleteCollection(ctx, "d", ""); err != nil {
 		t.Fatal(err)
 	}
 	step("a collection's delete", 2, jc("c", co, 1), jc("c", di, 1), jc("c", en, 1))

@@ -453,13 +453,13 @@ func TestGroupersOfDeletedCollections(t *testing.T) {
 	if n := c.s.Groupers(); n != 2 {
 		t.Fatalf("after creates into c and d: %d groupers, want 2", n)
 	}
-	if err := c.s.DeleteCollection(ctx, "d"); err != nil {
+	if err := c.s.DeleteCollection(ctx, "d", ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := c.s.Groupers(); n != 1 {
 		t.Errorf("after deleting d: %d groupers, want 1", n)
 	}
-	if err := c.s.DeleteCollection(ctx, "d"); !errors.As(err, new(*scheduler.NotFoundError)) {
+	if err := c.s.DeleteCollection(ctx, "d", ""); !errors.As(err, new(*scheduler.NotFoundError)) {
 		t.Errorf("deleting d again: %v, want NotFoundError", err)
 	}
 	if err := c.s.PutCollection(ctx, &scheduler.CollectionRecord{Name: "d"}); err != nil {

@@ -63,7 +63,7 @@ func TestDeletesRemoveHistory(t *testing.T) {
 	if rows, orphans := historyRows(t, schema); rows != 4 || orphans != 0 {
 		t.Fatalf("history: %d rows, %d of them orphans; want 4 and 0", rows, orphans)
 	}
-	if err := s.DeleteJob(ctx, "a", "1"); err != nil {
+	if err := s.DeleteJob(ctx, "a", "1", ""); err != nil {
 		t.Fatal(err)
 	}
 	if rows, orphans := historyRows(t, schema); rows != 3 || orphans != 0 {
@@ -77,7 +77,7 @@ func TestDeletesRemoveHistory(t *testing.T) {
 		t.Errorf("after Prune: %d rows, %d of them orphans; want none", rows, orphans)
 	}
 	runOnce(t, s, "b", "2")
-	if err := s.DeleteCollection(ctx, "b"); err != nil {
+	if err := s.DeleteCollection(ctx, "b", ""); err != nil {
 		t.Fatal(err)
 	}
 	if rows, orphans := historyRows(t, schema); rows != 0 || orphans != 0 {
@@ -108,7 +108,7 @@ func TestDeleteDuringRecord(t *testing.T) {
 			s.Record(ctx, "me", j, []scheduler.HistoryEntry{h}) // recorded, or the job is gone
 		})
 		wg.Go(func() {
-			if err := s.DeleteJob(ctx, "c", j.Name); err != nil {
+			if err := s.DeleteJob(ctx, "c", j.Name, ""); err != nil {
 				t.Error(err)
 			}
 		})
@@ -174,7 +174,7 @@ func TestRecordAfterDeleteAcrossStores(t *testing.T) {
 			}
 			done := make(chan []error, 1)
 			inHostTx(t, hostPool(t), s, true, func(v scheduler.TxStore) {
-				if err := v.DeleteJob(ctx, "c", claimed[0].Name); err != nil {
+				if err := v.DeleteJob(ctx, "c", claimed[0].Name, ""); err != nil {
 					t.Fatal(err)
 				}
 				go func() { done <- tc.record(other, batch) }()
@@ -204,8 +204,8 @@ func TestDeleteAfterRecordAcrossStores(t *testing.T) {
 		name   string
 		delete func(s *postgres.Store) error
 	}{
-		{"DeleteJob", func(s *postgres.Store) error { return s.DeleteJob(ctx, "c", "j") }},
-		{"DeleteCollection", func(s *postgres.Store) error { return s.DeleteCollection(ctx, "c") }},
+		{"DeleteJob", func(s *postgres.Store) error { return s.DeleteJob(ctx, "c", "j", "") }},
+		{"DeleteCollection", func(s *postgres.Store) error { return s.DeleteCollection(ctx, "c", "") }},
 		{"Prune", func(s *postgres.Store) error {
 			_, err := s.Prune(ctx, scheduler.PruneRequest{FinalJobsBefore: t0.Add(time.Second)})
 			return err

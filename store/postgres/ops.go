@@ -173,7 +173,7 @@ func (s *Store) ListCollections(ctx context.Context) ([]*scheduler.CollectionRec
 }
 
 // DeleteCollection implements [scheduler.Store].
-func (s *Store) DeleteCollection(ctx context.Context, name string) error {
+func (s *Store) DeleteCollection(ctx context.Context, name, etag string) error {
 	if err := s.live(); err != nil {
 		return err
 	}
@@ -185,12 +185,8 @@ func (s *Store) DeleteCollection(ctx context.Context, name string) error {
 	// row lock committed. Its grouper of creates goes too (a create that
 	// holds it still runs through it; the next gets a new one).
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.collections WHERE name = $1"), name)
-		if err != nil {
-			return wrap("delete job collection", name, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return &scheduler.NotFoundError{Collection: name}
+		if err := s.d.DeleteCollection(ctx, pgConn{tx}, name, etag); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, s.sql("DELETE FROM {s}.jobs WHERE collection = $1"), name); err != nil {
 			return wrap("delete job collection", name, err)
@@ -349,10 +345,10 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 }
 
 // DeleteJob implements [scheduler.Store].
-func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
+func (s *Store) DeleteJob(ctx context.Context, collection, name, etag string) error {
 	// The job and then its history, in one transaction (see
 	// DeleteCollection).
-	return s.inTx(ctx, func(tx pgx.Tx) error { return s.d.DeleteJob(ctx, pgConn{tx}, collection, name) })
+	return s.inTx(ctx, func(tx pgx.Tx) error { return s.d.DeleteJob(ctx, pgConn{tx}, collection, name, etag) })
 }
 
 // claimSQL leases the $2 jobs due by $5, without a lease or with one

@@ -178,7 +178,7 @@ func TestCountsFolded(t *testing.T) {
 		return n, sum
 	}
 	putDueJob(t, s)
-	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 		t.Fatal(err)
 	}
 	other := &scheduler.JobRecord{Collection: "c", Name: "k", Job: &scheduler.Job{}, State: scheduler.JobEnabled}
@@ -198,7 +198,7 @@ func TestCountsFolded(t *testing.T) {
 	if n, sum := rows("job_counts"); n != 1 || sum != 1 {
 		t.Errorf("job_counts after a count: %d rows, sum %d; want 1 row of 1", n, sum)
 	}
-	if err := s.DeleteJob(ctx, "c", "k"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "k", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.CountJobs(ctx); err != nil || len(got) != 0 {
@@ -267,7 +267,7 @@ func TestCountsFoldVacuums(t *testing.T) {
 			addChanges(t, c, q, tt.changes) // left for the next fold
 			want := []scheduler.JobCount{{Collection: "c", State: scheduler.JobEnabled, Jobs: 1}}
 			if tt.none {
-				if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+				if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 					t.Fatal(err)
 				}
 				want = nil

@@ -119,7 +119,7 @@ func TestDeleteCollectionTakesLateCreates(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := make(chan error, 1)
-	go func() { deleted <- s.DeleteCollection(ctx, "c") }()
+	go func() { deleted <- s.DeleteCollection(ctx, "c", "") }()
 	select {
 	case err := <-deleted:
 		t.Fatalf("DeleteCollection returned (%v) while a create in the collection was not committed", err)

@@ -134,7 +134,7 @@ func TestPlacesKept(t *testing.T) {
 				name := fmt.Sprintf("j%d", (w*7+i)%10) // names shared by the workers
 				var err error
 				if i%3 == 2 {
-					err = st.DeleteJob(ctx, coll, name)
+					err = st.DeleteJob(ctx, coll, name, "")
 				} else {
 					err = st.PutJob(ctx, newJobRecord(coll, name))
 				}
@@ -149,7 +149,7 @@ func TestPlacesKept(t *testing.T) {
 	pool := hostPool(t)
 	for _, commit := range []bool{false, true} {
 		inHostTx(t, pool, s, commit, func(v scheduler.TxStore) {
-			_ = v.DeleteJob(ctx, "a", "j1") // may be gone already
+			_ = v.DeleteJob(ctx, "a", "j1", "") // may be gone already
 			if err := v.PutJob(ctx, newJobRecord("a", fmt.Sprintf("tx%v", commit))); err != nil {
 				t.Fatal(err)
 			}
@@ -167,7 +167,7 @@ func TestPlacesKept(t *testing.T) {
 	if n, err := s.Prune(ctx, scheduler.PruneRequest{FinalJobsBefore: t0.Add(time.Second)}); err != nil || n != 3 {
 		t.Errorf("Prune = %d, %v; want the 3 final jobs", n, err)
 	}
-	if err := s.DeleteCollection(ctx, "gone"); err != nil {
+	if err := s.DeleteCollection(ctx, "gone", ""); err != nil {
 		t.Fatal(err)
 	}
 	got := places(t, schema)

@@ -131,17 +131,10 @@ func (s *Store) ListCollections(ctx context.Context) ([]*scheduler.CollectionRec
 }
 
 // DeleteCollection implements [scheduler.Store].
-func (s *Store) DeleteCollection(ctx context.Context, name string) error {
-	return s.write(ctx, func(tx *wtx) error {
-		n, err := tx.exec("DELETE FROM collections WHERE name = ?", name)
-		if err != nil {
-			return wrap("delete job collection", name, err)
-		}
-		if n == 0 {
-			return &scheduler.NotFoundError{Collection: name}
-		}
-		return nil
-	})
+// The collection's jobs and their history go with its row (ON DELETE
+// CASCADE).
+func (s *Store) DeleteCollection(ctx context.Context, name, etag string) error {
+	return s.write(ctx, func(tx *wtx) error { return s.d.DeleteCollection(tx.ctx, tx, name, etag) })
 }
 
 // PutJob implements [scheduler.Store].
@@ -276,8 +269,8 @@ func (s *Store) ListJobs(ctx context.Context, collection string, f scheduler.Job
 }
 
 // DeleteJob implements [scheduler.Store].
-func (s *Store) DeleteJob(ctx context.Context, collection, name string) error {
-	return s.write(ctx, func(tx *wtx) error { return s.d.DeleteJob(tx.ctx, tx, collection, name) })
+func (s *Store) DeleteJob(ctx context.Context, collection, name, etag string) error {
+	return s.write(ctx, func(tx *wtx) error { return s.d.DeleteJob(tx.ctx, tx, collection, name, etag) })
 }
 
 var errMissing = errors.New("missing")

@@ -300,7 +300,7 @@ func TestInTxEndedTransaction(t *testing.T) {
 				{"GetCollection", func() error { _, err := v.GetCollection(ctx, "c"); return err }()},
 				{"GetJob", func() error { _, err := v.GetJob(ctx, "c", "j"); return err }()},
 				{"PutJob", v.PutJob(ctx, &scheduler.JobRecord{Collection: "c", Name: "j", Job: &scheduler.Job{}, State: scheduler.JobEnabled})},
-				{"DeleteJob", v.DeleteJob(ctx, "c", "j")},
+				{"DeleteJob", v.DeleteJob(ctx, "c", "j", "")},
 			} {
 				if !errors.Is(call.err, sql.ErrTxDone) {
 					t.Errorf("%s in the view of the last transaction after its %s = %v, want sql.ErrTxDone", call.name, end, call.err)

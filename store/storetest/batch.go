@@ -86,7 +86,7 @@ func batchMixed(t *testing.T, s scheduler.Store) {
 	// c: stale version; d: deleted.
 	stale := byName["c"].Clone()
 	stale.Version--
-	if err := s.DeleteJob(ctx, "c", "d"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "d", ""); err != nil {
 		t.Fatal(err)
 	}
 	hist := func(n string, k int) []scheduler.HistoryEntry {

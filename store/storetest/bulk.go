@@ -232,7 +232,7 @@ func RunConcurrentPuts(t *testing.T, stores []scheduler.Store) {
 					err := st.PutJob(ctx, newJob("c", name(i), t0))
 					count(1, err)
 					if mixed && w == 0 && i%4 == 0 && err == nil {
-						if err := st.DeleteJob(ctx, "c", name(i)); err != nil {
+						if err := st.DeleteJob(ctx, "c", name(i), ""); err != nil {
 							t.Errorf("DeleteJob: %v", err)
 						}
 						mu.Lock()
@@ -298,7 +298,7 @@ func quotaChangedElsewhere(t *testing.T, a, b scheduler.Store) {
 	create("a third after the quota went up to 4 elsewhere", nil)
 	create("a fourth of 4", nil)
 	create("a fifth of 4", scheduler.ErrQuotaExceeded)
-	if err := b.DeleteCollection(ctx, "q"); err != nil {
+	if err := b.DeleteCollection(ctx, "q", ""); err != nil {
 		t.Fatal(err)
 	}
 	create("into a collection deleted elsewhere", scheduler.ErrNotFound)

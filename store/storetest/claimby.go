@@ -144,7 +144,7 @@ func testGiveBack(t *testing.T, s scheduler.Store) {
 	if err := s.PutJob(ctx, m2); err != nil {
 		t.Fatalf("PutJob(m): %v", err)
 	}
-	if err := s.DeleteJob(ctx, "c", "gone"); err == nil {
+	if err := s.DeleteJob(ctx, "c", "gone", ""); err == nil {
 		t.Fatalf("DeleteJob(gone): no error")
 	}
 	putJob(t, s, "c", "gone", t0)
@@ -152,7 +152,7 @@ func testGiveBack(t *testing.T, s scheduler.Store) {
 	if err != nil || !equal(names(gone), []string{"c/gone"}) {
 		t.Fatalf("ClaimDue(gone) = %v, %v", names(gone), err)
 	}
-	if err := s.DeleteJob(ctx, "c", "gone"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "gone", ""); err != nil {
 		t.Fatalf("DeleteJob(gone): %v", err)
 	}
 	versions := map[string]int64{}

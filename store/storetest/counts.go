@@ -98,7 +98,7 @@ func RunCounts(t *testing.T, stores []scheduler.Store) {
 			t.Fatalf("PutJobs (replaces): %v", err)
 		}
 		check("bulk replaces", jc("c", di, 1), jc("c", en, 3), jc("d", di, 9), jc("d", en, 41))
-		if err := s.DeleteCollection(ctx, "d"); err != nil {
+		if err := s.DeleteCollection(ctx, "d", ""); err != nil {
 			t.Fatal(err)
 		}
 		putCollection(t, s, "d", 100)
@@ -139,10 +139,10 @@ func RunCounts(t *testing.T, stores []scheduler.Store) {
 	check("an outcome recorded", jc("c", co, 1), jc("c", en, 3))
 
 	// Deletes, and a delete of a job that is gone.
-	if err := s.DeleteJob(ctx, "c", "x"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "x", ""); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "DeleteJob(gone)", s.DeleteJob(ctx, "c", "x"), scheduler.ErrNotFound)
+	wantErr(t, "DeleteJob(gone)", s.DeleteJob(ctx, "c", "x", ""), scheduler.ErrNotFound)
 	putJob(t, s, "d", "one", t0.Add(time.Hour))
 	check("deletes", jc("c", co, 1), jc("c", en, 2), jc("d", en, 1))
 
@@ -151,7 +151,7 @@ func RunCounts(t *testing.T, stores []scheduler.Store) {
 		t.Fatalf("Prune: %v", err)
 	}
 	check("prune", jc("c", en, 2), jc("d", en, 1))
-	if err := s.DeleteCollection(ctx, "d"); err != nil {
+	if err := s.DeleteCollection(ctx, "d", ""); err != nil {
 		t.Fatal(err)
 	}
 	check("collection deleted", jc("c", en, 2))
@@ -197,7 +197,7 @@ func RunCounts(t *testing.T, stores []scheduler.Store) {
 					n[en]--
 					n[di]++
 				case 2: // deleted
-					if err := st.DeleteJob(ctx, "c", name); err != nil {
+					if err := st.DeleteJob(ctx, "c", name, ""); err != nil {
 						t.Errorf("DeleteJob(%s): %v", name, err)
 						return
 					}
@@ -361,7 +361,7 @@ func countRecords(t *testing.T, stores []scheduler.Store, check func(what string
 	wantErr(t, "the second element for r/stay in one batch", errs[2], scheduler.ErrLeaseLost)
 	want("a batch that holds a job twice", map[scheduler.JobState]int{co: 3, di: 4, en: 1, fa: 3})
 
-	if err := last.DeleteCollection(ctx, "r"); err != nil {
+	if err := last.DeleteCollection(ctx, "r", ""); err != nil {
 		t.Fatal(err)
 	}
 	check("a collection of jobs in every state deleted", base...)
@@ -436,7 +436,7 @@ func CheckCountsAfterMigration(t *testing.T, s scheduler.Store) {
 	if err := s.PutJob(ctx, newJob("b", "2", t0)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteJob(ctx, "a", "3"); err != nil {
+	if err := s.DeleteJob(ctx, "a", "3", ""); err != nil {
 		t.Fatalf("DeleteJob(a/3): %v", err)
 	}
 	check("after a create and a delete",

@@ -380,7 +380,7 @@ func testClaimHandles(t *testing.T, s scheduler.Store) {
 		}
 	}
 	// A job deleted since its claim, then created again.
-	if err := s.DeleteJob(ctx, "c", "a"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "a", ""); err != nil {
 		t.Fatal(err)
 	}
 	old := byName["a"]
@@ -400,7 +400,7 @@ func testClaimHandles(t *testing.T, s scheduler.Store) {
 	if err != nil || len(claimed) != 1 || claimed[0].Name != "a" {
 		t.Fatalf("ClaimDue = %v, %v; want a", names(claimed), err)
 	}
-	if err := s.DeleteCollection(ctx, "c"); err != nil {
+	if err := s.DeleteCollection(ctx, "c", ""); err != nil {
 		t.Fatal(err)
 	}
 	putCollection(t, s, "c", 0)

@@ -116,7 +116,7 @@ func testCreateJob(t *testing.T, s scheduler.Store) {
 	}
 
 	// Deleted and created again: the same version, another ETag.
-	if err := s.DeleteCollection(ctx, "c"); err != nil {
+	if err := s.DeleteCollection(ctx, "c", ""); err != nil {
 		t.Fatal(err)
 	}
 	wantErr(t, "CreateJob(in a deleted collection)", jc.CreateJob(ctx, cur, newJob("c", "y", t0)), scheduler.ErrConflict)

@@ -329,7 +329,7 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 		jc("b", "Faulted", 2), jc("d", "Enabled", 1))
 
 	// Deletes and prunes.
-	if err := s.DeleteJob(ctx, "a", "j2"); err != nil {
+	if err := s.DeleteJob(ctx, "a", "j2", ""); err != nil {
 		t.Fatalf("DeleteJob: %v", err)
 	}
 	n, err := s.Prune(ctx, scheduler.PruneRequest{HistoryBefore: at(time.Minute + 15*time.Second), FinalJobsBefore: at(time.Second), LimitsBefore: at(time.Second)})
@@ -339,7 +339,7 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 	if n != 5 { // h1, h3, h8; a/j5, b/k2
 		t.Errorf("Prune deleted %d, want 5", n)
 	}
-	if err := s.DeleteCollection(ctx, "d"); err != nil {
+	if err := s.DeleteCollection(ctx, "d", ""); err != nil {
 		t.Fatalf("DeleteCollection: %v", err)
 	}
 	step = "after deleting j2 and collection d, and pruning"
@@ -348,7 +348,7 @@ func statsScripted(t *testing.T, s scheduler.Store) {
 	c.recent(step, scheduler.HistoryFilter{}, h7, h2)
 	c.recent(step, scheduler.HistoryFilter{Status: fail})
 	c.history(step, at(0), at(3*time.Hour), time.Hour, hc(at(0), errA, done, 1), hc(at(2*time.Hour), main, done, 1))
-	if err := s.DeleteCollection(ctx, "a"); err != nil {
+	if err := s.DeleteCollection(ctx, "a", ""); err != nil {
 		t.Fatalf("DeleteCollection: %v", err)
 	}
 	step = "after deleting collection a"
@@ -433,7 +433,7 @@ func statsRandom(t *testing.T, s scheduler.Store) {
 			// meanwhile; the checks below see whichever happened.
 			_ = s.Record(ctx, "w", j, hist)
 		case 16, 17: // delete a job
-			if err := s.DeleteJob(ctx, coll, name); err != nil && !errors.Is(err, scheduler.ErrNotFound) {
+			if err := s.DeleteJob(ctx, coll, name, ""); err != nil && !errors.Is(err, scheduler.ErrNotFound) {
 				t.Fatalf("op %d: DeleteJob: %v", i, err)
 			}
 		case 18: // prune
@@ -442,7 +442,7 @@ func statsRandom(t *testing.T, s scheduler.Store) {
 			}
 		case 19: // delete a collection, rarely
 			if rng.IntN(4) == 0 {
-				if err := s.DeleteCollection(ctx, coll); err != nil && !errors.Is(err, scheduler.ErrNotFound) {
+				if err := s.DeleteCollection(ctx, coll, ""); err != nil && !errors.Is(err, scheduler.ErrNotFound) {
 					t.Fatalf("op %d: DeleteCollection: %v", i, err)
 				}
 			}

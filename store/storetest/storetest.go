@@ -11,7 +11,9 @@
 // (directly and through a Scheduler's create-only puts), the job-count quota under
 // concurrency, claim order and leases (also with many concurrent
 // claimers), recording with a lost lease, history order, filters, paging
-// and retention, cascading deletes, that errors match the scheduler's
+// and retention, cascading deletes, deletes that name an ETag (also racing
+// puts of the job: none deletes a version it did not name), that errors
+// match the scheduler's
 // sentinel errors, and that records are the caller's: changing every
 // member of a record a store (or a Scheduler over it) returned, or of one
 // it was given, changes nothing it holds. Where the contract leaves a
@@ -89,6 +91,8 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"History", testHistory},
 		{"Prune", testPrune},
 		{"DeleteCascades", testDeleteCascades},
+		{"ConditionalDelete", testConditionalDelete},
+		{"ConditionalDeleteRace", testConditionalDeleteRace},
 		{"TimesInUTC", testTimesInUTC},
 		{"PolicyResumed", testPolicyResumed},
 		{"RecordsAreTheCallers", testRecordsAreTheCallers},
@@ -178,7 +182,7 @@ func equal[T comparable](a, b []T) bool {
 func testCollections(t *testing.T, s scheduler.Store) {
 	_, err := s.GetCollection(ctx, "nope")
 	wantErr(t, "GetCollection(missing)", err, scheduler.ErrNotFound)
-	wantErr(t, "DeleteCollection(missing)", s.DeleteCollection(ctx, "nope"), scheduler.ErrNotFound)
+	wantErr(t, "DeleteCollection(missing)", s.DeleteCollection(ctx, "nope", ""), scheduler.ErrNotFound)
 	c := &scheduler.CollectionRecord{Name: "b", ETag: "x", Created: t0, Updated: t0,
 		Definition: scheduler.JobCollection{Location: "here", Tags: map[string]string{"k": "v"},
 			Properties: scheduler.CollectionProperties{SKU: &scheduler.SKU{Name: scheduler.SKUFree}}}}
@@ -211,7 +215,7 @@ func testCollections(t *testing.T, s scheduler.Store) {
 	if !equal(ns, []string{"a", "b"}) {
 		t.Errorf("ListCollections = %v, want [a b]", ns)
 	}
-	if err := s.DeleteCollection(ctx, "a"); err != nil {
+	if err := s.DeleteCollection(ctx, "a", ""); err != nil {
 		t.Fatalf("DeleteCollection: %v", err)
 	}
 	_, err = s.GetCollection(ctx, "a")
@@ -258,7 +262,7 @@ func testJobs(t *testing.T, s scheduler.Store) {
 	wantErr(t, "GetJob(missing)", err, scheduler.ErrNotFound)
 	_, err = s.GetJob(ctx, "none", "j")
 	wantErr(t, "GetJob(missing collection)", err, scheduler.ErrNotFound)
-	wantErr(t, "DeleteJob(missing)", s.DeleteJob(ctx, "c", "j"), scheduler.ErrNotFound)
+	wantErr(t, "DeleteJob(missing)", s.DeleteJob(ctx, "c", "j", ""), scheduler.ErrNotFound)
 	in := newJob("c", "j", t0)
 	in.Status.ExecutionCount = 7
 	in.Schedule.Current = &scheduler.Occurrence{Number: 2, Tag: "tag", Expected: t0}
@@ -276,7 +280,7 @@ func testJobs(t *testing.T, s scheduler.Store) {
 		t.Errorf("GetJob = %+v, want the record as put with version 1", got)
 	}
 	wantErr(t, "PutJob(create existing)", s.PutJob(ctx, newJob("c", "j", t0)), scheduler.ErrConflict)
-	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 		t.Fatalf("DeleteJob: %v", err)
 	}
 	_, err = s.GetJob(ctx, "c", "j")
@@ -358,7 +362,7 @@ func testJobCountQuotaLowered(t *testing.T, s scheduler.Store) {
 		putJob(t, s, "c", fmt.Sprintf("j%02d", i), t0)
 	}
 	for i := range 25 { // 5 left, in the places a store gave them
-		if err := s.DeleteJob(ctx, "c", fmt.Sprintf("j%02d", i)); err != nil {
+		if err := s.DeleteJob(ctx, "c", fmt.Sprintf("j%02d", i), ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -372,7 +376,7 @@ func testJobCountQuotaLowered(t *testing.T, s scheduler.Store) {
 			t.Errorf("PutJob(job %d of a quota of 7) = %v; want success %v, else ErrQuotaExceeded", 6+i, err, want)
 		}
 	}
-	if err := s.DeleteJob(ctx, "c", "j25"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "j25", ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PutJob(ctx, newJob("c", "again", t0)); err != nil {
@@ -396,7 +400,7 @@ func testDeletesFreePlaces(t *testing.T, s scheduler.Store) {
 			if round > 0 {
 				name = fmt.Sprintf("r%d-%02d", round-1, i)
 			}
-			if err := s.DeleteJob(ctx, "c", name); err != nil {
+			if err := s.DeleteJob(ctx, "c", name, ""); err != nil {
 				t.Fatalf("DeleteJob(%s): %v", name, err)
 			}
 		}
@@ -429,7 +433,7 @@ func testGetJobNotFound(t *testing.T, s scheduler.Store) {
 	putJob(t, s, "c", "k", t0)
 	check("another job", "c", "j", scheduler.NotFoundError{Collection: "c", Job: "j"})
 	check("another collection", "d", "k", scheduler.NotFoundError{Collection: "d"})
-	if err := s.DeleteCollection(ctx, "c"); err != nil {
+	if err := s.DeleteCollection(ctx, "c", ""); err != nil {
 		t.Fatal(err)
 	}
 	check("collection deleted", "c", "k", scheduler.NotFoundError{Collection: "c"})
@@ -740,7 +744,7 @@ func testRecord(t *testing.T, s scheduler.Store) {
 	if len(got) != 1 {
 		t.Fatal("nothing claimed")
 	}
-	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 		t.Fatal(err)
 	}
 	wantErr(t, "Record(deleted job)", s.Record(ctx, "me", got[0], nil), scheduler.ErrNotFound)
@@ -817,7 +821,7 @@ func claimedJob(t *testing.T, s scheduler.Store) *scheduler.JobRecord {
 func claimRecreated(t *testing.T, s scheduler.Store, atOnce bool) (old, fresh *scheduler.JobRecord) {
 	t.Helper()
 	old = claimedJob(t, s)
-	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 		t.Fatal(err)
 	}
 	j := newJob("c", "j", t0)
@@ -887,7 +891,7 @@ func testIncarnation(t *testing.T, s scheduler.Store) {
 	}
 	answered("PutJob", j, first)
 	for round := range 3 {
-		if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+		if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 			t.Fatal(err)
 		}
 		j.Incarnation = first
@@ -976,7 +980,7 @@ func CheckJobFromBefore(t *testing.T, s scheduler.Store) {
 		t.Fatalf("ClaimDue again = %v, %v; want c/j", claimed, err)
 	}
 	old = claimed[0]
-	if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "j", ""); err != nil {
 		t.Fatal(err)
 	}
 	j := newJob("c", "j", t0)
@@ -1182,7 +1186,7 @@ func testDeleteCascades(t *testing.T, s scheduler.Store) {
 	putJob(t, s, "c", "j", t0)
 	putJob(t, s, "d", "j", t0)
 	recordHistory(t, s, "c", "j", []scheduler.HistoryEntry{entry(1, scheduler.StatusCompleted, t0)})
-	if err := s.DeleteCollection(ctx, "c"); err != nil {
+	if err := s.DeleteCollection(ctx, "c", ""); err != nil {
 		t.Fatal(err)
 	}
 	_, err := s.GetJob(ctx, "c", "j")
@@ -1198,7 +1202,7 @@ func testDeleteCascades(t *testing.T, s scheduler.Store) {
 	if ns := names(got); !equal(ns, []string{"c/j", "d/j"}) && !equal(ns, []string{"d/j", "c/j"}) {
 		t.Errorf("ClaimDue after delete and re-create = %v, want [c/j d/j]", names(got))
 	}
-	if err := s.DeleteJob(ctx, "d", "j"); err != nil {
+	if err := s.DeleteJob(ctx, "d", "j", ""); err != nil {
 		t.Fatal(err)
 	}
 	if next, _ := s.NextDue(ctx); !next.Equal(t0.Add(2 * time.Hour)) {
