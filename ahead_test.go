@@ -441,7 +441,7 @@ func TestClaimAheadWriteWins(t *testing.T) {
 			_, err := e.s.DisableJob(ctx, "c", "j")
 			return err
 		}},
-		{name: "delete", write: func(e *env, _ time.Time) error { return e.s.DeleteJob(ctx, "c", "j") }},
+		{name: "delete", write: func(e *env, _ time.Time) error { return e.s.DeleteJob(ctx, "c", "j", nil) }},
 		{name: "put later", write: func(e *env, due time.Time) error {
 			job, err := scheduler.ParseJob([]byte(oneTimeAt(due.Add(time.Minute))), nil)
 			if err == nil {

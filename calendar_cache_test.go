@@ -51,7 +51,7 @@ func TestCompiledCalendarsDropped(t *testing.T) {
 		if diff := cmp.Diff([]string{"a", "b"}, reader.CompiledCalendars("c")); diff != "" {
 			t.Fatalf("compiled calendars of the reader (-want +got):\n%s", diff)
 		}
-		if err := writer.DeleteJob(ctx, "c", "b"); err != nil {
+		if err := writer.DeleteJob(ctx, "c", "b", nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := writer.DeleteCalendar(ctx, "c", "b", nil); err != nil {

@@ -150,10 +150,10 @@ func TestCalendarChecks(t *testing.T) {
 		if !errors.As(err, &ve) || ve.Path != "properties" || !strings.Contains(ve.Reason, `jobs "a", "b"`) {
 			t.Fatalf("PutCalendar leaving jobs no occurrence: err = %v, want a ValidationError at properties naming a and b", err)
 		}
-		if err := e.s.DeleteJob(ctx, "c", "a"); err != nil {
+		if err := e.s.DeleteJob(ctx, "c", "a", nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.s.DeleteJob(ctx, "c", "b"); err != nil {
+		if err := e.s.DeleteJob(ctx, "c", "b", nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.s.DeleteCalendar(ctx, "c", "cal", nil); err != nil {

@@ -453,15 +453,30 @@ func (s *Scheduler) ListCollections(ctx context.Context) ([]*CollectionRecord, e
 	return s.store.ListCollections(ctx)
 }
 
+// DeleteCollectionOptions are the options of [Scheduler.DeleteCollection].
+type DeleteCollectionOptions struct {
+	// IfMatch, when not empty, makes the deletion fail with
+	// ErrPreconditionFailed, deleting nothing, unless the collection
+	// exists with this ETag ("*": exists at all), checked by the store in
+	// the write that deletes it ([Store.DeleteCollection]).
+	IfMatch string
+}
+
 // DeleteCollection deletes the collection with its jobs and their history.
-func (s *Scheduler) DeleteCollection(ctx context.Context, name string) error {
+// A collection that does not exist is an error matching ErrNotFound, or
+// ErrPreconditionFailed when opts.IfMatch is set. opts may be nil.
+func (s *Scheduler) DeleteCollection(ctx context.Context, name string, opts *DeleteCollectionOptions) error {
 	if err := s.live(); err != nil {
 		return err
 	}
 	if err := checkName("collection", name); err != nil {
 		return err
 	}
-	if err := s.store.DeleteCollection(ctx, name, ""); err != nil {
+	var ifMatch string
+	if opts != nil {
+		ifMatch = opts.IfMatch
+	}
+	if err := deleteIfMatch(ifMatch, func(etag string) error { return s.store.DeleteCollection(ctx, name, etag) }); err != nil {
 		return err
 	}
 	s.wrote(name, "")

@@ -103,6 +103,14 @@
 // ([JobRecord.CreatedByPut], decided by the store write; REST: 201
 // rather than 200): of puts racing to create one job exactly one does,
 // and a put that finds the job as it would write it writes nothing.
+// Deletes take the ETag condition too: [DeleteJobOptions.IfMatch] and
+// [DeleteCollectionOptions.IfMatch] (the ETag, or "*": it exists) delete
+// only the job or collection stored with that ETag, checked by the store
+// in the write that deletes it (see "Stores"), so a job written since
+// its ETag was read is never deleted in its place; otherwise, and when
+// there is none, the delete fails with ErrPreconditionFailed (REST: 412)
+// and deletes nothing. [DeleteCalendarOptions.IfMatch] is checked in the
+// write of the collection that removes the calendar.
 //
 // Object keys are matched without regard to case, as the original service
 // did ("Occurrence" and "occurrence" are the same key; so are "startTime"
@@ -1327,10 +1335,12 @@
 // ErrPreconditionFailed, deleting nothing (ErrNotFound when there is no
 // such record), so that a record written since its ETag was read is
 // never deleted in its place. The SQL stores make the ETag part of the
-// DELETE statement's condition. The Scheduler undoes a put of a job that
-// its collection no longer allows (see "Job collections") by such a
-// delete of the job the put created. storetest.Run checks the
-// condition, also with puts of the job racing the deletes.
+// DELETE statement's condition. [Scheduler.DeleteJob], DeleteJobTx and
+// DeleteCollection with IfMatch delete so, and the Scheduler undoes a
+// put of a job that its collection no longer allows (see "Job
+// collections") by such a delete of the job the put created.
+// storetest.Run checks the condition, also with puts of the job racing
+// the deletes, in the store and through a Scheduler.
 //
 // A collection or job that does not exist is an error that matches
 // [ErrNotFound]. The stores of this module return a [*NotFoundError], whose

@@ -26,7 +26,7 @@ func TestGiveBackDeletedNotObservedAsError(t *testing.T) {
 		if r := e.job("j"); r.LeaseOwner == "" {
 			t.Fatalf("the job is not leased 20 ms before it is due, want its claim held")
 		}
-		if err := e.s.DeleteJob(context.Background(), "c", "j"); err != nil {
+		if err := e.s.DeleteJob(context.Background(), "c", "j", nil); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Until(due.Add(time.Second)))

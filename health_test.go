@@ -59,7 +59,7 @@ func TestHealth(t *testing.T) {
 		synctest.Wait()
 		want = map[string]scheduler.JobHealth{"ok": scheduler.HealthLate, "late": scheduler.HealthLate, "paused": scheduler.HealthOK}
 		check("before any scheduler ran")
-		if err := e.s.DeleteJob(ctx, "c", "late"); err != nil {
+		if err := e.s.DeleteJob(ctx, "c", "late", nil); err != nil {
 			t.Fatal(err)
 		}
 		e.start()

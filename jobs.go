@@ -1435,20 +1435,59 @@ func (s *Scheduler) GetJob(ctx context.Context, collection, name string) (*JobRe
 	return s.withHealth(r, time.Now()), nil
 }
 
+// DeleteJobOptions are the options of [Scheduler.DeleteJob] and
+// [Scheduler.DeleteJobTx].
+type DeleteJobOptions struct {
+	// IfMatch, when not empty, makes the deletion fail with
+	// ErrPreconditionFailed, deleting nothing, unless the job exists with
+	// this ETag ("*": exists at all). The store checks the ETag in the
+	// write that deletes the job ([Store.DeleteJob]), so a job written
+	// since the caller read its ETag is never deleted in its place; a
+	// run of the job does not change its ETag.
+	IfMatch string
+}
+
 // DeleteJob deletes the job and its history, in whatever state it is. An
-// attempt in flight finishes but its outcome is dropped.
-func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string) error {
+// attempt in flight finishes but its outcome is dropped. A job that does
+// not exist is an error matching ErrNotFound, or ErrPreconditionFailed
+// when opts.IfMatch is set. opts may be nil.
+func (s *Scheduler) DeleteJob(ctx context.Context, collection, name string, opts *DeleteJobOptions) error {
 	if err := s.live(); err != nil {
 		return err
 	}
-	if err := checkJobKey(collection, name); err != nil {
-		return err
-	}
-	if err := s.store.DeleteJob(ctx, collection, name, ""); err != nil {
+	if err := deleteJob(ctx, s.store, collection, name, opts); err != nil {
 		return err
 	}
 	s.wrote(collection, name)
 	return nil
+}
+
+// deleteJob is DeleteJob over st.
+func deleteJob(ctx context.Context, st TxStore, collection, name string, opts *DeleteJobOptions) error {
+	if err := checkJobKey(collection, name); err != nil {
+		return err
+	}
+	var ifMatch string
+	if opts != nil {
+		ifMatch = opts.IfMatch
+	}
+	return deleteIfMatch(ifMatch, func(etag string) error { return st.DeleteJob(ctx, collection, name, etag) })
+}
+
+// deleteIfMatch runs del, a store's delete, under the precondition
+// ifMatch: none deletes; "*" deletes what exists; an ETag deletes only the
+// record holding it, which del (the store) checks. A record that does not
+// exist fails the precondition, as for puts.
+func deleteIfMatch(ifMatch string, del func(etag string) error) error {
+	etag := ifMatch
+	if etag == "*" {
+		etag = ""
+	}
+	err := del(etag)
+	if ifMatch != "" && errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%v: %w", err, ErrPreconditionFailed)
+	}
+	return err
 }
 
 // RunJob runs the job once now, outside its schedule: the run is an

@@ -96,7 +96,7 @@ func TestBadInput(t *testing.T) {
 		if !errors.Is(err, scheduler.ErrNotFound) {
 			t.Errorf("GetJob(missing): %v, want ErrNotFound", err)
 		}
-		if err := e.s.DeleteCollection(ctx, "nope"); !errors.Is(err, scheduler.ErrNotFound) {
+		if err := e.s.DeleteCollection(ctx, "nope", nil); !errors.Is(err, scheduler.ErrNotFound) {
 			t.Errorf("DeleteCollection(missing): %v, want ErrNotFound", err)
 		}
 	})
@@ -288,7 +288,7 @@ func TestETagsAndPatch(t *testing.T) {
 		if _, err := e.s.DisableJob(ctx, "c", "j"); !errors.Is(err, scheduler.ErrFinalState) {
 			t.Errorf("DisableJob(Completed job): %v, want ErrFinalState", err)
 		}
-		if err := e.s.DeleteJob(ctx, "c", "j"); err != nil {
+		if err := e.s.DeleteJob(ctx, "c", "j", nil); err != nil {
 			t.Errorf("DeleteJob(Completed job): %v", err)
 		}
 	})
@@ -323,7 +323,7 @@ func TestDeleteCollectionCascades(t *testing.T) {
 		defer e.stop()
 		e.put("j", jobJSON(time.Time{}, ""))
 		synctest.Wait()
-		if err := e.s.DeleteCollection(ctx, "c"); err != nil {
+		if err := e.s.DeleteCollection(ctx, "c", nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.s.GetJob(ctx, "c", "j"); !errors.Is(err, scheduler.ErrNotFound) {

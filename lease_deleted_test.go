@@ -34,7 +34,7 @@ func TestDeletedWhileItRuns(t *testing.T) {
 				if n := len(x.attempts()); n != 1 {
 					t.Fatalf("%d attempts, want 1", n)
 				}
-				if err := x.s.DeleteJob(context.Background(), "c", "gone"); err != nil {
+				if err := x.s.DeleteJob(context.Background(), "c", "gone", nil); err != nil {
 					t.Fatal(err)
 				}
 				if tc.recreate {

@@ -36,7 +36,7 @@ func TestNotFoundMessages(t *testing.T) {
 				return err
 			}},
 		{name: "delete collection", want: `job collection "nope" not found`, as: scheduler.NotFoundError{Collection: "nope"},
-			call: func(ctx context.Context, s *scheduler.Scheduler) error { return s.DeleteCollection(ctx, "nope") }},
+			call: func(ctx context.Context, s *scheduler.Scheduler) error { return s.DeleteCollection(ctx, "nope", nil) }},
 		{name: "put job in a missing collection", want: `put job "x": job collection "nope" not found`, as: scheduler.NotFoundError{Collection: "nope"},
 			call: func(ctx context.Context, s *scheduler.Scheduler) error {
 				_, err := s.PutJob(ctx, "nope", "x", def, nil)
@@ -50,7 +50,7 @@ func TestNotFoundMessages(t *testing.T) {
 		{name: "get missing job", want: `job "x" not found in collection "c"`, as: scheduler.NotFoundError{Collection: "c", Job: "x"},
 			call: func(ctx context.Context, s *scheduler.Scheduler) error { _, err := s.GetJob(ctx, "c", "x"); return err }},
 		{name: "delete missing job", want: `job "x" not found in collection "c"`, as: scheduler.NotFoundError{Collection: "c", Job: "x"},
-			call: func(ctx context.Context, s *scheduler.Scheduler) error { return s.DeleteJob(ctx, "c", "x") }},
+			call: func(ctx context.Context, s *scheduler.Scheduler) error { return s.DeleteJob(ctx, "c", "x", nil) }},
 		{name: "list jobs of a missing collection", want: `job collection "nope" not found`, as: scheduler.NotFoundError{Collection: "nope"},
 			call: func(ctx context.Context, s *scheduler.Scheduler) error {
 				_, err := s.ListJobs(ctx, "nope", nil)

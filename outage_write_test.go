@@ -294,7 +294,7 @@ func TestVerdictDoesNotEndWriteOutage(t *testing.T) {
 		if err := s.Ready(ctx); err == nil {
 			t.Fatalf("Ready = nil once the first extension failed, want the outage")
 		}
-		if err := s.DeleteJob(ctx, "c", "j"); err != nil {
+		if err := s.DeleteJob(ctx, "c", "j", nil); err != nil {
 			t.Fatal(err)
 		}
 		// The next extension, two thirds of the lease into the attempt,

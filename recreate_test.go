@@ -132,7 +132,7 @@ func (x *recreated) recreate(t *testing.T) {
 
 // recreateJob is recreate for a goroutine other than the test's.
 func (x *recreated) recreateJob() error {
-	if err := x.s.DeleteJob(context.Background(), "c", "j"); err != nil {
+	if err := x.s.DeleteJob(context.Background(), "c", "j", nil); err != nil {
 		return err
 	}
 	if err := x.putJob("second", ""); err != nil {
@@ -342,7 +342,7 @@ func TestRunBesideOthersOfDeletedJobLeavesItsSuccessor(t *testing.T) {
 		}
 		defer x.s.Stop(context.Background())
 		x.wantStarted(t, "first")
-		if err := x.s.DeleteJob(context.Background(), "c", "j"); err != nil {
+		if err := x.s.DeleteJob(context.Background(), "c", "j", nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := x.putJob("second", allowAll); err != nil {

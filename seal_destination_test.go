@@ -299,7 +299,7 @@ func TestSecretSealedWithoutDestination(t *testing.T) {
 	if _, err := e.s.PutJob(ctx, "c", "c", legacy, nil); pathsOf(err) != "action.request.authentication.password" {
 		t.Errorf("PutJob of the first password where the job now goes = %v, want a refusal at the password", err)
 	}
-	if err := e.s.DeleteJob(ctx, "c", "c"); err != nil {
+	if err := e.s.DeleteJob(ctx, "c", "c", nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -58,7 +58,7 @@ func TestStopServesReadsWhileItWaits(t *testing.T) {
 		if _, err := e.s.PutJobJSON(ctx, "c", "k", []byte(jobJSON(time.Time{}, "")), nil); !errors.Is(err, scheduler.ErrStopped) {
 			t.Errorf("PutJobJSON while Stop waits: %v, want ErrStopped", err)
 		}
-		if err := e.s.DeleteJob(ctx, "c", "j"); !errors.Is(err, scheduler.ErrStopped) {
+		if err := e.s.DeleteJob(ctx, "c", "j", nil); !errors.Is(err, scheduler.ErrStopped) {
 			t.Errorf("DeleteJob while Stop waits: %v, want ErrStopped", err)
 		}
 		if err := <-stopped; err != nil {

@@ -67,8 +67,8 @@ type Store interface {
 	// step: the collection is deleted only when its stored ETag is etag;
 	// otherwise the call fails with ErrPreconditionFailed, deleting
 	// nothing (ErrNotFound when the collection does not exist, whatever
-	// etag is). The Scheduler passes an ETag that its caller named,
-	// never "*".
+	// etag is). The Scheduler passes an ETag that its caller named
+	// ([DeleteCollectionOptions].IfMatch), never "*".
 	DeleteCollection(ctx context.Context, name, etag string) error
 
 	// PutJob creates j (j.Version == 0) or replaces it (j.Version equal
@@ -112,8 +112,8 @@ type Store interface {
 	// the call fails with ErrPreconditionFailed, deleting nothing
 	// (ErrNotFound when the job does not exist, whatever etag is). So a
 	// job written since the caller read etag is never deleted in its
-	// place. The Scheduler passes an ETag that its caller named, or one
-	// it wrote itself, never "*".
+	// place. The Scheduler passes an ETag that its caller named
+	// ([DeleteJobOptions].IfMatch), or one it wrote itself, never "*".
 	DeleteJob(ctx context.Context, collection, name, etag string) error
 
 	// ClaimDue leases up to limit jobs that are due at now and returns

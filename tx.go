@@ -145,8 +145,9 @@ func (s *Scheduler) PatchJobTx(ctx context.Context, tx any, collection, name str
 
 // DeleteJobTx is DeleteJob inside tx: the job and its history are gone
 // when the host commits tx, and stay when it rolls back; see
-// [Scheduler.PutJobTx].
-func (s *Scheduler) DeleteJobTx(ctx context.Context, tx any, collection, name string) error {
+// [Scheduler.PutJobTx]. opts.IfMatch is checked in tx's delete, as
+// DeleteJob's is in its own. opts may be nil.
+func (s *Scheduler) DeleteJobTx(ctx context.Context, tx any, collection, name string, opts *DeleteJobOptions) error {
 	if err := s.live(); err != nil {
 		return err
 	}
@@ -157,7 +158,7 @@ func (s *Scheduler) DeleteJobTx(ctx context.Context, tx any, collection, name st
 	if err != nil {
 		return err
 	}
-	if err := st.DeleteJob(ctx, collection, name, ""); err != nil {
+	if err := deleteJob(ctx, st, collection, name, opts); err != nil {
 		return err
 	}
 	s.afterTx(collection, name)

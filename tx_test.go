@@ -27,7 +27,7 @@ func TestTxNeedsATransactionalStore(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "store/sqlite and store/postgres can") {
 		t.Errorf("PutJobTx over the memory store = %v", err)
 	}
-	if err := s.DeleteJobTx(ctx, struct{}{}, "c", "j"); err == nil {
+	if err := s.DeleteJobTx(ctx, struct{}{}, "c", "j", nil); err == nil {
 		t.Error("DeleteJobTx over the memory store succeeded")
 	}
 	if _, err := s.PatchJobTx(ctx, struct{}{}, "c", "j", []byte(`{}`), nil); err == nil {

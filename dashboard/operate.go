@@ -345,7 +345,7 @@ func (h *handler) collectionAction(w http.ResponseWriter, r *http.Request, v *vi
 			h.log.Info("dashboard: collection not deleted: its jobs changed since the confirmation", "collection", c, "jobs", set.n, "user", v.name())
 			return h.url(url.Values{"flash": {"collection-changed"}}, "collections", c, "delete"), nil
 		}
-		if err = h.s.DeleteCollection(ctx, c); err == nil {
+		if err = h.s.DeleteCollection(ctx, c, nil); err == nil {
 			h.log.Info("dashboard: collection deleted", "collection", c, "user", v.name())
 			return h.url(url.Values{"flash": {"collection-deleted"}}), nil
 		}

@@ -234,7 +234,7 @@ func TestDeleteCollectionChanged(t *testing.T) {
 	}{
 		{"a job put since", func() { e.job("sub/rg/c", "b-job", "/ok", hourly) }},
 		{"a job created again since", func() {
-			if err := e.s.DeleteJob(ctx, "sub/rg/c", "a-job"); err != nil {
+			if err := e.s.DeleteJob(ctx, "sub/rg/c", "a-job", nil); err != nil {
 				t.Fatal(err)
 			}
 			e.job("sub/rg/c", "a-job", "/ok", hourly)

@@ -1223,7 +1223,7 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request, v *viewer) (
 		if r.PostForm.Get("confirm") != "yes" {
 			return h.url(nil, "collections", c, "jobs", name, "delete"), nil
 		}
-		if err = h.s.DeleteJob(ctx, c, name); err == nil {
+		if err = h.s.DeleteJob(ctx, c, name, nil); err == nil {
 			h.log.Info("dashboard: job deleted", "collection", c, "job", name, "user", v.name())
 			return h.collectionURL(c, url.Values{"flash": {"deleted"}, "job": {name}}), nil
 		}

@@ -421,7 +421,7 @@ func (h *handler) deleteCollection(w http.ResponseWriter, r *http.Request) error
 		}
 		return c.ETag, nil
 	}
-	if err := deleteIfMatch(r, etag, func() error { return h.s.DeleteCollection(r.Context(), rq.sc.key()) }); err != nil {
+	if err := deleteIfMatch(r, etag, func() error { return h.s.DeleteCollection(r.Context(), rq.sc.key(), nil) }); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)
@@ -595,7 +595,7 @@ func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) error {
 		}
 		return j.ETag, nil
 	}
-	if err := deleteIfMatch(r, etag, func() error { return h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job) }); err != nil {
+	if err := deleteIfMatch(r, etag, func() error { return h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job, nil) }); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)

@@ -123,7 +123,7 @@ func (j *jobclock) get(i int) bool {
 	_, err := j.s.GetJob(j.ctx, "bench", jobName(i))
 	return err == nil
 }
-func (j *jobclock) remove(i int) error { return j.s.DeleteJob(j.ctx, "bench", jobName(i)) }
+func (j *jobclock) remove(i int) error { return j.s.DeleteJob(j.ctx, "bench", jobName(i), nil) }
 func (j *jobclock) start()             { j.s.Start(j.ctx) }
 func (j *jobclock) stop() {
 	j.s.Stop(j.ctx)

@@ -809,7 +809,7 @@ func TestBrowserPageGone(t *testing.T) {
 	b.clickAndLoad("sign in", `form.login button[type="submit"]`)
 
 	b.do("job page", chromedp.Navigate(d.url+"/collections/contoso%2Fprod%2Fbilling/jobs/sync-crm"), chromedp.WaitVisible(chromedp.ID("run-now")))
-	if err := d.s.DeleteJob(ctx, "contoso/prod/billing", "sync-crm"); err != nil {
+	if err := d.s.DeleteJob(ctx, "contoso/prod/billing", "sync-crm", nil); err != nil {
 		t.Fatal(err)
 	}
 	b.waitFor("the notice that the job is gone", `!!document.getElementById("page-ended")`)

@@ -77,7 +77,7 @@ func TestPutOverStaleCollection(t *testing.T) {
 	}
 
 	// Deleted and created again by the other instance.
-	if err := b.DeleteCollection(ctx, "c"); err != nil {
+	if err := b.DeleteCollection(ctx, "c", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.PutCollection(ctx, "c", quota(scheduler.Quota{MaxJobCount: 1}), nil); err != nil {

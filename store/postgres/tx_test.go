@@ -200,7 +200,7 @@ func TestRepeatableReadTxAfterConcurrentCreate(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteJob(ctx, "c", "a1"); err != nil {
+	if err := s.DeleteJob(ctx, "c", "a1", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.PutJob(ctx, "c", "fourth", def, nil); err != nil {

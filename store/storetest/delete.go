@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -91,22 +92,17 @@ func testConditionalDelete(t *testing.T, s scheduler.Store) {
 	wantErr(t, "DeleteCollection(deleted, etag)", s.DeleteCollection(ctx, "c", "e1"), scheduler.ErrNotFound)
 }
 
-// deleteRacers and deleteRounds are how many writers
-// testConditionalDeleteRace races over one job, and how many times.
+// deleteRacers and deleteRounds are how many writers versionRace races
+// over one job, and how many times.
 const (
 	deleteRacers = 8
 	deleteRounds = 12
 )
 
-// testConditionalDeleteRace races puts and deletes of one job: each
-// writer reads the job and then either replaces it (a put over the
-// Version read, with an ETag of its own) or deletes it naming the ETag
-// read, until it finds the job gone. No delete may delete a version of
-// the job other than the one it named: every version put (the first
-// included) ends exactly once, replaced by a put over it or deleted by a
-// delete that named its ETag. A delete that names a replaced version
-// fails with ErrPreconditionFailed, or ErrNotFound once the job is gone.
-// Each round creates the job anew once the last one is gone.
+// testConditionalDeleteRace races puts and deletes of one job in the
+// store (see versionRace): a put replaces the job over the Version it
+// read, with an ETag of its own; a delete names the ETag it read. Each
+// round creates the job anew once the last one is gone.
 func testConditionalDeleteRace(t *testing.T, s scheduler.Store) {
 	putCollection(t, s, "c", 0)
 	var next atomic.Uint64
@@ -117,95 +113,130 @@ func testConditionalDeleteRace(t *testing.T, s scheduler.Store) {
 		if err := s.PutJob(ctx, first); err != nil {
 			t.Fatalf("round %d: PutJob(create): %v", round, err)
 		}
-		var mu sync.Mutex
-		put := map[string]bool{first.ETag: true}
-		ended := map[string]int{} // by a replacement or a delete
-		deletes, refused := 0, 0
-		end := func(e string) {
-			mu.Lock()
-			defer mu.Unlock()
-			ended[e]++
+		versionRace(t, round, first.ETag,
+			func() (*scheduler.JobRecord, error) { return s.GetJob(ctx, "c", "j") },
+			func(cur *scheduler.JobRecord) (string, error) {
+				r := cur.Clone()
+				r.ETag = etag()
+				return r.ETag, s.PutJob(ctx, r) // replaces the version read: the stored Version is the one read
+			},
+			func(cur *scheduler.JobRecord) error { return s.DeleteJob(ctx, "c", "j", cur.ETag) })
+	}
+}
+
+// testSchedulerConditionalDeleteRace races puts and deletes of one job
+// through a Scheduler over the store (see versionRace): a put changes
+// the job's tags with IfMatch the ETag it read, a delete is DeleteJob
+// with IfMatch the ETag it read. Each round creates the job anew once
+// the last one is gone.
+func testSchedulerConditionalDeleteRace(t *testing.T, st scheduler.Store) {
+	s, err := scheduler.New(st, &scheduler.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var next atomic.Uint64
+	for round := range deleteRounds {
+		first, err := s.PutJob(ctx, "c", "j", def(), &scheduler.PutJobOptions{IfNoneMatch: "*"})
+		if err != nil {
+			t.Fatalf("round %d: PutJob(create): %v", round, err)
 		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for w := range deleteRacers {
-			wg.Go(func() {
-				<-start
-				for i := 0; ; i++ {
-					cur, err := s.GetJob(ctx, "c", "j")
-					if errors.Is(err, scheduler.ErrNotFound) {
-						return
-					}
-					if err != nil {
-						t.Errorf("round %d, writer %d: GetJob: %v", round, w, err)
-						return
-					}
-					runtime.Gosched() // let the others write between the read and the write
+		versionRace(t, round, first.ETag,
+			func() (*scheduler.JobRecord, error) { return s.GetJob(ctx, "c", "j") },
+			func(cur *scheduler.JobRecord) (string, error) {
+				tags := map[string]string{"n": fmt.Sprint(next.Add(1))} // a change: a new ETag
+				r, err := s.PutJob(ctx, "c", "j", def(), &scheduler.PutJobOptions{IfMatch: cur.ETag, Tags: tags})
+				if err != nil {
+					return "", err
+				}
+				return r.ETag, nil
+			},
+			func(cur *scheduler.JobRecord) error {
+				return s.DeleteJob(ctx, "c", "j", &scheduler.DeleteJobOptions{IfMatch: cur.ETag})
+			})
+	}
+}
+
+// versionRace races deleteRacers writers over one job, created with the
+// ETag first, until it is gone: each reads the job (read) and then either
+// replaces the version it read by a new one (put, which returns the new
+// version's ETag) or deletes the job naming the version it read (del),
+// and starts again, until it finds the job gone. No delete may delete a
+// version other than the one it named: every version put (the first
+// included) ends exactly once, replaced by a put over it or deleted by a
+// delete that named it, and exactly one delete succeeds. A put or a
+// delete that finds another version stored fails with an error matching
+// ErrConflict (ErrPreconditionFailed does) or, once the job is gone,
+// ErrNotFound.
+func versionRace(t *testing.T, round int, first string, read func() (*scheduler.JobRecord, error),
+	put func(cur *scheduler.JobRecord) (string, error), del func(cur *scheduler.JobRecord) error) {
+	t.Helper()
+	var mu sync.Mutex
+	stored := map[string]bool{first: true} // the ETags of the versions put
+	ended := map[string]int{}              // how many times each was replaced or deleted
+	deletes, refused := 0, 0
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range deleteRacers {
+		wg.Go(func() {
+			<-start
+			for i := 0; ; i++ {
+				cur, err := read()
+				if errors.Is(err, scheduler.ErrNotFound) {
+					return
+				}
+				if err != nil {
+					t.Errorf("round %d, writer %d: read: %v", round, w, err)
+					return
+				}
+				runtime.Gosched() // let the others write between the read and the write
+				mu.Lock()
+				many := len(stored) >= 2*deleteRacers // deletes wait for a few versions
+				mu.Unlock()
+				if many && (w+i)%3 == 0 {
+					err := del(cur)
 					mu.Lock()
-					many := len(put) >= 2*deleteRacers // deletes wait for a few versions
-					mu.Unlock()
-					if many && (w+i)%3 == 0 {
-						err := s.DeleteJob(ctx, "c", "j", cur.ETag)
-						switch {
-						case err == nil:
-							end(cur.ETag)
-							mu.Lock()
-							deletes++
-							mu.Unlock()
-						case errors.Is(err, scheduler.ErrPreconditionFailed):
-							mu.Lock()
-							refused++
-							mu.Unlock()
-						case !errors.Is(err, scheduler.ErrNotFound):
-							t.Errorf("round %d, writer %d: DeleteJob(%q): %v, want nil or ErrPreconditionFailed or ErrNotFound", round, w, cur.ETag, err)
-							return
-						}
-						continue
-					}
-					r := cur.Clone()
-					r.ETag = etag()
-					mu.Lock()
-					put[r.ETag] = false // not yet stored
-					mu.Unlock()
-					err = s.PutJob(ctx, r)
 					switch {
 					case err == nil:
-						end(cur.ETag) // the put replaced the version read: the stored Version was the one read
-						mu.Lock()
-						put[r.ETag] = true
-						mu.Unlock()
-					case errors.Is(err, scheduler.ErrConflict), errors.Is(err, scheduler.ErrNotFound):
-						mu.Lock()
-						delete(put, r.ETag)
-						mu.Unlock()
-					default:
-						t.Errorf("round %d, writer %d: PutJob: %v", round, w, err)
-						return
+						ended[cur.ETag]++
+						deletes++
+					case errors.Is(err, scheduler.ErrConflict):
+						refused++
+					case !errors.Is(err, scheduler.ErrNotFound):
+						t.Errorf("round %d, writer %d: delete of %q: %v, want nil or an error matching ErrConflict or ErrNotFound", round, w, cur.ETag, err)
 					}
+					mu.Unlock()
+					continue
 				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		if t.Failed() {
-			return
-		}
-		if deletes != 1 {
-			t.Errorf("round %d: %d deletes succeeded, want 1: the job was deleted once", round, deletes)
-		}
-		for e, stored := range put {
-			if !stored {
-				t.Errorf("round %d: the put of %q neither succeeded nor failed", round, e)
+				etag, err := put(cur)
+				mu.Lock()
+				switch {
+				case err == nil:
+					ended[cur.ETag]++
+					stored[etag] = true
+				case !errors.Is(err, scheduler.ErrConflict) && !errors.Is(err, scheduler.ErrNotFound):
+					t.Errorf("round %d, writer %d: put over %q: %v, want nil or an error matching ErrConflict or ErrNotFound", round, w, cur.ETag, err)
+				}
+				mu.Unlock()
 			}
-			if n := ended[e]; n != 1 {
-				t.Errorf("round %d: the version with ETag %q was replaced or deleted %d times, want exactly once (a delete removed a version it did not name)", round, e, n)
-			}
-		}
-		for e := range ended {
-			if !put[e] {
-				t.Errorf("round %d: ETag %q was replaced or deleted but never put", round, e)
-			}
-		}
-		t.Logf("round %d: %d versions, %d deletes refused", round, len(put), refused)
+		})
 	}
+	close(start)
+	wg.Wait()
+	if deletes != 1 {
+		t.Errorf("round %d: %d deletes succeeded, want 1: the job was deleted once", round, deletes)
+	}
+	for e := range stored {
+		if n := ended[e]; n != 1 {
+			t.Errorf("round %d: the version with ETag %q was replaced or deleted %d times, want exactly once (a delete removed a version it did not name)", round, e, n)
+		}
+	}
+	for e := range ended {
+		if !stored[e] {
+			t.Errorf("round %d: ETag %q was replaced or deleted but never put", round, e)
+		}
+	}
+	t.Logf("round %d: %d versions, %d deletes refused", round, len(stored), refused)
 }

@@ -93,6 +93,7 @@ func Run(t *testing.T, newStore func(t *testing.T) scheduler.Store) {
 		{"DeleteCascades", testDeleteCascades},
 		{"ConditionalDelete", testConditionalDelete},
 		{"ConditionalDeleteRace", testConditionalDeleteRace},
+		{"SchedulerConditionalDeleteRace", testSchedulerConditionalDeleteRace},
 		{"TimesInUTC", testTimesInUTC},
 		{"PolicyResumed", testPolicyResumed},
 		{"RecordsAreTheCallers", testRecordsAreTheCallers},

@@ -34,7 +34,8 @@ type TxBackend struct {
 }
 
 // RunTx checks a [scheduler.Transactional] store through a Scheduler's
-// PutJobTx, PatchJobTx, DeleteJobTx, PutCollectionTx and PutCalendarTx: a
+// PutJobTx, PatchJobTx, DeleteJobTx (with and without IfMatch),
+// PutCollectionTx and PutCalendarTx: a
 // commit makes the job exist and run (waking a running scheduler that
 // would otherwise sleep for an hour), a rollback leaves no trace and the
 // quota as it was, errors leave the transaction usable, two transactions
@@ -272,7 +273,7 @@ func txPatchAndDelete(t *testing.T, b *TxBackend) {
 	if r, err := s.PatchJobTx(ctx, tx.Tx, "c", "p", []byte(`{"state": "Enabled"}`), nil); err != nil || r.State != scheduler.JobEnabled {
 		t.Fatalf("PatchJobTx = %+v, %v", r, err)
 	}
-	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "d"); err != nil {
+	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "d", nil); err != nil {
 		t.Fatalf("DeleteJobTx: %v", err)
 	}
 	if err := tx.Rollback(ctx); err != nil {
@@ -284,15 +285,26 @@ func txPatchAndDelete(t *testing.T, b *TxBackend) {
 	if _, err := s.GetJob(ctx, "c", "d"); err != nil {
 		t.Errorf("after a rolled-back delete: %v", err)
 	}
-	// Committed: both take effect.
+	// Committed: both take effect. A delete naming another ETag than
+	// the job's deletes nothing and leaves tx usable.
+	d, err := s.GetJob(ctx, "c", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tx = begin(t, b)
 	if _, err := s.PatchJobTx(ctx, tx.Tx, "c", "p", []byte(`{"state": "Enabled"}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "d"); err != nil {
-		t.Fatal(err)
+	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "d", &scheduler.DeleteJobOptions{IfMatch: d.ETag + "0"}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("DeleteJobTx with a stale IfMatch = %v, want ErrPreconditionFailed", err)
 	}
-	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "missing"); !errors.Is(err, scheduler.ErrNotFound) {
+	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "d", &scheduler.DeleteJobOptions{IfMatch: d.ETag}); err != nil {
+		t.Fatalf("DeleteJobTx with the job's ETag as IfMatch: %v", err)
+	}
+	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "d", &scheduler.DeleteJobOptions{IfMatch: "*"}); !errors.Is(err, scheduler.ErrPreconditionFailed) {
+		t.Errorf("DeleteJobTx of the job deleted in tx, IfMatch *: %v, want ErrPreconditionFailed", err)
+	}
+	if err := s.DeleteJobTx(ctx, tx.Tx, "c", "missing", nil); !errors.Is(err, scheduler.ErrNotFound) {
 		t.Errorf("DeleteJobTx of a missing job = %v, want ErrNotFound", err)
 	}
 	if _, err := s.PatchJobTx(ctx, tx.Tx, "c", "p", []byte(`{"state": "Completed"}`), nil); !errors.Is(err, scheduler.ErrInvalid) {
