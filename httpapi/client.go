@@ -242,8 +242,7 @@ func (c *Client) ListCollections(ctx context.Context, subscription, resourceGrou
 
 // DeleteCollection deletes the collection with its jobs. opts may be nil;
 // with IfMatch it deletes only the collection with that ETag ("*": one
-// that exists; the API checks the tag against the collection it reads
-// just before the deletion).
+// that exists; the store checks the tag in the write that deletes it).
 func (c *Client) DeleteCollection(ctx context.Context, ref CollectionRef, opts *WriteOptions) error {
 	_, err := c.do(ctx, http.MethodDelete, ref.path(), nil, nil, opts, nil)
 	return err
@@ -315,8 +314,7 @@ func (c *Client) GetJob(ctx context.Context, ref CollectionRef, name string) (*J
 
 // DeleteJob deletes the job and its history. opts may be nil; with
 // IfMatch it deletes only the job with that ETag ("*": one that exists;
-// the API checks the tag against the job it reads just before the
-// deletion).
+// the store checks the tag in the write that deletes it).
 func (c *Client) DeleteJob(ctx context.Context, ref CollectionRef, name string, opts *WriteOptions) error {
 	_, err := c.do(ctx, http.MethodDelete, ref.jobPath(name), nil, nil, opts, nil)
 	return err

@@ -200,12 +200,13 @@
 // quoted entity tag). A PUT or PATCH with an If-Match header succeeds only
 // when the tag is current ("*": when the resource exists); otherwise 412
 // PreconditionFailed. So does a DELETE of a calendar. A DELETE of a job
-// or job collection with If-Match: * answers 412 when it does not exist,
-// and one with an entity tag answers 412 unless it is the current one;
-// that tag is read just before the deletion, which does not check it
-// again in the same store write: a write landing between the two is
-// deleted with it. A PUT of a job, job collection or calendar with
-// If-None-Match: * only creates it: 412 PreconditionFailed with target
+// or job collection with If-Match deletes it only while it holds that tag
+// ("*": while it exists), checked in the store write that deletes it,
+// without a read before: a write of another client since the tag was
+// read is never deleted in its place. Otherwise it answers 412 and
+// deletes nothing, also when the job or collection does not exist. A
+// PUT of a job, job collection or calendar with If-None-Match: * only
+// creates it: 412 PreconditionFailed with target
 // If-None-Match when it exists (any other If-None-Match value is 400). The
 // check is made in the store write that creates the resource, so of
 // several such PUTs at once exactly one answers 201 and the others 412. A

@@ -414,14 +414,7 @@ func (h *handler) deleteCollection(w http.ResponseWriter, r *http.Request) error
 	if err := h.noneMatchRefused(r, rq, "job collection '"+rq.sc.jc+"'", h.collectionExists(r, rq)); err != nil {
 		return err
 	}
-	etag := func() (string, error) {
-		c, err := h.s.GetCollection(r.Context(), rq.sc.key())
-		if err != nil {
-			return "", err
-		}
-		return c.ETag, nil
-	}
-	if err := deleteIfMatch(r, etag, func() error { return h.s.DeleteCollection(r.Context(), rq.sc.key(), nil) }); err != nil {
+	if err := h.s.DeleteCollection(r.Context(), rq.sc.key(), &scheduler.DeleteCollectionOptions{IfMatch: ifMatch(r)}); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)
@@ -588,14 +581,7 @@ func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) error {
 	if err := h.noneMatchRefused(r, rq, "job '"+rq.job+"'", h.jobExists(r, rq)); err != nil {
 		return err
 	}
-	etag := func() (string, error) {
-		j, err := h.s.GetJob(r.Context(), rq.sc.key(), rq.job)
-		if err != nil {
-			return "", err
-		}
-		return j.ETag, nil
-	}
-	if err := deleteIfMatch(r, etag, func() error { return h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job, nil) }); err != nil {
+	if err := h.s.DeleteJob(r.Context(), rq.sc.key(), rq.job, &scheduler.DeleteJobOptions{IfMatch: ifMatch(r)}); err != nil {
 		return h.engineError(r.Context(), rq, err, "")
 	}
 	writeEmpty(w, http.StatusOK)
@@ -771,36 +757,4 @@ func (h *handler) listHistory(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// deleteIfMatch runs del, the deletion of a job or job collection, under
-// the request's If-Match header: none deletes; "*" deletes what exists and
-// answers 412 for what does not, the store's deletion saying which; an
-// entity tag deletes only when etag, the current one read just before,
-// is that tag, and answers 412 otherwise. The store's deletion does not
-// check the tag itself, so a write that lands between that read and the
-// deletion (microseconds apart) is deleted with it.
-func deleteIfMatch(r *http.Request, etag func() (string, error), del func() error) error {
-	switch m := ifMatch(r); m {
-	case "":
-		return del()
-	case "*":
-		err := del()
-		if errors.Is(err, scheduler.ErrNotFound) {
-			return fmt.Errorf("%v: %w", err, scheduler.ErrPreconditionFailed)
-		}
-		return err
-	default:
-		cur, err := etag()
-		if errors.Is(err, scheduler.ErrNotFound) {
-			return fmt.Errorf("%v: %w", err, scheduler.ErrPreconditionFailed)
-		}
-		if err != nil {
-			return err
-		}
-		if cur != m {
-			return scheduler.ErrPreconditionFailed
-		}
-		return del()
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jobclock/scheduler/httpapi"
@@ -84,9 +85,9 @@ func TestDeleteCalendarIfMatch(t *testing.T) {
 }
 
 // TestDeleteJobAndCollectionIfMatch: a DELETE of a job or job collection
-// with an entity tag in If-Match deletes nothing (400: the deletion
-// cannot check it); with If-Match: * it deletes what exists and answers
-// 412 for what does not.
+// with a stale entity tag in If-Match deletes nothing and answers 412;
+// with the current one it deletes; with If-Match: * it deletes what
+// exists and answers 412 for what does not.
 func TestDeleteJobAndCollectionIfMatch(t *testing.T) {
 	s, _ := newSeeingScheduler(t, memory.New(), nil)
 	h := httpapi.New(s, nil)
@@ -177,5 +178,95 @@ func TestPutJobUnchanged(t *testing.T) {
 	changed := strings.Replace(job, `"interval": 2`, `"interval": 3`, 1)
 	if rec := serveWith(h, "PUT", jc1+"/jobs/j1"+v, changed, map[string]string{"If-Match": etag}); rec.Code != http.StatusOK || rec.Header().Get("ETag") == etag {
 		t.Errorf("PUT of a change with the ETag from before the unchanged PUT = %d %s, ETag %q; want 200 and a new ETag", rec.Code, rec.Body, rec.Header().Get("ETag"))
+	}
+}
+
+// beforeDeleteStore is a memory store whose next DeleteJob or
+// DeleteCollection, once armed, first runs a write of the test's: a
+// write of another client that lands just before the delete's own.
+type beforeDeleteStore struct {
+	*memory.Store
+	mu     sync.Mutex
+	before func()
+}
+
+func (b *beforeDeleteStore) arm(f func()) {
+	b.mu.Lock()
+	b.before = f
+	b.mu.Unlock()
+}
+
+func (b *beforeDeleteStore) fire() {
+	b.mu.Lock()
+	f := b.before
+	b.before = nil
+	b.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+func (b *beforeDeleteStore) DeleteJob(ctx context.Context, collection, name, etag string) error {
+	b.fire()
+	return b.Store.DeleteJob(ctx, collection, name, etag)
+}
+
+func (b *beforeDeleteStore) DeleteCollection(ctx context.Context, name, etag string) error {
+	b.fire()
+	return b.Store.DeleteCollection(ctx, name, etag)
+}
+
+// TestDeleteIfMatchWriteBetween: a DELETE of a job or job collection with
+// the current entity tag in If-Match, and a write of it by another client
+// that lands just before the store deletes, deletes nothing and answers
+// 412: the store checks the tag in the delete itself. The other write
+// stays.
+func TestDeleteIfMatchWriteBetween(t *testing.T) {
+	ctx := context.Background()
+	st := &beforeDeleteStore{Store: memory.New()}
+	s, _ := newSeeingScheduler(t, st, nil)
+	h := httpapi.New(s, nil)
+	job := jc1 + "/jobs/j1" + v
+	if rec := serveWith(h, "PUT", job, basicAuthJob("pw"), nil); rec.Code != http.StatusCreated {
+		t.Fatalf("PUT job = %d %s", rec.Code, rec.Body)
+	}
+	for _, tt := range []struct {
+		what, path string
+		write      func() (string, error) // the other client's, answering the new ETag
+	}{
+		{"job", job, func() (string, error) {
+			r, err := s.PatchJob(ctx, "sub1/rg1/jc1", "j1", []byte(`{"properties": {"state": "Disabled"}}`), nil)
+			if err != nil {
+				return "", err
+			}
+			return r.ETag, nil
+		}},
+		{"job collection", jc1 + v, func() (string, error) {
+			r, err := s.PatchCollection(ctx, "sub1/rg1/jc1", []byte(`{"properties": {"state": "Disabled"}}`), nil)
+			if err != nil {
+				return "", err
+			}
+			return r.ETag, nil
+		}},
+	} {
+		rec := serveWith(h, "GET", tt.path, "", nil)
+		if rec.Code != http.StatusOK || rec.Header().Get("ETag") == "" {
+			t.Fatalf("GET %s = %d, ETag %q", tt.what, rec.Code, rec.Header().Get("ETag"))
+		}
+		current := rec.Header().Get("ETag")
+		var written string
+		var werr error
+		st.arm(func() { written, werr = tt.write() })
+		rec = serveWith(h, "DELETE", tt.path, "", map[string]string{"If-Match": current})
+		if werr != nil {
+			t.Fatalf("the other client's write of the %s: %v", tt.what, werr)
+		}
+		if rec.Code != http.StatusPreconditionFailed {
+			t.Errorf("DELETE %s with If-Match %s, written again just before the delete = %d %s, want 412", tt.what, current, rec.Code, rec.Body)
+		}
+		rec = serveWith(h, "GET", tt.path, "", nil)
+		if rec.Code != http.StatusOK || rec.Header().Get("ETag") != `"`+written+`"` {
+			t.Errorf("GET %s after the refused DELETE = %d, ETag %s; want 200 with the other write's ETag %q", tt.what, rec.Code, rec.Header().Get("ETag"), written)
+		}
 	}
 }
