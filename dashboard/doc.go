@@ -78,8 +78,15 @@
 //
 // The job editor has a form for the common cases (an HTTP request, the
 // recurrence's frequency, interval, hours, minutes and week days, the
-// start time, the retry policy) beside the JSON definition; the form
-// writes its members into the definition and keeps every other one. As
+// start time, the retry policy's type, interval and count) beside the
+// JSON definition; the form writes its members into the definition and
+// keeps every other one (a retry policy's maxRetryDuration, say). Its
+// lists show the definition's value even where they would not offer it
+// (a method, frequency or retry type), and offer the frequency Second
+// where the collection's quota allows recurrences of seconds; a
+// recurrence written as a cron expression, and JSON that does not parse,
+// are edited as JSON only, so that saving the form never drops a
+// recurrence or a member it does not show. As
 // the user types, the page posts the draft to the dashboard's draft
 // endpoint (POST Prefix+"/draft", which changes nothing), which answers
 // JSON: the problems at their JSON paths, or the schedule in words and

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	scheduler "github.com/jobclock/scheduler"
+	"github.com/jobclock/scheduler/recurrence"
 )
 
 // The editors put jobs and collections with the Scheduler methods the
@@ -19,9 +21,13 @@ import (
 // so that their problems come back with REST's words at REST's paths:
 // "properties.recurrence.interval: ...". A job's form covers the common
 // cases (an HTTP action, a recurrence's frequency, interval, hours,
-// minutes and week days, the start time, the retry policy); it writes
-// those members into the JSON definition and keeps every other one, so
-// that the form and the JSON editor are two views of one definition.
+// minutes and week days, the start time, the retry policy's type,
+// interval and count); it writes those members into the JSON definition
+// and keeps every other one, so that the form and the JSON editor are two
+// views of one definition. Each of its lists holds the value the
+// definition has, even one the list does not offer, so that a save
+// writes back what it read; a recurrence without a frequency (a cron
+// expression) is edited as JSON.
 
 // --- Job editor ---
 
@@ -32,7 +38,7 @@ type jobEditor struct {
 	Name        string
 	ETag        string
 	Mode        string // "form" or "json"
-	FormFits    bool   // the definition's action is an HTTP request: the form can show it
+	FormFits    bool   // the definition's action is an HTTP request, and its recurrence has a frequency: the form can show it
 	Definition  string
 	Form        jobForm
 	Problems    []problem
@@ -41,6 +47,7 @@ type jobEditor struct {
 	DraftURL    string
 	CancelURL   string
 	Frequencies []string
+	Seconds     bool // the collection's quota allows a recurrence of seconds: the form offers Second
 	WeekDays    []weekDay
 	RetryTypes  []string
 	Methods     []string
@@ -62,10 +69,11 @@ type jobForm struct {
 }
 
 var (
-	formFrequencies = []string{"Minute", "Hour", "Day", "Week", "Month"}
+	// formFrequencies are the frequencies the form offers; Second only
+	// where the collection's quota allows it (see frequencies).
+	formFrequencies = []string{"Minute", "Hour", "Day", "Week", "Month", "Year"}
 	formWeekDays    = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
 	formRetryTypes  = []string{"Fixed", "Exponential", "None"}
-	formMethods     = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 )
 
 // newJobTemplate is the definition a new job starts from.
@@ -109,13 +117,14 @@ func (h *handler) editJob(r *http.Request, v *viewer) (string, any, error) {
 		e.ETag = rec.ETag
 		e.Definition = editableJSON(rec.Definition())
 	}
+	e.Seconds = h.allowsSeconds(r.Context(), c)
 	e.fill(nil)
 	return "jobedit", e, nil
 }
 
 func (h *handler) newJobEditor(c, name string) *jobEditor {
 	e := &jobEditor{Collection: c, Name: name, Mode: "form", ActionURL: h.url(nil, "edit", "job"), DraftURL: h.url(nil, "draft"),
-		Frequencies: formFrequencies, RetryTypes: formRetryTypes, Methods: formMethods}
+		RetryTypes: formRetryTypes}
 	e.CancelURL = h.url(nil)
 	if name != "" {
 		e.CancelURL = h.jobURL(c, name, nil)
@@ -139,6 +148,13 @@ func (e *jobEditor) fill(typed *jobForm) {
 	if !e.FormFits || e.Mode != "form" {
 		e.Mode = "json"
 	}
+	e.Frequencies = formFrequencies
+	if e.Seconds {
+		e.Frequencies = append([]string{"Second"}, formFrequencies...)
+	}
+	e.Frequencies = withValue(e.Frequencies, e.Form.Frequency)
+	e.Methods = withValue(scheduler.HTTPMethods, e.Form.Method)
+	e.RetryTypes = withValue(formRetryTypes, e.Form.RetryType)
 	e.WeekDays = make([]weekDay, len(formWeekDays))
 	for i, d := range formWeekDays {
 		e.WeekDays[i] = weekDay{Name: d}
@@ -146,6 +162,26 @@ func (e *jobEditor) fill(typed *jobForm) {
 			e.WeekDays[i].Checked = e.WeekDays[i].Checked || strings.EqualFold(w, d)
 		}
 	}
+}
+
+// withValue returns list, with v at its end when it is not empty and not
+// in list: a select shows the definition's value, even one the form does
+// not offer, so that saving the form writes back what it read.
+func withValue(list []string, v string) []string {
+	if v == "" || slices.Contains(list, v) {
+		return list
+	}
+	return append(slices.Clip(list), v)
+}
+
+// allowsSeconds reports whether the quota of the collection named c lets
+// its jobs recur every so many seconds; false when it cannot tell.
+func (h *handler) allowsSeconds(ctx context.Context, c string) bool {
+	if c == "" {
+		return false
+	}
+	col, err := h.s.GetCollection(ctx, c)
+	return err == nil && col.Definition.MaxRecurrence().Frequency == recurrence.Second
 }
 
 // saveJob puts the job of the editor: a new one (refused when the name
@@ -171,6 +207,7 @@ func (h *handler) saveJob(w http.ResponseWriter, r *http.Request, v *viewer) (st
 		}
 	}
 	show := func(status int) (string, error) {
+		e.Seconds = h.allowsSeconds(r.Context(), c)
 		var typed *jobForm
 		if e.Mode == "form" {
 			ff := formFromValues(f)
@@ -304,7 +341,10 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 	}
 	tree := map[string]any{}
 	if strings.TrimSpace(text) != "" && json.Unmarshal([]byte(text), &tree) != nil {
-		tree = map[string]any{}
+		// Not an object the form could write into: the text stays as
+		// it is, for the Scheduler to say what is wrong with it, rather
+		// than the form's members alone replacing it.
+		return []byte(text), nil
 	}
 	if props, ok := tree["properties"].(map[string]any); ok {
 		tree = props // a whole resource: the editor edits its properties
@@ -312,9 +352,14 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 	fv := formFromValues(f)
 	var ps []problem
 	act := object(tree, "action")
-	act["type"] = "Http"
-	if strings.HasPrefix(strings.ToLower(fv.URI), "https:") {
-		act["type"] = "Https"
+	// An Http action may call an https URL: its type stays; an Https one
+	// becomes Http when its URL is no longer https.
+	https := strings.HasPrefix(strings.ToLower(fv.URI), "https:")
+	if typ, _ := act["type"].(string); !strings.EqualFold(typ, "http") || https {
+		act["type"] = "Http"
+		if https {
+			act["type"] = "Https"
+		}
 	}
 	req := object(act, "request")
 	set(req, "method", fv.Method)
@@ -341,12 +386,13 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 	if fv.RetryType == "" {
 		delete(act, "retryPolicy")
 	} else {
-		rp := map[string]any{"retryType": fv.RetryType}
-		if fv.RetryType != "None" {
-			set(rp, "retryInterval", fv.RetryInterval)
-			setNumber(rp, "retryCount", fv.RetryCount)
-		}
-		act["retryPolicy"] = rp
+		// The policy's other members (maxRetryDuration,
+		// permanentStatusCodes, minimumInterval, maximumInterval)
+		// stay.
+		rp := object(act, "retryPolicy")
+		rp["retryType"] = fv.RetryType
+		set(rp, "retryInterval", fv.RetryInterval)
+		setNumber(rp, "retryCount", fv.RetryCount)
 	}
 	if fv.Frequency == "" {
 		delete(tree, "recurrence")
@@ -440,7 +486,8 @@ func formFromValues(f url.Values) jobForm {
 }
 
 // formOf reads the form's fields from a definition, and reports whether
-// the form can show it: an HTTP or HTTPS action.
+// the form can show it: an HTTP or HTTPS action, and no recurrence or one
+// with a frequency (not a cron expression, which the form would lose).
 func formOf(tree map[string]any) (jobForm, bool) {
 	if props, ok := tree["properties"].(map[string]any); ok {
 		tree = props
@@ -490,6 +537,8 @@ func formOf(tree map[string]any) (jobForm, bool) {
 	}
 	if rec, ok := tree["recurrence"].(map[string]any); ok {
 		f.Frequency, f.Interval = str(rec, "frequency"), str(rec, "interval")
+		_, cron := rec["cron"]
+		fits = fits && f.Frequency != "" && !cron
 		sch := sub(rec, "schedule")
 		f.Hours, f.Minutes = list(sch, "hours"), list(sch, "minutes")
 		if l, ok := sch["weekDays"].([]any); ok {

@@ -16,6 +16,7 @@ import (
 
 	scheduler "github.com/jobclock/scheduler"
 	"github.com/jobclock/scheduler/action"
+	"github.com/jobclock/scheduler/action/azure"
 	"github.com/jobclock/scheduler/dashboard"
 	"github.com/jobclock/scheduler/httpapi"
 	"github.com/jobclock/scheduler/store/memory"
@@ -69,6 +70,9 @@ type envOptions struct {
 	// maxConcurrency is the Scheduler's Config.MaxConcurrency (0: its
 	// default).
 	maxConcurrency int
+	// azure registers the executors of the Azure action types, so that
+	// jobs may have them (the tests do not run them).
+	azure bool
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -90,6 +94,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Cleanup(e.recv.Close)
 	reg := new(action.Registry)
 	action.Handle(reg, "Digest", func(ctx context.Context, req *action.Request, d digest) error { return nil })
+	if o.azure {
+		azure.Register(reg, nil)
+		t.Cleanup(func() { reg.Close(ctx) })
+	}
 	s, err := scheduler.New(e.store, &scheduler.Config{Logger: slog.New(slog.DiscardHandler), MinRetryInterval: time.Millisecond, PollInterval: 50 * time.Millisecond, Executors: reg, MaxConcurrency: o.maxConcurrency})
 	if err != nil {
 		t.Fatal(err)

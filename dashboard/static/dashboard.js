@@ -276,16 +276,33 @@
       document.getElementById("draft-note").textContent = a.note || "";
       if (mode() === "form") {
         def.value = a.definition;
+      } else {
+        // The form shows the JSON only when it can show all of it the
+        // form covers: an HTTP action, a recurrence with a frequency,
+        // valid JSON.
+        lastForm = a.form || null;
+        document.getElementById("mode-form").disabled = !lastForm;
       }
-      lastForm = a.form || lastForm;
     }
 
     function fill(f) {
+      // A select gets an option for a value it does not offer, so that
+      // it shows the definition's value and saving writes it back.
       var set = function (name, v) {
         var el = form.elements[name];
-        if (el && v !== undefined) {
-          el.value = v;
+        if (!el || v === undefined) {
+          return;
         }
+        if (el.tagName === "SELECT" && v !== "") {
+          var found = false;
+          for (var i = 0; i < el.options.length; i++) {
+            found = found || el.options[i].value === v;
+          }
+          if (!found) {
+            el.appendChild(new Option(v, v));
+          }
+        }
+        el.value = v;
       };
       set("method", f.Method || "GET");
       set("uri", f.URI);
