@@ -74,6 +74,12 @@
 // a job without collection or name: its own page lists the job's own
 // instants).
 //
+// An instant shows its seconds when they are not 0; in a column of a
+// table (a collection's next and last runs, a job's occurrences, its
+// history, a backfill's occurrences), every instant shows them when one
+// does: "11:25:00 UTC" above "11:25:10 UTC", so that an instant on a
+// whole minute does not read as one of minute precision.
+//
 // # Operating
 //
 // The job editor has a form for the common cases (an HTTP request, the

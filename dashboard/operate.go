@@ -198,6 +198,7 @@ func (h *handler) backfill(w http.ResponseWriter, r *http.Request, v *viewer, c,
 	for _, t := range times {
 		p.Times = append(p.Times, at(t, rec.Job.Location()))
 	}
+	sameClock(p.Times, func(s *stamp) *stamp { return s })
 	h.render(w, r, http.StatusOK, "backfill", v, p)
 	return "", nil
 }

@@ -159,6 +159,7 @@ func (h *handler) overview(r *http.Request, v *viewer) (string, any, error) {
 	for _, e := range faulted {
 		p.Faulted = append(p.Faulted, h.historyRow(e, nil, true))
 	}
+	sameClock(p.Faulted, historyEnd, historyExpected)
 	return "overview", p, nil
 }
 
@@ -386,6 +387,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 		}
 		p.Rows = append(p.Rows, row)
 	}
+	sameClock(p.Rows, func(r *jobRow) *stamp { return &r.Next }, func(r *jobRow) *stamp { return &r.LastRun })
 	for _, c := range jobColumns {
 		if c.Key == key && key != "name" {
 			p.SortedBy = c.Label
@@ -766,6 +768,8 @@ type upcomingTable struct {
 }
 
 func newUpcoming(zone string, rows []occurrenceRow) upcomingTable {
+	sameClock(rows, func(r *occurrenceRow) *stamp { return &r.At }, func(r *occurrenceRow) *stamp { return &r.Scheduled },
+		func(r *occurrenceRow) *stamp { return &r.MovedFrom }, func(r *occurrenceRow) *stamp { return &r.Replanned })
 	u := upcomingTable{Zone: zone, Rows: rows}
 	for _, r := range rows {
 		u.DST = u.DST || r.Shifted || r.Repeated || r.Changed
@@ -959,6 +963,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		}
 		p.History = append(p.History, h.historyRow(e, loc, false))
 	}
+	sameClock(p.History, historyEnd, historyExpected)
 	p.Chart = buildDurationChart(hist[:min(len(hist), historyPage)])
 	p.Pager = h.pager(base, skip, historyPage, len(hist), 0, false, link)
 	return "job", p, nil
@@ -1154,6 +1159,9 @@ func droppedRows(t *scheduler.Timing, budget *droppedBudget, dropped iter.Seq2[t
 	}
 	return out
 }
+
+func historyEnd(r *historyRow) *stamp      { return &r.End }
+func historyExpected(r *historyRow) *stamp { return &r.Expected }
 
 // historyRow is the line of a history entry.
 func (h *handler) historyRow(e scheduler.HistoryEntry, loc *time.Location, withJob bool) historyRow {

@@ -182,6 +182,7 @@ scan:
 			}
 		}
 	}
+	sameClock(p.Rows, func(r *searchRow) *stamp { return &r.Next }, func(r *searchRow) *stamp { return &r.LastRun })
 	base := cloneQuery(q)
 	p.Pager = h.pager(base, skip, top, max(0, min(matches-skip, top+1)), 0, false, func(q url.Values) string { return h.url(q, "search") })
 	return "search", p, nil

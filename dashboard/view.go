@@ -17,7 +17,8 @@ import (
 type stamp struct {
 	// ISO is the instant in RFC 3339, for <time datetime>.
 	ISO string
-	// UTC is "2026-01-05 09:00 UTC" (seconds when not zero).
+	// UTC is "2026-01-05 09:00 UTC" (seconds when not zero, or when
+	// another instant of its column has them: see sameClock).
 	UTC string
 	// Local is the same in the job's zone ("2026-01-05 10:00 CET"), empty
 	// for jobs in UTC.
@@ -27,6 +28,8 @@ type stamp struct {
 	// None says why there is no instant, when ISO is empty and "—"
 	// would not say enough.
 	None string
+	// t is the instant, in the job's zone when Local is set.
+	t time.Time
 }
 
 // at returns the stamp of t for a job whose schedule is read in loc (nil
@@ -35,11 +38,39 @@ func at(t time.Time, loc *time.Location) stamp {
 	if t.IsZero() {
 		return stamp{}
 	}
-	s := stamp{ISO: t.UTC().Format(time.RFC3339Nano), UTC: clock(t.UTC())}
+	s := stamp{ISO: t.UTC().Format(time.RFC3339Nano), UTC: clock(t.UTC()), t: t.UTC()}
 	if loc != nil && loc != time.UTC && loc.String() != "UTC" {
-		s.Local, s.Zone = clock(t.In(loc)), loc.String()
+		s.t = t.In(loc)
+		s.Local, s.Zone = clock(s.t), loc.String()
 	}
 	return s
+}
+
+// sameClock makes each column of rows, the stamp that a func of cols
+// returns of a row, read alike: when one instant of the column has
+// seconds, every instant of it shows them ("11:25:00 UTC" above
+// "11:25:10 UTC", not "11:25 UTC").
+func sameClock[T any](rows []T, cols ...func(*T) *stamp) {
+	for _, col := range cols {
+		seconds := false
+		for i := range rows {
+			t := col(&rows[i]).t
+			seconds = seconds || t.Second() != 0 || t.Nanosecond() != 0
+		}
+		if !seconds {
+			continue
+		}
+		for i := range rows {
+			s := col(&rows[i])
+			if s.ISO == "" {
+				continue
+			}
+			s.UTC = s.t.UTC().Format(clockSeconds)
+			if s.Local != "" {
+				s.Local = s.t.Format(clockSeconds)
+			}
+		}
+	}
 }
 
 // Words is the stamp in running text: "2026-01-05 09:00 UTC", followed,
@@ -63,8 +94,11 @@ func clock(t time.Time) string {
 	if t.Second() == 0 && t.Nanosecond() == 0 {
 		return t.Format("2006-01-02 15:04 MST")
 	}
-	return t.Format("2006-01-02 15:04:05 MST")
+	return t.Format(clockSeconds)
 }
+
+// clockSeconds is the layout of clock with seconds.
+const clockSeconds = "2006-01-02 15:04:05 MST"
 
 // target says where an action goes, never with a secret: the method and
 // URI of a request without its query and user information, the account
