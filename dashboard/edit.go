@@ -364,7 +364,11 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 	req := object(act, "request")
 	set(req, "method", fv.Method)
 	set(req, "uri", fv.URI)
-	set(req, "body", fv.Body)
+	// A browser sends a textarea's line breaks as CRLF: a body that
+	// differs from the stored one only so is the stored one.
+	if old, ok := req["body"].(string); !ok || lineBreaks.Replace(old) != lineBreaks.Replace(fv.Body) {
+		set(req, "body", fv.Body)
+	}
 	headers := map[string]any{}
 	for i, line := range strings.Split(fv.Headers, "\n") {
 		if line = strings.TrimSpace(line); line == "" {
@@ -424,6 +428,9 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 	enc.Encode(tree)
 	return b.Bytes(), ps
 }
+
+// lineBreaks writes CRLF and CR line breaks as LF.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 
 // object returns the object member name of m, adding an empty one when
 // it is missing or not an object.

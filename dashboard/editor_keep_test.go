@@ -68,7 +68,7 @@ func keepJobs(t *testing.T, recv string) map[string]string {
 	future := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
 	return map[string]string{
 		"seconds": `{"startTime": "2026-01-05T09:00:00Z",
-			"action": {"type": "Http", "request": {"method": "POST", "uri": "` + recv + `/ok?code=abc", "headers": {"X-Team": "ops", "Authorization": "Bearer s3cret"}, "body": "hi"},
+			"action": {"type": "Http", "request": {"method": "POST", "uri": "` + recv + `/ok?code=abc", "headers": {"X-Team": "ops", "Authorization": "Bearer s3cret"}, "body": "\n{\n  \"hello\": 1\n}\n"},
 				"timeout": "PT30S",
 				"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2, "maxRetryDuration": "PT10M", "permanentStatusCodes": [400, 404]},
 				"errorAction": {"type": "StorageQueue", "queueMessage": {"storageAccount": "jobclockacct", "queueName": "failures", "sasToken": "?sv=2020&sig=abc", "message": "failed"}}},
@@ -196,7 +196,10 @@ func formValues(t *testing.T, p page) url.Values {
 		f.Add(attrs["name"], attrs["value"])
 	}
 	for _, m := range textareaPattern.FindAllStringSubmatch(body, -1) {
-		f.Set(m[1], strings.TrimPrefix(html.UnescapeString(m[2]), "\n"))
+		// A browser drops the newline right after <textarea>, and
+		// sends each line break of a textarea as CRLF.
+		v := strings.TrimPrefix(html.UnescapeString(m[2]), "\n")
+		f.Set(m[1], strings.ReplaceAll(strings.ReplaceAll(v, "\r\n", "\n"), "\n", "\r\n"))
 	}
 	for _, m := range selectPattern.FindAllStringSubmatch(body, -1) {
 		opts := optionPattern.FindAllStringSubmatch(m[2], -1)
