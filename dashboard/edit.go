@@ -407,13 +407,18 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 		sch := object(rec, "schedule")
 		setNumbers(sch, "hours", fv.Hours)
 		setNumbers(sch, "minutes", fv.Minutes)
-		if len(fv.WeekDays) > 0 {
+		old, _ := sch["weekDays"].([]any)
+		switch {
+		case sameDays(old, fv.WeekDays):
+			// The form lists the days in its order: the stored
+			// list of the same days stays as it is.
+		case len(fv.WeekDays) > 0:
 			days := make([]any, len(fv.WeekDays))
 			for i, d := range fv.WeekDays {
 				days[i] = d
 			}
 			sch["weekDays"] = days
-		} else {
+		default:
 			delete(sch, "weekDays")
 		}
 		if len(sch) == 0 {
@@ -427,6 +432,26 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 	enc.SetIndent("", "  ")
 	enc.Encode(tree)
 	return b.Bytes(), ps
+}
+
+// sameDays reports whether the list of week days old and the days typed
+// name the same days, in any order and any case.
+func sameDays(old []any, typed []string) bool {
+	if len(old) == 0 {
+		return false
+	}
+	for _, d := range old {
+		s, ok := d.(string)
+		if !ok || !slices.ContainsFunc(typed, func(t string) bool { return strings.EqualFold(t, s) }) {
+			return false
+		}
+	}
+	for _, t := range typed {
+		if !slices.ContainsFunc(old, func(d any) bool { s, _ := d.(string); return strings.EqualFold(t, s) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // lineBreaks writes CRLF and CR line breaks as LF.

@@ -83,7 +83,7 @@ func keepJobs(t *testing.T, recv string) map[string]string {
 						"replyTo": "r", "replyToSessionId": "rs", "scheduledEnqueueTimeUtc": "2030-01-01T00:00:00Z", "sessionId": "p", "timeToLive": "PT1H", "to": "to", "viaPartitionKey": "p"},
 					"customMessageProperties": {"team": "ops"}}}},
 			"recurrence": {"frequency": "Week", "interval": 1, "timeZone": "Europe/Berlin", "window": "PT30S", "calendar": "holidays", "onExcluded": "Skip",
-				"schedule": {"weekDays": ["Monday", "Friday"], "hours": [9], "minutes": [30], "seconds": [15]}},
+				"schedule": {"weekDays": ["Friday", "Monday"], "hours": [9], "minutes": [30], "seconds": [15]}},
 			"state": "Disabled", "stateReason": "paused for the migration", "resumeTime": "` + future + `"}`,
 		"monthly": `{"action": {"type": "Https", "request": {"method": "GET", "uri": "https://example.com/cert",
 					"authentication": {"type": "ClientCertificate", "pfx": "` + testPfx(t, "pw") + `", "password": "pw"}},
