@@ -95,6 +95,39 @@ func TestBrowserEditorKeeps(t *testing.T) {
 	eval[bool](b, `(document.getElementById("definition").value = `+jsString(def)+`, true)`)
 	b.do("type", chromedp.SendKeys(chromedp.ID("definition"), " "))
 	b.waitFor("the form turned on", `!document.getElementById("mode-form").disabled`)
+
+	// A frequency the form does not offer (Second, in a collection whose
+	// quota does not allow it), typed in the JSON editor, shows in the
+	// form as typed: saving it is refused, not turned into a job that
+	// runs once.
+	if _, err := s.PutCollection(ctx, "std", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutJobJSON(ctx, "std", "hourly", []byte(`{"action": {"type": "Http", "request": {"method": "POST", "uri": "`+rc.URL+`/h"}},
+		"recurrence": {"frequency": "Hour", "interval": 1}, "state": "Disabled"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	b.do("open the hourly job", chromedp.Navigate(srv.URL+"/ui/edit/job?collection=std&job=hourly"), chromedp.WaitVisible(chromedp.ID("job-editor")))
+	b.waitFor("the first check", `document.getElementById("draft-status").textContent === "Valid."`)
+	if eval[bool](b, `Array.from(document.getElementById("frequency").options).some(o => o.value === "Second")`) {
+		t.Error("the form offers Second in a collection whose quota does not allow it")
+	}
+	b.do("to JSON", chromedp.Click(chromedp.ID("mode-json")))
+	def = eval[string](b, `document.getElementById("definition").value`)
+	eval[bool](b, `(document.getElementById("definition").value = `+jsString(strings.Replace(def, `"frequency": "Hour"`, `"frequency": "Second"`, 1))+`, true)`)
+	b.do("type", chromedp.SendKeys(chromedp.ID("definition"), " "))
+	b.waitFor("the check of the JSON", `!document.getElementById("draft-schedule").textContent.includes("hour") && document.getElementById("draft-status").textContent === "Valid."`)
+	b.do("back to the form", chromedp.Click(chromedp.ID("mode-form")))
+	if f := eval[string](b, `document.getElementById("frequency").value`); f != "Second" {
+		t.Errorf("the form's frequency after the JSON editor = %q, want Second", f)
+	}
+	b.clickAndLoad("save", "#save")
+	if got := b.text("#save-error"); !strings.Contains(got, "Not saved") {
+		t.Errorf("saving a recurrence the quota does not allow: %q", got)
+	}
+	if r, err := s.GetJob(ctx, "std", "hourly"); err != nil || r.Definition().Recurrence == nil || r.Definition().Recurrence.Frequency != "Hour" {
+		t.Errorf("the hourly job after the refused save: %v, %v", r, err)
+	}
 }
 
 // jsString is s as a JavaScript string literal.
