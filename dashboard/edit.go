@@ -70,7 +70,7 @@ type jobForm struct {
 
 var (
 	// formFrequencies are the frequencies the form offers; Second only
-	// where the collection's quota allows it (see frequencies).
+	// where the collection's quota allows it (see allowsSeconds).
 	formFrequencies = []string{"Minute", "Hour", "Day", "Week", "Month", "Year"}
 	formWeekDays    = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
 	formRetryTypes  = []string{"Fixed", "Exponential", "None"}
