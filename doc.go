@@ -658,7 +658,13 @@
 // the last of them were passed over.
 // Enabling a Disabled job (EnableJob, or a PatchJob that sets the state)
 // starts it from now; the occurrences it passed over are on record the
-// same way. Disabling it (DisableJob, or a PatchJob) drops an occurrence
+// same way, except a one-time job's (no recurrence): it keeps its
+// occurrence until it runs, and one that came while the job was Disabled
+// is missed, handled by the missed policy as after downtime (RunOnce and
+// RunAll run it at once, with its expected time; Skip and a catch-up
+// window pass it over, on record, when it is found too late). The job is
+// Completed (or Faulted) once that occurrence ran or was passed over,
+// never before. Disabling it (DisableJob, or a PatchJob) drops an occurrence
 // that waits for its retry or errorAction, with a Failed entry "dropped
 // before its next attempt: the job was Disabled", as CancelRunning's
 // "cancelled before its next attempt" entry does for the one it drops. A PutJob that changes the job's definition or state replaces

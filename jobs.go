@@ -1104,12 +1104,18 @@ func (s *Scheduler) patchJob(ctx context.Context, st TxStore, collection, name s
 // passedWhileDisabled leaves in r's schedule the Skipped entry of the
 // scheduled occurrences from missed, the job's next occurrence while it was
 // Disabled, up to now, which enabling it passed over (the entry is
-// recorded by the next step; a second one replaces it).
+// recorded by the next step; a second one replaces it). Those from r's
+// next occurrence on are not passed over: a one-time job's that passed
+// while it was Disabled is missed (see reschedule).
 func passedWhileDisabled(r *JobRecord, t *Timing, missed, now time.Time) {
-	if missed.IsZero() || !missed.Before(now) {
+	until := now
+	if next := r.Schedule.NextOccurrence; !next.IsZero() && next.Before(until) {
+		until = next
+	}
+	if missed.IsZero() || !missed.Before(until) {
 		return
 	}
-	n, last, _ := span(t, missed, now.Add(-time.Nanosecond), MaxSkippedCounted)
+	n, last, _ := span(t, missed, until.Add(-time.Nanosecond), MaxSkippedCounted)
 	h := skipped(r, missed, last, n, now, "the job was Disabled, and enabling it started it from now")
 	r.Schedule.policy().Passed = &h
 }
@@ -1172,7 +1178,14 @@ func reschedule(r *JobRecord, t *Timing, now time.Time, entries bool) {
 		}
 	}
 	sc.NextOccurrence = time.Time{}
-	if c := t.Count(); c == 0 || sc.Counted < c {
+	switch c := t.Count(); {
+	case r.Job.Recurrence == nil && sc.Counted == 0:
+		// A one-time job's occurrence that has not run stays, even when
+		// it has passed (while the job was Disabled, or its collection
+		// not Enabled): it is missed, and the missed policy decides
+		// whether it runs.
+		sc.NextOccurrence = t.First()
+	case c == 0 || sc.Counted < c:
 		sc.NextOccurrence = t.Next(now.Add(-time.Nanosecond))
 	}
 }
@@ -1406,7 +1419,10 @@ func mergePatch(doc map[string]any, patch map[string]any) map[string]any {
 }
 
 // EnableJob sets the job's state to Enabled; its next occurrence is the
-// first at or after now. ErrFinalState for a Completed or Faulted job.
+// first at or after now, but for a one-time job's that has not run: one
+// that passed while the job was Disabled is missed, and the job's missed
+// policy decides whether it runs. ErrFinalState for a Completed or
+// Faulted job.
 func (s *Scheduler) EnableJob(ctx context.Context, collection, name string) (*JobRecord, error) {
 	return s.PatchJob(ctx, collection, name, []byte(`{"state":"Enabled"}`), nil)
 }
