@@ -1057,6 +1057,10 @@
 // that attempt stands for both; a receiver that logs its requests sees
 // two with one tag. Under AllowAll, whose claim on an attempt is written
 // when it starts, the attempt lost is run again alike, without an entry.
+// Under CancelRunning, when the job's next occurrence came due meanwhile,
+// the occurrence does not run again: it is cancelled, with a Failed entry
+// that says that its instance stopped before recording its attempt's
+// outcome, and that the attempt lost is not counted.
 //
 // Entries are listed newest first. They are kept for Config.HistoryRetention
 // (60 days) and at most Config.HistoryPerJob (1,000) per job; both limits
@@ -1538,7 +1542,9 @@
 // by the takeover unless it makes them late by more than the recurrence
 // interval (from the occurrence taken over to the next): those less late
 // run after it, as the overlap policy says, while those later are missed
-// as the missed policy says. The same holds when the instance that claims
+// as the missed policy says (under runPolicy.overlap CancelRunning, where
+// one due would cancel the occurrence taken over before it ran, every one
+// due is missed: RunOnce runs that occurrence once for all of them). The same holds when the instance that claims
 // such a job again is the one whose lease expired (a process restarted
 // under its InstanceID, or one whose store stalled for longer than its
 // lease): which instance wins the claim does not change what runs.

@@ -327,9 +327,11 @@ func (m machine) mergedWhy(exp time.Time) string {
 // that merges merges into the one expected at exp, taken at now: every one
 // due, except after a takeover, where only those later at now than the
 // recurrence interval (from exp to the next occurrence) are missed; the
-// others run after it, by the overlap policy.
+// others run after it, by the overlap policy. Under OverlapCancelRunning
+// every one due is merged after a takeover too: one left due would cancel
+// the occurrence taken before its attempt.
 func (m machine) mergedUntil(sc *JobSchedule, exp, now time.Time) time.Time {
-	if !m.tookOver {
+	if !m.tookOver || m.policy.Overlap == OverlapCancelRunning {
 		return now
 	}
 	return now.Add(-sc.NextOccurrence.Sub(exp) - time.Nanosecond)
@@ -549,7 +551,7 @@ func (m machine) postpone(r *JobRecord, t *Timing, now time.Time, hist []History
 		}
 	case OverlapCancelRunning:
 		if due {
-			hist = m.add(hist, m.cancel(r, now))
+			hist = m.add(hist, m.cancel(r, now, m.tookOver && !started && !sc.Current.At.After(now)))
 		}
 	case OverlapAllowAll:
 		// An occurrence in progress from before the job's policy was
@@ -596,15 +598,23 @@ func (m machine) buffer(r *JobRecord, t *Timing, now time.Time, hist []HistoryEn
 
 // cancel ends the occurrence in progress because the next one came due
 // under OverlapCancelRunning, and returns its history entry. Its pending
-// retry or errorAction does not run.
-func (m machine) cancel(r *JobRecord, now time.Time) HistoryEntry {
+// retry or errorAction does not run. lost says that the claim on the job
+// took over an expired lease under which the occurrence's attempt was
+// due: the instance that held it stopped before recording that attempt's
+// outcome, whether or not the attempt started (see "History").
+func (m machine) cancel(r *JobRecord, now time.Time, lost bool) HistoryEntry {
 	sc := &r.Schedule
 	c := sc.Current
+	msg := "cancelled before its next attempt: the occurrence expected at " + stamp(sc.NextOccurrence) + " came due (runPolicy.overlap CancelRunning)"
+	if lost {
+		msg = "cancelled: the instance that ran or was about to run its attempt stopped before recording the outcome, and the occurrence expected at " +
+			stamp(sc.NextOccurrence) + " came due meanwhile (runPolicy.overlap CancelRunning); an attempt lost is not counted"
+	}
 	h := HistoryEntry{
 		Collection: r.Collection, Job: r.Name, ActionName: MainAction, Status: StatusFailed,
 		ExpectedExecutionTime: c.Expected, StartTime: now, EndTime: now, RetryCount: c.Retry, RepeatCount: c.Number,
 		ExecutionTag: c.Tag,
-		Message:      "cancelled before its next attempt: the occurrence expected at " + stamp(sc.NextOccurrence) + " came due (runPolicy.overlap CancelRunning)",
+		Message:      msg,
 	}
 	if c.ErrorAction {
 		h.ActionName = ErrorAction
