@@ -60,7 +60,8 @@ type attempt struct {
 	start time.Time
 	m     machine // the job's state machine, as the step used it
 	// cancelAt is when the attempt's context is cancelled because the
-	// job's next occurrence comes due (OverlapCancelRunning); zero when
+	// job's next occurrence comes due (OverlapCancelRunning), unless the
+	// Scheduler began to stop before then (see supersedes); zero when
 	// never.
 	cancelAt time.Time
 	// detached says that the occurrence runs beside the job's others
@@ -216,12 +217,16 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	req, ctx := &st.req, &st.ctx
 	limit := act.AttemptTimeout(s.cfg.ActionTimeout)
 	timeout := res.start.Add(limit)
-	deadline := timeout
-	if !a.cancelAt.IsZero() && a.cancelAt.Before(deadline) {
-		deadline = a.cancelAt
+	parent, cancelAt := execCtx, a.cancelAt
+	if !cancelAt.Before(timeout) {
+		cancelAt = time.Time{} // the attempt times out first
 	}
-	ctx.init(execCtx, deadline)
-	ctx.supersede = deadline.Before(timeout) // cancelled at a.cancelAt, not timed out
+	if !cancelAt.IsZero() {
+		var release func()
+		parent, release = s.superseding(execCtx, cancelAt)
+		defer release()
+	}
+	ctx.init(parent, timeout)
 	defer func() {
 		// The attempt ended when the executor returned (or panicked).
 		end := res.end
@@ -252,9 +257,9 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	case err != nil && ctx.permitsLost():
 		res.err = fmt.Errorf("%w: %w", errPermitsLost, err)
 		res.message = errPermitsLost.Error() + ": " + res.message
-	case err != nil && deadline.Before(timeout) && !res.end.Before(deadline) && execCtx.Err() == nil:
+	case err != nil && !cancelAt.IsZero() && !res.end.Before(cancelAt) && s.supersedes(cancelAt) && execCtx.Err() == nil:
 		res.superseded = true
-		res.err = fmt.Errorf("%w: the occurrence expected at %s came due (runPolicy.overlap CancelRunning)", errSuperseded, stamp(a.cancelAt))
+		res.err = fmt.Errorf("%w: the occurrence expected at %s came due (runPolicy.overlap CancelRunning)", errSuperseded, stamp(cancelAt))
 		if res.message != "" {
 			res.message = res.err.Error() + ": " + res.message
 		} else {
@@ -293,6 +298,37 @@ func (s *Scheduler) execute(execCtx context.Context, a *attempt) (res outcome) {
 	return res
 }
 
+// superseding returns a context under parent that is cancelled with the
+// cause ErrSuperseded at at, when the job's next occurrence comes due
+// under OverlapCancelRunning, unless the Scheduler began to stop before
+// then (see supersedes); release frees its timer.
+func (s *Scheduler) superseding(parent context.Context, at time.Time) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	d := time.Until(at)
+	if d <= 0 {
+		if s.supersedes(at) { // it came due before the attempt started
+			cancel(ErrSuperseded)
+		}
+		return ctx, func() { cancel(nil) }
+	}
+	timer := time.AfterFunc(d, func() {
+		if s.supersedes(at) {
+			cancel(ErrSuperseded)
+		}
+	})
+	return ctx, func() { timer.Stop(); cancel(nil) }
+}
+
+// supersedes reports whether the job's next occurrence, due at at under
+// OverlapCancelRunning, cancels the attempt in progress: unless Stop was
+// called before at. An instance that is stopping claims no more jobs, so
+// that occurrence is not its to run, and the attempt goes on until it
+// ends, times out or Stop's context ends.
+func (s *Scheduler) supersedes(at time.Time) bool {
+	stopping := s.stoppingAt.Load()
+	return stopping == 0 || at.UnixNano() < stopping
+}
+
 // attemptContext is an attempt's context: its parent's values and
 // cancellation, with a deadline. It behaves as context.WithDeadline's
 // context, cancelled when the attempt ends, but makes that context (and its
@@ -313,11 +349,6 @@ type attemptContext struct {
 	deadline int64 // Unix nanoseconds
 	mu       sync.Mutex
 	lost     bool // cancelled by losePermits
-	// supersede says that the deadline is when the job's next
-	// occurrence comes due under CancelRunning, not the attempt's
-	// timeout: c is then cancelled with ErrSuperseded (Err is
-	// context.Canceled), rather than done with DeadlineExceeded.
-	supersede bool
 	// err is the error that Err reported, or that the context was
 	// cancelled with when the attempt ended, before it made ctx: Err
 	// keeps reporting it, and a ctx made later ends with it.
@@ -353,10 +384,10 @@ func (c *attemptContext) doneAt(now time.Time) ctxErr {
 	switch err := c.parent.Err(); {
 	case err == context.DeadlineExceeded:
 		return deadlineExceeded
+	case err != nil && errors.Is(context.Cause(c.parent), ErrSuperseded):
+		return superseded
 	case err != nil:
 		return canceled
-	case now.UnixNano() >= c.deadline && c.supersede:
-		return superseded
 	case now.UnixNano() >= c.deadline:
 		return deadlineExceeded
 	}
@@ -447,22 +478,16 @@ func (st *attemptState) ClientRequestID() string {
 }
 
 // get returns the underlying context, making it on first use: a
-// context.WithDeadline of the parent (under supersede, one cancelled with
-// ErrSuperseded at the deadline), or, when c is already done with err, a
-// context done with the same error and cause.
+// context.WithDeadline of the parent (which, under CancelRunning, is
+// cancelled with the cause ErrSuperseded: see superseding), or, when c is
+// already done with err, a context done with the same error and cause.
 func (c *attemptContext) get() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {
 		switch c.err {
 		case notDone:
-			if !c.supersede {
-				c.ctx, c.cancel = context.WithDeadline(c.parent, time.Unix(0, c.deadline))
-				break
-			}
-			ctx, cancel := context.WithCancelCause(c.parent)
-			timer := time.AfterFunc(time.Until(time.Unix(0, c.deadline)), func() { cancel(ErrSuperseded) })
-			c.ctx, c.cancel = ctx, func() { timer.Stop(); cancel(nil) }
+			c.ctx, c.cancel = context.WithDeadline(c.parent, time.Unix(0, c.deadline))
 		case superseded:
 			ctx, cancel := context.WithCancelCause(context.WithoutCancel(c.parent))
 			cancel(ErrSuperseded)

@@ -607,7 +607,11 @@
 // applies from the job's next step.
 // All of these hold across instances sharing a
 // store, as the job's lease gives one instance at a time the right to step
-// it. A change to a
+// it. An instance that is stopping (Stop was called) claims no more jobs,
+// so CancelRunning does not cancel its attempts in progress when the next
+// occurrence comes due: they end on their own (or at their timeout, the
+// deadline of their context, or when Stop's context ends), and that
+// occurrence waits for another instance. A change to a
 // collection's runPolicy reaches the jobs of every instance within 5
 // seconds (at once on the instance that made it).
 //

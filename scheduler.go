@@ -455,6 +455,10 @@ type Scheduler struct {
 	// cancelledAt is when Stop's context ended and Stop cancelled the
 	// attempts' contexts, in Unix nanoseconds; 0 until then.
 	cancelledAt atomic.Int64
+	// stoppingAt is when Stop was called, in Unix nanoseconds; 0 until
+	// then. From then on the next occurrence of a CancelRunning job does
+	// not cancel its attempt in progress (see supersedes).
+	stoppingAt atomic.Int64
 }
 
 // New returns a Scheduler over store. cfg may be nil for all defaults; a
@@ -584,7 +588,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 
 // Stop stops claiming work, gives back the jobs claimed ahead of their
 // due instants, and waits until the attempts in flight have ended and
-// their outcome is stored. No job that a claim brings back after Stop was
+// their outcome is stored. The next occurrence of a job under
+// runPolicy.overlap CancelRunning that comes due meanwhile does not cancel
+// its attempt: this instance does not run it. No job that a claim brings back after Stop was
 // called starts: the jobs of a claim under way (which Stop does not cut
 // short) are given back unrun, or, over a store that is not an
 // [AheadClaimer], left to their leases; the jobs handed to workers before
@@ -615,6 +621,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	}
 	s.stopped = true
 	s.stopCtx = ctx
+	s.stoppingAt.Store(time.Now().UnixNano())
 	cancel, loopDone := s.cancel, s.loopDone
 	s.mu.Unlock()
 	defer func() {
