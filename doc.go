@@ -699,7 +699,10 @@
 //
 // Every job has a health, derived when it is read ([Scheduler.GetJob],
 // [Scheduler.ListJobs], GET over REST as "status": {"health"}), the first
-// that holds of: Failing (its latest finished occurrence faulted), Late
+// that holds of: Failing (its latest finished occurrence faulted; not
+// one that was Failed without faulting, cancelled by CancelRunning or
+// dropped by disabling the job before its next attempt, which the
+// store's record tells by [JobSchedule].LastCancelled), Late
 // (Enabled, due for more than [HealthLateAfter], no attempt in flight),
 // Stale (Enabled, and [HealthStalePeriods] scheduled occurrences came due
 // since its last success, or since it was put or last enabled again,

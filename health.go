@@ -19,7 +19,9 @@ const (
 
 // jobHealth returns the health of the job of r at now, the first of these
 // that holds:
-//   - Failing: its latest finished occurrence faulted (or it is Faulted);
+//   - Failing: its latest finished occurrence faulted (or it is Faulted),
+//     not one that was cancelled or dropped before its next attempt
+//     (JobSchedule.LastCancelled), which failed without faulting;
 //   - Late: it is Enabled, due for more than HealthLateAfter, and no
 //     attempt of it is in flight;
 //   - Stale: it is Enabled, and HealthStalePeriods scheduled occurrences
@@ -39,7 +41,7 @@ const (
 func (s *Scheduler) jobHealth(r *JobRecord, now time.Time, running bool) JobHealth {
 	sc := &r.Schedule
 	switch {
-	case r.State == JobFaulted || sc.LastFailed:
+	case r.State == JobFaulted || sc.LastFailed && !sc.LastCancelled:
 		return HealthFailing
 	case r.State == JobCompleted:
 		return HealthOK

@@ -698,7 +698,7 @@ func (s *Scheduler) newRecord(col *CollectionRecord, name string, job *Job, tags
 	if old != nil {
 		r.Version, r.Created, r.Incarnation, r.Status = old.Version, old.Created, old.Incarnation, old.Status
 		r.Schedule.Occurrences = old.Schedule.Occurrences
-		r.Schedule.LastFailed = old.Schedule.LastFailed
+		r.Schedule.LastFailed, r.Schedule.LastCancelled = old.Schedule.LastFailed, old.Schedule.LastCancelled
 		keepRuns(r, old)
 		keepBackfills(r, old)
 	}
@@ -1161,7 +1161,7 @@ func reschedule(r *JobRecord, t *Timing, now time.Time, entries bool) {
 				p := sc.policy()
 				p.Ends = append(p.Ends, droppedEntry(r, c, now))
 			}
-			sc.LastFailed = true
+			sc.LastFailed, sc.LastCancelled = true, !c.ErrorAction
 		}
 		sc.Current, sc.Waiting = nil, nil
 		if p := sc.Policy; p != nil {

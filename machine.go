@@ -620,7 +620,7 @@ func (m machine) cancel(r *JobRecord, now time.Time, lost bool) HistoryEntry {
 		h.ActionName = ErrorAction
 	}
 	sc.Current = nil
-	sc.LastFailed = true
+	sc.LastFailed, sc.LastCancelled = true, !c.ErrorAction
 	return h
 }
 
@@ -826,7 +826,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome, settles bool
 	switch {
 	case !failed:
 		sc.Current = nil
-		sc.LastFailed = c.ErrorAction
+		sc.LastFailed, sc.LastCancelled = c.ErrorAction, false
 		if !c.ErrorAction {
 			sc.Faults = 0
 			sc.LastSucceeded = res.end
@@ -834,7 +834,7 @@ func (m machine) complete(r *JobRecord, o *Occurrence, res outcome, settles bool
 	case res.superseded:
 		// Cancelled for the next occurrence: no retry, no fault.
 		sc.Current = nil
-		sc.LastFailed = true
+		sc.LastFailed, sc.LastCancelled = true, !c.ErrorAction
 	case plan.retries():
 		c.Retry++
 		c.At = plan.at
@@ -852,7 +852,7 @@ func (m machine) fault(r *JobRecord, c *Occurrence, h *HistoryEntry, now time.Ti
 	sc := &r.Schedule
 	if c.ErrorAction {
 		sc.Current = nil
-		sc.LastFailed = true
+		sc.LastFailed, sc.LastCancelled = true, false
 		return
 	}
 	r.Status.FaultedCount++
@@ -870,7 +870,7 @@ func (m machine) fault(r *JobRecord, c *Occurrence, h *HistoryEntry, now time.Ti
 		c.At = now
 	} else {
 		sc.Current = nil
-		sc.LastFailed = true
+		sc.LastFailed, sc.LastCancelled = true, false
 	}
 }
 
@@ -998,7 +998,7 @@ func (m machine) settleRun(r *JobRecord, o *Occurrence, owner string, now time.T
 	if p := r.Status.LastExecutionTime; p != nil {
 		last = *p
 	}
-	lastFailed, faults, succeeded, faulted := sc.LastFailed, sc.Faults, sc.LastSucceeded, r.Status.FaultedCount
+	lastFailed, cancelled, faults, succeeded, faulted := sc.LastFailed, sc.LastCancelled, sc.Faults, sc.LastSucceeded, r.Status.FaultedCount
 	if late {
 		m.policy.PauseAfterFaults = 0
 	}
@@ -1017,7 +1017,7 @@ func (m machine) settleRun(r *JobRecord, o *Occurrence, owner string, now time.T
 		sc.LastSucceeded = succeeded
 	}
 	if late {
-		sc.LastFailed, sc.Faults = lastFailed, faults
+		sc.LastFailed, sc.LastCancelled, sc.Faults = lastFailed, cancelled, faults
 	}
 	if c == nil || r.Status.FaultedCount > faulted {
 		p.Ended = max(p.Ended, o.Number)

@@ -469,6 +469,13 @@ type JobSchedule struct {
 	// was passed over by a run policy rather than run.
 	LastFailed  bool `json:"lastFailed,omitempty"`
 	LastSkipped bool `json:"lastSkipped,omitempty"`
+	// LastCancelled reports that the latest finished occurrence failed
+	// without faulting: it was cancelled before its next attempt (a retry
+	// or errorAction of an occurrence whose main action had not faulted)
+	// by runPolicy.overlap CancelRunning, or dropped so by disabling the
+	// job. LastFailed is true too; the job's health (Failing) follows the
+	// occurrences that faulted only.
+	LastCancelled bool `json:"lastCancelled,omitempty"`
 	// Faults counts the consecutive faulted occurrences up to the latest
 	// finished one (RunPolicy.PauseAfterFaults reads it).
 	Faults int `json:"faults,omitempty"`

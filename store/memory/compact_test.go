@@ -137,6 +137,7 @@ func TestCompactForm(t *testing.T) {
 		{"run trace", func(r *scheduler.JobRecord) { r.Schedule.RunTrace, r.Schedule.RunTraceState = "tp", "ts" }, false},
 		{"run requested in an attempt", func(r *scheduler.JobRecord) { r.Schedule.RunRequestedInAttempt = true }, false},
 		{"last failed", func(r *scheduler.JobRecord) { r.Schedule.LastFailed = true }, true},
+		{"last cancelled", func(r *scheduler.JobRecord) { r.Schedule.LastFailed, r.Schedule.LastCancelled = true, true }, false},
 		{"far future", func(r *scheduler.JobRecord) {
 			r.Created, r.Updated, r.Schedule.Anchor = far, far, far
 		}, false},

@@ -137,7 +137,7 @@ func testRestart(t *testing.T, open func(t *testing.T) scheduler.Store) {
 	rich.Created, rich.Updated = t0.In(zone), t0.Add(17*time.Microsecond+1)
 	rich.Status = scheduler.JobStatus{LastExecutionTime: &last, NextExecutionTime: &next, ExecutionCount: 12, FailureCount: 3, FaultedCount: 1}
 	rich.Schedule = scheduler.JobSchedule{DueAt: t0.Add(time.Second + 5*time.Nanosecond).In(zone), Anchor: t0.Add(-time.Hour), NextOccurrence: next,
-		Occurrences: 9, Counted: 8, LastFailed: true, RunRequested: t0.Add(3 * time.Nanosecond),
+		Occurrences: 9, Counted: 8, LastFailed: true, LastCancelled: true, RunRequested: t0.Add(3 * time.Nanosecond),
 		Current: &scheduler.Occurrence{Number: 9, Expected: t0.Add(-time.Minute).In(zone), Tag: "tag-9", Retry: 2, ErrorAction: true, At: t0.Add(time.Second)},
 		Waiting: &scheduler.Occurrence{Number: 10, Expected: t0, Tag: "tag-10", Manual: true},
 		Policy: &scheduler.PolicyState{Ended: 6, Running: []scheduler.Run{
