@@ -76,7 +76,7 @@ func TestPutCollectionKeepsLocation(t *testing.T) {
 		{"null keeps it", `{"location": null, "tags": {"a": "b"}, "properties": {}}`, "", "West Europe"},
 		{"none with If-Match * keeps it", `{"properties": {}}`, "*", "West Europe"},
 		{"none with the current ETag keeps it", `{"properties": {}}`, "current", "West Europe"},
-		{"in another case of member and spelling", `{"Location": "westeurope", "properties": {}}`, "", "westeurope"},
+		{"in another case of member and spelling, keeps its spelling", `{"Location": "westeurope", "properties": {}}`, "", "West Europe"},
 	}
 	for _, tt := range steps {
 		ifMatch := tt.ifMatch
@@ -115,8 +115,47 @@ func TestPutCollectionKeepsLocation(t *testing.T) {
 	if _, code := putTo("nope", `{"properties": {}}`, "*"); code != http.StatusPreconditionFailed {
 		t.Errorf("If-Match * of a missing collection: %d, want 412", code)
 	}
-	if got := location(); got != "westeurope" {
-		t.Errorf("after refused PUTs: location %q, want westeurope", got)
+	if got := location(); got != "West Europe" {
+		t.Errorf("after refused PUTs: location %q, want West Europe", got)
+	}
+}
+
+// TestPutCollectionLocationSpelling: a PUT that gives a collection its
+// location in another spelling ("westeurope" for "West Europe") is no
+// change of location: the collection keeps its spelling, in the answer
+// and stored.
+func TestPutCollectionLocationSpelling(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.open)
+	defer srv.Close()
+	const url = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1" + v
+	put := func(location string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPut, srv.URL+url, strings.NewReader(`{"location": "`+location+`", "properties": {}}`))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var col httpapi.JobCollectionDefinition
+		if err := json.NewDecoder(res.Body).Decode(&col); err != nil || res.StatusCode/100 != 2 {
+			t.Fatalf("PUT location %q: %d, %v", location, res.StatusCode, err)
+		}
+		return col.Location
+	}
+	put("West Europe")
+	c := httpapi.NewClient(srv.URL, nil)
+	for _, l := range []string{"westeurope", "West Europe", "WESTEUROPE"} {
+		if got := put(l); got != "West Europe" {
+			t.Errorf("PUT location %q: answers location %q, want West Europe", l, got)
+		}
+		col, err := c.GetCollection(context.Background(), httpapi.CollectionRef{Subscription: "sub1", ResourceGroup: "rg1", Collection: "jc1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if col.Location != "West Europe" {
+			t.Errorf("PUT location %q: stored location %q, want West Europe", l, col.Location)
+		}
 	}
 }
 

@@ -187,8 +187,9 @@ func (h *handler) putCollection(w http.ResponseWriter, r *http.Request) error {
 // collection first: with createOnly (If-None-Match: *) one that exists is
 // left as it is (412); one whose location the body changes is left as it
 // is too (409 InvalidResourceLocation, as ARM answers); without a location
-// in the body (withLocation false) the collection keeps the location it
-// has. It then writes on condition that the collection is still the one
+// in the body (withLocation false), or with the one it has in another
+// spelling (see sameLocation), the collection keeps the location it has,
+// as it spells it. It then writes on condition that the collection is still the one
 // it read, answering 409 when another write came between (unless the
 // request's own If-Match, ifMatch, decides).
 func (h *handler) replaceCollection(ctx context.Context, rq *request, def *scheduler.JobCollection, withLocation bool, ifMatch string, createOnly bool) (*scheduler.CollectionRecord, error) {
@@ -200,10 +201,13 @@ func (h *handler) replaceCollection(ctx context.Context, rq *request, def *sched
 		if createOnly {
 			return nil, existsFailed("job collection '" + rq.sc.jc + "'")
 		}
-		if !withLocation {
-			def.Location = cur.Definition.Location
-		} else if err := locationKept(rq, cur, def.Location); err != nil {
-			return nil, err
+		if withLocation {
+			if err := locationKept(rq, cur, def.Location); err != nil {
+				return nil, err
+			}
+		}
+		if !withLocation || cur.Definition.Location != "" {
+			def.Location = cur.Definition.Location // as it spells it
 		}
 		if ifMatch == "" || ifMatch == "*" {
 			ifMatch, guard = cur.ETag, true
