@@ -261,7 +261,10 @@
 // December); PutJob checks from the time of the put, PatchJob from the
 // job's creation.
 // The whole definition, without comments and insignificant whitespace, is
-// at most 16,000 bytes. A startTime more than 18 months ahead is rejected
+// at most 16,000 bytes; in an ARM envelope the definition is its
+// "properties", and the envelope's id, name, type and tags do not count
+// (the problem is at "properties" then, and says the size measured), as
+// for a definition PutJob is given as a [Job]. A startTime more than 18 months ahead is rejected
 // when [ParseOptions.Now] is set. An endTime in the past is accepted: such
 // a job completes without running.
 //

@@ -412,7 +412,26 @@ func TestParseJobSize(t *testing.T) {
 		t.Errorf("ParseJob(16,000 bytes) = %v, want nil", err)
 	}
 	_, err := scheduler.ParseJob(mk(scheduler.MaxJobSize-37), opts)
-	wantErrs(t, err, "job: is 16001 bytes, more than the limit of 16,000")
+	wantErrs(t, err, "job: is 16001 bytes as compact JSON (without whitespace and comments), more than the limit of 16,000")
+
+	// In an envelope, the limit is the definition's, its properties: the
+	// envelope's other members do not count, whether properties comes
+	// first or not.
+	def := func(n int) string {
+		return `{"action": {"type": "Blob", "custom": "` + strings.Repeat("x", n) + `"}}`
+	}
+	for _, wrap := range []func(string) string{
+		func(d string) string { return `{"properties": ` + d + `, "name": "j", "tags": {"team": "ops"}}` },
+		func(d string) string {
+			return `{"name": "j", "tags": {"team": "ops"},` + "\n  " + `"properties": ` + d + `}`
+		},
+	} {
+		if _, err := scheduler.ParseJob([]byte(wrap(def(scheduler.MaxJobSize-38))), opts); err != nil {
+			t.Errorf("ParseJob(envelope of a definition of 16,000 bytes) = %v, want nil", err)
+		}
+		_, err := scheduler.ParseJob([]byte(wrap(def(scheduler.MaxJobSize-37))), opts)
+		wantErrs(t, err, "properties: is 16001 bytes as compact JSON (without whitespace and comments), more than the limit of 16,000")
+	}
 
 	_, err = scheduler.ParseJob(make([]byte, scheduler.MaxInputSize+1), nil)
 	if !errors.Is(err, scheduler.ErrInvalid) {

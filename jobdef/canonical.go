@@ -2,7 +2,6 @@ package jobdef
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/jobclock/scheduler/internal/codec"
 )
@@ -35,7 +34,7 @@ func Canonical(j *Job, opts *ParseOptions) (*Job, error) {
 			return nil, &ValidationError{Path: rootPath, Reason: "cannot be encoded: " + err.Error()}
 		}
 		if len(data) > MaxJobSize {
-			return nil, &ValidationError{Path: rootPath, Reason: fmt.Sprintf("is %d bytes, more than the limit of %d", len(data), MaxJobSize)}
+			return nil, &ValidationError{Path: rootPath, Reason: sizeReason(len(data))}
 		}
 	}
 	canonicalize(c, opts)

@@ -59,6 +59,12 @@ type decoder struct {
 	props              *Job
 	propsAt            int
 	propsFrom, propsTo int
+	// propsSize is the size of the properties object read, as compact
+	// JSON: the definition's size (see MaxJobSize).
+	propsSize int
+	// oversize is the problem of a definition larger than MaxJobSize;
+	// nil when it is not (see checkSize).
+	oversize *ValidationError
 	// tags are the envelope's tags.
 	tags map[string]string
 }
@@ -81,10 +87,11 @@ func (d *decoder) top(job *Job) {
 			}
 			first = false
 			d.props, d.propsAt, d.propsFrom = new(Job), s.Offset(), len(d.Problems)
+			size := s.Size()
 			d.Push("properties")
 			d.Value(reflect.ValueOf(d.props).Elem())
 			d.Pop()
-			d.propsTo = len(d.Problems)
+			d.propsTo, d.propsSize = len(d.Problems), s.Size()-size
 			return s.Err() == nil
 		}
 		first = false

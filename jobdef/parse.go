@@ -16,7 +16,8 @@ import (
 // Limits on a job definition, as the Azure Scheduler documented them.
 const (
 	// MaxJobSize is the largest job definition in bytes, measured
-	// without comments and insignificant whitespace.
+	// without comments and insignificant whitespace; of an ARM envelope,
+	// only its properties object counts.
 	MaxJobSize = 16000
 	// MaxURILength is the longest HTTP request URI, in characters.
 	MaxURILength = 2048
@@ -136,6 +137,9 @@ func ParseJobResource(data []byte, opts *ParseOptions) (*JobResource, error) {
 		return nil, scanError(&d.Scanner, rootPath, `a job definition is a JSON object such as {"action": {"type": "Http", "request": {"uri": "https://example.com/", "method": "GET"}}}`)
 	}
 	p := problemsOf(d.Problems)
+	if d.oversize != nil {
+		p.errs, p.rank = append(p.errs, d.oversize), append(p.rank, 1)
+	}
 	if job != nil {
 		canonicalize(job, opts)
 		for _, e := range validateJob(job, opts) {
@@ -179,20 +183,18 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 	if s.Finish() != nil {
 		return nil, ""
 	}
-	size := s.Size()
 	if d.envelope && d.root == nil {
 		// "properties" did not come first: the problems found reading
 		// the envelope as a bare definition do not count.
 		d.Problems = d.Problems[:0]
 	}
-	if size > MaxJobSize {
-		d.Add(rootPath, "", fmt.Sprintf("is %d bytes, more than the limit of %s", size, thousands(MaxJobSize)))
-	}
 	switch {
 	case !isObject:
+		d.checkSize(rootPath, s.Size())
 		d.Add(rootPath, jsonpath.Text(top), "is not an object")
 		return nil, ""
 	case !d.envelope:
+		d.checkSize(rootPath, s.Size())
 		return job, ""
 	}
 	if d.root == nil {
@@ -210,15 +212,36 @@ func (d *decoder) decode(data []byte) (job *Job, at string) {
 		return nil, ""
 	}
 	if d.props != nil && props == d.propsAt {
+		d.checkSize("properties", d.propsSize)
 		return d.props, "properties" // read already
 	}
 	d.Drop(d.propsFrom, d.propsTo)
 	s.Seek(props)
 	job = new(Job)
+	size := s.Size()
 	d.Push("properties")
 	d.Value(reflect.ValueOf(job).Elem())
 	d.Pop()
+	d.checkSize("properties", s.Size()-size)
 	return job, "properties"
+}
+
+// checkSize notes path, the definition, as too large when its size as
+// compact JSON (without comments and insignificant whitespace) is more
+// than MaxJobSize; an envelope's other members do not count. The problem
+// is kept apart from those found reading (d.Problems), which hide the
+// rules' problems under their paths: the definition's other problems are
+// reported with it.
+func (d *decoder) checkSize(path string, size int) {
+	if size > MaxJobSize {
+		d.oversize = &ValidationError{Path: path, Reason: sizeReason(size)}
+	}
+}
+
+// sizeReason is the reason of a definition of size bytes as compact JSON
+// that is over MaxJobSize.
+func sizeReason(size int) string {
+	return fmt.Sprintf("is %d bytes as compact JSON (without whitespace and comments), more than the limit of %s", size, thousands(MaxJobSize))
 }
 
 // envelope is the ARM resource envelope around a job, for what a member
