@@ -98,14 +98,10 @@ func (s *Scanner) Err() error {
 	if s.err == nil {
 		return nil
 	}
-	// Positions are counted as if a newline followed input that does not
-	// end in one, so an error at the end of such input is at the start
-	// of the line after it.
-	b, off := s.src, s.err.off
-	if off > len(b) || off == len(b) && len(b) > 0 && b[len(b)-1] != '\n' {
-		b = append(b[:len(b):len(b)], '\n')
-		off = len(b)
-	}
+	// An error at the end of the input is just after its last byte: on
+	// its last line (that of a one-line input is on line 1), at the start
+	// of a line only when the input ends in a newline.
+	b, off := s.src, min(s.err.off, len(s.src))
 	line := 1 + bytes.Count(b[:off], []byte("\n"))
 	col := 1 + off - (bytes.LastIndexByte(b[:off], '\n') + 1)
 	return &SyntaxError{Line: line, Column: col, Msg: s.err.msg}

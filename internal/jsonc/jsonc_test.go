@@ -23,7 +23,8 @@ import (
 // its line and column.
 func oracle(src []byte) (v any, size int, err error) {
 	data := src
-	if len(data) > 0 && data[len(data)-1] != '\n' {
+	added := len(data) > 0 && data[len(data)-1] != '\n'
+	if added {
 		data = append(data[:len(data):len(data)], '\n')
 	}
 	ast, err := hujson.Parse(data)
@@ -32,6 +33,11 @@ func oracle(src []byte) (v any, size int, err error) {
 		var line, col int
 		if n, _ := fmt.Sscanf(msg, "line %d, column %d: ", &line, &col); n == 2 {
 			_, msg, _ = strings.Cut(msg, ": ")
+		}
+		if lines := 1 + bytes.Count(src, []byte("\n")); added && line == lines+1 && col == 1 {
+			// At the end of the newline added: jsonc places it just
+			// after src's last byte, on src's last line.
+			line, col = lines, 1+len(src)-(bytes.LastIndexByte(src, '\n')+1)
 		}
 		return nil, 0, &jsonc.SyntaxError{Line: line, Column: col, Msg: msg}
 	}
@@ -186,4 +192,23 @@ func depth(src []byte) int {
 		}
 	}
 	return most
+}
+
+// TestErrorAtEnd: an error at the end of the input is placed just after
+// its last byte, on its last line: a one-line input's error is on line 1.
+func TestErrorAtEnd(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want jsonc.SyntaxError
+	}{
+		{`{"properties":{`, jsonc.SyntaxError{Line: 1, Column: 16, Msg: "parsing value: unexpected EOF"}},
+		{"{\n  \"a\": [1", jsonc.SyntaxError{Line: 2, Column: 10, Msg: "parsing array after value: unexpected EOF"}},
+		{"{\n", jsonc.SyntaxError{Line: 2, Column: 1, Msg: "parsing value: unexpected EOF"}},
+	} {
+		s := jsonc.NewScanner([]byte(tc.src))
+		s.Any()
+		if diff := cmp.Diff(&tc.want, s.Finish()); diff != "" {
+			t.Errorf("reading %q: error (-want +got):\n%s", tc.src, diff)
+		}
+	}
 }
