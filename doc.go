@@ -715,8 +715,8 @@
 // faulted), and once enabled again ([Scheduler.EnableJob], a PatchJob
 // of its state, or its resumeTime) it is not Stale before HealthStalePeriods more come due
 // without a success. Nor do the occurrences of the jobs of a collection
-// that is not Enabled come due: they too are neither Late nor Stale
-// (GetJob and ListJobs judge by the collection's state as this instance
+// that is not Enabled come due: they too are neither Late nor Stale, and
+// have no nextExecutionTime, as the dashboard shows none (GetJob and ListJobs judge by the collection's state as this instance
 // last read it, at most a few seconds old; HealthCounts reads it). ListJobsOptions.Health (REST: $filter=health eq
 // Failing) keeps the jobs of one health, [Scheduler.HealthCounts] counts
 // them over the store (the telemetry package exports it as the gauge

@@ -76,12 +76,18 @@ func (s *Scheduler) stale(r *JobRecord, now time.Time) bool {
 // with the state of its collection as the run policies' cache holds it
 // (see policyCache.running).
 //
+// A job of a collection that is not Enabled has no nextExecutionTime:
+// its occurrences do not come due (the dashboard shows none either).
 // The nextExecutionTime of a job that names a calendar is where the
 // calendar as this instance holds it places the planned occurrence (see
 // [Timing.Replan]): the engine plans it so before it runs it, should an
 // instance have planned it under an older version of the calendar.
 func (s *Scheduler) withHealth(r *JobRecord, now time.Time) *JobRecord {
-	r.Status.Health = s.jobHealth(r, now, s.policies.running(s, r.Collection, now))
+	running := s.policies.running(s, r.Collection, now)
+	r.Status.Health = s.jobHealth(r, now, running)
+	if !running {
+		r.Status.NextExecutionTime = nil
+	}
 	if n := r.Status.NextExecutionTime; n != nil && r.Job.Recurrence.Ext().Calendar != "" {
 		if t, err := s.timing(r, now); err == nil {
 			if at, _ := t.Replan(*n); at.IsZero() {

@@ -12,8 +12,9 @@ import (
 // TestHealthOfDisabledCollection: the jobs of a collection that is not
 // Enabled do not come due, so, as a paused job, they are neither Late nor
 // Stale: not on GetJob, not in ListJobs (nor its health filter), not in
-// HealthCounts. Once the collection is Enabled again, the job due since
-// then is Late.
+// HealthCounts; and they have no nextExecutionTime. Once the collection
+// is Enabled again, the job due since then is Late, with its next
+// execution time.
 func TestHealthOfDisabledCollection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -34,9 +35,15 @@ func TestHealthOfDisabledCollection(t *testing.T) {
 			if r.Status.Health != want {
 				t.Errorf("GetJob: health %s, want %s", r.Status.Health, want)
 			}
+			// Its nextExecutionTime is none while its occurrences do not
+			// come due, as the dashboard shows it.
+			running := want == scheduler.HealthLate
+			if (r.Status.NextExecutionTime != nil) != running {
+				t.Errorf("GetJob: nextExecutionTime %v, want one: %v", r.Status.NextExecutionTime, running)
+			}
 			list, err := s.ListJobs(ctx, "c", nil)
-			if err != nil || len(list) != 1 || list[0].Status.Health != want {
-				t.Errorf("ListJobs = %v, %v; want the job with health %s", list, err, want)
+			if err != nil || len(list) != 1 || list[0].Status.Health != want || (list[0].Status.NextExecutionTime != nil) != running {
+				t.Errorf("ListJobs = %v, %v; want the job with health %s, a nextExecutionTime: %v", list, err, want, running)
 			}
 			for _, h := range []scheduler.JobHealth{scheduler.HealthLate, scheduler.HealthStale, scheduler.HealthOK} {
 				list, err := s.ListJobs(ctx, "c", &scheduler.ListJobsOptions{Health: h})
