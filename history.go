@@ -114,12 +114,14 @@ func (h *HistoryEntry) LimitWait() time.Duration {
 
 // limitWaitOf returns how long occurrence o was held back by its
 // collection's limits: from its first refusal to the end of its last wait,
-// when its next attempt is due; 0 when it did not wait.
+// when its next attempt is due, to the nearest millisecond (the history
+// entry's limitWaitMs and its message say the same); 0 when it did not
+// wait.
 func limitWaitOf(o *Occurrence) time.Duration {
 	if o.Limited == nil {
 		return 0
 	}
-	return max(o.At.Sub(o.Limited.Since), 0)
+	return max(o.At.Sub(o.Limited.Since), 0).Round(time.Millisecond)
 }
 
 // withoutHistory returns store recording outcomes without their history

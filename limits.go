@@ -239,7 +239,7 @@ func limitWaited(o *Occurrence) string {
 	if o.Limited == nil {
 		return ""
 	}
-	d := limitWaitOf(o).Round(time.Millisecond)
+	d := limitWaitOf(o)
 	if o.Limited.Key == "" {
 		return fmt.Sprintf("waited %s for the permits of the collection's limits", d)
 	}
