@@ -62,8 +62,12 @@ func (h *handler) engineError(ctx context.Context, rq *request, err error, prefi
 		return newError(http.StatusConflict, CodeConflict, "",
 			"The calendar '%s' cannot be deleted: %s; change or delete those jobs first.", ciu.Calendar, h.local(rq, ciu.Error()))
 	case errors.Is(err, scheduler.ErrFinalState):
+		state := "Completed or Faulted"
+		if j, gerr := h.s.GetJob(ctx, rq.sc.key(), rq.job); gerr == nil && j.State.Final() {
+			state = string(j.State) // read again: the error does not carry it
+		}
 		return newError(http.StatusConflict, CodeConflict, "",
-			"The job '%s' is Completed or Faulted, a final state: it cannot be changed or run; delete it or replace it with PUT.", rq.job)
+			"The job '%s' is %s, a final state: it cannot be changed or run; delete it or replace it with PUT.", rq.job, state)
 	case errors.Is(err, scheduler.ErrCollectionNotEnabled):
 		return newError(http.StatusConflict, CodeConflict, "",
 			"The job collection '%s' is not Enabled: enable it before running its jobs.", rq.sc.jc)
