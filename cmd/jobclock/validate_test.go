@@ -33,6 +33,12 @@ const validJob = `{
 	"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"},},
 }`
 
+// sizedJob returns a job definition of n bytes as compact JSON.
+func sizedJob(n int) string {
+	const head, tail = `{"action":{"type":"http","request":{"uri":"http://example.com/","method":"get","headers":{"x":"`, `"}}}}`
+	return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+}
+
 func TestValidate(t *testing.T) {
 	validFile := writeJob(t, validJob)
 	tests := []struct {
@@ -125,6 +131,11 @@ func TestValidate(t *testing.T) {
 		{name: "job file every 10 seconds, as the library's default collection allows", args: []string{"validate", "-"}, code: 0,
 			stdin:  `{"action": {"type": "http", "request": {"uri": "http://example.com/", "method": "get"}}, "recurrence": {"cron": "*/10 * * * * *"}}`,
 			stdout: "ok\n", stderrNone: true},
+		{name: "envelope: its properties count toward the size limit, its tags do not", args: []string{"validate", "-"}, code: 0,
+			stdin: `{"tags": {"team": "operations"}, "properties": ` + sizedJob(15990) + `}`, stdout: "ok\n", stderrNone: true},
+		{name: "envelope over the size limit", args: []string{"validate", "-"}, code: 1,
+			stdin:     "{\n  \"properties\": " + sizedJob(16001) + "\n}\n",
+			stderrHas: []string{"properties: is 16001 bytes as compact JSON (without whitespace and comments), more than the limit of 16,000\n"}},
 		{name: "several files", args: []string{"validate", "-min-retry-interval", "1s", "../../examples/demo.json", "-", validFile}, code: 1,
 			stdin:  `{"name": "x y", "collection": {"properties": {"sku": {"name": "Cheap"}}}, "jobs": {"a": {"action": {"type": "Htp"}}, "9": {}}, "job": 1}`,
 			stdout: "../../examples/demo.json: ok\n" + validFile + ": ok\n",
