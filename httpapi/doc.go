@@ -233,7 +233,7 @@
 // maxRecurrence), InvalidResourceLocation (a PUT or PATCH that gives a job
 // collection another location than the one it has; the same location in
 // another case or without spaces, "westeurope" for "West Europe", is no
-// change: a PUT keeps the spelling the collection has) or Conflict
+// change: a PUT or PATCH keeps the spelling the collection has) or Conflict
 // (changing or running a Completed or Faulted job, whose message says
 // which, running a job of a collection that is not Enabled, a write race),
 // 412 PreconditionFailed, 413 RequestEntityTooLarge, 429 TooManyRequests

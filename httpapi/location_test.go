@@ -316,3 +316,38 @@ func refusesLocationChange(t *testing.T, s *scheduler.Scheduler, h http.Handler,
 		t.Errorf("after the refused %s: ETag %q, location %q, tags %v; want it unchanged", method, after.ETag, after.Definition.Location, after.Definition.Tags)
 	}
 }
+
+// TestPatchCollectionLocationSpelling: a PATCH that gives a collection its
+// location in another spelling keeps the spelling it has, and applies the
+// rest of the patch.
+func TestPatchCollectionLocationSpelling(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.open)
+	defer srv.Close()
+	const url = "/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler/jobCollections/jc1" + v
+	send := func(method, body string) *httpapi.JobCollectionDefinition {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+url, strings.NewReader(body))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var col httpapi.JobCollectionDefinition
+		if err := json.NewDecoder(res.Body).Decode(&col); err != nil || res.StatusCode/100 != 2 {
+			t.Fatalf("%s %s: %d, %v", method, body, res.StatusCode, err)
+		}
+		return &col
+	}
+	send(http.MethodPut, `{"location": "West Europe", "properties": {}}`)
+	for _, body := range []string{`{"Location": "westeurope", "tags": {"a": "b"}}`, `{ "location" : "WEST EUROPE" , "properties": {"state": "Suspended"}}`} {
+		col := send(http.MethodPatch, body)
+		if col.Location != "West Europe" {
+			t.Errorf("PATCH %s: location %q, want West Europe", body, col.Location)
+		}
+	}
+	col := send(http.MethodGet, "")
+	if col.Location != "West Europe" || col.Tags["a"] != "b" || col.Properties.State != "Suspended" {
+		t.Errorf("after the patches: location %q, tags %v, state %s; want West Europe, a: b, Suspended", col.Location, col.Tags, col.Properties.State)
+	}
+}

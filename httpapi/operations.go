@@ -382,6 +382,9 @@ func (h *handler) patchCollection(w http.ResponseWriter, r *http.Request) error 
 		if err := locationKept(rq, cur, location); err != nil {
 			return err
 		}
+		if l := cur.Definition.Location; l != "" && l != location {
+			data = respelled(data, l) // the same location: it keeps its spelling
+		}
 		if opts.IfMatch == "" || opts.IfMatch == "*" {
 			opts.IfMatch, guard = cur.ETag, true
 		}
@@ -412,6 +415,38 @@ func patchLocation(data []byte) (string, bool) {
 		return "", false
 	}
 	return *p.Location, true
+}
+
+// respelled returns the merge patch data with location as the string
+// value of its top-level member "location" (in any case), in place of
+// the spelling it gives.
+func respelled(data []byte, location string) []byte {
+	s := jsonc.NewScanner(data)
+	if s.Kind() != jsonc.Object {
+		return data
+	}
+	type span struct{ from, to int }
+	var at []span
+	s.Object(func(member []byte) bool {
+		if !strings.EqualFold(string(member), "location") || s.Kind() != jsonc.String {
+			return s.Skip()
+		}
+		from := s.Offset()
+		raw, ok := s.Raw()
+		at = append(at, span{from, from + len(raw)})
+		return ok
+	})
+	if s.Err() != nil {
+		return data
+	}
+	quoted, _ := json.Marshal(location)
+	out := make([]byte, 0, len(data)+len(quoted))
+	last := 0
+	for _, a := range at {
+		out = append(append(out, data[last:a.from]...), quoted...)
+		last = a.to
+	}
+	return append(out, data[last:]...)
 }
 
 func (h *handler) deleteCollection(w http.ResponseWriter, r *http.Request) error {
