@@ -909,6 +909,12 @@ func (s *Scheduler) update(ctx context.Context, st TxStore, collection, name, if
 		if err := change(r, now); err != nil {
 			return nil, err
 		}
+		if sc := &r.Schedule; sc.RunRequestedInClaim != 0 && sc.RunRequestedInClaim == r.Version {
+			// A run requested under the claim that holds the job stays
+			// noted so through the write, which changes the Version, not
+			// the claim.
+			sc.RunRequestedInClaim++
+		}
 		recheck := r.Job.Recurrence.Ext().Calendar != "" || timingChanged(job, r.Job)
 		if prev == nil && recheck {
 			// Do it again over a fresh read, keeping a copy.
@@ -1541,13 +1547,14 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 		at := now.Truncate(time.Millisecond) // the run's expected time
 		switch {
 		case sc.RunRequested.IsZero():
-		case claimed && !sc.RunRequestedInAttempt:
+		case claimed && sc.RunRequestedInClaim != r.Version:
 			// The job is claimed, and the store holds a claimed job as
 			// it was until the attempt's outcome is recorded: the run
-			// requested may be the one in progress. Requested again,
-			// later than before, it runs once after that attempt ends
-			// (see machine.replay); when it had not started, it still
-			// runs once.
+			// requested, unless noted under this very claim (see
+			// JobSchedule.RunRequestedInClaim), may be the one in
+			// progress. Requested again, later than before, it runs
+			// once after that attempt ends (see machine.replay); when it
+			// had not started, it still runs once.
 			if !at.After(sc.RunRequested) {
 				at = sc.RunRequested.Add(time.Millisecond)
 			}
@@ -1558,7 +1565,10 @@ func (s *Scheduler) RunJob(ctx context.Context, collection, name string) (*JobRe
 			return nil
 		}
 		sc.RunRequested = at
-		sc.RunRequestedInAttempt = claimed
+		sc.RunRequestedInClaim = 0
+		if claimed {
+			sc.RunRequestedInClaim = r.Version + 1 // the record's Version once written
+		}
 		if obs := s.cfg.Observer; obs != nil {
 			sc.RunTrace, sc.RunTraceState = obs.TraceParent(ctx)
 		}

@@ -124,7 +124,7 @@ func (m machine) window() time.Duration {
 // allocation).
 func (m machine) step(r *JobRecord, t *Timing, now time.Time) (run Occurrence, ok bool, hist []HistoryEntry) {
 	sc := &r.Schedule
-	sc.RunRequestedInAttempt = false // the step sees the run requested
+	sc.RunRequestedInClaim = 0 // the step sees the run requested
 	if r.State.Final() {
 		sc.DueAt = time.Time{}
 		if p := sc.Policy; p != nil && (p.Ends != nil || p.Skipping != nil) { // the last occurrences' entries

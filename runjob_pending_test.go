@@ -134,3 +134,120 @@ func TestRunNowExpectedToTheMillisecond(t *testing.T) {
 		}
 	})
 }
+
+// runNowAfterUnwrittenClaim: a run now asked while another instance's
+// claim held the job (a run requested before it, and one noted while it
+// held the job), a claim that ended without a write (handOver: its owner
+// died, or gave it back unrun); the Scheduler then claims the job and
+// starts the run requested. A run now asked while that run is in progress
+// runs once after it: the note of the earlier claim does not hold under
+// the Scheduler's.
+func runNowAfterUnwrittenClaim(t *testing.T, handOver func(e *env, claims []*scheduler.JobRecord)) {
+	e := newEnv(t, scheduler.Config{LeaseDuration: 30 * time.Second})
+	e.exec.fn = func(_ *action.Request, n int) error {
+		if n == 0 {
+			time.Sleep(30 * time.Second) // the requested run the Scheduler starts
+		}
+		return nil
+	}
+	e.put("j", jobJSON(e.t0.Add(time.Hour), "")) // one occurrence, in an hour
+	time.Sleep(time.Second)
+	ctx := context.Background()
+	if _, err := e.s.RunJob(ctx, "c", "j"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	claims, err := e.store.ClaimDue(ctx, now, "other", now.Add(30*time.Second), 10)
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("ClaimDue as another instance: %d jobs, %v; want 1", len(claims), err)
+	}
+	time.Sleep(time.Second)
+	if _, err := e.s.RunJob(ctx, "c", "j"); err != nil { // while the other instance holds the job
+		t.Fatal(err)
+	}
+	handOver(e, claims)
+	start := time.Now()
+	e.start()
+	defer e.stop()
+	for i := 0; i < 120 && len(e.exec.times(e.t0)) == 0; i++ {
+		time.Sleep(time.Second)
+	}
+	if len(e.exec.times(e.t0)) == 0 {
+		t.Fatal("the run requested did not start within 2 minutes")
+	}
+	began := e.exec.times(e.t0)[0]
+	time.Sleep(15 * time.Second)
+	asked := time.Now()
+	if _, err := e.s.RunJob(ctx, "c", "j"); err != nil { // while the Scheduler's run is in progress
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Minute)
+	synctest.Wait()
+	if got := e.exec.times(e.t0); len(got) != 2 || got[1] < began+30*time.Second {
+		t.Errorf("attempts at %v (started at %v, the first at %v; the run asked for at %v), want two, the second after the first ends",
+			got, start.Sub(e.t0), began, asked.Sub(e.t0))
+	}
+}
+
+// TestRunNowAfterTakeover: the other instance died holding the job; the
+// Scheduler takes it over when the lease expires.
+func TestRunNowAfterTakeover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		runNowAfterUnwrittenClaim(t, func(*env, []*scheduler.JobRecord) {})
+	})
+}
+
+// TestRunNowAfterGiveBack: the other instance gave the job back unrun (as
+// a Scheduler does with a claim it held ahead, or at Stop).
+func TestRunNowAfterGiveBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		runNowAfterUnwrittenClaim(t, func(e *env, claims []*scheduler.JobRecord) {
+			for i, err := range e.store.GiveBack(context.Background(), "other", claims) {
+				if err != nil {
+					t.Fatalf("GiveBack %s: %v", claims[i].ID(), err)
+				}
+			}
+		})
+	})
+}
+
+// TestRunNowKeepsItsRequestThroughAWrite: a write through the API between
+// two runs now asked while a scheduled occurrence's attempt runs (its
+// lease extended meanwhile) leaves the first request as it was: the second
+// does not move it to its own time.
+func TestRunNowKeepsItsRequestThroughAWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, scheduler.Config{LeaseDuration: 6 * time.Second})
+		e.exec.fn = func(_ *action.Request, n int) error {
+			if n == 0 {
+				time.Sleep(30 * time.Second) // the scheduled occurrence's attempt
+			}
+			return nil
+		}
+		e.put("j", jobJSON(e.t0.Add(time.Minute), "")) // one occurrence, at 1m
+		e.start()
+		defer e.stop()
+		ctx := context.Background()
+		time.Sleep(time.Minute + 5*time.Second)
+		if _, err := e.s.RunJob(ctx, "c", "j"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Second)
+		if _, err := e.s.PatchJob(ctx, "c", "j", []byte(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Second)
+		r, err := e.s.RunJob(ctx, "c", "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := e.t0.Add(time.Minute + 5*time.Second); !r.Schedule.RunRequested.Equal(want) {
+			t.Errorf("RunJob again after a patch while the occurrence ran: requested at %v, want the first request's %v", r.Schedule.RunRequested, want)
+		}
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		if diff := cmp.Diff([]time.Duration{time.Minute, 90 * time.Second}, e.exec.times(e.t0)); diff != "" {
+			t.Errorf("attempt times (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -456,14 +456,19 @@ type JobSchedule struct {
 	// when it had none. The run's occurrence continues that trace.
 	RunTrace      string `json:"runTrace,omitempty"`
 	RunTraceState string `json:"runTraceState,omitempty"`
-	// RunRequestedInAttempt says that RunJob asked for the run
-	// RunRequested holds while an attempt's claim held the job, after the
+	// RunRequestedInClaim, when not 0, says that RunJob asked for the
+	// run RunRequested holds while a claim held the job, after the
 	// claim's step: it is not the run in progress but one to run after
 	// it, and a request repeated meanwhile leaves it, with its time and
-	// trace, as it is. The engine's next step of the job clears it (the
-	// record written with that attempt's outcome, or any other the engine
-	// writes, has it false).
-	RunRequestedInAttempt bool `json:"runRequestedInAttempt,omitempty"`
+	// trace, as it is. It is the Version of the record as that request
+	// wrote it, and holds only while the record keeps that Version, which
+	// each write through the API (RunJob's own included) moves on with
+	// the record's: a claim changes the Version, so a later claim (a
+	// takeover, or one after the job was given back unrun) does not see
+	// it. The engine's next step of the job clears it (the record written
+	// with that attempt's outcome, or any other the engine writes, has it
+	// 0).
+	RunRequestedInClaim int64 `json:"runRequestedInClaim,omitempty"`
 	// LastFailed reports whether the latest finished occurrence failed,
 	// and LastSkipped that the latest scheduled occurrence the job got to
 	// was passed over by a run policy rather than run.

@@ -306,7 +306,7 @@ func compactOf(r *scheduler.JobRecord) (compact, ran, bool) {
 	s, status := &r.Schedule, &r.Status
 	updated, ok := exactKey(r.Updated)
 	next, ok2 := exactKey(s.NextOccurrence)
-	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" || s.RunRequestedInAttempt ||
+	if st < 0 || !ok || !ok2 || s.Current != nil || s.Waiting != nil || !s.RunRequested.IsZero() || s.RunTrace != "" || s.RunTraceState != "" || s.RunRequestedInClaim != 0 ||
 		s.Faults != 0 || s.Policy != nil || s.LastSkipped || s.LastCancelled ||
 		status.Health != "" || len(r.Tags) != 0 {
 		return compact{}, ran{}, false

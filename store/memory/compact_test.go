@@ -135,7 +135,7 @@ func TestCompactForm(t *testing.T) {
 		{"waiting", func(r *scheduler.JobRecord) { r.Schedule.Waiting = &scheduler.Occurrence{Expected: next} }, false},
 		{"run requested", func(r *scheduler.JobRecord) { r.Schedule.RunRequested = now }, false},
 		{"run trace", func(r *scheduler.JobRecord) { r.Schedule.RunTrace, r.Schedule.RunTraceState = "tp", "ts" }, false},
-		{"run requested in an attempt", func(r *scheduler.JobRecord) { r.Schedule.RunRequestedInAttempt = true }, false},
+		{"run requested in an attempt", func(r *scheduler.JobRecord) { r.Schedule.RunRequestedInClaim = 3 }, false},
 		{"last failed", func(r *scheduler.JobRecord) { r.Schedule.LastFailed = true }, true},
 		{"last cancelled", func(r *scheduler.JobRecord) { r.Schedule.LastFailed, r.Schedule.LastCancelled = true, true }, false},
 		{"far future", func(r *scheduler.JobRecord) {
