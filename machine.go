@@ -708,7 +708,9 @@ func (m machine) settleIn(r *JobRecord, now time.Time, next *time.Time) {
 		for i := range p.Running {
 			if ru := &p.Running[i]; ru.Owner != "" {
 				if m.held.holds(ru.Until, now) {
-					earliest(m.held.until) // see resume
+					// Not taken over before the grace ends (see resume),
+					// nor before the claim does.
+					earliest(maxTime(ru.Until, m.held.until))
 				} else {
 					earliest(ru.Until)
 				}
