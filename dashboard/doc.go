@@ -86,7 +86,10 @@
 // recurrence's frequency, interval, hours, minutes and week days, the
 // start time, the retry policy's type, interval and count) beside the
 // JSON definition; the form writes its members into the definition and
-// keeps every other one (a retry policy's maxRetryDuration, say). Its
+// keeps every other one (a retry policy's maxRetryDuration, say), except
+// those a retry type chosen in the form does not take: a policy switched
+// from Exponential drops its minimumInterval and maximumInterval, one
+// switched to None its retryInterval and retryCount. Its
 // lists show the definition's value even where they would not offer it
 // (a method, frequency or retry type), and offer the frequency Second
 // where the collection's quota allows recurrences of seconds; a

@@ -391,12 +391,24 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 		delete(act, "retryPolicy")
 	} else {
 		// The policy's other members (maxRetryDuration,
-		// permanentStatusCodes, minimumInterval, maximumInterval)
-		// stay.
+		// permanentStatusCodes, and an Exponential policy's
+		// minimumInterval and maximumInterval) stay. A policy switched
+		// to another type drops what that type does not take: the
+		// interval bounds, which only Exponential takes, and, switched
+		// to None, which never retries, the interval and count.
 		rp := object(act, "retryPolicy")
+		old, _ := rp["retryType"].(string)
 		rp["retryType"] = fv.RetryType
 		set(rp, "retryInterval", fv.RetryInterval)
 		setNumber(rp, "retryCount", fv.RetryCount)
+		if !strings.EqualFold(fv.RetryType, "Exponential") {
+			delete(rp, "minimumInterval")
+			delete(rp, "maximumInterval")
+		}
+		if strings.EqualFold(fv.RetryType, "None") && !strings.EqualFold(old, "None") {
+			delete(rp, "retryInterval")
+			delete(rp, "retryCount")
+		}
 	}
 	if fv.Frequency == "" {
 		delete(tree, "recurrence")

@@ -316,30 +316,43 @@ func TestJobEditorKeepsEveryMember(t *testing.T) {
 }
 
 // TestJobEditorFieldKeepsOthers: changing one field of the form changes
-// its member only; every other member stays.
+// its member only, and drops the members it makes meaningless (a retry
+// policy switched from Exponential drops its interval bounds, one
+// switched to None its interval and count); every other member stays.
 func TestJobEditorFieldKeepsOthers(t *testing.T) {
-	e, _ := keepEnv(t)
+	e, jobs := keepEnv(t)
 	for _, c := range []struct {
 		job, field string
 		value      []string
 		path       []string // of the member that changes
 		want       any
+		drops      []string // members of the retry policy the change removes
 	}{
-		{"seconds", "method", []string{"PATCH"}, []string{"action", "request", "method"}, "PATCH"},
-		{"seconds", "uri", []string{e.recv.URL + "/other"}, []string{"action", "request", "uri"}, e.recv.URL + "/other"},
-		{"seconds", "headers", []string{"X-Team: web\nAuthorization: ••••••"}, []string{"action", "request", "headers"}, map[string]any{"X-Team": "web", "Authorization": "Bearer s3cret"}},
-		{"seconds", "body", []string{"hello"}, []string{"action", "request", "body"}, "hello"},
-		{"seconds", "frequency", []string{"Minute"}, []string{"recurrence", "frequency"}, "Minute"},
-		{"seconds", "interval", []string{"7"}, []string{"recurrence", "interval"}, float64(7)},
-		{"weekly", "hours", []string{"10, 11"}, []string{"recurrence", "schedule", "hours"}, []any{float64(10), float64(11)}},
-		{"weekly", "minutes", []string{"45"}, []string{"recurrence", "schedule", "minutes"}, []any{float64(45)}},
-		{"weekly", "weekDays", []string{"Tuesday"}, []string{"recurrence", "schedule", "weekDays"}, []any{"Tuesday"}},
-		{"seconds", "startTime", []string{"2026-02-01T00:00:00Z"}, []string{"startTime"}, "2026-02-01T00:00:00Z"},
-		{"seconds", "retryType", []string{"Exponential"}, []string{"action", "retryPolicy", "retryType"}, "Exponential"},
-		{"seconds", "retryInterval", []string{"PT2M"}, []string{"action", "retryPolicy", "retryInterval"}, "PT2M"},
-		{"seconds", "retryCount", []string{"5"}, []string{"action", "retryPolicy", "retryCount"}, float64(5)},
-		{"weekly", "retryInterval", []string{"PT40S"}, []string{"action", "retryPolicy", "retryInterval"}, "PT40S"},
+		{"seconds", "method", []string{"PATCH"}, []string{"action", "request", "method"}, "PATCH", nil},
+		{"seconds", "uri", []string{e.recv.URL + "/other"}, []string{"action", "request", "uri"}, e.recv.URL + "/other", nil},
+		{"seconds", "headers", []string{"X-Team: web\nAuthorization: ••••••"}, []string{"action", "request", "headers"}, map[string]any{"X-Team": "web", "Authorization": "Bearer s3cret"}, nil},
+		{"seconds", "body", []string{"hello"}, []string{"action", "request", "body"}, "hello", nil},
+		{"seconds", "frequency", []string{"Minute"}, []string{"recurrence", "frequency"}, "Minute", nil},
+		{"seconds", "interval", []string{"7"}, []string{"recurrence", "interval"}, float64(7), nil},
+		{"weekly", "hours", []string{"10, 11"}, []string{"recurrence", "schedule", "hours"}, []any{float64(10), float64(11)}, nil},
+		{"weekly", "minutes", []string{"45"}, []string{"recurrence", "schedule", "minutes"}, []any{float64(45)}, nil},
+		{"weekly", "weekDays", []string{"Tuesday"}, []string{"recurrence", "schedule", "weekDays"}, []any{"Tuesday"}, nil},
+		{"seconds", "startTime", []string{"2026-02-01T00:00:00Z"}, []string{"startTime"}, "2026-02-01T00:00:00Z", nil},
+		{"seconds", "retryType", []string{"Exponential"}, []string{"action", "retryPolicy", "retryType"}, "Exponential", nil},
+		{"seconds", "retryInterval", []string{"PT2M"}, []string{"action", "retryPolicy", "retryInterval"}, "PT2M", nil},
+		{"seconds", "retryCount", []string{"5"}, []string{"action", "retryPolicy", "retryCount"}, float64(5), nil},
+		{"weekly", "retryInterval", []string{"PT40S"}, []string{"action", "retryPolicy", "retryInterval"}, "PT40S", nil},
+		{"weekly", "retryType", []string{"Fixed"}, []string{"action", "retryPolicy", "retryType"}, "Fixed",
+			[]string{"minimumInterval", "maximumInterval"}},
+		{"weekly", "retryType", []string{"None"}, []string{"action", "retryPolicy", "retryType"}, "None",
+			[]string{"minimumInterval", "maximumInterval", "retryInterval", "retryCount"}},
+		{"seconds", "retryType", []string{"None"}, []string{"action", "retryPolicy", "retryType"}, "None",
+			[]string{"retryInterval", "retryCount"}},
 	} {
+		// Each case starts from the definition of keepJobs.
+		if _, err := e.s.PutJobJSON(ctx, keepCollection, c.job, []byte(jobs[c.job]), nil); err != nil {
+			t.Fatal(err)
+		}
 		before, _ := definitionOf(t, e, c.job)
 		f := formValues(t, e.get(editPath(c.job)))
 		if f.Get("mode") != "form" {
@@ -353,6 +366,15 @@ func TestJobEditorFieldKeepsOthers(t *testing.T) {
 		take(before, c.path)
 		if diff := cmp.Diff(c.want, got); diff != "" {
 			t.Errorf("%s: %s (-want +got):\n%s", what, strings.Join(c.path, "."), diff)
+		}
+		for _, m := range c.drops {
+			path := []string{"action", "retryPolicy", m}
+			if take(before, path) == nil {
+				t.Fatalf("%s: the stored definition has no %s to drop", what, strings.Join(path, "."))
+			}
+			if v := take(after, path); v != nil {
+				t.Errorf("%s: %s = %v, want it dropped", what, strings.Join(path, "."), v)
+			}
 		}
 		if diff := cmp.Diff(before, after); diff != "" {
 			t.Errorf("%s: other members changed (-before +after):\n%s", what, diff)
