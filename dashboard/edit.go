@@ -353,13 +353,19 @@ func jobDraft(f url.Values) ([]byte, []problem) {
 	var ps []problem
 	act := object(tree, "action")
 	// An Http action may call an https URL: its type stays; an Https one
-	// becomes Http when its URL is no longer https.
+	// becomes Http when its URL is no longer https; any other type takes
+	// the one its URL names.
 	https := strings.HasPrefix(strings.ToLower(fv.URI), "https:")
-	if typ, _ := act["type"].(string); !strings.EqualFold(typ, "http") || https {
-		act["type"] = "Http"
-		if https {
-			act["type"] = "Https"
+	switch typ, _ := act["type"].(string); {
+	case strings.EqualFold(typ, "http"):
+	case strings.EqualFold(typ, "https"):
+		if !https {
+			act["type"] = "Http"
 		}
+	case https:
+		act["type"] = "Https"
+	default:
+		act["type"] = "Http"
 	}
 	req := object(act, "request")
 	set(req, "method", fv.Method)

@@ -62,8 +62,8 @@ func testPfx(t *testing.T, password string) string {
 
 // keepJobs returns definitions (JSON properties) that together set every
 // member of a job definition: an HTTP action each (the form shows those),
-// with error actions of every type, and one with a cron recurrence, which
-// the form does not show.
+// with error actions of every type, one of type Http that calls an https
+// URL, and one with a cron recurrence, which the form does not show.
 func keepJobs(t *testing.T, recv string) map[string]string {
 	future := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
 	return map[string]string{
@@ -98,6 +98,8 @@ func keepJobs(t *testing.T, recv string) map[string]string {
 			"recurrence": {"frequency": "Month", "schedule": {"monthlyOccurrences": [{"day": "Friday", "occurrence": -1}]}}}`,
 		"cron": `{"action": {"type": "Http", "request": {"method": "OPTIONS", "uri": "` + recv + `/ok"}},
 			"recurrence": {"cron": "*/5 * * * *"}}`,
+		"httpsurl": `{"action": {"type": "Http", "request": {"method": "GET", "uri": "https://example.com/plain"}},
+			"recurrence": {"frequency": "Hour", "interval": 1}}`,
 	}
 }
 
