@@ -43,13 +43,31 @@ func getStatus(url string) (int, string, string, error) {
 	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b), nil
 }
 
+// send makes a request of method to url with body and returns the
+// answer, its body read, or the error of the request.
+func send(method, url, contentType, body string) (*http.Response, string, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b), nil
+}
+
 // TestServeDrainsBehindALoadBalancer sends SIGTERM to serve while an
 // attempt of a job is in flight at a receiver that holds it: until the
 // receiver answers, /readyz answers 503 saying serve is shutting down (on
 // -addr and on -metrics-addr), the API's and the dashboard's reads 200,
-// their writes 503 with Retry-After (see TestServeDrainRefusesWrites),
-// /healthz and /metrics 200; once the attempt ended serve closes its
-// listeners and exits 0.
+// their writes the drain's own 503 (it takes no more writes, with
+// Retry-After and Connection: close, which the Scheduler's 503 after Stop
+// does not have), /healthz and /metrics 200; once the attempt ended serve
+// closes its listeners and exits 0.
 func TestServeDrainsBehindALoadBalancer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts subprocesses")
@@ -121,6 +139,32 @@ func TestServeDrainsBehindALoadBalancer(t *testing.T) {
 		if err != nil || code != ch.code || retryAfter != ch.retryAfter || !strings.Contains(body, ch.body) {
 			t.Errorf("GET %s while draining = %d, Retry-After %q, %q, %v; want %d, Retry-After %q, a body with %q",
 				ch.url, code, retryAfter, body, err, ch.code, ch.retryAfter, ch.body)
+		}
+	}
+	writes := []struct {
+		method, url, contentType, body string
+		wantType                       string
+	}{
+		{http.MethodPut, srv.url + "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc/jobs/other?api-version=2016-03-01",
+			"application/json", job, "application/json"},
+		{http.MethodDelete, srv.url + "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/jc/jobs/slow?api-version=2016-03-01",
+			"", "", "application/json"},
+		{http.MethodPost, srv.url + "/ui/edit/job", "application/x-www-form-urlencoded",
+			"collection=sub%2Frg%2Fjc&job=other&mode=json&definition=%7B%7D", "text/plain"},
+	}
+	// The client takes the Connection header out of the answer and
+	// says whether the connection closes in resp.Close.
+	for _, w := range writes {
+		resp, body, err := send(w.method, w.url, w.contentType, w.body)
+		if err != nil {
+			t.Errorf("%s %s while draining: %v", w.method, w.url, err)
+			continue
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != fmt.Sprint(drainRetryAfter) ||
+			!resp.Close || !strings.HasPrefix(resp.Header.Get("Content-Type"), w.wantType) || !strings.Contains(body, "takes no more writes") {
+			t.Errorf("%s %s while draining = %d, Retry-After %q, Content-Type %q, closes %v, %q; want 503, Retry-After %d, %s, Connection: close, a body with %q",
+				w.method, w.url, resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Content-Type"), resp.Close, body,
+				drainRetryAfter, w.wantType, "takes no more writes")
 		}
 	}
 	select {
