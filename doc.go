@@ -1347,7 +1347,13 @@
 // in proportion to the collection: a few milliseconds at 10,000 jobs
 // (BENCHMARKS.md, "Dashboard pages"). A store of your own must order too:
 // storetest.Run checks the orders, ties, jobs without a time and pages
-// that follow one another.
+// that follow one another. By next execution time in a collection with
+// exclusion calendars, [Scheduler.ListJobs] does not use the store's
+// order: a job that names a calendar shows its next run where the
+// calendar places it now, which may differ from the instant its record
+// planned (an instance planned it under an older version of the
+// calendar), so each page reads all the collection's jobs and sorts them
+// by the next execution times the list shows.
 //
 // A delete may carry a condition, checked in the store's write that
 // deletes: [Store.DeleteJob] and [Store.DeleteCollection] given an ETag

@@ -68,7 +68,13 @@ type ListJobsOptions struct {
 	// empty, else by next execution time, last execution time or
 	// failure count, ties by name, jobs without a time after those with
 	// one. The store orders the jobs, so that a page costs one read
-	// whatever the collection's size.
+	// whatever the collection's size; except by next execution time in
+	// a collection with exclusion calendars, where the order is that of
+	// the next execution times the list shows (a job that names a
+	// calendar shows its next run where the calendar places it now,
+	// which may differ from the instant its record planned and the store
+	// orders by): each page then reads all the collection's jobs (of
+	// State and Tag) and sorts them.
 	OrderBy JobOrder
 	// Descending lists in the exact reverse of OrderBy's order (ties by
 	// name descending, jobs without a time first).
@@ -1608,6 +1614,9 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 		return nil, err
 	}
 	now := time.Now()
+	if opts.OrderBy == JobsByNextExecution && len(s.policies.entry(s, collection, now).cals) > 0 {
+		return s.listByShownNext(ctx, collection, opts, now)
+	}
 	if opts.Health == "" {
 		list, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, OrderBy: opts.OrderBy, Descending: opts.Descending, Skip: opts.Skip, Top: pageSize(opts.Top)})
 		for _, r := range list {
@@ -1639,6 +1648,51 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 		}
 	}
 	return out, nil
+}
+
+// listByShownNext is ListJobs by next execution time in a collection
+// with exclusion calendars: the order of the nextExecutionTime the list
+// shows (see withHealth), which the store's order, by the instant each
+// record planned, need not be. It reads all the collection's jobs (of
+// opts.State, opts.Tag and opts.Health) and sorts them as the store
+// would: ties by name, jobs without a next execution last, descending
+// the exact reverse.
+func (s *Scheduler) listByShownNext(ctx context.Context, collection string, opts *ListJobsOptions, now time.Time) ([]*JobRecord, error) {
+	var all []*JobRecord
+	for from := 0; ; from += MaxPageSize {
+		page, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, Skip: from, Top: MaxPageSize})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page {
+			s.withHealth(r, now)
+			if opts.Health == "" || r.Status.Health == opts.Health {
+				all = append(all, r)
+			}
+		}
+		if len(page) < MaxPageSize {
+			break
+		}
+	}
+	slices.SortFunc(all, func(a, b *JobRecord) int {
+		an, bn := a.Status.NextExecutionTime, b.Status.NextExecutionTime
+		switch {
+		case an == nil && bn != nil:
+			return 1
+		case an != nil && bn == nil:
+			return -1
+		case an != nil:
+			if c := an.Compare(*bn); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	if opts.Descending {
+		slices.Reverse(all)
+	}
+	from := min(opts.Skip, len(all))
+	return all[from:min(from+pageSize(opts.Top), len(all))], nil
 }
 
 // ListHistory returns the job's history, newest first, one page at a

@@ -59,3 +59,57 @@ func TestListJobsOrderBy(t *testing.T) {
 		}
 	})
 }
+
+// TestListJobsOrderByShownNext: by next execution time in a collection
+// with exclusion calendars, ListJobs lists in the order of the next
+// execution times it shows, not of those the records planned: a job
+// planned on a day its calendar now excludes shows (and sorts at) the
+// day the calendar moves it to. Its record is written as an instance
+// that held an older version of the calendar would have left it.
+func TestListJobsOrderByShownNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		day := func(d, h int) time.Time { return time.Date(2000, 1, d, h, 0, 0, 0, time.UTC) }
+		e.putCalendar("hol", `{"properties": {"dates": ["2000-01-03"]}}`)
+		e.put("cal", jobJSON(day(3, 0), `"recurrence": {"frequency": "Day", "calendar": "hol"}`))
+		e.put("plain", jobJSON(day(3, 12), `"recurrence": {"frequency": "Day"}`))
+		e.put("later", jobJSON(day(5, 0), `"recurrence": {"frequency": "Day"}`))
+		rec, err := e.store.GetJob(ctx, "c", "cal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := day(3, 0)
+		rec.Schedule.NextOccurrence, rec.Schedule.DueAt, rec.Status.NextExecutionTime = stale, stale, &stale
+		if err := e.store.PutJob(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			name string
+			opts scheduler.ListJobsOptions
+			want []string
+		}{
+			{"next", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution}, []string{"plain", "cal", "later"}},
+			{"next, descending", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Descending: true}, []string{"later", "cal", "plain"}},
+			{"next, a page", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Skip: 1, Top: 1}, []string{"cal"}},
+			{"next, by health", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Health: scheduler.HealthOK, Top: 2}, []string{"plain", "cal"}},
+		} {
+			list, err := e.s.ListJobs(ctx, "c", &tt.opts)
+			if err != nil {
+				t.Fatalf("ListJobs(%s): %v", tt.name, err)
+			}
+			var names []string
+			for _, j := range list {
+				names = append(names, j.Name)
+			}
+			if diff := cmp.Diff(tt.want, names); diff != "" {
+				t.Errorf("ListJobs(%s) (-want +got):\n%s", tt.name, diff)
+			}
+			for i, j := range list {
+				if j.Name == "cal" && (j.Status.NextExecutionTime == nil || !j.Status.NextExecutionTime.Equal(day(4, 0))) {
+					t.Errorf("ListJobs(%s)[%d]: cal's nextExecutionTime = %v, want %v (where the calendar moves it)", tt.name, i, j.Status.NextExecutionTime, day(4, 0))
+				}
+			}
+		}
+	})
+}

@@ -154,14 +154,14 @@
 // not Enabled shows no next run: sorted by it, its jobs are in name
 // order. Sorted by next run, the rows are in the order of the next runs
 // they show: a job that names an exclusion calendar shows its next run
-// where the calendar now places it ([scheduler.Scheduler.ListJobs]),
-// which may differ from the instant its record planned and the store
-// orders by (an instance planned it under an older version of the
-// calendar), so in a collection with calendars each such page reads all
-// the collection's jobs (of the state filtered by) and sorts them by what
-// they show: at 10,000 jobs on the memory store, a median of 82 ms a
-// page rather than 13 (3 pairs); without calendars, one store read as
-// above. By state a page is one read for each state on the page (the job
+// where the calendar now places it, which may differ from the instant
+// its record planned and the store orders by (an instance planned it
+// under an older version of the calendar), so in a collection with
+// calendars [scheduler.Scheduler.ListJobs] reads all the collection's
+// jobs (of the state filtered by) for each such page and sorts them by
+// what they show, as it does for the API's $orderby: at 10,000 jobs on
+// the memory store, a median of 82 ms a page rather than 13 (3 pairs);
+// without calendars, one store read as above. By state a page is one read for each state on the page (the job
 // counts say where each begins), ties by name. No page makes a store
 // call per row:
 // counts come from [scheduler.Scheduler.JobCounts],

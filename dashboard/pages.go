@@ -342,7 +342,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 		key = "name"
 	}
 	jobs, err := h.sortedJobs(ctx, jobsQuery{collection: name, state: state, key: key, desc: desc, skip: skip, top: top,
-		counts: n, coll: col.Definition.State(), calendars: len(col.Definition.Calendars) > 0})
+		counts: n, coll: col.Definition.State()})
 	if err != nil {
 		return "", nil, err
 	}
@@ -406,11 +406,9 @@ type jobsQuery struct {
 	desc       bool
 	skip, top  int
 	// counts are the collection's jobs by state (Scheduler.JobCounts);
-	// coll is the collection's state; calendars says that it has
-	// exclusion calendars (its jobs may name one).
-	counts    map[scheduler.JobState]int
-	coll      scheduler.CollectionState
-	calendars bool
+	// coll is the collection's state.
+	counts map[scheduler.JobState]int
+	coll   scheduler.CollectionState
 }
 
 // jobOrders are the orders of the store's list by the columns of the
@@ -433,10 +431,9 @@ var jobOrders = map[string]scheduler.JobOrder{
 // by next run are in name order. By state, the page is a call for each
 // state it holds jobs of (counted by q.counts), ties by name.
 //
-// By next run in a collection with exclusion calendars, the order is the
-// one of the next runs the rows show (see byShownNext), which the store's
-// order need not be: every page reads all the collection's jobs (of
-// q.state).
+// By next run in a collection with exclusion calendars, ListJobs orders
+// by the next runs the rows show, which the store's order need not be
+// (see scheduler.ListJobsOptions.OrderBy).
 func (h *handler) sortedJobs(ctx context.Context, q jobsQuery) ([]*scheduler.JobRecord, error) {
 	list := func(opts scheduler.ListJobsOptions) ([]*scheduler.JobRecord, error) {
 		return h.s.ListJobs(ctx, q.collection, &opts)
@@ -444,9 +441,6 @@ func (h *handler) sortedJobs(ctx context.Context, q jobsQuery) ([]*scheduler.Job
 	if order, ok := jobOrders[q.key]; ok || q.state != "" {
 		if order == scheduler.JobsByNextExecution && q.coll != scheduler.CollectionEnabled {
 			order = scheduler.JobsByName
-		}
-		if order == scheduler.JobsByNextExecution && q.calendars {
-			return h.byShownNext(ctx, q)
 		}
 		return list(scheduler.ListJobsOptions{State: q.state, OrderBy: order, Descending: q.desc && q.key != "state", Skip: q.skip, Top: q.top})
 	}
@@ -469,49 +463,6 @@ func (h *handler) sortedJobs(ctx context.Context, q jobsQuery) ([]*scheduler.Job
 		at += q.counts[st]
 	}
 	return out, nil
-}
-
-// byShownNext returns the page of q (sorted by next run) in the order of
-// the next runs the rows show. The store orders jobs by the next
-// execution time their records hold, and ListJobs shows the next run of
-// a job that names an exclusion calendar where the calendar places it now
-// (a version of the calendar other than the one that planned it may move
-// or skip it; the engine plans it so before it runs it): in a collection
-// with calendars, the two orders may differ, and only a read of all its
-// jobs finds the ones the calendar moved onto this page. As the store's
-// order: ties by name, jobs without a next run last, and descending the
-// exact reverse.
-func (h *handler) byShownNext(ctx context.Context, q jobsQuery) ([]*scheduler.JobRecord, error) {
-	var all []*scheduler.JobRecord
-	for skip := 0; ; skip += scheduler.MaxPageSize {
-		page, err := h.s.ListJobs(ctx, q.collection, &scheduler.ListJobsOptions{State: q.state, Skip: skip, Top: scheduler.MaxPageSize})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-		if len(page) < scheduler.MaxPageSize {
-			break
-		}
-	}
-	slices.SortFunc(all, func(a, b *scheduler.JobRecord) int {
-		an, bn := a.Status.NextExecutionTime, b.Status.NextExecutionTime
-		switch {
-		case an == nil && bn != nil:
-			return 1
-		case an != nil && bn == nil:
-			return -1
-		case an != nil:
-			if c := an.Compare(*bn); c != 0 {
-				return c
-			}
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	if q.desc {
-		slices.Reverse(all)
-	}
-	from := min(q.skip, len(all))
-	return all[from:min(from+q.top, len(all))], nil
 }
 
 // running reports whether an attempt of job j is in progress at now: an

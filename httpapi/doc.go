@@ -183,6 +183,10 @@
 // one another while nothing changes neither miss nor repeat a job. The
 // store orders the jobs: by name from its key, in the other orders by
 // sorting the collection's jobs, a cost in proportion to the collection.
+// By nextExecutionTime in a collection with exclusion calendars, the
+// order is that of the nextExecutionTime the list shows, where a job's
+// calendar places its next run now (scheduler.ListJobsOptions.OrderBy):
+// each page then reads all the collection's jobs.
 // Another member, several members or another direction are refused: 400
 // at $orderby naming it. A job's history is newest first and takes no
 // $orderby (400).
