@@ -74,7 +74,9 @@ type ListJobsOptions struct {
 	// calendar shows its next run where the calendar places it now,
 	// which may differ from the instant its record planned and the store
 	// orders by): each page then reads all the collection's jobs (of
-	// State and Tag) and sorts them.
+	// State and Tag) and sorts them. In a collection that is not
+	// Enabled no job shows a next execution time: by it, the jobs are
+	// in name order.
 	OrderBy JobOrder
 	// Descending lists in the exact reverse of OrderBy's order (ties by
 	// name descending, jobs without a time first).
@@ -1614,8 +1616,17 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 		return nil, err
 	}
 	now := time.Now()
-	if opts.OrderBy == JobsByNextExecution && len(s.policies.entry(s, collection, now).cals) > 0 {
-		return s.listByShownNext(ctx, collection, opts, now)
+	if opts.OrderBy == JobsByNextExecution {
+		switch {
+		case !s.policies.running(s, collection, now):
+			// No job shows a next execution time (see withHealth):
+			// ties by name.
+			byName := *opts
+			byName.OrderBy = JobsByName
+			opts = &byName
+		case len(s.policies.entry(s, collection, now).cals) > 0:
+			return s.listByShownNext(ctx, collection, opts, now)
+		}
 	}
 	if opts.Health == "" {
 		list, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, OrderBy: opts.OrderBy, Descending: opts.Descending, Skip: opts.Skip, Top: pageSize(opts.Top)})

@@ -113,3 +113,47 @@ func TestListJobsOrderByShownNext(t *testing.T) {
 		}
 	})
 }
+
+// TestListJobsOrderByNextInDisabledCollection: in a collection that is
+// not Enabled no job shows a next execution time, so by it ListJobs lists
+// in name order (ties by name), not in the order of the instants the
+// records planned.
+func TestListJobsOrderByNextInDisabledCollection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		e := newEnv(t, scheduler.Config{})
+		for i, n := range []string{"a", "b", "c"} {
+			e.put(n, jobJSON(e.t0.Add(time.Duration(3-i)*time.Hour), "")) // c runs first
+		}
+		if _, err := e.s.DisableCollection(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			name string
+			opts scheduler.ListJobsOptions
+			want []string
+		}{
+			{"next", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution}, []string{"a", "b", "c"}},
+			{"next, descending", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Descending: true}, []string{"c", "b", "a"}},
+			{"next, a page", scheduler.ListJobsOptions{OrderBy: scheduler.JobsByNextExecution, Skip: 1, Top: 1}, []string{"b"}},
+		} {
+			list, err := e.s.ListJobs(ctx, "c", &tt.opts)
+			if err != nil {
+				t.Fatalf("ListJobs(%s): %v", tt.name, err)
+			}
+			var names []string
+			for _, j := range list {
+				names = append(names, j.Name)
+				if j.Status.NextExecutionTime != nil {
+					t.Errorf("ListJobs(%s): %s shows nextExecutionTime %v in a Disabled collection", tt.name, j.Name, j.Status.NextExecutionTime)
+				}
+			}
+			if diff := cmp.Diff(tt.want, names); diff != "" {
+				t.Errorf("ListJobs(%s) (-want +got):\n%s", tt.name, diff)
+			}
+			if tt.opts.OrderBy != scheduler.JobsByNextExecution {
+				t.Errorf("ListJobs(%s) changed the caller's options: OrderBy %q", tt.name, tt.opts.OrderBy)
+			}
+		}
+	})
+}

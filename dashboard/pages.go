@@ -342,7 +342,7 @@ func (h *handler) collection(r *http.Request, v *viewer) (string, any, error) {
 		key = "name"
 	}
 	jobs, err := h.sortedJobs(ctx, jobsQuery{collection: name, state: state, key: key, desc: desc, skip: skip, top: top,
-		counts: n, coll: col.Definition.State()})
+		counts: n})
 	if err != nil {
 		return "", nil, err
 	}
@@ -405,10 +405,8 @@ type jobsQuery struct {
 	key        string             // the column sorted by (jobColumns)
 	desc       bool
 	skip, top  int
-	// counts are the collection's jobs by state (Scheduler.JobCounts);
-	// coll is the collection's state.
+	// counts are the collection's jobs by state (Scheduler.JobCounts).
 	counts map[scheduler.JobState]int
-	coll   scheduler.CollectionState
 }
 
 // jobOrders are the orders of the store's list by the columns of the
@@ -426,22 +424,19 @@ var jobOrders = map[string]scheduler.JobOrder{
 // By name, next run, last run or failures, the page is one ListJobs call
 // in that order (descending: the exact reverse, ties by name descending
 // too; jobs without a time last in ascending order), which the store
-// sorts (by name from its key, whatever the collection's size). A
-// collection that is not Enabled shows no next run, so its jobs sorted
-// by next run are in name order. By state, the page is a call for each
-// state it holds jobs of (counted by q.counts), ties by name.
+// sorts (by name from its key, whatever the collection's size). By
+// state, the page is a call for each state it holds jobs of (counted by
+// q.counts), ties by name.
 //
-// By next run in a collection with exclusion calendars, ListJobs orders
-// by the next runs the rows show, which the store's order need not be
-// (see scheduler.ListJobsOptions.OrderBy).
+// By next run, ListJobs orders by the next runs the rows show, which the
+// store's order need not be (see scheduler.ListJobsOptions.OrderBy): a
+// collection that is not Enabled shows none, so its jobs are in name
+// order; in one with exclusion calendars, ListJobs reads all its jobs.
 func (h *handler) sortedJobs(ctx context.Context, q jobsQuery) ([]*scheduler.JobRecord, error) {
 	list := func(opts scheduler.ListJobsOptions) ([]*scheduler.JobRecord, error) {
 		return h.s.ListJobs(ctx, q.collection, &opts)
 	}
 	if order, ok := jobOrders[q.key]; ok || q.state != "" {
-		if order == scheduler.JobsByNextExecution && q.coll != scheduler.CollectionEnabled {
-			order = scheduler.JobsByName
-		}
 		return list(scheduler.ListJobsOptions{State: q.state, OrderBy: order, Descending: q.desc && q.key != "state", Skip: q.skip, Top: q.top})
 	}
 	states := slices.Clone(jobStates)

@@ -186,7 +186,9 @@
 // By nextExecutionTime in a collection with exclusion calendars, the
 // order is that of the nextExecutionTime the list shows, where a job's
 // calendar places its next run now (scheduler.ListJobsOptions.OrderBy):
-// each page then reads all the collection's jobs.
+// each page then reads all the collection's jobs. A collection that is
+// not Enabled shows no nextExecutionTime: by it, its jobs are in name
+// order.
 // Another member, several members or another direction are refused: 400
 // at $orderby naming it. A job's history is newest first and takes no
 // $orderby (400).
