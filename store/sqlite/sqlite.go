@@ -304,8 +304,7 @@ func (s *Store) connect(ctx context.Context) error {
 			return err
 		}
 	}
-	var mode string
-	if err := c.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+	if err := s.setWAL(ctx, c); err != nil {
 		c.Close()
 		return err
 	}
@@ -321,6 +320,34 @@ func (s *Store) connect(ctx context.Context) error {
 	s.w = c
 	clear(s.stmts)
 	return nil
+}
+
+// setWAL puts the database of c in WAL mode, waiting up to
+// Options.BusyTimeout while another connection holds a lock that the
+// switch needs. The switch of a file in rollback mode (a new file) reads
+// its header, then takes the write lock to change it; SQLite does not call
+// its busy handler for that upgrade of a read lock, so that two processes
+// that open a new file at once would see SQLITE_BUSY at once. Once another
+// connection made the switch, the file is in WAL mode and the pragma
+// needs no write lock.
+func (s *Store) setWAL(ctx context.Context, c *sql.Conn) error {
+	deadline := time.Now().Add(s.opts.BusyTimeout)
+	pause := time.Millisecond
+	for {
+		var mode string
+		err := c.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if !busy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
 }
 
 // migrate creates or upgrades the schema in one transaction.
