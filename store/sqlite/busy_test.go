@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,63 @@ func TestPutFailsPastBusyTimeoutWhileOtherSpills(t *testing.T) {
 	}
 	if ended || err == nil || !strings.Contains(err.Error(), "locked") {
 		t.Errorf("PutJob while another process holds one transaction that spills into the WAL = %v (returned after that transaction's end: %v), want database is locked before its end", err, ended)
+	}
+}
+
+// TestPutsWaitForRefusedWriters: puts do not fail while another Store of
+// this process on the file takes the write lock without pause for writes
+// it refuses (deletes of jobs that do not exist), which roll back and so
+// change nothing in the file: each of its transactions is short, and the
+// puts wait for their turn, as behind writes that commit.
+func TestPutsWaitForRefusedWriters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "jobclock.db")
+	const timeout = 20 * time.Millisecond
+	s := busyStore(t, path, timeout)
+	stop := make(chan struct{})
+	var refusing sync.WaitGroup
+	for range 3 {
+		other, err := sqlite.Open(ctx, path, &sqlite.Options{BusyTimeout: time.Minute, Synchronous: "NORMAL"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		for range 16 {
+			refusing.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err := other.DeleteJob(ctx, "c", "missing", ""); !errors.Is(err, scheduler.ErrNotFound) {
+						t.Errorf("another Store's DeleteJob(missing) = %v, want ErrNotFound", err)
+						return
+					}
+				}
+			})
+		}
+	}
+	// The other Stores take the lock for many busy timeouts; the puts and
+	// deletes, one after another, wait.
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			name := fmt.Sprintf("j%d", i)
+			for k := 0; k < 25 && errs[i] == nil; k++ {
+				if errs[i] = s.PutJob(ctx, busyJob(name)); errs[i] == nil {
+					errs[i] = s.DeleteJob(ctx, "c", name, "")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	refusing.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("PutJob or DeleteJob(j%d) while other Stores took the lock without pause for refused writes = %v, want nil", i, err)
+		}
 	}
 }

@@ -183,8 +183,9 @@ type Store struct {
 	first      chan *writeReq // the engine's writes, which go first
 	quit       chan struct{}
 	writerDone chan struct{}
-	w          *sql.Conn // the write connection; the writer's
-	shmPath    string    // the file of the database's wal-index; see begin
+	w          *sql.Conn      // the write connection; the writer's
+	shmPath    string         // the file of the database's wal-index; see begin
+	turns      *atomic.Uint64 // the write transactions begun on it in this process; see begin
 	stmts      map[string]*sql.Stmt
 	reads      sync.Map // statement -> *sql.Stmt on db; see readConn
 	host       hostTx   // the last host's transaction InTx was given, while it lives
@@ -316,6 +317,8 @@ func (s *Store) connect(ctx context.Context) error {
 	}
 	if file != "" {
 		s.shmPath = file + "-shm"
+		t, _ := writeTurns.LoadOrStore(s.shmPath, new(atomic.Uint64))
+		s.turns = t.(*atomic.Uint64)
 	}
 	s.w = c
 	clear(s.stmts)
@@ -715,31 +718,45 @@ func (s *Store) runGroup(batch []*writeReq) {
 	answer()
 }
 
+// writeTurns holds, by the path of a database's wal-index, an
+// *atomic.Uint64 that counts the write transactions the Stores of this
+// process began on that database; see begin.
+var writeTurns sync.Map
+
 // begin begins the write transaction of a group, waiting for SQLite's
 // write lock while another connection holds it. SQLite's busy handler
 // looks for the lock now and then, up to Options.BusyTimeout; connections
-// that write without pause take the lock again as soon as they committed,
-// so that the handler may find it taken each time although each
-// transaction holds it briefly (other processes on the file, or other
-// Stores in this one). So begin tries again as long as another connection
-// committed while it waited, which changes the header of the file's
+// that write without pause take the lock again as soon as they ended
+// their transaction, so that the handler may find it taken each time
+// although each transaction holds it briefly (other processes on the
+// file, or other Stores in this one). So begin tries again as long as
+// another transaction than the one it found took the lock while it
+// waited: one that committed, which changes the header of the file's
 // wal-index (a transaction that writes its pages to the write-ahead log
-// before it commits does not): a group fails for the lock only when no other connection committed for
-// BusyTimeout, which is one transaction held that long, or when the
-// contexts of all its writes ended meanwhile. Each write whose context
-// ended is answered as soon as begin finds it (answerEnded); when none is
-// left, begin returns nil without a transaction. (PRAGMA data_version does
-// not tell: a wait that failed leaves it as it was although others
+// before it commits does not), or one that another Store of this process
+// began (writeTurns), which tells of transactions that roll back too, as
+// the writes a Store refuses do (a create over a full quota, a delete of
+// what does not exist): they leave the file as it was. A group fails for
+// the lock only when it saw neither for BusyTimeout, which is one
+// transaction held that long (or another process's transactions that all
+// rolled back, which the file does not show), or when the contexts of
+// all its writes ended meanwhile. Each write whose context ended is
+// answered as soon as begin finds it (answerEnded); when none is left,
+// begin returns nil without a transaction. (PRAGMA data_version does not
+// tell: a wait that failed leaves it as it was although others
 // committed.)
 func (s *Store) begin(ctx context.Context, batch []*writeReq, errs []error) error {
-	seen := s.walState()
+	seen := s.lockProgress()
 	for {
 		_, err := s.w.ExecContext(ctx, "BEGIN IMMEDIATE")
+		if err == nil && s.turns != nil {
+			s.turns.Add(1)
+		}
 		if !busy(err) {
 			return err
 		}
-		now := s.walState()
-		if now == (walState{}) || now == seen {
+		now := s.lockProgress()
+		if now.wal == (walState{}) || now == seen {
 			return err
 		}
 		seen = now
@@ -747,6 +764,23 @@ func (s *Store) begin(ctx context.Context, batch []*writeReq, errs []error) erro
 			return nil
 		}
 	}
+}
+
+// lockProgress is what begin looks at to tell whether other transactions
+// took the write lock while it waited.
+type lockProgress struct {
+	wal   walState // the wal-index header, which a commit changes
+	turns uint64   // the write transactions begun by this process's Stores
+}
+
+// lockProgress returns the write connection's lockProgress; its wal is
+// zero when it cannot tell.
+func (s *Store) lockProgress() lockProgress {
+	p := lockProgress{wal: s.walState()}
+	if s.turns != nil {
+		p.turns = s.turns.Load()
+	}
+	return p
 }
 
 // walState is the header of a database's wal-index (the first 48 bytes
