@@ -402,15 +402,18 @@ func (s *Scheduler) ListCalendars(ctx context.Context, collection string) ([]*Ca
 // DeleteCalendarOptions are the options of [Scheduler.DeleteCalendar].
 type DeleteCalendarOptions struct {
 	// IfMatch, when not empty, makes the deletion fail with
-	// ErrPreconditionFailed unless the calendar has this ETag ("*":
-	// exists at all); the calendar is deleted only with the ETag checked,
-	// as a replacement while it is being deleted fails the deletion.
+	// ErrPreconditionFailed, deleting nothing, unless the calendar exists
+	// with this ETag ("*": exists at all): a calendar or collection that
+	// does not exist fails it, as for DeleteJobOptions.IfMatch. The
+	// calendar is deleted only with the ETag checked, as a replacement
+	// while it is being deleted fails the deletion.
 	IfMatch string
 }
 
 // DeleteCalendar deletes the calendar, or fails with an error matching
 // ErrNotFound when it (or its collection) does not exist, with
-// ErrPreconditionFailed when opts.IfMatch is not met, and with a
+// ErrPreconditionFailed when opts.IfMatch is not met (also when it or its
+// collection does not exist), and with a
 // [*CalendarInUseError] (matching ErrCalendarInUse) naming the jobs that
 // name it while there are any (jobs in a final state do not count).
 //
@@ -434,7 +437,10 @@ func (s *Scheduler) DeleteCalendar(ctx context.Context, collection, name string,
 	if opts == nil {
 		opts = &DeleteCalendarOptions{}
 	}
-	err := s.deleteCalendar(ctx, collection, name, opts.IfMatch)
+	// deleteCalendar checks opts.IfMatch in its write of the collection;
+	// deleteIfMatch makes a calendar or collection that does not exist
+	// fail the condition, as for jobs and collections.
+	err := deleteIfMatch(opts.IfMatch, func(string) error { return s.deleteCalendar(ctx, collection, name, opts.IfMatch) })
 	if err != nil {
 		return fmt.Errorf("delete calendar %q of collection %q: %w", name, collection, err)
 	}

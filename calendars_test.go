@@ -127,6 +127,43 @@ func TestCalendarLifecycle(t *testing.T) {
 	}
 }
 
+// TestDeleteCalendarIfMatchMissing: a deletion with IfMatch of a calendar,
+// or in a collection, that does not exist fails the condition
+// (ErrPreconditionFailed, REST 412), as a deletion of a job or collection
+// does; without IfMatch it is ErrNotFound.
+func TestDeleteCalendarIfMatchMissing(t *testing.T) {
+	ctx := context.Background()
+	s := sqliteScheduler(t)
+	if _, err := s.PutCollection(ctx, "c", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	put, err := s.PutCalendar(ctx, "c", "holidays", holidays(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteCalendar(ctx, "c", "holidays", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, collection, ifMatch string
+	}{
+		{"deleted calendar, its last ETag", "c", put.ETag},
+		{"deleted calendar, *", "c", "*"},
+		{"missing collection, an ETag", "nope", put.ETag},
+		{"missing collection, *", "nope", "*"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := s.DeleteCalendar(ctx, tt.collection, "holidays", &scheduler.DeleteCalendarOptions{IfMatch: tt.ifMatch})
+			if !errors.Is(err, scheduler.ErrPreconditionFailed) || errors.Is(err, scheduler.ErrNotFound) {
+				t.Errorf("DeleteCalendar(%q, IfMatch %q) = %v, want ErrPreconditionFailed", tt.collection, tt.ifMatch, err)
+			}
+			if err := s.DeleteCalendar(ctx, tt.collection, "holidays", nil); !errors.Is(err, scheduler.ErrNotFound) {
+				t.Errorf("DeleteCalendar(%q) without IfMatch = %v, want ErrNotFound", tt.collection, err)
+			}
+		})
+	}
+}
+
 func TestPutCalendarInvalid(t *testing.T) {
 	ctx := context.Background()
 	s, err := scheduler.New(memory.New(), nil)

@@ -110,7 +110,8 @@
 // its ETag was read is never deleted in its place; otherwise, and when
 // there is none, the delete fails with ErrPreconditionFailed (REST: 412)
 // and deletes nothing. [DeleteCalendarOptions.IfMatch] is checked in the
-// write of the collection that removes the calendar.
+// write of the collection that removes the calendar; a calendar or
+// collection that does not exist fails it the same way.
 //
 // Object keys are matched without regard to case, as the original service
 // did ("Occurrence" and "occurrence" are the same key; so are "startTime"

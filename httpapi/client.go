@@ -395,7 +395,8 @@ func (c *Client) ListCalendars(ctx context.Context, ref CollectionRef) ([]Calend
 
 // DeleteCalendar deletes the collection's exclusion calendar name; the API
 // refuses it (409) while jobs use it. opts may be nil; with IfMatch it
-// deletes only the calendar with that ETag.
+// deletes only the calendar with that ETag, and answers 412 for one that
+// does not exist.
 func (c *Client) DeleteCalendar(ctx context.Context, ref CollectionRef, name string, opts *WriteOptions) error {
 	_, err := c.do(ctx, http.MethodDelete, ref.calendarPath(name), nil, nil, opts, nil)
 	return err

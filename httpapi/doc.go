@@ -205,7 +205,8 @@
 // GET, PUT and PATCH of jobs and collections return an ETag header (a
 // quoted entity tag). A PUT or PATCH with an If-Match header succeeds only
 // when the tag is current ("*": when the resource exists); otherwise 412
-// PreconditionFailed. So does a DELETE of a calendar. A DELETE of a job
+// PreconditionFailed. So does a DELETE of a calendar, also when the
+// calendar or its collection does not exist. A DELETE of a job
 // or job collection with If-Match deletes it only while it holds that tag
 // ("*": while it exists), checked in the store write that deletes it,
 // without a read before: a write of another client since the tag was

@@ -57,7 +57,8 @@ func TestPutJobIfNoneMatch(t *testing.T) {
 }
 
 // TestDeleteCalendarIfMatch: a DELETE of a calendar with a stale If-Match
-// answers 412 and leaves the calendar; with its ETag it deletes it.
+// answers 412 and leaves the calendar; with its ETag it deletes it; with
+// any If-Match, a calendar or collection that does not exist answers 412.
 func TestDeleteCalendarIfMatch(t *testing.T) {
 	s, _ := newSeeingScheduler(t, memory.New(), nil)
 	h := httpapi.New(s, nil)
@@ -81,6 +82,20 @@ func TestDeleteCalendarIfMatch(t *testing.T) {
 	}
 	if rec := serveWith(h, "GET", path, "", nil); rec.Code != http.StatusNotFound {
 		t.Errorf("GET after the DELETE = %d %s, want 404", rec.Code, rec.Body)
+	}
+	// A calendar, or a collection, that does not exist fails If-Match, as
+	// for jobs and collections; without If-Match it is not found.
+	missing := rg1 + "/nope/calendars/holidays" + v
+	for _, p := range []string{path, missing} {
+		for _, m := range []string{etag, "*"} {
+			rec := serveWith(h, "DELETE", p, "", map[string]string{"If-Match": m})
+			if rec.Code != http.StatusPreconditionFailed || !strings.Contains(rec.Body.String(), "requires the calendar 'holidays' to exist") {
+				t.Errorf("DELETE %s of a missing calendar with If-Match: %s = %d %s, want 412 saying it does not exist", p, m, rec.Code, rec.Body)
+			}
+		}
+		if rec := serveWith(h, "DELETE", p, "", nil); rec.Code != http.StatusNotFound {
+			t.Errorf("DELETE %s of a missing calendar without If-Match = %d %s, want 404", p, rec.Code, rec.Body)
+		}
 	}
 }
 
