@@ -279,8 +279,9 @@ func TestActions(t *testing.T) {
 	if _, err := e.s.GetJob(ctx, "c", "j"); err != nil {
 		t.Fatalf("the job is gone without a confirmation: %v", err)
 	}
-	wantIn(t, "confirm page", e.get(jobPath("c", "j")+"/delete"), "Delete job j?", `name="confirm" value="yes"`)
-	p = e.post(jobPath("c", "j")+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}})
+	cp := e.get(jobPath("c", "j") + "/delete")
+	wantIn(t, "confirm page", cp, "Delete job j?", `name="confirm" value="yes"`)
+	p = e.post(jobPath("c", "j")+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}, "etag": {formETag(t, cp)}})
 	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/ui"+collPath("c")) {
 		t.Errorf("delete = %d to %q, want the collection", p.status, loc)
 	}

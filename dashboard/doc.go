@@ -67,7 +67,10 @@
 // resume, backfill a range (its occurrences listed first, run after a
 // second click), retry a faulted occurrence from its history row (a
 // backfill of its expected time with Only All, or, for a run now's,
-// another run now), edit and delete (after a confirmation page). "Try a
+// another run now), edit and delete (after a confirmation page; the
+// deletion is DeleteJob with IfMatch the ETag of the job as its page
+// showed it, so that a job written since is not deleted: its page shows
+// it as it is then, saying so). "Try a
 // definition" checks a pasted job definition as jobclock validate and
 // jobclock next do: every problem at its JSON path, or the schedule in
 // words and the next occurrences (for a window or H in a cron spec, as for
@@ -118,7 +121,11 @@
 // DeleteCollection takes no condition on the collection's jobs (the
 // collection's ETag does not change when a job is put in it), so this is
 // a check made just before the deletion: a job put in that instant is
-// deleted with the collection.
+// deleted with the collection. The deletion takes the collection's ETag
+// as the confirmation read it (DeleteCollectionOptions.IfMatch): a
+// collection written since (replaced, its state changed, or deleted and
+// created again) is not deleted, and the confirmation shows it again,
+// saying so.
 //
 // Every change goes through the Scheduler methods the REST API calls, with
 // the JSON it takes, so that it is checked and stored the same and a

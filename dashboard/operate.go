@@ -238,12 +238,14 @@ func (h *handler) retry(r *http.Request, v *viewer, c, name string) (string, err
 // deleteCollectionPage asks to confirm the deletion of a collection,
 // naming the jobs it removes: the first maxNamedJobs of them, in name
 // order, and how many more. Seen identifies every job it counts (see
-// jobSet), so that the deletion deletes only what the page showed.
+// jobSet), so that the deletion deletes only what the page showed; ETag
+// is the collection's, which the deletion must find too.
 type deleteCollectionPage struct {
 	Name, URL, ActionURL string
 	Jobs                 []string
 	Total, More          int
 	Seen                 string
+	ETag                 string
 }
 
 // maxNamedJobs is how many jobs the confirmation of a collection's
@@ -256,10 +258,11 @@ func (h *handler) confirmDeleteCollection(r *http.Request, v *viewer) (string, a
 	if !v.sees(c) {
 		return "", nil, notFound("The collection")
 	}
-	if _, err := h.s.GetCollection(ctx, c); err != nil {
+	col, err := h.s.GetCollection(ctx, c)
+	if err != nil {
 		return "", nil, notFoundAs(err, "The collection")
 	}
-	p := &deleteCollectionPage{Name: c, URL: h.collectionURL(c, nil), ActionURL: h.url(nil, "collections", c, "delete")}
+	p := &deleteCollectionPage{Name: c, URL: h.collectionURL(c, nil), ActionURL: h.url(nil, "collections", c, "delete"), ETag: col.ETag}
 	set, err := h.jobSet(ctx, c, func(name string) {
 		if len(p.Jobs) < maxNamedJobs {
 			p.Jobs = append(p.Jobs, name)
@@ -330,14 +333,19 @@ func (h *handler) collectionAction(w http.ResponseWriter, r *http.Request, v *vi
 	case "suspend":
 		_, err = h.s.PatchCollection(ctx, c, patchJSON(map[string]any{"state": "Suspended"}), nil)
 	case "delete":
-		if r.PostForm.Get("confirm") != "yes" {
+		etag := r.PostForm.Get("etag")
+		if r.PostForm.Get("confirm") != "yes" || etag == "" {
 			return h.url(nil, "collections", c, "delete"), nil
 		}
 		// Delete only the jobs the confirmation showed: when they
 		// changed since, nothing is deleted and the confirmation shows
 		// them as they are now. The Scheduler's delete takes no
-		// condition on the collection's jobs, so this is a check right
-		// before the delete: a job put in between is deleted with it.
+		// condition on the collection's jobs (a job's write leaves the
+		// collection's ETag as it is), so this is a check right before
+		// the delete: a job put in between is deleted with it. The
+		// collection's ETag, checked in the delete, keeps a collection
+		// written again since (replaced, its state changed, deleted and
+		// created again with the same jobs, none) from being deleted.
 		var set jobSet
 		if set, err = h.jobSet(ctx, c, nil); err != nil {
 			break
@@ -346,9 +354,16 @@ func (h *handler) collectionAction(w http.ResponseWriter, r *http.Request, v *vi
 			h.log.Info("dashboard: collection not deleted: its jobs changed since the confirmation", "collection", c, "jobs", set.n, "user", v.name())
 			return h.url(url.Values{"flash": {"collection-changed"}}, "collections", c, "delete"), nil
 		}
-		if err = h.s.DeleteCollection(ctx, c, nil); err == nil {
+		if err = h.s.DeleteCollection(ctx, c, &scheduler.DeleteCollectionOptions{IfMatch: etag}); err == nil {
 			h.log.Info("dashboard: collection deleted", "collection", c, "user", v.name())
 			return h.url(url.Values{"flash": {"collection-deleted"}}), nil
+		}
+		if errors.Is(err, scheduler.ErrPreconditionFailed) {
+			// Written since, or gone: one that is gone is not found.
+			if _, err = h.s.GetCollection(ctx, c); err == nil {
+				h.log.Info("dashboard: collection not deleted: it was written since the confirmation", "collection", c, "user", v.name())
+				return h.url(url.Values{"flash": {"collection-replaced"}}, "collections", c, "delete"), nil
+			}
 		}
 	default:
 		return "", &statusError{http.StatusNotFound, "There is no such action."}

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"errors"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -185,7 +186,7 @@ func TestDeleteCollection(t *testing.T) {
 	if _, err := e.s.GetCollection(ctx, "sub/rg/c"); err != nil {
 		t.Fatalf("a delete without confirm deleted the collection: %v", err)
 	}
-	res = e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}, "jobs": {seenJobs(t, p)}})
+	res = e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}, "jobs": {seenJobs(t, p)}, "etag": {formETag(t, p)}})
 	wantStatus(t, "delete", res, http.StatusSeeOther)
 	if loc := res.header.Get("Location"); loc != "/?flash=collection-deleted" {
 		t.Errorf("delete leads to %q, want the overview", loc)
@@ -206,6 +207,19 @@ func TestDeleteCollection(t *testing.T) {
 // seenPattern finds what a collection's deletion confirmation says of the
 // jobs it showed.
 var seenPattern = regexp.MustCompile(`<input type="hidden" name="jobs" value="([0-9a-f]+)">`)
+
+// etagPattern finds the ETag a deletion's confirmation deletes.
+var etagPattern = regexp.MustCompile(`<input type="hidden" name="etag" value="([^"]+)">`)
+
+// formETag returns the ETag the confirmation p deletes.
+func formETag(t *testing.T, p page) string {
+	t.Helper()
+	m := etagPattern.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("the confirmation has no field for the ETag it deletes:\n%s", p.body)
+	}
+	return m[1]
+}
 
 // seenJobs returns what the confirmation p says of the jobs it showed.
 func seenJobs(t *testing.T, p page) string {
@@ -244,7 +258,7 @@ func TestDeleteCollectionChanged(t *testing.T) {
 		seen := seenJobs(t, p)
 		tok := e.token(cp + "/delete")
 		change.do()
-		res := e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}, "jobs": {seen}})
+		res := e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}, "jobs": {seen}, "etag": {formETag(t, p)}})
 		wantStatus(t, change.name, res, http.StatusSeeOther)
 		if loc, want := res.header.Get("Location"), cp+"/delete?flash=collection-changed"; loc != want {
 			t.Errorf("%s: the delete leads to %q, want %q", change.name, loc, want)
@@ -260,7 +274,7 @@ func TestDeleteCollectionChanged(t *testing.T) {
 	}
 	p := e.get(cp + "/delete")
 	wantIn(t, "confirmation", p, `<ul class="delete-jobs" id="delete-jobs"><li>a-job</li><li>b-job</li></ul>`)
-	res := e.post(cp+"/delete", url.Values{"csrf": {e.token(cp + "/delete")}, "confirm": {"yes"}, "jobs": {seenJobs(t, p)}})
+	res := e.post(cp+"/delete", url.Values{"csrf": {e.token(cp + "/delete")}, "confirm": {"yes"}, "jobs": {seenJobs(t, p)}, "etag": {formETag(t, p)}})
 	if loc := res.header.Get("Location"); loc != "/?flash=collection-deleted" {
 		t.Errorf("the delete confirmed again leads to %q, want the overview", loc)
 	}
@@ -495,5 +509,125 @@ func TestSortByShownNextWithCalendar(t *testing.T) {
 		if diff := cmp.Diff(c.want, order(e.get(cp+c.query))); diff != "" {
 			t.Errorf("GET %s (-want +got):\n%s", c.query, diff)
 		}
+	}
+}
+
+// deleteLinkPattern finds the Delete link of a job page.
+var deleteLinkPattern = regexp.MustCompile(`<a href="([^"]+)" class="button danger" id="delete">`)
+
+// TestDeleteJobChanged: a job's deletion deletes the job only as its page
+// showed it. When the job was written since (before the confirmation page
+// or after it), nothing is deleted and the job's page shows the job as it
+// is now, saying why; deleting from that page deletes it. A job deleted
+// meanwhile is not found.
+func TestDeleteJobChanged(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("c", nil)
+	hourly := func(path string) {
+		e.job("c", "j", path, `"recurrence": {"frequency": "Hour"}, "startTime": "`+later(time.Hour)+`"`)
+	}
+	hourly("/one")
+	jp := jobPath("c", "j")
+	// confirmation follows the job page's Delete link and returns the
+	// confirmation.
+	confirmation := func() page {
+		m := deleteLinkPattern.FindStringSubmatch(e.get(jp).body)
+		if m == nil {
+			t.Fatalf("the job page has no Delete link")
+		}
+		link, err := url.Parse(html.UnescapeString(m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.get(strings.TrimPrefix(link.RequestURI(), e.prefix))
+	}
+	for _, tt := range []struct {
+		name   string
+		before bool   // written before the confirmation page, after the job page
+		path   string // of the job as written since
+	}{
+		{"written after the confirmation", false, "/two"},
+		{"written after the job page", true, "/three"},
+	} {
+		var p page
+		if tt.before {
+			m := deleteLinkPattern.FindStringSubmatch(e.get(jp).body)
+			if m == nil {
+				t.Fatalf("the job page has no Delete link")
+			}
+			hourly(tt.path)
+			link, err := url.Parse(html.UnescapeString(m[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = e.get(strings.TrimPrefix(link.RequestURI(), e.prefix))
+		} else {
+			p = confirmation()
+			hourly(tt.path)
+		}
+		wantStatus(t, tt.name, p, http.StatusOK)
+		res := e.post(jp+"/delete", url.Values{"csrf": {e.token(jp)}, "confirm": {"yes"}, "etag": {formETag(t, p)}})
+		wantStatus(t, tt.name, res, http.StatusSeeOther)
+		if loc, want := res.header.Get("Location"), jp+"?flash=delete-changed"; loc != want {
+			t.Errorf("%s: the delete leads to %q, want %q", tt.name, loc, want)
+		}
+		if _, err := e.s.GetJob(ctx, "c", "j"); err != nil {
+			t.Fatalf("%s: the delete deleted the job: %v", tt.name, err)
+		}
+		wantIn(t, tt.name, e.get(jp+"?flash=delete-changed"), "Nothing was deleted: the job changed since its page was shown", tt.path+"</span>")
+	}
+	p := confirmation()
+	res := e.post(jp+"/delete", url.Values{"csrf": {e.token(jp)}, "confirm": {"yes"}, "etag": {formETag(t, p)}})
+	if loc, want := res.header.Get("Location"), collPath("c")+"?flash=deleted&job=j"; loc != want {
+		t.Errorf("the delete from the job as it is leads to %q, want %q", loc, want)
+	}
+	if _, err := e.s.GetJob(ctx, "c", "j"); err == nil {
+		t.Error("the job is still there after its delete from the job as it is")
+	}
+	// Deleted meanwhile: not found.
+	hourly("/again")
+	p = confirmation()
+	if err := e.s.DeleteJob(ctx, "c", "j", nil); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, "a job deleted meanwhile", e.post(jp+"/delete", url.Values{"csrf": {e.token(collPath("c"))}, "confirm": {"yes"}, "etag": {formETag(t, p)}}), http.StatusNotFound)
+	// Without the ETag, the post leads to the confirmation.
+	hourly("/more")
+	res = e.post(jp+"/delete", url.Values{"csrf": {e.token(jp)}, "confirm": {"yes"}})
+	if loc := res.header.Get("Location"); res.status != http.StatusSeeOther || loc != jp+"/delete" {
+		t.Errorf("delete without the ETag = %d to %q, want the confirmation", res.status, loc)
+	}
+	if _, err := e.s.GetJob(ctx, "c", "j"); err != nil {
+		t.Errorf("a delete without the ETag deleted the job: %v", err)
+	}
+}
+
+// TestDeleteCollectionReplaced: a collection written again since its
+// deletion's confirmation (here: its quota changed; its jobs, none, are
+// the same) is not deleted, and the confirmation shows it again saying
+// why; confirming that one deletes it.
+func TestDeleteCollectionReplaced(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.collection("sub/rg/c", nil)
+	cp := collPath("sub/rg/c")
+	p := e.get(cp + "/delete")
+	tok := e.token(cp + "/delete")
+	e.collection("sub/rg/c", &scheduler.JobCollection{Properties: scheduler.CollectionProperties{Quota: &scheduler.Quota{MaxJobCount: 7}}})
+	res := e.post(cp+"/delete", url.Values{"csrf": {tok}, "confirm": {"yes"}, "jobs": {seenJobs(t, p)}, "etag": {formETag(t, p)}})
+	wantStatus(t, "delete of a collection written since", res, http.StatusSeeOther)
+	if loc, want := res.header.Get("Location"), cp+"/delete?flash=collection-replaced"; loc != want {
+		t.Errorf("the delete of a collection written since leads to %q, want %q", loc, want)
+	}
+	if _, err := e.s.GetCollection(ctx, "sub/rg/c"); err != nil {
+		t.Fatalf("the delete deleted the collection written since: %v", err)
+	}
+	p = e.get(cp + "/delete?flash=collection-replaced")
+	wantIn(t, "confirmation again", p, "Nothing was deleted: the collection was written again since the confirmation.")
+	res = e.post(cp+"/delete", url.Values{"csrf": {e.token(cp + "/delete")}, "confirm": {"yes"}, "jobs": {seenJobs(t, p)}, "etag": {formETag(t, p)}})
+	if loc := res.header.Get("Location"); loc != "/?flash=collection-deleted" {
+		t.Errorf("the delete confirmed again leads to %q, want the overview", loc)
+	}
+	if _, err := e.s.GetCollection(ctx, "sub/rg/c"); err == nil {
+		t.Error("the collection confirmed again is still there")
 	}
 }

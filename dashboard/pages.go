@@ -830,7 +830,7 @@ func (h *handler) job(r *http.Request, v *viewer) (string, any, error) {
 		StartTime: atPtr(job.StartTime, loc), Created: at(rec.Created, loc), Updated: at(rec.Updated, loc),
 		Occurrences: rec.Schedule.Occurrences,
 		Definition:  maskedJSON(rec.Definition()),
-		DeleteURL:   h.url(nil, "collections", c, "jobs", name, "delete"),
+		DeleteURL:   h.url(url.Values{"etag": {rec.ETag}}, "collections", c, "jobs", name, "delete"),
 		EditURL:     h.url(url.Values{"collection": {c}, "job": {name}}, "edit", "job"),
 		MaxBackfill: scheduler.MaxBackfill,
 		ActionURL:   h.jobURL(c, name, nil),
@@ -1135,10 +1135,14 @@ func (h *handler) historyRow(e scheduler.HistoryEntry, loc *time.Location, withJ
 
 // --- Actions ---
 
+// confirmPage asks to confirm a job's deletion. ETag is the job's as the
+// job page showed it (its etag parameter), else as this page read it:
+// the deletion deletes the job only while it holds it.
 type confirmPage struct {
 	Collection, Name string
 	JobURL           string
 	ActionURL        string
+	ETag             string
 }
 
 func (h *handler) confirmDelete(r *http.Request, v *viewer) (string, any, error) {
@@ -1146,10 +1150,15 @@ func (h *handler) confirmDelete(r *http.Request, v *viewer) (string, any, error)
 	if !v.sees(c) {
 		return "", nil, notFound("The job")
 	}
-	if _, err := h.s.GetJob(r.Context(), c, name); err != nil {
+	rec, err := h.s.GetJob(r.Context(), c, name)
+	if err != nil {
 		return "", nil, notFoundAs(err, "The job")
 	}
-	return "confirm", &confirmPage{Collection: c, Name: name, JobURL: h.jobURL(c, name, nil), ActionURL: h.url(nil, "collections", c, "jobs", name, "delete")}, nil
+	etag := r.URL.Query().Get("etag")
+	if etag == "" {
+		etag = rec.ETag
+	}
+	return "confirm", &confirmPage{Collection: c, Name: name, JobURL: h.jobURL(c, name, nil), ActionURL: h.url(nil, "collections", c, "jobs", name, "delete"), ETag: etag}, nil
 }
 
 // jobAction runs, enables, disables or deletes a job.
@@ -1174,12 +1183,22 @@ func (h *handler) jobAction(w http.ResponseWriter, r *http.Request, v *viewer) (
 	case "retry":
 		return h.retry(r, v, c, name)
 	case "delete":
-		if r.PostForm.Get("confirm") != "yes" {
+		// Delete the job only as the confirmation showed it: one written
+		// since is not deleted, and its page shows it as it is now.
+		etag := r.PostForm.Get("etag")
+		if r.PostForm.Get("confirm") != "yes" || etag == "" {
 			return h.url(nil, "collections", c, "jobs", name, "delete"), nil
 		}
-		if err = h.s.DeleteJob(ctx, c, name, nil); err == nil {
+		if err = h.s.DeleteJob(ctx, c, name, &scheduler.DeleteJobOptions{IfMatch: etag}); err == nil {
 			h.log.Info("dashboard: job deleted", "collection", c, "job", name, "user", v.name())
 			return h.collectionURL(c, url.Values{"flash": {"deleted"}, "job": {name}}), nil
+		}
+		if errors.Is(err, scheduler.ErrPreconditionFailed) {
+			// Changed since, or gone: a job that is gone is not found.
+			if _, err = h.s.GetJob(ctx, c, name); err == nil {
+				h.log.Info("dashboard: job not deleted: it changed since the confirmation", "collection", c, "job", name, "user", v.name())
+				return h.jobURL(c, name, url.Values{"flash": {"delete-changed"}}), nil
+			}
 		}
 	default:
 		return "", &statusError{http.StatusNotFound, "There is no such action."}
@@ -1199,7 +1218,9 @@ var flashes = map[string]string{
 	"enable":  "The job is enabled: it runs from its next occurrence on.",
 	"disable": "The job is disabled: it runs no more occurrences until it is enabled again.",
 	"deleted": "The job was deleted with its history.",
-	"pause":   "The job is paused: it runs no more occurrences until it is resumed.",
+	"delete-changed": "Nothing was deleted: the job changed since its page was shown (it was written again). " +
+		"This is the job now; delete it again to delete it.",
+	"pause": "The job is paused: it runs no more occurrences until it is resumed.",
 	"backfill": "Backfill requested: the occurrences of the range run one at a time while the job is Enabled, " +
 		"after its scheduled ones; its history marks them as backfilled.",
 	"retry": "Retry requested: the occurrence runs again, once, with its retries and errorAction, while the job is Enabled " +
@@ -1211,9 +1232,10 @@ var flashes = map[string]string{
 		"run policy (missed) decides which of the occurrences it missed run (by default, once for all of them).",
 	"collection-suspend": "The collection is suspended: none of its jobs runs until it is enabled again; then each job's " +
 		"run policy (missed) decides which of the occurrences it missed run (by default, once for all of them).",
-	"collection-deleted": "The collection was deleted with its jobs and their history.",
-	"collection-changed": "Nothing was deleted: the collection's jobs changed since the confirmation. These are its jobs now; confirm again to delete them.",
-	"saved":              "Saved.",
+	"collection-deleted":  "The collection was deleted with its jobs and their history.",
+	"collection-changed":  "Nothing was deleted: the collection's jobs changed since the confirmation. These are its jobs now; confirm again to delete them.",
+	"collection-replaced": "Nothing was deleted: the collection was written again since the confirmation. This is it now; confirm again to delete it.",
+	"saved":               "Saved.",
 }
 
 // jobFlash is the message of the job page after the action op, said of
