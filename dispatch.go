@@ -11,8 +11,9 @@ type task struct {
 	r   *JobRecord
 	now time.Time
 	// held is the loop's takeover grace when the job was handed over
-	// (see cutOff.heldOff).
-	held heldOff
+	// (see cutOff.heldOff); nil outside a grace, which is almost always,
+	// so that a task stays small.
+	held *heldOff
 }
 
 // dispatch hands claimed jobs to the workers. The loop queues the jobs of
@@ -59,7 +60,7 @@ func (d *dispatch) waitTaken() bool {
 
 // push queues a task for each of claims, claimed at now, started under
 // the takeover grace held.
-func (d *dispatch) push(claims []*JobRecord, now time.Time, held heldOff) {
+func (d *dispatch) push(claims []*JobRecord, now time.Time, held *heldOff) {
 	d.mu.Lock()
 	if d.head > 0 { // move the waiting tasks to the front, keeping the array
 		n := copy(d.queue, d.queue[d.head:])

@@ -40,7 +40,7 @@ func TestDispatchEachTaskOnce(t *testing.T) {
 			claims[i] = new(JobRecord)
 		}
 		all = append(all, claims...)
-		d.push(claims, time.Now(), heldOff{})
+		d.push(claims, time.Now(), nil)
 	}
 	for {
 		mu.Lock()
@@ -88,7 +88,7 @@ func TestDispatchLastIdleFirst(t *testing.T) {
 		}
 		for range tasks {
 			synctest.Wait() // every worker waits in take
-			d.push([]*JobRecord{new(JobRecord)}, time.Now(), heldOff{})
+			d.push([]*JobRecord{new(JobRecord)}, time.Now(), nil)
 		}
 		synctest.Wait()
 		d.close()

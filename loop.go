@@ -295,15 +295,15 @@ type heldOff struct{ since, until time.Time }
 // of the loop, the claims that expired since it lost the store are held
 // off at least a grace from now (the grace begins when the loop finds the
 // store back); during a grace, those that expired since it lost the store
-// until the grace ends; otherwise none.
-func (c *cutOff) heldOff(now time.Time, grace time.Duration) heldOff {
+// until the grace ends; otherwise none (nil).
+func (c *cutOff) heldOff(now time.Time, grace time.Duration) *heldOff {
 	switch {
 	case c.lost:
-		return heldOff{c.answeredAt, now.Add(grace)}
+		return &heldOff{c.answeredAt, now.Add(grace)}
 	case now.Before(c.until):
-		return heldOff{c.since, c.until}
+		return &heldOff{c.since, c.until}
 	}
-	return heldOff{}
+	return nil
 }
 
 // holds reports whether h holds off, at now, the takeover of a claim that
@@ -431,7 +431,9 @@ func (s *Scheduler) process(execCtx context.Context, tk task, w *workerState) {
 		m := s.machine(r, now)
 		m.occ = occ
 		m.tookOver = reclaimed
-		m.held = tk.held
+		if tk.held != nil {
+			m.held = *tk.held
+		}
 		if m.policy.Overlap == OverlapAllowAll || r.Schedule.running() > 0 {
 			m.owner, m.hold = s.cfg.InstanceID, s.runHold(r.Job)
 			if r.Schedule.running() > 0 {

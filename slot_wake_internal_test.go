@@ -70,7 +70,7 @@ func TestNoClaimWhileClaimedJobsWait(t *testing.T) {
 	s.nextPrune = now.Add(time.Hour) // no retention pass
 	jobs := []*JobRecord{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 	s.inFlight.Add(int64(len(jobs))) // as startHeld hands them to the workers
-	s.work.push(jobs, now, heldOff{})
+	s.work.push(jobs, now, nil)
 	s.runDue(ctx, now)
 	if st.claims != 0 {
 		t.Errorf("with %d claimed jobs waiting for a worker and 7 slots free, the loop claimed %d times, want none", len(jobs), st.claims)
