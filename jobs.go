@@ -1637,26 +1637,18 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 	}
 	var out []*JobRecord
 	skip, top := opts.Skip, pageSize(opts.Top)
-	for from := 0; len(out) < top; from += MaxPageSize {
-		page, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, OrderBy: opts.OrderBy, Descending: opts.Descending, Skip: from, Top: MaxPageSize})
-		if err != nil {
-			return nil, err
+	err := s.scanJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, OrderBy: opts.OrderBy, Descending: opts.Descending}, now, func(r *JobRecord) bool {
+		switch {
+		case r.Status.Health != opts.Health:
+		case skip > 0:
+			skip--
+		default:
+			out = append(out, r)
 		}
-		for _, r := range page {
-			if s.withHealth(r, now).Status.Health != opts.Health {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
-			if len(out) < top {
-				out = append(out, r)
-			}
-		}
-		if len(page) < MaxPageSize {
-			break
-		}
+		return len(out) < top
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -1670,20 +1662,14 @@ func (s *Scheduler) ListJobs(ctx context.Context, collection string, opts *ListJ
 // the exact reverse.
 func (s *Scheduler) listByShownNext(ctx context.Context, collection string, opts *ListJobsOptions, now time.Time) ([]*JobRecord, error) {
 	var all []*JobRecord
-	for from := 0; ; from += MaxPageSize {
-		page, err := s.store.ListJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag, Skip: from, Top: MaxPageSize})
-		if err != nil {
-			return nil, err
+	err := s.scanJobs(ctx, collection, JobFilter{State: opts.State, Tag: opts.Tag}, now, func(r *JobRecord) bool {
+		if opts.Health == "" || r.Status.Health == opts.Health {
+			all = append(all, r)
 		}
-		for _, r := range page {
-			s.withHealth(r, now)
-			if opts.Health == "" || r.Status.Health == opts.Health {
-				all = append(all, r)
-			}
-		}
-		if len(page) < MaxPageSize {
-			break
-		}
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortFunc(all, func(a, b *JobRecord) int {
 		an, bn := a.Status.NextExecutionTime, b.Status.NextExecutionTime
@@ -1704,6 +1690,28 @@ func (s *Scheduler) listByShownNext(ctx context.Context, collection string, opts
 	}
 	from := min(opts.Skip, len(all))
 	return all[from:min(from+pageSize(opts.Top), len(all))], nil
+}
+
+// scanJobs reads the jobs of collection that f keeps (its Skip and Top
+// aside), a store page of MaxPageSize at a time, sets the health of each
+// at now (see withHealth) and hands it to more, until more returns false
+// or no job is left.
+func (s *Scheduler) scanJobs(ctx context.Context, collection string, f JobFilter, now time.Time, more func(*JobRecord) bool) error {
+	f.Top = MaxPageSize
+	for f.Skip = 0; ; f.Skip += MaxPageSize {
+		page, err := s.store.ListJobs(ctx, collection, f)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			if !more(s.withHealth(r, now)) {
+				return nil
+			}
+		}
+		if len(page) < MaxPageSize {
+			return nil
+		}
+	}
 }
 
 // ListHistory returns the job's history, newest first, one page at a
