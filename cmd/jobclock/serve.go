@@ -419,8 +419,8 @@ func serveCmd(args []string, stdout, stderr io.Writer) int {
 		case <-sctx.Done():
 		}
 	}()
-	if err := s.Stop(sctx); err != nil {
-		log.Error("scheduler stop", "err", err)
+	if err := s.Stop(sctx); err != nil && !(forced.Load() && errors.Is(err, context.Canceled)) {
+		log.Error("scheduler stop", "err", err) // a forced exit says so below
 		status = 1
 	}
 	if forced.Load() {
