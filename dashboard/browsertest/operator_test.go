@@ -101,6 +101,24 @@ func TestBrowserOperator(t *testing.T) {
 	}
 	b.screenshot("console-retry")
 
+	// Delete it, but the job is written after its page was shown: the
+	// confirmed deletion deletes nothing, and the job page says why.
+	b.clickAndLoad("delete the job", "#delete")
+	if _, err := s.DisableJob(ctx, "contoso/prod/ops", "export"); err != nil {
+		t.Fatal(err)
+	}
+	b.clickAndLoad("confirm, the job changed", "#confirm-delete")
+	if s := b.text("#flash"); !strings.Contains(s, "Nothing was deleted: the job changed since its page was shown") {
+		t.Errorf("flash after the refused job deletion = %q", s)
+	}
+	if _, err := s.GetJob(ctx, "contoso/prod/ops", "export"); err != nil {
+		t.Errorf("the refused deletion deleted the job: %v", err)
+	}
+	b.screenshot("console-delete-job-changed")
+	if _, err := s.EnableJob(ctx, "contoso/prod/ops", "export"); err != nil {
+		t.Fatal(err)
+	}
+
 	// Disable the collection: the job has no next run while it is.
 	b.do("open the collection", chromedp.Navigate(coll), chromedp.WaitVisible(chromedp.ID("collection-disable")))
 	b.clickAndLoad("disable the collection", "#collection-disable")
